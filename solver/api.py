@@ -415,7 +415,9 @@ def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> N
     count or the node size rule out SP degree `sp` (naming the degrees allowed)."""
     spread = whole_nodes_violation(gpus, node_gpus)
     if spread:
-        raise QueryError(f"--gpus {gpus} is not allowed: {spread}")
+        below = gpus // node_gpus * node_gpus
+        raise QueryError(f"--gpus {gpus} is not allowed: {spread} (the counts allowed: 1 to {node_gpus}, then whole "
+                         f"nodes: {below} and {below + node_gpus} are the nearest)")
     check_sp(model, sp, gpus, None, node_gpus)
 
 

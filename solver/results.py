@@ -163,8 +163,9 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
     (`Model.unchecked_layout`), in words; none otherwise."""
     if model.unchecked_layout is None:
         return ()
+    mlp = "a gated MLP" if model.moe is None else f"{model.moe.experts} routed experts of gated MLPs"
     words = (f"{model.name} is read from a config.json of a kind rft-solver has not checked "
-             f"({model.unchecked_layout}): it counts {model.parameters_b:.2f}B parameters, attention and a gated MLP "
+             f"({model.unchecked_layout}): it counts {model.parameters_b:.2f}B parameters, attention and {mlp} "
              "in every layer; compare that with the model card")
     return (words,)
 

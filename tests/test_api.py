@@ -244,9 +244,14 @@ def test_an_unknown_gpu_or_model_in_code_is_told_how_code_gives_its_own():
         (dict(gpus=8, max_model_len=1 << 30), "--len must be a whole number from 1 to 16777216, got 1073741824"),
         (dict(gpus=8, max_model_len=32768, margin=1.0), "--margin is a fraction from 0 to below 1, got 1.0"),
         ({"gpus": 12, "max_model_len": 32768},
-         "--gpus 12 is not allowed: 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes"),
+         ("--gpus 12 is not allowed: 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes (the counts "
+          "allowed: 1 to 8, then whole nodes: 8 and 16 are the nearest)")),
         ({"gpus": 6, "max_model_len": 32768, "node_gpus": 4},
-         "--gpus 6 is not allowed: 6 GPUs span nodes of 4 (--node-gpus) but are not whole nodes"),
+         ("--gpus 6 is not allowed: 6 GPUs span nodes of 4 (--node-gpus) but are not whole nodes (the counts "
+          "allowed: 1 to 4, then whole nodes: 4 and 8 are the nearest)")),
+        ({"gpus": 20, "max_model_len": 32768},
+         ("--gpus 20 is not allowed: 20 GPUs span nodes of 8 (--node-gpus) but are not whole nodes (the counts "
+          "allowed: 1 to 8, then whole nodes: 16 and 24 are the nearest)")),
     ],
 )
 def test_estimate_memory_checks_its_request_like_the_command(arguments: dict, message: str):

@@ -1636,7 +1636,7 @@ def test_a_model_path_of_a_local_checkpoint_is_read_as_its_config_json(cli, tmp_
 
 def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path):
     # A folder named after a catalogue model whose config.json is of its shape (its _name_or_path a
-    # snapshot hash), or cannot be read as a dense model (Qwen3-30B-A3B is a mixture of experts): the
+    # snapshot hash), or cannot be read (a mixture of experts' config.json that gives no sizes): the
     # name stands, as for a Hugging Face id, with the model's tables.
     config = tmp_path / "trinity.yaml"
     text = LOCAL_MODEL_CONFIG.replace("{length}", "8192")

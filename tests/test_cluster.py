@@ -878,6 +878,27 @@ def test_jobs_name_models_by_config_json_relative_to_the_cluster_file(cli, tmp_p
     assert json.loads(cli("cluster", str(by_name), "--json")[1]) == result
 
 
+def test_a_job_names_a_mixture_of_experts_by_its_config_json(cli, tmp_path: Path):
+    # Qwen3-30B-A3B's published config.json is placed as the catalogue's model is; Qwen1.5-MoE's, whose shared
+    # expert would go uncounted, is refused with the job's name.
+    configs = Path(__file__).parent / "data" / "hf-configs"
+    path = tmp_path / "fleet.yaml"
+    fleet = ("pools:\n  - {name: a, gpu: h20, nodes: 1, gpus_per_node: 8}\njobs:\n"
+             "  - {name: moe, MODEL, max_model_len: 32768, rollout_gpus: 0}\n")
+    path.write_text(fleet.replace("MODEL", f"model_config: {configs / 'Qwen3-30B-A3B.json'}"), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    (placed,) = json.loads(out)["placements"]
+    assert (status, placed["model"], placed["plan"]["evidence"], placed["plan"]["sp"]) == (0, "Qwen3-30B-A3B",
+                                                                                           "estimated", 4)
+    path.with_name("by-name.yaml").write_text(fleet.replace("MODEL", "model: 30B-A3B"), encoding="utf-8")
+    assert json.loads(cli("cluster", str(path.with_name("by-name.yaml")), "--json")[1]) == json.loads(out)
+    path.write_text(fleet.replace("MODEL", f"model_config: {configs / 'Qwen1.5-MoE-A2.7B.json'}"), encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, out) == (2, "")
+    assert err.startswith(f"solve cluster: error: {path}: job moe, model_config: {configs / 'Qwen1.5-MoE-A2.7B.json'}: "
+                          "shared_expert_intermediate_size 5632: shared experts beside the routed ones")
+
+
 def test_two_configs_that_give_one_name_to_two_shapes_are_refused(cli, tmp_path: Path):
     for folder, config in (("a", _config_of("8B", _name_or_path="org/mine")),
                            ("b", _config_of("4B", _name_or_path="other/Mine"))):

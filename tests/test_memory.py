@@ -60,6 +60,7 @@ from solver.tables import (
     load_model_config,
     shipped_tables_directory,
 )
+from solver.tables.schema import MoE
 
 CATALOG = load_catalog()
 FIXTURE = Path(__file__).parent / "data" / "model-config" / "config.json"
@@ -435,6 +436,8 @@ HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
         ("gemma-2-9b", (42, 3584, 16, 8, 256, 256000, True), 9.24),  # tied by Gemma-2's default
         ("phi-4", (40, 5120, 40, 10, 128, 100352, False), 14.66),
         ("Qwen3-8B", (36, 4096, 32, 8, 128, 151936, False), 8.19),
+        ("Qwen3-30B-A3B", (48, 2048, 32, 4, 128, 151936, False), 30.5),  # a mixture of experts: all 128 counted
+        ("Mixtral-8x7B-v0.1", (32, 4096, 32, 8, 128, 32000, False), 46.7),  # and all 8 of Mixtral's
     ],
 )
 def test_model_config_reads_public_configs(file: str, shape: tuple, parameters_b: float):
@@ -499,6 +502,7 @@ def test_a_config_of_a_kind_whose_counts_are_unchecked_is_planned_with_a_caution
         ("Nemotron-H-8B-Base-8K", "model_type nemotron_h: a hybrid of attention with state-space"),  # was 17 B, not 8
         ("Qwen-7B", "model_type qwen: the first Qwen's remote-code config"),  # was 12 B, not 7.7
         ("Phi-3-vision-128k-instruct", r"a multimodal config \(img_processor\)"),  # was its text model alone
+        ("Qwen1.5-MoE-A2.7B", "shared_expert_intermediate_size 5632: shared experts"),  # 13.5 B without them, not 14.3
     ],
 )
 def test_model_config_refuses_public_configs_it_would_miscount(file: str, message: str):
@@ -513,10 +517,16 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
         ("\ufeff{}", "starts with a byte-order mark, which JSON readers refuse: save it without one$"),
         ('{"hidden_size": 1024, "hidden_size": 2048}', r"key 'hidden_size' appears twice \(JSON readers keep the last\)$"),
         ("[1, 2]", "a config.json is a JSON object"),
-        ('{"num_experts": 8, "hidden_size": 8}', (r"mixture-of-experts config; only a dense model's config.json is "
-                                                 r"read \(the catalogue's mixture-of-experts models, such as "
-                                                 r"Qwen3-30B-A3B, are planned by name: --model 30B-A3B\)$")),
-        ('{"n_routed_experts": 256, "hidden_size": 7168}', "mixture-of-experts"),  # DeepSeek's key
+        # A mixture of experts is read where its routed experts are all its MLPs (`test_mixture_of_experts_configs`).
+        ('{"n_routed_experts": 64, "n_shared_experts": 2, "hidden_size": 2048}',  # DeepSeek-MoE's shared experts
+         (r"n_shared_experts 2: shared experts beside the routed ones, which would go uncounted; rft-solver reads a "
+          r"mixture of experts with routed experts alone in every layer \(Qwen3-MoE's, Mixtral's\)$")),
+        ('{"num_experts": 64, "first_k_dense_replace": 1, "hidden_size": 2048}',  # DeepSeek-MoE's dense first layer
+         r"first_k_dense_replace 1: some layers dense, the others mixtures of experts; rft-solver reads a mixture"),
+        ('{"num_experts": 128, "mlp_only_layers": [0, 47], "hidden_size": 2048}',
+         r"mlp_only_layers \[0, 47\]: some layers dense, the others mixtures of experts; "),
+        ('{"num_experts": 128, "decoder_sparse_step": 2, "hidden_size": 2048}',
+         r"decoder_sparse_step 2: some layers dense, the others mixtures of experts; "),
         ('{"text_config": {"hidden_size": 8}}', r"a multimodal config \(text_config\); only a text model"),
         ('{"hidden_size": 3584, "num_hidden_layers": 28, "vision_config": {"depth": 32}}',  # Qwen2-VL's layout
          r"a multimodal config \(vision_config\)"),
@@ -679,6 +689,16 @@ def test_cli_memory_needs_one_way_to_name_the_model(cli):
     assert cli(*flags) == (2, "", "solve memory: error: which model? give --model M (e.g. 4B) or --model-config PATH\n")
     assert cli(*flags, "--model", "8B", "--model-config", str(FIXTURE)) == (
         2, "", "solve memory: error: --model and --model-config both name the model: give one\n")
+
+
+def test_cli_memory_refuses_a_trainer_on_part_of_a_node_past_the_first_naming_the_counts_allowed(cli):
+    # Llama-3.1-70B on 12 H100s: Trinity's trainer that spans nodes takes whole ones; the line names the nearest.
+    assert cli("memory", "--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "12", "--len", "32k", "--sp", "4",
+               "--env") == (2, "", ("solve memory: error: --gpus 12 is not allowed: 12 GPUs span nodes of 8 "
+                                    "(--node-gpus) but are not whole nodes (the counts allowed: 1 to 8, then whole "
+                                    "nodes: 8 and 16 are the nearest)\n"))
+    assert cli("memory", "--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "12", "--len", "32k", "--sp", "4",
+               "--env", "--offload", "--node-gpus", "12")[0] == 0  # nodes of 12: one node
 
 
 def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
@@ -2490,6 +2510,19 @@ def test_solve_memory_cautions_a_thin_extrapolated_fit(cli):
                                 "--env", "--offload")[1]
 
 
+def test_an_estimate_far_beyond_the_calibration_is_cautioned_only_where_its_room_is_thin(cli):
+    # As docs/guide.md says: Llama-3.1-70B (4.8 times the largest model fitted) with Env + SP=8 on 32 H100s at 32768
+    # tokens has 11.3 GiB to spare and gets no caution, only its distance on the evidence line; on 16 H200s at the
+    # longest length it fits, 0.4 GiB to spare, the caution names the margin.
+    (roomy,) = json.loads(cli("--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "32", "--len", "32k", "--json")[1])
+    plan = roomy["plans"][0]
+    assert (plan["sp"], plan["env"], plan["offload"], round(plan["headroom_gb"], 1)) == (8, True, False, 11.3)
+    assert plan["beyond_calibration"][0] == "70.5B parameters (calibrated up to 14.8B)" and plan["cautions"] == []
+    (thin,) = json.loads(cli("--model", "Llama-3.1-70B", "--gpu", "h200", "--gpus", "16", "--maximize", "len",
+                             "--json")[1])
+    assert thin["plans"][0]["cautions"][-1].startswith("0.4 GiB to spare where the estimate extrapolates")
+
+
 def test_solve_memory_cautions_data_parallel_ranks_that_are_not_a_power_of_two(cli):
     # 6 GPUs at SP=2 make 3 data-parallel ranks, which Trinity splits each batch over; `solve memory` takes no batch,
     # so it names the multiple and no flag. At SP=1 (6 ranks) likewise; 4 GPUs (4 ranks, 2 at SP=2) get none.
@@ -2770,11 +2803,90 @@ def test_a_boolean_logit_softcapping_is_refused(tmp_path: Path, capping: bool):
 
 
 @pytest.mark.parametrize("key", ["num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"])
-def test_every_mixture_of_experts_key_is_refused(tmp_path: Path, key: str):
-    # Qwen-MoE's, Mixtral's, DeepSeek's and others' key, beside a dense shape that would otherwise be read
-    with pytest.raises(TableError, match=r"config.json: a mixture-of-experts config; only a dense model's config.json "
-                                         r"is read \(the catalogue's"):
-        load_model_config(_dense_config(tmp_path, model_type="llama", **{key: 8}))
+def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
+    # Qwen-MoE's, Mixtral's, DeepSeek's and others' key for the routed experts: all held, num_experts_per_tok of them
+    # computed, each as wide as moe_intermediate_size (Mixtral's intermediate_size, where that is not given).
+    model = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts_per_tok=2, **{key: 8}))
+    assert model.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192)
+    assert model.intermediate_size == 2 * 8192  # the width a token passes through, as the catalogue gives it
+    # Per layer: attention (4 x 3072 x 3072), 8 experts of a gated MLP (3 x 3072 x 8192) with their router rows
+    # (3072 each) and two norms; the two embedding matrices and the final norm.
+    layer = 4 * 3072 * 3072 + 8 * (3 * 3072 * 8192 + 3072) + 2 * 3072
+    assert model.parameters_b * 1e9 == pytest.approx(32 * layer + 2 * 32064 * 3072 + 3072)
+    wider = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts_per_tok=2,
+                                            moe_intermediate_size=1024, **{key: 8}))
+    assert wider.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=1024)
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ({"num_experts": 8}, "missing num_experts_per_tok: a model's config.json gives it"),
+        ({"num_experts": 8, "num_experts_per_tok": 9},
+         r"num_experts_per_tok: expected at most num_experts \(8\), got 9$"),
+        ({"num_local_experts": 0, "num_experts_per_tok": 1}, "num_local_experts: expected a whole number from 1"),
+        ({"num_experts": 60, "num_experts_per_tok": 4, "shared_expert_intermediate_size": 5632},
+         "shared_expert_intermediate_size 5632: shared experts beside the routed ones"),
+    ],
+)
+def test_a_mixture_of_experts_that_would_be_miscounted_is_refused(tmp_path: Path, keys: dict[str, int], message: str):
+    with pytest.raises(TableError, match=message):
+        load_model_config(_dense_config(tmp_path, model_type="llama", **keys))
+
+
+def test_mixture_of_experts_configs_plan_as_the_catalogue_models_of_their_shape(cli, tmp_path: Path):
+    # Qwen3-30B-A3B's published config.json is the catalogue's model; a fine-tune of its shape (Qwen3-Coder's) plans
+    # as it does, under its own name; Mixtral's is estimated as a mixture of experts.
+    asked = ("--gpu", "h20", "--gpus", "8", "--len", "32768", "--json")
+    _, by_name, _ = cli("--model", "30B-A3B", *asked)
+    status, read, _ = cli("--model-config", str(HF_CONFIGS / "Qwen3-30B-A3B.json"), *asked)
+    assert status == 0 and json.loads(read) == json.loads(by_name)
+    coder = json.loads((HF_CONFIGS / "Qwen3-30B-A3B.json").read_text(encoding="utf-8"))
+    coder.update(_name_or_path="Qwen/Qwen3-Coder-30B-A3B-Instruct", max_position_embeddings=262144)
+    (tmp_path / "config.json").write_text(json.dumps(coder), encoding="utf-8")
+    status, out, _ = cli("--model-config", str(tmp_path), *asked)
+    (answer,), (expected,) = json.loads(out), json.loads(by_name)
+    assert status == 0 and answer["model"] == "Qwen3-Coder-30B-A3B-Instruct"
+    assert answer["plans"] == expected["plans"]  # Env + SP=4 on 8 GPUs, 85.6 GiB: the same shape, the same memory
+    # Qwen3-235B-A22B's shape: 94 layers of 128 experts 1536 wide, 235B parameters as its model card says.
+    coder.update(_name_or_path="Qwen/Qwen3-235B-A22B", hidden_size=4096, num_hidden_layers=94, num_attention_heads=64,
+                 moe_intermediate_size=1536)
+    (tmp_path / "config.json").write_text(json.dumps(coder), encoding="utf-8")
+    assert round(load_model_config(tmp_path).parameters_b, 2) == 235.09
+    status, out, _ = cli("memory", "--model-config", str(HF_CONFIGS / "Mixtral-8x7B-v0.1.json"), "--gpu", "h100",
+                         "--gpus", "8", "--len", "32768", "--env", "--offload", "--json")
+    estimate = json.loads(out)
+    assert (status, estimate["model"], estimate["model_parameters_b"]) == (0, "Mixtral-8x7B-v0.1", 46.703)
+    # Its model card's 12.9B active: attention, norms, embeddings, routers and 2 experts of 8 in every layer.
+    assert estimate["model_active_parameters_b"] == round(46.702792704 - 32 * 6 * 3 * 4096 * 14336 / 1e9, 3) == 12.88
+    assert "a mixture of experts (calibrated on dense models)" in estimate["beyond_calibration"]
+    assert estimate["cautions"] == []  # a mixtral config: its kind is checked
+
+
+def test_solve_memory_gives_a_mixture_of_experts_active_parameters_beside_its_total(cli):
+    # As model cards give both (Qwen3-30B-A3B: 30.5B, 3.3B activated): 120 of its 128 experts idle in each of 48
+    # layers, 3 x 2048 x 768 parameters each. A dense model's are all its parameters, and its title says nothing more.
+    flags = ("--gpu", "h20", "--gpus", "8", "--len", "32768", "--sp", "4", "--env")
+    status, out, _ = cli("memory", "--model", "30B-A3B", *flags)
+    assert status == 0 and out.startswith("Qwen3-30B-A3B (30.50B parameters, 3.32B active) on 8 x H20-96GB (95.6 GiB)")
+    asked = json.loads(cli("memory", "--model", "30B-A3B", *flags, "--json")[1])
+    assert asked["model_active_parameters_b"] == round(30.5 - 48 * 120 * 3 * 2048 * 768 / 1e9, 3) == 3.321
+    assert cli("memory", "--model", "8B", *flags)[1].startswith("Qwen3-8B (8.19B parameters) on 8 x H20-96GB")
+    assert json.loads(cli("memory", "--model", "8B", *flags, "--json")[1])["model_active_parameters_b"] == 8.191
+
+
+def test_a_mixture_of_experts_of_an_unchecked_kind_is_cautioned_in_its_own_words(cli, tmp_path: Path):
+    # OLMoE's layout: 64 experts of intermediate_size 1024, 8 a token (its model card: 6.9B parameters in all).
+    olmoe = {"model_type": "olmoe", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16,
+             "num_key_value_heads": 16, "intermediate_size": 1024, "num_experts": 64, "num_experts_per_tok": 8,
+             "vocab_size": 50304, "max_position_embeddings": 4096, "tie_word_embeddings": False}
+    (tmp_path / "config.json").write_text(json.dumps(olmoe), encoding="utf-8")
+    status, out, _ = cli("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "4096",
+                         "--env", "--json")
+    assert status == 0 and json.loads(out)["cautions"] == [(
+        f"{tmp_path.name} is read from a config.json of a kind rft-solver has not checked (model_type olmoe): it "
+        "counts 6.92B parameters, attention and 64 routed experts of gated MLPs in every layer; compare that with the "
+        "model card")]
 
 
 @pytest.mark.parametrize("key", ["text_config", "vision_config", "audio_config", "speech_config", "img_processor",

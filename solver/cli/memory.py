@@ -78,14 +78,16 @@ def run_memory(args: argparse.Namespace) -> int:
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
-        asked = {"model": model.name, "model_parameters_b": round(model.parameters_b, 3), "gpu": gpu.name,
+        asked = {"model": model.name, "model_parameters_b": round(model.parameters_b, 3),
+                 "model_active_parameters_b": round(model.active_parameters_b, 3), "gpu": gpu.name,
                  "gpus": args.gpus, "max_model_len": args.max_model_len,
                  "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin,
                  "max_token_len_per_gpu": args.token_budget, "node_gpus": args.node_gpus,
                  "memory_model": str(args.memory_model) if args.memory_model else None}
         sys.stdout.write(memory_json(result, asked) + "\n")
     else:
-        label = (f"{model.name} ({model.parameters_b:.2f}B parameters) on {args.gpus} x {gpu.name} "
+        active = f", {model.active_parameters_b:.2f}B active" if model.moe is not None else ""
+        label = (f"{model.name} ({model.parameters_b:.2f}B parameters{active}) on {args.gpus} x {gpu.name} "
                  f"({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}"

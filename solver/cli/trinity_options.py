@@ -77,7 +77,7 @@ def _not_found_locally(config: TrinityConfig) -> str:
 def local_model(file: Path, config: TrinityConfig) -> Model | None:
     """The model that the local `file` (`local_config_json`) describes, read as --model-config reads it
     (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model,
-    whatever its ``_name_or_path``). None where it cannot be read as a dense model's (a MoE checkpoint)
+    whatever its ``_name_or_path``). None where it cannot be read (a mixture of experts with shared experts, say)
     and the path names a catalogue model: the name stands, as for a Hugging Face id."""
     try:
         return load_model_config(file)

@@ -145,8 +145,8 @@ class JobEntry(_JobFields):
 
     model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
     config_path: Text | None = Field(default=None, alias="model_config", description=(
-        "instead of model: a dense model's local Hugging Face config.json (or its folder), relative to the "
-        "cluster file (as --model-config)"))
+        "instead of model: a dense model's or a mixture of experts' local Hugging Face config.json (or its folder), "
+        "relative to the cluster file (as --model-config)"))
 
     @model_validator(mode="after")
     def _one_model(self) -> JobEntry:

@@ -7,22 +7,30 @@ import os
 from pathlib import Path
 from typing import Any
 
-from solver.tables.loaders import load_catalog
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file
-from solver.tables.schema import Model
+from solver.tables.schema import Model, MoE
 from solver.tables.text import TableError, brief, first_repeated
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
 MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
-"""Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...)."""
+"""Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...): the number of
+routed experts."""
+SHARED_EXPERT_KEYS = ("shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts",
+                      "moe_num_shared_experts")
+"""Keys by which a mixture-of-experts config gives experts that every token passes through beside the routed ones
+(Qwen2-MoE's shared expert, DeepSeek's, ERNIE's), which `load_model_config` does not count: refused above 0."""
+DENSE_LAYER_KEYS: dict[str, object] = {"mlp_only_layers": [], "decoder_sparse_step": 1, "first_k_dense_replace": 0,
+                                       "moe_layer_freq": 1}
+"""Keys by which a mixture-of-experts config makes some of its layers dense (Qwen-MoE's, DeepSeek's), each with the
+value that makes none so: another is refused, since `load_model_config` counts the routed experts in every layer."""
 MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config", "img_processor",
                           "mm_vision_tower", "audio_processor")
 """Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio; Phi-3-vision's
 ``img_processor``, the original LLaVA's ``mm_vision_tower``, Phi-4-multimodal's ``audio_processor``, ...)."""
 TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
-                      "mistral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False, "qwen3": False,
-                      "stablelm": False}
+                      "mistral": False, "mixtral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False,
+                      "qwen3": False, "qwen3_moe": False, "stablelm": False}
 """Whether a config.json without ``tie_word_embeddings`` ties its embeddings, by its ``model_type``: the default of
 that model's config class in transformers (its base class's is true; Llama's, Qwen's, Mistral's and others'
 false)."""
@@ -43,16 +51,17 @@ UNREAD_MODEL_TYPES = {
             "(model_type qwen2, qwen3) are read",
     "chatglm": "ChatGLM's remote-code config, whose keys (num_layers, padded_vocab_size, multi_query_group_num) are "
                "not the ones rft-solver reads; GLM-4-0414 and later (model_type glm4) are read",
-    "dbrx": "DBRX's config, a mixture of experts whose experts sit in ffn_config; only a dense model's config.json "
-            "is read"}
+    "dbrx": "DBRX's config, a mixture of experts whose experts sit in ffn_config, which rft-solver does not read"}
 """Model types refused with a reason of their own: configs whose keys would be missed or misread."""
 CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
-"""Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP in every layer
-(tests/data/hf-configs: published llama, mistral, gemma2, phi3 and qwen3 configs within 1% of their model cards'
-sizes); a config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
+"""Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP (or routed experts
+of gated MLPs) in every layer (tests/data/hf-configs: published llama, mistral, mixtral, gemma2, phi3, qwen3 and
+qwen3_moe configs within 1% of their model cards' sizes); a config of another reads the same way, with a caution
+(`Model.unchecked_layout`)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
-                 "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
+                 "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30,
+                 **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok")}, "moe_intermediate_size": 1 << 22}
 """The largest value a config.json key may have: far beyond any model, but finite."""
 
 
@@ -78,12 +87,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def load_model_config(path: Path | str) -> Model:
-    """A dense model's shape from a local Hugging Face ``config.json``, or a model folder's (no network);
-    its parameter count is computed from the shapes. `TableError`, one line naming the file and the key,
-    when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
+    """A text model's shape from a local Hugging Face ``config.json``, or a model folder's (no network): a dense
+    model's, or a mixture of experts' with routed experts alone in every layer (Qwen3-MoE's, Mixtral's); its
+    parameter count is computed from the shapes. `TableError`, one line naming the file and the key, when it cannot
+    be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
     config = _config_json(path)
-    _check_dense_text_model(path, config)
+    _check_text_model(path, config)
     shape = _config_shape(path, config)
     name, aliases = _config_names(path, config)
     rope_type, native = _config_rope(path, config)
@@ -122,14 +132,9 @@ def _config_json(path: Path) -> dict[str, Any]:
     return config
 
 
-def _check_dense_text_model(path: Path, config: dict[str, Any]) -> None:
-    """`TableError` unless `config` is a dense, gated-MLP text model's: not MoE, not multimodal, with a text
-    ``model_type`` and a valid ``final_logit_softcapping``."""
-    if any(key in config for key in MOE_CONFIG_KEYS):  # the shipped ones, by name: read only for this message
-        moe = next((model for model in load_catalog().models if model.moe is not None), None)
-        named = "" if moe is None else (f" (the catalogue's mixture-of-experts models, such as {moe.name}, are planned "
-                                        f"by name: --model {moe.aliases[0] if moe.aliases else moe.name})")
-        raise TableError(f"{path}: a mixture-of-experts config; only a dense model's config.json is read{named}")
+def _check_text_model(path: Path, config: dict[str, Any]) -> None:
+    """`TableError` unless `config` is a gated-MLP text model's: not multimodal, with a text ``model_type`` and a
+    valid ``final_logit_softcapping``; a mixture of experts with routed experts alone in every layer."""
     if config.get("model_type") is not None and not _is_name(config["model_type"]):
         raise TableError(f"{path}: model_type: expected text such as \"llama\", got {brief(config['model_type'])}")
     capping = config.get("final_logit_softcapping")
@@ -151,6 +156,7 @@ def _check_dense_text_model(path: Path, config: dict[str, Any]) -> None:
     if towers:
         raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
                          "config.json is read (the memory model has no term for a vision or audio tower or its tokens)")
+    _check_moe_layout(path, config)
 
 
 def _config_number(path: Path, within: dict[str, Any], key: str, default: int | None = None) -> int:
@@ -180,16 +186,58 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
         raise TableError(f"{path}: head_dim: not given, and hidden_size {hidden} over {heads} attention heads "
                          "leaves none")
     head_dim = _config_number(path, config, "head_dim", hidden // heads)
-    intermediate, vocab = _config_number(path, config, "intermediate_size"), _config_number(path, config, "vocab_size")
+    moe = _config_moe(path, config)
+    if moe is None:
+        intermediate = _config_number(path, config, "intermediate_size")
+        mlp = 3 * hidden * intermediate
+    else:  # the width a token passes through, as the catalogue gives a MoE model's; every expert held, and a router
+        intermediate = moe.active_experts * moe.moe_intermediate_size
+        mlp = moe.experts * (3 * hidden * moe.moe_intermediate_size + hidden)
+    vocab = _config_number(path, config, "vocab_size")
     tied = _tied_embeddings(path, config)
     if not isinstance(tied, bool):
         raise TableError(f"{path}: tie_word_embeddings: expected true or false, got {brief(tied)}")
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
-    per_layer = attention + 3 * hidden * intermediate + 2 * hidden
+    per_layer = attention + mlp + 2 * hidden
     parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
     return {"head_dim": head_dim, "hidden_size": hidden, "num_layers": layers, "num_attention_heads": heads,
             "num_key_value_heads": kv_heads, "intermediate_size": intermediate, "vocab_size": vocab,
-            "tied_embeddings": tied, "parameters_b": parameters / 1e9}
+            "tied_embeddings": tied, "parameters_b": parameters / 1e9, "moe": moe}
+
+
+def _config_moe(path: Path, config: dict[str, Any]) -> MoE | None:
+    """A config.json's routed experts (None for a dense model): how many, how many a token takes
+    (``num_experts_per_tok``) and each one's width (``moe_intermediate_size``, else Mixtral's ``intermediate_size``);
+    `TableError` where one is missing or wrong."""
+    key = _experts_key(config)
+    if key is None:
+        return None
+    experts, active = _config_number(path, config, key), _config_number(path, config, "num_experts_per_tok")
+    if active > experts:
+        raise TableError(f"{path}: num_experts_per_tok: expected at most {key} ({experts}), got {active}")
+    width = "moe_intermediate_size" if config.get("moe_intermediate_size") is not None else "intermediate_size"
+    return MoE(experts=experts, active_experts=active, moe_intermediate_size=_config_number(path, config, width))
+
+
+def _experts_key(config: dict[str, Any]) -> str | None:
+    """The key by which a config.json gives its routed experts (`MOE_CONFIG_KEYS`); None for a dense model."""
+    return next((key for key in MOE_CONFIG_KEYS if config.get(key) is not None), None)
+
+
+def _check_moe_layout(path: Path, config: dict[str, Any]) -> None:
+    """`TableError` for a mixture of experts with shared experts or dense layers beside its routed experts
+    (`SHARED_EXPERT_KEYS`, `DENSE_LAYER_KEYS`), which the count, routed experts in every layer, would miss."""
+    if _experts_key(config) is None:
+        return
+    reads = "rft-solver reads a mixture of experts with routed experts alone in every layer (Qwen3-MoE's, Mixtral's)"
+    for shared in SHARED_EXPERT_KEYS:
+        if config.get(shared) not in (None, 0):
+            raise TableError(f"{path}: {shared} {brief(config[shared])}: shared experts beside the routed ones, "
+                             f"which would go uncounted; {reads}")
+    for dense, none_dense in DENSE_LAYER_KEYS.items():
+        if config.get(dense) not in (None, none_dense):
+            raise TableError(f"{path}: {dense} {brief(config[dense])}: some layers dense, the others mixtures of "
+                             f"experts; {reads}")
 
 
 def _config_names(path: Path, config: dict[str, Any]) -> tuple[str, tuple[str, ...]]:

@@ -231,6 +231,16 @@ class Model(Frozen):
                 self.logit_softcapping)
 
     @property
+    def active_parameters_b(self) -> float:
+        """Parameters a token passes through, in billions: all of them for a dense model; for a mixture of experts,
+        all but the gated MLPs of the experts it does not take (what model cards call active: 3.3B of
+        Qwen3-30B-A3B's 30.5B)."""
+        if self.moe is None:
+            return self.parameters_b
+        idle = self.moe.experts - self.moe.active_experts
+        return self.parameters_b - self.num_layers * idle * 3 * self.hidden_size * self.moe.moe_intermediate_size / 1e9
+
+    @property
     def head_size(self) -> int:
         """Width of one attention head: ``head_dim``, else hidden size / attention heads."""
         return self.head_dim or self.hidden_size // self.num_attention_heads
