@@ -878,8 +878,8 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                          data.gpu, explained=False)
     if longest.status == "unknown":  # a shorter length may train: that much is open
         return (ReasonCode.SHORTER_LENGTH_UNDECIDED,
-                f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
-                f"length has one was not decided within the time limit of {query.time_limit_words}", None)
+                (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
+                 f"length has one was not decided within the time limit of {query.time_limit_words}"), None)
     if not longest.plans:
         return None
     best = longest.plans[0]

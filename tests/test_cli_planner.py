@@ -3045,8 +3045,8 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size",
                               "256", "--json")[1])
     [unbatched] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--json")[1])
-    assert answer["train_batch_size"] == 256 and answer["other_batch"] == {**unbatched["plans"][0], "cautions": [],
-                                                                    "caution_codes": []}
+    unchecked = {**unbatched["plans"][0], "cautions": [], "caution_codes": []}
+    assert answer["train_batch_size"] == 256 and answer["other_batch"] == unchecked
     assert unbatched["plans"][0]["cautions"][0].startswith("3 data-parallel ranks (6 GPUs / SP=2): ")
     assert unbatched["plans"][0]["caution_codes"] == ["uneven-data-parallel"]
     assert (answer["plans"][0]["gpus"], answer["plans"][0]["sp"]) == (4, 4) and "other_batch" not in unbatched
@@ -3054,7 +3054,7 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     [divided] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size",
                                "96", "--json")[1])
     assert "other_batch" not in divided and divided["plans"][0] == {**unbatched["plans"][0], "cautions": [],
-                                                                                    "caution_codes": []}
+                                                                    "caution_codes": []}
     # The fewest GPUs: the other batch's plan is on fewer, and the line says so.
     out = cli("--model", "8B", "--gpu", "a100", "--minimize", "gpus", "--no-offload", "--len", "8192",
               "--train-batch-size", "4")[1]
