@@ -71,6 +71,7 @@ def env_when(several_nodes: bool) -> str:
     node's Ray workers take the environment its ``ray start`` had; Trinity passes the variable to none of them)."""
     return "on every node of the job before `ray start` there" if several_nodes else "before Ray starts"
 
+
 class CautionCode(str, Enum):
     """The machine-readable code of each kind of caution, beside its words (`Plan.caution_codes`,
     `solver.memory.MemoryEstimate.caution_codes`): the one source of the codes that docs/json.md's table documents."""
