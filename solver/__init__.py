@@ -34,6 +34,8 @@ _EXPORTS = {
     "Answer": "solver.results",
     "Plan": "solver.results",
     "Reason": "solver.results",
+    "CautionCode": "solver.results",
+    "ReasonCode": "solver.results",
     "ClusterResult": "solver.results",
     "Placement": "solver.results",
     "Unplaced": "solver.results",
@@ -105,12 +107,14 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import Alternatives as Alternatives
     from solver.results import Answer as Answer
     from solver.results import Calibration as Calibration
+    from solver.results import CautionCode as CautionCode
     from solver.results import ClusterResult as ClusterResult
     from solver.results import CurrentSettings as CurrentSettings
     from solver.results import Placement as Placement
     from solver.results import Plan as Plan
     from solver.results import PoolUse as PoolUse
     from solver.results import Reason as Reason
+    from solver.results import ReasonCode as ReasonCode
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import Unplaced as Unplaced
     from solver.rules import SourceCell as SourceCell

@@ -34,9 +34,17 @@ from collections.abc import Callable
 from functools import lru_cache
 from math import ceil
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from solver.results import MarginRoom, cautions_of, single_gpu_caution, thin_headroom
+from solver.results import (
+    CautionCode,
+    MarginRoom,
+    caution_fields,
+    cautions_of,
+    check_caution_codes,
+    single_gpu_caution,
+    thin_headroom,
+)
 from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, uneven_split_caution, whole_nodes_violation
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
@@ -164,6 +172,13 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "thin headroom where it fits by extrapolating, one GPU of at most an A100 80GB's memory for a model of 4B "
         "parameters or more or more than 20K tokens, data-parallel ranks (GPUs / SP) that are not a power "
         "of two, Env on an AMD GPU; empty where there is nothing"))
+    caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
+        "a stable code for each of cautions, in the same order (docs/json.md lists them)"))
+
+    @model_validator(mode="after")
+    def _code_per_caution(self) -> MemoryEstimate:
+        check_caution_codes(self.cautions, self.caution_codes)
+        return self
 
     def with_cautions(self, model: Model, gpus: int, sp: int, max_model_len: int, rocm_env: bool,
                       room: MarginRoom) -> MemoryEstimate:
@@ -171,8 +186,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`; `room`: the margin it was held to, `margin_room`)."""
         thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room) if self.fits else ""
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
-        return self.model_copy(update={"cautions": cautions_of(model, max_model_len, thin, single,
-                                                               uneven_split_caution(gpus, sp, source=None), rocm_env)})
+        cautions = cautions_of(model, max_model_len, thin, single, uneven_split_caution(gpus, sp, source=None), rocm_env)
+        return self.model_copy(update=caution_fields(cautions))
 
     @property
     def host_fits(self) -> bool:

@@ -5,6 +5,7 @@ cells (`Calibration`), and a Trinity fragment's settings as data (`TrinitySettin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 from math import ceil
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -69,6 +70,56 @@ def env_when(several_nodes: bool) -> str:
     """When `ENV_EXPORT` must run, in words: before Ray starts, and for a job on several nodes on each of them (each
     node's Ray workers take the environment its ``ray start`` had; Trinity passes the variable to none of them)."""
     return "on every node of the job before `ray start` there" if several_nodes else "before Ray starts"
+
+
+class CautionCode(str, Enum):
+    """The machine-readable code of each kind of caution, beside its words (`Plan.caution_codes`,
+    `solver.memory.MemoryEstimate.caution_codes`): the one source of the codes that docs/json.md's table documents."""
+
+    UNCHECKED_CONFIG_LAYOUT = "unchecked-config-layout"
+    PAST_VALIDATED_LENGTH = "past-validated-length"
+    YARN_UNVALIDATED_MODEL = "yarn-unvalidated-model"
+    PAST_NATIVE_ON_OWN_SCALING = "past-native-on-own-scaling"
+    THIN_HEADROOM = "thin-headroom"
+    SINGLE_GPU_ADVISED_AGAINST = "single-gpu-advised-against"
+    UNEVEN_DATA_PARALLEL = "uneven-data-parallel"
+    ROCM_ENV_MAY_NOT_APPLY = "rocm-env-may-not-apply"
+
+
+class Caution(NamedTuple):
+    """A caution: its `code` and its `words`, as the text shows them."""
+
+    code: CautionCode
+    words: str
+
+
+def caution_fields(cautions: Sequence[Caution]) -> dict[str, tuple[Any, ...]]:
+    """`cautions` as a result's two fields: ``cautions``, their words, and ``caution_codes``, their codes."""
+    return {"cautions": tuple(caution.words for caution in cautions),
+            "caution_codes": tuple(caution.code for caution in cautions)}
+
+
+def check_caution_codes(cautions: Sequence[str], codes: Sequence[CautionCode]) -> None:
+    """`ValueError` where `codes` are given (JSON made before codes has none) but not one for each caution."""
+    if codes and len(codes) != len(cautions):
+        raise ValueError(f"{len(codes)} caution_codes for {len(cautions)} cautions: give one code per caution")
+
+
+class ReasonCode(str, Enum):
+    """The machine-readable code of an answer's reason for having no plan (`Answer.reason_code`), beside its
+    words: the one source of the codes that docs/json.md's table documents."""
+
+    NO_TABLE_FOR_MODEL = "no-table-for-model"
+    ESTIMATE_FITS_NOTHING = "estimate-fits-nothing"
+    EXACT_COUNT_HAS_NO_PLAN = "exact-count-has-no-plan"
+    BUDGET_BELOW_SMALLEST_COUNT = "budget-below-smallest-count"
+    ROLLOUT_LEAVES_NO_LAYOUT = "rollout-leaves-no-layout"
+    LENGTH_BEYOND_REACH = "length-beyond-reach"
+    SHORTER_LENGTH_UNDECIDED = "shorter-length-undecided"
+    NOTHING_TRAINS = "nothing-trains"
+    TIME_LIMIT = "time-limit"
+    NOT_EXPLAINED = "not-explained"
+
 
 VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACTOR:g} over "
                   f"{int(YARN_VALIDATED_TOKENS / YARN_VALIDATED_FACTOR)} positions: {YARN_VALIDATED_TOKENS} tokens")
@@ -177,22 +228,33 @@ def own_scaling_words(model: Model) -> str:
             "config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
 
 
+def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
+    """The cautions about `model` at `max_model_len` tokens, with their codes: YaRN past what is validated (for a
+    model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling."""
+    yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
+    yarn = Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: "
+                              f"{yarn_caution(model)}")
+    own = Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model))
+    return ((yarn,) if model.yarn_beyond_validated(max_model_len) else ()) + (
+        (own,) if model.beyond_native_on_own_scaling(max_model_len) else ())
+
+
 def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
-    """The cautions about `model` at `max_model_len` tokens: YaRN past what is validated, a length past its native
-    context on its own RoPE scaling."""
-    yarn = (f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: {yarn_caution(model)}",)
-    own = (own_scaling_words(model),)
-    return ((yarn if model.yarn_beyond_validated(max_model_len) else ())
-            + (own if model.beyond_native_on_own_scaling(max_model_len) else ()))
+    """The cautions about `model` at `max_model_len` tokens, in words: YaRN past what is validated, a length past its
+    native context on its own RoPE scaling."""
+    return tuple(caution.words for caution in _length_cautions(model, max_model_len))
 
 
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
-                rocm_env: bool) -> tuple[str, ...]:
-    """A plan's or an estimate's cautions, in the order they are shown: the model's layout, its length
-    (`length_cautions`), `thin` headroom, one GPU against the guide's advice (`single`), `uneven` data-parallel
-    ranks (each where given), Env on an AMD GPU."""
-    return (*layout_cautions(model), *length_cautions(model, max_model_len), *((thin,) if thin else ()),
-            *((single,) if single else ()), *((uneven,) if uneven else ()), *((ROCM_ENV_CAUTION,) if rocm_env else ()))
+                rocm_env: bool) -> tuple[Caution, ...]:
+    """A plan's or an estimate's cautions with their codes, in the order they are shown: the model's layout, its
+    length (`length_cautions`), `thin` headroom, one GPU against the guide's advice (`single`), `uneven`
+    data-parallel ranks (each where given), Env on an AMD GPU."""
+    given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
+             (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.ROCM_ENV_MAY_NOT_APPLY,
+                                                          ROCM_ENV_CAUTION if rocm_env else None))
+    return (*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
+            *_length_cautions(model, max_model_len), *(Caution(code, words) for code, words in given if words))
 
 
 def host_need_words(amount: str, offload: bool) -> str:
@@ -245,6 +307,14 @@ class Plan(Frozen):
         "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, Env on an AMD "
         "GPU; empty where there is nothing"))
+    caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
+        "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
+        "instead of the words; empty in JSON made before codes"))
+
+    @model_validator(mode="after")
+    def _code_per_caution(self) -> Plan:
+        check_caution_codes(self.cautions, self.caution_codes)
+        return self
 
     def with_cautions(self, model: Model, gpu: GpuType, room: MarginRoom, train_batch_size: int | None = None,
                       train_batch_source: str = "--train-batch-size") -> Plan:
@@ -256,8 +326,8 @@ class Plan(Frozen):
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
-        return self.model_copy(update={"cautions": cautions_of(model, self.max_model_len, thin, single, uneven,
-                                                               gpu.rocm and self.env)})
+        cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env)
+        return self.model_copy(update=caution_fields(cautions))
 
     @property
     def setting(self) -> Setting:
@@ -467,6 +537,9 @@ class Answer(_Timed):
         "memory line names it; null for the shipped one"))
     status: Status
     reason: str | None
+    reason_code: ReasonCode | None = Field(default=None, description=(
+        "a stable code for the reason, what a program tests instead of its words (docs/json.md lists them); null "
+        "where there is a plan (and in JSON made before codes)"))
     plans: tuple[Plan, ...]
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")

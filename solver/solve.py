@@ -38,7 +38,16 @@ from solver.model import (
     prepare,
 )
 from solver.query import Query, Undecided
-from solver.results import AlternativeName, Alternatives, Answer, MarginRoom, Plan, Status, host_need_words
+from solver.results import (
+    AlternativeName,
+    Alternatives,
+    Answer,
+    MarginRoom,
+    Plan,
+    ReasonCode,
+    Status,
+    host_need_words,
+)
 from solver.rules import (
     NODE_GPUS,
     Evidence,
@@ -347,7 +356,9 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         raise ValueError(f"data prepared for other inputs than those of the query on {gpu}")
     started = time.monotonic()
     if data.holds_no_plan(query):
-        return _answer(query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu))
+        return _answer(query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu),
+                       reason_code=(ReasonCode.ESTIMATE_FITS_NOTHING if query.estimate == "only"
+                                    else ReasonCode.NO_TABLE_FOR_MODEL))
     model, variables, _ = build_model(data, query)
     solver = _ranking_solver(data, query)
     deadline = started + query.time_limit_s
@@ -378,12 +389,15 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
     if statuses[0] == cp_model.INFEASIBLE:
         if not explained:
-            return _answer(query, gpu, "infeasible", (), started, reason="no plan")
+            return _answer(query, gpu, "infeasible", (), started, reason="no plan",
+                           reason_code=ReasonCode.NOT_EXPLAINED)
         nearby = _Nearby(catalog, query, gpu)
-        why, nearest = _no_plan_reason(catalog, data, query, nearby)
-        return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=nearby.solved())
+        code, why, nearest = _no_plan_reason(catalog, data, query, nearby)
+        return _answer(query, gpu, "infeasible", (), started, reason=why, reason_code=code, nearest=nearest,
+                       alternatives=nearby.solved())
     return _answer(query, gpu, "unknown", (), started,
-                   reason=f"no plan found within the time limit of {time_limit_words(query)}")
+                   reason=f"no plan found within the time limit of {time_limit_words(query)}",
+                   reason_code=ReasonCode.TIME_LIMIT)
 
 
 def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
@@ -476,10 +490,12 @@ def _answer(
     objective_value: int | None = None,
     bound: float | None = None,
     reason: str | None = None,
+    reason_code: ReasonCode | None = None,
     nearest: Plan | None = None,
     alternatives: Alternatives | None = None,
 ) -> Answer:
-    """The answer on `gpu`: what `query` asked, its status, plans and reason, and the time since `started`."""
+    """The answer on `gpu`: what `query` asked, its status, plans and reason (with its code), and the time since
+    `started`."""
     return Answer(
         gpu=gpu,
         model=query.model,
@@ -498,6 +514,7 @@ def _answer(
         memory_model_source=query.memory.own_source,
         status=status,
         reason=reason,
+        reason_code=reason_code,
         plans=tuple(plans),
         nearest=nearest,
         alternatives=alternatives,
@@ -826,17 +843,19 @@ def _may_lower_budget(query: Query) -> bool:
     return query.token_budget == "default" and query.estimate != "never" and query.max_model_len is not None
 
 
-def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> tuple[str, Plan | None]:
-    """Name the limit that leaves `query` without a plan on this GPU type, found by solving again (and from
-    the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
-    and pins."""
+def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query,
+                    nearby: _Nearby) -> tuple[ReasonCode, str, Plan | None]:
+    """Name the limit that leaves `query` without a plan on this GPU type (its code and words), found by solving
+    again (and from the plans `nearby`); and, when only the length is out of reach, the longest plan within the
+    same budget and pins."""
     where = f"{data.model} on {data.gpu}"
     if query.exact and (exact := _exact_count_reason(catalog, data, query, where)):
-        return exact, None
+        return ReasonCode.EXACT_COUNT_HAS_NO_PLAN, exact, None
     if min(data.counts) > query.budget_gpus:
-        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({_counts_words(data)})", None
+        return (ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,
+                f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({_counts_words(data)})", None)
     if rollout := _rollout_layout_reason(catalog, data, query, where):
-        return rollout, None
+        return ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT, rollout, None
     if query.objective != "max_len" and (beyond := _beyond_length_reason(catalog, data, query, nearby, where)):
         return beyond
     sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
@@ -844,8 +863,8 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     pins, lifted = _without_pins(catalog, data, query, nearby), _lifted_limits_words(catalog, data, query, nearby)
     # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
     way = lifted or (query.pin_flags and nearby.plan("without_pins") is not None)
-    return (f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
-            f"{'' if way else _nearest_words(catalog, data, query)}"), None
+    return ReasonCode.NOTHING_TRAINS, (f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
+                                       f"{'' if way else _nearest_words(catalog, data, query)}"), None
 
 
 def _counts_words(data: PlanningData) -> str:
@@ -884,16 +903,17 @@ def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, w
 
 
 def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
-                          where: str) -> tuple[str, Plan | None] | None:
+                          where: str) -> tuple[ReasonCode, str, Plan | None] | None:
     """For `query`'s length, which no plan trains: that it is beyond what the tables allow, with the longest plan
-    within the same budget and pins (and that plan), or that a shorter length was left open by the time limit; None
-    where no length trains."""
+    within the same budget and pins (and that plan), or that a shorter length was left open by the time limit (each
+    with its code); None where no length trains."""
     sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
     longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None, "top": 1}),
                          data.gpu, explained=False)
     if longest.status == "unknown":  # a shorter length may train: that much is open
-        return (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
-                f"length has one was not decided within the time limit of {time_limit_words(query)}"), None
+        return (ReasonCode.SHORTER_LENGTH_UNDECIDED,
+                (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
+                 f"length has one was not decided within the time limit of {time_limit_words(query)}"), None)
     if not longest.plans:
         return None
     best = longest.plans[0]
@@ -902,10 +922,11 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                              data.gpu) or best
     limit = f" with {limits}" if limits else ""
     lifted = _lifted_limits_words(catalog, data, query, nearby)
-    return (f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-            f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
-            f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
-            f"{lifted or _nearest_words(catalog, data, query)}"), best
+    words = (f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
+             f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
+             f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
+             f"{lifted or _nearest_words(catalog, data, query)}")
+    return ReasonCode.LENGTH_BEYOND_REACH, words, best
 
 
 def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:

@@ -89,6 +89,7 @@ PLAN_ORDER = (
     "nodes",
     "rollout_gpus",
     "cautions",
+    "caution_codes",
 )
 """A plan's keys in the order the JSON gives them (docs/planner.md)."""
 PLAN_KEYS = frozenset(PLAN_ORDER)
@@ -612,7 +613,8 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             if evidence == "estimated" else [],
                             **_layout(n, query.rollout_gpus, query.node_gpus),
                         }
-                        plan["cautions"] = _cautions(plan, the_model, gpu_type, query.train_batch_size)
+                        plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type,
+                                                                            query.train_batch_size)
                         plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
                         ranked.append((rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
@@ -666,13 +668,15 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None) -> list[str]:
-    """The words of `plan`'s cautions, as the planner gives them (shared: see the module's docstring)."""
+def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None) -> tuple[list[str], list[str]]:
+    """The words of `plan`'s cautions and their codes, as the planner gives them (shared: see the module's docstring;
+    `check_plan` checks the codes against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
     memory = load_memory_model()  # with its own margin, as every query here
     room = margin_room(memory, memory.margin, gpu.memory_gib, Setting(env=plan["env"], offload=plan["offload"],
                                                                       sp=plan["sp"]))
-    return list(Plan(**fields).with_cautions(model, gpu, room, train_batch_size).cautions)
+    cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size)
+    return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
@@ -710,7 +714,29 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     uneven = any("data-parallel ranks" in caution for caution in cautions)
     if uneven != (not batch_given and ranks not in {2**k for k in range(17)}):
         problems.append(f"a data-parallel caution {'given' if uneven else 'missing'} ({ranks} ranks)")
+    expected_codes = [_caution_code(caution) for caution in cautions]
+    if plan.get("caution_codes") != expected_codes:
+        problems.append(f"caution codes {plan.get('caution_codes')!r}, where the words say {expected_codes!r}")
     return problems
+
+
+CAUTION_CODES_BY_WORDS = (
+    ("YaRN factor ", "YaRN on a model that is not Qwen's", "yarn-unvalidated-model"),
+    ("YaRN factor ", "", "past-validated-length"),
+    ("ROCm: ", "", "rocm-env-may-not-apply"),
+    ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
+    ("one trainer GPU: ", "", "single-gpu-advised-against"),
+    ("", "data-parallel ranks", "uneven-data-parallel"),
+    ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
+    ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
+)
+"""How a caution's words say its kind: (start, words within, code), the first that matches (docs/json.md)."""
+
+
+def _caution_code(caution: str) -> str | None:
+    """The code docs/json.md gives the caution `caution` says, by its words; None for words no kind has."""
+    return next((code for start, within, code in CAUTION_CODES_BY_WORDS
+                 if caution.startswith(start) and within in caution), None)
 
 
 def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:

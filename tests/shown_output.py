@@ -2,7 +2,8 @@
 from the repository root (a developer's tool, not part of the package).
 
 Every fenced block that starts with a ``$ solve ...`` line is rerun from the repository root (with Env
-unset in the environment, as the docs assume) and its output replaced. `tests/test_docs.py` fails when a
+unset in the environment, as the docs assume) and its output replaced, and docs/schema/'s JSON Schemas are written
+anew. `tests/test_docs.py` fails when a
 committed page differs from what the code prints now.
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from solver.cli import main
 from solver.cli.atomic import write_atomically
+from solver.render import JSON_SCHEMA_TYPES, json_schema
 
 BLOCK = re.compile(r"```\n(\$ solve[^\n]*)\n(.*?)```", re.DOTALL)
 
@@ -59,10 +61,26 @@ def regenerate(page: Path, root: Path) -> bool:
     return updated != text
 
 
+def schema_files(root: Path) -> list[Path]:
+    """The JSON Schema files of the repository at `root`, one per command (`JSON_SCHEMA_TYPES`): docs/schema/."""
+    return [root / "docs" / "schema" / f"{command}.json" for command in JSON_SCHEMA_TYPES]
+
+
+def regenerate_schema(path: Path) -> bool:
+    """Rewrite the JSON Schema file `path` (docs/schema/COMMAND.json) with `json_schema`'s; whether it changed."""
+    text = json_schema(path.stem)
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(exist_ok=True)
+    write_atomically(path, text)
+    return True
+
+
 if __name__ == "__main__":
     os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
     root = Path.cwd()
     if not (root / "README.md").exists() or not (root / "docs").is_dir():
         sys.exit("tests/shown_output.py: run it from the repository root (README.md and docs/ are not here)")
     changed = [page.relative_to(root) for page in pages(root) if regenerate(page, root)]
+    changed += [path.relative_to(root) for path in schema_files(root) if regenerate_schema(path)]
     print("updated: " + (", ".join(map(str, changed)) or "nothing"), file=sys.stderr)

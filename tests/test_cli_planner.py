@@ -81,11 +81,12 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     for answer in answers:
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
                                 "pins", "train_batch_size", "rollout_gpus", "node_gpus", "host_ram_gb", "margin",
-                                "token_budget", "memory_model_source", "status", "reason", "plans"]
+                                "token_budget", "memory_model_source", "status", "reason", "reason_code", "plans"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
-                answer["pins"], answer["rollout_gpus"], answer["node_gpus"], answer["status"], answer["reason"]) == (
+                answer["pins"], answer["rollout_gpus"], answer["node_gpus"], answer["status"], answer["reason"],
+                answer["reason_code"]) == (
             "Qwen3-8B", "cheapest", 4, 32768, False, {"sp": None, "env": None, "offload": None}, None, 8, "optimal",
-            None)
+            None, None)
         assert all(tuple(p) == PLAN_ORDER for p in answer["plans"])
     assert answers[0]["plans"] == [{
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
@@ -94,7 +95,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
         "headroom_at_step": False, "host_memory_gb": None, "beyond_calibration": [], "nodes": None, "rollout_gpus": None,
-        "cautions": [],
+        "cautions": [], "caution_codes": [],
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
 
@@ -3044,13 +3045,16 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size",
                               "256", "--json")[1])
     [unbatched] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--json")[1])
-    assert answer["train_batch_size"] == 256 and answer["other_batch"] == {**unbatched["plans"][0], "cautions": []}
+    unchecked = {**unbatched["plans"][0], "cautions": [], "caution_codes": []}
+    assert answer["train_batch_size"] == 256 and answer["other_batch"] == unchecked
     assert unbatched["plans"][0]["cautions"][0].startswith("3 data-parallel ranks (6 GPUs / SP=2): ")
+    assert unbatched["plans"][0]["caution_codes"] == ["uneven-data-parallel"]
     assert (answer["plans"][0]["gpus"], answer["plans"][0]["sp"]) == (4, 4) and "other_batch" not in unbatched
     # A batch the best plan's ranks divide changes nothing: no other_batch.
     [divided] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size",
                                "96", "--json")[1])
-    assert "other_batch" not in divided and divided["plans"][0] == {**unbatched["plans"][0], "cautions": []}
+    assert "other_batch" not in divided and divided["plans"][0] == {**unbatched["plans"][0], "cautions": [],
+                                                                    "caution_codes": []}
     # The fewest GPUs: the other batch's plan is on fewer, and the line says so.
     out = cli("--model", "8B", "--gpu", "a100", "--minimize", "gpus", "--no-offload", "--len", "8192",
               "--train-batch-size", "4")[1]

@@ -97,6 +97,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "nodes": None,  # no rollout GPUs asked for
         "rollout_gpus": None,
         "cautions": [],  # within YaRN's validated length, on an NVIDIA GPU
+        "caution_codes": [],
     }
     # The other plans are the trade-offs: each shorter one is cheaper or on fewer GPUs than every longer one.
     assert [(plan["gpus"], plan["max_model_len"]) for plan in ranked_alternatives(found)[1:4]] == [
@@ -311,6 +312,7 @@ GOOD_PLAN = {
     "nodes": None,  # no rollout GPUs asked for
     "rollout_gpus": None,
     "cautions": [],
+    "caution_codes": [],
 }
 
 
@@ -344,6 +346,9 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(cautions=["YaRN factor 2.0 at 32768 tokens: check"]), {}, "a YaRN caution given"),
         (mutated(cautions="none"), {}, "cautions is not a list of words"),
         (mutated(cautions=["0.5 GiB to spare where the estimate extrapolates"]), {}, "a thin-headroom caution given"),
+        (mutated(caution_codes=["thin-headroom"]), {}, "caution codes ['thin-headroom'], where the words say []"),
+        (mutated(cautions=["ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF"],
+                 caution_codes=["thin-headroom"]), {}, "where the words say ['rocm-env-may-not-apply']"),
         (mutated(), {"env": True}, "pinned"),
         (mutated(), {"max_model_len": 30000}, "asked for"),
         (mutated(sp=2, max_token_len_per_gpu=32768, cost=float(exact_cost(WEIGHTS, 4, False, False, 2))), {},

@@ -1,0 +1,205 @@
+"""The JSON for programs (docs/json.md): the codes beside cautions and reasons, each documented and each emitted where
+its words are, and the JSON Schemas of docs/schema/, in sync with the code and valid for real outputs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+import solver
+from solver.memory import MemoryEstimate
+from solver.query import make_query
+from solver.render import JSON_SCHEMA_TYPES, json_schema
+from solver.results import CautionCode, Plan, ReasonCode
+from solver.solve import answer_for
+
+ROOT = Path(__file__).resolve().parent.parent
+HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
+
+
+def documented_codes(heading: str) -> list[str]:
+    """The codes of docs/json.md's table under `heading`: the first column's, in backquotes, in the table's order."""
+    page = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
+    section = page.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize(("heading", "codes"), [("Caution codes", CautionCode), ("Reason codes", ReasonCode)])
+def test_the_docs_document_every_code_once_and_no_other(heading: str, codes: type[CautionCode | ReasonCode]):
+    assert documented_codes(heading) == [code.value for code in codes]
+
+
+def test_codes_are_short_kebab_case():
+    assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", code.value) for codes in (CautionCode, ReasonCode) for code in codes)
+
+
+def codes_of(answers: tuple[solver.Answer, ...]) -> list[tuple[str | None, list[str]]]:
+    """Each answer's reason code and its best plan's caution codes, as its JSON gives them."""
+    shown = [answer.as_json() for answer in answers]
+    return [(answer["reason_code"], answer["plans"][0]["caution_codes"] if answer["plans"] else []) for answer in shown]
+
+
+def test_representative_plans_give_the_codes_of_their_cautions():
+    mistral = solver.load_catalog().with_model(solver.load_model_config(ROOT / "docs/examples/my-model/config.json"))
+    assert [codes_of(answers) for answers in (
+        solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=8),
+        solver.plan("llama-3.1-8b", gpu="h100", objective="max_len", budget_gpus=16),
+        solver.plan("Mistral-7B-v0.1", gpu="h20", objective="max_len", budget_gpus=6, catalog=mistral),
+        solver.plan("4B", gpu="a100", max_model_len=4096, budget_gpus=1),
+        solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=6),
+        solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=6, train_batch_size=96),
+        solver.plan("8B", gpu="mi300x", max_model_len=32768, budget_gpus=8),
+    )] == [
+        [(None, ["past-validated-length", "thin-headroom"])],
+        [(None, ["past-native-on-own-scaling", "thin-headroom"])],
+        [(None, ["yarn-unvalidated-model", "thin-headroom"])],
+        [(None, ["single-gpu-advised-against"])],
+        [(None, ["uneven-data-parallel"])],
+        [(None, [])],  # a batch its 3 data-parallel ranks divide: nothing to check
+        [(None, ["rocm-env-may-not-apply"])],
+    ]
+
+
+def test_a_config_of_an_unchecked_kind_gives_its_code(tmp_path: Path):
+    config = json.loads((HF_CONFIGS / "Mistral-Nemo-Base-2407.json").read_text(encoding="utf-8"))
+    config.update({"_name_or_path": "my-model", "model_type": "exaone4"})
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    catalog = solver.load_catalog().with_model(solver.load_model_config(path))
+    answers = solver.plan("my-model", gpu="h100", max_model_len=8192, budget_gpus=8, catalog=catalog)
+    assert codes_of(answers) == [(None, ["unchecked-config-layout"])]
+    estimate = solver.estimate_memory("my-model", "h100", 2, 8192, sp=1, env=True, catalog=catalog)
+    assert (estimate.caution_codes, len(estimate.cautions)) == ((CautionCode.UNCHECKED_CONFIG_LAYOUT,), 1)
+
+
+def test_representative_queries_without_a_plan_give_the_code_of_their_reason(tmp_path: Path):
+    tiny = solver.load_catalog().with_gpu_types([solver.described_gpu_type("tiny", memory_gb=8)])
+    cells = tmp_path / "mine.yaml"
+    cells.write_text("gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
+                     "  - {gpus: 2, section: '2 x mine', models: [Qwen3-8B], rows: [\n"
+                     "      {max_model_len: 4096, cells: {Qwen3-8B: '-'}}]}\n", encoding="utf-8")
+    mine = solver.load_catalog().with_cells(cells)
+    assert [codes_of(answers) for answers in (
+        solver.plan("32B", gpu="a100", max_model_len=4096, budget_gpus=8, estimate="never"),
+        solver.plan("llama-3.1-70b", gpu="tiny", max_model_len=4096, budget_gpus=1, estimate="only", catalog=tiny),
+        solver.plan("14B", gpu="a100", max_model_len=4096, budget_gpus=10, exact=True, estimate="never"),
+        solver.plan("8B", gpu="Mine-80GB", max_model_len=4096, budget_gpus=1, catalog=mine),
+        solver.plan("4B", gpu="a100", max_model_len=32768, budget_gpus=1, rollout_gpus=8),
+        solver.plan("14B", gpu="a100", max_model_len=32768, budget_gpus=2, sp=1, estimate="never"),
+        solver.plan("14B", gpu="a100", max_model_len=4096, budget_gpus=2, sp=1, env=False, offload=False,
+                    estimate="never"),
+    )] == [
+        [("no-table-for-model", [])],
+        [("estimate-fits-nothing", [])],
+        [("exact-count-has-no-plan", [])],
+        [("budget-below-smallest-count", [])],
+        [("rollout-leaves-no-layout", [])],
+        [("length-beyond-reach", [])],
+        [("nothing-trains", [])],
+    ]
+
+
+def test_an_answer_worked_out_without_its_reason_says_so_by_its_code():
+    catalog = solver.load_catalog()
+    query = make_query(catalog, model="14B", gpu="a100", max_model_len=4096, budget_gpus=2, estimate="never", sp=1,
+                       env=False, offload=False)
+    answer = answer_for(catalog, query, "A100-80GB", explained=False)
+    assert (answer.reason, answer.reason_code) == ("no plan", ReasonCode.NOT_EXPLAINED)
+
+
+def test_a_plan_refuses_codes_that_do_not_match_its_cautions():
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=6)
+    best = answer.plans[0].model_dump()
+    with pytest.raises(ValidationError, match="2 caution_codes for 1 cautions"):
+        Plan(**{**best, "caution_codes": ("uneven-data-parallel", "thin-headroom")})
+    # JSON made before codes has none: it rebuilds as it was.
+    assert Plan(**{**best, "caution_codes": ()}).cautions == answer.plans[0].cautions
+    estimate = solver.estimate_memory("8B", "a100", 6, 32768, sp=2, env=True).model_dump()
+    with pytest.raises(ValidationError, match="0 cautions"):
+        MemoryEstimate(**{**estimate, "cautions": (), "caution_codes": ("thin-headroom",)})
+
+
+@pytest.mark.parametrize("command", list(JSON_SCHEMA_TYPES))
+def test_the_schema_files_are_what_the_code_gives(command: str):
+    path = ROOT / "docs" / "schema" / f"{command}.json"
+    assert path.read_text(encoding="utf-8") == json_schema(command), "run python tests/shown_output.py"
+
+
+def schema_problems(value: Any, schema: dict[str, Any], defs: dict[str, Any], where: str = "$") -> list[str]:
+    """Where `value` breaks `schema` (the keywords pydantic's schemas use: $ref, anyOf, type, enum, const, properties,
+    required, additionalProperties, items, prefixItems, minimum, exclusiveMinimum, maximum, exclusiveMaximum), as
+    paths with what is wrong; empty where it is valid."""
+    if "$ref" in schema:
+        return schema_problems(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs, where)
+    if "anyOf" in schema:
+        fits = [schema_problems(value, option, defs, where) for option in schema["anyOf"]]
+        return [] if [] in fits else [f"{where}: fits none of anyOf: {fits}"]
+    types = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
+             "integer": int, "number": (int, float)}
+    kind = schema.get("type")
+    if kind is not None and (not isinstance(value, types[kind]) or (kind in ("integer", "number")
+                                                                    and isinstance(value, bool))):
+        return [f"{where}: {value!r} is not {kind}"]
+    if "enum" in schema and value not in schema["enum"] or "const" in schema and value != schema["const"]:
+        return [f"{where}: {value!r} is not one of {schema.get('enum', [schema.get('const')])}"]
+    bounds = {"minimum": lambda v, b: v >= b, "exclusiveMinimum": lambda v, b: v > b,
+              "maximum": lambda v, b: v <= b, "exclusiveMaximum": lambda v, b: v < b}
+    problems = [f"{where}: {value!r} breaks {key} {schema[key]}" for key, holds in bounds.items()
+                if key in schema and not holds(value, schema[key])]
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        problems += [f"{where}: missing {key}" for key in schema.get("required", []) if key not in value]
+        if schema.get("additionalProperties") is False:
+            problems += [f"{where}: unexpected {key}" for key in value if key not in properties]
+        for key, item in value.items():
+            if key in properties:
+                problems += schema_problems(item, properties[key], defs, f"{where}.{key}")
+    if isinstance(value, list):
+        fixed = schema.get("prefixItems", [])
+        problems += [problem for index, item in enumerate(value)
+                     for problem in schema_problems(item, fixed[index] if index < len(fixed)
+                                                    else schema.get("items", {}), defs, f"{where}[{index}]")]
+    return problems
+
+
+def check_against_schema(command: str, printed: Any) -> list[str]:
+    """`schema_problems` of what `solve` (`command`) printed against docs/schema/COMMAND.json."""
+    schema = json.loads((ROOT / "docs" / "schema" / f"{command}.json").read_text(encoding="utf-8"))
+    return schema_problems(printed, schema, schema.get("$defs", {}))
+
+
+def test_the_schema_check_finds_what_breaks_it():
+    [answer] = [a.as_json() for a in solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=6)]
+    answer["plans"][0]["caution_codes"] = ["no-such-code"]
+    answer["plans"][0]["gpus"] = "6"
+    answer["extra"] = 1
+    del answer["status"]
+    assert check_against_schema("solve", [answer]) == [
+        "$[0]: missing status", "$[0]: unexpected extra", "$[0].plans[0].gpus: '6' is not integer",
+        f"$[0].plans[0].caution_codes[0]: 'no-such-code' is not one of {[code.value for code in CautionCode]}"]
+
+
+@pytest.mark.parametrize("flags", [
+    ("--maximize", "len", "--gpus", "8", "--model", "8B", "--gpu", "h100", "--top", "3"),
+    ("--model", "14B", "--gpus", "2", "--len", "131072", "--gpu", "a100", "--explain"),
+    ("--model", "8B", "--gpus", "6", "--len", "32768", "--train-batch-size", "256"),
+    ("--model", "8B", "--gpus", "8", "--len", "32768", "--gpu", "a100", "--rollout-gpus", "4"),
+    ("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "65536", "--estimate"),
+    ("--from-config", "docs/examples/trinity.yaml", "--gpu", "h20"),
+])
+def test_real_solve_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...]):
+    monkeypatch.chdir(ROOT)
+    status, out, _ = cli(*flags, "--json")
+    assert status in (0, 1) and check_against_schema("solve", json.loads(out)) == []
+
+
+def test_real_cluster_json_is_valid_against_its_schema(cli, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    status, out, _ = cli("cluster", "docs/examples/fleet.yaml", "--json")
+    placed = json.loads(out)
+    assert status in (0, 1) and placed["placements"] and check_against_schema("cluster", placed) == []
