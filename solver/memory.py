@@ -186,7 +186,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`; `room`: the margin it was held to, `margin_room`)."""
         thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room) if self.fits else ""
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
-        cautions = cautions_of(model, max_model_len, thin, single, uneven_split_caution(gpus, sp, source=None), rocm_env)
+        uneven = uneven_split_caution(gpus, sp, source=None)
+        cautions = cautions_of(model, max_model_len, thin, single, uneven, rocm_env)
         return self.model_copy(update=caution_fields(cautions))
 
     @property

@@ -61,7 +61,8 @@ qwen3_moe configs within 1% of their model cards' sizes); a config of another re
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30,
-                 **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok")}, "moe_intermediate_size": 1 << 22}
+                 **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok")},
+                 "moe_intermediate_size": 1 << 22}
 """The largest value a config.json key may have: far beyond any model, but finite."""
 
 
