@@ -410,7 +410,7 @@ def _quoted_number(value: Any, whole: bool) -> bool:
         return False
     try:
         read = yaml.safe_load(value)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # ValueError: an int past Python's 4300 digits
         return False
     return isinstance(read, int if whole else (int, float)) and not isinstance(read, bool)
 
