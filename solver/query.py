@@ -16,6 +16,7 @@ from solver.rules import (
     host_ram_bound_words,
     host_ram_words,
     sp_degrees,
+    sp_degrees_within,
     sp_layout_violation,
     token_budget,
 )
@@ -393,7 +394,7 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
         problem = problem or sp_layout_violation(model, exact_gpus, sp, node_gpus, node_source)
     else:
         most = min(node_gpus, budget_gpus or node_gpus)
-        allowed = tuple(s for s in range(1, most + 1) if not sp_rule_violation(heads, kv_heads, s))
+        allowed = sp_degrees_within(model, most, node_gpus)
         room = f"that fit the budget of {counted(most, 'GPU')}, " if most < node_gpus else ""
         if not problem and budget_gpus is not None and sp > budget_gpus:
             problem = f"SP={sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus}"

@@ -35,7 +35,7 @@ from solver.model import (
     table_values,
     within_refuting_tables,
 )
-from solver.query import Undecided, make_query
+from solver.query import Undecided, check_sp, make_query
 from solver.rules import (
     SourceCell,
     host_ram_bound_words,
@@ -46,6 +46,8 @@ from solver.rules import (
     refuting_cell,
     refuting_row,
     rollout_layout,
+    sp_degrees,
+    sp_degrees_within,
     sp_gpus_violation,
     table_cells,
     tried_settings,
@@ -1415,3 +1417,17 @@ def test_cost_ranks_order_combinations_by_their_exact_costs(objective: str):
     for entry in ranks:  # the tier: the cost rank of the first combination of exactly its cost
         cost = exact_cost(weights, entry.combination)
         assert entry.cost_tier == min(rank for rank, c in enumerate(by_cost) if exact_cost(weights, c) == cost)
+
+
+@pytest.mark.parametrize("node_gpus", [4, 8])
+@pytest.mark.parametrize("budget_gpus", [1, 3, 6, 8, 16])
+def test_a_refused_sp_within_a_budget_lists_the_degrees_some_count_within_it_can_run(budget_gpus: int,
+                                                                                      node_gpus: int) -> None:
+    # One source for the SP degrees usable within a budget: those of some count within it, as sp_degrees gives a
+    # count's (check_sp listed the heads' degrees up to a node itself). A count past a node adds none.
+    for model in CATALOG.models:
+        usable = sorted({sp for gpus in range(1, budget_gpus + 1) for sp in sp_degrees(model, gpus, node_gpus)})
+        assert list(sp_degrees_within(model, budget_gpus, node_gpus)) == usable
+        with pytest.raises(QueryError) as refused:
+            check_sp(model, 64, None, budget_gpus, node_gpus)
+        assert str(refused.value).endswith(f": {', '.join(map(str, usable))})")
