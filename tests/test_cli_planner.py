@@ -440,7 +440,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"],
          ("solve: error: --weights /dev/zero: too large (the limit is 16 MB)")),
-        (["--from-config", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 256 KB)"),
+        (["--from-config", "/dev/zero"], "solve: error: --from-config /dev/zero: too large (the limit is 256 KB)"),
         (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number of tokens or of "
                                               "k (1024), got '1.5k'")),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""],
@@ -1060,9 +1060,10 @@ def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
     (["map", "--svg", "nox/f.svg"], "solve map: error: nox/f.svg: cannot write: Permission denied\n"),
     (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "nox/sub"],
      "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
-    (["--model-config", "nox/config.json", "--len", "8k"], ("solve: error: nox/config.json: cannot read: Permission "
-                                                            "denied\n")),
-    (["--model-config", "nox", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
+    (["--model-config", "nox/config.json", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot "
+                                                            "read: Permission denied\n")),
+    (["--model-config", "nox", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot read: "
+                                                "Permission denied\n")),
 ])
 def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path, solve_script: Path,
                                                                   argv: list[str], message: str):
@@ -3388,3 +3389,15 @@ def test_near_tabled_shape_compares_with_tabled_models_only(tmp_path: Path):
     assert catalog.near_tabled_shape(catalog.model("deeper")) is None
     assert catalog.near_tabled_shape(catalog.model("resized")) == (
         "Qwen3-8B's shape but for vocab_size 151669 (Qwen3-8B's: 151936)")
+
+
+@pytest.mark.parametrize(("flag", "rest"), [
+    ("--cells", ["--model", "4B", "--len", "8192"]), ("--weights", ["--model", "4B", "--len", "8192"]),
+    ("--memory-model", ["--model", "4B", "--len", "8192"]), ("--model-config", ["--len", "8192"]),
+    ("--from-config", []),
+])
+def test_a_file_an_option_gives_is_named_after_the_option_in_its_errors(cli, tmp_path: Path, flag: str, rest: list):
+    # --model-config's and --from-config's errors started with the bare path, where the others' named the option.
+    missing = tmp_path / "gone.yaml"
+    assert cli(*rest, flag, str(missing)) == (
+        2, "", f"solve: error: {flag} {missing}: cannot read: No such file or directory\n")

@@ -1203,8 +1203,8 @@ def test_a_model_config_without_tie_word_embeddings_of_an_unknown_type_is_refuse
     which = "model_type 'internlm2'" if model_type else "no model_type"
     status, out, err = cli("--model-config", str(path), "--gpu", "a100", "--len", "8k")
     assert (status, out) == (2, "")
-    assert err == (f"solve: error: {path}: tie_word_embeddings is not given, and with {which} its default is not known "
-                   "here: add \"tie_word_embeddings\": true or false (transformers' default is true unless the model's "
+    assert err == (f"solve: error: --model-config {path}: tie_word_embeddings is not given, and with {which} its "
+                   "default is not known here: add \"tie_word_embeddings\": true or false (transformers' default is true unless the model's "
                    "class says otherwise; Llama's and Qwen's say false, Gemma's true)\n")
 
 
@@ -2798,7 +2798,7 @@ def test_a_config_json_that_is_not_an_object_is_refused(cli, tmp_path: Path, tex
     path = tmp_path / "config.json"
     path.write_text(text, encoding="utf-8")
     status, out, err = cli("--model-config", str(path), "--gpu", "a100", "--len", "8k")
-    assert (status, out, err) == (2, "", f"solve: error: {path}: a config.json is a JSON object\n")
+    assert (status, out, err) == (2, "", f"solve: error: --model-config {path}: a config.json is a JSON object\n")
 
 
 def test_a_config_json_that_is_not_json_names_the_line(tmp_path: Path):

@@ -1421,8 +1421,7 @@ def test_cost_ranks_order_combinations_by_their_exact_costs(objective: str):
 
 @pytest.mark.parametrize("node_gpus", [4, 8])
 @pytest.mark.parametrize("budget_gpus", [1, 3, 6, 8, 16])
-def test_a_refused_sp_within_a_budget_lists_the_degrees_some_count_within_it_can_run(budget_gpus: int,
-                                                                                      node_gpus: int) -> None:
+def test_a_refused_sp_lists_the_degrees_some_count_within_the_budget_runs(budget_gpus: int, node_gpus: int) -> None:
     # One source for the SP degrees usable within a budget: those of some count within it, as sp_degrees gives a
     # count's (check_sp listed the heads' degrees up to a node itself). A count past a node adds none.
     for model in CATALOG.models:

@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar, get_args
 
@@ -24,9 +25,11 @@ from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
     MemoryModel,
+    Model,
     OneLineError,
     Weights,
     load_memory_model,
+    load_model_config,
     load_weights,
 )
 
@@ -102,25 +105,39 @@ def add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argumen
                         help="coefficients from `solve calibrate --out`")
 
 
-def _option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -> _Loaded | None:
-    """The file at `path` that option `flag` names, read by `load` (None without one); an error in it names the option
-    before the file, as --cells's do (``--memory-model FILE: ...``)."""
-    if path is None:
-        return None
+@contextmanager
+def errors_named_by(flag: str) -> Iterator[None]:
+    """Errors raised within about the file option `flag` gives (their message starts with its path) name the option
+    before the file, as --cells's and --write's do (``--memory-model FILE: ...``): every file an option gives is
+    named so in its errors."""
     try:
-        return load(path)
+        yield
     except OneLineError as error:
         raise type(error)(f"{flag} {error}") from None
 
 
+def option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -> _Loaded | None:
+    """The file at `path` that option `flag` names, read by `load` (None without one); its errors name the option
+    (`errors_named_by`)."""
+    if path is None:
+        return None
+    with errors_named_by(flag):
+        return load(path)
+
+
 def memory_model_option(path: Path | None) -> MemoryModel | None:
     """The --memory-model file's memory model (None without one); its errors name the option."""
-    return _option_file("--memory-model", load_memory_model, path)
+    return option_file("--memory-model", load_memory_model, path)
+
+
+def model_config_option(path: Path | None) -> Model | None:
+    """The --model-config file's model (None without one); its errors name the option."""
+    return option_file("--model-config", load_model_config, path)
 
 
 def weights_option(path: Path | None) -> Weights | None:
     """The --weights file's cost weights (None without one); its errors name the option."""
-    return _option_file("--weights", load_weights, path)
+    return option_file("--weights", load_weights, path)
 
 
 def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from solver.cli.atomic import writable_status
+from solver.cli.options import errors_named_by
 from solver.tables import (
     QueryError,
     model_config_file,
@@ -65,8 +66,9 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
         words = "the cluster file" if name == "file" else f"the file of --{name.replace('_', '-')}"
-        inputs += [(words, model_config_file(path) if name == "model_config" else path)
-                   for path in (value if isinstance(value, list) else [value]) if path is not None]
+        with errors_named_by("--model-config"):  # only its folder is looked into, which may refuse it
+            inputs += [(words, model_config_file(path) if name == "model_config" else path)
+                       for path in (value if isinstance(value, list) else [value]) if path is not None]
     return inputs
 
 
