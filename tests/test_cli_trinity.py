@@ -943,7 +943,8 @@ def test_bad_configs_exit_2_with_one_line_and_write_nothing(cli, tmp_path: Path,
 
 def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
     status, _, err = cli("--from-config", str(tmp_path / "nope.yaml"))
-    assert status == 2 and err == f"solve: error: --from-config {tmp_path / 'nope.yaml'}: cannot read: No such file or directory\n"
+    missing = tmp_path / "nope.yaml"
+    assert status == 2 and err == f"solve: error: --from-config {missing}: cannot read: No such file or directory\n"
 
 
 @pytest.mark.parametrize(
@@ -1029,7 +1030,8 @@ def test_a_config_without_a_length_names_the_missing_key(cli, tmp_path: Path):
     config = tmp_path / "nolen.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-4B\ncluster:\n  gpu_per_node: 4\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "a100") == (
-        2, "", f"solve: error: --from-config {config}: no model.max_model_len to plan for: give --len L (or --maximize len)\n")
+        2, "", (f"solve: error: --from-config {config}: no model.max_model_len to plan for: give --len L (or "
+                "--maximize len)\n"))
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--maximize", "len")
     assert status == 0 and "longest context on exactly 3 GPUs" in out
     # Trinity takes prompt and response together where max_model_len is not set, and so does the verdict.
@@ -1347,7 +1349,8 @@ def test_an_explore_config_is_refused_for_its_mode_even_when_its_engines_take_ev
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 8}}\n",
                       encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "a100") == (
-        2, "", f"solve: error: --from-config {config}: mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
+        2, "", f"solve: error: --from-config {config}: "
+               "mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
                "the trainer of mode both or train)\n")
 
 
@@ -1448,7 +1451,8 @@ def test_a_rollout_the_configs_engines_cannot_take_is_one_line(cli, tmp_path: Pa
     config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 3}}\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity") == (
-        2, "", f"solve: error: --from-config {config}: 8 rollout GPUs less the 0 of auxiliary models are not whole engines of "
+        2, "", f"solve: error: --from-config {config}: "
+               "8 rollout GPUs less the 0 of auxiliary models are not whole engines of "
                "3 GPUs each on nodes of 8: choose a trainer size with --gpus that leaves the config's engines exactly their GPUs\n")
 
 
@@ -1707,7 +1711,8 @@ def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_mo
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
     assert (status, out) == (2, "") and len(err.splitlines()) == 1
     # The way out comes before the list of the catalogue's models, which is long.
-    assert err.startswith(f"solve: error: --from-config {config}: model.model_path: unknown model 'global_step_100' (and no "
+    assert err.startswith(f"solve: error: --from-config {config}: "
+                          "model.model_path: unknown model 'global_step_100' (and no "
                           f"config.json at {tmp_path / folder / 'global_step_100'}): give --model M (a catalogue model "
                           "of its shape, such as the one it was fine-tuned from), or --model-config PATH (its "
                           "config.json); accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")
@@ -1736,7 +1741,8 @@ def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tm
                       "  gpu_per_node: 8\ntrainer:\n  trainer_config: *a8\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "7", "--write", str(patched)) == (
-        2, "", (f"solve: error: --from-config {config}: trainer.trainer_config must be a mapping, got [[[[...], [...], [...], "
+        2, "", (f"solve: error: --from-config {config}: "
+                "trainer.trainer_config must be a mapping, got [[[[...], [...], [...], "
                 "[...], [...], [...], ...], [[...]...\n"))
     assert not patched.exists()
 
@@ -2188,7 +2194,8 @@ def test_a_role_budget_out_of_range_is_refused_like_the_trainers(cli, tmp_path: 
                       "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
                       "      actor: {ppo_max_token_len_per_gpu: 1000000000}\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "h20") == (
-        2, "", (f"solve: error: --from-config {config}: trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
+        2, "", (f"solve: error: --from-config {config}: "
+                "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
                 "must be at most 16777216, got 1000000000\n"))
 
 
@@ -2460,7 +2467,8 @@ def test_an_external_rollout_model_is_refused_for_the_trainer_gets_no_gpu(cli, t
     config.write_text(f"model: {model}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--len", "8192")
     assert (status, out) == (2, "") and err == (
-        f"solve: error: --from-config {config}: an external rollout model (explorer.rollout_model.engine_type external, or "
+        f"solve: error: --from-config {config}: "
+        "an external rollout model (explorer.rollout_model.engine_type external, or "
         "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so there is nothing "
         "to plan\n")
 
@@ -2472,7 +2480,8 @@ def test_a_config_trained_by_tinker_is_refused_in_one_line(cli, tmp_path: Path, 
     config.write_text(trainer + "cluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--len", "8192")
     assert (status, out) == (2, "") and err == (
-        f"solve: error: --from-config {config}: the Tinker service trains this config (model.tinker.enable or trainer.trainer_type tinker), "
+        f"solve: error: --from-config {config}: "
+        "the Tinker service trains this config (model.tinker.enable or trainer.trainer_type tinker), "
         "so there is no trainer GPU to plan (rft-solver plans verl's FSDP trainer)\n")
 
 
@@ -2484,7 +2493,8 @@ def test_a_fragment_cannot_give_rollout_gpus_to_engines_that_run_elsewhere(cli, 
     # 16 trainer GPUs take two nodes of 8: the third holds 8 rollout GPUs, 2 for the auxiliary model's engine.
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "16", "--exact", "--emit", "trinity")
     assert (status, out) == (2, "") and err == (
-        f"solve: error: --from-config {config}: its rollout engines run elsewhere (engine_type tinker or external) and take none of "
+        f"solve: error: --from-config {config}: "
+        "its rollout engines run elsewhere (engine_type tinker or external) and take none of "
         "the 6 rollout GPUs on nodes of 8: choose a trainer size with --gpus that leaves the config's engines exactly their GPUs\n")
 
 
