@@ -5,8 +5,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar, get_args
 
@@ -18,6 +17,7 @@ from solver.cli.argtypes import (
     token_budget_mode,
     whole_number,
 )
+from solver.cli.paths import errors_named_by
 from solver.memory import DEFAULT_MARGIN
 from solver.query import MAX_WORKERS, TrinityVersion
 from solver.rules import NODE_GPUS
@@ -26,7 +26,6 @@ from solver.tables import (
     MAX_TRAIN_BATCH,
     MemoryModel,
     Model,
-    OneLineError,
     Weights,
     load_memory_model,
     load_model_config,
@@ -103,17 +102,6 @@ def add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argumen
                         f"{DEFAULT_MARGIN} for the shipped one)")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
                         help="coefficients from `solve calibrate --out`")
-
-
-@contextmanager
-def errors_named_by(flag: str) -> Iterator[None]:
-    """Errors raised within about the file option `flag` gives (their message starts with its path) name the option
-    before the file, as --cells's and --write's do (``--memory-model FILE: ...``): every file an option gives is
-    named so in its errors."""
-    try:
-        yield
-    except OneLineError as error:
-        raise type(error)(f"{flag} {error}") from None
 
 
 def option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -> _Loaded | None:

@@ -4,11 +4,13 @@ is given once)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from solver.cli.atomic import writable_status
-from solver.cli.options import errors_named_by
 from solver.tables import (
+    OneLineError,
     QueryError,
     model_config_file,
     resolved_path,
@@ -51,6 +53,17 @@ def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) 
     overwritten = input_at(inputs, target)
     if overwritten:
         raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
+
+
+@contextmanager
+def errors_named_by(flag: str) -> Iterator[None]:
+    """Errors raised within about the file option `flag` gives (their message starts with its path) name the option
+    before the file, as --cells's and --write's do (``--memory-model FILE: ...``): every file an option gives is
+    named so in its errors."""
+    try:
+        yield
+    except OneLineError as error:
+        raise type(error)(f"{flag} {error}") from None
 
 
 def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:

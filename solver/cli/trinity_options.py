@@ -11,8 +11,8 @@ from typing import Any
 
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
-from solver.cli.options import errors_named_by
 from solver.cli.output import print_escaped
+from solver.cli.paths import errors_named_by
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION, RolloutEngines
 from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
