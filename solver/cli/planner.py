@@ -21,7 +21,7 @@ from solver.cli.argtypes import (
     whole_number,
 )
 from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
+from solver.cli.notes import note_cells_elsewhere, note_gpu_variant, note_near_tabled_shape
 from solver.cli.options import (
     GPU_NAMES,
     add_cells_option,
@@ -254,6 +254,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
             if written is not None and answers[0].plans:
                 console.print(escaped_line(f"wrote {written}"))
     note_cells_elsewhere("solve", cells, catalog, args.gpu)
+    note_gpu_variant("solve", catalog, args.gpu)
 
 
 def _optimism_note(mine: Sequence[GpuType], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:
