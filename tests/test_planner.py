@@ -36,6 +36,7 @@ from solver.model import (
     within_refuting_tables,
 )
 from solver.query import Undecided, check_sp, make_query
+from solver.results import Answer
 from solver.rules import (
     SourceCell,
     host_ram_bound_words,
@@ -1190,11 +1191,15 @@ def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_
     # without "of host memory per node" again: "..., more than the pool's host_ram_gb of 64 GiB)".
     assert [host_ram_bound_words(400, "--host-ram"), pool.host_ram_bound_words, flags.host_ram_bound_words] == [
         "--host-ram 400", "the pool's host_ram_gb of 64 GiB", "--host-ram 64"]
-    # Named again after the limits named it in full, hardware is named briefly; a flag has no such short form.
+    # Hardware is named briefly, and not at all after the limits named it in full ("on nodes with more host memory
+    # than the pool's 64 GiB" after "64 GiB of host memory per node (the pool's host_ram_gb)" said it twice); a flag
+    # has no such short form.
     hardware = pool.model_copy(update={"host_ram_hardware": "the pool's"})
     assert [hardware.host_ram_hardware_words, pool.host_ram_hardware_words, flags.host_ram_hardware_words] == [
         "the pool's 64 GiB", "", ""]
-    assert hardware.more_host_ram_words == "with more host memory than the pool's 64 GiB"
+    assert hardware.more_host_ram_words() == "with more host memory than the pool's 64 GiB"
+    assert hardware.more_host_ram_words(named=True) == "with more host memory"
+    assert hardware.without_host_ram_words(named=True) == "on nodes with more host memory"
 
 
 def test_every_host_memory_line_ends_with_the_same_check_words():
@@ -1430,3 +1435,20 @@ def test_a_refused_sp_lists_the_degrees_some_count_within_the_budget_runs(budget
         with pytest.raises(QueryError) as refused:
             check_sp(model, 64, None, budget_gpus, node_gpus)
         assert str(refused.value).endswith(f": {', '.join(map(str, usable))})")
+
+
+def test_an_answer_says_whether_its_reason_named_the_query_s_limits():
+    # What follows a reason (solve cluster's --no-estimate clause) names the host memory again only where the reason
+    # did not: the answer says so, where a substring test of the reason's text did. Qwen3-4B at 131072 tokens within
+    # 16 GiB: "nothing in the tables ... trains with 16 GiB of host memory per node (...)"; Qwen3-32B has no tables.
+    def answered(model: str, length: int) -> Answer:
+        query = make_query(CATALOG, model=model, gpu="a100", max_model_len=length, budget_gpus=8, host_ram_gb=16,
+                           host_ram_source="the pool's host_ram_gb", estimate="never", objective="min_gpus")
+        return answer_for(CATALOG, query, "A100-80GB")
+
+    named, unnamed = answered("4B", 131072), answered("32B", 16384)
+    assert named.reason is not None and named.reason.startswith(
+        "nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per node")
+    assert unnamed.reason == "the tables have no Qwen3-32B on A100-80GB"
+    assert (named.limits_named, unnamed.limits_named) == (True, False)
+    assert "limits_named" not in named.as_json()
