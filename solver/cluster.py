@@ -1004,14 +1004,15 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
             # way with no room beside the rollout), said as such where that differs.
-            where, reason = pool.name, answer.reason
+            where = pool.name
             if job.rollout_gpus:
                 query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                                  "rollout_gpus": job.rollout_gpus})
-                if (beside := answer_for(planner.catalog, query, pool.gpu).reason) != reason:
+                if (beside := answer_for(planner.catalog, query, pool.gpu)).reason != answer.reason:
                     where = f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
-                    reason = beside
-            reasons.append(f"{where}: {reason}{_estimates_would(planner, query, pool, job.rollout_gpus, reason)}")
+                    answer = beside
+            reasons.append(f"{where}: {answer.reason}"
+                           f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
     return "; ".join(reasons) or "no pool it may use"
 
 
@@ -1021,31 +1022,34 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
     return room is not None and room[1] <= pool.nodes
 
 
-def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, reason: str | None) -> str:
+def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, limits_named: bool) -> str:
     """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
     on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
     where the pool's host memory rules theirs out and the tables' too (a plan of the tables on nodes with more of it
     is the reason's to name), the one they would give without it and the host memory it needs, with the least host
-    memory one of theirs beside the rollout needs, where that is less ("" otherwise). The pool's host memory is
-    named briefly (``the pool's 16 GiB``) where the planner's `reason` named it in full already, among its limits."""
+    memory one of theirs beside the rollout needs, where that is less ("" otherwise): in parentheses after the
+    planner's reason, or, where that named the pool's host memory in full already among its limits (`limits_named`;
+    it may end in their parentheses), in a clause after a semicolon, as the reason's own, that does not name the
+    figure again."""
     if planner.estimate != "never":
         return ""
+    (opening, closing) = ("; ", "") if limits_named else (" (", ")")
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
-        return f" ({estimated_plan_words(plan)}: drop --no-estimate)"
+        return f"{opening}{estimated_plan_words(plan)}: drop --no-estimate{closing}"
     if pool.host_ram_gb is None or _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None):
         return ""
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto", host_ram_gb=None):
         lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
         least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
-        named = reason is not None and query.host_ram_limit_words in reason
-        bound = query.host_ram_hardware_words if named else query.host_ram_bound_words
-        return f" ({estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query, plan, bound)}{least})"
+        bound = "the pool's nodes have" if limits_named else query.host_ram_bound_words
+        return (f"{opening}{estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query, plan, bound)}"
+                f"{least}{closing}")
     return ""
 
 
 def _host_over_pool_words(planner: _Planner, query: Query, plan: Plan, bound: str) -> str:
     """The host memory a plan of `query`'s model needs per node, more than its pool's (`bound`, the pool's host memory
-    in words: `Query.host_ram_bound_words`, or `Query.host_ram_hardware_words`), in words."""
+    in words: `Query.host_ram_bound_words`, or what its nodes have), in words."""
     return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound)
 
 

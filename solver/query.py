@@ -16,6 +16,7 @@ from solver.rules import (
     host_ram_bound_words,
     host_ram_words,
     sp_degrees,
+    sp_degrees_within,
     sp_layout_violation,
     token_budget,
 )
@@ -173,29 +174,30 @@ class Query(Frozen):
         pool's host_ram_gb of 64 GiB``); empty when none."""
         return host_ram_bound_words(self.host_ram_gb, self.host_ram_source) if self.host_ram_gb is not None else ""
 
-    @property
-    def more_host_ram_words(self) -> str:
+    def more_host_ram_words(self, named: bool = False) -> str:
         """Where host memory is no flag to drop (hardware, `host_ram_hardware`, or a caller's own words for it): more
-        of it, in words (``with more host memory than the pool's 32 GiB``, ``... than the node's RAM of 64 GiB``);
-        empty otherwise."""
+        of it, in words: ``with more host memory`` where the words before have `named` it among the limits
+        (`limit_flags`), else ``with more host memory than the pool's 32 GiB`` (``... than the node's RAM of 64
+        GiB``); empty otherwise."""
         if self.host_ram_gb is None or self.host_ram_source.startswith("--"):
             return ""
-        return f"with more host memory than {self.host_ram_hardware_words or self.host_ram_bound_words}"
+        than = "" if named else f" than {self.host_ram_hardware_words or self.host_ram_bound_words}"
+        return f"with more host memory{than}"
 
     @property
     def host_ram_hardware_words(self) -> str:
-        """Host memory that is hardware (`host_ram_hardware`), named briefly, as a reason names it again after its
-        limits (`limit_flags`) named it in full: ``the pool's 32 GiB``; empty otherwise."""
+        """Host memory that is hardware (`host_ram_hardware`), named briefly: ``the pool's 32 GiB``; empty
+        otherwise."""
         if self.host_ram_gb is None or self.host_ram_hardware is None:
             return ""
         return f"{self.host_ram_hardware} {shown_number(self.host_ram_gb)} GiB"
 
-    @property
-    def without_host_ram_words(self) -> str:
+    def without_host_ram_words(self, named: bool = False) -> str:
         """Where a plan needs more host memory than the query gives: what it takes, in words: ``without --host-ram``
         (a limit), ``on nodes with more host memory than the pool's 32 GiB`` (hardware), or ``with more host memory
-        than the node's RAM of 64 GiB`` (a caller's own words for it)."""
-        if not (more := self.more_host_ram_words):
+        than the node's RAM of 64 GiB`` (a caller's own words for it); without the figure where the words before have
+        `named` it (`more_host_ram_words`)."""
+        if not (more := self.more_host_ram_words(named)):
             return f"without {self.host_ram_source}"
         return f"on nodes {more}" if self.host_ram_hardware is not None else more
 
@@ -393,7 +395,7 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
         problem = problem or sp_layout_violation(model, exact_gpus, sp, node_gpus, node_source)
     else:
         most = min(node_gpus, budget_gpus or node_gpus)
-        allowed = tuple(s for s in range(1, most + 1) if not sp_rule_violation(heads, kv_heads, s))
+        allowed = sp_degrees_within(model, most, node_gpus)
         room = f"that fit the budget of {counted(most, 'GPU')}, " if most < node_gpus else ""
         if not problem and budget_gpus is not None and sp > budget_gpus:
             problem = f"SP={sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus}"

@@ -547,6 +547,9 @@ class Answer(_Timed):
         "when no plan trains the asked length: the longest plan within the same budget and pins"))
     alternatives: Alternatives | None = Field(default=None, exclude=True, description=(
         "when there is no plan (and it was worked out why): the plans of the query changed one way"))
+    limits_named: bool = Field(default=False, exclude=True, description=(
+        "when there is no plan: whether the reason names the query's limits (its pins, host memory and train batch) "
+        "in full, as words after it need not again"))
     measured: Plan | None = Field(default=None, description=(
         "when the best plan is estimated but the tables have a plan for the same question (budget, length, "
         "pins): the tables' best, documented or inferred"))

@@ -444,6 +444,13 @@ def sp_degrees(model: Model, gpus: int, node_gpus: int | None = None) -> tuple[i
     return tuple(sp for sp in range(1, gpus + 1) if not sp_layout_violation(model, gpus, sp, node_gpus or gpus))
 
 
+def sp_degrees_within(model: Model, budget_gpus: int, node_gpus: int) -> tuple[int, ...]:
+    """The SP degrees that can run `model` on some count of at most `budget_gpus` trainer GPUs in nodes of `node_gpus`
+    (`sp_degrees` of each count; an SP group fits in one node, so the counts up to a node's size have them all)."""
+    counts = range(1, min(budget_gpus, node_gpus) + 1)
+    return tuple(sorted({sp for gpus in counts for sp in sp_degrees(model, gpus, node_gpus)}))
+
+
 def sp_layout_violation(
     model: Model, gpus: int, sp: int, node_gpus: int, source: str = "--node-gpus"
 ) -> str | None:

@@ -392,9 +392,9 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
             return _answer(query, gpu, "infeasible", (), started, reason="no plan",
                            reason_code=ReasonCode.NOT_EXPLAINED)
         nearby = _Nearby(catalog, query, gpu)
-        code, why, nearest = _no_plan_reason(catalog, data, query, nearby)
-        return _answer(query, gpu, "infeasible", (), started, reason=why, reason_code=code, nearest=nearest,
-                       alternatives=nearby.solved())
+        why = _no_plan_reason(catalog, data, query, nearby)
+        return _answer(query, gpu, "infeasible", (), started, reason=why.text, reason_code=why.code,
+                       nearest=why.nearest, alternatives=nearby.solved(), limits_named=why.limits_named)
     return _answer(query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {time_limit_words(query)}",
                    reason_code=ReasonCode.TIME_LIMIT)
@@ -493,6 +493,7 @@ def _answer(
     reason_code: ReasonCode | None = None,
     nearest: Plan | None = None,
     alternatives: Alternatives | None = None,
+    limits_named: bool = False,
 ) -> Answer:
     """The answer on `gpu`: what `query` asked, its status, plans and reason (with its code), and the time since
     `started`."""
@@ -518,6 +519,7 @@ def _answer(
         plans=tuple(plans),
         nearest=nearest,
         alternatives=alternatives,
+        limits_named=limits_named,
         objective_value=objective_value,
         bound=bound,
         wall_time_s=time.monotonic() - started,
@@ -704,14 +706,16 @@ class _Nearest(NamedTuple):
         return (self.lifted <= other.lifted and self.plan.gpus <= other.plan.gpus
                 and self.plan.max_model_len >= other.plan.max_model_len)
 
-    def nodes_words(self, query: Query) -> str:
+    def nodes_words(self, query: Query, named: bool = False) -> str:
         """Where the plan takes other nodes than `query`'s, larger ones or, where its host memory is hardware, ones with
         more of it, or, where `query.count_nodes`, more GPUs than one of `query`'s nodes: those, in words, with how
         many it takes in the last case (the trainer's, and the rollout's where the plan keeps its layout: ``on 2 nodes
-        of 8 GPUs with more host memory than the pool's 32 GiB, ``, ``on nodes of 8 GPUs, ``); "" otherwise."""
+        of 8 GPUs with more host memory than the pool's 32 GiB, ``, ``on nodes of 8 GPUs, ``; the figure left out
+        where the words before have `named` the host memory: `Query.more_host_ram_words`); "" otherwise."""
         spans = query.count_nodes and self.plan.gpus > query.node_gpus
         size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus or spans else ""
-        host = f" {query.more_host_ram_words}" if "host_ram" in self.lifted and query.more_host_ram_words else ""
+        more = query.more_host_ram_words(named)
+        host = f" {more}" if "host_ram" in self.lifted and more else ""
         layout = (rollout_layout(self.plan.gpus, query.rollout_gpus, self.node_gpus)
                   if query.rollout_gpus and "rollout_layout" not in self.lifted else None)
         nodes = counted(layout[0] if layout else -(-self.plan.gpus // self.node_gpus), "node") if spans else "nodes"
@@ -724,7 +728,7 @@ class _Nearest(NamedTuple):
         flags = " ".join(filter(None, (
             query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
                                      for pin in ("sp", "env", "offload")}).pin_flags,
-            query.host_ram_limit_words if "host_ram" in lifted and not query.more_host_ram_words else "",
+            query.host_ram_limit_words if "host_ram" in lifted and not query.more_host_ram_words() else "",
             f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
         drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
         return " and ".join(filter(None, (
@@ -769,11 +773,12 @@ def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Ne
     return larger
 
 
-def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
+def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bool = False) -> str:
     """The nearest plan of `query`, which has none (`_nearest_on_nodes`), and the changes it takes, in words: ``; more
     trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``,
     ``; on nodes of 8 GPUs, 131072 tokens trains: ...`` ("" when none, and for an exact count when maximising the
-    length: which count's longest is nearest is no question of lifts)."""
+    length: which count's longest is nearest is no question of lifts); `named`: the words before name the query's
+    limits (`_Nearest.nodes_words`)."""
     nearest = None if query.exact and query.max_model_len is None else _nearest_on_nodes(catalog, data, query)
     if nearest is None:
         return ""
@@ -788,7 +793,7 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
         said = f"{head + ' train' if head else ''} {query.max_model_len} tokens{'' if head else ' trains'}{condition}"
     at_length = f" at {plan.max_model_len} tokens" if query.max_model_len is None else ""
     free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
-    return (f"; {nearest.nodes_words(query)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
+    return (f"; {nearest.nodes_words(query, named)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
             f"{at_length}{plan.lowered_words} ({plan.evidence_label}){free}{nearest.host_words(data.shape)}")
 
 
@@ -843,28 +848,41 @@ def _may_lower_budget(query: Query) -> bool:
     return query.token_budget == "default" and query.estimate != "never" and query.max_model_len is not None
 
 
-def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query,
-                    nearby: _Nearby) -> tuple[ReasonCode, str, Plan | None]:
-    """Name the limit that leaves `query` without a plan on this GPU type (its code and words), found by solving
-    again (and from the plans `nearby`); and, when only the length is out of reach, the longest plan within the
-    same budget and pins."""
+class _NoPlanReason(NamedTuple):
+    """Why a query has no plan (`code` and `text`); the longest plan within its budget and pins where only the length
+    is out of reach (`nearest`); and whether `text` names the query's limits (`Query.limit_flags`) in full."""
+
+    code: ReasonCode
+    text: str
+    nearest: Plan | None = None
+    limits_named: bool = False
+
+
+def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> _NoPlanReason:
+    """Name the limit that leaves `query` without a plan on this GPU type, found by solving again (and from
+    the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
+    and pins."""
     where = f"{data.model} on {data.gpu}"
     if query.exact and (exact := _exact_count_reason(catalog, data, query, where)):
-        return ReasonCode.EXACT_COUNT_HAS_NO_PLAN, exact, None
+        return _NoPlanReason(ReasonCode.EXACT_COUNT_HAS_NO_PLAN, exact)
     if min(data.counts) > query.budget_gpus:
-        return (ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,
-                f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({_counts_words(data)})", None)
+        return _NoPlanReason(ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,
+                             f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} "
+                             f"({_counts_words(data)})")
     if rollout := _rollout_layout_reason(catalog, data, query, where):
-        return ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT, rollout, None
+        return _NoPlanReason(ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT, rollout)
     if query.objective != "max_len" and (beyond := _beyond_length_reason(catalog, data, query, nearby, where)):
         return beyond
     sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
     trains = f"trains{' with ' + limits if limits else ''}"
-    pins, lifted = _without_pins(catalog, data, query, nearby), _lifted_limits_words(catalog, data, query, nearby)
+    named = bool(limits)
+    pins, lifted = (_without_pins(catalog, data, query, nearby),
+                    _lifted_limits_words(catalog, data, query, nearby, named))
     # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
     way = lifted or (query.pin_flags and nearby.plan("without_pins") is not None)
-    return ReasonCode.NOTHING_TRAINS, (f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
-                                       f"{'' if way else _nearest_words(catalog, data, query)}"), None
+    return _NoPlanReason(ReasonCode.NOTHING_TRAINS,
+                         f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
+                         f"{'' if way else _nearest_words(catalog, data, query, named)}", limits_named=named)
 
 
 def _counts_words(data: PlanningData) -> str:
@@ -903,7 +921,7 @@ def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, w
 
 
 def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
-                          where: str) -> tuple[ReasonCode, str, Plan | None] | None:
+                          where: str) -> _NoPlanReason | None:
     """For `query`'s length, which no plan trains: that it is beyond what the tables allow, with the longest plan
     within the same budget and pins (and that plan), or that a shorter length was left open by the time limit (each
     with its code); None where no length trains."""
@@ -911,29 +929,31 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
     longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None, "top": 1}),
                          data.gpu, explained=False)
     if longest.status == "unknown":  # a shorter length may train: that much is open
-        return (ReasonCode.SHORTER_LENGTH_UNDECIDED,
-                (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
-                 f"length has one was not decided within the time limit of {time_limit_words(query)}"), None)
+        return _NoPlanReason(ReasonCode.SHORTER_LENGTH_UNDECIDED,
+                             f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a "
+                             "shorter length has one was not decided within the time limit of "
+                             f"{time_limit_words(query)}")
     if not longest.plans:
         return None
     best = longest.plans[0]
     if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
         best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len, "top": 1}),
                              data.gpu) or best
-    limit = f" with {limits}" if limits else ""
-    lifted = _lifted_limits_words(catalog, data, query, nearby)
-    words = (f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-             f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
-             f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
-             f"{lifted or _nearest_words(catalog, data, query)}")
-    return ReasonCode.LENGTH_BEYOND_REACH, words, best
+    limit, named = (f" with {limits}" if limits else ""), bool(limits)
+    lifted = _lifted_limits_words(catalog, data, query, nearby, named)
+    return _NoPlanReason(ReasonCode.LENGTH_BEYOND_REACH,
+                         f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
+                         f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
+                         f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
+                         f"{lifted or _nearest_words(catalog, data, query, named)}", best, named)
 
 
-def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
+def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
+                         named: bool = False) -> str:
     """What trains the asked length with one of `query`'s limits lifted, in words, each after a semicolon: without
     --host-ram, with a train batch its ranks divide, on fewer GPUs than an exact count, with a lowered token
-    budget ("" where none does)."""
-    return (f"{_host_need(catalog, data, query, nearby)}{_batch_need(catalog, data, query)}"
+    budget ("" where none does); `named`: the words before name the query's limits (`_host_need`)."""
+    return (f"{_host_need(catalog, data, query, nearby, named)}{_batch_need(catalog, data, query)}"
             f"{(fewer := _fewer_gpus_words(catalog, data, query))}"
             f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}")
 
@@ -984,17 +1004,18 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
             f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})")
 
 
-def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
+def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby, named: bool = False) -> str:
     """When --host-ram is what rules the plans out (without it one exists): the plan without it, and the host
     memory per node it needs, in words, with the least a plan needs where that is less; where the pins rule out
     the plans without it, the plan without both; else where Trinity's default token budget rules them out too (a
-    lowered one alone trains nothing), the plan without it at a lowered one (``--token-budget auto``); "" otherwise."""
+    lowered one alone trains nothing), the plan without it at a lowered one (``--token-budget auto``); "" otherwise.
+    `named`: the words before name the query's host memory (`Query.without_host_ram_words`)."""
     if query.host_ram_gb is None:
         return ""
     unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
     best = answer_for(catalog, unlimited, data.gpu, explained=False).best
     if best is not None:
-        return (f"; {query.without_host_ram_words}, {_host_words(data.shape, query.node_gpus, best)}"
+        return (f"; {query.without_host_ram_words(named)}, {_host_words(data.shape, query.node_gpus, best)}"
                 f"{least_host_words(catalog, unlimited, best, data.gpu)}")
     if query.pin_flags:
         unpinned = unlimited.model_copy(update={"sp": None, "env": None, "offload": None})
@@ -1008,7 +1029,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     best = answer_for(catalog, lowered, data.gpu, explained=False).best
     if best is None or not best.lowered_budget:
         return ""
-    return (f"; {query.without_host_ram_words} and with --token-budget auto, "
+    return (f"; {query.without_host_ram_words(named)} and with --token-budget auto, "
             f"{_host_words(data.shape, query.node_gpus, best)}")
 
 

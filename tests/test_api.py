@@ -1451,12 +1451,13 @@ def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_
 
 def test_a_nearest_plan_past_a_callers_own_host_memory_names_more_of_it_not_a_flag_to_drop():
     # A caller's own words for host memory are no flag: the nearest plan on more GPUs says it needs more host memory,
-    # where it said "if you also drop the node's RAM 32".
+    # where it said "if you also drop the node's RAM 32" (not its figure again: the reason named it among its limits).
     query = solver.make_query(CATALOG, model="4B", gpu="h100", max_model_len=131072, budget_gpus=2, host_ram_gb=32,
                               host_ram_source="the node's RAM")
     (answer,) = answer_query(query, CATALOG)
-    assert ("; on nodes with more host memory than the node's RAM of 32 GiB, more trainer GPUs train 131072 tokens: "
-            "Env + SP=8 on 8 GPUs (estimated, extrapolated)") in answer.reason
+    assert ("with 32 GiB of host memory per node (the node's RAM): the longest is 30720 on the 1024-token grid (Env + "
+            "SP=2 on 2 GPUs, estimated); on nodes with more host memory, more trainer GPUs train 131072 tokens: Env + "
+            "SP=8 on 8 GPUs (estimated, extrapolated)") in answer.reason
     assert "drop" not in answer.reason
 
 
@@ -1482,6 +1483,7 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
     Console(file=shown, width=300).print(answers_view(judged, from_config, CATALOG))
     assert ("it needs 30.6 GiB of host memory per node while the model loads, more than the node's RAM of 30 GiB;"
             ) in " ".join(shown.getvalue().split())
-    # The way forward names more of it in the same words, not "without the node's RAM".
-    assert ("; with more host memory than the node's RAM of 30 GiB, SP=2 on 6 GPUs trains it (32768 tokens)"
+    # The way forward names more of it, not "without the node's RAM", after the reason named it among its limits.
+    assert ("trains with 30 GiB of host memory per node (the node's RAM) and a train batch of 768"
             ) in " ".join(shown.getvalue().split())
+    assert "; with more host memory, SP=2 on 6 GPUs trains it (32768 tokens)" in " ".join(shown.getvalue().split())

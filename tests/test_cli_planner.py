@@ -102,7 +102,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
 
 def test_json_answers_echo_the_length_exact_and_pins_they_were_asked_for(cli):
     # Two answers that differ only by --exact, or by a pin, can be told apart by the JSON alone.
-    asked = ("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100")
+    asked = ("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100-80g")
     (_, [within]), (_, [exactly]) = run_json(cli, *asked), run_json(cli, *asked, "--exact")
     assert (within["exact"], exactly["exact"], within["max_model_len"], exactly["max_model_len"]) == (
         False, True, 32768, 32768)
@@ -114,7 +114,7 @@ def test_json_answers_echo_the_length_exact_and_pins_they_were_asked_for(cli):
     status, [free] = run_json(cli, *asked, "--sp", "2", "--env")  # Offload left free: null
     assert (status, free["pins"], free["plans"][0]["offload"]) == (0, {"sp": 2, "env": True, "offload": None}, True)
     # Maximising the length asks none: null; no plan still echoes the length asked.
-    status, [longest] = run_json(cli, "--model", "8B", "--gpus", "4", "--gpu", "a100", "--maximize", "len")
+    status, [longest] = run_json(cli, "--model", "8B", "--gpus", "4", "--gpu", "a100-80g", "--maximize", "len")
     assert (status, longest["objective"], longest["max_model_len"], longest["exact"]) == (0, "max_len", None, False)
     status, [none] = run_json(cli, "--model", "8B", "--len", "131072", "--gpus", "4", "--gpu", "h20")
     assert (status, none["plans"], none["max_model_len"], none["nearest"]["max_model_len"]) == (1, [], 131072, 122880)
@@ -141,7 +141,7 @@ def test_fewest_gpus(cli):
 def test_top_ranks_the_alternatives_by_cost(cli):
     # Each plan after the first costs more and uses fewer GPUs: SP=4 or Env + SP=2 on 4 GPUs would cost more
     # than SP=2 there, and the 1-GPU table has no Qwen3-4B plan at 32768.
-    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "a100", "--top", "5")
+    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "a100-80g", "--top", "5")
     plans = answers[0]["plans"]
     assert status == 0 and [(p["gpus"], p["env"], p["offload"], p["sp"], p["evidence"]) for p in plans] == [
         (4, False, False, 2, "documented"), (2, True, False, 2, "documented")]
@@ -208,7 +208,8 @@ def test_pins_fix_part_of_the_plan(cli):
     assert status == 0 and (best["gpus"], best["sp"], best["env"], best["offload"]) == (4, 2, True, True)
     assert best["evidence"] == "inferred"
     assert best["source"] == {"model": "Qwen3-14B", "gpus": 4, "max_model_len": 40960, "setting": "Env + Offload + SP=2"}
-    status, answers = run_json(cli, "--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu", "a100")
+    status, answers = run_json(cli, "--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu",
+                               "a100-80g")
     assert status == 1 and answers[0]["plans"] == []
     assert answers[0]["reason"].endswith("within 1 GPU trains with --no-offload (without --no-offload: Env + Offload "
                                          "on 1 GPU trains it, documented)")
@@ -217,7 +218,7 @@ def test_pins_fix_part_of_the_plan(cli):
 def test_weights_file_changes_the_cost(cli, tmp_path: Path):
     weights = tmp_path / "w.yaml"
     weights.write_text("offload: 0.5\nsp: 0.25\nenv: 0.0\n", encoding="utf-8")
-    status, answers = run_json(cli, "--model", "4B", "--maximize", "len", "--gpus", "4", "--gpu", "a100",
+    status, answers = run_json(cli, "--model", "4B", "--maximize", "len", "--gpus", "4", "--gpu", "a100-80g",
                                "--weights", str(weights))
     assert status == 0 and answers[0]["plans"][0]["cost"] == 0.25 * 1.5 * 1.75
 
@@ -250,13 +251,14 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
 def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeypatch: pytest.MonkeyPatch):
     # Undecided is not "no plan": the line under its reason names the remedy, a longer --time-limit, not --explain.
     monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
-    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8192", "--time-limit", "2")
+    status, out, _ = cli("--model", "4B", "--gpu", "a100-80g", "--len", "8192", "--time-limit", "2")
     assert status == 1 and out.splitlines()[1:3] == [
         "no plan found within the time limit of 2 s",
         "a longer --time-limit lets the search find a plan or prove that none exists"]
     assert "--explain says why" not in out
     # With --emit (no view), the note on stderr says so too.
-    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "8192", "--time-limit", "2", "--emit", "trinity")
+    status, out, err = cli("--model", "4B", "--gpu", "a100-80g", "--len", "8192", "--time-limit", "2", "--emit",
+                           "trinity")
     assert (status, out, err) == (1, "", (
         "solve: A100-80GB: no plan found within the time limit of 2 s: a longer --time-limit lets the search find a "
         "plan or prove that none exists\n"))
@@ -441,7 +443,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"],
          ("solve: error: --weights /dev/zero: too large (the limit is 16 MB)")),
-        (["--from-config", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 256 KB)"),
+        (["--from-config", "/dev/zero"], "solve: error: --from-config /dev/zero: too large (the limit is 256 KB)"),
         (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number of tokens or of "
                                               "k (1024), got '1.5k'")),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""],
@@ -636,7 +638,7 @@ def test_commands_that_do_not_solve_do_not_import_ortools(argv: list[str],
 
 
 def test_a_tabled_plan_the_memory_model_doubts_says_the_table_decides(cli):
-    flags = ["--model", "8B", "--gpu", "a100", "--gpus", "4", "--maximize", "len"]
+    flags = ["--model", "8B", "--gpu", "a100-80g", "--gpus", "4", "--maximize", "len"]
     _, answers = run_json(cli, *flags)
     best = answers[0]["plans"][0]
     assert best["evidence"] == "documented" and best["headroom_gb"] < 0  # the model is cautious for this cell
@@ -647,8 +649,8 @@ def test_a_tabled_plan_the_memory_model_doubts_says_the_table_decides(cli):
 
 
 def test_a_hugging_face_id_names_its_model(cli):
-    _, by_id = run_json(cli, "--model", "Qwen/Qwen3-8B", "--len", "32k", "--gpu", "a100")
-    _, by_name = run_json(cli, "--model", "8B", "--len", "32k", "--gpu", "a100")
+    _, by_id = run_json(cli, "--model", "Qwen/Qwen3-8B", "--len", "32k", "--gpu", "a100-80g")
+    _, by_name = run_json(cli, "--model", "8B", "--len", "32k", "--gpu", "a100-80g")
     assert by_id == by_name and by_id[0]["model"] == "Qwen3-8B"
 
 
@@ -809,20 +811,20 @@ def test_a_plan_the_time_limit_left_unproven_is_not_called_the_best(cli, monkeyp
     answer_query = solver.cli.planner.answer_query
     monkeypatch.setattr(solver.cli.planner, "answer_query", lambda *args, **kwargs: tuple(
         answer.model_copy(update={"status": "feasible"}) for answer in answer_query(*args, **kwargs)))
-    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--top", top)
+    status, out, _ = cli("--model", "4B", "--gpu", "a100-80g", "--len", "32k", "--top", top)
     assert status == 0 and "\ncost           0.1833 relative step time (best found)\n" in out
     assert out.endswith(f"\nthe time limit stopped the search before it proved {which} the best: a longer "
                         "--time-limit may find better ones\n\n")
-    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--emit", "trinity")
+    status, out, err = cli("--model", "4B", "--gpu", "a100-80g", "--len", "32k", "--emit", "trinity")
     assert status == 0 and out.startswith("# Trinity-RFT settings") and err == (
         "solve: A100-80GB: the time limit stopped the search before it proved this plan the best: a longer "
         "--time-limit may find better ones\n")
 
 
 def test_a_proven_plan_is_called_the_best_and_nothing_more_is_said(cli):
-    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k")
+    status, out, err = cli("--model", "4B", "--gpu", "a100-80g", "--len", "32k")
     assert status == 0 and "\ncost           0.1833 relative step time (best)\n" in out and "time limit" not in out
-    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--emit", "trinity")
+    status, out, err = cli("--model", "4B", "--gpu", "a100-80g", "--len", "32k", "--emit", "trinity")
     assert status == 0 and err == ""
 
 
@@ -1061,9 +1063,10 @@ def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
     (["map", "--svg", "nox/f.svg"], "solve map: error: nox/f.svg: cannot write: Permission denied\n"),
     (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "nox/sub"],
      "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
-    (["--model-config", "nox/config.json", "--len", "8k"], ("solve: error: nox/config.json: cannot read: Permission "
-                                                            "denied\n")),
-    (["--model-config", "nox", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
+    (["--model-config", "nox/config.json", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot "
+                                                            "read: Permission denied\n")),
+    (["--model-config", "nox", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot read: "
+                                                "Permission denied\n")),
 ])
 def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path, solve_script: Path,
                                                                   argv: list[str], message: str):
@@ -1080,7 +1083,7 @@ def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
-@pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100"],
+@pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100-80g"],
                                   ["--help"]])
 def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script: Path, argv: list[str]):
     with open("/dev/full", "w") as full:
@@ -1165,7 +1168,8 @@ def test_standard_streams_without_a_descriptor_are_written_as_they_are(monkeypat
 def test_stdout_that_cannot_encode_a_character_writes_the_tools_own_in_ascii(solve_script: Path,
                                                                              environment: dict[str, str]):
     # The tool's own characters (the title's middle dots) in ASCII; a name from the input (the GPU's) as "?".
-    result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "a100"], capture_output=True,
+    result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "a100-80g"],
+                            capture_output=True,
                             text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "",
                                                                      **environment})
     assert (result.returncode, result.stderr) == (0, "")
@@ -1173,7 +1177,7 @@ def test_stdout_that_cannot_encode_a_character_writes_the_tools_own_in_ascii(sol
 
 
 def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(solve_script: Path):
-    result = subprocess.run([str(solve_script), "map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2"],
+    result = subprocess.run([str(solve_script), "map", "--gpu", "a100-80g", "--model", "4B", "--gpus-up-to", "2"],
                             capture_output=True, text=True, timeout=60, check=False,
                             env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert (result.returncode, result.stderr) == (0, "")
@@ -1265,12 +1269,12 @@ def test_a_request_to_end_is_left_to_a_host_programs_own_handler(cli, monkeypatc
     monkeypatch.setattr(solver.cli.planner, "answer_query", answer_query)
     previous = signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
     try:
-        status, out, err = cli("--model", "4B", "--len", "32k", "--gpu", "a100")
+        status, out, err = cli("--model", "4B", "--len", "32k", "--gpu", "a100-80g")
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert (status, received, err) == (0, [signal.SIGTERM], "") and out.startswith("A100-80GB")
     monkeypatch.setattr(solver.cli.planner, "answer_query", real)
-    assert cli("--model", "4B", "--len", "32k", "--gpu", "a100")[0] == 0
+    assert cli("--model", "4B", "--len", "32k", "--gpu", "a100-80g")[0] == 0
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 
 
@@ -1346,12 +1350,14 @@ def test_an_error_line_shows_a_long_name_or_value_cut_short(cli, argv: list[str]
 def test_no_plan_for_want_of_a_rollout_layout_says_so(cli):
     # 1 trainer GPU and 8 rollout GPUs fit no layout on nodes of 8: the reason names it without --explain, and the
     # nearest plan, on a whole node beside the rollout's.
-    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "1", "--rollout-gpus", "8", "--gpu", "a100")
+    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "1", "--rollout-gpus", "8", "--gpu",
+                               "a100-80g")
     assert status == 1 and answers[0]["reason"] == (
         "no plan for 1 or fewer trainer GPUs with Qwen3-4B on A100-80GB: none of them leaves the 8 rollout GPUs "
         "(--rollout-gpus) room on nodes of 8, in the trainer's node, filling it and whole nodes more, or on nodes of "
         "their own beside a trainer on whole nodes; more trainer GPUs train 32768 tokens: SP=2 on 8 GPUs (inferred)")
-    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "8", "--rollout-gpus", "8", "--gpu", "a100")
+    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "8", "--rollout-gpus", "8", "--gpu",
+                               "a100-80g")
     assert status == 0 and answers[0]["plans"][0]["gpus"] == 8
 
 
@@ -1472,7 +1478,7 @@ def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):
 
 
 def test_a_lowered_token_budget_never_shortens_the_longest_context(cli):
-    for gpu in ("a100", "h20"):
+    for gpu in ("a100-80g", "h20"):
         _, [default] = run_json(cli, "--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", gpu)
         _, [lowered] = run_json(cli, "--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", gpu,
                                 "--token-budget", "auto")
@@ -1523,12 +1529,14 @@ def test_on_an_exact_count_the_lowered_budget_hint_may_name_fewer_gpus(cli):
 def test_on_an_exact_count_the_lowered_budget_hint_names_that_count_beside_fewer_gpus(cli):
     # Llama-3.1-8B at 65536 on exactly 6 A100s: 4 GPUs train it at the default budget, and a lower budget on
     # all 6 trains it too (more GPUs, cheaper); the reason names both, and the hint holds.
-    status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu", "a100")
+    status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu",
+                                "a100-80g")
     assert status == 1 and answer["reason"].endswith(
         "; fewer trainer GPUs train 65536 tokens: Env + SP=4 on 4 GPUs (estimated, extrapolated), the other 2 free "
         "for rollout; --token-budget auto trains 65536 tokens: Env + SP=2 on 6 GPUs with max_token_len_per_gpu = "
         "40960 (estimated, extrapolated)")
-    status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu", "a100",
+    status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu",
+                                "a100-80g",
                                 "--token-budget", "auto")
     assert (status, answer["plans"][0]["gpus"], answer["plans"][0]["sp"], answer["plans"][0]["max_token_len_per_gpu"]
             ) == (0, 6, 2, 40960)
@@ -1593,7 +1601,7 @@ def test_a_gpu_type_with_the_memory_of_one_with_tables_plans_with_its_tables(cli
     assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-4B from 61440 tokens on, to its last row (71680)"
             in " ".join(out.split()))
     # Without --gpus, the budget is its tables' largest count, as for the A100: 6.
-    [a800], [a100] = (run_json(cli, "--model", "4B", "--len", "65536", "--gpu", gpu)[1] for gpu in ("a800", "a100"))
+    [a800], [a100] = (run_json(cli, "--model", "4B", "--len", "65536", "--gpu", gpu)[1] for gpu in ("a800", "a100-80g"))
     assert a800["budget_gpus"] == a100["budget_gpus"] == 6 and a800["plans"][0]["gpus"] == 4
     # The H800-80GB reports less memory (81559 MiB) than the A100: no table is its own.
     _, [h800] = run_json(cli, "--model", "4B", "--gpu", "h800", "--gpus", "2", "--exact", "--len", "32k")
@@ -1882,7 +1890,7 @@ def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeyp
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
-    status, _, err = cli("--model", "14B", "--gpu", "a100", "--len", "64k")
+    status, _, err = cli("--model", "14B", "--gpu", "a100-80g", "--len", "64k")
     assert (status, err) == (0, "")  # no note: the summary's words fold; only a ranking needs its columns
     shown = screen.getvalue()
     assert "…" not in shown and "trainer.max_token_len_per_gpu" in "".join(line.strip() for line in shown.splitlines())
@@ -2047,16 +2055,16 @@ def test_control_characters_in_an_error_are_escaped(cli):
 
 def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
     # `--len 32` plans for 32 tokens, as asked; the note says how to write 32768.
-    status, out, err = cli("--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "32", "--json")
+    status, out, err = cli("--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", "32", "--json")
     [answer] = json.loads(out)
     assert (status, answer["plans"][0]["max_model_len"]) == (0, 32)
     assert err == "solve: note: --len 32 is 32 tokens; for 32768 tokens write --len 32k\n"
-    status, _, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "256")
+    status, _, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", "256")
     assert (status, err) == (0, "solve memory: note: --len 256 is 256 tokens; for 262144 tokens write --len 256k\n")
-    status, _, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "1")
+    status, _, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", "1")
     assert (status, err) == (0, "solve memory: note: --len 1 is 1 token; for 1024 tokens write --len 1k\n")
     for length in ("257", "32k", "4096"):
-        assert cli("--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", length)[2] == ""
+        assert cli("--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", length)[2] == ""
 
 
 def test_the_least_host_need_named_is_the_least_of_any_plan(cli):
@@ -2163,10 +2171,10 @@ def test_the_nearest_plan_keeps_the_query_s_own_lowered_token_budget(cli):
 def test_the_nearest_plan_at_exactly_an_estimate_s_longest_length_keeps_the_default_token_budget(cli):
     # 187296 tokens is the longest Env + Offload + SP=8 on 8 A100s holds at Trinity's default budget: the nearest plan
     # past 7 GPUs is that one, at the default (as --gpus 8 gives it), not one that needs --token-budget auto.
-    status, out, _ = cli("--model", "14B", "--len", "187296", "--gpu", "a100", "--gpus", "7")
+    status, out, _ = cli("--model", "14B", "--len", "187296", "--gpu", "a100-80g", "--gpus", "7")
     assert status == 1 and ("; more trainer GPUs train 187296 tokens: Env + Offload + SP=8 on 8 GPUs (estimated, "
                             "extrapolated) --explain") in " ".join(out.split())
-    status, answers = run_json(cli, "--model", "14B", "--len", "187296", "--gpu", "a100", "--gpus", "8")
+    status, answers = run_json(cli, "--model", "14B", "--len", "187296", "--gpu", "a100-80g", "--gpus", "8")
     plan = answers[0]["plans"][0]
     assert status == 0 and (plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["max_token_len_per_gpu"]) == (
         8, True, True, 8, 46824)
@@ -2389,7 +2397,8 @@ def test_no_estimate_for_a_model_that_fits_on_no_count_says_the_tables_have_none
 def test_no_estimate_with_a_plan_gives_no_reason(cli):
     # The tables vouch for Qwen3-4B at 8192 tokens on 2 A100s: the answer has its plan and no reason (what the
     # estimates would give is said only where the tables give none).
-    status, answers = run_json(cli, "--model", "4B", "--len", "8192", "--gpu", "a100", "--gpus", "2", "--no-estimate")
+    status, answers = run_json(cli, "--model", "4B", "--len", "8192", "--gpu", "a100-80g", "--gpus", "2",
+                               "--no-estimate")
     assert status == 0 and (answers[0]["status"], answers[0]["reason"], answers[0]["plans"][0]["evidence"]) == (
         "optimal", None, "documented")
 
@@ -2677,7 +2686,7 @@ def test_an_h100_estimate_names_the_a100_cell_that_measured_the_same_plan(cli):
     assert answer["plans"][0]["source"]["gpu"] == "A100-80GB"
     # Not where no GPU type near its memory measured it (the L40S), nor for a documented plan, nor with --estimate.
     for asked in (("--model", "14B", "--gpu", "l40s", "--gpus", "8", "--len", "8k"),
-                  ("--model", "14B", "--gpu", "a100", "--gpus", "4", "--len", "32k"), (*flags, "--estimate")):
+                  ("--model", "14B", "--gpu", "a100-80g", "--gpus", "4", "--len", "32k"), (*flags, "--estimate")):
         status, [answer] = run_json(cli, *asked)
         assert status == 0 and "larger_gpu_cell" not in answer
 
@@ -2734,7 +2743,7 @@ def test_no_estimate_names_the_estimates_plan_at_a_lowered_budget_beside_the_tab
     # Qwen3-4B at 40960 tokens on 2 A100 with --sp 1: the tables train it without the pin, and the estimates with
     # it at a lowered token budget. Lifting --no-estimate and the default budget (1 + 2) is nearer than lifting a pin
     # of the caller's (4): the estimates' plan is named too.
-    status, [answer] = run_json(cli, "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "40960",
+    status, [answer] = run_json(cli, "--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", "40960",
                                 "--no-estimate", "--sp", "1")
     assert status == 1 and answer["reason"].endswith(
         "40960 tokens trains if you drop --sp 1: Env + Offload + SP=2 on 2 GPUs (documented); the memory model "
@@ -2952,7 +2961,7 @@ def test_the_apply_lines_paste_whole_at_any_terminal_width(cli, monkeypatch: pyt
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
-    status, _, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")
+    status, _, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100-80g")
     lines = [line.rstrip() for line in screen.getvalue().split("\n")]
     applied = [*APPLIED_4B[1:], ""]  # the heading beside `apply` wraps like the rows above
     assert (status, err, lines[-len(applied):]) == (0, "", applied)
@@ -3253,7 +3262,8 @@ def test_names_of_files_written_keep_notes_and_wrote_lines_one_line_each(cli, mo
     # Escaped as in errors (\n, \x1b): a file's name cannot split a line, or restyle the terminal.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     out_file, written = tmp_path / "o\nut.yaml", tmp_path / "w\nx\x1b[31m.yaml"
-    status, out, err = cli("--from-config", str(EXAMPLES / "trinity.yaml"), "--gpu", "a100", "--write", str(written),
+    status, out, err = cli("--from-config", str(EXAMPLES / "trinity.yaml"), "--gpu", "a100-80g", "--write",
+                           str(written),
                            "--out", str(out_file))
     assert status == 0 and out_file.is_file() and written.is_file()
     assert out.endswith(f"\nwrote {tmp_path}/o\\nut.yaml\nwrote {tmp_path}/w\\nx\\x1b[31m.yaml\n")
@@ -3264,7 +3274,7 @@ def test_names_of_files_written_keep_notes_and_wrote_lines_one_line_each(cli, mo
 def test_names_of_cells_files_keep_notes_one_line_each(cli, tmp_path: Path):
     cells = tmp_path / "my\ncells\x1b.yaml"
     shutil.copy(MY_CELLS, cells)
-    status, _, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--cells", str(cells))
+    status, _, err = cli("--model", "4B", "--gpu", "a100-80g", "--len", "32k", "--cells", str(cells))
     assert status == 0
     assert err == (f"solve: note: {tmp_path}/my\\ncells\\x1b.yaml: its cells are for H100-80GB (79.6 GiB), not for "
                    "A100-80GB (80.0 GiB) or a GPU type of its driver-reported memory: they are not used here\n")
@@ -3276,17 +3286,17 @@ def test_names_of_cells_files_keep_notes_one_line_each(cli, tmp_path: Path):
 
 def test_the_note_on_a_file_left_unwritten_for_want_of_a_plan_names_it_escaped(cli, tmp_path: Path):
     # As the other notes do: a file's name cannot split the line, or restyle the terminal.
-    status, _, err = cli("--model", "0.6B", "--gpu", "a100", "--len", "130000", "--gpus", "4",
+    status, _, err = cli("--model", "0.6B", "--gpu", "a100-80g", "--len", "130000", "--gpus", "4",
                          "--out", str(tmp_path / "o\nut\x1b.yaml"))
     assert (status, err) == (1, f"solve: note: no plan, so {tmp_path}/o\\nut\\x1b.yaml is not written\n")
 
 
 def test_a_length_of_one_token_is_counted_in_the_singular(cli):
     # The heading counts the length asked as it counts GPUs: "1 token", not "1 tokens".
-    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "1")
+    status, out, err = cli("--model", "4B", "--gpu", "a100-80g", "--len", "1")
     assert status == 0 and out.startswith("A100-80GB · Qwen3-4B · cheapest plan for 1 token within 6 GPUs: optimal\n")
     assert err == "solve: note: --len 1 is 1 token; for 1024 tokens write --len 1k\n"
-    _, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "1", "--minimize", "gpus")
+    _, out, _ = cli("--model", "4B", "--gpu", "a100-80g", "--len", "1", "--minimize", "gpus")
     assert out.startswith("A100-80GB · Qwen3-4B · fewest GPUs for 1 token (any count up to 64): optimal\n")
 
 
@@ -3392,3 +3402,29 @@ def test_near_tabled_shape_compares_with_tabled_models_only(tmp_path: Path):
     assert catalog.near_tabled_shape(catalog.model("deeper")) is None
     assert catalog.near_tabled_shape(catalog.model("resized")) == (
         "Qwen3-8B's shape but for vocab_size 151669 (Qwen3-8B's: 151936)")
+
+
+@pytest.mark.parametrize(("flag", "rest"), [
+    ("--cells", ["--model", "4B", "--len", "8192"]), ("--weights", ["--model", "4B", "--len", "8192"]),
+    ("--memory-model", ["--model", "4B", "--len", "8192"]), ("--model-config", ["--len", "8192"]),
+    ("--from-config", []),
+])
+def test_a_file_an_option_gives_is_named_after_the_option_in_its_errors(cli, tmp_path: Path, flag: str, rest: list):
+    # --model-config's and --from-config's errors started with the bare path, where the others' named the option.
+    missing = tmp_path / "gone.yaml"
+    assert cli(*rest, flag, str(missing)) == (
+        2, "", f"solve: error: {flag} {missing}: cannot read: No such file or directory\n")
+
+
+@pytest.mark.parametrize("argv", [
+    ["--model", "4B", "--len", "8192"], ["memory", "--model", "4B", "--gpus", "2", "--len", "8192"],
+    ["map", "--model", "0.6B", "--gpus-up-to", "1"],
+])
+def test_a_gpu_named_without_its_memory_gets_the_note_a_cluster_pool_gets(cli, argv: list[str]):
+    # --gpu a100 is the A100-80GB, as a pool's gpu: A100 is; a user with 40 GB A100s reading the answer would plan for
+    # the wrong card: the note says so in the pool's words. A name with the memory gets none.
+    prog = "solve " + argv[0] if argv[0] in ("memory", "map") else "solve"
+    status, _, err = cli(*argv, "--gpu", "a100")
+    assert status == 0 and err == (f"{prog}: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need that "
+                                   "name (the memory decides the plans)\n")
+    assert cli(*argv, "--gpu", "a100-80g")[2] == cli(*argv, "--gpu", "A100-40GB")[2] == ""

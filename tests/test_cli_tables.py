@@ -658,7 +658,7 @@ def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tm
     # Cells of a GPU type with less memory than asked are not used; with the same driver memory, they are.
     mine = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"  # an H100's
     flags = ("--cells", str(mine), "--model", "8B", "--len", "64k", "--gpus", "8")
-    assert cli(*flags, "--gpu", "a100")[2].endswith(
+    assert cli(*flags, "--gpu", "a100-80g")[2].endswith(
         "or a GPU type of its driver-reported memory: they are not used here\n")
     assert cli(*flags, "--gpu", "h800")[2] == cli(*flags, "--gpu", "h100")[2] == ""
     # As much memory as asked, one as sold and one in GiB (80.0 both): as with more, their out-of-memory cells count.

@@ -28,7 +28,7 @@ from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
 from solver.trinity.patch import _paths_to
 
 DATA = Path(__file__).parent / "data" / "trinity"
-FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
+FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100-80g"]
 
 
 @pytest.fixture
@@ -508,7 +508,7 @@ def test_ctrl_c_while_the_handlers_are_put_back_leaves_none_held(tmp_path: Path,
 
 def test_no_plan_writes_nothing(cli, tmp_path: Path):
     target = tmp_path / "plan.yaml"
-    status, out, err = cli("--model", "8B", "--len", "200000", "--gpu", "a100", "--out", str(target))
+    status, out, err = cli("--model", "8B", "--len", "200000", "--gpu", "a100-80g", "--out", str(target))
     # The A100-80GB tables stop Qwen3-8B at 102400 (4 GPUs): no plan, and no file, not even a temporary one.
     assert (status, err) == (1, f"solve: note: no plan, so {target} is not written\n")
     assert out.startswith(
@@ -520,7 +520,7 @@ def test_emitted_config_reads_back_to_the_same_plan(cli, tmp_path: Path):
     _, fragment, _ = cli(*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "2")
     config = tmp_path / "emitted.yaml"
     config.write_text(fragment.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-4B\n", 1), encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--env", "--json")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--env", "--json")
     (answer,) = json.loads(out)
     _, original, _ = cli(*FLAGSHIP, "--json")
     best = json.loads(original)[0]["plans"][0]
@@ -541,7 +541,7 @@ FACTOR_UNSET = ("cannot check model.rope_scaling.factor: environment variable FA
 
 
 def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
-    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--json")
     (answer,) = json.loads(out)
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
@@ -553,12 +553,12 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET]}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
-    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g")
     # The cell is at a shorter length than the config's: the verdict says why it holds at the config's too.
     assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's " \
            "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of " \
            "memory there, and at 32768 tokens each GPU holds more; the best plan follows" in " ".join(out.split())
-    _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "16384")
+    _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--len", "16384")
     assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there; the best plan "
             "follows") in " ".join(out.split())
 
@@ -783,7 +783,8 @@ def test_write_says_to_export_env_on_every_node_of_a_trainer_past_one_node_of_a_
               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
     for node_gpus, when, apply in (("8", "on every node of the job before `ray start` there", "# on every node of the"),
                                    ("16", "before Ray starts", "# before Ray starts:")):
-        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "16", "--node-gpus", node_gpus,
+        status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--gpus", "16", "--node-gpus",
+                               node_gpus,
                                "--write", str(patched))
         assert (status, err.splitlines()[-1]) == (0, f"{export} {when}")
         assert f"apply          {APPLY_HEADING}\n{apply}" in out
@@ -814,7 +815,7 @@ def test_from_config_names_a_misspelt_key_and_judges_without_it(cli, tmp_path: P
     config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 40960}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                       "trainer: {ulysses_sequence_paralel_size: 4}\n", encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g")
     text = " ".join(out.split())
     assert (status, err) == (0, "")
     assert "typo.yaml runs vanilla on 4 trainer GPUs at 40960 tokens" in text
@@ -854,7 +855,7 @@ prompt and response leave mostly unused."""
 def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_path: Path):
     patched = tmp_path / "patched.yaml"
     original = user_config.read_text(encoding="utf-8")
-    status, _, err = cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(patched))
+    status, _, err = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--write", str(patched))
     # MAX_MODEL_LEN=32768 here: the length's interpolation gives the plan's, and stays (with a note).
     assert (status, err) == (0, f"{KEPT_LENGTH_NOTE.format(patched=patched)}solve: note: {patched} needs Env, which a "
                                 "config cannot set: export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray "
@@ -899,7 +900,7 @@ def test_yaml_that_trinity_cannot_read_is_refused_though_ruamel_would_patch_it(c
         handle.write(added)
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(patched)) == (
-        2, "", f"solve: error: {user_config}: {message}\n")
+        2, "", f"solve: error: --from-config {user_config}: {message}\n")
     assert not patched.exists()
 
 
@@ -943,7 +944,8 @@ def test_bad_configs_exit_2_with_one_line_and_write_nothing(cli, tmp_path: Path,
 
 def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
     status, _, err = cli("--from-config", str(tmp_path / "nope.yaml"))
-    assert status == 2 and err == f"solve: error: {tmp_path / 'nope.yaml'}: cannot read: No such file or directory\n"
+    missing = tmp_path / "nope.yaml"
+    assert status == 2 and err == f"solve: error: --from-config {missing}: cannot read: No such file or directory\n"
 
 
 @pytest.mark.parametrize(
@@ -1029,7 +1031,8 @@ def test_a_config_without_a_length_names_the_missing_key(cli, tmp_path: Path):
     config = tmp_path / "nolen.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-4B\ncluster:\n  gpu_per_node: 4\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "a100") == (
-        2, "", f"solve: error: {config}: no model.max_model_len to plan for: give --len L (or --maximize len)\n")
+        2, "", (f"solve: error: --from-config {config}: no model.max_model_len to plan for: give --len L (or "
+                "--maximize len)\n"))
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--maximize", "len")
     assert status == 0 and "longest context on exactly 3 GPUs" in out
     # Trinity takes prompt and response together where max_model_len is not set, and so does the verdict.
@@ -1139,7 +1142,7 @@ def test_write_refuses_a_section_of_the_wrong_type_and_writes_nothing(cli, tmp_p
     config.write_text(f"mode: train\n{model}cluster: {{node_num: 1, gpu_per_node: 8}}\n{section}\n", encoding="utf-8")
     patched, fragment = tmp_path / "patched.yaml", tmp_path / "fragment.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched), "--out", str(fragment))
-    assert (status, out, err) == (2, "", f"solve: error: {config}: {message}\n")
+    assert (status, out, err) == (2, "", f"solve: error: --from-config {config}: {message}\n")
     assert not patched.exists() and not fragment.exists()
 
 
@@ -1148,24 +1151,24 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
     config.write_text("mode: train\nmodel: {model_path: Qwen/Qwen3-14B, max_model_len: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 6}\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
-    assert cli("--from-config", str(config), "--gpu", "a100", "--model", "0.6B", "--write", str(patched)) == (
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "0.6B", "--write", str(patched)) == (
         2, "", f"solve: error: --model names Qwen3-0.6B, but {config} trains Qwen3-14B (model.model_path): --write "
                "would give it another model's plan; drop --model\n")
     assert not patched.exists()
     # Nor does a fragment to merge into it take another model's plan; the verdict alone may (what if ...).
     for made, flags in (("--out", ("--out", str(tmp_path / "fragment.yaml"))),
                         ("--emit trinity", ("--emit", "trinity"))):
-        assert cli("--from-config", str(config), "--gpu", "a100", "--model", "0.6B", *flags) == (
+        assert cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "0.6B", *flags) == (
             2, "", (f"solve: error: --model names Qwen3-0.6B, but {config} trains Qwen3-14B (model.model_path): "
                     f"{made} would give it another model's plan; drop --model\n"))
     assert not (tmp_path / "fragment.yaml").exists()
-    assert cli("--from-config", str(config), "--gpu", "a100", "--model", "0.6B")[0] == 0
-    status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--model", "14B", "--write", str(patched))
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "0.6B")[0] == 0
+    status, _, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "14B", "--write", str(patched))
     assert status == 0 and patched.exists()  # the same model, named again, is fine
     # A model_path the catalogue does not know (a local checkpoint, say) is the user's to name: --model says which.
     config.write_text("mode: train\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: /data/ckpt/my-run, "
                       "max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
-    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--model", "4B", "--write", str(patched))
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "4B", "--write", str(patched))
     assert (status, err) == (0, "")
     assert patched.read_text(encoding="utf-8") == (
         "mode: train\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: /data/ckpt/my-run, max_model_len: 8192}\n"
@@ -1254,14 +1257,15 @@ def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_k
                       "model: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
                       "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 2}}\n",
                       encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "6", "--json")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--gpus", "6", "--json")
     current = json.loads(out)[0]["current"]
     assert (status, err) == (0, "")
     assert current["broken_rule"] == "6 GPUs span nodes of 4 (cluster.gpu_per_node) but are not whole nodes"
     assert current["config_problems"] == []  # the verdict says it; a 'but:' line would say it again
     # A --node-gpus that overrides the config's node size makes the verdict the flag's, and the config's own
     # rule, which the flag does not change in the file, a 'but:' line.
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "6", "--node-gpus", "8", "--json")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--gpus", "6", "--node-gpus", "8",
+                           "--json")
     current = json.loads(out)[0]["current"]
     assert (current["broken_rule"], current["config_problems"]) == (
         None, ["6 GPUs span nodes of 4 (cluster.gpu_per_node) but are not whole nodes"])
@@ -1283,10 +1287,10 @@ def test_configs_without_an_fsdp_trainer_are_refused(cli, tmp_path: Path, change
     config.write_text(OFFLOADED_4B.replace(change, flags), encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched)) == (
-        2, "", f"solve: error: {config}: {message}\n")
+        2, "", f"solve: error: --from-config {config}: {message}\n")
     assert not patched.exists()
     assert cli("--from-config", str(config), "--gpu", "a100", "--emit", "trinity") == (  # a fragment for it neither
-        2, "", f"solve: error: {config}: {message}\n")
+        2, "", f"solve: error: --from-config {config}: {message}\n")
 
 
 def test_a_fragment_for_a_config_keeps_its_rollout_engines_and_gives_the_cluster(cli, tmp_path: Path):
@@ -1333,12 +1337,12 @@ def test_notes_skip_what_they_cannot_read_and_the_checks_skip_yaml_pyyaml_cannot
     config.write_text(base + "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      ref:\n        fsdp_config:\n"
                       "          param_offload: ${trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.x}\n",
                       encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--json")
     assert (status, err) == (0, "") and json.loads(out)[0]["current"]["gpus"] == 6
     # A complex key, which ruamel reads and PyYAML, and so Trinity, does not: refused as Trinity refuses it.
     config.write_text(base + "extra:\n  ? [a, b]\n  : 1\n", encoding="utf-8")
-    assert cli("--from-config", str(config), "--gpu", "a100", "--json") == (
-        2, "", f"solve: error: {config}: line 6: a key must be a plain value, not a list\n")
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", "--json") == (
+        2, "", f"solve: error: --from-config {config}: line 6: a key must be a plain value, not a list\n")
 
 
 def test_an_explore_config_is_refused_for_its_mode_even_when_its_engines_take_every_gpu(cli, tmp_path: Path):
@@ -1347,7 +1351,8 @@ def test_an_explore_config_is_refused_for_its_mode_even_when_its_engines_take_ev
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 8}}\n",
                       encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "a100") == (
-        2, "", f"solve: error: {config}: mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
+        2, "", f"solve: error: --from-config {config}: "
+               "mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
                "the trainer of mode both or train)\n")
 
 
@@ -1365,14 +1370,14 @@ def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
     # --model-config with --from-config plans the config.json's shape, even under the catalogue's name.
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     folder = qwen3_8b_checkpoint(tmp_path / "Qwen3-8B", vocab_size=300000)
-    status, out, _ = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--json")
+    status, out, _ = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100-80g", "--json")
     [answer] = json.loads(out)
     # Its larger vocabulary has no tables: estimated, and 32768 on the config's 6 GPUs is past what they reach.
     assert (status, answer["model"], answer["plans"]) == (1, "Qwen3-8B (config shape)", [])
     assert answer["nearest"]["evidence"] == "estimated" and answer["nearest"]["max_model_len"] < 32768
     assert "for Qwen3-8B (config shape) on A100-80GB on exactly 6 GPUs" in answer["reason"]
     patched = tmp_path / "patched.yaml"
-    status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
+    status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100-80g", "--write",
                          str(patched))
     # Planned for its shape: 32768 is past it on 6 A100s; no plan, no file, and a note says so; another names the
     # one term that keeps Qwen3-8B's cells from it.
@@ -1382,7 +1387,7 @@ def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
     assert (status, err) == (1, f"solve: note: no plan, so {patched} is not written\n{near}")
     assert not patched.exists()
     patched.write_text("mine\n", encoding="utf-8")
-    status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
+    status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100-80g", "--write",
                          str(patched))
     assert (status, err) == (1, (f"solve: note: no plan, so {patched} is not written (the file there is left as "
                                  f"it was)\n{near}")) and patched.read_text(encoding="utf-8") == "mine\n"
@@ -1439,7 +1444,7 @@ def test_a_date_is_text_as_omegaconf_reads_it(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
     config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncheckpoint_date: 2020-13-45\n",
                       encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--gpus", "4")
     assert (status, err) == (0, "") and "cheapest plan for 32768 tokens" in out
 
 
@@ -1448,7 +1453,8 @@ def test_a_rollout_the_configs_engines_cannot_take_is_one_line(cli, tmp_path: Pa
     config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 3}}\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity") == (
-        2, "", f"solve: error: {config}: 8 rollout GPUs less the 0 of auxiliary models are not whole engines of "
+        2, "", f"solve: error: --from-config {config}: "
+               "8 rollout GPUs less the 0 of auxiliary models are not whole engines of "
                "3 GPUs each on nodes of 8: choose a trainer size with --gpus that leaves the config's engines exactly their GPUs\n")
 
 
@@ -1612,7 +1618,7 @@ def test_a_model_path_of_a_local_checkpoint_is_read_as_its_config_json(cli, tmp_
     # Saved from Qwen/Qwen3-8B and of its shape: that model, its tables.
     folder = qwen3_8b_checkpoint(tmp_path / "my-sft" / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
     config.write_text(text.format(path=folder), encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--json")
     [answer] = json.loads(out)
     assert (status, err) == (0, "") and answer["model"] == "Qwen3-8B"
     assert answer["plans"][0]["evidence"] == "documented"
@@ -1629,8 +1635,8 @@ def test_a_model_path_of_a_local_checkpoint_is_read_as_its_config_json(cli, tmp_
     # --model names the model instead: the folder's config.json is not read (here it is not even JSON).
     (other / "config.json").write_text("not json", encoding="utf-8")
     config.write_text(text.format(path=other), encoding="utf-8")
-    assert cli("--from-config", str(config), "--gpu", "a100", "--model", "8B", "--json")[0] == 0
-    assert cli("--from-config", str(config), "--gpu", "a100") == (
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "8B", "--json")[0] == 0
+    assert cli("--from-config", str(config), "--gpu", "a100-80g") == (
         2, "", f"solve: error: {other / 'config.json'}: not JSON: Expecting value (line 1)\n")
 
 
@@ -1707,7 +1713,8 @@ def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_mo
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
     assert (status, out) == (2, "") and len(err.splitlines()) == 1
     # The way out comes before the list of the catalogue's models, which is long.
-    assert err.startswith(f"solve: error: {config}: model.model_path: unknown model 'global_step_100' (and no "
+    assert err.startswith(f"solve: error: --from-config {config}: "
+                          "model.model_path: unknown model 'global_step_100' (and no "
                           f"config.json at {tmp_path / folder / 'global_step_100'}): give --model M (a catalogue model "
                           "of its shape, such as the one it was fine-tuned from), or --model-config PATH (its "
                           "config.json); accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")
@@ -1736,7 +1743,8 @@ def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tm
                       "  gpu_per_node: 8\ntrainer:\n  trainer_config: *a8\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "7", "--write", str(patched)) == (
-        2, "", (f"solve: error: {config}: trainer.trainer_config must be a mapping, got [[[[...], [...], [...], "
+        2, "", (f"solve: error: --from-config {config}: "
+                "trainer.trainer_config must be a mapping, got [[[[...], [...], [...], "
                 "[...], [...], [...], ...], [[...]...\n"))
     assert not patched.exists()
 
@@ -1834,7 +1842,7 @@ def test_prompt_and_response_against_the_written_length_at_its_edges(cli, tmp_pa
     config.write_text(f"model: {{model_path: Qwen/Qwen3-8B, max_model_len: 16384, {keys}}}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n",
                       encoding="utf-8")
-    result = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--no-env", "--write", str(patched))
+    result = cli("--from-config", str(config), "--gpu", "a100-80g", "--len", "16k", "--no-env", "--write", str(patched))
     assert (result[0], result[2]) == (status, said.format(patched=patched, config=config))  # --no-env: no note on Env
     assert patched.exists() is (status == 0)
 
@@ -1961,14 +1969,14 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
     text = (_SP4_8B_CONFIG + "  trainer_config:\n    actor_rollout_ref:\n      model:\n"
             "        enable_gradient_checkpointing: VALUE\n")
     config.write_text(text.replace("VALUE", "false"), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json")
     [answer] = json.loads(out)
     assert status == 0 and answer["current"]["config_problems"] == [(
         "trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing is false: the tables measured "
         "with gradient checkpointing, Trinity's default, and the verdict and the plans assume it; without it each "
         "layer keeps its activations for the backward, many times the memory: set it to true")]
     patched = tmp_path / "patched.yaml"
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--write", str(patched))
     assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on
     assert "        enable_gradient_checkpointing: true" in patched.read_text(encoding="utf-8").splitlines()
     # On, or not given, nothing is said; a value Trinity refuses is named.
@@ -1976,7 +1984,7 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
                "got 'maybe': Trinity refuses it")
     for value, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("VALUE", value), encoding="utf-8")
-        [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
+        [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
         assert answer["current"]["config_problems"] == problems
 
 
@@ -1993,20 +2001,20 @@ def test_remove_padding_turned_off_is_reported_and_written_back_on(
            "it; without it each micro-batch is padded to its longest sequence, and verl splits no sequence over "
            "Ulysses SP: set it to true")
     config.write_text(text.replace("TRAINER", "false").replace("MODEL", "'off'"), encoding="utf-8")
-    [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
+    [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
     assert answer["current"]["config_problems"] == [
         f"trainer.use_remove_padding {why}",
         (f"trainer.trainer_config.actor_rollout_ref.model.use_remove_padding {why} (on Trinity before 0.6 only: "
          "Trinity 0.6 sets it to trainer.use_remove_padding)")]
     patched = tmp_path / "patched.yaml"
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--write", str(patched))
     assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on
     written = patched.read_text(encoding="utf-8").splitlines()
     assert "  use_remove_padding: true" in written and "        use_remove_padding: true" in written
     refused = "trainer.use_remove_padding must be true or false, got 'maybe': Trinity refuses it"
     for trainer, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("TRAINER", trainer).replace("MODEL", "yes"), encoding="utf-8")
-        [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
+        [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
         assert answer["current"]["config_problems"] == problems
 
 
@@ -2188,7 +2196,8 @@ def test_a_role_budget_out_of_range_is_refused_like_the_trainers(cli, tmp_path: 
                       "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
                       "      actor: {ppo_max_token_len_per_gpu: 1000000000}\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "h20") == (
-        2, "", (f"solve: error: {config}: trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
+        2, "", (f"solve: error: --from-config {config}: "
+                "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
                 "must be at most 16777216, got 1000000000\n"))
 
 
@@ -2347,13 +2356,13 @@ def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, t
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 40960\nexplorer:\n  rollout_model:\n"
                       "    engine_num: 2\n", encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4", "--emit", "trinity")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--gpus", "4", "--emit", "trinity")
     assert status == 0 and "ulysses_sequence_parallel_size: 4" in out
     assert err == (f"solve: note: {config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs Ray finds, "
                    "and the plan holds where that leaves exactly 4 trainer GPUs beside the 2 rollout GPUs: set "
                    "cluster.node_num x cluster.gpu_per_node to 6\n")
     # With --rollout-gpus (which such a config may differ from), the rollout GPUs are those the fragment gives.
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4", "--rollout-gpus", "4",
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--gpus", "4", "--rollout-gpus", "4",
                            "--emit", "trinity")
     assert status == 0 and "gpu_per_node: 8  # 4 trainer + 4 rollout" in out
     assert err == (f"solve: note: {config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs Ray "
@@ -2460,7 +2469,8 @@ def test_an_external_rollout_model_is_refused_for_the_trainer_gets_no_gpu(cli, t
     config.write_text(f"model: {model}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--len", "8192")
     assert (status, out) == (2, "") and err == (
-        f"solve: error: {config}: an external rollout model (explorer.rollout_model.engine_type external, or "
+        f"solve: error: --from-config {config}: "
+        "an external rollout model (explorer.rollout_model.engine_type external, or "
         "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so there is nothing "
         "to plan\n")
 
@@ -2472,7 +2482,8 @@ def test_a_config_trained_by_tinker_is_refused_in_one_line(cli, tmp_path: Path, 
     config.write_text(trainer + "cluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--len", "8192")
     assert (status, out) == (2, "") and err == (
-        f"solve: error: {config}: the Tinker service trains this config (model.tinker.enable or trainer.trainer_type tinker), "
+        f"solve: error: --from-config {config}: "
+        "the Tinker service trains this config (model.tinker.enable or trainer.trainer_type tinker), "
         "so there is no trainer GPU to plan (rft-solver plans verl's FSDP trainer)\n")
 
 
@@ -2484,7 +2495,8 @@ def test_a_fragment_cannot_give_rollout_gpus_to_engines_that_run_elsewhere(cli, 
     # 16 trainer GPUs take two nodes of 8: the third holds 8 rollout GPUs, 2 for the auxiliary model's engine.
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "16", "--exact", "--emit", "trinity")
     assert (status, out) == (2, "") and err == (
-        f"solve: error: {config}: its rollout engines run elsewhere (engine_type tinker or external) and take none of "
+        f"solve: error: --from-config {config}: "
+        "its rollout engines run elsewhere (engine_type tinker or external) and take none of "
         "the 6 rollout GPUs on nodes of 8: choose a trainer size with --gpus that leaves the config's engines exactly their GPUs\n")
 
 
@@ -2792,8 +2804,8 @@ def test_from_config_names_an_offload_policy_without_fsdp2_once(cli, tmp_path: P
 def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_config: Path,
                                                                    monkeypatch: pytest.MonkeyPatch):
     # Vanilla on 6 A100s at 32768 tokens runs out of memory: the answer has a plan (exit 0), but --check fails it.
-    assert cli("--from-config", str(user_config), "--gpu", "a100")[0] == 0
-    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--check")
+    assert cli("--from-config", str(user_config), "--gpu", "a100-80g")[0] == 0
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--check")
     assert (status, err) == (1, "")
     assert "runs vanilla on 6 trainer GPUs at 32768 tokens" in out
     # Env + SP=2 on those GPUs trains (documented): --check passes it.
@@ -2801,7 +2813,7 @@ def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_con
     text = user_config.read_text(encoding="utf-8")
     user_config.write_text(text.replace("  use_dynamic_bsz: true\n", "  use_dynamic_bsz: true\n"
                                         "  ulysses_sequence_parallel_size: 2\n"), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--check", "--json")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--check", "--json")
     assert (status, json.loads(out)[0]["current"]["trains"]) == (0, True)
     # On every GPU type with tables, it must train on each: the H20's table says so too.
     assert cli("--from-config", str(user_config), "--check")[0] == 0

@@ -1131,17 +1131,18 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
 
 def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
     # Qwen3-4B at 131072 on a node of 8 A100s with 16 GB of host memory: the reason names the pool's host memory among
-    # its limits, and the estimates' plan after it is more than "the pool's 16 GiB"; it said "more than the pool's
-    # host_ram_gb of 16 GiB", naming it in full twice. A reason that did not name it (no tables for Qwen3-32B) still
-    # names it in full.
+    # its limits, and the estimates' plan after it, in a clause of its own, is more than "the pool's nodes have"; it
+    # said "more than the pool's host_ram_gb of 16 GiB", naming it in full twice, then "(the pool's host_ram_gb) (the
+    # memory model estimates ... the pool's 16 GiB)": two parentheses side by side, the figure twice. A reason that
+    # did not name it (no tables for Qwen3-32B) still names it in full, in parentheses.
     pool = {"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16}
     jobs = [{"name": "j", "model": "4B", "max_model_len": 131072, "rollout_gpus": 0},
             {"name": "k", "model": "32B", "max_model_len": 16384, "rollout_gpus": 0}]
     assert solved({"pools": [pool], "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [
         {"job": "j", "reason": (
             "p: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per "
-            "node (the pool's host_ram_gb) (the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens, "
-            "but it needs 119.9 GiB of host memory per node while the model loads, more than the pool's 16 GiB)")},
+            "node (the pool's host_ram_gb); the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens, "
+            "but it needs 119.9 GiB of host memory per node while the model loads, more than the pool's nodes have")},
         {"job": "k", "reason": (
             "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU "
             "at 16384 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
@@ -2152,7 +2153,8 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
     needs = ("with 200 GiB of host memory per node (the pool's host_ram_gb)",
-             ("on nodes with more host memory than the pool's 200 GiB, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
+             ("(the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, documented); on nodes with more "
+              "host memory, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
               "tokens), and with Offload it needs 311.3 GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
@@ -2701,8 +2703,8 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "e", "reason": (
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with 256 GiB of host memory per node "
-        "(the pool's host_ram_gb); on nodes with more host memory than the pool's 256 GiB, Env + Offload + SP=2 on 4 "
-        "GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
+        "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
+        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
 
 
 def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_plan_not_a_limit_to_drop(
@@ -2717,11 +2719,11 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "long", "reason": (
         "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
         "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on 1 node of 8 GPUs with more host "
-        "memory than the pool's 64 GiB, more trainer GPUs train 131072 tokens if you also add --token-budget auto: "
+        "memory, more trainer GPUs train 131072 tokens if you also add --token-budget auto: "
         "Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and "
         "with Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables and the memory model's "
         "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
-        "host_ram_gb); on nodes with more host memory than the pool's 48 GiB and with --token-budget auto, Env + "
+        "host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
         "Offload it needs 594.2 GiB of host memory per node")}]
     # The planner's own --host-ram stays a limit to drop.
@@ -2739,8 +2741,8 @@ def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_mo
     assert solved({"pools": pools, "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [{"job": "q14b", "reason": (
         "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
         "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
-        "more host memory than the pool's 48 GiB, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with "
-        "Offload it needs 311.3 GiB of host memory per node")}]
+        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 "
+        "GiB of host memory per node")}]
 
 
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
@@ -2756,9 +2758,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
         "then length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
         "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
-        "memory per node (the pool's host_ram_gb); on nodes with more host memory than the pool's 512 GiB, Env + "
-        "Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per "
-        "node")}]
+        "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
+        "trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]

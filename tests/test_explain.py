@@ -304,7 +304,8 @@ def test_rules_are_named_in_a_fixed_order():
 
 
 def test_cli_explain_adds_the_explanation(cli):
-    status, out, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--exact", "--gpu", "a100", "--explain")
+    status, out, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--exact", "--gpu", "a100-80g",
+                           "--explain")
     assert (status, err) == (0, "")
     words = " ".join(out.split())
     # On exactly 6 GPUs: SP=4 does not divide 6, SP=3 and 6 do not divide 4B's 32 heads, so SP=2 (51200) is the longest.
@@ -314,10 +315,11 @@ def test_cli_explain_adds_the_explanation(cli):
              "rules out SP=4, 5 sp_divides_heads SP must divide the 32 attention heads of Qwen3-4B: that rules out "
              "SP=3, 6")
     assert "\nwhy\n" in out and choice in words and rules in words
-    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--explain", "--json")
+    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100-80g", "--explain",
+                         "--json")
     (answer,) = json.loads(out)
     assert all(set(item) == {"rule", "detail"} for item in answer["explanation"])
-    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--json")
+    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100-80g", "--json")
     assert "explanation" not in json.loads(out)[0]
 
 

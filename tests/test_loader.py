@@ -645,7 +645,7 @@ def test_from_config_given_a_file_of_another_kind_names_the_kind(cli, wrong: str
     path = Path(__file__).parent.parent / wrong
     status, out, err = cli("--from-config", str(path), "--gpu", "a100")
     assert (status, out) == (2, "")
-    assert err == f"solve: error: {path}: missing model.model_path (this looks like {kind})\n"
+    assert err == f"solve: error: --from-config {path}: missing model.model_path (this looks like {kind})\n"
 
 
 def test_a_cells_file_naming_its_gpu_as_nvidia_smi_prints_it_is_the_catalogues_gpu_type(tmp_path: Path):

@@ -59,7 +59,7 @@ def test_short_labels():
 
 
 def test_cli_map_and_svg(cli, tmp_path: Path):
-    status, out, err = cli("map", "--gpu", "a100", "--gpus-up-to", "6")
+    status, out, err = cli("map", "--gpu", "a100-80g", "--gpus-up-to", "6")
     assert (status, err) == (0, "")
     row = next(line for line in out.splitlines() if "Qwen3-4B" in line)
     assert "100k E+O+SP4@4" in row and "28k E+O@1" in row
@@ -113,11 +113,11 @@ def test_a_terminal_too_narrow_for_the_maps_gets_a_note_but_not_with_json(cli, m
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, file=screen, **PLAIN_TEXT))
-    status, _, err = cli("map", "--gpu", "a100", "--model", "4B")
+    status, _, err = cli("map", "--gpu", "a100-80g", "--model", "4B")
     assert status == 0 and re.fullmatch(r"solve map: note: the maps need \d+ columns and the terminal has 40: widen "
                                         r"it, pipe the output \(\| less -S\), or save it with --svg FILE\n", err)
     # JSON is not laid out in columns: no note.
-    status, out, err = cli("map", "--gpu", "a100", "--model", "4B", "--json")
+    status, out, err = cli("map", "--gpu", "a100-80g", "--model", "4B", "--json")
     assert (status, err) == (0, "") and out.startswith("[")
 
 
@@ -138,7 +138,7 @@ def test_the_svg_of_a_narrow_map_keeps_its_title_on_one_line(cli, tmp_path: Path
 
 def test_a_map_saved_as_svg_says_so_after_the_map_as_solve_says_what_it_wrote(cli, tmp_path: Path):
     svg = tmp_path / "map.svg"
-    flags = ["map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "1", "--svg", str(svg)]
+    flags = ["map", "--gpu", "a100-80g", "--model", "4B", "--gpus-up-to", "1", "--svg", str(svg)]
     status, out, err = cli(*flags)
     assert (status, err, out.splitlines()[-1]) == (0, "", f"wrote {svg}")
     svg.unlink()
@@ -341,13 +341,13 @@ def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_i
 
 def test_the_maps_as_json_hold_the_planners_plans(cli):
     # Each cell is the plan `solve --json` gives for that row and budget (null where there is none).
-    status, out, err = cli("map", "--gpu", "a100", "--gpus-up-to", "6", "--json")
+    status, out, err = cli("map", "--gpu", "a100-80g", "--gpus-up-to", "6", "--json")
     [a100] = json.loads(out)
     assert (status, err, a100["gpu"], a100["by"], a100["budget_gpus"]) == (0, "", "A100-80GB", "model", [1, 2, 3, 4, 5, 6])
     row = next(row for row in a100["rows"] if row["model"] == "Qwen3-4B")
-    [answer] = json.loads(cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--json")[1])
+    [answer] = json.loads(cli("--model", "4B", "--gpu", "a100-80g", "--gpus", "6", "--maximize", "len", "--json")[1])
     assert row["plans"][5] == answer["plans"][0] and row["plans"][5]["max_model_len"] == 102400
-    status, out, _ = cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "4", "--json")
+    status, out, _ = cli("map", "--gpu", "a100-80g", "--model", "8B", "--by", "len", "--gpus-up-to", "4", "--json")
     [by_length] = json.loads(out)
     cells = {row["max_model_len"]: row["plans"] for row in by_length["rows"]}
     assert by_length["by"] == "len" and cells[133120] == [None] * 4 and cells[32768][3]["sp"] == 4
@@ -355,7 +355,7 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
     assert list(by_length) == ["gpu", "by", "model", "budget_gpus", "rows"] and by_length["model"] == "Qwen3-8B"
     assert list(a100) == ["gpu", "by", "budget_gpus", "rows"]
     # A model map of one model is still a model map: its row names the model.
-    [one] = json.loads(cli("map", "--gpu", "a100", "--model", "8B", "--gpus-up-to", "2", "--json")[1])
+    [one] = json.loads(cli("map", "--gpu", "a100-80g", "--model", "8B", "--gpus-up-to", "2", "--json")[1])
     assert (list(one), one["by"], [row["model"] for row in one["rows"]]) == (
         ["gpu", "by", "budget_gpus", "rows"], "model", ["Qwen3-8B"])
 
@@ -411,13 +411,13 @@ PLANNER_KNOBS = [
     # (the knob's flags, the GPU and model mapped, the other map flags, the row and budget whose cell the knob changes,
     # solve's question there, the end of the map's title, the JSON's echo)
     # Offload cheap and SP dear: Qwen3-4B at 20480 tokens on 2 A100s takes Env + Offload (estimated), not SP=2.
-    (["--weights", "WEIGHTS"], "a100", "4B", ["--by", "len", "--gpus-up-to", "2"], 20480, 2, ["--len", "20480"],
+    (["--weights", "WEIGHTS"], "a100-80g", "4B", ["--by", "len", "--gpus-up-to", "2"], 20480, 2, ["--len", "20480"],
      "cheapest setting per length and GPU budget, weights WEIGHTS", {}),
     # On nodes of 4 an SP group keeps to a node: 8 A100s reach Env + Offload + SP=4's 100k, not SP=8's 217k.
-    (["--node-gpus", "4"], "a100", "4B", ["--gpus-up-to", "8"], "Qwen3-4B", 8, ["--maximize", "len"],
+    (["--node-gpus", "4"], "a100-80g", "4B", ["--gpus-up-to", "8"], "Qwen3-4B", 8, ["--maximize", "len"],
      "longest context per model and GPU budget, nodes of 4 GPUs", {"node_gpus": 4}),
     # The memory model alone: one A100 reaches 27k (estimated), where its table says 28k.
-    (["--estimate"], "a100", "4B", ["--gpus-up-to", "1"], "Qwen3-4B", 1, ["--maximize", "len"],
+    (["--estimate"], "a100-80g", "4B", ["--gpus-up-to", "1"], "Qwen3-4B", 1, ["--maximize", "len"],
      "longest context per model and GPU budget, estimates alone", {"estimate": "only"}),
     # No estimates: an H100, which has no tables, has no plan.
     (["--no-estimate"], "h100", "4B", ["--gpus-up-to", "1"], "Qwen3-4B", 1, ["--maximize", "len"],

@@ -774,7 +774,8 @@ def test_cli_memory_refuses_a_count_past_its_bound_naming_both(cli, flag: str):
 
 
 def test_cli_memory_breakdown_and_exit_codes(cli):
-    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--sp", "4",
+    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "4", "--len", "102400", "--sp",
+                           "4",
                            "--env", "--offload")
     assert (status, err) == (0, "")
     # The breakdown adds up by hand: its terms make the total, and what is to spare is the usable less the total.
@@ -795,14 +796,14 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     assert {k: result[k] for k in ("model", "gpu", "gpus", "max_model_len", "sp", "env", "offload", "margin")} == {
         "model": "Qwen3-14B", "gpu": "RTX-4090-24GB", "gpus": 1, "max_model_len": 32768, "sp": 1, "env": False,
         "offload": False, "margin": 0.01}
-    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "6", "--len", "8192", "--sp", "4")
+    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "6", "--len", "8192", "--sp", "4")
     assert status == 2 and err.startswith("solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs (")
-    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", str(1 << 30))
+    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "4", "--len", str(1 << 30))
     assert (status, out, err) == (2, "", ("usage: solve memory [options] (--help lists them)\nsolve memory: error: "
                                           "argument --len: must be a whole number of tokens from 1 to 16777216, got "
                                           "1073741824\n"))
     # A length within the cap whose default token budget (2 x L / SP) is past it: the flags that set it are named.
-    status, out, err = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "1", "--len", "9000000")
+    status, out, err = cli("memory", "--model", "0.6B", "--gpu", "a100-80g", "--gpus", "1", "--len", "9000000")
     assert (status, out, err) == (2, "", ("solve memory: error: --len 9000000 with --sp 1 makes Trinity's default "
                                           "token budget, ceil(2 x 9000000 / 1) = 18000000, more than 16777216 tokens "
                                           "per GPU: raise --sp, or give --token-budget\n"))
@@ -1021,11 +1022,11 @@ def test_a_cells_file_with_an_impossible_length_is_refused_naming_the_row(tmp_pa
 def test_a_checkpoint_of_a_tabled_models_shape_is_planned_from_that_models_cells(cli, tmp_path: Path):
     # A fine-tuned Qwen3-8B in a folder of its own name: the Qwen3-8B cells stand for it, and say so.
     folder = qwen3_8b_checkpoint(tmp_path / "my-sft")
-    status, out, err = cli("--model-config", str(folder), "--gpu", "a100", "--gpus", "4", "--len", "32k")
+    status, out, err = cli("--model-config", str(folder), "--gpu", "a100-80g", "--gpus", "4", "--len", "32k")
     assert (status, err) == (0, "") and out.startswith("A100-80GB · my-sft · cheapest plan for 32768 tokens")
     assert ("evidence documented: the A100-80GB table for 4 GPUs says 'SP=4' at 32768 for Qwen3-8B, of the same "
             "shape") in " ".join(out.split())
-    flags = ["memory", "--model-config", str(folder), "--gpu", "a100", "--gpus", "4", "--len", "24k", "--sp", "2"]
+    flags = ["memory", "--model-config", str(folder), "--gpu", "a100-80g", "--gpus", "4", "--len", "24k", "--sp", "2"]
     status, out, _ = cli(*flags)
     assert status == 1 and ("tables: it runs out of memory (the A100-80GB table for 4 GPUs says 'Env + SP=2' at 24576 "
                             "for Qwen3-8B, of the same shape:") in " ".join(out.split())
@@ -1223,8 +1224,8 @@ def test_a_model_config_without_tie_word_embeddings_of_an_unknown_type_is_refuse
     which = "model_type 'internlm2'" if model_type else "no model_type"
     status, out, err = cli("--model-config", str(path), "--gpu", "a100", "--len", "8k")
     assert (status, out) == (2, "")
-    assert err == (f"solve: error: {path}: tie_word_embeddings is not given, and with {which} its default is not known "
-                   "here: add \"tie_word_embeddings\": true or false (transformers' default is true unless the model's "
+    assert err == (f"solve: error: --model-config {path}: tie_word_embeddings is not given, and with {which} its "
+                   "default is not known here: add \"tie_word_embeddings\": true or false (transformers' default is true unless the model's "
                    "class says otherwise; Llama's and Qwen's say false, Gemma's true)\n")
 
 
@@ -1561,7 +1562,7 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
                    "one sequence's KV cache (4.0 GiB) per GPU take at most half of what vLLM takes of one H100-80GB "
                    "(70.7 GiB: 90% of its memory, less 1 GiB for the CUDA context), leaving the rest to sequences in "
                    "flight\n")
-    status, out, err = cli("--model", "8B", "--gpu", "a100", "--len", "32k", "--gpus", "4", "--rollout-gpus", "4",
+    status, out, err = cli("--model", "8B", "--gpu", "a100-80g", "--len", "32k", "--gpus", "4", "--rollout-gpus", "4",
                            "--emit", "trinity")
     assert (status, err) == (0, "") and "engine_num: 4  # one GPU each\n    tensor_parallel_size: 1\n" in out
     status, out, err = cli("--model", "32B", "--gpu", "l40s", "--gpus", "8", "--len", "16k", "--rollout-gpus", "3",
@@ -2910,7 +2911,7 @@ def test_a_config_json_that_is_not_an_object_is_refused(cli, tmp_path: Path, tex
     path = tmp_path / "config.json"
     path.write_text(text, encoding="utf-8")
     status, out, err = cli("--model-config", str(path), "--gpu", "a100", "--len", "8k")
-    assert (status, out, err) == (2, "", f"solve: error: {path}: a config.json is a JSON object\n")
+    assert (status, out, err) == (2, "", f"solve: error: --model-config {path}: a config.json is a JSON object\n")
 
 
 def test_a_config_json_that_is_not_json_names_the_line(tmp_path: Path):

@@ -35,7 +35,8 @@ from solver.model import (
     table_values,
     within_refuting_tables,
 )
-from solver.query import Undecided, make_query
+from solver.query import Undecided, check_sp, make_query
+from solver.results import Answer
 from solver.rules import (
     SourceCell,
     host_ram_bound_words,
@@ -46,6 +47,8 @@ from solver.rules import (
     refuting_cell,
     refuting_row,
     rollout_layout,
+    sp_degrees,
+    sp_degrees_within,
     sp_gpus_violation,
     table_cells,
     tried_settings,
@@ -1188,11 +1191,15 @@ def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_
     # without "of host memory per node" again: "..., more than the pool's host_ram_gb of 64 GiB)".
     assert [host_ram_bound_words(400, "--host-ram"), pool.host_ram_bound_words, flags.host_ram_bound_words] == [
         "--host-ram 400", "the pool's host_ram_gb of 64 GiB", "--host-ram 64"]
-    # Named again after the limits named it in full, hardware is named briefly; a flag has no such short form.
+    # Hardware is named briefly, and not at all after the limits named it in full ("on nodes with more host memory
+    # than the pool's 64 GiB" after "64 GiB of host memory per node (the pool's host_ram_gb)" said it twice); a flag
+    # has no such short form.
     hardware = pool.model_copy(update={"host_ram_hardware": "the pool's"})
     assert [hardware.host_ram_hardware_words, pool.host_ram_hardware_words, flags.host_ram_hardware_words] == [
         "the pool's 64 GiB", "", ""]
-    assert hardware.more_host_ram_words == "with more host memory than the pool's 64 GiB"
+    assert hardware.more_host_ram_words() == "with more host memory than the pool's 64 GiB"
+    assert hardware.more_host_ram_words(named=True) == "with more host memory"
+    assert hardware.without_host_ram_words(named=True) == "on nodes with more host memory"
 
 
 def test_every_host_memory_line_ends_with_the_same_check_words():
@@ -1415,3 +1422,33 @@ def test_cost_ranks_order_combinations_by_their_exact_costs(objective: str):
     for entry in ranks:  # the tier: the cost rank of the first combination of exactly its cost
         cost = exact_cost(weights, entry.combination)
         assert entry.cost_tier == min(rank for rank, c in enumerate(by_cost) if exact_cost(weights, c) == cost)
+
+
+@pytest.mark.parametrize("node_gpus", [4, 8])
+@pytest.mark.parametrize("budget_gpus", [1, 3, 6, 8, 16])
+def test_a_refused_sp_lists_the_degrees_some_count_within_the_budget_runs(budget_gpus: int, node_gpus: int) -> None:
+    # One source for the SP degrees usable within a budget: those of some count within it, as sp_degrees gives a
+    # count's (check_sp listed the heads' degrees up to a node itself). A count past a node adds none.
+    for model in CATALOG.models:
+        usable = sorted({sp for gpus in range(1, budget_gpus + 1) for sp in sp_degrees(model, gpus, node_gpus)})
+        assert list(sp_degrees_within(model, budget_gpus, node_gpus)) == usable
+        with pytest.raises(QueryError) as refused:
+            check_sp(model, 64, None, budget_gpus, node_gpus)
+        assert str(refused.value).endswith(f": {', '.join(map(str, usable))})")
+
+
+def test_an_answer_says_whether_its_reason_named_the_query_s_limits():
+    # What follows a reason (solve cluster's --no-estimate clause) names the host memory again only where the reason
+    # did not: the answer says so, where a substring test of the reason's text did. Qwen3-4B at 131072 tokens within
+    # 16 GiB: "nothing in the tables ... trains with 16 GiB of host memory per node (...)"; Qwen3-32B has no tables.
+    def answered(model: str, length: int) -> Answer:
+        query = make_query(CATALOG, model=model, gpu="a100", max_model_len=length, budget_gpus=8, host_ram_gb=16,
+                           host_ram_source="the pool's host_ram_gb", estimate="never", objective="min_gpus")
+        return answer_for(CATALOG, query, "A100-80GB")
+
+    named, unnamed = answered("4B", 131072), answered("32B", 16384)
+    assert named.reason is not None and named.reason.startswith(
+        "nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per node")
+    assert unnamed.reason == "the tables have no Qwen3-32B on A100-80GB"
+    assert (named.limits_named, unnamed.limits_named) == (True, False)
+    assert "limits_named" not in named.as_json()

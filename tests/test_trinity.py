@@ -48,7 +48,7 @@ from solver.trinity import (
     trinity_fragment,
 )
 from solver.trinity.interpolation import ConfigValues, decode_scalar
-from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, ROLES, offload_path, yaml_scalar
+from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, READ_KEYS, ROLES, offload_path, yaml_scalar
 from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
 
 DATA = Path(__file__).parent / "data" / "trinity"
@@ -1574,6 +1574,23 @@ def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
     spelt = {"model": {"max_model_len": 4096}, "trainer": {"ulysses_sequence_parallel_size": 2,
                                                            "ulysses_sequence_paralel_size": 4}}
     assert check_trinity_config(spelt, catalog().model("8B"), 4) == []  # the key meant is there: a key of the user's
+
+
+def test_read_keys_name_every_key_the_reader_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The misspelt-key check knows the keys read from READ_KEYS: a key the reader reads that it lacks would never be
+    # suggested (it lacked trainer.trainer_type, model.tinker.enable, the rollout's data and pipeline parallel sizes,
+    # ...). Every key read while reading and checking the example configs, each in its section; list entries (an
+    # auxiliary model's keys) are not checked for misspellings, nor a role's ignored engine section's offload flags.
+    read: set[tuple[str | int, ...]] = set()
+    get = reader.ConfigReader.get
+    monkeypatch.setattr(reader.ConfigReader, "get", lambda self, path: read.add((*self.base, *path)) or get(self, path))
+    for path in (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml", DATA / "user-config.yaml"):
+        text = path.read_text(encoding="utf-8")
+        config = read_trinity_config(text, str(path), environ={})
+        check_trinity_config(load_config_mapping(text, str(path)), catalog().model(config.model), 4, environ={})
+    checked = [key for key in read if not any(isinstance(part, int) for part in key) and IGNORED_SECTION not in key]
+    assert len(checked) > 30
+    assert [key for key in checked if key[-1] not in READ_KEYS.get(key[:-1], ())] == []
 
 
 def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:

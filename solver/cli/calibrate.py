@@ -11,6 +11,7 @@ from solver.cli.argtypes import output_path, path_argument
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere
+from solver.cli.options import model_config_option
 from solver.cli.output import print_escaped
 from solver.cli.parser import Parser
 from solver.memory import DEFAULT_MARGIN, TERMS
@@ -20,7 +21,6 @@ from solver.tables import (
     QueryError,
     and_more,
     counted,
-    load_model_config,
 )
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from solver.calibrate import calibration  # imports OR-Tools: only calibrating pays for it
 
     _check_calibrate_args(args)
-    catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
+    catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          cells=args.cells or (), join=False)  # read once, as planning reads them
     if added and not any(added in table.models for _, gpu_type in cells for table in gpu_type.tables):
         print_escaped(

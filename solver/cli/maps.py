@@ -12,7 +12,7 @@ from rich.console import Console
 from solver.cli.argtypes import output_path, path_argument, positive_seconds, whole_number
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
+from solver.cli.notes import note_cells_elsewhere, note_gpu_variant, note_near_tabled_shape
 from solver.cli.options import (
     GPU_NAMES,
     add_cells_option,
@@ -26,6 +26,7 @@ from solver.cli.options import (
     add_weights_option,
     add_workers_option,
     memory_model_option,
+    model_config_option,
     weights_option,
 )
 from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, print_escaped
@@ -35,7 +36,6 @@ from solver.rules import NODE_GPUS
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     QueryError,
-    load_model_config,
     shown_number,
 )
 
@@ -78,7 +78,7 @@ def run_map(args: argparse.Namespace) -> int:
     from solver.maps import cheapest_by_length, length_rows, longest_by_model, mapped_models
 
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
-    catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
+    catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          args.gpu, args.gpu_memory, args.cells or ())
     options = {"memory": memory_model_option(args.memory_model),
                "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram,
@@ -138,5 +138,6 @@ def run_map(args: argparse.Namespace) -> int:
         if args.svg:  # as solve's --out and --write
             screen.print(escaped_line(f"wrote {args.svg}"))
     note_cells_elsewhere("solve map", cells, catalog, args.gpu)
+    note_gpu_variant("solve map", catalog, args.gpu)
     note_near_tabled_shape("solve map", catalog, added)
     return 0

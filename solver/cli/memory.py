@@ -9,7 +9,7 @@ import sys
 from solver.api import estimate_memory
 from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
+from solver.cli.notes import note_cells_elsewhere, note_gpu_variant, note_near_tabled_shape
 from solver.cli.options import (
     GPU_NAMES,
     add_cells_option,
@@ -17,6 +17,7 @@ from solver.cli.options import (
     add_memory_model_options,
     add_node_gpus_option,
     memory_model_option,
+    model_config_option,
 )
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
@@ -24,7 +25,7 @@ from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
 from solver.render import memory_json, memory_view
 from solver.rules import NODE_GPUS
-from solver.tables import MAX_GPUS, Setting, load_memory_model, load_model_config, shown_number
+from solver.tables import MAX_GPUS, Setting, load_memory_model, shown_number
 
 
 def build_memory_parser() -> Parser:
@@ -67,7 +68,7 @@ def run_memory(args: argparse.Namespace) -> int:
     """``solve memory``: one GPU's predicted peak memory and the verdict; exit 1 when it does not fit."""
 
     check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
-    catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
+    catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          args.gpu, args.gpu_memory, args.cells or ())
     model = catalogue_model(catalog, args.model or added)
     gpu = catalog.gpu(args.gpu)
@@ -96,6 +97,7 @@ def run_memory(args: argparse.Namespace) -> int:
                                         planner_command(args), own_budget=args.token_budget is not None),
                             crop=False)
     note_cells_elsewhere("solve memory", cells, catalog, args.gpu)
+    note_gpu_variant("solve memory", catalog, args.gpu)
     note_near_tabled_shape("solve memory", catalog, added)
     return 0 if result.trains else NO_PLAN
 

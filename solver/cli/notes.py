@@ -1,6 +1,6 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
 memory as sold), a short --len (or a cluster file's job length), a config.json one term off a tabled model's shape, a
-pool's GPU type named without its memory where the catalogue has it with other memory too."""
+pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too."""
 
 from __future__ import annotations
 
@@ -120,17 +120,32 @@ def _without_memory(name: str) -> str:
     return re.sub(r"-\d+GB$", "", name)
 
 
+def gpu_variant_words(catalog: Catalog, written: str) -> str | None:
+    """Where a GPU type's name as given (`written`) names no memory and the catalogue has that GPU with other memory
+    too (``A100``: the A100-80GB, whose tables the source measured, not the A100-40GB), in words: ``'A100' is taken
+    as A100-80GB; nodes of A100-40GB need that name (the memory decides the plans)``; None otherwise. 40 GB A100s
+    planned as 80 GB ones would run out of memory."""
+    taken = catalog.gpu(written)
+    others = [other.name for other in catalog.gpu_types
+              if other.name != taken.name and _without_memory(other.name) == _without_memory(taken.name)]
+    if not others or f"{taken.memory_gb:g}" in written:
+        return None
+    return (f"{written!r} is taken as {taken.name}; nodes of {' or '.join(others)} need that name (the memory decides "
+            "the plans)")
+
+
+def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | None) -> None:
+    """A note on stderr where --gpu (`gpu`, of `catalog`) names a GPU the catalogue has with other memory too
+    (`gpu_variant_words`), as a cluster pool's GPU type gets (`note_gpu_variants_of_pools`)."""
+    if gpu is not None and (words := gpu_variant_words(catalog, gpu)):
+        print_escaped(f"{prog}: note: --gpu {words}", file=sys.stderr)
+
+
 def note_gpu_variants_of_pools(prog: str, catalog: Catalog, fleet: Fleet, written: dict[str, str]) -> None:
-    """A note on stderr for each pool whose GPU type, as the file wrote it (`written`, by pool name), names no memory
-    where the catalogue has that GPU with other memory too (``gpu: A100``: the A100-80GB, whose tables the source
-    measured, not the A100-40GB): a fleet's 40 GB A100s planned as 80 GB ones would run out of memory."""
+    """A note on stderr for each pool whose GPU type, as the file wrote it (`written`, by pool name), names a GPU the
+    catalogue has with other memory too (`gpu_variant_words`), unless the pool gives its memory."""
     for pool in fleet.pools:
         if pool.gpu_memory_gb is not None or pool.gpu_memory_mib is not None:
             continue
-        taken = catalog.gpu(pool.gpu)
-        others = [other.name for other in catalog.gpu_types
-                  if other.name != taken.name and _without_memory(other.name) == _without_memory(taken.name)]
-        if others and f"{taken.memory_gb:g}" not in written[pool.name]:
-            print_escaped(f"{prog}: note: pool {pool.name}: gpu {written[pool.name]!r} is taken as {taken.name}; "
-                          f"nodes of {' or '.join(others)} need that name (the memory decides the plans)",
-                          file=sys.stderr)
+        if words := gpu_variant_words(catalog, written[pool.name]):
+            print_escaped(f"{prog}: note: pool {pool.name}: gpu {words}", file=sys.stderr)

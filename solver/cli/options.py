@@ -17,6 +17,7 @@ from solver.cli.argtypes import (
     token_budget_mode,
     whole_number,
 )
+from solver.cli.paths import errors_named_by
 from solver.memory import DEFAULT_MARGIN
 from solver.query import MAX_WORKERS, TrinityVersion
 from solver.rules import NODE_GPUS
@@ -24,9 +25,10 @@ from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
     MemoryModel,
-    OneLineError,
+    Model,
     Weights,
     load_memory_model,
+    load_model_config,
     load_weights,
 )
 
@@ -102,25 +104,28 @@ def add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argumen
                         help="coefficients from `solve calibrate --out`")
 
 
-def _option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -> _Loaded | None:
-    """The file at `path` that option `flag` names, read by `load` (None without one); an error in it names the option
-    before the file, as --cells's do (``--memory-model FILE: ...``)."""
+def option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -> _Loaded | None:
+    """The file at `path` that option `flag` names, read by `load` (None without one); its errors name the option
+    (`errors_named_by`)."""
     if path is None:
         return None
-    try:
+    with errors_named_by(flag):
         return load(path)
-    except OneLineError as error:
-        raise type(error)(f"{flag} {error}") from None
 
 
 def memory_model_option(path: Path | None) -> MemoryModel | None:
     """The --memory-model file's memory model (None without one); its errors name the option."""
-    return _option_file("--memory-model", load_memory_model, path)
+    return option_file("--memory-model", load_memory_model, path)
+
+
+def model_config_option(path: Path | None) -> Model | None:
+    """The --model-config file's model (None without one); its errors name the option."""
+    return option_file("--model-config", load_model_config, path)
 
 
 def weights_option(path: Path | None) -> Weights | None:
     """The --weights file's cost weights (None without one); its errors name the option."""
-    return _option_file("--weights", load_weights, path)
+    return option_file("--weights", load_weights, path)
 
 
 def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -4,10 +4,13 @@ is given once)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from solver.cli.atomic import writable_status
 from solver.tables import (
+    OneLineError,
     QueryError,
     model_config_file,
     resolved_path,
@@ -52,6 +55,17 @@ def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) 
         raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
 
 
+@contextmanager
+def errors_named_by(flag: str) -> Iterator[None]:
+    """Errors raised within about the file option `flag` gives (their message starts with its path) name the option
+    before the file, as --cells's and --write's do (``--memory-model FILE: ...``): every file an option gives is
+    named so in its errors."""
+    try:
+        yield
+    except OneLineError as error:
+        raise type(error)(f"{flag} {error}") from None
+
+
 def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`; for --model-config of a
     folder, the folder's config.json), and the shipped tables every command reads (but the memory model that
@@ -65,8 +79,9 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
         words = "the cluster file" if name == "file" else f"the file of --{name.replace('_', '-')}"
-        inputs += [(words, model_config_file(path) if name == "model_config" else path)
-                   for path in (value if isinstance(value, list) else [value]) if path is not None]
+        with errors_named_by("--model-config"):  # only its folder is looked into, which may refuse it
+            inputs += [(words, model_config_file(path) if name == "model_config" else path)
+                       for path in (value if isinstance(value, list) else [value]) if path is not None]
     return inputs
 
 

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from math import ceil
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from solver.cli.argtypes import (
     whole_number,
 )
 from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
+from solver.cli.notes import note_cells_elsewhere, note_gpu_variant, note_near_tabled_shape
 from solver.cli.options import (
     GPU_NAMES,
     add_cells_option,
@@ -35,6 +36,8 @@ from solver.cli.options import (
     add_weights_option,
     add_workers_option,
     memory_model_option,
+    model_config_option,
+    option_file,
     weights_option,
 )
 from solver.cli.output import escaped_line, print_escaped, print_view
@@ -61,7 +64,6 @@ from solver.tables import (
     Model,
     QueryError,
     counted,
-    load_model_config,
 )
 
 
@@ -164,7 +166,8 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
-    config_text, config = read_config_file(args.from_config, args.trinity_version) if args.from_config else ("", None)
+    config_text, config = option_file("--from-config", partial(read_config_file, version=args.trinity_version),
+                                      args.from_config) or ("", None)
     catalog, added, cells = _planner_catalog(args, config)
     if args.model is not None:
         catalogue_model(catalog, args.model)  # an unknown name: how to give a model of your own
@@ -198,7 +201,7 @@ def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> 
             if getattr(args, name, None) is not None:
                 refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
     if args.model_config is not None:
-        described: Model | None = load_model_config(args.model_config)
+        described: Model | None = model_config_option(args.model_config)
     elif local is not None and config is not None and args.model is None:
         described = local_model(local, config)
     else:
@@ -251,6 +254,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
             if written is not None and answers[0].plans:
                 console.print(escaped_line(f"wrote {written}"))
     note_cells_elsewhere("solve", cells, catalog, args.gpu)
+    note_gpu_variant("solve", catalog, args.gpu)
 
 
 def _optimism_note(mine: Sequence[GpuType], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:

@@ -10,12 +10,12 @@ import sys
 from solver.cli.argtypes import path_argument, whole_number
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere
-from solver.cli.options import add_cells_option
+from solver.cli.options import add_cells_option, model_config_option
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.render import cells_json, tables_view
-from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, Catalog, QueryError, counted, load_model_config
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, Catalog, QueryError, counted
 
 
 def build_tables_parser() -> Parser:
@@ -42,7 +42,7 @@ def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
     if args.model_config and not args.cells:
         raise QueryError("--model-config describes a model that the cells of --cells FILE name")
-    model = load_model_config(args.model_config) if args.model_config else None
+    model = model_config_option(args.model_config)
     full, _, cells = catalog_with(model, cells=args.cells or (), keep_contradictions=args.check)
     status = _print_tables(args, full)
     note_cells_elsewhere("solve tables", cells, full, args.gpu)

@@ -12,6 +12,7 @@ from typing import Any
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
 from solver.cli.output import print_escaped
+from solver.cli.paths import errors_named_by
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION, RolloutEngines
 from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
@@ -89,13 +90,18 @@ def local_model(file: Path, config: TrinityConfig) -> Model | None:
         return None
 
 
+def _config_file(args: argparse.Namespace) -> str:
+    """The --from-config file as its errors start, as `errors_named_by` names every file an option gives."""
+    return f"--from-config {args.from_config}"
+
+
 def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig,
                          objective: Objective) -> None:
     """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
     other than FSDP, an unknown model, no length, a --write, --rollout-gpus or --write's --train-batch-size at odds
     with the config."""
     if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
-        raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
+        raise QueryError(f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
                          "by hand")
     if args.model is None and not added:
@@ -103,11 +109,11 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
             catalog.model(config.model)
         except QueryError as error:  # the way out before the list of models, which is long
             unknown, _, accepted = str(error).partition("; accepted: ")
-            raise QueryError(f"{args.from_config}: {MODEL_PATH}: {unknown}{_not_found_locally(config)}: give --model M "
-                             "(a catalogue model of its shape, such as the one it was fine-tuned from), or "
+            raise QueryError(f"{_config_file(args)}: {MODEL_PATH}: {unknown}{_not_found_locally(config)}: give "
+                             "--model M (a catalogue model of its shape, such as the one it was fine-tuned from), or "
                              f"--model-config PATH (its config.json); accepted: {accepted}") from None
     if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
-        raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
+        raise QueryError(f"{_config_file(args)}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write:
         _check_write_keeps_gpus(args, objective, config)
     if args.write or args.out or args.emit:
@@ -210,7 +216,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         return []
     from solver.trinity import load_config_mapping, trainer_level_offload
 
-    layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
+    with errors_named_by("--from-config"):
+        layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
     fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
     if config is not None and config.trainer_gpus is None and answers[0].plans:
         plan = answers[0].plans[0]
@@ -258,8 +265,9 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
         unused_length,
     )
 
-    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                   version=args.trinity_version, host_ram_gb=args.host_ram)
+    with errors_named_by("--from-config"):
+        patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                       version=args.trinity_version, host_ram_gb=args.host_ram)
     # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
     mapping = load_config_mapping(patched, str(args.write))
     overlong = overlong_sequences(mapping, str(args.write), os.environ)
@@ -298,7 +306,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                                                   train_batch_size=answer.train_batch_size,
                                                   node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
-                raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
+                raise QueryError(f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size with "
                                  "--gpus that leaves the config's engines exactly their GPUs") from None
             if args.emit and answer.status == "feasible":  # the view says so under the plan
                 notes.append(f"solve: {answer.gpu}: {UNPROVEN_HINT.format('this plan')}")

@@ -117,12 +117,16 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     (): ("mode", "algorithm", "buffer", "model", "cluster", "explorer", "trainer"),
     ("algorithm",): ("algorithm_type", "repeat_times"),
     ("buffer",): ("batch_size", "train_batch_size"),
-    ("model",): ("model_path", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling"),
+    ("model",): ("model_path", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling",
+                 "external_model", "tinker"),
+    ("model", "external_model"): ("enable",),
+    ("model", "tinker"): ("enable",),
     ("cluster",): ("node_num", "gpu_per_node"),
     ("explorer",): ("rollout_model", "auxiliary_models"),
-    ("explorer", "rollout_model"): ("engine_num", "tensor_parallel_size", "engine_type"),
-    ("trainer",): ("trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "use_dynamic_bsz",
-                   "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
+    ("explorer", "rollout_model"): ("engine_num", "tensor_parallel_size", "engine_type", "data_parallel_size",
+                                    "pipeline_parallel_size"),
+    ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
+                   "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref",),
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
@@ -132,6 +136,7 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     offload_path("actor", "")[:-1]: OFFLOAD_FLAGS,
     offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
 }
-"""Per section, the keys of it that rft-solver reads: a key beside them spelt almost as one the section lacks is
-likely that key misspelt (`check_trinity_config` says so)."""
+"""Per section, the keys of it that rft-solver reads (all that `ConfigReader` reads but the offload flags of a role's
+`IGNORED_SECTION`, read only to say nothing reads them there: tests/test_trinity.py checks this): a key beside them
+spelt almost as one the section lacks is likely that key misspelt (`check_trinity_config` says so)."""
 
