@@ -492,15 +492,15 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
         found.append(("capped-logits",
                       "capped logits (their extra copy counted from first principles, not calibrated)"))
     if round(memory_gib) < round(fit.least_memory_gib) or round(memory_gib) > round(fit.most_memory_gib):
-        found.append(("other-gpu-memory", f"{memory_gib:.0f} GiB GPUs (calibrated on {round(fit.least_memory_gib)} to "
-                      f"{round(fit.most_memory_gib)} GiB)"))
+        found.append(("other-gpu-memory", (f"{memory_gib:.0f} GiB GPUs (calibrated on {round(fit.least_memory_gib)} "
+                                           f"to {round(fit.most_memory_gib)} GiB)")))
     if n > fit.most_gpus:
         found.append(("more-gpus", f"{n} GPUs (calibrated up to {fit.most_gpus})"))
     if sp > fit.largest_sp:
         found.append(("larger-sp", f"SP={sp} (calibrated up to SP={fit.largest_sp})"))
     if tokens > fit.most_tokens_per_gpu:
-        found.append(("more-tokens-per-gpu", f"{tokens} tokens per GPU (calibrated on fits of up to "
-                      f"{fit.most_tokens_per_gpu})"))
+        found.append(("more-tokens-per-gpu",
+                      f"{tokens} tokens per GPU (calibrated on fits of up to {fit.most_tokens_per_gpu})"))
     return found
 
 

@@ -30,8 +30,9 @@ def documented_codes(heading: str) -> list[str]:
     return re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.MULTILINE)
 
 
-CODES: dict[str, type[Enum]] = {"Caution codes": CautionCode, "Reason codes": ReasonCode,
-                                 "Unplaced codes": UnplacedCode, "Beyond-calibration codes": BeyondCode}
+CODES: dict[str, type[Enum]] = {
+    "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode,
+    "Beyond-calibration codes": BeyondCode}
 """Each enum of codes, by the heading of docs/json.md's table of it."""
 
 
