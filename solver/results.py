@@ -480,10 +480,20 @@ class Plan(Frozen):
         return f"inferred: {cell}, and this plan includes that setting on more GPUs (which hold no more per GPU)"
 
 
+ExplainRule = Literal[
+    "choice", "budget", "whole_nodes", "rollout_layout", "sp_divides_gpus", "sp_divides_heads", "sp_kv_heads",
+    "sp_within_node", "batch_divides", "pin", "host_ram", "beyond_table", "no_setting", "memory_model",
+    "no_estimates", "out_of_memory", "undocumented", "longest_documented", "longer", "limit", "no_table",
+    "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins", "undecided", "incomplete",
+]
+"""The names of `--explain`'s steps (`Reason.rule`): the one source of the names that docs/json.md's table
+documents, in its order."""
+
+
 class Reason(Frozen):
     """One step of an explanation: the rule (a short name) and what it means here, in words."""
 
-    rule: str
+    rule: ExplainRule = Field(description="the step's name (docs/json.md lists them)")
     detail: str
 
 

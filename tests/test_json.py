@@ -3,11 +3,12 @@ its words are, and the JSON Schemas of docs/schema/, in sync with the code and v
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from pydantic import ValidationError
@@ -16,7 +17,7 @@ import solver
 from solver.memory import MemoryEstimate
 from solver.query import make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
-from solver.results import BeyondCode, CautionCode, Plan, ReasonCode, UnplacedCode
+from solver.results import BeyondCode, CautionCode, ExplainRule, Plan, ReasonCode, UnplacedCode
 from solver.solve import answer_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +40,24 @@ CODES: dict[str, type[Enum]] = {
 @pytest.mark.parametrize(("heading", "codes"), CODES.items())
 def test_the_docs_document_every_code_once_and_no_other(heading: str, codes: type[Enum]):
     assert documented_codes(heading) == [code.value for code in codes]
+
+
+def test_the_docs_document_every_explain_rule_once_and_no_other():
+    page = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
+    section = page.split("## Explain rules\n", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE) == list(get_args(ExplainRule))
+
+
+def test_explain_gives_every_rule_name_and_no_other():
+    # mypy holds each name explain.py gives to ExplainRule; this holds ExplainRule to the names it gives.
+    tree = ast.parse((ROOT / "solver" / "explain.py").read_text(encoding="utf-8"))
+    values = [keyword.value for call in ast.walk(tree) if isinstance(call, ast.Call)
+              and getattr(call.func, "id", None) == "Reason" for keyword in call.keywords if keyword.arg == "rule"]
+    named = [node for value in values  # a name, or either name of `a if test else b`
+             for node in ((value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,))]
+    assert all(isinstance(node, ast.Constant) for node in named), "a rule given otherwise than by its name"
+    given = {node.value for node in named if isinstance(node, ast.Constant)}
+    assert given == set(get_args(ExplainRule))
 
 
 def test_codes_are_short_kebab_case():
