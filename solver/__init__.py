@@ -36,6 +36,8 @@ _EXPORTS = {
     "Reason": "solver.results",
     "CautionCode": "solver.results",
     "ReasonCode": "solver.results",
+    "UnplacedCode": "solver.results",
+    "BeyondCode": "solver.results",
     "ClusterResult": "solver.results",
     "Placement": "solver.results",
     "Unplaced": "solver.results",
@@ -106,6 +108,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import make_query as make_query
     from solver.results import Alternatives as Alternatives
     from solver.results import Answer as Answer
+    from solver.results import BeyondCode as BeyondCode
     from solver.results import Calibration as Calibration
     from solver.results import CautionCode as CautionCode
     from solver.results import ClusterResult as ClusterResult
@@ -117,6 +120,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import ReasonCode as ReasonCode
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import Unplaced as Unplaced
+    from solver.results import UnplacedCode as UnplacedCode
     from solver.rules import SourceCell as SourceCell
     from solver.rules import TablesVerdict as TablesVerdict
     from solver.tables import CalibrationRange as CalibrationRange

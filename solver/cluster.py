@@ -47,6 +47,7 @@ from solver.results import (
     PoolUse,
     Status,
     Unplaced,
+    UnplacedCode,
 )
 from solver.rules import batch_split_violation, rollout_layout, validated_length
 from solver.solve import answer_for, checked, estimated_plan_words, host_over_words, least_host_words
@@ -502,7 +503,8 @@ def _plan_jobs(planner: _Planner, fleet: Fleet, every_job: bool,
     options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                                     for option in job_options(planner, fleet, index)])
     stuck = _without_ways(fleet, options)
-    unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
+    unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i),
+                              reason_code=UnplacedCode.NO_WAY_TO_RUN) for i in stuck)
     planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
                        planning_s=time.monotonic() - started)
@@ -597,7 +599,8 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
     fleet, names = planned.fleet, ", ".join(planned.no_way)
     fit = "fits" if len(stuck) == 1 else "fit"
     others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
-                                                 "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
+                                                 "nowhere", reason_code=UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
+                   for i, job in enumerate(fleet.jobs) if i not in stuck)
     return ClusterResult(status="unknown" if planned.undecided else "infeasible", objective=None, bound=None,
                          objective_counts="nodes", placements=(), unplaced=unplaced + others,
                          no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
@@ -917,13 +920,15 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
     for option in options:
         pools[option.job][fleet.pools[option.pool].name].append(option)
         host_checked[option.job] |= option.host_tenths > 0
+    no_room = UnplacedCode.NO_ROOM if proven else UnplacedCode.NO_ROOM_UNPROVEN
     return tuple(
         Unplaced(job=job.name, reason=(
             f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
             f"{_least_rooms(planner, job, pools[index])} "
             f"after the jobs placed (the most priority in all, then length, then cost){unproven}"
             f"{_elsewhere(planner, fleet, index, frozenset(pools[index]))}" if pools[index]
-            else _why_no_option(planner, fleet, index)))
+            else _why_no_option(planner, fleet, index)),
+            reason_code=no_room if pools[index] else UnplacedCode.NO_WAY_TO_RUN)
         for index, job in enumerate(fleet.jobs) if index not in placed
     )
 
@@ -1129,12 +1134,16 @@ def _all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
                   host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
     """Every job left out, for one reason, where the search placed none: the jobs do not fit together (`verdict`
     infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran out."""
-    reason = (f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options)}"
-              if verdict == "infeasible" else "interrupted before a placement was found" if interrupted
-              else f"the jobs do not all fit the fleet with the host memory of {', '.join(host_rounded)} rounded up; "
-                   "they may with the exact figures" if host_rounded
-              else "no placement found within the time limit")
-    return tuple(Unplaced(job=job.name, reason=reason) for job in fleet.jobs)
+    code, reason = (
+        (UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER,
+         f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options)}")
+        if verdict == "infeasible" else
+        (UnplacedCode.INTERRUPTED, "interrupted before a placement was found") if interrupted else
+        (UnplacedCode.HOST_MEMORY_ROUNDED, (f"the jobs do not all fit the fleet with the host memory of "
+                                            f"{', '.join(host_rounded)} rounded up; they may with the exact figures"))
+        if host_rounded else
+        (UnplacedCode.TIME_LIMIT, "no placement found within the time limit"))
+    return tuple(Unplaced(job=job.name, reason=reason, reason_code=code) for job in fleet.jobs)
 
 
 def _tie_break(fleet: Fleet, options: list[Option], built: _Model) -> cp_model.LinearExprT:

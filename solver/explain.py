@@ -496,38 +496,44 @@ class _Words:
         sps = runs(sorted({c[3] for c in combinations}))
         if rule == "budget":
             if query.exact:
-                return [Reason(rule=rule, detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")]
-            return [Reason(rule=rule, detail=f"more GPUs than the budget of {query.budget_gpus} (such as {on})")]
+                return [Reason(rule="budget", detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")]
+            return [Reason(rule="budget", detail=(
+                f"more GPUs than the budget of {query.budget_gpus} (such as {on})"))]
         if rule == "whole_nodes":
-            return [Reason(rule=rule, detail=f"{on} span nodes of {query.node_gpus} ({query.node_source}) but "
-                                             "are not whole nodes, which a trainer that spans nodes must use")]
+            return [Reason(rule="whole_nodes", detail=(
+                f"{on} span nodes of {query.node_gpus} ({query.node_source}) but are not whole nodes, which a trainer "
+                "that spans nodes must use"))]
         if rule == "rollout_layout":
-            return [Reason(rule=rule, detail=(
+            return [Reason(rule="rollout_layout", detail=(
                 f"{counted(counts, 'trainer GPU')}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
                 f"(--rollout-gpus) they {no_rollout_layout_words(query.node_gpus)}"))]
         if rule == "table_rows":
             return [self._beyond_table(counts[0])]
         if rule == "sp_divides_gpus":
-            return [Reason(rule=rule, detail=f"SP must divide the trainer GPUs: on {self.gpus(counts[0])} that rules "
-                                             f"out SP={sps}")]
+            return [Reason(rule="sp_divides_gpus", detail=(
+                f"SP must divide the trainer GPUs: on {self.gpus(counts[0])} that rules out SP={sps}"))]
         if rule == "sp_divides_heads":
-            return [Reason(rule=rule, detail=f"SP must divide the {data.shape.num_attention_heads} attention heads of "
-                                             f"{data.model}: that rules out SP={sps} (on {on})")]
+            return [Reason(rule="sp_divides_heads", detail=(
+                f"SP must divide the {data.shape.num_attention_heads} attention heads of {data.model}: that rules out "
+                f"SP={sps} (on {on})"))]
         if rule == "sp_kv_heads":
-            return [Reason(rule=rule, detail=f"SP and the {data.shape.num_key_value_heads} KV heads of {data.model} must divide one "
-                                             f"another: that rules out SP={sps} (on {on})")]
+            return [Reason(rule="sp_kv_heads", detail=(
+                f"SP and the {data.shape.num_key_value_heads} KV heads of {data.model} must divide one another: that "
+                f"rules out SP={sps} (on {on})"))]
         if rule == "sp_within_node":
-            return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "
-                                             f"GPUs and each SP group must fit in one: that rules out SP={sps}")]
+            return [Reason(rule="sp_within_node", detail=(
+                f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} GPUs and each SP group must fit "
+                f"in one: that rules out SP={sps}"))]
         if rule == "batch_divides":
             batch = f"{query.train_batch_size} ({query.train_batch_source})"
-            return [Reason(rule=rule, detail=f"the train batch of {batch} must split evenly over the data-parallel "
-                                             f"ranks (GPUs / SP): on {self.gpus(counts[0])} that rules out SP={sps}")]
+            return [Reason(rule="batch_divides", detail=(
+                f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP): on "
+                f"{self.gpus(counts[0])} that rules out SP={sps}"))]
         if rule == "host_ram":
             what = ("Offload needs more host memory (its states, or the model while it loads)"
                     if all(offload for _, _, offload, _ in combinations) else
                     "loading the model needs more host memory (its fp32 weights, before FSDP shards them)")
-            return [Reason(rule=rule, detail=f"{what} than {query.host_ram_bound_words} (on {on})")]
+            return [Reason(rule="host_ram", detail=f"{what} than {query.host_ram_bound_words} (on {on})")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
             return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels}")]

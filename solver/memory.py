@@ -37,10 +37,13 @@ from math import ceil
 from pydantic import Field, model_validator
 
 from solver.results import (
+    Beyond,
+    BeyondCode,
     CautionCode,
     MarginRoom,
     caution_fields,
     cautions_of,
+    check_beyond_codes,
     check_caution_codes,
     single_gpu_caution,
     thin_headroom,
@@ -148,6 +151,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
+    beyond_calibration_codes: tuple[BeyondCode, ...] = Field(default=(), description=(
+        "a stable code for each of beyond_calibration, in the same order (docs/json.md lists them)"))
     host_memory_gib: float | None = Field(default=None, description=(
         "the host memory one node needs (`host_memory_gib`, rounded up to a tenth: `shown_host_gib`): with Offload "
         "its share of the states or the model while it loads, whichever is more; without, the model while it loads"))
@@ -176,8 +181,9 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "a stable code for each of cautions, in the same order (docs/json.md lists them)"))
 
     @model_validator(mode="after")
-    def _code_per_caution(self) -> MemoryEstimate:
+    def _codes_per_words(self) -> MemoryEstimate:
         check_caution_codes(self.cautions, self.caution_codes)
+        check_beyond_codes(self.beyond_calibration, self.beyond_calibration_codes)
         return self
 
     def with_cautions(self, model: Model, gpus: int, sp: int, max_model_len: int, rocm_env: bool,
@@ -507,9 +513,9 @@ checkpoints' (`docs/memory.md`)."""
 def beyond_calibration(
     calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
     tokens_per_gpu: int,
-) -> tuple[str, ...]:
+) -> tuple[Beyond, ...]:
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
-    (`calibrated`), one phrase per quantity, compared as shown (parameters to 0.1B, memory to 1 GiB);
+    (`calibrated`), one phrase per quantity with its code, compared as shown (parameters to 0.1B, memory to 1 GiB);
     empty when within it, or when the range is not known. There the prediction extrapolates the fitted
     terms, and a measurement is worth more than usual."""
     if calibrated is None:
@@ -521,22 +527,26 @@ def beyond_calibration(
     least_vocab, most_vocab = calibrated.least_vocab_size, calibrated.most_vocab_size
     vocab_range = f"{least_vocab}" if least_vocab == most_vocab else f"{least_vocab} to {most_vocab}"
     outside = [
-        (round(model.parameters_b, 1) > round(calibrated.largest_model_b, 1),
+        (round(model.parameters_b, 1) > round(calibrated.largest_model_b, 1), BeyondCode.LARGER_MODEL,
          f"{model.parameters_b:.1f}B parameters (calibrated up to {calibrated.largest_model_b:.1f}B)"),
-        (fewer, f"{model.parameters_b:.1f}B parameters (calibrated from {smallest or 0:.1f}B)"),
+        (fewer, BeyondCode.SMALLER_MODEL,
+         f"{model.parameters_b:.1f}B parameters (calibrated from {smallest or 0:.1f}B)"),
         (least_vocab is not None and most_vocab is not None and not (
             least_vocab / VOCAB_TOLERANCE <= model.vocab_size <= most_vocab * VOCAB_TOLERANCE),
-         f"a vocabulary of {model.vocab_size} (calibrated on {vocab_range})"),
-        (model.moe is not None and calibrated.mixture_of_experts is False,
+         BeyondCode.OTHER_VOCABULARY, f"a vocabulary of {model.vocab_size} (calibrated on {vocab_range})"),
+        (model.moe is not None and calibrated.mixture_of_experts is False, BeyondCode.MIXTURE_OF_EXPERTS,
          "a mixture of experts (calibrated on dense models)"),
-        (model.logit_softcapping, "capped logits (their extra copy counted from first principles, not calibrated)"),
-        (not least <= round(memory_gib) <= most, f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
-        (gpus > calibrated.most_gpus, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
-        (setting.sp > calibrated.largest_sp, f"SP={setting.sp} (calibrated up to SP={calibrated.largest_sp})"),
-        (tokens_per_gpu > calibrated.most_tokens_per_gpu,
+        (model.logit_softcapping, BeyondCode.CAPPED_LOGITS,
+         "capped logits (their extra copy counted from first principles, not calibrated)"),
+        (not least <= round(memory_gib) <= most, BeyondCode.OTHER_GPU_MEMORY,
+         f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
+        (gpus > calibrated.most_gpus, BeyondCode.MORE_GPUS, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
+        (setting.sp > calibrated.largest_sp, BeyondCode.LARGER_SP,
+         f"SP={setting.sp} (calibrated up to SP={calibrated.largest_sp})"),
+        (tokens_per_gpu > calibrated.most_tokens_per_gpu, BeyondCode.MORE_TOKENS_PER_GPU,
          f"{tokens_per_gpu} tokens per GPU (calibrated on fits of up to {calibrated.most_tokens_per_gpu})"),
     ]
-    return tuple(phrase for is_outside, phrase in outside if is_outside)
+    return tuple(Beyond(code, words) for is_outside, code, words in outside if is_outside)
 
 
 def estimates_setting(setting: Setting, without_env: bool = False) -> bool:

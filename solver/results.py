@@ -121,6 +121,56 @@ class ReasonCode(str, Enum):
     NOT_EXPLAINED = "not-explained"
 
 
+class UnplacedCode(str, Enum):
+    """The machine-readable code of why `solve cluster` left a job out (`Unplaced.reason_code`), beside its words:
+    the one source of the codes that docs/json.md's table documents."""
+
+    NO_ROOM = "no-room"
+    NO_ROOM_UNPROVEN = "no-room-unproven"
+    NO_WAY_TO_RUN = "no-way-to-run"
+    ANOTHER_JOB_FITS_NOWHERE = "another-job-fits-nowhere"
+    JOBS_DO_NOT_FIT_TOGETHER = "jobs-do-not-fit-together"
+    HOST_MEMORY_ROUNDED = "host-memory-rounded"
+    INTERRUPTED = "interrupted"
+    TIME_LIMIT = "time-limit"
+
+
+class BeyondCode(str, Enum):
+    """The machine-readable code of each way an estimate lies beyond the memory model's calibration
+    (`Plan.beyond_calibration_codes`, `solver.memory.MemoryEstimate.beyond_calibration_codes`), beside its words:
+    the one source of the codes that docs/json.md's table documents."""
+
+    LARGER_MODEL = "larger-model"
+    SMALLER_MODEL = "smaller-model"
+    OTHER_VOCABULARY = "other-vocabulary"
+    MIXTURE_OF_EXPERTS = "mixture-of-experts"
+    CAPPED_LOGITS = "capped-logits"
+    OTHER_GPU_MEMORY = "other-gpu-memory"
+    MORE_GPUS = "more-gpus"
+    LARGER_SP = "larger-sp"
+    MORE_TOKENS_PER_GPU = "more-tokens-per-gpu"
+
+
+class Beyond(NamedTuple):
+    """One way an estimate lies beyond the memory model's calibration: its `code` and its `words`."""
+
+    code: BeyondCode
+    words: str
+
+
+def beyond_fields(beyond: Sequence[Beyond]) -> dict[str, Any]:
+    """`beyond` as a result's two fields: ``beyond_calibration``, the words, and ``beyond_calibration_codes``."""
+    return {"beyond_calibration": tuple(way.words for way in beyond),
+            "beyond_calibration_codes": tuple(way.code for way in beyond)}
+
+
+def check_beyond_codes(beyond: Sequence[str], codes: Sequence[BeyondCode]) -> None:
+    """`ValueError` where `codes` are given (JSON made before codes has none) but not one for each phrase."""
+    if codes and len(codes) != len(beyond):
+        raise ValueError(f"{len(codes)} beyond_calibration_codes for {len(beyond)} beyond_calibration phrases: give "
+                         "one code per phrase")
+
+
 VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACTOR:g} over "
                   f"{int(YARN_VALIDATED_TOKENS / YARN_VALIDATED_FACTOR)} positions: {YARN_VALIDATED_TOKENS} tokens")
 """What Qwen's model cards validate of YaRN, in words: the cards' factor is over their 32768 positions, not over a
@@ -295,6 +345,9 @@ class Plan(Frozen):
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
+    beyond_calibration_codes: tuple[BeyondCode, ...] = Field(default=(), description=(
+        "a stable code for each of beyond_calibration, in the same order (docs/json.md lists them); empty in JSON "
+        "made before codes"))
     nodes: PositiveInt | None = Field(default=None, description=(
         "with --rollout-gpus: the nodes the trainer and its rollout take together; null without"))
     rollout_gpus: NonNegativeInt | None = Field(default=None, description=(
@@ -312,8 +365,9 @@ class Plan(Frozen):
         "instead of the words; empty in JSON made before codes"))
 
     @model_validator(mode="after")
-    def _code_per_caution(self) -> Plan:
+    def _codes_per_words(self) -> Plan:
         check_caution_codes(self.cautions, self.caution_codes)
+        check_beyond_codes(self.beyond_calibration, self.beyond_calibration_codes)
         return self
 
     def with_cautions(self, model: Model, gpu: GpuType, room: MarginRoom, train_batch_size: int | None = None,
@@ -426,10 +480,20 @@ class Plan(Frozen):
         return f"inferred: {cell}, and this plan includes that setting on more GPUs (which hold no more per GPU)"
 
 
+ExplainRule = Literal[
+    "choice", "budget", "whole_nodes", "rollout_layout", "sp_divides_gpus", "sp_divides_heads", "sp_kv_heads",
+    "sp_within_node", "batch_divides", "pin", "host_ram", "beyond_table", "no_setting", "memory_model",
+    "no_estimates", "out_of_memory", "undocumented", "longest_documented", "longer", "limit", "no_table",
+    "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins", "undecided", "incomplete",
+]
+"""The names of `--explain`'s steps (`Reason.rule`): the one source of the names that docs/json.md's table
+documents, in its order."""
+
+
 class Reason(Frozen):
     """One step of an explanation: the rule (a short name) and what it means here, in words."""
 
-    rule: str
+    rule: ExplainRule = Field(description="the step's name (docs/json.md lists them)")
     detail: str
 
 
@@ -655,6 +719,9 @@ class Unplaced(Frozen, defer_build=True):
 
     job: str
     reason: str
+    reason_code: UnplacedCode | None = Field(default=None, description=(
+        "a stable code for the reason, what a program tests instead of its words (docs/json.md lists them); null in "
+        "JSON made before codes"))
 
 
 class PoolUse(Frozen, defer_build=True):

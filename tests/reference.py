@@ -86,6 +86,7 @@ PLAN_ORDER = (
     "headroom_at_step",
     "host_memory_gb",
     "beyond_calibration",
+    "beyond_calibration_codes",
     "nodes",
     "rollout_gpus",
     "cautions",
@@ -469,34 +470,44 @@ def _load_need(model: Any, n: int, node_gpus: int) -> float:
     return 4 * model.parameters_b * 1e9 * ranks / 2**30
 
 
-def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int) -> list[str]:
+def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int) -> list[tuple[str, str]]:
     """Where an estimated plan with `tokens` per GPU lies outside the shipped memory model's observations (its
-    committed ``fit`` range, which test_memory checks that calibration reproduces): parameters compared to
-    0.1B, memory to 1 GiB."""
+    committed ``fit`` range, which test_memory checks that calibration reproduces), each as (code, words), the code
+    docs/json.md gives it: parameters compared to 0.1B, memory to 1 GiB."""
     fit = load_memory_model().fit.range
     assert fit is not None, "the shipped memory model records its calibration range"
     found = []
     if round(model.parameters_b, 1) > round(fit.largest_model_b, 1):
-        found.append(f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)")
+        found.append(("larger-model",
+                      f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)"))
     if round(model.parameters_b, 1) < round(fit.smallest_model_b, 1):
-        found.append(f"{model.parameters_b:.1f}B parameters (calibrated from {fit.smallest_model_b:.1f}B)")
+        found.append(("smaller-model",
+                      f"{model.parameters_b:.1f}B parameters (calibrated from {fit.smallest_model_b:.1f}B)"))
     # The shipped fit saw Qwen3's one vocabulary; within 10% of it counts as seen (Qwen2.5's 152064).
     if not fit.least_vocab_size / 1.1 <= model.vocab_size <= fit.most_vocab_size * 1.1:
-        found.append(f"a vocabulary of {model.vocab_size} (calibrated on {fit.least_vocab_size})")
+        found.append(("other-vocabulary", f"a vocabulary of {model.vocab_size} (calibrated on {fit.least_vocab_size})"))
     if model.moe is not None:  # the shipped fit saw dense models only
-        found.append("a mixture of experts (calibrated on dense models)")
+        found.append(("mixture-of-experts", "a mixture of experts (calibrated on dense models)"))
     if model.logit_softcapping:  # no tabled model caps its logits
-        found.append("capped logits (their extra copy counted from first principles, not calibrated)")
+        found.append(("capped-logits",
+                      "capped logits (their extra copy counted from first principles, not calibrated)"))
     if round(memory_gib) < round(fit.least_memory_gib) or round(memory_gib) > round(fit.most_memory_gib):
-        found.append(f"{memory_gib:.0f} GiB GPUs (calibrated on {round(fit.least_memory_gib)} to "
-                     f"{round(fit.most_memory_gib)} GiB)")
+        found.append(("other-gpu-memory", (f"{memory_gib:.0f} GiB GPUs (calibrated on {round(fit.least_memory_gib)} "
+                                           f"to {round(fit.most_memory_gib)} GiB)")))
     if n > fit.most_gpus:
-        found.append(f"{n} GPUs (calibrated up to {fit.most_gpus})")
+        found.append(("more-gpus", f"{n} GPUs (calibrated up to {fit.most_gpus})"))
     if sp > fit.largest_sp:
-        found.append(f"SP={sp} (calibrated up to SP={fit.largest_sp})")
+        found.append(("larger-sp", f"SP={sp} (calibrated up to SP={fit.largest_sp})"))
     if tokens > fit.most_tokens_per_gpu:
-        found.append(f"{tokens} tokens per GPU (calibrated on fits of up to {fit.most_tokens_per_gpu})")
+        found.append(("more-tokens-per-gpu",
+                      f"{tokens} tokens per GPU (calibrated on fits of up to {fit.most_tokens_per_gpu})"))
     return found
+
+
+def _beyond_fields(beyond: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """A plan's two fields of `beyond` (`_beyond_calibration`'s): the words and, in the same order, the codes."""
+    return {"beyond_calibration": [words for _, words in beyond],
+            "beyond_calibration_codes": [code for code, _ in beyond]}
 
 
 # --- enumeration -----------------------------------------------------------------------------------------
@@ -609,8 +620,8 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             "source": source,
                             **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus,
                                       tokens, query.host_ram_gb),
-                            "beyond_calibration": _beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens)
-                            if evidence == "estimated" else [],
+                            **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens)
+                                             if evidence == "estimated" else []),
                             **_layout(n, query.rollout_gpus, query.node_gpus),
                         }
                         plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type,
@@ -868,10 +879,11 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")
 
-    want_beyond = _beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens) \
-        if plan["evidence"] == "estimated" else []
-    if list(plan["beyond_calibration"]) != want_beyond:
-        problems.append(f"beyond_calibration={plan['beyond_calibration']!r}, expected {want_beyond!r}")
+    want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens)
+                                 if plan["evidence"] == "estimated" else [])
+    for key, want in want_beyond.items():
+        if plan.get(key) is None or list(plan[key]) != want:
+            problems.append(f"{key}={plan.get(key)!r}, expected {want!r}")
 
     # Cost.
     want_cost = float(exact_cost(weights, n, e, o, s))

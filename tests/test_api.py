@@ -187,11 +187,12 @@ def test_estimate_memory_gives_the_json_the_command_prints(cli):
     printed = json.loads(out)
     figures = result.model_dump(mode="json")
     assert figures["terms"] == pytest.approx(printed["terms"], abs=1e-4)  # printed to 4 decimals
-    words = ("terms", "beyond_calibration", "cautions", "caution_codes")
+    words = ("terms", "beyond_calibration", "beyond_calibration_codes", "cautions", "caution_codes")
     assert {k: v for k, v in figures.items() if k not in words} == pytest.approx(
         {k: printed[k] for k in figures if k not in words}, abs=1e-4)
     assert printed["beyond_calibration"] == figures["beyond_calibration"] == [
         "8 GPUs (calibrated up to 6)", "SP=8 (calibrated up to SP=4)"]
+    assert printed["beyond_calibration_codes"] == figures["beyond_calibration_codes"] == ["more-gpus", "larger-sp"]
     assert printed["cautions"] == figures["cautions"] == printed["caution_codes"] == figures["caution_codes"] == []
     assert (result.fits, round(result.headroom_gib, 4)) == (printed["fits"], printed["headroom_gib"])
     assert (printed["model"], printed["gpu"], printed["sp"], printed["env"]) == ("Qwen3-8B", "H100-80GB", 8, True)

@@ -3,10 +3,12 @@ its words are, and the JSON Schemas of docs/schema/, in sync with the code and v
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from pydantic import ValidationError
@@ -15,7 +17,7 @@ import solver
 from solver.memory import MemoryEstimate
 from solver.query import make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
-from solver.results import CautionCode, Plan, ReasonCode
+from solver.results import BeyondCode, CautionCode, ExplainRule, Plan, ReasonCode, UnplacedCode
 from solver.solve import answer_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,13 +31,37 @@ def documented_codes(heading: str) -> list[str]:
     return re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.MULTILINE)
 
 
-@pytest.mark.parametrize(("heading", "codes"), [("Caution codes", CautionCode), ("Reason codes", ReasonCode)])
-def test_the_docs_document_every_code_once_and_no_other(heading: str, codes: type[CautionCode | ReasonCode]):
+CODES: dict[str, type[Enum]] = {
+    "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode,
+    "Beyond-calibration codes": BeyondCode}
+"""Each enum of codes, by the heading of docs/json.md's table of it."""
+
+
+@pytest.mark.parametrize(("heading", "codes"), CODES.items())
+def test_the_docs_document_every_code_once_and_no_other(heading: str, codes: type[Enum]):
     assert documented_codes(heading) == [code.value for code in codes]
 
 
+def test_the_docs_document_every_explain_rule_once_and_no_other():
+    page = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
+    section = page.split("## Explain rules\n", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE) == list(get_args(ExplainRule))
+
+
+def test_explain_gives_every_rule_name_and_no_other():
+    # mypy holds each name explain.py gives to ExplainRule; this holds ExplainRule to the names it gives.
+    tree = ast.parse((ROOT / "solver" / "explain.py").read_text(encoding="utf-8"))
+    values = [keyword.value for call in ast.walk(tree) if isinstance(call, ast.Call)
+              and getattr(call.func, "id", None) == "Reason" for keyword in call.keywords if keyword.arg == "rule"]
+    named = [node for value in values  # a name, or either name of `a if test else b`
+             for node in ((value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,))]
+    assert all(isinstance(node, ast.Constant) for node in named), "a rule given otherwise than by its name"
+    given = {node.value for node in named if isinstance(node, ast.Constant)}
+    assert given == set(get_args(ExplainRule))
+
+
 def test_codes_are_short_kebab_case():
-    assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", code.value) for codes in (CautionCode, ReasonCode) for code in codes)
+    assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", code.value) for codes in CODES.values() for code in codes)
 
 
 def codes_of(answers: tuple[solver.Answer, ...]) -> list[tuple[str | None, list[str]]]:
@@ -104,6 +130,27 @@ def test_representative_queries_without_a_plan_give_the_code_of_their_reason(tmp
     ]
 
 
+def test_representative_estimates_give_a_code_for_each_way_they_lie_beyond_the_calibration(tmp_path: Path):
+    small = json.loads((HF_CONFIGS / "Llama-3.2-1B.json").read_text(encoding="utf-8"))
+    small.update({"_name_or_path": "tiny-llama", "num_hidden_layers": 2})  # 0.3B: fewer than the smallest fitted
+    (tmp_path / "config.json").write_text(json.dumps(small), encoding="utf-8")
+    catalog = (solver.load_catalog().with_model(solver.load_model_config(HF_CONFIGS / "gemma-2-9b.json"))
+               .with_model(solver.load_model_config(tmp_path / "config.json")))
+
+    def codes(model: str, gpu: str, gpus: int, length: int, sp: int) -> list[str]:
+        estimate = solver.estimate_memory(model, gpu, gpus, length, sp=sp, env=True, catalog=catalog)
+        assert len(estimate.beyond_calibration_codes) == len(estimate.beyond_calibration)
+        return [code.value for code in estimate.beyond_calibration_codes]
+
+    assert codes("30B-A3B", "h100", 8, 32768, 8) == ["larger-model", "mixture-of-experts", "more-gpus", "larger-sp"]
+    assert codes("0.6B", "h200", 2, 262144, 1) == ["other-gpu-memory", "more-tokens-per-gpu"]
+    assert codes("gemma-2-9b", "h100", 4, 8192, 1) == ["other-vocabulary", "capped-logits"]
+    assert codes("tiny-llama", "h100", 2, 8192, 1) == ["smaller-model", "other-vocabulary"]
+    # A plan's, as solve --json gives it.
+    (h100,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=8)
+    assert h100.as_json()["plans"][0]["beyond_calibration_codes"] == ["more-gpus", "larger-sp"]
+
+
 def test_an_answer_worked_out_without_its_reason_says_so_by_its_code():
     catalog = solver.load_catalog()
     query = make_query(catalog, model="14B", gpu="a100", max_model_len=4096, budget_gpus=2, estimate="never", sp=1,
@@ -117,6 +164,8 @@ def test_a_plan_refuses_codes_that_do_not_match_its_cautions():
     best = answer.plans[0].model_dump()
     with pytest.raises(ValidationError, match="2 caution_codes for 1 cautions"):
         Plan(**{**best, "caution_codes": ("uneven-data-parallel", "thin-headroom")})
+    with pytest.raises(ValidationError, match="1 beyond_calibration_codes for 0 beyond_calibration phrases"):
+        Plan(**{**best, "beyond_calibration_codes": ("more-gpus",)})
     # JSON made before codes has none: it rebuilds as it was.
     assert Plan(**{**best, "caution_codes": ()}).cautions == answer.plans[0].cautions
     estimate = solver.estimate_memory("8B", "a100", 6, 32768, sp=2, env=True).model_dump()

@@ -245,28 +245,31 @@ def test_the_calibrated_range_holds_its_own_edges():
         return beyond_calibration(calibrated, model, memory, gpus, Setting(sp=sp), tokens)
 
     assert beyond() == () and beyond(memory=96.0) == () and beyond(model=CATALOG.model("0.6B")) == ()
-    assert beyond(model=CATALOG.model("32B")) == ("32.8B parameters (calibrated up to 14.8B)",)
-    assert beyond(memory=79.0) == ("79 GiB GPUs (calibrated on 80 to 96 GiB)",)
-    assert beyond(memory=97.0) == ("97 GiB GPUs (calibrated on 80 to 96 GiB)",)
-    assert beyond(gpus=7) == ("7 GPUs (calibrated up to 6)",)
-    assert beyond(sp=8) == ("SP=8 (calibrated up to SP=4)",)
-    assert beyond(tokens=73729) == ("73729 tokens per GPU (calibrated on fits of up to 73728)",)
+    # Each phrase comes with its code (docs/json.md's table), a Beyond of (code, words).
+    assert beyond(model=CATALOG.model("32B")) == (("larger-model", "32.8B parameters (calibrated up to 14.8B)"),)
+    assert beyond(memory=79.0) == (("other-gpu-memory", "79 GiB GPUs (calibrated on 80 to 96 GiB)"),)
+    assert beyond(memory=97.0) == (("other-gpu-memory", "97 GiB GPUs (calibrated on 80 to 96 GiB)"),)
+    assert beyond(gpus=7) == (("more-gpus", "7 GPUs (calibrated up to 6)"),)
+    assert beyond(sp=8) == (("larger-sp", "SP=8 (calibrated up to SP=4)"),)
+    assert beyond(tokens=73729) == (
+        ("more-tokens-per-gpu", "73729 tokens per GPU (calibrated on fits of up to 73728)"),)
     # Parameters compare as shown, to 0.1B: 0.56B shows as the smallest's 0.6B (0.596), 0.54B is fewer.
     assert beyond(model=fourteen.model_copy(update={"parameters_b": 0.56})) == ()
     assert beyond(model=fourteen.model_copy(update={"parameters_b": 0.54})) == (
-        "0.5B parameters (calibrated from 0.6B)",)
+        ("smaller-model", "0.5B parameters (calibrated from 0.6B)"),)
     # A vocabulary within VOCAB_TOLERANCE (1.1) of the calibrated 151936 either way is within it: 151936 / 1.1 =
     # 138123.6, so 138124 is within and 138123 beyond, as 167129 (151936 x 1.1 = 167129.6) is within and 167130 beyond.
-    for vocab, phrase in ((138124, ()), (138123, ("a vocabulary of 138123 (calibrated on 151936)",)),
-                          (167129, ()), (167130, ("a vocabulary of 167130 (calibrated on 151936)",))):
+    for vocab, phrase in ((138124, ()), (167129, ()),
+                          (138123, (("other-vocabulary", "a vocabulary of 138123 (calibrated on 151936)"),)),
+                          (167130, (("other-vocabulary", "a vocabulary of 167130 (calibrated on 151936)"),))):
         assert beyond(model=fourteen.model_copy(update={"vocab_size": vocab})) == phrase, vocab
     # A mixture of experts is beyond a fit on dense models only, not a range that does not say (a file from before the
     # range recorded it).
     moe = CATALOG.model("30B-A3B")
     unsaid = calibrated.model_copy(update={"mixture_of_experts": None})
-    assert "a mixture of experts (calibrated on dense models)" in beyond(model=moe)
-    assert "a mixture of experts (calibrated on dense models)" not in beyond_calibration(
-        unsaid, moe, 80.0, 6, Setting(sp=4), 73728)
+    moe_phrase = ("mixture-of-experts", "a mixture of experts (calibrated on dense models)")
+    assert moe_phrase in beyond(model=moe)
+    assert moe_phrase not in beyond_calibration(unsaid, moe, 80.0, 6, Setting(sp=4), 73728)
 
 
 def test_the_fit_records_the_range_its_observations_span():
@@ -2670,7 +2673,8 @@ def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path:
     calibrated = load_memory_model().fit.range
     for model, named in ((capped, True), (plain, False)):
         phrases = beyond_calibration(calibrated, model, 79.6, 8, setting, 16384)
-        assert any("capped logits" in phrase for phrase in phrases) is named
+        assert (("capped-logits", "capped logits (their extra copy counted from first principles, not calibrated)")
+                in phrases) is named
 
 
 def h100_cells(gpus: int, section: str, models: str, rows: dict[int, str]) -> str:

@@ -94,6 +94,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         # tests/reference.py) and loading (4 whole fp32 copies, tied embeddings, and the fp32 shards)
         "host_memory_gb": 82.8,
         "beyond_calibration": [],  # documented: the memory model's range does not matter
+        "beyond_calibration_codes": [],
         "nodes": None,  # no rollout GPUs asked for
         "rollout_gpus": None,
         "cautions": [],  # within YaRN's validated length, on an NVIDIA GPU
@@ -309,6 +310,7 @@ GOOD_PLAN = {
     **_predicted("Qwen3-8B", 80.0, 4, Setting(sp=4), 32768),
     "host_memory_gb": None,  # no Offload
     "beyond_calibration": [],  # documented
+    "beyond_calibration_codes": [],
     "nodes": None,  # no rollout GPUs asked for
     "rollout_gpus": None,
     "cautions": [],
@@ -362,6 +364,7 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(memory_gb=60.0), {}, "differ from the memory model"),
         (mutated(host_memory_gb=61.9), {}, "differ from the memory model"),  # a host memory without Offload
         (mutated(beyond_calibration=["4 GPUs (calibrated up to 2)"]), {}, "beyond_calibration"),
+        (mutated(beyond_calibration_codes=["more-gpus"]), {}, "beyond_calibration_codes=['more-gpus'], expected []"),
         (mutated(nodes=1, rollout_gpus=2), {}, "nodes/rollout_gpus 1/2, expected None/None"),
         (mutated(nodes=1, rollout_gpus=2), {"rollout_gpus": 4}, "nodes/rollout_gpus 1/2, expected 1/4"),
     ],
