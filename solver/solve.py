@@ -326,7 +326,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
     gpus = f" and take --gpus {estimated.gpus}" if other_count else ""
     return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {nearest.nodes_words(query)}{estimated_plan_words(estimated)}"
+        f"{answer.reason}; {nearest.nodes_words(query, answer.limits_named)}{estimated_plan_words(estimated)}"
         f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
 
 

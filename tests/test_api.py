@@ -1461,6 +1461,26 @@ def test_a_nearest_plan_past_a_callers_own_host_memory_names_more_of_it_not_a_fl
     assert "drop" not in answer.reason
 
 
+def test_no_estimate_s_nearest_plan_names_a_callers_own_host_memory_once():
+    # Under estimate="never", the estimates' nearest plan on nodes with more host memory leaves the figure out where
+    # the reason named it among its limits (as the tables' nearest plan does, above), and names it where it did not.
+    def reason(gpu: str) -> str | None:
+        query = solver.make_query(CATALOG, model="4B", gpu=gpu, max_model_len=131072, budget_gpus=2, host_ram_gb=32,
+                                  host_ram_source="the node's RAM", estimate="never")
+        (answer,) = answer_query(query, CATALOG)
+        return answer.reason
+
+    estimated = ("the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens: drop --no-estimate and "
+                 "take --gpus 8, and it needs 119.9 GiB of host memory per node while the model loads")
+    assert reason("a100-80g") == (
+        "131072 tokens is beyond what the tables allow for Qwen3-4B on A100-80GB within 2 GPUs with 32 GiB of host "
+        "memory per node (the node's RAM): the longest is 32768 (Env + SP=2 on 2 GPUs, documented); on nodes with "
+        f"more host memory, {estimated}")
+    assert reason("h100") == (
+        f"the tables have no Qwen3-4B on H100-80GB; on nodes with more host memory than the node's RAM of 32 GiB, "
+        f"{estimated}")
+
+
 def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_views():
     # make_query's host_ram_source, where it is no flag (a caller's node memory), is named in plain words that keep it,
     # as a cluster pool's is: in a refusal's estimated plan, and in why fewer plans than asked for were found.
