@@ -35,6 +35,7 @@ from solver.solve import (
     alternative_plan,
     answer_for,
     checked,
+    deadline_words,
     grid_words,
     more_gpus_changes,
     new_solver,
@@ -206,7 +207,8 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
-            f"{time_limit_words(query)} for the whole explanation): what they would have shown is missing above")),)
+            f"{query.time_limit_words} for the whole explanation{deadline_words()}): what they would have shown is "
+            "missing above")),)
     return reasons
 
 

@@ -172,11 +172,16 @@ def within_deadline(seconds: float) -> float:
 
 
 def time_limit_words(query: Query) -> str:
-    """The time limit a solve of `query` ran out of, in words: its own (``10 s``), or the call's deadline where that
-    has passed."""
+    """The time limit a solve of `query` ran out of, in words: its own (``10 s``), with the call's deadline where that
+    has passed (`deadline_words`)."""
+    return f"{query.time_limit_words}{deadline_words()}"
+
+
+def deadline_words() -> str:
+    """Where this thread's `call_deadline` has passed, that it may have cut the solves short, in words to follow a
+    time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""
     deadline = _CALL_DEADLINE.get()
-    passed = deadline is not None and time.monotonic() >= deadline
-    return f"{query.time_limit_words}, or the call's deadline_s, which came first" if passed else query.time_limit_words
+    return ", or the call's deadline_s, which came first" if deadline is not None and time.monotonic() >= deadline else ""
 
 
 @cache
