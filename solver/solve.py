@@ -181,7 +181,8 @@ def deadline_words() -> str:
     """Where this thread's `call_deadline` has passed, that it may have cut the solves short, in words to follow a
     time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""
     deadline = _CALL_DEADLINE.get()
-    return ", or the call's deadline_s, which came first" if deadline is not None and time.monotonic() >= deadline else ""
+    passed = deadline is not None and time.monotonic() >= deadline
+    return ", or the call's deadline_s, which came first" if passed else ""
 
 
 @cache

@@ -224,6 +224,6 @@ def test_a_length_without_a_plan_whose_shorter_ones_were_left_open_gives_its_cod
     monkeypatch.setattr(solver.solve, "answer_for", longest_left_open)
     (answer,) = solver.plan("14B", gpu="a100-80g", max_model_len=1 << 20, budget_gpus=8)
     assert (answer.reason, answer.reason_code) == (
-        "1048576 tokens has no plan in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 8 "
-        "GPUs; whether a shorter length has one was not decided within the time limit of 10 s",
+        ("1048576 tokens has no plan in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within "
+         "8 GPUs; whether a shorter length has one was not decided within the time limit of 10 s"),
         ReasonCode.SHORTER_LENGTH_UNDECIDED)
