@@ -62,8 +62,9 @@ class _Prober:
     """Puts alternatives to the guarded model: which rule, on its own, excludes them?
 
     Plan variables are fixed through assumptions on literals made once, so every question is one more
-    solve of the same model. All questions share one deadline, the query's time limit from now; a
-    question it leaves undecided counts as not excluding, and is counted in `undecided`.
+    solve of the same model. All questions share one deadline, the query's time limit from now (or the call's
+    deadline, `within_deadline`, where that comes sooner); a question it leaves undecided counts as not excluding,
+    and is counted in `undecided`.
     """
 
     def __init__(self, data: PlanningData, query: Query) -> None:
