@@ -35,6 +35,7 @@ from solver.solve import (
     alternative_plan,
     answer_for,
     checked,
+    deadline_words,
     grid_words,
     more_gpus_changes,
     new_solver,
@@ -61,8 +62,9 @@ class _Prober:
     """Puts alternatives to the guarded model: which rule, on its own, excludes them?
 
     Plan variables are fixed through assumptions on literals made once, so every question is one more
-    solve of the same model. All questions share one deadline, the query's time limit from now; a
-    question it leaves undecided counts as not excluding, and is counted in `undecided`.
+    solve of the same model. All questions share one deadline, the query's time limit from now (or the call's
+    deadline, `within_deadline`, where that comes sooner); a question it leaves undecided counts as not excluding,
+    and is counted in `undecided`.
     """
 
     def __init__(self, data: PlanningData, query: Query) -> None:
@@ -206,7 +208,8 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
-            f"{time_limit_words(query)} for the whole explanation): what they would have shown is missing above")),)
+            f"{query.time_limit_words} for the whole explanation{deadline_words()}): what they would have shown is "
+            "missing above")),)
     return reasons
 
 

@@ -173,11 +173,17 @@ def within_deadline(seconds: float) -> float:
 
 
 def time_limit_words(query: Query) -> str:
-    """The time limit a solve of `query` ran out of, in words: its own (``10 s``), or the call's deadline where that
-    has passed."""
+    """The time limit a solve of `query` ran out of, in words: its own (``10 s``), with the call's deadline where that
+    has passed (`deadline_words`)."""
+    return f"{query.time_limit_words}{deadline_words()}"
+
+
+def deadline_words() -> str:
+    """Where this thread's `call_deadline` has passed, that it may have cut the solves short, in words to follow a
+    time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""
     deadline = _CALL_DEADLINE.get()
     passed = deadline is not None and time.monotonic() >= deadline
-    return f"{query.time_limit_words}, or the call's deadline_s, which came first" if passed else query.time_limit_words
+    return ", or the call's deadline_s, which came first" if passed else ""
 
 
 @cache
@@ -327,7 +333,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
     gpus = f" and take --gpus {estimated.gpus}" if other_count else ""
     return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {nearest.nodes_words(query)}{estimated_plan_words(estimated)}"
+        f"{answer.reason}; {nearest.nodes_words(query, answer.limits_named)}{estimated_plan_words(estimated)}"
         f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
 
 

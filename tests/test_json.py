@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
+from ortools.sat.python import cp_model
 from pydantic import ValidationError
 
 import solver
 from solver.memory import MemoryEstimate
-from solver.query import make_query
+from solver.query import Query, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
 from solver.results import BeyondCode, CautionCode, ExplainRule, Plan, ReasonCode, UnplacedCode
 from solver.solve import answer_for
@@ -267,3 +268,26 @@ def test_real_cluster_json_is_valid_against_its_schema(cli, monkeypatch):
     status, out, _ = cli("cluster", "docs/examples/fleet.yaml", "--json")
     placed = json.loads(out)
     assert status in (0, 1) and placed["placements"] and check_against_schema("cluster", placed) == []
+
+
+def test_an_answer_the_time_limit_left_open_gives_its_code(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
+    (answer,) = solver.plan("4B", gpu="a100-80g", max_model_len=8192, time_limit_s=2)
+    assert (answer.status, answer.reason, answer.reason_code) == (
+        "unknown", "no plan found within the time limit of 2 s", ReasonCode.TIME_LIMIT)
+
+
+def test_a_length_without_a_plan_whose_shorter_ones_were_left_open_gives_its_code(monkeypatch: pytest.MonkeyPatch):
+    # The asked length has no plan; the question of the longest that trains runs out of time.
+    answered = solver.solve.answer_for
+
+    def longest_left_open(catalog: solver.Catalog, query: Query, gpu: str, *args: Any, **kwargs: Any) -> solver.Answer:
+        answer = answered(catalog, query, gpu, *args, **kwargs)
+        return answer.model_copy(update={"status": "unknown", "plans": ()}) if query.objective == "max_len" else answer
+
+    monkeypatch.setattr(solver.solve, "answer_for", longest_left_open)
+    (answer,) = solver.plan("14B", gpu="a100-80g", max_model_len=1 << 20, budget_gpus=8)
+    assert (answer.reason, answer.reason_code) == (
+        ("1048576 tokens has no plan in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within "
+         "8 GPUs; whether a shorter length has one was not decided within the time limit of 10 s"),
+        ReasonCode.SHORTER_LENGTH_UNDECIDED)

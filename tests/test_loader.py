@@ -516,7 +516,8 @@ def test_a_long_unknown_name_of_doubled_keys_is_refused_without_copying_itself()
          "sp: must be a number, got '0.1' (quoted, YAML reads it as text: write it without quotes)"),
         ("offload: 1.0\nsp: 'a'\nenv: 0.01\n", "sp: must be a number, got 'a'"),  # no number: no hint
         # quoted digits past Python's 4300 are not read as a number for the hint (that raised a traceback)
-        ("offload: 1.0\nsp: '" + "9" * 5000 + "'\nenv: 0.01\n", "sp: must be a number, got '" + "9" * 47 + "...999999..."),
+        ("offload: 1.0\nsp: '" + "9" * 5000 + "'\nenv: 0.01\n",
+         "sp: must be a number, got '" + "9" * 47 + "...999999..."),
     ],
 )
 def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, message: str):

@@ -530,6 +530,10 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
          r"mlp_only_layers \[0, 47\]: some layers dense, the others mixtures of experts; "),
         ('{"num_experts": 128, "decoder_sparse_step": 2, "hidden_size": 2048}',
          r"decoder_sparse_step 2: some layers dense, the others mixtures of experts; "),
+        ('{"num_experts": 16, "expert_layer_period": 2, "expert_layer_offset": 1, "hidden_size": 4096}',  # Jamba's
+         r"expert_layer_period 2: some layers dense, the others mixtures of experts; "),
+        ('{"num_local_experts": 62, "shared_intermediate_size": 1024, "hidden_size": 1536}',  # Granite 4.0's
+         r"shared_intermediate_size 1024: shared experts beside the routed ones, which would go uncounted; "),
         ('{"text_config": {"hidden_size": 8}}', r"a multimodal config \(text_config\); only a text model"),
         ('{"hidden_size": 3584, "num_hidden_layers": 28, "vision_config": {"depth": 32}}',  # Qwen2-VL's layout
          r"a multimodal config \(vision_config\)"),
@@ -1228,8 +1232,8 @@ def test_a_model_config_without_tie_word_embeddings_of_an_unknown_type_is_refuse
     status, out, err = cli("--model-config", str(path), "--gpu", "a100", "--len", "8k")
     assert (status, out) == (2, "")
     assert err == (f"solve: error: --model-config {path}: tie_word_embeddings is not given, and with {which} its "
-                   "default is not known here: add \"tie_word_embeddings\": true or false (transformers' default is true unless the model's "
-                   "class says otherwise; Llama's and Qwen's say false, Gemma's true)\n")
+                   "default is not known here: add \"tie_word_embeddings\": true or false (transformers' default is true "
+                   "unless the model's class says otherwise; Llama's and Qwen's say false, Gemma's true)\n")
 
 
 def test_small_models_odd_names_and_null_defaults_in_a_model_config(tmp_path: Path):

@@ -17,13 +17,15 @@ MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_
 """Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...): the number of
 routed experts."""
 SHARED_EXPERT_KEYS = ("shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts",
-                      "moe_num_shared_experts")
+                      "moe_num_shared_experts", "shared_intermediate_size")
 """Keys by which a mixture-of-experts config gives experts that every token passes through beside the routed ones
-(Qwen2-MoE's shared expert, DeepSeek's, ERNIE's), which `load_model_config` does not count: refused above 0."""
+(Qwen2-MoE's shared expert, DeepSeek's, ERNIE's, Granite-MoE's), which `load_model_config` does not count: refused
+above 0."""
 DENSE_LAYER_KEYS: dict[str, object] = {"mlp_only_layers": [], "decoder_sparse_step": 1, "first_k_dense_replace": 0,
-                                       "moe_layer_freq": 1}
-"""Keys by which a mixture-of-experts config makes some of its layers dense (Qwen-MoE's, DeepSeek's), each with the
-value that makes none so: another is refused, since `load_model_config` counts the routed experts in every layer."""
+                                       "moe_layer_freq": 1, "expert_layer_period": 1}
+"""Keys by which a mixture-of-experts config makes some of its layers dense (Qwen-MoE's, DeepSeek's, Jamba's), each
+with the value that makes none so: another is refused, since `load_model_config` counts the routed experts in every
+layer."""
 MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config", "img_processor",
                           "mm_vision_tower", "audio_processor")
 """Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio; Phi-3-vision's

@@ -117,6 +117,9 @@ class UniqueKeyLoader(UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"
 """What a message says of an integer longer than Python converts (4300 digits)."""
+MAX_INT_DIGITS = 640
+"""The most digits of an integer that Python converts to text however its limit is set (4300 by default, 640 at the
+least): more, in a number a message would write out, are written in exponent notation instead."""
 
 
 def yaml_limit(error: BaseException) -> str | None:
@@ -417,9 +420,10 @@ def _quoted_number(value: Any, whole: bool) -> bool:
 
 def _yaml_number(text: str, whole: bool) -> str:
     """How to write `text` (exponent notation, see `_yaml_text_number`) so that YAML reads a number: the
-    digits for a whole number, else a dot in the mantissa and a signed exponent (``1e-3`` -> ``1.0e-3``)."""
+    digits for a whole number, else a dot in the mantissa and a signed exponent (``1e-3`` -> ``1.0e-3``; so too a
+    whole number of more digits than Python converts, ``1e5000``, which YAML reads as infinity)."""
     value = Decimal(text.strip())  # exact: 1e30 is 1 and thirty zeros, not the nearest float's digits
-    if whole and value == value.to_integral_value():
+    if whole and value == value.to_integral_value() and value.adjusted() < MAX_INT_DIGITS:
         return str(int(value))
     mantissa, exponent = text.strip().lower().split("e")
     sign, digits = (mantissa[0], mantissa[1:]) if mantissa[0] in "+-" else ("", mantissa)
