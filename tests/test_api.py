@@ -1385,6 +1385,17 @@ def test_an_answer_the_deadline_cut_short_says_so():
                             r"would have shown is missing above", detail), detail
 
 
+def test_a_deadline_ends_with_its_call():
+    # A call whose deadline passed leaves none behind in its thread: a solve after it that calls no answer_query
+    # (solve cluster's, say) has its whole time limit, and is answered in full.
+    query = solver.make_query(CATALOG, model="14B", max_model_len=1 << 20, budget_gpus=16)
+    full = solve_module.plan(query, CATALOG)
+    cut = solver.plan("14B", max_model_len=1 << 20, budget_gpus=16, explain=True, deadline_s=1e-6)
+    assert all(answer.explanation[-1].rule == "incomplete" for answer in cut)
+    assert solve_module.within_deadline(10.0) == 10.0
+    assert solve_module.plan(query, CATALOG) == full
+
+
 @pytest.mark.parametrize(("deadline", "message"), [
     (0, "deadline_s must be above 0 seconds and at most 1000000000, got 0"),
     (-1.5, "deadline_s must be above 0 seconds and at most 1000000000, got -1.5"),

@@ -167,11 +167,25 @@ def test_a_plan_refuses_codes_that_do_not_match_its_cautions():
         Plan(**{**best, "caution_codes": ("uneven-data-parallel", "thin-headroom")})
     with pytest.raises(ValidationError, match="1 beyond_calibration_codes for 0 beyond_calibration phrases"):
         Plan(**{**best, "beyond_calibration_codes": ("more-gpus",)})
+    # Fewer codes than cautions too: a plan with two (past-validated-length, thin-headroom) given one.
+    (longest,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=8)
+    with pytest.raises(ValidationError, match="1 caution_codes for 2 cautions"):
+        Plan(**{**longest.plans[0].model_dump(), "caution_codes": ("past-validated-length",)})
     # JSON made before codes has none: it rebuilds as it was.
     assert Plan(**{**best, "caution_codes": ()}).cautions == answer.plans[0].cautions
     estimate = solver.estimate_memory("8B", "a100", 6, 32768, sp=2, env=True).model_dump()
     with pytest.raises(ValidationError, match="0 cautions"):
         MemoryEstimate(**{**estimate, "cautions": (), "caution_codes": ("thin-headroom",)})
+
+
+def test_memory_estimates_give_the_codes_of_their_cautions():
+    # As `solve memory --json` gives them: each estimate's codes, in the order of its cautions.
+    assert [[code.value for code in solver.estimate_memory(*asked, **flags).caution_codes] for asked, flags in (
+        (("8B", "rtx-4090", 8, 52224), {"sp": 8, "env": True, "offload": True}),  # 0.1 GiB to spare, extrapolated
+        (("4B", "a100", 1, 4096), {"sp": 1, "env": False}),
+        (("8B", "mi300x", 6, 32768), {"sp": 2, "env": True}),
+        (("8B", "a100", 8, 32768), {"sp": 2, "env": True}),
+    )] == [["thin-headroom"], ["single-gpu-advised-against"], ["uneven-data-parallel", "rocm-env-may-not-apply"], []]
 
 
 @pytest.mark.parametrize("command", list(JSON_SCHEMA_TYPES))

@@ -2836,11 +2836,49 @@ def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
         ({"num_local_experts": 0, "num_experts_per_tok": 1}, "num_local_experts: expected a whole number from 1"),
         ({"num_experts": 60, "num_experts_per_tok": 4, "shared_expert_intermediate_size": 5632},
          "shared_expert_intermediate_size 5632: shared experts beside the routed ones"),
+        ({"num_experts": 8, "num_experts_per_tok": 2, "num_shared_experts": 1},
+         "num_shared_experts 1: shared experts beside the routed ones"),
+        ({"moe_num_experts": 64, "num_experts_per_tok": 6, "moe_num_shared_experts": 2},  # ERNIE-4.5's
+         "moe_num_shared_experts 2: shared experts beside the routed ones"),
+        ({"n_routed_experts": 64, "num_experts_per_tok": 6, "moe_layer_freq": 2},  # DeepSeek-MoE's every other layer
+         "moe_layer_freq 2: some layers dense, the others mixtures of experts"),
     ],
 )
 def test_a_mixture_of_experts_that_would_be_miscounted_is_refused(tmp_path: Path, keys: dict[str, int], message: str):
     with pytest.raises(TableError, match=message):
         load_model_config(_dense_config(tmp_path, model_type="llama", **keys))
+
+
+def test_a_mixture_of_experts_whose_shared_and_dense_keys_say_none_is_read(tmp_path: Path):
+    # Every key of shared experts or dense layers at its value for none, and every expert taken by every token:
+    # 4 experts 1024 wide in each of the 32 layers, all of them active.
+    none = {"n_shared_experts": 0, "num_shared_experts": 0, "shared_expert_intermediate_size": 0,
+            "moe_num_shared_experts": 0, "mlp_only_layers": [], "decoder_sparse_step": 1, "first_k_dense_replace": 0,
+            "moe_layer_freq": 1}
+    model = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=4, num_experts_per_tok=4,
+                                            moe_intermediate_size=1024, **none))
+    layer = 4 * 3072 * 3072 + 4 * (3 * 3072 * 1024 + 3072) + 2 * 3072
+    assert model.parameters_b * 1e9 == pytest.approx(32 * layer + 2 * 32064 * 3072 + 3072)
+    assert (model.moe, model.intermediate_size, model.active_parameters_b) == (
+        MoE(experts=4, active_experts=4, moe_intermediate_size=1024), 4096, model.parameters_b)
+
+
+def test_a_dense_config_with_null_or_unused_mixture_of_experts_keys_is_read_as_dense(tmp_path: Path):
+    # An experts key given as null is no mixture of experts, and the keys of shared experts and dense layers mean
+    # nothing without routed experts: the config reads as the same dense model.
+    dense = load_model_config(_dense_config(tmp_path, model_type="llama"))
+    unused = {"num_experts": None, "n_routed_experts": None, "n_shared_experts": 2, "first_k_dense_replace": 3}
+    assert load_model_config(_dense_config(tmp_path, model_type="llama", **unused)) == dense
+    assert (dense.moe, dense.active_parameters_b) == (None, dense.parameters_b)
+
+
+def test_mixtral_without_tie_word_embeddings_is_untied_as_its_class_default(tmp_path: Path):
+    # MixtralConfig's default: two embedding matrices, 46.70B parameters as with the published config's explicit false.
+    config = json.loads((HF_CONFIGS / "Mixtral-8x7B-v0.1.json").read_text(encoding="utf-8"))
+    del config["tie_word_embeddings"]
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    model = load_model_config(tmp_path)
+    assert (model.tied_embeddings, round(model.parameters_b, 3)) == (False, 46.703)
 
 
 def test_mixture_of_experts_configs_plan_as_the_catalogue_models_of_their_shape(cli, tmp_path: Path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any
@@ -36,7 +37,7 @@ from solver.model import (
     within_refuting_tables,
 )
 from solver.query import Undecided, check_sp, make_query
-from solver.results import Answer
+from solver.results import Answer, ReasonCode
 from solver.rules import (
     SourceCell,
     host_ram_bound_words,
@@ -872,6 +873,7 @@ def test_a_question_left_open_by_the_time_limit_has_no_plan_and_says_so(monkeypa
     answer = answer_for(CATALOG, query, "A100-80GB")
     assert (answer.status, answer.plans) == ("unknown", ())
     assert answer.reason == "no plan found within the time limit of 1e-9 s"  # as it is written, not :g's 1e-09
+    assert answer.reason_code == ReasonCode.TIME_LIMIT
     with pytest.raises(Undecided, match="^no plan found for Qwen3-4B on A100-80GB within the time limit of 1e-9 s$"):
         best_plan(CATALOG, query, "A100-80GB")
     assert optional_best(CATALOG, query, "A100-80GB") is None
@@ -892,6 +894,41 @@ def test_a_length_without_a_plan_whose_longest_is_open_says_what_was_decided(mon
     assert answer.reason == ("130000 tokens has no plan in the tables and the memory model's estimates for Qwen3-0.6B "
                              "on A100-80GB within 4 GPUs; whether a shorter length has one was not decided within the "
                              "time limit of 10 s")
+    assert answer.reason_code == ReasonCode.SHORTER_LENGTH_UNDECIDED
+
+
+PASSED_DEADLINE = "10 s, or the call's deadline_s, which came first"
+
+
+def test_what_a_passed_call_deadline_left_open_names_it(monkeypatch: pytest.MonkeyPatch):
+    # Within a call_deadline that has passed (solver.plan's deadline_s), each solve left open says the deadline may
+    # be what stopped it: the answer's reason, best_plan's and nearest_plan's Undecided, a length's open longest.
+    query = make_query(CATALOG, model="0.6B", gpu="a100", max_model_len=130000, budget_gpus=4)
+    with monkeypatch.context() as patched, solver.solve.call_deadline(1e-9):
+        patched.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
+        answer = answer_for(CATALOG, query, "A100-80GB")
+        assert (answer.status, answer.reason, answer.reason_code) == (
+            "unknown", f"no plan found within the time limit of {PASSED_DEADLINE}", ReasonCode.TIME_LIMIT)
+        with pytest.raises(Undecided, match=re.escape(f"on A100-80GB within the time limit of {PASSED_DEADLINE}")):
+            best_plan(CATALOG, query, "A100-80GB")
+        with pytest.raises(Undecided, match=re.escape(f"no nearest plan proven within the time limit of "
+                                                      f"{PASSED_DEADLINE}")):
+            nearest_plan(CATALOG, prepare(CATALOG, "A100-80GB", query), query)
+    solve, calls = cp_model.CpSolver.solve, []
+
+    def first_proven_then_open(self, model, callback=None):
+        calls.append(model)
+        if len(calls) > 1:
+            return cp_model.UNKNOWN
+        self.parameters.max_time_in_seconds = 10.0  # the proof that 130000 tokens has no plan, whatever the deadline
+        return solve(self, model)
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", first_proven_then_open)
+    with solver.solve.call_deadline(1e-9):
+        answer = answer_for(CATALOG, query, "A100-80GB")
+    assert (answer.reason_code, answer.reason.split("; ")[1]) == (
+        ReasonCode.SHORTER_LENGTH_UNDECIDED,
+        f"whether a shorter length has one was not decided within the time limit of {PASSED_DEADLINE}")
 
 
 def test_plans_not_proven_best_in_time_are_kept_with_cp_sats_bound(monkeypatch: pytest.MonkeyPatch):
