@@ -1232,8 +1232,8 @@ def test_a_model_config_without_tie_word_embeddings_of_an_unknown_type_is_refuse
     status, out, err = cli("--model-config", str(path), "--gpu", "a100", "--len", "8k")
     assert (status, out) == (2, "")
     assert err == (f"solve: error: --model-config {path}: tie_word_embeddings is not given, and with {which} its "
-                   "default is not known here: add \"tie_word_embeddings\": true or false (transformers' default is true "
-                   "unless the model's class says otherwise; Llama's and Qwen's say false, Gemma's true)\n")
+                   "default is not known here: add \"tie_word_embeddings\": true or false (transformers' default is "
+                   "true unless the model's class says otherwise; Llama's and Qwen's say false, Gemma's true)\n")
 
 
 def test_small_models_odd_names_and_null_defaults_in_a_model_config(tmp_path: Path):
