@@ -16,9 +16,10 @@ from pydantic import ValidationError
 
 import solver
 from solver.memory import MemoryEstimate
-from solver.query import Query, make_query
+from solver.query import ConfigProblemCode, Query, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
 from solver.results import BeyondCode, CautionCode, ExplainRule, Plan, ReasonCode, UnplacedCode
+from solver.rules import BrokenRuleCode
 from solver.solve import answer_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +35,8 @@ def documented_codes(heading: str) -> list[str]:
 
 CODES: dict[str, type[Enum]] = {
     "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode,
-    "Beyond-calibration codes": BeyondCode}
+    "Beyond-calibration codes": BeyondCode, "Config problem codes": ConfigProblemCode,
+    "Broken rule codes": BrokenRuleCode}
 """Each enum of codes, by the heading of docs/json.md's table of it."""
 
 
