@@ -255,7 +255,7 @@ class ConfigProblemCode(str, Enum):
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"
     TRAINER_OFFLOAD_FLAGS_UNSET = "trainer-offload-flags-unset"
     OFFLOAD_FLAGS_UNDER_ENGINE = "offload-flags-under-engine"
-    TRINITY_06_KEYS_ON_05 = "trinity-06-keys-on-05"
+    TRAINER_OFFLOAD_KEYS_REFUSED = "trainer-offload-keys-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
     TRAIN_BATCH_REQUIRED = "train-batch-required"

@@ -281,7 +281,7 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
     refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if isinstance(trainer, Mapping) and flag in trainer]
     if version == "0.5" and refused:
         keys, them = ("keys", "them") if len(refused) > 1 else ("a key", "it")
-        checks.add(ConfigProblemCode.TRINITY_06_KEYS_ON_05, (
+        checks.add(ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, (
             f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig "
             f"has no such key), so the config does not load: remove {them} and set the roles' fsdp_config flags "
             "(--write does; the verdict reads the roles', as 0.5 would)"))
