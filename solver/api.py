@@ -52,13 +52,13 @@ from solver.query import (
 from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan, TrinitySettings, beyond_fields
 from solver.rules import (
     NODE_GPUS,
+    BrokenRule,
+    BrokenRuleCode,
     TablesVerdict,
     batch_split_violation,
     larger_tables,
     least_token_budget,
     own_table_cells,
-    BrokenRule,
-    BrokenRuleCode,
     sp_layout_rule,
     tables_verdict,
     token_budget,
@@ -664,8 +664,8 @@ def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule |
 
 def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
-    budget, else Trinity's default, which the tables measured), in words: a lowered budget in effect, each role's
-    budget above or below it, a critic's above it."""
+    budget, else Trinity's default, which the tables measured), each with its code: a lowered budget in effect, each
+    role's budget above or below it, a critic's above it."""
     from solver.trinity import ROLE_KEYS_IGNORED, critic_budget_note
 
     problems: list[ConfigProblem] = []
@@ -685,7 +685,8 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
             above = budget > judged
             more, cautious = ("more", "") if above else (
                 "fewer", " (so it is cautious; each step takes more micro-batches)")
-            code = ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT
+            code = (ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above
+                    else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT)
             problems.append(ConfigProblem(code, (
                 f"{key} {budget} is {'above' if above else 'below'} {measure}: {more} tokens per GPU than the verdict "
                 f"assumes{cautious}" + (f" ({ROLE_KEYS_IGNORED})" if key != "trainer.max_token_len_per_gpu" else ""))))

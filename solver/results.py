@@ -519,7 +519,7 @@ class CurrentSettings(Frozen, defer_build=True):
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
-        "the code of `broken_rule` (docs/json.md); null where it is, or where the JSON was made before codes"))
+        "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))
     host_memory_needed: Amount | None = Field(default=None, description=(
         "when the host memory given (--host-ram, or a pool's) is what rules them out: the host memory per node they "
         "need (`host_memory_gib`: the model while it loads, and with Offload the states), GiB"))

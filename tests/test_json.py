@@ -314,8 +314,8 @@ C = ConfigProblemCode
 CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode]]] = [
     # (config, model, trainer GPUs, Trinity version, the codes of its problems)
     ("model: {max_model_len: '${oc.env:LEN}'}", "8B", 8, None, [C.UNRESOLVED_VALUE]),
-    ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: '${oc.env:F,1.6}', "
-     "original_max_position_embeddings: 40960}}", "8B", 8, None, [C.NUMBER_AS_TEXT]),
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: '${oc.env:F,1.6}', "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.NUMBER_AS_TEXT]),
     ("trainer: {max_token_len_per_gpu: lots, ulysses_sequence_parallel_size: .inf}", "8B", 8, None,
      [C.NOT_A_NUMBER, C.NOT_A_NUMBER]),
     ("model: {max_prompt_tokens: -1}\ntrainer: {ulysses_sequence_parallel_size: 0}\ncluster: {gpu_per_node: 2.5}",
@@ -331,23 +331,23 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
      [C.PROMPT_RESPONSE_OVER_LENGTH]),
     ("model: {max_model_len: 65536}", "8B", 8, None, [C.ROPE_SCALING_MISSING]),
     ("model: {max_model_len: 65536, rope_scaling: linear}", "8B", 8, None, [C.ROPE_SCALING_WRONG]),
-    ("model: {max_model_len: 65536, rope_scaling: {rope_type: linear, factor: 1.6, "
-     "original_max_position_embeddings: 40960}}", "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: linear, factor: 1.6, "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None, [C.ROPE_SCALING_WRONG] * 2),
-    ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
-     "original_max_position_embeddings: 40960}}", "8B", 8, None, [C.ROPE_SCALING_WRONG]),
-    ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 4.0, "
-     "original_max_position_embeddings: 32768}}", "8B", 8, None, [C.ROPE_SCALING_OFF_GUIDE]),
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 4.0, "
+      "original_max_position_embeddings: 32768}}"), "8B", 8, None, [C.ROPE_SCALING_OFF_GUIDE]),
     ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "8B", 8, None,
      [C.ROPE_SCALING_UNNEEDED]),
     ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "llama-3.1-8b", 8, None,
      [C.ROPE_SCALING_REPLACES_OWN]),
-    ("trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: "
-     "{model: {enable_gradient_checkpointing: false}}}}", "8B", 8, None,
+    (("trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: "
+      "{model: {enable_gradient_checkpointing: false}}}}"), "8B", 8, None,
      [C.DYNAMIC_BATCH_OFF, C.GRADIENT_CHECKPOINTING_OFF, C.REMOVE_PADDING_OFF]),
     ("trainer: {param_offload: true}", "8B", 8, "0.5", [C.TRAINER_OFFLOAD_KEYS_REFUSED]),
-    ("trainer: {trainer_strategy: fsdp, trainer_config: {actor_rollout_ref: {ref: {fsdp_config: "
-     "{offload_policy: true}}}}}", "8B", 8, None, [C.OFFLOAD_NEEDS_FSDP2]),
+    (("trainer: {trainer_strategy: fsdp, trainer_config: {actor_rollout_ref: {ref: {fsdp_config: "
+      "{offload_policy: true}}}}}"), "8B", 8, None, [C.OFFLOAD_NEEDS_FSDP2]),
     ("trainer: {trainer_config_path: verl.yaml}", "8B", 8, None, [C.DEPRECATED_CONFIG_PATH]),
     ("model: {max_model_len: 32768}\ntrainer: {ulysses_sequence_parallel_size: 2}", "8B", 8, None, []),
 ]
@@ -409,16 +409,16 @@ DEFAULT_BUDGET_7B = ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  m
 """Trinity-RFT #398's config (Qwen2.5-7B at 131072 tokens, 6 trainer GPUs), less its trainer section."""
 FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[ConfigProblemCode]]] = [
     # (config, flags, PYTORCH_CUDA_ALLOC_CONF, the broken rule's code, the problems' codes) as --from-config gives
-    ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
-     "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 2}}\n", ("--gpu", "a100-80g"),
+    (("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
+      "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 2}}\n"), ("--gpu", "a100-80g"),
      "", BrokenRuleCode.WHOLE_NODES, []),
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 3}\n",
      ("--gpu", "h100"), "", BrokenRuleCode.SP_MODEL_HEADS, []),
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 4}\n",
      ("--gpu", "h100"), "", BrokenRuleCode.SP_DIVIDES_GPUS, []),
-    ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
-     "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 0}}\n"
-     "trainer: {ulysses_sequence_parallel_size: 8}\n", ("--gpu", "h100"), "", BrokenRuleCode.SP_WITHIN_NODE, []),
+    (("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+      "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 0}}\n"
+      "trainer: {ulysses_sequence_parallel_size: 8}\n"), ("--gpu", "h100"), "", BrokenRuleCode.SP_WITHIN_NODE, []),
     (CONFIG_HEAD + GRPO + "buffer: {train_batch_size: 100}\n", ("--gpu", "h100"), "",
      BrokenRuleCode.BATCH_DIVIDES, []),
     (DEFAULT_BUDGET_7B + "trainer: {ulysses_sequence_parallel_size: 2, max_token_len_per_gpu: 65536}\n",
@@ -448,7 +448,7 @@ def test_from_config_gives_the_codes_of_the_rule_broken_and_of_each_problem(
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", alloc_conf)
     config = tmp_path / "trinity.yaml"
     config.write_text(text, encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), *flags, "--json")
+    _, out, _ = cli("--from-config", str(config), *flags, "--json")
     [answer] = json.loads(out)
     current = answer["current"]
     assert (current["broken_rule_code"], current["config_problem_codes"]) == (rule, codes)
