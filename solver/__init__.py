@@ -38,6 +38,8 @@ _EXPORTS = {
     "ReasonCode": "solver.results",
     "UnplacedCode": "solver.results",
     "BeyondCode": "solver.results",
+    "ConfigProblemCode": "solver.query",
+    "BrokenRuleCode": "solver.rules",
     "ClusterResult": "solver.results",
     "Placement": "solver.results",
     "Unplaced": "solver.results",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.memory import Breakdown as Breakdown
     from solver.memory import MemoryEstimate as MemoryEstimate
     from solver.memory import Terms as Terms
+    from solver.query import ConfigProblemCode as ConfigProblemCode
     from solver.query import EstimateMode as EstimateMode
     from solver.query import Objective as Objective
     from solver.query import Pins as Pins
@@ -121,6 +124,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import Unplaced as Unplaced
     from solver.results import UnplacedCode as UnplacedCode
+    from solver.rules import BrokenRuleCode as BrokenRuleCode
     from solver.rules import SourceCell as SourceCell
     from solver.rules import TablesVerdict as TablesVerdict
     from solver.tables import CalibrationRange as CalibrationRange

@@ -30,6 +30,8 @@ from solver.memory import (
 from solver.query import (
     MAX_WORKERS,
     NODE_SIZE_KEY,
+    ConfigProblem,
+    ConfigProblemCode,
     EstimateMode,
     Objective,
     Progress,
@@ -50,12 +52,14 @@ from solver.query import (
 from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan, TrinitySettings, beyond_fields
 from solver.rules import (
     NODE_GPUS,
+    BrokenRule,
+    BrokenRuleCode,
     TablesVerdict,
     batch_split_violation,
     larger_tables,
     least_token_budget,
     own_table_cells,
-    sp_layout_violation,
+    sp_layout_rule,
     tables_verdict,
     token_budget,
     whole_nodes_violation,
@@ -609,7 +613,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     """The config's own settings (Env read from `environ`) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import check_trinity_config, load_config_mapping
+    from solver.trinity import load_config_mapping, trinity_config_problems
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -617,60 +621,78 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
         return None
     query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
-    broken = (whole_nodes_violation(gpus, query.node_gpus, query.node_source)
-              or sp_layout_violation(model, gpus, config.sp, query.node_gpus, query.node_source)
-              or batch_split_violation(query.train_batch_size, gpus, config.sp, query.train_batch_source))
-    said = broken.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
+    broken = _broken_rule(query, model, gpus, config.sp)
+    said = broken.words.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
     # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
     # already says (the rule it breaks; the offload flags' strategy) is not said again.
     mapping = load_config_mapping(text, name)
     if isinstance(mapping.get("model"), Mapping) and (length != config.max_model_len or  # --len: the verdict's length;
                                                       mapping["model"].get("max_model_len") is None):  # or prompt + response
         mapping = {**mapping, "model": {**mapping["model"], "max_model_len": length}}
-    checked = check_trinity_config(mapping, model, gpus, environ=environ, version=version, strategy_noted=True)
-    problems = [problem for problem in checked if not (said and said in problem)]
-    problems += config.notes
+    checked = trinity_config_problems(mapping, model, gpus, environ=environ, version=version, strategy_noted=True)
+    problems = [problem for problem in checked if not (said and said in problem.words)]
+    problems += map(ConfigProblem._make, zip(config.note_codes, config.notes, strict=True))
     lowered = _lowered_by_config(config, length, query.estimate)
     problems += _token_budget_problems(config, length, lowered)
     values = _expandable_segments(environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     env = values[-1:] == ["True"]  # the last word on them wins
-    problems += [f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True or "
-                 "False, so the run stops at its first GPU allocation)"
+    problems += [ConfigProblem(ConfigProblemCode.ALLOC_CONF_REFUSED, (
+                     f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True "
+                     "or False, so the run stops at its first GPU allocation)"))
                  for value in values if value not in ("True", "False")]
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                                   offload=config.offload, sp=config.sp, max_model_len=length,
                                   length_given=length == config.max_model_len,
-                                  max_token_len_per_gpu=lowered, trains=False, plan=None, broken_rule=broken,
-                                  config_problems=tuple(problems))
+                                  max_token_len_per_gpu=lowered, trains=False, plan=None,
+                                  broken_rule=broken.words if broken else None,
+                                  broken_rule_code=broken.code if broken else None,
+                                  config_problems=tuple(problem.words for problem in problems),
+                                  config_problem_codes=tuple(problem.code for problem in problems))
 
 
-def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None) -> list[str]:
+def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule | None:
+    """The first rule of Trinity's or verl's that a config's `gpus` trainer GPUs at SP `sp` break on the `query`'s
+    nodes and train batch (whole nodes, SP's layout, the batch's split), with its code; None where they break none."""
+    if spread := whole_nodes_violation(gpus, query.node_gpus, query.node_source):
+        return BrokenRule(BrokenRuleCode.WHOLE_NODES, spread)
+    if layout := sp_layout_rule(model, gpus, sp, query.node_gpus, query.node_source):
+        return layout
+    if split := batch_split_violation(query.train_batch_size, gpus, sp, query.train_batch_source):
+        return BrokenRule(BrokenRuleCode.BATCH_DIVIDES, split)
+    return None
+
+
+def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
-    budget, else Trinity's default, which the tables measured), in words: a lowered budget in effect, each role's
-    budget above or below it, a critic's above it."""
+    budget, else Trinity's default, which the tables measured), each with its code: a lowered budget in effect, each
+    role's budget above or below it, a critic's above it."""
     from solver.trinity import ROLE_KEYS_IGNORED, critic_budget_note
 
-    problems: list[str] = []
+    problems: list[ConfigProblem] = []
     default = token_budget(length, config.sp)
     judged = lowered or default
     if lowered is not None:
         named = f"the token budget in effect, {lowered} (the most any role takes)," if config.role_token_budgets else \
             f"trainer.max_token_len_per_gpu {lowered}"
-        problems.append(f"{named} is below Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the "
-                        f"tables measured: the verdict is at {lowered} tokens per GPU (each step takes more "
-                        "micro-batches)")
+        problems.append(ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
+            f"{named} is below Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the tables "
+            f"measured: the verdict is at {lowered} tokens per GPU (each step takes more micro-batches)")))
     budgets = [("trainer.max_token_len_per_gpu", config.max_token_len_per_gpu), *config.role_token_budgets]
     measure = "the verdict's budget" if lowered else f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, " \
         "which the tables measured"
     for key, budget in budgets:  # one that holds no sequence is a rule it breaks, said above (check_trinity_config)
         if budget is not None and budget != judged and budget >= least_token_budget(length, config.sp):
-            more = "more" if budget > judged else "fewer"
-            cautious = "" if budget > judged else " (so it is cautious; each step takes more micro-batches)"
-            problems.append(f"{key} {budget} is {'above' if budget > judged else 'below'} {measure}: {more} tokens "
-                            f"per GPU than the verdict assumes{cautious}"
-                            + (f" ({ROLE_KEYS_IGNORED})" if key != "trainer.max_token_len_per_gpu" else ""))
+            above = budget > judged
+            more, cautious = ("more", "") if above else (
+                "fewer", " (so it is cautious; each step takes more micro-batches)")
+            code = (ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above
+                    else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT)
+            problems.append(ConfigProblem(code, (
+                f"{key} {budget} is {'above' if above else 'below'} {measure}: {more} tokens per GPU than the verdict "
+                f"assumes{cautious}" + (f" ({ROLE_KEYS_IGNORED})" if key != "trainer.max_token_len_per_gpu" else ""))))
     if config.critic_token_budget is not None and config.critic_token_budget > judged:
-        problems.append(critic_budget_note(config.critic_token_budget, f"the verdict's {judged} tokens per GPU"))
+        problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
+            config.critic_token_budget, f"the verdict's {judged} tokens per GPU")))
     return problems
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
-from typing import Literal, get_args
+from enum import Enum
+from typing import Literal, NamedTuple, get_args
 
 from pydantic import Field, PositiveInt
 
@@ -223,6 +224,56 @@ def check_host_ram(host_ram_gb: float | None) -> None:
                          f"{shown_number(host_ram_gb)}")
 
 
+class ConfigProblemCode(str, Enum):
+    """The machine-readable code of each kind of problem a Trinity config has (`ConfigProblem`;
+    `solver.results.CurrentSettings.config_problem_codes`), beside its words: one code per thing a user does about
+    it, the one source of the codes that docs/json.md's table documents."""
+
+    UNRESOLVED_VALUE = "unresolved-value"
+    NUMBER_AS_TEXT = "number-as-text"
+    NOT_A_NUMBER = "not-a-number"
+    VALUE_OUT_OF_RANGE = "value-out-of-range"
+    FLAG_NOT_BOOLEAN = "flag-not-boolean"
+    MISSPELT_KEY = "misspelt-key"
+    SP_DIVIDES_GPUS = "sp-divides-gpus"
+    SP_MODEL_HEADS = "sp-model-heads"
+    WHOLE_NODES = "whole-nodes"
+    ROLE_SP_DIFFERS = "role-sp-differs"
+    TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
+    PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
+    LENGTH_FROM_PROMPT_RESPONSE = "length-from-prompt-response"
+    ROPE_SCALING_MISSING = "rope-scaling-missing"
+    ROPE_SCALING_WRONG = "rope-scaling-wrong"
+    ROPE_SCALING_OFF_GUIDE = "rope-scaling-off-guide"
+    ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
+    ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
+    DYNAMIC_BATCH_OFF = "dynamic-batch-off"
+    GRADIENT_CHECKPOINTING_OFF = "gradient-checkpointing-off"
+    REMOVE_PADDING_OFF = "remove-padding-off"
+    OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
+    OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
+    OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"
+    TRAINER_OFFLOAD_FLAGS_UNSET = "trainer-offload-flags-unset"
+    OFFLOAD_FLAGS_UNDER_ENGINE = "offload-flags-under-engine"
+    TRAINER_OFFLOAD_KEYS_REFUSED = "trainer-offload-keys-refused"
+    DEPRECATED_CONFIG_PATH = "deprecated-config-path"
+    NOT_FSDP_STRATEGY = "not-fsdp-strategy"
+    TRAIN_BATCH_REQUIRED = "train-batch-required"
+    CRITIC_NOT_COUNTED = "critic-not-counted"
+    CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
+    LOWERED_TOKEN_BUDGET = "lowered-token-budget"
+    TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
+    TOKEN_BUDGET_BELOW_VERDICT = "token-budget-below-verdict"
+    ALLOC_CONF_REFUSED = "alloc-conf-refused"
+
+
+class ConfigProblem(NamedTuple):
+    """A problem a Trinity config has: its `code` and its `words`, as the text shows them."""
+
+    code: ConfigProblemCode
+    words: str
+
+
 class TrinityConfig(Frozen, defer_build=True):
     """What rft-solver needs from a Trinity-RFT config, interpolations resolved (`solver.trinity.read_trinity_config`
     reads it; it is here, with the query it asks, so that its annotations resolve without ruamel).
@@ -261,6 +312,8 @@ class TrinityConfig(Frozen, defer_build=True):
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""
+    note_codes: tuple[ConfigProblemCode, ...] = ()
+    """The code of each of `notes`, in the same order (`ConfigProblemCode`)."""
 
     def budget_in_effect(self, max_model_len: int) -> int:
         """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,

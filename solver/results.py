@@ -25,9 +25,10 @@ from pydantic import (
     model_validator,
 )
 
-from solver.query import Objective, Pins, TokenBudgetMode
+from solver.query import ConfigProblemCode, Objective, Pins, TokenBudgetMode
 from solver.rules import (
     NODE_GPUS,
+    BrokenRuleCode,
     Evidence,
     SourceCell,
     TablesVerdict,
@@ -517,6 +518,8 @@ class CurrentSettings(Frozen, defer_build=True):
     trains: bool
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
+    broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
+        "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))
     host_memory_needed: Amount | None = Field(default=None, description=(
         "when the host memory given (--host-ram, or a pool's) is what rules them out: the host memory per node they "
         "need (`host_memory_gib`: the model while it loads, and with Offload the states), GiB"))
@@ -532,6 +535,19 @@ class CurrentSettings(Frozen, defer_build=True):
     config_problems: tuple[str, ...] = Field(default=(), description=(
         "what else in the config breaks Trinity's or verl's rules (RoPE scaling, token limits) or is not what the "
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
+    config_problem_codes: tuple[ConfigProblemCode, ...] = Field(default=(), description=(
+        "the code of each of `config_problems`, in the same order (docs/json.md); empty in JSON made before codes"))
+
+    @model_validator(mode="after")
+    def _codes_match_words(self) -> CurrentSettings:
+        """Refuse codes that do not match the words: one code per problem (where codes are given), and a rule's code
+        only beside a broken rule."""
+        if self.config_problem_codes and len(self.config_problem_codes) != len(self.config_problems):
+            raise ValueError(f"{len(self.config_problem_codes)} config_problem_codes for {len(self.config_problems)} "
+                             "config_problems: give one code per problem")
+        if self.broken_rule_code is not None and self.broken_rule is None:
+            raise ValueError("broken_rule_code without broken_rule")
+        return self
 
 
 AlternativeName = Literal["token_budget_auto", "without_pins"]

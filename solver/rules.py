@@ -5,6 +5,7 @@ GPUs and SP degrees. (The tests' plain-Python reference, tests/reference.py, res
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from functools import lru_cache
 from math import ceil
 from types import MappingProxyType
@@ -33,6 +34,25 @@ Evidence = Literal["documented", "inferred", "estimated"]
 
 NODE_GPUS = 8
 """GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
+
+
+class BrokenRuleCode(str, Enum):
+    """The machine-readable code of the rule of Trinity's or verl's a config's settings break
+    (`solver.results.CurrentSettings.broken_rule_code`), beside its words: the one source of the codes that
+    docs/json.md's table documents."""
+
+    WHOLE_NODES = "whole-nodes"
+    SP_MODEL_HEADS = "sp-model-heads"
+    SP_DIVIDES_GPUS = "sp-divides-gpus"
+    SP_WITHIN_NODE = "sp-within-node"
+    BATCH_DIVIDES = "batch-divides"
+
+
+class BrokenRule(NamedTuple):
+    """A rule that settings break: its `code` and its `words`, as the text shows them."""
+
+    code: BrokenRuleCode
+    words: str
 
 
 def table_words(gpu: str | None, gpus: int, source: str | None = None) -> str:
@@ -457,11 +477,18 @@ def sp_layout_violation(
     """Why SP degree `sp` cannot run `model` on `gpus` trainer GPUs in nodes of `node_gpus` (whose size
     comes from `source`): the heads rules, SP dividing the GPUs, and each SP group inside a node when the
     trainer spans nodes; None when it can."""
+    broken = sp_layout_rule(model, gpus, sp, node_gpus, source)
+    return broken.words if broken else None
+
+
+def sp_layout_rule(model: Model, gpus: int, sp: int, node_gpus: int, source: str = "--node-gpus") -> BrokenRule | None:
+    """`sp_layout_violation` with its code: the rule SP degree `sp` breaks on `gpus` GPUs in nodes of `node_gpus`."""
     heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
     if heads:
-        return f"{model.name}: {heads}"
-    if gpus % sp:
-        return sp_gpus_violation(gpus, sp)
+        return BrokenRule(BrokenRuleCode.SP_MODEL_HEADS, f"{model.name}: {heads}")
+    if broken := sp_gpus_violation(gpus, sp):
+        return BrokenRule(BrokenRuleCode.SP_DIVIDES_GPUS, broken)
     if not sp_within_node(gpus, node_gpus, sp):
-        return f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a node"
+        return BrokenRule(BrokenRuleCode.SP_WITHIN_NODE,
+                          f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a node")
     return None

@@ -548,10 +548,11 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
                                  "trains": False, "plan": None,
-                                 "broken_rule": None, "predicted": None, "predicted_step": None,
-                                 "host_memory_needed": None,
+                                 "broken_rule": None, "broken_rule_code": None, "predicted": None,
+                                 "predicted_step": None, "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
-                                 "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET]}
+                                 "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET],
+                                 "config_problem_codes": ["rope-scaling-unneeded", "unresolved-value"]}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g")
     # The cell is at a shorter length than the config's: the verdict says why it holds at the config's too.

@@ -16,10 +16,12 @@ from pydantic import ValidationError
 
 import solver
 from solver.memory import MemoryEstimate
-from solver.query import Query, make_query
+from solver.query import ConfigProblemCode, Query, TrinityVersion, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
-from solver.results import BeyondCode, CautionCode, ExplainRule, Plan, ReasonCode, UnplacedCode
+from solver.results import BeyondCode, CautionCode, CurrentSettings, ExplainRule, Plan, ReasonCode, UnplacedCode
+from solver.rules import BrokenRuleCode
 from solver.solve import answer_for
+from solver.trinity import check_trinity_config, load_config_mapping, read_trinity_config, trinity_config_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -29,12 +31,13 @@ def documented_codes(heading: str) -> list[str]:
     """The codes of docs/json.md's table under `heading`: the first column's, in backquotes, in the table's order."""
     page = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
     section = page.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.MULTILINE)
+    return re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.MULTILINE)
 
 
 CODES: dict[str, type[Enum]] = {
     "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode,
-    "Beyond-calibration codes": BeyondCode}
+    "Beyond-calibration codes": BeyondCode, "Config problem codes": ConfigProblemCode,
+    "Broken rule codes": BrokenRuleCode}
 """Each enum of codes, by the heading of docs/json.md's table of it."""
 
 
@@ -62,7 +65,7 @@ def test_explain_gives_every_rule_name_and_no_other():
 
 
 def test_codes_are_short_kebab_case():
-    assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", code.value) for codes in CODES.values() for code in codes)
+    assert all(re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", code.value) for codes in CODES.values() for code in codes)
 
 
 def codes_of(answers: tuple[solver.Answer, ...]) -> list[tuple[str | None, list[str]]]:
@@ -305,3 +308,167 @@ def test_a_length_without_a_plan_whose_shorter_ones_were_left_open_gives_its_cod
         ("1048576 tokens has no plan in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within "
          "8 GPUs; whether a shorter length has one was not decided within the time limit of 10 s"),
         ReasonCode.SHORTER_LENGTH_UNDECIDED)
+
+
+C = ConfigProblemCode
+CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode]]] = [
+    # (config, model, trainer GPUs, Trinity version, the codes of its problems)
+    ("model: {max_model_len: '${oc.env:LEN}'}", "8B", 8, None, [C.UNRESOLVED_VALUE]),
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: '${oc.env:F,1.6}', "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.NUMBER_AS_TEXT]),
+    ("trainer: {max_token_len_per_gpu: lots, ulysses_sequence_parallel_size: .inf}", "8B", 8, None,
+     [C.NOT_A_NUMBER, C.NOT_A_NUMBER]),
+    ("model: {max_prompt_tokens: -1}\ntrainer: {ulysses_sequence_parallel_size: 0}\ncluster: {gpu_per_node: 2.5}",
+     "8B", 8, None, [C.VALUE_OUT_OF_RANGE] * 3),
+    ("trainer: {use_dynamic_bsz: maybe}", "8B", 8, None, [C.FLAG_NOT_BOOLEAN]),
+    ("trainer: {ulysses_sequence_paralel_size: 2}", "8B", 8, None, [C.MISSPELT_KEY]),
+    ("trainer: {ulysses_sequence_parallel_size: 4}", "8B", 6, None, [C.SP_DIVIDES_GPUS]),
+    ("trainer: {ulysses_sequence_parallel_size: 3}", "8B", 6, None, [C.SP_MODEL_HEADS]),
+    ("cluster: {gpu_per_node: 4}", "8B", 6, None, [C.WHOLE_NODES]),
+    ("model: {max_model_len: 32768}\ntrainer: {max_token_len_per_gpu: 1000}", "8B", 8, None,
+     [C.TOKEN_BUDGET_BELOW_LENGTH]),
+    ("model: {max_model_len: 32768, max_prompt_tokens: 30000, max_response_tokens: 30000}", "8B", 8, None,
+     [C.PROMPT_RESPONSE_OVER_LENGTH]),
+    ("model: {max_model_len: 65536}", "8B", 8, None, [C.ROPE_SCALING_MISSING]),
+    ("model: {max_model_len: 65536, rope_scaling: linear}", "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: linear, factor: 1.6, "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+    ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None, [C.ROPE_SCALING_WRONG] * 2),
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 4.0, "
+      "original_max_position_embeddings: 32768}}"), "8B", 8, None, [C.ROPE_SCALING_OFF_GUIDE]),
+    ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "8B", 8, None,
+     [C.ROPE_SCALING_UNNEEDED]),
+    ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "llama-3.1-8b", 8, None,
+     [C.ROPE_SCALING_REPLACES_OWN]),
+    (("trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: "
+      "{model: {enable_gradient_checkpointing: false}}}}"), "8B", 8, None,
+     [C.DYNAMIC_BATCH_OFF, C.GRADIENT_CHECKPOINTING_OFF, C.REMOVE_PADDING_OFF]),
+    ("trainer: {param_offload: true}", "8B", 8, "0.5", [C.TRAINER_OFFLOAD_KEYS_REFUSED]),
+    (("trainer: {trainer_strategy: fsdp, trainer_config: {actor_rollout_ref: {ref: {fsdp_config: "
+      "{offload_policy: true}}}}}"), "8B", 8, None, [C.OFFLOAD_NEEDS_FSDP2]),
+    ("trainer: {trainer_config_path: verl.yaml}", "8B", 8, None, [C.DEPRECATED_CONFIG_PATH]),
+    ("model: {max_model_len: 32768}\ntrainer: {ulysses_sequence_parallel_size: 2}", "8B", 8, None, []),
+]
+"""Small configs (nested mappings) and the codes of the problems `trinity_config_problems` finds in them."""
+
+
+@pytest.mark.parametrize(("text", "model", "gpus", "version", "codes"), CHECKED)
+def test_each_kind_of_config_problem_gives_its_code(text: str, model: str, gpus: int, version: TrinityVersion | None,
+                                                    codes: list[ConfigProblemCode]):
+    mapping = load_config_mapping(text, "trinity.yaml")
+    found = trinity_config_problems(mapping, solver.load_catalog().model(model), gpus, version=version,
+                                    strategy_noted=True)
+    assert [problem.code for problem in found] == codes
+    # check_trinity_config, the words alone, as it always gave them
+    words = check_trinity_config(mapping, solver.load_catalog().model(model), gpus, version=version,
+                                 strategy_noted=True)
+    assert words == [problem.words for problem in found]
+
+
+CONFIG_HEAD = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+               "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n")
+"""Qwen3-8B at 32768 tokens on one node of 8 GPUs, 2 of them rollout engines: what the configs below add to."""
+GRPO = "algorithm: {algorithm_type: grpo}\n"
+"""An algorithm without a critic (PPO, Trinity's default, trains one: a note of its own)."""
+ROLES = GRPO + "trainer: {trainer_strategy: %s, %strainer_config: {actor_rollout_ref: {actor: %s}}}\n"
+NOTED: list[tuple[str, list[ConfigProblemCode]]] = [
+    (ROLES % ("fsdp2", "offload_policy: true, ", "{fsdp_config: {offload_policy: false}}"),
+     [C.OFFLOAD_POLICIES_DISAGREE]),
+    (ROLES % ("fsdp2", "", "{fsdp_config: {offload_policy: true}}"), [C.TRAINER_OFFLOAD_FLAGS_UNSET]),
+    (ROLES % ("fsdp2", "", "{fsdp_config: {param_offload: true}}"), [C.OFFLOAD_WITHOUT_POLICY]),
+    (ROLES % ("fsdp", "", "{fsdp_config: {param_offload: true}}"), [C.OFFLOAD_NEEDS_FSDP2]),
+    (ROLES % ("fsdp", "", "{engine: {param_offload: true}}"), [C.OFFLOAD_FLAGS_UNDER_ENGINE]),
+    (ROLES % ("megatron", "", "{}"), [C.NOT_FSDP_STRATEGY]),
+    (ROLES % ("fsdp", "", "{ulysses_sequence_parallel_size: 2}"), [C.ROLE_SP_DIFFERS]),
+    ("mode: train\n" + GRPO, [C.TRAIN_BATCH_REQUIRED]),
+    ("algorithm: {algorithm_type: ppo}\n", [C.CRITIC_NOT_COUNTED]),
+    (GRPO, []),
+]
+"""What `CONFIG_HEAD` is followed by, and the codes of the notes `read_trinity_config` makes on it."""
+
+
+@pytest.mark.parametrize(("text", "codes"), NOTED)
+def test_each_kind_of_note_on_a_config_gives_its_code(text: str, codes: list[ConfigProblemCode]):
+    config = read_trinity_config(CONFIG_HEAD + text, "trinity.yaml", {})
+    assert (list(config.note_codes), len(config.notes)) == (codes, len(codes))
+
+
+def test_a_config_without_its_length_is_noted_so_by_code():
+    config = read_trinity_config("model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: "
+                                 "2048}\nalgorithm: {algorithm_type: grpo}\n", "trinity.yaml", {})
+    assert (config.note_codes, config.notes[0].startswith("model.max_model_len is not set")) == (
+        (C.LENGTH_FROM_PROMPT_RESPONSE,), True)
+
+
+DEFAULT_BUDGET_7B = ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n"
+                     "  max_model_len: 131072\n"
+                     "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
+                     "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n")
+"""Trinity-RFT #398's config (Qwen2.5-7B at 131072 tokens, 6 trainer GPUs), less its trainer section."""
+FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[ConfigProblemCode]]] = [
+    # (config, flags, PYTORCH_CUDA_ALLOC_CONF, the broken rule's code, the problems' codes) as --from-config gives
+    (("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
+      "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 2}}\n"), ("--gpu", "a100-80g"),
+     "", BrokenRuleCode.WHOLE_NODES, []),
+    (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 3}\n",
+     ("--gpu", "h100"), "", BrokenRuleCode.SP_MODEL_HEADS, []),
+    (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 4}\n",
+     ("--gpu", "h100"), "", BrokenRuleCode.SP_DIVIDES_GPUS, []),
+    (("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+      "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 0}}\n"
+      "trainer: {ulysses_sequence_parallel_size: 8}\n"), ("--gpu", "h100"), "", BrokenRuleCode.SP_WITHIN_NODE, []),
+    (CONFIG_HEAD + GRPO + "buffer: {train_batch_size: 100}\n", ("--gpu", "h100"), "",
+     BrokenRuleCode.BATCH_DIVIDES, []),
+    (DEFAULT_BUDGET_7B + "trainer: {ulysses_sequence_parallel_size: 2, max_token_len_per_gpu: 65536}\n",
+     ("--gpu", "h20"), "", None, [C.LOWERED_TOKEN_BUDGET]),
+    (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {actor: "
+     "{ppo_max_token_len_per_gpu: 131072}, ref: {log_prob_max_token_len_per_gpu: 40000}}}}\n", ("--gpu", "h100"), "",
+     None, [C.TOKEN_BUDGET_ABOVE_VERDICT, C.TOKEN_BUDGET_BELOW_VERDICT]),
+    (CONFIG_HEAD + "algorithm: {algorithm_type: ppo}\ntrainer: {trainer_config: {critic: "
+     "{ppo_max_token_len_per_gpu: 200000}}}\n", ("--gpu", "h100"), "expandable_segments:true", None,
+     [C.CRITIC_NOT_COUNTED, C.CRITIC_BUDGET_ABOVE_VERDICT, C.ALLOC_CONF_REFUSED]),
+    # the docs' example, and the tests' user config (its YaRN within the native context, its factor unset)
+    ((ROOT / "docs/examples/trinity.yaml").read_text(encoding="utf-8"), ("--gpu", "h20"), "expandable_segments:True",
+     None, []),
+    ((ROOT / "tests/data/trinity/user-config.yaml").read_text(encoding="utf-8"), ("--gpu", "h100"), "", None,
+     [C.ROPE_SCALING_UNNEEDED, C.UNRESOLVED_VALUE]),
+]
+"""Configs as `solve --from-config --json` judges them: the codes beside `current.broken_rule` and
+`current.config_problems`."""
+
+
+@pytest.mark.parametrize(("text", "flags", "alloc_conf", "rule", "codes"), FROM_CONFIG)
+def test_from_config_gives_the_codes_of_the_rule_broken_and_of_each_problem(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, flags: tuple[str, ...], alloc_conf: str,
+        rule: BrokenRuleCode | None, codes: list[ConfigProblemCode]):
+    for variable in ("FACTOR", "MAX_MODEL_LEN", "MODEL_PATH"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", alloc_conf)
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text, encoding="utf-8")
+    _, out, _ = cli("--from-config", str(config), *flags, "--json")
+    [answer] = json.loads(out)
+    current = answer["current"]
+    assert (current["broken_rule_code"], current["config_problem_codes"]) == (rule, codes)
+    assert (current["broken_rule"] is None, len(current["config_problems"])) == (rule is None, len(codes))
+    assert check_against_schema("solve", [answer]) == []
+
+
+def test_the_representative_configs_give_every_code():
+    given = [code for *_, codes in CHECKED for code in codes] + [code for _, codes in NOTED for code in codes]
+    given += [code for *_, codes in FROM_CONFIG for code in codes] + [C.LENGTH_FROM_PROMPT_RESPONSE]
+    assert set(given) == set(ConfigProblemCode)
+    assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
+
+
+def test_a_config_verdict_refuses_codes_that_do_not_match_its_words():
+    current = {"config": "trinity.yaml", "gpus": 6, "env": True, "offload": False, "sp": 1, "max_model_len": 4096,
+               "trains": False, "plan": None}
+    with pytest.raises(ValidationError, match="1 config_problem_codes for 2 config_problems"):
+        CurrentSettings(**current, config_problems=("a", "b"), config_problem_codes=(C.MISSPELT_KEY,))
+    with pytest.raises(ValidationError, match="broken_rule_code without broken_rule"):
+        CurrentSettings(**current, broken_rule_code=BrokenRuleCode.WHOLE_NODES)
+    # JSON made before codes has none: it still reads
+    assert CurrentSettings(**current, config_problems=("a",), broken_rule="b").config_problem_codes == ()

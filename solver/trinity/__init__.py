@@ -21,9 +21,9 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
 The modules, each using only those above it: `keys` (the keys and paths they all share, `ConfigError`),
 `interpolation` (references to keys, ``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them),
 `reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
-(`check_trinity_config`), `plan_keys` (the keys a plan sets), `fragment` (`trinity_fragment`, and the same keys as
-data: `TrinitySettings`) and `patch` (`patch_trinity_config`). The names other packages use are imported from here;
-the rest from their modules.
+(`check_trinity_config`; `trinity_config_problems` with codes), `plan_keys` (the keys a plan sets), `fragment`
+(`trinity_fragment`, and the same keys as data: `TrinitySettings`) and `patch` (`patch_trinity_config`). The names
+other packages use are imported from here; the rest from their modules.
 
 What rft-solver says of a config comes from four places: `config` refuses what it cannot read or plan with
 (`ConfigError`); `checks` lists what breaks Trinity's or verl's rules (`check_trinity_config`, where a new rule
@@ -33,7 +33,7 @@ command refuses what is at odds with its other flags (`solver.cli.trinity_option
 
 from solver.query import TrinityConfig
 from solver.results import TrinitySettings
-from solver.trinity.checks import check_trinity_config
+from solver.trinity.checks import check_trinity_config, trinity_config_problems
 from solver.trinity.config import TRINITY_06_OFFLOAD, read_trinity_config
 from solver.trinity.fragment import EngineError, plan_fragment, trinity_fragment
 from solver.trinity.keys import (
@@ -65,6 +65,7 @@ __all__ = [
     "plan_fragment",
     "read_trinity_config",
     "trainer_level_offload",
+    "trinity_config_problems",
     "trinity_fragment",
     "unused_length",
 ]

@@ -1,4 +1,5 @@
-"""check_trinity_config: Trinity's (and verl's) own rules on a config given as nested mappings."""
+"""check_trinity_config: Trinity's (and verl's) own rules on a config given as nested mappings (the problems' words;
+`trinity_config_problems`: each with its code)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from solver.query import NODE_SIZE_KEY, NODE_SIZE_PATH, ROLE_TOKEN_BUDGETS, TrinityVersion
+from solver.query import (
+    NODE_SIZE_KEY,
+    NODE_SIZE_PATH,
+    ROLE_TOKEN_BUDGETS,
+    ConfigProblem,
+    ConfigProblemCode,
+    TrinityVersion,
+)
 from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
 from solver.tables import Model, brief, shown_number, sp_rule_violation
 from solver.trinity.interpolation import ConfigValues, decode_scalar
@@ -36,9 +44,13 @@ class _ConfigChecks:
 
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str]):
         self.mapping, self.config = mapping, ConfigValues(mapping, environ)
-        self.problems: list[str] = []
+        self.problems: list[ConfigProblem] = []
         self.unreadable: set[tuple[str, ...]] = set()
         self._values: dict[tuple[str, ...], Any] = {}
+
+    def add(self, code: ConfigProblemCode, words: str) -> None:
+        """Report a problem: its `code` and its `words`."""
+        self.problems.append(ConfigProblem(code, words))
 
     def value(self, path: tuple[str, ...]) -> Any:
         """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem, in
@@ -52,7 +64,7 @@ class _ConfigChecks:
         try:
             resolved = self.config.get(path)
         except ConfigError as error:
-            self.problems.append(f"cannot check {error}")
+            self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
             return None
         decoded = decode_scalar(resolved) if isinstance(resolved, str) else resolved
@@ -61,8 +73,9 @@ class _ConfigChecks:
                          "write the number as that grammar spells one (no leading zero, 0x or .inf)")
                         if isinstance(raw, str) and "oc.decode" in raw else
                         ("an oc.env value stays text there", "write the number, or ${oc.decode:...} around it"))
-            self.problems.append(f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the "
-                                 f"model as written ({why}); {fix}")
+            self.add(ConfigProblemCode.NUMBER_AS_TEXT, (
+                f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the model as written "
+                f"({why}); {fix}"))
         return decoded
 
     def absent(self, path: tuple[str, ...]) -> bool:
@@ -75,10 +88,10 @@ class _ConfigChecks:
         if raw is None:
             return None
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            self.problems.append(f"{'.'.join(path)} must be a number, got {brief(raw)}")
+            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{'.'.join(path)} must be a number, got {brief(raw)}")
             return None
         if not math.isfinite(raw):  # OmegaConf's inf or nan: no count of tokens, GPUs or positions
-            self.problems.append(f"{'.'.join(path)} must be a finite number, got {raw!r}")
+            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{'.'.join(path)} must be a finite number, got {raw!r}")
             return None
         return raw
 
@@ -95,15 +108,17 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     sp_value = checks.number(("trainer", "ulysses_sequence_parallel_size"))
     sp = int(sp_value) if sp_value is not None else 1
     if sp < 1:
-        checks.problems.append(f"trainer.ulysses_sequence_parallel_size must be at least 1, got {sp}")
+        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE,
+                   f"trainer.ulysses_sequence_parallel_size must be at least 1, got {sp}")
         sp = 1
     if trainer_gpus < 1:
-        checks.problems.append(f"the trainer needs at least 1 GPU, got {trainer_gpus}")
+        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
     elif broken := sp_gpus_violation(trainer_gpus, sp):
-        checks.problems.append(f"trainer.ulysses_sequence_parallel_size: {broken} (the trainer's)")
+        checks.add(ConfigProblemCode.SP_DIVIDES_GPUS,
+                   f"trainer.ulysses_sequence_parallel_size: {broken} (the trainer's)")
     heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
     if heads:
-        checks.problems.append(f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
+        checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
     return sp
 
 
@@ -117,7 +132,8 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -
             raised = f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least}"
             effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
                       else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
-            checks.problems.append(
+            checks.add(
+                ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
                 f"{'.'.join(path)} {shown_number(budget)} x SP {sp} is below model.max_model_len "
                 f"{shown_number(length)}: {effect} (Trinity's default is ceil(2 x {shown_number(length)} / {sp}) = "
                 f"{math.ceil(2 * length / sp)})"
@@ -129,13 +145,15 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
     prompt, response = checks.number(("model", "max_prompt_tokens")), checks.number(("model", "max_response_tokens"))
     for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response)):
         if tokens is not None and tokens < 0:
-            checks.problems.append(f"model.{key} must be at least 0, got {shown_number(tokens)}")
+            checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE,
+                       f"model.{key} must be at least 0, got {shown_number(tokens)}")
     if prompt is not None and response is not None and length is not None:
         overlong = overlong_words(prompt, response, length)
         if overlong is not None:
             least = math.ceil(prompt + response)
-            checks.problems.append(f"{overlong}, which Trinity refuses to load: lower them, or plan for {least} tokens "
-                                   f"or more (--len {least})")
+            checks.add(ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH, (
+                f"{overlong}, which Trinity refuses to load: lower them, or plan for {least} tokens or more "
+                f"(--len {least})"))
 
 
 def _yarn_setting(wanted: float, native: int) -> str:
@@ -150,21 +168,24 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     rope = checks.value(_ROPE_SCALING)
     given_rope = checks.rope_type()
     if own_rope is not None and rope is not None and given_rope != own_rope:
-        checks.problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} "
-                               "RoPE scaling: remove it")
+        checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
+            f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE scaling: "
+            "remove it"))
     wanted = model.yarn_factor(int(length)) if length is not None else None
     if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
-        checks.problems.append(f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
+        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
+                   f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
     if length is not None and length <= native and own_rope is None and given_rope == "yarn":
-        checks.problems.append(f"model.rope_scaling: max_model_len {shown_number(length)} is within {model.name}'s "
-                               f"native context of {native}: YaRN is not needed there (it stretches the positions the "
-                               "model was trained on); remove it")
+        checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
+            f"model.rope_scaling: max_model_len {shown_number(length)} is within {model.name}'s native context of "
+            f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     if length is not None and wanted is not None:
         if rope is None:
-            checks.problems.append(f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s "
-                                   f"native context of {native}: {_yarn_setting(wanted, native)}")
+            checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
+                f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
+                f"of {native}: {_yarn_setting(wanted, native)}"))
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted)
 
@@ -175,7 +196,8 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     rope_type = checks.rope_type()
     unread = checks.unreadable & {(*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type")}  # a problem already
     if rope_type != "yarn" and not unread:
-        checks.problems.append(f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
+        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
+                   f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
     # A value that cannot be read is a problem already (number says so): only a wrong or missing one is.
     factor_path = (*_ROPE_SCALING, "factor")
     factor = checks.number(factor_path)
@@ -183,64 +205,74 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     original = checks.number(original_path)
     # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
     if factor is None and checks.absent(factor_path):
-        checks.problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
+        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
+                   f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
     if original is None and checks.absent(original_path):
-        checks.problems.append(f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
+        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
+                   f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
     if factor is not None:
         original = native if original is None else original  # missing: said above; YaRN then takes the native
         if problem := _yarn_coverage_problem(factor, original, native, length, wanted):
             checks.problems.append(problem)
 
 
-def _yarn_coverage_problem(factor: float, original: float, native: int, length: float, wanted: float) -> str | None:
+def _yarn_coverage_problem(factor: float, original: float, native: int, length: float,
+                           wanted: float) -> ConfigProblem | None:
     """What is wrong with a YaRN `factor` over `original` positions for `length` (the guide's: `wanted` over
     `native`): covering fewer tokens, or covering them otherwise than the guide; None where it is the guide's."""
     covers = factor * original
     guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
     if covers < length:
-        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers {shown_number(covers)} tokens, fewer "
-                f"than max_model_len {shown_number(length)}: set it as Trinity-RFT's guide does, {guide}")
+        return ConfigProblem(ConfigProblemCode.ROPE_SCALING_WRONG, (
+            f"model.rope_scaling (factor {factor!r} over {original!r}) covers {shown_number(covers)} tokens, fewer "
+            f"than max_model_len {shown_number(length)}: set it as Trinity-RFT's guide does, {guide}"))
     if not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
         more = ": it stretches the positions more than the length needs" if covers > length else ""
-        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but not as Trinity-RFT's "
-                f"guide sets it, {guide}{more}")
+        return ConfigProblem(ConfigProblemCode.ROPE_SCALING_OFF_GUIDE, (
+            f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but not as Trinity-RFT's "
+            f"guide sets it, {guide}{more}"))
     return None
 
 
-def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], off: str) -> None:
-    """Check that the flag at `path` is a boolean, and on (`off`: why it must be, said where it is false)."""
+def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str) -> None:
+    """Check that the flag at `path` is a boolean, and on (`off`: why it must be, said where it is false, with
+    `code`)."""
     value = checks.value(path)
     if not _boolean_like(value):
-        checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
+        checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN,
+                   f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
     elif turned_off(value):
-        checks.problems.append(f"{'.'.join(path)} is false: {off}")
+        checks.add(code, f"{'.'.join(path)} is false: {off}")
 
 
-def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], off: str) -> None:
+def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], code: ConfigProblemCode,
+                    off: str) -> None:
     """`_check_flag_on` for each of `paths`, each `off` followed by where that key counts (`ROLE_KEY_SCOPES`)."""
     for path in paths:
         scope = ROLE_KEY_SCOPES.get(path)
-        _check_flag_on(checks, path, off + (f" ({scope})" if scope else ""))
+        _check_flag_on(checks, path, code, off + (f" ({scope})" if scope else ""))
 
 
 def _check_dynamic_batch(checks: _ConfigChecks) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
-    _check_flags_on(checks, DYNAMIC_BATCH_KEYS, "verl then ignores the token budget (max_token_len_per_gpu), which the "
-                    "tables measured and the plan sets, and fills micro-batches by sequence count: set it to true")
+    _check_flags_on(checks, DYNAMIC_BATCH_KEYS, ConfigProblemCode.DYNAMIC_BATCH_OFF, (
+        "verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and the plan sets, and "
+        "fills micro-batches by sequence count: set it to true"))
 
 
 def _check_gradient_checkpointing(checks: _ConfigChecks) -> None:
     """Check that gradient checkpointing (`GRADIENT_CHECKPOINTING_KEY`), which the tables measured, is on."""
-    _check_flag_on(checks, GRADIENT_CHECKPOINTING_KEY, "the tables measured with gradient checkpointing, Trinity's "
-                   "default, and the verdict and the plans assume it; without it each layer keeps its activations for "
-                   "the backward, many times the memory: set it to true")
+    _check_flag_on(checks, GRADIENT_CHECKPOINTING_KEY, ConfigProblemCode.GRADIENT_CHECKPOINTING_OFF, (
+        "the tables measured with gradient checkpointing, Trinity's default, and the verdict and the plans assume it; "
+        "without it each layer keeps its activations for the backward, many times the memory: set it to true"))
 
 
 def _check_remove_padding(checks: _ConfigChecks) -> None:
     """Check that remove padding (`REMOVE_PADDING_KEYS`), which the tables measured, is on."""
-    _check_flags_on(checks, REMOVE_PADDING_KEYS, "the tables measured with remove padding, Trinity's default, and the "
-                    "verdict and the plans assume it; without it each micro-batch is padded to its longest sequence, "
-                    "and verl splits no sequence over Ulysses SP: set it to true")
+    _check_flags_on(checks, REMOVE_PADDING_KEYS, ConfigProblemCode.REMOVE_PADDING_OFF, (
+        "the tables measured with remove padding, Trinity's default, and the verdict and the plans assume it; without "
+        "it each micro-batch is padded to its longest sequence, and verl splits no sequence over Ulysses SP: set it to "
+        "true"))
 
 
 def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -249,10 +281,10 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
     refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if isinstance(trainer, Mapping) and flag in trainer]
     if version == "0.5" and refused:
         keys, them = ("keys", "them") if len(refused) > 1 else ("a key", "it")
-        checks.problems.append(f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
-                               f"TrainerConfig has no such key), so the config does not load: remove {them} and set "
-                               "the roles' fsdp_config flags (--write does; the verdict reads the roles', as 0.5 "
-                               "would)")
+        checks.add(ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, (
+            f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig "
+            f"has no such key), so the config does not load: remove {them} and set the roles' fsdp_config flags "
+            "(--write does; the verdict reads the roles', as 0.5 would)"))
 
 
 def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | None, actor_noted: bool) -> None:
@@ -267,31 +299,44 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
             continue
         value = checks.value(policy)  # on as OmegaConf reads a boolean: true, yes, y, on, or a whole number but 0
         if value is not None and _boolean_like(value) and not turned_off(value) and strategy != "fsdp2":
-            checks.problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
+            checks.add(ConfigProblemCode.OFFLOAD_NEEDS_FSDP2,
+                       f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
 
 
 def _check_no_config_path(checks: _ConfigChecks) -> None:
     """Check that the config has no deprecated ``trainer.trainer_config_path``."""
     if value_at(checks.mapping, ("trainer", "trainer_config_path")) is not None:
-        checks.problems.append("trainer.trainer_config_path is deprecated: Trinity refuses it where "
-                               "trainer.trainer_config is empty (0.5, and 0.6 on verl before 0.8) and otherwise never "
-                               "reads it; move its settings under trainer.trainer_config")
+        checks.add(ConfigProblemCode.DEPRECATED_CONFIG_PATH, (
+            "trainer.trainer_config_path is deprecated: Trinity refuses it where trainer.trainer_config is empty (0.5, "
+            "and 0.6 on verl before 0.8) and otherwise never reads it; move its settings under trainer.trainer_config"))
 
 
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
     """Check ``cluster.gpu_per_node`` (where given) and that `trainer_gpus` wider than a node take whole nodes."""
     per_node = checks.number(NODE_SIZE_PATH)
     if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
-        checks.problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {shown_number(per_node)}")
+        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE,
+                   f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {shown_number(per_node)}")
     elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):
-        checks.problems.append(spread)
+        checks.add(ConfigProblemCode.WHOLE_NODES, spread)
 
 
 def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False,
 ) -> list[str]:
-    """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, [] if none.
+    """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
+    (`trinity_config_problems` gives each with its code)."""
+    return [problem.words for problem in trinity_config_problems(
+        mapping, model, trainer_gpus, environ=environ, version=version, strategy_noted=strategy_noted)]
+
+
+def trinity_config_problems(
+    mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
+    version: TrinityVersion | None = None, strategy_noted: bool = False,
+) -> list[ConfigProblem]:
+    """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
+    (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
 
     Checks: SP divides the trainer GPUs and the model's attention heads, and SP and the KV heads divide
     one another; ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
@@ -345,8 +390,9 @@ def _check_misspelt_keys(checks: _ConfigChecks) -> None:
             if isinstance(key, str) and key not in known and (
                     near := difflib.get_close_matches(key, lacking, n=1, cutoff=MISSPELT_CUTOFF)):
                 where = ".".join((*section, key))
-                checks.problems.append(f"{where}: did you mean {near[0]}? That key is unset, and read as such "
-                                       "(Trinity refuses keys it does not know)")
+                checks.add(ConfigProblemCode.MISSPELT_KEY, (
+                    f"{where}: did you mean {near[0]}? That key is unset, and read as such (Trinity refuses keys it "
+                    "does not know)"))
 
 
 def _boolean_like(value: Any) -> bool:

@@ -13,6 +13,8 @@ from solver.query import (
     ROLE_TOKEN_BUDGETS,
     TRAIN_BATCH_KEY,
     TRAIN_BATCH_PATH,
+    ConfigProblem,
+    ConfigProblemCode,
     TrinityConfig,
     TrinityVersion,
 )
@@ -183,21 +185,22 @@ def _offload_without_fsdp2_note(strategy: str, given: str | None) -> str:
             "CPU offload, so the verdict takes Offload as off")
 
 
-def _engine_section_notes(reader: ConfigReader) -> list[str]:
+def _engine_section_notes(reader: ConfigReader) -> list[ConfigProblem]:
     """A note on the roles' offload flags under their ``engine`` (`IGNORED_SECTION`), which Trinity never reads
     (none where there are none)."""
     unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
               if read_or_none(reader.get, offload_path(role, flag, IGNORED_SECTION)) is not None]
     if not unread:
         return []
-    return [(f"{', '.join(unread)} (under {'.'.join(ACTOR_ROLLOUT_REF)}): Trinity reads a role's offload flags "
-             "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
-             "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
-             "fsdp_config (--write does)")]
+    return [ConfigProblem(ConfigProblemCode.OFFLOAD_FLAGS_UNDER_ENGINE, (
+        f"{', '.join(unread)} (under {'.'.join(ACTOR_ROLLOUT_REF)}): Trinity reads a role's offload flags "
+        "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
+        "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
+        "fsdp_config (--write does)"))]
 
 
 def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
-                  version: TrinityVersion | None) -> tuple[bool, list[str]]:
+                  version: TrinityVersion | None) -> tuple[bool, list[ConfigProblem]]:
     """Whether the trainer runs with the tables' Offload (`strategy` fsdp2 with ``offload_policy`` on), and the notes
     on the offload flags (`given`: the config's ``trainer.trainer_strategy``)."""
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
@@ -207,7 +210,7 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
     # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
     actor_policy = offload_path("actor", "offload_policy")
     policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
-    notes: list[str] = []
+    notes: list[ConfigProblem] = []
     disagree = False
     # Trinity 0.6's flags under trainer itself: verl before 0.8 takes these, 0.8 and later the actor's own.
     if trainer_level_offload(reader.data) and version != "0.5":
@@ -216,27 +219,30 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
         merged = policy if actor_sets_policy else flags["offload_policy"]
         disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
         if disagree:
-            notes.append(_policies_disagree_note(flags["offload_policy"], policy))
+            notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_POLICIES_DISAGREE,
+                                       _policies_disagree_note(flags["offload_policy"], policy)))
         policy = merged and flags["offload_policy"]
     elif policy and strategy == "fsdp2" and version != "0.5":
-        notes.append(TRINITY_06_OFFLOAD)
+        notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET, TRINITY_06_OFFLOAD))
     manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
     if strategy == "fsdp2" and manual and not policy and not disagree:
-        notes.append(_manual_offload_note(manual, where))
+        notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_WITHOUT_POLICY, _manual_offload_note(manual, where)))
     if any(flags.values()) and strategy != "fsdp2":
-        notes.append(_offload_without_fsdp2_note(strategy, given))
+        notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_NEEDS_FSDP2,
+                                   _offload_without_fsdp2_note(strategy, given)))
     return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader)
 
 
-def _strategy_notes(strategy: str) -> list[str]:
+def _strategy_notes(strategy: str) -> list[ConfigProblem]:
     """A note on a trainer `strategy` other than FSDP's, which the tables and the memory model are (none for FSDP)."""
     if strategy in ("fsdp", "fsdp2"):
         return []
-    return [(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
-             "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")]
+    return [ConfigProblem(ConfigProblemCode.NOT_FSDP_STRATEGY, (
+        f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
+        "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer"))]
 
 
-def _read_sequence_parallel(reader: ConfigReader) -> tuple[int, list[str]]:
+def _read_sequence_parallel(reader: ConfigReader) -> tuple[int, list[ConfigProblem]]:
     """``trainer.ulysses_sequence_parallel_size`` (default 1), and a note on each role's own SP (`ROLE_SP_KEYS`) that
     differs from it."""
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
@@ -244,13 +250,14 @@ def _read_sequence_parallel(reader: ConfigReader) -> tuple[int, list[str]]:
     for path in ROLE_SP_KEYS:
         role_sp = read_or_none(reader.integer, path)
         if role_sp is not None and role_sp != sp:
-            notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
-                         f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
-                         f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
+            notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
+                f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with verl "
+                f"before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 on verl 0.8 "
+                f"or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")))
     return sp, notes
 
 
-def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[str]]:
+def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigProblem]]:
     """``model.max_model_len``; where it is not set, ``max_prompt_tokens + max_response_tokens`` as Trinity takes it
     (with a note), where both are given; else None."""
     length = reader.integer(("model", "max_model_len"))
@@ -261,8 +268,9 @@ def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[str]]:
     if prompt is None or response is None:
         return None, []
     length = prompt + response
-    return length, [(f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
-                     f"{prompt} + {response} = {length}, as the verdict does")]
+    return length, [ConfigProblem(ConfigProblemCode.LENGTH_FROM_PROMPT_RESPONSE, (
+        f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
+        f"{prompt} + {response} = {length}, as the verdict does"))]
 
 
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
@@ -310,6 +318,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     length, length_notes = _read_max_model_len(reader)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budget, critic_notes = _read_critic(reader, strategy)
+    notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes)
     return TrinityConfig(
         model=model,
         model_path=model_path,
@@ -322,8 +331,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         role_token_budgets=_role_token_budgets(data, name, environ),
         strategy=given,
-        notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes,
-               *critic_notes),
+        notes=tuple(note.words for note in notes),
+        note_codes=tuple(note.code for note in notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
         train_batch_size=train_batch,
@@ -342,7 +351,7 @@ def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
                 or flags["offload_policy"] and strategy == "fsdp2")
 
 
-def _read_critic(reader: ConfigReader, strategy: str) -> tuple[int | None, list[str]]:
+def _read_critic(reader: ConfigReader, strategy: str) -> tuple[int | None, list[ConfigProblem]]:
     """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
     where ``algorithm.algorithm_type`` is unset), the critic's own token budget (None where unset or unreadable) and a
     note: verl puts it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it
@@ -353,12 +362,12 @@ def _read_critic(reader: ConfigReader, strategy: str) -> tuple[int | None, list[
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
     advice = "" if _critic_offloads(reader, strategy) else ", or offload the critic's states"
-    return read_or_none(reader.integer, CRITIC_TOKEN_BUDGET), [(
+    return read_or_none(reader.integer, CRITIC_TOKEN_BUDGET), [ConfigProblem(ConfigProblemCode.CRITIC_NOT_COUNTED, (
         f"{which} trains a critic model beside the actor on the same trainer GPUs, which neither the tables nor the "
-        f"memory model count: the verdict and the plans are for the actor alone; expect less room{advice}")]
+        f"memory model count: the verdict and the plans are for the actor alone; expect less room{advice}"))]
 
 
-def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[str]]:
+def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[ConfigProblem]]:
     """Experiences per training step, the keys they come from, and a note where Trinity refuses the config for want
     of them: ``buffer.train_batch_size``, else (as Trinity derives it) ``buffer.batch_size`` times
     ``algorithm.repeat_times`` (default 1). None where the config sets neither batch size (the check is skipped on
@@ -370,8 +379,9 @@ def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | Non
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if mode == "train" or algorithm in ("sft", "dpo"):
         why = "mode train" if mode == "train" else f"algorithm_type {algorithm}"
-        note = (f"{TRAIN_BATCH_KEY} is unset, which Trinity requires with {why}: it refuses the config (the verdict "
-                "and the plans check no train batch)")
+        note = ConfigProblem(ConfigProblemCode.TRAIN_BATCH_REQUIRED, (
+            f"{TRAIN_BATCH_KEY} is unset, which Trinity requires with {why}: it refuses the config (the verdict "
+            "and the plans check no train batch)"))
         return None, TRAIN_BATCH_KEY, [note]
     batch = reader.integer(("buffer", "batch_size"))
     if batch is None:
