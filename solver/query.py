@@ -9,7 +9,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Literal, NamedTuple, get_args
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, model_validator
 
 from solver.rules import (
     NODE_GPUS,
@@ -314,6 +314,13 @@ class TrinityConfig(Frozen, defer_build=True):
     all agree, or that the strategy ignores; a verl config kept in another file."""
     note_codes: tuple[ConfigProblemCode, ...] = ()
     """The code of each of `notes`, in the same order (`ConfigProblemCode`)."""
+
+    @model_validator(mode="after")
+    def _one_code_per_note(self) -> TrinityConfig:
+        """Refuse notes without a code each (a verdict pairs every note with its code)."""
+        if len(self.note_codes) != len(self.notes):
+            raise ValueError(f"{len(self.note_codes)} note_codes for {len(self.notes)} notes: give one code per note")
+        return self
 
     def budget_in_effect(self, max_model_len: int) -> int:
         """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,

@@ -395,6 +395,13 @@ def test_each_kind_of_note_on_a_config_gives_its_code(text: str, codes: list[Con
     assert (list(config.note_codes), len(config.notes)) == (codes, len(codes))
 
 
+def test_a_config_built_in_code_gives_one_code_per_note():
+    # with_config_verdicts pairs each note with its code: a config whose notes lack codes is refused when built.
+    config = read_trinity_config(CONFIG_HEAD + "algorithm: {algorithm_type: ppo}\n", "trinity.yaml", {})
+    with pytest.raises(ValidationError, match="0 note_codes for 1 notes: give one code per note"):
+        config.model_validate({**config.model_dump(), "note_codes": ()})
+
+
 def test_a_config_without_its_length_is_noted_so_by_code():
     config = read_trinity_config("model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: "
                                  "2048}\nalgorithm: {algorithm_type: grpo}\n", "trinity.yaml", {})
