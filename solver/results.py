@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     FiniteFloat,
+    GetJsonSchemaHandler,
     NonNegativeInt,
     PlainSerializer,
     PositiveInt,
@@ -24,6 +25,8 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from solver.query import ConfigProblemCode, Objective, Pins, TokenBudgetMode
 from solver.rules import (
@@ -47,6 +50,7 @@ from solver.tables import (
     Model,
     Setting,
     check_types,
+    left_out_when_none,
 )
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
@@ -585,6 +589,11 @@ class _Timed(Frozen):
         return hash(self._untimed())
 
 
+ANSWER_LEFT_OUT_WHEN_NONE = ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
+                             "fewer_nodes", "other_batch", "tables")
+"""The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
+
+
 class Answer(_Timed):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
@@ -673,12 +682,14 @@ class Answer(_Timed):
         return reason if reason.startswith("no plan") else f"no plan: {reason}"
 
     def as_json(self) -> dict[str, Any]:
-        """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest``, ``measured``,
-        ``larger_gpu_cell``, ``validated``, ``fewer_nodes``, ``other_batch`` and ``tables`` only when present."""
-        absent = {name for name in ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
-                                    "fewer_nodes", "other_batch", "tables")
-                  if getattr(self, name) is None}
+        """The answer as ``solve --json`` prints it: the fields of `ANSWER_LEFT_OUT_WHEN_NONE` only when present."""
+        absent = {name for name in ANSWER_LEFT_OUT_WHEN_NONE if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema, as `as_json` gives it: the fields of `ANSWER_LEFT_OUT_WHEN_NONE` optional, never null."""
+        return left_out_when_none(handler(core_schema), handler, ANSWER_LEFT_OUT_WHEN_NONE)
 
 
 class Placement(Frozen, defer_build=True):

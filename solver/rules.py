@@ -11,7 +11,9 @@ from math import ceil
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
-from pydantic import Field, PositiveInt, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, GetJsonSchemaHandler, PositiveInt, SerializerFunctionWrapHandler, model_serializer
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from solver.tables import (
     MAX_TOKENS,
@@ -25,6 +27,7 @@ from solver.tables import (
     TableOrigin,
     cell_text,
     counted,
+    left_out_when_none,
     shown_number,
     sp_rule_violation,
     vouches_for,
@@ -87,6 +90,11 @@ class SourceCell(Frozen):
         if data.get("table_source") is None:  # the source document's
             data.pop("table_source", None)
         return data
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: ``gpu`` and ``table_source`` are left out where null (`_without_own_gpu`)."""
+        return left_out_when_none(handler(core_schema), handler, ("gpu", "table_source"))
 
     def words(self, gpu: str, model: str | None = None) -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's

@@ -18,7 +18,16 @@ import solver
 from solver.memory import MemoryEstimate
 from solver.query import ConfigProblemCode, Query, TrinityVersion, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
-from solver.results import BeyondCode, CautionCode, CurrentSettings, ExplainRule, Plan, ReasonCode, UnplacedCode
+from solver.results import (
+    ANSWER_LEFT_OUT_WHEN_NONE,
+    BeyondCode,
+    CautionCode,
+    CurrentSettings,
+    ExplainRule,
+    Plan,
+    ReasonCode,
+    UnplacedCode,
+)
 from solver.rules import BrokenRuleCode
 from solver.solve import answer_for
 from solver.trinity import check_trinity_config, load_config_mapping, read_trinity_config, trinity_config_problems
@@ -214,8 +223,8 @@ def _unwrapped_references(schema: Any) -> Any:
 
 def schema_problems(value: Any, schema: dict[str, Any], defs: dict[str, Any], where: str = "$") -> list[str]:
     """Where `value` breaks `schema` (the keywords pydantic's schemas use: $ref, anyOf, type, enum, const, properties,
-    required, additionalProperties, items, prefixItems, minimum, exclusiveMinimum, maximum, exclusiveMaximum), as
-    paths with what is wrong; empty where it is valid."""
+    required, additionalProperties, items, prefixItems, minItems, maxItems, minimum, exclusiveMinimum, maximum,
+    exclusiveMaximum), as paths with what is wrong; empty where it is valid."""
     if "$ref" in schema:
         return schema_problems(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs, where)
     if "anyOf" in schema:
@@ -231,6 +240,7 @@ def schema_problems(value: Any, schema: dict[str, Any], defs: dict[str, Any], wh
         return [f"{where}: {value!r} is not one of {schema.get('enum', [schema.get('const')])}"]
     bounds = {"minimum": lambda v, b: v >= b, "exclusiveMinimum": lambda v, b: v > b,
               "maximum": lambda v, b: v <= b, "exclusiveMaximum": lambda v, b: v < b}
+    sizes = {"minItems": lambda n, b: n >= b, "maxItems": lambda n, b: n <= b}
     problems = [f"{where}: {value!r} breaks {key} {schema[key]}" for key, holds in bounds.items()
                 if key in schema and not holds(value, schema[key])]
     if isinstance(value, dict):
@@ -242,6 +252,8 @@ def schema_problems(value: Any, schema: dict[str, Any], defs: dict[str, Any], wh
             if key in properties:
                 problems += schema_problems(item, properties[key], defs, f"{where}.{key}")
     if isinstance(value, list):
+        problems += [f"{where}: {len(value)} items break {key} {schema[key]}" for key, holds in sizes.items()
+                     if key in schema and not holds(len(value), schema[key])]
         fixed = schema.get("prefixItems", [])
         problems += [problem for index, item in enumerate(value)
                      for problem in schema_problems(item, fixed[index] if index < len(fixed)
@@ -266,6 +278,44 @@ def test_the_schema_check_finds_what_breaks_it():
         f"$[0].plans[0].caution_codes[0]: 'no-such-code' is not one of {[code.value for code in CautionCode]}"]
 
 
+def test_the_schema_check_finds_keys_left_out_nulls_and_tuples_of_another_length():
+    # Keys that are always printed are required (defaults too), the answer's keys printed only when present are never
+    # null, and a pair is two numbers: what jsonschema refused and this check let through before.
+    [answer] = [a.as_json() for a in solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=6)]
+    del answer["plans"][0]["caution_codes"], answer["open_budget"], answer["reason_code"]
+    answer["nearest"] = None
+    answer["current"] = {**CURRENT_SETTINGS, "predicted": [70.0, 71.3, 2.0]}
+    assert check_against_schema("solve", [answer]) == [
+        "$[0]: missing open_budget", "$[0]: missing reason_code", "$[0].plans[0]: missing caution_codes",
+        "$[0].nearest: None is not object",
+        ("$[0].current.predicted: fits none of anyOf: [['$[0].current.predicted: 3 items break maxItems 2'], "
+         "['$[0].current.predicted: [70.0, 71.3, 2.0] is not null']]")]
+    placed = solver.place(ROOT / "docs" / "examples" / "fleet.yaml").model_dump(mode="json")
+    del placed["tie_broken"], placed["placements"][0]["widened_from"]
+    assert check_against_schema("cluster", placed) == ["$: missing tie_broken", "$.placements[0]: missing widened_from"]
+
+
+CURRENT_SETTINGS = {"config": "trinity.yaml", "gpus": 8, "gpus_given": True, "env": False, "offload": False, "sp": 1,
+                    "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None, "trains": False,
+                    "plan": None, "broken_rule": None, "host_memory_needed": None, "predicted": [90.1, 71.3],
+                    "predicted_step": None, "out_of_memory": None, "config_problems": [], "broken_rule_code": None,
+                    "config_problem_codes": []}
+"""A config's settings as ``solve --from-config --json`` prints them, where they do not fit by the memory model."""
+
+
+def test_the_schema_leaves_out_only_what_the_json_leaves_out():
+    # Every key of every object is required but the answer's keys printed only when present, and a source cell's
+    # other GPU type and table source (printed only where there is one).
+    optional = {("solve", "Answer"): set(ANSWER_LEFT_OUT_WHEN_NONE), ("solve", "SourceCell"): {"gpu", "table_source"},
+                ("cluster", "SourceCell"): {"gpu", "table_source"}}
+    for command in JSON_SCHEMA_TYPES:
+        schema = json.loads(json_schema(command))
+        for name, type_schema in [("", schema), *schema["$defs"].items()]:
+            if "properties" in type_schema:
+                assert set(type_schema["properties"]) - set(type_schema["required"]) == optional.get(
+                    (command, name), set()), (command, name)
+
+
 @pytest.mark.parametrize("flags", [
     ("--maximize", "len", "--gpus", "8", "--model", "8B", "--gpu", "h100", "--top", "3"),
     ("--model", "14B", "--gpus", "2", "--len", "131072", "--gpu", "a100", "--explain"),
@@ -273,6 +323,10 @@ def test_the_schema_check_finds_what_breaks_it():
     ("--model", "8B", "--gpus", "8", "--len", "32768", "--gpu", "a100", "--rollout-gpus", "4"),
     ("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "65536", "--estimate"),
     ("--from-config", "docs/examples/trinity.yaml", "--gpu", "h20"),
+    ("--model-config", "tests/data/hf-configs/Mixtral-8x7B-v0.1.json", "--gpu", "h100", "--maximize", "len", "--gpus",
+     "8", "--host-ram", "512", "--top", "2"),
+    ("--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k", "--no-estimate", "--explain"),
+    ("--model", "30B-A3B", "--gpu", "l40s", "--minimize", "gpus", "--len", "64k", "--explain"),
 ])
 def test_real_solve_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...]):
     monkeypatch.chdir(ROOT)
@@ -285,6 +339,19 @@ def test_real_cluster_json_is_valid_against_its_schema(cli, monkeypatch):
     status, out, _ = cli("cluster", "docs/examples/fleet.yaml", "--json")
     placed = json.loads(out)
     assert status in (0, 1) and placed["placements"] and check_against_schema("cluster", placed) == []
+
+
+def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8, host_ram_gb: 512}]\n"
+                     "jobs:\n- {name: big, model: Qwen3-32B, max_model_len: 65536, rollout_gpus: 4}\n"
+                     "- {name: long, model: Qwen3-14B, max_model_len: 1048576}\n"
+                     "- {name: small, model: Qwen3-4B, max_model_len: {at_least: 8192}, rollout_gpus: 2}\n",
+                     encoding="utf-8")
+    for flags in ((), ("--minimize", "nodes")):
+        status, out, _ = cli("cluster", str(fleet), *flags, "--json")
+        placed = json.loads(out)
+        assert status == 1 and placed["unplaced"] and check_against_schema("cluster", placed) == []
 
 
 def test_an_answer_the_time_limit_left_open_gives_its_code(monkeypatch: pytest.MonkeyPatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from math import ceil, floor
 from typing import Annotated, Any
 
@@ -14,11 +15,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     Strict,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
 
 from solver.tables.text import (
     QueryError,
@@ -95,9 +98,29 @@ class Frozen(BaseModel):
     start with ``model_`` (``model_path``): pydantic before 2.10 warns of them unless no namespace is protected.
     Types only some commands use (a cluster's, ``solve memory``'s, a config's settings, ``solve calibrate``'s, the
     cells of ``solve tables``) say ``defer_build=True``: pydantic builds their validators when first used, not on
-    import, which the planner's start-up is spared (about 1% of its instructions)."""
+    import, which the planner's start-up is spared (about 1% of its instructions). Its JSON Schema for
+    serialization requires every field, defaults too, since ``model_dump`` gives them all; a type whose JSON leaves
+    fields out says which (`left_out_when_none`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=(),
+                              json_schema_serialization_defaults_required=True)
+
+
+def left_out_when_none(schema: JsonSchemaValue, handler: GetJsonSchemaHandler,
+                       names: Collection[str]) -> JsonSchemaValue:
+    """A model's JSON Schema (`schema`, as `handler` made it in its ``__get_pydantic_json_schema__``) where its JSON
+    leaves the fields `names` out when they are None: for serialization, those fields are not required and, where
+    given, not null. Returns `schema`."""
+    if handler.mode != "serialization":
+        return schema
+    resolved = handler.resolve_ref_schema(schema)
+    resolved["required"] = [name for name in resolved.get("required", []) if name not in names]
+    for name in names:
+        field = resolved["properties"][name]
+        kept = [option for option in field.pop("anyOf") if option != {"type": "null"}]
+        field.pop("default", None)  # None, which the JSON never gives
+        field.update(kept[0] if len(kept) == 1 else {"anyOf": kept})
+    return schema
 
 
 class Setting(Frozen):
