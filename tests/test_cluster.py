@@ -1438,15 +1438,15 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     missing = tmp_path / "missing.yaml"
     assert (status, out, err) == (2, "", f"solve cluster: error: {missing}: cannot read: No such file or directory\n")
     status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope" / "deeper"))
-    assert status == 2 and err == (f"solve cluster: error: {tmp_path / 'nope' / 'deeper'}: no such folder, nor a folder "
-                                   "to make it in (--emit-dir writes one config per placed job into it)\n")
+    assert status == 2 and err == (f"solve cluster: error: --emit-dir {tmp_path / 'nope' / 'deeper'}: no such folder, "
+                                   "nor a folder to make it in (it writes one config per placed job into it)\n")
     weights = tmp_path / "no"
     status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "unmade"), "--weights", str(weights))
     assert (status, err) == (2, f"solve cluster: error: --weights {weights}: cannot read: No such file or directory\n")
     assert not (tmp_path / "unmade").exists()  # a refused command makes no folder
     status, _, err = cli("cluster", str(path), "--emit-dir", str(path))
-    assert (status, err) == (2, (f"solve cluster: error: {path}: not a folder (--emit-dir writes one config per placed "
-                                 "job into it)\n"))
+    assert (status, err) == (2, (f"solve cluster: error: --emit-dir {path}: not a folder (it writes one config per "
+                                 "placed job into it)\n"))
     named = tmp_path / "math-4b.yaml"  # a cluster file named like one of its jobs
     named.write_text(FLEET_FILE, encoding="utf-8")
     status, out, err = cli("cluster", str(named), "--emit-dir", str(tmp_path))
@@ -1504,8 +1504,8 @@ def test_emit_dir_refuses_two_jobs_configs_that_are_one_file_before_the_search(c
     (configs / "math-4b.yaml").write_text("old\n", encoding="utf-8")
     (configs / "tiny.yaml").symlink_to("math-4b.yaml")
     assert cli("cluster", str(path), "--emit-dir", str(configs)) == (
-        2, "", (f"solve cluster: error: {configs / 'math-4b.yaml'} and {configs / 'tiny.yaml'} are one file (through a "
-                "link): writing both would lose the first; remove the link, or write elsewhere\n"))
+        2, "", (f"solve cluster: error: --emit-dir {configs / 'math-4b.yaml'} and {configs / 'tiny.yaml'} are one "
+                "file (through a link): writing both would lose the first; remove the link, or write elsewhere\n"))
     assert (configs / "math-4b.yaml").read_text(encoding="utf-8") == "old\n"
 
 
@@ -1556,8 +1556,8 @@ def test_emit_dir_on_a_full_disk_is_one_line_and_only_a_folder_the_command_made_
         configs.mkdir()
     monkeypatch.setattr(solver.cli.atomic.tempfile, "NamedTemporaryFile", full_disk)  # where each config goes first
     assert cli("cluster", str(path), "--emit-dir", str(configs)) == (2, "", (
-        f"solve cluster: error: {configs}/j.yaml: cannot write: a temporary file cannot be created in {configs} (No "
-        "space left on device); the file is written there first, then renamed into place\n"))
+        f"solve cluster: error: --emit-dir {configs}/j.yaml: cannot write: a temporary file cannot be created in "
+        f"{configs} (No space left on device); the file is written there first, then renamed into place\n"))
     assert configs.exists() == existing  # one there already stays; one made for the configs goes
     assert not existing or list(configs.iterdir()) == []  # and no temporary file is left in it
 
@@ -1973,8 +1973,8 @@ def test_a_dangling_link_for_emit_dir_is_refused_before_the_search(cli, tmp_path
     path.write_text(FLEET_FILE, encoding="utf-8")
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     status, out, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "dangling"))
-    assert (status, out) == (2, "") and err.endswith("dangling: not a folder (--emit-dir writes one config per placed "
-                                                     "job into it)\n")
+    assert (status, out, err) == (2, "", (f"solve cluster: error: --emit-dir {tmp_path / 'dangling'}: not a folder (it "
+                                          "writes one config per placed job into it)\n"))
 
 
 def test_emit_dir_into_the_shipped_tables_folder_is_refused_before_the_search(cli, tmp_path: Path):
