@@ -18,7 +18,7 @@ import solver
 from solver.memory import MemoryEstimate
 from solver.query import Query, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
-from solver.results import BeyondCode, CautionCode, ExplainRule, Plan, ReasonCode, UnplacedCode
+from solver.results import BeyondCode, CautionCode, ExplainRule, Plan, PoolCode, ReasonCode, UnplacedCode
 from solver.solve import answer_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,7 +33,7 @@ def documented_codes(heading: str) -> list[str]:
 
 
 CODES: dict[str, type[Enum]] = {
-    "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode,
+    "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode, "Pool codes": PoolCode,
     "Beyond-calibration codes": BeyondCode}
 """Each enum of codes, by the heading of docs/json.md's table of it."""
 
