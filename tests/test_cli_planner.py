@@ -189,7 +189,7 @@ def test_a_base_models_ranking_explanation_and_tables_name_whose_cells_they_are(
                             "from 61440 tokens on") in " ".join(out.split())
     status, out, _ = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1")
     assert status == 0 and out.endswith("Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
-    status, out, err = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1", "--json")
+    status, out, err = cli("tables", "--model", "8B-Base", "--gpu", "a100-80g", "--gpus", "1", "--json")
     assert status == 0 and {cell["model"] for cell in json.loads(out)} == {"Qwen3-8B"}
     assert err == "solve tables: note: Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n"
 
@@ -721,7 +721,7 @@ def test_a_terminal_gets_the_shaded_tables(solve_script: Path):
     import pty
 
     leader, follower = pty.openpty()
-    process = subprocess.Popen([str(solve_script), "tables", "--gpu", "a100", "--gpus", "1", "--model", "4B"],
+    process = subprocess.Popen([str(solve_script), "tables", "--gpu", "a100-80g", "--gpus", "1", "--model", "4B"],
                                stdout=follower, stderr=subprocess.PIPE,
                                env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"})
     os.close(follower)
