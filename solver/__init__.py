@@ -37,12 +37,14 @@ _EXPORTS = {
     "CautionCode": "solver.results",
     "ReasonCode": "solver.results",
     "UnplacedCode": "solver.results",
+    "PoolCode": "solver.results",
     "BeyondCode": "solver.results",
     "ConfigProblemCode": "solver.query",
     "BrokenRuleCode": "solver.rules",
     "ClusterResult": "solver.results",
     "Placement": "solver.results",
     "Unplaced": "solver.results",
+    "UnplacedPool": "solver.results",
     "PoolUse": "solver.results",
     "TablesVerdict": "solver.rules",
     "SourceCell": "solver.rules",
@@ -118,12 +120,14 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import CurrentSettings as CurrentSettings
     from solver.results import Placement as Placement
     from solver.results import Plan as Plan
+    from solver.results import PoolCode as PoolCode
     from solver.results import PoolUse as PoolUse
     from solver.results import Reason as Reason
     from solver.results import ReasonCode as ReasonCode
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import Unplaced as Unplaced
     from solver.results import UnplacedCode as UnplacedCode
+    from solver.results import UnplacedPool as UnplacedPool
     from solver.rules import BrokenRuleCode as BrokenRuleCode
     from solver.rules import SourceCell as SourceCell
     from solver.rules import TablesVerdict as TablesVerdict

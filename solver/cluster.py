@@ -44,10 +44,12 @@ from solver.results import (
     Placement,
     PlacementCount,
     Plan,
+    PoolCode,
     PoolUse,
     Status,
     Unplaced,
     UnplacedCode,
+    UnplacedPool,
 )
 from solver.rules import batch_split_violation, rollout_layout, validated_length
 from solver.solve import answer_for, checked, estimated_plan_words, host_over_words, least_host_words
@@ -154,7 +156,7 @@ class _Planner:
         host memory or the Offload pin)."""
         self.undecided = 0
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
-        self.reasons: dict[tuple[object, ...], str] = {}
+        self.reasons: dict[tuple[object, ...], _Why] = {}
         """Why a job of a shape (model, length, rollout GPUs, train batch, pool) has no way to run, once asked."""
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
@@ -503,8 +505,7 @@ def _plan_jobs(planner: _Planner, fleet: Fleet, every_job: bool,
     options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                                     for option in job_options(planner, fleet, index)])
     stuck = _without_ways(fleet, options)
-    unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i),
-                              reason_code=UnplacedCode.NO_WAY_TO_RUN) for i in stuck)
+    unplaced = tuple(_no_way_to_run(fleet.jobs[i], _why_no_option(planner, fleet, i)) for i in stuck)
     planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
                        planning_s=time.monotonic() - started)
@@ -920,17 +921,28 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
     for option in options:
         pools[option.job][fleet.pools[option.pool].name].append(option)
         host_checked[option.job] |= option.host_tenths > 0
-    no_room = UnplacedCode.NO_ROOM if proven else UnplacedCode.NO_ROOM_UNPROVEN
-    return tuple(
-        Unplaced(job=job.name, reason=(
-            f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
-            f"{_least_rooms(planner, job, pools[index])} "
-            f"after the jobs placed (the most priority in all, then length, then cost){unproven}"
-            f"{_elsewhere(planner, fleet, index, frozenset(pools[index]))}" if pools[index]
-            else _why_no_option(planner, fleet, index)),
-            reason_code=no_room if pools[index] else UnplacedCode.NO_WAY_TO_RUN)
-        for index, job in enumerate(fleet.jobs) if index not in placed
-    )
+    no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
+                          else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
+    unplaced = []
+    for index, job in enumerate(fleet.jobs):
+        if index in placed:
+            continue
+        if not pools[index]:
+            unplaced.append(_no_way_to_run(job, _why_no_option(planner, fleet, index)))
+            continue
+        elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]))
+        unplaced.append(Unplaced(
+            job=job.name, reason_code=no_room,
+            reason=(f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
+                    f"{_least_rooms(planner, job, pools[index])} after the jobs placed (the most priority in all, "
+                    f"then length, then cost){unproven}{'; ' if elsewhere.words else ''}{elsewhere.words}"),
+            pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools)))
+    return tuple(unplaced)
+
+
+def _no_way_to_run(job: Job, why: _Why) -> Unplaced:
+    """A job left out for want of a way to run in any pool it may use, and `why`."""
+    return Unplaced(job=job.name, reason=why.words, reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools)
 
 
 def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> str:
@@ -960,15 +972,24 @@ def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> 
     return ", ".join(rooms)
 
 
-def _elsewhere(planner: _Planner, fleet: Fleet, index: int, with_room: frozenset[str]) -> str:
+@dataclass(frozen=True)
+class _Why:
+    """Why a job has no way to run in the pools it may use: in words, and each pool's code in the order the words
+    name them."""
+
+    words: str
+    pools: tuple[UnplacedPool, ...] = ()
+
+
+def _elsewhere(planner: _Planner, fleet: Fleet, index: int, with_room: frozenset[str]) -> _Why:
     """For a job with ways to run in the pools named `with_room` (none of them left): why each other pool it may
-    use has none, in words after a semicolon ("" where there is no other)."""
+    use has none (no words where there is no other)."""
     job = fleet.jobs[index]
     others = [pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in with_room]
-    return f"; {_why_no_option(planner, fleet, index, with_room)}" if others else ""
+    return _why_no_option(planner, fleet, index, with_room) if others else _Why("")
 
 
-def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset()) -> str:
+def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset()) -> _Why:
     """Why a job has no plan with a layout in any pool it may use but those named `without` (asked once per job
     shape)."""
     job = fleet.jobs[index]
@@ -978,12 +999,13 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozens
     return planner.reasons[shape]
 
 
-def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str]) -> str:
+def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str]) -> _Why:
     """Why job `index` has no way to run in each pool it may use but those named `without`, asked of the planner:
     a rollout that leaves no trainer GPU, a trainer count with no layout beside the rollout, or the planner's own
-    reason (with what estimates would give, under ``--no-estimate``), joined by semicolons."""
+    reason (with what estimates would give, under ``--no-estimate``), joined by semicolons, each with its code."""
     job = fleet.jobs[index]
     reasons = []
+    codes = []
     rollout = counted(job.rollout_gpus, "rollout GPU")
     for pool in fleet.pools:
         if not job.may_use(pool) or pool.name in without:
@@ -994,6 +1016,7 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             taken = "take all" if trainer_room == 0 else "are more than"
             reasons.append(f"{pool.name}: the job's {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}, leaving "
                            "none for a trainer")
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL))
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
@@ -1006,6 +1029,7 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             reasons.append(f"{pool.name}: with {rollout}, no trainer GPU count that trains it ({answer.plans[0].gpus} "
                            f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} "
                            f"GPUs{layouts}")
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
             # way with no room beside the rollout), said as such where that differs.
@@ -1018,7 +1042,9 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
                     answer = beside
             reasons.append(f"{where}: {answer.reason}"
                            f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
-    return "; ".join(reasons) or "no pool it may use"
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
+                                      plan_reason_code=answer.reason_code))
+    return _Why("; ".join(reasons) or "no pool it may use", tuple(codes))
 
 
 def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:

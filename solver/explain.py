@@ -280,7 +280,8 @@ def _why_no_plan(
     if binding == ("budget",) and spread:  # the count asked for is not in the model at all: say why
         limit = f"no plan passes this rule: {spread}, which a trainer that spans nodes must use"
     else:
-        limit = words.binding(core, lambda: _reach(catalog, prober, data, query)) if core is not None else None
+        limit = words.binding(core, lambda: _reach(catalog, prober, data, query),
+                              lambda: _nearest_estimate(prober, words, data, query)) if core is not None else None
     reasons = [Reason(rule="limit", detail=limit) if limit is not None else Reason(rule="undecided", detail=(
         "which rules stop the query together was not decided in time"))]
     if (query.exact and query.sp is not None and None not in (query.env, query.offload)
@@ -374,6 +375,18 @@ def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) 
     return ", ".join(parts)
 
 
+def _nearest_estimate(prober: _Prober, words: _Words, data: PlanningData, query: Query) -> str:
+    """Where limits leave the query's length no plan and the evidence rules out what they leave: among the
+    combinations only the memory model speaks for (no table for their GPU count) that the evidence alone excludes,
+    the one it predicts nearest to fitting, in words (`_Words.nearest_over`); "" where there is none, or no
+    estimate (estimates off, the longest length asked)."""
+    if query.max_model_len is None or query.estimate == "never":
+        return ""
+    candidates = [entry.combination for entry in data.ranks if not words.rows(entry.combination[0])
+                  and estimates_setting(_setting(entry.combination), without_env=query.env is False)]
+    return words.nearest_over(prober.classify(candidates, None), query.max_model_len)
+
+
 def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, setting: Setting, length: int) -> str:
     """For an estimate of `setting` on `gpus` GPUs at its longest `length`: where the memory model fits it a grid
     step further but a table says it ran out of memory there (the count's, one for more GPUs, or one of a GPU type
@@ -438,9 +451,10 @@ class _Words:
     def longest_documented(self, count: int) -> int | None:
         return max((row for n, row in self.data.settings if n == count), default=None)
 
-    def binding(self, core: _Core, reach: Callable[[], str]) -> str:
+    def binding(self, core: _Core, reach: Callable[[], str], nearest: Callable[[], str]) -> str:
         """What stops the query as a whole, from the rules of its infeasibility core (`reach` gives the
-        longest length per GPU count, asked only where it is shown). The core of a query without a plan holds a
+        longest length per GPU count, `nearest` the estimate nearest to fitting within the other rules, each asked
+        only where it is shown). The core of a query without a plan holds a
         rule: with none in force every combination has a plan (`cost_ranks` ranks each one, and `holds_no_plan`
         leaves a count and a length), so a core without a rule would mean the planner's model is infeasible alone
         (and a core of one rule needs it)."""
@@ -473,7 +487,7 @@ class _Words:
             asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
             evidence = f"nothing in {query.evidence_sources} vouches for {data.model} on {data.gpu} at {asked}"
             if parts:
-                evidence += " within the limits above"
+                evidence += f" within the limits above{nearest()}"
             else:
                 evidence += f" (longest per GPU count: {reach()})"
             parts.append(evidence)
@@ -541,6 +555,28 @@ class _Words:
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
             return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels}")]
         return self._evidence(counts[0], length, combinations)
+
+    def nearest_over(self, excluded: list[tuple[Combination, str]], length: int) -> str:
+        """Of the combinations the evidence alone excludes (`excluded`, each with its rule), the one the memory model
+        predicts least over the usable memory at `length`, with its figures, in parentheses (the first in rank
+        order of those as near); "" where none is over it (a table, or the optimizer step, rules them out)."""
+        coefficients, margin = self.query.memory.coefficients, self.query.margin
+        over = []
+        for combination, rule in excluded:
+            if rule != "evidence":
+                continue
+            setting = _setting(combination)
+            least = least_token_budget(length, setting.sp) if self.query.token_budget == "auto" else None
+            result = breakdown(self.model, self.memory_gib, combination[0], setting, length, coefficients, margin,
+                               least)
+            if result.total_gib > result.usable_gib:
+                over.append((result.total_gib - result.usable_gib, combination[0], setting, result, least))
+        if not over:
+            return ""
+        gib, gpus, setting, result, least = min(over, key=lambda nearest: nearest[0])
+        budget = f" at {least} tokens per GPU, its least budget," if least else ""
+        return (f" (the nearest, {setting.label} on {self.gpus(gpus)}: the memory model predicts{budget} "
+                f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, {gib:.1f} GiB over)")
 
     def _no_estimate_reason(self, n: int, length: int, combinations: list[Combination]) -> Reason:
         """What rules out settings for a GPU count without a table: no smaller table's cell vouches, and the
@@ -691,6 +727,11 @@ def runs(values: list[int]) -> str:
     return ", ".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in groups)
 
 
-def _label(combination: Combination) -> str:
+def _setting(combination: Combination) -> Setting:
+    """The setting of a combination (n, e, o, s)."""
     _, env, offload, sp = combination
-    return Setting(env=bool(env), offload=bool(offload), sp=sp).label
+    return Setting(env=bool(env), offload=bool(offload), sp=sp)
+
+
+def _label(combination: Combination) -> str:
+    return _setting(combination).label

@@ -140,6 +140,17 @@ class UnplacedCode(str, Enum):
     TIME_LIMIT = "time-limit"
 
 
+class PoolCode(str, Enum):
+    """The machine-readable code of why a job `solve cluster` left out has no place in one pool it may use
+    (`UnplacedPool.reason_code`): the one source of the codes that docs/json.md's table documents."""
+
+    NO_ROOM = "no-room"
+    NO_ROOM_UNPROVEN = "no-room-unproven"
+    ROLLOUT_TAKES_POOL = "rollout-takes-pool"
+    NO_LAYOUT_BESIDE_ROLLOUT = "no-layout-beside-rollout"
+    NO_PLAN = "no-plan"
+
+
 class BeyondCode(str, Enum):
     """The machine-readable code of each way an estimate lies beyond the memory model's calibration
     (`Plan.beyond_calibration_codes`, `solver.memory.MemoryEstimate.beyond_calibration_codes`), beside its words:
@@ -741,6 +752,15 @@ def index_range(indexes: tuple[int, ...]) -> str:
     return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"{indexes[0]}"
 
 
+class UnplacedPool(Frozen, defer_build=True):
+    """Why a job left out has no place in one pool it may use."""
+
+    pool: str
+    reason_code: PoolCode = Field(description="a stable code for why the pool has no place for the job")
+    plan_reason_code: ReasonCode | None = Field(default=None, description=(
+        "where reason_code is no-plan, the planner's own code for the pool (`Answer.reason_code`); null otherwise"))
+
+
 class Unplaced(Frozen, defer_build=True):
     """A job left out, and why."""
 
@@ -749,6 +769,10 @@ class Unplaced(Frozen, defer_build=True):
     reason_code: UnplacedCode | None = Field(default=None, description=(
         "a stable code for the reason, what a program tests instead of its words (docs/json.md lists them); null in "
         "JSON made before codes"))
+    pools: tuple[UnplacedPool, ...] = Field(default=(), description=(
+        "for a reason about the pools the job may use (reason_code no-room, no-room-unproven or no-way-to-run): each "
+        "pool the reason names, in the order it names them, with its own code; empty for a reason about the fleet as "
+        "a whole, or where the job may use no pool"))
 
 
 class PoolUse(Frozen, defer_build=True):

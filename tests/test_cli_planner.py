@@ -189,7 +189,7 @@ def test_a_base_models_ranking_explanation_and_tables_name_whose_cells_they_are(
                             "from 61440 tokens on") in " ".join(out.split())
     status, out, _ = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1")
     assert status == 0 and out.endswith("Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
-    status, out, err = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1", "--json")
+    status, out, err = cli("tables", "--model", "8B-Base", "--gpu", "a100-80g", "--gpus", "1", "--json")
     assert status == 0 and {cell["model"] for cell in json.loads(out)} == {"Qwen3-8B"}
     assert err == "solve tables: note: Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n"
 
@@ -721,7 +721,7 @@ def test_a_terminal_gets_the_shaded_tables(solve_script: Path):
     import pty
 
     leader, follower = pty.openpty()
-    process = subprocess.Popen([str(solve_script), "tables", "--gpu", "a100", "--gpus", "1", "--model", "4B"],
+    process = subprocess.Popen([str(solve_script), "tables", "--gpu", "a100-80g", "--gpus", "1", "--model", "4B"],
                                stdout=follower, stderr=subprocess.PIPE,
                                env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"})
     os.close(follower)
@@ -931,7 +931,7 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
     target.chmod(0o444)
     result = subprocess.run([*argv, "o.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert (result.returncode, result.stdout, result.stderr) == (
-        2, "", "solve: error: o.yaml: cannot write: Permission denied (the file is not writable)\n")
+        2, "", "solve: error: --out o.yaml: cannot write: Permission denied (the file is not writable)\n")
     assert target.read_text(encoding="utf-8") == "mine\n"
     target.chmod(0o666)
     tmp_path.chmod(0o555)
@@ -940,20 +940,20 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
                                 check=False)
     finally:
         tmp_path.chmod(0o755)
-    assert (result.returncode, result.stderr) == (2, ("solve: error: o.yaml: cannot write: a temporary file cannot "
-                                                      "be created in . (the folder is not writable); the file is "
-                                                      "written there first, then renamed into place\n"))
+    assert (result.returncode, result.stderr) == (2, ("solve: error: --out o.yaml: cannot write: a temporary file "
+                                                      "cannot be created in . (the folder is not writable); the file "
+                                                      "is written there first, then renamed into place\n"))
     assert target.read_text(encoding="utf-8") == "mine\n"
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
 @pytest.mark.parametrize(("argv", "message"), [
     (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "ro/o.yaml"],
-     ("solve: error: ro/o.yaml: cannot write: a temporary file cannot be created in ro (the folder is not writable); "
-      "the file is written there first, then renamed into place")),
+     ("solve: error: --out ro/o.yaml: cannot write: a temporary file cannot be created in ro (the folder is not "
+      "writable); the file is written there first, then renamed into place")),
     (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro"],
-     ("solve cluster: error: ro/math-4b.yaml: cannot write: a temporary file cannot be created in ro (the folder is "
-      "not writable); the file is written there first, then renamed into place")),
+     ("solve cluster: error: --emit-dir ro/math-4b.yaml: cannot write: a temporary file cannot be created in ro (the "
+      "folder is not writable); the file is written there first, then renamed into place")),
     (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro/new"],
      "solve cluster: error: --emit-dir ro/new: cannot make the folder: ro is not writable"),
     (["examples", "ro"], "solve examples: error: ro/my-model: cannot make the folder: ro is not writable"),
@@ -1015,8 +1015,8 @@ def test_a_file_that_stderr_is_redirected_to_is_not_written_over(tmp_path: Path,
                                  "plan.yaml"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr, text=True,
                                 timeout=60, check=False)
     assert (result.returncode, result.stdout) == (2, "")
-    assert target.read_text(encoding="utf-8") == ("solve: error: plan.yaml: the command's own output goes there; name "
-                                                  "another file, or drop the option to print it\n")
+    assert target.read_text(encoding="utf-8") == ("solve: error: --out plan.yaml: the command's own output goes there; "
+                                                  "name another file, or drop the option to print it\n")
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
@@ -1027,8 +1027,8 @@ def test_a_file_that_stdout_is_redirected_to_is_refused_before_any_work(tmp_path
     with (tmp_path / "plan.yaml").open("w", encoding="utf-8") as stdout:
         result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE,
                                 text=True, timeout=60, check=False)
-    assert result.stderr == ("solve: error: plan.yaml: the command's own output goes there; name another file, or drop "
-                             "the option to print it\n2 False")
+    assert result.stderr == ("solve: error: --out plan.yaml: the command's own output goes there; name another file, "
+                             "or drop the option to print it\n2 False")
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
@@ -1040,8 +1040,8 @@ def test_a_config_of_emit_dir_that_stdout_goes_to_is_refused_before_the_placemen
     with (tmp_path / "configs" / "math-4b.yaml").open("w", encoding="utf-8") as stdout:
         result = subprocess.run([sys.executable, "-c", code, str(fleet)], cwd=tmp_path, stdout=stdout,
                                 stderr=subprocess.PIPE, text=True, timeout=60, check=False)
-    assert result.stderr == ("solve cluster: error: configs/math-4b.yaml: the command's own output goes there; name "
-                             "another file, or drop the option to print it\n2 False")
+    assert result.stderr == ("solve cluster: error: --emit-dir configs/math-4b.yaml: the command's own output goes "
+                             "there; name another file, or drop the option to print it\n2 False")
 
 
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="only root may give a file to another user")
@@ -1059,8 +1059,8 @@ def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
 @pytest.mark.parametrize(("argv", "message"), [
     (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "nox/o.yaml"],
-     "solve: error: nox/o.yaml: cannot write: Permission denied\n"),
-    (["map", "--svg", "nox/f.svg"], "solve map: error: nox/f.svg: cannot write: Permission denied\n"),
+     "solve: error: --out nox/o.yaml: cannot write: Permission denied\n"),
+    (["map", "--svg", "nox/f.svg"], "solve map: error: --svg nox/f.svg: cannot write: Permission denied\n"),
     (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "nox/sub"],
      "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
     (["--model-config", "nox/config.json", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot "

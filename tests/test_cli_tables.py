@@ -21,7 +21,13 @@ from solver.tables import Setting, load_catalog
 
 def test_human_output_shows_each_table_with_the_source_cells(cli):
     status, out, err = cli("tables", "--gpu", "a100", "--gpus", "6")
-    assert (status, err) == (0, "")
+    # The A100's tables are the 80 GB one's: a note, as solve's, for 40 GB nodes (a100-40g: none of their own).
+    assert (status, err) == (0, ("solve tables: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need "
+                                 "that name (the memory decides the plans)\n"))
+    assert cli("tables", "--gpu", "a100-80g", "--gpus", "6") == (0, out, "")
+    status, _, err = cli("tables", "--gpu", "a100-40g")
+    assert (status, err) == (2, ("solve tables: error: no tables for A100-40GB; tables exist for A100-80GB, H20-96GB; "
+                                 "solve map --gpu a100-40g maps what the planner answers for it\n"))
     assert "A100-80GB (80 GB), 6 trainer GPUs" in out
     assert "H20" not in out and "4 trainer GPUs" not in out
     row = next(line for line in out.splitlines() if "51200" in line)
@@ -469,10 +475,10 @@ def test_tables_read_cells_of_a_model_config_model_and_check_them(cli, tmp_path:
 
 def test_a_model_whose_cells_another_stands_for_is_named_under_its_tables(cli):
     # On stdout after the tables; beside --json on stderr, as a note, so that the array stays the cells.
-    status, out, err = cli("tables", "--model", "8b-base", "--gpu", "a100", "--gpus", "4")
+    status, out, err = cli("tables", "--model", "8b-base", "--gpu", "a100-80g", "--gpus", "4")
     assert (status, err) == (0, "") and "┃ Qwen3-8B " in out
     assert out.endswith("\nQwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
-    status, out, err = cli("tables", "--model", "8b-base", "--gpu", "a100", "--gpus", "4", "--json")
+    status, out, err = cli("tables", "--model", "8b-base", "--gpu", "a100-80g", "--gpus", "4", "--json")
     assert (status, err) == (0, "solve tables: note: Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
     assert {cell["model"] for cell in json.loads(out)} == {"Qwen3-8B"}
 
@@ -586,7 +592,7 @@ def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=columns, force_terminal=True, file=screen, **solver.cli.output.PLAIN_TEXT))
-    status, _, err = cli("tables", "--gpu", "a100", "--gpus", "6")
+    status, _, err = cli("tables", "--gpu", "a100-80g", "--gpus", "6")
     assert status == 0 and err == (f"solve tables: note: the table needs 112 columns and the terminal has {columns}: "
                                    "widen it, pipe the output (| less -S), or use --json\n" if note else "")
     assert ("…" in screen.getvalue()) == note

@@ -274,7 +274,7 @@ def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Pat
     target = tmp_path / "missing" / "plan.yaml"
     status, out, err = cli(*FLAGSHIP, "--out", str(target))
     assert status == 2 and out == ""
-    assert err == f"solve: error: {target}: cannot write: {target.parent} does not exist\n"
+    assert err == f"solve: error: --out {target}: cannot write: {target.parent} does not exist\n"
     assert not target.parent.exists()
     # A folder's name (a trailing slash), a file's name used as a folder, two outputs on one file: refused.
     status, _, err = cli(*FLAGSHIP, "--out", f"{tmp_path / 'missing'}/")
@@ -283,7 +283,7 @@ def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Pat
     a_file = tmp_path / "plan.yaml"
     a_file.write_text("keep\n", encoding="utf-8")
     assert cli(*FLAGSHIP, "--out", str(a_file / "x.yaml")) == (
-        2, "", f"solve: error: {a_file / 'x.yaml'}: cannot write: {a_file} is not a folder\n")
+        2, "", f"solve: error: --out {a_file / 'x.yaml'}: cannot write: {a_file} is not a folder\n")
     config = tmp_path / "trinity.yaml"
     config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
                       "mode: train\n", encoding="utf-8")
@@ -880,13 +880,46 @@ def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_co
     status, _, err = cli(*flags)
     assert status == 0 and "has no offload flags under trainer itself" in err
     patched.unlink()
+    before = sorted(tmp_path.iterdir())
 
-    def refused(files: dict[Path, str]) -> None:
-        raise QueryError(f"{patched}: cannot write: Permission denied")
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(solver.cli.trinity_options, "write_all_atomically", refused)
-    assert cli(*flags) == (2, "", f"solve: error: {patched}: cannot write: Permission denied\n")
-    assert not patched.exists()
+    monkeypatch.setattr(solver.cli.atomic.os, "fsync", full)
+    assert cli(*flags) == (2, "", f"solve: error: --write {patched}: cannot write: No space left on device\n")
+    assert sorted(tmp_path.iterdir()) == before  # no file, nor a temporary one
+
+
+@pytest.mark.parametrize("failing", ["--out", "--write"])
+def test_a_failed_write_names_the_option_of_its_file_and_writes_neither(
+        cli, user_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str):
+    # --out and --write are written together (both or neither): the error names the option whose file failed.
+    files = {"--out": tmp_path / "fragment.yaml", "--write": tmp_path / "patched.yaml"}
+    for path in files.values():
+        path.write_text("mine\n", encoding="utf-8")
+    staged = solver.cli.atomic._staged
+
+    def full_for_one(path: Path, text: str) -> tuple[str, Path]:
+        if path == files[failing]:
+            raise QueryError(f"{path}: cannot write: No space left on device")
+        return staged(path, text)
+
+    monkeypatch.setattr(solver.cli.atomic, "_staged", full_for_one)
+    outputs = [str(word) for option_and_path in files.items() for word in option_and_path]
+    flags = ("--from-config", str(user_config), "--gpu", "a100", *outputs)
+    assert cli(*flags) == (2, "", f"solve: error: {failing} {files[failing]}: cannot write: No space left on device\n")
+    assert [path.read_text(encoding="utf-8") for path in files.values()] == ["mine\n", "mine\n"]
+    real_replace = os.replace
+
+    def immutable(source: str, target: Path) -> None:  # the rename of the second file fails: the first is in place
+        if target == files["--write"]:
+            raise OSError(errno.EPERM, "Operation not permitted")
+        real_replace(source, target)
+
+    monkeypatch.setattr(solver.cli.atomic, "_staged", staged)
+    monkeypatch.setattr(solver.cli.atomic.os, "replace", immutable)
+    assert cli(*flags) == (2, "", (f"solve: error: --write {files['--write']}: cannot write: Operation not permitted "
+                                   f"(already written: {files['--out']})\n"))
 
 
 @pytest.mark.parametrize(("added", "message"), [
@@ -982,7 +1015,7 @@ def test_no_output_overwrites_an_input_or_a_special_file(cli, tmp_path: Path, mo
         2, "", "solve: error: --out w.yaml would overwrite the file of --weights: write to another file\n")
     assert {path: path.read_bytes() for path in (cells, weights)} == before
     assert cli(*FLAGSHIP, "--out", "/dev/null") == (
-        2, "", "solve: error: /dev/null: not a regular file; give a file name to write\n")
+        2, "", "solve: error: --out /dev/null: not a regular file; give a file name to write\n")
     real, link = tmp_path / "real.yaml", tmp_path / "link.yaml"
     real.write_text("old\n", encoding="utf-8")
     link.symlink_to(real)
@@ -1397,8 +1430,8 @@ def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
 def test_links_in_a_loop_are_refused_as_outputs(cli, tmp_path: Path):
     loop = tmp_path / "loop.yaml"
     loop.symlink_to(loop)
-    assert cli(*FLAGSHIP, "--out", str(loop)) == (2, "", f"solve: error: {loop}: not a regular file; give a file name "
-                                                        "to write\n")
+    assert cli(*FLAGSHIP, "--out", str(loop)) == (2, "", f"solve: error: --out {loop}: not a regular file; give a "
+                                                        "file name to write\n")
 
 
 @pytest.mark.parametrize(("explorer", "engines"), [

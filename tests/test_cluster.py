@@ -55,7 +55,7 @@ from solver.cluster import (
 from solver.memory import host_ram_holds
 from solver.query import make_query
 from solver.render import cluster_view
-from solver.results import ClusterResult, Unplaced, UnplacedCode
+from solver.results import ClusterResult, PoolCode, Unplaced, UnplacedCode
 from solver.solve import plan
 from solver.tables import AtLeast, Job, Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
@@ -67,6 +67,12 @@ def fleet_of(instance: dict, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     return load_fleet(path, CATALOG)
+
+
+def pool_codes(*pools: tuple[str, ...]) -> list[dict[str, str | None]]:
+    """An unplaced job's `pools` in JSON, from (pool, code) or (pool, "no-plan", the planner's code) each."""
+    return [{"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None}
+            for pool, code, *planner in pools]
 
 
 def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimates: bool = True,
@@ -124,7 +130,8 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     assert value_of(CATALOG, instance, result) == (3, 0, 1833)
     assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
                                                                "node) after the jobs placed (the most priority in all, "
-                                                               "then length, then cost)", "reason_code": "no-room"}]
+                                                               "then length, then cost)", "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room"))}]
 
 
 def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):
@@ -359,7 +366,9 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
         "a (up to 10 of its GPUs for the trainer, beside 6 rollout GPUs): 131072 tokens is beyond what the tables "
         "allow for Qwen3-14B on A100-80GB within 10 GPUs: the longest is 92160 (Env + Offload + SP=4 on 8 GPUs, "
         "inferred) (the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop "
-        "--no-estimate)"), "reason_code": "no-way-to-run"}]
+        "--no-estimate)"), "reason_code": "no-way-to-run",
+                                                                        "pools": pool_codes(
+                                                                            ("a", "no-plan", "length-beyond-reach"))}]
 
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
@@ -379,7 +388,8 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
         result = solved(instance, tmp_path, minimize_nodes=minimize_nodes)
         assert result["unplaced"] == [{"job": "big", "reason": "a: with 7 rollout GPUs, no trainer GPU count that "
                                                               "trains it (4 at the fewest) has a layout on its 1 node of "
-                                                              "8 GPUs", "reason_code": "no-way-to-run"}]
+                                                              "8 GPUs", "reason_code": "no-way-to-run",
+                                       "pools": pool_codes(("a", "no-layout-beside-rollout"))}]
 
 
 def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_path: Path):
@@ -391,14 +401,16 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
         "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
-        "more than the pool's host_ram_gb of 512 GiB)"), "reason_code": "no-way-to-run"}]
+        "more than the pool's host_ram_gb of 512 GiB)"), "reason_code": "no-way-to-run",
+                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout"))}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
     instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": "a", "reason": "h100: the job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for a "
-                               "trainer", "reason_code": "no-way-to-run"}]
+                               "trainer", "reason_code": "no-way-to-run",
+         "pools": pool_codes(("h100", "rollout-takes-pool"))}]
 
 
 def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: Path):
@@ -418,11 +430,12 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "256 GiB of host memory per node (the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, "
          "documented); on 3 nodes of 8 GPUs, more trainer GPUs train 262144 tokens if you also add --token-budget "
          "auto: Env + SP=8 on 16 GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated)",
-         "reason_code": "no-way-to-run"},
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach"))},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
-         "layout on its 1 node of 8 GPUs", "reason_code": "no-way-to-run"},
+         "layout on its 1 node of 8 GPUs", "reason_code": "no-way-to-run",
+         "pools": pool_codes(("a", "no-layout-beside-rollout"))},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
-         "reason_code": "no-way-to-run"}]
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool"))}]
 
 
 def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
@@ -1125,7 +1138,9 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "h100: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + SP=2 on 8 GPUs at "
-        "32768 tokens: drop --no-estimate)"), "reason_code": "no-way-to-run"}]
+        "32768 tokens: drop --no-estimate)"), "reason_code": "no-way-to-run",
+                                                                        "pools": pool_codes(
+                                                                            ("h100", "no-plan", "no-table-for-model"))}]
 
 
 def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
@@ -1136,7 +1151,9 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
         "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
-        "host_ram_gb of 400 GiB)"), "reason_code": "no-way-to-run"}]
+        "host_ram_gb of 400 GiB)"), "reason_code": "no-way-to-run",
+                                                                        "pools": pool_codes(
+                                                                            ("a", "no-plan", "no-table-for-model"))}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
     assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
@@ -1155,11 +1172,12 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
             "p: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per "
             "node (the pool's host_ram_gb); the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens, "
             "but it needs 119.9 GiB of host memory per node while the model loads, more than the pool's nodes have"),
-         "reason_code": "no-way-to-run"},
+         "reason_code": "no-way-to-run", "pools": pool_codes(("p", "no-plan", "nothing-trains"))},
         {"job": "k", "reason": (
             "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU "
             "at 16384 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
-            "host_ram_gb of 16 GiB)"), "reason_code": "no-way-to-run"}]
+            "host_ram_gb of 16 GiB)"), "reason_code": "no-way-to-run",
+         "pools": pool_codes(("p", "no-plan", "no-table-for-model"))}]
 
 
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
@@ -1172,7 +1190,9 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_t
         "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
         "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 16 GiB; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
-        "needs 30.6 GiB of host memory per node while the model loads)"), "reason_code": "no-way-to-run"}]
+        "needs 30.6 GiB of host memory per node while the model loads)"), "reason_code": "no-way-to-run",
+                                                                        "pools": pool_codes(
+                                                                            ("p", "no-plan", "no-table-for-model"))}]
     # Beside 6 rollout GPUs only 2 are left for the trainer, where only Offload trains it: no least is named.
     instance["jobs"][0]["rollout_gpus"] = 6
     [unplaced] = solved(instance, tmp_path, estimates=False)["unplaced"]
@@ -1188,7 +1208,10 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
         "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer; b (up to 8 of its GPUs "
         "for the trainer, beside 8 rollout GPUs): 1000000 tokens is beyond what the tables allow for Qwen3-8B on "
         "A100-80GB within 8 GPUs: the longest is 102400 (Env + Offload + SP=4 on 8 GPUs, inferred)"),
-                                                                        "reason_code": "no-way-to-run"}]
+                                                                        "reason_code": "no-way-to-run",
+                                                                        "pools": pool_codes(
+                                                                            ("a", "rollout-takes-pool"),
+                                                                            ("b", "no-plan", "length-beyond-reach"))}]
 
 
 def test_estimates_alone_name_no_estimates_to_turn_on(tmp_path: Path):
@@ -1215,8 +1238,10 @@ def test_jobs_alike_but_for_the_pool_they_may_use_get_their_own_reasons(tmp_path
          "102400 (Env + Offload + SP=4 on 4 GPUs, documented)")
     instance = {"pools": pools, "jobs": [{**job, "name": "free"}, {**job, "name": "pinned", "pool": "a"}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [
-        {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB", "reason_code": "no-way-to-run"},
-        {"job": "pinned", "reason": a, "reason_code": "no-way-to-run"}]
+        {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB", "reason_code": "no-way-to-run",
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach"), ("h", "no-plan", "no-table-for-model"))},
+        {"job": "pinned", "reason": a, "reason_code": "no-way-to-run",
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach"))}]
 
 
 def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_path: Path):
@@ -1227,14 +1252,17 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                          for rollout in (8, 12)]}
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs {taken} the pool's 8 GPUs, leaving none "
-                                         "for a trainer", "reason_code": "no-way-to-run"}
+                                         "for a trainer", "reason_code": "no-way-to-run",
+         "pools": pool_codes(("a", "rollout-takes-pool"))}
         for rollout, taken in ((8, "take all"), (12, "are more than"))]
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 10, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big: 1000000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on "
         "A100-80GB within 64 GPUs: the longest is 203776 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
-        "estimated, extrapolated)"), "reason_code": "no-way-to-run"}]
+        "estimated, extrapolated)"), "reason_code": "no-way-to-run",
+                                                       "pools": pool_codes(
+                                                           ("big", "no-plan", "length-beyond-reach"))}]
     # So is the trainer's room beside the rollout, where the longest in the pool has no layout beside it (SP=2 on 2
     # GPUs: with the 2 rollout GPUs, more than a node of 3, and not whole nodes): 88 GPUs are left, searched within 64.
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 30, "gpus_per_node": 3}],
@@ -1242,7 +1270,9 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big (up to 88 of its GPUs for the trainer, beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
-        "Offload on 1 GPU, documented)"), "reason_code": "no-way-to-run"}]
+        "Offload on 1 GPU, documented)"), "reason_code": "no-way-to-run",
+                                                       "pools": pool_codes(
+                                                           ("big", "no-plan", "length-beyond-reach"))}]
 
 
 def test_jobs_whose_fewest_gpus_are_all_the_fleet_has_are_told_their_layouts_do_not_pack(tmp_path: Path):
@@ -1438,15 +1468,15 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     missing = tmp_path / "missing.yaml"
     assert (status, out, err) == (2, "", f"solve cluster: error: {missing}: cannot read: No such file or directory\n")
     status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope" / "deeper"))
-    assert status == 2 and err == (f"solve cluster: error: {tmp_path / 'nope' / 'deeper'}: no such folder, nor a folder "
-                                   "to make it in (--emit-dir writes one config per placed job into it)\n")
+    assert status == 2 and err == (f"solve cluster: error: --emit-dir {tmp_path / 'nope' / 'deeper'}: no such folder, "
+                                   "nor a folder to make it in (it writes one config per placed job into it)\n")
     weights = tmp_path / "no"
     status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "unmade"), "--weights", str(weights))
     assert (status, err) == (2, f"solve cluster: error: --weights {weights}: cannot read: No such file or directory\n")
     assert not (tmp_path / "unmade").exists()  # a refused command makes no folder
     status, _, err = cli("cluster", str(path), "--emit-dir", str(path))
-    assert (status, err) == (2, (f"solve cluster: error: {path}: not a folder (--emit-dir writes one config per placed "
-                                 "job into it)\n"))
+    assert (status, err) == (2, (f"solve cluster: error: --emit-dir {path}: not a folder (it writes one config per "
+                                 "placed job into it)\n"))
     named = tmp_path / "math-4b.yaml"  # a cluster file named like one of its jobs
     named.write_text(FLEET_FILE, encoding="utf-8")
     status, out, err = cli("cluster", str(named), "--emit-dir", str(tmp_path))
@@ -1504,8 +1534,8 @@ def test_emit_dir_refuses_two_jobs_configs_that_are_one_file_before_the_search(c
     (configs / "math-4b.yaml").write_text("old\n", encoding="utf-8")
     (configs / "tiny.yaml").symlink_to("math-4b.yaml")
     assert cli("cluster", str(path), "--emit-dir", str(configs)) == (
-        2, "", (f"solve cluster: error: {configs / 'math-4b.yaml'} and {configs / 'tiny.yaml'} are one file (through a "
-                "link): writing both would lose the first; remove the link, or write elsewhere\n"))
+        2, "", (f"solve cluster: error: --emit-dir {configs / 'math-4b.yaml'} and {configs / 'tiny.yaml'} are one "
+                "file (through a link): writing both would lose the first; remove the link, or write elsewhere\n"))
     assert (configs / "math-4b.yaml").read_text(encoding="utf-8") == "old\n"
 
 
@@ -1556,8 +1586,8 @@ def test_emit_dir_on_a_full_disk_is_one_line_and_only_a_folder_the_command_made_
         configs.mkdir()
     monkeypatch.setattr(solver.cli.atomic.tempfile, "NamedTemporaryFile", full_disk)  # where each config goes first
     assert cli("cluster", str(path), "--emit-dir", str(configs)) == (2, "", (
-        f"solve cluster: error: {configs}/j.yaml: cannot write: a temporary file cannot be created in {configs} (No "
-        "space left on device); the file is written there first, then renamed into place\n"))
+        f"solve cluster: error: --emit-dir {configs}/j.yaml: cannot write: a temporary file cannot be created in "
+        f"{configs} (No space left on device); the file is written there first, then renamed into place\n"))
     assert configs.exists() == existing  # one there already stays; one made for the configs goes
     assert not existing or list(configs.iterdir()) == []  # and no temporary file is left in it
 
@@ -1973,8 +2003,8 @@ def test_a_dangling_link_for_emit_dir_is_refused_before_the_search(cli, tmp_path
     path.write_text(FLEET_FILE, encoding="utf-8")
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     status, out, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "dangling"))
-    assert (status, out) == (2, "") and err.endswith("dangling: not a folder (--emit-dir writes one config per placed "
-                                                     "job into it)\n")
+    assert (status, out, err) == (2, "", (f"solve cluster: error: --emit-dir {tmp_path / 'dangling'}: not a folder (it "
+                                          "writes one config per placed job into it)\n"))
 
 
 def test_emit_dir_into_the_shipped_tables_folder_is_refused_before_the_search(cli, tmp_path: Path):
@@ -2149,7 +2179,8 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
                                                               "least 4 GPUs and 311.3 GiB of host memory on one node) "
                                                               "after the jobs placed (the most priority in all, then "
-                                                              "length, then cost)", "reason_code": "no-room"}]
+                                                              "length, then cost)", "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room"))}]
     greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
     assert check_placements(CATALOG, instance, greedy_result, estimates=True) == []
     assert [p["job"] for p in greedy_result["placements"]] == ["chat-a"]
@@ -2303,7 +2334,8 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     # The job left out is told its own need (82.8 GiB), not the class's it was counted at (Qwen3-14B's).
     assert rounded["unplaced"] == [{"job": "small", "reason": (
         "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 82.8 GiB of host memory on one node) "
-        "after the jobs placed (the most priority in all, then length, then cost)"), "reason_code": "no-room"}]
+        "after the jobs placed (the most priority in all, then length, then cost)"), "reason_code": "no-room",
+                                    "pools": pool_codes(("a100", "no-room"))}]
     status, out, _ = cli("cluster", str(tmp_path / "rounded" / "fleet.yaml"))
     assert status == 1 and "status: feasible; placed priority (of 7): 5, bound 5 with the host memory rounded" in out
     assert "host memory of the jobs rounded up into classes in a100" in " ".join(out.split())
@@ -2649,6 +2681,8 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
     assert (result.status, result.bound) == ("feasible", None) and no_room
     assert {entry.reason_code for entry in result.unplaced if entry.reason in no_room} == {
         UnplacedCode.NO_ROOM_UNPROVEN}
+    assert {pool.reason_code for entry in result.unplaced if entry.reason in no_room for pool in entry.pools} == {
+        PoolCode.NO_ROOM_UNPROVEN}
     assert 0 < result.planning_s <= result.wall_time_s  # the planner's questions took time the limit must exceed
     assert all(reason.endswith("as far as the search got: the placement is not proven best within the time limit "
                                "(raise --time-limit)") for reason in no_room)
@@ -2723,7 +2757,9 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with 256 GiB of host memory per node "
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run"}]
+        "tokens), and with Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run",
+                                                                             "pools": pool_codes(
+                                                                                 ("lab", "no-plan", "nothing-trains"))}]
 
 
 def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_plan_not_a_limit_to_drop(
@@ -2735,6 +2771,7 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
     pools = [{"name": "l40s-4", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 4, "host_ram_gb": 64},
              {"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "long", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 0}]
+    codes = pool_codes(("l40s-4", "no-plan", "nothing-trains"), ("a100-4", "no-plan", "nothing-trains"))
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "long", "reason": (
         "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
         "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on 1 node of 8 GPUs with more host "
@@ -2744,7 +2781,7 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
         "host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
-        "Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run"}]
+        "Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run", "pools": codes}]
     # The planner's own --host-ram stays a limit to drop.
     status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "4", "--gpus", "4",
                          "--len", "131072", "--host-ram", "64")
@@ -2761,7 +2798,8 @@ def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_mo
         "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
         "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
         "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 "
-        "GiB of host memory per node"), "reason_code": "no-way-to-run"}]
+        "GiB of host memory per node"), "reason_code": "no-way-to-run",
+        "pools": pool_codes(("a100-4", "no-plan", "nothing-trains"))}]
 
 
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
@@ -2779,7 +2817,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
         "trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node"),
-                                   "reason_code": "no-room"}]
+                                   "reason_code": "no-room",
+                                   "pools": pool_codes(("h200", "no-room"), ("l40s", "no-plan", "nothing-trains"))}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
@@ -2877,7 +2916,8 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
     assert (result["status"], result["objective"]) == ("optimal", 4)
     assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
                                                            "node) after the jobs placed (the most priority in all, "
-                                                           "then length, then cost)", "reason_code": "no-room"}]
+                                                           "then length, then cost)", "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room"))}]
 
 
 def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_way_s_gpus_with_another_s(
@@ -2895,7 +2935,7 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
                                                          "least 2 GPUs and 162.6 GiB of host memory, or 4 GPUs and "
                                                          "30.6 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost)",
-                                   "reason_code": "no-room"}]
+                                   "reason_code": "no-room", "pools": pool_codes(("a100", "no-room"))}]
 
 
 def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_path: Path):
@@ -2909,7 +2949,8 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
     assert ([p["job"] for p in result["placements"]], result["pools"][0]["nodes_used"]) == (["a"], 1)
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 2 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
-                                                         "cost)", "reason_code": "no-room"}]
+                                                         "cost)", "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room"))}]
 
 
 def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_not_blamed_for_no_room(
@@ -3004,7 +3045,8 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                                    f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 "
                                    "would, with Env, but the train batch of 256 (the job's train_batch_size) must "
                                    "split evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide "
-                                   "it)", "reason_code": "no-way-to-run"}]
+                                   "it)", "reason_code": "no-way-to-run",
+                                   "pools": pool_codes(("a100", "no-layout-beside-rollout"))}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3
@@ -3026,10 +3068,11 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
     assert solved({"pools": [pool], "jobs": [{**job, "train_batch_size": 256}]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}the train batch of 256 (the job's train_batch_size) must split evenly over the "
                                "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it)",
-         "reason_code": "no-way-to-run"}]
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout"))}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than the "
-                               "pool's host_ram_gb of 80 GiB)", "reason_code": "no-way-to-run"}]
+                               "pool's host_ram_gb of 80 GiB)", "reason_code": "no-way-to-run",
+         "pools": pool_codes(("a100", "no-layout-beside-rollout"))}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
                   {"pools": [{**pool, "host_ram_gb": 100}], "jobs": [job]}):
@@ -3051,7 +3094,8 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
         assert result["unplaced"] == [{"job": "tight", "reason": (
             "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
             "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, "
-            "more than the pool's host_ram_gb of 128 GiB)"), "reason_code": "no-way-to-run"}]
+            "more than the pool's host_ram_gb of 128 GiB)"), "reason_code": "no-way-to-run",
+                                       "pools": pool_codes(("tight", "no-layout-beside-rollout"))}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
@@ -3124,7 +3168,8 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
         "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
-        "jobs placed (the most priority in all, then length, then cost)"), "reason_code": "no-room"}]
+        "jobs placed (the most priority in all, then length, then cost)"), "reason_code": "no-room",
+                                                       "pools": pool_codes(("b", "no-room"), ("a", "no-room"))}]
 
 
 def test_solve_cluster_notes_each_cells_file_that_may_not_be_what_was_meant(cli, tmp_path: Path):
@@ -3186,7 +3231,8 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
     assert sorted(p["nodes"][0] for p in result["placements"]) == [0, 1]
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 3 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
-                                                         "cost)", "reason_code": "no-room"}]
+                                                         "cost)", "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room"))}]
 
 
 def test_the_note_on_an_earlier_runs_config_names_the_emit_dir_escaped(cli, tmp_path: Path):

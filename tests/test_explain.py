@@ -9,6 +9,7 @@ import pytest
 from conftest import made_up_table
 from reference import check_plan
 
+import solver
 import solver.explain as explain_module
 import solver.solve as solve_module
 from solver.explain import _Prober, explain, runs
@@ -775,3 +776,24 @@ def test_a_combination_is_not_put_down_to_a_rule_that_time_left_unshown_to_be_ne
     monkeypatch.setattr(_Prober, "_infeasible", _undecided)
     prober = _Prober(data, query)
     assert prober.classify(cheaper, None) == [] and prober.undecided >= len(cheaper)
+
+
+def test_a_limit_under_pins_says_how_far_over_the_usable_memory_the_nearest_estimate_is():
+    # Qwen3-32B at 65536 tokens on 8 H100s with --no-offload: no table has the model on the H100, so what the pins
+    # leave is the memory model's to rule out; the limit names the nearest it comes, with the figures `solve memory`
+    # gives for it.
+    (answer,) = solver.plan("32B", gpu="h100", max_model_len=65536, budget_gpus=8, offload=False, explain=True)
+    nearest = solver.estimate_memory("32B", "h100", 8, 65536, sp=8, env=True)
+    figures = (f"{nearest.total_gib:.1f} GiB of {nearest.usable_gib:.1f} usable, "
+               f"{nearest.total_gib - nearest.usable_gib:.1f} GiB over")
+    assert figures == "97.0 GiB of 73.2 usable, 23.8 GiB over"
+    assert (answer.explanation[0].rule, answer.explanation[0].detail) == ("limit", (
+        "no plan passes these rules together: the pins (--no-offload); nothing in the tables and the memory model's "
+        "estimates vouches for Qwen3-32B on H100-80GB at 65536 tokens within the limits above (the nearest, Env + "
+        f"SP=8 on 8 GPUs: the memory model predicts {figures})"))
+    # Every other setting the pin leaves on 8 GPUs is further over (the memory_model lines of --explain).
+    assert all(solver.estimate_memory("32B", "h100", 8, 65536, sp=sp, env=True).total_gib > nearest.total_gib
+               for sp in (1, 2, 4))
+    # Where a table speaks for the count (14B on 1 A100), the table is what rules it out: no figure is given.
+    (answer,) = solver.plan("14B", gpu="a100", max_model_len=8192, budget_gpus=1, offload=False, explain=True)
+    assert answer.explanation[0].detail.endswith("within the limits above")

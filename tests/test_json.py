@@ -25,6 +25,7 @@ from solver.results import (
     CurrentSettings,
     ExplainRule,
     Plan,
+    PoolCode,
     ReasonCode,
     UnplacedCode,
 )
@@ -44,7 +45,7 @@ def documented_codes(heading: str) -> list[str]:
 
 
 CODES: dict[str, type[Enum]] = {
-    "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode,
+    "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode, "Pool codes": PoolCode,
     "Beyond-calibration codes": BeyondCode, "Config problem codes": ConfigProblemCode,
     "Broken rule codes": BrokenRuleCode}
 """Each enum of codes, by the heading of docs/json.md's table of it."""

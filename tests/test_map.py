@@ -92,15 +92,15 @@ def test_a_map_of_the_models_you_name(cli):
 def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
     target = tmp_path / "missing" / "map.svg"
     assert cli("map", "--gpu", "a100", "--svg", str(target)) == (
-        2, "", f"solve map: error: {target}: cannot write: {target.parent} does not exist\n")
+        2, "", f"solve map: error: --svg {target}: cannot write: {target.parent} does not exist\n")
     assert cli("map", "--gpu", "a100", "--svg", str(tmp_path)) == (  # a folder: refused before the map is made
-        2, "", f"solve map: error: {tmp_path}: not a regular file; give a file name to write\n")
+        2, "", f"solve map: error: --svg {tmp_path}: not a regular file; give a file name to write\n")
     status, out, err = cli("map", "--model", "9B")
     assert (status, out) == (2, "") and err.startswith("solve map: error: unknown model '9B'; accepted: Qwen3-0.6B")
     # A folder that refuses the file (sysfs, even to root): bad input, and no map printed before it.
     if Path("/sys").is_dir():
         assert cli("map", "--gpu", "a100", "--svg", "/sys/map.svg") == (
-            2, "", ("solve map: error: /sys/map.svg: cannot write: a temporary file cannot be created in /sys "
+            2, "", ("solve map: error: --svg /sys/map.svg: cannot write: a temporary file cannot be created in /sys "
                     "(Permission denied); the file is written there first, then renamed into place\n"))
 
 

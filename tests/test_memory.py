@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import shlex
@@ -15,6 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import solver
+import solver.cli.atomic
 from solver import estimate_memory
 from solver.calibrate import Observation, calibrate, fit_summary, mispredicted, observations, optimistic
 from solver.cluster import place
@@ -892,6 +894,20 @@ def test_a_lowered_token_budget_reaches_no_further_than_the_longest_length_asked
     assert (best["max_model_len"], best["gpus"], best["sp"], best["env"], best["offload"]) == (
         2097152, 64, 32, True, False)
     assert (best["max_token_len_per_gpu"], best["lowered_budget"], best["evidence"]) == (89088, True, "estimated")
+
+
+def test_cli_calibrate_out_that_cannot_be_written_names_out(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The disk fills as the model is written: one line naming the option, exit 2, the file left as it was.
+    target = tmp_path / "mine.yaml"
+    target.write_text("old\n", encoding="utf-8")
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(solver.cli.atomic.os, "fsync", full)
+    assert cli("calibrate", "--out", str(target)) == (
+        2, "", f"solve calibrate: error: --out {target}: cannot write: No space left on device\n")
+    assert [(path.name, path.read_text(encoding="utf-8")) for path in tmp_path.iterdir()] == [("mine.yaml", "old\n")]
 
 
 def test_cli_planner_with_a_model_config_and_estimate_flags(cli):

@@ -1,4 +1,5 @@
-"""Files the ``solve`` commands write: in full under a temporary name beside them, then renamed into place."""
+"""Files the ``solve`` commands write: in full under a temporary name beside them, then renamed into place; errors
+about a file an option gives name the option (`errors_named_by`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from solver.tables import QueryError, file_identity, resolved_path
+from solver.tables import OneLineError, QueryError, file_identity, resolved_path
 
 HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 """Ctrl-C and the requests to end (``kill``, ``timeout``, a closed terminal): held while files are written."""
@@ -20,39 +21,59 @@ TEMPORARY_NAME_CHARACTERS = 32
 stay within the folder's limit (255 bytes, mostly) for any name that is within it."""
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, option: str | None = None) -> None:
     """Write `text` to `path` through a temporary file in the same folder and a rename: a reader sees
     the old file or the whole new one, never half of it; on failure nothing is left behind. The file
     keeps the permissions of the one it replaces (and its owner, where the user may give it: root), and a
     file the user may not write is refused; a new file gets the usual ones (0666 less the umask).
     A symbolic link is written through (the file it names is replaced); a target that exists and is not a
     regular file (a device, a FIFO, a folder) is refused. Ctrl-C, or a request to end, while it writes comes
-    once the file is in place (`_signals_held`)."""
-    write_all_atomically({path: text})
+    once the file is in place (`_signals_held`). Its errors name the `option` that gives the file (if any)."""
+    write_all_atomically({path: text}, None if option is None else {path: option})
 
 
-def write_all_atomically(files: dict[Path, str]) -> None:
+def write_all_atomically(files: dict[Path, str], options: Mapping[Path, str] | None = None) -> None:
     """`write_atomically` for several files at once: every file is written in full to its temporary name
     before the first is renamed into place, so a failure to write (a full disk, a folder without write
     permission) leaves every target as it was. Should a rename itself fail (rare: an immutable file), the
     message names the files already in place. Two paths that are one file (a link to the other) are refused:
-    the second written would replace the first."""
+    the second written would replace the first. An error about a file names the option that gives it, from
+    `options` (by path; a file of none, in a positional argument's folder, is named alone)."""
     refuse_one_file_twice(list(files))
-    staged: list[tuple[str, Path]] = []
+    staged: list[tuple[str, Path, Path]] = []  # (temporary name, target, the path given)
     with _signals_held():
         try:
             for path, text in files.items():
-                staged.append(_staged(resolved_path(path), text))
-            for done, (temporary, target) in enumerate(staged):
+                with _named_by(path, options):
+                    staged.append((*_staged(resolved_path(path), text), path))
+            for done, (temporary, target, path) in enumerate(staged):
                 try:
                     os.replace(temporary, target)
                 except OSError as error:
-                    written = [str(path) for _, path in staged[:done]]
+                    written = [str(placed) for _, placed, _ in staged[:done]]
                     also = f" (already written: {', '.join(written)})" if written else ""
-                    raise QueryError(f"{target}: cannot write: {error.strerror}{also}") from None
+                    with _named_by(path, options):
+                        raise QueryError(f"{target}: cannot write: {error.strerror}{also}") from None
         finally:
-            for temporary, _ in staged:
+            for temporary, _, _ in staged:
                 Path(temporary).unlink(missing_ok=True)  # those not renamed into place
+
+
+@contextlib.contextmanager
+def errors_named_by(flag: str) -> Iterator[None]:
+    """Errors raised within about the file option `flag` gives (their message starts with its path) name the option
+    before the file (``--memory-model FILE: ...``, ``--out FILE: cannot write: ...``): every file an option gives,
+    to read or to write, is named so in its errors."""
+    try:
+        yield
+    except OneLineError as error:
+        raise type(error)(f"{flag} {error}") from None
+
+
+def _named_by(path: Path, options: Mapping[Path, str] | None) -> contextlib.AbstractContextManager[None]:
+    """`errors_named_by` the option that gives `path`, from `options`; errors as they are where none does."""
+    flag = (options or {}).get(path)
+    return contextlib.nullcontext() if flag is None else errors_named_by(flag)
 
 
 def refuse_one_file_twice(paths: Sequence[Path]) -> None:

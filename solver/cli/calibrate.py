@@ -139,7 +139,7 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
             f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
             f"{why}", file=sys.stderr)
     if args.out:
-        write_atomically(args.out, text)
+        write_atomically(args.out, text, "--out")
         within = fit.failures_within_margin or 0
         print_escaped(
             f"wrote {args.out}: {counted(fit.observations, 'observation')}, "

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from solver.api import place, placement_configs
 from solver.cli.argtypes import path_argument, positive_seconds
-from solver.cli.atomic import not_a_regular_file, refuse_one_file_twice, writable_status, write_all_atomically
+from solver.cli.atomic import (
+    errors_named_by,
+    not_a_regular_file,
+    refuse_one_file_twice,
+    writable_status,
+    write_all_atomically,
+)
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import (
     note_cells_elsewhere,
@@ -113,7 +119,8 @@ def run_cluster(args: argparse.Namespace) -> int:
                 raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
         written = [args.emit_dir / f"{name}.yaml" for name in fragments]
         try:
-            write_all_atomically(dict(zip(written, fragments.values(), strict=True)))
+            texts = dict(zip(written, fragments.values(), strict=True))
+            write_all_atomically(texts, dict.fromkeys(texts, "--emit-dir"))
         except QueryError:
             if made:  # nothing written (or, rarely, some: then the folder stays with them)
                 with contextlib.suppress(OSError):
@@ -146,7 +153,7 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
     if not folder.is_dir() and (folder.exists() or folder.is_symlink() or not folder.absolute().parent.is_dir()):
         problem = ("not a folder" if folder.exists() or folder.is_symlink()
                    else "no such folder, nor a folder to make it in")
-        raise QueryError(f"{folder}: {problem} (--emit-dir writes one config per placed job into it)")
+        raise QueryError(f"--emit-dir {folder}: {problem} (it writes one config per placed job into it)")
     refuse_tables_folder(folder, f"--emit-dir {folder}", "configs")
     for job in jobs:
         target = folder / f"{job}.yaml"
@@ -160,8 +167,10 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
             raise QueryError(f"--emit-dir {folder}: job {job}'s config {target} is not a regular file "
                              "(or a link to a place one can be written)")
         if resolved.parent.is_dir():  # a file there now: one that may not be written, or that takes stdout
-            writable_status(resolved)
-    refuse_one_file_twice([folder / f"{job}.yaml" for job in jobs])
+            with errors_named_by("--emit-dir"):
+                writable_status(resolved)
+    with errors_named_by("--emit-dir"):
+        refuse_one_file_twice([folder / f"{job}.yaml" for job in jobs])
     if not folder.is_dir() and not os.access(folder.absolute().parent, os.W_OK | os.X_OK):
         raise QueryError(f"--emit-dir {folder}: cannot make the folder: {folder.parent} is not writable")
 

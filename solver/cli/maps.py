@@ -125,7 +125,7 @@ def run_map(args: argparse.Namespace) -> int:
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in views:
             recorder.print(view)
-        write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
+        write_atomically(args.svg, recorder.export_svg(title="rft-solver map"), "--svg")
     if args.json:
         given = {"train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram,
                  "node_gpus": args.node_gpus if args.node_gpus != NODE_GPUS else None,

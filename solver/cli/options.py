@@ -17,7 +17,7 @@ from solver.cli.argtypes import (
     token_budget_mode,
     whole_number,
 )
-from solver.cli.paths import errors_named_by
+from solver.cli.atomic import errors_named_by
 from solver.memory import DEFAULT_MARGIN
 from solver.query import MAX_WORKERS, TrinityVersion
 from solver.rules import NODE_GPUS

@@ -4,13 +4,10 @@ is given once)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from solver.cli.atomic import writable_status
+from solver.cli.atomic import errors_named_by, writable_status
 from solver.tables import (
-    OneLineError,
     QueryError,
     model_config_file,
     resolved_path,
@@ -36,10 +33,11 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         if target is None:
             continue
         resolved = resolved_path(target)
-        writable_status(resolved)  # one line for a folder on the way without search permission, too
-        if not resolved.parent.is_dir():  # which writable_status looked at already: no OSError here
-            problem = "is not a folder" if resolved.parent.exists() else "does not exist"
-            raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
+        with errors_named_by(f"--{name}"):
+            writable_status(resolved)  # one line for a folder on the way without search permission, too
+            if not resolved.parent.is_dir():  # which writable_status looked at already: no OSError here
+                problem = "is not a folder" if resolved.parent.exists() else "does not exist"
+                raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
         for other, path in written:
             if same_file(target, path):
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
@@ -53,17 +51,6 @@ def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) 
     overwritten = input_at(inputs, target)
     if overwritten:
         raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
-
-
-@contextmanager
-def errors_named_by(flag: str) -> Iterator[None]:
-    """Errors raised within about the file option `flag` gives (their message starts with its path) name the option
-    before the file, as --cells's and --write's do (``--memory-model FILE: ...``): every file an option gives is
-    named so in its errors."""
-    try:
-        yield
-    except OneLineError as error:
-        raise type(error)(f"{flag} {error}") from None
 
 
 def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:

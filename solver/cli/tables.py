@@ -9,7 +9,7 @@ import sys
 
 from solver.cli.argtypes import path_argument, whole_number
 from solver.cli.catalogs import catalog_with
-from solver.cli.notes import note_cells_elsewhere
+from solver.cli.notes import note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import add_cells_option, model_config_option
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
@@ -46,6 +46,7 @@ def run_tables(args: argparse.Namespace) -> int:
     full, _, cells = catalog_with(model, cells=args.cells or (), keep_contradictions=args.check)
     status = _print_tables(args, full)
     note_cells_elsewhere("solve tables", cells, full, args.gpu)
+    note_gpu_variant("solve tables", full, args.gpu)  # 40 GB A100s reading the 80 GB ones' tables as theirs
     return status
 
 

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from solver.api import fragment_engines, fragment_layout
-from solver.cli.atomic import write_all_atomically
+from solver.cli.atomic import errors_named_by, write_all_atomically
 from solver.cli.output import print_escaped
-from solver.cli.paths import errors_named_by
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION, RolloutEngines
 from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
@@ -238,7 +237,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
         files[args.write], warnings, unused = _patched_config(args, config_text, best, model)
         notes += warnings
-    write_all_atomically(files)  # both or neither
+    write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
     for note in notes:  # only once the files are in place: a refusal, or a failed write, is one line
         print_escaped(note, file=sys.stderr)
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
