@@ -794,6 +794,20 @@ def test_a_limit_under_pins_says_how_far_over_the_usable_memory_the_nearest_esti
     # Every other setting the pin leaves on 8 GPUs is further over (the memory_model lines of --explain).
     assert all(solver.estimate_memory("32B", "h100", 8, 65536, sp=sp, env=True).total_gib > nearest.total_gib
                for sp in (1, 2, 4))
+    # With --token-budget auto the nearest is at its least budget, ceil(65536 / 8) = 8192: `solve memory
+    # --token-budget 8192`'s figures.
+    (answer,) = solver.plan("32B", gpu="h100", max_model_len=65536, budget_gpus=8, offload=False, explain=True,
+                            token_budget="auto")
+    least = solver.estimate_memory("32B", "h100", 8, 65536, sp=8, env=True, max_token_len_per_gpu=8192)
+    assert (f"{least.total_gib:.1f}", f"{least.usable_gib:.1f}") == ("83.3", "73.2")
+    assert answer.explanation[0].detail == (
+        "no plan passes these rules together: the pins (--no-offload); nothing in the tables and the memory model's "
+        "estimates vouches for Qwen3-32B on H100-80GB at 65536 tokens within the limits above (the nearest, Env + "
+        "SP=8 on 8 GPUs: the memory model predicts at 8192 tokens per GPU, its least budget, 83.3 GiB of 73.2 "
+        f"usable, {least.total_gib - least.usable_gib:.1f} GiB over)")
     # Where a table speaks for the count (14B on 1 A100), the table is what rules it out: no figure is given.
     (answer,) = solver.plan("14B", gpu="a100", max_model_len=8192, budget_gpus=1, offload=False, explain=True)
-    assert answer.explanation[0].detail.endswith("within the limits above")
+    assert answer.explanation[0].detail == (
+        "no plan passes these rules together: the budget (within 1 GPU); the pins (--no-offload); nothing in the "
+        "tables and the memory model's estimates vouches for Qwen3-14B on A100-80GB at 8192 tokens within the limits "
+        "above")
