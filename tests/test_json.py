@@ -473,9 +473,9 @@ def test_a_config_built_in_code_gives_one_code_per_note():
 def test_a_config_without_its_length_is_noted_so_by_code():
     config = read_trinity_config("model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: "
                                  "2048}\nalgorithm: {algorithm_type: grpo}\n", "trinity.yaml", {})
-    assert (config.note_codes, config.notes) == ((C.LENGTH_FROM_PROMPT_RESPONSE,), (
+    assert (config.note_codes, config.notes) == ((C.LENGTH_FROM_PROMPT_RESPONSE,), ((
         "model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = 2048 + 2048 = 4096, "
-        "as the verdict does",))
+        "as the verdict does"),))
 
 
 DEFAULT_BUDGET_7B = ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n"
