@@ -574,9 +574,9 @@ class _Words:
         if not over:
             return ""
         gib, gpus, setting, result, least = min(over, key=lambda nearest: nearest[0])
-        budget = f" at {least} tokens per GPU, its least budget," if least else ""
-        return (f" (the nearest, {setting.label} on {self.gpus(gpus)}: the memory model predicts{budget} "
-                f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, {gib:.1f} GiB over)")
+        budget = f" at {least} tokens per GPU, its least budget" if least else ""
+        return (f" (the nearest, {setting.label} on {self.gpus(gpus)}: the memory model predicts "
+                f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, {gib:.1f} GiB over{budget})")
 
     def _no_estimate_reason(self, n: int, length: int, combinations: list[Combination]) -> Reason:
         """What rules out settings for a GPU count without a table: no smaller table's cell vouches, and the

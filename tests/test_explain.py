@@ -803,8 +803,8 @@ def test_a_limit_under_pins_says_how_far_over_the_usable_memory_the_nearest_esti
     assert answer.explanation[0].detail == (
         "no plan passes these rules together: the pins (--no-offload); nothing in the tables and the memory model's "
         "estimates vouches for Qwen3-32B on H100-80GB at 65536 tokens within the limits above (the nearest, Env + "
-        "SP=8 on 8 GPUs: the memory model predicts at 8192 tokens per GPU, its least budget, 83.3 GiB of 73.2 "
-        f"usable, {least.total_gib - least.usable_gib:.1f} GiB over)")
+        "SP=8 on 8 GPUs: the memory model predicts 83.3 GiB of 73.2 usable, "
+        f"{least.total_gib - least.usable_gib:.1f} GiB over at 8192 tokens per GPU, its least budget)")
     # Where a table speaks for the count (14B on 1 A100), the table is what rules it out: no figure is given.
     (answer,) = solver.plan("14B", gpu="a100", max_model_len=8192, budget_gpus=1, offload=False, explain=True)
     assert answer.explanation[0].detail == (
