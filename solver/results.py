@@ -104,10 +104,16 @@ def caution_fields(cautions: Sequence[Caution]) -> dict[str, tuple[Any, ...]]:
             "caution_codes": tuple(caution.code for caution in cautions)}
 
 
+def check_codes(codes: Sequence[Enum], words: Sequence[str], field: str, named: str, each: str) -> None:
+    """`ValueError` where `codes` (the field `field`) are given (JSON made before codes has none) but not one for each
+    of `words` (`named`, each an `each`)."""
+    if codes and len(codes) != len(words):
+        raise ValueError(f"{len(codes)} {field} for {len(words)} {named}: give one code per {each}")
+
+
 def check_caution_codes(cautions: Sequence[str], codes: Sequence[CautionCode]) -> None:
-    """`ValueError` where `codes` are given (JSON made before codes has none) but not one for each caution."""
-    if codes and len(codes) != len(cautions):
-        raise ValueError(f"{len(codes)} caution_codes for {len(cautions)} cautions: give one code per caution")
+    """`check_codes` for a result's cautions."""
+    check_codes(codes, cautions, "caution_codes", "cautions", "caution")
 
 
 class ReasonCode(str, Enum):
@@ -181,10 +187,8 @@ def beyond_fields(beyond: Sequence[Beyond]) -> dict[str, Any]:
 
 
 def check_beyond_codes(beyond: Sequence[str], codes: Sequence[BeyondCode]) -> None:
-    """`ValueError` where `codes` are given (JSON made before codes has none) but not one for each phrase."""
-    if codes and len(codes) != len(beyond):
-        raise ValueError(f"{len(codes)} beyond_calibration_codes for {len(beyond)} beyond_calibration phrases: give "
-                         "one code per phrase")
+    """`check_codes` for a result's beyond-calibration phrases."""
+    check_codes(codes, beyond, "beyond_calibration_codes", "beyond_calibration phrases", "phrase")
 
 
 VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACTOR:g} over "
@@ -557,9 +561,8 @@ class CurrentSettings(Frozen, defer_build=True):
     def _codes_match_words(self) -> CurrentSettings:
         """Refuse codes that do not match the words: one code per problem (where codes are given), and a rule's code
         only beside a broken rule."""
-        if self.config_problem_codes and len(self.config_problem_codes) != len(self.config_problems):
-            raise ValueError(f"{len(self.config_problem_codes)} config_problem_codes for {len(self.config_problems)} "
-                             "config_problems: give one code per problem")
+        check_codes(self.config_problem_codes, self.config_problems, "config_problem_codes", "config_problems",
+                    "problem")
         if self.broken_rule_code is not None and self.broken_rule is None:
             raise ValueError("broken_rule_code without broken_rule")
         return self
