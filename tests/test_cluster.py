@@ -39,12 +39,13 @@ import solver.cli
 import solver.cli.atomic
 import solver.cli.cluster
 import solver.cluster
+import solver.cluster.options
+import solver.cluster.search
+import solver.cluster.widen
 import solver.render
-from solver import cluster
 from solver.cli.output import ProgressLine
 from solver.cluster import (
     TooManyPatterns,
-    _StopOnInterrupt,
     greedy,
     host_capacity_tenths,
     layout,
@@ -52,6 +53,8 @@ from solver.cluster import (
     place,
     pool_use,
 )
+from solver.cluster.options import _Planner
+from solver.cluster.search import _StopOnInterrupt
 from solver.memory import host_ram_holds
 from solver.query import make_query
 from solver.render import cluster_view
@@ -237,14 +240,14 @@ def test_measured_plans_come_first(tmp_path: Path):
 def widen_limits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The time limit of each of widening's solves, in order, as they are solved."""
     limits: list[float] = []
-    checked = solver.cluster.checked
+    checked = solver.cluster.widen.checked
 
     def recording(cp_solver, model, status):
         if model.name == "widen jobs onto idle GPUs":
             limits.append(cp_solver.parameters.max_time_in_seconds)
         return checked(cp_solver, model, status)
 
-    monkeypatch.setattr(solver.cluster, "checked", recording)
+    monkeypatch.setattr(solver.cluster.widen, "checked", recording)
     return limits
 
 
@@ -256,8 +259,8 @@ def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.Mo
     assert placement["widened_from"] == 6 and len(widen_limits) == 3
     assert all(0.5 < limit <= solver.cluster.WIDEN_TIME_LIMIT_S for limit in widen_limits)  # 10 s are ample
     widen_limits.clear()
-    widen = solver.cluster._widen
-    monkeypatch.setattr(solver.cluster, "_widen", lambda *args: widen(*args[:-1], time.monotonic() - 1))
+    widen = solver.cluster.search._widen
+    monkeypatch.setattr(solver.cluster.search, "_widen", lambda *args: widen(*args[:-1], time.monotonic() - 1))
     [placement] = solved(instance, tmp_path)["placements"]
     assert placement["widened_from"] == 6 and widen_limits == [solver.cluster.WIDEN_LEAST_S] * 3
 
@@ -271,9 +274,9 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
         return readings[-1]
 
     untils: list[float] = []
-    widen = solver.cluster._widen
-    monkeypatch.setattr(solver.cluster, "time", SimpleNamespace(monotonic=monotonic))
-    monkeypatch.setattr(solver.cluster, "_widen", lambda *args: untils.append(args[-1]) or widen(*args))
+    widen = solver.cluster.search._widen
+    monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=monotonic))
+    monkeypatch.setattr(solver.cluster.search, "_widen", lambda *args: untils.append(args[-1]) or widen(*args))
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG, time_limit_s=7.0)
     assert result.placements[0].widened_from == 6 and untils == [readings[0] + 7.0]
@@ -282,15 +285,15 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
 def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                widen_limits: list[float]):
     # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s, 0.4 s, then 0.1 s.
-    widen = solver.cluster._widen
+    widen = solver.cluster.search._widen
 
     def on_a_fake_clock(*args):
         ticks = iter(range(1, 100))
         with monkeypatch.context() as patched:
-            patched.setattr(solver.cluster, "time", SimpleNamespace(monotonic=lambda: 100 + 0.3 * next(ticks)))
+            patched.setattr(solver.cluster.widen, "time", SimpleNamespace(monotonic=lambda: 100 + 0.3 * next(ticks)))
             return widen(*args[:-1], 101.0)
 
-    monkeypatch.setattr(solver.cluster, "_widen", on_a_fake_clock)
+    monkeypatch.setattr(solver.cluster.search, "_widen", on_a_fake_clock)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     [placement] = solved(instance, tmp_path)["placements"]
     assert placement["widened_from"] == 6 and widen_limits == pytest.approx([0.7, 0.4, 0.1])
@@ -298,14 +301,14 @@ def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, m
 
 def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C during the search (caught by _StopOnInterrupt): the placement it found stands, and is not widened.
-    solve_stages = solver.cluster._solve_stages
+    solve_stages = solver.cluster.search._solve_stages
 
     def interrupted_after(search, built, stages, interrupt, *args):
         status = solve_stages(search, built, stages, interrupt, *args)
         interrupt.caught = True
         return status
 
-    monkeypatch.setattr(solver.cluster, "_solve_stages", interrupted_after)
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", interrupted_after)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements
@@ -315,13 +318,13 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
 def test_a_ctrl_c_the_process_ignores_does_not_stop_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A job a script starts in the background ignores Ctrl-C (SIGINT: SIG_IGN): the search keeps it ignored, so a
     # Ctrl-C meant for the script's foreground job leaves the placement whole (widened, not marked interrupted).
-    solve_stages = solver.cluster._solve_stages
+    solve_stages = solver.cluster.search._solve_stages
 
     def ctrl_c_during_the_search(*args):
         signal.raise_signal(signal.SIGINT)
         return solve_stages(*args)
 
-    monkeypatch.setattr(solver.cluster, "_solve_stages", ctrl_c_during_the_search)
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", ctrl_c_during_the_search)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
@@ -345,7 +348,7 @@ def test_every_job_or_none_with_no_first_placement_leaves_every_job_out(tmp_path
         interrupt.caught = interrupted
         return 0
 
-    monkeypatch.setattr(solver.cluster, "_solve_stages", no_first_placement)
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", no_first_placement)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192},
                                               {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes")
@@ -1432,14 +1435,14 @@ def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")
     fleet = load_fleet(path, CATALOG)
-    real = solver.cluster.answer_for
+    real = solver.cluster.options.answer_for
 
     def out_of_time_on_4_gpus(catalog, query, gpu, explained=True, data=None):
         answer = real(catalog, query, gpu, explained, data)
         return answer.model_copy(update={"status": "unknown", "plans": ()}) if query.budget_gpus == 4 else answer
 
     assert place(fleet, CATALOG).status == "optimal"
-    monkeypatch.setattr(solver.cluster, "answer_for", out_of_time_on_4_gpus)
+    monkeypatch.setattr(solver.cluster.options, "answer_for", out_of_time_on_4_gpus)
     result = place(fleet, CATALOG)
     assert result.status == "feasible" and result.undecided_ways > 0
     assert all(placement.trainer_gpus != 4 for placement in result.placements)
@@ -1448,7 +1451,7 @@ def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_
             "placement is not proven best") in " ".join(out.split())
     assert status == (1 if result.unplaced else 0) and out.startswith("status: feasible;")
     # A solve that found a plan but had no time to prove it the best keeps the way, unproven.
-    monkeypatch.setattr(solver.cluster, "answer_for", lambda catalog, query, gpu, explained=True, data=None: real(
+    monkeypatch.setattr(solver.cluster.options, "answer_for", lambda catalog, query, gpu, explained=True, data=None: real(
         catalog, query, gpu, explained, data).model_copy(update={"status": "feasible"}))
     unproven = place(fleet, CATALOG)
     assert unproven.status == "feasible" and unproven.undecided_ways > 0 and not unproven.unplaced
@@ -1679,10 +1682,10 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
 # scheduler) as it starts, and says when it is stopped.
 SEARCH_UNTIL_STOPPED = """\
 import os, signal, sys, threading
-import solver.cluster
+import solver.cluster.search
 from solver.cli import main
 signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == "ignored" else signal.default_int_handler)
-enter = solver.cluster._StopOnInterrupt.__enter__
+enter = solver.cluster.search._StopOnInterrupt.__enter__
 def entered(self):
     stopped = threading.Event()
     solve, stop = self.solver.solve, self.solver.stop_search
@@ -1697,7 +1700,7 @@ def entered(self):
         stop()
     self.solver.solve, self.solver.stop_search = search, stop_search
     return enter(self)
-solver.cluster._StopOnInterrupt.__enter__ = entered
+solver.cluster.search._StopOnInterrupt.__enter__ = entered
 sys.exit(main(["cluster", sys.argv[2], "--emit-dir", "configs"]))
 """
 
@@ -1738,18 +1741,18 @@ def test_the_search_leaves_time_for_the_reasons_of_jobs_without_a_way_in_a_pool(
     # Qwen3-14B at 102400 tokens has ways on 4 H20s but none in the pool of 2-GPU A100 nodes: were it left out, its
     # reason would ask the planner why, after the search, which therefore stops that much earlier (the time kept, which
     # the next test checks, is set here: the two runs' deadlines differ by it, give or take the runs' own time).
-    deadlines, solve_stages = [], solver.cluster._solve_stages
+    deadlines, solve_stages = [], solver.cluster.search._solve_stages
 
     def recorded(search, built, stages, interrupt, deadline, *rest):
         deadlines.append(deadline - time.monotonic())
         return solve_stages(search, built, stages, interrupt, deadline, *rest)
 
-    monkeypatch.setattr(solver.cluster, "_solve_stages", recorded)
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", recorded)
     pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
              {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]
     fleet = fleet_of({"pools": pools, "jobs": [{"name": "j", "model": "Qwen3-14B", "max_model_len": 102400}]}, tmp_path)
     for kept in (0.0, 20.0):
-        monkeypatch.setattr(solver.cluster, "_time_for_reasons", lambda *_, seconds=kept: seconds)
+        monkeypatch.setattr(solver.cluster.search, "_time_for_reasons", lambda *_, seconds=kept: seconds)
         assert [p.pool for p in place(fleet, CATALOG, time_limit_s=30).placements] == ["h20"]
     assert 19 < deadlines[0] - deadlines[1] < 21
 
@@ -1759,13 +1762,13 @@ def test_the_time_left_for_reasons_counts_each_job_s_own_pools(tmp_path: Path, m
     # it may use, and no time is left for reasons. Beside a job with ways in both pools, it leaves that time though
     # the other job does not. A job with no way anywhere was told why before the search, and leaves none.
     left = []
-    time_for_reasons = solver.cluster._time_for_reasons
+    time_for_reasons = solver.cluster.search._time_for_reasons
 
     def recorded(fleet, options, planning_s):
         left.append((time_for_reasons(fleet, options, planning_s), planning_s))
         return left[-1][0]
 
-    monkeypatch.setattr(solver.cluster, "_time_for_reasons", recorded)
+    monkeypatch.setattr(solver.cluster.search, "_time_for_reasons", recorded)
     pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
              {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]
     long = {"name": "long", "model": "Qwen3-14B", "max_model_len": 102400}
@@ -1790,14 +1793,14 @@ def test_the_same_file_gives_byte_identical_json_with_1_2_and_8_workers(cli, tmp
 def test_the_placement_search_relaxes_every_constraint_linearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # linearization_level 2: with host memory on few nodes, the default level left the pattern counts' bound open for
     # the whole time limit (6 jobs on 2 nodes: 10 s; 2 GPUs' worth of bound left at 1000 jobs: benchmarks/README.md).
-    made, parameters = solver.cluster.new_cp_solver, []
+    made, parameters = solver.cluster.search.new_cp_solver, []
 
     def recorded(workers: int, seed: int):
         found = made(workers, seed)
         parameters.append(found.parameters)
         return found
 
-    monkeypatch.setattr(solver.cluster, "new_cp_solver", recorded)
+    monkeypatch.setattr(solver.cluster.search, "new_cp_solver", recorded)
     instance = {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 600}],
                 "jobs": [{"name": "j", "model": "Qwen3-14B", "max_model_len": 40000, "rollout_gpus": 1}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
@@ -1829,7 +1832,7 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
     # Every stage must prove its optimum for "optimal"; a stage left without an answer (time) or a Ctrl-C
     # between stages keeps the earlier answer and says "feasible". A stage answered but not proven (time) lets the
     # stages after it run, but not the tie-break: it would only pick among placements not proven the best.
-    original = cluster._StopOnInterrupt.solve
+    original = _StopOnInterrupt.solve
     calls: list[int] = []
 
     def cut_search(self, model, callback):
@@ -1841,7 +1844,7 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
             return cp_model.FEASIBLE if len(calls) == 2 else status
         return cp_model.UNKNOWN
 
-    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", cut_search)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", cut_search)
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
     fleet = fleet_of(instance, tmp_path)
     result = place(fleet, CATALOG)
@@ -1861,7 +1864,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: str | None):
     # The placement is proven the best by the stages before it; only which of the equally good ones comes out, the
     # same whatever --workers, rests on the tie-break: the JSON's tie_broken and a line under the status say so.
-    original = cluster._StopOnInterrupt.solve
+    original = _StopOnInterrupt.solve
     calls: list[int] = []
 
     def cut_tie_break(self, model, callback):
@@ -1872,7 +1875,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
             return original(self, model, callback) and cp_model.FEASIBLE
         return cp_model.UNKNOWN
 
-    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", cut_tie_break)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", cut_tie_break)
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
     result = json.loads(cli("cluster", str(path), "--json")[1])
@@ -1891,7 +1894,7 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
     # Ctrl-C during the tie-break leaves the placement proven the best (optimal) and its pick unproven: the line
     # under the status names Ctrl-C, and a longer --time-limit would not have helped. A Ctrl-C that came as the
     # tie-break proved its pick leaves nothing unproven to say.
-    original = cluster._StopOnInterrupt.solve
+    original = _StopOnInterrupt.solve
     calls: list[int] = []
 
     def interrupted_tie_break(self, model, callback):
@@ -1902,7 +1905,7 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
         self.caught = True
         return cp_model.OPTIMAL if proven else cp_model.FEASIBLE
 
-    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", interrupted_tie_break)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", interrupted_tie_break)
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
@@ -2093,7 +2096,7 @@ def test_ctrl_c_stops_the_search_again_where_its_first_stop_came_before_the_sear
             if len(stops) > 1:  # the first is lost
                 released.set()
 
-    with solver.cluster._StopOnInterrupt(Searching()) as interrupt:  # type: ignore[arg-type]
+    with _StopOnInterrupt(Searching()) as interrupt:  # type: ignore[arg-type]
         interrupt._stop(signal.SIGINT, None)  # Ctrl-C before the search
         assert interrupt.solve(None, None) == "stopped"  # type: ignore[arg-type]
     assert len(stops) >= 2
@@ -2310,7 +2313,7 @@ def test_solve_cluster_places_jobs_whose_host_needs_fill_a_node_exactly(cli, tmp
 def round_host_memory_always(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every pool with host needs to weigh round them into one class, as a large fleet would."""
     for name in ("PATTERN_FLOOR", "PATTERN_GROWTH", "PATTERN_BUDGET"):
-        monkeypatch.setattr(solver.cluster, name, 1 if name == "PATTERN_FLOOR" else 0)
+        monkeypatch.setattr(solver.cluster.options, name, 1 if name == "PATTERN_FLOOR" else 0)
 
 
 def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -2645,7 +2648,7 @@ def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, mon
         raise KeyboardInterrupt
 
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
-    monkeypatch.setattr(cluster, "_widen", interrupted)
+    monkeypatch.setattr(solver.cluster.search, "_widen", interrupted)
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements
     assert (result.status, result.interrupted, placement.trainer_gpus, placement.widened_from) == ("optimal", True, 6, None)
@@ -2655,7 +2658,7 @@ def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, mon
 def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A planner question of the widening step that runs out of time leaves that way out; the placement's status
     # and undecided_ways are the search's.
-    original = cluster._Planner.best
+    original = _Planner.best
 
     def slow_when_widening(self, gpu, model, gpus, *args, **kwargs):  # 7 GPUs and more: only widening asks
         if gpus >= 7:
@@ -2663,7 +2666,7 @@ def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Pat
             return None
         return original(self, gpu, model, gpus, *args, **kwargs)
 
-    monkeypatch.setattr(cluster._Planner, "best", slow_when_widening)
+    monkeypatch.setattr(_Planner, "best", slow_when_widening)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements
@@ -2674,7 +2677,7 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
                                                                                  monkeypatch: pytest.MonkeyPatch):
     # Out of time before CP-SAT's first placement: the greedy one stands, and a job it left out may have had
     # room in a better one, which its reason says (with the flag that gives the search more time).
-    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
     instance = random_fleet(seed=3, nodes=1, jobs=12, lengths=[8192, 32768])
     result = place(fleet_of(instance, tmp_path), CATALOG)
     no_room = [entry.reason for entry in result.unplaced if entry.reason.startswith("no room")]
@@ -3119,14 +3122,14 @@ def test_minimize_nodes_is_unknown_not_infeasible_where_ways_ran_out_of_time(
                                               {"name": "b", "model": "Qwen3-8B", "max_model_len": 32768}]}
     fleet = fleet_of(instance, tmp_path)
     assert place(fleet, CATALOG, minimize="nodes").status == "optimal"
-    real = solver.cluster.answer_for
+    real = solver.cluster.options.answer_for
 
     def out_of_time_for_8b(catalog, query, gpu, explained=True, data=None):
         answer = real(catalog, query, gpu, explained, data)
         return answer.model_copy(update={"status": "unknown", "plans": ()}) if (
             query.exact and query.model == "Qwen3-8B") else answer
 
-    monkeypatch.setattr(solver.cluster, "answer_for", out_of_time_for_8b)
+    monkeypatch.setattr(solver.cluster.options, "answer_for", out_of_time_for_8b)
     result = place(fleet, CATALOG, minimize="nodes")
     assert (result.status, result.placements, result.undecided_ways > 0) == ("unknown", (), True)
     assert [u.job for u in result.unplaced] == ["b", "a"] and result.unplaced[1].reason == (
@@ -3137,7 +3140,7 @@ def test_minimize_nodes_is_unknown_not_infeasible_where_ways_ran_out_of_time(
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
     monkeypatch.undo()
     assert place(fleet, CATALOG, minimize="nodes").status == "infeasible"
-    monkeypatch.setattr(solver.cluster, "answer_for", lambda catalog, query, gpu, explained=True, data=None: (
+    monkeypatch.setattr(solver.cluster.options, "answer_for", lambda catalog, query, gpu, explained=True, data=None: (
         real(catalog, query, gpu, explained, data).model_copy(update={"status": "unknown", "plans": ()})
         if query.exact and query.budget_gpus == 1 else real(catalog, query, gpu, explained, data)))
     result = place(fleet, CATALOG, minimize="nodes")
@@ -3149,7 +3152,7 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
     # The search starts from a greedy placement that gives each job, by priority, its way of the fewest GPUs (then the
     # cheapest): out of time before its first placement, that one stands. Three jobs of Qwen3-4B at 8192 tokens each
     # fit one A100 (Env + Offload), all on one node of 8; their cheapest ways first (6 GPUs, then 2) leave one out.
-    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": f"j{i}", "model": "4B", "max_model_len": 8192, "priority": i + 1}
                                               for i in range(3)]}
     result = place(fleet_of(instance, tmp_path), CATALOG, widen=False)
@@ -3336,7 +3339,7 @@ def test_the_jobs_with_no_way_to_run_are_named_by_greedy_and_by_a_search_without
     never = {"name": "never", "model": "32B", "max_model_len": 262144}
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "fits", "model": "4B", "max_model_len": 8192}, never]}
     assert greedy(fleet_of(instance, tmp_path), CATALOG).no_way_to_run == ("never",)
-    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
     result = place(fleet_of({"pools": [ONE_NODE], "jobs": [never]}, tmp_path), CATALOG)
     assert (result.status, result.placements, result.no_way_to_run) == ("unknown", (), ("never",))
 
@@ -3432,8 +3435,8 @@ def test_a_sigint_handler_python_did_not_install_is_left_as_it_is(monkeypatch: p
         previous, handlers[number] = handlers[number], handler
         return previous
 
-    monkeypatch.setattr(solver.cluster.signal, "signal", set_handler)
-    monkeypatch.setattr(solver.cluster.signal, "getsignal", handlers.get)
+    monkeypatch.setattr(solver.cluster.search.signal, "signal", set_handler)
+    monkeypatch.setattr(solver.cluster.search.signal, "getsignal", handlers.get)
     result = solver.place(Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml")
     assert result.placements and not result.interrupted and handlers == {signal.SIGINT: None}
 

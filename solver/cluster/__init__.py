@@ -1,0 +1,73 @@
+"""Cluster capacity planning: which Trinity jobs fit on a fleet, where, and with which plans.
+
+Each job's ways to run come from the planner (CP-SAT decides the cheapest plan for every pool and
+trainer GPU count, or the longest length for jobs that may run longer). A second CP-SAT model then
+chooses one way, or none, per job. Nodes in a pool are identical, so that model does not name nodes: it
+counts how many nodes of each pool are filled with each *pattern* (a multiset of job footprints that fits
+a node, among the footprints the jobs can have: GPUs, and the host memory a job needs there (its Offload
+states, or its load at start-up) where the pool gives its nodes' host memory), and a job that needs more
+than one node takes whole nodes.
+The chosen patterns are then filled in node order to give each job its node indexes.
+
+Objectives, one after the other (each stage keeps the value the stage before it reached): the total
+priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the fewest nodes), then the
+longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost.
+Last, the jobs of a node with idle GPUs may grow onto them (`_widen`), where more GPUs run them faster or longer.
+
+The modules, imports one way (`options` -> `model` -> `search`; `placements`, `reasons`, `widen` and `greedy`
+beside them, on `options`): `options` (the jobs' ways to run and the patterns that fill a node), `model` (the
+CP-SAT placement model), `search` (`place`: the staged search and its answer), `placements` (chosen ways as
+`Placement`s), `reasons` (why jobs are left out), `widen` (jobs grown onto idle GPUs) and `greedy` (the
+baseline).
+"""
+
+from solver.cluster.greedy import greedy
+from solver.cluster.model import build_placement_model
+from solver.cluster.options import (
+    COST_SCALE,
+    JOB_BATCH_SOURCE,
+    PATTERN_BUDGET,
+    PATTERN_FLOOR,
+    PATTERN_GROWTH,
+    POOL_HOST_RAM_SOURCE,
+    Footprint,
+    Option,
+    TooManyPatterns,
+    host_capacity_tenths,
+    host_footprints,
+    job_options,
+    layout,
+    option_name,
+    pattern_name,
+    patterns,
+)
+from solver.cluster.placements import pool_use
+from solver.cluster.search import REASONS_SHARE, STAGES, place
+from solver.cluster.widen import WIDEN_LEAST_S, WIDEN_TIME_LIMIT_S
+
+__all__ = [
+    "COST_SCALE",
+    "JOB_BATCH_SOURCE",
+    "PATTERN_BUDGET",
+    "PATTERN_FLOOR",
+    "PATTERN_GROWTH",
+    "POOL_HOST_RAM_SOURCE",
+    "REASONS_SHARE",
+    "STAGES",
+    "WIDEN_LEAST_S",
+    "WIDEN_TIME_LIMIT_S",
+    "Footprint",
+    "Option",
+    "TooManyPatterns",
+    "build_placement_model",
+    "greedy",
+    "host_capacity_tenths",
+    "host_footprints",
+    "job_options",
+    "layout",
+    "option_name",
+    "pattern_name",
+    "patterns",
+    "place",
+    "pool_use",
+]

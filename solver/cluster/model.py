@@ -1,0 +1,82 @@
+"""The CP-SAT placement model: a literal per way to run a job and, per pool, how many of its nodes each pattern
+fills (`build_placement_model`); the tie-break among equally good placements (`_tie_break`), and a placement hinted
+as the next search's start (`_hint`)."""
+
+from __future__ import annotations
+
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from solver.cluster.options import Footprint, Option, host_capacity_tenths, option_name, pattern_name, patterns
+from solver.model import LeanCpModel
+from solver.tables import (
+    Fleet,
+)
+
+
+@dataclass
+class _Model:
+    """The placement model: a literal per option, and node-pattern counts per pool."""
+
+    model: cp_model.CpModel
+    chosen: list[cp_model.IntVar]
+    pattern_counts: dict[tuple[int, tuple[Footprint, ...]], cp_model.IntVar]
+
+
+def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> _Model:
+    """Choose at most one option per job (exactly one with `every_job`) so that every pool has room."""
+    model = LeanCpModel()
+    model.name = "place jobs"
+    chosen = [model.new_bool_var(f"way_{option_name(fleet, o)}") for o in options]
+    by_job: dict[int, list[cp_model.IntVar]] = defaultdict(list)
+    for option, literal in zip(options, chosen):
+        by_job[option.job].append(literal)
+    for job in range(len(fleet.jobs)):
+        literals = by_job.get(job, [])
+        if every_job:
+            model.add_exactly_one(literals)
+        else:
+            model.add_at_most_one(literals)
+    pattern_counts = {}
+    for pool_index, pool in enumerate(fleet.pools):
+        here = [(o, x) for o, x in zip(options, chosen) if o.pool == pool_index]
+        footprints = {o.footprint for o, _ in here if o.size}
+        for pattern in patterns(footprints, pool.gpus_per_node, host_capacity_tenths(pool)):
+            pattern_counts[(pool_index, pattern)] = model.new_int_var(
+                0, pool.nodes, f"pool{pool_index}_nodes_filled_{pattern_name(pattern)}")
+        filled = [count for (p, _), count in pattern_counts.items() if p == pool_index]
+        whole = [o.whole_nodes * x for o, x in here if o.whole_nodes]
+        model.add(sum(filled) + sum(whole) <= pool.nodes)
+        for footprint in footprints:
+            slots = [pattern.count(footprint) * count for (p, pattern), count in pattern_counts.items()
+                     if p == pool_index and footprint in pattern]
+            model.add(sum(x for o, x in here if o.size and o.footprint == footprint) <= sum(slots))
+    return _Model(model=model, chosen=chosen, pattern_counts=pattern_counts)
+
+
+def _tie_break(fleet: Fleet, options: list[Option], built: _Model) -> cp_model.LinearExprT:
+    """An objective that picks one placement among equally good ones, the same whatever the search did:
+    a fixed pseudo-random weight per option and per node pattern (CRC-32 of their names) makes the
+    lightest of the optimal placements unique with high probability (the isolation lemma)."""
+    spread = 4 * (len(options) + len(built.pattern_counts)) ** 2
+
+    def weight(text: str) -> int:
+        return 1 + zlib.crc32(text.encode()) % spread
+
+    chosen = [weight(option_name(fleet, o)) * x
+              for o, x in zip(options, built.chosen)]
+    filled = [weight(f"{fleet.pools[pool].name}|{pattern_name(pattern)}") * count for (pool, pattern), count
+              in built.pattern_counts.items()]
+    return sum(chosen) + sum(filled)
+
+
+def _hint(built: _Model, values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> None:
+    """Start the next search from this placement."""
+    built.model.clear_hints()
+    for literal, value in zip(built.chosen, values):
+        built.model.add_hint(literal, value)
+    for key, var in built.pattern_counts.items():
+        built.model.add_hint(var, counts[key])

@@ -1,0 +1,357 @@
+"""The jobs' ways to run (the placement's candidates): `Option` (a pool, a plan and the room it takes there), the
+planner asked once per job shape (`_Planner`, which keeps why a shape has no way: `_Why`), every way a job has
+(`job_options`), and the ways to fill a node with the ways' footprints (`patterns`), their host memory counted in as
+few classes as keep those few (`host_footprints`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from solver.memory import (
+    estimated_counts,
+    held_host_tenths,
+    host_memory_gib,
+    shown_host_tenths,
+)
+from solver.model import PlanningData, PlanningInputs, prepare_inputs
+from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, make_query
+from solver.results import (
+    Plan,
+    UnplacedPool,
+)
+from solver.rules import rollout_layout, validated_length
+from solver.solve import answer_for
+from solver.tables import (
+    AtLeast,
+    Catalog,
+    Fleet,
+    MemoryModel,
+    Pool,
+    Weights,
+)
+
+COST_SCALE = 10_000
+"""Costs enter the model as whole numbers: the step-time cost times this."""
+
+
+JOB_BATCH_SOURCE = "the job's train_batch_size"
+"""Where a job's train batch comes from, as messages name it."""
+
+
+POOL_HOST_RAM_SOURCE = "the pool's host_ram_gb"
+"""Where a job's host memory per node comes from, as messages name it (`host_ram_words`, `host_ram_bound_words`)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to run a job: a pool, a plan, and the room it takes there."""
+
+    job: int
+    pool: int
+    plan: Plan
+    size: int
+    """GPUs on one node (trainer + rollout), or 0 when the job takes whole nodes."""
+    whole_nodes: int
+    """Nodes the job takes whole (0 when it sits on one node)."""
+    rollout_gpus: int
+    gain: int
+    """For an ``at_least`` job: how much longer than asked, in units of 1024 tokens."""
+    cost: int
+    """The plan's step-time cost times `COST_SCALE`."""
+    host_tenths: int = 0
+    """Host memory, tenths of a GiB, that a job sharing a node takes there (an Offload job's states, or the model
+    while it loads, whichever is more; without Offload, the model while it loads), where the pool gives its nodes'
+    host memory and jobs sharing a node could exceed it (else 0)."""
+
+    @property
+    def footprint(self) -> Footprint:
+        """What the job takes of a node it shares: (GPUs, host memory in tenths of a GiB)."""
+        return self.size, self.host_tenths
+
+    def gpus_per_node(self, node_gpus: int) -> int:
+        """GPUs the job takes on each of its nodes, in a pool of `node_gpus`-GPU nodes."""
+        return self.size or node_gpus
+
+    def gpus_taken(self, node_gpus: int) -> int:
+        """GPUs the job takes in all (whole nodes counted whole), in a pool of `node_gpus`-GPU nodes."""
+        return self.size or self.whole_nodes * node_gpus
+
+
+Footprint = tuple[int, int]
+"""What one job takes of a shared node: (GPUs, tenths of a GiB of host memory)."""
+
+
+def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, int, int] | None:
+    """(GPUs on one node, whole nodes, rollout GPUs) for a job, or None when no layout exists.
+
+    The planner's `rollout_layout`: a job whose trainer and rollout GPUs fit in one node stays in one
+    node; a larger one takes whole nodes (a trainer in part of the first with the rollout filling the
+    rest, or a trainer on whole nodes with the rollout on the nodes after them).
+    """
+    if trainer_gpus + rollout_gpus <= node_gpus:
+        return trainer_gpus + rollout_gpus, 0, rollout_gpus
+    room = rollout_layout(trainer_gpus, rollout_gpus, node_gpus)
+    return None if room is None else (0, *room)
+
+
+@dataclass(frozen=True)
+class _Why:
+    """Why a job has no way to run in the pools it may use: in words, and each pool's code in the order the words
+    name them."""
+
+    words: str
+    pools: tuple[UnplacedPool, ...] = ()
+
+
+class _Planner:
+    """The planner's best plan for one job shape, asked once per shape."""
+
+    def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0,
+                 memory: MemoryModel | None = None, margin: float | None = None,
+                 token_budget: TokenBudgetMode = "default") -> None:
+        self.catalog = catalog
+        self.weights = weights
+        self.estimate = estimate
+        self.token_budget = token_budget
+        """``auto``: estimated plans may lower their token budget (the tables' tiers keep Trinity's default)."""
+        self.time_limit_s = time_limit_s
+        """The limit of each of the planner's solves (a few milliseconds each, in practice)."""
+        self.memory = memory
+        self.margin = margin
+        """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
+        self.cache: dict[tuple[object, ...], Plan | None] = {}
+        self.prepared: dict[PlanningInputs, PlanningData] = {}
+        """The tables' data of the questions, prepared once for those of the same inputs (differing in length,
+        host memory or the Offload pin)."""
+        self.undecided = 0
+        """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
+        self.reasons: dict[tuple[object, ...], _Why] = {}
+        """Why a job of a shape (model, length, rollout GPUs, train batch, pool) has no way to run, once asked."""
+
+    def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
+             estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None,
+             train_batch_size: int | None = None) -> Plan | None:
+        """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
+        evidence `estimate` allows (only where a node's `host_ram_gb` holds the model while it loads, and with
+        Offload a node's share of the states; `offload` pins it; with `train_batch_size`, SP leaves data-parallel
+        ranks that divide it)."""
+        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size)
+        if key not in self.cache:
+            query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=gpus,
+                                  exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
+                                  offload=offload)
+            inputs = PlanningInputs.of(gpu, query)
+            if inputs not in self.prepared:
+                self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
+            answer = answer_for(self.catalog, query, gpu, explained=False, data=self.prepared[inputs])
+            self.undecided += not answer.decided  # a way left out, or a plan perhaps not its best
+            self.cache[key] = answer.best
+        return self.cache[key]
+
+    def question(self, gpu: str, model: str, node_gpus: int, estimate: EstimateMode, host_ram_gb: float | None,
+                 train_batch_size: int | None, *, objective: Objective, budget_gpus: int, max_model_len: int | None,
+                 exact: bool = False, offload: bool | None = None) -> Query:
+        """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
+        on `estimate`'s evidence, with the planner's weights, time limit, memory model and token budget (where
+        estimates are on: the tables' tiers keep Trinity's default), and the pool's and the job's limits named as a
+        cluster file gives them."""
+        return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
+                          exact=exact, max_model_len=max_model_len, offload=offload, weights=self.weights,
+                          estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
+                          host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source=POOL_HOST_RAM_SOURCE,
+                          token_budget=self.token_budget if estimate != "never" else "default",
+                          train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
+                          ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True})
+
+    def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
+        """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,
+        as placements give it: `shown_host_tenths`, rounded up to a tenth, a whole number of them: the jobs' figures,
+        added up exactly, are what a node's host memory must hold)."""
+        return shown_host_tenths(host_memory_gib(self.catalog.model(model), gpus, offload=offload))
+
+
+def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
+    """Every way to run job `index`: per allowed pool and trainer GPU count, the planner's plan (the
+    longest one for an ``at_least`` job) with a layout that fits the pool's nodes.
+
+    Measured plans come first: where the tables give the job a way in a pool at their own GPU counts, only
+    those counts and plans are used there. Where they give none (a length past them, a layout their counts
+    do not fit), every count the planner considers on the pool's nodes is tried with the tables alone
+    (their cells vouch for more GPUs too); where that gives none either (a GPU type or model without
+    tables), with the memory model's estimates (marked ``estimated``), unless estimates are off. Each tier
+    keeps the placement model small: the tables' counts alone give most jobs their ways."""
+    job = fleet.jobs[index]
+    options = []
+    for pool_index, pool in enumerate(fleet.pools):
+        if not job.may_use(pool):
+            continue
+        model = planner.catalog.model(job.model)
+        tabled = [table.gpus for table in planner.catalog.tables_for(pool.gpu, model).tables]
+        counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
+        tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
+            (tabled, "never"), (counts, "never")]
+        tiers += [] if planner.estimate == "never" else [(counts, planner.estimate)]
+        found: list[Option] = []
+        for tier_counts, estimate in tiers:
+            found = found or _ways(planner, fleet, index, pool_index, tier_counts, estimate)
+        options += found
+    return options
+
+
+def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],
+          estimate: EstimateMode) -> list[Option]:
+    """Job `index`'s ways to run in one pool with these trainer GPU counts, on `estimate`'s evidence: per
+    count, the best plan and, where it offloads onto a node whose host memory jobs share, the best plan
+    without Offload too (it leaves the node's host memory to others)."""
+    job, pool = fleet.jobs[index], fleet.pools[pool_index]
+    asked = job.max_model_len
+    length = None if isinstance(asked, AtLeast) else asked
+    # An at_least job grows no further than YaRN is validated for (or its model's own scaling reaches), unless asked.
+    ceiling = max(asked.at_least, validated_length(planner.catalog.model(job.model))) if isinstance(asked, AtLeast) \
+        else None
+
+    def best(gpus: int, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
+        found = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, host_ram_gb, offload,
+                             job.train_batch_size)
+        if found is not None and ceiling is not None and found.max_model_len > ceiling:
+            found = planner.best(pool.gpu, job.model, gpus, ceiling, pool.gpus_per_node, estimate, host_ram_gb, offload,
+                                 job.train_batch_size)
+        return found
+
+    ways = []
+    for gpus in counts:
+        room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
+        if room is None or room[1] > pool.nodes:
+            continue
+        # On one node, which other jobs may share, of a pool that gives its nodes' host memory: the jobs there share it.
+        shares_node = bool(room[0]) and pool.host_ram_gb is not None
+        plan = best(gpus, pool.host_ram_gb)
+        plans = [plan]
+        if plan is not None and plan.offload and shares_node:
+            plans.append(best(gpus, pool.host_ram_gb, offload=False))
+        for found in plans:
+            if found is None or (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least):
+                continue
+            gain = (found.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
+            ways.append(Option(job=index, pool=pool_index, plan=found, size=room[0], whole_nodes=room[1],
+                               rollout_gpus=room[2], gain=gain, cost=round(found.cost * COST_SCALE),
+                               host_tenths=planner.host_tenths(job.model, gpus, found.offload) if shares_node else 0))
+    return ways
+
+
+def _without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:
+    """The jobs (indexes) that `options` give no way to run in any pool they may use."""
+    with_options = {option.job for option in options}
+    return [index for index in range(len(fleet.jobs)) if index not in with_options]
+
+
+def option_name(fleet: Fleet, option: Option) -> str:
+    """One way to run a job, named: job, pool and trainer GPUs, and, in a pool that checks host memory
+    (where a count may have a way with Offload and one without), whether it offloads."""
+    pool = fleet.pools[option.pool]
+    name = f"{fleet.jobs[option.job].name}|{pool.name}|{option.plan.gpus}"
+    return name + (f"|offload={option.plan.offload}" if pool.host_ram_gb is not None else "")
+
+
+def host_capacity_tenths(pool: Pool) -> int | None:
+    """A node's host memory in whole tenths of a GiB, as a job's need fits it (`held_host_tenths`; None: not
+    checked)."""
+    return None if pool.host_ram_gb is None else held_host_tenths(pool.host_ram_gb)
+
+
+PATTERN_GROWTH, PATTERN_FLOOR, PATTERN_BUDGET = 4, 256, 50_000
+"""How many ways to fill a node (`patterns`) a pool's placement weighs with host memory, before the host
+memory of its jobs is counted in fewer, larger steps (`host_footprints`): the most of this many
+times as many as without it, this many, and this many divided by the jobs that may use the pool times its
+nodes (five jobs on one node weigh 9000 in a second or two; with hundreds of jobs, thousands of patterns
+per pool left a placement 23% below its bound within the time limit)."""
+
+
+def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], tuple[str, ...]]:
+    """The options, with the host memory each takes on a node it shares as the placement counts it, and
+    the pools where that is rounded up:
+    - 0 in a pool where jobs sharing a node can never exceed it (each takes at most its share of the
+      node's GPUs in host memory): there it constrains nothing, and leaving it out keeps the patterns few;
+    - else its own need, where the pool's ways to fill a node stay within the limit (`PATTERN_GROWTH`);
+    - else the largest need of its class, the jobs' needs grouped into fewer classes until they
+      do (each distinct need makes the ways to fill a node multiply): conservative, never more than a
+      node has.
+    Needs and the node's host memory are whole tenths of a GiB (`host_capacity_tenths`), so that they add up
+    exactly: no plan the planner let fit a node alone needs more than it has."""
+    result, rounded_pools = list(options), []
+    for pool_index, pool in enumerate(fleet.pools):
+        capacity = host_capacity_tenths(pool)
+        here = [i for i, o in enumerate(result) if o.pool == pool_index and o.host_tenths]
+        if capacity is None or not here:
+            continue
+        if all(result[i].host_tenths * pool.gpus_per_node <= capacity * result[i].size for i in here):
+            for i in here:
+                result[i] = replace(result[i], host_tenths=0)
+            continue
+        needs = sorted({result[i].host_tenths for i in here})
+        plain = {o.footprint for o in result if o.pool == pool_index and o.size and not o.host_tenths}
+        sizes = {(o.size, 0) for o in result if o.pool == pool_index and o.size}
+        jobs = len({o.job for o in result if o.pool == pool_index})
+        limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)),
+                    PATTERN_BUDGET // (jobs * pool.nodes))
+        for classes in range(len(needs), 0, -1):
+            groups = [needs[len(needs) * c // classes: len(needs) * (c + 1) // classes] for c in range(classes)]
+            rounded = {need: group[-1] for group in groups for need in group}
+            footprints = plain | {(result[i].size, rounded[result[i].host_tenths]) for i in here}
+            if classes == 1:
+                break
+            try:
+                patterns(footprints, pool.gpus_per_node, capacity, limit=limit)
+                break
+            except TooManyPatterns:
+                continue
+        if classes < len(needs):
+            rounded_pools.append(pool.name)
+        for i in here:
+            result[i] = replace(result[i], host_tenths=rounded[result[i].host_tenths])
+    return result, tuple(rounded_pools)
+
+
+class TooManyPatterns(Exception):
+    """More ways to fill a node than `patterns` was asked to list."""
+
+
+def patterns(footprints: set[Footprint], node_gpus: int, host_tenths: int | None = None,
+             limit: int | None = None) -> list[tuple[Footprint, ...]]:
+    """The maximal ways to fill one node with jobs of these footprints (GPUs, host tenths of a GiB): multisets
+    (sorted, largest first) whose GPUs fit the node and whose host memory fits `host_tenths` (None: any), and to
+    which no footprint can be added. Any packing of a node fits inside one of them. `TooManyPatterns` when
+    there are more than `limit`."""
+    ordered = sorted(footprints, reverse=True)
+    host_room = host_tenths if host_tenths is not None else sum(host for _, host in ordered) * node_gpus
+    least_host: dict[int, int] = {}  # per GPU count, its footprints' least host memory: a node none fits is full
+    for gpus, host in ordered:
+        least_host[gpus] = min(host, least_host.get(gpus, host))
+
+    def full(free_gpus: int, free_host: int) -> bool:
+        return not any(gpus <= free_gpus and host <= free_host for gpus, host in least_host.items())
+
+    found: list[tuple[Footprint, ...]] = []
+
+    def extend(prefix: tuple[Footprint, ...], start: int, free_gpus: int, free_host: int) -> None:
+        grew = False
+        for position in range(start, len(ordered)):
+            gpus, host = ordered[position]
+            if gpus <= free_gpus and host <= free_host:
+                grew = True
+                extend((*prefix, ordered[position]), position, free_gpus - gpus, free_host - host)
+        if not grew and prefix and full(free_gpus, free_host):
+            found.append(prefix)
+            if limit is not None and len(found) > limit:
+                raise TooManyPatterns
+
+    extend((), 0, node_gpus, host_room)
+    return found
+
+
+def pattern_name(pattern: tuple[Footprint, ...]) -> str:
+    """A pattern in words: its jobs' GPUs joined by '+', each with its host memory where it has some, in whole MiB
+    (its tenths of a GiB times 102.4, rounded): `_tie_break` weighs the patterns by these names, and in MiB they
+    keep its choice among equally good placements what it was before host memory was counted in tenths."""
+    return "+".join(f"{gpus}" + (f"h{round(host / 10 * 1024)}" if host else "") for gpus, host in pattern)

@@ -1,0 +1,268 @@
+"""Why jobs are left out (`Unplaced`): no room left where they could go (`_unplaced`), no plan with a layout in a
+pool they may use (`_why_no_option`: asked of the planner once per job shape, with what estimates or more host
+memory would give), or, where none is placed, one reason for every job (`_all_unplaced`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from solver.cluster.options import Option, _Planner, _Why, layout
+from solver.query import Query
+from solver.results import (
+    Plan,
+    PoolCode,
+    Status,
+    Unplaced,
+    UnplacedCode,
+    UnplacedPool,
+)
+from solver.rules import batch_split_violation
+from solver.solve import answer_for, estimated_plan_words, host_over_words, least_host_words
+from solver.tables import (
+    MAX_ESTIMATED_GPUS,
+    AtLeast,
+    Fleet,
+    Job,
+    Pool,
+    counted,
+    named_jobs,
+)
+
+
+def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int],
+              proven: bool = True) -> tuple[Unplaced, ...]:
+    """Why each job left out is: no room where it could go (as far as the search got, unless `proven`: the
+    placed priority is its bound), and why the other pools it may use have no plan for it; or no plan that
+    fits any pool it may use."""
+    unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
+                                  "limit (raise --time-limit)")
+    pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
+    host_checked: dict[int, bool] = defaultdict(bool)
+    for option in options:
+        pools[option.job][fleet.pools[option.pool].name].append(option)
+        host_checked[option.job] |= option.host_tenths > 0
+    no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
+                          else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
+    unplaced = []
+    for index, job in enumerate(fleet.jobs):
+        if index in placed:
+            continue
+        if not pools[index]:
+            unplaced.append(_no_way_to_run(job, _why_no_option(planner, fleet, index)))
+            continue
+        elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]))
+        unplaced.append(Unplaced(
+            job=job.name, reason_code=no_room,
+            reason=(f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
+                    f"{_least_rooms(planner, job, pools[index])} after the jobs placed (the most priority in all, "
+                    f"then length, then cost){unproven}{'; ' if elsewhere.words else ''}{elsewhere.words}"),
+            pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools)))
+    return tuple(unplaced)
+
+
+def _no_way_to_run(job: Job, why: _Why) -> Unplaced:
+    """A job left out for want of a way to run in any pool it may use, and `why`."""
+    return Unplaced(job=job.name, reason=why.words, reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools)
+
+
+def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> str:
+    """The pools a job has `ways` in (keyed by pool name, in the fleet's order), each with the least its ways there
+    take, in words: the fewest GPUs of one node (where the pool's host memory could run short, each (GPUs, host
+    memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
+    or the fewest whole nodes."""
+    rooms = []
+    for name, options in ways.items():
+        shared = [option for option in options if option.size]
+        if not shared:
+            rooms.append(f"{name} (it needs at least {min(option.whole_nodes for option in options)} whole nodes)")
+            continue
+        if not any(option.host_tenths for option in shared):
+            rooms.append(f"{name} (it needs at least {counted(min(option.size for option in shared), 'GPU')} of one "
+                         "node)")
+            continue
+        least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
+        own_footprints = {(option.size, planner.host_tenths(job.model, option.plan.gpus, option.plan.offload))
+                          for option in shared}
+        for gpus, tenths in sorted(own_footprints):
+            if not least or tenths < least[-1][1]:
+                least.append((gpus, tenths))
+        needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
+        rooms.append(f"{name} (it needs at least {needs[0]} of host memory{''.join(f', or {n}' for n in needs[1:])}"
+                     f"{',' if len(needs) > 1 else ''} on one node)")
+    return ", ".join(rooms)
+
+
+def _elsewhere(planner: _Planner, fleet: Fleet, index: int, with_room: frozenset[str]) -> _Why:
+    """For a job with ways to run in the pools named `with_room` (none of them left): why each other pool it may
+    use has none (no words where there is no other)."""
+    job = fleet.jobs[index]
+    others = [pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in with_room]
+    return _why_no_option(planner, fleet, index, with_room) if others else _Why("")
+
+
+def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset()) -> _Why:
+    """Why a job has no plan with a layout in any pool it may use but those named `without` (asked once per job
+    shape)."""
+    job = fleet.jobs[index]
+    shape = (job.model, job.max_model_len, job.rollout_gpus, job.train_batch_size, job.pool, without)
+    if shape not in planner.reasons:
+        planner.reasons[shape] = _reasons(planner, fleet, index, without)
+    return planner.reasons[shape]
+
+
+def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str]) -> _Why:
+    """Why job `index` has no way to run in each pool it may use but those named `without`, asked of the planner:
+    a rollout that leaves no trainer GPU, a trainer count with no layout beside the rollout, or the planner's own
+    reason (with what estimates would give, under ``--no-estimate``), joined by semicolons, each with its code."""
+    job = fleet.jobs[index]
+    reasons = []
+    codes = []
+    rollout = counted(job.rollout_gpus, "rollout GPU")
+    for pool in fleet.pools:
+        if not job.may_use(pool) or pool.name in without:
+            continue
+        pool_gpus = pool.nodes * pool.gpus_per_node
+        trainer_room = pool_gpus - job.rollout_gpus
+        if trainer_room < 1:
+            taken = "take all" if trainer_room == 0 else "are more than"
+            reasons.append(f"{pool.name}: the job's {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}, leaving "
+                           "none for a trainer")
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL))
+            continue
+        asked = job.max_model_len
+        length = asked.at_least if isinstance(asked, AtLeast) else asked
+        query = planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
+                                 job.train_batch_size, max_model_len=length, objective="min_gpus",
+                                 budget_gpus=min(pool_gpus, MAX_ESTIMATED_GPUS))
+        answer = answer_for(planner.catalog, query, pool.gpu)
+        if answer.plans:
+            layouts = _limits_words(planner, query, pool, job.rollout_gpus)
+            reasons.append(f"{pool.name}: with {rollout}, no trainer GPU count that trains it ({answer.plans[0].gpus} "
+                           f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} "
+                           f"GPUs{layouts}")
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
+        else:
+            # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
+            # way with no room beside the rollout), said as such where that differs.
+            where = pool.name
+            if job.rollout_gpus:
+                query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
+                                                 "rollout_gpus": job.rollout_gpus})
+                if (beside := answer_for(planner.catalog, query, pool.gpu)).reason != answer.reason:
+                    where = f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
+                    answer = beside
+            reasons.append(f"{where}: {answer.reason}"
+                           f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
+                                      plan_reason_code=answer.reason_code))
+    return _Why("; ".join(reasons) or "no pool it may use", tuple(codes))
+
+
+def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
+    """Whether a trainer of `trainer_gpus` GPUs has a layout beside `rollout_gpus` on the pool's nodes."""
+    room = layout(trainer_gpus, rollout_gpus, pool.gpus_per_node)
+    return room is not None and room[1] <= pool.nodes
+
+
+def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, limits_named: bool) -> str:
+    """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
+    on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
+    where the pool's host memory rules theirs out and the tables' too (a plan of the tables on nodes with more of it
+    is the reason's to name), the one they would give without it and the host memory it needs, with the least host
+    memory one of theirs beside the rollout needs, where that is less ("" otherwise): in parentheses after the
+    planner's reason, or, where that named the pool's host memory in full already among its limits (`limits_named`;
+    it may end in their parentheses), in a clause after a semicolon, as the reason's own, that does not name the
+    figure again."""
+    if planner.estimate != "never":
+        return ""
+    (opening, closing) = ("; ", "") if limits_named else (" (", ")")
+    if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
+        return f"{opening}{estimated_plan_words(plan)}: drop --no-estimate{closing}"
+    if pool.host_ram_gb is None or _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None):
+        return ""
+    if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto", host_ram_gb=None):
+        lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
+        least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
+        bound = "the pool's nodes have" if limits_named else query.host_ram_bound_words
+        return (f"{opening}{estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query, plan, bound)}"
+                f"{least}{closing}")
+    return ""
+
+
+def _host_over_pool_words(planner: _Planner, query: Query, plan: Plan, bound: str) -> str:
+    """The host memory a plan of `query`'s model needs per node, more than its pool's (`bound`, the pool's host memory
+    in words: `Query.host_ram_bound_words`, or what its nodes have), in words."""
+    return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound)
+
+
+def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
+    """For a job whose trainer has no layout beside its `rollout_gpus` on the pool's nodes: where the pool's host
+    memory, or the job's train batch, is what rules out the counts that would have one, the fewest that would train
+    the job without it, and the host memory they need (with Offload, or while the model loads) or the rule their
+    data-parallel ranks break, in words ("" otherwise)."""
+    hints = []
+    if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None)):
+        hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
+                     f"{_host_over_pool_words(planner, query, plan, query.host_ram_bound_words)}")
+    if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
+                                                                    train_batch_size=None)):
+        broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
+        hints += [f"{plan.gpus} would, with {plan.setting.label}, but {broken}"] if broken else []
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def _way_without(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, **lifted: object) -> Plan | None:
+    """The plan on the fewest trainer GPUs that `query` gets with a limit lifted (`lifted`: its fields set so, such
+    as ``host_ram_gb=None``), beside `rollout_gpus` on the pool's nodes; None where it has none there."""
+    plan = answer_for(planner.catalog, query.model_copy(update={**lifted, "rollout_gpus": rollout_gpus}), pool.gpu,
+                      explained=False).best
+    return plan if plan is not None and _beside(plan.gpus, rollout_gpus, pool) else None
+
+
+def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
+    """What the jobs need at the least against what the fleet has, in words: the GPUs of each job's smallest
+    way to run (whole nodes counted whole), summed; and what to do."""
+    fewest: dict[int, int] = {}
+    pools: dict[int, set[int]] = {}
+    for option in options:
+        gpus = option.gpus_taken(fleet.pools[option.pool].gpus_per_node)
+        fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
+        pools.setdefault(option.job, set()).add(option.pool)
+    after = "; without --minimize nodes, as many as fit are placed"
+    host = any(option.host_tenths > 0 for option in options)  # a pool's host memory holds what the jobs need too
+    packing = ("but their layouts, with the host memory they need on a node, do not pack into the nodes"
+               if host else "but their layouts do not pack into the nodes")
+    has, need = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
+    if need > has:
+        return f": at their fewest they take {need} GPUs, more than the fleet's {has}{after}"
+    tightest = None  # (share of the pool, words) of the pool its own jobs fill the most
+    for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
+        bound = [job for job, where in pools.items() if where == {index}]
+        bound_need, pool_has = sum(fewest[job] for job in bound), pool.nodes * pool.gpus_per_node
+        named = named_jobs([fleet.jobs[job].name for job in bound])
+        jobs = (f"the job only pool {pool.name} can run ({named}) takes at its fewest" if len(bound) == 1 else
+                f"the {len(bound)} jobs only pool {pool.name} can run ({named}) take at their fewest")
+        if bound_need > pool_has:
+            return f": {jobs} {bound_need} GPUs, more than its {pool_has}{after}"
+        if bound and (tightest is None or bound_need / pool_has > tightest[0]):
+            tightest = (bound_need / pool_has, f": {jobs} {bound_need} of its {pool_has} GPUs, {packing}")
+    if tightest is not None:
+        return tightest[1] + after
+    return f": at their fewest they take {need} of the fleet's {has} GPUs, {packing}{after}"
+
+
+def _all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
+                  host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
+    """Every job left out, for one reason, where the search placed none: the jobs do not fit together (`verdict`
+    infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran out."""
+    code, reason = (
+        (UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER,
+         f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options)}")
+        if verdict == "infeasible" else
+        (UnplacedCode.INTERRUPTED, "interrupted before a placement was found") if interrupted else
+        (UnplacedCode.HOST_MEMORY_ROUNDED, (f"the jobs do not all fit the fleet with the host memory of "
+                                            f"{', '.join(host_rounded)} rounded up; they may with the exact figures"))
+        if host_rounded else
+        (UnplacedCode.TIME_LIMIT, "no placement found within the time limit"))
+    return tuple(Unplaced(job=job.name, reason=reason, reason_code=code) for job in fleet.jobs)

@@ -1,0 +1,446 @@
+"""The placement's search (`place`): the jobs' ways worked out, the placement model solved one objective after
+another within the time limit (Ctrl-C keeps the best placement so far: `_StopOnInterrupt`), and the answer read back
+as `Placement`s on their nodes, grown onto idle GPUs and with the reasons of the jobs left out."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections import Counter, defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Literal
+
+from ortools.sat.python import cp_model
+
+from solver.cluster.greedy import _greedy_choice
+from solver.cluster.model import _hint, _Model, _tie_break, build_placement_model
+from solver.cluster.options import Footprint, Option, _Planner, _without_ways, host_footprints, job_options
+from solver.cluster.placements import _first_gpus, _placement, pool_use
+from solver.cluster.reasons import _all_unplaced, _no_way_to_run, _unplaced, _why_no_option
+from solver.cluster.widen import _widen
+from solver.model import new_cp_solver
+from solver.query import EstimateMode, Progress, TokenBudgetMode, check_token_budget
+from solver.results import (
+    ClusterResult,
+    Placement,
+    PlacementCount,
+    Status,
+    Unplaced,
+    UnplacedCode,
+)
+from solver.solve import checked
+from solver.tables import (
+    Catalog,
+    Fleet,
+    MemoryModel,
+    Weights,
+    load_weights,
+)
+
+REASONS_SHARE = 0.6
+"""The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
+took: where a job has no way in a pool it may use, its reason asks the planner why, once per job shape, after
+the search (0.3 to 0.57 of that time in benchmarks/cluster.py's fleets)."""
+
+
+STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost",
+          "tie-break": "tie-break"}
+
+
+class _ProgressCallback(cp_model.CpSolverSolutionCallback):
+    """Reports each better placement of a stage to `report` (`Progress`), its bound through `bounded`."""
+
+    def __init__(self, stage: str, report: Progress, started: float, bounded: Callable[[int], int]) -> None:
+        super().__init__()
+        self.stage, self.report, self.started, self.bounded = stage, report, started, bounded
+
+    def on_solution_callback(self) -> None:
+        self.report(self.stage, self.objective_value, self.bounded(round(self.best_objective_bound)),
+                    time.monotonic() - self.started)
+
+
+def place(
+    fleet: Fleet,
+    catalog: Catalog,
+    *,
+    minimize: Literal["nodes"] | None = None,
+    weights: Weights | None = None,
+    time_limit_s: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
+    progress: Progress | None = None,
+    estimate: EstimateMode = "auto",
+    memory: MemoryModel | None = None,
+    margin: float | None = None,
+    token_budget: TokenBudgetMode = "default",
+    widen: bool = True,
+) -> ClusterResult:
+    """Place `fleet`'s jobs on its pools (see `solver.cluster`'s docstring for the model and objectives);
+    `estimate`, `memory`, `margin` and `token_budget` as in `solve` ("never": the tables' plans alone);
+    `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer."""
+    started = time.monotonic()
+    check_token_budget(token_budget, estimate)
+    planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
+                       estimate, time_limit_s, memory, margin, token_budget)
+    every_job = minimize == "nodes"
+    planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
+    if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
+        return _none_placed(planned, stuck, unplaced)
+    options = planned.options
+    built = build_placement_model(fleet, options, every_job)
+    stages = _stages(fleet, options, built, every_job)
+    search = _greedy_start(fleet, options, built)
+    solver = _placement_solver(workers, seed)
+    # Leave time to read the answer back and to say why the jobs left out are.
+    deadline = started + time_limit_s * 0.97 - 0.02 - _time_for_reasons(fleet, options, planned.planning_s)
+    with _StopOnInterrupt(solver) as interrupt:
+        first_failed = _solve_stages(search, built, stages, interrupt, deadline,
+                                     partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
+                                     None if progress is None else partial(_ProgressCallback, report=progress,
+                                                                           started=started))
+        # No first solution: the greedy placement (still the search's) stands in, unless it is empty, CP-SAT proved
+        # that none exists, or every job must be placed.
+        if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(search.values)
+                                             and not every_job):
+            return _no_placement_result(planned, first_failed, interrupt, deadline)
+    if first_failed is not None:  # out of time before a first solution: the greedy placement stands
+        search.proven = False
+        search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, search.values) if value)
+    widen_by = started + time_limit_s if widen and not interrupt.caught else None
+    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed)
+
+
+def _plan_jobs(planner: _Planner, fleet: Fleet, every_job: bool,
+               started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
+    """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
+    run (`stuck`, indexes) and why (`Unplaced`): asked now, so that the time it takes counts against the limit."""
+    options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
+                                                    for option in job_options(planner, fleet, index)])
+    stuck = _without_ways(fleet, options)
+    unplaced = tuple(_no_way_to_run(fleet.jobs[i], _why_no_option(planner, fleet, i)) for i in stuck)
+    planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
+                       no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
+                       planning_s=time.monotonic() - started)
+    return planned, stuck, unplaced
+
+
+def _placement_solver(workers: int, seed: int) -> cp_model.CpSolver:
+    """The placement's CP-SAT solver (`new_cp_solver`: Ctrl-C is left to `_StopOnInterrupt`), relaxing every
+    constraint: the LP relaxation of all of them, not only the linear ones, closes the pattern counts' bounds within a
+    second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md)."""
+    solver = new_cp_solver(workers, seed)
+    solver.parameters.linearization_level = 2
+    return solver
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """What the placement search starts from, worked out before it: every job's ways (`options`), whether every job
+    must be placed (`every_job`: ``--minimize nodes``), the pools whose host memory the ways rounded up, the jobs
+    with no way at all (`no_way`, their names), how many of the planner's solves behind the ways ran out of time
+    (`undecided`; widening's own questions leave the placement as it is), when placing `started`
+    (`time.monotonic`) and the seconds planning took."""
+
+    fleet: Fleet
+    options: list[Option]
+    every_job: bool
+    host_rounded: tuple[str, ...]
+    no_way: tuple[str, ...]
+    undecided: int
+    started: float
+    planning_s: float
+
+    @property
+    def counted_by(self) -> PlacementCount:
+        """What the first stage counts: the nodes used where every job must be placed, else the placed priority."""
+        return "nodes" if self.every_job else "priority"
+
+
+def _greedy_start(fleet: Fleet, options: list[Option], built: _Model) -> _Search:
+    """The search's start: a greedy placement, hinted to CP-SAT (which never returns less); it stands if time runs
+    out before a first solution."""
+    values, counts = _as_model_values(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
+    _hint(built, values, counts)
+    return _Search(values=values, counts=counts)
+
+
+def _placed_result(planned: _Planned, search: _Search, planner: _Planner, widen_by: float | None, interrupted: bool,
+                   seed: int) -> ClusterResult:
+    """The answer of the search's placement: the chosen ways on their nodes, grown onto idle GPUs of their nodes
+    until `widen_by` (None: not grown; Ctrl-C while growing leaves the placement as placed)."""
+    fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
+    first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
+    try:
+        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed)
+    except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
+        interrupted = True
+        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven)
+    proven = search.proven and not planned.host_rounded and not planned.undecided
+    return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
+                         objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
+                         no_way_to_run=planned.no_way, pools=pool_use(fleet, placements),
+                         host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
+                         tie_broken=search.tie_broken, wall_time_s=time.monotonic() - planned.started,
+                         planning_s=planned.planning_s, interrupted=interrupted)
+
+
+def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, interrupt: _StopOnInterrupt,
+                         deadline: float) -> ClusterResult:
+    """The answer where the search's first stage found no placement (its CP-SAT status `failed`) and no greedy one
+    stands in: infeasible where CP-SAT proved it, unless the host memory of the pools `planned.host_rounded` was
+    rounded up (and the jobs are not proved not to fit with it left out) or some of the jobs' ways were left out
+    (`planned.undecided`); unknown otherwise (time ran out, or Ctrl-C came first). Every job is left out, for that
+    reason."""
+    fleet, host_rounded = planned.fleet, planned.host_rounded
+    # With host memory rounded, no placement of the rounded needs proves nothing, unless the jobs do not
+    # fit even with host memory left out.
+    rounded_only = failed == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
+        fleet, planned.options, planned.every_job, interrupt.solver, deadline)
+    proved = failed == cp_model.INFEASIBLE and not rounded_only and not planned.undecided
+    verdict: Status = "infeasible" if proved else "unknown"
+    return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
+                         placements=(), pools=pool_use(fleet, ()),
+                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
+                                                host_rounded if rounded_only else (), planned.options),
+                         no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
+                         wall_time_s=time.monotonic() - planned.started, interrupted=interrupt.caught)
+
+
+def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, ...]) -> ClusterResult:
+    """The answer of ``--minimize nodes`` (every job or none) where the jobs `stuck` (indexes) fit nowhere, as
+    `unplaced` says: the other jobs are not placed either, for that reason."""
+    fleet, names = planned.fleet, ", ".join(planned.no_way)
+    fit = "fits" if len(stuck) == 1 else "fit"
+    others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
+                                                 "nowhere", reason_code=UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
+                   for i, job in enumerate(fleet.jobs) if i not in stuck)
+    return ClusterResult(status="unknown" if planned.undecided else "infeasible", objective=None, bound=None,
+                         objective_counts="nodes", placements=(), unplaced=unplaced + others,
+                         no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
+                         undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)
+
+
+def _stages(fleet: Fleet, options: list[Option], built: _Model,
+            every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
+    """The objectives `_solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
+    placed jobs (with `every_job`, the fewest nodes used instead), the length the ``at_least`` jobs gain, the
+    least total cost, and last a tie-break."""
+    nodes_used = sum(built.pattern_counts.values()) + sum(
+        o.whole_nodes * x for o, x in zip(options, built.chosen) if o.whole_nodes)
+    priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
+    gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
+    cost = sum(o.cost * x for o, x in zip(options, built.chosen))
+    first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
+    return [first_stage, ("length", gain, True), ("cost", cost, False),
+            ("tie-break", _tie_break(fleet, options, built), False)]
+
+
+def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) -> float:
+    """Seconds the search leaves for the reasons of the jobs it leaves out (`REASONS_SHARE` of `planning_s`, the
+    time their ways took): none where every job with a way has one in every pool it may use (a job left out then
+    has no pool to ask the planner about)."""
+    with_ways: dict[int, set[int]] = defaultdict(set)
+    for option in options:
+        with_ways[option.job].add(option.pool)
+    lacking = any(len(pools) < sum(map(fleet.jobs[job].may_use, fleet.pools))
+                  for job, pools in with_ways.items())
+    return REASONS_SHARE * planning_s if lacking else 0.0
+
+
+@dataclass
+class _Search:
+    """The staged search's placement so far (the options' values and the pattern counts), the first stage's
+    objective and bound, whether every stage solved so far is proven, and whether the tie-break proved its pick."""
+
+    values: list[int]
+    counts: dict[tuple[int, tuple[Footprint, ...]], int]
+    objective: int | None = None
+    bound: int | None = None
+    proven: bool = True
+    tie_broken: bool = False
+    """Whether the tie-break ran and proved its pick among the equally good placements."""
+
+
+def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_model.LinearExprT, bool]],
+                  interrupt: _StopOnInterrupt, deadline: float, first_bound: Callable[[int], int],
+                  progress: Callable[..., _ProgressCallback] | None) -> cp_model.CpSolverStatus | None:
+    """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within
+    `deadline`, each keeping the value the one before it reached and starting from its answer (the first from
+    `search`'s, a greedy placement), into `search`; the first stage gets 60% of the time left, the second half of
+    what is left then, the rest the rest. Returns the first stage's CP-SAT status where it found no placement (else
+    None); a later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every
+    stage before it is proven."""
+    model, solver = built.model, interrupt.solver
+    for position, (name, expression, maximise) in enumerate(stages):
+        if interrupt.caught or (name == "tie-break" and not search.proven):
+            search.proven = search.proven and not interrupt.caught
+            return None
+        left = deadline - time.monotonic()
+        solver.parameters.max_time_in_seconds = max(left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0),
+                                                    0.01)
+        (model.maximize if maximise else model.minimize)(expression)
+        callback = None if progress is None else progress(STAGES[name], bounded=first_bound if position == 0 else int)
+        status = checked(solver, model, interrupt.solve(model, callback))
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if position == 0:
+                return status
+            search.proven = search.proven and name == "tie-break"  # a stage left unsolved proves nothing
+            return None  # the previous stage's answer stands (its hint is still in the model)
+        if name != "tie-break":
+            search.proven = search.proven and status == cp_model.OPTIMAL and not interrupt.caught
+        else:  # its outcome leaves the status as it is: only which of the equally good placements comes out
+            search.tie_broken = status == cp_model.OPTIMAL  # proven, even where Ctrl-C came as it ended
+        search.values = [solver.value(x) for x in built.chosen]
+        search.counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
+        if position == 0:
+            search.objective = round(solver.objective_value)
+            search.bound = first_bound(round(solver.best_objective_bound))
+        reached = round(solver.objective_value)
+        model.add(expression >= reached if maximise else expression <= reached)
+        _hint(built, search.values, search.counts)
+    return None
+
+
+class _StopOnInterrupt:
+    """While solving, Ctrl-C (SIGINT) stops the search and keeps the best placement found so far; a process that
+    ignores Ctrl-C (a job a script starts in the background) keeps ignoring it."""
+
+    def __init__(self, solver: cp_model.CpSolver) -> None:
+        self.solver = solver
+        self.caught = False
+        self.previous: object = None
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self.caught = True
+        self.solver.stop_search()
+
+    def solve(self, model: cp_model.CpModel, callback: cp_model.CpSolverSolutionCallback | None
+              ) -> cp_model.CpSolverStatus:
+        """Solve in a worker thread, so that this (main) thread stays free to take Ctrl-C; what the worker
+        raises is raised here. What a signal's handler raises here while it waits (KeyboardInterrupt where Ctrl-C is
+        not ours to catch, or a request to end) stops the search, which ends before it is raised: a search left
+        running would abort the process as it exits."""
+        outcome: list[cp_model.CpSolverStatus] = []
+        failure: list[BaseException] = []
+        finished = threading.Event()  # not the thread's join, which an exception can leave taking it for ended
+
+        def work() -> None:
+            try:
+                outcome.append(self.solver.solve(model, callback))
+            except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
+                failure.append(error)
+            finally:
+                finished.set()
+
+        try:
+            threading.Thread(target=work, daemon=True).start()
+            while not finished.wait(0.05):
+                if self.caught:  # again, in case the search had not started when Ctrl-C came
+                    self.solver.stop_search()
+        except BaseException:
+            ends_by = time.monotonic() + self.solver.parameters.max_time_in_seconds  # had the worker not started
+            while not finished.is_set() and time.monotonic() < ends_by:  # a stop as the search starts is lost: again
+                self.solver.stop_search()
+                finished.wait(0.05)
+            raise
+        if failure:
+            raise failure[0]
+        return outcome[0]
+
+    def __enter__(self) -> _StopOnInterrupt:
+        # Only in the main thread (the only one Python lets set a handler), only over a handler Python can put back
+        # (a host program's own, None from Python, keeps Ctrl-C), and not over an ignored one (a script's background
+        # job keeps ignoring it).
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        if in_main_thread and signal.getsignal(signal.SIGINT) not in (None, signal.SIG_IGN):
+            self.previous = signal.signal(signal.SIGINT, self._stop)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)  # type: ignore[arg-type]
+
+
+def _decode(
+    fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
+    planner: _Planner, widen_by: float | None, proven: bool = True, seed: int = 0,
+) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
+    """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
+    (`_widen`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
+    and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
+    reasons say so otherwise)."""
+    chosen = {o.job: o for o, value in zip(options, values) if value}
+    nodes = _node_indexes(fleet, chosen, counts)
+    placed = dict(chosen)
+    if widen_by is not None:
+        placed.update(_widen(planner, fleet, chosen, nodes, seed, widen_by))
+    first_gpu = _first_gpus((job, option, nodes[job][0]) for job, option in sorted(placed.items()))
+    placements = tuple(_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
+                                  widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
+                       for job in sorted(placed))
+    return placements, _unplaced(planner, fleet, options, set(chosen), proven)
+
+
+def _node_indexes(fleet: Fleet, chosen: dict[int, Option],
+                  counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> dict[int, list[int]]:
+    """The nodes of its pool each chosen option (job -> option) takes: whole-node jobs first, then the nodes that
+    the chosen patterns (`counts`) fill, in order."""
+    nodes: dict[int, list[int]] = {}
+    for pool_index in range(len(fleet.pools)):
+        here = sorted((o for o in chosen.values() if o.pool == pool_index), key=lambda o: o.job)
+        next_node = 0
+        for option in (o for o in here if o.whole_nodes):
+            nodes[option.job] = list(range(next_node, next_node + option.whole_nodes))
+            next_node += option.whole_nodes
+        waiting: dict[Footprint, deque[Option]] = defaultdict(deque)
+        for option in (o for o in here if o.size):
+            waiting[option.footprint].append(option)
+        for (p, pattern), count in sorted(counts.items()):
+            if p != pool_index:
+                continue
+            for _ in range(count):
+                filled = False
+                for footprint in pattern:
+                    if waiting[footprint]:
+                        nodes[waiting[footprint].popleft().job], filled = [next_node], True
+                next_node += filled
+    return nodes
+
+
+def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_job: bool) -> int:
+    """CP-SAT's bound on the first stage, never weaker than the obvious one: a search stopped early can
+    report more priority than the jobs with a way to run have together (or fewer than no nodes)."""
+    if every_job:
+        return max(bound, 0)
+    return min(bound, sum(fleet.jobs[job].priority for job in {option.job for option in options}))
+
+
+def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: bool, solver: cp_model.CpSolver,
+                             deadline: float) -> bool:
+    """Whether CP-SAT proves, before `deadline`, that the jobs do not fit even with host memory left out."""
+    relaxed = build_placement_model(fleet, [replace(o, host_tenths=0) for o in options], every_job).model
+    solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
+    return checked(solver, relaxed, solver.solve(relaxed)) == cp_model.INFEASIBLE
+
+
+def _as_model_values(
+    built: _Model, choice: dict[int, tuple[Option, list[int]]], options: list[Option], fleet: Fleet
+) -> tuple[list[int], dict[tuple[int, tuple[Footprint, ...]], int]]:
+    """A greedy placement in the model's terms: the options' literals and the node-pattern counts."""
+    picked = {id(option) for option, _ in choice.values()}
+    values = [int(id(option) in picked) for option in options]
+    filled: Counter[tuple[int, tuple[Footprint, ...]]] = Counter()
+    for pool_index in range(len(fleet.pools)):
+        keys = [key for key in built.pattern_counts if key[0] == pool_index]
+        per_node: dict[int, list[Footprint]] = defaultdict(list)
+        for option, spot in choice.values():
+            if option.pool == pool_index and option.size:
+                per_node[spot[0]].append(option.footprint)
+        for contents in per_node.values():
+            match = next((key for key in keys if not Counter(contents) - Counter(key[1])), None)
+            if match is not None:
+                filled[match] += 1
+    return values, {key: filled[key] for key in built.pattern_counts}
