@@ -14,11 +14,10 @@ priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the 
 longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost.
 Last, the jobs of a node with idle GPUs may grow onto them (`_widen`), where more GPUs run them faster or longer.
 
-The modules, imports one way (`options` -> `model` -> `search`; `placements`, `reasons`, `widen` and `greedy`
-beside them, on `options`): `options` (the jobs' ways to run and the patterns that fill a node), `model` (the
-CP-SAT placement model), `search` (`place`: the staged search and its answer), `placements` (chosen ways as
-`Placement`s), `reasons` (why jobs are left out), `widen` (jobs grown onto idle GPUs) and `greedy` (the
-baseline).
+The modules, each using only those before it: `options` (the jobs' ways to run, and the patterns that fill a
+node), `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left
+out), `widen` (jobs grown onto idle GPUs), `greedy` (the baseline) and `search` (`place`: the staged search and its
+answer). The public names are imported from here; the private ones from their modules.
 """
 
 from solver.cluster.greedy import greedy
