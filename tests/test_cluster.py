@@ -1451,8 +1451,8 @@ def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_
             "placement is not proven best") in " ".join(out.split())
     assert status == (1 if result.unplaced else 0) and out.startswith("status: feasible;")
     # A solve that found a plan but had no time to prove it the best keeps the way, unproven.
-    monkeypatch.setattr(solver.cluster.options, "answer_for", lambda catalog, query, gpu, explained=True, data=None: real(
-        catalog, query, gpu, explained, data).model_copy(update={"status": "feasible"}))
+    monkeypatch.setattr(solver.cluster.options, "answer_for", lambda catalog, query, gpu, explained=True, data=None: (
+        real(catalog, query, gpu, explained, data).model_copy(update={"status": "feasible"})))
     unproven = place(fleet, CATALOG)
     assert unproven.status == "feasible" and unproven.undecided_ways > 0 and not unproven.unplaced
 
