@@ -76,7 +76,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         after_apply = None  # where what follows the summary's apply lines starts
         if answer.plans:
             renderables.append(plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
-                                             query.memory.own_source, len(query.gpus) > 1, writing))
+                                            query.memory.own_source, len(query.gpus) > 1, writing))
             after_apply = len(renderables)
             if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
                 renderables.append(ranking_view(answer))

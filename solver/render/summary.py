@@ -85,7 +85,7 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool) -> st
 
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
-                  memory_source: str | None, several_gpu_types: bool, writing: bool) -> Group:
+                 memory_source: str | None, several_gpu_types: bool, writing: bool) -> Group:
     """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
