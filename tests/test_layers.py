@@ -13,11 +13,13 @@ import solver
 SOLVER = Path(__file__).resolve().parent.parent / "solver"
 LAYERS = ("tables", "rules", "query", "results", "memory", "model", "solve", "explain", "maps", "cluster", "calibrate",
           "trinity", "api", "render", "cli")
-"""docs/api.md's order; `tables`, `cluster`, `trinity` and `cli` are packages."""
+"""docs/api.md's order; `tables`, `cluster`, `trinity`, `render` and `cli` are packages."""
 PACKAGES = {
     "tables": ("text", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
     "cluster": ("options", "model", "placements", "reasons", "widen", "greedy", "search"),
     "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "fragment", "patch"),
+    "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",
+               "cluster", "memory", "maps"),
     "cli": ("status", "output", "atomic", "paths", "argtypes", "parser", "options", "catalogs", "notes",
             "trinity_options", "planner", "tables", "cluster", "calibrate", "memory", "maps", "examples"),
 }

@@ -1,0 +1,88 @@
+"""Turn results into output: rich renderables for people, JSON for programs. Nothing here prints.
+
+The package has a module per output: `tables` (``solve tables``), `schema` (the JSON Schemas of --json),
+`answers` (``solve``'s answers) with `summary` (the best plan's summary and the lines that apply it), `ranking`
+(--top's ranked plans) and `verdict` (the verdict on a --from-config config's own settings), `cluster`
+(``solve cluster``), `memory` (``solve memory``'s breakdown and ``solve calibrate``'s memory-model file) and `maps`
+(``solve map``); and what they share: `styles` (a setting's shade and short label), `layout` (tables that turn
+into blocks on a narrow terminal) and `phrases` (words several views say). Each uses only those before it in this
+order: styles, layout, phrases, tables, schema, summary, ranking, verdict, answers, cluster, memory, maps. The names
+the other layers use are imported here (``from solver.render import answers_view``).
+"""
+
+from __future__ import annotations
+
+from solver.render.answers import NO_PLAN_HINT, UNDECIDED_HINT, UNPROVEN_HINT, answers_json, answers_view
+from solver.render.cluster import (
+    AT_LEAST_NOTE,
+    COST_NOTE,
+    MORE_ROLLOUT_NOTE,
+    NO_ROLLOUT_GPUS_NOTE,
+    TRAINER_NODES_NOTE,
+    UNPLACED_JOBS_WIDTH,
+    WIDENED_NOTE,
+    cluster_json,
+    cluster_view,
+    tie_break_unproven,
+)
+from solver.render.layout import UNBOUNDED_WIDTH, TableOrBlocks, needed_width
+from solver.render.maps import (
+    EVIDENCE_MARKS,
+    EXTRAPOLATED_MARK,
+    LENGTH_SHADES,
+    WIDE_MAP_BUDGETS,
+    YARN_MARK,
+    map_json,
+    map_view,
+)
+from solver.render.memory import memory_json, memory_model_yaml, memory_view
+from solver.render.phrases import LOWERED_NOTE
+from solver.render.ranking import RANKED_TRAINER_NODES_NOTE
+from solver.render.schema import JSON_SCHEMA_TYPES, json_schema
+from solver.render.styles import NO_SETTING_STYLE, SHADES, setting_style, short_label
+from solver.render.summary import APPLY_HEADING, apply_lines
+from solver.render.tables import cell_record, cells_json, tables_view
+
+__all__ = [
+    "APPLY_HEADING",
+    "AT_LEAST_NOTE",
+    "COST_NOTE",
+    "EVIDENCE_MARKS",
+    "EXTRAPOLATED_MARK",
+    "JSON_SCHEMA_TYPES",
+    "LENGTH_SHADES",
+    "LOWERED_NOTE",
+    "MORE_ROLLOUT_NOTE",
+    "NO_PLAN_HINT",
+    "NO_ROLLOUT_GPUS_NOTE",
+    "NO_SETTING_STYLE",
+    "RANKED_TRAINER_NODES_NOTE",
+    "SHADES",
+    "TRAINER_NODES_NOTE",
+    "UNBOUNDED_WIDTH",
+    "UNDECIDED_HINT",
+    "UNPLACED_JOBS_WIDTH",
+    "UNPROVEN_HINT",
+    "WIDENED_NOTE",
+    "WIDE_MAP_BUDGETS",
+    "YARN_MARK",
+    "TableOrBlocks",
+    "answers_json",
+    "answers_view",
+    "apply_lines",
+    "cell_record",
+    "cells_json",
+    "cluster_json",
+    "cluster_view",
+    "json_schema",
+    "map_json",
+    "map_view",
+    "memory_json",
+    "memory_model_yaml",
+    "memory_view",
+    "needed_width",
+    "setting_style",
+    "short_label",
+    "tables_view",
+    "tie_break_unproven",
+]

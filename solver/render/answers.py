@@ -1,0 +1,108 @@
+"""`solve`'s answers: per GPU type, what was asked, the config's verdict, the best plan's summary, the ranking, why
+there is no plan and the explanation; and the answers as JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from solver.query import Query, TrinityVersion
+from solver.render.ranking import ranking_view
+from solver.render.summary import plan_summary
+from solver.render.verdict import current_view
+from solver.results import Answer, Reason
+from solver.rules import batch_words
+from solver.tables import Catalog, counted
+
+
+def answers_json(answers: Iterable[Answer]) -> str:
+    """The answers as a JSON array, one object per GPU type, plans best first; ``explanation`` (a list
+    of ``{rule, detail}``) only when the answers were explained, ``current`` only for --from-config."""
+    return json.dumps([answer.as_json() for answer in answers], indent=2)
+
+
+def _goal(query: Query) -> str:
+    """What the query asks for, in words (a heading)."""
+    if query.objective == "max_len":
+        return f"longest context {query.within_budget}"
+    if query.objective == "min_gpus":
+        scope = f"any count up to {query.budget_gpus}" if query.open_budget else f"budget {query.budget_gpus}"
+        return f"fewest GPUs for {counted(query.max_model_len or 0, 'token')} ({scope})"
+    return f"cheapest plan for {counted(query.max_model_len or 0, 'token')} {query.within_budget}"
+
+
+def _no_alternative(query: Query, answer: Answer) -> str:
+    """Why `--top` lists fewer plans than asked: every other plan that trains (within the host memory given, if
+    any) is no better, in the ways the query leaves open, than a plan above; and, where one of the `answer`'s plans
+    is an estimate and Env is not pinned, that estimates keep Env on."""
+    ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
+            *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
+    limits = [query.host_ram_limit_words] if query.host_ram_gb is not None else []
+    limits += [batch_words(query.train_batch_size, query.train_batch_source)] if query.train_batch_size else []
+    within = f" within {' and '.join(limits)}" if limits else ""
+    # An estimate keeps Env on unless --no-env (`estimates_setting`): one without it may cost a hair less.
+    estimated = any(plan.evidence == "estimated" for plan in answer.plans)
+    env = "; estimates keep Env on (--no-env estimates without it)" if query.env is None and estimated else ""
+    return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above{env}"
+
+
+def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:
+    """The ``why`` rows: each rule and what it means here; one that only repeats the reason `said` above (the
+    tables hold no plan at all) points to it."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    for reason in reasons:
+        grid.add_row(reason.rule, "the reason above" if reason.detail == said else reason.detail)
+    return Group(Text("why", style="bold"), grid)
+
+
+def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, version: TrinityVersion | None = None,
+                 *, writing: bool = False) -> Group:
+    """Per answer: what was asked, the best plan in full (or why there is none; its config keys for the Trinity
+    release `version` where given; for a config read with --from-config, how --write applies it, unless `writing`
+    already), then the ranking."""
+    model = catalog.model(query.model)
+    renderables: list[Any] = []
+    for answer in answers:
+        renderables.append(Text(f"{answer.gpu} · {answer.model} · {_goal(query)}: {answer.status}", style="bold"))
+        if answer.current:
+            renderables.append(current_view(answer, answer.current, query))
+        after_apply = None  # where what follows the summary's apply lines starts
+        if answer.plans:
+            renderables.append(plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
+                                            query.memory.own_source, len(query.gpus) > 1, writing))
+            after_apply = len(renderables)
+            if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
+                renderables.append(ranking_view(answer))
+            if len(answer.plans) < query.top:
+                why = (_no_alternative(query, answer) if answer.status == "optimal" else
+                       "the time limit stopped the search; a longer --time-limit may find more, and better ones")
+                renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
+            elif answer.status == "feasible":
+                proven = "these plans" if len(answer.plans) > 1 else "this plan"
+                renderables.append(Text(UNPROVEN_HINT.format(proven), style="yellow"))
+        else:
+            renderables.append(Text(answer.no_plan_line, style="red"))
+            if answer.explanation is None:
+                renderables.append(Text(UNDECIDED_HINT if answer.status == "unknown" else NO_PLAN_HINT, style="dim"))
+        if answer.explanation:
+            renderables.append(_explanation(answer.explanation, None if answer.plans else answer.reason))
+        if after_apply is not None and after_apply < len(renderables):  # a blank line ends the lines to paste
+            renderables.insert(after_apply, Text())
+        renderables.append(Text())
+    return Group(*renderables)
+
+
+UNPROVEN_HINT = ("the time limit stopped the search before it proved {} the best: a longer --time-limit may find "
+                 "better ones")
+"""The line under a ``feasible`` answer's plans ({}: which)."""
+NO_PLAN_HINT = "--explain says why, rule by rule, and names plans beyond these limits where there are any"
+"""The line under a reason without an explanation."""
+UNDECIDED_HINT = "a longer --time-limit lets the search find a plan or prove that none exists"
+"""The line under a reason where the time limit stopped the search before it decided."""

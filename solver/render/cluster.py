@@ -1,0 +1,230 @@
+"""`solve cluster`'s placement: its status, a table per pool of the jobs placed there, their cautions, the unplaced
+jobs; and the placement as JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from solver.render.layout import TableOrBlocks
+from solver.render.phrases import LOWERED_NOTE
+from solver.render.styles import setting_style
+from solver.results import ClusterResult, Placement, PoolUse, index_range
+from solver.tables import Fleet, Pool, counted, named_jobs, shown_number
+
+WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
+"""A cluster table's note on the jobs that `place` widened."""
+MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
+"""A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
+
+AT_LEAST_NOTE = "(≥N): the job asked for at_least N tokens, longer where a plan allows"
+"""A cluster table's note on the jobs that asked for at_least a length."""
+TRAINER_NODES_NOTE = ("host GiB/node (node N, ...): needed only on the nodes named, those its trainer runs on; its "
+                      "other nodes hold its rollout alone")
+"""A cluster table's note on the jobs with nodes of their rollout alone, whose host need is their trainer's nodes'."""
+COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
+"""The line under a cluster's tables that says what their cost column counts."""
+
+NO_ROLLOUT_GPUS_NOTE = ("no rollout_gpus given, so no GPUs for the explorer here (--emit-dir writes mode: train); give "
+                        "rollout_gpus, or 0 where the explorer runs elsewhere")
+"""What a cluster's output says of the placed jobs that give no rollout_gpus (they get none, unlike a job that asks
+for 0, which says so)."""
+
+
+def tie_break_unproven(interrupted: bool) -> str:
+    """The line under an ``optimal`` cluster status whose tie-break did not prove its pick: the time limit, or
+    Ctrl-C where `interrupted`, stopped it."""
+    return (f"placement optimal; tie-break not proven: {'Ctrl-C' if interrupted else 'the time limit'} stopped the "
+            "pick among the equally good placements, so another run or --workers may give another of them"
+            + ("" if interrupted else " (raise --time-limit)"))
+
+
+def cluster_json(result: ClusterResult) -> str:
+    """A cluster placement as JSON: status, objective (and what it counts), bound, placements, unplaced jobs, and
+    whether Ctrl-C cut the search short."""
+    return json.dumps(result.model_dump(mode="json"), indent=2)
+
+
+def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableType:
+    """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, trainer
+    and rollout GPUs against those it asked, plan, length, cost, evidence and host memory), or its title alone
+    where nothing is placed."""
+    host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
+    title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; "
+             f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used")
+    if not here:  # a title, without an empty table
+        return Text(title, style="italic")
+    columns = _PoolColumns.of(pool, here)
+    widened = any(placement.widened_from is not None for placement in here)
+    more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
+    rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
+    notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if columns.lowered else []) + (
+        [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
+        [AT_LEAST_NOTE] if columns.lengthened else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
+    view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
+    for header in columns.headers:
+        view.add_column(header, no_wrap=True, justify="right" if header in (
+            "trainer", "rollout", "max_model_len", "YaRN", "tokens/GPU", "host GiB/node") else "left")
+    for placement in sorted(here, key=lambda p: (p.nodes, p.gpu_indexes, p.job)):  # as the GPUs lie
+        view.add_row(*_pool_row(pool, placement, columns))
+    return TableOrBlocks(view, heading=columns.headers.index("job"))
+
+
+@dataclass(frozen=True)
+class _PoolColumns:
+    """What a pool's table (`_pool_view`) shows besides its fixed columns, as the jobs placed in it need: each job's
+    host memory per node (`offloads`: where the pool checks it, with its Offload or its load; else where a job
+    offloads), YaRN's factor as --top shows it (`scaled`), the token budget where --token-budget auto lowered one
+    (`lowered`); and the jobs that asked for at_least a length and run longer (`lengthened`, their names: at the
+    length asked, "(≥N)" would add nothing)."""
+
+    offloads: bool
+    scaled: bool
+    lowered: bool
+    lengthened: frozenset[str]
+
+    @classmethod
+    def of(cls, pool: Pool, here: list[Placement]) -> _PoolColumns:
+        """The columns of `pool`'s table with the jobs placed `here`."""
+        return cls(offloads=pool.host_ram_gb is not None or any(placement.plan.offload for placement in here),
+                   scaled=any(placement.plan.rope_scaling_factor for placement in here),
+                   lowered=any(placement.plan.lowered_budget for placement in here),
+                   lengthened=frozenset(placement.job for placement in here if placement.at_least
+                                        and placement.plan.max_model_len > placement.asked_max_model_len))
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        """The table's headers, in order."""
+        return ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
+                *(("YaRN",) if self.scaled else ()), *(("tokens/GPU",) if self.lowered else ()), "cost", "evidence",
+                *(("host GiB/node",) if self.offloads else ()))
+
+
+def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
+    """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, trainer GPUs (with those
+    widening added) and rollout GPUs (against those it asked), plan, length, cost, evidence and host memory."""
+    plan = placement.plan
+    nodes = ", ".join(map(str, placement.nodes))
+    indexes = placement.gpu_indexes
+    gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
+    need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
+    trainer_nodes = placement.trainer_nodes
+    named = f"{'node' if len(trainer_nodes) == 1 else 'nodes'} {', '.join(map(str, trainer_nodes))}"
+    on = "" if trainer_nodes == placement.nodes else f" ({named})"
+    host = () if not columns.offloads else (f"{need:.1f}{on}" if need is not None else "",)
+    asked = f" (≥{placement.asked_max_model_len})" if placement.job in columns.lengthened else ""
+    length = f"{plan.max_model_len}{asked}"
+    added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
+    rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
+               else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
+    return (nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
+            Text(plan.setting.label, style=setting_style(plan.setting)), length,
+            *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
+            *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
+            f"{plan.cost:.4g}", plan.evidence_label, *host)
+
+
+UNPLACED_JOBS_WIDTH = 40
+"""The most columns the unplaced jobs' names take beside their reason (a longer name takes its own)."""
+
+
+def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
+    """A table per pool, a row per placed job with its nodes and plan; the cautions `solve` would give the
+    placed plans (each once, with its jobs); then the unplaced jobs."""
+    renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes), *_search_warnings(result)]
+    for pool, use in zip(fleet.pools, result.pools, strict=True):
+        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
+    if result.placements:
+        renderables.append(Text(COST_NOTE, style="dim"))
+    renderables += _placed_cautions(result)
+    ungiven = {job.name for job in fleet.jobs if not job.rollout_gpus_given}
+    if unasked := [placement.job for placement in result.placements if placement.job in ungiven]:
+        renderables.append(Text(f"note: {named_jobs(unasked)}: {NO_ROLLOUT_GPUS_NOTE}", style="yellow"))
+    if result.unplaced:
+        renderables.append(_unplaced_view(result, len(fleet.jobs)))
+    return Group(*renderables)
+
+
+def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> list[Text]:
+    """A placement's status, with what it counts (the nodes used where `minimize_nodes`, else the placed priority),
+    its bound and gap; and, without a bound, how long working out the jobs' ways took."""
+    if result.objective is None:
+        return [Text(f"status: {result.status}", style="bold red")]
+    gap = f", gap {result.gap:.1%}" if result.gap else ""
+    measure = "nodes used" if minimize_nodes else f"placed priority ({_priority_within_reach(result, fleet)})"
+    stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
+    bound = f"proven bound {result.bound}" if result.bound is not None else (
+        f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
+    if result.host_rounded and result.bound is not None:
+        bound = f"bound {result.bound} with the host memory rounded"
+    lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
+    if result.bound is None and not result.interrupted:
+        lines.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the search could "
+                          "start"))
+    return lines
+
+
+def _search_warnings(result: ClusterResult) -> list[Text]:
+    """What leaves a placement less than proven best: a tie-break not proven, host memory rounded up, the jobs' ways
+    that ran out of time."""
+    warnings = []
+    if result.status == "optimal" and not result.tie_broken:
+        warnings.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
+    if result.host_rounded:
+        warnings.append(Text(
+            f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
+            "fill a node were too many otherwise)"
+            + (": no node's host memory is exceeded, but the placement is not proven optimal" if result.placements
+               else ""), style="yellow"))
+    if result.undecided_ways:
+        warnings.append(Text(
+            f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
+            "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the placement "
+            "is not proven best",
+            style="yellow"))
+    return warnings
+
+
+def _placed_cautions(result: ClusterResult) -> list[Text]:
+    """The cautions `solve` would give the placed plans, each once, with the jobs it is about."""
+    cautioned: dict[str, list[str]] = {}
+    for placement in result.placements:
+        for caution in placement.plan.cautions:
+            cautioned.setdefault(caution, []).append(placement.job)
+    cautions = []
+    for caution, jobs in cautioned.items():
+        cautions.append(Text(f"caution: {named_jobs(jobs)}: {caution}", style="yellow"))
+    return cautions
+
+
+def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
+    """The fleet's total priority, in words (``of 17``), and where some jobs have no way to run in any pool
+    (`ClusterResult.no_way_to_run`), the most a placement can reach without them (``of 17, or 7 without the job
+    that has no way to run``)."""
+    total = sum(job.priority for job in fleet.jobs)
+    wayless = set(result.no_way_to_run)
+    if not wayless:
+        return f"of {total}"
+    reachable = sum(job.priority for job in fleet.jobs if job.name not in wayless)
+    jobs = "the job that has" if len(wayless) == 1 else f"the {len(wayless)} jobs that have"
+    return f"of {total}, or {reachable} without {jobs} no way to run"
+
+
+def _unplaced_view(result: ClusterResult, jobs: int) -> Table:
+    """The unplaced jobs, a row per reason with the jobs it is given for (in the order of their first job)."""
+    by_reason: dict[str, list[str]] = {}
+    for job in result.unplaced:
+        by_reason.setdefault(job.reason, []).append(job.job)
+    view = Table(title=f"unplaced jobs: {len(result.unplaced)} of {jobs}", title_justify="left")
+    longest = max(len(job.job) for job in result.unplaced)  # a name is never cut: folded where the room is short
+    view.add_column("jobs" if len(by_reason) < len(result.unplaced) else "job",
+                    max_width=max(UNPLACED_JOBS_WIDTH, longest + 1), overflow="fold")
+    view.add_column("reason")
+    for reason, named in by_reason.items():
+        view.add_row(", ".join(named), reason)
+    return view

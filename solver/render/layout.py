@@ -1,0 +1,70 @@
+"""Layout for narrow terminals: the width a table needs, and a table that turns into blocks where it does not fit."""
+
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.table import Column, Table
+from rich.text import Text
+
+UNBOUNDED_WIDTH = 1 << 16
+"""Room enough to measure any table whole."""
+
+
+def needed_width(table: Table, console: Console, options: ConsoleOptions) -> int:
+    """The columns `table` needs not to break words or cut cells: its whole width where no column wraps (a table of
+    the source's cells); else its width with the wrapping columns narrowed to the longest word among them. (Rich
+    narrows the widest wrapping columns first, whatever their words, so the table's minimum width breaks some.)"""
+    unbounded = options.update_width(UNBOUNDED_WIDTH)
+    whole = console.measure(table, options=unbounded).maximum
+    if all(column.no_wrap for column in table.columns):
+        return whole
+    ranges = [_column_range(table, column, console, unbounded) for column in table.columns]
+    level = max(measured.minimum for measured, column in zip(ranges, table.columns, strict=True) if not column.no_wrap)
+    borders = whole - sum(measured.maximum for measured in ranges)
+    return borders + sum(measured.maximum if column.no_wrap else min(measured.maximum, level)
+                         for measured, column in zip(ranges, table.columns, strict=True))
+
+
+def _column_range(table: Table, column: Column, console: Console, options: ConsoleOptions) -> Measurement:
+    """The least and most columns `column` of `table` takes, its padding included (as rich measures it)."""
+    cells = [*([column.header] if table.show_header else []), *column.cells]
+    measured = [Measurement.get(console, options, cell) for cell in cells]
+    least, most = Measurement(max(m.minimum for m in measured), max(m.maximum for m in measured)).clamp(
+        column.min_width, column.max_width)
+    padding = table.padding[1] + table.padding[3]
+    return Measurement(least + padding, most + padding)
+
+
+class TableOrBlocks:
+    """A table with a header where it fits the width (`needed_width`), else its rows as blocks: the `heading`
+    column's cell (in `heading_form`), beside the other columns' headers and non-empty cells, a row each, under the
+    table's title and over its caption. Both forms show the one table's cells: a narrow terminal gets every cell
+    whole instead of words broken into 3-column slivers."""
+
+    def __init__(self, table: Table, heading: int, heading_form: str = "{}") -> None:
+        self.table = table
+        self.heading = heading
+        self.heading_form = heading_form
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if needed_width(self.table, console, options) <= options.max_width:
+            yield self.table
+            return
+        blocks = Table.grid(padding=(0, 2))
+        blocks.add_column(style="bold", overflow="fold")
+        blocks.add_column(no_wrap=True)
+        blocks.add_column(overflow="fold", justify="default")  # the grid pads values, unstyled: a shade is the text's
+        columns = [list(column.cells) for column in self.table.columns]
+        for row in range(self.table.row_count):
+            heading = self.heading_form.format(columns[self.heading][row])
+            for index, column in enumerate(self.table.columns):
+                cell = columns[index][row]
+                if index != self.heading and str(cell):
+                    blocks.add_row(heading, column.header, cell)
+                    heading = ""
+        if self.table.title:
+            yield Text(str(self.table.title), style="table.title")
+        yield blocks
+        if self.table.caption:
+            yield Text(str(self.table.caption), style="table.caption")

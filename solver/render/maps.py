@@ -1,0 +1,110 @@
+"""`solve map`: a grid of the best plan per model (or length) and GPU budget, and the maps as JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
+from solver.results import Plan
+from solver.rules import host_ram_unchecked_words
+from solver.tables import NO_SETTING
+
+EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
+EXTRAPOLATED_MARK = "!"
+"""Added to an estimate's mark beyond the memory model's calibration (`Plan.beyond_calibration`)."""
+YARN_MARK = "^"
+"""Added to a map's cell (by length: to the row's length) whose YaRN goes past what is validated
+(`Plan.yarn_beyond_validated`)."""
+LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
+                 "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
+"""Shades of the longest-context map, shortest to longest."""
+
+
+WIDE_MAP_BUDGETS = 16
+"""A map of more budgets than this shows a run of budgets that give every row the same plan as one column."""
+
+
+def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int]) -> list[tuple[int, int]]:
+    """The map's columns as (first, last) budgets: one per budget, or in a wide map (`WIDE_MAP_BUDGETS`), one per
+    run of budgets whose plans are the same in every row, bar the GPUs they leave (9 to 15 GPUs on nodes of 8
+    allow what 8 do)."""
+    def plans(budget: int) -> list[Plan | None]:
+        return [None if (plan := grid[row, budget]) is None else plan.model_copy(update={"unused_gpus": 0})
+                for row in rows]
+
+    spans: list[tuple[int, int]] = []
+    for budget in budgets:
+        if spans and len(budgets) > WIDE_MAP_BUDGETS and plans(budget) == plans(spans[-1][0]):
+            spans[-1] = (spans[-1][0], budget)
+        else:
+            spans.append((budget, budget))
+    return spans
+
+
+def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
+             model: str | None = None, given: dict[str, Any] | None = None) -> str:
+    """Maps as JSON: per GPU type (name, grid, rows), the options `given` that change its cells (their values not
+    None: the train batch the plans keep to, the host memory per node they fit in, ...), its budgets and, per row (a
+    model, or with `model`, the model mapped by length, a length), the best plan at each budget (null where none), as
+    `solve --json` gives a plan."""
+    key = "max_model_len" if model is not None else "model"
+    limits = {name: int(value) if name == "host_ram_gb" and float(value).is_integer() else value  # not 512.0
+              for name, value in (given or {}).items() if value is not None}
+    return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
+                        **({"model": model} if model is not None else {}), **limits, "budget_gpus": budgets,
+                        "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
+                                                      else plan.model_dump(mode="json") for budget in budgets]}
+                                 for row in rows]}
+                       for gpu, grid, rows in maps], indent=2)
+
+
+def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
+             by_length: bool, limited: bool = False, host_checked: bool = False) -> Group:
+    """A map: its title, then a row per model (or length), a column per GPU budget, each cell the best plan
+    in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend
+    (`limited`: the title names limits, a train batch or host memory, that the plans keep to; without
+    `host_checked`, a host memory given, it says that nothing checked the Offload cells' host memory)."""
+    view = Table()
+    view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
+                    min_width=max(len(str(row)) for row in rows))
+    spans = _budget_spans(grid, rows, budgets)
+    budgets = [first for first, _ in spans]
+    for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
+        span = f"≤{first}{'' if last == first else f'-{last}'}"  # kept whole: a narrow column wraps before GPUs
+        view.add_column(f"{span} GPU{'s' if last > 1 else ''}", justify="center", overflow="fold",
+                        min_width=len(span))
+    longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
+    at = " @" if len(budgets) > 8 else "@"  # many budgets: a narrow cell may wrap before the GPU count
+    for row in rows:
+        cells = []
+        for budget in budgets:
+            plan = grid[(row, budget)]
+            if plan is None:
+                cells.append(Text(NO_SETTING, style=NO_SETTING_STYLE))
+                continue
+            mark = EVIDENCE_MARKS[plan.evidence] + (EXTRAPOLATED_MARK if plan.beyond_calibration else "")
+            if by_length:
+                cells.append(Text(f"{short_label(plan.setting)}{at}{plan.gpus}{mark}", style=setting_style(plan.setting)))
+            else:
+                shade = LENGTH_SHADES[min(len(LENGTH_SHADES) - 1, plan.max_model_len * len(LENGTH_SHADES) // (longest + 1))]
+                mark += YARN_MARK if plan.yarn_beyond_validated else ""
+                cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}",
+                                  style=shade))
+        row_yarn = by_length and any(plan.yarn_beyond_validated for budget in budgets if (plan := grid[(row, budget)]))
+        view.add_row(f"{row}{YARN_MARK if row_yarn else ''}", *cells)
+    merged = "; ≤a-b: budgets a to b, the same plans" if any(first != last for first, last in spans) else ""
+    yarn = ("; ^ YaRN past what is validated (quality untested)"
+            if any(plan.yarn_beyond_validated for plan in grid.values() if plan) else "")
+    unchecked = not host_checked and any(plan.offload for plan in grid.values() if plan)
+    offload = f" (host memory per node {host_ram_unchecked_words()})" if unchecked else ""
+    legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
+                  + merged
+                  + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
+                  f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
+                  f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla")
+    return Group(Text(title, style="table.title"), view, legend)  # a title of its own: a narrow map's does not wrap

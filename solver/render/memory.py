@@ -1,0 +1,177 @@
+"""`solve memory`'s breakdown of one GPU's predicted peak (view and JSON), and the memory-model file `solve
+calibrate` writes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
+from solver.render.phrases import CEILING_WORDS, fewer, tables_said
+from solver.rules import TablesVerdict, host_ram_bound_words, host_ram_check_words
+from solver.tables import MemoryModel
+
+
+def memory_model_yaml(memory_model: MemoryModel) -> str:
+    """A memory-model file (``tables/memory-model.yaml``'s format), with comments saying what it is."""
+    fit = memory_model.fit
+    lines = [
+        "# Memory-model coefficients, written by `solve calibrate` (solver/calibrate.py): a linear program",
+        "# fitted on the positive and negative evidence of the cells below. Regenerate, never edit by hand.",
+        "# The terms and their units are described in solver/memory.py.",
+        "source: " + _yaml_string(memory_model.source),
+        "coefficients:",
+        *(f"  {name}: {value}" for name, value in memory_model.coefficients.model_dump().items()),
+        f"margin: {memory_model.margin}  # default safety margin of estimated plans: fit in this much less than usable",
+        "fit:  # on the observations it was fitted on",
+        *(f"  {name}: {value}" for name, value in fit.model_dump(exclude={"range"}).items()),
+        *(["  range:  # what the observations span: past it, estimates extrapolate, and say so"] if fit.range else []),
+        *(f"    {name}: {str(value).lower() if isinstance(value, bool) else value}"
+          for name, value in (fit.range.model_dump() if fit.range else {}).items()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_string(text: str) -> str:
+    """`text` as a double-quoted YAML scalar that PyYAML reads back: YAML's escapes (JSON's write a character
+    beyond U+FFFF as a surrogate pair, which YAML refuses)."""
+    dumped: str = yaml.safe_dump(text, default_style='"', allow_unicode=True, width=float("inf"))
+    return dumped.rstrip("\n")
+
+
+def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,
+                planner_command: str, own_budget: bool = False) -> Group:
+    """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
+    (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
+    too), its cautions, what `gpu`'s tables say of the same setting for `model` on `gpus` GPUs (they decide
+    where they speak), and where the setting does not train, the planner's command that finds one that does
+    (`planner_command`, a line of its own to copy)."""
+    lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result),
+                                   Text(_fit_words(result), style="green" if result.fits else "red"),
+                                   Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
+    if result.host_memory_gib is not None:
+        lines.append(_host_memory_line(result, result.host_memory_gib, offload))
+    lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
+    if result.beyond_calibration:
+        lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
+                          "prediction extrapolates there", style="yellow"))
+    if result.tables is not None:
+        lines.append(_tables_line(result, result.tables, gpu, model, gpus, offload, own_budget))
+    if not result.trains:  # solve memory judges one setting: the planner tries them all
+        lines += [Text("to find a setting that trains, run the planner, which tries every SP, Env, Offload and token "
+                       "budget:"), Text(f"  {planner_command}", no_wrap=True, overflow="ignore")]
+    return Group(*lines)
+
+
+def _terms_table(result: MemoryEstimate) -> Table:
+    """The breakdown's table: GiB per term, the total and what is usable."""
+    view = Table()
+    view.add_column("term")
+    view.add_column("GiB", justify="right")
+    for term, gib in result.terms.items():
+        view.add_row(term.replace("_", " "), f"{gib:.2f}")
+    view.add_row(Text("total", style="bold"), Text(f"{result.total_gib:.2f}", style="bold"))
+    view.add_row("usable", f"{result.usable_gib:.2f}")
+    return view
+
+
+def _fit_words(result: MemoryEstimate) -> str:
+    """Whether the breakdown fits, by how much, and what share of the memory is usable (where the activations
+    decide), and (without Offload) what the optimizer step takes of its share."""
+    fits = result.fits
+    usable = f"the usable memory ({result.usable_gib / result.memory_gib:.1%} of the memory, the margin taken off)"
+    spare = "to spare at the optimizer step" if result.step_binds else f"to spare of {usable}"
+    verdict = (f"fits: {result.headroom_gib:.2f} GiB {spare}" if fits
+               else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if result.step_binds
+               else f"does not fit: {-result.headroom_gib:.2f} GiB over {usable}")
+    if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
+        share = result.step_usable_gib / result.memory_gib
+        step = "it" if result.step_binds and not fits else "the optimizer step"  # named already where it is over
+        verdict += (f"; {step} takes {result.step_gib:.2f} GiB of the {result.step_usable_gib:.2f} it "
+                    f"may ({share:.1%} of the memory){'' if result.step_fits else ': too much'}")
+    return verdict
+
+
+def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool) -> Text:
+    """The host memory a node needs (`need_gib`; `offload`: for the states too), and whether --host-ram holds it, as
+    the plan summary says it (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing)."""
+    if result.host_ram_gib is not None and not result.host_fits:
+        room = f"; more than {host_ram_bound_words(result.host_ram_gib, '--host-ram')}: it does not train there"
+    else:
+        room = host_ram_check_words(result.host_ram_gib) if offload or result.host_ram_gib is not None else ""
+    what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
+            "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
+            "FSDP shards it)")
+    return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
+                style="" if result.host_fits else "red")
+
+
+def _tables_line(result: MemoryEstimate, tables: TablesVerdict, gpu: str, model: str, gpus: int, offload: bool,
+                 own_budget: bool) -> Text:
+    """What `gpu`'s tables say of the breakdown's setting (`tables`), and where that overrules the memory model or
+    the host memory rules it out."""
+    said = tables_said(tables, gpu, model, gpus, offload)
+    disagree = "; where the memory model disagrees, the table, a measurement, decides" if (
+        tables.trains != result.fits) else ""
+    by_tokens = (f" (a row is taken for its tokens per GPU, {result.tokens_per_gpu} by your budget, not for "
+                 "the length)") if own_budget else ""
+    host_short = tables.trains and not result.host_fits  # the tables speak of GPU memory only
+    host = "; that is the GPUs' memory, and the host memory above rules it out" if host_short else ""
+    return Text(f"tables: {said}{by_tokens}{disagree}{host}",
+                style="yellow" if host_short else "green" if tables.trains else "red")
+
+
+def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offload: bool, own_budget: bool) -> str:
+    """The longest length the memory model fits with the breakdown's setting (with `own_budget`: that its token
+    budget holds), in words, with what `gpu`'s tables say where a measurement there refutes it, or lets the setting
+    train longer."""
+    if own_budget:  # the memory is the budget's whatever the length
+        return (f"longest length its token budget holds (budget x SP), which the memory model fits: "
+                f"{result.longest_len} tokens" if result.longest_len else
+                "no length fits with this setting and token budget, by the memory model")
+    at_least = "at least " if result.longest_len == CEILING else ""  # the longest length it is asked about
+    longest = (f"longest length the memory model fits with this setting: {at_least}{result.longest_len} tokens (on "
+               f"a {GRID}-token grid{'; ' + CEILING_WORDS if at_least else ''})" if result.longest_len else
+               "no length fits with this setting, by the memory model")
+    if result.longest_refuted is not None and result.longest_len:  # a measurement there says otherwise
+        allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
+                   else ": they let it train at no length")
+        source = result.longest_refuted.source
+        where = ("there" if source.max_model_len == result.longest_len else
+                 f"at {source.max_model_len}, the row that {result.longest_len} falls to"
+                 if source.max_model_len > result.longest_len else f"already at {source.max_model_len}")
+        longest += (f", but the tables say it runs out of memory {where} ({source.words(gpu, model)}"
+                    f"{fewer(source, gpus, offload)}), and they decide{allowed}")
+    elif result.tables_longer is not None:  # a measurement says it trains longer
+        longer = result.tables_longer
+        cited = ("the cell on the tables line" if result.tables is not None and result.tables.source == longer.source
+                 else tables_said(longer, gpu, model, gpus, offload).removeprefix('it trains (').removesuffix(')'))
+        longest += f"; the tables let it train at {longer.source.max_model_len} ({cited}), and they decide"
+    return longest
+
+
+def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
+    """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
+    total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
+    it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
+    whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
+    (``headroom_gib``) and whether that is the optimizer step's (``step_binds``), whether Offload's host memory
+    fits in ``--host-ram`` (``host_fits``), and the verdict
+    (``trains``: the tables' where they speak, and only where the host memory holds the states), with its
+    ``cautions``; GiB rounded to 4 decimals (0.1 MiB)."""
+    figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
+               "headroom_gib": result.headroom_gib, "step_binds": result.step_binds, "host_fits": result.host_fits,
+               "trains": result.trains}
+    return json.dumps({**asked, **_rounded(figures)}, indent=2)
+
+
+def _rounded(value: Any) -> Any:
+    """Floats in nested mappings rounded to 4 decimals."""
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    return round(value, 4) if isinstance(value, float) else value

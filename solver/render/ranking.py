@@ -1,0 +1,72 @@
+"""`solve --top`'s ranked plans, a row each."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from solver.render.layout import TableOrBlocks
+from solver.render.phrases import LOWERED_NOTE
+from solver.render.styles import setting_style
+from solver.results import Answer, Plan
+from solver.rules import trainer_node_count
+from solver.tables import counted
+
+
+def _relative(rank: int, cost: float, first: float) -> str:
+    """A ranked plan's cost relative to plan #1's (which the objective ranks first, not always the cheapest):
+    plan #1 is the best, and a later plan of the same cost is ``1.00x #1``."""
+    return "best" if rank == 1 else f"{cost / first:.2f}x #1"
+
+
+RANKED_TRAINER_NODES_NOTE = ("host GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its "
+                             "rollout alone")
+"""The ranking's note on the plans with nodes of their rollout alone, whose host need is their trainer's nodes'."""
+
+
+def ranking_view(answer: Answer) -> TableOrBlocks:
+    """The ranked plans, a row each; with a `YaRN` column where a plan needs YaRN, and a `host GiB/node` column where
+    a plan offloads (its states) or where --host-ram is given (then every plan's need, a plan without Offload its
+    start-up load, as `solve cluster` gives a pool's)."""
+    lowered = any(plan.lowered_budget for plan in answer.plans)
+    spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
+    needs = [plan.host_memory_gb for plan in answer.plans]
+    host_needs = any(need is not None for need in needs)
+    on = [_on_trainer_nodes(plan) if need is not None else "" for plan, need in zip(answer.plans, needs, strict=True)]
+    notes = ([LOWERED_NOTE] if lowered else []) + ([RANKED_TRAINER_NODES_NOTE] if any(on) else [])
+    view = Table(title="ranked plans", title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
+    yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room
+    numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
+    host = "host GiB/node"  # for Offload, as `solve cluster` names it: a number whose header may wrap
+    for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
+                   *(("YaRN",) if yarn else ()), *((host,) if host_needs else ()), "cost", "evidence", "source cell"):
+        # Numbers keep their width; words wrap when the table is wider than the screen.
+        view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
+                        justify="right" if header in (*numbers, host) else "left")
+    best = answer.plans[0].cost
+    for rank, (plan, need, nodes) in enumerate(zip(answer.plans, needs, on, strict=True), start=1):
+        view.add_row(
+            str(rank),
+            str(plan.gpus) if answer.open_budget else f"{plan.gpus}/{answer.budget_gpus}",
+            *((str(plan.rollout_gpus), str(plan.nodes)) if spans else ()),
+            Text(plan.setting.label, style=setting_style(plan.setting)),
+            str(plan.max_model_len),
+            f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",
+            *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if yarn else ()),
+            *((f"{need:.1f}{nodes}" if need is not None else "",) if host_needs else ()),
+            f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
+            plan.evidence_label,
+            (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
+             f"{'' if plan.source.model == answer.model else f' ({plan.source.model})'}" if plan.source
+             else f"memory model: {plan.memory_gb:.1f} GiB"),
+        )
+    return TableOrBlocks(view, heading=0, heading_form="#{}")
+
+
+def _on_trainer_nodes(plan: Plan) -> str:
+    """`` (N of M)`` for a plan on M nodes whose trainer runs on N of them, the others holding its rollout alone,
+    where its host memory need is per node (`Plan.host_memory_words`); "" for a plan without such nodes."""
+    if plan.nodes is None or plan.rollout_gpus is None:
+        return ""
+    trainer_nodes = trainer_node_count(plan.gpus, plan.rollout_gpus, plan.nodes)
+    return "" if trainer_nodes == plan.nodes else f" ({trainer_nodes} of {plan.nodes})"

@@ -1,0 +1,283 @@
+"""A plan's summary under `solve`'s answer: a row per fact about the best plan, then the lines that apply it
+(`apply_lines`)."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from solver.memory import CEILING
+from solver.query import TrinityVersion
+from solver.render.phrases import CEILING_WORDS, tables_said
+from solver.results import (
+    ENV_EXPORT,
+    Answer,
+    Plan,
+    env_when,
+    length_cautions,
+    own_scaling_words,
+    spans_nodes,
+    yarn_caution,
+)
+from solver.rules import NODE_GPUS, host_ram_check_words, least_token_budget, sp_degrees, token_budget
+from solver.tables import MAX_ESTIMATED_GPUS, Model, counted
+
+
+def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
+                node_gpus: int = NODE_GPUS) -> list[str]:
+    """How to apply a plan: the export line (on every node where the job takes several of `node_gpus` GPUs) and the
+    Trinity config keys it sets (for the Trinity release `version` where given: 0.5 refuses the trainer's own offload
+    flags)."""
+    lines = []
+    if plan.env:  # comments on lines of their own: each line pastes alone
+        lines += [f"# {env_when(spans_nodes(plan, node_gpus))}:", ENV_EXPORT]
+    lines.append(f"model.max_model_len: {plan.max_model_len}")
+    if plan.rope_scaling_factor is not None:
+        lines.append(
+            f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor!r}, "
+            f"original_max_position_embeddings: {model.native_context}}}"
+        )
+    lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
+    lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
+    if plan.offload:
+        lines.append("trainer.trainer_strategy: fsdp2")
+        lines += ["# as in the A100 offload measurements of Trinity-RFT's guide:", "trainer.save_hf_checkpoint: never"]
+        lines.append(
+            "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
+            "{param_offload: true, optimizer_offload: true, offload_policy: true}"
+        )
+        if version != "0.5":
+            lines += [f"# Trinity 0.6 also takes these{'' if version else ' (leave them out before 0.6, which refuses them)'}:",
+                      "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
+    return lines
+
+
+def _yarn_caution(plan: Plan, model: Model) -> str:
+    """A caution for YaRN beyond what Qwen's model cards validate (`yarn_beyond_validated`; "" otherwise):
+    memory fits, quality is untested."""
+    return f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else ""
+
+
+def _budget_origin(plan: Plan) -> str:
+    """Where a plan's token budget comes from, in words: Trinity's default, or lowered from it."""
+    default = f"ceil(2 x {plan.max_model_len} / SP {plan.sp})"
+    if not plan.lowered_budget:
+        return default
+    return (f"lowered from Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}, which does "
+            f"not fit; at least ceil({plan.max_model_len} / {plan.sp}) = "
+            f"{least_token_budget(plan.max_model_len, plan.sp)}; more micro-batches, which the cost does not count")
+
+
+APPLY_HEADING = "the lines below (dotted keys; --emit trinity writes YAML)"
+"""The summary's ``apply`` row: its lines follow the summary, unindented and never wrapped, so a long one copies
+whole; the keys are shorthand (dotted paths, ``{actor,ref}``), which ``--emit trinity`` writes out as YAML."""
+
+
+def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool) -> str:
+    """The summary's ``apply`` row: `APPLY_HEADING`, and for a config read with --from-config, unless `writing` it
+    already, the --write that applies the plan to a copy of it (with the answer's --gpu where the answers are for
+    `several_gpu_types`: --write takes one)."""
+    if answer.current is None or writing:
+        return APPLY_HEADING
+    gpu = f"--gpu {answer.gpu} " if several_gpu_types else ""
+    return f"{APPLY_HEADING}; {gpu}--write FILE writes a copy of {answer.current.config} with the plan applied"
+
+
+def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
+                 memory_source: str | None, several_gpu_types: bool, writing: bool) -> Group:
+    """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
+    best = "best" if answer.status == "optimal" else "best found"  # feasible: the time limit stopped the search
+    beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
+    rows: list[tuple[str, RenderableType | None]] = [
+        ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold")),
+        ("max_model_len", _length_words(answer, plan, model)),
+        ("longer", _across_nodes(answer, plan, model, node_gpus)),
+        ("validated", _validated_words(answer, plan, model)),
+        ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})"),
+        ("cost", f"{plan.cost:.4g} relative step time ({best})"),
+        ("evidence", plan.evidence_text(answer.gpu, answer.model)),
+        ("larger GPU", _larger_gpu_words(answer)),
+        ("memory", _memory_line(plan, memory_source)),
+        *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in beside_length),
+        ("host memory", _host_memory_words(answer, plan)),
+        ("tables' best", _tables_best_words(answer, plan)),
+        ("tables", _tables_verdict(answer, plan)),
+        ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus)),
+        ("other batch", _other_batch_words(answer, plan)),
+        ("apply", _apply_heading(answer, several_gpu_types, writing)),
+    ]
+    for label, value in rows:
+        if value is not None:
+            grid.add_row(label, value)
+    # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
+    return Group(grid, *(Text(line, no_wrap=True, overflow="ignore")
+                         for line in apply_lines(plan, model, version, node_gpus)))
+
+
+def _length_words(answer: Answer, plan: Plan, model: Model) -> str:
+    """The summary's ``max_model_len`` row: the plan's length, with the rope scaling that reaches it (and its
+    caution), and ``at least`` where the longest length the memory model is asked about fits."""
+    yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
+            if plan.rope_scaling_factor else "")
+    if model.beyond_native_on_own_scaling(plan.max_model_len):
+        yarn = f" ({own_scaling_words(model)})"
+    if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
+        yarn += f" (at least: {CEILING_WORDS})"
+    return f"{plan.max_model_len}{yarn}"
+
+
+def _validated_words(answer: Answer, plan: Plan, model: Model) -> str | None:
+    """The summary's ``validated`` row, where the plan's length is past what the model is known to handle: the
+    cheapest plan at the length it is known to (its native context, or the longest YaRN is validated for), where the
+    answer has one (None otherwise); briefly where that is this plan's setting on as many GPUs."""
+    if (within := answer.validated) is None:
+        return None
+    known = "its native context" if within.max_model_len == model.native_context else (
+        "the longest YaRN is validated for")
+    if (within.gpus, within.setting) == (plan.gpus, plan.setting):
+        return (f"at {within.max_model_len} ({known}), the cheapest plan is this one ({within.evidence_label}): "
+                f"--len {within.max_model_len}")
+    return (f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
+            f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
+            f"the cost): --len {within.max_model_len}")
+
+
+def _larger_gpu_words(answer: Answer) -> str | None:
+    """The summary's ``larger GPU`` row: a measurement on a GPU with a little more memory, beside an estimate
+    (None where the answer has none)."""
+    if answer.larger_gpu_cell is None:
+        return None
+    return (f"{answer.larger_gpu_cell.words('', answer.model)}: it trained there, with a "
+            f"little more memory per GPU than the {answer.gpu}'s")
+
+
+def _host_memory_words(answer: Answer, plan: Plan) -> str | None:
+    """The summary's ``host memory`` row: what the plan needs of a node's host memory, and whether the host memory
+    given holds it or none was given (`host_ram_check_words`; None where it says nothing)."""
+    host = plan.host_memory_words()
+    return None if host is None else f"{host}{host_ram_check_words(answer.host_ram_gb)}"
+
+
+def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
+    """The summary's ``tables' best`` row, where the plan is estimated: the tables' best plan for the same question,
+    where they have one (None otherwise)."""
+    if (measured := answer.measured) is None:
+        return None
+    return (f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
+            f"({measured.evidence}; {measured.cost / plan.cost:.2f}x the cost), if you "
+            "prefer the tables' evidence to the memory model's")
+
+
+def _tables_verdict(answer: Answer, plan: Plan) -> Text | None:
+    """The summary's ``tables`` row, with --estimate (the memory model alone): what the tables say of the plan,
+    green where they train it, red where they do not (the table, a measurement, decides); None where they do not
+    speak or without --estimate."""
+    if answer.tables is None:
+        return None
+    decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"
+    return Text(f"{tables_said(answer.tables, answer.gpu, answer.model, plan.gpus, plan.offload)}{decide}",
+                style="green" if answer.tables.trains else "red")
+
+
+def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int) -> str | None:
+    """The summary's ``fewer nodes`` row: the plan on fewer nodes of `node_gpus` GPUs, and what it trades
+    (None where the answer has none)."""
+    if (fewer := answer.fewer_nodes) is None:
+        return None
+    trade = (f"{fewer.max_model_len} tokens instead of {plan.max_model_len}"
+             if fewer.max_model_len != plan.max_model_len
+             else f"{fewer.max_model_len} tokens, {fewer.cost / plan.cost:.2f}x the step time")
+    return (f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
+            f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
+            f"{fewer.rollout_gpus} rollout GPUs, {trade} ({fewer.evidence_label}): --gpus {fewer.gpus}")
+
+
+def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
+    """The summary's ``other batch`` row: the better plan a train batch that its data-parallel ranks divide would
+    run, and what it trades (None where the answer has none)."""
+    if (other := answer.other_batch) is None:
+        return None
+    ranks = other.gpus // other.sp
+    step = f"{other.cost / plan.cost:.2f}x the step time"
+    longer = other.max_model_len != plan.max_model_len
+    trade = (f"{other.max_model_len} tokens instead of {plan.max_model_len}" if longer
+             else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
+    return (f"with a train batch that {ranks} data-parallel ranks divide: "
+            f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
+            f"({other.evidence_label})")
+
+
+def _memory_line(plan: Plan, memory_source: str | None) -> str:
+    """The memory model's prediction for a plan (naming a model of your own by `memory_source`); where it says a
+    documented or inferred plan does not fit, that the table (a measurement) decides."""
+    predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.room_words}"
+    named = f"memory model: {memory_source}" if memory_source else "memory model"
+    if plan.headroom_gb >= 0:
+        return f"{predicted} ({named})"
+    return f"{predicted} ({named}; it is cautious here, and the table, a measurement, decides)"
+
+
+def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> str | None:
+    """The summary's ``longer`` row, for the longest context within a budget past one node whose plan takes the
+    largest SP a node allows the model: that a larger SP, across nodes, which rft-solver does not plan, is what may
+    reach further, in words (None otherwise)."""
+    if answer.objective != "max_len" or answer.budget_gpus <= node_gpus:
+        return None
+    allowed = sp_degrees(model, answer.budget_gpus)
+    within = max(sp for sp in allowed if node_gpus % sp == 0)
+    across = [sp for sp in allowed if sp > node_gpus]
+    if plan.sp != within or not across:
+        return None
+    return (f"SP={across[0]} or more may reach further, but its groups would span nodes of {node_gpus} GPUs: "
+            "rft-solver keeps each SP group inside a node (--node-gpus), as the tables measured")
+
+
+def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
+    """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout: ...)``; ``4 of 6 GPUs, with 2 rollout
+    GPUs (2 unused: ...)`` with --rollout-gpus
+    (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
+    `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
+    rollout)`` for a trainer past one node."""
+    if answer.rollout_gpus and plan.nodes is not None and plan.rollout_gpus is not None:
+        trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}"
+        nodes, rollout = plan.nodes, plan.rollout_gpus
+        if nodes == 1:
+            # The budget's GPUs the trainer leaves, for the rollout where a node holds them (not for a config's
+            # rollout, which its engines give: --from-config refuses --rollout-gpus).
+            widened = rollout + plan.unused_gpus
+            them = "it" if plan.unused_gpus == 1 else "them"
+            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {widened} gives {them} to the rollout)" if (
+                plan.unused_gpus and not answer.open_budget and answer.current is None
+                and plan.gpus + widened <= node_gpus) else ""
+            return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
+        more = "" if rollout == answer.rollout_gpus else \
+            f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
+        return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
+    spanned = f", {plan.gpus // node_gpus} whole nodes of {node_gpus}" if plan.gpus > node_gpus else ""
+    if answer.open_budget:
+        return counted(plan.gpus, "GPU") + spanned
+    # --rollout-gpus 0: no rollout here; a config's rollout, with no cluster section to count it in, goes beside
+    spare = "unused" if answer.rollout_gpus == 0 or answer.current is not None else "left for rollout"
+    capped = f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS else ""
+    # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
+    # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes
+    # beside the trainer: its note says so.)
+    none_left = (f" (none left for rollout{_rollout_hint(answer.budget_gpus, node_gpus)})"
+                 if answer.rollout_gpus is None and answer.current is None else "")
+    left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
+    return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{spanned}{left}"
+
+
+def _rollout_hint(budget_gpus: int, node_gpus: int) -> str:
+    """How to keep some of a budget of `budget_gpus` for the rollout, which a plan taking it whole leaves none
+    (``--gpus`` counts the trainer's alone), with numbers to copy: a quarter of one node's budget (at least 1 GPU),
+    or the last node of several (a trainer past one node takes whole nodes); "" for one GPU, which has none to
+    spare."""
+    if budget_gpus == 1:
+        return ""
+    keep = node_gpus if budget_gpus > node_gpus else max(budget_gpus // 4, 1)
+    return f": to keep {keep} of these {budget_gpus} for it, ask --gpus {budget_gpus - keep} --rollout-gpus {keep}"
