@@ -1629,20 +1629,23 @@ def test_a_yarn_fragment_says_trinity_06_on_verl_08_gives_the_trainer_only_the_c
     assert "rope_scaling" not in trinity_fragment(vanilla_plan(), model)
 
 
-def test_patch_lowers_per_role_budgets_above_the_plans_and_leaves_the_rest() -> None:
+def test_patch_sets_per_role_budgets_to_the_plans_and_leaves_those_equal_to_it() -> None:
     # Qwen3-4B at 4096 on 4 GPUs: max_token_len_per_gpu 8192 (SP=1). The actor's budget, an interpolation that
-    # gives 131072 here, overrides it for the actor: lowered to 8192. The ref's 4096, below it, stays.
+    # gives 131072 here, overrides it for the actor: lowered to 8192. The ref's 4096, below it, is raised to it: the
+    # patched config then holds the plan's budget in every role, as its verdict reads it.
     plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
     budget = plan.max_token_len_per_gpu
     roles = ("trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
              "      actor: {ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'}\n"
              "      ref: {log_prob_max_token_len_per_gpu: 4096}\n")
     after = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"), environ={})
-    assert (budget, after.count("ppo_max_token_len_per_gpu: 8192"), after.count("log_prob_max_token_len_per_gpu: 4096")
+    assert (budget, after.count("ppo_max_token_len_per_gpu: 8192"), after.count("log_prob_max_token_len_per_gpu: 8192")
             ) == (8192, 1, 1)
+    named = after.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-4B\n", 1)
+    assert read_trinity_config(named, "p.yaml", {}).budget_in_effect(4096) == budget
     below = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8000"})
-    assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in below
+    assert "ppo_max_token_len_per_gpu: 8192" in below
     # One equal to the plan's is not above it: it stays as written.
     equal = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8192.0"})

@@ -318,17 +318,19 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
                    config: TrinityConfig | None, unused: str | None, node_gpus: int) -> list[str]:
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, a length no
-    sequence uses (`unused`), role token budgets lowered, a critic's budget above the plan's (kept), YaRN's reach
-    (`YARN_TRAINER`), and Env, which no config key can carry."""
+    sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept), YaRN's
+    reach (`YARN_TRAINER`), and Env, which no config key can carry."""
     from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, critic_budget_note, kept_interpolations
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
         config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
     notes += [f"solve: note: {args.write}: {unused}"] if unused else []
-    notes += [f"solve: note: {args.write}: {key} {budget} lowered to the plan's {best.max_token_len_per_gpu}: set by "
-              f"hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})"
+    planned = best.max_token_len_per_gpu
+    notes += [f"solve: note: {args.write}: {key} {budget} {'lowered' if budget > planned else 'raised'} to the "
+              f"plan's {planned}: set by hand, it overrides trainer.max_token_len_per_gpu for its role "
+              f"({ROLE_KEYS_IGNORED})"
               for key, budget in (config.role_token_budgets if config is not None else ())
-              if budget > best.max_token_len_per_gpu]  # the patch lowered it
+              if budget != planned]  # the patch set it to the plan's
     critic_budget = config.critic_token_budget if config is not None else None
     if critic_budget is not None and critic_budget > best.max_token_len_per_gpu:  # kept: the patch sets no critic key
         plans = f"the plan's {best.max_token_len_per_gpu}"

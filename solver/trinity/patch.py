@@ -297,9 +297,10 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       without offload trains too).
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
     - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
-      override ``trainer.max_token_len_per_gpu`` for their role: one above the plan's budget is lowered to it
-      (the role would hold more tokens per GPU than the plan assumes); one at or below it is left, and
-      `check_trinity_config` reports it if it is too small for the new length (on verl before 0.8; `ROLE_KEYS_IGNORED`).
+      override ``trainer.max_token_len_per_gpu`` for their role (on verl before 0.8; `ROLE_KEYS_IGNORED`): one other
+      than the plan's budget is set to it. Above it, the role would hold more tokens per GPU than the plan assumes;
+      below it, the patched config would be judged at that budget, not the plan's (or not at all, where it is too
+      small for the new length).
       A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the plan's.
 
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
