@@ -2920,3 +2920,27 @@ def test_a_config_written_for_a_lowered_budget_is_read_back_at_that_budget_and_t
     assert status == 0 and ("runs Env + Offload + SP=4 on 4 trainer GPUs at 131072 tokens (Env on, read from "
                             "this shell's PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: the memory model predicts "
                             "72.4 GiB per GPU, 1.2 GiB to spare)") in " ".join(out.split())
+
+
+def test_the_view_names_the_configs_keys_the_apply_lines_leave_out(cli, tmp_path: Path):
+    # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The apply lines set the length, SP and
+    # budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: a note names them,
+    # as --write sets them and --emit trinity writes them. Where --write or --emit carries them, no note.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
+                      "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                      "        ppo_max_token_len_per_gpu: 32768\n        fsdp_config: {param_offload: true}\n",
+                      encoding="utf-8")
+    actor = "trainer.trainer_config.actor_rollout_ref.actor"
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
+    assert status == 0 and "plan           SP=4 on 4 of 4 GPUs" in out and "trainer.max_token_len_per_gpu: 16384" in out
+    assert (f"solve: note: {config}: applying the plan by hand, also set these keys of it (--write FILE sets them; "
+            f"--emit trinity has them): {actor}.ppo_max_token_len_per_gpu: 16384 (now 32768); "
+            f"{actor}.fsdp_config.param_offload: false (now true)\n") in err
+    status, fragment, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--emit", "trinity")
+    assert status == 0 and "applying the plan by hand" not in err
+    assert "        ppo_max_token_len_per_gpu: 16384\n" in fragment and "          param_offload: false\n" in fragment
+    for flags in (("--write", str(tmp_path / "patched.yaml")), ("--json",)):
+        status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
+        assert status == 0 and "applying the plan by hand" not in err

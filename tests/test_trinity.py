@@ -39,6 +39,7 @@ from solver.trinity import (
     TrinityConfig,
     anchored_keys,
     check_trinity_config,
+    config_keys_changed,
     kept_interpolations,
     load_config_mapping,
     patch_trinity_config,
@@ -1653,6 +1654,26 @@ def test_patch_sets_per_role_budgets_to_the_plans_and_leaves_those_equal_to_it()
     as_written = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles.replace(
         "'${oc.env:ACTOR_BUDGET,131072}'", "8192.0"), plan, catalog().model("4B"))
     assert "{ppo_max_token_len_per_gpu: 8192.0}" in as_written
+
+
+def test_config_keys_changed_names_what_the_plans_own_keys_leave_as_they_were() -> None:
+    # Qwen3-4B at 4096 on 4 GPUs: vanilla, SP=1, 8192 tokens per GPU. Beside its own keys (the length, SP, budget),
+    # the patch sets the config's dynamic batch sizes back on, the actor's SP and budget to the plan's, and the
+    # actor's offload flag off; the ref's budget, the plan's already, and its offload flag (left alone) are not named.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
+    text = ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 2048\ntrainer:\n  use_dynamic_bsz: false\n"
+            "  trainer_config:\n    actor_rollout_ref:\n      actor:\n        ulysses_sequence_parallel_size: 2\n"
+            "        ppo_max_token_len_per_gpu: 131072\n        fsdp_config: {param_offload: true}\n"
+            "      ref: {log_prob_max_token_len_per_gpu: 8192, fsdp_config: {param_offload: true}}\n")
+    actor = "trainer.trainer_config.actor_rollout_ref.actor"
+    assert config_keys_changed(text, plan, catalog().model("4B"), environ={}) == [
+        "trainer.use_dynamic_bsz: true (now false)", f"{actor}.ulysses_sequence_parallel_size: 1 (now 2)",
+        f"{actor}.ppo_max_token_len_per_gpu: 8192 (now 131072)", f"{actor}.fsdp_config.param_offload: false (now true)"]
+    # Trinity 0.6's flags under trainer, turned off where the config has one: those it lacks are named as unset.
+    assert config_keys_changed("model: {model_path: Qwen/Qwen3-4B}\ntrainer: {offload_policy: true}\n", plan,
+                               catalog().model("4B"), environ={}) == [
+        "trainer.param_offload: false (now unset)", "trainer.optimizer_offload: false (now unset)",
+        "trainer.offload_policy: false (now true)"]
 
 
 _TRINITY_06 = (

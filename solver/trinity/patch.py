@@ -487,6 +487,25 @@ def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
     return found
 
 
+def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "config",
+                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+    """The keys of the config `text` that `patch_trinity_config` changes for `plan` only because the config has them
+    (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
+    padding back on), and the offload flags it turns off: what applying the plan's own keys by hand leaves as they
+    were. Each as ``key: new (now old)``."""
+    reading = load_config_mapping(text.replace("\r\n", "\n"), name)
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)} (now {_as_written(value_at(reading, key.path))})"
+            for key in _written(reading, keys, environ or {}) if key.existing_only or key.value is False]
+
+
+def _as_written(value: Any) -> str:
+    """A config's value as YAML writes a scalar (`yaml_scalar`), ``unset`` for none, else briefly."""
+    if value is None:
+        return "unset"
+    return yaml_scalar(value) if isinstance(value, (bool, int, float, str)) else brief(value)
+
+
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
