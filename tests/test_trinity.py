@@ -865,9 +865,17 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "    factor: ${oc.decode:${oc.env:FACTOR}}  # 推荐值 = MAX_MODEL_LEN / 40960",
         "          param_offload: false  # flipped by hand when memory is short",
     ]
+    # The new trainer keys land beside the trainer's own (after use_dynamic_bsz), before its trainer_config block.
     assert added == [
         "  max_model_len: 102400  # prompt + response",
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
+        "  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given",
+        "  ulysses_sequence_parallel_size: 4",
+        "  max_token_len_per_gpu: 51200",
+        "  save_hf_checkpoint: never",
+        "  param_offload: true",  # Trinity 0.6's, made for no release: the current one's
+        "  optimizer_offload: true",
+        "  offload_policy: true",
         "          param_offload: true  # flipped by hand when memory is short",
         "          optimizer_offload: true",
         "          offload_policy: true",
@@ -876,17 +884,32 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          param_offload: true",
         "          optimizer_offload: true",
         "          offload_policy: true",
-        "  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given",
-        "  ulysses_sequence_parallel_size: 4",
-        "  max_token_len_per_gpu: 51200",
-        "  save_hf_checkpoint: never",
-        "  param_offload: true",  # Trinity 0.6's, made for no release: the current one's
-        "  optimizer_offload: true",
-        "  offload_policy: true",
     ]
-    # the new trainer keys land inside trainer, before the comment that introduces the next section
-    assert after.index("save_hf_checkpoint: never") < after.index("# Monitoring")
+    assert "  use_dynamic_bsz: true\n  trainer_strategy: fsdp2" in after
+    assert after.index("  offload_policy: true\n  trainer_config:\n") < after.index("# Monitoring")
     assert after.rindex("\n\n# Monitoring\n") > 0
+
+
+def test_patch_adds_a_sections_keys_beside_its_own_before_its_first_nested_block() -> None:
+    # sp2_plan: SP=2 and 24576 tokens per GPU, which the trainer lacks. They go after its scalar keys, before
+    # trainer_config: the SP line keeps its end-of-line comment, and the blank line and comment leading into the block
+    # stay before it. A section starting with a block, or merging another (<<:), gets them at its end.
+    plan, model = sp2_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 4096\ntrainer:\n  save_interval: 100  # steps\n\n"
+            "  # verl's own\n  trainer_config:\n    actor_rollout_ref:\n"
+            "      actor: {ppo_micro_batch_size_per_gpu: 4}\n  # trainer's end\n\n# the end\n")
+    assert patch_trinity_config(text, plan, model) == (
+        "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  save_interval: 100  # steps\n"
+        "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n\n"
+        "  # verl's own\n  trainer_config:\n    actor_rollout_ref:\n"
+        "      actor: {ppo_micro_batch_size_per_gpu: 4}\n  # trainer's end\n\n# the end\n")
+    block_first = "model:\n  model_path: Qwen/Qwen3-4B\ntrainer:\n  trainer_config:\n    a: 1\n  grad_clip: 1.0\n"
+    assert patch_trinity_config(block_first, plan, model).endswith(
+        "  grad_clip: 1.0\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+    merged = ("base: &b {save_interval: 100}\nmodel:\n  model_path: Qwen/Qwen3-4B\ntrainer:\n  <<: *b\n"
+              "  grad_clip: 1.0\n  trainer_config:\n    a: 1\n")
+    assert patch_trinity_config(merged, plan, model).endswith(
+        "  trainer_config:\n    a: 1\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
 
 
 def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
@@ -1218,10 +1241,10 @@ def test_patch_without_offload_turns_existing_flags_off_and_adds_none() -> None:
     after = patch_trinity_config(before, vanilla_plan(), catalog().model("4B"))
     assert after == (
         "model:\n  model_path: m\n  max_model_len: 8192\n"
-        "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+        "trainer:\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 16384\n"
+        "  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
         "        fsdp_config:\n          param_offload: false  # keep this comment\n"
-        "          offload_policy: false\n"
-        "  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 16384\n# the end\n"
+        "          offload_policy: false\n# the end\n"
     )
 
 

@@ -16,7 +16,7 @@ from itertools import pairwise
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 from ruamel.yaml.error import CommentMark
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.representer import RoundTripRepresenter
@@ -89,6 +89,30 @@ def _append(mapping: CommentedMap, key: str, value: Any) -> None:
     _give_trailing(value, mapping, key, rest)
 
 
+def _is_block(value: Any) -> bool:
+    """Whether `value` is a mapping or sequence written as a block (on lines of its own), not in flow style."""
+    return isinstance(value, CommentedMap | CommentedSeq) and not value.fa.flow_style()
+
+
+def _add(mapping: CommentedMap, key: str, value: Any) -> None:
+    """Add `key`, missing from `mapping`: a scalar before the mapping's first block (``trainer_config``), after the
+    scalar key there, whose end-of-line comment stays beside it while the lines after it (leading into the block) go
+    after the new key; a section, or a key of a mapping that starts with a block, has none or merges another
+    (``<<:``), at the end."""
+    keys = list(mapping.keys())
+    first = next((index for index, name in enumerate(keys) if _is_block(mapping[name])), None)
+    merges = getattr(mapping, merge_attrib, None)  # a ``<<: *anchor``, whose keys `keys` holds too: at the end
+    if isinstance(value, CommentedMap | CommentedSeq) or not first or merges:  # first: None (no block), 0 (a block)
+        _append(mapping, key, value)
+        return
+    mapping.insert(first, key, value)
+    entry = mapping.ca.items.get(keys[first - 1])
+    token = entry[2] if entry and len(entry) > 2 else None
+    if isinstance(token, CommentToken) and (rest := token.value.partition("\n")[2]):
+        token.value = token.value[: len(token.value) - len(rest)]
+        mapping.ca.items[key] = [None, None, CommentToken("\n" + rest, CommentMark(0), None), None]
+
+
 def _delete(mapping: CommentedMap, key: str) -> None:
     """Remove `key`; the lines after its block (which lead into what follows) go to the key before it."""
     keys = list(mapping.keys())
@@ -133,7 +157,8 @@ def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> N
 
 
 def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]) -> None:
-    """Set `path` to `value`, adding missing sections (whole, at the end of their parent). (A key set only where
+    """Set `path` to `value`, adding missing sections (whole, at the end of their parent) and keys (`_add`: a
+    scalar beside its section's scalars, before its first nested block). (A key set only where
     present, `PlanKey.existing_only`, reaches here only where the config has it: `_writes`.)"""
     node = root
     for depth, part in enumerate(path[:-1]):
@@ -155,7 +180,7 @@ def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]
     if last in node:
         _replace(node, last, value, lines)
     else:
-        _append(node, last, value)
+        _add(node, last, value)
 
 
 def _indentation(text: str) -> tuple[int, int, int]:
@@ -282,7 +307,9 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}`` or
       ``${model.max_model_len}`` becomes the plan's number, unless it resolves to that number in `environ`, in the
       patched config: then it stays, `_kept`); missing
-      keys and sections are appended at the end of their section.
+      sections are appended at the end of their section, and missing keys with them, or before the section's first
+      nested block (``trainer.max_token_len_per_gpu`` beside ``ulysses_sequence_parallel_size``, not after the
+      ``trainer_config`` block), `_add`.
     - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
       ``original_max_position_embeddings`` (other keys in it are kept); a model with a RoPE scaling of
       its own (Llama 3.1) gets none, and a ``model.rope_scaling`` of another type is removed (it would
