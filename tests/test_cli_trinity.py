@@ -1517,7 +1517,7 @@ def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Pat
     assert "it trains (documented" in out
 
 
-def test_per_role_token_budgets_above_the_default_are_caveats_and_write_lowers_them(
+def test_per_role_token_budgets_other_than_the_default_are_caveats_and_write_sets_them_to_the_plans(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n"
@@ -1539,13 +1539,15 @@ def test_per_role_token_budgets_above_the_default_are_caveats_and_write_lowers_t
             "tokens per GPU than the verdict assumes (so it is cautious; each step takes more micro-batches) (on verl "
             "before 0.8 only:") in " ".join(out.split())
     # The actor's budget overrides the plan's for the actor: --write lowers it, comment kept; the ref's, below the
-    # plan's (cautious), stays.
+    # plan's (cautious), is raised to it, so that the patched config says the plan's budget for every role.
     assert "warning" not in err and (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, "
                                      f"it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})\n"
                                      ) in err
+    assert (f"solve: note: {patched}: {ref} 16384 raised to the plan's 32768: set by hand, it overrides "
+            f"trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})\n") in err
     written = patched.read_text(encoding="utf-8")
     assert "        ppo_max_token_len_per_gpu: 32768  # mine\n" in written
-    assert "        log_prob_max_token_len_per_gpu: 16384\n" in written
+    assert "        log_prob_max_token_len_per_gpu: 32768\n" in written
     # A role's budget equal to the plan's is left as it is, without a note that it was lowered.
     config.write_text(config.read_text(encoding="utf-8").replace("16384", "32768"), encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
@@ -2892,3 +2894,53 @@ def test_a_verdict_that_trains_is_green_and_yellow_where_the_config_has_a_proble
     verdicts = [line.split(" runs ")[0] for line in shown if " runs vanilla on" in line]
     assert verdicts == ["\x1b[32mplain.yaml", "\x1b[33mmegatron.yaml"]
     assert coloured_screen.getvalue().count("but:") == 1
+
+
+def test_a_config_written_for_a_lowered_budget_is_read_back_at_that_budget_and_trains(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-8B on 4 of 8 A100s, its roles' budgets at 16384 (what --write left at 32768 tokens, SP=4). At 131072
+    # tokens, --token-budget auto plans Env + Offload + SP=4 at 50176 tokens per GPU; the patched config raises the
+    # roles' budgets to that, so reading it back gives the same plan, with its figures, and --check passes (the roles
+    # at 16384 would hold no sequence: its verdict would find no plan).
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
+                      "  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                      "        ppo_max_token_len_per_gpu: 16384  # by hand\n      ref:\n"
+                      "        log_prob_max_token_len_per_gpu: 16384\n", encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    patched = tmp_path / "patched.yaml"
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "131072", "--token-budget", "auto",
+                         "--write", str(patched))
+    assert status == 0 and "max_token_len_per_gpu = 50176" in out
+    written = patched.read_text(encoding="utf-8")
+    assert ("        ppo_max_token_len_per_gpu: 50176  # by hand\n" in written
+            and "        log_prob_max_token_len_per_gpu: 50176\n" in written)
+    status, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--check")
+    assert status == 0 and ("runs Env + Offload + SP=4 on 4 trainer GPUs at 131072 tokens (Env on, read from "
+                            "this shell's PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: the memory model predicts "
+                            "72.4 GiB per GPU, 1.2 GiB to spare)") in " ".join(out.split())
+
+
+def test_the_view_names_the_configs_keys_the_apply_lines_leave_out(cli, tmp_path: Path):
+    # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The apply lines set the length, SP and
+    # budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: a note names them,
+    # as --write sets them and --emit trinity writes them. Where --write or --emit carries them, no note.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
+                      "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                      "        ppo_max_token_len_per_gpu: 32768\n        fsdp_config: {param_offload: true}\n",
+                      encoding="utf-8")
+    actor = "trainer.trainer_config.actor_rollout_ref.actor"
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
+    assert status == 0 and "plan           SP=4 on 4 of 4 GPUs" in out and "trainer.max_token_len_per_gpu: 16384" in out
+    assert (f"solve: note: {config}: applying the plan by hand, also set these keys of it (--write FILE sets them; "
+            f"--emit trinity has them): {actor}.ppo_max_token_len_per_gpu: 16384 (now 32768); "
+            f"{actor}.fsdp_config.param_offload: false (now true)\n") in err
+    status, fragment, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--emit", "trinity")
+    assert status == 0 and "applying the plan by hand" not in err
+    assert "        ppo_max_token_len_per_gpu: 16384\n" in fragment and "          param_offload: false\n" in fragment
+    for flags in (("--write", str(tmp_path / "patched.yaml")), ("--json",)):
+        status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
+        assert status == 0 and "applying the plan by hand" not in err

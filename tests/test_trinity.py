@@ -39,6 +39,7 @@ from solver.trinity import (
     TrinityConfig,
     anchored_keys,
     check_trinity_config,
+    config_keys_changed,
     kept_interpolations,
     load_config_mapping,
     patch_trinity_config,
@@ -864,9 +865,17 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "    factor: ${oc.decode:${oc.env:FACTOR}}  # 推荐值 = MAX_MODEL_LEN / 40960",
         "          param_offload: false  # flipped by hand when memory is short",
     ]
+    # The new trainer keys land beside the trainer's own (after use_dynamic_bsz), before its trainer_config block.
     assert added == [
         "  max_model_len: 102400  # prompt + response",
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
+        "  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given",
+        "  ulysses_sequence_parallel_size: 4",
+        "  max_token_len_per_gpu: 51200",
+        "  save_hf_checkpoint: never",
+        "  param_offload: true",  # Trinity 0.6's, made for no release: the current one's
+        "  optimizer_offload: true",
+        "  offload_policy: true",
         "          param_offload: true  # flipped by hand when memory is short",
         "          optimizer_offload: true",
         "          offload_policy: true",
@@ -875,17 +884,32 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          param_offload: true",
         "          optimizer_offload: true",
         "          offload_policy: true",
-        "  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given",
-        "  ulysses_sequence_parallel_size: 4",
-        "  max_token_len_per_gpu: 51200",
-        "  save_hf_checkpoint: never",
-        "  param_offload: true",  # Trinity 0.6's, made for no release: the current one's
-        "  optimizer_offload: true",
-        "  offload_policy: true",
     ]
-    # the new trainer keys land inside trainer, before the comment that introduces the next section
-    assert after.index("save_hf_checkpoint: never") < after.index("# Monitoring")
+    assert "  use_dynamic_bsz: true\n  trainer_strategy: fsdp2" in after
+    assert after.index("  offload_policy: true\n  trainer_config:\n") < after.index("# Monitoring")
     assert after.rindex("\n\n# Monitoring\n") > 0
+
+
+def test_patch_adds_a_sections_keys_beside_its_own_before_its_first_nested_block() -> None:
+    # sp2_plan: SP=2 and 24576 tokens per GPU, which the trainer lacks. They go after its scalar keys, before
+    # trainer_config: the SP line keeps its end-of-line comment, and the blank line and comment leading into the block
+    # stay before it. A section starting with a block, or merging another (<<:), gets them at its end.
+    plan, model = sp2_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 4096\ntrainer:\n  save_interval: 100  # steps\n\n"
+            "  # verl's own\n  trainer_config:\n    actor_rollout_ref:\n"
+            "      actor: {ppo_micro_batch_size_per_gpu: 4}\n  # trainer's end\n\n# the end\n")
+    assert patch_trinity_config(text, plan, model) == (
+        "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  save_interval: 100  # steps\n"
+        "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n\n"
+        "  # verl's own\n  trainer_config:\n    actor_rollout_ref:\n"
+        "      actor: {ppo_micro_batch_size_per_gpu: 4}\n  # trainer's end\n\n# the end\n")
+    block_first = "model:\n  model_path: Qwen/Qwen3-4B\ntrainer:\n  trainer_config:\n    a: 1\n  grad_clip: 1.0\n"
+    assert patch_trinity_config(block_first, plan, model).endswith(
+        "  grad_clip: 1.0\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+    merged = ("base: &b {save_interval: 100}\nmodel:\n  model_path: Qwen/Qwen3-4B\ntrainer:\n  <<: *b\n"
+              "  grad_clip: 1.0\n  trainer_config:\n    a: 1\n")
+    assert patch_trinity_config(merged, plan, model).endswith(
+        "  trainer_config:\n    a: 1\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
 
 
 def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
@@ -1217,10 +1241,10 @@ def test_patch_without_offload_turns_existing_flags_off_and_adds_none() -> None:
     after = patch_trinity_config(before, vanilla_plan(), catalog().model("4B"))
     assert after == (
         "model:\n  model_path: m\n  max_model_len: 8192\n"
-        "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+        "trainer:\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 16384\n"
+        "  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
         "        fsdp_config:\n          param_offload: false  # keep this comment\n"
-        "          offload_policy: false\n"
-        "  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 16384\n# the end\n"
+        "          offload_policy: false\n# the end\n"
     )
 
 
@@ -1629,20 +1653,23 @@ def test_a_yarn_fragment_says_trinity_06_on_verl_08_gives_the_trainer_only_the_c
     assert "rope_scaling" not in trinity_fragment(vanilla_plan(), model)
 
 
-def test_patch_lowers_per_role_budgets_above_the_plans_and_leaves_the_rest() -> None:
+def test_patch_sets_per_role_budgets_to_the_plans_and_leaves_those_equal_to_it() -> None:
     # Qwen3-4B at 4096 on 4 GPUs: max_token_len_per_gpu 8192 (SP=1). The actor's budget, an interpolation that
-    # gives 131072 here, overrides it for the actor: lowered to 8192. The ref's 4096, below it, stays.
+    # gives 131072 here, overrides it for the actor: lowered to 8192. The ref's 4096, below it, is raised to it: the
+    # patched config then holds the plan's budget in every role, as its verdict reads it.
     plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
     budget = plan.max_token_len_per_gpu
     roles = ("trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
              "      actor: {ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'}\n"
              "      ref: {log_prob_max_token_len_per_gpu: 4096}\n")
     after = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"), environ={})
-    assert (budget, after.count("ppo_max_token_len_per_gpu: 8192"), after.count("log_prob_max_token_len_per_gpu: 4096")
+    assert (budget, after.count("ppo_max_token_len_per_gpu: 8192"), after.count("log_prob_max_token_len_per_gpu: 8192")
             ) == (8192, 1, 1)
+    named = after.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-4B\n", 1)
+    assert read_trinity_config(named, "p.yaml", {}).budget_in_effect(4096) == budget
     below = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8000"})
-    assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in below
+    assert "ppo_max_token_len_per_gpu: 8192" in below
     # One equal to the plan's is not above it: it stays as written.
     equal = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8192.0"})
@@ -1650,6 +1677,26 @@ def test_patch_lowers_per_role_budgets_above_the_plans_and_leaves_the_rest() -> 
     as_written = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles.replace(
         "'${oc.env:ACTOR_BUDGET,131072}'", "8192.0"), plan, catalog().model("4B"))
     assert "{ppo_max_token_len_per_gpu: 8192.0}" in as_written
+
+
+def test_config_keys_changed_names_what_the_plans_own_keys_leave_as_they_were() -> None:
+    # Qwen3-4B at 4096 on 4 GPUs: vanilla, SP=1, 8192 tokens per GPU. Beside its own keys (the length, SP, budget),
+    # the patch sets the config's dynamic batch sizes back on, the actor's SP and budget to the plan's, and the
+    # actor's offload flag off; the ref's budget, the plan's already, and its offload flag (left alone) are not named.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
+    text = ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 2048\ntrainer:\n  use_dynamic_bsz: false\n"
+            "  trainer_config:\n    actor_rollout_ref:\n      actor:\n        ulysses_sequence_parallel_size: 2\n"
+            "        ppo_max_token_len_per_gpu: 131072\n        fsdp_config: {param_offload: true}\n"
+            "      ref: {log_prob_max_token_len_per_gpu: 8192, fsdp_config: {param_offload: true}}\n")
+    actor = "trainer.trainer_config.actor_rollout_ref.actor"
+    assert config_keys_changed(text, plan, catalog().model("4B"), environ={}) == [
+        "trainer.use_dynamic_bsz: true (now false)", f"{actor}.ulysses_sequence_parallel_size: 1 (now 2)",
+        f"{actor}.ppo_max_token_len_per_gpu: 8192 (now 131072)", f"{actor}.fsdp_config.param_offload: false (now true)"]
+    # Trinity 0.6's flags under trainer, turned off where the config has one: those it lacks are named as unset.
+    assert config_keys_changed("model: {model_path: Qwen/Qwen3-4B}\ntrainer: {offload_policy: true}\n", plan,
+                               catalog().model("4B"), environ={}) == [
+        "trainer.param_offload: false (now unset)", "trainer.optimizer_offload: false (now unset)",
+        "trainer.offload_policy: false (now true)"]
 
 
 _TRINITY_06 = (

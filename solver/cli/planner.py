@@ -47,6 +47,7 @@ from solver.cli.status import NO_PLAN
 from solver.cli.trinity_options import (
     MODEL_PATH,
     check_planner_config,
+    hand_applied_notes,
     local_config_json,
     local_model,
     read_config_file,
@@ -186,6 +187,8 @@ def run_planner(args: argparse.Namespace) -> int:
     fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                               query.node_gpus, config)
     _print_planner(args, answers, fragments, query, catalog, cells)
+    for note in hand_applied_notes(args, answers, catalog.model(query.model), config_text):
+        print_escaped(note, file=sys.stderr)
     note_near_tabled_shape("solve", catalog, added)
     untrained = args.check and any(answer.current is None or not answer.current.trains for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN

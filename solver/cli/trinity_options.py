@@ -249,6 +249,26 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     return fragments
 
 
+def hand_applied_notes(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
+                       config_text: str) -> list[str]:
+    """For the view of answers to --from-config (not --emit, --json or --write, which carry them): per GPU type, the
+    config's keys that the best plan changes beyond its ``apply`` lines (`config_keys_changed`: a role's own token
+    budget or SP, offload flags turned off, ...), which applying those lines by hand would leave as they were."""
+    if args.from_config is None or args.emit or args.json or args.write:
+        return []
+    from solver.trinity import config_keys_changed
+
+    notes = []
+    for answer, best in ((answer, answer.best) for answer in answers if answer.best is not None):
+        changed = config_keys_changed(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                      version=args.trinity_version)
+        gpu = f"{answer.gpu}: " if len(answers) > 1 else ""
+        if changed:
+            notes.append(f"solve: note: {gpu}{args.from_config}: applying the plan by hand, also set these keys of it "
+                         f"(--write FILE sets them; --emit trinity has them): {'; '.join(changed)}")
+    return notes
+
+
 def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
                     model: Model) -> tuple[str, list[str], str | None]:
     """The --from-config `config_text` patched for `best` (for --write), checked as Trinity reads it: the patched
@@ -318,17 +338,19 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
                    config: TrinityConfig | None, unused: str | None, node_gpus: int) -> list[str]:
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, a length no
-    sequence uses (`unused`), role token budgets lowered, a critic's budget above the plan's (kept), YaRN's reach
-    (`YARN_TRAINER`), and Env, which no config key can carry."""
+    sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept), YaRN's
+    reach (`YARN_TRAINER`), and Env, which no config key can carry."""
     from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, critic_budget_note, kept_interpolations
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
         config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
     notes += [f"solve: note: {args.write}: {unused}"] if unused else []
-    notes += [f"solve: note: {args.write}: {key} {budget} lowered to the plan's {best.max_token_len_per_gpu}: set by "
-              f"hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})"
+    planned = best.max_token_len_per_gpu
+    notes += [f"solve: note: {args.write}: {key} {budget} {'lowered' if budget > planned else 'raised'} to the "
+              f"plan's {planned}: set by hand, it overrides trainer.max_token_len_per_gpu for its role "
+              f"({ROLE_KEYS_IGNORED})"
               for key, budget in (config.role_token_budgets if config is not None else ())
-              if budget > best.max_token_len_per_gpu]  # the patch lowered it
+              if budget != planned]  # the patch set it to the plan's
     critic_budget = config.critic_token_budget if config is not None else None
     if critic_budget is not None and critic_budget > best.max_token_len_per_gpu:  # kept: the patch sets no critic key
         plans = f"the plan's {best.max_token_len_per_gpu}"

@@ -43,7 +43,7 @@ from solver.trinity.keys import (
     critic_budget_note,
     trainer_level_offload,
 )
-from solver.trinity.patch import anchored_keys, kept_interpolations, patch_trinity_config
+from solver.trinity.patch import anchored_keys, config_keys_changed, kept_interpolations, patch_trinity_config
 from solver.trinity.reader import check_config_arguments, load_config_mapping, overlong_sequences, unused_length
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "anchored_keys",
     "check_config_arguments",
     "check_trinity_config",
+    "config_keys_changed",
     "critic_budget_note",
     "kept_interpolations",
     "load_config_mapping",

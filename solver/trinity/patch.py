@@ -16,7 +16,7 @@ from itertools import pairwise
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 from ruamel.yaml.error import CommentMark
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.representer import RoundTripRepresenter
@@ -89,6 +89,30 @@ def _append(mapping: CommentedMap, key: str, value: Any) -> None:
     _give_trailing(value, mapping, key, rest)
 
 
+def _is_block(value: Any) -> bool:
+    """Whether `value` is a mapping or sequence written as a block (on lines of its own), not in flow style."""
+    return isinstance(value, CommentedMap | CommentedSeq) and not value.fa.flow_style()
+
+
+def _add(mapping: CommentedMap, key: str, value: Any) -> None:
+    """Add `key`, missing from `mapping`: a scalar before the mapping's first block (``trainer_config``), after the
+    scalar key there, whose end-of-line comment stays beside it while the lines after it (leading into the block) go
+    after the new key; a section, or a key of a mapping that starts with a block, has none or merges another
+    (``<<:``), at the end."""
+    keys = list(mapping.keys())
+    first = next((index for index, name in enumerate(keys) if _is_block(mapping[name])), None)
+    merges = getattr(mapping, merge_attrib, None)  # a ``<<: *anchor``, whose keys `keys` holds too: at the end
+    if isinstance(value, CommentedMap | CommentedSeq) or not first or merges:  # first: None (no block), 0 (a block)
+        _append(mapping, key, value)
+        return
+    mapping.insert(first, key, value)
+    entry = mapping.ca.items.get(keys[first - 1])
+    token = entry[2] if entry and len(entry) > 2 else None
+    if isinstance(token, CommentToken) and (rest := token.value.partition("\n")[2]):
+        token.value = token.value[: len(token.value) - len(rest)]
+        mapping.ca.items[key] = [None, None, CommentToken("\n" + rest, CommentMark(0), None), None]
+
+
 def _delete(mapping: CommentedMap, key: str) -> None:
     """Remove `key`; the lines after its block (which lead into what follows) go to the key before it."""
     keys = list(mapping.keys())
@@ -133,7 +157,8 @@ def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> N
 
 
 def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]) -> None:
-    """Set `path` to `value`, adding missing sections (whole, at the end of their parent). (A key set only where
+    """Set `path` to `value`, adding missing sections (whole, at the end of their parent) and keys (`_add`: a
+    scalar beside its section's scalars, before its first nested block). (A key set only where
     present, `PlanKey.existing_only`, reaches here only where the config has it: `_writes`.)"""
     node = root
     for depth, part in enumerate(path[:-1]):
@@ -155,7 +180,7 @@ def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]
     if last in node:
         _replace(node, last, value, lines)
     else:
-        _append(node, last, value)
+        _add(node, last, value)
 
 
 def _indentation(text: str) -> tuple[int, int, int]:
@@ -282,7 +307,9 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}`` or
       ``${model.max_model_len}`` becomes the plan's number, unless it resolves to that number in `environ`, in the
       patched config: then it stays, `_kept`); missing
-      keys and sections are appended at the end of their section.
+      sections are appended at the end of their section, and missing keys with them, or before the section's first
+      nested block (``trainer.max_token_len_per_gpu`` beside ``ulysses_sequence_parallel_size``, not after the
+      ``trainer_config`` block), `_add`.
     - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
       ``original_max_position_embeddings`` (other keys in it are kept); a model with a RoPE scaling of
       its own (Llama 3.1) gets none, and a ``model.rope_scaling`` of another type is removed (it would
@@ -297,9 +324,10 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       without offload trains too).
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
     - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
-      override ``trainer.max_token_len_per_gpu`` for their role: one above the plan's budget is lowered to it
-      (the role would hold more tokens per GPU than the plan assumes); one at or below it is left, and
-      `check_trinity_config` reports it if it is too small for the new length (on verl before 0.8; `ROLE_KEYS_IGNORED`).
+      override ``trainer.max_token_len_per_gpu`` for their role (on verl before 0.8; `ROLE_KEYS_IGNORED`): one other
+      than the plan's budget is set to it. Above it, the role would hold more tokens per GPU than the plan assumes;
+      below it, the patched config would be judged at that budget, not the plan's (or not at all, where it is too
+      small for the new length).
       A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the plan's.
 
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
@@ -484,6 +512,25 @@ def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
         items = value.items() if isinstance(value, Mapping) else enumerate(value)
         stack.extend(reversed([(item, (*path, str(key))) for key, item in items]))
     return found
+
+
+def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "config",
+                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+    """The keys of the config `text` that `patch_trinity_config` changes for `plan` only because the config has them
+    (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
+    padding back on), and the offload flags it turns off: what applying the plan's own keys by hand leaves as they
+    were. Each as ``key: new (now old)``."""
+    reading = load_config_mapping(text.replace("\r\n", "\n"), name)
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)} (now {_as_written(value_at(reading, key.path))})"
+            for key in _written(reading, keys, environ or {}) if key.existing_only or key.value is False]
+
+
+def _as_written(value: Any) -> str:
+    """A config's value as YAML writes a scalar (`yaml_scalar`), ``unset`` for none, else briefly."""
+    if value is None:
+        return "unset"
+    return yaml_scalar(value) if isinstance(value, (bool, int, float, str)) else brief(value)
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",

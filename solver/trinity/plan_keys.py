@@ -157,10 +157,12 @@ def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt) -> list[Pl
     # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)))
-    # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
+    # A per-role budget set by hand overrides the trainer's for its role: one other than the plan's becomes the plan's
+    # (above, the role would hold more than the plan assumes; below, the config would not say the plan, and its
+    # verdict would be at that budget, or none where it holds no sequence).
     budget = plan.max_token_len_per_gpu
     keys += [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-             if path[:-1] == (*ACTOR_ROLLOUT_REF, role) and _number_above(resolved(path), budget)]
+             if path[:-1] == (*ACTOR_ROLLOUT_REF, role) and _number_other_than(resolved(path), budget)]
     for section in ("fsdp_config", IGNORED_SECTION):
         for flag in OFFLOAD_FLAGS:
             path = offload_path(role, flag, section)
@@ -174,7 +176,7 @@ def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt) -> list[Pl
     return keys
 
 
-def _number_above(value: Any, limit: int) -> bool:
-    """Whether a config's value (text as a typed key's, `decode_scalar`) is a number above `limit`."""
+def _number_other_than(value: Any, number: int) -> bool:
+    """Whether a config's value (text as a typed key's, `decode_scalar`) is a number other than `number`."""
     value = decode_scalar(value) if isinstance(value, str) else value
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value != number
