@@ -15,13 +15,16 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
-from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
+from solver.memory import CEILING, GRID, MemoryAnswer, MemoryEstimate, shown_host_gib
 from solver.query import Query, TrinityVersion
 from solver.results import (
     ENV_EXPORT,
     Answer,
     ClusterResult,
     CurrentSettings,
+    GpuMap,
+    LengthMapRow,
+    ModelMapRow,
     Placement,
     Plan,
     PoolUse,
@@ -141,19 +144,21 @@ def tables_view(catalog: Catalog) -> Group:
     return Group(*renderables)
 
 
-JSON_SCHEMA_TYPES: dict[str, Any] = {"solve": list[Answer], "cluster": ClusterResult}
-"""The result type of each command whose --json a JSON Schema describes (`json_schema`): ``solve``'s array of answers
-and ``solve cluster``'s placement."""
+JSON_SCHEMA_TYPES: dict[str, Any] = {"solve": list[Answer], "cluster": ClusterResult, "memory": MemoryAnswer,
+                                     "map": list[GpuMap]}
+"""The result type of each command whose --json a JSON Schema describes (`json_schema`): ``solve``'s array of answers,
+``solve cluster``'s placement, ``solve memory``'s breakdown and ``solve map``'s array of maps."""
 
 
 def json_schema(command: str) -> str:
-    """The JSON Schema (draft 2020-12) of what ``solve`` (`command` ``"solve"``) or ``solve cluster``
-    (``"cluster"``) prints with --json, as text: pydantic's schema of its result type for serialization, with the
-    fields' descriptions (docs/schema/ holds them, as tests/shown_output.py writes them)."""
+    """The JSON Schema (draft 2020-12) of what ``solve`` (`command` ``"solve"``), ``solve cluster`` (``"cluster"``),
+    ``solve memory`` (``"memory"``) or ``solve map`` (``"map"``) prints with --json, as text: pydantic's schema of its
+    result type (`JSON_SCHEMA_TYPES`) for serialization, with the fields' descriptions (docs/schema/ holds them, as
+    tests/shown_output.py writes them)."""
     schema = TypeAdapter(JSON_SCHEMA_TYPES[command]).json_schema(mode="serialization")
     heading = {"$schema": "https://json-schema.org/draft/2020-12/schema",
                "title": f"solve{'' if command == 'solve' else ' ' + command} --json"}
-    return json.dumps({**heading, **schema}, indent=2) + "\n"
+    return json.dumps({**heading, **schema, "title": heading["title"]}, indent=2) + "\n"  # the command, not the type
 
 
 def answers_json(answers: Iterable[Answer]) -> str:
@@ -1077,25 +1082,11 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offl
 
 
 def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
-    """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
-    total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
-    it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
-    whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
-    (``headroom_gib``) and whether that is the optimizer step's (``step_binds``), whether Offload's host memory
-    fits in ``--host-ram`` (``host_fits``), and the verdict
-    (``trains``: the tables' where they speak, and only where the host memory holds the states), with its
-    ``cautions``; GiB rounded to 4 decimals (0.1 MiB)."""
-    figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
-               "headroom_gib": result.headroom_gib, "step_binds": result.step_binds, "host_fits": result.host_fits,
-               "trains": result.trains}
-    return json.dumps({**asked, **_rounded(figures)}, indent=2)
-
-
-def _rounded(value: Any) -> Any:
-    """Floats in nested mappings rounded to 4 decimals."""
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    return round(value, 4) if isinstance(value, float) else value
+    """A breakdown as JSON, as `MemoryAnswer` gives it: what was `asked` (a `MemoryQuestion`'s fields: model, GPU,
+    count, length, setting, margin, ...), then the estimate's fields, then its verdicts (``step_fits``, ``fits``,
+    ``headroom_gib``, ``step_binds``, ``host_fits``, ``trains``: the tables' where they speak, and only where the host
+    memory holds the states); GiB rounded to 4 decimals (0.1 MiB)."""
+    return json.dumps(MemoryAnswer(**asked, **dict(result)).model_dump(mode="json"), indent=2)
 
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
@@ -1139,19 +1130,21 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
 
 def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
              model: str | None = None, given: dict[str, Any] | None = None) -> str:
-    """Maps as JSON: per GPU type (name, grid, rows), the options `given` that change its cells (their values not
-    None: the train batch the plans keep to, the host memory per node they fit in, ...), its budgets and, per row (a
-    model, or with `model`, the model mapped by length, a length), the best plan at each budget (null where none), as
-    `solve --json` gives a plan."""
-    key = "max_model_len" if model is not None else "model"
-    limits = {name: int(value) if name == "host_ram_gb" and float(value).is_integer() else value  # not 512.0
-              for name, value in (given or {}).items() if value is not None}
-    return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
-                        **({"model": model} if model is not None else {}), **limits, "budget_gpus": budgets,
-                        "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
-                                                      else plan.model_dump(mode="json") for budget in budgets]}
-                                 for row in rows]}
-                       for gpu, grid, rows in maps], indent=2)
+    """Maps as JSON, a `GpuMap` each: per GPU type (name, grid, rows), the options `given` that change its cells
+    (their values not None: the train batch the plans keep to, the host memory per node they fit in, ...), its
+    budgets and, per row (a model, or with `model`, the model mapped by length, a length), the best plan at each
+    budget (null where none), as `solve --json` gives a plan."""
+    def map_rows(grid: dict[tuple[Any, int], Plan | None], rows: list[Any]
+                 ) -> tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...]:
+        plans = [(row, tuple(grid[row, budget] for budget in budgets)) for row in rows]
+        if model is None:
+            return tuple(ModelMapRow(model=row, plans=row_plans) for row, row_plans in plans)
+        return tuple(LengthMapRow(max_model_len=row, plans=row_plans) for row, row_plans in plans)
+
+    gpu_maps = [GpuMap(gpu=gpu, by="len" if model is not None else "model", model=model, **(given or {}),
+                       budget_gpus=tuple(budgets), rows=map_rows(grid, rows))
+                for gpu, grid, rows in maps]
+    return json.dumps([gpu_map.model_dump(mode="json") for gpu_map in gpu_maps], indent=2)
 
 
 def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
