@@ -405,8 +405,8 @@ def test_the_schema_check_finds_what_breaks_the_memory_and_map_schemas(cli, monk
     estimate["host_ram_gib"] = "512"
     assert check_against_schema("memory", {**estimate, "extra": 1}) == [
         "$: missing trains", "$: unexpected extra", "$.terms.logits: None is not number",
-        "$.host_ram_gib: fits none of anyOf: [[\"$.host_ram_gib: '512' is not number\"], "
-        "[\"$.host_ram_gib: '512' is not null\"]]"]
+        ("$.host_ram_gib: fits none of anyOf: [[\"$.host_ram_gib: '512' is not number\"], "
+         "[\"$.host_ram_gib: '512' is not null\"]]")]
     [h100] = json.loads(cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "1", "--json")[1])
     h100["rows"][0]["max_model_len"] = 4096  # a row by length in a map by model
     h100["host_ram_gb"] = None  # left out, never null
