@@ -33,8 +33,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 from math import ceil
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import (
+    Field,
+    PlainSerializer,
+    PositiveInt,
+    SerializerFunctionWrapHandler,
+    computed_field,
+    model_serializer,
+    model_validator,
+)
 
 from solver.results import (
     Beyond,
@@ -107,10 +116,13 @@ class Breakdown(Frozen):
     """Predicted peak memory of one trainer GPU, per term, against what is usable."""
 
     terms: Terms = Field(description="GiB per term of TERMS, coefficients applied")
-    total_gib: float
-    usable_gib: float
-    memory_gib: float
-    tokens_per_gpu: int
+    total_gib: float = Field(description="the predicted peak: the terms' sum, GiB")
+    usable_gib: float = Field(description=(
+        "what the peak may take: the usable fraction of the memory (higher with Env), less the safety margin, GiB"))
+    memory_gib: float = Field(description="the GPU's memory, GiB")
+    tokens_per_gpu: int = Field(description=(
+        "the tokens per GPU the activations are predicted for: Trinity's default token budget for the length and "
+        "SP, ceil(2 x max_model_len / SP), or the one given"))
     step_gib: float = Field(default=0.0, description=(
         "the optimizer step's peak (`optimizer_step_gib`; 0 with Offload), which must be within step_usable_gib "
         "besides"))
@@ -206,6 +218,63 @@ class MemoryEstimate(Breakdown, defer_build=True):
         """The verdict, as `solve memory`'s exit status gives it: the tables' where they speak, else `fits`;
         either way only where the host memory needed fits (`host_fits`)."""
         return (self.fits if self.tables is None else self.tables.trains) and self.host_fits
+
+
+ParametersB = Annotated[
+    float, PlainSerializer(lambda billions: round(billions, 3), return_type=float, when_used="json")]
+"""A count of parameters in billions, rounded to 3 decimals where JSON is made (as the text shows two)."""
+
+
+class MemoryQuestion(Frozen, defer_build=True):
+    """What ``solve memory`` was asked, as its --json echoes it before the answer (`MemoryAnswer`)."""
+
+    model: str = Field(description="the model, as the catalogue names it")
+    model_parameters_b: ParametersB = Field(description=(
+        "its parameters, billions (every expert's, for a mixture of experts): a config.json's count to compare with "
+        "its model card"))
+    model_active_parameters_b: ParametersB = Field(description=(
+        "the parameters a token passes through, billions: a dense model's all, a mixture of experts' all but its "
+        "idle experts'"))
+    gpu: str = Field(description="the GPU type, as the catalogue names it")
+    gpus: PositiveInt = Field(description="the trainer GPUs (--gpus)")
+    max_model_len: PositiveInt = Field(description="the length, tokens (--len)")
+    sp: PositiveInt = Field(description="the Ulysses SP degree (--sp)")
+    env: bool = Field(description="whether with Env, the allocator's expandable segments (--env)")
+    offload: bool = Field(description="whether with FSDP2 CPU Offload (--offload)")
+    margin: float = Field(description="the safety margin held to: --margin, or the memory model's default")
+    max_token_len_per_gpu: PositiveInt | None = Field(description=(
+        "a token budget of one's own (--token-budget); null for Trinity's default (tokens_per_gpu gives the one "
+        "predicted for)"))
+    node_gpus: PositiveInt = Field(description="the GPUs per node (--node-gpus)")
+    memory_model: str | None = Field(description=(
+        "the memory-model file given (--memory-model), as given; null for the shipped one"))
+
+
+class MemoryAnswer(MemoryEstimate, MemoryQuestion, defer_build=True):
+    """What ``solve memory --json`` prints: the question (`MemoryQuestion`), the estimate (`MemoryEstimate`), then
+    the verdicts its properties give; in JSON the estimate's GiB are rounded to 4 decimals (0.1 MiB)."""
+
+    # The verdicts, printed after the estimate's fields: its properties as computed fields, described by their
+    # docstrings.
+    step_fits = computed_field(MemoryEstimate.step_fits)
+    fits = computed_field(MemoryEstimate.fits)
+    headroom_gib = computed_field(MemoryEstimate.headroom_gib)
+    step_binds = computed_field(MemoryEstimate.step_binds)
+    host_fits = computed_field(MemoryEstimate.host_fits)
+    trains = computed_field(MemoryEstimate.trains)
+
+    @model_serializer(mode="wrap", when_used="json")  # unannotated: a return annotation would replace the schema
+    def _rounded(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        data: dict[str, Any] = handler(self)
+        return {name: value if name in MemoryQuestion.model_fields else _rounded_gib(value)
+                for name, value in data.items()}
+
+
+def _rounded_gib(value: Any) -> Any:
+    """Floats in `value`, a mapping's at any depth too, rounded to 4 decimals."""
+    if isinstance(value, dict):
+        return {key: _rounded_gib(item) for key, item in value.items()}
+    return round(value, 4) if isinstance(value, float) else value
 
 
 def estimated_counts(node_gpus: int, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:

@@ -1,6 +1,7 @@
 """What the planner answers: plans (`Plan`, with their cautions), answers for a GPU type (`Answer`), a Trinity
-config's settings judged (`CurrentSettings`), a fleet's placement (`ClusterResult`), a memory model fitted on
-cells (`Calibration`), and a Trinity fragment's settings as data (`TrinitySettings`)."""
+config's settings judged (`CurrentSettings`), maps over GPU budgets (`GpuMap`), a fleet's placement
+(`ClusterResult`), a memory model fitted on cells (`Calibration`), and a Trinity fragment's settings as data
+(`TrinitySettings`)."""
 
 from __future__ import annotations
 
@@ -704,6 +705,65 @@ class Answer(_Timed):
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         """Its JSON Schema, as `as_json` gives it: the fields of `ANSWER_LEFT_OUT_WHEN_NONE` optional, never null."""
         return left_out_when_none(handler(core_schema), handler, ANSWER_LEFT_OUT_WHEN_NONE)
+
+
+class ModelMapRow(Frozen, defer_build=True):
+    """A row of a map by model (`GpuMap`): a model's best plan at each GPU budget."""
+
+    model: str = Field(description="the model, as the catalogue names it")
+    plans: tuple[Plan | None, ...] = Field(description=(
+        "for each budget of budget_gpus, in that order, the plan with the longest context on at most that many GPUs; "
+        "null where nothing trains"))
+
+
+class LengthMapRow(Frozen, defer_build=True):
+    """A row of a map by length (`GpuMap`): the model's cheapest plan at one length and each GPU budget."""
+
+    max_model_len: PositiveInt = Field(description="the length, tokens")
+    plans: tuple[Plan | None, ...] = Field(description=(
+        "for each budget of budget_gpus, in that order, the cheapest plan at the length on at most that many GPUs; "
+        "null where nothing trains"))
+
+
+MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget")
+"""A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
+
+
+class GpuMap(Frozen, defer_build=True):
+    """One GPU type's map (``solve map --json`` prints one per GPU type): the options given that change its cells,
+    then a row per model (or per length of one model) with its best plan at each GPU budget."""
+
+    gpu: str = Field(description="the GPU type, as the catalogue names it")
+    by: Literal["model", "len"] = Field(description="what the rows are: models, or lengths of one model (--by len)")
+    model: str | None = Field(default=None, description="with by 'len': the model mapped; left out otherwise")
+    train_batch_size: PositiveInt | None = Field(default=None, description=(
+        "the train batch the plans' data-parallel ranks divide (--train-batch-size); left out where not given"))
+    host_ram_gb: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(default=None, description=(
+        "the host memory per node the plans fit in, GiB (--host-ram), a whole amount without its .0 (512, not "
+        "512.0); left out where not given"))
+    node_gpus: PositiveInt | None = Field(default=None, description=(
+        f"the GPUs per node (--node-gpus); left out at the default, {NODE_GPUS}"))
+    estimate: Literal["only", "never"] | None = Field(default=None, description=(
+        "'only' with --estimate (the tables set aside), 'never' with --no-estimate; left out by default"))
+    token_budget: Literal["auto"] | None = Field(default=None, description=(
+        "'auto' with --token-budget auto (estimated plans may take a lower token budget); left out by default"))
+    budget_gpus: tuple[PositiveInt, ...] = Field(description=(
+        "the GPU budgets, the map's columns: each row has a plan (or null) for each, in this order"))
+    rows: tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...] = Field(description=(
+        "a row per model, or with by 'len' per length, in the map's order"))
+
+    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
+    def _as_printed(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        data: dict[str, Any] = handler(self)
+        if self.host_ram_gb is not None and self.host_ram_gb.is_integer():
+            data["host_ram_gb"] = int(self.host_ram_gb)
+        return {name: value for name, value in data.items()
+                if not (name in MAP_LEFT_OUT_WHEN_NONE and value is None)}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: the fields of `MAP_LEFT_OUT_WHEN_NONE` are optional, never null (`_as_printed`)."""
+        return left_out_when_none(handler(core_schema), handler, MAP_LEFT_OUT_WHEN_NONE)
 
 
 class Placement(Frozen, defer_build=True):

@@ -20,6 +20,7 @@ from solver.query import ConfigProblemCode, Query, TrinityVersion, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
 from solver.results import (
     ANSWER_LEFT_OUT_WHEN_NONE,
+    MAP_LEFT_OUT_WHEN_NONE,
     BeyondCode,
     CautionCode,
     CurrentSettings,
@@ -205,20 +206,23 @@ def test_memory_estimates_give_the_codes_of_their_cautions():
 def test_the_schema_files_are_what_the_code_gives(command: str):
     path = ROOT / "docs" / "schema" / f"{command}.json"
     written, given = json.loads(path.read_text(encoding="utf-8")), json.loads(json_schema(command))
-    # Compared as data: pydantic 2.6 (the lowest pyproject allows) writes a bound 0 as 0.0 (equal as numbers) and
-    # wraps a described reference in a one-item allOf, the same schema.
-    assert _unwrapped_references(written) == _unwrapped_references(given), "run python tests/shown_output.py"
+    # Compared as data: pydantic 2.6 (the lowest pyproject allows) writes a bound 0 as 0.0 (equal as numbers), wraps a
+    # described reference in a one-item allOf, and gives a constant no type: the same schema.
+    assert _as_pydantic_writes_now(written) == _as_pydantic_writes_now(given), "run python tests/shown_output.py"
 
 
-def _unwrapped_references(schema: Any) -> Any:
-    """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``."""
+def _as_pydantic_writes_now(schema: Any) -> Any:
+    """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, and each text
+    ``{"const": C}`` given its ``"type": "string"``."""
     if isinstance(schema, list):
-        return [_unwrapped_references(item) for item in schema]
+        return [_as_pydantic_writes_now(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    unwrapped = {key: _unwrapped_references(value) for key, value in schema.items()}
+    unwrapped = {key: _as_pydantic_writes_now(value) for key, value in schema.items()}
     if [set(item) for item in unwrapped.get("allOf", ())] == [{"$ref"}]:
         unwrapped |= unwrapped.pop("allOf")[0]
+    if isinstance(unwrapped.get("const"), str):
+        unwrapped.setdefault("type", "string")
     return unwrapped
 
 
@@ -307,8 +311,8 @@ CURRENT_SETTINGS = {"config": "trinity.yaml", "gpus": 8, "gpus_given": True, "en
 def test_the_schema_leaves_out_only_what_the_json_leaves_out():
     # Every key of every object is required but the answer's keys printed only when present, and a source cell's
     # other GPU type and table source (printed only where there is one).
-    optional = {("solve", "Answer"): set(ANSWER_LEFT_OUT_WHEN_NONE), ("solve", "SourceCell"): {"gpu", "table_source"},
-                ("cluster", "SourceCell"): {"gpu", "table_source"}}
+    optional = {("solve", "Answer"): set(ANSWER_LEFT_OUT_WHEN_NONE), ("map", "GpuMap"): set(MAP_LEFT_OUT_WHEN_NONE),
+                **{(command, "SourceCell"): {"gpu", "table_source"} for command in JSON_SCHEMA_TYPES}}
     for command in JSON_SCHEMA_TYPES:
         schema = json.loads(json_schema(command))
         for name, type_schema in [("", schema), *schema["$defs"].items()]:
@@ -353,6 +357,64 @@ def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, t
         status, out, _ = cli("cluster", str(fleet), *flags, "--json")
         placed = json.loads(out)
         assert status == 1 and placed["unplaced"] and check_against_schema("cluster", placed) == []
+
+
+@pytest.mark.parametrize(("flags", "status"), [
+    (("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--sp", "2", "--env"), 0),  # tables, refuted
+    (("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "131072", "--sp", "8", "--env", "--offload",
+      "--host-ram", "64"), 1),  # Offload's states past the host memory
+    (("--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k"), 1),  # no length fits: longest_len null
+    (("--model", "14B", "--gpu", "l40s", "--gpus", "4", "--len", "64k", "--sp", "4", "--env", "--token-budget", "20k",
+      "--margin", "1e-05", "--node-gpus", "4"), 1),
+    (("--model-config", "tests/data/hf-configs/Mixtral-8x7B-v0.1.json", "--gpu", "h100", "--gpus", "8", "--len", "8k",
+      "--env", "--offload", "--host-ram", "2TB"), 0),  # beyond the calibration, cautioned
+    (("--cells", "tests/data/cells/h800.yaml", "--model", "8B", "--gpu", "h800", "--gpus", "8", "--len", "32k"),
+     1),  # measured cells of yours: the table's source (table_source)
+    (("--model", "4B", "--gpu", "mygpu", "--gpu-memory", "64", "--gpus", "2", "--len", "8k", "--env"), 0),
+])
+def test_real_memory_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...], status: int):
+    monkeypatch.chdir(ROOT)
+    printed_status, out, _ = cli("memory", *flags, "--json")
+    printed = json.loads(out)
+    schema = json.loads(json_schema("memory"))
+    # Every key, in the schema's order: the type's fields, then its verdicts.
+    assert (printed_status, list(printed), check_against_schema("memory", printed)) == (
+        status, list(schema["properties"]), [])
+
+
+@pytest.mark.parametrize("flags", [
+    ("--gpu", "h100", "--model", "8B,32B,30B-A3B", "--gpus-up-to", "3", "--host-ram", "512"),
+    ("--gpu", "a10", "--model", "32B,4B", "--gpus-up-to", "2", "--host-ram", "100.5", "--node-gpus", "4"),  # nulls
+    ("--gpu", "h20", "--model", "8B", "--by", "len", "--gpus-up-to", "4", "--train-batch-size", "96",
+     "--token-budget", "auto"),
+    ("--gpu", "h800", "--cells", "tests/data/cells/h800.yaml", "--model", "8B", "--by", "len", "--gpus-up-to", "2",
+     "--estimate"),
+    ("--model-config", "tests/data/hf-configs/Llama-3.2-1B.json", "--gpus-up-to", "1", "--no-estimate"),
+])
+def test_real_map_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...]):
+    monkeypatch.chdir(ROOT)
+    status, out, _ = cli("map", *flags, "--json")
+    assert status == 0 and check_against_schema("map", json.loads(out)) == []
+
+
+def test_the_schema_check_finds_what_breaks_the_memory_and_map_schemas(cli, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    estimate = json.loads(cli("memory", "--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32k", "--json")[1])
+    del estimate["trains"]
+    estimate["terms"]["logits"] = None
+    estimate["host_ram_gib"] = "512"
+    assert check_against_schema("memory", {**estimate, "extra": 1}) == [
+        "$: missing trains", "$: unexpected extra", "$.terms.logits: None is not number",
+        ("$.host_ram_gib: fits none of anyOf: [[\"$.host_ram_gib: '512' is not number\"], "
+         "[\"$.host_ram_gib: '512' is not null\"]]")]
+    [h100] = json.loads(cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "1", "--json")[1])
+    h100["rows"][0]["max_model_len"] = 4096  # a row by length in a map by model
+    h100["host_ram_gb"] = None  # left out, never null
+    h100["estimate"] = "auto"  # the default is left out
+    assert check_against_schema("map", [h100]) == [
+        ("$[0].rows: fits none of anyOf: [['$[0].rows[0]: unexpected max_model_len'], "
+         "['$[0].rows[0]: unexpected model']]"),
+        "$[0].host_ram_gb: None is not number", "$[0].estimate: 'auto' is not one of ['only', 'never']"]
 
 
 def test_an_answer_the_time_limit_left_open_gives_its_code(monkeypatch: pytest.MonkeyPatch):

@@ -79,8 +79,8 @@ def run_memory(args: argparse.Namespace) -> int:
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
-        asked = {"model": model.name, "model_parameters_b": round(model.parameters_b, 3),
-                 "model_active_parameters_b": round(model.active_parameters_b, 3), "gpu": gpu.name,
+        asked = {"model": model.name, "model_parameters_b": model.parameters_b,
+                 "model_active_parameters_b": model.active_parameters_b, "gpu": gpu.name,
                  "gpus": args.gpus, "max_model_len": args.max_model_len,
                  "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin,
                  "max_token_len_per_gpu": args.token_budget, "node_gpus": args.node_gpus,

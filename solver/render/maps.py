@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
-from solver.results import Plan
+from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.rules import host_ram_unchecked_words
 from solver.tables import NO_SETTING
 
@@ -48,19 +48,23 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
 
 def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
              model: str | None = None, given: dict[str, Any] | None = None) -> str:
-    """Maps as JSON: per GPU type (name, grid, rows), the options `given` that change its cells (their values not
-    None: the train batch the plans keep to, the host memory per node they fit in, ...), its budgets and, per row (a
-    model, or with `model`, the model mapped by length, a length), the best plan at each budget (null where none), as
-    `solve --json` gives a plan."""
-    key = "max_model_len" if model is not None else "model"
-    limits = {name: int(value) if name == "host_ram_gb" and float(value).is_integer() else value  # not 512.0
-              for name, value in (given or {}).items() if value is not None}
-    return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
-                        **({"model": model} if model is not None else {}), **limits, "budget_gpus": budgets,
-                        "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
-                                                      else plan.model_dump(mode="json") for budget in budgets]}
-                                 for row in rows]}
-                       for gpu, grid, rows in maps], indent=2)
+    """Maps as JSON, a `GpuMap` each: per GPU type (name, grid, rows), the options `given` that change its cells
+    (their values not None: the train batch the plans keep to, the host memory per node they fit in, ...), its
+    budgets and, per row (a model, or with `model`, the model mapped by length, a length), the best plan at each
+    budget (null where none), as `solve --json` gives a plan."""
+    gpu_maps = [GpuMap(gpu=gpu, by="len" if model is not None else "model", model=model, **(given or {}),
+                       budget_gpus=tuple(budgets), rows=_map_rows(grid, rows, budgets, model))
+                for gpu, grid, rows in maps]
+    return json.dumps([gpu_map.model_dump(mode="json") for gpu_map in gpu_maps], indent=2)
+
+
+def _map_rows(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int],
+              model: str | None) -> tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...]:
+    """A map's rows: per model, or with `model` per length, its best plan at each of `budgets` (None where none)."""
+    plans = [(row, tuple(grid[row, budget] for budget in budgets)) for row in rows]
+    if model is None:
+        return tuple(ModelMapRow(model=row, plans=row_plans) for row, row_plans in plans)
+    return tuple(LengthMapRow(max_model_len=row, plans=row_plans) for row, row_plans in plans)
 
 
 def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
+from solver.memory import CEILING, GRID, MemoryAnswer, MemoryEstimate, shown_host_gib
 from solver.render.phrases import CEILING_WORDS, fewer, tables_said
 from solver.rules import TablesVerdict, host_ram_bound_words, host_ram_check_words
 from solver.tables import MemoryModel
@@ -156,22 +156,8 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offl
 
 
 def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
-    """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
-    total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
-    it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
-    whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
-    (``headroom_gib``) and whether that is the optimizer step's (``step_binds``), whether Offload's host memory
-    fits in ``--host-ram`` (``host_fits``), and the verdict
-    (``trains``: the tables' where they speak, and only where the host memory holds the states), with its
-    ``cautions``; GiB rounded to 4 decimals (0.1 MiB)."""
-    figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
-               "headroom_gib": result.headroom_gib, "step_binds": result.step_binds, "host_fits": result.host_fits,
-               "trains": result.trains}
-    return json.dumps({**asked, **_rounded(figures)}, indent=2)
-
-
-def _rounded(value: Any) -> Any:
-    """Floats in nested mappings rounded to 4 decimals."""
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    return round(value, 4) if isinstance(value, float) else value
+    """A breakdown as JSON, as `MemoryAnswer` gives it: what was `asked` (a `MemoryQuestion`'s fields: model, GPU,
+    count, length, setting, margin, ...), then the estimate's fields, then its verdicts (``step_fits``, ``fits``,
+    ``headroom_gib``, ``step_binds``, ``host_fits``, ``trains``: the tables' where they speak, and only where the host
+    memory holds the states); GiB rounded to 4 decimals (0.1 MiB)."""
+    return json.dumps(MemoryAnswer(**asked, **dict(result)).model_dump(mode="json"), indent=2)
