@@ -4,6 +4,7 @@ the proposed hints for a job whose rollout leaves its trainer no layout and for 
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from rich.console import Console
 
 import solver
 from solver.cluster import pool_use
-from solver.render import cluster_view
+from solver.render import cluster_json, cluster_view
 from solver.results import ClusterResult
 from solver.tables import load_catalog, load_fleet
 
@@ -37,6 +38,9 @@ def test_the_planner_queries_are_not_cut_short_by_the_time_limit_and_the_greedy_
     result = solver.place(fleet_file({"pools": pools, "jobs": jobs}, tmp_path), time_limit_s=0.01)
     assert (result.status, result.bound, result.interrupted) == ("feasible", None, False)
     assert result.placements and result.planning_s > 0.01
+    # A dashboard reads the greedy placement from the JSON as docs/cluster.md says: status feasible, bound null.
+    shown = json.loads(cluster_json(result))
+    assert (shown["status"], shown["bound"], shown["placements"][0]["job"]) == ("feasible", None, result.placements[0].job)
 
 
 def test_the_time_limit_help_says_the_queries_are_not_cut_short(cli):
