@@ -70,8 +70,9 @@ def build_cluster_parser() -> Parser:
                         "more GPUs run it faster, or longer for at_least)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds from the start for the planner's queries and the placement search after "
-                        "them (default 10; each query may take at most as long; widening after them, at most a "
-                        "second per stage)")
+                        "them (default 10; each query may take at most as long, and the queries are not cut short: "
+                        "a fleet of many job shapes may take longer, with the greedy placement, and its status says "
+                        "how long they took; widening after them, at most a second per stage)")
     add_workers_option(parser, "a placement proven best does not depend on it")
     add_weights_option(parser)
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
