@@ -41,7 +41,7 @@ from solver.cluster.options import (
     patterns,
 )
 from solver.cluster.placements import pool_use
-from solver.cluster.search import REASONS_SHARE, STAGES, place
+from solver.cluster.search import REASONS_SHARE, STAGES, least_time_limit_to_search_s, place
 from solver.cluster.widen import WIDEN_LEAST_S, WIDEN_TIME_LIMIT_S
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "host_footprints",
     "job_options",
     "layout",
+    "least_time_limit_to_search_s",
     "option_name",
     "pattern_name",
     "patterns",

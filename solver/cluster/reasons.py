@@ -138,9 +138,10 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
+            fewer = _fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool)
             reasons.append(f"{pool.name}: with {rollout}, no trainer GPU count that trains it ({answer.plans[0].gpus} "
                            f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} "
-                           f"GPUs{layouts}")
+                           f"GPUs{layouts}{fewer}")
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
@@ -163,6 +164,16 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
     """Whether a trainer of `trainer_gpus` GPUs has a layout beside `rollout_gpus` on the pool's nodes."""
     room = layout(trainer_gpus, rollout_gpus, pool.gpus_per_node)
     return room is not None and room[1] <= pool.nodes
+
+
+def _fewer_rollout_words(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> str:
+    """Where fewer rollout GPUs than the job's `rollout_gpus` leave a trainer of `trainer_gpus` a layout on the pool's
+    nodes: the most that do, in words ("" where none does)."""
+    fewer = max((room for room in range(rollout_gpus) if _beside(trainer_gpus, room, pool)), default=None)
+    if fewer is None:
+        return ""
+    rollout = f"{fewer} or fewer" if fewer else "0 (its explorer on GPUs outside the fleet)"
+    return f"; with rollout_gpus: {rollout}, a trainer of {counted(trainer_gpus, 'GPU')} has one"
 
 
 def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, limits_named: bool) -> str:

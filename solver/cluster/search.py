@@ -46,6 +46,20 @@ took: where a job has no way in a pool it may use, its reason asks the planner w
 the search (0.3 to 0.57 of that time in benchmarks/cluster.py's fleets)."""
 
 
+SEARCH_SHARE = 0.97
+"""The share of the time limit by which the search ends (less `READ_BACK_S` and the reasons' time), leaving the rest
+to read the answer back."""
+
+READ_BACK_S = 0.02
+"""Seconds kept, besides `SEARCH_SHARE`'s rest, to read the answer back."""
+
+
+def least_time_limit_to_search_s(planning_s: float) -> float:
+    """The time limit below which the search gets no time after `planning_s` of working out the jobs' ways and the
+    time kept for the unplaced jobs' reasons (`REASONS_SHARE` of it, at the most)."""
+    return (planning_s * (1 + REASONS_SHARE) + READ_BACK_S) / SEARCH_SHARE
+
+
 STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost",
           "tie-break": "tie-break"}
 
@@ -95,7 +109,8 @@ def place(
     search = _greedy_start(fleet, options, built)
     solver = _placement_solver(workers, seed)
     # Leave time to read the answer back and to say why the jobs left out are.
-    deadline = started + time_limit_s * 0.97 - 0.02 - _time_for_reasons(fleet, options, planned.planning_s)
+    deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
+                - _time_for_reasons(fleet, options, planned.planning_s))
     with _StopOnInterrupt(solver) as interrupt:
         first_failed = _solve_stages(search, built, stages, interrupt, deadline,
                                      partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),

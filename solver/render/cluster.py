@@ -11,6 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from solver.cluster import least_time_limit_to_search_s
 from solver.render.layout import TableOrBlocks
 from solver.render.phrases import LOWERED_NOTE
 from solver.render.styles import setting_style
@@ -164,8 +165,9 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> 
         bound = f"bound {result.bound} with the host memory rounded"
     lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
     if result.bound is None and not result.interrupted:
+        least = least_time_limit_to_search_s(result.planning_s)
         lines.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the search could "
-                          "start"))
+                          f"start: a --time-limit above {least:.0f} s leaves the search time after them"))
     return lines
 
 
