@@ -11,7 +11,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.cluster import least_time_limit_to_search_s
 from solver.render.layout import TableOrBlocks
 from solver.render.phrases import LOWERED_NOTE
 from solver.render.styles import setting_style
@@ -165,6 +164,8 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> 
         bound = f"bound {result.bound} with the host memory rounded"
     lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
     if result.bound is None and not result.interrupted:
+        from solver.cluster import least_time_limit_to_search_s  # here: it imports OR-Tools, which render must not
+
         least = least_time_limit_to_search_s(result.planning_s)
         lines.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the search could "
                           f"start: a --time-limit above {least:.0f} s leaves the search time after them"))
