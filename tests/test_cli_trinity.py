@@ -2922,10 +2922,11 @@ def test_a_config_written_for_a_lowered_budget_is_read_back_at_that_budget_and_t
                             "72.4 GiB per GPU, 1.2 GiB to spare)") in " ".join(out.split())
 
 
-def test_the_view_names_the_configs_keys_the_apply_lines_leave_out(cli, tmp_path: Path):
-    # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The apply lines set the length, SP and
-    # budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: a note names them,
-    # as --write sets them and --emit trinity writes them. Where --write or --emit carries them, no note.
+def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli, tmp_path: Path):
+    # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The plan's own apply lines set the
+    # length, SP and budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: the
+    # apply block ends with them, under a comment, each with its value now as a comment (every line pastes). Where
+    # --write or --emit carries them, and with --json, they are not added; nothing goes to stderr.
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
@@ -2934,13 +2935,15 @@ def test_the_view_names_the_configs_keys_the_apply_lines_leave_out(cli, tmp_path
                       encoding="utf-8")
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
-    assert status == 0 and "plan           SP=4 on 4 of 4 GPUs" in out and "trainer.max_token_len_per_gpu: 16384" in out
-    assert (f"solve: note: {config}: applying the plan by hand, also set these keys of it (--write FILE sets them; "
-            f"--emit trinity has them): {actor}.ppo_max_token_len_per_gpu: 16384 (now 32768); "
-            f"{actor}.fsdp_config.param_offload: false (now true)\n") in err
-    status, fragment, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--emit", "trinity")
-    assert status == 0 and "applying the plan by hand" not in err
+    assert status == 0 and "plan           SP=4 on 4 of 4 GPUs" in out and "trinity.yaml" not in err
+    assert out.endswith(
+        "model.max_model_len: 32768\ntrainer.ulysses_sequence_parallel_size: 4\ntrainer.max_token_len_per_gpu: 16384\n"
+        f"# and these keys of {config.name}, which the plan changes too (after each, its value now):\n"
+        f"{actor}.ppo_max_token_len_per_gpu: 16384  # now 32768\n{actor}.fsdp_config.param_offload: false  # now true\n"
+        "\n")
+    status, fragment, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--emit", "trinity")
+    assert status == 0 and "# and these keys" not in fragment
     assert "        ppo_max_token_len_per_gpu: 16384\n" in fragment and "          param_offload: false\n" in fragment
     for flags in (("--write", str(tmp_path / "patched.yaml")), ("--json",)):
-        status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
-        assert status == 0 and "applying the plan by hand" not in err
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
+        assert status == 0 and "# and these keys" not in out and "# now" not in out
