@@ -2922,6 +2922,78 @@ def test_a_config_written_for_a_lowered_budget_is_read_back_at_that_budget_and_t
                             "72.4 GiB per GPU, 1.2 GiB to spare)") in " ".join(out.split())
 
 
+_LONGER_STEPS = ((32768, (), {"env": False, "offload": False, "sp": 4, "max_token_len_per_gpu": 16384}),
+                 (65536, (), {"env": True, "offload": True, "sp": 4, "max_token_len_per_gpu": 32768}),
+                 (131072, ("--token-budget", "auto"),
+                  {"env": True, "offload": True, "sp": 4, "max_token_len_per_gpu": 50176}))
+"""Qwen3-8B on 4 of 8 A100s at longer and longer lengths: the best plan's setting and token budget at each."""
+
+
+def test_configs_written_step_by_step_to_longer_lengths_get_the_plan_a_fresh_config_gets(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The user's config at 16384 tokens, its roles' budgets at 32768 by hand; --write takes it to 32768, then 65536,
+    # then 131072 (--token-budget auto). Each --write sets trainer.max_token_len_per_gpu and the roles' budgets to the
+    # plan's Trinity default (16384, then 32768): those say no limit of the user's, and the next step plans as for a
+    # config without them (at 65536, the table's Env + Offload + SP=4 at 32768, not Env + SP=4 at a budget lowered
+    # to 25600 with the estimate's 3.1 GiB to spare). Each written config, read back, gets the fresh config's plan.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    head = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+            "buffer: {batch_size: 32}\nalgorithm: {algorithm_type: grpo, repeat_times: 8}\n"
+            "explorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n  ulysses_sequence_parallel_size: 2\n")
+    fresh, config = tmp_path / "fresh.yaml", tmp_path / "16k.yaml"
+    fresh.write_text(head, encoding="utf-8")
+    config.write_text(head + "  trainer_config:\n    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: 32768}\n"
+                      "      ref: {log_prob_max_token_len_per_gpu: 32768}\n", encoding="utf-8")
+
+    def best(*flags: str) -> dict:
+        status, out, _ = cli(*flags, "--gpu", "a100", "--json")
+        assert status == 0
+        return json.loads(out)[0]["plans"][0]
+
+    for length, flags, expected in _LONGER_STEPS:
+        written = tmp_path / f"{length}.yaml"
+        planned = best("--from-config", str(config), "--len", str(length), *flags)
+        assert {key: planned[key] for key in expected} == expected
+        assert planned == best("--from-config", str(fresh), "--len", str(length), *flags)
+        status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", str(length), *flags,
+                           "--write", str(written))
+        text = written.read_text(encoding="utf-8")
+        assert status == 0 and f"  max_token_len_per_gpu: {expected['max_token_len_per_gpu']}\n" in text
+        assert best("--from-config", str(written), *flags) == planned
+        config = written
+
+
+def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The 32768-token config --write leaves (trainer and roles at 16384, Trinity's default there), at 40960 tokens:
+    # its budgets follow the length, as unset ones would, and the verdict is at the default, 20480. With the roles at
+    # 12288 by hand (not the trainer's), they are the user's own lower budget: the verdict is at 12288, and the plans
+    # may lower theirs too (Env + SP=2 at 27648).
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    roles = ("  trainer_config:\n    actor_rollout_ref:\n      actor: {{ppo_max_token_len_per_gpu: {0}}}\n"
+             "      ref: {{log_prob_max_token_len_per_gpu: {0}}}\n")
+    head = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+            "explorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+            "  max_token_len_per_gpu: 16384\n")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(head + roles.format(16384), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
+    answer = json.loads(out)[0]
+    assert status == 0 and answer["current"]["max_token_len_per_gpu"] is None
+    assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [False, 4, 20480]
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960")
+    assert ("but: trainer.max_token_len_per_gpu, trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
+            "and trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384: what Trinity gives "
+            "them unset at the config's own 32768 tokens, so read as unset at 40960 tokens too (the verdict is at 20480 "
+            "tokens per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict assumes: the "
+            "apply block and --write set them") in " ".join(out.split())
+    config.write_text(head + roles.format(12288), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
+    answer = json.loads(out)[0]
+    assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and answer["current"]["trains"]
+    assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [True, 2, 27648]
+
+
 def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli, tmp_path: Path):
     # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The plan's own apply lines set the
     # length, SP and budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: the
