@@ -2095,8 +2095,8 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     said = " ".join(out.split())
     assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's " \
         "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: " in said
-    assert "; the best plan below costs a little more (0.6565 against 0.65): estimates keep Env on (--no-env " \
-        "estimates without it)" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
+    assert "; the best plan below costs a little more (0.6565 against 0.65): it differs in Env, which estimates keep on " \
+        "(--no-env estimates without it) but:" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
     assert status == 0 and "costs a little more" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
@@ -2104,6 +2104,28 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--maximize", "len")
     said = " ".join(out.split())
     assert status == 0 and "costs a little more" not in said and "max_model_len 112640" in said
+
+
+def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-8B at 65536 tokens on 4 A100s, SP=4 without Env at a budget lowered by hand to 16384: it trains by
+    # estimate (cost 0.325). The best plan, Env + SP=4, costs a hair more (0.3282) for Env, which estimates keep on,
+    # and takes the most that fits, 25600 tokens per GPU: a difference the cost does not count, named too.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n"
+                      "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                      "trainer:\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 16384\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    said = " ".join(out.split())
+    assert status == 0 and ("trinity.yaml runs SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's "
+                            "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: the memory model predicts 61.1 GiB per GPU, "
+                            "10.2 GiB to spare); the best plan below costs a little more (0.3282 against 0.325): it "
+                            "differs in Env, which estimates keep on (--no-env estimates without it), and in "
+                            "max_token_len_per_gpu, 25600 against 16384 (fewer micro-batches, which the cost does not "
+                            "count) but:") in said
+    assert "plan Env + SP=4 on 4 of 4 GPUs" in said and "max_token_len_per_gpu = 25600" in said
 
 
 def test_settings_with_env_that_train_by_estimate_get_no_word_on_env(cli, tmp_path: Path,
