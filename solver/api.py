@@ -9,7 +9,7 @@ worked out here. (`estimate_memory` is not named `memory`, the name of the modul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from math import ceil
 from pathlib import Path
@@ -30,6 +30,7 @@ from solver.memory import (
 from solver.query import (
     MAX_WORKERS,
     NODE_SIZE_KEY,
+    TRAINER_TOKEN_BUDGET,
     ConfigProblem,
     ConfigProblemCode,
     EstimateMode,
@@ -677,11 +678,17 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
         problems.append(ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
             f"{named} is below Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the tables "
             f"measured: the verdict is at {lowered} tokens per GPU (each step takes more micro-batches)")))
-    budgets = [("trainer.max_token_len_per_gpu", config.max_token_len_per_gpu), *config.role_token_budgets]
+    budgets = [(TRAINER_TOKEN_BUDGET, config.max_token_len_per_gpu), *config.role_token_budgets]
     measure = "the verdict's budget" if lowered else f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, " \
         "which the tables measured"
-    for key, budget in budgets:  # one that holds no sequence is a rule it breaks, said above (check_trinity_config)
-        if budget is not None and budget != judged and budget >= least_token_budget(length, config.sp):
+    # One that holds no sequence is a rule it breaks, said above (check_trinity_config).
+    differing = [(key, budget) for key, budget in budgets
+                 if budget is not None and budget != judged and budget >= least_token_budget(length, config.sp)]
+    followed = [(key, budget) for key, budget in differing if key in config.followed_budgets()]
+    if followed:  # all at the trainer's budget at the config's own length
+        problems.append(_followed_budgets_problem(config, length, judged, followed))
+    for key, budget in differing:
+        if (key, budget) not in followed:
             above = budget > judged
             more, cautious = ("more", "") if above else (
                 "fewer", " (so it is cautious; each step takes more micro-batches)")
@@ -689,11 +696,29 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
                     else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT)
             problems.append(ConfigProblem(code, (
                 f"{key} {budget} is {'above' if above else 'below'} {measure}: {more} tokens per GPU than the verdict "
-                f"assumes{cautious}" + (f" ({ROLE_KEYS_IGNORED})" if key != "trainer.max_token_len_per_gpu" else ""))))
+                f"assumes{cautious}" + (f" ({ROLE_KEYS_IGNORED})" if key != TRAINER_TOKEN_BUDGET else ""))))
     if config.critic_token_budget is not None and config.critic_token_budget > judged:
         problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
             config.critic_token_budget, f"the verdict's {judged} tokens per GPU")))
     return problems
+
+
+def _followed_budgets_problem(config: TrinityConfig, length: int, judged: int,
+                              followed: Sequence[tuple[str, int]]) -> ConfigProblem:
+    """The ``but:`` line on the config's budget keys that only write out, at its own length, what Trinity gives them
+    unset (`TrinityConfig.followed_budgets`), which the verdict at `length` reads as unset (at `judged` tokens per
+    GPU), though Trinity, as written, keeps their number."""
+    keys = [key for key, _ in followed]
+    named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
+    budget = followed[0][1]
+    above = budget > judged
+    them = "it" if len(keys) == 1 else "them"
+    return ConfigProblem(
+        ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT,
+        f"{named} {budget}: what Trinity gives {them} unset at the config's own {config.max_model_len} tokens, so read "
+        f"as unset at {length} tokens too (the verdict is at {judged} tokens per GPU); as written, Trinity keeps "
+        f"{budget} there, {'more' if above else 'fewer'} tokens per GPU than the verdict assumes: the apply block and "
+        f"--write set {them}")
 
 
 def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMode) -> int | None:

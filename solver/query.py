@@ -67,6 +67,8 @@ ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu")
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"))
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
 before 0.8: `solver.trinity.ROLE_KEYS_IGNORED`)."""
+TRAINER_TOKEN_BUDGET = "trainer.max_token_len_per_gpu"
+"""Trinity's token budget per GPU (unset: ``ceil(2 x max_model_len / SP)``), which flows to the roles' own."""
 TRAIN_BATCH_PATH = ("buffer", "train_batch_size")
 TRAIN_BATCH_KEY = ".".join(TRAIN_BATCH_PATH)
 """Trinity's experiences per training step (0, its default: ``buffer.batch_size`` x ``algorithm.repeat_times``), which
@@ -322,11 +324,26 @@ class TrinityConfig(Frozen, defer_build=True):
             raise ValueError(f"{len(self.note_codes)} note_codes for {len(self.notes)} notes: give one code per note")
         return self
 
+    def followed_budgets(self) -> tuple[str, ...]:
+        """The token budget keys (`TRAINER_TOKEN_BUDGET`, `role_token_budgets`) set to the value Trinity gives them
+        unset at the config's own length and SP: the trainer's at its default ``ceil(2L/sp)``, a role's at the
+        trainer's. Such a key, as ``--write`` writes one, is the default written out, no limit of the user's: at
+        another length it follows the default, as the unset key would (`budget_in_effect`). None without a length."""
+        if self.max_model_len is None:
+            return ()
+        default = token_budget(self.max_model_len, self.sp)
+        trainer = self.max_token_len_per_gpu or default
+        followed = (TRAINER_TOKEN_BUDGET,) if self.max_token_len_per_gpu == default else ()
+        return followed + tuple(key for key, budget in self.role_token_budgets if budget == trainer)
+
     def budget_in_effect(self, max_model_len: int) -> int:
         """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,
-        else Trinity's default ``ceil(2L/sp)``."""
-        trainer = self.max_token_len_per_gpu or token_budget(max_model_len, self.sp)
-        own = dict(self.role_token_budgets)
+        else Trinity's default ``ceil(2L/sp)``; a key that only writes out the default at the config's own length
+        (`followed_budgets`) counts as unset."""
+        followed = self.followed_budgets()
+        trainer = (None if TRAINER_TOKEN_BUDGET in followed else self.max_token_len_per_gpu) or token_budget(
+            max_model_len, self.sp)
+        own = {key: budget for key, budget in self.role_token_budgets if key not in followed}
         return max(own.get(".".join(path), trainer) for path in ROLE_TOKEN_BUDGETS)
 
 

@@ -1522,3 +1522,25 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
     assert ("trains with 30 GiB of host memory per node (the node's RAM) and a train batch of 768"
             ) in " ".join(shown.getvalue().split())
     assert "; with more host memory, SP=2 on 6 GPUs trains it (32768 tokens)" in " ".join(shown.getvalue().split())
+
+
+def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
+    # Qwen3-8B at 65536 tokens on 4 A100s, SP=4 without Env at 16384 tokens per GPU by hand: it trains by estimate.
+    # The best plan is Env + SP=4 at 25600; given as Env + Offload + SP=4 at that cost instead, the verdict names the
+    # setting (not Env alone) and the token budget, and says "costs more", not "a little more".
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.6, "
+            "original_max_position_embeddings: 40960}}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 4}}\ntrainer: {ulysses_sequence_parallel_size: 4, "
+            "max_token_len_per_gpu: 16384}\n")
+    config = read_trinity_config(text, "trinity.yaml", {})
+    query = config_query(CATALOG, config, gpu="a100")
+    (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, "trinity.yaml", {})
+    best = answer.plans[0]
+    assert (best.setting.label, best.max_token_len_per_gpu, answer.current.plan.cost) == ("Env + SP=4", 25600, 0.325)
+    offloaded = answer.model_copy(update={"plans": (best.model_copy(update={"offload": True}),)})
+    shown = io.StringIO()
+    Console(file=shown, width=300).print(answers_view((offloaded,), query, CATALOG))
+    assert ("; the best plan below costs more (0.3282 against 0.325): it differs in its setting, Env + Offload + SP=4 "
+            "against SP=4 (estimates keep Env on; --no-env estimates without it), and in "
+            "max_token_len_per_gpu, 25600 against 16384 (fewer micro-batches, which the cost does not count)"
+            ) in " ".join(shown.getvalue().split())

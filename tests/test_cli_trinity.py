@@ -2095,8 +2095,8 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     said = " ".join(out.split())
     assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's " \
         "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: " in said
-    assert "; the best plan below costs a little more (0.6565 against 0.65): estimates keep Env on (--no-env " \
-        "estimates without it)" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
+    assert "; the best plan below costs a little more (0.6565 against 0.65): it differs in Env, which estimates keep on " \
+        "(--no-env estimates without it) but:" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
     assert status == 0 and "costs a little more" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
@@ -2104,6 +2104,28 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--maximize", "len")
     said = " ".join(out.split())
     assert status == 0 and "costs a little more" not in said and "max_model_len 112640" in said
+
+
+def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-8B at 65536 tokens on 4 A100s, SP=4 without Env at a budget lowered by hand to 16384: it trains by
+    # estimate (cost 0.325). The best plan, Env + SP=4, costs a hair more (0.3282) for Env, which estimates keep on,
+    # and takes the most that fits, 25600 tokens per GPU: a difference the cost does not count, named too.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n"
+                      "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                      "trainer:\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 16384\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    said = " ".join(out.split())
+    assert status == 0 and ("trinity.yaml runs SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's "
+                            "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: the memory model predicts 61.1 GiB per GPU, "
+                            "10.2 GiB to spare); the best plan below costs a little more (0.3282 against 0.325): it "
+                            "differs in Env, which estimates keep on (--no-env estimates without it), and in "
+                            "max_token_len_per_gpu, 25600 against 16384 (fewer micro-batches, which the cost does not "
+                            "count) but:") in said
+    assert "plan Env + SP=4 on 4 of 4 GPUs" in said and "max_token_len_per_gpu = 25600" in said
 
 
 def test_settings_with_env_that_train_by_estimate_get_no_word_on_env(cli, tmp_path: Path,
@@ -2922,10 +2944,83 @@ def test_a_config_written_for_a_lowered_budget_is_read_back_at_that_budget_and_t
                             "72.4 GiB per GPU, 1.2 GiB to spare)") in " ".join(out.split())
 
 
-def test_the_view_names_the_configs_keys_the_apply_lines_leave_out(cli, tmp_path: Path):
-    # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The apply lines set the length, SP and
-    # budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: a note names them,
-    # as --write sets them and --emit trinity writes them. Where --write or --emit carries them, no note.
+_LONGER_STEPS = ((32768, (), {"env": False, "offload": False, "sp": 4, "max_token_len_per_gpu": 16384}),
+                 (65536, (), {"env": True, "offload": True, "sp": 4, "max_token_len_per_gpu": 32768}),
+                 (131072, ("--token-budget", "auto"),
+                  {"env": True, "offload": True, "sp": 4, "max_token_len_per_gpu": 50176}))
+"""Qwen3-8B on 4 of 8 A100s at longer and longer lengths: the best plan's setting and token budget at each."""
+
+
+def test_configs_written_step_by_step_to_longer_lengths_get_the_plan_a_fresh_config_gets(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The user's config at 16384 tokens, its roles' budgets at 32768 by hand; --write takes it to 32768, then 65536,
+    # then 131072 (--token-budget auto). Each --write sets trainer.max_token_len_per_gpu and the roles' budgets to the
+    # plan's Trinity default (16384, then 32768): those say no limit of the user's, and the next step plans as for a
+    # config without them (at 65536, the table's Env + Offload + SP=4 at 32768, not Env + SP=4 at a budget lowered
+    # to 25600 with the estimate's 3.1 GiB to spare). Each written config, read back, gets the fresh config's plan.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    head = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+            "buffer: {batch_size: 32}\nalgorithm: {algorithm_type: grpo, repeat_times: 8}\n"
+            "explorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n  ulysses_sequence_parallel_size: 2\n")
+    fresh, config = tmp_path / "fresh.yaml", tmp_path / "16k.yaml"
+    fresh.write_text(head, encoding="utf-8")
+    config.write_text(head + "  trainer_config:\n    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: 32768}\n"
+                      "      ref: {log_prob_max_token_len_per_gpu: 32768}\n", encoding="utf-8")
+
+    def best(*flags: str) -> dict:
+        status, out, _ = cli(*flags, "--gpu", "a100", "--json")
+        assert status == 0
+        return json.loads(out)[0]["plans"][0]
+
+    for length, flags, expected in _LONGER_STEPS:
+        written = tmp_path / f"{length}.yaml"
+        planned = best("--from-config", str(config), "--len", str(length), *flags)
+        assert {key: planned[key] for key in expected} == expected
+        assert planned == best("--from-config", str(fresh), "--len", str(length), *flags)
+        status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", str(length), *flags,
+                           "--write", str(written))
+        text = written.read_text(encoding="utf-8")
+        assert status == 0 and f"  max_token_len_per_gpu: {expected['max_token_len_per_gpu']}\n" in text
+        assert best("--from-config", str(written), *flags) == planned
+        config = written
+
+
+def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The 32768-token config --write leaves (trainer and roles at 16384, Trinity's default there), at 40960 tokens:
+    # its budgets follow the length, as unset ones would, and the verdict is at the default, 20480. With the roles at
+    # 12288 by hand (not the trainer's), they are the user's own lower budget: the verdict is at 12288, and the plans
+    # may lower theirs too (Env + SP=2 at 27648).
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    roles = ("  trainer_config:\n    actor_rollout_ref:\n      actor: {{ppo_max_token_len_per_gpu: {0}}}\n"
+             "      ref: {{log_prob_max_token_len_per_gpu: {0}}}\n")
+    head = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+            "explorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+            "  max_token_len_per_gpu: 16384\n")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(head + roles.format(16384), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
+    answer = json.loads(out)[0]
+    assert status == 0 and answer["current"]["max_token_len_per_gpu"] is None
+    assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [False, 4, 20480]
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960")
+    assert ("but: trainer.max_token_len_per_gpu, trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
+            "and trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384: what Trinity gives "
+            "them unset at the config's own 32768 tokens, so read as unset at 40960 tokens too (the verdict is at 20480 "
+            "tokens per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict assumes: the "
+            "apply block and --write set them") in " ".join(out.split())
+    config.write_text(head + roles.format(12288), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
+    answer = json.loads(out)[0]
+    assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and answer["current"]["trains"]
+    assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [True, 2, 27648]
+
+
+def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli, tmp_path: Path):
+    # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The plan's own apply lines set the
+    # length, SP and budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: the
+    # apply block ends with them, under a comment, each with its value now as a comment (every line pastes). Where
+    # --write or --emit carries them, and with --json, they are not added; nothing goes to stderr.
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
@@ -2934,13 +3029,15 @@ def test_the_view_names_the_configs_keys_the_apply_lines_leave_out(cli, tmp_path
                       encoding="utf-8")
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
-    assert status == 0 and "plan           SP=4 on 4 of 4 GPUs" in out and "trainer.max_token_len_per_gpu: 16384" in out
-    assert (f"solve: note: {config}: applying the plan by hand, also set these keys of it (--write FILE sets them; "
-            f"--emit trinity has them): {actor}.ppo_max_token_len_per_gpu: 16384 (now 32768); "
-            f"{actor}.fsdp_config.param_offload: false (now true)\n") in err
-    status, fragment, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--emit", "trinity")
-    assert status == 0 and "applying the plan by hand" not in err
+    assert status == 0 and "plan           SP=4 on 4 of 4 GPUs" in out and "trinity.yaml" not in err
+    assert out.endswith(
+        "model.max_model_len: 32768\ntrainer.ulysses_sequence_parallel_size: 4\ntrainer.max_token_len_per_gpu: 16384\n"
+        f"# and these keys of {config.name}, which the plan changes too (after each, its value now):\n"
+        f"{actor}.ppo_max_token_len_per_gpu: 16384  # now 32768\n{actor}.fsdp_config.param_offload: false  # now true\n"
+        "\n")
+    status, fragment, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--emit", "trinity")
+    assert status == 0 and "# and these keys" not in fragment
     assert "        ppo_max_token_len_per_gpu: 16384\n" in fragment and "          param_offload: false\n" in fragment
     for flags in (("--write", str(tmp_path / "patched.yaml")), ("--json",)):
-        status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
-        assert status == 0 and "applying the plan by hand" not in err
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
+        assert status == 0 and "# and these keys" not in out and "# now" not in out

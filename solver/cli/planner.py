@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from math import ceil
 from pathlib import Path
@@ -47,7 +47,7 @@ from solver.cli.status import NO_PLAN
 from solver.cli.trinity_options import (
     MODEL_PATH,
     check_planner_config,
-    hand_applied_notes,
+    hand_applied_keys,
     local_config_json,
     local_model,
     read_config_file,
@@ -186,9 +186,8 @@ def run_planner(args: argparse.Namespace) -> int:
                                        args.trinity_version)
     fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                               query.node_gpus, config)
-    _print_planner(args, answers, fragments, query, catalog, cells)
-    for note in hand_applied_notes(args, answers, catalog.model(query.model), config_text):
-        print_escaped(note, file=sys.stderr)
+    config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
+    _print_planner(args, answers, fragments, query, catalog, cells, config_keys)
     note_near_tabled_shape("solve", catalog, added)
     untrained = args.check and any(answer.current is None or not answer.current.trains for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
@@ -241,9 +240,11 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
 
 
 def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[str], query: Query,
-                   catalog: Catalog, cells: Sequence[tuple[Path, GpuType]]) -> None:
-    """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view, with the --cells
-    optimism note on stderr, a line for each file written and the --cells notes (`note_cells_elsewhere`)."""
+                   catalog: Catalog, cells: Sequence[tuple[Path, GpuType]],
+                   config_keys: Mapping[str, Sequence[str]]) -> None:
+    """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view (with, per GPU type, the
+    --from-config's keys its apply lines change too, `config_keys`), with the --cells optimism note on stderr, a line
+    for each file written and the --cells notes (`note_cells_elsewhere`)."""
     if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
         print_escaped(note, file=sys.stderr)
     if args.emit:
@@ -251,7 +252,8 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
-        view = answers_view(answers, query, catalog, args.trinity_version, writing=args.write is not None)
+        view = answers_view(answers, query, catalog, args.trinity_version, writing=args.write is not None,
+                            config_keys=config_keys)
         console = print_view(view, "solve")
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:

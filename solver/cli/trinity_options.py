@@ -249,24 +249,18 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     return fragments
 
 
-def hand_applied_notes(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
-                       config_text: str) -> list[str]:
+def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
+                      config_text: str) -> dict[str, list[str]]:
     """For the view of answers to --from-config (not --emit, --json or --write, which carry them): per GPU type, the
-    config's keys that the best plan changes beyond its ``apply`` lines (`config_keys_changed`: a role's own token
-    budget or SP, offload flags turned off, ...), which applying those lines by hand would leave as they were."""
+    config's keys that the best plan changes beyond its own keys (`config_keys_changed`: a role's own token budget or
+    SP, offload flags turned off, ...), as lines for the ``apply`` block, which would leave them as they were."""
     if args.from_config is None or args.emit or args.json or args.write:
-        return []
+        return {}
     from solver.trinity import config_keys_changed
 
-    notes = []
-    for answer, best in ((answer, answer.best) for answer in answers if answer.best is not None):
-        changed = config_keys_changed(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                      version=args.trinity_version)
-        gpu = f"{answer.gpu}: " if len(answers) > 1 else ""
-        if changed:
-            notes.append(f"solve: note: {gpu}{args.from_config}: applying the plan by hand, also set these keys of it "
-                         f"(--write FILE sets them; --emit trinity has them): {'; '.join(changed)}")
-    return notes
+    return {answer.gpu: config_keys_changed(config_text, answer.best, model, name=str(args.from_config),
+                                            environ=os.environ, version=args.trinity_version)
+            for answer in answers if answer.best is not None}
 
 
 def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,

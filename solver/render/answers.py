@@ -4,7 +4,7 @@ there is no plan and the explanation; and the answers as JSON."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -63,10 +63,10 @@ def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:
 
 
 def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, version: TrinityVersion | None = None,
-                 *, writing: bool = False) -> Group:
+                 *, writing: bool = False, config_keys: Mapping[str, Sequence[str]] | None = None) -> Group:
     """Per answer: what was asked, the best plan in full (or why there is none; its config keys for the Trinity
     release `version` where given; for a config read with --from-config, how --write applies it, unless `writing`
-    already), then the ranking."""
+    already, and the config's own keys the plan changes too, `config_keys` per GPU type), then the ranking."""
     model = catalog.model(query.model)
     renderables: list[Any] = []
     for answer in answers:
@@ -76,7 +76,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         after_apply = None  # where what follows the summary's apply lines starts
         if answer.plans:
             renderables.append(plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
-                                            query.memory.own_source, len(query.gpus) > 1, writing))
+                                            query.memory.own_source, len(query.gpus) > 1, writing,
+                                            (config_keys or {}).get(answer.gpu, ())))
             after_apply = len(renderables)
             if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
                 renderables.append(ranking_view(answer))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -85,8 +87,10 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool) -> st
 
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
-                 memory_source: str | None, several_gpu_types: bool, writing: bool) -> Group:
-    """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it."""
+                 memory_source: str | None, several_gpu_types: bool, writing: bool,
+                 config_keys: Sequence[str] = ()) -> Group:
+    """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it: the
+    plan's own (`apply_lines`), then the --from-config's keys it changes too (`config_keys`, `_config_key_lines`)."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
@@ -114,8 +118,18 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    return Group(grid, *(Text(line, no_wrap=True, overflow="ignore")
-                         for line in apply_lines(plan, model, version, node_gpus)))
+    lines = [*apply_lines(plan, model, version, node_gpus), *_config_key_lines(answer, config_keys)]
+    return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
+
+
+def _config_key_lines(answer: Answer, config_keys: Sequence[str]) -> list[str]:
+    """The apply block's lines for the keys of the config read with --from-config that the plan changes too
+    (``solver.trinity.config_keys_changed``: a role's own token budget or SP, offload flags turned off, ...), under a
+    comment naming the config; none without such keys."""
+    if not config_keys or answer.current is None:
+        return []
+    return [f"# and these keys of {answer.current.config}, which the plan changes too (after each, its value now):",
+            *config_keys]
 
 
 def _length_words(answer: Answer, plan: Plan, model: Model) -> str:

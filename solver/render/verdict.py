@@ -57,14 +57,24 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
 
 def _dearer(answer: Answer, current: CurrentSettings) -> str:
     """Where a config's own settings train by estimate without Env and the best plan, at the same length, costs more:
-    why it is the best, in words ("" otherwise: a longer plan's cost is its length's). Estimates keep Env on unless
-    --no-env (`estimates_setting`), so the config's were no candidate; Env's cost is a tie-break."""
+    why it is the best, in words, naming what differs ("" otherwise: a longer plan's cost is its length's). Estimates
+    keep Env on unless --no-env (`estimates_setting`), so the config's were no candidate; Env's cost is a tie-break. A
+    token budget that differs too (the config's own lowered one; the plan's, the most that fits) the cost does not
+    count."""
     own, best = current.plan, answer.plans[0] if answer.plans else None
     if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
             or best.max_model_len != own.max_model_len):
         return ""
-    return (f"; the best plan below costs a little more ({best.cost:.4g} against {own.cost:.4g}): estimates keep Env "
-            "on (--no-env estimates without it)")
+    beyond_env = (best.offload, best.sp) != (own.offload, own.sp)
+    differs = [f"in its setting, {best.setting.label} against {own.setting.label}" + (
+        " (estimates keep Env on; --no-env estimates without it)" if best.env else "")] if beyond_env else [
+        "in Env, which estimates keep on (--no-env estimates without it)"] if best.env else []
+    if best.max_token_len_per_gpu != own.max_token_len_per_gpu:
+        fewer = "fewer" if best.max_token_len_per_gpu > own.max_token_len_per_gpu else "more"
+        differs.append(f"in max_token_len_per_gpu, {best.max_token_len_per_gpu} against {own.max_token_len_per_gpu} "
+                       f"({fewer} micro-batches, which the cost does not count)")
+    return (f"; the best plan below costs {'more' if beyond_env else 'a little more'} ({best.cost:.4g} against "
+            f"{own.cost:.4g}): it differs {', and '.join(differs)}")
 
 
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:

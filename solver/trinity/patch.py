@@ -519,10 +519,11 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
     """The keys of the config `text` that `patch_trinity_config` changes for `plan` only because the config has them
     (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
     padding back on), and the offload flags it turns off: what applying the plan's own keys by hand leaves as they
-    were. Each as ``key: new (now old)``."""
+    were. Each a line to paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now
+    old``."""
     reading = load_config_mapping(text.replace("\r\n", "\n"), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
-    return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)} (now {_as_written(value_at(reading, key.path))})"
+    return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(value_at(reading, key.path))}"
             for key in _written(reading, keys, environ or {}) if key.existing_only or key.value is False]
 
 
