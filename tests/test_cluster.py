@@ -257,12 +257,12 @@ def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.Mo
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     [placement] = solved(instance, tmp_path)["placements"]
     assert placement["widened_from"] == 6 and len(widen_limits) == 3
-    assert all(0.5 < limit <= solver.cluster.WIDEN_TIME_LIMIT_S for limit in widen_limits)  # 10 s are ample
+    assert all(0.5 < limit <= solver.cluster.widen.WIDEN_TIME_LIMIT_S for limit in widen_limits)  # 10 s are ample
     widen_limits.clear()
     widen = solver.cluster.search._widen
     monkeypatch.setattr(solver.cluster.search, "_widen", lambda *args: widen(*args[:-1], time.monotonic() - 1))
     [placement] = solved(instance, tmp_path)["placements"]
-    assert placement["widened_from"] == 6 and widen_limits == [solver.cluster.WIDEN_LEAST_S] * 3
+    assert placement["widened_from"] == 6 and widen_limits == [solver.cluster.widen.WIDEN_LEAST_S] * 3
 
 
 def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -1777,7 +1777,7 @@ def test_the_time_left_for_reasons_counts_each_job_s_own_pools(tmp_path: Path, m
     short = {"name": "short", "model": "Qwen3-0.6B", "max_model_len": 4096}
     nowhere = {"name": "nowhere", "model": "Qwen3-8B", "max_model_len": 1000000}
     for jobs, kept, placed in (([{**long, "pool": "h20"}], 0.0, ["long"]),
-                               ([short, long], solver.cluster.REASONS_SHARE, ["long", "short"]),
+                               ([short, long], solver.cluster.search.REASONS_SHARE, ["long", "short"]),
                                ([short, nowhere], 0.0, ["short"])):
         result = place(fleet_of({"pools": pools, "jobs": jobs}, tmp_path), CATALOG)
         assert sorted(p.job for p in result.placements) == placed

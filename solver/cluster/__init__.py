@@ -17,7 +17,9 @@ Last, the jobs of a node with idle GPUs may grow onto them (`_widen`), where mor
 The modules, each using only those before it: `options` (the jobs' ways to run, and the patterns that fill a
 node), `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left
 out), `widen` (jobs grown onto idle GPUs), `greedy` (the baseline) and `search` (`place`: the staged search and its
-answer). The public names are imported from here; the private ones from their modules.
+answer). The public names are imported from here; the private ones, and the knobs a test may patch
+(`PATTERN_GROWTH`, `PATTERN_FLOOR` and `PATTERN_BUDGET` in `options`, `WIDEN_TIME_LIMIT_S` and `WIDEN_LEAST_S` in
+`widen`, `REASONS_SHARE` in `search`), from their modules: a patch takes effect only where the code reads it.
 """
 
 from solver.cluster.greedy import greedy
@@ -25,9 +27,6 @@ from solver.cluster.model import build_placement_model
 from solver.cluster.options import (
     COST_SCALE,
     JOB_BATCH_SOURCE,
-    PATTERN_BUDGET,
-    PATTERN_FLOOR,
-    PATTERN_GROWTH,
     POOL_HOST_RAM_SOURCE,
     Footprint,
     Option,
@@ -41,20 +40,13 @@ from solver.cluster.options import (
     patterns,
 )
 from solver.cluster.placements import pool_use
-from solver.cluster.search import REASONS_SHARE, STAGES, least_time_limit_to_search_s, place
-from solver.cluster.widen import WIDEN_LEAST_S, WIDEN_TIME_LIMIT_S
+from solver.cluster.search import STAGES, least_time_limit_to_search_s, place
 
 __all__ = [
     "COST_SCALE",
     "JOB_BATCH_SOURCE",
-    "PATTERN_BUDGET",
-    "PATTERN_FLOOR",
-    "PATTERN_GROWTH",
     "POOL_HOST_RAM_SOURCE",
-    "REASONS_SHARE",
     "STAGES",
-    "WIDEN_LEAST_S",
-    "WIDEN_TIME_LIMIT_S",
     "Footprint",
     "Option",
     "TooManyPatterns",
