@@ -12,7 +12,7 @@ The chosen patterns are then filled in node order to give each job its node inde
 Objectives, one after the other (each stage keeps the value the stage before it reached): the total
 priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the fewest nodes), then the
 longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost.
-Last, the jobs of a node with idle GPUs may grow onto them (`_widen`), where more GPUs run them faster or longer.
+Last, the jobs of a node with idle GPUs may grow onto them (`widen_jobs`), where more GPUs run them faster or longer.
 
 The modules, each using only those before it: `options` (the jobs' ways to run, and the patterns that fill a
 node), `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left

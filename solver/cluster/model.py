@@ -1,6 +1,6 @@
 """The CP-SAT placement model: a literal per way to run a job and, per pool, how many of its nodes each pattern
-fills (`build_placement_model`); the tie-break among equally good placements (`_tie_break`), and a placement hinted
-as the next search's start (`_hint`)."""
+fills (`build_placement_model`); the tie-break among equally good placements (`tie_break`), and a placement hinted
+as the next search's start (`hint_placement`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from solver.tables import (
 
 
 @dataclass
-class _Model:
+class PlacementModel:
     """The placement model: a literal per option, and node-pattern counts per pool."""
 
     model: cp_model.CpModel
@@ -26,7 +26,7 @@ class _Model:
     pattern_counts: dict[tuple[int, tuple[Footprint, ...]], cp_model.IntVar]
 
 
-def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> _Model:
+def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> PlacementModel:
     """Choose at most one option per job (exactly one with `every_job`) so that every pool has room."""
     model = LeanCpModel()
     model.name = "place jobs"
@@ -54,10 +54,10 @@ def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) 
             slots = [pattern.count(footprint) * count for (p, pattern), count in pattern_counts.items()
                      if p == pool_index and footprint in pattern]
             model.add(sum(x for o, x in here if o.size and o.footprint == footprint) <= sum(slots))
-    return _Model(model=model, chosen=chosen, pattern_counts=pattern_counts)
+    return PlacementModel(model=model, chosen=chosen, pattern_counts=pattern_counts)
 
 
-def _tie_break(fleet: Fleet, options: list[Option], built: _Model) -> cp_model.LinearExprT:
+def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_model.LinearExprT:
     """An objective that picks one placement among equally good ones, the same whatever the search did:
     a fixed pseudo-random weight per option and per node pattern (CRC-32 of their names) makes the
     lightest of the optimal placements unique with high probability (the isolation lemma)."""
@@ -73,7 +73,8 @@ def _tie_break(fleet: Fleet, options: list[Option], built: _Model) -> cp_model.L
     return sum(chosen) + sum(filled)
 
 
-def _hint(built: _Model, values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> None:
+def hint_placement(built: PlacementModel, values: list[int],
+                   counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> None:
     """Start the next search from this placement."""
     built.model.clear_hints()
     for literal, value in zip(built.chosen, values):
