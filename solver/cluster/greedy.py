@@ -16,15 +16,8 @@ from solver.cluster.options import (
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import _unplaced
 from solver.query import EstimateMode
-from solver.results import (
-    ClusterResult,
-)
-from solver.tables import (
-    Catalog,
-    Fleet,
-    Weights,
-    load_weights,
-)
+from solver.results import ClusterResult
+from solver.tables import Catalog, Fleet, Weights, load_weights
 
 
 def greedy_choice(

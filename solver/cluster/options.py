@@ -8,28 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from solver.memory import (
-    estimated_counts,
-    held_host_tenths,
-    host_memory_gib,
-    shown_host_tenths,
-)
+from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, make_query
-from solver.results import (
-    Plan,
-    UnplacedPool,
-)
+from solver.results import Plan, UnplacedPool
 from solver.rules import rollout_layout, validated_length
 from solver.solve import answer_for
-from solver.tables import (
-    AtLeast,
-    Catalog,
-    Fleet,
-    MemoryModel,
-    Pool,
-    Weights,
-)
+from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights
 
 COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""

@@ -7,18 +7,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from solver.cluster.options import Option, _Planner
-from solver.memory import (
-    rollout_engines,
-    shown_host_need,
-)
-from solver.results import (
-    Placement,
-    PoolUse,
-)
-from solver.tables import (
-    AtLeast,
-    Fleet,
-)
+from solver.memory import rollout_engines, shown_host_need
+from solver.results import Placement, PoolUse
+from solver.tables import AtLeast, Fleet
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:

@@ -11,11 +11,7 @@ from ortools.sat.python import cp_model
 from solver.cluster.options import Option, _Planner, host_capacity_tenths, option_name, ways_in_pool
 from solver.model import LeanCpModel, new_cp_solver
 from solver.solve import checked
-from solver.tables import (
-    Catalog,
-    Fleet,
-    Pool,
-)
+from solver.tables import Catalog, Fleet, Pool
 
 WIDEN_TIME_LIMIT_S = 1.0
 """The limit of each of `widen_jobs`'s solves (a few milliseconds each, in practice)."""
