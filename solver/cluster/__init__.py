@@ -11,15 +11,18 @@ The chosen patterns are then filled in node order to give each job its node inde
 
 Objectives, one after the other (each stage keeps the value the stage before it reached): the total
 priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the fewest nodes), then the
-longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost.
-Last, the jobs of a node with idle GPUs may grow onto them (`widen_jobs`), where more GPUs run them faster or longer.
+longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost, and, where
+each of those is proven, a tie-break that picks one of the equally good placements (`model.tie_break`).
+Last, the jobs of a node with idle GPUs may grow onto them (`widen.widen_jobs`), where more GPUs run them faster or
+longer.
 
 The modules, each using only those before it: `options` (the jobs' ways to run, and the patterns that fill a
 node), `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left
 out), `widen` (jobs grown onto idle GPUs), `greedy` (the baseline) and `search` (`place`: the staged search and its
-answer). The public names are imported from here; the private ones, and the knobs a test may patch
-(`PATTERN_GROWTH`, `PATTERN_FLOOR` and `PATTERN_BUDGET` in `options`, `WIDEN_TIME_LIMIT_S` and `WIDEN_LEAST_S` in
-`widen`, `REASONS_SHARE` in `search`), from their modules: a patch takes effect only where the code reads it.
+answer). The names other layers use are imported from here (`__all__`); those the modules share with each other
+alone, the private ones and the knobs a test may patch (`PATTERN_GROWTH`, `PATTERN_FLOOR` and `PATTERN_BUDGET` in
+`options`, `WIDEN_TIME_LIMIT_S` and `WIDEN_LEAST_S` in `widen`, `REASONS_SHARE` in `search`), from their modules: a
+patch takes effect only where the code reads it.
 """
 
 from solver.cluster.greedy import greedy
