@@ -257,12 +257,12 @@ def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.Mo
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     [placement] = solved(instance, tmp_path)["placements"]
     assert placement["widened_from"] == 6 and len(widen_limits) == 3
-    assert all(0.5 < limit <= solver.cluster.WIDEN_TIME_LIMIT_S for limit in widen_limits)  # 10 s are ample
+    assert all(0.5 < limit <= solver.cluster.widen.WIDEN_TIME_LIMIT_S for limit in widen_limits)  # 10 s are ample
     widen_limits.clear()
-    widen = solver.cluster.search._widen
-    monkeypatch.setattr(solver.cluster.search, "_widen", lambda *args: widen(*args[:-1], time.monotonic() - 1))
+    widen = solver.cluster.search.widen_jobs
+    monkeypatch.setattr(solver.cluster.search, "widen_jobs", lambda *args: widen(*args[:-1], time.monotonic() - 1))
     [placement] = solved(instance, tmp_path)["placements"]
-    assert placement["widened_from"] == 6 and widen_limits == [solver.cluster.WIDEN_LEAST_S] * 3
+    assert placement["widened_from"] == 6 and widen_limits == [solver.cluster.widen.WIDEN_LEAST_S] * 3
 
 
 def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -274,9 +274,9 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
         return readings[-1]
 
     untils: list[float] = []
-    widen = solver.cluster.search._widen
+    widen = solver.cluster.search.widen_jobs
     monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=monotonic))
-    monkeypatch.setattr(solver.cluster.search, "_widen", lambda *args: untils.append(args[-1]) or widen(*args))
+    monkeypatch.setattr(solver.cluster.search, "widen_jobs", lambda *args: untils.append(args[-1]) or widen(*args))
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG, time_limit_s=7.0)
     assert result.placements[0].widened_from == 6 and untils == [readings[0] + 7.0]
@@ -285,7 +285,7 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
 def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                widen_limits: list[float]):
     # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s, 0.4 s, then 0.1 s.
-    widen = solver.cluster.search._widen
+    widen = solver.cluster.search.widen_jobs
 
     def on_a_fake_clock(*args):
         ticks = iter(range(1, 100))
@@ -293,7 +293,7 @@ def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, m
             patched.setattr(solver.cluster.widen, "time", SimpleNamespace(monotonic=lambda: 100 + 0.3 * next(ticks)))
             return widen(*args[:-1], 101.0)
 
-    monkeypatch.setattr(solver.cluster.search, "_widen", on_a_fake_clock)
+    monkeypatch.setattr(solver.cluster.search, "widen_jobs", on_a_fake_clock)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     [placement] = solved(instance, tmp_path)["placements"]
     assert placement["widened_from"] == 6 and widen_limits == pytest.approx([0.7, 0.4, 0.1])
@@ -1777,7 +1777,7 @@ def test_the_time_left_for_reasons_counts_each_job_s_own_pools(tmp_path: Path, m
     short = {"name": "short", "model": "Qwen3-0.6B", "max_model_len": 4096}
     nowhere = {"name": "nowhere", "model": "Qwen3-8B", "max_model_len": 1000000}
     for jobs, kept, placed in (([{**long, "pool": "h20"}], 0.0, ["long"]),
-                               ([short, long], solver.cluster.REASONS_SHARE, ["long", "short"]),
+                               ([short, long], solver.cluster.search.REASONS_SHARE, ["long", "short"]),
                                ([short, nowhere], 0.0, ["short"])):
         result = place(fleet_of({"pools": pools, "jobs": jobs}, tmp_path), CATALOG)
         assert sorted(p.job for p in result.placements) == placed
@@ -2651,7 +2651,7 @@ def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, mon
         raise KeyboardInterrupt
 
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
-    monkeypatch.setattr(solver.cluster.search, "_widen", interrupted)
+    monkeypatch.setattr(solver.cluster.search, "widen_jobs", interrupted)
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements
     assert (result.status, result.interrupted, placement.trainer_gpus, placement.widened_from) == ("optimal", True, 6, None)

@@ -11,13 +11,18 @@ The chosen patterns are then filled in node order to give each job its node inde
 
 Objectives, one after the other (each stage keeps the value the stage before it reached): the total
 priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the fewest nodes), then the
-longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost.
-Last, the jobs of a node with idle GPUs may grow onto them (`_widen`), where more GPUs run them faster or longer.
+longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost, and, where
+each of those is proven, a tie-break that picks one of the equally good placements (`model.tie_break`).
+Last, the jobs of a node with idle GPUs may grow onto them (`widen.widen_jobs`), where more GPUs run them faster or
+longer.
 
 The modules, each using only those before it: `options` (the jobs' ways to run, and the patterns that fill a
 node), `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left
 out), `widen` (jobs grown onto idle GPUs), `greedy` (the baseline) and `search` (`place`: the staged search and its
-answer). The public names are imported from here; the private ones from their modules.
+answer). The names other layers use are imported from here (`__all__`); those the modules share with each other
+alone, the private ones and the knobs a test may patch (`PATTERN_GROWTH`, `PATTERN_FLOOR` and `PATTERN_BUDGET` in
+`options`, `WIDEN_TIME_LIMIT_S` and `WIDEN_LEAST_S` in `widen`, `REASONS_SHARE` in `search`), from their modules: a
+patch takes effect only where the code reads it.
 """
 
 from solver.cluster.greedy import greedy
@@ -25,9 +30,6 @@ from solver.cluster.model import build_placement_model
 from solver.cluster.options import (
     COST_SCALE,
     JOB_BATCH_SOURCE,
-    PATTERN_BUDGET,
-    PATTERN_FLOOR,
-    PATTERN_GROWTH,
     POOL_HOST_RAM_SOURCE,
     Footprint,
     Option,
@@ -41,20 +43,13 @@ from solver.cluster.options import (
     patterns,
 )
 from solver.cluster.placements import pool_use
-from solver.cluster.search import REASONS_SHARE, STAGES, least_time_limit_to_search_s, place
-from solver.cluster.widen import WIDEN_LEAST_S, WIDEN_TIME_LIMIT_S
+from solver.cluster.search import STAGES, least_time_limit_to_search_s, place
 
 __all__ = [
     "COST_SCALE",
     "JOB_BATCH_SOURCE",
-    "PATTERN_BUDGET",
-    "PATTERN_FLOOR",
-    "PATTERN_GROWTH",
     "POOL_HOST_RAM_SOURCE",
-    "REASONS_SHARE",
     "STAGES",
-    "WIDEN_LEAST_S",
-    "WIDEN_TIME_LIMIT_S",
     "Footprint",
     "Option",
     "TooManyPatterns",

@@ -1,26 +1,26 @@
 """The greedy baseline (`greedy`): jobs by priority, each on its first way and the first node with room
-(`_greedy_choice`, from which the search starts too)."""
+(`greedy_choice`, from which the search starts too)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from solver.cluster.options import Option, _Planner, _without_ways, host_capacity_tenths, host_footprints, job_options
-from solver.cluster.placements import _first_gpus, _placement, pool_use
+from solver.cluster.options import (
+    Option,
+    _Planner,
+    host_capacity_tenths,
+    host_footprints,
+    job_options,
+    jobs_without_ways,
+)
+from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import _unplaced
 from solver.query import EstimateMode
-from solver.results import (
-    ClusterResult,
-)
-from solver.tables import (
-    Catalog,
-    Fleet,
-    Weights,
-    load_weights,
-)
+from solver.results import ClusterResult
+from solver.tables import Catalog, Fleet, Weights, load_weights
 
 
-def _greedy_choice(
+def greedy_choice(
     fleet: Fleet, options: list[Option], smallest_first: bool = False
 ) -> dict[int, tuple[Option, list[int]]]:
     """Jobs by priority, each on its first option (by pool, then cost; or, `smallest_first`, by the
@@ -59,14 +59,14 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
                        estimate)
     options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                          for option in job_options(planner, fleet, index)])
-    choice = _greedy_choice(fleet, options)
+    choice = greedy_choice(fleet, options)
     # In the order they were placed.
-    first_gpu = _first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())
-    placements = tuple(_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
+    first_gpu = first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())
+    placements = tuple(as_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
     unplaced = _unplaced(planner, fleet, options, set(choice))
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
-                         no_way_to_run=tuple(fleet.jobs[i].name for i in _without_ways(fleet, options)),
+                         no_way_to_run=tuple(fleet.jobs[i].name for i in jobs_without_ways(fleet, options)),
                          pools=pool_use(fleet, placements))
 
 

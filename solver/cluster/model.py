@@ -1,6 +1,6 @@
 """The CP-SAT placement model: a literal per way to run a job and, per pool, how many of its nodes each pattern
-fills (`build_placement_model`); the tie-break among equally good placements (`_tie_break`), and a placement hinted
-as the next search's start (`_hint`)."""
+fills (`build_placement_model`); the tie-break among equally good placements (`tie_break`), and a placement hinted
+as the next search's start (`hint_placement`)."""
 
 from __future__ import annotations
 
@@ -12,52 +12,75 @@ from ortools.sat.python import cp_model
 
 from solver.cluster.options import Footprint, Option, host_capacity_tenths, option_name, pattern_name, patterns
 from solver.model import LeanCpModel
-from solver.tables import (
-    Fleet,
-)
+from solver.tables import Fleet, Pool
+
+PatternCounts = dict[tuple[int, tuple[Footprint, ...]], cp_model.IntVar]
+"""Per (pool index, node pattern), how many of the pool's nodes the pattern fills."""
 
 
 @dataclass
-class _Model:
+class PlacementModel:
     """The placement model: a literal per option, and node-pattern counts per pool."""
 
     model: cp_model.CpModel
     chosen: list[cp_model.IntVar]
-    pattern_counts: dict[tuple[int, tuple[Footprint, ...]], cp_model.IntVar]
+    pattern_counts: PatternCounts
 
 
-def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> _Model:
+def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> PlacementModel:
     """Choose at most one option per job (exactly one with `every_job`) so that every pool has room."""
     model = LeanCpModel()
     model.name = "place jobs"
     chosen = [model.new_bool_var(f"way_{option_name(fleet, o)}") for o in options]
+    _one_way_per_job(model, len(fleet.jobs), options, chosen, every_job)
+    pattern_counts: PatternCounts = {}
+    for pool_index, pool in enumerate(fleet.pools):
+        here = [(o, x) for o, x in zip(options, chosen) if o.pool == pool_index]
+        footprints = {o.footprint for o, _ in here if o.size}
+        filled = _nodes_filled(model, pool_index, pool, footprints)
+        _within_pool_nodes(model, pool, filled, here)
+        _within_pattern_slots(model, filled, here, footprints)
+        pattern_counts.update(filled)
+    return PlacementModel(model=model, chosen=chosen, pattern_counts=pattern_counts)
+
+
+def _one_way_per_job(model: cp_model.CpModel, jobs: int, options: list[Option], chosen: list[cp_model.IntVar],
+                     every_job: bool) -> None:
+    """Each of the `jobs` runs one of its ways at most (exactly one with `every_job`)."""
     by_job: dict[int, list[cp_model.IntVar]] = defaultdict(list)
     for option, literal in zip(options, chosen):
         by_job[option.job].append(literal)
-    for job in range(len(fleet.jobs)):
+    for job in range(jobs):
         literals = by_job.get(job, [])
         if every_job:
             model.add_exactly_one(literals)
         else:
             model.add_at_most_one(literals)
-    pattern_counts = {}
-    for pool_index, pool in enumerate(fleet.pools):
-        here = [(o, x) for o, x in zip(options, chosen) if o.pool == pool_index]
-        footprints = {o.footprint for o, _ in here if o.size}
-        for pattern in patterns(footprints, pool.gpus_per_node, host_capacity_tenths(pool)):
-            pattern_counts[(pool_index, pattern)] = model.new_int_var(
-                0, pool.nodes, f"pool{pool_index}_nodes_filled_{pattern_name(pattern)}")
-        filled = [count for (p, _), count in pattern_counts.items() if p == pool_index]
-        whole = [o.whole_nodes * x for o, x in here if o.whole_nodes]
-        model.add(sum(filled) + sum(whole) <= pool.nodes)
-        for footprint in footprints:
-            slots = [pattern.count(footprint) * count for (p, pattern), count in pattern_counts.items()
-                     if p == pool_index and footprint in pattern]
-            model.add(sum(x for o, x in here if o.size and o.footprint == footprint) <= sum(slots))
-    return _Model(model=model, chosen=chosen, pattern_counts=pattern_counts)
 
 
-def _tie_break(fleet: Fleet, options: list[Option], built: _Model) -> cp_model.LinearExprT:
+def _nodes_filled(model: cp_model.CpModel, pool_index: int, pool: Pool, footprints: set[Footprint]) -> PatternCounts:
+    """A count per way to fill one of the pool's nodes with these footprints (`patterns`): how many nodes it fills."""
+    return {(pool_index, pattern): model.new_int_var(0, pool.nodes,
+                                                     f"pool{pool_index}_nodes_filled_{pattern_name(pattern)}")
+            for pattern in patterns(footprints, pool.gpus_per_node, host_capacity_tenths(pool))}
+
+
+def _within_pool_nodes(model: cp_model.CpModel, pool: Pool, filled: PatternCounts,
+                       here: list[tuple[Option, cp_model.IntVar]]) -> None:
+    """The nodes the patterns fill and those the pool's whole-node ways (`here`) take are the pool's at most."""
+    whole = [o.whole_nodes * x for o, x in here if o.whole_nodes]
+    model.add(sum(filled.values()) + sum(whole) <= pool.nodes)
+
+
+def _within_pattern_slots(model: cp_model.CpModel, filled: PatternCounts, here: list[tuple[Option, cp_model.IntVar]],
+                          footprints: set[Footprint]) -> None:
+    """The pool's ways (`here`) of each footprint that share a node are at most its places in the patterns filled."""
+    for footprint in footprints:
+        slots = [pattern.count(footprint) * count for (_, pattern), count in filled.items() if footprint in pattern]
+        model.add(sum(x for o, x in here if o.size and o.footprint == footprint) <= sum(slots))
+
+
+def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_model.LinearExprT:
     """An objective that picks one placement among equally good ones, the same whatever the search did:
     a fixed pseudo-random weight per option and per node pattern (CRC-32 of their names) makes the
     lightest of the optimal placements unique with high probability (the isolation lemma)."""
@@ -73,7 +96,8 @@ def _tie_break(fleet: Fleet, options: list[Option], built: _Model) -> cp_model.L
     return sum(chosen) + sum(filled)
 
 
-def _hint(built: _Model, values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> None:
+def hint_placement(built: PlacementModel, values: list[int],
+                   counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> None:
     """Start the next search from this placement."""
     built.model.clear_hints()
     for literal, value in zip(built.chosen, values):

@@ -8,28 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from solver.memory import (
-    estimated_counts,
-    held_host_tenths,
-    host_memory_gib,
-    shown_host_tenths,
-)
+from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, make_query
-from solver.results import (
-    Plan,
-    UnplacedPool,
-)
+from solver.results import Plan, UnplacedPool
 from solver.rules import rollout_layout, validated_length
 from solver.solve import answer_for
-from solver.tables import (
-    AtLeast,
-    Catalog,
-    Fleet,
-    MemoryModel,
-    Pool,
-    Weights,
-)
+from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights
 
 COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""
@@ -194,13 +179,13 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
         tiers += [] if planner.estimate == "never" else [(counts, planner.estimate)]
         found: list[Option] = []
         for tier_counts, estimate in tiers:
-            found = found or _ways(planner, fleet, index, pool_index, tier_counts, estimate)
+            found = found or ways_in_pool(planner, fleet, index, pool_index, tier_counts, estimate)
         options += found
     return options
 
 
-def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],
-          estimate: EstimateMode) -> list[Option]:
+def ways_in_pool(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],
+                 estimate: EstimateMode) -> list[Option]:
     """Job `index`'s ways to run in one pool with these trainer GPU counts, on `estimate`'s evidence: per
     count, the best plan and, where it offloads onto a node whose host memory jobs share, the best plan
     without Offload too (it leaves the node's host memory to others)."""
@@ -240,7 +225,7 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
     return ways
 
 
-def _without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:
+def jobs_without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:
     """The jobs (indexes) that `options` give no way to run in any pool they may use."""
     with_options = {option.job for option in options}
     return [index for index in range(len(fleet.jobs)) if index not in with_options]
@@ -352,6 +337,6 @@ def patterns(footprints: set[Footprint], node_gpus: int, host_tenths: int | None
 
 def pattern_name(pattern: tuple[Footprint, ...]) -> str:
     """A pattern in words: its jobs' GPUs joined by '+', each with its host memory where it has some, in whole MiB
-    (its tenths of a GiB times 102.4, rounded): `_tie_break` weighs the patterns by these names, and in MiB they
+    (its tenths of a GiB times 102.4, rounded): `tie_break` weighs the patterns by these names, and in MiB they
     keep its choice among equally good placements what it was before host memory was counted in tenths."""
     return "+".join(f"{gpus}" + (f"h{round(host / 10 * 1024)}" if host else "") for gpus, host in pattern)

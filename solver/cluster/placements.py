@@ -1,4 +1,4 @@
-"""Chosen ways as `Placement`s (`_placement`), where each job's GPUs start on its node (`_first_gpus`), and what
+"""Chosen ways as `Placement`s (`as_placement`), where each job's GPUs start on its node (`first_gpus`), and what
 they use of each pool (`pool_use`): the search and the greedy baseline give their answers so."""
 
 from __future__ import annotations
@@ -7,18 +7,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from solver.cluster.options import Option, _Planner
-from solver.memory import (
-    rollout_engines,
-    shown_host_need,
-)
-from solver.results import (
-    Placement,
-    PoolUse,
-)
-from solver.tables import (
-    AtLeast,
-    Fleet,
-)
+from solver.memory import rollout_engines, shown_host_need
+from solver.results import Placement, PoolUse
+from solver.tables import AtLeast, Fleet
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
@@ -29,7 +20,7 @@ def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ..
                  for pool in fleet.pools)
 
 
-def _first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
+def first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
     """Where each job's GPUs start on its first node, given (job, option, first node) in the order a shared node
     fills from GPU 0; 0 for a job on whole nodes."""
     first_gpu: dict[int, int] = {}
@@ -40,8 +31,8 @@ def _first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
     return first_gpu
 
 
-def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
-               widened_from: int | None = None) -> Placement:
+def as_placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
+                 widened_from: int | None = None) -> Placement:
     """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all), and,
     in a pool that checks it, the host memory it needs per node; `widened_from`: the trainer GPUs it was placed
     with, where it grew onto idle GPUs of its node."""

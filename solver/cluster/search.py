@@ -15,12 +15,12 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.greedy import _greedy_choice
-from solver.cluster.model import _hint, _Model, _tie_break, build_placement_model
-from solver.cluster.options import Footprint, Option, _Planner, _without_ways, host_footprints, job_options
-from solver.cluster.placements import _first_gpus, _placement, pool_use
+from solver.cluster.greedy import greedy_choice
+from solver.cluster.model import PlacementModel, build_placement_model, hint_placement, tie_break
+from solver.cluster.options import Footprint, Option, _Planner, host_footprints, job_options, jobs_without_ways
+from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import _all_unplaced, _no_way_to_run, _unplaced, _why_no_option
-from solver.cluster.widen import _widen
+from solver.cluster.widen import widen_jobs
 from solver.model import new_cp_solver
 from solver.query import EstimateMode, Progress, TokenBudgetMode, check_token_budget
 from solver.results import (
@@ -134,7 +134,7 @@ def _plan_jobs(planner: _Planner, fleet: Fleet, every_job: bool,
     run (`stuck`, indexes) and why (`Unplaced`): asked now, so that the time it takes counts against the limit."""
     options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                                     for option in job_options(planner, fleet, index)])
-    stuck = _without_ways(fleet, options)
+    stuck = jobs_without_ways(fleet, options)
     unplaced = tuple(_no_way_to_run(fleet.jobs[i], _why_no_option(planner, fleet, i)) for i in stuck)
     planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
@@ -174,11 +174,11 @@ class _Planned:
         return "nodes" if self.every_job else "priority"
 
 
-def _greedy_start(fleet: Fleet, options: list[Option], built: _Model) -> _Search:
+def _greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) -> _Search:
     """The search's start: a greedy placement, hinted to CP-SAT (which never returns less); it stands if time runs
     out before a first solution."""
-    values, counts = _as_model_values(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
-    _hint(built, values, counts)
+    values, counts = _as_model_values(built, greedy_choice(fleet, options, smallest_first=True), options, fleet)
+    hint_placement(built, values, counts)
     return _Search(values=values, counts=counts)
 
 
@@ -238,7 +238,7 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
                          undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)
 
 
-def _stages(fleet: Fleet, options: list[Option], built: _Model,
+def _stages(fleet: Fleet, options: list[Option], built: PlacementModel,
             every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
     """The objectives `_solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
     placed jobs (with `every_job`, the fewest nodes used instead), the length the ``at_least`` jobs gain, the
@@ -250,7 +250,7 @@ def _stages(fleet: Fleet, options: list[Option], built: _Model,
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
     first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
     return [first_stage, ("length", gain, True), ("cost", cost, False),
-            ("tie-break", _tie_break(fleet, options, built), False)]
+            ("tie-break", tie_break(fleet, options, built), False)]
 
 
 def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) -> float:
@@ -279,7 +279,7 @@ class _Search:
     """Whether the tie-break ran and proved its pick among the equally good placements."""
 
 
-def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_model.LinearExprT, bool]],
+def _solve_stages(search: _Search, built: PlacementModel, stages: list[tuple[str, cp_model.LinearExprT, bool]],
                   interrupt: _StopOnInterrupt, deadline: float, first_bound: Callable[[int], int],
                   progress: Callable[..., _ProgressCallback] | None) -> cp_model.CpSolverStatus | None:
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within
@@ -315,7 +315,7 @@ def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_mod
             search.bound = first_bound(round(solver.best_objective_bound))
         reached = round(solver.objective_value)
         model.add(expression >= reached if maximise else expression <= reached)
-        _hint(built, search.values, search.counts)
+        hint_placement(built, search.values, search.counts)
     return None
 
 
@@ -384,17 +384,17 @@ def _decode(
     planner: _Planner, widen_by: float | None, proven: bool = True, seed: int = 0,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
-    (`_widen`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
+    (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = _node_indexes(fleet, chosen, counts)
     placed = dict(chosen)
     if widen_by is not None:
-        placed.update(_widen(planner, fleet, chosen, nodes, seed, widen_by))
-    first_gpu = _first_gpus((job, option, nodes[job][0]) for job, option in sorted(placed.items()))
-    placements = tuple(_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
-                                  widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
+        placed.update(widen_jobs(planner, fleet, chosen, nodes, seed, widen_by))
+    first_gpu = first_gpus((job, option, nodes[job][0]) for job, option in sorted(placed.items()))
+    placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
+                                    widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
     return placements, _unplaced(planner, fleet, options, set(chosen), proven)
 
@@ -442,7 +442,7 @@ def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: boo
 
 
 def _as_model_values(
-    built: _Model, choice: dict[int, tuple[Option, list[int]]], options: list[Option], fleet: Fleet
+    built: PlacementModel, choice: dict[int, tuple[Option, list[int]]], options: list[Option], fleet: Fleet
 ) -> tuple[list[int], dict[tuple[int, tuple[Footprint, ...]], int]]:
     """A greedy placement in the model's terms: the options' literals and the node-pattern counts."""
     picked = {id(option) for option, _ in choice.values()}

@@ -1,4 +1,4 @@
-"""Widening (`_widen`): the jobs of a node with idle GPUs grow onto them, where the planner has a plan for more GPUs
+"""Widening (`widen_jobs`): the jobs of a node with idle GPUs grow onto them, where the planner has a plan for more GPUs
 there that runs them longer or faster (a small CP-SAT model of those nodes)."""
 
 from __future__ import annotations
@@ -8,21 +8,17 @@ from collections import defaultdict
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.options import Option, _Planner, _ways, host_capacity_tenths, option_name
+from solver.cluster.options import Option, _Planner, host_capacity_tenths, option_name, ways_in_pool
 from solver.model import LeanCpModel, new_cp_solver
 from solver.solve import checked
-from solver.tables import (
-    Catalog,
-    Fleet,
-    Pool,
-)
+from solver.tables import Catalog, Fleet, Pool
 
 WIDEN_TIME_LIMIT_S = 1.0
-"""The limit of each of `_widen`'s solves (a few milliseconds each, in practice)."""
+"""The limit of each of `widen_jobs`'s solves (a few milliseconds each, in practice)."""
 
 
 WIDEN_LEAST_S = 0.05
-"""The time each of `_widen`'s solves is given where the placement's time limit has passed (the previous stage's
+"""The time each of `widen_jobs`'s solves is given where the placement's time limit has passed (the previous stage's
 answer stands where it runs out)."""
 
 
@@ -34,8 +30,8 @@ def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
     return measured | {1 << power for power in range(pool.gpus_per_node.bit_length())}
 
 
-def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
-           until: float) -> dict[int, Option]:
+def widen_jobs(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
+               until: float) -> dict[int, Option]:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
 
     A job on a node with idle GPUs may take more trainer GPUs there (`_widening_counts`), where the planner has a
@@ -69,7 +65,7 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
 
 def _widening_model(planner: _Planner, fleet: Fleet, chosen: dict[int, Option],
                     nodes: dict[int, list[int]]) -> tuple[cp_model.CpModel, list[tuple[Option, cp_model.IntVar]]]:
-    """`_widen`'s model: for each job on a node with idle GPUs, one literal per way (its own, and each wider one the
+    """`widen_jobs`'s model: for each job on a node with idle GPUs, one literal per way (its own, and each wider one the
     planner has), exactly one of them chosen, within the node's GPUs and host memory; and those (way, literal)."""
     by_node: dict[tuple[int, int], list[Option]] = defaultdict(list)
     for job, option in sorted(chosen.items()):
@@ -89,7 +85,7 @@ def _widening_model(planner: _Planner, fleet: Fleet, chosen: dict[int, Option],
         for option in here:
             evidence = planner.estimate if option.plan.evidence == "estimated" else "never"
             wider = [n for n in range(option.plan.gpus + 1, option.plan.gpus + idle + 1) if n in grow_to]
-            candidates = [option, *_ways(planner, fleet, option.job, pool_index, wider, evidence)]
+            candidates = [option, *ways_in_pool(planner, fleet, option.job, pool_index, wider, evidence)]
             literals = [model.new_bool_var(f"pool{pool_index}_node{node}_{option_name(fleet, o)}") for o in candidates]
             model.add_exactly_one(literals)
             on_node += zip(candidates, literals)

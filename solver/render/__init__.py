@@ -7,7 +7,9 @@ The package has a module per output: `tables` (``solve tables``), `schema` (the 
 (``solve map``); and what they share: `styles` (a setting's shade and short label), `layout` (tables that turn
 into blocks on a narrow terminal) and `phrases` (words several views say). Each uses only those before it in this
 order: styles, layout, phrases, tables, schema, summary, ranking, verdict, answers, cluster, memory, maps. The names
-the other layers use are imported here (``from solver.render import answers_view``).
+the other layers use are imported here (``from solver.render import answers_view``); the numbers a layout is tuned
+by (`layout`'s ``UNBOUNDED_WIDTH``, `cluster`'s ``UNPLACED_JOBS_WIDTH``, `maps`' ``WIDE_MAP_BUDGETS``) from their
+modules, where a patch takes effect.
 """
 
 from __future__ import annotations
@@ -19,18 +21,16 @@ from solver.render.cluster import (
     MORE_ROLLOUT_NOTE,
     NO_ROLLOUT_GPUS_NOTE,
     TRAINER_NODES_NOTE,
-    UNPLACED_JOBS_WIDTH,
     WIDENED_NOTE,
     cluster_json,
     cluster_view,
     tie_break_unproven,
 )
-from solver.render.layout import UNBOUNDED_WIDTH, TableOrBlocks, needed_width
+from solver.render.layout import TableOrBlocks, needed_width
 from solver.render.maps import (
     EVIDENCE_MARKS,
     EXTRAPOLATED_MARK,
     LENGTH_SHADES,
-    WIDE_MAP_BUDGETS,
     YARN_MARK,
     map_json,
     map_view,
@@ -59,12 +59,9 @@ __all__ = [
     "RANKED_TRAINER_NODES_NOTE",
     "SHADES",
     "TRAINER_NODES_NOTE",
-    "UNBOUNDED_WIDTH",
     "UNDECIDED_HINT",
-    "UNPLACED_JOBS_WIDTH",
     "UNPROVEN_HINT",
     "WIDENED_NOTE",
-    "WIDE_MAP_BUDGETS",
     "YARN_MARK",
     "TableOrBlocks",
     "answers_json",
