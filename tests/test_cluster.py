@@ -137,8 +137,8 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     # would take its place.
     assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
                                                                "node) after the jobs placed (the most priority in all, "
-                                                               "then length, then cost); math-4b (priority 3) holds the "
-                                                               "room it needs: priority 4 or more places it",
+                                                               "then length, then cost); math-4b (priority 3) holds "
+                                                               "the room it needs: priority 4 or more places it",
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room"))}]
 
@@ -2704,8 +2704,9 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
     assert 0 < result.planning_s <= result.wall_time_s  # the planner's questions took time the limit must exceed
     # Each names the placed jobs that hold the room it needs, but no priority that would place it: a better
     # placement may have room for it as it is.
-    assert all(re.search(r"as far as the search got: the placement is not proven best within the time limit \(raise "
-                         r"--time-limit\); [^;]+ holds? the room it needs in (a100|h20)$", reason) for reason in no_room)
+    held = re.compile(r"as far as the search got: the placement is not proven best within the time limit \(raise "
+                      r"--time-limit\); [^;]+ holds? the room it needs in (a100|h20)$")
+    assert all(held.search(reason) for reason in no_room)
     assert check_room_claims(CATALOG, instance, json.loads(result.model_dump_json()), estimates=True) == []
     # Proven, it says nothing of the sort.
     monkeypatch.undo()

@@ -1,6 +1,7 @@
 """Why jobs are left out (`Unplaced`): no room left where they could go (`_unplaced`, with the placed jobs that hold
-the room, `_room_holders`, and the priority that places a job there), no plan with a layout in a pool they may use (`_why_no_option`: asked of the planner once per job shape, with what estimates or more host
-memory would give), or, where none is placed, one reason for every job (`_all_unplaced`)."""
+the room, `_RoomHolders`, and the priority that places a job there), no plan with a layout in a pool they may use
+(`_why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would give), or,
+where none is placed, one reason for every job (`_all_unplaced`)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: di
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
-    none left out, their host memory exact), the priority that places it; and why the other pools it may use have no plan for it; or
-    no plan that fits any pool it may use."""
+    none left out, their host memory exact), the priority that places it; and why the other pools it may use have
+    no plan for it; or no plan that fits any pool it may use."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   "limit (raise --time-limit)")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
