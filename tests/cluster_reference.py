@@ -604,11 +604,13 @@ def check_placements(
     return problems
 
 
-ROOM_HOLDERS = re.compile(r"; (?P<names>[^;]+?) \(priority (?P<priority>\d+)(?: together)?(?P<tie>, as much as its "
-                          r"own)?\) holds? the room it needs(?: in (?P<pool>[^:;]+))?(?:: priority (?P<least>\d+) "
-                          r"(?:is the least that places it|or more places it))?(?:;|$)")
+ROOM_HOLDERS = re.compile(r"; (?P<names>[^;]+?) \(priority (?P<priority>\d+)(?: together)?(?P<tie>, as much as "
+                          r"its own)?\) holds? the room it needs(?: in (?P<pool>[^:;,]+))?(?:, with [^:;]+ on "
+                          r"(?:another of its|other) ways)?(?:: priority (?P<least>\d+) (?:is the least that places "
+                          r"it|or more places it))?(?:;|$)")
 """A no-room reason's clause naming the placed jobs that hold the room the job needs (four named, the rest
-counted), the priority they hold together, the pool where the job has ways in several, and, in a placement whose
+counted), the priority they hold together, the pool where the job has ways in several (and the jobs sharing their
+node put on other ways of theirs), and, in a placement whose
 priority is proven the most, the priority that places the job."""
 
 

@@ -24,6 +24,7 @@ from cluster_reference import (
     best_widening,
     check_placements,
     check_room_claims,
+    least_placing_priority,
     random_idle_instance,
     random_instance,
     value_of,
@@ -141,6 +142,26 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
                                                                "the room it needs: priority 4 or more places it",
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room"))}]
+
+
+def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priority_that_places_it(tmp_path: Path):
+    # One node of 8 A100s: 8B at 32768 takes 2 + 4 GPUs at the fewest, 4B 2 + 2, 0.6B 1 + 1 (it is placed on 2 + 1,
+    # its cheapest). 4B and 0.6B (priority 1 + 2) outweigh 8B with 0.6B (1 + 2 as well): length and cost left 8B out.
+    # Its room is 4B's, with 0.6B on its fewest GPUs: of priority 1, as its own, so 2 is the least that places it.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "x", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4},
+        {"name": "y", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2},
+        {"name": "z", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}]}
+    result = solved(instance, tmp_path, widen=False)
+    placed = [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]]
+    assert placed == [("y", 2, 2), ("z", 2, 1)]
+    assert result["unplaced"] == [{"job": "x", "reason": (
+        "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in all, "
+        "then length, then cost); y (priority 1, as much as its own) holds the room it needs, with z on another of its "
+        "ways: priority 2 is the least that places it"), "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room"))}]
+    assert check_room_claims(CATALOG, instance, result, estimates=True) == []
+    assert least_placing_priority(CATALOG, instance, "x", estimates=True) == 2
 
 
 def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):

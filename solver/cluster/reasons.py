@@ -48,7 +48,7 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: di
         host_checked[option.job] |= option.host_tenths > 0
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
-    holders = _RoomHolders(fleet, placed)
+    holders = _RoomHolders(fleet, placed, options)
     unplaced = []
     for index, job in enumerate(fleet.jobs):
         if index in placed:
@@ -69,27 +69,34 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: di
 
 @dataclass(frozen=True)
 class _Room:
-    """Room for a job in a pool, made by taking placed jobs out of the placement (none moved): the priority they
-    hold together, and the jobs (indexes, in the order of the file)."""
+    """Room for a job in a pool, made by taking placed jobs out of the placement and putting others sharing their node
+    on ways of theirs that take less of it (none moved to another node): the priority of those taken out together,
+    and the jobs taken out and those put on other ways (indexes, in the order of the file)."""
 
     priority: int
     jobs: tuple[int, ...]
+    other_ways: tuple[int, ...] = ()
 
     @property
-    def rank(self) -> tuple[int, int, tuple[int, ...]]:
-        """The order of rooms, the least first: by priority, then by the jobs taken out, fewest first, then first in
-        the file."""
-        return self.priority, len(self.jobs), self.jobs
+    def rank(self) -> tuple[int, int, int, tuple[int, ...], tuple[int, ...]]:
+        """The order of rooms, the least first: by priority, then by the jobs taken out, fewest first, then by those
+        put on other ways, then first in the file."""
+        return self.priority, len(self.jobs), len(self.other_ways), self.jobs, self.other_ways
 
 
 class _RoomHolders:
     """The placed jobs (`placed`: each job's option and nodes) that hold the room a job left out needs: of those
-    whose removal from the placement, moving no other job, leaves room for one of its ways, the ones of the least
+    whose removal from the placement, moving no other job (but for jobs sharing their node put on ways of theirs,
+    among `options`, that take no more GPUs and host memory), leaves room for one of its ways, the ones of the least
     priority together (then the fewest, then the first in the file), asked once per pool and footprint (or
     number of whole nodes)."""
 
-    def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]]) -> None:
+    def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]], options: list[Option]) -> None:
         self.fleet = fleet
+        self.ways: dict[tuple[int, int], list[Option]] = defaultdict(list)  # (job, pool) -> its ways on one node
+        for option in options:
+            if option.size:
+                self.ways[option.job, option.pool].append(option)
         self.whole: list[dict[int, int]] = [{} for _ in fleet.pools]  # per pool: node -> the job taking it whole
         self.shared: list[list[list[Option]]] = [[[] for _ in range(pool.nodes)] for pool in fleet.pools]
         for job, (option, nodes) in sorted(placed.items()):
@@ -108,18 +115,21 @@ class _RoomHolders:
         rooms = [(self._least_room(option), name) for name, options in ways.items() for option in options]
         room, pool = min(rooms, key=lambda pair: pair[0].rank)
         where = f" in {pool}" if len(ways) > 1 else ""
+        moved = [self.fleet.jobs[index].name for index in room.other_ways]
+        shrunk = (f", with {named_jobs(moved)} on {'another of its' if len(moved) == 1 else 'other'} ways"
+                  if moved else "")
         if not room.jobs:
-            return f"; the room left{where} fits it"
+            return f"; the room left{where} fits it{shrunk}"
         names = [self.fleet.jobs[index].name for index in room.jobs]
         held = (f"priority {room.priority}" if len(names) == 1 else f"priority {room.priority} together")
         holds = "holds" if len(names) == 1 else "hold"
         if not certain:
-            return f"; {named_jobs(names)} ({held}) {holds} the room it needs{where}"
+            return f"; {named_jobs(names)} ({held}) {holds} the room it needs{where}{shrunk}"
         if room.priority == job.priority:
-            return (f"; {named_jobs(names)} ({held}, as much as its own) {holds} the room it needs{where}: "
+            return (f"; {named_jobs(names)} ({held}, as much as its own) {holds} the room it needs{where}{shrunk}: "
                     f"priority {room.priority + 1} is the least that places it")
-        return f"; {named_jobs(names)} ({held}) {holds} the room it needs{where}: priority {room.priority + 1} or " \
-               "more places it"
+        return (f"; {named_jobs(names)} ({held}) {holds} the room it needs{where}{shrunk}: priority "
+                f"{room.priority + 1} or more places it")
 
     def _least_room(self, option: Option) -> _Room:
         """The least priority of placed jobs whose removal leaves room for `option` (a way of a job left out)."""
@@ -146,14 +156,20 @@ class _RoomHolders:
 
     def _least_freeing(self, sharing: list[Option], short_gpus: int, short_host: int) -> _Room:
         """The least priority of the jobs `sharing` a node whose removal frees `short_gpus` GPUs and `short_host`
-        tenths of a GiB of host memory: each subset's (GPUs, host memory) freed, counted up to what is short."""
+        tenths of a GiB of host memory, the others there on ways that take less of it where that helps: each
+        choice's (GPUs, host memory) freed, counted up to what is short."""
         best: dict[tuple[int, int], _Room] = {(0, 0): _Room(0, ())}
         for option in sharing:
+            smaller = [way for way in self.ways[option.job, option.pool] if way.footprint != option.footprint
+                       and way.size <= option.size and way.host_tenths <= option.host_tenths]
             for (gpus, host), room in list(best.items()):
-                freed = (min(gpus + option.size, short_gpus), min(host + option.host_tenths, short_host))
-                grown = self._room([*room.jobs, option.job])
-                if freed not in best or grown.rank < best[freed].rank:
-                    best[freed] = grown
+                choices = [(option.size, option.host_tenths, self._room([*room.jobs, option.job], room.other_ways))]
+                choices += [(option.size - way.size, option.host_tenths - way.host_tenths,
+                             self._room(list(room.jobs), (*room.other_ways, option.job))) for way in smaller]
+                for freed_gpus, freed_host, grown in choices:
+                    freed = (min(gpus + freed_gpus, short_gpus), min(host + freed_host, short_host))
+                    if freed not in best or grown.rank < best[freed].rank:
+                        best[freed] = grown
         return best[short_gpus, short_host]
 
     def _whole_nodes_room(self, pool_index: int, whole_nodes: int) -> _Room:
@@ -174,9 +190,10 @@ class _RoomHolders:
                     best[reached] = grown
         return best[whole_nodes]
 
-    def _room(self, jobs: list[int]) -> _Room:
-        """The room of taking these placed jobs out: their priority together, and the jobs in the file's order."""
-        return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)))
+    def _room(self, jobs: list[int], other_ways: tuple[int, ...] = ()) -> _Room:
+        """The room of taking these placed jobs out (and putting `other_ways`' on other ways): their priority
+        together, and the jobs in the file's order."""
+        return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)), tuple(sorted(other_ways)))
 
 
 def _no_way_to_run(job: Job, why: _Why) -> Unplaced:
