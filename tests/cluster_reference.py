@@ -59,6 +59,7 @@ import copy
 import functools
 import itertools
 import math
+import re
 from typing import Any
 
 from reference import _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
@@ -600,6 +601,67 @@ def check_placements(
             if host_ram is not None and host > host_ram:
                 problems.append(f"pool {pool_name!r} node {node}: Offload jobs {names} need {host:.1f} GiB of host "
                                 f"memory, over its {host_ram:g}")
+    return problems
+
+
+ROOM_HOLDERS = re.compile(r"; (?P<names>[^;]+?) \(priority (?P<priority>\d+)(?: together)?(?P<tie>, as much as "
+                          r"its own)?\) holds? the room it needs(?: in (?P<pool>[^:;,]+))?(?:, with [^:;]+ on "
+                          r"(?:another of its|other) ways)?(?:: priority (?P<least>\d+) (?:is the least that places "
+                          r"it|or more places it))?(?:;|$)")
+"""A no-room reason's clause naming the placed jobs that hold the room the job needs (four named, the rest
+counted), the priority they hold together, the pool where the job has ways in several (and the jobs sharing their
+node put on other ways of theirs), and, in a placement whose
+priority is proven the most, the priority that places the job."""
+
+
+def least_placing_priority(catalog: Catalog, instance: dict, name: str, estimates: bool = False,
+                           token_budget: str = "default") -> int | None:
+    """The least priority at which every placement of the most priority places job `name` (None where it has no
+    way to run): one more than the priority the best placement without it holds beyond the best with it."""
+    jobs = _jobs(instance)
+    outweighing = 1 + sum(_priority(job) for job in jobs)  # a priority every placement with the job beats all without
+    without = {**instance, "jobs": [job for job in jobs if job["name"] != name]}
+    raised = {**instance, "jobs": [{**job, "priority": outweighing} if job["name"] == name else job for job in jobs]}
+    best_without = best_value(catalog, without, estimates=estimates, token_budget=token_budget)
+    best_with = best_value(catalog, raised, estimates=estimates, token_budget=token_budget)
+    if best_without is None or best_with is None or best_with[0] <= best_without[0]:
+        return None
+    return best_without[0] - (best_with[0] - outweighing) + 1
+
+
+def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,
+                      token_budget: str = "default") -> list[str]:
+    """Problems with what the no-room reasons of a result say of the room each job needs (`ROOM_HOLDERS`): the
+    jobs named are placed (in the pool named), hold the priority it says together, at least the job's own; and
+    the priority that places it, where it names one (an optimal result must), does (brute force), and is the least
+    that does where it says so. An empty list means none."""
+    problems: list[str] = []
+    jobs = {job["name"]: job for job in _jobs(instance)}
+    placed = {entry["job"]: entry["pool"] for entry in result["placements"]}
+    for entry in result["unplaced"]:
+        if entry["reason_code"] not in ("no-room", "no-room-unproven"):
+            continue
+        name, claim = entry["job"], ROOM_HOLDERS.search(entry["reason"])
+        if claim is None:
+            if "; the room left" not in entry["reason"] or result["status"] == "optimal":
+                problems.append(f"{name}: no room, but no jobs named that hold it: {entry['reason']}")
+            continue
+        holders = claim["names"].split(", ")
+        if " more job" not in claim["names"]:
+            if any(holder not in placed or (claim["pool"] or placed[holder]) != placed[holder] for holder in holders):
+                problems.append(f"{name}: {holders} are not all placed in {claim['pool'] or 'one pool'}: {placed}")
+            elif sum(_priority(jobs[holder]) for holder in holders) != int(claim["priority"]):
+                problems.append(f"{name}: {holders} do not hold priority {claim['priority']} together")
+        if claim["least"] is None:
+            if result["status"] == "optimal":
+                problems.append(f"{name}: an optimal placement, but no priority that places it: {entry['reason']}")
+            continue
+        own, held = _priority(jobs[name]), int(claim["priority"])
+        if held < own or (held == own) != bool(claim["tie"]) or int(claim["least"]) != held + 1:
+            problems.append(f"{name}: priority {own}, its room held by {held}: {entry['reason']}")
+        least = least_placing_priority(catalog, instance, name, estimates, token_budget)
+        if least is None or least > int(claim["least"]) or (claim["tie"] and least != int(claim["least"])):
+            problems.append(f"{name}: the least priority that places it is {least}: {entry['reason']}")
     return problems
 
 

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from cluster_reference import (
     best_value,
     best_widening,
     check_placements,
+    check_room_claims,
+    least_placing_priority,
     random_idle_instance,
     random_instance,
     value_of,
@@ -131,10 +134,34 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     ]}
     result = solved(instance, tmp_path)
     assert value_of(CATALOG, instance, result) == (3, 0, 1833)
+    # 8B takes 2 + 4 GPUs at the fewest, 4B 2 + 2: they cannot share the node, and at a priority above 4B's 3 it
+    # would take its place.
     assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
                                                                "node) after the jobs placed (the most priority in all, "
-                                                               "then length, then cost)", "reason_code": "no-room",
+                                                               "then length, then cost); math-4b (priority 3) holds "
+                                                               "the room it needs: priority 4 or more places it",
+                                   "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room"))}]
+
+
+def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priority_that_places_it(tmp_path: Path):
+    # One node of 8 A100s: 8B at 32768 takes 2 + 4 GPUs at the fewest, 4B 2 + 2, 0.6B 1 + 1 (it is placed on 2 + 1,
+    # its cheapest). 4B and 0.6B (priority 1 + 2) outweigh 8B with 0.6B (1 + 2 as well): length and cost left 8B out.
+    # Its room is 4B's, with 0.6B on its fewest GPUs: of priority 1, as its own, so 2 is the least that places it.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "x", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4},
+        {"name": "y", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2},
+        {"name": "z", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}]}
+    result = solved(instance, tmp_path, widen=False)
+    placed = [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]]
+    assert placed == [("y", 2, 2), ("z", 2, 1)]
+    assert result["unplaced"] == [{"job": "x", "reason": (
+        "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in all, "
+        "then length, then cost); y (priority 1, as much as its own) holds the room it needs, with z on another of its "
+        "ways: priority 2 is the least that places it"), "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room"))}]
+    assert check_room_claims(CATALOG, instance, result, estimates=True) == []
+    assert least_placing_priority(CATALOG, instance, "x", estimates=True) == 2
 
 
 def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):
@@ -503,8 +530,9 @@ def test_layout_and_patterns():
 
 def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nodes: bool, estimates: bool,
                                     token_budget: str = "default") -> None:
-    """Unwidened, `place` reaches the brute-force optimum; widened, it keeps every job where it was and each
-    node reaches the reference's best widening."""
+    """Unwidened, `place` reaches the brute-force optimum, and what its no-room reasons say of the jobs that hold
+    the room and the priority that places a job is true; widened, it keeps every job where it was and each node
+    reaches the reference's best widening."""
     unwidened = solved(instance, tmp_path, minimize_nodes, estimates, widen=False, token_budget=token_budget)
     expected = best_value(CATALOG, instance, minimize_nodes, estimates=estimates, token_budget=token_budget)
     if expected is None:
@@ -512,6 +540,7 @@ def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nod
         return
     assert unwidened["status"] == "optimal"
     assert value_of(CATALOG, instance, unwidened, minimize_nodes) == expected
+    assert check_room_claims(CATALOG, instance, unwidened, estimates, token_budget) == []
     widened = solved(instance, tmp_path, minimize_nodes, estimates, token_budget=token_budget)
     assert [(p["job"], p["pool"], p["nodes"]) for p in widened["placements"]] == [
         (p["job"], p["pool"], p["nodes"]) for p in unwidened["placements"]]
@@ -2185,7 +2214,9 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
                                                               "least 4 GPUs and 311.3 GiB of host memory on one node) "
                                                               "after the jobs placed (the most priority in all, then "
-                                                              "length, then cost)", "reason_code": "no-room",
+                                                              "length, then cost); chat-a (priority 2) holds the room "
+                                                              "it needs: priority 3 or more places it",
+                                   "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room"))}]
     greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
     assert check_placements(CATALOG, instance, greedy_result, estimates=True) == []
@@ -2337,10 +2368,12 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     assert (rounded["status"], rounded["objective"], rounded["host_rounded"]) == ("feasible", 5, ["a100"])
     assert check_placements(CATALOG, instance, rounded, estimates=True) == []
     assert len({p["nodes"][0] for p in rounded["placements"] if p["plan"]["offload"]}) == 2
-    # The job left out is told its own need (82.8 GiB), not the class's it was counted at (Qwen3-14B's).
+    # The job left out is told its own need (82.8 GiB), not the class's it was counted at (Qwen3-14B's), and the job
+    # that holds the room; not a priority that places it: with the needs rounded, a placement of more may fit.
     assert rounded["unplaced"] == [{"job": "small", "reason": (
         "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 82.8 GiB of host memory on one node) "
-        "after the jobs placed (the most priority in all, then length, then cost)"), "reason_code": "no-room",
+        "after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) holds the room it "
+        "needs"), "reason_code": "no-room",
                                     "pools": pool_codes(("a100", "no-room"))}]
     status, out, _ = cli("cluster", str(tmp_path / "rounded" / "fleet.yaml"))
     assert status == 1 and "status: feasible; placed priority (of 7): 5, bound 5 with the host memory rounded" in out
@@ -2690,8 +2723,12 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
     assert {pool.reason_code for entry in result.unplaced if entry.reason in no_room for pool in entry.pools} == {
         PoolCode.NO_ROOM_UNPROVEN}
     assert 0 < result.planning_s <= result.wall_time_s  # the planner's questions took time the limit must exceed
-    assert all(reason.endswith("as far as the search got: the placement is not proven best within the time limit "
-                               "(raise --time-limit)") for reason in no_room)
+    # Each names the placed jobs that hold the room it needs, but no priority that would place it: a better
+    # placement may have room for it as it is.
+    held = re.compile(r"as far as the search got: the placement is not proven best within the time limit \(raise "
+                      r"--time-limit\); [^;]+ holds? the room it needs in (a100|h20)$")
+    assert all(held.search(reason) for reason in no_room)
+    assert check_room_claims(CATALOG, instance, json.loads(result.model_dump_json()), estimates=True) == []
     # Proven, it says nothing of the sort.
     monkeypatch.undo()
     assert all("time limit" not in entry.reason for entry in place(fleet_of(instance, tmp_path), CATALOG).unplaced)
@@ -2819,7 +2856,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
         "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
+        "then length, then cost); first (priority 10) holds the room it needs: priority 11 or more places it; l40s "
+        "(up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
         "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
         "trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node"),
@@ -2829,8 +2867,10 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"].startswith("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs "
-                                         "placed (the most priority in all, then length, then cost); l40s (up to 4 "
-                                         "of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables")
+                                         "placed (the most priority in all, then length, then cost); first "
+                                         "(priority 10) holds the room it needs: priority 11 or more places it; l40s "
+                                         "(up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
+                                         "tables")
     # (The A100's longest within its 8 GPUs has no room beside the 4 rollout GPUs: the reason is asked within 4.)
     assert ("; a100 (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
             "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with 256 GiB of host memory per node "
@@ -2843,7 +2883,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         job["pool"] = "h200"
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"] == ("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed "
-                                  "(the most priority in all, then length, then cost)")
+                                  "(the most priority in all, then length, then cost); first (priority 10) holds the "
+                                  "room it needs: priority 11 or more places it")
 
 
 def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_path: Path):
@@ -2920,9 +2961,12 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
               for i in range(2))]
     result = solved({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 4)
+    # Placing it takes the room of both (4 together, more than its own 3): priority 5 or more places it.
     assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
                                                            "node) after the jobs placed (the most priority in all, "
-                                                           "then length, then cost)", "reason_code": "no-room",
+                                                           "then length, then cost); small-0, small-1 (priority 4 "
+                                                           "together) hold the room it needs: priority 5 or more "
+                                                           "places it", "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room"))}]
 
 
@@ -2940,7 +2984,8 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
     assert result["unplaced"] == [{"job": "y", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
                                                          "least 2 GPUs and 162.6 GiB of host memory, or 4 GPUs and "
                                                          "30.6 GiB, on one node) after the jobs placed (the most "
-                                                         "priority in all, then length, then cost)",
+                                                         "priority in all, then length, then cost); x (priority 3) "
+                                                         "holds the room it needs: priority 4 or more places it",
                                    "reason_code": "no-room", "pools": pool_codes(("a100", "no-room"))}]
 
 
@@ -2953,9 +2998,13 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
         {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4}]}
     result = solved(instance, tmp_path)
     assert ([p["job"] for p in result["placements"]], result["pools"][0]["nodes_used"]) == (["a"], 1)
+    # Of equal priority, the cheaper job holds the node that the other would take with the idle one: a priority of 2
+    # is the least that places it.
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 2 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
-                                                         "cost)", "reason_code": "no-room",
+                                                         "cost); a (priority 1, as much as its own) holds the room it "
+                                                         "needs: priority 2 is the least that places it",
+                                   "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room"))}]
 
 
@@ -2972,7 +3021,8 @@ def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_
             for p in result["placements"]] == [(1, True, 82.8), (1, True, 82.8)]
     [unplaced] = result["unplaced"]
     assert unplaced["reason"] == ("no room left in a100 (it needs at least 1 GPU of one node) after the jobs placed "
-                                  "(the most priority in all, then length, then cost)")
+                                  "(the most priority in all, then length, then cost); b (priority 1, as much as its "
+                                  "own) holds the room it needs: priority 2 is the least that places it")
 
 
 def test_jobs_on_whole_nodes_take_the_first_nodes_in_the_order_of_the_file_before_the_shared_ones(tmp_path: Path):
@@ -3180,7 +3230,8 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
         "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
-        "jobs placed (the most priority in all, then length, then cost)"), "reason_code": "no-room",
+        "jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the room it needs in a: "
+        "priority 4 or more places it"), "reason_code": "no-room",
                                                        "pools": pool_codes(("b", "no-room"), ("a", "no-room"))}]
 
 
@@ -3241,9 +3292,11 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
         {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 8}]}
     result = solved(instance, tmp_path)
     assert sorted(p["nodes"][0] for p in result["placements"]) == [0, 1]
+    # Two nodes are idle; the third it needs is one of theirs (priority 5).
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 3 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
-                                                         "cost)", "reason_code": "no-room",
+                                                         "cost); a0 (priority 5) holds the room it needs: priority 6 "
+                                                         "or more places it", "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room"))}]
 
 

@@ -63,7 +63,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     # In the order they were placed.
     first_gpu = first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())
     placements = tuple(as_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
-    unplaced = _unplaced(planner, fleet, options, set(choice))
+    unplaced = _unplaced(planner, fleet, options, choice)
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
                          no_way_to_run=tuple(fleet.jobs[i].name for i in jobs_without_ways(fleet, options)),

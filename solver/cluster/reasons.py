@@ -1,13 +1,15 @@
-"""Why jobs are left out (`Unplaced`): no room left where they could go (`_unplaced`), no plan with a layout in a
-pool they may use (`_why_no_option`: asked of the planner once per job shape, with what estimates or more host
-memory would give), or, where none is placed, one reason for every job (`_all_unplaced`)."""
+"""Why jobs are left out (`Unplaced`): no room left where they could go (`_unplaced`, with the placed jobs that hold
+the room, `_RoomHolders`, and the priority that places a job there), no plan with a layout in a pool they may use
+(`_why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would give), or,
+where none is placed, one reason for every job (`_all_unplaced`)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from solver.cluster.options import Option, _Planner, _Why, layout
+from solver.cluster.options import Footprint, Option, _Planner, _Why, host_capacity_tenths, layout
 from solver.query import Query
 from solver.results import (
     Plan,
@@ -30,11 +32,13 @@ from solver.tables import (
 )
 
 
-def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int],
-              proven: bool = True) -> tuple[Unplaced, ...]:
-    """Why each job left out is: no room where it could go (as far as the search got, unless `proven`: the
-    placed priority is its bound), and why the other pools it may use have no plan for it; or no plan that
-    fits any pool it may use."""
+def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: dict[int, tuple[Option, list[int]]],
+              proven: bool = True, certain: bool = False) -> tuple[Unplaced, ...]:
+    """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
+    could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
+    hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
+    none left out, their host memory exact), the priority that places it; and why the other pools it may use have
+    no plan for it; or no plan that fits any pool it may use."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   "limit (raise --time-limit)")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -44,6 +48,7 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
         host_checked[option.job] |= option.host_tenths > 0
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
+    holders = _RoomHolders(fleet, placed, options)
     unplaced = []
     for index, job in enumerate(fleet.jobs):
         if index in placed:
@@ -56,9 +61,139 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
             job=job.name, reason_code=no_room,
             reason=(f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
                     f"{_least_rooms(planner, job, pools[index])} after the jobs placed (the most priority in all, "
-                    f"then length, then cost){unproven}{'; ' if elsewhere.words else ''}{elsewhere.words}"),
+                    f"then length, then cost){unproven}{holders.words(job, pools[index], certain)}"
+                    f"{'; ' if elsewhere.words else ''}{elsewhere.words}"),
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools)))
     return tuple(unplaced)
+
+
+@dataclass(frozen=True)
+class _Room:
+    """Room for a job in a pool, made by taking placed jobs out of the placement and putting others sharing their node
+    on ways of theirs that take less of it (none moved to another node): the priority of those taken out together,
+    and the jobs taken out and those put on other ways (indexes, in the order of the file)."""
+
+    priority: int
+    jobs: tuple[int, ...]
+    other_ways: tuple[int, ...] = ()
+
+    @property
+    def rank(self) -> tuple[int, int, int, tuple[int, ...], tuple[int, ...]]:
+        """The order of rooms, the least first: by priority, then by the jobs taken out, fewest first, then by those
+        put on other ways, then first in the file."""
+        return self.priority, len(self.jobs), len(self.other_ways), self.jobs, self.other_ways
+
+
+class _RoomHolders:
+    """The placed jobs (`placed`: each job's option and nodes) that hold the room a job left out needs: of those
+    whose removal from the placement, moving no other job (but for jobs sharing their node put on ways of theirs,
+    among `options`, that take no more GPUs and host memory), leaves room for one of its ways, the ones of the least
+    priority together (then the fewest, then the first in the file), asked once per pool and footprint (or
+    number of whole nodes)."""
+
+    def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]], options: list[Option]) -> None:
+        self.fleet = fleet
+        self.ways: dict[tuple[int, int], list[Option]] = defaultdict(list)  # (job, pool) -> its ways on one node
+        for option in options:
+            if option.size:
+                self.ways[option.job, option.pool].append(option)
+        self.whole: list[dict[int, int]] = [{} for _ in fleet.pools]  # per pool: node -> the job taking it whole
+        self.shared: list[list[list[Option]]] = [[[] for _ in range(pool.nodes)] for pool in fleet.pools]
+        for job, (option, nodes) in sorted(placed.items()):
+            for node in nodes:
+                if option.size:
+                    self.shared[option.pool][node].append(option)
+                else:
+                    self.whole[option.pool][node] = job
+        self.rooms: dict[tuple[int, Footprint | int], _Room] = {}
+
+    def words(self, job: Job, ways: dict[str, list[Option]], certain: bool) -> str:
+        """The placed jobs that hold the room the `job` left out needs (its `ways`, by pool name), the priority they
+        hold together, and, where the placed priority is `certain`, the least priority that surely places it: one
+        more than theirs (with as much, length and cost chose them; with more, it would have been placed); in words
+        after a semicolon."""
+        rooms = [(self._least_room(option), name) for name, options in ways.items() for option in options]
+        room, pool = min(rooms, key=lambda pair: pair[0].rank)
+        where = f" in {pool}" if len(ways) > 1 else ""
+        moved = [self.fleet.jobs[index].name for index in room.other_ways]
+        shrunk = (f", with {named_jobs(moved)} on {'another of its' if len(moved) == 1 else 'other'} ways"
+                  if moved else "")
+        if not room.jobs:
+            return f"; the room left{where} fits it{shrunk}"
+        names = [self.fleet.jobs[index].name for index in room.jobs]
+        held = (f"priority {room.priority}" if len(names) == 1 else f"priority {room.priority} together")
+        holds = "holds" if len(names) == 1 else "hold"
+        if not certain:
+            return f"; {named_jobs(names)} ({held}) {holds} the room it needs{where}{shrunk}"
+        if room.priority == job.priority:
+            return (f"; {named_jobs(names)} ({held}, as much as its own) {holds} the room it needs{where}{shrunk}: "
+                    f"priority {room.priority + 1} is the least that places it")
+        return (f"; {named_jobs(names)} ({held}) {holds} the room it needs{where}{shrunk}: priority "
+                f"{room.priority + 1} or more places it")
+
+    def _least_room(self, option: Option) -> _Room:
+        """The least priority of placed jobs whose removal leaves room for `option` (a way of a job left out)."""
+        key = (option.pool, option.footprint if option.size else option.whole_nodes)
+        if key not in self.rooms:
+            self.rooms[key] = (self._node_room(option.pool, option.footprint) if option.size
+                               else self._whole_nodes_room(option.pool, option.whole_nodes))
+        return self.rooms[key]
+
+    def _node_room(self, pool_index: int, footprint: Footprint) -> _Room:
+        """The least priority of placed jobs whose removal leaves one node of the pool room for `footprint`: a job
+        taking the node whole, or some of the jobs sharing it."""
+        pool = self.fleet.pools[pool_index]
+        capacity = host_capacity_tenths(pool)
+        rooms = []
+        for node, sharing in enumerate(self.shared[pool_index]):
+            if node in self.whole[pool_index]:
+                rooms.append(self._room([self.whole[pool_index][node]]))
+                continue
+            short_gpus = footprint[0] - (pool.gpus_per_node - sum(option.size for option in sharing))
+            short_host = 0 if capacity is None else footprint[1] - (capacity - sum(o.host_tenths for o in sharing))
+            rooms.append(self._least_freeing(sharing, max(short_gpus, 0), max(short_host, 0)))
+        return min(rooms, key=lambda room: room.rank)
+
+    def _least_freeing(self, sharing: list[Option], short_gpus: int, short_host: int) -> _Room:
+        """The least priority of the jobs `sharing` a node whose removal frees `short_gpus` GPUs and `short_host`
+        tenths of a GiB of host memory, the others there on ways that take less of it where that helps: each
+        choice's (GPUs, host memory) freed, counted up to what is short."""
+        best: dict[tuple[int, int], _Room] = {(0, 0): _Room(0, ())}
+        for option in sharing:
+            smaller = [way for way in self.ways[option.job, option.pool] if way.footprint != option.footprint
+                       and way.size <= option.size and way.host_tenths <= option.host_tenths]
+            for (gpus, host), room in list(best.items()):
+                choices = [(option.size, option.host_tenths, self._room([*room.jobs, option.job], room.other_ways))]
+                choices += [(option.size - way.size, option.host_tenths - way.host_tenths,
+                             self._room(list(room.jobs), (*room.other_ways, option.job))) for way in smaller]
+                for freed_gpus, freed_host, grown in choices:
+                    freed = (min(gpus + freed_gpus, short_gpus), min(host + freed_host, short_host))
+                    if freed not in best or grown.rank < best[freed].rank:
+                        best[freed] = grown
+        return best[short_gpus, short_host]
+
+    def _whole_nodes_room(self, pool_index: int, whole_nodes: int) -> _Room:
+        """The least priority of placed jobs whose removal leaves `whole_nodes` nodes of the pool empty: each node
+        emptied of the jobs sharing it, or each job on whole nodes taken out with all of them (a cover of the count,
+        fewest priority first)."""
+        units = [(1, [option.job for option in sharing]) for node, sharing in enumerate(self.shared[pool_index])
+                 if node not in self.whole[pool_index]]
+        taking: dict[int, int] = defaultdict(int)
+        for job in self.whole[pool_index].values():
+            taking[job] += 1
+        units += [(nodes, [job]) for job, nodes in sorted(taking.items())]
+        best: dict[int, _Room] = {0: _Room(0, ())}  # nodes emptied, up to `whole_nodes` -> the least room
+        for nodes, jobs in units:
+            for emptied, room in list(best.items()):
+                reached, grown = min(emptied + nodes, whole_nodes), self._room([*room.jobs, *jobs])
+                if reached not in best or grown.rank < best[reached].rank:
+                    best[reached] = grown
+        return best[whole_nodes]
+
+    def _room(self, jobs: list[int], other_ways: tuple[int, ...] = ()) -> _Room:
+        """The room of taking these placed jobs out (and putting `other_ways`' on other ways): their priority
+        together, and the jobs in the file's order."""
+        return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)), tuple(sorted(other_ways)))
 
 
 def _no_way_to_run(job: Job, why: _Why) -> Unplaced:

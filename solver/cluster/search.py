@@ -188,11 +188,13 @@ def _placed_result(planned: _Planned, search: _Search, planner: _Planner, widen_
     until `widen_by` (None: not grown; Ctrl-C while growing leaves the placement as placed)."""
     fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
+    # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
+    certain = first_proven and not planned.host_rounded and not planned.undecided
     try:
-        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed, certain)
     except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
         interrupted = True
-        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven, certain=certain)
     proven = search.proven and not planned.host_rounded and not planned.undecided
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -381,12 +383,13 @@ class _StopOnInterrupt:
 
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
-    planner: _Planner, widen_by: float | None, proven: bool = True, seed: int = 0,
+    planner: _Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
-    reasons say so otherwise)."""
+    reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
+    priority places them)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = _node_indexes(fleet, chosen, counts)
     placed = dict(chosen)
@@ -396,7 +399,8 @@ def _decode(
     placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
-    return placements, _unplaced(planner, fleet, options, set(chosen), proven)
+    where = {job: (option, nodes[job]) for job, option in chosen.items()}
+    return placements, _unplaced(planner, fleet, options, where, proven, certain)
 
 
 def _node_indexes(fleet: Fleet, chosen: dict[int, Option],
