@@ -56,7 +56,7 @@ from solver.cluster import (
     place,
     pool_use,
 )
-from solver.cluster.options import _Planner
+from solver.cluster.options import Planner
 from solver.cluster.search import _StopOnInterrupt
 from solver.memory import host_ram_holds
 from solver.query import make_query
@@ -2694,7 +2694,7 @@ def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, mon
 def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A planner question of the widening step that runs out of time leaves that way out; the placement's status
     # and undecided_ways are the search's.
-    original = _Planner.best
+    original = Planner.best
 
     def slow_when_widening(self, gpu, model, gpus, *args, **kwargs):  # 7 GPUs and more: only widening asks
         if gpus >= 7:
@@ -2702,7 +2702,7 @@ def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Pat
             return None
         return original(self, gpu, model, gpus, *args, **kwargs)
 
-    monkeypatch.setattr(_Planner, "best", slow_when_widening)
+    monkeypatch.setattr(Planner, "best", slow_when_widening)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements

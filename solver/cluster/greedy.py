@@ -7,14 +7,14 @@ from collections import defaultdict
 
 from solver.cluster.options import (
     Option,
-    _Planner,
+    Planner,
     host_capacity_tenths,
     host_footprints,
     job_options,
     jobs_without_ways,
 )
 from solver.cluster.placements import as_placement, first_gpus, pool_use
-from solver.cluster.reasons import _unplaced
+from solver.cluster.reasons import unplaced_reasons
 from solver.query import EstimateMode
 from solver.results import ClusterResult
 from solver.tables import Catalog, Fleet, Weights, load_weights
@@ -55,7 +55,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
     that has room. The same options and rules as `place` with the shipped memory model and Trinity's default
     token budget (`place` takes others), and no search."""
-    planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
+    planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                        estimate)
     options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                          for option in job_options(planner, fleet, index)])
@@ -63,7 +63,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     # In the order they were placed.
     first_gpu = first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())
     placements = tuple(as_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
-    unplaced = _unplaced(planner, fleet, options, choice)
+    unplaced = unplaced_reasons(planner, fleet, options, choice)
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
                          no_way_to_run=tuple(fleet.jobs[i].name for i in jobs_without_ways(fleet, options)),

@@ -1,5 +1,5 @@
 """The jobs' ways to run (the placement's candidates): `Option` (a pool, a plan and the room it takes there), the
-planner asked once per job shape (`_Planner`, which keeps why a shape has no way: `_Why`), every way a job has
+planner asked once per job shape (`Planner`, which keeps why a shape has no way: `NoWayReason`), every way a job has
 (`job_options`), and the ways to fill a node with the ways' footprints (`patterns`), their host memory counted in as
 few classes as keep those few (`host_footprints`)."""
 
@@ -81,7 +81,7 @@ def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
 
 
 @dataclass(frozen=True)
-class _Why:
+class NoWayReason:
     """Why a job has no way to run in the pools it may use: in words, and each pool's code in the order the words
     name them."""
 
@@ -89,7 +89,7 @@ class _Why:
     pools: tuple[UnplacedPool, ...] = ()
 
 
-class _Planner:
+class Planner:
     """The planner's best plan for one job shape, asked once per shape."""
 
     def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0,
@@ -111,7 +111,7 @@ class _Planner:
         host memory or the Offload pin)."""
         self.undecided = 0
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
-        self.reasons: dict[tuple[object, ...], _Why] = {}
+        self.reasons: dict[tuple[object, ...], NoWayReason] = {}
         """Why a job of a shape (model, length, rollout GPUs, train batch, pool) has no way to run, once asked."""
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
@@ -156,7 +156,7 @@ class _Planner:
         return shown_host_tenths(host_memory_gib(self.catalog.model(model), gpus, offload=offload))
 
 
-def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
+def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
     """Every way to run job `index`: per allowed pool and trainer GPU count, the planner's plan (the
     longest one for an ``at_least`` job) with a layout that fits the pool's nodes.
 
@@ -184,7 +184,7 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     return options
 
 
-def ways_in_pool(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],
+def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],
                  estimate: EstimateMode) -> list[Option]:
     """Job `index`'s ways to run in one pool with these trainer GPU counts, on `estimate`'s evidence: per
     count, the best plan and, where it offloads onto a node whose host memory jobs share, the best plan

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from solver.cluster.options import Option, _Planner
+from solver.cluster.options import Option, Planner
 from solver.memory import rollout_engines, shown_host_need
 from solver.results import Placement, PoolUse
 from solver.tables import AtLeast, Fleet
@@ -31,7 +31,7 @@ def first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
     return first_gpu
 
 
-def as_placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
+def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
                  widened_from: int | None = None) -> Placement:
     """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all), and,
     in a pool that checks it, the host memory it needs per node; `widened_from`: the trainer GPUs it was placed

@@ -1,7 +1,7 @@
-"""Why jobs are left out (`Unplaced`): no room left where they could go (`_unplaced`, with the placed jobs that hold
-the room, `_RoomHolders`, and the priority that places a job there), no plan with a layout in a pool they may use
-(`_why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would give), or,
-where none is placed, one reason for every job (`_all_unplaced`)."""
+"""Why jobs are left out (`Unplaced`): no room left where they could go (`unplaced_reasons`, with the placed jobs
+that hold the room, `_RoomHolders`, and the priority that places a job there), no plan with a layout in a pool they may use
+(`why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would give), or,
+where none is placed, one reason for every job (`all_unplaced`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from solver.cluster.options import Footprint, Option, _Planner, _Why, host_capacity_tenths, layout
+from solver.cluster.options import Footprint, NoWayReason, Option, Planner, host_capacity_tenths, layout
 from solver.query import Query
 from solver.results import (
     Plan,
@@ -32,7 +32,7 @@ from solver.tables import (
 )
 
 
-def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: dict[int, tuple[Option, list[int]]],
+def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option], placed: dict[int, tuple[Option, list[int]]],
               proven: bool = True, certain: bool = False) -> tuple[Unplaced, ...]:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
@@ -54,7 +54,7 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: di
         if index in placed:
             continue
         if not pools[index]:
-            unplaced.append(_no_way_to_run(job, _why_no_option(planner, fleet, index)))
+            unplaced.append(unplaced_without_a_way(job, why_no_option(planner, fleet, index)))
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]))
         unplaced.append(Unplaced(
@@ -196,12 +196,12 @@ class _RoomHolders:
         return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)), tuple(sorted(other_ways)))
 
 
-def _no_way_to_run(job: Job, why: _Why) -> Unplaced:
+def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
     """A job left out for want of a way to run in any pool it may use, and `why`."""
     return Unplaced(job=job.name, reason=why.words, reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools)
 
 
-def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> str:
+def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]]) -> str:
     """The pools a job has `ways` in (keyed by pool name, in the fleet's order), each with the least its ways there
     take, in words: the fewest GPUs of one node (where the pool's host memory could run short, each (GPUs, host
     memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
@@ -228,15 +228,15 @@ def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> 
     return ", ".join(rooms)
 
 
-def _elsewhere(planner: _Planner, fleet: Fleet, index: int, with_room: frozenset[str]) -> _Why:
+def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[str]) -> NoWayReason:
     """For a job with ways to run in the pools named `with_room` (none of them left): why each other pool it may
     use has none (no words where there is no other)."""
     job = fleet.jobs[index]
     others = [pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in with_room]
-    return _why_no_option(planner, fleet, index, with_room) if others else _Why("")
+    return why_no_option(planner, fleet, index, with_room) if others else NoWayReason("")
 
 
-def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset()) -> _Why:
+def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset()) -> NoWayReason:
     """Why a job has no plan with a layout in any pool it may use but those named `without` (asked once per job
     shape)."""
     job = fleet.jobs[index]
@@ -246,7 +246,7 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozens
     return planner.reasons[shape]
 
 
-def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str]) -> _Why:
+def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]) -> NoWayReason:
     """Why job `index` has no way to run in each pool it may use but those named `without`, asked of the planner:
     a rollout that leaves no trainer GPU, a trainer count with no layout beside the rollout, or the planner's own
     reason (with what estimates would give, under ``--no-estimate``), joined by semicolons, each with its code."""
@@ -292,7 +292,7 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
                            f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
                                       plan_reason_code=answer.reason_code))
-    return _Why("; ".join(reasons) or "no pool it may use", tuple(codes))
+    return NoWayReason("; ".join(reasons) or "no pool it may use", tuple(codes))
 
 
 def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
@@ -311,7 +311,7 @@ def _fewer_rollout_words(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> st
     return f"; with rollout_gpus: {rollout}, a trainer of {counted(trainer_gpus, 'GPU')} has one"
 
 
-def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, limits_named: bool) -> str:
+def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, limits_named: bool) -> str:
     """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
     on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
     where the pool's host memory rules theirs out and the tables' too (a plan of the tables on nodes with more of it
@@ -336,13 +336,13 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
     return ""
 
 
-def _host_over_pool_words(planner: _Planner, query: Query, plan: Plan, bound: str) -> str:
+def _host_over_pool_words(planner: Planner, query: Query, plan: Plan, bound: str) -> str:
     """The host memory a plan of `query`'s model needs per node, more than its pool's (`bound`, the pool's host memory
     in words: `Query.host_ram_bound_words`, or what its nodes have), in words."""
     return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound)
 
 
-def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
+def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
     """For a job whose trainer has no layout beside its `rollout_gpus` on the pool's nodes: where the pool's host
     memory, or the job's train batch, is what rules out the counts that would have one, the fewest that would train
     the job without it, and the host memory they need (with Offload, or while the model loads) or the rule their
@@ -358,7 +358,7 @@ def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     return f" ({'; '.join(hints)})" if hints else ""
 
 
-def _way_without(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, **lifted: object) -> Plan | None:
+def _way_without(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, **lifted: object) -> Plan | None:
     """The plan on the fewest trainer GPUs that `query` gets with a limit lifted (`lifted`: its fields set so, such
     as ``host_ram_gb=None``), beside `rollout_gpus` on the pool's nodes; None where it has none there."""
     plan = answer_for(planner.catalog, query.model_copy(update={**lifted, "rollout_gpus": rollout_gpus}), pool.gpu,
@@ -398,7 +398,7 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
     return f": at their fewest they take {need} of the fleet's {has} GPUs, {packing}{after}"
 
 
-def _all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
+def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
                   host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
     """Every job left out, for one reason, where the search placed none: the jobs do not fit together (`verdict`
     infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran out."""

@@ -17,9 +17,9 @@ from ortools.sat.python import cp_model
 
 from solver.cluster.greedy import greedy_choice
 from solver.cluster.model import PlacementModel, build_placement_model, hint_placement, tie_break
-from solver.cluster.options import Footprint, Option, _Planner, host_footprints, job_options, jobs_without_ways
+from solver.cluster.options import Footprint, Option, Planner, host_footprints, job_options, jobs_without_ways
 from solver.cluster.placements import as_placement, first_gpus, pool_use
-from solver.cluster.reasons import _all_unplaced, _no_way_to_run, _unplaced, _why_no_option
+from solver.cluster.reasons import all_unplaced, unplaced_reasons, unplaced_without_a_way, why_no_option
 from solver.cluster.widen import widen_jobs
 from solver.model import new_cp_solver
 from solver.query import EstimateMode, Progress, TokenBudgetMode, check_token_budget
@@ -97,7 +97,7 @@ def place(
     `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer."""
     started = time.monotonic()
     check_token_budget(token_budget, estimate)
-    planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
+    planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                        estimate, time_limit_s, memory, margin, token_budget)
     every_job = minimize == "nodes"
     planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
@@ -128,14 +128,14 @@ def place(
     return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed)
 
 
-def _plan_jobs(planner: _Planner, fleet: Fleet, every_job: bool,
+def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
                started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
     run (`stuck`, indexes) and why (`Unplaced`): asked now, so that the time it takes counts against the limit."""
     options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                                     for option in job_options(planner, fleet, index)])
     stuck = jobs_without_ways(fleet, options)
-    unplaced = tuple(_no_way_to_run(fleet.jobs[i], _why_no_option(planner, fleet, i)) for i in stuck)
+    unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why_no_option(planner, fleet, i)) for i in stuck)
     planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
                        planning_s=time.monotonic() - started)
@@ -182,7 +182,7 @@ def _greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) ->
     return _Search(values=values, counts=counts)
 
 
-def _placed_result(planned: _Planned, search: _Search, planner: _Planner, widen_by: float | None, interrupted: bool,
+def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_by: float | None, interrupted: bool,
                    seed: int) -> ClusterResult:
     """The answer of the search's placement: the chosen ways on their nodes, grown onto idle GPUs of their nodes
     until `widen_by` (None: not grown; Ctrl-C while growing leaves the placement as placed)."""
@@ -220,7 +220,7 @@ def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, int
     verdict: Status = "infeasible" if proved else "unknown"
     return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
                          placements=(), pools=pool_use(fleet, ()),
-                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
+                         unplaced=all_unplaced(fleet, verdict, interrupt.caught,
                                                 host_rounded if rounded_only else (), planned.options),
                          no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
                          wall_time_s=time.monotonic() - planned.started, interrupted=interrupt.caught)
@@ -383,7 +383,7 @@ class _StopOnInterrupt:
 
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
-    planner: _Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
+    planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
@@ -400,7 +400,7 @@ def _decode(
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
     where = {job: (option, nodes[job]) for job, option in chosen.items()}
-    return placements, _unplaced(planner, fleet, options, where, proven, certain)
+    return placements, unplaced_reasons(planner, fleet, options, where, proven, certain)
 
 
 def _node_indexes(fleet: Fleet, chosen: dict[int, Option],

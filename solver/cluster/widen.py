@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.options import Option, _Planner, host_capacity_tenths, option_name, ways_in_pool
+from solver.cluster.options import Option, Planner, host_capacity_tenths, option_name, ways_in_pool
 from solver.model import LeanCpModel, new_cp_solver
 from solver.solve import checked
 from solver.tables import Catalog, Fleet, Pool
@@ -30,7 +30,7 @@ def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
     return measured | {1 << power for power in range(pool.gpus_per_node.bit_length())}
 
 
-def widen_jobs(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
+def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
                until: float) -> dict[int, Option]:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
 
@@ -63,7 +63,7 @@ def widen_jobs(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes
     return {o.job: o for o in picked if o is not chosen[o.job]}
 
 
-def _widening_model(planner: _Planner, fleet: Fleet, chosen: dict[int, Option],
+def _widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Option],
                     nodes: dict[int, list[int]]) -> tuple[cp_model.CpModel, list[tuple[Option, cp_model.IntVar]]]:
     """`widen_jobs`'s model: for each job on a node with idle GPUs, one literal per way (its own, and each wider one the
     planner has), exactly one of them chosen, within the node's GPUs and host memory; and those (way, literal)."""
