@@ -1,7 +1,7 @@
 """Why jobs are left out (`Unplaced`): no room left where they could go (`unplaced_reasons`, with the placed jobs
-that hold the room, `_RoomHolders`, and the priority that places a job there), no plan with a layout in a pool they may use
-(`why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would give), or,
-where none is placed, one reason for every job (`all_unplaced`)."""
+that hold the room, `_RoomHolders`, and the priority that places a job there), no plan with a layout in a pool they
+may use (`why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would
+give), or, where none is placed, one reason for every job (`all_unplaced`)."""
 
 from __future__ import annotations
 
