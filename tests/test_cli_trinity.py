@@ -2944,3 +2944,33 @@ def test_the_view_names_the_configs_keys_the_apply_lines_leave_out(cli, tmp_path
     for flags in (("--write", str(tmp_path / "patched.yaml")), ("--json",)):
         status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
         assert status == 0 and "applying the plan by hand" not in err
+
+
+def test_the_hand_applied_notes_name_each_gpu_type_and_read_the_environment_and_the_trinity_version(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-8B at 32768, no Offload: the plan turns off the config's trainer-level offload_policy (Trinity 0.6's
+    # flags: the two it lacks are named as unset) and the actor's param_offload, an interpolation of $OFFLOAD.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
+                      "  offload_policy: true\n  ulysses_sequence_parallel_size: 2\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n      actor:\n"
+                      "        fsdp_config: {param_offload: '${oc.decode:${oc.env:OFFLOAD,true}}'}\n", encoding="utf-8")
+    note = (f"{config}: applying the plan by hand, also set these keys of it (--write FILE sets them; --emit trinity "
+            "has them): ")
+    trainer = ("trainer.param_offload: false (now unset); trainer.optimizer_offload: false (now unset); "
+               "trainer.offload_policy: false (now true)")
+    actor = ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.param_offload: false (now "
+             "${oc.decode:${oc.env:OFFLOAD,true}})")
+    # One note per GPU type, each named, where the answers are for more than one.
+    status, _, err = cli("--from-config", str(config), "--len", "32768")
+    assert status == 0 and [line for line in err.splitlines() if "applying the plan by hand" in line] == [
+        f"solve: note: {gpu}: {note}{trainer}; {actor}" for gpu in ("A100-80GB", "H20-96GB")]
+    # $OFFLOAD false: the actor's flag is off already, and the patch keeps its interpolation.
+    monkeypatch.setenv("OFFLOAD", "false")
+    status, _, err = cli("--from-config", str(config), "--len", "32768", "--gpu", "a100")
+    assert status == 0 and f"solve: note: {note}{trainer}\n" in err
+    # Trinity 0.5 has no trainer-level flags: only the actor's is named.
+    monkeypatch.delenv("OFFLOAD")
+    status, _, err = cli("--from-config", str(config), "--len", "32768", "--gpu", "a100", "--trinity-version", "0.5")
+    assert status == 0 and f"solve: note: {note}{actor}\n" in err
