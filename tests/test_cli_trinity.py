@@ -3041,3 +3041,31 @@ def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli
     for flags in (("--write", str(tmp_path / "patched.yaml")), ("--json",)):
         status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
         assert status == 0 and "# and these keys" not in out and "# now" not in out
+
+
+def test_the_config_keys_in_the_apply_block_come_per_gpu_type_and_read_the_environment_and_the_trinity_version(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-8B at 32768, no Offload: the plan turns off the config's trainer-level offload_policy (Trinity 0.6's
+    # flags: the two it lacks are named as unset) and the actor's param_offload, an interpolation of $OFFLOAD.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
+                      "  offload_policy: true\n  ulysses_sequence_parallel_size: 2\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n      actor:\n"
+                      "        fsdp_config: {param_offload: '${oc.decode:${oc.env:OFFLOAD,true}}'}\n", encoding="utf-8")
+    heading = f"# and these keys of {config.name}, which the plan changes too (after each, its value now):\n"
+    trainer = ("trainer.param_offload: false  # now unset\ntrainer.optimizer_offload: false  # now unset\n"
+               "trainer.offload_policy: false  # now true\n")
+    actor = ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.param_offload: false  # now "
+             "${oc.decode:${oc.env:OFFLOAD,true}}\n")
+    # Each GPU type's apply block ends with them, where the answers are for more than one.
+    status, out, _ = cli("--from-config", str(config), "--len", "32768")
+    assert status == 0 and out.count(f"{heading}{trainer}{actor}") == 2
+    # $OFFLOAD false: the actor's flag is off already, and the patch keeps its interpolation.
+    monkeypatch.setenv("OFFLOAD", "false")
+    status, out, _ = cli("--from-config", str(config), "--len", "32768", "--gpu", "a100")
+    assert status == 0 and out.endswith(f"{heading}{trainer}\n")
+    # Trinity 0.5 has no trainer-level flags: only the actor's is named.
+    monkeypatch.delenv("OFFLOAD")
+    status, out, _ = cli("--from-config", str(config), "--len", "32768", "--gpu", "a100", "--trinity-version", "0.5")
+    assert status == 0 and out.endswith(f"{heading}{actor}\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ import yaml
 from rich.console import Console
 
 import solver
-from solver.cluster import pool_use
+import solver.cluster.search
+from solver.cluster import least_time_limit_to_search_s, place, pool_use
 from solver.render import cluster_json, cluster_view
 from solver.results import ClusterResult
 from solver.tables import load_catalog, load_fleet
@@ -71,13 +73,41 @@ def test_a_rollout_that_leaves_no_layout_names_the_rollout_gpus_that_would(tmp_p
     assert unplaced.reason.endswith(hint)
 
 
-def test_a_placement_without_a_bound_names_a_time_limit_that_leaves_the_search_time(tmp_path: Path):
+@pytest.mark.parametrize(("planning_s", "took", "above"), [(9.2, "9.2", 16), (9.0873, "9.1", 16), (9.075, "9.1", 15)])
+def test_a_placement_without_a_bound_names_a_time_limit_that_leaves_the_search_time(
+        tmp_path: Path, planning_s: float, took: str, above: int):
+    # The search ends by 0.97 of the limit, less 0.02 s and the reasons' time (0.6 of the planning's, at most): after
+    # 9.2 s of planning it gets time from a limit of (9.2 x 1.6 + 0.02) / 0.97 = 15.196 s, named rounded up (above
+    # 15 s, a limit of 15.1 s would leave it none). After 9.0873 s the least is 15.010 s: 16; after 9.075 s, 14.990 s.
     fleet = load_fleet(fleet_file({"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8}],
                                    "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path), CATALOG)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
-                           pools=pool_use(fleet, ()), planning_s=9.2)
+                           pools=pool_use(fleet, ()), planning_s=planning_s)
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet))
     assert console.export_text().splitlines()[1] == (
-        "working out the jobs' ways to run took 9.2 s before the search could start: a --time-limit above 15 s leaves "
-        "the search time after them")
+        f"working out the jobs' ways to run took {took} s before the search could start: a --time-limit above "
+        f"{above} s leaves the search time after them")
+
+
+def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_the_plannings_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-14B at 102400 tokens has no way on the 2-GPU A100 node, so the search keeps time for its reason there. With
+    # a limit of 30 s, the search's deadline falls after the planning's end by what the limit has above the least one
+    # (least_time_limit_to_search_s), less the 3% kept to read the answer back: at the least, it falls at that end.
+    deadlines, solve_stages = [], solver.cluster.search._solve_stages
+
+    def recorded(search, built, stages, interrupt, deadline, *rest):
+        deadlines.append(deadline)
+        return solve_stages(search, built, stages, interrupt, deadline, *rest)
+
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", recorded)
+    pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
+             {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]
+    jobs = [{"name": "j", "model": "Qwen3-14B", "max_model_len": 102400}]
+    fleet = load_fleet(fleet_file({"pools": pools, "jobs": jobs}, tmp_path), CATALOG)
+    started = time.monotonic()
+    result = place(fleet, CATALOG, time_limit_s=30)
+    assert [placement.pool for placement in result.placements] == ["h20"]
+    assert deadlines == [pytest.approx(started + result.planning_s
+                                       + (30 - least_time_limit_to_search_s(result.planning_s)) * 0.97, abs=0.01)]

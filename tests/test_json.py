@@ -211,6 +211,14 @@ def test_the_schema_files_are_what_the_code_gives(command: str):
     assert _as_pydantic_writes_now(written) == _as_pydantic_writes_now(given), "run python tests/shown_output.py"
 
 
+@pytest.mark.parametrize("command", list(JSON_SCHEMA_TYPES))
+def test_a_schema_starts_with_its_draft_and_the_command_as_its_title(command: str):
+    # Read from the top, a schema file says first which draft it is and which command's --json it describes.
+    schema = json.loads(json_schema(command))
+    assert list(schema)[:2] == ["$schema", "title"] and schema["title"] == (
+        "solve --json" if command == "solve" else f"solve {command} --json")
+
+
 def _as_pydantic_writes_now(schema: Any) -> Any:
     """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, and each text
     ``{"const": C}`` given its ``"type": "string"``."""
@@ -380,6 +388,18 @@ def test_real_memory_json_is_valid_against_its_schema(cli, monkeypatch, flags: t
     # Every key, in the schema's order: the type's fields, then its verdicts.
     assert (printed_status, list(printed), check_against_schema("memory", printed)) == (
         status, list(schema["properties"]), [])
+
+
+def test_memory_json_echoes_the_question_as_asked_and_rounds_the_estimates_gib(cli):
+    # The question's fields are not GiB: a --margin of 0.123456 is echoed whole, while the estimate's GiB (and its
+    # terms') are rounded to 4 decimals.
+    status, out, _ = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8192", "--margin",
+                         "0.123456", "--json")
+    printed = json.loads(out)
+    assert status == 0 and printed["margin"] == 0.123456 and printed["model_parameters_b"] == 4.022
+    figures = [printed["total_gib"], printed["usable_gib"], *printed["terms"].values()]
+    assert all(round(figure, 4) == figure for figure in figures)
+    assert any(round(figure, 3) != figure for figure in figures)
 
 
 @pytest.mark.parametrize("flags", [

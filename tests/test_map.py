@@ -339,6 +339,14 @@ def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_i
     assert all(f"≤{first}-{last}" in header for first, last in ((16, 23), (24, 31), (56, 63)))
 
 
+def test_the_maps_as_json_are_indented_as_solve_json_is(cli):
+    # Two spaces a level, as `solve --json` prints: `solve map --json` read by a person stays legible.
+    for command in (("map", "--gpu", "a100-80g", "--model", "4B", "--gpus-up-to", "2", "--json"),
+                    ("--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", "8192", "--json")):
+        status, out, _ = cli(*command)
+        assert status == 0 and out == json.dumps(json.loads(out), indent=2) + "\n"
+
+
 def test_the_maps_as_json_hold_the_planners_plans(cli):
     # Each cell is the plan `solve --json` gives for that row and budget (null where there is none).
     status, out, err = cli("map", "--gpu", "a100-80g", "--gpus-up-to", "6", "--json")

@@ -912,6 +912,20 @@ def test_patch_adds_a_sections_keys_beside_its_own_before_its_first_nested_block
         "  trainer_config:\n    a: 1\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
 
 
+def test_patch_adds_a_sections_keys_before_a_block_sequence_and_after_a_flow_one() -> None:
+    # A list written as a block (on lines of its own) is a nested block: the keys go before it. One in flow style
+    # ([a, b]) is written on its key's line, like a scalar: they go after it, before trainer_config.
+    plan, model = sp2_plan(), catalog().model("4B")
+    head = "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 4096\ntrainer:\n  save_interval: 100\n"
+    added = "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n"
+    block = "  tags:\n    - a\n    - b\n  trainer_config:\n    a: 1\n"
+    assert patch_trinity_config(head + block, plan, model) == (
+        head.replace("4096", "24576") + added + block)
+    flow = "  tags: [a, b]\n  trainer_config:\n    a: 1\n"
+    assert patch_trinity_config(head + flow, plan, model) == (
+        head.replace("4096", "24576") + "  tags: [a, b]\n" + added + "  trainer_config:\n    a: 1\n")
+
+
 def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
     before = USER_CONFIG.read_text(encoding="utf-8")
     after = patch_trinity_config(before, sp2_plan(), catalog().model("4B"))
@@ -1697,6 +1711,47 @@ def test_config_keys_changed_names_what_the_plans_own_keys_leave_as_they_were() 
                                catalog().model("4B"), environ={}) == [
         "trainer.param_offload: false  # now unset", "trainer.optimizer_offload: false  # now unset",
         "trainer.offload_policy: false  # now true"]
+
+
+def test_patch_sets_a_role_budget_written_as_a_float_to_the_plans() -> None:
+    # 131072.0 is a number other than the plan's 8192 (Qwen3-4B at 4096 on 4 GPUs), as 131072 is: set to it.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
+    text = ("model:\n  max_model_len: 4096\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+            "      ref: {log_prob_max_token_len_per_gpu: 131072.0}\n")
+    assert "      ref: {log_prob_max_token_len_per_gpu: 8192}\n" in patch_trinity_config(
+        text, plan, catalog().model("4B"), environ={})
+
+
+def test_config_keys_changed_writes_a_value_that_is_no_scalar_briefly() -> None:
+    # Through the API (the command line refuses such a config first): a role's SP given as a list is named as
+    # Python shows it, not as a YAML scalar.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
+    text = ("model:\n  model_path: Qwen/Qwen3-4B\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+            "      actor: {ulysses_sequence_parallel_size: [2]}\n")
+    assert config_keys_changed(text, plan, catalog().model("4B"), environ={}) == [
+        "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size: 1 (now [2])"]
+
+
+def test_config_keys_changed_reads_interpolations_in_the_environment_and_keeps_to_the_trinity_version() -> None:
+    # The same plan (SP=1, 8192 tokens per GPU, no Offload). An offload flag the environment turns off already is
+    # what the patch keeps (not named); without the variable it is on, and named as written. A role's budget whose
+    # variable says 131072 is named, though its default is the plan's. Trinity 0.5 gets no trainer-level flags.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
+    model, actor = catalog().model("4B"), "trainer.trainer_config.actor_rollout_ref.actor"
+    roles = "model:\n  model_path: Qwen/Qwen3-4B\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+    offload = roles + "        fsdp_config:\n          param_offload: ${oc.decode:${oc.env:OFFLOAD,true}}\n"
+    assert config_keys_changed(offload, plan, model, environ={"OFFLOAD": "false"}) == []
+    assert config_keys_changed(offload, plan, model, environ={}) == [
+        f"{actor}.fsdp_config.param_offload: false (now ${{oc.decode:${{oc.env:OFFLOAD,true}}}})"]
+    budget = roles + "        ppo_max_token_len_per_gpu: ${oc.decode:${oc.env:ACTOR_BUDGET,8192}}\n"
+    assert config_keys_changed(budget, plan, model, environ={"ACTOR_BUDGET": "131072"}) == [
+        f"{actor}.ppo_max_token_len_per_gpu: 8192 (now ${{oc.decode:${{oc.env:ACTOR_BUDGET,8192}}}})"]
+    assert config_keys_changed(budget, plan, model, environ={}) == []
+    trainer_flags = "model: {model_path: Qwen/Qwen3-4B}\ntrainer: {offload_policy: true}\n"
+    assert config_keys_changed(trainer_flags, plan, model, environ={}, version="0.5") == []
+    assert config_keys_changed(trainer_flags, plan, model, environ={}, version="0.6") == [
+        "trainer.param_offload: false (now unset)", "trainer.optimizer_offload: false (now unset)",
+        "trainer.offload_policy: false (now true)"]
 
 
 _TRINITY_06 = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from math import ceil
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -166,9 +167,9 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> 
     if result.bound is None and not result.interrupted:
         from solver.cluster import least_time_limit_to_search_s  # here: it imports OR-Tools, which render must not
 
-        least = least_time_limit_to_search_s(result.planning_s)
+        least = ceil(least_time_limit_to_search_s(result.planning_s))  # up: a limit above it must be above the least
         lines.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the search could "
-                          f"start: a --time-limit above {least:.0f} s leaves the search time after them"))
+                          f"start: a --time-limit above {least} s leaves the search time after them"))
     return lines
 
 
