@@ -1729,7 +1729,7 @@ def test_config_keys_changed_writes_a_value_that_is_no_scalar_briefly() -> None:
     text = ("model:\n  model_path: Qwen/Qwen3-4B\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
             "      actor: {ulysses_sequence_parallel_size: [2]}\n")
     assert config_keys_changed(text, plan, catalog().model("4B"), environ={}) == [
-        "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size: 1 (now [2])"]
+        "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size: 1  # now [2]"]
 
 
 def test_config_keys_changed_reads_interpolations_in_the_environment_and_keeps_to_the_trinity_version() -> None:
@@ -1742,16 +1742,16 @@ def test_config_keys_changed_reads_interpolations_in_the_environment_and_keeps_t
     offload = roles + "        fsdp_config:\n          param_offload: ${oc.decode:${oc.env:OFFLOAD,true}}\n"
     assert config_keys_changed(offload, plan, model, environ={"OFFLOAD": "false"}) == []
     assert config_keys_changed(offload, plan, model, environ={}) == [
-        f"{actor}.fsdp_config.param_offload: false (now ${{oc.decode:${{oc.env:OFFLOAD,true}}}})"]
+        f"{actor}.fsdp_config.param_offload: false  # now ${{oc.decode:${{oc.env:OFFLOAD,true}}}}"]
     budget = roles + "        ppo_max_token_len_per_gpu: ${oc.decode:${oc.env:ACTOR_BUDGET,8192}}\n"
     assert config_keys_changed(budget, plan, model, environ={"ACTOR_BUDGET": "131072"}) == [
-        f"{actor}.ppo_max_token_len_per_gpu: 8192 (now ${{oc.decode:${{oc.env:ACTOR_BUDGET,8192}}}})"]
+        f"{actor}.ppo_max_token_len_per_gpu: 8192  # now ${{oc.decode:${{oc.env:ACTOR_BUDGET,8192}}}}"]
     assert config_keys_changed(budget, plan, model, environ={}) == []
     trainer_flags = "model: {model_path: Qwen/Qwen3-4B}\ntrainer: {offload_policy: true}\n"
     assert config_keys_changed(trainer_flags, plan, model, environ={}, version="0.5") == []
     assert config_keys_changed(trainer_flags, plan, model, environ={}, version="0.6") == [
-        "trainer.param_offload: false (now unset)", "trainer.optimizer_offload: false (now unset)",
-        "trainer.offload_policy: false (now true)"]
+        "trainer.param_offload: false  # now unset", "trainer.optimizer_offload: false  # now unset",
+        "trainer.offload_policy: false  # now true"]
 
 
 _TRINITY_06 = (

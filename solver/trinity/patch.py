@@ -95,14 +95,14 @@ def _is_block(value: Any) -> bool:
 
 
 def _add(mapping: CommentedMap, key: str, value: Any) -> None:
-    """Add `key`, missing from `mapping`: a scalar before the mapping's first block (``trainer_config``), after the
-    scalar key there, whose end-of-line comment stays beside it while the lines after it (leading into the block) go
-    after the new key; a section, or a key of a mapping that starts with a block, has none or merges another
-    (``<<:``), at the end."""
+    """Add `key`, missing from `mapping`, with a scalar `value` (a plan's keys are scalars; `_set` adds missing
+    sections): before the mapping's first block (``trainer_config``), after the scalar key there, whose end-of-line
+    comment stays beside it while the lines after it (leading into the block) go after the new key; at the end of a
+    mapping that has no block, starts with one or merges another (``<<:``)."""
     keys = list(mapping.keys())
     first = next((index for index, name in enumerate(keys) if _is_block(mapping[name])), None)
     merges = getattr(mapping, merge_attrib, None)  # a ``<<: *anchor``, whose keys `keys` holds too: at the end
-    if isinstance(value, CommentedMap | CommentedSeq) or not first or merges:  # first: None (no block), 0 (a block)
+    if not first or merges:  # first: None (no block), 0 (a block)
         _append(mapping, key, value)
         return
     mapping.insert(first, key, value)
