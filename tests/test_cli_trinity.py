@@ -2095,8 +2095,8 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     said = " ".join(out.split())
     assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's " \
         "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: " in said
-    assert "; the best plan below costs a little more (0.6565 against 0.65): it differs in Env, which estimates keep on " \
-        "(--no-env estimates without it) but:" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
+    assert ("; the best plan below costs a little more (0.6565 against 0.65): it differs in Env, which estimates keep "
+            "on (--no-env estimates without it) but:") in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
     assert status == 0 and "costs a little more" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
@@ -2116,15 +2116,16 @@ def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n"
                       "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
-                      "trainer:\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 16384\n", encoding="utf-8")
+                      "trainer:\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 16384\n",
+                      encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     said = " ".join(out.split())
-    assert status == 0 and ("trinity.yaml runs SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's "
-                            "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: the memory model predicts 61.1 GiB per GPU, "
-                            "10.2 GiB to spare); the best plan below costs a little more (0.3282 against 0.325): it "
-                            "differs in Env, which estimates keep on (--no-env estimates without it), and in "
-                            "max_token_len_per_gpu, 25600 against 16384 (fewer micro-batches, which the cost does not "
-                            "count) but:") in said
+    assert status == 0 and (
+        "trinity.yaml runs SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's "
+        "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: the memory model predicts 61.1 GiB per GPU, 10.2 GiB to "
+        "spare); the best plan below costs a little more (0.3282 against 0.325): it differs in Env, which estimates "
+        "keep on (--no-env estimates without it), and in max_token_len_per_gpu, 25600 against 16384 (fewer "
+        "micro-batches, which the cost does not count) but:") in said
     assert "plan Env + SP=4 on 4 of 4 GPUs" in said and "max_token_len_per_gpu = 25600" in said
 
 
@@ -2964,7 +2965,8 @@ def test_configs_written_step_by_step_to_longer_lengths_get_the_plan_a_fresh_con
             "explorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n  ulysses_sequence_parallel_size: 2\n")
     fresh, config = tmp_path / "fresh.yaml", tmp_path / "16k.yaml"
     fresh.write_text(head, encoding="utf-8")
-    config.write_text(head + "  trainer_config:\n    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: 32768}\n"
+    config.write_text(head + "  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {ppo_max_token_len_per_gpu: 32768}\n"
                       "      ref: {log_prob_max_token_len_per_gpu: 32768}\n", encoding="utf-8")
 
     def best(*flags: str) -> dict:
@@ -3004,11 +3006,12 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
     assert status == 0 and answer["current"]["max_token_len_per_gpu"] is None
     assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [False, 4, 20480]
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960")
-    assert ("but: trainer.max_token_len_per_gpu, trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
-            "and trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384: what Trinity gives "
-            "them unset at the config's own 32768 tokens, so read as unset at 40960 tokens too (the verdict is at 20480 "
-            "tokens per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict assumes: the "
-            "apply block and --write set them") in " ".join(out.split())
+    assert ("but: trainer.max_token_len_per_gpu, "
+            "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu and "
+            "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384: what Trinity gives "
+            "them unset at the config's own 32768 tokens, so read as unset at 40960 tokens too (the verdict is at "
+            "20480 tokens per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict "
+            "assumes: the apply block and --write set them") in " ".join(out.split())
     config.write_text(head + roles.format(12288), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
     answer = json.loads(out)[0]

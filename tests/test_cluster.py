@@ -3113,7 +3113,7 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
             name: f"a100: with 3 rollout GPUs, no trainer GPU count that trains it ({fewest} at the fewest) has a "
                   f"layout on its 1 node of 8 GPUs ({host}); with rollout_gpus: {fewer}, a trainer of {fewest} GPUs "
                   "has one" for name, fewest, fewer in (("free", 6, "2 or fewer"),
-                                                       ("batched", 8, "0 (its explorer on GPUs outside the fleet)"))}
+                                                        ("batched", 8, "0 (its explorer on GPUs outside the fleet)"))}
 
 
 def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_fewer_gpus_train_the_job(tmp_path: Path):

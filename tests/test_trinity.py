@@ -1705,7 +1705,8 @@ def test_config_keys_changed_names_what_the_plans_own_keys_leave_as_they_were() 
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
     assert config_keys_changed(text, plan, catalog().model("4B"), environ={}) == [
         "trainer.use_dynamic_bsz: true  # now false", f"{actor}.ulysses_sequence_parallel_size: 1  # now 2",
-        f"{actor}.ppo_max_token_len_per_gpu: 8192  # now 131072", f"{actor}.fsdp_config.param_offload: false  # now true"]
+        f"{actor}.ppo_max_token_len_per_gpu: 8192  # now 131072",
+        f"{actor}.fsdp_config.param_offload: false  # now true"]
     # Trinity 0.6's flags under trainer, turned off where the config has one: those it lacks are named as unset.
     assert config_keys_changed("model: {model_path: Qwen/Qwen3-4B}\ntrainer: {offload_policy: true}\n", plan,
                                catalog().model("4B"), environ={}) == [

@@ -55,8 +55,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
     that has room. The same options and rules as `place` with the shipped memory model and Trinity's default
     token budget (`place` takes others), and no search."""
-    planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
-                       estimate)
+    planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate)
     options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                          for option in job_options(planner, fleet, index)])
     choice = greedy_choice(fleet, options)

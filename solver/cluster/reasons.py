@@ -32,8 +32,9 @@ from solver.tables import (
 )
 
 
-def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option], placed: dict[int, tuple[Option, list[int]]],
-              proven: bool = True, certain: bool = False) -> tuple[Unplaced, ...]:
+def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
+                     placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
+                     certain: bool = False) -> tuple[Unplaced, ...]:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
@@ -399,7 +400,7 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
 
 
 def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
-                  host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
+                 host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
     """Every job left out, for one reason, where the search placed none: the jobs do not fit together (`verdict`
     infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran out."""
     code, reason = (

@@ -98,7 +98,7 @@ def place(
     started = time.monotonic()
     check_token_budget(token_budget, estimate)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
-                       estimate, time_limit_s, memory, margin, token_budget)
+                      estimate, time_limit_s, memory, margin, token_budget)
     every_job = minimize == "nodes"
     planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
@@ -221,7 +221,7 @@ def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, int
     return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
                          placements=(), pools=pool_use(fleet, ()),
                          unplaced=all_unplaced(fleet, verdict, interrupt.caught,
-                                                host_rounded if rounded_only else (), planned.options),
+                                               host_rounded if rounded_only else (), planned.options),
                          no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
                          wall_time_s=time.monotonic() - planned.started, interrupted=interrupt.caught)
 
