@@ -586,13 +586,13 @@ class Alternatives(Frozen):
         "query cannot be changed so)"))
 
 
-_TIMINGS = frozenset({"wall_time_s", "planning_s"})
+_TIMINGS = frozenset({"wall_time_s", "planning_s", "building_s"})
 """The fields of a solver's result that time it (`_Timed`)."""
 
 
 class _Timed(Frozen):
-    """A solver's result with a ``wall_time_s`` field (a placement's ``planning_s`` too): equal results compare
-    (and hash) equal however long each took to solve."""
+    """A solver's result with a ``wall_time_s`` field (a placement's ``planning_s`` and ``building_s`` too): equal
+    results compare (and hash) equal however long each took to solve."""
 
     def _untimed(self) -> tuple[object, ...]:
         return type(self), tuple(value for name, value in self.__dict__.items() if name not in _TIMINGS)
@@ -880,6 +880,8 @@ class ClusterResult(_Timed, defer_build=True):
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     planning_s: float = Field(default=0.0, exclude=True, description=(
         "of those, the seconds spent working out the jobs' ways to run before the search (not compared)"))
+    building_s: float = Field(default=0.0, exclude=True, description=(
+        "then the seconds spent building the placement model on those ways, before the search (not compared)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
 

@@ -73,35 +73,45 @@ def test_a_rollout_that_leaves_no_layout_names_the_rollout_gpus_that_would(tmp_p
     assert unplaced.reason.endswith(hint)
 
 
-@pytest.mark.parametrize(("planning_s", "took", "above"), [(9.2, "9.2", 16), (9.0873, "9.1", 16), (9.075, "9.1", 15)])
+@pytest.mark.parametrize(("planning_s", "building_s", "took", "above"), [
+    (9.2, 0.0, "9.2 s", 16), (9.0873, 0.0, "9.1 s", 16), (9.075, 0.0, "9.1 s", 15),
+    (2.21, 0.61, "2.2 s, and building the placement model 0.6 s,", 5), (2.21, 0.04, "2.2 s", 4)])
 def test_a_placement_without_a_bound_names_a_time_limit_that_leaves_the_search_time(
-        tmp_path: Path, planning_s: float, took: str, above: int):
+        tmp_path: Path, planning_s: float, building_s: float, took: str, above: int):
     # The search ends by 0.97 of the limit, less 0.02 s and the reasons' time (0.6 of the planning's, at most): after
     # 9.2 s of planning it gets time from a limit of (9.2 x 1.6 + 0.02) / 0.97 = 15.196 s, named rounded up (above
     # 15 s, a limit of 15.1 s would leave it none). After 9.0873 s the least is 15.010 s: 16; after 9.075 s, 14.990 s.
+    # Building the placement model comes before the search too: 5000 jobs took 2.21 s of planning and 0.61 s of
+    # building, (2.21 x 1.6 + 0.61 + 0.02) / 0.97 = 4.295 s (4.2 s left the search none); without it, 3.666 s.
     fleet = load_fleet(fleet_file({"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8}],
                                    "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path), CATALOG)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
-                           pools=pool_use(fleet, ()), planning_s=planning_s)
+                           pools=pool_use(fleet, ()), planning_s=planning_s, building_s=building_s)
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet))
     assert console.export_text().splitlines()[1] == (
-        f"working out the jobs' ways to run took {took} s before the search could start: a --time-limit above "
+        f"working out the jobs' ways to run took {took} before the search could start: a --time-limit above "
         f"{above} s leaves the search time after them")
 
 
-def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_the_plannings_end(
+def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_its_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Qwen3-14B at 102400 tokens has no way on the 2-GPU A100 node, so the search keeps time for its reason there. With
-    # a limit of 30 s, the search's deadline falls after the planning's end by what the limit has above the least one
-    # (least_time_limit_to_search_s), less the 3% kept to read the answer back: at the least, it falls at that end.
-    deadlines, solve_stages = [], solver.cluster.search._solve_stages
+    # a limit of 30 s, the search's deadline falls after its start (the planning's end, then the placement model's
+    # building, here made to take 0.3 s more) by what the limit has above the least one (least_time_limit_to_search_s),
+    # less the 3% kept to read the answer back: at the least, it falls at the search's start.
+    deadlines, solve_stages, build = [], solver.cluster.search._solve_stages, solver.cluster.search.build_placement_model
 
     def recorded(search, built, stages, interrupt, deadline, *rest):
         deadlines.append(deadline)
         return solve_stages(search, built, stages, interrupt, deadline, *rest)
 
+    def slow_build(*arguments):
+        time.sleep(0.3)
+        return build(*arguments)
+
     monkeypatch.setattr(solver.cluster.search, "_solve_stages", recorded)
+    monkeypatch.setattr(solver.cluster.search, "build_placement_model", slow_build)
     pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
              {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]
     jobs = [{"name": "j", "model": "Qwen3-14B", "max_model_len": 102400}]
@@ -109,5 +119,6 @@ def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_the_plan
     started = time.monotonic()
     result = place(fleet, CATALOG, time_limit_s=30)
     assert [placement.pool for placement in result.placements] == ["h20"]
-    assert deadlines == [pytest.approx(started + result.planning_s
-                                       + (30 - least_time_limit_to_search_s(result.planning_s)) * 0.97, abs=0.01)]
+    least = least_time_limit_to_search_s(result.planning_s, result.building_s)
+    assert result.building_s >= 0.3
+    assert deadlines == [pytest.approx(started + result.planning_s + result.building_s + (30 - least) * 0.97, abs=0.01)]

@@ -54,10 +54,11 @@ READ_BACK_S = 0.02
 """Seconds kept, besides `SEARCH_SHARE`'s rest, to read the answer back."""
 
 
-def least_time_limit_to_search_s(planning_s: float) -> float:
-    """The time limit below which the search gets no time after `planning_s` of working out the jobs' ways and the
-    time kept for the unplaced jobs' reasons (`REASONS_SHARE` of it, at the most)."""
-    return (planning_s * (1 + REASONS_SHARE) + READ_BACK_S) / SEARCH_SHARE
+def least_time_limit_to_search_s(planning_s: float, building_s: float = 0.0) -> float:
+    """The time limit below which the search gets no time after `planning_s` of working out the jobs' ways,
+    `building_s` of building the placement model on them, and the time kept for the unplaced jobs' reasons
+    (`REASONS_SHARE` of `planning_s`, at the most)."""
+    return (planning_s * (1 + REASONS_SHARE) + building_s + READ_BACK_S) / SEARCH_SHARE
 
 
 STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost",
@@ -108,6 +109,7 @@ def place(
     stages = _stages(fleet, options, built, every_job)
     search = _greedy_start(fleet, options, built)
     solver = _placement_solver(workers, seed)
+    building_s = time.monotonic() - started - planned.planning_s
     # Leave time to read the answer back and to say why the jobs left out are.
     deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
                 - _time_for_reasons(fleet, options, planned.planning_s))
@@ -125,7 +127,7 @@ def place(
         search.proven = False
         search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, search.values) if value)
     widen_by = started + time_limit_s if widen and not interrupt.caught else None
-    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed)
+    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s)
 
 
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
@@ -183,9 +185,10 @@ def _greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) ->
 
 
 def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_by: float | None, interrupted: bool,
-                   seed: int) -> ClusterResult:
+                   seed: int, building_s: float) -> ClusterResult:
     """The answer of the search's placement: the chosen ways on their nodes, grown onto idle GPUs of their nodes
-    until `widen_by` (None: not grown; Ctrl-C while growing leaves the placement as placed)."""
+    until `widen_by` (None: not grown; Ctrl-C while growing leaves the placement as placed), with the seconds
+    building the placement model took (`building_s`)."""
     fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
@@ -201,7 +204,7 @@ def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_b
                          no_way_to_run=planned.no_way, pools=pool_use(fleet, placements),
                          host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
                          tie_broken=search.tie_broken, wall_time_s=time.monotonic() - planned.started,
-                         planning_s=planned.planning_s, interrupted=interrupted)
+                         planning_s=planned.planning_s, building_s=building_s, interrupted=interrupted)
 
 
 def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, interrupt: _StopOnInterrupt,
