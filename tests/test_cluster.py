@@ -164,6 +164,22 @@ def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priori
     assert least_placing_priority(CATALOG, instance, "x", estimates=True) == 2
 
 
+def test_a_job_that_fits_the_room_a_placement_left_is_told_so(tmp_path: Path):
+    # The greedy baseline (no search) puts z, of the higher priority, first, on its cheapest way (6 + 1 GPUs), which
+    # leaves x (2 + 4 at the fewest) no room; with z on its fewest GPUs (1 + 1) x fits beside it, taking out no job:
+    # that placement holds more priority (3 against 2), so the reason says so instead of naming jobs that hold room.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "x", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4},
+        {"name": "z", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}]}
+    result = greedy(fleet_of(instance, tmp_path), CATALOG)
+    assert [(p.job, p.trainer_gpus, p.rollout_gpus) for p in result.placements] == [("z", 6, 1)]
+    assert [(u.job, u.reason) for u in result.unplaced] == [("x", (
+        "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in all, "
+        "then length, then cost); yet it fits in the room left, with z on another of its ways: a placement with it "
+        "holds more priority"))]
+    assert [(p["job"], p["trainer_gpus"]) for p in solved(instance, tmp_path)["placements"]] == [("x", 2), ("z", 1)]
+
+
 def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):
     # 4B with at least 32768 and 2 rollout GPUs on 8 GPUs: n=4 reaches 102400 (Env + Offload + SP=4):
     # gain (102400 - 32768) // 1024 = 68.

@@ -119,8 +119,8 @@ class _RoomHolders:
         moved = [self.fleet.jobs[index].name for index in room.other_ways]
         shrunk = (f", with {named_jobs(moved)} on {'another of its' if len(moved) == 1 else 'other'} ways"
                   if moved else "")
-        if not room.jobs:
-            return f"; the room left{where} fits it{shrunk}"
+        if not room.jobs:  # only where the placement is not proven: with the job, it would hold more priority
+            return f"; yet it fits in the room left{where}{shrunk}: a placement with it holds more priority"
         names = [self.fleet.jobs[index].name for index in room.jobs]
         held = (f"priority {room.priority}" if len(names) == 1 else f"priority {room.priority} together")
         holds = "holds" if len(names) == 1 else "hold"
