@@ -686,7 +686,7 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
                  if budget is not None and budget != judged and budget >= least_token_budget(length, config.sp)]
     followed = [(key, budget) for key, budget in differing if key in config.followed_budgets()]
     if followed:  # all at the trainer's budget at the config's own length
-        problems.append(_followed_budgets_problem(config, length, judged, followed))
+        problems.append(_followed_budgets_problem(config, length, judged, followed, ROLE_KEYS_IGNORED))
     for key, budget in differing:
         if (key, budget) not in followed:
             above = budget > judged
@@ -703,22 +703,24 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     return problems
 
 
-def _followed_budgets_problem(config: TrinityConfig, length: int, judged: int,
-                              followed: Sequence[tuple[str, int]]) -> ConfigProblem:
+def _followed_budgets_problem(config: TrinityConfig, length: int, judged: int, followed: Sequence[tuple[str, int]],
+                              roles_ignored: str) -> ConfigProblem:
     """The ``but:`` line on the config's budget keys that only write out, at its own length, what Trinity gives them
     unset (`TrinityConfig.followed_budgets`), which the verdict at `length` reads as unset (at `judged` tokens per
-    GPU), though Trinity, as written, keeps their number."""
+    GPU), though Trinity, as written, keeps their number; with `roles_ignored` (where the roles' own count) for a
+    role's."""
     keys = [key for key, _ in followed]
     named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
     budget = followed[0][1]
     above = budget > judged
     them = "it" if len(keys) == 1 else "them"
+    roles = f" ({roles_ignored})" if keys != [TRAINER_TOKEN_BUDGET] else ""
     return ConfigProblem(
         ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT,
         f"{named} {budget}: what Trinity gives {them} unset at the config's own {config.max_model_len} tokens, so read "
         f"as unset at {length} tokens too (the verdict is at {judged} tokens per GPU); as written, Trinity keeps "
-        f"{budget} there, {'more' if above else 'fewer'} tokens per GPU than the verdict assumes: the apply block and "
-        f"--write set {them}")
+        f"{budget} there, {'more' if above else 'fewer'} tokens per GPU than the verdict assumes{roles}; applying the "
+        f"plan leaves {them} at its budget")
 
 
 def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMode) -> int | None:

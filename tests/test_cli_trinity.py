@@ -3010,13 +3010,41 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
             "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu and "
             "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384: what Trinity gives "
             "them unset at the config's own 32768 tokens, so read as unset at 40960 tokens too (the verdict is at "
-            "20480 tokens per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict "
-            "assumes: the apply block and --write set them") in " ".join(out.split())
+            f"20480 tokens per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict "
+            f"assumes ({ROLE_KEYS_IGNORED}); applying the plan leaves them at its budget") in " ".join(out.split())
     config.write_text(head + roles.format(12288), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
     answer = json.loads(out)[0]
     assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and answer["current"]["trains"]
     assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [True, 2, 27648]
+
+
+def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_said_to_be_set(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The roles' budgets at 16384, what Trinity gives them unset at the config's 32768 tokens at SP=4: at 16384 tokens
+    # they are read as unset (the verdict on SP=4 is at 8192), and the plan, SP=2, takes 16384 too, so the apply block
+    # has no line for them: the but: line says applying the plan leaves them at its budget, not that it sets them.
+    # Only the trainer's key is named without the note that Trinity 0.6 on verl 0.8 ignores the roles' own.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    head = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+            "explorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n  ulysses_sequence_parallel_size: 4\n")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(head + "  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {ppo_max_token_len_per_gpu: 16384}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "16384")
+    shown = " ".join(out.split())
+    assert status == 0 and "max_token_len_per_gpu = 16384 (ceil(2 x 16384 / SP 2))" in shown
+    assert "ppo_max_token_len_per_gpu:" not in out  # no apply line for it
+    assert ("but: trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 16384: what Trinity gives "
+            "it unset at the config's own 32768 tokens, so read as unset at 16384 tokens too (the verdict is at 8192 "
+            f"tokens per GPU); as written, Trinity keeps 16384 there, more tokens per GPU than the verdict assumes "
+            f"({ROLE_KEYS_IGNORED}); applying the plan leaves it at its budget") in shown
+    config.write_text(head + "  max_token_len_per_gpu: 16384\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "16384")
+    assert status == 0 and ("but: trainer.max_token_len_per_gpu 16384: what Trinity gives it unset at the config's "
+                            "own 32768 tokens, so read as unset at 16384 tokens too (the verdict is at 8192 tokens "
+                            "per GPU); as written, Trinity keeps 16384 there, more tokens per GPU than the verdict "
+                            "assumes; applying the plan leaves it at its budget") in " ".join(out.split())
 
 
 def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli, tmp_path: Path):
