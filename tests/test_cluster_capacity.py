@@ -100,7 +100,8 @@ def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_its_star
     # a limit of 30 s, the search's deadline falls after its start (the planning's end, then the placement model's
     # building, here made to take 0.3 s more) by what the limit has above the least one (least_time_limit_to_search_s),
     # less the 3% kept to read the answer back: at the least, it falls at the search's start.
-    deadlines, solve_stages, build = [], solver.cluster.search._solve_stages, solver.cluster.search.build_placement_model
+    searching = solver.cluster.search
+    deadlines, solve_stages, build = [], searching._solve_stages, searching.build_placement_model
 
     def recorded(search, built, stages, interrupt, deadline, *rest):
         deadlines.append(deadline)
