@@ -190,8 +190,8 @@ def _search_warnings(result: ClusterResult) -> list[Text]:
     if result.undecided_ways:
         warnings.append(Text(
             f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
-            "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the placement "
-            "is not proven best",
+            "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the "
+            "placement is not proven best",
             style="yellow"))
     return warnings
 

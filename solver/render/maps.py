@@ -29,7 +29,8 @@ WIDE_MAP_BUDGETS = 16
 """A map of more budgets than this shows a run of budgets that give every row the same plan as one column."""
 
 
-def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int]) -> list[tuple[int, int]]:
+def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any],
+                  budgets: list[int]) -> list[tuple[int, int]]:
     """The map's columns as (first, last) budgets: one per budget, or in a wide map (`WIDE_MAP_BUDGETS`), one per
     run of budgets whose plans are the same in every row, bar the GPUs they leave (9 to 15 GPUs on nodes of 8
     allow what 8 do)."""
@@ -93,9 +94,11 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
                 continue
             mark = EVIDENCE_MARKS[plan.evidence] + (EXTRAPOLATED_MARK if plan.beyond_calibration else "")
             if by_length:
-                cells.append(Text(f"{short_label(plan.setting)}{at}{plan.gpus}{mark}", style=setting_style(plan.setting)))
+                cells.append(Text(f"{short_label(plan.setting)}{at}{plan.gpus}{mark}",
+                                  style=setting_style(plan.setting)))
             else:
-                shade = LENGTH_SHADES[min(len(LENGTH_SHADES) - 1, plan.max_model_len * len(LENGTH_SHADES) // (longest + 1))]
+                shade = LENGTH_SHADES[min(len(LENGTH_SHADES) - 1,
+                                          plan.max_model_len * len(LENGTH_SHADES) // (longest + 1))]
                 mark += YARN_MARK if plan.yarn_beyond_validated else ""
                 cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}",
                                   style=shade))

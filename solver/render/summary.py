@@ -50,7 +50,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"
         )
         if version != "0.5":
-            lines += [f"# Trinity 0.6 also takes these{'' if version else ' (leave them out before 0.6, which refuses them)'}:",
+            before = "" if version else " (leave them out before 0.6, which refuses them)"
+            lines += [f"# Trinity 0.6 also takes these{before}:",
                       "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
     return lines
 
@@ -257,7 +258,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
     rollout)`` for a trainer past one node."""
     if answer.rollout_gpus and plan.nodes is not None and plan.rollout_gpus is not None:
-        trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}"
+        trainer = (counted(plan.gpus, "GPU") if answer.open_budget
+                   else f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}")
         nodes, rollout = plan.nodes, plan.rollout_gpus
         if nodes == 1:
             # The budget's GPUs the trainer leaves, for the rollout where a node holds them (not for a config's
@@ -276,7 +278,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         return counted(plan.gpus, "GPU") + spanned
     # --rollout-gpus 0: no rollout here; a config's rollout, with no cluster section to count it in, goes beside
     spare = "unused" if answer.rollout_gpus == 0 or answer.current is not None else "left for rollout"
-    capped = f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS else ""
+    capped = (f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS
+              else "")
     # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
     # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes
     # beside the trainer: its note says so.)

@@ -30,7 +30,8 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
                                                     " (the budget's: the config does not give its GPUs)")
     runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
     env = f"Env {'on' if current.env else 'off'}, read from this shell's PYTORCH_CUDA_ALLOC_CONF"
-    said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({'' if current.length_given else '--len; '}{env}): "
+    length = "" if current.length_given else "--len; "
+    said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({length}{env}): "
     if current.plan is not None:
         evidence = current.plan.evidence_text(answer.gpu, answer.model)
         return Text(f"{said}it trains ({evidence}){_dearer(answer, current)}", style="yellow" if problems else "green")
@@ -89,6 +90,6 @@ def _predicted(current: CurrentSettings) -> str:
         return ""
     total, usable = current.predicted
     step = "" if current.predicted_step is None else (
-        f", but {current.predicted_step[0]:.2f} GiB at the optimizer step, more than the {current.predicted_step[1]:.2f} "
-        "it may take")
+        f", but {current.predicted_step[0]:.2f} GiB at the optimizer step, more than the "
+        f"{current.predicted_step[1]:.2f} it may take")
     return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step})"
