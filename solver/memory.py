@@ -37,6 +37,7 @@ from typing import Annotated, Any
 
 from pydantic import (
     Field,
+    ModelWrapValidatorHandler,
     PlainSerializer,
     PositiveInt,
     SerializerFunctionWrapHandler,
@@ -250,9 +251,19 @@ class MemoryQuestion(Frozen, defer_build=True):
         "the memory-model file given (--memory-model), as given; null for the shipped one"))
 
 
+JSON_GIB_DECIMALS = 4
+"""The decimals of the estimate's GiB in ``solve memory --json`` (`MemoryAnswer`): 0.1 MiB."""
+JSON_GIB_SLACK = 2 * 10**-JSON_GIB_DECIMALS
+"""How far a figure derived from the JSON's rounded GiB may be from the one it printed, rounded from the exact ones
+(each of the three off by at most half the last decimal)."""
+VERDICTS = ("step_fits", "fits", "headroom_gib", "step_binds", "host_fits", "trains")
+"""The verdicts ``solve memory --json`` prints after the estimate's fields (`MemoryAnswer`'s computed fields)."""
+
+
 class MemoryAnswer(MemoryEstimate, MemoryQuestion, defer_build=True):
     """What ``solve memory --json`` prints: the question (`MemoryQuestion`), the estimate (`MemoryEstimate`), then
-    the verdicts its properties give; in JSON the estimate's GiB are rounded to 4 decimals (0.1 MiB)."""
+    the verdicts its properties give; in JSON the estimate's GiB are rounded to 4 decimals (0.1 MiB).
+    Its JSON reads back into it (``MemoryAnswer.model_validate_json``): the verdicts are derived again."""
 
     # The verdicts, printed after the estimate's fields: its properties as computed fields, described by their
     # docstrings.
@@ -269,12 +280,46 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, defer_build=True):
         return {name: value if name in MemoryQuestion.model_fields else _rounded_gib(value)
                 for name, value in data.items()}
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _derived_verdicts(cls, raw: Any, handler: ModelWrapValidatorHandler[MemoryAnswer]) -> MemoryAnswer:
+        """An answer rebuilt from its JSON: the verdicts (`VERDICTS`) are derived from the other fields, so they are
+        dropped and derived again, and refused where they disagree by more than the JSON's rounding explains."""
+        if not isinstance(raw, dict) or not raw.keys() & set(VERDICTS):
+            return handler(raw)
+        answer = handler({name: value for name, value in raw.items() if name not in VERDICTS})
+        for name in VERDICTS:
+            if name in raw and not answer._agrees(name, raw[name]):
+                raise ValueError(f"{name} is {raw[name]!r}, but the other fields say {getattr(answer, name)!r}")
+        return answer
+
+    def _agrees(self, verdict: str, given: Any) -> bool:
+        """Whether `given` is what this answer's `verdict` says, as its JSON (rounded) may print it: the headroom
+        within twice `JSON_GIB_SLACK` (the tighter peak may be the other, as close), a yes or no either way where a
+        comparison it rests on is within `JSON_GIB_SLACK`."""
+        derived = getattr(self, verdict)
+        if isinstance(derived, bool):
+            return given is derived or isinstance(given, bool) and self._at_a_limit
+        return (isinstance(given, int | float) and not isinstance(given, bool)
+                and abs(given - derived) <= 2 * JSON_GIB_SLACK)
+
+    @property
+    def _at_a_limit(self) -> bool:
+        """Whether a comparison the verdicts rest on is closer than the JSON's rounding can tell (`JSON_GIB_SLACK`):
+        the peak and usable memory, the optimizer step's and its share, their rooms, the host memory's need and
+        what a node has."""
+        activations, step = self.usable_gib - self.total_gib, self.step_usable_gib - self.step_gib
+        gaps = [activations, *([step, step - activations] if self.step_gib else [])]
+        if self.host_memory_gib is not None and self.host_ram_gib is not None:
+            gaps.append(self.host_ram_gib - shown_host_gib(self.host_memory_gib))
+        return any(abs(gap) <= JSON_GIB_SLACK for gap in gaps)
+
 
 def _rounded_gib(value: Any) -> Any:
-    """Floats in `value`, a mapping's at any depth too, rounded to 4 decimals."""
+    """Floats in `value`, a mapping's at any depth too, rounded to `JSON_GIB_DECIMALS`."""
     if isinstance(value, dict):
         return {key: _rounded_gib(item) for key, item in value.items()}
-    return round(value, 4) if isinstance(value, float) else value
+    return round(value, JSON_GIB_DECIMALS) if isinstance(value, float) else value
 
 
 def estimated_counts(node_gpus: int, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:

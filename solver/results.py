@@ -752,6 +752,18 @@ class GpuMap(Frozen, defer_build=True):
     rows: tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...] = Field(description=(
         "a row per model, or with by 'len' per length, in the map's order"))
 
+    @model_validator(mode="after")
+    def _rows_as_by_says(self) -> GpuMap:
+        """A map by length names its model and has rows of lengths; a map by model neither (as ``solve map`` makes
+        them: --by len maps one model)."""
+        by_length = self.by == "len"
+        if (self.model is not None) != by_length:
+            raise ValueError(f"a map by {self.by!r} {'needs' if by_length else 'takes no'} model")
+        row_type = LengthMapRow if by_length else ModelMapRow
+        if not all(isinstance(row, row_type) for row in self.rows):
+            raise ValueError(f"a map by {self.by!r} has rows of {row_type.__name__}")
+        return self
+
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _as_printed(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         data: dict[str, Any] = handler(self)
@@ -762,8 +774,17 @@ class GpuMap(Frozen, defer_build=True):
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        """Its JSON Schema: the fields of `MAP_LEFT_OUT_WHEN_NONE` are optional, never null (`_as_printed`)."""
-        return left_out_when_none(handler(core_schema), handler, MAP_LEFT_OUT_WHEN_NONE)
+        """Its JSON Schema: the fields of `MAP_LEFT_OUT_WHEN_NONE` are optional, never null (`_as_printed`); and, as
+        `_rows_as_by_says` checks, ``by: "len"`` with a model and rows of lengths, ``by: "model"`` with neither."""
+        schema = left_out_when_none(handler(core_schema), handler, MAP_LEFT_OUT_WHEN_NONE)
+        resolved = handler.resolve_ref_schema(schema)
+        model_rows, length_rows = resolved["properties"]["rows"]["anyOf"]  # as `rows` is annotated
+        resolved.update({
+            "if": {"properties": {"by": {"const": "len"}}},
+            "then": {"required": ["model"], "properties": {"model": {"type": "string"}, "rows": length_rows}},
+            "else": {"properties": {"model": {"type": "null"}, "rows": model_rows}},
+        })
+        return schema
 
 
 class Placement(Frozen, defer_build=True):

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
+from jsonschema import Draft202012Validator
 from ortools.sat.python import cp_model
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 import solver
-from solver.memory import MemoryEstimate
+from solver.memory import JSON_GIB_SLACK, VERDICTS, MemoryAnswer, MemoryEstimate
 from solver.query import ConfigProblemCode, Query, TrinityVersion, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
 from solver.results import (
@@ -25,6 +26,9 @@ from solver.results import (
     CautionCode,
     CurrentSettings,
     ExplainRule,
+    GpuMap,
+    LengthMapRow,
+    ModelMapRow,
     Plan,
     PoolCode,
     ReasonCode,
@@ -280,6 +284,15 @@ def check_against_schema(command: str, printed: Any) -> list[str]:
     return schema_problems(printed, schema, schema.get("$defs", {}))
 
 
+def jsonschema_errors(command: str, printed: Any) -> list[str]:
+    """Where the `jsonschema` package finds that what `solve` (`command`) printed breaks docs/schema/COMMAND.json
+    (the keywords `schema_problems` does not read, if/then/else among them, too): ``PATH: message`` each."""
+    schema = json.loads((ROOT / "docs" / "schema" / f"{command}.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return [f"${''.join(f'[{key!r}]' for key in error.absolute_path)}: {error.message}"
+            for error in Draft202012Validator(schema).iter_errors(printed)]
+
+
 def test_the_schema_check_finds_what_breaks_it():
     [answer] = [a.as_json() for a in solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=6)]
     answer["plans"][0]["caution_codes"] = ["no-such-code"]
@@ -344,14 +357,16 @@ def test_the_schema_leaves_out_only_what_the_json_leaves_out():
 def test_real_solve_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...]):
     monkeypatch.chdir(ROOT)
     status, out, _ = cli(*flags, "--json")
-    assert status in (0, 1) and check_against_schema("solve", json.loads(out)) == []
+    printed = json.loads(out)
+    assert status in (0, 1) and check_against_schema("solve", printed) == jsonschema_errors("solve", printed) == []
 
 
 def test_real_cluster_json_is_valid_against_its_schema(cli, monkeypatch):
     monkeypatch.chdir(ROOT)
     status, out, _ = cli("cluster", "docs/examples/fleet.yaml", "--json")
     placed = json.loads(out)
-    assert status in (0, 1) and placed["placements"] and check_against_schema("cluster", placed) == []
+    assert status in (0, 1) and placed["placements"]
+    assert check_against_schema("cluster", placed) == jsonschema_errors("cluster", placed) == []
 
 
 def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, tmp_path: Path):
@@ -364,10 +379,11 @@ def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, t
     for flags in ((), ("--minimize", "nodes")):
         status, out, _ = cli("cluster", str(fleet), *flags, "--json")
         placed = json.loads(out)
-        assert status == 1 and placed["unplaced"] and check_against_schema("cluster", placed) == []
+        assert status == 1 and placed["unplaced"]
+        assert check_against_schema("cluster", placed) == jsonschema_errors("cluster", placed) == []
 
 
-@pytest.mark.parametrize(("flags", "status"), [
+MEMORY_CASES = [  # (flags, exit status)
     (("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--sp", "2", "--env"), 0),  # tables, refuted
     (("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "131072", "--sp", "8", "--env", "--offload",
       "--host-ram", "64"), 1),  # Offload's states past the host memory
@@ -379,15 +395,55 @@ def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, t
     (("--cells", "tests/data/cells/h800.yaml", "--model", "8B", "--gpu", "h800", "--gpus", "8", "--len", "32k"),
      1),  # measured cells of yours: the table's source (table_source)
     (("--model", "4B", "--gpu", "mygpu", "--gpu-memory", "64", "--gpus", "2", "--len", "8k", "--env"), 0),
-])
+    (("--model", "8B", "--gpu", "h100", "--gpus", "1", "--len", "8k", "--offload"), 0),  # one GPU, cautioned
+]
+
+
+@pytest.mark.parametrize(("flags", "status"), MEMORY_CASES)
 def test_real_memory_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...], status: int):
     monkeypatch.chdir(ROOT)
     printed_status, out, _ = cli("memory", *flags, "--json")
     printed = json.loads(out)
     schema = json.loads(json_schema("memory"))
     # Every key, in the schema's order: the type's fields, then its verdicts.
-    assert (printed_status, list(printed), check_against_schema("memory", printed)) == (
-        status, list(schema["properties"]), [])
+    assert (printed_status, list(printed), check_against_schema("memory", printed), jsonschema_errors(
+        "memory", printed)) == (status, list(schema["properties"]), [], [])
+
+
+@pytest.mark.parametrize(("flags", "status"), MEMORY_CASES)
+def test_real_memory_json_reads_back_into_its_type(cli, monkeypatch, flags: tuple[str, ...], status: int):
+    # As an Answer reads `solve --json` back: the verdicts are derived again, and agree with those printed, so the
+    # answer rebuilt prints the same JSON, but for the headroom, derived from the rounded GiB: it may be 0.0001 off
+    # (24.4763 where 24.4764 was printed). Its verdict is the exit status's.
+    monkeypatch.chdir(ROOT)
+    _, out, _ = cli("memory", *flags, "--json")
+    printed, rebuilt = json.loads(out), MemoryAnswer.model_validate_json(out)
+    again = rebuilt.model_dump(mode="json")
+    assert list(again) == list(printed) and abs(again.pop("headroom_gib") - printed.pop("headroom_gib")) <= 1e-4 + 1e-9
+    assert again == printed and rebuilt.trains == (status == 0)
+
+
+def test_memory_json_whose_verdicts_the_other_fields_contradict_is_refused(cli):
+    printed = json.loads(cli("memory", "--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k", "--json")[1])
+    for verdict in VERDICTS:
+        given = not printed[verdict] if verdict != "headroom_gib" else printed[verdict] + 3 * JSON_GIB_SLACK
+        with pytest.raises(ValidationError, match=f"{verdict} is {given!r}, but the other fields say"):
+            MemoryAnswer.model_validate({**printed, verdict: given})
+    within_rounding = {**printed, "headroom_gib": printed["headroom_gib"] + JSON_GIB_SLACK}
+    assert MemoryAnswer.model_validate(within_rounding).fits is False
+
+
+def test_memory_json_whose_rounding_turns_a_verdict_reads_back_with_the_rounded_figures_verdict(cli):
+    # A peak 0.03 MiB over what it may take (with Offload: no optimizer step on the GPU): it does not fit, but both
+    # round to 70.1235 GiB, which fits, and the answer rebuilt from the JSON says so (docs/api.md): read, not refused.
+    printed = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "1", "--len", "8k", "--offload",
+                             "--json")[1])
+    answer = MemoryAnswer.model_validate(printed).model_copy(update={"usable_gib": 70.12346, "total_gib": 70.12349})
+    as_json = answer.model_dump(mode="json")
+    assert (as_json["total_gib"], as_json["usable_gib"], as_json["fits"], as_json["trains"]) == (
+        70.1235, 70.1235, False, False)
+    rebuilt = MemoryAnswer.model_validate(as_json)
+    assert (rebuilt.fits, rebuilt.trains, rebuilt.headroom_gib) == (True, True, 0)
 
 
 def test_memory_json_echoes_the_question_as_asked_and_rounds_the_estimates_gib(cli):
@@ -402,7 +458,7 @@ def test_memory_json_echoes_the_question_as_asked_and_rounds_the_estimates_gib(c
     assert any(round(figure, 3) != figure for figure in figures)
 
 
-@pytest.mark.parametrize("flags", [
+MAP_CASES = [
     ("--gpu", "h100", "--model", "8B,32B,30B-A3B", "--gpus-up-to", "3", "--host-ram", "512"),
     ("--gpu", "a10", "--model", "32B,4B", "--gpus-up-to", "2", "--host-ram", "100.5", "--node-gpus", "4"),  # nulls
     ("--gpu", "h20", "--model", "8B", "--by", "len", "--gpus-up-to", "4", "--train-batch-size", "96",
@@ -410,11 +466,46 @@ def test_memory_json_echoes_the_question_as_asked_and_rounds_the_estimates_gib(c
     ("--gpu", "h800", "--cells", "tests/data/cells/h800.yaml", "--model", "8B", "--by", "len", "--gpus-up-to", "2",
      "--estimate"),
     ("--model-config", "tests/data/hf-configs/Llama-3.2-1B.json", "--gpus-up-to", "1", "--no-estimate"),
-])
+]
+
+
+@pytest.mark.parametrize("flags", MAP_CASES)
 def test_real_map_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...]):
     monkeypatch.chdir(ROOT)
     status, out, _ = cli("map", *flags, "--json")
-    assert status == 0 and check_against_schema("map", json.loads(out)) == []
+    printed = json.loads(out)
+    assert status == 0 and check_against_schema("map", printed) == jsonschema_errors("map", printed) == []
+
+
+@pytest.mark.parametrize("flags", MAP_CASES)
+def test_real_map_json_reads_back_into_its_type(cli, monkeypatch, flags: tuple[str, ...]):
+    # Each map's rows come back as the type its `by` names, and print the same JSON.
+    monkeypatch.chdir(ROOT)
+    _, out, _ = cli("map", *flags, "--json")
+    rebuilt = TypeAdapter(list[GpuMap]).validate_json(out)
+    row_types = {type(row) for gpu_map in rebuilt for row in gpu_map.rows}
+    assert row_types == ({LengthMapRow} if "len" in flags else {ModelMapRow})
+    assert json.dumps([gpu_map.model_dump(mode="json") for gpu_map in rebuilt], indent=2) + "\n" == out
+
+
+def test_a_map_by_length_without_its_model_or_with_rows_of_models_is_refused(cli):
+    [by_length] = json.loads(cli("map", "--gpu", "h100", "--model", "8B", "--by", "len", "--gpus-up-to", "1",
+                                 "--json")[1])
+    [by_model] = json.loads(cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "1", "--json")[1])
+    without_model = {name: value for name, value in by_length.items() if name != "model"}
+    model_rows = {**by_length, "rows": by_model["rows"]}
+    assert jsonschema_errors("map", [by_length, by_model]) == []
+    assert jsonschema_errors("map", [without_model]) == ["$[0]: 'model' is a required property"]
+    assert jsonschema_errors("map", [{**by_model, "model": "Qwen3-8B"}]) == [
+        "$[0]['model']: 'Qwen3-8B' is not of type 'null'"]
+    assert jsonschema_errors("map", [model_rows]) == [
+        "$[0]['rows'][0]: Additional properties are not allowed ('model' was unexpected)",
+        "$[0]['rows'][0]: 'max_model_len' is a required property"]
+    for refused, words in [(without_model, "a map by 'len' needs model"),
+                           ({**by_model, "model": "Qwen3-8B"}, "a map by 'model' takes no model"),
+                           (model_rows, "a map by 'len' has rows of LengthMapRow")]:
+        with pytest.raises(ValidationError, match=words):
+            GpuMap.model_validate(refused)
 
 
 def test_the_schema_check_finds_what_breaks_the_memory_and_map_schemas(cli, monkeypatch):
