@@ -51,6 +51,9 @@ _EXPORTS = {
     "CurrentSettings": "solver.results",
     "Alternatives": "solver.results",
     "Calibration": "solver.results",
+    "GpuMap": "solver.results",
+    "ModelMapRow": "solver.results",
+    "LengthMapRow": "solver.results",
     "Pins": "solver.query",
     "Undecided": "solver.query",
     "Objective": "solver.query",
@@ -59,6 +62,7 @@ _EXPORTS = {
     "TrinityVersion": "solver.query",
     "Breakdown": "solver.memory",
     "MemoryEstimate": "solver.memory",
+    "MemoryAnswer": "solver.memory",
     "Terms": "solver.memory",
     "Catalog": "solver.tables",
     "Fleet": "solver.tables",
@@ -100,6 +104,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.api import trinity_config as trinity_config
     from solver.api import trinity_settings as trinity_settings
     from solver.memory import Breakdown as Breakdown
+    from solver.memory import MemoryAnswer as MemoryAnswer
     from solver.memory import MemoryEstimate as MemoryEstimate
     from solver.memory import Terms as Terms
     from solver.query import ConfigProblemCode as ConfigProblemCode
@@ -118,6 +123,9 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import CautionCode as CautionCode
     from solver.results import ClusterResult as ClusterResult
     from solver.results import CurrentSettings as CurrentSettings
+    from solver.results import GpuMap as GpuMap
+    from solver.results import LengthMapRow as LengthMapRow
+    from solver.results import ModelMapRow as ModelMapRow
     from solver.results import Placement as Placement
     from solver.results import Plan as Plan
     from solver.results import PoolCode as PoolCode

@@ -1447,7 +1447,7 @@ def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(mo
                     assert eval(expression, names) == value
                     continue
             exec(compile(ast.Module([statement], []), "docs/api.md", "exec"), names)  # noqa: S102 - the page's own
-    assert shown == 5
+    assert shown == 8
 
 
 def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():

@@ -16,7 +16,7 @@ from ortools.sat.python import cp_model
 from pydantic import TypeAdapter, ValidationError
 
 import solver
-from solver.memory import JSON_GIB_SLACK, VERDICTS, MemoryAnswer, MemoryEstimate
+from solver.memory import JSON_GIB_SLACK, VERDICTS, MemoryAnswer, MemoryEstimate, MemoryQuestion
 from solver.query import ConfigProblemCode, Query, TrinityVersion, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
 from solver.results import (
@@ -421,6 +421,18 @@ def test_real_memory_json_reads_back_into_its_type(cli, monkeypatch, flags: tupl
     again = rebuilt.model_dump(mode="json")
     assert list(again) == list(printed) and abs(again.pop("headroom_gib") - printed.pop("headroom_gib")) <= 1e-4 + 1e-9
     assert again == printed and rebuilt.trains == (status == 0)
+
+
+def test_the_api_gives_the_memory_answer_solve_memory_json_prints(cli):
+    # docs/api.md: estimate_memory's estimate, with the question the command echoes, is the MemoryAnswer it prints;
+    # the new result types are exported from solver.
+    printed = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--sp", "8",
+                             "--env", "--host-ram", "64", "--json")[1])
+    estimate = solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True, host_ram_gb=64)
+    question = {name: printed[name] for name in MemoryQuestion.model_fields}
+    assert solver.MemoryAnswer(**question, **dict(estimate)).model_dump(mode="json") == printed
+    assert (solver.MemoryAnswer, solver.GpuMap, solver.ModelMapRow, solver.LengthMapRow) == (
+        MemoryAnswer, GpuMap, ModelMapRow, LengthMapRow)
 
 
 def test_memory_json_whose_verdicts_the_other_fields_contradict_is_refused(cli):
