@@ -249,6 +249,32 @@ def test_jobs_widened_on_a_shared_node_start_after_the_gpus_the_jobs_before_them
         ("p1", 8, 6, list(range(8))), ("p2", 8, 6, list(range(8, 16)))]
 
 
+def test_widening_keeps_to_the_node_s_gpus(tmp_path: Path):
+    # Two Qwen3-0.6B jobs at 8192 take 6 GPUs each by the tables; on a node of 14, 2 are idle: either job may grow
+    # to 8, not both (8 + 8 > 14), so one does and the other keeps its 6.
+    probe = {"model": "0.6B", "max_model_len": 8192}
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 14}],
+                "jobs": [{"name": "p1", **probe}, {"name": "p2", **probe}]}
+    placements = solved(instance, tmp_path)["placements"]
+    assert sorted((p["trainer_gpus"], p["widened_from"]) for p in placements) == [(6, None), (8, 6)]
+
+
+def test_widening_keeps_to_the_node_s_host_memory(tmp_path: Path):
+    # Qwen3-4B and Qwen3-0.6B at 8192 take 6 GPUs each by the tables on a node of 16 with 120 GiB of host memory:
+    # 89.9 + 13.4 GiB while they load. Both could grow to 8 on the 4 idle GPUs, but 4B's 8 ranks need 119.9 GiB: only
+    # 0.6B grows (89.9 + 17.8 GiB). With 150 GiB, both do (119.9 + 17.8 GiB).
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 120}],
+                "jobs": [{"name": "a", "model": "4B", "max_model_len": 8192},
+                         {"name": "b", "model": "0.6B", "max_model_len": 8192}]}
+    placed = [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"])
+              for p in solved(instance, tmp_path)["placements"]]
+    assert placed == [("a", 6, None, 89.9), ("b", 8, 6, 17.8)]
+    instance["pools"][0]["host_ram_gb"] = 150
+    placed = [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"])
+              for p in solved(instance, tmp_path)["placements"]]
+    assert placed == [("a", 8, 6, 119.9), ("b", 8, 6, 17.8)]
+
+
 def test_measured_plans_come_first(tmp_path: Path):
     # The tables run Qwen3-0.6B at 8192 on 6 A100s (documented, cost 1/6); 8 estimated GPUs would cost
     # less (1/8), but a job the tables can place keeps to the tables' counts and plans. It then grows onto

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
@@ -30,6 +32,33 @@ def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
     return measured | {1 << power for power in range(pool.gpus_per_node.bit_length())}
 
 
+Way = tuple[Option, cp_model.IntVar]
+"""One way to run a job in the widening model, and its literal (true: the job runs that way)."""
+
+
+@dataclass(frozen=True)
+class WideningModel:
+    """The widening model: per node with idle GPUs (pool index, node index), its jobs' ways and their literals."""
+
+    model: cp_model.CpModel
+    ways_by_node: dict[tuple[int, int], list[Way]]
+
+    @property
+    def ways(self) -> list[Way]:
+        """Every node's ways, node by node."""
+        return [way for on_node in self.ways_by_node.values() for way in on_node]
+
+    def total(self, weight: Callable[[Option], int]) -> cp_model.LinearExprT:
+        """The sum of the chosen ways' `weight`."""
+        return sum(weight(option) * literal for option, literal in self.ways)
+
+    def hint(self, value: Callable[[Option, cp_model.IntVar], int | bool]) -> None:
+        """Start the next solve from the ways `value` picks (it gives each way's literal a value)."""
+        self.model.clear_hints()
+        for option, literal in self.ways:
+            self.model.add_hint(literal, value(option, literal))
+
+
 def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
                until: float) -> dict[int, Option]:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
@@ -41,57 +70,77 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is). Each solve ends within
     `WIDEN_TIME_LIMIT_S` and by `until` (a `time.monotonic()`: the placement's time limit), given at least
     `WIDEN_LEAST_S`."""
-    model, ways = _widening_model(planner, fleet, chosen, nodes)
-    if len(ways) == len({o.job for o, _ in ways}):  # no job has a wider way
+    built = build_widening_model(planner, fleet, chosen, nodes)
+    if len(built.ways) == len({o.job for o, _ in built.ways}):  # no job has a wider way
         return {}
-    picked = [o for o, _ in ways if o is chosen[o.job]]
-    for o, x in ways:
-        model.add_hint(x, o is chosen[o.job])
+    picked = [o for o, _ in built.ways if o is chosen[o.job]]
+    built.hint(lambda o, _: o is chosen[o.job])
     solver = new_cp_solver(1, seed)  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
-    for expression, maximise in ((sum(o.gain * x for o, x in ways), True), (sum(o.cost * x for o, x in ways), False),
-                                 (sum(o.size * x for o, x in ways), False)):
-        (model.maximize if maximise else model.minimize)(expression)
+    stages = ((built.total(lambda o: o.gain), True), (built.total(lambda o: o.cost), False),
+              (built.total(lambda o: o.size), False))
+    for expression, maximise in stages:
+        (built.model.maximize if maximise else built.model.minimize)(expression)
         solver.parameters.max_time_in_seconds = max(min(WIDEN_TIME_LIMIT_S, until - time.monotonic()), WIDEN_LEAST_S)
-        if checked(solver, model, solver.solve(model)) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if checked(solver, built.model, solver.solve(built.model)) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break  # out of time: the previous stage's answer stands
-        picked = [o for o, x in ways if solver.value(x)]
+        picked = [o for o, x in built.ways if solver.value(x)]
         reached = round(solver.objective_value)
-        model.add(expression >= reached if maximise else expression <= reached)
-        model.clear_hints()
-        for _, x in ways:
-            model.add_hint(x, solver.value(x))
+        built.model.add(expression >= reached if maximise else expression <= reached)
+        built.hint(lambda _, x: solver.value(x))
     return {o.job: o for o in picked if o is not chosen[o.job]}
 
 
-def _widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Option],
-                    nodes: dict[int, list[int]]) -> tuple[cp_model.CpModel, list[tuple[Option, cp_model.IntVar]]]:
+def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Option],
+                         nodes: dict[int, list[int]]) -> WideningModel:
     """`widen_jobs`'s model: for each job on a node with idle GPUs, one literal per way (its own, and each wider one the
-    planner has), exactly one of them chosen, within the node's GPUs and host memory; and those (way, literal)."""
+    planner has), exactly one of them chosen, within the node's GPUs and host memory."""
     by_node: dict[tuple[int, int], list[Option]] = defaultdict(list)
     for job, option in sorted(chosen.items()):
         if option.size:
             by_node[option.pool, nodes[job][0]].append(option)
     model = LeanCpModel()
     model.name = "widen jobs onto idle GPUs"
-    ways: list[tuple[Option, cp_model.IntVar]] = []
+    ways_by_node: dict[tuple[int, int], list[Way]] = {}
     for (pool_index, node), here in sorted(by_node.items()):
         pool = fleet.pools[pool_index]
         idle = pool.gpus_per_node - sum(option.size for option in here)
         if not idle:
             continue
-        capacity = host_capacity_tenths(pool)
-        grow_to = _widening_counts(planner.catalog, pool)
-        on_node: list[tuple[Option, cp_model.IntVar]] = []
+        on_node: list[Way] = []
         for option in here:
-            evidence = planner.estimate if option.plan.evidence == "estimated" else "never"
-            wider = [n for n in range(option.plan.gpus + 1, option.plan.gpus + idle + 1) if n in grow_to]
-            candidates = [option, *ways_in_pool(planner, fleet, option.job, pool_index, wider, evidence)]
-            literals = [model.new_bool_var(f"pool{pool_index}_node{node}_{option_name(fleet, o)}") for o in candidates]
-            model.add_exactly_one(literals)
-            on_node += zip(candidates, literals)
-        model.add(sum(o.size * x for o, x in on_node) <= pool.gpus_per_node)
-        if capacity is not None:
-            model.add(sum(planner.host_tenths(fleet.jobs[o.job].model, o.plan.gpus, o.plan.offload) * x
-                          for o, x in on_node) <= capacity)
-        ways += on_node
-    return model, ways
+            ways = _ways_to_grow(planner, fleet, option, idle)
+            literals = [model.new_bool_var(f"pool{pool_index}_node{node}_{option_name(fleet, o)}") for o in ways]
+            _one_way_per_job(model, literals)
+            on_node += zip(ways, literals)
+        _within_node_gpus(model, pool, on_node)
+        _within_node_host_memory(model, planner, fleet, pool, on_node)
+        ways_by_node[pool_index, node] = on_node
+    return WideningModel(model=model, ways_by_node=ways_by_node)
+
+
+def _ways_to_grow(planner: Planner, fleet: Fleet, option: Option, idle: int) -> list[Option]:
+    """A placed job's ways on its node with `idle` GPUs: its own (`option`), then those the planner has for each wider
+    count it may grow to (`_widening_counts`) on the same evidence."""
+    evidence = planner.estimate if option.plan.evidence == "estimated" else "never"
+    grow_to = _widening_counts(planner.catalog, fleet.pools[option.pool])
+    wider = [n for n in range(option.plan.gpus + 1, option.plan.gpus + idle + 1) if n in grow_to]
+    return [option, *ways_in_pool(planner, fleet, option.job, option.pool, wider, evidence)]
+
+
+def _one_way_per_job(model: cp_model.CpModel, literals: list[cp_model.IntVar]) -> None:
+    """A job runs exactly one of its ways (`literals`)."""
+    model.add_exactly_one(literals)
+
+
+def _within_node_gpus(model: cp_model.CpModel, pool: Pool, on_node: list[Way]) -> None:
+    """The ways chosen on a node (`on_node`) take its GPUs at most."""
+    model.add(sum(o.size * x for o, x in on_node) <= pool.gpus_per_node)
+
+
+def _within_node_host_memory(model: cp_model.CpModel, planner: Planner, fleet: Fleet, pool: Pool,
+                             on_node: list[Way]) -> None:
+    """The ways chosen on a node (`on_node`) need its host memory at most, where the pool gives it."""
+    capacity = host_capacity_tenths(pool)
+    if capacity is not None:
+        model.add(sum(planner.host_tenths(fleet.jobs[o.job].model, o.plan.gpus, o.plan.offload) * x
+                      for o, x in on_node) <= capacity)
