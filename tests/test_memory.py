@@ -2858,11 +2858,46 @@ def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
          "moe_num_shared_experts 2: shared experts beside the routed ones"),
         ({"n_routed_experts": 64, "num_experts_per_tok": 6, "moe_layer_freq": 2},  # DeepSeek-MoE's every other layer
          "moe_layer_freq 2: some layers dense, the others mixtures of experts"),
+        # A MoE class without its count of experts would read as a dense model of its intermediate_size.
+        ({"model_type": "qwen3_moe", "num_experts_per_tok": 8, "moe_intermediate_size": 768},
+         (r"missing the count of routed experts \(num_experts, num_local_experts, n_routed_experts or "
+          r"moe_num_experts\): model_type qwen3_moe is a mixture of experts, which would be read as a dense model$")),
+        ({"model_type": "mixtral", "num_local_experts": None, "num_experts_per_tok": 2},
+         "missing the count of routed experts .*: model_type mixtral is a mixture of experts"),
+        ({"num_experts_per_tok": 8}, (r"num_experts_per_tok 8 but no count of routed experts \(num_experts, "
+                                      r".*\): give it, or remove the mixture of experts' keys for a dense model$")),
+        ({"moe_intermediate_size": 768}, "moe_intermediate_size 768 but no count of routed experts"),
+        # Qwen-MoE's intermediate_size is no expert's width: Mixtral's reading would count 233B for Qwen3-30B-A3B.
+        ({"model_type": "qwen3_moe", "num_experts": 128, "num_experts_per_tok": 8},
+         (r"missing moe_intermediate_size: a qwen3_moe config gives each expert's width there \(a whole number from "
+          r"1 to 4194304\); its intermediate_size is not that width$")),
+        ({"num_experts": 128, "num_local_experts": 8, "num_experts_per_tok": 2},
+         r"num_experts 128 and num_local_experts 8: two counts of routed experts; give one$"),
     ],
 )
 def test_a_mixture_of_experts_that_would_be_miscounted_is_refused(tmp_path: Path, keys: dict[str, int], message: str):
     with pytest.raises(TableError, match=message):
-        load_model_config(_dense_config(tmp_path, model_type="llama", **keys))
+        load_model_config(_dense_config(tmp_path, **{"model_type": "llama", **keys}))
+
+
+def test_qwen3_30b_a3b_config_without_its_expert_count_exits_2_in_one_line(cli, tmp_path: Path):
+    # The published config less num_experts read as a dense model of 3.34B parameters (a tenth of its states).
+    config = json.loads((HF_CONFIGS / "Qwen3-30B-A3B.json").read_text(encoding="utf-8"))
+    del config["num_experts"]
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    status, out, err = cli("memory", "--model-config", str(tmp_path), "--gpu", "mi300x", "--gpus", "8", "--len",
+                           "32768", "--env")
+    assert (status, out) == (2, "")
+    assert err == (f"solve memory: error: --model-config {tmp_path / 'config.json'}: missing the count of routed "
+                   "experts (num_experts, num_local_experts, n_routed_experts or moe_num_experts): model_type "
+                   "qwen3_moe is a mixture of experts, which would be read as a dense model\n")
+
+
+def test_a_mixture_of_experts_giving_its_count_twice_alike_is_read(tmp_path: Path):
+    once = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=8, num_experts_per_tok=2))
+    twice = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=8, num_local_experts=8,
+                                            num_experts_per_tok=2))
+    assert twice == once and once.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192)
 
 
 def test_a_mixture_of_experts_whose_shared_and_dense_keys_say_none_is_read(tmp_path: Path):

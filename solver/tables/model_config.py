@@ -16,6 +16,17 @@ QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 """Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...): the number of
 routed experts."""
+MOE_ONLY_KEYS = ("num_experts_per_tok", "moe_intermediate_size")
+"""Keys that only a mixture of experts' config gives (the experts a token takes, each one's width): with neither of
+`MOE_CONFIG_KEYS` beside them, the expert count is missing, and the config would read as a far smaller dense model."""
+MOE_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "granitemoe", "mixtral", "olmoe",
+                   "phimoe", "qwen2_moe", "qwen3_moe")
+"""Model types whose transformers class is a mixture of experts: a config of one without a key of `MOE_CONFIG_KEYS`
+is refused rather than read as a dense model (Qwen3-30B-A3B's without num_experts: 3.34B parameters, not 30.5B)."""
+EXPERT_WIDTH_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "qwen2_moe", "qwen3_moe")
+"""Model types whose config gives each expert's width as ``moe_intermediate_size``, its ``intermediate_size`` being
+another MLP's (a dense layer's, or none): a config of one without it is refused rather than read with Mixtral's
+``intermediate_size`` (Qwen3-30B-A3B's 6144 for its experts' 768 would count 233B parameters)."""
 SHARED_EXPERT_KEYS = ("shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts",
                       "moe_num_shared_experts", "shared_intermediate_size")
 """Keys by which a mixture-of-experts config gives experts that every token passes through beside the routed ones
@@ -214,12 +225,35 @@ def _config_moe(path: Path, config: dict[str, Any]) -> MoE | None:
     `TableError` where one is missing or wrong."""
     key = _experts_key(config)
     if key is None:
+        _check_no_expert_count(path, config)
         return None
     experts, active = _config_number(path, config, key), _config_number(path, config, "num_experts_per_tok")
+    for other in MOE_CONFIG_KEYS:
+        if config.get(other) not in (None, experts):
+            raise TableError(f"{path}: {key} {experts} and {other} {brief(config[other])}: two counts of routed "
+                             "experts; give one")
     if active > experts:
         raise TableError(f"{path}: num_experts_per_tok: expected at most {key} ({experts}), got {active}")
+    model_type = config.get("model_type")
+    if model_type in EXPERT_WIDTH_MODEL_TYPES and config.get("moe_intermediate_size") is None:
+        raise TableError(f"{path}: missing moe_intermediate_size: a {model_type} config gives each expert's width "
+                         f"there (a whole number from 1 to {CONFIG_LIMITS['moe_intermediate_size']}); its "
+                         "intermediate_size is not that width")
     width = "moe_intermediate_size" if config.get("moe_intermediate_size") is not None else "intermediate_size"
     return MoE(experts=experts, active_experts=active, moe_intermediate_size=_config_number(path, config, width))
+
+
+def _check_no_expert_count(path: Path, config: dict[str, Any]) -> None:
+    """`TableError` for a config that gives no count of routed experts (`MOE_CONFIG_KEYS`) but is a mixture of
+    experts by its ``model_type`` (`MOE_MODEL_TYPES`) or by a key only such a config gives (`MOE_ONLY_KEYS`)."""
+    counts = f"{', '.join(MOE_CONFIG_KEYS[:-1])} or {MOE_CONFIG_KEYS[-1]}"
+    given = [key for key in MOE_ONLY_KEYS if config.get(key) is not None]
+    if config.get("model_type") in MOE_MODEL_TYPES:
+        raise TableError(f"{path}: missing the count of routed experts ({counts}): model_type "
+                         f"{config['model_type']} is a mixture of experts, which would be read as a dense model")
+    if given:
+        raise TableError(f"{path}: {given[0]} {brief(config[given[0]])} but no count of routed experts ({counts}): "
+                         "give it, or remove the mixture of experts' keys for a dense model")
 
 
 def _experts_key(config: dict[str, Any]) -> str | None:
