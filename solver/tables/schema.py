@@ -208,8 +208,7 @@ Shape = tuple[int | bool | tuple[int, ...] | None, ...]
 """`Model.shape`: what two models must share for one's table cells to stand for the other's."""
 SHAPE_TERMS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
                "intermediate_size", "vocab_size", "tie_word_embeddings",
-               ("num_experts, num_experts_per_tok, moe_intermediate_size and "
-                "shared_expert_intermediate_size"), "final_logit_softcapping")
+               "num_experts, num_experts_per_tok and moe_intermediate_size", "final_logit_softcapping")
 """The terms of `Model.shape`, in its order, as a Hugging Face config.json names them."""
 YARN_VALIDATED_FACTOR = 4.0
 YARN_VALIDATED_TOKENS = 131072
@@ -255,10 +254,11 @@ class Model(Frozen):
     @property
     def shape(self) -> Shape:
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
-        mixture of experts, its experts; the capping of its logits)."""
-        experts = None if self.moe is None else (self.moe.experts, self.moe.active_experts,
-                                                 self.moe.moe_intermediate_size,
-                                                 self.moe.shared_expert_intermediate_size)
+        mixture of experts, its experts, with a shared expert's width after them where it has one; the capping of its
+        logits)."""
+        experts = None if self.moe is None else (
+            (self.moe.experts, self.moe.active_experts, self.moe.moe_intermediate_size)
+            + ((self.moe.shared_expert_intermediate_size,) if self.moe.shared_expert_intermediate_size else ()))
         return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
                 self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, experts,
                 self.logit_softcapping)
