@@ -353,10 +353,8 @@ def token_features(model: Model, gpus: int, setting: Setting, tokens: int) -> di
 
 
 def _ffn_width(model: Model) -> int:
-    """The feed-forward width a token passes through: the active experts' for a MoE model."""
-    if model.moe is not None:
-        return model.moe.active_experts * model.moe.moe_intermediate_size
-    return model.intermediate_size
+    """The feed-forward width a token passes through: the active experts' (and a shared expert's) for a MoE model."""
+    return model.intermediate_size if model.moe is None else model.moe.ffn_width
 
 
 def breakdown(
@@ -528,23 +526,27 @@ LOAD_BYTES = 4
 def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of each kind of weight tensor the model holds, as Hugging Face's Qwen3 code lays
     them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (each
-    expert's, and the router, for a MoE model) and the norms, Qwen3's query and key norms among them (for
-    Llama and Qwen2.5, which have none, or q/k/v biases instead, the sizes differ by less than 0.01%). FSDP2
-    shards each tensor by its rows."""
+    expert's, the router and a shared expert with its gate, for a MoE model) and the norms, Qwen3's query and key
+    norms among them (for Llama and Qwen2.5, which have none, or q/k/v biases instead, the sizes differ by less
+    than 0.01%). FSDP2 shards each tensor by its rows."""
     hidden, head = model.hidden_size, model.head_size
     queries, keys = model.num_attention_heads * head, model.num_key_value_heads * head
     layers = model.num_layers
     attention = ((queries, hidden, layers), (keys, hidden, 2 * layers), (hidden, queries, layers),
                  (hidden, 1, 2 * layers), (head, 1, 2 * layers))
     router: tuple[tuple[int, int, int], ...] = ()
+    shared: tuple[tuple[int, int, int], ...] = ()
     if model.moe is None:
         width, experts = model.intermediate_size, 1
     else:
         width, experts = model.moe.moe_intermediate_size, model.moe.experts
         router = ((experts, hidden, layers),)
+        if model.moe.shared_expert_intermediate_size:
+            shared_width = model.moe.shared_expert_intermediate_size
+            shared = ((shared_width, hidden, 2 * layers), (hidden, shared_width, layers), (1, hidden, layers))
     mlp = ((width, hidden, 2 * experts * layers), (hidden, width, experts * layers))
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
-    return embeddings + attention + router + mlp
+    return embeddings + attention + router + mlp + shared
 
 
 @lru_cache(maxsize=1024)

@@ -974,8 +974,8 @@ def test_jobs_name_models_by_config_json_relative_to_the_cluster_file(cli, tmp_p
 
 
 def test_a_job_names_a_mixture_of_experts_by_its_config_json(cli, tmp_path: Path):
-    # Qwen3-30B-A3B's published config.json is placed as the catalogue's model is; Qwen1.5-MoE's, whose shared
-    # expert would go uncounted, is refused with the job's name.
+    # Qwen3-30B-A3B's published config.json is placed as the catalogue's model is; one whose shared experts would go
+    # uncounted (DeepSeek's n_shared_experts) is refused with the job's name.
     configs = Path(__file__).parent / "data" / "hf-configs"
     path = tmp_path / "fleet.yaml"
     fleet = ("pools:\n  - {name: a, gpu: h20, nodes: 1, gpus_per_node: 8}\njobs:\n"
@@ -987,13 +987,15 @@ def test_a_job_names_a_mixture_of_experts_by_its_config_json(cli, tmp_path: Path
                                                                                            "estimated", 4)
     path.with_name("by-name.yaml").write_text(fleet.replace("MODEL", "model: 30B-A3B"), encoding="utf-8")
     assert json.loads(cli("cluster", str(path.with_name("by-name.yaml")), "--json")[1]) == json.loads(out)
-    path.write_text(fleet.replace("MODEL", f"model_config: {configs / 'Qwen1.5-MoE-A2.7B.json'}"), encoding="utf-8")
+    shared = json.loads((configs / "Qwen3-30B-A3B.json").read_text(encoding="utf-8")) | {"n_shared_experts": 2}
+    (tmp_path / "shared.json").write_text(json.dumps(shared), encoding="utf-8")
+    path.write_text(fleet.replace("MODEL", f"model_config: {tmp_path / 'shared.json'}"), encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {path}: job moe, model_config: {configs / 'Qwen1.5-MoE-A2.7B.json'}: "
-                   "shared_expert_intermediate_size 5632: shared experts beside the routed ones, which would go "
-                   "uncounted; rft-solver reads a mixture of experts with routed experts alone in every layer "
-                   "(Qwen3-MoE's, Mixtral's)\n")
+    assert err == (f"solve cluster: error: {path}: job moe, model_config: {tmp_path / 'shared.json'}: "
+                   "n_shared_experts 2: shared experts beside the routed ones, which would go "
+                   "uncounted; rft-solver reads a mixture of experts with routed experts in every layer "
+                   "(Qwen3-MoE's, Mixtral's), besides them only Qwen2-MoE's shared expert\n")
 
 
 def test_two_configs_that_give_one_name_to_two_shapes_are_refused(cli, tmp_path: Path):

@@ -507,7 +507,6 @@ def test_a_config_of_a_kind_whose_counts_are_unchecked_is_planned_with_a_caution
         ("Nemotron-H-8B-Base-8K", "model_type nemotron_h: a hybrid of attention with state-space"),  # was 17 B, not 8
         ("Qwen-7B", "model_type qwen: the first Qwen's remote-code config"),  # was 12 B, not 7.7
         ("Phi-3-vision-128k-instruct", r"a multimodal config \(img_processor\)"),  # was its text model alone
-        ("Qwen1.5-MoE-A2.7B", "shared_expert_intermediate_size 5632: shared experts"),  # 13.5 B without them, not 14.3
     ],
 )
 def test_model_config_refuses_public_configs_it_would_miscount(file: str, message: str):
@@ -525,7 +524,8 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
         # A mixture of experts is read where its routed experts are all its MLPs (`test_mixture_of_experts_configs`).
         ('{"n_routed_experts": 64, "n_shared_experts": 2, "hidden_size": 2048}',  # DeepSeek-MoE's shared experts
          (r"n_shared_experts 2: shared experts beside the routed ones, which would go uncounted; rft-solver reads a "
-          r"mixture of experts with routed experts alone in every layer \(Qwen3-MoE's, Mixtral's\)$")),
+          r"mixture of experts with routed experts in every layer \(Qwen3-MoE's, Mixtral's\), besides them only "
+          r"Qwen2-MoE's shared expert$")),
         ('{"num_experts": 64, "first_k_dense_replace": 1, "hidden_size": 2048}',  # DeepSeek-MoE's dense first layer
          r"first_k_dense_replace 1: some layers dense, the others mixtures of experts; rft-solver reads a mixture"),
         ('{"num_experts": 128, "mlp_only_layers": [0, 47], "hidden_size": 2048}',
@@ -2858,11 +2858,99 @@ def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
          "moe_num_shared_experts 2: shared experts beside the routed ones"),
         ({"n_routed_experts": 64, "num_experts_per_tok": 6, "moe_layer_freq": 2},  # DeepSeek-MoE's every other layer
          "moe_layer_freq 2: some layers dense, the others mixtures of experts"),
+        # A MoE class without its count of experts would read as a dense model of its intermediate_size.
+        ({"model_type": "qwen3_moe", "num_experts_per_tok": 8, "moe_intermediate_size": 768},
+         (r"missing the count of routed experts \(num_experts, num_local_experts, n_routed_experts or "
+          r"moe_num_experts\): model_type qwen3_moe is a mixture of experts, which would be read as a dense model$")),
+        ({"model_type": "mixtral", "num_local_experts": None, "num_experts_per_tok": 2},
+         "missing the count of routed experts .*: model_type mixtral is a mixture of experts"),
+        ({"num_experts_per_tok": 8}, (r"num_experts_per_tok 8 but no count of routed experts \(num_experts, "
+                                      r".*\): give it, or remove the mixture of experts' keys for a dense model$")),
+        ({"moe_intermediate_size": 768}, "moe_intermediate_size 768 but no count of routed experts"),
+        # Qwen-MoE's intermediate_size is no expert's width: Mixtral's reading would count 233B for Qwen3-30B-A3B.
+        ({"model_type": "qwen3_moe", "num_experts": 128, "num_experts_per_tok": 8},
+         (r"missing moe_intermediate_size: a qwen3_moe config gives each expert's width there \(a whole number from "
+          r"1 to 4194304\); its intermediate_size is not that width$")),
+        ({"num_experts": 128, "num_local_experts": 8, "num_experts_per_tok": 2},
+         r"num_experts 128 and num_local_experts 8: two counts of routed experts; give one$"),
     ],
 )
 def test_a_mixture_of_experts_that_would_be_miscounted_is_refused(tmp_path: Path, keys: dict[str, int], message: str):
     with pytest.raises(TableError, match=message):
-        load_model_config(_dense_config(tmp_path, model_type="llama", **keys))
+        load_model_config(_dense_config(tmp_path, **{"model_type": "llama", **keys}))
+
+
+def test_qwen3_30b_a3b_config_without_its_expert_count_exits_2_in_one_line(cli, tmp_path: Path):
+    # The published config less num_experts read as a dense model of 3.34B parameters (a tenth of its states).
+    config = json.loads((HF_CONFIGS / "Qwen3-30B-A3B.json").read_text(encoding="utf-8"))
+    del config["num_experts"]
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    status, out, err = cli("memory", "--model-config", str(tmp_path), "--gpu", "mi300x", "--gpus", "8", "--len",
+                           "32768", "--env")
+    assert (status, out) == (2, "")
+    assert err == (f"solve memory: error: --model-config {tmp_path / 'config.json'}: missing the count of routed "
+                   "experts (num_experts, num_local_experts, n_routed_experts or moe_num_experts): model_type "
+                   "qwen3_moe is a mixture of experts, which would be read as a dense model\n")
+
+
+def test_a_qwen2_moe_shared_expert_is_counted_as_its_model_cards_say(tmp_path: Path):
+    # Qwen1.5-MoE-A2.7B's published config: per layer, attention (4 x 2048 x 2048), 60 experts of a gated MLP 1408
+    # wide with their router rows, the shared expert's gated MLP 5632 wide with its gate of one output, two norms;
+    # 14.3B parameters and 2.7B active, as its model card says (13.5B without the shared expert).
+    model = load_model_config(HF_CONFIGS / "Qwen1.5-MoE-A2.7B.json")
+    layer = 4 * 2048 * 2048 + 60 * (3 * 2048 * 1408 + 2048) + 3 * 2048 * 5632 + 2048 + 2 * 2048
+    assert model.parameters_b * 1e9 == pytest.approx(24 * layer + 2 * 151936 * 2048 + 2048)
+    assert (round(model.parameters_b, 2), round(model.active_parameters_b, 2)) == (14.32, 2.69)
+    assert model.moe == MoE(experts=60, active_experts=4, moe_intermediate_size=1408,
+                            shared_expert_intermediate_size=5632)
+    assert model.intermediate_size == 4 * 1408 + 5632 and model.unchecked_layout is None
+    counted = sum(rows * columns * count for rows, columns, count in weight_shapes(model))
+    assert counted == pytest.approx(model.parameters_b * 1e9)
+    # A token passes through its 4 experts and the shared one: recompute 2 x 8192 x (2048 + 4 x 1408 + 5632) bytes.
+    result = breakdown(model, 80, 8, Setting(), 4096, PRIOR)
+    assert result.terms["recompute"] == 2 * 8192 * (2048 + 4 * 1408 + 5632) / 2**30
+    # Qwen2-57B-A14B's shape: 57.4B and 14B active, as its model card says.
+    config = json.loads((HF_CONFIGS / "Qwen1.5-MoE-A2.7B.json").read_text(encoding="utf-8"))
+    config.update(hidden_size=3584, num_hidden_layers=28, num_attention_heads=28, num_key_value_heads=4,
+                  num_experts=64, num_experts_per_tok=8, moe_intermediate_size=2560,
+                  shared_expert_intermediate_size=20480, intermediate_size=18944)
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    larger = load_model_config(tmp_path)
+    assert (round(larger.parameters_b, 2), round(larger.active_parameters_b, 2)) == (57.41, 14.25)
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ({"model_type": "qwen2_moe", "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408},
+         (r"missing shared_expert_intermediate_size: a qwen2_moe config gives its shared expert's width there "
+          r"\(0 for none\)$")),
+        ({"model_type": "qwen2_moe", "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408,
+          "shared_expert_intermediate_size": 5.5}, "shared_expert_intermediate_size: expected a whole number from 1"),
+        # Another model type's shared experts stay refused: their layout is not checked (Qwen3-Next's is a hybrid).
+        ({"model_type": "qwen3_moe", "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408,
+          "shared_expert_intermediate_size": 5632}, "shared_expert_intermediate_size 5632: shared experts beside"),
+        ({"model_type": "qwen3_next"}, "model_type qwen3_next: a hybrid of attention with state-space"),
+    ],
+)
+def test_a_shared_expert_of_an_unread_kind_is_refused(tmp_path: Path, keys: dict[str, object], message: str):
+    with pytest.raises(TableError, match=message):
+        load_model_config(_dense_config(tmp_path, **keys))
+
+
+def test_a_qwen2_moe_without_a_shared_expert_is_read_as_routed_experts_alone(tmp_path: Path):
+    routed = {"num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 1024}
+    none = load_model_config(_dense_config(tmp_path, model_type="qwen2_moe", shared_expert_intermediate_size=0,
+                                           **routed))
+    assert none.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=1024)
+    assert none.shape == load_model_config(_dense_config(tmp_path, model_type="qwen3_moe", **routed)).shape
+
+
+def test_a_mixture_of_experts_giving_its_count_twice_alike_is_read(tmp_path: Path):
+    once = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=8, num_experts_per_tok=2))
+    twice = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=8, num_local_experts=8,
+                                            num_experts_per_tok=2))
+    assert twice == once and once.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192)
 
 
 def test_a_mixture_of_experts_whose_shared_and_dense_keys_say_none_is_read(tmp_path: Path):

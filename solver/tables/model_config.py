@@ -16,11 +16,25 @@ QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 """Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...): the number of
 routed experts."""
+MOE_ONLY_KEYS = ("num_experts_per_tok", "moe_intermediate_size")
+"""Keys that only a mixture of experts' config gives (the experts a token takes, each one's width): with neither of
+`MOE_CONFIG_KEYS` beside them, the expert count is missing, and the config would read as a far smaller dense model."""
+MOE_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "granitemoe", "mixtral", "olmoe",
+                   "phimoe", "qwen2_moe", "qwen3_moe")
+"""Model types whose transformers class is a mixture of experts: a config of one without a key of `MOE_CONFIG_KEYS`
+is refused rather than read as a dense model (Qwen3-30B-A3B's without num_experts: 3.34B parameters, not 30.5B)."""
+EXPERT_WIDTH_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "qwen2_moe", "qwen3_moe")
+"""Model types whose config gives each expert's width as ``moe_intermediate_size``, its ``intermediate_size`` being
+another MLP's (a dense layer's, or none): a config of one without it is refused rather than read with Mixtral's
+``intermediate_size`` (Qwen3-30B-A3B's 6144 for its experts' 768 would count 233B parameters)."""
 SHARED_EXPERT_KEYS = ("shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts",
                       "moe_num_shared_experts", "shared_intermediate_size")
 """Keys by which a mixture-of-experts config gives experts that every token passes through beside the routed ones
-(Qwen2-MoE's shared expert, DeepSeek's, ERNIE's, Granite-MoE's), which `load_model_config` does not count: refused
-above 0."""
+(Qwen2-MoE's shared expert, DeepSeek's, ERNIE's, Granite-MoE's): refused above 0, but for `SHARED_EXPERT_LAYOUT`'s."""
+SHARED_EXPERT_LAYOUT = ("qwen2_moe", "shared_expert_intermediate_size")
+"""The ``model_type`` whose shared expert `load_model_config` counts, and its key: Qwen2-MoE's (Qwen1.5-MoE,
+Qwen2-57B-A14B), a gated MLP of that width in every layer with a gate of one output (transformers'
+``Qwen2MoeSparseMoeBlock``)."""
 DENSE_LAYER_KEYS: dict[str, object] = {"mlp_only_layers": [], "decoder_sparse_step": 1, "first_k_dense_replace": 0,
                                        "moe_layer_freq": 1, "expert_layer_period": 1}
 """Keys by which a mixture-of-experts config makes some of its layers dense (Qwen-MoE's, DeepSeek's, Jamba's), each
@@ -32,7 +46,7 @@ MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speec
 ``img_processor``, the original LLaVA's ``mm_vision_tower``, Phi-4-multimodal's ``audio_processor``, ...)."""
 TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
                       "mistral": False, "mixtral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False,
-                      "qwen3": False, "qwen3_moe": False, "stablelm": False}
+                      "qwen2_moe": False, "qwen3": False, "qwen3_moe": False, "stablelm": False}
 """Whether a config.json without ``tie_word_embeddings`` ties its embeddings, by its ``model_type``: the default of
 that model's config class in transformers (its base class's is true; Llama's, Qwen's, Mistral's and others'
 false)."""
@@ -44,7 +58,7 @@ UNGATED_MODEL_TYPES = ("apertus", "arcee", "bloom", "codegen", "falcon", "gpt2",
 """Model types whose MLP is two matrices (up and down), not the three of a gated MLP (gate, up and down) that
 `load_model_config` counts: refused rather than counted a third too large."""
 HYBRID_MODEL_TYPES = ("bamba", "falcon_h1", "granitemoehybrid", "jamba", "lfm2", "nemotron_h", "plamo2",
-                      "recurrent_gemma", "zamba", "zamba2")
+                      "qwen3_next", "recurrent_gemma", "zamba", "zamba2")
 """Model types whose layers mix attention with state-space (Mamba), convolution or recurrent blocks, which a
 config's sizes do not describe (Nemotron-H's 52 layers hold 4 of attention): refused rather than counted as
 attention and a gated MLP in every layer."""
@@ -64,7 +78,7 @@ CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_atte
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30,
                  **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok")},
-                 "moe_intermediate_size": 1 << 22}
+                 "moe_intermediate_size": 1 << 22, "shared_expert_intermediate_size": 1 << 22}
 """The largest value a config.json key may have: far beyond any model, but finite."""
 
 
@@ -91,7 +105,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def load_model_config(path: Path | str) -> Model:
     """A text model's shape from a local Hugging Face ``config.json``, or a model folder's (no network): a dense
-    model's, or a mixture of experts' with routed experts alone in every layer (Qwen3-MoE's, Mixtral's); its
+    model's, or a mixture of experts' with routed experts in every layer (Qwen3-MoE's, Mixtral's; Qwen2-MoE's with
+    its shared expert); its
     parameter count is computed from the shapes. `TableError`, one line naming the file and the key, when it cannot
     be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
@@ -137,7 +152,8 @@ def _config_json(path: Path) -> dict[str, Any]:
 
 def _check_text_model(path: Path, config: dict[str, Any]) -> None:
     """`TableError` unless `config` is a gated-MLP text model's: not multimodal, with a text ``model_type`` and a
-    valid ``final_logit_softcapping``; a mixture of experts with routed experts alone in every layer."""
+    valid ``final_logit_softcapping``; a mixture of experts with routed experts (and Qwen2-MoE's shared expert)
+    in every layer."""
     if config.get("model_type") is not None and not _is_name(config["model_type"]):
         raise TableError(f"{path}: model_type: expected text such as \"llama\", got {brief(config['model_type'])}")
     capping = config.get("final_logit_softcapping")
@@ -194,8 +210,10 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
         intermediate = _config_number(path, config, "intermediate_size")
         mlp = 3 * hidden * intermediate
     else:  # the width a token passes through, as the catalogue gives a MoE model's; every expert held, and a router
-        intermediate = moe.active_experts * moe.moe_intermediate_size
+        intermediate = moe.ffn_width
         mlp = moe.experts * (3 * hidden * moe.moe_intermediate_size + hidden)
+        if moe.shared_expert_intermediate_size:  # the shared expert's gated MLP and its gate
+            mlp += 3 * hidden * moe.shared_expert_intermediate_size + hidden
     vocab = _config_number(path, config, "vocab_size")
     tied = _tied_embeddings(path, config)
     if not isinstance(tied, bool):
@@ -214,12 +232,41 @@ def _config_moe(path: Path, config: dict[str, Any]) -> MoE | None:
     `TableError` where one is missing or wrong."""
     key = _experts_key(config)
     if key is None:
+        _check_no_expert_count(path, config)
         return None
     experts, active = _config_number(path, config, key), _config_number(path, config, "num_experts_per_tok")
+    for other in MOE_CONFIG_KEYS:
+        if config.get(other) not in (None, experts):
+            raise TableError(f"{path}: {key} {experts} and {other} {brief(config[other])}: two counts of routed "
+                             "experts; give one")
     if active > experts:
         raise TableError(f"{path}: num_experts_per_tok: expected at most {key} ({experts}), got {active}")
+    model_type = config.get("model_type")
+    if model_type in EXPERT_WIDTH_MODEL_TYPES and config.get("moe_intermediate_size") is None:
+        raise TableError(f"{path}: missing moe_intermediate_size: a {model_type} config gives each expert's width "
+                         f"there (a whole number from 1 to {CONFIG_LIMITS['moe_intermediate_size']}); its "
+                         "intermediate_size is not that width")
     width = "moe_intermediate_size" if config.get("moe_intermediate_size") is not None else "intermediate_size"
-    return MoE(experts=experts, active_experts=active, moe_intermediate_size=_config_number(path, config, width))
+    shared_type, shared_key = SHARED_EXPERT_LAYOUT
+    if model_type == shared_type and config.get(shared_key) is None:
+        raise TableError(f"{path}: missing {shared_key}: a {shared_type} config gives its shared expert's width there "
+                         f"(0 for none)")
+    shared = 0 if config.get(shared_key) in (None, 0) else _config_number(path, config, shared_key)
+    return MoE(experts=experts, active_experts=active, moe_intermediate_size=_config_number(path, config, width),
+               shared_expert_intermediate_size=shared)
+
+
+def _check_no_expert_count(path: Path, config: dict[str, Any]) -> None:
+    """`TableError` for a config that gives no count of routed experts (`MOE_CONFIG_KEYS`) but is a mixture of
+    experts by its ``model_type`` (`MOE_MODEL_TYPES`) or by a key only such a config gives (`MOE_ONLY_KEYS`)."""
+    counts = f"{', '.join(MOE_CONFIG_KEYS[:-1])} or {MOE_CONFIG_KEYS[-1]}"
+    given = [key for key in MOE_ONLY_KEYS if config.get(key) is not None]
+    if config.get("model_type") in MOE_MODEL_TYPES:
+        raise TableError(f"{path}: missing the count of routed experts ({counts}): model_type "
+                         f"{config['model_type']} is a mixture of experts, which would be read as a dense model")
+    if given:
+        raise TableError(f"{path}: {given[0]} {brief(config[given[0]])} but no count of routed experts ({counts}): "
+                         "give it, or remove the mixture of experts' keys for a dense model")
 
 
 def _experts_key(config: dict[str, Any]) -> str | None:
@@ -232,9 +279,10 @@ def _check_moe_layout(path: Path, config: dict[str, Any]) -> None:
     (`SHARED_EXPERT_KEYS`, `DENSE_LAYER_KEYS`), which the count, routed experts in every layer, would miss."""
     if _experts_key(config) is None:
         return
-    reads = "rft-solver reads a mixture of experts with routed experts alone in every layer (Qwen3-MoE's, Mixtral's)"
+    reads = ("rft-solver reads a mixture of experts with routed experts in every layer (Qwen3-MoE's, Mixtral's), "
+             "besides them only Qwen2-MoE's shared expert")
     for shared in SHARED_EXPERT_KEYS:
-        if config.get(shared) not in (None, 0):
+        if config.get(shared) not in (None, 0) and (config.get("model_type"), shared) != SHARED_EXPERT_LAYOUT:
             raise TableError(f"{path}: {shared} {brief(config[shared])}: shared experts beside the routed ones, "
                              f"which would go uncounted; {reads}")
     for dense, none_dense in DENSE_LAYER_KEYS.items():

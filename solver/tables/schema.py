@@ -189,11 +189,19 @@ measured; its advice to users is this escalation (start from vanilla; on OOM add
 
 
 class MoE(Frozen):
-    """Mixture-of-experts shape: all experts' parameters are held, the active ones computed."""
+    """Mixture-of-experts shape: all experts' parameters are held, the active ones computed; with a shared expert
+    (Qwen2-MoE's), a gated MLP every token passes through besides, scaled by a gate of one output."""
 
     experts: Count
     active_experts: Count
     moe_intermediate_size: Count
+    shared_expert_intermediate_size: Annotated[int, Strict(), Ge(0)] = 0
+    """The shared expert's width; 0 for none."""
+
+    @property
+    def ffn_width(self) -> int:
+        """The feed-forward width a token passes through: its active experts' and the shared expert's."""
+        return self.active_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
 
 
 Shape = tuple[int | bool | tuple[int, ...] | None, ...]
@@ -246,9 +254,11 @@ class Model(Frozen):
     @property
     def shape(self) -> Shape:
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
-        mixture of experts, its experts; the capping of its logits)."""
-        experts = None if self.moe is None else (self.moe.experts, self.moe.active_experts,
-                                                 self.moe.moe_intermediate_size)
+        mixture of experts, its experts, with a shared expert's width after them where it has one; the capping of its
+        logits)."""
+        experts = None if self.moe is None else (
+            (self.moe.experts, self.moe.active_experts, self.moe.moe_intermediate_size)
+            + ((self.moe.shared_expert_intermediate_size,) if self.moe.shared_expert_intermediate_size else ()))
         return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
                 self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, experts,
                 self.logit_softcapping)
