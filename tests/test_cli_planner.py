@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import io
 import json
 import os
@@ -1174,6 +1175,27 @@ def test_stdout_that_cannot_encode_a_character_writes_the_tools_own_in_ascii(sol
                                                                      **environment})
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.startswith("A100-80GB - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file names are bytes")
+@pytest.mark.parametrize(("environment", "name", "shown"), [
+    ({}, b"caf\xe9", "caf\\xe9"),  # Latin-1's e-acute: not UTF-8
+    ({"LC_ALL": "C", "PYTHONUTF8": "0"}, b"caf\xc3\xa9", "caf\\xc3\\xa9"),  # UTF-8's, in the C locale: not ASCII
+], ids=["not-utf8", "c-locale-without-utf8-mode"])
+def test_a_file_names_bytes_that_the_locale_cannot_decode_are_written_as_bytes(
+        solve_script: Path, tmp_path: Path, environment: dict[str, str], name: bytes, shown: str):
+    # Python holds such a byte as a lone surrogate: the wrote line and the error line said 'caf\udce9', which names
+    # no file (bash's $'caf\xe9' does).
+    command = [os.fsencode(solve_script), b"--model", b"4B", b"--gpu", b"h20", b"--gpus", b"4", b"--len", b"32k"]
+    run = functools.partial(subprocess.run, cwd=tmp_path, capture_output=True, timeout=60, check=False,
+                            env={**os.environ, "PYTHONIOENCODING": "", **environment})
+    wrote = run([*command, b"--out", name + b" plan.yaml"])
+    assert (wrote.returncode, wrote.stderr) == (0, b"")
+    assert wrote.stdout.endswith(f"\nwrote {shown} plan.yaml\n".encode())
+    assert (tmp_path / os.fsdecode(name + b" plan.yaml")).read_text(encoding="utf-8").startswith("# Trinity-RFT")
+    refused = run([*command, b"--from-config", name + b" missing.yaml"])
+    assert (refused.returncode, refused.stdout, refused.stderr) == (2, b"", (
+        f"solve: error: --from-config {shown} missing.yaml: cannot read: No such file or directory\n").encode())
 
 
 def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(solve_script: Path):

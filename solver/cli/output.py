@@ -237,8 +237,16 @@ stdout (where it would otherwise end the command with a traceback) and escaped o
 
 def escaped_line(line: str) -> str:
     """`line` with its control characters (from a file's name, say) escaped as Python writes them (``\\x1b``),
-    so that it stays one line and cannot restyle the terminal."""
-    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in line)
+    so that it stays one line and cannot restyle the terminal; a byte of a name that is not UTF-8 (or, in the C locale
+    without UTF-8 mode, not ASCII), which Python holds as a lone surrogate (``\\udce9``), as that byte (``\\xe9``)."""
+    return "".join(character if character.isprintable() else _escaped(character) for character in line)
+
+
+def _escaped(character: str) -> str:
+    """`character` as `escaped_line` writes it."""
+    if "\udc80" <= character <= "\udcff":  # os.fsdecode's surrogateescape of the byte 0x80 to 0xff
+        return f"\\x{ord(character) - 0xDC00:02x}"
+    return repr(character)[1:-1]
 
 
 def print_escaped(line: str, file: TextIO | None = None) -> None:
