@@ -48,6 +48,8 @@ from solver.results import MarginRoom, single_gpu_caution, thin_headroom
 from solver.solve import at_token_budget, plan
 from solver.tables import shipped_tables_directory
 
+EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
+
 
 def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
     status, out, err = cli(*argv, "--json")
@@ -1114,14 +1116,17 @@ def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: 
 
 
 @pytest.mark.parametrize(("argv", "path"), [
-    (["--model", "4B", "--len", "32k", "--gpu", "a100", "--out", "plan.yaml"], "plan.yaml"),
-    (["map", "--gpu", "h20", "--gpus-up-to", "2", "--svg", "map.svg"], "map.svg"),
-    (["calibrate", "--out", "memory.yaml"], "memory.yaml"),
+    (["--model", "4B", "--len", "32k", "--gpu", "a100", "--out", "plan.yaml"], "--out plan.yaml"),
+    (["map", "--gpu", "h20", "--gpus-up-to", "2", "--svg", "map.svg"], "--svg map.svg"),
+    (["calibrate", "--out", "memory.yaml"], "--out memory.yaml"),
+    (["cluster", str(EXAMPLES / "fleet.yaml"), "--emit-dir", "configs"], "--emit-dir configs"),
     (["examples"], "docs/examples"),
-], ids=["out", "svg", "calibrate-out", "examples"])
+], ids=["out", "svg", "calibrate-out", "emit-dir", "examples"])
 def test_a_relative_path_from_a_removed_working_directory_is_one_line(solve_script: Path, tmp_path: Path,
                                                                       argv: list[str], path: str):
-    # The shell's folder was removed under it (a rebuilt checkout): a relative path names nothing; no traceback.
+    # The shell's folder was removed under it (a rebuilt checkout): a relative path names nothing; no traceback. The
+    # line names the option that gives the file, as every error about it does (--out, --svg and calibrate's --out
+    # named the file alone; --emit-dir said 'cannot write: No such file or directory').
     gone = tmp_path / "gone"
     gone.mkdir()
     result = subprocess.run([str(solve_script), *argv], cwd=gone, capture_output=True, text=True, timeout=60,
@@ -3153,7 +3158,6 @@ def test_the_guides_single_gpu_advice_at_its_edges():
     assert not said(32.0, 131072, gpus=2)
 
 
-EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 MY_CELLS = EXAMPLES / "my-cells.yaml"
 MY_MODEL_CELLS = ("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
                   "    models: [my-sft-8b]\n    rows:\n      - {max_model_len: 32768, cells: {my-sft-8b: SP=2}}\n")
