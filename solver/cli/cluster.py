@@ -118,7 +118,9 @@ def run_cluster(args: argparse.Namespace) -> int:
             try:
                 args.emit_dir.mkdir()
             except OSError as error:
-                raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
+                if not os.path.isdir(args.emit_dir):  # (Path.is_dir raises on a name too long)
+                    raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
+                made = False  # another run made it meanwhile (two writing one folder at once): it stays theirs
         written = [args.emit_dir / f"{name}.yaml" for name in fragments]
         try:
             texts = dict(zip(written, fragments.values(), strict=True))
