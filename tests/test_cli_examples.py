@@ -140,3 +140,19 @@ def test_a_dangling_link_where_an_example_goes_is_refused(cli, tmp_path: Path):
         f"solve examples: error: {tmp_path}/fleet.yaml: not a regular file (or a link to a place one can be written); "
         "move it, or write the examples to another folder\n"))
     assert sorted(path.name for path in tmp_path.iterdir()) == ["fleet.yaml"]
+
+
+def test_a_folder_made_meanwhile_by_another_run_is_written_in(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Two runs write the examples into one missing folder: the other makes each folder between this one's look and
+    # its mkdir, which said 'cannot make the folder: File exists' and exited 2.
+    monkeypatch.chdir(tmp_path)
+    make_folder = Path.mkdir
+
+    def made_first_by_another_run(folder: Path, *args: object, **kwargs: object) -> None:
+        if not folder.exists():
+            make_folder(folder)
+        make_folder(folder, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", made_first_by_another_run)
+    assert cli("examples", "mine") == (0, "".join(f"wrote mine/{name}\n" for name in NAMES), "")
+    assert _tree(tmp_path / "mine") == _tree(EXAMPLES)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import io
 import json
 import os
@@ -46,6 +47,8 @@ from solver.render import APPLY_HEADING, answers_view
 from solver.results import MarginRoom, single_gpu_caution, thin_headroom
 from solver.solve import at_token_budget, plan
 from solver.tables import shipped_tables_directory
+
+EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 
 
 def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
@@ -1113,14 +1116,17 @@ def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: 
 
 
 @pytest.mark.parametrize(("argv", "path"), [
-    (["--model", "4B", "--len", "32k", "--gpu", "a100", "--out", "plan.yaml"], "plan.yaml"),
-    (["map", "--gpu", "h20", "--gpus-up-to", "2", "--svg", "map.svg"], "map.svg"),
-    (["calibrate", "--out", "memory.yaml"], "memory.yaml"),
+    (["--model", "4B", "--len", "32k", "--gpu", "a100", "--out", "plan.yaml"], "--out plan.yaml"),
+    (["map", "--gpu", "h20", "--gpus-up-to", "2", "--svg", "map.svg"], "--svg map.svg"),
+    (["calibrate", "--out", "memory.yaml"], "--out memory.yaml"),
+    (["cluster", str(EXAMPLES / "fleet.yaml"), "--emit-dir", "configs"], "--emit-dir configs"),
     (["examples"], "docs/examples"),
-], ids=["out", "svg", "calibrate-out", "examples"])
+], ids=["out", "svg", "calibrate-out", "emit-dir", "examples"])
 def test_a_relative_path_from_a_removed_working_directory_is_one_line(solve_script: Path, tmp_path: Path,
                                                                       argv: list[str], path: str):
-    # The shell's folder was removed under it (a rebuilt checkout): a relative path names nothing; no traceback.
+    # The shell's folder was removed under it (a rebuilt checkout): a relative path names nothing; no traceback. The
+    # line names the option that gives the file, as every error about it does (--out, --svg and calibrate's --out
+    # named the file alone; --emit-dir said 'cannot write: No such file or directory').
     gone = tmp_path / "gone"
     gone.mkdir()
     result = subprocess.run([str(solve_script), *argv], cwd=gone, capture_output=True, text=True, timeout=60,
@@ -1174,6 +1180,27 @@ def test_stdout_that_cannot_encode_a_character_writes_the_tools_own_in_ascii(sol
                                                                      **environment})
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.startswith("A100-80GB - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file names are bytes")
+@pytest.mark.parametrize(("environment", "name", "shown"), [
+    ({}, b"caf\xe9", "caf\\xe9"),  # Latin-1's e-acute: not UTF-8
+    ({"LC_ALL": "C", "PYTHONUTF8": "0"}, b"caf\xc3\xa9", "caf\\xc3\\xa9"),  # UTF-8's, in the C locale: not ASCII
+], ids=["not-utf8", "c-locale-without-utf8-mode"])
+def test_a_file_names_bytes_that_the_locale_cannot_decode_are_written_as_bytes(
+        solve_script: Path, tmp_path: Path, environment: dict[str, str], name: bytes, shown: str):
+    # Python holds such a byte as a lone surrogate: the wrote line and the error line said 'caf\udce9', which names
+    # no file (bash's $'caf\xe9' does).
+    command = [os.fsencode(solve_script), b"--model", b"4B", b"--gpu", b"h20", b"--gpus", b"4", b"--len", b"32k"]
+    run = functools.partial(subprocess.run, cwd=tmp_path, capture_output=True, timeout=60, check=False,
+                            env={**os.environ, "PYTHONIOENCODING": "", **environment})
+    wrote = run([*command, b"--out", name + b" plan.yaml"])
+    assert (wrote.returncode, wrote.stderr) == (0, b"")
+    assert wrote.stdout.endswith(f"\nwrote {shown} plan.yaml\n".encode())
+    assert (tmp_path / os.fsdecode(name + b" plan.yaml")).read_text(encoding="utf-8").startswith("# Trinity-RFT")
+    refused = run([*command, b"--from-config", name + b" missing.yaml"])
+    assert (refused.returncode, refused.stdout, refused.stderr) == (2, b"", (
+        f"solve: error: --from-config {shown} missing.yaml: cannot read: No such file or directory\n").encode())
 
 
 def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(solve_script: Path):
@@ -3131,7 +3158,6 @@ def test_the_guides_single_gpu_advice_at_its_edges():
     assert not said(32.0, 131072, gpus=2)
 
 
-EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 MY_CELLS = EXAMPLES / "my-cells.yaml"
 MY_MODEL_CELLS = ("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
                   "    models: [my-sft-8b]\n    rows:\n      - {max_model_len: 32768, cells: {my-sft-8b: SP=2}}\n")

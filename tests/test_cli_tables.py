@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -598,12 +599,15 @@ def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch
     assert ("…" in screen.getvalue()) == note
 
 
-def test_a_terminal_that_says_it_has_no_columns_is_taken_as_80(monkeypatch: pytest.MonkeyPatch):
-    # COLUMNS=0, as some containers set it: rich would print nothing at all.
-    monkeypatch.setenv("COLUMNS", "0")
-    monkeypatch.setenv("FORCE_COLOR", "1")  # rich takes the captured output for a terminal
-    console = solver.cli.output.new_console()
-    assert console.is_terminal and console.width == 80
+@pytest.mark.parametrize("columns", ["0", "5"])
+def test_a_terminal_that_says_it_has_no_columns_is_taken_as_80(monkeypatch: pytest.MonkeyPatch, columns: str):
+    # COLUMNS=0, as some containers set it: rich would print nothing at all. Stdout is a terminal (a pty's).
+    monkeypatch.setenv("COLUMNS", columns)
+    primary, secondary = os.openpty()
+    with open(secondary, "w", encoding="utf-8") as terminal, open(primary, "rb"):
+        monkeypatch.setattr(sys, "stdout", terminal)
+        console = solver.cli.output.new_console()
+        assert console.is_terminal and solver.cli.output.on_terminal(console) and console.width == 80
 
 
 def test_tables_of_a_gpu_type_without_any_say_where_they_are(cli):
@@ -753,3 +757,26 @@ def test_cells_of_a_gpu_type_of_their_own_by_memory_as_sold_get_a_note(cli, tmp_
     assert cli(*flags)[::2] == (0, note)
     cells.write_text(text.replace("memory_gb: 80\n", "memory_gb: 80\nmemory_mib: 81000\n"), encoding="utf-8")
     assert cli(*flags)[::2] == (0, "")
+
+
+ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.mark.parametrize("forced", [{"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"},
+                                    {"FORCE_COLOR": "1", "TERM": "dumb"}])
+@pytest.mark.parametrize("command", [["tables", "--gpu", "a100-80g", "--gpus", "6"],
+                                     ["--model", "4B", "--gpu", "h20", "--gpus", "4", "--len", "32k", "--top", "3"],
+                                     ["map", "--gpu", "h20", "--gpus-up-to", "8"]])
+def test_piped_output_keeps_its_width_where_the_environment_forces_colour(
+        tmp_path: Path, solve_script: Path, forced: dict[str, str], command: list[str]):
+    # CI sets FORCE_COLOR (or TTY_COMPATIBLE) for colour in its logs: rich then took a pipe for an 80-column
+    # terminal, which cut the tables' cells ('vani…'), wrapped the plans' lines and said on stderr to pipe the
+    # output. Colour as asked, but the layout is the pipe's: the same text as without the variable.
+    plain_environment = {name: value for name, value in os.environ.items()
+                         if name not in {"FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS", "NO_COLOR", "TERM"}}
+    plain, coloured = (subprocess.run([str(solve_script), *command], cwd=tmp_path, capture_output=True, text=True,
+                                      timeout=120, check=False, env={**plain_environment, **extra})
+                       for extra in ({}, forced))
+    assert (coloured.returncode, coloured.stderr) == (plain.returncode, plain.stderr) == (0, "")
+    assert "\n".join(line.rstrip() for line in ANSI_CODE.sub("", coloured.stdout).split("\n")) == plain.stdout
+    assert "…" not in plain.stdout

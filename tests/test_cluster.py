@@ -1452,6 +1452,25 @@ def test_unplaced_jobs_of_one_reason_share_its_row_wrapped_at_forty_columns(tmp_
         ["job", "reason"], ["job-0", "a reason of job 0's own"]]
 
 
+def test_cli_cluster_emit_dir_made_meanwhile_by_another_run_is_written_in(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Two runs (make -j) write one missing --emit-dir: the other makes it between this one's look and its mkdir,
+    # which said 'cannot make the folder: File exists' and exited 2.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    out_dir = tmp_path / "configs"
+    make_folder = Path.mkdir
+
+    def made_first_by_another_run(folder: Path, *args: object, **kwargs: object) -> None:
+        if folder == out_dir and not folder.exists():
+            make_folder(folder)
+        make_folder(folder, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", made_first_by_another_run)
+    assert cli("cluster", str(path), "--emit-dir", str(out_dir))[0] == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == ["chat-14b.yaml", "code-8b.yaml", "math-4b.yaml", "tiny.yaml"]
+
+
 def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")

@@ -38,7 +38,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_view
 from solver.cli.parser import Parser
-from solver.cli.paths import input_at, input_paths, refuse_tables_folder
+from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.render import cluster_json, cluster_view
 from solver.tables import (
@@ -94,6 +94,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
     weights = weights_option(args.weights)
     if args.emit_dir is not None:
+        refuse_nameless("--emit-dir", args.emit_dir)
         try:
             configs = [("a job's model_config", path) for path in fleet.model_config_files]
             _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs], [*input_paths(args), *configs])
@@ -117,7 +118,9 @@ def run_cluster(args: argparse.Namespace) -> int:
             try:
                 args.emit_dir.mkdir()
             except OSError as error:
-                raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
+                if not os.path.isdir(args.emit_dir):  # (Path.is_dir raises on a name too long)
+                    raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
+                made = False  # another run made it meanwhile (two writing one folder at once): it stays theirs
         written = [args.emit_dir / f"{name}.yaml" for name in fragments]
         try:
             texts = dict(zip(written, fragments.values(), strict=True))

@@ -99,5 +99,7 @@ def _make_folders(folders: list[Path], made: list[Path]) -> None:
             try:
                 path.mkdir()
             except OSError as error:
+                if os.path.isdir(path):  # another run made it meanwhile (two writing one folder at once)
+                    continue
                 raise QueryError(f"{path}: cannot make the folder: {error.strerror or error}") from None
             made.append(path)

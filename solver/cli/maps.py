@@ -29,7 +29,7 @@ from solver.cli.options import (
     model_config_option,
     weights_option,
 )
-from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, print_escaped
+from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, on_terminal, print_escaped
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
 from solver.rules import NODE_GPUS
@@ -116,7 +116,7 @@ def run_map(args: argparse.Namespace) -> int:
     # narrow for them a note (rich would squeeze the columns empty).
     unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
     needed = max(unbounded.measure(view.renderables[1]).maximum for view in views)  # the table, not title or legend
-    if not screen.is_terminal:
+    if not on_terminal(screen):
         screen = new_console(max(needed, screen.width))
     elif needed > screen.width and not args.json:
         print_escaped(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "

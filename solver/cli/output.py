@@ -10,7 +10,7 @@ import io
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -49,7 +49,7 @@ def print_view(view: RenderableType, prog: str) -> Console:
     their cells (the ranked plans and the placements print as blocks there instead: `TableOrBlocks`). The console,
     for more lines."""
     console = new_console()
-    if console.is_terminal:
+    if on_terminal(console):
         parts = view.renderables if isinstance(view, Group) else [view]
         tables = [part for part in parts if isinstance(part, Table) and part.show_header]
         needed = max((needed_width(table, console, console.options) for table in tables), default=0)
@@ -62,11 +62,28 @@ def print_view(view: RenderableType, prog: str) -> Console:
 
 def new_console(width: int = 160) -> Console:
     """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
-    and its lines come without the padding to the tables' width."""
+    and its lines come without the padding to the tables' width. A pipe is laid out as one also where the
+    environment has rich take it for a terminal (``FORCE_COLOR``, ``TTY_COMPATIBLE``: colour in a CI's log), which
+    would lay it out for 80 columns and cut the tables' cells: those variables give colour, not a terminal's width."""
     console = _SpelledConsole(**PLAIN_TEXT)
-    if console.is_terminal and console.width < MIN_TERMINAL_WIDTH:  # COLUMNS=0, say: nothing would print
+    if not _isatty(console.file):  # the height too, or rich takes TERM=dumb's 80 columns over the width
+        return _PipedConsole(width=max(console.width, width), height=console.height, **PLAIN_TEXT)
+    if console.width < MIN_TERMINAL_WIDTH:  # COLUMNS=0, say: nothing would print
         return _SpelledConsole(width=80, **PLAIN_TEXT)
-    return console if console.is_terminal else _PipedConsole(width=max(console.width, width), **PLAIN_TEXT)
+    return console
+
+
+def on_terminal(console: Console) -> bool:
+    """Whether `console` (of `new_console`) lays its output out for a terminal's width, not a pipe's."""
+    return console.is_terminal and not isinstance(console, _PipedConsole)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    """Whether `stream` writes to a terminal (a closed or detached one does not)."""
+    try:
+        return stream.isatty()
+    except (ValueError, OSError):
+        return False
 
 
 class _SpelledConsole(Console):
@@ -220,8 +237,16 @@ stdout (where it would otherwise end the command with a traceback) and escaped o
 
 def escaped_line(line: str) -> str:
     """`line` with its control characters (from a file's name, say) escaped as Python writes them (``\\x1b``),
-    so that it stays one line and cannot restyle the terminal."""
-    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in line)
+    so that it stays one line and cannot restyle the terminal; a byte of a name that is not UTF-8 (or, in the C locale
+    without UTF-8 mode, not ASCII), which Python holds as a lone surrogate (``\\udce9``), as that byte (``\\xe9``)."""
+    return "".join(character if character.isprintable() else _escaped(character) for character in line)
+
+
+def _escaped(character: str) -> str:
+    """`character` as `escaped_line` writes it."""
+    if "\udc80" <= character <= "\udcff":  # os.fsdecode's surrogateescape of the byte 0x80 to 0xff
+        return f"\\x{ord(character) - 0xDC00:02x}"
+    return repr(character)[1:-1]
 
 
 def print_escaped(line: str, file: TextIO | None = None) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from solver.cli.atomic import errors_named_by, writable_status
 from solver.tables import (
     QueryError,
+    file_identity,
     model_config_file,
     resolved_path,
     same_file,
@@ -32,6 +33,7 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         target: Path | None = getattr(args, name, None)
         if target is None:
             continue
+        refuse_nameless(f"--{name}", target)
         resolved = resolved_path(target)
         with errors_named_by(f"--{name}"):
             writable_status(resolved)  # one line for a folder on the way without search permission, too
@@ -44,6 +46,13 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         written.append((name, target))
         refuse_overwriting(name, target, inputs)
         refuse_tables_folder(resolved.parent, f"--{name} {target}", "file")  # a new file there loads as a table
+
+
+def refuse_nameless(flag: str, path: Path) -> None:
+    """`QueryError` naming `flag` where `path` names no file: a relative one, where the working directory has been
+    removed under the command (`file_identity`)."""
+    with errors_named_by(flag):
+        file_identity(path)
 
 
 def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) -> None:
