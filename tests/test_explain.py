@@ -94,6 +94,16 @@ def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_ce
     assert details(reasons, "budget") == ["6 GPUs: --exact asks for 4"]
 
 
+def test_an_out_of_memory_reason_between_rows_names_the_row_the_length_falls_to():
+    # 18000 tokens falls to the 20480 row, whose cell is SP=2: the 16384 row's Env is no answer (the tables measured
+    # no length between), and the reason says which row it reads, as the evidence line does.
+    answer, reasons = explained(gpu="a100", model="4B", max_model_len=18000, budget_gpus=2)
+    assert answer.plans[0].setting.label == "SP=2"
+    (oom,) = details(reasons, "out_of_memory")
+    assert oom.startswith("at 20480 tokens, the row that 18000 falls to, the A100-80GB table for 2 GPUs says 'SP=2'; ")
+    assert oom.endswith("so vanilla, Env ran out of memory there")
+
+
 def test_out_of_memory_follows_the_order_the_source_tries_on_that_count(edited_a100_tables):
     # A made-up 8-GPU table whose cell is SP=8: on 8 GPUs the source's order goes on past Env + SP=4 with
     # SP=8, so everything before SP=8 in that order ran out of memory, Env + SP=4 included.
