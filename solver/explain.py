@@ -700,7 +700,8 @@ class _Words:
             unmeasured = [c for c in combinations if _label(c) in others]
             reasons.append(Reason(rule="undocumented", detail=(
                 f"{', '.join(others)} on {self.gpus(n)}: never measured, and no cell of {table}{self.whose(n)} from "
-                f"{row} tokens on is a setting they include (at {row}: '{cell.label if cell else '-'}'); "
+                f"{row} tokens on is a setting they include (at {row}: '{cell.label if cell else '-'}')"
+                f"{', nor a cell of a table for fewer GPUs' if self._nor_fewer(n) else ''}; "
                 f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
 
