@@ -477,14 +477,14 @@ def test_an_unmeasured_setting_is_said_to_have_no_cell_of_a_table_for_fewer_gpus
                                 estimate="auto")
     best = answer.plans[0]
     assert (best.gpus, best.setting.label, best.evidence, best.source.gpus) == (4, "Env + Offload", "inferred", 2)
-    assert details(reasons, "undocumented") == [
+    assert details(reasons, "undocumented") == [(
         "Offload on 4 GPUs: never measured, and no cell of the A100-80GB table for 4 GPUs from 16384 tokens on is a "
         "setting they include (at 16384: 'SP=2'), nor a cell of a table for fewer GPUs; the memory model predicts at "
-        "16384 tokens: Offload not estimated (estimates turn Env on unless --no-env)"]
+        "16384 tokens: Offload not estimated (estimates turn Env on unless --no-env)")]
     _, reasons = explained(gpu="a100", model="14B", max_model_len=4096, budget_gpus=2, exact=True)
-    assert details(reasons, "undocumented") == [
+    assert details(reasons, "undocumented") == [(
         "Offload on 2 GPUs: never measured, and no cell of the A100-80GB table for 2 GPUs from 4096 tokens on is a "
-        "setting they include (at 4096: 'Env + Offload'); estimates are off (--no-estimate)"]
+        "setting they include (at 4096: 'Env + Offload'); estimates are off (--no-estimate)")]
 
 
 def test_one_asked_setting_without_a_plan_gets_what_the_tables_and_the_model_say_of_it():
