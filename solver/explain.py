@@ -688,17 +688,20 @@ class _Words:
         failed = [label for label in tried if label in labels]
         others = [label for label in labels if label not in tried]
         reasons = []
+        falls = f", the row that {length} falls to," if row > length else ""
+        said = f"at {row} tokens{falls} {table} says '{cell.label if cell else '-'}'{self.whose(n)}"
         if failed:
             reasons.append(Reason(rule="out_of_memory", detail=(
-                f"at {row} tokens {table} says '{cell.label if cell else '-'}'{self.whose(n)}; its cells read as the "
-                f"first setting that trained in the order {', '.join(order)} (Trinity-RFT's guide advises: start from "
-                f"vanilla, then on OOM add Env, SP, Offload), so {', '.join(failed)} ran out of memory there"
+                f"{said}; its cells read as the first setting that trained in the order {', '.join(order)} "
+                f"(Trinity-RFT's guide advises: start from vanilla, then on OOM add Env, SP, Offload), so "
+                f"{', '.join(failed)} ran out of memory there"
                 f"{self._lowered(length, [c for c in combinations if _label(c) in failed])}")))
         if others:
             unmeasured = [c for c in combinations if _label(c) in others]
             reasons.append(Reason(rule="undocumented", detail=(
                 f"{', '.join(others)} on {self.gpus(n)}: never measured, and no cell of {table}{self.whose(n)} from "
-                f"{row} tokens on is a setting they include (at {row}: '{cell.label if cell else '-'}'); "
+                f"{row} tokens on is a setting they include (at {row}: '{cell.label if cell else '-'}')"
+                f"{', nor a cell of a table for fewer GPUs' if self._nor_fewer(n) else ''}; "
                 f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
 

@@ -496,9 +496,9 @@ class Plan(Frozen):
             between = (f", the row that {self.max_model_len} falls to"
                        if self.source.max_model_len > self.max_model_len else "")
             return f"documented: {cell}{between}"
-        if self.source.gpus == self.gpus:
-            return f"inferred: {cell}, and this plan includes that setting"
-        return f"inferred: {cell}, and this plan includes that setting on more GPUs (which hold no more per GPU)"
+        shorter = " at fewer tokens" if self.source.max_model_len > self.max_model_len else ""
+        more_gpus = " on more GPUs (which hold no more per GPU)" if self.source.gpus < self.gpus else ""
+        return f"inferred: {cell}, and this plan includes that setting{shorter}{more_gpus}"
 
 
 ExplainRule = Literal[

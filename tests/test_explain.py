@@ -94,6 +94,16 @@ def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_ce
     assert details(reasons, "budget") == ["6 GPUs: --exact asks for 4"]
 
 
+def test_an_out_of_memory_reason_between_rows_names_the_row_the_length_falls_to():
+    # 18000 tokens falls to the 20480 row, whose cell is SP=2: the 16384 row's Env is no answer (the tables measured
+    # no length between), and the reason says which row it reads, as the evidence line does.
+    answer, reasons = explained(gpu="a100", model="4B", max_model_len=18000, budget_gpus=2)
+    assert answer.plans[0].setting.label == "SP=2"
+    (oom,) = details(reasons, "out_of_memory")
+    assert oom.startswith("at 20480 tokens, the row that 18000 falls to, the A100-80GB table for 2 GPUs says 'SP=2'; ")
+    assert oom.endswith("so vanilla, Env ran out of memory there")
+
+
 def test_out_of_memory_follows_the_order_the_source_tries_on_that_count(edited_a100_tables):
     # A made-up 8-GPU table whose cell is SP=8: on 8 GPUs the source's order goes on past Env + SP=4 with
     # SP=8, so everything before SP=8 in that order ran out of memory, Env + SP=4 included.
@@ -458,6 +468,23 @@ def test_long_runs_of_sp_degrees_are_ranges():
 def test_one_gpu_is_one_gpu_in_explanations():
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=4096, budget_gpus=1, offload=True)
     assert details(reasons, "pin") == ["--offload rules out vanilla on 1 GPU, Env on 1 GPU"]
+
+
+def test_an_unmeasured_setting_is_said_to_have_no_cell_of_a_table_for_fewer_gpus_either():
+    # Offload alone on 4 A100s at 16384 tokens: the 4-GPU table never tried it, and the 2-GPU table's 'Env + Offload'
+    # there, on which the answer rests, is not a setting it includes. On 2 GPUs no table is for fewer.
+    answer, reasons = explained(gpu="a100", model="8B", max_model_len=16384, budget_gpus=4, offload=True,
+                                estimate="auto")
+    best = answer.plans[0]
+    assert (best.gpus, best.setting.label, best.evidence, best.source.gpus) == (4, "Env + Offload", "inferred", 2)
+    assert details(reasons, "undocumented") == [(
+        "Offload on 4 GPUs: never measured, and no cell of the A100-80GB table for 4 GPUs from 16384 tokens on is a "
+        "setting they include (at 16384: 'SP=2'), nor a cell of a table for fewer GPUs; the memory model predicts at "
+        "16384 tokens: Offload not estimated (estimates turn Env on unless --no-env)")]
+    _, reasons = explained(gpu="a100", model="14B", max_model_len=4096, budget_gpus=2, exact=True)
+    assert details(reasons, "undocumented") == [(
+        "Offload on 2 GPUs: never measured, and no cell of the A100-80GB table for 2 GPUs from 4096 tokens on is a "
+        "setting they include (at 4096: 'Env + Offload'); estimates are off (--no-estimate)")]
 
 
 def test_one_asked_setting_without_a_plan_gets_what_the_tables_and_the_model_say_of_it():

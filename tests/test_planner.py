@@ -1001,15 +1001,25 @@ def test_an_sp_degree_is_a_setting_on_so_env_comes_before_sp_at_an_equal_cost():
     assert plan_dicts(solve_one("A100-80GB", **request)) == expected[:1]
 
 
-def test_inferred_evidence_says_more_gpus_only_for_a_cell_of_fewer_gpus():
+def test_inferred_evidence_says_fewer_tokens_and_more_gpus_only_where_its_cell_has_them():
+    # The cell an inferred plan cites may lie at a longer row than the plan's length, or in a table for fewer GPUs:
+    # the words say so, so that a reader checking the guide does not take it for the plan's own row and count.
     cheap_sp = Weights(offload=0.5, sp=0.01, env=0.1)
-    same = solve_one("A100-80GB", model="Qwen3-4B", max_model_len=16384, budget_gpus=2, exact=True, weights=cheap_sp)
+    same = solve_one("A100-80GB", model="0.6B", max_model_len=8192, budget_gpus=2, exact=True, env=True)
+    longer = solve_one("A100-80GB", model="Qwen3-4B", max_model_len=16384, budget_gpus=2, exact=True, weights=cheap_sp)
     fewer = solve_one("A100-80GB", model="14B", max_model_len=8192, budget_gpus=7, exact=True)
+    both = solve_one("A100-80GB", model="8B", max_model_len=30000, budget_gpus=4, exact=True, sp=2)
     assert same.best.evidence_text(same.gpu, same.model) == (
-        "inferred: the A100-80GB table for 2 GPUs says 'SP=2' at 20480, and this plan includes that setting")
+        "inferred: the A100-80GB table for 2 GPUs says 'vanilla' at 8192, and this plan includes that setting")
+    assert longer.best.evidence_text(longer.gpu, longer.model) == (
+        "inferred: the A100-80GB table for 2 GPUs says 'SP=2' at 20480, and this plan includes that setting at fewer "
+        "tokens")
     assert fewer.best.evidence_text(fewer.gpu, fewer.model) == (
         "inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan includes that setting on more "
         "GPUs (which hold no more per GPU)")
+    assert both.best.evidence_text(both.gpu, both.model) == (
+        "inferred: the A100-80GB table for 2 GPUs says 'Env + Offload + SP=2' at 32768, and this plan includes that "
+        "setting at fewer tokens on more GPUs (which hold no more per GPU)")
 
 
 def test_with_every_weight_zero_the_cheapest_plan_takes_the_most_gpus():
