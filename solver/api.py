@@ -2,9 +2,9 @@
 
 Every result's ``model_dump(mode="json")`` is the JSON the command prints (``--json``), and the command
 is a thin layer over these same functions (`solver.query.make_query`, `solver.solve.plan`,
-`solver.explain.explain`, `solver.cluster.place`, `solver.memory.breakdown`), and the verdict on a Trinity
-config's own settings (`with_config_verdicts`) and the fragment ``--emit trinity`` prints (`trinity_config`) are
-worked out here. (`estimate_memory` is not named `memory`, the name of the module it uses.)
+`solver.explain.explain`, `solver.cluster.place`, `solver.memory.breakdown`, `solver.maps.gpu_map`), and the verdict
+on a Trinity config's own settings (`with_config_verdicts`) and the fragment ``--emit trinity`` prints
+(`trinity_config`) are worked out here. (`estimate_memory` is not named `memory`, the name of the module it uses.)
 """
 
 from __future__ import annotations

@@ -1447,7 +1447,7 @@ def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(mo
                     assert eval(expression, names) == value
                     continue
             exec(compile(ast.Module([statement], []), "docs/api.md", "exec"), names)  # noqa: S102 - the page's own
-    assert shown == 8
+    assert shown == 9
 
 
 def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():
@@ -1557,19 +1557,20 @@ SHIPPED_MEMORY_MODEL = shipped_tables_directory() / "memory-model.yaml"
     ("flags", "arguments"),
     [
         (("--gpu", "h100", "--model", "8B,32B,30B-A3B", "--gpus-up-to", "3", "--host-ram", "512"),
-         dict(model=["8B", "32B", "30B-A3B"], gpu="h100", gpus_up_to=3, host_ram_gb=512)),
+         {"model": ["8B", "32B", "30B-A3B"], "gpu": "h100", "gpus_up_to": 3, "host_ram_gb": 512}),
         (("--gpu", "a10", "--model", "32B,4B", "--gpus-up-to", "2", "--host-ram", "100.5", "--node-gpus", "4"),
-         dict(model=("32B", "4B"), gpu="a10", gpus_up_to=2, host_ram_gb=100.5, node_gpus=4)),  # nothing trains
+         {"model": ("32B", "4B"), "gpu": "a10", "gpus_up_to": 2, "host_ram_gb": 100.5, "node_gpus": 4}),
         (("--gpu", "h20", "--model", "8B", "--by", "len", "--gpus-up-to", "4", "--train-batch-size", "96",
           "--token-budget", "auto"),
-         dict(model="8B", gpu="h20", by="len", gpus_up_to=4, train_batch_size=96, token_budget="auto")),
+         {"model": "8B", "gpu": "h20", "by": "len", "gpus_up_to": 4, "train_batch_size": 96, "token_budget": "auto"}),
         (("--gpu", "h800", "--cells", str(H800_CELLS), "--model", "8B", "--by", "len", "--gpus-up-to", "2",
           "--estimate"),
-         dict(model="8B", gpu="h800", by="len", gpus_up_to=2, estimate="only", catalog=CATALOG.with_cells(H800_CELLS))),
+         {"model": "8B", "gpu": "h800", "by": "len", "gpus_up_to": 2, "estimate": "only",
+          "catalog": CATALOG.with_cells(H800_CELLS)}),
         (("--model-config", str(LLAMA_CONFIG), "--gpus-up-to", "1", "--no-estimate"),
-         dict(model=WITH_LLAMA.models[-1].name, gpus_up_to=1, estimate="never", catalog=WITH_LLAMA)),
+         {"model": WITH_LLAMA.models[-1].name, "gpus_up_to": 1, "estimate": "never", "catalog": WITH_LLAMA}),
         (("--gpu", "a100", "--gpus-up-to", "2", "--margin", "0.2", "--memory-model", str(SHIPPED_MEMORY_MODEL)),
-         dict(gpu="a100", gpus_up_to=2, margin=0.2, memory=load_memory_model(SHIPPED_MEMORY_MODEL))),  # every model
+         {"gpu": "a100", "gpus_up_to": 2, "margin": 0.2, "memory": load_memory_model(SHIPPED_MEMORY_MODEL)}),
     ],
 )
 def test_map_plans_gives_the_maps_solve_map_json_prints(cli, flags: tuple[str, ...], arguments: dict):
@@ -1591,17 +1592,18 @@ def test_map_plans_maps_every_documented_gpu_type_without_one():
     ("flags", "arguments", "status"),
     [
         (("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--sp", "8", "--env", "--host-ram", "64"),
-         dict(model="8B", gpu="h100", gpus=8, max_model_len=131072, sp=8, env=True, host_ram_gb=64), 0),
+         {"model": "8B", "gpu": "h100", "gpus": 8, "max_model_len": 131072, "sp": 8, "env": True,
+          "host_ram_gb": 64}, 0),
         (("--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k"),
-         dict(model="32B", gpu="a10", gpus=2, max_model_len=32768), 1),  # does not fit
+         {"model": "32B", "gpu": "a10", "gpus": 2, "max_model_len": 32768}, 1),  # does not fit
         (("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8192", "--margin", "0.123456", "--offload",
           "--token-budget", "12000", "--node-gpus", "4"),
-         dict(model="4B", gpu="a100", gpus=4, max_model_len=8192, margin=0.123456, offload=True,
-              max_token_len_per_gpu=12000, node_gpus=4), 0),
+         {"model": "4B", "gpu": "a100", "gpus": 4, "max_model_len": 8192, "margin": 0.123456, "offload": True,
+          "max_token_len_per_gpu": 12000, "node_gpus": 4}, 0),
         (("--model-config", str(LLAMA_CONFIG), "--gpu", "h20", "--gpus", "1", "--len", "8k", "--memory-model",
           str(SHIPPED_MEMORY_MODEL)),
-         dict(model=WITH_LLAMA.models[-1].name, gpu="h20", gpus=1, max_model_len=8192, catalog=WITH_LLAMA,
-              memory=str(SHIPPED_MEMORY_MODEL)), 0),
+         {"model": WITH_LLAMA.models[-1].name, "gpu": "h20", "gpus": 1, "max_model_len": 8192, "catalog": WITH_LLAMA,
+          "memory": str(SHIPPED_MEMORY_MODEL)}, 0),
     ],
 )
 def test_memory_answer_is_what_solve_memory_json_prints(cli, flags: tuple[str, ...], arguments: dict, status: int):
@@ -1642,8 +1644,10 @@ def test_memory_answer_echoes_a_memory_model_object_as_its_source():
         (lambda: solver.map_plans("4B", catalog="tables"), lambda: solver.plan("4B", catalog="tables")),
         (lambda: solver.memory_answer("4B", "h100", 8, 32768, sp=3),
          lambda: solver.estimate_memory("4B", "h100", 8, 32768, sp=3)),
-        (lambda: solver.memory_answer("4B", "h100", 12, 32768), lambda: solver.estimate_memory("4B", "h100", 12, 32768)),
-        (lambda: solver.memory_answer("4B", "h100", 8, 1 << 30), lambda: solver.estimate_memory("4B", "h100", 8, 1 << 30)),
+        (lambda: solver.memory_answer("4B", "h100", 12, 32768),
+         lambda: solver.estimate_memory("4B", "h100", 12, 32768)),
+        (lambda: solver.memory_answer("4B", "h100", 8, 1 << 30),
+         lambda: solver.estimate_memory("4B", "h100", 8, 1 << 30)),
         (lambda: solver.memory_answer("5B", "h100", 8, 4096), lambda: solver.estimate_memory("5B", "h100", 8, 4096)),
         (lambda: solver.memory_answer("4B", "rtx3090", 8, 4096),
          lambda: solver.estimate_memory("4B", "rtx3090", 8, 4096)),
