@@ -75,8 +75,9 @@ def run_memory(args: argparse.Namespace) -> int:
     memory_model = memory_model_option(args.memory_model) or load_memory_model()
     result = memory_answer(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
-                           memory=args.memory_model or memory_model, max_token_len_per_gpu=args.token_budget,
-                           host_ram_gb=args.host_ram)  # a --memory-model file's path, which the answer echoes
+                           memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)
+    if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
+        result = result.model_copy(update={"memory_model": str(args.memory_model)})
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
