@@ -24,6 +24,8 @@ _EXPORTS = {
     "plan": "solver.api",
     "place": "solver.api",
     "estimate_memory": "solver.api",
+    "memory_answer": "solver.api",
+    "map_plans": "solver.api",
     "trinity_config": "solver.api",
     "placement_configs": "solver.api",
     "trinity_settings": "solver.api",
@@ -97,6 +99,8 @@ docs/api.md writes it), each imported on first use."""
 if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py checks that they agree)
     from solver.api import calibrate_memory_model as calibrate_memory_model
     from solver.api import estimate_memory as estimate_memory
+    from solver.api import map_plans as map_plans
+    from solver.api import memory_answer as memory_answer
     from solver.api import place as place
     from solver.api import placement_configs as placement_configs
     from solver.api import placement_settings as placement_settings

@@ -2,9 +2,9 @@
 
 Every result's ``model_dump(mode="json")`` is the JSON the command prints (``--json``), and the command
 is a thin layer over these same functions (`solver.query.make_query`, `solver.solve.plan`,
-`solver.explain.explain`, `solver.cluster.place`, `solver.memory.breakdown`), and the verdict on a Trinity
-config's own settings (`with_config_verdicts`) and the fragment ``--emit trinity`` prints (`trinity_config`) are
-worked out here. (`estimate_memory` is not named `memory`, the name of the module it uses.)
+`solver.explain.explain`, `solver.cluster.place`, `solver.memory.breakdown`, `solver.maps.gpu_map`), and the verdict
+on a Trinity config's own settings (`with_config_verdicts`) and the fragment ``--emit trinity`` prints
+(`trinity_config`) are worked out here. (`estimate_memory` is not named `memory`, the name of the module it uses.)
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Literal, NamedTuple, get_args
 
 from solver.memory import (
     GRID,
+    MemoryAnswer,
     MemoryEstimate,
     RolloutEngines,
     beyond_calibration,
@@ -50,7 +51,16 @@ from solver.query import (
     make_query,
     resolve_margin,
 )
-from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan, TrinitySettings, beyond_fields
+from solver.results import (
+    Answer,
+    Calibration,
+    ClusterResult,
+    CurrentSettings,
+    GpuMap,
+    Plan,
+    TrinitySettings,
+    beyond_fields,
+)
 from solver.rules import (
     NODE_GPUS,
     BrokenRule,
@@ -66,6 +76,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_TOKENS,
     OWN_GPU_HINT,
@@ -95,6 +106,8 @@ __all__ = [
     "fragment_engines",
     "fragment_layout",
     "make_query",
+    "map_plans",
+    "memory_answer",
     "place",
     "placement_configs",
     "placement_settings",
@@ -412,6 +425,91 @@ def estimate_memory(
                           host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpus, sp, max_model_len, gpu_type.rocm and env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting))
+
+
+def memory_answer(
+    model: str,
+    gpu: str,
+    gpus: int,
+    max_model_len: int,
+    *,
+    sp: int = 1,
+    env: bool = False,
+    offload: bool = False,
+    margin: float | None = None,
+    node_gpus: int = NODE_GPUS,
+    catalog: Catalog | None = None,
+    memory: MemoryModel | Path | str | None = None,
+    max_token_len_per_gpu: int | None = None,
+    host_ram_gb: float | None = None,
+) -> MemoryAnswer:
+    """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
+    for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
+    too (as --memory-model), which the answer's ``memory_model`` echoes as given; a `MemoryModel` is echoed as its
+    source (`MemoryModel.own_source`: None for the shipped one)."""
+    check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
+    loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
+    loaded = loaded if loaded is not None else load_memory_model()
+    catalog = catalog if catalog is not None else load_catalog()
+    estimate = estimate_memory(model, gpu, gpus, max_model_len, sp=sp, env=env, offload=offload, margin=margin,
+                               node_gpus=node_gpus, catalog=catalog, memory=loaded,
+                               max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb)
+    resolved = catalog.model(model)
+    return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
+                        model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
+                        max_model_len=max_model_len, sp=sp, env=env, offload=offload,
+                        margin=resolve_margin(loaded, margin), max_token_len_per_gpu=max_token_len_per_gpu,
+                        node_gpus=node_gpus,
+                        memory_model=str(memory) if isinstance(memory, Path | str) else loaded.own_source,
+                        **dict(estimate))
+
+
+def map_plans(
+    model: str | Sequence[str] | None = None,
+    *,
+    gpu: str | None = None,
+    by: Literal["model", "len"] = "model",
+    gpus_up_to: int = 8,
+    weights: Weights | None = None,
+    estimate: EstimateMode = "auto",
+    margin: float | None = None,
+    token_budget: TokenBudgetMode = "default",
+    host_ram_gb: float | None = None,
+    node_gpus: int = NODE_GPUS,
+    train_batch_size: int | None = None,
+    memory: MemoryModel | None = None,
+    time_limit_s: float = 10.0,
+    workers: int = 1,
+    catalog: Catalog | None = None,
+) -> tuple[GpuMap, ...]:
+    """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s, else each
+    documented one's), of GPU budgets 1 to `gpus_up_to`: by model, each of `model` (a name, or a list of them;
+    default: those the GPU type's tables document, else those any tables document) with its longest plan at each
+    budget; with ``by="len"``, `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s
+    (a model or GPU type of your own, or --cells' tables: in the `catalog`). `QueryError` as `plan`'s."""
+    from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
+
+    check_types(("model", model, str | list | tuple | None), ("catalog", catalog, Catalog | None),
+                ("gpus_up_to", gpus_up_to, int))
+    names = [model] if isinstance(model, str) else list(model or ())
+    for index, name in enumerate(names):
+        check_types((f"model[{index}]", name, str))
+    catalog = catalog if catalog is not None else load_catalog()
+    for named in [*names, None]:  # the models first, then the GPU type, as `plan` checks them
+        _check_named(catalog, named, gpu if named is None else None)
+    check_choice("by", by, ("model", "len"))
+    check_counts(("--gpus-up-to", gpus_up_to, MAX_ESTIMATED_GPUS))
+    mapped = list(dict.fromkeys(catalog.model(name).name for name in names))
+    if by == "len" and len(mapped) != 1:
+        give = f"one to --model, not {len(mapped)}" if mapped else "--model M (or --model-config PATH)"
+        raise QueryError(f"--by len maps one model: give {give}")
+    gpu_types = [catalog.gpu(gpu)] if gpu is not None else list(catalog.documented_gpu_types)
+    options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
+               "time_limit_s": time_limit_s, "workers": workers, "weights": weights, "estimate": estimate,
+               "token_budget": token_budget, "node_gpus": node_gpus}
+    budgets = list(range(1, gpus_up_to + 1))
+    return tuple(gpu_map(catalog, gpu_type.name, mapped, budgets, by_length=by == "len", **options)
+                 for gpu_type in gpu_types)
 
 
 def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> None:

@@ -1,7 +1,9 @@
 """Maps: the planner's answers over a grid, for `solve map`.
 
 - by model: for each model and GPU budget, the longest context within the budget (and its plan);
-- by length: for one model, the cheapest plan for each length and GPU budget.
+- by length: for one model, the cheapest plan for each length and GPU budget;
+
+and each GPU type's map as a `GpuMap` (`gpu_map`), which ``solve map --json`` prints and `solver.map_plans` returns.
 
 Each cell is a planner answer (CP-SAT, as for `solve`), so it carries its evidence: documented,
 inferred or estimated.
@@ -14,7 +16,8 @@ from typing import Any
 
 from solver.model import prepare
 from solver.query import make_query
-from solver.results import Plan
+from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
+from solver.rules import NODE_GPUS
 from solver.solve import best_plan
 from solver.tables import Catalog
 
@@ -63,6 +66,31 @@ def length_rows(catalog: Catalog, gpu: str, model: str, budgets: Sequence[int], 
     longest = longest_by_model(catalog, gpu, [model], [most], **options)[model, most]
     reach = longest.max_model_len if longest is not None else 0
     return tabled + [*range(tabled[-1] + LENGTH_STEP, reach, LENGTH_STEP), *([reach] if reach > tabled[-1] else [])]
+
+
+def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int], by_length: bool = False,
+            **options: Any) -> GpuMap:
+    """`gpu`'s map, as ``solve map`` prints it: by model, a row per model of `models` (none: `mapped_models`) with its
+    longest plan at each of `budgets`; with `by_length`, a row per length (`length_rows`) of `models`' one model with
+    its cheapest plan at each; and the `options` (as `longest_by_model`'s) that change its cells, where given."""
+    name = catalog.gpu(gpu).name
+    rows: tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...]
+    if by_length:
+        (model,) = models
+        lengths = length_rows(catalog, name, model, budgets, **options)
+        grid = cheapest_by_length(catalog, name, model, lengths, budgets, **options)
+        rows = tuple(LengthMapRow(max_model_len=length, plans=tuple(grid[length, budget] for budget in budgets))
+                     for length in lengths)
+    else:
+        names = list(models) or mapped_models(catalog, name)
+        grid = longest_by_model(catalog, name, names, budgets, **options)
+        rows = tuple(ModelMapRow(model=row, plans=tuple(grid[row, budget] for budget in budgets)) for row in names)
+    return GpuMap(gpu=name, by="len" if by_length else "model", model=models[0] if by_length else None,
+                  train_batch_size=options.get("train_batch_size"), host_ram_gb=options.get("host_ram_gb"),
+                  node_gpus=None if options.get("node_gpus", NODE_GPUS) == NODE_GPUS else options["node_gpus"],
+                  estimate=None if options.get("estimate", "auto") == "auto" else options["estimate"],
+                  token_budget="auto" if options.get("token_budget") == "auto" else None,
+                  budget_gpus=tuple(budgets), rows=rows)
 
 
 def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[str | int, dict[str, Any]]) -> Grid:

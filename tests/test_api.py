@@ -1447,7 +1447,7 @@ def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(mo
                     assert eval(expression, names) == value
                     continue
             exec(compile(ast.Module([statement], []), "docs/api.md", "exec"), names)  # noqa: S102 - the page's own
-    assert shown == 8
+    assert shown == 9
 
 
 def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():
@@ -1544,3 +1544,141 @@ def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
             "against SP=4 (estimates keep Env on; --no-env estimates without it), and in "
             "max_token_len_per_gpu, 25600 against 16384 (fewer micro-batches, which the cost does not count)"
             ) in " ".join(shown.getvalue().split())
+
+
+MY_CELLS = str(EXAMPLES / "my-cells.yaml")
+LLAMA_CONFIG = Path(__file__).resolve().parent / "data" / "hf-configs" / "Llama-3.2-1B.json"
+H800_CELLS = Path(__file__).resolve().parent / "data" / "cells" / "h800.yaml"
+WITH_LLAMA = CATALOG.with_model(solver.load_model_config(LLAMA_CONFIG))
+SHIPPED_MEMORY_MODEL = shipped_tables_directory() / "memory-model.yaml"
+
+
+@pytest.mark.parametrize(
+    ("flags", "arguments"),
+    [
+        (("--gpu", "h100", "--model", "8B,32B,30B-A3B", "--gpus-up-to", "3", "--host-ram", "512"),
+         {"model": ["8B", "32B", "30B-A3B"], "gpu": "h100", "gpus_up_to": 3, "host_ram_gb": 512}),
+        (("--gpu", "a10", "--model", "32B,4B", "--gpus-up-to", "2", "--host-ram", "100.5", "--node-gpus", "4"),
+         {"model": ("32B", "4B"), "gpu": "a10", "gpus_up_to": 2, "host_ram_gb": 100.5, "node_gpus": 4}),
+        (("--gpu", "h20", "--model", "8B", "--by", "len", "--gpus-up-to", "4", "--train-batch-size", "96",
+          "--token-budget", "auto"),
+         {"model": "8B", "gpu": "h20", "by": "len", "gpus_up_to": 4, "train_batch_size": 96, "token_budget": "auto"}),
+        (("--gpu", "h800", "--cells", str(H800_CELLS), "--model", "8B", "--by", "len", "--gpus-up-to", "2",
+          "--estimate"),
+         {"model": "8B", "gpu": "h800", "by": "len", "gpus_up_to": 2, "estimate": "only",
+          "catalog": CATALOG.with_cells(H800_CELLS)}),
+        (("--model-config", str(LLAMA_CONFIG), "--gpus-up-to", "1", "--no-estimate"),
+         {"model": WITH_LLAMA.models[-1].name, "gpus_up_to": 1, "estimate": "never", "catalog": WITH_LLAMA}),
+        (("--gpu", "a100", "--gpus-up-to", "2", "--margin", "0.2", "--memory-model", str(SHIPPED_MEMORY_MODEL)),
+         {"gpu": "a100", "gpus_up_to": 2, "margin": 0.2, "memory": load_memory_model(SHIPPED_MEMORY_MODEL)}),
+    ],
+)
+def test_map_plans_gives_the_maps_solve_map_json_prints(cli, flags: tuple[str, ...], arguments: dict):
+    status, out, _ = cli("map", *flags, "--json")
+    printed = pydantic.TypeAdapter(list[solver.GpuMap]).validate_json(out)
+    maps = solver.map_plans(**arguments)
+    assert status == 0 and [m.model_dump(mode="json") for m in maps] == [m.model_dump(mode="json") for m in printed]
+    assert [(m.gpu, m.by, m.model, m.budget_gpus, len(m.rows)) for m in maps] == [
+        (m.gpu, m.by, m.model, m.budget_gpus, len(m.rows)) for m in printed]
+
+
+def test_map_plans_maps_every_documented_gpu_type_without_one():
+    maps = solver.map_plans("4B", gpus_up_to=1, time_limit_s=5)
+    assert [m.gpu for m in maps] == [gpu.name for gpu in CATALOG.documented_gpu_types]
+    assert all(isinstance(row, solver.ModelMapRow) and row.model == "Qwen3-4B" for m in maps for row in m.rows)
+
+
+@pytest.mark.parametrize(
+    ("flags", "arguments", "status"),
+    [
+        (("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--sp", "8", "--env", "--host-ram", "64"),
+         {"model": "8B", "gpu": "h100", "gpus": 8, "max_model_len": 131072, "sp": 8, "env": True,
+          "host_ram_gb": 64}, 0),
+        (("--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k"),
+         {"model": "32B", "gpu": "a10", "gpus": 2, "max_model_len": 32768}, 1),  # does not fit
+        (("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8192", "--margin", "0.123456", "--offload",
+          "--token-budget", "12000", "--node-gpus", "4"),
+         {"model": "4B", "gpu": "a100", "gpus": 4, "max_model_len": 8192, "margin": 0.123456, "offload": True,
+          "max_token_len_per_gpu": 12000, "node_gpus": 4}, 0),
+        (("--model-config", str(LLAMA_CONFIG), "--gpu", "h20", "--gpus", "1", "--len", "8k", "--memory-model",
+          str(SHIPPED_MEMORY_MODEL)),
+         {"model": WITH_LLAMA.models[-1].name, "gpu": "h20", "gpus": 1, "max_model_len": 8192, "catalog": WITH_LLAMA,
+          "memory": str(SHIPPED_MEMORY_MODEL)}, 0),
+    ],
+)
+def test_memory_answer_is_what_solve_memory_json_prints(cli, flags: tuple[str, ...], arguments: dict, status: int):
+    printed_status, out, _ = cli("memory", *flags, "--json")
+    answer, printed = solver.memory_answer(**arguments), solver.MemoryAnswer.model_validate_json(out)
+    ours, theirs = answer.model_dump(mode="json"), printed.model_dump(mode="json")
+    assert printed_status == status and answer.trains == (status == 0) and ours == json.loads(out)
+    assert list(ours) == list(theirs) and abs(ours.pop("headroom_gib") - theirs.pop("headroom_gib")) <= 1e-4 + 1e-9
+    assert ours == theirs  # the rebuilt answer's verdicts are derived from the rounded GiB, as docs/api.md says
+
+
+def test_memory_answer_echoes_a_memory_model_object_as_its_source():
+    fitted = solver.calibrate_memory_model([MY_CELLS], with_tables=True).memory_model
+    assert solver.memory_answer("8B", "h100", 8, 65536, memory=fitted).memory_model == fitted.own_source
+    assert fitted.own_source is not None
+    assert solver.memory_answer("8B", "h100", 8, 65536, memory=load_memory_model()).memory_model is None
+
+
+@pytest.mark.parametrize(
+    ("call", "same_as"),
+    [
+        (lambda: solver.map_plans("5B"), lambda: solver.plan("5B", max_model_len=8192)),
+        (lambda: solver.map_plans(["4B", "rtx3090"]), lambda: solver.plan("rtx3090", max_model_len=8192)),
+        (lambda: solver.map_plans("4B", gpu="rtx3090"), lambda: solver.plan("4B", gpu="rtx3090", max_model_len=8192)),
+        (lambda: solver.map_plans("4B", gpu=5), lambda: solver.plan("4B", gpu=5, max_model_len=8192)),
+        (lambda: solver.map_plans("4B", gpu="h100", margin=1.0),
+         lambda: solver.plan("4B", gpu="h100", max_model_len=8192, margin=1.0)),
+        (lambda: solver.map_plans("4B", gpu="h100", estimate="maybe"),
+         lambda: solver.plan("4B", gpu="h100", max_model_len=8192, estimate="maybe")),
+        (lambda: solver.map_plans("4B", gpu="h100", workers=0),
+         lambda: solver.plan("4B", gpu="h100", max_model_len=8192, workers=0)),
+        (lambda: solver.map_plans("4B", gpu="h100", time_limit_s=True),
+         lambda: solver.plan("4B", gpu="h100", max_model_len=8192, time_limit_s=True)),
+        (lambda: solver.map_plans("4B", gpu="h100", train_batch_size=0),
+         lambda: solver.plan("4B", gpu="h100", max_model_len=8192, train_batch_size=0)),
+        (lambda: solver.map_plans("4B", gpu="h100", host_ram_gb=-1.0),
+         lambda: solver.plan("4B", gpu="h100", max_model_len=8192, host_ram_gb=-1.0)),
+        (lambda: solver.map_plans("4B", catalog="tables"), lambda: solver.plan("4B", catalog="tables")),
+        (lambda: solver.memory_answer("4B", "h100", 8, 32768, sp=3),
+         lambda: solver.estimate_memory("4B", "h100", 8, 32768, sp=3)),
+        (lambda: solver.memory_answer("4B", "h100", 12, 32768),
+         lambda: solver.estimate_memory("4B", "h100", 12, 32768)),
+        (lambda: solver.memory_answer("4B", "h100", 8, 1 << 30),
+         lambda: solver.estimate_memory("4B", "h100", 8, 1 << 30)),
+        (lambda: solver.memory_answer("5B", "h100", 8, 4096), lambda: solver.estimate_memory("5B", "h100", 8, 4096)),
+        (lambda: solver.memory_answer("4B", "rtx3090", 8, 4096),
+         lambda: solver.estimate_memory("4B", "rtx3090", 8, 4096)),
+        (lambda: solver.memory_answer("4B", "h100", 8, 4096, margin=1.0),
+         lambda: solver.estimate_memory("4B", "h100", 8, 4096, margin=1.0)),
+        (lambda: solver.memory_answer("4B", "h100", 8, 4096, memory="  "), lambda: solver.load_memory_model("  ")),
+    ],
+)
+def test_the_map_and_memory_answer_functions_refuse_bad_arguments_as_the_others_do(call, same_as):
+    with pytest.raises(QueryError) as theirs:
+        same_as()
+    with pytest.raises(QueryError) as ours:
+        call()
+    assert str(ours.value) == str(theirs.value).replace("path must", "memory must")
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: solver.map_plans(["8B", "4B"], by="len"), "--by len maps one model: give one to --model, not 2"),
+        (lambda: solver.map_plans(by="len"), "--by len maps one model: give --model M (or --model-config PATH)"),
+        (lambda: solver.map_plans("8B", by="length"), "by must be one of model, len, got 'length'"),
+        (lambda: solver.map_plans("8B", gpus_up_to=65), "--gpus-up-to must be a whole number from 1 to 64, got 65"),
+        (lambda: solver.map_plans("8B", gpus_up_to=2.0), "gpus_up_to must be a whole number, got 2.0"),
+        (lambda: solver.map_plans({"8B"}), "model must be a str, a list, a tuple or None, got {'8B'}"),
+        (lambda: solver.map_plans(["8B", 4]), "model[1] must be a str, got 4"),
+        (lambda: solver.memory_answer("8B", "h100", 8, 4096, memory=5),
+         "memory must be a MemoryModel, a Path, a str or None, got 5"),
+    ],
+)
+def test_map_plans_and_memory_answer_name_what_is_wrong(call, message: str):
+    with pytest.raises(QueryError) as caught:
+        call()
+    assert str(caught.value) == message

@@ -1714,7 +1714,7 @@ def interrupted(*args: Any, **kwargs: Any) -> None:
 
 @pytest.mark.parametrize(("module", "name", "argv", "prog"), [
     ("planner", "answer_query", ("--model", "4B", "--len", "8k"), "solve"),
-    ("memory", "estimate_memory", ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k"),
+    ("memory", "memory_answer", ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k"),
      "solve memory"),
 ])
 def test_ctrl_c_while_a_command_works_is_one_line_and_status_130(cli, monkeypatch: pytest.MonkeyPatch, module: str,

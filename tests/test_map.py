@@ -15,10 +15,10 @@ import solver.cli.maps
 import solver.maps
 import solver.solve
 from solver.cli.output import PLAIN_TEXT
-from solver.maps import UNTABLED_LENGTHS, cheapest_by_length, length_rows, longest_by_model, mapped_models
+from solver.maps import UNTABLED_LENGTHS, cheapest_by_length, gpu_map, length_rows, longest_by_model, mapped_models
 from solver.query import make_query
 from solver.render import map_view, short_label
-from solver.results import single_gpu_caution
+from solver.results import GpuMap, LengthMapRow, single_gpu_caution
 from solver.solve import best_plan
 from solver.tables import Setting, load_catalog
 
@@ -332,9 +332,8 @@ def test_a_wide_map_shows_a_run_of_budgets_with_the_same_plans_as_one_column(cli
 def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_its_range():
     catalog = load_catalog()
     budgets = list(range(1, 65))
-    grid = longest_by_model(catalog, "H100-80GB", ["Qwen3-8B"], budgets)
     out = io.StringIO()
-    Console(width=100, file=out).print(map_view(grid, ["Qwen3-8B"], budgets, "map", by_length=False))
+    Console(width=100, file=out).print(map_view(gpu_map(catalog, "H100-80GB", ["Qwen3-8B"], budgets), "map"))
     header = next(line for line in out.getvalue().splitlines() if "≤1" in line)
     assert all(f"≤{first}-{last}" in header for first, last in ((16, 23), (24, 31), (56, 63)))
 
@@ -505,6 +504,8 @@ def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_r
     assert status == 0 and "14k E+O@1~!" in out
     assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n")
     grid = cheapest_by_length(load_catalog(), "A100-80GB", "Qwen3-0.6B", [4096], [1, 2])  # vanilla: no Offload
+    row = LengthMapRow(max_model_len=4096, plans=(grid[4096, 1], grid[4096, 2]))
     out_file = io.StringIO()
-    Console(width=200, file=out_file).print(map_view(grid, [4096], [1, 2], "map", by_length=True))
+    Console(width=200, file=out_file).print(map_view(GpuMap(gpu="A100-80GB", by="len", model="Qwen3-0.6B",
+                                                            budget_gpus=(1, 2), rows=(row,)), "map"))
     assert "van@1" in out_file.getvalue() and "not checked" not in out_file.getvalue()

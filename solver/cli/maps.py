@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from typing import Any
 
 from rich.console import Console
 
+from solver.api import map_plans
 from solver.cli.argtypes import output_path, path_argument, positive_seconds, whole_number
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
@@ -33,11 +33,7 @@ from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, on_terminal
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
 from solver.rules import NODE_GPUS
-from solver.tables import (
-    MAX_ESTIMATED_GPUS,
-    QueryError,
-    shown_number,
-)
+from solver.tables import MAX_ESTIMATED_GPUS, shown_number
 
 
 def build_map_parser() -> Parser:
@@ -75,23 +71,16 @@ def build_map_parser() -> Parser:
 
 def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
-    from solver.maps import cheapest_by_length, length_rows, longest_by_model, mapped_models
-
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          args.gpu, args.gpu_memory, args.cells or ())
-    options = {"memory": memory_model_option(args.memory_model),
-               "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram,
-               "time_limit_s": args.time_limit, "workers": args.workers,
-               "weights": weights_option(args.weights), "estimate": args.estimate_mode,
-               "token_budget": args.token_budget or "default", "node_gpus": args.node_gpus}
+    memory, weights = memory_model_option(args.memory_model), weights_option(args.weights)
     asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
         if args.model else [added] if added else []
-    if args.by == "len" and len(asked) != 1:
-        give = f"one to --model, not {len(asked)}" if asked else "--model M (or --model-config PATH)"
-        raise QueryError(f"--by len maps one model: give {give}")
-    gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
-    budgets = list(range(1, args.gpus_up_to + 1))
+    gpu_maps = map_plans(asked, gpu=args.gpu, by=args.by, gpus_up_to=args.gpus_up_to, weights=weights,
+                         estimate=args.estimate_mode, margin=args.margin, token_budget=args.token_budget or "default",
+                         host_ram_gb=args.host_ram, node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
+                         memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog)
     limits = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
     limits += f", host memory {shown_number(args.host_ram)} GiB per node" if args.host_ram is not None else ""
     limits += f", nodes of {args.node_gpus} GPUs" if args.node_gpus != NODE_GPUS else ""
@@ -99,19 +88,12 @@ def run_map(args: argparse.Namespace) -> int:
     chosen = (", token budget auto" if args.token_budget == "auto" else "") + (
         f", weights {args.weights}" if args.weights else "")
     screen = new_console()
-    views, maps = [], []
-    for gpu in gpus:
-        if args.by == "len":
-            rows: list[Any] = length_rows(catalog, gpu.name, asked[0], budgets, **options)
-            grid = cheapest_by_length(catalog, gpu.name, asked[0], rows, budgets, **options)
-            title = f"{gpu.name} · {asked[0]}: cheapest setting per length and GPU budget{limits}{chosen}"
-        else:
-            rows = asked or mapped_models(catalog, gpu.name)
-            grid = longest_by_model(catalog, gpu.name, rows, budgets, **options)
-            title = f"{gpu.name}: longest context per model and GPU budget{limits}{chosen}"
-        views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len", limited=bool(limits),
+    views = []
+    for gpu_map in gpu_maps:
+        title = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
+                 else f"{gpu_map.gpu}: longest context per model and GPU budget")
+        views.append(map_view(gpu_map, f"{title}{limits}{chosen}", limited=bool(limits),
                               host_checked=args.host_ram is not None))
-        maps.append((gpu.name, grid, rows))
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty).
     unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
@@ -127,11 +109,7 @@ def run_map(args: argparse.Namespace) -> int:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"), "--svg")
     if args.json:
-        given = {"train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram,
-                 "node_gpus": args.node_gpus if args.node_gpus != NODE_GPUS else None,
-                 "estimate": args.estimate_mode if args.estimate_mode != "auto" else None,
-                 "token_budget": "auto" if args.token_budget == "auto" else None}
-        sys.stdout.write(map_json(maps, budgets, model=asked[0] if args.by == "len" else None, given=given) + "\n")
+        sys.stdout.write(map_json(gpu_maps) + "\n")
     else:
         for view in views:
             screen.print(view)

@@ -6,7 +6,7 @@ import argparse
 import shlex
 import sys
 
-from solver.api import estimate_memory
+from solver.api import memory_answer
 from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_cells_elsewhere, note_gpu_variant, note_near_tabled_shape
@@ -73,19 +73,15 @@ def run_memory(args: argparse.Namespace) -> int:
     model = catalogue_model(catalog, args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = memory_model_option(args.memory_model) or load_memory_model()
-    result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
-                             offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
-                             memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)
+    result = memory_answer(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
+                           offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
+                           memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)
+    if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
+        result = result.model_copy(update={"memory_model": str(args.memory_model)})
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
-        asked = {"model": model.name, "model_parameters_b": model.parameters_b,
-                 "model_active_parameters_b": model.active_parameters_b, "gpu": gpu.name,
-                 "gpus": args.gpus, "max_model_len": args.max_model_len,
-                 "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin,
-                 "max_token_len_per_gpu": args.token_budget, "node_gpus": args.node_gpus,
-                 "memory_model": str(args.memory_model) if args.memory_model else None}
-        sys.stdout.write(memory_json(result, asked) + "\n")
+        sys.stdout.write(memory_json(result) + "\n")
     else:
         active = f", {model.active_parameters_b:.2f}B active" if model.moe is not None else ""
         label = (f"{model.name} ({model.parameters_b:.2f}B parameters{active}) on {args.gpus} x {gpu.name} "

@@ -1,8 +1,10 @@
-"""`solve map`: a grid of the best plan per model (or length) and GPU budget, and the maps as JSON."""
+"""`solve map`: a grid of the best plan per model (or length) and GPU budget, and the maps as JSON (the maps
+themselves, `GpuMap`s, are `solver.maps.gpu_map`'s)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group
@@ -47,33 +49,21 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any],
     return spans
 
 
-def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
-             model: str | None = None, given: dict[str, Any] | None = None) -> str:
-    """Maps as JSON, a `GpuMap` each: per GPU type (name, grid, rows), the options `given` that change its cells
-    (their values not None: the train batch the plans keep to, the host memory per node they fit in, ...), its
-    budgets and, per row (a model, or with `model`, the model mapped by length, a length), the best plan at each
-    budget (null where none), as `solve --json` gives a plan."""
-    gpu_maps = [GpuMap(gpu=gpu, by="len" if model is not None else "model", model=model, **(given or {}),
-                       budget_gpus=tuple(budgets), rows=_map_rows(grid, rows, budgets, model))
-                for gpu, grid, rows in maps]
+def map_json(gpu_maps: Sequence[GpuMap]) -> str:
+    """Maps as JSON, as ``solve map --json`` prints them: a `GpuMap` each (`solver.maps.gpu_map`)."""
     return json.dumps([gpu_map.model_dump(mode="json") for gpu_map in gpu_maps], indent=2)
 
 
-def _map_rows(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int],
-              model: str | None) -> tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...]:
-    """A map's rows: per model, or with `model` per length, its best plan at each of `budgets` (None where none)."""
-    plans = [(row, tuple(grid[row, budget] for budget in budgets)) for row in rows]
-    if model is None:
-        return tuple(ModelMapRow(model=row, plans=row_plans) for row, row_plans in plans)
-    return tuple(LengthMapRow(max_model_len=row, plans=row_plans) for row, row_plans in plans)
-
-
-def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
-             by_length: bool, limited: bool = False, host_checked: bool = False) -> Group:
-    """A map: its title, then a row per model (or length), a column per GPU budget, each cell the best plan
+def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False) -> Group:
+    """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend
     (`limited`: the title names limits, a train batch or host memory, that the plans keep to; without
     `host_checked`, a host memory given, it says that nothing checked the Offload cells' host memory)."""
+    by_length, budgets = gpu_map.by == "len", list(gpu_map.budget_gpus)
+    map_rows: Sequence[ModelMapRow | LengthMapRow] = gpu_map.rows
+    rows: list[Any] = [row.max_model_len if isinstance(row, LengthMapRow) else row.model for row in map_rows]
+    grid = {(name, budget): plan for name, row in zip(rows, map_rows, strict=True)
+            for budget, plan in zip(budgets, row.plans, strict=True)}
     view = Table()
     view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
                     min_width=max(len(str(row)) for row in rows))

@@ -4,7 +4,6 @@ calibrate` writes."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import yaml
 from rich.console import Group, RenderableType
@@ -155,9 +154,9 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offl
     return longest
 
 
-def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
-    """A breakdown as JSON, as `MemoryAnswer` gives it: what was `asked` (a `MemoryQuestion`'s fields: model, GPU,
-    count, length, setting, margin, ...), then the estimate's fields, then its verdicts (``step_fits``, ``fits``,
-    ``headroom_gib``, ``step_binds``, ``host_fits``, ``trains``: the tables' where they speak, and only where the host
-    memory holds the states); GiB rounded to 4 decimals (0.1 MiB)."""
-    return json.dumps(MemoryAnswer(**asked, **dict(result)).model_dump(mode="json"), indent=2)
+def memory_json(answer: MemoryAnswer) -> str:
+    """A breakdown as JSON (`solver.api.memory_answer`'s `MemoryAnswer`): what was asked (model, GPU, count, length,
+    setting, margin, ...), then the estimate's fields, then its verdicts (``step_fits``, ``fits``, ``headroom_gib``,
+    ``step_binds``, ``host_fits``, ``trains``: the tables' where they speak, and only where the host memory holds the
+    states); GiB rounded to 4 decimals (0.1 MiB)."""
+    return json.dumps(answer.model_dump(mode="json"), indent=2)
