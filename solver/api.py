@@ -94,6 +94,7 @@ from solver.tables import (
     load_catalog,
     load_fleet,
     load_memory_model,
+    path_text,
     read_cells_files,
     shown_value,
 )
@@ -460,7 +461,7 @@ def memory_answer(
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload,
                         margin=resolve_margin(loaded, margin), max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus,
-                        memory_model=str(memory) if isinstance(memory, Path | str) else loaded.own_source,
+                        memory_model=path_text(memory) if isinstance(memory, Path | str) else loaded.own_source,
                         **dict(estimate))
 
 

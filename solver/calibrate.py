@@ -43,6 +43,7 @@ from solver.tables import (
     cell_text,
     contradictions_refused,
     counted,
+    path_text,
 )
 
 GAP = 0.005
@@ -151,8 +152,7 @@ def refuse_own_contradictions(catalog: Catalog, cells: Sequence[tuple[Path, GpuT
 def _cells_source(paths: Sequence[Path], *, with_tables: bool) -> str:
     """What a memory model fitted on the cells files at `paths` (with the documented tables too where
     `with_tables`) says it was calibrated on, in its ``source``."""
-    names = ", ".join(path.name for path in paths)  # a name that is not UTF-8 by the text of its escape:
-    source = names.encode("utf-8", "backslashreplace").decode("utf-8") or "the documented tables"  # no lone surrogate
+    source = ", ".join(path_text(path.name) for path in paths) or "the documented tables"
     return source + (" and the documented tables" if with_tables else "")
 
 

@@ -248,7 +248,8 @@ class MemoryQuestion(Frozen, defer_build=True):
         "predicted for)"))
     node_gpus: PositiveInt = Field(description="the GPUs per node (--node-gpus)")
     memory_model: str | None = Field(description=(
-        "the memory-model file given (--memory-model), as given; null for the shipped one"))
+        "the memory-model file given (--memory-model), as given (a byte of its name that is not UTF-8 as its escape, "
+        "\\xe9); through the API, a loaded memory model's source; null for the shipped one"))
 
 
 JSON_GIB_DECIMALS = 4

@@ -1203,6 +1203,24 @@ def test_a_file_names_bytes_that_the_locale_cannot_decode_are_written_as_bytes(
         f"solve: error: --from-config {shown} missing.yaml: cannot read: No such file or directory\n").encode())
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file names are bytes")
+def test_a_memory_model_files_undecodable_byte_is_echoed_in_json_as_its_escape(solve_script: Path, tmp_path: Path):
+    # solve memory --json echoed --memory-model as Python holds it: "mm\udce9.yaml", a lone surrogate that no
+    # UTF-8 reader takes (jq shows U+FFFD); now as the wrote lines write it.
+    name = b"mm\xe9.yaml"
+    shipped = solver.tables.shipped_tables_directory() / solver.tables.MEMORY_MODEL_FILE
+    (tmp_path / os.fsdecode(name)).write_bytes(shipped.read_bytes())
+    result = subprocess.run([os.fsencode(solve_script), b"memory", b"--model", b"4B", b"--gpu", b"h100", b"--gpus",
+                             b"4", b"--len", b"32k", b"--env", b"--sp", b"2", b"--json", b"--memory-model", name],
+                            cwd=tmp_path, capture_output=True, timeout=60, check=False)
+    assert (result.returncode, result.stderr) == (0, b"")
+    printed = json.loads(result.stdout.decode("utf-8", "strict"))
+    assert printed["memory_model"] == "mm\\xe9.yaml"
+    assert solver.MemoryAnswer.model_validate(printed).memory_model == "mm\\xe9.yaml"
+    in_api = solver.memory_answer("4B", "h100", 4, 32768, sp=2, env=True, memory=tmp_path / os.fsdecode(name))
+    assert in_api.memory_model == f"{tmp_path}/mm\\xe9.yaml"
+
+
 def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(solve_script: Path):
     result = subprocess.run([str(solve_script), "map", "--gpu", "a100-80g", "--model", "4B", "--gpus-up-to", "2"],
                             capture_output=True, text=True, timeout=60, check=False,

@@ -1787,11 +1787,11 @@ def test_a_model_configs_folder_is_an_input_its_config_json_never_overwritten(cl
 
 
 @pytest.mark.parametrize(("name", "shown"), [("ü🚀.yaml", "ü🚀.yaml"), ("x\x85\u2028\"'#: [y].yaml", None),
-                                             ("not-utf-8-\udcff.yaml", "not-utf-8-\\udcff.yaml")])
+                                             ("not-utf-8-\udcff.yaml", "not-utf-8-\\xff.yaml")])
 def test_a_calibrated_memory_model_file_loads_back_whatever_the_cells_file_is_called(cli, tmp_path: Path,
                                                                                       name: str, shown: str | None):
     # The source line named the cells file in JSON's escapes: a surrogate pair for 🚀, which YAML refuses.
-    # A name that is not UTF-8 is named by its escape, as text.
+    # A name that is not UTF-8 is named by its byte's escape, as text (as the wrote lines name it).
     cells = tmp_path / name
     cells.write_bytes((Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml").read_bytes())
     target = tmp_path / "mine.yaml"

@@ -25,7 +25,7 @@ from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
 from solver.render import memory_json, memory_view
 from solver.rules import NODE_GPUS
-from solver.tables import MAX_GPUS, Setting, load_memory_model, shown_number
+from solver.tables import MAX_GPUS, Setting, load_memory_model, path_text, shown_number
 
 
 def build_memory_parser() -> Parser:
@@ -77,7 +77,7 @@ def run_memory(args: argparse.Namespace) -> int:
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
-        result = result.model_copy(update={"memory_model": str(args.memory_model)})
+        result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:

@@ -96,6 +96,7 @@ from solver.tables.text import (
     counted,
     cut,
     named_jobs,
+    path_text,
     shown_number,
     shown_value,
 )
@@ -165,6 +166,7 @@ __all__ = [
     "model_config_file",
     "model_name_from_path",
     "named_jobs",
+    "path_text",
     "read_cells_files",
     "read_fleet",
     "read_user_file",

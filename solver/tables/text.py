@@ -4,6 +4,7 @@ counted, and_more."""
 from __future__ import annotations
 
 import numbers
+import os
 import re
 import reprlib
 from collections import Counter
@@ -146,6 +147,12 @@ def brief(value: Any) -> str:
     except ValueError:  # an integer longer than Python writes out (4300 digits)
         return f"a whole number of about {int(value.bit_length() * 0.30103)} digits"
     return cut(shown)
+
+
+def path_text(path: os.PathLike[str] | str) -> str:
+    """`path` as text that JSON and YAML take whole: a byte of its name that is not UTF-8, which Python holds as a lone
+    surrogate, written as its escape (``\\xe9``), as the CLI's lines write it."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def cut(text: str) -> str:
