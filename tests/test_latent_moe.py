@@ -46,8 +46,10 @@ TINY_GLM4_MOE = {
 
 
 def _config(tmp_path: Path, config: dict[str, object], **changes: object) -> Path:
+    """`config` with `changes` (a key changed to ``...`` left out) written as ``config.json`` under `tmp_path`."""
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({**config, **changes}), encoding="utf-8")
+    changed = {key: value for key, value in {**config, **changes}.items() if value is not ...}
+    path.write_text(json.dumps(changed), encoding="utf-8")
     return path
 
 
@@ -170,8 +172,8 @@ def test_a_latent_attention_rollout_caches_its_latent(tmp_path: Path):
     ("changes", "message"),
     [
         ({"num_nextn_predict_layers": 1},
-         (r"num_nextn_predict_layers 1: multi-token prediction layers \(DeepSeek-V3's, GLM-4.5's\), which "
-          r"transformers does not load and verl does not train")),
+         (r"num_nextn_predict_layers 1: multi-token prediction layers \(DeepSeek-V3's, GLM-4.5's\), whose memory "
+          r"in training rft-solver cannot settle")),
         ({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}},
          r"quantization_config \{.*: quantized weights \(DeepSeek-V3's fp8\), which verl's FSDP does not train"),
         ({"moe_layer_freq": 2}, "moe_layer_freq 2: some layers dense, the others mixtures of experts"),
@@ -183,6 +185,12 @@ def test_a_latent_attention_rollout_caches_its_latent(tmp_path: Path):
           r"num_attention_heads \(16\); give 16 or leave it out$")),
         ({"qk_rope_head_dim": None}, r"missing qk_rope_head_dim: a model's config.json gives it"),
         ({"q_lora_rank": 0}, r"q_lora_rank: expected a whole number from 1 to 65536, got 0$"),
+        # Keys whose transformers defaults would apply where they are missing: refused, not read as none.
+        ({"kv_lora_rank": None}, r"missing kv_lora_rank: a model's config.json gives it"),
+        ({"q_lora_rank": ...}, (r"missing q_lora_rank: a deepseek_v2 config gives it, null for a full query projection "
+                                r"\(its class's default, 1536, would apply\)$")),
+        ({"n_shared_experts": ...}, r"missing n_shared_experts: a deepseek_v2 config gives it \(0 for none; the "),
+        ({"first_k_dense_replace": ...}, "missing first_k_dense_replace: a deepseek_v2 config gives it"),
         ({"n_shared_experts": 1.5}, "n_shared_experts: expected a whole number from 1"),
         ({"intermediate_size": None}, "missing intermediate_size"),  # the dense layer's width
         ({"model_type": "minicpm3"}, r"kv_lora_rank: multi-head latent attention \(MiniCPM3's\)"),
@@ -223,3 +231,13 @@ def test_solve_memory_breaks_deepseek_v2_lite_down_by_hand(cli, tmp_path: Path):
     assert answer["cautions"] == []  # 32768 tokens within its own YaRN's 163840
     assert breakdown(load_model_config(tmp_path), memory, 8, Setting(env=True, sp=2), 32768, coefficients,
                      0.01).fits == answer["fits"] is True
+
+
+def test_solve_memory_refuses_deepseek_v3s_mtp_layer_in_one_line(cli, tmp_path: Path):
+    _config(tmp_path, TINY_V3, num_nextn_predict_layers=1)
+    status, out, err = cli("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "8192")
+    assert (status, out) == (2, "")
+    assert err == (f"solve memory: error: --model-config {tmp_path / 'config.json'}: num_nextn_predict_layers 1: "
+                   "multi-token prediction layers (DeepSeek-V3's, GLM-4.5's), whose memory in training rft-solver "
+                   "cannot settle (transformers skips their weights; a trainer that keeps them holds more): set it "
+                   "to 0 to count the model without them\n")

@@ -47,9 +47,9 @@ transformers' ``DeepseekV2Attention`` lays it out; another's (MiniCPM3's) is ref
 MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 """The keys a latent attention's config must give (besides ``q_lora_rank``, null for a full query projection)."""
 UNREAD_DEEPSEEK_KEYS = {
-    "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3's, GLM-4.5's), which transformers does "
-                                "not load and verl does not train; their weights and memory are not counted: set it "
-                                "to 0 for the model without them",
+    "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3's, GLM-4.5's), whose memory in training "
+                                "rft-solver cannot settle (transformers skips their weights; a trainer that keeps "
+                                "them holds more): set it to 0 to count the model without them",
     "quantization_config": "quantized weights (DeepSeek-V3's fp8), which verl's FSDP does not train from; rft-solver "
                            "counts bf16 training: point at the bf16 checkpoint's config.json"}
 """Keys of a `DEEPSEEK_LAYOUT_MODEL_TYPES` config that are refused above 0 (given at all, for a dict), and why."""
@@ -261,12 +261,15 @@ def _config_mla(path: Path, config: dict[str, Any], heads: int, kv_heads: int) -
     """A config.json's multi-head latent attention (None without ``kv_lora_rank``); `TableError` where a rank or
     width is missing or wrong, or its KV heads are not its attention heads (transformers decompresses keys and values
     into every head, and verl checks SP against ``num_key_value_heads``)."""
-    if config.get("kv_lora_rank") is None:
+    if config.get("kv_lora_rank") is None and config.get("model_type") not in MLA_MODEL_TYPES:
         return None
     if kv_heads != heads:
         raise TableError(f"{path}: num_key_value_heads {kv_heads}: multi-head latent attention decompresses keys "
                          f"and values into every one of num_attention_heads ({heads}); give {heads} or leave it out")
     widths = {key: _config_number(path, config, key) for key in MLA_KEYS}
+    if "q_lora_rank" not in config:
+        raise TableError(f"{path}: missing q_lora_rank: a {config['model_type']} config gives it, null for a full "
+                         "query projection (its class's default, 1536, would apply)")
     query_rank = 0 if config.get("q_lora_rank") is None else _config_number(path, config, "q_lora_rank")
     return MLA(q_lora_rank=query_rank, **widths)
 
@@ -309,7 +312,12 @@ def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
 def _deepseek_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) -> MoE:
     """`routed`, the experts of a `DEEPSEEK_LAYOUT_MODEL_TYPES` config, with its ``n_shared_experts`` (one ungated
     MLP of their widths together) and its first ``first_k_dense_replace`` of `layers` dense (``intermediate_size``
-    wide); `TableError` where one is wrong."""
+    wide); `TableError` where one is wrong, or missing (the classes' defaults differ: V3's and GLM-4-MoE's dense
+    layers and shared expert are V2's none)."""
+    for key in ("n_shared_experts", "first_k_dense_replace"):
+        if key not in config:
+            raise TableError(f"{path}: missing {key}: a {config['model_type']} config gives it (0 for none; the "
+                             "classes' defaults differ)")
     shared = 0 if config.get("n_shared_experts") in (None, 0) else _config_number(path, config, "n_shared_experts")
     dense = config.get("first_k_dense_replace")
     dense = 0 if dense is None else dense
