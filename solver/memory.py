@@ -449,11 +449,21 @@ def layer_peak_bytes(model: Model) -> int:
     eager Qwen/Llama code and flash-attention run it: the two RMSNorms' fp32 copies and outputs (``12 h``),
     the query and key paths' norm, rotary and output copies (``14`` bytes per query and per key width), the
     values and attention output, the MLP's gate, up, activation and product with their backward (``12``
-    bytes per feed-forward width), and the backward's hidden-width gradients (``8 h``)."""
+    bytes per feed-forward width), and the backward's hidden-width gradients (``8 h``). With latent attention
+    (`MLA`), every head's key and value are decompressed (flash-attention pads the values to the keys' width, so
+    they count as keys), and each latent holds its bf16 output and its norm's fp32 copy and output besides
+    (`LATENT_BYTES` per latent width)."""
     hidden = model.hidden_size
     queries = model.num_attention_heads * model.head_size
     keys = model.num_key_value_heads * model.head_size
-    return 20 * hidden + 14 * queries + 14 * keys + 12 * _ffn_width(model)
+    latents = 0 if model.mla is None else LATENT_BYTES * model.mla.latent_width
+    return 20 * hidden + 14 * queries + 14 * keys + 12 * _ffn_width(model) + latents
+
+
+LATENT_BYTES = 8
+"""Bytes per token and latent width a latent attention's layer holds at its peak (`layer_peak_bytes`): the latent
+projection's bf16 output, and its RMSNorm's fp32 copy and bf16 output (the shared RoPE key, without a norm, counted
+alike); first principles, not calibrated (the tables hold no such model)."""
 
 
 def _usable_gib(memory_gib: float, setting: Setting, coefficients: Coefficients, margin: float) -> float:
@@ -529,25 +539,43 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (each
     expert's, the router and a shared expert with its gate, for a MoE model) and the norms, Qwen3's query and key
     norms among them (for Llama and Qwen2.5, which have none, or q/k/v biases instead, the sizes differ by less
-    than 0.01%). FSDP2 shards each tensor by its rows."""
-    hidden, head = model.hidden_size, model.head_size
-    queries, keys = model.num_attention_heads * head, model.num_key_value_heads * head
-    layers = model.num_layers
-    attention = ((queries, hidden, layers), (keys, hidden, 2 * layers), (hidden, queries, layers),
-                 (hidden, 1, 2 * layers), (head, 1, 2 * layers))
-    router: tuple[tuple[int, int, int], ...] = ()
-    shared: tuple[tuple[int, int, int], ...] = ()
-    if model.moe is None:
-        width, experts = model.intermediate_size, 1
-    else:
-        width, experts = model.moe.moe_intermediate_size, model.moe.experts
-        router = ((experts, hidden, layers),)
-        if model.moe.shared_expert_intermediate_size:
-            shared_width = model.moe.shared_expert_intermediate_size
-            shared = ((shared_width, hidden, 2 * layers), (hidden, shared_width, layers), (1, hidden, layers))
-    mlp = ((width, hidden, 2 * experts * layers), (hidden, width, experts * layers))
+    than 0.01%); a latent attention's projections and latent norms instead (`MLA`), and
+    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows."""
+    hidden, layers = model.hidden_size, model.num_layers
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
-    return embeddings + attention + router + mlp + shared
+    if model.moe is None:
+        return embeddings + _attention_shapes(model) + _mlp_shapes(hidden, model.intermediate_size, layers)
+    moe = model.moe
+    sparse = layers - moe.dense_layers
+    router = ((moe.experts, hidden, sparse),)
+    shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
+    gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
+    return (embeddings + _attention_shapes(model) + router
+            + _mlp_shapes(hidden, moe.moe_intermediate_size, moe.experts * sparse) + shared + gate
+            + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers))
+
+
+def _mlp_shapes(hidden: int, width: int, count: int) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of `count` gated MLPs `width` wide: their gate and up projections, and down; none for
+    no width or count."""
+    return ((width, hidden, 2 * count), (hidden, width, count)) if width and count else ()
+
+
+def _attention_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of the attention's weight tensors in all layers (`weight_shapes`): the query, key, value
+    and output projections, the layers' two RMSNorms and Qwen3's query and key norms; or a latent attention's
+    projections and norms and the layers' two RMSNorms."""
+    hidden, heads, layers, mla = model.hidden_size, model.num_attention_heads, model.num_layers, model.mla
+    if mla is None:
+        queries, keys = heads * model.head_size, model.num_key_value_heads * model.head_size
+        return ((queries, hidden, layers), (keys, hidden, 2 * layers), (hidden, queries, layers),
+                (hidden, 1, 2 * layers), (model.head_size, 1, 2 * layers))
+    queries = heads * mla.qk_head_dim
+    query = (((mla.q_lora_rank, hidden, layers), (mla.q_lora_rank, 1, layers), (queries, mla.q_lora_rank, layers))
+             if mla.q_lora_rank else ((queries, hidden, layers),))
+    return query + ((mla.kv_lora_rank + mla.qk_rope_head_dim, hidden, layers), (mla.kv_lora_rank, 1, layers),
+                    (heads * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, layers),
+                    (hidden, heads * mla.v_head_dim, layers), (hidden, 1, 2 * layers))
 
 
 @lru_cache(maxsize=1024)
@@ -740,9 +768,18 @@ def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_mode
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     allowed = [t for t in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, t)]
     sizes = [t for t in allowed if t <= rollout_gpus and rollout_gpus % t == 0]
-    kv_bytes = 2 * model.num_layers * kv_heads * model.head_size * 2 * max_model_len  # K and V, bf16
     options = [RolloutEngines(size=t, weights_gib=2 * model.parameters_b * 1e9 / t / GIB,
-                              kv_cache_gib=kv_bytes / min(t, kv_heads) / GIB,
+                              kv_cache_gib=_kv_cache_bytes(model, t) * max_model_len / GIB,
                               room_gib=memory_gib * ROLLOUT_UTILIZATION - ROLLOUT_CONTEXT_GIB, largest=t == allowed[-1])
                for t in sizes]
     return next((option for option in options if option.fits), options[-1])
+
+
+def _kv_cache_bytes(model: Model, size: int) -> float:
+    """The bf16 KV cache one token takes on one GPU of a vLLM engine of tensor-parallel `size`: the keys and values of
+    its share of the KV heads (each GPU at least one); with latent attention, the latent and RoPE key, which vLLM
+    caches whole on every GPU of the engine."""
+    if model.mla is not None:
+        return 2 * model.num_layers * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim)
+    kv_heads = model.num_key_value_heads
+    return 2 * model.num_layers * kv_heads * model.head_size * 2 / min(size, kv_heads)

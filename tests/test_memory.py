@@ -525,7 +525,8 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
         ('{"n_routed_experts": 64, "n_shared_experts": 2, "hidden_size": 2048}',  # DeepSeek-MoE's shared experts
          (r"n_shared_experts 2: shared experts beside the routed ones, which would go uncounted; rft-solver reads a "
           r"mixture of experts with routed experts in every layer \(Qwen3-MoE's, Mixtral's\), besides them only "
-          r"Qwen2-MoE's shared expert$")),
+          r"Qwen2-MoE's shared expert, and DeepSeek's and GLM-4-MoE's shared experts and first dense layers "
+          r"\(model_type deepseek, deepseek_v2, deepseek_v3, glm4_moe\)$")),
         ('{"num_experts": 64, "first_k_dense_replace": 1, "hidden_size": 2048}',  # DeepSeek-MoE's dense first layer
          r"first_k_dense_replace 1: some layers dense, the others mixtures of experts; rft-solver reads a mixture"),
         ('{"num_experts": 128, "mlp_only_layers": [0, 47], "hidden_size": 2048}',
@@ -586,7 +587,9 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
         ('{"model_type": "dbrx", "d_model": 6144, "ffn_config": {"moe_num_experts": 16}}',
          "model_type dbrx: DBRX's config, a mixture of experts whose experts sit in ffn_config"),
         ('{"model_type": "minicpm3", "hidden_size": 2560, "kv_lora_rank": 256, "q_lora_rank": 768}',
-         r"kv_lora_rank: multi-head latent attention \(DeepSeek-V2's, MiniCPM3's\)"),
+         (r"kv_lora_rank: multi-head latent attention \(MiniCPM3's\), whose projections are not the query, key, "
+          r"value and output ones rft-solver counts; it reads DeepSeek-V2's and V3's \(model_type deepseek_v2 or "
+          r"deepseek_v3\)$")),
         ('{"model_type": "llava", "hidden_size": 4096, "mm_vision_tower": "openai/clip-vit-large-patch14-336"}',
          r"a multimodal config \(mm_vision_tower\)"),  # LLaVA-1.5's own layout, its text model's keys on top
         ('{"model_type": "phi4mm", "hidden_size": 3072, "audio_processor": {"name": "cascades"}}',

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file
-from solver.tables.schema import Model, MoE
+from solver.tables.schema import MLA, Model, MoE
 from solver.tables.text import TableError, brief, first_repeated
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
@@ -23,7 +23,8 @@ MOE_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "gr
                    "phimoe", "qwen2_moe", "qwen3_moe")
 """Model types whose transformers class is a mixture of experts: a config of one without a key of `MOE_CONFIG_KEYS`
 is refused rather than read as a dense model (Qwen3-30B-A3B's without num_experts: 3.34B parameters, not 30.5B)."""
-EXPERT_WIDTH_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "qwen2_moe", "qwen3_moe")
+EXPERT_WIDTH_MODEL_TYPES = ("deepseek", "deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "qwen2_moe",
+                            "qwen3_moe")
 """Model types whose config gives each expert's width as ``moe_intermediate_size``, its ``intermediate_size`` being
 another MLP's (a dense layer's, or none): a config of one without it is refused rather than read with Mixtral's
 ``intermediate_size`` (Qwen3-30B-A3B's 6144 for its experts' 768 would count 233B parameters)."""
@@ -35,18 +36,37 @@ SHARED_EXPERT_LAYOUT = ("qwen2_moe", "shared_expert_intermediate_size")
 """The ``model_type`` whose shared expert `load_model_config` counts, and its key: Qwen2-MoE's (Qwen1.5-MoE,
 Qwen2-57B-A14B), a gated MLP of that width in every layer with a gate of one output (transformers'
 ``Qwen2MoeSparseMoeBlock``)."""
+DEEPSEEK_LAYOUT_MODEL_TYPES = ("deepseek", "deepseek_v2", "deepseek_v3", "glm4_moe")
+"""Model types laid out as DeepSeek-MoE: the first ``first_k_dense_replace`` layers dense (a gated MLP of
+``intermediate_size``), the others routed experts with ``n_shared_experts`` ungated shared experts beside them, one
+gated MLP ``n_shared_experts * moe_intermediate_size`` wide (transformers' ``DeepseekV2Moe``, ``Glm4MoeMoE``;
+DeepSeek-MoE-16B's remote code): `load_model_config` counts them."""
+MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3")
+"""Model types whose ``kv_lora_rank`` `load_model_config` reads as multi-head latent attention (`MLA`), as
+transformers' ``DeepseekV2Attention`` lays it out; another's (MiniCPM3's) is refused."""
+MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+"""The keys a latent attention's config must give (besides ``q_lora_rank``, null for a full query projection)."""
+UNREAD_DEEPSEEK_KEYS = {
+    "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3's, GLM-4.5's), whose memory in training "
+                                "rft-solver cannot settle (transformers skips their weights; a trainer that keeps "
+                                "them holds more): set it to 0 to count the model without them",
+    "quantization_config": "quantized weights (DeepSeek-V3's fp8), which verl's FSDP does not train from; rft-solver "
+                           "counts bf16 training: point at the bf16 checkpoint's config.json"}
+"""Keys of a `DEEPSEEK_LAYOUT_MODEL_TYPES` config that are refused above 0 (given at all, for a dict), and why."""
 DENSE_LAYER_KEYS: dict[str, object] = {"mlp_only_layers": [], "decoder_sparse_step": 1, "first_k_dense_replace": 0,
                                        "moe_layer_freq": 1, "expert_layer_period": 1}
 """Keys by which a mixture-of-experts config makes some of its layers dense (Qwen-MoE's, DeepSeek's, Jamba's), each
 with the value that makes none so: another is refused, since `load_model_config` counts the routed experts in every
-layer."""
+layer, but for `DEEPSEEK_LAYOUT_MODEL_TYPES`' ``first_k_dense_replace`` (their ``moe_layer_freq`` is refused too:
+transformers' DeepSeek-V2 code ignores it, the remote code makes every other layer dense with it)."""
 MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config", "img_processor",
                           "mm_vision_tower", "audio_processor")
 """Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio; Phi-3-vision's
 ``img_processor``, the original LLaVA's ``mm_vision_tower``, Phi-4-multimodal's ``audio_processor``, ...)."""
 TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
                       "mistral": False, "mixtral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False,
-                      "qwen2_moe": False, "qwen3": False, "qwen3_moe": False, "stablelm": False}
+                      "qwen2_moe": False, "deepseek": False, "deepseek_v2": False, "deepseek_v3": False,
+                      "glm4_moe": False, "qwen3": False, "qwen3_moe": False, "stablelm": False}
 """Whether a config.json without ``tie_word_embeddings`` ties its embeddings, by its ``model_type``: the default of
 that model's config class in transformers (its base class's is true; Llama's, Qwen's, Mistral's and others'
 false)."""
@@ -71,14 +91,16 @@ UNREAD_MODEL_TYPES = {
 """Model types refused with a reason of their own: configs whose keys would be missed or misread."""
 CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
 """Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP (or routed experts
-of gated MLPs) in every layer (tests/data/hf-configs: published llama, mistral, mixtral, gemma2, phi3, qwen3 and
-qwen3_moe configs within 1% of their model cards' sizes); a config of another reads the same way, with a caution
-(`Model.unchecked_layout`)."""
+of gated MLPs; DeepSeek's dense first layers and latent attention) in every layer (tests/data/hf-configs: published
+llama, mistral, mixtral, gemma2, phi3, qwen3 and qwen3_moe configs within 1% of their model cards' sizes;
+tests/test_latent_moe.py: DeepSeek-V2-Lite's, DeepSeek-MoE-16B's, DeepSeek-V3's and GLM-4.5-Air's shapes within 1%
+of their cards' totals); a config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30,
                  **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok")},
-                 "moe_intermediate_size": 1 << 22, "shared_expert_intermediate_size": 1 << 22}
+                 "moe_intermediate_size": 1 << 22, "shared_expert_intermediate_size": 1 << 22,
+                 **{key: 1 << 16 for key in (*MLA_KEYS, "q_lora_rank", "n_shared_experts")}}
 """The largest value a config.json key may have: far beyond any model, but finite."""
 
 
@@ -106,9 +128,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def load_model_config(path: Path | str) -> Model:
     """A text model's shape from a local Hugging Face ``config.json``, or a model folder's (no network): a dense
     model's, or a mixture of experts' with routed experts in every layer (Qwen3-MoE's, Mixtral's; Qwen2-MoE's with
-    its shared expert); its
-    parameter count is computed from the shapes. `TableError`, one line naming the file and the key, when it cannot
-    be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
+    its shared expert) or after dense ones (DeepSeek's, GLM-4-MoE's, with their shared experts), with DeepSeek-V2's
+    latent attention or not; its parameter count is computed from the shapes. `TableError`, one line naming the
+    file and the key, when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
     config = _config_json(path)
     _check_text_model(path, config)
@@ -118,7 +140,8 @@ def load_model_config(path: Path | str) -> Model:
     return Model(name=name, aliases=aliases, **shape, native_context=native,
                  logit_softcapping=config.get("final_logit_softcapping",
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
-                 rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None,
+                 rope_scaling=(str(rope_type) if rope_type not in (None, "default", "yarn")
+                               or _trained_yarn(config, rope_type) else None),
                  qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config))
 
 
@@ -168,9 +191,14 @@ def _check_text_model(path: Path, config: dict[str, Any]) -> None:
                          "convolution or recurrent layers; rft-solver counts attention and a gated MLP in every layer")
     if config.get("model_type") in UNREAD_MODEL_TYPES:
         raise TableError(f"{path}: model_type {config['model_type']}: {UNREAD_MODEL_TYPES[config['model_type']]}")
-    if "kv_lora_rank" in config:
-        raise TableError(f"{path}: kv_lora_rank: multi-head latent attention (DeepSeek-V2's, MiniCPM3's), whose "
-                         "projections are not the query, key, value and output ones rft-solver counts")
+    if "kv_lora_rank" in config and config.get("model_type") not in MLA_MODEL_TYPES:
+        raise TableError(f"{path}: kv_lora_rank: multi-head latent attention (MiniCPM3's), whose projections are not "
+                         "the query, key, value and output ones rft-solver counts; it reads DeepSeek-V2's and V3's "
+                         f"(model_type {' or '.join(MLA_MODEL_TYPES)})")
+    if config.get("model_type") in DEEPSEEK_LAYOUT_MODEL_TYPES:
+        for key, why in UNREAD_DEEPSEEK_KEYS.items():
+            if config.get(key) not in (None, 0):
+                raise TableError(f"{path}: {key} {brief(config[key])}: {why}")
     towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
     if towers:
         raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
@@ -201,35 +229,55 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
     if heads % kv_heads:
         raise TableError(f"{path}: num_key_value_heads: expected a divisor of num_attention_heads ({heads}), "
                          f"got {kv_heads}")
-    if config.get("head_dim") is None and hidden < heads:
-        raise TableError(f"{path}: head_dim: not given, and hidden_size {hidden} over {heads} attention heads "
-                         "leaves none")
-    head_dim = _config_number(path, config, "head_dim", hidden // heads)
-    moe = _config_moe(path, config)
+    mla = _config_mla(path, config, heads, kv_heads)
+    if mla is not None:  # every head its own key and value: a query's and key's width per head
+        head_dim = mla.qk_head_dim
+        attention = mla.attention_parameters(hidden, heads)
+    else:
+        if config.get("head_dim") is None and hidden < heads:
+            raise TableError(f"{path}: head_dim: not given, and hidden_size {hidden} over {heads} attention heads "
+                             "leaves none")
+        head_dim = _config_number(path, config, "head_dim", hidden // heads)
+        attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
+    moe = _config_moe(path, config, layers)
     if moe is None:
         intermediate = _config_number(path, config, "intermediate_size")
-        mlp = 3 * hidden * intermediate
+        mlps = layers * 3 * hidden * intermediate
     else:  # the width a token passes through, as the catalogue gives a MoE model's; every expert held, and a router
         intermediate = moe.ffn_width
-        mlp = moe.experts * (3 * hidden * moe.moe_intermediate_size + hidden)
-        if moe.shared_expert_intermediate_size:  # the shared expert's gated MLP and its gate
-            mlp += 3 * hidden * moe.shared_expert_intermediate_size + hidden
+        mlps = (moe.dense_layers * 3 * hidden * moe.dense_intermediate_size
+                + (layers - moe.dense_layers) * moe.layer_parameters(hidden))
     vocab = _config_number(path, config, "vocab_size")
     tied = _tied_embeddings(path, config)
     if not isinstance(tied, bool):
         raise TableError(f"{path}: tie_word_embeddings: expected true or false, got {brief(tied)}")
-    attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
-    per_layer = attention + mlp + 2 * hidden
-    parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
+    parameters = layers * (attention + 2 * hidden) + mlps + vocab * hidden * (1 if tied else 2) + hidden
     return {"head_dim": head_dim, "hidden_size": hidden, "num_layers": layers, "num_attention_heads": heads,
             "num_key_value_heads": kv_heads, "intermediate_size": intermediate, "vocab_size": vocab,
-            "tied_embeddings": tied, "parameters_b": parameters / 1e9, "moe": moe}
+            "tied_embeddings": tied, "parameters_b": parameters / 1e9, "moe": moe, "mla": mla}
 
 
-def _config_moe(path: Path, config: dict[str, Any]) -> MoE | None:
+def _config_mla(path: Path, config: dict[str, Any], heads: int, kv_heads: int) -> MLA | None:
+    """A config.json's multi-head latent attention (None without ``kv_lora_rank``); `TableError` where a rank or
+    width is missing or wrong, or its KV heads are not its attention heads (transformers decompresses keys and values
+    into every head, and verl checks SP against ``num_key_value_heads``)."""
+    if config.get("kv_lora_rank") is None and config.get("model_type") not in MLA_MODEL_TYPES:
+        return None
+    if kv_heads != heads:
+        raise TableError(f"{path}: num_key_value_heads {kv_heads}: multi-head latent attention decompresses keys "
+                         f"and values into every one of num_attention_heads ({heads}); give {heads} or leave it out")
+    widths = {key: _config_number(path, config, key) for key in MLA_KEYS}
+    if "q_lora_rank" not in config:
+        raise TableError(f"{path}: missing q_lora_rank: a {config['model_type']} config gives it, null for a full "
+                         "query projection (its class's default, 1536, would apply)")
+    query_rank = 0 if config.get("q_lora_rank") is None else _config_number(path, config, "q_lora_rank")
+    return MLA(q_lora_rank=query_rank, **widths)
+
+
+def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
     """A config.json's routed experts (None for a dense model): how many, how many a token takes
-    (``num_experts_per_tok``) and each one's width (``moe_intermediate_size``, else Mixtral's ``intermediate_size``);
-    `TableError` where one is missing or wrong."""
+    (``num_experts_per_tok``) and each one's width (``moe_intermediate_size``, else Mixtral's ``intermediate_size``),
+    with its shared experts and, of its `layers`, the dense ones; `TableError` where one is missing or wrong."""
     key = _experts_key(config)
     if key is None:
         _check_no_expert_count(path, config)
@@ -246,14 +294,40 @@ def _config_moe(path: Path, config: dict[str, Any]) -> MoE | None:
         raise TableError(f"{path}: missing moe_intermediate_size: a {model_type} config gives each expert's width "
                          f"there (a whole number from 1 to {CONFIG_LIMITS['moe_intermediate_size']}); its "
                          "intermediate_size is not that width")
-    width = "moe_intermediate_size" if config.get("moe_intermediate_size") is not None else "intermediate_size"
+    width = _config_number(path, config,
+                           "moe_intermediate_size" if config.get("moe_intermediate_size") is not None
+                           else "intermediate_size")
+    if model_type in DEEPSEEK_LAYOUT_MODEL_TYPES:
+        return _deepseek_moe(path, config, layers, MoE(experts=experts, active_experts=active,
+                                                       moe_intermediate_size=width))
     shared_type, shared_key = SHARED_EXPERT_LAYOUT
     if model_type == shared_type and config.get(shared_key) is None:
         raise TableError(f"{path}: missing {shared_key}: a {shared_type} config gives its shared expert's width there "
                          f"(0 for none)")
     shared = 0 if config.get(shared_key) in (None, 0) else _config_number(path, config, shared_key)
-    return MoE(experts=experts, active_experts=active, moe_intermediate_size=_config_number(path, config, width),
+    return MoE(experts=experts, active_experts=active, moe_intermediate_size=width,
                shared_expert_intermediate_size=shared)
+
+
+def _deepseek_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) -> MoE:
+    """`routed`, the experts of a `DEEPSEEK_LAYOUT_MODEL_TYPES` config, with its ``n_shared_experts`` (one ungated
+    MLP of their widths together) and its first ``first_k_dense_replace`` of `layers` dense (``intermediate_size``
+    wide); `TableError` where one is wrong, or missing (the classes' defaults differ: V3's and GLM-4-MoE's dense
+    layers and shared expert are V2's none)."""
+    for key in ("n_shared_experts", "first_k_dense_replace"):
+        if key not in config:
+            raise TableError(f"{path}: missing {key}: a {config['model_type']} config gives it (0 for none; the "
+                             "classes' defaults differ)")
+    shared = 0 if config.get("n_shared_experts") in (None, 0) else _config_number(path, config, "n_shared_experts")
+    dense = config.get("first_k_dense_replace")
+    dense = 0 if dense is None else dense
+    if not isinstance(dense, int) or isinstance(dense, bool) or not 0 <= dense < layers:
+        raise TableError(f"{path}: first_k_dense_replace: expected a whole number from 0 to {layers - 1} (fewer than "
+                         f"num_hidden_layers), got {brief(dense)}")
+    return routed.model_copy(update={
+        "shared_expert_intermediate_size": shared * routed.moe_intermediate_size, "shared_expert_gate": False,
+        "dense_layers": dense, "dense_intermediate_size": _config_number(path, config, "intermediate_size") if dense
+        else 0})
 
 
 def _check_no_expert_count(path: Path, config: dict[str, Any]) -> None:
@@ -280,13 +354,16 @@ def _check_moe_layout(path: Path, config: dict[str, Any]) -> None:
     if _experts_key(config) is None:
         return
     reads = ("rft-solver reads a mixture of experts with routed experts in every layer (Qwen3-MoE's, Mixtral's), "
-             "besides them only Qwen2-MoE's shared expert")
+             "besides them only Qwen2-MoE's shared expert, and DeepSeek's and GLM-4-MoE's shared experts and first "
+             f"dense layers (model_type {', '.join(DEEPSEEK_LAYOUT_MODEL_TYPES)})")
+    deepseek = config.get("model_type") in DEEPSEEK_LAYOUT_MODEL_TYPES
     for shared in SHARED_EXPERT_KEYS:
-        if config.get(shared) not in (None, 0) and (config.get("model_type"), shared) != SHARED_EXPERT_LAYOUT:
+        if (config.get(shared) not in (None, 0) and (config.get("model_type"), shared) != SHARED_EXPERT_LAYOUT
+                and not (deepseek and shared == "n_shared_experts")):
             raise TableError(f"{path}: {shared} {brief(config[shared])}: shared experts beside the routed ones, "
                              f"which would go uncounted; {reads}")
     for dense, none_dense in DENSE_LAYER_KEYS.items():
-        if config.get(dense) not in (None, none_dense):
+        if config.get(dense) not in (None, none_dense) and not (deepseek and dense == "first_k_dense_replace"):
             raise TableError(f"{path}: {dense} {brief(config[dense])}: some layers dense, the others mixtures of "
                              f"experts; {reads}")
 
@@ -329,10 +406,18 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int]:
         raise TableError(f"{path}: {key}: factor: expected a number of at least 1, got {brief(factor)} (transformers "
                          "refuses it too)")
     native = _config_number(path, config, "max_position_embeddings")
-    if (rope_type == "yarn" and isinstance(scaling, dict)
+    if (rope_type == "yarn" and isinstance(scaling, dict) and not _trained_yarn(config, rope_type)
             and scaling.get("original_max_position_embeddings") is not None):
         native = _config_number(path, scaling, "original_max_position_embeddings")  # YaRN is re-derived from here
     return rope_type, native
+
+
+def _trained_yarn(config: dict[str, Any], rope_type: object) -> bool:
+    """Whether a config.json's RoPE scaling `rope_type` is YaRN that is the model's own, which it was trained with
+    and whose context is its ``max_position_embeddings``: a latent attention's (DeepSeek-V2's factor of 40 over 4096
+    positions, its attention scaled by the factor's ``mscale_all_dim``), which a factor rft-solver writes must not
+    replace."""
+    return rope_type == "yarn" and config.get("model_type") in MLA_MODEL_TYPES
 
 
 def _is_name(value: object) -> bool:

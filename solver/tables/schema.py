@@ -190,25 +190,77 @@ measured; its advice to users is this escalation (start from vanilla; on OOM add
 
 class MoE(Frozen):
     """Mixture-of-experts shape: all experts' parameters are held, the active ones computed; with a shared expert
-    (Qwen2-MoE's), a gated MLP every token passes through besides, scaled by a gate of one output."""
+    (Qwen2-MoE's, scaled by a gate of one output; DeepSeek's and GLM-4-MoE's, ungated), a gated MLP every token
+    passes through besides; with dense layers (DeepSeek's ``first_k_dense_replace``), a gated MLP of their own
+    width in the first layers instead of the experts."""
 
     experts: Count
     active_experts: Count
     moe_intermediate_size: Count
     shared_expert_intermediate_size: Annotated[int, Strict(), Ge(0)] = 0
-    """The shared expert's width; 0 for none."""
+    """The shared expert's width (DeepSeek's shared experts together); 0 for none."""
+    shared_expert_gate: Flag = True
+    """Whether a gate of one output scales the shared expert (Qwen2-MoE's); DeepSeek's and GLM-4-MoE's have none."""
+    dense_layers: Annotated[int, Strict(), Ge(0)] = 0
+    """How many layers, the first ones, hold a dense MLP instead of experts (``first_k_dense_replace``)."""
+    dense_intermediate_size: Annotated[int, Strict(), Ge(0)] = 0
+    """Those dense layers' MLP width (the config's ``intermediate_size``); 0 without dense layers."""
 
     @property
     def ffn_width(self) -> int:
-        """The feed-forward width a token passes through: its active experts' and the shared expert's."""
-        return self.active_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
+        """The widest feed-forward width a token passes through in one layer: its active experts' and the shared
+        expert's, or a dense layer's where that is wider."""
+        routed = self.active_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
+        return max(routed, self.dense_intermediate_size if self.dense_layers else 0)
+
+    def layer_parameters(self, hidden: int) -> int:
+        """The parameters of one mixture-of-experts layer's MLP: every expert's gated MLP with its router row, and
+        the shared expert's with its gate where it has one."""
+        shared = self.shared_expert_intermediate_size
+        return (self.experts * (3 * hidden * self.moe_intermediate_size + hidden)
+                + 3 * hidden * shared + hidden * (bool(shared) and self.shared_expert_gate))
+
+
+class MLA(Frozen):
+    """Multi-head latent attention (DeepSeek-V2's and V3's): queries through a low-rank latent (``q_lora_rank``;
+    0 for a full query projection), keys and values decompressed from one latent (``kv_lora_rank``) into every
+    attention head, each key of a part without RoPE and a RoPE part shared by the heads."""
+
+    q_lora_rank: Annotated[int, Strict(), Ge(0)]
+    kv_lora_rank: Count
+    qk_nope_head_dim: Count
+    qk_rope_head_dim: Count
+    v_head_dim: Count
+
+    @property
+    def qk_head_dim(self) -> int:
+        """The width of one head's query and key: the part without RoPE and the RoPE part."""
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
+    @property
+    def latent_width(self) -> int:
+        """The widths of the latents a token passes through besides the heads: the query's and the keys' and
+        values' with the shared RoPE key."""
+        return self.q_lora_rank + self.kv_lora_rank + self.qk_rope_head_dim
+
+    def attention_parameters(self, hidden: int, heads: int) -> int:
+        """One layer's attention parameters, as transformers' DeepseekV2Attention holds them: the query projection
+        (``q_a_proj``, its norm and ``q_b_proj``, or ``q_proj``), ``kv_a_proj_with_mqa``, its norm, ``kv_b_proj``
+        and ``o_proj``."""
+        queries = heads * self.qk_head_dim
+        query = (hidden * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * queries if self.q_lora_rank
+                 else hidden * queries)
+        latent = hidden * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
+        return (query + latent + self.kv_lora_rank * heads * (self.qk_nope_head_dim + self.v_head_dim)
+                + heads * self.v_head_dim * hidden)
 
 
 Shape = tuple[int | bool | tuple[int, ...] | None, ...]
 """`Model.shape`: what two models must share for one's table cells to stand for the other's."""
 SHAPE_TERMS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
                "intermediate_size", "vocab_size", "tie_word_embeddings",
-               "num_experts, num_experts_per_tok and moe_intermediate_size", "final_logit_softcapping")
+               "num_experts, num_experts_per_tok and moe_intermediate_size", "final_logit_softcapping",
+               "q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
 """The terms of `Model.shape`, in its order, as a Hugging Face config.json names them."""
 YARN_VALIDATED_FACTOR = 4.0
 YARN_VALIDATED_TOKENS = 131072
@@ -236,6 +288,9 @@ class Model(Frozen):
     which its native context already relies on: YaRN must not replace it. None for a plain RoPE, or for
     YaRN itself (rft-solver writes the factor the length needs)."""
     moe: MoE | None = None
+    mla: MLA | None = None
+    """Its multi-head latent attention (DeepSeek-V2's); None for attention of query, key and value projections.
+    With it, ``head_dim`` is a query's and key's head width and every attention head is a KV head."""
     logit_softcapping: bool = False
     """Whether the model caps its logits (Gemma-2's ``final_logit_softcapping``), which holds more copies of them."""
     qwen_yarn: Flag = True
@@ -254,24 +309,28 @@ class Model(Frozen):
     @property
     def shape(self) -> Shape:
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
-        mixture of experts, its experts, with a shared expert's width after them where it has one; the capping of its
-        logits)."""
+        mixture of experts, its experts, with a shared expert's width after them where it has one, and its dense
+        layers' count and width where it has them; the capping of its logits; a latent attention's ranks)."""
         experts = None if self.moe is None else (
             (self.moe.experts, self.moe.active_experts, self.moe.moe_intermediate_size)
-            + ((self.moe.shared_expert_intermediate_size,) if self.moe.shared_expert_intermediate_size else ()))
+            + ((self.moe.shared_expert_intermediate_size,) if self.moe.shared_expert_intermediate_size else ())
+            + ((self.moe.dense_layers, self.moe.dense_intermediate_size) if self.moe.dense_layers else ()))
+        latent = None if self.mla is None else (self.mla.q_lora_rank, self.mla.kv_lora_rank,
+                                                self.mla.qk_nope_head_dim, self.mla.qk_rope_head_dim,
+                                                self.mla.v_head_dim)
         return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
                 self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, experts,
-                self.logit_softcapping)
+                self.logit_softcapping, latent)
 
     @property
     def active_parameters_b(self) -> float:
         """Parameters a token passes through, in billions: all of them for a dense model; for a mixture of experts,
-        all but the gated MLPs of the experts it does not take (what model cards call active: 3.3B of
-        Qwen3-30B-A3B's 30.5B)."""
+        all but the gated MLPs of the experts it does not take in its mixture-of-experts layers (what model cards
+        call active: 3.3B of Qwen3-30B-A3B's 30.5B; DeepSeek's cards leave the input embeddings out besides)."""
         if self.moe is None:
             return self.parameters_b
-        idle = self.moe.experts - self.moe.active_experts
-        return self.parameters_b - self.num_layers * idle * 3 * self.hidden_size * self.moe.moe_intermediate_size / 1e9
+        idle = (self.num_layers - self.moe.dense_layers) * (self.moe.experts - self.moe.active_experts)
+        return self.parameters_b - idle * 3 * self.hidden_size * self.moe.moe_intermediate_size / 1e9
 
     @property
     def head_size(self) -> int:
