@@ -307,13 +307,16 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, defer_build=True):
     @property
     def _at_a_limit(self) -> bool:
         """Whether a comparison the verdicts rest on is closer than the JSON's rounding can tell (`JSON_GIB_SLACK`):
-        the peak and usable memory, the optimizer step's and its share, their rooms, the host memory's need and
-        what a node has."""
+        the peak and usable memory, the optimizer step's and its share, their rooms; and whether the host memory
+        holds the need, which is rounded up to a tenth (`shown_host_gib`) after the JSON rounds it, so a need of
+        100.00003 GiB (100.1 shown: more than a --host-ram of 100.05) prints as 100.0 (which is not)."""
         activations, step = self.usable_gib - self.total_gib, self.step_usable_gib - self.step_gib
         gaps = [activations, *([step, step - activations] if self.step_gib else [])]
-        if self.host_memory_gib is not None and self.host_ram_gib is not None:
-            gaps.append(self.host_ram_gib - shown_host_gib(self.host_memory_gib))
-        return any(abs(gap) <= JSON_GIB_SLACK for gap in gaps)
+        need, host_ram = self.host_memory_gib, self.host_ram_gib
+        host_at_a_limit = (need is not None and host_ram is not None
+                           and host_ram_holds(need - JSON_GIB_SLACK, host_ram + JSON_GIB_SLACK)
+                           != host_ram_holds(need + JSON_GIB_SLACK, host_ram - JSON_GIB_SLACK))
+        return host_at_a_limit or any(abs(gap) <= JSON_GIB_SLACK for gap in gaps)
 
 
 def _rounded_gib(value: Any) -> Any:

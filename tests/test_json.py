@@ -458,6 +458,22 @@ def test_memory_json_whose_rounding_turns_a_verdict_reads_back_with_the_rounded_
     assert (rebuilt.fits, rebuilt.trains, rebuilt.headroom_gib) == (True, True, 0)
 
 
+def test_memory_json_whose_rounding_turns_the_host_verdict_reads_back(cli):
+    # A host memory need of 100.00003 GiB is shown as 100.1 (rounded up to a tenth), more than a --host-ram of
+    # 100.05: host_fits is false. The JSON prints the need as 100.0, which 100.05 holds: read back with the rounded
+    # figures' verdict, not refused. A need far from the node's memory still may not contradict it.
+    printed = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--offload",
+                             "--host-ram", "512", "--json")[1])
+    answer = MemoryAnswer.model_validate(printed).model_copy(update={"host_memory_gib": 100.00003,
+                                                                     "host_ram_gib": 100.05})
+    as_json = answer.model_dump(mode="json")
+    assert (as_json["host_memory_gib"], as_json["host_fits"], as_json["trains"]) == (100.0, False, False)
+    rebuilt = MemoryAnswer.model_validate(as_json)
+    assert (rebuilt.host_fits, rebuilt.trains) == (True, True)
+    with pytest.raises(ValidationError, match="host_fits is False, but the other fields say True"):
+        MemoryAnswer.model_validate({**printed, "host_fits": False})
+
+
 def test_memory_json_echoes_the_question_as_asked_and_rounds_the_estimates_gib(cli):
     # The question's fields are not GiB: a --margin of 0.123456 is echoed whole, while the estimate's GiB (and its
     # terms') are rounded to 4 decimals.
