@@ -22,7 +22,6 @@ from solver.cli.options import (
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN
-from solver.query import resolve_margin
 from solver.render import memory_json, memory_view
 from solver.rules import NODE_GPUS
 from solver.tables import MAX_GPUS, Setting, load_memory_model, path_text, shown_number
@@ -78,7 +77,6 @@ def run_memory(args: argparse.Namespace) -> int:
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
-    margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
         sys.stdout.write(memory_json(result) + "\n")
@@ -87,7 +85,7 @@ def run_memory(args: argparse.Namespace) -> int:
         label = (f"{model.name} ({model.parameters_b:.2f}B parameters{active}) on {args.gpus} x {gpu.name} "
                  f"({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
-                 f"{', your token budget' if args.token_budget else ''}), margin {margin:g}"
+                 f"{', your token budget' if args.token_budget else ''}), margin {result.margin:g}"
                  f"{f', memory model: {memory_model.own_source}' if memory_model.own_source else ''}")
         new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
                                         planner_command(args), own_budget=args.token_budget is not None),
