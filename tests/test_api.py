@@ -1578,8 +1578,6 @@ def test_map_plans_gives_the_maps_solve_map_json_prints(cli, flags: tuple[str, .
     printed = pydantic.TypeAdapter(list[solver.GpuMap]).validate_json(out)
     maps = solver.map_plans(**arguments)
     assert status == 0 and [m.model_dump(mode="json") for m in maps] == [m.model_dump(mode="json") for m in printed]
-    assert [(m.gpu, m.by, m.model, m.budget_gpus, len(m.rows)) for m in maps] == [
-        (m.gpu, m.by, m.model, m.budget_gpus, len(m.rows)) for m in printed]
 
 
 def test_map_plans_maps_every_documented_gpu_type_without_one():
