@@ -297,23 +297,26 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, defer_build=True):
     def _agrees(self, verdict: str, given: Any) -> bool:
         """Whether `given` is what this answer's `verdict` says, as its JSON (rounded) may print it: the headroom
         within twice `JSON_GIB_SLACK` (the tighter peak may be the other, as close), a yes or no either way where a
-        comparison it rests on is within `JSON_GIB_SLACK`."""
+        comparison it rests on is within `JSON_GIB_SLACK` (`_at_a_limit`)."""
         derived = getattr(self, verdict)
         if isinstance(derived, bool):
-            return given is derived or isinstance(given, bool) and self._at_a_limit
+            return given is derived or isinstance(given, bool) and self._at_a_limit(verdict)
         return (isinstance(given, int | float) and not isinstance(given, bool)
                 and abs(given - derived) <= 2 * JSON_GIB_SLACK)
 
-    @property
-    def _at_a_limit(self) -> bool:
-        """Whether a comparison the verdicts rest on is closer than the JSON's rounding can tell (`JSON_GIB_SLACK`):
-        the peak and usable memory, the optimizer step's and its share, their rooms; and whether the host memory
-        holds the need, which is rounded up to a tenth (`shown_host_gib`) after the JSON rounds it, so a need of
-        100.00003 GiB (100.1 shown: more than a --host-ram of 100.05) prints as 100.0 (which is not)."""
+    def _at_a_limit(self, verdict: str) -> bool:
+        """Whether a comparison that `verdict` rests on is closer than the JSON's rounding can tell
+        (`JSON_GIB_SLACK`): the peak against the usable memory, the optimizer step's against its share, or their
+        rooms against each other; or whether the host memory holds the need, which is rounded up to a tenth
+        (`shown_host_gib`) after the JSON rounds it, so a need of 100.00003 GiB (100.1 shown: more than a --host-ram
+        of 100.05) prints as 100.0 (which is not)."""
         activations, step = self.usable_gib - self.total_gib, self.step_usable_gib - self.step_gib
-        gaps = [activations, *([step, step - activations] if self.step_gib else [])]
+        steps = [step] if self.step_gib else []  # with Offload no optimizer step on the GPU: nothing to compare
+        fits = [activations, *steps]
+        gaps = {"step_fits": steps, "fits": fits, "step_binds": [step - activations] if self.step_gib else [],
+                "host_fits": [], "trains": fits if self.tables is None else []}[verdict]
         need, host_ram = self.host_memory_gib, self.host_ram_gib
-        host_at_a_limit = (need is not None and host_ram is not None
+        host_at_a_limit = (verdict in ("host_fits", "trains") and need is not None and host_ram is not None
                            and host_ram_holds(need - JSON_GIB_SLACK, host_ram + JSON_GIB_SLACK)
                            != host_ram_holds(need + JSON_GIB_SLACK, host_ram - JSON_GIB_SLACK))
         return host_at_a_limit or any(abs(gap) <= JSON_GIB_SLACK for gap in gaps)

@@ -456,6 +456,11 @@ def test_memory_json_whose_rounding_turns_a_verdict_reads_back_with_the_rounded_
         70.1235, 70.1235, False, False)
     rebuilt = MemoryAnswer.model_validate(as_json)
     assert (rebuilt.fits, rebuilt.trains, rebuilt.headroom_gib) == (True, True, 0)
+    # Only the verdicts that rest on that comparison may go either way: with Offload the optimizer step always
+    # fits, and without --host-ram the host memory does.
+    for verdict in ("step_fits", "host_fits"):
+        with pytest.raises(ValidationError, match=f"{verdict} is False, but the other fields say True"):
+            MemoryAnswer.model_validate({**as_json, verdict: False})
 
 
 def test_memory_json_whose_rounding_turns_the_host_verdict_reads_back(cli):
@@ -472,6 +477,9 @@ def test_memory_json_whose_rounding_turns_the_host_verdict_reads_back(cli):
     assert (rebuilt.host_fits, rebuilt.trains) == (True, True)
     with pytest.raises(ValidationError, match="host_fits is False, but the other fields say True"):
         MemoryAnswer.model_validate({**printed, "host_fits": False})
+    # The GPU's peak, far from its limit, may not contradict its verdict.
+    with pytest.raises(ValidationError, match="error, fits is False, but the other fields say True"):
+        MemoryAnswer.model_validate({**as_json, "fits": False})
 
 
 def test_memory_json_echoes_the_question_as_asked_and_rounds_the_estimates_gib(cli):
