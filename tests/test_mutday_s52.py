@@ -3,7 +3,9 @@ review-s52-mutday.md): `MemoryAnswer` reading its JSON back, ..."""
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +13,11 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
+from solver.cli.output import escaped_line, new_console, on_terminal
 from solver.memory import JSON_GIB_SLACK, MemoryAnswer, weight_shapes
 from solver.render import json_schema
 from solver.results import GpuMap
-from solver.tables import load_model_config
+from solver.tables import TableError, load_model_config
 
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 
@@ -100,3 +103,63 @@ def test_a_map_without_rows_is_read_as_its_schema_reads_it(cli):
     empty = [{**by_model, "rows": []}, {**by_length, "rows": []}]
     assert list(Draft202012Validator(json.loads(json_schema("map"))).iter_errors(empty)) == []
     assert [GpuMap.model_validate(gpu_map).rows for gpu_map in empty] == [(), ()]
+
+
+def test_each_byte_python_holds_as_a_surrogate_is_written_as_that_byte_and_no_other_character():
+    # os.fsdecode's surrogateescape holds the bytes 0x80 to 0xff as U+DC80 to U+DCFF; a lone surrogate beside them
+    # (U+DC7F, U+DD00) is no byte of a name, and is written as Python writes it.
+    line = "".join(chr(code) for code in (0xDC7F, 0xDC80, 0xDCE9, 0xDCFF, 0xDD00))
+    assert escaped_line(f"caf{line}") == "caf\\udc7f\\x80\\xe9\\xff\\udd00"
+
+
+class _FailingStream(io.StringIO):
+    """A stream whose `isatty` raises `error`, as a closed (ValueError) or broken (OSError) one's does."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    def isatty(self) -> bool:
+        raise self.error
+
+
+@pytest.mark.parametrize("error", [ValueError("I/O operation on closed file"), OSError(9, "Bad file descriptor")])
+def test_stdout_that_cannot_say_whether_it_is_a_terminal_is_laid_out_as_a_pipe(monkeypatch: pytest.MonkeyPatch,
+                                                                              error: Exception):
+    # FORCE_COLOR has rich take any stream for a terminal; the layout asks the stream itself, which cannot answer.
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(sys, "stdout", _FailingStream(error))
+    console = new_console(200)
+    assert (console.is_terminal, on_terminal(console), console.width) == (True, False, 200)
+
+
+def _qwen1_5_moe(tmp_path: Path, **changes: object) -> Path:
+    """Qwen1.5-MoE-A2.7B's published config with `changes` (None: the key removed), written in `tmp_path`."""
+    config = json.loads((HF_CONFIGS / "Qwen1.5-MoE-A2.7B.json").read_text(encoding="utf-8"))
+    config.update(changes)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({key: value for key, value in config.items() if value is not None}), encoding="utf-8")
+    return path
+
+
+def test_a_qwen2_moe_config_without_tie_word_embeddings_reads_untied_as_transformers_does(tmp_path: Path):
+    # Qwen2MoeConfig's default is false: the same 14.32B parameters as the published config, which says so.
+    published = load_model_config(HF_CONFIGS / "Qwen1.5-MoE-A2.7B.json")
+    untold = load_model_config(_qwen1_5_moe(tmp_path, tie_word_embeddings=None))
+    assert (untold.tied_embeddings, round(untold.parameters_b, 2)) == (False, 14.32)
+    assert untold.shape == published.shape
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    # A qwen2_moe config's other shared-expert key is not its layout: refused, though its own is counted.
+    ({"n_shared_experts": 2}, "n_shared_experts 2: shared experts beside the routed ones, which would go uncounted"),
+    # Each other key of a count of routed experts is compared with the one read.
+    ({"n_routed_experts": 64}, r"num_experts 60 and n_routed_experts 64: two counts of routed experts; give one$"),
+    ({"moe_num_experts": 64}, r"num_experts 60 and moe_num_experts 64: two counts of routed experts; give one$"),
+    # Without a count, the first of the mixture of experts' keys given is named (the model type aside).
+    ({"num_experts": None, "model_type": "llama"}, r"num_experts_per_tok 4 but no count of routed experts"),
+])
+def test_a_qwen2_moe_config_with_keys_it_does_not_read_is_refused(tmp_path: Path, changes: dict, message: str):
+    with pytest.raises(TableError, match=message):
+        load_model_config(_qwen1_5_moe(tmp_path, **changes))
