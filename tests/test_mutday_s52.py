@@ -157,6 +157,8 @@ def test_a_qwen2_moe_config_without_tie_word_embeddings_reads_untied_as_transfor
     # Each other key of a count of routed experts is compared with the one read.
     ({"n_routed_experts": 64}, r"num_experts 60 and n_routed_experts 64: two counts of routed experts; give one$"),
     ({"moe_num_experts": 64}, r"num_experts 60 and moe_num_experts 64: two counts of routed experts; give one$"),
+    # Its intermediate_size (5632) is no expert's width: without moe_intermediate_size, refused.
+    ({"moe_intermediate_size": None}, r"missing moe_intermediate_size: a qwen2_moe config gives each expert's width"),
     # Without a count, the first of the mixture of experts' keys given is named (the model type aside).
     ({"num_experts": None, "model_type": "llama"}, r"num_experts_per_tok 4 but no count of routed experts"),
 ])
