@@ -18,6 +18,7 @@ from solver.memory import JSON_GIB_SLACK, MemoryAnswer, weight_shapes
 from solver.render import json_schema
 from solver.results import GpuMap
 from solver.tables import TableError, load_model_config
+from solver.tables.schema import MoE
 
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 
@@ -165,3 +166,16 @@ def test_a_qwen2_moe_config_without_tie_word_embeddings_reads_untied_as_transfor
 def test_a_qwen2_moe_config_with_keys_it_does_not_read_is_refused(tmp_path: Path, changes: dict, message: str):
     with pytest.raises(TableError, match=message):
         load_model_config(_qwen1_5_moe(tmp_path, **changes))
+
+
+def test_a_mixture_of_experts_shape_gives_a_shared_experts_width_only_where_there_is_one():
+    # Qwen3-30B-A3B's experts: count, active, width; Qwen1.5-MoE's with its shared expert's width after them.
+    routed, shared = (load_model_config(HF_CONFIGS / name).shape[8]
+                      for name in ("Qwen3-30B-A3B.json", "Qwen1.5-MoE-A2.7B.json"))
+    assert (routed, shared) == ((128, 8, 768), (60, 4, 1408, 5632))
+
+
+@pytest.mark.parametrize("width", [-1, "1024", 1024.0, True])
+def test_a_shared_experts_width_is_a_whole_number_of_zero_or_more(width: object):
+    with pytest.raises(ValidationError, match="shared_expert_intermediate_size"):
+        MoE(experts=8, active_experts=2, moe_intermediate_size=64, shared_expert_intermediate_size=width)
