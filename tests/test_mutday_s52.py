@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -179,3 +180,13 @@ def test_a_mixture_of_experts_shape_gives_a_shared_experts_width_only_where_ther
 def test_a_shared_experts_width_is_a_whole_number_of_zero_or_more(width: object):
     with pytest.raises(ValidationError, match="shared_expert_intermediate_size"):
         MoE(experts=8, active_experts=2, moe_intermediate_size=64, shared_expert_intermediate_size=width)
+
+
+def test_a_terminal_the_environment_says_is_none_is_not_laid_out_as_one(monkeypatch: pytest.MonkeyPatch):
+    # TTY_COMPATIBLE=0 on a terminal (a pty's): rich takes it for no terminal, and so does the layout.
+    monkeypatch.setenv("TTY_COMPATIBLE", "0")
+    primary, secondary = os.openpty()
+    with open(secondary, "w", encoding="utf-8") as terminal, open(primary, "rb"):
+        monkeypatch.setattr(sys, "stdout", terminal)
+        console = new_console()
+        assert (terminal.isatty(), console.is_terminal, on_terminal(console)) == (True, False, False)
