@@ -14,11 +14,13 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
+import solver.cli.cluster
+import solver.cli.examples
 from solver.cli.output import escaped_line, new_console, on_terminal
 from solver.memory import JSON_GIB_SLACK, MemoryAnswer, weight_shapes
 from solver.render import json_schema
 from solver.results import GpuMap
-from solver.tables import TableError, load_model_config
+from solver.tables import QueryError, TableError, load_model_config
 from solver.tables.schema import MoE
 
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -190,3 +192,46 @@ def test_a_terminal_the_environment_says_is_none_is_not_laid_out_as_one(monkeypa
         monkeypatch.setattr(sys, "stdout", terminal)
         console = new_console()
         assert (terminal.isatty(), console.is_terminal, on_terminal(console)) == (True, False, False)
+
+
+ONE_JOB_FLEET = """\
+pools:
+  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}
+jobs:
+  - {name: math-4b, model: 4B, max_model_len: 8192, rollout_gpus: 2}
+"""
+
+
+def _made_meanwhile_and_the_write_fails(monkeypatch: pytest.MonkeyPatch, module: object) -> None:
+    """Another run makes each missing folder between the command's look and its mkdir; then the write fails."""
+    make_folder = Path.mkdir
+
+    def made_first_by_another_run(folder: Path, *args: object, **kwargs: object) -> None:
+        if not folder.exists():
+            make_folder(folder)
+        make_folder(folder, *args, **kwargs)
+
+    def full_disk(*_: object) -> None:
+        raise QueryError("cannot write: No space left on device")
+
+    monkeypatch.setattr(Path, "mkdir", made_first_by_another_run)
+    monkeypatch.setattr(module, "write_all_atomically", full_disk)
+
+
+def test_an_emit_dir_another_run_made_stays_when_the_write_fails(cli, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    # The folder is the other run's: only a folder this run made is removed after a failed write.
+    (tmp_path / "fleet.yaml").write_text(ONE_JOB_FLEET, encoding="utf-8")
+    _made_meanwhile_and_the_write_fails(monkeypatch, solver.cli.cluster)
+    status, out, err = cli("cluster", str(tmp_path / "fleet.yaml"), "--emit-dir", str(tmp_path / "configs"))
+    assert (status, out, err) == (2, "", "solve cluster: error: cannot write: No space left on device\n")
+    assert (tmp_path / "configs").is_dir()
+
+
+def test_an_examples_folder_another_run_made_stays_when_the_write_fails(cli, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    _made_meanwhile_and_the_write_fails(monkeypatch, solver.cli.examples)
+    assert cli("examples", "mine/inner") == (2, "", "solve examples: error: cannot write: No space left on device\n")
+    assert sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*")) == [
+        "mine", "mine/inner", "mine/inner/my-model"]
