@@ -128,8 +128,8 @@ class _FailingStream(io.StringIO):
 
 
 @pytest.mark.parametrize("error", [ValueError("I/O operation on closed file"), OSError(9, "Bad file descriptor")])
-def test_stdout_that_cannot_say_whether_it_is_a_terminal_is_laid_out_as_a_pipe(monkeypatch: pytest.MonkeyPatch,
-                                                                              error: Exception):
+def test_stdout_that_cannot_say_whether_it_is_a_terminal_is_laid_out_as_a_pipe(
+        monkeypatch: pytest.MonkeyPatch, error: Exception):
     # FORCE_COLOR has rich take any stream for a terminal; the layout asks the stream itself, which cannot answer.
     monkeypatch.setenv("FORCE_COLOR", "1")
     monkeypatch.delenv("COLUMNS", raising=False)
