@@ -235,3 +235,25 @@ def test_an_examples_folder_another_run_made_stays_when_the_write_fails(cli, tmp
     assert cli("examples", "mine/inner") == (2, "", "solve examples: error: cannot write: No space left on device\n")
     assert sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*")) == [
         "mine", "mine/inner", "mine/inner/my-model"]
+
+
+def _widened(cli, tmp_path: Path, pool: str, jobs: list[str]) -> list[tuple[str, int, int | None, float]]:
+    """(job, trainer GPUs, GPUs widened from, host memory) of each placement of `solve cluster` on one node."""
+    (tmp_path / "fleet.yaml").write_text("pools:\n  - {name: a100, gpu: A100-80GB, nodes: 1, " + pool + "}\njobs:\n"
+                                         + "".join(f"  - {job}\n" for job in jobs), encoding="utf-8")
+    status, out, _ = cli("cluster", str(tmp_path / "fleet.yaml"), "--json")
+    assert status == 0
+    return [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"]) for p in json.loads(out)["placements"]]
+
+
+def test_widening_fills_a_node_s_gpus_and_host_memory_exactly_and_no_further(cli, tmp_path: Path):
+    # Two Qwen3-0.6B jobs at 8192 take 6 A100s each by the tables; 8 + 8 GPUs fit a node of 16, not one of 15.
+    small = ["{name: a, model: 0.6B, max_model_len: 8192}", "{name: b, model: 0.6B, max_model_len: 8192}"]
+    assert [row[1:3] for row in _widened(cli, tmp_path, "gpus_per_node: 16", small)] == [(8, 6), (8, 6)]
+    assert sorted(row[1:3] for row in _widened(cli, tmp_path, "gpus_per_node: 15", small)) == [(6, None), (8, 6)]
+    # Qwen3-4B and 0.6B both grown to 8 of 16 GPUs need 119.9 + 17.8 = 137.7 GiB of host memory: 137.6 holds one.
+    mixed = ["{name: a, model: 4B, max_model_len: 8192}", small[1]]
+    assert _widened(cli, tmp_path, "gpus_per_node: 16, host_ram_gb: 137.7", mixed) == [
+        ("a", 8, 6, 119.9), ("b", 8, 6, 17.8)]
+    assert _widened(cli, tmp_path, "gpus_per_node: 16, host_ram_gb: 137.6", mixed) == [
+        ("a", 8, 6, 119.9), ("b", 6, None, 13.4)]
