@@ -1,5 +1,6 @@
-"""Tests that kill mutants of session 52's new code which its own tests let live (docs: the report
-review-s52-mutday.md): `MemoryAnswer` reading its JSON back, ..."""
+"""Tests that kill mutants of session 52's new code which its own tests let live (/work/keep/review-s52-mutday.md):
+`MemoryAnswer` reading its JSON back, Qwen2-MoE's shared expert and the MoE config checks, a map without rows, the
+console's layout and escaped bytes, folders another run made, and widening's node limits."""
 
 from __future__ import annotations
 
