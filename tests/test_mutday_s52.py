@@ -45,18 +45,24 @@ def answer_json(cli) -> Any:
     return with_figures
 
 
-@pytest.mark.parametrize("changes", [
-    {"usable_gib": 50.0001},  # the activations' room: 0.0001 GiB
-    {"step_usable_gib": 20.0001},  # the optimizer step's
-    {"step_usable_gib": 30.0001},  # the step's room 0.0001 more than the activations': which binds
-    {"host_memory_gib": 99.95, "host_ram_gib": 100.0001},  # as host_fits reads it: 100.0 GiB (a tenth, rounded up)
+@pytest.mark.parametrize(("changes", "verdict"), [
+    ({"usable_gib": 50.0001}, "fits"),  # the activations' room: 0.0001 GiB
+    ({"step_usable_gib": 20.0001}, "step_fits"),  # the optimizer step's
+    ({"step_usable_gib": 30.0001}, "step_binds"),  # the step's room 0.0001 more than the activations': which binds
+    ({"host_memory_gib": 99.95, "host_ram_gib": 100.0001}, "host_fits"),  # as host_fits reads it: 100.0 GiB
 ])
-def test_a_verdict_at_each_limit_the_json_cannot_tell_reads_back_either_way(answer_json, changes: dict):
+def test_a_verdict_at_each_limit_the_json_cannot_tell_reads_back_either_way(answer_json, changes: dict, verdict: str):
     # Each comparison a verdict rests on, within the JSON's rounding (JSON_GIB_SLACK) of its limit, alone: a flipped
-    # yes or no there may be the rounding's, so it is read back (with the verdict the figures give), not refused.
+    # yes or no of that verdict may be the rounding's, so it is read back (with the verdict the figures give), not
+    # refused; a verdict that does not rest on that comparison is still refused flipped.
     printed = answer_json(**changes)
-    flipped = {**printed, "fits": not printed["fits"]}
-    assert MemoryAnswer.model_validate(flipped).fits is printed["fits"]
+    flipped = {**printed, verdict: not printed[verdict]}
+    assert getattr(MemoryAnswer.model_validate(flipped), verdict) is printed[verdict]
+    for other in ("fits", "host_fits"):
+        if other != verdict and not (verdict == "step_fits" and other == "fits"):  # fits rests on the step's room
+            with pytest.raises(ValidationError, match=f"{other} is {not printed[other]!r}, but the other fields say "
+                                                      f"{printed[other]!r}"):
+                MemoryAnswer.model_validate({**printed, other: not printed[other]})
 
 
 @pytest.mark.parametrize("changes", [
