@@ -250,7 +250,8 @@ def _widened(cli, tmp_path: Path, pool: str, jobs: list[str]) -> list[tuple[str,
                                          + "".join(f"  - {job}\n" for job in jobs), encoding="utf-8")
     status, out, _ = cli("cluster", str(tmp_path / "fleet.yaml"), "--json")
     assert status == 0
-    return [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"]) for p in json.loads(out)["placements"]]
+    return [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"])
+            for p in json.loads(out)["placements"]]
 
 
 def test_widening_fills_a_node_s_gpus_and_host_memory_exactly_and_no_further(cli, tmp_path: Path):
