@@ -238,59 +238,13 @@ def _as_pydantic_writes_now(schema: Any) -> Any:
     return unwrapped
 
 
-def schema_problems(value: Any, schema: dict[str, Any], defs: dict[str, Any], where: str = "$") -> list[str]:
-    """Where `value` breaks `schema` (the keywords pydantic's schemas use: $ref, anyOf, type, enum, const, properties,
-    required, additionalProperties, items, prefixItems, minItems, maxItems, minimum, exclusiveMinimum, maximum,
-    exclusiveMaximum), as paths with what is wrong; empty where it is valid."""
-    if "$ref" in schema:
-        return schema_problems(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs, where)
-    if "anyOf" in schema:
-        fits = [schema_problems(value, option, defs, where) for option in schema["anyOf"]]
-        return [] if [] in fits else [f"{where}: fits none of anyOf: {fits}"]
-    types = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
-             "integer": int, "number": (int, float)}
-    kind = schema.get("type")
-    if kind is not None and (not isinstance(value, types[kind]) or (kind in ("integer", "number")
-                                                                    and isinstance(value, bool))):
-        return [f"{where}: {value!r} is not {kind}"]
-    if "enum" in schema and value not in schema["enum"] or "const" in schema and value != schema["const"]:
-        return [f"{where}: {value!r} is not one of {schema.get('enum', [schema.get('const')])}"]
-    bounds = {"minimum": lambda v, b: v >= b, "exclusiveMinimum": lambda v, b: v > b,
-              "maximum": lambda v, b: v <= b, "exclusiveMaximum": lambda v, b: v < b}
-    sizes = {"minItems": lambda n, b: n >= b, "maxItems": lambda n, b: n <= b}
-    problems = [f"{where}: {value!r} breaks {key} {schema[key]}" for key, holds in bounds.items()
-                if key in schema and not holds(value, schema[key])]
-    if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        problems += [f"{where}: missing {key}" for key in schema.get("required", []) if key not in value]
-        if schema.get("additionalProperties") is False:
-            problems += [f"{where}: unexpected {key}" for key in value if key not in properties]
-        for key, item in value.items():
-            if key in properties:
-                problems += schema_problems(item, properties[key], defs, f"{where}.{key}")
-    if isinstance(value, list):
-        problems += [f"{where}: {len(value)} items break {key} {schema[key]}" for key, holds in sizes.items()
-                     if key in schema and not holds(len(value), schema[key])]
-        fixed = schema.get("prefixItems", [])
-        problems += [problem for index, item in enumerate(value)
-                     for problem in schema_problems(item, fixed[index] if index < len(fixed)
-                                                    else schema.get("items", {}), defs, f"{where}[{index}]")]
-    return problems
-
-
-def check_against_schema(command: str, printed: Any) -> list[str]:
-    """`schema_problems` of what `solve` (`command`) printed against docs/schema/COMMAND.json."""
-    schema = json.loads((ROOT / "docs" / "schema" / f"{command}.json").read_text(encoding="utf-8"))
-    return schema_problems(printed, schema, schema.get("$defs", {}))
-
-
 def jsonschema_errors(command: str, printed: Any) -> list[str]:
-    """Where the `jsonschema` package finds that what `solve` (`command`) printed breaks docs/schema/COMMAND.json
-    (the keywords `schema_problems` does not read, if/then/else among them, too): ``PATH: message`` each."""
+    """Where the `jsonschema` package finds that what `solve` (`command`) printed breaks docs/schema/COMMAND.json:
+    ``PATH: message`` each, sorted."""
     schema = json.loads((ROOT / "docs" / "schema" / f"{command}.json").read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
-    return [f"${''.join(f'[{key!r}]' for key in error.absolute_path)}: {error.message}"
-            for error in Draft202012Validator(schema).iter_errors(printed)]
+    return sorted(f"${''.join(f'[{key!r}]' for key in error.absolute_path)}: {error.message}"
+                  for error in Draft202012Validator(schema).iter_errors(printed))
 
 
 def test_the_schema_check_finds_what_breaks_it():
@@ -299,26 +253,27 @@ def test_the_schema_check_finds_what_breaks_it():
     answer["plans"][0]["gpus"] = "6"
     answer["extra"] = 1
     del answer["status"]
-    assert check_against_schema("solve", [answer]) == [
-        "$[0]: missing status", "$[0]: unexpected extra", "$[0].plans[0].gpus: '6' is not integer",
-        f"$[0].plans[0].caution_codes[0]: 'no-such-code' is not one of {[code.value for code in CautionCode]}"]
+    assert jsonschema_errors("solve", [answer]) == [
+        "$[0]: 'status' is a required property", "$[0]: Additional properties are not allowed ('extra' was unexpected)",
+        f"$[0]['plans'][0]['caution_codes'][0]: 'no-such-code' is not one of {[code.value for code in CautionCode]}",
+        "$[0]['plans'][0]['gpus']: '6' is not of type 'integer'"]
 
 
 def test_the_schema_check_finds_keys_left_out_nulls_and_tuples_of_another_length():
     # Keys that are always printed are required (defaults too), the answer's keys printed only when present are never
-    # null, and a pair is two numbers: what jsonschema refused and this check let through before.
+    # null, and a pair is two numbers.
     [answer] = [a.as_json() for a in solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=6)]
     del answer["plans"][0]["caution_codes"], answer["open_budget"], answer["reason_code"]
     answer["nearest"] = None
     answer["current"] = {**CURRENT_SETTINGS, "predicted": [70.0, 71.3, 2.0]}
-    assert check_against_schema("solve", [answer]) == [
-        "$[0]: missing open_budget", "$[0]: missing reason_code", "$[0].plans[0]: missing caution_codes",
-        "$[0].nearest: None is not object",
-        ("$[0].current.predicted: fits none of anyOf: [['$[0].current.predicted: 3 items break maxItems 2'], "
-         "['$[0].current.predicted: [70.0, 71.3, 2.0] is not null']]")]
+    assert jsonschema_errors("solve", [answer]) == [
+        "$[0]: 'open_budget' is a required property", "$[0]: 'reason_code' is a required property",
+        "$[0]['current']['predicted']: [70.0, 71.3, 2.0] is not valid under any of the given schemas",
+        "$[0]['nearest']: None is not of type 'object'", "$[0]['plans'][0]: 'caution_codes' is a required property"]
     placed = solver.place(ROOT / "docs" / "examples" / "fleet.yaml").model_dump(mode="json")
     del placed["tie_broken"], placed["placements"][0]["widened_from"]
-    assert check_against_schema("cluster", placed) == ["$: missing tie_broken", "$.placements[0]: missing widened_from"]
+    assert jsonschema_errors("cluster", placed) == [
+        "$: 'tie_broken' is a required property", "$['placements'][0]: 'widened_from' is a required property"]
 
 
 CURRENT_SETTINGS = {"config": "trinity.yaml", "gpus": 8, "gpus_given": True, "env": False, "offload": False, "sp": 1,
@@ -358,7 +313,7 @@ def test_real_solve_json_is_valid_against_its_schema(cli, monkeypatch, flags: tu
     monkeypatch.chdir(ROOT)
     status, out, _ = cli(*flags, "--json")
     printed = json.loads(out)
-    assert status in (0, 1) and check_against_schema("solve", printed) == jsonschema_errors("solve", printed) == []
+    assert status in (0, 1) and jsonschema_errors("solve", printed) == []
 
 
 def test_real_cluster_json_is_valid_against_its_schema(cli, monkeypatch):
@@ -366,7 +321,7 @@ def test_real_cluster_json_is_valid_against_its_schema(cli, monkeypatch):
     status, out, _ = cli("cluster", "docs/examples/fleet.yaml", "--json")
     placed = json.loads(out)
     assert status in (0, 1) and placed["placements"]
-    assert check_against_schema("cluster", placed) == jsonschema_errors("cluster", placed) == []
+    assert jsonschema_errors("cluster", placed) == []
 
 
 def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, tmp_path: Path):
@@ -380,7 +335,7 @@ def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, t
         status, out, _ = cli("cluster", str(fleet), *flags, "--json")
         placed = json.loads(out)
         assert status == 1 and placed["unplaced"]
-        assert check_against_schema("cluster", placed) == jsonschema_errors("cluster", placed) == []
+        assert jsonschema_errors("cluster", placed) == []
 
 
 MEMORY_CASES = [  # (flags, exit status)
@@ -406,8 +361,8 @@ def test_real_memory_json_is_valid_against_its_schema(cli, monkeypatch, flags: t
     printed = json.loads(out)
     schema = json.loads(json_schema("memory"))
     # Every key, in the schema's order: the type's fields, then its verdicts.
-    assert (printed_status, list(printed), check_against_schema("memory", printed), jsonschema_errors(
-        "memory", printed)) == (status, list(schema["properties"]), [], [])
+    assert (printed_status, list(printed), jsonschema_errors("memory", printed)) == (
+        status, list(schema["properties"]), [])
 
 
 @pytest.mark.parametrize(("flags", "status"), MEMORY_CASES)
@@ -510,7 +465,7 @@ def test_real_map_json_is_valid_against_its_schema(cli, monkeypatch, flags: tupl
     monkeypatch.chdir(ROOT)
     status, out, _ = cli("map", *flags, "--json")
     printed = json.loads(out)
-    assert status == 0 and check_against_schema("map", printed) == jsonschema_errors("map", printed) == []
+    assert status == 0 and jsonschema_errors("map", printed) == []
 
 
 @pytest.mark.parametrize("flags", MAP_CASES)
@@ -535,8 +490,8 @@ def test_a_map_by_length_without_its_model_or_with_rows_of_models_is_refused(cli
     assert jsonschema_errors("map", [{**by_model, "model": "Qwen3-8B"}]) == [
         "$[0]['model']: 'Qwen3-8B' is not of type 'null'"]
     assert jsonschema_errors("map", [model_rows]) == [
-        "$[0]['rows'][0]: Additional properties are not allowed ('model' was unexpected)",
-        "$[0]['rows'][0]: 'max_model_len' is a required property"]
+        "$[0]['rows'][0]: 'max_model_len' is a required property",
+        "$[0]['rows'][0]: Additional properties are not allowed ('model' was unexpected)"]
     for refused, words in [(without_model, "a map by 'len' needs model"),
                            ({**by_model, "model": "Qwen3-8B"}, "a map by 'model' takes no model"),
                            (model_rows, "a map by 'len' has rows of LengthMapRow")]:
@@ -550,18 +505,20 @@ def test_the_schema_check_finds_what_breaks_the_memory_and_map_schemas(cli, monk
     del estimate["trains"]
     estimate["terms"]["logits"] = None
     estimate["host_ram_gib"] = "512"
-    assert check_against_schema("memory", {**estimate, "extra": 1}) == [
-        "$: missing trains", "$: unexpected extra", "$.terms.logits: None is not number",
-        ("$.host_ram_gib: fits none of anyOf: [[\"$.host_ram_gib: '512' is not number\"], "
-         "[\"$.host_ram_gib: '512' is not null\"]]")]
+    assert jsonschema_errors("memory", {**estimate, "extra": 1}) == [
+        "$: 'trains' is a required property", "$: Additional properties are not allowed ('extra' was unexpected)",
+        "$['host_ram_gib']: '512' is not valid under any of the given schemas",
+        "$['terms']['logits']: None is not of type 'number'"]
     [h100] = json.loads(cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "1", "--json")[1])
     h100["rows"][0]["max_model_len"] = 4096  # a row by length in a map by model
     h100["host_ram_gb"] = None  # left out, never null
     h100["estimate"] = "auto"  # the default is left out
-    assert check_against_schema("map", [h100]) == [
-        ("$[0].rows: fits none of anyOf: [['$[0].rows[0]: unexpected max_model_len'], "
-         "['$[0].rows[0]: unexpected model']]"),
-        "$[0].host_ram_gb: None is not number", "$[0].estimate: 'auto' is not one of ['only', 'never']"]
+    estimate_problem, host_ram_problem, rows_problem, row_problem = jsonschema_errors("map", [h100])
+    assert (estimate_problem, host_ram_problem, row_problem) == (
+        "$[0]['estimate']: 'auto' is not one of ['only', 'never']", "$[0]['host_ram_gb']: None is not of type 'number'",
+        "$[0]['rows'][0]: Additional properties are not allowed ('max_model_len' was unexpected)")
+    assert rows_problem.startswith("$[0]['rows']: [{'model': 'Qwen3-8B', ")
+    assert rows_problem.endswith("'max_model_len': 4096}] is not valid under any of the given schemas")
 
 
 def test_an_answer_the_time_limit_left_open_gives_its_code(monkeypatch: pytest.MonkeyPatch):
@@ -738,7 +695,7 @@ def test_from_config_gives_the_codes_of_the_rule_broken_and_of_each_problem(
     current = answer["current"]
     assert (current["broken_rule_code"], current["config_problem_codes"]) == (rule, codes)
     assert (current["broken_rule"] is None, len(current["config_problems"])) == (rule is None, len(codes))
-    assert check_against_schema("solve", [answer]) == []
+    assert jsonschema_errors("solve", [answer]) == []
 
 
 def test_the_representative_configs_give_every_code():
