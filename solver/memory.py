@@ -37,10 +37,10 @@ from typing import Annotated, Any
 
 from pydantic import (
     Field,
-    ModelWrapValidatorHandler,
     PlainSerializer,
     PositiveInt,
     SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
     computed_field,
     model_serializer,
     model_validator,
@@ -283,11 +283,14 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, defer_build=True):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _derived_verdicts(cls, raw: Any, handler: ModelWrapValidatorHandler[MemoryAnswer]) -> MemoryAnswer:
+    def _derived_verdicts(cls, raw: Any, handler: ValidatorFunctionWrapHandler) -> MemoryAnswer:
         """An answer rebuilt from its JSON: the verdicts (`VERDICTS`) are derived from the other fields, so they are
-        dropped and derived again, and refused where they disagree by more than the JSON's rounding explains."""
+        dropped and derived again, and refused where they disagree by more than the JSON's rounding explains.
+        (`ValidatorFunctionWrapHandler`: pydantic 2.6 has no typed `ModelWrapValidatorHandler`.)"""
+        answer: MemoryAnswer
         if not isinstance(raw, dict) or not raw.keys() & set(VERDICTS):
-            return handler(raw)
+            answer = handler(raw)
+            return answer
         answer = handler({name: value for name, value in raw.items() if name not in VERDICTS})
         for name in VERDICTS:
             if name in raw and not answer._agrees(name, raw[name]):
