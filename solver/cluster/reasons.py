@@ -5,13 +5,23 @@ give), or, where none is placed, one reason for every job (`all_unplaced`)."""
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from solver.cluster.options import Footprint, NoWayReason, Option, Planner, host_capacity_tenths, layout
+from solver.cluster.options import (
+    Footprint,
+    NoWayReason,
+    Option,
+    Planner,
+    host_capacity_tenths,
+    job_options,
+    layout,
+)
 from solver.query import Query
 from solver.results import (
+    FitsWith,
     Plan,
     PoolCode,
     Status,
@@ -34,12 +44,15 @@ from solver.tables import (
 
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
-                     certain: bool = False) -> tuple[Unplaced, ...]:
+                     certain: bool = False, final: dict[int, tuple[Option, list[int]]] | None = None,
+                     hints_by: float = 0.0) -> tuple[Unplaced, ...]:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
-    none left out, their host memory exact), the priority that places it; and why the other pools it may use have
-    no plan for it; or no plan that fits any pool it may use."""
+    none left out, their host memory exact), the priority that places it; where the `final` placement (`placed`
+    grown onto idle GPUs; None: no hints) leaves idle room that one of its ways would fit with fewer rollout GPUs,
+    the fewest dropped (`_FewerRollout`, asked until `hints_by`, a `time.monotonic()`); and why the other pools it
+    may use have no plan for it; or no plan that fits any pool it may use."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   "limit (raise --time-limit)")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -50,6 +63,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     holders = _RoomHolders(fleet, placed, options)
+    fewer_rollout = None if final is None else _FewerRollout(planner, fleet, final, hints_by)
     unplaced = []
     for index, job in enumerate(fleet.jobs):
         if index in placed:
@@ -58,13 +72,16 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             unplaced.append(unplaced_without_a_way(job, why_no_option(planner, fleet, index)))
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]))
+        fits_with = None if fewer_rollout is None else fewer_rollout.fits_with(index)
         unplaced.append(Unplaced(
             job=job.name, reason_code=no_room,
             reason=(f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
                     f"{_least_rooms(planner, job, pools[index])} after the jobs placed (the most priority in all, "
                     f"then length, then cost){unproven}{holders.words(job, pools[index], certain)}"
-                    f"{'; ' if elsewhere.words else ''}{elsewhere.words}"),
-            pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools)))
+                    f"{'; ' if elsewhere.words else ''}{elsewhere.words}"
+                    f"{'' if fits_with is None or fewer_rollout is None else fewer_rollout.words(job, fits_with)}"),
+            pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
+            fits_with=fits_with))
     return tuple(unplaced)
 
 
@@ -195,6 +212,80 @@ class _RoomHolders:
         """The room of taking these placed jobs out (and putting `other_ways`' on other ways): their priority
         together, and the jobs in the file's order."""
         return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)), tuple(sorted(other_ways)))
+
+
+FEWER_ROLLOUT_TRIES = 4
+"""How many rollout GPU counts (each fewer than the job's, the fewest dropped first) `_FewerRollout` asks the planner
+about for one job left out: each a `job_options` of the changed job, whose trainer plans the planner has mostly
+answered already (a plan does not depend on the rollout)."""
+
+
+class _FewerRollout:
+    """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
+    pool, each node's idle GPUs and host memory (the placed jobs' own needs, `Planner.host_tenths`), and the nodes no
+    job uses; and, for a job left out for want of room, the fewest rollout GPUs dropped with which one of the
+    planner's ways for it (`job_options`) fits there (`fits_with`), asked until `until` (a `time.monotonic()`)."""
+
+    def __init__(self, planner: Planner, fleet: Fleet, final: dict[int, tuple[Option, list[int]]],
+                 until: float) -> None:
+        self.planner, self.fleet, self.until = planner, fleet, until
+        self.idle_gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
+        self.idle_host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
+        for job, (option, nodes) in final.items():
+            pool = fleet.pools[option.pool]
+            for node in nodes:
+                self.idle_gpus[option.pool][node] -= option.gpus_per_node(pool.gpus_per_node)
+                self.idle_host[option.pool][node] -= (0 if pool.host_ram_gb is None or not option.size else
+                                                      planner.host_tenths(fleet.jobs[job].model, option.plan.gpus,
+                                                                          option.plan.offload))
+        self.empty = [[node for node in range(pool.nodes) if self.idle_gpus[index][node] == pool.gpus_per_node]
+                      for index, pool in enumerate(fleet.pools)]
+
+    def fits_with(self, index: int) -> FitsWith | None:
+        """For job `index`, left out: the most rollout GPUs, fewer than its own, with which one of the planner's ways
+        for it fits the idle room (within `FEWER_ROLLOUT_TRIES` counts, from the most that leave a trainer GPU room
+        on a node, or its own less one where a pool it may use has an idle node), and where; None where none does."""
+        job = self.fleet.jobs[index]
+        usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_use(pool)]
+        most = max((self.idle_gpus[p][node] - 1 if not self.empty[p] else job.rollout_gpus - 1
+                    for p in usable for node in range(self.fleet.pools[p].nodes)), default=-1)
+        for rollout in range(min(most, job.rollout_gpus - 1), -1, -1)[:FEWER_ROLLOUT_TRIES]:
+            if time.monotonic() > self.until:
+                return None
+            changed = self.fleet.model_copy(update={"jobs": tuple(
+                job.model_copy(update={"rollout_gpus": rollout}) if i == index else other
+                for i, other in enumerate(self.fleet.jobs))})
+            for option in job_options(self.planner, changed, index):
+                nodes = self._room_for(option, job.model)
+                if nodes:
+                    return FitsWith(rollout_gpus=rollout, pool=self.fleet.pools[option.pool].name, nodes=nodes,
+                                    whole_nodes=option.whole_nodes, trainer_gpus=option.plan.gpus)
+        return None
+
+    def _room_for(self, option: Option, model: str) -> tuple[int, ...]:
+        """The first node whose idle GPUs and host memory hold `option` (a way of a job of `model`), or the first idle
+        nodes it takes whole; () where the idle room holds it nowhere."""
+        pool = self.fleet.pools[option.pool]
+        if not option.size:
+            empty = self.empty[option.pool]
+            return tuple(empty[:option.whole_nodes]) if len(empty) >= option.whole_nodes else ()
+        need = 0 if pool.host_ram_gb is None else self.planner.host_tenths(model, option.plan.gpus, option.plan.offload)
+        return next(((node,) for node in range(pool.nodes) if option.size <= self.idle_gpus[option.pool][node]
+                     and need <= self.idle_host[option.pool][node]), ())
+
+    def words(self, job: Job, fits_with: FitsWith) -> str:
+        """The clause saying that `job` would fit the idle room `fits_with` names with its fewer rollout GPUs."""
+        index = next(i for i, pool in enumerate(self.fleet.pools) if pool.name == fits_with.pool)
+        pool, nodes = self.fleet.pools[index], fits_with.nodes
+        where = f" in {pool.name}" if len(self.fleet.pools) > 1 else ""
+        if not fits_with.whole_nodes:
+            host = ("" if pool.host_ram_gb is None else
+                    f" and {self.idle_host[index][nodes[0]] / 10:.1f} GiB of idle host memory")
+            room = f"in node {nodes[0]}'s {counted(self.idle_gpus[index][nodes[0]], 'idle GPU')}{host}"
+        else:
+            room = f"on {len(nodes)} of the {counted(len(self.empty[index]), 'idle node')}"
+        return (f"; with rollout_gpus {fits_with.rollout_gpus} (not {job.rollout_gpus}) it would fit {room}{where} "
+                f"(a trainer of {counted(fits_with.trainer_gpus, 'GPU')})")
 
 
 def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:

@@ -46,6 +46,12 @@ took: where a job has no way in a pool it may use, its reason asks the planner w
 the search (0.3 to 0.57 of that time in benchmarks/cluster.py's fleets)."""
 
 
+HINTS_SHARE = 0.3
+"""The time the jobs left out for want of room are given, after the search, to find the fewest rollout GPUs dropped
+with which they would fit the room the placement leaves idle (`reasons.FEWER_ROLLOUT_TRIES` counts each), as a share
+of the time working out the jobs' ways took: the planner has answered most of their questions then already."""
+
+
 SEARCH_SHARE = 0.97
 """The share of the time limit by which the search ends (less `READ_BACK_S` and the reasons' time), leaving the rest
 to read the answer back."""
@@ -194,10 +200,12 @@ def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_b
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
     certain = first_proven and not planned.host_rounded and not planned.undecided
     try:
-        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed, certain)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed, certain,
+                                       planned.planning_s)
     except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
         interrupted = True
-        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven, certain=certain)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven, certain=certain,
+                                       planning_s=planned.planning_s)
     proven = search.proven and not planned.host_rounded and not planned.undecided
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -387,12 +395,14 @@ class _StopOnInterrupt:
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
+    planning_s: float = 0.0,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
-    priority places them)."""
+    priority places them); the hints of fewer rollout GPUs, on the placement as grown, are asked for `HINTS_SHARE` of
+    `planning_s`, the seconds working out the jobs' ways took."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = _node_indexes(fleet, chosen, counts)
     placed = dict(chosen)
@@ -403,7 +413,9 @@ def _decode(
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
     where = {job: (option, nodes[job]) for job, option in chosen.items()}
-    return placements, unplaced_reasons(planner, fleet, options, where, proven, certain)
+    final = {job: (option, nodes[job]) for job, option in placed.items()}
+    return placements, unplaced_reasons(planner, fleet, options, where, proven, certain, final,
+                                        time.monotonic() + HINTS_SHARE * planning_s)
 
 
 def _node_indexes(fleet: Fleet, chosen: dict[int, Option],
