@@ -665,6 +665,94 @@ def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates:
     return problems
 
 
+FEWER_ROLLOUT = re.compile(r"; with rollout_gpus (?P<rollout>\d+) \(not (?P<asked>\d+)\) it would fit (?:in node "
+                           r"(?P<node>\d+)'s (?P<idle>\d+) idle GPUs?(?: and (?P<host>[\d.]+) GiB of idle host memory)?"
+                           r"|on (?P<whole>\d+) of the (?P<empty>\d+) idle nodes?)(?: in (?P<pool>\S+))? "
+                           r"\(a trainer of (?P<trainer>\d+) GPUs?\)$")
+"""A no-room reason's last clause: the rollout GPUs with which the job would fit the room the placement leaves idle,
+on one node's idle GPUs (and host memory) or on idle nodes taken whole."""
+
+
+def idle_room(catalog: Catalog, instance: dict, result: dict) -> dict[tuple[str, int], tuple[int, float]]:
+    """Per (pool, node) of a result's placements: the GPUs and the host memory (GiB; 0 where the pool gives none)
+    that no placed job takes; a node a job takes whole has none of either."""
+    jobs, pools = {job["name"]: job for job in _jobs(instance)}, _pools(instance)
+    idle = {(name, node): (pool["gpus_per_node"], pool.get("host_ram_gb") or 0.0)
+            for name, pool in pools.items() for node in range(pool["nodes"])}
+    for entry in result["placements"]:
+        pool, job = pools[entry["pool"]], jobs[entry["job"]]
+        where = layout(entry["trainer_gpus"], _rollout(job), pool["gpus_per_node"])
+        for node in entry["nodes"]:
+            gpus, host = idle[entry["pool"], node]
+            if where[0] == WHOLE:
+                idle[entry["pool"], node] = (0, 0.0)
+            else:
+                idle[entry["pool"], node] = (gpus - where[1], host - shared_host_need(
+                    catalog, job["model"], entry["trainer_gpus"], entry["plan"], where, pool))
+    return idle
+
+
+def _fits_idle(catalog: Catalog, instance: dict, job: dict, idle: dict[tuple[str, int], tuple[int, float]],
+               estimates: bool, token_budget: str) -> list[tuple[str, tuple[int, ...], int]]:
+    """Every (pool, nodes, trainer GPUs) where one of the job's candidates fits the `idle` room: on one node whose
+    idle GPUs and host memory hold it (with the least host memory a plan of its count needs there), or on as many
+    wholly idle nodes as it takes."""
+    fits = []
+    for pool in _allowed_pools(instance, job):
+        gpu, g = catalog.gpu(pool["gpu"]).name, pool["gpus_per_node"]
+        empty = tuple(node for node in range(pool["nodes"]) if idle[pool["name"], node][0] == g)
+        for candidate in job_candidates(catalog, job, pool, estimates, token_budget):
+            n, (kind, size) = candidate["n"], candidate["layout"]
+            if kind == WHOLE:
+                fits += [(pool["name"], empty[:size], n)] if len(empty) >= size else []
+                continue
+            estimated = candidate["plan"]["evidence"] == "estimated"
+            plans = [p for p in _plans(catalog, gpu, job, n, candidate["length"], pool, estimated, token_budget)
+                     if sp_fits_nodes(n, p["sp"], g)]
+            host = min(shared_host_need(catalog, job["model"], n, p, (kind, size), pool) for p in plans)
+            fits += [(pool["name"], (node,), n) for node in range(pool["nodes"])
+                     if size <= idle[pool["name"], node][0]
+                     and (pool.get("host_ram_gb") is None or host <= idle[pool["name"], node][1])]
+    return fits
+
+
+def check_fewer_rollout(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,
+                        token_budget: str = "default") -> list[str]:
+    """Problems with what a result says of the rollout GPUs with which a job left out for want of room would fit the
+    room its placement leaves idle (`FEWER_ROLLOUT`, and `fits_with` in the JSON): by brute force over every rollout
+    count below the job's (the most first), the first with which one of its candidates fits the idle room is the one
+    named, its pool, nodes and trainer count among those that fit, and the idle room it names is what the placement
+    leaves; where none is named, no count fits. An empty list means none."""
+    problems: list[str] = []
+    jobs, idle = {job["name"]: job for job in _jobs(instance)}, idle_room(catalog, instance, result)
+    for entry in result["unplaced"]:
+        if entry["reason_code"] not in ("no-room", "no-room-unproven"):
+            continue
+        job, claim, fits_with = jobs[entry["job"]], FEWER_ROLLOUT.search(entry["reason"]), entry["fits_with"]
+        first = next(((rollout, fits) for rollout in range(_rollout(job) - 1, -1, -1)
+                      if (fits := _fits_idle(catalog, instance, {**job, "rollout_gpus": rollout}, idle, estimates,
+                                             token_budget))), None)
+        if first is None or claim is None or fits_with is None:
+            if not (first is None and claim is None and fits_with is None):
+                problems.append(f"{entry['job']}: fits with {first}, but the result says {fits_with}: {entry['reason']}")
+            continue
+        rollout, fits = first
+        where = (fits_with["pool"], tuple(fits_with["nodes"]), fits_with["trainer_gpus"])
+        if (fits_with["rollout_gpus"], int(claim["rollout"]), int(claim["asked"])) != (rollout, rollout,
+                                                                                       _rollout(job)):
+            problems.append(f"{entry['job']}: the most rollout GPUs that fit are {rollout}: {entry['reason']}")
+        elif where not in fits or int(claim["trainer"]) != where[2] or (claim["pool"] or where[0]) != where[0]:
+            problems.append(f"{entry['job']}: {where} is not where it fits ({fits}): {entry['reason']}")
+        elif claim["node"] is not None and (int(claim["node"]), int(claim["idle"])) != (
+                where[1][0], idle[where[0], where[1][0]][0]):
+            problems.append(f"{entry['job']}: node {where[1]} has {idle[where[0], where[1][0]]} idle: {entry['reason']}")
+        elif claim["host"] is not None and abs(float(claim["host"]) - idle[where[0], where[1][0]][1]) > 0.05:
+            problems.append(f"{entry['job']}: node {where[1]} has {idle[where[0], where[1][0]]} idle: {entry['reason']}")
+        elif claim["whole"] is not None and int(claim["whole"]) != len(where[1]):
+            problems.append(f"{entry['job']}: it takes {len(where[1])} whole nodes: {entry['reason']}")
+    return problems
+
+
 def value_of(catalog: Catalog, instance: dict, result: dict, minimize_nodes: bool = False) -> tuple[int, int, int]:
     """The objective triple of a result (assumed valid: run check_placements first).
 

@@ -22,6 +22,7 @@ import yaml
 from cluster_reference import (
     best_value,
     best_widening,
+    check_fewer_rollout,
     check_placements,
     check_room_claims,
     least_placing_priority,
@@ -574,7 +575,8 @@ def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nod
                                     token_budget: str = "default") -> None:
     """Unwidened, `place` reaches the brute-force optimum, and what its no-room reasons say of the jobs that hold
     the room and the priority that places a job is true; widened, it keeps every job where it was and each node
-    reaches the reference's best widening."""
+    reaches the reference's best widening; and, both ways, the fewer rollout GPUs that would fit a job left out into
+    the idle room are the brute force's."""
     unwidened = solved(instance, tmp_path, minimize_nodes, estimates, widen=False, token_budget=token_budget)
     expected = best_value(CATALOG, instance, minimize_nodes, estimates=estimates, token_budget=token_budget)
     if expected is None:
@@ -583,7 +585,9 @@ def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nod
     assert unwidened["status"] == "optimal"
     assert value_of(CATALOG, instance, unwidened, minimize_nodes) == expected
     assert check_room_claims(CATALOG, instance, unwidened, estimates, token_budget) == []
+    assert check_fewer_rollout(CATALOG, instance, unwidened, estimates, token_budget) == []
     widened = solved(instance, tmp_path, minimize_nodes, estimates, token_budget=token_budget)
+    assert check_fewer_rollout(CATALOG, instance, widened, estimates, token_budget) == []
     assert [(p["job"], p["pool"], p["nodes"]) for p in widened["placements"]] == [
         (p["job"], p["pool"], p["nodes"]) for p in unwidened["placements"]]
     best = best_widening(CATALOG, instance, unwidened, estimates, token_budget)
