@@ -667,7 +667,7 @@ def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates:
 
 FEWER_ROLLOUT = re.compile(r"; with rollout_gpus (?P<rollout>\d+) \(not (?P<asked>\d+)\) it would fit (?:in node "
                            r"(?P<node>\d+)'s (?P<idle>\d+) idle GPUs?(?: and (?P<host>[\d.]+) GiB of idle host memory)?"
-                           r"|on (?P<whole>\d+) of the (?P<empty>\d+) idle nodes?)(?: in (?P<pool>\S+))? "
+                           r"|on (?:(?P<whole>\d+) of )?the (?P<empty>\d+) idle nodes?)(?: in (?P<pool>\S+))? "
                            r"\(a trainer of (?P<trainer>\d+) GPUs?\)$")
 """A no-room reason's last clause: the rollout GPUs with which the job would fit the room the placement leaves idle,
 on one node's idle GPUs (and host memory) or on idle nodes taken whole."""
@@ -748,7 +748,7 @@ def check_fewer_rollout(catalog: Catalog, instance: dict, result: dict, estimate
             problems.append(f"{entry['job']}: node {where[1]} has {idle[where[0], where[1][0]]} idle: {entry['reason']}")
         elif claim["host"] is not None and abs(float(claim["host"]) - idle[where[0], where[1][0]][1]) > 0.05:
             problems.append(f"{entry['job']}: node {where[1]} has {idle[where[0], where[1][0]]} idle: {entry['reason']}")
-        elif claim["whole"] is not None and int(claim["whole"]) != len(where[1]):
+        elif claim["empty"] is not None and int(claim["whole"] or claim["empty"]) != len(where[1]):
             problems.append(f"{entry['job']}: it takes {len(where[1])} whole nodes: {entry['reason']}")
     return problems
 

@@ -165,6 +165,62 @@ def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priori
     assert least_placing_priority(CATALOG, instance, "x", estimates=True) == 2
 
 
+def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_s_idle_gpus(tmp_path: Path):
+    # 14B at 65536 trains on 4 GPUs at the fewest (Offload), not on 6 (8 + 2 do not fit): 4 + 2 leave 2 GPUs idle.
+    # 0.6B needs 1 + 4: with 3 or 2 rollout GPUs (4, 3 GPUs) it still does not fit them; with 1 it does.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
+        {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [("y", 4, 2)]
+    assert result["unplaced"] == [{"job": "x", "reason": (
+        "no room left in a100 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
+        "then length, then cost); y (priority 2) holds the room it needs: priority 3 or more places it; with "
+        "rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"), "reason_code": "no-room",
+        "pools": pool_codes(("a100", "no-room")),
+        "fits_with": {"rollout_gpus": 1, "pool": "a100", "nodes": [0], "whole_nodes": 0, "trainer_gpus": 1}}]
+    assert check_fewer_rollout(CATALOG, instance, result, estimates=True) == []
+
+
+@pytest.mark.parametrize(("host_ram_gb", "hint"), [
+    (400, "; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.7 GiB of idle host memory (a "
+          "trainer of 1 GPU)"),
+    (313, "")])
+def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: int, hint: str,
+                                                                           tmp_path: Path):
+    # 14B with Offload takes 311.3 GiB of the node's host memory: 0.6B on 1 + 1 GPUs needs 2.3 GiB while it loads,
+    # which 400 GiB leave room for (88.7 idle) and 313 do not (1.7 idle): then it is told nothing.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}], "jobs": [
+        {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
+        {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("y", 4, True)]
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"] == (
+        "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 2.3 GiB of host memory on one node) "
+        f"after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the room it "
+        f"needs: priority 3 or more places it{hint}")
+    assert (unplaced["fits_with"] is None) == (not hint)
+    assert check_fewer_rollout(CATALOG, instance, result, estimates=True) == []
+
+
+def test_a_job_on_whole_nodes_is_told_the_fewer_rollout_gpus_that_fit_a_pool_s_idle_nodes(tmp_path: Path):
+    # 14B at 131072 takes 8 trainer GPUs: beside 16 rollout GPUs, 3 whole nodes; pool b's are y's, and pool a has
+    # 2 nodes, all idle. With 8 rollout GPUs (15 down to 9 would take 3 nodes) it takes those 2.
+    instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2}, {**ONE_NODE, "name": "b", "nodes": 3}], "jobs": [
+        {"name": "y", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 8, "priority": 2, "pool": "b"},
+        {"name": "x", "model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 16}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["pool"], p["nodes"]) for p in result["placements"]] == [("y", "b", [0, 1, 2])]
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"].endswith(
+        "; a: the job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for a trainer; with rollout_gpus 8 "
+        "(not 16) it would fit on the 2 idle nodes in a (a trainer of 8 GPUs)")
+    assert unplaced["fits_with"] == {"rollout_gpus": 8, "pool": "a", "nodes": [0, 1], "whole_nodes": 2,
+                                     "trainer_gpus": 8}
+    assert check_fewer_rollout(CATALOG, instance, result, estimates=True) == []
+
+
 def test_a_job_that_fits_the_room_a_placement_left_is_told_so(tmp_path: Path):
     # The greedy baseline (no search) puts z, of the higher priority, first, on its cheapest way (6 + 1 GPUs), which
     # leaves x (2 + 4 at the fewest) no room; with z on its fewest GPUs (1 + 1) x fits beside it, taking out no job:

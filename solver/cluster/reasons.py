@@ -214,10 +214,11 @@ class _RoomHolders:
         return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)), tuple(sorted(other_ways)))
 
 
-FEWER_ROLLOUT_TRIES = 4
+FEWER_ROLLOUT_TRIES = 8
 """How many rollout GPU counts (each fewer than the job's, the fewest dropped first) `_FewerRollout` asks the planner
 about for one job left out: each a `job_options` of the changed job, whose trainer plans the planner has mostly
-answered already (a plan does not depend on the rollout)."""
+answered already (a plan does not depend on the rollout). Eight reach from a node's 8 idle GPUs down to a rollout of
+none; a job on whole nodes may want more, and is then told nothing."""
 
 
 class _FewerRollout:
@@ -244,11 +245,12 @@ class _FewerRollout:
     def fits_with(self, index: int) -> FitsWith | None:
         """For job `index`, left out: the most rollout GPUs, fewer than its own, with which one of the planner's ways
         for it fits the idle room (within `FEWER_ROLLOUT_TRIES` counts, from the most that leave a trainer GPU room
-        on a node, or its own less one where a pool it may use has an idle node), and where; None where none does."""
+        on one node's idle GPUs or on the idle nodes of a pool it may use), and where; None where none does."""
         job = self.fleet.jobs[index]
         usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_use(pool)]
-        most = max((self.idle_gpus[p][node] - 1 if not self.empty[p] else job.rollout_gpus - 1
-                    for p in usable for node in range(self.fleet.pools[p].nodes)), default=-1)
+        # A rollout of more than this leaves no trainer GPU room on any one node's idle GPUs or all the idle nodes.
+        most = max((max(*self.idle_gpus[p], len(self.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
+                    for p in usable), default=-1)
         for rollout in range(min(most, job.rollout_gpus - 1), -1, -1)[:FEWER_ROLLOUT_TRIES]:
             if time.monotonic() > self.until:
                 return None
@@ -283,7 +285,9 @@ class _FewerRollout:
                     f" and {self.idle_host[index][nodes[0]] / 10:.1f} GiB of idle host memory")
             room = f"in node {nodes[0]}'s {counted(self.idle_gpus[index][nodes[0]], 'idle GPU')}{host}"
         else:
-            room = f"on {len(nodes)} of the {counted(len(self.empty[index]), 'idle node')}"
+            empty = len(self.empty[index])
+            room = (f"on the {counted(empty, 'idle node')}" if len(nodes) == empty else
+                    f"on {len(nodes)} of the {counted(empty, 'idle node')}")
         return (f"; with rollout_gpus {fits_with.rollout_gpus} (not {job.rollout_gpus}) it would fit {room}{where} "
                 f"(a trainer of {counted(fits_with.trainer_gpus, 'GPU')})")
 
