@@ -734,7 +734,8 @@ def check_fewer_rollout(catalog: Catalog, instance: dict, result: dict, estimate
                                              token_budget))), None)
         if first is None or claim is None or fits_with is None:
             if not (first is None and claim is None and fits_with is None):
-                problems.append(f"{entry['job']}: fits with {first}, but the result says {fits_with}: {entry['reason']}")
+                problems.append(f"{entry['job']}: fits with {first}, but the result says {fits_with}: "
+                                f"{entry['reason']}")
             continue
         rollout, fits = first
         where = (fits_with["pool"], tuple(fits_with["nodes"]), fits_with["trainer_gpus"])
@@ -743,11 +744,11 @@ def check_fewer_rollout(catalog: Catalog, instance: dict, result: dict, estimate
             problems.append(f"{entry['job']}: the most rollout GPUs that fit are {rollout}: {entry['reason']}")
         elif where not in fits or int(claim["trainer"]) != where[2] or (claim["pool"] or where[0]) != where[0]:
             problems.append(f"{entry['job']}: {where} is not where it fits ({fits}): {entry['reason']}")
-        elif claim["node"] is not None and (int(claim["node"]), int(claim["idle"])) != (
-                where[1][0], idle[where[0], where[1][0]][0]):
-            problems.append(f"{entry['job']}: node {where[1]} has {idle[where[0], where[1][0]]} idle: {entry['reason']}")
-        elif claim["host"] is not None and abs(float(claim["host"]) - idle[where[0], where[1][0]][1]) > 0.05:
-            problems.append(f"{entry['job']}: node {where[1]} has {idle[where[0], where[1][0]]} idle: {entry['reason']}")
+        elif claim["node"] is not None and (
+                (int(claim["node"]), int(claim["idle"])) != (where[1][0], idle[where[0], where[1][0]][0])
+                or (claim["host"] is not None and abs(float(claim["host"]) - idle[where[0], where[1][0]][1]) > 0.05)):
+            node_idle = idle[where[0], where[1][0]]
+            problems.append(f"{entry['job']}: node {where[1]} has {node_idle} idle: {entry['reason']}")
         elif claim["empty"] is not None and int(claim["whole"] or claim["empty"]) != len(where[1]):
             problems.append(f"{entry['job']}: it takes {len(where[1])} whole nodes: {entry['reason']}")
     return problems

@@ -183,8 +183,8 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
 
 
 @pytest.mark.parametrize(("host_ram_gb", "hint"), [
-    (400, "; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.7 GiB of idle host memory (a "
-          "trainer of 1 GPU)"),
+    (400, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.7 GiB of idle host memory (a "
+           "trainer of 1 GPU)")),
     (313, "")])
 def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: int, hint: str,
                                                                            tmp_path: Path):
@@ -497,7 +497,8 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
         "inferred) (the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop "
         "--no-estimate)"), "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("a", "no-plan", "length-beyond-reach")), "fits_with": None}]
+                                                                            ("a", "no-plan", "length-beyond-reach")),
+                                                                        "fits_with": None}]
 
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
@@ -533,7 +534,8 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
         "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
         "more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (its explorer on GPUs outside the "
         "fleet), a trainer of 16 GPUs has one"), "reason_code": "no-way-to-run",
-                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout")), "fits_with": None}]
+                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout")),
+                                                       "fits_with": None}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
@@ -561,10 +563,12 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "256 GiB of host memory per node (the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, "
          "documented); on 3 nodes of 8 GPUs, more trainer GPUs train 262144 tokens if you also add --token-budget "
          "auto: Env + SP=8 on 16 GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated)",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach")), "fits_with": None},
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach")),
+         "fits_with": None},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer "
-         "of 8 GPUs has one", "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout")), "fits_with": None},
+         "of 8 GPUs has one", "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout")),
+         "fits_with": None},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
          "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": None}]
 
@@ -1280,7 +1284,8 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
         "h100: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + SP=2 on 8 GPUs at "
         "32768 tokens: drop --no-estimate)"), "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("h100", "no-plan", "no-table-for-model")), "fits_with": None}]
+                                                                            ("h100", "no-plan", "no-table-for-model")),
+                                                                        "fits_with": None}]
 
 
 def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
@@ -1293,7 +1298,8 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
         "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 400 GiB)"), "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("a", "no-plan", "no-table-for-model")), "fits_with": None}]
+                                                                            ("a", "no-plan", "no-table-for-model")),
+                                                                        "fits_with": None}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
     assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
@@ -1332,7 +1338,8 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_t
         "host_ram_gb of 16 GiB; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
         "needs 30.6 GiB of host memory per node while the model loads)"), "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("p", "no-plan", "no-table-for-model")), "fits_with": None}]
+                                                                            ("p", "no-plan", "no-table-for-model")),
+                                                                        "fits_with": None}]
     # Beside 6 rollout GPUs only 2 are left for the trainer, where only Offload trains it: no least is named.
     instance["jobs"][0]["rollout_gpus"] = 6
     [unplaced] = solved(instance, tmp_path, estimates=False)["unplaced"]
@@ -1351,7 +1358,8 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
                                                                         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "rollout-takes-pool"),
-                                                                            ("b", "no-plan", "length-beyond-reach")), "fits_with": None}]
+                                                                            ("b", "no-plan", "length-beyond-reach")),
+                                                                        "fits_with": None}]
 
 
 def test_estimates_alone_name_no_estimates_to_turn_on(tmp_path: Path):
@@ -1379,7 +1387,8 @@ def test_jobs_alike_but_for_the_pool_they_may_use_get_their_own_reasons(tmp_path
     instance = {"pools": pools, "jobs": [{**job, "name": "free"}, {**job, "name": "pinned", "pool": "a"}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [
         {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "no-plan", "length-beyond-reach"), ("h", "no-plan", "no-table-for-model")), "fits_with": None},
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach"), ("h", "no-plan", "no-table-for-model")),
+         "fits_with": None},
         {"job": "pinned", "reason": a, "reason_code": "no-way-to-run",
          "pools": pool_codes(("a", "no-plan", "length-beyond-reach")), "fits_with": None}]
 
@@ -1402,7 +1411,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "A100-80GB within 64 GPUs: the longest is 203776 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
         "estimated, extrapolated)"), "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
-                                                           ("big", "no-plan", "length-beyond-reach")), "fits_with": None}]
+                                                           ("big", "no-plan", "length-beyond-reach")),
+                                                       "fits_with": None}]
     # So is the trainer's room beside the rollout, where the longest in the pool has no layout beside it (SP=2 on 2
     # GPUs: with the 2 rollout GPUs, more than a node of 3, and not whole nodes): 88 GPUs are left, searched within 64.
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 30, "gpus_per_node": 3}],
@@ -1412,7 +1422,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
         "Offload on 1 GPU, documented)"), "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
-                                                           ("big", "no-plan", "length-beyond-reach")), "fits_with": None}]
+                                                           ("big", "no-plan", "length-beyond-reach")),
+                                                       "fits_with": None}]
 
 
 def test_jobs_whose_fewest_gpus_are_all_the_fleet_has_are_told_their_layouts_do_not_pack(tmp_path: Path):
@@ -2927,7 +2938,8 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
         "tokens), and with Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(
-                                                                                 ("lab", "no-plan", "nothing-trains")), "fits_with": None}]
+                                                                                 ("lab", "no-plan", "nothing-trains")),
+                                                                             "fits_with": None}]
 
 
 def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_plan_not_a_limit_to_drop(
@@ -2949,7 +2961,8 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
         "host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
-        "Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run", "pools": codes, "fits_with": None}]
+        "Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run", "pools": codes,
+        "fits_with": None}]
     # The planner's own --host-ram stays a limit to drop.
     status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "4", "--gpus", "4",
                          "--len", "131072", "--host-ram", "64")
@@ -2987,7 +3000,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
         "trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node"),
                                    "reason_code": "no-room",
-                                   "pools": pool_codes(("h200", "no-room"), ("l40s", "no-plan", "nothing-trains")), "fits_with": None}]
+                                   "pools": pool_codes(("h200", "no-room"), ("l40s", "no-plan", "nothing-trains")),
+                                   "fits_with": None}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
@@ -3111,7 +3125,8 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
                                                          "30.6 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost); x (priority 3) "
                                                          "holds the room it needs: priority 4 or more places it",
-                                   "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")), "fits_with": None}]
+                                   "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
+                                   "fits_with": None}]
 
 
 def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_path: Path):
@@ -3357,7 +3372,8 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
         "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
         "jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the room it needs in a: "
         "priority 4 or more places it"), "reason_code": "no-room",
-                                                       "pools": pool_codes(("b", "no-room"), ("a", "no-room")), "fits_with": None}]
+                                                       "pools": pool_codes(("b", "no-room"), ("a", "no-room")),
+                                                       "fits_with": None}]
 
 
 def test_solve_cluster_notes_each_cells_file_that_may_not_be_what_was_meant(cli, tmp_path: Path):
