@@ -846,9 +846,13 @@ class UnplacedPool(Frozen, defer_build=True):
 
 
 class FitsWith(Frozen, defer_build=True):
-    """A smaller ask that would fit a job left out for want of room into the room the placement leaves idle."""
+    """A smaller ask that would fit a job left out for want of room into the room the placement leaves idle: fewer
+    rollout GPUs, or a shorter length."""
 
-    rollout_gpus: int = Field(description="the rollout GPUs it would fit with (fewer than it asked)")
+    rollout_gpus: int = Field(description="the rollout GPUs it would fit with (its own where the length changes)")
+    max_model_len: int = Field(description=(
+        "the length it would fit at, in tokens (its own where the rollout changes); for a job that asked for "
+        "at_least a length, the least"))
     pool: str = Field(description="the pool whose idle room would hold it")
     nodes: tuple[int, ...] = Field(description=(
         "the node (indexes in the pool, from 0) whose idle GPUs would hold it, or the idle nodes it would take whole"))
@@ -868,10 +872,10 @@ class Unplaced(Frozen, defer_build=True):
         "for a reason about the pools the job may use (reason_code no-room, no-room-unproven or no-way-to-run): each "
         "pool the reason names, in the order it names them, with its own code; empty for a reason about the fleet as "
         "a whole, or where the job may use no pool"))
-    fits_with: FitsWith | None = Field(default=None, description=(
-        "for a job left out for no room: the fewest rollout GPUs dropped with which one of the planner's ways for it "
-        "would fit the room the placement leaves idle on one node (or whole idle nodes), as the reason's last clause "
-        "says; null where none would, or where the reason is another"))
+    fits_with: tuple[FitsWith, ...] = Field(default=(), description=(
+        "for a job left out for no room: the smaller asks with which one of the planner's ways for it would fit the "
+        "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "
+        "fewest rollout GPUs dropped, then the least length cut, each where one would; empty otherwise"))
 
 
 class PoolUse(Frozen, defer_build=True):
