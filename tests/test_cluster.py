@@ -3158,13 +3158,18 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
     result = solved(instance, tmp_path)
     assert ([p["job"] for p in result["placements"]], result["pools"][0]["nodes_used"]) == (["a"], 1)
     # Of equal priority, the cheaper job holds the node that the other would take with the idle one: a priority of 2
-    # is the least that places it.
+    # is the least that places it. On the idle node, 4 trainer GPUs beside its 4 rollout GPUs train 20480 tokens.
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 2 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
                                                          "cost); a (priority 1, as much as its own) holds the room it "
-                                                         "needs: priority 2 is the least that places it",
+                                                         "needs: priority 2 is the least that places it; at 20480 "
+                                                         "tokens (not 65536) it would fit in node 1's 8 idle GPUs and "
+                                                         "256.0 GiB of idle host memory (a trainer of 4 GPUs)",
                                    "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
+                                   "pools": pool_codes(("a100", "no-room")),
+                                   "fits_with": [{"rollout_gpus": 4, "max_model_len": 20480, "pool": "a100",
+                                                  "nodes": [1], "whole_nodes": 0, "trainer_gpus": 4}]}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
 def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_not_blamed_for_no_room(
