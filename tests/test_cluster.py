@@ -3457,12 +3457,17 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
         {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 8}]}
     result = solved(instance, tmp_path)
     assert sorted(p["nodes"][0] for p in result["placements"]) == [0, 1]
-    # Two nodes are idle; the third it needs is one of theirs (priority 5).
+    # Two nodes are idle; the third it needs is one of theirs (priority 5). Its 16 trainer GPUs alone take those two.
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 3 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
                                                          "cost); a0 (priority 5) holds the room it needs: priority 6 "
-                                                         "or more places it", "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
+                                                         "or more places it; with rollout_gpus 0 (not 8; its explorer "
+                                                         "on GPUs outside the fleet) it would fit on the 2 idle nodes "
+                                                         "(a trainer of 16 GPUs)", "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room")),
+                                   "fits_with": [{"rollout_gpus": 0, "max_model_len": 65536, "pool": "a100",
+                                                  "nodes": [2, 3], "whole_nodes": 2, "trainer_gpus": 16}]}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
 def test_the_note_on_an_earlier_runs_config_names_the_emit_dir_escaped(cli, tmp_path: Path):
