@@ -22,9 +22,9 @@ import yaml
 from cluster_reference import (
     best_value,
     best_widening,
-    check_smaller_asks,
     check_placements,
     check_room_claims,
+    check_smaller_asks,
     least_placing_priority,
     random_idle_instance,
     random_instance,
