@@ -256,8 +256,8 @@ class _SmallerAsks:
 
     def _fewer_rollout(self, index: int) -> FitsWith | None:
         """The most rollout GPUs, fewer than job `index`'s own, with which one of the planner's ways for it fits the
-        idle room (within `FEWER_ROLLOUT_TRIES` counts, from the most that leave a trainer GPU room on one node's idle GPUs
-        or on the idle nodes of a pool it may use), and where; None where none does."""
+        idle room (within `FEWER_ROLLOUT_TRIES` counts, from the most that leave a trainer GPU room on one node's idle
+        GPUs or on the idle nodes of a pool it may use), and where; None where none does."""
         job = self.fleet.jobs[index]
         usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_use(pool)]
         # A rollout of more than this leaves no trainer GPU room on any one node's idle GPUs or all the idle nodes.
