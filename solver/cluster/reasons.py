@@ -1,5 +1,6 @@
 """Why jobs are left out (`Unplaced`): no room left where they could go (`unplaced_reasons`, with the placed jobs
-that hold the room, `_RoomHolders`, and the priority that places a job there), no plan with a layout in a pool they
+that hold the room, `_RoomHolders`, the priority that places a job there, and the smaller asks that would fit it
+into the room left idle, `_SmallerAsks`), no plan with a layout in a pool they
 may use (`why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would
 give), or, where none is placed, one reason for every job (`all_unplaced`)."""
 

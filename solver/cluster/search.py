@@ -48,9 +48,9 @@ the search (0.3 to 0.57 of that time in benchmarks/cluster.py's fleets)."""
 
 HINTS_SHARE = 0.3
 """The least time the jobs left out for want of room are given, after the search and past the time limit where it has
-ended, to find the fewest rollout GPUs dropped with which they would fit the room the placement leaves idle
-(`reasons.FEWER_ROLLOUT_TRIES` counts each), as a share of the time working out the jobs' ways took: the planner has
-answered most of their questions then already."""
+ended, to find the fewest rollout GPUs dropped, and the least length cut, with which they would fit the room the
+placement leaves idle (`reasons.FEWER_ROLLOUT_TRIES` and `reasons.SHORTER_TRIES` each), as a share of the time working
+out the jobs' ways took: the planner has answered most of their questions then already."""
 
 
 SEARCH_SHARE = 0.97
@@ -336,7 +336,7 @@ def _solve_stages(search: _Search, built: PlacementModel, stages: list[tuple[str
 
 @dataclass(frozen=True)
 class _Hints:
-    """When the hints of fewer rollout GPUs for the jobs left out for want of room stop being asked: at the end of the
+    """When the hints of smaller asks for the jobs left out for want of room stop being asked: at the end of the
     time limit (`limit_at`, a `time.monotonic()`), but not before `HINTS_SHARE` of `planning_s` (the seconds working
     out the jobs' ways took) has passed since they began."""
 
@@ -417,7 +417,7 @@ def _decode(
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
-    priority places them); the hints of fewer rollout GPUs, on the placement as grown, are asked within `hints`' time
+    priority places them); the hints of smaller asks, on the placement as grown, are asked within `hints`' time
     (None: no hints)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = _node_indexes(fleet, chosen, counts)
