@@ -845,6 +845,21 @@ class UnplacedPool(Frozen, defer_build=True):
         "where reason_code is no-plan, the planner's own code for the pool (`Answer.reason_code`); null otherwise"))
 
 
+class FitsWith(Frozen, defer_build=True):
+    """A smaller ask that would fit a job left out for want of room into the room the placement leaves idle: fewer
+    rollout GPUs, or a shorter length."""
+
+    rollout_gpus: int = Field(description="the rollout GPUs it would fit with (its own where the length changes)")
+    max_model_len: int = Field(description=(
+        "the length it would fit at, in tokens (its own where the rollout changes); for a job that asked for "
+        "at_least a length, the least"))
+    pool: str = Field(description="the pool whose idle room would hold it")
+    nodes: tuple[int, ...] = Field(description=(
+        "the node (indexes in the pool, from 0) whose idle GPUs would hold it, or the idle nodes it would take whole"))
+    whole_nodes: int = Field(description="the nodes it would take whole; 0 where it would share its node")
+    trainer_gpus: int = Field(description="the trainer GPUs of the planner's plan for it there")
+
+
 class Unplaced(Frozen, defer_build=True):
     """A job left out, and why."""
 
@@ -857,6 +872,10 @@ class Unplaced(Frozen, defer_build=True):
         "for a reason about the pools the job may use (reason_code no-room, no-room-unproven or no-way-to-run): each "
         "pool the reason names, in the order it names them, with its own code; empty for a reason about the fleet as "
         "a whole, or where the job may use no pool"))
+    fits_with: tuple[FitsWith, ...] = Field(default=(), description=(
+        "for a job left out for no room: the smaller asks with which one of the planner's ways for it would fit the "
+        "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "
+        "fewest rollout GPUs dropped, then the least length cut, each where one would; empty otherwise"))
 
 
 class PoolUse(Frozen, defer_build=True):

@@ -665,6 +665,127 @@ def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates:
     return problems
 
 
+def idle_room(catalog: Catalog, instance: dict, result: dict) -> dict[tuple[str, int], tuple[int, float]]:
+    """Per (pool, node) of a result's placements: the GPUs and the host memory (GiB; 0 where the pool gives none)
+    that no placed job takes; a node a job takes whole has none of either."""
+    jobs, pools = {job["name"]: job for job in _jobs(instance)}, _pools(instance)
+    idle = {(name, node): (pool["gpus_per_node"], pool.get("host_ram_gb") or 0.0)
+            for name, pool in pools.items() for node in range(pool["nodes"])}
+    for entry in result["placements"]:
+        pool, job = pools[entry["pool"]], jobs[entry["job"]]
+        where = layout(entry["trainer_gpus"], _rollout(job), pool["gpus_per_node"])
+        for node in entry["nodes"]:
+            gpus, host = idle[entry["pool"], node]
+            if where[0] == WHOLE:
+                idle[entry["pool"], node] = (0, 0.0)
+            else:
+                idle[entry["pool"], node] = (gpus - where[1], host - shared_host_need(
+                    catalog, job["model"], entry["trainer_gpus"], entry["plan"], where, pool))
+    return idle
+
+
+def _fits_idle(catalog: Catalog, instance: dict, job: dict, idle: dict[tuple[str, int], tuple[int, float]],
+               estimates: bool, token_budget: str) -> list[tuple[str, tuple[int, ...], int]]:
+    """Every (pool, nodes, trainer GPUs) where one of the job's candidates fits the `idle` room: on one node whose
+    idle GPUs and host memory hold it (with the least host memory a plan of its count needs there), or on as many
+    wholly idle nodes as it takes."""
+    fits = []
+    for pool in _allowed_pools(instance, job):
+        gpu, g = catalog.gpu(pool["gpu"]).name, pool["gpus_per_node"]
+        empty = tuple(node for node in range(pool["nodes"]) if idle[pool["name"], node][0] == g)
+        for candidate in job_candidates(catalog, job, pool, estimates, token_budget):
+            n, (kind, size) = candidate["n"], candidate["layout"]
+            if kind == WHOLE:
+                fits += [(pool["name"], empty[:size], n)] if len(empty) >= size else []
+                continue
+            estimated = candidate["plan"]["evidence"] == "estimated"
+            plans = [p for p in _plans(catalog, gpu, job, n, candidate["length"], pool, estimated, token_budget)
+                     if sp_fits_nodes(n, p["sp"], g)]
+            host = min(shared_host_need(catalog, job["model"], n, p, (kind, size), pool) for p in plans)
+            fits += [(pool["name"], (node,), n) for node in range(pool["nodes"])
+                     if size <= idle[pool["name"], node][0]
+                     and (pool.get("host_ram_gb") is None or host <= idle[pool["name"], node][1])]
+    return fits
+
+
+def _room_words(instance: dict, idle: dict[tuple[str, int], tuple[int, float]], fits: dict) -> str:
+    """The idle room a `fits_with` entry names, in words, as the reason's last clause gives it."""
+    pools = _pools(instance)
+    pool = pools[fits["pool"]]
+    g, node = pool["gpus_per_node"], fits["nodes"][0]
+    where = f" in {pool['name']}" if len(pools) > 1 else ""
+    if not fits["whole_nodes"]:
+        gpus, host = idle[pool["name"], node]
+        room = f"in node {node}'s {gpus} idle GPU{'s' if gpus != 1 else ''}" + (
+            f" and {host:.1f} GiB of idle host memory" if pool.get("host_ram_gb") is not None else "")
+    else:
+        empty = sum(idle[pool["name"], n][0] == g for n in range(pool["nodes"]))
+        nodes = f"{empty} idle node{'s' if empty != 1 else ''}"
+        room = f"on the {nodes}" if len(fits["nodes"]) == empty else f"on {len(fits['nodes'])} of the {nodes}"
+    trainer = fits["trainer_gpus"]
+    return f"{room}{where} (a trainer of {trainer} GPU{'s' if trainer != 1 else ''})"
+
+
+def _longest_cuts(catalog: Catalog, instance: dict, job: dict, idle: dict[tuple[str, int], tuple[int, float]],
+                  estimates: bool, token_budget: str) -> list[int]:
+    """The lengths shorter than the job's that a shorter ask is chosen among, the longest first: per node with idle
+    GPUs of a pool it may use, the longest length of a plan on exactly the trainer GPUs they leave beside its
+    rollout."""
+    length, _ = _length_request(job)
+    cuts = set()
+    for pool in _allowed_pools(instance, job):
+        gpu, g = catalog.gpu(pool["gpu"]).name, pool["gpus_per_node"]
+        for node in range(pool["nodes"]):
+            n = idle[pool["name"], node][0] - _rollout(job)
+            plans = [p for p in _plans(catalog, gpu, job, n, None, pool, estimates, token_budget)
+                     if sp_fits_nodes(n, p["sp"], g)] if n >= 1 else []
+            cuts |= {plans[0]["max_model_len"]} if plans and plans[0]["max_model_len"] < length else set()
+    return sorted(cuts, reverse=True)
+
+
+def check_smaller_asks(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,
+                       token_budget: str = "default") -> list[str]:
+    """Problems with what a result says of the smaller asks with which a job left out for want of room would fit the
+    room its placement leaves idle (`fits_with` in the JSON, and the reason's last clause, word for word), by brute
+    force: the fewer rollout GPUs are the first count below the job's (the most first) with which one of its
+    candidates fits the idle room; the shorter length the first of the longest lengths on the trainer GPUs each idle
+    node leaves beside its rollout (`_longest_cuts`) at which one does; each where one fits, and its pool, nodes and
+    trainer count among those that fit. An empty list means none."""
+    problems: list[str] = []
+    jobs, idle = {job["name"]: job for job in _jobs(instance)}, idle_room(catalog, instance, result)
+    for entry in result["unplaced"]:
+        if entry["reason_code"] not in ("no-room", "no-room-unproven"):
+            continue
+        job = jobs[entry["job"]]
+        length, at_least = _length_request(job)
+        fewer = next(((rollout, fits) for rollout in range(_rollout(job) - 1, -1, -1)
+                      if (fits := _fits_idle(catalog, instance, {**job, "rollout_gpus": rollout}, idle, estimates,
+                                             token_budget))), None)
+        shorter = next(((cut, fits) for cut in _longest_cuts(catalog, instance, job, idle, estimates, token_budget)
+                        if (fits := _fits_idle(catalog, instance, {
+                            **job, "max_model_len": {"at_least": cut} if at_least else cut}, idle, estimates,
+                            token_budget))), None)
+        expected = [(rollout, length, fits) for rollout, fits in ([fewer] if fewer else [])]
+        expected += [(_rollout(job), cut, fits) for cut, fits in ([shorter] if shorter else [])]
+        claimed = entry["fits_with"]
+        if [(c["rollout_gpus"], c["max_model_len"]) for c in claimed] != [(r, n) for r, n, _ in expected]:
+            problems.append(f"{entry['job']}: fits with {expected}, but the result says {claimed}")
+            continue
+        clauses = []
+        for claim, (_, _, fits) in zip(claimed, expected):
+            if (claim["pool"], tuple(claim["nodes"]), claim["trainer_gpus"]) not in fits:
+                problems.append(f"{entry['job']}: {claim} is not where it fits ({fits})")
+            outside = "; its explorer on GPUs outside the fleet" if not claim["rollout_gpus"] else ""
+            change = (f"with rollout_gpus {claim['rollout_gpus']} (not {_rollout(job)}{outside})"
+                      if claim["rollout_gpus"] != _rollout(job) else
+                      f"{'with at_least' if at_least else 'at'} {claim['max_model_len']} tokens (not {length})")
+            clauses.append(f"{change}{'' if clauses else ' it would fit'} {_room_words(instance, idle, claim)}")
+        words = f"; {', or '.join(clauses)}" if clauses else ""
+        if clauses and not entry["reason"].endswith(words):
+            problems.append(f"{entry['job']}: the reason does not end with {words!r}: {entry['reason']}")
+    return problems
+
+
 def value_of(catalog: Catalog, instance: dict, result: dict, minimize_nodes: bool = False) -> tuple[int, int, int]:
     """The objective triple of a result (assumed valid: run check_placements first).
 

@@ -24,6 +24,7 @@ from cluster_reference import (
     best_widening,
     check_placements,
     check_room_claims,
+    check_smaller_asks,
     least_placing_priority,
     random_idle_instance,
     random_instance,
@@ -141,7 +142,7 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
                                                                "then length, then cost); math-4b (priority 3) holds "
                                                                "the room it needs: priority 4 or more places it",
                                    "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room"))}]
+                                   "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 
 
 def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priority_that_places_it(tmp_path: Path):
@@ -159,9 +160,84 @@ def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priori
         "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in all, "
         "then length, then cost); y (priority 1, as much as its own) holds the room it needs, with z on another of its "
         "ways: priority 2 is the least that places it"), "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room"))}]
+                                   "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     assert check_room_claims(CATALOG, instance, result, estimates=True) == []
     assert least_placing_priority(CATALOG, instance, "x", estimates=True) == 2
+
+
+def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_s_idle_gpus(tmp_path: Path):
+    # 14B at 65536 trains on 4 GPUs at the fewest (Offload), not on 6 (8 + 2 do not fit): 4 + 2 leave 2 GPUs idle.
+    # 0.6B needs 1 + 4: with 3 or 2 rollout GPUs (4, 3 GPUs) it still does not fit them; with 1 it does.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
+        {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [("y", 4, 2)]
+    assert result["unplaced"] == [{"job": "x", "reason": (
+        "no room left in a100 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
+        "then length, then cost); y (priority 2) holds the room it needs: priority 3 or more places it; with "
+        "rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"), "reason_code": "no-room",
+        "pools": pool_codes(("a100", "no-room")),
+        "fits_with": [{"rollout_gpus": 1, "max_model_len": 8192, "pool": "a100", "nodes": [0], "whole_nodes": 0,
+                       "trainer_gpus": 1}]}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
+
+
+@pytest.mark.parametrize(("host_ram_gb", "hint"), [
+    (400, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.7 GiB of idle host memory (a "
+           "trainer of 1 GPU)")),
+    (313, "")])
+def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: int, hint: str,
+                                                                           tmp_path: Path):
+    # 14B with Offload takes 311.3 GiB of the node's host memory: 0.6B on 1 + 1 GPUs needs 2.3 GiB while it loads,
+    # which 400 GiB leave room for (88.7 idle) and 313 do not (1.7 idle): then it is told nothing.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}], "jobs": [
+        {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
+        {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("y", 4, True)]
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"] == (
+        "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 2.3 GiB of host memory on one node) "
+        f"after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the room it "
+        f"needs: priority 3 or more places it{hint}")
+    assert len(unplaced["fits_with"]) == bool(hint)
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
+
+
+def test_a_job_on_whole_nodes_is_told_the_fewer_rollout_gpus_that_fit_a_pool_s_idle_nodes(tmp_path: Path):
+    # 14B at 131072 takes 8 trainer GPUs: beside 16 rollout GPUs, 3 whole nodes; pool b's are y's, and pool a has
+    # 2 nodes, all idle. With 8 rollout GPUs (15 down to 9 would take 3 nodes) it takes those 2.
+    instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2}, {**ONE_NODE, "name": "b", "nodes": 3}], "jobs": [
+        {"name": "y", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 8, "priority": 2, "pool": "b"},
+        {"name": "x", "model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 16}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["pool"], p["nodes"]) for p in result["placements"]] == [("y", "b", [0, 1, 2])]
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"].endswith(
+        "; a: the job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for a trainer; with rollout_gpus 8 "
+        "(not 16) it would fit on the 2 idle nodes in a (a trainer of 8 GPUs)")
+    assert unplaced["fits_with"] == [{"rollout_gpus": 8, "max_model_len": 131072, "pool": "a", "nodes": [0, 1],
+                                      "whole_nodes": 2, "trainer_gpus": 8}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
+
+
+@pytest.mark.parametrize(("asked", "words"), [
+    (131072, "at 51200 tokens (not 131072)"), ({"at_least": 65536}, "with at_least 51200 tokens (not 65536)")])
+def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpus(asked: int | dict, words: str,
+                                                                                  tmp_path: Path):
+    # 14B beside its 2 rollout GPUs leaves 2 GPUs idle; 4B without a rollout trains 51200 tokens at the most on 2.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
+        {"name": "x", "model": "Qwen3-4B", "max_model_len": asked}]}
+    result = solved(instance, tmp_path)
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"].endswith(
+        f"y (priority 2) holds the room it needs: priority 3 or more places it; {words} it would fit in node 0's 2 "
+        "idle GPUs (a trainer of 2 GPUs)")
+    assert unplaced["fits_with"] == [{"rollout_gpus": 0, "max_model_len": 51200, "pool": "a100", "nodes": [0],
+                                      "whole_nodes": 0, "trainer_gpus": 2}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
 def test_a_job_that_fits_the_room_a_placement_left_is_told_so(tmp_path: Path):
@@ -440,7 +516,8 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
         "inferred) (the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop "
         "--no-estimate)"), "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("a", "no-plan", "length-beyond-reach"))}]
+                                                                            ("a", "no-plan", "length-beyond-reach")),
+                                                                        "fits_with": []}]
 
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
@@ -462,7 +539,7 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
                                                               "trains it (4 at the fewest) has a layout on its 1 node of "
                                                               "8 GPUs; with rollout_gpus: 4 or fewer, a trainer of 4 "
                                                               "GPUs has one", "reason_code": "no-way-to-run",
-                                       "pools": pool_codes(("a", "no-layout-beside-rollout"))}]
+                                       "pools": pool_codes(("a", "no-layout-beside-rollout")), "fits_with": []}]
 
 
 def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_path: Path):
@@ -476,7 +553,8 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
         "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
         "more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (its explorer on GPUs outside the "
         "fleet), a trainer of 16 GPUs has one"), "reason_code": "no-way-to-run",
-                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout"))}]
+                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout")),
+                                                       "fits_with": []}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
@@ -484,7 +562,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": "a", "reason": "h100: the job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for a "
                                "trainer", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("h100", "rollout-takes-pool"))}]
+         "pools": pool_codes(("h100", "rollout-takes-pool")), "fits_with": []}]
 
 
 def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: Path):
@@ -504,12 +582,14 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "256 GiB of host memory per node (the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, "
          "documented); on 3 nodes of 8 GPUs, more trainer GPUs train 262144 tokens if you also add --token-budget "
          "auto: Env + SP=8 on 16 GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated)",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach"))},
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach")),
+         "fits_with": []},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer "
-         "of 8 GPUs has one", "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout"))},
+         "of 8 GPUs has one", "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout")),
+         "fits_with": []},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool"))}]
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": []}]
 
 
 def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
@@ -574,7 +654,8 @@ def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nod
                                     token_budget: str = "default") -> None:
     """Unwidened, `place` reaches the brute-force optimum, and what its no-room reasons say of the jobs that hold
     the room and the priority that places a job is true; widened, it keeps every job where it was and each node
-    reaches the reference's best widening."""
+    reaches the reference's best widening; and, both ways, the fewer rollout GPUs that would fit a job left out into
+    the idle room are the brute force's."""
     unwidened = solved(instance, tmp_path, minimize_nodes, estimates, widen=False, token_budget=token_budget)
     expected = best_value(CATALOG, instance, minimize_nodes, estimates=estimates, token_budget=token_budget)
     if expected is None:
@@ -583,7 +664,9 @@ def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nod
     assert unwidened["status"] == "optimal"
     assert value_of(CATALOG, instance, unwidened, minimize_nodes) == expected
     assert check_room_claims(CATALOG, instance, unwidened, estimates, token_budget) == []
+    assert check_smaller_asks(CATALOG, instance, unwidened, estimates, token_budget) == []
     widened = solved(instance, tmp_path, minimize_nodes, estimates, token_budget=token_budget)
+    assert check_smaller_asks(CATALOG, instance, widened, estimates, token_budget) == []
     assert [(p["job"], p["pool"], p["nodes"]) for p in widened["placements"]] == [
         (p["job"], p["pool"], p["nodes"]) for p in unwidened["placements"]]
     best = best_widening(CATALOG, instance, unwidened, estimates, token_budget)
@@ -1220,7 +1303,8 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
         "h100: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + SP=2 on 8 GPUs at "
         "32768 tokens: drop --no-estimate)"), "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("h100", "no-plan", "no-table-for-model"))}]
+                                                                            ("h100", "no-plan", "no-table-for-model")),
+                                                                        "fits_with": []}]
 
 
 def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
@@ -1233,7 +1317,8 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
         "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 400 GiB)"), "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("a", "no-plan", "no-table-for-model"))}]
+                                                                            ("a", "no-plan", "no-table-for-model")),
+                                                                        "fits_with": []}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
     assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
@@ -1252,12 +1337,12 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
             "p: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per "
             "node (the pool's host_ram_gb); the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens, "
             "but it needs 119.9 GiB of host memory per node while the model loads, more than the pool's nodes have"),
-         "reason_code": "no-way-to-run", "pools": pool_codes(("p", "no-plan", "nothing-trains"))},
+         "reason_code": "no-way-to-run", "pools": pool_codes(("p", "no-plan", "nothing-trains")), "fits_with": []},
         {"job": "k", "reason": (
             "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU "
             "at 16384 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
             "host_ram_gb of 16 GiB)"), "reason_code": "no-way-to-run",
-         "pools": pool_codes(("p", "no-plan", "no-table-for-model"))}]
+         "pools": pool_codes(("p", "no-plan", "no-table-for-model")), "fits_with": []}]
 
 
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
@@ -1272,7 +1357,8 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_t
         "host_ram_gb of 16 GiB; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
         "needs 30.6 GiB of host memory per node while the model loads)"), "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("p", "no-plan", "no-table-for-model"))}]
+                                                                            ("p", "no-plan", "no-table-for-model")),
+                                                                        "fits_with": []}]
     # Beside 6 rollout GPUs only 2 are left for the trainer, where only Offload trains it: no least is named.
     instance["jobs"][0]["rollout_gpus"] = 6
     [unplaced] = solved(instance, tmp_path, estimates=False)["unplaced"]
@@ -1291,7 +1377,8 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
                                                                         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "rollout-takes-pool"),
-                                                                            ("b", "no-plan", "length-beyond-reach"))}]
+                                                                            ("b", "no-plan", "length-beyond-reach")),
+                                                                        "fits_with": []}]
 
 
 def test_estimates_alone_name_no_estimates_to_turn_on(tmp_path: Path):
@@ -1319,9 +1406,10 @@ def test_jobs_alike_but_for_the_pool_they_may_use_get_their_own_reasons(tmp_path
     instance = {"pools": pools, "jobs": [{**job, "name": "free"}, {**job, "name": "pinned", "pool": "a"}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [
         {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "no-plan", "length-beyond-reach"), ("h", "no-plan", "no-table-for-model"))},
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach"), ("h", "no-plan", "no-table-for-model")),
+         "fits_with": []},
         {"job": "pinned", "reason": a, "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "no-plan", "length-beyond-reach"))}]
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach")), "fits_with": []}]
 
 
 def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_path: Path):
@@ -1333,7 +1421,7 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs {taken} the pool's 8 GPUs, leaving none "
                                          "for a trainer", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "rollout-takes-pool"))}
+         "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": []}
         for rollout, taken in ((8, "take all"), (12, "are more than"))]
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 10, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000}]}
@@ -1342,7 +1430,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "A100-80GB within 64 GPUs: the longest is 203776 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
         "estimated, extrapolated)"), "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
-                                                           ("big", "no-plan", "length-beyond-reach"))}]
+                                                           ("big", "no-plan", "length-beyond-reach")),
+                                                       "fits_with": []}]
     # So is the trainer's room beside the rollout, where the longest in the pool has no layout beside it (SP=2 on 2
     # GPUs: with the 2 rollout GPUs, more than a node of 3, and not whole nodes): 88 GPUs are left, searched within 64.
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 30, "gpus_per_node": 3}],
@@ -1352,7 +1441,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
         "Offload on 1 GPU, documented)"), "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
-                                                           ("big", "no-plan", "length-beyond-reach"))}]
+                                                           ("big", "no-plan", "length-beyond-reach")),
+                                                       "fits_with": []}]
 
 
 def test_jobs_whose_fewest_gpus_are_all_the_fleet_has_are_told_their_layouts_do_not_pack(tmp_path: Path):
@@ -2282,7 +2372,7 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
                                                               "length, then cost); chat-a (priority 2) holds the room "
                                                               "it needs: priority 3 or more places it",
                                    "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room"))}]
+                                   "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
     assert check_placements(CATALOG, instance, greedy_result, estimates=True) == []
     assert [p["job"] for p in greedy_result["placements"]] == ["chat-a"]
@@ -2439,7 +2529,7 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
         "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 82.8 GiB of host memory on one node) "
         "after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) holds the room it "
         "needs"), "reason_code": "no-room",
-                                    "pools": pool_codes(("a100", "no-room"))}]
+                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     status, out, _ = cli("cluster", str(tmp_path / "rounded" / "fleet.yaml"))
     assert status == 1 and "status: feasible; placed priority (of 7): 5, bound 5 with the host memory rounded" in out
     assert "host memory of the jobs rounded up into classes in a100" in " ".join(out.split())
@@ -2867,7 +2957,8 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
         "tokens), and with Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(
-                                                                                 ("lab", "no-plan", "nothing-trains"))}]
+                                                                                 ("lab", "no-plan", "nothing-trains")),
+                                                                             "fits_with": []}]
 
 
 def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_plan_not_a_limit_to_drop(
@@ -2889,7 +2980,8 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
         "host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
-        "Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run", "pools": codes}]
+        "Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run", "pools": codes,
+        "fits_with": []}]
     # The planner's own --host-ram stays a limit to drop.
     status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "4", "--gpus", "4",
                          "--len", "131072", "--host-ram", "64")
@@ -2907,7 +2999,7 @@ def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_mo
         "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
         "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 "
         "GiB of host memory per node"), "reason_code": "no-way-to-run",
-        "pools": pool_codes(("a100-4", "no-plan", "nothing-trains"))}]
+        "pools": pool_codes(("a100-4", "no-plan", "nothing-trains")), "fits_with": []}]
 
 
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
@@ -2927,7 +3019,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
         "trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node"),
                                    "reason_code": "no-room",
-                                   "pools": pool_codes(("h200", "no-room"), ("l40s", "no-plan", "nothing-trains"))}]
+                                   "pools": pool_codes(("h200", "no-room"), ("l40s", "no-plan", "nothing-trains")),
+                                   "fits_with": []}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
@@ -3032,7 +3125,7 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
                                                            "then length, then cost); small-0, small-1 (priority 4 "
                                                            "together) hold the room it needs: priority 5 or more "
                                                            "places it", "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room"))}]
+                                   "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 
 
 def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_way_s_gpus_with_another_s(
@@ -3051,7 +3144,8 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
                                                          "30.6 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost); x (priority 3) "
                                                          "holds the room it needs: priority 4 or more places it",
-                                   "reason_code": "no-room", "pools": pool_codes(("a100", "no-room"))}]
+                                   "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
+                                   "fits_with": []}]
 
 
 def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_path: Path):
@@ -3064,13 +3158,18 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
     result = solved(instance, tmp_path)
     assert ([p["job"] for p in result["placements"]], result["pools"][0]["nodes_used"]) == (["a"], 1)
     # Of equal priority, the cheaper job holds the node that the other would take with the idle one: a priority of 2
-    # is the least that places it.
+    # is the least that places it. On the idle node, 4 trainer GPUs beside its 4 rollout GPUs train 20480 tokens.
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 2 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
                                                          "cost); a (priority 1, as much as its own) holds the room it "
-                                                         "needs: priority 2 is the least that places it",
+                                                         "needs: priority 2 is the least that places it; at 20480 "
+                                                         "tokens (not 65536) it would fit in node 1's 8 idle GPUs and "
+                                                         "256.0 GiB of idle host memory (a trainer of 4 GPUs)",
                                    "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room"))}]
+                                   "pools": pool_codes(("a100", "no-room")),
+                                   "fits_with": [{"rollout_gpus": 4, "max_model_len": 20480, "pool": "a100",
+                                                  "nodes": [1], "whole_nodes": 0, "trainer_gpus": 4}]}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
 def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_not_blamed_for_no_room(
@@ -3168,7 +3267,7 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                                    "split evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide "
                                    "it); with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer of 8 "
                                    "GPUs has one", "reason_code": "no-way-to-run",
-                                   "pools": pool_codes(("a100", "no-layout-beside-rollout"))}]
+                                   "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3
@@ -3193,12 +3292,12 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
         {"job": "j", "reason": f"{head}the train batch of 256 (the job's train_batch_size) must split evenly over the "
                                "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it); with rollout_gpus: 6 "
                                "or fewer, a trainer of 2 GPUs has one",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout"))}]
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than the "
                                "pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs has "
                                "one", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a100", "no-layout-beside-rollout"))}]
+         "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
                   {"pools": [{**pool, "host_ram_gb": 100}], "jobs": [job]}):
@@ -3222,7 +3321,7 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
             "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, "
             "more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a trainer of 6 GPUs has one"),
             "reason_code": "no-way-to-run",
-                                       "pools": pool_codes(("tight", "no-layout-beside-rollout"))}]
+                                       "pools": pool_codes(("tight", "no-layout-beside-rollout")), "fits_with": []}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
@@ -3297,7 +3396,8 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
         "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
         "jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the room it needs in a: "
         "priority 4 or more places it"), "reason_code": "no-room",
-                                                       "pools": pool_codes(("b", "no-room"), ("a", "no-room"))}]
+                                                       "pools": pool_codes(("b", "no-room"), ("a", "no-room")),
+                                                       "fits_with": []}]
 
 
 def test_solve_cluster_notes_each_cells_file_that_may_not_be_what_was_meant(cli, tmp_path: Path):
@@ -3357,12 +3457,17 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
         {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 8}]}
     result = solved(instance, tmp_path)
     assert sorted(p["nodes"][0] for p in result["placements"]) == [0, 1]
-    # Two nodes are idle; the third it needs is one of theirs (priority 5).
+    # Two nodes are idle; the third it needs is one of theirs (priority 5). Its 16 trainer GPUs alone take those two.
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 3 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
                                                          "cost); a0 (priority 5) holds the room it needs: priority 6 "
-                                                         "or more places it", "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room"))}]
+                                                         "or more places it; with rollout_gpus 0 (not 8; its explorer "
+                                                         "on GPUs outside the fleet) it would fit on the 2 idle nodes "
+                                                         "(a trainer of 16 GPUs)", "reason_code": "no-room",
+                                   "pools": pool_codes(("a100", "no-room")),
+                                   "fits_with": [{"rollout_gpus": 0, "max_model_len": 65536, "pool": "a100",
+                                                  "nodes": [2, 3], "whole_nodes": 2, "trainer_gpus": 16}]}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
 def test_the_note_on_an_earlier_runs_config_names_the_emit_dir_escaped(cli, tmp_path: Path):

@@ -1,17 +1,28 @@
 """Why jobs are left out (`Unplaced`): no room left where they could go (`unplaced_reasons`, with the placed jobs
-that hold the room, `_RoomHolders`, and the priority that places a job there), no plan with a layout in a pool they
+that hold the room, `_RoomHolders`, the priority that places a job there, and the smaller asks that would fit it
+into the room left idle, `_SmallerAsks`), no plan with a layout in a pool they
 may use (`why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would
 give), or, where none is placed, one reason for every job (`all_unplaced`)."""
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from solver.cluster.options import Footprint, NoWayReason, Option, Planner, host_capacity_tenths, layout
+from solver.cluster.options import (
+    Footprint,
+    NoWayReason,
+    Option,
+    Planner,
+    host_capacity_tenths,
+    job_options,
+    layout,
+)
 from solver.query import Query
 from solver.results import (
+    FitsWith,
     Plan,
     PoolCode,
     Status,
@@ -34,12 +45,16 @@ from solver.tables import (
 
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
-                     certain: bool = False) -> tuple[Unplaced, ...]:
+                     certain: bool = False, final: dict[int, tuple[Option, list[int]]] | None = None,
+                     hints_by: float = 0.0) -> tuple[Unplaced, ...]:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
-    none left out, their host memory exact), the priority that places it; and why the other pools it may use have
-    no plan for it; or no plan that fits any pool it may use."""
+    none left out, their host memory exact), the priority that places it; where the `final` placement (`placed`
+    grown onto idle GPUs; None: no hints) leaves idle room that one of its ways would fit with fewer rollout GPUs
+    or at a shorter length, the least of each change (`_SmallerAsks`, asked until `hints_by`, a
+    `time.monotonic()`); and why the other pools it may use have no plan for it; or no plan that fits any pool it may
+    use."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   "limit (raise --time-limit)")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -50,6 +65,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     holders = _RoomHolders(fleet, placed, options)
+    smaller_asks = None if final is None else _SmallerAsks(planner, fleet, final, hints_by)
     unplaced = []
     for index, job in enumerate(fleet.jobs):
         if index in placed:
@@ -58,13 +74,16 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             unplaced.append(unplaced_without_a_way(job, why_no_option(planner, fleet, index)))
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]))
+        fits_with = () if smaller_asks is None else smaller_asks.fits_with(index)
         unplaced.append(Unplaced(
             job=job.name, reason_code=no_room,
             reason=(f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
                     f"{_least_rooms(planner, job, pools[index])} after the jobs placed (the most priority in all, "
                     f"then length, then cost){unproven}{holders.words(job, pools[index], certain)}"
-                    f"{'; ' if elsewhere.words else ''}{elsewhere.words}"),
-            pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools)))
+                    f"{'; ' if elsewhere.words else ''}{elsewhere.words}"
+                    f"{'' if smaller_asks is None else smaller_asks.words(job, fits_with)}"),
+            pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
+            fits_with=fits_with))
     return tuple(unplaced)
 
 
@@ -195,6 +214,144 @@ class _RoomHolders:
         """The room of taking these placed jobs out (and putting `other_ways`' on other ways): their priority
         together, and the jobs in the file's order."""
         return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)), tuple(sorted(other_ways)))
+
+
+FEWER_ROLLOUT_TRIES = 8
+"""How many rollout GPU counts (each fewer than the job's, the fewest dropped first) `_SmallerAsks` asks the planner
+about for one job left out: each a `job_options` of the changed job, whose trainer plans the planner has mostly
+answered already (a plan does not depend on the rollout). Eight reach from a node's 8 idle GPUs down to a rollout of
+none; a job on whole nodes may want more, and is then told nothing."""
+
+SHORTER_TRIES = 4
+"""How many nodes' idle GPUs (the most first, one per count) `_SmallerAsks` asks the planner the longest length of,
+for one job left out, on the trainer GPUs they leave beside its rollout; then, the longest first, the `job_options`
+of the job at those lengths, until one of its ways fits the idle room."""
+
+
+class _SmallerAsks:
+    """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
+    pool, each node's idle GPUs and host memory (the placed jobs' own needs, `Planner.host_tenths`), and the nodes no
+    job uses; and, for a job left out for want of room, the smaller asks with which one of the planner's ways for it
+    (`job_options`) fits there (`fits_with`): the fewest rollout GPUs dropped, and the least length cut, asked until
+    `until` (a `time.monotonic()`)."""
+
+    def __init__(self, planner: Planner, fleet: Fleet, final: dict[int, tuple[Option, list[int]]],
+                 until: float) -> None:
+        self.planner, self.fleet, self.until = planner, fleet, until
+        self.idle_gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
+        self.idle_host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
+        for job, (option, nodes) in final.items():
+            pool = fleet.pools[option.pool]
+            for node in nodes:
+                self.idle_gpus[option.pool][node] -= option.gpus_per_node(pool.gpus_per_node)
+                self.idle_host[option.pool][node] -= (0 if pool.host_ram_gb is None or not option.size else
+                                                      planner.host_tenths(fleet.jobs[job].model, option.plan.gpus,
+                                                                          option.plan.offload))
+        self.empty = [[node for node in range(pool.nodes) if self.idle_gpus[index][node] == pool.gpus_per_node]
+                      for index, pool in enumerate(fleet.pools)]
+
+    def fits_with(self, index: int) -> tuple[FitsWith, ...]:
+        """For job `index`, left out: with the fewest rollout GPUs dropped (`_fewer_rollout`), and at the least length
+        cut (`_shorter`), where one of the planner's ways for it fits the idle room, and where; each where one does."""
+        return tuple(fits for fits in (self._fewer_rollout(index), self._shorter(index)) if fits is not None)
+
+    def _fewer_rollout(self, index: int) -> FitsWith | None:
+        """The most rollout GPUs, fewer than job `index`'s own, with which one of the planner's ways for it fits the
+        idle room (within `FEWER_ROLLOUT_TRIES` counts, from the most that leave a trainer GPU room on one node's idle
+        GPUs or on the idle nodes of a pool it may use), and where; None where none does."""
+        job = self.fleet.jobs[index]
+        usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_use(pool)]
+        # A rollout of more than this leaves no trainer GPU room on any one node's idle GPUs or all the idle nodes.
+        most = max((max(*self.idle_gpus[p], len(self.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
+                    for p in usable), default=-1)
+        for rollout in range(min(most, job.rollout_gpus - 1), -1, -1)[:FEWER_ROLLOUT_TRIES]:
+            if time.monotonic() > self.until:
+                return None
+            if fits := self._first_fit(index, {"rollout_gpus": rollout}):
+                return fits
+        return None
+
+    def _shorter(self, index: int) -> FitsWith | None:
+        """The longest length, shorter than job `index`'s own (for an ``at_least`` job, than its least), at which one
+        of the planner's ways for it fits the idle room, and where; None where none does. The lengths asked are the
+        planner's longest on the trainer GPUs that the idle GPUs of a node of a pool it may use leave beside its
+        rollout (`SHORTER_TRIES` nodes at most, the most idle first)."""
+        job = self.fleet.jobs[index]
+        asked = job.max_model_len
+        length = asked.at_least if isinstance(asked, AtLeast) else asked
+        rooms = sorted({(idle - job.rollout_gpus, p) for p, pool in enumerate(self.fleet.pools) if job.may_use(pool)
+                        for idle in self.idle_gpus[p] if idle > job.rollout_gpus}, reverse=True)[:SHORTER_TRIES]
+        cuts = set()
+        for trainer_gpus, p in rooms:
+            if time.monotonic() > self.until:
+                return None
+            pool = self.fleet.pools[p]
+            longest = self.planner.best(pool.gpu, job.model, trainer_gpus, None, pool.gpus_per_node,
+                                        self.planner.estimate, pool.host_ram_gb, None, job.train_batch_size)
+            cuts |= {longest.max_model_len} if longest is not None and longest.max_model_len < length else set()
+        for cut in sorted(cuts, reverse=True):
+            if time.monotonic() > self.until:
+                return None
+            shorter = AtLeast(at_least=cut) if isinstance(asked, AtLeast) else cut
+            if fits := self._first_fit(index, {"max_model_len": shorter}):
+                return fits
+        return None
+
+    def _first_fit(self, index: int, change: dict[str, object]) -> FitsWith | None:
+        """The first of the planner's ways for job `index` with its fields set as `change` says (`job_options`) that
+        fits the idle room, and where; None where none does."""
+        job = self.fleet.jobs[index]
+        changed_job = job.model_copy(update=change)
+        changed = self.fleet.model_copy(update={"jobs": tuple(
+            changed_job if i == index else other for i, other in enumerate(self.fleet.jobs))})
+        asked = changed_job.max_model_len
+        for option in job_options(self.planner, changed, index):
+            if nodes := self._room_for(option, job.model):
+                return FitsWith(rollout_gpus=changed_job.rollout_gpus,
+                                max_model_len=asked.at_least if isinstance(asked, AtLeast) else asked,
+                                pool=self.fleet.pools[option.pool].name, nodes=nodes, whole_nodes=option.whole_nodes,
+                                trainer_gpus=option.plan.gpus)
+        return None
+
+    def _room_for(self, option: Option, model: str) -> tuple[int, ...]:
+        """The first node whose idle GPUs and host memory hold `option` (a way of a job of `model`), or the first idle
+        nodes it takes whole; () where the idle room holds it nowhere."""
+        pool = self.fleet.pools[option.pool]
+        if not option.size:
+            empty = self.empty[option.pool]
+            return tuple(empty[:option.whole_nodes]) if len(empty) >= option.whole_nodes else ()
+        need = 0 if pool.host_ram_gb is None else self.planner.host_tenths(model, option.plan.gpus, option.plan.offload)
+        return next(((node,) for node in range(pool.nodes) if option.size <= self.idle_gpus[option.pool][node]
+                     and need <= self.idle_host[option.pool][node]), ())
+
+    def words(self, job: Job, fits_with: tuple[FitsWith, ...]) -> str:
+        """The clause saying that `job` would fit the idle room each of `fits_with` names with its smaller ask ("" for
+        none): with fewer rollout GPUs, or at a shorter length."""
+        asked = job.max_model_len
+        length = asked.at_least if isinstance(asked, AtLeast) else asked
+        at = "with at_least" if isinstance(asked, AtLeast) else "at"
+        clauses: list[str] = []
+        for fits in fits_with:
+            outside = "; its explorer on GPUs outside the fleet" if not fits.rollout_gpus else ""
+            change = (f"with rollout_gpus {fits.rollout_gpus} (not {job.rollout_gpus}{outside})"
+                      if fits.rollout_gpus != job.rollout_gpus else f"{at} {fits.max_model_len} tokens (not {length})")
+            clauses.append(f"{change}{' it would fit' if not clauses else ''} {self._room_words(fits)}")
+        return f"; {', or '.join(clauses)}" if clauses else ""
+
+    def _room_words(self, fits: FitsWith) -> str:
+        """The idle room `fits` names, in words, with the trainer GPUs of the way that fits it."""
+        index = next(i for i, pool in enumerate(self.fleet.pools) if pool.name == fits.pool)
+        pool, nodes = self.fleet.pools[index], fits.nodes
+        where = f" in {pool.name}" if len(self.fleet.pools) > 1 else ""
+        if not fits.whole_nodes:
+            host = ("" if pool.host_ram_gb is None else
+                    f" and {self.idle_host[index][nodes[0]] / 10:.1f} GiB of idle host memory")
+            room = f"in node {nodes[0]}'s {counted(self.idle_gpus[index][nodes[0]], 'idle GPU')}{host}"
+        else:
+            empty = len(self.empty[index])
+            room = (f"on the {counted(empty, 'idle node')}" if len(nodes) == empty else
+                    f"on {len(nodes)} of the {counted(empty, 'idle node')}")
+        return f"{room}{where} (a trainer of {counted(fits.trainer_gpus, 'GPU')})"
 
 
 def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:

@@ -46,6 +46,13 @@ took: where a job has no way in a pool it may use, its reason asks the planner w
 the search (0.3 to 0.57 of that time in benchmarks/cluster.py's fleets)."""
 
 
+HINTS_SHARE = 0.3
+"""The least time the jobs left out for want of room are given, after the search and past the time limit where it has
+ended, to find the fewest rollout GPUs dropped, and the least length cut, with which they would fit the room the
+placement leaves idle (`reasons.FEWER_ROLLOUT_TRIES` and `reasons.SHORTER_TRIES` each), as a share of the time working
+out the jobs' ways took: the planner has answered most of their questions then already."""
+
+
 SEARCH_SHARE = 0.97
 """The share of the time limit by which the search ends (less `READ_BACK_S` and the reasons' time), leaving the rest
 to read the answer back."""
@@ -127,7 +134,8 @@ def place(
         search.proven = False
         search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, search.values) if value)
     widen_by = started + time_limit_s if widen and not interrupt.caught else None
-    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s)
+    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s,
+                          started + time_limit_s)
 
 
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
@@ -185,19 +193,21 @@ def _greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) ->
 
 
 def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_by: float | None, interrupted: bool,
-                   seed: int, building_s: float) -> ClusterResult:
+                   seed: int, building_s: float, limit_at: float) -> ClusterResult:
     """The answer of the search's placement: the chosen ways on their nodes, grown onto idle GPUs of their nodes
     until `widen_by` (None: not grown; Ctrl-C while growing leaves the placement as placed), with the seconds
-    building the placement model took (`building_s`)."""
+    building the placement model took (`building_s`); the time limit ends at `limit_at` (a `time.monotonic()`)."""
     fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
     certain = first_proven and not planned.host_rounded and not planned.undecided
     try:
-        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed, certain)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed, certain,
+                                       _Hints(limit_at, planned.planning_s))
     except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
         interrupted = True
-        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven, certain=certain)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven, certain=certain,
+                                       hints=_Hints(limit_at, planned.planning_s))
     proven = search.proven and not planned.host_rounded and not planned.undecided
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -324,6 +334,20 @@ def _solve_stages(search: _Search, built: PlacementModel, stages: list[tuple[str
     return None
 
 
+@dataclass(frozen=True)
+class _Hints:
+    """When the hints of smaller asks for the jobs left out for want of room stop being asked: at the end of the
+    time limit (`limit_at`, a `time.monotonic()`), but not before `HINTS_SHARE` of `planning_s` (the seconds working
+    out the jobs' ways took) has passed since they began."""
+
+    limit_at: float
+    planning_s: float
+
+    def until(self) -> float:
+        """The hints' deadline, as they begin (a `time.monotonic()`)."""
+        return max(self.limit_at, time.monotonic() + HINTS_SHARE * self.planning_s)
+
+
 class _StopOnInterrupt:
     """While solving, Ctrl-C (SIGINT) stops the search and keeps the best placement found so far; a process that
     ignores Ctrl-C (a job a script starts in the background) keeps ignoring it."""
@@ -387,12 +411,14 @@ class _StopOnInterrupt:
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
+    hints: _Hints | None = None,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
-    priority places them)."""
+    priority places them); the hints of smaller asks, on the placement as grown, are asked within `hints`' time
+    (None: no hints)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = _node_indexes(fleet, chosen, counts)
     placed = dict(chosen)
@@ -403,7 +429,9 @@ def _decode(
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
     where = {job: (option, nodes[job]) for job, option in chosen.items()}
-    return placements, unplaced_reasons(planner, fleet, options, where, proven, certain)
+    final = None if hints is None else {job: (option, nodes[job]) for job, option in placed.items()}
+    return placements, unplaced_reasons(planner, fleet, options, where, proven, certain, final,
+                                        0.0 if hints is None else hints.until())
 
 
 def _node_indexes(fleet: Fleet, chosen: dict[int, Option],
