@@ -72,7 +72,9 @@ def build_cluster_parser() -> Parser:
                         help="seconds from the start for the planner's queries and the placement search after "
                         "them (default 10; each query may take at most as long, and the queries are not cut short: "
                         "a fleet of many job shapes may take longer, with the greedy placement, and its status says "
-                        "how long they took; widening after them, at most a second per stage)")
+                        "how long they took; widening after them, at most a second per stage, and the smaller "
+                        "asks that would place a job left out for room, until the limit, or for 0.3 of the queries' "
+                        "time past it)")
     add_workers_option(parser, "a placement proven best does not depend on it")
     add_weights_option(parser)
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
