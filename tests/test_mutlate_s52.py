@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+import solver
 from solver.memory import GIB, MemoryAnswer, rollout_engines
-from solver.tables import TableError, load_model_config
+from solver.tables import QueryError, TableError, load_model_config
 from solver.tables.schema import MoE
 
 DEEPSEEK_V2_LITE = {
@@ -89,8 +90,8 @@ def test_deepseek_v2_lites_shape_names_its_shared_and_dense_widths_and_its_laten
     (DEEPSEEK_V2_LITE, {"shared_expert_intermediate_size": 1408},
      "shared_expert_intermediate_size 1408: shared experts beside the routed ones"),
 ])
-def test_a_deepseek_layout_config_with_what_it_cannot_count_is_refused(tmp_path: Path, config: dict[str, object],
-                                                                        changes: dict[str, object], message: str):
+def test_a_deepseek_layout_config_with_what_it_cannot_count_is_refused(
+        tmp_path: Path, config: dict[str, object], changes: dict[str, object], message: str):
     with pytest.raises(TableError, match=message):
         _read(tmp_path, config, **changes)
 
@@ -174,3 +175,25 @@ def test_a_host_need_the_rounding_may_hold_or_not_reads_back_either_way(cli):
     near = answer.model_copy(update={"host_memory_gib": 100.0001, "host_ram_gib": 100.05}).model_dump(mode="json")
     assert (near["host_memory_gib"], near["host_ram_gib"], near["host_fits"]) == (100.0001, 100.05, False)
     assert MemoryAnswer.model_validate({**near, "host_fits": True}).host_fits is False
+
+
+@pytest.mark.parametrize(("need", "excused"), [(100.0002, True), (100.0003, False)])
+def test_a_host_need_is_at_the_limit_within_the_jsons_slack_and_no_further(cli, need: float, excused: bool):
+    # --host-ram 100 holds a need shown 100.0: within JSON_GIB_SLACK (0.0002) above 100 the need may be that one, so
+    # a flipped host_fits is read back; 0.0003 above, it is refused.
+    printed = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "8k", "--json")[1])
+    answer = MemoryAnswer.model_validate(printed)
+    near = answer.model_copy(update={"host_memory_gib": need, "host_ram_gib": 100.0}).model_dump(mode="json")
+    assert near["host_fits"] is False
+    if excused:
+        assert MemoryAnswer.model_validate({**near, "host_fits": True}).host_fits is False
+    else:
+        with pytest.raises(ValidationError, match="host_fits is True, but the other fields say False"):
+            MemoryAnswer.model_validate({**near, "host_fits": True})
+
+
+def test_map_plans_names_an_unknown_model_before_an_unknown_gpu_type_as_plan_does():
+    # plan checks the model first: so does map_plans, each of its models before the GPU type.
+    for call in (lambda: solver.plan("70Q", gpu="z100"), lambda: solver.map_plans(["8B", "70Q"], gpu="z100")):
+        with pytest.raises(QueryError, match=r"^unknown model '70Q'; accepted: Qwen3-0.6B"):
+            call()
