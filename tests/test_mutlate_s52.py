@@ -197,3 +197,20 @@ def test_map_plans_names_an_unknown_model_before_an_unknown_gpu_type_as_plan_doe
     for call in (lambda: solver.plan("70Q", gpu="z100"), lambda: solver.map_plans(["8B", "70Q"], gpu="z100")):
         with pytest.raises(QueryError, match=r"^unknown model '70Q'; accepted: Qwen3-0.6B"):
             call()
+
+
+def test_memory_answer_gives_a_mixture_of_experts_active_parameters_as_solve_memory_json_does(cli):
+    # Qwen3-30B-A3B: 30.5B parameters, 3.321B of them active (its catalogue entry), as the command prints them.
+    answer = solver.memory_answer("30B-A3B", "h100", 8, 8192).model_dump(mode="json")
+    printed = json.loads(cli("memory", "--model", "30B-A3B", "--gpu", "h100", "--gpus", "8", "--len", "8192",
+                             "--json")[1])
+    assert (answer["model_parameters_b"], answer["model_active_parameters_b"]) == (30.5, 3.321)
+    assert answer == printed
+
+
+def test_map_plans_maps_a_model_named_twice_once(cli):
+    # 8B and Qwen3-8B are one model: one row, as solve map --model 8B,Qwen3-8B prints.
+    (by_model,) = solver.map_plans(["8B", "Qwen3-8B"], gpu="h100", gpus_up_to=1)
+    assert [row.model for row in by_model.rows] == ["Qwen3-8B"]
+    printed = json.loads(cli("map", "--gpu", "h100", "--model", "8B,Qwen3-8B", "--gpus-up-to", "1", "--json")[1])
+    assert [by_model.model_dump(mode="json")] == printed
