@@ -44,6 +44,7 @@ import solver.cli.atomic
 import solver.cli.cluster
 import solver.cluster
 import solver.cluster.options
+import solver.cluster.reasons
 import solver.cluster.search
 import solver.cluster.widen
 import solver.render
@@ -238,6 +239,50 @@ def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpu
     assert unplaced["fits_with"] == [{"rollout_gpus": 0, "max_model_len": 51200, "pool": "a100", "nodes": [0],
                                       "whole_nodes": 0, "trainer_gpus": 2}]
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
+
+
+SHORT_OF_ROLLOUT_ROOM = {"pools": [ONE_NODE], "jobs": [
+    {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
+    {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
+"""y leaves 2 GPUs idle; x, left out, would fit them with 1 rollout GPU (not 4)."""
+
+
+def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_without_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C as the hints are asked (after widening): the placement stands, unwidened, interrupted, and the hints are
+    # not asked a second time on it (nor said).
+    asked = []
+    fits_with = solver.cluster.reasons._SmallerAsks.fits_with
+
+    def ctrl_c_on_the_first(self, index):
+        asked.append(index)
+        if len(asked) == 1:
+            raise KeyboardInterrupt
+        return fits_with(self, index)
+
+    monkeypatch.setattr(solver.cluster.reasons._SmallerAsks, "fits_with", ctrl_c_on_the_first)
+    result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    [unplaced] = result.unplaced
+    assert (result.interrupted, asked, unplaced.fits_with) == (True, [1], ())
+    assert unplaced.reason.endswith("y (priority 2) holds the room it needs: priority 3 or more places it")
+
+
+def test_a_search_ctrl_c_stopped_asks_no_smaller_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C during the search: the placement found stands, and the jobs left out are told no smaller asks (asked
+    # until the time limit, they would keep the process past the Ctrl-C).
+    solve_stages = solver.cluster.search._solve_stages
+
+    def interrupted_after(search, built, stages, interrupt, *args):
+        status = solve_stages(search, built, stages, interrupt, *args)
+        interrupt.caught = True
+        return status
+
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", interrupted_after)
+    result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    assert (result.interrupted, [(u.job, u.fits_with) for u in result.unplaced]) == (True, [("x", ())])
+    monkeypatch.undo()
+    uninterrupted = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    assert [(u.job, [f.rollout_gpus for f in u.fits_with]) for u in uninterrupted.unplaced] == [("x", [1])]
 
 
 def test_a_job_that_fits_the_room_a_placement_left_is_told_so(tmp_path: Path):
