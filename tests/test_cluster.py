@@ -270,14 +270,7 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
 def test_a_search_ctrl_c_stopped_asks_no_smaller_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C during the search: the placement found stands, and the jobs left out are told no smaller asks (asked
     # until the time limit, they would keep the process past the Ctrl-C).
-    solve_stages = solver.cluster.search._solve_stages
-
-    def interrupted_after(search, built, stages, interrupt, *args):
-        status = solve_stages(search, built, stages, interrupt, *args)
-        interrupt.caught = True
-        return status
-
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", interrupted_after)
+    ctrl_c_after_the_search(monkeypatch)
     result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
     assert (result.interrupted, [(u.job, u.fits_with) for u in result.unplaced]) == (True, [("x", ())])
     monkeypatch.undo()
@@ -489,8 +482,8 @@ def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, m
     assert placement["widened_from"] == 6 and widen_limits == pytest.approx([0.7, 0.4, 0.1])
 
 
-def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Ctrl-C during the search (caught by _StopOnInterrupt): the placement it found stands, and is not widened.
+def ctrl_c_after_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`place`'s search ends as if Ctrl-C came as it ended (caught by `_StopOnInterrupt`)."""
     solve_stages = solver.cluster.search._solve_stages
 
     def interrupted_after(search, built, stages, interrupt, *args):
@@ -499,6 +492,11 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
         return status
 
     monkeypatch.setattr(solver.cluster.search, "_solve_stages", interrupted_after)
+
+
+def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C during the search (caught by _StopOnInterrupt): the placement it found stands, and is not widened.
+    ctrl_c_after_the_search(monkeypatch)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements
