@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import array
-import enum
 import ast
+import enum
 import importlib.util
 import inspect
 import io
