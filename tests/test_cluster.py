@@ -241,6 +241,26 @@ def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpu
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
+@pytest.mark.parametrize("batch", [{}, {"train_batch_size": 256}])
+def test_the_length_a_job_is_told_may_be_reached_on_fewer_trainer_gpus_than_the_idle_ones(
+        batch: dict, tmp_path: Path):
+    # 14B beside its 1 rollout GPU leaves 3 GPUs idle. 4B trains 51200 tokens on 2 of them (it is placed there at
+    # 51200), but only 27648 on all 3 (estimated), and nothing on 3 where the train batch of 256 must split evenly:
+    # the hint named 27648, or no length at all, before.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1, "priority": 2},
+        {"name": "x", "model": "Qwen3-4B", "max_model_len": 131072, **batch}]}
+    result = solved(instance, tmp_path)
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"].endswith(
+        "; at 51200 tokens (not 131072) it would fit in node 0's 3 idle GPUs (a trainer of 2 GPUs)")
+    assert unplaced["fits_with"] == [{"rollout_gpus": 0, "max_model_len": 51200, "pool": "a100", "nodes": [0],
+                                      "whole_nodes": 0, "trainer_gpus": 2}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
+    shorter = {**instance, "jobs": [instance["jobs"][0], {**instance["jobs"][1], "max_model_len": 51200}]}
+    assert [(p["job"], p["trainer_gpus"]) for p in solved(shorter, tmp_path)["placements"]] == [("y", 4), ("x", 2)]
+
+
 SHORT_OF_ROLLOUT_ROOM = {"pools": [ONE_NODE], "jobs": [
     {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
     {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}

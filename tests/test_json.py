@@ -338,7 +338,6 @@ def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, t
         assert jsonschema_errors("cluster", placed) == []
 
 
-
 def test_real_cluster_json_with_smaller_asks_is_valid_against_its_schema(cli, monkeypatch):
     # docs/examples/smaller-asks.yaml: the job left out is told both smaller asks; each is a FitsWith of the schema
     # (one without its pool is refused).
