@@ -261,6 +261,28 @@ def test_the_length_a_job_is_told_may_be_reached_on_fewer_trainer_gpus_than_the_
     assert [(p["job"], p["trainer_gpus"]) for p in solved(shorter, tmp_path)["placements"]] == [("y", 4), ("x", 2)]
 
 
+@pytest.mark.parametrize(("now", "until"), [(90.0, 100.0), (97.0, 100.0), (98.0, 101.0), (120.0, 123.0)])
+def test_the_smaller_asks_are_asked_until_the_limit_or_a_share_of_the_planning_time_past_it(
+        now: float, until: float, monkeypatch: pytest.MonkeyPatch):
+    # The limit ends at 100; working out the ways took 10 s: the hints get HINTS_SHARE (0.3) of them, 3 s, at least.
+    monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=lambda: now))
+    assert solver.cluster.search.HINTS_SHARE == 0.3
+    assert solver.cluster.search._Hints(limit_at=100.0, planning_s=10.0).until() == pytest.approx(until)
+
+
+def test_smaller_asks_past_their_time_are_not_asked(tmp_path: Path):
+    # The same placement's hints, asked by a deadline already past: none.
+    fleet = fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path)
+    result = place(fleet, CATALOG)
+    planner = Planner(CATALOG.for_fleet(fleet), solver.load_weights(), "auto")
+    options = solver.cluster.options.job_options(planner, fleet, 0)
+    [placed] = [o for o in options if (o.plan.gpus, o.size) == (result.placements[0].trainer_gpus, 6)]
+    final = {0: (placed, [0])}
+    assert [f.rollout_gpus for f in solver.cluster.reasons._SmallerAsks(planner, fleet, final, time.monotonic() + 60)
+            .fits_with(1)] == [1]
+    assert solver.cluster.reasons._SmallerAsks(planner, fleet, final, time.monotonic() - 1).fits_with(1) == ()
+
+
 SHORT_OF_ROLLOUT_ROOM = {"pools": [ONE_NODE], "jobs": [
     {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
     {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
