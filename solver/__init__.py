@@ -47,6 +47,7 @@ _EXPORTS = {
     "Placement": "solver.results",
     "Unplaced": "solver.results",
     "UnplacedPool": "solver.results",
+    "FitsWith": "solver.results",
     "PoolUse": "solver.results",
     "TablesVerdict": "solver.rules",
     "SourceCell": "solver.rules",
@@ -127,6 +128,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import CautionCode as CautionCode
     from solver.results import ClusterResult as ClusterResult
     from solver.results import CurrentSettings as CurrentSettings
+    from solver.results import FitsWith as FitsWith
     from solver.results import GpuMap as GpuMap
     from solver.results import LengthMapRow as LengthMapRow
     from solver.results import ModelMapRow as ModelMapRow

@@ -728,19 +728,19 @@ def _room_words(instance: dict, idle: dict[tuple[str, int], tuple[int, float]], 
 
 def _longest_cuts(catalog: Catalog, instance: dict, job: dict, idle: dict[tuple[str, int], tuple[int, float]],
                   estimates: bool, token_budget: str) -> list[int]:
-    """The lengths shorter than the job's that a shorter ask is chosen among, the longest first: per node with idle
-    GPUs of a pool it may use, the longest length of a plan on exactly the trainer GPUs they leave beside its
-    rollout."""
+    """The lengths shorter than the job's that a shorter ask is chosen among, the longest 4 of them, the longest first:
+    per pool it may use, the longest length of a plan on exactly each trainer GPU count that a node's idle GPUs leave
+    room for beside its rollout."""
     length, _ = _length_request(job)
     cuts = set()
     for pool in _allowed_pools(instance, job):
         gpu, g = catalog.gpu(pool["gpu"]).name, pool["gpus_per_node"]
-        for node in range(pool["nodes"]):
-            n = idle[pool["name"], node][0] - _rollout(job)
+        room = max(idle[pool["name"], node][0] for node in range(pool["nodes"])) - _rollout(job)
+        for n in range(1, room + 1):
             plans = [p for p in _plans(catalog, gpu, job, n, None, pool, estimates, token_budget)
-                     if sp_fits_nodes(n, p["sp"], g)] if n >= 1 else []
+                     if sp_fits_nodes(n, p["sp"], g)]
             cuts |= {plans[0]["max_model_len"]} if plans and plans[0]["max_model_len"] < length else set()
-    return sorted(cuts, reverse=True)
+    return sorted(cuts, reverse=True)[:4]
 
 
 def check_smaller_asks(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,

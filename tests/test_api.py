@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import array
 import ast
+import enum
 import importlib.util
 import inspect
 import io
@@ -787,6 +788,36 @@ def test_type_checkers_see_every_exported_name():
     assert set(solver.__all__) <= set(dir(solver))
     for name in solver.__all__:
         assert getattr(solver, name) is not None
+
+
+def _result_types(result_type: type[pydantic.BaseModel]) -> set[type]:
+    """The models and enums `result_type`'s fields hold, at any depth (itself among them)."""
+    found: set[type] = set()
+    waiting: list[Any] = [result_type]
+    while waiting:
+        annotation = waiting.pop()
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            found.add(annotation)
+        elif isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+            if annotation not in found:
+                found.add(annotation)
+                waiting += [field.annotation for field in annotation.model_fields.values()]
+        else:
+            waiting += get_args(annotation)
+    return found
+
+
+@pytest.mark.parametrize(("result_type", "among_them"), [
+    (solver.ClusterResult, {"Placement", "Plan", "Unplaced", "UnplacedPool", "FitsWith", "PoolCode"}),
+    (solver.Answer, {"Plan", "ReasonCode", "Alternatives"}), (solver.GpuMap, {"ModelMapRow", "Plan"}),
+    (solver.MemoryAnswer, {"Terms"})])
+def test_every_type_a_result_holds_is_exported_for_annotations(result_type: type[pydantic.BaseModel],
+                                                               among_them: set[str]):
+    # A user annotating code that reads a result finds each type in it under solver (an unplaced job's fits_with
+    # holds FitsWith).
+    held = _result_types(result_type)
+    assert among_them <= {t.__name__ for t in held}
+    assert sorted(t.__name__ for t in held if getattr(solver, t.__name__, None) is not t) == []
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")

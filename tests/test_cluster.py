@@ -44,6 +44,7 @@ import solver.cli.atomic
 import solver.cli.cluster
 import solver.cluster
 import solver.cluster.options
+import solver.cluster.reasons
 import solver.cluster.search
 import solver.cluster.widen
 import solver.render
@@ -238,6 +239,85 @@ def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpu
     assert unplaced["fits_with"] == [{"rollout_gpus": 0, "max_model_len": 51200, "pool": "a100", "nodes": [0],
                                       "whole_nodes": 0, "trainer_gpus": 2}]
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
+
+
+@pytest.mark.parametrize("batch", [{}, {"train_batch_size": 256}])
+def test_the_length_a_job_is_told_may_be_reached_on_fewer_trainer_gpus_than_the_idle_ones(
+        batch: dict, tmp_path: Path):
+    # 14B beside its 1 rollout GPU leaves 3 GPUs idle. 4B trains 51200 tokens on 2 of them (it is placed there at
+    # 51200), but only 27648 on all 3 (estimated), and nothing on 3 where the train batch of 256 must split evenly:
+    # the hint named 27648, or no length at all, before.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1, "priority": 2},
+        {"name": "x", "model": "Qwen3-4B", "max_model_len": 131072, **batch}]}
+    result = solved(instance, tmp_path)
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"].endswith(
+        "; at 51200 tokens (not 131072) it would fit in node 0's 3 idle GPUs (a trainer of 2 GPUs)")
+    assert unplaced["fits_with"] == [{"rollout_gpus": 0, "max_model_len": 51200, "pool": "a100", "nodes": [0],
+                                      "whole_nodes": 0, "trainer_gpus": 2}]
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
+    shorter = {**instance, "jobs": [instance["jobs"][0], {**instance["jobs"][1], "max_model_len": 51200}]}
+    assert [(p["job"], p["trainer_gpus"]) for p in solved(shorter, tmp_path)["placements"]] == [("y", 4), ("x", 2)]
+
+
+@pytest.mark.parametrize(("now", "until"), [(90.0, 100.0), (97.0, 100.0), (98.0, 101.0), (120.0, 123.0)])
+def test_the_smaller_asks_are_asked_until_the_limit_or_a_share_of_the_planning_time_past_it(
+        now: float, until: float, monkeypatch: pytest.MonkeyPatch):
+    # The limit ends at 100; working out the ways took 10 s: the hints get HINTS_SHARE (0.3) of them, 3 s, at least.
+    monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=lambda: now))
+    assert solver.cluster.search.HINTS_SHARE == 0.3
+    assert solver.cluster.search._Hints(limit_at=100.0, planning_s=10.0).until() == pytest.approx(until)
+
+
+def test_smaller_asks_past_their_time_are_not_asked(tmp_path: Path):
+    # The same placement's hints, asked by a deadline already past: none.
+    fleet = fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path)
+    result = place(fleet, CATALOG)
+    planner = Planner(CATALOG.for_fleet(fleet), solver.load_weights(), "auto")
+    options = solver.cluster.options.job_options(planner, fleet, 0)
+    [placed] = [o for o in options if (o.plan.gpus, o.size) == (result.placements[0].trainer_gpus, 6)]
+    final = {0: (placed, [0])}
+    assert [f.rollout_gpus for f in solver.cluster.reasons._SmallerAsks(planner, fleet, final, time.monotonic() + 60)
+            .fits_with(1)] == [1]
+    assert solver.cluster.reasons._SmallerAsks(planner, fleet, final, time.monotonic() - 1).fits_with(1) == ()
+
+
+SHORT_OF_ROLLOUT_ROOM = {"pools": [ONE_NODE], "jobs": [
+    {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
+    {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
+"""y leaves 2 GPUs idle; x, left out, would fit them with 1 rollout GPU (not 4)."""
+
+
+def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_without_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C as the hints are asked (after widening): the placement stands, unwidened, interrupted, and the hints are
+    # not asked a second time on it (nor said).
+    asked = []
+    fits_with = solver.cluster.reasons._SmallerAsks.fits_with
+
+    def ctrl_c_on_the_first(self, index):
+        asked.append(index)
+        if len(asked) == 1:
+            raise KeyboardInterrupt
+        return fits_with(self, index)
+
+    monkeypatch.setattr(solver.cluster.reasons._SmallerAsks, "fits_with", ctrl_c_on_the_first)
+    result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    [unplaced] = result.unplaced
+    assert (result.interrupted, asked, unplaced.fits_with) == (True, [1], ())
+    assert unplaced.reason.endswith("y (priority 2) holds the room it needs: priority 3 or more places it")
+
+
+def test_a_search_ctrl_c_stopped_asks_no_smaller_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C during the search: the placement found stands, and the jobs left out are told no smaller asks (asked
+    # until the time limit, they would keep the process past the Ctrl-C).
+    ctrl_c_after_the_search(monkeypatch)
+    result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    assert (result.interrupted, [(u.job, u.fits_with) for u in result.unplaced]) == (True, [("x", ())])
+    monkeypatch.undo()
+    uninterrupted = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    assert [(u.job, [f.rollout_gpus for f in u.fits_with]) for u in uninterrupted.unplaced] == [("x", [1])]
 
 
 def test_a_job_that_fits_the_room_a_placement_left_is_told_so(tmp_path: Path):
@@ -444,8 +524,8 @@ def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, m
     assert placement["widened_from"] == 6 and widen_limits == pytest.approx([0.7, 0.4, 0.1])
 
 
-def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Ctrl-C during the search (caught by _StopOnInterrupt): the placement it found stands, and is not widened.
+def ctrl_c_after_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`place`'s search ends as if Ctrl-C came as it ended (caught by `_StopOnInterrupt`)."""
     solve_stages = solver.cluster.search._solve_stages
 
     def interrupted_after(search, built, stages, interrupt, *args):
@@ -454,6 +534,11 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
         return status
 
     monkeypatch.setattr(solver.cluster.search, "_solve_stages", interrupted_after)
+
+
+def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C during the search (caught by _StopOnInterrupt): the placement it found stands, and is not widened.
+    ctrl_c_after_the_search(monkeypatch)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements

@@ -338,6 +338,19 @@ def test_real_cluster_json_with_jobs_left_out_is_valid_against_its_schema(cli, t
         assert jsonschema_errors("cluster", placed) == []
 
 
+def test_real_cluster_json_with_smaller_asks_is_valid_against_its_schema(cli, monkeypatch):
+    # docs/examples/smaller-asks.yaml: the job left out is told both smaller asks; each is a FitsWith of the schema
+    # (one without its pool is refused).
+    monkeypatch.chdir(ROOT)
+    status, out, _ = cli("cluster", "docs/examples/smaller-asks.yaml", "--json")
+    placed = json.loads(out)
+    [unplaced] = placed["unplaced"]
+    assert (status, [(fits["rollout_gpus"], fits["max_model_len"]) for fits in unplaced["fits_with"]]) == (
+        1, [(0, 51200), (1, 28672)])
+    assert jsonschema_errors("cluster", placed) == []
+    del unplaced["fits_with"][1]["pool"]
+    assert jsonschema_errors("cluster", placed) == ["$['unplaced'][0]['fits_with'][1]: 'pool' is a required property"]
+
 MEMORY_CASES = [  # (flags, exit status)
     (("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--sp", "2", "--env"), 0),  # tables, refuted
     (("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "131072", "--sp", "8", "--env", "--offload",

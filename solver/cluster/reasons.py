@@ -223,9 +223,9 @@ answered already (a plan does not depend on the rollout). Eight reach from a nod
 none; a job on whole nodes may want more, and is then told nothing."""
 
 SHORTER_TRIES = 4
-"""How many nodes' idle GPUs (the most first, one per count) `_SmallerAsks` asks the planner the longest length of,
-for one job left out, on the trainer GPUs they leave beside its rollout; then, the longest first, the `job_options`
-of the job at those lengths, until one of its ways fits the idle room."""
+"""How many lengths (the longest first) `_SmallerAsks` asks the `job_options` of for one job left out, until one of
+its ways fits the idle room: of the planner's longest on each trainer GPU count that a node's idle GPUs leave room for
+beside its rollout."""
 
 
 class _SmallerAsks:
@@ -274,22 +274,23 @@ class _SmallerAsks:
     def _shorter(self, index: int) -> FitsWith | None:
         """The longest length, shorter than job `index`'s own (for an ``at_least`` job, than its least), at which one
         of the planner's ways for it fits the idle room, and where; None where none does. The lengths asked are the
-        planner's longest on the trainer GPUs that the idle GPUs of a node of a pool it may use leave beside its
-        rollout (`SHORTER_TRIES` nodes at most, the most idle first)."""
+        planner's longest on each trainer GPU count that the idle GPUs of a node of a pool it may use leave room for
+        beside its rollout (fewer GPUs may reach further: a count the tables do not measure, or one whose
+        data-parallel ranks do not divide the train batch), the longest `SHORTER_TRIES` of them."""
         job = self.fleet.jobs[index]
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
-        rooms = sorted({(idle - job.rollout_gpus, p) for p, pool in enumerate(self.fleet.pools) if job.may_use(pool)
-                        for idle in self.idle_gpus[p] if idle > job.rollout_gpus}, reverse=True)[:SHORTER_TRIES]
         cuts = set()
-        for trainer_gpus, p in rooms:
-            if time.monotonic() > self.until:
-                return None
-            pool = self.fleet.pools[p]
-            longest = self.planner.best(pool.gpu, job.model, trainer_gpus, None, pool.gpus_per_node,
-                                        self.planner.estimate, pool.host_ram_gb, None, job.train_batch_size)
-            cuts |= {longest.max_model_len} if longest is not None and longest.max_model_len < length else set()
-        for cut in sorted(cuts, reverse=True):
+        for p, pool in enumerate(self.fleet.pools):
+            if not job.may_use(pool):
+                continue
+            for trainer_gpus in range(1, max(self.idle_gpus[p]) - job.rollout_gpus + 1):
+                if time.monotonic() > self.until:
+                    return None
+                longest = self.planner.best(pool.gpu, job.model, trainer_gpus, None, pool.gpus_per_node,
+                                            self.planner.estimate, pool.host_ram_gb, None, job.train_batch_size)
+                cuts |= {longest.max_model_len} if longest is not None and longest.max_model_len < length else set()
+        for cut in sorted(cuts, reverse=True)[:SHORTER_TRIES]:
             if time.monotonic() > self.until:
                 return None
             shorter = AtLeast(at_least=cut) if isinstance(asked, AtLeast) else cut

@@ -134,8 +134,8 @@ def place(
         search.proven = False
         search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, search.values) if value)
     widen_by = started + time_limit_s if widen and not interrupt.caught else None
-    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s,
-                          started + time_limit_s)
+    hints = None if interrupt.caught else _Hints(started + time_limit_s, planned.planning_s)
+    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s, hints)
 
 
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
@@ -193,21 +193,21 @@ def _greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) ->
 
 
 def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_by: float | None, interrupted: bool,
-                   seed: int, building_s: float, limit_at: float) -> ClusterResult:
+                   seed: int, building_s: float, hints: _Hints | None) -> ClusterResult:
     """The answer of the search's placement: the chosen ways on their nodes, grown onto idle GPUs of their nodes
-    until `widen_by` (None: not grown; Ctrl-C while growing leaves the placement as placed), with the seconds
-    building the placement model took (`building_s`); the time limit ends at `limit_at` (a `time.monotonic()`)."""
+    until `widen_by` (None: not grown), the smaller asks of the jobs left out asked within `hints` (None: not asked;
+    Ctrl-C while growing or asking them leaves the placement as placed, without them), with the seconds building the
+    placement model took (`building_s`)."""
     fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
     certain = first_proven and not planned.host_rounded and not planned.undecided
     try:
         placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed, certain,
-                                       _Hints(limit_at, planned.planning_s))
-    except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
+                                       hints)
+    except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted = True
-        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven, certain=certain,
-                                       hints=_Hints(limit_at, planned.planning_s))
+        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven, certain=certain)
     proven = search.proven and not planned.host_rounded and not planned.undecided
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
