@@ -29,9 +29,9 @@ TESTS = Path(__file__).parent
 EXAMPLE = TESTS.parent / "docs" / "examples" / "smaller-asks.yaml"
 
 
-def pool_of(nodes: int, host_ram_gb: int | None = None) -> dict:
+def pool_of(nodes: int, host_ram_gb: int | None = None, name: str = "a") -> dict:
     """An A100 pool of `nodes` 8-GPU nodes (with `host_ram_gb` per node, where given)."""
-    return {"name": "a", "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 8,
+    return {"name": name, "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 8,
             **({} if host_ram_gb is None else {"host_ram_gb": host_ram_gb})}
 
 
@@ -40,11 +40,12 @@ def filler(node: int, trainer: int, rollout: int, model: str = "Qwen3-0.6B", off
     return {"node": node, "trainer": trainer, "rollout": rollout, "model": model, "offload": offload}
 
 
-def smaller_asks(tmp_path: Path, pool: dict, fillers: list[dict], job: dict,
+def smaller_asks(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], job: dict,
                  until: float = math.inf) -> tuple[_SmallerAsks, dict, dict]:
-    """The smaller asks of `job` (named x, the last job) beside `fillers` placed as they say (the idle room is the
-    rest), asked until `until`; with the instance and the placements' JSON (as `solve cluster` gives them)."""
-    instance = {"pools": [pool], "jobs": [
+    """The smaller asks of `job` (named x, the last job) beside `fillers` placed as they say in the first of `pools`
+    (the idle room is the rest), asked until `until`; with the instance and the placements' JSON (as `solve cluster`
+    gives them)."""
+    instance = {"pools": pools if isinstance(pools, list) else [pools], "jobs": [
         *({"name": f"f{i}", "model": f["model"], "max_model_len": 8192, "rollout_gpus": f["rollout"]}
           for i, f in enumerate(fillers)), {"name": "x", **job}]}
     path = tmp_path / "fleet.yaml"
@@ -53,16 +54,16 @@ def smaller_asks(tmp_path: Path, pool: dict, fillers: list[dict], job: dict,
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
     final = {}
     for i, f in enumerate(fillers):
-        final[i] = (next(o for o in job_options(planner, fleet, i) if o.size and o.plan.gpus == f["trainer"]
+        final[i] = (next(o for o in job_options(planner, fleet, i) if o.pool == 0 and o.size and o.plan.gpus == f["trainer"]
                          and f["offload"] in (None, o.plan.offload)), [f["node"]])
     placements = [json.loads(as_placement(planner, fleet, option, nodes, 0).model_dump_json())
                   for option, nodes in final.values()]
     return _SmallerAsks(planner, fleet, final, until), instance, {"placements": placements}
 
 
-def hints(tmp_path: Path, pool: dict, fillers: list[dict], job: dict) -> tuple[list[dict], str]:
+def hints(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], job: dict) -> tuple[list[dict], str]:
     """`fits_with` (JSON) and the reason's clause for `job` beside `fillers`, checked by the brute force."""
-    asks, instance, result = smaller_asks(tmp_path, pool, fillers, job)
+    asks, instance, result = smaller_asks(tmp_path, pools, fillers, job)
     index = len(fillers)
     fits = asks.fits_with(index)
     words = asks.words(asks.fleet.jobs[index], fits)
@@ -205,3 +206,36 @@ def test_the_brute_force_calls_none_of_the_code_it_checks():
         imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         assert {module for module in imported if module.startswith("solver")} <= {
             "solver.tables", "solver.memory", "solver.results"}, name
+
+
+def test_a_rollout_of_none_is_the_eighth_count_asked_beside_an_idle_node(tmp_path: Path):
+    # 14B at 131072 trains on 8 GPUs only: with any rollout it takes 2 whole nodes or more, and one is idle. The
+    # counts asked start at 7 (the most that leaves a trainer GPU on the idle node), so the eighth is 0.
+    fits_with, words = hints(tmp_path, pool_of(2), [filler(1, 1, 7)],
+                             {"model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 16})
+    assert fits_with == [fits(0, 131072, 0, 8)]
+    assert words == ("; with rollout_gpus 0 (not 16; its explorer on GPUs outside the fleet) it would fit in node 0's "
+                     "8 idle GPUs (a trainer of 8 GPUs)")
+
+
+def test_the_first_node_that_holds_it_is_named(tmp_path: Path):
+    fits_with, _ = hints(tmp_path, pool_of(2), [filler(0, 4, 2, "Qwen3-14B"), filler(1, 4, 2, "Qwen3-14B")],
+                         ROLLOUT_JOB)
+    assert fits_with == [fits(0, 32768, 0, 2)]
+
+
+def test_the_rollout_counts_start_from_the_room_of_the_pools_the_job_may_use(tmp_path: Path):
+    # Pool b's 2 idle nodes are not x's: counting down from its 15 would stop at 1 (8 counts), and miss 0, which
+    # node 0 of pool a (2 idle GPUs) holds, its 1 the first count asked.
+    fits_with, _ = hints(tmp_path, [pool_of(1), pool_of(2, name="b")], [filler(0, 4, 2, "Qwen3-14B")],
+                         {**ROLLOUT_JOB, "rollout_gpus": 9, "pool": "a"})
+    assert fits_with == [fits(0, 32768, 0, 2)]
+
+
+def test_the_longest_length_asked_is_one_the_pool_s_host_memory_holds(tmp_path: Path):
+    # 130 GiB of host memory per node: 4B's longest on 8 GPUs with Offload (222208 tokens) needs 141 GiB, so the
+    # longest there is without it, 198656 tokens, which the idle node holds.
+    fits_with, words = hints(tmp_path, pool_of(1, host_ram_gb=130), [], {"model": "Qwen3-4B", "max_model_len": 262144})
+    assert fits_with == [fits(0, 198656, 0, 8)]
+    assert words == ("; at 198656 tokens (not 262144) it would fit in node 0's 8 idle GPUs and 130.0 GiB of idle host "
+                     "memory (a trainer of 8 GPUs)")
