@@ -54,8 +54,8 @@ def smaller_asks(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], 
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
     final = {}
     for i, f in enumerate(fillers):
-        final[i] = (next(o for o in job_options(planner, fleet, i) if o.pool == 0 and o.size and o.plan.gpus == f["trainer"]
-                         and f["offload"] in (None, o.plan.offload)), [f["node"]])
+        final[i] = (next(o for o in job_options(planner, fleet, i) if o.pool == 0 and o.size
+                         and o.plan.gpus == f["trainer"] and f["offload"] in (None, o.plan.offload)), [f["node"]])
     placements = [json.loads(as_placement(planner, fleet, option, nodes, 0).model_dump_json())
                   for option, nodes in final.values()]
     return _SmallerAsks(planner, fleet, final, until), instance, {"placements": placements}
