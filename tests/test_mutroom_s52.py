@@ -239,3 +239,12 @@ def test_the_longest_length_asked_is_one_the_pool_s_host_memory_holds(tmp_path: 
     assert fits_with == [fits(0, 198656, 0, 8)]
     assert words == ("; at 198656 tokens (not 262144) it would fit in node 0's 8 idle GPUs and 130.0 GiB of idle host "
                      "memory (a trainer of 8 GPUs)")
+
+
+def test_a_job_on_whole_nodes_is_told_only_the_idle_nodes_it_takes(tmp_path: Path):
+    # 14B at 131072 (8 trainer GPUs) beside 8 rollout GPUs takes 2 whole nodes of the 3 idle ones (as asked, 9
+    # rollout GPUs take 3: a placement not proven best can leave it out so).
+    fits_with, words = hints(tmp_path, pool_of(3), [],
+                             {"model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 9})
+    assert fits_with == [{**fits(8, 131072, 0, 8), "nodes": [0, 1], "whole_nodes": 2}]
+    assert words == "; with rollout_gpus 8 (not 9) it would fit on 2 of the 3 idle nodes (a trainer of 8 GPUs)"
