@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from cluster_reference import check_smaller_asks
+from cluster_reference import check_placements, check_smaller_asks
 
 import solver.cluster.reasons
 import solver.cluster.search
@@ -35,15 +35,17 @@ def pool_of(nodes: int, host_ram_gb: int | None = None, name: str = "a") -> dict
             **({} if host_ram_gb is None else {"host_ram_gb": host_ram_gb})}
 
 
-def filler(node: int, trainer: int, rollout: int, model: str = "Qwen3-0.6B", offload: bool | None = None) -> dict:
-    """A placed job on `node` with a plan of `trainer` GPUs beside `rollout` GPUs (with Offload or not, where given)."""
-    return {"node": node, "trainer": trainer, "rollout": rollout, "model": model, "offload": offload}
+def filler(node: int, trainer: int, rollout: int, model: str = "Qwen3-0.6B", offload: bool | None = None,
+           pool: int = 0) -> dict:
+    """A job placed on `node` (of the `pool`th pool) with a plan of `trainer` GPUs beside `rollout` GPUs (with
+    Offload or not, where given)."""
+    return {"node": node, "trainer": trainer, "rollout": rollout, "model": model, "offload": offload, "pool": pool}
 
 
 def smaller_asks(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], job: dict,
                  until: float = math.inf) -> tuple[_SmallerAsks, dict, dict]:
-    """The smaller asks of `job` (named x, the last job) beside `fillers` placed as they say in the first of `pools`
-    (the idle room is the rest), asked until `until`; with the instance and the placements' JSON (as `solve cluster`
+    """The smaller asks of `job` (named x, the last job) beside `fillers` placed as they say (the idle room is the
+    rest), asked until `until`; with the instance and the placements' JSON (as `solve cluster`
     gives them)."""
     instance = {"pools": pools if isinstance(pools, list) else [pools], "jobs": [
         *({"name": f"f{i}", "model": f["model"], "max_model_len": 8192, "rollout_gpus": f["rollout"]}
@@ -54,7 +56,7 @@ def smaller_asks(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], 
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
     final = {}
     for i, f in enumerate(fillers):
-        final[i] = (next(o for o in job_options(planner, fleet, i) if o.pool == 0 and o.size
+        final[i] = (next(o for o in job_options(planner, fleet, i) if o.pool == f["pool"] and o.size
                          and o.plan.gpus == f["trainer"] and f["offload"] in (None, o.plan.offload)), [f["node"]])
     placements = [json.loads(as_placement(planner, fleet, option, nodes, 0).model_dump_json())
                   for option, nodes in final.values()]
@@ -248,3 +250,38 @@ def test_a_job_on_whole_nodes_is_told_only_the_idle_nodes_it_takes(tmp_path: Pat
                              {"model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 9})
     assert fits_with == [{**fits(8, 131072, 0, 8), "nodes": [0, 1], "whole_nodes": 2}]
     assert words == "; with rollout_gpus 8 (not 9) it would fit on 2 of the 3 idle nodes (a trainer of 8 GPUs)"
+
+
+def test_a_whole_node_hint_counts_only_the_wholly_idle_nodes(tmp_path: Path):
+    # Node 2 has 7 idle GPUs, no idle node: x (9 rollout GPUs, 3 whole nodes) is told 8 rollout GPUs on nodes 0-1.
+    fits_with, words = hints(tmp_path, pool_of(3), [filler(2, 1, 0)],
+                             {"model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 9})
+    assert fits_with == [{**fits(8, 131072, 0, 8), "nodes": [0, 1], "whole_nodes": 2}]
+    assert words == "; with rollout_gpus 8 (not 9) it would fit on the 2 idle nodes (a trainer of 8 GPUs)"
+
+
+def test_the_lengths_asked_are_those_of_the_pools_the_job_may_use(tmp_path: Path):
+    # x may use pool a only, whose 7 idle GPUs give 4B's longest on 7, 27648 tokens. Pool b's 4 idle GPUs would give
+    # 102400 (which a's node would hold on 4 of its 7), but they are not x's to ask about.
+    fits_with, _ = hints(tmp_path, [pool_of(1), pool_of(1, name="b")], [filler(0, 1, 0), filler(0, 1, 3, pool=1)],
+                         {"model": "Qwen3-4B", "max_model_len": 131072, "pool": "a"})
+    assert fits_with == [fits(0, 27648, 0, 1)]
+
+
+@pytest.mark.parametrize(("widen", "fits_with"), [
+    (False, [{"rollout_gpus": 1, "max_model_len": 8192, "pool": "a100", "nodes": [0], "whole_nodes": 0,
+              "trainer_gpus": 1}]),
+    (True, [])])
+def test_the_hints_count_the_room_left_once_grown(widen: bool, fits_with: list[dict], tmp_path: Path):
+    # probe is placed on 6 GPUs, and grows onto the node's other 2 when widened: x (1 + 7 GPUs at the fewest) would
+    # fit those 2 with 1 rollout GPU, but only while they are idle.
+    instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}], "jobs": [
+        {"name": "probe", "model": "0.6B", "max_model_len": 8192, "priority": 2},
+        {"name": "x", "model": "0.6B", "max_model_len": 8192, "rollout_gpus": 7}]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    result = json.loads(place(load_fleet(path, CATALOG), CATALOG, widen=widen).model_dump_json())
+    assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("probe", 8 if widen else 6)]
+    assert result["unplaced"][0]["fits_with"] == fits_with
+    assert check_placements(CATALOG, instance, result, estimates=True) == []
+    assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
