@@ -750,7 +750,11 @@ def check_smaller_asks(catalog: Catalog, instance: dict, result: dict, estimates
     force: the fewer rollout GPUs are the first count below the job's (the most first) with which one of its
     candidates fits the idle room; the shorter length the first of the longest lengths on the trainer GPUs each idle
     node leaves beside its rollout (`_longest_cuts`) at which one does; each where one fits, and its pool, nodes and
-    trainer count among those that fit. An empty list means none."""
+    trainer count among those that fit; a result Ctrl-C cut short (``interrupted``) tells none. An empty list means
+    none."""
+    if result.get("interrupted"):
+        return [f"{entry['job']}: fits with {entry['fits_with']} after Ctrl-C" for entry in result["unplaced"]
+                if entry.get("fits_with")]
     problems: list[str] = []
     jobs, idle = {job["name"]: job for job in _jobs(instance)}, idle_room(catalog, instance, result)
     for entry in result["unplaced"]:
