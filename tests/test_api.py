@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from inspect import Parameter, signature
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, get_args
+from typing import Any, get_args, get_origin
 
 import numpy
 import pydantic
@@ -796,9 +796,10 @@ def _result_types(result_type: type[pydantic.BaseModel]) -> set[type]:
     waiting: list[Any] = [result_type]
     while waiting:
         annotation = waiting.pop()
-        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        is_class = isinstance(annotation, type) and get_origin(annotation) is None  # Python 3.10: list[int] is a type
+        if is_class and issubclass(annotation, enum.Enum):
             found.add(annotation)
-        elif isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        elif is_class and issubclass(annotation, pydantic.BaseModel):
             if annotation not in found:
                 found.add(annotation)
                 waiting += [field.annotation for field in annotation.model_fields.values()]
