@@ -51,13 +51,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=2000, help="inputs per target (default 2000)")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp())
     table = Table(title=f"fuzzing, {args.examples} inputs per target")
     for column in ("target", "tried", "seconds", "slowest s", "broke the contract"):
         table.add_column(column, justify="left" if column == "target" else "right")
-    for name, (strategy, check) in TARGETS.items():
-        tried, seconds, slowest, failure = fuzz(strategy, check, folder, args.examples)
-        table.add_row(name, str(tried), f"{seconds:.1f}", f"{slowest:.2f}", failure)
+    with tempfile.TemporaryDirectory() as folder:
+        for name, (strategy, check) in TARGETS.items():
+            tried, seconds, slowest, failure = fuzz(strategy, check, Path(folder), args.examples)
+            table.add_row(name, str(tried), f"{seconds:.1f}", f"{slowest:.2f}", failure)
     Console(width=max(Console().width, 140)).print(table)
 
 
