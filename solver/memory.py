@@ -12,8 +12,9 @@ Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` 
   and output matrices with a gradient, 4 bytes per value: ``4 * vocab * hidden + 10 * P_layer``, where
   ``P_layer`` is the parameters less the embeddings', per layer;
 - **checkpoints**: one bf16 hidden state per layer per token, ``2 * T * hidden * layers`` bytes;
-- **logits**: ``T * vocab`` fp32 values (verl computes them unchunked), ``4 * T * vocab`` bytes (and, for a
-  model that caps them, `SOFTCAP_BYTES` per logit more, uncalibrated);
+- **logits**: ``4 * T * vocab`` bytes, unchunked (and, for a model that caps them, `SOFTCAP_BYTES` per logit more,
+  uncalibrated); verl's logits are bf16, and the fitted multiplier (about 7.8 bytes per logit) stands for about four
+  bf16 copies at the backward: the logits, the entropy's softmax, the log-probabilities' and the entropy's gradients;
 - **recompute**: one layer's activations while it is recomputed, ``2 * T * (hidden + intermediate)``;
 - **SP buffers**: Ulysses' all-to-all copies of a layer's activations when ``s > 1``, ``2 * T * hidden``;
 - **fragmentation**: without Env, PyTorch's caching allocator cannot reuse the holes that the largest
@@ -412,8 +413,9 @@ def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, 
 
 
 LOGIT_FLOOR_BYTES = 7
-"""The least a token costs per vocabulary entry at the logits peak: verl's fp32 logits, their bf16 copy and a
-byte of the rest (4 + 2 + 1, reference facts section 4)."""
+"""The least a token costs per vocabulary entry at the logits peak: 4 + 2 + 1 in verl's performance guide (reference
+facts section 4). By verl's code the logits are bf16, and the log-probabilities' and the entropy's gradients come
+beside them at the backward (6 bytes; 8 where the entropy's softmax is kept too)."""
 SOFTCAP_BYTES = 2
 """What a model that caps its logits (`Model.logit_softcapping`; Gemma-2) holds more per token and vocabulary entry:
 transformers divides the logits by the cap, takes tanh and multiplies back, each a new bf16 tensor; the division's
@@ -444,7 +446,8 @@ PER_TOKEN_TERMS = ("checkpoints", "logits", "recompute")
 
 def token_floor_gib(model: Model, tokens: int) -> float:
     """The least `PER_TOKEN_TERMS` can take together for `tokens` per GPU, GiB: a bf16 hidden state per layer
-    and the embedding output, and the larger of the two peaks that follow each other, the logits'
+    (each layer's input, which gradient checkpointing keeps; the first is the embedding output) and the final norm's
+    output, which the output projection keeps, and the larger of the two peaks that follow each other, the logits'
     (`LOGIT_FLOOR_BYTES` per logit, and `SOFTCAP_BYTES` where the model caps them) and one layer's recompute
     and backward (`layer_peak_bytes`). (Calibration holds its fit to it too; for every catalogued model the
     logits' peak is the larger.)"""
