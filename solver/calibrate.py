@@ -177,9 +177,10 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)
-    if not fit.positives:
-        raise QueryError("no cell names a setting that trained (all are '-'): nothing shows how much memory a "
-                         "run may take; add cells that trained")
+    if not fit.positives:  # only cells of yours can be all '-': the documented tables beside them are not
+        files = ", ".join(str(path) for path, _ in cells)
+        raise QueryError(f"{flag}{files}: no cell names a setting that trained (all are '-'): nothing shows how much "
+                         "memory a run may take; add cells that trained")
     return Calibration(
         memory_model=MemoryModel(source=f"calibrated on {source}", coefficients=coefficients, margin=DEFAULT_MARGIN,
                                  fit=fit),

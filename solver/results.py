@@ -935,6 +935,11 @@ class ClusterResult(_Timed, defer_build=True):
         return abs(self.bound - self.objective) / abs(self.bound)
 
 
+def _poor_fit(mispredicted: int, your_cells: int) -> bool:
+    """Whether `mispredicted` cells of `your_cells` are more than a quarter of them (`Calibration.poor_fit`)."""
+    return mispredicted * 4 > your_cells
+
+
 class Calibration(Frozen, defer_build=True):
     """A memory model fitted on cells, as ``solve calibrate`` fits it, with what the fit found in them (each a
     phrase, as the command's warnings and notes give it)."""
@@ -954,11 +959,28 @@ class Calibration(Frozen, defer_build=True):
     your_cells: int = Field(default=0, description=(
         "how many cells of yours (a GPU type, count, model and length each) the fit was given; 0 without cells"))
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def poor_fit(self) -> bool:
         """Whether the fit predicts more than a quarter of your cells the other way: too few or conflicting cells
         to pin the model down (``solve calibrate`` warns of it)."""
-        return len(self.mispredicted) * 4 > self.your_cells
+        return _poor_fit(len(self.mispredicted), self.your_cells)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_poor_fit(cls, raw: Any) -> Any:
+        """A calibration rebuilt from its JSON (``solve calibrate --json``): ``poor_fit`` is derived from the other
+        fields, so it is dropped where it agrees with them (and refused where it does not)."""
+        if not isinstance(raw, dict) or "poor_fit" not in raw:
+            return raw
+        data = {key: value for key, value in raw.items() if key != "poor_fit"}
+        try:
+            derived = _poor_fit(len(data["mispredicted"]), data.get("your_cells", 0))
+        except (KeyError, TypeError):
+            return data  # the fields' own validation says what is wrong
+        if raw["poor_fit"] != derived:
+            raise ValueError(f"poor_fit is {raw['poor_fit']!r}, but mispredicted and your_cells say {derived!r}")
+        return data
 
 
 class TrinitySettings(BaseModel):

@@ -727,3 +727,58 @@ def test_a_config_verdict_refuses_codes_that_do_not_match_its_words():
         CurrentSettings(**current, broken_rule_code=BrokenRuleCode.WHOLE_NODES)
     # JSON made before codes has none: it still reads
     assert CurrentSettings(**current, config_problems=("a",), broken_rule="b").config_problem_codes == ()
+
+
+CONTRADICTING_A100_CELLS = ('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n'
+                            '    section: "4 x A100"\n    models: [Qwen3-8B, Qwen3-14B]\n    rows:\n'
+                            '      - {max_model_len: 4096, cells: {Qwen3-8B: "-", Qwen3-14B: vanilla}}\n'
+                            '      - {max_model_len: 12288, cells: {Qwen3-8B: "-", Qwen3-14B: "-"}}\n')
+"""Cells of 4 A100s that contradict the documented tables, pull two coefficients to an edge beside them and are
+mispredicted by the fit: every list of ``solve calibrate --json`` has something in it (with --with-tables)."""
+
+
+@pytest.mark.parametrize("mine", [None, "docs/examples/my-cells.yaml", CONTRADICTING_A100_CELLS])
+def test_real_calibrate_json_is_valid_against_its_schema_and_is_the_apis_calibration(
+        cli, monkeypatch, tmp_path: Path, mine: str | None):
+    # docs/json.md: every key in the schema's order, the Calibration that calibrate_memory_model returns, which reads
+    # back from the JSON (poor_fit derived again); the warnings and notes stay on stderr.
+    monkeypatch.chdir(ROOT)
+    cells = [] if mine is None else [Path(mine)] if mine.endswith(".yaml") else [tmp_path / "mine.yaml"]
+    if mine == CONTRADICTING_A100_CELLS:
+        cells[0].write_text(mine, encoding="utf-8")
+    flags = [word for path in cells for word in ("--cells", str(path), "--with-tables")]
+    status, out, err = cli("calibrate", *flags, "--json")
+    printed, schema = json.loads(out), json.loads(json_schema("calibrate"))
+    assert (status, list(printed), jsonschema_errors("calibrate", printed)) == (0, list(schema["properties"]), [])
+    fitted = solver.calibrate_memory_model(cells, with_tables=bool(cells))
+    assert printed == fitted.model_dump(mode="json") and solver.Calibration.model_validate_json(out) == fitted
+    if mine == CONTRADICTING_A100_CELLS:
+        assert (printed["at_bounds"], len(printed["table_contradictions"]), len(printed["mispredicted"])) == (
+            ["recompute 0.1", "usable_env 1"], 4, 4)
+        # stderr names three of them, the JSON every one
+        assert printed["poor_fit"] is True and printed["your_cells"] == 4
+        assert [phrase in err for phrase in printed["mispredicted"]] == [True, True, True, False]
+    else:
+        assert printed["poor_fit"] is False and err == ""
+
+
+def test_calibrate_json_with_out_writes_the_same_file_and_prints_only_json(cli, tmp_path: Path):
+    # With --out the file is written as without --json, and stdout holds the JSON alone: no "wrote" line, no
+    # multipliers moved, no command to plan with (the JSON's first_principles and coefficients say those).
+    cells, plain, as_json = ROOT / "docs" / "examples" / "my-cells.yaml", tmp_path / "plain.yaml", tmp_path / "j.yaml"
+    status, out, _ = cli("calibrate", "--cells", str(cells), "--out", str(plain))
+    assert status == 0 and out.startswith(f"wrote {plain}: ")
+    status, out, _ = cli("calibrate", "--cells", str(cells), "--out", str(as_json), "--json")
+    printed = json.loads(out)
+    assert status == 0 and as_json.read_bytes() == plain.read_bytes()
+    assert solver.load_memory_model(as_json).model_dump(mode="json") == printed["memory_model"]
+    assert printed["first_principles"] == ["states", "gathered", "checkpoints", "recompute", "sp_buffers", "overhead"]
+
+
+def test_calibrate_json_whose_poor_fit_the_other_fields_contradict_is_refused(cli):
+    printed = json.loads(cli("calibrate", "--json")[1])
+    assert (printed["poor_fit"], printed["mispredicted"], printed["your_cells"]) == (False, [], 0)
+    with pytest.raises(ValidationError, match="poor_fit is True, but mispredicted and your_cells say False"):
+        solver.Calibration.model_validate({**printed, "poor_fit": True})
+    one_of_one = {**printed, "mispredicted": ["a cell"], "your_cells": 1}
+    assert solver.Calibration.model_validate({**one_of_one, "poor_fit": True}).poor_fit is True

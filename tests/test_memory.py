@@ -1456,8 +1456,8 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
         "Offload + SP=4 and SP=2 (they have one shape, and memory depends on the shape alone); check the cells\n"))
     out = tmp_path / "fit.yaml"
     assert cli("calibrate", "--cells", str(dashes), "--out", str(out)) == (2, "", (
-        "solve calibrate: error: no cell names a setting that trained (all are '-'): nothing shows how much memory "
-        "a run may take; add cells that trained\n")) and not out.exists()
+        f"solve calibrate: error: --cells {dashes}: no cell names a setting that trained (all are '-'): nothing shows "
+        "how much memory a run may take; add cells that trained\n")) and not out.exists()
     # A cells file without tables is refused as --cells refuses it, also beside a file with cells (it was left out
     # without a word, and alone said "no cells to calibrate on", naming no file).
     empty = tmp_path / "empty.yaml"

@@ -15,7 +15,7 @@ from solver.cli.options import model_config_option
 from solver.cli.output import print_escaped
 from solver.cli.parser import Parser
 from solver.memory import DEFAULT_MARGIN, TERMS
-from solver.render import memory_model_yaml
+from solver.render import calibration_json, memory_model_yaml
 from solver.tables import (
     MEMORY_MODEL_FILE,
     QueryError,
@@ -48,6 +48,9 @@ def build_calibrate_parser() -> Parser:
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help="a local Hugging Face config.json of a model your cells name that the catalogue lacks")
     parser.add_argument("--out", metavar="FILE", type=output_path, help="write the memory-model file to FILE")
+    parser.add_argument("--json", action="store_true",
+                        help="print the fit as JSON: the memory model's coefficients and fit, and what the fit found "
+                        "in your cells (with --out, the file is written as well)")
     parser.set_defaults(regenerates=MEMORY_MODEL_FILE)  # the one shipped file a command may write
     return parser
 
@@ -66,7 +69,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     fitted = calibration(catalog, cells, with_tables=args.with_tables, flag="--cells ")
     _warn_of_table_contradictions(fitted)
     _report_fit(args, fitted)
-    if args.out:
+    if args.out and not args.json:  # the JSON says it all: first_principles, the coefficients, the file's own name
         _say_what_moved(fitted, with_tables=args.with_tables)
         if args.cells:
             _say_how_to_plan(args, sorted({gpu_type.name for _, gpu_type in cells}))
@@ -123,8 +126,8 @@ def _say_how_to_plan(args: argparse.Namespace, gpu_names: list[str]) -> None:
 
 
 def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
-    """Print (or write to --out) the memory-model file, with warnings and notes on stderr: coefficients at an edge
-    of their range, and which of your cells the fit predicts the other way."""
+    """Print (or write to --out) the memory-model file, or with --json print the fit as JSON, with warnings and notes
+    on stderr: coefficients at an edge of their range, and which of your cells the fit predicts the other way."""
     fit = fitted.memory_model.fit
     text = memory_model_yaml(fitted.memory_model)
     if fitted.at_bounds:
@@ -140,6 +143,9 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
             f"{why}", file=sys.stderr)
     if args.out:
         write_atomically(args.out, text, "--out")
+    if args.json:
+        sys.stdout.write(calibration_json(fitted) + "\n")
+    elif args.out:
         within = fit.failures_within_margin or 0
         print_escaped(
             f"wrote {args.out}: {counted(fit.observations, 'observation')}, "

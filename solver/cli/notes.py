@@ -1,5 +1,5 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
-memory as sold), a short --len (or a cluster file's job length), a config.json one term off a tabled model's shape, a
+memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a config.json one term off a tabled model's shape, a
 pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from solver.cli.output import print_escaped
+from solver.memory import GRID
 from solver.tables import Catalog, Fleet, GpuType, counted, load_catalog, named_jobs
 
 
@@ -58,8 +59,8 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
     digits (`_confusable`: a typo makes a GPU type of its own, silently; not where --gpu names it), and one where
     --gpu (`gpu`, of `catalog`) asks for a GPU type the file's tables do not speak for (neither it nor one with its
     driver-reported memory): with less memory they are not used; with more, only their cells that say a setting ran
-    out of memory are (`larger_gpu_types`); and one for a GPU type of its own given by its memory as sold
-    (`memory_gb` alone), as `note_memory_as_sold`."""
+    out of memory are (`larger_gpu_types`); one for a GPU type of its own given by its memory as sold
+    (`memory_gb` alone), as `note_memory_as_sold`; and one for rows off the 1024-token grid (`note_rows_off_grid`)."""
     asked = catalog.with_same_memory(gpu) if gpu else None
     shipped = load_catalog().gpu_types
     known = {_confusable(known): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}
@@ -74,6 +75,7 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
                 f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
                 f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
                 "memory_mib (nvidia-smi's total) where you have it", file=sys.stderr)
+        note_rows_off_grid(prog, path, gpu_type)
         if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
             continue
         own = asked.gpu_types[0]
@@ -83,6 +85,23 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
             f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
             f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}",
             file=sys.stderr)
+
+
+def note_rows_off_grid(prog: str, path: Path, gpu_type: GpuType) -> None:
+    """A note on stderr where a --cells file's rows (`gpu_type`'s tables, read from `path`) give a length that is not a
+    multiple of `GRID` (the source's rows all are, and ``--len 64k`` asks for one): a row speaks for its length and the
+    shorter ones down to the row before, so a row at 65000 says nothing of 65536 (64k), which a typo there would hide.
+    Named: the first such row, and how many more."""
+    off = [(table.gpus, row.max_model_len) for table in gpu_type.tables for row in table.rows
+           if row.max_model_len % GRID]
+    if off:
+        gpus, length = off[0]
+        above = (length // GRID + 1) * GRID
+        more = f" (and {counted(len(off) - 1, 'more row')})" if len(off) > 1 else ""
+        print_escaped(
+            f"{prog}: note: {path}: table gpus={gpus}, row max_model_len={length}{more} is not a multiple of {GRID} "
+            f"tokens: a row speaks for its length and the shorter ones down to the row before, so not for {above} "
+            f"({above // GRID}k) above it; check the row for a typo", file=sys.stderr)
 
 
 SHORT_LENGTH_NOTED = 256

@@ -35,7 +35,7 @@ from solver.render.maps import (
     map_json,
     map_view,
 )
-from solver.render.memory import memory_json, memory_model_yaml, memory_view
+from solver.render.memory import calibration_json, memory_json, memory_model_yaml, memory_view
 from solver.render.phrases import LOWERED_NOTE
 from solver.render.ranking import RANKED_TRAINER_NODES_NOTE
 from solver.render.schema import JSON_SCHEMA_TYPES, json_schema
@@ -67,6 +67,7 @@ __all__ = [
     "answers_json",
     "answers_view",
     "apply_lines",
+    "calibration_json",
     "cell_record",
     "cells_json",
     "cluster_json",

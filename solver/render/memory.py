@@ -12,8 +12,16 @@ from rich.text import Text
 
 from solver.memory import CEILING, GRID, MemoryAnswer, MemoryEstimate, shown_host_gib
 from solver.render.phrases import CEILING_WORDS, fewer, tables_said
+from solver.results import Calibration
 from solver.rules import TablesVerdict, host_ram_bound_words, host_ram_check_words
 from solver.tables import MemoryModel
+
+
+def calibration_json(fitted: Calibration) -> str:
+    """What ``solve calibrate --json`` prints: the fitted memory model (its source, coefficients, margin and fit, as
+    the file --out writes holds them) and what the fit found in the cells (`Calibration`'s fields, ``poor_fit``
+    last)."""
+    return json.dumps(fitted.model_dump(mode="json"), indent=2)
 
 
 def memory_model_yaml(memory_model: MemoryModel) -> str:

@@ -1,4 +1,5 @@
-"""The JSON Schemas of what `solve`, `solve cluster`, `solve memory` and `solve map` print with --json."""
+"""The JSON Schemas of what `solve`, `solve cluster`, `solve memory`, `solve map` and `solve calibrate` print with
+--json."""
 
 from __future__ import annotations
 
@@ -8,19 +9,20 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from solver.memory import MemoryAnswer
-from solver.results import Answer, ClusterResult, GpuMap
+from solver.results import Answer, Calibration, ClusterResult, GpuMap
 
 JSON_SCHEMA_TYPES: dict[str, Any] = {"solve": list[Answer], "cluster": ClusterResult, "memory": MemoryAnswer,
-                                     "map": list[GpuMap]}
+                                     "map": list[GpuMap], "calibrate": Calibration}
 """The result type of each command whose --json a JSON Schema describes (`json_schema`): ``solve``'s array of answers,
-``solve cluster``'s placement, ``solve memory``'s breakdown and ``solve map``'s array of maps."""
+``solve cluster``'s placement, ``solve memory``'s breakdown, ``solve map``'s array of maps and ``solve calibrate``'s
+fit."""
 
 
 def json_schema(command: str) -> str:
     """The JSON Schema (draft 2020-12) of what ``solve`` (`command` ``"solve"``), ``solve cluster`` (``"cluster"``),
-    ``solve memory`` (``"memory"``) or ``solve map`` (``"map"``) prints with --json, as text: pydantic's schema of its
-    result type (`JSON_SCHEMA_TYPES`) for serialization, with the fields' descriptions (docs/schema/ holds them, as
-    tests/shown_output.py writes them)."""
+    ``solve memory`` (``"memory"``), ``solve map`` (``"map"``) or ``solve calibrate`` (``"calibrate"``) prints with
+    --json, as text: pydantic's schema of its result type (`JSON_SCHEMA_TYPES`) for serialization, with the fields'
+    descriptions (docs/schema/ holds them, as tests/shown_output.py writes them)."""
     schema = TypeAdapter(JSON_SCHEMA_TYPES[command]).json_schema(mode="serialization")
     heading = {"$schema": "https://json-schema.org/draft/2020-12/schema",
                "title": f"solve{'' if command == 'solve' else ' ' + command} --json"}
