@@ -2408,7 +2408,7 @@ def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli
     assert status == 0 and current["config_problems"] == [(
         "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl 0.8 or later stops at the "
         "first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 "
-        "(Trinity's default is ceil(2 x 32768 / 1) = 65536)")]
+        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")]
 
 
 def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, tmp_path: Path):

@@ -131,15 +131,16 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -
     for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
         budget = checks.number(path)
         if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
-            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that.
-            raised = f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least}"
+            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that
+            # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
+            raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least} (Trinity "
+                      f"0.5.0 to its default, ceil(2 x {shown_number(length)} / {sp}) = {math.ceil(2 * length / sp)})")
             effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
                       else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
                 f"{'.'.join(path)} {shown_number(budget)} x SP {sp} is below model.max_model_len "
-                f"{shown_number(length)}: {effect} (Trinity's default is ceil(2 x {shown_number(length)} / {sp}) = "
-                f"{math.ceil(2 * length / sp)})"
+                f"{shown_number(length)}: {effect}"
             )
 
 
