@@ -1521,10 +1521,8 @@ def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):
     # comment says so unless the fragment is for Trinity 0.6.
     lowered_line = (f"max_token_len_per_gpu: {tokens}  # below Trinity's default ceil(2 * 131072 / 4), which does not "
                     "fit; at least ceil(131072 / 4)")
-    for version, tail in (((), "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later\n"),
-                          (("--trinity-version", "0.5"), "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or "
-                                                         "later\n"),
-                          (("--trinity-version", "0.6"), "\n")):
+    raised = "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later\n"
+    for version, tail in (((), raised), (("--trinity-version", "0.5"), raised), (("--trinity-version", "0.6"), "\n")):
         status, out, err = cli(*query, "--token-budget", "auto", "--emit", "trinity", *version)
         assert (status, err) == (0, "") and lowered_line + tail in out
 
