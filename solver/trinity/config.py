@@ -366,8 +366,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
 def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
     """Whether the critic's ``model.fsdp_config`` offloads its states: ``param_offload`` and ``optimizer_offload``
     both on, or ``offload_policy`` on under fsdp2 (flags that cannot be read count as off: the critic's keys are not
-    checked). Its own flags alone: Trinity 0.6's under ``trainer`` do not count (facts.md does not say it copies them
-    to the critic)."""
+    checked). Its own flags alone: Trinity 0.6 copies those under ``trainer`` into the critic's engine on verl 0.8 or
+    later (trainer/verl/config.py's ``_build_critic_config``), but not on older verl (verl_legacy's
+    ``synchronize_config`` copies them to the actor and the ref only), so they do not count."""
     flags = {flag: read_or_none(reader.flag, (*CRITIC, "model", "fsdp_config", flag)) for flag in OFFLOAD_FLAGS}
     return bool(flags["param_offload"] and flags["optimizer_offload"]
                 or flags["offload_policy"] and strategy == "fsdp2")
