@@ -1517,9 +1517,14 @@ def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):
     assert best["headroom_gb"] >= 0  # the memory model's figures are at the lowered budget
     assert answer["reason"].endswith(f"; --token-budget auto trains 131072 tokens: Env + SP=4 on 4 GPUs with "
                                      f"max_token_len_per_gpu = {tokens} (estimated)")
-    status, out, err = cli(*query, "--token-budget", "auto", "--emit", "trinity")
-    assert (status, err) == (0, "") and (f"max_token_len_per_gpu: {tokens}  # below Trinity's default "
-                                         "ceil(2 * 131072 / 4), which does not fit; at least ceil(131072 / 4)\n") in out
+    # Trinity 0.5.0 raises a role's budget below the default back to it (0.5.1 and later only to ceil(L / SP)): the
+    # comment says so unless the fragment is for Trinity 0.6.
+    lowered_line = (f"max_token_len_per_gpu: {tokens}  # below Trinity's default ceil(2 * 131072 / 4), which does not "
+                    "fit; at least ceil(131072 / 4)")
+    raised = "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later\n"
+    for version, tail in (((), raised), (("--trinity-version", "0.5"), raised), (("--trinity-version", "0.6"), "\n")):
+        status, out, err = cli(*query, "--token-budget", "auto", "--emit", "trinity", *version)
+        assert (status, err) == (0, "") and lowered_line + tail in out
 
 
 def test_a_lowered_token_budget_never_shortens_the_longest_context(cli):

@@ -2408,7 +2408,7 @@ def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli
     assert status == 0 and current["config_problems"] == [(
         "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl 0.8 or later stops at the "
         "first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 "
-        "(Trinity's default is ceil(2 x 32768 / 1) = 65536)")]
+        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")]
 
 
 def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, tmp_path: Path):
@@ -2613,6 +2613,46 @@ def test_the_roles_own_sp_is_named_where_it_differs_and_write_sets_it_to_the_pla
         "actor": {"ulysses_sequence_parallel_size": sp}, "ref": {"ulysses_sequence_parallel_size": sp}}
     status, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--json")
     assert not [problem for problem in json.loads(out)[0]["current"]["config_problems"] if "ulysses" in problem]
+
+
+def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
+    # Trinity 0.5 fills a role's SP from the trainer's only where it is unset (verl_config.py's synchronize_config,
+    # set_if_none) and builds the trainer's Ulysses groups from the actor's (fsdp_workers.py): the verdict is at the
+    # actor's SP there. Without the release, or for 0.6 (whose verl 0.8 path takes the trainer's), at the trainer's.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+        "  trainer_config:\n    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 4}\n"
+        "      ref: {ulysses_sequence_parallel_size: 1}\n", encoding="utf-8")
+    verdicts = {}
+    for version in ((), ("--trinity-version", "0.6"), ("--trinity-version", "0.5")):
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json", *version)
+        verdicts[version[1:]] = (status, json.loads(out)[0]["current"])
+    for version in ((), ("0.6",)):
+        status, current = verdicts[version]
+        assert (status, current["sp"], current["trains"]) == (0, 1, False)
+    status, current = verdicts[("0.5",)]
+    assert (status, current["sp"], current["trains"], current["plan"]["sp"]) == (0, 4, True, 4)
+    assert current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs"]
+    assert current["config_problems"] == [
+        ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
+         "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the trainer's "
+         "only where a role sets none), so the verdict is at SP 4, but fills the unset trainer.max_token_len_per_gpu at "
+         "the trainer's, ceil(2 x 32768 / 1) = 65536 tokens per GPU, where the verdict takes ceil(2 x 32768 / 4) = "
+         "16384; Trinity 0.6 on verl 0.8 or later runs at SP 1: set them alike (--write does)"),
+        ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not the actor's 4: Trinity "
+         "0.5 runs that role's forward at SP 1 within the actor's SP groups; the verdict is at SP 4: set them alike "
+         "(--write does)")]
+    # The rules are checked at the actor's SP too: 3 divides neither the 4 trainer GPUs nor Qwen3-8B's heads.
+    config.write_text(config.read_text(encoding="utf-8").replace("actor: {ulysses_sequence_parallel_size: 4}",
+                                                                 "actor: {ulysses_sequence_parallel_size: 3}"),
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json", "--trinity-version", "0.5")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["sp"], current["trains"], current["broken_rule_code"]) == (0, 3, False, "sp-model-heads")
+    assert ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs "
+            "(the trainer's)") in current["config_problems"]
 
 
 def test_a_verdict_cites_the_table_of_a_gpu_type_with_at_least_as_much_memory(cli, tmp_path: Path,

@@ -1398,7 +1398,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
             2,
             [("trainer.max_token_len_per_gpu 4095 x SP 2 is below model.max_model_len 8192: verl 0.8 or later stops at "
               "the first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(8192 / 2) = 4096 "
-              "(Trinity's default is ceil(2 x 8192 / 2) = 8192)")],
+              "(Trinity 0.5.0 to its default, ceil(2 x 8192 / 2) = 8192)")],
         ),
         (_config(max_token_len_per_gpu=4096), "4B", 2, []),  # below Trinity's default 8192, but legal
         (
@@ -1407,8 +1407,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "4B",
             1,
             [("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 4096 x SP 1 is below "
-              "model.max_model_len 8192: Trinity with verl before 0.8 raises it to ceil(8192 / 1) = 8192, and Trinity "
-              "0.6 on verl 0.8 or later ignores the key (Trinity's default is ceil(2 x 8192 / 1) = 16384)")],
+              "model.max_model_len 8192: Trinity with verl before 0.8 raises it to ceil(8192 / 1) = 8192 (Trinity 0.5.0 "
+              "to its default, ceil(2 x 8192 / 1) = 16384), and Trinity 0.6 on verl 0.8 or later ignores the key")],
         ),
         (
             {"model": {"max_model_len": 4096, "max_prompt_tokens": 2048, "max_response_tokens": 4096}},

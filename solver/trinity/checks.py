@@ -31,6 +31,7 @@ from solver.trinity.keys import (
     UNTYPED_SECTIONS,
     ConfigError,
     offload_path,
+    sp_key_in_effect,
     value_at,
 )
 from solver.trinity.reader import BOOLEAN_WORDS, overlong_words, trainer_strategy, turned_off
@@ -103,22 +104,24 @@ class _ConfigChecks:
         return self.value((*_ROPE_SCALING, "rope_type")) or self.value((*_ROPE_SCALING, "type"))
 
 
-def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int) -> int:
-    """Check the trainer's SP against `trainer_gpus` and `model`'s heads; return it (1 where unset or below 1)."""
-    sp_value = checks.number(("trainer", "ulysses_sequence_parallel_size"))
+def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int,
+                             version: TrinityVersion | None) -> int:
+    """Check the SP the trainer runs at (`sp_key_in_effect`: the trainer's, or with Trinity 0.5 the actor's own)
+    against `trainer_gpus` and `model`'s heads; return it (1 where unset or below 1)."""
+    path = sp_key_in_effect(checks.mapping, version)
+    key = ".".join(path)
+    sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
     if sp < 1:
-        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE,
-                   f"trainer.ulysses_sequence_parallel_size must be at least 1, got {sp}")
+        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"{key} must be at least 1, got {sp}")
         sp = 1
     if trainer_gpus < 1:
         checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
     elif broken := sp_gpus_violation(trainer_gpus, sp):
-        checks.add(ConfigProblemCode.SP_DIVIDES_GPUS,
-                   f"trainer.ulysses_sequence_parallel_size: {broken} (the trainer's)")
+        checks.add(ConfigProblemCode.SP_DIVIDES_GPUS, f"{key}: {broken} (the trainer's)")
     heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
     if heads:
-        checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
+        checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"{key}: {heads} of {model.name}")
     return sp
 
 
@@ -128,15 +131,16 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -
     for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
         budget = checks.number(path)
         if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
-            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that.
-            raised = f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least}"
+            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that
+            # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
+            raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least} (Trinity "
+                      f"0.5.0 to its default, ceil(2 x {shown_number(length)} / {sp}) = {math.ceil(2 * length / sp)})")
             effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
                       else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
                 f"{'.'.join(path)} {shown_number(budget)} x SP {sp} is below model.max_model_len "
-                f"{shown_number(length)}: {effect} (Trinity's default is ceil(2 x {shown_number(length)} / {sp}) = "
-                f"{math.ceil(2 * length / sp)})"
+                f"{shown_number(length)}: {effect}"
             )
 
 
@@ -338,8 +342,8 @@ def trinity_config_problems(
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
 
-    Checks: SP divides the trainer GPUs and the model's attention heads, and SP and the KV heads divide
-    one another; ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
+    Checks: SP (the trainer's; with `version` 0.5, the actor's own where set, as Trinity 0.5 takes it) divides
+    the trainer GPUs and the model's attention heads, and SP and the KV heads divide one another; ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
     ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is
     set (likewise the actor's ``ppo_max_token_len_per_gpu`` and the ref's
     ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it);
@@ -357,7 +361,7 @@ def trinity_config_problems(
     get it.
     """
     checks = _ConfigChecks(mapping, environ or {})
-    sp = _check_sequence_parallel(checks, model, trainer_gpus)
+    sp = _check_sequence_parallel(checks, model, trainer_gpus, version)
     length = checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp)
     _check_prompt_and_response(checks, length)

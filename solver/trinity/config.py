@@ -27,8 +27,10 @@ from solver.trinity.keys import (
     REMOTE_ENGINES,
     ROLE_SP_KEYS,
     ROLES,
+    TRAINER_SP_KEY,
     ConfigError,
     offload_path,
+    sp_key_in_effect,
     trainer_level_offload,
 )
 from solver.trinity.reader import (
@@ -242,18 +244,38 @@ def _strategy_notes(strategy: str) -> list[ConfigProblem]:
         "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer"))]
 
 
-def _read_sequence_parallel(reader: ConfigReader) -> tuple[int, list[ConfigProblem]]:
-    """``trainer.ulysses_sequence_parallel_size`` (default 1), and a note on each role's own SP (`ROLE_SP_KEYS`) that
-    differs from it."""
-    sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
+def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None,
+                            length: int | None) -> tuple[int, list[ConfigProblem]]:
+    """The SP the trainer runs at (`sp_key_in_effect`: ``trainer.ulysses_sequence_parallel_size``, default 1, or with
+    Trinity 0.5 the actor's own), and a note on each other SP key the config sets to another number (at `length`, the
+    config's, the token budget Trinity 0.5 then gives the actor)."""
+    in_effect = sp_key_in_effect(reader.data, version)
+    sp = reader.count(in_effect, 1)
+    trainer_sp = reader.count(TRAINER_SP_KEY, 1)
     notes = []
+    if in_effect != TRAINER_SP_KEY and trainer_sp != sp:
+        budget = ""
+        if length is not None and reader.get(("trainer", "max_token_len_per_gpu")) is None:
+            given, default = math.ceil(2 * length / trainer_sp), math.ceil(2 * length / sp)
+            budget = (f", but fills the unset trainer.max_token_len_per_gpu at the trainer's, ceil(2 x {length} / "
+                      f"{trainer_sp}) = {given} tokens per GPU, where the verdict takes ceil(2 x {length} / {sp}) = "
+                      f"{default}")
+        notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            f"{'.'.join(in_effect)} {sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
+            f"the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is at SP "
+            f"{sp}{budget}; Trinity 0.6 on verl 0.8 or later runs at SP {trainer_sp}: set them alike (--write does)")))
     for path in ROLE_SP_KEYS:
         role_sp = read_or_none(reader.integer, path)
-        if role_sp is not None and role_sp != sp:
-            notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-                f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with verl "
-                f"before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 on verl 0.8 "
-                f"or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")))
+        if path == in_effect or role_sp is None or role_sp == sp:
+            continue
+        if in_effect == TRAINER_SP_KEY:
+            words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with verl "
+                     f"before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 on verl "
+                     f"0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
+        else:
+            words = (f"{'.'.join(path)} {role_sp} is not the actor's {sp}: Trinity 0.5 runs that role's forward at SP "
+                     f"{role_sp} within the actor's SP groups; the verdict is at SP {sp}: set them alike (--write does)")
+        notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
     return sp, notes
 
 
@@ -314,8 +336,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     given = reader.word(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, data, version)
     offload, offload_notes = _read_offload(reader, given, strategy, version)
-    sp, sp_notes = _read_sequence_parallel(reader)
     length, length_notes = _read_max_model_len(reader)
+    sp, sp_notes = _read_sequence_parallel(reader, version, length)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budget, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes)
@@ -344,8 +366,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
 def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
     """Whether the critic's ``model.fsdp_config`` offloads its states: ``param_offload`` and ``optimizer_offload``
     both on, or ``offload_policy`` on under fsdp2 (flags that cannot be read count as off: the critic's keys are not
-    checked). Its own flags alone: Trinity 0.6's under ``trainer`` do not count (facts.md does not say it copies them
-    to the critic)."""
+    checked). Its own flags alone: Trinity 0.6 copies those under ``trainer`` into the critic's engine on verl 0.8 or
+    later (trainer/verl/config.py's ``_build_critic_config``), but not on older verl (verl_legacy's
+    ``synchronize_config`` copies them to the actor and the ref only), so they do not count."""
     flags = {flag: read_or_none(reader.flag, (*CRITIC, "model", "fsdp_config", flag)) for flag in OFFLOAD_FLAGS}
     return bool(flags["param_offload"] and flags["optimizer_offload"]
                 or flags["offload_policy"] and strategy == "fsdp2")

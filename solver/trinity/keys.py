@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from solver.query import ACTOR_ROLLOUT_REF
+from solver.query import ACTOR_ROLLOUT_REF, TrinityVersion
 from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
@@ -89,6 +89,16 @@ def critic_budget_note(budget: int, above: str) -> str:
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
+TRAINER_SP_KEY = ("trainer", "ulysses_sequence_parallel_size")
+
+
+def sp_key_in_effect(config: Mapping[str, Any], version: TrinityVersion | None) -> tuple[str, ...]:
+    """The key of the SP the trainer runs at in `config` (nested mappings): the actor's own (`ROLE_SP_KEYS`) where
+    the config sets it and `version` is 0.5, which fills a role's SP from the trainer's only where it is unset and
+    builds the trainer's Ulysses groups from the actor's; else `TRAINER_SP_KEY` (Trinity 0.6 on verl 0.8 or later
+    freezes the roles' to it, and without `version` the release is not known)."""
+    actor = ROLE_SP_KEYS[0]
+    return actor if version == "0.5" and value_at(config, actor) is not None else TRAINER_SP_KEY
 
 
 YARN_TRAINER = ("model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the "

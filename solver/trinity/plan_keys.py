@@ -65,7 +65,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     resolved = _resolved_values(config, environ)
     return [
         *_model_keys(plan, model, config),
-        *_trainer_keys(plan),
+        *_trainer_keys(plan, version),
         *_turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
         *_turned_back_on(resolved, [REMOVE_PADDING_KEYS[0]]),
         *_trainer_offload_flags(plan, config, version),
@@ -109,10 +109,15 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
     ]
 
 
-def _trainer_keys(plan: Plan) -> list[PlanKey]:
-    """The trainer's own keys: SP and the token budget, and with Offload FSDP2 and no Hugging Face checkpoints."""
+def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
+    """The trainer's own keys: SP and the token budget, and with Offload FSDP2 and no Hugging Face checkpoints. A
+    lowered budget's comment says, unless `version` is 0.6, that Trinity 0.5.0 raises it back to the default (its
+    ``_adjust_token_len_if_needed`` asks a role's budget times SP for twice the length; 0.5.1 and later, once)."""
     length = plan.max_model_len
     strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
+    lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}), which does not fit; at least "
+               f"ceil({length} / {plan.sp})" + ("" if version == "0.6" else
+                                                "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))
     no_checkpoint = PlanKey(
         path=("trainer", "save_hf_checkpoint"),
         value="never",
@@ -125,9 +130,7 @@ def _trainer_keys(plan: Plan) -> list[PlanKey]:
         PlanKey(
             path=("trainer", "max_token_len_per_gpu"),
             value=plan.max_token_len_per_gpu,
-            comment=f"below Trinity's default ceil(2 * {length} / {plan.sp}), which does not fit; at least "
-                    f"ceil({length} / {plan.sp})" if plan.lowered_budget
-            else f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out",
+            comment=lowered if plan.lowered_budget else f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out",
         ),
         *([no_checkpoint] if plan.offload else []),
     ]
