@@ -59,8 +59,8 @@ def test_ernies_defaults_count_a_dense_first_layer_and_two_ungated_shared_expert
     ({"moe_layer_start_index": ..., "moe_layer_end_index": None, "moe_num_shared_experts": ...}, 1),  # the defaults
     ({"moe_layer_start_index": 0, "moe_layer_end_index": 27}, 0),
 ])
-def test_ernies_expert_layers_follow_its_start_end_and_interval(tmp_path: Path, changes: dict[str, object],
-                                                                dense: int):
+def test_ernies_expert_layers_follow_its_start_end_and_interval(
+        tmp_path: Path, changes: dict[str, object], dense: int):
     moe = _read(tmp_path, ERNIE_DEFAULTS, **changes).moe
     assert moe is not None
     assert (moe.dense_layers, moe.dense_intermediate_size, moe.shared_expert_intermediate_size) == (
@@ -102,14 +102,14 @@ def test_hunyuan_a13bs_per_layer_lists_read_as_its_card_counts(tmp_path: Path):
     ({"num_experts": 64, "moe_topk": [8] * 31 + [2]},
      r"moe_topk: differs between layers \(8 and 2\); rft-solver counts one value for every layer$"),
     ({"moe_intermediate_size": 4096},
-     r"moe_intermediate_size 4096: transformers' hunyuan_v1_moe class builds its experts 11008 wide "
-     r"\(intermediate_size\) whatever this says, so its checkpoint would not load$"),
+     (r"moe_intermediate_size 4096: transformers' hunyuan_v1_moe class builds its experts 11008 wide "
+      r"\(intermediate_size\) whatever this says, so its checkpoint would not load$")),
     ({"num_shared_expert": [2] * 32}, "num_shared_expert .*: transformers' hunyuan_v1_moe class builds one shared"),
     ({"moe_topk": []}, r"moe_topk: expected a whole number, or one per layer, got \[\]$"),
     ({"num_experts": ...}, "missing the count of routed experts .*: model_type hunyuan_v1_moe is a mixture"),
 ])
-def test_hunyuan_configs_transformers_would_build_otherwise_are_refused(tmp_path: Path, changes: dict[str, object],
-                                                                      message: str):
+def test_hunyuan_configs_transformers_would_build_otherwise_are_refused(
+        tmp_path: Path, changes: dict[str, object], message: str):
     with pytest.raises(TableError, match=message):
         _read(tmp_path, HUNYUAN_DEFAULTS, **changes)
 
@@ -131,8 +131,8 @@ def test_llama4_texts_defaults_count_scouts_experts_and_shared_expert(tmp_path: 
     {"num_local_experts": 128, "interleave_moe_layer_step": 2},  # Llama-4-Maverick's: layers 1, 3, ..., 47
     {"num_local_experts": 128, "interleave_moe_layer_step": ..., "moe_layers": list(range(1, 48, 2))},
 ])
-def test_llama4_maverick_counts_its_dense_layers_at_intermediate_size_mlp(tmp_path: Path,
-                                                                         changes: dict[str, object]):
+def test_llama4_maverick_counts_its_dense_layers_at_intermediate_size_mlp(
+        tmp_path: Path, changes: dict[str, object]):
     model = _read(tmp_path, LLAMA4_TEXT_DEFAULTS, **changes)
     mlp = 3 * 5120 * 8192
     total = (48 * (5120 * 128 * 96 + 2 * 5120) + 24 * (128 * (mlp + 5120) + mlp) + 24 * 3 * 5120 * 16384
@@ -150,8 +150,8 @@ def test_llama4_maverick_counts_its_dense_layers_at_intermediate_size_mlp(tmp_pa
     ({"quantization_config": {"quant_method": "fbgemm_fp8"}},
      r"quantization_config \{'quant_method': 'fbgemm_fp8'\}: quantized weights"),
 ])
-def test_llama4_text_configs_that_cannot_be_counted_are_refused(tmp_path: Path, changes: dict[str, object],
-                                                               message: str):
+def test_llama4_text_configs_that_cannot_be_counted_are_refused(
+        tmp_path: Path, changes: dict[str, object], message: str):
     with pytest.raises(TableError, match=message):
         _read(tmp_path, LLAMA4_TEXT_DEFAULTS, **changes)
 
