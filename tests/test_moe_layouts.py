@@ -163,3 +163,25 @@ def test_solve_memory_refuses_a_bad_ernie_layout_in_one_line(cli, tmp_path: Path
     assert (status, out) == (2, "")
     assert err == (f"solve memory: error: --model-config {tmp_path / 'config.json'}: moe_layer_start_index 28, "
                    "moe_layer_end_index -1 and moe_layer_interval 1 leave no layer of 28 holding the experts\n")
+
+
+def test_solve_cluster_notes_a_jobs_uncounted_mtp_layer(cli, tmp_path: Path):
+    # A small GLM-4-MoE-style config with an MTP layer (as GLM-4.5's): placed as without it, with a note naming its job.
+    config = {"model_type": "glm4_moe", "hidden_size": 64, "intermediate_size": 200, "moe_intermediate_size": 16,
+              "num_hidden_layers": 3, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 32,
+              "n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+              "vocab_size": 1000, "max_position_embeddings": 4096}
+    (tmp_path / "glm").mkdir()
+    (tmp_path / "glm" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: h20, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: small, model_config: glm, max_model_len: 4096, rollout_gpus: 0}\n", encoding="utf-8")
+    status, without, err = cli("cluster", str(path), "--json")
+    assert (status, err) == (0, "")
+    (tmp_path / "glm" / "config.json").write_text(json.dumps({**config, "num_nextn_predict_layers": 1}),
+                                                  encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--json")
+    assert (status, out) == (0, without)
+    assert err == ("solve cluster: note: glm (job small) declares 1 multi-token prediction layer "
+                   "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
+                   "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)\n")
