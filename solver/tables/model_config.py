@@ -401,8 +401,8 @@ def _llama4_moe_layers(path: Path, config: dict[str, Any], layers: int) -> set[i
             raise TableError(f"{path}: interleave_moe_layer_step {step}: leaves none of num_hidden_layers ({layers}) "
                              "holding the experts")
         return set(range(step - 1, layers, step))
-    if (not isinstance(given, list) or not given
-            or any(not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < layers for index in given)):
+    if not isinstance(given, list) or not given or any(
+            not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < layers for index in given):
         raise TableError(f"{path}: moe_layers: expected a list of layer indices from 0 to {layers - 1}, or null, got "
                          f"{brief(given)}")
     return set(given)
