@@ -525,8 +525,9 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
         ('{"n_routed_experts": 64, "n_shared_experts": 2, "hidden_size": 2048}',  # DeepSeek-MoE's shared experts
          (r"n_shared_experts 2: shared experts beside the routed ones, which would go uncounted; rft-solver reads a "
           r"mixture of experts with routed experts in every layer \(Qwen3-MoE's, Mixtral's\), besides them only "
-          r"Qwen2-MoE's shared expert, and DeepSeek's and GLM-4-MoE's shared experts and first dense layers "
-          r"\(model_type deepseek, deepseek_v2, deepseek_v3, glm4_moe\)$")),
+          r"Qwen2-MoE's shared expert, DeepSeek's and GLM-4-MoE's shared experts and first dense layers "
+          r"\(model_type deepseek, deepseek_v2, deepseek_v3, glm4_moe\), and ERNIE-4.5's, Hunyuan's and Llama 4's "
+          r"layouts \(ernie4_5_moe, hunyuan_v1_moe, llama4_text\)$")),
         ('{"num_experts": 64, "first_k_dense_replace": 1, "hidden_size": 2048}',  # DeepSeek-MoE's dense first layer
          r"first_k_dense_replace 1: some layers dense, the others mixtures of experts; rft-solver reads a mixture"),
         ('{"num_experts": 128, "mlp_only_layers": [0, 47], "hidden_size": 2048}',

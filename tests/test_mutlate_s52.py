@@ -75,9 +75,10 @@ def test_deepseek_v2_lites_shape_names_its_shared_and_dense_widths_and_its_laten
 
 
 @pytest.mark.parametrize(("config", "changes", "message"), [
-    # A GLM-4.5 config's MTP layer, DeepSeek-MoE's quantized weights: refused for every DeepSeek layout, not only
-    # latent attention's.
-    (TINY_GLM4_MOE, {"num_nextn_predict_layers": 1}, "num_nextn_predict_layers 1: multi-token prediction layers"),
+    # MTP layers where the class declares none (DeepSeek-MoE's remote code), DeepSeek-MoE's quantized weights: refused
+    # for every DeepSeek layout, not only latent attention's.
+    ({**TINY_GLM4_MOE, "model_type": "deepseek"}, {"num_nextn_predict_layers": 1},
+     "num_nextn_predict_layers 1: multi-token prediction layers, which this model_type's class does not declare"),
     ({**TINY_GLM4_MOE, "model_type": "deepseek"}, {"quantization_config": {"quant_method": "fp8"}},
      r"quantization_config \{'quant_method': 'fp8'\}: quantized weights"),
     # A quantization_config given at all, even empty.

@@ -20,9 +20,9 @@ from solver.cli.atomic import (
 )
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import (
+    note_added_models_of_jobs,
     note_cells_elsewhere,
     note_gpu_variants_of_pools,
-    note_near_tabled_shapes_of_jobs,
     note_short_job_lengths,
 )
 from solver.cli.options import (
@@ -145,7 +145,7 @@ def run_cluster(args: argparse.Namespace) -> int:
             console.print(escaped_line(f"wrote {path}"))
     note_short_job_lengths(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
-    note_near_tabled_shapes_of_jobs("solve cluster", catalog, fleet)
+    note_added_models_of_jobs("solve cluster", catalog, fleet)
     note_gpu_variants_of_pools("solve cluster", catalog, fleet, written_gpus)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)

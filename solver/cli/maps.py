@@ -12,7 +12,7 @@ from solver.api import map_plans
 from solver.cli.argtypes import output_path, path_argument, positive_seconds, whole_number
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_cells_elsewhere, note_gpu_variant, note_near_tabled_shape
+from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
     add_cells_option,
@@ -117,5 +117,5 @@ def run_map(args: argparse.Namespace) -> int:
             screen.print(escaped_line(f"wrote {args.svg}"))
     note_cells_elsewhere("solve map", cells, catalog, args.gpu)
     note_gpu_variant("solve map", catalog, args.gpu)
-    note_near_tabled_shape("solve map", catalog, added)
+    note_added_model("solve map", catalog, added)
     return 0

@@ -9,7 +9,7 @@ import sys
 from solver.api import memory_answer
 from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_cells_elsewhere, note_gpu_variant, note_near_tabled_shape
+from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
     add_cells_option,
@@ -92,7 +92,7 @@ def run_memory(args: argparse.Namespace) -> int:
                             crop=False)
     note_cells_elsewhere("solve memory", cells, catalog, args.gpu)
     note_gpu_variant("solve memory", catalog, args.gpu)
-    note_near_tabled_shape("solve memory", catalog, added)
+    note_added_model("solve memory", catalog, added)
     return 0 if result.trains else NO_PLAN
 
 

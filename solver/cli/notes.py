@@ -1,6 +1,7 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
-memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a config.json one term off a tabled model's shape, a
-pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too."""
+memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a
+config.json one term off a tabled model's shape or with multi-token prediction layers (not counted), a pool's GPU
+type or --gpu named without its memory where the catalogue has it with other memory too."""
 
 from __future__ import annotations
 
@@ -41,10 +42,29 @@ def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequen
                   "shape would take its cells", file=sys.stderr)
 
 
-def note_near_tabled_shapes_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None:
-    """`note_near_tabled_shape` for each model that a cluster file's jobs give by model_config, with those jobs."""
+def note_uncounted_mtp_layers(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
+    """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) declares
+    multi-token prediction layers (`Model.uncounted_mtp_layers`), which its counts leave out. `jobs`: the cluster
+    jobs that give it."""
+    if not added or not (layers := catalog.model(added).uncounted_mtp_layers):
+        return
+    of_jobs = f" ({'job' if len(jobs) == 1 else 'jobs'} {named_jobs(jobs)})" if jobs else ""
+    print_escaped(f"{prog}: note: {added}{of_jobs} declares {counted(layers, 'multi-token prediction layer')} "
+                  "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
+                  "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)",
+                  file=sys.stderr)
+
+
+def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
+    """The notes on the model a config.json added (`note_near_tabled_shape`, `note_uncounted_mtp_layers`)."""
+    note_near_tabled_shape(prog, catalog, added, jobs)
+    note_uncounted_mtp_layers(prog, catalog, added, jobs)
+
+
+def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None:
+    """`note_added_model` for each model that a cluster file's jobs give by model_config, with those jobs."""
     for model in fleet.models:
-        note_near_tabled_shape(prog, catalog, model.name, [job.name for job in fleet.jobs if job.model == model.name])
+        note_added_model(prog, catalog, model.name, [job.name for job in fleet.jobs if job.model == model.name])
 
 
 def _confusable(name: str) -> str:

@@ -19,8 +19,8 @@ routed experts."""
 MOE_ONLY_KEYS = ("num_experts_per_tok", "moe_intermediate_size")
 """Keys that only a mixture of experts' config gives (the experts a token takes, each one's width): with neither of
 `MOE_CONFIG_KEYS` beside them, the expert count is missing, and the config would read as a far smaller dense model."""
-MOE_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "granitemoe", "mixtral", "olmoe",
-                   "phimoe", "qwen2_moe", "qwen3_moe")
+MOE_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "granitemoe", "hunyuan_v1_moe",
+                   "llama4_text", "mixtral", "olmoe", "phimoe", "qwen2_moe", "qwen3_moe")
 """Model types whose transformers class is a mixture of experts: a config of one without a key of `MOE_CONFIG_KEYS`
 is refused rather than read as a dense model (Qwen3-30B-A3B's without num_experts: 3.34B parameters, not 30.5B)."""
 EXPERT_WIDTH_MODEL_TYPES = ("deepseek", "deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "qwen2_moe",
@@ -31,7 +31,8 @@ another MLP's (a dense layer's, or none): a config of one without it is refused 
 SHARED_EXPERT_KEYS = ("shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts",
                       "moe_num_shared_experts", "shared_intermediate_size")
 """Keys by which a mixture-of-experts config gives experts that every token passes through beside the routed ones
-(Qwen2-MoE's shared expert, DeepSeek's, ERNIE's, Granite-MoE's): refused above 0, but for `SHARED_EXPERT_LAYOUT`'s."""
+(Qwen2-MoE's shared expert, DeepSeek's, ERNIE's, Granite-MoE's): refused above 0, but for the model types
+`READ_SHARED_EXPERT_KEYS` reads them of."""
 SHARED_EXPERT_LAYOUT = ("qwen2_moe", "shared_expert_intermediate_size")
 """The ``model_type`` whose shared expert `load_model_config` counts, and its key: Qwen2-MoE's (Qwen1.5-MoE,
 Qwen2-57B-A14B), a gated MLP of that width in every layer with a gate of one output (transformers'
@@ -41,18 +42,44 @@ DEEPSEEK_LAYOUT_MODEL_TYPES = ("deepseek", "deepseek_v2", "deepseek_v3", "glm4_m
 ``intermediate_size``), the others routed experts with ``n_shared_experts`` ungated shared experts beside them, one
 gated MLP ``n_shared_experts * moe_intermediate_size`` wide (transformers' ``DeepseekV2Moe``, ``Glm4MoeMoE``;
 DeepSeek-MoE-16B's remote code): `load_model_config` counts them."""
+READ_SHARED_EXPERT_KEYS = {SHARED_EXPERT_LAYOUT[0]: SHARED_EXPERT_LAYOUT[1], "ernie4_5_moe": "moe_num_shared_experts",
+                           **dict.fromkeys(DEEPSEEK_LAYOUT_MODEL_TYPES, "n_shared_experts")}
+"""The one key of `SHARED_EXPERT_KEYS` that a model type's shared experts are counted by, by model type."""
+ERNIE_MOE_DEFAULTS = {"moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": -1,
+                      "moe_layer_interval": 1}
+"""ERNIE-4.5-MoE's layout keys and their defaults in transformers' ``Ernie4_5_MoeConfig``
+(configuration_ernie4_5_moe.py): layer ``i`` holds the experts where ``(i + 1) % moe_layer_interval == 0`` and
+``moe_layer_start_index <= i <= moe_layer_end_index`` (-1: the last layer), a dense gated MLP of
+``intermediate_size`` otherwise; ``moe_num_shared_experts`` shared experts beside the routed ones, one gated MLP
+``moe_num_shared_experts * moe_intermediate_size`` wide without a gate (modeling_ernie4_5_moe.py,
+``Ernie4_5_MoeSparseMoeBlock`` and ``Ernie4_5_MoeDecoderLayer``)."""
+INTERMEDIATE_WIDTH_EXPERT_MODEL_TYPES = ("hunyuan_v1_moe", "llama4_text")
+"""Model types whose transformers class holds, in each expert layer, routed experts and one shared expert, all gated
+MLPs ``intermediate_size`` wide, the shared one without a gate (modeling_hunyuan_v1_moe.py's ``HunYuanMoEV1Moe``,
+modeling_llama4.py's ``Llama4TextMoe``); Llama 4's other layers (outside ``moe_layers``, every
+``interleave_moe_layer_step``-th by default) a dense gated MLP ``intermediate_size_mlp`` wide."""
+LLAMA4_DENSE_WIDTH = 16384
+"""``Llama4TextConfig``'s default ``intermediate_size_mlp``, its dense layers' width (configuration_llama4.py)."""
 MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3")
 """Model types whose ``kv_lora_rank`` `load_model_config` reads as multi-head latent attention (`MLA`), as
 transformers' ``DeepseekV2Attention`` lays it out; another's (MiniCPM3's) is refused."""
 MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 """The keys a latent attention's config must give (besides ``q_lora_rank``, null for a full query projection)."""
-UNREAD_DEEPSEEK_KEYS = {
-    "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3's, GLM-4.5's), whose memory in training "
-                                "rft-solver cannot settle (transformers skips their weights; a trainer that keeps "
-                                "them holds more): set it to 0 to count the model without them",
-    "quantization_config": "quantized weights (DeepSeek-V3's fp8), which verl's FSDP does not train from; rft-solver "
-                           "counts bf16 training: point at the bf16 checkpoint's config.json"}
-"""Keys of a `DEEPSEEK_LAYOUT_MODEL_TYPES` config that are refused above 0 (given at all, for a dict), and why."""
+MTP_MODEL_TYPES = ("deepseek_v3", "ernie4_5_moe", "glm4_moe")
+"""Model types whose ``num_nextn_predict_layers`` (multi-token prediction layers stored after the model's own) is
+read but not counted (`Model.uncounted_mtp_layers`): their transformers classes build ``num_hidden_layers`` decoder
+layers and drop the MTP layers' weights on load (``_keys_to_ignore_on_load_unexpected`` in modeling_deepseek_v3.py,
+modeling_glm4_moe.py, modeling_ernie4_5_moe.py; only generation's ``MtpModel`` loads them, modeling_layers.py), and
+verl's FSDP trainer loads that class (``from_pretrained``), zeroing the key while ``model.mtp.enable`` is off, its
+default (verl/workers/config/model.py); only its Megatron trainer trains MTP layers."""
+UNREAD_MTP = ("multi-token prediction layers, which this model_type's class does not declare (DeepSeek-V3's, "
+              "GLM-4.5's and ERNIE-4.5's are read, their weights not loaded): set it to 0")
+"""Why ``num_nextn_predict_layers`` above 0 is refused in a `DEEPSEEK_LAYOUT_MODEL_TYPES` config not of
+`MTP_MODEL_TYPES` (DeepSeek-MoE's remote code, which rft-solver has not read; DeepSeek-V2's class)."""
+QUANTIZED = ("quantized weights (DeepSeek-V3's fp8), which transformers loads frozen (its FP8 layers pass no gradient "
+             "to their weights, integrations/finegrained_fp8.py) and verl's Megatron trainer refuses; rft-solver "
+             "counts bf16 full training: point at the bf16 checkpoint's config.json")
+"""Why a config with a ``quantization_config`` (any, even empty) is refused."""
 DENSE_LAYER_KEYS: dict[str, object] = {"mlp_only_layers": [], "decoder_sparse_step": 1, "first_k_dense_replace": 0,
                                        "moe_layer_freq": 1, "expert_layer_period": 1}
 """Keys by which a mixture-of-experts config makes some of its layers dense (Qwen-MoE's, DeepSeek's, Jamba's), each
@@ -63,7 +90,8 @@ MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speec
                           "mm_vision_tower", "audio_processor")
 """Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio; Phi-3-vision's
 ``img_processor``, the original LLaVA's ``mm_vision_tower``, Phi-4-multimodal's ``audio_processor``, ...)."""
-TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
+TIED_BY_MODEL_TYPE = {"ernie4_5_moe": True, "hunyuan_v1_moe": False, "llama4_text": False,
+                      "gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
                       "mistral": False, "mixtral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False,
                       "qwen2_moe": False, "deepseek": False, "deepseek_v2": False, "deepseek_v3": False,
                       "glm4_moe": False, "qwen3": False, "qwen3_moe": False, "stablelm": False}
@@ -94,12 +122,17 @@ CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
 of gated MLPs; DeepSeek's dense first layers and latent attention) in every layer (tests/data/hf-configs: published
 llama, mistral, mixtral, gemma2, phi3, qwen3 and qwen3_moe configs within 1% of their model cards' sizes;
 tests/test_latent_moe.py: DeepSeek-V2-Lite's, DeepSeek-MoE-16B's, DeepSeek-V3's and GLM-4.5-Air's shapes within 1%
-of their cards' totals); a config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
+of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's, Hunyuan-MoE's and Llama 4 text's layouts, read
+from transformers' classes, within 1% of their cards' totals); a config of another reads the same way, with a caution
+(`Model.unchecked_layout`)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30,
-                 **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok")},
+                 **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok", "moe_k", "moe_topk",
+                                             "num_shared_expert", "interleave_moe_layer_step",
+                                             "num_nextn_predict_layers", *ERNIE_MOE_DEFAULTS)},
                  "moe_intermediate_size": 1 << 22, "shared_expert_intermediate_size": 1 << 22,
+                 "intermediate_size_mlp": 1 << 22,
                  **{key: 1 << 16 for key in (*MLA_KEYS, "q_lora_rank", "n_shared_experts")}}
 """The largest value a config.json key may have: far beyond any model, but finite."""
 
@@ -142,7 +175,16 @@ def load_model_config(path: Path | str) -> Model:
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
                  rope_scaling=(str(rope_type) if rope_type not in (None, "default", "yarn")
                                or _trained_yarn(config, rope_type) else None),
-                 qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config))
+                 qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config),
+                 uncounted_mtp_layers=_mtp_layers(path, config))
+
+
+def _mtp_layers(path: Path, config: dict[str, Any]) -> int:
+    """A `MTP_MODEL_TYPES` config's ``num_nextn_predict_layers`` (0 where absent or null, or of another model type):
+    layers transformers does not load; `TableError` where it is not a whole number."""
+    if config.get("model_type") not in MTP_MODEL_TYPES or config.get("num_nextn_predict_layers") in (None, 0):
+        return 0
+    return _config_number(path, config, "num_nextn_predict_layers")
 
 
 def _unchecked_layout(config: dict[str, Any]) -> str | None:
@@ -195,10 +237,11 @@ def _check_text_model(path: Path, config: dict[str, Any]) -> None:
         raise TableError(f"{path}: kv_lora_rank: multi-head latent attention (MiniCPM3's), whose projections are not "
                          "the query, key, value and output ones rft-solver counts; it reads DeepSeek-V2's and V3's "
                          f"(model_type {' or '.join(MLA_MODEL_TYPES)})")
-    if config.get("model_type") in DEEPSEEK_LAYOUT_MODEL_TYPES:
-        for key, why in UNREAD_DEEPSEEK_KEYS.items():
-            if config.get(key) not in (None, 0):
-                raise TableError(f"{path}: {key} {brief(config[key])}: {why}")
+    if config.get("quantization_config") is not None:
+        raise TableError(f"{path}: quantization_config {brief(config['quantization_config'])}: {QUANTIZED}")
+    if (config.get("model_type") in DEEPSEEK_LAYOUT_MODEL_TYPES and config.get("model_type") not in MTP_MODEL_TYPES
+            and config.get("num_nextn_predict_layers") not in (None, 0)):
+        raise TableError(f"{path}: num_nextn_predict_layers {brief(config['num_nextn_predict_layers'])}: {UNREAD_MTP}")
     towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
     if towers:
         raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
@@ -276,20 +319,24 @@ def _config_mla(path: Path, config: dict[str, Any], heads: int, kv_heads: int) -
 
 def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
     """A config.json's routed experts (None for a dense model): how many, how many a token takes
-    (``num_experts_per_tok``) and each one's width (``moe_intermediate_size``, else Mixtral's ``intermediate_size``),
-    with its shared experts and, of its `layers`, the dense ones; `TableError` where one is missing or wrong."""
+    (``num_experts_per_tok``, ERNIE's ``moe_k``, Hunyuan's ``moe_topk``) and each one's width
+    (``moe_intermediate_size``, else Mixtral's ``intermediate_size``), with its shared experts and, of its `layers`,
+    the dense ones; `TableError` where one is missing or wrong."""
     key = _experts_key(config)
     if key is None:
         _check_no_expert_count(path, config)
         return None
-    experts, active = _config_number(path, config, key), _config_number(path, config, "num_experts_per_tok")
+    active_key = next((name for name in ("moe_k", "moe_topk") if config.get(name) is not None), "num_experts_per_tok")
+    experts, active = _config_number(path, config, key), _uniform_number(path, config, active_key)
     for other in MOE_CONFIG_KEYS:
         if config.get(other) not in (None, experts):
             raise TableError(f"{path}: {key} {experts} and {other} {brief(config[other])}: two counts of routed "
                              "experts; give one")
     if active > experts:
-        raise TableError(f"{path}: num_experts_per_tok: expected at most {key} ({experts}), got {active}")
+        raise TableError(f"{path}: {active_key}: expected at most {key} ({experts}), got {active}")
     model_type = config.get("model_type")
+    if model_type in INTERMEDIATE_WIDTH_EXPERT_MODEL_TYPES:
+        return _intermediate_width_moe(path, config, layers, experts, active)
     if model_type in EXPERT_WIDTH_MODEL_TYPES and config.get("moe_intermediate_size") is None:
         raise TableError(f"{path}: missing moe_intermediate_size: a {model_type} config gives each expert's width "
                          f"there (a whole number from 1 to {CONFIG_LIMITS['moe_intermediate_size']}); its "
@@ -297,16 +344,92 @@ def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
     width = _config_number(path, config,
                            "moe_intermediate_size" if config.get("moe_intermediate_size") is not None
                            else "intermediate_size")
+    routed = MoE(experts=experts, active_experts=active, moe_intermediate_size=width)
     if model_type in DEEPSEEK_LAYOUT_MODEL_TYPES:
-        return _deepseek_moe(path, config, layers, MoE(experts=experts, active_experts=active,
-                                                       moe_intermediate_size=width))
+        return _deepseek_moe(path, config, layers, routed)
+    if model_type == "ernie4_5_moe":
+        return _ernie_moe(path, config, layers, routed)
     shared_type, shared_key = SHARED_EXPERT_LAYOUT
     if model_type == shared_type and config.get(shared_key) is None:
         raise TableError(f"{path}: missing {shared_key}: a {shared_type} config gives its shared expert's width there "
                          f"(0 for none)")
     shared = 0 if config.get(shared_key) in (None, 0) else _config_number(path, config, shared_key)
-    return MoE(experts=experts, active_experts=active, moe_intermediate_size=width,
-               shared_expert_intermediate_size=shared)
+    return routed.model_copy(update={"shared_expert_intermediate_size": shared})
+
+
+def _uniform_number(path: Path, config: dict[str, Any], key: str) -> int:
+    """`_config_number` of `key`, which may also be a list of one value per layer (Hunyuan's ``moe_topk``), all the
+    same; `TableError` where they differ (rft-solver counts one for every layer)."""
+    value = config.get(key)
+    if not isinstance(value, list):
+        return _config_number(path, config, key)
+    if not value:
+        raise TableError(f"{path}: {key}: expected a whole number, or one per layer, got []")
+    if any(each != value[0] for each in value):
+        differing = next(each for each in value if each != value[0])
+        raise TableError(f"{path}: {key}: differs between layers ({brief(value[0])} and {brief(differing)}); "
+                         "rft-solver counts one value for every layer")
+    return _config_number(path, {key: value[0]}, key)
+
+
+def _intermediate_width_moe(path: Path, config: dict[str, Any], layers: int, experts: int, active: int) -> MoE:
+    """The experts of a `INTERMEDIATE_WIDTH_EXPERT_MODEL_TYPES` config (Hunyuan-MoE's, Llama 4 text's): routed and one
+    shared, ``intermediate_size`` wide, with Llama 4's dense layers; `TableError` for a key that would make
+    transformers' class hold other widths or counts than the config says (its ``moe_intermediate_size``,
+    ``num_shared_expert``), or for ``moe_layers`` that are not layers."""
+    width = _config_number(path, config, "intermediate_size")
+    for key, built, words in (("moe_intermediate_size", width, f"its experts {width} wide (intermediate_size)"),
+                              ("num_shared_expert", 1, "one shared expert")):
+        if config.get(key) is not None and _uniform_number(path, config, key) != built:
+            raise TableError(f"{path}: {key} {brief(config[key])}: transformers' {config['model_type']} class builds "
+                             f"{words} whatever this says, so its checkpoint would not load")
+    moe = MoE(experts=experts, active_experts=active, moe_intermediate_size=width,
+              shared_expert_intermediate_size=width, shared_expert_gate=False)
+    if config["model_type"] != "llama4_text":
+        return moe
+    dense = layers - len(_llama4_moe_layers(path, config, layers))
+    return moe.model_copy(update={"dense_layers": dense, "dense_intermediate_size": _config_number(
+        path, config, "intermediate_size_mlp", LLAMA4_DENSE_WIDTH) if dense else 0})
+def _llama4_moe_layers(path: Path, config: dict[str, Any], layers: int) -> set[int]:
+    """A Llama 4 text config's expert layers: its ``moe_layers``, else every ``interleave_moe_layer_step``-th layer
+    (the last of each step), as ``Llama4TextConfig`` derives them; `TableError` where they are not layers of its
+    `layers`, or none."""
+    given = config.get("moe_layers")
+    if given is None:
+        step = _config_number(path, config, "interleave_moe_layer_step", 1)
+        if step > layers:
+            raise TableError(f"{path}: interleave_moe_layer_step {step}: leaves none of num_hidden_layers ({layers}) "
+                             "holding the experts")
+        return set(range(step - 1, layers, step))
+    if not isinstance(given, list) or not given or any(
+            not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < layers for index in given):
+        raise TableError(f"{path}: moe_layers: expected a list of layer indices from 0 to {layers - 1}, or null, got "
+                         f"{brief(given)}")
+    return set(given)
+
+
+def _ernie_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) -> MoE:
+    """`routed`, the experts of an ERNIE-4.5-MoE config, with its shared experts and dense layers as
+    `ERNIE_MOE_DEFAULTS` tells (each key's default where absent or null); `TableError` where one is wrong, or no
+    layer holds the experts."""
+    keys = {key: default if config.get(key) is None else config[key] for key, default in ERNIE_MOE_DEFAULTS.items()}
+    for key, value in keys.items():
+        lowest = -1 if key == "moe_layer_end_index" else 1 if key == "moe_layer_interval" else 0
+        if not isinstance(value, int) or isinstance(value, bool) or not lowest <= value <= CONFIG_LIMITS[key]:
+            raise TableError(f"{path}: {key}: expected a whole number from {lowest} to {CONFIG_LIMITS[key]}, got "
+                             f"{brief(value)}")
+    last = layers - 1 if keys["moe_layer_end_index"] == -1 else keys["moe_layer_end_index"]
+    expert_layers = sum(1 for index in range(layers) if (index + 1) % keys["moe_layer_interval"] == 0
+                        and keys["moe_layer_start_index"] <= index <= last)
+    if not expert_layers:
+        raise TableError(f"{path}: moe_layer_start_index {keys['moe_layer_start_index']}, moe_layer_end_index "
+                         f"{keys['moe_layer_end_index']} and moe_layer_interval {keys['moe_layer_interval']} leave no "
+                         f"layer of {layers} holding the experts")
+    dense = layers - expert_layers
+    return routed.model_copy(update={
+        "shared_expert_intermediate_size": keys["moe_num_shared_experts"] * routed.moe_intermediate_size,
+        "shared_expert_gate": False, "dense_layers": dense,
+        "dense_intermediate_size": _config_number(path, config, "intermediate_size") if dense else 0})
 
 
 def _deepseek_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) -> MoE:
@@ -354,12 +477,12 @@ def _check_moe_layout(path: Path, config: dict[str, Any]) -> None:
     if _experts_key(config) is None:
         return
     reads = ("rft-solver reads a mixture of experts with routed experts in every layer (Qwen3-MoE's, Mixtral's), "
-             "besides them only Qwen2-MoE's shared expert, and DeepSeek's and GLM-4-MoE's shared experts and first "
-             f"dense layers (model_type {', '.join(DEEPSEEK_LAYOUT_MODEL_TYPES)})")
+             "besides them only Qwen2-MoE's shared expert, DeepSeek's and GLM-4-MoE's shared experts and first "
+             f"dense layers (model_type {', '.join(DEEPSEEK_LAYOUT_MODEL_TYPES)}), and ERNIE-4.5's, Hunyuan's and "
+             "Llama 4's layouts (ernie4_5_moe, hunyuan_v1_moe, llama4_text)")
     deepseek = config.get("model_type") in DEEPSEEK_LAYOUT_MODEL_TYPES
     for shared in SHARED_EXPERT_KEYS:
-        if (config.get(shared) not in (None, 0) and (config.get("model_type"), shared) != SHARED_EXPERT_LAYOUT
-                and not (deepseek and shared == "n_shared_experts")):
+        if config.get(shared) not in (None, 0) and READ_SHARED_EXPERT_KEYS.get(str(config.get("model_type"))) != shared:
             raise TableError(f"{path}: {shared} {brief(config[shared])}: shared experts beside the routed ones, "
                              f"which would go uncounted; {reads}")
     for dense, none_dense in DENSE_LAYER_KEYS.items():

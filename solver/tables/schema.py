@@ -200,11 +200,14 @@ class MoE(Frozen):
     shared_expert_intermediate_size: Annotated[int, Strict(), Ge(0)] = 0
     """The shared expert's width (DeepSeek's shared experts together); 0 for none."""
     shared_expert_gate: Flag = True
-    """Whether a gate of one output scales the shared expert (Qwen2-MoE's); DeepSeek's and GLM-4-MoE's have none."""
+    """Whether a gate of one output scales the shared expert (Qwen2-MoE's); DeepSeek's, GLM-4-MoE's, ERNIE-4.5's,
+    Hunyuan's and Llama 4's have none."""
     dense_layers: Annotated[int, Strict(), Ge(0)] = 0
-    """How many layers, the first ones, hold a dense MLP instead of experts (``first_k_dense_replace``)."""
+    """How many layers hold a dense MLP instead of experts (DeepSeek's first ``first_k_dense_replace``; ERNIE-4.5's
+    and Llama 4's outside their expert layers)."""
     dense_intermediate_size: Annotated[int, Strict(), Ge(0)] = 0
-    """Those dense layers' MLP width (the config's ``intermediate_size``); 0 without dense layers."""
+    """Those dense layers' MLP width (the config's ``intermediate_size``, Llama 4's ``intermediate_size_mlp``); 0
+    without dense layers."""
 
     @property
     def ffn_width(self) -> int:
@@ -301,6 +304,10 @@ class Model(Frozen):
     """For a model read from a config.json of a kind rft-solver's counts were not checked on
     (`CHECKED_MODEL_TYPES`): its ``model_type`` in words (``model_type exaone``, ``no model_type``), for the
     caution that its layers were counted as attention and a gated MLP each; None otherwise."""
+    uncounted_mtp_layers: Annotated[int, Strict(), Ge(0)] = 0
+    """For a model read from a config.json: the multi-token prediction layers it declares
+    (``num_nextn_predict_layers``), which its parameters leave out, since transformers does not load them (a note
+    says so); 0 otherwise."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not

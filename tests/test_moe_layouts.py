@@ -1,0 +1,187 @@
+"""ERNIE-4.5-MoE's, Hunyuan-MoE's and Llama 4 text's layouts read by --model-config, as transformers 5.25's classes
+lay them out (modeling_ernie4_5_moe.py, modeling_hunyuan_v1_moe.py, modeling_llama4.py), and their multi-token
+prediction layers, which transformers does not load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from solver.tables import TableError, load_model_config
+from solver.tables.schema import Model, MoE
+
+ERNIE_DEFAULTS = {
+    "model_type": "ernie4_5_moe", "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288,
+    "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4, "max_position_embeddings": 131072,
+    "tie_word_embeddings": True, "moe_intermediate_size": 1536, "moe_k": 6, "moe_num_experts": 64,
+    "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1}
+"""transformers' ``Ernie4_5_MoeConfig`` defaults (configuration_ernie4_5_moe.py): ERNIE-4.5-21B-A3B's shape."""
+HUNYUAN_DEFAULTS = {
+    "model_type": "hunyuan_v1_moe", "vocab_size": 290943, "hidden_size": 4096, "intermediate_size": 11008,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048, "tie_word_embeddings": False,
+    "num_experts": 1, "moe_topk": 1}
+"""transformers' ``HunYuanMoEV1Config`` defaults (configuration_hunyuan_v1_moe.py): one routed expert, top-1."""
+LLAMA4_TEXT_DEFAULTS = {
+    "model_type": "llama4_text", "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192,
+    "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8,
+    "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": False, "num_experts_per_tok": 1,
+    "num_local_experts": 16, "interleave_moe_layer_step": 1}
+"""transformers' ``Llama4TextConfig`` defaults (configuration_llama4.py): Llama-4-Scout's text model's shape."""
+
+
+def _read(tmp_path: Path, config: dict[str, object], **changes: object) -> Model:
+    """`config` with `changes` (a key changed to ``...`` left out), written as a config.json and read."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({key: value for key, value in {**config, **changes}.items() if value is not ...}),
+                    encoding="utf-8")
+    return load_model_config(path)
+
+
+def test_ernies_defaults_count_a_dense_first_layer_and_two_ungated_shared_experts(tmp_path: Path):
+    model = _read(tmp_path, ERNIE_DEFAULTS)
+    attention = 2560 * 128 * (2 * 20 + 2 * 4)
+    expert_layer = 64 * (3 * 2560 * 1536 + 2560) + 3 * 2560 * (2 * 1536)  # experts with router rows, shared ones
+    total = 28 * (attention + 2 * 2560) + 3 * 2560 * 12288 + 27 * expert_layer + 103424 * 2560 + 2560
+    assert total == 21825436160  # its card: 21B total (21.8B in its safetensors), 3B active
+    assert model.parameters_b * 1e9 == pytest.approx(total, abs=1)
+    assert model.active_parameters_b == pytest.approx((total - 27 * 58 * 3 * 2560 * 1536) / 1e9)  # 3.35B
+    assert model.moe == MoE(experts=64, active_experts=6, moe_intermediate_size=1536,
+                            shared_expert_intermediate_size=3072, shared_expert_gate=False, dense_layers=1,
+                            dense_intermediate_size=12288)
+    assert (model.unchecked_layout, model.uncounted_mtp_layers, model.tied_embeddings) == (None, 0, True)
+
+
+@pytest.mark.parametrize(("changes", "dense"), [
+    ({"moe_layer_interval": 2}, 14),  # layers 1, 3, ..., 27 hold the experts
+    ({"moe_layer_start_index": 0, "moe_layer_end_index": 9}, 18),  # layers 0 to 9
+    ({"moe_layer_start_index": ..., "moe_layer_end_index": None, "moe_num_shared_experts": ...}, 1),  # the defaults
+    ({"moe_layer_start_index": 0, "moe_layer_end_index": 27}, 0),
+])
+def test_ernies_expert_layers_follow_its_start_end_and_interval(
+        tmp_path: Path, changes: dict[str, object], dense: int):
+    moe = _read(tmp_path, ERNIE_DEFAULTS, **changes).moe
+    assert moe is not None
+    assert (moe.dense_layers, moe.dense_intermediate_size, moe.shared_expert_intermediate_size) == (
+        dense, 12288 if dense else 0, 3072)
+
+
+def test_mtp_layers_are_read_uncounted_for_ernie_and_glm(tmp_path: Path):
+    # Ernie4_5_MoePreTrainedModel ignores "mtp" weights on load; Glm4MoePreTrainedModel layers 46 and 92.
+    without = _read(tmp_path, ERNIE_DEFAULTS)
+    model = _read(tmp_path, ERNIE_DEFAULTS, num_nextn_predict_layers=1)
+    assert (model.parameters_b, model.uncounted_mtp_layers) == (without.parameters_b, 1)
+    with pytest.raises(TableError, match="num_nextn_predict_layers: expected a whole number from 1 to 65536, got -1"):
+        _read(tmp_path, ERNIE_DEFAULTS, num_nextn_predict_layers=-1)
+
+
+def test_hunyuans_defaults_count_a_shared_expert_as_wide_as_the_routed_ones(tmp_path: Path):
+    model = _read(tmp_path, HUNYUAN_DEFAULTS)
+    mlp = 3 * 4096 * 11008
+    total = 32 * (4096 * 128 * 4 * 32 + 2 * 4096 + (mlp + 4096) + mlp) + 2 * 290943 * 4096 + 4096
+    assert total == 13188329472
+    assert model.parameters_b * 1e9 == pytest.approx(total, abs=1)
+    assert model.moe == MoE(experts=1, active_experts=1, moe_intermediate_size=11008,
+                            shared_expert_intermediate_size=11008, shared_expert_gate=False)
+    assert model.unchecked_layout is None
+
+
+def test_hunyuan_a13bs_per_layer_lists_read_as_its_card_counts(tmp_path: Path):
+    # Hunyuan-A13B's shape on the class's defaults: 64 experts 3072 wide, 8 a token, lists of one value per layer.
+    model = _read(tmp_path, HUNYUAN_DEFAULTS, vocab_size=128167, intermediate_size=3072, num_key_value_heads=8,
+                  num_experts=64, moe_topk=[8] * 32, moe_intermediate_size=[3072] * 32, num_shared_expert=[1] * 32,
+                  tie_word_embeddings=True)
+    mlp = 3 * 4096 * 3072
+    total = 32 * (4096 * 128 * (64 + 16) + 2 * 4096 + 64 * (mlp + 4096) + mlp) + 128167 * 4096 + 4096
+    assert (total, model.parameters_b * 1e9) == (80393175040, pytest.approx(total, abs=1))  # card: 80B total
+    assert model.active_parameters_b == pytest.approx((total - 32 * 56 * mlp) / 1e9)  # 12.75B; card: 13B active
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"num_experts": 64, "moe_topk": [8] * 31 + [2]},
+     r"moe_topk: differs between layers \(8 and 2\); rft-solver counts one value for every layer$"),
+    ({"moe_intermediate_size": 4096},
+     (r"moe_intermediate_size 4096: transformers' hunyuan_v1_moe class builds its experts 11008 wide "
+      r"\(intermediate_size\) whatever this says, so its checkpoint would not load$")),
+    ({"num_shared_expert": [2] * 32}, "num_shared_expert .*: transformers' hunyuan_v1_moe class builds one shared"),
+    ({"moe_topk": []}, r"moe_topk: expected a whole number, or one per layer, got \[\]$"),
+    ({"num_experts": ...}, "missing the count of routed experts .*: model_type hunyuan_v1_moe is a mixture"),
+])
+def test_hunyuan_configs_transformers_would_build_otherwise_are_refused(
+        tmp_path: Path, changes: dict[str, object], message: str):
+    with pytest.raises(TableError, match=message):
+        _read(tmp_path, HUNYUAN_DEFAULTS, **changes)
+
+
+def test_llama4_texts_defaults_count_scouts_experts_and_shared_expert(tmp_path: Path):
+    model = _read(tmp_path, LLAMA4_TEXT_DEFAULTS)
+    mlp = 3 * 5120 * 8192
+    layer = 5120 * 128 * (80 + 16) + 2 * 5120 + 16 * (mlp + 5120) + mlp
+    total = 48 * layer + 2 * 202048 * 5120 + 5120
+    assert total == 107769861120  # its card: 109B with the vision encoder, 17B active
+    assert model.parameters_b * 1e9 == pytest.approx(total, abs=1)
+    assert model.active_parameters_b == pytest.approx((total - 48 * 15 * mlp) / 1e9)  # 17.17B
+    assert (model.moe, model.unchecked_layout) == (MoE(
+        experts=16, active_experts=1, moe_intermediate_size=8192, shared_expert_intermediate_size=8192,
+        shared_expert_gate=False), None)
+
+
+@pytest.mark.parametrize("changes", [
+    {"num_local_experts": 128, "interleave_moe_layer_step": 2},  # Llama-4-Maverick's: layers 1, 3, ..., 47
+    {"num_local_experts": 128, "interleave_moe_layer_step": ..., "moe_layers": list(range(1, 48, 2))},
+])
+def test_llama4_maverick_counts_its_dense_layers_at_intermediate_size_mlp(
+        tmp_path: Path, changes: dict[str, object]):
+    model = _read(tmp_path, LLAMA4_TEXT_DEFAULTS, **changes)
+    mlp = 3 * 5120 * 8192
+    total = (48 * (5120 * 128 * 96 + 2 * 5120) + 24 * (128 * (mlp + 5120) + mlp) + 24 * 3 * 5120 * 16384
+             + 2 * 202048 * 5120 + 5120)
+    assert total == 400711848960  # its card: 400B total
+    assert model.parameters_b * 1e9 == pytest.approx(total, abs=1)
+    assert model.moe is not None and (model.moe.dense_layers, model.moe.dense_intermediate_size) == (24, 16384)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"moe_layers": [0, 48]}, r"moe_layers: expected a list of layer indices from 0 to 47, or null, got \[0, 48\]$"),
+    ({"moe_layers": []}, r"moe_layers: expected a list of layer indices from 0 to 47, or null, got \[\]$"),
+    ({"interleave_moe_layer_step": 49},
+     r"interleave_moe_layer_step 49: leaves none of num_hidden_layers \(48\) holding the experts$"),
+    ({"quantization_config": {"quant_method": "fbgemm_fp8"}},
+     r"quantization_config \{'quant_method': 'fbgemm_fp8'\}: quantized weights"),
+])
+def test_llama4_text_configs_that_cannot_be_counted_are_refused(
+        tmp_path: Path, changes: dict[str, object], message: str):
+    with pytest.raises(TableError, match=message):
+        _read(tmp_path, LLAMA4_TEXT_DEFAULTS, **changes)
+
+
+def test_solve_memory_refuses_a_bad_ernie_layout_in_one_line(cli, tmp_path: Path):
+    (tmp_path / "config.json").write_text(json.dumps({**ERNIE_DEFAULTS, "moe_layer_start_index": 28}),
+                                          encoding="utf-8")
+    status, out, err = cli("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "8192")
+    assert (status, out) == (2, "")
+    assert err == (f"solve memory: error: --model-config {tmp_path / 'config.json'}: moe_layer_start_index 28, "
+                   "moe_layer_end_index -1 and moe_layer_interval 1 leave no layer of 28 holding the experts\n")
+
+
+def test_solve_cluster_notes_a_jobs_uncounted_mtp_layer(cli, tmp_path: Path):
+    # A small GLM-4-MoE-style config with an MTP layer (as GLM-4.5's): placed as without it, with a note naming its job.
+    config = {"model_type": "glm4_moe", "hidden_size": 64, "intermediate_size": 200, "moe_intermediate_size": 16,
+              "num_hidden_layers": 3, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 32,
+              "n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+              "vocab_size": 1000, "max_position_embeddings": 4096}
+    (tmp_path / "glm").mkdir()
+    (tmp_path / "glm" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: h20, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: small, model_config: glm, max_model_len: 4096, rollout_gpus: 0}\n", encoding="utf-8")
+    status, without, err = cli("cluster", str(path), "--json")
+    assert (status, err) == (0, "")
+    (tmp_path / "glm" / "config.json").write_text(json.dumps({**config, "num_nextn_predict_layers": 1}),
+                                                  encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--json")
+    assert (status, out) == (0, without)
+    assert err == ("solve cluster: note: glm (job small) declares 1 multi-token prediction layer "
+                   "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
+                   "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)\n")
