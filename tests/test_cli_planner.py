@@ -357,10 +357,11 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         ([], "solve: error: which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE"),
         (["--model", "5B", "--len", "8192"], ("solve: error: unknown model '5B'; accepted: "
                                               "Qwen3-0.6B/1.7B/8B/14B(-Base), ")),
-        (["--model", "4B", "--len", "8192", "--gpu", "v100"],
-         ("solve: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, "
-          "H800-80GB, H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, "
-          "MI300X; short forms such as l4 for L4-24GB too")),
+        (["--model", "4B", "--len", "8192", "--gpu", "mi250x"],
+         ("solve: error: unknown GPU 'mi250x'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, "
+          "H800-80GB, H200-141GB, GH200-96GB/144GB, L40S-48GB, L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, "
+          "RTX-6000-Ada-48GB/4090-24GB/5090-32GB, A10-24GB, L4-24GB, B200, B300, MI300X, MI325X; short forms such as "
+          "l4 for L4-24GB too")),
         (["--model", "4B"], ("solve: error: a cheapest plan needs a length: --len L (tokens, e.g. 32768); or, for the "
                              "longest context, --maximize len --gpus N")),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
@@ -1481,7 +1482,7 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     _, out, _ = cli("memory", "--model", "4B", "--gpu", "x", "--gpu-memory", "000080", "--gpus", "2", "--len", "8k",
                     "--json")
     assert json.loads(out)["memory_gib"] == 80
-    status, _, err = cli("--model", "4B", "--gpu", "v100", "--len", "8k")
+    status, _, err = cli("--model", "4B", "--gpu", "mi250x", "--len", "8k")
     assert status == 2 and err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
     # The name is written into configs' comments: a blank one, or one with a line break, is refused.
     for name in ("", " ", "foo\nbar: 1"):

@@ -817,8 +817,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
     ("text", "message"),
     [
         ("pools: []\njobs: []\n", "pools: must list at least 1"),
-        ("pools:\n  - {name: a, gpu: v100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a, gpu: unknown GPU 'v100'"),
+        ("pools:\n  - {name: a, gpu: mi250x, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a, gpu: unknown GPU 'mi250x'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 5B, max_model_len: 4096}\n",
          "job j, model: unknown model '5B'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
@@ -1047,11 +1047,11 @@ def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Pat
 
 def test_an_unknown_gpu_in_a_cluster_file_names_the_key_for_a_gpu_type_of_ones_own(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools:\n  - {name: a, gpu: v100, nodes: 1, gpus_per_node: 8}\n"
+    path.write_text("pools:\n  - {name: a, gpu: mi250x, nodes: 1, gpus_per_node: 8}\n"
                     "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err.startswith(f"solve cluster: error: {path}: pool a, gpu: unknown GPU 'v100'; accepted: A100-40GB")
+    assert err.startswith(f"solve cluster: error: {path}: pool a, gpu: unknown GPU 'mi250x'; accepted: A100-40GB")
     assert err.endswith("; or, for a GPU type of your own, give its memory: gpu_memory_gb\n") and err.count("\n") == 1
 
 
@@ -3033,12 +3033,12 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
     # Two nodes of 4 48-GB GPUs with 256 GiB of host memory, and Qwen3-32B with 4 rollout GPUs: the trainer has 4 GPUs
     # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (297.1 GiB per node), which has no room
     # beside the rollout; it is asked on the 4 GPUs the rollout leaves.
-    pools = [{"name": "lab", "gpu": "RTX-6000-Ada", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
+    pools = [{"name": "lab", "gpu": "RTX-PRO-5000", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
               "host_ram_gb": 256}]
     jobs = [{"name": "e", "model": "32B", "max_model_len": 16384, "rollout_gpus": 4}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "e", "reason": (
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
-        "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with 256 GiB of host memory per node "
+        "model's estimates for Qwen3-32B on RTX-PRO-5000 within 4 GPUs trains with 256 GiB of host memory per node "
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
         "tokens), and with Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(

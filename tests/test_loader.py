@@ -181,10 +181,11 @@ def test_model_names_resolve_in_any_case(name: str, canonical: str):
 def test_unknown_names_list_the_accepted_ones_in_one_short_line():
     # Without aliases, and a family's names that take the same variants after its first name.
     with pytest.raises(QueryError) as raised:
-        load_catalog().gpu("v100")
+        load_catalog().gpu("mi250x")
     assert str(raised.value) == (
-        "unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, "
-        "H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, MI300X; short forms "
+        "unknown GPU 'mi250x'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, "
+        "H200-141GB, GH200-96GB/144GB, L40S-48GB, L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, "
+        "RTX-6000-Ada-48GB/4090-24GB/5090-32GB, A10-24GB, L4-24GB, B200, B300, MI300X, MI325X; short forms "
         "such as l4 for L4-24GB too")
     with pytest.raises(QueryError) as raised:
         load_catalog().model("Qwen4-8B")
@@ -479,7 +480,7 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("h100-nv", " (did you mean H100-NVL-94GB?)"),  # the start of one name, as for models
     ("hh100", " (did you mean H100-80GB?)"),  # the first keystroke doubled
     ("h100x", ""),  # one keystroke more, not a doubled one: no guess
-    ("v100", ""),  # one character from h100, but another card: no guess
+    ("a10g", ""),  # one character from a100 (AWS's A10G, another card): no guess
     ("h", ""),  # the start of several: no guess
     ("SXM-H100", " (did you mean H100-80GB?)"),  # an alias (h100) after a prefix
 ])
@@ -791,7 +792,7 @@ def test_a_gpu_type_of_your_own_is_listed_by_its_name_without_its_aliases():
     catalog = load_catalog().with_gpu_types([GpuType(gpu="MyAccel", memory_gb=64, aliases=("Accel",), source="mine")])
     with pytest.raises(QueryError) as raised:
         catalog.gpu("nope")
-    assert str(raised.value).endswith(", B200, MI300X, MyAccel; short forms such as l4 for L4-24GB too")
+    assert str(raised.value).endswith(", MI300X, MI325X, MyAccel; short forms such as l4 for L4-24GB too")
 
 
 def test_accepted_names_share_the_start_another_root_name_has_not_their_own_longer_one():
@@ -802,7 +803,7 @@ def test_accepted_names_share_the_start_another_root_name_has_not_their_own_long
     with pytest.raises(QueryError) as raised:
         catalog.gpu("nope")
     assert str(raised.value).endswith(
-        ", B200, MI300X, Acc-1-16GB/2-32GB(-Pro); short forms such as l4 for L4-24GB too")
+        ", MI300X, MI325X, Acc-1-16GB/2-32GB(-Pro); short forms such as l4 for L4-24GB too")
 
 
 @pytest.mark.parametrize(("names", "listed"), [
@@ -814,7 +815,7 @@ def test_accepted_names_share_a_start_that_matching_spells_otherwise_whole(names
     catalog = load_catalog().with_gpu_types([GpuType(gpu=name, memory_gb=64, source="mine") for name in names])
     with pytest.raises(QueryError) as raised:
         catalog.gpu("nope")
-    assert str(raised.value).endswith(f", B200, MI300X, {listed}; short forms such as l4 for L4-24GB too")
+    assert str(raised.value).endswith(f", MI300X, MI325X, {listed}; short forms such as l4 for L4-24GB too")
 
 
 def test_a_table_naming_a_model_and_the_model_it_stands_for_gives_the_model_its_own_cells():
