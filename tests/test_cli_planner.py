@@ -3473,3 +3473,39 @@ def test_a_gpu_named_without_its_memory_gets_the_note_a_cluster_pool_gets(cli, a
     assert status == 0 and err == (f"{prog}: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need that "
                                    "name (the memory decides the plans)\n")
     assert cli(*argv, "--gpu", "a100-80g")[2] == cli(*argv, "--gpu", "A100-40GB")[2] == ""
+
+
+@pytest.mark.parametrize(("model", "guess"), [
+    ("qwen8b", " (did you mean Qwen3-8B?)"), ("llama3-8b", " (did you mean Llama-3.1-8B?)"),
+    ("600m", " (did you mean Qwen3-0.6B?)"), ("Llama-3.3-70B", ""), ("Qwen3-8B-FP8", " (did you mean Qwen3-8B?)"),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", ""),
+])
+def test_a_model_name_users_paste_gets_the_gpus_guess_and_the_way_to_its_config_in_one_line(cli, model: str,
+                                                                                             guess: str):
+    status, out, err = cli("--model", model, "--gpus", "4", "--len", "32768")
+    assert (status, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"solve: error: unknown model {model!r}{guess}; accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")
+    assert err.endswith("; or, for a model of your own, its Hugging Face config.json: --model-config PATH\n")
+
+
+@pytest.mark.parametrize(("model", "named"), [
+    ("meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"), ("Meta-Llama-3.1-70B-Instruct", "Llama-3.1-70B"),
+    ("Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B-Instruct"), ("qwen2.5-7b", "Qwen2.5-7B"),
+])
+def test_a_hugging_face_id_or_alias_of_a_known_model_plans_it(cli, model: str, named: str):
+    status, out, _ = cli("--model", model, "--gpus", "4", "--len", "32768", "--gpu", "gh200-144gb")
+    assert status == 0 and out.startswith(f"GH200-144GB · {named} · cheapest plan for 32768 tokens within 4 GPUs: ")
+
+
+@pytest.mark.parametrize("argv", [
+    ("--model", "8B", "--len", "8k", "--gpu", "v100"),
+    ("--model", "8B", "--len", "8k", "--gpu", "t4", "--gpu-memory", "16"),  # not as one's own either
+    ("memory", "--model", "8B", "--gpu", "Tesla V100-SXM2-32GB", "--gpus", "2", "--len", "8k"),
+    ("map", "--model", "8B", "--gpu", "p100"),
+])
+def test_a_gpu_without_bf16_is_refused_in_one_line_without_the_way_to_give_ones_own(cli, argv: tuple[str, ...]):
+    status, out, err = cli(*argv)
+    command = "solve" if argv[0].startswith("--") else f"solve {argv[0]}"
+    assert (status, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"{command}: error: '") and "which has no bf16 (compute capability " in err
+    assert err.endswith("and the verl/FSDP training rft-solver plans runs in bf16: plan for a GPU type that has it\n")

@@ -1055,6 +1055,38 @@ def test_an_unknown_gpu_in_a_cluster_file_names_the_key_for_a_gpu_type_of_ones_o
     assert err.endswith("; or, for a GPU type of your own, give its memory: gpu_memory_gb\n") and err.count("\n") == 1
 
 
+def test_a_pool_of_gpus_without_bf16_is_refused_named_or_given_by_its_memory(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    for gpu in ('"Tesla V100-SXM2-32GB"', "V100, gpu_memory_gb: 32"):
+        path.write_text(f"pools:\n  - {{name: old, gpu: {gpu}, nodes: 1, gpus_per_node: 8}}\n"
+                        "jobs:\n  - {name: j, model: Qwen/Qwen3-8B, max_model_len: 4096}\n", encoding="utf-8")
+        status, out, err = cli("cluster", str(path))
+        assert (status, out) == (2, "")
+        assert err.startswith(f"solve cluster: error: {path}: pool old, gpu: ") and err.count("\n") == 1
+        assert err.endswith(" is a V100, which has no bf16 (compute capability 7.0; bf16 needs 8.0, Ampere or newer), "
+                            "and the verl/FSDP training rft-solver plans runs in bf16: plan for a GPU type that has it\n")
+
+
+def test_a_job_names_its_model_as_users_paste_it(cli, tmp_path: Path):
+    # A Hugging Face id is its name after the slash; a name we lack gets the guess --model gets.
+    path = tmp_path / "fleet.yaml"
+    for model, problem in (("Qwen/Qwen3-8B", None), ("meta-llama/Llama-3.1-8B-Instruct", None),
+                           ("qwen8b", "unknown model 'qwen8b' (did you mean Qwen3-8B?); accepted: "),
+                           ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
+                            "unknown model 'deepseek-ai/DeepSeek-R1-Distill-Qwen-7B'; accepted: ")):
+        path.write_text("pools:\n  - {name: a, gpu: gh200-96gb, nodes: 1, gpus_per_node: 4}\n"
+                        f"jobs:\n  - {{name: j, model: {model}, max_model_len: 4096}}\n", encoding="utf-8")
+        status, out, err = cli("cluster", str(path), "--json")
+        if problem is None:
+            (placed,) = json.loads(out)["placements"]
+            assert status == 0 and (placed["model"], placed["gpu"]) == (model.split("/")[1].removesuffix("-Instruct"),
+                                                                          "GH200-96GB"), model
+        else:
+            assert (status, out) == (2, "") and err.count("\n") == 1
+            assert err.startswith(f"solve cluster: error: {path}: job j, model: {problem}")
+            assert err.endswith("; or, for a model of your own, its Hugging Face config.json: model_config\n")
+
+
 def test_one_config_json_named_two_ways_is_one_model_and_one_input_file(tmp_path: Path):
     (tmp_path / "mine").mkdir()
     config = tmp_path / "mine" / "config.json"
