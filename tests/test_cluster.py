@@ -817,8 +817,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
     ("text", "message"),
     [
         ("pools: []\njobs: []\n", "pools: must list at least 1"),
-        ("pools:\n  - {name: a, gpu: mi250x, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a, gpu: unknown GPU 'mi250x'"),
+        ("pools:\n  - {name: a, gpu: a30, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a, gpu: unknown GPU 'a30'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 5B, max_model_len: 4096}\n",
          "job j, model: unknown model '5B'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
@@ -1047,11 +1047,11 @@ def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Pat
 
 def test_an_unknown_gpu_in_a_cluster_file_names_the_key_for_a_gpu_type_of_ones_own(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools:\n  - {name: a, gpu: mi250x, nodes: 1, gpus_per_node: 8}\n"
+    path.write_text("pools:\n  - {name: a, gpu: a30, nodes: 1, gpus_per_node: 8}\n"
                     "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err.startswith(f"solve cluster: error: {path}: pool a, gpu: unknown GPU 'mi250x'; accepted: A100-40GB")
+    assert err.startswith(f"solve cluster: error: {path}: pool a, gpu: unknown GPU 'a30'; accepted: A100-40GB")
     assert err.endswith("; or, for a GPU type of your own, give its memory: gpu_memory_gb\n") and err.count("\n") == 1
 
 
@@ -1064,7 +1064,8 @@ def test_a_pool_of_gpus_without_bf16_is_refused_named_or_given_by_its_memory(cli
         assert (status, out) == (2, "")
         assert err.startswith(f"solve cluster: error: {path}: pool old, gpu: ") and err.count("\n") == 1
         assert err.endswith(" is a V100, which has no bf16 (compute capability 7.0; bf16 needs 8.0, Ampere or newer), "
-                            "and the verl/FSDP training rft-solver plans runs in bf16: plan for a GPU type that has it\n")
+                            "and the verl/FSDP training rft-solver plans runs in bf16: plan for a GPU type that has "
+                            "it\n")
 
 
 def test_a_job_names_its_model_as_users_paste_it(cli, tmp_path: Path):
@@ -1079,8 +1080,8 @@ def test_a_job_names_its_model_as_users_paste_it(cli, tmp_path: Path):
         status, out, err = cli("cluster", str(path), "--json")
         if problem is None:
             (placed,) = json.loads(out)["placements"]
-            assert status == 0 and (placed["model"], placed["gpu"]) == (model.split("/")[1].removesuffix("-Instruct"),
-                                                                          "GH200-96GB"), model
+            named = model.split("/")[1].removesuffix("-Instruct")
+            assert status == 0 and (placed["model"], placed["gpu"]) == (named, "GH200-96GB"), model
         else:
             assert (status, out) == (2, "") and err.count("\n") == 1
             assert err.startswith(f"solve cluster: error: {path}: job j, model: {problem}")

@@ -243,9 +243,10 @@ class Catalog(Frozen):
         wanted = {normalise(name), smi_name_form(name)}
         for refused in self.without_bf16:
             if wanted & {normalise(known) for known in (refused.name, *refused.aliases)}:
-                raise RefusedNameError(f"{brief(name)} is a {refused.name}, which has no bf16 (compute capability "
-                                 f"{refused.compute_capability}; bf16 needs 8.0, Ampere or newer), and the verl/FSDP "
-                                 "training rft-solver plans runs in bf16: plan for a GPU type that has it")
+                raise RefusedNameError(
+                    f"{brief(name)} is a {refused.name}, which has no bf16 (compute capability "
+                    f"{refused.compute_capability}; bf16 needs 8.0, Ampere or newer), and the verl/FSDP training "
+                    "rft-solver plans runs in bf16: plan for a GPU type that has it")
 
     def with_model(self, model: Model) -> Catalog:
         """This catalogue with one more model (from ``--model-config``). Of the same shape as a model its
