@@ -97,6 +97,7 @@ from solver.tables import (
     path_text,
     read_cells_files,
     shown_value,
+    with_own_hint,
 )
 
 __all__ = [
@@ -138,7 +139,7 @@ def _check_named(catalog: Catalog, model: object, gpu: object) -> None:
             try:
                 find(name)
             except QueryError as error:
-                raise QueryError(f"{error}{hint}") from None
+                raise QueryError(with_own_hint(error, hint)) from None
 
 
 def plan(

@@ -223,6 +223,9 @@ def test_an_unknown_gpu_or_model_in_code_is_told_how_code_gives_its_own():
             "; or, for a model of your own, its Hugging Face config.json: solver.load_model_config(PATH), with "
             "catalog=solver.load_catalog().with_model(that)") + "$"):
         solver.plan("Mistral-7B", gpu="a100", max_model_len=8192)
+    # A GPU type without bf16 is refused, with no hint: no GPU type of one's own may take its name.
+    with pytest.raises(solver.QueryError, match=r"^'V100' is a V100, which has no bf16 .* a GPU type that has it$"):
+        solver.plan("1.7B", gpu="V100", budget_gpus=2, max_model_len=8192)
     # A value of the wrong type is still told its type, with no hint.
     with pytest.raises(solver.QueryError, match=r"^a GPU is named by a string, got 5$"):
         solver.plan("1.7B", gpu=5, max_model_len=8192)  # type: ignore[arg-type]

@@ -357,10 +357,11 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         ([], "solve: error: which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE"),
         (["--model", "5B", "--len", "8192"], ("solve: error: unknown model '5B'; accepted: "
                                               "Qwen3-0.6B/1.7B/8B/14B(-Base), ")),
-        (["--model", "4B", "--len", "8192", "--gpu", "v100"],
-         ("solve: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, "
-          "H800-80GB, H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, "
-          "MI300X; short forms such as l4 for L4-24GB too")),
+        (["--model", "4B", "--len", "8192", "--gpu", "a30"],
+         ("solve: error: unknown GPU 'a30'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, "
+          "H800-80GB, H200-141GB, GH200-96GB/144GB, L40S-48GB, L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, "
+          "RTX-6000-Ada-48GB/4090-24GB/5090-32GB, A10-24GB, L4-24GB, B200, B300, MI300X, MI325X; short forms such as "
+          "l4 for L4-24GB too")),
         (["--model", "4B"], ("solve: error: a cheapest plan needs a length: --len L (tokens, e.g. 32768); or, for the "
                              "longest context, --maximize len --gpus N")),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
@@ -1481,7 +1482,7 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     _, out, _ = cli("memory", "--model", "4B", "--gpu", "x", "--gpu-memory", "000080", "--gpus", "2", "--len", "8k",
                     "--json")
     assert json.loads(out)["memory_gib"] == 80
-    status, _, err = cli("--model", "4B", "--gpu", "v100", "--len", "8k")
+    status, _, err = cli("--model", "4B", "--gpu", "a30", "--len", "8k")
     assert status == 2 and err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
     # The name is written into configs' comments: a blank one, or one with a line break, is refused.
     for name in ("", " ", "foo\nbar: 1"):
@@ -3477,3 +3478,39 @@ def test_a_gpu_named_without_its_memory_gets_the_note_a_cluster_pool_gets(cli, a
     assert status == 0 and err == (f"{prog}: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need that "
                                    "name (the memory decides the plans)\n")
     assert cli(*argv, "--gpu", "a100-80g")[2] == cli(*argv, "--gpu", "A100-40GB")[2] == ""
+
+
+@pytest.mark.parametrize(("model", "guess"), [
+    ("qwen8b", " (did you mean Qwen3-8B?)"), ("llama3-8b", " (did you mean Llama-3.1-8B?)"),
+    ("600m", " (did you mean Qwen3-0.6B?)"), ("Llama-3.3-70B", ""), ("Qwen3-8B-FP8", " (did you mean Qwen3-8B?)"),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", ""),
+])
+def test_a_model_name_users_paste_gets_the_gpus_guess_and_the_way_to_its_config_in_one_line(
+        cli, model: str, guess: str):
+    status, out, err = cli("--model", model, "--gpus", "4", "--len", "32768")
+    assert (status, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"solve: error: unknown model {model!r}{guess}; accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")
+    assert err.endswith("; or, for a model of your own, its Hugging Face config.json: --model-config PATH\n")
+
+
+@pytest.mark.parametrize(("model", "named"), [
+    ("meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"), ("Meta-Llama-3.1-70B-Instruct", "Llama-3.1-70B"),
+    ("Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B-Instruct"), ("qwen2.5-7b", "Qwen2.5-7B"),
+])
+def test_a_hugging_face_id_or_alias_of_a_known_model_plans_it(cli, model: str, named: str):
+    status, out, _ = cli("--model", model, "--gpus", "4", "--len", "32768", "--gpu", "gh200-144gb")
+    assert status == 0 and out.startswith(f"GH200-144GB · {named} · cheapest plan for 32768 tokens within 4 GPUs: ")
+
+
+@pytest.mark.parametrize("argv", [
+    ("--model", "8B", "--len", "8k", "--gpu", "v100"),
+    ("--model", "8B", "--len", "8k", "--gpu", "t4", "--gpu-memory", "16"),  # not as one's own either
+    ("memory", "--model", "8B", "--gpu", "Tesla V100-SXM2-32GB", "--gpus", "2", "--len", "8k"),
+    ("map", "--model", "8B", "--gpu", "p100"),
+])
+def test_a_gpu_without_bf16_is_refused_in_one_line_without_the_way_to_give_ones_own(cli, argv: tuple[str, ...]):
+    status, out, err = cli(*argv)
+    command = "solve" if argv[0].startswith("--") else f"solve {argv[0]}"
+    assert (status, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"{command}: error: '") and "which has no bf16 (compute capability " in err
+    assert err.endswith("and the verl/FSDP training rft-solver plans runs in bf16: plan for a GPU type that has it\n")

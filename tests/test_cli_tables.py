@@ -87,10 +87,11 @@ def test_json_for_one_model_across_all_tables(cli):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["tables", "--gpu", "v100"], ("solve tables: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, "
-                                       "A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, "
-                                       "L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, "
-                                       "MI300X; short forms such as l4 for L4-24GB too\n")),
+        (["tables", "--gpu", "a30"], ("solve tables: error: unknown GPU 'a30'; accepted: A100-40GB/80GB, "
+                                      "A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, "
+                                      "GH200-96GB/144GB, L40S-48GB, L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, "
+                                      "RTX-6000-Ada-48GB/4090-24GB/5090-32GB, A10-24GB, L4-24GB, B200, B300, "
+                                      "MI300X, MI325X; short forms such as l4 for L4-24GB too\n")),
         (["tables", "--model", "70B"], ("solve tables: error: unknown model '70B' (did you mean Llama-3.1-70B?); "
                                         "accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")),
         (["tables", "--model", "72B"], ("solve tables: error: unknown model '72B'; accepted: "
@@ -319,13 +320,13 @@ def test_help_names_a_doc_as_the_source_has_it(cli, command: list[str]):
 
 def test_installed_solve_exits_2_without_traceback(tmp_path: Path, solve_script: Path):
     result = subprocess.run(
-        [str(solve_script), "tables", "--gpu", "v100"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        [str(solve_script), "tables", "--gpu", "a30"], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr == ("solve tables: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, "
-                             "H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, L40S-48GB, L20-48GB, "
-                             "RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, MI300X; short forms such as l4 "
-                             "for L4-24GB too\n")
+    assert result.stderr == ("solve tables: error: unknown GPU 'a30'; accepted: A100-40GB/80GB, A800-80GB, "
+                             "H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, GH200-96GB/144GB, L40S-48GB, "
+                             "L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, RTX-6000-Ada-48GB/4090-24GB/5090-32GB, "
+                             "A10-24GB, L4-24GB, B200, B300, MI300X, MI325X; short forms such as l4 for L4-24GB too\n")
 
 
 def test_python_m_solver_is_the_solve_command(tmp_path: Path, solve_script: Path):
@@ -335,10 +336,10 @@ def test_python_m_solver_is_the_solve_command(tmp_path: Path, solve_script: Path
                       for argv in ([sys.executable, "-m", "solver", *command], [str(solve_script), *command]))
     assert (module.returncode, module.stdout, module.stderr) == (script.returncode, script.stdout, script.stderr)
     assert module.returncode == 0 and json.loads(module.stdout)[0]["gpu"] == "A100-80GB"
-    refused = subprocess.run([sys.executable, "-m", "solver", "tables", "--gpu", "v100"], cwd=tmp_path,
+    refused = subprocess.run([sys.executable, "-m", "solver", "tables", "--gpu", "a30"], cwd=tmp_path,
                              capture_output=True, text=True, timeout=60, check=False)
     assert (refused.returncode, refused.stdout) == (2, "") and refused.stderr.startswith(
-        "solve tables: error: unknown GPU 'v100'; accepted: ")
+        "solve tables: error: unknown GPU 'a30'; accepted: ")
 
 
 @pytest.mark.parametrize("flag", ["--model", "--gpu"])

@@ -954,8 +954,9 @@ def test_yaml_that_trinity_cannot_read_is_refused_though_ruamel_would_patch_it(c
         ("model:\n  model_path: Qwen/Qwen3-4B\nexplorer:\n  auxiliary_models: [5]\n",
          "bad.yaml: explorer.auxiliary_models[0] must be a mapping"),
         ("model:\n  model_path: Qwen/Qwen2-7B\n  max_model_len: 4096\n",
-         "bad.yaml: model.model_path: unknown model 'Qwen2-7B': give --model M (a catalogue model of its shape, "
-         "such as the one it was fine-tuned from), or --model-config PATH (its config.json); accepted: Qwen3-0.6B"),
+         "bad.yaml: model.model_path: unknown model 'Qwen2-7B' (did you mean Qwen2.5-7B?): give --model M (a "
+         "catalogue model of its shape, such as the one it was fine-tuned from), or --model-config PATH (its "
+         "config.json); accepted: Qwen3-0.6B"),
         ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: ${model.other}\n", "bad.yaml: model.max_model_len: cannot resolve"),
         ("model:\n  model_path: ${oc.env:UNSET_MODEL_VARIABLE}\n", "bad.yaml: model.model_path"),
         ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 99999999999\n",

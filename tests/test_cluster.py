@@ -817,8 +817,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
     ("text", "message"),
     [
         ("pools: []\njobs: []\n", "pools: must list at least 1"),
-        ("pools:\n  - {name: a, gpu: v100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a, gpu: unknown GPU 'v100'"),
+        ("pools:\n  - {name: a, gpu: a30, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a, gpu: unknown GPU 'a30'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 5B, max_model_len: 4096}\n",
          "job j, model: unknown model '5B'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
@@ -1047,12 +1047,45 @@ def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Pat
 
 def test_an_unknown_gpu_in_a_cluster_file_names_the_key_for_a_gpu_type_of_ones_own(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools:\n  - {name: a, gpu: v100, nodes: 1, gpus_per_node: 8}\n"
+    path.write_text("pools:\n  - {name: a, gpu: a30, nodes: 1, gpus_per_node: 8}\n"
                     "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err.startswith(f"solve cluster: error: {path}: pool a, gpu: unknown GPU 'v100'; accepted: A100-40GB")
+    assert err.startswith(f"solve cluster: error: {path}: pool a, gpu: unknown GPU 'a30'; accepted: A100-40GB")
     assert err.endswith("; or, for a GPU type of your own, give its memory: gpu_memory_gb\n") and err.count("\n") == 1
+
+
+def test_a_pool_of_gpus_without_bf16_is_refused_named_or_given_by_its_memory(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    for gpu in ('"Tesla V100-SXM2-32GB"', "V100, gpu_memory_gb: 32"):
+        path.write_text(f"pools:\n  - {{name: old, gpu: {gpu}, nodes: 1, gpus_per_node: 8}}\n"
+                        "jobs:\n  - {name: j, model: Qwen/Qwen3-8B, max_model_len: 4096}\n", encoding="utf-8")
+        status, out, err = cli("cluster", str(path))
+        assert (status, out) == (2, "")
+        assert err.startswith(f"solve cluster: error: {path}: pool old, gpu: ") and err.count("\n") == 1
+        assert err.endswith(" is a V100, which has no bf16 (compute capability 7.0; bf16 needs 8.0, Ampere or newer), "
+                            "and the verl/FSDP training rft-solver plans runs in bf16: plan for a GPU type that has "
+                            "it\n")
+
+
+def test_a_job_names_its_model_as_users_paste_it(cli, tmp_path: Path):
+    # A Hugging Face id is its name after the slash; a name we lack gets the guess --model gets.
+    path = tmp_path / "fleet.yaml"
+    for model, problem in (("Qwen/Qwen3-8B", None), ("meta-llama/Llama-3.1-8B-Instruct", None),
+                           ("qwen8b", "unknown model 'qwen8b' (did you mean Qwen3-8B?); accepted: "),
+                           ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
+                            "unknown model 'deepseek-ai/DeepSeek-R1-Distill-Qwen-7B'; accepted: ")):
+        path.write_text("pools:\n  - {name: a, gpu: gh200-96gb, nodes: 1, gpus_per_node: 4}\n"
+                        f"jobs:\n  - {{name: j, model: {model}, max_model_len: 4096}}\n", encoding="utf-8")
+        status, out, err = cli("cluster", str(path), "--json")
+        if problem is None:
+            (placed,) = json.loads(out)["placements"]
+            named = model.split("/")[1].removesuffix("-Instruct")
+            assert status == 0 and (placed["model"], placed["gpu"]) == (named, "GH200-96GB"), model
+        else:
+            assert (status, out) == (2, "") and err.count("\n") == 1
+            assert err.startswith(f"solve cluster: error: {path}: job j, model: {problem}")
+            assert err.endswith("; or, for a model of your own, its Hugging Face config.json: model_config\n")
 
 
 def test_one_config_json_named_two_ways_is_one_model_and_one_input_file(tmp_path: Path):
@@ -3034,12 +3067,12 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
     # Two nodes of 4 48-GB GPUs with 256 GiB of host memory, and Qwen3-32B with 4 rollout GPUs: the trainer has 4 GPUs
     # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (297.1 GiB per node), which has no room
     # beside the rollout; it is asked on the 4 GPUs the rollout leaves.
-    pools = [{"name": "lab", "gpu": "RTX-6000-Ada", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
+    pools = [{"name": "lab", "gpu": "RTX-PRO-5000", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
               "host_ram_gb": 256}]
     jobs = [{"name": "e", "model": "32B", "max_model_len": 16384, "rollout_gpus": 4}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "e", "reason": (
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
-        "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with 256 GiB of host memory per node "
+        "model's estimates for Qwen3-32B on RTX-PRO-5000 within 4 GPUs trains with 256 GiB of host memory per node "
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
         "tokens), and with Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(

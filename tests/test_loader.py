@@ -20,6 +20,7 @@ from solver.tables import (
     ESCALATION_ORDER,
     GpuType,
     QueryError,
+    RefusedNameError,
     Setting,
     Table,
     TableError,
@@ -181,10 +182,11 @@ def test_model_names_resolve_in_any_case(name: str, canonical: str):
 def test_unknown_names_list_the_accepted_ones_in_one_short_line():
     # Without aliases, and a family's names that take the same variants after its first name.
     with pytest.raises(QueryError) as raised:
-        load_catalog().gpu("v100")
+        load_catalog().gpu("a30")
     assert str(raised.value) == (
-        "unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, "
-        "H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, MI300X; short forms "
+        "unknown GPU 'a30'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, "
+        "H200-141GB, GH200-96GB/144GB, L40S-48GB, L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, "
+        "RTX-6000-Ada-48GB/4090-24GB/5090-32GB, A10-24GB, L4-24GB, B200, B300, MI300X, MI325X; short forms "
         "such as l4 for L4-24GB too")
     with pytest.raises(QueryError) as raised:
         load_catalog().model("Qwen4-8B")
@@ -398,9 +400,52 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
     ("h200-141g", "H200-141GB"), ("rtx4090", "RTX-4090-24GB"), ("RTX 4090 24GB", "RTX-4090-24GB"),
     # spaces around the name (pasted from nvidia-smi), and a run of spaces and underscores, as one hyphen
     (" a100 ", "A100-80GB"), (" NVIDIA A100-SXM4-80GB\t", "A100-80GB"), ("a100 _ 80gb", "A100-80GB"),
+    # the GPU types added in session 53, by the names users type and nvidia-smi or amd-smi prints
+    ("gh200-96gb", "GH200-96GB"), ("NVIDIA GH200 480GB", "GH200-96GB"), ("NVIDIA GH200 144G HBM3e", "GH200-144GB"),
+    ("mi325x", "MI325X"), ("AMD Instinct MI325X", "MI325X"), ("a40", "A40-48GB"), ("NVIDIA A40", "A40-48GB"),
+    ("rtx5090", "RTX-5090-32GB"), ("NVIDIA GeForce RTX 5090", "RTX-5090-32GB"), ("rtx-6000-ada", "RTX-6000-Ada-48GB"),
+    ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada-48GB"), ("l40", "L40-48GB"), ("L40S", "L40S-48GB"),
+    ("b300", "B300"),
 ])
 def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canonical: str):
     assert load_catalog().gpu(name).name == canonical
+
+
+def test_a_gpu_type_without_a_driver_total_counts_its_gb_as_sold_in_bytes_at_most_what_the_others_report():
+    # GH200, B300 and MI325X: memory_mib is their GB as sold, 10^9 bytes each, in MiB; every GPU type whose source
+    # gives a driver total reports at least that (the L40S the least: 0.937 of its GB taken as GiB, against 0.931).
+    catalog = load_catalog()
+    estimated = [gpu.name for gpu in catalog.gpu_types if "driver total not at hand" in str(gpu.source)]
+    assert estimated == ["GH200-96GB", "GH200-144GB", "B300", "MI325X"]
+    for gpu in catalog.gpu_types:
+        in_bytes = gpu.memory_gb * 10**9 // 2**20
+        assert gpu.memory_mib == in_bytes if gpu.name in estimated else gpu.memory_mib > in_bytes, gpu.name
+
+
+@pytest.mark.parametrize(("name", "refused"), [
+    ("v100", "'v100' is a V100, which has no bf16 (compute capability 7.0;"),
+    ("Tesla V100-SXM2-32GB", "'Tesla V100-SXM2-32GB' is a V100, "),  # as nvidia-smi prints it
+    ("V100S", "'V100S' is a V100, "), ("Tesla T4", "'Tesla T4' is a T4, which has no bf16 (compute capability 7.5;"),
+    ("p40", "'p40' is a P40, "), ("RTX 2080 Ti", "'RTX 2080 Ti' is a RTX-2080-Ti, "),
+])
+def test_a_gpu_type_without_bf16_is_refused_by_name_even_as_ones_own(name: str, refused: str):
+    catalog = load_catalog()
+    for attempt in (lambda: catalog.gpu(name),
+                    lambda: catalog.with_gpu_types([described_gpu_type(name, 32)])):
+        with pytest.raises(RefusedNameError) as raised:
+            attempt()
+        assert str(raised.value).startswith(refused) and str(raised.value).endswith(
+            "bf16 needs 8.0, Ampere or newer), and the verl/FSDP training rft-solver plans runs in bf16: plan for a "
+            "GPU type that has it")
+
+
+def test_a_gpu_type_without_bf16_takes_no_name_of_a_gpu_type(tmp_path: Path):
+    tables = tmp_path / "tables"
+    shutil.copytree(shipped_tables_directory(), tables)
+    gpus = tables / "gpus.yaml"
+    gpus.write_text(gpus.read_text().replace("tesla-t4]", "tesla-t4, a10]"))
+    with pytest.raises(TableError, match="the name 'a10' is given to two GPU types"):
+        load_catalog(tables)
 
 
 def test_names_match_in_any_case_as_unicode_folds_it():
@@ -465,6 +510,21 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
     ("Distill-30B-A3B", ""),  # a short form with a dash in it is a short form too
     ("MyQwen3-14B", ""),  # a known name at the end, but not after a dash: no guess (as 0B)
     ("Qwen3-4B-distilled-from-Qwen3-14B", " (did you mean Qwen3-4B?)"),  # an extension before a prefix
+    ("qwen8b", " (did you mean Qwen3-8B?)"),  # the version left out
+    ("Qwen/qwen-30b-a3b", " (did you mean Qwen3-30B-A3B?)"),
+    ("qwen7b", " (did you mean Qwen2.5-7B?)"),
+    ("qwen14b", ""),  # Qwen3-14B and Qwen2.5-14B: no guess
+    ("qwen3b", ""),  # not the 8 of Qwen3-8B left out: only the version after the family's name is
+    ("llama3-8b", " (did you mean Llama-3.1-8B?)"),  # the version cut to its major one
+    ("Meta-Llama-3-8B-Instruct", " (did you mean Llama-3.1-8B?)"),
+    ("llama3-70b", " (did you mean Llama-3.1-70B?)"),
+    ("Llama-3.3-70B", ""),  # another version: no guess (its config.json is not checked: --model-config)
+    ("meta-llama/Llama-3.3-70B-Instruct", ""),
+    ("600m", " (did you mean Qwen3-0.6B?)"),  # a size in millions
+    ("Qwen3-1700M", " (did you mean Qwen3-1.7B?)"),
+    ("Qwen3-8B-FP8", " (did you mean Qwen3-8B?)"),  # an extension: a quantized checkpoint of a known model
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", ""),  # a distilled model: no name of ours ends it
+    ("DeepSeek-R1-Distill-Qwen-14B", ""),  # only a short form after the prefix
 ])
 def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_the_other(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
@@ -479,9 +539,13 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("h100-nv", " (did you mean H100-NVL-94GB?)"),  # the start of one name, as for models
     ("hh100", " (did you mean H100-80GB?)"),  # the first keystroke doubled
     ("h100x", ""),  # one keystroke more, not a doubled one: no guess
-    ("v100", ""),  # one character from h100, but another card: no guess
+    ("a10g", ""),  # one character from a100 (AWS's A10G, another card): no guess
     ("h", ""),  # the start of several: no guess
     ("SXM-H100", " (did you mean H100-80GB?)"),  # an alias (h100) after a prefix
+    ("h20-141gb", ""),  # a known name with another memory size: another card, no guess (was H20-96GB)
+    ("h100-94gb", ""),
+    ("gh200", ""),  # the start of GH200-96GB and GH200-144GB: the memory decides, no guess
+    ("rtx-5090-24gb", ""),
 ])
 def test_an_unknown_gpu_gets_a_guess_by_the_models_rule(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
@@ -791,7 +855,7 @@ def test_a_gpu_type_of_your_own_is_listed_by_its_name_without_its_aliases():
     catalog = load_catalog().with_gpu_types([GpuType(gpu="MyAccel", memory_gb=64, aliases=("Accel",), source="mine")])
     with pytest.raises(QueryError) as raised:
         catalog.gpu("nope")
-    assert str(raised.value).endswith(", B200, MI300X, MyAccel; short forms such as l4 for L4-24GB too")
+    assert str(raised.value).endswith(", MI300X, MI325X, MyAccel; short forms such as l4 for L4-24GB too")
 
 
 def test_accepted_names_share_the_start_another_root_name_has_not_their_own_longer_one():
@@ -802,7 +866,7 @@ def test_accepted_names_share_the_start_another_root_name_has_not_their_own_long
     with pytest.raises(QueryError) as raised:
         catalog.gpu("nope")
     assert str(raised.value).endswith(
-        ", B200, MI300X, Acc-1-16GB/2-32GB(-Pro); short forms such as l4 for L4-24GB too")
+        ", MI300X, MI325X, Acc-1-16GB/2-32GB(-Pro); short forms such as l4 for L4-24GB too")
 
 
 @pytest.mark.parametrize(("names", "listed"), [
@@ -814,7 +878,7 @@ def test_accepted_names_share_a_start_that_matching_spells_otherwise_whole(names
     catalog = load_catalog().with_gpu_types([GpuType(gpu=name, memory_gb=64, source="mine") for name in names])
     with pytest.raises(QueryError) as raised:
         catalog.gpu("nope")
-    assert str(raised.value).endswith(f", B200, MI300X, {listed}; short forms such as l4 for L4-24GB too")
+    assert str(raised.value).endswith(f", MI300X, MI325X, {listed}; short forms such as l4 for L4-24GB too")
 
 
 def test_a_table_naming_a_model_and_the_model_it_stands_for_gives_the_model_its_own_cells():

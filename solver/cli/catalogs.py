@@ -19,6 +19,7 @@ from solver.tables import (
     described_gpu_type,
     load_catalog,
     read_cells_files,
+    with_own_hint,
 )
 
 
@@ -51,7 +52,7 @@ def catalog_with(model: Model | None, gpu: str | None = None,
         try:
             catalog.gpu(gpu)
         except QueryError as error:
-            raise QueryError(f"{error}{OWN_GPU_HINT.format('--gpu-memory M')}") from None
+            raise QueryError(with_own_hint(error, OWN_GPU_HINT.format('--gpu-memory M'))) from None
     if memory is not None:
         if gpu is None:
             raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")

@@ -89,6 +89,7 @@ from solver.tables.schema import (
 from solver.tables.text import (
     OneLineError,
     QueryError,
+    RefusedNameError,
     TableError,
     and_more,
     brief,
@@ -99,6 +100,7 @@ from solver.tables.text import (
     path_text,
     shown_number,
     shown_value,
+    with_own_hint,
 )
 
 __all__ = [
@@ -135,6 +137,7 @@ __all__ = [
     "OneLineError",
     "Pool",
     "QueryError",
+    "RefusedNameError",
     "Setting",
     "Table",
     "TableError",
@@ -181,6 +184,7 @@ __all__ = [
     "sp_rule_violation",
     "sp_suits_kv_heads",
     "vouches_for",
+    "with_own_hint",
     "yaml_error_place",
     "yaml_limit",
 ]

@@ -20,6 +20,7 @@ from solver.tables.schema import (
     SHAPE_TERMS,
     Frozen,
     GpuType,
+    GpuWithoutBf16,
     Model,
     Setting,
     Shape,
@@ -29,6 +30,7 @@ from solver.tables.schema import (
 from solver.tables.text import (
     OneLineError,
     QueryError,
+    RefusedNameError,
     TableError,
     and_more,
     brief,
@@ -213,6 +215,8 @@ class Catalog(Frozen):
 
     models: tuple[Model, ...]
     gpu_types: tuple[GpuType, ...]
+    without_bf16: tuple[GpuWithoutBf16, ...] = ()
+    """GPU types refused by name: they have no bf16 arithmetic, which the training planned here runs in."""
 
     def model(self, name: str) -> Model:
         """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
@@ -222,13 +226,27 @@ class Catalog(Frozen):
 
     def gpu(self, name: str) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
-        prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``: `smi_name_form`)."""
+        prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``: `smi_name_form`); `QueryError` for a GPU
+        type without bf16 (`refuse_without_bf16`)."""
+        self.refuse_without_bf16(name)
         try:
             return _find_entry("GPU", name, self.gpu_types)
         except QueryError:
             if not isinstance(name, str) or smi_name_form(name) == normalise(name):
                 raise
         return _find_entry("GPU", name, self.gpu_types, wanted_name=smi_name_form(name))
+
+    def refuse_without_bf16(self, name: str) -> None:
+        """`QueryError` where `name` (in any case, or as nvidia-smi prints it) names a GPU type without bf16."""
+        if not isinstance(name, str):
+            return
+        wanted = {normalise(name), smi_name_form(name)}
+        for refused in self.without_bf16:
+            if wanted & {normalise(known) for known in (refused.name, *refused.aliases)}:
+                raise RefusedNameError(
+                    f"{brief(name)} is a {refused.name}, which has no bf16 (compute capability "
+                    f"{refused.compute_capability}; bf16 needs 8.0, Ampere or newer), and the verl/FSDP training "
+                    "rft-solver plans runs in bf16: plan for a GPU type that has it")
 
     def with_model(self, model: Model) -> Catalog:
         """This catalogue with one more model (from ``--model-config``). Of the same shape as a model its
@@ -292,6 +310,8 @@ class Catalog(Frozen):
         for gpu_type in gpu_types:
             if gpu_type in catalog.gpu_types:
                 continue
+            for name in (gpu_type.name, *gpu_type.aliases):
+                catalog.refuse_without_bf16(name)
             for name in (gpu_type.name, *gpu_type.aliases):
                 try:
                     known = catalog.gpu(name)
@@ -557,6 +577,8 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
             continue
         try:
             known = catalog.gpu(pool.gpu)
+        except RefusedNameError as error:
+            raise QueryError(f"pool {pool.name}, gpu: {error}") from None
         except QueryError:
             known = None
         if known is not None and known.source == gpu_type.source:  # a fleet's own, added already (for_fleet)

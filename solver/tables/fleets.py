@@ -12,7 +12,7 @@ from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
 from solver.tables.reading import given_path, load_validated
 from solver.tables.schema import Model
-from solver.tables.text import QueryError, TableError, check_types, normalise
+from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint
 
 OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
 """What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
@@ -125,4 +125,4 @@ def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, 
     try:
         return str(resolve(value).name)
     except QueryError as error:
-        raise TableError(f"{path}: {kind} {name}, {field}: {error}{hint}") from None
+        raise TableError(f"{path}: {kind} {name}, {field}: {with_own_hint(error, hint)}") from None

@@ -20,7 +20,8 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
         return _shipped_catalog()
     directory = given_path("directory", directory)
     models = load_models(directory / "models.yaml")
-    hardware = load_validated(GpusFile, directory / "gpus.yaml").gpus
+    gpus_file = load_validated(GpusFile, directory / "gpus.yaml")
+    hardware = gpus_file.gpus
     paths = sorted((directory / "feasibility").glob("*.yaml"))
     if not paths:
         raise TableError(f"{directory / 'feasibility'}: no GPU table files (*.yaml)")
@@ -36,10 +37,11 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
         documented[tabled.name], read_from[tabled.name] = tabled, path
     gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
     names = [normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
+    names += [normalise(name) for refused in gpus_file.without_bf16 for name in (refused.name, *refused.aliases)]
     duplicate = first_repeated(names)
     if duplicate is not None:
         raise TableError(f"{directory}: the name {duplicate!r} is given to two GPU types")
-    return Catalog(models=models, gpu_types=gpu_types)
+    return Catalog(models=models, gpu_types=gpu_types, without_bf16=gpus_file.without_bf16)
 
 
 MEMORY_MODEL_FILE = "memory-model.yaml"

@@ -600,10 +600,20 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source)
 
 
+class GpuWithoutBf16(Frozen):
+    """A GPU type without bf16 arithmetic (compute capability below 8.0), which the catalogue refuses by name."""
+
+    name: Text
+    compute_capability: Text
+    aliases: tuple[Text, ...] = ()
+    source: PrintableText
+
+
 class GpusFile(Frozen):
-    """The shape of ``gpus.yaml``: the GPU types."""
+    """The shape of ``gpus.yaml``: the GPU types, and those refused for want of bf16."""
 
     gpus: tuple[GpuType, ...] = Field(min_length=1)
+    without_bf16: tuple[GpuWithoutBf16, ...] = ()
 
 
 class ModelsFile(Frozen):

@@ -36,6 +36,16 @@ class QueryError(OneLineError):
     """A request the tables cannot take as asked (unknown name, a GPU count with no table); one line."""
 
 
+class RefusedNameError(QueryError):
+    """A name the catalogue knows and refuses (a GPU type without bf16): no GPU type of one's own stands for it."""
+
+
+def with_own_hint(error: QueryError, hint: str) -> str:
+    """`error`'s message with `hint` (how to give a GPU type or model of one's own) after it, unless it refuses a
+    name the catalogue knows (`RefusedNameError`), which no GPU type of one's own may take."""
+    return f"{error}{hint}" if not isinstance(error, RefusedNameError) else str(error)
+
+
 @lru_cache(maxsize=4096)
 def normalise(name: str) -> str:
     """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``); cached,
@@ -47,11 +57,15 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     """The name that `wanted` (normalised) was likely meant to be, among `names` (each known name or alias,
     normalised, to the name it stands for), or None where no single one is likely."""
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
-    # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), or is it after
-    # a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's older id: llama-3.1-8b-instruct; not after a short
-    # form, as 8B ends it too), or is it with one keystroke doubled (a1000: a100) or other hyphens (qwen-3-8b:
-    # qwen3-8b), and only one does: a name one character away otherwise is often another thing (v100 is not h100,
-    # 5B is not 8B).
+    # turn; Qwen3-8B-Instruct: Qwen3-8B; not by a memory size: h20-141gb is not the H20-96GB), or ends with it as
+    # its last part (70B: Llama-3.1-70B), or is it after a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's older
+    # id: llama-3.1-8b-instruct; not after a short form, as 8B ends it too), or is it with one keystroke doubled
+    # (a1000: a100) or other hyphens (qwen-3-8b: qwen3-8b), or with its version left out or cut to the major one
+    # (qwen8b: qwen3-8b, llama3-8b: llama-3.1-8b), or its size in millions (600m: 0.6b), and only one does: a name
+    # one character away otherwise is often another thing (v100 is not h100, 5B is not 8B).
+    in_billions = _MILLIONS.sub(lambda size: f"{int(size[1]) / 1000:g}b", wanted)
+    if in_billions != wanted:
+        return names.get(in_billions) or guessed_name(in_billions, names)
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
     # Only where a known name is one key shorter: a long name makes no copies of itself.
     undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]
@@ -59,12 +73,32 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     close = {names[known] for known in completions if not known.startswith(completions[0])} | {
         names[completions[0]]} if completions else (  # completions, last parts, extensions, then doubled keys
         {entry for known, entry in names.items() if known.endswith("-" + wanted)}
-        or {entry for known, entry in names.items() if wanted.startswith(known + "-")}
+        or {entry for known, entry in names.items()
+            if wanted.startswith(known + "-") and not _MEMORY_SIZE.fullmatch(wanted[len(known) + 1:])}
         or {entry for known, entry in names.items()
             if wanted.endswith("-" + known) and not _is_short_form(known, entry)}
         or {entry for known, entry in names.items() if known in undoubled}
-        or {entry for known, entry in names.items() if _unhyphenated(known) == _unhyphenated(wanted)})
+        or {entry for known, entry in names.items() if _unhyphenated(known) == _unhyphenated(wanted)}
+        or {entry for known, entry in names.items() if _unhyphenated(wanted) in _without_version(known)})
     return close.pop() if len(close) == 1 else None
+
+
+_MILLIONS = re.compile(r"(?<![\d.])(\d+)m(?=-|$)")
+"""A model's size in millions of parameters (``600m``), which `guessed_name` tries in billions (``0.6b``)."""
+_MEMORY_SIZE = re.compile(r"\d+(\.\d+)?g(i?b)?")
+"""A memory size as a GPU's name ends with it (``141gb``, ``96g``): another card than the name before it."""
+_VERSIONED = re.compile(r"([a-z][a-z-]*?)-?(\d+)((?:\.\d+)+)?(-.+)")
+"""A name with a version after its family's (``llama-3.1-8b``: ``llama``, ``3``, ``.1``, ``-8b``)."""
+
+
+def _without_version(name: str) -> set[str]:
+    """`name` unhyphenated without the version after its family's, and, for a version with a minor part, with its
+    major version alone (``llama-3.1-8b``: llama8b and llama38b); empty for a name without such a version."""
+    versioned = _VERSIONED.fullmatch(name)
+    if versioned is None:
+        return set()
+    family, major, minor, rest = versioned.groups()
+    return {_unhyphenated(family + rest), *([_unhyphenated(family + major + rest)] if minor else [])}
 
 
 def _is_short_form(alias: str, name: str) -> bool:
@@ -77,7 +111,7 @@ def _unhyphenated(name: str) -> str:
     return re.sub(r"[-_ ]", "", name)
 
 
-SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce)-|-(sxm\d*|pcie|hbm\d*e?)(?=-|$)")
+SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce|tesla)-|-(sxm\d*|pcie|hbm\d*e?)(?=-|$)")
 """What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor and memory."""
 
 
