@@ -170,7 +170,9 @@ class BeyondCode(str, Enum):
     CAPPED_LOGITS = "capped-logits"
     OTHER_GPU_MEMORY = "other-gpu-memory"
     MORE_GPUS = "more-gpus"
+    FEWER_GPUS = "fewer-gpus"
     LARGER_SP = "larger-sp"
+    WITHOUT_SP = "without-sp"
     MORE_TOKENS_PER_GPU = "more-tokens-per-gpu"
 
 
