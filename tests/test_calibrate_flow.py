@@ -70,8 +70,8 @@ def test_a_fit_on_cells_of_8_gpus_says_an_estimate_on_2_or_without_sp_lies_beyon
     # On the 8 GPUs and with the SP the cells measured, the estimate is within them; on 2, or at SP=1, it is not.
     assert codes("8", "32768", "--sp", "2") == ([], [])
     assert codes("2", "32768", "--sp", "2") == (["fewer-gpus"], ["2 GPUs (calibrated from 8)"])
-    assert codes("1", "8192", "--offload") == (["fewer-gpus", "without-sp"],
-                                       ["1 GPU (calibrated from 8)", "SP=1 (calibrated on fits with SP only)"])
+    assert codes("1", "8192", "--offload") == (
+        ["fewer-gpus", "without-sp"], ["1 GPU (calibrated from 8)", "SP=1 (calibrated on fits with SP only)"])
     status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "8192", "--memory-model", str(fitted))
     said = "beyond its calibration: 2 GPUs (calibrated from 8), SP=1 (calibrated on fits with SP only)"
     assert status == 0 and said in " ".join(out.split())
