@@ -19,6 +19,9 @@ OFF_GRID_CELLS = (  # 8 H100s, the middle row typed as 65000 where 65536 (64k) w
 """Cells of yours with one row off the grid."""
 EIGHT_GPU_CELLS = OFF_GRID_CELLS.replace("65000", "65536")
 """Cells of yours of 8 H100s alone, every setting that trained with SP."""
+H100_FLEET = ("pools:\n  - {name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 8}\n"
+              "jobs:\n  - {name: small, model: Qwen3-8B, max_model_len: 8192, rollout_gpus: 6}\n")
+"""A node of 8 H100s and one job whose trainer the rollout leaves 2 of them: an estimate (no table has 2 H100s)."""
 
 
 @pytest.mark.parametrize("command", [("calibrate",), ("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k"),
@@ -75,3 +78,33 @@ def test_a_fit_on_cells_of_8_gpus_says_an_estimate_on_2_or_without_sp_lies_beyon
     status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "8192", "--memory-model", str(fitted))
     said = "beyond its calibration: 2 GPUs (calibrated from 8), SP=1 (calibrated on fits with SP only)"
     assert status == 0 and said in " ".join(out.split())
+
+
+def test_the_map_and_the_cluster_name_the_memory_model_of_your_own(cli, tmp_path: Path):
+    cells, fitted, fleet = tmp_path / "mine.yaml", tmp_path / "mine-model.yaml", tmp_path / "fleet.yaml"
+    cells.write_text(EIGHT_GPU_CELLS, encoding="utf-8")
+    fleet.write_text(H100_FLEET, encoding="utf-8")
+    assert cli("calibrate", "--cells", str(cells), "--out", str(fitted))[0] == 0
+    mapped = ("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "2")
+    # The map's title and the line under the cluster's status name it, as solve's memory line does; their JSON too.
+    status, out, _ = cli(*mapped, "--memory-model", str(fitted))
+    assert status == 0 and out.splitlines()[0] == (
+        "H100-80GB: longest context per model and GPU budget, memory model: calibrated on mine.yaml")
+    status, out, _ = cli(*mapped, "--memory-model", str(fitted), "--json")
+    (gpu_map,) = json.loads(out)
+    assert status == 0 and gpu_map["memory_model_source"] == "calibrated on mine.yaml"
+    status, out, _ = cli("cluster", str(fleet), "--memory-model", str(fitted))
+    assert status == 0 and out.splitlines()[1] == "memory model: calibrated on mine.yaml"
+    status, out, _ = cli("cluster", str(fleet), "--memory-model", str(fitted), "--json")
+    placed = json.loads(out)
+    assert status == 0 and placed["memory_model_source"] == "calibrated on mine.yaml"
+    assert placed["placements"][0]["plan"]["beyond_calibration_codes"] == ["fewer-gpus", "without-sp"]
+    # The shipped memory model goes unnamed: the map's JSON leaves the key out, the cluster's gives null.
+    status, out, _ = cli(*mapped)
+    assert status == 0 and "memory model:" not in out
+    status, out, _ = cli(*mapped, "--json")
+    assert status == 0 and "memory_model_source" not in json.loads(out)[0]
+    status, out, _ = cli("cluster", str(fleet))
+    assert status == 0 and "memory model:" not in out
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    assert status == 0 and json.loads(out)["memory_model_source"] is None
