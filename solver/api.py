@@ -250,9 +250,10 @@ def place(
     catalog = catalog if catalog is not None else load_catalog()
     fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
              else load_fleet(given_path("fleet", fleet), catalog))
-    return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
-                      workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                      token_budget=token_budget, widen=widen)
+    result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
+                        workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
+                        token_budget=token_budget, widen=widen)
+    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
 def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:

@@ -300,5 +300,7 @@ def fit_summary(evidence: list[Observation], coefficients: Coefficients, margin:
             least_vocab_size=min(o.model.vocab_size for o in evidence),
             most_vocab_size=max(o.model.vocab_size for o in evidence),
             mixture_of_experts=any(o.model.moe is not None for o in evidence),
+            fewest_gpus=min(o.gpus for o in evidence),
+            fit_without_sp=any(o.fits and o.setting.sp == 1 for o in evidence),
         ),
     )

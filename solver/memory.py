@@ -68,6 +68,7 @@ from solver.tables import (
     MemoryModel,
     Model,
     Setting,
+    counted,
     sp_rule_violation,
 )
 
@@ -682,6 +683,7 @@ def beyond_calibration(
     smallest = calibrated.smallest_model_b
     fewer = smallest is not None and round(model.parameters_b, 1) < round(smallest, 1)
     least_vocab, most_vocab = calibrated.least_vocab_size, calibrated.most_vocab_size
+    fewest = calibrated.fewest_gpus
     vocab_range = f"{least_vocab}" if least_vocab == most_vocab else f"{least_vocab} to {most_vocab}"
     outside = [
         (round(model.parameters_b, 1) > round(calibrated.largest_model_b, 1), BeyondCode.LARGER_MODEL,
@@ -698,8 +700,12 @@ def beyond_calibration(
         (not least <= round(memory_gib) <= most, BeyondCode.OTHER_GPU_MEMORY,
          f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
         (gpus > calibrated.most_gpus, BeyondCode.MORE_GPUS, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
+        (fewest is not None and gpus < fewest, BeyondCode.FEWER_GPUS,
+         f"{counted(gpus, 'GPU')} (calibrated from {fewest})"),
         (setting.sp > calibrated.largest_sp, BeyondCode.LARGER_SP,
          f"SP={setting.sp} (calibrated up to SP={calibrated.largest_sp})"),
+        (setting.sp == 1 and calibrated.fit_without_sp is False, BeyondCode.WITHOUT_SP,
+         "SP=1 (calibrated on fits with SP only)"),
         (tokens_per_gpu > calibrated.most_tokens_per_gpu, BeyondCode.MORE_TOKENS_PER_GPU,
          f"{tokens_per_gpu} tokens per GPU (calibrated on fits of up to {calibrated.most_tokens_per_gpu})"),
     ]

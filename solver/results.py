@@ -170,7 +170,9 @@ class BeyondCode(str, Enum):
     CAPPED_LOGITS = "capped-logits"
     OTHER_GPU_MEMORY = "other-gpu-memory"
     MORE_GPUS = "more-gpus"
+    FEWER_GPUS = "fewer-gpus"
     LARGER_SP = "larger-sp"
+    WITHOUT_SP = "without-sp"
     MORE_TOKENS_PER_GPU = "more-tokens-per-gpu"
 
 
@@ -725,7 +727,8 @@ class LengthMapRow(Frozen, defer_build=True):
         "null where nothing trains"))
 
 
-MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget")
+MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
+                          "memory_model_source")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
 
@@ -747,6 +750,9 @@ class GpuMap(Frozen, defer_build=True):
         "'only' with --estimate (the tables set aside), 'never' with --no-estimate; left out by default"))
     token_budget: Literal["auto"] | None = Field(default=None, description=(
         "'auto' with --token-budget auto (estimated plans may take a lower token budget); left out by default"))
+    memory_model_source: str | None = Field(default=None, description=(
+        "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
+        "estimated cells are predicted with; left out for the shipped one"))
     budget_gpus: tuple[PositiveInt, ...] = Field(description=(
         "the GPU budgets, the map's columns: each row has a plan (or null) for each, in this order"))
     rows: tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...] = Field(description=(
@@ -917,6 +923,9 @@ class ClusterResult(_Timed, defer_build=True):
         "proved its pick: the same file then gives the same placement whatever the workers; false where it ran out "
         "of time (the status may still be 'optimal': the placement is as good, only not the one picked) or did not "
         "run (it runs only where every stage before it is proven)"))
+    memory_model_source: str | None = Field(default=None, description=(
+        "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
+        "estimated plans are predicted with; null for the shipped one"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     planning_s: float = Field(default=0.0, exclude=True, description=(
         "of those, the seconds spent working out the jobs' ways to run before the search (not compared)"))

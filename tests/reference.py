@@ -496,8 +496,12 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
                                            f"to {round(fit.most_memory_gib)} GiB)")))
     if n > fit.most_gpus:
         found.append(("more-gpus", f"{n} GPUs (calibrated up to {fit.most_gpus})"))
+    if n < fit.fewest_gpus:
+        found.append(("fewer-gpus", f"{n} GPU{'s' if n > 1 else ''} (calibrated from {fit.fewest_gpus})"))
     if sp > fit.largest_sp:
         found.append(("larger-sp", f"SP={sp} (calibrated up to SP={fit.largest_sp})"))
+    if sp == 1 and not fit.fit_without_sp:
+        found.append(("without-sp", "SP=1 (calibrated on fits with SP only)"))
     if tokens > fit.most_tokens_per_gpu:
         found.append(("more-tokens-per-gpu",
                       f"{tokens} tokens per GPU (calibrated on fits of up to {fit.most_tokens_per_gpu})"))

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+
+from solver.tables import load_memory_model
 
 OFF_GRID_CELLS = (  # 8 H100s, the middle row typed as 65000 where 65536 (64k) was measured
     "gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
@@ -14,6 +17,11 @@ OFF_GRID_CELLS = (  # 8 H100s, the middle row typed as 65000 where 65536 (64k) w
     "      - {max_model_len: 65000, cells: {Qwen3-8B: SP=4}}\n"
     "      - {max_model_len: 131072, cells: {Qwen3-8B: SP=8}}\n")
 """Cells of yours with one row off the grid."""
+EIGHT_GPU_CELLS = OFF_GRID_CELLS.replace("65000", "65536")
+"""Cells of yours of 8 H100s alone, every setting that trained with SP."""
+H100_FLEET = ("pools:\n  - {name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 8}\n"
+              "jobs:\n  - {name: small, model: Qwen3-8B, max_model_len: 8192, rollout_gpus: 6}\n")
+"""A node of 8 H100s and one job whose trainer the rollout leaves 2 of them: an estimate (no table has 2 H100s)."""
 
 
 @pytest.mark.parametrize("command", [("calibrate",), ("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k"),
@@ -46,3 +54,57 @@ def test_rows_off_the_grid_are_counted_after_the_first(cli, tmp_path: Path):
     assert status == 0 and (f"solve calibrate: note: {cells}: table gpus=8, row max_model_len=32000 (and 2 more rows) "
                             "is not a multiple of 1024 tokens: a row speaks for its length and the shorter ones down to "
                             "the row before, so not for 32768 (32k) above it") in err
+
+
+def test_a_fit_on_cells_of_8_gpus_says_an_estimate_on_2_or_without_sp_lies_beyond_it(cli, tmp_path: Path):
+    cells, fitted = tmp_path / "mine.yaml", tmp_path / "mine-model.yaml"
+    cells.write_text(EIGHT_GPU_CELLS, encoding="utf-8")
+    assert cli("calibrate", "--cells", str(cells), "--out", str(fitted))[0] == 0
+    spans = load_memory_model(fitted).fit.range
+    assert spans is not None and (spans.fewest_gpus, spans.most_gpus, spans.fit_without_sp) == (8, 8, False)
+
+    def codes(gpus: str, length: str, *pins: str) -> tuple[list[str], list[str]]:
+        status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", gpus, "--exact", "--estimate", "--len",
+                             length, *pins, "--memory-model", str(fitted), "--json")
+        assert status == 0
+        (plan,) = json.loads(out)[0]["plans"]
+        return plan["beyond_calibration_codes"], plan["beyond_calibration"]
+
+    # On the 8 GPUs and with the SP the cells measured, the estimate is within them; on 2, or at SP=1, it is not.
+    assert codes("8", "32768", "--sp", "2") == ([], [])
+    assert codes("2", "32768", "--sp", "2") == (["fewer-gpus"], ["2 GPUs (calibrated from 8)"])
+    assert codes("1", "8192", "--offload") == (
+        ["fewer-gpus", "without-sp"], ["1 GPU (calibrated from 8)", "SP=1 (calibrated on fits with SP only)"])
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "8192", "--memory-model", str(fitted))
+    said = "beyond its calibration: 2 GPUs (calibrated from 8), SP=1 (calibrated on fits with SP only)"
+    assert status == 0 and said in " ".join(out.split())
+
+
+def test_the_map_and_the_cluster_name_the_memory_model_of_your_own(cli, tmp_path: Path):
+    cells, fitted, fleet = tmp_path / "mine.yaml", tmp_path / "mine-model.yaml", tmp_path / "fleet.yaml"
+    cells.write_text(EIGHT_GPU_CELLS, encoding="utf-8")
+    fleet.write_text(H100_FLEET, encoding="utf-8")
+    assert cli("calibrate", "--cells", str(cells), "--out", str(fitted))[0] == 0
+    mapped = ("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "2")
+    # The map's title and the line under the cluster's status name it, as solve's memory line does; their JSON too.
+    status, out, _ = cli(*mapped, "--memory-model", str(fitted))
+    assert status == 0 and out.splitlines()[0] == (
+        "H100-80GB: longest context per model and GPU budget, memory model: calibrated on mine.yaml")
+    status, out, _ = cli(*mapped, "--memory-model", str(fitted), "--json")
+    (gpu_map,) = json.loads(out)
+    assert status == 0 and gpu_map["memory_model_source"] == "calibrated on mine.yaml"
+    status, out, _ = cli("cluster", str(fleet), "--memory-model", str(fitted))
+    assert status == 0 and out.splitlines()[1] == "memory model: calibrated on mine.yaml"
+    status, out, _ = cli("cluster", str(fleet), "--memory-model", str(fitted), "--json")
+    placed = json.loads(out)
+    assert status == 0 and placed["memory_model_source"] == "calibrated on mine.yaml"
+    assert placed["placements"][0]["plan"]["beyond_calibration_codes"] == ["fewer-gpus", "without-sp"]
+    # The shipped memory model goes unnamed: the map's JSON leaves the key out, the cluster's gives null.
+    status, out, _ = cli(*mapped)
+    assert status == 0 and "memory model:" not in out
+    status, out, _ = cli(*mapped, "--json")
+    assert status == 0 and "memory_model_source" not in json.loads(out)[0]
+    status, out, _ = cli("cluster", str(fleet))
+    assert status == 0 and "memory model:" not in out
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    assert status == 0 and json.loads(out)["memory_model_source"] is None

@@ -1315,7 +1315,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
-                            "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken", "interrupted"]
+                            "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken",
+                            "memory_model_source", "interrupted"]
     assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},

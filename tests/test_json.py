@@ -316,6 +316,16 @@ def test_real_solve_json_is_valid_against_its_schema(cli, monkeypatch, flags: tu
     assert status in (0, 1) and jsonschema_errors("solve", printed) == []
 
 
+def test_json_that_names_a_memory_model_of_ones_own_is_valid_against_its_schema(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    own = solver.load_memory_model().model_copy(update={"source": "calibrated on mine.yaml"})
+    (gpu_map,) = solver.map_plans("8B", gpu="h100", gpus_up_to=2, memory=own)
+    placed = solver.place("docs/examples/fleet.yaml", memory=own)
+    assert (gpu_map.memory_model_source, placed.memory_model_source) == ("calibrated on mine.yaml",) * 2
+    assert jsonschema_errors("map", [gpu_map.model_dump(mode="json")]) == []
+    assert jsonschema_errors("cluster", placed.model_dump(mode="json")) == []
+
+
 def test_real_cluster_json_is_valid_against_its_schema(cli, monkeypatch):
     monkeypatch.chdir(ROOT)
     status, out, _ = cli("cluster", "docs/examples/fleet.yaml", "--json")

@@ -60,6 +60,8 @@ REJECTIONS = {
     "unknown-model-column": "table gpus=2: unknown model 'Qwen3-9B' in the table's models",
     "sp-not-dividing": ("table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs "
                         "(it takes SP=2)"),
+    "sp-not-dividing-twelve": ("table gpus=12: row max_model_len=8192, Qwen3-14B: SP=8 does not divide the table's "
+                               "12 GPUs (it takes SP=2 or SP=4)"),
     "sp-against-heads": ("table gpus=3: row max_model_len=8192, Qwen3-4B: SP=3 does not divide its 32 attention heads "
                          "(Trinity and verl refuse it)"),
     "negative-length": "table gpus=2, row max_model_len=-8192, max_model_len: must be above 0, got -8192",

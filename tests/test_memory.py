@@ -195,6 +195,8 @@ def test_calibration_reproduces_the_committed_coefficients():
     # Qwen3-0.6B to 14B: one vocabulary, dense models only.
     assert (spans.smallest_model_b, spans.least_vocab_size, spans.most_vocab_size, spans.mixture_of_experts) == (
         0.596, 151936, 151936, False)
+    # From one GPU (Qwen3-0.6B's tables), and settings without SP among those that fit.
+    assert (spans.fewest_gpus, spans.fit_without_sp) == (1, True)
 
 
 def test_a_memory_model_file_without_its_range_still_works_and_says_nothing_of_it(tmp_path: Path):
@@ -272,6 +274,14 @@ def test_the_calibrated_range_holds_its_own_edges():
     moe_phrase = ("mixture-of-experts", "a mixture of experts (calibrated on dense models)")
     assert moe_phrase in beyond(model=moe)
     assert moe_phrase not in beyond_calibration(unsaid, moe, 80.0, 6, Setting(sp=4), 73728)
+    # A fit from 4 GPUs and fits with SP only: 3 GPUs and SP=1 are beyond it, 4 GPUs and SP=2 within; a range
+    # from before it recorded them checks neither.
+    sp_only = calibrated.model_copy(update={"fewest_gpus": 4, "fit_without_sp": False})
+    assert beyond_calibration(sp_only, fourteen, 80.0, 4, Setting(sp=2), 73728) == ()
+    assert beyond_calibration(sp_only, fourteen, 80.0, 3, Setting(sp=1), 73728) == (
+        ("fewer-gpus", "3 GPUs (calibrated from 4)"), ("without-sp", "SP=1 (calibrated on fits with SP only)"))
+    older = calibrated.model_copy(update={"fewest_gpus": None, "fit_without_sp": None})
+    assert beyond_calibration(older, fourteen, 80.0, 1, Setting(sp=1), 73728) == ()
 
 
 def test_the_fit_records_the_range_its_observations_span():
@@ -285,6 +295,8 @@ def test_the_fit_records_the_range_its_observations_span():
     assert (found.least_memory_gib, found.most_memory_gib, found.most_gpus, found.largest_sp) == (80.0, 141.0, 8, 2)
     assert (found.smallest_model_b, found.largest_model_b, found.most_tokens_per_gpu) == (
         llama.parameters_b, moe.parameters_b, 32768)
+    # The fewest GPUs of any observation; SP=1 only where a setting without SP fit (here none did).
+    assert (found.fewest_gpus, found.fit_without_sp) == (2, False)
     dense = fit_summary(evidence[:1], PRIOR).range
     assert (dense.least_vocab_size, dense.most_vocab_size, dense.mixture_of_experts) == (128256, 128256, False)
 

@@ -86,7 +86,8 @@ def run_map(args: argparse.Namespace) -> int:
     limits += f", nodes of {args.node_gpus} GPUs" if args.node_gpus != NODE_GPUS else ""
     limits += {"only": ", estimates alone", "never": ", no estimates"}.get(args.estimate_mode, "")
     chosen = (", token budget auto" if args.token_budget == "auto" else "") + (
-        f", weights {args.weights}" if args.weights else "")
+        f", weights {args.weights}" if args.weights else "") + (
+        f", memory model: {memory.own_source}" if memory is not None and memory.own_source else "")
     screen = new_console()
     views = []
     for gpu_map in gpu_maps:

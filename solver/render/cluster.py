@@ -135,9 +135,12 @@ UNPLACED_JOBS_WIDTH = 40
 
 
 def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
-    """A table per pool, a row per placed job with its nodes and plan; the cautions `solve` would give the
-    placed plans (each once, with its jobs); then the unplaced jobs."""
+    """The status (and the memory model of one's own that estimated, where one did), then a table per pool, a row
+    per placed job with its nodes and plan; the cautions `solve` would give the placed plans (each once, with its
+    jobs); then the unplaced jobs."""
     renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes), *_search_warnings(result)]
+    if result.memory_model_source:  # as solve's memory line names it: the estimates are its
+        renderables.insert(1, Text(f"memory model: {result.memory_model_source}"))
     for pool, use in zip(fleet.pools, result.pools, strict=True):
         renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
     if result.placements:

@@ -279,11 +279,16 @@ class CalibrationRange(Frozen):
         "the largest vocabulary observed (None: not checked)"))
     mixture_of_experts: Annotated[bool, Strict()] | None = Field(default=None, description=(
         "whether a mixture-of-experts model was observed (None: not checked)"))
+    fewest_gpus: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
+        "the fewest trainer GPUs observed (the states per GPU grow as they fall; None in a file from before it was "
+        "recorded: not checked)"))
+    fit_without_sp: Annotated[bool, Strict()] | None = Field(default=None, description=(
+        "whether a setting without SP (SP=1, which has no SP buffers term) was observed to fit (None: not checked)"))
 
     @model_validator(mode="after")
     def _ordered(self) -> CalibrationRange:
         pairs = (("least_memory_gib", "most_memory_gib"), ("smallest_model_b", "largest_model_b"),
-                 ("least_vocab_size", "most_vocab_size"))
+                 ("least_vocab_size", "most_vocab_size"), ("fewest_gpus", "most_gpus"))
         for least, most in pairs:
             low, high = getattr(self, least), getattr(self, most)
             if low is not None and high is not None and low > high:

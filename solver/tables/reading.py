@@ -494,7 +494,9 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     and driver-reported memory it takes. `made_by` names the earlier cells file that made each GPU type of
     `hardware` the catalogue lacks (by name), which a memory that differs from its own is said to be from."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
-    tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names})
+    head_counts = {model.name: (model.num_attention_heads, model.num_key_value_heads) for model in models}
+    tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names,
+                                                    "heads": head_counts})
     by_name = {model.name: model for model in models}
     for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
         for row in table.rows:

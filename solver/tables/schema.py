@@ -482,7 +482,9 @@ class Table(Frozen):
                     raise ValueError(f"{where}: no cell for {model}")
             for model, setting in row.cells:
                 if setting is not None and self.gpus % setting.sp:
-                    degrees = [f"SP={sp}" for sp in range(2, self.gpus + 1) if self.gpus % sp == 0]
+                    heads: tuple[int, int] | None = ((info.context or {}).get("heads") or {}).get(model)
+                    degrees = [f"SP={sp}" for sp in range(2, self.gpus + 1)  # and its heads allow, where known
+                               if self.gpus % sp == 0 and not (heads and sp_rule_violation(heads[0], heads[1], sp))]
                     takes = " or ".join((", ".join(degrees[:-1]), degrees[-1]) if len(degrees) > 1 else degrees)
                     raise ValueError(f"{where}, {model}: SP={setting.sp} does not divide the table's "
                                      f"{counted(self.gpus, 'GPU')} (it takes {takes or 'no SP'})")
