@@ -2986,6 +2986,24 @@ def test_a_config_written_for_a_lowered_budget_is_read_back_at_that_budget_and_t
                             "72.4 GiB per GPU, 1.2 GiB to spare)") in " ".join(out.split())
 
 
+@pytest.mark.parametrize(("version", "said"), [((), True), (("--trinity-version", "0.5"), True),
+                                               (("--trinity-version", "0.6"), False)])
+def test_write_notes_that_trinity_050_undoes_a_lowered_budget(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              version: tuple[str, ...], said: bool):
+    # The plan lowers the budget to 50176 (Trinity's default at SP=4 is 65536): Trinity 0.5.0 raises it back, which
+    # --write's notes say (in the fragment comment's words) unless the config is for Trinity 0.6.
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n",
+                      encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "131072", "--token-budget", "auto",
+                         *version, "--write", str(patched))
+    note = (f"solve: note: {patched}: trainer.max_token_len_per_gpu 50176 is below Trinity's default "
+            "ceil(2 x 131072 / 4) = 65536: Trinity 0.5.0 raises it back to the default: use 0.5.1 or later\n")
+    assert status == 0 and (note in err) is said and ("0.5.0" in err) is said
+
+
 _LONGER_STEPS = ((32768, (), {"env": False, "offload": False, "sp": 4, "max_token_len_per_gpu": 16384}),
                  (65536, (), {"env": True, "offload": True, "sp": 4, "max_token_len_per_gpu": 32768}),
                  (131072, ("--token-budget", "auto"),

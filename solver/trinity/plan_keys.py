@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
-from solver.results import Plan, yarn_caution
+from solver.results import Plan, lowered_budget_undone, yarn_caution
 from solver.rules import host_ram_check_words
 from solver.tables import Model
 from solver.trinity.interpolation import ConfigValues, decode_scalar
@@ -111,13 +111,13 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
 
 def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
     """The trainer's own keys: SP and the token budget, and with Offload FSDP2 and no Hugging Face checkpoints. A
-    lowered budget's comment says, unless `version` is 0.6, that Trinity 0.5.0 raises it back to the default (its
-    ``_adjust_token_len_if_needed`` asks a role's budget times SP for twice the length; 0.5.1 and later, once)."""
+    lowered budget's comment says, unless `version` is 0.6, that Trinity 0.5.0 raises it back to the default
+    (`lowered_budget_undone`)."""
     length = plan.max_model_len
     strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
+    undone = lowered_budget_undone(plan, version)
     lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}), which does not fit; at least "
-               f"ceil({length} / {plan.sp})" + ("" if version == "0.6" else
-                                                "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))
+               f"ceil({length} / {plan.sp})" + (f"; {undone}" if undone else ""))
     no_checkpoint = PlanKey(
         path=("trainer", "save_hf_checkpoint"),
         value="never",
