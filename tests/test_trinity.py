@@ -1922,6 +1922,33 @@ def test_trinity_06_flags_under_trainer_for_05_are_named_together() -> None:
     assert check_trinity_config(mapping, catalog().model("4B"), 1, version="0.6") == []
 
 
+def test_trinity_05_checks_the_refs_sp_as_the_actors() -> None:
+    # Trinity 0.5 checks each role's SP against the trainer GPUs and the heads (verl_config.py's
+    # _check_parallel_config), the ref's being its own where set, else the trainer's (set_if_none).
+    model = catalog().model("8B")
+    roles_key = "trainer.trainer_config.actor_rollout_ref"
+
+    def config(ref: int | None, trainer: int | None = None) -> dict[str, Any]:
+        roles: dict[str, Any] = {"actor": {"ulysses_sequence_parallel_size": 4}}
+        roles |= {"ref": {"ulysses_sequence_parallel_size": ref}} if ref is not None else {}
+        return {"trainer": {"trainer_config": {"actor_rollout_ref": roles}}
+                | ({"ulysses_sequence_parallel_size": trainer} if trainer is not None else {})}
+
+    own = ", and Trinity 0.5 checks the ref's SP as the actor's: it refuses the config"
+    assert check_trinity_config(config(3), model, 4, version="0.5") == [
+        f"{roles_key}.ref.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){own}",
+        f"{roles_key}.ref.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{own}"]
+    given = ", and Trinity 0.5 gives it to the ref, whose SP it checks as the actor's: it refuses the config"
+    assert check_trinity_config(config(None, 3), model, 4, version="0.5") == [
+        f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){given}",
+        f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{given}"]
+    # A ref whose SP passes: nothing; the ref's own SP over the trainer's, at 2 (which passes), nothing either.
+    assert check_trinity_config(config(2), model, 4, version="0.5") == []
+    assert check_trinity_config(config(2, 3), model, 4, version="0.5") == []
+    # Trinity 0.6 on verl 0.8 or later sets the roles' SP to the trainer's (1 here): the ref's own is not checked.
+    assert check_trinity_config(config(3), model, 4, version="0.6") == check_trinity_config(config(3), model, 4) == []
+
+
 # keys_for_plan
 
 
