@@ -3078,6 +3078,38 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
     assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [True, 2, 27648]
 
 
+def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_the_roles_are(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # rollout.log_prob_max_token_len_per_gpu bounds the actor's log-prob recompute on verl before 0.8 (Trinity fills it
+    # from the actor's, and never raises it to hold a sequence): above the verdict's budget, a but: line; below the
+    # length, the rule it breaks; --write sets it to the plan's. Qwen3-8B, SP=4 on 4 of 8 A100s at 32768 tokens.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+
+    def verdict(rollout: int) -> tuple[dict[str, object], str]:
+        config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                          "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                          "algorithm: {algorithm_type: grpo}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+                          "  trainer_config:\n    actor_rollout_ref:\n"
+                          f"      rollout: {{log_prob_max_token_len_per_gpu: {rollout}}}\n", encoding="utf-8")
+        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched))
+        assert status == 0
+        return json.loads(out)[0]["current"], err
+
+    current, err = verdict(32768)
+    assert current["config_problem_codes"] == ["token-budget-above-verdict"]
+    assert current["config_problems"] == [(
+        f"{key} 32768 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "
+        f"per GPU than the verdict assumes ({ROLE_KEYS_IGNORED})")]
+    assert f"solve: note: {patched}: {key} 32768 lowered to the plan's 16384" in err
+    assert "      rollout: {log_prob_max_token_len_per_gpu: 16384}\n" in patched.read_text(encoding="utf-8")
+    current, _ = verdict(4096)
+    assert current["config_problems"] == [(
+        f"{key} 4096 x SP 4 is below model.max_model_len 32768: verl before 0.8 stops at the first sequence longer "
+        "than that in the actor's log-prob recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")]
+
+
 def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_said_to_be_set(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The roles' budgets at 16384, what Trinity gives them unset at the config's 32768 tokens at SP=4: at 16384 tokens

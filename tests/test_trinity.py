@@ -354,7 +354,7 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
     # Merged into a config that sets a role's own budget above the plan's, that budget would win on verl before 0.8:
     # the header says so; a fragment made with the config's layout lowers such a budget among its keys instead.
     model, plan = catalog().model("4B"), sp2_plan()
-    lines = [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref log_prob_max_token_len_per_gpu above "
+    lines = [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu above "
               f"{plan.max_token_len_per_gpu}"),
              "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
     header = trinity_fragment(plan, model).split("\nmodel:\n")[0].splitlines()
@@ -364,6 +364,12 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
         "actor": role}}}})
     assert lines[0] not in fragment and _safe_load(fragment)["trainer"]["trainer_config"]["actor_rollout_ref"] == {
         "actor": {"ppo_max_token_len_per_gpu": plan.max_token_len_per_gpu}}
+    # The rollout's, which bounds the actor's log-prob recompute, likewise.
+    rollout = {"log_prob_max_token_len_per_gpu": 10 * plan.max_token_len_per_gpu}
+    fragment = trinity_fragment(plan, model, layout={"trainer": {"trainer_config": {"actor_rollout_ref": {
+        "rollout": rollout}}}})
+    assert _safe_load(fragment)["trainer"]["trainer_config"]["actor_rollout_ref"] == {
+        "rollout": {"log_prob_max_token_len_per_gpu": plan.max_token_len_per_gpu}}
 
 
 def test_fragment_takes_the_largest_train_batch() -> None:
@@ -1947,6 +1953,27 @@ def test_trinity_05_checks_the_refs_sp_as_the_actors() -> None:
     assert check_trinity_config(config(2, 3), model, 4, version="0.5") == []
     # Trinity 0.6 on verl 0.8 or later sets the roles' SP to the trainer's (1 here): the ref's own is not checked.
     assert check_trinity_config(config(3), model, 4, version="0.6") == check_trinity_config(config(3), model, 4) == []
+
+
+def test_an_unset_rollout_budget_takes_the_actors_own() -> None:
+    # Trinity fills rollout.log_prob_max_token_len_per_gpu (the actor's log-prob recompute) from the actor's budget,
+    # not the trainer's: with the actor's and the ref's own at 12288, the rollout's is 12288 too, the budget in
+    # effect, below the default 16384.
+    roles = "actor: {ppo_max_token_len_per_gpu: 12288}, ref: {log_prob_max_token_len_per_gpu: 12288}"
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+            f"  trainer_config: {{actor_rollout_ref: {{{roles}}}}}\n")
+    assert read_trinity_config(text, "trinity.yaml", {}).budget_in_effect(32768) == 12288
+    # The rollout's own above them is the most any role takes.
+    above = read_trinity_config(text.replace(roles, f"{roles}, rollout: {{log_prob_max_token_len_per_gpu: 20480}}"),
+                                "trinity.yaml", {})
+    assert above.followed_budgets() == () and above.budget_in_effect(32768) == 20480
+    # At the actor's, it is what Trinity gives it unset (read as unset: it follows the actor's at any length).
+    alike = read_trinity_config(text.replace(roles, f"{roles}, rollout: {{log_prob_max_token_len_per_gpu: 12288}}"),
+                                "trinity.yaml", {})
+    rollout_key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
+    assert alike.followed_budgets() == (rollout_key,)
+    assert alike.budget_in_effect(65536) == 12288
 
 
 # keys_for_plan

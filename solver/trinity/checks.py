@@ -13,6 +13,7 @@ from solver.query import (
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_TOKEN_BUDGETS,
+    ROLLOUT_TOKEN_BUDGET,
     ConfigProblem,
     ConfigProblemCode,
     TrinityVersion,
@@ -151,8 +152,13 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -
             # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
             raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least} (Trinity "
                       f"0.5.0 to its default, ceil(2 x {shown_number(length)} / {sp}) = {math.ceil(2 * length / sp)})")
-            effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
-                      else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
+            if path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
+                effect = ("verl before 0.8 stops at the first sequence longer than that in the actor's log-prob "
+                          "recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")
+            elif path in ROLE_TOKEN_BUDGETS:
+                effect = f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key"
+            else:
+                effect = f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
                 f"{'.'.join(path)} {shown_number(budget)} x SP {sp} is below model.max_model_len "

@@ -138,11 +138,12 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref",),
-    (*ACTOR_ROLLOUT_REF,): (*ROLES, "model"),
+    (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
                                     "ulysses_sequence_parallel_size"),
     (*ACTOR_ROLLOUT_REF, "ref"): ("fsdp_config", "log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
                                   "ulysses_sequence_parallel_size"),
+    (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu",),
     offload_path("actor", "")[:-1]: OFFLOAD_FLAGS,
     offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
 }
