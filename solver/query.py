@@ -271,6 +271,7 @@ class ConfigProblemCode(str, Enum):
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
     TOKEN_BUDGET_BELOW_VERDICT = "token-budget-below-verdict"
     ALLOC_CONF_REFUSED = "alloc-conf-refused"
+    CHUNKED_ENTROPY = "chunked-entropy"
 
 
 class ConfigProblem(NamedTuple):

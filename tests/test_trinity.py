@@ -26,7 +26,7 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
-from solver.query import make_query
+from solver.query import TrinityVersion, make_query
 from solver.render import apply_lines
 from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
@@ -1974,6 +1974,43 @@ def test_an_unset_rollout_budget_takes_the_actors_own() -> None:
     rollout_key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
     assert alike.followed_budgets() == (rollout_key,)
     assert alike.budget_in_effect(65536) == 12288
+
+
+def test_chunked_entropy_with_an_entropy_loss_is_noted_where_the_release_reads_it() -> None:
+    # verl's entropy_from_logits_with_chunking keeps each chunk's float32 logits and softmax for the backward when
+    # the loss has an entropy term (Trinity's entropy_loss_fn other than none: GRPO's and PPO's default): more memory
+    # at the logits peak, not less. verl before 0.8 reads the actor's key, its FSDP engine (0.8 or later) the actor's
+    # fsdp_config's; entropy_checkpointing beside it, or a loss without entropy, takes no note.
+    roles = "trainer.trainer_config.actor_rollout_ref"
+    tail = (": verl keeps each chunk's float32 logits and softmax for the backward, about 8 bytes per logit more at "
+            "the logits peak than the tables measured, so each GPU holds more than the verdict assumes; set it to "
+            "false, or entropy_checkpointing to true beside it")
+
+    def notes(algorithm: str, actor: str, version: TrinityVersion | None = None) -> list[tuple[str, str]]:
+        text = (f"model: {{model_path: Qwen/Qwen3-8B}}\nalgorithm: {{{algorithm}}}\n"
+                f"trainer: {{trainer_config: {{actor_rollout_ref: {{actor: {{{actor}}}}}}}}}\n")
+        config = read_trinity_config(text, "trinity.yaml", {}, version)
+        return [(code.value, words) for code, words in zip(config.note_codes, config.notes, strict=True)
+                if code.value != "critic-not-counted"]
+
+    chunked = "entropy_from_logits_with_chunking: true"
+    assert notes("algorithm_type: grpo", chunked) == [("chunked-entropy", (
+        f"{roles}.actor.entropy_from_logits_with_chunking is true (read by verl before 0.8) with the entropy loss of "
+        f"algorithm_type grpo, on by default{tail}"))]
+    assert notes("", chunked) == [("chunked-entropy", (
+        f"{roles}.actor.entropy_from_logits_with_chunking is true (read by verl before 0.8) with the entropy loss of "
+        f"PPO, Trinity's algorithm where algorithm.algorithm_type is unset, on by default{tail}"))]
+    assert notes("algorithm_type: asymre, entropy_loss_fn: mix", chunked) == [("chunked-entropy", (
+        f"{roles}.actor.entropy_from_logits_with_chunking is true (read by verl before 0.8) with "
+        f"algorithm.entropy_loss_fn mix{tail}"))]
+    engine = f"fsdp_config: {{{chunked}}}"
+    assert notes("algorithm_type: grpo", engine) == [("chunked-entropy", (
+        f"{roles}.actor.fsdp_config.entropy_from_logits_with_chunking is true (read by verl 0.8 or later) with the "
+        f"entropy loss of algorithm_type grpo, on by default{tail}"))]
+    assert notes("algorithm_type: grpo", engine, "0.5") == []  # Trinity 0.5 runs verl 0.7, which never reads it
+    assert notes("algorithm_type: grpo", f"{chunked}, entropy_checkpointing: true") == []
+    assert notes("algorithm_type: raft", chunked) == notes("algorithm_type: grpo, entropy_loss_fn: none", chunked) == []
+    assert notes("algorithm_type: grpo", "entropy_from_logits_with_chunking: false") == []
 
 
 # keys_for_plan
