@@ -64,9 +64,13 @@ NODE_SIZE_KEY = ".".join(NODE_SIZE_PATH)
 ACTOR_ROLLOUT_REF = ("trainer", "trainer_config", "actor_rollout_ref")
 """Where a Trinity config keeps verl's roles (actor, ref) and their settings."""
 ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu"),
-                      (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"))
+                      (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"),
+                      (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_max_token_len_per_gpu"))
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
-before 0.8: `solver.trinity.ROLE_KEYS_IGNORED`)."""
+before 0.8: `solver.trinity.ROLE_KEYS_IGNORED`). The rollout's bounds the actor's recompute of the old log-probs (a
+forward, on the trainer's GPUs; unset, Trinity fills it from the actor's)."""
+ROLLOUT_TOKEN_BUDGET = ROLE_TOKEN_BUDGETS[2]
+"""The rollout's token budget, which Trinity never raises to hold a sequence (it does the actor's and the ref's)."""
 TRAINER_TOKEN_BUDGET = "trainer.max_token_len_per_gpu"
 """Trinity's token budget per GPU (unset: ``ceil(2 x max_model_len / SP)``), which flows to the roles' own."""
 TRAIN_BATCH_PATH = ("buffer", "train_batch_size")
@@ -267,6 +271,7 @@ class ConfigProblemCode(str, Enum):
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
     TOKEN_BUDGET_BELOW_VERDICT = "token-budget-below-verdict"
     ALLOC_CONF_REFUSED = "alloc-conf-refused"
+    CHUNKED_ENTROPY = "chunked-entropy"
 
 
 class ConfigProblem(NamedTuple):
@@ -326,25 +331,37 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def followed_budgets(self) -> tuple[str, ...]:
         """The token budget keys (`TRAINER_TOKEN_BUDGET`, `role_token_budgets`) set to the value Trinity gives them
-        unset at the config's own length and SP: the trainer's at its default ``ceil(2L/sp)``, a role's at the
-        trainer's. Such a key, as ``--write`` writes one, is the default written out, no limit of the user's: at
-        another length it follows the default, as the unset key would (`budget_in_effect`). None without a length."""
+        unset at the config's own length and SP: the trainer's at its default ``ceil(2L/sp)``, a role's at the one
+        it is filled from (`role_budgets`). Such a key, as ``--write`` writes one, is the default written out, no limit
+        of the user's: at another length it follows the default, as the unset key would (`budget_in_effect`). None
+        without a length."""
         if self.max_model_len is None:
             return ()
         default = token_budget(self.max_model_len, self.sp)
         trainer = self.max_token_len_per_gpu or default
         followed = (TRAINER_TOKEN_BUDGET,) if self.max_token_len_per_gpu == default else ()
-        return followed + tuple(key for key, budget in self.role_token_budgets if budget == trainer)
+        given = dict(self.role_token_budgets)
+        return followed + tuple(key for key, budget in self.role_token_budgets
+                                if budget == role_budgets(trainer, {k: v for k, v in given.items() if k != key})[key])
 
     def budget_in_effect(self, max_model_len: int) -> int:
-        """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,
-        else Trinity's default ``ceil(2L/sp)``; a key that only writes out the default at the config's own length
-        (`followed_budgets`) counts as unset."""
+        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets`): a role's own budget, else the
+        trainer's, else Trinity's default ``ceil(2L/sp)``; a key that only writes out the default at the config's own
+        length (`followed_budgets`) counts as unset."""
         followed = self.followed_budgets()
         trainer = (None if TRAINER_TOKEN_BUDGET in followed else self.max_token_len_per_gpu) or token_budget(
             max_model_len, self.sp)
         own = {key: budget for key, budget in self.role_token_budgets if key not in followed}
-        return max(own.get(".".join(path), trainer) for path in ROLE_TOKEN_BUDGETS)
+        return max(role_budgets(trainer, own).values())
+
+
+def role_budgets(trainer: int, own: dict[str, int]) -> dict[str, int]:
+    """Each role's token budget (`ROLE_TOKEN_BUDGETS`, by dotted key) as Trinity fills it: its `own` where set, else
+    the trainer's budget `trainer`, but the rollout's (the actor's log-prob recompute) the actor's (Trinity's
+    ``synchronize_config``)."""
+    actor, ref, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
+    budgets = {actor: own.get(actor, trainer), ref: own.get(ref, trainer)}
+    return budgets | {rollout: own.get(rollout, budgets[actor])}
 
 
 def make_query(

@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from solver.query import ConfigProblemCode, Objective, Pins, TokenBudgetMode
+from solver.query import ConfigProblemCode, Objective, Pins, TokenBudgetMode, TrinityVersion
 from solver.rules import (
     NODE_GPUS,
     BrokenRuleCode,
@@ -200,6 +200,17 @@ VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACT
 model's native context (40960 for Qwen3, whose YaRN factor reaches 3.2 at 131072 tokens)."""
 OTHER_YARN_CAUTION = ("YaRN on a model that is not Qwen's, for which rft-solver knows of no validation: check the "
                       "model's quality at this length")
+
+
+TRINITY_050_RAISES_BUDGET = "Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"
+"""What Trinity 0.5.0 does with a lowered token budget: its ``_adjust_token_len_if_needed`` asks a budget times SP for
+twice the length (0.5.1 and later, once), so it raises any budget below the default ``ceil(2L/SP)`` back to it."""
+
+
+def lowered_budget_undone(plan: Plan, version: TrinityVersion | None) -> str | None:
+    """`TRINITY_050_RAISES_BUDGET` where `plan` lowers its token budget and the Trinity release `version` may be 0.5.0
+    (not 0.6); None otherwise."""
+    return TRINITY_050_RAISES_BUDGET if plan.lowered_budget and version != "0.6" else None
 
 
 def yarn_caution(model: Model) -> str:

@@ -1502,7 +1502,7 @@ def test_numbers_take_the_bounds_their_errors_name_and_a_k_in_either_case(cli):
     assert cli(*flags, "--len", "32K") == cli(*flags, "--len", "32768")
 
 
-def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):
+def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli, tmp_path):
     # Qwen2.5-7B at 131072 tokens within the six trainer GPUs of an 8 x H20 node: at Trinity's default budget
     # nothing fits (its 28 heads allow SP=4 on four GPUs, not on six); the no-plan reason names the lowered
     # budget that trains it, and --token-budget auto plans with it.
@@ -1522,10 +1522,13 @@ def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):
     # comment says so unless the fragment is for Trinity 0.6.
     lowered_line = (f"max_token_len_per_gpu: {tokens}  # below Trinity's default ceil(2 * 131072 / 4), which does not "
                     "fit; at least ceil(131072 / 4)")
-    raised = "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later\n"
-    for version, tail in (((), raised), (("--trinity-version", "0.5"), raised), (("--trinity-version", "0.6"), "\n")):
+    raised = "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"
+    for version, tail in (((), raised), (("--trinity-version", "0.5"), raised), (("--trinity-version", "0.6"), "")):
         status, out, err = cli(*query, "--token-budget", "auto", "--emit", "trinity", *version)
-        assert (status, err) == (0, "") and lowered_line + tail in out
+        assert (status, err) == (0, "") and lowered_line + tail + "\n" in out
+        # The plan's token budget line says it too, in the same words (--trinity-version needs a file to write for).
+        status, out, err = cli(*query, "--token-budget", "auto", *version, "--out", str(tmp_path / "fragment.yaml"))
+        assert status == 0 and f"more micro-batches, which the cost does not count{tail})" in " ".join(out.split())
 
 
 def test_a_lowered_token_budget_never_shortens_the_longest_context(cli):

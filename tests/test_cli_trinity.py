@@ -2986,6 +2986,24 @@ def test_a_config_written_for_a_lowered_budget_is_read_back_at_that_budget_and_t
                             "72.4 GiB per GPU, 1.2 GiB to spare)") in " ".join(out.split())
 
 
+@pytest.mark.parametrize(("version", "said"), [((), True), (("--trinity-version", "0.5"), True),
+                                               (("--trinity-version", "0.6"), False)])
+def test_write_notes_that_trinity_050_undoes_a_lowered_budget(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              version: tuple[str, ...], said: bool):
+    # The plan lowers the budget to 50176 (Trinity's default at SP=4 is 65536): Trinity 0.5.0 raises it back, which
+    # --write's notes say (in the fragment comment's words) unless the config is for Trinity 0.6.
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n",
+                      encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "131072", "--token-budget", "auto",
+                         *version, "--write", str(patched))
+    note = (f"solve: note: {patched}: trainer.max_token_len_per_gpu 50176 is below Trinity's default "
+            "ceil(2 x 131072 / 4) = 65536: Trinity 0.5.0 raises it back to the default: use 0.5.1 or later\n")
+    assert status == 0 and (note in err) is said and ("0.5.0" in err) is said
+
+
 _LONGER_STEPS = ((32768, (), {"env": False, "offload": False, "sp": 4, "max_token_len_per_gpu": 16384}),
                  (65536, (), {"env": True, "offload": True, "sp": 4, "max_token_len_per_gpu": 32768}),
                  (131072, ("--token-budget", "auto"),
@@ -3058,6 +3076,38 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
     answer = json.loads(out)[0]
     assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and answer["current"]["trains"]
     assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [True, 2, 27648]
+
+
+def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_the_roles_are(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # rollout.log_prob_max_token_len_per_gpu bounds the actor's log-prob recompute on verl before 0.8 (Trinity fills it
+    # from the actor's, and never raises it to hold a sequence): above the verdict's budget, a but: line; below the
+    # length, the rule it breaks; --write sets it to the plan's. Qwen3-8B, SP=4 on 4 of 8 A100s at 32768 tokens.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+
+    def verdict(rollout: int) -> tuple[dict[str, object], str]:
+        config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                          "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                          "algorithm: {algorithm_type: grpo}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+                          "  trainer_config:\n    actor_rollout_ref:\n"
+                          f"      rollout: {{log_prob_max_token_len_per_gpu: {rollout}}}\n", encoding="utf-8")
+        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched))
+        assert status == 0
+        return json.loads(out)[0]["current"], err
+
+    current, err = verdict(32768)
+    assert current["config_problem_codes"] == ["token-budget-above-verdict"]
+    assert current["config_problems"] == [(
+        f"{key} 32768 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "
+        f"per GPU than the verdict assumes ({ROLE_KEYS_IGNORED})")]
+    assert f"solve: note: {patched}: {key} 32768 lowered to the plan's 16384" in err
+    assert "      rollout: {log_prob_max_token_len_per_gpu: 16384}\n" in patched.read_text(encoding="utf-8")
+    current, _ = verdict(4096)
+    assert current["config_problems"] == [(
+        f"{key} 4096 x SP 4 is below model.max_model_len 32768: verl before 0.8 stops at the first sequence longer "
+        "than that in the actor's log-prob recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")]
 
 
 def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_said_to_be_set(

@@ -641,6 +641,7 @@ NOTED: list[tuple[str, list[ConfigProblemCode]]] = [
     (ROLES % ("fsdp", "", "{ulysses_sequence_parallel_size: 2}"), [C.ROLE_SP_DIFFERS]),
     ("mode: train\n" + GRPO, [C.TRAIN_BATCH_REQUIRED]),
     ("algorithm: {algorithm_type: ppo}\n", [C.CRITIC_NOT_COUNTED]),
+    (ROLES % ("fsdp", "", "{entropy_from_logits_with_chunking: true}"), [C.CHUNKED_ENTROPY]),
     (GRPO, []),
 ]
 """What `CONFIG_HEAD` is followed by, and the codes of the notes `read_trinity_config` makes on it."""

@@ -26,7 +26,7 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
-from solver.query import make_query
+from solver.query import TrinityVersion, make_query
 from solver.render import apply_lines
 from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
@@ -354,7 +354,7 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
     # Merged into a config that sets a role's own budget above the plan's, that budget would win on verl before 0.8:
     # the header says so; a fragment made with the config's layout lowers such a budget among its keys instead.
     model, plan = catalog().model("4B"), sp2_plan()
-    lines = [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref log_prob_max_token_len_per_gpu above "
+    lines = [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu above "
               f"{plan.max_token_len_per_gpu}"),
              "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
     header = trinity_fragment(plan, model).split("\nmodel:\n")[0].splitlines()
@@ -364,6 +364,12 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
         "actor": role}}}})
     assert lines[0] not in fragment and _safe_load(fragment)["trainer"]["trainer_config"]["actor_rollout_ref"] == {
         "actor": {"ppo_max_token_len_per_gpu": plan.max_token_len_per_gpu}}
+    # The rollout's, which bounds the actor's log-prob recompute, likewise.
+    rollout = {"log_prob_max_token_len_per_gpu": 10 * plan.max_token_len_per_gpu}
+    fragment = trinity_fragment(plan, model, layout={"trainer": {"trainer_config": {"actor_rollout_ref": {
+        "rollout": rollout}}}})
+    assert _safe_load(fragment)["trainer"]["trainer_config"]["actor_rollout_ref"] == {
+        "rollout": {"log_prob_max_token_len_per_gpu": plan.max_token_len_per_gpu}}
 
 
 def test_fragment_takes_the_largest_train_batch() -> None:
@@ -1920,6 +1926,91 @@ def test_trinity_06_flags_under_trainer_for_05_are_named_together() -> None:
     one = check_trinity_config({"trainer": {"param_offload": True}}, catalog().model("4B"), 1, version="0.5")
     assert one[0].startswith("trainer.param_offload: a key of Trinity 0.6's trainer,") and "remove it and" in one[0]
     assert check_trinity_config(mapping, catalog().model("4B"), 1, version="0.6") == []
+
+
+def test_trinity_05_checks_the_refs_sp_as_the_actors() -> None:
+    # Trinity 0.5 checks each role's SP against the trainer GPUs and the heads (verl_config.py's
+    # _check_parallel_config), the ref's being its own where set, else the trainer's (set_if_none).
+    model = catalog().model("8B")
+    roles_key = "trainer.trainer_config.actor_rollout_ref"
+
+    def config(ref: int | None, trainer: int | None = None) -> dict[str, Any]:
+        roles: dict[str, Any] = {"actor": {"ulysses_sequence_parallel_size": 4}}
+        roles |= {"ref": {"ulysses_sequence_parallel_size": ref}} if ref is not None else {}
+        return {"trainer": {"trainer_config": {"actor_rollout_ref": roles}}
+                | ({"ulysses_sequence_parallel_size": trainer} if trainer is not None else {})}
+
+    own = ", and Trinity 0.5 checks the ref's SP as the actor's: it refuses the config"
+    assert check_trinity_config(config(3), model, 4, version="0.5") == [
+        f"{roles_key}.ref.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){own}",
+        f"{roles_key}.ref.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{own}"]
+    given = ", and Trinity 0.5 gives it to the ref, whose SP it checks as the actor's: it refuses the config"
+    assert check_trinity_config(config(None, 3), model, 4, version="0.5") == [
+        f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){given}",
+        f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{given}"]
+    # A ref whose SP passes: nothing; the ref's own SP over the trainer's, at 2 (which passes), nothing either.
+    assert check_trinity_config(config(2), model, 4, version="0.5") == []
+    assert check_trinity_config(config(2, 3), model, 4, version="0.5") == []
+    # Trinity 0.6 on verl 0.8 or later sets the roles' SP to the trainer's (1 here): the ref's own is not checked.
+    assert check_trinity_config(config(3), model, 4, version="0.6") == check_trinity_config(config(3), model, 4) == []
+
+
+def test_an_unset_rollout_budget_takes_the_actors_own() -> None:
+    # Trinity fills rollout.log_prob_max_token_len_per_gpu (the actor's log-prob recompute) from the actor's budget,
+    # not the trainer's: with the actor's and the ref's own at 12288, the rollout's is 12288 too, the budget in
+    # effect, below the default 16384.
+    roles = "actor: {ppo_max_token_len_per_gpu: 12288}, ref: {log_prob_max_token_len_per_gpu: 12288}"
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+            f"  trainer_config: {{actor_rollout_ref: {{{roles}}}}}\n")
+    assert read_trinity_config(text, "trinity.yaml", {}).budget_in_effect(32768) == 12288
+    # The rollout's own above them is the most any role takes.
+    above = read_trinity_config(text.replace(roles, f"{roles}, rollout: {{log_prob_max_token_len_per_gpu: 20480}}"),
+                                "trinity.yaml", {})
+    assert above.followed_budgets() == () and above.budget_in_effect(32768) == 20480
+    # At the actor's, it is what Trinity gives it unset (read as unset: it follows the actor's at any length).
+    alike = read_trinity_config(text.replace(roles, f"{roles}, rollout: {{log_prob_max_token_len_per_gpu: 12288}}"),
+                                "trinity.yaml", {})
+    rollout_key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
+    assert alike.followed_budgets() == (rollout_key,)
+    assert alike.budget_in_effect(65536) == 12288
+
+
+def test_chunked_entropy_with_an_entropy_loss_is_noted_where_the_release_reads_it() -> None:
+    # verl's entropy_from_logits_with_chunking keeps each chunk's float32 logits and softmax for the backward when
+    # the loss has an entropy term (Trinity's entropy_loss_fn other than none: GRPO's and PPO's default): more memory
+    # at the logits peak, not less. verl before 0.8 reads the actor's key, its FSDP engine (0.8 or later) the actor's
+    # fsdp_config's; entropy_checkpointing beside it, or a loss without entropy, takes no note.
+    roles = "trainer.trainer_config.actor_rollout_ref"
+    tail = (": verl keeps each chunk's float32 logits and softmax for the backward, about 8 bytes per logit more at "
+            "the logits peak than the tables measured, so each GPU holds more than the verdict assumes; set it to "
+            "false, or entropy_checkpointing to true beside it")
+
+    def notes(algorithm: str, actor: str, version: TrinityVersion | None = None) -> list[tuple[str, str]]:
+        text = (f"model: {{model_path: Qwen/Qwen3-8B}}\nalgorithm: {{{algorithm}}}\n"
+                f"trainer: {{trainer_config: {{actor_rollout_ref: {{actor: {{{actor}}}}}}}}}\n")
+        config = read_trinity_config(text, "trinity.yaml", {}, version)
+        return [(code.value, words) for code, words in zip(config.note_codes, config.notes, strict=True)
+                if code.value != "critic-not-counted"]
+
+    chunked = "entropy_from_logits_with_chunking: true"
+    assert notes("algorithm_type: grpo", chunked) == [("chunked-entropy", (
+        f"{roles}.actor.entropy_from_logits_with_chunking is true (read by verl before 0.8) with the entropy loss of "
+        f"algorithm_type grpo, on by default{tail}"))]
+    assert notes("", chunked) == [("chunked-entropy", (
+        f"{roles}.actor.entropy_from_logits_with_chunking is true (read by verl before 0.8) with the entropy loss of "
+        f"PPO, Trinity's algorithm where algorithm.algorithm_type is unset, on by default{tail}"))]
+    assert notes("algorithm_type: asymre, entropy_loss_fn: mix", chunked) == [("chunked-entropy", (
+        f"{roles}.actor.entropy_from_logits_with_chunking is true (read by verl before 0.8) with "
+        f"algorithm.entropy_loss_fn mix{tail}"))]
+    engine = f"fsdp_config: {{{chunked}}}"
+    assert notes("algorithm_type: grpo", engine) == [("chunked-entropy", (
+        f"{roles}.actor.fsdp_config.entropy_from_logits_with_chunking is true (read by verl 0.8 or later) with the "
+        f"entropy loss of algorithm_type grpo, on by default{tail}"))]
+    assert notes("algorithm_type: grpo", engine, "0.5") == []  # Trinity 0.5 runs verl 0.7, which never reads it
+    assert notes("algorithm_type: grpo", f"{chunked}, entropy_checkpointing: true") == []
+    assert notes("algorithm_type: raft", chunked) == notes("algorithm_type: grpo, entropy_loss_fn: none", chunked) == []
+    assert notes("algorithm_type: grpo", "entropy_from_logits_with_chunking: false") == []
 
 
 # keys_for_plan

@@ -15,7 +15,8 @@ from solver.cli.output import print_escaped
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION, RolloutEngines
 from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
-from solver.results import ENV_EXPORT, Answer, Plan, env_when, spans_nodes
+from solver.results import ENV_EXPORT, Answer, Plan, env_when, lowered_budget_undone, spans_nodes
+from solver.rules import token_budget
 from solver.tables import (
     CONFIG_SHAPE,
     Catalog,
@@ -333,7 +334,8 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
                    config: TrinityConfig | None, unused: str | None, node_gpus: int) -> list[str]:
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, a length no
     sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept), YaRN's
-    reach (`YARN_TRAINER`), and Env, which no config key can carry."""
+    reach (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config
+    key can carry."""
     from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, critic_budget_note, kept_interpolations
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
@@ -345,6 +347,10 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
               f"({ROLE_KEYS_IGNORED})"
               for key, budget in (config.role_token_budgets if config is not None else ())
               if budget != planned]  # the patch set it to the plan's
+    if undone := lowered_budget_undone(best, args.trinity_version):
+        notes.append(f"solve: note: {args.write}: trainer.max_token_len_per_gpu {planned} is below Trinity's default "
+                     f"ceil(2 x {best.max_model_len} / {best.sp}) = {token_budget(best.max_model_len, best.sp)}: "
+                     f"{undone}")
     critic_budget = config.critic_token_budget if config is not None else None
     if critic_budget is not None and critic_budget > best.max_token_len_per_gpu:  # kept: the patch sets no critic key
         plans = f"the plan's {best.max_token_len_per_gpu}"

@@ -18,6 +18,7 @@ from solver.results import (
     Plan,
     env_when,
     length_cautions,
+    lowered_budget_undone,
     own_scaling_words,
     spans_nodes,
     yarn_caution,
@@ -62,14 +63,17 @@ def _yarn_caution(plan: Plan, model: Model) -> str:
     return f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else ""
 
 
-def _budget_origin(plan: Plan) -> str:
-    """Where a plan's token budget comes from, in words: Trinity's default, or lowered from it."""
+def _budget_origin(plan: Plan, version: TrinityVersion | None) -> str:
+    """Where a plan's token budget comes from, in words: Trinity's default, or lowered from it (and, unless `version`
+    is 0.6, that Trinity 0.5.0 undoes that: `lowered_budget_undone`)."""
     default = f"ceil(2 x {plan.max_model_len} / SP {plan.sp})"
     if not plan.lowered_budget:
         return default
+    undone = lowered_budget_undone(plan, version)
     return (f"lowered from Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}, which does "
             f"not fit; at least ceil({plan.max_model_len} / {plan.sp}) = "
-            f"{least_token_budget(plan.max_model_len, plan.sp)}; more micro-batches, which the cost does not count")
+            f"{least_token_budget(plan.max_model_len, plan.sp)}; more micro-batches, which the cost does not count"
+            + (f"; {undone}" if undone else ""))
 
 
 APPLY_HEADING = "the lines below (dotted keys; --emit trinity writes YAML)"
@@ -102,7 +106,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("max_model_len", _length_words(answer, plan, model)),
         ("longer", _across_nodes(answer, plan, model, node_gpus)),
         ("validated", _validated_words(answer, plan, model)),
-        ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})"),
+        ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"),
         ("evidence", plan.evidence_text(answer.gpu, answer.model)),
         ("larger GPU", _larger_gpu_words(answer)),

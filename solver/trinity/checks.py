@@ -13,6 +13,7 @@ from solver.query import (
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_TOKEN_BUDGETS,
+    ROLLOUT_TOKEN_BUDGET,
     ConfigProblem,
     ConfigProblemCode,
     TrinityVersion,
@@ -27,7 +28,9 @@ from solver.trinity.keys import (
     READ_KEYS,
     REMOVE_PADDING_KEYS,
     ROLE_KEY_SCOPES,
+    ROLE_SP_KEYS,
     ROLES,
+    TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
     ConfigError,
     offload_path,
@@ -107,8 +110,21 @@ class _ConfigChecks:
 def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int,
                              version: TrinityVersion | None) -> int:
     """Check the SP the trainer runs at (`sp_key_in_effect`: the trainer's, or with Trinity 0.5 the actor's own)
-    against `trainer_gpus` and `model`'s heads; return it (1 where unset or below 1)."""
+    against `trainer_gpus` and `model`'s heads; return it (1 where unset or below 1). With `version` 0.5, check the
+    reference model's SP alike where another key gives it (its own where set, else the trainer's): Trinity 0.5 checks
+    each role's SP so (``_check_parallel_config``) and refuses the config."""
     path = sp_key_in_effect(checks.mapping, version)
+    sp = _check_sp_key(checks, path, model, trainer_gpus, "")
+    ref = ROLE_SP_KEYS[1] if value_at(checks.mapping, ROLE_SP_KEYS[1]) is not None else TRAINER_SP_KEY
+    if version == "0.5" and ref != path:
+        given = "checks the ref's SP" if ref == ROLE_SP_KEYS[1] else "gives it to the ref, whose SP it checks"
+        _check_sp_key(checks, ref, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config")
+    return sp
+
+
+def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, trainer_gpus: int, whose: str) -> int:
+    """Check the SP at `path` against `trainer_gpus` and `model`'s heads (`sp_gpus_violation`, `sp_rule_violation`;
+    `whose` follows the problems' words); return it (1 where unset or below 1)."""
     key = ".".join(path)
     sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
@@ -116,12 +132,13 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
         checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"{key} must be at least 1, got {sp}")
         sp = 1
     if trainer_gpus < 1:
-        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
+        if not whose:  # said once, with the trainer's SP
+            checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
     elif broken := sp_gpus_violation(trainer_gpus, sp):
-        checks.add(ConfigProblemCode.SP_DIVIDES_GPUS, f"{key}: {broken} (the trainer's)")
+        checks.add(ConfigProblemCode.SP_DIVIDES_GPUS, f"{key}: {broken} (the trainer's){whose}")
     heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
     if heads:
-        checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"{key}: {heads} of {model.name}")
+        checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"{key}: {heads} of {model.name}{whose}")
     return sp
 
 
@@ -135,8 +152,13 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -
             # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
             raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least} (Trinity "
                       f"0.5.0 to its default, ceil(2 x {shown_number(length)} / {sp}) = {math.ceil(2 * length / sp)})")
-            effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
-                      else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
+            if path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
+                effect = ("verl before 0.8 stops at the first sequence longer than that in the actor's log-prob "
+                          "recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")
+            elif path in ROLE_TOKEN_BUDGETS:
+                effect = f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key"
+            else:
+                effect = f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
                 f"{'.'.join(path)} {shown_number(budget)} x SP {sp} is below model.max_model_len "

@@ -22,6 +22,7 @@ from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, looks_like,
 from solver.trinity.keys import (
     CRITIC,
     CRITIC_TOKEN_BUDGET,
+    ENTROPY_KEYS,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
@@ -235,6 +236,48 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
     return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader)
 
 
+NO_ENTROPY_ALGORITHMS = ("sft", "cpt", "asymre", "raft", "sppo", "on_policy_distill", "jsd")
+"""Trinity's algorithm types whose default ``entropy_loss_fn`` is ``none`` (``algorithm/algorithm.py``, 0.5.0 and
+0.6.0): every other type's, ``ppo`` (the default type) among them, puts an entropy term in the loss."""
+CHUNKED_ENTROPY_KEYS = (((*ACTOR_ROLLOUT_REF, "actor"), "verl before 0.8"),
+                        ((*ACTOR_ROLLOUT_REF, "actor", "fsdp_config"), "verl 0.8 or later"))
+"""Where verl reads the actor's ``entropy_from_logits_with_chunking`` and ``entropy_checkpointing``, and on which verl:
+its dp_actor reads the actor's own; its FSDP engine (verl 0.8 or later, which Trinity 0.5 never runs) the actor's
+``fsdp_config`` (``FSDPEngineConfig``), not the actor's, which Trinity 0.6 sets to false there."""
+
+
+def _entropy_loss(reader: ConfigReader) -> str | None:
+    """Where the config's loss has an entropy term (Trinity computes the entropy with gradients whenever its
+    ``entropy_loss_fn`` is not ``none``, whatever its coefficient), what puts it there, in words; else None."""
+    given = reader.word(("algorithm", "entropy_loss_fn"))
+    if given is not None:
+        return None if given == "none" else f"algorithm.entropy_loss_fn {given}"
+    algorithm = reader.word(("algorithm", "algorithm_type"))
+    if algorithm in NO_ENTROPY_ALGORITHMS:
+        return None
+    return (f"the entropy loss of algorithm_type {algorithm}, on by default" if algorithm else
+            "the entropy loss of PPO, Trinity's algorithm where algorithm.algorithm_type is unset, on by default")
+
+
+def _chunked_entropy_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """A note where the actor computes its entropy in chunks (``entropy_from_logits_with_chunking`` on, without
+    ``entropy_checkpointing``, where the release reads them: `CHUNKED_ENTROPY_KEYS`) for a loss with an entropy term:
+    each chunk's float32 logits and softmax stay for the backward, so the logits peak holds more than the tables
+    measured, not less (none where it does not)."""
+    entropy = _entropy_loss(reader)
+    places = CHUNKED_ENTROPY_KEYS[:1] if version == "0.5" else CHUNKED_ENTROPY_KEYS
+    chunking, checkpointing = ENTROPY_KEYS
+    chunked = [(section, verl) for section, verl in places if _flag_for_notes(reader, (*section, chunking))
+               and not _flag_for_notes(reader, (*section, checkpointing))]
+    if entropy is None or not chunked:
+        return []
+    return [ConfigProblem(ConfigProblemCode.CHUNKED_ENTROPY, (
+        f"{'.'.join(section)}.{chunking} is true (read by {verl}) with {entropy}: verl keeps each chunk's float32 "
+        "logits and softmax for the backward, about 8 bytes per logit more at the logits peak than the tables "
+        f"measured, so each GPU holds more than the verdict assumes; set it to false, or {checkpointing} to true "
+        "beside it")) for section, verl in chunked]
+
+
 def _strategy_notes(strategy: str) -> list[ConfigProblem]:
     """A note on a trainer `strategy` other than FSDP's, which the tables and the memory model are (none for FSDP)."""
     if strategy in ("fsdp", "fsdp2"):
@@ -340,7 +383,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     sp, sp_notes = _read_sequence_parallel(reader, version, length)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budget, critic_notes = _read_critic(reader, strategy)
-    notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes)
+    notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
+             *_chunked_entropy_notes(reader, version))
     return TrinityConfig(
         model=model,
         model_path=model_path,

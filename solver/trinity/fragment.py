@@ -256,8 +256,8 @@ def plan_fragment(
     settings = TrinitySettings(config=_nested(ordered), environment=_environment(plan, model, shared_gpus))
     header = _header(plan, model, options, settings.environment)
     if layout is None:  # a config's own per-role budgets above the plan's come down to it among its `keys` instead
-        header += [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref log_prob_max_token_len_per_gpu above "
-                    f"{plan.max_token_len_per_gpu}"),
+        header += [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu "
+                    f"above {plan.max_token_len_per_gpu}"),
                    "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
     text = "\n".join([*header, *body]) + "\n"
     loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)

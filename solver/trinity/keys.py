@@ -123,9 +123,12 @@ def value_at(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return node
 
 
+ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")
+"""How verl computes the actor's entropy: in chunks, and checkpointed (under the actor before verl 0.8, under its
+``fsdp_config`` from 0.8): read for a note."""
 READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     (): ("mode", "algorithm", "buffer", "model", "cluster", "explorer", "trainer"),
-    ("algorithm",): ("algorithm_type", "repeat_times"),
+    ("algorithm",): ("algorithm_type", "repeat_times", "entropy_loss_fn"),
     ("buffer",): ("batch_size", "train_batch_size"),
     ("model",): ("model_path", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling",
                  "external_model", "tinker"),
@@ -138,12 +141,13 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref",),
-    (*ACTOR_ROLLOUT_REF,): (*ROLES, "model"),
+    (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
-                                    "ulysses_sequence_parallel_size"),
+                                    "ulysses_sequence_parallel_size", *ENTROPY_KEYS),
     (*ACTOR_ROLLOUT_REF, "ref"): ("fsdp_config", "log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
                                   "ulysses_sequence_parallel_size"),
-    offload_path("actor", "")[:-1]: OFFLOAD_FLAGS,
+    (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu",),
+    offload_path("actor", "")[:-1]: (*OFFLOAD_FLAGS, *ENTROPY_KEYS),
     offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
 }
 """Per section, the keys of it that rft-solver reads (all that `ConfigReader` reads but the offload flags of a role's

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
-from solver.results import Plan, yarn_caution
+from solver.results import Plan, lowered_budget_undone, yarn_caution
 from solver.rules import host_ram_check_words
 from solver.tables import Model
 from solver.trinity.interpolation import ConfigValues, decode_scalar
@@ -73,6 +73,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_turned_back_on(resolved, [GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]]),
         # a role's keys together, a section's together (the fragment nests them)
         *(key for role in ROLES for key in _role_keys(plan, role, config, resolved)),
+        *_own_budget_keys(plan, "rollout", resolved),
     ]
 
 
@@ -111,13 +112,13 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
 
 def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
     """The trainer's own keys: SP and the token budget, and with Offload FSDP2 and no Hugging Face checkpoints. A
-    lowered budget's comment says, unless `version` is 0.6, that Trinity 0.5.0 raises it back to the default (its
-    ``_adjust_token_len_if_needed`` asks a role's budget times SP for twice the length; 0.5.1 and later, once)."""
+    lowered budget's comment says, unless `version` is 0.6, that Trinity 0.5.0 raises it back to the default
+    (`lowered_budget_undone`)."""
     length = plan.max_model_len
     strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
+    undone = lowered_budget_undone(plan, version)
     lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}), which does not fit; at least "
-               f"ceil({length} / {plan.sp})" + ("" if version == "0.6" else
-                                                "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))
+               f"ceil({length} / {plan.sp})" + (f"; {undone}" if undone else ""))
     no_checkpoint = PlanKey(
         path=("trainer", "save_hf_checkpoint"),
         value="never",
@@ -160,12 +161,7 @@ def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt) -> list[Pl
     # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)))
-    # A per-role budget set by hand overrides the trainer's for its role: one other than the plan's becomes the plan's
-    # (above, the role would hold more than the plan assumes; below, the config would not say the plan, and its
-    # verdict would be at that budget, or none where it holds no sequence).
-    budget = plan.max_token_len_per_gpu
-    keys += [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-             if path[:-1] == (*ACTOR_ROLLOUT_REF, role) and _number_other_than(resolved(path), budget)]
+    keys += _own_budget_keys(plan, role, resolved)
     for section in ("fsdp_config", IGNORED_SECTION):
         for flag in OFFLOAD_FLAGS:
             path = offload_path(role, flag, section)
@@ -177,6 +173,16 @@ def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt) -> list[Pl
                 # so an offloaded one stays so.
                 keys.append(PlanKey(path=path, value=plan.offload, existing_only=True))
     return keys
+
+
+def _own_budget_keys(plan: Plan, section: str, resolved: ValueAt) -> list[PlanKey]:
+    """The token budget of `section` (a role, or the rollout's for the actor's recompute) set by hand to another number
+    than `plan`'s, at the plan's: it overrides the trainer's for its role (above, the role would hold more than the
+    plan assumes; below, the config would not say the plan, and its verdict would be at that budget, or none where it
+    holds no sequence)."""
+    budget = plan.max_token_len_per_gpu
+    return [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
+            if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and _number_other_than(resolved(path), budget)]
 
 
 def _number_other_than(value: Any, number: int) -> bool:
