@@ -51,9 +51,9 @@ def test_rows_off_the_grid_are_counted_after_the_first(cli, tmp_path: Path):
     cells = tmp_path / "mine.yaml"
     cells.write_text(OFF_GRID_CELLS.replace("32768", "32000").replace("131072", "131000"), encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(cells))
-    assert status == 0 and (f"solve calibrate: note: {cells}: table gpus=8, row max_model_len=32000 (and 2 more rows) "
-                            "is not a multiple of 1024 tokens: a row speaks for its length and the shorter ones down to "
-                            "the row before, so not for 32768 (32k) above it") in err
+    assert status == 0 and (f"solve calibrate: note: {cells}: table gpus=8, row max_model_len=32000 (and 2 more "
+                            "rows) is not a multiple of 1024 tokens: a row speaks for its length and the shorter "
+                            "ones down to the row before, so not for 32768 (32k) above it") in err
 
 
 def test_a_fit_on_cells_of_8_gpus_says_an_estimate_on_2_or_without_sp_lies_beyond_it(cli, tmp_path: Path):
@@ -75,7 +75,8 @@ def test_a_fit_on_cells_of_8_gpus_says_an_estimate_on_2_or_without_sp_lies_beyon
     assert codes("2", "32768", "--sp", "2") == (["fewer-gpus"], ["2 GPUs (calibrated from 8)"])
     assert codes("1", "8192", "--offload") == (
         ["fewer-gpus", "without-sp"], ["1 GPU (calibrated from 8)", "SP=1 (calibrated on fits with SP only)"])
-    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "8192", "--memory-model", str(fitted))
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "8192",
+                         "--memory-model", str(fitted))
     said = "beyond its calibration: 2 GPUs (calibrated from 8), SP=1 (calibrated on fits with SP only)"
     assert status == 0 and said in " ".join(out.split())
 

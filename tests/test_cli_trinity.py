@@ -2638,10 +2638,11 @@ def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
     assert current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs"]
     assert current["config_problems"] == [
         ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
-         "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the trainer's "
-         "only where a role sets none), so the verdict is at SP 4, but fills the unset trainer.max_token_len_per_gpu at "
-         "the trainer's, ceil(2 x 32768 / 1) = 65536 tokens per GPU, where the verdict takes ceil(2 x 32768 / 4) = "
-         "16384; Trinity 0.6 on verl 0.8 or later runs at SP 1: set them alike (--write does)"),
+         "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
+         "trainer's only where a role sets none), so the verdict is at SP 4, but fills the unset "
+         "trainer.max_token_len_per_gpu at the trainer's, ceil(2 x 32768 / 1) = 65536 tokens per GPU, where the "
+         "verdict takes ceil(2 x 32768 / 4) = 16384; Trinity 0.6 on verl 0.8 or later runs at SP 1: set them alike "
+         "(--write does)"),
         ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not the actor's 4: Trinity "
          "0.5 runs that role's forward at SP 1 within the actor's SP groups; the verdict is at SP 4: set them alike "
          "(--write does)")]
@@ -2652,8 +2653,8 @@ def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json", "--trinity-version", "0.5")
     current = json.loads(out)[0]["current"]
     assert (status, current["sp"], current["trains"], current["broken_rule_code"]) == (0, 3, False, "sp-model-heads")
-    assert ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs "
-            "(the trainer's)") in current["config_problems"]
+    assert ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size: SP=3 does not divide 4 "
+            "GPUs (the trainer's)") in current["config_problems"]
 
 
 def test_a_verdict_cites_the_table_of_a_gpu_type_with_at_least_as_much_memory(cli, tmp_path: Path,

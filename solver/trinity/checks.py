@@ -118,7 +118,8 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     ref = ROLE_SP_KEYS[1] if value_at(checks.mapping, ROLE_SP_KEYS[1]) is not None else TRAINER_SP_KEY
     if version == "0.5" and ref != path:
         given = "checks the ref's SP" if ref == ROLE_SP_KEYS[1] else "gives it to the ref, whose SP it checks"
-        _check_sp_key(checks, ref, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config")
+        _check_sp_key(checks, ref, model, trainer_gpus,
+                      f", and Trinity 0.5 {given} as the actor's: it refuses the config")
     return sp
 
 
@@ -150,8 +151,9 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -
         if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
             # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that
             # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
-            raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least} (Trinity "
-                      f"0.5.0 to its default, ceil(2 x {shown_number(length)} / {sp}) = {math.ceil(2 * length / sp)})")
+            raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least} "
+                      f"(Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {sp}) = "
+                      f"{math.ceil(2 * length / sp)})")
             if path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
                 effect = ("verl before 0.8 stops at the first sequence longer than that in the actor's log-prob "
                           "recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")
@@ -365,10 +367,11 @@ def trinity_config_problems(
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
 
     Checks: SP (the trainer's; with `version` 0.5, the actor's own where set, as Trinity 0.5 takes it) divides
-    the trainer GPUs and the model's attention heads, and SP and the KV heads divide one another; ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
-    ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is
-    set (likewise the actor's ``ppo_max_token_len_per_gpu`` and the ref's
-    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it);
+    the trainer GPUs and the model's attention heads, and SP and the KV heads divide one another;
+    ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
+    ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is set (likewise the actor's
+    ``ppo_max_token_len_per_gpu`` and the ref's ``log_prob_max_token_len_per_gpu`` when set by hand, as they override
+    it);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;

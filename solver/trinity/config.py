@@ -312,12 +312,13 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
         if path == in_effect or role_sp is None or role_sp == sp:
             continue
         if in_effect == TRAINER_SP_KEY:
-            words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with verl "
-                     f"before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 on verl "
-                     f"0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
+            words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
+                     f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
+                     f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
         else:
-            words = (f"{'.'.join(path)} {role_sp} is not the actor's {sp}: Trinity 0.5 runs that role's forward at SP "
-                     f"{role_sp} within the actor's SP groups; the verdict is at SP {sp}: set them alike (--write does)")
+            words = (f"{'.'.join(path)} {role_sp} is not the actor's {sp}: Trinity 0.5 runs that role's forward at "
+                     f"SP {role_sp} within the actor's SP groups; the verdict is at SP {sp}: set them alike "
+                     "(--write does)")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
     return sp, notes
 

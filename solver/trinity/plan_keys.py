@@ -131,7 +131,8 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
         PlanKey(
             path=("trainer", "max_token_len_per_gpu"),
             value=plan.max_token_len_per_gpu,
-            comment=lowered if plan.lowered_budget else f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out",
+            comment=(lowered if plan.lowered_budget
+                     else f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out"),
         ),
         *([no_checkpoint] if plan.offload else []),
     ]
