@@ -390,6 +390,8 @@ def _intermediate_width_moe(path: Path, config: dict[str, Any], layers: int, exp
     dense = layers - len(_llama4_moe_layers(path, config, layers))
     return moe.model_copy(update={"dense_layers": dense, "dense_intermediate_size": _config_number(
         path, config, "intermediate_size_mlp", LLAMA4_DENSE_WIDTH) if dense else 0})
+
+
 def _llama4_moe_layers(path: Path, config: dict[str, Any], layers: int) -> set[int]:
     """A Llama 4 text config's expert layers: its ``moe_layers``, else every ``interleave_moe_layer_step``-th layer
     (the last of each step), as ``Llama4TextConfig`` derives them; `TableError` where they are not layers of its

@@ -367,11 +367,11 @@ def trinity_config_problems(
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
 
     Checks: SP (the trainer's; with `version` 0.5, the actor's own where set, as Trinity 0.5 takes it) divides
-    the trainer GPUs and the model's attention heads, and SP and the KV heads divide one another;
-    ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
-    ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is set (likewise the actor's
-    ``ppo_max_token_len_per_gpu`` and the ref's ``log_prob_max_token_len_per_gpu`` when set by hand, as they override
-    it);
+    the trainer GPUs and the model's attention heads, and SP and the KV heads divide one another (with `version` 0.5,
+    the ref's SP too, its own else the trainer's, where that is another key); ``max_token_len_per_gpu * sp >=
+    max_model_len`` (a micro-batch holds the longest sequence, verl's ``rearrange_micro_batches``) when
+    ``max_token_len_per_gpu`` is set (likewise the actor's ``ppo_max_token_len_per_gpu``, the ref's and the rollout's
+    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it: `ROLE_TOKEN_BUDGETS`);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
