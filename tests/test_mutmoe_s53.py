@@ -95,7 +95,8 @@ def test_the_new_layouts_count_their_experts_dense_layers_and_default_embeddings
     for config, layers, embeddings in ((TINY_ERNIE, ernie, 1), (TINY_HUNYUAN, hunyuan, 2), (TINY_LLAMA4, llama4, 2)):
         assert _count(_read(tmp_path, config)) == layers + embeddings * VOCAB * HIDDEN + HIDDEN
         for tied, copies in ((True, 1), (False, 2)):
-            assert _count(_read(tmp_path, config, tie_word_embeddings=tied)) == layers + copies * VOCAB * HIDDEN + HIDDEN
+            model = _read(tmp_path, config, tie_word_embeddings=tied)
+            assert _count(model) == layers + copies * VOCAB * HIDDEN + HIDDEN
 
 
 def test_llama4_dense_layers_default_to_the_classs_intermediate_size_mlp(tmp_path: Path):
