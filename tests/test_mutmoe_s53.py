@@ -102,3 +102,33 @@ def test_the_new_layouts_count_their_experts_dense_layers_and_default_embeddings
 def test_llama4_dense_layers_default_to_the_classs_intermediate_size_mlp(tmp_path: Path):
     moe = _read(tmp_path, TINY_LLAMA4, intermediate_size_mlp=...).moe
     assert moe is not None and (moe.dense_layers, moe.dense_intermediate_size) == (3, 16384)
+
+
+def _trinity_05_sp_problems(cli, tmp_path: Path, trainer: str, actor_rollout_ref: str) -> tuple[int, int, list[str]]:
+    """The exit status, SP and config problems that ``--from-config --trinity-version 0.5 --json`` gives for a
+    Qwen3-8B config at 32768 on 4 of 8 A100 GPUs with `trainer`'s keys and `actor_rollout_ref`'s."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+        f"trainer: {{{trainer}, trainer_config: {{actor_rollout_ref: {actor_rollout_ref}}}}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80gb", "--json", "--trinity-version", "0.5")
+    current = json.loads(out)[0]["current"]
+    return status, current["sp"], current["config_problems"]
+
+
+def test_trinity_05_notes_nothing_where_the_trainers_and_roles_sp_agree(cli, tmp_path: Path):
+    assert _trinity_05_sp_problems(
+        cli, tmp_path, "ulysses_sequence_parallel_size: 4",
+        "{actor: {ulysses_sequence_parallel_size: 4}, ref: {ulysses_sequence_parallel_size: 4}}") == (0, 4, [])
+
+
+def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cli, tmp_path: Path):
+    # trainer.max_token_len_per_gpu set: Trinity 0.5 fills nothing at the trainer's SP, so the note names no budget.
+    assert _trinity_05_sp_problems(
+        cli, tmp_path, "ulysses_sequence_parallel_size: 1, max_token_len_per_gpu: 16384",
+        "{actor: {ulysses_sequence_parallel_size: 4}}") == (0, 4, [
+            "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
+            "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
+            "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later "
+            "runs at SP 1: set them alike (--write does)"])
