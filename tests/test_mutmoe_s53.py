@@ -128,7 +128,7 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
     assert _trinity_05_sp_problems(
         cli, tmp_path, "ulysses_sequence_parallel_size: 1, max_token_len_per_gpu: 16384",
         "{actor: {ulysses_sequence_parallel_size: 4}}") == (0, 4, [
-            "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
+            ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
             "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
             "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later "
-            "runs at SP 1: set them alike (--write does)"])
+            "runs at SP 1: set them alike (--write does)")])
