@@ -104,6 +104,19 @@ def test_llama4_dense_layers_default_to_the_classs_intermediate_size_mlp(tmp_pat
     assert moe is not None and (moe.dense_layers, moe.dense_intermediate_size) == (3, 16384)
 
 
+def test_a_null_top_k_key_reads_as_absent(tmp_path: Path):
+    # ERNIE's moe_k and Hunyuan's moe_topk, null, leave the count a token takes to num_experts_per_tok.
+    model = _read(tmp_path, TINY_LLAMA4, moe_k=None, moe_topk=None)
+    without = _count(_read(tmp_path, TINY_LLAMA4))
+    assert model.moe is not None and (model.moe.active_experts, _count(model)) == (1, without)
+
+
+def test_a_per_layer_top_k_that_differs_names_the_first_value_and_the_first_other(tmp_path: Path):
+    with pytest.raises(TableError, match=(r"^.*config\.json: moe_topk: differs between layers \(2 and 1\); rft-solver "
+                                          "counts one value for every layer$")):
+        _read(tmp_path, TINY_HUNYUAN, moe_topk=[2, 1, 2, 2])
+
+
 def _trinity_05_sp_problems(cli, tmp_path: Path, trainer: str, actor_rollout_ref: str) -> tuple[int, int, list[str]]:
     """The exit status, SP and config problems that ``--from-config --trinity-version 0.5 --json`` gives for a
     Qwen3-8B config at 32768 on 4 of 8 A100 GPUs with `trainer`'s keys and `actor_rollout_ref`'s."""
@@ -129,6 +142,6 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
         cli, tmp_path, "ulysses_sequence_parallel_size: 1, max_token_len_per_gpu: 16384",
         "{actor: {ulysses_sequence_parallel_size: 4}}") == (0, 4, [
             ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
-            "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
-            "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later "
-            "runs at SP 1: set them alike (--write does)")])
+             "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
+             "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later "
+             "runs at SP 1: set them alike (--write does)")])
