@@ -117,6 +117,16 @@ def test_a_per_layer_top_k_that_differs_names_the_first_value_and_the_first_othe
         _read(tmp_path, TINY_HUNYUAN, moe_topk=[2, 1, 2, 2])
 
 
+@pytest.mark.parametrize(("config", "key", "count_key"), [
+    (TINY_ERNIE, "moe_k", "moe_num_experts"), (TINY_HUNYUAN, "moe_topk", "num_experts"),
+    (TINY_LLAMA4, "num_experts_per_tok", "num_local_experts")])
+def test_a_top_k_above_the_expert_count_is_refused_by_its_own_key(
+        tmp_path: Path, config: dict[str, object], key: str, count_key: str):
+    with pytest.raises(TableError) as refused:
+        _read(tmp_path, config, **{key: 9, count_key: 8})
+    assert str(refused.value) == f"{tmp_path / 'config.json'}: {key}: expected at most {count_key} (8), got 9"
+
+
 def _trinity_05_sp_problems(cli, tmp_path: Path, trainer: str, actor_rollout_ref: str) -> tuple[int, int, list[str]]:
     """The exit status, SP and config problems that ``--from-config --trinity-version 0.5 --json`` gives for a
     Qwen3-8B config at 32768 on 4 of 8 A100 GPUs with `trainer`'s keys and `actor_rollout_ref`'s."""
