@@ -127,6 +127,32 @@ def test_a_top_k_above_the_expert_count_is_refused_by_its_own_key(
     assert str(refused.value) == f"{tmp_path / 'config.json'}: {key}: expected at most {count_key} (8), got 9"
 
 
+@pytest.mark.parametrize(("value", "shown"), [(0, "0"), ("2", "'2'"), (True, "True")])
+def test_a_per_layer_value_is_checked_as_the_single_value_is(tmp_path: Path, value: object, shown: str):
+    with pytest.raises(TableError) as refused:
+        _read(tmp_path, TINY_HUNYUAN, moe_topk=[value] * 4)
+    assert str(refused.value) == (f"{tmp_path / 'config.json'}: moe_topk: expected a whole number from 1 to 65536, got "
+                                  f"{shown}")
+
+
+@pytest.mark.parametrize(("changes", "dense"), [
+    ({"interleave_moe_layer_step": ...}, 0),  # the class's default step, 1: experts in every layer
+    ({"interleave_moe_layer_step": 5}, 4),  # the last layer alone
+    ({"interleave_moe_layer_step": ..., "moe_layers": [0]}, 4),
+    ({"interleave_moe_layer_step": ..., "moe_layers": [1, 1, 3]}, 3),  # a layer named twice is one layer
+])
+def test_llama4_expert_layers_from_the_step_or_the_list(tmp_path: Path, changes: dict[str, object], dense: int):
+    moe = _read(tmp_path, TINY_LLAMA4, **changes).moe
+    assert moe is not None and (moe.dense_layers, moe.dense_intermediate_size) == (dense, 128 if dense else 0)
+
+
+def test_llama4_moe_layers_that_are_booleans_are_refused(tmp_path: Path):
+    with pytest.raises(TableError) as refused:
+        _read(tmp_path, TINY_LLAMA4, moe_layers=[True, 3])
+    assert str(refused.value) == (f"{tmp_path / 'config.json'}: moe_layers: expected a list of layer indices from 0 to "
+                                  "4, or null, got [True, 3]")
+
+
 def _trinity_05_sp_problems(cli, tmp_path: Path, trainer: str, actor_rollout_ref: str) -> tuple[int, int, list[str]]:
     """The exit status, SP and config problems that ``--from-config --trinity-version 0.5 --json`` gives for a
     Qwen3-8B config at 32768 on 4 of 8 A100 GPUs with `trainer`'s keys and `actor_rollout_ref`'s."""
