@@ -153,6 +153,29 @@ def test_llama4_moe_layers_that_are_booleans_are_refused(tmp_path: Path):
                                   "4, or null, got [True, 3]")
 
 
+@pytest.mark.parametrize(("key", "value", "lowest"), [
+    ("moe_layer_interval", True, 1), ("moe_layer_interval", 0, 1), ("moe_layer_start_index", 65537, 0),
+    ("moe_layer_end_index", -2, -1), ("moe_num_shared_experts", -1, 0)])
+def test_ernies_layout_keys_are_whole_numbers_within_their_range(
+        tmp_path: Path, key: str, value: object, lowest: int):
+    with pytest.raises(TableError) as refused:
+        _read(tmp_path, TINY_ERNIE, **{key: value})
+    assert str(refused.value) == (f"{tmp_path / 'config.json'}: {key}: expected a whole number from {lowest} to "
+                                  f"65536, got {value}")
+
+
+def test_solve_memory_notes_how_many_mtp_layers_go_uncounted(cli, tmp_path: Path):
+    (tmp_path / "ernie").mkdir()
+    (tmp_path / "ernie" / "config.json").write_text(json.dumps({**TINY_ERNIE, "num_nextn_predict_layers": 2}),
+                                                    encoding="utf-8")
+    status, _, err = cli("memory", "--model-config", str(tmp_path / "ernie"), "--gpu", "h100", "--gpus", "8", "--len",
+                         "8192")
+    assert (status, err) == (0, "solve memory: note: ernie declares 2 multi-token prediction layers "
+                                "(num_nextn_predict_layers), not counted: transformers' class does not load their "
+                                "weights, so verl's FSDP trainer holds none of them (verl's Megatron trainer with "
+                                "model.mtp.enable would)\n")
+
+
 def _trinity_05_sp_problems(cli, tmp_path: Path, trainer: str, actor_rollout_ref: str) -> tuple[int, int, list[str]]:
     """The exit status, SP and config problems that ``--from-config --trinity-version 0.5 --json`` gives for a
     Qwen3-8B config at 32768 on 4 of 8 A100 GPUs with `trainer`'s keys and `actor_rollout_ref`'s."""
