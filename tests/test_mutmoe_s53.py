@@ -170,10 +170,10 @@ def test_solve_memory_notes_how_many_mtp_layers_go_uncounted(cli, tmp_path: Path
                                                     encoding="utf-8")
     status, _, err = cli("memory", "--model-config", str(tmp_path / "ernie"), "--gpu", "h100", "--gpus", "8", "--len",
                          "8192")
-    assert (status, err) == (0, "solve memory: note: ernie declares 2 multi-token prediction layers "
-                                "(num_nextn_predict_layers), not counted: transformers' class does not load their "
-                                "weights, so verl's FSDP trainer holds none of them (verl's Megatron trainer with "
-                                "model.mtp.enable would)\n")
+    assert (status, err) == (0, ("solve memory: note: ernie declares 2 multi-token prediction layers "
+                                 "(num_nextn_predict_layers), not counted: transformers' class does not load their "
+                                 "weights, so verl's FSDP trainer holds none of them (verl's Megatron trainer with "
+                                 "model.mtp.enable would)\n"))
 
 
 def _trinity_05_sp_problems(cli, tmp_path: Path, trainer: str, actor_rollout_ref: str) -> tuple[int, int, list[str]]:
