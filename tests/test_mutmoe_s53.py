@@ -204,3 +204,17 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
              "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
              "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later "
              "runs at SP 1: set them alike (--write does)")])
+
+
+def test_trinity_05_refuses_an_actor_sp_of_0_it_would_run_at(cli, tmp_path: Path):
+    # Trinity 0.5 fills the actor's SP from the trainer's only where it is unset (None): a 0 stays, and is refused.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+        "trainer: {trainer_config: {actor_rollout_ref: {actor: {ulysses_sequence_parallel_size: 0}}}}\n",
+        encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80gb", "--trinity-version", "0.5")
+    assert (status, out, err) == (2, "", (
+        f"solve: error: --from-config {config}: trainer.trainer_config.actor_rollout_ref.actor."
+        "ulysses_sequence_parallel_size must be at least 1, got 0\n"))
