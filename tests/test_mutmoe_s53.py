@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from solver.tables import TableError, load_model_config
+from solver.tables import TableError, load_catalog, load_model_config
 from solver.tables.schema import Model
+from solver.trinity import check_trinity_config
 
 TINY_QWEN3 = {"model_type": "qwen3", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 96,
               "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
@@ -218,3 +219,14 @@ def test_trinity_05_refuses_an_actor_sp_of_0_it_would_run_at(cli, tmp_path: Path
     assert (status, out, err) == (2, "", (
         f"solve: error: --from-config {config}: trainer.trainer_config.actor_rollout_ref.actor."
         "ulysses_sequence_parallel_size must be at least 1, got 0\n"))
+
+
+@pytest.mark.parametrize(("version", "key"), [
+    (None, "trainer.ulysses_sequence_parallel_size"),
+    ("0.5", "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size")])
+def test_an_sp_below_1_is_said_once_and_the_rules_checked_at_1(version: str | None, key: str):
+    # On 3 trainer GPUs, which SP 1 divides and no larger SP Qwen3-4B's heads take does.
+    sp = {"ulysses_sequence_parallel_size": 0}
+    mapping = {"trainer": {**sp, "trainer_config": {"actor_rollout_ref": {"actor": sp}}}}
+    assert check_trinity_config(mapping, load_catalog().model("Qwen3-4B"), 3, version=version) == [
+        f"{key} must be at least 1, got 0"]
