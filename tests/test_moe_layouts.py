@@ -106,6 +106,9 @@ def test_hunyuan_a13bs_per_layer_lists_read_as_its_card_counts(tmp_path: Path):
       r"\(intermediate_size\) whatever this says, so its checkpoint would not load$")),
     ({"num_shared_expert": [2] * 32}, "num_shared_expert .*: transformers' hunyuan_v1_moe class builds one shared"),
     ({"moe_topk": []}, r"moe_topk: expected a whole number, or one per layer, got \[\]$"),
+    ({"num_experts": 64, "moe_topk": [8] * 31},  # the class takes moe_topk[layer_idx]: layer 31 would fail
+     (r"moe_topk: 31 values for 32 layers: transformers' class takes each layer's by its index, so give one per "
+      r"layer \(or one whole number\)$")),
     ({"num_experts": ...}, "missing the count of routed experts .*: model_type hunyuan_v1_moe is a mixture"),
 ])
 def test_hunyuan_configs_transformers_would_build_otherwise_are_refused(

@@ -327,7 +327,7 @@ def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
         _check_no_expert_count(path, config)
         return None
     active_key = next((name for name in ("moe_k", "moe_topk") if config.get(name) is not None), "num_experts_per_tok")
-    experts, active = _config_number(path, config, key), _uniform_number(path, config, active_key)
+    experts, active = _config_number(path, config, key), _uniform_number(path, config, active_key, layers)
     for other in MOE_CONFIG_KEYS:
         if config.get(other) not in (None, experts):
             raise TableError(f"{path}: {key} {experts} and {other} {brief(config[other])}: two counts of routed "
@@ -357,14 +357,18 @@ def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
     return routed.model_copy(update={"shared_expert_intermediate_size": shared})
 
 
-def _uniform_number(path: Path, config: dict[str, Any], key: str) -> int:
+def _uniform_number(path: Path, config: dict[str, Any], key: str, indexed_layers: int | None = None) -> int:
     """`_config_number` of `key`, which may also be a list of one value per layer (Hunyuan's ``moe_topk``), all the
-    same; `TableError` where they differ (rft-solver counts one for every layer)."""
+    same; `TableError` where they differ (rft-solver counts one for every layer) or, where transformers' class takes
+    a layer's value by its index among `indexed_layers`, where the list has fewer (the class would fail to build)."""
     value = config.get(key)
     if not isinstance(value, list):
         return _config_number(path, config, key)
     if not value:
         raise TableError(f"{path}: {key}: expected a whole number, or one per layer, got []")
+    if indexed_layers is not None and len(value) < indexed_layers:
+        raise TableError(f"{path}: {key}: {len(value)} values for {indexed_layers} layers: transformers' class takes "
+                         "each layer's by its index, so give one per layer (or one whole number)")
     if any(each != value[0] for each in value):
         differing = next(each for each in value if each != value[0])
         raise TableError(f"{path}: {key}: differs between layers ({brief(value[0])} and {brief(differing)}); "
