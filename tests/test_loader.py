@@ -462,6 +462,8 @@ def test_names_match_in_any_case_as_unicode_folds_it():
     # the vendor only at the start, and a form factor or memory only as a word of its own: a name keeps them elsewhere
     ("MyAMD-64GB", "myamd-64gb"), ("Card-NVIDIA-64GB", "card-nvidia-64gb"), ("A100-PCIEX", "a100-pciex"),
     ("H100-HBM3Plus", "h100-hbm3plus"),
+    # the memory's kind only after its size: without one it may name another card (the H20 of 141GB HBM3e)
+    ("NVIDIA GH200 144G HBM3e", "gh200-144g"), ("H20 HBM3e", "h20-hbm3e"),
 ])
 def test_the_smi_form_of_a_name_drops_only_the_words_smi_adds(name: str, form: str):
     assert smi_name_form(name) == form
@@ -549,6 +551,8 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("h100-94gb", ""),
     ("gh200", ""),  # the start of GH200-96GB and GH200-144GB: the memory decides, no guess
     ("rtx-5090-24gb", ""),
+    ("h20-3e", ""),  # the H20 of 141GB HBM3e, not the H20-96GB (was guessed so)
+    ("H20 HBM3e", ""),  # (was taken as the H20-96GB)
     ("rtx-6000", ""),  # the last part of Quadro-RTX-6000 (no bf16) as much as the start of RTX-6000-Ada-48GB
     ("rtx-6000-ad", " (did you mean RTX-6000-Ada-48GB?)"),
 ])
