@@ -451,6 +451,23 @@ def test_a_gpu_type_without_bf16_takes_no_name_of_a_gpu_type(tmp_path: Path):
         load_catalog(tables)
 
 
+@pytest.mark.parametrize(("capability", "message"), [
+    ('"8.0"', "without_bf16 T4, compute_capability: '8.0' is no compute capability below 8.0 (such as 7.5), "
+              "which bf16 needs"),  # the refusal would say 8.0 lacks what 8.0 has
+    ('"7"', "without_bf16 T4, compute_capability: '7' is no compute capability below 8.0"),
+])
+def test_a_gpu_type_without_bf16_has_a_compute_capability_below_ampere(tmp_path: Path, capability: str,
+                                                                       message: str):
+    tables = tmp_path / "tables"
+    shutil.copytree(shipped_tables_directory(), tables)
+    gpus = tables / "gpus.yaml"
+    gpus.write_text(gpus.read_text().replace('{name: T4, compute_capability: "7.5"',
+                                             f"{{name: T4, compute_capability: {capability}"))
+    with pytest.raises(TableError) as raised:
+        load_catalog(tables)
+    assert str(raised.value).startswith(f"{gpus}: {message}")
+
+
 def test_names_match_in_any_case_as_unicode_folds_it():
     # casefold, not lower: a cells file's GPU type 'Straße-48GB' is the one 'STRASSE 48GB' names.
     assert normalise("Straße-48GB") == normalise("STRASSE 48GB") == "strasse-48gb"
