@@ -452,8 +452,8 @@ def test_a_gpu_type_without_bf16_takes_no_name_of_a_gpu_type(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("capability", "message"), [
-    ('"8.0"', "without_bf16 T4, compute_capability: '8.0' is no compute capability below 8.0 (such as 7.5), "
-              "which bf16 needs"),  # the refusal would say 8.0 lacks what 8.0 has
+    ('"8.0"', ("without_bf16 T4, compute_capability: '8.0' is no compute capability below 8.0 (such as 7.5), "
+               "which bf16 needs")),  # the refusal would say 8.0 lacks what 8.0 has
     ('"7"', "without_bf16 T4, compute_capability: '7' is no compute capability below 8.0"),
 ])
 def test_a_gpu_type_without_bf16_has_a_compute_capability_below_ampere(tmp_path: Path, capability: str,
