@@ -407,7 +407,7 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
     ("mi325x", "MI325X"), ("AMD Instinct MI325X", "MI325X"), ("a40", "A40-48GB"), ("NVIDIA A40", "A40-48GB"),
     ("rtx5090", "RTX-5090-32GB"), ("NVIDIA GeForce RTX 5090", "RTX-5090-32GB"), ("rtx-6000-ada", "RTX-6000-Ada-48GB"),
     ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada-48GB"), ("l40", "L40-48GB"), ("L40S", "L40S-48GB"),
-    ("b300", "B300"),
+    ("b300", "B300"), ("RTX A6000 Ada", "RTX-6000-Ada-48GB"),  # as some clouds list it (was guessed RTX-A6000-48GB)
 ])
 def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canonical: str):
     assert load_catalog().gpu(name).name == canonical
@@ -415,7 +415,7 @@ def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canon
 
 def test_a_gpu_type_without_a_driver_total_counts_its_gb_as_sold_in_bytes_at_most_what_the_others_report():
     # GH200, B300 and MI325X: memory_mib is their GB as sold, 10^9 bytes each, in MiB; every GPU type whose source
-    # gives a driver total reports at least that (the L40S the least: 0.937 of its GB taken as GiB, against 0.931).
+    # gives a driver total reports at least that (the A10 the least: 0.937 of its GB taken as GiB, against 0.931).
     catalog = load_catalog()
     estimated = [gpu.name for gpu in catalog.gpu_types if "driver total not at hand" in str(gpu.source)]
     assert estimated == ["GH200-96GB", "GH200-144GB", "B300", "MI325X"]
@@ -428,7 +428,8 @@ def test_a_gpu_type_without_a_driver_total_counts_its_gb_as_sold_in_bytes_at_mos
     ("v100", "'v100' is a V100, which has no bf16 (compute capability 7.0;"),
     ("Tesla V100-SXM2-32GB", "'Tesla V100-SXM2-32GB' is a V100, "),  # as nvidia-smi prints it
     ("V100S", "'V100S' is a V100, "), ("Tesla T4", "'Tesla T4' is a T4, which has no bf16 (compute capability 7.5;"),
-    ("p40", "'p40' is a P40, "), ("RTX 2080 Ti", "'RTX 2080 Ti' is a RTX-2080-Ti, "),
+    ("p40", "'p40' is a P40, "), ("RTX 2080 Ti", "'RTX 2080 Ti' is an RTX-2080-Ti, "),
+    ("Quadro RTX 6000", "'Quadro RTX 6000' is a Quadro-RTX-6000, "), ("rtx-8000", "'rtx-8000' is a Quadro-RTX-8000, "),
 ])
 def test_a_gpu_type_without_bf16_is_refused_by_name_even_as_ones_own(name: str, refused: str):
     catalog = load_catalog()
@@ -450,6 +451,23 @@ def test_a_gpu_type_without_bf16_takes_no_name_of_a_gpu_type(tmp_path: Path):
         load_catalog(tables)
 
 
+@pytest.mark.parametrize(("capability", "message"), [
+    ('"8.0"', ("without_bf16 T4, compute_capability: '8.0' is no compute capability below 8.0 (such as 7.5), "
+               "which bf16 needs")),  # the refusal would say 8.0 lacks what 8.0 has
+    ('"7"', "without_bf16 T4, compute_capability: '7' is no compute capability below 8.0"),
+])
+def test_a_gpu_type_without_bf16_has_a_compute_capability_below_ampere(tmp_path: Path, capability: str,
+                                                                       message: str):
+    tables = tmp_path / "tables"
+    shutil.copytree(shipped_tables_directory(), tables)
+    gpus = tables / "gpus.yaml"
+    gpus.write_text(gpus.read_text().replace('{name: T4, compute_capability: "7.5"',
+                                             f"{{name: T4, compute_capability: {capability}"))
+    with pytest.raises(TableError) as raised:
+        load_catalog(tables)
+    assert str(raised.value).startswith(f"{gpus}: {message}")
+
+
 def test_names_match_in_any_case_as_unicode_folds_it():
     # casefold, not lower: a cells file's GPU type 'Straße-48GB' is the one 'STRASSE 48GB' names.
     assert normalise("Straße-48GB") == normalise("STRASSE 48GB") == "strasse-48gb"
@@ -461,6 +479,8 @@ def test_names_match_in_any_case_as_unicode_folds_it():
     # the vendor only at the start, and a form factor or memory only as a word of its own: a name keeps them elsewhere
     ("MyAMD-64GB", "myamd-64gb"), ("Card-NVIDIA-64GB", "card-nvidia-64gb"), ("A100-PCIEX", "a100-pciex"),
     ("H100-HBM3Plus", "h100-hbm3plus"),
+    # the memory's kind only after its size: without one it may name another card (the H20 of 141GB HBM3e)
+    ("NVIDIA GH200 144G HBM3e", "gh200-144g"), ("H20 HBM3e", "h20-hbm3e"),
 ])
 def test_the_smi_form_of_a_name_drops_only_the_words_smi_adds(name: str, form: str):
     assert smi_name_form(name) == form
@@ -548,6 +568,10 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("h100-94gb", ""),
     ("gh200", ""),  # the start of GH200-96GB and GH200-144GB: the memory decides, no guess
     ("rtx-5090-24gb", ""),
+    ("h20-3e", ""),  # the H20 of 141GB HBM3e, not the H20-96GB (was guessed so)
+    ("H20 HBM3e", ""),  # (was taken as the H20-96GB)
+    ("rtx-6000", ""),  # the last part of Quadro-RTX-6000 (no bf16) as much as the start of RTX-6000-Ada-48GB
+    ("rtx-6000-ad", " (did you mean RTX-6000-Ada-48GB?)"),
 ])
 def test_an_unknown_gpu_gets_a_guess_by_the_models_rule(name: str, guess: str):
     with pytest.raises(QueryError) as raised:

@@ -104,8 +104,11 @@ def _accepted(entries: tuple[_Entry, ...]) -> str:
     return ", ".join("/".join(names) + variants for (_, variants), names in groups.items())
 
 
-def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], wanted_name: str | None = None) -> _Entry:
-    """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
+def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], wanted_name: str | None = None,
+                refused: tuple[GpuWithoutBf16, ...] = ()) -> _Entry:
+    """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`, with a
+    guess at what it meant unless it could as well be a `refused` name (``rtx-6000``: the Quadro RTX 6000, without
+    bf16, as much as the RTX 6000 Ada)."""
     if not isinstance(name, str):
         if isinstance(name, Model | GpuType):  # a config.json's model or a GPU type of your own: its name, and where
             added = "with_model(model)" if isinstance(name, Model) else "with_gpu_types([gpu_type])"
@@ -120,7 +123,8 @@ def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], wanted_name: 
     short = min(((alias, e.name) for e in entries for alias in e.aliases), key=lambda pair: len(pair[0]), default=None)
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
     names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
-    meant = guessed_name(wanted, names)
+    refused_names = {normalise(known): entry.name for entry in refused for known in (entry.name, *entry.aliases)}
+    meant = guessed_name(wanted, names) if guessed_name(wanted, refused_names) is None else None
     guess = f" (did you mean {meant}?)" if meant else ""
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
@@ -230,11 +234,11 @@ class Catalog(Frozen):
         type without bf16 (`refuse_without_bf16`)."""
         self.refuse_without_bf16(name)
         try:
-            return _find_entry("GPU", name, self.gpu_types)
+            return _find_entry("GPU", name, self.gpu_types, refused=self.without_bf16)
         except QueryError:
             if not isinstance(name, str) or smi_name_form(name) == normalise(name):
                 raise
-        return _find_entry("GPU", name, self.gpu_types, wanted_name=smi_name_form(name))
+        return _find_entry("GPU", name, self.gpu_types, wanted_name=smi_name_form(name), refused=self.without_bf16)
 
     def refuse_without_bf16(self, name: str) -> None:
         """`QueryError` where `name` (in any case, or as nvidia-smi prints it) names a GPU type without bf16."""
@@ -244,7 +248,7 @@ class Catalog(Frozen):
         for refused in self.without_bf16:
             if wanted & {normalise(known) for known in (refused.name, *refused.aliases)}:
                 raise RefusedNameError(
-                    f"{brief(name)} is a {refused.name}, which has no bf16 (compute capability "
+                    f"{brief(name)} is {'an' if refused.name[0] in 'AEFHILMNORSX' else 'a'} {refused.name}, which has no bf16 (compute capability "
                     f"{refused.compute_capability}; bf16 needs 8.0, Ampere or newer), and the verl/FSDP training "
                     "rft-solver plans runs in bf16: plan for a GPU type that has it")
 

@@ -166,6 +166,7 @@ _ITEM_LABELS = {
     "models": ("model {}", "name"),
     "pools": ("pool {}", "name"),
     "gpus": ("gpu {}", "name"),
+    "without_bf16": ("without_bf16 {}", "name"),
     "jobs": ("job {}", "name"),
 }
 """How to name an item of each list in an error: by the field that identifies it."""

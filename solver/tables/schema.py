@@ -610,6 +610,14 @@ class GpuWithoutBf16(Frozen):
     aliases: tuple[Text, ...] = ()
     source: PrintableText
 
+    @field_validator("compute_capability")
+    @classmethod
+    def _below_ampere(cls, value: str) -> str:
+        """A CUDA compute capability (``7.5``) below 8.0, the first with bf16, as the refusal says."""
+        if not re.fullmatch(r"\d\.\d", value) or float(value) >= 8:
+            raise ValueError(f"{value!r} is no compute capability below 8.0 (such as 7.5), which bf16 needs")
+        return value
+
 
 class GpusFile(Frozen):
     """The shape of ``gpus.yaml``: the GPU types, and those refused for want of bf16."""

@@ -56,13 +56,13 @@ def normalise(name: str) -> str:
 def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     """The name that `wanted` (normalised) was likely meant to be, among `names` (each known name or alias,
     normalised, to the name it stands for), or None where no single one is likely."""
-    # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
-    # turn; Qwen3-8B-Instruct: Qwen3-8B; not by a memory size: h20-141gb is not the H20-96GB), or ends with it as
-    # its last part (70B: Llama-3.1-70B), or is it after a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's older
-    # id: llama-3.1-8b-instruct; not after a short form, as 8B ends it too), or is it with one keystroke doubled
+    # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in turn;
+    # Qwen3-8B-Instruct: Qwen3-8B; not by a memory size or kind: h20-141gb and h20-3e are not the H20-96GB), or ends
+    # with it as its last part (70B: Llama-3.1-70B), or is it after a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's
+    # older id: llama-3.1-8b-instruct; not after a short form, as 8B ends it too), or is it with one keystroke doubled
     # (a1000: a100) or other hyphens (qwen-3-8b: qwen3-8b), or with its version left out or cut to the major one
-    # (qwen8b: qwen3-8b, llama3-8b: llama-3.1-8b), or its size in millions (600m: 0.6b), and only one does: a name
-    # one character away otherwise is often another thing (v100 is not h100, 5B is not 8B).
+    # (qwen8b: qwen3-8b, llama3-8b: llama-3.1-8b), or its size in millions (600m: 0.6b), and only one does: a name one
+    # character away otherwise is often another thing (v100 is not h100, 5B is not 8B).
     in_billions = _MILLIONS.sub(lambda size: f"{int(size[1]) / 1000:g}b", wanted)
     if in_billions != wanted:
         return names.get(in_billions) or guessed_name(in_billions, names)
@@ -85,8 +85,9 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
 
 _MILLIONS = re.compile(r"(?<![\d.])(\d+)m(?=-|$)")
 """A model's size in millions of parameters (``600m``), which `guessed_name` tries in billions (``0.6b``)."""
-_MEMORY_SIZE = re.compile(r"\d+(\.\d+)?g(i?b)?")
-"""A memory size as a GPU's name ends with it (``141gb``, ``96g``): another card than the name before it."""
+_MEMORY_SIZE = re.compile(r"\d+(\.\d+)?g(i?b)?|(hbm)?\d+e")
+"""A memory size or kind as a GPU's name ends with it (``141gb``, ``96g``; ``3e``, ``hbm3e``: the H20-3e is the H20
+with 141GB of HBM3e): another card than the name before it."""
 _VERSIONED = re.compile(r"([a-z][a-z-]*?)-?(\d+)((?:\.\d+)+)?(-.+)")
 """A name with a version after its family's (``llama-3.1-8b``: ``llama``, ``3``, ``.1``, ``-8b``)."""
 
@@ -111,8 +112,10 @@ def _unhyphenated(name: str) -> str:
     return re.sub(r"[-_ ]", "", name)
 
 
-SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce|tesla)-|-(sxm\d*|pcie|hbm\d*e?)(?=-|$)")
-"""What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor and memory."""
+SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce|tesla)-|-(sxm\d*|pcie)(?=-|$)"
+                       r"|(?:(?<=\dg)|(?<=\dgb))-hbm\d*e?(?=-|$)")
+"""What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor, and the memory's
+kind after its size (``80GB HBM3``; not without a size: ``H20 HBM3e`` is the 141GB H20, not the H20-96GB)."""
 
 
 def smi_name_form(name: str) -> str:
