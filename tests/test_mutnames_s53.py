@@ -11,7 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 import solver
-from solver.tables import QueryError, load_catalog
+from solver.tables import GpuType, QueryError, RefusedNameError, described_gpu_type, load_catalog
+from solver.tables.text import guessed_name
 
 OFF_GRID_H100_CELLS = (  # 8 H100s: the second table's row typed as 65000 where 65536 was measured
     "gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
@@ -39,12 +40,40 @@ def _off_grid_note(prog: str, cells: Path) -> str:
     ("gpu", "h20-141g", ""),  # a memory size as g, gib or with a decimal part
     ("gpu", "h100-94gib", ""),
     ("gpu", "h100-93.5gb", ""),
+    ("gpu", "ls", ""),  # a version drops only before a hyphen: not l40s's 40 (nor mi300x's 300: mix)
 ])
 def test_a_size_in_millions_or_a_memory_size_decides_the_guess(kind: str, name: str, guess: str):
     catalog = load_catalog()
     with pytest.raises(QueryError) as raised:
         catalog.model(name) if kind == "model" else catalog.gpu(name)
     assert str(raised.value).startswith(f"unknown {'model' if kind == 'model' else 'GPU'} {name!r}{guess}; accepted: ")
+
+
+@pytest.mark.parametrize(("wanted", "known", "guess"), [
+    ("foo7b", "foo-1.2.3-7b", "Foo"),  # a version of three parts left out
+    ("foo17b", "foo-1.2.3-7b", "Foo"),  # or cut to its major one
+    ("foo7b", "foo-10-7b", "Foo"),  # a major version of two digits
+    ("foox", "3-foo-x", None),  # no family before the number: no version to leave out
+])
+def test_a_version_left_out_of_a_name_of_ones_own_is_guessed(wanted: str, known: str, guess: str | None):
+    # guessed_name on the names of a catalogue with a model of one's own (none shipped has such a version)
+    assert guessed_name(wanted, {known: "Foo"}) == guess
+
+
+def test_a_gpu_type_of_ones_own_that_an_alias_of_a_gpu_without_bf16_names_is_refused():
+    with pytest.raises(RefusedNameError, match=r"^'v100' is a V100, which has no bf16 \(compute capability 7.0;"):
+        load_catalog().with_gpu_types([GpuType(gpu="MyCard-32GB", memory_gb=32, aliases=("v100",), source="mine")])
+
+
+@pytest.mark.parametrize(("gpu", "message"), [
+    (5, "a GPU is named by a string, got 5"),
+    (described_gpu_type("mine", 32), ("a GPU is named by a string, got a GpuType: pass its name, 'mine', with "
+                                      "catalog=catalog.with_gpu_types([gpu_type])")),
+])
+def test_a_gpu_named_by_no_string_is_told_so_before_any_bf16_check(gpu: object, message: str):
+    with pytest.raises(QueryError) as raised:
+        load_catalog().gpu(gpu)  # type: ignore[arg-type]
+    assert str(raised.value) == message
 
 
 def _calibration_json(**fields: object) -> dict[str, object]:
