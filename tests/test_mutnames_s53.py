@@ -5,13 +5,21 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 import solver
-from solver.tables import GpuType, QueryError, RefusedNameError, described_gpu_type, load_catalog
+from solver.tables import (
+    GpuType,
+    QueryError,
+    RefusedNameError,
+    described_gpu_type,
+    load_catalog,
+    shipped_tables_directory,
+)
 from solver.tables.text import guessed_name
 
 OFF_GRID_H100_CELLS = (  # 8 H100s: the second table's row typed as 65000 where 65536 was measured
@@ -74,6 +82,37 @@ def test_a_gpu_named_by_no_string_is_told_so_before_any_bf16_check(gpu: object, 
     with pytest.raises(QueryError) as raised:
         load_catalog().gpu(gpu)  # type: ignore[arg-type]
     assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(("argv", "gpu", "refused"), [
+    (("--len", "8k"), "Tesla P100-PCIE-16GB", "a P100, which has no bf16 (compute capability 6.0;"),
+    (("memory", "--gpus", "2", "--len", "8k"), "2080ti", "a RTX-2080-Ti, which has no bf16 (compute capability 7.5;"),
+    (("map", "--gpus-up-to", "2"), "p40-24gb", "a P40, which has no bf16 (compute capability 6.1;"),
+])
+def test_the_names_users_type_for_a_gpu_without_bf16_are_refused_without_a_hint(cli, argv: tuple[str, ...], gpu: str,
+                                                                                 refused: str):
+    prog = f"solve {argv[0]}" if argv[0] in ("memory", "map") else "solve"
+    assert cli(*argv, "--model", "8B", "--gpu", gpu) == (2, "", (
+        f"{prog}: error: {gpu!r} is {refused} bf16 needs 8.0, Ampere or newer), and the verl/FSDP training rft-solver "
+        "plans runs in bf16: plan for a GPU type that has it\n"))
+
+
+def test_an_unknown_gpu_on_the_command_line_is_told_to_give_its_memory(cli):
+    status, out, err = cli("--model", "8B", "--gpu", "a30", "--len", "8k")
+    assert (status, out) == (2, "") and err.startswith("solve: error: unknown GPU 'a30'; accepted: A100-40GB/80GB, ")
+    assert err.endswith("; short forms such as l4 for L4-24GB too; or, for a GPU type of your own, give its memory: "
+                        "--gpu-memory M\n")
+
+
+def test_a_tables_folder_whose_gpus_file_lists_no_gpus_without_bf16_refuses_none(tmp_path: Path):
+    tables = tmp_path / "tables"
+    shutil.copytree(shipped_tables_directory(), tables)
+    gpus = tables / "gpus.yaml"
+    text = gpus.read_text(encoding="utf-8")
+    gpus.write_text(text[:text.index("without_bf16:")], encoding="utf-8")
+    with pytest.raises(QueryError) as raised:
+        load_catalog(tables).gpu("v100")
+    assert str(raised.value).startswith("unknown GPU 'v100'; accepted: ") and load_catalog(tables).without_bf16 == ()
 
 
 def _calibration_json(**fields: object) -> dict[str, object]:
