@@ -86,7 +86,7 @@ def test_a_gpu_named_by_no_string_is_told_so_before_any_bf16_check(gpu: object, 
 
 @pytest.mark.parametrize(("argv", "gpu", "refused"), [
     (("--len", "8k"), "Tesla P100-PCIE-16GB", "a P100, which has no bf16 (compute capability 6.0;"),
-    (("memory", "--gpus", "2", "--len", "8k"), "2080ti", "a RTX-2080-Ti, which has no bf16 (compute capability 7.5;"),
+    (("memory", "--gpus", "2", "--len", "8k"), "2080ti", "an RTX-2080-Ti, which has no bf16 (compute capability 7.5;"),
     (("map", "--gpus-up-to", "2"), "p40-24gb", "a P40, which has no bf16 (compute capability 6.1;"),
 ])
 def test_the_names_users_type_for_a_gpu_without_bf16_are_refused_without_a_hint(cli, argv: tuple[str, ...], gpu: str,
