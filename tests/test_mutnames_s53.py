@@ -89,8 +89,8 @@ def test_a_gpu_named_by_no_string_is_told_so_before_any_bf16_check(gpu: object, 
     (("memory", "--gpus", "2", "--len", "8k"), "2080ti", "an RTX-2080-Ti, which has no bf16 (compute capability 7.5;"),
     (("map", "--gpus-up-to", "2"), "p40-24gb", "a P40, which has no bf16 (compute capability 6.1;"),
 ])
-def test_the_names_users_type_for_a_gpu_without_bf16_are_refused_without_a_hint(cli, argv: tuple[str, ...], gpu: str,
-                                                                                 refused: str):
+def test_the_names_users_type_for_a_gpu_without_bf16_are_refused_without_a_hint(
+        cli, argv: tuple[str, ...], gpu: str, refused: str):
     prog = f"solve {argv[0]}" if argv[0] in ("memory", "map") else "solve"
     assert cli(*argv, "--model", "8B", "--gpu", gpu) == (2, "", (
         f"{prog}: error: {gpu!r} is {refused} bf16 needs 8.0, Ampere or newer), and the verl/FSDP training rft-solver "

@@ -247,8 +247,9 @@ class Catalog(Frozen):
         wanted = {normalise(name), smi_name_form(name)}
         for refused in self.without_bf16:
             if wanted & {normalise(known) for known in (refused.name, *refused.aliases)}:
+                article = "an" if refused.name[0] in "AEFHILMNORSX" else "a"  # as the letter is said: an RTX
                 raise RefusedNameError(
-                    f"{brief(name)} is {'an' if refused.name[0] in 'AEFHILMNORSX' else 'a'} {refused.name}, which has no bf16 (compute capability "
+                    f"{brief(name)} is {article} {refused.name}, which has no bf16 (compute capability "
                     f"{refused.compute_capability}; bf16 needs 8.0, Ampere or newer), and the verl/FSDP training "
                     "rft-solver plans runs in bf16: plan for a GPU type that has it")
 
