@@ -2635,17 +2635,18 @@ def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
         assert (status, current["sp"], current["trains"]) == (0, 1, False)
     status, current = verdicts[("0.5",)]
     assert (status, current["sp"], current["trains"], current["plan"]["sp"]) == (0, 4, True, 4)
-    assert current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs"]
+    assert current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs", "token-budget-above-verdict"]
     assert current["config_problems"] == [
         ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
          "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
-         "trainer's only where a role sets none), so the verdict is at SP 4, but fills the unset "
-         "trainer.max_token_len_per_gpu at the trainer's, ceil(2 x 32768 / 1) = 65536 tokens per GPU, where the "
-         "verdict takes ceil(2 x 32768 / 4) = 16384; Trinity 0.6 on verl 0.8 or later runs at SP 1: set them alike "
-         "(--write does)"),
+         "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later runs "
+         "at SP 1: set them alike (--write does)"),
         ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not the actor's 4: Trinity "
          "0.5 runs that role's forward at SP 1 within the actor's SP groups; the verdict is at SP 4: set them alike "
-         "(--write does)")]
+         "(--write does)"),
+        ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 "
+         "/ 1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more "
+         "tokens per GPU than the verdict assumes")]
     # The rules are checked at the actor's SP too: 3 divides neither the 4 trainer GPUs nor Qwen3-8B's heads.
     config.write_text(config.read_text(encoding="utf-8").replace("actor: {ulysses_sequence_parallel_size: 4}",
                                                                  "actor: {ulysses_sequence_parallel_size: 3}"),
