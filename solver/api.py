@@ -768,7 +768,8 @@ def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule |
 def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
     budget, else Trinity's default, which the tables measured), each with its code: a lowered budget in effect, each
-    role's budget above or below it, a critic's above it."""
+    role's budget above or below it (the trainer's unset one too, where Trinity 0.5 fills it at another SP than the
+    verdict's: `TrinityConfig.default_budget`), a critic's above it."""
     from solver.trinity import ROLE_KEYS_IGNORED, critic_budget_note
 
     problems: list[ConfigProblem] = []
@@ -776,8 +777,8 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     judged = lowered or default
     filled = config.default_budget(length)
     # Trinity 0.5 fills the unset trainer's budget at the trainer's own SP, not the actor's the verdict is at.
-    fills = (f"the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP {config.trainer_sp} "
-             f"with ceil(2 x {length} / {config.trainer_sp}) = {filled},"
+    fills = (f"the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP "
+             f"{config.trainer_sp} with ceil(2 x {length} / {config.trainer_sp}) = {filled},"
              if config.max_token_len_per_gpu is None and filled != default else None)
     if lowered is not None:
         named = f"the token budget in effect, {lowered} (the most any role takes)," if config.role_token_budgets else \

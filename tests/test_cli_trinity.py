@@ -3200,7 +3200,7 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
     # own (config_validator.py:1170), which the actor then takes: judged as that budget set by hand would be. Qwen3-8B,
     # 4 of 8 A100s, 32768 tokens.
     def verdict(trainer: str, actor_sp: int) -> dict:
-        status, current = config_verdict(cli, tmp_path, (
+        status, _ = config_verdict(cli, tmp_path, (
             "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             f"explorer: {{rollout_model: {{engine_num: 4}}}}\ntrainer:\n{trainer}  trainer_config:\n"
             f"    actor_rollout_ref:\n      actor: {{ulysses_sequence_parallel_size: {actor_sp}}}\n"), "a100")

@@ -373,7 +373,8 @@ def trinity_config_problems(
     the ref's SP too, its own else the trainer's, where that is another key); ``max_token_len_per_gpu * sp >=
     max_model_len`` (a micro-batch holds the longest sequence, verl's ``rearrange_micro_batches``) when
     ``max_token_len_per_gpu`` is set (likewise the actor's ``ppo_max_token_len_per_gpu``, the ref's and the rollout's
-    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it: `ROLE_TOKEN_BUDGETS`);
+    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it: `ROLE_TOKEN_BUDGETS`; with `version`
+    0.5, the ref's at the ref's SP);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
