@@ -31,6 +31,7 @@ from solver.memory import (
 from solver.query import (
     MAX_WORKERS,
     NODE_SIZE_KEY,
+    ROLE_TOKEN_BUDGETS,
     TRAINER_TOKEN_BUDGET,
     ConfigProblem,
     ConfigProblemCode,
@@ -767,24 +768,32 @@ def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule |
 def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
     budget, else Trinity's default, which the tables measured), each with its code: a lowered budget in effect, each
-    role's budget above or below it, a critic's above it."""
+    role's budget above or below it (the trainer's unset one too, where Trinity 0.5 fills it at another SP than the
+    verdict's: `TrinityConfig.default_budget`), a critic's above it."""
     from solver.trinity import ROLE_KEYS_IGNORED, critic_budget_note
 
     problems: list[ConfigProblem] = []
     default = token_budget(length, config.sp)
     judged = lowered or default
+    filled = config.default_budget(length)
+    # Trinity 0.5 fills the unset trainer's budget at the trainer's own SP, not the actor's the verdict is at.
+    fills = (f"the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP "
+             f"{config.trainer_sp} with ceil(2 x {length} / {config.trainer_sp}) = {filled},"
+             if config.max_token_len_per_gpu is None and filled != default else None)
     if lowered is not None:
         named = f"the token budget in effect, {lowered} (the most any role takes)," if config.role_token_budgets else \
-            f"trainer.max_token_len_per_gpu {lowered}"
+            fills or f"trainer.max_token_len_per_gpu {lowered}"
         problems.append(ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
             f"{named} is below Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the tables "
             f"measured: the verdict is at {lowered} tokens per GPU (each step takes more micro-batches)")))
-    budgets = [(TRAINER_TOKEN_BUDGET, config.max_token_len_per_gpu), *config.role_token_budgets]
+    budgets = [(TRAINER_TOKEN_BUDGET, config.max_token_len_per_gpu if fills is None else filled),
+               *config.role_token_budgets]
     measure = "the verdict's budget" if lowered else f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, " \
         "which the tables measured"
     # One that holds no sequence is a rule it breaks, said above (check_trinity_config).
+    least = least_token_budget(length, config.sp)
     differing = [(key, budget) for key, budget in budgets
-                 if budget is not None and budget != judged and budget >= least_token_budget(length, config.sp)]
+                 if budget is not None and budget != judged and budget >= least]
     followed = [(key, budget) for key, budget in differing if key in config.followed_budgets()]
     if followed:  # all at the trainer's budget at the config's own length
         problems.append(_followed_budgets_problem(config, length, judged, followed, ROLE_KEYS_IGNORED))
@@ -795,9 +804,15 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
                 "fewer", " (so it is cautious; each step takes more micro-batches)")
             code = (ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above
                     else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT)
+            named = fills if fills and key == TRAINER_TOKEN_BUDGET else f"{key} {budget}"
             problems.append(ConfigProblem(code, (
-                f"{key} {budget} is {'above' if above else 'below'} {measure}: {more} tokens per GPU than the verdict "
+                f"{named} is {'above' if above else 'below'} {measure}: {more} tokens per GPU than the verdict "
                 f"assumes{cautious}" + (f" ({ROLE_KEYS_IGNORED})" if key != TRAINER_TOKEN_BUDGET else ""))))
+    if fills and filled < least and ".".join(ROLE_TOKEN_BUDGETS[0]) not in dict(config.role_token_budgets):
+        problems.append(ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT, (
+            f"{fills} holds no sequence of {length} tokens at the actor's SP {config.sp}: Trinity 0.5 raises the "
+            f"actor's to ceil({length} / {config.sp}) = {least} (0.5.0 to ceil(2 x {length} / {config.sp}) = "
+            f"{default}), no more tokens per GPU than the verdict assumes (so it is cautious)")))
     if config.critic_token_budget is not None and config.critic_token_budget > judged:
         problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
             config.critic_token_budget, f"the verdict's {judged} tokens per GPU")))

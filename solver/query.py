@@ -297,6 +297,9 @@ class TrinityConfig(Frozen, defer_build=True):
     node_gpus: int | None = None
     rollout_gpus: int = 0
     sp: int = 1
+    trainer_sp: int | None = None
+    """``trainer.ulysses_sequence_parallel_size`` where the trainer runs at another SP, `sp` (Trinity 0.5 runs it at
+    the actor's own): Trinity still fills the unset token budget at it (`default_budget`); None where it is `sp`."""
     offload: bool = False
     max_token_len_per_gpu: int | None = None
     role_token_budgets: tuple[tuple[str, int], ...] = ()
@@ -329,15 +332,20 @@ class TrinityConfig(Frozen, defer_build=True):
             raise ValueError(f"{len(self.note_codes)} note_codes for {len(self.notes)} notes: give one code per note")
         return self
 
+    def default_budget(self, max_model_len: int) -> int:
+        """What Trinity fills an unset ``trainer.max_token_len_per_gpu`` with at `max_model_len`: ``ceil(2L/sp)`` at
+        the trainer's own SP (`trainer_sp`, else `sp`)."""
+        return token_budget(max_model_len, self.trainer_sp or self.sp)
+
     def followed_budgets(self) -> tuple[str, ...]:
         """The token budget keys (`TRAINER_TOKEN_BUDGET`, `role_token_budgets`) set to the value Trinity gives them
-        unset at the config's own length and SP: the trainer's at its default ``ceil(2L/sp)``, a role's at the one
+        unset at the config's own length and SP: the trainer's at its default (`default_budget`), a role's at the one
         it is filled from (`role_budgets`). Such a key, as ``--write`` writes one, is the default written out, no limit
         of the user's: at another length it follows the default, as the unset key would (`budget_in_effect`). None
         without a length."""
         if self.max_model_len is None:
             return ()
-        default = token_budget(self.max_model_len, self.sp)
+        default = self.default_budget(self.max_model_len)
         trainer = self.max_token_len_per_gpu or default
         followed = (TRAINER_TOKEN_BUDGET,) if self.max_token_len_per_gpu == default else ()
         given = dict(self.role_token_budgets)
@@ -346,11 +354,11 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def budget_in_effect(self, max_model_len: int) -> int:
         """The most tokens per GPU any role takes at `max_model_len` (`role_budgets`): a role's own budget, else the
-        trainer's, else Trinity's default ``ceil(2L/sp)``; a key that only writes out the default at the config's own
-        length (`followed_budgets`) counts as unset."""
+        trainer's, else the one Trinity fills it with (`default_budget`); a key that only writes out the default at the
+        config's own length (`followed_budgets`) counts as unset."""
         followed = self.followed_budgets()
-        trainer = (None if TRAINER_TOKEN_BUDGET in followed else self.max_token_len_per_gpu) or token_budget(
-            max_model_len, self.sp)
+        trainer = (None if TRAINER_TOKEN_BUDGET in followed else self.max_token_len_per_gpu) or self.default_budget(
+            max_model_len)
         own = {key: budget for key, budget in self.role_token_budgets if key not in followed}
         return max(role_budgets(trainer, own).values())
 

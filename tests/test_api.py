@@ -1715,3 +1715,21 @@ def test_map_plans_and_memory_answer_name_what_is_wrong(call, message: str):
     with pytest.raises(QueryError) as caught:
         call()
     assert str(caught.value) == message
+
+
+def test_trinity_05_carries_the_trainers_own_sp_and_fills_the_unset_budget_at_it():
+    # Actor SP 4, trainer SP unset (1): Trinity 0.5 runs at SP 4 but fills trainer.max_token_len_per_gpu at SP 1.
+    text = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+            "  trainer_config:\n    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 4}\n")
+    older, newer = (read_trinity_config(text, "t.yaml", {}, version) for version in ("0.5", "0.6"))
+    assert [(config.sp, config.trainer_sp, config.default_budget(32768), config.budget_in_effect(32768))
+            for config in (older, newer)] == [(4, 1, 65536, 65536), (1, None, 65536, 65536)]
+    # Written out by hand at the value Trinity fills it with, the key follows the default, as unset.
+    written = read_trinity_config(text.replace("trainer:\n", "trainer:\n  max_token_len_per_gpu: 65536\n"), "t.yaml",
+                                  {}, "0.5")
+    assert (written.followed_budgets(), written.budget_in_effect(16384)) == (("trainer.max_token_len_per_gpu",), 32768)
+    query = config_query(CATALOG, older, gpu="a100")
+    (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, older, text, "t.yaml", {}, "0.5")
+    assert (answer.current.sp, answer.current.trains, answer.current.config_problem_codes) == (
+        4, True, ("role-sp-differs", "token-budget-above-verdict"))

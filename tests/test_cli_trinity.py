@@ -2635,17 +2635,18 @@ def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
         assert (status, current["sp"], current["trains"]) == (0, 1, False)
     status, current = verdicts[("0.5",)]
     assert (status, current["sp"], current["trains"], current["plan"]["sp"]) == (0, 4, True, 4)
-    assert current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs"]
+    assert current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs", "token-budget-above-verdict"]
     assert current["config_problems"] == [
         ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
          "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
-         "trainer's only where a role sets none), so the verdict is at SP 4, but fills the unset "
-         "trainer.max_token_len_per_gpu at the trainer's, ceil(2 x 32768 / 1) = 65536 tokens per GPU, where the "
-         "verdict takes ceil(2 x 32768 / 4) = 16384; Trinity 0.6 on verl 0.8 or later runs at SP 1: set them alike "
-         "(--write does)"),
+         "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later runs "
+         "at SP 1: set them alike (--write does)"),
         ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not the actor's 4: Trinity "
          "0.5 runs that role's forward at SP 1 within the actor's SP groups; the verdict is at SP 4: set them alike "
-         "(--write does)")]
+         "(--write does)"),
+        ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 "
+         "/ 1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more "
+         "tokens per GPU than the verdict assumes")]
     # The rules are checked at the actor's SP too: 3 divides neither the 4 trainer GPUs nor Qwen3-8B's heads.
     config.write_text(config.read_text(encoding="utf-8").replace("actor: {ulysses_sequence_parallel_size: 4}",
                                                                  "actor: {ulysses_sequence_parallel_size: 3}"),
@@ -3192,3 +3193,78 @@ def test_the_config_keys_in_the_apply_block_come_per_gpu_type_and_read_the_envir
     monkeypatch.delenv("OFFLOAD")
     status, out, _ = cli("--from-config", str(config), "--len", "32768", "--gpu", "a100", "--trinity-version", "0.5")
     assert status == 0 and out.endswith(f"{heading}{actor}\n")
+
+
+def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_trainers_own_sp(cli, tmp_path: Path):
+    # Trinity 0.5 runs the trainer at the actor's SP, but fills an unset trainer.max_token_len_per_gpu at the trainer's
+    # own (config_validator.py:1170), which the actor then takes: judged as that budget set by hand would be. Qwen3-8B,
+    # 4 of 8 A100s, 32768 tokens.
+    def verdict(trainer: str, actor_sp: int) -> dict:
+        status, _ = config_verdict(cli, tmp_path, (
+            "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            f"explorer: {{rollout_model: {{engine_num: 4}}}}\ntrainer:\n{trainer}  trainer_config:\n"
+            f"    actor_rollout_ref:\n      actor: {{ulysses_sequence_parallel_size: {actor_sp}}}\n"), "a100")
+        assert status == 0
+        status, out, _ = cli("--from-config", str(tmp_path / "trinity.yaml"), "--gpu", "a100", "--json",
+                             "--trinity-version", "0.5")
+        assert status == 0
+        return json.loads(out)[0]["current"]
+
+    def budget_lines(current: dict) -> list[tuple[str, str]]:
+        return [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"])
+                if code.startswith(("token-budget", "lowered"))]
+
+    # Filled at SP 1, 65536: above the verdict's 16384 at SP 4, as a hand-set 65536 at SP 4 is; the verdict stands.
+    filled = verdict("", 4)
+    by_hand = verdict("  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 65536\n", 4)
+    assert (filled["trains"], filled["max_token_len_per_gpu"], by_hand["trains"]) == (True, None, True)
+    assert budget_lines(filled) == [("token-budget-above-verdict", (
+        "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 / "
+        "1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "
+        "per GPU than the verdict assumes"))]
+    assert budget_lines(by_hand) == [("token-budget-above-verdict", (
+        "trainer.max_token_len_per_gpu 65536 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables "
+        "measured: more tokens per GPU than the verdict assumes"))]
+    # Filled at SP 2, 32768: below the verdict's 65536 at SP 1 yet holding a sequence: the verdict is at it.
+    lowered = verdict("  ulysses_sequence_parallel_size: 2\n", 1)
+    assert (lowered["sp"], lowered["max_token_len_per_gpu"]) == (1, 32768)
+    assert budget_lines(lowered) == [("lowered-token-budget", (
+        "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 2 with ceil(2 x 32768 / "
+        "2) = 32768, is below Trinity's default ceil(2 x 32768 / 1) = 65536, which the tables measured: the verdict "
+        "is at 32768 tokens per GPU (each step takes more micro-batches)"))]
+    # Filled at SP 4, 16384: no sequence fits at SP 1, so Trinity raises the actor's; the verdict stays at 65536.
+    raised = verdict("  ulysses_sequence_parallel_size: 4\n", 1)
+    assert (raised["sp"], raised["max_token_len_per_gpu"]) == (1, None)
+    assert budget_lines(raised) == [("token-budget-below-verdict", (
+        "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 4 with ceil(2 x 32768 / "
+        "4) = 16384, holds no sequence of 32768 tokens at the actor's SP 1: Trinity 0.5 raises the actor's to "
+        "ceil(32768 / 1) = 32768 (0.5.0 to ceil(2 x 32768 / 1) = 65536), no more tokens per GPU than the verdict "
+        "assumes (so it is cautious)"))]
+    # Without the release (or with 0.6) the trainer's SP is the verdict's, and no budget line is said.
+    status, current = config_verdict(cli, tmp_path, (tmp_path / "trinity.yaml").read_text(encoding="utf-8"), "a100")
+    assert (status, current["sp"], budget_lines(current)) == (0, 4, [])
+
+
+def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path: Path):
+    # Trinity 0.5 raises the ref's budget to hold a sequence at the ref's own SP (_adjust_token_len_if_needed on the
+    # ref's config), not the actor's: 16384 holds 32768 tokens at the actor's SP 4, not at the ref's SP 1.
+    key = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+        "  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n"
+        "      actor: {ulysses_sequence_parallel_size: 4}\n"
+        "      ref: {ulysses_sequence_parallel_size: 1, log_prob_max_token_len_per_gpu: 16384}\n", encoding="utf-8")
+    codes = {}
+    for version in ("0.5", "0.6"):
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json", "--trinity-version", version)
+        current = json.loads(out)[0]["current"]
+        assert (status, current["trains"]) == (0, True)
+        codes[version] = current["config_problem_codes"]
+        if version == "0.5":
+            assert current["config_problems"][0] == (
+                f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity with verl before 0.8 "
+                "raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536), "
+                "and Trinity 0.6 on verl 0.8 or later ignores the key")
+    assert codes == {"0.5": ["token-budget-below-length", "role-sp-differs"], "0.6": ["role-sp-differs"]}

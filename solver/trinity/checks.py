@@ -108,19 +108,20 @@ class _ConfigChecks:
 
 
 def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int,
-                             version: TrinityVersion | None) -> int:
+                             version: TrinityVersion | None) -> tuple[int, int]:
     """Check the SP the trainer runs at (`sp_key_in_effect`: the trainer's, or with Trinity 0.5 the actor's own)
-    against `trainer_gpus` and `model`'s heads; return it (1 where unset or below 1). With `version` 0.5, check the
-    reference model's SP alike where another key gives it (its own where set, else the trainer's): Trinity 0.5 checks
-    each role's SP so (``_check_parallel_config``) and refuses the config."""
+    against `trainer_gpus` and `model`'s heads; return it and the reference model's (1 where unset or below 1). With
+    `version` 0.5, check the reference model's SP alike where another key gives it (its own where set, else the
+    trainer's): Trinity 0.5 checks each role's SP so (``_check_parallel_config``) and refuses the config, and raises
+    the ref's token budget at it (``_adjust_token_len_if_needed``); else the ref's is the trainer's."""
     path = sp_key_in_effect(checks.mapping, version)
     sp = _check_sp_key(checks, path, model, trainer_gpus, "")
     ref = ROLE_SP_KEYS[1] if value_at(checks.mapping, ROLE_SP_KEYS[1]) is not None else TRAINER_SP_KEY
     if version == "0.5" and ref != path:
         given = "checks the ref's SP" if ref == ROLE_SP_KEYS[1] else "gives it to the ref, whose SP it checks"
-        _check_sp_key(checks, ref, model, trainer_gpus,
-                      f", and Trinity 0.5 {given} as the actor's: it refuses the config")
-    return sp
+        return sp, _check_sp_key(checks, ref, model, trainer_gpus,
+                                 f", and Trinity 0.5 {given} as the actor's: it refuses the config")
+    return sp, sp
 
 
 def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, trainer_gpus: int, whose: str) -> int:
@@ -143,17 +144,18 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     return sp
 
 
-def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -> None:
+def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, ref_sp: int) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_TOKEN_BUDGETS`), where set, hold
-    a sequence of `length` at `sp`."""
+    a sequence of `length` at `sp` (the ref's at its own SP, `ref_sp`)."""
     for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
         budget = checks.number(path)
-        if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
+        role_sp, whose = (ref_sp, " (the ref's)") if path == ROLE_TOKEN_BUDGETS[1] and ref_sp != sp else (sp, "")
+        if budget is not None and length is not None and budget < (least := least_token_budget(length, role_sp)):
             # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that
             # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
-            raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least} "
-                      f"(Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {sp}) = "
-                      f"{math.ceil(2 * length / sp)})")
+            raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {role_sp}) = {least} "
+                      f"(Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
+                      f"{math.ceil(2 * length / role_sp)})")
             if path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
                 effect = ("verl before 0.8 stops at the first sequence longer than that in the actor's log-prob "
                           "recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")
@@ -163,7 +165,7 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -
                 effect = f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
-                f"{'.'.join(path)} {shown_number(budget)} x SP {sp} is below model.max_model_len "
+                f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{whose} is below model.max_model_len "
                 f"{shown_number(length)}: {effect}"
             )
 
@@ -371,7 +373,8 @@ def trinity_config_problems(
     the ref's SP too, its own else the trainer's, where that is another key); ``max_token_len_per_gpu * sp >=
     max_model_len`` (a micro-batch holds the longest sequence, verl's ``rearrange_micro_batches``) when
     ``max_token_len_per_gpu`` is set (likewise the actor's ``ppo_max_token_len_per_gpu``, the ref's and the rollout's
-    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it: `ROLE_TOKEN_BUDGETS`);
+    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it: `ROLE_TOKEN_BUDGETS`; with `version`
+    0.5, the ref's at the ref's SP);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
@@ -386,9 +389,9 @@ def trinity_config_problems(
     get it.
     """
     checks = _ConfigChecks(mapping, environ or {})
-    sp = _check_sequence_parallel(checks, model, trainer_gpus, version)
+    sp, ref_sp = _check_sequence_parallel(checks, model, trainer_gpus, version)
     length = checks.number(("model", "max_model_len"))
-    _check_token_budgets(checks, length, sp)
+    _check_token_budgets(checks, length, sp, ref_sp)
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
     _check_dynamic_batch(checks)

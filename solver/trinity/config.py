@@ -287,26 +287,21 @@ def _strategy_notes(strategy: str) -> list[ConfigProblem]:
         "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer"))]
 
 
-def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None,
-                            length: int | None) -> tuple[int, list[ConfigProblem]]:
+def _read_sequence_parallel(reader: ConfigReader,
+                            version: TrinityVersion | None) -> tuple[int, int | None, list[ConfigProblem]]:
     """The SP the trainer runs at (`sp_key_in_effect`: ``trainer.ulysses_sequence_parallel_size``, default 1, or with
-    Trinity 0.5 the actor's own), and a note on each other SP key the config sets to another number (at `length`, the
-    config's, the token budget Trinity 0.5 then gives the actor)."""
+    Trinity 0.5 the actor's own), the trainer's own where that is another number (`TrinityConfig.trainer_sp`: Trinity
+    0.5 fills the unset token budget at it), else None, and a note on each other SP key the config sets to another
+    number."""
     in_effect = sp_key_in_effect(reader.data, version)
     sp = reader.count(in_effect, 1)
     trainer_sp = reader.count(TRAINER_SP_KEY, 1)
     notes = []
     if in_effect != TRAINER_SP_KEY and trainer_sp != sp:
-        budget = ""
-        if length is not None and reader.get(("trainer", "max_token_len_per_gpu")) is None:
-            given, default = math.ceil(2 * length / trainer_sp), math.ceil(2 * length / sp)
-            budget = (f", but fills the unset trainer.max_token_len_per_gpu at the trainer's, ceil(2 x {length} / "
-                      f"{trainer_sp}) = {given} tokens per GPU, where the verdict takes ceil(2 x {length} / {sp}) = "
-                      f"{default}")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
             f"{'.'.join(in_effect)} {sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
             f"the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is at SP "
-            f"{sp}{budget}; Trinity 0.6 on verl 0.8 or later runs at SP {trainer_sp}: set them alike (--write does)")))
+            f"{sp}; Trinity 0.6 on verl 0.8 or later runs at SP {trainer_sp}: set them alike (--write does)")))
     for path in ROLE_SP_KEYS:
         role_sp = read_or_none(reader.integer, path)
         if path == in_effect or role_sp is None or role_sp == sp:
@@ -320,7 +315,7 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
                      f"SP {role_sp} within the actor's SP groups; the verdict is at SP {sp}: set them alike "
                      "(--write does)")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
-    return sp, notes
+    return sp, (trainer_sp if trainer_sp != sp else None), notes
 
 
 def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigProblem]]:
@@ -381,7 +376,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     strategy = trainer_strategy(given, data, version)
     offload, offload_notes = _read_offload(reader, given, strategy, version)
     length, length_notes = _read_max_model_len(reader)
-    sp, sp_notes = _read_sequence_parallel(reader, version, length)
+    sp, trainer_sp, sp_notes = _read_sequence_parallel(reader, version)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budget, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
@@ -394,6 +389,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         node_gpus=gpu_per_node,
         rollout_gpus=rollout,
         sp=sp,
+        trainer_sp=trainer_sp,
         offload=offload,
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         role_token_budgets=_role_token_budgets(data, name, environ),
