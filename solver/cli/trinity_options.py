@@ -128,9 +128,9 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
                          "--train-batch-size, or change the config's batch first")
 
 
-def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None:
-    """Why the rollout engines are larger than one GPU, or that even the largest holds too little; None
-    for engines of one GPU that hold enough."""
+def engines_note(engines: RolloutEngines, model: Model, gpu: str, prefix: str = "solve: note: ") -> str | None:
+    """Why the rollout engines are larger than one GPU, or that even the largest holds too little, after `prefix`
+    (`solve cluster` names the job there); None for engines of one GPU that hold enough."""
     held = (f"{model.name}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
     advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
@@ -139,13 +139,13 @@ def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None
     room = (f"{gpu} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less "
             f"{ROLLOUT_CONTEXT_GIB:g} GiB for the CUDA context)")
     if engines.weights_gib + engines.kv_cache_gib > engines.room_gib:
-        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than vLLM takes of one {room}: "
+        return (f"{prefix}{held} at tensor-parallel size {engines.size} take more than vLLM takes of one {room}: "
                 f"the engines cannot hold them; {advice}")
     if not engines.fits:
-        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
+        return (f"{prefix}{held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
                 f"of one {room}: little room for sequences in flight; {advice}")
     if engines.size > 1:
-        return (f"solve: note: rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
+        return (f"{prefix}rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
                 f"what vLLM takes of one {room}, leaving the rest to sequences in flight")
     return None
 
@@ -311,7 +311,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
                 engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
             elif suggested := fragment_engines(answer, catalog):  # as solver.api.trinity_config sizes them
-                notes += [note] if (note := _engines_note(suggested, model, answer.gpu)) else []
+                notes += [note] if (note := engines_note(suggested, model, answer.gpu)) else []
                 engines = (0, suggested.size)
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,

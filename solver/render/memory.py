@@ -59,7 +59,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
     where they speak), and where the setting does not train, the planner's command that finds one that does
     (`planner_command`, a line of its own to copy)."""
     lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result),
-                                   Text(_fit_words(result), style="green" if result.fits else "red"),
+                                   Text(_fit_words(result), style=_fit_style(result)),
                                    Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
     if result.host_memory_gib is not None:
         lines.append(_host_memory_line(result, result.host_memory_gib, offload))
@@ -93,7 +93,9 @@ def _fit_words(result: MemoryEstimate) -> str:
     fits = result.fits
     usable = f"the usable memory ({result.usable_gib / result.memory_gib:.1%} of the memory, the margin taken off)"
     spare = "to spare at the optimizer step" if result.step_binds else f"to spare of {usable}"
-    verdict = (f"fits: {result.headroom_gib:.2f} GiB {spare}" if fits
+    # Where the host memory rules the setting out, a bare "fits" would read as the answer: say whose memory it is.
+    fitted = "fits" if result.host_fits else "fits the GPUs' memory (the host memory below rules it out)"
+    verdict = (f"{fitted}: {result.headroom_gib:.2f} GiB {spare}" if fits
                else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if result.step_binds
                else f"does not fit: {-result.headroom_gib:.2f} GiB over {usable}")
     if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
@@ -102,6 +104,12 @@ def _fit_words(result: MemoryEstimate) -> str:
         verdict += (f"; {step} takes {result.step_gib:.2f} GiB of the {result.step_usable_gib:.2f} it "
                     f"may ({share:.1%} of the memory){'' if result.step_fits else ': too much'}")
     return verdict
+
+
+def _fit_style(result: MemoryEstimate) -> str:
+    """The verdict's colour: green where the setting fits everywhere, yellow where the GPUs' memory holds it but the
+    host memory does not (as the tables' line says it), red where the GPUs' memory does not."""
+    return "red" if not result.fits else "green" if result.host_fits else "yellow"
 
 
 def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool) -> Text:
