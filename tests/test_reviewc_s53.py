@@ -59,14 +59,14 @@ def test_05_trainer_budget_set_to_the_fill_is_judged_as_set_by_hand(cli, tmp_pat
     text = _config({"budget": 65536}, {"sp": 4})
     assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (4, True, None, [(
         "token-budget-above-verdict",
-        "trainer.max_token_len_per_gpu 65536 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables "
-        "measured: more tokens per GPU than the verdict assumes")])
+        ("trainer.max_token_len_per_gpu 65536 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables "
+         "measured: more tokens per GPU than the verdict assumes"))])
     # At another length it follows the fill, as the unset key would (at SP 1: ceil(2 x 16384 / 1) = 32768).
     assert _current(cli, tmp_path, text, "--trinity-version", "0.5", "--len", "16384") == (4, True, None, [(
         "token-budget-above-verdict",
-        "trainer.max_token_len_per_gpu 65536: what Trinity gives it unset at the config's own 32768 tokens, so read "
-        "as unset at 16384 tokens too (the verdict is at 8192 tokens per GPU); as written, Trinity keeps 65536 there, "
-        "more tokens per GPU than the verdict assumes; applying the plan leaves it at its budget")])
+        ("trainer.max_token_len_per_gpu 65536: what Trinity gives it unset at the config's own 32768 tokens, so read "
+         "as unset at 16384 tokens too (the verdict is at 8192 tokens per GPU); as written, Trinity keeps 65536 there, "
+         "more tokens per GPU than the verdict assumes; applying the plan leaves it at its budget"))])
     # With 0.6 (or no release) the trainer's SP 1 is the verdict's and 65536 its default: no budget line.
     for options in (("--trinity-version", "0.6"), ()):
         assert _current(cli, tmp_path, text, *options) == (1, False, None, [])
@@ -80,9 +80,9 @@ def test_05_fill_that_neither_the_actor_nor_the_ref_takes_is_not_said(cli, tmp_p
     text = _config({}, {"sp": 4, "budget": 16384})
     assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (4, True, None, [(
         "token-budget-above-verdict",
-        "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 / "
-        "1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "
-        "per GPU than the verdict assumes")])
+        ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 / "
+         "1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "
+         "per GPU than the verdict assumes"))])
     # The actor setting none takes it: said too.
     text = _config({}, {"sp": 4}, {"sp": 4, "budget": 16384})
     assert [code for code, _ in _current(cli, tmp_path, text, "--trinity-version", "0.5")[3]] == [
@@ -95,9 +95,9 @@ def test_05_raise_of_a_fill_holding_no_sequence_is_said_only_where_the_actor_tak
     text = _config({"sp": 4}, {"sp": 1, "budget": 40000})
     assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (1, False, 40000, [(
         "lowered-token-budget",
-        "the token budget in effect, 40000 (the most any role takes), is below Trinity's default ceil(2 x 32768 / 1) "
-        "= 65536, which the tables measured: the verdict is at 40000 tokens per GPU (each step takes more "
-        "micro-batches)")])
+        ("the token budget in effect, 40000 (the most any role takes), is below Trinity's default ceil(2 x 32768 / 1) "
+         "= 65536, which the tables measured: the verdict is at 40000 tokens per GPU (each step takes more "
+         "micro-batches)"))])
     # With the rollout's own 40000 the actor still takes the fill: the raise is said after the lowered budget.
     text = _config({"sp": 4}, {"sp": 1}, rollout={"budget": 40000})
     assert [code for code, _ in _current(cli, tmp_path, text, "--trinity-version", "0.5")[3]] == [
@@ -110,13 +110,13 @@ def test_05_lowered_fill_beside_a_roles_own_budget(cli, tmp_path: Path):
     text = _config({"sp": 2}, {"sp": 1, "budget": 40000})
     assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (1, False, 40000, [
         ("lowered-token-budget",
-         "the token budget in effect, 40000 (the most any role takes), is below Trinity's default ceil(2 x 32768 / 1) "
-         "= 65536, which the tables measured: the verdict is at 40000 tokens per GPU (each step takes more "
-         "micro-batches)"),
+         ("the token budget in effect, 40000 (the most any role takes), is below Trinity's default ceil(2 x 32768 / 1) "
+          "= 65536, which the tables measured: the verdict is at 40000 tokens per GPU (each step takes more "
+          "micro-batches)")),
         ("token-budget-below-verdict",
-         "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 2 with ceil(2 x 32768 "
-         "/ 2) = 32768, is below the verdict's budget: fewer tokens per GPU than the verdict assumes (so it is "
-         "cautious; each step takes more micro-batches)")])
+         ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 2 with ceil(2 x 32768 "
+          "/ 2) = 32768, is below the verdict's budget: fewer tokens per GPU than the verdict assumes (so it is "
+          "cautious; each step takes more micro-batches)"))])
 
 
 def test_05_fill_at_the_verdicts_length_not_the_configs(cli, tmp_path: Path):
@@ -124,9 +124,9 @@ def test_05_fill_at_the_verdicts_length_not_the_configs(cli, tmp_path: Path):
     text = _config({}, {"sp": 4})
     assert _current(cli, tmp_path, text, "--trinity-version", "0.5", "--len", "16384")[3] == [(
         "token-budget-above-verdict",
-        "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 16384 / "
-        "1) = 32768, is above Trinity's default ceil(2 x 16384 / 4) = 8192, which the tables measured: more tokens "
-        "per GPU than the verdict assumes")]
+        ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 16384 / "
+         "1) = 32768, is above Trinity's default ceil(2 x 16384 / 4) = 8192, which the tables measured: more tokens "
+         "per GPU than the verdict assumes"))]
 
 
 @pytest.mark.parametrize(("trainer", "actor", "version", "expected"), [
@@ -168,7 +168,8 @@ def test_followed_and_in_effect_budgets_at_the_trainers_sp():
     ({"sp": 4}, {"sp": 4}, {"sp": 1, "budget": 16384}, "0.6", []),
     # The actor's budget stays at the actor's SP under 0.5, not the ref's 1: 10000 x 4 holds 32768, 4096 x 4 does not.
     ({"sp": 1}, {"sp": 4, "budget": 10000}, {}, "0.5", []),
-    ({"sp": 1}, {"sp": 4, "budget": 4096}, {}, "0.5", [f"{ACTOR_BUDGET} 4096 x SP 4 is below model.max_model_len 32768"]),
+    ({"sp": 1}, {"sp": 4, "budget": 4096}, {}, "0.5",
+     [f"{ACTOR_BUDGET} 4096 x SP 4 is below model.max_model_len 32768"]),
 ])
 def test_the_refs_own_budget_is_checked_at_the_refs_sp_under_05(trainer, actor, ref, version, expected):
     mapping = load_config_mapping(_config(trainer, actor, ref), "t.yaml")
