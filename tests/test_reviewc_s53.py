@@ -168,6 +168,9 @@ def test_followed_and_in_effect_budgets_at_the_trainers_sp():
     ({"sp": 4}, {"sp": 4}, {"sp": 1, "budget": 16384}, "0.6", []),
     # The actor's budget stays at the actor's SP under 0.5, not the ref's 1: 10000 x 4 holds 32768, 4096 x 4 does not.
     ({"sp": 1}, {"sp": 4, "budget": 10000}, {}, "0.5", []),
+    # The ref at the actor's SP 4 (the trainer's, which it takes): said without "(the ref's)"; likewise with 0.6.
+    ({"sp": 4}, {"sp": 4}, {"budget": 4096}, "0.5", [f"{REF_BUDGET} 4096 x SP 4 is below model.max_model_len 32768"]),
+    ({"sp": 4}, {}, {"budget": 4096}, "0.6", [f"{REF_BUDGET} 4096 x SP 4 is below model.max_model_len 32768"]),
     ({"sp": 1}, {"sp": 4, "budget": 4096}, {}, "0.5",
      [f"{ACTOR_BUDGET} 4096 x SP 4 is below model.max_model_len 32768"]),
 ])
@@ -176,3 +179,31 @@ def test_the_refs_own_budget_is_checked_at_the_refs_sp_under_05(trainer, actor, 
     problems = trinity_config_problems(mapping, QWEN3_8B, 4, version=version)
     said = [problem.words.split(":", 1)[0] for problem in problems if problem.code == "token-budget-below-length"]
     assert said == expected
+
+
+def test_a_trainer_budget_at_the_default_beside_lowered_roles_stays_a_followed_one_without_05(cli, tmp_path: Path):
+    # Trainer SP 1 at its default 65536, the actor's and the ref's own 40000 (the verdict is at 40000): with 0.6 or no
+    # release the trainer's key is the default written out, as before the 0.5 fill was judged (only a 0.5 fill at
+    # another SP than the verdict's is judged as set by hand at the config's own length).
+    text = _config({"budget": 65536}, {"budget": 40000}, {"budget": 40000})
+    for options in (("--trinity-version", "0.6"), ()):
+        sp, trains, budget, lines = _current(cli, tmp_path, text, *options)
+        assert (sp, trains, budget, lines[1]) == (1, False, 40000, (
+            "token-budget-above-verdict",
+            ("trainer.max_token_len_per_gpu 65536: what Trinity gives it unset at the config's own 32768 tokens, so "
+             "read as unset at 32768 tokens too (the verdict is at 40000 tokens per GPU); as written, Trinity keeps "
+             "65536 there, more tokens per GPU than the verdict assumes; applying the plan leaves it at its budget")))
+
+
+def test_05_a_roles_own_budget_beside_the_fill_is_named_by_its_key(cli, tmp_path: Path):
+    # Actor SP 4, trainer SP 1: the actor takes the fill, 65536; the ref's own 20000 is above the verdict's 16384 too.
+    text = _config({}, {"sp": 4}, {"sp": 4, "budget": 20000})
+    assert _current(cli, tmp_path, text, "--trinity-version", "0.5")[3] == [
+        ("token-budget-above-verdict",
+         ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 "
+          "/ 1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more "
+          "tokens per GPU than the verdict assumes")),
+        ("token-budget-above-verdict",
+         (f"{REF_BUDGET} 20000 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: "
+          "more tokens per GPU than the verdict assumes (on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later "
+          "ignores the roles' own token budgets and dynamic-batch keys, taking the trainer's)"))]
