@@ -776,10 +776,14 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     default = token_budget(length, config.sp)
     judged = lowered or default
     filled = config.default_budget(length)
-    # Trinity 0.5 fills the unset trainer's budget at the trainer's own SP, not the actor's the verdict is at.
+    own = dict(config.role_token_budgets)
+    actor, ref = (".".join(path) for path in ROLE_TOKEN_BUDGETS[:2])
+    # Trinity 0.5 fills the unset trainer's budget at the trainer's own SP, not the actor's the verdict is at; the
+    # actor and the ref take it where they set none of their own (the rollout takes the actor's).
     fills = (f"the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP "
              f"{config.trainer_sp} with ceil(2 x {length} / {config.trainer_sp}) = {filled},"
-             if config.max_token_len_per_gpu is None and filled != default else None)
+             if config.max_token_len_per_gpu is None and filled != default and not {actor, ref} <= own.keys()
+             else None)
     if lowered is not None:
         named = f"the token budget in effect, {lowered} (the most any role takes)," if config.role_token_budgets else \
             fills or f"trainer.max_token_len_per_gpu {lowered}"
@@ -794,7 +798,10 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     least = least_token_budget(length, config.sp)
     differing = [(key, budget) for key, budget in budgets
                  if budget is not None and budget != judged and budget >= least]
-    followed = [(key, budget) for key, budget in differing if key in config.followed_budgets()]
+    # At the config's own length, a trainer's budget set to Trinity 0.5's fill (at another SP than the verdict's) is
+    # no default written out that the verdict reads as unset: it is the budget in effect, as set by hand.
+    written_fill = {TRAINER_TOKEN_BUDGET} if filled != default and length == config.max_model_len else set()
+    followed = [(key, budget) for key, budget in differing if key in set(config.followed_budgets()) - written_fill]
     if followed:  # all at the trainer's budget at the config's own length
         problems.append(_followed_budgets_problem(config, length, judged, followed, ROLE_KEYS_IGNORED))
     for key, budget in differing:
@@ -808,7 +815,7 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
             problems.append(ConfigProblem(code, (
                 f"{named} is {'above' if above else 'below'} {measure}: {more} tokens per GPU than the verdict "
                 f"assumes{cautious}" + (f" ({ROLE_KEYS_IGNORED})" if key != TRAINER_TOKEN_BUDGET else ""))))
-    if fills and filled < least and ".".join(ROLE_TOKEN_BUDGETS[0]) not in dict(config.role_token_budgets):
+    if fills and filled < least and actor not in own:
         problems.append(ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT, (
             f"{fills} holds no sequence of {length} tokens at the actor's SP {config.sp}: Trinity 0.5 raises the "
             f"actor's to ceil({length} / {config.sp}) = {least} (0.5.0 to ceil(2 x {length} / {config.sp}) = "
