@@ -49,7 +49,7 @@ def test_emit_prints_the_golden_fragment(cli):
 
 
 def test_emit_and_write_say_whether_host_ram_holds_the_plans_host_memory(cli, user_config: Path, tmp_path: Path):
-    # As the summary's host memory row: --emit's header and --write's comment beside trainer_strategy say that the
+    # As the summary's host memory row: --emit's header and --write's note above trainer_strategy say that the
     # need is within --host-ram, or that it was not checked without it.
     status, out, _ = cli(*FLAGSHIP, "--emit", "trinity")
     assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n" in out
@@ -58,11 +58,11 @@ def test_emit_and_write_say_whether_host_ram_holds_the_plans_host_memory(cli, us
     patched = tmp_path / "patched.yaml"
     asked = ("--from-config", str(user_config), "--gpu", "a100", "--len", "51200", "--write", str(patched))
     assert cli(*asked, "--host-ram", "512")[0] == 0
-    assert ("  trainer_strategy: fsdp2  # host memory: 164.7 GiB per node for Offload, within --host-ram 512\n"
+    assert ("  # host memory: 164.7 GiB per node for Offload, within --host-ram 512\n  trainer_strategy: fsdp2\n"
             in patched.read_text(encoding="utf-8"))
     assert cli(*asked)[0] == 0
-    assert ("  trainer_strategy: fsdp2  # host memory: 164.7 GiB per node for Offload; not checked: --host-ram not "
-            "given\n" in patched.read_text(encoding="utf-8"))
+    assert ("  # host memory: 164.7 GiB per node for Offload; not checked: --host-ram not given\n"
+            "  trainer_strategy: fsdp2\n" in patched.read_text(encoding="utf-8"))
 
 
 def test_the_cluster_section_names_the_gpus_of_the_budget_the_plan_leaves_unused(cli):

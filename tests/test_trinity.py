@@ -875,7 +875,8 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
     assert added == [
         "  max_model_len: 102400  # prompt + response",
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
-        "  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given",
+        "  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given",
+        "  trainer_strategy: fsdp2",
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
         "  save_hf_checkpoint: never",
@@ -891,7 +892,8 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          optimizer_offload: true",
         "          offload_policy: true",
     ]
-    assert "  use_dynamic_bsz: true\n  trainer_strategy: fsdp2" in after
+    assert ("  use_dynamic_bsz: true\n  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not "
+            "given\n  trainer_strategy: fsdp2\n" in after)
     assert after.index("  offload_policy: true\n  trainer_config:\n") < after.index("# Monitoring")
     assert after.rindex("\n\n# Monitoring\n") > 0
 
@@ -996,19 +998,20 @@ def test_patch_keeps_the_lines_after_a_removed_second_key_before_the_key_after_i
 
 
 def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_comment() -> None:
-    # Trinity 0.5: the trainer's 0.6 flag after trainer_strategy goes; the lines after it join trainer_strategy's
-    # end-of-line comment, the host memory an Offload plan needs (written on its own line, blank line kept).
+    # Trinity 0.5: the trainer's 0.6 flag after trainer_strategy goes; the lines after it (blank line kept) go after
+    # trainer_strategy, above which the host memory an Offload plan needs is noted on a line of its own.
     text = ("trainer:\n  trainer_strategy: fsdp2\n  param_offload: true\n\n  # the SP\n"
             "  ulysses_sequence_parallel_size: 1\n")
     assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
-        "trainer:\n  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram "
-        "not given\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 51200\n")
+        "trainer:\n  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n"
+        "  trainer_strategy: fsdp2\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n"
+        "  max_token_len_per_gpu: 51200\n")
 
 
 def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeats_the_trainer() -> None:
     # model.rope_scaling is an alias of trainer, whose last key is trainer_strategy: removing the stale rope_scaling
-    # looks for the lines after its block in trainer_strategy's comment, the host memory just noted on its own line,
-    # which has none; the comment stays there and nothing moves under max_model_len.
+    # looks for the lines after its block in trainer_strategy's end-of-line comment, which has none (the host memory
+    # is noted on its own line above the key); the note stays there and nothing moves under max_model_len.
     plan = _best(model="4B", objective="cheapest", budget_gpus=1, exact=True, max_model_len=8192, offload=True)
     trainer = ("trainer: &t\n  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 16384\n"
                "  save_hf_checkpoint: never\n  trainer_config:\n    actor_rollout_ref:\n"
@@ -1018,8 +1021,8 @@ def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeat
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: *t\n")
     assert (plan.setting.label, plan.max_token_len_per_gpu) == ("Env + Offload", 16384)
     assert patch_trinity_config(text, plan, catalog().model("4B"), version="0.5") == (
-        f"{trainer}  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram "
-        "not given\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n")
+        f"{trainer}  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n"
+        "  trainer_strategy: fsdp2\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n")
 
 
 def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:
@@ -1297,30 +1300,42 @@ def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
     )
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert after.startswith("---\nmodel:\n    model_path: /models/Qwen3-4B/\n    max_model_len: 102400\n")
-    assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    trainer_strategy: fsdp2  # host memory: 82.8 GiB per "
-            "node for Offload; not checked: --host-ram not given\n") in after
+    assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    # host memory: 82.8 GiB per node for Offload; not "
+            "checked: --host-ram not given\n    trainer_strategy: fsdp2\n") in after
     assert after.endswith("                    offload_policy: true\n\n# end of file\n")
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
 
 
-def test_patch_notes_an_offload_plans_host_memory_beside_trainer_strategy_as_the_fragment_does() -> None:
-    # --emit's header line, as an end-of-line comment: replaced by a later --write's (the need changes with the plan)
-    # and removed by one without Offload; the trailing lines of the block stay after it.
+def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_strategy() -> None:
+    # --emit's header line, on a line of its own above trainer_strategy (beside it, it read as a comment on that key):
+    # replaced by a later --write's (the need changes with the plan), removed by one without Offload, and the same
+    # again on a second --write of the same plan; the lines after the block stay after it.
     model, plan = catalog().model("4B"), long_plan()
     header = next(line for line in trinity_fragment(plan, model, 2).splitlines() if "host memory" in line)
     assert header == "# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given"
     before = "trainer:\n  x: 1\n  trainer_strategy: fsdp2\n\n# Monitoring\nmonitor: {}\n"
     once = patch_trinity_config(before, plan, model)
-    assert f"  trainer_strategy: fsdp2  {header}\n" in once and once.count("host memory") == 1
+    assert once.startswith(f"trainer:\n  x: 1\n  {header}\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size")
+    assert once.count("host memory") == 1 and patch_trinity_config(once, plan, model) == once
     again = patch_trinity_config(once, plan.model_copy(update={"host_memory_gb": 100.0}), model, host_ram_gb=512.0)
-    assert "  trainer_strategy: fsdp2  # host memory: 100.0 GiB per node for Offload, within --host-ram 512\n" in again
+    assert ("\n  # host memory: 100.0 GiB per node for Offload, within --host-ram 512\n  trainer_strategy: fsdp2\n"
+            in again)
     assert again.count("host memory") == 1 and "\n\n# Monitoring\nmonitor: {}\n" in again
     without = patch_trinity_config(again, sp2_plan(), model)
-    assert "host memory" not in without and "  trainer_strategy: fsdp2\n" in without
+    assert "host memory" not in without and "  x: 1\n  trainer_strategy: fsdp2\n" in without
     assert "\n\n# Monitoring\nmonitor: {}\n" in without
-    # A comment of the user's own stays; a flow-style trainer, on one line, gets none (it would end the line).
-    mine = patch_trinity_config("trainer:\n  trainer_strategy: fsdp2  # mine\n", plan, model)
-    assert "  trainer_strategy: fsdp2  # mine\n" in mine and "host memory" not in mine
+    # The note as earlier releases wrote it, beside the key, moves above it; a comment of the user's own there stays,
+    # as does the fragment's header line, which is not above trainer_strategy; CRLF and 4-space files alike.
+    beside = patch_trinity_config("trainer:\n  trainer_strategy: fsdp2  # host memory: 1.0 GiB per node for Offload\n"
+                                  "\n# Monitoring\nmonitor: {}\n", plan, model)
+    assert beside.startswith(f"trainer:\n  {header}\n  trainer_strategy: fsdp2\n") and beside.count("host memory") == 1
+    assert "\n\n# Monitoring\nmonitor: {}\n" in beside
+    mine = patch_trinity_config(f"{header}\ntrainer:\n    trainer_strategy: fsdp2  # mine\n", plan, model)
+    assert mine.startswith(f"{header}\ntrainer:\n    {header}\n    trainer_strategy: fsdp2  # mine\n")
+    crlf = patch_trinity_config("trainer:\r\n  trainer_strategy: fsdp2\r\n", plan, model)
+    assert crlf.startswith(f"trainer:\r\n  {header}\r\n  trainer_strategy: fsdp2\r\n")
+    assert patch_trinity_config(crlf, plan, model) == crlf
+    # A flow-style trainer, on one line, gets none (it would end the line).
     flow = patch_trinity_config("trainer: {trainer_strategy: fsdp2}\n", plan, model)
     assert "#" not in flow and _safe_load(flow)["trainer"]["trainer_strategy"] == "fsdp2"
 

@@ -252,35 +252,42 @@ def _round_trip_yaml(text: str) -> YAML:
 
 
 _HOST_MEMORY_COMMENT = re.compile(r"#\s*host memory: .* for Offload\b.*")
-"""The comment an earlier --write left beside ``trainer.trainer_strategy`` (`host_memory_comment`, with Offload)."""
+"""The host memory note `host_memory_comment` writes (with Offload), as a comment's text."""
+
+_HOST_MEMORY_LINE = re.compile(r"^([ \t]+)#[ \t]*host memory: [^\n]* for Offload\b[^\n]*\n(?=\1trainer_strategy:)",
+                               re.MULTILINE)
+"""The host memory note an earlier --write left on its own line just above ``trainer.trainer_strategy``."""
 
 
-def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None) -> None:
+def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None, indent: int) -> None:
     """With Offload, what the plan needs of a node's host memory and whether it was held to `host_ram_gb` (--host-ram;
-    `host_memory_comment`) as the end-of-line comment of
-    ``trainer.trainer_strategy``, which Offload sets; one an earlier --write left there is replaced (without Offload,
-    removed), and a comment of the user's own stays as it is; none in a flow-style ``trainer``, on one line."""
+    `host_memory_comment`) as a comment on its own line (at column `indent`) just above ``trainer.trainer_strategy``,
+    which Offload sets, so that it reads as a note on the plan's Offload, not on that key; none in a flow-style
+    ``trainer``, on one line. The note as an earlier --write left it beside that key is removed (one on its own
+    line, `_HOST_MEMORY_LINE`, is gone before the config is read); a comment of the user's own there stays."""
     trainer = data.get("trainer")
     if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style() or "trainer_strategy" not in trainer:
         return
-    entry = trainer.ca.items.setdefault("trainer_strategy", [None, None, None, None])
-    value = entry[2].value if isinstance(entry[2], CommentToken) else ""
-    own, newline, rest = value.partition("\n")  # its own comment, and the lines after its block (`_take_trailing`)
-    if own.strip() and not _HOST_MEMORY_COMMENT.fullmatch(own.strip()):
-        return
+    entry = trainer.ca.items.get("trainer_strategy")
+    if entry is not None and isinstance(entry[2], CommentToken):
+        own, newline, rest = entry[2].value.partition("\n")  # its own comment, the lines after its block
+        if _HOST_MEMORY_COMMENT.fullmatch(own.strip()):
+            entry[2] = CommentToken(newline + rest, CommentMark(0), None) if rest else None
     host = host_memory_comment(plan, host_ram_gb=host_ram_gb) if plan.offload else None
-    own = f" # {host}" if host is not None else ""  # ruamel writes a space before it: two, as the fragment's
-    entry[2] = CommentToken(own + newline + rest, CommentMark(0), None) if own or rest else None
+    if host is not None:
+        trainer.yaml_set_comment_before_after_key("trainer_strategy", before=host, indent=indent)
 
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
-                environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None) -> None:
+                environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
+                indent: int) -> None:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
-    reads them), note an Offload plan's host memory (`_note_host_memory`), and remove a stale ``model.rope_scaling``
+    reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
+    indentation), and remove a stale ``model.rope_scaling``
     and, for Trinity 0.5, 0.6's flags under ``trainer``."""
     for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
         _set(data, key.path, key.value, lines)
-    _note_host_memory(data, plan, host_ram_gb)
+    _note_host_memory(data, plan, host_ram_gb, indent)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
@@ -339,13 +346,14 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     check_config_arguments(text, name, {} if environ is None else environ, version)
     crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
-    text = text.replace("\r\n", "\n").removeprefix("\ufeff")
+    text = _HOST_MEMORY_LINE.sub("", text.replace("\r\n", "\n").removeprefix("\ufeff"))  # noted again below
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     _keep_anchors(data)
     try:
-        _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb)
+        _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
+                    _indentation(text)[0])
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()

@@ -48,7 +48,7 @@ class PlanKey(BaseModel):
 def host_memory_comment(plan: Plan, nodes: int | None = None, rollout_gpus: int | None = None, *,
                         host_ram_gb: float | None = None, host_ram_source: str = "--host-ram") -> str | None:
     """What `plan` needs of a node's host memory, as a comment says it (the fragment's header, and with Offload
-    --write's beside ``trainer.trainer_strategy``), and whether the plan was held to `host_ram_gb` (from
+    --write's above ``trainer.trainer_strategy``), and whether the plan was held to `host_ram_gb` (from
     `host_ram_source`; `host_ram_check_words`): ``host memory: 82.8 GiB per node for Offload; not checked: --host-ram
     not given``; on the layout `Plan.host_memory_words` takes; None where it says nothing."""
     host = plan.host_memory_words(nodes, rollout_gpus)
