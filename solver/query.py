@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from enum import Enum
 from typing import Literal, NamedTuple, get_args
 
@@ -363,13 +363,20 @@ class TrinityConfig(Frozen, defer_build=True):
         return max(role_budgets(trainer, own).values())
 
 
-def role_budgets(trainer: int, own: dict[str, int]) -> dict[str, int]:
-    """Each role's token budget (`ROLE_TOKEN_BUDGETS`, by dotted key) as Trinity fills it: its `own` where set, else
-    the trainer's budget `trainer`, but the rollout's (the actor's log-prob recompute) the actor's (Trinity's
-    ``synchronize_config``)."""
+def role_budget_sources(own: Collection[str]) -> dict[str, str]:
+    """The key each role's token budget (`ROLE_TOKEN_BUDGETS`, by dotted key) comes from as Trinity fills it: its own
+    where the config sets it (in `own`), else the trainer's (`TRAINER_TOKEN_BUDGET`), but the rollout's (the actor's
+    log-prob recompute) the actor's (Trinity's ``synchronize_config``)."""
     actor, ref, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
-    budgets = {actor: own.get(actor, trainer), ref: own.get(ref, trainer)}
-    return budgets | {rollout: own.get(rollout, budgets[actor])}
+    sources = {role: role if role in own else TRAINER_TOKEN_BUDGET for role in (actor, ref)}
+    return sources | {rollout: rollout if rollout in own else sources[actor]}
+
+
+def role_budgets(trainer: int, own: dict[str, int]) -> dict[str, int]:
+    """Each role's token budget (`ROLE_TOKEN_BUDGETS`, by dotted key) as Trinity fills it (`role_budget_sources`):
+    its `own` where set, else the trainer's budget `trainer`, but the rollout's the actor's."""
+    budgets = {TRAINER_TOKEN_BUDGET: trainer, **own}
+    return {role: budgets[source] for role, source in role_budget_sources(own).items()}
 
 
 def make_query(

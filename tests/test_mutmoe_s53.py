@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from solver.query import ROLE_TOKEN_BUDGETS, role_budget_sources, role_budgets
 from solver.tables import TableError, load_catalog, load_model_config
 from solver.tables.schema import Model
 from solver.trinity import check_trinity_config
@@ -197,14 +198,48 @@ def test_trinity_05_notes_nothing_where_the_trainers_and_roles_sp_agree(cli, tmp
 
 
 def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cli, tmp_path: Path):
-    # trainer.max_token_len_per_gpu set: Trinity 0.5 fills nothing at the trainer's SP, so the note names no budget.
+    # trainer.max_token_len_per_gpu set: Trinity 0.5 fills nothing at the trainer's SP, so the note names no budget;
+    # the ref, which sets neither an SP nor a budget of its own, takes the trainer's 16384 at SP 1, which Trinity
+    # raises (verl_config.py's _adjust_token_len_if_needed at the ref's SP): a line says so.
     assert _trinity_05_sp_problems(
         cli, tmp_path, "ulysses_sequence_parallel_size: 1, max_token_len_per_gpu: 16384",
         "{actor: {ulysses_sequence_parallel_size: 4}}") == (0, 4, [
+            ("trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's, which sets no budget of its own) is below "
+             "model.max_model_len 32768: Trinity with verl before 0.8 raises the ref's to ceil(32768 / 1) = 32768 "
+             "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)"),
             ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
              "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
              "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later "
              "runs at SP 1: set them alike (--write does)")])
+
+
+@pytest.mark.parametrize(("trainer", "ref", "lines"), [
+    # The ref's own budget is judged at its SP under its own key; the trainer's is not judged there again.
+    ("max_token_len_per_gpu: 16384", "{log_prob_max_token_len_per_gpu: 16384}",
+     ["trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384 x SP 1 (the ref's) is below "
+      "model.max_model_len 32768: Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to "
+      "its default, ceil(2 x 32768 / 1) = 65536), and Trinity 0.6 on verl 0.8 or later ignores the key"]),
+    # A trainer's budget that holds a sequence at the ref's SP, or a ref at the actor's SP: no line.
+    ("max_token_len_per_gpu: 32768", "{}", []),
+    ("max_token_len_per_gpu: 16384", "{ulysses_sequence_parallel_size: 4}", []),
+    # Unset, Trinity 0.5 fills it at the trainer's SP, the ref's: it holds a sequence there.
+    ("max_model_len: 32768", "{}", [])])
+def test_trinity_05_judges_the_trainers_budget_at_the_refs_sp_only_where_the_ref_takes_it(
+        cli, tmp_path: Path, trainer: str, ref: str, lines: list[str]):
+    status, sp, problems = _trinity_05_sp_problems(
+        cli, tmp_path, f"ulysses_sequence_parallel_size: 1, {trainer}",
+        f"{{actor: {{ulysses_sequence_parallel_size: 4}}, ref: {ref}}}")
+    assert (status, sp) == (0, 4)
+    assert [line for line in problems if "_token_len_per_gpu" in line and " x SP 1" in line] == lines
+
+
+def test_role_budget_sources_name_the_key_each_role_takes_its_budget_from() -> None:
+    actor, ref, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
+    trainer = "trainer.max_token_len_per_gpu"
+    assert role_budget_sources([]) == {actor: trainer, ref: trainer, rollout: trainer}
+    assert role_budget_sources([actor]) == {actor: actor, ref: trainer, rollout: actor}
+    assert role_budget_sources([ref, rollout]) == {actor: trainer, ref: ref, rollout: rollout}
+    assert role_budgets(100, {actor: 50}) == {actor: 50, ref: 100, rollout: 50}
 
 
 def test_trinity_05_refuses_an_actor_sp_of_0_it_would_run_at(cli, tmp_path: Path):

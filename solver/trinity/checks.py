@@ -14,9 +14,11 @@ from solver.query import (
     NODE_SIZE_PATH,
     ROLE_TOKEN_BUDGETS,
     ROLLOUT_TOKEN_BUDGET,
+    TRAINER_TOKEN_BUDGET,
     ConfigProblem,
     ConfigProblemCode,
     TrinityVersion,
+    role_budget_sources,
 )
 from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
 from solver.tables import Model, brief, shown_number, sp_rule_violation
@@ -144,19 +146,33 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     return sp
 
 
+_TAKEN_BY_REF = " (the ref's, which sets no budget of its own)"
+"""How a token budget line names the trainer's budget judged at the ref's SP, which the ref takes."""
+
+
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, ref_sp: int) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_TOKEN_BUDGETS`), where set, hold
-    a sequence of `length` at `sp` (the ref's at its own SP, `ref_sp`)."""
-    for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
-        budget = checks.number(path)
-        role_sp, whose = (ref_sp, " (the ref's)") if path == ROLE_TOKEN_BUDGETS[1] and ref_sp != sp else (sp, "")
+    a sequence of `length` at `sp`; the ref's at its own SP, `ref_sp`, where that is another, and there the trainer's
+    too where the ref takes it (`role_budget_sources`: it sets none of its own)."""
+    trainer_path, ref = ("trainer", "max_token_len_per_gpu"), ".".join(ROLE_TOKEN_BUDGETS[1])
+    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_TOKEN_BUDGETS)}
+    judged = [(path, ref_sp, " (the ref's)") if path == ROLE_TOKEN_BUDGETS[1] and ref_sp != sp else (path, sp, "")
+              for path in budgets]
+    own = [".".join(path) for path in ROLE_TOKEN_BUDGETS if budgets[path] is not None]
+    if ref_sp != sp and role_budget_sources(own)[ref] == TRAINER_TOKEN_BUDGET:
+        judged.append((trainer_path, ref_sp, _TAKEN_BY_REF))
+    for path, role_sp, whose in judged:
+        budget = budgets[path]
         if budget is not None and length is not None and budget < (least := least_token_budget(length, role_sp)):
             # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that
             # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
-            raised = (f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {role_sp}) = {least} "
+            subject = "the ref's" if whose == _TAKEN_BY_REF else "it"
+            raised = (f"Trinity with verl before 0.8 raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least} "
                       f"(Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
                       f"{math.ceil(2 * length / role_sp)})")
-            if path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
+            if whose == _TAKEN_BY_REF:  # Trinity 0.5's ref (at another SP only there)
+                effect = raised
+            elif path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
                 effect = ("verl before 0.8 stops at the first sequence longer than that in the actor's log-prob "
                           "recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")
             elif path in ROLE_TOKEN_BUDGETS:
@@ -374,7 +390,7 @@ def trinity_config_problems(
     max_model_len`` (a micro-batch holds the longest sequence, verl's ``rearrange_micro_batches``) when
     ``max_token_len_per_gpu`` is set (likewise the actor's ``ppo_max_token_len_per_gpu``, the ref's and the rollout's
     ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it: `ROLE_TOKEN_BUDGETS`; with `version`
-    0.5, the ref's at the ref's SP);
+    0.5, the ref's at the ref's SP, its own else the trainer's, which it takes);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
