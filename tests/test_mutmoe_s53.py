@@ -216,9 +216,9 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
 @pytest.mark.parametrize(("trainer", "ref", "lines"), [
     # The ref's own budget is judged at its SP under its own key; the trainer's is not judged there again.
     ("max_token_len_per_gpu: 16384", "{log_prob_max_token_len_per_gpu: 16384}",
-     ["trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384 x SP 1 (the ref's) is below "
-      "model.max_model_len 32768: Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to "
-      "its default, ceil(2 x 32768 / 1) = 65536), and Trinity 0.6 on verl 0.8 or later ignores the key"]),
+     [("trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384 x SP 1 (the ref's) is "
+       "below model.max_model_len 32768: Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 (Trinity "
+       "0.5.0 to its default, ceil(2 x 32768 / 1) = 65536), and Trinity 0.6 on verl 0.8 or later ignores the key")]),
     # A trainer's budget that holds a sequence at the ref's SP, or a ref at the actor's SP: no line.
     ("max_token_len_per_gpu: 32768", "{}", []),
     ("max_token_len_per_gpu: 16384", "{ulysses_sequence_parallel_size: 4}", []),

@@ -167,8 +167,8 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
             # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that
             # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
             subject = "the ref's" if whose == _TAKEN_BY_REF else "it"
-            raised = (f"Trinity with verl before 0.8 raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least} "
-                      f"(Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
+            raised = (f"Trinity with verl before 0.8 raises {subject} to ceil({shown_number(length)} / {role_sp}) = "
+                      f"{least} (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
                       f"{math.ceil(2 * length / role_sp)})")
             if whose == _TAKEN_BY_REF:  # Trinity 0.5's ref (at another SP only there)
                 effect = raised
