@@ -274,6 +274,15 @@ class ConfigProblemCode(str, Enum):
     CHUNKED_ENTROPY = "chunked-entropy"
 
 
+REFUSED_CONFIG_CODES = frozenset({
+    ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS, ConfigProblemCode.WHOLE_NODES,
+    ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
+    ConfigProblemCode.ALLOC_CONF_REFUSED})
+"""The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
+role's SP that Trinity checks, nodes, a required train batch, keys the release refuses, the allocator setting): the
+config does not train, and ``solve --check`` fails on them as on a verdict that it does not."""
+
+
 class ConfigProblem(NamedTuple):
     """A problem a Trinity config has: its `code` and its `words`, as the text shows them."""
 

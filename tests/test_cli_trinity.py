@@ -2921,6 +2921,28 @@ def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_con
     assert cli("--from-config", str(user_config), "--check")[0] == 0
 
 
+@pytest.mark.parametrize(("config_text", "flags", "code"), [
+    # Trinity 0.5 checks the ref's own SP as the actor's: 4 does not divide 6 trainer GPUs (0.6 only notes it).
+    (("mode: both\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+      "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
+      "trainer: {ulysses_sequence_parallel_size: 2, "
+      "trainer_config: {actor_rollout_ref: {ref: {ulysses_sequence_parallel_size: 4}}}}\n"),
+     ("--trinity-version", "0.5"), "sp-divides-gpus"),
+    # mode train without buffer.train_batch_size: Trinity refuses the config.
+    (("mode: train\nbuffer: {batch_size: 32}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+      "cluster: {node_num: 1, gpu_per_node: 6}\n"), (), "train-batch-required"),
+])
+def test_check_exits_1_where_trinity_refuses_the_config_whatever_its_memory(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_text: str, flags: tuple[str, ...], code: str):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(config_text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], code in current["config_problem_codes"]) == (0, True, True)
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check", "--json")[0] == 1
+
+
 def test_check_needs_a_config_and_a_length_to_judge_it_at(cli, user_config: Path):
     assert cli("--model", "4B", "--len", "4k", "--check") == (
         2, "", "solve: error: --check judges the config of --from-config FILE\n")

@@ -53,7 +53,7 @@ from solver.cli.trinity_options import (
     read_config_file,
     write_trinity,
 )
-from solver.query import MAX_TOP, Objective, Query, TrinityConfig, make_query
+from solver.query import MAX_TOP, REFUSED_CONFIG_CODES, Objective, Query, TrinityConfig, make_query
 from solver.render import answers_json, answers_view
 from solver.results import Answer
 from solver.rules import NODE_GPUS
@@ -85,7 +85,7 @@ def build_parser() -> Parser:
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
         "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
-        "or with --check the config's own settings do not train), 2 bad input.",
+        "or with --check the config's own settings do not train or Trinity refuses the config), 2 bad input.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes"},
         formatter_class=KeptLinesFormatter,
     )
@@ -138,7 +138,8 @@ def build_parser() -> Parser:
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
     trinity.add_argument("--check", action="store_true",
-                         help="with --from-config: exit 1 also where the config's own settings do not train (for CI)")
+                         help=("with --from-config: exit 1 also where the config's own settings do not train, or "
+                               "Trinity refuses the config (for CI)"))
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
     add_trinity_version_option(trinity, "--emit, --out, --write", "both, a fragment with a comment on the trainer's",
@@ -189,7 +190,9 @@ def run_planner(args: argparse.Namespace) -> int:
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys)
     note_added_model("solve", catalog, added)
-    untrained = args.check and any(answer.current is None or not answer.current.trains for answer in answers)
+    untrained = args.check and any(answer.current is None or not answer.current.trains
+                                   or REFUSED_CONFIG_CODES.intersection(answer.current.config_problem_codes)
+                                   for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
 
 
