@@ -263,6 +263,7 @@ class ConfigProblemCode(str, Enum):
     OFFLOAD_FLAGS_UNDER_ENGINE = "offload-flags-under-engine"
     TRAINER_OFFLOAD_KEYS_REFUSED = "trainer-offload-keys-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
+    CONFIG_PATH_REFUSED = "config-path-refused"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
     TRAIN_BATCH_REQUIRED = "train-batch-required"
     CRITIC_NOT_COUNTED = "critic-not-counted"
@@ -276,11 +277,15 @@ class ConfigProblemCode(str, Enum):
 
 REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS, ConfigProblemCode.WHOLE_NODES,
-    ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
+    ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH, ConfigProblemCode.TRAIN_BATCH_REQUIRED,
+    ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
     ConfigProblemCode.ALLOC_CONF_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
-role's SP that Trinity checks, nodes, a required train batch, keys the release refuses, the allocator setting): the
-config does not train, and ``solve --check`` fails on them as on a verdict that it does not."""
+role's SP that Trinity checks, nodes, a prompt and response over the length, a required train batch, keys the release
+refuses, the allocator setting): the config as written does not run, which the verdict says
+(`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a verdict that it does not train.
+docs/trinity.md lists each code and the Trinity release code that refuses it; a code that only some releases, verl
+versions or keys refuse (``deprecated-config-path``, ``flag-not-boolean``) is not one."""
 
 
 class ConfigProblem(NamedTuple):

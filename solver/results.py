@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from solver.query import ConfigProblemCode, Objective, Pins, TokenBudgetMode, TrinityVersion
+from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode, Objective, Pins, TokenBudgetMode, TrinityVersion
 from solver.rules import (
     NODE_GPUS,
     BrokenRuleCode,
@@ -548,7 +548,9 @@ class CurrentSettings(Frozen, defer_build=True):
         "the config's token budget in effect (the most any role takes: a role's own, else "
         "trainer.max_token_len_per_gpu) when it is below Trinity's default and holds a sequence, and estimates are on: "
         "the verdict is at that budget; null otherwise (the verdict is at Trinity's default)"))
-    trains: bool
+    trains: bool = Field(description=(
+        "whether these settings train as far as memory and the rules of `broken_rule` go (the tables, or the memory "
+        "model's estimate, vouch for them); with `refused`, the config as written does not run all the same"))
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
@@ -570,6 +572,29 @@ class CurrentSettings(Frozen, defer_build=True):
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
     config_problem_codes: tuple[ConfigProblemCode, ...] = Field(default=(), description=(
         "the code of each of `config_problems`, in the same order (docs/json.md); empty in JSON made before codes"))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def refused(self) -> bool:
+        """Whether Trinity, verl or PyTorch refuse the config as written whatever its memory: one of its problems'
+        codes is in `REFUSED_CONFIG_CODES` (false in JSON made before codes)."""
+        return not REFUSED_CONFIG_CODES.isdisjoint(self.config_problem_codes)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_refused(cls, raw: Any) -> Any:
+        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes``, so it is dropped
+        where it agrees with them (and refused where it does not)."""
+        if not isinstance(raw, dict) or "refused" not in raw:
+            return raw
+        data = {key: value for key, value in raw.items() if key != "refused"}
+        try:
+            derived = not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode, data.get("config_problem_codes", ())))
+        except (TypeError, ValueError):
+            return data  # the fields' own validation says what is wrong
+        if raw["refused"] != derived:
+            raise ValueError(f"refused is {raw['refused']!r}, but config_problem_codes say {derived!r}")
+        return data
 
     @model_validator(mode="after")
     def _codes_match_words(self) -> CurrentSettings:

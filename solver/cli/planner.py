@@ -53,7 +53,7 @@ from solver.cli.trinity_options import (
     read_config_file,
     write_trinity,
 )
-from solver.query import MAX_TOP, REFUSED_CONFIG_CODES, Objective, Query, TrinityConfig, make_query
+from solver.query import MAX_TOP, Objective, Query, TrinityConfig, make_query
 from solver.render import answers_json, answers_view
 from solver.results import Answer
 from solver.rules import NODE_GPUS
@@ -190,8 +190,7 @@ def run_planner(args: argparse.Namespace) -> int:
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys)
     note_added_model("solve", catalog, added)
-    untrained = args.check and any(answer.current is None or not answer.current.trains
-                                   or REFUSED_CONFIG_CODES.intersection(answer.current.config_problem_codes)
+    untrained = args.check and any(answer.current is None or not answer.current.trains or answer.current.refused
                                    for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
 

@@ -6,7 +6,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.query import Query
+from solver.query import REFUSED_CONFIG_CODES, Query
 from solver.render.phrases import fewer
 from solver.results import Answer, CurrentSettings, host_need_words
 from solver.tables import Setting, counted
@@ -34,6 +34,9 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({length}{env}): "
     if current.plan is not None:
         evidence = current.plan.evidence_text(answer.gpu, answer.model)
+        if current.refused:
+            return Text(f"{said}it fits in memory ({evidence}), but the config as written is refused "
+                        f"({_refusing_lines(current)}){_dearer(answer, current)}", style="yellow")
         return Text(f"{said}it trains ({evidence}){_dearer(answer, current)}", style="yellow" if problems else "green")
     cell = current.out_of_memory
     host = "" if current.host_memory_needed is None else (
@@ -54,6 +57,17 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     follows = ("the best plan follows" if answer.plans else "and no plan was found within the time limit"
                if answer.status == "unknown" else "nor does any plan (the reason follows)")
     return Text(f"{said}{verdict}; {follows}", style="yellow")
+
+
+def _refusing_lines(current: CurrentSettings) -> str:
+    """Which of the ``but:`` lines below say why the config is refused (their codes in `REFUSED_CONFIG_CODES`), in
+    words: ``the but: line below says why``, or, among others, ``but: lines 1 and 3 below say why``."""
+    lines = [str(number) for number, code in enumerate(current.config_problem_codes, 1) if code in REFUSED_CONFIG_CODES]
+    says = "says" if len(lines) == 1 else "say"
+    if len(lines) == len(current.config_problem_codes):
+        return f"the but: {'line' if len(lines) == 1 else 'lines'} below {says} why"
+    numbers = lines[0] if len(lines) == 1 else f"{', '.join(lines[:-1])} and {lines[-1]}"
+    return f"but: {'line' if len(lines) == 1 else 'lines'} {numbers} below {says} why"
 
 
 def _dearer(answer: Answer, current: CurrentSettings) -> str:

@@ -349,9 +349,18 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
                        f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
 
 
-def _check_no_config_path(checks: _ConfigChecks) -> None:
-    """Check that the config has no deprecated ``trainer.trainer_config_path``."""
-    if value_at(checks.mapping, ("trainer", "trainer_config_path")) is not None:
+def _check_no_config_path(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that the config has no deprecated ``trainer.trainer_config_path``: with `version` 0.5 and an empty
+    ``trainer.trainer_config`` (absent, null or ``{}``), Trinity refuses the config (0.5.2's config_validator.py raises
+    where ``trainer_config`` is falsy and the path is set); 0.6 does so on verl before 0.8 only, which the config does
+    not say, and never reads the path otherwise."""
+    if value_at(checks.mapping, ("trainer", "trainer_config_path")) is None:
+        return
+    if version == "0.5" and not value_at(checks.mapping, ("trainer", "trainer_config")):
+        checks.add(ConfigProblemCode.CONFIG_PATH_REFUSED, (
+            "trainer.trainer_config_path is deprecated, and trainer.trainer_config is empty: Trinity 0.5 refuses the "
+            "config; move its settings under trainer.trainer_config"))
+    else:
         checks.add(ConfigProblemCode.DEPRECATED_CONFIG_PATH, (
             "trainer.trainer_config_path is deprecated: Trinity refuses it where trainer.trainer_config is empty (0.5, "
             "and 0.6 on verl before 0.8) and otherwise never reads it; move its settings under trainer.trainer_config"))
@@ -415,7 +424,7 @@ def trinity_config_problems(
     _check_remove_padding(checks)
     _check_trainer_level_flags(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
-    _check_no_config_path(checks)
+    _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
     _check_misspelt_keys(checks)
     return checks.problems
