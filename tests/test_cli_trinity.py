@@ -552,7 +552,8 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "predicted_step": None, "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET],
-                                 "config_problem_codes": ["rope-scaling-unneeded", "unresolved-value"]}
+                                 "config_problem_codes": ["rope-scaling-unneeded", "unresolved-value"],
+                                 "refused": False}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g")
     # The cell is at a shorter length than the config's: the verdict says why it holds at the config's too.
@@ -1511,7 +1512,9 @@ def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Pat
     text = fragment.read_text(encoding="utf-8")
     assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore\n" in text
     config = tmp_path / "trinity.yaml"
-    config.write_text(text.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-8B\n", 1), encoding="utf-8")
+    # Merged into a user's config, which in mode train gives buffer.train_batch_size (Trinity refuses it unset).
+    merged = "buffer: {train_batch_size: 64}\n" + text.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-8B\n", 1)
+    config.write_text(merged, encoding="utf-8")
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     assert status == 0 and "runs Env + Offload + SP=4 on 4 trainer GPUs at 65536 tokens" in out
@@ -2921,26 +2924,87 @@ def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_con
     assert cli("--from-config", str(user_config), "--check")[0] == 0
 
 
-@pytest.mark.parametrize(("config_text", "flags", "code"), [
-    # Trinity 0.5 checks the ref's own SP as the actor's: 4 does not divide 6 trainer GPUs (0.6 only notes it).
-    (("mode: both\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-      "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
-      "trainer: {ulysses_sequence_parallel_size: 2, "
-      "trainer_config: {actor_rollout_ref: {ref: {ulysses_sequence_parallel_size: 4}}}}\n"),
-     ("--trinity-version", "0.5"), "sp-divides-gpus"),
-    # mode train without buffer.train_batch_size: Trinity refuses the config.
-    (("mode: train\nbuffer: {batch_size: 32}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
-      "cluster: {node_num: 1, gpu_per_node: 6}\n"), (), "train-batch-required"),
+REFUSING_HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                 "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n")
+"""A config's head for the refused verdicts: 6 trainer GPUs beside 2 rollout GPUs, GRPO (no critic line)."""
+MODEL_8K = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+OVER_8K = MODEL_8K.replace("8192}", "8192, max_prompt_tokens: 4096, max_response_tokens: 8192}")
+REF_SP = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ntrainer: {ulysses_sequence_parallel_size: 2, "
+          "trainer_config: {actor_rollout_ref: {ref: {ulysses_sequence_parallel_size: %d}}}}\n")
+"""A ref's own SP beside the trainer's 2, which Trinity 0.5 checks as the actor's."""
+CONFIG_PATH = "trainer: {trainer_config_path: v.yaml}\n"
+ENV_ON = "Env on, read from this shell's PYTORCH_CUDA_ALLOC_CONF"
+RUNS_8K = (f"runs Env on 6 trainer GPUs at 8192 tokens ({ENV_ON}): ",
+           ("inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan includes that setting"))
+RUNS_16K = (f"runs Env + SP=2 on 6 trainer GPUs at 16384 tokens ({ENV_ON}): ",
+            ("inferred: the A100-80GB table for 6 GPUs says 'Env' at 16384, and this plan includes that setting"))
+"""What a verdict says the config runs, and its evidence, at 8192 and 16384 tokens."""
+
+
+def refused_verdict(runs: tuple[str, str], lines: str) -> str:
+    """The verdict on settings that fit (`runs`: what they are, and the evidence) in a config Trinity refuses (`lines`:
+    the but: lines that say why)."""
+    return f"{runs[0]}it fits in memory ({runs[1]}), but the config as written is refused ({lines})"
+
+
+@pytest.mark.parametrize(("config_text", "flags", "alloc_conf", "code", "verdict"), [
+    # Trinity 0.5 checks the ref's own SP as the actor's: 4 does not divide 6 trainer GPUs (0.6 only notes it) ...
+    (REFUSING_HEAD + REF_SP % 4, ("--trinity-version", "0.5"), "expandable_segments:True", "sp-divides-gpus",
+     refused_verdict(RUNS_16K, "but: line 1 below says why")),
+    # ... and 3 does not divide its 32 attention heads.
+    (REFUSING_HEAD + REF_SP % 3, ("--trinity-version", "0.5"), "expandable_segments:True", "sp-model-heads",
+     refused_verdict(RUNS_16K, "but: line 1 below says why")),
+    (REFUSING_HEAD + OVER_8K, (), "expandable_segments:True", "prompt-response-over-length",
+     refused_verdict(RUNS_8K, "the but: line below says why")),
+    # mode train without buffer.train_batch_size (PPO's critic, Trinity's default, is a second line).
+    ("mode: train\nbuffer: {batch_size: 32}\ncluster: {node_num: 1, gpu_per_node: 6}\n" + MODEL_8K, (),
+     "expandable_segments:True", "train-batch-required", refused_verdict(RUNS_8K, "but: line 1 below says why")),
+    (REFUSING_HEAD + MODEL_8K + "trainer: {param_offload: true}\n", ("--trinity-version", "0.5"),
+     "expandable_segments:True", "trainer-offload-keys-refused",
+     refused_verdict(RUNS_8K, "the but: line below says why")),
+    (REFUSING_HEAD + MODEL_8K + CONFIG_PATH, ("--trinity-version", "0.5"), "expandable_segments:True",
+     "config-path-refused", refused_verdict(RUNS_8K, "the but: line below says why")),
+    # Two refusing lines of three (PPO's critic refuses nothing): the verdict names them.
+    (REFUSING_HEAD.replace("algorithm: {algorithm_type: grpo}\n", "") + OVER_8K + CONFIG_PATH,
+     ("--trinity-version", "0.5"), "expandable_segments:True", "config-path-refused",
+     refused_verdict(RUNS_8K, "but: lines 1 and 2 below say why")),
+    (REFUSING_HEAD + MODEL_8K, (), "expandable_segments:true", "alloc-conf-refused", refused_verdict(
+        ("runs vanilla on 6 trainer GPUs at 8192 tokens (Env off, read from this shell's PYTORCH_CUDA_ALLOC_CONF): ",
+         "documented: the A100-80GB table for 6 GPUs says 'vanilla' at 8192"), "the but: line below says why")),
 ])
-def test_check_exits_1_where_trinity_refuses_the_config_whatever_its_memory(
+def test_where_trinity_refuses_the_config_the_verdict_says_so_and_check_exits_1(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_text: str, flags: tuple[str, ...],
+        alloc_conf: str, code: str, verdict: str):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", alloc_conf)
+    config = tmp_path / "trinity.yaml"
+    config.write_text(config_text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["refused"], code in current["config_problem_codes"]) == (
+        0, True, True, True)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", *flags)
+    said = " ".join(out.split())
+    assert (status, f"trinity.yaml {verdict}" in said, "it trains" in said) == (0, True, False)
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check", "--json")[0] == 1
+
+
+@pytest.mark.parametrize(("config_text", "flags", "code"), [
+    # A negative max_prompt_tokens: Trinity's _check_model_len checks only the sum.
+    (REFUSING_HEAD + MODEL_8K.replace("8192}", "8192, max_prompt_tokens: -5}"), (), "value-out-of-range"),
+    # Trinity 0.6 refuses trainer_config_path on verl before 0.8 only.
+    (REFUSING_HEAD + MODEL_8K + CONFIG_PATH, ("--trinity-version", "0.6"), "deprecated-config-path"),
+])
+def test_a_problem_that_refuses_nothing_keeps_it_trains(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_text: str, flags: tuple[str, ...], code: str):
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     config = tmp_path / "trinity.yaml"
     config.write_text(config_text, encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--json")
     current = json.loads(out)[0]["current"]
-    assert (status, current["trains"], code in current["config_problem_codes"]) == (0, True, True)
-    assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check", "--json")[0] == 1
+    assert (status, current["trains"], current["refused"], current["config_problem_codes"]) == (0, True, False, [code])
+    _, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", *flags)
+    assert f"trinity.yaml {RUNS_8K[0]}it trains ({RUNS_8K[1]}) but: " in " ".join(out.split())
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check")[0] == 0
 
 
 def test_check_needs_a_config_and_a_length_to_judge_it_at(cli, user_config: Path):

@@ -280,7 +280,7 @@ CURRENT_SETTINGS = {"config": "trinity.yaml", "gpus": 8, "gpus_given": True, "en
                     "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None, "trains": False,
                     "plan": None, "broken_rule": None, "host_memory_needed": None, "predicted": [90.1, 71.3],
                     "predicted_step": None, "out_of_memory": None, "config_problems": [], "broken_rule_code": None,
-                    "config_problem_codes": []}
+                    "config_problem_codes": [], "refused": False}
 """A config's settings as ``solve --from-config --json`` prints them, where they do not fit by the memory model."""
 
 
@@ -606,6 +606,10 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     (("trainer: {trainer_strategy: fsdp, trainer_config: {actor_rollout_ref: {ref: {fsdp_config: "
       "{offload_policy: true}}}}}"), "8B", 8, None, [C.OFFLOAD_NEEDS_FSDP2]),
     ("trainer: {trainer_config_path: verl.yaml}", "8B", 8, None, [C.DEPRECATED_CONFIG_PATH]),
+    ("trainer: {trainer_config_path: verl.yaml}", "8B", 8, "0.6", [C.DEPRECATED_CONFIG_PATH]),
+    ("trainer: {trainer_config_path: verl.yaml, trainer_config: {}}", "8B", 8, "0.5", [C.CONFIG_PATH_REFUSED]),
+    (("trainer: {trainer_config_path: verl.yaml, trainer_config: {actor_rollout_ref: {}}}"), "8B", 8, "0.5",
+     [C.DEPRECATED_CONFIG_PATH]),
     ("model: {max_model_len: 32768}\ntrainer: {ulysses_sequence_parallel_size: 2}", "8B", 8, None, []),
 ]
 """Small configs (nested mappings) and the codes of the problems `trinity_config_problems` finds in them."""
@@ -695,6 +699,12 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
     (CONFIG_HEAD + "algorithm: {algorithm_type: ppo}\ntrainer: {trainer_config: {critic: "
      "{ppo_max_token_len_per_gpu: 200000}}}\n", ("--gpu", "h100"), "expandable_segments:true", None,
      [C.CRITIC_NOT_COUNTED, C.CRITIC_BUDGET_ABOVE_VERDICT, C.ALLOC_CONF_REFUSED]),
+    # settings that fit, in configs that Trinity refuses as written (current.refused)
+    (CONFIG_HEAD.replace("32768}", "8192, max_prompt_tokens: 4096, max_response_tokens: 8192}") + GRPO,
+     ("--gpu", "h100"), "expandable_segments:True", None, [C.PROMPT_RESPONSE_OVER_LENGTH]),
+    (CONFIG_HEAD.replace("32768", "8192") + GRPO + "trainer: {trainer_config_path: verl.yaml, param_offload: false}\n",
+     ("--gpu", "h100", "--trinity-version", "0.5"), "expandable_segments:True", None,
+     [C.TRAINER_OFFLOAD_KEYS_REFUSED, C.CONFIG_PATH_REFUSED]),
     # the docs' example, and the tests' user config (its YaRN within the native context, its factor unset)
     ((ROOT / "docs/examples/trinity.yaml").read_text(encoding="utf-8"), ("--gpu", "h20"), "expandable_segments:True",
      None, []),
@@ -793,3 +803,25 @@ def test_calibrate_json_whose_poor_fit_the_other_fields_contradict_is_refused(cl
         solver.Calibration.model_validate({**printed, "poor_fit": True})
     one_of_one = {**printed, "mispredicted": ["a cell"], "your_cells": 1}
     assert solver.Calibration.model_validate({**one_of_one, "poor_fit": True}).poor_fit is True
+
+
+@pytest.mark.parametrize(("text", "flags", "alloc_conf"), [(text, flags, alloc_conf)
+                                                           for text, flags, alloc_conf, *_ in FROM_CONFIG])
+def test_checks_exit_status_agrees_with_the_verdict(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,
+                                                    flags: tuple[str, ...], alloc_conf: str):
+    # --check fails exactly where an answer has no plan, or its verdict does not say "it trains": its settings do not
+    # train, or the config as written is refused (current.refused); the text says which, once per answer.
+    for variable in ("FACTOR", "MAX_MODEL_LEN", "MODEL_PATH"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", alloc_conf)
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text, encoding="utf-8")
+    answers = json.loads(cli("--from-config", str(config), *flags, "--json")[1])
+    currents = [answer["current"] for answer in answers]
+    fails = any(not answer["plans"] for answer in answers) or any(
+        current is None or not current["trains"] or current["refused"] for current in currents)
+    assert cli("--from-config", str(config), *flags, "--check")[0] == (1 if fails else 0)
+    said = " ".join(cli("--from-config", str(config), *flags)[1].split())
+    trains = [current["refused"] for current in currents if current is not None and current["trains"]]
+    assert (said.count(": it trains ("), said.count(", but the config as written is refused (")) == (
+        trains.count(False), trains.count(True))
