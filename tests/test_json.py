@@ -750,6 +750,19 @@ def test_a_config_verdict_refuses_codes_that_do_not_match_its_words():
     assert CurrentSettings(**current, config_problems=("a",), broken_rule="b").config_problem_codes == ()
 
 
+def test_a_config_verdict_derives_refused_from_its_codes_and_reads_it_back():
+    current = {**CURRENT_SETTINGS, "config_problems": ["a", "b"],
+               "config_problem_codes": ["critic-not-counted", "alloc-conf-refused"]}
+    settings = CurrentSettings.model_validate({key: value for key, value in current.items() if key != "refused"})
+    assert (settings.refused, settings.model_dump(mode="json")["refused"]) == (True, True)
+    assert CurrentSettings.model_validate({**current, "refused": True}) == settings
+    with pytest.raises(ValidationError, match="refused is False, but config_problem_codes say True"):
+        CurrentSettings.model_validate({**current, "refused": False})
+    # a code that refuses nothing, and JSON made before codes (or before refused): not refused
+    assert not CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-not-counted"] * 2}).refused
+    assert not CurrentSettings.model_validate({**current, "config_problem_codes": []}).refused
+
+
 CONTRADICTING_A100_CELLS = ('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n'
                             '    section: "4 x A100"\n    models: [Qwen3-8B, Qwen3-14B]\n    rows:\n'
                             '      - {max_model_len: 4096, cells: {Qwen3-8B: "-", Qwen3-14B: vanilla}}\n'
