@@ -278,9 +278,9 @@ def test_smaller_asks_past_their_time_are_not_asked(tmp_path: Path):
     options = solver.cluster.options.job_options(planner, fleet, 0)
     [placed] = [o for o in options if (o.plan.gpus, o.size) == (result.placements[0].trainer_gpus, 6)]
     final = {0: (placed, [0])}
-    assert [f.rollout_gpus for f in solver.cluster.reasons._SmallerAsks(planner, fleet, final, time.monotonic() + 60)
+    assert [f.rollout_gpus for f in solver.cluster.reasons.SmallerAsks(planner, fleet, final, time.monotonic() + 60)
             .fits_with(1)] == [1]
-    assert solver.cluster.reasons._SmallerAsks(planner, fleet, final, time.monotonic() - 1).fits_with(1) == ()
+    assert solver.cluster.reasons.SmallerAsks(planner, fleet, final, time.monotonic() - 1).fits_with(1) == ()
 
 
 SHORT_OF_ROLLOUT_ROOM = {"pools": [ONE_NODE], "jobs": [
@@ -294,7 +294,7 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
     # Ctrl-C as the hints are asked (after widening): the placement stands, unwidened, interrupted, and the hints are
     # not asked a second time on it (nor said).
     asked = []
-    fits_with = solver.cluster.reasons._SmallerAsks.fits_with
+    fits_with = solver.cluster.reasons.SmallerAsks.fits_with
 
     def ctrl_c_on_the_first(self, index):
         asked.append(index)
@@ -302,7 +302,7 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
             raise KeyboardInterrupt
         return fits_with(self, index)
 
-    monkeypatch.setattr(solver.cluster.reasons._SmallerAsks, "fits_with", ctrl_c_on_the_first)
+    monkeypatch.setattr(solver.cluster.reasons.SmallerAsks, "fits_with", ctrl_c_on_the_first)
     result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
     [unplaced] = result.unplaced
     assert (result.interrupted, asked, unplaced.fits_with) == (True, [1], ())
