@@ -17,7 +17,7 @@ from ortools.sat.python import cp_model
 
 from solver.cluster.greedy import greedy_choice
 from solver.cluster.model import PlacementModel, build_placement_model, hint_placement, tie_break
-from solver.cluster.options import Footprint, Option, Planner, host_footprints, job_options, jobs_without_ways
+from solver.cluster.options import Footprint, Option, Planner, fleet_options, jobs_without_ways
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import (
     SmallerAsks,
@@ -148,8 +148,7 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
                started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
     run (`stuck`, indexes) and why (`Unplaced`): asked now, so that the time it takes counts against the limit."""
-    options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
-                                                    for option in job_options(planner, fleet, index)])
+    options, host_rounded = fleet_options(planner, fleet)
     stuck = jobs_without_ways(fleet, options)
     unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why_no_option(planner, fleet, i)) for i in stuck)
     planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
