@@ -48,6 +48,7 @@ _EXPORTS = {
     "Unplaced": "solver.results",
     "UnplacedPool": "solver.results",
     "FitsWith": "solver.results",
+    "RolloutEngines": "solver.results",
     "PoolUse": "solver.results",
     "TablesVerdict": "solver.rules",
     "SourceCell": "solver.rules",
@@ -138,6 +139,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import PoolUse as PoolUse
     from solver.results import Reason as Reason
     from solver.results import ReasonCode as ReasonCode
+    from solver.results import RolloutEngines as RolloutEngines
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import Unplaced as Unplaced
     from solver.results import UnplacedCode as UnplacedCode

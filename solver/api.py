@@ -19,7 +19,6 @@ from solver.memory import (
     GRID,
     MemoryAnswer,
     MemoryEstimate,
-    RolloutEngines,
     beyond_calibration,
     breakdown,
     fits_host_ram,
@@ -59,6 +58,7 @@ from solver.results import (
     CurrentSettings,
     GpuMap,
     Plan,
+    RolloutEngines,
     TrinitySettings,
     beyond_fields,
 )

@@ -52,6 +52,7 @@ from solver.results import (
     BeyondCode,
     CautionCode,
     MarginRoom,
+    RolloutEngines,
     caution_fields,
     cautions_of,
     check_beyond_codes,
@@ -756,23 +757,6 @@ ROLLOUT_UTILIZATION = 0.9
 
 ROLLOUT_CONTEXT_GIB = 1.0
 """What a rollout engine's CUDA context takes of the memory vLLM takes, GiB."""
-
-
-class RolloutEngines(Frozen, defer_build=True):
-    """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
-
-    size: int
-    weights_gib: float = Field(description="the model's bf16 weights, every expert's, per GPU of the engine")
-    kv_cache_gib: float = Field(description="the KV cache of one max_model_len sequence, per GPU of the engine")
-    room_gib: float = Field(description="what vLLM takes of one GPU, less the CUDA context's 1 GiB")
-    largest: bool = Field(description="whether no larger size is allowed, whatever the rollout GPUs: none "
-                          "stays in one node and suits the heads")
-
-    @property
-    def fits(self) -> bool:
-        """Whether the weights and one sequence's KV cache take at most half of what vLLM takes, leaving
-        the other half to the KV cache of the sequences in flight (a rule of thumb, not a measurement)."""
-        return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
 def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int,

@@ -829,6 +829,23 @@ class GpuMap(Frozen, defer_build=True):
         return schema
 
 
+class RolloutEngines(Frozen, defer_build=True):
+    """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
+
+    size: PositiveInt = Field(description="the tensor-parallel size: the GPUs of one engine")
+    weights_gib: float = Field(description="the model's bf16 weights, every expert's, per GPU of the engine")
+    kv_cache_gib: float = Field(description="the KV cache of one max_model_len sequence, per GPU of the engine")
+    room_gib: float = Field(description="what vLLM takes of one GPU, less the CUDA context's 1 GiB")
+    largest: bool = Field(description="whether no larger size is allowed, whatever the rollout GPUs: none "
+                          "stays in one node and suits the heads")
+
+    @property
+    def fits(self) -> bool:
+        """Whether the weights and one sequence's KV cache take at most half of what vLLM takes, leaving
+        the other half to the KV cache of the sequences in flight (a rule of thumb, not a measurement)."""
+        return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
+
+
 class Placement(Frozen, defer_build=True):
     """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
 
@@ -860,6 +877,9 @@ class Placement(Frozen, defer_build=True):
     rollout_engine_size: int | None = Field(default=None, description=(
         "the tensor-parallel size of the rollout engines its --emit-dir config gives (rollout_gpus / size engines, "
         "as solver.memory.rollout_engines sizes them); null without rollout GPUs"))
+    rollout_engines: RolloutEngines | None = Field(default=None, description=(
+        "those engines (`size` is rollout_engine_size) and what one GPU of an engine holds: what solve cluster "
+        "--emit-dir notes of them; null without rollout GPUs"))
 
     @property
     def trainer_nodes(self) -> tuple[int, ...]:

@@ -60,7 +60,7 @@ from solver.cluster import (
 )
 from solver.cluster.options import Planner
 from solver.cluster.search import _StopOnInterrupt
-from solver.memory import host_ram_holds
+from solver.memory import host_ram_holds, rollout_engines
 from solver.query import make_query
 from solver.render import cluster_view
 from solver.results import ClusterResult, PoolCode, Unplaced, UnplacedCode
@@ -278,9 +278,9 @@ def test_smaller_asks_past_their_time_are_not_asked(tmp_path: Path):
     options = solver.cluster.options.job_options(planner, fleet, 0)
     [placed] = [o for o in options if (o.plan.gpus, o.size) == (result.placements[0].trainer_gpus, 6)]
     final = {0: (placed, [0])}
-    assert [f.rollout_gpus for f in solver.cluster.reasons._SmallerAsks(planner, fleet, final, time.monotonic() + 60)
+    assert [f.rollout_gpus for f in solver.cluster.reasons.SmallerAsks(planner, fleet, final, time.monotonic() + 60)
             .fits_with(1)] == [1]
-    assert solver.cluster.reasons._SmallerAsks(planner, fleet, final, time.monotonic() - 1).fits_with(1) == ()
+    assert solver.cluster.reasons.SmallerAsks(planner, fleet, final, time.monotonic() - 1).fits_with(1) == ()
 
 
 SHORT_OF_ROLLOUT_ROOM = {"pools": [ONE_NODE], "jobs": [
@@ -294,7 +294,7 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
     # Ctrl-C as the hints are asked (after widening): the placement stands, unwidened, interrupted, and the hints are
     # not asked a second time on it (nor said).
     asked = []
-    fits_with = solver.cluster.reasons._SmallerAsks.fits_with
+    fits_with = solver.cluster.reasons.SmallerAsks.fits_with
 
     def ctrl_c_on_the_first(self, index):
         asked.append(index)
@@ -302,7 +302,7 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
             raise KeyboardInterrupt
         return fits_with(self, index)
 
-    monkeypatch.setattr(solver.cluster.reasons._SmallerAsks, "fits_with", ctrl_c_on_the_first)
+    monkeypatch.setattr(solver.cluster.reasons.SmallerAsks, "fits_with", ctrl_c_on_the_first)
     result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
     [unplaced] = result.unplaced
     assert (result.interrupted, asked, unplaced.fits_with) == (True, [1], ())
@@ -1326,7 +1326,10 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
                                             "rollout_gpus", "asked_rollout_gpus", "asked_max_model_len", "at_least",
                                             "plan", "widened_from",
-                                            "host_memory_gb", "rollout_engine_size"}
+                                            "host_memory_gb", "rollout_engine_size", "rollout_engines"}
+    # The engines' object came last, after the keys scripts read before it, in their order.
+    assert tuple(result["placements"][0])[-4:] == (
+        "widened_from", "host_memory_gb", "rollout_engine_size", "rollout_engines")
     assert all(tuple(placement["plan"]) == PLAN_ORDER for placement in result["placements"])
     assert [placement["plan"]["lowered_budget"] for placement in result["placements"]] == [False] * 4
     assert [(p["job"], p["model"], p["gpu"]) for p in result["placements"]] == [
@@ -2353,12 +2356,35 @@ def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path:
     assert config["explorer"]["rollout_model"] == {"engine_num": 4, "tensor_parallel_size": 2}
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
     assert (placement["rollout_gpus"], placement["asked_rollout_gpus"], placement["rollout_engine_size"]) == (8, 4, 2)
+    # The engines in full are those of the 8 rollout GPUs it got (not the 4 it asked), at its plan's length.
+    engines = rollout_engines(CATALOG.model("Qwen3-32B"), CATALOG.gpu("H100-80GB").memory_gib, 8, 32768, 8)
+    assert placement["rollout_engines"] == engines.model_dump() and engines.size == 2
     # Without rollout GPUs, no engines: null.
     path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 1, "gpus_per_node": 8}],
                                     "jobs": [{"name": "j", "model": "4B", "max_model_len": 8192}]}), encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
     rollout = (placement["rollout_gpus"], placement["asked_rollout_gpus"], placement["rollout_engine_size"])
-    assert rollout == (0, 0, None)
+    assert rollout == (0, 0, None) and placement["rollout_engines"] is None
+
+
+def test_the_emit_dir_engines_note_gives_the_figures_of_the_placement_s_rollout_engines(cli, tmp_path: Path):
+    # Qwen3-32B at 65536 tokens with 2 rollout GPUs on H100s (a trainer on part of a node): engines of 2 that hold
+    # too little. The note on them says what the JSON's rollout_engines holds (GiB to one decimal).
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 2, "gpus_per_node": 8,
+                                               "host_ram_gb": 1024}], "jobs": [
+        {"name": "q", "model": "32B", "max_model_len": 65536, "rollout_gpus": 2},
+        {"name": "other", "model": "8B", "max_model_len": 32768, "rollout_gpus": 1}]}), encoding="utf-8")
+    placement = json.loads(cli("cluster", str(path), "--json")[1])["placements"][0]
+    engines = placement["rollout_engines"]
+    assert engines["size"] == placement["rollout_engine_size"] == 2 and not engines["largest"]
+    assert engines["weights_gib"] + engines["kv_cache_gib"] > engines["room_gib"] / 2
+    [note] = [line for line in cli("cluster", str(path), "--emit-dir", str(tmp_path / "out"))[2].splitlines()
+              if "tensor-parallel" in line]
+    assert note.startswith(f"solve cluster: note: q: Qwen3-32B's bf16 weights ({engines['weights_gib']:.1f} GiB) and "
+                           f"one sequence's KV cache ({engines['kv_cache_gib']:.1f} GiB) per GPU at tensor-parallel "
+                           "size 2 take more than half of what vLLM takes of one H100-80GB "
+                           f"({engines['room_gib']:.1f} GiB: ")
 
 
 def test_a_placement_s_rollout_engines_are_sized_for_its_gpu_length_node_and_the_rollout_it_got(tmp_path: Path):

@@ -1,4 +1,4 @@
-"""The smaller-ask hints of `solve cluster` (`reasons._SmallerAsks`, `search._Hints`): tests written to kill the
+"""The smaller-ask hints of `solve cluster` (`reasons.SmallerAsks`, `search._Hints`): tests written to kill the
 mutants of session 52's mutation testing that the other tests let live, each checked by the brute force
 (`cluster_reference.check_smaller_asks`) where it gives hints; and that brute force's own independence."""
 
@@ -20,7 +20,7 @@ import solver.cluster.search
 from solver.cluster import place
 from solver.cluster.options import Planner, job_options
 from solver.cluster.placements import as_placement
-from solver.cluster.reasons import _SmallerAsks
+from solver.cluster.reasons import SmallerAsks
 from solver.cluster.search import HINTS_SHARE, _Hints
 from solver.tables import load_catalog, load_fleet, load_weights
 
@@ -43,7 +43,7 @@ def filler(node: int, trainer: int, rollout: int, model: str = "Qwen3-0.6B", off
 
 
 def smaller_asks(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], job: dict,
-                 until: float = math.inf) -> tuple[_SmallerAsks, dict, dict]:
+                 until: float = math.inf) -> tuple[SmallerAsks, dict, dict]:
     """The smaller asks of `job` (named x, the last job) beside `fillers` placed as they say (the idle room is the
     rest), asked until `until`; with the instance and the placements' JSON (as `solve cluster`
     gives them)."""
@@ -60,7 +60,7 @@ def smaller_asks(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], 
                          and o.plan.gpus == f["trainer"] and f["offload"] in (None, o.plan.offload)), [f["node"]])
     placements = [json.loads(as_placement(planner, fleet, option, nodes, 0).model_dump_json())
                   for option, nodes in final.values()]
-    return _SmallerAsks(planner, fleet, final, until), instance, {"placements": placements}
+    return SmallerAsks(planner, fleet, final, until), instance, {"placements": placements}
 
 
 def hints(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], job: dict) -> tuple[list[dict], str]:

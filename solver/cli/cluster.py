@@ -41,7 +41,6 @@ from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
-from solver.memory import rollout_engines
 from solver.render import cluster_json, cluster_view
 from solver.results import ClusterResult
 from solver.tables import (
@@ -135,7 +134,7 @@ def run_cluster(args: argparse.Namespace) -> int:
                 with contextlib.suppress(OSError):
                     args.emit_dir.rmdir()
             raise
-        _note_rollout_engines(result, fleet, catalog)
+        _note_rollout_engines(result)
         stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
         if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
             print_escaped(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
@@ -157,17 +156,13 @@ def run_cluster(args: argparse.Namespace) -> int:
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
 
-def _note_rollout_engines(result: ClusterResult, fleet: Fleet, catalog: Catalog) -> None:
+def _note_rollout_engines(result: ClusterResult) -> None:
     """On stderr, for each job whose --emit-dir config sizes rollout engines above one GPU or too small, what
     `solve --emit trinity` says of the same engines (`engines_note`), naming the job."""
-    known, pools = catalog.for_fleet(fleet), {pool.name: pool for pool in fleet.pools}  # its model_config models too
     for placement in result.placements:
-        if not placement.rollout_gpus:
-            continue
-        model = known.model(placement.model)
-        engines = rollout_engines(model, known.gpu(placement.gpu).memory_gib, placement.rollout_gpus,
-                                  placement.plan.max_model_len, pools[placement.pool].gpus_per_node)
-        if note := engines_note(engines, model, placement.gpu, prefix=f"solve cluster: note: {placement.job}: "):
+        engines = placement.rollout_engines
+        if engines is not None and (note := engines_note(engines, placement.model, placement.gpu,
+                                                         prefix=f"solve cluster: note: {placement.job}: ")):
             print_escaped(note, file=sys.stderr)
 
 

@@ -12,10 +12,10 @@ from typing import Any
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import errors_named_by, write_all_atomically
 from solver.cli.output import print_escaped
-from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION, RolloutEngines
+from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
 from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
-from solver.results import ENV_EXPORT, Answer, Plan, env_when, lowered_budget_undone, spans_nodes
+from solver.results import ENV_EXPORT, Answer, Plan, RolloutEngines, env_when, lowered_budget_undone, spans_nodes
 from solver.rules import token_budget
 from solver.tables import (
     CONFIG_SHAPE,
@@ -128,10 +128,10 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
                          "--train-batch-size, or change the config's batch first")
 
 
-def engines_note(engines: RolloutEngines, model: Model, gpu: str, prefix: str = "solve: note: ") -> str | None:
-    """Why the rollout engines are larger than one GPU, or that even the largest holds too little, after `prefix`
-    (`solve cluster` names the job there); None for engines of one GPU that hold enough."""
-    held = (f"{model.name}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
+def engines_note(engines: RolloutEngines, model: str, gpu: str, prefix: str = "solve: note: ") -> str | None:
+    """Why the rollout engines of `model` (its name) on `gpu` are larger than one GPU, or that even the largest holds
+    too little, after `prefix` (`solve cluster` names the job there); None for engines of one GPU that hold enough."""
+    held = (f"{model}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
     advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
               "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "
@@ -311,7 +311,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
                 engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
             elif suggested := fragment_engines(answer, catalog):  # as solver.api.trinity_config sizes them
-                notes += [note] if (note := engines_note(suggested, model, answer.gpu)) else []
+                notes += [note] if (note := engines_note(suggested, model.name, answer.gpu)) else []
                 engines = (0, suggested.size)
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,

@@ -5,14 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from solver.cluster.options import (
-    Option,
-    Planner,
-    host_capacity_tenths,
-    host_footprints,
-    job_options,
-    jobs_without_ways,
-)
+from solver.cluster.options import Option, Planner, fleet_options, host_capacity_tenths, jobs_without_ways
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import unplaced_reasons
 from solver.query import EstimateMode
@@ -56,8 +49,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     that has room. The same options and rules as `place` with the shipped memory model and Trinity's default
     token budget (`place` takes others), and no search."""
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate)
-    options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))
-                                         for option in job_options(planner, fleet, index)])
+    options, _ = fleet_options(planner, fleet)
     choice = greedy_choice(fleet, options)
     # In the order they were placed.
     first_gpu = first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())

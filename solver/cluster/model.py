@@ -18,7 +18,7 @@ PatternCounts = dict[tuple[int, tuple[Footprint, ...]], cp_model.IntVar]
 """Per (pool index, node pattern), how many of the pool's nodes the pattern fills."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class PlacementModel:
     """The placement model: a literal per option, and node-pattern counts per pool."""
 

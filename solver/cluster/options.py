@@ -225,6 +225,13 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
     return ways
 
 
+def fleet_options(planner: Planner, fleet: Fleet) -> tuple[list[Option], tuple[str, ...]]:
+    """Every job's ways to run (`job_options`), job by job, with the host memory each takes on a node it shares and
+    the pools where that is rounded up (`host_footprints`): what the search and the greedy baseline place."""
+    return host_footprints(fleet, [option for index in range(len(fleet.jobs))
+                                   for option in job_options(planner, fleet, index)])
+
+
 def jobs_without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:
     """The jobs (indexes) that `options` give no way to run in any pool they may use."""
     with_options = {option.job for option in options}

@@ -34,14 +34,14 @@ def first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
 def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
                  widened_from: int | None = None) -> Placement:
     """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all), and,
-    in a pool that checks it, the host memory it needs per node; `widened_from`: the trainer GPUs it was placed
-    with, where it grew onto idle GPUs of its node."""
+    in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`);
+    `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
     model, asked = planner.catalog.model(job.model), job.max_model_len
     host = None if pool.host_ram_gb is None else shown_host_need(
         model, option.plan.gpus, pool.gpus_per_node, option.plan.offload)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
-                              option.plan.max_model_len, pool.gpus_per_node).size if option.rollout_gpus else None
+                              option.plan.max_model_len, pool.gpus_per_node) if option.rollout_gpus else None
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + option.gpus_per_node(pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
@@ -49,4 +49,5 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      asked_max_model_len=asked.at_least if isinstance(asked, AtLeast) else asked,
                      at_least=isinstance(asked, AtLeast),
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
-                     host_memory_gb=host, rollout_engine_size=engines)
+                     host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
+                     rollout_engines=engines)

@@ -1,6 +1,6 @@
 """Why jobs are left out (`Unplaced`): no room left where they could go (`unplaced_reasons`, with the placed jobs
 that hold the room, `_RoomHolders`, the priority that places a job there, and the smaller asks that would fit it
-into the room left idle, `_SmallerAsks`), no plan with a layout in a pool they
+into the room left idle, `SmallerAsks`), no plan with a layout in a pool they
 may use (`why_no_option`: asked of the planner once per job shape, with what estimates or more host memory would
 give), or, where none is placed, one reason for every job (`all_unplaced`)."""
 
@@ -45,16 +45,14 @@ from solver.tables import (
 
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
-                     certain: bool = False, final: dict[int, tuple[Option, list[int]]] | None = None,
-                     hints_by: float = 0.0) -> tuple[Unplaced, ...]:
+                     certain: bool = False, smaller_asks: SmallerAsks | None = None) -> tuple[Unplaced, ...]:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
-    none left out, their host memory exact), the priority that places it; where the `final` placement (`placed`
-    grown onto idle GPUs; None: no hints) leaves idle room that one of its ways would fit with fewer rollout GPUs
-    or at a shorter length, the least of each change (`_SmallerAsks`, asked until `hints_by`, a
-    `time.monotonic()`); and why the other pools it may use have no plan for it; or no plan that fits any pool it may
-    use."""
+    none left out, their host memory exact), the priority that places it; where `smaller_asks` (None: no hints) finds
+    one of its ways that would fit the room the final placement leaves idle with fewer rollout GPUs or at a shorter
+    length, the least of each change; and why the other pools it may use have no plan for it; or no plan that fits
+    any pool it may use."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   "limit (raise --time-limit)")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -65,7 +63,6 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     holders = _RoomHolders(fleet, placed, options)
-    smaller_asks = None if final is None else _SmallerAsks(planner, fleet, final, hints_by)
     unplaced = []
     for index, job in enumerate(fleet.jobs):
         if index in placed:
@@ -217,18 +214,18 @@ class _RoomHolders:
 
 
 FEWER_ROLLOUT_TRIES = 8
-"""How many rollout GPU counts (each fewer than the job's, the fewest dropped first) `_SmallerAsks` asks the planner
+"""How many rollout GPU counts (each fewer than the job's, the fewest dropped first) `SmallerAsks` asks the planner
 about for one job left out: each a `job_options` of the changed job, whose trainer plans the planner has mostly
 answered already (a plan does not depend on the rollout). Eight reach from a node's 8 idle GPUs down to a rollout of
 none; a job on whole nodes may want more, and is then told nothing."""
 
 SHORTER_TRIES = 4
-"""How many lengths (the longest first) `_SmallerAsks` asks the `job_options` of for one job left out, until one of
+"""How many lengths (the longest first) `SmallerAsks` asks the `job_options` of for one job left out, until one of
 its ways fits the idle room: of the planner's longest on each trainer GPU count that a node's idle GPUs leave room for
 beside its rollout."""
 
 
-class _SmallerAsks:
+class SmallerAsks:
     """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
     pool, each node's idle GPUs and host memory (the placed jobs' own needs, `Planner.host_tenths`), and the nodes no
     job uses; and, for a job left out for want of room, the smaller asks with which one of the planner's ways for it

@@ -17,9 +17,15 @@ from ortools.sat.python import cp_model
 
 from solver.cluster.greedy import greedy_choice
 from solver.cluster.model import PlacementModel, build_placement_model, hint_placement, tie_break
-from solver.cluster.options import Footprint, Option, Planner, host_footprints, job_options, jobs_without_ways
+from solver.cluster.options import Footprint, Option, Planner, fleet_options, jobs_without_ways
 from solver.cluster.placements import as_placement, first_gpus, pool_use
-from solver.cluster.reasons import all_unplaced, unplaced_reasons, unplaced_without_a_way, why_no_option
+from solver.cluster.reasons import (
+    SmallerAsks,
+    all_unplaced,
+    unplaced_reasons,
+    unplaced_without_a_way,
+    why_no_option,
+)
 from solver.cluster.widen import widen_jobs
 from solver.model import new_cp_solver
 from solver.query import EstimateMode, Progress, TokenBudgetMode, check_token_budget
@@ -142,8 +148,7 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
                started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
     run (`stuck`, indexes) and why (`Unplaced`): asked now, so that the time it takes counts against the limit."""
-    options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
-                                                    for option in job_options(planner, fleet, index)])
+    options, host_rounded = fleet_options(planner, fleet)
     stuck = jobs_without_ways(fleet, options)
     unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why_no_option(planner, fleet, i)) for i in stuck)
     planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
@@ -429,9 +434,9 @@ def _decode(
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
     where = {job: (option, nodes[job]) for job, option in chosen.items()}
-    final = None if hints is None else {job: (option, nodes[job]) for job, option in placed.items()}
-    return placements, unplaced_reasons(planner, fleet, options, where, proven, certain, final,
-                                        0.0 if hints is None else hints.until())
+    final = {job: (option, nodes[job]) for job, option in placed.items()}
+    smaller_asks = None if hints is None else SmallerAsks(planner, fleet, final, hints.until())
+    return placements, unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks)
 
 
 def _node_indexes(fleet: Fleet, chosen: dict[int, Option],

@@ -38,15 +38,11 @@ Way = tuple[Option, cp_model.IntVar]
 
 @dataclass(frozen=True)
 class WideningModel:
-    """The widening model: per node with idle GPUs (pool index, node index), its jobs' ways and their literals."""
+    """The widening model: the ways of the jobs on nodes with idle GPUs and their literals, node by node (by pool
+    index, then node index)."""
 
     model: cp_model.CpModel
-    ways_by_node: dict[tuple[int, int], list[Way]]
-
-    @property
-    def ways(self) -> list[Way]:
-        """Every node's ways, node by node."""
-        return [way for on_node in self.ways_by_node.values() for way in on_node]
+    ways: tuple[Way, ...]
 
     def total(self, weight: Callable[[Option], int]) -> cp_model.LinearExprT:
         """The sum of the chosen ways' `weight`."""
@@ -100,7 +96,7 @@ def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Optio
             by_node[option.pool, nodes[job][0]].append(option)
     model = LeanCpModel()
     model.name = "widen jobs onto idle GPUs"
-    ways_by_node: dict[tuple[int, int], list[Way]] = {}
+    every_way: list[Way] = []
     for (pool_index, node), here in sorted(by_node.items()):
         pool = fleet.pools[pool_index]
         idle = pool.gpus_per_node - sum(option.size for option in here)
@@ -114,8 +110,8 @@ def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Optio
             on_node += zip(ways, literals)
         _within_node_gpus(model, pool, on_node)
         _within_node_host_memory(model, planner, fleet, pool, on_node)
-        ways_by_node[pool_index, node] = on_node
-    return WideningModel(model=model, ways_by_node=ways_by_node)
+        every_way += on_node
+    return WideningModel(model=model, ways=tuple(every_way))
 
 
 def _ways_to_grow(planner: Planner, fleet: Fleet, option: Option, idle: int) -> list[Option]:
