@@ -644,6 +644,7 @@ FLEET_TEXT = FLEET.read_text(encoding="utf-8")
         (lambda path: solver.load_model_config(path), "path"),
         (lambda path: solver.calibrate_memory_model([path]), "cells"),
         (lambda path: CATALOG.with_cells(path), "path"),
+        (lambda path: solver.memory_answer("8B", "h100", 8, 4096, memory=path), "memory"),
     ],
 )
 def test_an_empty_path_or_a_files_text_for_its_path_is_refused_in_one_short_line(call, name: str):
@@ -658,6 +659,15 @@ def test_an_empty_path_or_a_files_text_for_its_path_is_refused_in_one_short_line
             call(text)
         assert str(caught.value) == f"{name} must be a path, not a file's text: got several lines ({brief(text)})"
         assert len(str(caught.value)) < 140
+    # A lone surrogate that is no byte's escape names no file: os.fsencode raised UnicodeEncodeError, not the API's
+    # error (a byte's escape, as os.fsdecode gives a name that is not UTF-8, is a name the file system may have).
+    for unnamable in ("\ud800", Path("cells-\udfff.yaml")):
+        with pytest.raises(QueryError) as caught:
+            call(unnamable)
+        assert str(caught.value) == (f"{name} must be a path the file system can name, got {brief(str(unnamable))}: "
+                                     "a lone surrogate that stands for no byte")
+    with pytest.raises(TableError, match="cannot read"):
+        call("missing-\udce9")
 
 
 def test_a_name_of_another_type_is_shown_as_check_types_shows_it():
