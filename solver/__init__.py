@@ -67,6 +67,7 @@ _EXPORTS = {
     "Breakdown": "solver.memory",
     "MemoryEstimate": "solver.memory",
     "MemoryAnswer": "solver.memory",
+    "MemoryQuestion": "solver.memory",
     "Terms": "solver.memory",
     "Catalog": "solver.tables",
     "Fleet": "solver.tables",
@@ -112,6 +113,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.memory import Breakdown as Breakdown
     from solver.memory import MemoryAnswer as MemoryAnswer
     from solver.memory import MemoryEstimate as MemoryEstimate
+    from solver.memory import MemoryQuestion as MemoryQuestion
     from solver.memory import Terms as Terms
     from solver.query import ConfigProblemCode as ConfigProblemCode
     from solver.query import EstimateMode as EstimateMode

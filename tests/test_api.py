@@ -804,7 +804,8 @@ def test_type_checkers_see_every_exported_name():
 
 
 def _result_types(result_type: type[pydantic.BaseModel]) -> set[type]:
-    """The models and enums `result_type`'s fields hold, at any depth (itself among them)."""
+    """The models and enums `result_type`'s fields hold, at any depth (itself among them), and the models with fields
+    of their own that they derive from (`MemoryAnswer`'s `MemoryQuestion`)."""
     found: set[type] = set()
     waiting: list[Any] = [result_type]
     while waiting:
@@ -816,6 +817,8 @@ def _result_types(result_type: type[pydantic.BaseModel]) -> set[type]:
             if annotation not in found:
                 found.add(annotation)
                 waiting += [field.annotation for field in annotation.model_fields.values()]
+                waiting += [base for base in annotation.__mro__[1:]
+                            if issubclass(base, pydantic.BaseModel) and base.model_fields]
         else:
             waiting += get_args(annotation)
     return found
@@ -824,7 +827,7 @@ def _result_types(result_type: type[pydantic.BaseModel]) -> set[type]:
 @pytest.mark.parametrize(("result_type", "among_them"), [
     (solver.ClusterResult, {"Placement", "Plan", "Unplaced", "UnplacedPool", "FitsWith", "PoolCode"}),
     (solver.Answer, {"Plan", "ReasonCode", "Alternatives"}), (solver.GpuMap, {"ModelMapRow", "Plan"}),
-    (solver.MemoryAnswer, {"Terms"})])
+    (solver.MemoryAnswer, {"Terms", "MemoryQuestion", "MemoryEstimate", "Breakdown"})])
 def test_every_type_a_result_holds_is_exported_for_annotations(result_type: type[pydantic.BaseModel],
                                                                among_them: set[str]):
     # A user annotating code that reads a result finds each type in it under solver (an unplaced job's fits_with
