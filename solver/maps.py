@@ -98,7 +98,8 @@ def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[
     """The best plan for each row's request (`make_query`'s arguments) and each budget.
 
     Budgets that leave the planner the same GPU counts ask the same question (9 to 15 GPUs on nodes of
-    8 allow what 8 do), so it is solved once and its plan shared, with its own unused GPUs."""
+    8 allow what 8 do), so it is solved once and its plan shared, with its own unused GPUs. Each plan is proven the
+    best (`Undecided` where a solve's time limit left that open), so a map is the same whatever CP-SAT's seed."""
     name = catalog.gpu(gpu).name
     grid: Grid = {}
     solved: dict[tuple[str | int, tuple[int, ...]], Plan | None] = {}
@@ -107,7 +108,7 @@ def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[
             query = make_query(catalog, gpu=gpu, budget_gpus=budget, **request)
             counts = tuple(n for n in prepare(catalog, name, query).counts if n <= budget)
             if (row, counts) not in solved:
-                solved[row, counts] = best_plan(catalog, query, name)
+                solved[row, counts] = best_plan(catalog, query, name, proven=True)  # the same whatever the seed
             plan = solved[row, counts]
             grid[row, budget] = plan.model_copy(update={"unused_gpus": budget - plan.gpus}) if plan else None
     return grid

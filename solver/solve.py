@@ -459,12 +459,16 @@ def plan_for_settings(
     return best_plan(catalog, query.model_copy(update=pinned), gpu)
 
 
-def best_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
+def best_plan(catalog: Catalog, query: Query, gpu: str, *, proven: bool = False) -> Plan | None:
     """The best plan of `query` on the GPU type `gpu`, or None when it has none; `Undecided` when the time
-    limit left that open."""
+    limit left that open, and with `proven` (a map's cell) also where it cut the search before proving the plan
+    found the best (a plan another run, seed or worker count may better)."""
     answer = answer_for(catalog, query, gpu, explained=False)
     if answer.status == "unknown":
         raise Undecided(f"no plan found for {query.model} on {gpu} within the time limit of {time_limit_words(query)}")
+    if proven and not answer.decided:
+        raise Undecided(f"a plan for {query.model} on {gpu} was found but not proven the best within the time limit "
+                        f"of {time_limit_words(query)}")
     return answer.best
 
 

@@ -11,12 +11,13 @@ import pytest
 from conftest import qwen3_8b_checkpoint
 from rich.console import Console
 
+import solver
 import solver.cli.maps
 import solver.maps
 import solver.solve
 from solver.cli.output import PLAIN_TEXT
 from solver.maps import UNTABLED_LENGTHS, cheapest_by_length, gpu_map, length_rows, longest_by_model, mapped_models
-from solver.query import make_query
+from solver.query import Undecided, make_query
 from solver.render import map_view, short_label
 from solver.results import GpuMap, LengthMapRow, single_gpu_caution
 from solver.solve import best_plan
@@ -163,7 +164,8 @@ def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
 def test_budgets_that_allow_the_same_gpu_counts_are_solved_once(monkeypatch: pytest.MonkeyPatch):
     # Budgets 8 to 15 on nodes of 8 allow the same counts: one solve for them, and one for 16 (per row).
     solved = []
-    monkeypatch.setattr(solver.maps, "best_plan", lambda catalog, query, gpu: solved.append(query.budget_gpus))
+    monkeypatch.setattr(solver.maps, "best_plan",
+                        lambda catalog, query, gpu, proven: solved.append(query.budget_gpus))
     longest_by_model(CATALOG, "h100", ["Qwen3-8B", "Qwen3-4B"], list(range(8, 17)))
     assert solved == [8, 16, 8, 16]
 
@@ -298,6 +300,25 @@ def test_a_cell_whose_solve_ran_out_of_time_is_not_shown_as_no_plan(cli, monkeyp
     assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2") == (
         1, "", ("solve map: undecided: no plan found for Qwen3-4B on A100-80GB within the time limit of 10 s; "
                 "nothing printed (a longer --time-limit may decide it)\n"))
+
+
+def test_a_cell_whose_plan_the_time_limit_left_unproven_is_undecided_too(cli, monkeypatch):
+    # A solve cut short with a plan found (status feasible) gave that plan as the cell's: one a longer run, another
+    # seed or worker count may better, so the map was not the same whatever the seed, as docs/api.md says it is.
+    real = solver.solve.answer_for
+
+    def cut_short(catalog, query, gpu, explained=True):
+        answer = real(catalog, query, gpu, explained)
+        return answer.model_copy(update={"status": "feasible"}) if query.budget_gpus == 2 else answer
+
+    monkeypatch.setattr(solver.solve, "answer_for", cut_short)
+    said = "a plan for Qwen3-4B on A100-80GB was found but not proven the best within the time limit of 10 s"
+    assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2") == (
+        1, "", f"solve map: undecided: {said}; nothing printed (a longer --time-limit may decide it)\n")
+    with pytest.raises(Undecided) as raised:
+        solver.map_plans("4B", gpu="a100", gpus_up_to=2)
+    assert type(raised.value) is Undecided and str(raised.value) == said
+    assert solver.map_plans("4B", gpu="a100", gpus_up_to=1)[0].rows[0].plans[0] is not None  # budget 1: decided
 
 
 def test_the_time_limit_of_a_maps_cells_is_the_users(cli, monkeypatch):
@@ -468,9 +489,9 @@ def test_a_maps_cells_take_the_planners_knobs_as_solve_does(cli, tmp_path: Path,
 def test_a_maps_cells_are_solved_with_the_workers_asked_for_and_the_same_whatever_their_number(cli, monkeypatch):
     real, workers = solver.solve.best_plan, []
 
-    def counting(catalog, query, gpu):
+    def counting(catalog, query, gpu, proven):
         workers.append(query.workers)
-        return real(catalog, query, gpu)
+        return real(catalog, query, gpu, proven=proven)
 
     assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2", "--workers", "1", "--json")[1] == cli(
         "map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2", "--workers", "4", "--json")[1]
