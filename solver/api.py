@@ -469,7 +469,7 @@ def memory_answer(
 
 
 def map_plans(
-    model: str | Sequence[str] | None = None,
+    model: str | list[str] | tuple[str, ...] | None = None,
     *,
     gpu: str | None = None,
     by: Literal["model", "len"] = "model",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import array
 import ast
+import collections
 import enum
 import importlib.util
 import inspect
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import typing
 from concurrent.futures import ThreadPoolExecutor
 from inspect import Parameter, signature
 from pathlib import Path
@@ -1728,6 +1730,14 @@ def test_map_plans_and_memory_answer_name_what_is_wrong(call, message: str):
     with pytest.raises(QueryError) as caught:
         call()
     assert str(caught.value) == message
+
+
+def test_map_plans_model_annotation_takes_what_its_check_takes():
+    # It said Sequence[str], which a type checker let a UserList (or a range of names) pass, and the call refused.
+    assert typing.get_type_hints(solver.map_plans)["model"] == str | list[str] | tuple[str, ...] | None
+    with pytest.raises(QueryError) as caught:
+        solver.map_plans(collections.UserList(["8B"]))  # type: ignore[arg-type]
+    assert str(caught.value) == "model must be a str, a list, a tuple or None, got an UserList"
 
 
 def test_trinity_05_carries_the_trainers_own_sp_and_fills_the_unset_budget_at_it():
