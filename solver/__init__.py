@@ -41,6 +41,7 @@ _EXPORTS = {
     "UnplacedCode": "solver.results",
     "PoolCode": "solver.results",
     "BeyondCode": "solver.results",
+    "UnphysicalCode": "solver.results",
     "ConfigProblemCode": "solver.query",
     "BrokenRuleCode": "solver.rules",
     "ClusterResult": "solver.results",
@@ -139,6 +140,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import Reason as Reason
     from solver.results import ReasonCode as ReasonCode
     from solver.results import TrinitySettings as TrinitySettings
+    from solver.results import UnphysicalCode as UnphysicalCode
     from solver.results import Unplaced as Unplaced
     from solver.results import UnplacedCode as UnplacedCode
     from solver.results import UnplacedPool as UnplacedPool
