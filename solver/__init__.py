@@ -76,6 +76,7 @@ _EXPORTS = {
     "GpuType": "solver.tables",
     "described_gpu_type": "solver.tables",
     "MemoryModel": "solver.tables",
+    "Coefficients": "solver.tables",
     "FitSummary": "solver.tables",
     "CalibrationRange": "solver.tables",
     "load_catalog": "solver.tables",
@@ -149,6 +150,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.rules import TablesVerdict as TablesVerdict
     from solver.tables import CalibrationRange as CalibrationRange
     from solver.tables import Catalog as Catalog
+    from solver.tables import Coefficients as Coefficients
     from solver.tables import FitSummary as FitSummary
     from solver.tables import Fleet as Fleet
     from solver.tables import GpuType as GpuType
