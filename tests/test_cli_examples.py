@@ -112,7 +112,7 @@ def test_the_shipped_tables_folder_is_refused_as_dir(cli, shipped_tables_kept: P
 def test_written_names_are_escaped_one_line_each(cli, tmp_path: Path):
     folder = tmp_path / "a\x1b[31mb"
     status, out, _ = cli("examples", str(folder))
-    assert status == 0 and out.splitlines()[0] == f"wrote {tmp_path}/a\\x1b[31mb/fleet.yaml"
+    assert status == 0 and out.splitlines()[0] == f"wrote {tmp_path}/a\\x1b[31mb/few-cells.yaml"
 
 
 def test_a_file_that_holds_the_example_and_more_differs_and_one_is_named_alone(cli, tmp_path: Path):
