@@ -41,6 +41,7 @@ _EXPORTS = {
     "UnplacedCode": "solver.results",
     "PoolCode": "solver.results",
     "BeyondCode": "solver.results",
+    "UnphysicalCode": "solver.results",
     "ConfigProblemCode": "solver.query",
     "BrokenRuleCode": "solver.rules",
     "ClusterResult": "solver.results",
@@ -77,6 +78,7 @@ _EXPORTS = {
     "GpuType": "solver.tables",
     "described_gpu_type": "solver.tables",
     "MemoryModel": "solver.tables",
+    "Coefficients": "solver.tables",
     "FitSummary": "solver.tables",
     "CalibrationRange": "solver.tables",
     "load_catalog": "solver.tables",
@@ -143,6 +145,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import ReasonCode as ReasonCode
     from solver.results import RolloutEngines as RolloutEngines
     from solver.results import TrinitySettings as TrinitySettings
+    from solver.results import UnphysicalCode as UnphysicalCode
     from solver.results import Unplaced as Unplaced
     from solver.results import UnplacedCode as UnplacedCode
     from solver.results import UnplacedPool as UnplacedPool
@@ -151,6 +154,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.rules import TablesVerdict as TablesVerdict
     from solver.tables import CalibrationRange as CalibrationRange
     from solver.tables import Catalog as Catalog
+    from solver.tables import Coefficients as Coefficients
     from solver.tables import FitSummary as FitSummary
     from solver.tables import Fleet as Fleet
     from solver.tables import GpuType as GpuType

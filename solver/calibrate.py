@@ -28,7 +28,7 @@ from solver.memory import (
     token_features,
     token_floor_gib,
 )
-from solver.results import Calibration
+from solver.results import Calibration, UnphysicalCode
 from solver.rules import failed_settings, token_budget
 from solver.tables import (
     CalibrationRange,
@@ -62,6 +62,40 @@ BOUNDS = {
     "sp_buffers": (0.0, 80.0), "fragmentation": (0.0, 10.0), "overhead": (0.0, 30.0),
 }
 """Physically plausible ranges of the multipliers (``overhead`` is in GiB)."""
+
+
+@dataclass(frozen=True)
+class PhysicalRange:
+    """The values a fitted multiplier can take by the memory model's derivation (docs/memory.md), ``None`` for no
+    limit that way, and what they stand for in words (after the range: ``1 to 1.25: ...``)."""
+
+    low: float | None
+    high: float | None
+    derivation: str
+
+    def words(self) -> str:
+        """The range and what it stands for: ``1 to 1.25: 16 to 20 bytes ...``, ``at least 0.4: ...``."""
+        bounds = (f"{self.low:g} to {self.high:g}" if self.low is not None and self.high is not None
+                  else f"at least {self.low:g}" if self.low is not None else f"at most {self.high:g}")
+        return f"{bounds}: {self.derivation}"
+
+
+PHYSICAL = {
+    "states": PhysicalRange(1.0, 1.25, (
+        "16 to 20 bytes per parameter, from mixed-precision Adam's fp32 master weights and two moments with bf16 "
+        "weights and gradients (ZeRO's count) to fp32 gradients and bf16 copies of both besides")),
+    "gathered": PhysicalRange(0.4, None, (
+        "4 of its 10 bytes per layer parameter, the bf16 weights and gradients of the layer that FSDP computes")),
+    "sp_buffers": PhysicalRange(1.0, None, (
+        "one bf16 hidden state per token, the layer's activations that Ulysses' all-to-all receives")),
+    "fragmentation": PhysicalRange(None, 1.0, (
+        "4 bytes per logit, one fp32 copy of the logits: the holes they leave are no larger than they are")),
+}
+"""The physical range of each multiplier that the derivation bounds, which `unphysical` holds a fit to. The others
+have none of their own: checkpoints, logits and recompute are held together to the physical floor per token in the
+fit itself (alone, each may read below 1: the shipped checkpoints do), overhead is an estimate (1 GiB), not derived,
+the usable fraction without Env is fixed, and with Env it lies between that and all of the memory by the fit's own
+constraints (`at_bounds` names it at 1)."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +211,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)
+    outside = unphysical(coefficients)
     if not fit.positives:  # only cells of yours can be all '-': the documented tables beside them are not
         files = ", ".join(str(path) for path, _ in cells)
         raise QueryError(f"{flag}{files}: no cell names a setting that trained (all are '-'): nothing shows how much "
@@ -188,6 +223,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
         at_bounds=tuple(at_bounds(coefficients)), first_principles=tuple(at_first_principles(coefficients)),
         mispredicted=tuple(mispredicted(yours, coefficients)),
         your_cells=len({(o.gpu, o.gpus, o.model.name, o.max_model_len) for o in yours}),
+        unphysical=tuple(words for _, words in outside), unphysical_codes=tuple(code for code, _ in outside),
     )
 
 
@@ -265,6 +301,22 @@ def at_bounds(coefficients: Coefficients) -> list[str]:
     if coefficients.usable_env >= 1.0 - GAP:
         edges.append(f"usable_env {coefficients.usable_env:g}")
     return edges
+
+
+def unphysical(coefficients: Coefficients) -> list[tuple[UnphysicalCode, str]]:
+    """The fitted multipliers outside their physical range (`PHYSICAL`), in the order of `TERMS`, each with its code
+    and in words: ``states 0.8 is below its physical range, 1 to 1.25: 16 to 20 bytes ...``."""
+    found = []
+    for term in TERMS:
+        if (physical := PHYSICAL.get(term)) is None:
+            continue
+        value = coefficients.multiplier(term)
+        below = physical.low is not None and value < physical.low
+        if below or (physical.high is not None and value > physical.high):
+            side = "below" if below else "above"
+            found.append((UnphysicalCode(f"{term.replace('_', '-')}-{side}-range"),
+                          f"{term} {value:g} is {side} its physical range, {physical.words()}"))
+    return found
 
 
 def at_first_principles(coefficients: Coefficients) -> list[str]:

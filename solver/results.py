@@ -189,6 +189,18 @@ def beyond_fields(beyond: Sequence[Beyond]) -> dict[str, Any]:
             "beyond_calibration_codes": tuple(way.code for way in beyond)}
 
 
+class UnphysicalCode(str, Enum):
+    """The machine-readable code of each way a calibration's fitted multiplier leaves its physical range
+    (`Calibration.unphysical_codes`), beside its words: the one source of the codes that docs/json.md's table
+    documents."""
+
+    STATES_BELOW_RANGE = "states-below-range"
+    STATES_ABOVE_RANGE = "states-above-range"
+    GATHERED_BELOW_RANGE = "gathered-below-range"
+    SP_BUFFERS_BELOW_RANGE = "sp-buffers-below-range"
+    FRAGMENTATION_ABOVE_RANGE = "fragmentation-above-range"
+
+
 def check_beyond_codes(beyond: Sequence[str], codes: Sequence[BeyondCode]) -> None:
     """`check_codes` for a result's beyond-calibration phrases."""
     check_codes(codes, beyond, "beyond_calibration_codes", "beyond_calibration phrases", "phrase")
@@ -1023,6 +1035,12 @@ class Calibration(Frozen, defer_build=True):
         "peak against the usable memory before any safety margin"))
     your_cells: int = Field(default=0, description=(
         "how many cells of yours (a GPU type, count, model and length each) the fit was given; 0 without cells"))
+    unphysical: tuple[str, ...] = Field(default=(), description=(
+        "fitted multipliers outside their physical range (`solver.calibrate.PHYSICAL`, from the memory model's "
+        "derivation: states below 16 bytes per parameter, say), each with its value and the range: too few cells to "
+        "pin the model down, or cells of another framework or precision; empty for the shipped fit"))
+    unphysical_codes: tuple[UnphysicalCode, ...] = Field(default=(), description=(
+        "a code for each of unphysical, in the same order (JSON made before the codes has none)"))
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -1030,6 +1048,11 @@ class Calibration(Frozen, defer_build=True):
         """Whether the fit predicts more than a quarter of your cells the other way: too few or conflicting cells
         to pin the model down (``solve calibrate`` warns of it)."""
         return _poor_fit(len(self.mispredicted), self.your_cells)
+
+    @model_validator(mode="after")
+    def _a_code_per_unphysical(self) -> Calibration:
+        check_codes(self.unphysical_codes, self.unphysical, "unphysical_codes", "unphysical phrases", "phrase")
+        return self
 
     @model_validator(mode="before")
     @classmethod

@@ -829,7 +829,8 @@ def _result_types(result_type: type[pydantic.BaseModel]) -> set[type]:
 @pytest.mark.parametrize(("result_type", "among_them"), [
     (solver.ClusterResult, {"Placement", "Plan", "Unplaced", "UnplacedPool", "FitsWith", "PoolCode"}),
     (solver.Answer, {"Plan", "ReasonCode", "Alternatives"}), (solver.GpuMap, {"ModelMapRow", "Plan"}),
-    (solver.MemoryAnswer, {"Terms", "MemoryQuestion", "MemoryEstimate", "Breakdown"})])
+    (solver.MemoryAnswer, {"Terms", "MemoryQuestion", "MemoryEstimate", "Breakdown"}),
+    (solver.Calibration, {"MemoryModel", "UnphysicalCode"})])
 def test_every_type_a_result_holds_is_exported_for_annotations(result_type: type[pydantic.BaseModel],
                                                                among_them: set[str]):
     # A user annotating code that reads a result finds each type in it under solver (an unplaced job's fits_with

@@ -13,7 +13,7 @@ from solver.tables import shipped_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "docs" / "examples"
-NAMES = ("fleet.yaml", "my-cells.yaml", "my-model/config.json", "smaller-asks.yaml", "trinity.yaml")
+NAMES = ("few-cells.yaml", "fleet.yaml", "my-cells.yaml", "my-model/config.json", "smaller-asks.yaml", "trinity.yaml")
 """The files under docs/examples, in the order `solve examples` writes them."""
 
 
@@ -59,7 +59,7 @@ def test_a_differing_file_is_refused_without_force_and_nothing_is_written(cli, t
         "--force overwrites them (nothing written)\n"))
     assert fleet.read_text(encoding="utf-8") == "mine\n" and not trinity.exists()
     assert cli("examples", str(tmp_path), "--force") == (0, (
-        f"wrote {fleet}\nunchanged {tmp_path}/my-cells.yaml\nwrote {tmp_path}/my-model/config.json\n"
+        f"unchanged {tmp_path}/few-cells.yaml\nwrote {fleet}\nunchanged {tmp_path}/my-cells.yaml\nwrote {tmp_path}/my-model/config.json\n"
         f"unchanged {tmp_path}/smaller-asks.yaml\nwrote {trinity}\n"), "")
     assert _tree(tmp_path) == _tree(EXAMPLES)
 
@@ -112,7 +112,7 @@ def test_the_shipped_tables_folder_is_refused_as_dir(cli, shipped_tables_kept: P
 def test_written_names_are_escaped_one_line_each(cli, tmp_path: Path):
     folder = tmp_path / "a\x1b[31mb"
     status, out, _ = cli("examples", str(folder))
-    assert status == 0 and out.splitlines()[0] == f"wrote {tmp_path}/a\\x1b[31mb/fleet.yaml"
+    assert status == 0 and out.splitlines()[0] == f"wrote {tmp_path}/a\\x1b[31mb/few-cells.yaml"
 
 
 def test_a_file_that_holds_the_example_and_more_differs_and_one_is_named_alone(cli, tmp_path: Path):

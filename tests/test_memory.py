@@ -975,6 +975,15 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     assert err == ("solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 2 "
                    "observations do not pin the model down; add cells, or --with-tables to fit with the documented ones "
                    "too\n"  # and even there the cell is out of reach: 131072 tokens per GPU without SP
+                   # below 16 bytes per parameter, and no layer gathered: not physical either
+                   "solve calibrate: warning: states 0.5 is below its physical range, 1 to 1.25: 16 to 20 bytes per "
+                   "parameter, from mixed-precision Adam's fp32 master weights and two moments with bf16 weights and "
+                   "gradients (ZeRO's count) to fp32 gradients and bf16 copies of both besides; gathered 0 is below "
+                   "its physical range, at least 0.4: 4 of its 10 bytes per layer parameter, the bf16 weights and "
+                   "gradients of the layer that FSDP computes; likely too few cells to pin the model down (2 "
+                   "observations; add cells, or fit with the documented ones too: --with-tables), or cells measured "
+                   "with another framework or precision than verl's FSDP with bf16 and Adam: estimates from this fit "
+                   "may not hold\n"
                    "solve calibrate: warning: the fit predicts your only cell the other way: Qwen3-8B on 8 x H100-80GB "
                    "at 65536, cell 'Env': Env trained there, predicted 175.5 GiB of 79.6 usable (usable: before any "
                    f"safety margin; solve memory --memory-model {target} breaks each down); check it for typos\n")
@@ -3274,12 +3283,16 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
     assert status == 0 and out.splitlines()[0] == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, "
                                                    "1 predicted not to fit that did")
-    first, second, note = err.splitlines()
+    first, unphysical, second, note = err.splitlines()
     assert note == (f"solve calibrate: note: {cells}: Own-24GB's memory_gb 24 is taken as 24 GiB; a card reports "
                     "less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you "
                     "have it")
     assert first == ("solve calibrate: warning: states 0.5 ended at the edge of the plausible range: 1 observation "
                      "does not pin the model down; add cells, or --with-tables to fit with the documented ones too")
+    assert unphysical.startswith("solve calibrate: warning: states 0.5 is below its physical range, 1 to 1.25: ")
+    assert unphysical.endswith("likely too few cells to pin the model down (1 observation; add cells, or fit with the "
+                               "documented ones too: --with-tables), or cells measured with another framework or "
+                               "precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold")
     assert second.startswith("solve calibrate: warning: the fit predicts your only cell the other way: Qwen3-14B on "
                              "1 x Own-24GB at 32768, cell 'vanilla': vanilla trained there, predicted ")
     assert second.endswith(f"(usable: before any safety margin; solve memory --memory-model {fitted} breaks each "

@@ -154,8 +154,9 @@ def test_calibrate_json_is_indented_by_two_and_ends_its_line(cli):
     assert (status, err) == (0, "")
     assert out.startswith('{\n  "memory_model": {\n    "source": "calibrated on the documented tables",\n    '
                           '"coefficients": {\n      "states": ')
-    assert out.endswith('\n  "your_cells": 0,\n  "poor_fit": false\n}\n') and out == json.dumps(
-        json.loads(out), indent=2) + "\n"
+    assert out.endswith('\n  "your_cells": 0,\n  "unphysical": [],\n  "unphysical_codes": [],\n'
+                        '  "poor_fit": false\n}\n')
+    assert out == json.dumps(json.loads(out), indent=2) + "\n"
 
 
 def test_calibrate_on_several_files_all_dashes_names_each_file(cli, tmp_path: Path):

@@ -125,6 +125,23 @@ def _say_how_to_plan(args: argparse.Namespace, gpu_names: list[str]) -> None:
                   "the fit estimates the rest)")
 
 
+def _warn_of_unphysical(args: argparse.Namespace, fitted: Calibration) -> None:
+    """Warn on stderr of fitted multipliers outside their physical range (`Calibration.unphysical`), with what it
+    likely means: cells too few to pin the model down (with --with-tables: yours pulling it there against the
+    documented ones), or measured with another framework or precision than the derivation's."""
+    if not fitted.unphysical:
+        return
+    fit = fitted.memory_model.fit
+    few = (f"too few cells to pin the model down ({counted(fit.observations, 'observation')}; add cells"
+           f"{'' if args.with_tables or not args.cells else ', or fit with the documented ones too: --with-tables'})")
+    likely = ("your cells pulling it there against the documented tables (check them for typos)"
+              if args.with_tables and args.cells else few)
+    print_escaped(
+        f"solve calibrate: warning: {'; '.join(fitted.unphysical)}; likely {likely}, or cells measured with another "
+        "framework or precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold",
+        file=sys.stderr)
+
+
 def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
     """Print (or write to --out) the memory-model file, or with --json print the fit as JSON, with warnings and notes
     on stderr: coefficients at an edge of their range, and which of your cells the fit predicts the other way."""
@@ -141,6 +158,7 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
         print_escaped(
             f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
             f"{why}", file=sys.stderr)
+    _warn_of_unphysical(args, fitted)
     if args.out:
         write_atomically(args.out, text, "--out")
     if args.json:

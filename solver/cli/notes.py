@@ -67,26 +67,20 @@ def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None
         note_added_model(prog, catalog, model.name, [job.name for job in fleet.jobs if job.model == model.name])
 
 
-def _confusable(name: str) -> str:
-    """A GPU name with the letters that pass for digits as those digits (O for 0, I and l for 1), in any case."""
-    return name.casefold().translate(str.maketrans("oil", "011"))
-
-
 def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catalog: Catalog,
                          gpu: str | None = None) -> None:
     """Notes on stderr for --cells files (each with the GPU type it gave, as `catalog_with` read it) that may not be
-    what was meant: one for a GPU type the catalogue lacks whose name is one it has but for letters that pass for
-    digits (`_confusable`: a typo makes a GPU type of its own, silently; not where --gpu names it), and one where
+    what was meant: one for a GPU type the catalogue lacks whose name is close to one it has (`Catalog.meant_gpu_type`: a typo
+    makes a GPU type of its own, silently; not where --gpu names it), and one where
     --gpu (`gpu`, of `catalog`) asks for a GPU type the file's tables do not speak for (neither it nor one with its
     driver-reported memory): with less memory they are not used; with more, only their cells that say a setting ran
     out of memory are (`larger_gpu_types`); one for a GPU type of its own given by its memory as sold
     (`memory_gb` alone), as `note_memory_as_sold`; and one for rows off the 1024-token grid (`note_rows_off_grid`)."""
     asked = catalog.with_same_memory(gpu) if gpu else None
-    shipped = load_catalog().gpu_types
-    known = {_confusable(known): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}
+    shipped = load_catalog()
     for path, gpu_type in cells:
-        meant = known.get(_confusable(gpu_type.name))  # H10O for H100: not RTX-3090 for RTX-4090, another card
-        if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0].name != gpu_type.name):
+        meant = shipped.meant_gpu_type(gpu_type.name)
+        if meant is not None and (asked is None or asked.gpu_types[0].name != gpu_type.name):
             print_escaped(
                 f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
                 f"their own (did you mean {meant}?)", file=sys.stderr)
