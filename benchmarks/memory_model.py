@@ -57,7 +57,8 @@ def with_env(setting: Setting | None) -> Setting | None:
 def trinity_check_gib(model: Model, gpus: int, setting: Setting, max_model_len: int) -> tuple[float, float]:
     """Trinity's own rough memory check (``GPUMemoryValidator`` in Trinity-RFT's ``config_validator.py``):
     (estimated GiB per GPU, fraction of memory it allows: 0.8, or 0.9 with Env). The optimizer-step term it
-    takes the maximum with is not published; it is taken as zero here."""
+    takes the maximum with is not published; it is taken as zero here. Logits take 8 bytes per token and
+    vocabulary entry, facts §2's figure with entropy loss (10 without: a weaker baseline)."""
     tokens = token_budget(max_model_len, setting.sp)
     parameters = model.parameters_b * 1e9
     states = 0.0 if setting.offload else 16 * parameters / gpus + 2 * parameters
@@ -77,11 +78,12 @@ def trinity_cell(model: Model, memory_gib: float, gpus: int, length: int) -> Set
     return None
 
 
-def score(catalog: Catalog, keep: Keep, predict: Callable[[Model, float, int, int], Setting | None],
-          documented_as: Callable[[Setting | None], Setting | None] = lambda setting: setting) -> tuple:
-    """(cells, exact, conservative, unsafe) shares over the cells `keep` accepts, each cell's setting taken
-    as `documented_as` gives it."""
-    exact = conservative = unsafe = total = 0
+def outcomes(catalog: Catalog, keep: Keep, predict: Callable[[Model, float, int, int], Setting | None],
+             documented_as: Callable[[Setting | None], Setting | None] = lambda setting: setting
+             ) -> list[tuple[str, int, str, int, Setting | None, Setting | None, str]]:
+    """Every cell `keep` accepts as (GPU type, GPUs, model, max_model_len, documented, predicted, outcome), the
+    cell's setting taken as `documented_as` gives it, the outcome 'exact', 'conservative' or 'unsafe'."""
+    found = []
     for gpu in catalog.documented_gpu_types:
         for table in gpu.tables:
             for name in table.models:
@@ -91,15 +93,23 @@ def score(catalog: Catalog, keep: Keep, predict: Callable[[Model, float, int, in
                 for row in table.rows:
                     documented = documented_as(row.setting(name))
                     predicted = predict(model, gpu.memory_gib, table.gpus, row.max_model_len)
-                    total += 1
                     if predicted == documented:
-                        exact += 1
+                        outcome = "exact"
                     elif documented is None or (predicted is not None and
                                                 ORDER.index(predicted.label) < ORDER.index(documented.label)):
-                        unsafe += 1
+                        outcome = "unsafe"
                     else:
-                        conservative += 1
-    return total, exact / total, conservative / total, unsafe / total
+                        outcome = "conservative"
+                    found.append((gpu.name, table.gpus, name, row.max_model_len, documented, predicted, outcome))
+    return found
+
+
+def score(catalog: Catalog, keep: Keep, predict: Callable[[Model, float, int, int], Setting | None],
+          documented_as: Callable[[Setting | None], Setting | None] = lambda setting: setting) -> tuple:
+    """(cells, exact, conservative, unsafe) shares over the cells `keep` accepts (`outcomes`)."""
+    found = [cell[-1] for cell in outcomes(catalog, keep, predict, documented_as)]
+    total = len(found)
+    return (total, *(found.count(outcome) / total for outcome in ("exact", "conservative", "unsafe")))
 
 
 def splits(catalog: Catalog) -> list[tuple[str, Keep, Keep]]:
