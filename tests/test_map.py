@@ -216,6 +216,28 @@ def test_yarn_past_what_is_validated_is_marked(cli):
     assert status == 0 and "^" not in out and "YaRN" not in out
 
 
+def test_a_length_past_the_native_context_on_the_models_own_scaling_is_marked(cli):
+    # Llama-3.1-70B on 8 H200s reaches 218112 tokens (213k) by estimate, past the native 131072 its own llama3 RoPE
+    # scaling provides, which `solve` cautions (past-native-on-own-scaling); 106k on 4 is within it. It has no YaRN,
+    # so the legend names the other kind; beside Qwen3-32B, past its validated YaRN at 142k, it names both.
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "llama3.1-70b", "--gpus-up-to", "8")
+    row = next(line for line in out.splitlines() if line.startswith("│ Llama-3.1-70B"))
+    cells = [cell.strip() for cell in row.split("│")[2:-1]]
+    assert status == 0 and (cells[3], cells[7]) == ("106k E+O+SP4@4~!", "213k E+O+SP8@8~!^")
+    legend = " ".join(out.split())
+    assert "; ^ past the native context on the model's own RoPE scaling (quality untested)" in legend
+    assert "YaRN" not in legend
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "llama3.1-70b", "--by", "len", "--gpus-up-to", "8")
+    lengths = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and "131072" in lengths and "141312^" in lengths and "218112^" in lengths
+    assert all(length.endswith("^") == (int(length.rstrip("^")) > 131072) for length in lengths)
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "llama3.1-70b,32B", "--gpus-up-to", "4")
+    assert status == 0 and "; ^ YaRN past what is validated (quality untested)" in " ".join(out.split())
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "llama3.1-70b,32B", "--gpus-up-to", "8")
+    assert status == 0 and ("; ^ YaRN past what is validated, or past the native context on the model's own RoPE "
+                            "scaling (quality untested)") in " ".join(out.split())
+
+
 def test_a_map_with_host_memory_keeps_to_plans_that_fit_there(cli):
     # Qwen3-32B on one node of H100s trains only with Offload, whose states take 594.2 GiB of host memory per node (up
     # to 760.4 on 7 GPUs): 512 GiB leave no plan at any budget of one node; 1024 GiB leave the planner's, each `solve
