@@ -71,11 +71,13 @@ def map_json(gpu_maps: Sequence[GpuMap]) -> str:
     return json.dumps([gpu_map.model_dump(mode="json") for gpu_map in gpu_maps], indent=2)
 
 
-def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False) -> Group:
+def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False,
+             narrow: bool = False) -> Group:
     """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend
     (`limited`: the title names limits, a train batch or host memory, that the plans keep to; without
-    `host_checked`, a host memory given, it says that nothing checked the Offload cells' host memory)."""
+    `host_checked`, a host memory given, it says that nothing checked the Offload cells' host memory; `narrow`: for
+    a terminal narrower than the map, where cells fold, a space before each GPU count, so that none is split)."""
     by_length, budgets = gpu_map.by == "len", list(gpu_map.budget_gpus)
     map_rows: Sequence[ModelMapRow | LengthMapRow] = gpu_map.rows
     rows: list[Any] = [row.max_model_len if isinstance(row, LengthMapRow) else row.model for row in map_rows]
@@ -91,7 +93,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
         view.add_column(f"{span} GPU{'s' if last > 1 else ''}", justify="center", overflow="fold",
                         min_width=len(span))
     longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
-    at = " @" if len(budgets) > 8 else "@"  # many budgets: a narrow cell may wrap before the GPU count
+    at = " @" if narrow or len(budgets) > 8 else "@"  # a narrow cell wraps before the GPU count, not inside it
     for row in rows:
         cells = []
         for budget in budgets:
