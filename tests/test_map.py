@@ -122,6 +122,29 @@ def test_a_terminal_too_narrow_for_the_maps_gets_a_note_but_not_with_json(cli, m
     assert (status, err) == (0, "") and out.startswith("[")
 
 
+def test_a_terminal_too_narrow_for_the_maps_folds_cells_before_their_gpu_count(
+        cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    # Budgets up to 32 join into 7 columns, whose cells (E+O+SP8@16~!^) fold in 100 columns: each cell breaks at a
+    # space before its GPU count, which stays whole (it broke as E+O+SP8@1 over 6~!^, one GPU to the eye). A pipe,
+    # and the SVG, get the maps whole, without that space.
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
+        width=100, force_terminal=True, file=screen, **PLAIN_TEXT))
+    asked = ("map", "--gpu", "h200", "--model", "llama3.1-70b", "--gpus-up-to", "32", "--host-ram", "2048")
+    svg = tmp_path / "map.svg"
+    status, _, err = cli(*asked, "--svg", str(svg))
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", screen.getvalue())  # the terminal's colours left out
+    cells = [cell.strip() for line in shown.splitlines() if line.startswith("│")
+             for cell in line.split("│")[2:-1]]
+    assert status == 0 and err.startswith("solve map: note: the maps need ")
+    assert [cell for cell in cells if "@" in cell] == ["@1~!", "@2~!", "@4~!", "@8~!^", "@16~!^", "@24~!^", "@32~!^"]
+    assert "E+O+SP8@16~!^" in svg.read_text().replace("&#160;", " ")
+    monkeypatch.undo()
+    status, out, _ = cli(*asked)
+    row = next(line for line in out.splitlines() if line.startswith("│ Llama-3.1-70B"))
+    assert status == 0 and row.split("│")[6].strip() == "213k E+O+SP8@16~!^"
+
+
 def test_a_map_without_gpu_has_one_map_per_gpu_type_with_tables(cli):
     status, out, _ = cli("map", "--model", "4B", "--gpus-up-to", "1", "--json")
     assert status == 0 and [m["gpu"] for m in json.loads(out)] == [g.name for g in CATALOG.documented_gpu_types] == [
@@ -216,6 +239,28 @@ def test_yarn_past_what_is_validated_is_marked(cli):
     # Within what is validated, no mark and no legend for it.
     status, out, _ = cli("map", "--gpu", "a100", "--model", "8B", "--gpus-up-to", "4")
     assert status == 0 and "^" not in out and "YaRN" not in out
+
+
+def test_a_length_past_the_native_context_on_the_models_own_scaling_is_marked(cli):
+    # Llama-3.1-70B on 8 H200s reaches 218112 tokens (213k) by estimate, past the native 131072 its own llama3 RoPE
+    # scaling provides, which `solve` cautions (past-native-on-own-scaling); 106k on 4 is within it. It has no YaRN,
+    # so the legend names the other kind; beside Qwen3-32B, past its validated YaRN at 142k, it names both.
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "llama3.1-70b", "--gpus-up-to", "8")
+    row = next(line for line in out.splitlines() if line.startswith("│ Llama-3.1-70B"))
+    cells = [cell.strip() for cell in row.split("│")[2:-1]]
+    assert status == 0 and (cells[3], cells[7]) == ("106k E+O+SP4@4~!", "213k E+O+SP8@8~!^")
+    legend = " ".join(out.split())
+    assert "; ^ past the native context on the model's own RoPE scaling (quality untested)" in legend
+    assert "YaRN" not in legend
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "llama3.1-70b", "--by", "len", "--gpus-up-to", "8")
+    lengths = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and "131072" in lengths and "141312^" in lengths and "218112^" in lengths
+    assert all(length.endswith("^") == (int(length.rstrip("^")) > 131072) for length in lengths)
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "llama3.1-70b,32B", "--gpus-up-to", "4")
+    assert status == 0 and "; ^ YaRN past what is validated (quality untested)" in " ".join(out.split())
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "llama3.1-70b,32B", "--gpus-up-to", "8")
+    assert status == 0 and ("; ^ YaRN past what is validated, or past the native context on the model's own RoPE "
+                            "scaling (quality untested)") in " ".join(out.split())
 
 
 def test_a_map_with_host_memory_keeps_to_plans_that_fit_there(cli):

@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 
-from rich.console import Console
+from rich.console import Console, Group
 
 from solver.api import map_plans
 from solver.cli.argtypes import output_path, path_argument, positive_seconds, whole_number
@@ -32,6 +32,7 @@ from solver.cli.options import (
 from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, on_terminal, print_escaped
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
+from solver.results import GpuMap
 from solver.rules import NODE_GPUS
 from solver.tables import MAX_ESTIMATED_GPUS, shown_number
 
@@ -69,6 +70,12 @@ def build_map_parser() -> Parser:
     return parser
 
 
+def map_title(gpu_map: GpuMap) -> str:
+    """A map's title, before the limits and choices its question names."""
+    return (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
+            else f"{gpu_map.gpu}: longest context per model and GPU budget")
+
+
 def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
@@ -89,30 +96,33 @@ def run_map(args: argparse.Namespace) -> int:
         f", weights {args.weights}" if args.weights else "") + (
         f", memory model: {memory.own_source}" if memory is not None and memory.own_source else "")
     screen = new_console()
-    views = []
-    for gpu_map in gpu_maps:
-        title = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
-                 else f"{gpu_map.gpu}: longest context per model and GPU budget")
-        views.append(map_view(gpu_map, f"{title}{limits}{chosen}", limited=bool(limits),
-                              host_checked=args.host_ram is not None))
+
+    def views(narrow: bool = False) -> list[Group]:
+        """The maps, each under its title (`narrow`: for a terminal narrower than they need)."""
+        return [map_view(gpu_map, f"{map_title(gpu_map)}{limits}{chosen}", limited=bool(limits),
+                         host_checked=args.host_ram is not None, narrow=narrow) for gpu_map in gpu_maps]
+
+    whole = views()
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
-    # narrow for them a note (rich would squeeze the columns empty).
+    # narrow for them a note (rich would squeeze the columns empty), and cells that fold before their GPU count.
     unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
-    needed = max(unbounded.measure(view.renderables[1]).maximum for view in views)  # the table, not title or legend
+    needed = max(unbounded.measure(view.renderables[1]).maximum for view in whole)  # the table, not title or legend
+    shown = whole
     if not on_terminal(screen):
         screen = new_console(max(needed, screen.width))
     elif needed > screen.width and not args.json:
         print_escaped(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
                       "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
+        shown = views(narrow=True)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
-        for view in views:
+        for view in whole:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"), "--svg")
     if args.json:
         sys.stdout.write(map_json(gpu_maps) + "\n")
     else:
-        for view in views:
+        for view in shown:
             screen.print(view)
         if args.svg:  # as solve's --out and --write
             screen.print(escaped_line(f"wrote {args.svg}"))

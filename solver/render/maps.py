@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
-from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
+from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.rules import host_ram_unchecked_words
 from solver.tables import NO_SETTING
 
@@ -20,8 +20,8 @@ EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
 """Added to an estimate's mark beyond the memory model's calibration (`Plan.beyond_calibration`)."""
 YARN_MARK = "^"
-"""Added to a map's cell (by length: to the row's length) whose YaRN goes past what is validated
-(`Plan.yarn_beyond_validated`)."""
+"""Added to a map's cell (by length: to the row's length) whose length is past what the model is known to handle
+(`past_known_length`), as `solve` cautions."""
 LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
                  "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
 """Shades of the longest-context map, shortest to longest."""
@@ -49,16 +49,35 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any],
     return spans
 
 
+def past_known_length(plan: Plan) -> bool:
+    """Whether `plan`'s length is past what its model is known to handle, as its cautions say: YaRN past what is
+    validated (`Plan.yarn_beyond_validated`), or a length past the native context on the model's own RoPE scaling
+    (Llama 3.1's llama3)."""
+    return plan.yarn_beyond_validated or CautionCode.PAST_NATIVE_ON_OWN_SCALING in plan.caution_codes
+
+
+def _past_known_legend(plans: Sequence[Plan]) -> str:
+    """The legend's words for `YARN_MARK`, naming the kinds of length past what is known among `plans` ("" for
+    none)."""
+    kinds = [words for kind, words in (
+        (any(plan.yarn_beyond_validated for plan in plans), "YaRN past what is validated"),
+        (any(CautionCode.PAST_NATIVE_ON_OWN_SCALING in plan.caution_codes for plan in plans),
+         "past the native context on the model's own RoPE scaling")) if kind]
+    return f"; {YARN_MARK} {', or '.join(kinds)} (quality untested)" if kinds else ""
+
+
 def map_json(gpu_maps: Sequence[GpuMap]) -> str:
     """Maps as JSON, as ``solve map --json`` prints them: a `GpuMap` each (`solver.maps.gpu_map`)."""
     return json.dumps([gpu_map.model_dump(mode="json") for gpu_map in gpu_maps], indent=2)
 
 
-def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False) -> Group:
+def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False,
+             narrow: bool = False) -> Group:
     """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend
     (`limited`: the title names limits, a train batch or host memory, that the plans keep to; without
-    `host_checked`, a host memory given, it says that nothing checked the Offload cells' host memory)."""
+    `host_checked`, a host memory given, it says that nothing checked the Offload cells' host memory; `narrow`: for
+    a terminal narrower than the map, where cells fold, a space before each GPU count, so that none is split)."""
     by_length, budgets = gpu_map.by == "len", list(gpu_map.budget_gpus)
     map_rows: Sequence[ModelMapRow | LengthMapRow] = gpu_map.rows
     rows: list[Any] = [row.max_model_len if isinstance(row, LengthMapRow) else row.model for row in map_rows]
@@ -74,7 +93,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
         view.add_column(f"{span} GPU{'s' if last > 1 else ''}", justify="center", overflow="fold",
                         min_width=len(span))
     longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
-    at = " @" if len(budgets) > 8 else "@"  # many budgets: a narrow cell may wrap before the GPU count
+    at = " @" if narrow or len(budgets) > 8 else "@"  # a narrow cell wraps before the GPU count, not inside it
     for row in rows:
         cells = []
         for budget in budgets:
@@ -89,14 +108,13 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
             else:
                 shade = LENGTH_SHADES[min(len(LENGTH_SHADES) - 1,
                                           plan.max_model_len * len(LENGTH_SHADES) // (longest + 1))]
-                mark += YARN_MARK if plan.yarn_beyond_validated else ""
+                mark += YARN_MARK if past_known_length(plan) else ""
                 cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}",
                                   style=shade))
-        row_yarn = by_length and any(plan.yarn_beyond_validated for budget in budgets if (plan := grid[(row, budget)]))
+        row_yarn = by_length and any(past_known_length(plan) for budget in budgets if (plan := grid[(row, budget)]))
         view.add_row(f"{row}{YARN_MARK if row_yarn else ''}", *cells)
     merged = "; ≤a-b: budgets a to b, the same plans" if any(first != last for first, last in spans) else ""
-    yarn = ("; ^ YaRN past what is validated (quality untested)"
-            if any(plan.yarn_beyond_validated for plan in grid.values() if plan) else "")
+    yarn = _past_known_legend([plan for plan in grid.values() if plan])
     unchecked = not host_checked and any(plan.offload for plan in grid.values() if plan)
     offload = f" (host memory per node {host_ram_unchecked_words()})" if unchecked else ""
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
