@@ -3286,7 +3286,6 @@ def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path:
         codes[version] = current["config_problem_codes"]
         if version == "0.5":
             assert current["config_problems"][0] == (
-                f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity with verl before 0.8 "
-                "raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536), "
-                "and Trinity 0.6 on verl 0.8 or later ignores the key")
+                f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
+                "ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")
     assert codes == {"0.5": ["token-budget-below-length", "role-sp-differs"], "0.6": ["role-sp-differs"]}

@@ -6,9 +6,9 @@ and so is the node size's key, which `solver.api` names: the modules here import
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from solver.query import ACTOR_ROLLOUT_REF, TrinityVersion
+from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
@@ -73,9 +73,11 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
 """Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
 beside a flag that is off."""
 CRITIC = ("trainer", "trainer_config", "critic")
-"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes alone, and
-neither checks nor sets its keys (facts.md documents only the actor's and the ref's)."""
+"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes, checks its
+SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's
+and the ref's)."""
 CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
+CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
 
 
 def critic_budget_note(budget: int, above: str) -> str:
@@ -90,6 +92,22 @@ ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size"
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
 TRAINER_SP_KEY = ("trainer", "ulysses_sequence_parallel_size")
+
+
+class OwnSpRole(NamedTuple):
+    """A role that Trinity 0.5 runs at its own SP, else the trainer's: its `name`, its SP key and its token budget's
+    key (its own where set, else ``trainer.max_token_len_per_gpu``)."""
+
+    name: str
+    sp_key: tuple[str, ...]
+    budget_key: tuple[str, ...]
+
+
+OWN_SP_ROLES = (OwnSpRole("ref", ROLE_SP_KEYS[1], ROLE_TOKEN_BUDGETS[1]),
+                OwnSpRole("critic", CRITIC_SP_KEY, CRITIC_TOKEN_BUDGET))
+"""The roles besides the actor whose SP Trinity 0.5 checks as the actor's (``_check_parallel_config``) and at whose
+SP it raises their token budget (``_adjust_token_len_if_needed``): the ref and the critic (``synchronize_config``,
+``common/verl_config.py:557``, ``:564``, ``:588``, ``:595`` in 0.5.0)."""
 
 
 def sp_key_in_effect(config: Mapping[str, Any], version: TrinityVersion | None) -> tuple[str, ...]:
