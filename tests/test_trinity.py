@@ -2010,33 +2010,33 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     # Its own budget holds no sequence at its own SP 1 (it would at the trainer's 2): Trinity 0.5 raises it there.
     low = config({"ulysses_sequence_parallel_size": 1, "ppo_max_token_len_per_gpu": 16384})
     assert check_trinity_config(low, model, 4, version="0.5") == [
-        f"{critic_key}.ppo_max_token_len_per_gpu 16384 x SP 1 (the critic's) is below model.max_model_len 32768: "
-        "Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = "
-        "65536)"]
+        (f"{critic_key}.ppo_max_token_len_per_gpu 16384 x SP 1 (the critic's) is below model.max_model_len 32768: "
+         "Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = "
+         "65536)")]
     # Without a budget of its own it takes the trainer's, judged at its SP.
     taken = config({"ulysses_sequence_parallel_size": 1})
     taken["trainer"]["max_token_len_per_gpu"] = 16384
     assert check_trinity_config(taken, model, 4, version="0.5") == [
-        "trainer.max_token_len_per_gpu 16384 x SP 1 (the critic's, which sets no budget of its own) is below "
-        "model.max_model_len 32768: Trinity 0.5 raises the critic's to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
-        "default, ceil(2 x 32768 / 1) = 65536)"]
+        ("trainer.max_token_len_per_gpu 16384 x SP 1 (the critic's, which sets no budget of its own) is below "
+         "model.max_model_len 32768: Trinity 0.5 raises the critic's to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
+         "default, ceil(2 x 32768 / 1) = 65536)")]
     # The ref and the critic both at SP 1, both taking the trainer's: one line names both.
     both = config({"ulysses_sequence_parallel_size": 1})
     both["trainer"]["trainer_config"]["actor_rollout_ref"] = {
         "actor": {"ulysses_sequence_parallel_size": 2}, "ref": {"ulysses_sequence_parallel_size": 1}}
     both["trainer"]["max_token_len_per_gpu"] = 16384
     assert check_trinity_config(both, model, 4, version="0.5") == [
-        "trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's and the critic's, which set no budget of their own) is "
-        "below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 1) = 32768 "
-        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)"]
+        ("trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's and the critic's, which set no budget of their own) "
+         "is below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 1) = 32768 "
+         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")]
     # Trinity 0.6 on verl 0.8 or later freezes the critic's SP and budget to the trainer's: its SP is not checked,
     # and its own budget is judged at the trainer's SP, as the ref's (verl_legacy raises it, FROZEN_KEYS ignores it).
     for version in ("0.6", None):
         assert check_trinity_config(config({"ulysses_sequence_parallel_size": 3}), model, 4, version=version) == []
         assert check_trinity_config(config({"ppo_max_token_len_per_gpu": 8192}), model, 4, version=version) == [
-            f"{critic_key}.ppo_max_token_len_per_gpu 8192 x SP 2 is below model.max_model_len 32768: Trinity with "
-            "verl before 0.8 raises it to ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) "
-            "= 32768), and Trinity 0.6 on verl 0.8 or later ignores the key"]
+            (f"{critic_key}.ppo_max_token_len_per_gpu 8192 x SP 2 is below model.max_model_len 32768: Trinity with "
+             "verl before 0.8 raises it to ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) "
+             "= 32768), and Trinity 0.6 on verl 0.8 or later ignores the key")]
 
 
 def test_an_unset_rollout_budget_takes_the_actors_own() -> None:
