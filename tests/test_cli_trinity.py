@@ -1549,6 +1549,15 @@ def test_per_role_token_budgets_other_than_the_default_are_caveats_and_write_set
     written = patched.read_text(encoding="utf-8")
     assert "        ppo_max_token_len_per_gpu: 32768  # mine\n" in written
     assert "        log_prob_max_token_len_per_gpu: 32768\n" in written
+    # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: its lines and notes say nothing of 0.6.
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched), "--trinity-version",
+                           "0.5")
+    assert status == 0 and (f"but: {key} 131072 is above Trinity's default ceil(2 x 32768 / 2) = 32768, which the "
+                            "tables measured: more tokens per GPU than the verdict assumes\n") in " ".join(
+                                out.split("\n       "))
+    assert (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, it overrides "
+            "trainer.max_token_len_per_gpu for its role\n") in err and "0.6" not in err
+    assert patched.read_text(encoding="utf-8") == written
     # A role's budget equal to the plan's is left as it is, without a note that it was lowered.
     config.write_text(config.read_text(encoding="utf-8").replace("16384", "32768"), encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
