@@ -2060,6 +2060,24 @@ def test_an_unset_rollout_budget_takes_the_actors_own() -> None:
     assert alike.budget_in_effect(65536) == 12288
 
 
+def test_trinity_05_fills_an_unset_rollout_budget_from_the_actors_as_raised() -> None:
+    # The actor's 4096 x SP 4 holds no sequence of 32768: Trinity 0.5 raises it (0.5.0 to its default 16384, 0.5.1
+    # and 0.5.2 to 8192) before the rollout's is filled from it (verl_config.py:542, then :665 in 0.5.0); the most
+    # any 0.5 release gives is counted. Without the release, the actor's as set, 12288 (the ref's) the most.
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+            "  trainer_config: {actor_rollout_ref: {actor: {ppo_max_token_len_per_gpu: 4096}, "
+            "ref: {log_prob_max_token_len_per_gpu: 12288}}}\n")
+    assert read_trinity_config(text, "trinity.yaml", {}, "0.5").budget_in_effect(32768) == 16384
+    assert read_trinity_config(text, "trinity.yaml", {}, "0.6").budget_in_effect(32768) == 12288
+    assert read_trinity_config(text, "trinity.yaml", {}).budget_in_effect(32768) == 12288
+    # A rollout's own written at that raised budget is what Trinity 0.5 gives it unset (followed); not so elsewhere.
+    written = text.replace(", ref: {", ", rollout: {log_prob_max_token_len_per_gpu: 16384}, ref: {")
+    rollout_key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
+    assert read_trinity_config(written, "trinity.yaml", {}, "0.5").followed_budgets() == (rollout_key,)
+    assert read_trinity_config(written, "trinity.yaml", {}).followed_budgets() == ()
+
+
 def test_chunked_entropy_with_an_entropy_loss_is_noted_where_the_release_reads_it() -> None:
     # verl's entropy_from_logits_with_chunking keeps each chunk's float32 logits and softmax for the backward when
     # the loss has an entropy term (Trinity's entropy_loss_fn other than none: GRPO's and PPO's default): more memory
