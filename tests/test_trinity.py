@@ -2000,6 +2000,11 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     other = config({"ulysses_sequence_parallel_size": 3}, critic_model_path="/models/Qwen3-4B")
     assert check_trinity_config(other, model, 4, version="0.5") == [
         f"{critic_key}.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){own}"]
+    # A critic SP key misspelt: that key is unset, and the trainer's 2 passes (no key of verl's critic is so alike).
+    misspelt = config({"ulysses_sequence_paralel_size": 3})
+    assert check_trinity_config(misspelt, model, 4, version="0.5") == [
+        (f"{critic_key}.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? That key is unset, "
+         "and read as such (Trinity refuses keys it does not know)")]
     # The trainer's SP given to the critic alone (the ref sets its own, the actor takes the trainer's here).
     given = ", and Trinity 0.5 gives it to the critic, whose SP it checks as the actor's: it refuses the config"
     actor_own = config({})
