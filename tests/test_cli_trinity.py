@@ -1575,8 +1575,8 @@ def test_a_critic_budget_above_the_verdicts_and_the_plans_is_named_and_write_kee
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     critic = ("trainer.trainer_config.critic.ppo_max_token_len_per_gpu 131072 is above {}: the critic, which neither "
-              "the tables nor the memory model count, takes more tokens per GPU than that (rft-solver neither checks "
-              "nor sets the critic's keys)")
+              "the tables nor the memory model count, takes more tokens per GPU than that (rft-solver checks the "
+              "critic's budget against the length alone, and sets none of its keys)")
     verdicts, plans = critic.format("the verdict's 32768 tokens per GPU"), critic.format("the plan's 32768")
     assert status == 0 and f"but: {verdicts}" in " ".join(out.split())
     assert f"solve: note: {patched}: {plans}\n" in err

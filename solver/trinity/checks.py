@@ -123,9 +123,9 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     keys = {role.name: role.sp_key if value_at(checks.mapping, role.sp_key) is not None else TRAINER_SP_KEY
             for role in OWN_SP_ROLES}
     for key in dict.fromkeys(keys.values()):  # each key once: the trainer's may be given to both roles
-        names = [name for name, given in keys.items() if given == key]
         if key == path:
             continue
+        names = [name for name, given in keys.items() if given == key]
         given = (f"checks the {names[0]}'s SP" if key != TRAINER_SP_KEY else
                  f"gives it to the {' and the '.join(names)}, whose SP{'s' if len(names) > 1 else ''} it checks")
         heads = names != ["critic"] or not _other_critic_model(checks)
@@ -422,11 +422,12 @@ def trinity_config_problems(
 
     Checks: SP (the trainer's; with `version` 0.5, the actor's own where set, as Trinity 0.5 takes it) divides
     the trainer GPUs and the model's attention heads, and SP and the KV heads divide one another (with `version` 0.5,
-    the ref's SP too, its own else the trainer's, where that is another key); ``max_token_len_per_gpu * sp >=
-    max_model_len`` (a micro-batch holds the longest sequence, verl's ``rearrange_micro_batches``) when
-    ``max_token_len_per_gpu`` is set (likewise the actor's ``ppo_max_token_len_per_gpu``, the ref's and the rollout's
-    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it: `ROLE_TOKEN_BUDGETS`; with `version`
-    0.5, the ref's at the ref's SP, its own else the trainer's, which it takes);
+    the ref's and the critic's SP too, each its own else the trainer's, where that is another key: `OWN_SP_ROLES`);
+    ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
+    ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is set (likewise the actor's and the critic's
+    ``ppo_max_token_len_per_gpu``, the ref's and the rollout's ``log_prob_max_token_len_per_gpu`` when set by hand, as
+    they override it: `ROLE_BUDGET_KEYS`; with `version` 0.5, the ref's and the critic's at their own SP, each its own
+    budget else the trainer's, which it takes);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
