@@ -2018,6 +2018,12 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
         (f"{critic_key}.ppo_max_token_len_per_gpu 16384 x SP 1 (the critic's) is below model.max_model_len 32768: "
          "Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = "
          "65536)")]
+    # An algorithm without a critic (GRPO): Trinity raises its budget to no effect, so nothing is said of it; its SP
+    # Trinity 0.5 checks all the same.
+    grpo = config({"ulysses_sequence_parallel_size": 3, "ppo_max_token_len_per_gpu": 2048}) | {
+        "algorithm": {"algorithm_type": "grpo"}}
+    assert [problem.code for problem in trinity_config_problems(grpo, model, 4, version="0.5")] == [
+        ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS]
     # Without a budget of its own it takes the trainer's, judged at its SP.
     taken = config({"ulysses_sequence_parallel_size": 1})
     taken["trainer"]["max_token_len_per_gpu"] = 16384

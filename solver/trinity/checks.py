@@ -36,6 +36,7 @@ from solver.trinity.keys import (
     ConfigError,
     offload_path,
     sp_key_in_effect,
+    trains_critic,
     value_at,
 )
 from solver.trinity.reader import BOOLEAN_WORDS, overlong_words, trainer_strategy, turned_off
@@ -197,15 +198,19 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
                          version: TrinityVersion | None) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
     sequence of `length` at `sp`; the budget of each of `OWN_SP_ROLES` at its own SP (`role_sps`) where that is
-    another, and there the trainer's too where such a role takes it (it sets none of its own); the words are
-    `version`'s (`_budget_effect`)."""
+    another, and there the trainer's too where such a role takes it (it sets none of its own); the critic's only
+    where the algorithm trains one (`trains_critic`); the words are `version`'s (`_budget_effect`)."""
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
-    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS)}
-    at_own_sp = {role.budget_key: role.name for role in OWN_SP_ROLES if role_sps[role.name] != sp}
+    # The critic's budget counts only where the algorithm trains one (Trinity raises it all the same, to no effect).
+    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
+    roles = [role for role in OWN_SP_ROLES if critic or role.budget_key != CRITIC_TOKEN_BUDGET]
+    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS)
+               if critic or path != CRITIC_TOKEN_BUDGET}
+    at_own_sp = {role.budget_key: role.name for role in roles if role_sps[role.name] != sp}
     judged = [(path, role_sps[at_own_sp[path]], f" (the {at_own_sp[path]}'s)", "it") if path in at_own_sp
               else (path, sp, "", "it") for path in budgets]
     taking: dict[int, list[str]] = {}  # the roles at another SP that take the trainer's budget, by that SP
-    for role in OWN_SP_ROLES:
+    for role in roles:
         if role.budget_key in at_own_sp and budgets[role.budget_key] is None:
             taking.setdefault(role_sps[role.name], []).append(role.name)
     for role_sp, names in taking.items():

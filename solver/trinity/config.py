@@ -33,6 +33,7 @@ from solver.trinity.keys import (
     offload_path,
     sp_key_in_effect,
     trainer_level_offload,
+    trains_critic,
 )
 from solver.trinity.reader import (
     ConfigReader,
@@ -425,7 +426,7 @@ def _read_critic(reader: ConfigReader, strategy: str) -> tuple[int | None, list[
     note: verl puts it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it
     (offloading it is advised unless it does already); else (None, [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
-    if algorithm not in (None, "ppo"):
+    if not trains_critic(algorithm):
         return None, []
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")

@@ -80,6 +80,12 @@ CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
 CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
 
 
+def trains_critic(algorithm: Any) -> bool:
+    """Whether Trinity's `algorithm` (``algorithm.algorithm_type``, None where unset) trains a critic: ``ppo``, the one
+    whose ``use_critic`` is true, and its default."""
+    return algorithm in (None, "ppo")
+
+
 def critic_budget_note(budget: int, above: str) -> str:
     """The note on a critic's own token budget `budget`, above `above` (the verdict's or the plan's budget, in
     words)."""
