@@ -90,8 +90,8 @@ def critic_budget_note(budget: int, above: str) -> str:
     """The note on a critic's own token budget `budget`, above `above` (the verdict's or the plan's budget, in
     words)."""
     return (f"{'.'.join(CRITIC_TOKEN_BUDGET)} {budget} is above {above}: the critic, which neither the tables nor the "
-            "memory model count, takes more tokens per GPU than that (rft-solver checks the critic's budget against the "
-            "length alone, and sets none of its keys)")
+            "memory model count, takes more tokens per GPU than that (rft-solver checks the critic's budget against "
+            "the length alone, and sets none of its keys)")
 
 
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)
