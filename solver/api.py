@@ -775,6 +775,8 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     problems: list[ConfigProblem] = []
     default = token_budget(length, config.sp)
     judged = lowered or default
+    # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.
+    roles_ignored = ROLE_KEYS_IGNORED if config.version != "0.5" else ""
     filled = config.default_budget(length)
     own = dict(config.role_token_budgets)
     actor, ref = (".".join(path) for path in ROLE_TOKEN_BUDGETS[:2])
@@ -796,14 +798,15 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
         "which the tables measured"
     # One that holds no sequence is a rule it breaks, said above (check_trinity_config).
     least = least_token_budget(length, config.sp)
-    differing = [(key, budget) for key, budget in budgets
-                 if budget is not None and budget != judged and budget >= least]
+    ref_over_groups = _ref_over_actor_groups(config, length, judged)
+    differing = [(key, budget) for key, budget in budgets if budget is not None and budget != judged
+                 and budget >= least and not (key == ref and _ref_over_actor_sp(config))]
     # At the config's own length, a trainer's budget set to Trinity 0.5's fill (at another SP than the verdict's) is
     # no default written out that the verdict reads as unset: it is the budget in effect, as set by hand.
     written_fill = {TRAINER_TOKEN_BUDGET} if filled != default and length == config.max_model_len else set()
     followed = [(key, budget) for key, budget in differing if key in set(config.followed_budgets()) - written_fill]
     if followed:  # all at the trainer's budget at the config's own length
-        problems.append(_followed_budgets_problem(config, length, judged, followed, ROLE_KEYS_IGNORED))
+        problems.append(_followed_budgets_problem(config, length, judged, followed, roles_ignored))
     for key, budget in differing:
         if (key, budget) not in followed:
             above = budget > judged
@@ -814,7 +817,9 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
             named = fills if fills and key == TRAINER_TOKEN_BUDGET else f"{key} {budget}"
             problems.append(ConfigProblem(code, (
                 f"{named} is {'above' if above else 'below'} {measure}: {more} tokens per GPU than the verdict "
-                f"assumes{cautious}" + (f" ({ROLE_KEYS_IGNORED})" if key != TRAINER_TOKEN_BUDGET else ""))))
+                f"assumes{cautious}" + (f" ({roles_ignored})" if key != TRAINER_TOKEN_BUDGET and roles_ignored
+                                        else ""))))
+    problems += ref_over_groups
     if fills and filled < least and actor not in own:
         problems.append(ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT, (
             f"{fills} holds no sequence of {length} tokens at the actor's SP {config.sp}: Trinity 0.5 raises the "
@@ -824,6 +829,40 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
         problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
             config.critic_token_budget, f"the verdict's {judged} tokens per GPU")))
     return problems
+
+
+def _ref_over_actor_sp(config: TrinityConfig) -> bool:
+    """Whether Trinity 0.5 runs the ref at a higher SP than the actor's (`TrinityConfig.ref_sp`), the actor's at least
+    2 (at 1 it builds no SP groups): each GPU takes more of the ref's tokens than its budget then."""
+    return config.ref_sp is not None and config.ref_sp > config.sp > 1
+
+
+def _ref_over_actor_groups(config: TrinityConfig, length: int, judged: int) -> list[ConfigProblem]:
+    """Where Trinity 0.5 runs the ref at a higher SP than the actor's (`_ref_over_actor_sp`), the line on the ref's
+    forward: its micro-batches hold its budget x its SP (verl's dp_actor), but it runs in the
+    actor's SP groups (Trinity 0.5's worker builds them from the actor's SP), so each GPU takes its budget x its SP /
+    the actor's SP tokens, compared with `judged`, the verdict's budget at `length` (the ref's budget: its own, else
+    the trainer's, set or as Trinity fills it); none where they are alike, or where the budget holds no sequence at
+    the ref's SP (a `token-budget-below-length` line says so)."""
+    if not _ref_over_actor_sp(config):
+        return []
+    ref_sp, sp = config.ref_sp or config.sp, config.sp
+    key = ".".join(ROLE_TOKEN_BUDGETS[1])
+    own = dict(config.role_token_budgets).get(key)
+    budget = own or config.max_token_len_per_gpu or config.default_budget(length)
+    per_gpu = -(-budget * ref_sp // sp)
+    if budget * ref_sp < length or per_gpu == judged:
+        return []
+    named = f"{key} {budget}" if own else (
+        f"{TRAINER_TOKEN_BUDGET} {budget}, which the ref takes" if config.max_token_len_per_gpu else
+        f"the unset {TRAINER_TOKEN_BUDGET}, which Trinity fills with {budget} and the ref takes")
+    above = per_gpu > judged
+    return [ConfigProblem(
+        ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT,
+        f"{named}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds {budget} x {ref_sp} tokens, but "
+        f"Trinity 0.5 runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes {budget} x {ref_sp} / "
+        f"{sp} = {per_gpu} tokens there, {'more' if above else 'fewer'} than the verdict's {judged}"
+        + ("" if above else " (so it is cautious)") + ": set the ref's SP to the actor's (--write does)")]
 
 
 def _followed_budgets_problem(config: TrinityConfig, length: int, judged: int, followed: Sequence[tuple[str, int]],
@@ -837,7 +876,7 @@ def _followed_budgets_problem(config: TrinityConfig, length: int, judged: int, f
     budget = followed[0][1]
     above = budget > judged
     them = "it" if len(keys) == 1 else "them"
-    roles = f" ({roles_ignored})" if keys != [TRAINER_TOKEN_BUDGET] else ""
+    roles = f" ({roles_ignored})" if keys != [TRAINER_TOKEN_BUDGET] and roles_ignored else ""
     return ConfigProblem(
         ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT,
         f"{named} {budget}: what Trinity gives {them} unset at the config's own {config.max_model_len} tokens, so read "

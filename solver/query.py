@@ -16,6 +16,7 @@ from solver.rules import (
     batch_words,
     host_ram_bound_words,
     host_ram_words,
+    least_token_budget,
     sp_degrees,
     sp_degrees_within,
     sp_layout_violation,
@@ -333,6 +334,12 @@ class TrinityConfig(Frozen, defer_build=True):
     critic_token_budget: int | None = None
     """The critic's own ``ppo_max_token_len_per_gpu`` (`solver.trinity.keys.CRITIC_TOKEN_BUDGET`), read for the notes
     alone: None where unset, unreadable, or the algorithm trains no critic."""
+    version: TrinityVersion | None = None
+    """The Trinity release the config was read for (None: not known): with 0.5, the actor's budget is raised before
+    the rollout's is filled from it (`role_budgets`)."""
+    ref_sp: int | None = None
+    """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp`: Trinity 0.5 sizes
+    the ref's micro-batches at it but runs its forward in the actor's SP groups; else None."""
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""
@@ -363,8 +370,9 @@ class TrinityConfig(Frozen, defer_build=True):
         trainer = self.max_token_len_per_gpu or default
         followed = (TRAINER_TOKEN_BUDGET,) if self.max_token_len_per_gpu == default else ()
         given = dict(self.role_token_budgets)
-        return followed + tuple(key for key, budget in self.role_token_budgets
-                                if budget == role_budgets(trainer, {k: v for k, v in given.items() if k != key})[key])
+        raised = self.raised_actor_budget(self.max_model_len)
+        return followed + tuple(key for key, budget in self.role_token_budgets if budget == role_budgets(
+            trainer, {k: v for k, v in given.items() if k != key}, raised)[key])
 
     def budget_in_effect(self, max_model_len: int) -> int:
         """The most tokens per GPU any role takes at `max_model_len` (`role_budgets`): a role's own budget, else the
@@ -374,7 +382,24 @@ class TrinityConfig(Frozen, defer_build=True):
         trainer = (None if TRAINER_TOKEN_BUDGET in followed else self.max_token_len_per_gpu) or self.default_budget(
             max_model_len)
         own = {key: budget for key, budget in self.role_token_budgets if key not in followed}
-        return max(role_budgets(trainer, own).values())
+        return max(role_budgets(trainer, own, self.raised_actor_budget(max_model_len)).values())
+
+    def raised_actor_budget(self, max_model_len: int) -> RaisedBudget | None:
+        """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`
+        before the rollout's is filled from it (``_adjust_token_len_if_needed``, then ``synchronize_config``'s
+        rollout fill): 0.5.1 and 0.5.2 to ``ceil(L/SP)``, 0.5.0 to its default ``ceil(2L/SP)``, the one taken (the
+        most any 0.5 release gives). None for other releases, whose raise and fill depend on verl (0.6 fills the
+        rollout's from the raised actor's before verl 0.8, from the trainer's from 0.8)."""
+        if self.version != "0.5":
+            return None
+        return RaisedBudget(least_token_budget(max_model_len, self.sp), token_budget(max_model_len, self.sp))
+
+
+class RaisedBudget(NamedTuple):
+    """Trinity's raise of a token budget that holds no sequence: one below `least` becomes `to`."""
+
+    least: int
+    to: int
 
 
 def role_budget_sources(own: Collection[str]) -> dict[str, str]:
@@ -386,11 +411,18 @@ def role_budget_sources(own: Collection[str]) -> dict[str, str]:
     return sources | {rollout: rollout if rollout in own else sources[actor]}
 
 
-def role_budgets(trainer: int, own: dict[str, int]) -> dict[str, int]:
+def role_budgets(trainer: int, own: dict[str, int], raised: RaisedBudget | None = None) -> dict[str, int]:
     """Each role's token budget (`ROLE_TOKEN_BUDGETS`, by dotted key) as Trinity fills it (`role_budget_sources`):
-    its `own` where set, else the trainer's budget `trainer`, but the rollout's the actor's."""
+    its `own` where set, else the trainer's budget `trainer`, but the rollout's the actor's, after the actor's is
+    `raised` where given (Trinity 0.5 raises it before the rollout takes it)."""
+    actor, _, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
     budgets = {TRAINER_TOKEN_BUDGET: trainer, **own}
-    return {role: budgets[source] for role, source in role_budget_sources(own).items()}
+    filled = {role: budgets[source] for role, source in role_budget_sources(own).items()}
+    if raised is not None and filled[actor] < raised.least:
+        filled[actor] = raised.to
+        if rollout not in own:  # it takes the actor's, as raised
+            filled[rollout] = raised.to
+    return filled
 
 
 def make_query(

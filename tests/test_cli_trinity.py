@@ -1552,6 +1552,15 @@ def test_per_role_token_budgets_other_than_the_default_are_caveats_and_write_set
     written = patched.read_text(encoding="utf-8")
     assert "        ppo_max_token_len_per_gpu: 32768  # mine\n" in written
     assert "        log_prob_max_token_len_per_gpu: 32768\n" in written
+    # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: its lines and notes say nothing of 0.6.
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched), "--trinity-version",
+                           "0.5")
+    assert status == 0 and (f"but: {key} 131072 is above Trinity's default ceil(2 x 32768 / 2) = 32768, which the "
+                            "tables measured: more tokens per GPU than the verdict assumes\n") in " ".join(
+                                out.split("\n       "))
+    assert (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, it overrides "
+            "trainer.max_token_len_per_gpu for its role\n") in err and "0.6" not in err
+    assert patched.read_text(encoding="utf-8") == written
     # A role's budget equal to the plan's is left as it is, without a note that it was lowered.
     config.write_text(config.read_text(encoding="utf-8").replace("16384", "32768"), encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
@@ -1569,8 +1578,8 @@ def test_a_critic_budget_above_the_verdicts_and_the_plans_is_named_and_write_kee
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     critic = ("trainer.trainer_config.critic.ppo_max_token_len_per_gpu 131072 is above {}: the critic, which neither "
-              "the tables nor the memory model count, takes more tokens per GPU than that (rft-solver neither checks "
-              "nor sets the critic's keys)")
+              "the tables nor the memory model count, takes more tokens per GPU than that (rft-solver checks the "
+              "critic's budget against the length alone, and sets none of its keys)")
     verdicts, plans = critic.format("the verdict's 32768 tokens per GPU"), critic.format("the plan's 32768")
     assert status == 0 and f"but: {verdicts}" in " ".join(out.split())
     assert f"solve: note: {patched}: {plans}\n" in err
@@ -3331,6 +3340,102 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
     assert (status, current["sp"], budget_lines(current)) == (0, 4, [])
 
 
+PPO_CONFIG = (
+    "mode: both\nalgorithm: {algorithm_type: ppo, repeat_times: 1}\n"
+    "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    "buffer: {batch_size: 48, train_batch_size: 48}\n"
+    "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
+    "trainer:\n  ulysses_sequence_parallel_size: 2\n  trainer_config:\n"
+    "    critic: {ulysses_sequence_parallel_size: 4, ppo_max_token_len_per_gpu: 2048}\n")
+"""A PPO config whose critic sets its own SP and token budget (Trinity 0.5 checks them as the ref's)."""
+
+
+def test_trinity_05_refuses_a_critic_sp_that_does_not_divide_the_trainer_gpus(cli, tmp_path: Path):
+    # Trinity 0.5 checks the critic's own SP as the actor's (_check_parallel_config on the critic): 4 does not divide
+    # the 6 trainer GPUs, so it refuses the config and --check exits 1; its budget, 2048 x SP 4, holds no sequence of
+    # 16384 tokens there, which Trinity 0.5 raises. Trinity 0.6 on verl 0.8 or later runs the critic at the trainer's
+    # SP 2 and ignores its budget: 2048 x SP 2 is too small there too (verl_legacy raises it).
+    config = tmp_path / "trinity.yaml"
+    config.write_text(PPO_CONFIG, encoding="utf-8")
+    key = "trainer.trainer_config.critic"
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"]) == (0, True)
+    assert current["config_problem_codes"] == ["sp-divides-gpus", "token-budget-below-length", "critic-not-counted"]
+    assert current["config_problems"][:2] == [
+        (f"{key}.ulysses_sequence_parallel_size: SP=4 does not divide 6 GPUs (the trainer's), and Trinity 0.5 checks "
+         "the critic's SP as the actor's: it refuses the config"),
+        (f"{key}.ppo_max_token_len_per_gpu 2048 x SP 4 (the critic's) is below model.max_model_len 16384: Trinity 0.5 "
+         "raises it to ceil(16384 / 4) = 4096 (Trinity 0.5.0 to its default, ceil(2 x 16384 / 4) = 8192)")]
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", "--check", "--trinity-version", "0.5")[0] == 1
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.6")
+    assert status == 0
+    assert (f"  but: {key}.ppo_max_token_len_per_gpu 2048 x SP 2 is below model.max_model_len 16384: Trinity with "
+            "verl before 0.8 raises it to ceil(16384 / 2) = 8192 (Trinity 0.5.0 to its default, ceil(2 x 16384 / 2) = "
+            "16384), and Trinity 0.6 on verl 0.8 or later ignores the key\n") in " ".join(out.split("\n       "))
+    assert cli("--from-config", str(config), "--gpu", "a100-80g", "--check", "--trinity-version", "0.6")[0] == 0
+
+
+def test_trinity_05_ref_above_the_actors_sp_takes_its_budget_times_its_sp_over_the_actors_groups(
+        cli, tmp_path: Path):
+    # Trinity 0.5 sizes the ref's micro-batches at its own SP (verl's dp_actor: budget x SP tokens) but runs its
+    # forward in the actor's SP groups (its worker builds them from the actor's SP): 32768 x 4 tokens over 2 GPUs
+    # each take 65536 tokens, twice the verdict's 32768, where the ref's budget alone is the verdict's.
+    key = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+    config = tmp_path / "trinity.yaml"
+    text = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+            "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n"
+            "      ref: {ulysses_sequence_parallel_size: 4, log_prob_max_token_len_per_gpu: 32768}\n")
+    config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["config_problem_codes"]) == (0, ["role-sp-differs", "token-budget-above-verdict"])
+    assert current["config_problems"][1] == (
+        f"{key} 32768, at the ref's SP 4: each of the ref's micro-batches holds 32768 x 4 tokens, but Trinity 0.5 runs "
+        "its forward in the actor's SP groups of 2 GPUs, so each GPU takes 32768 x 4 / 2 = 65536 tokens there, more "
+        "than the verdict's 32768: set the ref's SP to the actor's (--write does)")
+    # Half that budget takes the verdict's 32768 per GPU: no budget line (it was said to be cautious).
+    config.write_text(text.replace("log_prob_max_token_len_per_gpu: 32768", "log_prob_max_token_len_per_gpu: 16384"),
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    assert json.loads(out)[0]["current"]["config_problem_codes"] == ["role-sp-differs"]
+    # Without a budget of its own the ref takes the trainer's (Trinity's default, 32768), alike.
+    config.write_text(text.replace(", log_prob_max_token_len_per_gpu: 32768", ""), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    assert json.loads(out)[0]["current"]["config_problems"][1].startswith(
+        "the unset trainer.max_token_len_per_gpu, which Trinity fills with 32768 and the ref takes, at the ref's SP 4: "
+        "each of the ref's micro-batches holds 32768 x 4 tokens")
+    # Trinity 0.6 on verl 0.8 or later runs the ref at the trainer's SP: no such line.
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")
+    assert json.loads(out)[0]["current"]["config_problem_codes"] == ["role-sp-differs"]
+
+
+def test_trinity_05_fills_the_rollout_budget_from_the_raised_actors(cli, tmp_path: Path):
+    # The actor's 8192 x SP 2 holds no sequence of 32768: Trinity 0.5 raises it (0.5.1 and 0.5.2 to 16384, 0.5.0 to
+    # its default 32768) before filling the rollout's from it, so the most any role takes is the raised one, 0.5.0's
+    # taken, not the ref's 20480: the verdict is at the default. Without a release (or with 0.6) it is at 20480.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+        "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n"
+        "      actor: {ppo_max_token_len_per_gpu: 8192}\n      ref: {log_prob_max_token_len_per_gpu: 20480}\n",
+        encoding="utf-8")
+    verdicts = {}
+    for version in ("0.5", "0.6"):
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", version)
+        current = json.loads(out)[0]["current"]
+        verdicts[version] = (status, current["max_token_len_per_gpu"], current["config_problem_codes"])
+        if version == "0.5":  # no word of Trinity 0.6's verl 0.8 path on the ref's own budget
+            assert current["config_problems"][1] == (
+                "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 20480 is below Trinity's "
+                "default ceil(2 x 32768 / 2) = 32768, which the tables measured: fewer tokens per GPU than the verdict "
+                "assumes (so it is cautious; each step takes more micro-batches)")
+    assert verdicts == {"0.5": (0, None, ["token-budget-below-length", "token-budget-below-verdict"]),
+                        "0.6": (0, 20480, ["token-budget-below-length", "lowered-token-budget"])}
+
+
 def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path: Path):
     # Trinity 0.5 raises the ref's budget to hold a sequence at the ref's own SP (_adjust_token_len_if_needed on the
     # ref's config), not the actor's: 16384 holds 32768 tokens at the actor's SP 4, not at the ref's SP 1.
@@ -3350,7 +3455,6 @@ def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path:
         codes[version] = current["config_problem_codes"]
         if version == "0.5":
             assert current["config_problems"][0] == (
-                f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity with verl before 0.8 "
-                "raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536), "
-                "and Trinity 0.6 on verl 0.8 or later ignores the key")
+                f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
+                "ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")
     assert codes == {"0.5": ["token-budget-below-length", "role-sp-differs"], "0.6": ["role-sp-differs"]}

@@ -205,8 +205,8 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
         cli, tmp_path, "ulysses_sequence_parallel_size: 1, max_token_len_per_gpu: 16384",
         "{actor: {ulysses_sequence_parallel_size: 4}}") == (0, 4, [
             ("trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's, which sets no budget of its own) is below "
-             "model.max_model_len 32768: Trinity with verl before 0.8 raises the ref's to ceil(32768 / 1) = 32768 "
-             "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)"),
+             "model.max_model_len 32768: Trinity 0.5 raises the ref's to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to "
+             "its default, ceil(2 x 32768 / 1) = 65536)"),
             ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
              "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
              "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later "
@@ -217,8 +217,8 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
     # The ref's own budget is judged at its SP under its own key; the trainer's is not judged there again.
     ("max_token_len_per_gpu: 16384", "{log_prob_max_token_len_per_gpu: 16384}",
      [("trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384 x SP 1 (the ref's) is "
-       "below model.max_model_len 32768: Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 (Trinity "
-       "0.5.0 to its default, ceil(2 x 32768 / 1) = 65536), and Trinity 0.6 on verl 0.8 or later ignores the key")]),
+       "below model.max_model_len 32768: Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
+       "default, ceil(2 x 32768 / 1) = 65536)")]),
     # A trainer's budget that holds a sequence at the ref's SP, or a ref at the actor's SP: no line.
     ("max_token_len_per_gpu: 32768", "{}", []),
     ("max_token_len_per_gpu: 16384", "{ulysses_sequence_parallel_size: 4}", []),

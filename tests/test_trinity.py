@@ -26,7 +26,7 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
-from solver.query import TrinityVersion, make_query
+from solver.query import ConfigProblemCode, TrinityVersion, make_query
 from solver.render import apply_lines
 from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
@@ -46,6 +46,7 @@ from solver.trinity import (
     plan_fragment,
     read_trinity_config,
     reader,
+    trinity_config_problems,
     trinity_fragment,
 )
 from solver.trinity.interpolation import ConfigValues, decode_scalar
@@ -1960,15 +1961,93 @@ def test_trinity_05_checks_the_refs_sp_as_the_actors() -> None:
     assert check_trinity_config(config(3), model, 4, version="0.5") == [
         f"{roles_key}.ref.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){own}",
         f"{roles_key}.ref.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{own}"]
-    given = ", and Trinity 0.5 gives it to the ref, whose SP it checks as the actor's: it refuses the config"
+    given = (", and Trinity 0.5 gives it to the ref and the critic, whose SPs it checks as the actor's: it refuses "
+             "the config")
     assert check_trinity_config(config(None, 3), model, 4, version="0.5") == [
         f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){given}",
         f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{given}"]
-    # A ref whose SP passes: nothing; the ref's own SP over the trainer's, at 2 (which passes), nothing either.
+    # A ref whose SP passes: nothing; the ref's own SP over the trainer's, at 2 (which passes), nothing for the ref,
+    # but the critic, which sets none, takes the trainer's 3, which Trinity 0.5 checks all the same.
     assert check_trinity_config(config(2), model, 4, version="0.5") == []
-    assert check_trinity_config(config(2, 3), model, 4, version="0.5") == []
+    critic = ", and Trinity 0.5 gives it to the critic, whose SP it checks as the actor's: it refuses the config"
+    assert check_trinity_config(config(2, 3), model, 4, version="0.5") == [
+        f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){critic}",
+        f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{critic}"]
     # Trinity 0.6 on verl 0.8 or later sets the roles' SP to the trainer's (1 here): the ref's own is not checked.
     assert check_trinity_config(config(3), model, 4, version="0.6") == check_trinity_config(config(3), model, 4) == []
+
+
+def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
+    # Trinity 0.5 fills the critic's SP and ppo_max_token_len_per_gpu from the trainer's only where unset, checks its
+    # SP as the actor's (_check_parallel_config: the trainer GPUs, and the heads of model.critic_model_path, which is
+    # model_path where unset) and raises its budget at its own SP (_adjust_token_len_if_needed), whatever the
+    # algorithm: common/verl_config.py:587, :588, :595 in 0.5.0.
+    model = catalog().model("8B")
+    critic_key = "trainer.trainer_config.critic"
+
+    def config(critic: dict[str, Any], trainer_sp: int = 2, **model_keys: str) -> dict[str, Any]:
+        return {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768, **model_keys},
+                "trainer": {"ulysses_sequence_parallel_size": trainer_sp, "trainer_config": {
+                    "actor_rollout_ref": {"ref": {"ulysses_sequence_parallel_size": 2}}, "critic": critic}}}
+
+    own = ", and Trinity 0.5 checks the critic's SP as the actor's: it refuses the config"
+    assert check_trinity_config(config({"ulysses_sequence_parallel_size": 3}), model, 6, version="0.5") == [
+        f"{critic_key}.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{own}"]
+    problems = trinity_config_problems(config({"ulysses_sequence_parallel_size": 3}), model, 4, version="0.5")
+    assert [problem.code for problem in problems] == [ConfigProblemCode.SP_DIVIDES_GPUS,
+                                                      ConfigProblemCode.SP_MODEL_HEADS]
+    # A critic of another model: its heads are that model's, which rft-solver does not know; the GPUs still count.
+    other = config({"ulysses_sequence_parallel_size": 3}, critic_model_path="/models/Qwen3-4B")
+    assert check_trinity_config(other, model, 4, version="0.5") == [
+        f"{critic_key}.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){own}"]
+    # A critic SP key misspelt: that key is unset, and the trainer's 2 passes (no key of verl's critic is so alike).
+    misspelt = config({"ulysses_sequence_paralel_size": 3})
+    assert check_trinity_config(misspelt, model, 4, version="0.5") == [
+        (f"{critic_key}.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? That key is unset, "
+         "and read as such (Trinity refuses keys it does not know)")]
+    # The trainer's SP given to the critic alone (the ref sets its own, the actor takes the trainer's here).
+    given = ", and Trinity 0.5 gives it to the critic, whose SP it checks as the actor's: it refuses the config"
+    actor_own = config({})
+    actor_own["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"] = {"ulysses_sequence_parallel_size": 2}
+    actor_own["trainer"]["ulysses_sequence_parallel_size"] = 3
+    assert check_trinity_config(actor_own, model, 4, version="0.5")[0] == (
+        f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){given}")
+    # Its own budget holds no sequence at its own SP 1 (it would at the trainer's 2): Trinity 0.5 raises it there.
+    low = config({"ulysses_sequence_parallel_size": 1, "ppo_max_token_len_per_gpu": 16384})
+    assert check_trinity_config(low, model, 4, version="0.5") == [
+        (f"{critic_key}.ppo_max_token_len_per_gpu 16384 x SP 1 (the critic's) is below model.max_model_len 32768: "
+         "Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = "
+         "65536)")]
+    # An algorithm without a critic (GRPO): Trinity raises its budget to no effect, so nothing is said of it; its SP
+    # Trinity 0.5 checks all the same.
+    grpo = config({"ulysses_sequence_parallel_size": 3, "ppo_max_token_len_per_gpu": 2048}) | {
+        "algorithm": {"algorithm_type": "grpo"}}
+    assert [problem.code for problem in trinity_config_problems(grpo, model, 4, version="0.5")] == [
+        ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS]
+    # Without a budget of its own it takes the trainer's, judged at its SP.
+    taken = config({"ulysses_sequence_parallel_size": 1})
+    taken["trainer"]["max_token_len_per_gpu"] = 16384
+    assert check_trinity_config(taken, model, 4, version="0.5") == [
+        ("trainer.max_token_len_per_gpu 16384 x SP 1 (the critic's, which sets no budget of its own) is below "
+         "model.max_model_len 32768: Trinity 0.5 raises the critic's to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
+         "default, ceil(2 x 32768 / 1) = 65536)")]
+    # The ref and the critic both at SP 1, both taking the trainer's: one line names both.
+    both = config({"ulysses_sequence_parallel_size": 1})
+    both["trainer"]["trainer_config"]["actor_rollout_ref"] = {
+        "actor": {"ulysses_sequence_parallel_size": 2}, "ref": {"ulysses_sequence_parallel_size": 1}}
+    both["trainer"]["max_token_len_per_gpu"] = 16384
+    assert check_trinity_config(both, model, 4, version="0.5") == [
+        ("trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's and the critic's, which set no budget of their own) "
+         "is below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 1) = 32768 "
+         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")]
+    # Trinity 0.6 on verl 0.8 or later freezes the critic's SP and budget to the trainer's: its SP is not checked,
+    # and its own budget is judged at the trainer's SP, as the ref's (verl_legacy raises it, FROZEN_KEYS ignores it).
+    for version in ("0.6", None):
+        assert check_trinity_config(config({"ulysses_sequence_parallel_size": 3}), model, 4, version=version) == []
+        assert check_trinity_config(config({"ppo_max_token_len_per_gpu": 8192}), model, 4, version=version) == [
+            (f"{critic_key}.ppo_max_token_len_per_gpu 8192 x SP 2 is below model.max_model_len 32768: Trinity with "
+             "verl before 0.8 raises it to ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) "
+             "= 32768), and Trinity 0.6 on verl 0.8 or later ignores the key")]
 
 
 def test_an_unset_rollout_budget_takes_the_actors_own() -> None:
@@ -1990,6 +2069,24 @@ def test_an_unset_rollout_budget_takes_the_actors_own() -> None:
     rollout_key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
     assert alike.followed_budgets() == (rollout_key,)
     assert alike.budget_in_effect(65536) == 12288
+
+
+def test_trinity_05_fills_an_unset_rollout_budget_from_the_actors_as_raised() -> None:
+    # The actor's 4096 x SP 4 holds no sequence of 32768: Trinity 0.5 raises it (0.5.0 to its default 16384, 0.5.1
+    # and 0.5.2 to 8192) before the rollout's is filled from it (verl_config.py:542, then :665 in 0.5.0); the most
+    # any 0.5 release gives is counted. Without the release, the actor's as set, 12288 (the ref's) the most.
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+            "  trainer_config: {actor_rollout_ref: {actor: {ppo_max_token_len_per_gpu: 4096}, "
+            "ref: {log_prob_max_token_len_per_gpu: 12288}}}\n")
+    assert read_trinity_config(text, "trinity.yaml", {}, "0.5").budget_in_effect(32768) == 16384
+    assert read_trinity_config(text, "trinity.yaml", {}, "0.6").budget_in_effect(32768) == 12288
+    assert read_trinity_config(text, "trinity.yaml", {}).budget_in_effect(32768) == 12288
+    # A rollout's own written at that raised budget is what Trinity 0.5 gives it unset (followed); not so elsewhere.
+    written = text.replace(", ref: {", ", rollout: {log_prob_max_token_len_per_gpu: 16384}, ref: {")
+    rollout_key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
+    assert read_trinity_config(written, "trinity.yaml", {}, "0.5").followed_budgets() == (rollout_key,)
+    assert read_trinity_config(written, "trinity.yaml", {}).followed_budgets() == ()
 
 
 def test_chunked_entropy_with_an_entropy_loss_is_noted_where_the_release_reads_it() -> None:

@@ -342,9 +342,10 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
         config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
     notes += [f"solve: note: {args.write}: {unused}"] if unused else []
     planned = best.max_token_len_per_gpu
+    # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.
+    scope = f" ({ROLE_KEYS_IGNORED})" if args.trinity_version != "0.5" else ""
     notes += [f"solve: note: {args.write}: {key} {budget} {'lowered' if budget > planned else 'raised'} to the "
-              f"plan's {planned}: set by hand, it overrides trainer.max_token_len_per_gpu for its role "
-              f"({ROLE_KEYS_IGNORED})"
+              f"plan's {planned}: set by hand, it overrides trainer.max_token_len_per_gpu for its role{scope}"
               for key, budget in (config.role_token_budgets if config is not None else ())
               if budget != planned]  # the patch set it to the plan's
     if undone := lowered_budget_undone(best, args.trinity_version):

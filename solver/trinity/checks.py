@@ -14,29 +14,29 @@ from solver.query import (
     NODE_SIZE_PATH,
     ROLE_TOKEN_BUDGETS,
     ROLLOUT_TOKEN_BUDGET,
-    TRAINER_TOKEN_BUDGET,
     ConfigProblem,
     ConfigProblemCode,
     TrinityVersion,
-    role_budget_sources,
 )
 from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
 from solver.tables import Model, brief, shown_number, sp_rule_violation
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
+    CRITIC_TOKEN_BUDGET,
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     OFFLOAD_FLAGS,
+    OWN_SP_ROLES,
     READ_KEYS,
     REMOVE_PADDING_KEYS,
     ROLE_KEY_SCOPES,
-    ROLE_SP_KEYS,
     ROLES,
     TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
     ConfigError,
     offload_path,
     sp_key_in_effect,
+    trains_critic,
     value_at,
 )
 from solver.trinity.reader import BOOLEAN_WORDS, overlong_words, trainer_strategy, turned_off
@@ -110,25 +110,43 @@ class _ConfigChecks:
 
 
 def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int,
-                             version: TrinityVersion | None) -> tuple[int, int]:
+                             version: TrinityVersion | None) -> tuple[int, dict[str, int]]:
     """Check the SP the trainer runs at (`sp_key_in_effect`: the trainer's, or with Trinity 0.5 the actor's own)
-    against `trainer_gpus` and `model`'s heads; return it and the reference model's (1 where unset or below 1). With
-    `version` 0.5, check the reference model's SP alike where another key gives it (its own where set, else the
-    trainer's): Trinity 0.5 checks each role's SP so (``_check_parallel_config``) and refuses the config, and raises
-    the ref's token budget at it (``_adjust_token_len_if_needed``); else the ref's is the trainer's."""
+    against `trainer_gpus` and `model`'s heads; return it and each of `OWN_SP_ROLES`' SP, by name (1 where unset or
+    below 1). With `version` 0.5, check each of those roles' SP alike where another key gives it (its own where set,
+    else the trainer's): Trinity 0.5 checks each role's SP so (``_check_parallel_config``) and refuses the config, and
+    raises the role's token budget at it (``_adjust_token_len_if_needed``); else each role's is the trainer's."""
     path = sp_key_in_effect(checks.mapping, version)
     sp = _check_sp_key(checks, path, model, trainer_gpus, "")
-    ref = ROLE_SP_KEYS[1] if value_at(checks.mapping, ROLE_SP_KEYS[1]) is not None else TRAINER_SP_KEY
-    if version == "0.5" and ref != path:
-        given = "checks the ref's SP" if ref == ROLE_SP_KEYS[1] else "gives it to the ref, whose SP it checks"
-        return sp, _check_sp_key(checks, ref, model, trainer_gpus,
-                                 f", and Trinity 0.5 {given} as the actor's: it refuses the config")
-    return sp, sp
+    role_sps = {role.name: sp for role in OWN_SP_ROLES}
+    if version != "0.5":
+        return sp, role_sps
+    keys = {role.name: role.sp_key if value_at(checks.mapping, role.sp_key) is not None else TRAINER_SP_KEY
+            for role in OWN_SP_ROLES}
+    for key in dict.fromkeys(keys.values()):  # each key once: the trainer's may be given to both roles
+        if key == path:
+            continue
+        names = [name for name, given in keys.items() if given == key]
+        given = (f"checks the {names[0]}'s SP" if key != TRAINER_SP_KEY else
+                 f"gives it to the {' and the '.join(names)}, whose SP{'s' if len(names) > 1 else ''} it checks")
+        heads = names != ["critic"] or not _other_critic_model(checks)
+        role_sps |= dict.fromkeys(names, _check_sp_key(
+            checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
+            heads=heads))
+    return sp, role_sps
 
 
-def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, trainer_gpus: int, whose: str) -> int:
-    """Check the SP at `path` against `trainer_gpus` and `model`'s heads (`sp_gpus_violation`, `sp_rule_violation`;
-    `whose` follows the problems' words); return it (1 where unset or below 1)."""
+def _other_critic_model(checks: _ConfigChecks) -> bool:
+    """Whether ``model.critic_model_path`` names another model than ``model.model_path``: Trinity checks the critic's
+    SP against that model's heads (unset, it takes ``model_path``), which rft-solver does not know."""
+    critic = checks.value(("model", "critic_model_path"))
+    return critic not in (None, "") and critic != checks.value(("model", "model_path"))
+
+
+def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, trainer_gpus: int, whose: str, *,
+                  heads: bool = True) -> int:
+    """Check the SP at `path` against `trainer_gpus` and (with `heads`) `model`'s heads (`sp_gpus_violation`,
+    `sp_rule_violation`; `whose` follows the problems' words); return it (1 where unset or below 1)."""
     key = ".".join(path)
     sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
@@ -140,49 +158,72 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
             checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
     elif broken := sp_gpus_violation(trainer_gpus, sp):
         checks.add(ConfigProblemCode.SP_DIVIDES_GPUS, f"{key}: {broken} (the trainer's){whose}")
-    heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
-    if heads:
-        checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"{key}: {heads} of {model.name}{whose}")
+    violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp) if heads else None
+    if violation:
+        checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"{key}: {violation} of {model.name}{whose}")
     return sp
 
 
-_TAKEN_BY_REF = " (the ref's, which sets no budget of its own)"
-"""How a token budget line names the trainer's budget judged at the ref's SP, which the ref takes."""
+def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: str,
+                   version: TrinityVersion | None) -> str:
+    """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
+    and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's)."""
+    # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
+    # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
+    who = "Trinity 0.5" if version == "0.5" else "Trinity with verl before 0.8"
+    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = "
+              f"{least_token_budget(length, role_sp)} (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} "
+              f"/ {role_sp}) = {math.ceil(2 * length / role_sp)})")
+    if subject != "it":  # a role's, taken from the trainer's
+        return raised
+    if path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
+        if version == "0.5":
+            return ("Trinity 0.5 never raises it, and its verl (before 0.8) stops at the first sequence longer than "
+                    "that in the actor's log-prob recompute")
+        return ("verl before 0.8 stops at the first sequence longer than that in the actor's log-prob recompute, and "
+                "Trinity 0.6 on verl 0.8 or later ignores the key")
+    if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys, and stops at none
+        return raised
+    if path in ROLE_BUDGET_KEYS:
+        return f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key"
+    return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
 
 
-def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, ref_sp: int) -> None:
-    """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_TOKEN_BUDGETS`), where set, hold
-    a sequence of `length` at `sp`; the ref's at its own SP, `ref_sp`, where that is another, and there the trainer's
-    too where the ref takes it (`role_budget_sources`: it sets none of its own)."""
-    trainer_path, ref = ("trainer", "max_token_len_per_gpu"), ".".join(ROLE_TOKEN_BUDGETS[1])
-    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_TOKEN_BUDGETS)}
-    judged = [(path, ref_sp, " (the ref's)") if path == ROLE_TOKEN_BUDGETS[1] and ref_sp != sp else (path, sp, "")
-              for path in budgets]
-    own = [".".join(path) for path in ROLE_TOKEN_BUDGETS if budgets[path] is not None]
-    if ref_sp != sp and role_budget_sources(own)[ref] == TRAINER_TOKEN_BUDGET:
-        judged.append((trainer_path, ref_sp, _TAKEN_BY_REF))
-    for path, role_sp, whose in judged:
+ROLE_BUDGET_KEYS = (*ROLE_TOKEN_BUDGETS, CRITIC_TOKEN_BUDGET)
+"""The roles' own token budgets that `check_trinity_config` checks: the actor's, the ref's, the rollout's and the
+critic's (each overrides ``trainer.max_token_len_per_gpu`` for its role, on verl before 0.8)."""
+
+
+def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
+                         version: TrinityVersion | None) -> None:
+    """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
+    sequence of `length` at `sp`; the budget of each of `OWN_SP_ROLES` at its own SP (`role_sps`) where that is
+    another, and there the trainer's too where such a role takes it (it sets none of its own); the critic's only
+    where the algorithm trains one (`trains_critic`); the words are `version`'s (`_budget_effect`)."""
+    trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
+    # The critic's budget counts only where the algorithm trains one (Trinity raises it all the same, to no effect).
+    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
+    roles = [role for role in OWN_SP_ROLES if critic or role.budget_key != CRITIC_TOKEN_BUDGET]
+    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS)
+               if critic or path != CRITIC_TOKEN_BUDGET}
+    at_own_sp = {role.budget_key: role.name for role in roles if role_sps[role.name] != sp}
+    judged = [(path, role_sps[at_own_sp[path]], f" (the {at_own_sp[path]}'s)", "it") if path in at_own_sp
+              else (path, sp, "", "it") for path in budgets]
+    taking: dict[int, list[str]] = {}  # the roles at another SP that take the trainer's budget, by that SP
+    for role in roles:
+        if role.budget_key in at_own_sp and budgets[role.budget_key] is None:
+            taking.setdefault(role_sps[role.name], []).append(role.name)
+    for role_sp, names in taking.items():
+        whose = " and ".join(f"the {name}'s" for name in names)
+        sets = "sets no budget of its own" if len(names) == 1 else "set no budget of their own"
+        judged.append((trainer_path, role_sp, f" ({whose}, which {sets})", whose))
+    for path, role_sp, named, subject in judged:
         budget = budgets[path]
-        if budget is not None and length is not None and budget < (least := least_token_budget(length, role_sp)):
-            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that
-            # (Trinity 0.5.0's _adjust_token_len_if_needed to twice that, its default).
-            subject = "the ref's" if whose == _TAKEN_BY_REF else "it"
-            raised = (f"Trinity with verl before 0.8 raises {subject} to ceil({shown_number(length)} / {role_sp}) = "
-                      f"{least} (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
-                      f"{math.ceil(2 * length / role_sp)})")
-            if whose == _TAKEN_BY_REF:  # Trinity 0.5's ref (at another SP only there)
-                effect = raised
-            elif path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
-                effect = ("verl before 0.8 stops at the first sequence longer than that in the actor's log-prob "
-                          "recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")
-            elif path in ROLE_TOKEN_BUDGETS:
-                effect = f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key"
-            else:
-                effect = f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
+        if budget is not None and length is not None and budget < least_token_budget(length, role_sp):
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
-                f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{whose} is below model.max_model_len "
-                f"{shown_number(length)}: {effect}"
+                f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{named} is below model.max_model_len "
+                f"{shown_number(length)}: {_budget_effect(path, length, role_sp, subject, version)}"
             )
 
 
@@ -395,11 +436,12 @@ def trinity_config_problems(
 
     Checks: SP (the trainer's; with `version` 0.5, the actor's own where set, as Trinity 0.5 takes it) divides
     the trainer GPUs and the model's attention heads, and SP and the KV heads divide one another (with `version` 0.5,
-    the ref's SP too, its own else the trainer's, where that is another key); ``max_token_len_per_gpu * sp >=
-    max_model_len`` (a micro-batch holds the longest sequence, verl's ``rearrange_micro_batches``) when
-    ``max_token_len_per_gpu`` is set (likewise the actor's ``ppo_max_token_len_per_gpu``, the ref's and the rollout's
-    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it: `ROLE_TOKEN_BUDGETS`; with `version`
-    0.5, the ref's at the ref's SP, its own else the trainer's, which it takes);
+    the ref's and the critic's SP too, each its own else the trainer's, where that is another key: `OWN_SP_ROLES`);
+    ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
+    ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is set (likewise the actor's and the critic's
+    ``ppo_max_token_len_per_gpu``, the ref's and the rollout's ``log_prob_max_token_len_per_gpu`` when set by hand, as
+    they override it: `ROLE_BUDGET_KEYS`; with `version` 0.5, the ref's and the critic's at their own SP, each its own
+    budget else the trainer's, which it takes);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
@@ -414,9 +456,9 @@ def trinity_config_problems(
     get it.
     """
     checks = _ConfigChecks(mapping, environ or {})
-    sp, ref_sp = _check_sequence_parallel(checks, model, trainer_gpus, version)
+    sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version)
     length = checks.number(("model", "max_model_len"))
-    _check_token_budgets(checks, length, sp, ref_sp)
+    _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
     _check_dynamic_batch(checks)

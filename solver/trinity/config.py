@@ -33,6 +33,7 @@ from solver.trinity.keys import (
     offload_path,
     sp_key_in_effect,
     trainer_level_offload,
+    trains_critic,
 )
 from solver.trinity.reader import (
     ConfigReader,
@@ -287,12 +288,12 @@ def _strategy_notes(strategy: str) -> list[ConfigProblem]:
         "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer"))]
 
 
-def _read_sequence_parallel(reader: ConfigReader,
-                            version: TrinityVersion | None) -> tuple[int, int | None, list[ConfigProblem]]:
+def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None) -> tuple[
+        int, int | None, int | None, list[ConfigProblem]]:
     """The SP the trainer runs at (`sp_key_in_effect`: ``trainer.ulysses_sequence_parallel_size``, default 1, or with
     Trinity 0.5 the actor's own), the trainer's own where that is another number (`TrinityConfig.trainer_sp`: Trinity
-    0.5 fills the unset token budget at it), else None, and a note on each other SP key the config sets to another
-    number."""
+    0.5 fills the unset token budget at it), else None, the ref's where Trinity 0.5 sizes its micro-batches at another
+    (`TrinityConfig.ref_sp`), else None, and a note on each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
     sp = reader.count(in_effect, 1)
     trainer_sp = reader.count(TRAINER_SP_KEY, 1)
@@ -315,7 +316,9 @@ def _read_sequence_parallel(reader: ConfigReader,
                      f"SP {role_sp} within the actor's SP groups; the verdict is at SP {sp}: set them alike "
                      "(--write does)")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
-    return sp, (trainer_sp if trainer_sp != sp else None), notes
+    ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
+    return (sp, trainer_sp if trainer_sp != sp else None, ref_sp if version == "0.5" and ref_sp != sp else None,
+            notes)
 
 
 def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigProblem]]:
@@ -376,7 +379,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     strategy = trainer_strategy(given, data, version)
     offload, offload_notes = _read_offload(reader, given, strategy, version)
     length, length_notes = _read_max_model_len(reader)
-    sp, trainer_sp, sp_notes = _read_sequence_parallel(reader, version)
+    sp, trainer_sp, ref_sp, sp_notes = _read_sequence_parallel(reader, version)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budget, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
@@ -401,6 +404,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
         critic_token_budget=critic_budget,
+        version=version,
+        ref_sp=ref_sp,
     )
 
 
@@ -421,7 +426,7 @@ def _read_critic(reader: ConfigReader, strategy: str) -> tuple[int | None, list[
     note: verl puts it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it
     (offloading it is advised unless it does already); else (None, [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
-    if algorithm not in (None, "ppo"):
+    if not trains_critic(algorithm):
         return None, []
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")

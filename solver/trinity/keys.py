@@ -6,9 +6,9 @@ and so is the node size's key, which `solver.api` names: the modules here import
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from solver.query import ACTOR_ROLLOUT_REF, TrinityVersion
+from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
@@ -73,23 +73,47 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
 """Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
 beside a flag that is off."""
 CRITIC = ("trainer", "trainer_config", "critic")
-"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes alone, and
-neither checks nor sets its keys (facts.md documents only the actor's and the ref's)."""
+"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes, checks its
+SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's
+and the ref's)."""
 CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
+CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
+
+
+def trains_critic(algorithm: Any) -> bool:
+    """Whether Trinity's `algorithm` (``algorithm.algorithm_type``, None where unset) trains a critic: ``ppo``, the one
+    whose ``use_critic`` is true, and its default."""
+    return algorithm in (None, "ppo")
 
 
 def critic_budget_note(budget: int, above: str) -> str:
     """The note on a critic's own token budget `budget`, above `above` (the verdict's or the plan's budget, in
     words)."""
     return (f"{'.'.join(CRITIC_TOKEN_BUDGET)} {budget} is above {above}: the critic, which neither the tables nor the "
-            "memory model count, takes more tokens per GPU than that (rft-solver neither checks nor sets the critic's "
-            "keys)")
+            "memory model count, takes more tokens per GPU than that (rft-solver checks the critic's budget against "
+            "the length alone, and sets none of its keys)")
 
 
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
 TRAINER_SP_KEY = ("trainer", "ulysses_sequence_parallel_size")
+
+
+class OwnSpRole(NamedTuple):
+    """A role that Trinity 0.5 runs at its own SP, else the trainer's: its `name`, its SP key and its token budget's
+    key (its own where set, else ``trainer.max_token_len_per_gpu``)."""
+
+    name: str
+    sp_key: tuple[str, ...]
+    budget_key: tuple[str, ...]
+
+
+OWN_SP_ROLES = (OwnSpRole("ref", ROLE_SP_KEYS[1], ROLE_TOKEN_BUDGETS[1]),
+                OwnSpRole("critic", CRITIC_SP_KEY, CRITIC_TOKEN_BUDGET))
+"""The roles besides the actor whose SP Trinity 0.5 checks as the actor's (``_check_parallel_config``) and at whose
+SP it raises their token budget (``_adjust_token_len_if_needed``): the ref and the critic (``synchronize_config``,
+``common/verl_config.py:557``, ``:564``, ``:588``, ``:595`` in 0.5.0)."""
 
 
 def sp_key_in_effect(config: Mapping[str, Any], version: TrinityVersion | None) -> tuple[str, ...]:
@@ -131,7 +155,7 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("algorithm",): ("algorithm_type", "repeat_times", "entropy_loss_fn"),
     ("buffer",): ("batch_size", "train_batch_size"),
     ("model",): ("model_path", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling",
-                 "external_model", "tinker"),
+                 "external_model", "tinker", "critic_model_path"),
     ("model", "external_model"): ("enable",),
     ("model", "tinker"): ("enable",),
     ("cluster",): ("node_num", "gpu_per_node"),
@@ -140,7 +164,8 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                                     "pipeline_parallel_size"),
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
-    ("trainer", "trainer_config"): ("actor_rollout_ref",),
+    ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
+    CRITIC: ("model", "ppo_max_token_len_per_gpu", "ulysses_sequence_parallel_size"),
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
                                     "ulysses_sequence_parallel_size", *ENTROPY_KEYS),
