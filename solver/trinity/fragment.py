@@ -10,7 +10,7 @@ from typing import Any, get_args
 
 import yaml as pyyaml
 
-from solver.query import NODE_SIZE_PATH, TrinityVersion, check_choice, check_host_ram
+from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_KEY, TRAIN_BATCH_PATH, TrinityVersion, check_choice, check_host_ram
 from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
@@ -103,7 +103,8 @@ class _FragmentOptions:
 def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Mapping[str, str]) -> list[str]:
     """The fragment's comment lines: the plan, its evidence, host memory and cautions, what to keep the prompt and
     response within, and a note for each that applies: the train batch, a length past the native context on the
-    model's own RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable)."""
+    model's own RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), and
+    in mode train without a train batch, that Trinity requires one."""
     node_gpus, shared_gpus = options.node_gpus, options.shared_gpus
     several = (options.nodes > 1 if options.rollout_gpus is not None
                else bool(node_gpus and plan.gpus > node_gpus))  # nodes, for Env
@@ -115,6 +116,7 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
         if options.rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus else [],
         _shared_gpus_note(shared_gpus, environment) if shared_gpus else [],
         _env_note(several, options.rocm) if ENV_VARIABLE[0] in environment else [],
+        TRAIN_BATCH_NOTE if options.rollout_gpus == 0 and options.train_batch_size is None else [],
     ]
     return [*_plan_lines(plan, model, options), *(line for note in notes if note for line in ("#", *note))]
 
@@ -149,6 +151,14 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str
                   (f"# which its {ranks} data-parallel ranks (trainer GPUs / SP) divide: keep your batch a multiple of "
                    f"{ranks}.")]
     return lines
+
+
+TRAIN_BATCH_NOTE = [
+    f"# mode train: Trinity requires {TRAIN_BATCH_KEY} (experiences per step; in mode both it defaults to",
+    "# buffer.batch_size x algorithm.repeat_times) and refuses the config without it: set it in your config, or plan",
+    "# with --train-batch-size N (an API query's or a cluster job's train_batch_size), which writes it here.",
+]
+"""The header note of a fragment in mode train (``--rollout-gpus 0``) made without a train batch to write."""
 
 
 def _long_length_note(model: Model) -> list[str]:
@@ -247,7 +257,8 @@ def plan_fragment(
             if not (key.existing_only and value_at(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
-    cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, nodes, engines, layout)
+    cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, nodes, engines, layout,
+                                                                 train_batch_size)
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
@@ -270,14 +281,18 @@ def plan_fragment(
 
 
 def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int, int] | None,
-                  layout: Any) -> list[PlanKey]:
-    """The keys that lay out `trinity_fragment`'s cluster: ``mode: train`` without rollout GPUs, the cluster's
+                  layout: Any, train_batch_size: int | None) -> list[PlanKey]:
+    """The keys that lay out `trinity_fragment`'s cluster: ``mode: train`` without rollout GPUs (with
+    ``buffer.train_batch_size``, which Trinity requires in mode train, where `train_batch_size` is known), the cluster's
     nodes and GPUs per node (saying which are the trainer's and the rollout's, and how many of the budget the plan
     leaves idle), and (with `engines`) the explorer's rollout engines; `EngineError` where the engines are elsewhere
     or do not divide the rollout GPUs."""
     idle = f"; {counted(plan.unused_gpus, 'GPU')} of the budget unused" if plan.unused_gpus else ""
     no_explorer = [PlanKey(path=("mode",), value="train",
-                           comment="no explorer here: it runs elsewhere, in mode explore")]
+                           comment="no explorer here: it runs elsewhere, in mode explore"),
+                   *([PlanKey(path=TRAIN_BATCH_PATH, value=train_batch_size,
+                              comment="the batch planned for, which Trinity requires in mode train")]
+                     if train_batch_size is not None else [])]
     keys = [
         *(no_explorer if not rollout_gpus else []),
         PlanKey(path=("cluster", "node_num"), value=nodes),
