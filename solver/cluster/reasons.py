@@ -362,7 +362,8 @@ class SmallerAsks:
         at = "with at_least" if isinstance(asked, AtLeast) else "at"
         clauses: list[str] = []
         for fits in fits_with:
-            outside = f"; {'the' if several else 'its'} explorer on GPUs outside the fleet" if not fits.rollout_gpus else ""
+            explorer = "the explorer" if several else "its explorer"
+            outside = f"; {explorer} on GPUs outside the fleet" if not fits.rollout_gpus else ""
             change = (f"with rollout_gpus {fits.rollout_gpus} (not {job.rollout_gpus}{outside})"
                       if fits.rollout_gpus != job.rollout_gpus else f"{at} {fits.max_model_len} tokens (not {length})")
             would = f" {'one of them' if several else 'it'} would fit" if not clauses else ""
@@ -414,7 +415,8 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], seve
             if not least or tenths < least[-1][1]:
                 least.append((gpus, tenths))
         least_needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
-        rooms.append(f"{name} ({needs} at least {least_needs[0]} of host memory{''.join(f', or {n}' for n in least_needs[1:])}"
+        rooms.append(f"{name} ({needs} at least {least_needs[0]} of host memory"
+                     f"{''.join(f', or {n}' for n in least_needs[1:])}"
                      f"{',' if len(least_needs) > 1 else ''} on one node)")
     return ", ".join(rooms)
 
@@ -483,8 +485,9 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                 if (beside := answer_for(planner.catalog, query, pool.gpu)).reason != answer.reason:
                     where = f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
                     answer = beside
-            words = f"{where}: {answer.reason}{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}"
-            reasons.append((words, words))
+            words = (f"{where}: {answer.reason}"
+                     f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
+            reasons.append((words, words))  # the planner's reason speaks of the model, for one job or several
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
                                       plan_reason_code=answer.reason_code))
     return NoWayReason("; ".join(one for one, _ in reasons) or "no pool it may use",
