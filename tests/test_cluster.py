@@ -1624,14 +1624,16 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
     (first, second, huge) = reasons
     assert status == 1 and first.startswith("long-") and reasons[first] == reasons[second] != reasons[huge]
     status, out, _ = cli("cluster", str(path))
-    rows: list[list[str]] = []
-    for line in out.split("unplaced jobs: 3 of 4\n")[1].splitlines()[3:-1]:  # a row's wrapped lines, joined
-        cells = [cell.strip() for cell in line.strip("│").split("│")]
-        if cells[0]:
-            rows.append(cells)
-        else:
-            rows[-1] = [" ".join(filter(None, pair)) for pair in zip(rows[-1], cells)]
-    assert rows[0] == [f"{first}, {second}", reasons[first]]  # one row for both jobs
+    rows = unplaced_rows(out)
+    # One row for both jobs, in words true of each: its own says "it", "its own" and "places it".
+    assert reasons[first] == (
+        "no room left in a100 (it needs at least 8 GPUs of one node) after the jobs placed (the most priority in all, "
+        "then length, then cost); long-2 (priority 1, as much as its own) holds the room it needs: priority 2 is the "
+        "least that places it")
+    assert rows[0] == [f"{first}, {second}", (
+        "no room left in a100 (each needs at least 8 GPUs of one node) after the jobs placed (the most priority in "
+        "all, then length, then cost); long-2 (priority 1, as much as each one's own) holds the room each needs: "
+        "priority 2 is the least that places one of them")]
     assert rows[1][0] == huge == "huge-name-of-a-job-that-is-longer-than-forty-columns"  # whole, on one line
     assert rows[1][1].startswith("a100: 300000 tokens is beyond ")
     # On a terminal of 80 columns, a name longer than its column is folded, not cut.
@@ -1641,6 +1643,84 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
     lines = console.file.getvalue().split("unplaced jobs: 3 of 4")[1].splitlines()[4:-1]
     names = [line.split("│")[1].strip() for line in lines]
     assert "".join(names).endswith(huge) and not any("…" in line for line in lines)
+
+
+def unplaced_rows(out: str) -> list[list[str]]:
+    """The rows of `solve cluster`'s unplaced jobs in its output `out` (a file's layout: no blocks), each row's
+    wrapped lines joined: [jobs, reason]."""
+    rows: list[list[str]] = []
+    for line in re.split(r"unplaced jobs: \d+ of \d+\n", out)[1].splitlines()[3:-1]:
+        cells = [cell.strip() for cell in line.strip("│").split("│")]
+        if cells[0]:
+            rows.append(cells)
+        else:
+            rows[-1] = [" ".join(filter(None, pair)) for pair in zip(rows[-1], cells)]
+    return rows
+
+
+def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp_path: Path):
+    # One node of 8 A100s: y (14B, 4 + 2 GPUs) takes its room; each reason is given two jobs, and one job alone.
+    # A job's own reason (JSON) speaks of it; a row of several says what each needs and what places one of them.
+    jobs = [{"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2}]
+    for name, model, length, rollout in (("x", "0.6B", 8192, 4), ("r", "4B", 8192, 8), ("m", "14B", 102400, 2),
+                                         ("h", "14B", 300000, 0)):
+        jobs += [{"name": f"{name}-{index}", "model": model, "max_model_len": length, "rollout_gpus": rollout}
+                 for index in range(2)]
+    jobs.append({"name": "solo", "model": "0.6B", "max_model_len": 8192, "rollout_gpus": 5})
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": jobs}), encoding="utf-8")
+    no_room = ("no room left in a100 ({} needs at least {} GPUs of one node) after the jobs placed (the most priority "
+               "in all, then length, then cost); y (priority 2) holds the room {} needs: priority 3 or more places {}; "
+               "with rollout_gpus 1 (not {}) {} would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)")
+    too_long = ("a100: 300000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
+                "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 "
+                "GPUs, estimated, extrapolated); --token-budget auto trains 300000 tokens: Env + Offload + SP=8 on 8 "
+                "GPUs with max_token_len_per_gpu = 46080 (estimated, extrapolated)")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 1 and unplaced_rows(out) == [
+        ["x-0, x-1", no_room.format("each", 5, "each", "one of them", 4, "one of them")],
+        ["r-0, r-1", "a100: each job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"],
+        ["m-0, m-1", ("a100: with 2 rollout GPUs, no trainer GPU count that trains them (8 at the fewest) has a layout "
+                      "on its 1 node of 8 GPUs; with rollout_gpus: 0 (their explorers on GPUs outside the fleet), a "
+                      "trainer of 8 GPUs has one")],
+        ["h-0, h-1", too_long],
+        ["solo", no_room.format("it", 6, "it", "it", 5, "it")]]
+    status, out, _ = cli("cluster", str(path), "--json")
+    unplaced = {entry["job"]: entry["reason"] for entry in json.loads(out)["unplaced"]}
+    assert status == 1 and unplaced == {
+        **dict.fromkeys(["x-0", "x-1"], no_room.format("it", 5, "it", "it", 4, "it")),
+        **dict.fromkeys(["r-0", "r-1"], "a100: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a "
+                                        "trainer"),
+        **dict.fromkeys(["m-0", "m-1"], (
+            "a100: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a layout on its 1 "
+            "node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer of 8 GPUs has "
+            "one")),
+        **dict.fromkeys(["h-0", "h-1"], too_long), "solo": no_room.format("it", 6, "it", "it", 5, "it")}
+    assert "reason_for_several" not in out
+
+
+def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_each(tmp_path: Path):
+    # The greedy placement proves nothing: the jobs that hold the room are named without a priority that places one,
+    # and where a job fits the room left (z on its fewest GPUs leaves 2 + 4), a placement with one of them holds more.
+    def several(jobs: list[dict], host_ram_gb: int | None = None) -> list[tuple[str, str, str | None]]:
+        pool = {**ONE_NODE, **({"host_ram_gb": host_ram_gb} if host_ram_gb else {})}
+        result = greedy(fleet_of({"pools": [pool], "jobs": jobs}, tmp_path), CATALOG)
+        return [(u.job, u.reason, u.reason_for_several) for u in result.unplaced]
+
+    pair = [{"name": f"x-{index}", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4} for index in (0, 1)]
+    z = {"name": "z", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}
+    fits = ("no room left in a100 ({} needs at least 6 GPUs of one node) after the jobs placed (the most priority in "
+            "all, then length, then cost); yet {} fits in the room left, with z on another of its ways: a placement "
+            "with {} holds more priority")
+    assert several([*pair, z]) == [(name, fits.format("it", "it", "it"), fits.format("each", "each", "one of them"))
+                                   for name in ("x-0", "x-1")]
+    y = {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2}
+    pair = [{"name": f"x-{index}", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4} for index in (0, 1)]
+    held = ("no room (GPUs or host memory) left in a100 ({} needs at least 5 GPUs and 2.3 GiB of host memory on one "
+            "node) after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the "
+            "room {} needs")
+    assert several([y, *pair], host_ram_gb=400) == [(name, held.format("it", "it"), held.format("each", "each"))
+                                                    for name in ("x-0", "x-1")]
 
 
 def test_unplaced_jobs_of_one_reason_share_its_row_wrapped_at_forty_columns(tmp_path: Path):

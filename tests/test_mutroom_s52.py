@@ -68,7 +68,7 @@ def hints(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], job: di
     asks, instance, result = smaller_asks(tmp_path, pools, fillers, job)
     index = len(fillers)
     fits = asks.fits_with(index)
-    words = asks.words(asks.fleet.jobs[index], fits)
+    words = asks.words(asks.fleet.jobs[index], fits, several=False)
     unplaced = {"job": "x", "reason_code": "no-room", "reason": f"no room{words}",
                 "fits_with": [json.loads(f.model_dump_json()) for f in fits]}
     assert check_smaller_asks(CATALOG, instance, {**result, "unplaced": [unplaced]}, estimates=True) == []
@@ -220,6 +220,12 @@ def test_a_rollout_of_none_is_the_eighth_count_asked_beside_an_idle_node(tmp_pat
     assert fits_with == [fits(0, 131072, 0, 8)]
     assert words == ("; with rollout_gpus 0 (not 16; its explorer on GPUs outside the fleet) it would fit in node 0's "
                      "8 idle GPUs (a trainer of 8 GPUs)")
+    # Said of several jobs given it, the room holds one of them.
+    asks, _, _ = smaller_asks(tmp_path, pool_of(2), [filler(1, 1, 7)],
+                              {"model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 16})
+    assert asks.words(asks.fleet.jobs[1], asks.fits_with(1), several=True) == (
+        "; with rollout_gpus 0 (not 16; the explorer on GPUs outside the fleet) one of them would fit in node 0's 8 "
+        "idle GPUs (a trainer of 8 GPUs)")
 
 
 def test_the_first_node_that_holds_it_is_named(tmp_path: Path):

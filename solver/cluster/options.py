@@ -82,10 +82,11 @@ def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
 
 @dataclass(frozen=True)
 class NoWayReason:
-    """Why a job has no way to run in the pools it may use: in words, and each pool's code in the order the words
-    name them."""
+    """Why a job has no way to run in the pools it may use: in words, in the words for several jobs it is true of
+    each alone (`Unplaced.reason_for_several`), and each pool's code in the order the words name them."""
 
     words: str
+    words_for_several: str
     pools: tuple[UnplacedPool, ...] = ()
 
 

@@ -72,16 +72,43 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]))
         fits_with = () if smaller_asks is None else smaller_asks.fits_with(index)
+        room = _NoRoom(planner, job, pools[index], host_checked[index], unproven, holders, certain, elsewhere,
+                       smaller_asks, fits_with)
         unplaced.append(Unplaced(
-            job=job.name, reason_code=no_room,
-            reason=(f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
-                    f"{_least_rooms(planner, job, pools[index])} after the jobs placed (the most priority in all, "
-                    f"then length, then cost){unproven}{holders.words(job, pools[index], certain)}"
-                    f"{'; ' if elsewhere.words else ''}{elsewhere.words}"
-                    f"{'' if smaller_asks is None else smaller_asks.words(job, fits_with)}"),
+            job=job.name, reason_code=no_room, reason=room.words(several=False),
+            reason_for_several=room.words(several=True),
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
             fits_with=fits_with))
     return tuple(unplaced)
+
+
+@dataclass(frozen=True)
+class _NoRoom:
+    """What `unplaced_reasons` found of a `job` left out for want of room (its `ways`, by pool name): whether its
+    ways' host memory is checked, the words of a placement not proven best (`unproven`), the placed jobs that hold
+    its room, whether the placed priority is `certain`, why the other pools it may use have no plan for it
+    (`elsewhere`), and the smaller asks that would fit it (`fits_with`, found by `smaller_asks`: None, no hints)."""
+
+    planner: Planner
+    job: Job
+    ways: dict[str, list[Option]]
+    host_checked: bool
+    unproven: str
+    holders: _RoomHolders
+    certain: bool
+    elsewhere: NoWayReason
+    smaller_asks: SmallerAsks | None
+    fits_with: tuple[FitsWith, ...]
+
+    def words(self, several: bool) -> str:
+        """The reason, in words for one job or, where `several`, for several jobs given it, true of each alone."""
+        elsewhere = self.elsewhere.words_for_several if several else self.elsewhere.words
+        return (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in "
+                f"{_least_rooms(self.planner, self.job, self.ways, several)} after the jobs placed (the most priority "
+                f"in all, then length, then cost){self.unproven}"
+                f"{self.holders.words(self.job, self.ways, self.certain, several)}{'; ' if elsewhere else ''}"
+                f"{elsewhere}"
+                f"{'' if self.smaller_asks is None else self.smaller_asks.words(self.job, self.fits_with, several)}")
 
 
 @dataclass(frozen=True)
@@ -124,29 +151,33 @@ class _RoomHolders:
                     self.whole[option.pool][node] = job
         self.rooms: dict[tuple[int, Footprint | int], _Room] = {}
 
-    def words(self, job: Job, ways: dict[str, list[Option]], certain: bool) -> str:
+    def words(self, job: Job, ways: dict[str, list[Option]], certain: bool, several: bool) -> str:
         """The placed jobs that hold the room the `job` left out needs (its `ways`, by pool name), the priority they
         hold together, and, where the placed priority is `certain`, the least priority that surely places it: one
         more than theirs (with as much, length and cost chose them; with more, it would have been placed); in words
-        after a semicolon."""
+        after a semicolon, for one job or, where `several`, for several jobs given them, true of each alone (the
+        room is each one's: it places one of them)."""
         rooms = [(self._least_room(option), name) for name, options in ways.items() for option in options]
         room, pool = min(rooms, key=lambda pair: pair[0].rank)
         where = f" in {pool}" if len(ways) > 1 else ""
         moved = [self.fleet.jobs[index].name for index in room.other_ways]
         shrunk = (f", with {named_jobs(moved)} on {'another of its' if len(moved) == 1 else 'other'} ways"
                   if moved else "")
+        it, needs, places = ("one of them", "each needs", "one of them") if several else ("it", "it needs", "it")
         if not room.jobs:  # only where the placement is not proven: with the job, it would hold more priority
-            return f"; yet it fits in the room left{where}{shrunk}: a placement with it holds more priority"
+            return (f"; yet {'each' if several else 'it'} fits in the room left{where}{shrunk}: a placement with {it} "
+                    "holds more priority")
         names = [self.fleet.jobs[index].name for index in room.jobs]
         held = (f"priority {room.priority}" if len(names) == 1 else f"priority {room.priority} together")
         holds = "holds" if len(names) == 1 else "hold"
         if not certain:
-            return f"; {named_jobs(names)} ({held}) {holds} the room it needs{where}{shrunk}"
+            return f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}"
         if room.priority == job.priority:
-            return (f"; {named_jobs(names)} ({held}, as much as its own) {holds} the room it needs{where}{shrunk}: "
-                    f"priority {room.priority + 1} is the least that places it")
-        return (f"; {named_jobs(names)} ({held}) {holds} the room it needs{where}{shrunk}: priority "
-                f"{room.priority + 1} or more places it")
+            own = "each one's own" if several else "its own"
+            return (f"; {named_jobs(names)} ({held}, as much as {own}) {holds} the room {needs}{where}{shrunk}: "
+                    f"priority {room.priority + 1} is the least that places {places}")
+        return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: priority "
+                f"{room.priority + 1} or more places {places}")
 
     def _least_room(self, option: Option) -> _Room:
         """The least priority of placed jobs whose removal leaves room for `option` (a way of a job left out)."""
@@ -322,18 +353,21 @@ class SmallerAsks:
         return next(((node,) for node in range(pool.nodes) if option.size <= self.idle_gpus[option.pool][node]
                      and need <= self.idle_host[option.pool][node]), ())
 
-    def words(self, job: Job, fits_with: tuple[FitsWith, ...]) -> str:
+    def words(self, job: Job, fits_with: tuple[FitsWith, ...], several: bool) -> str:
         """The clause saying that `job` would fit the idle room each of `fits_with` names with its smaller ask ("" for
-        none): with fewer rollout GPUs, or at a shorter length."""
+        none): with fewer rollout GPUs, or at a shorter length; where `several` jobs are given it, that one of them
+        would (the room holds one)."""
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
         at = "with at_least" if isinstance(asked, AtLeast) else "at"
         clauses: list[str] = []
         for fits in fits_with:
-            outside = "; its explorer on GPUs outside the fleet" if not fits.rollout_gpus else ""
+            explorer = "the explorer" if several else "its explorer"
+            outside = f"; {explorer} on GPUs outside the fleet" if not fits.rollout_gpus else ""
             change = (f"with rollout_gpus {fits.rollout_gpus} (not {job.rollout_gpus}{outside})"
                       if fits.rollout_gpus != job.rollout_gpus else f"{at} {fits.max_model_len} tokens (not {length})")
-            clauses.append(f"{change}{' it would fit' if not clauses else ''} {self._room_words(fits)}")
+            would = f" {'one of them' if several else 'it'} would fit" if not clauses else ""
+            clauses.append(f"{change}{would} {self._room_words(fits)}")
         return f"; {', or '.join(clauses)}" if clauses else ""
 
     def _room_words(self, fits: FitsWith) -> str:
@@ -354,22 +388,24 @@ class SmallerAsks:
 
 def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
     """A job left out for want of a way to run in any pool it may use, and `why`."""
-    return Unplaced(job=job.name, reason=why.words, reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools)
+    return Unplaced(job=job.name, reason=why.words, reason_for_several=why.words_for_several,
+                    reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools)
 
 
-def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]]) -> str:
+def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:
     """The pools a job has `ways` in (keyed by pool name, in the fleet's order), each with the least its ways there
     take, in words: the fewest GPUs of one node (where the pool's host memory could run short, each (GPUs, host
     memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
-    or the fewest whole nodes."""
+    or the fewest whole nodes; where `several` jobs are given them, what each needs."""
+    needs = "each needs" if several else "it needs"
     rooms = []
     for name, options in ways.items():
         shared = [option for option in options if option.size]
         if not shared:
-            rooms.append(f"{name} (it needs at least {min(option.whole_nodes for option in options)} whole nodes)")
+            rooms.append(f"{name} ({needs} at least {min(option.whole_nodes for option in options)} whole nodes)")
             continue
         if not any(option.host_tenths for option in shared):
-            rooms.append(f"{name} (it needs at least {counted(min(option.size for option in shared), 'GPU')} of one "
+            rooms.append(f"{name} ({needs} at least {counted(min(option.size for option in shared), 'GPU')} of one "
                          "node)")
             continue
         least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
@@ -378,9 +414,10 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]]) -> s
         for gpus, tenths in sorted(own_footprints):
             if not least or tenths < least[-1][1]:
                 least.append((gpus, tenths))
-        needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
-        rooms.append(f"{name} (it needs at least {needs[0]} of host memory{''.join(f', or {n}' for n in needs[1:])}"
-                     f"{',' if len(needs) > 1 else ''} on one node)")
+        least_needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
+        rooms.append(f"{name} ({needs} at least {least_needs[0]} of host memory"
+                     f"{''.join(f', or {n}' for n in least_needs[1:])}"
+                     f"{',' if len(least_needs) > 1 else ''} on one node)")
     return ", ".join(rooms)
 
 
@@ -389,7 +426,7 @@ def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[
     use has none (no words where there is no other)."""
     job = fleet.jobs[index]
     others = [pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in with_room]
-    return why_no_option(planner, fleet, index, with_room) if others else NoWayReason("")
+    return why_no_option(planner, fleet, index, with_room) if others else NoWayReason("", "")
 
 
 def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset()) -> NoWayReason:
@@ -405,9 +442,10 @@ def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset
 def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]) -> NoWayReason:
     """Why job `index` has no way to run in each pool it may use but those named `without`, asked of the planner:
     a rollout that leaves no trainer GPU, a trainer count with no layout beside the rollout, or the planner's own
-    reason (with what estimates would give, under ``--no-estimate``), joined by semicolons, each with its code."""
+    reason (with what estimates would give, under ``--no-estimate``), joined by semicolons, each with its code; and in
+    the words for several jobs given it, true of each alone."""
     job = fleet.jobs[index]
-    reasons = []
+    reasons: list[tuple[str, str]] = []  # each pool's, for one job and for several
     codes = []
     rollout = counted(job.rollout_gpus, "rollout GPU")
     for pool in fleet.pools:
@@ -417,8 +455,9 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         trainer_room = pool_gpus - job.rollout_gpus
         if trainer_room < 1:
             taken = "take all" if trainer_room == 0 else "are more than"
-            reasons.append(f"{pool.name}: the job's {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}, leaving "
-                           "none for a trainer")
+            one, several = (f"{pool.name}: {whose} {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}, leaving "
+                            "none for a trainer" for whose in ("the job's", "each job's"))
+            reasons.append((one, several))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL))
             continue
         asked = job.max_model_len
@@ -429,10 +468,12 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
-            fewer = _fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool)
-            reasons.append(f"{pool.name}: with {rollout}, no trainer GPU count that trains it ({answer.plans[0].gpus} "
-                           f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} "
-                           f"GPUs{layouts}{fewer}")
+            one, several = (
+                f"{pool.name}: with {rollout}, no trainer GPU count that trains {it} ({answer.plans[0].gpus} at the "
+                f"fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} GPUs{layouts}"
+                f"{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
+                for it, them in (("it", False), ("them", True)))
+            reasons.append((one, several))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
@@ -444,11 +485,13 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                 if (beside := answer_for(planner.catalog, query, pool.gpu)).reason != answer.reason:
                     where = f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
                     answer = beside
-            reasons.append(f"{where}: {answer.reason}"
-                           f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
+            words = (f"{where}: {answer.reason}"
+                     f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
+            reasons.append((words, words))  # the planner's reason speaks of the model, for one job or several
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
                                       plan_reason_code=answer.reason_code))
-    return NoWayReason("; ".join(reasons) or "no pool it may use", tuple(codes))
+    return NoWayReason("; ".join(one for one, _ in reasons) or "no pool it may use",
+                       "; ".join(several for _, several in reasons) or "no pool they may use", tuple(codes))
 
 
 def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
@@ -457,13 +500,14 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
     return room is not None and room[1] <= pool.nodes
 
 
-def _fewer_rollout_words(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> str:
+def _fewer_rollout_words(trainer_gpus: int, rollout_gpus: int, pool: Pool, several: bool) -> str:
     """Where fewer rollout GPUs than the job's `rollout_gpus` leave a trainer of `trainer_gpus` a layout on the pool's
-    nodes: the most that do, in words ("" where none does)."""
+    nodes: the most that do, in words for one job or `several` ("" where none does)."""
     fewer = max((room for room in range(rollout_gpus) if _beside(trainer_gpus, room, pool)), default=None)
     if fewer is None:
         return ""
-    rollout = f"{fewer} or fewer" if fewer else "0 (its explorer on GPUs outside the fleet)"
+    explorer = "their explorers" if several else "its explorer"
+    rollout = f"{fewer} or fewer" if fewer else f"0 ({explorer} on GPUs outside the fleet)"
     return f"; with rollout_gpus: {rollout}, a trainer of {counted(trainer_gpus, 'GPU')} has one"
 
 

@@ -15,7 +15,7 @@ from rich.text import Text
 from solver.render.layout import TableOrBlocks
 from solver.render.phrases import LOWERED_NOTE
 from solver.render.styles import setting_style
-from solver.results import ClusterResult, Placement, PoolUse, index_range
+from solver.results import ClusterResult, Placement, PoolUse, Unplaced, index_range
 from solver.tables import Fleet, Pool, counted, named_jobs, shown_number
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
@@ -225,15 +225,17 @@ def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
 
 
 def _unplaced_view(result: ClusterResult, jobs: int) -> Table:
-    """The unplaced jobs, a row per reason with the jobs it is given for (in the order of their first job)."""
-    by_reason: dict[str, list[str]] = {}
+    """The unplaced jobs, a row per reason with the jobs it is given for (in the order of their first job), in its
+    words for several jobs where it is given for more than one."""
+    by_reason: dict[str, list[Unplaced]] = {}
     for job in result.unplaced:
-        by_reason.setdefault(job.reason, []).append(job.job)
+        by_reason.setdefault(job.reason, []).append(job)
     view = Table(title=f"unplaced jobs: {len(result.unplaced)} of {jobs}", title_justify="left")
     longest = max(len(job.job) for job in result.unplaced)  # a name is never cut: folded where the room is short
     view.add_column("jobs" if len(by_reason) < len(result.unplaced) else "job",
                     max_width=max(UNPLACED_JOBS_WIDTH, longest + 1), overflow="fold")
     view.add_column("reason")
-    for reason, named in by_reason.items():
-        view.add_row(", ".join(named), reason)
+    for reason, given in by_reason.items():
+        several = len(given) > 1 and given[0].reason_for_several
+        view.add_row(", ".join(job.job for job in given), several or reason)
     return view
