@@ -207,7 +207,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
         """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens with its `cautions`
         (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`; `room`: the margin it was held to, `margin_room`)."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
-                             self.beyond_calibration_codes) if self.fits else "")
+                              self.beyond_calibration_codes) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, rocm_env)

@@ -443,7 +443,7 @@ class Plan(Frozen):
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
         one)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
-                             self.beyond_calibration_codes)
+                              self.beyond_calibration_codes)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
