@@ -2392,8 +2392,8 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_the_smallest_nodes_t
           "extrapolated)")),
         (["--model", "14B", "--len", "131072", "--gpu", "a100", "--gpus", "4", "--token-budget", "auto"],
          ("Env + Offload + SP=2 on 4 GPUs with a lowered max_token_len_per_gpu of 40960, estimated, extrapolated); "
-          "on nodes of 4 GPUs, 131072 tokens trains: Env + Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 46080 "
-          "(estimated)")),
+          "on nodes of 4 GPUs, 131072 tokens trains: Env + Offload + SP=4 on 4 GPUs with a lowered "
+          "max_token_len_per_gpu of 46080 (estimated)")),
         (["--model", "8B", "--len", "65536", "--gpu", "a100-40g", "--sp", "2", "--no-estimate"],
          ("no plan: the tables have no Qwen3-8B on A100-40GB; on nodes of 8 GPUs, the memory model estimates a plan, "
           "Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --sp 2")),

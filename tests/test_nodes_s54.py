@@ -26,9 +26,9 @@ BEYOND = {
          ["other-gpu-memory", "more-gpus", "more-nodes", "larger-sp", "more-tokens-per-gpu"]),
 }
 """What an estimate of that plan on 8 (one node), 16 (two) and 32 GPUs (four) lies beyond: words and codes."""
-THIN = ("0.2 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat overhead for the "
-        "CUDA context and NCCL does not grow {}: docs/memory.md in rft-solver's source); --margin 0.02 keeps 1 GiB more "
-        "to spare than the default 0.01 here, or measure a step first")
+THIN = ("0.2 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat overhead for "
+        "the CUDA context and NCCL does not grow {}: docs/memory.md in rft-solver's source); --margin 0.02 keeps 1 GiB "
+        "more to spare than the default 0.01 here, or measure a step first")
 WHERE = {8: "with more GPUs than calibrated", 16: "across nodes", 32: "across nodes"}
 
 
@@ -68,7 +68,8 @@ def test_solve_map_and_solve_cluster_give_the_plan_the_words_solve_gives_it(cli,
         gpus = 8 * nodes
         _, out, _ = cli("--maximize", "len", "--gpus", str(gpus), "--model", "14B", "--gpu", "h200", "--json")
         plan = json.loads(out)[0]["plans"][0]
-        fields = ("gpus", "max_model_len", "beyond_calibration", "beyond_calibration_codes", "cautions", "caution_codes")
+        fields = ("gpus", "max_model_len", "beyond_calibration", "beyond_calibration_codes", "cautions",
+                  "caution_codes")
         assert {key: cells[gpus - 1][key] for key in fields} == {key: plan[key] for key in fields}
         assert cells[gpus - 1]["beyond_calibration_codes"] == BEYOND[gpus][1]
         fleet = tmp_path / f"fleet{nodes}.yaml"
@@ -94,7 +95,8 @@ def test_more_nodes_counts_the_nodes_of_the_given_size_whatever_the_gpu_count_th
 def test_the_thin_caution_names_the_reason_the_codes_give():
     larger = "for much larger models it runs optimistic by about a GiB and more"
     across = "its flat overhead for the CUDA context and NCCL does not grow across nodes"
-    small = "on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB, and more for much larger models"
+    small = ("on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB, and more for much larger "
+             "models")
     codes = BeyondCode
     assert known_errors(False, [codes.OTHER_GPU_MEMORY]) == (
         "on much smaller cards and much larger models it runs optimistic by about a GiB and more")
