@@ -206,7 +206,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
                       room: MarginRoom) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens with its `cautions`
         (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`; `room`: the margin it was held to, `margin_room`)."""
-        thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room) if self.fits else ""
+        thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
+                              self.beyond_calibration_codes) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, rocm_env)
@@ -671,12 +672,13 @@ checkpoints' (`docs/memory.md`)."""
 
 def beyond_calibration(
     calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
-    tokens_per_gpu: int,
+    tokens_per_gpu: int, node_gpus: int,
 ) -> tuple[Beyond, ...]:
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
     (`calibrated`), one phrase per quantity with its code, compared as shown (parameters to 0.1B, memory to 1 GiB);
     empty when within it, or when the range is not known. There the prediction extrapolates the fitted
-    terms, and a measurement is worth more than usual."""
+    terms, and a measurement is worth more than usual. A trainer on more than one node of `node_gpus` GPUs is
+    beyond it too: observations record no nodes, and the flat overhead counts NCCL's memory as on one node."""
     if calibrated is None:
         return ()
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
@@ -685,6 +687,7 @@ def beyond_calibration(
     fewer = smallest is not None and round(model.parameters_b, 1) < round(smallest, 1)
     least_vocab, most_vocab = calibrated.least_vocab_size, calibrated.most_vocab_size
     fewest = calibrated.fewest_gpus
+    nodes = ceil(gpus / node_gpus)
     vocab_range = f"{least_vocab}" if least_vocab == most_vocab else f"{least_vocab} to {most_vocab}"
     outside = [
         (round(model.parameters_b, 1) > round(calibrated.largest_model_b, 1), BeyondCode.LARGER_MODEL,
@@ -701,6 +704,7 @@ def beyond_calibration(
         (not least <= round(memory_gib) <= most, BeyondCode.OTHER_GPU_MEMORY,
          f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
         (gpus > calibrated.most_gpus, BeyondCode.MORE_GPUS, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
+        (nodes > 1, BeyondCode.MORE_NODES, f"{nodes} nodes (NCCL's memory calibrated on one node)"),
         (fewest is not None and gpus < fewest, BeyondCode.FEWER_GPUS,
          f"{counted(gpus, 'GPU')} (calibrated from {fewest})"),
         (setting.sp > calibrated.largest_sp, BeyondCode.LARGER_SP,

@@ -170,6 +170,7 @@ class BeyondCode(str, Enum):
     CAPPED_LOGITS = "capped-logits"
     OTHER_GPU_MEMORY = "other-gpu-memory"
     MORE_GPUS = "more-gpus"
+    MORE_NODES = "more-nodes"
     FEWER_GPUS = "fewer-gpus"
     LARGER_SP = "larger-sp"
     WITHOUT_SP = "without-sp"
@@ -270,21 +271,40 @@ class MarginRoom(NamedTuple):
         return ceil(round((self.default + gib / self.usable_gib) * 100, 9)) / 100
 
 
-def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float, room: MarginRoom) -> str:
+def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float, room: MarginRoom,
+                  beyond_codes: Sequence[BeyondCode]) -> str:
     """A caution for a prediction on a GPU of `memory_gib` that fits with less than `THIN_HEADROOM_GIB` to spare
     (twice that on a card of at most `SMALL_CARD_GIB`) where it extrapolates (`beyond_calibration` not empty), in
-    words, naming the --margin that keeps that much more; "" otherwise. What a margin raised above the default
-    holds back (`room`) counts as room to spare: the caution asks for no more than it names."""
+    words, naming the error expected there (`known_errors`, from `beyond_codes`) and the --margin that keeps that
+    much more; "" otherwise. What a margin raised above the default holds back (`room`) counts as room to spare:
+    the caution asks for no more than it names."""
     small = memory_gib <= SMALL_CARD_GIB
     thin = THIN_HEADROOM_GIB * (2 if small else 1)
     if not beyond_calibration or not 0 <= headroom_gib < thin - room.raised_gib:
         return ""
-    known = (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB, and more "
-             "for much larger models" if small
-             else "on much smaller cards and much larger models it runs optimistic by about a GiB and more")
     return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
-            f"({known}: docs/memory.md in rft-solver's source); --margin {room.keeping(thin):.2f} keeps {thin:g} GiB "
-            f"more to spare than the default {room.default:g} here, or measure a step first")
+            f"({known_errors(small, beyond_codes)}: docs/memory.md in rft-solver's source); --margin "
+            f"{room.keeping(thin):.2f} keeps {thin:g} GiB more to spare than the default {room.default:g} here, or "
+            "measure a step first")
+
+
+def known_errors(small: bool, beyond_codes: Sequence[BeyondCode]) -> str:
+    """Where the memory model is expected to err, in words, for an estimate on a card of at most `SMALL_CARD_GIB`
+    (`small`) or not, beyond its calibration as `beyond_codes` say: on small cards, optimistic by about a GiB; on
+    more nodes or GPUs than calibrated, by the memory NCCL takes there, for which the flat overhead does not grow;
+    otherwise on much smaller cards and much larger models."""
+    fabric = ("its flat overhead for the CUDA context and NCCL does not grow across nodes"
+              if BeyondCode.MORE_NODES in beyond_codes
+              else "its flat overhead for the CUDA context and NCCL does not grow with more GPUs than calibrated"
+              if BeyondCode.MORE_GPUS in beyond_codes else "")
+    if small:
+        return (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB, and more "
+                "for much larger models" + (f"; {fabric}" if fabric else ""))
+    if fabric:
+        larger = ("; for much larger models it runs optimistic by about a GiB and more"
+                  if BeyondCode.LARGER_MODEL in beyond_codes else "")
+        return fabric + larger
+    return "on much smaller cards and much larger models it runs optimistic by about a GiB and more"
 
 
 SINGLE_GPU_ADVICE_GIB = 80.0
@@ -422,7 +442,8 @@ class Plan(Frozen):
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
         one)."""
-        thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room)
+        thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
+                              self.beyond_calibration_codes)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)

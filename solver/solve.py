@@ -587,7 +587,8 @@ def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, se
     """A plan's memory model figures at `tokens` per GPU: peak and headroom, and for an estimate where it lies
     beyond the calibration."""
     memory = breakdown(shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin, tokens)
-    beyond = beyond_calibration(query.memory.fit.range, shape, memory_gib, gpus, setting, tokens) if estimated else ()
+    beyond = (beyond_calibration(query.memory.fit.range, shape, memory_gib, gpus, setting, tokens, query.node_gpus)
+              if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
             "headroom_at_step": memory.step_binds, **beyond_fields(beyond)}
 

@@ -470,10 +470,12 @@ def _load_need(model: Any, n: int, node_gpus: int) -> float:
     return 4 * model.parameters_b * 1e9 * ranks / 2**30
 
 
-def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int) -> list[tuple[str, str]]:
+def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int,
+                        node_gpus: int) -> list[tuple[str, str]]:
     """Where an estimated plan with `tokens` per GPU lies outside the shipped memory model's observations (its
     committed ``fit`` range, which test_memory checks that calibration reproduces), each as (code, words), the code
-    docs/json.md gives it: parameters compared to 0.1B, memory to 1 GiB."""
+    docs/json.md gives it: parameters compared to 0.1B, memory to 1 GiB; a trainer on more than one node of
+    `node_gpus` GPUs too (the observations record no nodes: NCCL's memory is counted as on one)."""
     fit = load_memory_model().fit.range
     assert fit is not None, "the shipped memory model records its calibration range"
     found = []
@@ -496,6 +498,8 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
                                            f"to {round(fit.most_memory_gib)} GiB)")))
     if n > fit.most_gpus:
         found.append(("more-gpus", f"{n} GPUs (calibrated up to {fit.most_gpus})"))
+    if n > node_gpus:
+        found.append(("more-nodes", f"{-(-n // node_gpus)} nodes (NCCL's memory calibrated on one node)"))
     if n < fit.fewest_gpus:
         found.append(("fewer-gpus", f"{n} GPU{'s' if n > 1 else ''} (calibrated from {fit.fewest_gpus})"))
     if sp > fit.largest_sp:
@@ -624,7 +628,8 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             "source": source,
                             **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus,
                                       tokens, query.host_ram_gb),
-                            **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens)
+                            **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens,
+                                                                 query.node_gpus)
                                              if evidence == "estimated" else []),
                             **_layout(n, query.rollout_gpus, query.node_gpus),
                         }
@@ -883,7 +888,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")
 
-    want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens)
+    want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens,
+                                                     query.node_gpus)
                                  if plan["evidence"] == "estimated" else [])
     for key, want in want_beyond.items():
         if plan.get(key) is None or list(plan[key]) != want:

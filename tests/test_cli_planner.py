@@ -44,7 +44,7 @@ from solver.cli.planner import build_parser
 from solver.cli.tables import build_tables_parser
 from solver.query import make_query
 from solver.render import APPLY_HEADING, answers_view
-from solver.results import MarginRoom, single_gpu_caution, thin_headroom
+from solver.results import BeyondCode, MarginRoom, single_gpu_caution, thin_headroom
 from solver.solve import at_token_budget, plan
 from solver.tables import shipped_tables_directory
 
@@ -1838,12 +1838,12 @@ def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
     status, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "8", "--len", "8k")
     assert status == 0 and "caution        1.1 GiB to spare where the estimate extrapolates" in out
 
-    beyond = ("8 GPUs (calibrated up to 6)",)
+    beyond, codes = ("8 GPUs (calibrated up to 6)",), (BeyondCode.MORE_GPUS,)
     at_default = MarginRoom(0.01, 0.01, 70.0)
-    assert [bool(thin_headroom(room, beyond, memory, at_default)) for room, memory in (
+    assert [bool(thin_headroom(room, beyond, memory, at_default, codes)) for room, memory in (
         (1.5, 79.6), (0.9, 79.6), (1.5, 48.0), (1.9, 44.99), (2.0, 24.0), (0.5, 24.0))] == [
         False, True, True, True, False, True]
-    assert thin_headroom(0.5, (), 24.0, at_default) == ""  # within the calibration
+    assert thin_headroom(0.5, (), 24.0, at_default, ()) == ""  # within the calibration
 
 
 def test_a_thin_caution_names_the_margin_that_keeps_its_room_and_counts_a_raised_one(cli):
@@ -1869,9 +1869,9 @@ def test_a_thin_caution_names_the_margin_that_keeps_its_room_and_counts_a_raised
     assert "--margin 0.03 keeps 1 GiB more to spare than the default 0.01 here" in " ".join(cli(
         "--model", "qwen2.5-7b-instruct", "--gpu", "h100", "--gpus", "8", "--maximize", "len")[1].split())
     # A margin below the default holds back less: thinner room than the headroom alone says.
-    beyond = ("24 GiB GPUs (calibrated on 80 to 96 GiB)",)
-    assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.0, 0.01, 22.0)).startswith("2.1 GiB to spare")
-    assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.01, 0.01, 22.0)) == ""
+    beyond, codes = ("24 GiB GPUs (calibrated on 80 to 96 GiB)",), (BeyondCode.OTHER_GPU_MEMORY,)
+    assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.0, 0.01, 22.0), codes).startswith("2.1 GiB to spare")
+    assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.01, 0.01, 22.0), codes) == ""
     assert MarginRoom(0.01, 0.01, 50.0).keeping(2.0) == 0.05  # exactly 0.05: not rounded up past it
     assert MarginRoom(0.02, 0.02, 10.0).keeping(1.0) == 0.12  # 12.000000000000002 hundredths in floats: still 0.12
 
@@ -2391,9 +2391,9 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_the_smallest_nodes_t
           "tokens: Env + Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 (estimated, "
           "extrapolated)")),
         (["--model", "14B", "--len", "131072", "--gpu", "a100", "--gpus", "4", "--token-budget", "auto"],
-         ("Env + Offload + SP=2 on 4 GPUs with a lowered max_token_len_per_gpu of 40960, estimated); on nodes of 4 "
-          "GPUs, 131072 tokens trains: Env + Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 46080 "
-          "(estimated)")),
+         ("Env + Offload + SP=2 on 4 GPUs with a lowered max_token_len_per_gpu of 40960, estimated, extrapolated); "
+          "on nodes of 4 GPUs, 131072 tokens trains: Env + Offload + SP=4 on 4 GPUs with a lowered "
+          "max_token_len_per_gpu of 46080 (estimated)")),
         (["--model", "8B", "--len", "65536", "--gpu", "a100-40g", "--sp", "2", "--no-estimate"],
          ("no plan: the tables have no Qwen3-8B on A100-40GB; on nodes of 8 GPUs, the memory model estimates a plan, "
           "Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --sp 2")),
@@ -2758,10 +2758,11 @@ def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given
 
 def test_thin_headroom_counts_a_plan_at_exactly_no_room(cli):
     # A prediction that fits with 0.0 GiB to spare (the total at the usable memory) is the thinnest room of all.
-    beyond = ("8 GPUs (calibrated up to 6)",)
+    beyond, codes = ("8 GPUs (calibrated up to 6)",), (BeyondCode.MORE_GPUS,)
     at_default = MarginRoom(0.01, 0.01, 73.9)
-    assert thin_headroom(0.0, beyond, 79.6, at_default).startswith("0.0 GiB to spare where the estimate extrapolates")
-    assert thin_headroom(-0.1, beyond, 79.6, at_default) == ""  # does not fit: no caution of room
+    assert thin_headroom(0.0, beyond, 79.6, at_default, codes).startswith(
+        "0.0 GiB to spare where the estimate extrapolates")
+    assert thin_headroom(-0.1, beyond, 79.6, at_default, codes) == ""  # does not fit: no caution of room
 
 
 def test_an_exact_sp_refusal_lists_the_exact_count_itself_where_it_is_allowed(cli):

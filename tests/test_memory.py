@@ -47,7 +47,7 @@ from solver.memory import (
 )
 from solver.query import make_query
 from solver.results import MarginRoom
-from solver.rules import SourceCell, tried_settings, validated_length
+from solver.rules import NODE_GPUS, SourceCell, tried_settings, validated_length
 from solver.solve import plan
 from solver.tables import (
     MemoryModel,
@@ -246,7 +246,7 @@ def test_the_calibrated_range_holds_its_own_edges():
     fourteen = CATALOG.model("14B")
 
     def beyond(model=fourteen, memory: float = 80.0, gpus: int = 6, sp: int = 4, tokens: int = 73728):
-        return beyond_calibration(calibrated, model, memory, gpus, Setting(sp=sp), tokens)
+        return beyond_calibration(calibrated, model, memory, gpus, Setting(sp=sp), tokens, NODE_GPUS)
 
     assert beyond() == () and beyond(memory=96.0) == () and beyond(model=CATALOG.model("0.6B")) == ()
     # Each phrase comes with its code (docs/json.md's table), a Beyond of (code, words).
@@ -273,15 +273,15 @@ def test_the_calibrated_range_holds_its_own_edges():
     unsaid = calibrated.model_copy(update={"mixture_of_experts": None})
     moe_phrase = ("mixture-of-experts", "a mixture of experts (calibrated on dense models)")
     assert moe_phrase in beyond(model=moe)
-    assert moe_phrase not in beyond_calibration(unsaid, moe, 80.0, 6, Setting(sp=4), 73728)
+    assert moe_phrase not in beyond_calibration(unsaid, moe, 80.0, 6, Setting(sp=4), 73728, NODE_GPUS)
     # A fit from 4 GPUs and fits with SP only: 3 GPUs and SP=1 are beyond it, 4 GPUs and SP=2 within; a range
     # from before it recorded them checks neither.
     sp_only = calibrated.model_copy(update={"fewest_gpus": 4, "fit_without_sp": False})
-    assert beyond_calibration(sp_only, fourteen, 80.0, 4, Setting(sp=2), 73728) == ()
-    assert beyond_calibration(sp_only, fourteen, 80.0, 3, Setting(sp=1), 73728) == (
+    assert beyond_calibration(sp_only, fourteen, 80.0, 4, Setting(sp=2), 73728, NODE_GPUS) == ()
+    assert beyond_calibration(sp_only, fourteen, 80.0, 3, Setting(sp=1), 73728, NODE_GPUS) == (
         ("fewer-gpus", "3 GPUs (calibrated from 4)"), ("without-sp", "SP=1 (calibrated on fits with SP only)"))
     older = calibrated.model_copy(update={"fewest_gpus": None, "fit_without_sp": None})
-    assert beyond_calibration(older, fourteen, 80.0, 1, Setting(sp=1), 73728) == ()
+    assert beyond_calibration(older, fourteen, 80.0, 1, Setting(sp=1), 73728, NODE_GPUS) == ()
 
 
 def test_the_fit_records_the_range_its_observations_span():
@@ -2717,7 +2717,7 @@ def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path:
     # An estimate for it says the capping lies beyond the calibration.
     calibrated = load_memory_model().fit.range
     for model, named in ((capped, True), (plain, False)):
-        phrases = beyond_calibration(calibrated, model, 79.6, 8, setting, 16384)
+        phrases = beyond_calibration(calibrated, model, 79.6, 8, setting, 16384, NODE_GPUS)
         assert (("capped-logits", "capped logits (their extra copy counted from first principles, not calibrated)")
                 in phrases) is named
 
