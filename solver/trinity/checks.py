@@ -376,7 +376,8 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
         if _schema_refuses(path, version):
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, f"{wrong}: Trinity refuses the config")
         else:
-            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {_unchecked_words(version, 'takes it as written')}")
+            taken = _unchecked_words(version, "takes it as written")
+            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {taken}")
     elif turned_off(value):
         checks.add(code, f"{'.'.join(path)} is false: {off}")
 
@@ -501,8 +502,8 @@ def trinity_config_problems(
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
     ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
     fsdp2``; dynamic batch sizes and gradient checkpointing stay on, and their flags and the keys rft-solver reads
-    are spelt as Trinity takes them (`UNCHECKED_SECTION` says which releases refuse them); no deprecated ``trainer.trainer_config_path``;
-    a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
+    are spelt as Trinity takes them (`UNCHECKED_SECTION` says which releases refuse them); no deprecated
+    ``trainer.trainer_config_path``; a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
     cannot be resolved, or is not a number, is reported as a problem. `strategy_noted` leaves out the
