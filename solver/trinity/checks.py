@@ -503,7 +503,8 @@ def trinity_config_problems(
     ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
     fsdp2``; dynamic batch sizes and gradient checkpointing stay on, and their flags and the keys rft-solver reads
     are spelt as Trinity takes them (`UNCHECKED_SECTION` says which releases refuse them); no deprecated
-    ``trainer.trainer_config_path``; a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
+    ``trainer.trainer_config_path``; a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is
+    given).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
     cannot be resolved, or is not a number, is reported as a problem. `strategy_noted` leaves out the
