@@ -732,7 +732,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     if isinstance(mapping.get("model"), Mapping) and (length != config.max_model_len or  # --len: the verdict's length;
                                                       mapping["model"].get("max_model_len") is None):  # or prompt + response
         mapping = {**mapping, "model": {**mapping["model"], "max_model_len": length}}
-    checked = trinity_config_problems(mapping, model, gpus, environ=environ, version=version, strategy_noted=True)
+    checked = trinity_config_problems(mapping, model, gpus, environ=environ, version=version, strategy_noted=True,
+                                      train_batch_size=query.train_batch_size,
+                                      train_batch_source=query.train_batch_source)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     problems += map(ConfigProblem._make, zip(config.note_codes, config.notes, strict=True))
     lowered = _lowered_by_config(config, length, query.estimate)
@@ -825,9 +827,9 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
             f"{fills} holds no sequence of {length} tokens at the actor's SP {config.sp}: Trinity 0.5 raises the "
             f"actor's to ceil({length} / {config.sp}) = {least} (0.5.0 to ceil(2 x {length} / {config.sp}) = "
             f"{default}), no more tokens per GPU than the verdict assumes (so it is cautious)")))
-    if config.critic_token_budget is not None and config.critic_token_budget > judged:
-        problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
-            config.critic_token_budget, f"the verdict's {judged} tokens per GPU")))
+    problems += [ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
+                     key, budget, f"the verdict's {judged} tokens per GPU"))
+                 for key, budget in config.critic_token_budgets if budget > judged]
     return problems
 
 

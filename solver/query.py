@@ -241,10 +241,13 @@ class ConfigProblemCode(str, Enum):
     NOT_A_NUMBER = "not-a-number"
     VALUE_OUT_OF_RANGE = "value-out-of-range"
     FLAG_NOT_BOOLEAN = "flag-not-boolean"
+    FLAG_NOT_BOOLEAN_REFUSED = "flag-not-boolean-refused"
     MISSPELT_KEY = "misspelt-key"
+    MISSPELT_KEY_REFUSED = "misspelt-key-refused"
     SP_DIVIDES_GPUS = "sp-divides-gpus"
     SP_MODEL_HEADS = "sp-model-heads"
     WHOLE_NODES = "whole-nodes"
+    BATCH_DIVIDES = "batch-divides"
     ROLE_SP_DIFFERS = "role-sp-differs"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
@@ -277,16 +280,18 @@ class ConfigProblemCode(str, Enum):
 
 
 REFUSED_CONFIG_CODES = frozenset({
+    ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, ConfigProblemCode.MISSPELT_KEY_REFUSED,
     ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS, ConfigProblemCode.WHOLE_NODES,
-    ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH, ConfigProblemCode.TRAIN_BATCH_REQUIRED,
-    ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
-    ConfigProblemCode.ALLOC_CONF_REFUSED})
+    ConfigProblemCode.BATCH_DIVIDES, ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH,
+    ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
+    ConfigProblemCode.CONFIG_PATH_REFUSED, ConfigProblemCode.ALLOC_CONF_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
-role's SP that Trinity checks, nodes, a prompt and response over the length, a required train batch, keys the release
-refuses, the allocator setting): the config as written does not run, which the verdict says
-(`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a verdict that it does not train.
-docs/trinity.md lists each code and the Trinity release code that refuses it; a code that only some releases, verl
-versions or keys refuse (``deprecated-config-path``, ``flag-not-boolean``) is not one."""
+flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
+response over the length, a required train batch, keys the release refuses, the allocator setting): the config as
+written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails
+on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that
+refuses it; a code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean``
+and ``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5) is not one."""
 
 
 class ConfigProblem(NamedTuple):
@@ -331,9 +336,10 @@ class TrinityConfig(Frozen, defer_build=True):
     """Experiences per training step; None where the config sets no batch size."""
     train_batch_source: str = TRAIN_BATCH_KEY
     """The keys `train_batch_size` comes from, as messages name them."""
-    critic_token_budget: int | None = None
-    """The critic's own ``ppo_max_token_len_per_gpu`` (`solver.trinity.keys.CRITIC_TOKEN_BUDGET`), read for the notes
-    alone: None where unset, unreadable, or the algorithm trains no critic."""
+    critic_token_budgets: tuple[tuple[str, int], ...] = ()
+    """(key, value) of each of the critic's own token budgets the config sets to a whole number (its training's and
+    its value forward's, `solver.trinity.keys.CRITIC_BUDGETS`), read for the notes alone: none where the algorithm
+    trains no critic."""
     version: TrinityVersion | None = None
     """The Trinity release the config was read for (None: not known): with 0.5, the actor's budget is raised before
     the rollout's is filled from it (`role_budgets`)."""

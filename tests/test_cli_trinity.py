@@ -822,7 +822,7 @@ def test_from_config_names_a_misspelt_key_and_judges_without_it(cli, tmp_path: P
     assert (status, err) == (0, "")
     assert "typo.yaml runs vanilla on 4 trainer GPUs at 40960 tokens" in text
     assert ("but: trainer.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? That key is "
-            "unset, and read as such (Trinity refuses keys it does not know)") in text
+            "unset, and read as such; Trinity refuses the config (it knows no such key)") in text
 
 
 def test_explain_names_where_the_exact_count_came_from(cli, tmp_path: Path):
@@ -2029,8 +2029,9 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
     assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on
     assert "        enable_gradient_checkpointing: true" in patched.read_text(encoding="utf-8").splitlines()
     # On, or not given, nothing is said; a value Trinity refuses is named.
+    # Under trainer_config, without --trinity-version 0.5, not every release refuses it.
     refused = ("trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing must be true or false, "
-               "got 'maybe': Trinity refuses it")
+               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 takes it as written")
     for value, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("VALUE", value), encoding="utf-8")
         [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
@@ -2060,7 +2061,7 @@ def test_remove_padding_turned_off_is_reported_and_written_back_on(
     assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on
     written = patched.read_text(encoding="utf-8").splitlines()
     assert "  use_remove_padding: true" in written and "        use_remove_padding: true" in written
-    refused = "trainer.use_remove_padding must be true or false, got 'maybe': Trinity refuses it"
+    refused = "trainer.use_remove_padding must be true or false, got 'maybe': Trinity refuses the config"
     for trainer, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("TRAINER", trainer).replace("MODEL", "yes"), encoding="utf-8")
         [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
@@ -2942,6 +2943,8 @@ REF_SP = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ntrainer: {u
           "trainer_config: {actor_rollout_ref: {ref: {ulysses_sequence_parallel_size: %d}}}}\n")
 """A ref's own SP beside the trainer's 2, which Trinity 0.5 checks as the actor's."""
 CONFIG_PATH = "trainer: {trainer_config_path: v.yaml}\n"
+ACTOR_TYPO = "trainer: {trainer_config: {actor_rollout_ref: {actor: {ulysses_sequence_paralel_size: 2}}}}\n"
+"""A misspelt key under trainer_config: Trinity 0.5 refuses it, 0.6 on verl before 0.8 drops it."""
 ENV_ON = "Env on, read from this shell's PYTORCH_CUDA_ALLOC_CONF"
 RUNS_8K = (f"runs Env on 6 trainer GPUs at 8192 tokens ({ENV_ON}): ",
            ("inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan includes that setting"))
@@ -2977,6 +2980,16 @@ def refused_verdict(runs: tuple[str, str], lines: str) -> str:
     (REFUSING_HEAD.replace("algorithm: {algorithm_type: grpo}\n", "") + OVER_8K + CONFIG_PATH,
      ("--trinity-version", "0.5"), "expandable_segments:True", "config-path-refused",
      refused_verdict(RUNS_8K, "but: lines 1 and 2 below say why")),
+    # Every release refuses a flag that is not a boolean under trainer itself (its typed Config) ...
+    (REFUSING_HEAD + MODEL_8K + "trainer: {use_dynamic_bsz: maybe}\n", (), "expandable_segments:True",
+     "flag-not-boolean-refused", refused_verdict(RUNS_8K, "the but: line below says why")),
+    # ... and Trinity 0.5 a misspelt key under trainer_config (its typed veRLConfig) ...
+    (REFUSING_HEAD + MODEL_8K + ACTOR_TYPO, ("--trinity-version", "0.5"), "expandable_segments:True",
+     "misspelt-key-refused", refused_verdict(RUNS_8K, "the but: line below says why")),
+    # ... and ranks of the ref at its own SP 1, 6 GPUs / 1, that do not divide the train batch of 75 (0.5.2 checks
+    # them; 0.5.0 and 0.5.1 refuse a batch the 6 GPUs do not divide).
+    (REFUSING_HEAD + REF_SP % 1 + "buffer: {train_batch_size: 75}\n", ("--trinity-version", "0.5"),
+     "expandable_segments:True", "batch-divides", refused_verdict(RUNS_16K, "but: line 1 below says why")),
     (REFUSING_HEAD + MODEL_8K, (), "expandable_segments:true", "alloc-conf-refused", refused_verdict(
         ("runs vanilla on 6 trainer GPUs at 8192 tokens (Env off, read from this shell's PYTORCH_CUDA_ALLOC_CONF): ",
          "documented: the A100-80GB table for 6 GPUs says 'vanilla' at 8192"), "the but: line below says why")),
@@ -3002,6 +3015,12 @@ def test_where_trinity_refuses_the_config_the_verdict_says_so_and_check_exits_1(
     (REFUSING_HEAD + MODEL_8K.replace("8192}", "8192, max_prompt_tokens: -5}"), (), "value-out-of-range"),
     # Trinity 0.6 refuses trainer_config_path on verl before 0.8 only.
     (REFUSING_HEAD + MODEL_8K + CONFIG_PATH, ("--trinity-version", "0.6"), "deprecated-config-path"),
+    # Trinity 0.6 on verl before 0.8 builds trainer_config unchecked (build_dataclass_from_mapping): it takes a flag
+    # as written and drops a key it does not know; without a version, 0.6 may be the release.
+    (REFUSING_HEAD + MODEL_8K + ACTOR_TYPO, ("--trinity-version", "0.6"), "misspelt-key"),
+    (REFUSING_HEAD + MODEL_8K + ACTOR_TYPO, (), "misspelt-key"),
+    (REFUSING_HEAD + MODEL_8K + ACTOR_TYPO.replace("ulysses_sequence_paralel_size: 2", "use_dynamic_bsz: maybe"), (),
+     "flag-not-boolean"),
 ])
 def test_a_problem_that_refuses_nothing_keeps_it_trains(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_text: str, flags: tuple[str, ...], code: str):

@@ -569,6 +569,8 @@ def test_a_length_without_a_plan_whose_shorter_ones_were_left_open_gives_its_cod
 
 
 C = ConfigProblemCode
+ACTOR_FLAG = "trainer: {trainer_config: {actor_rollout_ref: {actor: {use_dynamic_bsz: %s}}}}"
+ACTOR_SP_TYPO = "trainer: {trainer_config: {actor_rollout_ref: {actor: {ulysses_sequence_paralel_size: 2}}}}"
 CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode]]] = [
     # (config, model, trainer GPUs, Trinity version, the codes of its problems)
     ("model: {max_model_len: '${oc.env:LEN}'}", "8B", 8, None, [C.UNRESOLVED_VALUE]),
@@ -578,8 +580,18 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
      [C.NOT_A_NUMBER, C.NOT_A_NUMBER]),
     ("model: {max_prompt_tokens: -1}\ntrainer: {ulysses_sequence_parallel_size: 0}\ncluster: {gpu_per_node: 2.5}",
      "8B", 8, None, [C.VALUE_OUT_OF_RANGE] * 3),
-    ("trainer: {use_dynamic_bsz: maybe}", "8B", 8, None, [C.FLAG_NOT_BOOLEAN]),
-    ("trainer: {ulysses_sequence_paralel_size: 2}", "8B", 8, None, [C.MISSPELT_KEY]),
+    # Every release refuses a wrong flag or key under trainer itself (its typed Config); under trainer_config, 0.5 does
+    # (its typed veRLConfig), 0.6 on verl before 0.8 does not (build_dataclass_from_mapping).
+    ("trainer: {use_dynamic_bsz: maybe}", "8B", 8, None, [C.FLAG_NOT_BOOLEAN_REFUSED]),
+    ("trainer: {use_dynamic_bsz: maybe}", "8B", 8, "0.6", [C.FLAG_NOT_BOOLEAN_REFUSED]),
+    (ACTOR_FLAG % "maybe", "8B", 8, None, [C.FLAG_NOT_BOOLEAN]),
+    (ACTOR_FLAG % "maybe", "8B", 8, "0.6", [C.FLAG_NOT_BOOLEAN]),
+    (ACTOR_FLAG % "maybe", "8B", 8, "0.5", [C.FLAG_NOT_BOOLEAN_REFUSED]),
+    ("trainer: {ulysses_sequence_paralel_size: 2}", "8B", 8, None, [C.MISSPELT_KEY_REFUSED]),
+    ("trainr: {ulysses_sequence_parallel_size: 2}", "8B", 8, "0.6", [C.MISSPELT_KEY_REFUSED]),
+    (ACTOR_SP_TYPO, "8B", 8, None, [C.MISSPELT_KEY]),
+    (ACTOR_SP_TYPO, "8B", 8, "0.6", [C.MISSPELT_KEY]),
+    (ACTOR_SP_TYPO, "8B", 8, "0.5", [C.MISSPELT_KEY_REFUSED]),
     ("trainer: {ulysses_sequence_parallel_size: 4}", "8B", 6, None, [C.SP_DIVIDES_GPUS]),
     ("trainer: {ulysses_sequence_parallel_size: 3}", "8B", 6, None, [C.SP_MODEL_HEADS]),
     ("cluster: {gpu_per_node: 4}", "8B", 6, None, [C.WHOLE_NODES]),
@@ -678,6 +690,9 @@ DEFAULT_BUDGET_7B = ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  m
                      "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n")
 """Trinity-RFT #398's config (Qwen2.5-7B at 131072 tokens, 6 trainer GPUs), less its trainer section."""
+REF_SP_1 = ("trainer: {ulysses_sequence_parallel_size: 2, trainer_config: {actor_rollout_ref: {ref: "
+            "{ulysses_sequence_parallel_size: 1}}}}\n")
+"""The trainer at SP 2, the ref at its own SP 1."""
 FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[ConfigProblemCode]]] = [
     # (config, flags, PYTORCH_CUDA_ALLOC_CONF, the broken rule's code, the problems' codes) as --from-config gives
     (("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
@@ -706,6 +721,12 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
     (CONFIG_HEAD.replace("32768", "8192") + GRPO + "trainer: {trainer_config_path: verl.yaml, param_offload: false}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "expandable_segments:True", None,
      [C.TRAINER_OFFLOAD_KEYS_REFUSED, C.CONFIG_PATH_REFUSED]),
+    # Trinity 0.5 checks the ref's SP as the actor's: 6 GPUs / its SP 1 do not divide 75 (the actor's 3 do); 0.6 on
+    # verl 0.8 or later runs the ref at the trainer's SP, so only the SP that differs is said.
+    (CONFIG_HEAD + GRPO + REF_SP_1 + "buffer: {train_batch_size: 75}\n", ("--gpu", "h100", "--trinity-version", "0.5"),
+     "", None, [C.BATCH_DIVIDES, C.ROLE_SP_DIFFERS]),
+    (CONFIG_HEAD + GRPO + REF_SP_1 + "buffer: {train_batch_size: 75}\n", ("--gpu", "h100", "--trinity-version", "0.6"),
+     "", None, [C.ROLE_SP_DIFFERS]),
     # the docs' example, and the tests' user config (its YaRN within the native context, its factor unset)
     ((ROOT / "docs/examples/trinity.yaml").read_text(encoding="utf-8"), ("--gpu", "h20"), "expandable_segments:True",
      None, []),

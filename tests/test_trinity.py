@@ -814,7 +814,7 @@ def test_a_critic_that_offloads_is_not_told_to_and_its_own_budget_is_read_for_th
                            ("{param_offload: true}", True), ("{}", True), ("{param_offload: maybe}", True)):
         config = read_trinity_config(base.replace("FLAGS", flags), "t.yaml", {})
         assert config.notes == (told + (", or offload the critic's states" if advised else ""),), flags
-        assert config.critic_token_budget == 65536
+        assert config.critic_token_budgets == (("trainer.trainer_config.critic.ppo_max_token_len_per_gpu", 65536),)
     # Trinity 0.6's flags under trainer count for the actor, not the critic (docs/trinity.md says so).
     flags_06 = "fsdp2, param_offload: true, optimizer_offload: true, offload_policy: true"
     trainer_level = read_trinity_config(base.replace("FLAGS", "{}").replace("fsdp2", flags_06), "t.yaml", {})
@@ -823,7 +823,7 @@ def test_a_critic_that_offloads_is_not_told_to_and_its_own_budget_is_read_for_th
     fsdp = base.replace("FLAGS", "{offload_policy: true}").replace("fsdp2", "fsdp")
     assert read_trinity_config(fsdp, "t.yaml", {}).notes == (told + ", or offload the critic's states",)
     grpo = read_trinity_config(base.replace("FLAGS", "{}").replace("ppo}", "grpo}"), "t.yaml", {})
-    assert grpo.notes == () and grpo.critic_token_budget is None
+    assert grpo.notes == () and grpo.critic_token_budgets == ()
 
 
 def test_the_notes_name_the_offload_flags_that_do_not_offload() -> None:
@@ -1457,7 +1457,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ),
         ({"model": {"max_model_len": 81920}}, "4B", 1, ["model.rope_scaling: max_model_len 81920 is beyond"]),
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "maybe"}}, "4B", 1,
-         ["trainer.use_dynamic_bsz must be true or false, got 'maybe': Trinity refuses it"]),
+         ["trainer.use_dynamic_bsz must be true or false, got 'maybe': Trinity refuses the config"]),
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "Yes"}}, "4B", 1, []),
         # text that OmegaConf takes for the whole number 0, which a boolean field reads as false
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "0"}}, "4B", 1,
@@ -1623,12 +1623,16 @@ def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
                "trainr": {"save_interval": 100},
                "trainer": {"ulysses_sequence_paralel_size": 4, "max_tokens_len_per_gpu": 8192, "trainer_config": {
                    "actor_rollout_ref": {"actor": {"fsdp_config": {"offload_polcy": True}}}}}}
-    unset = "That key is unset, and read as such (Trinity refuses keys it does not know)"
+    unset = "That key is unset, and read as such; Trinity refuses the config (it knows no such key)"
+    # Under trainer_config, Trinity 0.6 on verl before 0.8 drops it (build_dataclass_from_mapping): not every release
+    # refuses it, but Trinity 0.5 does.
+    dropped = ("That key is unset, and read as such (Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 drops "
+               "the key)")
     assert check_trinity_config(mapping, catalog().model("8B"), 4) == [
         f"trainer.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? {unset}",
         f"trainer.max_tokens_len_per_gpu: did you mean max_token_len_per_gpu? {unset}",
         ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_polcy: did you mean offload_policy? "
-         f"{unset}"),
+         f"{dropped}"),
     ]  # not trainr: the config has its trainer; nor Trinity's min_response_tokens, less alike to max_response_tokens
     assert check_trinity_config({"trainr": {}, "model": {"max_model_len": 4096}}, catalog().model("8B"), 4) == [
         f"trainr: did you mean trainer? {unset}"]
@@ -2004,7 +2008,7 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     misspelt = config({"ulysses_sequence_paralel_size": 3})
     assert check_trinity_config(misspelt, model, 4, version="0.5") == [
         (f"{critic_key}.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? That key is unset, "
-         "and read as such (Trinity refuses keys it does not know)")]
+         "and read as such; Trinity refuses the config (it knows no such key)")]
     # The trainer's SP given to the critic alone (the ref sets its own, the actor takes the trainer's here).
     given = ", and Trinity 0.5 gives it to the critic, whose SP it checks as the actor's: it refuses the config"
     actor_own = config({})
@@ -2048,6 +2052,74 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
             (f"{critic_key}.ppo_max_token_len_per_gpu 8192 x SP 2 is below model.max_model_len 32768: Trinity with "
              "verl before 0.8 raises it to ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) "
              "= 32768), and Trinity 0.6 on verl 0.8 or later ignores the key")]
+
+
+def test_the_critics_forward_budget_is_judged_as_the_rollouts_at_the_critics_sp() -> None:
+    # Trinity fills the critic's forward_max_token_len_per_gpu from its raised ppo budget (0.5.0
+    # common/verl_config.py:600, after the raise at :595) and never raises it; verl before 0.8 runs the critic's value
+    # forward at the critic's SP (dp_critic.py:168) and asserts each sequence fits. Set by hand, it is judged as the
+    # rollout's, at the SP its forward runs at.
+    model = catalog().model("8B")
+    forward_key = "trainer.trainer_config.critic.forward_max_token_len_per_gpu"
+
+    def config(critic: dict[str, Any], algorithm: str = "ppo") -> dict[str, Any]:
+        return {"algorithm": {"algorithm_type": algorithm},
+                "model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768},
+                "trainer": {"ulysses_sequence_parallel_size": 2, "trainer_config": {"critic": critic}}}
+
+    # At the critic's own SP 1 under 0.5: 12000 holds no sequence (it would at the trainer's 2, 24000 < 32768 too).
+    low = config({"ulysses_sequence_parallel_size": 1, "forward_max_token_len_per_gpu": 12000})
+    problems = trinity_config_problems(low, model, 4, version="0.5")
+    assert problems == [(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
+        f"{forward_key} 12000 x SP 1 (the critic's) is below model.max_model_len 32768: Trinity 0.5 never raises it, "
+        "and its verl (before 0.8) stops at the first sequence longer than that in the critic's value forward"))]
+    # 0.6 and no version: at the trainer's SP, and Trinity 0.6 on verl 0.8 or later sets the key itself.
+    for version in ("0.6", None):
+        assert check_trinity_config(config({"forward_max_token_len_per_gpu": 12000}), model, 4, version=version) == [
+            (f"{forward_key} 12000 x SP 2 is below model.max_model_len 32768: verl before 0.8 stops at the first "
+             "sequence longer than that in the critic's value forward, and Trinity 0.6 on verl 0.8 or later ignores "
+             "the key")]
+        # 20000 x 2 holds one at the trainer's SP; under 0.5 the critic's own SP 1 does not.
+        holds = config({"ulysses_sequence_parallel_size": 1, "forward_max_token_len_per_gpu": 20000})
+        assert check_trinity_config(holds, model, 4, version=version) == []
+    assert len(check_trinity_config(holds, model, 4, version="0.5")) == 1
+    # No critic trained (GRPO): nothing is said of it; unset, it takes the raised ppo budget, which holds one.
+    assert check_trinity_config(config({"forward_max_token_len_per_gpu": 12000}, "grpo"), model, 4) == []
+    assert check_trinity_config(config({"ppo_max_token_len_per_gpu": 32768}), model, 4, version="0.5") == []
+    # Read for the notes too, beside the ppo budget.
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "trainer: {trainer_config: {critic: {ppo_max_token_len_per_gpu: 9000, forward_max_token_len_per_gpu: "
+            "65536}}}\n")
+    assert read_trinity_config(text, "t.yaml", {}).critic_token_budgets == (
+        ("trainer.trainer_config.critic.ppo_max_token_len_per_gpu", 9000), (forward_key, 65536))
+
+
+def test_trinity_05_checks_the_ref_and_critic_ranks_at_their_own_sp_against_the_train_batch() -> None:
+    # 0.5.2's _check_parallel_config raises where the train batch is no multiple of the GPUs / the role's SP
+    # (trainer/verl/verl_config.py:424), for the ref and the critic as for the actor; 0.5.0 and 0.5.1 refuse a batch
+    # the GPUs do not divide (config_validator.py:860 and :859), so such a batch too.
+    model = catalog().model("8B")
+    mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 16384},
+               "trainer": {"ulysses_sequence_parallel_size": 2, "trainer_config": {
+                   "actor_rollout_ref": {"ref": {"ulysses_sequence_parallel_size": 1}}}}}
+    ref_key = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size"
+    problems = trinity_config_problems(mapping, model, 6, version="0.5", train_batch_size=75,
+                                       train_batch_source="buffer.train_batch_size")
+    assert problems == [(ConfigProblemCode.BATCH_DIVIDES, (
+        f"{ref_key}: the train batch of 75 (buffer.train_batch_size) must split evenly over the data-parallel ranks, "
+        "and 6 (6 GPUs / SP=1) do not divide it, and Trinity 0.5 checks the ref's SP as the actor's: it refuses the "
+        "config"))]
+    # A batch the role's ranks divide, no batch known, or another release: nothing of it.
+    assert trinity_config_problems(mapping, model, 6, version="0.5", train_batch_size=96) == []
+    assert trinity_config_problems(mapping, model, 6, version="0.5") == []
+    assert trinity_config_problems(mapping, model, 6, version="0.6", train_batch_size=75) == []
+    # The trainer's SP 1 given to an unset critic, the actor and the ref at their own 2: named from the trainer's key.
+    critic = {"model": mapping["model"], "trainer": {"ulysses_sequence_parallel_size": 1, "trainer_config": {
+        "actor_rollout_ref": {role: {"ulysses_sequence_parallel_size": 2} for role in ("actor", "ref")}}}}
+    assert check_trinity_config(critic, model, 6, version="0.5", train_batch_size=9) == [
+        ("trainer.ulysses_sequence_parallel_size: the train batch of 9 (buffer.train_batch_size) must split evenly "
+         "over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide it, and Trinity 0.5 gives it to the "
+         "critic, whose SP it checks as the actor's: it refuses the config")]
 
 
 def test_an_unset_rollout_budget_takes_the_actors_own() -> None:

@@ -352,10 +352,10 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
         notes.append(f"solve: note: {args.write}: trainer.max_token_len_per_gpu {planned} is below Trinity's default "
                      f"ceil(2 x {best.max_model_len} / {best.sp}) = {token_budget(best.max_model_len, best.sp)}: "
                      f"{undone}")
-    critic_budget = config.critic_token_budget if config is not None else None
-    if critic_budget is not None and critic_budget > best.max_token_len_per_gpu:  # kept: the patch sets no critic key
-        plans = f"the plan's {best.max_token_len_per_gpu}"
-        notes.append(f"solve: note: {args.write}: {critic_budget_note(critic_budget, plans)}")
+    plans = f"the plan's {best.max_token_len_per_gpu}"
+    notes += [f"solve: note: {args.write}: {critic_budget_note(key, budget, plans)}"  # kept: the patch sets none
+              for key, budget in (config.critic_token_budgets if config is not None else ())
+              if budget > best.max_token_len_per_gpu]
     if best.rope_scaling_factor is not None and args.trinity_version != "0.5":
         notes.append(f"solve: note: {args.write}: {YARN_TRAINER}")
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`

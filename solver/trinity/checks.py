@@ -7,23 +7,25 @@ import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from solver.query import (
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_TOKEN_BUDGETS,
-    ROLLOUT_TOKEN_BUDGET,
+    TRAIN_BATCH_KEY,
     ConfigProblem,
     ConfigProblemCode,
     TrinityVersion,
 )
-from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
+from solver.rules import batch_split_violation, least_token_budget, sp_gpus_violation, whole_nodes_violation
 from solver.tables import Model, brief, shown_number, sp_rule_violation
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
+    CRITIC_BUDGETS,
     CRITIC_TOKEN_BUDGET,
     DYNAMIC_BATCH_KEYS,
+    FORWARD_BUDGETS,
     GRADIENT_CHECKPOINTING_KEY,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
@@ -109,13 +111,14 @@ class _ConfigChecks:
         return self.value((*_ROPE_SCALING, "rope_type")) or self.value((*_ROPE_SCALING, "type"))
 
 
-def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int,
-                             version: TrinityVersion | None) -> tuple[int, dict[str, int]]:
+def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int, version: TrinityVersion | None,
+                             batch: TrainBatch) -> tuple[int, dict[str, int]]:
     """Check the SP the trainer runs at (`sp_key_in_effect`: the trainer's, or with Trinity 0.5 the actor's own)
     against `trainer_gpus` and `model`'s heads; return it and each of `OWN_SP_ROLES`' SP, by name (1 where unset or
     below 1). With `version` 0.5, check each of those roles' SP alike where another key gives it (its own where set,
-    else the trainer's): Trinity 0.5 checks each role's SP so (``_check_parallel_config``) and refuses the config, and
-    raises the role's token budget at it (``_adjust_token_len_if_needed``); else each role's is the trainer's."""
+    else the trainer's), and that its data-parallel ranks divide the train `batch` (`_check_sp_key`): Trinity 0.5
+    checks each role's SP so (``_check_parallel_config``) and refuses the config, and raises the role's token budget
+    at it (``_adjust_token_len_if_needed``); else each role's is the trainer's."""
     path = sp_key_in_effect(checks.mapping, version)
     sp = _check_sp_key(checks, path, model, trainer_gpus, "")
     role_sps = {role.name: sp for role in OWN_SP_ROLES}
@@ -132,8 +135,16 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
         heads = names != ["critic"] or not _other_critic_model(checks)
         role_sps |= dict.fromkeys(names, _check_sp_key(
             checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
-            heads=heads))
+            heads=heads, batch=batch))
     return sp, role_sps
+
+
+class TrainBatch(NamedTuple):
+    """A config's train batch, where known (`size`; None: not known), and the keys or flag it came from (`source`),
+    as messages name them."""
+
+    size: int | None = None
+    source: str = TRAIN_BATCH_KEY
 
 
 def _other_critic_model(checks: _ConfigChecks) -> bool:
@@ -144,9 +155,11 @@ def _other_critic_model(checks: _ConfigChecks) -> bool:
 
 
 def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, trainer_gpus: int, whose: str, *,
-                  heads: bool = True) -> int:
-    """Check the SP at `path` against `trainer_gpus` and (with `heads`) `model`'s heads (`sp_gpus_violation`,
-    `sp_rule_violation`; `whose` follows the problems' words); return it (1 where unset or below 1)."""
+                  heads: bool = True, batch: TrainBatch | None = None) -> int:
+    """Check the SP at `path` against `trainer_gpus`, (with `heads`) `model`'s heads and (where `batch` is known) the
+    train batch, which its data-parallel ranks must divide (`sp_gpus_violation`, `sp_rule_violation`,
+    `batch_split_violation`: the trainer's own SP breaking the last is the verdict's rule, so it is left to the
+    caller); `whose` follows the problems' words; return the SP (1 where unset or below 1)."""
     key = ".".join(path)
     sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
@@ -158,6 +171,8 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
             checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
     elif broken := sp_gpus_violation(trainer_gpus, sp):
         checks.add(ConfigProblemCode.SP_DIVIDES_GPUS, f"{key}: {broken} (the trainer's){whose}")
+    elif batch and (split := batch_split_violation(batch.size, trainer_gpus, sp, batch.source)):
+        checks.add(ConfigProblemCode.BATCH_DIVIDES, f"{key}: {split}{whose}")
     violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp) if heads else None
     if violation:
         checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"{key}: {violation} of {model.name}{whose}")
@@ -176,12 +191,13 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
               f"/ {role_sp}) = {math.ceil(2 * length / role_sp)})")
     if subject != "it":  # a role's, taken from the trainer's
         return raised
-    if path == ROLLOUT_TOKEN_BUDGET:  # the one Trinity never raises
+    if path in FORWARD_BUDGETS:  # filled from a raised budget, never raised itself
+        forward = FORWARD_BUDGETS[path].forward
         if version == "0.5":
             return ("Trinity 0.5 never raises it, and its verl (before 0.8) stops at the first sequence longer than "
-                    "that in the actor's log-prob recompute")
-        return ("verl before 0.8 stops at the first sequence longer than that in the actor's log-prob recompute, and "
-                "Trinity 0.6 on verl 0.8 or later ignores the key")
+                    f"that in {forward}")
+        return (f"verl before 0.8 stops at the first sequence longer than that in {forward}, and Trinity 0.6 on verl "
+                "0.8 or later ignores the key")
     if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys, and stops at none
         return raised
     if path in ROLE_BUDGET_KEYS:
@@ -189,24 +205,28 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
 
 
-ROLE_BUDGET_KEYS = (*ROLE_TOKEN_BUDGETS, CRITIC_TOKEN_BUDGET)
+ROLE_BUDGET_KEYS = (*ROLE_TOKEN_BUDGETS, *CRITIC_BUDGETS)
 """The roles' own token budgets that `check_trinity_config` checks: the actor's, the ref's, the rollout's and the
-critic's (each overrides ``trainer.max_token_len_per_gpu`` for its role, on verl before 0.8)."""
+critic's two (each overrides ``trainer.max_token_len_per_gpu`` for its role, or the budget it is filled from, on verl
+before 0.8)."""
 
 
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
                          version: TrinityVersion | None) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
-    sequence of `length` at `sp`; the budget of each of `OWN_SP_ROLES` at its own SP (`role_sps`) where that is
-    another, and there the trainer's too where such a role takes it (it sets none of its own); the critic's only
-    where the algorithm trains one (`trains_critic`); the words are `version`'s (`_budget_effect`)."""
+    sequence of `length` at `sp`; the budget of each of `OWN_SP_ROLES` (and of its forward, `FORWARD_BUDGETS`) at its
+    own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
+    its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
+    (`_budget_effect`)."""
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
-    # The critic's budget counts only where the algorithm trains one (Trinity raises it all the same, to no effect).
+    # The critic's budgets count only where the algorithm trains one (Trinity raises it all the same, to no effect).
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
     roles = [role for role in OWN_SP_ROLES if critic or role.budget_key != CRITIC_TOKEN_BUDGET]
     budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS)
-               if critic or path != CRITIC_TOKEN_BUDGET}
-    at_own_sp = {role.budget_key: role.name for role in roles if role_sps[role.name] != sp}
+               if critic or path not in CRITIC_BUDGETS}
+    owners = {role.budget_key: role.name for role in roles} | {
+        path: forward.role for path, forward in FORWARD_BUDGETS.items() if path in budgets}
+    at_own_sp = {path: name for path, name in owners.items() if role_sps.get(name, sp) != sp}
     judged = [(path, role_sps[at_own_sp[path]], f" (the {at_own_sp[path]}'s)", "it") if path in at_own_sp
               else (path, sp, "", "it") for path in budgets]
     taking: dict[int, list[str]] = {}  # the roles at another SP that take the trainer's budget, by that SP
@@ -321,45 +341,75 @@ def _yarn_coverage_problem(factor: float, original: float, native: int, length: 
     return None
 
 
-def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str) -> None:
-    """Check that the flag at `path` is a boolean, and on (`off`: why it must be, said where it is false, with
-    `code`)."""
+UNCHECKED_SECTION = ("trainer", "trainer_config")
+"""The section whose flags' types and unknown keys not every release refuses. Every release merges the config into
+its typed ``Config`` (``load_config``'s ``OmegaConf.merge``: ``trinity/common/config.py:952`` in 0.5.0, ``:957`` in
+0.5.1, ``:983`` in 0.5.2, ``:1058`` in 0.6.0), which refuses a key it lacks and a boolean's field given other text,
+but types this one ``Any``. Trinity 0.5 merges it into its typed ``veRLConfig`` in turn (``config_validator.py:1156``
+in 0.5.0, ``:1135`` in 0.5.1, ``:1185`` in 0.5.2), refusing them there too; 0.6.0 on verl before 0.8 builds it with
+``build_dataclass_from_mapping`` (``trinity/common/dataclass_utils.py:7``, called at ``config_validator.py:1291``),
+which takes a flag as written and drops a key it does not know, and on verl 0.8 or later deep-merges it into verl's
+own (``trinity/trainer/verl/config.py:204``)."""
+
+
+def _schema_refuses(path: tuple[str, ...], version: TrinityVersion | None) -> bool:
+    """Whether every release `version` may be (None: any) refuses a key at `path` that its schema lacks, or a flag
+    there that is not a boolean: outside `UNCHECKED_SECTION` all do, inside it Trinity 0.5 alone."""
+    return path[:len(UNCHECKED_SECTION)] != UNCHECKED_SECTION or version == "0.5"
+
+
+def _unchecked_words(version: TrinityVersion | None, taken: str) -> str:
+    """What becomes of a wrong key or flag under `UNCHECKED_SECTION` where `version` is not 0.5 (`taken`: what Trinity
+    0.6 on verl before 0.8 does with it), in words."""
+    if version == "0.6":
+        return f"Trinity 0.6 on verl before 0.8 {taken}"
+    return f"Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 {taken}"
+
+
+def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
+                   version: TrinityVersion | None) -> None:
+    """Check that the flag at `path` is a boolean (refused where `_schema_refuses`), and on (`off`: why it must be,
+    said where it is false, with `code`)."""
     value = checks.value(path)
     if not _boolean_like(value):
-        checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN,
-                   f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
+        wrong = f"{'.'.join(path)} must be true or false, got {brief(value)}"
+        if _schema_refuses(path, version):
+            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, f"{wrong}: Trinity refuses the config")
+        else:
+            taken = _unchecked_words(version, "takes it as written")
+            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {taken}")
     elif turned_off(value):
         checks.add(code, f"{'.'.join(path)} is false: {off}")
 
 
 def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], code: ConfigProblemCode,
-                    off: str) -> None:
+                    off: str, version: TrinityVersion | None) -> None:
     """`_check_flag_on` for each of `paths`, each `off` followed by where that key counts (`ROLE_KEY_SCOPES`)."""
     for path in paths:
         scope = ROLE_KEY_SCOPES.get(path)
-        _check_flag_on(checks, path, code, off + (f" ({scope})" if scope else ""))
+        _check_flag_on(checks, path, code, off + (f" ({scope})" if scope else ""), version)
 
 
-def _check_dynamic_batch(checks: _ConfigChecks) -> None:
+def _check_dynamic_batch(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
     _check_flags_on(checks, DYNAMIC_BATCH_KEYS, ConfigProblemCode.DYNAMIC_BATCH_OFF, (
         "verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and the plan sets, and "
-        "fills micro-batches by sequence count: set it to true"))
+        "fills micro-batches by sequence count: set it to true"), version)
 
 
-def _check_gradient_checkpointing(checks: _ConfigChecks) -> None:
+def _check_gradient_checkpointing(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check that gradient checkpointing (`GRADIENT_CHECKPOINTING_KEY`), which the tables measured, is on."""
     _check_flag_on(checks, GRADIENT_CHECKPOINTING_KEY, ConfigProblemCode.GRADIENT_CHECKPOINTING_OFF, (
         "the tables measured with gradient checkpointing, Trinity's default, and the verdict and the plans assume it; "
-        "without it each layer keeps its activations for the backward, many times the memory: set it to true"))
+        "without it each layer keeps its activations for the backward, many times the memory: set it to true"), version)
 
 
-def _check_remove_padding(checks: _ConfigChecks) -> None:
+def _check_remove_padding(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check that remove padding (`REMOVE_PADDING_KEYS`), which the tables measured, is on."""
     _check_flags_on(checks, REMOVE_PADDING_KEYS, ConfigProblemCode.REMOVE_PADDING_OFF, (
         "the tables measured with remove padding, Trinity's default, and the verdict and the plans assume it; without "
         "it each micro-batch is padded to its longest sequence, and verl splits no sequence over Ulysses SP: set it to "
-        "true"))
+        "true"), version)
 
 
 def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -419,24 +469,29 @@ def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
 
 def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
-    version: TrinityVersion | None = None, strategy_noted: bool = False,
+    version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
+    train_batch_source: str = TRAIN_BATCH_KEY,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
     (`trinity_config_problems` gives each with its code)."""
     return [problem.words for problem in trinity_config_problems(
-        mapping, model, trainer_gpus, environ=environ, version=version, strategy_noted=strategy_noted)]
+        mapping, model, trainer_gpus, environ=environ, version=version, strategy_noted=strategy_noted,
+        train_batch_size=train_batch_size, train_batch_source=train_batch_source)]
 
 
 def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
-    version: TrinityVersion | None = None, strategy_noted: bool = False,
+    version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
+    train_batch_source: str = TRAIN_BATCH_KEY,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
 
     Checks: SP (the trainer's; with `version` 0.5, the actor's own where set, as Trinity 0.5 takes it) divides
     the trainer GPUs and the model's attention heads, and SP and the KV heads divide one another (with `version` 0.5,
-    the ref's and the critic's SP too, each its own else the trainer's, where that is another key: `OWN_SP_ROLES`);
+    the ref's and the critic's SP too, each its own else the trainer's, where that is another key: `OWN_SP_ROLES`,
+    whose data-parallel ranks, trainer GPUs / its SP, must also divide `train_batch_size` where given, which came
+    from `train_batch_source`);
     ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
     ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is set (likewise the actor's and the critic's
     ``ppo_max_token_len_per_gpu``, the ref's and the rollout's ``log_prob_max_token_len_per_gpu`` when set by hand, as
@@ -446,8 +501,10 @@ def trinity_config_problems(
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
     ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
-    fsdp2``; dynamic batch sizes and gradient checkpointing stay on; no deprecated ``trainer.trainer_config_path``;
-    a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
+    fsdp2``; dynamic batch sizes and gradient checkpointing stay on, and their flags and the keys rft-solver reads
+    are spelt as Trinity takes them (`UNCHECKED_SECTION` says which releases refuse them); no deprecated
+    ``trainer.trainer_config_path``; a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is
+    given).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
     cannot be resolved, or is not a number, is reported as a problem. `strategy_noted` leaves out the
@@ -456,19 +513,20 @@ def trinity_config_problems(
     get it.
     """
     checks = _ConfigChecks(mapping, environ or {})
-    sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version)
+    batch = TrainBatch(train_batch_size, train_batch_source)
+    sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     length = checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
-    _check_dynamic_batch(checks)
-    _check_gradient_checkpointing(checks)
-    _check_remove_padding(checks)
+    _check_dynamic_batch(checks, version)
+    _check_gradient_checkpointing(checks, version)
+    _check_remove_padding(checks, version)
     _check_trainer_level_flags(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
-    _check_misspelt_keys(checks)
+    _check_misspelt_keys(checks, version)
     return checks.problems
 
 
@@ -477,9 +535,9 @@ MISSPELT_CUTOFF = 0.9
 ``ulysses_sequence_paralel_size`` and ``trainr``, not Trinity's ``min_response_tokens`` for ``max_response_tokens``."""
 
 
-def _check_misspelt_keys(checks: _ConfigChecks) -> None:
+def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check for keys spelt almost as one rft-solver reads (`READ_KEYS`) that their section lacks: that key is then
-    unset, whatever the misspelt one says (and Trinity refuses a key it does not know)."""
+    unset, whatever the misspelt one says (and Trinity refuses a key it does not know where `_schema_refuses`)."""
     for section, known in READ_KEYS.items():
         mapping = value_at(checks.mapping, section) if section else checks.mapping
         if not isinstance(mapping, Mapping):
@@ -488,10 +546,14 @@ def _check_misspelt_keys(checks: _ConfigChecks) -> None:
         for key in mapping:
             if isinstance(key, str) and key not in known and (
                     near := difflib.get_close_matches(key, lacking, n=1, cutoff=MISSPELT_CUTOFF)):
-                where = ".".join((*section, key))
-                checks.add(ConfigProblemCode.MISSPELT_KEY, (
-                    f"{where}: did you mean {near[0]}? That key is unset, and read as such (Trinity refuses keys it "
-                    "does not know)"))
+                path = (*section, key)
+                unset = f"{'.'.join(path)}: did you mean {near[0]}? That key is unset, and read as such"
+                if _schema_refuses(path, version):
+                    checks.add(ConfigProblemCode.MISSPELT_KEY_REFUSED,
+                               f"{unset}; Trinity refuses the config (it knows no such key)")
+                else:
+                    checks.add(ConfigProblemCode.MISSPELT_KEY,
+                               f"{unset} ({_unchecked_words(version, 'drops the key')})")
 
 
 def _boolean_like(value: Any) -> bool:

@@ -21,7 +21,7 @@ from solver.query import (
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, looks_like, model_name_from_path
 from solver.trinity.keys import (
     CRITIC,
-    CRITIC_TOKEN_BUDGET,
+    CRITIC_BUDGETS,
     ENTROPY_KEYS,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
@@ -381,7 +381,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     length, length_notes = _read_max_model_len(reader)
     sp, trainer_sp, ref_sp, sp_notes = _read_sequence_parallel(reader, version)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
-    critic_budget, critic_notes = _read_critic(reader, strategy)
+    critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
              *_chunked_entropy_notes(reader, version))
     return TrinityConfig(
@@ -403,7 +403,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         auxiliary_gpus=auxiliary_gpus,
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
-        critic_token_budget=critic_budget,
+        critic_token_budgets=critic_budgets,
         version=version,
         ref_sp=ref_sp,
     )
@@ -420,18 +420,22 @@ def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
                 or flags["offload_policy"] and strategy == "fsdp2")
 
 
-def _read_critic(reader: ConfigReader, strategy: str) -> tuple[int | None, list[ConfigProblem]]:
+def _read_critic(reader: ConfigReader,
+                 strategy: str) -> tuple[tuple[tuple[str, int], ...], list[ConfigProblem]]:
     """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
-    where ``algorithm.algorithm_type`` is unset), the critic's own token budget (None where unset or unreadable) and a
-    note: verl puts it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it
-    (offloading it is advised unless it does already); else (None, [])."""
+    where ``algorithm.algorithm_type`` is unset), (key, value) of each of the critic's own token budgets set
+    (`CRITIC_BUDGETS`; unreadable ones are left out) and a note: verl puts it on the trainer's GPUs beside the actor,
+    and neither the tables nor the memory model count it (offloading it is advised unless it does already); else
+    ((), [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if not trains_critic(algorithm):
-        return None, []
+        return (), []
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
     advice = "" if _critic_offloads(reader, strategy) else ", or offload the critic's states"
-    return read_or_none(reader.integer, CRITIC_TOKEN_BUDGET), [ConfigProblem(ConfigProblemCode.CRITIC_NOT_COUNTED, (
+    found = ((".".join(path), read_or_none(reader.integer, path)) for path in CRITIC_BUDGETS)
+    budgets = tuple((key, budget) for key, budget in found if budget is not None)
+    return budgets, [ConfigProblem(ConfigProblemCode.CRITIC_NOT_COUNTED, (
         f"{which} trains a critic model beside the actor on the same trainer GPUs, which neither the tables nor the "
         f"memory model count: the verdict and the plans are for the actor alone; expect less room{advice}"))]
 

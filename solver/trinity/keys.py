@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
+from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, ROLLOUT_TOKEN_BUDGET, TrinityVersion
 from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
@@ -77,7 +77,31 @@ CRITIC = ("trainer", "trainer_config", "critic")
 SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's
 and the ref's)."""
 CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
+CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
+CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
+"""The critic's own token budgets: its training's (``ppo_max_token_len_per_gpu``) and its value forward's."""
 CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
+
+
+class ForwardBudget(NamedTuple):
+    """A token budget that Trinity fills, where unset, from a role's own after raising that one to hold a sequence,
+    but never raises itself: the `role` whose SP its forward runs at, and that `forward`, in words."""
+
+    role: str
+    forward: str
+
+
+FORWARD_BUDGETS = {
+    ROLLOUT_TOKEN_BUDGET: ForwardBudget("actor", "the actor's log-prob recompute"),
+    CRITIC_FORWARD_BUDGET: ForwardBudget("critic", "the critic's value forward"),
+}
+"""The budgets filled from a raised one but never raised (`ForwardBudget`), by key. Trinity 0.5.0's
+``synchronize_config`` raises the actor's and the critic's (``common/verl_config.py:542``, ``:595``), then fills the
+rollout's and the critic's forward from them (``:665``, ``:600``); 0.5.2 alike (``trainer/verl/verl_config.py:682``,
+``:615``), and 0.6.0 on verl before 0.8 (``trainer/verl_legacy/verl_config.py:691``, ``:622``). verl before 0.8 runs
+the forward at its role's SP, budget x SP tokens per micro-batch, and asserts each sequence fits
+(``seqlen_balancing.py:382`` in 0.7.0; the critic's, ``dp_critic.py:168``); Trinity 0.6 on verl 0.8 or later sets both
+keys itself (``FROZEN_KEYS``, ``trainer/verl/config.py:730``, ``:741``)."""
 
 
 def trains_critic(algorithm: Any) -> bool:
@@ -86,10 +110,10 @@ def trains_critic(algorithm: Any) -> bool:
     return algorithm in (None, "ppo")
 
 
-def critic_budget_note(budget: int, above: str) -> str:
-    """The note on a critic's own token budget `budget`, above `above` (the verdict's or the plan's budget, in
-    words)."""
-    return (f"{'.'.join(CRITIC_TOKEN_BUDGET)} {budget} is above {above}: the critic, which neither the tables nor the "
+def critic_budget_note(key: str, budget: int, above: str) -> str:
+    """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
+    verdict's or the plan's budget, in words)."""
+    return (f"{key} {budget} is above {above}: the critic, which neither the tables nor the "
             "memory model count, takes more tokens per GPU than that (rft-solver checks the critic's budget against "
             "the length alone, and sets none of its keys)")
 
@@ -165,7 +189,7 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
-    CRITIC: ("model", "ppo_max_token_len_per_gpu", "ulysses_sequence_parallel_size"),
+    CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size"),
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
                                     "ulysses_sequence_parallel_size", *ENTROPY_KEYS),
