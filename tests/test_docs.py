@@ -17,6 +17,7 @@ from solver.cli.maps import build_map_parser
 from solver.cli.memory import build_memory_parser
 from solver.cli.planner import build_parser
 from solver.cli.tables import build_tables_parser
+from solver.query import REFUSED_CONFIG_CODES
 from solver.tables import load_catalog
 from solver.tables.model_config import (
     CHECKED_MODEL_TYPES,
@@ -93,3 +94,60 @@ def test_the_planners_synopsis_lists_every_command_and_option():
                                      build_calibrate_parser, build_cluster_parser, build_examples_parser)]
     assert {parser.prog: {option for action in parser._actions for option in action.option_strings
                           if option.startswith("--") and option != "--help"} for parser in parsers} == synopsis
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+"""A Markdown link's target: ``[words](target)``."""
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors of `page`'s headings, as GitHub makes them: lower case, punctuation but hyphens dropped, spaces
+    to hyphens, a repeated heading's anchor numbered (``-1``); headings inside code blocks are none."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    anchors: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", text, flags=re.MULTILINE):
+        anchor = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        repeats = sum(1 for seen in anchors if seen == anchor or re.fullmatch(re.escape(anchor) + r"-\d+", seen))
+        anchors.add(f"{anchor}-{repeats}" if repeats else anchor)
+    return anchors
+
+
+def dangling_links(page: Path) -> list[str]:
+    """The relative links of `page` (outside code blocks) whose file is missing, or whose ``#anchor`` no heading of
+    the Markdown page it names has."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    dangling = []
+    for target in LINK.findall(text):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path) if path else page
+        if not linked.exists() or (anchor and linked.suffix == ".md" and anchor not in heading_anchors(linked)):
+            dangling.append(target)
+    return dangling
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", ROOT / "benchmarks" / "README.md",
+                                  *sorted((ROOT / "docs").glob("*.md"))], ids=lambda page: page.name)
+def test_every_link_of_the_docs_leads_to_a_file_and_heading_that_exist(page: Path):
+    assert dangling_links(page) == []
+
+
+def test_a_dangling_link_or_anchor_is_found(tmp_path: Path):
+    (tmp_path / "other.md").write_text("# A heading, with `code`\n\n## Twice\n\n## Twice\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text("[a](other.md#a-heading-with-code) [b](other.md#twice-1) [c](other.md#twice-2) [d](gone.md) "
+                    "[e](#nowhere) [f](https://example.com/x#y)\n```\n[g](gone.md)\n```\n", encoding="utf-8")
+    assert dangling_links(page) == ["other.md#twice-2", "gone.md", "#nowhere"]
+
+
+def test_the_docs_list_exactly_the_codes_that_refuse_a_config():
+    # trinity.md's "Which `but:` lines refuse the config" and json.md's config problems name REFUSED_CONFIG_CODES.
+    trinity = (ROOT / "docs" / "trinity.md").read_text(encoding="utf-8")
+    section = trinity.split("#### Which `but:` lines refuse the config\n", 1)[1].split("\nNot refusals:", 1)[0]
+    listed = re.findall(r"^- ((?:`[a-z-]+`(?:, )?)+)", section, flags=re.MULTILINE)
+    assert sorted(code for codes in listed for code in re.findall(r"`([a-z-]+)`", codes)) == sorted(
+        REFUSED_CONFIG_CODES)
+    json_page = " ".join((ROOT / "docs" / "json.md").read_text(encoding="utf-8").split())
+    sentence = json_page.split("a code that refuses the config whatever its memory (", 1)[1].split(":", 1)[0]
+    assert sorted(re.findall(r"`([a-z-]+)`", sentence)) == sorted(REFUSED_CONFIG_CODES)
