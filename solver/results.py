@@ -1090,6 +1090,7 @@ class Calibration(Frozen, defer_build=True):
 
     @model_validator(mode="after")
     def _a_code_per_unphysical(self) -> Calibration:
+        """Refuse codes that do not match the words: one code per unphysical phrase (where codes are given)."""
         check_codes(self.unphysical_codes, self.unphysical, "unphysical_codes", "unphysical phrases", "phrase")
         return self
 
