@@ -5,7 +5,7 @@ config's settings judged (`CurrentSettings`), maps over GPU budgets (`GpuMap`), 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
 from math import ceil
 from typing import Annotated, Any, Literal, NamedTuple
@@ -188,6 +188,25 @@ def beyond_fields(beyond: Sequence[Beyond]) -> dict[str, Any]:
     """`beyond` as a result's two fields: ``beyond_calibration``, the words, and ``beyond_calibration_codes``."""
     return {"beyond_calibration": tuple(way.words for way in beyond),
             "beyond_calibration_codes": tuple(way.code for way in beyond)}
+
+
+def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], bool],
+                     errors: tuple[type[Exception], ...], said_by: str) -> Any:
+    """A result's input `raw` (JSON read back) without its computed field `name`, which `derive` gives from the other
+    fields: dropped where it agrees with them, a `ValueError` naming the fields (`said_by`, formatted with them:
+    ``"max_token_len_per_gpu {max_token_len_per_gpu} says"``) where it does not; `raw` as it is without the field,
+    and the field dropped unchecked where `derive` raises one of `errors` (the fields' own validation says what is
+    wrong)."""
+    if not isinstance(raw, dict) or name not in raw:
+        return raw
+    data = {key: value for key, value in raw.items() if key != name}
+    try:
+        derived = derive(data)
+    except errors:
+        return data
+    if raw[name] != derived:
+        raise ValueError(f"{name} is {raw[name]!r}, but {said_by.format_map(data)} {derived!r}")
+    return data
 
 
 class UnphysicalCode(str, Enum):
@@ -466,17 +485,10 @@ class Plan(Frozen):
     def _derived_budget_flag(cls, raw: Any) -> Any:
         """A plan rebuilt from its JSON: ``lowered_budget`` is derived from the other fields, so it is dropped
         where it agrees with them (and refused where it does not)."""
-        if not isinstance(raw, dict) or "lowered_budget" not in raw:
-            return raw
-        data = {key: value for key, value in raw.items() if key != "lowered_budget"}
-        try:
-            derived = data["max_token_len_per_gpu"] < token_budget(data["max_model_len"], data["sp"])
-        except (KeyError, TypeError, ZeroDivisionError):
-            return data  # the fields' own validation says what is wrong
-        if raw["lowered_budget"] != derived:
-            raise ValueError(f"lowered_budget is {raw['lowered_budget']!r}, but max_token_len_per_gpu "
-                             f"{data['max_token_len_per_gpu']} says {derived!r}")
-        return data
+        return _without_derived(
+            raw, "lowered_budget",
+            lambda data: data["max_token_len_per_gpu"] < token_budget(data["max_model_len"], data["sp"]),
+            (KeyError, TypeError, ZeroDivisionError), "max_token_len_per_gpu {max_token_len_per_gpu} says")
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _budget_flag_beside_budget(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
@@ -618,16 +630,11 @@ class CurrentSettings(Frozen, defer_build=True):
     def _derived_refused(cls, raw: Any) -> Any:
         """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes``, so it is dropped
         where it agrees with them (and refused where it does not)."""
-        if not isinstance(raw, dict) or "refused" not in raw:
-            return raw
-        data = {key: value for key, value in raw.items() if key != "refused"}
-        try:
-            derived = not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode, data.get("config_problem_codes", ())))
-        except (TypeError, ValueError):
-            return data  # the fields' own validation says what is wrong
-        if raw["refused"] != derived:
-            raise ValueError(f"refused is {raw['refused']!r}, but config_problem_codes say {derived!r}")
-        return data
+        return _without_derived(
+            raw, "refused",
+            lambda data: not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode,
+                                                                 data.get("config_problem_codes", ()))),
+            (TypeError, ValueError), "config_problem_codes say")
 
     @model_validator(mode="after")
     def _codes_match_words(self) -> CurrentSettings:
@@ -914,6 +921,14 @@ class Placement(Frozen, defer_build=True):
         "those engines (`size` is rollout_engine_size) and what one GPU of an engine holds: what solve cluster "
         "--emit-dir notes of them; null without rollout GPUs"))
 
+    @model_validator(mode="after")
+    def _engine_sizes_agree(self) -> Placement:
+        """Refuse `rollout_engines` whose size is not `rollout_engine_size` (JSON made before them has none)."""
+        if self.rollout_engines is not None and self.rollout_engines.size != self.rollout_engine_size:
+            raise ValueError(f"rollout_engines.size {self.rollout_engines.size} is not rollout_engine_size "
+                             f"{self.rollout_engine_size}")
+        return self
+
     @property
     def trainer_nodes(self) -> tuple[int, ...]:
         """The nodes its trainer runs on: the first of its nodes, as many as its trainer takes whole (one where it
@@ -1075,6 +1090,7 @@ class Calibration(Frozen, defer_build=True):
 
     @model_validator(mode="after")
     def _a_code_per_unphysical(self) -> Calibration:
+        """Refuse codes that do not match the words: one code per unphysical phrase (where codes are given)."""
         check_codes(self.unphysical_codes, self.unphysical, "unphysical_codes", "unphysical phrases", "phrase")
         return self
 
@@ -1083,16 +1099,9 @@ class Calibration(Frozen, defer_build=True):
     def _derived_poor_fit(cls, raw: Any) -> Any:
         """A calibration rebuilt from its JSON (``solve calibrate --json``): ``poor_fit`` is derived from the other
         fields, so it is dropped where it agrees with them (and refused where it does not)."""
-        if not isinstance(raw, dict) or "poor_fit" not in raw:
-            return raw
-        data = {key: value for key, value in raw.items() if key != "poor_fit"}
-        try:
-            derived = _poor_fit(len(data["mispredicted"]), data.get("your_cells", 0))
-        except (KeyError, TypeError):
-            return data  # the fields' own validation says what is wrong
-        if raw["poor_fit"] != derived:
-            raise ValueError(f"poor_fit is {raw['poor_fit']!r}, but mispredicted and your_cells say {derived!r}")
-        return data
+        return _without_derived(
+            raw, "poor_fit", lambda data: _poor_fit(len(data["mispredicted"]), data.get("your_cells", 0)),
+            (KeyError, TypeError), "mispredicted and your_cells say")
 
 
 class TrinitySettings(BaseModel):

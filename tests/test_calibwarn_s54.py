@@ -32,7 +32,8 @@ def one_cell(tmp_path: Path, gpus: int, model: str, length: int, cell: str, gpu:
     """A cells file of one made-up cell: `model` on `gpus` x `gpu` at `length` trained with `cell`."""
     path = tmp_path / "cells.yaml"
     path.write_text(f"gpu: {gpu}\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: {gpus}\n    section: s\n"
-                    f"    models: [{model}]\n    rows:\n      - {{max_model_len: {length}, cells: {{{model}: {cell}}}}}\n",
+                    f"    models: [{model}]\n    rows:\n"
+                    f"      - {{max_model_len: {length}, cells: {{{model}: {cell}}}}}\n",
                     encoding="utf-8")
     return path
 
@@ -106,8 +107,8 @@ def test_with_the_documented_tables_an_unphysical_fit_blames_your_cells(cli, mon
     monkeypatch.setitem(PHYSICAL, "states", PhysicalRange(1.05, 1.25, "made up"))
     status, _, err = cli("calibrate", "--cells", str(EXAMPLES / "my-cells.yaml"), "--with-tables")
     assert status == 0 and err == (
-        "solve calibrate: warning: states 1.02901 is below its physical range, 1.05 to 1.25: made up; likely your cells "
-        "pulling it there against the documented tables (check them for typos), or cells measured with another "
+        "solve calibrate: warning: states 1.02901 is below its physical range, 1.05 to 1.25: made up; likely your "
+        "cells pulling it there against the documented tables (check them for typos), or cells measured with another "
         "framework or precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold\n")
 
 

@@ -59,7 +59,8 @@ def test_a_differing_file_is_refused_without_force_and_nothing_is_written(cli, t
         "--force overwrites them (nothing written)\n"))
     assert fleet.read_text(encoding="utf-8") == "mine\n" and not trinity.exists()
     assert cli("examples", str(tmp_path), "--force") == (0, (
-        f"unchanged {tmp_path}/few-cells.yaml\nwrote {fleet}\nunchanged {tmp_path}/my-cells.yaml\nwrote {tmp_path}/my-model/config.json\n"
+        f"unchanged {tmp_path}/few-cells.yaml\nwrote {fleet}\nunchanged {tmp_path}/my-cells.yaml\n"
+        f"wrote {tmp_path}/my-model/config.json\n"
         f"unchanged {tmp_path}/smaller-asks.yaml\nwrote {trinity}\n"), "")
     assert _tree(tmp_path) == _tree(EXAMPLES)
 

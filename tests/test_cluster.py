@@ -35,6 +35,7 @@ from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
+from pydantic import ValidationError
 from reference import PLAN_ORDER
 from rich.console import Console
 
@@ -63,7 +64,7 @@ from solver.cluster.search import _StopOnInterrupt
 from solver.memory import host_ram_holds, rollout_engines
 from solver.query import make_query
 from solver.render import cluster_view
-from solver.results import ClusterResult, PoolCode, Unplaced, UnplacedCode
+from solver.results import ClusterResult, Placement, PoolCode, RolloutEngines, Unplaced, UnplacedCode
 from solver.solve import plan
 from solver.tables import AtLeast, Job, Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
@@ -2459,6 +2460,11 @@ def test_the_emit_dir_engines_note_gives_the_figures_of_the_placement_s_rollout_
     engines = placement["rollout_engines"]
     assert engines["size"] == placement["rollout_engine_size"] == 2 and not engines["largest"]
     assert engines["weights_gib"] + engines["kv_cache_gib"] > engines["room_gib"] / 2
+    # Read back, the two sizes must agree; JSON made before rollout_engines has only the size.
+    assert Placement.model_validate(placement).rollout_engines == RolloutEngines.model_validate(engines)
+    assert Placement.model_validate({**placement, "rollout_engines": None}).rollout_engine_size == 2
+    with pytest.raises(ValidationError, match="rollout_engines.size 2 is not rollout_engine_size 4"):
+        Placement.model_validate({**placement, "rollout_engine_size": 4})
     [note] = [line for line in cli("cluster", str(path), "--emit-dir", str(tmp_path / "out"))[2].splitlines()
               if "tensor-parallel" in line]
     assert note.startswith(f"solve cluster: note: q: Qwen3-32B's bf16 weights ({engines['weights_gib']:.1f} GiB) and "

@@ -783,6 +783,11 @@ def test_a_config_verdict_derives_refused_from_its_codes_and_reads_it_back():
     # a code that refuses nothing, and JSON made before codes (or before refused): not refused
     assert not CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-not-counted"] * 2}).refused
     assert not CurrentSettings.model_validate({**current, "config_problem_codes": []}).refused
+    # codes that are no codes: the field's own validation names them, not the derived flag
+    with pytest.raises(ValidationError, match="config_problem_codes.1\n  Input should be") as refused:
+        CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-not-counted", "nonsense"],
+                                        "refused": True})
+    assert "refused is" not in str(refused.value)
 
 
 CONTRADICTING_A100_CELLS = ('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n'

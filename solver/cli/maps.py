@@ -70,7 +70,7 @@ def build_map_parser() -> Parser:
     return parser
 
 
-def map_title(gpu_map: GpuMap) -> str:
+def _map_title(gpu_map: GpuMap) -> str:
     """A map's title, before the limits and choices its question names."""
     return (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
             else f"{gpu_map.gpu}: longest context per model and GPU budget")
@@ -99,7 +99,7 @@ def run_map(args: argparse.Namespace) -> int:
 
     def views(narrow: bool = False) -> list[Group]:
         """The maps, each under its title (`narrow`: for a terminal narrower than they need)."""
-        return [map_view(gpu_map, f"{map_title(gpu_map)}{limits}{chosen}", limited=bool(limits),
+        return [map_view(gpu_map, f"{_map_title(gpu_map)}{limits}{chosen}", limited=bool(limits),
                          host_checked=args.host_ram is not None, narrow=narrow) for gpu_map in gpu_maps]
 
     whole = views()

@@ -70,8 +70,8 @@ def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None
 def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catalog: Catalog,
                          gpu: str | None = None) -> None:
     """Notes on stderr for --cells files (each with the GPU type it gave, as `catalog_with` read it) that may not be
-    what was meant: one for a GPU type the catalogue lacks whose name is close to one it has (`Catalog.meant_gpu_type`: a typo
-    makes a GPU type of its own, silently; not where --gpu names it), and one where
+    what was meant: one for a GPU type the catalogue lacks whose name is close to one it has
+    (`Catalog.meant_gpu_type`: a typo makes a GPU type of its own, silently; not where --gpu names it), and one where
     --gpu (`gpu`, of `catalog`) asks for a GPU type the file's tables do not speak for (neither it nor one with its
     driver-reported memory): with less memory they are not used; with more, only their cells that say a setting ran
     out of memory are (`larger_gpu_types`); one for a GPU type of its own given by its memory as sold

@@ -248,16 +248,17 @@ class Catalog(Frozen):
     def meant_gpu_type(self, name: str) -> str | None:
         """The GPU type that a GPU name the catalogue lacks (`name`, a cells file's) was likely meant to be: one with
         its name but for letters that pass for digits (`_confusable`: H10O for H100, not RTX-3090 for RTX-4090, another
-        card), or the one `guessed_name` finds, as for a model's name (h100-80g, h1000: H100-80GB), unless the name
-        could as well be a GPU type without bf16 that the catalogue refuses; None for a name the catalogue has, or one
-        close to none of them."""
+        card), or the one `guessed_name` finds, as for a model's name (h1000: H100-80GB, a100-80: A100-80GB), unless
+        the name could as well be a GPU type without bf16 that the catalogue refuses; None for a name or alias the
+        catalogue has (h100-80g, an alias of H100-80GB), or one close to none of them."""
         names = {normalise(known): gpu_type.name for gpu_type in self.gpu_types
                  for known in (gpu_type.name, *gpu_type.aliases)}
         wanted = normalise(name)
         if wanted in names:
             return None
         confusable = {_confusable(known): entry for known, entry in names.items()}
-        refused = {normalise(known): entry.name for entry in self.without_bf16 for known in (entry.name, *entry.aliases)}
+        refused = {normalise(known): entry.name for entry in self.without_bf16
+                   for known in (entry.name, *entry.aliases)}
         return confusable.get(_confusable(wanted)) or (
             guessed_name(wanted, names) if guessed_name(wanted, refused) is None else None)
 
