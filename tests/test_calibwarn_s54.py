@@ -72,6 +72,13 @@ def test_the_ranges_include_their_edges_and_name_each_multiplier_outside_in_the_
         (UnphysicalCode.STATES_BELOW_RANGE, f"states 0.99 is below its physical range, 1 to 1.25: {STATES}")]
 
 
+def test_every_bound_of_a_physical_range_has_its_code_and_every_code_a_bound():
+    # unphysical() builds the code from the term and the side: a bound added without a code would raise at run time.
+    sides = {f"{term.replace('_', '-')}-{side}-range" for term, physical in PHYSICAL.items()
+             for side, bound in (("below", physical.low), ("above", physical.high)) if bound is not None}
+    assert sides == {code.value for code in UnphysicalCode}
+
+
 @pytest.mark.parametrize(("gpus", "model", "length", "cell", "codes", "phrase", "counted_observations"), [
     # One GPU trains Qwen3-4B as it is: less room than 16 bytes per parameter leave.
     (1, "Qwen3-4B", 4096, "vanilla", ["states-below-range"],
