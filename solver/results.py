@@ -311,7 +311,8 @@ def known_errors(small: bool, beyond_codes: Sequence[BeyondCode]) -> str:
     """Where the memory model is expected to err, in words, for an estimate on a card of at most `SMALL_CARD_GIB`
     (`small`) or not, beyond its calibration as `beyond_codes` say: on small cards, optimistic by about a GiB; on
     more nodes or GPUs than calibrated, by the memory NCCL takes there, for which the flat overhead does not grow;
-    otherwise on much smaller cards and much larger models."""
+    for much larger models, optimistic by about a GiB and more; otherwise no error of known direction (without
+    codes, the errors known on any card)."""
     fabric = ("its flat overhead for the CUDA context and NCCL does not grow across nodes"
               if BeyondCode.MORE_NODES in beyond_codes
               else "its flat overhead for the CUDA context and NCCL does not grow with more GPUs than calibrated"
@@ -319,11 +320,12 @@ def known_errors(small: bool, beyond_codes: Sequence[BeyondCode]) -> str:
     if small:
         return (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB, and more "
                 "for much larger models" + (f"; {fabric}" if fabric else ""))
-    if fabric:
-        larger = ("; for much larger models it runs optimistic by about a GiB and more"
-                  if BeyondCode.LARGER_MODEL in beyond_codes else "")
-        return fabric + larger
-    return "on much smaller cards and much larger models it runs optimistic by about a GiB and more"
+    larger = ("for much larger models it runs optimistic by about a GiB and more"
+              if BeyondCode.LARGER_MODEL in beyond_codes else "")
+    if not beyond_codes:  # words without their codes: the errors known anywhere
+        return "on much smaller cards and much larger models it runs optimistic by about a GiB and more"
+    return "; ".join(words for words in (fabric, larger) if words) or (
+        "no error of known direction is expected here, and none is measured")
 
 
 SINGLE_GPU_ADVICE_GIB = 80.0
