@@ -248,6 +248,7 @@ class ConfigProblemCode(str, Enum):
     SP_MODEL_HEADS = "sp-model-heads"
     WHOLE_NODES = "whole-nodes"
     BATCH_DIVIDES = "batch-divides"
+    BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROLE_SP_DIFFERS = "role-sp-differs"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
@@ -266,6 +267,7 @@ class ConfigProblemCode(str, Enum):
     TRAINER_OFFLOAD_FLAGS_UNSET = "trainer-offload-flags-unset"
     OFFLOAD_FLAGS_UNDER_ENGINE = "offload-flags-under-engine"
     TRAINER_OFFLOAD_KEYS_REFUSED = "trainer-offload-keys-refused"
+    TRAINER_KEYS_REFUSED = "trainer-keys-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
@@ -284,14 +286,16 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS, ConfigProblemCode.WHOLE_NODES,
     ConfigProblemCode.BATCH_DIVIDES, ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH,
     ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
-    ConfigProblemCode.CONFIG_PATH_REFUSED, ConfigProblemCode.ALLOC_CONF_REFUSED})
+    ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
+    ConfigProblemCode.ALLOC_CONF_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting): the config as
 written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails
 on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that
 refuses it; a code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean``
-and ``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5) is not one."""
+and ``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which
+0.5.2 accepts) is not one."""
 
 
 class ConfigProblem(NamedTuple):

@@ -2858,6 +2858,96 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     assert "so the config does not load: remove it and set" in answer["current"]["config_problems"][0]
 
 
+TRAINER_06_KEYS = ("mode: both\nalgorithm: {algorithm_type: grpo}\n"
+                   "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+                   "cluster: {node_num: 1, gpu_per_node: 8}\n"
+                   "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
+                   "trainer:\n  use_remove_padding: false  # off by hand\n  balance_batch: true\n"
+                   "  param_offload: false\n  ulysses_sequence_parallel_size: 1\n")
+"""A config with keys of Trinity 0.6.0's TrainerConfig that 0.5.x's lacks: remove padding turned off, batch balancing,
+and an offload flag under trainer."""
+TRAINER_KEYS_REFUSED = (
+    "trainer.use_remove_padding, trainer.balance_batch: keys of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
+    "TrainerConfig has no such key), so the config does not load: remove them (--write does; 0.5 takes remove padding "
+    "from trainer.trainer_config.actor_rollout_ref.model.use_remove_padding, on by default)")
+TRAINER_OFFLOAD_REFUSED = (
+    "trainer.param_offload: a key of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no such "
+    "key), so the config does not load: remove it and set the roles' fsdp_config flags (--write does; the verdict "
+    "reads the roles', as 0.5 would)")
+REMOVE_PADDING_OFF = (
+    "trainer.use_remove_padding is false: the tables measured with remove padding, Trinity's default, and the verdict "
+    "and the plans assume it; without it each micro-batch is padded to its longest sequence, and verl splits no "
+    "sequence over Ulysses SP: set it to true")
+
+
+def test_trinity_05_refuses_the_keys_of_06s_trainer_it_lacks_and_write_removes_them(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(TRAINER_06_KEYS, encoding="utf-8")
+    flags = ("--from-config", str(config), "--gpu", "a100-80g")
+    verdicts = {}
+    for version in ((), ("--trinity-version", "0.6"), ("--trinity-version", "0.5")):
+        status, out, _ = cli(*flags, *version, "--json")
+        current = json.loads(out)[0]["current"]
+        verdicts[version[1:]] = (status, current["refused"], current["config_problem_codes"],
+                                 current["config_problems"], cli(*flags, *version, "--check")[0])
+    # Trinity 0.6 knows the keys: only remove padding turned off is said, as before.
+    assert verdicts[()] == verdicts[("0.6",)] == (0, False, ["remove-padding-off"], [REMOVE_PADDING_OFF], 0)
+    # 0.5 refuses them all (and says nothing of a remove padding it never reads there).
+    assert verdicts[("0.5",)] == (0, True, ["trainer-offload-keys-refused", "trainer-keys-refused"],
+                                  [TRAINER_OFFLOAD_REFUSED, TRAINER_KEYS_REFUSED], 1)
+    _, out, _ = cli(*flags, "--trinity-version", "0.5")
+    assert (f"but: {TRAINER_OFFLOAD_REFUSED} but: {TRAINER_KEYS_REFUSED}" in " ".join(out.split())) is True
+    # --write for 0.5 removes them, as it does the offload flags, and says so; remove padding stays unwritten.
+    status, _, err = cli(*flags, "--trinity-version", "0.5", "--write", str(patched))
+    assert (status, err) == (0, (
+        f"solve: note: {patched}: trainer.param_offload, trainer.use_remove_padding, trainer.balance_batch removed: "
+        "keys of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no such key)\n"))
+    assert patched.read_text(encoding="utf-8").split("trainer:\n")[1] == (
+        "  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 16384\n")
+    status, out, _ = cli("--from-config", str(patched), "--gpu", "a100-80g", "--trinity-version", "0.5", "--json")
+    assert (status, json.loads(out)[0]["current"]["config_problem_codes"]) == (0, [])
+    # --write for 0.6 keeps them, and turns remove padding back on.
+    status, _, err = cli(*flags, "--trinity-version", "0.6", "--write", str(patched))
+    trainer = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
+    assert (status, "removed" in err, trainer["use_remove_padding"], trainer["balance_batch"]) == (0, False, True, True)
+
+
+BATCH_75 = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
+            "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n"
+            "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: %d}\n")
+"""6 trainer GPUs at SP 2 (3 data-parallel ranks) and a train batch of the given size."""
+
+
+@pytest.mark.parametrize(("batch", "version", "codes"), [
+    # 3 ranks divide 75, the 6 GPUs do not: 0.5.0 and 0.5.1 refuse it, 0.5.2 takes it; 0.6 checks only the ranks.
+    (75, ("--trinity-version", "0.5"), ["batch-divides-trainer-gpus"]),
+    (75, ("--trinity-version", "0.6"), []),
+    (75, (), []),
+    (78, ("--trinity-version", "0.5"), []),  # the 6 GPUs divide it
+])
+def test_trinity_05_batch_the_trainer_gpus_do_not_divide_is_said_without_refusing(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int, version: tuple[str, ...], codes: list[str]):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(BATCH_75 % batch, encoding="utf-8")
+    flags = ("--from-config", str(config), "--gpu", "a100-80g", *version)
+    status, out, _ = cli(*flags, "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["refused"], current["config_problem_codes"]) == (0, True, False, codes)
+    said = (
+        "a train batch of 75 (buffer.train_batch_size) does not divide by the 6 trainer GPUs, which Trinity 0.5.0 and "
+        "0.5.1 refuse (trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it needs "
+        "only the 3 data-parallel ranks (6 GPUs / SP=2) to divide it (trinity/trainer/verl/verl_config.py:424): for "
+        "0.5.0 or 0.5.1, make it a multiple of 6")
+    assert current["config_problems"] == ([said] if codes else [])
+    _, out, _ = cli(*flags)
+    assert (f"{RUNS_16K[0]}it trains ({RUNS_16K[1]}) but: {said}" in " ".join(out.split())) is bool(codes)
+    assert cli(*flags, "--check")[0] == 0
+
+
 def test_fewer_nodes_is_the_best_plan_on_fewer_nodes_not_the_fewest(cli):
     # Three nodes (16 trainer GPUs and a rollout node of 8, 4 asked): two nodes keep the whole length, one halves it.
     status, out, _ = cli("--maximize", "len", "--gpus", "16", "--rollout-gpus", "4", "--model", "8B", "--gpu", "h20")

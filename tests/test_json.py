@@ -616,6 +616,12 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
       "{model: {enable_gradient_checkpointing: false}}}}"), "8B", 8, None,
      [C.DYNAMIC_BATCH_OFF, C.GRADIENT_CHECKPOINTING_OFF, C.REMOVE_PADDING_OFF]),
     ("trainer: {param_offload: true}", "8B", 8, "0.5", [C.TRAINER_OFFLOAD_KEYS_REFUSED]),
+    # Trinity 0.6.0's TrainerConfig keys that 0.5.x's lacks: refused by 0.5 (the offload flags under a code of their
+    # own), read by 0.6.
+    ("trainer: {param_offload: true, use_remove_padding: false, megatron: {}}", "8B", 8, "0.5",
+     [C.TRAINER_OFFLOAD_KEYS_REFUSED, C.TRAINER_KEYS_REFUSED]),
+    ("trainer: {use_remove_padding: false, critic_warmup: 0}", "8B", 8, "0.6", [C.REMOVE_PADDING_OFF]),
+    ("trainer: {use_remove_padding: false, trust_remote_code: false}", "8B", 8, None, [C.REMOVE_PADDING_OFF]),
     (("trainer: {trainer_strategy: fsdp, trainer_config: {actor_rollout_ref: {ref: {fsdp_config: "
       "{offload_policy: true}}}}}"), "8B", 8, None, [C.OFFLOAD_NEEDS_FSDP2]),
     ("trainer: {trainer_config_path: verl.yaml}", "8B", 8, None, [C.DEPRECATED_CONFIG_PATH]),
@@ -727,6 +733,11 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      "", None, [C.BATCH_DIVIDES, C.ROLE_SP_DIFFERS]),
     (CONFIG_HEAD + GRPO + REF_SP_1 + "buffer: {train_batch_size: 75}\n", ("--gpu", "h100", "--trinity-version", "0.6"),
      "", None, [C.ROLE_SP_DIFFERS]),
+    # 6 GPUs / SP 2 divide 75, the 6 GPUs do not: Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 and 0.6 take it.
+    (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
+     ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),
+    (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
+     ("--gpu", "h100"), "", None, []),
     # the docs' example, and the tests' user config (its YaRN within the native context, its factor unset)
     ((ROOT / "docs/examples/trinity.yaml").read_text(encoding="utf-8"), ("--gpu", "h20"), "expandable_segments:True",
      None, []),

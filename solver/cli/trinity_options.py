@@ -245,7 +245,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         print_escaped(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
     if args.write and best is not None:
-        for note in _written_notes(args, config_text, best, model, config, unused, answers[0].node_gpus):
+        for note in _written_notes(args, config_text, best, model, config, layout, unused, answers[0].node_gpus):
             print_escaped(note, file=sys.stderr)
     return fragments
 
@@ -331,15 +331,21 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 
 
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
-                   config: TrinityConfig | None, unused: str | None, node_gpus: int) -> list[str]:
-    """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, a length no
-    sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept), YaRN's
-    reach (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config
-    key can carry."""
-    from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, critic_budget_note, kept_interpolations
+                   config: TrinityConfig | None, layout: Any, unused: str | None, node_gpus: int) -> list[str]:
+    """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, Trinity 0.6's
+    keys under ``trainer`` removed for 0.5 (`keys_05_refuses` of `layout`, the config as nested mappings), a length
+    no sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept),
+    YaRN's reach (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no
+    config key can carry."""
+    from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, critic_budget_note, kept_interpolations, keys_05_refuses
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
         config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
+    removed = [f"trainer.{key}" for key in keys_05_refuses((layout or {}).get("trainer"))]
+    if removed and args.trinity_version == "0.5":
+        noun = "keys" if len(removed) > 1 else "a key"
+        notes.append(f"solve: note: {args.write}: {', '.join(removed)} removed: {noun} of Trinity 0.6's trainer, "
+                     "which Trinity 0.5 refuses (its TrainerConfig has no such key)")
     notes += [f"solve: note: {args.write}: {unused}"] if unused else []
     planned = best.max_token_len_per_gpu
     # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.

@@ -41,6 +41,7 @@ from solver.trinity.keys import (
     YARN_TRAINER,
     ConfigError,
     critic_budget_note,
+    keys_05_refuses,
     trainer_level_offload,
 )
 from solver.trinity.patch import anchored_keys, config_keys_changed, kept_interpolations, patch_trinity_config
@@ -60,6 +61,7 @@ __all__ = [
     "config_keys_changed",
     "critic_budget_note",
     "kept_interpolations",
+    "keys_05_refuses",
     "load_config_mapping",
     "overlong_sequences",
     "patch_trinity_config",

@@ -18,7 +18,14 @@ from solver.query import (
     ConfigProblemCode,
     TrinityVersion,
 )
-from solver.rules import batch_split_violation, least_token_budget, sp_gpus_violation, whole_nodes_violation
+from solver.rules import (
+    batch_split_violation,
+    batch_words,
+    least_token_budget,
+    sp_gpus_violation,
+    splits_batch,
+    whole_nodes_violation,
+)
 from solver.tables import Model, brief, shown_number, sp_rule_violation
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
@@ -36,6 +43,7 @@ from solver.trinity.keys import (
     TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
     ConfigError,
+    keys_05_refuses,
     offload_path,
     sp_key_in_effect,
     trains_critic,
@@ -137,6 +145,23 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
             checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
             heads=heads, batch=batch))
     return sp, role_sps
+
+
+def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, version: TrinityVersion | None,
+                                   batch: TrainBatch, sp: int, role_sps: Iterable[int]) -> None:
+    """With `version` 0.5, check that the trainer GPUs divide the train `batch` where the data-parallel ranks at the
+    trainer's SP `sp` and at each of `role_sps` do (where one does not, or SP does not divide the GPUs, all of 0.5
+    refuses the config, said elsewhere): 0.5.0 and 0.5.1 refuse such a batch, 0.5.2 takes it, so this refuses
+    nothing."""
+    size, sps = batch.size, (sp, *role_sps)
+    if (version != "0.5" or size is None or trainer_gpus < 1 or size % trainer_gpus == 0
+            or any(trainer_gpus % each or not splits_batch(size, trainer_gpus, each) for each in sps)):
+        return
+    checks.add(ConfigProblemCode.BATCH_DIVIDES_TRAINER_GPUS, (
+        f"{batch_words(size, batch.source)} does not divide by the {trainer_gpus} trainer GPUs, which Trinity 0.5.0 "
+        "and 0.5.1 refuse (trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it "
+        f"needs only the {trainer_gpus // sp} data-parallel ranks ({trainer_gpus} GPUs / SP={sp}) to divide it "
+        f"(trinity/trainer/verl/verl_config.py:424): for 0.5.0 or 0.5.1, make it a multiple of {trainer_gpus}"))
 
 
 class TrainBatch(NamedTuple):
@@ -405,23 +430,37 @@ def _check_gradient_checkpointing(checks: _ConfigChecks, version: TrinityVersion
 
 
 def _check_remove_padding(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
-    """Check that remove padding (`REMOVE_PADDING_KEYS`), which the tables measured, is on."""
-    _check_flags_on(checks, REMOVE_PADDING_KEYS, ConfigProblemCode.REMOVE_PADDING_OFF, (
+    """Check that remove padding (`REMOVE_PADDING_KEYS`; with `version` 0.5 verl's only: Trinity 0.6's is a key 0.5
+    refuses, `_check_trainer_level_flags`), which the tables measured, is on."""
+    keys = REMOVE_PADDING_KEYS[1:] if version == "0.5" else REMOVE_PADDING_KEYS
+    _check_flags_on(checks, keys, ConfigProblemCode.REMOVE_PADDING_OFF, (
         "the tables measured with remove padding, Trinity's default, and the verdict and the plans assume it; without "
         "it each micro-batch is padded to its longest sequence, and verl splits no sequence over Ulysses SP: set it to "
         "true"), version)
 
 
 def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
-    """Check that a config for Trinity 0.5 has none of Trinity 0.6's offload flags under ``trainer`` itself."""
-    trainer = checks.value(("trainer",))
-    refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if isinstance(trainer, Mapping) and flag in trainer]
-    if version == "0.5" and refused:
-        keys, them = ("keys", "them") if len(refused) > 1 else ("a key", "it")
+    """Check that a config for Trinity 0.5 has none of Trinity 0.6's keys under ``trainer`` itself that 0.5's
+    ``TrainerConfig`` lacks (`keys_05_refuses`): its offload flags, and the rest."""
+    present = keys_05_refuses(checks.value(("trainer",))) if version == "0.5" else ()
+    offload = [f"trainer.{key}" for key in present if key in OFFLOAD_FLAGS]
+    others = [f"trainer.{key}" for key in present if key not in OFFLOAD_FLAGS]
+    if offload:
         checks.add(ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, (
-            f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig "
-            f"has no such key), so the config does not load: remove {them} and set the roles' fsdp_config flags "
-            "(--write does; the verdict reads the roles', as 0.5 would)"))
+            f"{_refused_keys_words(offload)} and set the roles' fsdp_config flags (--write does; the verdict reads "
+            "the roles', as 0.5 would)"))
+    if others:
+        padding = ".".join(REMOVE_PADDING_KEYS[1])
+        checks.add(ConfigProblemCode.TRAINER_KEYS_REFUSED, _refused_keys_words(others) + (
+            f" (--write does; 0.5 takes remove padding from {padding}, on by default)"
+            if ".".join(REMOVE_PADDING_KEYS[0]) in others else " (--write does)"))
+
+
+def _refused_keys_words(keys: list[str]) -> str:
+    """The words saying that Trinity 0.5 refuses `keys` (under ``trainer``, Trinity 0.6's), up to "remove them"."""
+    noun, pronoun = ("keys", "them") if len(keys) > 1 else ("a key", "it")
+    return (f"{', '.join(keys)}: {noun} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no "
+            f"such key), so the config does not load: remove {pronoun}")
 
 
 def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | None, actor_noted: bool) -> None:
@@ -515,6 +554,7 @@ def trinity_config_problems(
     checks = _ConfigChecks(mapping, environ or {})
     batch = TrainBatch(train_batch_size, train_batch_source)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
+    _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())
     length = checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

@@ -12,6 +12,11 @@ from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, ROLLOUT_TOKEN_BU
 from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
+TRINITY_06_TRAINER_KEYS = ("use_remove_padding", "balance_batch", "critic_warmup", "grad_offload", "megatron",
+                           "trust_remote_code")
+"""The keys of Trinity 0.6.0's ``TrainerConfig`` (``trinity/common/config.py:822`` to ``:844``) that 0.5's (0.5.0,
+0.5.1 and 0.5.2: a subset of 0.6.0's) lacks, besides `OFFLOAD_FLAGS`: Trinity 0.5 refuses a config with any of them
+under ``trainer`` (`keys_05_refuses`)."""
 ROLES = ("actor", "ref")
 
 
@@ -38,6 +43,14 @@ def trainer_level_offload(config: Any) -> bool:
     """Whether `config` (the user's, None for none) has an offload flag under ``trainer`` itself, as Trinity 0.6
     keeps them (``trainer.offload_policy``): it then copies them over the roles' own."""
     return config is not None and any(value_at(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
+
+
+def keys_05_refuses(trainer: Any) -> tuple[str, ...]:
+    """The keys of a config's ``trainer`` section (`trainer`; none where it is no mapping) that Trinity 0.5's
+    ``TrainerConfig`` lacks, in any value: 0.6's `OFFLOAD_FLAGS` first, then its `TRINITY_06_TRAINER_KEYS`."""
+    if not isinstance(trainer, Mapping):
+        return ()
+    return tuple(key for key in (*OFFLOAD_FLAGS, *TRINITY_06_TRAINER_KEYS) if key in trainer)
 
 
 def yaml_scalar(value: Any) -> str:

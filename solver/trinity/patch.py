@@ -27,7 +27,7 @@ from solver.query import TrinityVersion, check_host_ram
 from solver.results import Plan
 from solver.tables import Model, brief, check_types
 from solver.trinity.interpolation import ConfigValues, is_interpolation
-from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, value_at, yaml_scalar
+from solver.trinity.keys import UNTYPED_SECTIONS, ConfigError, keys_05_refuses, value_at, yaml_scalar
 from solver.trinity.plan_keys import PlanKey, host_memory_comment, keys_for_plan
 from solver.trinity.reader import check_config_arguments, load_config_mapping, read_or_none
 
@@ -284,7 +284,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
     indentation), and remove a stale ``model.rope_scaling``
-    and, for Trinity 0.5, 0.6's flags under ``trainer``."""
+    and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`)."""
     for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
         _set(data, key.path, key.value, lines)
     _note_host_memory(data, plan, host_ram_gb, indent)
@@ -293,9 +293,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
                                                                                        plan, model):
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
-    if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's flags, which 0.5 refuses
-        for flag in (flag for flag in OFFLOAD_FLAGS if flag in trainer):
-            _delete(trainer, flag)
+    if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's keys, which 0.5 refuses
+        for refused in keys_05_refuses(trainer):
+            _delete(trainer, refused)
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",

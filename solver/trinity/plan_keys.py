@@ -61,13 +61,14 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     under each role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has,
     set to false; Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5);
     dynamic batch sizes, gradient checkpointing and remove padding back on where `config` turns them off (its
-    interpolations resolved from `environ`)."""
+    interpolations resolved from `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses
+    it)."""
     resolved = _resolved_values(config, environ)
     return [
         *_model_keys(plan, model, config),
         *_trainer_keys(plan, version),
         *_turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
-        *_turned_back_on(resolved, [REMOVE_PADDING_KEYS[0]]),
+        *(_turned_back_on(resolved, [REMOVE_PADDING_KEYS[0]]) if version != "0.5" else []),  # a key 0.5 refuses
         *_trainer_offload_flags(plan, config, version),
         # verl's model keys, under trainer_config before the roles' keys there
         *_turned_back_on(resolved, [GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]]),
