@@ -1,0 +1,207 @@
+"""Session 54's mutation tests: each pins a behaviour of the day's new lines that a mutant of them changed and no other
+test noticed (the refused verdict, the rollout engines, the critic's and the ref's Trinity 0.5 checks, calibration's
+warnings, maps)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from solver.query import ROLE_TOKEN_BUDGETS, RaisedBudget, TrinityConfig, role_budgets
+from solver.results import Placement, RolloutEngines
+
+ACTOR, REF, ROLLOUT = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
+
+Q14B_65K = ("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\n"
+            "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 2}}\n"
+            "trainer:\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
+            "    actor_rollout_ref:\n"
+            "      actor: {fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}}\n"
+            "      ref: {fsdp_config: {param_offload: true}}\n")
+"""Qwen3-14B at 65536 tokens with Offload + SP=4 on 4 H20s without Env: it fits by estimate (cost 0.65), and the best
+plan, with Env, costs a hair more (test_cli_trinity's verdict on a no-Env estimate)."""
+OVERLONG = "  max_prompt_tokens: 4096\n  max_response_tokens: 65536\n"
+"""A prompt and a response over the 65536 tokens, which Trinity refuses to load."""
+
+
+def refused_14b(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`Q14B_65K` with `OVERLONG`: a config that fits in memory by estimate but that Trinity refuses."""
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    config = tmp_path / "trinity.yaml"
+    config.write_text(Q14B_65K.replace("  rope_scaling", OVERLONG + "  rope_scaling"), encoding="utf-8")
+    return config
+
+
+def test_a_refused_config_that_fits_by_a_no_env_estimate_still_says_why_the_best_plan_costs_more(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    status, out, _ = cli("--from-config", str(refused_14b(tmp_path, monkeypatch)), "--gpu", "h20")
+    said = " ".join(out.split())
+    assert status == 0 and (
+        "trinity.yaml runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's "
+        "PYTORCH_CUDA_ALLOC_CONF): it fits in memory (estimated: the memory model predicts 59.5 GiB per GPU, 25.6 GiB "
+        "to spare), but the config as written is refused (but: line 1 below says why); the best plan below costs a "
+        "little more (0.6565 against 0.65): it differs in Env, which estimates keep on (--no-env estimates without "
+        "it) but: model.max_prompt_tokens 4096 + model.max_response_tokens 65536 = 69632, above model.max_model_len "
+        "65536") in said
+
+
+def test_the_verdict_on_a_refused_config_that_fits_is_yellow_and_one_that_trains_without_problems_green(
+        cli, coloured_screen, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    refused = refused_14b(tmp_path, monkeypatch)
+    cli("--from-config", str(refused), "--gpu", "h20")
+    clean = tmp_path / "clean.yaml"  # GRPO (no critic), Env on: no but: line at all
+    clean.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\nalgorithm: {algorithm_type: grpo}\n"
+                     "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                     "buffer: {batch_size: 32, train_batch_size: 96}\n", encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    cli("--from-config", str(clean), "--gpu", "a100")
+    verdicts = [line.split(": ", 1)[0].split(" runs ")[0] for line in coloured_screen.getvalue().splitlines()
+                if " runs " in line and ".yaml runs " in line]
+    assert verdicts == ["\x1b[33mtrinity.yaml", "\x1b[32mclean.yaml"]
+
+
+def test_rollout_engines_fit_where_weights_and_one_sequence_take_exactly_half_of_the_room_and_have_a_positive_size():
+    half = RolloutEngines(size=1, weights_gib=20.0, kv_cache_gib=10.0, room_gib=60.0, largest=False)
+    assert half.fits and not half.model_copy(update={"kv_cache_gib": 10.5}).fits
+    with pytest.raises(ValueError, match="size"):
+        RolloutEngines(size=0, weights_gib=20.0, kv_cache_gib=10.0, room_gib=60.0, largest=False)
+
+
+def test_trinity_05_raises_an_actor_budget_below_one_sequence_before_an_unset_rollout_takes_it_and_no_other():
+    raised = RaisedBudget(least=16384, to=32768)
+    # The actor's, taken from a trainer's that holds no sequence, is raised; the ref's is not (it is checked at its
+    # own SP); a rollout that sets its own keeps it.
+    assert role_budgets(8192, {ROLLOUT: 10000}, raised) == {ACTOR: 32768, REF: 8192, ROLLOUT: 10000}
+    assert role_budgets(8192, {}, raised) == {ACTOR: 32768, REF: 8192, ROLLOUT: 32768}
+    # One that holds a sequence exactly is no raise.
+    assert role_budgets(16384, {}, raised) == {ACTOR: 16384, REF: 16384, ROLLOUT: 16384}
+    assert role_budgets(8192, {}) == {ACTOR: 8192, REF: 8192, ROLLOUT: 8192}
+
+
+def test_the_budget_in_effect_under_trinity_05_counts_the_actors_raise_beside_a_rollouts_own_budget():
+    config = TrinityConfig(model="Qwen3-8B", max_model_len=16384, max_token_len_per_gpu=8192,
+                           role_token_budgets=((ROLLOUT, 10000),), version="0.5")
+    assert config.raised_actor_budget(16384) == RaisedBudget(16384, 32768)
+    assert config.budget_in_effect(16384) == 32768  # the actor's, raised to 0.5.0's ceil(2L/SP)
+    assert config.model_copy(update={"version": "0.6"}).budget_in_effect(16384) == 10000
+    assert config.model_copy(update={"version": None}).raised_actor_budget(16384) is None
+
+
+def test_trinity_05_runs_a_ref_without_an_sp_of_its_own_at_the_trainers_and_judges_its_forward_in_the_actors_groups(
+        cli, tmp_path: Path):
+    # The actor sets SP 2, which Trinity 0.5 runs the trainer at; the ref sets none and takes the trainer's 4 (not the
+    # actor's), so its 32768-token micro-batches over the actor's groups of 2 take 65536 tokens per GPU.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+                      "  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 32768\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 2}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["config_problem_codes"]) == (0, ["role-sp-differs", "token-budget-above-verdict"])
+    assert current["config_problems"][1] == (
+        "trainer.max_token_len_per_gpu 32768, which the ref takes, at the ref's SP 4: each of the ref's micro-batches "
+        "holds 32768 x 4 tokens, but Trinity 0.5 runs its forward in the actor's SP groups of 2 GPUs, so each GPU takes "
+        "32768 x 4 / 2 = 65536 tokens there, more than the verdict's 32768: set the ref's SP to the actor's "
+        "(--write does)")
+
+
+def test_trinity_05_checks_a_trainer_sp_given_to_both_the_ref_and_the_critic_once_naming_both(cli, tmp_path: Path):
+    # PPO (Trinity's default algorithm) trains a critic; the actor sets SP 2, so the trainer's 4 goes to the ref and
+    # the critic alone, and 4 does not divide the 6 trainer GPUs: one line for both, and the config is refused.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\ntrainer:\n"
+                      "  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {ulysses_sequence_parallel_size: 2}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["refused"], current["config_problem_codes"]) == (0, True, [
+        "sp-divides-gpus", "role-sp-differs", "critic-not-counted", "lowered-token-budget",
+        "token-budget-above-verdict"])
+    assert current["config_problems"][0] == (
+        "trainer.ulysses_sequence_parallel_size: SP=4 does not divide 6 GPUs (the trainer's), and Trinity 0.5 gives it "
+        "to the ref and the critic, whose SPs it checks as the actor's: it refuses the config")
+
+
+def test_the_critics_keys_that_the_checks_read_are_known_and_a_misspelling_of_each_is_named(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    text = ("algorithm: {algorithm_type: grpo}\n"
+            "model: {model_path: Qwen/Qwen3-8B, critic_model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+            "  trainer_config:\n    critic: {ulysses_sequence_parallel_size: 1, ppo_max_token_len_per_gpu: 65536}\n")
+    config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    assert (status, json.loads(out)[0]["current"]["config_problems"]) == (0, [])
+    config.write_text(text.replace("critic_model_path", "critic_model_pth").replace(
+        "ulysses_sequence_parallel_size: 1", "ulysses_sequence_parallel_sz: 1"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    assert json.loads(out)[0]["current"]["config_problems"] == [
+        "model.critic_model_pth: did you mean critic_model_path? That key is unset, and read as such (Trinity refuses "
+        "keys it does not know)",
+        "trainer.trainer_config.critic.ulysses_sequence_parallel_sz: did you mean ulysses_sequence_parallel_size? "
+        "That key is unset, and read as such (Trinity refuses keys it does not know)"]
+
+
+SP3_ROLES = ("model: {{model_path: Qwen/Qwen3-8B, critic_model_path: {critic}, max_model_len: 32768}}\n"
+             "cluster: {{node_num: 1, gpu_per_node: 8}}\nexplorer: {{rollout_model: {{engine_num: 2}}}}\ntrainer:\n"
+             "  trainer_config:\n    actor_rollout_ref:\n      ref: {{ulysses_sequence_parallel_size: {ref_sp}}}\n"
+             "    critic: {{ulysses_sequence_parallel_size: 3}}\n")
+"""PPO on 6 trainer GPUs of Qwen3-8B (32 heads), the critic at SP 3 (which divides the GPUs, not the heads), the
+ref at `ref_sp`, the critic's model `critic`."""
+
+
+def trinity_05_problems(cli, config: Path) -> tuple[list[str], list[str]]:
+    """The verdict's problem codes and words on `config` with --trinity-version 0.5 on A100-80GBs."""
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
+    assert status == 0
+    current = json.loads(out)[0]["current"]
+    return current["config_problem_codes"], current["config_problems"]
+
+
+@pytest.mark.parametrize("critic", ["Qwen/Qwen3-8B", "''"])
+def test_trinity_05_checks_the_critics_sp_against_the_heads_where_its_model_is_the_actors(
+        cli, tmp_path: Path, critic: str):
+    config = tmp_path / "trinity.yaml"
+    config.write_text(SP3_ROLES.format(critic=critic, ref_sp=1), encoding="utf-8")
+    codes, words = trinity_05_problems(cli, config)
+    assert (codes, words[0]) == (["sp-model-heads", "critic-not-counted"], (
+        "trainer.trainer_config.critic.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of "
+        "Qwen3-8B, and Trinity 0.5 checks the critic's SP as the actor's: it refuses the config"))
+
+
+def test_trinity_05_checks_the_refs_sp_against_the_heads_whatever_the_critics_model(cli, tmp_path: Path):
+    # The critic's model is another (its heads unknown here): its SP 3 is not held to Qwen3-8B's heads; the ref's is.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(SP3_ROLES.format(critic="Qwen/Qwen3-4B", ref_sp=3), encoding="utf-8")
+    codes, words = trinity_05_problems(cli, config)
+    assert (codes, words[0]) == (["sp-model-heads", "role-sp-differs", "critic-not-counted"], (
+        "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size: SP=3 does not divide its 32 "
+        "attention heads of Qwen3-8B, and Trinity 0.5 checks the ref's SP as the actor's: it refuses the config"))
+
+
+def test_trinity_05_does_not_check_the_trainers_sp_again_where_the_actor_runs_at_it(cli, tmp_path: Path):
+    # SP 4 on 6 trainer GPUs is the verdict's broken rule, the actor's; the ref and the critic take it, no second line.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                      "trainer: {ulysses_sequence_parallel_size: 4}\n", encoding="utf-8")
+    assert trinity_05_problems(cli, config)[0] == ["critic-not-counted"]
+
+
+def test_a_placement_read_back_refuses_rollout_engines_of_another_size_than_its_rollout_engine_size(
+        cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 1, "gpus_per_node": 8}],
+                                     "jobs": [{"name": "q", "model": "32B", "max_model_len": 65536,
+                                               "rollout_gpus": 2}]}), encoding="utf-8")
+    placement = json.loads(cli("cluster", str(fleet), "--json")[1])["placements"][0]
+    assert Placement.model_validate(placement).rollout_engines.size == placement["rollout_engine_size"] == 2
+    assert Placement.model_validate({**placement, "rollout_engines": None}).rollout_engine_size == 2  # older JSON
+    with pytest.raises(ValueError, match="rollout_engines.size is 2, but rollout_engine_size is 1"):
+        Placement.model_validate({**placement, "rollout_engine_size": 1})
