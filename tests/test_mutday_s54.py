@@ -205,3 +205,56 @@ def test_a_placement_read_back_refuses_rollout_engines_of_another_size_than_its_
     assert Placement.model_validate({**placement, "rollout_engines": None}).rollout_engine_size == 2  # older JSON
     with pytest.raises(ValueError, match="rollout_engines.size is 2, but rollout_engine_size is 1"):
         Placement.model_validate({**placement, "rollout_engine_size": 1})
+
+
+def test_a_trainer_budget_below_one_sequence_is_judged_at_the_actors_sp_and_at_the_sp_the_ref_and_critic_take(
+        cli, tmp_path: Path):
+    # PPO; the actor sets SP 2, the trainer 4, which the ref and the critic take with the trainer's 6000 tokens.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+                      "  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 6000\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 2}\n", encoding="utf-8")
+    codes, words = trinity_05_problems(cli, config)
+    assert codes[:2] == ["token-budget-below-length"] * 2 and words[:2] == [
+        "trainer.max_token_len_per_gpu 6000 x SP 2 is below model.max_model_len 32768: Trinity 0.5 raises it to "
+        "ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) = 32768)",
+        "trainer.max_token_len_per_gpu 6000 x SP 4 (the ref's and the critic's, which set no budget of their own) is "
+        "below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 4) = 8192 "
+        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)"]
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")
+    assert json.loads(out)[0]["current"]["config_problems"][0] == (
+        "trainer.max_token_len_per_gpu 6000 x SP 4 is below model.max_model_len 32768: verl 0.8 or later stops at the "
+        "first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(32768 / 4) = 8192 "
+        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)")
+
+
+REF_KEY = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+
+
+@pytest.mark.parametrize(("actor_sp", "ref_sp", "budget", "code", "line"), [
+    # Tokens per GPU rounded up (32767 x 3 / 2 = 49150.5); SP 3 is refused for the heads, the line is said all the same.
+    (2, 3, 32767, "token-budget-above-verdict", (
+        f"{REF_KEY} 32767, at the ref's SP 3: each of the ref's micro-batches holds 32767 x 3 tokens, but Trinity 0.5 "
+        "runs its forward in the actor's SP groups of 2 GPUs, so each GPU takes 32767 x 3 / 2 = 49151 tokens there, "
+        "more than the verdict's 32768: set the ref's SP to the actor's (--write does)")),
+    # A budget that holds one sequence exactly at the ref's SP (8192 x 4 = 32768) is judged; fewer tokens: cautious.
+    (2, 4, 8192, "token-budget-below-verdict", (
+        f"{REF_KEY} 8192, at the ref's SP 4: each of the ref's micro-batches holds 8192 x 4 tokens, but Trinity 0.5 "
+        "runs its forward in the actor's SP groups of 2 GPUs, so each GPU takes 8192 x 4 / 2 = 16384 tokens there, "
+        "fewer than the verdict's 32768 (so it is cautious): set the ref's SP to the actor's (--write does)")),
+    # An actor at SP 1 builds no SP groups: the ref's budget is compared as it is.
+    (1, 2, 32768, "token-budget-below-verdict", (
+        f"{REF_KEY} 32768 is below Trinity's default ceil(2 x 32768 / 1) = 65536, which the tables measured: fewer "
+        "tokens per GPU than the verdict assumes (so it is cautious; each step takes more micro-batches)")),
+])
+def test_trinity_05_judges_a_ref_above_the_actors_sp_per_gpu_of_the_actors_groups(
+        cli, tmp_path: Path, actor_sp: int, ref_sp: int, budget: int, code: str, line: str):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+                      f"  ulysses_sequence_parallel_size: {actor_sp}\n  trainer_config:\n    actor_rollout_ref:\n"
+                      f"      ref: {{ulysses_sequence_parallel_size: {ref_sp}, "
+                      f"log_prob_max_token_len_per_gpu: {budget}}}\n", encoding="utf-8")
+    codes, words = trinity_05_problems(cli, config)
+    assert (codes[-1], words[-1]) == (code, line)
