@@ -106,8 +106,8 @@ def test_trinity_05_runs_a_ref_without_an_sp_of_its_own_at_the_trainers_and_judg
     assert (status, current["config_problem_codes"]) == (0, ["role-sp-differs", "token-budget-above-verdict"])
     assert current["config_problems"][1] == (
         "trainer.max_token_len_per_gpu 32768, which the ref takes, at the ref's SP 4: each of the ref's micro-batches "
-        "holds 32768 x 4 tokens, but Trinity 0.5 runs its forward in the actor's SP groups of 2 GPUs, so each GPU takes "
-        "32768 x 4 / 2 = 65536 tokens there, more than the verdict's 32768: set the ref's SP to the actor's "
+        "holds 32768 x 4 tokens, but Trinity 0.5 runs its forward in the actor's SP groups of 2 GPUs, so each GPU "
+        "takes 32768 x 4 / 2 = 65536 tokens there, more than the verdict's 32768: set the ref's SP to the actor's "
         "(--write does)")
 
 
@@ -142,10 +142,10 @@ def test_the_critics_keys_that_the_checks_read_are_known_and_a_misspelling_of_ea
         "ulysses_sequence_parallel_size: 1", "ulysses_sequence_parallel_sz: 1"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
     assert json.loads(out)[0]["current"]["config_problems"] == [
-        "model.critic_model_pth: did you mean critic_model_path? That key is unset, and read as such (Trinity refuses "
-        "keys it does not know)",
-        "trainer.trainer_config.critic.ulysses_sequence_parallel_sz: did you mean ulysses_sequence_parallel_size? "
-        "That key is unset, and read as such (Trinity refuses keys it does not know)"]
+        ("model.critic_model_pth: did you mean critic_model_path? That key is unset, and read as such (Trinity refuses "
+         "keys it does not know)"),
+        ("trainer.trainer_config.critic.ulysses_sequence_parallel_sz: did you mean ulysses_sequence_parallel_size? "
+         "That key is unset, and read as such (Trinity refuses keys it does not know)")]
 
 
 SP3_ROLES = ("model: {{model_path: Qwen/Qwen3-8B, critic_model_path: {critic}, max_model_len: 32768}}\n"
@@ -217,12 +217,12 @@ def test_a_trainer_budget_below_one_sequence_is_judged_at_the_actors_sp_and_at_t
                       "    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 2}\n", encoding="utf-8")
     codes, words = trinity_05_problems(cli, config)
     assert codes[:2] == ["token-budget-below-length"] * 2 and words[:2] == [
-        "trainer.max_token_len_per_gpu 6000 x SP 2 is below model.max_model_len 32768: Trinity 0.5 raises it to "
-        "ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) = 32768)",
-        "trainer.max_token_len_per_gpu 6000 x SP 4 (the ref's and the critic's, which set no budget of their own) is "
-        "below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 4) = 8192 "
-        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)"]
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")
+        ("trainer.max_token_len_per_gpu 6000 x SP 2 is below model.max_model_len 32768: Trinity 0.5 raises it to "
+         "ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) = 32768)"),
+        ("trainer.max_token_len_per_gpu 6000 x SP 4 (the ref's and the critic's, which set no budget of their own) is "
+         "below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 4) = 8192 "
+         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)")]
+    out = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")[1]
     assert json.loads(out)[0]["current"]["config_problems"][0] == (
         "trainer.max_token_len_per_gpu 6000 x SP 4 is below model.max_model_len 32768: verl 0.8 or later stops at the "
         "first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(32768 / 4) = 8192 "
@@ -258,3 +258,18 @@ def test_trinity_05_judges_a_ref_above_the_actors_sp_per_gpu_of_the_actors_group
                       f"log_prob_max_token_len_per_gpu: {budget}}}\n", encoding="utf-8")
     codes, words = trinity_05_problems(cli, config)
     assert (codes[-1], words[-1]) == (code, line)
+
+
+def test_trinity_05_judges_the_trainers_budget_at_the_refs_sp_only_where_the_ref_sets_none_of_its_own(
+        cli, tmp_path: Path):
+    # 6000 x SP 2 holds no sequence (the actor's line); the ref at SP 4 has its own 8192, so 6000 x 4 is no line.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+                      "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 6000\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n"
+                      "      ref: {ulysses_sequence_parallel_size: 4, log_prob_max_token_len_per_gpu: 8192}\n",
+                      encoding="utf-8")
+    codes, words = trinity_05_problems(cli, config)
+    assert codes == ["token-budget-below-length", "role-sp-differs", "token-budget-below-verdict"]
+    assert words[0].startswith("trainer.max_token_len_per_gpu 6000 x SP 2 is below model.max_model_len 32768")
