@@ -273,3 +273,44 @@ def test_trinity_05_judges_the_trainers_budget_at_the_refs_sp_only_where_the_ref
     codes, words = trinity_05_problems(cli, config)
     assert codes == ["token-budget-below-length", "role-sp-differs", "token-budget-below-verdict"]
     assert words[0].startswith("trainer.max_token_len_per_gpu 6000 x SP 2 is below model.max_model_len 32768")
+
+
+ROLES_AT_SP2 = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+                "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n")
+"""GRPO for Qwen3-8B at 32768 tokens on 4 trainer GPUs at SP 2; a role's own keys follow."""
+
+
+@pytest.mark.parametrize(("role", "codes", "first"), [
+    # A ref below the actor's SP: no line on the actor's groups (its budget is the verdict's).
+    ("ref: {ulysses_sequence_parallel_size: 1, log_prob_max_token_len_per_gpu: 32768}", ["role-sp-differs"],
+     "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not"),
+    # A ref budget that holds no sequence at the ref's SP: the line that says so, none on the actor's groups.
+    ("ref: {ulysses_sequence_parallel_size: 4, log_prob_max_token_len_per_gpu: 4096}",
+     ["token-budget-below-length", "role-sp-differs"],
+     f"{REF_KEY} 4096 x SP 4 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
+     "ceil(32768 / 4) = 8192 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)"),
+    # The rollout's, which Trinity 0.5 never raises, in 0.5's words.
+    ("rollout: {log_prob_max_token_len_per_gpu: 8192}", ["token-budget-below-length"],
+     "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu 8192 x SP 2 is below "
+     "model.max_model_len 32768: Trinity 0.5 never raises it, and its verl (before 0.8) stops at the first sequence "
+     "longer than that in the actor's log-prob recompute"),
+])
+def test_trinity_05_words_on_a_roles_own_sp_and_budget(cli, tmp_path: Path, role: str, codes: list[str],
+                                                       first: str):
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"{ROLES_AT_SP2}      {role}\n", encoding="utf-8")
+    found, words = trinity_05_problems(cli, config)
+    assert found == codes and words[0].startswith(first)
+
+
+def test_trinity_05_says_no_word_of_trinity_06_on_a_role_budget_that_writes_out_what_trinity_gives_it(
+        cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"{ROLES_AT_SP2}      ref: {{log_prob_max_token_len_per_gpu: 32768}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5",
+                         "--len", "16k")
+    assert (status, json.loads(out)[0]["current"]["config_problems"]) == (0, [
+        f"{REF_KEY} 32768: what Trinity gives it unset at the config's own 32768 tokens, so read as unset at 16384 "
+        "tokens too (the verdict is at 16384 tokens per GPU); as written, Trinity keeps 32768 there, more tokens per "
+        "GPU than the verdict assumes; applying the plan leaves it at its budget"])
