@@ -288,13 +288,13 @@ ROLES_AT_SP2 = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwe
     # A ref budget that holds no sequence at the ref's SP: the line that says so, none on the actor's groups.
     ("ref: {ulysses_sequence_parallel_size: 4, log_prob_max_token_len_per_gpu: 4096}",
      ["token-budget-below-length", "role-sp-differs"],
-     f"{REF_KEY} 4096 x SP 4 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
-     "ceil(32768 / 4) = 8192 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)"),
+     (f"{REF_KEY} 4096 x SP 4 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
+      "ceil(32768 / 4) = 8192 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)")),
     # The rollout's, which Trinity 0.5 never raises, in 0.5's words.
     ("rollout: {log_prob_max_token_len_per_gpu: 8192}", ["token-budget-below-length"],
-     "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu 8192 x SP 2 is below "
-     "model.max_model_len 32768: Trinity 0.5 never raises it, and its verl (before 0.8) stops at the first sequence "
-     "longer than that in the actor's log-prob recompute"),
+     ("trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu 8192 x SP 2 is below "
+      "model.max_model_len 32768: Trinity 0.5 never raises it, and its verl (before 0.8) stops at the first sequence "
+      "longer than that in the actor's log-prob recompute")),
 ])
 def test_trinity_05_words_on_a_roles_own_sp_and_budget(cli, tmp_path: Path, role: str, codes: list[str],
                                                        first: str):
@@ -311,6 +311,6 @@ def test_trinity_05_says_no_word_of_trinity_06_on_a_role_budget_that_writes_out_
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5",
                          "--len", "16k")
     assert (status, json.loads(out)[0]["current"]["config_problems"]) == (0, [
-        f"{REF_KEY} 32768: what Trinity gives it unset at the config's own 32768 tokens, so read as unset at 16384 "
-        "tokens too (the verdict is at 16384 tokens per GPU); as written, Trinity keeps 32768 there, more tokens per "
-        "GPU than the verdict assumes; applying the plan leaves it at its budget"])
+        (f"{REF_KEY} 32768: what Trinity gives it unset at the config's own 32768 tokens, so read as unset at 16384 "
+         "tokens too (the verdict is at 16384 tokens per GPU); as written, Trinity keeps 32768 there, more tokens per "
+         "GPU than the verdict assumes; applying the plan leaves it at its budget")])
