@@ -12,6 +12,7 @@ import yaml
 
 from solver.query import ROLE_TOKEN_BUDGETS, RaisedBudget, TrinityConfig, role_budgets
 from solver.results import Placement, RolloutEngines
+from solver.tables import load_catalog
 
 ACTOR, REF, ROLLOUT = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
 
@@ -314,3 +315,11 @@ def test_trinity_05_says_no_word_of_trinity_06_on_a_role_budget_that_writes_out_
         (f"{REF_KEY} 32768: what Trinity gives it unset at the config's own 32768 tokens, so read as unset at 16384 "
          "tokens too (the verdict is at 16384 tokens per GPU); as written, Trinity keeps 32768 there, more tokens per "
          "GPU than the verdict assumes; applying the plan leaves it at its budget")])
+
+
+def test_a_gpu_name_as_close_to_a_refused_gpu_type_as_to_a_catalogue_one_is_no_guess():
+    catalog = load_catalog()
+    # RTX-6000 extends to RTX-6000-Ada but also ends Quadro-RTX-6000, a GPU type without bf16: no guess.
+    assert catalog.meant_gpu_type("RTX-6000") is None
+    assert (catalog.meant_gpu_type("A1OO-80GB"), catalog.meant_gpu_type("h1000")) == ("A100-80GB", "H100-80GB")
+    assert catalog.meant_gpu_type("a100") is None  # the catalogue's own (an alias)
