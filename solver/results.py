@@ -893,14 +893,6 @@ class Placement(Frozen, defer_build=True):
         "those engines (`size` is rollout_engine_size) and what one GPU of an engine holds: what solve cluster "
         "--emit-dir notes of them; null without rollout GPUs"))
 
-    @model_validator(mode="after")
-    def _engines_of_their_size(self) -> Placement:
-        """Refuse rollout engines whose size is not `rollout_engine_size` (JSON made before them has none)."""
-        if self.rollout_engines is not None and self.rollout_engines.size != self.rollout_engine_size:
-            raise ValueError(f"rollout_engines.size is {self.rollout_engines.size}, but rollout_engine_size is "
-                             f"{self.rollout_engine_size}")
-        return self
-
     @property
     def trainer_nodes(self) -> tuple[int, ...]:
         """The nodes its trainer runs on: the first of its nodes, as many as its trainer takes whole (one where it

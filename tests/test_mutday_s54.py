@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from solver.query import ROLE_TOKEN_BUDGETS, RaisedBudget, TrinityConfig, role_budgets
-from solver.results import Placement, RolloutEngines
+from solver.results import RolloutEngines
 from solver.tables import load_catalog
 
 ACTOR, REF, ROLLOUT = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
@@ -193,19 +192,6 @@ def test_trinity_05_does_not_check_the_trainers_sp_again_where_the_actor_runs_at
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
                       "trainer: {ulysses_sequence_parallel_size: 4}\n", encoding="utf-8")
     assert trinity_05_problems(cli, config)[0] == ["critic-not-counted"]
-
-
-def test_a_placement_read_back_refuses_rollout_engines_of_another_size_than_its_rollout_engine_size(
-        cli, tmp_path: Path):
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 1, "gpus_per_node": 8}],
-                                     "jobs": [{"name": "q", "model": "32B", "max_model_len": 65536,
-                                               "rollout_gpus": 2}]}), encoding="utf-8")
-    placement = json.loads(cli("cluster", str(fleet), "--json")[1])["placements"][0]
-    assert Placement.model_validate(placement).rollout_engines.size == placement["rollout_engine_size"] == 2
-    assert Placement.model_validate({**placement, "rollout_engines": None}).rollout_engine_size == 2  # older JSON
-    with pytest.raises(ValueError, match="rollout_engines.size is 2, but rollout_engine_size is 1"):
-        Placement.model_validate({**placement, "rollout_engine_size": 1})
 
 
 def test_a_trainer_budget_below_one_sequence_is_judged_at_the_actors_sp_and_at_the_sp_the_ref_and_critic_take(
