@@ -145,6 +145,10 @@ def test_the_critics_keys_that_the_checks_read_are_known_and_a_misspelling_of_ea
         "model.critic_model_pth: did you mean critic_model_path? That key is unset",
         ("trainer.trainer_config.critic.ulysses_sequence_parallel_sz: did you mean ulysses_sequence_parallel_size? "
          "That key is unset")]
+    config.write_text(text.replace("    critic:", "    critc:"), encoding="utf-8")  # the section itself misspelt
+    codes, words = trinity_05_problems(cli, config)
+    assert [code[:12] for code in codes] == ["misspelt-key"] and words[0].startswith(
+        "trainer.trainer_config.critc: did you mean critic? That key is unset")
 
 
 SP3_ROLES = ("model: {{model_path: Qwen/Qwen3-8B, critic_model_path: {critic}, max_model_len: 32768}}\n"
