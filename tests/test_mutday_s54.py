@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from solver.query import ROLE_TOKEN_BUDGETS, RaisedBudget, TrinityConfig, role_budgets
 from solver.results import RolloutEngines
 from solver.tables import load_catalog
+from solver.trinity import trinity_config_problems
 
 ACTOR, REF, ROLLOUT = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
 
@@ -195,6 +197,10 @@ def test_trinity_05_does_not_check_the_trainers_sp_again_where_the_actor_runs_at
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
                       "trainer: {ulysses_sequence_parallel_size: 4}\n", encoding="utf-8")
     assert trinity_05_problems(cli, config)[0] == ["critic-not-counted"]
+    problems = trinity_config_problems(yaml.safe_load("trainer: {ulysses_sequence_parallel_size: 4}\n"),
+                                       load_catalog().model("Qwen3-8B"), 6, version="0.5")
+    assert [(problem.code.value, problem.words) for problem in problems] == [
+        ("sp-divides-gpus", "trainer.ulysses_sequence_parallel_size: SP=4 does not divide 6 GPUs (the trainer's)")]
 
 
 def test_a_trainer_budget_below_one_sequence_is_judged_at_the_actors_sp_and_at_the_sp_the_ref_and_critic_take(
