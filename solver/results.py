@@ -666,13 +666,13 @@ class Alternatives(Frozen):
         "query cannot be changed so)"))
 
 
-_TIMINGS = frozenset({"wall_time_s", "planning_s", "building_s"})
+_TIMINGS = frozenset({"wall_time_s", "planning_s", "building_s", "least_time_limit_s"})
 """The fields of a solver's result that time it (`_Timed`)."""
 
 
 class _Timed(Frozen):
-    """A solver's result with a ``wall_time_s`` field (a placement's ``planning_s`` and ``building_s`` too): equal
-    results compare (and hash) equal however long each took to solve."""
+    """A solver's result with a ``wall_time_s`` field (a placement's ``planning_s``, ``building_s`` and
+    ``least_time_limit_s`` too): equal results compare (and hash) equal however long each took to solve."""
 
     def _untimed(self) -> tuple[object, ...]:
         return type(self), tuple(value for name, value in self.__dict__.items() if name not in _TIMINGS)
@@ -1040,6 +1040,10 @@ class ClusterResult(_Timed, defer_build=True):
         "of those, the seconds spent working out the jobs' ways to run before the search (not compared)"))
     building_s: float = Field(default=0.0, exclude=True, description=(
         "then the seconds spent building the placement model on those ways, before the search (not compared)"))
+    least_time_limit_s: float | None = Field(default=None, exclude=True, description=(
+        "the time limit below which the search got no time after those two and the time kept for the reasons of "
+        "the jobs left out, from this run's timings (not compared); None where no placement was searched for and "
+        "stands"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
 

@@ -2352,7 +2352,8 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path, interrupted:
     # shapes (whose planner questions take most of the default limit) needs a longer limit for a better one.
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
-                           pools=pool_use(fleet, ()), interrupted=interrupted, planning_s=8.6)
+                           pools=pool_use(fleet, ()), interrupted=interrupted, planning_s=8.6,
+                           least_time_limit_s=solver.cluster.least_time_limit_to_search_s(8.6))
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet))
     lines = console.export_text().splitlines()
@@ -3111,6 +3112,8 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
     assert {pool.reason_code for entry in result.unplaced if entry.reason in no_room for pool in entry.pools} == {
         PoolCode.NO_ROOM_UNPROVEN}
     assert 0 < result.planning_s <= result.wall_time_s  # the planner's questions took time the limit must exceed
+    least = solver.cluster.least_time_limit_to_search_s(result.planning_s, result.building_s)
+    assert result.least_time_limit_s == least  # from the run's timings, for the view to name
     # Each names the placed jobs that hold the room it needs, but no priority that would place it: a better
     # placement may have room for it as it is.
     held = re.compile(r"as far as the search got: the placement is not proven best within the time limit \(raise "

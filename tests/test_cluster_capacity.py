@@ -14,7 +14,7 @@ from rich.console import Console
 
 import solver
 import solver.cluster.search
-from solver.cluster import least_time_limit_to_search_s, place, pool_use
+from solver.cluster import greedy, least_time_limit_to_search_s, place, pool_use
 from solver.render import cluster_json, cluster_view
 from solver.results import ClusterResult
 from solver.tables import load_catalog, load_fleet
@@ -86,7 +86,8 @@ def test_a_placement_without_a_bound_names_a_time_limit_that_leaves_the_search_t
     fleet = load_fleet(fleet_file({"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8}],
                                    "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path), CATALOG)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
-                           pools=pool_use(fleet, ()), planning_s=planning_s, building_s=building_s)
+                           pools=pool_use(fleet, ()), planning_s=planning_s, building_s=building_s,
+                           least_time_limit_s=least_time_limit_to_search_s(planning_s, building_s))
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet))
     assert console.export_text().splitlines()[1] == (
@@ -121,5 +122,24 @@ def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_its_star
     result = place(fleet, CATALOG, time_limit_s=30)
     assert [placement.pool for placement in result.placements] == ["h20"]
     least = least_time_limit_to_search_s(result.planning_s, result.building_s)
-    assert result.building_s >= 0.3
+    assert result.building_s >= 0.3 and result.least_time_limit_s == least  # the result carries it, for the view
     assert deadlines == [pytest.approx(started + result.planning_s + result.building_s + (30 - least) * 0.97, abs=0.01)]
+
+
+def test_the_least_time_limit_is_a_timing_left_out_of_json_and_comparison(tmp_path: Path):
+    # It comes from the run's timings, so like them it is not in the JSON (byte-identical across runs and --workers)
+    # and two placements that differ only in it are equal. The greedy baseline runs no search: it has none, and its
+    # view names no limit.
+    path = fleet_file({"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8}],
+                       "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
+    fleet = load_fleet(path, CATALOG)
+    result = place(fleet, CATALOG)
+    assert result.least_time_limit_s == least_time_limit_to_search_s(result.planning_s, result.building_s) > 0
+    later = result.model_copy(update={"least_time_limit_s": result.least_time_limit_s + 60})
+    assert later == result and hash(later) == hash(result)
+    assert "least_time_limit_s" not in json.loads(cluster_json(result))
+    baseline = greedy(fleet, CATALOG)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(cluster_view(baseline, fleet))
+    assert baseline.least_time_limit_s is None and baseline.bound is None
+    assert not any(line.startswith("working out") for line in console.export_text().splitlines())

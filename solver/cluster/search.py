@@ -219,7 +219,9 @@ def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_b
                          no_way_to_run=planned.no_way, pools=pool_use(fleet, placements),
                          host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
                          tie_broken=search.tie_broken, wall_time_s=time.monotonic() - planned.started,
-                         planning_s=planned.planning_s, building_s=building_s, interrupted=interrupted)
+                         planning_s=planned.planning_s, building_s=building_s,
+                         least_time_limit_s=least_time_limit_to_search_s(planned.planning_s, building_s),
+                         interrupted=interrupted)
 
 
 def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, interrupt: _StopOnInterrupt,

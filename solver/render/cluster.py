@@ -167,11 +167,8 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> 
     if result.host_rounded and result.bound is not None:
         bound = f"bound {result.bound} with the host memory rounded"
     lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
-    if result.bound is None and not result.interrupted:
-        from solver.cluster import least_time_limit_to_search_s  # here: it imports OR-Tools, which render must not
-
-        # Rounded up: a limit above it must be above the least.
-        least = ceil(least_time_limit_to_search_s(result.planning_s, result.building_s))
+    if result.bound is None and not result.interrupted and result.least_time_limit_s is not None:
+        least = ceil(result.least_time_limit_s)  # rounded up: a limit above it must be above the least
         building = f", and building the placement model {result.building_s:.1f} s," if result.building_s >= 0.05 else ""
         lines.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s{building} before the "
                           f"search could start: a --time-limit above {least} s leaves the search time after them"))
