@@ -312,14 +312,16 @@ def known_errors(small: bool, beyond_codes: Sequence[BeyondCode]) -> str:
     (`small`) or not, beyond its calibration as `beyond_codes` say: on small cards, optimistic by about a GiB; on
     more nodes or GPUs than calibrated, by the memory NCCL takes there, for which the flat overhead does not grow;
     for much larger models, optimistic by about a GiB and more; otherwise no error of known direction (without
-    codes, the errors known on any card)."""
+    codes, the errors known on any card). A small card names much larger models only where the model is one."""
     fabric = ("its flat overhead for the CUDA context and NCCL does not grow across nodes"
               if BeyondCode.MORE_NODES in beyond_codes
               else "its flat overhead for the CUDA context and NCCL does not grow with more GPUs than calibrated"
               if BeyondCode.MORE_GPUS in beyond_codes else "")
     if small:
-        return (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB, and more "
-                "for much larger models" + (f"; {fabric}" if fabric else ""))
+        larger_too = (", and more for much larger models"
+                      if not beyond_codes or BeyondCode.LARGER_MODEL in beyond_codes else "")
+        return (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB{larger_too}"
+                + (f"; {fabric}" if fabric else ""))
     larger = ("for much larger models it runs optimistic by about a GiB and more"
               if BeyondCode.LARGER_MODEL in beyond_codes else "")
     if not beyond_codes:  # words without their codes: the errors known anywhere

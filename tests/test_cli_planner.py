@@ -1853,8 +1853,8 @@ def test_a_thin_caution_names_the_margin_that_keeps_its_room_and_counts_a_raised
     status, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k")
     said = " ".join(out.split())
     assert status == 0 and ("caution 0.3 GiB to spare where the estimate extrapolates, and its error there is "
-                            "unmeasured (on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB, "
-                            "and more for much larger models: docs/memory.md in rft-solver's source); --margin 0.10 "
+                            "unmeasured (on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB: "
+                            "docs/memory.md in rft-solver's source); --margin 0.10 "
                             "keeps 2 GiB more to spare than the default 0.01 here, or measure a step first") in said
     # That margin plans Env + Offload + SP=2 instead, with room, and no caution.
     status, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--margin", "0.10")

@@ -55,8 +55,10 @@ def build_memory_parser() -> Parser:
                         help="with FSDP2 CPU offload, or without (the default)")
     add_node_gpus_option(parser)
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node (GB as RAM is sold, binary: GiB; or 2TB): whether what the setting "
-                        "holds there fits (the model while it loads; with --offload, its states too)")
+                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; or 2TB): "
+                        "whether what the setting holds there fits (the model while it loads; with --offload, "
+                        "its states too); the OS, Ray, the data loader and the rollout are not counted: "
+                        "leave them theirs")
     add_gpu_memory_option(parser)
     add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
