@@ -12,7 +12,7 @@ from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import model_config_option
-from solver.cli.output import print_escaped
+from solver.cli.output import print_escaped, print_note
 from solver.cli.parser import Parser
 from solver.memory import DEFAULT_MARGIN, TERMS
 from solver.render import calibration_json, memory_model_yaml
@@ -63,9 +63,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          cells=args.cells or (), join=False)  # read once, as planning reads them
     if added and not any(added in table.models for _, gpu_type in cells for table in gpu_type.tables):
-        print_escaped(
+        print_note(
             f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
-            "their models as the catalogue or the config does)", file=sys.stderr)
+            "their models as the catalogue or the config does)")
     fitted = calibration(catalog, cells, with_tables=args.with_tables, flag="--cells ")
     _warn_of_table_contradictions(fitted)
     _report_fit(args, fitted)
@@ -89,10 +89,9 @@ def _warn_of_table_contradictions(fitted: Calibration) -> None:
     """Warn on stderr of cells that contradict the documented tables (those that contradict themselves or one another
     are refused)."""
     if clashes := fitted.table_contradictions:
-        print_escaped(f"solve calibrate: warning: your cells contradict the documented tables "
-                      f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
-                      f"{and_more(clashes)}",
-                      file=sys.stderr)
+        print_note(f"solve calibrate: warning: your cells contradict the documented tables "
+                   f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
+                   f"{and_more(clashes)}")
 
 
 def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
@@ -136,10 +135,9 @@ def _warn_of_unphysical(args: argparse.Namespace, fitted: Calibration) -> None:
            f"{'' if args.with_tables or not args.cells else ', or fit with the documented ones too: --with-tables'})")
     likely = ("your cells pulling it there against the documented tables (check them for typos)"
               if args.with_tables and args.cells else few)
-    print_escaped(
+    print_note(
         f"solve calibrate: warning: {'; '.join(fitted.unphysical)}; likely {likely}, or cells measured with another "
-        "framework or precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold",
-        file=sys.stderr)
+        "framework or precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold")
 
 
 def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
@@ -155,9 +153,9 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
                "alone (without --with-tables) where your hardware differs") if args.with_tables and args.cells else (
             f"{counted(fit.observations, 'observation')} {'does' if fit.observations == 1 else 'do'} not pin the "
             f"model down; add cells{more}")
-        print_escaped(
+        print_note(
             f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
-            f"{why}", file=sys.stderr)
+            f"{why}")
     _warn_of_unphysical(args, fitted)
     if args.out:
         write_atomically(args.out, text, "--out")
@@ -184,8 +182,7 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
             f", add cells{'' if args.with_tables else ', or fit with the documented ones too (--with-tables)'}")
         them = "it" if len(missed) == 1 else "them"
         advice = f"; check {them} for typos{more_cells}" if fitted.poor_fit else ""
-        print_escaped(
+        print_note(
             f"solve calibrate: {said}: "
             f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} (usable: before any safety margin; {breaks} breaks "
-            f"each down){advice}",
-            file=sys.stderr)
+            f"each down){advice}")

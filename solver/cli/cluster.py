@@ -36,7 +36,7 @@ from solver.cli.options import (
     memory_model_option,
     weights_option,
 )
-from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_view
+from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_note, print_view
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
@@ -137,9 +137,8 @@ def run_cluster(args: argparse.Namespace) -> int:
         _note_rollout_engines(result)
         stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
         if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
-            print_escaped(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
-                          f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
-                          file=sys.stderr)
+            print_note(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
+                       f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place")
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
@@ -163,7 +162,7 @@ def _note_rollout_engines(result: ClusterResult) -> None:
         engines = placement.rollout_engines
         if engines is not None and (note := engines_note(engines, placement.model, placement.gpu,
                                                          prefix=f"solve cluster: note: {placement.job}: ")):
-            print_escaped(note, file=sys.stderr)
+            print_note(note)
 
 
 def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]]) -> None:

@@ -29,7 +29,7 @@ from solver.cli.options import (
     model_config_option,
     weights_option,
 )
-from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, on_terminal, print_escaped
+from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, on_terminal, print_note
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
 from solver.results import GpuMap
@@ -111,8 +111,8 @@ def run_map(args: argparse.Namespace) -> int:
     if not on_terminal(screen):
         screen = new_console(max(needed, screen.width))
     elif needed > screen.width and not args.json:
-        print_escaped(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
-                      "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
+        print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
+                   "pipe the output (| less -S), or save it with --svg FILE")
         shown = views(narrow=True)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from solver.cli.output import print_escaped
+from solver.cli.output import print_note
 from solver.memory import GRID
 from solver.tables import Catalog, Fleet, GpuType, counted, load_catalog, named_jobs
 
@@ -22,11 +21,11 @@ def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
     total is exact."""
     memory = getattr(args, "gpu_memory", None)
     if memory is not None and memory[1] is None:
-        print_escaped(
+        print_note(
             f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
             f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
             "much); a card with ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
-            "where you have it (--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
+            "where you have it (--gpu-memory 46068MiB for an L40S)")
 
 
 def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
@@ -37,9 +36,9 @@ def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequen
     if not added or (near := catalog.near_tabled_shape(catalog.model(added))) is None:
         return
     of_jobs = f" ({'job' if len(jobs) == 1 else 'jobs'} {named_jobs(jobs)})" if jobs else ""
-    print_escaped(f"{prog}: note: {added}{of_jobs} has {near}, so no table's cells stand for it and its plans are "
-                  "estimates (the memory a trainer needs depends on the shape); a checkpoint of that model's very "
-                  "shape would take its cells", file=sys.stderr)
+    print_note(f"{prog}: note: {added}{of_jobs} has {near}, so no table's cells stand for it and its plans are "
+               "estimates (the memory a trainer needs depends on the shape); a checkpoint of that model's very "
+               "shape would take its cells")
 
 
 def note_uncounted_mtp_layers(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
@@ -49,10 +48,9 @@ def note_uncounted_mtp_layers(prog: str, catalog: Catalog, added: str, jobs: Seq
     if not added or not (layers := catalog.model(added).uncounted_mtp_layers):
         return
     of_jobs = f" ({'job' if len(jobs) == 1 else 'jobs'} {named_jobs(jobs)})" if jobs else ""
-    print_escaped(f"{prog}: note: {added}{of_jobs} declares {counted(layers, 'multi-token prediction layer')} "
-                  "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
-                  "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)",
-                  file=sys.stderr)
+    print_note(f"{prog}: note: {added}{of_jobs} declares {counted(layers, 'multi-token prediction layer')} "
+               "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
+               "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)")
 
 
 def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
@@ -81,24 +79,23 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
     for path, gpu_type in cells:
         meant = shipped.meant_gpu_type(gpu_type.name)
         if meant is not None and (asked is None or asked.gpu_types[0].name != gpu_type.name):
-            print_escaped(
+            print_note(
                 f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
-                f"their own (did you mean {meant}?)", file=sys.stderr)
+                f"their own (did you mean {meant}?)")
         elif gpu_type.memory_mib is None:  # a GPU type of its own, by memory as sold (as --gpu-memory 96 is)
-            print_escaped(
+            print_note(
                 f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
                 f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
-                "memory_mib (nvidia-smi's total) where you have it", file=sys.stderr)
+                "memory_mib (nvidia-smi's total) where you have it")
         note_rows_off_grid(prog, path, gpu_type)
         if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
             continue
         own = asked.gpu_types[0]
         used = ("only those that say a setting ran out of memory count here (it does with less memory too)"
                 if gpu_type.memory_gib >= own.memory_gib else "they are not used here")
-        print_escaped(
+        print_note(
             f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
-            f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}",
-            file=sys.stderr)
+            f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}")
 
 
 def note_rows_off_grid(prog: str, path: Path, gpu_type: GpuType) -> None:
@@ -112,10 +109,10 @@ def note_rows_off_grid(prog: str, path: Path, gpu_type: GpuType) -> None:
         gpus, length = off[0]
         above = (length // GRID + 1) * GRID
         more = f" (and {counted(len(off) - 1, 'more row')})" if len(off) > 1 else ""
-        print_escaped(
+        print_note(
             f"{prog}: note: {path}: table gpus={gpus}, row max_model_len={length}{more} is not a multiple of {GRID} "
             f"tokens: a row speaks for its length and the shorter ones down to the row before, so not for {above} "
-            f"({above // GRID}k) above it; check the row for a typo", file=sys.stderr)
+            f"({above // GRID}k) above it; check the row for a typo")
 
 
 SHORT_LENGTH_NOTED = 256
@@ -144,8 +141,8 @@ def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
     """Where `length` tokens (`given`, in words) are at most `SHORT_LENGTH_NOTED`, a note on stderr that they may
     have been meant as thousands, `written` (a format with one ``{}``) saying how to write that."""
     if length <= SHORT_LENGTH_NOTED:
-        print_escaped(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
-                      f"{written.format(length)}", file=sys.stderr)
+        print_note(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
+                   f"{written.format(length)}")
 
 
 def _without_memory(name: str) -> str:
@@ -171,7 +168,7 @@ def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | None) -> None:
     """A note on stderr where --gpu (`gpu`, of `catalog`) names a GPU the catalogue has with other memory too
     (`gpu_variant_words`), as a cluster pool's GPU type gets (`note_gpu_variants_of_pools`)."""
     if gpu is not None and (words := gpu_variant_words(catalog, gpu)):
-        print_escaped(f"{prog}: note: --gpu {words}", file=sys.stderr)
+        print_note(f"{prog}: note: --gpu {words}")
 
 
 def note_gpu_variants_of_pools(prog: str, catalog: Catalog, fleet: Fleet, written: dict[str, str]) -> None:
@@ -181,4 +178,4 @@ def note_gpu_variants_of_pools(prog: str, catalog: Catalog, fleet: Fleet, writte
         if pool.gpu_memory_gb is not None or pool.gpu_memory_mib is not None:
             continue
         if words := gpu_variant_words(catalog, written[pool.name]):
-            print_escaped(f"{prog}: note: pool {pool.name}: gpu {words}", file=sys.stderr)
+            print_note(f"{prog}: note: pool {pool.name}: gpu {words}")

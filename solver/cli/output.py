@@ -9,6 +9,7 @@ import functools
 import io
 import os
 import sys
+import textwrap
 from collections.abc import Callable
 from typing import IO, Any, TextIO
 
@@ -54,8 +55,8 @@ def print_view(view: RenderableType, prog: str) -> Console:
         tables = [part for part in parts if isinstance(part, Table) and part.show_header]
         needed = max((needed_width(table, console, console.options) for table in tables), default=0)
         if needed > console.width:
-            print(f"{prog}: note: the table needs {needed} columns and the terminal has {console.width}: widen it, "
-                  "pipe the output (| less -S), or use --json", file=sys.stderr)
+            print_note(f"{prog}: note: the table needs {needed} columns and the terminal has {console.width}: widen "
+                       "it, pipe the output (| less -S), or use --json")
     console.print(view, crop=False)  # a line rich was told not to wrap (a plan's apply line) stays whole
     return console
 
@@ -253,6 +254,33 @@ def print_escaped(line: str, file: TextIO | None = None) -> None:
     """Print `line` (an error, a warning, a note, a ``wrote`` line) on stdout, or on `file` (``sys.stderr``), as
     `escaped_line`: a name from the input (a file's, say) keeps it one line and cannot restyle the terminal."""
     print(escaped_line(line), file=file)
+
+
+NOTE_INDENT = "  "
+"""The indent of a note's (or a warning's) further lines where a terminal's width wraps it (`print_note`)."""
+
+
+def print_note(line: str) -> None:
+    """Print `line` (a note or a warning) on stderr as `escaped_line`; on a terminal (`note_width`), wrapped at spaces
+    to its width, further lines indented by `NOTE_INDENT`, so that none breaks a word. To a pipe or a file it stays one
+    line, as scripts grep it (an error's line always does)."""
+    escaped = escaped_line(line)
+    width = note_width()
+    if width is not None:
+        escaped = "\n".join(textwrap.wrap(escaped, width, subsequent_indent=NOTE_INDENT, break_long_words=False,
+                                          break_on_hyphens=False))  # a flag (--gpu-memory) or a path stays whole
+    print(escaped, file=sys.stderr)
+
+
+def note_width() -> int | None:
+    """The columns a note on stderr wraps to: its terminal's as rich takes them (``COLUMNS`` first; fewer than
+    `MIN_TERMINAL_WIDTH` taken as 80); None where stderr is a pipe or a file, even one that ``FORCE_COLOR`` or
+    ``TTY_COMPATIBLE=1`` has rich take for a terminal (colour, not a width: as `new_console` lays out stdout), or a
+    terminal that ``TTY_COMPATIBLE=0`` says is none."""
+    console = Console(file=sys.stderr, **PLAIN_TEXT)
+    if not (_isatty(console.file) and console.is_terminal):
+        return None
+    return console.width if console.width >= MIN_TERMINAL_WIDTH else 80
 
 
 def standard_streams_open() -> bool:

@@ -40,7 +40,7 @@ from solver.cli.options import (
     option_file,
     weights_option,
 )
-from solver.cli.output import escaped_line, print_escaped, print_view
+from solver.cli.output import escaped_line, print_note, print_view
 from solver.cli.parser import KeptLinesFormatter, OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import NO_PLAN
@@ -248,7 +248,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     --from-config's keys its apply lines change too, `config_keys`), with the --cells optimism note on stderr, a line
     for each file written and the --cells notes (`note_cells_elsewhere`)."""
     if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
-        print_escaped(note, file=sys.stderr)
+        print_note(note)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import errors_named_by, write_all_atomically
-from solver.cli.output import print_escaped
+from solver.cli.output import print_note
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
 from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
@@ -240,13 +239,13 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
     for note in notes:  # only once the files are in place: a refusal, or a failed write, is one line
-        print_escaped(note, file=sys.stderr)
+        print_note(note)
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
-        print_escaped(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
+        print_note(f"solve: note: no plan, so {unwritten} is not written{stale}")
     if args.write and best is not None:
         for note in _written_notes(args, config_text, best, model, config, layout, unused, answers[0].node_gpus):
-            print_escaped(note, file=sys.stderr)
+            print_note(note)
     return fragments
 
 
