@@ -53,6 +53,9 @@ def test_a_note_on_an_80_column_terminal_wraps_at_spaces_with_a_hanging_indent(s
         "  46068MiB for an L40S)\n"))
     # the same words as the pipe's line: only spaces became line ends and indents
     assert " ".join(line.strip() for line in shown.splitlines()) == MEMORY_AS_SOLD_NOTE
+    # docs/cli.md shows it (in a list item: indented two more)
+    shown_in_docs = "".join(f"  {line}\n" for line in shown.splitlines())
+    assert f"  ```text\n{shown_in_docs}  ```\n" in (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
 
 
 @pytest.mark.parametrize("colour", [{}, {"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"}])
