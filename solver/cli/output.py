@@ -251,8 +251,9 @@ def _escaped(character: str) -> str:
 
 
 def print_escaped(line: str, file: TextIO | None = None) -> None:
-    """Print `line` (an error, a warning, a note, a ``wrote`` line) on stdout, or on `file` (``sys.stderr``), as
-    `escaped_line`: a name from the input (a file's, say) keeps it one line and cannot restyle the terminal."""
+    """Print `line` (an error, a ``wrote`` line; notes and warnings on stderr take `print_note`) on stdout, or on
+    `file` (``sys.stderr``), as `escaped_line`: a name from the input (a file's, say) keeps it one line and cannot
+    restyle the terminal."""
     print(escaped_line(line), file=file)
 
 
