@@ -850,14 +850,18 @@ def _ref_over_actor_groups(config: TrinityConfig, length: int, judged: int) -> l
         return []
     ref_sp, sp = config.ref_sp or config.sp, config.sp
     key = ".".join(ROLE_TOKEN_BUDGETS[1])
-    own = dict(config.role_token_budgets).get(key)
-    budget = own or config.max_token_len_per_gpu or config.default_budget(length)
+    budget = config.role_budgets_in_effect(length)[key]
     per_gpu = -(-budget * ref_sp // sp)
     if budget * ref_sp < length or per_gpu == judged:
         return []
-    named = f"{key} {budget}" if own else (
-        f"{TRAINER_TOKEN_BUDGET} {budget}, which the ref takes" if config.max_token_len_per_gpu else
-        f"the unset {TRAINER_TOKEN_BUDGET}, which Trinity fills with {budget} and the ref takes")
+    written_budgets = {TRAINER_TOKEN_BUDGET: config.max_token_len_per_gpu, **dict(config.role_token_budgets)}
+    source = key if key in written_budgets else TRAINER_TOKEN_BUDGET
+    written = written_budgets[source]
+    takes = "" if source == key else ", which the ref takes"
+    named = f"{source} {budget}{takes}" if written == budget else (
+        f"the unset {TRAINER_TOKEN_BUDGET}, which Trinity fills with {budget} and the ref takes" if written is None
+        else f"{source} {written} (what Trinity gives it unset at the config's own {config.max_model_len} tokens, so "
+        f"read as unset: {budget} at {length} tokens){takes}")
     above = per_gpu > judged
     return [ConfigProblem(
         ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT,

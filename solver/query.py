@@ -384,15 +384,23 @@ class TrinityConfig(Frozen, defer_build=True):
         return followed + tuple(key for key, budget in self.role_token_budgets if budget == role_budgets(
             trainer, {k: v for k, v in given.items() if k != key}, raised)[key])
 
-    def budget_in_effect(self, max_model_len: int) -> int:
-        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets`): a role's own budget, else the
-        trainer's, else the one Trinity fills it with (`default_budget`); a key that only writes out the default at the
-        config's own length (`followed_budgets`) counts as unset."""
+    def own_budgets(self) -> dict[str, int]:
+        """The token budget keys (`TRAINER_TOKEN_BUDGET`, `role_token_budgets`) that set a limit of the user's, by key:
+        a key that only writes out the default at the config's own length (`followed_budgets`) counts as unset."""
         followed = self.followed_budgets()
-        trainer = (None if TRAINER_TOKEN_BUDGET in followed else self.max_token_len_per_gpu) or self.default_budget(
-            max_model_len)
-        own = {key: budget for key, budget in self.role_token_budgets if key not in followed}
-        return max(role_budgets(trainer, own, self.raised_actor_budget(max_model_len)).values())
+        written = ((TRAINER_TOKEN_BUDGET, self.max_token_len_per_gpu), *self.role_token_budgets)
+        return {key: budget for key, budget in written if budget is not None and key not in followed}
+
+    def role_budgets_in_effect(self, max_model_len: int) -> dict[str, int]:
+        """Each role's token budget at `max_model_len` (`role_budgets`, by dotted key): its own (`own_budgets`), else
+        the trainer's, else the one Trinity fills it with (`default_budget`)."""
+        own = self.own_budgets()
+        trainer = own.pop(TRAINER_TOKEN_BUDGET, None) or self.default_budget(max_model_len)
+        return role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
+
+    def budget_in_effect(self, max_model_len: int) -> int:
+        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`)."""
+        return max(self.role_budgets_in_effect(max_model_len).values())
 
     def raised_actor_budget(self, max_model_len: int) -> RaisedBudget | None:
         """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`

@@ -2652,8 +2652,7 @@ def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
     assert current["config_problems"] == [
         ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
          "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
-         "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later runs "
-         "at SP 1: set them alike (--write does)"),
+         "trainer's only where a role sets none), so the verdict is at SP 4: set them alike (--write does)"),
         ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not the actor's 4: Trinity "
          "0.5 runs that role's forward at SP 1 within the actor's SP groups; the verdict is at SP 4: set them alike "
          "(--write does)"),

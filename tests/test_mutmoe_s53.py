@@ -209,8 +209,7 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
              "its default, ceil(2 x 32768 / 1) = 65536)"),
             ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
              "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
-             "trainer's only where a role sets none), so the verdict is at SP 4; Trinity 0.6 on verl 0.8 or later "
-             "runs at SP 1: set them alike (--write does)")])
+             "trainer's only where a role sets none), so the verdict is at SP 4: set them alike (--write does)")])
 
 
 @pytest.mark.parametrize(("trainer", "ref", "lines"), [

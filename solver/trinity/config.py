@@ -298,27 +298,46 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
     sp = reader.count(in_effect, 1)
     trainer_sp = reader.count(TRAINER_SP_KEY, 1)
     notes = []
-    if in_effect != TRAINER_SP_KEY and trainer_sp != sp:
+    if in_effect != TRAINER_SP_KEY and trainer_sp != sp:  # only with Trinity 0.5 (`sp_key_in_effect`)
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
             f"{'.'.join(in_effect)} {sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
             f"the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is at SP "
-            f"{sp}; Trinity 0.6 on verl 0.8 or later runs at SP {trainer_sp}: set them alike (--write does)")))
-    for path in ROLE_SP_KEYS:
+            f"{sp}: set them alike (--write does)")))
+    ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
+    ungrouped = version == "0.5" and ref_sp > sp == 1
+    for path, budget_path in zip(ROLE_SP_KEYS, ROLE_TOKEN_BUDGETS, strict=False):
         role_sp = read_or_none(reader.integer, path)
-        if path == in_effect or role_sp is None or role_sp == sp:
+        if path == in_effect or role_sp is None or role_sp == sp or (ungrouped and path == ROLE_SP_KEYS[1]):
             continue
-        if in_effect == TRAINER_SP_KEY:
-            words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
-                     f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
-                     f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
-        else:
+        if version == "0.5":
             words = (f"{'.'.join(path)} {role_sp} is not the actor's {sp}: Trinity 0.5 runs that role's forward at "
                      f"SP {role_sp} within the actor's SP groups; the verdict is at SP {sp}: set them alike "
                      "(--write does)")
+        else:
+            budget = "its own" if read_or_none(reader.integer, budget_path) is not None else "the trainer's"
+            words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
+                     f"verl before 0.8 runs that role at SP {role_sp} (with {budget} token budget), Trinity 0.6 "
+                     f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
-    ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
+    if ungrouped:
+        notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, _ungrouped_ref_words(
+            reader, ref_sp, trainer_sp)))
     return (sp, trainer_sp if trainer_sp != sp else None, ref_sp if version == "0.5" and ref_sp != sp else None,
             notes)
+
+
+def _ungrouped_ref_words(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> str:
+    """The `role-sp-differs` words on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7): the
+    worker builds no SP group (``fsdp_workers.py:140``), so verl's ref forward slices each packed micro-batch over
+    the default group, every GPU taking the first slice (``utils/ulysses.py:119``, ``:120``; rank 0 without a group,
+    ``:59``), and gathers nothing back (``:267``): its log-probs are fewer than its tokens (``dp_actor.py:264``)."""
+    own = read_or_none(reader.integer, ROLE_SP_KEYS[1]) is not None
+    named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
+             else f"The ref's SP, trainer.ulysses_sequence_parallel_size {trainer_sp} (it sets none of its own),")
+    return (f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1, so verl 0.7 splits "
+            f"each of the ref's micro-batches over all the trainer GPUs but gives every GPU the first part, and "
+            f"gathers none back: the ref's log-probs do not match its tokens (with remove padding on, its default, "
+            f"the first ref step fails); set the ref's SP to the actor's (--write does)")
 
 
 def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigProblem]]:
