@@ -3102,14 +3102,14 @@ def test_where_trinity_refuses_the_config_the_verdict_says_so_and_check_exits_1(
 
 PPO_HEAD = REFUSING_HEAD.replace("algorithm: {algorithm_type: grpo}\n", "")
 """`REFUSING_HEAD` without its algorithm: Trinity's PPO, whose critic is a but: line that refuses nothing."""
-OVER_LINE = ("  refused: model.max_prompt_tokens 4096 + model.max_response_tokens 8192 = 12288, above model.max_model_len "
-             "8192, which Trinity refuses to load: lower them, or\n"
+OVER_LINE = ("  refused: model.max_prompt_tokens 4096 + model.max_response_tokens 8192 = 12288, above "
+             "model.max_model_len 8192, which Trinity refuses to load: lower them, or\n"
              "           plan for 12288 tokens or more (--len 12288)\n")
 """`OVER_8K`'s line as a pipe shows it, marked refused:."""
-CRITIC_LINES = ("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the "
-                "actor on the same trainer GPUs, which neither the\n",
-                "tables nor the memory model count: the verdict and the plans are for the actor alone; expect less "
-                "room, or offload the critic's states\n")
+CRITIC_LINES = (("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the "
+                 "actor on the same trainer GPUs, which neither the\n"),
+                ("tables nor the memory model count: the verdict and the plans are for the actor alone; expect less "
+                 "room, or offload the critic's states\n"))
 """PPO's critic line as a pipe shows it, without its mark and the indent under it."""
 FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's "
            "PYTORCH_CUDA_ALLOC_CONF): it fits in memory (inferred: the A100-80GB\ntable for 6 GPUs says 'vanilla' at "
@@ -3119,26 +3119,27 @@ FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read
 @pytest.mark.parametrize(("config_text", "alloc_conf", "shown"), [
     # None refuses: it trains, and the critic's line is a but: line.
     (PPO_HEAD + MODEL_8K, "expandable_segments:True",
-     "trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's PYTORCH_CUDA_ALLOC_CONF): "
-     "it trains (inferred: the A100-80GB table for 6\nGPUs says 'vanilla' at 8192, and this plan includes that "
-     f"setting)\n  but: {CRITIC_LINES[0]}       {CRITIC_LINES[1]}"),
+     ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's "
+      "PYTORCH_CUDA_ALLOC_CONF): it trains (inferred: the A100-80GB table for 6\nGPUs says 'vanilla' at 8192, and this "
+      f"plan includes that setting)\n  but: {CRITIC_LINES[0]}       {CRITIC_LINES[1]}")),
     # Some refuse: the refusing line is marked refused:, which the verdict names; the others stay but:.
     (PPO_HEAD + OVER_8K, "expandable_segments:True",
-     f"{FITS_8K}(the refused: line below says why)\n{OVER_LINE}  but:     {CRITIC_LINES[0]}           "
-     f"{CRITIC_LINES[1]}"),
+     (f"{FITS_8K}(the refused: line below says why)\n{OVER_LINE}  but:     {CRITIC_LINES[0]}           "
+      f"{CRITIC_LINES[1]}")),
     # All refuse.
     (REFUSING_HEAD + OVER_8K + CONFIG_PATH, "expandable_segments:True",
-     f"{FITS_8K}(the refused: lines below say why)\n{OVER_LINE}"
-     "  refused: trainer.trainer_config_path is deprecated, and trainer.trainer_config is empty: Trinity 0.5 refuses "
-     "the config; move its settings under\n           trainer.trainer_config\n"),
+     (f"{FITS_8K}(the refused: lines below say why)\n{OVER_LINE}"
+      "  refused: trainer.trainer_config_path is deprecated, and trainer.trainer_config is empty: Trinity 0.5 "
+      "refuses the config; move its settings under\n           trainer.trainer_config\n")),
     # The settings do not train, and the config would not load had they the memory: the verdict says both.
     (REFUSING_HEAD + OVER_8K.replace("8192", "32768"), "",
-     "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
-     "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env'\nat 16384, so vanilla ran out of memory "
-     "there, and at 32768 tokens each GPU holds more; and the config as written is refused too (the refused: line "
-     "below says\nwhy); the best plan follows\n"
-     "  refused: model.max_prompt_tokens 4096 + model.max_response_tokens 32768 = 36864, above model.max_model_len "
-     "32768, which Trinity refuses to load: lower them,\n           or plan for 36864 tokens or more (--len 36864)\n"),
+     ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
+      "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env'\nat 16384, so vanilla ran out of memory "
+      "there, and at 32768 tokens each GPU holds more; and the config as written is refused too (the refused: line "
+      "below says\nwhy); the best plan follows\n"
+      "  refused: model.max_prompt_tokens 4096 + model.max_response_tokens 32768 = 36864, above model.max_model_len "
+      "32768, which Trinity refuses to load: lower them,\n"
+      "           or plan for 36864 tokens or more (--len 36864)\n")),
 ], ids=["none-refuses", "some-refuse", "all-refuse", "no-memory-and-refused"])
 def test_a_pipe_shows_the_verdict_and_marks_the_lines_that_refuse_the_config(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_text: str, alloc_conf: str, shown: str):
