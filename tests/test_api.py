@@ -1597,7 +1597,6 @@ def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
             ) in " ".join(shown.getvalue().split())
 
 
-
 def test_a_verdict_marks_the_lines_that_refuse_by_their_codes_and_json_without_codes_none():
     # A prompt and response over the length refuses the config; PPO's uncounted critic does not. JSON made before codes
     # read back cannot tell them apart: both stay but:, and the verdict says it trains, as that JSON said.
