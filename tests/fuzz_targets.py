@@ -215,7 +215,7 @@ def read_trinity_document(text: str, folder: Path) -> None:
 
 def _said_once(result: tuple[int, str, str]) -> None:
     """A verdict on a config (one GPU type: one answer) names each of its problems once."""
-    problems = [line for line in result[1].splitlines() if line.startswith("  but: ")]
+    problems = [line for line in result[1].splitlines() if line.startswith(("  but: ", "  refused: "))]
     assert len(problems) == len(set(problems)), result[1]
 
 

@@ -1597,6 +1597,25 @@ def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
             ) in " ".join(shown.getvalue().split())
 
 
+def test_a_verdict_marks_the_lines_that_refuse_by_their_codes_and_json_without_codes_none():
+    # A prompt and response over the length refuses the config; PPO's uncounted critic does not. JSON made before codes
+    # read back cannot tell them apart: both stay but:, and the verdict says it trains, as that JSON said.
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192, max_prompt_tokens: 4096, max_response_tokens: "
+            "8192}\ncluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n")
+    config = read_trinity_config(text, "trinity.yaml", {})
+    query = config_query(CATALOG, config, gpu="a100")
+    (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, "trinity.yaml", {})
+    raw = json.loads(answer.model_dump_json())
+    del raw["current"]["config_problem_codes"], raw["current"]["refused"]
+    marks = []
+    for shown_answer in (answer, solver.Answer.model_validate(raw)):
+        shown = io.StringIO()
+        Console(file=shown, width=300).print(answers_view((shown_answer,), query, CATALOG))
+        marks.append([line.split(":")[0].strip() for line in shown.getvalue().splitlines() if line.startswith("  ")])
+        marks.append(", but the config as written is refused (the refused: line below says why)" in shown.getvalue())
+    assert marks == [["refused", "but"], True, ["but", "but"], False]
+
+
 MY_CELLS = str(EXAMPLES / "my-cells.yaml")
 LLAMA_CONFIG = Path(__file__).resolve().parent / "data" / "hf-configs" / "Llama-3.2-1B.json"
 H800_CELLS = Path(__file__).resolve().parent / "data" / "cells" / "h800.yaml"

@@ -821,7 +821,7 @@ def test_from_config_names_a_misspelt_key_and_judges_without_it(cli, tmp_path: P
     text = " ".join(out.split())
     assert (status, err) == (0, "")
     assert "typo.yaml runs vanilla on 4 trainer GPUs at 40960 tokens" in text
-    assert ("but: trainer.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? That key is "
+    assert ("refused: trainer.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? That key is "
             "unset, and read as such; Trinity refuses the config (it knows no such key)") in text
 
 
@@ -1860,7 +1860,7 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
     assert patched.read_text(encoding="utf-8") == "older\n" and sorted(tmp_path.iterdir()) == sorted([config, patched])
     # Without --write, the verdict's line on it says what to do, as the refusal does.
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k")
-    assert status == 0 and ("but: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768, above "
+    assert status == 0 and ("refused: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768, above "
                             "model.max_model_len 16384, which Trinity refuses to load: lower them, or plan for 32768 "
                             "tokens or more (--len 32768)") in " ".join(out.split())
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32k", "--write", str(patched))
@@ -2897,7 +2897,7 @@ def test_trinity_05_refuses_the_keys_of_06s_trainer_it_lacks_and_write_removes_t
     assert verdicts[("0.5",)] == (0, True, ["trainer-offload-keys-refused", "trainer-keys-refused"],
                                   [TRAINER_OFFLOAD_REFUSED, TRAINER_KEYS_REFUSED], 1)
     _, out, _ = cli(*flags, "--trinity-version", "0.5")
-    assert (f"but: {TRAINER_OFFLOAD_REFUSED} but: {TRAINER_KEYS_REFUSED}" in " ".join(out.split())) is True
+    assert (f"refused: {TRAINER_OFFLOAD_REFUSED} refused: {TRAINER_KEYS_REFUSED}" in " ".join(out.split())) is True
     # --write for 0.5 removes them, as it does the offload flags, and says so; remove padding stays unwritten.
     status, _, err = cli(*flags, "--trinity-version", "0.5", "--write", str(patched))
     assert (status, err) == (0, (
@@ -3051,37 +3051,37 @@ def refused_verdict(runs: tuple[str, str], lines: str) -> str:
 @pytest.mark.parametrize(("config_text", "flags", "alloc_conf", "code", "verdict"), [
     # Trinity 0.5 checks the ref's own SP as the actor's: 4 does not divide 6 trainer GPUs (0.6 only notes it) ...
     (REFUSING_HEAD + REF_SP % 4, ("--trinity-version", "0.5"), "expandable_segments:True", "sp-divides-gpus",
-     refused_verdict(RUNS_16K, "but: line 1 below says why")),
+     refused_verdict(RUNS_16K, "the refused: line below says why")),
     # ... and 3 does not divide its 32 attention heads.
     (REFUSING_HEAD + REF_SP % 3, ("--trinity-version", "0.5"), "expandable_segments:True", "sp-model-heads",
-     refused_verdict(RUNS_16K, "but: line 1 below says why")),
+     refused_verdict(RUNS_16K, "the refused: line below says why")),
     (REFUSING_HEAD + OVER_8K, (), "expandable_segments:True", "prompt-response-over-length",
-     refused_verdict(RUNS_8K, "the but: line below says why")),
+     refused_verdict(RUNS_8K, "the refused: line below says why")),
     # mode train without buffer.train_batch_size (PPO's critic, Trinity's default, is a second line).
     ("mode: train\nbuffer: {batch_size: 32}\ncluster: {node_num: 1, gpu_per_node: 6}\n" + MODEL_8K, (),
-     "expandable_segments:True", "train-batch-required", refused_verdict(RUNS_8K, "but: line 1 below says why")),
+     "expandable_segments:True", "train-batch-required", refused_verdict(RUNS_8K, "the refused: line below says why")),
     (REFUSING_HEAD + MODEL_8K + "trainer: {param_offload: true}\n", ("--trinity-version", "0.5"),
      "expandable_segments:True", "trainer-offload-keys-refused",
-     refused_verdict(RUNS_8K, "the but: line below says why")),
+     refused_verdict(RUNS_8K, "the refused: line below says why")),
     (REFUSING_HEAD + MODEL_8K + CONFIG_PATH, ("--trinity-version", "0.5"), "expandable_segments:True",
-     "config-path-refused", refused_verdict(RUNS_8K, "the but: line below says why")),
+     "config-path-refused", refused_verdict(RUNS_8K, "the refused: line below says why")),
     # Two refusing lines of three (PPO's critic refuses nothing): the verdict names them.
     (REFUSING_HEAD.replace("algorithm: {algorithm_type: grpo}\n", "") + OVER_8K + CONFIG_PATH,
      ("--trinity-version", "0.5"), "expandable_segments:True", "config-path-refused",
-     refused_verdict(RUNS_8K, "but: lines 1 and 2 below say why")),
+     refused_verdict(RUNS_8K, "the refused: lines below say why")),
     # Every release refuses a flag that is not a boolean under trainer itself (its typed Config) ...
     (REFUSING_HEAD + MODEL_8K + "trainer: {use_dynamic_bsz: maybe}\n", (), "expandable_segments:True",
-     "flag-not-boolean-refused", refused_verdict(RUNS_8K, "the but: line below says why")),
+     "flag-not-boolean-refused", refused_verdict(RUNS_8K, "the refused: line below says why")),
     # ... and Trinity 0.5 a misspelt key under trainer_config (its typed veRLConfig) ...
     (REFUSING_HEAD + MODEL_8K + ACTOR_TYPO, ("--trinity-version", "0.5"), "expandable_segments:True",
-     "misspelt-key-refused", refused_verdict(RUNS_8K, "the but: line below says why")),
+     "misspelt-key-refused", refused_verdict(RUNS_8K, "the refused: line below says why")),
     # ... and ranks of the ref at its own SP 1, 6 GPUs / 1, that do not divide the train batch of 75 (0.5.2 checks
     # them; 0.5.0 and 0.5.1 refuse a batch the 6 GPUs do not divide).
     (REFUSING_HEAD + REF_SP % 1 + "buffer: {train_batch_size: 75}\n", ("--trinity-version", "0.5"),
-     "expandable_segments:True", "batch-divides", refused_verdict(RUNS_16K, "but: line 1 below says why")),
+     "expandable_segments:True", "batch-divides", refused_verdict(RUNS_16K, "the refused: line below says why")),
     (REFUSING_HEAD + MODEL_8K, (), "expandable_segments:true", "alloc-conf-refused", refused_verdict(
         ("runs vanilla on 6 trainer GPUs at 8192 tokens (Env off, read from this shell's PYTORCH_CUDA_ALLOC_CONF): ",
-         "documented: the A100-80GB table for 6 GPUs says 'vanilla' at 8192"), "the but: line below says why")),
+         "documented: the A100-80GB table for 6 GPUs says 'vanilla' at 8192"), "the refused: line below says why")),
 ])
 def test_where_trinity_refuses_the_config_the_verdict_says_so_and_check_exits_1(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_text: str, flags: tuple[str, ...],
@@ -3097,6 +3097,58 @@ def test_where_trinity_refuses_the_config_the_verdict_says_so_and_check_exits_1(
     said = " ".join(out.split())
     assert (status, f"trinity.yaml {verdict}" in said, "it trains" in said) == (0, True, False)
     assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check", "--json")[0] == 1
+
+
+PPO_HEAD = REFUSING_HEAD.replace("algorithm: {algorithm_type: grpo}\n", "")
+"""`REFUSING_HEAD` without its algorithm: Trinity's PPO, whose critic is a but: line that refuses nothing."""
+OVER_LINE = ("  refused: model.max_prompt_tokens 4096 + model.max_response_tokens 8192 = 12288, above "
+             "model.max_model_len 8192, which Trinity refuses to load: lower them, or\n"
+             "           plan for 12288 tokens or more (--len 12288)\n")
+"""`OVER_8K`'s line as a pipe shows it, marked refused:."""
+CRITIC_LINES = (("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the "
+                 "actor on the same trainer GPUs, which neither the\n"),
+                ("tables nor the memory model count: the verdict and the plans are for the actor alone; expect less "
+                 "room, or offload the critic's states\n"))
+"""PPO's critic line as a pipe shows it, without its mark and the indent under it."""
+FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's "
+           "PYTORCH_CUDA_ALLOC_CONF): it fits in memory (inferred: the A100-80GB\ntable for 6 GPUs says 'vanilla' at "
+           "8192, and this plan includes that setting), but the config as written is refused ")
+
+
+@pytest.mark.parametrize(("config_text", "alloc_conf", "shown"), [
+    # None refuses: it trains, and the critic's line is a but: line.
+    (PPO_HEAD + MODEL_8K, "expandable_segments:True",
+     ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's "
+      "PYTORCH_CUDA_ALLOC_CONF): it trains (inferred: the A100-80GB table for 6\nGPUs says 'vanilla' at 8192, and this "
+      f"plan includes that setting)\n  but: {CRITIC_LINES[0]}       {CRITIC_LINES[1]}")),
+    # Some refuse: the refusing line is marked refused:, which the verdict names; the others stay but:.
+    (PPO_HEAD + OVER_8K, "expandable_segments:True",
+     (f"{FITS_8K}(the refused: line below says why)\n{OVER_LINE}  but:     {CRITIC_LINES[0]}           "
+      f"{CRITIC_LINES[1]}")),
+    # All refuse.
+    (REFUSING_HEAD + OVER_8K + CONFIG_PATH, "expandable_segments:True",
+     (f"{FITS_8K}(the refused: lines below say why)\n{OVER_LINE}"
+      "  refused: trainer.trainer_config_path is deprecated, and trainer.trainer_config is empty: Trinity 0.5 "
+      "refuses the config; move its settings under\n           trainer.trainer_config\n")),
+    # The settings do not train, and the config would not load had they the memory: the verdict says both.
+    (REFUSING_HEAD + OVER_8K.replace("8192", "32768"), "",
+     ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
+      "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env'\nat 16384, so vanilla ran out of memory "
+      "there, and at 32768 tokens each GPU holds more; and the config as written is refused too (the refused: line "
+      "below says\nwhy); the best plan follows\n"
+      "  refused: model.max_prompt_tokens 4096 + model.max_response_tokens 32768 = 36864, above model.max_model_len "
+      "32768, which Trinity refuses to load: lower them,\n"
+      "           or plan for 36864 tokens or more (--len 36864)\n")),
+], ids=["none-refuses", "some-refuse", "all-refuse", "no-memory-and-refused"])
+def test_a_pipe_shows_the_verdict_and_marks_the_lines_that_refuse_the_config(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_text: str, alloc_conf: str, shown: str):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", alloc_conf)
+    config = tmp_path / "trinity.yaml"
+    config.write_text(config_text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5")
+    assert (status, out.split("\n", 1)[1].split("plan           ")[0]) == (0, shown)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5", "--json")
+    assert (status, json.loads(out)[0]["current"]["refused"]) == (0, "refused:" in shown)
 
 
 @pytest.mark.parametrize(("config_text", "flags", "code"), [

@@ -89,8 +89,8 @@ def _assert_accepted(cli: CLI, tmp_path: Path, fragment: str, version: str, envi
     status, out = _check(cli, tmp_path, config, gpu, version, environment)
     if "\nmode: train" in fragment and "train_batch_size:" not in fragment:
         assert NO_BATCH_NOTE in fragment, where
-        assert status == 1 and "but: buffer.train_batch_size is unset, which Trinity requires with mode train" in out, (
-            where, out)
+        assert status == 1 and ("refused: buffer.train_batch_size is unset, which Trinity requires with mode train"
+                                in out), (where, out)
         status, out = _check(cli, tmp_path, USERS_BATCH + config, gpu, version, environment)
     else:
         assert NO_BATCH_NOTE not in fragment, where

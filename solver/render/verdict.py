@@ -13,11 +13,11 @@ from solver.tables import Setting, counted
 
 
 def current_view(answer: Answer, current: CurrentSettings, query: Query) -> Group:
-    """The verdict on a config's own settings, then a ``but:`` line for each of its problems (wrapped lines
-    indented under the first)."""
+    """The verdict on a config's own settings, then a line for each of its problems (wrapped lines indented under
+    the first): ``refused:`` where it refuses the config (its code in `REFUSED_CONFIG_CODES`), else ``but:``."""
     problems = Table.grid(padding=(0, 1))
-    for problem in current.config_problems:
-        problems.add_row("  but:", problem, style="yellow")
+    for problem, refuses in zip(current.config_problems, _refusing(current), strict=True):
+        problems.add_row("  refused:" if refuses else "  but:", problem, style="yellow")
     verdict = _verdict(answer, current, query, bool(current.config_problems))
     return Group(verdict, problems) if current.config_problems else Group(verdict)
 
@@ -56,18 +56,22 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
                    f"{'; and ' + host if host else ''}")
     follows = ("the best plan follows" if answer.plans else "and no plan was found within the time limit"
                if answer.status == "unknown" else "nor does any plan (the reason follows)")
-    return Text(f"{said}{verdict}; {follows}", style="yellow")
+    refused = f"; and the config as written is refused too ({_refusing_lines(current)})" if current.refused else ""
+    return Text(f"{said}{verdict}{refused}; {follows}", style="yellow")
+
+
+def _refusing(current: CurrentSettings) -> list[bool]:
+    """For each of the config's problems, whether it refuses the config (its code in `REFUSED_CONFIG_CODES`; none
+    does in JSON made before codes)."""
+    codes = current.config_problem_codes or (None,) * len(current.config_problems)
+    return [code in REFUSED_CONFIG_CODES for code in codes]
 
 
 def _refusing_lines(current: CurrentSettings) -> str:
-    """Which of the ``but:`` lines below say why the config is refused (their codes in `REFUSED_CONFIG_CODES`), in
-    words: ``the but: line below says why``, or, among others, ``but: lines 1 and 3 below say why``."""
-    lines = [str(number) for number, code in enumerate(current.config_problem_codes, 1) if code in REFUSED_CONFIG_CODES]
-    says = "says" if len(lines) == 1 else "say"
-    if len(lines) == len(current.config_problem_codes):
-        return f"the but: {'line' if len(lines) == 1 else 'lines'} below {says} why"
-    numbers = lines[0] if len(lines) == 1 else f"{', '.join(lines[:-1])} and {lines[-1]}"
-    return f"but: {'line' if len(lines) == 1 else 'lines'} {numbers} below {says} why"
+    """Which lines below say why the config is refused, in words: ``the refused: line below says why`` (or
+    ``lines ... say``); `current_view` marks them ``refused:`` rather than ``but:``, so none need counting."""
+    several = sum(_refusing(current)) > 1
+    return f"the refused: {'lines' if several else 'line'} below {'say' if several else 'says'} why"
 
 
 def _dearer(answer: Answer, current: CurrentSettings) -> str:
