@@ -320,8 +320,8 @@ def known_errors(small: bool, beyond_codes: Sequence[BeyondCode]) -> str:
     if small:
         larger_too = (", and more for much larger models"
                       if not beyond_codes or BeyondCode.LARGER_MODEL in beyond_codes else "")
-        return (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB{larger_too}"
-                + (f"; {fabric}" if fabric else ""))
+        return (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB"
+                f"{larger_too}" + (f"; {fabric}" if fabric else ""))
     larger = ("for much larger models it runs optimistic by about a GiB and more"
               if BeyondCode.LARGER_MODEL in beyond_codes else "")
     if not beyond_codes:  # words without their codes: the errors known anywhere

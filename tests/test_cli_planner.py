@@ -24,6 +24,7 @@ from conftest import qwen3_8b_checkpoint
 from ortools.sat.python import cp_model
 from reference import PLAN_ORDER, check_plan
 from rich.console import Console
+from terminal import read_until_closed
 
 import solver
 import solver.cli.atomic
@@ -722,23 +723,12 @@ def test_whole_writes_send_what_a_pipe_did_not_take_at_once(monkeypatch: pytest.
 @pytest.mark.skipif(os.name == "nt", reason="a pseudo-terminal")
 def test_a_terminal_gets_the_shaded_tables(solve_script: Path):
     # Stdout on a terminal is left as it is (whole writes are for pipes and files): rich sees a terminal, and shades.
-    import pty
-
-    leader, follower = pty.openpty()
+    leader, follower = os.openpty()
     process = subprocess.Popen([str(solve_script), "tables", "--gpu", "a100-80g", "--gpus", "1", "--model", "4B"],
                                stdout=follower, stderr=subprocess.PIPE,
                                env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"})
     os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # EIO: the terminal's other end has closed
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
+    shown = read_until_closed(leader)
     _, err = process.communicate(timeout=60)
     assert (process.returncode, err) == (0, b"") and b"\x1b[" in shown and b"Qwen3-4B" in shown
 

@@ -107,7 +107,8 @@ def test_the_thin_caution_names_the_reason_the_codes_give():
     assert known_errors(True, [codes.MORE_NODES]) == f"{small}; {across}"
     assert known_errors(True, [codes.OTHER_GPU_MEMORY]) == small
     # A small card names much larger models only for one of them (a Qwen3-1.7B on a 4090 is not).
-    assert known_errors(True, [codes.OTHER_GPU_MEMORY, codes.LARGER_MODEL]) == f"{small}, and more for much larger models"
+    assert known_errors(True, [codes.OTHER_GPU_MEMORY, codes.LARGER_MODEL]) == (
+        f"{small}, and more for much larger models")
     # The caution takes the reason from the codes; without them (JSON from before codes) the general one.
     room = MarginRoom(0.01, 0.01, 130.0)
     assert across in thin_headroom(0.2, ["4 nodes (NCCL's memory calibrated on one node)"], 140.4, room,

@@ -11,6 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from terminal import read_until_closed
 
 from solver.cli.output import NOTE_INDENT, print_note
 
@@ -30,16 +31,7 @@ def _stderr_on_a_terminal(command: list[str], columns: str) -> tuple[int, str]:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=follower,
                                env={**os.environ, "TERM": "xterm-256color", "COLUMNS": columns})
     os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # EIO: the terminal's other end has closed
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
+    shown = read_until_closed(leader)
     return process.wait(timeout=60), shown.decode().replace("\r\n", "\n")
 
 
