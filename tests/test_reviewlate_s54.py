@@ -41,8 +41,9 @@ def test_each_key_of_06s_trainer_is_refused_by_05_and_removed_by_write(cli, tmp_
     assert _current(cli, config, "--trinity-version", "0.6")[1]["config_problem_codes"] == []
     status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5",
                          "--write", str(patched))
-    assert (status, err.splitlines()[0]) == (0, f"solve: note: {patched}: trainer.{name} removed: a key of Trinity "
-                                                "0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no such key)")
+    assert (status, err.splitlines()[0]) == (0, (
+        f"solve: note: {patched}: trainer.{name} removed: a key of Trinity 0.6's trainer, which Trinity 0.5 refuses "
+        "(its TrainerConfig has no such key)"))
     assert name not in patched.read_text(encoding="utf-8")
 
 
