@@ -336,15 +336,20 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     no sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept),
     YaRN's reach (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no
     config key can carry."""
-    from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, critic_budget_note, kept_interpolations, keys_05_refuses
+    from solver.trinity import (
+        ROLE_KEYS_IGNORED,
+        YARN_TRAINER,
+        critic_budget_note,
+        kept_interpolations,
+        keys_05_refuses,
+        keys_05_refuses_why,
+    )
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
         config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
     removed = [f"trainer.{key}" for key in keys_05_refuses((layout or {}).get("trainer"))]
     if removed and args.trinity_version == "0.5":
-        noun = "keys" if len(removed) > 1 else "a key"
-        notes.append(f"solve: note: {args.write}: {', '.join(removed)} removed: {noun} of Trinity 0.6's trainer, "
-                     "which Trinity 0.5 refuses (its TrainerConfig has no such key)")
+        notes.append(f"solve: note: {args.write}: {', '.join(removed)} removed: {keys_05_refuses_why(len(removed))}")
     notes += [f"solve: note: {args.write}: {unused}"] if unused else []
     planned = best.max_token_len_per_gpu
     # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.

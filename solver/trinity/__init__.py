@@ -42,6 +42,7 @@ from solver.trinity.keys import (
     ConfigError,
     critic_budget_note,
     keys_05_refuses,
+    keys_05_refuses_why,
     trainer_level_offload,
 )
 from solver.trinity.patch import anchored_keys, config_keys_changed, kept_interpolations, patch_trinity_config
@@ -62,6 +63,7 @@ __all__ = [
     "critic_budget_note",
     "kept_interpolations",
     "keys_05_refuses",
+    "keys_05_refuses_why",
     "load_config_mapping",
     "overlong_sequences",
     "patch_trinity_config",
