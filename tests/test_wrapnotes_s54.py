@@ -69,11 +69,11 @@ def test_an_error_on_an_80_column_terminal_stays_one_line(solve_script: Path):
 def _shown_on_a_terminal(line: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """What `print_note(line)` shows with stderr on a pseudo-terminal (the environment as the test set it)."""
     leader, follower = os.openpty()
-    with open(follower, "w", encoding="utf-8") as terminal, open(leader, "rb", buffering=0) as screen:
-        monkeypatch.setattr(sys, "stderr", terminal)
+    with open(follower, "w", encoding="utf-8") as terminal, monkeypatch.context() as patch:
+        patch.setattr(sys, "stderr", terminal)
         print_note(line)
-        terminal.flush()
-        return screen.read(1 << 16).decode().replace("\r\n", "\n")
+    # All of it, until the closed end: one read of a pseudo-terminal may return only its first lines.
+    return read_until_closed(leader).decode().replace("\r\n", "\n")
 
 
 WORDS = "solve: note: " + " ".join(f"word{number}" for number in range(40))
