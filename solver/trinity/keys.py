@@ -56,8 +56,8 @@ def keys_05_refuses(trainer: Any) -> tuple[str, ...]:
 def keys_05_refuses_why(count: int) -> str:
     """Why Trinity 0.5 refuses `count` keys of `keys_05_refuses`, in words: ``a key of Trinity 0.6's trainer, which
     Trinity 0.5 refuses (its TrainerConfig has no such key)``."""
-    return (f"{'keys' if count > 1 else 'a key'} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig "
-            "has no such key)")
+    return (f"{'keys' if count > 1 else 'a key'} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
+            "TrainerConfig has no such key)")
 
 
 def yaml_scalar(value: Any) -> str:
