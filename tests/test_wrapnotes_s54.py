@@ -50,6 +50,18 @@ def test_a_note_on_an_80_column_terminal_wraps_at_spaces_with_a_hanging_indent(s
     assert f"  ```text\n{shown_in_docs}  ```\n" in (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
 
 
+def test_the_table_width_note_wraps_on_the_terminal_that_is_too_narrow(solve_script: Path):
+    # Stdout and stderr on one 80-column terminal: the A100's 6-GPU table needs 112 columns, and its note wraps there.
+    leader, follower = os.openpty()
+    process = subprocess.Popen([str(solve_script), "tables", "--gpu", "a100-80g", "--gpus", "6"], stdout=follower,
+                               stderr=follower, env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "80"})
+    os.close(follower)
+    shown = read_until_closed(leader).decode().replace("\r\n", "\n")
+    assert process.wait(timeout=60) == 0
+    assert ("solve tables: note: the table needs 112 columns and the terminal has 80: widen\n"
+            f"{NOTE_INDENT}it, pipe the output (| less -S), or use --json\n") in shown
+
+
 @pytest.mark.parametrize("colour", [{}, {"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"}])
 def test_a_note_to_a_pipe_is_its_one_line_unchanged(solve_script: Path, colour: dict[str, str]):
     # also where FORCE_COLOR or TTY_COMPATIBLE has rich take the pipe for a terminal (colour in a CI's log, no width)
