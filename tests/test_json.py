@@ -281,7 +281,7 @@ CURRENT_SETTINGS = {"config": "trinity.yaml", "gpus": 8, "gpus_given": True, "en
                     "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None, "trains": False,
                     "plan": None, "broken_rule": None, "host_memory_needed": None, "predicted": [90.1, 71.3],
                     "predicted_step": None, "out_of_memory": None, "config_problems": [], "broken_rule_code": None,
-                    "config_problem_codes": [], "refused": False}
+                    "config_problem_codes": [], "refused": False, "env_variable": "PYTORCH_CUDA_ALLOC_CONF"}
 """A config's settings as ``solve --from-config --json`` prints them, where they do not fit by the memory model."""
 
 
