@@ -71,3 +71,22 @@ def test_the_json_names_the_variable_env_was_read_from(cli, config: Path, monkey
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--json")
     current = json.loads(out)[0]["current"]
     assert status == 0 and (current["env"], current["env_variable"]) == (False, "PYTORCH_CUDA_ALLOC_CONF")
+
+
+ROCM_CAUTION_LINE = ("caution: ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not "
+                     "at all), and a build without expandable segments ignores them with a warning, so Env may not "
+                     "take effect: check yours (solve --no-env plans without it)")
+
+
+def test_a_map_of_an_amd_gpu_with_env_cells_ends_with_solves_rocm_caution(cli):
+    status, out, _ = cli("map", "--gpu", "mi300x", "--model", "32B", "--gpus-up-to", "2")
+    assert status == 0 and " ".join(out.split()).endswith(ROCM_CAUTION_LINE)
+    assert out.count("PYTORCH_HIP_ALLOC_CONF") == 1  # once under the legend, not per cell
+
+
+def test_a_map_without_env_cells_on_an_amd_gpu_or_of_an_nvidia_gpu_has_no_rocm_caution(cli):
+    # The MI300X has no tables, so --no-estimate leaves every cell '-'; the H200's Env cells get no ROCm words.
+    status, out, _ = cli("map", "--gpu", "mi300x", "--model", "32B", "--gpus-up-to", "2", "--no-estimate")
+    assert status == 0 and "nothing trains" in out and "ROCm" not in out
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "8B", "--gpus-up-to", "2")
+    assert status == 0 and "E+" in out and "ROCm" not in out
