@@ -710,19 +710,26 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
 def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) -> CurrentSettings:
     """`current` with Env as `environ` gives it: PYTORCH_CUDA_ALLOC_CONF's expandable_segments, or on an AMD GPU
     (`rocm`) PYTORCH_HIP_ALLOC_CONF's where the former is not set, as PyTorch's ROCm builds read them; with a
-    problem for each value PyTorch refuses."""
+    problem for each value PyTorch refuses, and on an AMD GPU one where the two variables differ on Env."""
     variable = ROCM_ENV_VARIABLE if rocm and ENV_VARIABLE[0] not in environ and ROCM_ENV_VARIABLE in environ \
         else ENV_VARIABLE[0]
     values = _expandable_segments(environ.get(variable, ""))
-    refused = [ConfigProblem(ConfigProblemCode.ALLOC_CONF_REFUSED, (
-                   f"{variable} has expandable_segments:{value}, which PyTorch refuses (it takes True "
-                   "or False, so the run stops at its first GPU allocation)"))
-               for value in values if value not in ("True", "False")]
+    env = values[-1:] == ["True"]  # the last word on them wins
+    problems = [ConfigProblem(ConfigProblemCode.ALLOC_CONF_REFUSED, (
+                    f"{variable} has expandable_segments:{value}, which PyTorch refuses (it takes True "
+                    "or False, so the run stops at its first GPU allocation)"))
+                for value in values if value not in ("True", "False")]
+    if rocm and ROCM_ENV_VARIABLE in environ and variable != ROCM_ENV_VARIABLE and \
+            (_expandable_segments(environ[ROCM_ENV_VARIABLE])[-1:] == ["True"]) != env:
+        problems.append(ConfigProblem(ConfigProblemCode.ALLOC_CONFS_DISAGREE, (
+            f"{ROCM_ENV_VARIABLE} turns Env {'off' if env else 'on'} where {variable} turns it "
+            f"{'on' if env else 'off'}: "
+            "PyTorch's ROCm builds have read one or the other first, by release, so the run's Env may not be this "
+            "verdict's: set them the same, or unset one")))
     return current.model_copy(update={
-        "env": values[-1:] == ["True"],  # the last word on them wins
-        "env_variable": variable,
-        "config_problems": (*current.config_problems, *(problem.words for problem in refused)),
-        "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in refused))})
+        "env": env, "env_variable": variable,
+        "config_problems": (*current.config_problems, *(problem.words for problem in problems)),
+        "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in problems))})
 
 
 def _config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:

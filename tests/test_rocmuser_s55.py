@@ -90,3 +90,27 @@ def test_a_map_without_env_cells_on_an_amd_gpu_or_of_an_nvidia_gpu_has_no_rocm_c
     assert status == 0 and "nothing trains" in out and "ROCm" not in out
     status, out, _ = cli("map", "--gpu", "h200", "--model", "8B", "--gpus-up-to", "2")
     assert status == 0 and "E+" in out and "ROCm" not in out
+
+
+def test_on_an_amd_gpu_the_two_variables_differing_on_env_is_a_but_line(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:512")
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--check")
+    assert status == 1  # vanilla SP=2 does not fit; the line itself refuses nothing
+    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch's ROCm builds "
+            "have read one or the other first, by release, so the run's Env may not be this verdict's: set them the "
+            "same, or unset one") in verdict(out)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
+    assert json.loads(out)[0]["current"]["config_problem_codes"][-1] == "alloc-confs-disagree"
+
+
+def test_the_two_variables_agreeing_or_an_nvidia_gpu_get_no_such_line(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    assert status == 0 and "turns Env" not in out
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:False")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
+    assert status == 0 and "turns Env" not in out
