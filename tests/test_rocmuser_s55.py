@@ -1,5 +1,6 @@
 """An MI300X team's questions (session 55): `--from-config` reads Env on an AMD GPU as PyTorch's ROCm builds do,
-from PYTORCH_HIP_ALLOC_CONF where PYTORCH_CUDA_ALLOC_CONF is not set, and its verdict names the variable read."""
+from PYTORCH_HIP_ALLOC_CONF where PYTORCH_CUDA_ALLOC_CONF is not set, names the variable read, and says where the two
+differ; `solve map` of an AMD GPU gives `solve`'s ROCm caution once, under its legend."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-32B\n  max_prompt_tokens: 4096\n  max_response_tokens: 61440\n"
-          "  max_model_len: 65536\n  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
+          "  max_model_len: 65536\n"
+          "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
           "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n"
           "    tensor_parallel_size: 2\ntrainer:\n  ulysses_sequence_parallel_size: 2\n")
 RUNS = "q32.yaml runs {setting} on 4 trainer GPUs at 65536 tokens (Env {env}, read from this shell's {variable}): "
@@ -98,9 +100,9 @@ def test_on_an_amd_gpu_the_two_variables_differing_on_env_is_a_but_line(
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
     status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--check")
     assert status == 1  # vanilla SP=2 does not fit; the line itself refuses nothing
-    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch's ROCm builds "
-            "have read one or the other first, by release, so the run's Env may not be this verdict's: set them the "
-            "same, or unset one") in verdict(out)
+    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch's ROCm "
+            "builds have read one or the other first, by release, so the run's Env may not be this verdict's: set "
+            "them the same, or unset one") in verdict(out)
     status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
     assert json.loads(out)[0]["current"]["config_problem_codes"][-1] == "alloc-confs-disagree"
 
