@@ -52,6 +52,8 @@ from solver.query import (
     resolve_margin,
 )
 from solver.results import (
+    ENV_VARIABLE,
+    ROCM_ENV_VARIABLE,
     Answer,
     Calibration,
     ClusterResult,
@@ -700,7 +702,34 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
         return answers
-    return tuple(answer.model_copy(update={"current": _vouched(catalog, *current, answer.gpu)}) for answer in answers)
+    query, settings = current
+    return tuple(answer.model_copy(update={"current": _vouched(
+        catalog, query, _with_env(settings, environ, catalog.gpu(answer.gpu).rocm), answer.gpu)}) for answer in answers)
+
+
+def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) -> CurrentSettings:
+    """`current` with Env as `environ` gives it: PYTORCH_CUDA_ALLOC_CONF's expandable_segments, or on an AMD GPU
+    (`rocm`) PYTORCH_HIP_ALLOC_CONF's where the former is not set, as PyTorch's ROCm builds read them; with a
+    problem for each value PyTorch refuses, and on an AMD GPU one where the two variables differ on Env."""
+    variable = ROCM_ENV_VARIABLE if rocm and ENV_VARIABLE[0] not in environ and ROCM_ENV_VARIABLE in environ \
+        else ENV_VARIABLE[0]
+    values = _expandable_segments(environ.get(variable, ""))
+    env = values[-1:] == ["True"]  # the last word on them wins
+    problems = [ConfigProblem(ConfigProblemCode.ALLOC_CONF_REFUSED, (
+                    f"{variable} has expandable_segments:{value}, which PyTorch refuses (it takes True "
+                    "or False, so the run stops at its first GPU allocation)"))
+                for value in values if value not in ("True", "False")]
+    if rocm and ROCM_ENV_VARIABLE in environ and variable != ROCM_ENV_VARIABLE and \
+            (_expandable_segments(environ[ROCM_ENV_VARIABLE])[-1:] == ["True"]) != env:
+        problems.append(ConfigProblem(ConfigProblemCode.ALLOC_CONFS_DISAGREE, (
+            f"{ROCM_ENV_VARIABLE} turns Env {'off' if env else 'on'} where {variable} turns it "
+            f"{'on' if env else 'off'}: "
+            "PyTorch's ROCm builds have read one or the other first, by release, so the run's Env may not be this "
+            "verdict's: set them the same, or unset one")))
+    return current.model_copy(update={
+        "env": env, "env_variable": variable,
+        "config_problems": (*current.config_problems, *(problem.words for problem in problems)),
+        "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in problems))})
 
 
 def _config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:
@@ -739,13 +768,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     problems += map(ConfigProblem._make, zip(config.note_codes, config.notes, strict=True))
     lowered = _lowered_by_config(config, length, query.estimate)
     problems += _token_budget_problems(config, length, lowered)
-    values = _expandable_segments(environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
-    env = values[-1:] == ["True"]  # the last word on them wins
-    problems += [ConfigProblem(ConfigProblemCode.ALLOC_CONF_REFUSED, (
-                     f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True "
-                     "or False, so the run stops at its first GPU allocation)"))
-                 for value in values if value not in ("True", "False")]
-    return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
+    return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, max_model_len=length,
                                   length_given=length == config.max_model_len,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
@@ -954,6 +977,6 @@ def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentS
 
 
 def _expandable_segments(setting: str) -> list[str]:
-    """The values a PYTORCH_CUDA_ALLOC_CONF setting gives expandable segments, in order."""
+    """The values an allocator setting (PYTORCH_CUDA_ALLOC_CONF's) gives expandable segments, in order."""
     return [value.strip() for key, _, value in (part.partition(":") for part in setting.split(","))
             if key.strip() == "expandable_segments"]

@@ -278,6 +278,7 @@ class ConfigProblemCode(str, Enum):
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
     TOKEN_BUDGET_BELOW_VERDICT = "token-budget-below-verdict"
     ALLOC_CONF_REFUSED = "alloc-conf-refused"
+    ALLOC_CONFS_DISAGREE = "alloc-confs-disagree"
     CHUNKED_ENTROPY = "chunked-entropy"
 
 

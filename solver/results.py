@@ -67,6 +67,8 @@ PlacementCount = Literal["priority", "nodes"]
 
 ENV_VARIABLE = ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
 """The environment variable that turns Env on, and its value."""
+ROCM_ENV_VARIABLE = "PYTORCH_HIP_ALLOC_CONF"
+"""The allocator variable PyTorch's ROCm builds read where `ENV_VARIABLE`'s is not set."""
 
 ENV_EXPORT = f"export {ENV_VARIABLE[0]}={ENV_VARIABLE[1]}"
 """The shell line that turns Env on; it must run before Ray starts (`env_when`)."""
@@ -265,7 +267,7 @@ SMALL_CARD_GIB = 48.0
 """On cards of at most this much memory, estimates run optimistic by about a GiB more (the CUDA context, NCCL and
 cuBLAS workspaces do not shrink with the card: docs/memory.md), so a thin headroom is twice `THIN_HEADROOM_GIB`."""
 
-ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not at all), "
+ROCM_ENV_CAUTION = (f"ROCm: PyTorch's ROCm builds also read {ROCM_ENV_VARIABLE} (set it the same, or not at all), "
                     "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
                     "check yours (solve --no-env plans without it)")
 """What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
@@ -587,7 +589,10 @@ class CurrentSettings(Frozen, defer_build=True):
     gpus: PositiveInt
     gpus_given: bool = Field(default=True, description=(
         "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
-    env: bool = Field(description="from the environment: PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True")
+    env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
+    env_variable: str = Field(default=ENV_VARIABLE[0], description=(
+        "the allocator variable env was read from: PYTORCH_CUDA_ALLOC_CONF, or on an AMD GPU PYTORCH_HIP_ALLOC_CONF "
+        "where the former is not set (as PyTorch's ROCm builds read them)"))
     offload: bool
     sp: PositiveInt
     max_model_len: PositiveInt

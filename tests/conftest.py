@@ -1,9 +1,9 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script;
 `coloured_screen`: stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100
 tables; `solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a
-test writes into the shipped tables is removed; and, for every test, no PYTORCH_CUDA_ALLOC_CONF) and helpers
-(`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
-every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
+test writes into the shipped tables is removed; and, for every test, no PYTORCH_CUDA_ALLOC_CONF or
+PYTORCH_HIP_ALLOC_CONF) and helpers (`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci``
+(the default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 
@@ -36,9 +36,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(autouse=True)
 def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test starts without the PYTORCH_CUDA_ALLOC_CONF a GPU machine's shell may export: a config's Env is
-    read from it (tests that want it set it)."""
+    """Every test starts without the PYTORCH_CUDA_ALLOC_CONF (or, on an AMD machine, PYTORCH_HIP_ALLOC_CONF) a GPU
+    machine's shell may export: a config's Env is read from them (tests that want one set it)."""
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    monkeypatch.delenv("PYTORCH_HIP_ALLOC_CONF", raising=False)
 
 
 @pytest.fixture

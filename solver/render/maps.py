@@ -4,7 +4,7 @@ themselves, `GpuMap`s, are `solver.maps.gpu_map`'s)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
-from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan
+from solver.results import ROCM_ENV_CAUTION, CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.rules import host_ram_unchecked_words
 from solver.tables import NO_SETTING
 
@@ -64,6 +64,13 @@ def _past_known_legend(plans: Sequence[Plan]) -> str:
         (any(CautionCode.PAST_NATIVE_ON_OWN_SCALING in plan.caution_codes for plan in plans),
          "past the native context on the model's own RoPE scaling")) if kind]
     return f"; {YARN_MARK} {', or '.join(kinds)} (quality untested)" if kinds else ""
+
+
+def _rocm_caution(plans: Iterable[Plan | None]) -> str:
+    """The legend's caution line where an Env cell is on an AMD GPU (`CautionCode.ROCM_ENV_MAY_NOT_APPLY`), in the
+    words `solve`'s and `solve cluster`'s caution lines use ("" for none)."""
+    rocm = any(CautionCode.ROCM_ENV_MAY_NOT_APPLY in plan.caution_codes for plan in plans if plan)
+    return f"\ncaution: {ROCM_ENV_CAUTION}" if rocm else ""
 
 
 def map_json(gpu_maps: Sequence[GpuMap]) -> str:
@@ -121,5 +128,5 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
-                  f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla")
+                  f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla{_rocm_caution(grid.values())}")
     return Group(Text(title, style="table.title"), view, legend)  # a title of its own: a narrow map's does not wrap

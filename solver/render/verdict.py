@@ -29,7 +29,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")
     runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
-    env = f"Env {'on' if current.env else 'off'}, read from this shell's PYTORCH_CUDA_ALLOC_CONF"
+    env = f"Env {'on' if current.env else 'off'}, read from this shell's {current.env_variable}"
     length = "" if current.length_given else "--len; "
     said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({length}{env}): "
     if current.plan is not None:

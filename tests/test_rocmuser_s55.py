@@ -1,0 +1,118 @@
+"""An MI300X team's questions (session 55): `--from-config` reads Env on an AMD GPU as PyTorch's ROCm builds do,
+from PYTORCH_HIP_ALLOC_CONF where PYTORCH_CUDA_ALLOC_CONF is not set, names the variable read, and says where the two
+differ; `solve map` of an AMD GPU gives `solve`'s ROCm caution once, under its legend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+CONFIG = ("model:\n  model_path: Qwen/Qwen3-32B\n  max_prompt_tokens: 4096\n  max_response_tokens: 61440\n"
+          "  max_model_len: 65536\n"
+          "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
+          "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n"
+          "    tensor_parallel_size: 2\ntrainer:\n  ulysses_sequence_parallel_size: 2\n")
+RUNS = "q32.yaml runs {setting} on 4 trainer GPUs at 65536 tokens (Env {env}, read from this shell's {variable}): "
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    """Qwen3-32B at 65536 tokens, SP=2 on 4 trainer GPUs and 4 rollout GPUs of a node of 8."""
+    path = tmp_path / "q32.yaml"
+    path.write_text(CONFIG, encoding="utf-8")
+    return path
+
+
+def verdict(out: str) -> str:
+    """The output with its lines joined, as the verdict reads unwrapped."""
+    return " ".join(out.split())
+
+
+def test_on_an_amd_gpu_env_is_read_from_the_hip_variable_where_the_cuda_one_is_not_set(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    assert status == 0
+    assert (RUNS.format(setting="Env + SP=2", env="on", variable="PYTORCH_HIP_ALLOC_CONF")
+            + "nothing in the tables and the memory model's estimates says it trains (the memory model predicts "
+              "242.0 GiB per GPU, of 176.5 usable); the best plan follows") in verdict(out)
+
+
+def test_on_an_nvidia_gpu_the_hip_variable_is_not_read(cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
+    assert status == 0
+    assert RUNS.format(setting="SP=2", env="off", variable="PYTORCH_CUDA_ALLOC_CONF") in verdict(out)
+
+
+def test_a_cuda_variable_that_is_set_is_read_on_an_amd_gpu_too(cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    # Set without expandable_segments: PyTorch reads it, not the HIP variable, so Env is off.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:512")
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    assert status == 0
+    assert RUNS.format(setting="SP=2", env="off", variable="PYTORCH_CUDA_ALLOC_CONF") in verdict(out)
+
+
+def test_a_hip_value_pytorch_refuses_is_a_refused_line_naming_that_variable(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:yes")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--check")
+    assert status == 1
+    assert ("refused: PYTORCH_HIP_ALLOC_CONF has expandable_segments:yes, which PyTorch refuses (it takes True or "
+            "False, so the run stops at its first GPU allocation)") in verdict(out)
+
+
+def test_the_json_names_the_variable_env_was_read_from(cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
+    current = json.loads(out)[0]["current"]
+    assert status == 0 and (current["env"], current["env_variable"]) == (True, "PYTORCH_HIP_ALLOC_CONF")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--json")
+    current = json.loads(out)[0]["current"]
+    assert status == 0 and (current["env"], current["env_variable"]) == (False, "PYTORCH_CUDA_ALLOC_CONF")
+
+
+ROCM_CAUTION_LINE = ("caution: ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not "
+                     "at all), and a build without expandable segments ignores them with a warning, so Env may not "
+                     "take effect: check yours (solve --no-env plans without it)")
+
+
+def test_a_map_of_an_amd_gpu_with_env_cells_ends_with_solves_rocm_caution(cli):
+    status, out, _ = cli("map", "--gpu", "mi300x", "--model", "32B", "--gpus-up-to", "2")
+    assert status == 0 and " ".join(out.split()).endswith(ROCM_CAUTION_LINE)
+    assert out.count("PYTORCH_HIP_ALLOC_CONF") == 1  # once under the legend, not per cell
+
+
+def test_a_map_without_env_cells_on_an_amd_gpu_or_of_an_nvidia_gpu_has_no_rocm_caution(cli):
+    # The MI300X has no tables, so --no-estimate leaves every cell '-'; the H200's Env cells get no ROCm words.
+    status, out, _ = cli("map", "--gpu", "mi300x", "--model", "32B", "--gpus-up-to", "2", "--no-estimate")
+    assert status == 0 and "nothing trains" in out and "ROCm" not in out
+    status, out, _ = cli("map", "--gpu", "h200", "--model", "8B", "--gpus-up-to", "2")
+    assert status == 0 and "E+" in out and "ROCm" not in out
+
+
+def test_on_an_amd_gpu_the_two_variables_differing_on_env_is_a_but_line(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:512")
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--check")
+    assert status == 1  # vanilla SP=2 does not fit; the line itself refuses nothing
+    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch's ROCm "
+            "builds have read one or the other first, by release, so the run's Env may not be this verdict's: set "
+            "them the same, or unset one") in verdict(out)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
+    assert json.loads(out)[0]["current"]["config_problem_codes"][-1] == "alloc-confs-disagree"
+
+
+def test_the_two_variables_agreeing_or_an_nvidia_gpu_get_no_such_line(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    assert status == 0 and "turns Env" not in out
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:False")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
+    assert status == 0 and "turns Env" not in out
