@@ -1,0 +1,46 @@
+"""Tests for session 55's loose ends: --write's note on the keys it removed for Trinity 0.5 names exactly those the
+patch removed (`PatchedConfig.removed_for_05`), not those a ``<<: *anchor`` merges in, which stay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import solver
+from solver.trinity import PatchedConfig, patch_trinity_config, patched_trinity_config
+
+HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n")
+"""6 trainer GPUs of A100 80GB for Qwen3-8B at 16384 tokens; the trainer section follows."""
+MERGED = HEAD + "base: &base\n  balance_batch: true\ntrainer:\n  <<: *base\n  megatron: {}\n"
+"""A trainer section with a key of 0.6's of its own (megatron) and one merged in from an anchor (balance_batch)."""
+
+
+def test_the_patch_says_which_keys_it_removed_for_05(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(MERGED, encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5",
+                         "--write", str(patched))
+    written = patched.read_text(encoding="utf-8")
+    # megatron, the section's own, is removed; balance_batch stays with its anchor, and the check still names it
+    assert (status, "megatron" in written, "  balance_batch: true\n" in written) == (0, False, True)
+    assert [line for line in err.splitlines() if "removed" in line or "warning" in line] == [
+        (f"solve: warning: {patched}: trainer.balance_batch: a key of Trinity 0.6's trainer, which Trinity 0.5 "
+         "refuses (its TrainerConfig has no such key), so the config does not load: remove it (--write does)"),
+        (f"solve: note: {patched}: trainer.megatron removed: a key of Trinity 0.6's trainer, which Trinity 0.5 "
+         "refuses (its TrainerConfig has no such key)")]
+
+
+def test_patched_config_carries_the_removed_keys_for_05_only():
+    plan, model = solver.plan("8B", gpu="a100-80g", max_model_len=16384)[0].best, solver.load_catalog().model("8B")
+    for_05 = patched_trinity_config(MERGED, plan, model, version="0.5")
+    assert (for_05.removed_for_05, for_05.text) == (
+        ("trainer.megatron",), patch_trinity_config(MERGED, plan, model, version="0.5"))
+    assert patched_trinity_config(MERGED, plan, model, version="0.6").removed_for_05 == ()
+    assert patched_trinity_config(HEAD + "trainer: {param_offload: false, critic_warmup: 0}\n", plan, model,
+                                  version="0.5") == PatchedConfig(
+        HEAD + "trainer: {ulysses_sequence_parallel_size: 1, max_token_len_per_gpu: 32768}\n",
+        ("trainer.param_offload", "trainer.critic_warmup"))
