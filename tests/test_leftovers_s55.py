@@ -1,13 +1,18 @@
 """Tests for session 55's loose ends: --write's note on the keys it removed for Trinity 0.5 names exactly those the
-patch removed (`PatchedConfig.removed_for_05`), not those a ``<<: *anchor`` merges in, which stay."""
+patch removed (`PatchedConfig.removed_for_05`), not those a ``<<: *anchor`` merges in, which stay; a cluster's
+unplaced jobs read back from JSON show the words for several jobs as the live result does."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+import yaml
+from rich.console import Console
 
 import solver
+from solver.render import cluster_json, cluster_view
 from solver.trinity import PatchedConfig, patch_trinity_config, patched_trinity_config
 
 HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
@@ -44,3 +49,24 @@ def test_patched_config_carries_the_removed_keys_for_05_only():
                                   version="0.5") == PatchedConfig(
         HEAD + "trainer: {ulysses_sequence_parallel_size: 1, max_token_len_per_gpu: 32768}\n",
         ("trainer.param_offload", "trainer.critic_warmup"))
+
+
+def _cluster_text(result: solver.ClusterResult, fleet: solver.Fleet) -> str:
+    """`solve cluster`'s view of `result`, as a terminal of 200 columns shows it."""
+    console = Console(width=200, file=io.StringIO())
+    console.print(cluster_view(result, fleet))
+    return console.file.getvalue()
+
+
+def test_a_cluster_read_back_from_json_words_a_row_of_several_jobs_as_the_live_result(tmp_path: Path):
+    # One node of 8 A100s: y takes its room, x-0 and x-1 share a reason, which a row of them words for each.
+    jobs = [{"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
+            *({"name": f"x-{index}", "model": "0.6B", "max_model_len": 8192, "rollout_gpus": 4} for index in (0, 1))]
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+                                    "jobs": jobs}), encoding="utf-8")
+    fleet = solver.load_fleet(path)
+    live = solver.place(fleet)
+    text = _cluster_text(live, fleet)
+    assert "x-0, x-1" in text and "each needs at least 5 GPUs" in text
+    assert _cluster_text(solver.ClusterResult.model_validate_json(cluster_json(live)), fleet) == text
