@@ -2446,7 +2446,7 @@ def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path:
     assert (placement["rollout_gpus"], placement["asked_rollout_gpus"], placement["rollout_engine_size"]) == (8, 4, 2)
     # The engines in full are those of the 8 rollout GPUs it got (not the 4 it asked), at its plan's length.
     engines = rollout_engines(CATALOG.model("Qwen3-32B"), CATALOG.gpu("H100-80GB").memory_gib, 8, 32768, 8)
-    assert placement["rollout_engines"] == engines.model_dump() and engines.size == 2
+    assert placement["rollout_engines"] == engines.model_dump(mode="json") and engines.size == 2
     # Without rollout GPUs, no engines: null.
     path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 1, "gpus_per_node": 8}],
                                     "jobs": [{"name": "j", "model": "4B", "max_model_len": 8192}]}), encoding="utf-8")

@@ -1,10 +1,12 @@
 """Tests for session 55's loose ends: --write's note on the keys it removed for Trinity 0.5 names exactly those the
 patch removed (`PatchedConfig.removed_for_05`), not those a ``<<: *anchor`` merges in, which stay; a cluster's
-unplaced jobs read back from JSON show the words for several jobs as the live result does."""
+unplaced jobs read back from JSON show the words for several jobs as the live result does; its rollout engines' GiB
+are rounded in JSON as a plan's are."""
 
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,19 @@ def test_a_cluster_read_back_from_json_words_a_row_of_several_jobs_as_the_live_r
     text = _cluster_text(live, fleet)
     assert "x-0, x-1" in text and "each needs at least 5 GPUs" in text
     assert _cluster_text(solver.ClusterResult.model_validate_json(cluster_json(live)), fleet) == text
+
+
+def test_the_rollout_engines_gib_are_rounded_in_json_as_a_plans(tmp_path: Path):
+    # Qwen3-8B's bf16 weights on one GPU: 15.2569... GiB, kept whole in the result, 15.26 in JSON (as memory_gb).
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+                                    "jobs": [{"name": "x", "model": "Qwen3-8B", "max_model_len": 32768,
+                                              "rollout_gpus": 2}]}), encoding="utf-8")
+    result = solver.place(solver.load_fleet(path))
+    (placement,) = result.placements
+    engines = placement.rollout_engines
+    assert engines is not None and round(engines.weights_gib, 4) == 15.2569
+    (shown,) = json.loads(cluster_json(result))["placements"]
+    assert (shown["rollout_engines"], shown["plan"]["memory_gb"]) == (
+        {"size": 1, "weights_gib": 15.26, "kv_cache_gib": 4.5, "room_gib": 71.0, "largest": False},
+        round(placement.plan.memory_gb, 2))
