@@ -882,9 +882,12 @@ class RolloutEngines(Frozen, defer_build=True):
     """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
 
     size: PositiveInt = Field(description="the tensor-parallel size: the GPUs of one engine")
-    weights_gib: float = Field(description="the model's bf16 weights, every expert's, per GPU of the engine")
-    kv_cache_gib: float = Field(description="the KV cache of one max_model_len sequence, per GPU of the engine")
-    room_gib: float = Field(description="what vLLM takes of one GPU, less the CUDA context's 1 GiB")
+    weights_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
+        "the model's bf16 weights, every expert's, per GPU of the engine"))
+    kv_cache_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
+        "the KV cache of one max_model_len sequence, per GPU of the engine"))
+    room_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
+        "what vLLM takes of one GPU, less the CUDA context's 1 GiB"))
     largest: bool = Field(description="whether no larger size is allowed, whatever the rollout GPUs: none "
                           "stays in one node and suits the heads")
 
@@ -991,9 +994,10 @@ class Unplaced(Frozen, defer_build=True):
         "for a reason about the pools the job may use (reason_code no-room, no-room-unproven or no-way-to-run): each "
         "pool the reason names, in the order it names them, with its own code; empty for a reason about the fleet as "
         "a whole, or where the job may use no pool"))
-    reason_for_several: str | None = Field(default=None, exclude=True, repr=False, description=(
+    reason_for_several: str | None = Field(default=None, repr=False, description=(
         "the reason in the words for several jobs given it, true of each alone (`solve cluster` shows them in one "
-        "row: `each needs`, `places one of them`); None where `reason` reads true of several as it is. Not in JSON"))
+        "row: `each needs`, `places one of them`); null where `reason` reads true of several as it is, and in JSON "
+        "made before the key"))
     fits_with: tuple[FitsWith, ...] = Field(default=(), description=(
         "for a job left out for no room: the smaller asks with which one of the planner's ways for it would fit the "
         "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "

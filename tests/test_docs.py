@@ -142,9 +142,9 @@ def test_a_dangling_link_or_anchor_is_found(tmp_path: Path):
 
 
 def test_the_docs_list_exactly_the_codes_that_refuse_a_config():
-    # trinity.md's "Which `but:` lines refuse the config" and json.md's config problems name REFUSED_CONFIG_CODES.
+    # trinity.md's "Which lines start `refused:`" and json.md's config problems name REFUSED_CONFIG_CODES.
     trinity = (ROOT / "docs" / "trinity.md").read_text(encoding="utf-8")
-    section = trinity.split("#### Which `but:` lines refuse the config\n", 1)[1].split("\nNot refusals:", 1)[0]
+    section = trinity.split("#### Which lines start `refused:`\n", 1)[1].split("\nNot refusals:", 1)[0]
     listed = re.findall(r"^- ((?:`[a-z-]+`(?:, )?)+)", section, flags=re.MULTILINE)
     assert sorted(code for codes in listed for code in re.findall(r"`([a-z-]+)`", codes)) == sorted(
         REFUSED_CONFIG_CODES)

@@ -65,7 +65,7 @@ def test_a_ref_taking_a_trainer_sp_above_an_actor_sp_of_one(cli, tmp_path: Path)
         ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 1 is not "
          "trainer.ulysses_sequence_parallel_size 2: Trinity 0.5 runs the trainer at the actor's (it takes the "
          "trainer's only where a role sets none), so the verdict is at SP 1: set them alike (--write does)"),
-        "The ref's SP, trainer.ulysses_sequence_parallel_size 2 (it sets none of its own)," + UNGROUPED[len(
+        "trainer.ulysses_sequence_parallel_size 2, the ref's SP (it sets none of its own)," + UNGROUPED[len(
             f"{REF_SP} 2"):]]
 
 

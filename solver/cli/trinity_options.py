@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import errors_named_by, write_all_atomically
@@ -29,6 +29,9 @@ from solver.tables import (
     read_user_file,
     same_file,
 )
+
+if TYPE_CHECKING:  # solver.trinity (ruamel) is imported where a Trinity flag needs it
+    from solver.trinity import PatchedConfig
 
 MAX_CONFIG_BYTES = 256 * 1024
 """The largest Trinity config read: they run to a few KB, and a YAML parser written in Python (ruamel's round
@@ -235,7 +238,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     files = {args.out: fragments[0]} if args.out and best is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
-        files[args.write], warnings, unused = _patched_config(args, config_text, best, model)
+        patched, warnings, unused = _patched_config(args, config_text, best, model)
+        files[args.write] = patched.text
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
     for note in notes:  # only once the files are in place: a refusal, or a failed write, is one line
@@ -244,7 +248,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         print_note(f"solve: note: no plan, so {unwritten} is not written{stale}")
     if args.write and best is not None:
-        for note in _written_notes(args, config_text, best, model, config, layout, unused, answers[0].node_gpus):
+        for note in _written_notes(args, config_text, best, model, config, patched.removed_for_05, unused,
+                                   answers[0].node_gpus):
             print_note(note)
     return fragments
 
@@ -264,25 +269,25 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
 
 
 def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
-                    model: Model) -> tuple[str, list[str], str | None]:
+                    model: Model) -> tuple[PatchedConfig, list[str], str | None]:
     """The --from-config `config_text` patched for `best` (for --write), checked as Trinity reads it: the patched
-    text, a warning for each of Trinity's rules it still breaks (or key it changes on a YAML anchor), and the length
-    it pays for that no sequence uses (`unused_length`); `QueryError` where its prompt and response exceed the
-    plan's length, which Trinity refuses to load."""
+    config (its text, the keys it removed), a warning for each of Trinity's rules it still breaks (or key it changes
+    on a YAML anchor), and the length it pays for that no sequence uses (`unused_length`); `QueryError` where its
+    prompt and response exceed the plan's length, which Trinity refuses to load."""
     from solver.trinity import (
         anchored_keys,
         check_trinity_config,
         load_config_mapping,
         overlong_sequences,
-        patch_trinity_config,
+        patched_trinity_config,
         unused_length,
     )
 
     with errors_named_by("--from-config"):
-        patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                       version=args.trinity_version, host_ram_gb=args.host_ram)
+        patched = patched_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                         version=args.trinity_version, host_ram_gb=args.host_ram)
     # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
-    mapping = load_config_mapping(patched, str(args.write))
+    mapping = load_config_mapping(patched.text, str(args.write))
     overlong = overlong_sequences(mapping, str(args.write), os.environ)
     if overlong is not None:
         least = overlong[1]
@@ -330,9 +335,10 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 
 
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
-                   config: TrinityConfig | None, layout: Any, unused: str | None, node_gpus: int) -> list[str]:
-    """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, Trinity 0.6's
-    keys under ``trainer`` removed for 0.5 (`keys_05_refuses` of `layout`, the config as nested mappings), a length
+                   config: TrinityConfig | None, removed: tuple[str, ...], unused: str | None,
+                   node_gpus: int) -> list[str]:
+    """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, the keys the
+    patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under ``trainer``, which 0.5 refuses), a length
     no sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept),
     YaRN's reach (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no
     config key can carry."""
@@ -341,14 +347,12 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
         YARN_TRAINER,
         critic_budget_note,
         kept_interpolations,
-        keys_05_refuses,
         keys_05_refuses_why,
     )
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
         config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
-    removed = [f"trainer.{key}" for key in keys_05_refuses((layout or {}).get("trainer"))]
-    if removed and args.trinity_version == "0.5":
+    if removed:
         notes.append(f"solve: note: {args.write}: {', '.join(removed)} removed: {keys_05_refuses_why(len(removed))}")
     notes += [f"solve: note: {args.write}: {unused}"] if unused else []
     planned = best.max_token_len_per_gpu

@@ -333,7 +333,7 @@ def _ungrouped_ref_words(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> 
     ``:59``), and gathers nothing back (``:267``): its log-probs are fewer than its tokens (``dp_actor.py:264``)."""
     own = read_or_none(reader.integer, ROLE_SP_KEYS[1]) is not None
     named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
-             else f"The ref's SP, trainer.ulysses_sequence_parallel_size {trainer_sp} (it sets none of its own),")
+             else f"trainer.ulysses_sequence_parallel_size {trainer_sp}, the ref's SP (it sets none of its own),")
     return (f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1, so verl 0.7 splits "
             f"each of the ref's micro-batches over all the trainer GPUs but gives every GPU the first part, and "
             f"gathers none back: the ref's log-probs do not match its tokens (with remove padding on, its default, "

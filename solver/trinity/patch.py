@@ -12,6 +12,7 @@ import io
 import re
 from collections.abc import Mapping
 from copy import deepcopy
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
@@ -280,11 +281,12 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
-                indent: int) -> None:
+                indent: int) -> tuple[str, ...]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
     indentation), and remove a stale ``model.rope_scaling``
-    and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`)."""
+    and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the
+    section's own (one that a ``<<: *anchor`` merges in stays with its anchor); return those removed, dotted."""
     for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
         _set(data, key.path, key.value, lines)
     _note_host_memory(data, plan, host_ram_gb, indent)
@@ -293,16 +295,38 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
                                                                                        plan, model):
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
-    if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's keys, which 0.5 refuses
-        for refused in keys_05_refuses(trainer):
-            _delete(trainer, refused)
+    if version != "0.5" or not isinstance(trainer, CommentedMap):
+        return ()
+    refused = keys_05_refuses(dict(trainer.non_merged_items()))  # 0.6's keys, which 0.5 refuses
+    for name in refused:
+        _delete(trainer, name)
+    return tuple(f"trainer.{name}" for name in refused)
+
+
+@dataclass(frozen=True)
+class PatchedConfig:
+    """A Trinity config with a plan applied (`patched_trinity_config`): its `text`, and the keys the patch removed
+    because the Trinity release asked for refuses them (`removed_for_05`: Trinity 0.6's keys under ``trainer``, as
+    ``trainer.megatron``, for 0.5; none for other releases)."""
+
+    text: str
+    removed_for_05: tuple[str, ...]
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
                          host_ram_gb: float | None = None) -> str:
+    """The user's Trinity config `text` with `plan` applied, everything else kept: `patched_trinity_config`'s text."""
+    return patched_trinity_config(text, plan, model, name=name, environ=environ, version=version,
+                                  host_ram_gb=host_ram_gb).text
+
+
+def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
+                           environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                           host_ram_gb: float | None = None) -> PatchedConfig:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
-    Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``).
+    Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``), and the
+    keys removed for that release (`PatchedConfig`).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
     header comment but for an Offload plan's host memory and whether it was held to `host_ram_gb` (--host-ram),
@@ -329,6 +353,9 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       ``trainer.save_hf_checkpoint: never`` is added where the config does not choose its own. Without Offload, the flags that exist are set to
       false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
       without offload trains too).
+    - Trinity 0.5: 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`) are removed where they are the
+      section's own; one a ``<<: *anchor`` merges in is left with its anchor (other sections may share it), and
+      `check_trinity_config` still names it.
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
     - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
       override ``trainer.max_token_len_per_gpu`` for their role (on verl before 0.8; `ROLE_KEYS_IGNORED`): one other
@@ -352,8 +379,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     _keep_anchors(data)
     try:
-        _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
-                    _indentation(text)[0])
+        removed = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
+                              _indentation(text)[0])
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()
@@ -362,7 +389,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     patched = head + _anchor_comments_kept(text, out.getvalue()) + tail
     if crlf:
         patched = patched.replace("\n", "\r\n")
-    return "\ufeff" + patched if bom else patched
+    return PatchedConfig("\ufeff" + patched if bom else patched, removed)
 
 
 _ANCHOR_COMMENT = re.compile(r"^([^#\n]*(?::|^[ \t]*-)[ \t]+&[^\s#]+)([ \t]+#[^\n]*)$", re.MULTILINE)
