@@ -26,6 +26,7 @@ from solver.trinity.keys import (
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
+    REMOVE_PADDING_KEYS,
     ROLE_SP_KEYS,
     ROLES,
     TRAINER_SP_KEY,
@@ -41,6 +42,7 @@ from solver.trinity.reader import (
     load_config_mapping,
     read_or_none,
     trainer_strategy,
+    turned_off,
 )
 
 TRAINER_MODES = ("both", "train")
@@ -320,24 +322,59 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
                      f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
     if ungrouped:
-        notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, _ungrouped_ref_words(
-            reader, ref_sp, trainer_sp)))
+        notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp))
     return (sp, trainer_sp if trainer_sp != sp else None, ref_sp if version == "0.5" and ref_sp != sp else None,
             notes)
 
 
-def _ungrouped_ref_words(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> str:
-    """The `role-sp-differs` words on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7): the
-    worker builds no SP group (``fsdp_workers.py:140``), so verl's ref forward slices each packed micro-batch over
-    the default group, every GPU taking the first slice (``utils/ulysses.py:119``, ``:120``; rank 0 without a group,
-    ``:59``), and gathers nothing back (``:267``): its log-probs are fewer than its tokens (``dp_actor.py:264``)."""
+NO_REFERENCE_ALGORITHMS = ("sft", "asymre", "raft", "sppo", "on_policy_distill", "jsd")
+"""Trinity 0.5's algorithm types whose ``use_reference`` is false (``algorithm/algorithm.py``, 0.5.0 and 0.5.2; 0.5.0
+lacks ``jsd``): their trainer computes no ref log-probs (``trainer/verl/verl_trainer.py:541`` in 0.5.2)."""
+LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
+             (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
+"""Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
+0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
+
+
+def _ref_step_skipped(reader: ConfigReader) -> str | None:
+    """Why Trinity 0.5 runs no forward of a ref model of its own, in words (an algorithm that uses no ref, or LoRA,
+    whose ref log-probs the actor gives); None where it runs one each step."""
+    algorithm = read_or_none(reader.word, ("algorithm", "algorithm_type"))
+    if algorithm in NO_REFERENCE_ALGORITHMS:
+        return f"algorithm_type {algorithm} uses no ref model"
+    lora = [path for path in LORA_KEYS if read_or_none(reader.get, path) not in (None, 0)]
+    if lora:
+        return f"with LoRA ({'.'.join(lora[0])}) the actor, at its own SP, gives the ref's log-probs"
+    return None
+
+
+def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> ConfigProblem:
+    """The line on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7.0 and 0.7.1 alike): the
+    worker builds no SP group (``fsdp_workers.py:140`` in 0.5.0, ``:144`` in 0.5.2), so with remove padding on, verl's
+    ref forward slices each packed micro-batch over the default group, every GPU taking the first slice
+    (``utils/ulysses.py:119``, ``:120``; rank 0 without a group, ``:59``), and gathers nothing back (``:267``):
+    ``pad_input`` gets fewer log-probs than tokens (``dp_actor.py:264`` in 0.7.0, ``:331`` in 0.7.1) and raises at
+    the first ref step, which refuses the config (`ConfigProblemCode.REF_SP_UNGROUPED_REFUSED`) unless no such step
+    runs (`_ref_step_skipped`). With remove padding off, verl slices nothing (``dp_actor.py:346`` in 0.7.1): the ref
+    runs, each GPU taking whole micro-batches of its budget x `ref_sp` tokens (``:467``)."""
     own = read_or_none(reader.integer, ROLE_SP_KEYS[1]) is not None
     named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
              else f"The ref's SP, trainer.ulysses_sequence_parallel_size {trainer_sp} (it sets none of its own),")
-    return (f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1, so verl 0.7 splits "
-            f"each of the ref's micro-batches over all the trainer GPUs but gives every GPU the first part, and "
-            f"gathers none back: the ref's log-probs do not match its tokens (with remove padding on, its default, "
-            f"the first ref step fails); set the ref's SP to the actor's (--write does)")
+    ungrouped = f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1"
+    fix = "set the ref's SP to the actor's (--write does)"
+    padding = REMOVE_PADDING_KEYS[1]
+    if turned_off(read_or_none(reader.get, padding)):  # nothing sliced: `solver.api` gives the ref's tokens per GPU
+        return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches: each "
+            f"GPU takes whole ones of the ref's budget x {ref_sp} tokens, padded to the longest sequence; {fix}"))
+    sliced = (f"{ungrouped}, so verl 0.7 splits each of the ref's micro-batches over all the trainer GPUs but gives "
+              "every GPU the first part, and gathers none back: the ref's log-probs are fewer than its tokens")
+    skipped = _ref_step_skipped(reader)
+    if skipped is not None:
+        return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            f"{sliced}, which would fail its first step, but {skipped}, so it never runs; {fix}"))
+    return ConfigProblem(ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, (
+        f"{sliced}, so the first ref step fails (remove padding on, its default): {fix}"))
 
 
 def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigProblem]]:
@@ -425,6 +462,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         critic_token_budgets=critic_budgets,
         version=version,
         ref_sp=ref_sp,
+        remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
     )
 
 
