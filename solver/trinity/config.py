@@ -352,9 +352,10 @@ NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_d
 
 
 def _ref_forward_fails(reader: ConfigReader, version: TrinityVersion | None) -> bool:
-    """Whether the ref's forward runs each step (`_ref_step_skipped`) with remove padding on: with `version` 0.5 the
-    key Trinity 0.5 reads (``actor_rollout_ref.model``'s), else both (Trinity 0.6 sets that one to the trainer's)."""
-    keys = REMOVE_PADDING_KEYS[1:] if version == "0.5" else REMOVE_PADDING_KEYS
+    """Whether the ref's forward runs each step (`_ref_step_skipped`) with remove padding on: the key `version` reads
+    (0.5 ``actor_rollout_ref.model``'s; 0.6 the trainer's, which it copies there, ``verl_legacy/verl_config.py:707``);
+    without a release, neither off."""
+    keys = {"0.5": REMOVE_PADDING_KEYS[1:], "0.6": REMOVE_PADDING_KEYS[:1]}.get(version or "", REMOVE_PADDING_KEYS)
     padded = any(turned_off(read_or_none(reader.get, key)) for key in keys)
     return not padded and _ref_step_skipped(reader, version) is None
 LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
