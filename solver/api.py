@@ -858,23 +858,26 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
 
 def _ref_over_actor_sp(config: TrinityConfig) -> bool:
     """Whether Trinity 0.5 runs the ref at a higher SP than the actor's (`TrinityConfig.ref_sp`), the actor's at least
-    2 (at 1 it builds no SP groups): each GPU takes more of the ref's tokens than its budget then."""
-    return config.ref_sp is not None and config.ref_sp > config.sp > 1
+    2 (at 1 it builds no SP groups) or remove padding off (verl then splits nothing over SP): each GPU takes more of
+    the ref's tokens than its budget then."""
+    return config.ref_sp is not None and config.ref_sp > config.sp and (config.sp > 1 or not config.remove_padding)
 
 
 def _ref_over_actor_groups(config: TrinityConfig, length: int, judged: int) -> list[ConfigProblem]:
     """Where Trinity 0.5 runs the ref at a higher SP than the actor's (`_ref_over_actor_sp`), the line on the ref's
-    forward: its micro-batches hold its budget x its SP (verl's dp_actor), but it runs in the
-    actor's SP groups (Trinity 0.5's worker builds them from the actor's SP), so each GPU takes its budget x its SP /
-    the actor's SP tokens, compared with `judged`, the verdict's budget at `length` (the ref's budget: its own, else
-    the trainer's, set or as Trinity fills it); none where they are alike, or where the budget holds no sequence at
-    the ref's SP (a `token-budget-below-length` line says so)."""
+    forward: its micro-batches hold its budget x its SP (verl's dp_actor), but it runs in the actor's SP groups
+    (Trinity 0.5's worker builds them from the actor's SP), so each GPU takes its budget x its SP / the actor's SP
+    tokens, or, with remove padding off (`TrinityConfig.remove_padding`), which splits nothing, its budget x its SP,
+    compared with `judged`, the verdict's budget at `length` (the ref's budget: its own, else the trainer's, set or as
+    Trinity fills it); none where they are alike, or where the budget holds no sequence at the ref's SP (a
+    `token-budget-below-length` line says so)."""
     if not _ref_over_actor_sp(config):
         return []
     ref_sp, sp = config.ref_sp or config.sp, config.sp
     key = ".".join(ROLE_TOKEN_BUDGETS[1])
     budget = config.role_budgets_in_effect(length)[key]
-    per_gpu = -(-budget * ref_sp // sp)
+    split = sp if config.remove_padding else 1
+    per_gpu = -(-budget * ref_sp // split)
     if budget * ref_sp < length or per_gpu == judged:
         return []
     written_budgets = {TRAINER_TOKEN_BUDGET: config.max_token_len_per_gpu, **dict(config.role_token_budgets)}
@@ -886,11 +889,14 @@ def _ref_over_actor_groups(config: TrinityConfig, length: int, judged: int) -> l
         else f"{source} {written} (what Trinity gives it unset at the config's own {config.max_model_len} tokens, so "
         f"read as unset: {budget} at {length} tokens){takes}")
     above = per_gpu > judged
+    spread = (f"but Trinity 0.5 runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes {budget} x "
+              f"{ref_sp} / {sp} = {per_gpu} tokens there" if config.remove_padding else
+              f"and with remove padding off verl splits none of them, so each GPU takes all {per_gpu} (padded to the "
+              f"longest sequence)")
     return [ConfigProblem(
         ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT,
-        f"{named}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds {budget} x {ref_sp} tokens, but "
-        f"Trinity 0.5 runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes {budget} x {ref_sp} / "
-        f"{sp} = {per_gpu} tokens there, {'more' if above else 'fewer'} than the verdict's {judged}"
+        f"{named}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds {budget} x {ref_sp} tokens, "
+        f"{spread}, {'more' if above else 'fewer'} than the verdict's {judged}"
         + ("" if above else " (so it is cautious)") + ": set the ref's SP to the actor's (--write does)")]
 
 

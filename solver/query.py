@@ -250,6 +250,7 @@ class ConfigProblemCode(str, Enum):
     BATCH_DIVIDES = "batch-divides"
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROLE_SP_DIFFERS = "role-sp-differs"
+    REF_SP_UNGROUPED_REFUSED = "ref-sp-ungrouped-refused"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
     LENGTH_FROM_PROMPT_RESPONSE = "length-from-prompt-response"
@@ -288,10 +289,11 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.BATCH_DIVIDES, ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH,
     ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
     ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
-    ConfigProblemCode.ALLOC_CONF_REFUSED})
+    ConfigProblemCode.ALLOC_CONF_REFUSED, ConfigProblemCode.REF_SP_UNGROUPED_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
-response over the length, a required train batch, keys the release refuses, the allocator setting): the config as
+response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
+an actor SP of 1 whose forward verl cannot gather back): the config as
 written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails
 on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that
 refuses it; a code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean``
@@ -351,6 +353,9 @@ class TrinityConfig(Frozen, defer_build=True):
     ref_sp: int | None = None
     """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp`: Trinity 0.5 sizes
     the ref's micro-batches at it but runs its forward in the actor's SP groups; else None."""
+    remove_padding: bool = True
+    """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
+    the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""

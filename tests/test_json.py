@@ -699,6 +699,8 @@ DEFAULT_BUDGET_7B = ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  m
 REF_SP_1 = ("trainer: {ulysses_sequence_parallel_size: 2, trainer_config: {actor_rollout_ref: {ref: "
             "{ulysses_sequence_parallel_size: 1}}}}\n")
 """The trainer at SP 2, the ref at its own SP 1."""
+REF_SP_2 = "trainer: {trainer_config: {actor_rollout_ref: {ref: {ulysses_sequence_parallel_size: 2}}}}\n"
+"""The trainer (and so the actor) at SP 1, the ref at its own SP 2."""
 FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[ConfigProblemCode]]] = [
     # (config, flags, PYTORCH_CUDA_ALLOC_CONF, the broken rule's code, the problems' codes) as --from-config gives
     (("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
@@ -733,6 +735,9 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      "", None, [C.BATCH_DIVIDES, C.ROLE_SP_DIFFERS]),
     (CONFIG_HEAD + GRPO + REF_SP_1 + "buffer: {train_batch_size: 75}\n", ("--gpu", "h100", "--trinity-version", "0.6"),
      "", None, [C.ROLE_SP_DIFFERS]),
+    # A ref SP 2 above the actor's 1: Trinity 0.5 builds no SP groups, and verl 0.7's ref forward fails (refused).
+    (CONFIG_HEAD + GRPO + REF_SP_2, ("--gpu", "h100", "--trinity-version", "0.5"), "", None,
+     [C.REF_SP_UNGROUPED_REFUSED]),
     # 6 GPUs / SP 2 divide 75, the 6 GPUs do not: Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 and 0.6 take it.
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),

@@ -186,7 +186,7 @@ def test_trinity_05_checks_the_refs_sp_against_the_heads_whatever_the_critics_mo
     config = tmp_path / "trinity.yaml"
     config.write_text(SP3_ROLES.format(critic="Qwen/Qwen3-4B", ref_sp=3), encoding="utf-8")
     codes, words = trinity_05_problems(cli, config)
-    assert (codes, words[0]) == (["sp-model-heads", "role-sp-differs", "critic-not-counted"], (
+    assert (codes, words[0]) == (["sp-model-heads", "ref-sp-ungrouped-refused", "critic-not-counted"], (
         "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size: SP=3 does not divide its 32 "
         "attention heads of Qwen3-8B, and Trinity 0.5 checks the ref's SP as the actor's: it refuses the config"))
 

@@ -41,14 +41,15 @@ def _config(trainer: dict[str, int], actor: dict[str, int], ref: dict[str, int] 
 def _current(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, text: str,
              *options: str) -> tuple[int, bool, int | None, list[tuple[str, str]]]:
     """The verdict on the config `text` with A100s and `options`: its SP, whether it trains, the budget it is at, and
-    the lines other than role-sp-differs (code, words)."""
+    the lines other than those on the ref's SP (role-sp-differs, ref-sp-ungrouped-refused: code, words)."""
     path = tmp_path / "trinity.yaml"
     path.write_text(text, encoding="utf-8")
     status, out, err = cli("--from-config", str(path), "--gpu", "a100", "--json", *options)
     assert status == 0, err
     current = json.loads(out)[0]["current"]
     lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
-                                                  strict=True) if code != "role-sp-differs"]
+                                                  strict=True)
+             if code not in ("role-sp-differs", "ref-sp-ungrouped-refused")]
     return current["sp"], current["trains"], current["max_token_len_per_gpu"], lines
 
 

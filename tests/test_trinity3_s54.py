@@ -20,11 +20,12 @@ REF_ABOVE_ONE = HEAD + ("  trainer_config:\n    actor_rollout_ref:\n"
                         "      ref: {ulysses_sequence_parallel_size: 2, log_prob_max_token_len_per_gpu: 8192}\n")
 UNGROUPED = (f"{REF_SP} 2 is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1, so verl 0.7 "
              "splits each of the ref's micro-batches over all the trainer GPUs but gives every GPU the first part, "
-             "and gathers none back: the ref's log-probs do not match its tokens (with remove padding on, its "
-             "default, the first ref step fails); set the ref's SP to the actor's (--write does)")
-BOTH_PATHS = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity with verl before 0.8 runs that "
-              "role at SP 2 (with {budget} token budget), Trinity 0.6 on verl 0.8 or later at SP 1; the verdict is "
-              "at SP 1: set them alike (--write does)")
+             "and gathers none back: the ref's log-probs are fewer than its tokens, so the first ref step fails "
+             "(remove padding on, its default): set the ref's SP to the actor's (--write does)")
+FAILS_BEFORE_08 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 on verl 0.8 or later runs "
+                   "the ref at SP 1, but Trinity with verl before 0.8 builds no SP groups at the actor's SP 1, so the "
+                   "ref's forward at SP 2 gathers none of its split micro-batches back and fails at its first step "
+                   "(remove padding on); the verdict is at SP 1: set them alike (--write does)")
 
 
 def _current(cli, config: Path, *args: str) -> tuple[int, dict]:
@@ -33,24 +34,27 @@ def _current(cli, config: Path, *args: str) -> tuple[int, dict]:
     return status, json.loads(out)[0]["current"]
 
 
-@pytest.mark.parametrize(("version", "words"), [
-    (("--trinity-version", "0.5"), UNGROUPED),
-    (("--trinity-version", "0.6"), BOTH_PATHS.format(budget="its own")),
-    ((), BOTH_PATHS.format(budget="its own"))])
-def test_a_ref_sp_above_an_actor_sp_of_one(cli, tmp_path: Path, version: tuple[str, ...], words: str):
-    # Trinity 0.5 sets no Ulysses group at the actor's SP 1 (fsdp_workers.py:140), so verl 0.7.0 slices the ref's
-    # input over the default group at rank 0 and gathers nothing back (ulysses.py:119-120, :267): a true line, not
-    # the 0.6 words. The ref sets its own budget: "its own", not "the trainer's".
+@pytest.mark.parametrize(("version", "code", "words", "check"), [
+    (("--trinity-version", "0.5"), "ref-sp-ungrouped-refused", UNGROUPED, 1),
+    (("--trinity-version", "0.6"), "role-sp-differs", FAILS_BEFORE_08, 0),
+    ((), "role-sp-differs", FAILS_BEFORE_08, 0)])
+def test_a_ref_sp_above_an_actor_sp_of_one(cli, tmp_path: Path, version: tuple[str, ...], code: str, words: str,
+                                           check: int):
+    # Trinity 0.5 sets no Ulysses group at the actor's SP 1 (fsdp_workers.py:140, :144 in 0.5.2), so verl 0.7.0 and
+    # 0.7.1 slice the ref's input over the default group at rank 0 and gather nothing back (ulysses.py:119-120, :267):
+    # pad_input raises at the first ref step, a refusal (--check fails). Trinity 0.6.0's verl_legacy path (verl 0.7.1)
+    # does the same, but on verl 0.8 or later it runs the ref at the trainer's SP: said, not refused.
     config = tmp_path / "trinity.yaml"
     config.write_text(REF_ABOVE_ONE, encoding="utf-8")
     status, current = _current(cli, config, *version)
-    assert (status, current["trains"], current["config_problem_codes"]) == (
-        0, True, ["role-sp-differs", "token-budget-below-verdict"])
+    assert (status, current["trains"], current["refused"], current["config_problem_codes"]) == (
+        0, True, bool(check), [code, "token-budget-below-verdict"])
     assert current["config_problems"][0] == words
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--check", *version)
-    assert status == 0
+    assert status == check
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", *version)
-    assert status == 0 and " ".join(words.split()[:6]) in " ".join(out.split())
+    prefix = "refused:" if check else "but:"
+    assert status == 0 and f"{prefix} {' '.join(words.split()[:6])}" in " ".join(out.split())
 
 
 def test_a_ref_taking_a_trainer_sp_above_an_actor_sp_of_one(cli, tmp_path: Path):
@@ -60,7 +64,8 @@ def test_a_ref_taking_a_trainer_sp_above_an_actor_sp_of_one(cli, tmp_path: Path)
     config.write_text(HEAD + ("  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n"
                               "      actor: {ulysses_sequence_parallel_size: 1}\n"), encoding="utf-8")
     status, current = _current(cli, config, "--trinity-version", "0.5")
-    assert (status, current["sp"], current["config_problem_codes"][:2]) == (0, 1, ["role-sp-differs"] * 2)
+    assert (status, current["sp"], current["config_problem_codes"][:2]) == (
+        0, 1, ["role-sp-differs", "ref-sp-ungrouped-refused"])
     assert current["config_problems"][:2] == [
         ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 1 is not "
          "trainer.ulysses_sequence_parallel_size 2: Trinity 0.5 runs the trainer at the actor's (it takes the "

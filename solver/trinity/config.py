@@ -26,6 +26,7 @@ from solver.trinity.keys import (
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
+    REMOVE_PADDING_KEYS,
     ROLE_SP_KEYS,
     ROLES,
     TRAINER_SP_KEY,
@@ -41,6 +42,7 @@ from solver.trinity.reader import (
     load_config_mapping,
     read_or_none,
     trainer_strategy,
+    turned_off,
 )
 
 TRAINER_MODES = ("both", "train")
@@ -314,30 +316,93 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
                      f"SP {role_sp} within the actor's SP groups; the verdict is at SP {sp}: set them alike "
                      "(--write does)")
         else:
-            budget = "its own" if read_or_none(reader.integer, budget_path) is not None else "the trainer's"
-            words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
-                     f"verl before 0.8 runs that role at SP {role_sp} (with {budget} token budget), Trinity 0.6 "
-                     f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
+            words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
+                     f"{_role_sp_runs(reader, version, path, role_sp, budget_path, (sp, trainer_sp))}; the verdict is "
+                     f"at SP {sp}: set them alike (--write does)")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
     if ungrouped:
-        notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, _ungrouped_ref_words(
-            reader, ref_sp, trainer_sp)))
+        notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp))
     return (sp, trainer_sp if trainer_sp != sp else None, ref_sp if version == "0.5" and ref_sp != sp else None,
             notes)
 
 
-def _ungrouped_ref_words(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> str:
-    """The `role-sp-differs` words on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7): the
-    worker builds no SP group (``fsdp_workers.py:140``), so verl's ref forward slices each packed micro-batch over
-    the default group, every GPU taking the first slice (``utils/ulysses.py:119``, ``:120``; rank 0 without a group,
-    ``:59``), and gathers nothing back (``:267``): its log-probs are fewer than its tokens (``dp_actor.py:264``)."""
+def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tuple[str, ...], role_sp: int,
+                  budget_path: tuple[str, ...], sps: tuple[int, int]) -> str:
+    """How Trinity runs the role SP `role_sp` at `path`, in words: with verl before 0.8 (0.5, or 0.6's ``verl_legacy``
+    on verl 0.7.1) at it, except the ref's above an actor SP of 1 (the actor's own, else the trainer's, `sps`' second),
+    whose forward fails where it runs (`_ref_forward_fails`: Trinity 0.6.0's ``verl_legacy/fsdp_workers.py:162``
+    builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's); Trinity 0.6 on verl 0.8 or later at the
+    trainer's (`sps`' first)."""
+    sp, trainer_sp = sps
+    actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or trainer_sp
+    if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and _ref_forward_fails(reader, version):
+        return (f"Trinity 0.6 on verl 0.8 or later runs the ref at SP {sp}, but Trinity with verl before 0.8 builds no "
+                f"SP groups at the actor's SP 1, so the ref's forward at SP {role_sp} gathers none of its split "
+                "micro-batches back and fails at its first step (remove padding on)")
+    budget = "its own" if read_or_none(reader.integer, budget_path) is not None else "the trainer's"
+    return (f"Trinity with verl before 0.8 runs that role at SP {role_sp} (with {budget} token budget), Trinity 0.6 on "
+            f"verl 0.8 or later at SP {sp}")
+
+
+NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_distill", "jsd"),
+                           "0.6": ("sft", "cpt", "asymre", "dapo", "raft", "sppo", "on_policy_distill", "jsd")}
+"""Per Trinity release, the algorithm types whose ``use_reference`` is false (``algorithm/algorithm.py``: 0.5.0 and
+0.5.2, 0.5.0 lacking ``jsd``; 0.6.0, whose list holds 0.5's): their trainer computes no ref log-probs
+(``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's."""
+
+
+def _ref_forward_fails(reader: ConfigReader, version: TrinityVersion | None) -> bool:
+    """Whether the ref's forward runs each step (`_ref_step_skipped`) with remove padding on: the key `version` reads
+    (0.5 ``actor_rollout_ref.model``'s; 0.6 the trainer's, which it copies there, ``verl_legacy/verl_config.py:707``);
+    without a release, neither off."""
+    keys = {"0.5": REMOVE_PADDING_KEYS[1:], "0.6": REMOVE_PADDING_KEYS[:1]}.get(version or "", REMOVE_PADDING_KEYS)
+    padded = any(turned_off(read_or_none(reader.get, key)) for key in keys)
+    return not padded and _ref_step_skipped(reader, version) is None
+LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
+             (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
+"""Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
+0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
+
+
+def _ref_step_skipped(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
+    """Why Trinity (`version`) runs no forward of a ref model of its own, in words (an algorithm that uses no ref, or
+    LoRA, whose ref log-probs the actor gives); None where it runs one each step."""
+    algorithm = read_or_none(reader.word, ("algorithm", "algorithm_type"))
+    if algorithm in NO_REFERENCE_ALGORITHMS["0.5" if version == "0.5" else "0.6"]:
+        return f"algorithm_type {algorithm} uses no ref model"
+    lora = [path for path in LORA_KEYS if read_or_none(reader.get, path) not in (None, 0)]
+    if lora:
+        return f"with LoRA ({'.'.join(lora[0])}) the actor, at its own SP, gives the ref's log-probs"
+    return None
+
+
+def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> ConfigProblem:
+    """The line on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7.0 and 0.7.1 alike): the
+    worker builds no SP group (``fsdp_workers.py:140`` in 0.5.0, ``:144`` in 0.5.2), so with remove padding on, verl's
+    ref forward slices each packed micro-batch over the default group, every GPU taking the first slice
+    (``utils/ulysses.py:119``, ``:120``; rank 0 without a group, ``:59``), and gathers nothing back (``:267``):
+    ``pad_input`` gets fewer log-probs than tokens (``dp_actor.py:264`` in 0.7.0, ``:331`` in 0.7.1) and raises at
+    the first ref step, which refuses the config (`ConfigProblemCode.REF_SP_UNGROUPED_REFUSED`) unless no such step
+    runs (`_ref_step_skipped`). With remove padding off, verl slices nothing (``dp_actor.py:346`` in 0.7.1): the ref
+    runs, each GPU taking whole micro-batches of its budget x `ref_sp` tokens (``:467``)."""
     own = read_or_none(reader.integer, ROLE_SP_KEYS[1]) is not None
     named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
              else f"trainer.ulysses_sequence_parallel_size {trainer_sp}, the ref's SP (it sets none of its own),")
-    return (f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1, so verl 0.7 splits "
-            f"each of the ref's micro-batches over all the trainer GPUs but gives every GPU the first part, and "
-            f"gathers none back: the ref's log-probs do not match its tokens (with remove padding on, its default, "
-            f"the first ref step fails); set the ref's SP to the actor's (--write does)")
+    ungrouped = f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1"
+    fix = "set the ref's SP to the actor's (--write does)"
+    padding = REMOVE_PADDING_KEYS[1]
+    if turned_off(read_or_none(reader.get, padding)):  # nothing sliced: `solver.api` gives the ref's tokens per GPU
+        return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches: each "
+            f"GPU takes whole ones of the ref's budget x {ref_sp} tokens, padded to the longest sequence; {fix}"))
+    sliced = (f"{ungrouped}, so verl 0.7 splits each of the ref's micro-batches over all the trainer GPUs but gives "
+              "every GPU the first part, and gathers none back: the ref's log-probs are fewer than its tokens")
+    skipped = _ref_step_skipped(reader, "0.5")
+    if skipped is not None:
+        return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            f"{sliced}, which would fail its first step, but {skipped}, so it never runs; {fix}"))
+    return ConfigProblem(ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, (
+        f"{sliced}, so the first ref step fails (remove padding on, its default): {fix}"))
 
 
 def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigProblem]]:
@@ -425,6 +490,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         critic_token_budgets=critic_budgets,
         version=version,
         ref_sp=ref_sp,
+        remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
     )
 
 
