@@ -52,7 +52,9 @@ from solver.query import (
     resolve_margin,
 )
 from solver.results import (
+    ALLOC_CONF_VARIABLES,
     ENV_VARIABLE,
+    GENERIC_ENV_VARIABLE,
     ROCM_ENV_VARIABLE,
     Answer,
     Calibration,
@@ -708,28 +710,39 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
 
 
 def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) -> CurrentSettings:
-    """`current` with Env as `environ` gives it: PYTORCH_CUDA_ALLOC_CONF's expandable_segments, or on an AMD GPU
-    (`rocm`) PYTORCH_HIP_ALLOC_CONF's where the former is not set, as PyTorch's ROCm builds read them; with a
-    problem for each value PyTorch refuses, and on an AMD GPU one where the two variables differ on Env."""
-    variable = ROCM_ENV_VARIABLE if rocm and ENV_VARIABLE[0] not in environ and ROCM_ENV_VARIABLE in environ \
-        else ENV_VARIABLE[0]
+    """`current` with Env as `environ` gives it: the expandable_segments of the first allocator variable set, in the
+    order PyTorch 2.10 and later read them (`ALLOC_CONF_VARIABLES`; the ROCm one for an AMD GPU, `rocm`, only); with a
+    problem for each value PyTorch refuses, and one where another of them set differs on Env."""
+    names = [name for name in ALLOC_CONF_VARIABLES if name in environ and (rocm or name != ROCM_ENV_VARIABLE)]
+    variable = next(iter(names), ENV_VARIABLE[0])
     values = _expandable_segments(environ.get(variable, ""))
     env = values[-1:] == ["True"]  # the last word on them wins
     problems = [ConfigProblem(ConfigProblemCode.ALLOC_CONF_REFUSED, (
                     f"{variable} has expandable_segments:{value}, which PyTorch refuses (it takes True "
                     "or False, so the run stops at its first GPU allocation)"))
                 for value in values if value not in ("True", "False")]
-    if rocm and ROCM_ENV_VARIABLE in environ and variable != ROCM_ENV_VARIABLE and \
-            (_expandable_segments(environ[ROCM_ENV_VARIABLE])[-1:] == ["True"]) != env:
+    if env and variable == GENERIC_ENV_VARIABLE:
+        problems.append(ConfigProblem(ConfigProblemCode.ALLOC_CONF_NEW_NAME, (
+            f"{variable} turns Env on, and PyTorch reads it only from 2.9 on (before 2.9 Env is off): to be sure, set "
+            f"{ENV_VARIABLE[0]} the same, which every release reads")))
+    differing = [name for name in names[1:] if (_expandable_segments(environ[name])[-1:] == ["True"]) != env]
+    if differing:
         problems.append(ConfigProblem(ConfigProblemCode.ALLOC_CONFS_DISAGREE, (
-            f"{ROCM_ENV_VARIABLE} turns Env {'off' if env else 'on'} where {variable} turns it "
-            f"{'on' if env else 'off'}: "
-            "PyTorch's ROCm builds have read one or the other first, by release, so the run's Env may not be this "
-            "verdict's: set them the same, or unset one")))
+            f"{differing[0]} turns Env {'off' if env else 'on'} where {variable} turns it {'on' if env else 'off'}: "
+            f"{_which_variable_is_read(variable, differing[0])}")))
     return current.model_copy(update={
         "env": env, "env_variable": variable,
         "config_problems": (*current.config_problems, *(problem.words for problem in problems)),
         "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in problems))})
+
+
+def _which_variable_is_read(read: str, ignored: str) -> str:
+    """Which of two allocator variables that differ on Env PyTorch reads, in words: `read`, the verdict's, is the one
+    PyTorch 2.10 and later read; PyTorch 2.9 reads `GENERIC_ENV_VARIABLE` before the other two."""
+    if ignored != GENERIC_ENV_VARIABLE:
+        return f"PyTorch reads {read} before {ignored} (2.9 to 2.11 read), as this verdict does: unset {ignored}"
+    return (f"PyTorch 2.10 and later read {read} first, as this verdict does, but 2.9 reads {ignored} first, so the "
+            "run's Env depends on its PyTorch: set them the same, or unset one")
 
 
 def _config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:

@@ -280,6 +280,7 @@ class ConfigProblemCode(str, Enum):
     TOKEN_BUDGET_BELOW_VERDICT = "token-budget-below-verdict"
     ALLOC_CONF_REFUSED = "alloc-conf-refused"
     ALLOC_CONFS_DISAGREE = "alloc-confs-disagree"
+    ALLOC_CONF_NEW_NAME = "alloc-conf-new-name"
     CHUNKED_ENTROPY = "chunked-entropy"
 
 

@@ -69,6 +69,12 @@ ENV_VARIABLE = ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
 """The environment variable that turns Env on, and its value."""
 ROCM_ENV_VARIABLE = "PYTORCH_HIP_ALLOC_CONF"
 """The allocator variable PyTorch's ROCm builds read where `ENV_VARIABLE`'s is not set."""
+GENERIC_ENV_VARIABLE = "PYTORCH_ALLOC_CONF"
+"""The device-agnostic allocator variable PyTorch reads from 2.9 on: 2.9 before the other two (which it warns are
+deprecated), 2.10 and 2.11 after them (read from their ``libc10``'s ``AcceleratorAllocatorConfig``)."""
+ALLOC_CONF_VARIABLES = (ENV_VARIABLE[0], ROCM_ENV_VARIABLE, GENERIC_ENV_VARIABLE)
+"""The allocator variables in the order PyTorch 2.10 and 2.11 read them, the first one set being the one read (the
+ROCm one read only for an AMD GPU here: PyTorch's CUDA builds before 2.9 do not read it)."""
 
 ENV_EXPORT = f"export {ENV_VARIABLE[0]}={ENV_VARIABLE[1]}"
 """The shell line that turns Env on; it must run before Ray starts (`env_when`)."""
@@ -591,8 +597,9 @@ class CurrentSettings(Frozen, defer_build=True):
         "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
     env_variable: str = Field(default=ENV_VARIABLE[0], description=(
-        "the allocator variable env was read from: PYTORCH_CUDA_ALLOC_CONF, or on an AMD GPU PYTORCH_HIP_ALLOC_CONF "
-        "where the former is not set (as PyTorch's ROCm builds read them)"))
+        "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
+        "(on an AMD GPU) and PYTORCH_ALLOC_CONF, as PyTorch 2.10 and later read them; PYTORCH_CUDA_ALLOC_CONF where "
+        "none is set"))
     offload: bool
     sp: PositiveInt
     max_model_len: PositiveInt

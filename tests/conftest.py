@@ -1,9 +1,9 @@
-"""Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script;
-`coloured_screen`: stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100
-tables; `solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a
-test writes into the shipped tables is removed; and, for every test, no PYTORCH_CUDA_ALLOC_CONF or
-PYTORCH_HIP_ALLOC_CONF) and helpers (`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci``
-(the default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
+"""Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
+stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
+`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a test
+writes into the shipped tables is removed; and, for every test, no allocator variable set) and helpers
+(`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
+every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import solver.cli.memory
 import solver.cli.output
 import solver.solve
 from solver.cli import main
+from solver.results import ALLOC_CONF_VARIABLES
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
 
 # Property tests draw the same examples on every run (CI stays reproducible); HYPOTHESIS_PROFILE=explore draws
@@ -36,10 +37,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(autouse=True)
 def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test starts without the PYTORCH_CUDA_ALLOC_CONF (or, on an AMD machine, PYTORCH_HIP_ALLOC_CONF) a GPU
-    machine's shell may export: a config's Env is read from them (tests that want one set it)."""
-    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
-    monkeypatch.delenv("PYTORCH_HIP_ALLOC_CONF", raising=False)
+    """Every test starts without the PYTORCH_CUDA_ALLOC_CONF, PYTORCH_ALLOC_CONF (or, on an AMD machine,
+    PYTORCH_HIP_ALLOC_CONF) a GPU machine's shell may export: a config's Env is read from them (tests that want one set
+    it)."""
+    for variable in ALLOC_CONF_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
 
 
 @pytest.fixture

@@ -773,7 +773,7 @@ def test_from_config_gives_the_codes_of_the_rule_broken_and_of_each_problem(
 def test_the_representative_configs_give_every_code():
     given = [code for *_, codes in CHECKED for code in codes] + [code for _, codes in NOTED for code in codes]
     given += [code for *_, codes in FROM_CONFIG for code in codes] + [C.LENGTH_FROM_PROMPT_RESPONSE]
-    given += [C.ALLOC_CONFS_DISAGREE]  # needs PYTORCH_HIP_ALLOC_CONF set too: tests/test_rocmuser_s55.py gives it
+    given += [C.ALLOC_CONFS_DISAGREE, C.ALLOC_CONF_NEW_NAME]  # other allocator variables: test_rocmuser_s55
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

@@ -1,6 +1,8 @@
 """An MI300X team's questions (session 55): `--from-config` reads Env on an AMD GPU as PyTorch's ROCm builds do,
 from PYTORCH_HIP_ALLOC_CONF where PYTORCH_CUDA_ALLOC_CONF is not set, names the variable read, and says where the two
-differ; `solve map` of an AMD GPU gives `solve`'s ROCm caution once, under its legend."""
+differ; `solve map` of an AMD GPU gives `solve`'s ROCm caution once, under its legend. And on any GPU, PyTorch 2.9's
+PYTORCH_ALLOC_CONF: read after the other two (as 2.10 and 2.11 read them), a line where it is the one that turns Env
+on (PyTorch before 2.9 does not read it) and where it differs from the one read (2.9 reads it first)."""
 
 from __future__ import annotations
 
@@ -100,9 +102,9 @@ def test_on_an_amd_gpu_the_two_variables_differing_on_env_is_a_but_line(
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
     status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--check")
     assert status == 1  # vanilla SP=2 does not fit; the line itself refuses nothing
-    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch's ROCm "
-            "builds have read one or the other first, by release, so the run's Env may not be this verdict's: set "
-            "them the same, or unset one") in verdict(out)
+    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch reads "
+            "PYTORCH_CUDA_ALLOC_CONF before PYTORCH_HIP_ALLOC_CONF (2.9 to 2.11 read), as this verdict does: unset "
+            "PYTORCH_HIP_ALLOC_CONF") in verdict(out)
     status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
     assert json.loads(out)[0]["current"]["config_problem_codes"][-1] == "alloc-confs-disagree"
 
@@ -116,3 +118,49 @@ def test_the_two_variables_agreeing_or_an_nvidia_gpu_get_no_such_line(
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:False")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
     assert status == 0 and "turns Env" not in out
+
+
+@pytest.mark.parametrize("gpu", ["h200", "mi300x"])
+def test_env_is_read_from_pytorch_alloc_conf_alone_with_a_line_on_releases_before_2_9(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch, gpu: str):
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", "expandable_segments:True")
+    _, out, _ = cli("--from-config", str(config), "--gpu", gpu, "--check")
+    assert RUNS.format(setting="Env + SP=2", env="on", variable="PYTORCH_ALLOC_CONF") in verdict(out)
+    assert ("but: PYTORCH_ALLOC_CONF turns Env on, and PyTorch reads it only from 2.9 on (before 2.9 Env is off): to "
+            "be sure, set PYTORCH_CUDA_ALLOC_CONF the same, which every release reads") in verdict(out)
+    _, out, _ = cli("--from-config", str(config), "--gpu", gpu, "--json")
+    current = json.loads(out)[0]["current"]
+    assert (current["env"], current["env_variable"], current["config_problem_codes"][-1], current["refused"]) == (
+        True, "PYTORCH_ALLOC_CONF", "alloc-conf-new-name", False)
+
+
+def test_pytorch_alloc_conf_set_without_env_gets_no_line(cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", "max_split_size_mb:512")
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h200")
+    assert RUNS.format(setting="SP=2", env="off", variable="PYTORCH_ALLOC_CONF") in verdict(out)
+    assert "2.9" not in out
+
+
+@pytest.mark.parametrize(("cuda", "generic", "env"), [("max_split_size_mb:512", "expandable_segments:True", "off"),
+                                                      ("expandable_segments:True", "expandable_segments:False", "on")])
+def test_pytorch_alloc_conf_differing_from_the_cuda_variable_depends_on_the_release(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch, cuda: str, generic: str, env: str):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", cuda)
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", generic)
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h200")
+    other = "off" if env == "on" else "on"
+    assert RUNS.format(setting="Env + SP=2" if env == "on" else "SP=2", env=env,
+                       variable="PYTORCH_CUDA_ALLOC_CONF") in verdict(out)
+    assert (f"but: PYTORCH_ALLOC_CONF turns Env {other} where PYTORCH_CUDA_ALLOC_CONF turns it {env}: PyTorch 2.10 "
+            "and later read PYTORCH_CUDA_ALLOC_CONF first, as this verdict does, but 2.9 reads PYTORCH_ALLOC_CONF "
+            "first, so the run's Env depends on its PyTorch: set them the same, or unset one") in verdict(out)
+    assert "reads it only from 2.9" not in out
+
+
+def test_the_hip_variable_is_read_before_pytorch_alloc_conf_on_an_amd_gpu(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", "expandable_segments:True")
+    _, out, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    assert RUNS.format(setting="Env + SP=2", env="on", variable="PYTORCH_HIP_ALLOC_CONF") in verdict(out)
+    assert "turns Env" not in out
