@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import IO, Any
 
 import pytest
 
@@ -160,27 +158,6 @@ def test_a_folder_made_meanwhile_by_another_run_is_written_in(cli, tmp_path: Pat
     monkeypatch.setattr(Path, "mkdir", made_first_by_another_run)
     assert cli("examples", "mine") == (0, "".join(f"wrote mine/{name}\n" for name in NAMES), "")
     assert _tree(tmp_path / "mine") == _tree(EXAMPLES)
-
-
-def test_an_example_there_that_cannot_be_read_exits_2_and_writes_nothing(
-        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Whether a file there holds the example is read before anything is written: a file that cannot be read (no read
-    # permission, which root does not need: simulated here) is one line naming it, as any input file's.
-    cli("examples", str(tmp_path))
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("mine\n", encoding="utf-8")
-    opened = Path.open
-
-    def refused(path: Path, *args: Any, **kwargs: Any) -> IO[Any]:
-        if path == fleet:
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
-        return opened(path, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "open", refused)
-    assert cli("examples", str(tmp_path), "--force") == (
-        2, "", f"solve examples: error: {fleet}: cannot read: Permission denied\n")
-    monkeypatch.undo()
-    assert fleet.read_text(encoding="utf-8") == "mine\n"
 
 
 def test_an_installation_without_its_examples_exits_2_with_one_line(
