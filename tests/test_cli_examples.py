@@ -5,10 +5,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
+import solver
 import solver.tables.loaders
 from solver.tables import shipped_examples
 
@@ -174,3 +175,14 @@ def test_an_installation_without_its_examples_exits_2_with_one_line(
         f"solve examples: error: {shipped}: the shipped examples cannot be read: 'utf-8' codec can't decode byte 0xff "
         "in position 0: invalid start byte\n"))
     assert not (tmp_path / "out").exists()
+
+
+def test_an_installed_package_reads_its_examples_from_the_installed_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A wheel installs docs/examples as the folder solver/examples: found as a package, it is read, not the checkout's.
+    (tmp_path / "examples" / "my-model").mkdir(parents=True)
+    (tmp_path / "examples" / "fleet.yaml").write_text("jobs: []\n", encoding="utf-8")
+    (tmp_path / "examples" / "my-model" / "config.json").write_text("{}\n", encoding="utf-8")
+    monkeypatch.setattr(solver, "__path__", [*solver.__path__, str(tmp_path)])
+    assert shipped_examples() == {PurePosixPath("fleet.yaml"): "jobs: []\n",
+                                  PurePosixPath("my-model/config.json"): "{}\n"}
