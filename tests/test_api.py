@@ -1153,6 +1153,15 @@ def test_the_result_types_keep_their_json_schema():
     assert answer["$defs"]["Plan"]["properties"].keys() == plan_schema["properties"].keys()
 
 
+def test_only_the_serialization_schema_leaves_out_the_fields_its_json_leaves_out_when_none():
+    # The JSON a model writes leaves a cell's own gpu out; data validated into it may give null: a schema for
+    # validation (pydantic's default mode) keeps the field nullable, with its default.
+    validation = solver.SourceCell.model_json_schema()["properties"]["gpu"]
+    serialization = solver.SourceCell.model_json_schema(mode="serialization")["properties"]["gpu"]
+    assert (validation["anyOf"], validation["default"]) == ([{"type": "string"}, {"type": "null"}], None)
+    assert serialization["type"] == "string" and not {"anyOf", "default"} & serialization.keys()
+
+
 def test_a_plan_with_exactly_no_room_has_that_to_spare():
     # The room is to spare down to 0.0 GiB (what a prediction at the usable memory leaves), and over it below.
     (answer,) = solver.plan("8B", gpu="h100", max_model_len=131072, budget_gpus=8)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
+import solver
+import solver.tables.loaders
 from solver.tables import shipped_examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,3 +159,30 @@ def test_a_folder_made_meanwhile_by_another_run_is_written_in(cli, tmp_path: Pat
     monkeypatch.setattr(Path, "mkdir", made_first_by_another_run)
     assert cli("examples", "mine") == (0, "".join(f"wrote mine/{name}\n" for name in NAMES), "")
     assert _tree(tmp_path / "mine") == _tree(EXAMPLES)
+
+
+def test_an_installation_without_its_examples_exits_2_with_one_line(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A broken installation (its solver.examples folder emptied, or a file there that is not UTF-8): one line naming
+    # the folder, exit status 2, nothing written.
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    monkeypatch.setattr(solver.tables.loaders, "_installed_folder", lambda package, checkout: shipped)
+    assert cli("examples", str(tmp_path / "out")) == (
+        2, "", f"solve examples: error: {shipped}: no shipped examples there; reinstall rft-solver\n")
+    (shipped / "fleet.yaml").write_bytes(b"\xff\n")
+    assert cli("examples", str(tmp_path / "out")) == (2, "", (
+        f"solve examples: error: {shipped}: the shipped examples cannot be read: 'utf-8' codec can't decode byte 0xff "
+        "in position 0: invalid start byte\n"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_installed_package_reads_its_examples_from_the_installed_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A wheel installs docs/examples as the folder solver/examples: found as a package, it is read, not the checkout's.
+    (tmp_path / "examples" / "my-model").mkdir(parents=True)
+    (tmp_path / "examples" / "fleet.yaml").write_text("jobs: []\n", encoding="utf-8")
+    (tmp_path / "examples" / "my-model" / "config.json").write_text("{}\n", encoding="utf-8")
+    monkeypatch.setattr(solver, "__path__", [*solver.__path__, str(tmp_path)])
+    assert shipped_examples() == {PurePosixPath("fleet.yaml"): "jobs: []\n",
+                                  PurePosixPath("my-model/config.json"): "{}\n"}

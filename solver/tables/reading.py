@@ -235,6 +235,7 @@ _PLAIN_PROBLEMS = {
     "float_parsing": "must be a number",  # text in a field that takes a number written in quotes too
     "finite_number": "must be a finite number",
     "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",  # a field that takes quoted true too: 2, 'maybe'
     "string_type": "must be text",
     "string_too_long": "must be at most {max_length} characters",
     "string_too_short": "must not be empty",  # text is at least a character (`Text`)
