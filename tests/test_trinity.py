@@ -1617,6 +1617,17 @@ def test_checks(mapping: dict[str, Any], model: str, gpus: int, expected: list[s
         assert problem.startswith(start), problem
 
 
+@pytest.mark.parametrize("gpus", [0, -2])
+def test_no_trainer_gpus_is_said_once_though_trinity_05_checks_a_role_sp_as_well(gpus: int) -> None:
+    # The ref's own SP is checked as the actor's (Trinity 0.5): against the heads still, but the GPUs' problem, said
+    # with the trainer's SP, is not said again for the role.
+    ref = {"trainer": {"trainer_config": {"actor_rollout_ref": {"ref": {"ulysses_sequence_parallel_size": 3}}}}}
+    assert check_trinity_config(ref, catalog().model("4B"), gpus, version="0.5") == [
+        f"the trainer needs at least 1 GPU, got {gpus}",
+        ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size: SP=3 does not divide its 32 "
+         "attention heads of Qwen3-4B, and Trinity 0.5 checks the ref's SP as the actor's: it refuses the config")]
+
+
 def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
     # A misspelt key leaves the one meant unset: each is named with the key it likely means, at any depth read.
     mapping = {"model": {"max_model_len": 32768, "min_response_tokens": 16},
