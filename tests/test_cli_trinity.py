@@ -1354,6 +1354,20 @@ def test_write_keeps_crlf_line_endings_and_a_byte_order_mark(cli, tmp_path: Path
     assert data.startswith("\ufeffmode: train  # windows\r\n".encode()) and b"\n" not in data.replace(b"\r\n", b"")
 
 
+def test_write_keeps_the_cr_line_endings_of_a_classic_mac_file(cli, tmp_path: Path):
+    # YAML reads CR alone as a line break too. Before, the file came back with LF lines, its comments' CRs left
+    # before an LF, and the blank line after the model section's last key (a CR in its comment) gone.
+    config = tmp_path / "trinity.yaml"
+    config.write_bytes(b"model:\r  model_path: Qwen/Qwen3-4B\r  max_model_len: 8192  # short\r\r# the trainer\r"
+                       b"trainer:\r  save_interval: 10\r")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "2", "--len", "24k", "--write",
+               str(patched))[0] == 0
+    assert patched.read_bytes() == (b"model:\r  model_path: Qwen/Qwen3-4B\r  max_model_len: 24576  # short\r\r"
+                                    b"# the trainer\rtrainer:\r  save_interval: 10\r"
+                                    b"  ulysses_sequence_parallel_size: 2\r  max_token_len_per_gpu: 24576\r")
+
+
 @pytest.mark.parametrize(("setting", "env"), [
     ("expandable_segments:True", True), ("garbage_collection_threshold:0.6, expandable_segments: True", True),
     ("expandable_segments:True,expandable_segments:False", False), ("expandable_segments:False", False), ("", False),

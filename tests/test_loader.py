@@ -150,6 +150,51 @@ def test_a_broken_models_file_is_refused_in_one_line(tmp_path: Path, old: str, n
     assert "\n" not in str(raised.value)
 
 
+QUOTED = " (quoted, YAML reads it as text: write it without quotes)"
+"""The hint of a value that YAML reads as text only because of its quotes."""
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ('"yes"', f"got 'yes'{QUOTED}"), ('"true"', f"got 'true'{QUOTED}"), ("'False'", f"got 'False'{QUOTED}"),
+    ('"maybe"', "got 'maybe'"), ("2", "got 2"),
+])
+def test_a_quoted_rocm_is_refused_as_every_flag_is(cli, tmp_path: Path, written: str, said: str):
+    # rocm was a plain bool, which took "yes" and "true" in quotes where env, offload or tied_embeddings refuse them.
+    cells = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    cells.write_text(f"rocm: {written}\n" + cells.read_text(encoding="utf-8"), encoding="utf-8")
+    message = f"{cells}: rocm: must be true or false, {said}"
+    with pytest.raises(TableError) as raised:
+        load_gpu_type(cells, MODELS)
+    assert str(raised.value) == message
+    assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "--cells", str(cells)) == (
+        2, "", f"solve: error: --cells {message}\n")
+
+
+@pytest.mark.parametrize(("written", "rocm"), [("true", True), ("yes", True), ("True", True), ("false", False)])
+def test_rocm_takes_yaml_booleans_unquoted(tmp_path: Path, written: str, rocm: bool):
+    cells = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    cells.write_text(f"rocm: {written}\n" + cells.read_text(encoding="utf-8"), encoding="utf-8")
+    assert load_gpu_type(cells, MODELS).rocm is rocm
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("{name: Qwen3-0.6B, ", '{name: Qwen3-0.6B, logit_softcapping: "true", ',
+     f"logit_softcapping: must be true or false, got 'true'{QUOTED}"),
+    ("{name: Qwen3-0.6B, ", "{name: Qwen3-0.6B, logit_softcapping: 1, ", "logit_softcapping: must be true or false, got 1"),
+    ("tied_embeddings: true, parameters_b: 0.596, native_context: 40960",
+     'tied_embeddings: "on", parameters_b: 0.596, native_context: 40960',
+     f"tied_embeddings: must be true or false, got 'on'{QUOTED}"),
+])
+def test_a_quoted_model_flag_is_refused_saying_to_drop_the_quotes(tmp_path: Path, old: str, new: str, said: str):
+    # logit_softcapping was a plain bool, which took "true" in quotes; every flag now says why a quoted one is text.
+    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    (tmp_path / "models.yaml").write_text(text.replace(old, new), encoding="utf-8")
+    with pytest.raises(TableError) as raised:
+        load_models(tmp_path / "models.yaml")
+    assert str(raised.value) == f"{tmp_path / 'models.yaml'}: model Qwen3-0.6B, {said}"
+
+
 def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
     shutil.copy(shipped_tables_directory() / "models.yaml", tmp_path)
     shutil.copy(shipped_tables_directory() / "gpus.yaml", tmp_path)

@@ -1239,6 +1239,17 @@ def test_a_comment_after_an_anchor_stays_beside_it() -> None:
     assert patch_trinity_config(after, long_plan(), catalog().model("4B")) == after
 
 
+def test_an_anchor_and_comment_that_ruamel_writes_unmoved_are_left_as_they_are() -> None:
+    # Lines of an anchor and a comment that ruamel does not move, so nothing is put back: text in a block scalar,
+    # written as it was, and an anchored rope_scaling that the patch removes along with its comment (within the
+    # native context, a kept YaRN factor would contradict the new length).
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: &rope  # from the long run\n"
+            "    rope_type: yarn\n    factor: 4\nnote: |\n  fsdp_config: &fsdp  # not YAML here\n  plain text\n")
+    assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\nnote: |\n  fsdp_config: &fsdp  # not YAML here\n"
+        "  plain text\ntrainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
 def test_patched_user_config_reads_back_and_passes_the_checks(make: Any) -> None:
     plan, model = make(), catalog().model("4B")
@@ -1615,6 +1626,17 @@ def test_checks(mapping: dict[str, Any], model: str, gpus: int, expected: list[s
     assert len(problems) == len(expected), problems
     for problem, start in zip(problems, expected):
         assert problem.startswith(start), problem
+
+
+@pytest.mark.parametrize("gpus", [0, -2])
+def test_no_trainer_gpus_is_said_once_though_trinity_05_checks_a_role_sp_as_well(gpus: int) -> None:
+    # The ref's own SP is checked as the actor's (Trinity 0.5): against the heads still, but the GPUs' problem, said
+    # with the trainer's SP, is not said again for the role.
+    ref = {"trainer": {"trainer_config": {"actor_rollout_ref": {"ref": {"ulysses_sequence_parallel_size": 3}}}}}
+    assert check_trinity_config(ref, catalog().model("4B"), gpus, version="0.5") == [
+        f"the trainer needs at least 1 GPU, got {gpus}",
+        ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size: SP=3 does not divide its 32 "
+         "attention heads of Qwen3-4B, and Trinity 0.5 checks the ref's SP as the actor's: it refuses the config")]
 
 
 def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:

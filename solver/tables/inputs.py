@@ -17,6 +17,7 @@ from solver.tables.schema import (
     MAX_TRAIN_BATCH,
     AskedTokens,
     Count,
+    Flag,
     Frozen,
     GpuCount,
     GpuType,
@@ -277,12 +278,12 @@ class CalibrationRange(Frozen):
         "the smallest vocabulary observed (the logits scale with it; None: not checked)"))
     most_vocab_size: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
         "the largest vocabulary observed (None: not checked)"))
-    mixture_of_experts: Annotated[bool, Strict()] | None = Field(default=None, description=(
+    mixture_of_experts: Flag | None = Field(default=None, description=(
         "whether a mixture-of-experts model was observed (None: not checked)"))
     fewest_gpus: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
         "the fewest trainer GPUs observed (the states per GPU grow as they fall; None in a file from before it was "
         "recorded: not checked)"))
-    fit_without_sp: Annotated[bool, Strict()] | None = Field(default=None, description=(
+    fit_without_sp: Flag | None = Field(default=None, description=(
         "whether a setting without SP (SP=1, which has no SP buffers term) was observed to fit (None: not checked)"))
 
     @model_validator(mode="after")

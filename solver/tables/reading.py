@@ -235,7 +235,6 @@ _PLAIN_PROBLEMS = {
     "float_parsing": "must be a number",  # text in a field that takes a number written in quotes too
     "finite_number": "must be a finite number",
     "bool_type": "must be true or false",
-    "bool_parsing": "must be true or false",  # a field that takes quoted true too: 2, 'maybe'
     "string_type": "must be text",
     "string_too_long": "must be at most {max_length} characters",
     "string_too_short": "must not be empty",  # text is at least a character (`Text`)
@@ -318,7 +317,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             written = thousands_of_tokens(first["input"])  # 32k, as --len and cluster jobs take it
             bound = _broken_bound(raw, location, written, recheck)
             problem += f" (tables are in tokens{f', and as a number it {bound}' if bound else f': write {written}'})"
-        elif first["type"] in ("int_type", "float_type") and _quoted_number(first["input"], whole):
+        elif ((first["type"] in ("int_type", "float_type") and _quoted_number(first["input"], whole))
+              or (first["type"] == "bool_type" and isinstance(_unquoted(first["input"]), bool))):
             problem += " (quoted, YAML reads it as text: write it without quotes)"
         elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
             problem += " (GB per node as a number: 2048 for 2 TB)"
@@ -417,13 +417,19 @@ def _yaml_text_number(value: Any) -> bool:
 
 def _quoted_number(value: Any, whole: bool) -> bool:
     """Whether `value` is text that YAML reads as a number (a `whole` one) once its quotes are gone (``'2'``)."""
-    if not isinstance(value, str):
-        return False
-    try:
-        read = yaml.safe_load(value)
-    except (yaml.YAMLError, ValueError):  # ValueError: an int past Python's 4300 digits
-        return False
+    read = _unquoted(value)
     return isinstance(read, int if whole else (int, float)) and not isinstance(read, bool)
+
+
+def _unquoted(value: Any) -> Any:
+    """What YAML reads text `value` as once its quotes are gone (``'true'``: True); None for other values, or text
+    YAML cannot read alone."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return yaml.safe_load(value)
+    except (yaml.YAMLError, ValueError):  # ValueError: an int past Python's 4300 digits
+        return None
 
 
 def _yaml_number(text: str, whole: bool) -> str:

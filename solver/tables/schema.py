@@ -294,7 +294,7 @@ class Model(Frozen):
     mla: MLA | None = None
     """Its multi-head latent attention (DeepSeek-V2's); None for attention of query, key and value projections.
     With it, ``head_dim`` is a query's and key's head width and every attention head is a KV head."""
-    logit_softcapping: bool = False
+    logit_softcapping: Flag = False
     """Whether the model caps its logits (Gemma-2's ``final_logit_softcapping``), which holds more copies of them."""
     qwen_yarn: Flag = True
     """Whether Qwen's model cards' validation of YaRN (`YARN_VALIDATED_FACTOR`, `YARN_VALIDATED_TOKENS`) speaks
@@ -534,7 +534,7 @@ class GpuType(Frozen):
     aliases: tuple[Text, ...] = ()
     source: Annotated[Source | Text, AfterValidator(_printable_source)]
     tables: tuple[Table, ...] = ()
-    rocm: bool = Field(default=False, description=(
+    rocm: Flag = Field(default=False, description=(
         "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too)"))
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, protected_namespaces=())

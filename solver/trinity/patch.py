@@ -58,13 +58,9 @@ def _take_trailing(node: Any) -> str:
     token = entry[slot] if entry and len(entry) > slot else None
     if token is None or not isinstance(token, CommentToken):
         return ""
-    value = token.value
-    newline = value.find("\n")
-    if newline < 0:
-        return ""
-    own, rest = value[: newline + 1], value[newline + 1 :]
+    own, newline, rest = token.value.partition("\n")  # its own line's comment, and the lines after
     if own.strip():
-        token.value = own
+        token.value = own + newline
     else:
         entry[slot] = None
     return rest
@@ -371,9 +367,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                 ("host_ram_gb", host_ram_gb, float | None))
     check_host_ram(host_ram_gb)
     check_config_arguments(text, name, {} if environ is None else environ, version)
-    crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
+    ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
-    text = _HOST_MEMORY_LINE.sub("", text.replace("\r\n", "\n").removeprefix("\ufeff"))  # noted again below
+    text = _HOST_MEMORY_LINE.sub("", _with_lf(text).removeprefix("\ufeff"))  # noted again below
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
@@ -387,9 +383,21 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     yaml.dump(data, out)
     head, tail = _outside_document(text)
     patched = head + _anchor_comments_kept(text, out.getvalue()) + tail
-    if crlf:
-        patched = patched.replace("\n", "\r\n")
+    if ending != "\n":
+        patched = patched.replace("\n", ending)
     return PatchedConfig("\ufeff" + patched if bom else patched, removed)
+
+
+def _line_ending(text: str) -> str:
+    """The line ending of the config `text`: CRLF (Windows) where it has one, CR alone (classic Mac OS) where it has
+    no LF, else LF."""
+    return "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
+
+
+def _with_lf(text: str) -> str:
+    """`text` with every line ending LF, which ruamel's round trip writes (YAML reads CRLF and CR alone as line
+    breaks too, and a scalar's line breaks as LF: what it reads is the same)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 _ANCHOR_COMMENT = re.compile(r"^([^#\n]*(?::|^[ \t]*-)[ \t]+&[^\s#]+)([ \t]+#[^\n]*)$", re.MULTILINE)
@@ -500,7 +508,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     value), or a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change
     reaches them too). (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
     yaml = YAML(typ="rt", pure=True)
-    text = text.replace("\r\n", "\n")
+    text = _with_lf(text)
     data = load_config_mapping(text, name, yaml)  # for the anchors
     reading = load_config_mapping(text, name)  # for the values, as `patch_trinity_config` decides on them
     repeated = {event.anchor for event in yaml.parse(text) if isinstance(event, AliasEvent)}
@@ -556,7 +564,7 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
     padding back on), and the offload flags it turns off: what applying the plan's own keys by hand leaves as they
     were. Each a line to paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now
     old``."""
-    reading = load_config_mapping(text.replace("\r\n", "\n"), name)
+    reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(value_at(reading, key.path))}"
             for key in _written(reading, keys, environ or {}) if key.existing_only or key.value is False]
@@ -573,7 +581,7 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
-    data = load_config_mapping(text.replace("\r\n", "\n"), name)
+    data = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, data, environ, version)
     return [f"{'.'.join(path)} stays {value_at(data, path)}, which gives {given} in this environment: the plan holds "
             "for that value" for path, given in _kept(data, keys, environ or {}).items()]
