@@ -900,11 +900,15 @@ def _lowered_budget_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
 
 def _set_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """The lines on the budget keys other than the verdict's budget (`_differing_budgets`): one on those that only
-    write out the default (`_followed_budgets_line`), then one on each of the others (`_set_budget_line`)."""
-    differing = _differing_budgets(verdict)
-    followed = [(key, budget) for key, budget in differing if key in _followed_keys(verdict)]
-    return ([_followed_budgets_line(verdict, followed)] if followed else []) + [
-        _set_budget_line(verdict, key, budget) for key, budget in differing if (key, budget) not in followed]
+    write out the default (`_followed_keys`) for each budget they are at (`_followed_budgets_line`), then one on each
+    of the others (`_set_budget_line`)."""
+    differing, followed = _differing_budgets(verdict), _followed_keys(verdict)
+    followed_at: dict[int, list[str]] = {}
+    for key, budget in differing:
+        if key in followed:
+            followed_at.setdefault(budget, []).append(key)
+    return [_followed_budgets_line(verdict, keys, budget) for budget, keys in followed_at.items()] + [
+        _set_budget_line(verdict, key, budget) for key, budget in differing if key not in followed]
 
 
 def _differing_budgets(verdict: _BudgetVerdict) -> list[tuple[str, int]]:
@@ -927,12 +931,10 @@ def _followed_keys(verdict: _BudgetVerdict) -> set[str]:
     return set(config.followed_budgets()) - ({TRAINER_TOKEN_BUDGET} if written_fill else set())
 
 
-def _followed_budgets_line(verdict: _BudgetVerdict, followed: Sequence[tuple[str, int]]) -> ConfigProblem:
-    """The line on the `followed` budget keys (`_followed_keys`), all at the trainer's budget at the config's own
-    length: the verdict reads them as unset, though Trinity, as written, keeps their number."""
-    keys = [key for key, _ in followed]
+def _followed_budgets_line(verdict: _BudgetVerdict, keys: Sequence[str], budget: int) -> ConfigProblem:
+    """The line on the budget `keys` (`_followed_keys`) at `budget`: the verdict reads them as unset, though Trinity,
+    as written, keeps their number."""
     named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
-    budget = followed[0][1]
     above = budget > verdict.judged
     them = "it" if len(keys) == 1 else "them"
     return ConfigProblem(_budget_code(above), (
