@@ -803,70 +803,156 @@ def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule |
     return None
 
 
+_ACTOR_BUDGET, _REF_BUDGET = (".".join(path) for path in ROLE_TOKEN_BUDGETS[:2])
+
+
+class _TrainerFill(NamedTuple):
+    """Trinity 0.5's fill of the unset trainer budget at the trainer's own SP: the `budget` and its `words`."""
+
+    budget: int
+    words: str
+
+
+class _BudgetVerdict(NamedTuple):
+    """What the token budget lines on `config` compare with: the verdict at `length`, at the config's `lowered`
+    budget (None: at Trinity's default)."""
+
+    config: TrinityConfig
+    length: int
+    lowered: int | None
+
+    @property
+    def default(self) -> int:
+        """Trinity's default budget at `length` and the actor's SP, which the tables measured."""
+        return token_budget(self.length, self.config.sp)
+
+    @property
+    def default_words(self) -> str:
+        """`default` with its formula, in words."""
+        return f"ceil(2 x {self.length} / {self.config.sp}) = {self.default}"
+
+    @property
+    def judged(self) -> int:
+        """The budget the verdict is at: `lowered`, else `default`."""
+        return self.lowered or self.default
+
+    @property
+    def measure(self) -> str:
+        """What a set budget is compared with, in words."""
+        return "the verdict's budget" if self.lowered else (
+            f"Trinity's default {self.default_words}, which the tables measured")
+
+    @property
+    def least(self) -> int:
+        """The least budget that holds a sequence of `length` at the actor's SP."""
+        return least_token_budget(self.length, self.config.sp)
+
+    @property
+    def fill(self) -> _TrainerFill | None:
+        """Trinity 0.5's fill of the unset trainer budget at the trainer's own SP (`TrinityConfig.default_budget`),
+        where it differs from `default` and the actor or the ref takes it (the rollout takes the actor's); else
+        None."""
+        config, filled = self.config, self.config.default_budget(self.length)
+        if (config.max_token_len_per_gpu is not None or filled == self.default
+                or {_ACTOR_BUDGET, _REF_BUDGET} <= dict(config.role_token_budgets).keys()):
+            return None
+        return _TrainerFill(filled, (
+            f"the unset {TRAINER_TOKEN_BUDGET}, which Trinity 0.5 fills at the trainer's SP {config.trainer_sp} with "
+            f"ceil(2 x {self.length} / {config.trainer_sp}) = {filled},"))
+
+
 def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
-    budget, else Trinity's default, which the tables measured), each with its code: a lowered budget in effect, each
-    role's budget above or below it (the trainer's unset one too, where Trinity 0.5 fills it at another SP than the
-    verdict's: `TrinityConfig.default_budget`), a critic's above it."""
-    from solver.trinity import ROLE_KEYS_IGNORED, critic_budget_note
+    budget, else Trinity's default, which the tables measured), each with its code: the lowered budget in effect, the
+    keys that only write out the default, each other budget key above or below it (the trainer's unset one too, where
+    Trinity 0.5 fills it at another SP), the ref over the actor's SP groups, Trinity 0.5's fill that holds no
+    sequence, and each of the critic's budgets above it."""
+    verdict = _BudgetVerdict(config, length, lowered)
+    return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_ref_over_actor_groups(verdict),
+            *_unheld_fill_line(verdict), *_critic_budget_lines(verdict)]
 
-    problems: list[ConfigProblem] = []
-    default = token_budget(length, config.sp)
-    judged = lowered or default
-    # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.
-    roles_ignored = ROLE_KEYS_IGNORED if config.version != "0.5" else ""
-    filled = config.default_budget(length)
-    own = dict(config.role_token_budgets)
-    actor, ref = (".".join(path) for path in ROLE_TOKEN_BUDGETS[:2])
-    # Trinity 0.5 fills the unset trainer's budget at the trainer's own SP, not the actor's the verdict is at; the
-    # actor and the ref take it where they set none of their own (the rollout takes the actor's).
-    fills = (f"the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP "
-             f"{config.trainer_sp} with ceil(2 x {length} / {config.trainer_sp}) = {filled},"
-             if config.max_token_len_per_gpu is None and filled != default and not {actor, ref} <= own.keys()
-             else None)
-    if lowered is not None:
-        named = f"the token budget in effect, {lowered} (the most any role takes)," if config.role_token_budgets else \
-            fills or f"trainer.max_token_len_per_gpu {lowered}"
-        problems.append(ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
-            f"{named} is below Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the tables "
-            f"measured: the verdict is at {lowered} tokens per GPU (each step takes more micro-batches)")))
-    budgets = [(TRAINER_TOKEN_BUDGET, config.max_token_len_per_gpu if fills is None else filled),
-               *config.role_token_budgets]
-    measure = "the verdict's budget" if lowered else f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, " \
-        "which the tables measured"
-    # One that holds no sequence is a rule it breaks, said above (check_trinity_config).
-    least = least_token_budget(length, config.sp)
-    ref_over_groups = _ref_over_actor_groups(config, length, judged)
-    differing = [(key, budget) for key, budget in budgets if budget is not None and budget != judged
-                 and budget >= least and not (key == ref and _ref_over_actor_sp(config))]
-    # At the config's own length, a trainer's budget set to Trinity 0.5's fill (at another SP than the verdict's) is
-    # no default written out that the verdict reads as unset: it is the budget in effect, as set by hand.
-    written_fill = {TRAINER_TOKEN_BUDGET} if filled != default and length == config.max_model_len else set()
-    followed = [(key, budget) for key, budget in differing if key in set(config.followed_budgets()) - written_fill]
-    if followed:  # all at the trainer's budget at the config's own length
-        problems.append(_followed_budgets_problem(config, length, judged, followed, roles_ignored))
+
+def _budget_code(above: bool) -> ConfigProblemCode:
+    """The code of a line on a budget `above` the verdict's, or below it."""
+    return ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT
+
+
+def _roles_scope(config: TrinityConfig, keys: Iterable[str]) -> str:
+    """Where the roles' own budgets among `keys` count, in brackets (Trinity 0.6's verl 0.8 path ignores them); ""
+    for the trainer's alone, or with Trinity 0.5, which runs verl before 0.8 only."""
+    from solver.trinity import ROLE_KEYS_IGNORED
+
+    roles = config.version != "0.5" and any(key != TRAINER_TOKEN_BUDGET for key in keys)
+    return f" ({ROLE_KEYS_IGNORED})" if roles else ""
+
+
+def _lowered_budget_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
+    """The line on the config's lowered budget that the verdict is at (none where it is at the default)."""
+    lowered, fill = verdict.lowered, verdict.fill
+    if lowered is None:
+        return []
+    named = (f"the token budget in effect, {lowered} (the most any role takes)," if verdict.config.role_token_budgets
+             else fill.words if fill else f"{TRAINER_TOKEN_BUDGET} {lowered}")
+    return [ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
+        f"{named} is below Trinity's default {verdict.default_words}, which the tables measured: the verdict is at "
+        f"{lowered} tokens per GPU (each step takes more micro-batches)"))]
+
+
+def _set_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
+    """The lines on the budget keys other than the verdict's budget (`_differing_budgets`): one on those that only
+    write out the default (`_followed_keys`) for each budget they are at (`_followed_budgets_line`), then one on each
+    of the others (`_set_budget_line`)."""
+    differing, followed = _differing_budgets(verdict), _followed_keys(verdict)
+    followed_at: dict[int, list[str]] = {}
     for key, budget in differing:
-        if (key, budget) not in followed:
-            above = budget > judged
-            more, cautious = ("more", "") if above else (
-                "fewer", " (so it is cautious; each step takes more micro-batches)")
-            code = (ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above
-                    else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT)
-            named = fills if fills and key == TRAINER_TOKEN_BUDGET else f"{key} {budget}"
-            problems.append(ConfigProblem(code, (
-                f"{named} is {'above' if above else 'below'} {measure}: {more} tokens per GPU than the verdict "
-                f"assumes{cautious}" + (f" ({roles_ignored})" if key != TRAINER_TOKEN_BUDGET and roles_ignored
-                                        else ""))))
-    problems += ref_over_groups
-    if fills and filled < least and actor not in own:
-        problems.append(ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT, (
-            f"{fills} holds no sequence of {length} tokens at the actor's SP {config.sp}: Trinity 0.5 raises the "
-            f"actor's to ceil({length} / {config.sp}) = {least} (0.5.0 to ceil(2 x {length} / {config.sp}) = "
-            f"{default}), no more tokens per GPU than the verdict assumes (so it is cautious)")))
-    problems += [ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
-                     key, budget, f"the verdict's {judged} tokens per GPU"))
-                 for key, budget in config.critic_token_budgets if budget > judged]
-    return problems
+        if key in followed:
+            followed_at.setdefault(budget, []).append(key)
+    return [_followed_budgets_line(verdict, keys, budget) for budget, keys in followed_at.items()] + [
+        _set_budget_line(verdict, key, budget) for key, budget in differing if key not in followed]
+
+
+def _differing_budgets(verdict: _BudgetVerdict) -> list[tuple[str, int]]:
+    """(key, budget) of each budget key the config sets (the trainer's unset one where Trinity 0.5 fills it,
+    `_BudgetVerdict.fill`) to another than the verdict's budget; not one that holds no sequence (a rule it breaks,
+    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it."""
+    config, fill = verdict.config, verdict.fill
+    trainer = config.max_token_len_per_gpu if fill is None else fill.budget
+    return [(key, budget) for key, budget in ((TRAINER_TOKEN_BUDGET, trainer), *config.role_token_budgets)
+            if budget is not None and budget != verdict.judged and budget >= verdict.least
+            and not (key == _REF_BUDGET and _ref_over_actor_sp(config))]
+
+
+def _followed_keys(verdict: _BudgetVerdict) -> set[str]:
+    """The budget keys that only write out what Trinity gives them unset at the config's own length
+    (`TrinityConfig.followed_budgets`); at that length, not a trainer budget set to Trinity 0.5's fill at another SP
+    than the verdict's: that is no default written out, but the budget in effect, set by hand."""
+    config = verdict.config
+    written_fill = config.default_budget(verdict.length) != verdict.default and verdict.length == config.max_model_len
+    return set(config.followed_budgets()) - ({TRAINER_TOKEN_BUDGET} if written_fill else set())
+
+
+def _followed_budgets_line(verdict: _BudgetVerdict, keys: Sequence[str], budget: int) -> ConfigProblem:
+    """The line on the budget `keys` (`_followed_keys`) at `budget`: the verdict reads them as unset, though Trinity,
+    as written, keeps their number."""
+    named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
+    above = budget > verdict.judged
+    them = "it" if len(keys) == 1 else "them"
+    return ConfigProblem(_budget_code(above), (
+        f"{named} {budget}: what Trinity gives {them} unset at the config's own {verdict.config.max_model_len} tokens, "
+        f"so read as unset at {verdict.length} tokens too (the verdict is at {verdict.judged} tokens per GPU); as "
+        f"written, Trinity keeps {budget} there, {'more' if above else 'fewer'} tokens per GPU than the verdict "
+        f"assumes{_roles_scope(verdict.config, keys)}; applying the plan leaves {them} at its budget"))
+
+
+def _set_budget_line(verdict: _BudgetVerdict, key: str, budget: int) -> ConfigProblem:
+    """The line on one budget key, `key` (the trainer's unset one as Trinity 0.5 fills it), at `budget`: above or
+    below the verdict's budget."""
+    above, fill = budget > verdict.judged, verdict.fill
+    named = fill.words if fill and key == TRAINER_TOKEN_BUDGET else f"{key} {budget}"
+    cautious = "" if above else " (so it is cautious; each step takes more micro-batches)"
+    return ConfigProblem(_budget_code(above), (
+        f"{named} is {'above' if above else 'below'} {verdict.measure}: {'more' if above else 'fewer'} tokens per GPU "
+        f"than the verdict assumes{cautious}{_roles_scope(verdict.config, [key])}"))
 
 
 def _ref_over_actor_sp(config: TrinityConfig) -> bool:
@@ -876,61 +962,67 @@ def _ref_over_actor_sp(config: TrinityConfig) -> bool:
     return config.ref_sp is not None and config.ref_sp > config.sp and (config.sp > 1 or not config.remove_padding)
 
 
-def _ref_over_actor_groups(config: TrinityConfig, length: int, judged: int) -> list[ConfigProblem]:
+def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """Where Trinity 0.5 runs the ref at a higher SP than the actor's (`_ref_over_actor_sp`), the line on the ref's
     forward: its micro-batches hold its budget x its SP (verl's dp_actor), but it runs in the actor's SP groups
     (Trinity 0.5's worker builds them from the actor's SP), so each GPU takes its budget x its SP / the actor's SP
-    tokens, or, with remove padding off (`TrinityConfig.remove_padding`), which splits nothing, its budget x its SP,
-    compared with `judged`, the verdict's budget at `length` (the ref's budget: its own, else the trainer's, set or as
-    Trinity fills it); none where they are alike, or where the budget holds no sequence at the ref's SP (a
+    tokens, or, with remove padding off (`TrinityConfig.remove_padding`), which splits nothing, its budget x its SP;
+    none where that is the verdict's budget, or where the budget holds no sequence at the ref's SP (a
     `token-budget-below-length` line says so)."""
+    config, judged = verdict.config, verdict.judged
     if not _ref_over_actor_sp(config):
         return []
     ref_sp, sp = config.ref_sp or config.sp, config.sp
-    key = ".".join(ROLE_TOKEN_BUDGETS[1])
-    budget = config.role_budgets_in_effect(length)[key]
-    split = sp if config.remove_padding else 1
-    per_gpu = -(-budget * ref_sp // split)
-    if budget * ref_sp < length or per_gpu == judged:
+    budget = config.role_budgets_in_effect(verdict.length)[_REF_BUDGET]
+    per_gpu = -(-budget * ref_sp // (sp if config.remove_padding else 1))
+    if budget * ref_sp < verdict.length or per_gpu == judged:
         return []
-    written_budgets = {TRAINER_TOKEN_BUDGET: config.max_token_len_per_gpu, **dict(config.role_token_budgets)}
-    source = key if key in written_budgets else TRAINER_TOKEN_BUDGET
-    written = written_budgets[source]
-    takes = "" if source == key else ", which the ref takes"
-    named = f"{source} {budget}{takes}" if written == budget else (
-        f"the unset {TRAINER_TOKEN_BUDGET}, which Trinity fills with {budget} and the ref takes" if written is None
-        else f"{source} {written} (what Trinity gives it unset at the config's own {config.max_model_len} tokens, so "
-        f"read as unset: {budget} at {length} tokens){takes}")
     above = per_gpu > judged
     spread = (f"but Trinity 0.5 runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes {budget} x "
               f"{ref_sp} / {sp} = {per_gpu} tokens there" if config.remove_padding else
               f"and with remove padding off verl splits none of them, so each GPU takes all {per_gpu} (padded to the "
               f"longest sequence)")
-    return [ConfigProblem(
-        ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT,
-        f"{named}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds {budget} x {ref_sp} tokens, "
-        f"{spread}, {'more' if above else 'fewer'} than the verdict's {judged}"
-        + ("" if above else " (so it is cautious)") + ": set the ref's SP to the actor's (--write does)")]
+    return [ConfigProblem(_budget_code(above), (
+        f"{_ref_budget_words(verdict, budget)}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds "
+        f"{budget} x {ref_sp} tokens, {spread}, {'more' if above else 'fewer'} than the verdict's {judged}"
+        + ("" if above else " (so it is cautious)") + ": set the ref's SP to the actor's (--write does)"))]
 
 
-def _followed_budgets_problem(config: TrinityConfig, length: int, judged: int, followed: Sequence[tuple[str, int]],
-                              roles_ignored: str) -> ConfigProblem:
-    """The ``but:`` line on the config's budget keys that only write out, at its own length, what Trinity gives them
-    unset (`TrinityConfig.followed_budgets`), which the verdict at `length` reads as unset (at `judged` tokens per
-    GPU), though Trinity, as written, keeps their number; with `roles_ignored` (where the roles' own count) for a
-    role's."""
-    keys = [key for key, _ in followed]
-    named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
-    budget = followed[0][1]
-    above = budget > judged
-    them = "it" if len(keys) == 1 else "them"
-    roles = f" ({roles_ignored})" if keys != [TRAINER_TOKEN_BUDGET] and roles_ignored else ""
-    return ConfigProblem(
-        ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT if above else ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT,
-        f"{named} {budget}: what Trinity gives {them} unset at the config's own {config.max_model_len} tokens, so read "
-        f"as unset at {length} tokens too (the verdict is at {judged} tokens per GPU); as written, Trinity keeps "
-        f"{budget} there, {'more' if above else 'fewer'} tokens per GPU than the verdict assumes{roles}; applying the "
-        f"plan leaves {them} at its budget")
+def _ref_budget_words(verdict: _BudgetVerdict, budget: int) -> str:
+    """The ref's `budget` at the verdict's length, named by the key it comes from: its own, else the trainer's (set,
+    set to what Trinity gives it unset at the config's own length, or unset)."""
+    config = verdict.config
+    written_budgets = {TRAINER_TOKEN_BUDGET: config.max_token_len_per_gpu, **dict(config.role_token_budgets)}
+    source = _REF_BUDGET if _REF_BUDGET in written_budgets else TRAINER_TOKEN_BUDGET
+    written = written_budgets[source]
+    takes = "" if source == _REF_BUDGET else ", which the ref takes"
+    if written == budget:
+        return f"{source} {budget}{takes}"
+    if written is None:
+        return f"the unset {TRAINER_TOKEN_BUDGET}, which Trinity fills with {budget} and the ref takes"
+    return (f"{source} {written} (what Trinity gives it unset at the config's own {config.max_model_len} tokens, so "
+            f"read as unset: {budget} at {verdict.length} tokens){takes}")
+
+
+def _unheld_fill_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
+    """The line on Trinity 0.5's fill of the unset trainer budget (`_BudgetVerdict.fill`) where the actor takes it
+    and it holds no sequence at the actor's SP, so Trinity 0.5 raises the actor's (none elsewhere)."""
+    config, fill, length, least = verdict.config, verdict.fill, verdict.length, verdict.least
+    if fill is None or fill.budget >= least or _ACTOR_BUDGET in dict(config.role_token_budgets):
+        return []
+    return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT, (
+        f"{fill.words} holds no sequence of {length} tokens at the actor's SP {config.sp}: Trinity 0.5 raises the "
+        f"actor's to ceil({length} / {config.sp}) = {least} (0.5.0 to {verdict.default_words}), no more tokens per "
+        "GPU than the verdict assumes (so it is cautious)"))]
+
+
+def _critic_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
+    """A line on each of the critic's own budgets above the verdict's."""
+    from solver.trinity import critic_budget_note
+
+    return [ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
+                key, budget, f"the verdict's {verdict.judged} tokens per GPU"))
+            for key, budget in verdict.config.critic_token_budgets if budget > verdict.judged]
 
 
 def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMode) -> int | None:

@@ -208,3 +208,26 @@ def test_05_a_roles_own_budget_beside_the_fill_is_named_by_its_key(cli, tmp_path
         ("token-budget-above-verdict",
          (f"{REF_BUDGET} 20000 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: "
           "more tokens per GPU than the verdict assumes"))]  # Trinity 0.5's verl reads the roles' own: no word of 0.6
+
+
+def test_followed_keys_at_different_budgets_get_a_line_each(cli, tmp_path: Path):
+    # Session 55: the followed keys' line named them all at the first one's budget. Trinity 0.5, trainer SP 4 at its
+    # fill 16384 and the actor's SP 1 at 65536 (0.5's raise of that 16384, which holds no 32768-token sequence at SP
+    # 1): both write out what Trinity gives them unset. At --len 16384 the trainer's is below the verdict's 32768 and
+    # the actor's above it (it was: "trainer... and actor... 16384 ... fewer tokens per GPU").
+    text = _config({"sp": 4, "budget": 16384}, {"sp": 1, "budget": 65536}, {"sp": 1})
+    assert _current(cli, tmp_path, text, "--trinity-version", "0.5", "--len", "16384") == (1, False, None, [
+        ("token-budget-below-verdict",
+         ("trainer.max_token_len_per_gpu 16384: what Trinity gives it unset at the config's own 32768 tokens, so read "
+          "as unset at 16384 tokens too (the verdict is at 32768 tokens per GPU); as written, Trinity keeps 16384 "
+          "there, fewer tokens per GPU than the verdict assumes; applying the plan leaves it at its budget")),
+        ("token-budget-above-verdict",
+         (f"{ACTOR_BUDGET} 65536: what Trinity gives it unset at the config's own 32768 tokens, so read as unset at "
+          "16384 tokens too (the verdict is at 32768 tokens per GPU); as written, Trinity keeps 65536 there, more "
+          "tokens per GPU than the verdict assumes; applying the plan leaves it at its budget"))])
+    # Any release: the trainer's at its default 65536 and the rollout's at the actor's own 49152 (the rollout takes
+    # the actor's): at --len 16384 one line says 65536 (the trainer's), another 49152 (the rollout's, a role's key).
+    text = _config({"budget": 65536}, {"budget": 49152}, rollout={"budget": 49152})
+    followed = [words.split(":", 1)[0] for code, words in _current(cli, tmp_path, text, "--len", "16384")[3]
+                if "what Trinity gives" in words]
+    assert followed == ["trainer.max_token_len_per_gpu 65536", f"{ROLLOUT_BUDGET} 49152"]
