@@ -152,3 +152,17 @@ def test_a_misspelt_lora_key_is_named_now_that_it_is_read(cli, tmp_path: Path):
         ("misspelt-key-refused", f"{unset}; Trinity refuses the config (it knows no such key)")], 1)
     assert _judged(cli, config, "0.6")[:4] == (0, False, [
         ("misspelt-key", f"{unset} (Trinity 0.6 on verl before 0.8 drops the key)")], 0)
+
+
+def test_05_with_remove_padding_off_and_no_ref_step_says_the_ref_never_runs(cli, tmp_path: Path):
+    # sft computes no ref log-probs: with remove padding off too, the line says the ref's forward never runs, not
+    # that each GPU takes whole micro-batches of the ref's (as it does for grpo).
+    config = _config(tmp_path, "sft", "  trainer_config:\n    actor_rollout_ref:\n"
+                     "      model: {use_remove_padding: false}\n      ref: {ulysses_sequence_parallel_size: 2}\n",
+                     buffer="buffer: {train_batch_size: 64}\n")
+    status, refused, problems, check, text = _judged(cli, config, "0.5")
+    words = (f"{REF_SP} 2 is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1, and with "
+             f"{PADDING} false verl 0.7 splits none of the ref's micro-batches, but algorithm_type sft uses no ref "
+             "model, so the ref's forward never runs; set the ref's SP to the actor's (--write does)")
+    assert (status, refused, problems[1], check) == (0, False, ("role-sp-differs", words), 0)
+    assert "takes whole ones" not in text

@@ -384,20 +384,22 @@ def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int) -
     ``pad_input`` gets fewer log-probs than tokens (``dp_actor.py:264`` in 0.7.0, ``:331`` in 0.7.1) and raises at
     the first ref step, which refuses the config (`ConfigProblemCode.REF_SP_UNGROUPED_REFUSED`) unless no such step
     runs (`_ref_step_skipped`). With remove padding off, verl slices nothing (``dp_actor.py:346`` in 0.7.1): the ref
-    runs, each GPU taking whole micro-batches of its budget x `ref_sp` tokens (``:467``)."""
+    runs where such a step does, each GPU taking whole micro-batches of its budget x `ref_sp` tokens (``:467``)."""
     own = read_or_none(reader.integer, ROLE_SP_KEYS[1]) is not None
     named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
              else f"trainer.ulysses_sequence_parallel_size {trainer_sp}, the ref's SP (it sets none of its own),")
     ungrouped = f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1"
     fix = "set the ref's SP to the actor's (--write does)"
     padding = REMOVE_PADDING_KEYS[1]
+    skipped = _ref_step_skipped(reader, "0.5")
     if turned_off(read_or_none(reader.get, padding)):  # nothing sliced: `solver.api` gives the ref's tokens per GPU
+        whole = f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches"
         return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-            f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches: each "
-            f"GPU takes whole ones of the ref's budget x {ref_sp} tokens, padded to the longest sequence; {fix}"))
+            f"{whole}, but {skipped}, so the ref's forward never runs; {fix}" if skipped is not None else
+            f"{whole}: each GPU takes whole ones of the ref's budget x {ref_sp} tokens, padded to the longest "
+            f"sequence; {fix}"))
     sliced = (f"{ungrouped}, so verl 0.7 splits each of the ref's micro-batches over all the trainer GPUs but gives "
               "every GPU the first part, and gathers none back: the ref's log-probs are fewer than its tokens")
-    skipped = _ref_step_skipped(reader, "0.5")
     if skipped is not None:
         return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
             f"{sliced}, which would fail its first step, but {skipped}, so it never runs; {fix}"))
