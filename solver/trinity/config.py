@@ -351,6 +351,12 @@ NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_d
 (``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's."""
 
 
+LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
+             (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
+"""Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
+0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
+
+
 def _ref_forward_fails(reader: ConfigReader, version: TrinityVersion | None) -> bool:
     """Whether the ref's forward runs each step (`_ref_step_skipped`) with remove padding on: the key `version` reads
     (0.5 ``actor_rollout_ref.model``'s; 0.6 the trainer's, which it copies there, ``verl_legacy/verl_config.py:707``);
@@ -358,10 +364,6 @@ def _ref_forward_fails(reader: ConfigReader, version: TrinityVersion | None) -> 
     keys = {"0.5": REMOVE_PADDING_KEYS[1:], "0.6": REMOVE_PADDING_KEYS[:1]}.get(version or "", REMOVE_PADDING_KEYS)
     padded = any(turned_off(read_or_none(reader.get, key)) for key in keys)
     return not padded and _ref_step_skipped(reader, version) is None
-LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
-             (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
-"""Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
-0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
 
 
 def _ref_step_skipped(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
