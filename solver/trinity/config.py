@@ -317,7 +317,7 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
                      "(--write does)")
         else:
             words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
-                     f"{_role_sp_runs(reader, version, path, role_sp, budget_path, (sp, trainer_sp))}; the verdict is "
+                     f"{_role_sp_runs(reader, version, path, role_sp, budget_path, sp)}; the verdict is "
                      f"at SP {sp}: set them alike (--write does)")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
     if ungrouped:
@@ -327,14 +327,13 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
 
 
 def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tuple[str, ...], role_sp: int,
-                  budget_path: tuple[str, ...], sps: tuple[int, int]) -> str:
-    """How Trinity runs the role SP `role_sp` at `path`, in words: with verl before 0.8 (0.5, or 0.6's ``verl_legacy``
-    on verl 0.7.1) at it, except the ref's above an actor SP of 1 (the actor's own, else the trainer's, `sps`' second),
-    whose forward fails where it runs (`_ref_forward_fails`: Trinity 0.6.0's ``verl_legacy/fsdp_workers.py:162``
-    builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's); Trinity 0.6 on verl 0.8 or later at the
-    trainer's (`sps`' first)."""
-    sp, trainer_sp = sps
-    actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or trainer_sp
+                  budget_path: tuple[str, ...], sp: int) -> str:
+    """How Trinity runs the role SP `role_sp` at `path` (`version` 0.6 or unknown), in words: with verl before 0.8
+    (Trinity 0.5, or 0.6's ``verl_legacy`` on verl 0.7.1) at it, except the ref's above an actor SP of 1 (the
+    actor's own, else the trainer's `sp`), whose forward fails where it runs (`_ref_forward_fails`: Trinity 0.6.0's
+    ``verl_legacy/fsdp_workers.py:162`` builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's);
+    Trinity 0.6 on verl 0.8 or later at the trainer's `sp`."""
+    actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp
     if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and _ref_forward_fails(reader, version):
         return (f"Trinity 0.6 on verl 0.8 or later runs the ref at SP {sp}, but Trinity with verl before 0.8 builds no "
                 f"SP groups at the actor's SP 1, so the ref's forward at SP {role_sp} gathers none of its split "
