@@ -711,7 +711,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
 
 def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) -> CurrentSettings:
     """`current` with Env as `environ` gives it: the expandable_segments of the first allocator variable set, in the
-    order PyTorch 2.10 and later read them (`ALLOC_CONF_VARIABLES`; the ROCm one for an AMD GPU, `rocm`, only); with a
+    order PyTorch 2.10 and 2.11 read them (`ALLOC_CONF_VARIABLES`; the ROCm one for an AMD GPU, `rocm`, only); with a
     problem for each value PyTorch refuses, and one where another of them set differs on Env."""
     names = [name for name in ALLOC_CONF_VARIABLES if name in environ and (rocm or name != ROCM_ENV_VARIABLE)]
     variable = next(iter(names), ENV_VARIABLE[0])
@@ -738,10 +738,10 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
 
 def _which_variable_is_read(read: str, ignored: str) -> str:
     """Which of two allocator variables that differ on Env PyTorch reads, in words: `read`, the verdict's, is the one
-    PyTorch 2.10 and later read; PyTorch 2.9 reads `GENERIC_ENV_VARIABLE` before the other two."""
+    PyTorch 2.10 and 2.11 read; PyTorch 2.9 reads `GENERIC_ENV_VARIABLE` before the other two."""
     if ignored != GENERIC_ENV_VARIABLE:
-        return f"PyTorch reads {read} before {ignored} (2.9 to 2.11 read), as this verdict does: unset {ignored}"
-    return (f"PyTorch 2.10 and later read {read} first, as this verdict does, but 2.9 reads {ignored} first, so the "
+        return f"PyTorch 2.9 to 2.11 read {read} before {ignored}, as this verdict does: unset {ignored}"
+    return (f"PyTorch 2.10 and 2.11 read {read} first, as this verdict does, but 2.9 reads {ignored} first, so the "
             "run's Env depends on its PyTorch: set them the same, or unset one")
 
 

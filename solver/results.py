@@ -598,7 +598,7 @@ class CurrentSettings(Frozen, defer_build=True):
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
     env_variable: str = Field(default=ENV_VARIABLE[0], description=(
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
-        "(on an AMD GPU) and PYTORCH_ALLOC_CONF, as PyTorch 2.10 and later read them; PYTORCH_CUDA_ALLOC_CONF where "
+        "(on an AMD GPU) and PYTORCH_ALLOC_CONF, as PyTorch 2.10 and 2.11 read them; PYTORCH_CUDA_ALLOC_CONF where "
         "none is set"))
     offload: bool
     sp: PositiveInt

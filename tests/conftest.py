@@ -37,9 +37,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(autouse=True)
 def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test starts without the PYTORCH_CUDA_ALLOC_CONF, PYTORCH_ALLOC_CONF (or, on an AMD machine,
-    PYTORCH_HIP_ALLOC_CONF) a GPU machine's shell may export: a config's Env is read from them (tests that want one set
-    it)."""
+    """Every test starts without the allocator variables (`ALLOC_CONF_VARIABLES`: PYTORCH_CUDA_ALLOC_CONF,
+    PYTORCH_HIP_ALLOC_CONF, PYTORCH_ALLOC_CONF) a GPU machine's shell may export: a config's Env is read from them
+    (tests that want one set it)."""
     for variable in ALLOC_CONF_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
 

@@ -18,6 +18,7 @@ from solver.cli.memory import build_memory_parser
 from solver.cli.planner import build_parser
 from solver.cli.tables import build_tables_parser
 from solver.query import REFUSED_CONFIG_CODES
+from solver.results import CurrentSettings
 from solver.tables import load_catalog
 from solver.tables.model_config import (
     CHECKED_MODEL_TYPES,
@@ -151,3 +152,11 @@ def test_the_docs_list_exactly_the_codes_that_refuse_a_config():
     json_page = " ".join((ROOT / "docs" / "json.md").read_text(encoding="utf-8").split())
     sentence = json_page.split("a code that refuses the config whatever its memory (", 1)[1].split(":", 1)[0]
     assert sorted(re.findall(r"`([a-z-]+)`", sentence)) == sorted(REFUSED_CONFIG_CODES)
+
+
+def test_the_trinity_page_lists_every_key_of_json_current_in_order():
+    # "JSON: `current`" lists the keys --from-config's JSON gives each answer's current, as CurrentSettings dumps them.
+    trinity = " ".join((ROOT / "docs" / "trinity.md").read_text(encoding="utf-8").split())
+    listed = trinity.split("In JSON, each answer gains `current`: `{", 1)[1].split("}`", 1)[0]
+    assert re.findall(r'"([a-z_]+)"', listed) == list(CurrentSettings.model_json_schema(mode="serialization")[
+        "properties"])

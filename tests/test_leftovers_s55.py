@@ -36,7 +36,8 @@ def test_the_patch_says_which_keys_it_removed_for_05(cli, tmp_path: Path, monkey
     assert (status, "megatron" in written, "  balance_batch: true\n" in written) == (0, False, True)
     assert [line for line in err.splitlines() if "removed" in line or "warning" in line] == [
         (f"solve: warning: {patched}: trainer.balance_batch: a key of Trinity 0.6's trainer, which Trinity 0.5 "
-         "refuses (its TrainerConfig has no such key), so the config does not load: remove it (--write does)"),
+         "refuses (its TrainerConfig has no such key), so the config does not load; a '<<: *anchor' merges it into "
+         "trainer, and --write leaves the anchor as it is, since other sections may share it: remove it there"),
         (f"solve: note: {patched}: trainer.megatron removed: a key of Trinity 0.6's trainer, which Trinity 0.5 "
          "refuses (its TrainerConfig has no such key)")]
 
@@ -44,8 +45,8 @@ def test_the_patch_says_which_keys_it_removed_for_05(cli, tmp_path: Path, monkey
 def test_patched_config_carries_the_removed_keys_for_05_only():
     plan, model = solver.plan("8B", gpu="a100-80g", max_model_len=16384)[0].best, solver.load_catalog().model("8B")
     for_05 = patched_trinity_config(MERGED, plan, model, version="0.5")
-    assert (for_05.removed_for_05, for_05.text) == (
-        ("trainer.megatron",), patch_trinity_config(MERGED, plan, model, version="0.5"))
+    assert (for_05.removed_for_05, for_05.merged_for_05, for_05.text) == (
+        ("trainer.megatron",), ("trainer.balance_batch",), patch_trinity_config(MERGED, plan, model, version="0.5"))
     assert patched_trinity_config(MERGED, plan, model, version="0.6").removed_for_05 == ()
     assert patched_trinity_config(HEAD + "trainer: {param_offload: false, critic_warmup: 0}\n", plan, model,
                                   version="0.5") == PatchedConfig(
@@ -88,3 +89,20 @@ def test_the_rollout_engines_gib_are_rounded_in_json_as_a_plans(tmp_path: Path):
     assert (shown["rollout_engines"], shown["plan"]["memory_gb"]) == (
         {"size": 1, "weights_gib": 15.26, "kv_cache_gib": 4.5, "room_gib": 71.0, "largest": False},
         round(placement.plan.memory_gb, 2))
+
+
+def test_keys_merged_in_for_05_are_one_warning_saying_write_leaves_them(cli, tmp_path: Path):
+    # An offload flag and another 0.6 key, both merged in: the check's two lines (each saying --write removes them)
+    # become one naming both, which says where they come from.
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(HEAD + "base: &base\n  param_offload: false\n  critic_warmup: 0\ntrainer:\n  <<: *base\n",
+                      encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5",
+                         "--write", str(patched))
+    assert (status, "  <<: *base\n" in patched.read_text(encoding="utf-8")) == (0, True)
+    assert [line for line in err.splitlines() if "trainer." in line and "warning" in line] == [
+        (f"solve: warning: {patched}: trainer.param_offload, trainer.critic_warmup: keys of Trinity 0.6's trainer, "
+         "which Trinity 0.5 refuses (its TrainerConfig has no such key), so the config does not load; a "
+         "'<<: *anchor' merges them into trainer, and --write leaves the anchor as it is, since other sections may "
+         "share it: remove them there")]
+    assert "(--write does" not in err

@@ -180,7 +180,8 @@ def test_rocm_takes_yaml_booleans_unquoted(tmp_path: Path, written: str, rocm: b
 @pytest.mark.parametrize(("old", "new", "said"), [
     ("{name: Qwen3-0.6B, ", '{name: Qwen3-0.6B, logit_softcapping: "true", ',
      f"logit_softcapping: must be true or false, got 'true'{QUOTED}"),
-    ("{name: Qwen3-0.6B, ", "{name: Qwen3-0.6B, logit_softcapping: 1, ", "logit_softcapping: must be true or false, got 1"),
+    ("{name: Qwen3-0.6B, ", "{name: Qwen3-0.6B, logit_softcapping: 1, ",
+     "logit_softcapping: must be true or false, got 1"),
     ("tied_embeddings: true, parameters_b: 0.596, native_context: 40960",
      'tied_embeddings: "on", parameters_b: 0.596, native_context: 40960',
      f"tied_embeddings: must be true or false, got 'on'{QUOTED}"),

@@ -102,8 +102,8 @@ def test_on_an_amd_gpu_the_two_variables_differing_on_env_is_a_but_line(
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
     status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--check")
     assert status == 1  # vanilla SP=2 does not fit; the line itself refuses nothing
-    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch reads "
-            "PYTORCH_CUDA_ALLOC_CONF before PYTORCH_HIP_ALLOC_CONF (2.9 to 2.11 read), as this verdict does: unset "
+    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch 2.9 to "
+            "2.11 read PYTORCH_CUDA_ALLOC_CONF before PYTORCH_HIP_ALLOC_CONF, as this verdict does: unset "
             "PYTORCH_HIP_ALLOC_CONF") in verdict(out)
     status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
     assert json.loads(out)[0]["current"]["config_problem_codes"][-1] == "alloc-confs-disagree"
@@ -152,7 +152,7 @@ def test_pytorch_alloc_conf_differing_from_the_cuda_variable_depends_on_the_rele
     assert RUNS.format(setting="Env + SP=2" if env == "on" else "SP=2", env=env,
                        variable="PYTORCH_CUDA_ALLOC_CONF") in verdict(out)
     assert (f"but: PYTORCH_ALLOC_CONF turns Env {other} where PYTORCH_CUDA_ALLOC_CONF turns it {env}: PyTorch 2.10 "
-            "and later read PYTORCH_CUDA_ALLOC_CONF first, as this verdict does, but 2.9 reads PYTORCH_ALLOC_CONF "
+            "and 2.11 read PYTORCH_CUDA_ALLOC_CONF first, as this verdict does, but 2.9 reads PYTORCH_ALLOC_CONF "
             "first, so the run's Env depends on its PyTorch: set them the same, or unset one") in verdict(out)
     assert "reads it only from 2.9" not in out
 

@@ -1,5 +1,6 @@
 """A ref SP above the actor's, read against verl 0.7.1 (Trinity 0.5.2's pin) beside 0.7.0: where the ref's forward
-fails (refused with Trinity 0.5), where it runs (no ref step, LoRA, remove padding off) and what it then takes per GPU."""
+fails (refused with Trinity 0.5), where it runs (no ref step, LoRA, remove padding off) and what it then takes per
+GPU."""
 
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ FAILS_BEFORE_08 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1:
                    "ref's forward at SP 2 gathers none of its split micro-batches back and fails at its first step "
                    "(remove padding on); the verdict is at SP 1: set them alike (--write does)")
 RUNS_AT_2 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity with verl before 0.8 runs that role "
-             "at SP 2 (with the trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 1; the verdict is at SP "
-             "1: set them alike (--write does)")
+             "at SP 2 (with the trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 1; the verdict is at "
+             "SP 1: set them alike (--write does)")
 
 
 def test_05_refuses_a_ref_sp_above_an_actor_sp_of_one_whose_forward_runs(cli, tmp_path: Path):
@@ -118,8 +119,8 @@ def test_05_with_remove_padding_off_a_ref_over_actor_groups_is_not_split(cli, tm
                                                       "0.5")
         assert (status, refused, check) == (0, False, 0)
         lines[bool(padding)] = [words for code, words in problems if code == "token-budget-above-verdict"]
-    head = ("the unset trainer.max_token_len_per_gpu, which Trinity fills with 8192 and the ref takes, at the ref's SP 4: "
-            "each of the ref's micro-batches holds 8192 x 4 tokens, ")
+    head = ("the unset trainer.max_token_len_per_gpu, which Trinity fills with 8192 and the ref takes, at the ref's SP "
+            "4: each of the ref's micro-batches holds 8192 x 4 tokens, ")
     assert lines == {
         False: [head + ("but Trinity 0.5 runs its forward in the actor's SP groups of 2 GPUs, so each GPU takes 8192 x "
                         "4 / 2 = 16384 tokens there, more than the verdict's 8192: set the ref's SP to the actor's "
@@ -152,3 +153,17 @@ def test_a_misspelt_lora_key_is_named_now_that_it_is_read(cli, tmp_path: Path):
         ("misspelt-key-refused", f"{unset}; Trinity refuses the config (it knows no such key)")], 1)
     assert _judged(cli, config, "0.6")[:4] == (0, False, [
         ("misspelt-key", f"{unset} (Trinity 0.6 on verl before 0.8 drops the key)")], 0)
+
+
+def test_05_with_remove_padding_off_and_no_ref_step_says_the_ref_never_runs(cli, tmp_path: Path):
+    # sft computes no ref log-probs: with remove padding off too, the line says the ref's forward never runs, not
+    # that each GPU takes whole micro-batches of the ref's (as it does for grpo).
+    config = _config(tmp_path, "sft", "  trainer_config:\n    actor_rollout_ref:\n"
+                     "      model: {use_remove_padding: false}\n      ref: {ulysses_sequence_parallel_size: 2}\n",
+                     buffer="buffer: {train_batch_size: 64}\n")
+    status, refused, problems, check, text = _judged(cli, config, "0.5")
+    words = (f"{REF_SP} 2 is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1, and with "
+             f"{PADDING} false verl 0.7 splits none of the ref's micro-batches, but algorithm_type sft uses no ref "
+             "model, so the ref's forward never runs; set the ref's SP to the actor's (--write does)")
+    assert (status, refused, problems[1], check) == (0, False, ("role-sp-differs", words), 0)
+    assert "takes whole ones" not in text

@@ -317,7 +317,7 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
                      "(--write does)")
         else:
             words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
-                     f"{_role_sp_runs(reader, version, path, role_sp, budget_path, (sp, trainer_sp))}; the verdict is "
+                     f"{_role_sp_runs(reader, version, path, role_sp, budget_path, sp)}; the verdict is "
                      f"at SP {sp}: set them alike (--write does)")
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
     if ungrouped:
@@ -327,14 +327,13 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
 
 
 def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tuple[str, ...], role_sp: int,
-                  budget_path: tuple[str, ...], sps: tuple[int, int]) -> str:
-    """How Trinity runs the role SP `role_sp` at `path`, in words: with verl before 0.8 (0.5, or 0.6's ``verl_legacy``
-    on verl 0.7.1) at it, except the ref's above an actor SP of 1 (the actor's own, else the trainer's, `sps`' second),
-    whose forward fails where it runs (`_ref_forward_fails`: Trinity 0.6.0's ``verl_legacy/fsdp_workers.py:162``
-    builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's); Trinity 0.6 on verl 0.8 or later at the
-    trainer's (`sps`' first)."""
-    sp, trainer_sp = sps
-    actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or trainer_sp
+                  budget_path: tuple[str, ...], sp: int) -> str:
+    """How Trinity runs the role SP `role_sp` at `path` (`version` 0.6 or unknown), in words: with verl before 0.8
+    (Trinity 0.5, or 0.6's ``verl_legacy`` on verl 0.7.1) at it, except the ref's above an actor SP of 1 (the
+    actor's own, else the trainer's `sp`), whose forward fails where it runs (`_ref_forward_fails`: Trinity 0.6.0's
+    ``verl_legacy/fsdp_workers.py:162`` builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's);
+    Trinity 0.6 on verl 0.8 or later at the trainer's `sp`."""
+    actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp
     if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and _ref_forward_fails(reader, version):
         return (f"Trinity 0.6 on verl 0.8 or later runs the ref at SP {sp}, but Trinity with verl before 0.8 builds no "
                 f"SP groups at the actor's SP 1, so the ref's forward at SP {role_sp} gathers none of its split "
@@ -351,6 +350,12 @@ NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_d
 (``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's."""
 
 
+LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
+             (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
+"""Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
+0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
+
+
 def _ref_forward_fails(reader: ConfigReader, version: TrinityVersion | None) -> bool:
     """Whether the ref's forward runs each step (`_ref_step_skipped`) with remove padding on: the key `version` reads
     (0.5 ``actor_rollout_ref.model``'s; 0.6 the trainer's, which it copies there, ``verl_legacy/verl_config.py:707``);
@@ -358,10 +363,6 @@ def _ref_forward_fails(reader: ConfigReader, version: TrinityVersion | None) -> 
     keys = {"0.5": REMOVE_PADDING_KEYS[1:], "0.6": REMOVE_PADDING_KEYS[:1]}.get(version or "", REMOVE_PADDING_KEYS)
     padded = any(turned_off(read_or_none(reader.get, key)) for key in keys)
     return not padded and _ref_step_skipped(reader, version) is None
-LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
-             (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
-"""Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
-0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
 
 
 def _ref_step_skipped(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
@@ -384,20 +385,22 @@ def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int) -
     ``pad_input`` gets fewer log-probs than tokens (``dp_actor.py:264`` in 0.7.0, ``:331`` in 0.7.1) and raises at
     the first ref step, which refuses the config (`ConfigProblemCode.REF_SP_UNGROUPED_REFUSED`) unless no such step
     runs (`_ref_step_skipped`). With remove padding off, verl slices nothing (``dp_actor.py:346`` in 0.7.1): the ref
-    runs, each GPU taking whole micro-batches of its budget x `ref_sp` tokens (``:467``)."""
+    runs where such a step does, each GPU taking whole micro-batches of its budget x `ref_sp` tokens (``:467``)."""
     own = read_or_none(reader.integer, ROLE_SP_KEYS[1]) is not None
     named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
              else f"trainer.ulysses_sequence_parallel_size {trainer_sp}, the ref's SP (it sets none of its own),")
     ungrouped = f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1"
     fix = "set the ref's SP to the actor's (--write does)"
     padding = REMOVE_PADDING_KEYS[1]
+    skipped = _ref_step_skipped(reader, "0.5")
     if turned_off(read_or_none(reader.get, padding)):  # nothing sliced: `solver.api` gives the ref's tokens per GPU
+        whole = f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches"
         return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-            f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches: each "
-            f"GPU takes whole ones of the ref's budget x {ref_sp} tokens, padded to the longest sequence; {fix}"))
+            f"{whole}, but {skipped}, so the ref's forward never runs; {fix}" if skipped is not None else
+            f"{whole}: each GPU takes whole ones of the ref's budget x {ref_sp} tokens, padded to the longest "
+            f"sequence; {fix}"))
     sliced = (f"{ungrouped}, so verl 0.7 splits each of the ref's micro-batches over all the trainer GPUs but gives "
               "every GPU the first part, and gathers none back: the ref's log-probs are fewer than its tokens")
-    skipped = _ref_step_skipped(reader, "0.5")
     if skipped is not None:
         return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
             f"{sliced}, which would fail its first step, but {skipped}, so it never runs; {fix}"))

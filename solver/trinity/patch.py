@@ -277,12 +277,12 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
-                indent: int) -> tuple[str, ...]:
+                indent: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
     indentation), and remove a stale ``model.rope_scaling``
     and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the
-    section's own (one that a ``<<: *anchor`` merges in stays with its anchor); return those removed, dotted."""
+    section's own; return those removed, and those a ``<<: *anchor`` merges in, left with the anchor, dotted."""
     for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
         _set(data, key.path, key.value, lines)
     _note_host_memory(data, plan, host_ram_gb, indent)
@@ -292,21 +292,24 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
-        return ()
+        return (), ()
     refused = keys_05_refuses(dict(trainer.non_merged_items()))  # 0.6's keys, which 0.5 refuses
+    merged = [name for name in keys_05_refuses(dict(trainer)) if name not in refused]
     for name in refused:
         _delete(trainer, name)
-    return tuple(f"trainer.{name}" for name in refused)
+    return tuple(f"trainer.{name}" for name in refused), tuple(f"trainer.{name}" for name in merged)
 
 
 @dataclass(frozen=True)
 class PatchedConfig:
-    """A Trinity config with a plan applied (`patched_trinity_config`): its `text`, and the keys the patch removed
+    """A Trinity config with a plan applied (`patched_trinity_config`): its `text`, the keys the patch removed
     because the Trinity release asked for refuses them (`removed_for_05`: Trinity 0.6's keys under ``trainer``, as
-    ``trainer.megatron``, for 0.5; none for other releases)."""
+    ``trainer.megatron``, for 0.5; none for other releases), and those of them it left (`merged_for_05`: merged into
+    ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share)."""
 
     text: str
     removed_for_05: tuple[str, ...]
+    merged_for_05: tuple[str, ...] = ()
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
@@ -375,8 +378,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     _keep_anchors(data)
     try:
-        removed = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
-                              _indentation(text)[0])
+        removed, merged = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version,
+                                      host_ram_gb, _indentation(text)[0])
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()
@@ -385,7 +388,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     patched = head + _anchor_comments_kept(text, out.getvalue()) + tail
     if ending != "\n":
         patched = patched.replace("\n", ending)
-    return PatchedConfig("\ufeff" + patched if bom else patched, removed)
+    return PatchedConfig("\ufeff" + patched if bom else patched, removed, merged)
 
 
 def _line_ending(text: str) -> str:
