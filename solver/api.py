@@ -712,7 +712,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
 def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) -> CurrentSettings:
     """`current` with Env as `environ` gives it: the expandable_segments of the first allocator variable set, in the
     order PyTorch 2.10 and 2.11 read them (`ALLOC_CONF_VARIABLES`; the ROCm one for an AMD GPU, `rocm`, only); with a
-    problem for each value PyTorch refuses, and one where another of them set differs on Env."""
+    problem for each value PyTorch refuses, and one for each other of them set that differs on Env."""
     names = [name for name in ALLOC_CONF_VARIABLES if name in environ and (rocm or name != ROCM_ENV_VARIABLE)]
     variable = next(iter(names), ENV_VARIABLE[0])
     values = _expandable_segments(environ.get(variable, ""))
@@ -725,11 +725,10 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
         problems.append(ConfigProblem(ConfigProblemCode.ALLOC_CONF_NEW_NAME, (
             f"{variable} turns Env on, and PyTorch reads it only from 2.9 on (before 2.9 Env is off): to be sure, set "
             f"{ENV_VARIABLE[0]} the same, which every release reads")))
-    differing = [name for name in names[1:] if (_expandable_segments(environ[name])[-1:] == ["True"]) != env]
-    if differing:
-        problems.append(ConfigProblem(ConfigProblemCode.ALLOC_CONFS_DISAGREE, (
-            f"{differing[0]} turns Env {'off' if env else 'on'} where {variable} turns it {'on' if env else 'off'}: "
-            f"{_which_variable_is_read(variable, differing[0])}")))
+    problems += [ConfigProblem(ConfigProblemCode.ALLOC_CONFS_DISAGREE, (
+                     f"{name} turns Env {'off' if env else 'on'} where {variable} turns it {'on' if env else 'off'}: "
+                     f"{_which_variable_is_read(variable, name)}"))
+                 for name in names[1:] if (_expandable_segments(environ[name])[-1:] == ["True"]) != env]
     return current.model_copy(update={
         "env": env, "env_variable": variable,
         "config_problems": (*current.config_problems, *(problem.words for problem in problems)),

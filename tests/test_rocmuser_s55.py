@@ -164,3 +164,20 @@ def test_the_hip_variable_is_read_before_pytorch_alloc_conf_on_an_amd_gpu(
     _, out, _ = cli("--from-config", str(config), "--gpu", "mi300x")
     assert RUNS.format(setting="Env + SP=2", env="on", variable="PYTORCH_HIP_ALLOC_CONF") in verdict(out)
     assert "turns Env" not in out
+
+
+def test_each_variable_that_differs_from_the_one_read_gets_its_line(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:False")
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", "max_split_size_mb:512")
+    _, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (current["env"], current["env_variable"]) == (True, "PYTORCH_CUDA_ALLOC_CONF")
+    assert [words for code, words in zip(current["config_problem_codes"], current["config_problems"], strict=True)
+            if code == "alloc-confs-disagree"] == [
+        "PYTORCH_HIP_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: PyTorch 2.9 to 2.11 read "
+        "PYTORCH_CUDA_ALLOC_CONF before PYTORCH_HIP_ALLOC_CONF, as this verdict does: unset PYTORCH_HIP_ALLOC_CONF",
+        "PYTORCH_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: PyTorch 2.10 and 2.11 read "
+        "PYTORCH_CUDA_ALLOC_CONF first, as this verdict does, but 2.9 reads PYTORCH_ALLOC_CONF first, so the run's Env "
+        "depends on its PyTorch: set them the same, or unset one"]

@@ -295,7 +295,8 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
     """The SP the trainer runs at (`sp_key_in_effect`: ``trainer.ulysses_sequence_parallel_size``, default 1, or with
     Trinity 0.5 the actor's own), the trainer's own where that is another number (`TrinityConfig.trainer_sp`: Trinity
     0.5 fills the unset token budget at it), else None, the ref's where Trinity 0.5 sizes its micro-batches at another
-    (`TrinityConfig.ref_sp`), else None, and a note on each other SP key the config sets to another number."""
+    (`TrinityConfig.ref_sp`; None too where the ref runs no forward, `_ref_step_skipped`), else None, and a note on
+    each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
     sp = reader.count(in_effect, 1)
     trainer_sp = reader.count(TRAINER_SP_KEY, 1)
@@ -307,14 +308,16 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
             f"{sp}: set them alike (--write does)")))
     ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
     ungrouped = version == "0.5" and ref_sp > sp == 1
+    skipped = _ref_step_skipped(reader, version) if version == "0.5" else None
     for path, budget_path in zip(ROLE_SP_KEYS, ROLE_TOKEN_BUDGETS, strict=False):
         role_sp = read_or_none(reader.integer, path)
         if path == in_effect or role_sp is None or role_sp == sp or (ungrouped and path == ROLE_SP_KEYS[1]):
             continue
         if version == "0.5":
-            words = (f"{'.'.join(path)} {role_sp} is not the actor's {sp}: Trinity 0.5 runs that role's forward at "
-                     f"SP {role_sp} within the actor's SP groups; the verdict is at SP {sp}: set them alike "
-                     "(--write does)")
+            runs = (f", but {skipped}, so its forward never runs" if skipped and path == ROLE_SP_KEYS[1] else
+                    f": Trinity 0.5 runs that role's forward at SP {role_sp} within the actor's SP groups")
+            words = (f"{'.'.join(path)} {role_sp} is not the actor's {sp}{runs}; the verdict is at SP {sp}: set them "
+                     "alike (--write does)")
         else:
             words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
                      f"{_role_sp_runs(reader, version, path, role_sp, budget_path, sp)}; the verdict is "
@@ -322,8 +325,8 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
     if ungrouped:
         notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp))
-    return (sp, trainer_sp if trainer_sp != sp else None, ref_sp if version == "0.5" and ref_sp != sp else None,
-            notes)
+    sized = version == "0.5" and ref_sp != sp and skipped is None
+    return sp, trainer_sp if trainer_sp != sp else None, ref_sp if sized else None, notes
 
 
 def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tuple[str, ...], role_sp: int,
@@ -371,10 +374,18 @@ def _ref_step_skipped(reader: ConfigReader, version: TrinityVersion | None) -> s
     algorithm = read_or_none(reader.word, ("algorithm", "algorithm_type"))
     if algorithm in NO_REFERENCE_ALGORITHMS["0.5" if version == "0.5" else "0.6"]:
         return f"algorithm_type {algorithm} uses no ref model"
-    lora = [path for path in LORA_KEYS if read_or_none(reader.get, path) not in (None, 0)]
+    lora = [path for path in LORA_KEYS if _turns_lora_on(read_or_none(reader.get, path))]
     if lora:
         return f"with LoRA ({'.'.join(lora[0])}) the actor, at its own SP, gives the ref's log-probs"
     return None
+
+
+def _turns_lora_on(value: object) -> bool:
+    """Whether a `LORA_KEYS` value turns LoRA on: a rank above 0 (verl's ``lora_rank > 0``), a list of LoRA configs
+    or an adapter path that is not empty (Trinity 0.5.2 refuses an empty ``lora_configs``)."""
+    if isinstance(value, bool):
+        return False
+    return value > 0 if isinstance(value, int) else isinstance(value, str | list | dict) and len(value) > 0
 
 
 def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> ConfigProblem:
