@@ -8,6 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
+from pydantic import ValidationError
+
+import solver
+from solver.render import cluster_json
+from solver.results import RolloutEngines
 
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-32B\n  max_model_len: 65536\n"
           "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
@@ -92,3 +98,69 @@ def test_06_a_ref_at_the_actors_own_sp_runs_before_verl_08(cli, tmp_path: Path, 
          f"verl before 0.8 runs that role at SP {own} (with the trainer's token budget), Trinity 0.6 on verl 0.8 or "
          f"later at SP {trainer}; the verdict is at SP {trainer}: set them alike (--write does)")
         for role in ("actor", "ref")]
+
+
+REF_AT_2 = ("algorithm: {{algorithm_type: {algorithm}}}\nmodel: {{model_path: Qwen/Qwen3-8B, max_model_len: 8192}}\n"
+            "cluster: {{node_num: 1, gpu_per_node: 8}}\nexplorer: {{rollout_model: {{engine_num: 4}}}}\n"
+            "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      ref: {{ulysses_sequence_parallel_size: 2}}\n")
+"""Qwen3-8B on 4 trainer GPUs, the actor at SP 1 and the ref at its own SP 2, of an algorithm."""
+SLICED = (f"{ROLE_KEY.format(role='ref')} 2 is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of "
+          "1, so verl 0.7 splits each of the ref's micro-batches over all the trainer GPUs but gives every GPU the "
+          "first part, and gathers none back: the ref's log-probs are fewer than its tokens")
+RUNS_06 = (f"{ROLE_KEY.format(role='ref')} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity with verl before "
+           "0.8 runs that role at SP 2 (with the trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 1; "
+           "the verdict is at SP 1: set them alike (--write does)")
+
+
+@pytest.mark.parametrize(("algorithm", "version", "refused", "words"), [
+    # DAPO uses the ref on Trinity 0.5 (its forward fails), not on 0.6; JSD uses none on 0.5.2.
+    ("dapo", "0.5", True, (f"{SLICED}, so the first ref step fails (remove padding on, its default): set the ref's SP "
+                           "to the actor's (--write does)")),
+    ("dapo", "0.6", False, RUNS_06),
+    ("jsd", "0.5", False, (f"{SLICED}, which would fail its first step, but algorithm_type jsd uses no ref model, so it "
+                           "never runs; set the ref's SP to the actor's (--write does)"))])
+def test_whether_the_ref_runs_follows_the_releases_own_algorithms_without_a_ref(
+        cli, tmp_path: Path, algorithm: str, version: str, refused: bool, words: str):
+    config = tmp_path / "ref.yaml"
+    config.write_text(REF_AT_2.format(algorithm=algorithm), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", version, "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["refused"], current["config_problems"]) == (0, refused, [words])
+    check, _, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", version, "--check")
+    assert check == (1 if refused else 0)
+
+
+@pytest.mark.parametrize(("rank", "refused"), [(0, True), (8, False)])
+def test_a_lora_rank_of_0_is_no_lora_and_the_refs_forward_runs(cli, tmp_path: Path, rank: int, refused: bool):
+    config = tmp_path / "lora.yaml"
+    config.write_text(REF_AT_2.format(algorithm="grpo").replace(
+        "      ref:", f"      model: {{lora_rank: {rank}}}\n      ref:"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5", "--json")
+    current = json.loads(out)[0]["current"]
+    lora = ("with LoRA (trainer.trainer_config.actor_rollout_ref.model.lora_rank) the actor, at its own SP, gives the "
+            "ref's log-probs")
+    assert (status, current["refused"], current["config_problems"]) == (0, refused, [
+        f"{SLICED}, so the first ref step fails (remove padding on, its default): set the ref's SP to the actor's "
+        "(--write does)" if refused else
+        f"{SLICED}, which would fail its first step, but {lora}, so it never runs; set the ref's SP to the actor's "
+        "(--write does)"])
+
+
+def test_each_of_the_rollout_engines_gib_is_kept_whole_and_rounded_in_json(tmp_path: Path):
+    # Qwen3-8B at 40000 tokens on an H100: the KV cache of one sequence is 5.4931640625 GiB, vLLM's room 70.68271...
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "a", "gpu": "H100", "nodes": 1, "gpus_per_node": 8}],
+                                    "jobs": [{"name": "x", "model": "Qwen3-8B", "max_model_len": 40000,
+                                              "rollout_gpus": 2}]}), encoding="utf-8")
+    result = solver.place(solver.load_fleet(path))
+    engines = result.placements[0].rollout_engines
+    assert engines is not None and (engines.kv_cache_gib, round(engines.room_gib, 5)) == (5.4931640625, 70.68271)
+    assert json.loads(cluster_json(result))["placements"][0]["rollout_engines"] == {
+        "size": 1, "weights_gib": 15.26, "kv_cache_gib": 5.49, "room_gib": 70.68, "largest": False}
+
+
+@pytest.mark.parametrize("field", ["weights_gib", "kv_cache_gib", "room_gib"])
+def test_rollout_engines_refuse_a_negative_gib(field: str):
+    figures = {"weights_gib": 1.0, "kv_cache_gib": 1.0, "room_gib": 1.0, field: -0.5}
+    with pytest.raises(ValidationError, match=f"{field}\n  Input should be greater than or equal to 0"):
+        RolloutEngines(size=1, largest=False, **figures)
