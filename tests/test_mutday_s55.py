@@ -117,8 +117,8 @@ RUNS_06 = (f"{ROLE_KEY.format(role='ref')} 2 is not trainer.ulysses_sequence_par
     ("dapo", "0.5", True, (f"{SLICED}, so the first ref step fails (remove padding on, its default): set the ref's SP "
                            "to the actor's (--write does)")),
     ("dapo", "0.6", False, RUNS_06),
-    ("jsd", "0.5", False, (f"{SLICED}, which would fail its first step, but algorithm_type jsd uses no ref model, so it "
-                           "never runs; set the ref's SP to the actor's (--write does)"))])
+    ("jsd", "0.5", False, (f"{SLICED}, which would fail its first step, but algorithm_type jsd uses no ref model, "
+                           "so it never runs; set the ref's SP to the actor's (--write does)"))])
 def test_whether_the_ref_runs_follows_the_releases_own_algorithms_without_a_ref(
         cli, tmp_path: Path, algorithm: str, version: str, refused: bool, words: str):
     config = tmp_path / "ref.yaml"
