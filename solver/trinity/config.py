@@ -331,11 +331,11 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
 
 def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tuple[str, ...], role_sp: int,
                   budget_path: tuple[str, ...], sp: int) -> str:
-    """How Trinity runs the role SP `role_sp` at `path` (`version` 0.6 or unknown), in words: with verl before 0.8
-    (Trinity 0.5, or 0.6's ``verl_legacy`` on verl 0.7.1) at it, except the ref's above an actor SP of 1 (the
-    actor's own, else the trainer's `sp`), whose forward fails where it runs (`_ref_forward_fails`: Trinity 0.6.0's
+    """How Trinity (`version`: 0.6, or none given; 0.5 has words of its own) runs the role SP `role_sp` at `path`, in
+    words: with 0.6's ``verl_legacy`` (verl 0.7.1) at it, except the ref's above an actor SP of 1 (the actor's own,
+    else the trainer's `sp`), whose forward fails where it runs (`_ref_forward_fails`: Trinity 0.6.0's
     ``verl_legacy/fsdp_workers.py:162`` builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's);
-    Trinity 0.6 on verl 0.8 or later at the trainer's `sp`."""
+    Trinity 0.6 on verl 0.8 or later at `sp`."""
     actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp
     if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and _ref_forward_fails(reader, version):
         return (f"Trinity 0.6 on verl 0.8 or later runs the ref at SP {sp}, but Trinity with verl before 0.8 builds no "
@@ -360,10 +360,10 @@ LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank
 
 
 def _ref_forward_fails(reader: ConfigReader, version: TrinityVersion | None) -> bool:
-    """Whether the ref's forward runs each step (`_ref_step_skipped`) with remove padding on: the key `version` reads
-    (0.5 ``actor_rollout_ref.model``'s; 0.6 the trainer's, which it copies there, ``verl_legacy/verl_config.py:707``);
-    without a release, neither off."""
-    keys = {"0.5": REMOVE_PADDING_KEYS[1:], "0.6": REMOVE_PADDING_KEYS[:1]}.get(version or "", REMOVE_PADDING_KEYS)
+    """Whether the ref's forward runs each step (`_ref_step_skipped`) with remove padding on, for `version` 0.6 (the
+    trainer's key, which it copies to ``actor_rollout_ref.model``'s, ``verl_legacy/verl_config.py:707``) or none given
+    (neither key off); 0.5's ref is `_ungrouped_ref_problem`'s."""
+    keys = REMOVE_PADDING_KEYS[:1] if version == "0.6" else REMOVE_PADDING_KEYS
     padded = any(turned_off(read_or_none(reader.get, key)) for key in keys)
     return not padded and _ref_step_skipped(reader, version) is None
 
