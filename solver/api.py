@@ -54,7 +54,6 @@ from solver.query import (
 from solver.results import (
     ALLOC_CONF_VARIABLES,
     ENV_VARIABLE,
-    GENERIC_ENV_VARIABLE,
     ROCM_ENV_VARIABLE,
     Answer,
     Calibration,
@@ -711,9 +710,11 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
 
 def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) -> CurrentSettings:
     """`current` with Env as `environ` gives it: the expandable_segments of the first allocator variable set, in the
-    order PyTorch 2.10 and 2.11 read them (`ALLOC_CONF_VARIABLES`; the ROCm one for an AMD GPU, `rocm`, only); with a
-    problem for each value PyTorch refuses, and one for each other of them set that differs on Env."""
-    names = [name for name in ALLOC_CONF_VARIABLES if name in environ and (rocm or name != ROCM_ENV_VARIABLE)]
+    order PyTorch 2.10 and 2.11 read them on every GPU (`ALLOC_CONF_VARIABLES`); with a problem for each value PyTorch
+    refuses, one where Env is on from a variable that older releases do not take it from (all but
+    `ENV_VARIABLE`'s, and, on an AMD GPU, `rocm`, the ROCm one), and one for each other of them set that differs on
+    Env."""
+    names = [name for name in ALLOC_CONF_VARIABLES if name in environ]
     variable = next(iter(names), ENV_VARIABLE[0])
     values = _expandable_segments(environ.get(variable, ""))
     env = values[-1:] == ["True"]  # the last word on them wins
@@ -721,27 +722,19 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
                     f"{variable} has expandable_segments:{value}, which PyTorch refuses (it takes True "
                     "or False, so the run stops at its first GPU allocation)"))
                 for value in values if value not in ("True", "False")]
-    if env and variable == GENERIC_ENV_VARIABLE:
+    if env and variable not in (ENV_VARIABLE[0], *([ROCM_ENV_VARIABLE] if rocm else [])):
         problems.append(ConfigProblem(ConfigProblemCode.ALLOC_CONF_NEW_NAME, (
-            f"{variable} turns Env on, and PyTorch reads it only from 2.9 on (before 2.9 Env is off): to be sure, set "
-            f"{ENV_VARIABLE[0]} the same, which every release reads")))
+            f"{variable} turns Env on, and PyTorch takes Env from it only from 2.10 on (before 2.10 Env is off): to "
+            f"be sure, set {ENV_VARIABLE[0]} the same, which every release reads")))
     problems += [ConfigProblem(ConfigProblemCode.ALLOC_CONFS_DISAGREE, (
                      f"{name} turns Env {'off' if env else 'on'} where {variable} turns it {'on' if env else 'off'}: "
-                     f"{_which_variable_is_read(variable, name)}"))
+                     f"every PyTorch release that takes Env from {name} takes it from {variable} first, as this "
+                     f"verdict does: unset {name}"))
                  for name in names[1:] if (_expandable_segments(environ[name])[-1:] == ["True"]) != env]
     return current.model_copy(update={
         "env": env, "env_variable": variable,
         "config_problems": (*current.config_problems, *(problem.words for problem in problems)),
         "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in problems))})
-
-
-def _which_variable_is_read(read: str, ignored: str) -> str:
-    """Which of two allocator variables that differ on Env PyTorch reads, in words: `read`, the verdict's, is the one
-    PyTorch 2.10 and 2.11 read; PyTorch 2.9 reads `GENERIC_ENV_VARIABLE` before the other two."""
-    if ignored != GENERIC_ENV_VARIABLE:
-        return f"PyTorch 2.9 to 2.11 read {read} before {ignored}, as this verdict does: unset {ignored}"
-    return (f"PyTorch 2.10 and 2.11 read {read} first, as this verdict does, but 2.9 reads {ignored} first, so the "
-            "run's Env depends on its PyTorch: set them the same, or unset one")
 
 
 def _config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:

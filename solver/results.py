@@ -68,13 +68,15 @@ PlacementCount = Literal["priority", "nodes"]
 ENV_VARIABLE = ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
 """The environment variable that turns Env on, and its value."""
 ROCM_ENV_VARIABLE = "PYTORCH_HIP_ALLOC_CONF"
-"""The allocator variable PyTorch's ROCm builds read where `ENV_VARIABLE`'s is not set."""
+"""The allocator variable PyTorch's ROCm builds read where `ENV_VARIABLE`'s is not set; its CUDA builds too from 2.10
+on (their ``libc10``'s ``AcceleratorAllocatorConfig``, which gives the CUDA allocator its expandable segments)."""
 GENERIC_ENV_VARIABLE = "PYTORCH_ALLOC_CONF"
-"""The device-agnostic allocator variable PyTorch reads from 2.9 on: 2.9 before the other two (which it warns are
-deprecated), 2.10 and 2.11 after them (read from their ``libc10``'s ``AcceleratorAllocatorConfig``)."""
+"""The device-agnostic allocator variable: PyTorch 2.10 and 2.11 take Env from it after the other two (read from the
+x86-64 CUDA wheels' ``libc10``: 2.9's ``AcceleratorAllocatorConfig`` reads it first, but 2.9's CUDA allocator parses
+only ``PYTORCH_CUDA_ALLOC_CONF``, in ``libc10_cuda``'s own ``CUDAAllocatorConfig``)."""
 ALLOC_CONF_VARIABLES = (ENV_VARIABLE[0], ROCM_ENV_VARIABLE, GENERIC_ENV_VARIABLE)
-"""The allocator variables in the order PyTorch 2.10 and 2.11 read them, the first one set being the one read (the
-ROCm one read only for an AMD GPU here: PyTorch's CUDA builds before 2.9 do not read it)."""
+"""The allocator variables in the order PyTorch 2.10 and 2.11 read them on every GPU, the first one set being the one
+read (PyTorch's CUDA builds before 2.10 take Env from the first only)."""
 
 ENV_EXPORT = f"export {ENV_VARIABLE[0]}={ENV_VARIABLE[1]}"
 """The shell line that turns Env on; it must run before Ray starts (`env_when`)."""
@@ -598,8 +600,8 @@ class CurrentSettings(Frozen, defer_build=True):
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
     env_variable: str = Field(default=ENV_VARIABLE[0], description=(
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
-        "(on an AMD GPU) and PYTORCH_ALLOC_CONF, as PyTorch 2.10 and 2.11 read them; PYTORCH_CUDA_ALLOC_CONF where "
-        "none is set"))
+        "and PYTORCH_ALLOC_CONF, as PyTorch 2.10 and 2.11 read them on every GPU; PYTORCH_CUDA_ALLOC_CONF where none "
+        "is set"))
     offload: bool
     sp: PositiveInt
     max_model_len: PositiveInt

@@ -2,7 +2,8 @@
 from PYTORCH_HIP_ALLOC_CONF where PYTORCH_CUDA_ALLOC_CONF is not set, names the variable read, and says where the two
 differ; `solve map` of an AMD GPU gives `solve`'s ROCm caution once, under its legend. And on any GPU, PyTorch 2.9's
 PYTORCH_ALLOC_CONF: read after the other two (as 2.10 and 2.11 read them), a line where it is the one that turns Env
-on (PyTorch before 2.9 does not read it) and where it differs from the one read (2.9 reads it first)."""
+on (PyTorch takes Env from it only from 2.10 on) and where it differs from the one read. Session 55's torchcuda: the
+HIP variable is read on an NVIDIA GPU too, as PyTorch 2.10 and 2.11's CUDA builds read it, with that line."""
 
 from __future__ import annotations
 
@@ -42,11 +43,18 @@ def test_on_an_amd_gpu_env_is_read_from_the_hip_variable_where_the_cuda_one_is_n
               "242.0 GiB per GPU, of 176.5 usable); the best plan follows") in verdict(out)
 
 
-def test_on_an_nvidia_gpu_the_hip_variable_is_not_read(cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+NEW_NAME = ("but: {variable} turns Env on, and PyTorch takes Env from it only from 2.10 on (before 2.10 Env is off): "
+            "to be sure, set PYTORCH_CUDA_ALLOC_CONF the same, which every release reads")
+
+
+def test_on_an_nvidia_gpu_the_hip_variable_is_read_with_a_line_on_releases_before_2_10(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    # PyTorch 2.10 and 2.11's CUDA builds take expandable_segments from libc10's reading, which reads it; 2.9's do not.
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
     assert status == 0
-    assert RUNS.format(setting="SP=2", env="off", variable="PYTORCH_CUDA_ALLOC_CONF") in verdict(out)
+    assert RUNS.format(setting="Env + SP=2", env="on", variable="PYTORCH_HIP_ALLOC_CONF") in verdict(out)
+    assert NEW_NAME.format(variable="PYTORCH_HIP_ALLOC_CONF") in verdict(out)
 
 
 def test_a_cuda_variable_that_is_set_is_read_on_an_amd_gpu_too(cli, config: Path, monkeypatch: pytest.MonkeyPatch):
@@ -74,7 +82,8 @@ def test_the_json_names_the_variable_env_was_read_from(cli, config: Path, monkey
     assert status == 0 and (current["env"], current["env_variable"]) == (True, "PYTORCH_HIP_ALLOC_CONF")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--json")
     current = json.loads(out)[0]["current"]
-    assert status == 0 and (current["env"], current["env_variable"]) == (False, "PYTORCH_CUDA_ALLOC_CONF")
+    assert status == 0 and (current["env"], current["env_variable"]) == (True, "PYTORCH_HIP_ALLOC_CONF")
+    assert current["config_problem_codes"][-1] == "alloc-conf-new-name"
 
 
 ROCM_CAUTION_LINE = ("caution: ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not "
@@ -102,32 +111,33 @@ def test_on_an_amd_gpu_the_two_variables_differing_on_env_is_a_but_line(
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
     status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--check")
     assert status == 1  # vanilla SP=2 does not fit; the line itself refuses nothing
-    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch 2.9 to "
-            "2.11 read PYTORCH_CUDA_ALLOC_CONF before PYTORCH_HIP_ALLOC_CONF, as this verdict does: unset "
-            "PYTORCH_HIP_ALLOC_CONF") in verdict(out)
+    assert ("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: every PyTorch "
+            "release that takes Env from PYTORCH_HIP_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF first, as this "
+            "verdict does: unset PYTORCH_HIP_ALLOC_CONF") in verdict(out)
     status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
     assert json.loads(out)[0]["current"]["config_problem_codes"][-1] == "alloc-confs-disagree"
 
 
-def test_the_two_variables_agreeing_or_an_nvidia_gpu_get_no_such_line(
-        cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize("gpu", ["h200", "mi300x"])
+def test_the_two_variables_agreeing_get_no_such_line_and_differing_get_it_on_any_gpu(
+        cli, config: Path, monkeypatch: pytest.MonkeyPatch, gpu: str):
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    status, out, _ = cli("--from-config", str(config), "--gpu", gpu)
     assert status == 0 and "turns Env" not in out
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:False")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
-    assert status == 0 and "turns Env" not in out
+    status, out, _ = cli("--from-config", str(config), "--gpu", gpu)
+    assert status == 0 and "PYTORCH_HIP_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on" in (
+        verdict(out))
 
 
 @pytest.mark.parametrize("gpu", ["h200", "mi300x"])
-def test_env_is_read_from_pytorch_alloc_conf_alone_with_a_line_on_releases_before_2_9(
+def test_env_is_read_from_pytorch_alloc_conf_alone_with_a_line_on_releases_before_2_10(
         cli, config: Path, monkeypatch: pytest.MonkeyPatch, gpu: str):
     monkeypatch.setenv("PYTORCH_ALLOC_CONF", "expandable_segments:True")
     _, out, _ = cli("--from-config", str(config), "--gpu", gpu, "--check")
     assert RUNS.format(setting="Env + SP=2", env="on", variable="PYTORCH_ALLOC_CONF") in verdict(out)
-    assert ("but: PYTORCH_ALLOC_CONF turns Env on, and PyTorch reads it only from 2.9 on (before 2.9 Env is off): to "
-            "be sure, set PYTORCH_CUDA_ALLOC_CONF the same, which every release reads") in verdict(out)
+    assert NEW_NAME.format(variable="PYTORCH_ALLOC_CONF") in verdict(out)
     _, out, _ = cli("--from-config", str(config), "--gpu", gpu, "--json")
     current = json.loads(out)[0]["current"]
     assert (current["env"], current["env_variable"], current["config_problem_codes"][-1], current["refused"]) == (
@@ -138,12 +148,12 @@ def test_pytorch_alloc_conf_set_without_env_gets_no_line(cli, config: Path, monk
     monkeypatch.setenv("PYTORCH_ALLOC_CONF", "max_split_size_mb:512")
     _, out, _ = cli("--from-config", str(config), "--gpu", "h200")
     assert RUNS.format(setting="SP=2", env="off", variable="PYTORCH_ALLOC_CONF") in verdict(out)
-    assert "2.9" not in out
+    assert "2.10" not in out
 
 
 @pytest.mark.parametrize(("cuda", "generic", "env"), [("max_split_size_mb:512", "expandable_segments:True", "off"),
                                                       ("expandable_segments:True", "expandable_segments:False", "on")])
-def test_pytorch_alloc_conf_differing_from_the_cuda_variable_depends_on_the_release(
+def test_pytorch_alloc_conf_differing_from_the_cuda_variable_is_read_after_it_by_every_release(
         cli, config: Path, monkeypatch: pytest.MonkeyPatch, cuda: str, generic: str, env: str):
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", cuda)
     monkeypatch.setenv("PYTORCH_ALLOC_CONF", generic)
@@ -151,10 +161,11 @@ def test_pytorch_alloc_conf_differing_from_the_cuda_variable_depends_on_the_rele
     other = "off" if env == "on" else "on"
     assert RUNS.format(setting="Env + SP=2" if env == "on" else "SP=2", env=env,
                        variable="PYTORCH_CUDA_ALLOC_CONF") in verdict(out)
-    assert (f"but: PYTORCH_ALLOC_CONF turns Env {other} where PYTORCH_CUDA_ALLOC_CONF turns it {env}: PyTorch 2.10 "
-            "and 2.11 read PYTORCH_CUDA_ALLOC_CONF first, as this verdict does, but 2.9 reads PYTORCH_ALLOC_CONF "
-            "first, so the run's Env depends on its PyTorch: set them the same, or unset one") in verdict(out)
-    assert "reads it only from 2.9" not in out
+    # PyTorch 2.9's CUDA allocator takes Env from PYTORCH_CUDA_ALLOC_CONF alone (its libc10_cuda parses only it).
+    assert (f"but: PYTORCH_ALLOC_CONF turns Env {other} where PYTORCH_CUDA_ALLOC_CONF turns it {env}: every PyTorch "
+            "release that takes Env from PYTORCH_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF first, as this "
+            "verdict does: unset PYTORCH_ALLOC_CONF") in verdict(out)
+    assert "only from 2.10" not in out
 
 
 def test_the_hip_variable_is_read_before_pytorch_alloc_conf_on_an_amd_gpu(
@@ -176,8 +187,9 @@ def test_each_variable_that_differs_from_the_one_read_gets_its_line(
     assert (current["env"], current["env_variable"]) == (True, "PYTORCH_CUDA_ALLOC_CONF")
     assert [words for code, words in zip(current["config_problem_codes"], current["config_problems"], strict=True)
             if code == "alloc-confs-disagree"] == [
-        "PYTORCH_HIP_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: PyTorch 2.9 to 2.11 read "
-        "PYTORCH_CUDA_ALLOC_CONF before PYTORCH_HIP_ALLOC_CONF, as this verdict does: unset PYTORCH_HIP_ALLOC_CONF",
-        "PYTORCH_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: PyTorch 2.10 and 2.11 read "
-        "PYTORCH_CUDA_ALLOC_CONF first, as this verdict does, but 2.9 reads PYTORCH_ALLOC_CONF first, so the run's Env "
-        "depends on its PyTorch: set them the same, or unset one"]
+        "PYTORCH_HIP_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: every PyTorch release that "
+        "takes Env from PYTORCH_HIP_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF first, as this verdict does: "
+        "unset PYTORCH_HIP_ALLOC_CONF",
+        "PYTORCH_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: every PyTorch release that takes "
+        "Env from PYTORCH_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF first, as this verdict does: unset "
+        "PYTORCH_ALLOC_CONF"]
