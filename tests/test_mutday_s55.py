@@ -69,9 +69,9 @@ def test_two_variables_differing_from_the_one_read_each_get_a_line_in_the_order_
     monkeypatch.setenv("PYTORCH_ALLOC_CONF", "expandable_segments:True")
     _, current, text = judged(cli, config, "mi300x")
     assert current["config_problem_codes"].count("alloc-confs-disagree") == 2
-    hip = text.index("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: PyTorch 2.9 "
-                     "to 2.11 read PYTORCH_CUDA_ALLOC_CONF before PYTORCH_HIP_ALLOC_CONF, as this verdict does: unset "
-                     "PYTORCH_HIP_ALLOC_CONF")
+    hip = text.index("but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off: every "
+                     "PyTorch release that takes Env from PYTORCH_HIP_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF "
+                     "first, as this verdict does: unset PYTORCH_HIP_ALLOC_CONF")
     assert hip < text.index("but: PYTORCH_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off:")
 
 
