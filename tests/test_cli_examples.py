@@ -183,6 +183,6 @@ def test_an_installed_package_reads_its_examples_from_the_installed_folder(
     (tmp_path / "examples" / "my-model").mkdir(parents=True)
     (tmp_path / "examples" / "fleet.yaml").write_text("jobs: []\n", encoding="utf-8")
     (tmp_path / "examples" / "my-model" / "config.json").write_text("{}\n", encoding="utf-8")
-    monkeypatch.setattr(solver, "__path__", [*solver.__path__, str(tmp_path)])
+    monkeypatch.setattr(solver, "__path__", [str(tmp_path), *solver.__path__])  # first: a wheel has its own
     assert shipped_examples() == {PurePosixPath("fleet.yaml"): "jobs: []\n",
                                   PurePosixPath("my-model/config.json"): "{}\n"}
