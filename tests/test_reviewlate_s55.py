@@ -17,10 +17,12 @@ CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}al
 
 def _problems(cli, tmp_path: Path, version: str, algorithm: str, ref_sp: int, lora: str = "") -> list[
         tuple[str, str]]:
-    """(code, words) of each problem `--from-config` finds with Trinity `version` in the config, on A100 80GB."""
+    """(code, words) of each problem `--from-config` finds with Trinity `version` ("": none given) in the config, on
+    A100 80GB."""
     path = tmp_path / "trinity.yaml"
     path.write_text(CONFIG.format(algorithm=algorithm, lora=lora, ref_sp=ref_sp), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--trinity-version", version, "--json")
+    release = ("--trinity-version", version) if version else ()
+    status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", *release, "--json")
     assert status == 0
     current = json.loads(out)[0]["current"]
     return list(zip(current["config_problem_codes"], current["config_problems"], strict=True))
@@ -45,3 +47,16 @@ def test_a_ref_that_runs_its_forward_keeps_the_line_on_its_own_budget(cli, tmp_p
         f"{REF}.log_prob_max_token_len_per_gpu 40000 is above Trinity's default ceil(2 x 16384 / 2) = 16384, which the "
         f"tables measured: more tokens per GPU than the verdict assumes{roles if version == '0.6' else ''}"))
         in _problems(cli, tmp_path, version, "grpo", 2))
+
+
+@pytest.mark.parametrize(("version", "algorithm", "lora", "reason"), [
+    ("0.6", "sft", "", "algorithm_type sft uses no ref model"),
+    ("", "dapo", "", "algorithm_type dapo uses no ref model"),
+    ("0.6", "grpo", "  lora_configs: [{lora_rank: 32}]\n",
+     "with LoRA (model.lora_configs) the actor, at its own SP, gives the ref's log-probs")])
+def test_without_trinity_05_a_ref_that_runs_no_forward_is_not_said_to_run_at_its_sp(
+        cli, tmp_path: Path, version: str, algorithm: str, lora: str, reason: str):
+    # As Trinity 0.5's line says (test_refskip_s55), not "Trinity with verl before 0.8 runs that role at SP 4".
+    assert _problems(cli, tmp_path, version, algorithm, 4, lora)[0] == ("role-sp-differs", (
+        f"{REF}.ulysses_sequence_parallel_size 4 is not trainer.ulysses_sequence_parallel_size 2, but {reason}, so "
+        "its forward never runs; the verdict is at SP 2: set them alike (--write does)"))
