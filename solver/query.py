@@ -352,8 +352,12 @@ class TrinityConfig(Frozen, defer_build=True):
     """The Trinity release the config was read for (None: not known): with 0.5, the actor's budget is raised before
     the rollout's is filled from it (`role_budgets`)."""
     ref_sp: int | None = None
-    """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp`: Trinity 0.5 sizes
-    the ref's micro-batches at it but runs its forward in the actor's SP groups; else None."""
+    """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs
+    its forward (`ref_forward_runs`): Trinity 0.5 sizes the ref's micro-batches at it but runs its forward in the
+    actor's SP groups; else None."""
+    ref_forward_runs: bool = True
+    """Whether the trainer runs the ref's forward, which alone reads the ref's own token budget: not for an algorithm
+    that uses no ref, nor with LoRA, where the actor without its adapter gives the ref's log-probs."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""

@@ -108,9 +108,8 @@ REF_AT_2 = ("algorithm: {{algorithm_type: {algorithm}}}\nmodel: {{model_path: Qw
 SLICED = (f"{ROLE_KEY.format(role='ref')} 2 is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of "
           "1, so verl 0.7 splits each of the ref's micro-batches over all the trainer GPUs but gives every GPU the "
           "first part, and gathers none back: the ref's log-probs are fewer than its tokens")
-RUNS_06 = (f"{ROLE_KEY.format(role='ref')} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity with verl before "
-           "0.8 runs that role at SP 2 (with the trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 1; "
-           "the verdict is at SP 1: set them alike (--write does)")
+RUNS_06 = (f"{ROLE_KEY.format(role='ref')} 2 is not trainer.ulysses_sequence_parallel_size 1, but algorithm_type dapo "
+           "uses no ref model, so its forward never runs; the verdict is at SP 1: set them alike (--write does)")
 
 
 @pytest.mark.parametrize(("algorithm", "version", "refused", "words"), [

@@ -79,8 +79,11 @@ def test_05_says_why_the_ref_never_fails_where_no_ref_forward_runs(cli, tmp_path
     status, refused, problems, check, text = _judged(cli, config, "0.5")
     assert (status, refused, problems[0], check) == (0, False, ("role-sp-differs", words), 0)
     assert f"but: {words}" in text
-    # Without 0.5 the same reasons keep the old words (Trinity 0.6 counts sft and raft as algorithms without a ref).
-    assert _judged(cli, config, "none")[2][0] == ("role-sp-differs", RUNS_AT_2)
+    # Without 0.5 the same reasons hold (Trinity 0.6 counts sft and raft as algorithms without a ref), so the SP line
+    # says so too, not that Trinity runs the ref at SP 2.
+    assert _judged(cli, config, "none")[2][0] == ("role-sp-differs", (
+        f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1, but {why}, so its forward never runs; the "
+        "verdict is at SP 1: set them alike (--write does)"))
 
 
 def test_05_with_remove_padding_off_the_ref_runs_whole_micro_batches(cli, tmp_path: Path):

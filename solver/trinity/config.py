@@ -308,21 +308,21 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
             f"{sp}: set them alike (--write does)")))
     ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
     ungrouped = version == "0.5" and ref_sp > sp == 1
-    skipped = _ref_step_skipped(reader, version) if version == "0.5" else None
+    skipped = _ref_step_skipped(reader, version)
+    sp_named = "the actor's" if version == "0.5" else "trainer.ulysses_sequence_parallel_size"
     for path, budget_path in zip(ROLE_SP_KEYS, ROLE_TOKEN_BUDGETS, strict=False):
         role_sp = read_or_none(reader.integer, path)
         if path == in_effect or role_sp is None or role_sp == sp or (ungrouped and path == ROLE_SP_KEYS[1]):
             continue
-        if version == "0.5":
-            runs = (f", but {skipped}, so its forward never runs" if skipped and path == ROLE_SP_KEYS[1] else
-                    f": Trinity 0.5 runs that role's forward at SP {role_sp} within the actor's SP groups")
-            words = (f"{'.'.join(path)} {role_sp} is not the actor's {sp}{runs}; the verdict is at SP {sp}: set them "
-                     "alike (--write does)")
+        if skipped is not None and path == ROLE_SP_KEYS[1]:
+            runs = f", but {skipped}, so its forward never runs"
+        elif version == "0.5":
+            runs = f": Trinity 0.5 runs that role's forward at SP {role_sp} within the actor's SP groups"
         else:
-            words = (f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
-                     f"{_role_sp_runs(reader, version, path, role_sp, budget_path, sp)}; the verdict is "
-                     f"at SP {sp}: set them alike (--write does)")
-        notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, words))
+            runs = f": {_role_sp_runs(reader, version, path, role_sp, budget_path, sp)}"
+        notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            f"{'.'.join(path)} {role_sp} is not {sp_named} {sp}{runs}; the verdict is at SP {sp}: set them alike "
+            "(--write does)")))
     if ungrouped:
         notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp))
     sized = version == "0.5" and ref_sp != sp and skipped is None
@@ -332,12 +332,13 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
 def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tuple[str, ...], role_sp: int,
                   budget_path: tuple[str, ...], sp: int) -> str:
     """How Trinity (`version`: 0.6, or none given; 0.5 has words of its own) runs the role SP `role_sp` at `path`, in
-    words: with 0.6's ``verl_legacy`` (verl 0.7.1) at it, except the ref's above an actor SP of 1 (the actor's own,
-    else the trainer's `sp`), whose forward fails where it runs (`_ref_forward_fails`: Trinity 0.6.0's
+    words, for a role whose forward runs (a ref that runs none has words of its own, `_ref_step_skipped`): with 0.6's
+    ``verl_legacy`` (verl 0.7.1) at it, except the ref's above an actor SP of 1 (the actor's own, else the trainer's
+    `sp`), whose forward fails with remove padding on (`_ref_removes_padding`: Trinity 0.6.0's
     ``verl_legacy/fsdp_workers.py:162`` builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's);
     Trinity 0.6 on verl 0.8 or later at `sp`."""
     actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp
-    if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and _ref_forward_fails(reader, version):
+    if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and _ref_removes_padding(reader, version):
         return (f"Trinity 0.6 on verl 0.8 or later runs the ref at SP {sp}, but Trinity with verl before 0.8 builds no "
                 f"SP groups at the actor's SP 1, so the ref's forward at SP {role_sp} gathers none of its split "
                 "micro-batches back and fails at its first step (remove padding on)")
@@ -359,13 +360,12 @@ LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank
 0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
 
 
-def _ref_forward_fails(reader: ConfigReader, version: TrinityVersion | None) -> bool:
-    """Whether the ref's forward runs each step (`_ref_step_skipped`) with remove padding on, for `version` 0.6 (the
-    trainer's key, which it copies to ``actor_rollout_ref.model``'s, ``verl_legacy/verl_config.py:707``) or none given
-    (neither key off); 0.5's ref is `_ungrouped_ref_problem`'s."""
+def _ref_removes_padding(reader: ConfigReader, version: TrinityVersion | None) -> bool:
+    """Whether the ref's forward runs with remove padding on, for `version` 0.6 (the trainer's key, which it copies to
+    ``actor_rollout_ref.model``'s, ``verl_legacy/verl_config.py:707``) or none given (neither key off); 0.5's ref is
+    `_ungrouped_ref_problem`'s."""
     keys = REMOVE_PADDING_KEYS[:1] if version == "0.6" else REMOVE_PADDING_KEYS
-    padded = any(turned_off(read_or_none(reader.get, key)) for key in keys)
-    return not padded and _ref_step_skipped(reader, version) is None
+    return not any(turned_off(read_or_none(reader.get, key)) for key in keys)
 
 
 def _ref_step_skipped(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
@@ -504,6 +504,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         critic_token_budgets=critic_budgets,
         version=version,
         ref_sp=ref_sp,
+        ref_forward_runs=_ref_step_skipped(reader, version) is None,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
     )
 
