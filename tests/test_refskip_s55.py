@@ -63,3 +63,13 @@ def test_at_an_actor_sp_of_1_only_a_rank_above_0_keeps_the_ref_from_failing(cli,
     ranked = "8" in roles  # vanilla does not train at 16384 tokens on 4 A100s either way: --check exits 1 for both
     assert (current["refused"], current["config_problem_codes"][-1]) == (
         (False, "role-sp-differs") if ranked else (True, "ref-sp-ungrouped-refused"))
+
+
+@pytest.mark.parametrize(("rank", "lora"), [('"0"', False), ('" 8"', True), ('"-1"', False), ('"eight"', False)])
+def test_a_quoted_rank_is_read_as_the_number_the_typed_config_reads(cli, tmp_path: Path, rank: str, lora: bool):
+    path = tmp_path / "trinity.yaml"
+    path.write_text(CONFIG.format(algorithm="grpo", lora="").replace("ulysses_sequence_parallel_size: 2", (
+        "ulysses_sequence_parallel_size: 1")) + f"      model: {{lora_rank: {rank}}}\n", encoding="utf-8")
+    _, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--trinity-version", "0.5", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (current["refused"], "ref-sp-ungrouped-refused" in current["config_problem_codes"]) == (not lora, not lora)

@@ -374,18 +374,22 @@ def _ref_step_skipped(reader: ConfigReader, version: TrinityVersion | None) -> s
     algorithm = read_or_none(reader.word, ("algorithm", "algorithm_type"))
     if algorithm in NO_REFERENCE_ALGORITHMS["0.5" if version == "0.5" else "0.6"]:
         return f"algorithm_type {algorithm} uses no ref model"
-    lora = [path for path in LORA_KEYS if _turns_lora_on(read_or_none(reader.get, path))]
+    lora = [path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))]
     if lora:
         return f"with LoRA ({'.'.join(lora[0])}) the actor, at its own SP, gives the ref's log-probs"
     return None
 
 
-def _turns_lora_on(value: object) -> bool:
-    """Whether a `LORA_KEYS` value turns LoRA on: a rank above 0 (verl's ``lora_rank > 0``), a list of LoRA configs
-    or an adapter path that is not empty (Trinity 0.5.2 refuses an empty ``lora_configs``)."""
-    if isinstance(value, bool):
+def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
+    """Whether the value of the `LORA_KEYS` key `path` turns LoRA on: a rank above 0 (verl's ``lora_rank > 0``; a
+    quoted number as the typed config reads it), a list of LoRA configs or an adapter path that is not empty
+    (Trinity 0.5.2 refuses an empty ``lora_configs``)."""
+    if isinstance(value, bool) or value is None:
         return False
-    return value > 0 if isinstance(value, int) else isinstance(value, str | list | dict) and len(value) > 0
+    if path == LORA_KEYS[1]:
+        rank = value.strip() if isinstance(value, str) else value
+        return int(rank) > 0 if isinstance(rank, int) or isinstance(rank, str) and rank.isdigit() else False
+    return isinstance(value, str | list | dict) and len(value) > 0
 
 
 def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> ConfigProblem:
