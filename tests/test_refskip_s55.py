@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 REF_SP = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size"
-CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}algorithm:\n  algorithm_type: {algorithm}\n"
+CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}"
+          "algorithm:\n  algorithm_type: {algorithm}\n"
           "cluster: {{node_num: 1, gpu_per_node: 8}}\nbuffer: {{train_batch_size: 64}}\n"
           "explorer: {{rollout_model: {{engine_num: 4}}}}\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
           "  trainer_config:\n    actor_rollout_ref:\n      ref: {{ulysses_sequence_parallel_size: 4}}\n")
@@ -44,10 +45,11 @@ def test_a_ref_that_runs_no_forward_gets_no_line_on_its_tokens_per_gpu(
 def test_a_ref_whose_forward_runs_keeps_both_lines(cli, tmp_path: Path, lora: str, roles: str):
     # No LoRA config, an empty one, a rank not above 0 and an empty adapter path: verl runs no LoRA.
     assert _problems(cli, tmp_path, "grpo", lora, roles) == [
-        ("role-sp-differs", f"{REF_SP} 4 is not the actor's 2: Trinity 0.5 runs that role's forward at SP 4 within the "
-                            "actor's SP groups; the verdict is at SP 2: set them alike (--write does)"),
+        ("role-sp-differs", (f"{REF_SP} 4 is not the actor's 2: Trinity 0.5 runs that role's forward at SP 4 within "
+                             "the actor's SP groups; the verdict is at SP 2: set them alike (--write does)")),
         ("token-budget-above-verdict", (
-            "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes, at the ref's SP "
+            "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes, at the ref's "
+            "SP "
             "4: each of the ref's micro-batches holds 16384 x 4 tokens, but Trinity 0.5 runs its forward in the "
             "actor's SP groups of 2 GPUs, so each GPU takes 16384 x 4 / 2 = 32768 tokens there, more than the "
             "verdict's 16384: set the ref's SP to the actor's (--write does)"))]

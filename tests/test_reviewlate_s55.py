@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 REF = "trainer.trainer_config.actor_rollout_ref.ref"
-CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}algorithm:\n  algorithm_type: {algorithm}\n"
+CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}"
+          "algorithm:\n  algorithm_type: {algorithm}\n"
           "cluster: {{node_num: 1, gpu_per_node: 8}}\nbuffer: {{train_batch_size: 64}}\n"
           "explorer: {{rollout_model: {{engine_num: 4}}}}\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
           "  trainer_config:\n    actor_rollout_ref:\n"

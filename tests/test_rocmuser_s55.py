@@ -187,9 +187,9 @@ def test_each_variable_that_differs_from_the_one_read_gets_its_line(
     assert (current["env"], current["env_variable"]) == (True, "PYTORCH_CUDA_ALLOC_CONF")
     assert [words for code, words in zip(current["config_problem_codes"], current["config_problems"], strict=True)
             if code == "alloc-confs-disagree"] == [
-        "PYTORCH_HIP_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: every PyTorch release that "
-        "takes Env from PYTORCH_HIP_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF first, as this verdict does: "
-        "unset PYTORCH_HIP_ALLOC_CONF",
-        "PYTORCH_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: every PyTorch release that takes "
-        "Env from PYTORCH_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF first, as this verdict does: unset "
-        "PYTORCH_ALLOC_CONF"]
+        ("PYTORCH_HIP_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: every PyTorch release that "
+         "takes Env from PYTORCH_HIP_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF first, as this verdict does: "
+         "unset PYTORCH_HIP_ALLOC_CONF"),
+        ("PYTORCH_ALLOC_CONF turns Env off where PYTORCH_CUDA_ALLOC_CONF turns it on: every PyTorch release that "
+         "takes Env from PYTORCH_ALLOC_CONF takes it from PYTORCH_CUDA_ALLOC_CONF first, as this verdict does: unset "
+         "PYTORCH_ALLOC_CONF")]
