@@ -324,7 +324,7 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
             f"{'.'.join(path)} {role_sp} is not {sp_named} {sp}{runs}; the verdict is at SP {sp}: set them alike "
             "(--write does)")))
     if ungrouped:
-        notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp))
+        notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp, skipped))
     sized = version == "0.5" and ref_sp != sp and skipped is None
     return sp, trainer_sp if trainer_sp != sp else None, ref_sp if sized else None, notes
 
@@ -392,22 +392,22 @@ def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
     return isinstance(value, str | list | dict) and len(value) > 0
 
 
-def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int) -> ConfigProblem:
+def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int, skipped: str | None) -> ConfigProblem:
     """The line on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7.0 and 0.7.1 alike): the
     worker builds no SP group (``fsdp_workers.py:140`` in 0.5.0, ``:144`` in 0.5.2), so with remove padding on, verl's
     ref forward slices each packed micro-batch over the default group, every GPU taking the first slice
     (``utils/ulysses.py:119``, ``:120``; rank 0 without a group, ``:59``), and gathers nothing back (``:267``):
     ``pad_input`` gets fewer log-probs than tokens (``dp_actor.py:264`` in 0.7.0, ``:331`` in 0.7.1) and raises at
     the first ref step, which refuses the config (`ConfigProblemCode.REF_SP_UNGROUPED_REFUSED`) unless no such step
-    runs (`_ref_step_skipped`). With remove padding off, verl slices nothing (``dp_actor.py:346`` in 0.7.1): the ref
-    runs where such a step does, each GPU taking whole micro-batches of its budget x `ref_sp` tokens (``:467``)."""
+    runs (`skipped`: why, `_ref_step_skipped`'s words). With remove padding off, verl slices nothing
+    (``dp_actor.py:346`` in 0.7.1): the ref runs where such a step does, each GPU taking whole micro-batches of its
+    budget x `ref_sp` tokens (``:467``)."""
     own = read_or_none(reader.integer, ROLE_SP_KEYS[1]) is not None
     named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
              else f"trainer.ulysses_sequence_parallel_size {trainer_sp}, the ref's SP (it sets none of its own),")
     ungrouped = f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1"
     fix = "set the ref's SP to the actor's (--write does)"
     padding = REMOVE_PADDING_KEYS[1]
-    skipped = _ref_step_skipped(reader, "0.5")
     if turned_off(read_or_none(reader.get, padding)):  # nothing sliced: `solver.api` gives the ref's tokens per GPU
         whole = f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches"
         return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
