@@ -290,13 +290,13 @@ def _strategy_notes(strategy: str) -> list[ConfigProblem]:
         "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer"))]
 
 
-def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None) -> tuple[
+def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None, skipped: str | None) -> tuple[
         int, int | None, int | None, list[ConfigProblem]]:
     """The SP the trainer runs at (`sp_key_in_effect`: ``trainer.ulysses_sequence_parallel_size``, default 1, or with
     Trinity 0.5 the actor's own), the trainer's own where that is another number (`TrinityConfig.trainer_sp`: Trinity
     0.5 fills the unset token budget at it), else None, the ref's where Trinity 0.5 sizes its micro-batches at another
-    (`TrinityConfig.ref_sp`; None too where the ref runs no forward, `_ref_step_skipped`), else None, and a note on
-    each other SP key the config sets to another number."""
+    (`TrinityConfig.ref_sp`; None too where the ref runs no forward: `skipped`, `_ref_step_skipped`'s why), else
+    None, and a note on each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
     sp = reader.count(in_effect, 1)
     trainer_sp = reader.count(TRAINER_SP_KEY, 1)
@@ -308,7 +308,6 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
             f"{sp}: set them alike (--write does)")))
     ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
     ungrouped = version == "0.5" and ref_sp > sp == 1
-    skipped = _ref_step_skipped(reader, version)
     sp_named = "the actor's" if version == "0.5" else "trainer.ulysses_sequence_parallel_size"
     for path, budget_path in zip(ROLE_SP_KEYS, ROLE_TOKEN_BUDGETS, strict=False):
         role_sp = read_or_none(reader.integer, path)
@@ -481,7 +480,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     strategy = trainer_strategy(given, data, version)
     offload, offload_notes = _read_offload(reader, given, strategy, version)
     length, length_notes = _read_max_model_len(reader)
-    sp, trainer_sp, ref_sp, sp_notes = _read_sequence_parallel(reader, version)
+    skipped = _ref_step_skipped(reader, version)
+    sp, trainer_sp, ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
@@ -508,7 +508,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         critic_token_budgets=critic_budgets,
         version=version,
         ref_sp=ref_sp,
-        ref_forward_runs=_ref_step_skipped(reader, version) is None,
+        ref_forward_runs=skipped is None,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
     )
 
