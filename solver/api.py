@@ -906,8 +906,8 @@ def _set_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
 def _differing_budgets(verdict: _BudgetVerdict) -> list[tuple[str, int]]:
     """(key, budget) of each budget key the config sets (the trainer's unset one where Trinity 0.5 fills it,
     `_BudgetVerdict.fill`) to another than the verdict's budget; not one that holds no sequence (a rule it breaks,
-    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it or no ref forward
-    reads it (`TrinityConfig.ref_forward_runs`)."""
+    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it or the algorithm
+    computes no ref log-probs (`TrinityConfig.ref_forward_runs`)."""
     config, fill = verdict.config, verdict.fill
     trainer = config.max_token_len_per_gpu if fill is None else fill.budget
     return [(key, budget) for key, budget in ((TRAINER_TOKEN_BUDGET, trainer), *config.role_token_budgets)

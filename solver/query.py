@@ -251,6 +251,7 @@ class ConfigProblemCode(str, Enum):
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROLE_SP_DIFFERS = "role-sp-differs"
     REF_SP_UNGROUPED_REFUSED = "ref-sp-ungrouped-refused"
+    LORA_CONFIGS_REFUSED = "lora-configs-refused"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
     LENGTH_FROM_PROMPT_RESPONSE = "length-from-prompt-response"
@@ -290,11 +291,12 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.BATCH_DIVIDES, ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH,
     ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
     ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
-    ConfigProblemCode.ALLOC_CONF_REFUSED, ConfigProblemCode.REF_SP_UNGROUPED_REFUSED})
+    ConfigProblemCode.ALLOC_CONF_REFUSED, ConfigProblemCode.REF_SP_UNGROUPED_REFUSED,
+    ConfigProblemCode.LORA_CONFIGS_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
-an actor SP of 1 whose forward verl cannot gather back): the config as
+an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load): the config as
 written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails
 on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that
 refuses it; a code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean``
@@ -353,11 +355,12 @@ class TrinityConfig(Frozen, defer_build=True):
     the rollout's is filled from it (`role_budgets`)."""
     ref_sp: int | None = None
     """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs
-    its forward (`ref_forward_runs`): Trinity 0.5 sizes the ref's micro-batches at it but runs its forward in the
+    a forward of its own (not with LoRA, nor where `ref_forward_runs` is false): Trinity 0.5 sizes the ref's micro-batches at it but runs its forward in the
     actor's SP groups; else None."""
     ref_forward_runs: bool = True
-    """Whether the trainer runs the ref's forward, which alone reads the ref's own token budget: not for an algorithm
-    that uses no ref, nor with LoRA, where the actor without its adapter gives the ref's log-probs."""
+    """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
+    for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
+    the actor's SP (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in Trinity 0.5.2)."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""
@@ -410,8 +413,11 @@ class TrinityConfig(Frozen, defer_build=True):
         return role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
 
     def budget_in_effect(self, max_model_len: int) -> int:
-        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`)."""
-        return max(self.role_budgets_in_effect(max_model_len).values())
+        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`): the ref's only where
+        its log-probs are computed (`ref_forward_runs`)."""
+        ref = ".".join(ROLE_TOKEN_BUDGETS[1])
+        return max(budget for role, budget in self.role_budgets_in_effect(max_model_len).items()
+                   if role != ref or self.ref_forward_runs)
 
     def raised_actor_budget(self, max_model_len: int) -> RaisedBudget | None:
         """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`
