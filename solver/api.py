@@ -651,6 +651,7 @@ def config_query(
     host_ram_source: str = "--host-ram",
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
+    trinity_version: TrinityVersion | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -682,7 +683,7 @@ def config_query(
         host_ram_source=host_ram_source,
         train_batch_size=config.train_batch_size if own_batch else train_batch_size,
         train_batch_source=train_batch_source if train_batch_source is not None else
-        config.train_batch_source if own_batch else "--train-batch-size")
+        config.train_batch_source if own_batch else "--train-batch-size", trinity_version=trinity_version)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

@@ -131,6 +131,9 @@ class Query(Frozen):
         "the trainer's data-parallel ranks (GPUs / SP) must divide it; null: not checked"))
     train_batch_source: str = Field(default="--train-batch-size", description=(
         "where the train batch came from, as messages name it (--train-batch-size, or a config's key)"))
+    trinity_version: TrinityVersion | None = Field(default=None, description=(
+        "the Trinity release the plans are for (--trinity-version): with 0.5, a plan whose GPUs do not divide the "
+        "train batch gets a caution (0.5.0 and 0.5.1 refuse it); null: none named"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -355,8 +358,8 @@ class TrinityConfig(Frozen, defer_build=True):
     the rollout's is filled from it (`role_budgets`)."""
     ref_sp: int | None = None
     """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs
-    a forward of its own (not with LoRA, nor where `ref_forward_runs` is false): Trinity 0.5 sizes the ref's micro-batches at it but runs its forward in the
-    actor's SP groups; else None."""
+    a forward of its own (not with LoRA, nor where `ref_forward_runs` is false): Trinity 0.5 sizes the ref's
+    micro-batches at it but runs its forward in the actor's SP groups; else None."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
@@ -489,6 +492,7 @@ def make_query(
     host_ram_source: str = "--host-ram",
     train_batch_size: int | None = None,
     train_batch_source: str = "--train-batch-size",
+    trinity_version: TrinityVersion | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -501,7 +505,8 @@ def make_query(
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
     after them. With `train_batch_size` (experiences per step; messages say it came from `train_batch_source`),
-    the data-parallel ranks (GPUs / SP) divide it.
+    the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5 too, a plan whose GPUs do not divide it
+    says that Trinity 0.5.0 and 0.5.1 refuse it.
     """
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
@@ -514,6 +519,8 @@ def make_query(
                 ("train_batch_source", train_batch_source, str))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
+    if trinity_version is not None:
+        check_choice("trinity_version", trinity_version, get_args(TrinityVersion))
     check_token_budget(token_budget, estimate)
     check_time_limit(time_limit_s)
     check_seed(seed)
@@ -537,7 +544,7 @@ def make_query(
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
                  host_ram_source=host_ram_source, rollout_gpus=rollout_gpus, train_batch_size=train_batch_size,
-                 train_batch_source=train_batch_source)
+                 train_batch_source=train_batch_source, trinity_version=trinity_version)
 
 
 def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,

@@ -1,7 +1,8 @@
 """LoRA and the ref as the released code reads them (session 56): any ``lora_adapter_path``, an empty one too, turns
 LoRA on (verl's ``is not None``); a ``model.lora_configs`` Trinity does not load refuses the config; and the ref's
 token budget counts in the budget in effect only where the algorithm uses a ref model (with LoRA, the actor's
-log-prob pass takes it)."""
+log-prob pass takes it). And a plan for Trinity 0.5 whose GPUs do not divide the train batch says that 0.5.0 and 0.5.1
+refuse it."""
 
 from __future__ import annotations
 
@@ -92,3 +93,28 @@ def test_with_lora_the_refs_own_budget_is_compared_with_the_verdicts(cli, tmp_pa
     assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True))[1:] == [(
         "token-budget-below-verdict", (f"{REF_BUDGET} 35000 is below the verdict's budget: fewer tokens per GPU than "
                                        "the verdict assumes (so it is cautious; each step takes more micro-batches)"))]
+
+
+BATCH_75 = ("--train-batch-size 75 does not divide by the 6 trainer GPUs, which Trinity 0.5.0 and 0.5.1 refuse "
+            "(trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it needs only the 3 "
+            "data-parallel ranks (6 GPUs / SP=2) to divide it (trinity/trainer/verl/verl_config.py:424): for 0.5.0 or "
+            "0.5.1, make it a multiple of 6")
+"""The caution on Env + SP=2 on 6 GPUs for a train batch of 75 with Trinity 0.5."""
+
+
+@pytest.mark.parametrize(("version", "batch", "cautioned"), [("0.5", "75", True), ("0.6", "75", False),
+                                                             ("0.5", "72", False)])
+def test_a_05_plan_whose_gpus_do_not_divide_the_batch_says_that_050_and_051_refuse_it(
+        cli, tmp_path: Path, version: str, batch: str, cautioned: bool):
+    # The planner keeps to 0.5.2's rule (3 ranks divide 75), so the plan stands; 0.5.0 and 0.5.1 refuse 75 on 6 GPUs.
+    out_file = tmp_path / "plan.yaml"
+    flags = ("--model", "8B", "--len", "32768", "--gpus", "6", "--exact", "--gpu", "h100", "--train-batch-size", batch,
+             "--out", str(out_file), "--trinity-version", version)
+    status, out, _ = cli(*flags, "--json")
+    [plan] = json.loads(out)[0]["plans"]
+    assert (status, plan["gpus"], plan["sp"]) == (0, 6, 2)
+    assert (plan["caution_codes"], plan["cautions"]) == ((["batch-divides-trainer-gpus"], [BATCH_75]) if cautioned
+                                                         else ([], []))
+    status, out, _ = cli(*flags)
+    assert ("caution        --train-batch-size 75 does not divide by the 6 trainer GPUs" in out) is cautioned
+    assert (f"# caution: {BATCH_75}\n" in out_file.read_text(encoding="utf-8")) is cautioned
