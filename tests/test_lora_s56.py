@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+import solver
+
 REF_BUDGET = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: {length}\n{lora}"
           "algorithm:\n  algorithm_type: {algorithm}\n"
@@ -118,3 +120,8 @@ def test_a_05_plan_whose_gpus_do_not_divide_the_batch_says_that_050_and_051_refu
     status, out, _ = cli(*flags)
     assert ("caution        --train-batch-size 75 does not divide by the 6 trainer GPUs" in out) is cautioned
     assert (f"# caution: {BATCH_75}\n" in out_file.read_text(encoding="utf-8")) is cautioned
+
+
+def test_make_query_refuses_a_trinity_version_it_does_not_know():
+    with pytest.raises(solver.QueryError, match=r"^trinity_version must be one of 0\.5, 0\.6, got '0\.7'$"):
+        solver.make_query(solver.load_catalog(), model="8B", max_model_len=4096, trinity_version="0.7")
