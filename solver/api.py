@@ -651,6 +651,7 @@ def config_query(
     host_ram_source: str = "--host-ram",
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
+    trinity_version: TrinityVersion | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -682,7 +683,7 @@ def config_query(
         host_ram_source=host_ram_source,
         train_batch_size=config.train_batch_size if own_batch else train_batch_size,
         train_batch_source=train_batch_source if train_batch_source is not None else
-        config.train_batch_source if own_batch else "--train-batch-size")
+        config.train_batch_source if own_batch else "--train-batch-size", trinity_version=trinity_version)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,
@@ -906,8 +907,8 @@ def _set_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
 def _differing_budgets(verdict: _BudgetVerdict) -> list[tuple[str, int]]:
     """(key, budget) of each budget key the config sets (the trainer's unset one where Trinity 0.5 fills it,
     `_BudgetVerdict.fill`) to another than the verdict's budget; not one that holds no sequence (a rule it breaks,
-    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it or no ref forward
-    reads it (`TrinityConfig.ref_forward_runs`)."""
+    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it or the algorithm
+    computes no ref log-probs (`TrinityConfig.ref_forward_runs`)."""
     config, fill = verdict.config, verdict.fill
     trainer = config.max_token_len_per_gpu if fill is None else fill.budget
     return [(key, budget) for key, budget in ((TRAINER_TOKEN_BUDGET, trainer), *config.role_token_budgets)

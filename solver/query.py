@@ -131,6 +131,9 @@ class Query(Frozen):
         "the trainer's data-parallel ranks (GPUs / SP) must divide it; null: not checked"))
     train_batch_source: str = Field(default="--train-batch-size", description=(
         "where the train batch came from, as messages name it (--train-batch-size, or a config's key)"))
+    trinity_version: TrinityVersion | None = Field(default=None, description=(
+        "the Trinity release the plans are for (--trinity-version): with 0.5, a plan whose GPUs do not divide the "
+        "train batch gets a caution (0.5.0 and 0.5.1 refuse it); null: none named"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -251,6 +254,7 @@ class ConfigProblemCode(str, Enum):
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROLE_SP_DIFFERS = "role-sp-differs"
     REF_SP_UNGROUPED_REFUSED = "ref-sp-ungrouped-refused"
+    LORA_CONFIGS_REFUSED = "lora-configs-refused"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
     LENGTH_FROM_PROMPT_RESPONSE = "length-from-prompt-response"
@@ -290,11 +294,12 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.BATCH_DIVIDES, ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH,
     ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
     ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
-    ConfigProblemCode.ALLOC_CONF_REFUSED, ConfigProblemCode.REF_SP_UNGROUPED_REFUSED})
+    ConfigProblemCode.ALLOC_CONF_REFUSED, ConfigProblemCode.REF_SP_UNGROUPED_REFUSED,
+    ConfigProblemCode.LORA_CONFIGS_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
-an actor SP of 1 whose forward verl cannot gather back): the config as
+an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load): the config as
 written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails
 on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that
 refuses it; a code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean``
@@ -353,11 +358,12 @@ class TrinityConfig(Frozen, defer_build=True):
     the rollout's is filled from it (`role_budgets`)."""
     ref_sp: int | None = None
     """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs
-    its forward (`ref_forward_runs`): Trinity 0.5 sizes the ref's micro-batches at it but runs its forward in the
-    actor's SP groups; else None."""
+    a forward of its own (not with LoRA, nor where `ref_forward_runs` is false): Trinity 0.5 sizes the ref's
+    micro-batches at it but runs its forward in the actor's SP groups; else None."""
     ref_forward_runs: bool = True
-    """Whether the trainer runs the ref's forward, which alone reads the ref's own token budget: not for an algorithm
-    that uses no ref, nor with LoRA, where the actor without its adapter gives the ref's log-probs."""
+    """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
+    for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
+    the actor's SP (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in Trinity 0.5.2)."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""
@@ -410,8 +416,11 @@ class TrinityConfig(Frozen, defer_build=True):
         return role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
 
     def budget_in_effect(self, max_model_len: int) -> int:
-        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`)."""
-        return max(self.role_budgets_in_effect(max_model_len).values())
+        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`): the ref's only where
+        its log-probs are computed (`ref_forward_runs`)."""
+        ref = ".".join(ROLE_TOKEN_BUDGETS[1])
+        return max(budget for role, budget in self.role_budgets_in_effect(max_model_len).items()
+                   if role != ref or self.ref_forward_runs)
 
     def raised_actor_budget(self, max_model_len: int) -> RaisedBudget | None:
         """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`
@@ -483,6 +492,7 @@ def make_query(
     host_ram_source: str = "--host-ram",
     train_batch_size: int | None = None,
     train_batch_source: str = "--train-batch-size",
+    trinity_version: TrinityVersion | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -495,7 +505,8 @@ def make_query(
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
     after them. With `train_batch_size` (experiences per step; messages say it came from `train_batch_source`),
-    the data-parallel ranks (GPUs / SP) divide it.
+    the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5 too, a plan whose GPUs do not divide it
+    says that Trinity 0.5.0 and 0.5.1 refuse it.
     """
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
@@ -508,6 +519,8 @@ def make_query(
                 ("train_batch_source", train_batch_source, str))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
+    if trinity_version is not None:
+        check_choice("trinity_version", trinity_version, get_args(TrinityVersion))
     check_token_budget(token_budget, estimate)
     check_time_limit(time_limit_s)
     check_seed(seed)
@@ -531,7 +544,7 @@ def make_query(
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
                  host_ram_source=host_ram_source, rollout_gpus=rollout_gpus, train_batch_size=train_batch_size,
-                 train_batch_source=train_batch_source)
+                 train_batch_source=train_batch_source, trinity_version=trinity_version)
 
 
 def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,

@@ -36,6 +36,7 @@ from solver.rules import (
     Evidence,
     SourceCell,
     TablesVerdict,
+    batch_over_trainer_gpus_words,
     token_budget,
     trainer_node_count,
     uneven_split_caution,
@@ -99,6 +100,7 @@ class CautionCode(str, Enum):
     THIN_HEADROOM = "thin-headroom"
     SINGLE_GPU_ADVISED_AGAINST = "single-gpu-advised-against"
     UNEVEN_DATA_PARALLEL = "uneven-data-parallel"
+    BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROCM_ENV_MAY_NOT_APPLY = "rocm-env-may-not-apply"
 
 
@@ -395,13 +397,14 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
 
 
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
-                rocm_env: bool) -> tuple[Caution, ...]:
+                rocm_env: bool, batch_over_gpus: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown: the model's layout, its
     length (`length_cautions`), `thin` headroom, one GPU against the guide's advice (`single`), `uneven`
-    data-parallel ranks (each where given), Env on an AMD GPU."""
+    data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on
+    an AMD GPU."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
-             (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.ROCM_ENV_MAY_NOT_APPLY,
-                                                          ROCM_ENV_CAUTION if rocm_env else None))
+             (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
+             (CautionCode.ROCM_ENV_MAY_NOT_APPLY, ROCM_ENV_CAUTION if rocm_env else None))
     return (*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
             *_length_cautions(model, max_model_len), *(Caution(code, words) for code, words in given if words))
 
@@ -457,8 +460,9 @@ class Plan(Frozen):
         "whose counts were not checked, YaRN past what is validated, a length past "
         "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, "
         "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
-        "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, Env on an AMD "
-        "GPU; empty where there is nothing"))
+        "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
+        "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
+        "AMD GPU; empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
         "instead of the words; empty in JSON made before codes"))
@@ -470,17 +474,20 @@ class Plan(Frozen):
         return self
 
     def with_cautions(self, model: Model, gpu: GpuType, room: MarginRoom, train_batch_size: int | None = None,
-                      train_batch_source: str = "--train-batch-size") -> Plan:
+                      train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None) -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
-        one)."""
+        one); with it and the Trinity release `version` 0.5, one where the GPUs do not divide it (its ranks do, as
+        the planner keeps them to), which Trinity 0.5.0 and 0.5.1 refuse (`batch_over_trainer_gpus_words`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
+        over_gpus = (batch_over_trainer_gpus_words(train_batch_size, train_batch_source, self.gpus, self.sp)
+                     if version == "0.5" and train_batch_size is not None and train_batch_size % self.gpus else None)
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
-        cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env)
+        cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus)
         return self.model_copy(update=caution_fields(cautions))
 
     @property
@@ -609,8 +616,9 @@ class CurrentSettings(Frozen, defer_build=True):
         "whether max_model_len is the config's own (False: --len's, at which its settings are judged)"))
     max_token_len_per_gpu: PositiveInt | None = Field(default=None, description=(
         "the config's token budget in effect (the most any role takes: a role's own, else "
-        "trainer.max_token_len_per_gpu) when it is below Trinity's default and holds a sequence, and estimates are on: "
-        "the verdict is at that budget; null otherwise (the verdict is at Trinity's default)"))
+        "trainer.max_token_len_per_gpu; the ref's only where the algorithm uses a ref model) when it is below "
+        "Trinity's default and holds a sequence, and estimates are on: the verdict is at that budget; null otherwise "
+        "(the verdict is at Trinity's default)"))
     trains: bool = Field(description=(
         "whether these settings train as far as memory and the rules of `broken_rule` go (the tables, or the memory "
         "model's estimate, vouch for them); with `refused`, the config as written does not run all the same"))

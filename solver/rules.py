@@ -401,6 +401,15 @@ def batch_words(train_batch_size: int, source: str) -> str:
     return f"a train batch of {train_batch_size} ({source})"
 
 
+def batch_over_trainer_gpus_words(train_batch_size: int, source: str, gpus: int, sp: int) -> str:
+    """That a train batch (`train_batch_size`, from `source`) the data-parallel ranks of `gpus` GPUs at SP `sp` divide
+    but the GPUs do not is one Trinity 0.5.0 and 0.5.1 refuse and 0.5.2 takes, in words."""
+    return (f"{batch_words(train_batch_size, source)} does not divide by the {gpus} trainer GPUs, which Trinity 0.5.0 "
+            "and 0.5.1 refuse (trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it "
+            f"needs only the {gpus // sp} data-parallel ranks ({gpus} GPUs / SP={sp}) to divide it "
+            f"(trinity/trainer/verl/verl_config.py:424): for 0.5.0 or 0.5.1, make it a multiple of {gpus}")
+
+
 def host_ram_words(host_ram_gb: float, source: str) -> str:
     """A node's host memory as messages name it: the flag and its value (``--host-ram 64``), or ``64 GiB of host
     memory per node (the pool's host_ram_gb)`` where it came from elsewhere (`source`): plain words that keep the

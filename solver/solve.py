@@ -583,7 +583,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
     ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting), query.train_batch_size,
-                    query.train_batch_source)
+                    query.train_batch_source, query.trinity_version)
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
@@ -604,7 +604,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
                               plan.max_model_len, tokens, estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         catalog.model(query.model), catalog.gpu(gpu), _margin_room(query, catalog.gpu(gpu), plan.setting),
-        query.train_batch_size, query.train_batch_source)
+        query.train_batch_size, query.train_batch_source, query.trinity_version)
 
 
 def _margin_room(query: Query, gpu: GpuType, setting: Setting) -> MarginRoom:

@@ -738,6 +738,9 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
     # A ref SP 2 above the actor's 1: Trinity 0.5 builds no SP groups, and verl 0.7's ref forward fails (refused).
     (CONFIG_HEAD + GRPO + REF_SP_2, ("--gpu", "h100", "--trinity-version", "0.5"), "", None,
      [C.REF_SP_UNGROUPED_REFUSED]),
+    # An empty list of LoRA configs: Trinity takes the first and fails to load the config (refused).
+    (CONFIG_HEAD.replace("32768}", "32768, lora_configs: []}") + GRPO, ("--gpu", "h100"), "", None,
+     [C.LORA_CONFIGS_REFUSED]),
     # 6 GPUs / SP 2 divide 75, the 6 GPUs do not: Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 and 0.6 take it.
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),

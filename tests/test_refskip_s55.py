@@ -40,10 +40,10 @@ def test_a_ref_that_runs_no_forward_gets_no_line_on_its_tokens_per_gpu(
 
 
 @pytest.mark.parametrize(("lora", "roles"), [
-    ("", ""), ("  lora_configs: []\n", ""), ("", "      model: {lora_rank: -1}\n"),
-    ("", "      model: {lora_rank: 0, lora_adapter_path: ''}\n")])
+    ("", ""), ("", "      model: {lora_rank: -1}\n"), ("", "      model: {lora_rank: 0, lora_adapter_path: null}\n")])
 def test_a_ref_whose_forward_runs_keeps_both_lines(cli, tmp_path: Path, lora: str, roles: str):
-    # No LoRA config, an empty one, a rank not above 0 and an empty adapter path: verl runs no LoRA.
+    # No LoRA config, a rank not above 0 and a null adapter path: verl runs no LoRA (an empty path is LoRA, and an
+    # empty list of LoRA configs is refused: test_lora_s56).
     assert _problems(cli, tmp_path, "grpo", lora, roles) == [
         ("role-sp-differs", (f"{REF_SP} 4 is not the actor's 2: Trinity 0.5 runs that role's forward at SP 4 within "
                              "the actor's SP groups; the verdict is at SP 2: set them alike (--write does)")),

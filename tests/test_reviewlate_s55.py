@@ -30,24 +30,27 @@ def _problems(cli, tmp_path: Path, version: str, algorithm: str, ref_sp: int, lo
 
 
 @pytest.mark.parametrize(("version", "algorithm", "ref_sp", "lora"), [
-    ("0.5", "sft", 4, ""), ("0.5", "grpo", 4, "  lora_configs: [{lora_rank: 32}]\n"), ("0.5", "sft", 2, ""),
-    ("0.6", "sft", 2, ""), ("0.6", "dapo", 2, "")])
+    ("0.5", "sft", 4, ""), ("0.5", "sft", 2, ""), ("0.6", "sft", 2, ""), ("0.6", "dapo", 2, "")])
 def test_a_ref_that_runs_no_forward_gets_no_line_on_its_own_budget(
         cli, tmp_path: Path, version: str, algorithm: str, ref_sp: int, lora: str):
-    # The ref's log_prob_max_token_len_per_gpu (40000, above the verdict's 16384) is read by its forward alone
-    # (fsdp_workers.py:971); with LoRA the actor's log-prob pass gives the ref's log-probs at the rollout's budget.
+    # The ref's log_prob_max_token_len_per_gpu (40000, above the verdict's 16384) is read where ref log-probs are
+    # computed alone (fsdp_workers.py:971); with LoRA the actor's log-prob pass takes it (below).
     assert not [words for _, words in _problems(cli, tmp_path, version, algorithm, ref_sp, lora)
                 if "log_prob_max_token_len_per_gpu" in words]
 
 
-@pytest.mark.parametrize("version", ["0.5", "0.6"])
-def test_a_ref_that_runs_its_forward_keeps_the_line_on_its_own_budget(cli, tmp_path: Path, version: str):
+@pytest.mark.parametrize(("version", "ref_sp", "lora"), [
+    ("0.5", 2, ""), ("0.6", 2, ""), ("0.5", 4, "  lora_configs: [{lora_rank: 32}]\n")])
+def test_a_ref_that_runs_its_forward_keeps_the_line_on_its_own_budget(
+        cli, tmp_path: Path, version: str, ref_sp: int, lora: str):
+    # With LoRA the actor without its adapter gives the ref's log-probs at the ref's budget, at the actor's SP
+    # (compute_log_prob's config_source, fsdp_workers.py:924 in 0.5.2), whatever the ref's own SP.
     roles = (" (on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
              "dynamic-batch keys, taking the trainer's)")
     assert (("token-budget-above-verdict", (
         f"{REF}.log_prob_max_token_len_per_gpu 40000 is above Trinity's default ceil(2 x 16384 / 2) = 16384, which the "
         f"tables measured: more tokens per GPU than the verdict assumes{roles if version == '0.6' else ''}"))
-        in _problems(cli, tmp_path, version, "grpo", 2))
+        in _problems(cli, tmp_path, version, "grpo", ref_sp, lora))
 
 
 @pytest.mark.parametrize(("version", "algorithm", "lora", "reason"), [

@@ -223,7 +223,8 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode,
              "memory": memory_model_option(args.memory_model), "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus,
-             "train_batch_size": args.train_batch_size}  # --model-config describes the model
+             "train_batch_size": args.train_batch_size,
+             "trinity_version": args.trinity_version}  # --model-config describes the model
 
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},

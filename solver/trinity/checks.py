@@ -19,8 +19,8 @@ from solver.query import (
     TrinityVersion,
 )
 from solver.rules import (
+    batch_over_trainer_gpus_words,
     batch_split_violation,
-    batch_words,
     least_token_budget,
     sp_gpus_violation,
     splits_batch,
@@ -158,11 +158,8 @@ def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, ver
     if (version != "0.5" or size is None or trainer_gpus < 1 or size % trainer_gpus == 0
             or any(trainer_gpus % each or not splits_batch(size, trainer_gpus, each) for each in sps)):
         return
-    checks.add(ConfigProblemCode.BATCH_DIVIDES_TRAINER_GPUS, (
-        f"{batch_words(size, batch.source)} does not divide by the {trainer_gpus} trainer GPUs, which Trinity 0.5.0 "
-        "and 0.5.1 refuse (trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it "
-        f"needs only the {trainer_gpus // sp} data-parallel ranks ({trainer_gpus} GPUs / SP={sp}) to divide it "
-        f"(trinity/trainer/verl/verl_config.py:424): for 0.5.0 or 0.5.1, make it a multiple of {trainer_gpus}"))
+    checks.add(ConfigProblemCode.BATCH_DIVIDES_TRAINER_GPUS,
+               batch_over_trainer_gpus_words(size, batch.source, trainer_gpus, sp))
 
 
 class TrainBatch(NamedTuple):

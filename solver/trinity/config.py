@@ -367,12 +367,20 @@ def _ref_removes_padding(reader: ConfigReader, version: TrinityVersion | None) -
     return not any(turned_off(read_or_none(reader.get, key)) for key in keys)
 
 
-def _ref_step_skipped(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
-    """Why Trinity (`version`) runs no forward of a ref model of its own, in words (an algorithm that uses no ref, or
-    LoRA, whose ref log-probs the actor gives); None where it runs one each step."""
+def _no_ref_algorithm(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
+    """Why Trinity (`version`) computes no ref log-probs at all, in words: an algorithm that uses no ref model; None
+    where it computes them each step."""
     algorithm = read_or_none(reader.word, ("algorithm", "algorithm_type"))
     if algorithm in NO_REFERENCE_ALGORITHMS["0.5" if version == "0.5" else "0.6"]:
         return f"algorithm_type {algorithm} uses no ref model"
+    return None
+
+
+def _ref_step_skipped(reader: ConfigReader, no_ref: str | None) -> str | None:
+    """Why Trinity runs no forward of a ref model of its own, in words: `no_ref` (`_no_ref_algorithm`), else LoRA,
+    whose ref log-probs the actor without its adapter gives; None where it runs one each step."""
+    if no_ref is not None:
+        return no_ref
     lora = [path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))]
     if lora:
         return f"with LoRA ({'.'.join(lora[0])}) the actor, at its own SP, gives the ref's log-probs"
@@ -380,15 +388,38 @@ def _ref_step_skipped(reader: ConfigReader, version: TrinityVersion | None) -> s
 
 
 def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
-    """Whether the value of the `LORA_KEYS` key `path` turns LoRA on: a rank above 0 (verl's ``lora_rank > 0``; a
-    quoted number as the typed config reads it), a list of LoRA configs or an adapter path that is not empty
-    (Trinity 0.5.2 refuses an empty ``lora_configs``)."""
-    if isinstance(value, bool) or value is None:
+    """Whether the value of the `LORA_KEYS` key `path` turns LoRA on: any adapter path, an empty one too (verl's
+    ``lora_adapter_path is not None``, ``fsdp_workers.py:169`` in 0.5.2), a rank above 0 (``lora_rank > 0``; a
+    quoted number as the typed config reads it) or a list of LoRA configs (not an empty one, nor one that is no list:
+    Trinity refuses both, `_lora_configs_notes`)."""
+    if value is None:
+        return False
+    if path == LORA_KEYS[2]:
+        return True
+    if isinstance(value, bool):
         return False
     if path == LORA_KEYS[1]:
         rank = value.strip() if isinstance(value, str) else value
         return int(rank) > 0 if isinstance(rank, int) or isinstance(rank, str) and rank.isdigit() else False
-    return isinstance(value, str | list | dict) and len(value) > 0
+    return isinstance(value, list) and len(value) > 0
+
+
+def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """The line on a ``model.lora_configs`` with which Trinity does not load the config
+    (`ConfigProblemCode.LORA_CONFIGS_REFUSED`): one that is not a list, which its typed ``Optional[List[LoRAConfig]]``
+    refuses (``load_config``, ``trinity/common/config.py:983`` in 0.5.2), or a list of other than one LoRA config:
+    ``_validate_lora`` takes the first, so an empty list raises ``IndexError``, and refuses more than one
+    (``common/config_validator.py:701`` to ``:703`` in 0.5.2, ``:670`` to ``:672`` in 0.5.0, ``:782`` to ``:784`` in
+    0.6.0); none where it is unset or cannot be read."""
+    value = read_or_none(reader.get, LORA_KEYS[0])
+    if value is None or isinstance(value, list) and len(value) == 1:
+        return []
+    why = ("is not a list: Trinity's typed config refuses it when it loads the config" if not isinstance(value, list)
+           else "is an empty list: Trinity takes its first LoRA config (lora_configs[0]) and so fails to load the "
+           "config" if not value else
+           f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
+    return [ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
+        f"{'.'.join(LORA_KEYS[0])} {why}: give it one LoRA config, or drop it for no LoRA"))]
 
 
 def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int, skipped: str | None) -> ConfigProblem:
@@ -480,12 +511,13 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     strategy = trainer_strategy(given, data, version)
     offload, offload_notes = _read_offload(reader, given, strategy, version)
     length, length_notes = _read_max_model_len(reader)
-    skipped = _ref_step_skipped(reader, version)
+    no_ref = _no_ref_algorithm(reader, version)
+    skipped = _ref_step_skipped(reader, no_ref)
     sp, trainer_sp, ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
-             *_chunked_entropy_notes(reader, version))
+             *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader))
     return TrinityConfig(
         model=model,
         model_path=model_path,
@@ -508,7 +540,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         critic_token_budgets=critic_budgets,
         version=version,
         ref_sp=ref_sp,
-        ref_forward_runs=skipped is None,
+        ref_forward_runs=no_ref is None,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
     )
 
