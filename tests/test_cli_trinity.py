@@ -2872,7 +2872,6 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     assert "so the config does not load: remove it and set" in answer["current"]["config_problems"][0]
 
 
-
 def test_a_fragment_without_roles_flags_does_not_point_its_trainer_flags_at_flags_below(cli, tmp_path: Path):
     # A Trinity 0.6 config with its offload flags under trainer alone, and a plan without Offload: the fragment turns
     # those off and has no fsdp_config flags, so their comment cannot send the reader to flags "below".
