@@ -215,6 +215,12 @@ def test_json_for_one_model_across_all_tables(cli):
         (["explain", "--model", "4B"], ("solve: error: unknown command 'explain' (did you mean the option "
                                         "--explain?); commands: tables, cluster, calibrate, memory, map, examples, "
                                         "or none to plan\n")),
+        # a command written as an option: the command, not --gpu-memory, which --memory is a typo away from
+        (["--model", "4B", "--len", "8k", "--memory"], ("solve: error: unrecognized arguments: --memory (did you mean "
+                                                        "the command solve memory, which comes first: solve memory "
+                                                        "[options]?)\n")),
+        (["map", "--cluster"], ("solve map: error: unrecognized arguments: --cluster (did you mean the command solve "
+                                "cluster, which comes first: solve cluster [options]?)\n")),
     ],
 )
 def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, message):

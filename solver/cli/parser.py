@@ -90,7 +90,7 @@ class Parser(argparse.ArgumentParser):
                 action.required = True
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
-            close = [meant for option in options if (meant := self._meant(option))]
+            close = [meant for option in options if (meant := self._command_named(option) or self._meant(option))]
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
                      or self._took_one_word(argv, rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
@@ -109,6 +109,13 @@ class Parser(argparse.ArgumentParser):
             meant for meant in MEANT.get(spelled, ()) if meant.split()[0] in known]
         close = difflib.get_close_matches(option, known, n=1, cutoff=0.8) if typos else []
         return next(iter(named or close), None)
+
+    def _command_named(self, option: str) -> str | None:
+        """The other command an unknown `option` names (``solve --memory``: the command ``solve memory``), in the words
+        of a guess; None where it names none."""
+        name = option.removeprefix("--").lower()
+        command = next((prog for prog in self.others() if prog.split()[1:] == [name]), None)
+        return None if command is None else f"the command {command}, which comes first: {command} [options]"
 
     def _counted_in_gpus(self, rest: list[str], parsed: argparse.Namespace) -> str:
         """Where an unrecognized argument counts nodes (`NODE_COUNTS`: ``--nodes 2``) and this command counts trainer
