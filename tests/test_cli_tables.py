@@ -215,6 +215,12 @@ def test_json_for_one_model_across_all_tables(cli):
         (["explain", "--model", "4B"], ("solve: error: unknown command 'explain' (did you mean the option "
                                         "--explain?); commands: tables, cluster, calibrate, memory, map, examples, "
                                         "or none to plan\n")),
+        # a command written as an option: the command, not --gpu-memory, which --memory is a typo away from
+        (["--model", "4B", "--len", "8k", "--memory"], ("solve: error: unrecognized arguments: --memory (did you mean "
+                                                        "the command solve memory, which comes first: solve memory "
+                                                        "[options]?)\n")),
+        (["map", "--cluster"], ("solve map: error: unrecognized arguments: --cluster (did you mean the command solve "
+                                "cluster, which comes first: solve cluster [options]?)\n")),
     ],
 )
 def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, message):
@@ -239,9 +245,15 @@ def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, mess
      "--time-limit is an option of solve, solve cluster and solve map, not of solve memory"),
     # no guess a typo away: cluster's --minimize is no --maximize
     (["cluster", "fleet.yaml", "--maximize", "len"], "--maximize is an option of solve, not of solve cluster"),
+    # what the cluster file gives instead: the field
+    (["cluster", "fleet.yaml", "--host-ram", "1024"],
+     ("--host-ram is an option of solve, solve memory and solve map, not of solve cluster (the file gives it: a pool's "
+      "host_ram_gb)")),
+    (["cluster", "fleet.yaml", "--len", "32k"], ("--len is an option of solve and solve memory, not of solve cluster "
+                                                 "(the file gives it: a job's max_model_len)")),
 ])
 def test_an_option_of_another_command_is_named_as_theirs(cli, argv, message):
-    command = message.split(", not of ")[1]
+    command = message.split(", not of ")[1].split(" (")[0]
     assert cli(*argv) == (2, "", f"usage: {command} [options] (--help lists them)\n{command}: error: {message}\n")
 
 

@@ -2872,6 +2872,21 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     assert "so the config does not load: remove it and set" in answer["current"]["config_problems"][0]
 
 
+def test_a_fragment_without_roles_flags_does_not_point_its_trainer_flags_at_flags_below(cli, tmp_path: Path):
+    # A Trinity 0.6 config with its offload flags under trainer alone, and a plan without Offload: the fragment turns
+    # those off and has no fsdp_config flags, so their comment cannot send the reader to flags "below".
+    config = tmp_path / "c.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: Qwen/Qwen3-4B, max_model_len: 131072}\n"
+                      "cluster: {node_num: 2, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 2}}\ntrainer:\n"
+                      "  trainer_strategy: fsdp2\n  param_offload: true\n  optimizer_offload: true\n  offload_policy: true\n"
+                      "  ulysses_sequence_parallel_size: 4\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--emit", "trinity")
+    assert status == 0 and "fsdp_config:" not in out
+    assert ("  param_offload: false  # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves "
+            "them out); on verl before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags\n") in out
+
 TRAINER_06_KEYS = ("mode: both\nalgorithm: {algorithm_type: grpo}\n"
                    "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
                    "cluster: {node_num: 1, gpu_per_node: 8}\n"

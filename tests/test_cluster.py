@@ -2836,6 +2836,22 @@ def test_lengths_in_a_cluster_file_may_be_thousands_of_tokens_as_on_the_command_
         load_fleet(path, CATALOG)
 
 
+@pytest.mark.parametrize(("length", "where", "shown"), [
+    ("32kb", "job j, max_model_len", "'32kb'"),
+    ("'32768 tokens'", "job j, max_model_len", "'32768 tokens'"),
+    ("{at_least: 32.5k}", "job j, max_model_len, at_least", "'32.5k'"),
+])
+def test_a_refused_cluster_length_names_both_forms_it_takes(cli, tmp_path: Path, length: str, where: str, shown: str):
+    # 32k is a length there as on the command line: "must be a whole number" alone would say it is not.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    f"  - {{name: j, model: 4B, max_model_len: {length}}}\n", encoding="utf-8")
+    code, out, err = cli("cluster", str(path))
+    assert (code, out) == (2, "")
+    assert err == (f"solve cluster: error: {path}: {where}: must be a whole number, got {shown} "
+                   "(tokens, or thousands of 1024 as --len takes them: 32768 or 32k)\n")
+
+
 def test_emit_dir_never_overwrites_a_jobs_model_config(cli, tmp_path: Path):
     # A job's model_config is read: a placed job's config written over it would lose it.
     out = tmp_path / "out"

@@ -101,6 +101,7 @@ def test_a_broken_table_file_is_rejected_naming_file_table_and_row(name: str):
     ("32k", "must be a whole number, got '32k' (tables are in tokens: write 32768)"),
     ("99999k", ("must be a whole number, got '99999k' (tables are in tokens, and as a number it must be at most "
                 "16777216)")),
+    ("32kb", "must be a whole number, got '32kb'"),  # not told 32k, which a job's length takes and a table's does not
 ])
 def test_a_table_length_in_thousands_is_refused_saying_it_in_tokens(tmp_path: Path, length: str, said: str):
     # --len and cluster jobs take 32k; a table's row is a measured length, in tokens, as the source gives it.

@@ -54,6 +54,15 @@ from solver.tables import (
     resolved_path,
 )
 
+FILE_FIELDS = {
+    "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",
+    "--node-gpus": "a pool's gpus_per_node", "--host-ram": "a pool's host_ram_gb",
+    "--gpus": "a pool's nodes and gpus_per_node; the placement chooses each job's trainer GPUs",
+    "--model": "a job's model", "--model-config": "a job's model_config", "--len": "a job's max_model_len",
+    "--rollout-gpus": "a job's rollout_gpus", "--train-batch-size": "a job's train_batch_size",
+}
+"""The planner's options whose values a cluster file gives, by the field that gives them."""
+
 
 def build_cluster_parser() -> Parser:
     """The argument parser for ``solve cluster``."""
@@ -62,6 +71,7 @@ def build_cluster_parser() -> Parser:
         description="Place many Trinity jobs on a fleet of GPU node pools: which fit, where, with which plans.",
         epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
         elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
+        in_file=FILE_FIELDS,
     )
     parser.add_argument("file", metavar="FILE.yaml", type=path_argument("file to read"), help=(
         "pools and jobs: pools: [{name, gpu, nodes, gpus_per_node}], jobs: [{name, model, max_model_len}] (every "

@@ -53,11 +53,15 @@ class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis; options only by their whole
     names (argparse's prefixes made `solve cluster --emit trinity` write the configs into ./trinity, as --emit-dir)."""
 
-    def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None,
+                 in_file: dict[str, str] | None = None, **kwargs: Any) -> None:
         """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
-        taken (``solve --minimize nodes``: solve cluster's), said after the accepted values."""
+        taken (``solve --minimize nodes``: solve cluster's), said after the accepted values; `in_file` maps another
+        command's option to the field of this command's file that gives it (``solve cluster --host-ram``: a pool's
+        host_ram_gb), said where that option is refused."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = elsewhere or {}
+        self.in_file = in_file or {}
         self.others: Callable[[], dict[str, Collection[str]]] = dict
         """The options of the other commands, by their names (``solve``: its options), made only for an option this
         command lacks: one of them given here is named as theirs (`_refuse_others_option`)."""
@@ -90,7 +94,7 @@ class Parser(argparse.ArgumentParser):
                 action.required = True
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
-            close = [meant for option in options if (meant := self._meant(option))]
+            close = [meant for option in options if (meant := self._command_named(option) or self._meant(option))]
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
                      or self._took_one_word(argv, rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
@@ -109,6 +113,13 @@ class Parser(argparse.ArgumentParser):
             meant for meant in MEANT.get(spelled, ()) if meant.split()[0] in known]
         close = difflib.get_close_matches(option, known, n=1, cutoff=0.8) if typos else []
         return next(iter(named or close), None)
+
+    def _command_named(self, option: str) -> str | None:
+        """The other command an unknown `option` names (``solve --memory``: the command ``solve memory``), in the words
+        of a guess; None where it names none."""
+        name = option.removeprefix("--").lower()
+        command = next((prog for prog in self.others() if prog.split()[1:] == [name]), None)
+        return None if command is None else f"the command {command}, which comes first: {command} [options]"
 
     def _counted_in_gpus(self, rest: list[str], parsed: argparse.Namespace) -> str:
         """Where an unrecognized argument counts nodes (`NODE_COUNTS`: ``--nodes 2``) and this command counts trainer
@@ -142,8 +153,10 @@ class Parser(argparse.ArgumentParser):
             if owners:
                 names = ", ".join(owners[:-1]) + (" and " if len(owners) > 1 else "") + owners[-1]
                 meant = self._meant(option, typos=False)
+                field = self.in_file.get(option)
                 self.error(f"{option} is an option of {names}, not of {self.prog}"
-                           f"{f' (did you mean {meant}?)' if meant else ''}")
+                           f"{f' (did you mean {meant}?)' if meant else ''}"
+                           f"{f' (the file gives it: {field})' if field else ''}")
 
     def _took_one_word(self, argv: list[str], stray: str) -> str:
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3

@@ -320,6 +320,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
         elif ((first["type"] in ("int_type", "float_type") and _quoted_number(first["input"], whole))
               or (first["type"] == "bool_type" and isinstance(_unquoted(first["input"]), bool))):
             problem += " (quoted, YAML reads it as text: write it without quotes)"
+        elif whole and _broken_bound(raw, location, "32k", recheck) is None:  # a job's length: 32k is one too
+            problem += " (tokens, or thousands of 1024 as --len takes them: 32768 or 32k)"
         elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
             problem += " (GB per node as a number: 2048 for 2 TB)"
         elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):
