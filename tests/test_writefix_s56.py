@@ -244,3 +244,13 @@ def test_a_changed_key_beside_a_key_ruamel_rewrites_leaves_that_key_as_it_was() 
     assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n  spaced:  # why\n    8\n"
         "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_a_changed_flow_collection_is_written_on_one_line_without_the_comments_inside_it() -> None:
+    # What ruamel cannot keep (docs/trinity.md, what --write keeps): a flow mapping the patch changes a key of is
+    # written by it, on one line; the comment inside it goes. The comment after it, and the lines after it, stay.
+    text = ("model: { model_path: q/Qwen3-4B,  max_model_len: 8192 }  # flow\ntrainer: {\n"
+            "  ulysses_sequence_parallel_size: 1,  # inside\n  note: x\n}\n# end\n")
+    assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
+        "model: {model_path: q/Qwen3-4B, max_model_len: 24576}    # flow\n"
+        "trainer: {ulysses_sequence_parallel_size: 2, note: x, max_token_len_per_gpu: 24576}\n# end\n")
