@@ -254,3 +254,13 @@ def test_a_changed_flow_collection_is_written_on_one_line_without_the_comments_i
     assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
         "model: {model_path: q/Qwen3-4B, max_model_len: 24576}    # flow\n"
         "trainer: {ulysses_sequence_parallel_size: 2, note: x, max_token_len_per_gpu: 24576}\n# end\n")
+
+
+def test_an_anchor_in_a_block_before_an_alias_beside_that_block_keeps_its_comment() -> None:
+    # The anchors are found in the order of the text: the alias after the block is not taken for the anchor (whose
+    # comment was then dropped as a copy of the alias's, and lost where the patch changed the anchored key).
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\ntrainer:\n  trainer_config:\n"
+            "    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: &budget 16384  # by hand\n"
+            "  max_token_len_per_gpu: *budget\n")
+    after = patch_trinity_config(text, plans()[1], catalog().model("4B"))
+    assert "        ppo_max_token_len_per_gpu: 24576  # by hand\n" in after

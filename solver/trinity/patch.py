@@ -574,33 +574,32 @@ def _keep_anchors(node: Any, seen: set[int] | None = None) -> None:
         _keep_anchors(child, seen)
 
 
-def _aliased_scalars(data: CommentedMap) -> set[int]:
-    """The ids of the anchored scalars in `data` that aliases repeat. Along the way, the comments ruamel gives each
-    alias's key as copies of its anchor's key's own are dropped: written nowhere while the alias stays one, they
-    would be written beside the first alias where the patch changes the anchor's key (its anchor moves there)."""
-    anchors: dict[int, list[Any]] = {}  # per anchored scalar, its anchor's key's comments
+def _aliased_scalars(node: Any, anchors: dict[int, list[Any]] | None = None,
+                     entered: set[int] | None = None) -> set[int]:
+    """The ids of the anchored scalars in `node` (the config's round trip) that aliases repeat. Along the way, in the
+    order of the text, the comments ruamel gives each alias's key as copies of its anchor's key's own are dropped:
+    written nowhere while the alias stays one, they would be written beside the first alias where the patch changes
+    the anchor's key (its anchor moves there)."""
+    anchors = {} if anchors is None else anchors  # per anchored scalar, its anchor's key's comments
+    entered = set() if entered is None else entered
     aliased: set[int] = set()
-    entered: set[int] = set()
-    stack: list[Any] = [data]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, CommentedMap | CommentedSeq) or id(node) in entered:
+    if not isinstance(node, CommentedMap | CommentedSeq) or id(node) in entered:
+        return aliased
+    entered.add(id(node))
+    for key, value in node.items() if isinstance(node, CommentedMap) else enumerate(node):
+        if isinstance(value, CommentedMap | CommentedSeq):
+            aliased |= _aliased_scalars(value, anchors, entered)
             continue
-        entered.add(id(node))
-        items = list(node.items() if isinstance(node, CommentedMap) else enumerate(node))
-        for key, value in items:
-            if isinstance(value, CommentedMap | CommentedSeq) or getattr(getattr(value, "anchor", None), "value",
-                                                                         None) is None:
-                continue
-            comments = node.ca.items.get(key) or []
-            if id(value) not in anchors:
-                anchors[id(value)] = comments
-                continue
-            aliased.add(id(value))
-            for slot, comment in enumerate(comments):
-                if comment is not None and any(comment is own for own in anchors[id(value)]):
-                    comments[slot] = None
-        stack.extend(reversed([value for _, value in items]))
+        if getattr(getattr(value, "anchor", None), "value", None) is None:
+            continue
+        comments = node.ca.items.get(key) or []
+        if id(value) not in anchors:
+            anchors[id(value)] = comments
+            continue
+        aliased.add(id(value))
+        for slot, comment in enumerate(comments):
+            if comment is not None and any(comment is own for own in anchors[id(value)]):
+                comments[slot] = None
     return aliased
 
 
