@@ -281,6 +281,9 @@ ROCM_ENV_CAUTION = (f"ROCm: PyTorch's ROCm builds also read {ROCM_ENV_VARIABLE} 
                     "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
                     "check yours (solve --no-env plans without it)")
 """What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
+ROCM_ENV_NOTE = (f"On ROCm, PyTorch reads {ROCM_ENV_VARIABLE} too: set it the same, or not at all; a build without "
+                 "expandable segments ignores them with a warning (then plan with --no-env).")
+"""What goes with `ENV_EXPORT` where the plan is for an AMD GPU: the fragment's comment and --write's note."""
 
 
 class MarginRoom(NamedTuple):

@@ -3648,3 +3648,20 @@ def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path:
                 f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
                 "ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")
     assert codes == {"0.5": ["token-budget-below-length", "role-sp-differs"], "0.6": ["role-sp-differs"]}
+
+
+def test_write_on_an_amd_gpu_says_what_rocms_pytorch_reads_beside_the_env_export(cli, tmp_path: Path):
+    # The caution above it and the fragment's comment say it; the --write note had no ROCm word (s56). On an NVIDIA
+    # GPU the note stays as it was.
+    config = tmp_path / "grpo.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-32B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    export = (f"solve: note: {patched} needs Env, which a config cannot set: export "
+              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray starts")
+    status, _, err = cli("--from-config", str(config), "--gpu", "mi300x", "--maximize", "len", "--write", str(patched))
+    assert (status, err.splitlines()[-1]) == (0, (
+        f"{export}. On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same, or not at all; a build "
+        "without expandable segments ignores them with a warning (then plan with --no-env)."))
+    status, _, err = cli("--from-config", str(config), "--gpu", "h200", "--maximize", "len", "--write", str(patched))
+    assert (status, err.splitlines()[-1]) == (0, export)

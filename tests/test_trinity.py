@@ -1101,12 +1101,13 @@ def test_patch_removes_a_yarn_rope_scaling_at_exactly_the_native_context() -> No
 
 def test_patch_keeps_a_null_rope_scaling_the_document_markers_and_the_files_way_of_writing_null() -> None:
     # sp2_plan: Qwen3-4B at 24576 tokens, within the native context: a null rope_scaling sets nothing and
-    # stays, written as the file writes its nulls; the --- and ... around the document stay too.
+    # stays, written as the file writes its nulls; the --- and ... around the document stay too. A line the patch
+    # does not change stays as written (before s56, the empty null below was rewritten as the file's "null").
     before = ("---\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: null\n"
               "  custom_chat_template:\ntrainer:\n  ulysses_sequence_parallel_size: 1\n...\n")
     after = patch_trinity_config(before, sp2_plan(), catalog().model("4B"))
     assert after == ("---\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n  rope_scaling: null\n"
-                     "  custom_chat_template: null\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+                     "  custom_chat_template:\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
                      "  max_token_len_per_gpu: 24576\n...\n")
     # a file without `: null`, or with one only in a comment, keeps ruamel's empty nulls
     bare = "model:\n  max_model_len: 8192\n  # rope_scaling: null\n  rope_scaling:\n"
@@ -2715,3 +2716,44 @@ def test_a_plan_value_is_written_as_yaml_writes_it_and_any_other_kind_is_refused
     # Not "None", which YAML would read as a string.
     with pytest.raises(TypeError, match=r"^no YAML form for None$"):
         yaml_scalar(None)
+
+
+def test_a_changed_key_keeps_its_anchor_and_the_comment_before_its_value_on_the_next_line() -> None:
+    # s56's known bug: ruamel writes the comment between a key (with its anchor) and its value on the next line
+    # nowhere, and a new value lost the anchor. Both stay, the comment beside the new value; a key the patch leaves
+    # keeps its lines as they were (ruamel wrote it "max_token_len_per_gpu: &budget 24576", without the comment).
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len  # the context\n    32768\n"
+            "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: &budget  # by hand\n    24576\n")
+    assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 24576  # the context\n"
+        "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: &budget  # by hand\n    24576\n")
+
+
+def test_a_changed_key_whose_anchor_aliases_repeat_keeps_its_comment_and_the_alias_gets_none() -> None:
+    # The aliases keep the old value (a warning says so), so the anchor moves to the first of them; the changed key's
+    # comment (and the lines after it) stayed beside the key and were written beside that alias too.
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 32768  # the context\n\n  # the rollout's\n"
+            "explorer:\n  rollout_model:\n    max_model_len: *len\n    max_prompt_tokens: 1024\n")
+    assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576  # the context\n\n  # the rollout's\n"
+        "explorer:\n  rollout_model:\n    max_model_len: &len 32768\n    max_prompt_tokens: 1024\n"
+        "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_lines_the_patch_does_not_change_stay_byte_for_byte_where_ruamel_rewrites_them() -> None:
+    # ruamel's round trip rewrites some lines it is not asked to change: an alias's comment (to a line of its own), a
+    # tag, a comment before a value on the next line, a capitalised boolean. The patch writes them as they were.
+    kept = ("extra:\n  seed: &seed 1\n  again: *seed  # the same\n  tagged: !!int &n  # tagged\n    7\n"
+            "  spaced:  # why\n    8\n  flag: False\n  other: ~\n")
+    text = f"model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n{kept}"
+    assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
+        f"model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n{kept}"
+        "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_a_changed_text_value_keeps_its_quotes() -> None:
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 102400\n  rope_scaling:\n    rope_type: 'yarn'\n"
+            "    factor: 2.5\n    original_max_position_embeddings: 40960\n"
+            "trainer:\n  trainer_strategy: \"fsdp\"  # was FSDP1\n")
+    after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
+    assert "    rope_type: 'yarn'\n" in after and "  trainer_strategy: \"fsdp2\"  # was FSDP1\n" in after

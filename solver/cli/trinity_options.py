@@ -14,7 +14,16 @@ from solver.cli.output import print_note
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
 from solver.query import ConfigProblemCode, Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
-from solver.results import ENV_EXPORT, Answer, Plan, RolloutEngines, env_when, lowered_budget_undone, spans_nodes
+from solver.results import (
+    ENV_EXPORT,
+    ROCM_ENV_NOTE,
+    Answer,
+    Plan,
+    RolloutEngines,
+    env_when,
+    lowered_budget_undone,
+    spans_nodes,
+)
 from solver.rules import token_budget
 from solver.tables import (
     CONFIG_SHAPE,
@@ -249,7 +258,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         print_note(f"solve: note: no plan, so {unwritten} is not written{stale}")
     if args.write and best is not None:
         for note in _written_notes(args, config_text, best, model, config, patched.removed_for_05, unused,
-                                   answers[0].node_gpus):
+                                   answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm):
             print_note(note)
     return fragments
 
@@ -356,12 +365,13 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
                    config: TrinityConfig | None, removed: tuple[str, ...], unused: str | None,
-                   node_gpus: int) -> list[str]:
-    """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, the keys the
-    patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under ``trainer``, which 0.5 refuses), a length
+                   node_gpus: int, rocm: bool) -> list[str]:
+    """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
+    interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
+    ``trainer``, which 0.5 refuses), a length
     no sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept),
     YaRN's reach (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no
-    config key can carry."""
+    config key can carry (on ROCm, with the word on its other variable, `ROCM_ENV_NOTE`)."""
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
         YARN_TRAINER,
@@ -394,7 +404,8 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
         notes.append(f"solve: note: {args.write}: {YARN_TRAINER}")
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
         when = env_when(spans_nodes(best, node_gpus))  # as the summary's apply lines say it
-        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {when}")
+        rocm_note = f". {ROCM_ENV_NOTE}" if rocm else ""
+        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {when}{rocm_note}")
     return notes
 
 

@@ -15,6 +15,7 @@ from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
     ROCM_ENV_CAUTION,
+    ROCM_ENV_NOTE,
     Plan,
     TrinitySettings,
     env_when,
@@ -60,6 +61,8 @@ def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
 
 COMMENT_WIDTH = 108
 """The width a header comment's text is wrapped to (after its ``# ``), as the hand-wrapped ones are."""
+ENV_COMMENT_WIDTH = 90
+"""The width the Env comment's wrapped text is held to (after its ``# ``), as its hand-wrapped lines are."""
 
 def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], str]) -> list[str]:
     """Nested block YAML for `keys` (which must come grouped by their parent paths)."""
@@ -202,8 +205,7 @@ def _env_note(several: bool, rocm: bool) -> list[str]:
           [f"# Env: run this {env_when(several)} (before `ray start`, or before `trinity run` starts Ray):"]),
         f"#   {ENV_EXPORT}",
         "# It is an environment variable, not a config key.",
-        *(["# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same, or not at all; a build",
-           "# without expandable segments ignores them with a warning (then plan with --no-env)."] if rocm else []),
+        *([f"# {line}" for line in textwrap.wrap(ROCM_ENV_NOTE, ENV_COMMENT_WIDTH)] if rocm else []),
     ]
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from copy import deepcopy
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import Any
 
@@ -22,6 +23,7 @@ from ruamel.yaml.error import CommentMark
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarbool import ScalarBoolean
+from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import TrinityVersion, check_host_ram
@@ -136,11 +138,21 @@ def _delete(mapping: CommentedMap, key: str) -> None:
             comment[1].append(CommentToken(rest, CommentMark(0), None))
 
 
-def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> None:
-    """Overwrite `key`'s value, keeping its end-of-line comment the same distance after the value."""
+def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str], aliased: set[int]) -> None:
+    """Overwrite `key`'s value, written as the old one was (`_written_as`: its anchor, unless it is one of the
+    `aliased` scalars, and its quotes), keeping its end-of-line comment the same distance after the value; a comment
+    between the key and a value on the next line (``max_model_len: &len  # ...``), which ruamel writes nowhere,
+    becomes the new value's end-of-line comment, in front of the lines that followed the value."""
     entry = mapping.ca.items.get(key)
+    old = mapping[key]
+    if entry and len(entry) > 3 and entry[3] and not isinstance(old, CommentedMap | CommentedSeq):
+        between, after = "".join(token.value for token in entry[3]), entry[2]
+        column = entry[3][0].column
+        entry[2] = CommentToken(between + (after.value if isinstance(after, CommentToken) else ""),
+                                CommentMark(column), None)
+        entry[3] = None
     token = entry[2] if entry and len(entry) > 2 else None
-    mapping[key] = value
+    mapping[key] = written = _written_as(old, value, id(old) not in aliased)
     if not isinstance(token, CommentToken) or not token.value.startswith("#"):
         return
     try:
@@ -148,12 +160,35 @@ def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> N
         line, old_col = lines[line_no], token.column
     except (AttributeError, IndexError, KeyError, TypeError):  # pragma: no cover - no position to go by
         return
-    written = line[key_col:old_col].rstrip()
-    gap = max(old_col - (key_col + len(written)), 1)
-    token.column = key_col + len(f"{key}: {yaml_scalar(value)}") + gap
+    before = line[key_col:old_col].rstrip()
+    gap = max(old_col - (key_col + len(before)), 1)
+    token.column = key_col + len(f"{key}: {_scalar_text(written)}") + gap
 
 
-def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]) -> None:
+def _written_as(old: Any, value: Any, anchored: bool) -> Any:
+    """The plan's `value` as the config's `old` value at its key was written: with its anchor where `anchored` (an
+    anchor that aliases repeat stays with the old value, ruamel then writing it at the first alias), and, text over
+    text, in its quotes."""
+    anchor = getattr(getattr(old, "anchor", None), "value", None) if anchored else None
+    style = getattr(old, "style", None) if isinstance(old, ScalarString) and isinstance(value, str) else None
+    quote = style if style in ('"', "'") else ""
+    if anchor is None and not quote:
+        return value
+    yaml = YAML(typ="rt", pure=True)
+    yaml.preserve_quotes = True
+    return yaml.load(f"{'' if anchor is None else f'&{anchor} '}{quote}{yaml_scalar(value)}{quote}")
+
+
+def _scalar_text(value: Any) -> str:
+    """A scalar `_written_as` gives, as ruamel writes it: its anchor, its quotes, `yaml_scalar`'s text."""
+    anchor = getattr(getattr(value, "anchor", None), "value", None)
+    style = getattr(value, "style", None) if isinstance(value, ScalarString) else None
+    quote = style if style in ('"', "'") else ""
+    plain = bool(value) if isinstance(value, ScalarBoolean) else value
+    return f"{'' if anchor is None else f'&{anchor} '}{quote}{yaml_scalar(plain)}{quote}"
+
+
+def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str], aliased: set[int]) -> None:
     """Set `path` to `value`, adding missing sections (whole, at the end of their parent) and keys (`_add`: a
     scalar beside its section's scalars, before its first nested block). (A key set only where
     present, `PlanKey.existing_only`, reaches here only where the config has it: `_writes`.)"""
@@ -175,7 +210,7 @@ def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]
         return
     last = path[-1]
     if last in node:
-        _replace(node, last, value, lines)
+        _replace(node, last, value, lines, aliased)
     else:
         _add(node, last, value)
 
@@ -277,14 +312,15 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
-                indent: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+                indent: int, aliased: set[int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
-    indentation), and remove a stale ``model.rope_scaling``
-    and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the
-    section's own; return those removed, and those a ``<<: *anchor`` merges in, left with the anchor, dotted."""
+    indentation; `aliased`: the ids of the scalars aliases repeat, `_aliased_scalars`), and remove a stale
+    ``model.rope_scaling`` and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`),
+    where they are the section's own; return those removed, and those a ``<<: *anchor`` merges in, left with the
+    anchor, dotted."""
     for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
-        _set(data, key.path, key.value, lines)
+        _set(data, key.path, key.value, lines, aliased)
     _note_host_memory(data, plan, host_ram_gb, indent)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -377,18 +413,99 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     _keep_anchors(data)
+    aliased = _aliased_scalars(data)
+    unpatched = _dumped(yaml, data, text)
     try:
         removed, merged = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version,
-                                      host_ram_gb, _indentation(text)[0])
+                                      host_ram_gb, _indentation(text)[0], aliased)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
-    out = io.StringIO()
-    yaml.dump(data, out)
-    head, tail = _outside_document(text)
-    patched = head + _anchor_comments_kept(text, out.getvalue()) + tail
+    patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))
     if ending != "\n":
         patched = patched.replace("\n", ending)
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, merged)
+
+
+def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
+    """The config `data` as `yaml` (its round trip) writes it, with what that round trip drops of the config `text`
+    put back: the lines outside its document (`_outside_document`) and the comments after its anchors
+    (`_anchor_comments_kept`)."""
+    out = io.StringIO()
+    yaml.dump(data, out)
+    head, tail = _outside_document(text)
+    return head + _anchor_comments_kept(text, out.getvalue()) + tail
+
+
+def _kept_lines(original: str, unpatched: str, patched: str, name: str) -> str:
+    """`patched` (the round trip's text of the patched config) with the lines the patch did not change written as the
+    config's text `original` has them: the round trip rewrites some lines of its own accord (a comment between a key
+    and its value on the next line, a tag, an alias's comment), so each run of lines where `original` differs from
+    `unpatched` (the round trip's text of the config as it was) is taken from `original`, unless the patch changed a
+    line of it too, or added one within it: a three-way merge of lines, whose runs that both change are the patch's.
+    Where the merged text would not read as `patched` does, `patched` is written, whole."""
+    base, mine, theirs = (text.splitlines(keepends=True) for text in (unpatched, original, patched))
+    hunks = sorted(_hunks(base, theirs, patch=True) + _hunks(base, mine, patch=False),
+                   key=lambda hunk: (hunk[0], hunk[1], not hunk[2]))  # where both add lines, the patch's first
+    merged: list[str] = []
+    done = 0  # the lines of `base` written
+    while hunks:
+        group = [hunks.pop(0)]
+        end = group[0][1]
+        while hunks and hunks[0][0] < end:  # overlaps the run before: both change it
+            group.append(hunks.pop(0))
+            end = max(end, group[-1][1])
+        patch = any(by_patch for _, _, by_patch, _ in group)  # then the patch's lines, and base's between them
+        merged += base[done:group[0][0]]
+        done = group[0][0]
+        for start, stop, by_patch, lines in group:
+            if by_patch == patch:
+                merged += base[done:start] + lines
+                done = stop
+        merged += base[done:end]
+        done = end
+    text = "".join(merged + base[done:])
+    return text if _same_data(load_config_mapping(text, name), load_config_mapping(patched, name), set()) else patched
+
+
+def _same_data(one: Any, other: Any, compared: set[tuple[int, int]]) -> bool:
+    """Whether `one` and `other` (configs as read) hold the same values of the same types; each pair of mappings or
+    lists is `compared` once, so that what aliases repeat costs no more than the text (aliases of aliases)."""
+    if isinstance(one, Mapping | list):
+        if type(one) is not type(other) or (id(one), id(other)) in compared:
+            return type(one) is type(other)
+        compared.add((id(one), id(other)))
+        if isinstance(one, Mapping):
+            return list(one) == list(other) and all(_same_data(one[key], other[key], compared) for key in one)
+        return len(one) == len(other) and all(_same_data(a, b, compared) for a, b in zip(one, other, strict=True))
+    return type(one) is type(other) and one == other
+
+
+def _hunks(base: list[str], other: list[str], *, patch: bool) -> list[tuple[int, int, bool, list[str]]]:
+    """What `other` changes of `base`: for each run of `base` lines it replaces (or place it adds lines at), the
+    run's start and end, whether `other` is the `patch`'s, and its lines there. A run is cut before each key that
+    both have in it (`_KEY_LINE`), so that a key's lines changed beside another key's are a run of their own."""
+    hunks = []
+    for tag, start, end, other_start, other_end in SequenceMatcher(None, base, other, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        same = SequenceMatcher(None, _line_keys(base[start:end]), _line_keys(other[other_start:other_end]),
+                               autojunk=False).get_matching_blocks()
+        cuts = [(start + at + offset, other_start + other_at + offset) for at, other_at, size in same
+                for offset in range(size)]
+        bounds = [(start, other_start), *[cut for cut in cuts if cut != (start, other_start)], (end, other_end)]
+        hunks += [(run_start, run_end, patch, other[other_run_start:other_run_end])
+                  for (run_start, other_run_start), (run_end, other_run_end) in pairwise(bounds)
+                  if base[run_start:run_end] != other[other_run_start:other_run_end]]
+    return hunks
+
+
+def _line_keys(lines: list[str]) -> list[object]:
+    """Each of `lines`' key (`_KEY_LINE`), or for a line without one, an object of its own, equal to no other."""
+    return [key[0] if (key := _KEY_LINE.match(line)) else object() for line in lines]
+
+
+_KEY_LINE = re.compile(r"[ \t]*(?:- )?[^\s#:'\"][^:#]*:(?=\s|$)")
+"""The start of a line that holds a key, up to its colon."""
 
 
 def _line_ending(text: str) -> str:
@@ -418,6 +535,32 @@ def _anchor_comments_kept(original: str, dumped: str) -> str:
     return dumped
 
 
+_ALIAS_COMMENT = re.compile(r"^([^#\n]*:[ \t]+)\*([^\s#,\]}]+)([ \t]+)(#[^\n]*)$", re.MULTILINE)
+"""A key's line that ends in an alias and a comment (``seed: *seed  # the same``): up to the alias, its anchor's
+name, the gap, the comment."""
+
+
+def _alias_comments_kept(original: str, patched: str) -> str:
+    """`patched` with the comment beside each alias of `original` back beside it where the patch's lines hold the
+    alias (a key added after it) or the anchor that moved to it (the patch changed the anchored key, and the alias
+    keeps the old value): ruamel writes it on a line of its own, there or further on (that line goes), or not at
+    all."""
+    for line, start, anchor, gap, comment in ((found[0], *found.groups()) for found in
+                                              _ALIAS_COMMENT.finditer(original)):
+        if patched.count(line) >= original.count(line):
+            continue
+        written = re.search(rf"^({re.escape(start)}(?:\*{re.escape(anchor)}|&{re.escape(anchor)} [^\n#]*?))[ \t]*$",
+                            patched, re.MULTILINE)
+        if written is None:
+            continue
+        patched = f"{patched[:written.start()]}{written[1]}{gap}{comment}{patched[written.end():]}"
+        alone = re.compile(rf"^[ \t]*{re.escape(comment)}\n", re.MULTILINE)
+        surplus = alone.search(patched, written.start()) or alone.search(patched)  # the one after the alias first
+        if surplus is not None and len(alone.findall(patched)) > len(alone.findall(original)):
+            patched = patched[:surplus.start()] + patched[surplus.end():]
+    return patched
+
+
 def _keep_anchors(node: Any, seen: set[int] | None = None) -> None:
     """Mark the anchors of `node`'s mappings and sequences to be written even where no alias repeats them (ruamel
     writes such an anchor only where one does; a scalar's it keeps)."""
@@ -429,6 +572,35 @@ def _keep_anchors(node: Any, seen: set[int] | None = None) -> None:
         node.yaml_set_anchor(node.anchor.value, always_dump=True)
     for child in node.values() if isinstance(node, CommentedMap) else node:
         _keep_anchors(child, seen)
+
+
+def _aliased_scalars(node: Any, anchors: dict[int, list[Any]] | None = None,
+                     entered: set[int] | None = None) -> set[int]:
+    """The ids of the anchored scalars in `node` (the config's round trip) that aliases repeat. Along the way, in the
+    order of the text, the comments ruamel gives each alias's key as copies of its anchor's key's own are dropped:
+    written nowhere while the alias stays one, they would be written beside the first alias where the patch changes
+    the anchor's key (its anchor moves there)."""
+    anchors = {} if anchors is None else anchors  # per anchored scalar, its anchor's key's comments
+    entered = set() if entered is None else entered
+    aliased: set[int] = set()
+    if not isinstance(node, CommentedMap | CommentedSeq) or id(node) in entered:
+        return aliased
+    entered.add(id(node))
+    for key, value in node.items() if isinstance(node, CommentedMap) else enumerate(node):
+        if isinstance(value, CommentedMap | CommentedSeq):
+            aliased |= _aliased_scalars(value, anchors, entered)
+            continue
+        if getattr(getattr(value, "anchor", None), "value", None) is None:
+            continue
+        comments = node.ca.items.get(key) or []
+        if id(value) not in anchors:
+            anchors[id(value)] = comments
+            continue
+        aliased.add(id(value))
+        for slot, comment in enumerate(comments):
+            if comment is not None and any(comment is own for own in anchors[id(value)]):
+                comments[slot] = None
+    return aliased
 
 
 def _scalar_kind(value: Any) -> type:

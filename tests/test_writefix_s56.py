@@ -1,0 +1,266 @@
+"""--write keeps what it does not mean to change (s56): configs written every way YAML allows (comments, anchors and
+aliases, merges, flow style, values on the next line, quotes, odd indentation, CRLF or CR line endings, a byte order
+mark), patched on every key the patch writes, re-read to the plan's values, with every other line, comment and anchor
+kept."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import cache
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solver.query import make_query
+from solver.results import Plan
+from solver.solve import plan as solve
+from solver.tables import Catalog, load_catalog
+from solver.trinity import load_config_mapping, patch_trinity_config
+from solver.trinity import patch as patch_module
+from solver.trinity.keys import value_at
+from solver.trinity.plan_keys import keys_for_plan
+
+
+@cache
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@cache
+def plans() -> tuple[Plan, ...]:
+    """Offload + SP=4 + YaRN at 102400 (every key but the actor's offload flags turned off), and SP=2 at 24576
+    (the actor's offload flags turned off; the trainer's and roles' SP, budgets and the keys turned back on alike)."""
+    def best(**query: Any) -> Plan:
+        (answer,) = solve(make_query(catalog(), gpu="a100", model="4B", **query), catalog())
+        assert answer.plans, answer.reason
+        return answer.plans[0]
+
+    return (best(objective="max_len", budget_gpus=6),
+            best(objective="cheapest", budget_gpus=2, exact=True, max_model_len=24576))
+
+
+ROLES = ("trainer", "trainer_config", "actor_rollout_ref")
+# Each section's scalar keys, with a value the plans change (or, for save_hf_checkpoint, keep), by path.
+SCALARS: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
+    ("model",): (("model_path", "q/Qwen3-4B"), ("max_model_len", "8192")),
+    ("trainer",): (("ulysses_sequence_parallel_size", "1"), ("max_token_len_per_gpu", "16384"),
+                   ("trainer_strategy", "fsdp"), ("save_hf_checkpoint", "last"), ("use_dynamic_bsz", "false"),
+                   ("use_remove_padding", "false"), ("param_offload", "false")),
+    (*ROLES, "model"): (("enable_gradient_checkpointing", "false"), ("use_remove_padding", "false")),
+    (*ROLES, "actor"): (("ppo_max_token_len_per_gpu", "8192"), ("ulysses_sequence_parallel_size", "1"),
+                        ("use_dynamic_bsz", "false")),
+    (*ROLES, "ref"): (("log_prob_max_token_len_per_gpu", "8192"), ("ulysses_sequence_parallel_size", "1"),
+                      ("log_prob_use_dynamic_bsz", "false")),
+}
+STYLES = ("plain", "comment", "anchor", "anchor comment", "next line", "next line anchor comment", "quoted")
+"""How a scalar is written: ``k: v``, ``k: v  # c``, ``k: &a v``, ``k: &a v  # c``, ``k:`` and the value on the
+next line (with an anchor and a comment between them), ``k: "v"`` (for text)."""
+
+
+def _scalar(key: str, value: str, style: str, indent: str, unit: str, name: str) -> list[str]:
+    anchor, comment = f"&{name}", f"# why {key}"
+    deeper = indent + unit
+    quoted = f'"{value}"' if style == "quoted" and not re.fullmatch(r"\d+|true|false", value) else value
+    return {"plain": [f"{indent}{key}: {quoted}"], "quoted": [f"{indent}{key}: {quoted}"],
+            "comment": [f"{indent}{key}: {value}  {comment}"], "anchor": [f"{indent}{key}: {anchor} {value}"],
+            "anchor comment": [f"{indent}{key}: {anchor} {value}   {comment}"],
+            "next line": [f"{indent}{key}:", f"{deeper}{value}"],
+            "next line anchor comment": [f"{indent}{key}: {anchor}  {comment}", f"{deeper}{value}"]}[style]
+
+
+@st.composite
+def configs(draw: Any) -> tuple[str, int]:
+    """A config (its text, with its line ending and byte order mark) and the index of the plan to patch it for."""
+    unit = draw(st.sampled_from(["  ", "   ", "    "]))
+    lines = ["# a GRPO run", "project: demo  # the project"]
+    aliases: list[str] = []
+
+    def section(path: tuple[str, ...], depth: int) -> None:
+        indent = unit * depth
+        lines.append(f"{indent}note: {'.'.join(path)}  # kept")  # none empty (the patch fills an empty one)
+        for key, value in SCALARS.get(path, ()):
+            if draw(st.booleans()) or key in ("model_path", "max_model_len"):
+                style = draw(st.sampled_from(STYLES))
+                name = f"a{len(lines)}"
+                lines.extend(_scalar(key, value, style, indent, unit, name))
+                if "anchor" in style and draw(st.booleans()):
+                    aliases.append(f"{unit}copy_of_{name}: *{name}  # a copy")
+
+    lines.append("model:")
+    section(("model",), 1)
+    if draw(st.booleans()):
+        lines += [f"{unit}rope_scaling:  # YaRN", f"{unit * 2}rope_type: 'yarn'", f"{unit * 2}factor: 4",
+                  f"{unit * 2}original_max_position_embeddings: 40960"]
+    lines += ["", "# the trainer", "trainer:"]
+    section(("trainer",), 1)
+    lines += [f"{unit}trainer_config:", f"{unit * 2}actor_rollout_ref:", f"{unit * 3}model:"]
+    section((*ROLES, "model"), 4)
+    lines.append(f"{unit * 3}actor:")
+    section((*ROLES, "actor"), 4)
+    fsdp = draw(st.sampled_from(["block", "flow", "merged", "aliased"]))
+    if fsdp == "flow":
+        lines.append(f"{unit * 4}fsdp_config: {{param_offload: false, optimizer_offload: false}}  # flow")
+    else:
+        lines += [f"{unit * 4}fsdp_config: &fsdp  # the actor's", f"{unit * 5}param_offload: false",
+                  f"{unit * 5}optimizer_offload: false"]
+    lines.append(f"{unit * 3}ref:")
+    section((*ROLES, "ref"), 4)
+    if fsdp == "merged":
+        lines += [f"{unit * 4}fsdp_config:", f"{unit * 5}<<: *fsdp", f"{unit * 5}param_offload: false"]
+    elif fsdp == "aliased":
+        lines.append(f"{unit * 4}fsdp_config: *fsdp  # the same")
+    if aliases:
+        lines += ["copies:", *aliases]
+    lines.append("# the end")
+    ending = draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    bom = "\ufeff" if draw(st.booleans()) else ""
+    return bom + ending.join(lines) + ending, draw(st.integers(0, 1))
+
+
+def _expected(reading: Any, plan: Plan) -> dict[tuple[str, ...], Any]:
+    """The values the plan's keys have in the patched config: the plan's, but where the config's own is kept (a
+    default the config chooses) or the key is set only where the config has it."""
+    expected = {}
+    for key in keys_for_plan(plan, catalog().model("4B"), reading):
+        current = value_at(reading, key.path)
+        if key.existing_only and current is None:
+            continue
+        expected[key.path] = current if key.default_only and current is not None else key.value
+    return expected
+
+
+def _opens_value(line: str, changed_line: re.Pattern[str]) -> bool:
+    """Whether `line` is a changed key's whose value is on the next line (after an anchor and a comment, perhaps)."""
+    return bool(changed_line.search(line)) and re.search(r":(?:[ \t]+&\S+)?(?:[ \t]+#.*)?$", line) is not None
+
+
+def _leaves(node: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    if not isinstance(node, dict):
+        return {path: node}
+    return {leaf: value for key, child in node.items() for leaf, value in _leaves(child, (*path, key)).items()}
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(configs())
+def test_write_keeps_every_line_comment_and_anchor_it_does_not_mean_to_change(drawn: tuple[str, int]) -> None:
+    text, which = drawn
+    plan = plans()[which]
+    after = patch_trinity_config(text, plan, catalog().model("4B"))
+    before_reading = load_config_mapping(text, "config.yaml")
+    after_reading = load_config_mapping(after, "patched.yaml")
+    expected = _expected(before_reading, plan)
+    # (a) the plan's keys read back as intended, of the intended kind, and every other value as it was
+    for path, value in expected.items():
+        assert (type(value_at(after_reading, path)), value_at(after_reading, path)) == (type(value), value), path
+    rope = plan.rope_scaling_factor is None and "rope_scaling" in before_reading["model"]
+    assert {path: value for path, value in _leaves(after_reading).items() if path not in expected} == {
+        path: value for path, value in _leaves(before_reading).items()
+        if path not in expected and not (rope and path[:2] == ("model", "rope_scaling"))}
+    # (b) every line the patch does not change stays, byte for byte (with its line ending and the byte order mark)
+    changed = {path[-1] for path, value in expected.items() if value_at(before_reading, path) != value}
+    if rope:
+        changed |= {"rope_scaling", "rope_type", "factor", "original_max_position_embeddings"}
+    changed_line = re.compile(rf"(?:^\ufeff?|[\s{{,]){'|'.join(map(re.escape, changed))}:")
+    ending = "\r\n" if "\r\n" in text else "\r" if "\r" in text else "\n"
+    before_lines = text.split(ending)
+    moved = {name for line in before_lines if changed_line.search(line) for name in re.findall(r"&(\w+)", line)}
+    moved_to = re.compile(rf"\*(?:{'|'.join(moved) or '(?!)'})\b")  # where the anchor of a changed key moves
+    kept = Counter(line for index, line in enumerate(before_lines)
+                   if not changed_line.search(line) and not moved_to.search(line)
+                   and not (index and _opens_value(before_lines[index - 1], changed_line)))
+    assert after.startswith("\ufeff") == text.startswith("\ufeff")
+    assert not Counter(kept) - Counter(after.split(ending)), "a line the patch does not change is lost"
+    assert ending == "\n" or "\n" not in after.replace("\r\n", "")
+    # (c) the comments, and every anchor, stay (an anchor that aliases repeat, on a changed key, moves to one)
+    for comment in re.findall(r"#[^\r\n]*", text):
+        if not (rope and comment == "# YaRN"):
+            assert after.count(comment) >= text.count(comment), comment
+    for anchor in set(re.findall(r"&(\w+)", text)):
+        assert after.count(f"&{anchor}") == text.count(f"&{anchor}"), anchor
+        assert after.count(f"*{anchor}") >= text.count(f"*{anchor}") - 1, anchor
+
+
+def test_the_merge_falls_back_to_ruamels_text_where_it_would_read_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A merge that would change a value (here a made-up change of the config's own, kept where the patch writes
+    # nothing) is not written: the round trip's text is, whole.
+    text = "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  spaced:  # why\n    8\n"
+    real = patch_module._hunks
+
+    def wrong(base: list[str], other: list[str], *, patch: bool) -> list[tuple[int, int, bool, list[str]]]:
+        return [(start, end, by_patch, [line.replace("8\n", "9\n") for line in lines])
+                for start, end, by_patch, lines in real(base, other, patch=patch)]
+
+    monkeypatch.setattr(patch_module, "_hunks", wrong)
+    assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n  spaced: 8 # why\n"
+        "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_write_keeps_the_anchor_and_comment_of_a_length_whose_value_is_on_the_next_line(cli, tmp_path) -> None:
+    # s56's known bug, as a user meets it: --write lost both "&len" and "# the context".
+    config = tmp_path / "grpo.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: &len  # the context\n    8192\n"
+                      "cluster: {node_num: 1, gpu_per_node: 2}\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    status, _, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--len", "24576", "--write", str(patched))
+    assert status == 0
+    assert patched.read_text(encoding="utf-8").startswith(
+        "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: &len 24576  # the context\n"
+        "cluster: {node_num: 1, gpu_per_node: 2}\n")
+
+
+def test_an_alias_the_anchor_of_a_changed_key_moves_to_keeps_its_comment_beside_it() -> None:
+    # ruamel writes an alias's comment on a line of its own (or, before the file's last comment, after the sections
+    # the patch adds); where the alias becomes the anchor's place, the line is the patch's, so the comment goes back.
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 8192\n"
+            "explorer:\n  rollout_model:\n    max_model_len: *len  # the rollout's\n# the end\n")
+    assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n"
+        "explorer:\n  rollout_model:\n    max_model_len: &len 8192  # the rollout's\n"
+        "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n# the end\n")
+
+
+def test_an_alias_after_a_changed_key_keeps_its_comment_beside_it_where_keys_are_added_after_it() -> None:
+    # The ref's SP (its value on the next line) changes, and ruamel writes the alias's comment on a line of its own,
+    # after the keys the patch adds at the trainer's end: the comment goes back beside the alias, and that line goes.
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\ntrainer:\n  trainer_config:\n"
+            "    actor_rollout_ref:\n      actor:\n        fsdp_config: &fsdp\n          param_offload: false\n"
+            "      ref:\n        ulysses_sequence_parallel_size:\n          1\n"
+            "        fsdp_config: *fsdp  # the same\n")
+    assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  trainer_config:\n"
+        "    actor_rollout_ref:\n      actor:\n        fsdp_config: &fsdp\n          param_offload: false\n      ref:\n"
+        "        ulysses_sequence_parallel_size: 2\n        fsdp_config: *fsdp  # the same\n"
+        "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_a_changed_key_beside_a_key_ruamel_rewrites_leaves_that_key_as_it_was() -> None:
+    # ruamel rewrites both keys' lines (values on the next line), and the patch changes the first: the run of lines
+    # they differ in is cut at the second key, so that its lines are the config's, not ruamel's "spaced: 8 # why".
+    text = "model:\n  model_path: q/Qwen3-4B\n  max_model_len:\n    8192\n  spaced:  # why\n    8\n"
+    assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n  spaced:  # why\n    8\n"
+        "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_a_changed_flow_collection_is_written_on_one_line_without_the_comments_inside_it() -> None:
+    # What ruamel cannot keep (docs/trinity.md, what --write keeps): a flow mapping the patch changes a key of is
+    # written by it, on one line; the comment inside it goes. The comment after it, and the lines after it, stay.
+    text = ("model: { model_path: q/Qwen3-4B,  max_model_len: 8192 }  # flow\ntrainer: {\n"
+            "  ulysses_sequence_parallel_size: 1,  # inside\n  note: x\n}\n# end\n")
+    assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
+        "model: {model_path: q/Qwen3-4B, max_model_len: 24576}    # flow\n"
+        "trainer: {ulysses_sequence_parallel_size: 2, note: x, max_token_len_per_gpu: 24576}\n# end\n")
+
+
+def test_an_anchor_in_a_block_before_an_alias_beside_that_block_keeps_its_comment() -> None:
+    # The anchors are found in the order of the text: the alias after the block is not taken for the anchor (whose
+    # comment was then dropped as a copy of the alias's, and lost where the patch changed the anchored key).
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\ntrainer:\n  trainer_config:\n"
+            "    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: &budget 16384  # by hand\n"
+            "  max_token_len_per_gpu: *budget\n")
+    after = patch_trinity_config(text, plans()[1], catalog().model("4B"))
+    assert "        ppo_max_token_len_per_gpu: 24576  # by hand\n" in after
