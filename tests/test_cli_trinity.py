@@ -1368,6 +1368,19 @@ def test_write_keeps_the_cr_line_endings_of_a_classic_mac_file(cli, tmp_path: Pa
                                     b"  ulysses_sequence_parallel_size: 2\r  max_token_len_per_gpu: 24576\r")
 
 
+def test_write_gives_lf_lines_to_an_lf_file_with_a_stray_cr(cli, tmp_path: Path):
+    # One line of an LF file ends in CR alone (pasted from a classic Mac file): LF is the file's ending, so the CR is
+    # written as LF, as YAML read it, and no other line takes CR.
+    config = tmp_path / "trinity.yaml"
+    config.write_bytes(b"model:\n  model_path: Qwen/Qwen3-4B\r  max_model_len: 8192\ntrainer:\n  save_interval: 10\n")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "2", "--len", "24k", "--write",
+               str(patched))[0] == 0
+    assert patched.read_bytes() == (b"model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n"
+                                    b"  save_interval: 10\n  ulysses_sequence_parallel_size: 2\n"
+                                    b"  max_token_len_per_gpu: 24576\n")
+
+
 @pytest.mark.parametrize(("setting", "env"), [
     ("expandable_segments:True", True), ("garbage_collection_threshold:0.6, expandable_segments: True", True),
     ("expandable_segments:True,expandable_segments:False", False), ("expandable_segments:False", False), ("", False),
@@ -3665,3 +3678,27 @@ def test_write_on_an_amd_gpu_says_what_rocms_pytorch_reads_beside_the_env_export
         "without expandable segments ignores them with a warning (then plan with --no-env)."))
     status, _, err = cli("--from-config", str(config), "--gpu", "h200", "--maximize", "len", "--write", str(patched))
     assert (status, err.splitlines()[-1]) == (0, export)
+
+
+def test_budget_keys_that_write_out_the_default_are_said_before_those_set_by_hand(cli, tmp_path: Path):
+    # At --len 8192, the trainer's 32768 only writes out Trinity's default at the config's own 16384 (read as unset),
+    # and the actor's 20000 is set by hand: the line on the first comes first, as the keys the plan leaves alone.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\nalgorithm: {algorithm_type: grpo}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 64}\n"
+                      "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  max_token_len_per_gpu: 32768\n"
+                      "  trainer_config:\n    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: 20000}\n",
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.6", "--len", "8192",
+                         "--json")
+    current = json.loads(out)[0]["current"]
+    assert status == 0 and list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [
+        ("token-budget-above-verdict", (
+            "trainer.max_token_len_per_gpu 32768: what Trinity gives it unset at the config's own 16384 tokens, so "
+            "read as unset at 8192 tokens too (the verdict is at 16384 tokens per GPU); as written, Trinity keeps "
+            "32768 there, more tokens per GPU than the verdict assumes; applying the plan leaves it at its budget")),
+        ("token-budget-above-verdict", (
+            "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 20000 is above Trinity's default "
+            "ceil(2 x 8192 / 1) = 16384, which the tables measured: more tokens per GPU than the verdict assumes (on "
+            "verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
+            "dynamic-batch keys, taking the trainer's)"))]

@@ -87,13 +87,10 @@ def pool_codes(*pools: tuple[str, ...]) -> list[dict[str, str | None]]:
 def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimates: bool = True,
            widen: bool = True, token_budget: str = "default") -> dict:
     """`place`'s JSON for the instance (with the memory model's estimates unless `estimates` is False; `widen`
-    as `place`'s), checked by the reference; the unplaced jobs without `reason_for_several`, the words of a row of
-    several jobs, which the tests of that row check."""
+    as `place`'s), checked by the reference."""
     result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes" if minimize_nodes else None,
                    estimate="auto" if estimates else "never", widen=widen, token_budget=token_budget)
     as_json = json.loads(result.model_dump_json())
-    for job in as_json["unplaced"]:
-        del job["reason_for_several"]
     assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=estimates,
                             token_budget=token_budget) == [] or as_json["status"] == "infeasible"
     assert (as_json["objective_counts"], as_json["interrupted"]) == ("nodes" if minimize_nodes else "priority", False)
@@ -146,6 +143,11 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
                                                                "node) after the jobs placed (the most priority in all, "
                                                                "then length, then cost); math-4b (priority 3) holds "
                                                                "the room it needs: priority 4 or more places it",
+                                   "reason_for_several": (
+                                       "no room left in a100 (each needs at least 6 GPUs of one node) after the "
+                                       "jobs placed (the most priority in all, then length, then cost); math-4b "
+                                       "(priority 3) holds the room each needs: priority 4 or more places one of "
+                                       "them"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 
@@ -164,7 +166,12 @@ def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priori
     assert result["unplaced"] == [{"job": "x", "reason": (
         "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in all, "
         "then length, then cost); y (priority 1, as much as its own) holds the room it needs, with z on another of its "
-        "ways: priority 2 is the least that places it"), "reason_code": "no-room",
+        "ways: priority 2 is the least that places it"),
+        "reason_for_several": (
+            "no room left in a100 (each needs at least 6 GPUs of one node) after the jobs placed (the most priority "
+            "in all, then length, then cost); y (priority 1, as much as each one's own) holds the room each needs, "
+            "with z on another of its ways: priority 2 is the least that places one of them"),
+        "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     assert check_room_claims(CATALOG, instance, result, estimates=True) == []
     assert least_placing_priority(CATALOG, instance, "x", estimates=True) == 2
@@ -181,7 +188,13 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
     assert result["unplaced"] == [{"job": "x", "reason": (
         "no room left in a100 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
         "then length, then cost); y (priority 2) holds the room it needs: priority 3 or more places it; with "
-        "rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"), "reason_code": "no-room",
+        "rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"),
+        "reason_for_several": (
+            "no room left in a100 (each needs at least 5 GPUs of one node) after the jobs placed (the most priority "
+            "in all, then length, then cost); y (priority 2) holds the room each needs: priority 3 or more places "
+            "one of them; with rollout_gpus 1 (not 4) one of them would fit in node 0's 2 idle GPUs (a trainer of 1 "
+            "GPU)"),
+        "reason_code": "no-room",
         "pools": pool_codes(("a100", "no-room")),
         "fits_with": [{"rollout_gpus": 1, "max_model_len": 8192, "pool": "a100", "nodes": [0], "whole_nodes": 0,
                        "trainer_gpus": 1}]}]
@@ -603,7 +616,9 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
         "a (up to 10 of its GPUs for the trainer, beside 6 rollout GPUs): 131072 tokens is beyond what the tables "
         "allow for Qwen3-14B on A100-80GB within 10 GPUs: the longest is 92160 (Env + Offload + SP=4 on 8 GPUs, "
         "inferred) (the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop "
-        "--no-estimate)"), "reason_code": "no-way-to-run",
+        "--no-estimate)"),
+        "reason_for_several": None,
+        "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "no-plan", "length-beyond-reach")),
                                                                         "fits_with": []}]
@@ -627,7 +642,13 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
         assert result["unplaced"] == [{"job": "big", "reason": "a: with 7 rollout GPUs, no trainer GPU count that "
                                                               "trains it (4 at the fewest) has a layout on its 1 node of "
                                                               "8 GPUs; with rollout_gpus: 4 or fewer, a trainer of 4 "
-                                                              "GPUs has one", "reason_code": "no-way-to-run",
+                                                              "GPUs has one",
+                                                              "reason_for_several": (
+                                                                  "a: with 7 rollout GPUs, no trainer GPU count "
+                                                                  "that trains them (4 at the fewest) has a layout "
+                                                                  "on its 1 node of 8 GPUs; with rollout_gpus: 4 or "
+                                                                  "fewer, a trainer of 4 GPUs has one"),
+                                                              "reason_code": "no-way-to-run",
                                        "pools": pool_codes(("a", "no-layout-beside-rollout")), "fits_with": []}]
 
 
@@ -641,7 +662,13 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
         "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
         "more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (its explorer on GPUs outside the "
-        "fleet), a trainer of 16 GPUs has one"), "reason_code": "no-way-to-run",
+        "fleet), a trainer of 16 GPUs has one"),
+        "reason_for_several": (
+            "h100: with 8 rollout GPUs, no trainer GPU count that trains them (16 at the fewest) has a layout on "
+            "its 2 nodes of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host "
+            "memory per node, more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (their explorers "
+            "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
+        "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(("h100", "no-layout-beside-rollout")),
                                                        "fits_with": []}]
     instance["pools"][0]["host_ram_gb"] = 1024
@@ -650,7 +677,11 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": "a", "reason": "h100: the job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for a "
-                               "trainer", "reason_code": "no-way-to-run",
+                               "trainer",
+                               "reason_for_several": (
+                                   "h100: each job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for "
+                                   "a trainer"),
+                               "reason_code": "no-way-to-run",
          "pools": pool_codes(("h100", "rollout-takes-pool")), "fits_with": []}]
 
 
@@ -671,13 +702,20 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "256 GiB of host memory per node (the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, "
          "documented); on 3 nodes of 8 GPUs, more trainer GPUs train 262144 tokens if you also add --token-budget "
          "auto: Env + SP=8 on 16 GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated)",
+         "reason_for_several": None,
          "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach")),
          "fits_with": []},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer "
-         "of 8 GPUs has one", "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout")),
+         "of 8 GPUs has one",
+         "reason_for_several": (
+             "a: with 2 rollout GPUs, no trainer GPU count that trains them (8 at the fewest) has a layout on its 1 "
+             "node of 8 GPUs; with rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
+             "has one"),
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout")),
          "fits_with": []},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
+         "reason_for_several": "a: each job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
          "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": []}]
 
 
@@ -1428,7 +1466,9 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "h100: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + SP=2 on 8 GPUs at "
-        "32768 tokens: drop --no-estimate)"), "reason_code": "no-way-to-run",
+        "32768 tokens: drop --no-estimate)"),
+        "reason_for_several": None,
+        "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("h100", "no-plan", "no-table-for-model")),
                                                                         "fits_with": []}]
@@ -1442,7 +1482,9 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
         "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
-        "host_ram_gb of 400 GiB)"), "reason_code": "no-way-to-run",
+        "host_ram_gb of 400 GiB)"),
+        "reason_for_several": None,
+        "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "no-plan", "no-table-for-model")),
                                                                         "fits_with": []}]
@@ -1464,11 +1506,14 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
             "p: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per "
             "node (the pool's host_ram_gb); the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens, "
             "but it needs 119.9 GiB of host memory per node while the model loads, more than the pool's nodes have"),
+         "reason_for_several": None,
          "reason_code": "no-way-to-run", "pools": pool_codes(("p", "no-plan", "nothing-trains")), "fits_with": []},
         {"job": "k", "reason": (
             "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU "
             "at 16384 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
-            "host_ram_gb of 16 GiB)"), "reason_code": "no-way-to-run",
+            "host_ram_gb of 16 GiB)"),
+            "reason_for_several": None,
+            "reason_code": "no-way-to-run",
          "pools": pool_codes(("p", "no-plan", "no-table-for-model")), "fits_with": []}]
 
 
@@ -1482,7 +1527,9 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_t
         "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
         "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 16 GiB; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
-        "needs 30.6 GiB of host memory per node while the model loads)"), "reason_code": "no-way-to-run",
+        "needs 30.6 GiB of host memory per node while the model loads)"),
+        "reason_for_several": None,
+        "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("p", "no-plan", "no-table-for-model")),
                                                                         "fits_with": []}]
@@ -1501,6 +1548,16 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
         "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer; b (up to 8 of its GPUs "
         "for the trainer, beside 8 rollout GPUs): 1000000 tokens is beyond what the tables allow for Qwen3-8B on "
         "A100-80GB within 8 GPUs: the longest is 102400 (Env + Offload + SP=4 on 8 GPUs, inferred)"),
+                                                                        "reason_for_several": (
+                                                                            "a: each job's 8 rollout GPUs take all "
+                                                                            "the pool's 8 GPUs, leaving none for a "
+                                                                            "trainer; b (up to 8 of its GPUs for "
+                                                                            "the trainer, beside 8 rollout GPUs): "
+                                                                            "1000000 tokens is beyond what the "
+                                                                            "tables allow for Qwen3-8B on A100-80GB "
+                                                                            "within 8 GPUs: the longest is 102400 "
+                                                                            "(Env + Offload + SP=4 on 8 GPUs, "
+                                                                            "inferred)"),
                                                                         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "rollout-takes-pool"),
@@ -1532,10 +1589,11 @@ def test_jobs_alike_but_for_the_pool_they_may_use_get_their_own_reasons(tmp_path
          "102400 (Env + Offload + SP=4 on 4 GPUs, documented)")
     instance = {"pools": pools, "jobs": [{**job, "name": "free"}, {**job, "name": "pinned", "pool": "a"}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [
-        {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB", "reason_code": "no-way-to-run",
+        {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB", "reason_for_several": None,
+         "reason_code": "no-way-to-run",
          "pools": pool_codes(("a", "no-plan", "length-beyond-reach"), ("h", "no-plan", "no-table-for-model")),
          "fits_with": []},
-        {"job": "pinned", "reason": a, "reason_code": "no-way-to-run",
+        {"job": "pinned", "reason": a, "reason_for_several": None, "reason_code": "no-way-to-run",
          "pools": pool_codes(("a", "no-plan", "length-beyond-reach")), "fits_with": []}]
 
 
@@ -1547,7 +1605,9 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                          for rollout in (8, 12)]}
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs {taken} the pool's 8 GPUs, leaving none "
-                                         "for a trainer", "reason_code": "no-way-to-run",
+                                         "for a trainer",
+         "reason_for_several": f"a: each job's {rollout} rollout GPUs {taken} the pool's 8 GPUs, leaving none for a "
+                               "trainer", "reason_code": "no-way-to-run",
          "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": []}
         for rollout, taken in ((8, "take all"), (12, "are more than"))]
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 10, "gpus_per_node": 8}],
@@ -1555,7 +1615,7 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big: 1000000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on "
         "A100-80GB within 64 GPUs: the longest is 203776 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
-        "estimated, extrapolated)"), "reason_code": "no-way-to-run",
+        "estimated, extrapolated)"), "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
                                                            ("big", "no-plan", "length-beyond-reach")),
                                                        "fits_with": []}]
@@ -1566,7 +1626,7 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big (up to 88 of its GPUs for the trainer, beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
-        "Offload on 1 GPU, documented)"), "reason_code": "no-way-to-run",
+        "Offload on 1 GPU, documented)"), "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
                                                            ("big", "no-plan", "length-beyond-reach")),
                                                        "fits_with": []}]
@@ -1702,8 +1762,9 @@ def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp
         **dict.fromkeys(["h-0", "h-1"], too_long), "solo": no_room.format("it", 6, "it", "it", 5, "it")}
     several = {entry["job"]: entry["reason_for_several"] for entry in json.loads(out)["unplaced"]}
     assert several["x-0"] == no_room.format("each", 5, "each", "one of them", 4, "one of them")
-    assert (several["h-0"], several["solo"]) == (too_long, no_room.format("each", 6, "each", "one of them", 5,
-                                                                          "one of them"))
+    # h's reason reads true of each as it is: null, and the row above shows the reason itself.
+    assert (several["h-0"], several["solo"]) == (None, no_room.format("each", 6, "each", "one of them", 5,
+                                                                      "one of them"))
 
 
 def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_each(tmp_path: Path):
@@ -2610,6 +2671,11 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
                                                               "after the jobs placed (the most priority in all, then "
                                                               "length, then cost); chat-a (priority 2) holds the room "
                                                               "it needs: priority 3 or more places it",
+                                   "reason_for_several": (
+                                       "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and "
+                                       "311.3 GiB of host memory on one node) after the jobs placed (the most "
+                                       "priority in all, then length, then cost); chat-a (priority 2) holds the "
+                                       "room each needs: priority 3 or more places one of them"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
@@ -2767,7 +2833,12 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     assert rounded["unplaced"] == [{"job": "small", "reason": (
         "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 82.8 GiB of host memory on one node) "
         "after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) holds the room it "
-        "needs"), "reason_code": "no-room",
+        "needs"),
+        "reason_for_several": (
+            "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and 82.8 GiB of host memory on "
+            "one node) after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) "
+            "holds the room each needs"),
+        "reason_code": "no-room",
                                     "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     status, out, _ = cli("cluster", str(tmp_path / "rounded" / "fleet.yaml"))
     assert status == 1 and "status: feasible; placed priority (of 7): 5, bound 5 with the host memory rounded" in out
@@ -3213,7 +3284,9 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-PRO-5000 within 4 GPUs trains with 256 GiB of host memory per node "
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run",
+        "tokens), and with Offload it needs 594.2 GiB of host memory per node"),
+        "reason_for_several": None,
+        "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(
                                                                                  ("lab", "no-plan", "nothing-trains")),
                                                                              "fits_with": []}]
@@ -3238,7 +3311,9 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
         "host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
-        "Offload it needs 594.2 GiB of host memory per node"), "reason_code": "no-way-to-run", "pools": codes,
+        "Offload it needs 594.2 GiB of host memory per node"),
+        "reason_for_several": None,
+        "reason_code": "no-way-to-run", "pools": codes,
         "fits_with": []}]
     # The planner's own --host-ram stays a limit to drop.
     status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "4", "--gpus", "4",
@@ -3256,7 +3331,9 @@ def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_mo
         "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
         "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
         "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 "
-        "GiB of host memory per node"), "reason_code": "no-way-to-run",
+        "GiB of host memory per node"),
+        "reason_for_several": None,
+        "reason_code": "no-way-to-run",
         "pools": pool_codes(("a100-4", "no-plan", "nothing-trains")), "fits_with": []}]
 
 
@@ -3276,6 +3353,16 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
         "trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node"),
+                                   "reason_for_several": (
+                                       "no room left in h200 (each needs at least 5 GPUs of one node) after the "
+                                       "jobs placed (the most priority in all, then length, then cost); first "
+                                       "(priority 10) holds the room each needs: priority 11 or more places one of "
+                                       "them; l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): "
+                                       "nothing in the tables and the memory model's estimates for Qwen3-32B on "
+                                       "L40S-48GB within 4 GPUs trains with 512 GiB of host memory per node (the "
+                                       "pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 "
+                                       "on 2 GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of "
+                                       "host memory per node"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("h200", "no-room"), ("l40s", "no-plan", "nothing-trains")),
                                    "fits_with": []}]
@@ -3382,7 +3469,14 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
                                                            "node) after the jobs placed (the most priority in all, "
                                                            "then length, then cost); small-0, small-1 (priority 4 "
                                                            "together) hold the room it needs: priority 5 or more "
-                                                           "places it", "reason_code": "no-room",
+                                                           "places it",
+                                                           "reason_for_several": (
+                                                               "no room left in a100 (each needs at least 8 GPUs of "
+                                                               "one node) after the jobs placed (the most priority "
+                                                               "in all, then length, then cost); small-0, small-1 "
+                                                               "(priority 4 together) hold the room each needs: "
+                                                               "priority 5 or more places one of them"),
+                                                           "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 
 
@@ -3402,6 +3496,11 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
                                                          "30.6 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost); x (priority 3) "
                                                          "holds the room it needs: priority 4 or more places it",
+                                   "reason_for_several": (
+                                       "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
+                                       "162.6 GiB of host memory, or 4 GPUs and 30.6 GiB, on one node) after the "
+                                       "jobs placed (the most priority in all, then length, then cost); x (priority "
+                                       "3) holds the room each needs: priority 4 or more places one of them"),
                                    "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": []}]
 
@@ -3423,6 +3522,13 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
                                                          "needs: priority 2 is the least that places it; at 20480 "
                                                          "tokens (not 65536) it would fit in node 1's 8 idle GPUs and "
                                                          "256.0 GiB of idle host memory (a trainer of 4 GPUs)",
+                                   "reason_for_several": (
+                                       "no room left in a100 (each needs at least 2 whole nodes) after the jobs "
+                                       "placed (the most priority in all, then length, then cost); a (priority 1, "
+                                       "as much as each one's own) holds the room each needs: priority 2 is the "
+                                       "least that places one of them; at 20480 tokens (not 65536) one of them "
+                                       "would fit in node 1's 8 idle GPUs and 256.0 GiB of idle host memory (a "
+                                       "trainer of 4 GPUs)"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": [{"rollout_gpus": 4, "max_model_len": 20480, "pool": "a100",
@@ -3524,7 +3630,13 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                                    "would, with Env, but the train batch of 256 (the job's train_batch_size) must "
                                    "split evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide "
                                    "it); with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer of 8 "
-                                   "GPUs has one", "reason_code": "no-way-to-run",
+                                   "GPUs has one",
+                                   "reason_for_several": "a100: with 2 rollout GPUs, no trainer GPU count that trains "
+                                   f"them (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 would, "
+                                   "with Env, but the train batch of 256 (the job's train_batch_size) must split "
+                                   "evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide it); with "
+                                   "rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
+                                   "has one", "reason_code": "no-way-to-run",
                                    "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
@@ -3544,17 +3656,23 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
     # loads) rules out the 6; the reason says which, though 6 is more than the fewest that train it.
     pool = {"name": "a100", "gpu": "a100", "nodes": 2, "gpus_per_node": 8}
     job = {"name": "j", "model": "4B", "max_model_len": 32768, "rollout_gpus": 10}
-    head = "a100: with 10 rollout GPUs, no trainer GPU count that trains it (2 at the fewest) has a layout on its 2 " \
-        "nodes of 8 GPUs (6 would, with SP=2, but "
+    head, several = (f"a100: with 10 rollout GPUs, no trainer GPU count that trains {them} (2 at the fewest) has a "
+                     "layout on its 2 nodes of 8 GPUs (6 would, with SP=2, but " for them in ("it", "them"))
     assert solved({"pools": [pool], "jobs": [{**job, "train_batch_size": 256}]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}the train batch of 256 (the job's train_batch_size) must split evenly over the "
                                "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it); with rollout_gpus: 6 "
                                "or fewer, a trainer of 2 GPUs has one",
+         "reason_for_several": f"{several}the train batch of 256 (the job's train_batch_size) must split evenly over "
+                               "the data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it); with rollout_gpus: "
+                               "6 or fewer, a trainer of 2 GPUs has one",
          "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than the "
                                "pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs has "
-                               "one", "reason_code": "no-way-to-run",
+                               "one",
+         "reason_for_several": f"{several}it needs 89.9 GiB of host memory per node while the model loads, more than "
+                               "the pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs "
+                               "has one", "reason_code": "no-way-to-run",
          "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
@@ -3578,6 +3696,11 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
             "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
             "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, "
             "more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a trainer of 6 GPUs has one"),
+            "reason_for_several": (
+                "tight: with 6 rollout GPUs, no trainer GPU count that trains them (6 at the fewest) has a layout "
+                "on its 1 node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host "
+                "memory per node, more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a "
+                "trainer of 6 GPUs has one"),
             "reason_code": "no-way-to-run",
                                        "pools": pool_codes(("tight", "no-layout-beside-rollout")), "fits_with": []}]
 
@@ -3653,7 +3776,12 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
         "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
         "jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the room it needs in a: "
-        "priority 4 or more places it"), "reason_code": "no-room",
+        "priority 4 or more places it"),
+        "reason_for_several": (
+            "no room left in b (each needs at least 6 GPUs of one node), a (each needs at least 6 GPUs of one node) "
+            "after the jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the "
+            "room each needs in a: priority 4 or more places one of them"),
+        "reason_code": "no-room",
                                                        "pools": pool_codes(("b", "no-room"), ("a", "no-room")),
                                                        "fits_with": []}]
 
@@ -3721,7 +3849,16 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
                                                          "cost); a0 (priority 5) holds the room it needs: priority 6 "
                                                          "or more places it; with rollout_gpus 0 (not 8; its explorer "
                                                          "on GPUs outside the fleet) it would fit on the 2 idle nodes "
-                                                         "(a trainer of 16 GPUs)", "reason_code": "no-room",
+                                                         "(a trainer of 16 GPUs)",
+                                                         "reason_for_several": (
+                                                             "no room left in a100 (each needs at least 3 whole "
+                                                             "nodes) after the jobs placed (the most priority in "
+                                                             "all, then length, then cost); a0 (priority 5) holds "
+                                                             "the room each needs: priority 6 or more places one of "
+                                                             "them; with rollout_gpus 0 (not 8; the explorer on "
+                                                             "GPUs outside the fleet) one of them would fit on the "
+                                                             "2 idle nodes (a trainer of 16 GPUs)"),
+                                                         "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": [{"rollout_gpus": 0, "max_model_len": 65536, "pool": "a100",
                                                   "nodes": [2, 3], "whole_nodes": 2, "trainer_gpus": 16}]}]

@@ -76,18 +76,19 @@ def test_a_cluster_read_back_from_json_words_a_row_of_several_jobs_as_the_live_r
 
 
 def test_the_rollout_engines_gib_are_rounded_in_json_as_a_plans(tmp_path: Path):
-    # Qwen3-8B's bf16 weights on one GPU: 15.2569... GiB, kept whole in the result, 15.26 in JSON (as memory_gb).
+    # Qwen3-8B's bf16 weights on one GPU: 15.2569... GiB, kept whole in the result, 15.26 in JSON (as memory_gb); its
+    # KV cache of 30000 tokens, 4.1199... GiB, 4.12.
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
-                                    "jobs": [{"name": "x", "model": "Qwen3-8B", "max_model_len": 32768,
+                                    "jobs": [{"name": "x", "model": "Qwen3-8B", "max_model_len": 30000,
                                               "rollout_gpus": 2}]}), encoding="utf-8")
     result = solver.place(solver.load_fleet(path))
     (placement,) = result.placements
     engines = placement.rollout_engines
-    assert engines is not None and round(engines.weights_gib, 4) == 15.2569
+    assert engines is not None and (round(engines.weights_gib, 4), round(engines.kv_cache_gib, 4)) == (15.2569, 4.1199)
     (shown,) = json.loads(cluster_json(result))["placements"]
     assert (shown["rollout_engines"], shown["plan"]["memory_gb"]) == (
-        {"size": 1, "weights_gib": 15.26, "kv_cache_gib": 4.5, "room_gib": 71.0, "largest": False},
+        {"size": 1, "weights_gib": 15.26, "kv_cache_gib": 4.12, "room_gib": 71.0, "largest": False},
         round(placement.plan.memory_gb, 2))
 
 

@@ -1047,6 +1047,13 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
         (("least_memory_gib: 80.0", "least_memory_gib: .nan"), "fit, range, least_memory_gib: must be a finite number, got nan"),
         (("least_memory_gib: 80.0", "least_memory_gib: 500.0"),
          "fit, range: least_memory_gib (500) is above most_memory_gib (95.5771)"),
+        # The range's true-or-false fields are flags, as every other: quoted, a YAML boolean is text.
+        (("mixture_of_experts: false", "mixture_of_experts: 'false'"), (
+            "fit, range, mixture_of_experts: must be true or false, got 'false' (quoted, YAML reads it as text: write "
+            "it without quotes)")),
+        (("fit_without_sp: true", "fit_without_sp: \"yes\""), (
+            "fit, range, fit_without_sp: must be true or false, got 'yes' (quoted, YAML reads it as text: write it "
+            "without quotes)")),
     ],
 )
 def test_a_bad_memory_model_file_exits_2_with_one_line(cli, tmp_path: Path, change: tuple[str, str], message: str):

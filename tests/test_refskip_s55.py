@@ -40,10 +40,12 @@ def test_a_ref_that_runs_no_forward_gets_no_line_on_its_tokens_per_gpu(
 
 
 @pytest.mark.parametrize(("lora", "roles"), [
-    ("", ""), ("", "      model: {lora_rank: -1}\n"), ("", "      model: {lora_rank: 0, lora_adapter_path: null}\n")])
+    ("", ""), ("", "      model: {lora_rank: -1}\n"), ("", "      model: {lora_rank: 0, lora_adapter_path: null}\n"),
+    ("", "      model: {lora_rank: true}\n")])
 def test_a_ref_whose_forward_runs_keeps_both_lines(cli, tmp_path: Path, lora: str, roles: str):
-    # No LoRA config, a rank not above 0 and a null adapter path: verl runs no LoRA (an empty path is LoRA, and an
-    # empty list of LoRA configs is refused: test_lora_s56).
+    # No LoRA config, a rank not above 0, a null adapter path and a rank that is no number (true, which Python's int()
+    # would read as 1): verl runs no LoRA (an empty path is LoRA, and an empty list of LoRA configs is refused:
+    # test_lora_s56).
     assert _problems(cli, tmp_path, "grpo", lora, roles) == [
         ("role-sp-differs", (f"{REF_SP} 4 is not the actor's 2: Trinity 0.5 runs that role's forward at SP 4 within "
                              "the actor's SP groups; the verdict is at SP 2: set them alike (--write does)")),
@@ -75,3 +77,19 @@ def test_a_quoted_rank_is_read_as_the_number_the_typed_config_reads(cli, tmp_pat
     _, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--trinity-version", "0.5", "--json")
     current = json.loads(out)[0]["current"]
     assert (current["refused"], "ref-sp-ungrouped-refused" in current["config_problem_codes"]) == (not lora, not lora)
+
+
+def test_a_ref_that_runs_no_forward_leaves_the_actors_own_sp_line_as_it_is(cli, tmp_path: Path):
+    # Trinity 0.6 with an algorithm that uses no ref: the actor's own SP, not the trainer's, is said as any role's; the
+    # words on a forward that never runs are the ref's alone.
+    path = tmp_path / "trinity.yaml"
+    path.write_text(CONFIG.format(algorithm="sft", lora="").replace(
+        "ref: {ulysses_sequence_parallel_size: 4}", "actor: {ulysses_sequence_parallel_size: 4}"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--trinity-version", "0.6", "--json")
+    current = json.loads(out)[0]["current"]
+    assert status == 0 and list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [
+        ("role-sp-differs", (
+            "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
+            "trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs that role at SP 4 (with the "
+            "trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 2; the verdict is at SP 2: set them alike "
+            "(--write does)"))]

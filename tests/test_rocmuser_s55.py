@@ -118,6 +118,17 @@ def test_on_an_amd_gpu_the_two_variables_differing_on_env_is_a_but_line(
     assert json.loads(out)[0]["current"]["config_problem_codes"][-1] == "alloc-confs-disagree"
 
 
+def test_a_cuda_variable_set_empty_is_the_one_read(cli, config: Path, monkeypatch: pytest.MonkeyPatch):
+    # `export PYTORCH_CUDA_ALLOC_CONF=`: set, though empty (PyTorch reads the first variable set, as getenv gives it):
+    # Env is off, read from it, and the HIP variable that turns Env on is the one to unset.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "")
+    monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    assert status == 0
+    assert RUNS.format(setting="SP=2", env="off", variable="PYTORCH_CUDA_ALLOC_CONF") in verdict(out)
+    assert "but: PYTORCH_HIP_ALLOC_CONF turns Env on where PYTORCH_CUDA_ALLOC_CONF turns it off" in verdict(out)
+
+
 @pytest.mark.parametrize("gpu", ["h200", "mi300x"])
 def test_the_two_variables_agreeing_get_no_such_line_and_differing_get_it_on_any_gpu(
         cli, config: Path, monkeypatch: pytest.MonkeyPatch, gpu: str):

@@ -387,8 +387,10 @@ class SmallerAsks:
 
 
 def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
-    """A job left out for want of a way to run in any pool it may use, and `why`."""
-    return Unplaced(job=job.name, reason=why.words, reason_for_several=why.words_for_several,
+    """A job left out for want of a way to run in any pool it may use, and `why` (no words for several jobs where
+    its words read true of each as they are: `Unplaced.reason_for_several`)."""
+    several = None if why.words_for_several == why.words else why.words_for_several
+    return Unplaced(job=job.name, reason=why.words, reason_for_several=several,
                     reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools)
 
 
