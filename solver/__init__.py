@@ -55,6 +55,7 @@ _EXPORTS = {
     "SourceCell": "solver.rules",
     "CurrentSettings": "solver.results",
     "Alternatives": "solver.results",
+    "RolloutKept": "solver.results",
     "Calibration": "solver.results",
     "GpuMap": "solver.results",
     "ModelMapRow": "solver.results",
@@ -144,6 +145,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import Reason as Reason
     from solver.results import ReasonCode as ReasonCode
     from solver.results import RolloutEngines as RolloutEngines
+    from solver.results import RolloutKept as RolloutKept
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import UnphysicalCode as UnphysicalCode
     from solver.results import Unplaced as Unplaced

@@ -690,7 +690,8 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
                          name: str, environ: Mapping[str, str], version: TrinityVersion | None = None
                          ) -> tuple[Answer, ...]:
     """`answers` (to `query`, made from the config) with the verdict on the Trinity config's own settings
-    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not); `config`
+    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not; no
+    `Answer.rollout_kept`: the config's rollout has GPUs of its own); `config`
     as `solver.trinity.read_trinity_config` reads `text` (the file `name`), Env read from `environ`, and
     `version` the Trinity release it is for (None: as its keys say). Unchanged where the config gives no
     length to judge at."""
@@ -705,8 +706,10 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     if current is None:
         return answers
     query, settings = current
+    # The config's explorer has GPUs of its own (its cluster's, or elsewhere): none of the budget to keep for it.
     return tuple(answer.model_copy(update={"current": _vouched(
-        catalog, query, _with_env(settings, environ, catalog.gpu(answer.gpu).rocm), answer.gpu)}) for answer in answers)
+        catalog, query, _with_env(settings, environ, catalog.gpu(answer.gpu).rocm), answer.gpu), "rollout_kept": None})
+        for answer in answers)
 
 
 def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) -> CurrentSettings:

@@ -693,6 +693,17 @@ class Alternatives(Frozen):
         "query cannot be changed so)"))
 
 
+class RolloutKept(Frozen):
+    """An answer's question asked again with some of its budget kept for the rollout, where its best plan takes the
+    budget whole and no rollout GPUs were given: how many, and the best plan then (``--gpus N-K --rollout-gpus K``)."""
+
+    rollout_gpus: PositiveInt = Field(description=(
+        "the budget's GPUs kept for the rollout: a quarter of one node's budget (at least 1), or the last node of "
+        "several"))
+    plan: Plan | None = Field(description=(
+        "the best plan on the rest of the budget with that many rollout GPUs beside it; null where there is none"))
+
+
 _TIMINGS = frozenset({"wall_time_s", "planning_s", "building_s", "least_time_limit_s"})
 """The fields of a solver's result that time it (`_Timed`)."""
 
@@ -712,7 +723,7 @@ class _Timed(Frozen):
 
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
-                             "fewer_nodes", "other_batch", "tables")
+                             "fewer_nodes", "rollout_kept", "other_batch", "tables")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -778,6 +789,10 @@ class Answer(_Timed):
     fewer_nodes: Plan | None = Field(default=None, description=(
         "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
         "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))
+    rollout_kept: RolloutKept | None = Field(default=None, description=(
+        "without rollout GPUs (--rollout-gpus, or a config's rollout), when the best plan takes the whole budget and "
+        "so leaves the rollout none: the same question with some of the budget kept for the rollout, and its best "
+        "plan where it has one"))
     other_batch: Plan | None = Field(default=None, description=(
         "with a train batch: the best plan without it, where that is better by the objective (cheaper, longer or on "
         "fewer GPUs) than the best plan: what a batch its data-parallel ranks divide would run"))

@@ -359,6 +359,15 @@ def rollout_layout(gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
     return nodes, nodes * node_gpus - gpus
 
 
+def kept_for_rollout(budget_gpus: int, node_gpus: int) -> int | None:
+    """How many of a budget of `budget_gpus` trainer GPUs to keep for the rollout where a plan takes the budget
+    whole (``--gpus`` counts the trainer's alone): a quarter of one node's budget (at least 1 GPU), or the last node
+    of several (a trainer past one node takes whole nodes); None for one GPU, which has none to spare."""
+    if budget_gpus == 1:
+        return None
+    return node_gpus if budget_gpus > node_gpus else max(budget_gpus // 4, 1)
+
+
 def trainer_node_count(gpus: int, rollout_gpus: int, nodes: int) -> int:
     """How many of the `nodes` nodes of a `rollout_layout` of `gpus` trainer and `rollout_gpus` rollout GPUs (which fill
     them, on several) the trainer runs on: the nodes it takes whole, or the one it takes part of (or shares with the

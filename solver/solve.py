@@ -45,6 +45,7 @@ from solver.results import (
     MarginRoom,
     Plan,
     ReasonCode,
+    RolloutKept,
     Status,
     beyond_fields,
     host_need_words,
@@ -53,6 +54,7 @@ from solver.rules import (
     NODE_GPUS,
     Evidence,
     SourceCell,
+    kept_for_rollout,
     larger_tables,
     lowered_token_budget,
     own_table_cells,
@@ -92,6 +94,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
         try:
             answer = _with_measured(catalog, query, answer_for(catalog, query, gpu))
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
+            answer = _with_rollout_kept(catalog, query, answer)
             answer = _with_other_batch(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
@@ -279,6 +282,25 @@ def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
         return answer
     unused = 0 if answer.open_budget else answer.budget_gpus - alternative.gpus  # of the budget asked, as the others'
     return answer.model_copy(update={"fewer_nodes": alternative.model_copy(update={"unused_gpus": unused})})
+
+
+def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """The answer, where its best plan takes the user's whole budget and no rollout GPUs were given (``--gpus``
+    counts the trainer's alone, so the rollout has none left), with the same question asked with some of the budget
+    kept for the rollout (`kept_for_rollout`: ``--gpus N-K --rollout-gpus K``) and its best plan, or none: so that the
+    hint the answer gives names a request that plans. Unchanged where that solve is undecided."""
+    best = answer.best
+    if query.rollout_gpus is not None or query.open_budget or best is None or best.unused_gpus:
+        return answer
+    kept = kept_for_rollout(query.budget_gpus, query.node_gpus)
+    if kept is None:
+        return answer
+    asked = query.model_copy(update={"budget_gpus": query.budget_gpus - kept, "rollout_gpus": kept, "top": 1})
+    try:
+        kept_plan = best_plan(catalog, asked, answer.gpu)
+    except Undecided:
+        return answer
+    return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=kept_plan)})
 
 
 def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answer:

@@ -85,7 +85,8 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     for answer in answers:
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
                                 "pins", "train_batch_size", "rollout_gpus", "node_gpus", "host_ram_gb", "margin",
-                                "token_budget", "memory_model_source", "status", "reason", "reason_code", "plans"]
+                                "token_budget", "memory_model_source", "status", "reason", "reason_code", "plans",
+                                "rollout_kept"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
                 answer["pins"], answer["rollout_gpus"], answer["node_gpus"], answer["status"], answer["reason"],
                 answer["reason_code"]) == (
@@ -102,6 +103,15 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "nodes": None, "rollout_gpus": None, "cautions": [], "caution_codes": [],
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
+    # Each best plan takes all 4 GPUs: the question again with 1 of them kept for the rollout (--gpus 3 --rollout-gpus
+    # 1) and its best plan, with the fields of a plan.
+    for answer in answers:
+        kept = answer["rollout_kept"]
+        assert list(kept) == ["rollout_gpus", "plan"] and tuple(kept["plan"]) == PLAN_ORDER
+        assert (kept["rollout_gpus"], kept["plan"]["gpus"], kept["plan"]["unused_gpus"], kept["plan"]["env"],
+                kept["plan"]["offload"], kept["plan"]["sp"], kept["plan"]["max_model_len"], kept["plan"]["nodes"],
+                kept["plan"]["rollout_gpus"], kept["plan"]["evidence"]) == (
+            1, 2, 1, True, True, 2, 32768, 1, 1, "documented")
 
 
 def test_json_answers_echo_the_length_exact_and_pins_they_were_asked_for(cli):
@@ -110,8 +120,10 @@ def test_json_answers_echo_the_length_exact_and_pins_they_were_asked_for(cli):
     (_, [within]), (_, [exactly]) = run_json(cli, *asked), run_json(cli, *asked, "--exact")
     assert (within["exact"], exactly["exact"], within["max_model_len"], exactly["max_model_len"]) == (
         False, True, 32768, 32768)
-    assert {key: value for key, value in within.items() if key != "exact"} == {
-        key: value for key, value in exactly.items() if key != "exact"}
+    assert {key: value for key, value in within.items() if key not in ("exact", "rollout_kept")} == {
+        key: value for key, value in exactly.items() if key not in ("exact", "rollout_kept")}
+    # Keeping 1 of the 4 for the rollout: 2 trainer GPUs of 3 plan, exactly 3 do not.
+    assert (within["rollout_kept"]["plan"]["gpus"], exactly["rollout_kept"]) == (2, {"rollout_gpus": 1, "plan": None})
     status, [pinned] = run_json(cli, *asked, "--sp", "4", "--env", "--no-offload")
     assert (status, pinned["pins"]) == (0, {"sp": 4, "env": True, "offload": False})
     assert [(p["env"], p["offload"], p["sp"]) for p in pinned["plans"]] == [(True, False, 4)]
@@ -2060,7 +2072,8 @@ def test_a_trainer_past_one_node_says_so_in_its_plan_line_and_fragment(cli):
     assert "plan           Env + SP=4 on 44 GPUs, 11 whole nodes of 4\n" in fewest
     # One whole node is no span: the plan line names no nodes.
     whole = cli(*flags, "--gpus", "8")[1]
-    assert "plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout: to keep 2 of these 8" in whole
+    assert ("plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout)\nfor rollout    --gpus 6 "
+            in whole)
     fragment = cli(*flags, "--gpus", "16", "--emit", "trinity")[1]
     assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them "
             "and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n"
@@ -2862,17 +2875,88 @@ def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli)
 ])
 def test_a_plan_that_takes_the_whole_budget_says_how_to_keep_gpus_for_the_rollout(
         cli, budget: int, node_gpus: int, kept: int):
-    """`--gpus` counts the trainer's GPUs alone: a plan taking all of them leaves the rollout none, and its plan line
-    names the flags, with numbers, that keep some for it; asking so leaves the rollout those GPUs (a trainer past one
-    node on whole nodes: 12 of 16 would not be)."""
+    """`--gpus` counts the trainer's GPUs alone: a plan taking all of them leaves the rollout none, and its ``for
+    rollout`` line names the flags, with numbers, that keep some for it, and the plan they get; asking so gets that
+    plan and leaves the rollout those GPUs (a trainer past one node on whole nodes: 12 of 16 would not be)."""
     flags = ("--model", "0.6B", "--gpu", "a100", "--len", "8k", "--exact", "--node-gpus", str(node_gpus))
     status, out, _ = cli(*flags, "--gpus", str(budget))
-    assert status == 0 and out.splitlines()[1].endswith(
-        f"(none left for rollout: to keep {kept} of these {budget} for it, ask --gpus {budget - kept} --rollout-gpus "
-        f"{kept})")
+    trainer = f"{budget - kept} trainer GPU{'s' if budget - kept > 1 else ''}"
+    assert status == 0 and out.splitlines()[1].endswith("(none left for rollout)")
+    assert out.splitlines()[2].startswith(
+        f"for rollout    --gpus {budget - kept} --rollout-gpus {kept} keeps {kept} of the {budget} for it: vanilla on "
+        f"{trainer}, 8192 tokens, {budget / (budget - kept):.2f}x the step time (")
     status, out, _ = cli(*flags, "--gpus", str(budget - kept), "--rollout-gpus", str(kept))
     trainer = f"{budget - kept} of {budget - kept} GPU{'s' if budget - kept > 1 else ''}"
-    assert status == 0 and f" on {trainer}, with {kept} rollout GPU" in out.splitlines()[1]
+    assert status == 0 and f"vanilla on {trainer}, with {kept} rollout GPU" in out.splitlines()[1]
+    assert "for rollout" not in out
+
+
+@pytest.mark.parametrize(("model", "length"), [("32B", "131072"), ("llama-3.1-70b", "65536")])
+def test_a_plan_that_takes_the_whole_budget_names_no_request_for_the_rollout_that_gets_no_plan(
+        cli, model: str, length: str):
+    """A user review: the plan line said "ask --gpus 6 --rollout-gpus 2", which has no plan (SP=8 needs all 8 GPUs
+    at that length). The planner asks that question itself, and where it has no plan says so, asking for the
+    rollout's GPUs beside the 8 instead."""
+    flags = ("--model", model, "--gpu", "h100", "--len", length, "--host-ram", "2TB")
+    status, out, _ = cli(*flags, "--gpus", "8")
+    assert status == 0 and out.splitlines()[1:3] == [
+        "plan           Env + Offload + SP=8 on 8 of 8 GPUs (none left for rollout)",
+        (f"for rollout    keeping 2 of the 8 for it leaves no plan for {length} tokens (on 6); give the rollout GPUs "
+         "beside these instead: --gpus 8 --rollout-gpus R")]
+    assert "--gpus 6" not in out
+    assert cli(*flags, "--gpus", "6", "--rollout-gpus", "2")[0] == 1  # indeed no plan
+    status, out, _ = cli(*flags, "--gpus", "8", "--rollout-gpus", "2")  # the way it names
+    assert status == 0
+    assert "plan           Env + Offload + SP=8 on 8 of 8 GPUs, with 8 rollout GPUs on 2 nodes of 8" in out
+
+
+def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_keeps_gpus_for_the_rollout(cli):
+    # SP=4 on all 4 A100s; with 1 kept for the rollout, Env + Offload + SP=2 on 2 (3 GPUs take no SP that trains it):
+    # the line names that plan, its step time against the best's, and the flags; asking them gets that plan.
+    flags = ("--model", "8B", "--gpu", "a100-80g", "--len", "32768")
+    status, out, _ = cli(*flags, "--gpus", "4")
+    assert status == 0 and out.splitlines()[1:3] == [
+        "plan           SP=4 on 4 of 4 GPUs (none left for rollout)",
+        ("for rollout    --gpus 3 --rollout-gpus 1 keeps 1 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
+         "32768 tokens, 3.42x the step time (documented)")]
+    status, out, _ = cli(*flags, "--gpus", "3", "--rollout-gpus", "1")
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=2 on 2 of 3 GPUs, with 1 rollout GPU (1 unused: --rollout-gpus 2 gives it "
+        "to the rollout)")
+    assert f"cost           {1.111:.4g} relative step time" in out and 1.111 / 0.325 == pytest.approx(3.42, abs=0.005)
+    # Maximising the length, it trades length: 51200 tokens instead of 102400.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100-80g", "--gpus", "4", "--maximize", "len")
+    assert status == 0 and out.splitlines()[2] == (
+        "for rollout    --gpus 3 --rollout-gpus 1 keeps 1 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
+        "51200 tokens instead of 102400 (documented)")
+    # Its JSON: how many kept, and the plan (null where there is none, as with --exact: exactly 3 train nothing).
+    status, [answer] = run_json(cli, *flags, "--gpus", "4")
+    assert status == 0 and answer["rollout_kept"]["rollout_gpus"] == 1
+    assert {key: answer["rollout_kept"]["plan"][key] for key in ("gpus", "env", "offload", "sp", "cost")} == {
+        "gpus": 2, "env": True, "offload": True, "sp": 2, "cost": 1.111}
+    status, out, _ = cli(*flags, "--gpus", "4", "--exact")
+    assert status == 0 and out.splitlines()[2] == (
+        "for rollout    keeping 1 of the 4 for it leaves no plan for 32768 tokens (on exactly 3); give the rollout "
+        "GPUs beside these instead: --gpus 4 --rollout-gpus R")
+    assert run_json(cli, *flags, "--gpus", "4", "--exact")[1][0]["rollout_kept"] == {"rollout_gpus": 1, "plan": None}
+    # Where the rollout has GPUs (or a place elsewhere: 0), or the budget is the planner's, nothing is asked.
+    for given in (("--gpus", "4", "--rollout-gpus", "0"), ("--gpus", "4", "--rollout-gpus", "1"),
+                  ("--minimize", "gpus")):
+        status, out, _ = cli(*flags, *given)
+        assert status == 0 and "for rollout" not in out
+        assert "rollout_kept" not in run_json(cli, *flags, *given)[1][0]
+
+
+def test_a_config_whose_plan_takes_the_whole_budget_asks_nothing_for_its_rollout(cli, tmp_path: Path):
+    # A config's rollout (its explorer's engines) has GPUs of its own: no "for rollout" line, no rollout_kept.
+    text = (EXAMPLES / "trinity.yaml").read_text(encoding="utf-8")
+    config = tmp_path / "no-cluster.yaml"
+    config.write_text(text.replace("cluster:\n  node_num: 1\n  gpu_per_node: 8\n", ""), encoding="utf-8")
+    flags = ("--from-config", str(config), "--gpus", "4", "--gpu", "a100-80g")
+    status, out, _ = cli(*flags)
+    assert status == 0 and "plan           SP=4 on 4 of 4 GPUs\n" in out and "for rollout" not in out
+    status, [answer] = run_json(cli, *flags)
+    assert status == 0 and answer["current"] is not None and "rollout_kept" not in answer
 
 
 def test_a_plan_on_one_gpu_names_no_way_to_keep_one_for_the_rollout(cli):
@@ -3056,10 +3140,10 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
     # --gpus is the trainer's budget: someone who gives all their GPUs learns that the explorer has none left, unless
     # --rollout-gpus gives it some (or 0 says the rollout runs elsewhere).
     flags = ("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "16k")
-    assert "plan           Env on 6 of 6 GPUs (none left for rollout: to keep 1 of these 6" in cli(*flags)[1]
+    assert "plan           Env on 6 of 6 GPUs (none left for rollout)\nfor rollout    --gpus 5 " in cli(*flags)[1]
     two = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k")[1]  # two GPUs have one to spare
-    assert ("plan           vanilla on 2 of 2 GPUs (none left for rollout: to keep 1 of these 2 for it, ask --gpus 1 "
-            "--rollout-gpus 1)\n") in two
+    assert ("plan           vanilla on 2 of 2 GPUs (none left for rollout)\nfor rollout    --gpus 1 --rollout-gpus 1 "
+            "keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the step time (documented)\n") in two
     assert "plan           Env on 6 of 6 GPUs\n" in cli(*flags, "--rollout-gpus", "0")[1]
     assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
 

@@ -37,7 +37,7 @@ from solver.model import (
     within_refuting_tables,
 )
 from solver.query import Undecided, check_sp, make_query
-from solver.results import Answer, ReasonCode
+from solver.results import Answer, ReasonCode, RolloutKept
 from solver.rules import (
     SourceCell,
     host_ram_bound_words,
@@ -865,6 +865,36 @@ def test_no_plan_on_fewer_nodes_where_the_rollout_gets_the_gpus_it_asked_for():
     assert (best.setting.label, best.gpus, best.nodes, best.rollout_gpus, best.evidence) == (
         "vanilla", 16, 3, 8, "inferred")
     assert answer.fewer_nodes is None
+
+
+def test_a_plan_that_takes_the_whole_budget_is_asked_again_with_gpus_kept_for_the_rollout():
+    # The answer's rollout_kept is the solver's best plan of --gpus N-K --rollout-gpus K, K as the hint takes it (a
+    # quarter of one node's budget, at least 1; past one node, its last node), where the plan takes the whole budget.
+    for budget, kept in ((4, 1), (8, 2), (16, 8)):
+        answer = solve_one("a100", model="8B", max_model_len=32768, budget_gpus=budget)
+        asked = make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, budget_gpus=budget - kept,
+                           rollout_gpus=kept)
+        assert answer.best.gpus == budget and answer.rollout_kept is not None
+        assert answer.rollout_kept == RolloutKept(rollout_gpus=kept, plan=best_plan(CATALOG, asked, "A100-80GB"))
+    # Where the plan leaves GPUs, the rollout has its own (or none: 0), the budget is the planner's, or one GPU has
+    # none to spare: not asked.
+    for request in ({"budget_gpus": 5}, {"budget_gpus": 4, "rollout_gpus": 0}, {"budget_gpus": 4, "rollout_gpus": 1},
+                    {"objective": "min_gpus"}):
+        assert solve_one("a100", model="8B", max_model_len=32768, **request).rollout_kept is None
+    assert solve_one("a100", model="0.6B", max_model_len=8192, budget_gpus=1).rollout_kept is None
+
+
+def test_a_rollout_question_left_open_by_the_time_limit_is_not_named(monkeypatch: pytest.MonkeyPatch):
+    # Undecided, it says nothing rather than "no plan": the best plan's own solve decides, the next is left open.
+    solve, calls = cp_model.CpSolver.solve, []
+
+    def first_solved_then_open(self, model, callback=None):
+        calls.append(model)
+        return solve(self, model) if len(calls) == 1 else cp_model.UNKNOWN
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", first_solved_then_open)
+    answer = solve_one("a100", model="8B", max_model_len=32768, budget_gpus=4)
+    assert (answer.best.gpus, answer.rollout_kept, len(calls)) == (4, None, 2)
 
 
 def test_a_question_left_open_by_the_time_limit_has_no_plan_and_says_so(monkeypatch: pytest.MonkeyPatch):

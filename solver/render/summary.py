@@ -103,6 +103,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold")),
+        ("for rollout", _rollout_kept_words(answer, plan)),
         ("max_model_len", _length_words(answer, plan, model)),
         ("longer", _across_nodes(answer, plan, model, node_gpus)),
         ("validated", _validated_words(answer, plan, model)),
@@ -207,12 +208,36 @@ def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int) -> str | None
     (None where the answer has none)."""
     if (fewer := answer.fewer_nodes) is None:
         return None
-    trade = (f"{fewer.max_model_len} tokens instead of {plan.max_model_len}"
-             if fewer.max_model_len != plan.max_model_len
-             else f"{fewer.max_model_len} tokens, {fewer.cost / plan.cost:.2f}x the step time")
     return (f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
-            f"{fewer.rollout_gpus} rollout GPUs, {trade} ({fewer.evidence_label}): --gpus {fewer.gpus}")
+            f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_label}): "
+            f"--gpus {fewer.gpus}")
+
+
+def _trade_words(other: Plan, plan: Plan) -> str:
+    """What a plan that leaves the rollout GPUs the best `plan` does not trades against it, in words: its shorter
+    length, or at the same length its step time against the best's."""
+    if other.max_model_len != plan.max_model_len:
+        return f"{other.max_model_len} tokens instead of {plan.max_model_len}"
+    return f"{other.max_model_len} tokens, {other.cost / plan.cost:.2f}x the step time"
+
+
+def _rollout_kept_words(answer: Answer, plan: Plan) -> str | None:
+    """The summary's ``for rollout`` row, where the best plan takes the whole budget and leaves the rollout none: the
+    flags that keep some of it for the rollout, their best plan and what it trades; or, where they have none, that,
+    and how to give the rollout GPUs beside the budget instead (None where the answer did not ask:
+    `Answer.rollout_kept`)."""
+    if (kept := answer.rollout_kept) is None:
+        return None
+    budget, rollout = answer.budget_gpus, kept.rollout_gpus
+    if (other := kept.plan) is None:
+        trains = "at any length" if answer.objective == "max_len" else f"for {plan.max_model_len} tokens"
+        on = f"exactly {budget - rollout}" if answer.exact else budget - rollout
+        return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (on {on}); give the rollout "
+                f"GPUs beside these instead: --gpus {budget} --rollout-gpus R")
+    return (f"--gpus {budget - rollout} --rollout-gpus {rollout} keeps {rollout} of the {budget} for it: "
+            f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
+            f"({other.evidence_label})")
 
 
 def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
@@ -256,8 +281,8 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> s
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
-    """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout: ...)``; ``4 of 6 GPUs, with 2 rollout
-    GPUs (2 unused: ...)`` with --rollout-gpus
+    """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout)`` (the ``for rollout`` row says how
+    to keep some); ``4 of 6 GPUs, with 2 rollout GPUs (2 unused: ...)`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
     `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
     rollout)`` for a trainer past one node."""
@@ -287,18 +312,7 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
     # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes
     # beside the trainer: its note says so.)
-    none_left = (f" (none left for rollout{_rollout_hint(answer.budget_gpus, node_gpus)})"
-                 if answer.rollout_gpus is None and answer.current is None else "")
+    none_left = " (none left for rollout)" if answer.rollout_gpus is None and answer.current is None else ""
     left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
     return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{spanned}{left}"
 
-
-def _rollout_hint(budget_gpus: int, node_gpus: int) -> str:
-    """How to keep some of a budget of `budget_gpus` for the rollout, which a plan taking it whole leaves none
-    (``--gpus`` counts the trainer's alone), with numbers to copy: a quarter of one node's budget (at least 1 GPU),
-    or the last node of several (a trainer past one node takes whole nodes); "" for one GPU, which has none to
-    spare."""
-    if budget_gpus == 1:
-        return ""
-    keep = node_gpus if budget_gpus > node_gpus else max(budget_gpus // 4, 1)
-    return f": to keep {keep} of these {budget_gpus} for it, ask --gpus {budget_gpus - keep} --rollout-gpus {keep}"
