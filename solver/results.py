@@ -699,7 +699,7 @@ class RolloutKept(Frozen):
 
     rollout_gpus: PositiveInt = Field(description=(
         "the budget's GPUs kept for the rollout: a quarter of one node's budget (at least 1), or the last node of "
-        "several"))
+        "several, and those the plan then leaves unused where the question asked again with them kept too has a plan"))
     plan: Plan | None = Field(description=(
         "the best plan on the rest of the budget with that many rollout GPUs beside it; null where there is none"))
 

@@ -288,19 +288,34 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     """The answer, where its best plan takes the user's whole budget and no rollout GPUs were given (``--gpus``
     counts the trainer's alone, so the rollout has none left), with the same question asked with some of the budget
     kept for the rollout (`kept_for_rollout`: ``--gpus N-K --rollout-gpus K``) and its best plan, or none: so that the
-    hint the answer gives names a request that plans. Unchanged where that solve is undecided."""
+    hint the answer gives names a request that plans. Where that plan leaves some of `N-K` unused, the question is
+    asked once more with them kept for the rollout too (``--gpus n --rollout-gpus N-n``), and its plan taken where it
+    has one. Unchanged where the first solve is undecided."""
     best = answer.best
     if query.rollout_gpus is not None or query.open_budget or best is None or best.unused_gpus:
         return answer
     kept = kept_for_rollout(query.budget_gpus, query.node_gpus)
     if kept is None:
         return answer
-    asked = query.model_copy(update={"budget_gpus": query.budget_gpus - kept, "rollout_gpus": kept, "top": 1})
     try:
-        kept_plan = best_plan(catalog, asked, answer.gpu)
+        kept_plan = _plan_keeping(catalog, query, answer.gpu, kept)
     except Undecided:
         return answer
+    if kept_plan is not None and kept_plan.unused_gpus:
+        try:
+            widened = _plan_keeping(catalog, query, answer.gpu, query.budget_gpus - kept_plan.gpus)
+        except Undecided:
+            widened = None
+        if widened is not None:
+            kept, kept_plan = query.budget_gpus - kept_plan.gpus, widened
     return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=kept_plan)})
+
+
+def _plan_keeping(catalog: Catalog, query: Query, gpu: str, kept: int) -> Plan | None:
+    """The best plan of `query` on `gpu` with `kept` of its budget's GPUs kept for the rollout (``--gpus N-kept
+    --rollout-gpus kept``); None where it has none."""
+    asked = query.model_copy(update={"budget_gpus": query.budget_gpus - kept, "rollout_gpus": kept, "top": 1})
+    return best_plan(catalog, asked, gpu)
 
 
 def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answer:

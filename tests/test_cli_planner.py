@@ -2911,27 +2911,26 @@ def test_a_plan_that_takes_the_whole_budget_names_no_request_for_the_rollout_tha
 
 
 def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_keeps_gpus_for_the_rollout(cli):
-    # SP=4 on all 4 A100s; with 1 kept for the rollout, Env + Offload + SP=2 on 2 (3 GPUs take no SP that trains it):
-    # the line names that plan, its step time against the best's, and the flags; asking them gets that plan.
+    # SP=4 on all 4 A100s; with 1 kept for the rollout, Env + Offload + SP=2 on 2 (3 GPUs take no SP that trains it),
+    # so the GPU it leaves goes to the rollout too: the line names --gpus 2 --rollout-gpus 2, its plan, its step time
+    # against the best's; asking them gets that plan, with no GPU unused (--gpus 3 --rollout-gpus 1 leaves one).
     flags = ("--model", "8B", "--gpu", "a100-80g", "--len", "32768")
     status, out, _ = cli(*flags, "--gpus", "4")
     assert status == 0 and out.splitlines()[1:3] == [
         "plan           SP=4 on 4 of 4 GPUs (none left for rollout)",
-        ("for rollout    --gpus 3 --rollout-gpus 1 keeps 1 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
+        ("for rollout    --gpus 2 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
          "32768 tokens, 3.42x the step time (documented)")]
-    status, out, _ = cli(*flags, "--gpus", "3", "--rollout-gpus", "1")
-    assert status == 0 and out.splitlines()[1] == (
-        "plan           Env + Offload + SP=2 on 2 of 3 GPUs, with 1 rollout GPU (1 unused: --rollout-gpus 2 gives it "
-        "to the rollout)")
+    status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
+    assert status == 0 and out.splitlines()[1] == "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs"
     assert f"cost           {1.111:.4g} relative step time" in out and 1.111 / 0.325 == pytest.approx(3.42, abs=0.005)
     # Maximising the length, it trades length: 51200 tokens instead of 102400.
     status, out, _ = cli("--model", "8B", "--gpu", "a100-80g", "--gpus", "4", "--maximize", "len")
     assert status == 0 and out.splitlines()[2] == (
-        "for rollout    --gpus 3 --rollout-gpus 1 keeps 1 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
+        "for rollout    --gpus 2 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
         "51200 tokens instead of 102400 (documented)")
     # Its JSON: how many kept, and the plan (null where there is none, as with --exact: exactly 3 train nothing).
     status, [answer] = run_json(cli, *flags, "--gpus", "4")
-    assert status == 0 and answer["rollout_kept"]["rollout_gpus"] == 1
+    assert status == 0 and answer["rollout_kept"]["rollout_gpus"] == 2
     assert {key: answer["rollout_kept"]["plan"][key] for key in ("gpus", "env", "offload", "sp", "cost")} == {
         "gpus": 2, "env": True, "offload": True, "sp": 2, "cost": 1.111}
     status, out, _ = cli(*flags, "--gpus", "4", "--exact")

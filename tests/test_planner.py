@@ -869,13 +869,18 @@ def test_no_plan_on_fewer_nodes_where_the_rollout_gets_the_gpus_it_asked_for():
 
 def test_a_plan_that_takes_the_whole_budget_is_asked_again_with_gpus_kept_for_the_rollout():
     # The answer's rollout_kept is the solver's best plan of --gpus N-K --rollout-gpus K, K as the hint takes it (a
-    # quarter of one node's budget, at least 1; past one node, its last node), where the plan takes the whole budget.
-    for budget, kept in ((4, 1), (8, 2), (16, 8)):
+    # quarter of one node's budget, at least 1; past one node, its last node), where the plan takes the whole budget;
+    # where that plan leaves GPUs of N-K unused (2 of 3 at 4: no SP divides 3 and the heads), K grows by them.
+    for budget, quarter, kept in ((4, 1, 2), (8, 2, 2), (16, 8, 8)):
         answer = solve_one("a100", model="8B", max_model_len=32768, budget_gpus=budget)
+        first = best_plan(CATALOG, make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768,
+                                              budget_gpus=budget - quarter, rollout_gpus=quarter), "A100-80GB")
         asked = make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, budget_gpus=budget - kept,
                            rollout_gpus=kept)
-        assert answer.best.gpus == budget and answer.rollout_kept is not None
+        assert answer.best.gpus == budget and answer.rollout_kept is not None and first is not None
+        assert (first.unused_gpus, first.gpus) == ((1, 2) if budget == 4 else (0, budget - quarter))
         assert answer.rollout_kept == RolloutKept(rollout_gpus=kept, plan=best_plan(CATALOG, asked, "A100-80GB"))
+        assert answer.rollout_kept.plan is not None and answer.rollout_kept.plan.unused_gpus == 0
     # Where the plan leaves GPUs, the rollout has its own (or none: 0), the budget is the planner's, or one GPU has
     # none to spare: not asked.
     for request in ({"budget_gpus": 5}, {"budget_gpus": 4, "rollout_gpus": 0}, {"budget_gpus": 4, "rollout_gpus": 1},
