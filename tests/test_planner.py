@@ -902,6 +902,21 @@ def test_a_rollout_question_left_open_by_the_time_limit_is_not_named(monkeypatch
     assert (answer.best.gpus, answer.rollout_kept, len(calls)) == (4, None, 2)
 
 
+def test_a_widened_rollout_question_left_open_keeps_the_first_rollout_plan(monkeypatch: pytest.MonkeyPatch):
+    # The third solve (the 1 GPU the kept plan leaves unused kept too) undecided: the answer names K = 1 and its plan.
+    solve, calls = cp_model.CpSolver.solve, []
+
+    def third_open(self, model, callback=None):
+        calls.append(model)
+        return cp_model.UNKNOWN if len(calls) == 3 else solve(self, model)
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", third_open)
+    answer = solve_one("a100", model="8B", max_model_len=32768, budget_gpus=4)
+    assert answer.rollout_kept is not None and answer.rollout_kept.plan is not None and len(calls) == 3
+    assert (answer.rollout_kept.rollout_gpus, answer.rollout_kept.plan.gpus, answer.rollout_kept.plan.unused_gpus) == (
+        1, 2, 1)
+
+
 def test_a_question_left_open_by_the_time_limit_has_no_plan_and_says_so(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
     query = make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, time_limit_s=1e-9)
