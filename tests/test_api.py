@@ -1377,10 +1377,16 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     monkeypatch.setattr(solve_module, "answer_for", counted_answer_for)
     monkeypatch.setattr(solve_module, "least_host_plan", counted_least_host_plan)
     monkeypatch.setattr(solve_module, "nearest_plan", counted_nearest_plan)
-    # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes), a batch
+    # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes: one solve), a batch
     # (other_batch).
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=12, rollout_gpus=2, train_batch_size=96)
-    assert answer.plans and len(solves) == int(with_plan)
+    assert answer.plans and len(solves) == int(with_plan) - 1
+    solves.clear()
+    # Without rollout GPUs the plan takes all 8: 2 kept for the rollout leave 2 of 6 unused, so rollout_kept is asked
+    # twice (2 kept, then 4).
+    (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=8, train_batch_size=96)
+    assert answer.plans and len(solves) == int(with_plan) and answer.rollout_kept is not None
+    assert answer.rollout_kept.rollout_gpus == 4
     solves.clear()
     # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
