@@ -764,15 +764,13 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     model = catalog.model(query.model)
     broken = _broken_rule(query, model, gpus, config.sp)
     said = broken.words.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
-    # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
-    # already says (the rule it breaks; the offload flags' strategy) is not said again.
+    # The config as ruamel read it (PyYAML refuses some YAML ruamel takes), checked at the verdict's length (--len, or
+    # prompt + response); what the verdict or a note already says (the rule it breaks; the offload flags' strategy)
+    # is not said again.
     mapping = load_config_mapping(text, name)
-    if isinstance(mapping.get("model"), Mapping) and (length != config.max_model_len or  # --len: the verdict's length;
-                                                      mapping["model"].get("max_model_len") is None):  # or prompt + response
-        mapping = {**mapping, "model": {**mapping["model"], "max_model_len": length}}
     checked = trinity_config_problems(mapping, model, gpus, environ=environ, version=version, strategy_noted=True,
                                       train_batch_size=query.train_batch_size,
-                                      train_batch_source=query.train_batch_source)
+                                      train_batch_source=query.train_batch_source, max_model_len=length)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     problems += map(ConfigProblem._make, zip(config.note_codes, config.notes, strict=True))
     lowered = _lowered_by_config(config, length, query.estimate)

@@ -298,6 +298,11 @@ def _why_no_plan(
             reasons.append(Reason(rule="lower_token_budget", detail=(
                 f"--token-budget auto trains {query.max_model_len or 0} tokens {query.within_budget}: "
                 f"{words.plan(lowered)}")))
+        elif shorter and (reach := alternative("token_budget_auto_longest")) and (
+                reach.max_model_len > shorter.max_model_len):  # as the answer's reason says
+            reasons.append(Reason(rule="lower_token_budget", detail=(
+                f"--token-budget auto reaches {reach.max_model_len} tokens{grid_words(reach)} "
+                f"{query.within_budget}: {words.plan(reach)}")))
     if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)

@@ -676,7 +676,7 @@ class CurrentSettings(Frozen, defer_build=True):
         return self
 
 
-AlternativeName = Literal["token_budget_auto", "without_pins"]
+AlternativeName = Literal["token_budget_auto", "token_budget_auto_longest", "without_pins"]
 """The ways an infeasible query is changed to find the plans near it (`Alternatives`)."""
 
 
@@ -687,6 +687,9 @@ class Alternatives(Frozen):
 
     token_budget_auto: Plan | None = Field(default=None, description=(
         "with --token-budget auto: asked for a length at Trinity's default token budget, with estimates"))
+    token_budget_auto_longest: Plan | None = Field(default=None, description=(
+        "the longest with --token-budget auto, within the same budget and pins: asked as token_budget_auto is, where "
+        "that has no plan"))
     without_pins: Plan | None = Field(default=None, description="without the pins (--sp, --env, --offload), if any")
     solved: frozenset[AlternativeName] = Field(default=frozenset(), description=(
         "the alternatives solved and decided within the time limit (their fields None where no plan exists, or the "

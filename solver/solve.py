@@ -850,10 +850,14 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bo
 
 
 def _changed(query: Query, name: AlternativeName) -> Query | None:
-    """`query` changed one way (`Alternatives`): with --token-budget auto where that may lower a budget, or
-    without the pins where it has some; None where it cannot be changed so."""
+    """`query` changed one way (`Alternatives`): with --token-budget auto where that may lower a budget (asking
+    for the longest length, maximised, as well), or without the pins where it has some; None where it cannot be
+    changed so."""
     if name == "token_budget_auto":
         return query.model_copy(update={"token_budget": "auto", "top": 1}) if _may_lower_budget(query) else None
+    if name == "token_budget_auto_longest":
+        return query.model_copy(update={"token_budget": "auto", "objective": "max_len", "max_model_len": None,
+                                        "top": 1}) if _may_lower_budget(query) else None
     return query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1}) if query.pin_flags else None
 
 
@@ -865,17 +869,19 @@ class _Nearby:
         self.catalog, self.query, self.gpu = catalog, query, gpu
         self.found: dict[AlternativeName, Plan | None] = {}
         self.undecided: set[AlternativeName] = set()
+        self.lowered_said = False  # the reason named a plan at a lowered budget that trains the length
 
     def plan(self, name: AlternativeName) -> Plan | None:
         """The best plan changed as `name` says (solved once, however often a reason asks)."""
         if name in self.found:
             return self.found[name]
         changed = _changed(self.query, name)
-        answer = answer_for(self.catalog, changed, self.gpu, explained=False) if changed is not None else None
-        self.found[name] = answer.best if answer is not None else None
-        if answer is not None and not answer.decided:
+        best, decided = (None, True) if changed is None else _alternative_best(self.catalog, self.query, changed,
+                                                                               name, self.gpu)
+        self.found[name] = best
+        if not decided:
             self.undecided.add(name)
-        return self.found[name]
+        return best
 
     def solved(self) -> Alternatives:
         return Alternatives(**self.found, solved=frozenset(self.found.keys() - self.undecided))
@@ -890,8 +896,29 @@ def alternative_plan(catalog: Catalog, query: Query, answer: Answer, name: Alter
     changed = _changed(query, name)
     if changed is None:
         return None, True
-    found = answer_for(catalog, changed.model_copy(update={"time_limit_s": time_limit_s}), answer.gpu, explained=False)
-    return found.best, found.decided
+    return _alternative_best(catalog, query, changed.model_copy(update={"time_limit_s": time_limit_s}), name,
+                             answer.gpu)
+
+
+def _alternative_best(catalog: Catalog, query: Query, changed: Query, name: AlternativeName,
+                      gpu: str) -> tuple[Plan | None, bool]:
+    """The best plan of `changed` (`query` changed as `name` says) on `gpu`, and whether that was decided; for the
+    longest at a lowered budget, on the fewest GPUs at its length where `query` minimises them (`_fewest_at_length`),
+    as the query's own longest is."""
+    found = answer_for(catalog, changed, gpu, explained=False)
+    if found.best is None or name != "token_budget_auto_longest":
+        return found.best, found.decided
+    asked = changed.model_copy(update={"objective": query.objective})
+    return _fewest_at_length(catalog, asked, gpu, found.best), found.decided
+
+
+def _fewest_at_length(catalog: Catalog, query: Query, gpu: str, longest: Plan) -> Plan:
+    """`longest`, the longest plan of `query` (maximising the length ranks its plans by cost), or, where `query`
+    minimises GPUs, the plan with the fewest GPUs at its length (the longest's are the cheapest)."""
+    if query.objective != "min_gpus":
+        return longest
+    at_length = query.model_copy(update={"max_model_len": longest.max_model_len, "top": 1})
+    return optional_best(catalog, at_length, gpu) or longest
 
 
 def _may_lower_budget(query: Query) -> bool:
@@ -987,17 +1014,15 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                              f"{time_limit_words(query)}")
     if not longest.plans:
         return None
-    best = longest.plans[0]
-    if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
-        best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len, "top": 1}),
-                             data.gpu) or best
+    best = _fewest_at_length(catalog, query, data.gpu, longest.plans[0])
     limit, named = (f" with {limits}" if limits else ""), bool(limits)
     lifted = _lifted_limits_words(catalog, data, query, nearby, named)
     return _NoPlanReason(ReasonCode.LENGTH_BEYOND_REACH,
                          f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                          f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
                          f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
-                         f"{lifted or _nearest_words(catalog, data, query, named)}", best, named)
+                         f"{lifted or _nearest_words(catalog, data, query, named)}"
+                         f"{_lower_budget_reach_words(query, nearby, best.max_model_len)}", best, named)
 
 
 def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
@@ -1029,12 +1054,34 @@ def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, near
                                 data.gpu)
     if lowered is None or not lowered.lowered_budget:  # a plan at the default budget is not the lowered one's
         return ""
-    plan = (f"{lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with max_token_len_per_gpu = "
-            f"{lowered.max_token_len_per_gpu} ({lowered.evidence_label})")
+    plan = _lowered_plan_words(lowered)
+    nearby.lowered_said = True
     if query.exact and lowered.gpus < query.budget_gpus:
         return (f"; with --token-budget auto fewer trainer GPUs train {query.max_model_len} tokens: {plan}, the other "
                 f"{query.budget_gpus - lowered.gpus} free for rollout")
     return f"; --token-budget auto trains {query.max_model_len} tokens: {plan}"
+
+
+def _lowered_plan_words(plan: Plan) -> str:
+    """A plan at a lowered token budget, in words: ``Env + SP=2 on 2 GPUs with max_token_len_per_gpu = 14848
+    (estimated)``."""
+    return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} with max_token_len_per_gpu = "
+            f"{plan.max_token_len_per_gpu} ({plan.evidence_label})")
+
+
+def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> str:
+    """When a lowered token budget (``--token-budget auto``) does not train the asked length but reaches further
+    than `longest` (the longest at Trinity's default budget, within the same budget and pins; on an exact count,
+    on it): the longest it reaches and its plan, in words, which CP-SAT finds maximising the length. "" where it
+    trains the asked length, on fewer GPUs too for an exact count (`_lower_budget_words` said so), reaches no further,
+    and where the query lowers budgets already or has no estimates."""
+    if nearby.lowered_said or nearby.plan("token_budget_auto") is not None:
+        return ""
+    reach = nearby.plan("token_budget_auto_longest")
+    if reach is None or reach.max_model_len <= longest:
+        return ""
+    return (f"; --token-budget auto reaches {reach.max_model_len} tokens{grid_words(reach)}: "
+            f"{_lowered_plan_words(reach)}")
 
 
 def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:

@@ -1539,7 +1539,8 @@ def test_a_nearest_plan_past_a_callers_own_host_memory_names_more_of_it_not_a_fl
         "within 2 GPUs with 32 GiB of host memory per node (the node's RAM): the longest is 30720 on the 1024-token "
         "grid (Env + SP=2 on 2 GPUs, estimated); on nodes with more host memory, more trainer GPUs train 131072 "
         "tokens: Env + SP=8 on 8 GPUs (estimated, extrapolated), and it needs 119.9 GiB of host memory per node while "
-        "the model loads")
+        "the model loads; --token-budget auto reaches 61440 tokens on the 1024-token grid: Env + SP=2 on 2 GPUs with "
+        "max_token_len_per_gpu = 30720 (estimated)")
 
 
 def test_no_estimate_s_nearest_plan_names_a_callers_own_host_memory_once():

@@ -1545,6 +1545,47 @@ def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli, tmp_path):
         assert status == 0 and f"more micro-batches, which the cost does not count{tail})" in " ".join(out.split())
 
 
+REACH_4090 = ("; --token-budget auto reaches 29696 tokens on the 1024-token grid: Env + Offload + SP=2 on 2 GPUs with "
+              "max_token_len_per_gpu = 14848 (estimated, extrapolated)")
+"""How far --token-budget auto reaches for Qwen3-4B on two RTX 4090s: `solve --maximize len --token-budget auto`'s."""
+
+
+def test_a_no_plan_line_says_how_far_a_lowered_budget_reaches_where_it_does_not_train_the_length(cli):
+    # 32768 tokens on two 4090s: --token-budget auto does not train it either, but reaches 29696, past the default
+    # budget's 14336; the line says so after the plan on more GPUs, as --maximize len --token-budget auto answers.
+    status, out, err = cli("--model", "4B", "--len", "32k", "--gpus", "2", "--gpu", "4090")
+    assert (status, err) == (1, "")
+    assert (" Qwen3-4B on RTX-4090-24GB within 2 GPUs: the longest is 14336 on the 1024-token grid (Env + Offload + "
+            "SP=2 on 2 GPUs, estimated, extrapolated); more trainer GPUs train 32768 tokens: Env + SP=8 on 8 GPUs "
+            f"(estimated, extrapolated){REACH_4090} --explain says why") in " ".join(out.split())
+    _, [longest] = run_json(cli, "--model", "4B", "--maximize", "len", "--gpus", "2", "--gpu", "4090",
+                            "--token-budget", "auto")
+    best = longest["plans"][0]
+    assert (best["max_model_len"], best["gpus"], best["max_token_len_per_gpu"]) == (29696, 2, 14848)
+    # --explain says it too, in its own words.
+    status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "2", "--gpu", "4090", "--explain")
+    assert status == 1 and ("lower_token_budget --token-budget auto reaches 29696 tokens on the 1024-token grid within "
+                            "2 GPUs: Env + Offload + SP=2 on 2 GPUs at 29696 tokens with a lowered "
+                            "max_token_len_per_gpu of 14848 (estimated:") in " ".join(out.split())
+
+
+def test_a_no_plan_line_says_no_reach_where_a_lowered_budget_reaches_no_further(cli):
+    # 8B on two A100s at SP=1 without Offload: the default budget's 4096 (documented) is the longest either way; a
+    # query that lowers budgets already, or has no estimates, is told no reach either.
+    queries = (("--model", "8B", "--len", "16k", "--gpus", "2", "--gpu", "a100-80g", "--no-offload", "--sp", "1"),
+               ("--model", "4B", "--len", "32k", "--gpus", "2", "--gpu", "4090", "--token-budget", "auto"),
+               ("--model", "8B", "--len", "64k", "--gpus", "1", "--gpu", "a100-80g", "--no-estimate"))
+    for query in queries:
+        for extra in ((), ("--explain",)):
+            status, out, _ = cli(*query, *extra)
+            text = " ".join(out.split())
+            assert (status, "the longest is" in text, "reaches" in text) == (1, True, False), query
+    # The same 8B query with estimates, at the default budget: it reaches 49152, past the table's 24576.
+    status, out, _ = cli("--model", "8B", "--len", "64k", "--gpus", "1", "--gpu", "a100-80g")
+    assert status == 1 and ("--token-budget auto reaches 49152 tokens on the 1024-token grid: Env + Offload on 1 GPU "
+                            "with max_token_len_per_gpu = 49152 (estimated)") in " ".join(out.split())
+
+
 def test_a_lowered_token_budget_never_shortens_the_longest_context(cli):
     for gpu in ("a100-80g", "h20"):
         _, [default] = run_json(cli, "--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", gpu)
@@ -2051,7 +2092,9 @@ def test_the_host_memory_a_refusal_names_is_per_node_of_the_node_gpus_given(cli)
                             "--explain") in " ".join(out.split())
     status, out, _ = cli(*flags)
     assert status == 1 and ("without --host-ram, Env + Offload + SP=2 on 8 GPUs trains it (32768 tokens), and with "
-                            "Offload it needs 297.1 GiB of host memory per node --explain") in " ".join(out.split())
+                            "Offload it needs 297.1 GiB of host memory per node; --token-budget auto reaches 9216 "
+                            "tokens on the 1024-token grid: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 2304 "
+                            "(estimated, extrapolated) --explain") in " ".join(out.split())
 
 def test_a_budget_past_the_largest_trainer_says_why_gpus_are_left(cli):
     # Plans take at most 64 trainer GPUs: the rest of a budget of 100 is left, and the plan line says why.
@@ -2163,7 +2206,9 @@ def test_a_length_beyond_the_budget_names_the_fewest_gpus_past_it_that_train_it(
     status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "2")
     assert status == 1 and ("the longest is 40960 on the 1024-token grid (Env + Offload + SP=2 on 2 GPUs, estimated); "
                             "more trainer GPUs train 131072 tokens: Env + Offload + SP=8 on 8 GPUs (estimated, "
-                            "extrapolated) --explain") in " ".join(out.split())
+                            "extrapolated); --token-budget auto reaches 81920 tokens on the 1024-token grid: Env + "
+                            "Offload + SP=2 on 2 GPUs with max_token_len_per_gpu = 40960 (estimated) --explain"
+                            ) in " ".join(out.split())
     status, answers = run_json(cli, "--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "8")
     assert status == 0 and [(p["gpus"], p["env"], p["offload"], p["sp"]) for p in answers[0]["plans"]] == [
         (8, True, True, 8)]
@@ -2242,7 +2287,9 @@ def test_the_nearest_plan_at_exactly_an_estimate_s_longest_length_keeps_the_defa
     # past 7 GPUs is that one, at the default (as --gpus 8 gives it), not one that needs --token-budget auto.
     status, out, _ = cli("--model", "14B", "--len", "187296", "--gpu", "a100-80g", "--gpus", "7")
     assert status == 1 and ("; more trainer GPUs train 187296 tokens: Env + Offload + SP=8 on 8 GPUs (estimated, "
-                            "extrapolated) --explain") in " ".join(out.split())
+                            "extrapolated); --token-budget auto reaches 184320 tokens on the 1024-token grid: Env + "
+                            "Offload + SP=4 on 4 GPUs with max_token_len_per_gpu = 46080 (estimated) --explain"
+                            ) in " ".join(out.split())
     status, answers = run_json(cli, "--model", "14B", "--len", "187296", "--gpu", "a100-80g", "--gpus", "8")
     plan = answers[0]["plans"][0]
     assert status == 0 and (plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["max_token_len_per_gpu"]) == (
@@ -2263,7 +2310,9 @@ def test_the_nearest_plan_may_lift_the_train_batch_or_the_rollout_gpus(cli):
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "4", "--rollout-gpus", "127",
                          "--node-gpus", "128")
     assert status == 1 and ("; 65536 tokens trains if you drop --rollout-gpus 127: Env + Offload + SP=4 on 4 GPUs "
-                            "(documented) --explain") in " ".join(out.split())
+                            "(documented); --token-budget auto reaches 49152 tokens on the 1024-token grid: Env + "
+                            "Offload on 1 GPU with max_token_len_per_gpu = 49152 (estimated) --explain"
+                            ) in " ".join(out.split())
 
 
 def test_the_nearest_plan_says_fewer_gpus_only_below_an_exact_count(cli):
@@ -2272,12 +2321,16 @@ def test_the_nearest_plan_says_fewer_gpus_only_below_an_exact_count(cli):
     for flags in (("--gpus", "12"), ("--gpus", "8", "--exact")):
         status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "131072", "--sp", "1", *flags)
         assert status == 1 and ("; 131072 tokens trains if you drop --sp 1: Env + Offload + SP=8 on 8 GPUs (estimated, "
-                                "extrapolated) --explain") in " ".join(out.split())
+                                "extrapolated); --token-budget auto reaches 48128 tokens on the 1024-token grid: Env + "
+                                "Offload on 8 GPUs with max_token_len_per_gpu = 48128 (estimated, extrapolated) "
+                                "--explain") in " ".join(out.split())
     # The fewest GPUs, no --gpus: the planner chose the budget, so the nearest plan's count is no change of it.
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "131072", "--minimize", "gpus", "--sp", "1")
     assert status == 1 and ("with --sp 1: the longest is 24576 (Env + Offload on 1 GPU, documented); 131072 tokens "
-                            "trains if you drop --sp 1: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated) "
-                            "--explain says why") in " ".join(out.split())
+                            "trains if you drop --sp 1: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated); "
+                            "--token-budget auto reaches 48128 tokens on the 1024-token grid: Env + Offload on 1 GPU "
+                            "with max_token_len_per_gpu = 48128 (estimated) --explain says why"
+                            ) in " ".join(out.split())  # the fewest GPUs at that length, as the longest
 
 
 def test_an_exact_count_past_the_estimates_names_the_nearest_plan_where_fewer_gpus_as_pinned_train_nothing(cli):
@@ -2296,7 +2349,9 @@ def test_fewer_gpus_at_the_default_token_budget_are_named_once_for_an_exact_coun
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "65536", "--gpus", "7", "--exact")
     assert status == 1 and ("on exactly 7 GPUs: the longest is 24576 (Env + Offload on 7 GPUs, inferred); fewer "
                             "trainer GPUs train 65536 tokens: Env + Offload + SP=4 on 4 GPUs (documented), the other "
-                            "3 free for rollout --explain says why") in " ".join(out.split())
+                            "3 free for rollout; --token-budget auto reaches 48128 tokens on the 1024-token grid: Env "
+                            "+ Offload on 7 GPUs with max_token_len_per_gpu = 48128 (estimated, extrapolated) "
+                            "--explain says why") in " ".join(out.split())  # on exactly 7: not fewer GPUs again
 
 
 def test_host_memory_is_not_named_where_a_lowered_token_budget_alone_trains_the_length(cli):
@@ -2429,7 +2484,8 @@ def test_the_fewest_gpus_without_a_budget_name_the_nearest_plan(cli):
     for flags, said in (
         (["--model", "14B", "--gpu", "a100", "--len", "65536", "--sp", "1"],
          ("the longest is 24576 (Env + Offload on 1 GPU, documented); 65536 tokens trains if you drop --sp 1: Env + "
-          "Offload + SP=4 on 4 GPUs (documented)")),
+          "Offload + SP=4 on 4 GPUs (documented); --token-budget auto reaches 48128 tokens on the 1024-token grid: "
+          "Env + Offload on 1 GPU with max_token_len_per_gpu = 48128 (estimated)")),
         (["--model", "32B", "--gpu", "a100-40g", "--len", "131072", "--host-ram", "32", "--node-gpus", "4"],
          ("within 64 GPUs trains with --host-ram 32; on nodes of 8 GPUs, 131072 tokens trains if you drop --host-ram "
           "32 and add --token-budget auto: Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of "

@@ -826,6 +826,21 @@ def test_from_config_names_a_misspelt_key_and_judges_without_it(cli, tmp_path: P
             "unset, and read as such; Trinity refuses the config (it knows no such key)") in text
 
 
+def test_from_config_names_a_length_key_spelt_out_though_prompt_and_response_give_the_length(cli, tmp_path: Path):
+    # model.max_model_length (max_model_len's word spelt out, difflib's ratio 0.897) is no key of Trinity's, whose
+    # typed config refuses it; the verdict's length, prompt + response, does not hide that the key meant is unset.
+    config = tmp_path / "length.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_length: 65536, max_prompt_tokens: 4096, "
+                      "max_response_tokens: 28672}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 4}}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.6", "--json")
+    (answer,) = json.loads(out)
+    assert (status, err, answer["current"]["max_model_len"], answer["current"]["refused"]) == (0, "", 32768, True)
+    assert answer["current"]["config_problems"][0] == (
+        "model.max_model_length: did you mean max_model_len? That key is unset, and read as such; Trinity refuses the "
+        "config (it knows no such key)")
+
+
 def test_explain_names_where_the_exact_count_came_from(cli, tmp_path: Path):
     # A config that gives its cluster pins the trainer's count without --exact: --explain names the config, not a flag
     # the user did not type; with --write, the --write that keeps that cluster; with --exact, --exact.

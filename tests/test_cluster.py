@@ -401,7 +401,9 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
     assert not result["tie_broken"]  # no search ran, so no tie-break
     assert result["unplaced"][0]["reason"] == (
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
-        "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
+        "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
+        "estimated, extrapolated); --token-budget auto reaches 373760 tokens on the 1024-token grid: Env + Offload + "
+        "SP=8 on 8 GPUs with max_token_len_per_gpu = 46720 (estimated, extrapolated)")
     assert result["unplaced"][1]["reason"] == "--minimize nodes places every job or none, and huge fits nowhere"
     assert [u["reason_code"] for u in result["unplaced"]] == ["no-way-to-run", "another-job-fits-nowhere"]
     # Two such jobs: both named, and they "fit" nowhere.
@@ -701,7 +703,9 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB within 6 GPUs with "
          "256 GiB of host memory per node (the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, "
          "documented); on 3 nodes of 8 GPUs, more trainer GPUs train 262144 tokens if you also add --token-budget "
-         "auto: Env + SP=8 on 16 GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated)",
+         "auto: Env + SP=8 on 16 GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated); "
+         "--token-budget auto reaches 40960 tokens on the 1024-token grid: Env + SP=2 on 6 GPUs with "
+         "max_token_len_per_gpu = 20480 (estimated)",
          "reason_for_several": None,
          "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach")),
          "fits_with": []},
@@ -1615,7 +1619,9 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big: 1000000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on "
         "A100-80GB within 64 GPUs: the longest is 203776 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
-        "estimated, extrapolated)"), "reason_for_several": None, "reason_code": "no-way-to-run",
+        "estimated, extrapolated); --token-budget auto reaches 407552 tokens on the 1024-token grid: Env + Offload + "
+        "SP=8 on 8 GPUs with max_token_len_per_gpu = 50944 (estimated, extrapolated)"),
+                                                       "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
                                                            ("big", "no-plan", "length-beyond-reach")),
                                                        "fits_with": []}]
@@ -1626,7 +1632,9 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big (up to 88 of its GPUs for the trainer, beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
-        "Offload on 1 GPU, documented)"), "reason_for_several": None, "reason_code": "no-way-to-run",
+        "Offload on 1 GPU, documented); --token-budget auto reaches 49152 tokens on the 1024-token grid: Env + Offload "
+        "on 1 GPU with max_token_len_per_gpu = 49152 (estimated)"),
+                                                       "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
                                                            ("big", "no-plan", "length-beyond-reach")),
                                                        "fits_with": []}]

@@ -227,6 +227,20 @@ def test_estimates_alone_that_find_no_plan_say_nothing_of_the_tables_or_of_no_es
         "tokens: Env + Offload on 1 GPU with max_token_len_per_gpu = 56320 (estimated)"))
 
 
+def test_on_an_exact_count_a_lowered_budget_reaches_as_far_as_that_count_does():
+    # Three 4090s exactly: the default budget's longest there is 7168, --token-budget auto's 15360 on those 3 (on 2
+    # it reaches 29696, which an exact count of 3 does not take); neither trains 32768.
+    answer = solve_one("RTX-4090-24GB", model="4B", max_model_len=32768, budget_gpus=3, exact=True)
+    assert answer.reason.endswith(
+        "the longest is 7168 on the 1024-token grid (Env + Offload on 3 GPUs, estimated, extrapolated); more trainer "
+        "GPUs train 32768 tokens: Env + SP=8 on 8 GPUs (estimated, extrapolated); --token-budget auto reaches 15360 "
+        "tokens on the 1024-token grid: Env + Offload on 3 GPUs with max_token_len_per_gpu = 15360 (estimated, "
+        "extrapolated)")
+    reach = answer.alternatives.token_budget_auto_longest
+    assert (reach.gpus, reach.max_model_len, reach.lowered_budget) == (3, 15360, True)
+    assert answer.alternatives.solved == {"token_budget_auto", "token_budget_auto_longest"}
+
+
 def test_the_least_host_plan_is_none_where_there_is_no_plan_or_the_time_limit_left_the_least_unproven(
         monkeypatch: pytest.MonkeyPatch):
     # Qwen2.5-32B at 8192 tokens within 8 H100s: Offload on 5 GPUs needs the least host memory per node.
@@ -1027,7 +1041,8 @@ def test_a_rollout_that_leaves_some_counts_room_is_not_said_to_leave_none():
     assert (answer.status, answer.reason) == ("infeasible", (
         "1000000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB "
         "within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, "
-        "extrapolated)"))
+        "extrapolated); --token-budget auto reaches 373760 tokens on the 1024-token grid: Env + Offload + SP=8 on 8 "
+        "GPUs with max_token_len_per_gpu = 46720 (estimated, extrapolated)"))
 
 
 def test_equal_costs_rank_fewer_settings_on_before_a_lower_sp():

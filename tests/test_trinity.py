@@ -26,7 +26,7 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
-from solver.query import ConfigProblemCode, TrinityVersion, make_query
+from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode, TrinityVersion, make_query
 from solver.render import apply_lines
 from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
@@ -50,7 +50,16 @@ from solver.trinity import (
     trinity_fragment,
 )
 from solver.trinity.interpolation import ConfigValues, decode_scalar
-from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, READ_KEYS, ROLES, offload_path, yaml_scalar
+from solver.trinity.keys import (
+    GRADIENT_CHECKPOINTING_KEY,
+    IGNORED_SECTION,
+    OFFLOAD_FLAGS,
+    READ_KEYS,
+    ROLES,
+    TRINITY_06_TRAINER_KEYS,
+    offload_path,
+    yaml_scalar,
+)
 from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
 
 DATA = Path(__file__).parent / "data" / "trinity"
@@ -1662,6 +1671,44 @@ def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
     spelt = {"model": {"max_model_len": 4096}, "trainer": {"ulysses_sequence_parallel_size": 2,
                                                            "ulysses_sequence_paralel_size": 4}}
     assert check_trinity_config(spelt, catalog().model("8B"), 4) == []  # the key meant is there: a key of the user's
+
+
+@pytest.mark.parametrize(("section", "key", "meant"), [
+    (("model",), "max_model_length", "max_model_len"),  # difflib's ratio 0.897, under MISSPELT_CUTOFF
+    (("trainer",), "max_token_length_per_gpu", "max_token_len_per_gpu"),
+    (("trainer",), "ulysses_sequence_parallel", "ulysses_sequence_parallel_size"),
+    (("cluster",), "gpus_per_node", "gpu_per_node"),
+    (("explorer", "rollout_model"), "tensor_parallel", "tensor_parallel_size"),  # 0.857
+    (("explorer", "rollout_model"), "engine_number", "engine_num"),  # 0.87
+    ((*ACTOR_ROLLOUT_REF, "actor", "fsdp_config"), "parameter_offload", "param_offload"),
+])
+def test_a_read_key_with_a_word_spelt_out_or_dropped_is_taken_for_it_misspelt(
+        section: tuple[str, ...], key: str, meant: str) -> None:
+    # A word spelt out, cut short or its last one dropped: difflib's ratio may stay under the cutoff, which keeps
+    # Trinity's min_response_tokens from being taken for max_response_tokens; the key meant is unset all the same.
+    mapping: dict[str, Any] = {key: 1}
+    for part in reversed(section):
+        mapping = {part: mapping}
+    (problem,) = trinity_config_problems(mapping, catalog().model("8B"), 8, version="0.6")
+    assert problem.words.startswith(f"{'.'.join((*section, key))}: did you mean {meant}? That key is unset")
+    assert problem.code in (ConfigProblemCode.MISSPELT_KEY, ConfigProblemCode.MISSPELT_KEY_REFUSED)
+
+
+def test_no_key_trinity_has_is_taken_for_a_misspelt_one() -> None:
+    # Each key the code knows in its section, alone there: those it reads (READ_KEYS), Trinity 0.6's trainer keys,
+    # verl's gradient checkpointing, a role's ignored engine section, and keys of Trinity's own near one read
+    # (min_response_tokens beside max_response_tokens; trainer_config_path beside trainer_config, a word added).
+    named = {(*section, key) for section, known in READ_KEYS.items() for key in known} | {
+        ("trainer", key) for key in TRINITY_06_TRAINER_KEYS} | {
+        offload_path(role, "", IGNORED_SECTION)[:-1] for role in ROLES} | {
+        GRADIENT_CHECKPOINTING_KEY, ("model", "min_response_tokens"), ("trainer", "trainer_config_path")}
+    assert len(named) == 85
+    for path in sorted(named):
+        mapping: dict[str, Any] = {path[-1]: None}
+        for part in reversed(path[:-1]):
+            mapping = {part: mapping}
+        codes = {problem.code for problem in trinity_config_problems(mapping, catalog().model("8B"), 8)}
+        assert not codes & {ConfigProblemCode.MISSPELT_KEY, ConfigProblemCode.MISSPELT_KEY_REFUSED}, path
 
 
 def test_read_keys_name_every_key_the_reader_reads(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -506,19 +506,19 @@ def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
 def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
-    train_batch_source: str = TRAIN_BATCH_KEY,
+    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
     (`trinity_config_problems` gives each with its code)."""
     return [problem.words for problem in trinity_config_problems(
         mapping, model, trainer_gpus, environ=environ, version=version, strategy_noted=strategy_noted,
-        train_batch_size=train_batch_size, train_batch_source=train_batch_source)]
+        train_batch_size=train_batch_size, train_batch_source=train_batch_source, max_model_len=max_model_len)]
 
 
 def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
-    train_batch_source: str = TRAIN_BATCH_KEY,
+    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
@@ -542,6 +542,10 @@ def trinity_config_problems(
     ``trainer.trainer_config_path``; a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is
     given).
 
+    The length checked is `max_model_len` where given (a verdict's own: ``--len``, or prompt + response where the
+    config leaves it unset), else the config's ``model.max_model_len``: given so, the key stays as the config has it,
+    and a key misspelt for it is still named.
+
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
     cannot be resolved, or is not a number, is reported as a problem. `strategy_noted` leaves out the
     ``offload_policy`` rule for the trainer's and the actor's, for a caller whose notes on the config say it
@@ -552,7 +556,7 @@ def trinity_config_problems(
     batch = TrainBatch(train_batch_size, train_batch_source)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())
-    length = checks.number(("model", "max_model_len"))
+    length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
@@ -569,7 +573,29 @@ def trinity_config_problems(
 
 MISSPELT_CUTOFF = 0.9
 """How alike (difflib's ratio) a key must be to one rft-solver reads to be taken for it misspelt: 0.9 takes
-``ulysses_sequence_paralel_size`` and ``trainr``, not Trinity's ``min_response_tokens`` for ``max_response_tokens``."""
+``ulysses_sequence_paralel_size`` and ``trainr``, not Trinity's ``min_response_tokens`` for ``max_response_tokens``
+(nor ``max_model_length`` for ``max_model_len``, 0.897, which `_words_reshaped` takes)."""
+
+
+def _words_reshaped(key: str, read: str) -> bool:
+    """Whether `key` is the key `read` with its words (``_``-separated) spelt out or cut short (``max_model_length``,
+    ``gpus_per_node``: each word the other's, or its start) or its last word dropped, two or more left
+    (``tensor_parallel``). A trailing word added is no such key: Trinity's ``trainer_config_path`` is a key of its
+    own beside ``trainer_config``."""
+    words, read_words = key.split("_"), read.split("_")
+    if len(words) >= 2 and words == read_words[:-1]:
+        return True
+    return len(words) == len(read_words) and all(
+        word.startswith(read_word) or read_word.startswith(word) for word, read_word in zip(words, read_words))
+
+
+def _misspelling_of(key: str, lacking: Iterable[str]) -> str | None:
+    """The key of `lacking` (keys rft-solver reads that a section lacks) that `key`, beside them, likely misspells:
+    the most alike at least `MISSPELT_CUTOFF` (difflib's ratio), else the first that `key` reshapes the words of
+    (`_words_reshaped`); None where none is."""
+    lacking = list(lacking)
+    near = difflib.get_close_matches(key, lacking, n=1, cutoff=MISSPELT_CUTOFF)
+    return near[0] if near else next((read for read in lacking if _words_reshaped(key, read)), None)
 
 
 def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -581,10 +607,9 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
             continue
         lacking = [key for key in known if key not in mapping]
         for key in mapping:
-            if isinstance(key, str) and key not in known and (
-                    near := difflib.get_close_matches(key, lacking, n=1, cutoff=MISSPELT_CUTOFF)):
+            if isinstance(key, str) and key not in known and (meant := _misspelling_of(key, lacking)):
                 path = (*section, key)
-                unset = f"{'.'.join(path)}: did you mean {near[0]}? That key is unset, and read as such"
+                unset = f"{'.'.join(path)}: did you mean {meant}? That key is unset, and read as such"
                 if _schema_refuses(path, version):
                     checks.add(ConfigProblemCode.MISSPELT_KEY_REFUSED,
                                f"{unset}; Trinity refuses the config (it knows no such key)")
