@@ -166,6 +166,7 @@ def plan(
     node_gpus: int = NODE_GPUS,
     rollout_gpus: int | None = None,
     train_batch_size: int | None = None,
+    trinity_version: TrinityVersion | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -181,7 +182,8 @@ def plan(
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
     ``max_token_len_per_gpu`` says which). `train_batch_size` (experiences per training step, Trinity's
     ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
-    without it, a plan whose ranks are not a power of two is cautioned. `seed` is CP-SAT's (as `make_query`'s). Raises
+    without it, a plan whose ranks are not a power of two is cautioned; with it and ``trinity_version="0.5"``, a plan
+    whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's (as `make_query`'s). Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule
     allows, a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which
     every solve of the call ends (`answer_query`'s).
@@ -194,7 +196,8 @@ def plan(
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
-                       workers=workers, seed=seed, train_batch_size=train_batch_size)
+                       workers=workers, seed=seed, train_batch_size=train_batch_size,
+                       trinity_version=trinity_version)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -303,7 +306,8 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    return plan_fragment(answer.best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
+    best = answer.best.with_batch_caution(answer.train_batch_size, "--train-batch-size", version)
+    return plan_fragment(best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
                          engines=(0, engines.size if engines else 1), version=version,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
                          node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb)
@@ -329,7 +333,7 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
 def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
                          version: TrinityVersion | None) -> dict[str, tuple[str, TrinitySettings]]:
     """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`."""
-    from solver.cluster import POOL_HOST_RAM_SOURCE
+    from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
@@ -346,7 +350,7 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
                              "it was placed from")
         shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
         fragments[placement.job] = plan_fragment(
-            placement.plan, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
+            placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, version), known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
             gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=version,
             rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
             host_ram_source=POOL_HOST_RAM_SOURCE)
