@@ -5,7 +5,9 @@ trainer GPUs do not divide."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +74,48 @@ def test_a_plan_from_json_made_before_codes_gets_the_caution_in_words():
     old = answer.best.model_copy(update={"cautions": ("an old caution",), "caution_codes": ()})
     assert old.with_batch_caution(75, "--train-batch-size", "0.5").cautions == ("an old caution", FLAG_75)
     assert old.with_batch_caution(72, "--train-batch-size", "0.5") is old
+
+
+CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}algorithm: {{algorithm_type: grpo}}\n"
+          "cluster: {{node_num: 1, gpu_per_node: 8}}\nbuffer: {{train_batch_size: 64}}\n"
+          "explorer: {{rollout_model: {{engine_num: 4}}}}\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+          "{roles}")
+ADAPTER = "trainer.trainer_config.actor_rollout_ref.model.lora_adapter_path"
+FAILS = ("worker turns LoRA on (the path is not null) and loads the adapter from it, but verl's copy_to_local fails on "
+         "an empty path (IndexError) before the trainer starts")
+
+
+def _current(cli, tmp_path: Path, *flags: str, lora: str = "", roles: str = "      model: {}\n") -> dict[str, Any]:
+    """`--from-config`'s JSON verdict on `CONFIG` on H100 80GB, with `flags`."""
+    path = tmp_path / "trinity.yaml"
+    path.write_text(CONFIG.format(lora=lora, roles=roles), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--json", *flags)
+    assert status == 0
+    return json.loads(out)[0]["current"]
+
+
+@pytest.mark.parametrize(("flags", "line"), [
+    (("--trinity-version", "0.5"), ("empty-adapter-path-refused", True, (
+        f"{ADAPTER} is empty: Trinity 0.5's {FAILS}: give the adapter's path, or remove the key"))),
+    (("--trinity-version", "0.6"), ("empty-adapter-path", False, (
+        f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}; Trinity 0.6 on verl 0.8 or later ignores the "
+        "key; give the adapter's path, or remove the key"))),
+    ((), ("empty-adapter-path", False, f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}"))])
+def test_an_empty_adapter_path_fails_to_load_before_the_trainer_starts(cli, tmp_path: Path, flags: tuple[str, ...],
+                                                                        line: tuple[str, bool, str]):
+    # verl's copy_local_path_from_hdfs asserts src[-1] != "/": an empty path raises IndexError (utils/fs.py:238).
+    current = _current(cli, tmp_path, *flags, roles='      model: {lora_adapter_path: ""}\n')
+    code, refused, words = line
+    assert (current["config_problem_codes"], current["refused"]) == ([code], refused)
+    assert current["config_problems"][0].startswith(words)
+
+
+@pytest.mark.parametrize(("lora", "path", "said"), [
+    ("", "adapters/x", False), ("", "null", False),
+    # One LoRA config without a path is a dummy, which leaves the key; one with a path replaces it.
+    ("  lora_configs: [{lora_rank: 32}]\n", '""', True), ("  lora_configs: [{path: adapters/x}]\n", '""', False)])
+def test_only_an_empty_adapter_path_that_lora_configs_leaves_is_said(cli, tmp_path: Path, lora: str, path: str,
+                                                                    said: bool):
+    current = _current(cli, tmp_path, "--trinity-version", "0.5", lora=lora,
+                       roles=f"      model: {{lora_adapter_path: {path}}}\n")
+    assert current["config_problem_codes"] == (["empty-adapter-path-refused"] if said else [])

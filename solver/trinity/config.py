@@ -422,6 +422,32 @@ def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
         f"{'.'.join(LORA_KEYS[0])} {why}: give it one LoRA config, or drop it for no LoRA"))]
 
 
+def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """The line on an empty ``actor_rollout_ref.model.lora_adapter_path`` (`LORA_KEYS`) that no one
+    ``model.lora_configs`` with a ``path`` replaces (``verl_config.py:624`` in 0.5.2: a config without one is a dummy,
+    which leaves the key): the worker turns LoRA on (not null, ``fsdp_workers.py:169`` in 0.5.2) and loads the adapter
+    from it through verl's ``copy_to_local`` (``:447``), whose ``src[-1]`` of an empty path raises ``IndexError``
+    (``utils/fs.py:238`` in verl 0.7.0 and 0.7.1) before the trainer starts: with `version` 0.5 that refuses the config
+    (`ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED`); else Trinity 0.6 on verl 0.8 or later ignores the key
+    (``FROZEN_KEYS``), so it is said (`ConfigProblemCode.EMPTY_ADAPTER_PATH`). None where the key is unset or not
+    empty."""
+    configs = read_or_none(reader.get, LORA_KEYS[0])
+    replaced = isinstance(configs, list) and len(configs) == 1 and isinstance(configs[0], Mapping) and \
+        configs[0].get("path") is not None
+    if read_or_none(reader.get, LORA_KEYS[2]) != "" or replaced:
+        return []
+    fails = ("worker turns LoRA on (the path is not null) and loads the adapter from it, but verl's copy_to_local "
+             "fails on an empty path (IndexError) before the trainer starts")
+    fix = "give the adapter's path, or remove the key"
+    key = ".".join(LORA_KEYS[2])
+    if version == "0.5":
+        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED,
+                              f"{key} is empty: Trinity 0.5's {fails}: {fix}")]
+    return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
+        f"{key} is empty: with verl before 0.8 Trinity's {fails}; Trinity 0.6 on verl 0.8 or later ignores the key; "
+        f"{fix}"))]
+
+
 def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int, skipped: str | None) -> ConfigProblem:
     """The line on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7.0 and 0.7.1 alike): the
     worker builds no SP group (``fsdp_workers.py:140`` in 0.5.0, ``:144`` in 0.5.2), so with remove padding on, verl's
@@ -517,7 +543,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
-             *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader))
+             *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
+             *_empty_adapter_path_notes(reader, version))
     return TrinityConfig(
         model=model,
         model_path=model_path,
