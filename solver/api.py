@@ -866,7 +866,7 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     sequence, and each of the critic's budgets above it."""
     verdict = _BudgetVerdict(config, length, lowered)
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_ref_over_actor_groups(verdict),
-            *_unheld_fill_line(verdict), *_critic_budget_lines(verdict)]
+            *_lora_ref_pass_line(verdict), *_unheld_fill_line(verdict), *_critic_budget_lines(verdict)]
 
 
 def _budget_code(above: bool) -> ConfigProblemCode:
@@ -984,6 +984,35 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
         f"{_ref_budget_words(verdict, budget)}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds "
         f"{budget} x {ref_sp} tokens, {spread}, {'more' if above else 'fewer'} than the verdict's {judged}"
         + ("" if above else " (so it is cautious)") + ": set the ref's SP to the actor's (--write does)"))]
+
+
+def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
+    """Where LoRA gives the ref's log-probs under Trinity 0.5 at a ref SP above the actor's
+    (`TrinityConfig.lora_ref_sp`), the line on the actor's log-prob pass that gives them where it holds no sequence of
+    the length: it takes the ref's budget (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2)
+    x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467`` in 0.7.1), a budget Trinity 0.5 raises at the
+    ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:570`` in 0.5.2: to ``ceil(L / the ref's SP)``,
+    0.5.0 to ``ceil(2L / the ref's SP)``), and verl stops at the first sequence longer (``seqlen_balancing.py:384``
+    in 0.7.1); none where the budget holds one."""
+    config, length, sp = verdict.config, verdict.length, verdict.config.sp
+    ref_sp = config.lora_ref_sp
+    if ref_sp is None:
+        return []
+    budget = config.role_budgets_in_effect(length)[_REF_BUDGET]
+    held = budget * ref_sp >= length  # else Trinity 0.5 raises it
+    raised, raised_050 = (budget, budget) if held else (least_token_budget(length, ref_sp), token_budget(length, ref_sp))
+    if raised * sp >= length:
+        return []
+    named = _ref_budget_words(verdict, budget)
+    if not held:
+        holds = "which holds one" if raised_050 * sp >= length else "which holds none either"
+        named += (f", which Trinity 0.5 raises at the ref's SP {ref_sp} to ceil({length} / {ref_sp}) = {raised} "
+                  f"(0.5.0 to ceil(2 x {length} / {ref_sp}) = {raised_050}, {holds} at the actor's SP)")
+    return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
+        f"{named}: {raised} x the actor's SP {sp} = {raised * sp} tokens hold no sequence of {length}, and with LoRA "
+        "the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so verl stops at "
+        f"the first sequence longer than that; set the ref's SP to the actor's (--write does), or its budget to at "
+        f"least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
 
 
 def _ref_budget_words(verdict: _BudgetVerdict, budget: int) -> str:

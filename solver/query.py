@@ -363,6 +363,10 @@ class TrinityConfig(Frozen, defer_build=True):
     """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs
     a forward of its own (not with LoRA, nor where `ref_forward_runs` is false): Trinity 0.5 sizes the ref's
     micro-batches at it but runs its forward in the actor's SP groups; else None."""
+    lora_ref_sp: int | None = None
+    """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is above `sp` and LoRA gives the ref's
+    log-probs (the actor's log-prob pass, at `sp`, with the ref's budget, which Trinity 0.5 raises at this SP); else
+    None."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at

@@ -119,3 +119,86 @@ def test_only_an_empty_adapter_path_that_lora_configs_leaves_is_said(cli, tmp_pa
     current = _current(cli, tmp_path, "--trinity-version", "0.5", lora=lora,
                        roles=f"      model: {{lora_adapter_path: {path}}}\n")
     assert current["config_problem_codes"] == (["empty-adapter-path-refused"] if said else [])
+
+
+LORA = "  lora_configs: [{lora_rank: 32}]\n"
+ROLES_3 = ("  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n"
+           "      actor: {{ulysses_sequence_parallel_size: {actor}}}\n      ref: {{{ref}}}\n")
+"""The trainer's SP 4, which the ref takes, above the actor's own `actor`; `ref`: the ref's own keys."""
+REF_BUDGET = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+PASS = ("and with LoRA the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so "
+        "verl stops at the first sequence longer than that; set the ref's SP to the actor's (--write does), or its "
+        "budget to at least ")
+
+
+def _lora_verdict(cli, tmp_path: Path, *flags: str, lora: str = LORA, actor: int = 2, ref: str = "") -> dict[str, Any]:
+    """`--from-config`'s JSON verdict on Qwen3-8B at 32768 tokens on 4 of 8 H100 GPUs, the trainer at SP 4."""
+    path = tmp_path / "trinity.yaml"
+    path.write_text(CONFIG.replace("16384", "32768").format(lora=lora, roles="").replace(
+        "  trainer_config:\n    actor_rollout_ref:\n", ROLES_3.format(actor=actor, ref=ref)), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--json", *flags)
+    assert status == 0
+    return json.loads(out)[0]["current"]
+
+
+def _lines(current: dict[str, Any], code: str) -> list[str]:
+    return [words for said, words in zip(current["config_problem_codes"], current["config_problems"], strict=True)
+            if said == code]
+
+
+@pytest.mark.parametrize(("actor", "ref", "line"), [
+    # The ref's own 9000 holds a sequence at its SP 4 (Trinity raises nothing), but not at the actor's 2.
+    (2, "log_prob_max_token_len_per_gpu: 9000", f"{REF_BUDGET} 9000: 9000 x the actor's SP 2 = 18000 tokens hold no "
+     f"sequence of 32768, {PASS}ceil(32768 / 2) = 16384"),
+    # 4096 x 4 holds none: Trinity 0.5.1 and 0.5.2 raise it to ceil(32768 / 4) = 8192 at the ref's SP, still too few at
+    # the actor's 2; 0.5.0 to its default 16384, which holds one.
+    (2, "log_prob_max_token_len_per_gpu: 4096", f"{REF_BUDGET} 4096, which Trinity 0.5 raises at the ref's SP 4 to "
+     "ceil(32768 / 4) = 8192 (0.5.0 to ceil(2 x 32768 / 4) = 16384, which holds one at the actor's SP): 8192 x the "
+     f"actor's SP 2 = 16384 tokens hold no sequence of 32768, {PASS}ceil(32768 / 2) = 16384"),
+    (1, "log_prob_max_token_len_per_gpu: 4096", f"{REF_BUDGET} 4096, which Trinity 0.5 raises at the ref's SP 4 to "
+     "ceil(32768 / 4) = 8192 (0.5.0 to ceil(2 x 32768 / 4) = 16384, which holds none either at the actor's SP): 8192 x "
+     f"the actor's SP 1 = 8192 tokens hold no sequence of 32768, {PASS}ceil(32768 / 1) = 32768"),
+    # The trainer's budget, filled at its SP 4 with 16384, which the ref takes: enough at the actor's 2, not at 1.
+    (2, "", None),
+    (1, "", "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes: 16384 x the "
+     f"actor's SP 1 = 16384 tokens hold no sequence of 32768, {PASS}ceil(32768 / 1) = 32768")])
+def test_lora_under_05_runs_the_refs_budget_at_the_actors_sp(cli, tmp_path: Path, actor: int, ref: str,
+                                                             line: str | None):
+    current = _lora_verdict(cli, tmp_path, "--trinity-version", "0.5", actor=actor, ref=ref)
+    passes = [words for words in _lines(current, "token-budget-below-length") if "log-prob pass" in words]
+    assert passes == ([line] if line else [])
+    assert current["refused"] is False  # a but: line: verl stops only at a sequence that long
+
+
+@pytest.mark.parametrize(("flags", "lora"), [((), LORA), (("--trinity-version", "0.5"), "")])
+def test_the_lora_pass_line_is_trinity_05s_with_lora_only(cli, tmp_path: Path, flags: tuple[str, ...], lora: str):
+    current = _lora_verdict(cli, tmp_path, *flags, lora=lora, ref="log_prob_max_token_len_per_gpu: 9000")
+    assert not any("log-prob pass" in words for words in current["config_problems"])
+
+
+REF_SP = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 2 is not "
+MODEL_KEYS = "trainer.trainer_config.actor_rollout_ref.model."
+
+
+@pytest.mark.parametrize("flags", [(), ("--trinity-version", "0.6")])
+@pytest.mark.parametrize(("lora", "model", "line"), [
+    # Trinity 0.6 on verl 0.8 or later ignores lora_rank and lora_adapter_path (FROZEN_KEYS): only verl before 0.8
+    # turns LoRA on from them.
+    ("", "lora_rank: 8", f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with verl before 0.8 LoRA "
+     f"({MODEL_KEYS}lora_rank) has the actor, at its own SP, give the ref's log-probs, so its forward never runs there; "
+     "Trinity 0.6 on verl 0.8 or later ignores lora_rank (no LoRA) and runs the ref at SP 1; the verdict is at SP 1: "
+     "set them alike (--write does)"),
+    ("", "lora_adapter_path: adapters/x", f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with verl before 0.8 "
+     f"LoRA ({MODEL_KEYS}lora_adapter_path) has the actor, at its own SP, give the ref's log-probs, so its forward never "
+     "runs there; Trinity 0.6 on verl 0.8 or later ignores lora_adapter_path (no LoRA) and runs the ref at SP 1; the "
+     "verdict is at SP 1: set them alike (--write does)"),
+    # model.lora_configs turns LoRA on with either verl.
+    (LORA, "", f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with LoRA (model.lora_configs) the actor, at its "
+     "own SP, gives the ref's log-probs, so its forward never runs; the verdict is at SP 1: set them alike (--write "
+     "does)")])
+def test_without_05_lora_from_the_roles_keys_is_verl_before_08s_alone(cli, tmp_path: Path, flags: tuple[str, ...],
+                                                                      lora: str, model: str, line: str):
+    current = _current(cli, tmp_path, *flags, lora=lora,
+                       roles=f"      model: {{{model}}}\n      ref: {{ulysses_sequence_parallel_size: 2}}\n")
+    assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [
+        ("role-sp-differs", line)]
