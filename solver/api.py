@@ -183,10 +183,10 @@ def plan(
     ``max_token_len_per_gpu`` says which). `train_batch_size` (experiences per training step, Trinity's
     ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
     without it, a plan whose ranks are not a power of two is cautioned; with it and ``trinity_version="0.5"``, a plan
-    whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's (as `make_query`'s). Raises
-    `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule
-    allows, a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which
-    every solve of the call ends (`answer_query`'s).
+    whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
+    (as `make_query`'s). Raises `solver.tables.QueryError` for a request that makes no sense (unknown names, missing
+    numbers, pins no rule allows, a value of the wrong type), with one line saying why. `deadline_s`: seconds from
+    now within which every solve of the call ends (`answer_query`'s).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
@@ -349,8 +349,9 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
+        cautioned = placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, version)
         fragments[placement.job] = plan_fragment(
-            placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, version), known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
+            cautioned, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
             gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=version,
             rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
             host_ram_source=POOL_HOST_RAM_SOURCE)
@@ -1000,7 +1001,8 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
         return []
     budget = config.role_budgets_in_effect(length)[_REF_BUDGET]
     held = budget * ref_sp >= length  # else Trinity 0.5 raises it
-    raised, raised_050 = (budget, budget) if held else (least_token_budget(length, ref_sp), token_budget(length, ref_sp))
+    raised, raised_050 = ((budget, budget) if held
+                          else (least_token_budget(length, ref_sp), token_budget(length, ref_sp)))
     if raised * sp >= length:
         return []
     named = _ref_budget_words(verdict, budget)

@@ -500,8 +500,8 @@ class Plan(Frozen):
         words = self._batch_over_gpus(train_batch_size, train_batch_source, version)
         if words is None or CautionCode.BATCH_DIVIDES_TRAINER_GPUS in self.caution_codes or words in self.cautions:
             return self
-        codes = (*self.caution_codes, CautionCode.BATCH_DIVIDES_TRAINER_GPUS) if self.caution_codes or not self.cautions \
-            else ()  # JSON made before codes: words alone
+        coded = bool(self.caution_codes) or not self.cautions  # JSON made before codes: words alone
+        codes = (*self.caution_codes, CautionCode.BATCH_DIVIDES_TRAINER_GPUS) if coded else ()
         return self.model_copy(update={"cautions": (*self.cautions, words), "caution_codes": codes})
 
     def _batch_over_gpus(self, train_batch_size: int | None, train_batch_source: str,

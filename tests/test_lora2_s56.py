@@ -101,8 +101,8 @@ def _current(cli, tmp_path: Path, *flags: str, lora: str = "", roles: str = "   
         f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}; Trinity 0.6 on verl 0.8 or later ignores the "
         "key; give the adapter's path, or remove the key"))),
     ((), ("empty-adapter-path", False, f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}"))])
-def test_an_empty_adapter_path_fails_to_load_before_the_trainer_starts(cli, tmp_path: Path, flags: tuple[str, ...],
-                                                                        line: tuple[str, bool, str]):
+def test_an_empty_adapter_path_fails_to_load_before_the_trainer_starts(
+        cli, tmp_path: Path, flags: tuple[str, ...], line: tuple[str, bool, str]):
     # verl's copy_local_path_from_hdfs asserts src[-1] != "/": an empty path raises IndexError (utils/fs.py:238).
     current = _current(cli, tmp_path, *flags, roles='      model: {lora_adapter_path: ""}\n')
     code, refused, words = line
@@ -114,8 +114,8 @@ def test_an_empty_adapter_path_fails_to_load_before_the_trainer_starts(cli, tmp_
     ("", "adapters/x", False), ("", "null", False),
     # One LoRA config without a path is a dummy, which leaves the key; one with a path replaces it.
     ("  lora_configs: [{lora_rank: 32}]\n", '""', True), ("  lora_configs: [{path: adapters/x}]\n", '""', False)])
-def test_only_an_empty_adapter_path_that_lora_configs_leaves_is_said(cli, tmp_path: Path, lora: str, path: str,
-                                                                    said: bool):
+def test_only_an_empty_adapter_path_that_lora_configs_leaves_is_said(
+        cli, tmp_path: Path, lora: str, path: str, said: bool):
     current = _current(cli, tmp_path, "--trinity-version", "0.5", lora=lora,
                        roles=f"      model: {{lora_adapter_path: {path}}}\n")
     assert current["config_problem_codes"] == (["empty-adapter-path-refused"] if said else [])
@@ -146,22 +146,29 @@ def _lines(current: dict[str, Any], code: str) -> list[str]:
             if said == code]
 
 
+RAISED = ("{budget}, which Trinity 0.5 raises at the ref's SP 4 to ceil(32768 / 4) = 8192 (0.5.0 to "
+          "ceil(2 x 32768 / 4) = 16384, which holds {holds} at the actor's SP)")
+"""The ref's own 4096 x its SP 4 holds no sequence of 32768: Trinity 0.5.1 and 0.5.2 raise it to 8192, 0.5.0 to
+16384."""
+
+
 @pytest.mark.parametrize(("actor", "ref", "line"), [
     # The ref's own 9000 holds a sequence at its SP 4 (Trinity raises nothing), but not at the actor's 2.
-    (2, "log_prob_max_token_len_per_gpu: 9000", f"{REF_BUDGET} 9000: 9000 x the actor's SP 2 = 18000 tokens hold no "
-     f"sequence of 32768, {PASS}ceil(32768 / 2) = 16384"),
-    # 4096 x 4 holds none: Trinity 0.5.1 and 0.5.2 raise it to ceil(32768 / 4) = 8192 at the ref's SP, still too few at
-    # the actor's 2; 0.5.0 to its default 16384, which holds one.
-    (2, "log_prob_max_token_len_per_gpu: 4096", f"{REF_BUDGET} 4096, which Trinity 0.5 raises at the ref's SP 4 to "
-     "ceil(32768 / 4) = 8192 (0.5.0 to ceil(2 x 32768 / 4) = 16384, which holds one at the actor's SP): 8192 x the "
-     f"actor's SP 2 = 16384 tokens hold no sequence of 32768, {PASS}ceil(32768 / 2) = 16384"),
-    (1, "log_prob_max_token_len_per_gpu: 4096", f"{REF_BUDGET} 4096, which Trinity 0.5 raises at the ref's SP 4 to "
-     "ceil(32768 / 4) = 8192 (0.5.0 to ceil(2 x 32768 / 4) = 16384, which holds none either at the actor's SP): 8192 x "
-     f"the actor's SP 1 = 8192 tokens hold no sequence of 32768, {PASS}ceil(32768 / 1) = 32768"),
+    (2, "log_prob_max_token_len_per_gpu: 9000", (
+        f"{REF_BUDGET} 9000: 9000 x the actor's SP 2 = 18000 tokens hold no sequence of 32768, {PASS}"
+        "ceil(32768 / 2) = 16384")),
+    # Raised to 8192, still too few at the actor's 2; 0.5.0's 16384 holds one there.
+    (2, "log_prob_max_token_len_per_gpu: 4096", (
+        f"{RAISED.format(budget=f'{REF_BUDGET} 4096', holds='one')}: 8192 x the actor's SP 2 = 16384 tokens hold no "
+        f"sequence of 32768, {PASS}ceil(32768 / 2) = 16384")),
+    (1, "log_prob_max_token_len_per_gpu: 4096", (
+        f"{RAISED.format(budget=f'{REF_BUDGET} 4096', holds='none either')}: 8192 x the actor's SP 1 = 8192 tokens "
+        f"hold no sequence of 32768, {PASS}ceil(32768 / 1) = 32768")),
     # The trainer's budget, filled at its SP 4 with 16384, which the ref takes: enough at the actor's 2, not at 1.
     (2, "", None),
-    (1, "", "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes: 16384 x the "
-     f"actor's SP 1 = 16384 tokens hold no sequence of 32768, {PASS}ceil(32768 / 1) = 32768")])
+    (1, "", (
+        "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes: 16384 x the "
+        f"actor's SP 1 = 16384 tokens hold no sequence of 32768, {PASS}ceil(32768 / 1) = 32768"))])
 def test_lora_under_05_runs_the_refs_budget_at_the_actors_sp(cli, tmp_path: Path, actor: int, ref: str,
                                                              line: str | None):
     current = _lora_verdict(cli, tmp_path, "--trinity-version", "0.5", actor=actor, ref=ref)
@@ -180,22 +187,23 @@ REF_SP = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel
 MODEL_KEYS = "trainer.trainer_config.actor_rollout_ref.model."
 
 
-@pytest.mark.parametrize("flags", [(), ("--trinity-version", "0.6")])
+LEGACY_LORA = (f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with verl before 0.8 LoRA "
+               f"({MODEL_KEYS}{{key}}) has the actor, at its own SP, give the ref's log-probs, so its forward never "
+               "runs there; Trinity 0.6 on verl 0.8 or later ignores {key} (no LoRA) and runs the ref at SP 1; the "
+               "verdict is at SP 1: set them alike (--write does)")
+"""The line on the ref's SP 2 where a role's LoRA key (`key`) alone turns LoRA on, without Trinity 0.5."""
+
+
 @pytest.mark.parametrize(("lora", "model", "line"), [
     # Trinity 0.6 on verl 0.8 or later ignores lora_rank and lora_adapter_path (FROZEN_KEYS): only verl before 0.8
     # turns LoRA on from them.
-    ("", "lora_rank: 8", f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with verl before 0.8 LoRA "
-     f"({MODEL_KEYS}lora_rank) has the actor, at its own SP, give the ref's log-probs, so its forward never runs there; "
-     "Trinity 0.6 on verl 0.8 or later ignores lora_rank (no LoRA) and runs the ref at SP 1; the verdict is at SP 1: "
-     "set them alike (--write does)"),
-    ("", "lora_adapter_path: adapters/x", f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with verl before 0.8 "
-     f"LoRA ({MODEL_KEYS}lora_adapter_path) has the actor, at its own SP, give the ref's log-probs, so its forward never "
-     "runs there; Trinity 0.6 on verl 0.8 or later ignores lora_adapter_path (no LoRA) and runs the ref at SP 1; the "
-     "verdict is at SP 1: set them alike (--write does)"),
+    ("", "lora_rank: 8", LEGACY_LORA.format(key="lora_rank")),
+    ("", "lora_adapter_path: adapters/x", LEGACY_LORA.format(key="lora_adapter_path")),
     # model.lora_configs turns LoRA on with either verl.
-    (LORA, "", f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with LoRA (model.lora_configs) the actor, at its "
-     "own SP, gives the ref's log-probs, so its forward never runs; the verdict is at SP 1: set them alike (--write "
-     "does)")])
+    (LORA, "", (f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with LoRA (model.lora_configs) the actor, at "
+                "its own SP, gives the ref's log-probs, so its forward never runs; the verdict is at SP 1: set them "
+                "alike (--write does)"))])
+@pytest.mark.parametrize("flags", [(), ("--trinity-version", "0.6")])
 def test_without_05_lora_from_the_roles_keys_is_verl_before_08s_alone(cli, tmp_path: Path, flags: tuple[str, ...],
                                                                       lora: str, model: str, line: str):
     current = _current(cli, tmp_path, *flags, lora=lora,
