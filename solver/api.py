@@ -166,6 +166,7 @@ def plan(
     node_gpus: int = NODE_GPUS,
     rollout_gpus: int | None = None,
     train_batch_size: int | None = None,
+    trinity_version: TrinityVersion | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -181,10 +182,11 @@ def plan(
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
     ``max_token_len_per_gpu`` says which). `train_batch_size` (experiences per training step, Trinity's
     ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
-    without it, a plan whose ranks are not a power of two is cautioned. `seed` is CP-SAT's (as `make_query`'s). Raises
-    `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule
-    allows, a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which
-    every solve of the call ends (`answer_query`'s).
+    without it, a plan whose ranks are not a power of two is cautioned; with it and ``trinity_version="0.5"``, a plan
+    whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
+    (as `make_query`'s). Raises `solver.tables.QueryError` for a request that makes no sense (unknown names, missing
+    numbers, pins no rule allows, a value of the wrong type), with one line saying why. `deadline_s`: seconds from
+    now within which every solve of the call ends (`answer_query`'s).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
@@ -194,7 +196,8 @@ def plan(
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
-                       workers=workers, seed=seed, train_batch_size=train_batch_size)
+                       workers=workers, seed=seed, train_batch_size=train_batch_size,
+                       trinity_version=trinity_version)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -303,7 +306,8 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    return plan_fragment(answer.best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
+    best = answer.best.with_batch_caution(answer.train_batch_size, "--train-batch-size", version)
+    return plan_fragment(best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
                          engines=(0, engines.size if engines else 1), version=version,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
                          node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb)
@@ -329,7 +333,7 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
 def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
                          version: TrinityVersion | None) -> dict[str, tuple[str, TrinitySettings]]:
     """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`."""
-    from solver.cluster import POOL_HOST_RAM_SOURCE
+    from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
@@ -345,8 +349,9 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
+        cautioned = placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, version)
         fragments[placement.job] = plan_fragment(
-            placement.plan, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
+            cautioned, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
             gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=version,
             rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
             host_ram_source=POOL_HOST_RAM_SOURCE)
@@ -863,7 +868,7 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     sequence, and each of the critic's budgets above it."""
     verdict = _BudgetVerdict(config, length, lowered)
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_ref_over_actor_groups(verdict),
-            *_unheld_fill_line(verdict), *_critic_budget_lines(verdict)]
+            *_lora_ref_pass_line(verdict), *_unheld_fill_line(verdict), *_critic_budget_lines(verdict)]
 
 
 def _budget_code(above: bool) -> ConfigProblemCode:
@@ -981,6 +986,36 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
         f"{_ref_budget_words(verdict, budget)}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds "
         f"{budget} x {ref_sp} tokens, {spread}, {'more' if above else 'fewer'} than the verdict's {judged}"
         + ("" if above else " (so it is cautious)") + ": set the ref's SP to the actor's (--write does)"))]
+
+
+def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
+    """Where LoRA gives the ref's log-probs under Trinity 0.5 at a ref SP above the actor's
+    (`TrinityConfig.lora_ref_sp`), the line on the actor's log-prob pass that gives them where it holds no sequence of
+    the length: it takes the ref's budget (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2)
+    x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467`` in 0.7.1), a budget Trinity 0.5 raises at the
+    ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:570`` in 0.5.2: to ``ceil(L / the ref's SP)``,
+    0.5.0 to ``ceil(2L / the ref's SP)``), and verl stops at the first sequence longer (``seqlen_balancing.py:384``
+    in 0.7.1); none where the budget holds one."""
+    config, length, sp = verdict.config, verdict.length, verdict.config.sp
+    ref_sp = config.lora_ref_sp
+    if ref_sp is None:
+        return []
+    budget = config.role_budgets_in_effect(length)[_REF_BUDGET]
+    held = budget * ref_sp >= length  # else Trinity 0.5 raises it
+    raised, raised_050 = ((budget, budget) if held
+                          else (least_token_budget(length, ref_sp), token_budget(length, ref_sp)))
+    if raised * sp >= length:
+        return []
+    named = _ref_budget_words(verdict, budget)
+    if not held:
+        holds = "which holds one" if raised_050 * sp >= length else "which holds none either"
+        named += (f", which Trinity 0.5 raises at the ref's SP {ref_sp} to ceil({length} / {ref_sp}) = {raised} "
+                  f"(0.5.0 to ceil(2 x {length} / {ref_sp}) = {raised_050}, {holds} at the actor's SP)")
+    return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
+        f"{named}: {raised} x the actor's SP {sp} = {raised * sp} tokens hold no sequence of {length}, and with LoRA "
+        "the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so verl stops at "
+        f"the first sequence longer than that; set the ref's SP to the actor's (--write does), or its budget to at "
+        f"least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
 
 
 def _ref_budget_words(verdict: _BudgetVerdict, budget: int) -> str:

@@ -255,6 +255,8 @@ class ConfigProblemCode(str, Enum):
     ROLE_SP_DIFFERS = "role-sp-differs"
     REF_SP_UNGROUPED_REFUSED = "ref-sp-ungrouped-refused"
     LORA_CONFIGS_REFUSED = "lora-configs-refused"
+    EMPTY_ADAPTER_PATH_REFUSED = "empty-adapter-path-refused"
+    EMPTY_ADAPTER_PATH = "empty-adapter-path"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
     LENGTH_FROM_PROMPT_RESPONSE = "length-from-prompt-response"
@@ -295,16 +297,17 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
     ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
     ConfigProblemCode.ALLOC_CONF_REFUSED, ConfigProblemCode.REF_SP_UNGROUPED_REFUSED,
-    ConfigProblemCode.LORA_CONFIGS_REFUSED})
+    ConfigProblemCode.LORA_CONFIGS_REFUSED, ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
-an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load): the config as
+an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load, an empty LoRA adapter
+path that Trinity 0.5's worker loads): the config as
 written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails
 on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that
 refuses it; a code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean``
 and ``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which
-0.5.2 accepts) is not one."""
+0.5.2 accepts; ``empty-adapter-path``, which Trinity 0.6 on verl 0.8 or later ignores) is not one."""
 
 
 class ConfigProblem(NamedTuple):
@@ -360,6 +363,10 @@ class TrinityConfig(Frozen, defer_build=True):
     """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs
     a forward of its own (not with LoRA, nor where `ref_forward_runs` is false): Trinity 0.5 sizes the ref's
     micro-batches at it but runs its forward in the actor's SP groups; else None."""
+    lora_ref_sp: int | None = None
+    """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is above `sp` and LoRA gives the ref's
+    log-probs (the actor's log-prob pass, at `sp`, with the ref's budget, which Trinity 0.5 raises at this SP); else
+    None."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at

@@ -487,11 +487,30 @@ class Plan(Frozen):
                               self.beyond_calibration_codes)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
-        over_gpus = (batch_over_trainer_gpus_words(train_batch_size, train_batch_source, self.gpus, self.sp)
-                     if version == "0.5" and train_batch_size is not None and train_batch_size % self.gpus else None)
+        over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, version)
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus)
         return self.model_copy(update=caution_fields(cautions))
+
+    def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
+                           version: TrinityVersion | None) -> Plan:
+        """This plan with the caution `with_cautions` gives with the Trinity release `version` 0.5 where its GPUs do
+        not divide `train_batch_size` (from `train_batch_source`), where it lacks it: a plan made without the release
+        (a cluster's placements, an answer planned without ``trinity_version``) gets it in its fragment for 0.5."""
+        words = self._batch_over_gpus(train_batch_size, train_batch_source, version)
+        if words is None or CautionCode.BATCH_DIVIDES_TRAINER_GPUS in self.caution_codes or words in self.cautions:
+            return self
+        coded = bool(self.caution_codes) or not self.cautions  # JSON made before codes: words alone
+        codes = (*self.caution_codes, CautionCode.BATCH_DIVIDES_TRAINER_GPUS) if coded else ()
+        return self.model_copy(update={"cautions": (*self.cautions, words), "caution_codes": codes})
+
+    def _batch_over_gpus(self, train_batch_size: int | None, train_batch_source: str,
+                         version: TrinityVersion | None) -> str | None:
+        """With `version` 0.5, that Trinity 0.5.0 and 0.5.1 refuse `train_batch_size` (from `train_batch_source`)
+        where the plan's GPUs do not divide it (`batch_over_trainer_gpus_words`); else None."""
+        if version != "0.5" or train_batch_size is None or not train_batch_size % self.gpus:
+            return None
+        return batch_over_trainer_gpus_words(train_batch_size, train_batch_source, self.gpus, self.sp)
 
     @property
     def setting(self) -> Setting:

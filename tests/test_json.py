@@ -741,6 +741,12 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
     # An empty list of LoRA configs: Trinity takes the first and fails to load the config (refused).
     (CONFIG_HEAD.replace("32768}", "32768, lora_configs: []}") + GRPO, ("--gpu", "h100"), "", None,
      [C.LORA_CONFIGS_REFUSED]),
+    # An empty adapter path turns LoRA on, and verl's copy_to_local fails on it: refused under Trinity 0.5; Trinity 0.6
+    # on verl 0.8 or later ignores the key.
+    (CONFIG_HEAD + GRPO + 'trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: ""}}}}\n',
+     ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.EMPTY_ADAPTER_PATH_REFUSED]),
+    (CONFIG_HEAD + GRPO + 'trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: ""}}}}\n',
+     ("--gpu", "h100"), "", None, [C.EMPTY_ADAPTER_PATH]),
     # 6 GPUs / SP 2 divide 75, the 6 GPUs do not: Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 and 0.6 take it.
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
@@ -290,13 +290,14 @@ def _strategy_notes(strategy: str) -> list[ConfigProblem]:
         "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer"))]
 
 
-def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None, skipped: str | None) -> tuple[
-        int, int | None, int | None, list[ConfigProblem]]:
+def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None, skipped: RefSkip | None) -> tuple[
+        int, int | None, int | None, int | None, list[ConfigProblem]]:
     """The SP the trainer runs at (`sp_key_in_effect`: ``trainer.ulysses_sequence_parallel_size``, default 1, or with
     Trinity 0.5 the actor's own), the trainer's own where that is another number (`TrinityConfig.trainer_sp`: Trinity
     0.5 fills the unset token budget at it), else None, the ref's where Trinity 0.5 sizes its micro-batches at another
-    (`TrinityConfig.ref_sp`; None too where the ref runs no forward: `skipped`, `_ref_step_skipped`'s why), else
-    None, and a note on each other SP key the config sets to another number."""
+    (`TrinityConfig.ref_sp`) or, where the ref runs no forward (`skipped`, `_ref_step_skipped`'s), its SP where
+    LoRA runs the actor's log-prob pass in its stead and the ref's SP is above the actor's
+    (`TrinityConfig.lora_ref_sp`), else None, and a note on each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
     sp = reader.count(in_effect, 1)
     trainer_sp = reader.count(TRAINER_SP_KEY, 1)
@@ -314,7 +315,10 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
         if path == in_effect or role_sp is None or role_sp == sp or (ungrouped and path == ROLE_SP_KEYS[1]):
             continue
         if skipped is not None and path == ROLE_SP_KEYS[1]:
-            runs = f", but {skipped}, so its forward never runs"
+            runs = f", but {skipped.why}, so its forward never runs"
+            if skipped.ignored_from_08 is not None:
+                runs += (f" there; Trinity 0.6 on verl 0.8 or later ignores {skipped.ignored_from_08} (no LoRA) and "
+                         f"runs the ref at SP {sp}")
         elif version == "0.5":
             runs = f": Trinity 0.5 runs that role's forward at SP {role_sp} within the actor's SP groups"
         else:
@@ -325,7 +329,8 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
     if ungrouped:
         notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp, skipped))
     sized = version == "0.5" and ref_sp != sp and skipped is None
-    return sp, trainer_sp if trainer_sp != sp else None, ref_sp if sized else None, notes
+    by_lora = version == "0.5" and ref_sp > sp and skipped is not None and skipped.lora
+    return sp, trainer_sp if trainer_sp != sp else None, ref_sp if sized else None, ref_sp if by_lora else None, notes
 
 
 def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tuple[str, ...], role_sp: int,
@@ -376,15 +381,33 @@ def _no_ref_algorithm(reader: ConfigReader, version: TrinityVersion | None) -> s
     return None
 
 
-def _ref_step_skipped(reader: ConfigReader, no_ref: str | None) -> str | None:
-    """Why Trinity runs no forward of a ref model of its own, in words: `no_ref` (`_no_ref_algorithm`), else LoRA,
-    whose ref log-probs the actor without its adapter gives; None where it runs one each step."""
+class RefSkip(NamedTuple):
+    """Why Trinity runs no forward of a ref model of its own (`_ref_step_skipped`): in words (`why`), whether LoRA is
+    why (`lora`: the actor's log-prob pass, at the actor's SP, gives the ref's log-probs with the ref's budget), and,
+    where only verl before 0.8 reads the key that turns LoRA on, that key (`ignored_from_08`: Trinity 0.6 on verl 0.8
+    or later ignores it), else None."""
+
+    why: str
+    lora: bool
+    ignored_from_08: str | None = None
+
+
+def _ref_step_skipped(reader: ConfigReader, no_ref: str | None, version: TrinityVersion | None) -> RefSkip | None:
+    """Why Trinity (`version`) runs no forward of a ref model of its own: `no_ref` (`_no_ref_algorithm`), else LoRA,
+    whose ref log-probs the actor without its adapter gives; None where it runs one each step. Trinity 0.6 on verl 0.8
+    or later turns LoRA on from ``model.lora_configs`` alone (``trainer/verl/config.py:241`` to ``:248`` in 0.6.0): it
+    ignores the user's ``lora_rank`` and ``lora_adapter_path`` (``FROZEN_KEYS``, ``:702``, ``:706``), which verl before
+    0.8 reads (0.6.0's ``verl_legacy/fsdp_workers.py:181`` to ``:184``; 0.5's worker, which runs no other verl)."""
     if no_ref is not None:
-        return no_ref
+        return RefSkip(no_ref, lora=False)
     lora = [path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))]
-    if lora:
-        return f"with LoRA ({'.'.join(lora[0])}) the actor, at its own SP, gives the ref's log-probs"
-    return None
+    if not lora:
+        return None
+    key = ".".join(lora[0])
+    if version == "0.5" or lora[0] == LORA_KEYS[0]:
+        return RefSkip(f"with LoRA ({key}) the actor, at its own SP, gives the ref's log-probs", lora=True)
+    return RefSkip(f"with verl before 0.8 LoRA ({key}) has the actor, at its own SP, give the ref's log-probs",
+                   lora=True, ignored_from_08=lora[0][-1])
 
 
 def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
@@ -422,7 +445,34 @@ def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
         f"{'.'.join(LORA_KEYS[0])} {why}: give it one LoRA config, or drop it for no LoRA"))]
 
 
-def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int, skipped: str | None) -> ConfigProblem:
+def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """The line on an empty ``actor_rollout_ref.model.lora_adapter_path`` (`LORA_KEYS`) that no one
+    ``model.lora_configs`` with a ``path`` replaces (``verl_config.py:624`` in 0.5.2: a config without one is a dummy,
+    which leaves the key): the worker turns LoRA on (not null, ``fsdp_workers.py:169`` in 0.5.2) and loads the adapter
+    from it through verl's ``copy_to_local`` (``:447``), whose ``src[-1]`` of an empty path raises ``IndexError``
+    (``utils/fs.py:238`` in verl 0.7.0 and 0.7.1) before the trainer starts: with `version` 0.5 that refuses the config
+    (`ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED`); else Trinity 0.6 on verl 0.8 or later ignores the key
+    (``FROZEN_KEYS``), so it is said (`ConfigProblemCode.EMPTY_ADAPTER_PATH`). None where the key is unset or not
+    empty."""
+    configs = read_or_none(reader.get, LORA_KEYS[0])
+    replaced = isinstance(configs, list) and len(configs) == 1 and isinstance(configs[0], Mapping) and \
+        configs[0].get("path") is not None
+    if read_or_none(reader.get, LORA_KEYS[2]) != "" or replaced:
+        return []
+    fails = ("worker turns LoRA on (the path is not null) and loads the adapter from it, but verl's copy_to_local "
+             "fails on an empty path (IndexError) before the trainer starts")
+    fix = "give the adapter's path, or remove the key"
+    key = ".".join(LORA_KEYS[2])
+    if version == "0.5":
+        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED,
+                              f"{key} is empty: Trinity 0.5's {fails}: {fix}")]
+    return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
+        f"{key} is empty: with verl before 0.8 Trinity's {fails}; Trinity 0.6 on verl 0.8 or later ignores the key; "
+        f"{fix}"))]
+
+
+def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int,
+                           skipped: RefSkip | None) -> ConfigProblem:
     """The line on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7.0 and 0.7.1 alike): the
     worker builds no SP group (``fsdp_workers.py:140`` in 0.5.0, ``:144`` in 0.5.2), so with remove padding on, verl's
     ref forward slices each packed micro-batch over the default group, every GPU taking the first slice
@@ -441,14 +491,14 @@ def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int, s
     if turned_off(read_or_none(reader.get, padding)):  # nothing sliced: `solver.api` gives the ref's tokens per GPU
         whole = f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches"
         return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-            f"{whole}, but {skipped}, so the ref's forward never runs; {fix}" if skipped is not None else
+            f"{whole}, but {skipped.why}, so the ref's forward never runs; {fix}" if skipped is not None else
             f"{whole}: each GPU takes whole ones of the ref's budget x {ref_sp} tokens, padded to the longest "
             f"sequence; {fix}"))
     sliced = (f"{ungrouped}, so verl 0.7 splits each of the ref's micro-batches over all the trainer GPUs but gives "
               "every GPU the first part, and gathers none back: the ref's log-probs are fewer than its tokens")
     if skipped is not None:
         return ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-            f"{sliced}, which would fail its first step, but {skipped}, so it never runs; {fix}"))
+            f"{sliced}, which would fail its first step, but {skipped.why}, so it never runs; {fix}"))
     return ConfigProblem(ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, (
         f"{sliced}, so the first ref step fails (remove padding on, its default): {fix}"))
 
@@ -512,12 +562,13 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     offload, offload_notes = _read_offload(reader, given, strategy, version)
     length, length_notes = _read_max_model_len(reader)
     no_ref = _no_ref_algorithm(reader, version)
-    skipped = _ref_step_skipped(reader, no_ref)
-    sp, trainer_sp, ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped)
+    skipped = _ref_step_skipped(reader, no_ref, version)
+    sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
-             *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader))
+             *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
+             *_empty_adapter_path_notes(reader, version))
     return TrinityConfig(
         model=model,
         model_path=model_path,
@@ -540,6 +591,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         critic_token_budgets=critic_budgets,
         version=version,
         ref_sp=ref_sp,
+        lora_ref_sp=lora_ref_sp,
         ref_forward_runs=no_ref is None,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
     )

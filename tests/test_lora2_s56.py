@@ -1,0 +1,212 @@
+"""Trinity 0.5's train batch caution on every path, and LoRA as the released code reads it (session 56, second
+pass): a plan of `solver.plan(trinity_version=...)`, a fragment of `solver.trinity_config` and `solve cluster
+--emit-dir --trinity-version 0.5` (`placement_configs`) say that Trinity 0.5.0 and 0.5.1 refuse a train batch the
+trainer GPUs do not divide."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import solver
+from solver.results import CautionCode
+
+FLEET = ("pools:\n  - {name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 6}\n"
+         "jobs:\n  - {name: big, model: 8B, max_model_len: 32768, rollout_gpus: 0, train_batch_size: BATCH}\n")
+"""One job of Qwen3-8B at 32768 that takes a whole 6-GPU node at Env + SP=2 (3 data-parallel ranks)."""
+
+
+def _batch_words(source: str) -> str:
+    """The caution on a train batch of 75 over Env + SP=2 on 6 GPUs, its batch named as `source` says."""
+    return (f"{source} does not divide by the 6 trainer GPUs, which Trinity 0.5.0 and 0.5.1 refuse "
+            "(trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it needs only the 3 "
+            "data-parallel ranks (6 GPUs / SP=2) to divide it (trinity/trainer/verl/verl_config.py:424): for 0.5.0 or "
+            "0.5.1, make it a multiple of 6")
+
+
+JOB_75 = _batch_words("a train batch of 75 (the job's train_batch_size)")
+FLAG_75 = _batch_words("--train-batch-size 75")
+
+
+@pytest.mark.parametrize(("version", "batch", "cautioned"), [("0.5", 75, True), ("0.6", 75, False),
+                                                             ("0.5", 72, False)])
+def test_cluster_fragments_for_05_say_that_050_and_051_refuse_a_batch_the_gpus_do_not_divide(
+        cli, tmp_path: Path, version: str, batch: int, cautioned: bool):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(FLEET.replace("BATCH", str(batch)), encoding="utf-8")
+    out = tmp_path / "out"
+    status, _, _ = cli("cluster", str(fleet), "--emit-dir", str(out), "--trinity-version", version)
+    text = (out / "big.yaml").read_text(encoding="utf-8")
+    assert status == 0
+    assert "# plan: Env + SP=2 on 6 H100-80GB trainer GPUs, max_model_len 32768\n" in text
+    assert text.count("# caution: ") == cautioned
+    assert (f"# caution: {JOB_75}\n" in text) is cautioned
+
+
+def test_placement_configs_says_it_for_05_only():
+    fleet = solver.Fleet.model_validate({"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1,
+                                                    "gpus_per_node": 6}],
+                                         "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768,
+                                                   "rollout_gpus": 0, "train_batch_size": 75}]})
+    result = solver.place(fleet)
+    assert f"# caution: {JOB_75}\n" in solver.placement_configs(result, fleet, version="0.5")["big"]
+    assert "# caution: " not in solver.placement_configs(result, fleet)["big"]
+
+
+def test_plan_takes_the_trinity_version_and_its_fragment_says_the_caution_once():
+    asked = {"gpu": "h100", "max_model_len": 32768, "budget_gpus": 6, "exact": True, "train_batch_size": 75}
+    (answer,) = solver.plan("8B", trinity_version="0.5", **asked)
+    assert (answer.best.gpus, answer.best.sp) == (6, 2)
+    assert (answer.best.caution_codes, answer.best.cautions) == ((CautionCode.BATCH_DIVIDES_TRAINER_GPUS,), (FLAG_75,))
+    (unnamed,) = solver.plan("8B", **asked)
+    assert unnamed.best.cautions == ()
+    # A fragment for 0.5 says it whether or not the answer was planned for 0.5; for no release, never.
+    for planned in (answer, unnamed):
+        assert solver.trinity_config(planned, version="0.5").count(f"# caution: {FLAG_75}\n") == 1
+    assert "# caution: " not in solver.trinity_config(unnamed)
+
+
+def test_a_plan_from_json_made_before_codes_gets_the_caution_in_words():
+    (answer,) = solver.plan("8B", gpu="h100", max_model_len=32768, budget_gpus=6, exact=True, train_batch_size=75)
+    old = answer.best.model_copy(update={"cautions": ("an old caution",), "caution_codes": ()})
+    assert old.with_batch_caution(75, "--train-batch-size", "0.5").cautions == ("an old caution", FLAG_75)
+    assert old.with_batch_caution(72, "--train-batch-size", "0.5") is old
+
+
+CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}algorithm: {{algorithm_type: grpo}}\n"
+          "cluster: {{node_num: 1, gpu_per_node: 8}}\nbuffer: {{train_batch_size: 64}}\n"
+          "explorer: {{rollout_model: {{engine_num: 4}}}}\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+          "{roles}")
+ADAPTER = "trainer.trainer_config.actor_rollout_ref.model.lora_adapter_path"
+FAILS = ("worker turns LoRA on (the path is not null) and loads the adapter from it, but verl's copy_to_local fails on "
+         "an empty path (IndexError) before the trainer starts")
+
+
+def _current(cli, tmp_path: Path, *flags: str, lora: str = "", roles: str = "      model: {}\n") -> dict[str, Any]:
+    """`--from-config`'s JSON verdict on `CONFIG` on H100 80GB, with `flags`."""
+    path = tmp_path / "trinity.yaml"
+    path.write_text(CONFIG.format(lora=lora, roles=roles), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--json", *flags)
+    assert status == 0
+    return json.loads(out)[0]["current"]
+
+
+@pytest.mark.parametrize(("flags", "line"), [
+    (("--trinity-version", "0.5"), ("empty-adapter-path-refused", True, (
+        f"{ADAPTER} is empty: Trinity 0.5's {FAILS}: give the adapter's path, or remove the key"))),
+    (("--trinity-version", "0.6"), ("empty-adapter-path", False, (
+        f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}; Trinity 0.6 on verl 0.8 or later ignores the "
+        "key; give the adapter's path, or remove the key"))),
+    ((), ("empty-adapter-path", False, f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}"))])
+def test_an_empty_adapter_path_fails_to_load_before_the_trainer_starts(
+        cli, tmp_path: Path, flags: tuple[str, ...], line: tuple[str, bool, str]):
+    # verl's copy_local_path_from_hdfs asserts src[-1] != "/": an empty path raises IndexError (utils/fs.py:238).
+    current = _current(cli, tmp_path, *flags, roles='      model: {lora_adapter_path: ""}\n')
+    code, refused, words = line
+    assert (current["config_problem_codes"], current["refused"]) == ([code], refused)
+    assert current["config_problems"][0].startswith(words)
+
+
+@pytest.mark.parametrize(("lora", "path", "said"), [
+    ("", "adapters/x", False), ("", "null", False),
+    # One LoRA config without a path is a dummy, which leaves the key; one with a path replaces it.
+    ("  lora_configs: [{lora_rank: 32}]\n", '""', True), ("  lora_configs: [{path: adapters/x}]\n", '""', False)])
+def test_only_an_empty_adapter_path_that_lora_configs_leaves_is_said(
+        cli, tmp_path: Path, lora: str, path: str, said: bool):
+    current = _current(cli, tmp_path, "--trinity-version", "0.5", lora=lora,
+                       roles=f"      model: {{lora_adapter_path: {path}}}\n")
+    assert current["config_problem_codes"] == (["empty-adapter-path-refused"] if said else [])
+
+
+LORA = "  lora_configs: [{lora_rank: 32}]\n"
+ROLES_3 = ("  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n"
+           "      actor: {{ulysses_sequence_parallel_size: {actor}}}\n      ref: {{{ref}}}\n")
+"""The trainer's SP 4, which the ref takes, above the actor's own `actor`; `ref`: the ref's own keys."""
+REF_BUDGET = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+PASS = ("and with LoRA the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so "
+        "verl stops at the first sequence longer than that; set the ref's SP to the actor's (--write does), or its "
+        "budget to at least ")
+
+
+def _lora_verdict(cli, tmp_path: Path, *flags: str, lora: str = LORA, actor: int = 2, ref: str = "") -> dict[str, Any]:
+    """`--from-config`'s JSON verdict on Qwen3-8B at 32768 tokens on 4 of 8 H100 GPUs, the trainer at SP 4."""
+    path = tmp_path / "trinity.yaml"
+    path.write_text(CONFIG.replace("16384", "32768").format(lora=lora, roles="").replace(
+        "  trainer_config:\n    actor_rollout_ref:\n", ROLES_3.format(actor=actor, ref=ref)), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--json", *flags)
+    assert status == 0
+    return json.loads(out)[0]["current"]
+
+
+def _lines(current: dict[str, Any], code: str) -> list[str]:
+    return [words for said, words in zip(current["config_problem_codes"], current["config_problems"], strict=True)
+            if said == code]
+
+
+RAISED = ("{budget}, which Trinity 0.5 raises at the ref's SP 4 to ceil(32768 / 4) = 8192 (0.5.0 to "
+          "ceil(2 x 32768 / 4) = 16384, which holds {holds} at the actor's SP)")
+"""The ref's own 4096 x its SP 4 holds no sequence of 32768: Trinity 0.5.1 and 0.5.2 raise it to 8192, 0.5.0 to
+16384."""
+
+
+@pytest.mark.parametrize(("actor", "ref", "line"), [
+    # The ref's own 9000 holds a sequence at its SP 4 (Trinity raises nothing), but not at the actor's 2.
+    (2, "log_prob_max_token_len_per_gpu: 9000", (
+        f"{REF_BUDGET} 9000: 9000 x the actor's SP 2 = 18000 tokens hold no sequence of 32768, {PASS}"
+        "ceil(32768 / 2) = 16384")),
+    # Raised to 8192, still too few at the actor's 2; 0.5.0's 16384 holds one there.
+    (2, "log_prob_max_token_len_per_gpu: 4096", (
+        f"{RAISED.format(budget=f'{REF_BUDGET} 4096', holds='one')}: 8192 x the actor's SP 2 = 16384 tokens hold no "
+        f"sequence of 32768, {PASS}ceil(32768 / 2) = 16384")),
+    (1, "log_prob_max_token_len_per_gpu: 4096", (
+        f"{RAISED.format(budget=f'{REF_BUDGET} 4096', holds='none either')}: 8192 x the actor's SP 1 = 8192 tokens "
+        f"hold no sequence of 32768, {PASS}ceil(32768 / 1) = 32768")),
+    # The trainer's budget, filled at its SP 4 with 16384, which the ref takes: enough at the actor's 2, not at 1.
+    (2, "", None),
+    (1, "", (
+        "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes: 16384 x the "
+        f"actor's SP 1 = 16384 tokens hold no sequence of 32768, {PASS}ceil(32768 / 1) = 32768"))])
+def test_lora_under_05_runs_the_refs_budget_at_the_actors_sp(cli, tmp_path: Path, actor: int, ref: str,
+                                                             line: str | None):
+    current = _lora_verdict(cli, tmp_path, "--trinity-version", "0.5", actor=actor, ref=ref)
+    passes = [words for words in _lines(current, "token-budget-below-length") if "log-prob pass" in words]
+    assert passes == ([line] if line else [])
+    assert current["refused"] is False  # a but: line: verl stops only at a sequence that long
+
+
+@pytest.mark.parametrize(("flags", "lora"), [((), LORA), (("--trinity-version", "0.5"), "")])
+def test_the_lora_pass_line_is_trinity_05s_with_lora_only(cli, tmp_path: Path, flags: tuple[str, ...], lora: str):
+    current = _lora_verdict(cli, tmp_path, *flags, lora=lora, ref="log_prob_max_token_len_per_gpu: 9000")
+    assert not any("log-prob pass" in words for words in current["config_problems"])
+
+
+REF_SP = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 2 is not "
+MODEL_KEYS = "trainer.trainer_config.actor_rollout_ref.model."
+
+
+LEGACY_LORA = (f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with verl before 0.8 LoRA "
+               f"({MODEL_KEYS}{{key}}) has the actor, at its own SP, give the ref's log-probs, so its forward never "
+               "runs there; Trinity 0.6 on verl 0.8 or later ignores {key} (no LoRA) and runs the ref at SP 1; the "
+               "verdict is at SP 1: set them alike (--write does)")
+"""The line on the ref's SP 2 where a role's LoRA key (`key`) alone turns LoRA on, without Trinity 0.5."""
+
+
+@pytest.mark.parametrize(("lora", "model", "line"), [
+    # Trinity 0.6 on verl 0.8 or later ignores lora_rank and lora_adapter_path (FROZEN_KEYS): only verl before 0.8
+    # turns LoRA on from them.
+    ("", "lora_rank: 8", LEGACY_LORA.format(key="lora_rank")),
+    ("", "lora_adapter_path: adapters/x", LEGACY_LORA.format(key="lora_adapter_path")),
+    # model.lora_configs turns LoRA on with either verl.
+    (LORA, "", (f"{REF_SP}trainer.ulysses_sequence_parallel_size 1, but with LoRA (model.lora_configs) the actor, at "
+                "its own SP, gives the ref's log-probs, so its forward never runs; the verdict is at SP 1: set them "
+                "alike (--write does)"))])
+@pytest.mark.parametrize("flags", [(), ("--trinity-version", "0.6")])
+def test_without_05_lora_from_the_roles_keys_is_verl_before_08s_alone(cli, tmp_path: Path, flags: tuple[str, ...],
+                                                                      lora: str, model: str, line: str):
+    current = _current(cli, tmp_path, *flags, lora=lora,
+                       roles=f"      model: {{{model}}}\n      ref: {{ulysses_sequence_parallel_size: 2}}\n")
+    assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [
+        ("role-sp-differs", line)]
