@@ -1078,7 +1078,8 @@ def test_patch_keeps_crlf_line_endings_without_a_final_newline_and_fills_an_empt
 
 def test_patch_writes_the_plans_boolean_over_a_whole_number_that_equals_it() -> None:
     # long_plan (Offload): the actor's flags 1 (an anchor and its alias) are true to OmegaConf but not of the plan's
-    # type: both are written as true; no anchored key is named, as the value stays what the alias repeats (1 == True).
+    # type: both are written as true, the anchor and its alias kept (the patch sets both to true); no anchored key is
+    # named, as the value stays what the alias repeats (1 == True).
     plan, model = long_plan(), catalog().model("4B")
     text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 102400\n"
             "  rope_scaling: {rope_type: yarn, factor: 2.5, original_max_position_embeddings: 40960}\n"
@@ -1086,7 +1087,7 @@ def test_patch_writes_the_plans_boolean_over_a_whole_number_that_equals_it() -> 
             "    actor_rollout_ref:\n      actor:\n        fsdp_config:\n          param_offload: &on 1\n"
             "          optimizer_offload: *on\n")
     after = patch_trinity_config(text, plan, model)
-    assert ("        fsdp_config:\n          param_offload: true\n          optimizer_offload: true\n"
+    assert ("        fsdp_config:\n          param_offload: &on true\n          optimizer_offload: *on\n"
             "          offload_policy: true\n      ref:\n") in after
     assert anchored_keys(text, plan, model) == []
 

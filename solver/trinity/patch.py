@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from copy import deepcopy
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from itertools import pairwise
+from itertools import islice, pairwise
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -138,11 +138,13 @@ def _delete(mapping: CommentedMap, key: str) -> None:
             comment[1].append(CommentToken(rest, CommentMark(0), None))
 
 
-def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str], aliased: set[int]) -> None:
+def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str], aliased: dict[int, Any]) -> None:
     """Overwrite `key`'s value, written as the old one was (`_written_as`: its anchor, unless it is one of the
-    `aliased` scalars, and its quotes), keeping its end-of-line comment the same distance after the value; a comment
-    between the key and a value on the next line (``max_model_len: &len  # ...``), which ruamel writes nowhere,
-    becomes the new value's end-of-line comment, in front of the lines that followed the value."""
+    `aliased` scalars, and its quotes), or, where it is one of those the patch sets to one value at every place,
+    with the one scalar `aliased` holds for it (`_shared_anchors`), keeping its end-of-line comment the same distance
+    after the value; a comment between the key and a value on the next line (``max_model_len: &len  # ...``), which
+    ruamel writes nowhere, becomes the new value's end-of-line comment, in front of the lines that followed the
+    value."""
     entry = mapping.ca.items.get(key)
     old = mapping[key]
     if entry and len(entry) > 3 and entry[3] and not isinstance(old, CommentedMap | CommentedSeq):
@@ -152,7 +154,8 @@ def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str], alia
                                 CommentMark(column), None)
         entry[3] = None
     token = entry[2] if entry and len(entry) > 2 else None
-    mapping[key] = written = _written_as(old, value, id(old) not in aliased)
+    shared = aliased.get(id(old))
+    mapping[key] = written = shared if shared is not None else _written_as(old, value, id(old) not in aliased)
     if not isinstance(token, CommentToken) or not token.value.startswith("#"):
         return
     try:
@@ -188,7 +191,7 @@ def _scalar_text(value: Any) -> str:
     return f"{'' if anchor is None else f'&{anchor} '}{quote}{yaml_scalar(plain)}{quote}"
 
 
-def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str], aliased: set[int]) -> None:
+def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str], aliased: dict[int, Any]) -> None:
     """Set `path` to `value`, adding missing sections (whole, at the end of their parent) and keys (`_add`: a
     scalar beside its section's scalars, before its first nested block). (A key set only where
     present, `PlanKey.existing_only`, reaches here only where the config has it: `_writes`.)"""
@@ -312,15 +315,18 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
-                indent: int, aliased: set[int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+                indent: int, places: dict[int, list[_Place]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
-    indentation; `aliased`: the ids of the scalars aliases repeat, `_aliased_scalars`), and remove a stale
+    indentation; `places`: where the scalars aliases repeat are held, `_aliased_scalars`), and remove a stale
     ``model.rope_scaling`` and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`),
     where they are the section's own; return those removed, and those a ``<<: *anchor`` merges in, left with the
     anchor, dotted."""
-    for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
+    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    aliased = _shared_anchors(data, writes, places)
+    for key in writes:
         _set(data, key.path, key.value, lines, aliased)
+    _alias_comments_copied(places, aliased)
     _note_host_memory(data, plan, host_ram_gb, indent)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -544,14 +550,16 @@ def _alias_comments_kept(original: str, patched: str) -> str:
     """`patched` with the comment beside each alias of `original` back beside it where the patch's lines hold the
     alias (a key added after it) or the anchor that moved to it (the patch changed the anchored key, and the alias
     keeps the old value): ruamel writes it on a line of its own, there or further on (that line goes), or not at
-    all."""
-    for line, start, anchor, gap, comment in ((found[0], *found.groups()) for found in
-                                              _ALIAS_COMMENT.finditer(original)):
+    all. The alias is the patch's line that is as many lines like it (the same key, the alias or its anchor) down as
+    it is in `original`, so that another alias of the same key's keeps its own comment."""
+    for found in _ALIAS_COMMENT.finditer(original):
+        line, (start, anchor, gap, comment) = found[0], found.groups()
         if patched.count(line) >= original.count(line):
             continue
-        written = re.search(rf"^({re.escape(start)}(?:\*{re.escape(anchor)}|&{re.escape(anchor)} [^\n#]*?))[ \t]*$",
-                            patched, re.MULTILINE)
-        if written is None:
+        like = re.compile(rf"^({re.escape(start)}(?:\*{re.escape(anchor)}|&{re.escape(anchor)} [^\n#]*?))[ \t]*(#.*)?$",
+                          re.MULTILINE)
+        written = next(islice(like.finditer(patched), len(like.findall(original, 0, found.start())), None), None)
+        if written is None or written[2] is not None:
             continue
         patched = f"{patched[:written.start()]}{written[1]}{gap}{comment}{patched[written.end():]}"
         alone = re.compile(rf"^[ \t]*{re.escape(comment)}\n", re.MULTILINE)
@@ -574,33 +582,54 @@ def _keep_anchors(node: Any, seen: set[int] | None = None) -> None:
         _keep_anchors(child, seen)
 
 
-def _aliased_scalars(node: Any, anchors: dict[int, list[Any]] | None = None,
-                     entered: set[int] | None = None) -> set[int]:
-    """The ids of the anchored scalars in `node` (the config's round trip) that aliases repeat. Along the way, in the
-    order of the text, the comments ruamel gives each alias's key as copies of its anchor's key's own are dropped:
-    written nowhere while the alias stays one, they would be written beside the first alias where the patch changes
-    the anchor's key (its anchor moves there)."""
-    anchors = {} if anchors is None else anchors  # per anchored scalar, its anchor's key's comments
+_Place = tuple[Any, Any]
+"""Where a value is held: the mapping or list, and its key or index there."""
+
+
+def _aliased_scalars(node: Any, places: dict[int, list[_Place]] | None = None,
+                     entered: set[int] | None = None) -> dict[int, list[_Place]]:
+    """The anchored scalars in `node` (the config's round trip) that aliases repeat: per id, the places that hold it,
+    in the order of the text (its anchor's first). Along the way, the comments ruamel gives each alias's key as copies
+    of its anchor's key's own are dropped: written nowhere while the alias stays one, they would be written beside the
+    first alias where the patch changes the anchor's key (its anchor moves there)."""
+    places = {} if places is None else places
     entered = set() if entered is None else entered
-    aliased: set[int] = set()
     if not isinstance(node, CommentedMap | CommentedSeq) or id(node) in entered:
-        return aliased
+        return {}
     entered.add(id(node))
     for key, value in node.items() if isinstance(node, CommentedMap) else enumerate(node):
         if isinstance(value, CommentedMap | CommentedSeq):
-            aliased |= _aliased_scalars(value, anchors, entered)
+            _aliased_scalars(value, places, entered)
             continue
         if getattr(getattr(value, "anchor", None), "value", None) is None:
             continue
-        comments = node.ca.items.get(key) or []
-        if id(value) not in anchors:
-            anchors[id(value)] = comments
+        held = places.setdefault(id(value), [])
+        held.append((node, key))
+        if len(held) == 1:
             continue
-        aliased.add(id(value))
+        anchor_section, anchor_key = held[0]
+        own = anchor_section.ca.items.get(anchor_key) or []
+        comments = node.ca.items.get(key) or []
         for slot, comment in enumerate(comments):
-            if comment is not None and any(comment is own for own in anchors[id(value)]):
+            if comment is not None and any(comment is copied for copied in own):
                 comments[slot] = None
-    return aliased
+    return {anchored: held for anchored, held in places.items() if len(held) > 1}
+
+
+def _shared_anchors(data: CommentedMap, writes: list[PlanKey], places: dict[int, list[_Place]]) -> dict[int, Any]:
+    """Per anchored scalar that aliases repeat (its `places`, `_aliased_scalars`), what the patch's `writes` put at
+    every place: where they set each place to one value, that value with the anchor (`_written_as`), one object that
+    ruamel writes as the anchor at its first place and as aliases at the others (and, by its own id, itself: a place
+    written twice, through an alias of its mapping, keeps it); else None (`_replace`)."""
+    written = {(id(value_at(data, key.path[:-1])), key.path[-1]): key.value for key in writes}
+    shared: dict[int, Any] = {}
+    for anchored, held in places.items():
+        values = {(_scalar_kind(value), value) for section, key in held
+                  if (value := written.get((id(section), key))) is not None}
+        everywhere = len(values) == 1 and all((id(section), key) in written for section, key in held)
+        anchor_section, anchor_key = held[0]
+        shared[anchored] = _written_as(anchor_section[anchor_key], values.pop()[1], True) if everywhere else None
+    return shared | {id(scalar): scalar for scalar in shared.values() if scalar is not None}
 
 
 def _scalar_kind(value: Any) -> type:
@@ -609,6 +638,20 @@ def _scalar_kind(value: Any) -> type:
     if isinstance(value, (bool, ScalarBoolean)):
         return bool
     return next((kind for kind in (int, float, str) if isinstance(value, kind)), type(value))
+
+
+def _alias_comments_copied(places: dict[int, list[_Place]], aliased: dict[int, Any]) -> None:
+    """Give the aliases of each anchored scalar the patch replaced at every place (`_shared_anchors`) their anchor's
+    key's comments after the value, as the config's round trip did (`_aliased_scalars` dropped them): ruamel writes
+    the scalar's comments as the last place it holds them at has them."""
+    for anchored, held in places.items():
+        if aliased.get(anchored) is None:
+            continue
+        (section, key), aliases = held[0], held[1:]
+        own = (section.ca.items.get(key) or [None] * 4)[2:]
+        for alias_section, alias_key in aliases:
+            if alias_key in alias_section.ca.items:
+                alias_section.ca.items[alias_key][2:] = own
 
 
 def _writes(key: PlanKey, current: Any) -> bool:
@@ -680,8 +723,9 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys `patch_trinity_config` changes that sit on a YAML anchor other keys repeat, in words: a value
     that is one (``&len 65536``, ``*len`` elsewhere: the patch changes the key and leaves those with the old
-    value), or a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change
-    reaches them too). (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
+    value; not where it sets them all to one value, which they then repeat, `_shared_anchors`), or a mapping it
+    changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change reaches them too). (An
+    interpolation it keeps, `kept_interpolations`, changes nothing.)"""
     yaml = YAML(typ="rt", pure=True)
     text = _with_lf(text)
     data = load_config_mapping(text, name, yaml)  # for the anchors
@@ -693,11 +737,14 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
-    for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
+    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    shared = _shared_anchors(data, writes, _aliased_scalars(data))  # kept, with the new value its aliases repeat
+    for key in writes:
         value = value_at(reading, key.path)
         if value == key.value:
             continue
-        if (anchor := anchor_of(value_at(data, key.path))) is not None:
+        scalar = value_at(data, key.path)
+        if (anchor := anchor_of(scalar)) is not None and shared.get(id(scalar)) is None:
             found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
                                      f"(*{anchor}): the patch sets it to {key.value} and they keep {value}")
         for depth in range(1, len(key.path)):
