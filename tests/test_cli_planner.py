@@ -104,14 +104,15 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
     # Each best plan takes all 4 GPUs: the question again with 1 of them kept for the rollout (--gpus 3 --rollout-gpus
-    # 1) and its best plan, with the fields of a plan.
+    # 1), whose best plan leaves 1 of the 3 unused, so with 2 kept (--gpus 2 --rollout-gpus 2), and its best plan,
+    # with the fields of a plan.
     for answer in answers:
         kept = answer["rollout_kept"]
         assert list(kept) == ["rollout_gpus", "plan"] and tuple(kept["plan"]) == PLAN_ORDER
         assert (kept["rollout_gpus"], kept["plan"]["gpus"], kept["plan"]["unused_gpus"], kept["plan"]["env"],
                 kept["plan"]["offload"], kept["plan"]["sp"], kept["plan"]["max_model_len"], kept["plan"]["nodes"],
                 kept["plan"]["rollout_gpus"], kept["plan"]["evidence"]) == (
-            1, 2, 1, True, True, 2, 32768, 1, 1, "documented")
+            2, 2, 0, True, True, 2, 32768, 1, 2, "documented")
 
 
 def test_json_answers_echo_the_length_exact_and_pins_they_were_asked_for(cli):
@@ -122,7 +123,7 @@ def test_json_answers_echo_the_length_exact_and_pins_they_were_asked_for(cli):
         False, True, 32768, 32768)
     assert {key: value for key, value in within.items() if key not in ("exact", "rollout_kept")} == {
         key: value for key, value in exactly.items() if key not in ("exact", "rollout_kept")}
-    # Keeping 1 of the 4 for the rollout: 2 trainer GPUs of 3 plan, exactly 3 do not.
+    # Keeping 1 of the 4 for the rollout: 2 trainer GPUs of 3 plan (so 2 are kept), exactly 3 do not.
     assert (within["rollout_kept"]["plan"]["gpus"], exactly["rollout_kept"]) == (2, {"rollout_gpus": 1, "plan": None})
     status, [pinned] = run_json(cli, *asked, "--sp", "4", "--env", "--no-offload")
     assert (status, pinned["pins"]) == (0, {"sp": 4, "env": True, "offload": False})
@@ -2115,7 +2116,7 @@ def test_a_trainer_past_one_node_says_so_in_its_plan_line_and_fragment(cli):
     assert "plan           Env + SP=4 on 44 GPUs, 11 whole nodes of 4\n" in fewest
     # One whole node is no span: the plan line names no nodes.
     whole = cli(*flags, "--gpus", "8")[1]
-    assert ("plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout)\nfor rollout    --gpus 6 "
+    assert ("plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout)\nfor rollout    --gpus 4 "
             in whole)
     fragment = cli(*flags, "--gpus", "16", "--emit", "trinity")[1]
     assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them "
