@@ -2978,7 +2978,8 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
         ("for rollout    --gpus 2 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
          "32768 tokens, 3.42x the step time (documented)")]
     status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
-    assert status == 0 and out.splitlines()[1] == "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs"
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs")
     assert f"cost           {1.111:.4g} relative step time" in out and 1.111 / 0.325 == pytest.approx(3.42, abs=0.005)
     # Maximising the length, it trades length: 51200 tokens instead of 102400.
     status, out, _ = cli("--model", "8B", "--gpu", "a100-80g", "--gpus", "4", "--maximize", "len")

@@ -2871,7 +2871,8 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
                       "model: {model_path: /models/Qwen3-14B, max_model_len: 40960}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 4}}\ntrainer:\n"
-                      "  trainer_strategy: fsdp2\n  param_offload: true\n  optimizer_offload: true\n  offload_policy: true\n"
+                      "  trainer_strategy: fsdp2\n  param_offload: true\n  optimizer_offload: true\n"
+                      "  offload_policy: true\n"
                       "  ulysses_sequence_parallel_size: 4\n", encoding="utf-8")
     flags = ["--from-config", str(config), "--gpu", "h20"]
     [answer] = json.loads(cli(*flags, "--trinity-version", "0.5", "--json")[1])
@@ -2908,7 +2909,8 @@ def test_a_fragment_without_roles_flags_does_not_point_its_trainer_flags_at_flag
                       "model: {model_path: Qwen/Qwen3-4B, max_model_len: 131072}\n"
                       "cluster: {node_num: 2, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 2}}\ntrainer:\n"
-                      "  trainer_strategy: fsdp2\n  param_offload: true\n  optimizer_offload: true\n  offload_policy: true\n"
+                      "  trainer_strategy: fsdp2\n  param_offload: true\n  optimizer_offload: true\n"
+                      "  offload_policy: true\n"
                       "  ulysses_sequence_parallel_size: 4\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--emit", "trinity")
     assert status == 0 and "fsdp_config:" not in out
