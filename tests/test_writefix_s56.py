@@ -190,6 +190,9 @@ def test_write_keeps_every_line_comment_and_anchor_it_does_not_mean_to_change(dr
     for comment in re.findall(r"#[^\r\n]*", text):
         if not (rope and comment == "# YaRN"):
             assert after.count(comment) >= text.count(comment), comment
+    alone = {line.strip() for line in after.split(ending) if line.lstrip().startswith("#")} - {
+        line.strip() for line in before_lines if line.lstrip().startswith("#")}  # a comment on a line of its own
+    assert all(line.startswith("# host memory:") for line in alone), alone
     for anchor in set(re.findall(r"&(\w+)", text)):
         assert after.count(f"&{anchor}") == text.count(f"&{anchor}"), anchor
         if f"copy_of_{anchor}:" not in text:  # its aliases are on keys the patch sets to one value (`KIN`), or none
@@ -355,3 +358,25 @@ def test_write_keeps_a_token_budget_anchor_whose_aliases_it_sets_alike(cli, tmp_
     assert "      ref:\n        log_prob_max_token_len_per_gpu: *budget  # the same\n" in written
     assert load_config_mapping(written, "patched.yaml")["trainer"]["trainer_config"]["actor_rollout_ref"]["ref"][
         "log_prob_max_token_len_per_gpu"] == 49152
+
+
+def test_an_alias_the_patch_writes_out_keeps_its_comment_at_the_end_of_its_line() -> None:
+    # ruamel holds an alias's comment in front of what follows it (the next key, the end of the file): where the
+    # patch writes the alias out as a number (the anchor moving to an alias it leaves, or to another value than the
+    # anchor's key), the comment went on a line of its own, at the alias's column. It stays at the end of the key's
+    # line, as far from the value as it was; the lines after it stay where they were.
+    model = catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 8192  # the context\n"
+            "trainer:\n  max_token_len_per_gpu: *len  # the same\n\n  # the rest\n  note: x\n"
+            "explorer:\n  rollout_model:\n    max_model_len: *len  # the rollout's\n")
+    assert patch_trinity_config(text, plans()[1], model) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576  # the context\n"
+        "trainer:\n  max_token_len_per_gpu: 24576  # the same\n\n  # the rest\n  note: x\n"
+        "  ulysses_sequence_parallel_size: 2\n"
+        "explorer:\n  rollout_model:\n    max_model_len: &len 8192  # the rollout's\n")
+    last = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 8192  # the context\n"
+            "trainer:\n  note: x\n  max_token_len_per_gpu: *len    # the same\n# the end\n")
+    after = patch_trinity_config(last, plans()[0], model)
+    assert "  max_model_len: 102400  # the context\n" in after
+    assert "trainer:\n  note: x\n  max_token_len_per_gpu: 51200    # the same\n  # host memory:" in after
+    assert after.endswith("          offload_policy: true\n# the end\n") and after.count("# the same") == 1

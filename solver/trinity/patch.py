@@ -323,7 +323,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     where they are the section's own; return those removed, and those a ``<<: *anchor`` merges in, left with the
     anchor, dotted."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
-    aliased = _shared_anchors(data, writes, places)
+    written = _written_places(data, writes)
+    aliased = _shared_anchors(places, written)
+    _alias_comments_moved(data, places, aliased, written)
     for key in writes:
         _set(data, key.path, key.value, lines, aliased)
     _alias_comments_copied(places, aliased)
@@ -616,12 +618,17 @@ def _aliased_scalars(node: Any, places: dict[int, list[_Place]] | None = None,
     return {anchored: held for anchored, held in places.items() if len(held) > 1}
 
 
-def _shared_anchors(data: CommentedMap, writes: list[PlanKey], places: dict[int, list[_Place]]) -> dict[int, Any]:
-    """Per anchored scalar that aliases repeat (its `places`, `_aliased_scalars`), what the patch's `writes` put at
-    every place: where they set each place to one value, that value with the anchor (`_written_as`), one object that
-    ruamel writes as the anchor at its first place and as aliases at the others (and, by its own id, itself: a place
-    written twice, through an alias of its mapping, keeps it); else None (`_replace`)."""
-    written = {(id(value_at(data, key.path[:-1])), key.path[-1]): key.value for key in writes}
+def _written_places(data: CommentedMap, writes: list[PlanKey]) -> dict[tuple[int, str], Any]:
+    """Per place the patch's `writes` set in `data` (the id of the mapping that holds the key, the key), the value
+    (a key set through an alias of its mapping, and at its anchor, is one place)."""
+    return {(id(value_at(data, key.path[:-1])), key.path[-1]): key.value for key in writes}
+
+
+def _shared_anchors(places: dict[int, list[_Place]], written: dict[tuple[int, str], Any]) -> dict[int, Any]:
+    """Per anchored scalar that aliases repeat (its `places`, `_aliased_scalars`), what the patch puts at every place
+    (`written`, `_written_places`): where it sets each place to one value, that value with the anchor (`_written_as`),
+    one object that ruamel writes as the anchor at its first place and as aliases at the others (and, by its own id,
+    itself: a place written twice, through an alias of its mapping, keeps it); else None (`_replace`)."""
     shared: dict[int, Any] = {}
     for anchored, held in places.items():
         values = {(_scalar_kind(value), value) for section, key in held
@@ -652,6 +659,49 @@ def _alias_comments_copied(places: dict[int, list[_Place]], aliased: dict[int, A
         for alias_section, alias_key in aliases:
             if alias_key in alias_section.ca.items:
                 alias_section.ca.items[alias_key][2:] = own
+
+
+def _alias_comments_moved(data: CommentedMap, places: dict[int, list[_Place]], aliased: dict[int, Any],
+                          written: dict[tuple[int, str], Any]) -> None:
+    """Give each alias the patch writes out (it sets that place, and not every place of the anchored scalar to one
+    value: `aliased`, `_shared_anchors`) its own end-of-line comment, which ruamel holds in front of whatever follows
+    the alias (the next key, the end of a collection), so that it stays beside the new value (`_replace`) rather than
+    go on a line of its own; the lines after it stay where they were."""
+    for anchored, held in places.items():
+        if aliased.get(anchored) is not None:
+            continue
+        for section, key in held[1:]:
+            if (id(section), key) not in written or section.fa.flow_style():
+                continue
+            found = _comment_starting_on(data, section.lc.key(key)[0], set())
+            if found is None:
+                continue
+            holder, index = found
+            token = holder[index]
+            own, newline, rest = token.value.partition("\n")
+            section.ca.items.setdefault(key, [None] * 4)[2] = CommentToken(own + newline, token.start_mark, None)
+            if rest:
+                token.value = rest
+            else:
+                del holder[index]
+
+
+def _comment_starting_on(node: Any, line: int, entered: set[int]) -> tuple[list[Any], int] | None:
+    """Where ruamel holds the comment that starts on `line` of the config text in front of what follows it (before a
+    key or an item, at the end, before the first key) in `node` and what it holds (each collection `entered` once):
+    the list of comments, and its index there; None where there is none."""
+    if not isinstance(node, CommentedMap | CommentedSeq) or id(node) in entered:
+        return None
+    entered.add(id(node))
+    comments = node.ca
+    holders = [comments.end, comments.comment[1] if comments.comment else None,
+               *(entry[1] for entry in comments.items.values() if entry and len(entry) > 1)]
+    for holder in holders:
+        for index, token in enumerate(holder if isinstance(holder, list) else []):
+            if isinstance(token, CommentToken) and getattr(token.start_mark, "line", None) == line:
+                return holder, index
+    children = node.values() if isinstance(node, CommentedMap) else node
+    return next((found for child in children if (found := _comment_starting_on(child, line, entered))), None)
 
 
 def _writes(key: PlanKey, current: Any) -> bool:
@@ -738,7 +788,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
 
     found: dict[str, str] = {}  # per anchor, once
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
-    shared = _shared_anchors(data, writes, _aliased_scalars(data))  # kept, with the new value its aliases repeat
+    shared = _shared_anchors(_aliased_scalars(data), _written_places(data, writes))  # kept, the new value repeated
     for key in writes:
         value = value_at(reading, key.path)
         if value == key.value:
