@@ -1642,7 +1642,7 @@ def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--write", str(patched))
     assert status == 0 and err.startswith(
         f"solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
-        "sets it to 16384 and they keep 65536\n")
+        "sets it to 16384 and leaves explorer.rollout_model.max_model_len at 65536 (the anchor moves there)\n")
     assert "  max_model_len: 16384\n" in patched.read_text(encoding="utf-8")
     # An anchor no alias repeats (*len2 is another anchor's; a comment is no alias) gets no warning.
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536  # see *len\n"

@@ -1195,11 +1195,12 @@ def test_patch_keeps_only_interpolations_that_trinity_reads_as_the_plans_values(
     assert rope["original_max_position_embeddings"] == 40960
     # Dynamic batch sizes turned off through an anchored interpolation: the patch turns them on, the alias not.
     dynamic = text + "  use_dynamic_bsz: &dyn ${oc.env:DYN,true}\nkeep: *dyn\n"
-    assert anchored_keys(dynamic, plan, model, environ={**environ, "DYN": "false"})[-1].startswith(
-        "trainer.use_dynamic_bsz is the anchor &dyn, which other keys repeat (*dyn): the patch sets it to True")
+    assert anchored_keys(dynamic, plan, model, environ={**environ, "DYN": "false"})[-1] == (
+        "trainer.use_dynamic_bsz is the anchor &dyn, which other keys repeat (*dyn): the patch sets it to true and "
+        "leaves keep at ${oc.env:DYN,true} (the anchor moves there)")
     assert anchored_keys(text, plan, model, environ={"LEN": "65536"}) == [
         ("model.max_model_len is the anchor &len, which other keys repeat (*len): the patch sets it to 102400 and "
-         "they keep ${oc.env:LEN,102400}")]
+         "leaves model.max_response_tokens at ${oc.env:LEN,102400} (the anchor moves there)")]
 
 
 def test_an_anchored_value_the_plan_keeps_stays_anchored_where_it_was() -> None:

@@ -324,10 +324,12 @@ def test_an_anchor_set_through_a_mapping_an_alias_repeats_stays_and_one_set_to_o
         "  optimizer_offload: true\n  offload_policy: true\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
         "        fsdp_config: &fsdp\n          param_offload: *off\n          optimizer_offload: *off   # opt\n"
         "          offload_policy: true\n      ref:\n        fsdp_config: *fsdp\n")
-    assert [line.split(":")[0] for line in anchored_keys(text, plans()[0], catalog().model("4B"))] == [
-        "model.max_model_len is the anchor &len, which other keys repeat (*len)",
-        "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config is the anchor &fsdp, which "
-        "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config repeats (*fsdp)"]
+    assert anchored_keys(text, plans()[0], catalog().model("4B")) == [
+        ("model.max_model_len is the anchor &len, which other keys repeat (*len): the patch sets it to 102400 and "
+         "trainer.max_token_len_per_gpu to 51200, written out (&len and *len go)"),
+        ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config is the anchor &fsdp, which "
+         "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config repeats (*fsdp): the patch's changes in it "
+         "(param_offload to true, ...) reach it too")]
 
 
 def test_an_alias_keeps_its_comment_where_an_alias_of_the_same_key_comes_before_it() -> None:
@@ -380,3 +382,40 @@ def test_an_alias_the_patch_writes_out_keeps_its_comment_at_the_end_of_its_line(
     assert "  max_model_len: 102400  # the context\n" in after
     assert "trainer:\n  note: x\n  max_token_len_per_gpu: 51200    # the same\n  # host memory:" in after
     assert after.endswith("          offload_policy: true\n# the end\n") and after.count("# the same") == 1
+
+
+def test_the_warning_on_an_anchored_value_says_what_the_patch_does_at_each_alias() -> None:
+    # It said "the patch sets it to 102400 and they keep 8192" even where the patch set the aliases too (to the
+    # plan's budget, written out): it says, for the anchor's key and each alias, the value set or the value left.
+    model, head = catalog().model("4B"), "model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 8192\n"
+    words = "model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
+    budgets = ("trainer:\n  max_token_len_per_gpu: *len\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+               "        ppo_max_token_len_per_gpu: *len\n")
+    rollout = "explorer:\n  rollout_model:\n    max_model_len: *len\n  auxiliary_length: *len\n"
+    # Every alias left as it is: they keep the old value, and the anchor moves to the first.
+    assert anchored_keys(head + rollout, plans()[0], model) == [
+        (f"{words}sets it to 102400 and leaves explorer.rollout_model.max_model_len and explorer.auxiliary_length at "
+         "8192 (the anchor moves to explorer.rollout_model.max_model_len)")]
+    after = patch_trinity_config(head + rollout, plans()[0], model)
+    assert "    max_model_len: &len 8192\n  auxiliary_length: *len\n" in after
+    # Every alias set, to another value than the anchor's key: each written out, and the anchor goes.
+    after = patch_trinity_config(head + budgets, plans()[0], model)
+    assert anchored_keys(head + budgets, plans()[0], model) == [
+        (f"{words}sets it to 102400 and trainer.max_token_len_per_gpu to 51200 and "
+         "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu to 51200, written out (&len and "
+         "*len go)")]
+    assert "&len" not in after and "*len" not in after and after.count("_token_len_per_gpu: 51200\n") == 2
+    # A mix: the budgets set (the trainer's the same as the length, 24576, but the anchor moves to the rollout's
+    # length, which is left), the rollout's keep the old value.
+    assert anchored_keys(head + budgets + rollout, plans()[1], model) == [
+        (f"{words}sets it to 24576 and trainer.max_token_len_per_gpu to 24576 and "
+         "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu to 24576, written out (no longer "
+         "*len), and leaves explorer.rollout_model.max_model_len and explorer.auxiliary_length at 8192 (the anchor "
+         "moves to explorer.rollout_model.max_model_len)")]
+    after = patch_trinity_config(head + budgets + rollout, plans()[1], model)
+    assert after.count("_token_len_per_gpu: 24576\n") == 2 and "    max_model_len: &len 8192\n" in after
+    # The anchor's key left (the plan's length already), an alias set: the anchor stays; the key named is the
+    # anchor's, not the alias's (it was "trainer.max_token_len_per_gpu is the anchor &len").
+    at_length = head.replace("8192", "102400") + "trainer:\n  max_token_len_per_gpu: *len\n"
+    assert anchored_keys(at_length, plans()[0], model) == [
+        f"{words}sets trainer.max_token_len_per_gpu to 51200, written out (no longer *len), and leaves it at 102400"]

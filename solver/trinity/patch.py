@@ -772,10 +772,10 @@ def _gives(values: ConfigValues, key: PlanKey) -> Any:
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys `patch_trinity_config` changes that sit on a YAML anchor other keys repeat, in words: a value
-    that is one (``&len 65536``, ``*len`` elsewhere: the patch changes the key and leaves those with the old
-    value; not where it sets them all to one value, which they then repeat, `_shared_anchors`), or a mapping it
-    changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change reaches them too). (An
-    interpolation it keeps, `kept_interpolations`, changes nothing.)"""
+    that is one (``&len 65536``, ``*len`` elsewhere: what the patch does at the anchor's key and at each alias,
+    `_anchored_value_words`; not where it sets them all to one value, which they then repeat, `_shared_anchors`), or
+    a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change reaches them too).
+    (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
     yaml = YAML(typ="rt", pure=True)
     text = _with_lf(text)
     data = load_config_mapping(text, name, yaml)  # for the anchors
@@ -788,15 +788,15 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
 
     found: dict[str, str] = {}  # per anchor, once
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
-    shared = _shared_anchors(_aliased_scalars(data), _written_places(data, writes))  # kept, the new value repeated
+    written = _written_places(data, writes)
+    shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
     for key in writes:
         value = value_at(reading, key.path)
         if value == key.value:
             continue
         scalar = value_at(data, key.path)
         if (anchor := anchor_of(scalar)) is not None and shared.get(id(scalar)) is None:
-            found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
-                                     f"(*{anchor}): the patch sets it to {key.value} and they keep {value}")
+            found.setdefault(anchor, _anchored_value_words(data, scalar, anchor, written, _as_written(value)))
         for depth in range(1, len(key.path)):
             if (anchor := anchor_of(node := value_at(data, key.path[:depth]))) is not None:
                 others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
@@ -807,6 +807,28 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                                          f"{yaml_scalar(key.value)}, ...) reach "
                                          f"{'it' if len(others) == 1 else 'them'} too")
     return list(found.values())
+
+
+def _anchored_value_words(data: CommentedMap, scalar: Any, anchor: str, written: dict[tuple[int, str], Any],
+                          old: str) -> str:
+    """What the patch does at each place of the anchored `scalar` (``&anchor``, `old` as written) in `data`, which it
+    changes but does not set to one value everywhere (`written`, `_written_places`): the places it sets get their
+    values written out (an alias of them goes); those it leaves keep `old`, and the anchor moves to the first of them
+    where it leaves its own key."""
+    anchor_path, *alias_paths = _paths_to(data, scalar)
+    new = {path: written.get((id(value_at(data, path[:-1])), path[-1])) for path in (anchor_path, *alias_paths)}
+    named = {path: "it" if path == anchor_path else ".".join(path) for path in new}
+    sets = [f"{named[path]} to {yaml_scalar(value)}" for path, value in new.items() if value is not None]
+    left = [named[path] for path, value in new.items() if value is None]
+    words, joiner = f"sets {' and '.join(sets)}", " and "  # one place at least: the key the patch changes
+    if any(new[path] is not None for path in alias_paths):
+        gone = f"no longer *{anchor}" if left else f"&{anchor} and *{anchor} go"
+        words, joiner = f"{words}, written out ({gone})", ", and "
+    if left:
+        where = "there" if len(left) == 1 else f"to {left[0]}"
+        moves = "" if "it" in left else f" (the anchor moves {where})"  # it stays on its key
+        words += f"{joiner}leaves {' and '.join(left)} at {old}{moves}"
+    return f"{'.'.join(anchor_path)} is the anchor &{anchor}, which other keys repeat (*{anchor}): the patch {words}"
 
 
 def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
