@@ -747,6 +747,11 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.EMPTY_ADAPTER_PATH_REFUSED]),
     (CONFIG_HEAD + GRPO + 'trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: ""}}}}\n',
      ("--gpu", "h100"), "", None, [C.EMPTY_ADAPTER_PATH]),
+    # A path ending in "/": verl's copy_to_local asserts it does not; the model's fails with every release, an adapter
+    # path under trainer_config only with verl before 0.8.
+    (CONFIG_HEAD.replace("Qwen3-8B,", "Qwen3-8B/,") + GRPO, ("--gpu", "h100"), "", None, [C.TRAILING_SLASH_REFUSED]),
+    (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: a/}}}}\n",
+     ("--gpu", "h100"), "", None, [C.TRAILING_SLASH]),
     # 6 GPUs / SP 2 divide 75, the 6 GPUs do not: Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 and 0.6 take it.
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),

@@ -531,6 +531,8 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
     environ = {"MODEL_PATH": "/models/Qwen3-8B/", "MAX_MODEL_LEN": "81920", "FACTOR": "2.0"}
     config = read_trinity_config(USER_CONFIG.read_text(encoding="utf-8"), "user-config.yaml", environ)
     assert (config.model, config.max_model_len) == ("Qwen3-8B", 81920)
+    # The name passes over the trailing "/", which verl's copy_to_local asserts against as the trainer starts.
+    assert ConfigProblemCode.TRAILING_SLASH_REFUSED in config.note_codes
 
 
 @pytest.mark.parametrize(

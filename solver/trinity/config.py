@@ -454,10 +454,7 @@ def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | No
     (`ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED`); else Trinity 0.6 on verl 0.8 or later ignores the key
     (``FROZEN_KEYS``), so it is said (`ConfigProblemCode.EMPTY_ADAPTER_PATH`). None where the key is unset or not
     empty."""
-    configs = read_or_none(reader.get, LORA_KEYS[0])
-    replaced = isinstance(configs, list) and len(configs) == 1 and isinstance(configs[0], Mapping) and \
-        configs[0].get("path") is not None
-    if read_or_none(reader.get, LORA_KEYS[2]) != "" or replaced:
+    if read_or_none(reader.get, LORA_KEYS[2]) != "" or _lora_config_path(reader) is not None:
         return []
     fails = ("worker turns LoRA on (the path is not null) and loads the adapter from it, but verl's copy_to_local "
              "fails on an empty path (IndexError) before the trainer starts")
@@ -469,6 +466,63 @@ def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | No
     return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
         f"{key} is empty: with verl before 0.8 Trinity's {fails}; Trinity 0.6 on verl 0.8 or later ignores the key; "
         f"{fix}"))]
+
+
+def _lora_config_path(reader: ConfigReader) -> Any:
+    """The ``path`` of the one LoRA config of ``model.lora_configs`` (`LORA_KEYS`), which replaces the user's
+    ``actor_rollout_ref.model.lora_adapter_path`` (``verl_config.py:624`` to ``:625`` in 0.5.2); None where there is
+    no such config, it has no path (a dummy, which leaves the key), or the path cannot be read."""
+    configs = read_or_none(reader.get, LORA_KEYS[0])
+    if not (isinstance(configs, list) and len(configs) == 1 and isinstance(configs[0], Mapping)):
+        return None
+    return read_or_none(reader.get, (*LORA_KEYS[0], 0, "path"))
+
+
+LORA_CONFIG_RANK = 32
+"""The ``lora_rank`` of a ``model.lora_configs`` entry that sets none (``LoRAConfig``, ``common/config.py:110`` in
+0.6.0)."""
+
+
+def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """A line on each path ending in "/" that the trainer's workers load through verl's ``copy_to_local``, whose
+    ``copy_local_path_from_hdfs`` asserts ``src[-1] != "/"`` before it tells a local path from an HDFS one
+    (``utils/fs.py:238`` in verl 0.7.0, 0.7.1 and 0.8.0), so the trainer fails as it starts. Refused
+    (`ConfigProblemCode.TRAILING_SLASH_REFUSED`) where every release on every verl loads it: ``model.model_path``
+    (the actor, ``fsdp_workers.py:643`` in 0.5.2; 0.6.0 on verl 0.8, ``trainer/verl/trainer.py:281``), a trained
+    critic's ``model.critic_model_path`` (``:1253``; 0.6.0 on verl 0.8, ``HFModelConfig``,
+    ``workers/config/model.py:156`` in verl 0.8.0), the one LoRA config's ``path`` at a rank above 0 (``:447``;
+    ``engine/fsdp/transformer_impl.py:318`` in verl 0.8.0). Where only verl before 0.8 loads it, refused with
+    `version` 0.5, else said (`ConfigProblemCode.TRAILING_SLASH`): a LoRA config's path at a rank not above 0 (verl
+    0.8's engine then loads no adapter, ``transformer_impl.py:141``), and ``actor_rollout_ref.model.lora_adapter_path``
+    that no LoRA config's path replaces (``FROZEN_KEYS`` from 0.8). The slash is the user's to remove: ``--write``
+    leaves these keys as they are."""
+    lora_config_path = _lora_config_path(reader)
+    rank = read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))
+    critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
+    loaded = [("model.model_path", read_or_none(reader.get, ("model", "model_path")), None),
+              ("model.critic_model_path", read_or_none(reader.get, ("model", "critic_model_path")) if critic else None,
+               None),
+              ("model.lora_configs[0].path", lora_config_path,
+               None if _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank)
+               else "loads no adapter at a lora_rank not above 0"),
+              (".".join(LORA_KEYS[2]),
+               read_or_none(reader.get, LORA_KEYS[2]) if lora_config_path is None else None, "ignores the key")]
+    notes = []
+    for key, path, from_08 in loaded:
+        if not (isinstance(path, str) and path.endswith("/")):
+            continue
+        fails = (f"{key} ends in \"/\": the trainer's worker loads it through verl's copy_to_local, which asserts "
+                 "that a path does not end in \"/\", so the trainer fails as it starts")
+        fix = "write the path without its trailing \"/\" (--write leaves it to you)"
+        if from_08 is None:
+            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH_REFUSED,
+                                       f"{fails}, with every Trinity release and verl version: {fix}"))
+        elif version == "0.5":
+            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH_REFUSED, f"{fails} with Trinity 0.5: {fix}"))
+        else:
+            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH, (
+                f"{fails} with verl before 0.8; Trinity 0.6 on verl 0.8 or later {from_08}; {fix}")))
+    return notes
 
 
 def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int,
@@ -530,7 +584,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     (`ConfigValues`; sections given as interpolations too); any other resolver (``${oc.select:...}``) raises
     `ConfigError`. Whole numbers written as text
     (what environment variables give) are converted. ``model`` is the last part of ``model.model_path``
-    (``Qwen/Qwen3-8B`` and ``/models/Qwen3-8B/`` give ``Qwen3-8B``), not yet resolved against the catalogue.
+    (``Qwen/Qwen3-8B`` and ``/models/Qwen3-8B/`` give ``Qwen3-8B``, though the trainer fails on the latter's slash:
+    `_trailing_slash_notes`), not yet resolved against the catalogue.
 
     GPUs: ``cluster.node_num`` (default 1) times ``cluster.gpu_per_node``, minus the rollout GPUs
     (``explorer.rollout_model.engine_num`` (default 1) times an engine's GPUs, `_rollout_gpus`, plus
@@ -568,7 +623,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
              *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
-             *_empty_adapter_path_notes(reader, version))
+             *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version))
     return TrinityConfig(
         model=model,
         model_path=model_path,

@@ -9,7 +9,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 import yaml as pyyaml
 from ruamel.yaml import YAML
@@ -30,6 +30,9 @@ from solver.tables import (
 )
 from solver.trinity.interpolation import ConfigValues, Path, decode_scalar
 from solver.trinity.keys import ConfigError, trainer_level_offload
+
+_Key = TypeVar("_Key", bound=Path)
+"""A key's path as a reader takes it: names alone (`ConfigReader.word`), or with a list's index (`ConfigReader.get`)."""
 
 _WARNINGS_MUTED = threading.Lock()
 """Held while ruamel's warnings are muted: `warnings.catch_warnings` saves and restores the process's filters, so
@@ -224,7 +227,7 @@ def overlong_words(prompt: float, response: float, length: float) -> str | None:
             f"{shown_number(prompt + response)}, above model.max_model_len {shown_number(length)}")
 
 
-def read_or_none(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
+def read_or_none(read: Callable[[_Key], Any], path: _Key) -> Any:
     """A key read only for a note: what `read` gives, or None where it cannot be read (the note is skipped)."""
     try:
         return read(path)
