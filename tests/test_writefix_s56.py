@@ -295,8 +295,8 @@ def test_an_anchor_whose_aliases_the_patch_sets_to_the_same_value_stays_and_they
     text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 8192  # one number\n"
             "trainer:\n  ulysses_sequence_parallel_size: &sp 1   # sp\n  max_token_len_per_gpu: *len  # the same\n"
             "  trainer_config:\n    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: *len\n"
-            "        ulysses_sequence_parallel_size: *sp\n      ref:\n        ulysses_sequence_parallel_size: *sp  # also\n"
-            "# end\n")
+            "        ulysses_sequence_parallel_size: *sp\n      ref:\n"
+            "        ulysses_sequence_parallel_size: *sp  # also\n# end\n")
     assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == text.replace(
         "&len 8192", "&len 24576").replace("&sp 1", "&sp 2")
     assert anchored_keys(text, plans()[1], catalog().model("4B")) == []
