@@ -2958,7 +2958,7 @@ def test_a_plan_that_takes_the_whole_budget_names_no_request_for_the_rollout_tha
     status, out, _ = cli(*flags, "--gpus", "8")
     assert status == 0 and out.splitlines()[1:3] == [
         "plan           Env + Offload + SP=8 on 8 of 8 GPUs (none left for rollout)",
-        (f"for rollout    keeping 2 of the 8 for it leaves no plan for {length} tokens (on 6); give the rollout GPUs "
+        (f"for rollout    keeping 2 of the 8 for it leaves no plan for {length} tokens (within 6); give the rollout GPUs "
          "beside these instead: --gpus 8 --rollout-gpus R")]
     assert "--gpus 6" not in out
     assert cli(*flags, "--gpus", "6", "--rollout-gpus", "2")[0] == 1  # indeed no plan
