@@ -121,6 +121,33 @@ def test_only_an_empty_adapter_path_that_lora_configs_leaves_is_said(
     assert current["config_problem_codes"] == (["empty-adapter-path-refused"] if said else [])
 
 
+LORA_CONFIG_FAILS = (
+    "model.lora_configs[0].path is empty: Trinity takes it as the adapter's path (it is not null, so no dummy adapter "
+    "is made) and the worker loads it through verl's copy_to_local, which fails on an empty path (IndexError) before "
+    "the trainer starts, with ")
+
+
+@pytest.mark.parametrize(("lora", "flags", "line"), [
+    # At a rank above 0 (32 unset) verl 0.8 loads it too (engine/fsdp/transformer_impl.py:318): every release fails.
+    ('  lora_configs: [{path: ""}]\n', (), ("empty-adapter-path-refused", True, (
+        f"{LORA_CONFIG_FAILS}every Trinity release and verl version: give the adapter's path, or remove the key for a "
+        "new adapter"))),
+    ('  lora_configs: [{path: "", lora_rank: 0}]\n', ("--trinity-version", "0.5"), (
+        "empty-adapter-path-refused", True, (
+            f"{LORA_CONFIG_FAILS}Trinity 0.5: give the adapter's path, or remove the key for a new adapter"))),
+    ('  lora_configs: [{path: "", lora_rank: 0}]\n', (), ("empty-adapter-path", False, (
+        f"{LORA_CONFIG_FAILS}verl before 0.8; Trinity 0.6 on verl 0.8 or later loads no adapter at a lora_rank not "
+        "above 0; give the adapter's path, or remove the key for a new adapter")))])
+def test_an_empty_lora_config_path_is_loaded_as_the_adapter_and_fails(
+        cli, tmp_path: Path, lora: str, flags: tuple[str, ...], line: tuple[str, bool, str]):
+    # Trinity makes a dummy adapter only where the path is None (config_validator.py:704 in 0.5.2); "" replaces
+    # lora_adapter_path (verl_config.py:624) and fails in copy_to_local as the key itself does.
+    current = _current(cli, tmp_path, *flags, lora=lora)
+    code, refused, words = line
+    assert (current["config_problem_codes"], current["refused"], current["config_problems"]) == (
+        [code], refused, [words])
+
+
 LORA = "  lora_configs: [{lora_rank: 32}]\n"
 ROLES_3 = ("  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n"
            "      actor: {{ulysses_sequence_parallel_size: {actor}}}\n      ref: {{{ref}}}\n")

@@ -453,8 +453,12 @@ def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | No
     (``utils/fs.py:238`` in verl 0.7.0 and 0.7.1) before the trainer starts: with `version` 0.5 that refuses the config
     (`ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED`); else Trinity 0.6 on verl 0.8 or later ignores the key
     (``FROZEN_KEYS``), so it is said (`ConfigProblemCode.EMPTY_ADAPTER_PATH`). None where the key is unset or not
-    empty."""
-    if read_or_none(reader.get, LORA_KEYS[2]) != "" or _lora_config_path(reader) is not None:
+    empty. The one LoRA config's empty ``path`` (not null, so no dummy: ``config_validator.py:704`` in 0.5.2) is
+    taken as the adapter path alike, and loaded with every release where its rank is above 0 (verl 0.8.0,
+    ``engine/fsdp/transformer_impl.py:318``), which refuses the config whatever the release."""
+    if (lora_config_path := _lora_config_path(reader)) is not None:
+        return _empty_lora_config_path_notes(reader, lora_config_path, version)
+    if read_or_none(reader.get, LORA_KEYS[2]) != "":
         return []
     fails = ("worker turns LoRA on (the path is not null) and loads the adapter from it, but verl's copy_to_local "
              "fails on an empty path (IndexError) before the trainer starts")
@@ -466,6 +470,28 @@ def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | No
     return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
         f"{key} is empty: with verl before 0.8 Trinity's {fails}; Trinity 0.6 on verl 0.8 or later ignores the key; "
         f"{fix}"))]
+
+
+def _empty_lora_config_path_notes(reader: ConfigReader, path: Any, version: TrinityVersion | None
+                                  ) -> list[ConfigProblem]:
+    """`_empty_adapter_path_notes`' line on the one LoRA config's ``path`` where it is empty (""): refused where every
+    release loads it (a rank above 0, `LORA_CONFIG_RANK` unset) or with `version` 0.5, else said."""
+    if path != "":
+        return []
+    rank = read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))
+    fails = ("Trinity takes it as the adapter's path (it is not null, so no dummy adapter is made) and the worker "
+             "loads it through verl's copy_to_local, which fails on an empty path (IndexError) before the trainer "
+             "starts")
+    fix = "give the adapter's path, or remove the key for a new adapter"
+    if _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank):
+        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, (
+            f"model.lora_configs[0].path is empty: {fails}, with every Trinity release and verl version: {fix}"))]
+    if version == "0.5":
+        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, (
+            f"model.lora_configs[0].path is empty: {fails}, with Trinity 0.5: {fix}"))]
+    return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
+        f"model.lora_configs[0].path is empty: {fails}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later loads "
+        f"no adapter at a lora_rank not above 0; {fix}"))]
 
 
 def _lora_config_path(reader: ConfigReader) -> Any:
