@@ -313,8 +313,10 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
 
 def _plan_keeping(catalog: Catalog, query: Query, gpu: str, kept: int) -> Plan | None:
     """The best plan of `query` on `gpu` with `kept` of its budget's GPUs kept for the rollout (``--gpus N-kept
-    --rollout-gpus kept``); None where it has none."""
-    asked = query.model_copy(update={"budget_gpus": query.budget_gpus - kept, "rollout_gpus": kept, "top": 1})
+    --rollout-gpus kept``), within them (with ``--exact`` too: the trainer's count is then the rollout's to share);
+    None where it has none."""
+    asked = query.model_copy(update={"budget_gpus": query.budget_gpus - kept, "rollout_gpus": kept, "top": 1,
+                                     "exact": False})
     return best_plan(catalog, asked, gpu)
 
 

@@ -232,9 +232,8 @@ def _rollout_kept_words(answer: Answer, plan: Plan) -> str | None:
     budget, rollout = answer.budget_gpus, kept.rollout_gpus
     if (other := kept.plan) is None:
         trains = "at any length" if answer.objective == "max_len" else f"for {plan.max_model_len} tokens"
-        on = f"on exactly {budget - rollout}" if answer.exact else f"within {budget - rollout}"
-        return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} ({on}); give the rollout "
-                f"GPUs beside these instead: --gpus {budget} --rollout-gpus R")
+        return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout}); give "
+                f"the rollout GPUs beside these instead: --gpus {budget} --rollout-gpus R")
     return (f"--gpus {budget - rollout} --rollout-gpus {rollout} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
             f"({other.evidence_label})")
