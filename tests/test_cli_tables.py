@@ -219,8 +219,9 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "4B", "--len", "8k", "--memory"], ("solve: error: unrecognized arguments: --memory (did you mean "
                                                         "the command solve memory, which comes first: solve memory "
                                                         "[options]?)\n")),
+        # inside another command, the command is one of its own, not an option there
         (["map", "--cluster"], ("solve map: error: unrecognized arguments: --cluster (did you mean the command solve "
-                                "cluster, which comes first: solve cluster [options]?)\n")),
+                                "cluster, not an option of solve map: solve cluster [options]?)\n")),
     ],
 )
 def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, message):

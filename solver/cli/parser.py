@@ -115,11 +115,13 @@ class Parser(argparse.ArgumentParser):
         return next(iter(named or close), None)
 
     def _command_named(self, option: str) -> str | None:
-        """The other command an unknown `option` names (``solve --memory``: the command ``solve memory``), in the words
-        of a guess; None where it names none."""
+        """The other command an unknown `option` names (``solve --memory``: the command ``solve memory``, which comes
+        first; ``solve map --cluster``: ``solve cluster``, a command of its own), in the words of a guess; None where
+        it names none."""
         name = option.removeprefix("--").lower()
         command = next((prog for prog in self.others() if prog.split()[1:] == [name]), None)
-        return None if command is None else f"the command {command}, which comes first: {command} [options]"
+        where = "which comes first" if len(self.prog.split()) == 1 else f"not an option of {self.prog}"
+        return None if command is None else f"the command {command}, {where}: {command} [options]"
 
     def _counted_in_gpus(self, rest: list[str], parsed: argparse.Namespace) -> str:
         """Where an unrecognized argument counts nodes (`NODE_COUNTS`: ``--nodes 2``) and this command counts trainer
