@@ -478,12 +478,11 @@ def _empty_lora_config_path_notes(reader: ConfigReader, path: Any, version: Trin
     release loads it (a rank above 0, `LORA_CONFIG_RANK` unset) or with `version` 0.5, else said."""
     if path != "":
         return []
-    rank = read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))
     fails = ("Trinity takes it as the adapter's path (it is not null, so no dummy adapter is made) and the worker "
              "loads it through verl's copy_to_local, which fails on an empty path (IndexError) before the trainer "
              "starts")
     fix = "give the adapter's path, or remove the key for a new adapter"
-    if _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank):
+    if _lora_config_trains(reader):
         return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, (
             f"model.lora_configs[0].path is empty: {fails}, with every Trinity release and verl version: {fix}"))]
     if version == "0.5":
@@ -509,6 +508,13 @@ LORA_CONFIG_RANK = 32
 0.6.0)."""
 
 
+def _lora_config_trains(reader: ConfigReader) -> bool:
+    """Whether the one LoRA config of ``model.lora_configs`` trains an adapter: a ``lora_rank`` above 0
+    (`LORA_CONFIG_RANK` where it sets none), at which verl 0.8's engine loads its ``path`` too."""
+    rank = read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))
+    return _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank)
+
+
 def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
     """A line on each path ending in "/" that the trainer's workers load through verl's ``copy_to_local``, whose
     ``copy_local_path_from_hdfs`` asserts ``src[-1] != "/"`` before it tells a local path from an HDFS one
@@ -523,14 +529,12 @@ def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) 
     that no LoRA config's path replaces (``FROZEN_KEYS`` from 0.8). The slash is the user's to remove: ``--write``
     leaves these keys as they are."""
     lora_config_path = _lora_config_path(reader)
-    rank = read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))
     critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
     loaded = [("model.model_path", read_or_none(reader.get, ("model", "model_path")), None),
               ("model.critic_model_path", read_or_none(reader.get, ("model", "critic_model_path")) if critic else None,
                None),
               ("model.lora_configs[0].path", lora_config_path,
-               None if _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank)
-               else "loads no adapter at a lora_rank not above 0"),
+               None if _lora_config_trains(reader) else "loads no adapter at a lora_rank not above 0"),
               (".".join(LORA_KEYS[2]),
                read_or_none(reader.get, LORA_KEYS[2]) if lora_config_path is None else None, "ignores the key")]
     notes = []
