@@ -1,0 +1,44 @@
+"""Small consistency fixes (session 57): `solve cluster`'s table and JSON say Trinity 0.5's train batch caution as
+`solve` does; cautions keep one order however they are added; the API names the train batch as its caller gave it;
+`solve memory --from-config` names solve's verdict; a map by length leaves out the lengths nothing trains; the
+accepted GPU names read as separate cards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import solver
+from solver.results import CautionCode
+from solver.trinity import read_trinity_config
+
+FLEET = ("pools:\n  - {name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 6}\n"
+         "jobs:\n  - {name: big, model: 8B, max_model_len: 32768, rollout_gpus: 0, train_batch_size: BATCH}\n")
+"""One job of Qwen3-8B at 32768 that takes a whole 6-GPU node at Env + SP=2 (3 data-parallel ranks)."""
+
+
+def _batch_words(batch: str) -> str:
+    """The caution on a train batch of 75 over Env + SP=2 on 6 GPUs, its batch named as `batch` says."""
+    return (f"{batch} does not divide by the 6 trainer GPUs, which Trinity 0.5.0 and 0.5.1 refuse "
+            "(trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it needs only the 3 "
+            "data-parallel ranks (6 GPUs / SP=2) to divide it (trinity/trainer/verl/verl_config.py:424): for 0.5.0 or "
+            "0.5.1, make it a multiple of 6")
+
+
+JOB_75 = _batch_words("a train batch of 75 (the job's train_batch_size)")
+ANSWER_BATCH = "a train batch of 75 (the answer's train_batch_size)"
+
+
+def test_a_batch_caution_added_after_planning_takes_the_place_planning_gives_it():
+    # Env on an AMD GPU is cautioned after the train batch, whether the batch's caution came with the plan or later.
+    asked = {"gpu": "mi300x", "max_model_len": 32768, "budget_gpus": 6, "exact": True, "train_batch_size": 75,
+             "env": True, "sp": 2}
+    (planned,) = solver.plan("8B", trinity_version="0.5", **asked)
+    (unnamed,) = solver.plan("8B", **asked)
+    added = unnamed.best.with_batch_caution(75, "--train-batch-size", "0.5")
+    order = (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, CautionCode.ROCM_ENV_MAY_NOT_APPLY)
+    assert planned.best.caution_codes == added.caution_codes == order
+    assert added.cautions[0].startswith("--train-batch-size 75 does not divide by the 6 trainer GPUs")
+    assert added.cautions[1] == planned.best.cautions[1] == unnamed.best.cautions[0]
