@@ -236,12 +236,14 @@ def place(
     seed: int = 0,
     progress: Progress | None = None,
     widen: bool = True,
+    trinity_version: TrinityVersion | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
-    `margin` and `token_budget` as in `plan` ("never": the tables' GPU counts and cells alone), `seed`
-    CP-SAT's, `progress` called at each better placement (`solver.query.Progress`), `widen` False to
-    leave idle GPUs idle (placed jobs otherwise grow onto them where that makes them faster or longer).
-    Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
+    `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
+    with "0.5", a placed plan whose GPUs do not divide its job's train batch is cautioned), `seed` CP-SAT's,
+    `progress` called at each better placement (`solver.query.Progress`), `widen` False to leave idle GPUs idle
+    (placed jobs otherwise grow onto them where that makes them faster or longer). Raises `QueryError` (one line)
+    for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
@@ -254,12 +256,13 @@ def place(
     check_counts(("--workers", workers, MAX_WORKERS))
     check_time_limit(time_limit_s)
     check_seed(seed)
+    check_choice("trinity_version", trinity_version, (None, *get_args(TrinityVersion)))
     catalog = catalog if catalog is not None else load_catalog()
     fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
              else load_fleet(given_path("fleet", fleet), catalog))
     result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                         workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                        token_budget=token_budget, widen=widen)
+                        token_budget=token_budget, widen=widen, trinity_version=trinity_version)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 

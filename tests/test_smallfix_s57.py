@@ -31,6 +31,40 @@ JOB_75 = _batch_words("a train batch of 75 (the job's train_batch_size)")
 ANSWER_BATCH = "a train batch of 75 (the answer's train_batch_size)"
 
 
+@pytest.mark.parametrize(("version", "batch", "cautioned"), [("0.5", 75, True), ("0.6", 75, False),
+                                                             ("0.5", 72, False)])
+def test_cluster_table_and_json_say_the_05_batch_caution_its_fragment_says(
+        cli, tmp_path: Path, version: str, batch: int, cautioned: bool):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(FLEET.replace("BATCH", str(batch)), encoding="utf-8")
+    flags = ("cluster", str(fleet), "--emit-dir", str(tmp_path / "out"), "--trinity-version", version)
+    status, out, _ = cli(*flags, "--json")
+    plan = json.loads(out)["placements"][0]["plan"]
+    assert (status, plan["gpus"], plan["sp"]) == (0, 6, 2)
+    assert (plan["caution_codes"], plan["cautions"]) == ((["batch-divides-trainer-gpus"], [JOB_75]) if cautioned
+                                                         else ([], []))
+    status, out, _ = cli(*flags)
+    assert status == 0
+    assert (f"caution: big: {JOB_75}" in " ".join(out.split())) is cautioned
+    assert (tmp_path / "out" / "big.yaml").read_text(encoding="utf-8").count("# caution: ") == cautioned
+
+
+def test_place_takes_the_trinity_version_as_plan_does():
+    fleet = solver.Fleet.model_validate({"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1,
+                                                    "gpus_per_node": 6}],
+                                         "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768,
+                                                   "rollout_gpus": 0, "train_batch_size": 75}]})
+    (placed,) = solver.place(fleet, trinity_version="0.5").placements
+    assert placed.plan.caution_codes == (CautionCode.BATCH_DIVIDES_TRAINER_GPUS,)
+    # Its fragment says it once, as one of a result placed without the release does.
+    fragments = [solver.placement_configs(result, fleet, version="0.5")["big"]
+                 for result in (solver.place(fleet, trinity_version="0.5"), solver.place(fleet))]
+    assert [fragment.count(f"# caution: {JOB_75}\n") for fragment in fragments] == [1, 1]
+    assert solver.place(fleet).placements[0].plan.cautions == ()
+    with pytest.raises(solver.QueryError, match=r"^trinity_version must be one of None, 0\.5, 0\.6, got '0\.7'$"):
+        solver.place(fleet, trinity_version="0.7")  # type: ignore[arg-type]
+
+
 def test_a_batch_caution_added_after_planning_takes_the_place_planning_gives_it():
     # Env on an AMD GPU is cautioned after the train batch, whether the batch's caution came with the plan or later.
     asked = {"gpu": "mi300x", "max_model_len": 32768, "budget_gpus": 6, "exact": True, "train_batch_size": 75,
