@@ -132,6 +132,11 @@ OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
     "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
 """What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
 --model-config do for the command)."""
+PLAN_BATCH_SOURCE = "train_batch_size"
+"""Where `plan`'s train batch comes from, as its messages name it: its keyword (the command's is --train-batch-size)."""
+ANSWER_BATCH_SOURCE = "the answer's train_batch_size"
+"""Where `trinity_config`'s train batch comes from, as its caution names it: the answer's field, true of every source
+it was planned from (a keyword, a flag, a config's key)."""
 
 
 def _check_named(catalog: Catalog, model: object, gpu: object) -> None:
@@ -197,7 +202,7 @@ def plan(
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size,
-                       trinity_version=trinity_version)
+                       train_batch_source=PLAN_BATCH_SOURCE, trinity_version=trinity_version)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -309,7 +314,7 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    best = answer.best.with_batch_caution(answer.train_batch_size, "--train-batch-size", version)
+    best = answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, version)
     return plan_fragment(best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
                          engines=(0, engines.size if engines else 1), version=version,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,

@@ -76,3 +76,17 @@ def test_a_batch_caution_added_after_planning_takes_the_place_planning_gives_it(
     assert planned.best.caution_codes == added.caution_codes == order
     assert added.cautions[0].startswith("--train-batch-size 75 does not divide by the 6 trainer GPUs")
     assert added.cautions[1] == planned.best.cautions[1] == unnamed.best.cautions[0]
+
+
+def test_a_config_planned_without_the_release_names_its_batch_as_the_answers_field_in_its_05_fragment():
+    # The answer keeps no source: its fragment names the field it reads, not a flag the config never gave.
+    config = read_trinity_config(
+        "mode: train\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\nbuffer: {train_batch_size: 75}\n", "trinity.yaml",
+        {})
+    catalog = solver.load_catalog()
+    (answer,) = solver.api.answer_query(solver.api.config_query(catalog, config, gpu="h100"), catalog)
+    assert (answer.best.gpus, answer.best.sp, answer.train_batch_size) == (6, 2, 75)
+    fragment = solver.trinity_config(answer, version="0.5")
+    assert f"# caution: {_batch_words(ANSWER_BATCH)}\n" in fragment
+    assert "--train-batch-size" not in fragment
