@@ -90,3 +90,14 @@ def test_a_config_planned_without_the_release_names_its_batch_as_the_answers_fie
     fragment = solver.trinity_config(answer, version="0.5")
     assert f"# caution: {_batch_words(ANSWER_BATCH)}\n" in fragment
     assert "--train-batch-size" not in fragment
+
+
+def test_solve_memory_from_config_names_solves_verdict(cli):
+    status, out, err = cli("memory", "--from-config", "trinity.yaml", "--gpu", "h100")
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        "solve memory: error: --from-config is an option of solve, not of solve memory: for a Trinity config's own "
+        "settings, solve --from-config FILE --gpu G gives the planner's verdict on them (whether they train, and why) "
+        "and its best plan")
+    _, help_text, _ = cli("memory", "--help")
+    assert "for a Trinity config's own settings, solve --from-config FILE --gpu G gives" in " ".join(help_text.split())
