@@ -101,3 +101,29 @@ def test_solve_memory_from_config_names_solves_verdict(cli):
         "and its best plan")
     _, help_text, _ = cli("memory", "--help")
     assert "for a Trinity config's own settings, solve --from-config FILE --gpu G gives" in " ".join(help_text.split())
+
+
+def test_a_map_by_length_says_the_lengths_nothing_trains_in_one_line(cli):
+    # Qwen3-8B on RTX 4090s trains up to 49152 tokens on 8 GPUs: the 20 longer lengths are one line, not 20 rows.
+    status, out, _ = cli("map", "--by", "len", "--gpu", "rtx-4090", "--model", "8B")
+    assert status == 0
+    lines = out.splitlines()
+    assert any(line.startswith("│  49152 │") for line in lines)
+    assert not any(line.startswith("│  53248 │") for line in lines)
+    assert "53248 to 131072 tokens: nothing trains on up to 8 GPUs (rows left out)" in lines
+    # The JSON keeps every row.
+    status, out, _ = cli("map", "--by", "len", "--gpu", "rtx-4090", "--model", "8B", "--json")
+    rows = json.loads(out)[0]["rows"]
+    assert (status, rows[-1]["max_model_len"], rows[-1]["plans"]) == (0, 131072, [None] * 8)
+
+
+def test_a_map_by_length_that_trains_its_longest_length_leaves_out_no_row(cli):
+    status, out, _ = cli("map", "--by", "len", "--gpu", "h200", "--model", "8B")
+    assert status == 0 and "rows left out" not in out and "│ 367616^ │" in out
+
+
+def test_unknown_gpu_lists_the_rtx_cards_each_whole():
+    with pytest.raises(solver.QueryError) as raised:
+        solver.load_catalog().gpu("a30")
+    assert "RTX-6000-Ada-48GB, " in str(raised.value) and "48GB/" not in str(raised.value)
+    assert "RTX-4090-24GB, RTX-5090-32GB, " in str(raised.value)
