@@ -132,6 +132,11 @@ OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
     "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
 """What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
 --model-config do for the command)."""
+PLAN_BATCH_SOURCE = "train_batch_size"
+"""Where `plan`'s train batch comes from, as its messages name it: its keyword (the command's is --train-batch-size)."""
+ANSWER_BATCH_SOURCE = "the answer's train_batch_size"
+"""Where `trinity_config`'s train batch comes from, as its caution names it: the answer's field, true of every source
+it was planned from (a keyword, a flag, a config's key)."""
 
 
 def _check_named(catalog: Catalog, model: object, gpu: object) -> None:
@@ -197,7 +202,7 @@ def plan(
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size,
-                       trinity_version=trinity_version)
+                       train_batch_source=PLAN_BATCH_SOURCE, trinity_version=trinity_version)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -236,12 +241,14 @@ def place(
     seed: int = 0,
     progress: Progress | None = None,
     widen: bool = True,
+    trinity_version: TrinityVersion | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
-    `margin` and `token_budget` as in `plan` ("never": the tables' GPU counts and cells alone), `seed`
-    CP-SAT's, `progress` called at each better placement (`solver.query.Progress`), `widen` False to
-    leave idle GPUs idle (placed jobs otherwise grow onto them where that makes them faster or longer).
-    Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
+    `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
+    with "0.5", a placed plan whose GPUs do not divide its job's train batch is cautioned), `seed` CP-SAT's,
+    `progress` called at each better placement (`solver.query.Progress`), `widen` False to leave idle GPUs idle
+    (placed jobs otherwise grow onto them where that makes them faster or longer). Raises `QueryError` (one line)
+    for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
@@ -254,12 +261,13 @@ def place(
     check_counts(("--workers", workers, MAX_WORKERS))
     check_time_limit(time_limit_s)
     check_seed(seed)
+    check_choice("trinity_version", trinity_version, (None, *get_args(TrinityVersion)))
     catalog = catalog if catalog is not None else load_catalog()
     fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
              else load_fleet(given_path("fleet", fleet), catalog))
     result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                         workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                        token_budget=token_budget, widen=widen)
+                        token_budget=token_budget, widen=widen, trinity_version=trinity_version)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -306,7 +314,7 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    best = answer.best.with_batch_caution(answer.train_batch_size, "--train-batch-size", version)
+    best = answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, version)
     return plan_fragment(best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
                          engines=(0, engines.size if engines else 1), version=version,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,

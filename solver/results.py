@@ -5,7 +5,7 @@ config's settings judged (`CurrentSettings`), maps over GPU budgets (`GpuMap`), 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from math import ceil
 from typing import Annotated, Any, Literal, NamedTuple
@@ -91,7 +91,8 @@ def env_when(several_nodes: bool) -> str:
 
 class CautionCode(str, Enum):
     """The machine-readable code of each kind of caution, beside its words (`Plan.caution_codes`,
-    `solver.memory.MemoryEstimate.caution_codes`): the one source of the codes that docs/json.md's table documents."""
+    `solver.memory.MemoryEstimate.caution_codes`): the one source of the codes that docs/json.md's table documents,
+    in the order a result shows its cautions (`in_shown_order` keeps to it)."""
 
     UNCHECKED_CONFIG_LAYOUT = "unchecked-config-layout"
     PAST_VALIDATED_LENGTH = "past-validated-length"
@@ -109,6 +110,12 @@ class Caution(NamedTuple):
 
     code: CautionCode
     words: str
+
+
+def in_shown_order(cautions: Iterable[Caution]) -> tuple[Caution, ...]:
+    """`cautions` in the order a result shows them: their codes' in `CautionCode` (the order of its members)."""
+    order = list(CautionCode)
+    return tuple(sorted(cautions, key=lambda caution: order.index(caution.code)))
 
 
 def caution_fields(cautions: Sequence[Caution]) -> dict[str, tuple[Any, ...]]:
@@ -401,15 +408,16 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
 
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
                 rocm_env: bool, batch_over_gpus: str | None = None) -> tuple[Caution, ...]:
-    """A plan's or an estimate's cautions with their codes, in the order they are shown: the model's layout, its
-    length (`length_cautions`), `thin` headroom, one GPU against the guide's advice (`single`), `uneven`
-    data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on
-    an AMD GPU."""
+    """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the
+    model's layout, its length (`length_cautions`), `thin` headroom, one GPU against the guide's advice (`single`),
+    `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each where given),
+    Env on an AMD GPU."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, ROCM_ENV_CAUTION if rocm_env else None))
-    return (*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
-            *_length_cautions(model, max_model_len), *(Caution(code, words) for code, words in given if words))
+    return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
+                           *_length_cautions(model, max_model_len),
+                           *(Caution(code, words) for code, words in given if words)))
 
 
 def host_need_words(amount: str, offload: bool) -> str:
@@ -500,9 +508,11 @@ class Plan(Frozen):
         words = self._batch_over_gpus(train_batch_size, train_batch_source, version)
         if words is None or CautionCode.BATCH_DIVIDES_TRAINER_GPUS in self.caution_codes or words in self.cautions:
             return self
-        coded = bool(self.caution_codes) or not self.cautions  # JSON made before codes: words alone
-        codes = (*self.caution_codes, CautionCode.BATCH_DIVIDES_TRAINER_GPUS) if coded else ()
-        return self.model_copy(update={"cautions": (*self.cautions, words), "caution_codes": codes})
+        if self.cautions and not self.caution_codes:  # JSON made before codes: words alone, after the others
+            return self.model_copy(update={"cautions": (*self.cautions, words)})
+        cautions = (*map(Caution, self.caution_codes, self.cautions),
+                    Caution(CautionCode.BATCH_DIVIDES_TRAINER_GPUS, words))
+        return self.model_copy(update=caution_fields(in_shown_order(cautions)))
 
     def _batch_over_gpus(self, train_batch_size: int | None, train_batch_source: str,
                          version: TrinityVersion | None) -> str | None:

@@ -418,7 +418,12 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
                             memory=load_memory_model())
     assert (wide.plans[0].sp, narrow.plans[0].sp) == (8, 4)  # SP stays within a node
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--maximize", "len", "--gpus", "16", "--node-gpus", "4", "--json")
-    assert [a.as_json() for a in (narrow,)] == json.loads(out)
+    # The same JSON, but that the API's words name its keyword for a train batch, where the command's name its flag.
+    assert narrow.rollout_kept is not None and narrow.rollout_kept.plan is not None
+    assert narrow.rollout_kept.plan.cautions[-1].endswith(
+        "must be a multiple of 3; give train_batch_size to plan for yours")
+    named_as_the_flag = json.dumps(narrow.as_json()).replace("give train_batch_size", "give --train-batch-size")
+    assert [json.loads(named_as_the_flag)] == json.loads(out)
 
 
 @pytest.mark.parametrize(

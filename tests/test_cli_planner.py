@@ -375,8 +375,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "8192", "--gpu", "a30"],
          ("solve: error: unknown GPU 'a30'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, "
           "H800-80GB, H200-141GB, GH200-96GB/144GB, L40S-48GB, L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, "
-          "RTX-6000-Ada-48GB/4090-24GB/5090-32GB, A10-24GB, L4-24GB, B200, B300, MI300X, MI325X; short forms such as "
-          "l4 for L4-24GB too")),
+          "RTX-6000-Ada-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, RTX-5090-32GB, B200, B300, MI300X, MI325X; short forms "
+          "such as l4 for L4-24GB too")),
         (["--model", "4B"], ("solve: error: a cheapest plan needs a length: --len L (tokens, e.g. 32768); or, for the "
                              "longest context, --maximize len --gpus N")),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),

@@ -90,8 +90,8 @@ def test_json_for_one_model_across_all_tables(cli):
         (["tables", "--gpu", "a30"], ("solve tables: error: unknown GPU 'a30'; accepted: A100-40GB/80GB, "
                                       "A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, "
                                       "GH200-96GB/144GB, L40S-48GB, L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, "
-                                      "RTX-6000-Ada-48GB/4090-24GB/5090-32GB, A10-24GB, L4-24GB, B200, B300, "
-                                      "MI300X, MI325X; short forms such as l4 for L4-24GB too\n")),
+                                      "RTX-6000-Ada-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, RTX-5090-32GB, "
+                                      "B200, B300, MI300X, MI325X; short forms such as l4 for L4-24GB too\n")),
         (["tables", "--model", "70B"], ("solve tables: error: unknown model '70B' (did you mean Llama-3.1-70B?); "
                                         "accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")),
         (["tables", "--model", "72B"], ("solve tables: error: unknown model '72B'; accepted: "
@@ -338,8 +338,9 @@ def test_installed_solve_exits_2_without_traceback(tmp_path: Path, solve_script:
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == ("solve tables: error: unknown GPU 'a30'; accepted: A100-40GB/80GB, A800-80GB, "
                              "H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, GH200-96GB/144GB, L40S-48GB, "
-                             "L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, RTX-6000-Ada-48GB/4090-24GB/5090-32GB, "
-                             "A10-24GB, L4-24GB, B200, B300, MI300X, MI325X; short forms such as l4 for L4-24GB too\n")
+                             "L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, RTX-6000-Ada-48GB, A10-24GB, L4-24GB, "
+                             "RTX-4090-24GB, RTX-5090-32GB, B200, B300, MI300X, MI325X; short forms such as l4 for "
+                             "L4-24GB too\n")
 
 
 def test_python_m_solver_is_the_solve_command(tmp_path: Path, solve_script: Path):

@@ -230,20 +230,21 @@ def test_model_names_resolve_in_any_case(name: str, canonical: str):
 
 
 def test_unknown_names_list_the_accepted_ones_in_one_short_line():
-    # Without aliases, and a family's names that take the same variants after its first name.
+    # Without aliases, and a family's names that take the same variants after its first name, where each is one
+    # part after the family's start: RTX-6000-Ada-48GB/4090-24GB/5090-32GB read as one card, so those are whole.
     with pytest.raises(QueryError) as raised:
         load_catalog().gpu("a30")
     assert str(raised.value) == (
         "unknown GPU 'a30'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, "
         "H200-141GB, GH200-96GB/144GB, L40S-48GB, L40-48GB, L20-48GB, A40-48GB, RTX-A6000-48GB, "
-        "RTX-6000-Ada-48GB/4090-24GB/5090-32GB, A10-24GB, L4-24GB, B200, B300, MI300X, MI325X; short forms "
-        "such as l4 for L4-24GB too")
+        "RTX-6000-Ada-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, RTX-5090-32GB, B200, B300, MI300X, MI325X; short "
+        "forms such as l4 for L4-24GB too")
     with pytest.raises(QueryError) as raised:
         load_catalog().model("Qwen4-8B")
     assert str(raised.value) == (
         "unknown model 'Qwen4-8B'; accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), "
-        "Qwen3-4B/30B-A3B(-Base|-Instruct-2507|-Thinking-2507), Qwen3-32B, Qwen2.5-7B/14B/32B(-Instruct), "
-        "Llama-3.1-8B/70B; short forms such as 4B for Qwen3-4B too")
+        "Qwen3-4B(-Base|-Instruct-2507|-Thinking-2507), Qwen3-32B, Qwen3-30B-A3B(-Base|-Instruct-2507|-Thinking-2507), "
+        "Qwen2.5-7B/14B/32B(-Instruct), Llama-3.1-8B/70B; short forms such as 4B for Qwen3-4B too")
 
 
 def test_model_shapes_are_those_of_the_reference():
@@ -557,7 +558,7 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
         catalog = catalog.with_model(load_model_config(qwen3_8b_checkpoint(tmp_path / name)))
     with pytest.raises(QueryError) as raised:
         catalog.model("5B")
-    assert "Qwen3-0.6B/1.7B/14B(-Base), Qwen3-4B/30B-A3B(-Base|-Instruct-2507|-Thinking-2507), " \
+    assert "Qwen3-0.6B/1.7B/14B(-Base), Qwen3-4B(-Base|-Instruct-2507|-Thinking-2507), " \
            "Qwen3-8B(-Base|-Base-sft|-Chat), Qwen3-32B, " in str(raised.value)
 
 
@@ -932,15 +933,15 @@ def test_a_gpu_type_of_your_own_is_listed_by_its_name_without_its_aliases():
     assert str(raised.value).endswith(", MI300X, MI325X, MyAccel; short forms such as l4 for L4-24GB too")
 
 
-def test_accepted_names_share_the_start_another_root_name_has_not_their_own_longer_one():
-    # Acc-1-16GB and Acc-2-32GB share "Acc-" alone ("Acc-1-" is the first's own, and its -Pro variant's): one entry,
-    # the second name after the start they share, not two entries by their own longer starts.
+def test_accepted_names_of_more_than_one_part_after_their_shared_start_are_whole():
+    # Acc-1-16GB and Acc-2-32GB share "Acc-" alone ("Acc-1-" is the first's own, and its -Pro variant's), and two parts
+    # follow it in each: Acc-1-16GB/2-32GB would read as one card, so each is listed whole with its variants.
     catalog = load_catalog().with_gpu_types([GpuType(gpu=name, memory_gb=64, source="mine") for name in (
         "Acc-1-16GB", "Acc-1-16GB-Pro", "Acc-2-32GB", "Acc-2-32GB-Pro")])
     with pytest.raises(QueryError) as raised:
         catalog.gpu("nope")
     assert str(raised.value).endswith(
-        ", MI300X, MI325X, Acc-1-16GB/2-32GB(-Pro); short forms such as l4 for L4-24GB too")
+        ", MI300X, MI325X, Acc-1-16GB(-Pro), Acc-2-32GB(-Pro); short forms such as l4 for L4-24GB too")
 
 
 @pytest.mark.parametrize(("names", "listed"), [

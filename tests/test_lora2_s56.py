@@ -29,6 +29,8 @@ def _batch_words(source: str) -> str:
 
 JOB_75 = _batch_words("a train batch of 75 (the job's train_batch_size)")
 FLAG_75 = _batch_words("--train-batch-size 75")
+KEYWORD_75 = _batch_words("a train batch of 75 (train_batch_size)")
+ANSWER_75 = _batch_words("a train batch of 75 (the answer's train_batch_size)")
 
 
 @pytest.mark.parametrize(("version", "batch", "cautioned"), [("0.5", 75, True), ("0.6", 75, False),
@@ -60,12 +62,16 @@ def test_plan_takes_the_trinity_version_and_its_fragment_says_the_caution_once()
     asked = {"gpu": "h100", "max_model_len": 32768, "budget_gpus": 6, "exact": True, "train_batch_size": 75}
     (answer,) = solver.plan("8B", trinity_version="0.5", **asked)
     assert (answer.best.gpus, answer.best.sp) == (6, 2)
-    assert (answer.best.caution_codes, answer.best.cautions) == ((CautionCode.BATCH_DIVIDES_TRAINER_GPUS,), (FLAG_75,))
+    # The words name the batch as the caller gave it: plan's keyword, not the command's --train-batch-size.
+    assert (answer.best.caution_codes, answer.best.cautions) == ((CautionCode.BATCH_DIVIDES_TRAINER_GPUS,),
+                                                                 (KEYWORD_75,))
     (unnamed,) = solver.plan("8B", **asked)
     assert unnamed.best.cautions == ()
-    # A fragment for 0.5 says it whether or not the answer was planned for 0.5; for no release, never.
-    for planned in (answer, unnamed):
-        assert solver.trinity_config(planned, version="0.5").count(f"# caution: {FLAG_75}\n") == 1
+    # A fragment for 0.5 says it whether or not the answer was planned for 0.5 (then as the answer's field, whatever
+    # gave it: a keyword, a flag or a config's key); for no release, never.
+    for planned, words in ((answer, KEYWORD_75), (unnamed, ANSWER_75)):
+        fragment = solver.trinity_config(planned, version="0.5")
+        assert (fragment.count("# caution: "), fragment.count(f"# caution: {words}\n")) == (1, 1)
     assert "# caution: " not in solver.trinity_config(unnamed)
 
 

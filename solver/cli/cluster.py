@@ -118,7 +118,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     memory = memory_model_option(args.memory_model)
     result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
-                   margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen)
+                   margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen,
+                   trinity_version=args.trinity_version)
     progress.close()
     written: list[Path] = []
     if args.emit_dir is not None and result.interrupted:

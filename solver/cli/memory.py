@@ -26,11 +26,18 @@ from solver.render import memory_json, memory_view
 from solver.rules import NODE_GPUS
 from solver.tables import MAX_GPUS, Setting, load_memory_model, path_text, shown_number
 
+CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
+                  "on them (whether they train, and why) and its best plan")
+"""Where ``solve memory`` sends a user with a Trinity config: solve's verdict on it (its help, and the error for
+--from-config, which is solve's)."""
+
 
 def build_memory_parser() -> Parser:
     """The argument parser for ``solve memory``."""
     parser = Parser(prog="solve memory",
-                    description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.",
+                    description=("Predicted peak memory of one trainer GPU, term by term, and whether it fits, for "
+                                 f"the setting its options give; {CONFIG_VERDICT}."),
+                    instead={"--from-config": CONFIG_VERDICT},
                     epilog="Exit status: 0 the setting trains, 1 it does not (a table says it ran out of memory, "
                     "the prediction exceeds the GPU's memory where no table says it trains, or the host memory it "
                     "needs exceeds --host-ram), 2 bad input.")

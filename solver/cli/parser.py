@@ -54,14 +54,16 @@ class Parser(argparse.ArgumentParser):
     names (argparse's prefixes made `solve cluster --emit trinity` write the configs into ./trinity, as --emit-dir)."""
 
     def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None,
-                 in_file: dict[str, str] | None = None, **kwargs: Any) -> None:
+                 in_file: dict[str, str] | None = None, instead: dict[str, str] | None = None, **kwargs: Any) -> None:
         """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
         taken (``solve --minimize nodes``: solve cluster's), said after the accepted values; `in_file` maps another
         command's option to the field of this command's file that gives it (``solve cluster --host-ram``: a pool's
-        host_ram_gb), said where that option is refused."""
+        host_ram_gb), and `instead` to what to run for what it asks (``solve memory --from-config``: solve's
+        verdict), each said where that option is refused."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = elsewhere or {}
         self.in_file = in_file or {}
+        self.instead = instead or {}
         self.others: Callable[[], dict[str, Collection[str]]] = dict
         """The options of the other commands, by their names (``solve``: its options), made only for an option this
         command lacks: one of them given here is named as theirs (`_refuse_others_option`)."""
@@ -155,10 +157,10 @@ class Parser(argparse.ArgumentParser):
             if owners:
                 names = ", ".join(owners[:-1]) + (" and " if len(owners) > 1 else "") + owners[-1]
                 meant = self._meant(option, typos=False)
-                field = self.in_file.get(option)
+                field, instead = self.in_file.get(option), self.instead.get(option)
                 self.error(f"{option} is an option of {names}, not of {self.prog}"
                            f"{f' (did you mean {meant}?)' if meant else ''}"
-                           f"{f' (the file gives it: {field})' if field else ''}")
+                           f"{f' (the file gives it: {field})' if field else ''}{f': {instead}' if instead else ''}")
 
     def _took_one_word(self, argv: list[str], stray: str) -> str:
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
-from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, make_query
+from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, TrinityVersion, make_query
 from solver.results import Plan, UnplacedPool
 from solver.rules import rollout_layout, validated_length
 from solver.solve import answer_for
@@ -95,7 +95,7 @@ class Planner:
 
     def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0,
                  memory: MemoryModel | None = None, margin: float | None = None,
-                 token_budget: TokenBudgetMode = "default") -> None:
+                 token_budget: TokenBudgetMode = "default", trinity_version: TrinityVersion | None = None) -> None:
         self.catalog = catalog
         self.weights = weights
         self.estimate = estimate
@@ -106,6 +106,8 @@ class Planner:
         self.memory = memory
         self.margin = margin
         """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
+        self.trinity_version = trinity_version
+        """The Trinity release the plans are for, as `Query.trinity_version` (their cautions name its rules)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
         self.prepared: dict[PlanningInputs, PlanningData] = {}
         """The tables' data of the questions, prepared once for those of the same inputs (differing in length,
@@ -140,14 +142,15 @@ class Planner:
                  exact: bool = False, offload: bool | None = None) -> Query:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model and token budget (where
-        estimates are on: the tables' tiers keep Trinity's default), and the pool's and the job's limits named as a
-        cluster file gives them."""
+        estimates are on: the tables' tiers keep Trinity's default) and Trinity release, and the pool's and the job's
+        limits named as a cluster file gives them."""
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, weights=self.weights,
                           estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
                           host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
+                          trinity_version=self.trinity_version,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True})
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:

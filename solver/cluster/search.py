@@ -28,7 +28,7 @@ from solver.cluster.reasons import (
 )
 from solver.cluster.widen import widen_jobs
 from solver.model import new_cp_solver
-from solver.query import EstimateMode, Progress, TokenBudgetMode, check_token_budget
+from solver.query import EstimateMode, Progress, TokenBudgetMode, TrinityVersion, check_token_budget
 from solver.results import (
     ClusterResult,
     Placement,
@@ -105,14 +105,15 @@ def place(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     widen: bool = True,
+    trinity_version: TrinityVersion | None = None,
 ) -> ClusterResult:
     """Place `fleet`'s jobs on its pools (see `solver.cluster`'s docstring for the model and objectives);
-    `estimate`, `memory`, `margin` and `token_budget` as in `solve` ("never": the tables' plans alone);
-    `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer."""
+    `estimate`, `memory`, `margin`, `token_budget` and `trinity_version` as in `solve` ("never": the tables' plans
+    alone); `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer."""
     started = time.monotonic()
     check_token_budget(token_budget, estimate)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
-                      estimate, time_limit_s, memory, margin, token_budget)
+                      estimate, time_limit_s, memory, margin, token_budget, trinity_version)
     every_job = minimize == "nodes"
     planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why

@@ -14,7 +14,7 @@ from rich.text import Text
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
 from solver.results import ROCM_ENV_CAUTION, CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.rules import host_ram_unchecked_words
-from solver.tables import NO_SETTING
+from solver.tables import NO_SETTING, counted
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
@@ -78,15 +78,30 @@ def map_json(gpu_maps: Sequence[GpuMap]) -> str:
     return json.dumps([gpu_map.model_dump(mode="json") for gpu_map in gpu_maps], indent=2)
 
 
+def _untrained_lengths(map_rows: Sequence[ModelMapRow | LengthMapRow], gpus: int, limited: bool) -> tuple[int, str]:
+    """How many of a map by length's rows to show: up to the longest length a budget trains (at least one row); and
+    the line that says, in their place, that nothing trains the longer ones ("" where none is left out)."""
+    shown = 1 + max((at for at, row in enumerate(map_rows) if any(row.plans)), default=0)
+    left_out = [row.max_model_len for row in map_rows[shown:] if isinstance(row, LengthMapRow)]
+    if not left_out:
+        return shown, ""
+    lengths = f"{left_out[0]}" + (f" to {left_out[-1]}" if len(left_out) > 1 else "")
+    within = " within the limits in the title" if limited else ""
+    return shown, f"{lengths} tokens: nothing trains on up to {counted(gpus, 'GPU')}{within} (rows left out)"
+
+
 def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False,
              narrow: bool = False) -> Group:
     """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
-    in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend
-    (`limited`: the title names limits, a train batch or host memory, that the plans keep to; without
-    `host_checked`, a host memory given, it says that nothing checked the Offload cells' host memory; `narrow`: for
-    a terminal narrower than the map, where cells fold, a space before each GPU count, so that none is split)."""
+    in short form, marked by its evidence, shaded by its length (or, by length, by its cost; the lengths past the
+    longest any budget trains in one line below it); then a legend (`limited`: the title names limits, a train batch
+    or host memory, that the plans keep to; without `host_checked`, a host memory given, it says that nothing checked
+    the Offload cells' host memory; `narrow`: for a terminal narrower than the map, where cells fold, a space before
+    each GPU count, so that none is split)."""
     by_length, budgets = gpu_map.by == "len", list(gpu_map.budget_gpus)
     map_rows: Sequence[ModelMapRow | LengthMapRow] = gpu_map.rows
+    shown, untrained = _untrained_lengths(map_rows, budgets[-1], limited) if by_length else (len(map_rows), "")
+    map_rows = map_rows[:shown]
     rows: list[Any] = [row.max_model_len if isinstance(row, LengthMapRow) else row.model for row in map_rows]
     grid = {(name, budget): plan for name, row in zip(rows, map_rows, strict=True)
             for budget, plan in zip(budgets, row.plans, strict=True)}
@@ -129,4 +144,6 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla{_rocm_caution(grid.values())}")
-    return Group(Text(title, style="table.title"), view, legend)  # a title of its own: a narrow map's does not wrap
+    untrained_line = [Text(untrained, style=NO_SETTING_STYLE)] if untrained else []
+    # a title of its own: a narrow map's does not wrap
+    return Group(Text(title, style="table.title"), view, *untrained_line, legend)

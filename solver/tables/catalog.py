@@ -75,7 +75,8 @@ _Entry = TypeVar("_Entry", bound=Model | GpuType)
 def _accepted(entries: tuple[_Entry, ...]) -> str:
     """The models or GPU types an error lists as accepted, without aliases, in one short line: the names that
     extend another as its variants (``Qwen3-8B(-Base)``), and names of one family with the same variants after
-    its first (``Qwen3-0.6B/1.7B/8B/14B(-Base)``)."""
+    its first (``Qwen3-0.6B/1.7B/8B/14B(-Base)``), where each is one part after the family's start (a name of more,
+    ``RTX-6000-Ada-48GB``, is listed whole: ``RTX-6000-Ada-48GB/4090-24GB`` would read as one card)."""
     def root(entry: _Entry) -> _Entry | None:
         """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
         return min((other for other in entries if normalise(entry.name).startswith(normalise(other.name) + "-")),
@@ -90,10 +91,12 @@ def _accepted(entries: tuple[_Entry, ...]) -> str:
                 if name[at] == "-" and name[at + 1].isdigit()}
 
     def family(entry: _Entry) -> str:
-        """The longest start of `entry`'s name that another listed name's is too (``Qwen3-``), or its whole name."""
+        """The longest start of `entry`'s name that another listed name's is too (``Qwen3-``), where one part of the
+        name follows it, or its whole name."""
         own = starts(entry.name)
         shared = own.keys() & {start for other in roots if other is not entry for start in starts(other.name)}
-        return entry.name[:max(own[start] for start in shared)] if shared else entry.name
+        start = entry.name[:max(own[start] for start in shared)] if shared else entry.name
+        return start if "-" not in entry.name[len(start):] else entry.name
 
     groups: dict[tuple[str, str], list[str]] = {}  # (family, variants): the names, the first whole, then the rest
     for entry in roots:
