@@ -8,6 +8,8 @@ from solver import load_catalog
 from solver.model import prepare
 from solver.query import make_query
 from solver.solve import _lifted_limits_words, _lower_budget_reach_words, _Nearby
+from solver.trinity import keys_05_refuses_words, trinity_config_problems
+from solver.trinity.reader import load_config_mapping
 
 CATALOG = load_catalog()
 
@@ -27,3 +29,19 @@ def test_the_lowered_budgets_reach_is_worded_alike_before_and_after_a_reason_nam
         "; with --token-budget auto fewer trainer GPUs train 131072 tokens: Env + SP=4 on 4 GPUs with "
         "max_token_len_per_gpu = 40960 (estimated), the other 2 free for rollout")
     assert _lower_budget_reach_words(query, nearby, 63488) == reach
+
+
+def test_the_keys_05_refuses_are_worded_by_one_helper_which_the_checks_line_opens_with():
+    # One key and two: the count picks "a key" or "keys"; the check's line on them goes on to say "remove it/them".
+    assert keys_05_refuses_words(["trainer.megatron"]) == (
+        "trainer.megatron: a key of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no such "
+        "key), so the config does not load")
+    two = ["trainer.critic_warmup", "trainer.megatron"]
+    assert keys_05_refuses_words(two) == (
+        "trainer.critic_warmup, trainer.megatron: keys of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
+        "TrainerConfig has no such key), so the config does not load")
+    mapping = load_config_mapping("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+                                  "trainer: {megatron: {}, critic_warmup: 0}\n", "t.yaml")
+    lines = [problem.words for problem in trinity_config_problems(mapping, CATALOG.model("Qwen3-8B"), 8,
+                                                                  environ={}, version="0.5")]
+    assert lines == [f"{keys_05_refuses_words(two)}: remove them (--write does)"]
