@@ -1,13 +1,19 @@
 """Tests for session 57's clean-up: the words on a lowered token budget's reach are a function of their arguments
 (no state a reason's earlier clause leaves on `_Nearby`); the opening of the line on Trinity 0.6's keys that 0.5
-refuses is one helper's."""
+refuses is one helper's; the explanation's best plan says whether it was decided (no tally read before and after)."""
 
 from __future__ import annotations
 
+import pytest
+
+import solver.explain as explain_module
 from solver import load_catalog
+from solver.explain import _best, _Prober, _reach
 from solver.model import prepare
-from solver.query import make_query
+from solver.query import Query, make_query
+from solver.results import Answer
 from solver.solve import _lifted_limits_words, _lower_budget_reach_words, _Nearby
+from solver.tables import Catalog
 from solver.trinity import keys_05_refuses_words, trinity_config_problems
 from solver.trinity.reader import load_config_mapping
 
@@ -45,3 +51,27 @@ def test_the_keys_05_refuses_are_worded_by_one_helper_which_the_checks_line_open
     lines = [problem.words for problem in trinity_config_problems(mapping, CATALOG.model("Qwen3-8B"), 8,
                                                                   environ={}, version="0.5")]
     assert lines == [f"{keys_05_refuses_words(two)}: remove them (--write does)"]
+
+
+@pytest.mark.parametrize(("status", "reach", "undecided"), [
+    ("infeasible", "1 GPU: none, 2 GPUs: none", 0),
+    ("unknown", "1 GPU: unknown (out of time), 2 GPUs: unknown (out of time)", 3),
+])
+def test_the_explanations_best_plan_says_whether_it_was_decided_and_the_reach_reads_that(
+        monkeypatch: pytest.MonkeyPatch, status: str, reach: str, undecided: int):
+    # `_best` returns whether its question was decided (its callers read the prober's tally before and after); a
+    # count whose longest has no plan reaches none where that was decided, and is unknown where the time limit left it.
+    query = make_query(CATALOG, gpu="a100", model="8B", max_model_len=32768, budget_gpus=2, estimate="never")
+    data = prepare(CATALOG, "A100-80GB", query)
+    prober = _Prober(data, query)
+    found, decided = _best(CATALOG, query, prober, objective="max_len", max_model_len=None, budget_gpus=2)
+    assert found is not None and found.max_model_len == 51200 and decided and prober.undecided == 0
+    assert _reach(CATALOG, prober, data, query) == "1 GPU: 24576, 2 GPUs: 51200"
+    answered = explain_module.answer_for
+
+    def no_plan(catalog: Catalog, changed: Query, gpu: str, explained: bool = True) -> Answer:
+        return answered(catalog, changed, gpu, explained=explained).model_copy(update={"status": status, "plans": ()})
+
+    monkeypatch.setattr(explain_module, "answer_for", no_plan)
+    assert _best(CATALOG, query, prober, budget_gpus=2) == (None, status == "infeasible")
+    assert _reach(CATALOG, prober, data, query) == reach and prober.undecided == undecided
