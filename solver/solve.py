@@ -37,7 +37,7 @@ from solver.model import (
     objective_expression,
     prepare,
 )
-from solver.query import Query, Undecided
+from solver.query import Pins, Query, Undecided
 from solver.results import (
     AlternativeName,
     Alternatives,
@@ -860,7 +860,12 @@ def _changed(query: Query, name: AlternativeName) -> Query | None:
     if name == "token_budget_auto_longest":
         return query.model_copy(update={"token_budget": "auto", "objective": "max_len", "max_model_len": None,
                                         "top": 1}) if _may_lower_budget(query) else None
-    return query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1}) if query.pin_flags else None
+    return _unpinned(query, top=1) if query.pin_flags else None
+
+
+def _unpinned(query: Query, **changes: object) -> Query:
+    """`query` with none of its settings pinned (`Query.pins`), changed further as `changes` say."""
+    return query.model_copy(update={**dict.fromkeys(Pins.model_fields, None), **changes})
 
 
 class _Nearby:
@@ -1104,9 +1109,7 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
         if best is not None:
             return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"
                     f"{best.lowered_words} trains it, {best.evidence_label})")
-        best = optional_best(catalog, query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1,
-                                                               "objective": "max_len", "max_model_len": None}),
-                             data.gpu)
+        best = optional_best(catalog, _unpinned(query, top=1, objective="max_len", max_model_len=None), data.gpu)
     if best is None:
         return ""
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}{grid_words(best)}: "
@@ -1127,8 +1130,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
         return (f"; {query.without_host_ram_words(named)}, {_host_words(data.shape, query.node_gpus, best)}"
                 f"{least_host_words(catalog, unlimited, best, data.gpu)}")
     if query.pin_flags:
-        unpinned = unlimited.model_copy(update={"sp": None, "env": None, "offload": None})
-        best = answer_for(catalog, unpinned, data.gpu, explained=False).best
+        best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
             return (f"; without {query.pin_flags} and {query.host_ram_source}, "
                     f"{_host_words(data.shape, query.node_gpus, best)}")

@@ -1,6 +1,7 @@
 """Tests for session 57's clean-up: the words on a lowered token budget's reach are a function of their arguments
 (no state a reason's earlier clause leaves on `_Nearby`); the opening of the line on Trinity 0.6's keys that 0.5
-refuses is one helper's; the explanation's best plan says whether it was decided (no tally read before and after)."""
+refuses is one helper's; the explanation's best plan says whether it was decided (no tally read before and after);
+a query without its pins is made in one place."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from solver.explain import _best, _Prober, _reach
 from solver.model import prepare
 from solver.query import Query, make_query
 from solver.results import Answer
-from solver.solve import _lifted_limits_words, _lower_budget_reach_words, _Nearby
+from solver.solve import _lifted_limits_words, _lower_budget_reach_words, _Nearby, _unpinned
 from solver.tables import Catalog
 from solver.trinity import keys_05_refuses_words, trinity_config_problems
 from solver.trinity.reader import load_config_mapping
@@ -75,3 +76,15 @@ def test_the_explanations_best_plan_says_whether_it_was_decided_and_the_reach_re
     monkeypatch.setattr(explain_module, "answer_for", no_plan)
     assert _best(CATALOG, query, prober, budget_gpus=2) == (None, status == "infeasible")
     assert _reach(CATALOG, prober, data, query) == reach and prober.undecided == undecided
+
+
+def test_a_query_unpinned_frees_every_pinned_setting_and_keeps_the_rest():
+    query = make_query(CATALOG, gpu="a100", model="8B", max_model_len=32768, budget_gpus=4, sp=2, env=True,
+                       offload=False, host_ram_gb=64.0)
+    assert (query.pin_flags, query.pins.model_dump()) == ("--sp 2 --env --no-offload",
+                                                           {"sp": 2, "env": True, "offload": False})
+    unpinned = _unpinned(query, top=3, objective="max_len")
+    assert (unpinned.pin_flags, unpinned.pins.model_dump()) == ("", {"sp": None, "env": None, "offload": None})
+    assert unpinned == query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 3,
+                                                "objective": "max_len"})
+    assert _unpinned(query).host_ram_gb == 64.0 and _unpinned(query).top == query.top
