@@ -1,7 +1,7 @@
 """Tests for session 57's clean-up: the words on a lowered token budget's reach are a function of their arguments
 (no state a reason's earlier clause leaves on `_Nearby`); the opening of the line on Trinity 0.6's keys that 0.5
 refuses is one helper's; the explanation's best plan says whether it was decided (no tally read before and after);
-a query without its pins is made in one place."""
+a query without its pins is made in one place, and so are the words naming the jobs that add a model."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 import solver.explain as explain_module
 from solver import load_catalog
+from solver.cli.notes import _of_jobs
 from solver.explain import _best, _Prober, _reach
 from solver.model import prepare
 from solver.query import Query, make_query
@@ -88,3 +89,9 @@ def test_a_query_unpinned_frees_every_pinned_setting_and_keeps_the_rest():
     assert unpinned == query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 3,
                                                 "objective": "max_len"})
     assert _unpinned(query).host_ram_gb == 64.0 and _unpinned(query).top == query.top
+
+
+def test_the_jobs_that_give_an_added_model_are_worded_in_one_place():
+    # Both notes on a model a config.json added (its shape, its uncounted MTP layers) name the cluster jobs so.
+    assert (_of_jobs(()), _of_jobs(["small"]), _of_jobs(["sft-a", "sft-b"])) == ("", " (job small)", " (jobs sft-a, sft-b)")
+    assert _of_jobs([f"j{index}" for index in range(7)]) == " (jobs j0, j1, j2, j3 and 3 more jobs)"
