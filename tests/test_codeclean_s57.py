@@ -82,8 +82,8 @@ def test_the_explanations_best_plan_says_whether_it_was_decided_and_the_reach_re
 def test_a_query_unpinned_frees_every_pinned_setting_and_keeps_the_rest():
     query = make_query(CATALOG, gpu="a100", model="8B", max_model_len=32768, budget_gpus=4, sp=2, env=True,
                        offload=False, host_ram_gb=64.0)
-    assert (query.pin_flags, query.pins.model_dump()) == ("--sp 2 --env --no-offload",
-                                                           {"sp": 2, "env": True, "offload": False})
+    assert (query.pin_flags, query.pins.model_dump()) == (
+        "--sp 2 --env --no-offload", {"sp": 2, "env": True, "offload": False})
     unpinned = _unpinned(query, top=3, objective="max_len")
     assert (unpinned.pin_flags, unpinned.pins.model_dump()) == ("", {"sp": None, "env": None, "offload": None})
     assert unpinned == query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 3,
@@ -93,5 +93,6 @@ def test_a_query_unpinned_frees_every_pinned_setting_and_keeps_the_rest():
 
 def test_the_jobs_that_give_an_added_model_are_worded_in_one_place():
     # Both notes on a model a config.json added (its shape, its uncounted MTP layers) name the cluster jobs so.
-    assert (_of_jobs(()), _of_jobs(["small"]), _of_jobs(["sft-a", "sft-b"])) == ("", " (job small)", " (jobs sft-a, sft-b)")
+    assert (_of_jobs(()), _of_jobs(["small"]), _of_jobs(["sft-a", "sft-b"])) == (
+        "", " (job small)", " (jobs sft-a, sft-b)")
     assert _of_jobs([f"j{index}" for index in range(7)]) == " (jobs j0, j1, j2, j3 and 3 more jobs)"
