@@ -329,10 +329,9 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
     decides that: some count trains it without); none where it is undecided or within the budget."""
     asked = query.max_model_len or 0
     more_gpus = more_gpus_changes(data)
-    undecided = prober.undecided
-    more = _best(catalog, query, prober, **more_gpus)
+    more, decided = _best(catalog, query, prober, **more_gpus)
     if more and more.gpus > query.budget_gpus:
-        alone = _best(catalog, query, prober, **more_gpus, rollout_gpus=None) if query.rollout_gpus else None
+        alone = _best(catalog, query, prober, **more_gpus, rollout_gpus=None)[0] if query.rollout_gpus else None
         need = (f"{asked} tokens need {words.gpus(alone.gpus)}, but beside the "
                 f"{counted(query.rollout_gpus or 0, 'rollout GPU')} (--rollout-gpus) a trainer takes "
                 f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
@@ -340,9 +339,9 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
         rollout = "" if not query.rollout_gpus else _with_rollout_words(more, query.rollout_gpus)
         return [Reason(rule="more_gpus", detail=(
             f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more)}"))]
-    if not more and prober.undecided == undecided:  # decided: no count trains it
+    if not more and decided:  # no count trains it
         host_decides = (query.host_ram_gb is not None
-                        and _best(catalog, query, prober, **more_gpus, host_ram_gb=None) is not None)
+                        and _best(catalog, query, prober, **more_gpus, host_ram_gb=None)[0] is not None)
         # One clause of what held (the limits, the node size where host memory decides, the token budget, the
         # tables alone), then one short clause for each that needs saying why.
         held = f" with {query.limit_flags}" if query.limit_flags else ""
@@ -369,10 +368,9 @@ def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) 
     only the memory model speaks for it."""
     parts = []
     for count in (count for count in data.counts if count <= query.budget_gpus):  # the budget's counts
-        undecided = prober.undecided
-        longest = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
-                        exact=True)
-        reach = ("unknown (out of time)" if prober.undecided > undecided else "none") if longest is None else str(
+        longest, decided = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
+                                 exact=True)
+        reach = ("none" if decided else "unknown (out of time)") if longest is None else str(
             longest.max_model_len) + (f" ({longest.evidence_label}"
                                       f"{_capped_by(catalog, data, query, count, longest.setting, longest.max_model_len)})"
                                       if longest.evidence == "estimated" else "")
@@ -413,12 +411,13 @@ def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, se
     return f", no further: {table}{whose} says {setting.label} ran out of memory{column} at {row}"
 
 
-def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) -> Plan | None:
-    """The best plan of `query` changed as given, on the prober's GPU type, within its deadline, or None."""
+def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) -> tuple[Plan | None, bool]:
+    """The best plan of `query` changed as given, on the prober's GPU type, within its deadline, or None; and whether
+    that was decided (a question the deadline stopped is counted in the prober's `undecided` too)."""
     changed = query.model_copy(update={"top": 1, "time_limit_s": prober.remaining_s(), **changes})
     answer = answer_for(catalog, changed, prober.gpu, explained=False)
-    prober.undecided += not answer.decided  # stopped by the deadline
-    return answer.best
+    prober.undecided += not answer.decided
+    return answer.best, answer.decided
 
 
 class _Words:

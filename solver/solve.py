@@ -37,7 +37,7 @@ from solver.model import (
     objective_expression,
     prepare,
 )
-from solver.query import Query, Undecided
+from solver.query import Pins, Query, Undecided
 from solver.results import (
     AlternativeName,
     Alternatives,
@@ -860,7 +860,12 @@ def _changed(query: Query, name: AlternativeName) -> Query | None:
     if name == "token_budget_auto_longest":
         return query.model_copy(update={"token_budget": "auto", "objective": "max_len", "max_model_len": None,
                                         "top": 1}) if _may_lower_budget(query) else None
-    return query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1}) if query.pin_flags else None
+    return _unpinned(query, top=1) if query.pin_flags else None
+
+
+def _unpinned(query: Query, **changes: object) -> Query:
+    """`query` with none of its settings pinned (`Query.pins`), changed further as `changes` say."""
+    return query.model_copy(update={**dict.fromkeys(Pins.model_fields, None), **changes})
 
 
 class _Nearby:
@@ -871,7 +876,6 @@ class _Nearby:
         self.catalog, self.query, self.gpu = catalog, query, gpu
         self.found: dict[AlternativeName, Plan | None] = {}
         self.undecided: set[AlternativeName] = set()
-        self.lowered_said = False  # the reason named a plan at a lowered budget that trains the length
 
     def plan(self, name: AlternativeName) -> Plan | None:
         """The best plan changed as `name` says (solved once, however often a reason asks)."""
@@ -958,7 +962,7 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     trains = f"trains{' with ' + limits if limits else ''}"
     named = bool(limits)
     pins, lifted = (_without_pins(catalog, data, query, nearby),
-                    _lifted_limits_words(catalog, data, query, nearby, named))
+                    _lifted_limits_words(catalog, data, query, nearby, named).words)
     # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
     way = lifted or (query.pin_flags and nearby.plan("without_pins") is not None)
     return _NoPlanReason(ReasonCode.NOTHING_TRAINS,
@@ -1019,22 +1023,32 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
     best = _fewest_at_length(catalog, query, data.gpu, longest.plans[0])
     limit, named = (f" with {limits}" if limits else ""), bool(limits)
     lifted = _lifted_limits_words(catalog, data, query, nearby, named)
+    reach = "" if lifted.lowered_named else _lower_budget_reach_words(query, nearby, best.max_model_len)
     return _NoPlanReason(ReasonCode.LENGTH_BEYOND_REACH,
                          f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                          f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
                          f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
-                         f"{lifted or _nearest_words(catalog, data, query, named)}"
-                         f"{_lower_budget_reach_words(query, nearby, best.max_model_len)}", best, named)
+                         f"{lifted.words or _nearest_words(catalog, data, query, named)}{reach}", best, named)
+
+
+class _LiftedLimits(NamedTuple):
+    """What trains the asked length with one of a query's limits lifted, in words (`_lifted_limits_words`), and
+    whether they name a plan at a lowered token budget that trains it (`_lower_budget_words`)."""
+
+    words: str
+    lowered_named: bool
 
 
 def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
-                         named: bool = False) -> str:
+                         named: bool = False) -> _LiftedLimits:
     """What trains the asked length with one of `query`'s limits lifted, in words, each after a semicolon: without
     --host-ram, with a train batch its ranks divide, on fewer GPUs than an exact count, with a lowered token
-    budget ("" where none does); `named`: the words before name the query's limits (`_host_need`)."""
-    return (f"{_host_need(catalog, data, query, nearby, named)}{_batch_need(catalog, data, query)}"
-            f"{(fewer := _fewer_gpus_words(catalog, data, query))}"
-            f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}")
+    budget ("" where none does), and whether the last is said; `named`: the words before name the query's limits
+    (`_host_need`)."""
+    host, batch = _host_need(catalog, data, query, nearby, named), _batch_need(catalog, data, query)
+    fewer = _fewer_gpus_words(catalog, data, query)
+    lowered = _lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))
+    return _LiftedLimits(f"{host}{batch}{fewer}{lowered}", lowered_named=bool(lowered))
 
 
 def grid_words(plan: Plan) -> str:
@@ -1057,7 +1071,6 @@ def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, near
     if lowered is None or not lowered.lowered_budget:  # a plan at the default budget is not the lowered one's
         return ""
     plan = _lowered_plan_words(lowered)
-    nearby.lowered_said = True
     if query.exact and lowered.gpus < query.budget_gpus:
         return (f"; with --token-budget auto fewer trainer GPUs train {query.max_model_len} tokens: {plan}, the other "
                 f"{query.budget_gpus - lowered.gpus} free for rollout")
@@ -1075,9 +1088,9 @@ def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> st
     """When a lowered token budget (``--token-budget auto``) does not train the asked length but reaches further
     than `longest` (the longest at Trinity's default budget, within the same budget and pins; on an exact count,
     on it): the longest it reaches and its plan, in words, which CP-SAT finds maximising the length. "" where it
-    trains the asked length, on fewer GPUs too for an exact count (`_lower_budget_words` said so), reaches no further,
-    and where the query lowers budgets already or has no estimates."""
-    if nearby.lowered_said or nearby.plan("token_budget_auto") is not None:
+    trains the asked length, reaches no further, and where the query lowers budgets already or has no estimates
+    (where it trains it on fewer GPUs than an exact count, `_lower_budget_words` says so, and the caller asks not)."""
+    if nearby.plan("token_budget_auto") is not None:
         return ""
     reach = nearby.plan("token_budget_auto_longest")
     if reach is None or reach.max_model_len <= longest:
@@ -1096,9 +1109,7 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
         if best is not None:
             return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"
                     f"{best.lowered_words} trains it, {best.evidence_label})")
-        best = optional_best(catalog, query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1,
-                                                               "objective": "max_len", "max_model_len": None}),
-                             data.gpu)
+        best = optional_best(catalog, _unpinned(query, top=1, objective="max_len", max_model_len=None), data.gpu)
     if best is None:
         return ""
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}{grid_words(best)}: "
@@ -1119,8 +1130,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
         return (f"; {query.without_host_ram_words(named)}, {_host_words(data.shape, query.node_gpus, best)}"
                 f"{least_host_words(catalog, unlimited, best, data.gpu)}")
     if query.pin_flags:
-        unpinned = unlimited.model_copy(update={"sp": None, "env": None, "offload": None})
-        best = answer_for(catalog, unpinned, data.gpu, explained=False).best
+        best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
             return (f"; without {query.pin_flags} and {query.host_ram_source}, "
                     f"{_host_words(data.shape, query.node_gpus, best)}")

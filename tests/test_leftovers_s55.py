@@ -75,21 +75,29 @@ def test_a_cluster_read_back_from_json_words_a_row_of_several_jobs_as_the_live_r
     assert _cluster_text(solver.ClusterResult.model_validate_json(cluster_json(live)), fleet) == text
 
 
-def test_the_rollout_engines_gib_are_rounded_in_json_as_a_plans(tmp_path: Path):
+ENGINE_GIB = ("weights_gib", "kv_cache_gib", "room_gib")
+
+
+@pytest.mark.parametrize(("gpu", "length", "whole", "shown"), [
     # Qwen3-8B's bf16 weights on one GPU: 15.2569... GiB, kept whole in the result, 15.26 in JSON (as memory_gb); its
-    # KV cache of 30000 tokens, 4.1199... GiB, 4.12.
+    # KV cache of 30000 tokens, 4.1199... GiB, 4.12; vLLM's room on an A100, 71 GiB.
+    ("A100-80GB", 30000, (15.25693, 4.11987, 71.0), (15.26, 4.12, 71.0)),
+    # On an H100 at 40000 tokens: the KV cache of one sequence is 5.4931640625 GiB, vLLM's room 70.68271...
+    ("H100", 40000, (15.25693, 5.49316, 70.68271), (15.26, 5.49, 70.68)),
+])
+def test_the_rollout_engines_gib_are_kept_whole_and_rounded_in_json_as_a_plans(
+        tmp_path: Path, gpu: str, length: int, whole: tuple[float, ...], shown: tuple[float, ...]):
     path = tmp_path / "fleet.yaml"
-    path.write_text(yaml.safe_dump({"pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
-                                    "jobs": [{"name": "x", "model": "Qwen3-8B", "max_model_len": 30000,
+    path.write_text(yaml.safe_dump({"pools": [{"name": "a", "gpu": gpu, "nodes": 1, "gpus_per_node": 8}],
+                                    "jobs": [{"name": "x", "model": "Qwen3-8B", "max_model_len": length,
                                               "rollout_gpus": 2}]}), encoding="utf-8")
     result = solver.place(solver.load_fleet(path))
     (placement,) = result.placements
     engines = placement.rollout_engines
-    assert engines is not None and (round(engines.weights_gib, 4), round(engines.kv_cache_gib, 4)) == (15.2569, 4.1199)
-    (shown,) = json.loads(cluster_json(result))["placements"]
-    assert (shown["rollout_engines"], shown["plan"]["memory_gb"]) == (
-        {"size": 1, "weights_gib": 15.26, "kv_cache_gib": 4.12, "room_gib": 71.0, "largest": False},
-        round(placement.plan.memory_gb, 2))
+    assert engines is not None and tuple(round(getattr(engines, field), 5) for field in ENGINE_GIB) == whole
+    (written,) = json.loads(cluster_json(result))["placements"]
+    assert (written["rollout_engines"], written["plan"]["memory_gb"]) == (
+        {"size": 1, **dict(zip(ENGINE_GIB, shown)), "largest": False}, round(placement.plan.memory_gb, 2))
 
 
 def test_keys_merged_in_for_05_are_one_warning_saying_write_leaves_them(cli, tmp_path: Path):

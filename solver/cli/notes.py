@@ -35,8 +35,7 @@ def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequen
     `jobs`: the cluster jobs that give it (by model_config), which the note names."""
     if not added or (near := catalog.near_tabled_shape(catalog.model(added))) is None:
         return
-    of_jobs = f" ({'job' if len(jobs) == 1 else 'jobs'} {named_jobs(jobs)})" if jobs else ""
-    print_note(f"{prog}: note: {added}{of_jobs} has {near}, so no table's cells stand for it and its plans are "
+    print_note(f"{prog}: note: {added}{_of_jobs(jobs)} has {near}, so no table's cells stand for it and its plans are "
                "estimates (the memory a trainer needs depends on the shape); a checkpoint of that model's very "
                "shape would take its cells")
 
@@ -47,10 +46,14 @@ def note_uncounted_mtp_layers(prog: str, catalog: Catalog, added: str, jobs: Seq
     jobs that give it."""
     if not added or not (layers := catalog.model(added).uncounted_mtp_layers):
         return
-    of_jobs = f" ({'job' if len(jobs) == 1 else 'jobs'} {named_jobs(jobs)})" if jobs else ""
-    print_note(f"{prog}: note: {added}{of_jobs} declares {counted(layers, 'multi-token prediction layer')} "
+    print_note(f"{prog}: note: {added}{_of_jobs(jobs)} declares {counted(layers, 'multi-token prediction layer')} "
                "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
                "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)")
+
+
+def _of_jobs(jobs: Sequence[str]) -> str:
+    """The cluster jobs that give a model, in words after its name: `` (job a)``, `` (jobs a, b)``; "" for none."""
+    return f" ({'job' if len(jobs) == 1 else 'jobs'} {named_jobs(jobs)})" if jobs else ""
 
 
 def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:

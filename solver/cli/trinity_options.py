@@ -321,12 +321,11 @@ MERGED_KEYS_CODES = (ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProbl
 def _merged_keys_words(merged: tuple[str, ...]) -> str:
     """The warning on Trinity 0.6's keys `merged` into ``trainer`` by a ``<<: *anchor``, which --write leaves for 0.5
     (the check's own words say --write removes them)."""
-    from solver.trinity import keys_05_refuses_why
+    from solver.trinity import keys_05_refuses_words
 
     them = "them" if len(merged) > 1 else "it"
-    return (f"{', '.join(merged)}: {keys_05_refuses_why(len(merged))}, so the config does not load; a '<<: *anchor' "
-            f"merges {them} into trainer, and --write leaves the anchor as it is, since other sections may share it: "
-            f"remove {them} there")
+    return (f"{keys_05_refuses_words(merged)}; a '<<: *anchor' merges {them} into trainer, and --write leaves the "
+            f"anchor as it is, since other sections may share it: remove {them} there")
 
 
 def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,

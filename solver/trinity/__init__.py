@@ -44,6 +44,7 @@ from solver.trinity.keys import (
     critic_budget_note,
     keys_05_refuses,
     keys_05_refuses_why,
+    keys_05_refuses_words,
     trainer_level_offload,
 )
 from solver.trinity.patch import (
@@ -73,6 +74,7 @@ __all__ = [
     "kept_interpolations",
     "keys_05_refuses",
     "keys_05_refuses_why",
+    "keys_05_refuses_words",
     "load_config_mapping",
     "overlong_sequences",
     "patch_trinity_config",

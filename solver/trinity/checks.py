@@ -44,7 +44,7 @@ from solver.trinity.keys import (
     UNTYPED_SECTIONS,
     ConfigError,
     keys_05_refuses,
-    keys_05_refuses_why,
+    keys_05_refuses_words,
     offload_path,
     sp_key_in_effect,
     trains_critic,
@@ -456,8 +456,7 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
 
 def _refused_keys_words(keys: list[str]) -> str:
     """The words saying that Trinity 0.5 refuses `keys` (under ``trainer``, Trinity 0.6's), up to "remove them"."""
-    return (f"{', '.join(keys)}: {keys_05_refuses_why(len(keys))}, so the config does not load: remove "
-            f"{'them' if len(keys) > 1 else 'it'}")
+    return f"{keys_05_refuses_words(keys)}: remove {'them' if len(keys) > 1 else 'it'}"
 
 
 def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | None, actor_noted: bool) -> None:

@@ -5,7 +5,7 @@ and so is the node size's key, which `solver.api` names: the modules here import
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, ROLLOUT_TOKEN_BUDGET, TrinityVersion
@@ -58,6 +58,12 @@ def keys_05_refuses_why(count: int) -> str:
     Trinity 0.5 refuses (its TrainerConfig has no such key)``."""
     return (f"{'keys' if count > 1 else 'a key'} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
             "TrainerConfig has no such key)")
+
+
+def keys_05_refuses_words(keys: Sequence[str]) -> str:
+    """That Trinity 0.5 refuses `keys` (of `keys_05_refuses`, as paths) and so does not load the config, in words:
+    ``trainer.megatron: a key of Trinity 0.6's trainer, which ... no such key), so the config does not load``."""
+    return f"{', '.join(keys)}: {keys_05_refuses_why(len(keys))}, so the config does not load"
 
 
 def yaml_scalar(value: Any) -> str:
