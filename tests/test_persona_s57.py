@@ -1,7 +1,8 @@
 """Tests for session 57's persona review: a comma-separated list where one GPU type or model is asked (as `solve map
 --model` takes several) is told so, not guessed at as a typo (`a100-40g,h100` was asked 'did you mean A100-80GB?');
 `solver.map_plans([])` and `solve map --model ''` name no model, and are refused rather than mapping the default
-models."""
+models; a cell `solve calibrate` names as predicted the other way because of its optimizer step says so, not only its
+activations' peak, which fits."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import json
 import pytest
 
 import solver
+from solver.calibrate import Observation, mispredicted
+from solver.tables import Setting
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -58,3 +61,21 @@ def test_solve_map_without_a_model_maps_the_tables_models(cli):
     (gpu_map,) = json.loads(out)
     assert (status, [row["model"] for row in gpu_map["rows"]]) == (
         0, ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"])
+
+
+def test_a_cell_the_optimizer_step_mispredicts_says_so():
+    # Qwen3-14B with Env on 2 GPUs of 140 GiB at 1024 tokens: the activations' peak fits (121.8 of 130.0 GiB), the
+    # optimizer step does not (138.5 of the 137.2 it may take), so the cell that trained is predicted not to
+    step_bound = Observation(gpu="H200-141GB", model=solver.load_catalog().model("14B"), memory_gib=140.0, gpus=2,
+                             setting=Setting(env=True, offload=False, sp=1), max_model_len=1024, fits=True)
+    assert mispredicted([step_bound], solver.load_memory_model().coefficients) == [
+        ("Qwen3-14B on 2 x H200-141GB at 1024, cell 'Env': Env trained there, predicted 121.8 GiB of 130.0 usable, "
+         "and its optimizer step 138.5 GiB of the 137.2 it may take")]
+
+
+def test_a_cell_the_peak_mispredicts_names_the_peak_alone():
+    ran_out = Observation(gpu="H200-141GB", model=solver.load_catalog().model("8B"), memory_gib=140.0, gpus=2,
+                          setting=Setting(env=True, offload=False, sp=1), max_model_len=1024, fits=False)
+    (words,) = mispredicted([ran_out], solver.load_memory_model().coefficients)
+    assert words.startswith("Qwen3-8B on 2 x H200-141GB at 1024, cell '-': Env ran out of memory there, predicted ")
+    assert words.endswith(" usable") and "optimizer step" not in words
