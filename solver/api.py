@@ -512,6 +512,9 @@ def map_plans(
     check_types(("model", model, str | list | tuple | None), ("catalog", catalog, Catalog | None),
                 ("gpus_up_to", gpus_up_to, int))
     names = [model] if isinstance(model, str) else list(model or ())
+    if model is not None and not names:
+        raise QueryError("model: an empty list names no model: give one or more names, or None for the models the "
+                         "tables document")
     for index, name in enumerate(names):
         check_types((f"model[{index}]", name, str))
     catalog = catalog if catalog is not None else load_catalog()

@@ -275,7 +275,8 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
 def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) -> list[str]:
     """The cells (GPU type, GPU count, model, length) of which `coefficients` predict an observation the other way
     (without a margin, as `fit_summary` counts them), in words: the cell as written, and its first such observation with
-    the predicted peak against the usable memory (before any safety margin)."""
+    the predicted peak against the usable memory (before any safety margin), and the optimizer step's against its
+    share where the peak fits but the step does not."""
     cells: dict[tuple[str, int, str, int], list[Observation]] = {}
     for o in evidence:
         cells.setdefault((o.gpu, o.gpus, o.model.name, o.max_model_len), []).append(o)
@@ -286,8 +287,11 @@ def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) ->
             if result.fits != o.fits:
                 cell = next((trained.setting.label for trained in observed if trained.fits), "-")
                 said = "trained" if o.fits else "ran out of memory"
+                step_decides = result.total_gib <= result.usable_gib and not result.step_fits
+                step = (f", and its optimizer step {result.step_gib:.1f} GiB of the {result.step_usable_gib:.1f} it "
+                        "may take" if step_decides else "")
                 found.append(f"{model} on {gpus} x {gpu} at {length}, cell {cell!r}: {o.setting.label} {said} there, "
-                             f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
+                             f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable{step}")
                 break
     return found
 

@@ -80,4 +80,4 @@ def catalogue_model(catalog: Catalog, name: str) -> Model:
     try:
         return catalog.model(name)
     except QueryError as error:
-        raise QueryError(f"{error}{OWN_MODEL_HINT.format('--model-config PATH')}") from None
+        raise QueryError(with_own_hint(error, OWN_MODEL_HINT.format('--model-config PATH'))) from None

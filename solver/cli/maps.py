@@ -83,7 +83,7 @@ def run_map(args: argparse.Namespace) -> int:
                                          args.gpu, args.gpu_memory, args.cells or ())
     memory, weights = memory_model_option(args.memory_model), weights_option(args.weights)
     asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
-        if args.model else [added] if added else []
+        if args.model is not None else [added] if added else None
     gpu_maps = map_plans(asked, gpu=args.gpu, by=args.by, gpus_up_to=args.gpus_up_to, weights=weights,
                          estimate=args.estimate_mode, margin=args.margin, token_budget=args.token_budget or "default",
                          host_ram_gb=args.host_ram, node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,

@@ -107,6 +107,12 @@ def _accepted(entries: tuple[_Entry, ...]) -> str:
     return ", ".join("/".join(names) + variants for (_, variants), names in groups.items())
 
 
+def _named_entry(wanted: str, entries: tuple[_Entry, ...]) -> _Entry | None:
+    """The entry whose name or an alias is `wanted` (normalised), or None."""
+    return next((entry for entry in entries if wanted in {normalise(known) for known in (entry.name, *entry.aliases)}),
+                None)
+
+
 def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], wanted_name: str | None = None,
                 refused: tuple[GpuWithoutBf16, ...] = ()) -> _Entry:
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`, with a
@@ -119,9 +125,14 @@ def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], wanted_name: 
                              f"{brief(name.name)}, with catalog=catalog.{added}")
         raise QueryError(f"a {kind} is named by a string, got {shown_value(name)}")
     wanted = normalise(wanted_name or name)
-    for entry in entries:
-        if normalise(entry.name) == wanted or any(normalise(alias) == wanted for alias in entry.aliases):
-            return entry
+    found = _named_entry(wanted, entries)
+    if found is not None:
+        return found
+    listed = [_named_entry(normalise(part), entries) for part in name.split(",")] if "," in name else []
+    if listed and all(listed):  # a list where one is asked (as solve map's --model takes them): not a typo
+        listed_names = ", ".join(entry.name for entry in listed if entry)
+        raise RefusedNameError(f"{kind} {brief(name)} lists {len(listed)} ({listed_names}) where one is asked for: "
+                               "give one, and ask for each in turn")
     accepted = _accepted(entries)
     short = min(((alias, e.name) for e in entries for alias in e.aliases), key=lambda pair: len(pair[0]), default=None)
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
