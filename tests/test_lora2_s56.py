@@ -96,11 +96,11 @@ def _current(cli, tmp_path: Path, *flags: str, lora: str = "", roles: str = "   
 
 @pytest.mark.parametrize(("flags", "line"), [
     (("--trinity-version", "0.5"), ("empty-adapter-path-refused", True, (
-        f"{ADAPTER} is empty: Trinity 0.5's {FAILS}: give the adapter's path, or remove the key"))),
+        f"{ADAPTER} is empty: Trinity's {FAILS}, with Trinity 0.5: give the adapter's path, or remove the key"))),
     (("--trinity-version", "0.6"), ("empty-adapter-path", False, (
-        f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}; Trinity 0.6 on verl 0.8 or later ignores the "
+        f"{ADAPTER} is empty: Trinity's {FAILS}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later ignores the "
         "key; give the adapter's path, or remove the key"))),
-    ((), ("empty-adapter-path", False, f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}"))])
+    ((), ("empty-adapter-path", False, f"{ADAPTER} is empty: Trinity's {FAILS}, with verl before 0.8;"))])
 def test_an_empty_adapter_path_fails_to_load_before_the_trainer_starts(
         cli, tmp_path: Path, flags: tuple[str, ...], line: tuple[str, bool, str]):
     # verl's copy_local_path_from_hdfs asserts src[-1] != "/": an empty path raises IndexError (utils/fs.py:238).

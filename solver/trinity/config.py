@@ -460,16 +460,11 @@ def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | No
         return _empty_lora_config_path_notes(reader, lora_config_path, version)
     if read_or_none(reader.get, LORA_KEYS[2]) != "":
         return []
-    fails = ("worker turns LoRA on (the path is not null) and loads the adapter from it, but verl's copy_to_local "
-             "fails on an empty path (IndexError) before the trainer starts")
-    fix = "give the adapter's path, or remove the key"
-    key = ".".join(LORA_KEYS[2])
-    if version == "0.5":
-        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED,
-                              f"{key} is empty: Trinity 0.5's {fails}: {fix}")]
-    return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
-        f"{key} is empty: with verl before 0.8 Trinity's {fails}; Trinity 0.6 on verl 0.8 or later ignores the key; "
-        f"{fix}"))]
+    return [_line_by_release(
+        (ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.EMPTY_ADAPTER_PATH), version, (
+            f"{'.'.join(LORA_KEYS[2])} is empty: Trinity's worker turns LoRA on (the path is not null) and loads the "
+            "adapter from it, but verl's copy_to_local fails on an empty path (IndexError) before the trainer starts"),
+        "ignores the key", "give the adapter's path, or remove the key")]
 
 
 def _empty_lora_config_path_notes(reader: ConfigReader, path: Any, version: TrinityVersion | None
@@ -478,19 +473,26 @@ def _empty_lora_config_path_notes(reader: ConfigReader, path: Any, version: Trin
     release loads it (a rank above 0, `LORA_CONFIG_RANK` unset) or with `version` 0.5, else said."""
     if path != "":
         return []
-    fails = ("Trinity takes it as the adapter's path (it is not null, so no dummy adapter is made) and the worker "
-             "loads it through verl's copy_to_local, which fails on an empty path (IndexError) before the trainer "
-             "starts")
-    fix = "give the adapter's path, or remove the key for a new adapter"
-    if _lora_config_trains(reader):
-        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, (
-            f"model.lora_configs[0].path is empty: {fails}, with every Trinity release and verl version: {fix}"))]
+    return [_line_by_release(
+        (ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.EMPTY_ADAPTER_PATH), version, (
+            "model.lora_configs[0].path is empty: Trinity takes it as the adapter's path (it is not null, so no dummy "
+            "adapter is made) and the worker loads it through verl's copy_to_local, which fails on an empty path "
+            "(IndexError) before the trainer starts"),
+        _lora_config_path_from_08(reader), "give the adapter's path, or remove the key for a new adapter")]
+
+
+def _line_by_release(codes: tuple[ConfigProblemCode, ConfigProblemCode], version: TrinityVersion | None,
+                     fails: str, from_08: str | None, fix: str) -> ConfigProblem:
+    """The line on a key that makes Trinity's trainer fail with verl before 0.8 (`fails`, in words, then `fix`): with
+    the first of `codes` (the config refused) where Trinity 0.6 on verl 0.8 or later fails on it too (`from_08`
+    None) or `version` is 0.5, whose releases run verl before 0.8 alone; else a line with the second (a ``but:``
+    line) naming what 0.6 on verl 0.8 or later does instead (`from_08`)."""
+    refused, said = codes
+    if from_08 is None:
+        return ConfigProblem(refused, f"{fails}, with every Trinity release and verl version: {fix}")
     if version == "0.5":
-        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, (
-            f"model.lora_configs[0].path is empty: {fails}, with Trinity 0.5: {fix}"))]
-    return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
-        f"model.lora_configs[0].path is empty: {fails}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later loads "
-        f"no adapter at a lora_rank not above 0; {fix}"))]
+        return ConfigProblem(refused, f"{fails}, with Trinity 0.5: {fix}")
+    return ConfigProblem(said, f"{fails}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later {from_08}; {fix}")
 
 
 def _lora_config_path(reader: ConfigReader) -> Any:
@@ -508,11 +510,14 @@ LORA_CONFIG_RANK = 32
 0.6.0)."""
 
 
-def _lora_config_trains(reader: ConfigReader) -> bool:
-    """Whether the one LoRA config of ``model.lora_configs`` trains an adapter: a ``lora_rank`` above 0
-    (`LORA_CONFIG_RANK` where it sets none), at which verl 0.8's engine loads its ``path`` too."""
+def _lora_config_path_from_08(reader: ConfigReader) -> str | None:
+    """What Trinity 0.6 on verl 0.8 or later does with the one LoRA config of ``model.lora_configs``' ``path``, which
+    verl before 0.8 loads, in words: None where it loads it too, at a ``lora_rank`` above 0 (`LORA_CONFIG_RANK` where
+    it sets none); else it loads no adapter (``engine/fsdp/transformer_impl.py:141`` in verl 0.8.0)."""
     rank = read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))
-    return _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank)
+    if _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank):
+        return None
+    return "loads no adapter at a lora_rank not above 0"
 
 
 def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
@@ -533,26 +538,14 @@ def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) 
     loaded = [("model.model_path", read_or_none(reader.get, ("model", "model_path")), None),
               ("model.critic_model_path", read_or_none(reader.get, ("model", "critic_model_path")) if critic else None,
                None),
-              ("model.lora_configs[0].path", lora_config_path,
-               None if _lora_config_trains(reader) else "loads no adapter at a lora_rank not above 0"),
+              ("model.lora_configs[0].path", lora_config_path, _lora_config_path_from_08(reader)),
               (".".join(LORA_KEYS[2]),
                read_or_none(reader.get, LORA_KEYS[2]) if lora_config_path is None else None, "ignores the key")]
-    notes = []
-    for key, path, from_08 in loaded:
-        if not (isinstance(path, str) and path.endswith("/")):
-            continue
-        fails = (f"{key} ends in \"/\": the trainer's worker loads it through verl's copy_to_local, which asserts "
-                 "that a path does not end in \"/\", so the trainer fails as it starts")
-        fix = "write the path without its trailing \"/\" (--write leaves it to you)"
-        if from_08 is None:
-            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH_REFUSED,
-                                       f"{fails}, with every Trinity release and verl version: {fix}"))
-        elif version == "0.5":
-            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH_REFUSED, f"{fails} with Trinity 0.5: {fix}"))
-        else:
-            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH, (
-                f"{fails} with verl before 0.8; Trinity 0.6 on verl 0.8 or later {from_08}; {fix}")))
-    return notes
+    return [_line_by_release((ConfigProblemCode.TRAILING_SLASH_REFUSED, ConfigProblemCode.TRAILING_SLASH), version, (
+        f"{key} ends in \"/\": the trainer's worker loads it through verl's copy_to_local, which asserts that a path "
+        "does not end in \"/\", so the trainer fails as it starts"), from_08,
+        "write the path without its trailing \"/\" (--write leaves it to you)")
+        for key, path, from_08 in loaded if isinstance(path, str) and path.endswith("/")]
 
 
 def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int,
