@@ -433,7 +433,9 @@ def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
     refuses (``load_config``, ``trinity/common/config.py:983`` in 0.5.2), or a list of other than one LoRA config:
     ``_validate_lora`` takes the first, so an empty list raises ``IndexError``, and refuses more than one
     (``common/config_validator.py:701`` to ``:703`` in 0.5.2, ``:670`` to ``:672`` in 0.5.0, ``:782`` to ``:784`` in
-    0.6.0); none where it is unset or cannot be read."""
+    0.6.0); none where it is unset or cannot be read. Every release checks these only with ``model.tinker.enable``
+    off (``:699`` in 0.5.2, ``:668`` in 0.5.0, ``:667`` in 0.5.1, ``:780`` in 0.6.0), a config rft-solver refuses
+    before it reads this (`_check_verl_trainer`: Tinker trains it on no GPU of its own)."""
     value = read_or_none(reader.get, LORA_KEYS[0])
     if value is None or isinstance(value, list) and len(value) == 1:
         return []
