@@ -501,10 +501,16 @@ def _lora_config_path(reader: ConfigReader) -> Any:
     """The ``path`` of the one LoRA config of ``model.lora_configs`` (`LORA_KEYS`), which replaces the user's
     ``actor_rollout_ref.model.lora_adapter_path`` (``verl_config.py:624`` to ``:625`` in 0.5.2); None where there is
     no such config, it has no path (a dummy, which leaves the key), or the path cannot be read."""
+    return _lora_config_value(reader, "path")
+
+
+def _lora_config_value(reader: ConfigReader, key: str) -> Any:
+    """The value of `key` in the one LoRA config of ``model.lora_configs`` (`LORA_KEYS`); None where there is no such
+    config (none, or more than one, which `_lora_configs_notes` refuses), it lacks the key, or it cannot be read."""
     configs = read_or_none(reader.get, LORA_KEYS[0])
     if not (isinstance(configs, list) and len(configs) == 1 and isinstance(configs[0], Mapping)):
         return None
-    return read_or_none(reader.get, (*LORA_KEYS[0], 0, "path"))
+    return read_or_none(reader.get, (*LORA_KEYS[0], 0, key))
 
 
 LORA_CONFIG_RANK = 32
@@ -520,6 +526,39 @@ def _lora_config_path_from_08(reader: ConfigReader) -> str | None:
     if _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank):
         return None
     return "loads no adapter at a lora_rank not above 0"
+
+
+def _typed_int_refuses(value: Any) -> bool:
+    """Whether OmegaConf's typed int field refuses `value` (not None): ``IntegerNode`` takes text or a whole number
+    alone, through ``int`` (``omegaconf/nodes.py:265`` to ``:274`` in 2.3.0), so a boolean, a float, a list, a
+    mapping or text ``int`` cannot read."""
+    if type(value) not in (int, str):
+        return True
+    try:
+        int(value)
+    except ValueError:
+        return True
+    return False
+
+
+def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """A line on each LoRA rank that is no whole number (`_typed_int_refuses`: ``lora_rank: true``, which rft-solver
+    reads as no LoRA): the one LoRA config's, in Trinity's typed ``LoRAConfig`` (``common/config.py:109`` in 0.5.2),
+    which every release refuses as it loads the config (``load_config``'s ``OmegaConf.merge``, ``:983`` in 0.5.2);
+    and ``actor_rollout_ref.model.lora_rank`` (`LORA_KEYS`), typed in ``veRLConfig``'s ``ActorModel``
+    (``trainer/verl/verl_config.py:50`` in 0.5.2, ``common/verl_config.py:43`` in 0.5.0), which Trinity 0.5 merges
+    as it loads the config (``config_validator.py:1185`` in 0.5.2) and 0.6.0 on verl before 0.8 builds as its
+    trainer starts (``verl_legacy/verl_trainer.py:198``; ``build_dataclass_from_mapping`` takes it as written
+    before), unless a ``model.lora_configs`` replaces it first (``verl_legacy/verl_config.py:627`` to ``:630``), and
+    0.6.0 on verl 0.8 or later ignores (``FROZEN_KEYS``, ``trainer/verl/config.py:702``)."""
+    replaced = version != "0.5" and read_or_none(reader.get, LORA_KEYS[0]) is not None
+    ranks = (("model.lora_configs[0].lora_rank", _lora_config_value(reader, "lora_rank"), None),
+             (".".join(LORA_KEYS[1]), None if replaced else read_or_none(reader.get, LORA_KEYS[1]), "ignores the key"))
+    return [_line_by_release(
+        (ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.LORA_RANK_NOT_A_NUMBER), version,
+        f"{key} is {brief(rank)}, not a whole number: Trinity's typed config (OmegaConf's int field) refuses it",
+        from_08, "write the rank as a whole number")
+        for key, rank, from_08 in ranks if rank is not None and _typed_int_refuses(rank)]
 
 
 def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
@@ -648,7 +687,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
              *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
-             *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version))
+             *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version),
+             *_lora_rank_notes(reader, version))
     return TrinityConfig(
         model=model,
         model_path=model_path,
