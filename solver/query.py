@@ -259,6 +259,8 @@ class ConfigProblemCode(str, Enum):
     EMPTY_ADAPTER_PATH = "empty-adapter-path"
     TRAILING_SLASH_REFUSED = "trailing-slash-refused"
     TRAILING_SLASH = "trailing-slash"
+    LORA_RANK_NOT_A_NUMBER_REFUSED = "lora-rank-not-a-number-refused"
+    LORA_RANK_NOT_A_NUMBER = "lora-rank-not-a-number"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
     LENGTH_FROM_PROMPT_RESPONSE = "length-from-prompt-response"
@@ -300,12 +302,13 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
     ConfigProblemCode.ALLOC_CONF_REFUSED, ConfigProblemCode.REF_SP_UNGROUPED_REFUSED,
     ConfigProblemCode.LORA_CONFIGS_REFUSED, ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED,
-    ConfigProblemCode.TRAILING_SLASH_REFUSED})
+    ConfigProblemCode.TRAILING_SLASH_REFUSED, ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
 an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load, an empty LoRA adapter
-path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads): the config as written does not
+path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads, a LoRA rank that is no whole
+number): the config as written does not
 run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a
 code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and

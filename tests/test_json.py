@@ -752,6 +752,12 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
     (CONFIG_HEAD.replace("Qwen3-8B,", "Qwen3-8B/,") + GRPO, ("--gpu", "h100"), "", None, [C.TRAILING_SLASH_REFUSED]),
     (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: a/}}}}\n",
      ("--gpu", "h100"), "", None, [C.TRAILING_SLASH]),
+    # A LoRA rank of true: Trinity's typed int field refuses it; under trainer_config, Trinity 0.6 on verl 0.8 or later
+    # ignores the key.
+    (CONFIG_HEAD.replace("32768}", "32768, lora_configs: [{lora_rank: true}]}") + GRPO, ("--gpu", "h100"), "", None,
+     [C.LORA_RANK_NOT_A_NUMBER_REFUSED]),
+    (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: true}}}}\n",
+     ("--gpu", "h100"), "", None, [C.LORA_RANK_NOT_A_NUMBER]),
     # 6 GPUs / SP 2 divide 75, the 6 GPUs do not: Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 and 0.6 take it.
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),

@@ -102,11 +102,11 @@ def _current(cli, tmp_path: Path, *flags: str, lora: str = "", roles: str = "   
 
 @pytest.mark.parametrize(("flags", "line"), [
     (("--trinity-version", "0.5"), ("empty-adapter-path-refused", True, (
-        f"{ADAPTER} is empty: Trinity 0.5's {FAILS}: give the adapter's path, or remove the key"))),
+        f"{ADAPTER} is empty: Trinity's {FAILS}, with Trinity 0.5: give the adapter's path, or remove the key"))),
     (("--trinity-version", "0.6"), ("empty-adapter-path", False, (
-        f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}; Trinity 0.6 on verl 0.8 or later ignores the "
+        f"{ADAPTER} is empty: Trinity's {FAILS}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later ignores the "
         "key; give the adapter's path, or remove the key"))),
-    ((), ("empty-adapter-path", False, f"{ADAPTER} is empty: with verl before 0.8 Trinity's {FAILS}"))])
+    ((), ("empty-adapter-path", False, f"{ADAPTER} is empty: Trinity's {FAILS}, with verl before 0.8;"))])
 def test_an_empty_adapter_path_fails_to_load_before_the_trainer_starts(
         cli, tmp_path: Path, flags: tuple[str, ...], line: tuple[str, bool, str]):
     # verl's copy_local_path_from_hdfs asserts src[-1] != "/": an empty path raises IndexError (utils/fs.py:238).
@@ -160,7 +160,8 @@ ROLES_3 = ("  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_ro
 """The trainer's SP 4, which the ref takes, above the actor's own `actor`; `ref`: the ref's own keys."""
 REF_BUDGET = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 PASS = ("and with LoRA the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so "
-        "verl stops at the first sequence longer than that; set the ref's SP to the actor's (--write does), or its "
+        "verl stops at the first step whose batch holds a sequence longer than that (Trinity 0.5.2) or is padded wider "
+        "than that, to its longest prompt plus its longest response (0.5.0 and 0.5.1); set the ref's SP to the actor's (--write does), or its "
         "budget to at least ")
 
 
@@ -207,7 +208,8 @@ def test_lora_under_05_runs_the_refs_budget_at_the_actors_sp(cli, tmp_path: Path
     current = _lora_verdict(cli, tmp_path, "--trinity-version", "0.5", actor=actor, ref=ref)
     passes = [words for words in _lines(current, "token-budget-below-length") if "log-prob pass" in words]
     assert passes == ([line] if line else [])
-    assert current["refused"] is False  # a but: line: verl stops only at a sequence that long
+    # A but: line: verl stops only at a batch that long (0.5.0 and 0.5.1: its longest prompt plus its longest response).
+    assert current["refused"] is False
 
 
 @pytest.mark.parametrize(("flags", "lora"), [((), LORA), (("--trinity-version", "0.5"), "")])

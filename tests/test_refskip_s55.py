@@ -45,10 +45,14 @@ def test_a_ref_that_runs_no_forward_gets_no_line_on_its_tokens_per_gpu(
 def test_a_ref_whose_forward_runs_keeps_both_lines(cli, tmp_path: Path, lora: str, roles: str):
     # No LoRA config, a rank not above 0, a null adapter path and a rank that is no number (true, which Python's int()
     # would read as 1): verl runs no LoRA (an empty path is LoRA, and an empty list of LoRA configs is refused:
-    # test_lora_s56).
+    # test_lora_s56). Trinity 0.5's typed config refuses the rank true itself (test_reflora_s57): a third line says so.
+    refused = [("lora-rank-not-a-number-refused", (
+        "trainer.trainer_config.actor_rollout_ref.model.lora_rank is True, not a whole number: Trinity's typed config "
+        "(OmegaConf's int field) refuses it, with Trinity 0.5: write the rank as a whole number"))]
     assert _problems(cli, tmp_path, "grpo", lora, roles) == [
         ("role-sp-differs", (f"{REF_SP} 4 is not the actor's 2: Trinity 0.5 runs that role's forward at SP 4 within "
                              "the actor's SP groups; the verdict is at SP 2: set them alike (--write does)")),
+        *(refused if "true" in roles else []),
         ("token-budget-above-verdict", (
             "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes, at the ref's "
             "SP "

@@ -112,12 +112,12 @@ def test_a_lora_config_path_ending_in_a_slash_is_refused_at_a_rank_above_0(
 
 
 @pytest.mark.parametrize(("version", "line"), [
-    (("--trinity-version", "0.5"), ("trailing-slash-refused", f"{ASSERTS} with Trinity 0.5: {FIX}")),
+    (("--trinity-version", "0.5"), ("trailing-slash-refused", f"{ASSERTS}, with Trinity 0.5: {FIX}")),
     (("--trinity-version", "0.6"), ("trailing-slash", (
-        f"{ASSERTS} with verl before 0.8; Trinity 0.6 on verl 0.8 or later loads no adapter at a lora_rank not above "
+        f"{ASSERTS}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later loads no adapter at a lora_rank not above "
         f"0; {FIX}"))),
     ((), ("trailing-slash", (
-        f"{ASSERTS} with verl before 0.8; Trinity 0.6 on verl 0.8 or later loads no adapter at a lora_rank not above "
+        f"{ASSERTS}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later loads no adapter at a lora_rank not above "
         f"0; {FIX}")))])
 def test_a_lora_config_path_at_rank_0_fails_only_before_verl_08(
         cli, tmp_path: Path, version: tuple[str, ...], line: tuple[str, str]):
@@ -129,11 +129,11 @@ def test_a_lora_config_path_at_rank_0_fails_only_before_verl_08(
 
 
 @pytest.mark.parametrize(("version", "line"), [
-    (("--trinity-version", "0.5"), ("trailing-slash-refused", f"{ASSERTS} with Trinity 0.5: {FIX}")),
+    (("--trinity-version", "0.5"), ("trailing-slash-refused", f"{ASSERTS}, with Trinity 0.5: {FIX}")),
     (("--trinity-version", "0.6"), ("trailing-slash", (
-        f"{ASSERTS} with verl before 0.8; Trinity 0.6 on verl 0.8 or later ignores the key; {FIX}"))),
+        f"{ASSERTS}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later ignores the key; {FIX}"))),
     ((), ("trailing-slash", (
-        f"{ASSERTS} with verl before 0.8; Trinity 0.6 on verl 0.8 or later ignores the key; {FIX}")))])
+        f"{ASSERTS}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later ignores the key; {FIX}")))])
 def test_an_adapter_path_ending_in_a_slash_fails_where_verl_before_08_reads_it(
         cli, tmp_path: Path, version: tuple[str, ...], line: tuple[str, str]):
     config = _write(tmp_path, trainer=TRAINER_ADAPTER.format(path="adapters/mine/"))

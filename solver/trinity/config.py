@@ -433,7 +433,9 @@ def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
     refuses (``load_config``, ``trinity/common/config.py:983`` in 0.5.2), or a list of other than one LoRA config:
     ``_validate_lora`` takes the first, so an empty list raises ``IndexError``, and refuses more than one
     (``common/config_validator.py:701`` to ``:703`` in 0.5.2, ``:670`` to ``:672`` in 0.5.0, ``:782`` to ``:784`` in
-    0.6.0); none where it is unset or cannot be read."""
+    0.6.0); none where it is unset or cannot be read. Every release checks these only with ``model.tinker.enable``
+    off (``:699`` in 0.5.2, ``:668`` in 0.5.0, ``:667`` in 0.5.1, ``:780`` in 0.6.0), a config rft-solver refuses
+    before it reads this (`_check_verl_trainer`: Tinker trains it on no GPU of its own)."""
     value = read_or_none(reader.get, LORA_KEYS[0])
     if value is None or isinstance(value, list) and len(value) == 1:
         return []
@@ -460,16 +462,11 @@ def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | No
         return _empty_lora_config_path_notes(reader, lora_config_path, version)
     if read_or_none(reader.get, LORA_KEYS[2]) != "":
         return []
-    fails = ("worker turns LoRA on (the path is not null) and loads the adapter from it, but verl's copy_to_local "
-             "fails on an empty path (IndexError) before the trainer starts")
-    fix = "give the adapter's path, or remove the key"
-    key = ".".join(LORA_KEYS[2])
-    if version == "0.5":
-        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED,
-                              f"{key} is empty: Trinity 0.5's {fails}: {fix}")]
-    return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
-        f"{key} is empty: with verl before 0.8 Trinity's {fails}; Trinity 0.6 on verl 0.8 or later ignores the key; "
-        f"{fix}"))]
+    return [_line_by_release(
+        (ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.EMPTY_ADAPTER_PATH), version, (
+            f"{'.'.join(LORA_KEYS[2])} is empty: Trinity's worker turns LoRA on (the path is not null) and loads the "
+            "adapter from it, but verl's copy_to_local fails on an empty path (IndexError) before the trainer starts"),
+        "ignores the key", "give the adapter's path, or remove the key")]
 
 
 def _empty_lora_config_path_notes(reader: ConfigReader, path: Any, version: TrinityVersion | None
@@ -478,29 +475,42 @@ def _empty_lora_config_path_notes(reader: ConfigReader, path: Any, version: Trin
     release loads it (a rank above 0, `LORA_CONFIG_RANK` unset) or with `version` 0.5, else said."""
     if path != "":
         return []
-    fails = ("Trinity takes it as the adapter's path (it is not null, so no dummy adapter is made) and the worker "
-             "loads it through verl's copy_to_local, which fails on an empty path (IndexError) before the trainer "
-             "starts")
-    fix = "give the adapter's path, or remove the key for a new adapter"
-    if _lora_config_trains(reader):
-        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, (
-            f"model.lora_configs[0].path is empty: {fails}, with every Trinity release and verl version: {fix}"))]
+    return [_line_by_release(
+        (ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.EMPTY_ADAPTER_PATH), version, (
+            "model.lora_configs[0].path is empty: Trinity takes it as the adapter's path (it is not null, so no dummy "
+            "adapter is made) and the worker loads it through verl's copy_to_local, which fails on an empty path "
+            "(IndexError) before the trainer starts"),
+        _lora_config_path_from_08(reader), "give the adapter's path, or remove the key for a new adapter")]
+
+
+def _line_by_release(codes: tuple[ConfigProblemCode, ConfigProblemCode], version: TrinityVersion | None,
+                     fails: str, from_08: str | None, fix: str) -> ConfigProblem:
+    """The line on a key that makes Trinity's trainer fail with verl before 0.8 (`fails`, in words, then `fix`): with
+    the first of `codes` (the config refused) where Trinity 0.6 on verl 0.8 or later fails on it too (`from_08`
+    None) or `version` is 0.5, whose releases run verl before 0.8 alone; else a line with the second (a ``but:``
+    line) naming what 0.6 on verl 0.8 or later does instead (`from_08`)."""
+    refused, said = codes
+    if from_08 is None:
+        return ConfigProblem(refused, f"{fails}, with every Trinity release and verl version: {fix}")
     if version == "0.5":
-        return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, (
-            f"model.lora_configs[0].path is empty: {fails}, with Trinity 0.5: {fix}"))]
-    return [ConfigProblem(ConfigProblemCode.EMPTY_ADAPTER_PATH, (
-        f"model.lora_configs[0].path is empty: {fails}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later loads "
-        f"no adapter at a lora_rank not above 0; {fix}"))]
+        return ConfigProblem(refused, f"{fails}, with Trinity 0.5: {fix}")
+    return ConfigProblem(said, f"{fails}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later {from_08}; {fix}")
 
 
 def _lora_config_path(reader: ConfigReader) -> Any:
     """The ``path`` of the one LoRA config of ``model.lora_configs`` (`LORA_KEYS`), which replaces the user's
     ``actor_rollout_ref.model.lora_adapter_path`` (``verl_config.py:624`` to ``:625`` in 0.5.2); None where there is
     no such config, it has no path (a dummy, which leaves the key), or the path cannot be read."""
+    return _lora_config_value(reader, "path")
+
+
+def _lora_config_value(reader: ConfigReader, key: str) -> Any:
+    """The value of `key` in the one LoRA config of ``model.lora_configs`` (`LORA_KEYS`); None where there is no such
+    config (none, or more than one, which `_lora_configs_notes` refuses), it lacks the key, or it cannot be read."""
     configs = read_or_none(reader.get, LORA_KEYS[0])
     if not (isinstance(configs, list) and len(configs) == 1 and isinstance(configs[0], Mapping)):
         return None
-    return read_or_none(reader.get, (*LORA_KEYS[0], 0, "path"))
+    return read_or_none(reader.get, (*LORA_KEYS[0], 0, key))
 
 
 LORA_CONFIG_RANK = 32
@@ -508,11 +518,47 @@ LORA_CONFIG_RANK = 32
 0.6.0)."""
 
 
-def _lora_config_trains(reader: ConfigReader) -> bool:
-    """Whether the one LoRA config of ``model.lora_configs`` trains an adapter: a ``lora_rank`` above 0
-    (`LORA_CONFIG_RANK` where it sets none), at which verl 0.8's engine loads its ``path`` too."""
+def _lora_config_path_from_08(reader: ConfigReader) -> str | None:
+    """What Trinity 0.6 on verl 0.8 or later does with the one LoRA config of ``model.lora_configs``' ``path``, which
+    verl before 0.8 loads, in words: None where it loads it too, at a ``lora_rank`` above 0 (`LORA_CONFIG_RANK` where
+    it sets none); else it loads no adapter (``engine/fsdp/transformer_impl.py:141`` in verl 0.8.0)."""
     rank = read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))
-    return _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank)
+    if _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank):
+        return None
+    return "loads no adapter at a lora_rank not above 0"
+
+
+def _typed_int_refuses(value: Any) -> bool:
+    """Whether OmegaConf's typed int field refuses `value` (not None): ``IntegerNode`` takes text or a whole number
+    alone, through ``int`` (``omegaconf/nodes.py:265`` to ``:274`` in 2.3.0), so a boolean, a float, a list, a
+    mapping or text ``int`` cannot read."""
+    if type(value) not in (int, str):
+        return True
+    try:
+        int(value)
+    except ValueError:
+        return True
+    return False
+
+
+def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """A line on each LoRA rank that is no whole number (`_typed_int_refuses`: ``lora_rank: true``, which rft-solver
+    reads as no LoRA): the one LoRA config's, in Trinity's typed ``LoRAConfig`` (``common/config.py:109`` in 0.5.2),
+    which every release refuses as it loads the config (``load_config``'s ``OmegaConf.merge``, ``:983`` in 0.5.2);
+    and ``actor_rollout_ref.model.lora_rank`` (`LORA_KEYS`), typed in ``veRLConfig``'s ``ActorModel``
+    (``trainer/verl/verl_config.py:50`` in 0.5.2, ``common/verl_config.py:43`` in 0.5.0), which Trinity 0.5 merges
+    as it loads the config (``config_validator.py:1185`` in 0.5.2) and 0.6.0 on verl before 0.8 builds as its
+    trainer starts (``verl_legacy/verl_trainer.py:198``; ``build_dataclass_from_mapping`` takes it as written
+    before), unless a ``model.lora_configs`` replaces it first (``verl_legacy/verl_config.py:627`` to ``:630``), and
+    0.6.0 on verl 0.8 or later ignores (``FROZEN_KEYS``, ``trainer/verl/config.py:702``)."""
+    replaced = version != "0.5" and read_or_none(reader.get, LORA_KEYS[0]) is not None
+    ranks = (("model.lora_configs[0].lora_rank", _lora_config_value(reader, "lora_rank"), None),
+             (".".join(LORA_KEYS[1]), None if replaced else read_or_none(reader.get, LORA_KEYS[1]), "ignores the key"))
+    return [_line_by_release(
+        (ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.LORA_RANK_NOT_A_NUMBER), version,
+        f"{key} is {brief(rank)}, not a whole number: Trinity's typed config (OmegaConf's int field) refuses it",
+        from_08, "write the rank as a whole number")
+        for key, rank, from_08 in ranks if rank is not None and _typed_int_refuses(rank)]
 
 
 def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
@@ -533,26 +579,14 @@ def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) 
     loaded = [("model.model_path", read_or_none(reader.get, ("model", "model_path")), None),
               ("model.critic_model_path", read_or_none(reader.get, ("model", "critic_model_path")) if critic else None,
                None),
-              ("model.lora_configs[0].path", lora_config_path,
-               None if _lora_config_trains(reader) else "loads no adapter at a lora_rank not above 0"),
+              ("model.lora_configs[0].path", lora_config_path, _lora_config_path_from_08(reader)),
               (".".join(LORA_KEYS[2]),
                read_or_none(reader.get, LORA_KEYS[2]) if lora_config_path is None else None, "ignores the key")]
-    notes = []
-    for key, path, from_08 in loaded:
-        if not (isinstance(path, str) and path.endswith("/")):
-            continue
-        fails = (f"{key} ends in \"/\": the trainer's worker loads it through verl's copy_to_local, which asserts "
-                 "that a path does not end in \"/\", so the trainer fails as it starts")
-        fix = "write the path without its trailing \"/\" (--write leaves it to you)"
-        if from_08 is None:
-            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH_REFUSED,
-                                       f"{fails}, with every Trinity release and verl version: {fix}"))
-        elif version == "0.5":
-            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH_REFUSED, f"{fails} with Trinity 0.5: {fix}"))
-        else:
-            notes.append(ConfigProblem(ConfigProblemCode.TRAILING_SLASH, (
-                f"{fails} with verl before 0.8; Trinity 0.6 on verl 0.8 or later {from_08}; {fix}")))
-    return notes
+    return [_line_by_release((ConfigProblemCode.TRAILING_SLASH_REFUSED, ConfigProblemCode.TRAILING_SLASH), version, (
+        f"{key} ends in \"/\": the trainer's worker loads it through verl's copy_to_local, which asserts that a path "
+        "does not end in \"/\", so the trainer fails as it starts"), from_08,
+        "write the path without its trailing \"/\" (--write leaves it to you)")
+        for key, path, from_08 in loaded if isinstance(path, str) and path.endswith("/")]
 
 
 def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int,
@@ -653,7 +687,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
              *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
-             *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version))
+             *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version),
+             *_lora_rank_notes(reader, version))
     return TrinityConfig(
         model=model,
         model_path=model_path,
