@@ -237,7 +237,9 @@ def check_host_ram(host_ram_gb: float | None) -> None:
 class ConfigProblemCode(str, Enum):
     """The machine-readable code of each kind of problem a Trinity config has (`ConfigProblem`;
     `solver.results.CurrentSettings.config_problem_codes`), beside its words: one code per thing a user does about
-    it, the one source of the codes that docs/json.md's table documents."""
+    it, the one source of the codes that docs/json.md's table documents. Two are only of a config the patch wrote
+    (`solver.trinity.patched_config_problems`, what ``--write`` warns of): ``trainer-keys-merged-refused`` and
+    ``anchored-key-changed``."""
 
     UNRESOLVED_VALUE = "unresolved-value"
     NUMBER_AS_TEXT = "number-as-text"
@@ -279,6 +281,7 @@ class ConfigProblemCode(str, Enum):
     OFFLOAD_FLAGS_UNDER_ENGINE = "offload-flags-under-engine"
     TRAINER_OFFLOAD_KEYS_REFUSED = "trainer-offload-keys-refused"
     TRAINER_KEYS_REFUSED = "trainer-keys-refused"
+    TRAINER_KEYS_MERGED_REFUSED = "trainer-keys-merged-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
@@ -292,6 +295,7 @@ class ConfigProblemCode(str, Enum):
     ALLOC_CONFS_DISAGREE = "alloc-confs-disagree"
     ALLOC_CONF_NEW_NAME = "alloc-conf-new-name"
     CHUNKED_ENTROPY = "chunked-entropy"
+    ANCHORED_KEY_CHANGED = "anchored-key-changed"
 
 
 REFUSED_CONFIG_CODES = frozenset({
@@ -299,10 +303,11 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS, ConfigProblemCode.WHOLE_NODES,
     ConfigProblemCode.BATCH_DIVIDES, ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH,
     ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
-    ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.CONFIG_PATH_REFUSED,
-    ConfigProblemCode.ALLOC_CONF_REFUSED, ConfigProblemCode.REF_SP_UNGROUPED_REFUSED,
-    ConfigProblemCode.LORA_CONFIGS_REFUSED, ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED,
-    ConfigProblemCode.TRAILING_SLASH_REFUSED, ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED})
+    ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.TRAINER_KEYS_MERGED_REFUSED,
+    ConfigProblemCode.CONFIG_PATH_REFUSED, ConfigProblemCode.ALLOC_CONF_REFUSED,
+    ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, ConfigProblemCode.LORA_CONFIGS_REFUSED,
+    ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.TRAILING_SLASH_REFUSED,
+    ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above

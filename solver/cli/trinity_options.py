@@ -12,7 +12,7 @@ from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import errors_named_by, write_all_atomically
 from solver.cli.output import print_note
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
-from solver.query import ConfigProblemCode, Objective, TrinityConfig, TrinityVersion
+from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
 from solver.results import (
     ENV_EXPORT,
@@ -279,17 +279,15 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
 
 def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
                     model: Model) -> tuple[PatchedConfig, list[str], str | None]:
-    """The --from-config `config_text` patched for `best` (for --write), checked as Trinity reads it: the patched
-    config (its text, the keys it removed), a warning for each of Trinity's rules it still breaks (or key it changes
-    on a YAML anchor; Trinity 0.6's keys that 0.5 refuses, which it left where an anchor merges them in, in words of
-    their own: `_merged_keys_words`), and the length it pays for that no sequence uses (`unused_length`); `QueryError`
-    where its prompt and response exceed the plan's length, which Trinity refuses to load."""
+    """The --from-config `config_text` patched for `best` (for --write): the patched config (its text, the keys it
+    removed), a warning for each of its problems (`patched_config_problems`: the rules of Trinity's it still breaks,
+    keys it changed on a YAML anchor, ...), and the length it pays for that no sequence uses (`unused_length`);
+    `QueryError` where its prompt and response exceed the plan's length, which Trinity refuses to load."""
     from solver.trinity import (
-        anchored_keys,
         load_config_mapping,
         overlong_sequences,
+        patched_config_problems,
         patched_trinity_config,
-        trinity_config_problems,
         unused_length,
     )
 
@@ -303,29 +301,10 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
         least = overlong[1]
         raise QueryError(f"--write {args.write}: {overlong[0]}: Trinity would refuse to load it; lower them in "
                          f"{args.from_config}, or plan for {least} tokens or more (--len {least})")
-    merged = [_merged_keys_words(patched.merged_for_05)] if patched.merged_for_05 else []
-    problems = merged + [problem.words for problem in trinity_config_problems(
-        mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
-        if not (merged and problem.code in MERGED_KEYS_CODES)]  # the check's words say --write removes them
-    problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                              version=args.trinity_version)
-    warnings = [f"solve: warning: {args.write}: {problem}" for problem in problems]
+    problems = patched_config_problems(config_text, patched, best, model, name=str(args.from_config),
+                                       environ=os.environ, version=args.trinity_version)
+    warnings = [f"solve: warning: {args.write}: {problem.words}" for problem in problems]
     return patched, warnings, unused_length(mapping, str(args.write), os.environ)
-
-
-MERGED_KEYS_CODES = (ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProblemCode.TRAINER_KEYS_REFUSED)
-"""The codes of the lines on Trinity 0.6's keys under ``trainer`` that 0.5 refuses: in a config --write patched for
-0.5, each such key left is one a ``<<: *anchor`` merges in (`PatchedConfig.merged_for_05`)."""
-
-
-def _merged_keys_words(merged: tuple[str, ...]) -> str:
-    """The warning on Trinity 0.6's keys `merged` into ``trainer`` by a ``<<: *anchor``, which --write leaves for 0.5
-    (the check's own words say --write removes them)."""
-    from solver.trinity import keys_05_refuses_words
-
-    them = "them" if len(merged) > 1 else "it"
-    return (f"{keys_05_refuses_words(merged)}; a '<<: *anchor' merges {them} into trainer, and --write leaves the "
-            f"anchor as it is, since other sections may share it: remove {them} there")
 
 
 def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,

@@ -23,8 +23,8 @@ The modules, each using only those above it: `keys` (the keys and paths they all
 `reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
 (`check_trinity_config`; `trinity_config_problems` with codes), `plan_keys` (the keys a plan sets), `fragment`
 (`trinity_fragment`, and the same keys as data: `TrinitySettings`) and `patch` (`patch_trinity_config`;
-`patched_trinity_config` with the keys it removed). The names other packages use are imported from here; the rest
-from their modules.
+`patched_trinity_config` with the keys it removed; `patched_config_problems`, what ``--write`` warns of the patched
+config). The names other packages use are imported from here; the rest from their modules.
 
 What rft-solver says of a config comes from four places: `config` refuses what it cannot read or plan with
 (`ConfigError`); `checks` lists what breaks Trinity's or verl's rules (`check_trinity_config`, where a new rule
@@ -53,6 +53,7 @@ from solver.trinity.patch import (
     config_keys_changed,
     kept_interpolations,
     patch_trinity_config,
+    patched_config_problems,
     patched_trinity_config,
 )
 from solver.trinity.reader import check_config_arguments, load_config_mapping, overlong_sequences, unused_length
@@ -78,6 +79,7 @@ __all__ = [
     "load_config_mapping",
     "overlong_sequences",
     "patch_trinity_config",
+    "patched_config_problems",
     "patched_trinity_config",
     "plan_fragment",
     "read_trinity_config",

@@ -1,5 +1,5 @@
-"""patch_trinity_config: a user's Trinity config with a plan applied (ruamel round trip, comments kept), and what the
-patch says of the config's anchors and interpolations.
+"""patch_trinity_config: a user's Trinity config with a plan applied (ruamel round trip, comments kept), what the
+patch says of the config's anchors and interpolations, and the patched config's problems (`patched_config_problems`).
 
 ruamel keeps a comment that follows a block (blank lines, "# next section") on the last scalar of
 that block. When a key is appended to, or removed from, the end of a block, that trailing comment is
@@ -26,11 +26,19 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import TrinityVersion, check_host_ram
+from solver.query import ConfigProblem, ConfigProblemCode, TrinityVersion, check_host_ram
 from solver.results import Plan
 from solver.tables import Model, brief, check_types
+from solver.trinity.checks import trinity_config_problems
 from solver.trinity.interpolation import ConfigValues, is_interpolation
-from solver.trinity.keys import UNTYPED_SECTIONS, ConfigError, keys_05_refuses, value_at, yaml_scalar
+from solver.trinity.keys import (
+    UNTYPED_SECTIONS,
+    ConfigError,
+    keys_05_refuses,
+    keys_05_refuses_words,
+    value_at,
+    yaml_scalar,
+)
 from solver.trinity.plan_keys import PlanKey, host_memory_comment, keys_for_plan
 from solver.trinity.reader import check_config_arguments, load_config_mapping, read_or_none
 
@@ -398,7 +406,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
       without offload trains too).
     - Trinity 0.5: 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`) are removed where they are the
       section's own; one a ``<<: *anchor`` merges in is left with its anchor (other sections may share it), and
-      `check_trinity_config` still names it.
+      `patched_config_problems` names it.
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
     - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
       override ``trainer.max_token_len_per_gpu`` for their role (on verl before 0.8; `ROLE_KEYS_IGNORED`): one other
@@ -879,6 +887,41 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
     keys = keys_for_plan(plan, model, data, environ, version)
     return [f"{'.'.join(path)} stays {value_at(data, path)}, which gives {given} in this environment: the plan holds "
             "for that value" for path, given in _kept(data, keys, environ or {}).items()]
+
+
+def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model: Model, *, name: str = "config",
+                            environ: Mapping[str, str] | None = None,
+                            version: TrinityVersion | None = None) -> list[ConfigProblem]:
+    """What ``--write`` warns of `patched`, the config `text` with `plan` applied (`patched_trinity_config`, given
+    the same `environ` and `version`), each a `ConfigProblem`: Trinity 0.6's keys under ``trainer`` that the patch
+    left for 0.5 because a ``<<: *anchor`` merges them in (`PatchedConfig.merged_for_05`), in one line of their own
+    in place of the check's lines on them, whose words say the patch removes them; what else in the patched config
+    breaks Trinity's or verl's rules (`trinity_config_problems`, on the plan's trainer GPUs); and the keys the patch
+    changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none."""
+    check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
+                ("environ", environ, Mapping | None))
+    check_config_arguments(text, name, {} if environ is None else environ, version)
+    merged = [_merged_keys_problem(patched.merged_for_05)] if patched.merged_for_05 else []
+    checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
+                                                              plan.gpus, environ=environ, version=version)
+               if not (merged and problem.code in _MERGED_KEYS_CODES)]
+    anchored = [ConfigProblem(ConfigProblemCode.ANCHORED_KEY_CHANGED, words)
+                for words in anchored_keys(text, plan, model, name=name, environ=environ, version=version)]
+    return merged + checked + anchored
+
+
+_MERGED_KEYS_CODES = (ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProblemCode.TRAINER_KEYS_REFUSED)
+"""The codes of the check's lines on Trinity 0.6's keys under ``trainer`` that 0.5 refuses: in a config patched for
+0.5, each such key left is one a ``<<: *anchor`` merges in (`PatchedConfig.merged_for_05`)."""
+
+
+def _merged_keys_problem(merged: tuple[str, ...]) -> ConfigProblem:
+    """The problem of Trinity 0.6's keys `merged` into ``trainer`` by a ``<<: *anchor``, which the patch leaves for 0.5
+    (the check's own words say --write removes them)."""
+    them = "them" if len(merged) > 1 else "it"
+    return ConfigProblem(ConfigProblemCode.TRAINER_KEYS_MERGED_REFUSED, (
+        f"{keys_05_refuses_words(merged)}; a '<<: *anchor' merges {them} into trainer, and --write leaves the anchor "
+        f"as it is, since other sections may share it: remove {them} there"))
 
 
 class _NullWordRepresenter(RoundTripRepresenter):

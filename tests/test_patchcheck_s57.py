@@ -1,0 +1,103 @@
+"""Tests for session 57's patchcheck: what --write warns of a config it patched is decided in solver.trinity
+(`patched_config_problems`, with codes), so that an API user gets the lines --write prints: one on Trinity 0.6's keys
+a ``<<: *anchor`` merges into ``trainer`` for 0.5 (which the patch leaves), not the check's, which say --write
+removes them; and the CLI's warnings are those problems' words, as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import solver
+from solver.query import REFUSED_CONFIG_CODES, ConfigProblem, ConfigProblemCode, QueryError
+from solver.trinity import load_config_mapping, patched_config_problems, patched_trinity_config, trinity_config_problems
+
+C = ConfigProblemCode
+HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n")
+"""6 trainer GPUs of A100 80GB for Qwen3-8B at 16384 tokens, with nothing to warn of; a trainer section may follow."""
+MERGED = HEAD + "base: &base\n  balance_batch: true\n  param_offload: false\ntrainer:\n  <<: *base\n  megatron: {}\n"
+"""A trainer section with a key of 0.6's of its own (megatron) and two merged in from an anchor (an offload flag and
+balance_batch), whose lines in the check have codes of their own."""
+MERGED_WORDS = ("trainer.param_offload, trainer.balance_batch: keys of Trinity 0.6's trainer, which Trinity 0.5 "
+                "refuses (its TrainerConfig has no such key), so the config does not load; a '<<: *anchor' merges "
+                "them into trainer, and --write leaves the anchor as it is, since other sections may share it: remove "
+                "them there")
+ANCHORED = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "model: {model_path: Qwen/Qwen3-8B, max_model_len: &len 65536}\n"
+            "explorer:\n  rollout_model: {engine_num: 2, tensor_parallel_size: 1, max_model_len: *len}\n")
+"""The model's length an anchor, which the rollout's repeats: the plan at 16384 changes the one, not the other."""
+ANCHORED_WORDS = ("model.max_model_len is the anchor &len, which other keys repeat (*len): the patch sets it to 16384 "
+                  "and leaves explorer.rollout_model.max_model_len at 65536 (the anchor moves there)")
+
+
+@pytest.fixture(scope="module")
+def plan_and_model() -> tuple[solver.Plan, solver.Model]:
+    """The cheapest plan of Qwen3-8B at 16384 tokens on A100 80GB (Env on 6 GPUs), and the model."""
+    (answer,) = solver.plan("8B", gpu="a100-80g", max_model_len=16384)
+    assert answer.best is not None and (answer.best.gpus, answer.best.setting.label) == (6, "Env")
+    return answer.best, solver.load_catalog().model("8B")
+
+
+def test_merged_keys_for_05_get_their_own_line_not_the_checks(plan_and_model):
+    plan, model = plan_and_model
+    patched = patched_trinity_config(MERGED, plan, model, version="0.5")
+    assert (patched.removed_for_05, patched.merged_for_05) == (
+        ("trainer.megatron",), ("trainer.param_offload", "trainer.balance_batch"))
+    # The check alone, on the patched text, says what --write does not do: remove the merged keys.
+    checked = trinity_config_problems(load_config_mapping(patched.text, "patched"), model, plan.gpus, version="0.5")
+    assert [problem.code for problem in checked] == [C.TRAINER_OFFLOAD_KEYS_REFUSED, C.TRAINER_KEYS_REFUSED]
+    assert all("--write does" in problem.words for problem in checked)
+    assert patched_config_problems(MERGED, patched, plan, model, version="0.5") == [
+        ConfigProblem(C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS)]
+    assert C.TRAINER_KEYS_MERGED_REFUSED in REFUSED_CONFIG_CODES  # Trinity 0.5 does not load it
+
+
+def test_a_patched_config_without_problems_has_none(plan_and_model):
+    plan, model = plan_and_model
+    for text, version in ((HEAD, None), (HEAD, "0.5"), (MERGED, "0.6"), (MERGED, None)):
+        patched = patched_trinity_config(text, plan, model, version=version)
+        assert patched_config_problems(text, patched, plan, model, version=version) == [], (text, version)
+
+
+def test_a_key_the_patch_changes_on_an_anchor_is_a_problem_with_its_code(plan_and_model):
+    plan, model = plan_and_model
+    patched = patched_trinity_config(ANCHORED, plan, model)
+    assert patched_config_problems(ANCHORED, patched, plan, model) == [
+        ConfigProblem(C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
+
+
+def test_patched_config_problems_refuses_wrong_types(plan_and_model):
+    plan, model = plan_and_model
+    with pytest.raises(QueryError, match="^patched must be a PatchedConfig, got "):
+        patched_config_problems(HEAD, HEAD, plan, model)  # type: ignore[arg-type]
+    patched = patched_trinity_config(HEAD, plan, model)
+    with pytest.raises(QueryError, match="^version must be one of None, 0.5, 0.6, got '0.7'"):
+        patched_config_problems(HEAD, patched, plan, model, version="0.7")  # type: ignore[arg-type]
+
+
+def test_write_warns_of_the_patched_configs_problems_in_order(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Merged keys, a rule the patched config still breaks and an anchored key: --write's warnings, word for word and
+    # in that order, are the API's problems.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    text = (ANCHORED + "base: &base\n  balance_batch: true\n  param_offload: false\ntrainer:\n  <<: *base\n"
+            "  megatron: {}\n  trainer_config:\n    actor_rollout_ref:\n"
+            "      ref: {fsdp_config: {offload_policy: true}}\n")
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--len", "16k", "--trinity-version", "0.5",
+                         "--write", str(patched))
+    rule = ("trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy "
+            "fsdp2, got none (Trinity before 0.6 takes fsdp)")
+    assert (status, [line for line in err.splitlines() if line.startswith("solve: warning:")]) == (0, [
+        f"solve: warning: {patched}: {words}" for words in (MERGED_WORDS, rule, ANCHORED_WORDS)])
+    plan, model = solver.plan("8B", gpu="a100-80g", max_model_len=16384, budget_gpus=6, exact=True)[0].best, (
+        solver.load_catalog().model("8B"))
+    assert plan is not None
+    problems = patched_config_problems(text, patched_trinity_config(text, plan, model, version="0.5"), plan, model,
+                                       version="0.5")
+    assert [(problem.code, problem.words) for problem in problems] == [
+        (C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS), (C.OFFLOAD_NEEDS_FSDP2, rule),
+        (C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
