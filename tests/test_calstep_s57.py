@@ -58,7 +58,6 @@ def test_a_fit_keeps_the_optimizer_step_of_the_settings_that_trained_within_its_
         assert verdict["headroom_gib"] == pytest.approx(GAP * verdict["memory_gib"], abs=1e-3)
 
 
-
 def test_a_list_of_model_paths_is_refused_as_a_list_of_names(cli):
     # The path form takes the last "/" part, which ran past the comma: Qwen3-14B was planned, without a word.
     listed = ("solve: error: model 'Qwen/Qwen3-8B,Qwen/Qwen3-14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked "
