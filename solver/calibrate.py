@@ -4,10 +4,12 @@ Evidence, from each cell of a table in the tables' format: the cell's setting fi
 (positive), and every setting the source would have tried before it did not (negative; at a ``-`` cell,
 none of them did). For each observation the model's margin, ``sum(coefficient * term) - usable * memory``,
 is linear in the coefficients: a positive observation wants it at most ``-gap``, a negative one at least
-``+gap``. The program minimises the violations (a wrongly predicted fit, which would let a plan run out
-of memory, weighs ten times a wrongly predicted failure) plus a small pull of every multiplier
-towards its first-principles value of 1, and of ``usable_env`` down towards ``usable`` (a fit that the
-evidence leaves free there gives Env no memory it has not shown, on the safe side).
+``+gap``. A positive one without Offload wants the optimizer step's margin (`solver.memory.optimizer_step_gib`
+against `STEP_USABLE` of the memory, linear in the overhead) at most ``-gap`` too, as ``Breakdown.fits`` requires.
+The program minimises the violations (a wrongly predicted fit, which would let a plan run out of memory, weighs ten
+times a wrongly predicted failure) plus a small pull of every multiplier towards its first-principles value of 1,
+and of ``usable_env`` down towards ``usable`` (a fit that the evidence leaves free there gives Env no memory it has
+not shown, on the safe side).
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from solver.memory import (
     DEFAULT_MARGIN,
     PER_TOKEN_TERMS,
     PRIOR,
+    STEP_USABLE,
     TERMS,
     breakdown,
     features,
+    optimizer_step_states_gib,
     token_features,
     token_floor_gib,
 )
@@ -254,6 +258,9 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
         violation = solver.NumVar(0, solver.infinity(), f"violation_{index}")
         if observation.fits:
             solver.Add(margin <= -GAP * memory + violation)
+            if not observation.setting.offload:  # the optimizer step must fit too, as `Breakdown.fits` requires
+                step = optimizer_step_states_gib(observation.model, observation.gpus) + multiplier["overhead"]
+                solver.Add(step - STEP_USABLE * memory <= -GAP * memory + violation)
             objective.SetCoefficient(violation, 1.0 / memory)
         else:
             solver.Add(margin >= GAP * memory - violation)

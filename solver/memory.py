@@ -401,13 +401,19 @@ root of the second moment into a new fp32 tensor."""
 
 
 def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: Coefficients) -> float:
-    """The peak at the optimizer step, GiB: the states as first principles count them (16 bytes per parameter
-    of the shard; the calibrated multiplier also carries what the activation peak holds besides),
-    `ADAM_STEP_BYTES` more, and the overhead; 0 with Offload, whose step runs on the CPU. It does not grow with
-    the length, so it binds only for large models at short contexts (Qwen3-32B on eight 80 GB GPUs)."""
+    """The peak at the optimizer step, GiB: `optimizer_step_states_gib` and the overhead; 0 with Offload, whose step
+    runs on the CPU. It does not grow with the length, so it binds only for large models at short contexts (Qwen3-32B
+    on eight 80 GB GPUs)."""
     if setting.offload:
         return 0.0
-    return (16 + ADAM_STEP_BYTES) * model.parameters_b * 1e9 / gpus / GIB + coefficients.overhead
+    return optimizer_step_states_gib(model, gpus) + coefficients.overhead
+
+
+def optimizer_step_states_gib(model: Model, gpus: int) -> float:
+    """What the optimizer step holds without Offload besides the overhead, GiB: the states as first principles count
+    them (16 bytes per parameter of the shard; the calibrated multiplier also carries what the activation peak holds
+    besides) and `ADAM_STEP_BYTES` more. The calibration fits the overhead against it."""
+    return (16 + ADAM_STEP_BYTES) * model.parameters_b * 1e9 / gpus / GIB
 
 
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:

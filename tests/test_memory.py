@@ -3255,7 +3255,8 @@ def test_a_need_in_tenths_fits_the_node_s_tenths_just_where_host_ram_holds_says_
 
 def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp_path: Path):
     # Qwen3-14B without Offload on one 80 GB GPU cannot hold its states (16 bytes a parameter, 220 GiB): a cell that
-    # says it trained is likely a typo, and calibrate names it, with what the fit predicts.
+    # says it trained is likely a typo, and calibrate names it, with what the fit predicts. Its optimizer step cannot
+    # fit either, whatever the multipliers, so the fit leaves them where the other cells put them (states at 1).
     cells = tmp_path / "mine.yaml"
     cells.write_text(h100_cells(1, "one", "14B, 0.6B", {8192: "{14B: vanilla, 0.6B: vanilla}",
                                                        16384: "{14B: '-', 0.6B: vanilla}"}), encoding="utf-8")
@@ -3263,7 +3264,7 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(written))
     assert status == 0 and "1 predicted not to fit that did" in out
     assert err.endswith("solve calibrate: note: of your cells, the fit predicts the other way: Qwen3-14B on 1 x "
-                        "H100-80GB at 8192, cell 'vanilla': vanilla trained there, predicted 149.6 GiB of 71.7 usable "
+                        "H100-80GB at 8192, cell 'vanilla': vanilla trained there, predicted 268.9 GiB of 71.7 usable "
                         f"(usable: before any safety margin; solve memory --memory-model {written} breaks each down)\n")
     # A '-' cell stands for every setting tried there (vanilla, Env, ... Env + Offload + SP=8 on 8 GPUs), each of which
     # first principles predict to fit: the cell is named once, with the first.
@@ -3279,12 +3280,13 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
 
 
 def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_path: Path):
-    # Qwen3-14B trained vanilla at 32768 on one 24 GB card: one observation (vanilla is tried first), which no
-    # plausible coefficients meet; the fit ends at an edge, and the cell is predicted not to fit.
+    # Qwen3-0.6B trained vanilla at 131072 on one 24 GB card: one observation (vanilla is tried first), which no
+    # plausible coefficients meet (its optimizer step fits: the activations' peak decides); the fit ends at an edge,
+    # and the cell is predicted not to fit.
     cells = tmp_path / "cells.yaml"
     cells.write_text("gpu: Own-24GB\nmemory_gb: 24\nsource: mine\ntables:\n  - gpus: 1\n    section: '1 x Own'\n"
-                     "    models: [Qwen3-14B]\n    rows:\n"
-                     "      - {max_model_len: 32768, cells: {Qwen3-14B: vanilla}}\n", encoding="utf-8")
+                     "    models: [Qwen3-0.6B]\n    rows:\n"
+                     "      - {max_model_len: 131072, cells: {Qwen3-0.6B: vanilla}}\n", encoding="utf-8")
     fitted = tmp_path / "fit.yaml"
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
     assert status == 0 and out.splitlines()[0] == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, "
@@ -3299,8 +3301,8 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     assert unphysical.endswith("likely too few cells to pin the model down (1 observation; add cells, or fit with the "
                                "documented ones too: --with-tables), or cells measured with another framework or "
                                "precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold")
-    assert second.startswith("solve calibrate: warning: the fit predicts your only cell the other way: Qwen3-14B on "
-                             "1 x Own-24GB at 32768, cell 'vanilla': vanilla trained there, predicted ")
+    assert second.startswith("solve calibrate: warning: the fit predicts your only cell the other way: Qwen3-0.6B on "
+                             "1 x Own-24GB at 131072, cell 'vanilla': vanilla trained there, predicted ")
     assert second.endswith(f"(usable: before any safety margin; solve memory --memory-model {fitted} breaks each "
                            "down); check it for typos")
 
@@ -3324,15 +3326,15 @@ def test_calibrate_reports_usable_env_a_hair_below_all_of_the_memory(cli, tmp_pa
         "not pin the model down; add cells, or --with-tables to fit with the documented ones too")
 
 def test_calibrate_refuses_cells_of_a_gpu_of_your_own_that_contradict_one_another(cli, tmp_path: Path):
-    # Two files give Qwen3-14B on one 24 GB card at 32768 as vanilla and as Env (which says vanilla ran out): refused,
+    # Two files give Qwen3-0.6B on one 24 GB card at 131072 as vanilla and as Env (which says vanilla ran out): refused,
     # naming the second, as two tables for one count (the fit took both sides and ended at the edges). The second
     # alone ends at the edges too, where the warning asks for more cells, with no contradiction to mend.
     files = []
     for name, cell in (("a.yaml", "vanilla"), ("b.yaml", "Env")):
         path = tmp_path / name
         path.write_text("gpu: Own-24GB\nmemory_gb: 24\nsource: mine\ntables:\n  - gpus: 1\n    section: '1 x Own'\n"
-                        "    models: [Qwen3-14B]\n    rows:\n"
-                        f"      - {{max_model_len: 32768, cells: {{Qwen3-14B: {cell}}}}}\n", encoding="utf-8")
+                        "    models: [Qwen3-0.6B]\n    rows:\n"
+                        f"      - {{max_model_len: 131072, cells: {{Qwen3-0.6B: {cell}}}}}\n", encoding="utf-8")
         files += ["--cells", str(path)]
     assert cli("calibrate", *files) == (2, "", (
         f"solve calibrate: error: --cells {files[-1]}: a table for a GPU count that --cells {files[1]} has already: "
@@ -3365,10 +3367,11 @@ def test_calibrate_names_three_missed_cells_without_counting_more(cli, tmp_path:
     status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
     missed = err.rsplit("the fit predicts 3 of your 8 cells the other way: ", 1)[-1]
     assert status == 0 and missed.count("cell 'vanilla': vanilla trained there") == 3
-    # Three of eight cells: more than a quarter, so a warning, and the edge's warning above already asked for cells.
+    # Three of eight cells: more than a quarter, so a warning that asks for cells (their optimizer step cannot fit
+    # whatever the multipliers, so none ends at an edge, whose warning would have asked).
     assert " more (" not in missed and missed.endswith(
         f"(usable: before any safety margin; solve memory --memory-model {tmp_path / 'model.yaml'} breaks each down); "
-        "check them for typos\n")
+        "check them for typos, add cells, or fit with the documented ones too (--with-tables)\n")
     # A fourth: three are named, and the fourth is counted.
     rows = {1024: "{14B: vanilla, 0.6B: vanilla}", **rows}
     cells.write_text(h100_cells(1, "one", "14B, 0.6B", rows), encoding="utf-8")
@@ -3405,12 +3408,12 @@ def test_calibrate_counts_the_missed_cells_among_yours(cli, tmp_path: Path):
     status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
     assert status == 0 and ("solve calibrate: warning: the fit predicts 1 of your 2 cells the other way: Qwen3-14B on "
                             "1 x H100-80GB at 8192, cell 'vanilla': vanilla trained there") in err
-    assert err.endswith("; check it for typos\n")  # the one cell named
+    assert err.endswith("; check it for typos, add cells, or fit with the documented ones too (--with-tables)\n")
     cells.write_text(h100_cells(1, "one", "14B", {8192: "{14B: vanilla}", 16384: "{14B: vanilla}"}), encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
     assert status == 0 and ("solve calibrate: warning: the fit predicts all 2 of your cells the other way: Qwen3-14B "
                             "on 1 x H100-80GB at 8192, cell 'vanilla': vanilla trained there") in err
-    assert err.endswith("; check them for typos\n")
+    assert err.endswith("; check them for typos, add cells, or fit with the documented ones too (--with-tables)\n")
 
 
 def test_two_table_files_of_one_gpu_type_are_refused(tmp_path: Path):

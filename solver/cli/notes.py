@@ -1,18 +1,19 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
 memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a
-config.json one term off a tabled model's shape or with multi-token prediction layers (not counted), a pool's GPU
-type or --gpu named without its memory where the catalogue has it with other memory too."""
+config.json one term off a tabled model's shape or with multi-token prediction layers (not counted), or whose YaRN
+factor the plan replaces, a pool's GPU type or --gpu named without its memory where the catalogue has it with other
+memory too."""
 
 from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from solver.cli.output import print_note
 from solver.memory import GRID
-from solver.tables import Catalog, Fleet, GpuType, counted, load_catalog, named_jobs
+from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -49,6 +50,19 @@ def note_uncounted_mtp_layers(prog: str, catalog: Catalog, added: str, jobs: Seq
     print_note(f"{prog}: note: {added}{_of_jobs(jobs)} declares {counted(layers, 'multi-token prediction layer')} "
                "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
                "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)")
+
+
+def note_replaced_yarn_factor(prog: str, model: Model, factors: Iterable[float]) -> None:
+    """A note on stderr where a config.json's own YaRN factor (`Model.config_yarn_factor`) differs from the
+    `factors` the best plans write in its place: Trinity sets the factor from the length, and the written lines
+    replace the config's."""
+    written = sorted({factor for factor in factors if factor != model.config_yarn_factor})
+    if model.config_yarn_factor is None or not written:
+        return
+    print_note(f"{prog}: note: {model.name}'s config.json gives YaRN factor {model.config_yarn_factor!r} "
+               f"(rope_scaling); the plan uses factor {' and '.join(repr(factor) for factor in written)} in its place, "
+               f"from the length (max_model_len / {model.native_context}), as Trinity sets it, and the rope_scaling "
+               "it writes replaces the config's")
 
 
 def _of_jobs(jobs: Sequence[str]) -> str:

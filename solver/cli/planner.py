@@ -21,7 +21,7 @@ from solver.cli.argtypes import (
     whole_number,
 )
 from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
+from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant, note_replaced_yarn_factor
 from solver.cli.options import (
     GPU_NAMES,
     add_cells_option,
@@ -190,6 +190,9 @@ def run_planner(args: argparse.Namespace) -> int:
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys)
     note_added_model("solve", catalog, added)
+    note_replaced_yarn_factor("solve", catalog.model(query.model), (
+        answer.plans[0].rope_scaling_factor for answer in answers
+        if answer.plans and answer.plans[0].rope_scaling_factor is not None))
     untrained = args.check and any(answer.current is None or not answer.current.trains or answer.current.refused
                                    for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN

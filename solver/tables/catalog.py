@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple, TypeVar
@@ -113,26 +113,26 @@ def _named_entry(wanted: str, entries: tuple[_Entry, ...]) -> _Entry | None:
                 None)
 
 
-def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], wanted_name: str | None = None,
+def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], form: Callable[[str], str] = normalise,
                 refused: tuple[GpuWithoutBf16, ...] = ()) -> _Entry:
-    """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`, with a
-    guess at what it meant unless it could as well be a `refused` name (``rtx-6000``: the Quadro RTX 6000, without
-    bf16, as much as the RTX 6000 Ada)."""
+    """The entry that `name` names in its normalised `form` (and each name of a list that `name` gives, which is
+    refused: `RefusedNameError`); `QueryError` naming `name`, with a guess at what it meant unless it could as well
+    be a `refused` name (``rtx-6000``: the Quadro RTX 6000, without bf16, as much as the RTX 6000 Ada)."""
     if not isinstance(name, str):
         if isinstance(name, Model | GpuType):  # a config.json's model or a GPU type of your own: its name, and where
             added = "with_model(model)" if isinstance(name, Model) else "with_gpu_types([gpu_type])"
             raise QueryError(f"a {kind} is named by a string, got a {type(name).__name__}: pass its name, "
                              f"{brief(name.name)}, with catalog=catalog.{added}")
         raise QueryError(f"a {kind} is named by a string, got {shown_value(name)}")
-    wanted = normalise(wanted_name or name)
+    listed = [_named_entry(form(part), entries) for part in name.split(",")] if "," in name else []
+    if listed and all(listed):  # a list where one is asked (as solve map's --model takes them), even where its
+        listed_names = ", ".join(entry.name for entry in listed if entry)  # path form names its last: not a typo
+        raise RefusedNameError(f"{kind} {brief(name)} lists {len(listed)} ({listed_names}) where one is asked for: "
+                               "give one, and ask for each in turn")
+    wanted = form(name)
     found = _named_entry(wanted, entries)
     if found is not None:
         return found
-    listed = [_named_entry(normalise(part), entries) for part in name.split(",")] if "," in name else []
-    if listed and all(listed):  # a list where one is asked (as solve map's --model takes them): not a typo
-        listed_names = ", ".join(entry.name for entry in listed if entry)
-        raise RefusedNameError(f"{kind} {brief(name)} lists {len(listed)} ({listed_names}) where one is asked for: "
-                               "give one, and ask for each in turn")
     accepted = _accepted(entries)
     short = min(((alias, e.name) for e in entries for alias in e.aliases), key=lambda pair: len(pair[0]), default=None)
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
@@ -244,8 +244,7 @@ class Catalog(Frozen):
     def model(self, name: str) -> Model:
         """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
         (``Qwen/Qwen3-4B``) by its last part."""
-        return _find_entry("model", name, self.models,
-                           wanted_name=model_name_from_path(name) if isinstance(name, str) else None)
+        return _find_entry("model", name, self.models, form=lambda given: normalise(model_name_from_path(given)))
 
     def gpu(self, name: str) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
@@ -257,7 +256,7 @@ class Catalog(Frozen):
         except QueryError:
             if not isinstance(name, str) or smi_name_form(name) == normalise(name):
                 raise
-        return _find_entry("GPU", name, self.gpu_types, wanted_name=smi_name_form(name), refused=self.without_bf16)
+        return _find_entry("GPU", name, self.gpu_types, form=smi_name_form, refused=self.without_bf16)
 
     def meant_gpu_type(self, name: str) -> str | None:
         """The GPU type that a GPU name the catalogue lacks (`name`, a cells file's) was likely meant to be: one with
@@ -312,7 +311,8 @@ class Catalog(Frozen):
         elif named:  # the catalogue's model, which its tables know by its name (``qwen3-8b`` is Qwen3-8B),
             # with the context the config gives it
             model = named[0].model_copy(update={"native_context": model.native_context,
-                                                "rope_scaling": model.rope_scaling})
+                                                "rope_scaling": model.rope_scaling,
+                                                "config_yarn_factor": model.config_yarn_factor})
         else:
             model = model.model_copy(update={"aliases": ()})
         twin = next((m for m in self.models if m.shape == model.shape), None) if not named else None
@@ -342,7 +342,8 @@ class Catalog(Frozen):
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
         """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
         --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables of their own, `tables_for`); `QueryError`
-        for one whose name or alias is another's (in any case)."""
+        for one whose name or alias is another's (in any case), or one the catalogue refuses (`RefusedNameError`: a GPU
+        type without bf16, or a list of GPU types it has)."""
         if isinstance(gpu_types, (str, BaseModel)) or not isinstance(gpu_types, Iterable):
             raise QueryError(f"gpu_types must be a list of GpuType, got {shown_value(gpu_types)}")
         gpu_types = list(gpu_types)
@@ -352,10 +353,10 @@ class Catalog(Frozen):
             if gpu_type in catalog.gpu_types:
                 continue
             for name in (gpu_type.name, *gpu_type.aliases):
-                catalog.refuse_without_bf16(name)
-            for name in (gpu_type.name, *gpu_type.aliases):
                 try:
                     known = catalog.gpu(name)
+                except RefusedNameError:  # a GPU type without bf16, or a list of GPU types: no name of one's own
+                    raise
                 except QueryError:  # a name of its own, as it must be
                     continue
                 raise QueryError(f"{name} names {known.name} ({known.memory_gib:.1f} GiB), another GPU type: give "

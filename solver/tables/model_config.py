@@ -169,12 +169,13 @@ def load_model_config(path: Path | str) -> Model:
     _check_text_model(path, config)
     shape = _config_shape(path, config)
     name, aliases = _config_names(path, config)
-    rope_type, native = _config_rope(path, config)
+    rope_type, native, factor = _config_rope(path, config)
+    own = rope_type not in (None, "default", "yarn") or _trained_yarn(config, rope_type)
     return Model(name=name, aliases=aliases, **shape, native_context=native,
                  logit_softcapping=config.get("final_logit_softcapping",
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
-                 rope_scaling=(str(rope_type) if rope_type not in (None, "default", "yarn")
-                               or _trained_yarn(config, rope_type) else None),
+                 rope_scaling=str(rope_type) if own else None,
+                 config_yarn_factor=float(factor) if rope_type == "yarn" and not own and factor is not None else None,
                  qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config),
                  uncounted_mtp_layers=_mtp_layers(path, config))
 
@@ -512,10 +513,10 @@ def _config_names(path: Path, config: dict[str, Any]) -> tuple[str, tuple[str, .
     return name, aliases
 
 
-def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int]:
-    """A config.json's RoPE scaling type (None without one) and native context (a YaRN model's original one);
-    `TableError` where they are malformed (or its scaling factor is not a number of at least 1, as transformers
-    checks it)."""
+def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, float | None]:
+    """A config.json's RoPE scaling type (None without one), native context (a YaRN model's original one) and
+    scaling factor (None without one); `TableError` where they are malformed (or its scaling factor is not a number
+    of at least 1, as transformers checks it)."""
     # transformers 5 writes it as rope_parameters (rope_theta beside rope_type), the versions before as rope_scaling
     key = "rope_parameters" if config.get("rope_scaling") is None and "rope_parameters" in config else "rope_scaling"
     scaling = config.get(key)
@@ -538,7 +539,7 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int]:
     if (rope_type == "yarn" and isinstance(scaling, dict) and not _trained_yarn(config, rope_type)
             and scaling.get("original_max_position_embeddings") is not None):
         native = _config_number(path, scaling, "original_max_position_embeddings")  # YaRN is re-derived from here
-    return rope_type, native
+    return rope_type, native, factor
 
 
 def _trained_yarn(config: dict[str, Any], rope_type: object) -> bool:

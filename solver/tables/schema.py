@@ -290,6 +290,9 @@ class Model(Frozen):
     """The model's own RoPE scaling (its config's ``rope_scaling.rope_type``, e.g. ``llama3`` for Llama 3.1),
     which its native context already relies on: YaRN must not replace it. None for a plain RoPE, or for
     YaRN itself (rft-solver writes the factor the length needs)."""
+    config_yarn_factor: Annotated[float, Ge(1), AllowInfNan(False)] | None = None
+    """For a model read from a config.json with a YaRN ``rope_scaling`` that is not its own (`rope_scaling` is None):
+    the factor the config gives, which a plan's factor, from the length, replaces; None otherwise."""
     moe: MoE | None = None
     mla: MLA | None = None
     """Its multi-head latent attention (DeepSeek-V2's); None for attention of query, key and value projections.

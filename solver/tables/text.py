@@ -61,9 +61,9 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     # Qwen3-8B-Instruct: Qwen3-8B; not by a memory size or kind: h20-141gb and h20-3e are not the H20-96GB), or ends
     # with it as its last part (70B: Llama-3.1-70B), or is it after a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's
     # older id: llama-3.1-8b-instruct; not after a short form, as 8B ends it too), or is it with one keystroke doubled
-    # (a1000: a100) or other hyphens (qwen-3-8b: qwen3-8b), or with its version left out or cut to the major one
-    # (qwen8b: qwen3-8b, llama3-8b: llama-3.1-8b), or its size in millions (600m: 0.6b), and only one does: a name one
-    # character away otherwise is often another thing (v100 is not h100, 5B is not 8B).
+    # (a1000: a100) or other hyphens (qwen-3-8b: qwen3-8b; tried first), or with its version left out or cut to the
+    # major one (qwen8b: qwen3-8b, llama3-8b: llama-3.1-8b), or its size in millions (600m: 0.6b), and only one does:
+    # a name one character away otherwise is often another thing (v100 is not h100, 5B is not 8B).
     in_billions = _MILLIONS.sub(lambda size: f"{int(size[1]) / 1000:g}b", wanted)
     if in_billions != wanted:
         return names.get(in_billions) or guessed_name(in_billions, names)
@@ -71,16 +71,17 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     # Only where a known name is one key shorter: a long name makes no copies of itself.
     undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]
                  } if any(len(known) == len(wanted) - 1 for known in names) else set()
-    close = {names[known] for known in completions if not known.startswith(completions[0])} | {
-        names[completions[0]]} if completions else (  # completions, last parts, extensions, then doubled keys
-        {entry for known, entry in names.items() if known.endswith("-" + wanted)}
-        or {entry for known, entry in names.items()
-            if wanted.startswith(known + "-") and not _MEMORY_SIZE.fullmatch(wanted[len(known) + 1:])}
-        or {entry for known, entry in names.items()
-            if wanted.endswith("-" + known) and not _is_short_form(known, entry)}
-        or {entry for known, entry in names.items() if known in undoubled}
-        or {entry for known, entry in names.items() if _unhyphenated(known) == _unhyphenated(wanted)}
-        or {entry for known, entry in names.items() if _unhyphenated(wanted) in _without_version(known)})
+    # The name but for its hyphens first (l40-s: L40S-48GB's alias l40s, nearer than L40-48GB's l40 it extends).
+    close = {entry for known, entry in names.items() if _unhyphenated(known) == _unhyphenated(wanted)} or (
+        {names[known] for known in completions if not known.startswith(completions[0])} | {
+            names[completions[0]]} if completions else (  # completions, last parts, extensions, then doubled keys
+            {entry for known, entry in names.items() if known.endswith("-" + wanted)}
+            or {entry for known, entry in names.items()
+                if wanted.startswith(known + "-") and not _MEMORY_SIZE.fullmatch(wanted[len(known) + 1:])}
+            or {entry for known, entry in names.items()
+                if wanted.endswith("-" + known) and not _is_short_form(known, entry)}
+            or {entry for known, entry in names.items() if known in undoubled}
+            or {entry for known, entry in names.items() if _unhyphenated(wanted) in _without_version(known)}))
     return close.pop() if len(close) == 1 else None
 
 
