@@ -3423,8 +3423,10 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
     assert "      rollout: {log_prob_max_token_len_per_gpu: 16384}\n" in patched.read_text(encoding="utf-8")
     current, _ = verdict(4096)
     assert current["config_problems"] == [(
-        f"{key} 4096 x SP 4 is below model.max_model_len 32768: verl before 0.8 stops at the first sequence longer "
-        "than that in the actor's log-prob recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")]
+        f"{key} 4096 x SP 4 is below model.max_model_len 32768: in the actor's log-prob recompute verl before 0.8 "
+        "stops at the first step whose batch holds a sequence longer than that (Trinity 0.5.2 and 0.6) or is padded "
+        "wider than that, to its longest prompt plus its longest response (0.5.0 and 0.5.1), and Trinity 0.6 on verl "
+        "0.8 or later ignores the key")]
 
 
 def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_said_to_be_set(

@@ -22,6 +22,7 @@ from solver.rules import (
     batch_over_trainer_gpus_words,
     batch_split_violation,
     least_token_budget,
+    micro_batch_stop_words,
     sp_gpus_violation,
     splits_batch,
     whole_nodes_violation,
@@ -205,7 +206,9 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
 def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: str,
                    version: TrinityVersion | None) -> str:
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
-    and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's)."""
+    and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's).
+    A forward's budget (`FORWARD_BUDGETS`) is never raised, and verl stops there as `micro_batch_stop_words` says with
+    Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
     who = "Trinity 0.5" if version == "0.5" else "Trinity with verl before 0.8"
@@ -217,8 +220,11 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     if path in FORWARD_BUDGETS:  # filled from a raised budget, never raised itself
         forward = FORWARD_BUDGETS[path].forward
         if version == "0.5":
-            return ("Trinity 0.5 never raises it, and its verl (before 0.8) stops at the first sequence longer than "
-                    f"that in {forward}")
+            return (f"Trinity 0.5 never raises it, and in {forward} its verl (before 0.8) "
+                    f"{micro_batch_stop_words('Trinity 0.5.2')}")
+        if version is None:  # 0.5.0 and 0.5.1 too
+            return (f"in {forward} verl before 0.8 {micro_batch_stop_words('Trinity 0.5.2 and 0.6')}, and Trinity 0.6 "
+                    "on verl 0.8 or later ignores the key")
         return (f"verl before 0.8 stops at the first sequence longer than that in {forward}, and Trinity 0.6 on verl "
                 "0.8 or later ignores the key")
     if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys, and stops at none

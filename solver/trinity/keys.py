@@ -125,9 +125,10 @@ FORWARD_BUDGETS = {
 ``synchronize_config`` raises the actor's and the critic's (``common/verl_config.py:542``, ``:595``), then fills the
 rollout's and the critic's forward from them (``:665``, ``:600``); 0.5.2 alike (``trainer/verl/verl_config.py:682``,
 ``:615``), and 0.6.0 on verl before 0.8 (``trainer/verl_legacy/verl_config.py:691``, ``:622``). verl before 0.8 runs
-the forward at its role's SP, budget x SP tokens per micro-batch, and asserts each sequence fits
-(``seqlen_balancing.py:382`` in 0.7.0; the critic's, ``dp_critic.py:168``); Trinity 0.6 on verl 0.8 or later sets both
-keys itself (``FROZEN_KEYS``, ``trainer/verl/config.py:730``, ``:741``)."""
+the forward at its role's SP, budget x SP tokens per micro-batch (the critic's, ``dp_critic.py:168`` in 0.7.0), and
+asserts that each step's batch fits, its longest sequence or, with Trinity 0.5.0 and 0.5.1, its padded width
+(`micro_batch_stop_words`); Trinity 0.6 on verl 0.8 or later sets both keys itself (``FROZEN_KEYS``,
+``trainer/verl/config.py:730``, ``:741``)."""
 
 
 def trains_critic(algorithm: Any) -> bool:
