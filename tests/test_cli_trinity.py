@@ -2074,7 +2074,8 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
     # On, or not given, nothing is said; a value Trinity refuses is named.
     # Under trainer_config, without --trinity-version 0.5, not every release refuses it.
     refused = ("trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing must be true or false, "
-               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 takes it as written")
+               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 fails on it as the trainer "
+               "starts")
     for value, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("VALUE", value), encoding="utf-8")
         [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
@@ -2098,7 +2099,7 @@ def test_remove_padding_turned_off_is_reported_and_written_back_on(
     assert answer["current"]["config_problems"] == [
         f"trainer.use_remove_padding {why}",
         (f"trainer.trainer_config.actor_rollout_ref.model.use_remove_padding {why} (on Trinity before 0.6 only: "
-         "Trinity 0.6 sets it to trainer.use_remove_padding)")]
+         "Trinity 0.6 sets it to trainer.use_remove_padding whatever the verl)")]
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--write", str(patched))
     assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on

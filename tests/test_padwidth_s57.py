@@ -1,9 +1,14 @@
-"""Trinity lines made exact against the released wheels (session 57).
+"""Two Trinity lines made exact against the released wheels (session 57).
 
 A forward's own token budget (the rollout's, the critic's forward's), which Trinity never raises: verl before 0.8
 asserts that each step's batch fits a micro-batch, at its longest sequence with Trinity 0.5.2 and 0.6.0 (their own
 ``rearrange_micro_batches``), at its padded width (its longest prompt plus its longest response) with 0.5.0 and 0.5.1
-(verl 0.7.0's). A batch of short enough sequences passes either way, so the line refuses nothing."""
+(verl 0.7.0's). A batch of short enough sequences passes either way, so the line refuses nothing.
+
+A flag under ``trainer.trainer_config`` that is not a boolean: Trinity 0.6.0 on verl before 0.8 loads it as written
+(``build_dataclass_from_mapping``), sets the actor's dynamic-batch and the model's remove-padding flags to the
+trainer's (``synchronize_config``, ``verl_legacy/verl_config.py:701``, ``:708``), and fails on the others as its
+trainer starts (``OmegaConf.structured``, ``verl_legacy/verl_trainer.py:198``)."""
 
 from __future__ import annotations
 
@@ -63,3 +68,27 @@ def test_a_forward_budget_below_the_length_names_the_check_each_release_makes(
     # A but: line with every release: a batch of short enough sequences passes both checks.
     assert (refused, check) == (False, 0)
 
+
+TAKEN_BY_06 = {
+    "actor: {use_dynamic_bsz: maybe}": ("actor.use_dynamic_bsz", "sets it to trainer.use_dynamic_bsz"),
+    "model: {use_remove_padding: maybe}": ("model.use_remove_padding", "sets it to trainer.use_remove_padding"),
+    "ref: {log_prob_use_dynamic_bsz: maybe}": ("ref.log_prob_use_dynamic_bsz", "fails on it as the trainer starts"),
+    "model: {enable_gradient_checkpointing: maybe}": ("model.enable_gradient_checkpointing",
+                                                      "fails on it as the trainer starts"),
+}
+"""Each flag the checks read under ``actor_rollout_ref``, set to ``maybe``: its key there, and what Trinity 0.6.0 on
+verl before 0.8 does with it."""
+
+
+@pytest.mark.parametrize("flag", TAKEN_BY_06)
+@pytest.mark.parametrize(("flags", "code", "words", "check"), [
+    ((), "flag-not-boolean", "Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 {taken}", 0),
+    (("--trinity-version", "0.6"), "flag-not-boolean", "Trinity 0.6 on verl before 0.8 {taken}", 0),
+    (("--trinity-version", "0.5"), "flag-not-boolean-refused", "Trinity refuses the config", 1),
+])
+def test_a_flag_that_is_not_a_boolean_says_what_each_release_does_with_it(
+        cli, tmp_path: Path, flag: str, flags: tuple[str, ...], code: str, words: str, check: int):
+    key, taken = TAKEN_BY_06[flag]
+    lines, refused, status = _lines(cli, tmp_path, f"    actor_rollout_ref:\n      {flag}\n", flags, "flag-not-boolean")
+    assert lines == [(code, f"{ARR}.{key} must be true or false, got 'maybe': {words.format(taken=taken)}")]
+    assert (refused, status) == (code.endswith("-refused"), check)

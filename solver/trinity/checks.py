@@ -41,6 +41,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_KEY_SCOPES,
     ROLES,
+    SET_TO_TRAINERS_BY_06,
     TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
     ConfigError,
@@ -377,8 +378,12 @@ its typed ``Config`` (``load_config``'s ``OmegaConf.merge``: ``trinity/common/co
 but types this one ``Any``. Trinity 0.5 merges it into its typed ``veRLConfig`` in turn (``config_validator.py:1156``
 in 0.5.0, ``:1135`` in 0.5.1, ``:1185`` in 0.5.2), refusing them there too; 0.6.0 on verl before 0.8 builds it with
 ``build_dataclass_from_mapping`` (``trinity/common/dataclass_utils.py:7``, called at ``config_validator.py:1291``),
-which takes a flag as written and drops a key it does not know, and on verl 0.8 or later deep-merges it into verl's
-own (``trinity/trainer/verl/config.py:204``)."""
+which drops a key it does not know and keeps a flag as written, so the config loads; ``synchronize_config``
+(``:1305``) then sets two of the flags rft-solver reads to the trainer's (`SET_TO_TRAINERS_BY_06`), and the trainer
+fails as it starts on any other that OmegaConf's bool field refuses (``OmegaConf.structured`` of the typed
+``veRLConfig``, ``trainer/verl_legacy/verl_trainer.py:198``: ``ref.log_prob_use_dynamic_bsz`` and
+``model.enable_gradient_checkpointing``). On verl 0.8 or later it deep-merges the section into verl's own
+(``trinity/trainer/verl/config.py:204``)."""
 
 
 def _schema_refuses(path: tuple[str, ...], version: TrinityVersion | None) -> bool:
@@ -397,16 +402,18 @@ def _unchecked_words(version: TrinityVersion | None, taken: str) -> str:
 
 def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
                    version: TrinityVersion | None) -> None:
-    """Check that the flag at `path` is a boolean (refused where `_schema_refuses`), and on (`off`: why it must be,
-    said where it is false, with `code`)."""
+    """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
+    before 0.8 does with it, `UNCHECKED_SECTION`), and on (`off`: why it must be, said where it is false, with
+    `code`)."""
     value = checks.value(path)
     if not _boolean_like(value):
         wrong = f"{'.'.join(path)} must be true or false, got {brief(value)}"
         if _schema_refuses(path, version):
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, f"{wrong}: Trinity refuses the config")
         else:
-            taken = _unchecked_words(version, "takes it as written")
-            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {taken}")
+            trainers = SET_TO_TRAINERS_BY_06.get(path)
+            taken = f"sets it to {'.'.join(trainers)}" if trainers else "fails on it as the trainer starts"
+            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {_unchecked_words(version, taken)}")
     elif turned_off(value):
         checks.add(code, f"{'.'.join(path)} is false: {off}")
 
