@@ -73,6 +73,7 @@ from solver.rules import (
     batch_split_violation,
     larger_tables,
     least_token_budget,
+    micro_batch_stop_words,
     own_table_cells,
     sp_layout_rule,
     tables_verdict,
@@ -1005,11 +1006,8 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     the length: it takes the ref's budget (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2)
     x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467`` in 0.7.1), a budget Trinity 0.5 raises at the
     ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:570`` in 0.5.2: to ``ceil(L / the ref's SP)``,
-    0.5.0 to ``ceil(2L / the ref's SP)``), and verl asserts that each step's batch fits a micro-batch: with 0.5.2 its
-    longest sequence (Trinity's own ``rearrange_micro_batches``, ``trainer/verl/utils.py:349`` to ``:353``, put in
-    verl's stead at ``fsdp_workers.py:111`` to ``:115``), with 0.5.0 and 0.5.1 its padded width, its longest prompt
-    plus its longest response, which may come from two sequences (verl 0.7.0's, ``seqlen_balancing.py:379``,
-    ``:382``; ``to_data_proto``, ``trainer/verl/utils.py:31`` to ``:36`` in 0.5.0): a ``but:`` line, for a batch
+    0.5.0 to ``ceil(2L / the ref's SP)``), and verl asserts that each step's batch fits a micro-batch (0.5.2 at its
+    longest sequence, 0.5.0 and 0.5.1 at its padded width: `micro_batch_stop_words`): a ``but:`` line, for a batch
     whose sequences are short enough passes; none where the budget holds a sequence of the length."""
     config, length, sp = verdict.config, verdict.length, verdict.config.sp
     ref_sp = config.lora_ref_sp
@@ -1028,10 +1026,9 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
                   f"(0.5.0 to ceil(2 x {length} / {ref_sp}) = {raised_050}, {holds} at the actor's SP)")
     return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
         f"{named}: {raised} x the actor's SP {sp} = {raised * sp} tokens hold no sequence of {length}, and with LoRA "
-        "the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so verl stops at "
-        "the first step whose batch holds a sequence longer than that (Trinity 0.5.2) or is padded wider than that, to "
-        "its longest prompt plus its longest response (0.5.0 and 0.5.1); set the ref's SP to the actor's (--write "
-        f"does), or its budget to at least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
+        f"the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so verl "
+        f"{micro_batch_stop_words('Trinity 0.5.2')}; set the ref's SP to the actor's (--write does), or its budget to "
+        f"at least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
 
 
 def _ref_budget_words(verdict: _BudgetVerdict, budget: int) -> str:

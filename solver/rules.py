@@ -134,6 +134,19 @@ def least_token_budget(max_model_len: float, sp: int) -> int:
     return ceil(max_model_len / sp)
 
 
+def micro_batch_stop_words(longest: str) -> str:
+    """Where verl before 0.8 stops a pass whose tokens per micro-batch ("that") hold no sequence of the length, in
+    words, after "verl": it asserts that each step's batch fits a micro-batch. Trinity 0.5.2 and 0.6.0 put their own
+    ``rearrange_micro_batches`` in verl's stead, which takes the batch's longest sequence (`longest`: those releases,
+    in words; 0.5.2's ``trainer/verl/utils.py:349``, put in at ``fsdp_workers.py:115`` and ``:1148``, the actor's and
+    the critic's workers; 0.6.0's ``trainer/verl_legacy/utils.py:437``, at ``verl_legacy/fsdp_workers.py:125`` and
+    ``:1246``). 0.5.0 and 0.5.1 keep verl 0.7.0's, which takes its padded width
+    (``utils/seqlen_balancing.py:379``, ``:382``): its longest prompt plus its longest response (``to_data_proto``,
+    ``trainer/verl/utils.py:31`` in 0.5.0), which may come from two sequences."""
+    return (f"stops at the first step whose batch holds a sequence longer than that ({longest}) or is padded wider "
+            "than that, to its longest prompt plus its longest response (0.5.0 and 0.5.1)")
+
+
 TOKEN_BUDGET_STEP = 1024
 """A lowered token budget is a multiple of this many tokens, unless it is the least one."""
 

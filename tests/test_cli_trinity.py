@@ -2074,7 +2074,8 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
     # On, or not given, nothing is said; a value Trinity refuses is named.
     # Under trainer_config, without --trinity-version 0.5, not every release refuses it.
     refused = ("trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing must be true or false, "
-               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 takes it as written")
+               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 fails on it as the trainer "
+               "starts")
     for value, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("VALUE", value), encoding="utf-8")
         [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
@@ -2098,7 +2099,7 @@ def test_remove_padding_turned_off_is_reported_and_written_back_on(
     assert answer["current"]["config_problems"] == [
         f"trainer.use_remove_padding {why}",
         (f"trainer.trainer_config.actor_rollout_ref.model.use_remove_padding {why} (on Trinity before 0.6 only: "
-         "Trinity 0.6 sets it to trainer.use_remove_padding)")]
+         "Trinity 0.6 sets it to trainer.use_remove_padding whatever the verl)")]
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--write", str(patched))
     assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on
@@ -3423,8 +3424,10 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
     assert "      rollout: {log_prob_max_token_len_per_gpu: 16384}\n" in patched.read_text(encoding="utf-8")
     current, _ = verdict(4096)
     assert current["config_problems"] == [(
-        f"{key} 4096 x SP 4 is below model.max_model_len 32768: verl before 0.8 stops at the first sequence longer "
-        "than that in the actor's log-prob recompute, and Trinity 0.6 on verl 0.8 or later ignores the key")]
+        f"{key} 4096 x SP 4 is below model.max_model_len 32768: in the actor's log-prob recompute verl before 0.8 "
+        "stops at the first step whose batch holds a sequence longer than that (Trinity 0.5.2 and 0.6) or is padded "
+        "wider than that, to its longest prompt plus its longest response (0.5.0 and 0.5.1), and Trinity 0.6 on verl "
+        "0.8 or later ignores the key")]
 
 
 def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_said_to_be_set(

@@ -290,8 +290,9 @@ ROLES_AT_SP2 = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwe
     # The rollout's, which Trinity 0.5 never raises, in 0.5's words.
     ("rollout: {log_prob_max_token_len_per_gpu: 8192}", ["token-budget-below-length"],
      ("trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu 8192 x SP 2 is below "
-      "model.max_model_len 32768: Trinity 0.5 never raises it, and its verl (before 0.8) stops at the first sequence "
-      "longer than that in the actor's log-prob recompute")),
+      "model.max_model_len 32768: Trinity 0.5 never raises it, and in the actor's log-prob recompute its verl (before "
+      "0.8) stops at the first step whose batch holds a sequence longer than that (Trinity 0.5.2) or is padded wider "
+      "than that, to its longest prompt plus its longest response (0.5.0 and 0.5.1)")),
 ])
 def test_trinity_05_words_on_a_roles_own_sp_and_budget(cli, tmp_path: Path, role: str, codes: list[str],
                                                        first: str):

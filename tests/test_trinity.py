@@ -2131,8 +2131,9 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
 def test_the_critics_forward_budget_is_judged_as_the_rollouts_at_the_critics_sp() -> None:
     # Trinity fills the critic's forward_max_token_len_per_gpu from its raised ppo budget (0.5.0
     # common/verl_config.py:600, after the raise at :595) and never raises it; verl before 0.8 runs the critic's value
-    # forward at the critic's SP (dp_critic.py:168) and asserts each sequence fits. Set by hand, it is judged as the
-    # rollout's, at the SP its forward runs at.
+    # forward at the critic's SP (dp_critic.py:168) and asserts each step's batch fits (0.5.2 and 0.6.0: its longest
+    # sequence; 0.5.0 and 0.5.1: its padded width). Set by hand, it is judged as the rollout's, at the SP its forward
+    # runs at.
     model = catalog().model("8B")
     forward_key = "trainer.trainer_config.critic.forward_max_token_len_per_gpu"
 
@@ -2146,13 +2147,20 @@ def test_the_critics_forward_budget_is_judged_as_the_rollouts_at_the_critics_sp(
     problems = trinity_config_problems(low, model, 4, version="0.5")
     assert problems == [(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
         f"{forward_key} 12000 x SP 1 (the critic's) is below model.max_model_len 32768: Trinity 0.5 never raises it, "
-        "and its verl (before 0.8) stops at the first sequence longer than that in the critic's value forward"))]
-    # 0.6 and no version: at the trainer's SP, and Trinity 0.6 on verl 0.8 or later sets the key itself.
-    for version in ("0.6", None):
+        "and in the critic's value forward its verl (before 0.8) stops at the first step whose batch holds a sequence "
+        "longer than that (Trinity 0.5.2) or is padded wider than that, to its longest prompt plus its longest "
+        "response (0.5.0 and 0.5.1)"))]
+    # 0.6 and no version: at the trainer's SP, and Trinity 0.6 on verl 0.8 or later sets the key itself. 0.6.0 on verl
+    # before 0.8 checks the longest sequence; without a release, 0.5.0's and 0.5.1's padded width is named too.
+    stops: dict[TrinityVersion | None, str] = {
+        "0.6": "verl before 0.8 stops at the first sequence longer than that in the critic's value forward",
+        None: ("in the critic's value forward verl before 0.8 stops at the first step whose batch holds a sequence "
+               "longer than that (Trinity 0.5.2 and 0.6) or is padded wider than that, to its longest prompt plus its "
+               "longest response (0.5.0 and 0.5.1)")}
+    for version, stop in stops.items():
         assert check_trinity_config(config({"forward_max_token_len_per_gpu": 12000}), model, 4, version=version) == [
-            (f"{forward_key} 12000 x SP 2 is below model.max_model_len 32768: verl before 0.8 stops at the first "
-             "sequence longer than that in the critic's value forward, and Trinity 0.6 on verl 0.8 or later ignores "
-             "the key")]
+            (f"{forward_key} 12000 x SP 2 is below model.max_model_len 32768: {stop}, and Trinity 0.6 on verl 0.8 or "
+             "later ignores the key")]
         # 20000 x 2 holds one at the trainer's SP; under 0.5 the critic's own SP 1 does not.
         holds = config({"ulysses_sequence_parallel_size": 1, "forward_max_token_len_per_gpu": 20000})
         assert check_trinity_config(holds, model, 4, version=version) == []

@@ -22,6 +22,7 @@ from solver.rules import (
     batch_over_trainer_gpus_words,
     batch_split_violation,
     least_token_budget,
+    micro_batch_stop_words,
     sp_gpus_violation,
     splits_batch,
     whole_nodes_violation,
@@ -40,6 +41,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_KEY_SCOPES,
     ROLES,
+    SET_TO_TRAINERS_BY_06,
     TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
     ConfigError,
@@ -205,7 +207,9 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
 def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: str,
                    version: TrinityVersion | None) -> str:
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
-    and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's)."""
+    and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's).
+    A forward's budget (`FORWARD_BUDGETS`) is never raised, and verl stops there as `micro_batch_stop_words` says with
+    Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
     who = "Trinity 0.5" if version == "0.5" else "Trinity with verl before 0.8"
@@ -217,8 +221,11 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     if path in FORWARD_BUDGETS:  # filled from a raised budget, never raised itself
         forward = FORWARD_BUDGETS[path].forward
         if version == "0.5":
-            return ("Trinity 0.5 never raises it, and its verl (before 0.8) stops at the first sequence longer than "
-                    f"that in {forward}")
+            return (f"Trinity 0.5 never raises it, and in {forward} its verl (before 0.8) "
+                    f"{micro_batch_stop_words('Trinity 0.5.2')}")
+        if version is None:  # 0.5.0 and 0.5.1 too
+            return (f"in {forward} verl before 0.8 {micro_batch_stop_words('Trinity 0.5.2 and 0.6')}, and Trinity 0.6 "
+                    "on verl 0.8 or later ignores the key")
         return (f"verl before 0.8 stops at the first sequence longer than that in {forward}, and Trinity 0.6 on verl "
                 "0.8 or later ignores the key")
     if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys, and stops at none
@@ -371,8 +378,12 @@ its typed ``Config`` (``load_config``'s ``OmegaConf.merge``: ``trinity/common/co
 but types this one ``Any``. Trinity 0.5 merges it into its typed ``veRLConfig`` in turn (``config_validator.py:1156``
 in 0.5.0, ``:1135`` in 0.5.1, ``:1185`` in 0.5.2), refusing them there too; 0.6.0 on verl before 0.8 builds it with
 ``build_dataclass_from_mapping`` (``trinity/common/dataclass_utils.py:7``, called at ``config_validator.py:1291``),
-which takes a flag as written and drops a key it does not know, and on verl 0.8 or later deep-merges it into verl's
-own (``trinity/trainer/verl/config.py:204``)."""
+which drops a key it does not know and keeps a flag as written, so the config loads; ``synchronize_config``
+(``:1305``) then sets two of the flags rft-solver reads to the trainer's (`SET_TO_TRAINERS_BY_06`), and the trainer
+fails as it starts on any other that OmegaConf's bool field refuses (``OmegaConf.structured`` of the typed
+``veRLConfig``, ``trainer/verl_legacy/verl_trainer.py:198``: ``ref.log_prob_use_dynamic_bsz`` and
+``model.enable_gradient_checkpointing``). On verl 0.8 or later it deep-merges the section into verl's own
+(``trinity/trainer/verl/config.py:204``)."""
 
 
 def _schema_refuses(path: tuple[str, ...], version: TrinityVersion | None) -> bool:
@@ -391,16 +402,18 @@ def _unchecked_words(version: TrinityVersion | None, taken: str) -> str:
 
 def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
                    version: TrinityVersion | None) -> None:
-    """Check that the flag at `path` is a boolean (refused where `_schema_refuses`), and on (`off`: why it must be,
-    said where it is false, with `code`)."""
+    """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
+    before 0.8 does with it, `UNCHECKED_SECTION`), and on (`off`: why it must be, said where it is false, with
+    `code`)."""
     value = checks.value(path)
     if not _boolean_like(value):
         wrong = f"{'.'.join(path)} must be true or false, got {brief(value)}"
         if _schema_refuses(path, version):
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, f"{wrong}: Trinity refuses the config")
         else:
-            taken = _unchecked_words(version, "takes it as written")
-            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {taken}")
+            trainers = SET_TO_TRAINERS_BY_06.get(path)
+            taken = f"sets it to {'.'.join(trainers)}" if trainers else "fails on it as the trainer starts"
+            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {_unchecked_words(version, taken)}")
     elif turned_off(value):
         checks.add(code, f"{'.'.join(path)} is false: {off}")
 

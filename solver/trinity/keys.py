@@ -90,11 +90,15 @@ reads and 0.6 sets to the trainer's."""
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
                      "dynamic-batch keys, taking the trainer's")
 """Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
+SET_TO_TRAINERS_BY_06: dict[tuple[str, ...], tuple[str, ...]] = {
+    DYNAMIC_BATCH_KEYS[1]: DYNAMIC_BATCH_KEYS[0], REMOVE_PADDING_KEYS[1]: REMOVE_PADDING_KEYS[0]}
+"""The roles' flags that Trinity 0.6 sets to the trainer's own, by key, whatever they say: on verl before 0.8
+``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:708``), on verl 0.8 or later ``FROZEN_KEYS``
+(``trainer/verl/config.py:710``, ``:700``)."""
 ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
-    DYNAMIC_BATCH_KEYS[1]: ("on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the "
-                            "verl"),
+    **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
+       for path, trainers in SET_TO_TRAINERS_BY_06.items()},
     DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
-    REMOVE_PADDING_KEYS[1]: "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding",
 }
 """Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
 beside a flag that is off."""
@@ -125,9 +129,10 @@ FORWARD_BUDGETS = {
 ``synchronize_config`` raises the actor's and the critic's (``common/verl_config.py:542``, ``:595``), then fills the
 rollout's and the critic's forward from them (``:665``, ``:600``); 0.5.2 alike (``trainer/verl/verl_config.py:682``,
 ``:615``), and 0.6.0 on verl before 0.8 (``trainer/verl_legacy/verl_config.py:691``, ``:622``). verl before 0.8 runs
-the forward at its role's SP, budget x SP tokens per micro-batch, and asserts each sequence fits
-(``seqlen_balancing.py:382`` in 0.7.0; the critic's, ``dp_critic.py:168``); Trinity 0.6 on verl 0.8 or later sets both
-keys itself (``FROZEN_KEYS``, ``trainer/verl/config.py:730``, ``:741``)."""
+the forward at its role's SP, budget x SP tokens per micro-batch (the critic's, ``dp_critic.py:168`` in 0.7.0), and
+asserts that each step's batch fits, its longest sequence or, with Trinity 0.5.0 and 0.5.1, its padded width
+(`micro_batch_stop_words`); Trinity 0.6 on verl 0.8 or later sets both keys itself (``FROZEN_KEYS``,
+``trainer/verl/config.py:730``, ``:741``)."""
 
 
 def trains_critic(algorithm: Any) -> bool:
