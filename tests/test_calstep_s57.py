@@ -132,3 +132,22 @@ def test_a_plan_that_replaces_a_configs_own_yarn_factor_says_so(cli, tmp_path: P
     assert solver.load_model_config(config).config_yarn_factor is None
     status, _, err = cli("--model-config", str(config.parent), "--len", "64k", "--gpu", "h20")
     assert status == 0 and "YaRN factor" not in err
+
+
+def test_a_cluster_plan_that_replaces_a_configs_own_yarn_factor_says_so(cli, tmp_path: Path):
+    config = tmp_path / "qwen25" / "config.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps(QWEN25_YARN), encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                     f"  - {{name: long, model_config: {config.parent}, max_model_len: 65536}}\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet))
+    assert status == 0 and "long" in out
+    assert ("solve cluster: note: Qwen2.5-14B-Instruct's config.json gives YaRN factor 4.0 (rope_scaling); the plan "
+            "uses factor 2.0 in its place, from the length (max_model_len / 32768), as Trinity sets it, and the "
+            "rope_scaling it writes replaces the config's\n") in err
+    # At 131072 tokens the plan's factor is the config's: no note.
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace("65536", "131072"), encoding="utf-8")
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace("A100-80GB", "H20-96GB"), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet))
+    assert "YaRN factor" not in err

@@ -23,6 +23,7 @@ from solver.cli.notes import (
     note_added_models_of_jobs,
     note_cells_elsewhere,
     note_gpu_variants_of_pools,
+    note_replaced_yarn_factor,
     note_short_job_lengths,
 )
 from solver.cli.options import (
@@ -159,6 +160,10 @@ def run_cluster(args: argparse.Namespace) -> int:
     note_short_job_lengths(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
     note_added_models_of_jobs("solve cluster", catalog, fleet)
+    for model in fleet.models:
+        note_replaced_yarn_factor("solve cluster", catalog.model(model.name), (
+            placement.plan.rope_scaling_factor for placement in result.placements
+            if placement.model == model.name and placement.plan.rope_scaling_factor is not None))
     note_gpu_variants_of_pools("solve cluster", catalog, fleet, written_gpus)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
