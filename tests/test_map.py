@@ -19,7 +19,7 @@ from solver.cli.output import PLAIN_TEXT
 from solver.maps import UNTABLED_LENGTHS, cheapest_by_length, gpu_map, length_rows, longest_by_model, mapped_models
 from solver.query import Undecided, make_query
 from solver.render import map_view, short_label
-from solver.results import GpuMap, LengthMapRow, single_gpu_caution
+from solver.results import GpuMap, LengthMapRow, ModelMapRow, single_gpu_caution
 from solver.solve import best_plan
 from solver.tables import Setting, load_catalog
 
@@ -575,3 +575,31 @@ def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_r
     Console(width=200, file=out_file).print(map_view(GpuMap(gpu="A100-80GB", by="len", model="Qwen3-0.6B",
                                                             budget_gpus=(1, 2), rows=(row,)), "map"))
     assert "van@1" in out_file.getvalue() and "not checked" not in out_file.getvalue()
+
+
+def _map_lines(rows: tuple[LengthMapRow, ...] | tuple[ModelMapRow, ...], limited: bool = False) -> list[str]:
+    """`map_view`'s lines for a map of A100-80GB over budgets 1 and 2 with `rows` (by length, or by model)."""
+    by = "len" if isinstance(rows[0], LengthMapRow) else "model"
+    out = io.StringIO()
+    model = "Qwen3-0.6B" if by == "len" else None
+    Console(width=200, file=out).print(map_view(GpuMap(gpu="A100-80GB", by=by, model=model, budget_gpus=(1, 2),
+                                                       rows=rows), "map", limited=limited))
+    return out.getvalue().splitlines()
+
+
+def test_a_map_by_length_says_the_untrained_lengths_past_its_longest_in_one_line_and_a_map_by_model_keeps_its_rows():
+    plan = cheapest_by_length(CATALOG, "A100-80GB", "Qwen3-0.6B", [4096], [1])[4096, 1]
+    trained, untrained = (plan, plan), (None, None)
+    # One length left out is named alone; within limits, the line says so.
+    lines = _map_lines((LengthMapRow(max_model_len=4096, plans=trained),
+                        LengthMapRow(max_model_len=8192, plans=untrained)), limited=True)
+    assert "8192 tokens: nothing trains on up to 2 GPUs within the limits in the title (rows left out)" in lines
+    assert not any("│   8192 │" in line for line in lines)
+    # Where no length trains, the first row stays and the line names the rest.
+    lines = _map_lines(tuple(LengthMapRow(max_model_len=length, plans=untrained) for length in (4096, 8192, 12288)))
+    assert any(line.startswith("│   4096 │") for line in lines)
+    assert "8192 to 12288 tokens: nothing trains on up to 2 GPUs (rows left out)" in lines
+    # A map by model keeps a model that trains nowhere: that it does not is its answer.
+    lines = _map_lines((ModelMapRow(model="Qwen3-0.6B", plans=trained),
+                        ModelMapRow(model="Qwen3-32B", plans=untrained)))
+    assert any(line.startswith("│ Qwen3-32B") for line in lines) and not any("rows left out" in line for line in lines)

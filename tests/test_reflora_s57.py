@@ -85,3 +85,14 @@ def test_a_lora_config_replaces_the_trainer_rank_before_trinity_06_types_it(
     # before the trainer builds its typed config; Trinity 0.5 refuses it as it loads the config, before that.
     lines = _rank_lines(cli, tmp_path, *flags, lora="  lora_configs: [{lora_rank: 8}]\n", trainer=_trainer_rank("true"))
     assert [code for code, _ in lines] == codes
+
+
+def test_two_lora_configs_are_refused_as_two_not_read_for_the_first_ones_rank_or_path(cli, tmp_path: Path):
+    # _validate_lora refuses more than one LoRA config: that line alone, none on the first one's rank or path.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(CONFIG.format(lora='  lora_configs: [{lora_rank: true, path: "adapter/"}, {lora_rank: 16}]\n',
+                                    trainer=""), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, [code for code in current["config_problem_codes"] if "lora" in code or "slash" in code]) == (
+        0, ["lora-configs-refused"])
