@@ -69,6 +69,30 @@ def test_a_key_the_patch_changes_on_an_anchor_is_a_problem_with_its_code(plan_an
         ConfigProblem(C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
 
 
+def test_an_anchored_trainer_key_the_05_patch_removes_is_said_removed_not_left(plan_and_model):
+    plan, model = plan_and_model
+    actor = "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.param_offload"
+    ref = "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.param_offload"
+    alone = (HEAD + "trainer:\n  param_offload: &off true\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+             "        fsdp_config: {param_offload: *off}\n")
+    patched = patched_trinity_config(alone, plan, model, version="0.5")
+    assert patched.removed_for_05 == ("trainer.param_offload",) and "&off" not in patched.text
+    why = "a key of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no such key)"
+    assert patched_config_problems(alone, patched, plan, model, version="0.5") == [ConfigProblem(
+        C.ANCHORED_KEY_CHANGED, f"trainer.param_offload is the anchor &off, which other keys repeat (*off): the patch "
+        f"sets {actor} to false, written out (&off and *off go), and removes it: {why}")]
+    # With the ref's alias too, which the patch leaves: the anchor moves there; without 0.5 the patch sets the key.
+    both = alone + "      ref:\n        fsdp_config: {param_offload: *off}\n"
+    patched = patched_trinity_config(both, plan, model, version="0.5")
+    assert [problem.words for problem in patched_config_problems(both, patched, plan, model, version="0.5")] == [
+        (f"trainer.param_offload is the anchor &off, which other keys repeat (*off): the patch sets {actor} to false, "
+         f"written out (no longer *off), and leaves {ref} at true (the anchor moves there), and removes it: {why}")]
+    patched = patched_trinity_config(both, plan, model, version="0.6")
+    assert [problem.words for problem in patched_config_problems(both, patched, plan, model, version="0.6")] == [
+        (f"trainer.param_offload is the anchor &off, which other keys repeat (*off): the patch sets it to false and "
+         f"{actor} to false, written out (no longer *off), and leaves {ref} at true (the anchor moves there)")]
+
+
 def test_patched_config_problems_refuses_wrong_types(plan_and_model):
     plan, model = plan_and_model
     with pytest.raises(QueryError, match="^patched must be a PatchedConfig, got "):

@@ -35,6 +35,7 @@ from solver.trinity.keys import (
     UNTYPED_SECTIONS,
     ConfigError,
     keys_05_refuses,
+    keys_05_refuses_why,
     keys_05_refuses_words,
     value_at,
     yaml_scalar,
@@ -345,11 +346,20 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
         return (), ()
-    refused = keys_05_refuses(dict(trainer.non_merged_items()))  # 0.6's keys, which 0.5 refuses
+    refused = _removed_for_05(data, version)
     merged = [name for name in keys_05_refuses(dict(trainer)) if name not in refused]
     for name in refused:
         _delete(trainer, name)
     return tuple(f"trainer.{name}" for name in refused), tuple(f"trainer.{name}" for name in merged)
+
+
+def _removed_for_05(data: CommentedMap, version: TrinityVersion | None) -> tuple[str, ...]:
+    """The keys of `data`'s ``trainer`` that the patch for `version` removes: with 0.5, Trinity 0.6's keys that 0.5
+    refuses (`keys_05_refuses`), where they are the section's own (one a ``<<: *anchor`` merges in stays)."""
+    trainer = data.get("trainer")
+    if version != "0.5" or not isinstance(trainer, CommentedMap):
+        return ()
+    return keys_05_refuses(dict(trainer.non_merged_items()))
 
 
 @dataclass(frozen=True)
@@ -798,13 +808,15 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
+    removed = {("trainer", name) for name in _removed_for_05(data, version)}
     for key in writes:
         value = value_at(reading, key.path)
         if value == key.value:
             continue
         scalar = value_at(data, key.path)
         if (anchor := anchor_of(scalar)) is not None and shared.get(id(scalar)) is None:
-            found.setdefault(anchor, _anchored_value_words(data, scalar, anchor, written, _as_written(value)))
+            found.setdefault(anchor, _anchored_value_words(data, scalar, anchor, written, _as_written(value),
+                                                                removed))
         for depth in range(1, len(key.path)):
             if (anchor := anchor_of(node := value_at(data, key.path[:depth]))) is not None:
                 others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
@@ -818,16 +830,17 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
 
 
 def _anchored_value_words(data: CommentedMap, scalar: Any, anchor: str, written: dict[tuple[int, str], Any],
-                          old: str) -> str:
+                          old: str, removed: set[tuple[str, ...]]) -> str:
     """What the patch does at each place of the anchored `scalar` (``&anchor``, `old` as written) in `data`, which it
     changes but does not set to one value everywhere (`written`, `_written_places`): the places it sets get their
-    values written out (an alias of them goes); those it leaves keep `old`, and the anchor moves to the first of them
-    where it leaves its own key."""
+    values written out (an alias of them goes); those it removes (`removed`: keys Trinity 0.5 refuses) go; those it
+    leaves keep `old`, and the anchor moves to the first of them where it leaves its own key."""
     anchor_path, *alias_paths = _paths_to(data, scalar)
     new = {path: written.get((id(value_at(data, path[:-1])), path[-1])) for path in (anchor_path, *alias_paths)}
     named = {path: "it" if path == anchor_path else ".".join(path) for path in new}
     sets = [f"{named[path]} to {yaml_scalar(value)}" for path, value in new.items() if value is not None]
-    left = [named[path] for path, value in new.items() if value is None]
+    removes = [named[path] for path, value in new.items() if value is None and path in removed]
+    left = [named[path] for path, value in new.items() if value is None and path not in removed]
     words, joiner = f"sets {' and '.join(sets)}", " and "  # one place at least: the key the patch changes
     if any(new[path] is not None for path in alias_paths):
         gone = f"no longer *{anchor}" if left else f"&{anchor} and *{anchor} go"
@@ -836,6 +849,9 @@ def _anchored_value_words(data: CommentedMap, scalar: Any, anchor: str, written:
         where = "there" if len(left) == 1 else f"to {left[0]}"
         moves = "" if "it" in left else f" (the anchor moves {where})"  # it stays on its key
         words += f"{joiner}leaves {' and '.join(left)} at {old}{moves}"
+        joiner = ", and "
+    if removes:
+        words += f"{joiner}removes {' and '.join(removes)}: {keys_05_refuses_why(len(removes))}"
     return f"{'.'.join(anchor_path)} is the anchor &{anchor}, which other keys repeat (*{anchor}): the patch {words}"
 
 
