@@ -815,8 +815,8 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
             continue
         scalar = value_at(data, key.path)
         if (anchor := anchor_of(scalar)) is not None and shared.get(id(scalar)) is None:
-            found.setdefault(anchor, _anchored_value_words(data, scalar, anchor, written, _as_written(value),
-                                                                removed))
+            words = _anchored_value_words(data, scalar, anchor, written, _as_written(value), removed)
+            found.setdefault(anchor, words)
         for depth in range(1, len(key.path)):
             if (anchor := anchor_of(node := value_at(data, key.path[:depth]))) is not None:
                 others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
