@@ -93,7 +93,8 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
                         help="write each placed job's Trinity config to DIR")
-    add_trinity_version_option(parser, "--emit-dir", "both, with a comment on the trainer's")
+    add_trinity_version_option(parser, "--emit-dir; the placed plans are cautioned by its rules too",
+                               "both, with a comment on the trainer's")
     add_estimate_options(parser)
     add_memory_model_options(parser)
     add_token_budget_option(parser)
@@ -104,8 +105,6 @@ def build_cluster_parser() -> Parser:
 def run_cluster(args: argparse.Namespace) -> int:
     """``solve cluster``: place the jobs of a cluster file on its pools."""
 
-    if args.trinity_version and args.emit_dir is None:
-        raise QueryError("--trinity-version says which Trinity release --emit-dir writes for: give --emit-dir DIR")
     fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
     weights = weights_option(args.weights)
     if args.emit_dir is not None:
