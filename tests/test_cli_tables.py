@@ -219,6 +219,13 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "4B", "--len", "8k", "--memory"], ("solve: error: unrecognized arguments: --memory (did you mean "
                                                         "the command solve memory, which comes first: solve memory "
                                                         "[options]?)\n")),
+        # a command after an option: the command, which comes first, not the option before it taking one word
+        (["--gpu", "h100", "memory", "--model", "8B", "--gpus", "8", "--len", "32k"],
+         ("solve: error: unrecognized arguments: memory (did you mean the command solve memory, which comes first: "
+          "solve memory [options]?)\n")),
+        (["map", "--gpu", "h100", "cluster"], ("solve map: error: unrecognized arguments: cluster (did you mean the "
+                                               "command solve cluster, not an option of solve map: solve cluster "
+                                               "[options]?)\n")),
         # inside another command, the command is one of its own, not an option there
         (["map", "--cluster"], ("solve map: error: unrecognized arguments: --cluster (did you mean the command solve "
                                 "cluster, not an option of solve map: solve cluster [options]?)\n")),

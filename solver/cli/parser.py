@@ -97,6 +97,8 @@ class Parser(argparse.ArgumentParser):
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
             close = [meant for option in options if (meant := self._command_named(option) or self._meant(option))]
+            if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
+                close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
                      or self._took_one_word(argv, rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
@@ -117,9 +119,9 @@ class Parser(argparse.ArgumentParser):
         return next(iter(named or close), None)
 
     def _command_named(self, option: str) -> str | None:
-        """The other command an unknown `option` names (``solve --memory``: the command ``solve memory``, which comes
-        first; ``solve map --cluster``: ``solve cluster``, a command of its own), in the words of a guess; None where
-        it names none."""
+        """The other command an unknown `option` or stray word names (``solve --memory`` or ``solve --gpu h100
+        memory``: the command ``solve memory``, which comes first; ``solve map --cluster``: ``solve cluster``, a
+        command of its own), in the words of a guess; None where it names none."""
         name = option.removeprefix("--").lower()
         command = next((prog for prog in self.others() if prog.split()[1:] == [name]), None)
         where = "which comes first" if len(self.prog.split()) == 1 else f"not an option of {self.prog}"
