@@ -390,7 +390,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "-5"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -5"),
         (["--model", "4B", "--len", "lots"], ("solve: error: argument --len: expected a whole number of tokens or of "
-                                              "k (1024), got 'lots'")),
+                                              "k (1024 tokens): 32768 or 32k, got 'lots'")),
         (["--model", "4B", "--maximize", "len", "--minimize", "gpus", "--gpus", "4"],
          "solve: error: argument --minimize: not allowed with argument --maximize"),
         (["--model", "4B", "--maximize", "width", "--gpus", "4"],
@@ -463,8 +463,11 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"],
          ("solve: error: --weights /dev/zero: too large (the limit is 16 MB)")),
         (["--from-config", "/dev/zero"], "solve: error: --from-config /dev/zero: too large (the limit is 256 KB)"),
+        # a length written with a thousands separator: the forms it takes, by example
+        (["--model", "4B", "--len", "32,768"], ("solve: error: argument --len: expected a whole number of tokens or "
+                                                "of k (1024 tokens): 32768 or 32k, got '32,768'")),
         (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number of tokens or of "
-                                              "k (1024), got '1.5k'")),
+                                              "k (1024 tokens): 32768 or 32k, got '1.5k'")),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""],
          ("solve: error: argument --out: expected a file name, got ''")),
         (["--model", "4B", "--len", "8192", "--memory-model", ""],
@@ -504,7 +507,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--gpu", "a1000", "--model", "4B", "--len", "8k"],
          "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB/80GB, "),
         (["--model", "4B", "--len", "\u0668k"], ("solve: error: argument --len: expected a whole number of tokens or "
-                                                 "of k (1024), got '\u0668k'")),
+                                                 "of k (1024 tokens): 32768 or 32k, got '\u0668k'")),
         (["--model", "4B", "--len", "-1k"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -1k"),
         (["--model", "4B", "--len", "0"],
