@@ -84,6 +84,7 @@ class Parser(argparse.ArgumentParser):
         the first unknown one most likely meant (--maximise: --maximize), or the option that took the word before it
         (`_took_one_word`); an unrecognized argument is named before a required option that is missing."""
         argv = sys.argv[1:] if args is None else list(args)
+        self._refuse_one_hyphen(argv)
         self._refuse_others_option(argv)
         helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
         required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
@@ -145,6 +146,19 @@ class Parser(argparse.ArgumentParser):
                 return (f" ({self.prog} counts the trainer's GPUs, not nodes: {gpus}; --node-gpus G for nodes of "
                         "another size)")
         return ""
+
+    def _refuse_one_hyphen(self, argv: list[str]) -> None:
+        """A usage error for the first option in `argv` written with one hyphen (``-model 8B``, ``-help``), naming it
+        with two: argparse names ``-model`` with no guess, and takes ``-help`` as -h given the value 'elp'."""
+        for word in argv:
+            if word == "--":
+                break
+            option = word.split("=", 1)[0]
+            if len(option) > 2 and option[0] == "-" and option[1] != "-" and not self._negative_number_matcher.match(
+                    option):
+                meant = self._meant("-" + option, typos=False)
+                if meant:
+                    self.error(f"unrecognized arguments: {word} (did you mean {meant}?)")
 
     def _refuse_others_option(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory
