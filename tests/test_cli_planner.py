@@ -3682,14 +3682,19 @@ def test_the_help_says_a_cost_compares_within_one_gpu_type_and_how_to_compare_gp
     assert "cost           0.6565 relative step time (best)" in a100 and h20.count("0.6565 relative step time") == 1
 
 
-@pytest.mark.parametrize(("gpu", "plan"), [
-    ("h100", "Env + Offload + SP=4 on 4 GPUs"), ("a100", "Env + Offload + SP=4 on 4 GPUs"),
-    ("h200", "Env + Offload + SP=2 on 2 GPUs"), ("b200", "Env + Offload + SP=2 on 2 GPUs"),
+@pytest.mark.parametrize(("gpu", "plan", "auto_plan"), [
+    ("h100", "Env + Offload + SP=4 on 4 GPUs", "Env + Offload + SP=2 on 2 GPUs"),
+    ("a100", "Env + Offload + SP=4 on 4 GPUs", "Env + Offload + SP=2 on 2 GPUs"),
+    ("h200", "Env + Offload + SP=2 on 2 GPUs", "Env + Offload on 1 GPU"),
+    ("b200", "Env + Offload + SP=2 on 2 GPUs", "Env + Offload on 1 GPU"),
 ])
-def test_the_guides_gpu_type_comparison_is_what_solve_answers(cli, gpu, plan):
+def test_the_guides_gpu_type_comparison_is_what_solve_answers(cli, gpu, plan, auto_plan):
     # docs/guide.md compares GPU types for Qwen3-14B at 64k by these answers, in words (a loop: not regenerated).
     status, out, _ = cli("--model", "14B", "--len", "64k", "--minimize", "gpus", "--gpu", gpu)
     assert status == 0 and f"\nplan           {plan}\n" in out
     guide = " ".join((Path(__file__).parents[1] / "docs" / "guide.md").read_text(encoding="utf-8").split())
     assert ("Qwen3-14B reaches 65536 tokens on 4 H100s or 4 A100s (Env + Offload + SP=4) and on 2 H200s or 2 B200s "
-            "(Env + Offload + SP=2).") in guide
+            "(Env + Offload + SP=2). With `--token-budget auto`") in guide
+    assert "each needs half as many: 2 H100s or A100s, 1 H200 or B200." in guide
+    auto = cli("--model", "14B", "--len", "64k", "--minimize", "gpus", "--gpu", gpu, "--token-budget", "auto")[1]
+    assert f"\nplan           {auto_plan}\n" in auto
