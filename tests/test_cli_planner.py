@@ -390,7 +390,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "-5"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -5"),
         (["--model", "4B", "--len", "lots"], ("solve: error: argument --len: expected a whole number of tokens or of "
-                                              "k (1024), got 'lots'")),
+                                              "k (1024 tokens): 32768 or 32k, got 'lots'")),
         (["--model", "4B", "--maximize", "len", "--minimize", "gpus", "--gpus", "4"],
          "solve: error: argument --minimize: not allowed with argument --maximize"),
         (["--model", "4B", "--maximize", "width", "--gpus", "4"],
@@ -463,8 +463,11 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"],
          ("solve: error: --weights /dev/zero: too large (the limit is 16 MB)")),
         (["--from-config", "/dev/zero"], "solve: error: --from-config /dev/zero: too large (the limit is 256 KB)"),
+        # a length written with a thousands separator: the forms it takes, by example
+        (["--model", "4B", "--len", "32,768"], ("solve: error: argument --len: expected a whole number of tokens or "
+                                                "of k (1024 tokens): 32768 or 32k, got '32,768'")),
         (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number of tokens or of "
-                                              "k (1024), got '1.5k'")),
+                                              "k (1024 tokens): 32768 or 32k, got '1.5k'")),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""],
          ("solve: error: argument --out: expected a file name, got ''")),
         (["--model", "4B", "--len", "8192", "--memory-model", ""],
@@ -504,7 +507,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--gpu", "a1000", "--model", "4B", "--len", "8k"],
          "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB/80GB, "),
         (["--model", "4B", "--len", "\u0668k"], ("solve: error: argument --len: expected a whole number of tokens or "
-                                                 "of k (1024), got '\u0668k'")),
+                                                 "of k (1024 tokens): 32768 or 32k, got '\u0668k'")),
         (["--model", "4B", "--len", "-1k"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -1k"),
         (["--model", "4B", "--len", "0"],
@@ -3664,3 +3667,34 @@ def test_a_gpu_without_bf16_is_refused_in_one_line_without_the_way_to_give_ones_
     assert (status, out, err.count("\n")) == (2, "", 1)
     assert err.startswith(f"{command}: error: '") and "which has no bf16 (compute capability " in err
     assert err.endswith("and the verl/FSDP training rft-solver plans runs in bf16: plan for a GPU type that has it\n")
+
+
+def test_the_help_says_a_cost_compares_within_one_gpu_type_and_how_to_compare_gpu_types(cli, monkeypatch):
+    # A buyer comparing GPU types reads the same cost for 4 A100s and 4 H20s (the cost counts GPUs, not speed):
+    # the help says so, and how to ask for each GPU type, as --gpu h100,h200 is refused.
+    monkeypatch.setenv("COLUMNS", "300")
+    help_text = cli("--help")[1]
+    assert ("An answer's cost is a relative step time: it counts the trainer GPUs and the settings, not a GPU type's "
+            "speed, so compare it within one GPU type (4 A100s and 4 H20s cost the same).") in help_text
+    assert "ask for each in turn (--gpu h100, then --gpu h200, ...), with --minimize gpus for the fewest" in help_text
+    a100, h20 = (cli("--model", "14B", "--len", "64k", "--gpus", "4", "--exact", "--gpu", gpu)[1] for gpu in
+                 ("a100", "h20"))
+    assert "cost           0.6565 relative step time (best)" in a100 and h20.count("0.6565 relative step time") == 1
+
+
+@pytest.mark.parametrize(("gpu", "plan", "auto_plan"), [
+    ("h100", "Env + Offload + SP=4 on 4 GPUs", "Env + Offload + SP=2 on 2 GPUs"),
+    ("a100", "Env + Offload + SP=4 on 4 GPUs", "Env + Offload + SP=2 on 2 GPUs"),
+    ("h200", "Env + Offload + SP=2 on 2 GPUs", "Env + Offload on 1 GPU"),
+    ("b200", "Env + Offload + SP=2 on 2 GPUs", "Env + Offload on 1 GPU"),
+])
+def test_the_guides_gpu_type_comparison_is_what_solve_answers(cli, gpu, plan, auto_plan):
+    # docs/guide.md compares GPU types for Qwen3-14B at 64k by these answers, in words (a loop: not regenerated).
+    status, out, _ = cli("--model", "14B", "--len", "64k", "--minimize", "gpus", "--gpu", gpu)
+    assert status == 0 and f"\nplan           {plan}\n" in out
+    guide = " ".join((Path(__file__).parents[1] / "docs" / "guide.md").read_text(encoding="utf-8").split())
+    assert ("Qwen3-14B reaches 65536 tokens on 4 H100s or 4 A100s (Env + Offload + SP=4) and on 2 H200s or 2 B200s "
+            "(Env + Offload + SP=2). With `--token-budget auto`") in guide
+    assert "each needs half as many: 2 H100s or A100s, 1 H200 or B200." in guide
+    auto = cli("--model", "14B", "--len", "64k", "--minimize", "gpus", "--gpu", gpu, "--token-budget", "auto")[1]
+    assert f"\nplan           {auto_plan}\n" in auto

@@ -219,6 +219,20 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "4B", "--len", "8k", "--memory"], ("solve: error: unrecognized arguments: --memory (did you mean "
                                                         "the command solve memory, which comes first: solve memory "
                                                         "[options]?)\n")),
+        # a command after an option: the command, which comes first, not the option before it taking one word
+        (["--gpu", "h100", "memory", "--model", "8B", "--gpus", "8", "--len", "32k"],
+         ("solve: error: unrecognized arguments: memory (did you mean the command solve memory, which comes first: "
+          "solve memory [options]?)\n")),
+        (["map", "--gpu", "h100", "cluster"], ("solve map: error: unrecognized arguments: cluster (did you mean the "
+                                               "command solve cluster, not an option of solve map: solve cluster "
+                                               "[options]?)\n")),
+        # a long option written with one hyphen: the option, with two (argparse took -help as -h given 'elp')
+        (["-model", "8B", "--len", "32k"], "solve: error: unrecognized arguments: -model (did you mean --model?)\n"),
+        (["-help"], "solve: error: unrecognized arguments: -help (did you mean --help?)\n"),
+        (["memory", "-help"], "solve memory: error: unrecognized arguments: -help (did you mean --help?)\n"),
+        (["map", "-gpus", "4"], "solve map: error: unrecognized arguments: -gpus (did you mean --gpus-up-to?)\n"),
+        (["--model", "8B", "--len", "32k", "-json"],
+         "solve: error: unrecognized arguments: -json (did you mean --json?)\n"),
         # inside another command, the command is one of its own, not an option there
         (["map", "--cluster"], ("solve map: error: unrecognized arguments: --cluster (did you mean the command solve "
                                 "cluster, not an option of solve map: solve cluster [options]?)\n")),

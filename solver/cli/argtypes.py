@@ -124,7 +124,8 @@ def token_count(text: str) -> int:
     thousands = stripped[-1:] in ("k", "K")
     match = WHOLE_NUMBER.fullmatch(stripped[:-1] if thousands else stripped)
     if match is None or match[0] != match[0].strip():  # no space before the k
-        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}")
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024 tokens): 32768 or 32k, got "
+                                         f"{brief(text)}")
     value = _within(match, 1, MAX_TOKENS, 1024 if thousands else 1)
     if value is None:
         raise argparse.ArgumentTypeError(f"must be a whole number of tokens from 1 to {MAX_TOKENS}, got "

@@ -84,6 +84,7 @@ class Parser(argparse.ArgumentParser):
         the first unknown one most likely meant (--maximise: --maximize), or the option that took the word before it
         (`_took_one_word`); an unrecognized argument is named before a required option that is missing."""
         argv = sys.argv[1:] if args is None else list(args)
+        self._refuse_one_hyphen(argv)
         self._refuse_others_option(argv)
         helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
         required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
@@ -97,6 +98,8 @@ class Parser(argparse.ArgumentParser):
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
             close = [meant for option in options if (meant := self._command_named(option) or self._meant(option))]
+            if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
+                close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
                      or self._took_one_word(argv, rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
@@ -117,9 +120,9 @@ class Parser(argparse.ArgumentParser):
         return next(iter(named or close), None)
 
     def _command_named(self, option: str) -> str | None:
-        """The other command an unknown `option` names (``solve --memory``: the command ``solve memory``, which comes
-        first; ``solve map --cluster``: ``solve cluster``, a command of its own), in the words of a guess; None where
-        it names none."""
+        """The other command an unknown `option` or stray word names (``solve --memory`` or ``solve --gpu h100
+        memory``: the command ``solve memory``, which comes first; ``solve map --cluster``: ``solve cluster``, a
+        command of its own), in the words of a guess; None where it names none."""
         name = option.removeprefix("--").lower()
         command = next((prog for prog in self.others() if prog.split()[1:] == [name]), None)
         where = "which comes first" if len(self.prog.split()) == 1 else f"not an option of {self.prog}"
@@ -143,6 +146,19 @@ class Parser(argparse.ArgumentParser):
                 return (f" ({self.prog} counts the trainer's GPUs, not nodes: {gpus}; --node-gpus G for nodes of "
                         "another size)")
         return ""
+
+    def _refuse_one_hyphen(self, argv: list[str]) -> None:
+        """A usage error for the first option in `argv` written with one hyphen (``-model 8B``, ``-help``), naming it
+        with two: argparse names ``-model`` with no guess, and takes ``-help`` as -h given the value 'elp'."""
+        for word in argv:
+            if word == "--":
+                break
+            option = word.split("=", 1)[0]
+            if len(option) > 2 and option[0] == "-" and option[1] != "-" and not self._negative_number_matcher.match(
+                    option):
+                meant = self._meant("-" + option, typos=False)
+                if meant:
+                    self.error(f"unrecognized arguments: {word} (did you mean {meant}?)")
 
     def _refuse_others_option(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory
