@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -52,7 +51,7 @@ from solver.trinity.keys import (
     trains_critic,
     value_at,
 )
-from solver.trinity.reader import BOOLEAN_WORDS, overlong_words, trainer_strategy, turned_off
+from solver.trinity.reader import omegaconf_boolean, overlong_words, trainer_strategy, turned_off
 
 _ROPE_SCALING = ("model", "rope_scaling")
 
@@ -66,6 +65,7 @@ class _ConfigChecks:
         self.problems: list[ConfigProblem] = []
         self.unreadable: set[tuple[str, ...]] = set()
         self._values: dict[tuple[str, ...], Any] = {}
+        self._resolved: dict[tuple[str, ...], Any] = {}
 
     def add(self, code: ConfigProblemCode, words: str) -> None:
         """Report a problem: its `code` and its `words`."""
@@ -86,6 +86,7 @@ class _ConfigChecks:
             self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
             return None
+        self._resolved[path] = resolved
         decoded = decode_scalar(resolved) if isinstance(resolved, str) else resolved
         if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
             why, fix = (("oc.decode leaves it text, as OmegaConf's grammar reads it",
@@ -96,6 +97,13 @@ class _ConfigChecks:
                 f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the model as written "
                 f"({why}); {fix}"))
         return decoded
+
+    def flag(self, path: tuple[str, ...]) -> Any:
+        """The value at `path` as resolved, its text not decoded (`value`), as OmegaConf's bool field reads it
+        (`omegaconf_boolean`: text is a boolean only as written, no spaces around a word); None where absent or
+        unreadable."""
+        self.value(path)
+        return self._resolved.get(path)
 
     def absent(self, path: tuple[str, ...]) -> bool:
         """Whether the config gives nothing at `path`: absent, or null (not a value that cannot be read)."""
@@ -405,8 +413,8 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
     before 0.8 does with it, `UNCHECKED_SECTION`), and on (`off`: why it must be, said where it is false, with
     `code`)."""
-    value = checks.value(path)
-    if not _boolean_like(value):
+    value = checks.flag(path)
+    if value is not None and omegaconf_boolean(value) is None:
         wrong = f"{'.'.join(path)} must be true or false, got {brief(value)}"
         if _schema_refuses(path, version):
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, f"{wrong}: Trinity refuses the config")
@@ -482,8 +490,7 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
     for policy in [("trainer", "offload_policy"), *(offload_path(role, "offload_policy") for role in ROLES)]:
         if policy in noted:
             continue
-        value = checks.value(policy)  # on as OmegaConf reads a boolean: true, yes, y, on, or a whole number but 0
-        if value is not None and _boolean_like(value) and not turned_off(value) and strategy != "fsdp2":
+        if omegaconf_boolean(checks.flag(policy)) and strategy != "fsdp2":  # on as OmegaConf reads a boolean
             checks.add(ConfigProblemCode.OFFLOAD_NEEDS_FSDP2,
                        f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
 
@@ -629,10 +636,3 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
                     checks.add(ConfigProblemCode.MISSPELT_KEY,
                                f"{unset} ({_unchecked_words(version, 'drops the key')})")
 
-
-def _boolean_like(value: Any) -> bool:
-    """Whether OmegaConf takes a config's value for a boolean key (`ConfigReader.boolean`'s forms; missing too)."""
-    if isinstance(value, str):
-        value = value.strip()
-        return value.lower() in BOOLEAN_WORDS or re.fullmatch(r"[+-]?\d+", value) is not None
-    return value is None or isinstance(value, (bool, int))
