@@ -78,3 +78,51 @@ def test_a_flag_omegaconf_takes_is_read_as_it_reads_it(cli, tmp_path: Path, flag
     assert [code for code, _ in lines] == codes
     assert all(words.startswith("trainer.use_dynamic_bsz is false: verl then ignores") for _, words in lines)
     assert (refused, check) == (False, 0)
+
+
+SECTION_CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\nalgorithm: {algorithm_type: grpo}\n"
+                  "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 64}\n"
+                  "explorer: {rollout_model: {engine_num: 4}}\n"
+                  "trainer:\n  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n")
+"""Qwen3-8B at 16384 tokens, SP 2 on 4 trainer GPUs of 8 (a plan that trains as written), ending in an open
+``actor_rollout_ref`` under ``trainer_config``."""
+REF_MODEL = "trainer.trainer_config.actor_rollout_ref.ref.model"
+
+
+def _config_lines(cli, tmp_path: Path, text: str, flags: tuple[str, ...],
+                  prefix: str) -> tuple[list[tuple[str, str]], bool, int]:
+    """The (code, words) of `--from-config`'s lines whose code starts with `prefix` on H100, for a config of `text`,
+    whether it is refused, and the exit status of the same with `--check`."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json", *flags)
+    assert status == 0
+    current = json.loads(out)[0]["current"]
+    lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
+                                                  strict=True) if code.startswith(prefix)]
+    return lines, current["refused"], cli("--from-config", str(config), "--gpu", "h100", "--check", *flags)[0]
+
+
+DROPS = ("drops the key, so the ref loads model.model_path (on verl 0.8 or later a ref worker fails on it as it "
+         "starts: verl's ref config has no model field); remove it")
+
+
+@pytest.mark.parametrize("ref", ["      ref: {model: {path: /models/other}}\n", "      ref: {model: null}\n",
+                                 "      ref: {log_prob_use_dynamic_bsz: true, model: {}}\n"])
+@pytest.mark.parametrize(("flags", "code", "words", "refused"), [
+    (("--trinity-version", "0.5"), "ref-model-refused",
+     "Trinity 0.5 refuses the config (its ref has no model key: the ref loads model.model_path); remove it", True),
+    ((), "ref-model", "Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 " + DROPS, False),
+    (("--trinity-version", "0.6"), "ref-model", "Trinity 0.6 on verl before 0.8 " + DROPS, False),
+])
+def test_a_ref_model_is_refused_by_trinity_05_and_dropped_by_06(cli, tmp_path: Path, ref: str, flags: tuple[str, ...],
+                                                                code: str, words: str, refused: bool):
+    lines, is_refused, check = _config_lines(cli, tmp_path, SECTION_CONFIG + ref, flags, "ref-model")
+    assert lines == [(code, f"{REF_MODEL}: {words}")]
+    assert (is_refused, check) == (refused, int(refused))
+
+
+def test_a_ref_without_a_model_gives_no_ref_model_line(cli, tmp_path: Path):
+    lines, refused, check = _config_lines(cli, tmp_path, SECTION_CONFIG + "      ref: {log_prob_use_dynamic_bsz: true}\n",
+                                          ("--trinity-version", "0.5"), "ref-model")
+    assert (lines, refused, check) == ([], False, 0)

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from solver.query import (
+    ACTOR_ROLLOUT_REF,
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_TOKEN_BUDGETS,
@@ -408,6 +409,35 @@ def _unchecked_words(version: TrinityVersion | None, taken: str) -> str:
     return f"Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 {taken}"
 
 
+REF_MODEL_KEY = (*ACTOR_ROLLOUT_REF, "ref", "model")
+"""verl's ``ref.model`` (its ``path`` and the rest), which no Trinity release gives the ref: Trinity 0.5's typed ``Ref``
+has no ``model`` (``common/verl_config.py:185`` in 0.5.0, ``:186`` in 0.5.1, ``trainer/verl/verl_config.py:187`` in
+0.5.2), so its ``OmegaConf.merge`` of ``trainer_config`` (`UNCHECKED_SECTION`) refuses the key; 0.6.0 on verl before
+0.8 drops it (``build_dataclass_from_mapping``, ``trinity/common/dataclass_utils.py:17`` to ``:19``; its ``Ref``, at
+``verl_legacy/verl_config.py:192``, has none either), so the ref loads ``model.path``
+(``verl_legacy/fsdp_workers.py:740`` to ``:747``); on verl 0.8 or later it deep-merges the key into the ref's config
+(``trainer/verl/config.py:835`` to ``:838``), which verl builds with hydra as the ref starts
+(``omega_conf_to_dataclass``, ``workers/engine_workers.py:514`` in verl 0.8.0): ``FSDPActorConfig`` has no ``model``
+field, so it fails there."""
+
+
+def _check_ref_model(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that the config gives the ref no ``model`` (`REF_MODEL_KEY`): refused with `version` 0.5, else what
+    Trinity 0.6 does with it."""
+    ref = value_at(checks.mapping, REF_MODEL_KEY[:-1])
+    if not isinstance(ref, Mapping) or REF_MODEL_KEY[-1] not in ref:
+        return
+    key = ".".join(REF_MODEL_KEY)
+    if version == "0.5":
+        checks.add(ConfigProblemCode.REF_MODEL_REFUSED, (
+            f"{key}: Trinity 0.5 refuses the config (its ref has no model key: the ref loads model.model_path); "
+            "remove it"))
+    else:
+        checks.add(ConfigProblemCode.REF_MODEL, f"{key}: " + _unchecked_words(version, (
+            "drops the key, so the ref loads model.model_path (on verl 0.8 or later a ref worker fails on it as it "
+            "starts: verl's ref config has no model field)")) + "; remove it")
+
+
 def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
                    version: TrinityVersion | None) -> None:
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
@@ -587,6 +617,7 @@ def trinity_config_problems(
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
     _check_misspelt_keys(checks, version)
+    _check_ref_model(checks, version)
     return checks.problems
 
 
