@@ -124,5 +124,6 @@ def test_a_ref_model_is_refused_by_trinity_05_and_dropped_by_06(cli, tmp_path: P
 
 def test_a_ref_without_a_model_gives_no_ref_model_line(cli, tmp_path: Path):
     ref = "      ref: {log_prob_use_dynamic_bsz: true}\n"
-    lines, refused, check = _config_lines(cli, tmp_path, SECTION_CONFIG + ref, ("--trinity-version", "0.5"), "ref-model")
+    flags = ("--trinity-version", "0.5")
+    lines, refused, check = _config_lines(cli, tmp_path, SECTION_CONFIG + ref, flags, "ref-model")
     assert (lines, refused, check) == ([], False, 0)
