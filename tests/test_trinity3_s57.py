@@ -127,3 +127,31 @@ def test_a_ref_without_a_model_gives_no_ref_model_line(cli, tmp_path: Path):
     flags = ("--trinity-version", "0.5")
     lines, refused, check = _config_lines(cli, tmp_path, SECTION_CONFIG + ref, flags, "ref-model")
     assert (lines, refused, check) == ([], False, 0)
+
+
+BUDGET_CONFIG = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\nalgorithm: {algorithm_type: grpo}\n"
+                 "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 64}\n"
+                 "explorer: {rollout_model: {engine_num: 4}}\n"
+                 "trainer: {ulysses_sequence_parallel_size: 2, max_token_len_per_gpu: 4096}\n")
+"""Qwen3-8B at 16384 tokens, SP 2 on 4 trainer GPUs of 8, a trainer budget of 4096 that holds no sequence."""
+RAISED = ("raises it to ceil(16384 / 2) = 8192 (Trinity 0.5.0 to its default, ceil(2 x 16384 / 2) = 16384)")
+STOPS_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than 16384 "
+             "tokens, to its longest prompt plus its longest response, which may come from two sequences (a "
+             "multi-turn workflow's, or with model.enable_prompt_truncation off or a rollout max_tokens above "
+             "max_response_tokens)")
+
+
+@pytest.mark.parametrize(("flags", "effect"), [
+    # 0.5.1 raises to the length and checks the padded width (verl 0.7.0), which two sequences may make wider.
+    (("--trinity-version", "0.5"), f"Trinity 0.5 {RAISED}{STOPS_051}"),
+    ((), ("verl 0.8 or later stops at the first sequence longer than that, and Trinity with verl before 0.8 "
+          f"{RAISED}{STOPS_051}")),
+    # 0.6.0 checks the longest sequence, which the raised budget holds.
+    (("--trinity-version", "0.6"), ("verl 0.8 or later stops at the first sequence longer than that, and Trinity "
+                                    f"with verl before 0.8 {RAISED}")),
+])
+def test_a_raised_budget_says_where_trinity_051_still_stops(cli, tmp_path: Path, flags: tuple[str, ...], effect: str):
+    lines, refused, check = _config_lines(cli, tmp_path, BUDGET_CONFIG, flags, "token-budget-below-length")
+    assert lines == [("token-budget-below-length",
+                      f"trainer.max_token_len_per_gpu 4096 x SP 2 is below model.max_model_len 16384: {effect}")]
+    assert (refused, check) == (False, 0)

@@ -23,6 +23,7 @@ from solver.rules import (
     batch_split_violation,
     least_token_budget,
     micro_batch_stop_words,
+    raised_budget_stop_words,
     sp_gpus_violation,
     splits_batch,
     whole_nodes_violation,
@@ -218,13 +219,15 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
     and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's).
     A forward's budget (`FORWARD_BUDGETS`) is never raised, and verl stops there as `micro_batch_stop_words` says with
-    Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2."""
+    Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2. A raised
+    budget holds every sequence, but with Trinity 0.5.1 not every padded batch (`raised_budget_stop_words`)."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
     who = "Trinity 0.5" if version == "0.5" else "Trinity with verl before 0.8"
-    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = "
-              f"{least_token_budget(length, role_sp)} (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} "
-              f"/ {role_sp}) = {math.ceil(2 * length / role_sp)})")
+    least = least_token_budget(length, role_sp)
+    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least} (Trinity 0.5.0 to its "
+              f"default, ceil(2 x {shown_number(length)} / {role_sp}) = {math.ceil(2 * length / role_sp)})"
+              + (raised_budget_stop_words(least * role_sp) if version != "0.6" else ""))
     if subject != "it":  # a role's, taken from the trainer's
         return raised
     if path in FORWARD_BUDGETS:  # filled from a raised budget, never raised itself
@@ -237,7 +240,7 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
                     "on verl 0.8 or later ignores the key")
         return (f"verl before 0.8 stops at the first sequence longer than that in {forward}, and Trinity 0.6 on verl "
                 "0.8 or later ignores the key")
-    if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys, and stops at none
+    if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys
         return raised
     if path in ROLE_BUDGET_KEYS:
         return f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key"
