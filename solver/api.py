@@ -75,6 +75,7 @@ from solver.rules import (
     least_token_budget,
     micro_batch_stop_words,
     own_table_cells,
+    raised_budget_stop_words,
     sp_layout_rule,
     tables_verdict,
     token_budget,
@@ -1056,7 +1057,7 @@ def _unheld_fill_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT, (
         f"{fill.words} holds no sequence of {length} tokens at the actor's SP {config.sp}: Trinity 0.5 raises the "
         f"actor's to ceil({length} / {config.sp}) = {least} (0.5.0 to {verdict.default_words}), no more tokens per "
-        "GPU than the verdict assumes (so it is cautious)"))]
+        f"GPU than the verdict assumes (so it is cautious){raised_budget_stop_words(least * config.sp)}"))]
 
 
 def _critic_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:

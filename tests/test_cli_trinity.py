@@ -27,6 +27,12 @@ from solver.tables import QueryError, load_catalog
 from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
 from solver.trinity.patch import _paths_to
 
+PADDED_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than {} tokens, "
+              "to its longest prompt plus its longest response, which may come from two sequences (a multi-turn "
+              "workflow's, or with model.enable_prompt_truncation off or a rollout max_tokens above "
+              "max_response_tokens)")
+"""What Trinity 0.5.1's verl does with a budget Trinity raised to the length: it checks the batch's padded width."""
+
 DATA = Path(__file__).parent / "data" / "trinity"
 FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100-80g"]
 
@@ -2466,7 +2472,7 @@ def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli
     assert status == 0 and current["config_problems"] == [(
         "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl 0.8 or later stops at the "
         "first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 "
-        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")]
+        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)" + PADDED_051.format(32768))]
 
 
 def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, tmp_path: Path):
@@ -3554,7 +3560,7 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
         "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 4 with ceil(2 x 32768 / "
         "4) = 16384, holds no sequence of 32768 tokens at the actor's SP 1: Trinity 0.5 raises the actor's to "
         "ceil(32768 / 1) = 32768 (0.5.0 to ceil(2 x 32768 / 1) = 65536), no more tokens per GPU than the verdict "
-        "assumes (so it is cautious)"))]
+        "assumes (so it is cautious)" + PADDED_051.format(32768)))]
     # Without the release (or with 0.6) the trainer's SP is the verdict's, and no budget line is said.
     status, current = config_verdict(cli, tmp_path, (tmp_path / "trinity.yaml").read_text(encoding="utf-8"), "a100")
     assert (status, current["sp"], budget_lines(current)) == (0, 4, [])
@@ -3586,7 +3592,8 @@ def test_trinity_05_refuses_a_critic_sp_that_does_not_divide_the_trainer_gpus(cl
         (f"{key}.ulysses_sequence_parallel_size: SP=4 does not divide 6 GPUs (the trainer's), and Trinity 0.5 checks "
          "the critic's SP as the actor's: it refuses the config"),
         (f"{key}.ppo_max_token_len_per_gpu 2048 x SP 4 (the critic's) is below model.max_model_len 16384: Trinity 0.5 "
-         "raises it to ceil(16384 / 4) = 4096 (Trinity 0.5.0 to its default, ceil(2 x 16384 / 4) = 8192)")]
+         "raises it to ceil(16384 / 4) = 4096 (Trinity 0.5.0 to its default, ceil(2 x 16384 / 4) = 8192)"
+         + PADDED_051.format(16384))]
     assert cli("--from-config", str(config), "--gpu", "a100-80g", "--check", "--trinity-version", "0.5")[0] == 1
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.6")
     assert status == 0
@@ -3676,7 +3683,8 @@ def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path:
         if version == "0.5":
             assert current["config_problems"][0] == (
                 f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
-                "ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")
+                "ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)"
+                + PADDED_051.format(32768))
     assert codes == {"0.5": ["token-budget-below-length", "role-sp-differs"], "0.6": ["role-sp-differs"]}
 
 

@@ -758,6 +758,11 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      [C.LORA_RANK_NOT_A_NUMBER_REFUSED]),
     (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: true}}}}\n",
      ("--gpu", "h100"), "", None, [C.LORA_RANK_NOT_A_NUMBER]),
+    # A ref model of its own: Trinity 0.5's typed Ref lacks the key; 0.6 drops it on verl before 0.8.
+    (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {ref: {model: {path: /m}}}}}\n",
+     ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.REF_MODEL_REFUSED]),
+    (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {ref: {model: {path: /m}}}}}\n",
+     ("--gpu", "h100"), "", None, [C.REF_MODEL]),
     # 6 GPUs / SP 2 divide 75, the 6 GPUs do not: Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 and 0.6 take it.
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),

@@ -15,6 +15,12 @@ from solver.results import RolloutEngines
 from solver.tables import load_catalog
 from solver.trinity import trinity_config_problems
 
+PADDED_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than {} tokens, "
+              "to its longest prompt plus its longest response, which may come from two sequences (a multi-turn "
+              "workflow's, or with model.enable_prompt_truncation off or a rollout max_tokens above "
+              "max_response_tokens)")
+"""What Trinity 0.5.1's verl does with a budget Trinity raised to the length: it checks the batch's padded width."""
+
 ACTOR, REF, ROLLOUT = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
 
 Q14B_65K = ("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\n"
@@ -215,10 +221,11 @@ def test_a_trainer_budget_below_one_sequence_is_judged_at_the_actors_sp_and_at_t
     codes, words = trinity_05_problems(cli, config)
     assert codes[:2] == ["token-budget-below-length"] * 2 and words[:2] == [
         ("trainer.max_token_len_per_gpu 6000 x SP 2 is below model.max_model_len 32768: Trinity 0.5 raises it to "
-         "ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) = 32768)"),
+         "ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) = 32768)"
+         + PADDED_051.format(32768)),
         ("trainer.max_token_len_per_gpu 6000 x SP 4 (the ref's and the critic's, which set no budget of their own) is "
          "below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 4) = 8192 "
-         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)")]
+         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)" + PADDED_051.format(32768))]
     out = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")[1]
     assert json.loads(out)[0]["current"]["config_problems"][0] == (
         "trainer.max_token_len_per_gpu 6000 x SP 4 is below model.max_model_len 32768: verl 0.8 or later stops at the "

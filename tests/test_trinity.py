@@ -62,6 +62,12 @@ from solver.trinity.keys import (
 )
 from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
 
+PADDED_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than {} tokens, "
+              "to its longest prompt plus its longest response, which may come from two sequences (a multi-turn "
+              "workflow's, or with model.enable_prompt_truncation off or a rollout max_tokens above "
+              "max_response_tokens)")
+"""What Trinity 0.5.1's verl does with a budget Trinity raised to the length: it checks the batch's padded width."""
+
 DATA = Path(__file__).parent / "data" / "trinity"
 USER_CONFIG = DATA / "user-config.yaml"
 
@@ -1455,8 +1461,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             [("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 4096 x SP 1 is below "
               "model.max_model_len 8192: Trinity with verl before 0.8 raises it to ceil(8192 / 1) = 8192 (Trinity "
-              "0.5.0 to its default, ceil(2 x 8192 / 1) = 16384), and Trinity 0.6 on verl 0.8 or later ignores the "
-              "key")],
+              "0.5.0 to its default, ceil(2 x 8192 / 1) = 16384)" + PADDED_051.format(8192)
+             + ", and Trinity 0.6 on verl 0.8 or later ignores the key")],
         ),
         (
             {"model": {"max_model_len": 4096, "max_prompt_tokens": 2048, "max_response_tokens": 4096}},
@@ -2095,7 +2101,7 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     assert check_trinity_config(low, model, 4, version="0.5") == [
         (f"{critic_key}.ppo_max_token_len_per_gpu 16384 x SP 1 (the critic's) is below model.max_model_len 32768: "
          "Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = "
-         "65536)")]
+         "65536)" + PADDED_051.format(32768))]
     # An algorithm without a critic (GRPO): Trinity raises its budget to no effect, so nothing is said of it; its SP
     # Trinity 0.5 checks all the same.
     grpo = config({"ulysses_sequence_parallel_size": 3, "ppo_max_token_len_per_gpu": 2048}) | {
@@ -2108,7 +2114,7 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     assert check_trinity_config(taken, model, 4, version="0.5") == [
         ("trainer.max_token_len_per_gpu 16384 x SP 1 (the critic's, which sets no budget of its own) is below "
          "model.max_model_len 32768: Trinity 0.5 raises the critic's to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
-         "default, ceil(2 x 32768 / 1) = 65536)")]
+         "default, ceil(2 x 32768 / 1) = 65536)" + PADDED_051.format(32768))]
     # The ref and the critic both at SP 1, both taking the trainer's: one line names both.
     both = config({"ulysses_sequence_parallel_size": 1})
     both["trainer"]["trainer_config"]["actor_rollout_ref"] = {
@@ -2117,7 +2123,7 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     assert check_trinity_config(both, model, 4, version="0.5") == [
         ("trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's and the critic's, which set no budget of their own) "
          "is below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 1) = 32768 "
-         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)")]
+         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)" + PADDED_051.format(32768))]
     # Trinity 0.6 on verl 0.8 or later freezes the critic's SP and budget to the trainer's: its SP is not checked,
     # and its own budget is judged at the trainer's SP, as the ref's (verl_legacy raises it, FROZEN_KEYS ignores it).
     for version in ("0.6", None):
@@ -2125,7 +2131,8 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
         assert check_trinity_config(config({"ppo_max_token_len_per_gpu": 8192}), model, 4, version=version) == [
             (f"{critic_key}.ppo_max_token_len_per_gpu 8192 x SP 2 is below model.max_model_len 32768: Trinity with "
              "verl before 0.8 raises it to ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) "
-             "= 32768), and Trinity 0.6 on verl 0.8 or later ignores the key")]
+             "= 32768)" + (PADDED_051.format(32768) if version is None else "")
+             + ", and Trinity 0.6 on verl 0.8 or later ignores the key")]
 
 
 def test_the_critics_forward_budget_is_judged_as_the_rollouts_at_the_critics_sp() -> None:

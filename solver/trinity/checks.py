@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from solver.query import (
+    ACTOR_ROLLOUT_REF,
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_TOKEN_BUDGETS,
@@ -23,6 +23,7 @@ from solver.rules import (
     batch_split_violation,
     least_token_budget,
     micro_batch_stop_words,
+    raised_budget_stop_words,
     sp_gpus_violation,
     splits_batch,
     whole_nodes_violation,
@@ -52,7 +53,7 @@ from solver.trinity.keys import (
     trains_critic,
     value_at,
 )
-from solver.trinity.reader import BOOLEAN_WORDS, overlong_words, trainer_strategy, turned_off
+from solver.trinity.reader import omegaconf_boolean, overlong_words, trainer_strategy, turned_off
 
 _ROPE_SCALING = ("model", "rope_scaling")
 
@@ -66,6 +67,7 @@ class _ConfigChecks:
         self.problems: list[ConfigProblem] = []
         self.unreadable: set[tuple[str, ...]] = set()
         self._values: dict[tuple[str, ...], Any] = {}
+        self._resolved: dict[tuple[str, ...], Any] = {}
 
     def add(self, code: ConfigProblemCode, words: str) -> None:
         """Report a problem: its `code` and its `words`."""
@@ -86,6 +88,7 @@ class _ConfigChecks:
             self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
             return None
+        self._resolved[path] = resolved
         decoded = decode_scalar(resolved) if isinstance(resolved, str) else resolved
         if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
             why, fix = (("oc.decode leaves it text, as OmegaConf's grammar reads it",
@@ -96,6 +99,13 @@ class _ConfigChecks:
                 f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the model as written "
                 f"({why}); {fix}"))
         return decoded
+
+    def flag(self, path: tuple[str, ...]) -> Any:
+        """The value at `path` as resolved, its text not decoded (`value`), as OmegaConf's bool field reads it
+        (`omegaconf_boolean`: text is a boolean only as written, no spaces around a word); None where absent or
+        unreadable."""
+        self.value(path)
+        return self._resolved.get(path)
 
     def absent(self, path: tuple[str, ...]) -> bool:
         """Whether the config gives nothing at `path`: absent, or null (not a value that cannot be read)."""
@@ -209,13 +219,15 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
     and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's).
     A forward's budget (`FORWARD_BUDGETS`) is never raised, and verl stops there as `micro_batch_stop_words` says with
-    Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2."""
+    Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2. A raised
+    budget holds every sequence, but with Trinity 0.5.1 not every padded batch (`raised_budget_stop_words`)."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
     who = "Trinity 0.5" if version == "0.5" else "Trinity with verl before 0.8"
-    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = "
-              f"{least_token_budget(length, role_sp)} (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} "
-              f"/ {role_sp}) = {math.ceil(2 * length / role_sp)})")
+    least = least_token_budget(length, role_sp)
+    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least} (Trinity 0.5.0 to its "
+              f"default, ceil(2 x {shown_number(length)} / {role_sp}) = {math.ceil(2 * length / role_sp)})"
+              + (raised_budget_stop_words(least * role_sp) if version != "0.6" else ""))
     if subject != "it":  # a role's, taken from the trainer's
         return raised
     if path in FORWARD_BUDGETS:  # filled from a raised budget, never raised itself
@@ -228,7 +240,7 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
                     "on verl 0.8 or later ignores the key")
         return (f"verl before 0.8 stops at the first sequence longer than that in {forward}, and Trinity 0.6 on verl "
                 "0.8 or later ignores the key")
-    if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys, and stops at none
+    if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys
         return raised
     if path in ROLE_BUDGET_KEYS:
         return f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key"
@@ -400,13 +412,42 @@ def _unchecked_words(version: TrinityVersion | None, taken: str) -> str:
     return f"Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 {taken}"
 
 
+REF_MODEL_KEY = (*ACTOR_ROLLOUT_REF, "ref", "model")
+"""verl's ``ref.model`` (its ``path`` and the rest), which no Trinity release gives the ref: Trinity 0.5's typed ``Ref``
+has no ``model`` (``common/verl_config.py:185`` in 0.5.0, ``:186`` in 0.5.1, ``trainer/verl/verl_config.py:187`` in
+0.5.2), so its ``OmegaConf.merge`` of ``trainer_config`` (`UNCHECKED_SECTION`) refuses the key; 0.6.0 on verl before
+0.8 drops it (``build_dataclass_from_mapping``, ``trinity/common/dataclass_utils.py:17`` to ``:19``; its ``Ref``, at
+``verl_legacy/verl_config.py:192``, has none either), so the ref loads ``model.path``
+(``verl_legacy/fsdp_workers.py:740`` to ``:747``); on verl 0.8 or later it deep-merges the key into the ref's config
+(``trainer/verl/config.py:835`` to ``:838``), which verl builds with hydra as the ref starts
+(``omega_conf_to_dataclass``, ``workers/engine_workers.py:514`` in verl 0.8.0): ``FSDPActorConfig`` has no ``model``
+field, so it fails there."""
+
+
+def _check_ref_model(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that the config gives the ref no ``model`` (`REF_MODEL_KEY`): refused with `version` 0.5, else what
+    Trinity 0.6 does with it."""
+    ref = value_at(checks.mapping, REF_MODEL_KEY[:-1])
+    if not isinstance(ref, Mapping) or REF_MODEL_KEY[-1] not in ref:
+        return
+    key = ".".join(REF_MODEL_KEY)
+    if version == "0.5":
+        checks.add(ConfigProblemCode.REF_MODEL_REFUSED, (
+            f"{key}: Trinity 0.5 refuses the config (its ref has no model key: the ref loads model.model_path); "
+            "remove it"))
+    else:
+        checks.add(ConfigProblemCode.REF_MODEL, f"{key}: " + _unchecked_words(version, (
+            "drops the key, so the ref loads model.model_path (on verl 0.8 or later a ref worker fails on it as it "
+            "starts: verl's ref config has no model field)")) + "; remove it")
+
+
 def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
                    version: TrinityVersion | None) -> None:
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
     before 0.8 does with it, `UNCHECKED_SECTION`), and on (`off`: why it must be, said where it is false, with
     `code`)."""
-    value = checks.value(path)
-    if not _boolean_like(value):
+    value = checks.flag(path)
+    if value is not None and omegaconf_boolean(value) is None:
         wrong = f"{'.'.join(path)} must be true or false, got {brief(value)}"
         if _schema_refuses(path, version):
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, f"{wrong}: Trinity refuses the config")
@@ -482,8 +523,7 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
     for policy in [("trainer", "offload_policy"), *(offload_path(role, "offload_policy") for role in ROLES)]:
         if policy in noted:
             continue
-        value = checks.value(policy)  # on as OmegaConf reads a boolean: true, yes, y, on, or a whole number but 0
-        if value is not None and _boolean_like(value) and not turned_off(value) and strategy != "fsdp2":
+        if omegaconf_boolean(checks.flag(policy)) and strategy != "fsdp2":  # on as OmegaConf reads a boolean
             checks.add(ConfigProblemCode.OFFLOAD_NEEDS_FSDP2,
                        f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
 
@@ -580,6 +620,7 @@ def trinity_config_problems(
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
     _check_misspelt_keys(checks, version)
+    _check_ref_model(checks, version)
     return checks.problems
 
 
@@ -629,10 +670,3 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
                     checks.add(ConfigProblemCode.MISSPELT_KEY,
                                f"{unset} ({_unchecked_words(version, 'drops the key')})")
 
-
-def _boolean_like(value: Any) -> bool:
-    """Whether OmegaConf takes a config's value for a boolean key (`ConfigReader.boolean`'s forms; missing too)."""
-    if isinstance(value, str):
-        value = value.strip()
-        return value.lower() in BOOLEAN_WORDS or re.fullmatch(r"[+-]?\d+", value) is not None
-    return value is None or isinstance(value, (bool, int))

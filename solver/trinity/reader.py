@@ -3,7 +3,6 @@ values as Trinity takes them (`ConfigReader`)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import threading
@@ -28,7 +27,7 @@ from solver.tables import (
     yaml_error_place,
     yaml_limit,
 )
-from solver.trinity.interpolation import ConfigValues, Path, decode_scalar
+from solver.trinity.interpolation import ConfigValues, Path
 from solver.trinity.keys import ConfigError, trainer_level_offload
 
 _Key = TypeVar("_Key", bound=Path)
@@ -148,20 +147,14 @@ class ConfigReader:
         return self.boolean(path, self.get(path))
 
     def boolean(self, path: tuple[str, ...], value: Any) -> bool:
-        """`value`, read at `path`, as Trinity (OmegaConf) reads a boolean: `BOOLEAN_WORDS` in any case (without
-        spaces around them, which OmegaConf refuses), and whole numbers, 0 false; missing is false."""
+        """`value`, read at `path`, as Trinity (OmegaConf) reads a boolean (`omegaconf_boolean`); missing is
+        false."""
         if value is None:
             return False
-        if isinstance(value, str) and value.lower() in BOOLEAN_WORDS:
-            return BOOLEAN_WORDS[value.lower()]
-        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-            with contextlib.suppress(ValueError):  # longer than Python converts: refused below
-                value = int(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value != 0
-        if not isinstance(value, bool):
+        read = omegaconf_boolean(value)
+        if read is None:
             raise ConfigError(f"{self.where(path)} must be true or false, got {brief(value)}")
-        return value
+        return read
 
     def word(self, path: tuple[str, ...]) -> str | None:
         """The text at `path`, stripped (`text`); None where it is absent or blank."""
@@ -177,15 +170,27 @@ class ConfigReader:
         return value
 
 
+def omegaconf_boolean(value: Any) -> bool | None:
+    """`value` as OmegaConf 2.3.0's bool field takes it (``BooleanNode._validate_and_convert_impl``,
+    ``omegaconf/nodes.py:394`` to ``:414``): a boolean as it is; a whole number, false at 0 alone; text that Python's
+    ``int()`` reads (spaces around it, a sign, ``_`` between digits) likewise; else one of `BOOLEAN_WORDS`, in any case
+    but with no spaces around it. None where OmegaConf refuses it (other text, a float, anything else)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value != 0
+    if not isinstance(value, str):
+        return None
+    try:
+        return int(value) != 0
+    except ValueError:  # not a whole number (or longer than Python converts, as in OmegaConf)
+        return BOOLEAN_WORDS.get(value.lower())
+
+
 def turned_off(value: Any) -> bool:
-    """Whether a config's flag is off as verl takes it: false (YAML 1.1's ``no``, ``off`` and ``n`` too, as
-    OmegaConf reads them), or 0."""
-    if isinstance(value, str):
-        value = decode_scalar(value)
-        off: bool = (value.strip().casefold() in ("no", "off", "n") if isinstance(value, str)
-                     else value is False or value == 0)
-        return off
-    return value is False or (isinstance(value, (int, float)) and value == 0)
+    """Whether a config's flag is off as Trinity (OmegaConf) reads it (`omegaconf_boolean`): false, YAML 1.1's
+    ``no``, ``off`` and ``n`` in any case, or 0."""
+    return omegaconf_boolean(value) is False
 
 
 def _prompt_response_and_length(mapping: Mapping[str, Any], name: str,
