@@ -808,7 +808,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
-    removed = {("trainer", name) for name in _removed_for_05(data, version)}
+    removed: set[tuple[str, ...]] = {("trainer", name) for name in _removed_for_05(data, version)}
     for key in writes:
         value = value_at(reading, key.path)
         if value == key.value:
