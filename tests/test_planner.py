@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -1583,3 +1584,13 @@ def test_an_answer_says_whether_its_reason_named_the_query_s_limits():
     assert unnamed.reason == "the tables have no Qwen3-32B on A100-80GB"
     assert (named.limits_named, unnamed.limits_named) == (True, False)
     assert "limits_named" not in named.as_json()
+
+
+def test_a_plans_exact_cost_is_worked_out_once_per_weights_and_combination():
+    # Every plan's cost asks exact_cost again (fractions, slow to multiply): cached, the same exact value each time.
+    weights = Weights(offload=0.3, sp=0.05, env=0.01)
+    first = exact_cost(weights, (4, 1, 1, 2))
+    hits = exact_cost.cache_info().hits
+    assert exact_cost(weights, (4, 1, 1, 2)) == first == Fraction(1, 4) * Fraction(13, 10) * Fraction(21, 20) * Fraction(
+        101, 100)
+    assert exact_cost.cache_info().hits == hits + 1
