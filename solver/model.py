@@ -188,8 +188,10 @@ class FoundPlan:
     estimated: bool
 
 
+@lru_cache(maxsize=4096)
 def exact_cost(weights: Weights, combination: Combination) -> Fraction:
-    """The relative step time ``(1/n)(1 + w_off*o)(1 + w_sp*(s-1))(1 + w_env*e)``, exactly.
+    """The relative step time ``(1/n)(1 + w_off*o)(1 + w_sp*(s-1))(1 + w_env*e)``, exactly (cached: every plan's
+    cost asks again, and fractions are slow to multiply).
 
     Weights are read as the decimals they are written as (``0.1`` is 1/10), so equal costs are equal.
     """

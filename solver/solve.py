@@ -290,34 +290,43 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     kept for the rollout (`kept_for_rollout`: ``--gpus N-K --rollout-gpus K``) and its best plan, or none: so that the
     hint the answer gives names a request that plans. Where that plan leaves some of `N-K` unused, the question is
     asked once more with them kept for the rollout too (``--gpus n --rollout-gpus N-n``), and its plan taken where it
-    has one. Unchanged where the first solve is undecided."""
+    has one: within one node, the first plan as that question lays it out (`_widened_within_node`). Unchanged where
+    the first solve is undecided."""
     best = answer.best
     if query.rollout_gpus is not None or query.open_budget or best is None or best.unused_gpus:
         return answer
     kept = kept_for_rollout(query.budget_gpus, query.node_gpus)
     if kept is None:
         return answer
-    try:
-        kept_plan = _plan_keeping(catalog, query, answer.gpu, kept)
-    except Undecided:
+    kept_answer = answer_for(catalog, _keeping(query, kept), answer.gpu, explained=False)
+    if kept_answer.status == "unknown":
         return answer
+    kept_plan = kept_answer.best
     if kept_plan is not None and kept_plan.unused_gpus:
-        try:
-            widened = _plan_keeping(catalog, query, answer.gpu, query.budget_gpus - kept_plan.gpus)
-        except Undecided:
-            widened = None
+        widened_query = _keeping(query, query.budget_gpus - kept_plan.gpus)
+        widened = (_widened_within_node(catalog, widened_query, answer.gpu, kept_plan)
+                   if kept_answer.decided and query.budget_gpus <= query.node_gpus
+                   else optional_best(catalog, widened_query, answer.gpu))
         if widened is not None:
             kept, kept_plan = query.budget_gpus - kept_plan.gpus, widened
     return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=kept_plan)})
 
 
-def _plan_keeping(catalog: Catalog, query: Query, gpu: str, kept: int) -> Plan | None:
-    """The best plan of `query` on `gpu` with `kept` of its budget's GPUs kept for the rollout (``--gpus N-kept
-    --rollout-gpus kept``), within them (with ``--exact`` too: the trainer's count is then the rollout's to share);
-    None where it has none."""
-    asked = query.model_copy(update={"budget_gpus": query.budget_gpus - kept, "rollout_gpus": kept, "top": 1,
-                                     "exact": False})
-    return best_plan(catalog, asked, gpu)
+def _keeping(query: Query, kept: int) -> Query:
+    """`query` with `kept` of its budget's GPUs kept for the rollout (``--gpus N-kept --rollout-gpus kept``), its best
+    plan asked within them (with ``--exact`` too: the trainer's count is then the rollout's to share)."""
+    return query.model_copy(update={"budget_gpus": query.budget_gpus - kept, "rollout_gpus": kept, "top": 1,
+                                    "exact": False})
+
+
+def _widened_within_node(catalog: Catalog, widened: Query, gpu: str, kept_plan: Plan) -> Plan:
+    """The best plan of `widened` (`_keeping` the GPUs `kept_plan` left unused too), where the whole budget fits one
+    node and `kept_plan` is proven the best with fewer GPUs kept: `kept_plan` as `widened` lays it out, without a
+    solve. In one node every trainer count has a layout beside a rollout that fills the node at most, so `widened`'s
+    plans are those of `kept_plan`'s question on at most its GPUs; the best of those is the best of these (the
+    objective's order is total)."""
+    values = [kept_plan.gpus, int(kept_plan.env), int(kept_plan.offload), kept_plan.sp, kept_plan.max_model_len]
+    return _plan(catalog, prepare(catalog, gpu, widened), widened, values, estimated=kept_plan.evidence == "estimated")
 
 
 def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answer:

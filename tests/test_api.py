@@ -1387,11 +1387,12 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=12, rollout_gpus=2, train_batch_size=96)
     assert answer.plans and len(solves) == int(with_plan) - 1
     solves.clear()
-    # Without rollout GPUs the plan takes all 8: 2 kept for the rollout leave 2 of 6 unused, so rollout_kept is asked
-    # twice (2 kept, then 4).
-    (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=8, train_batch_size=96)
+    # Without rollout GPUs the plan takes all 32: the last node of 8 kept for the rollout leaves 8 of 24 unused (no SP
+    # that divides the heads leaves 24 GPUs ranks that divide a batch of 40), so rollout_kept is asked twice (8 kept,
+    # then 16; within one node the second question's answer is the first's plan, without a solve).
+    (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=32, train_batch_size=40)
     assert answer.plans and len(solves) == int(with_plan) and answer.rollout_kept is not None
-    assert answer.rollout_kept.rollout_gpus == 4
+    assert answer.rollout_kept.rollout_gpus == 16
     solves.clear()
     # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -917,7 +918,8 @@ def test_a_rollout_question_left_open_by_the_time_limit_is_not_named(monkeypatch
 
 
 def test_a_widened_rollout_question_left_open_keeps_the_first_rollout_plan(monkeypatch: pytest.MonkeyPatch):
-    # The third solve (the 1 GPU the kept plan leaves unused kept too) undecided: the answer names K = 1 and its plan.
+    # Past one node (12 GPUs on nodes of 2, a batch of 96): 2 kept leave 2 of 10 unused, and the third solve (4 kept)
+    # undecided: the answer names K = 2 and its plan (the fourth solve: the plan without the batch, other_batch).
     solve, calls = cp_model.CpSolver.solve, []
 
     def third_open(self, model, callback=None):
@@ -925,10 +927,28 @@ def test_a_widened_rollout_question_left_open_keeps_the_first_rollout_plan(monke
         return cp_model.UNKNOWN if len(calls) == 3 else solve(self, model)
 
     monkeypatch.setattr(cp_model.CpSolver, "solve", third_open)
-    answer = solve_one("a100", model="8B", max_model_len=32768, budget_gpus=4)
-    assert answer.rollout_kept is not None and answer.rollout_kept.plan is not None and len(calls) == 3
+    answer = solve_one("a100", model="8B", objective="max_len", budget_gpus=12, node_gpus=2, train_batch_size=96)
+    assert answer.rollout_kept is not None and answer.rollout_kept.plan is not None and len(calls) == 4
     assert (answer.rollout_kept.rollout_gpus, answer.rollout_kept.plan.gpus, answer.rollout_kept.plan.unused_gpus) == (
-        1, 2, 1)
+        2, 8, 2)
+
+
+def test_within_one_node_the_widened_rollout_question_is_answered_without_a_solve(monkeypatch: pytest.MonkeyPatch):
+    # 8B at 32768 within 4 A100s takes all 4; 1 kept leaves 1 of 3 unused. Within one node the plans of --gpus 2
+    # --rollout-gpus 2 are those of --gpus 3 --rollout-gpus 1 on at most 2 GPUs, so its best is the first's, laid out
+    # beside 2 rollout GPUs: two solves, not three, and the same plan the third solve finds.
+    solve, calls = cp_model.CpSolver.solve, []
+
+    def counted(self, model, callback=None):
+        calls.append(model)
+        return solve(self, model)
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", counted)
+    answer = solve_one("a100", model="8B", max_model_len=32768, budget_gpus=4)
+    assert len(calls) == 2
+    asked = make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, budget_gpus=2, rollout_gpus=2)
+    assert answer.rollout_kept == RolloutKept(rollout_gpus=2, plan=best_plan(CATALOG, asked, "A100-80GB"))
+    assert (answer.rollout_kept.plan.nodes, answer.rollout_kept.plan.rollout_gpus) == (1, 2)
 
 
 def test_a_question_left_open_by_the_time_limit_has_no_plan_and_says_so(monkeypatch: pytest.MonkeyPatch):
@@ -1564,3 +1584,13 @@ def test_an_answer_says_whether_its_reason_named_the_query_s_limits():
     assert unnamed.reason == "the tables have no Qwen3-32B on A100-80GB"
     assert (named.limits_named, unnamed.limits_named) == (True, False)
     assert "limits_named" not in named.as_json()
+
+
+def test_a_plans_exact_cost_is_worked_out_once_per_weights_and_combination():
+    # Every plan's cost asks exact_cost again (fractions, slow to multiply): cached, the same exact value each time.
+    weights = Weights(offload=0.3, sp=0.05, env=0.01)
+    first = exact_cost(weights, (4, 1, 1, 2))
+    hits = exact_cost.cache_info().hits
+    assert exact_cost(weights, (4, 1, 1, 2)) == first == Fraction(1, 4) * Fraction(13, 10) * Fraction(21, 20) * Fraction(
+        101, 100)
+    assert exact_cost.cache_info().hits == hits + 1
