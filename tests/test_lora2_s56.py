@@ -161,8 +161,8 @@ ROLES_3 = ("  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_ro
 REF_BUDGET = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 PASS = ("and with LoRA the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so "
         "verl stops at the first step whose batch holds a sequence longer than that (Trinity 0.5.2) or is padded wider "
-        "than that, to its longest prompt plus its longest response (0.5.0 and 0.5.1); set the ref's SP to the actor's (--write does), or its "
-        "budget to at least ")
+        "than that, to its longest prompt plus its longest response (0.5.0 and 0.5.1); set the ref's SP to the "
+        "actor's (--write does), or its budget to at least ")
 
 
 def _lora_verdict(cli, tmp_path: Path, *flags: str, lora: str = LORA, actor: int = 2, ref: str = "") -> dict[str, Any]:

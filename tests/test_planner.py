@@ -1591,6 +1591,6 @@ def test_a_plans_exact_cost_is_worked_out_once_per_weights_and_combination():
     weights = Weights(offload=0.3, sp=0.05, env=0.01)
     first = exact_cost(weights, (4, 1, 1, 2))
     hits = exact_cost.cache_info().hits
-    assert exact_cost(weights, (4, 1, 1, 2)) == first == Fraction(1, 4) * Fraction(13, 10) * Fraction(21, 20) * Fraction(
-        101, 100)
+    assert exact_cost(weights, (4, 1, 1, 2)) == first == (
+        Fraction(1, 4) * Fraction(13, 10) * Fraction(21, 20) * Fraction(101, 100))
     assert exact_cost.cache_info().hits == hits + 1

@@ -132,9 +132,9 @@ def test_unknown_gpu_lists_the_rtx_cards_each_whole():
 def test_cluster_trinity_version_without_emit_dir_cautions_the_table_and_json(cli, tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.replace("BATCH", "75"), encoding="utf-8")
-    status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5", "--json")
+    status, out, _ = cli("cluster", str(fleet), "--trinity-version", "0.5", "--json")
     plan = json.loads(out)["placements"][0]["plan"]
     assert (status, plan["caution_codes"], plan["cautions"]) == (0, ["batch-divides-trainer-gpus"], [JOB_75])
-    status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5")
+    status, out, _ = cli("cluster", str(fleet), "--trinity-version", "0.5")
     assert status == 0 and f"caution: big: {JOB_75}" in " ".join(out.split()) and "wrote" not in out
     assert list(tmp_path.iterdir()) == [fleet]  # nothing written without --emit-dir
