@@ -141,3 +141,17 @@ def qwen3_8b_checkpoint(folder: Path, **config: object) -> Path:
         "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960,
         **config}), encoding="utf-8")
     return folder
+
+
+def config_lines(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, text: str, flags: tuple[str, ...],
+                 prefix: str) -> tuple[list[tuple[str, str]], bool, int]:
+    """The (code, words) of `--from-config`'s lines whose code starts with `prefix` on H100 80GB, for a Trinity config
+    of `text` (written to `tmp_path`), whether it is refused, and the exit status of the same with `--check`."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json", *flags)
+    assert status == 0
+    current = json.loads(out)[0]["current"]
+    lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
+                                                  strict=True) if code.startswith(prefix)]
+    return lines, current["refused"], cli("--from-config", str(config), "--gpu", "h100", "--check", *flags)[0]

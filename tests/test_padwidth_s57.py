@@ -12,10 +12,10 @@ trainer starts (``OmegaConf.structured``, ``verl_legacy/verl_trainer.py:198``)."
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from conftest import config_lines
 
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\nalgorithm: {{algorithm_type: {algorithm}}}\n"
           "cluster: {{node_num: 1, gpu_per_node: 8}}\nbuffer: {{train_batch_size: 64}}\n"
@@ -29,14 +29,7 @@ def _lines(cli, tmp_path: Path, section: str, flags: tuple[str, ...], prefix: st
            algorithm: str = "grpo") -> tuple[list[tuple[str, str]], bool, int]:
     """The (code, words) of `--from-config`'s lines whose code starts with `prefix`, on H100 80GB, whether the config
     is refused, and the exit status of the same with `--check`."""
-    config = tmp_path / "trinity.yaml"
-    config.write_text(CONFIG.format(algorithm=algorithm, section=section), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json", *flags)
-    assert status == 0
-    current = json.loads(out)[0]["current"]
-    lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
-                                                  strict=True) if code.startswith(prefix)]
-    return lines, current["refused"], cli("--from-config", str(config), "--gpu", "h100", "--check", *flags)[0]
+    return config_lines(cli, tmp_path, CONFIG.format(algorithm=algorithm, section=section), flags, prefix)
 
 
 STOPS = ("stops at the first step whose batch holds a sequence longer than that ({longest}) or is padded wider than "

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import config_lines
 
 from solver.trinity.keys import ConfigError
 from solver.trinity.reader import ConfigReader, omegaconf_boolean, turned_off
@@ -89,19 +90,6 @@ SECTION_CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n
 REF_MODEL = "trainer.trainer_config.actor_rollout_ref.ref.model"
 
 
-def _config_lines(cli, tmp_path: Path, text: str, flags: tuple[str, ...],
-                  prefix: str) -> tuple[list[tuple[str, str]], bool, int]:
-    """The (code, words) of `--from-config`'s lines whose code starts with `prefix` on H100, for a config of `text`,
-    whether it is refused, and the exit status of the same with `--check`."""
-    config = tmp_path / "trinity.yaml"
-    config.write_text(text, encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json", *flags)
-    assert status == 0
-    current = json.loads(out)[0]["current"]
-    lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
-                                                  strict=True) if code.startswith(prefix)]
-    return lines, current["refused"], cli("--from-config", str(config), "--gpu", "h100", "--check", *flags)[0]
-
 
 DROPS = ("drops the key, so the ref loads model.model_path (on verl 0.8 or later a ref worker fails on it as it "
          "starts: verl's ref config has no model field); remove it")
@@ -117,7 +105,7 @@ DROPS = ("drops the key, so the ref loads model.model_path (on verl 0.8 or later
 ])
 def test_a_ref_model_is_refused_by_trinity_05_and_dropped_by_06(cli, tmp_path: Path, ref: str, flags: tuple[str, ...],
                                                                 code: str, words: str, refused: bool):
-    lines, is_refused, check = _config_lines(cli, tmp_path, SECTION_CONFIG + ref, flags, "ref-model")
+    lines, is_refused, check = config_lines(cli, tmp_path, SECTION_CONFIG + ref, flags, "ref-model")
     assert lines == [(code, f"{REF_MODEL}: {words}")]
     assert (is_refused, check) == (refused, int(refused))
 
@@ -125,7 +113,7 @@ def test_a_ref_model_is_refused_by_trinity_05_and_dropped_by_06(cli, tmp_path: P
 def test_a_ref_without_a_model_gives_no_ref_model_line(cli, tmp_path: Path):
     ref = "      ref: {log_prob_use_dynamic_bsz: true}\n"
     flags = ("--trinity-version", "0.5")
-    lines, refused, check = _config_lines(cli, tmp_path, SECTION_CONFIG + ref, flags, "ref-model")
+    lines, refused, check = config_lines(cli, tmp_path, SECTION_CONFIG + ref, flags, "ref-model")
     assert (lines, refused, check) == ([], False, 0)
 
 
@@ -151,7 +139,7 @@ STOPS_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose 
                                     f"with verl before 0.8 {RAISED}")),
 ])
 def test_a_raised_budget_says_where_trinity_051_still_stops(cli, tmp_path: Path, flags: tuple[str, ...], effect: str):
-    lines, refused, check = _config_lines(cli, tmp_path, BUDGET_CONFIG, flags, "token-budget-below-length")
+    lines, refused, check = config_lines(cli, tmp_path, BUDGET_CONFIG, flags, "token-budget-below-length")
     assert lines == [("token-budget-below-length",
                       f"trainer.max_token_len_per_gpu 4096 x SP 2 is below model.max_model_len 16384: {effect}")]
     assert (refused, check) == (False, 0)
