@@ -90,7 +90,6 @@ SECTION_CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n
 REF_MODEL = "trainer.trainer_config.actor_rollout_ref.ref.model"
 
 
-
 DROPS = ("drops the key, so the ref loads model.model_path (on verl 0.8 or later a ref worker fails on it as it "
          "starts: verl's ref config has no model field); remove it")
 
