@@ -322,6 +322,15 @@ def test_each_gpu_option_says_which_a100_its_short_form_names(cli, monkeypatch: 
     assert (catalog.gpu("a100").name, catalog.gpu("a100-40g").name) == ("A100-80GB", "A100-40GB")
 
 
+@pytest.mark.parametrize("command", ["map", "memory", "cluster"])
+def test_help_before_a_command_is_the_commands_help(cli, command: str):
+    # solve -h map reads as "help on map": the command's help, as solve map -h gives it, not solve's own.
+    for flag in ("-h", "--help"):
+        assert cli(flag, command) == cli(command, flag)
+        assert cli(flag, command)[1].startswith(f"usage: solve {command} ")
+    assert cli("-h")[1].startswith("usage: solve [-h]")
+
+
 def test_kept_lines_formatter_fills_paragraphs_and_keeps_indented_lines(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("COLUMNS", "22")  # argparse fills to 20 columns
     parser = argparse.ArgumentParser(prog="p", usage="p", formatter_class=KeptLinesFormatter, epilog=(

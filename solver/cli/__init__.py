@@ -57,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "map": (build_map_parser, run_map),
         "examples": (build_examples_parser, run_examples),
     }
+    if argv[:1] in (["-h"], ["--help"]) and argv[1:2] and argv[1] in commands:  # solve -h map: map's help
+        argv[:2] = argv[1::-1]
     asked = argv.pop(0) if argv[:1] and argv[0] in commands else None
     build, handler = commands[asked] if asked is not None else (build_parser, run_planner)
     parser = build()
