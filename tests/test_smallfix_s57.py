@@ -9,25 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
+from test_lora2_s56 import FLEET, JOB_75, _batch_words
 
 import solver
 from solver.results import CautionCode
 from solver.trinity import read_trinity_config
 
-FLEET = ("pools:\n  - {name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 6}\n"
-         "jobs:\n  - {name: big, model: 8B, max_model_len: 32768, rollout_gpus: 0, train_batch_size: BATCH}\n")
-"""One job of Qwen3-8B at 32768 that takes a whole 6-GPU node at Env + SP=2 (3 data-parallel ranks)."""
-
-
-def _batch_words(batch: str) -> str:
-    """The caution on a train batch of 75 over Env + SP=2 on 6 GPUs, its batch named as `batch` says."""
-    return (f"{batch} does not divide by the 6 trainer GPUs, which Trinity 0.5.0 and 0.5.1 refuse "
-            "(trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it needs only the 3 "
-            "data-parallel ranks (6 GPUs / SP=2) to divide it (trinity/trainer/verl/verl_config.py:424): for 0.5.0 or "
-            "0.5.1, make it a multiple of 6")
-
-
-JOB_75 = _batch_words("a train batch of 75 (the job's train_batch_size)")
 ANSWER_BATCH = "a train batch of 75 (the answer's train_batch_size)"
 
 
