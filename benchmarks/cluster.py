@@ -118,7 +118,7 @@ def run_one(gpus: int, jobs: int, limit: float, seed: int, host_ram_gb: float | 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     parser.add_argument("--one", nargs=3, type=float, metavar=("GPUS", "JOBS", "LIMIT"), help=argparse.SUPPRESS)
     parser.add_argument("--largest", type=int, default=len(SIZES),

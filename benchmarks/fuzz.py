@@ -48,7 +48,7 @@ def fuzz(strategy: SearchStrategy[Any], check: Callable[[Any, Path], object], fo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--examples", type=int, default=2000, help="inputs per target (default 2000)")
     args = parser.parse_args()
     table = Table(title=f"fuzzing, {args.examples} inputs per target")

@@ -150,7 +150,7 @@ def extrapolating_splits() -> list[tuple[str, Keep, Keep]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Validate the memory model on held-out documented cells.")
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN,
                         help=f"safety margin of predictions, a fraction of usable memory (default {DEFAULT_MARGIN})")
     margin = parser.parse_args().margin

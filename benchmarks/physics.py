@@ -248,7 +248,7 @@ CHECKS: tuple[tuple[str, str, Callable[..., Result], Callable[[], list]], ...] =
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: the CPUs)")
     workers = parser.parse_args().workers
     table = Table("check", "grid", "cases", "violations", "seconds")

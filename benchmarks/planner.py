@@ -128,7 +128,7 @@ def explanations(runs: int) -> list[tuple[str, float, bool]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=15, help="start-up runs of each command (default 15)")
     parser.add_argument("--rounds", type=int, default=100, help="rounds of the latency query mix (default 100)")
     parser.add_argument("--explain-runs", type=int, default=3, help="runs of each explanation (default 3)")

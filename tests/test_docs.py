@@ -4,6 +4,7 @@ regenerates it)."""
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -160,3 +161,11 @@ def test_the_trinity_page_lists_every_key_of_json_current_in_order():
     listed = trinity.split("In JSON, each answer gains `current`: `{", 1)[1].split("}`", 1)[0]
     assert re.findall(r'"([a-z_]+)"', listed) == list(CurrentSettings.model_json_schema(mode="serialization")[
         "properties"])
+
+
+@pytest.mark.parametrize("script", sorted((ROOT / "benchmarks").glob("*.py")), ids=lambda script: script.name)
+def test_each_benchmark_describes_itself_in_its_help_whole(script: Path):
+    shown = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, check=True,
+                           cwd=ROOT).stdout
+    described = " ".join(shown.split("\n\n")[1].split())
+    assert described.endswith(".") and len(described) > 40
