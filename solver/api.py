@@ -96,6 +96,7 @@ from solver.tables import (
     Weights,
     check_once,
     check_types,
+    counted,
     given_path,
     load_catalog,
     load_fleet,
@@ -306,6 +307,9 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
     (`caller`, which messages name)."""
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
+    if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
+        raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
+                         f"per GPU type): pass one, such as answers[0] ({answer[0].gpu}'s)")
     check_types(("answer", answer, Answer), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
     if answer.best is None:

@@ -442,7 +442,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "budget_gpus must be a whole number or None, got 4.5"),
         (lambda: solver.plan("8B", budget_gpus=True, max_model_len=4096),
          "budget_gpus must be a whole number or None, got True"),
-        (lambda: solver.plan("8B", max_model_len="32k"), "max_model_len must be a whole number or None, got '32k'"),
+        (lambda: solver.plan("8B", max_model_len="32k"),
+         "max_model_len must be a whole number or None, got '32k' (a str: pass 32768)"),
         (lambda: solver.plan(None, max_model_len=4096), "a model is named by a string, got None"),
         (lambda: solver.plan(solver.load_model_config(EXAMPLES.parent.parent / "tests/data/hf-configs/phi-4.json"),
                              max_model_len=4096),  # a notebook's first try with a config.json's model
@@ -504,7 +505,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "a100 names A100-80GB (80.0 GiB), another GPU type: give yours a name of its own"),
         (lambda: solver.load_catalog().with_gpu_types(solver.described_gpu_type("X", 64)),
          "gpu_types must be a list of GpuType, got a GpuType"),
-        (lambda: solver.described_gpu_type("MyAccel", "64"), "memory_gb must be a whole number or None, got '64'"),
+        (lambda: solver.described_gpu_type("MyAccel", "64"),
+         "memory_gb must be a whole number or None, got '64' (a str: pass 64)"),
         (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 8 to 16384 GB, got 0 GB"),
         (lambda: solver.described_gpu_type("MyAccel", memory_mib=1025),
          "MyAccel: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 1025 MiB"),
@@ -617,7 +619,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.described_gpu_type("MyAccel", 64, source="lab\nB"),
          "source must be printable text, got 'lab\\nB'"),
         (lambda: config_query(CATALOG, CONFIG, max_model_len="32k"),
-         "max_model_len must be a whole number or None, got '32k'"),
+         "max_model_len must be a whole number or None, got '32k' (a str: pass 32768)"),
         (lambda: config_query(CATALOG, CONFIG, max_model_len=float("nan")),
          "max_model_len must be a whole number or None, got nan"),
         (lambda: trinity_fragment(solver.plan("8B", gpu="h20", max_model_len=8192)[0].best, CATALOG.model("8B"),
@@ -680,7 +682,7 @@ def test_an_empty_path_or_a_files_text_for_its_path_is_refused_in_one_short_line
 def test_a_name_of_another_type_is_shown_as_check_types_shows_it():
     # A GPU type or model named by another object quoted its repr: pydantic's dump of a whole catalogue, cut.
     for value, shown in ((CATALOG, "a Catalog"), (solver.load_weights(), "a Weights"),
-                         (numpy.int64(4), "a numpy int64"), (["a100"], "['a100']")):
+                         (numpy.int64(4), "a numpy int64"), (["a100"], "['a100']: pass 'a100'")):
         with pytest.raises(QueryError) as caught:
             solver.plan("8B", gpu=value, max_model_len=4096)
         assert str(caught.value) == f"a GPU is named by a string, got {shown}"
@@ -1761,7 +1763,8 @@ def test_the_map_and_memory_answer_functions_refuse_bad_arguments_as_the_others_
         (lambda: solver.map_plans(by="len"), "--by len maps one model: give --model M (or --model-config PATH)"),
         (lambda: solver.map_plans("8B", by="length"), "by must be one of model, len, got 'length'"),
         (lambda: solver.map_plans("8B", gpus_up_to=65), "--gpus-up-to must be a whole number from 1 to 64, got 65"),
-        (lambda: solver.map_plans("8B", gpus_up_to=2.0), "gpus_up_to must be a whole number, got 2.0"),
+        (lambda: solver.map_plans("8B", gpus_up_to=2.0),
+         "gpus_up_to must be a whole number, got 2.0 (a float: pass 2)"),
         (lambda: solver.map_plans({"8B"}), "model must be a str, a list, a tuple or None, got {'8B'}"),
         (lambda: solver.map_plans(["8B", 4]), "model[1] must be a str, got 4"),
         (lambda: solver.memory_answer("8B", "h100", 8, 4096, memory=5),

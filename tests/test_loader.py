@@ -906,7 +906,8 @@ def test_a_gpu_type_of_your_own_may_have_the_memory_at_each_bound(memory_gb: int
 
 @pytest.mark.parametrize(("memory_gb", "memory_mib", "message"), [
     (7, None, "Mine: its memory must be from 8 to 16384 GB, got 7 GB"),
-    (16385, None, "Mine: its memory must be from 8 to 16384 GB, got 16385 GB"),
+    (16385, None, ("Mine: its memory must be from 8 to 16384 GB, got 16385 GB (nvidia-smi's total is in MiB: "
+                   "memory_mib=16385)")),
     (None, 8191, "Mine: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 8191 MiB"),
     (None, 16384 * 1024 + 1, "Mine: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 16777217 MiB"),
     (80, 69631, ("Mine: 69631 MiB is not what a GPU sold as 80 GB reports (from 69632 to 86016 MiB): give one of "

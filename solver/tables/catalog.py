@@ -107,6 +107,16 @@ def _accepted(entries: tuple[_Entry, ...]) -> str:
     return ", ".join("/".join(names) + variants for (_, variants), names in groups.items())
 
 
+def _one_asked_for(value: object) -> str:
+    """For a list or tuple of names where one name is asked for, how to give it (its one name, or one at a time, as
+    the command says of ``--gpu h100,h200``); else nothing."""
+    if not isinstance(value, list | tuple) or not value or not all(isinstance(item, str) for item in value):
+        return ""
+    if len(value) == 1:
+        return f": pass {brief(value[0])}"
+    return f", which lists {len(value)} where one is asked for: give one, and ask for each in turn"
+
+
 def _named_entry(wanted: str, entries: tuple[_Entry, ...]) -> _Entry | None:
     """The entry whose name or an alias is `wanted` (normalised), or None."""
     return next((entry for entry in entries if wanted in {normalise(known) for known in (entry.name, *entry.aliases)}),
@@ -123,7 +133,7 @@ def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], form: Callabl
             added = "with_model(model)" if isinstance(name, Model) else "with_gpu_types([gpu_type])"
             raise QueryError(f"a {kind} is named by a string, got a {type(name).__name__}: pass its name, "
                              f"{brief(name.name)}, with catalog=catalog.{added}")
-        raise QueryError(f"a {kind} is named by a string, got {shown_value(name)}")
+        raise QueryError(f"a {kind} is named by a string, got {shown_value(name)}{_one_asked_for(name)}")
     listed = [_named_entry(form(part), entries) for part in name.split(",")] if "," in name else []
     if listed and all(listed):  # a list where one is asked (as solve map's --model takes them), even where its
         listed_names = ", ".join(entry.name for entry in listed if entry)  # path form names its last: not a typo

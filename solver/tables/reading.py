@@ -24,7 +24,6 @@ from solver.tables.schema import (
     Model,
     ModelsFile,
     sp_rule_violation,
-    thousands_of_tokens,
 )
 from solver.tables.text import (
     QueryError,
@@ -35,6 +34,7 @@ from solver.tables.text import (
     first_repeated,
     normalise,
     smi_name_form,
+    thousands_of_tokens,
 )
 
 

@@ -32,6 +32,7 @@ from solver.tables.text import (
     guessed_name,
     normalise,
     require_printable,
+    thousands_of_tokens,
 )
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -51,12 +52,6 @@ MAX_TRAIN_BATCH = 1 << 24
 Count = Annotated[int, Strict(), Gt(0)]
 """A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
-
-
-def thousands_of_tokens(value: Any) -> Any:
-    """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
-    match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
-    return int(match[1]) * 1024 if match else value
 
 
 AskedTokens = Annotated[Tokens, BeforeValidator(thousands_of_tokens)]
@@ -591,8 +586,10 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     if unnamed:
         raise QueryError(unnamed)
     if memory_gb is not None and not LEAST_GPU_MEMORY_GB <= memory_gb <= MAX_GPU_MEMORY_GB:
+        driver = memory_mib is None and LEAST_DRIVER_MIB <= memory_gb <= MAX_GPU_MEMORY_GB * 1024  # nvidia-smi's MiB
+        hint = f" (nvidia-smi's total is in MiB: memory_mib={memory_gb})" if driver else ""
         raise QueryError(f"{name.strip()}: its memory must be from {LEAST_GPU_MEMORY_GB} to {MAX_GPU_MEMORY_GB} GB, got "
-                         f"{memory_gb} GB")
+                         f"{memory_gb} GB{hint}")
     if memory_mib is not None and not LEAST_DRIVER_MIB <= memory_mib <= MAX_GPU_MEMORY_GB * 1024:
         raise QueryError(f"{name.strip()}: its memory must be from {LEAST_DRIVER_MIB} MiB ({LEAST_DRIVER_MIB // 1024} "
                          f"GiB) to {MAX_GPU_MEMORY_GB * 1024} MiB, got {memory_mib} MiB")

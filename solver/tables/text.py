@@ -212,16 +212,43 @@ _KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a 
 """How `check_types` names the kinds a parameter accepts (any other class: ``a Catalog``)."""
 
 
+TOKEN_PARAMETERS = frozenset({"max_model_len", "max_token_len_per_gpu"})
+"""The parameters that hold lengths in tokens, where `check_types` reads a str's thousands of 1024 (``'128K'``) as
+``--len`` does, to say what to pass."""
+
+
+def thousands_of_tokens(value: Any) -> Any:
+    """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
+    match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
+    return int(match[1]) * 1024 if match else value
+
+
 def check_types(*values: tuple[str, object, Any]) -> None:
     """`QueryError` unless each (parameter, value, kind) value is of its kind: a class, or a union of them
     (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
-    builtin value (``'32k'``), or else its type (``a Catalog``)."""
+    builtin value (``'32k'``), or else its type (``a Catalog``), and, for a whole number written otherwise, the
+    number to pass (`_whole_number_hint`)."""
     for name, value, kind in values:
         kinds = get_args(kind) or (kind,)
         if not any(_is_kind(value, one) for one in kinds):
             words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
             accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
-            raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}")
+            hint = _whole_number_hint(name, value) if int in kinds and float not in kinds else ""
+            raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
+
+
+def _whole_number_hint(name: str, value: object) -> str:
+    """For a whole number written as a str (``'131072'``; for a length in tokens, `TOKEN_PARAMETERS`, thousands of
+    1024 too: ``'128K'``) or as a whole float (``131072.0``), the number to pass: `` (a str: pass 131072)``; else
+    nothing."""
+    if type(value) is float and value.is_integer() and abs(value) < 1e16:  # a builtin one: numpy's are named so
+        return f" (a float: pass {int(value)})"
+    if type(value) is not str or not value.isascii():
+        return ""
+    tokens = thousands_of_tokens(value) if name in TOKEN_PARAMETERS else value
+    digits = re.fullmatch(r"\s*(\d{1,9})\s*", value)
+    number = tokens if isinstance(tokens, int) else int(digits[1]) if digits else None
+    return f" (a str: pass {number})" if number is not None else ""
 
 
 def shown_value(value: object, accepted: tuple[Any, ...] = ()) -> str:

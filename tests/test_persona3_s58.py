@@ -1,0 +1,91 @@
+"""A notebook user's mistakes (session 58): plan()'s tuple passed to trinity_config, a length written as --len takes
+it ('128K') or as a float, a list of GPU types or models where one is asked for, and nvidia-smi's MiB given as GB;
+each error says what to pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import solver
+
+LISTED = ", which lists 2 where one is asked for: give one, and ask for each in turn"
+
+
+@pytest.mark.parametrize("make", [solver.trinity_config, solver.trinity_settings])
+def test_a_fragment_of_plans_tuple_says_to_pass_one_answer(make: Callable[..., Any]):
+    answers = solver.plan("14B", max_model_len=32768, budget_gpus=8)
+    with pytest.raises(solver.QueryError) as caught:
+        make(answers)
+    assert str(caught.value) == ("answer must be an Answer, got a tuple of 2 Answers (plan gives one per GPU type): "
+                                 "pass one, such as answers[0] (A100-80GB's)")
+    with pytest.raises(solver.QueryError) as caught:
+        make(answers[:1])
+    assert str(caught.value).startswith("answer must be an Answer, got a tuple of 1 Answer (plan gives")
+    assert make(answers[0]) == make(answers[0])  # one Answer still makes its fragment
+
+
+@pytest.mark.parametrize(("length", "hint"), [
+    ("128K", " (a str: pass 131072)"), (" 64k ", " (a str: pass 65536)"), ("131072", " (a str: pass 131072)"),
+    (131072.0, " (a float: pass 131072)"), ("128 thousand", ""), (131072.5, ""), ("１２８", "")])
+def test_a_length_written_otherwise_is_told_the_number_to_pass(length: object, hint: str):
+    with pytest.raises(solver.QueryError) as caught:
+        solver.plan("14B", gpu="h100", max_model_len=length, budget_gpus=8)  # type: ignore[arg-type]
+    assert str(caught.value) == f"max_model_len must be a whole number or None, got {length!r}{hint}"
+    with pytest.raises(solver.QueryError) as caught:
+        solver.estimate_memory("14B", "h100", 8, length, sp=8)  # type: ignore[arg-type]
+    assert str(caught.value) == f"max_model_len must be a whole number, got {length!r}{hint}"
+
+
+def test_a_count_written_as_text_is_told_its_number_but_not_read_in_thousands():
+    with pytest.raises(solver.QueryError) as caught:
+        solver.plan("14B", gpu="h100", max_model_len=65536, budget_gpus="16")  # type: ignore[arg-type]
+    assert str(caught.value) == "budget_gpus must be a whole number or None, got '16' (a str: pass 16)"
+    with pytest.raises(solver.QueryError) as caught:  # k is a length's thousands of tokens, not a count's
+        solver.plan("14B", gpu="h100", max_model_len=65536, budget_gpus="8k")  # type: ignore[arg-type]
+    assert str(caught.value) == "budget_gpus must be a whole number or None, got '8k'"
+    with pytest.raises(solver.QueryError) as caught:  # a number as well as a whole one: no hint
+        solver.plan("14B", gpu="h100", max_model_len=65536, budget_gpus=8,
+                    host_ram_gb="2048")  # type: ignore[arg-type]
+    assert str(caught.value) == "host_ram_gb must be a number or None, got '2048'"
+
+
+def test_a_list_where_one_name_is_asked_for_says_so():
+    with pytest.raises(solver.QueryError) as caught:
+        solver.plan("14B", gpu=["h100", "h200"], max_model_len=65536)  # type: ignore[arg-type]
+    assert str(caught.value) == f"a GPU is named by a string, got ['h100', 'h200']{LISTED}"
+    with pytest.raises(solver.QueryError) as caught:
+        solver.plan(("14B", "32B"), gpu="h100", max_model_len=65536)  # type: ignore[arg-type]
+    assert str(caught.value) == f"a model is named by a string, got ('14B', '32B'){LISTED}"
+    with pytest.raises(solver.QueryError) as caught:
+        solver.map_plans("14B", gpu=["h100", "h200"])  # type: ignore[arg-type]
+    assert str(caught.value) == f"a GPU is named by a string, got ['h100', 'h200']{LISTED}"
+    with pytest.raises(solver.QueryError) as caught:
+        solver.estimate_memory("14B", ["h100"], 8, 65536, sp=8)  # type: ignore[arg-type]
+    assert str(caught.value) == "a GPU is named by a string, got ['h100']: pass 'h100'"
+    with pytest.raises(solver.QueryError) as caught:  # not a list of names: as before
+        solver.plan("14B", gpu=["h100", 5], max_model_len=65536)  # type: ignore[list-item]
+    assert str(caught.value) == "a GPU is named by a string, got ['h100', 5]"
+
+
+def test_nvidia_smis_mib_given_as_gb_is_told_its_unit(cli):
+    with pytest.raises(solver.QueryError) as caught:
+        solver.described_gpu_type("H100-mine", memory_gb=81559)
+    assert str(caught.value) == ("H100-mine: its memory must be from 8 to 16384 GB, got 81559 GB (nvidia-smi's total "
+                                 "is in MiB: memory_mib=81559)")
+    with pytest.raises(solver.QueryError) as caught:  # beyond any MiB figure too: no hint
+        solver.described_gpu_type("H100-mine", memory_gb=20_000_000)
+    assert str(caught.value) == "H100-mine: its memory must be from 8 to 16384 GB, got 20000000 GB"
+    for smi in ("81559", "143771"):  # an H100's, an H200's
+        status, out, err = cli("--model", "14B", "--gpu", "mine", "--gpu-memory", smi, "--len", "64k")
+        assert (status, out) == (2, "")
+        assert err.splitlines()[-1] == (f"solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), got "
+                                        f"'{smi}' (nvidia-smi's total is in MiB: --gpu-memory {smi}MiB)")
+    status, _, err = cli("--model", "14B", "--gpu", "mine", "--gpu-memory", "16777217", "--len", "64k")
+    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), "
+                                                  "got '16777217'"))  # more than any MiB figure taken
+    status, _, err = cli("--model", "14B", "--gpu", "mine", "--gpu-memory", "81559GB", "--len", "64k")
+    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), "
+                                                  "got '81559GB'"))  # GB said: taken as said
