@@ -28,7 +28,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ConfigProblem, ConfigProblemCode, TrinityVersion, check_host_ram
 from solver.results import Plan
-from solver.tables import Model, brief, check_types
+from solver.tables import Model, brief, check_types, it_or_them
 from solver.trinity.checks import trinity_config_problems
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
@@ -825,7 +825,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                 found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "
                                          f"(*{anchor}): the patch's changes in it ({key.path[-1]} to "
                                          f"{yaml_scalar(key.value)}, ...) reach "
-                                         f"{'it' if len(others) == 1 else 'them'} too")
+                                         f"{it_or_them(len(others))} too")
     return list(found.values())
 
 
@@ -934,7 +934,7 @@ _MERGED_KEYS_CODES = (ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProb
 def _merged_keys_problem(merged: tuple[str, ...]) -> ConfigProblem:
     """The problem of Trinity 0.6's keys `merged` into ``trainer`` by a ``<<: *anchor``, which the patch leaves for 0.5
     (the check's own words say --write removes them)."""
-    them = "them" if len(merged) > 1 else "it"
+    them = it_or_them(len(merged))
     return ConfigProblem(ConfigProblemCode.TRAINER_KEYS_MERGED_REFUSED, (
         f"{keys_05_refuses_words(merged)}; a '<<: *anchor' merges {them} into trainer, and --write leaves the anchor "
         f"as it is, since other sections may share it: remove {them} there"))
