@@ -98,6 +98,7 @@ from solver.tables import (
     check_types,
     counted,
     given_path,
+    it_or_them,
     load_catalog,
     load_fleet,
     load_memory_model,
@@ -953,7 +954,7 @@ def _followed_budgets_line(verdict: _BudgetVerdict, keys: Sequence[str], budget:
     as written, keeps their number."""
     named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
     above = budget > verdict.judged
-    them = "it" if len(keys) == 1 else "them"
+    them = it_or_them(len(keys))
     return ConfigProblem(_budget_code(above), (
         f"{named} {budget}: what Trinity gives {them} unset at the config's own {verdict.config.max_model_len} tokens, "
         f"so read as unset at {verdict.length} tokens too (the verdict is at {verdict.judged} tokens per GPU); as "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import io
 import json
@@ -547,10 +548,10 @@ def ctrl_c_after_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     """`place`'s search ends as if Ctrl-C came as it ended (caught by `_StopOnInterrupt`)."""
     solve_stages = solver.cluster.search._solve_stages
 
-    def interrupted_after(search, built, stages, interrupt, *args):
-        status = solve_stages(search, built, stages, interrupt, *args)
+    def interrupted_after(start, built, stages, interrupt, *args):
+        staged = solve_stages(start, built, stages, interrupt, *args)
         interrupt.caught = True
-        return status
+        return staged
 
     monkeypatch.setattr(solver.cluster.search, "_solve_stages", interrupted_after)
 
@@ -585,6 +586,31 @@ def test_a_ctrl_c_the_process_ignores_does_not_stop_the_search(tmp_path: Path, m
     assert (result.interrupted, placement.trainer_gpus, placement.widened_from, still_ignored) == (False, 8, 6, True)
 
 
+def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_was(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch):
+    # `_solve_stages` returns the placement of its last stage (a frozen `_Staged`), not writing it into the greedy
+    # start it is given: the start keeps no objective, and the answer is the one `place` returns.
+    solve_stages, seen = solver.cluster.search._solve_stages, []
+
+    def recorded(start, *args):
+        before = dataclasses.astuple(start)
+        staged = solve_stages(start, *args)
+        seen.append((before, dataclasses.astuple(start), staged))
+        return staged
+
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", recorded)
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192, "priority": 2},
+                                              {"name": "b", "model": "4B", "max_model_len": 8192}]}
+    result = place(fleet_of(instance, tmp_path), CATALOG)
+    [(before, after, staged)] = seen
+    assert after == before and before[2:] == (None, None, True, False)  # objective, bound, proven, tie_broken
+    assert (staged.first_failed, staged.search.objective, staged.search.bound, staged.search.proven) == (
+        None, 3, 3, True)
+    assert (result.status, result.objective, result.bound) == ("optimal", 3, 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        staged.search.proven = False  # type: ignore[misc]
+
+
 @pytest.mark.parametrize(("interrupted", "reason", "code"), [
     (False, "no placement found within the time limit", UnplacedCode.TIME_LIMIT),
     (True, "interrupted before a placement was found", UnplacedCode.INTERRUPTED)])
@@ -593,9 +619,9 @@ def test_every_job_or_none_with_no_first_placement_leaves_every_job_out(tmp_path
                                                                         code: UnplacedCode):
     # --minimize nodes (every job or none), its first stage out of time (CP-SAT's UNKNOWN: 0) or stopped by Ctrl-C
     # before a placement: no greedy one stands in, nothing is proven, and every job is left out for that reason.
-    def no_first_placement(search, built, stages, interrupt, *args):
+    def no_first_placement(start, built, stages, interrupt, *args):
         interrupt.caught = interrupted
-        return 0
+        return solver.cluster.search._Staged(start, first_failed=cp_model.UNKNOWN)
 
     monkeypatch.setattr(solver.cluster.search, "_solve_stages", no_first_placement)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192},

@@ -21,6 +21,7 @@ from solver.tables import (
     QueryError,
     and_more,
     counted,
+    it_or_them,
 )
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
     one = len(stayed) == 1
     evidence = "your cells and the documented tables do" if with_tables else "the cells do"
     left = (f"; {_listed(stayed)} {'stays' if one else 'stay'} at 1, as derived ({evidence} not move "
-            f"{'it' if one else 'them'})") if moved and stayed else ""
+            f"{it_or_them(len(stayed))})") if moved and stayed else ""
     print_escaped(f"the fit moved {_listed(moved) or 'no multiplier'} from first principles{left}")
 
 
@@ -180,7 +181,7 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
                 else "note: of your cells, the fit predicts the other way")
         more_cells = "" if fitted.at_bounds else (  # the warning on the edges said so
             f", add cells{'' if args.with_tables else ', or fit with the documented ones too (--with-tables)'}")
-        them = "it" if len(missed) == 1 else "them"
+        them = it_or_them(len(missed))
         advice = f"; check {them} for typos{more_cells}" if fitted.poor_fit else ""
         print_note(
             f"solve calibrate: {said}: "

@@ -12,7 +12,7 @@ from solver.cli.atomic import not_a_regular_file, writable_status, write_all_ato
 from solver.cli.output import print_escaped
 from solver.cli.parser import Parser
 from solver.cli.paths import refuse_tables_folder
-from solver.tables import QueryError, holds_text, resolved_path, shipped_examples
+from solver.tables import QueryError, holds_text, it_or_them, resolved_path, shipped_examples
 
 DEFAULT_FOLDER = Path("docs", "examples")
 """Where the docs' commands look for the examples, relative to the folder they run in."""
@@ -48,7 +48,7 @@ def run_examples(args: argparse.Namespace) -> int:
         differing = [str(target) for target in targets if target.exists() and target not in unchanged]
         if differing and not args.force:
             raise QueryError(f"{', '.join(differing)}: there already, and not the example; --force overwrites "
-                             f"{'them' if len(differing) > 1 else 'it'} (nothing written)")
+                             f"{it_or_them(len(differing))} (nothing written)")
         to_write = {target: text for target, text in targets.items() if target not in unchanged}
         folders = sorted({target.parent for target in to_write}, key=lambda path: (len(path.parts), path))
         for parent in folders:

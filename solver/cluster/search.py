@@ -121,25 +121,26 @@ def place(
     options = planned.options
     built = build_placement_model(fleet, options, every_job)
     stages = _stages(fleet, options, built, every_job)
-    search = _greedy_start(fleet, options, built)
+    start = _greedy_start(fleet, options, built)
     solver = _placement_solver(workers, seed)
     building_s = time.monotonic() - started - planned.planning_s
     # Leave time to read the answer back and to say why the jobs left out are.
     deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
                 - _time_for_reasons(fleet, options, planned.planning_s))
     with _StopOnInterrupt(solver) as interrupt:
-        first_failed = _solve_stages(search, built, stages, interrupt, deadline,
-                                     partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
-                                     None if progress is None else partial(_ProgressCallback, report=progress,
-                                                                           started=started))
+        staged = _solve_stages(start, built, stages, interrupt, deadline,
+                               partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
+                               None if progress is None else partial(_ProgressCallback, report=progress,
+                                                                     started=started))
+        search, first_failed = staged.search, staged.first_failed
         # No first solution: the greedy placement (still the search's) stands in, unless it is empty, CP-SAT proved
         # that none exists, or every job must be placed.
         if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(search.values)
                                              and not every_job):
             return _no_placement_result(planned, first_failed, interrupt, deadline)
     if first_failed is not None:  # out of time before a first solution: the greedy placement stands
-        search.proven = False
-        search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, search.values) if value)
+        search = replace(search, proven=False, objective=sum(fleet.jobs[o.job].priority
+                                                             for o, value in zip(options, search.values) if value))
     widen_by = started + time_limit_s if widen and not interrupt.caught else None
     hints = None if interrupt.caught else _Hints(started + time_limit_s, planned.planning_s)
     return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s, hints)
@@ -288,7 +289,7 @@ def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) ->
     return REASONS_SHARE * planning_s if lacking else 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Search:
     """The staged search's placement so far (the options' values and the pattern counts), the first stage's
     objective and bound, whether every stage solved so far is proven, and whether the tie-break proved its pick."""
@@ -302,20 +303,29 @@ class _Search:
     """Whether the tie-break ran and proved its pick among the equally good placements."""
 
 
-def _solve_stages(search: _Search, built: PlacementModel, stages: list[tuple[str, cp_model.LinearExprT, bool]],
+@dataclass(frozen=True)
+class _Staged:
+    """What `_solve_stages` reached: the placement of the last stage it solved (`search`; the start it was given where
+    none), and the first stage's CP-SAT status where that stage found no placement (`first_failed`; else None)."""
+
+    search: _Search
+    first_failed: cp_model.CpSolverStatus | None = None
+
+
+def _solve_stages(start: _Search, built: PlacementModel, stages: list[tuple[str, cp_model.LinearExprT, bool]],
                   interrupt: _StopOnInterrupt, deadline: float, first_bound: Callable[[int], int],
-                  progress: Callable[..., _ProgressCallback] | None) -> cp_model.CpSolverStatus | None:
+                  progress: Callable[..., _ProgressCallback] | None) -> _Staged:
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within
     `deadline`, each keeping the value the one before it reached and starting from its answer (the first from
-    `search`'s, a greedy placement), into `search`; the first stage gets 60% of the time left, the second half of
-    what is left then, the rest the rest. Returns the first stage's CP-SAT status where it found no placement (else
-    None); a later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every
-    stage before it is proven."""
+    `start`, a greedy placement); the first stage gets 60% of the time left, the second half of what is left then,
+    the rest the rest. Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found
+    no placement; a later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where
+    every stage before it is proven."""
     model, solver = built.model, interrupt.solver
+    search = start
     for position, (name, expression, maximise) in enumerate(stages):
         if interrupt.caught or (name == "tie-break" and not search.proven):
-            search.proven = search.proven and not interrupt.caught
-            return None
+            return _Staged(replace(search, proven=search.proven and not interrupt.caught))
         left = deadline - time.monotonic()
         solver.parameters.max_time_in_seconds = max(left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0),
                                                     0.01)
@@ -324,22 +334,23 @@ def _solve_stages(search: _Search, built: PlacementModel, stages: list[tuple[str
         status = checked(solver, model, interrupt.solve(model, callback))
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             if position == 0:
-                return status
-            search.proven = search.proven and name == "tie-break"  # a stage left unsolved proves nothing
-            return None  # the previous stage's answer stands (its hint is still in the model)
+                return _Staged(search, first_failed=status)
+            # A stage left unsolved proves nothing; the previous stage's answer stands (its hint is still in the model).
+            return _Staged(replace(search, proven=search.proven and name == "tie-break"))
+        search = replace(search, values=[solver.value(x) for x in built.chosen],
+                         counts={key: solver.value(var) for key, var in built.pattern_counts.items()})
         if name != "tie-break":
-            search.proven = search.proven and status == cp_model.OPTIMAL and not interrupt.caught
+            search = replace(search, proven=search.proven and status == cp_model.OPTIMAL and not interrupt.caught)
         else:  # its outcome leaves the status as it is: only which of the equally good placements comes out
-            search.tie_broken = status == cp_model.OPTIMAL  # proven, even where Ctrl-C came as it ended
-        search.values = [solver.value(x) for x in built.chosen]
-        search.counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
+            # Proven, even where Ctrl-C came as it ended.
+            search = replace(search, tie_broken=status == cp_model.OPTIMAL)
         if position == 0:
-            search.objective = round(solver.objective_value)
-            search.bound = first_bound(round(solver.best_objective_bound))
+            search = replace(search, objective=round(solver.objective_value),
+                             bound=first_bound(round(solver.best_objective_bound)))
         reached = round(solver.objective_value)
         model.add(expression >= reached if maximise else expression <= reached)
         hint_placement(built, search.values, search.counts)
-    return None
+    return _Staged(search)
 
 
 @dataclass(frozen=True)

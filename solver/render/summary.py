@@ -24,7 +24,7 @@ from solver.results import (
     yarn_caution,
 )
 from solver.rules import NODE_GPUS, host_ram_check_words, least_token_budget, sp_degrees, token_budget
-from solver.tables import MAX_ESTIMATED_GPUS, Model, counted
+from solver.tables import MAX_ESTIMATED_GPUS, Model, counted, it_or_them
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
@@ -293,7 +293,7 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
             # The budget's GPUs the trainer leaves, for the rollout where a node holds them (not for a config's
             # rollout, which its engines give: --from-config refuses --rollout-gpus).
             widened = rollout + plan.unused_gpus
-            them = "it" if plan.unused_gpus == 1 else "them"
+            them = it_or_them(plan.unused_gpus)
             unused = f" ({plan.unused_gpus} unused: --rollout-gpus {widened} gives {them} to the rollout)" if (
                 plan.unused_gpus and not answer.open_budget and answer.current is None
                 and plan.gpus + widened <= node_gpus) else ""

@@ -177,6 +177,11 @@ def counted(number: int | Sequence[int], noun: str) -> str:
     return f"{', '.join(map(str, numbers))} {noun}{'s' if numbers != [1] else ''}"
 
 
+def it_or_them(count: int) -> str:
+    """The pronoun for `count` things: ``it`` for one, ``them`` for more."""
+    return "it" if count == 1 else "them"
+
+
 def brief(value: Any) -> str:
     """`value`'s repr, cut to 60 characters (a one-line message must stay one short line). Nested lists
     and mappings are cut as they are shown, so that YAML's aliases, which can nest a value a billion times

@@ -28,7 +28,7 @@ from solver.rules import (
     splits_batch,
     whole_nodes_violation,
 )
-from solver.tables import Model, brief, shown_number, sp_rule_violation
+from solver.tables import Model, brief, it_or_them, shown_number, sp_rule_violation
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
     CRITIC_BUDGETS,
@@ -510,7 +510,7 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
 
 def _refused_keys_words(keys: list[str]) -> str:
     """The words saying that Trinity 0.5 refuses `keys` (under ``trainer``, Trinity 0.6's), up to "remove them"."""
-    return f"{keys_05_refuses_words(keys)}: remove {'them' if len(keys) > 1 else 'it'}"
+    return f"{keys_05_refuses_words(keys)}: remove {it_or_them(len(keys))}"
 
 
 def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | None, actor_noted: bool) -> None:

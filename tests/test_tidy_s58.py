@@ -1,0 +1,56 @@
+"""Tidy of known findings (session 58): the pronoun for a count of things said in one helper (`it_or_them`); the
+config --write patches read once where the patch keeps the round trip's text, and once for --write's own checks,
+which `patched_config_problems` takes (`patched_mapping`) rather than reading it again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_patchcheck_s57 import MERGED, MERGED_WORDS
+
+import solver
+import solver.trinity
+import solver.trinity.patch
+import solver.trinity.reader
+from solver.query import ConfigProblem, ConfigProblemCode, QueryError
+from solver.tables import it_or_them
+from solver.trinity import load_config_mapping, patched_config_problems, patched_trinity_config
+
+
+@pytest.mark.parametrize(("count", "pronoun"), [(1, "it"), (2, "them"), (5, "them")])
+def test_one_thing_is_it_and_more_are_them(count: int, pronoun: str):
+    assert it_or_them(count) == pronoun
+
+
+def test_write_reads_the_patched_config_twice_not_four_times(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Once where the patch checks that its text reads as the round trip's (here they are the same text), once for
+    # --write's checks (prompt and response within the length, the rules it still breaks, a length no sequence uses).
+    read, load = [], solver.trinity.reader.load_config_mapping
+
+    def counted_load(text, name, yaml=None):
+        read.append(text)
+        return load(text, name, yaml)
+
+    for module in (solver.trinity, solver.trinity.patch, solver.trinity.reader):
+        monkeypatch.setattr(module, "load_config_mapping", counted_load)
+    config, written = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(MERGED, encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5",
+                         "--write", str(written))
+    patched = written.read_text(encoding="utf-8")
+    assert (status, patched != MERGED, read.count(patched)) == (0, True, 2)
+    assert f"solve: warning: {written}: {MERGED_WORDS}" in err.splitlines()
+
+
+def test_patched_config_problems_take_the_patched_mapping_read_already():
+    (answer,) = solver.plan("8B", gpu="a100-80g", max_model_len=16384)
+    plan, model = answer.best, solver.load_catalog().model("8B")
+    assert plan is not None
+    patched = patched_trinity_config(MERGED, plan, model, version="0.5")
+    mapping = load_config_mapping(patched.text, "patched")
+    expected = [ConfigProblem(ConfigProblemCode.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS)]
+    assert patched_config_problems(MERGED, patched, plan, model, version="0.5", patched_mapping=mapping) == expected
+    assert patched_config_problems(MERGED, patched, plan, model, version="0.5") == expected
+    with pytest.raises(QueryError, match=r"^patched_mapping must be .*, got 'trainer: \{\}'$"):
+        patched_config_problems(MERGED, patched, plan, model, patched_mapping="trainer: {}")  # type: ignore[arg-type]
