@@ -1,6 +1,5 @@
 """Tidy of known findings (session 58): the pronoun for a count of things said in one helper (`it_or_them`); the
-config --write patches read once where the patch keeps the round trip's text, and once for --write's own checks,
-which `patched_config_problems` takes (`patched_mapping`) rather than reading it again."""
+config --write patches is not read again where the patch keeps the round trip's text whole."""
 
 from __future__ import annotations
 
@@ -42,15 +41,3 @@ def test_write_reads_the_patched_config_twice_not_four_times(cli, tmp_path: Path
     assert (status, patched != MERGED, read.count(patched)) == (0, True, 2)
     assert f"solve: warning: {written}: {MERGED_WORDS}" in err.splitlines()
 
-
-def test_patched_config_problems_take_the_patched_mapping_read_already():
-    (answer,) = solver.plan("8B", gpu="a100-80g", max_model_len=16384)
-    plan, model = answer.best, solver.load_catalog().model("8B")
-    assert plan is not None
-    patched = patched_trinity_config(MERGED, plan, model, version="0.5")
-    mapping = load_config_mapping(patched.text, "patched")
-    expected = [ConfigProblem(ConfigProblemCode.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS)]
-    assert patched_config_problems(MERGED, patched, plan, model, version="0.5", patched_mapping=mapping) == expected
-    assert patched_config_problems(MERGED, patched, plan, model, version="0.5") == expected
-    with pytest.raises(QueryError, match=r"^patched_mapping must be .*, got 'trainer: \{\}'$"):
-        patched_config_problems(MERGED, patched, plan, model, patched_mapping="trainer: {}")  # type: ignore[arg-type]

@@ -302,7 +302,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
         raise QueryError(f"--write {args.write}: {overlong[0]}: Trinity would refuse to load it; lower them in "
                          f"{args.from_config}, or plan for {least} tokens or more (--len {least})")
     problems = patched_config_problems(config_text, patched, best, model, name=str(args.from_config),
-                                       environ=os.environ, version=args.trinity_version, patched_mapping=mapping)
+                                       environ=os.environ, version=args.trinity_version)
     warnings = [f"solve: warning: {args.write}: {problem.words}" for problem in problems]
     return patched, warnings, unused_length(mapping, str(args.write), os.environ)
 

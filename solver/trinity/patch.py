@@ -490,8 +490,9 @@ def _kept_lines(original: str, unpatched: str, patched: str, name: str) -> str:
         merged += base[done:end]
         done = end
     text = "".join(merged + base[done:])
-    read = load_config_mapping(text, name)  # read where it is `patched` too: the same text reads the same
-    return text if text == patched or _same_data(read, load_config_mapping(patched, name), set()) else patched
+    if text == patched:  # the same text reads the same
+        return text
+    return text if _same_data(load_config_mapping(text, name), load_config_mapping(patched, name), set()) else patched
 
 
 def _same_data(one: Any, other: Any, compared: set[tuple[int, int]]) -> bool:
@@ -907,24 +908,20 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
 
 
 def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model: Model, *, name: str = "config",
-                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
-                            patched_mapping: Mapping[str, Any] | None = None) -> list[ConfigProblem]:
+                            environ: Mapping[str, str] | None = None,
+                            version: TrinityVersion | None = None) -> list[ConfigProblem]:
     """What ``--write`` warns of `patched`, the config `text` with `plan` applied (`patched_trinity_config`, given
     the same `environ` and `version`), each a `ConfigProblem`: Trinity 0.6's keys under ``trainer`` that the patch
     left for 0.5 because a ``<<: *anchor`` merges them in (`PatchedConfig.merged_for_05`), in one line of their own
     in place of the check's lines on them, whose words say the patch removes them; what else in the patched config
     breaks Trinity's or verl's rules (`trinity_config_problems`, on the plan's trainer GPUs); and the keys the patch
-    changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none. `patched_mapping`: `patched.text` as
-    `load_config_mapping` reads it, where the caller has read it already (``--write`` has, for its own checks); read
-    here where not given."""
+    changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none."""
     check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
-                ("environ", environ, Mapping | None), ("patched_mapping", patched_mapping, Mapping | None))
+                ("environ", environ, Mapping | None))
     check_config_arguments(text, name, {} if environ is None else environ, version)
     merged = [_merged_keys_problem(patched.merged_for_05)] if patched.merged_for_05 else []
-    if patched_mapping is None:
-        patched_mapping = load_config_mapping(patched.text, name)
-    checked = [problem for problem in trinity_config_problems(patched_mapping, model, plan.gpus, environ=environ,
-                                                              version=version)
+    checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
+                                                              plan.gpus, environ=environ, version=version)
                if not (merged and problem.code in _MERGED_KEYS_CODES)]
     anchored = [ConfigProblem(ConfigProblemCode.ANCHORED_KEY_CHANGED, words)
                 for words in anchored_keys(text, plan, model, name=name, environ=environ, version=version)]
