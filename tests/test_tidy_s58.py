@@ -12,9 +12,7 @@ import solver
 import solver.trinity
 import solver.trinity.patch
 import solver.trinity.reader
-from solver.query import ConfigProblem, ConfigProblemCode, QueryError
 from solver.tables import it_or_them
-from solver.trinity import load_config_mapping, patched_config_problems, patched_trinity_config
 
 
 @pytest.mark.parametrize(("count", "pronoun"), [(1, "it"), (2, "them"), (5, "them")])
