@@ -21,7 +21,7 @@ from ortools.sat.python import cp_model
 from solver.memory import GRID, breakdown, estimates_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
 from solver.query import Query
-from solver.results import AlternativeName, Answer, Plan, Reason
+from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
 from solver.rules import (
     failed_settings,
     least_token_budget,
@@ -298,8 +298,9 @@ def _why_no_plan(
             reasons.append(Reason(rule="lower_token_budget", detail=(
                 f"--token-budget auto trains {query.max_model_len or 0} tokens {query.within_budget}: "
                 f"{words.plan(lowered)}")))
-        elif shorter and (reach := alternative("token_budget_auto_longest")) and (
-                reach.max_model_len > shorter.max_model_len):  # as the answer's reason says
+        elif (shorter or answer.reason_code == ReasonCode.NOTHING_TRAINS) and (
+                reach := alternative("token_budget_auto_longest")) and (
+                reach.max_model_len > (shorter.max_model_len if shorter else 0)):  # as the answer's reason says
             reasons.append(Reason(rule="lower_token_budget", detail=(
                 f"--token-budget auto reaches {reach.max_model_len} tokens{grid_words(reach)} "
                 f"{query.within_budget}: {words.plan(reach)}")))

@@ -755,7 +755,7 @@ class _Timed(Frozen):
 
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
-                             "fewer_nodes", "rollout_kept", "other_batch", "tables")
+                             "fewer_nodes", "rollout_kept", "other_batch", "token_budget_auto", "tables")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -828,6 +828,10 @@ class Answer(_Timed):
     other_batch: Plan | None = Field(default=None, description=(
         "with a train batch: the best plan without it, where that is better by the objective (cheaper, longer or on "
         "fewer GPUs) than the best plan: what a batch its data-parallel ranks divide would run"))
+    token_budget_auto: Plan | None = Field(default=None, description=(
+        "with --minimize gpus at Trinity's default token budget: the fewest GPUs with --token-budget "
+        "auto, where fewer than the best plan's: the same question with that flag, asked within one GPU fewer (a "
+        "plan with a lowered max_token_len_per_gpu)"))
     objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(

@@ -96,6 +96,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
             answer = _with_rollout_kept(catalog, query, answer)
             answer = _with_other_batch(catalog, query, answer)
+            answer = _with_lowered_fewer(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
         finally:
@@ -265,6 +266,21 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     return answer.model_copy(update={"other_batch": free})
 
 
+def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """Under --minimize gpus, where --token-budget auto may lower a budget (`_may_lower_budget`), the answer with the
+    fewest GPUs that train its length with a lowered budget, where fewer than its best plan's: the question with
+    --token-budget auto (`_changed`, as an infeasible answer's alternative is asked), within one GPU fewer than the
+    best plan (CP-SAT decides; no solve where the best takes one GPU)."""
+    best, lowered = answer.best, _changed(query, "token_budget_auto")
+    if query.objective != "min_gpus" or lowered is None or best is None or best.gpus == 1:
+        return answer
+    fewer = optional_best(catalog, lowered.model_copy(update={"budget_gpus": best.gpus - 1}), answer.gpu)
+    if fewer is None or not fewer.lowered_budget:  # one at the default budget: the time limit left the best unproven
+        return answer
+    unused = 0 if answer.open_budget else answer.budget_gpus - fewer.gpus  # of the budget asked, as the others'
+    return answer.model_copy(update={"token_budget_auto": fewer.model_copy(update={"unused_gpus": unused})})
+
+
 def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, with the best plan on fewer nodes where the best plan's trainer takes whole nodes and
     so gives the rollout more GPUs than `--rollout-gpus` asked (8 trainer GPUs and 2 rollout GPUs on two
@@ -387,7 +403,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str:
     """The host memory per node `plan` of `model` needs, more than `limit` (`host_ram_bound_words`), in words: ``with
-    Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
+    Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400GB``."""
     return f"{_host_need_words(model, node_gpus, plan)}, more than {limit}"
 
 
@@ -786,7 +802,7 @@ class _Nearest(NamedTuple):
 
     def lift_words(self, query: Query) -> str:
         """The changes to `query` that lift its limits the plan lifts, but more GPUs and host memory that is hardware
-        (`nodes_words`), in words: ``drop --no-estimate and --sp 1 --host-ram 32 and add --token-budget auto``."""
+        (`nodes_words`), in words: ``drop --no-estimate and --sp 1 --host-ram 32GB and add --token-budget auto``."""
         lifted = self.lifted
         flags = " ".join(filter(None, (
             query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
@@ -971,12 +987,13 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     trains = f"trains{' with ' + limits if limits else ''}"
     named = bool(limits)
     pins, lifted = (_without_pins(catalog, data, query, nearby),
-                    _lifted_limits_words(catalog, data, query, nearby, named).words)
+                    _lifted_limits_words(catalog, data, query, nearby, named))
     # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
-    way = lifted or (query.pin_flags and nearby.plan("without_pins") is not None)
+    way = lifted.words or (query.pin_flags and nearby.plan("without_pins") is not None)
+    reach = "" if lifted.lowered_named else _lower_budget_reach_words(query, nearby, 0)  # the default reaches none
     return _NoPlanReason(ReasonCode.NOTHING_TRAINS,
-                         f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
-                         f"{'' if way else _nearest_words(catalog, data, query, named)}", limits_named=named)
+                         f"nothing in {sources} for {where} {within} {trains}{pins}{lifted.words}"
+                         f"{'' if way else _nearest_words(catalog, data, query, named)}{reach}", limits_named=named)
 
 
 def _counts_words(data: PlanningData) -> str:
@@ -1095,8 +1112,8 @@ def _lowered_plan_words(plan: Plan) -> str:
 
 def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> str:
     """When a lowered token budget (``--token-budget auto``) does not train the asked length but reaches further
-    than `longest` (the longest at Trinity's default budget, within the same budget and pins; on an exact count,
-    on it): the longest it reaches and its plan, in words, which CP-SAT finds maximising the length. "" where it
+    than `longest` (the longest at Trinity's default budget, within the same budget and pins, 0 where none trains; on
+    an exact count, on it): the longest it reaches and its plan, in words, which CP-SAT finds maximising the length. "" where it
     trains the asked length, reaches no further, and where the query lowers budgets already or has no estimates
     (where it trains it on fewer GPUs than an exact count, `_lower_budget_words` says so, and the caller asks not)."""
     if nearby.plan("token_budget_auto") is not None:

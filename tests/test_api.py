@@ -711,7 +711,7 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
              "nodes of 8 GPUs; SP must divide the trainer GPUs; SP must divide the 40 attention heads; SP and the 8 KV "
              "heads must divide one another; SP must divide the 8 GPUs of a node; {}nothing in the tables and the "
              "memory model's estimates vouches for Qwen3-14B on H20-96GB at 65536 tokens within the limits above")
-    host_memory = "host memory (--host-ram 64 is too little for Offload, or for the model while it loads); "
+    host_memory = "host memory (--host-ram 64GB is too little for Offload, or for the model while it loads); "
     for options, named in (({}, ""), ({"host_ram_gb": 64.0}, host_memory), ({"rollout_gpus": 0}, "")):
         # 0 rollout GPUs: no rollout_layout, as without
         (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, **options)
@@ -1398,14 +1398,14 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     solves.clear()
     # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
-    # (without it, and the pins too, or at a lowered budget), the batch's, fewer GPUs', --token-budget auto's two
-    # (within the budget, then on fewer GPUs) and the nearest plan's two (more GPUs, the fewest limits lifted: on its
-    # nodes of 4 nothing trains it, on nodes of 8 SP=8 does; no nodes lie between): all but the four nearest plans
-    # nodes of 1 add under --no-estimate.
+    # (without it, and the pins too, or at a lowered budget), the batch's, fewer GPUs', --token-budget auto's three
+    # (within the budget, then on fewer GPUs, then the longest it reaches: nothing trains at the default) and the
+    # nearest plan's two (more GPUs, the fewest limits lifted: on its nodes of 4 nothing trains it, on nodes of 8 SP=8
+    # does; no nodes lie between): all but the four nearest plans nodes of 1 add under --no-estimate, less one.
     (answer,) = solver.plan("4B", gpu="a100-40g", max_model_len=131072, budget_gpus=4, exact=True, env=False,
                             offload=False, host_ram_gb=32.0, train_batch_size=3, rollout_gpus=2, node_gpus=4,
                             estimate="only")
-    assert not answer.plans and len(solves) == int(without) - 5 and "on nodes of 8 GPUs" in answer.reason
+    assert not answer.plans and len(solves) == int(without) - 4 and "on nodes of 8 GPUs" in answer.reason
     solves.clear()
     # Under --no-estimate the tables' nearest plan (on nodes of 1, then of 8, 2 and 4) and, beside it, the estimates'
     # (the same four nodes) each take their four: the host memory's three, the pins' two, the batch's, fewer GPUs', the

@@ -1765,7 +1765,7 @@ def test_host_memory_in_tb_as_sold_is_1024_gib_each(cli, given: str):
 
 
 @pytest.mark.parametrize(("given", "status", "says"), [
-    ("0.58TB", 1, "trains with --host-ram 593.92;"), ("0.59 TB", 0, "host memory 594.2 GiB per node"),
+    ("0.58TB", 1, "trains with --host-ram 593.92GB;"), ("0.59 TB", 0, "host memory 594.2 GiB per node"),
     ("0.59tib", 0, "host memory 594.2 GiB per node")])
 def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status: int, says: str):
     # 594.2 GiB lies between 0.58 and 0.59 TB of 1024 GiB (a TB of 1000 would refuse both).
@@ -1777,10 +1777,10 @@ def test_a_host_memory_of_a_million_gib_or_more_is_shown_in_digits(cli):
     # :g wrote 1024TB (1048576 GiB) as 1.04858e+06: neither the amount given nor one to paste back.
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8k", "--host-ram", "1024TB", "--top", "100")
     words = " ".join(out.split())
-    assert status == 0 and "each other plan that trains within --host-ram 1048576 is no cheaper" in words
+    assert status == 0 and "each other plan that trains within --host-ram 1048576GB is no cheaper" in words
     status, out, _ = cli("memory", "--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--offload",
                          "--host-ram", "1024TB")
-    assert status == 0 and ", within --host-ram 1048576" in " ".join(out.split())
+    assert status == 0 and ", within --host-ram 1048576GB" in " ".join(out.split())
     status, out, _ = cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "1", "--host-ram", "1024TB")
     assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 1048576 "
                                           "GiB per node")
@@ -2081,12 +2081,12 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_too(cli)
     status, out, _ = cli(*flags, "--minimize", "gpus")
     assert status == 1 and ("no plan: the tables have no Qwen3-8B on H100-80GB; the memory model estimates a plan, "
                             "Env + Offload + SP=2 on 2 GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of "
-                            "host memory per node, more than --host-ram 16; at the least, Env + SP=4 on 4 GPUs trains "
-                            "it (32768 tokens), and it needs 30.6 GiB of host memory per node while the model loads "
-                            "--explain says why") in " ".join(out.split())
+                            "host memory per node, more than --host-ram 16GB; at the least, Env + SP=4 on 4 GPUs "
+                            "trains it (32768 tokens), and it needs 30.6 GiB of host memory per node while the model "
+                            "loads --explain says why") in " ".join(out.split())
     status, out, _ = cli(*flags)  # the cheapest plan needs the least already: no second one is named
     assert status == 1 and ("Env + SP=4 on 4 GPUs at 32768 tokens, but it needs 30.6 GiB of host memory per node "
-                            "while the model loads, more than --host-ram 16 --explain says why") in " ".join(
+                            "while the model loads, more than --host-ram 16GB --explain says why") in " ".join(
         out.split())
 
 
@@ -2102,7 +2102,7 @@ def test_the_host_memory_a_refusal_names_is_per_node_of_the_node_gpus_given(cli)
     flags = ("--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "8", "--host-ram", "200", "--node-gpus", "4")
     status, out, _ = cli(*flags, "--rollout-gpus", "8", "--no-estimate")
     assert status == 1 and ("the memory model estimates a plan, Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but "
-                            "with Offload it needs 297.1 GiB of host memory per node, more than --host-ram 200 "
+                            "with Offload it needs 297.1 GiB of host memory per node, more than --host-ram 200GB "
                             "--explain") in " ".join(out.split())
     status, out, _ = cli(*flags)
     assert status == 1 and ("without --host-ram, Env + Offload + SP=2 on 8 GPUs trains it (32768 tokens), and with "
@@ -2229,10 +2229,10 @@ def test_a_length_beyond_the_budget_names_the_fewest_gpus_past_it_that_train_it(
 
 
 def test_pins_and_host_memory_that_rule_out_the_plans_together_name_the_plan_without_both(cli):
-    # Without --no-offload, --host-ram 100 still rules out Offload (686.7 GiB per node); without --host-ram, nothing
+    # Without --no-offload, --host-ram 100GB still rules out Offload (686.7 GiB per node); without --host-ram, nothing
     # fits without Offload: only lifting both trains it, and the reason says so.
     status, out, _ = cli("--model", "32B", "--len", "32768", "--gpu", "a100", "--host-ram", "100", "--no-offload")
-    assert status == 1 and ("trains with --no-offload --host-ram 100; without --no-offload and --host-ram, Env + "
+    assert status == 1 and ("trains with --no-offload --host-ram 100GB; without --no-offload and --host-ram, Env + "
                             "Offload + SP=2 on 6 GPUs trains it (32768 tokens), and with Offload it needs 686.7 GiB of "
                             "host memory per node --explain") in " ".join(out.split())
 
@@ -2241,7 +2241,7 @@ def test_host_memory_and_the_default_token_budget_that_rule_out_the_plans_togeth
     # Without --host-ram, 131072 tokens still needs a lowered token budget; with it, no plan fits 100 GB: only lifting
     # the one and lowering the other trains it, and the reason says so.
     status, out, _ = cli("--model", "32B", "--len", "131072", "--gpu", "a100", "--host-ram", "100")
-    assert status == 1 and ("trains with --host-ram 100; without --host-ram and with --token-budget auto, Env + "
+    assert status == 1 and ("trains with --host-ram 100GB; without --host-ram and with --token-budget auto, Env + "
                             "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 "
                             "tokens), and with Offload it needs 594.2 GiB of host memory per node "
                             "--explain") in " ".join(out.split())
@@ -2252,7 +2252,7 @@ def test_a_length_that_no_count_within_the_budget_trains_names_the_fewest_gpus_t
     # 8 GPUs with SP=8 (one rank) do, beside the 7 rollout GPUs on a node of their own.
     status, out, _ = cli("--model", "14B", "--len", "65536", "--gpu", "h100", "--gpus", "6", "--host-ram", "300",
                          "--train-batch-size", "3", "--rollout-gpus", "7", "--estimate")
-    assert status == 1 and ("trains with --host-ram 300 --train-batch-size 3; more trainer GPUs train 65536 tokens: "
+    assert status == 1 and ("trains with --host-ram 300GB --train-batch-size 3; more trainer GPUs train 65536 tokens: "
                             "Env + SP=8 on 8 GPUs (estimated, extrapolated)") in " ".join(out.split())
     # An exact count the rollout GPUs leave no layout, where fewer GPUs train nothing at the length: more do.
     status, out, _ = cli("--model", "4B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "3", "--exact",
@@ -2266,15 +2266,16 @@ def test_more_gpus_are_named_with_the_fewest_other_limits_lifted_where_they_alon
     # or more GPUs alone: 16 GPUs do without --host-ram (the nearest plan, one solve), and the reason says its need.
     status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "4", "--no-offload",
                          "--host-ram", "32")
-    assert status == 1 and ("trains with --no-offload --host-ram 32; more trainer GPUs train 131072 tokens if you also "
-                            "drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it needs "
+    assert status == 1 and ("trains with --no-offload --host-ram 32GB; more trainer GPUs train 131072 tokens if you "
+                            "also drop --host-ram 32GB: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it needs "
                             "55.1 GiB of host memory per node while the model loads --explain") in " ".join(out.split())
     # Nothing within 2 A100-40GBs trains 32768 tokens with SP=1 in 100 GB, nor without either, nor as pinned on more
     # GPUs: 8 GPUs unpinned do.
     status, out, _ = cli("--model", "8B", "--len", "32768", "--gpu", "a100-40g", "--gpus", "2", "--sp", "1",
                          "--host-ram", "100")
-    assert status == 1 and ("trains with --sp 1 --host-ram 100; more trainer GPUs train 32768 tokens if you also drop "
-                            "--sp 1: Env + SP=8 on 8 GPUs (estimated, extrapolated) --explain") in " ".join(out.split())
+    assert status == 1 and ("trains with --sp 1 --host-ram 100GB; more trainer GPUs train 32768 tokens if you also "
+                            "drop --sp 1: Env + SP=8 on 8 GPUs (estimated, extrapolated) --explain") in " ".join(
+        out.split())
 
 
 def test_an_exact_count_on_no_whole_nodes_names_fewer_gpus_at_a_lowered_token_budget(cli):
@@ -2372,9 +2373,9 @@ def test_host_memory_is_not_named_where_a_lowered_token_budget_alone_trains_the_
     # Within 4 A100s and 256 GB of host memory, 131072 tokens of Qwen3-4B train only at a lowered token budget, which
     # that host memory holds: the reason names that, and not what dropping --host-ram as well would give.
     status, out, _ = cli("--model", "4B", "--len", "131072", "--gpu", "a100", "--gpus", "4", "--host-ram", "256")
-    assert status == 1 and ("with --host-ram 256: the longest is 102400 (Env + Offload + SP=4 on 4 GPUs, documented); "
-                            "--token-budget auto trains 131072 tokens: Env + SP=4 on 4 GPUs with max_token_len_per_gpu "
-                            "= 40960 (estimated) --explain") in " ".join(out.split())
+    assert status == 1 and ("with --host-ram 256GB: the longest is 102400 (Env + Offload + SP=4 on 4 GPUs, "
+                            "documented); --token-budget auto trains 131072 tokens: Env + SP=4 on 4 GPUs with "
+                            "max_token_len_per_gpu = 40960 (estimated) --explain") in " ".join(out.split())
 
 
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
@@ -2400,7 +2401,7 @@ def test_no_estimate_without_tables_names_each_change_the_estimates_plan_needs(c
         (["--model", "32B", "--len", "131072", "--gpu", "h20", "--gpus", "2", "--exact", "--offload",
           "--host-ram", "32"],
          ("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop --no-estimate and "
-          "--host-ram 32 and take --gpus 8, and with Offload it needs 594.2 GiB of host memory per node")),
+          "--host-ram 32GB and take --gpus 8, and with Offload it needs 594.2 GiB of host memory per node")),
     ):
         status, out, _ = cli(*flags, "--no-estimate")
         assert status == 1 and f"; {said} --explain" in " ".join(out.split())
@@ -2437,14 +2438,14 @@ def test_no_estimate_without_tables_names_what_else_the_estimates_plan_needs(cli
 
 
 def test_no_estimate_with_tables_names_the_estimates_nearest_plan_once(cli):
-    # The tables have Qwen3-14B but nothing within 1 GPU with --host-ram 100, nor on more GPUs; the estimates alone
+    # The tables have Qwen3-14B but nothing within 1 GPU with --host-ram 100GB, nor on more GPUs; the estimates alone
     # give nothing within 1 GPU either: their nearest plan takes 8, named once (the estimates' words once too).
     status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h20", "--gpus", "1", "--host-ram", "100",
                          "--no-estimate")
     said = " ".join(out.split())
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-14B on H20-96GB within 1 GPU trains with "
-                            "--host-ram 100; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens: "
-                            "drop --no-estimate and take --gpus 8 --explain") in said
+                            "--host-ram 100GB; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 "
+                            "tokens: drop --no-estimate and take --gpus 8 --explain") in said
     assert said.count("memory model") == 1 and said.count("--no-estimate") == 1
     # Beyond the tables' longest, the estimates' nearest plan takes a lowered token budget and more GPUs.
     status, out, _ = cli("--model", "14B", "--len", "200000", "--gpu", "a100", "--no-estimate")
@@ -2466,8 +2467,8 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_the_smallest_nodes_t
     # the token budget, so it names nodes of 8).
     for flags, said in (
         (["--model", "32B", "--len", "65536", "--gpu", "a100-40g", "--host-ram", "100", "--train-batch-size", "6"],
-         ("within 8 GPUs trains with --host-ram 100 --train-batch-size 6; on nodes of 8 GPUs, 65536 tokens trains if "
-          "you drop --host-ram 100: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated), and with Offload it "
+         ("within 8 GPUs trains with --host-ram 100GB --train-batch-size 6; on nodes of 8 GPUs, 65536 tokens trains if "
+          "you drop --host-ram 100GB: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated), and with Offload it "
           "needs 594.2 GiB of host memory per node")),
         (["--model", "32B", "--len", "131072", "--gpu", "a100", "--gpus", "1", "--rollout-gpus", "2",
           "--token-budget", "auto"],
@@ -2484,8 +2485,8 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_the_smallest_nodes_t
         # The estimates' nearest plan lifts --host-ram too: the host memory it needs is per node of 8, not of 2.
         (["--model", "32B", "--len", "65536", "--gpu", "l40s", "--host-ram", "100", "--no-estimate"],
          ("no plan: the tables have no Qwen3-32B on L40S-48GB; on nodes of 8 GPUs, the memory model estimates a plan, "
-          "Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --host-ram 100, and with Offload it "
-          "needs 594.2 GiB of host memory per node")),
+          "Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --host-ram 100GB, and with Offload "
+          "it needs 594.2 GiB of host memory per node")),
     ):
         status, out, _ = cli(*flags, "--node-gpus", "2")
         assert status == 1 and f"{said} --explain" in " ".join(out.split())
@@ -2501,8 +2502,8 @@ def test_the_fewest_gpus_without_a_budget_name_the_nearest_plan(cli):
           "Offload + SP=4 on 4 GPUs (documented); --token-budget auto reaches 48128 tokens on the 1024-token grid: "
           "Env + Offload on 1 GPU with max_token_len_per_gpu = 48128 (estimated)")),
         (["--model", "32B", "--gpu", "a100-40g", "--len", "131072", "--host-ram", "32", "--node-gpus", "4"],
-         ("within 64 GPUs trains with --host-ram 32; on nodes of 8 GPUs, 131072 tokens trains if you drop --host-ram "
-          "32 and add --token-budget auto: Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of "
+         ("within 64 GPUs trains with --host-ram 32GB; on nodes of 8 GPUs, 131072 tokens trains if you drop --host-ram "
+          "32GB and add --token-budget auto: Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of "
           "17408 (estimated, extrapolated), and with Offload it needs 594.2 GiB of host memory per node")),
     ):
         status, out, _ = cli(*flags, "--minimize", "gpus")
@@ -2559,7 +2560,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k")
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
-                            "H200-141GB within 16 GPUs trains with --host-ram 128; without --host-ram, Env + SP=4 on "
+                            "H200-141GB within 16 GPUs trains with --host-ram 128GB; without --host-ram, Env + SP=4 on "
                             "16 GPUs trains it (32768 tokens), and it needs 262.9 GiB of host memory per node while the "
                             "model loads") in " ".join(out.split())
     status, out, _ = cli(*flags, "--host-ram", "264", "--json")
@@ -2569,7 +2570,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     [answer] = json.loads(cli(*flags, "--json")[1])
     assert (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, None)  # no --host-ram
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
-    assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 is too little for "
+    assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128GB is too little for "
                             "Offload, or for the model while it loads)") in " ".join(out.split())
     # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 30.6 GiB).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
@@ -2599,18 +2600,18 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
     words = " ".join(out.split())
-    assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 on nodes of 8 "
+    assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24GB on nodes of 8 "
             "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
             "node size; the default token budget is the max_token_len_per_gpu the tables measure") in words
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
     # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
-    assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 on nodes of 8 "
+    assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64GB on nodes of 8 "
             "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
             "node size") in " ".join(out.split())
     # Where GPU memory decides it, and no count trains it without --host-ram either, the node size is not named.
     _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "64", "--len", "128k", "--host-ram", "4096", "--explain")
-    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096, at "
+    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096GB, at "
             "Trinity's default token budget; the default token budget is the max_token_len_per_gpu the tables "
             "measure") in " ".join(out.split())
     assert "node size" not in out
@@ -2633,7 +2634,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                          "--explain")
     assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
     assert ("host_ram loading the model needs more host memory (its fp32 weights, before FSDP shards them) than "
-            "--host-ram 100 (on 8 GPUs)") in " ".join(out.split())
+            "--host-ram 100GB (on 8 GPUs)") in " ".join(out.split())
 
 
 def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp_path: Path):
@@ -2832,10 +2833,10 @@ def test_an_h100_estimate_names_the_a100_cell_that_measured_the_same_plan(cli):
 
 def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given(cli):
     # Within 8 A100s at 65536, Qwen3-8B's documented and inferred Offload plans need 162.6 GiB of host memory per
-    # node: --host-ram 100 leaves one plan, and the line under it says what the others were weighed within.
+    # node: --host-ram 100GB leaves one plan, and the line under it says what the others were weighed within.
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top", "3",
                          "--host-ram", "100")
-    assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100 is no "
+    assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100GB is no "
                             "cheaper") in " ".join(out.split())
     assert "within --host-ram" not in cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top",
                                           "5")[1]
@@ -2934,10 +2935,10 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
 def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "264")
     status, out, _ = cli(*flags)
-    assert status == 0 and "host memory    262.9 GiB per node while the model loads, within --host-ram 264\n" in out
+    assert status == 0 and "host memory    262.9 GiB per node while the model loads, within --host-ram 264GB\n" in out
     assert "for Offload" not in out
     status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
-    assert status == 0 and "GiB per node for Offload, within --host-ram 1000\n" in out
+    assert status == 0 and "GiB per node for Offload, within --host-ram 1000GB\n" in out
 
 
 @pytest.mark.parametrize(("budget", "node_gpus", "kept"), [
@@ -3038,13 +3039,13 @@ def test_a_plan_on_one_gpu_names_no_way_to_keep_one_for_the_rollout(cli):
 
 def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cli):
     # Env + Offload + SP=4 on 4 A100s at 102400 for Qwen3-4B: the plan summary, its fragment, solve memory and the
-    # map say alike that nothing checked its 82.8 GiB per node, or that it is within --host-ram 256 (solve memory said
+    # map say alike that nothing checked its 82.8 GiB per node, or that it is within --host-ram 256GB (solve memory said
     # "it fits in the 256 GiB of --host-ram", the summary "not checked: give a node's RAM as --host-ram GB ...").
     plan = ("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")
     memory = ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--env", "--offload",
               "--sp", "4")
     chart = ("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "4")
-    checks = (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256"))
+    checks = (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256GB"))
     for host, words in checks:
         outputs = [" ".join(cli(*flags, *host)[1].split()) for flags in (plan, (*plan, "--emit", "trinity"), memory)]
         assert [words in out for out in outputs] == [True] * 3
@@ -3053,18 +3054,18 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
     legend = "O Offload (host memory per node not checked: --host-ram not given)"
     assert legend in cli(*chart)[1] and "not checked" not in cli(*chart, "--host-ram", "256")[1]
     status, out, _ = cli(*memory, "--host-ram", "64")
-    assert status == 1 and "whichever is more); more than --host-ram 64: it does not train there" in " ".join(
+    assert status == 1 and "whichever is more); more than --host-ram 64GB: it does not train there" in " ".join(
         out.split())
 
 
 def test_no_estimate_names_a_plan_of_the_tables_without_host_ram_once(cli):
-    # The tables train Qwen3-4B at 16384 on 8 A100s without --host-ram 16: the reason names that plan and the least
+    # The tables train Qwen3-4B at 16384 on 8 A100s without --host-ram 16GB: the reason names that plan and the least
     # host memory one needs; it named the estimates' plan after them too, the same plan and the same least, and
-    # --host-ram 16 a second time ("... but it needs 119.9 GiB ..., more than --host-ram 16; at the least, ...").
+    # --host-ram 16GB a second time ("... but it needs 119.9 GiB ..., more than --host-ram 16GB; at the least, ...").
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "16384", "--host-ram", "16", "--no-estimate",
                          "--gpus", "8")
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with "
-                            "--host-ram 16; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
+                            "--host-ram 16GB; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
                             "needs 119.9 GiB of host memory per node while the model loads; at the least, Env on 2 "
                             "GPUs trains it (16384 tokens), and it needs 30.0 GiB of host memory per node while the "
                             "model loads --explain says why") in " ".join(out.split())
@@ -3096,7 +3097,7 @@ def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli)
     assert status == 0 and "plan           Env + Offload + SP=4 on 4 of 4 GPUs" in out
     assert "host memory    162.6 GiB per node for Offload; not checked: --host-ram not given\n" in out
     status, out, _ = cli(*flags, "--host-ram", "192")
-    assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192\n" in out
+    assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192GB\n" in out
     assert "not checked" not in out
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and "with Offload it needs 162.6 GiB of host memory per node" in out
@@ -3115,9 +3116,9 @@ def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_i
     flags = ("--model", "14B", "--gpu", "a100", "--len", "32k", "--host-ram", "1024", "--exact", "--gpus", gpus,
              *(("--rollout-gpus", rollout) if rollout else ()))
     status, out, _ = cli(*flags)
-    assert status == 0 and f"host memory    {words}, within --host-ram 1024\n" in out
+    assert status == 0 and f"host memory    {words}, within --host-ram 1024GB\n" in out
     status, out, _ = cli(*flags, "--emit", "trinity")
-    assert status == 0 and f"\n# host memory: {words}, within --host-ram 1024\n" in out  # as the summary says it
+    assert status == 0 and f"\n# host memory: {words}, within --host-ram 1024GB\n" in out  # as the summary says it
 
 
 @pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"], ["examples"]])
@@ -3288,7 +3289,7 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     assert "each other plan that trains within --train-batch-size 256 is no cheaper" in " ".join(out.split())
     out = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256",
               "--top", "3", "--host-ram", "2000")[1]
-    assert ("each other plan that trains within --host-ram 2000 and --train-batch-size 256 is no cheaper"
+    assert ("each other plan that trains within --host-ram 2000GB and --train-batch-size 256 is no cheaper"
             in " ".join(out.split()))
 
 

@@ -60,11 +60,11 @@ def test_emit_and_write_say_whether_host_ram_holds_the_plans_host_memory(cli, us
     status, out, _ = cli(*FLAGSHIP, "--emit", "trinity")
     assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n" in out
     status, out, _ = cli(*FLAGSHIP, "--emit", "trinity", "--host-ram", "512")
-    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload, within --host-ram 512\n" in out
+    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload, within --host-ram 512GB\n" in out
     patched = tmp_path / "patched.yaml"
     asked = ("--from-config", str(user_config), "--gpu", "a100", "--len", "51200", "--write", str(patched))
     assert cli(*asked, "--host-ram", "512")[0] == 0
-    assert ("  # host memory: 164.7 GiB per node for Offload, within --host-ram 512\n  trainer_strategy: fsdp2\n"
+    assert ("  # host memory: 164.7 GiB per node for Offload, within --host-ram 512GB\n  trainer_strategy: fsdp2\n"
             in patched.read_text(encoding="utf-8"))
     assert cli(*asked)[0] == 0
     assert ("  # host memory: 164.7 GiB per node for Offload; not checked: --host-ram not given\n"
@@ -2267,14 +2267,14 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     assert round(need, 2) == 311.28 and current["host_memory_needed"] == 311.3  # rounded up to a tenth
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
     assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
-            "--host-ram 64;") in " ".join(out.split())
+            "--host-ram 64GB;") in " ".join(out.split())
     # Without Offload the start-up load is checked too; where a table says the GPUs run out of memory, that comes
     # first (more host memory would not make it train).
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "30")
     assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there, and at 32768 "
             "tokens each GPU holds more; and it needs 30.6 GiB of host memory per node while the model loads, more "
-            "than --host-ram 30;") in " ".join(out.split())
+            "than --host-ram 30GB;") in " ".join(out.split())
     # A config a table documents is refused for its host memory alone (Qwen3-4B ties its embeddings: every rank
     # loads it, 15 GiB each).
     documented = tmp_path / "documented.yaml"
@@ -2293,7 +2293,7 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     assert (status, current["predicted"], current["host_memory_needed"]) == (1, [419.2, 125.1], 30.6)
     _, out, _ = cli("--from-config", str(long), "--gpu", "h200", "--host-ram", "10")
     assert ("(the memory model predicts 419.2 GiB per GPU, of 125.1 usable); and it needs 30.6 GiB of host memory per "
-            "node while the model loads, more than --host-ram 10;") in " ".join(out.split())
+            "node while the model loads, more than --host-ram 10GB;") in " ".join(out.split())
 
 
 @pytest.mark.parametrize("value", ["0", "n", "${oc.env:DYNAMIC,true}"])

@@ -118,6 +118,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("tables", _tables_verdict(answer, plan)),
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus)),
         ("other batch", _other_batch_words(answer, plan)),
+        ("fewer GPUs", _lowered_fewer_words(answer, plan)),
         ("apply", _apply_heading(answer, several_gpu_types, writing)),
     ]
     for label, value in rows:
@@ -252,6 +253,15 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     return (f"with a train batch that {ranks} data-parallel ranks divide: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
             f"({other.evidence_label})")
+
+
+def _lowered_fewer_words(answer: Answer, plan: Plan) -> str | None:
+    """The summary's ``fewer GPUs`` row: the plan on fewer GPUs that --token-budget auto gives, with its lowered
+    budget (None where the answer has none: `Answer.token_budget_auto`)."""
+    if (fewer := answer.token_budget_auto) is None:
+        return None
+    return (f"--token-budget auto trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
+            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_label})")
 
 
 def _memory_line(plan: Plan, memory_source: str | None) -> str:

@@ -651,6 +651,15 @@ def _misspelling_of(key: str, lacking: Iterable[str]) -> str | None:
     return near[0] if near else next((read for read in lacking if _words_reshaped(key, read)), None)
 
 
+def _read_elsewhere_words(key: str, section: tuple[str, ...]) -> str:
+    """Where `key`, spelt almost as a key `section` lacks, is itself a key rft-solver reads in other sections
+    (`READ_KEYS`: Trinity's ``mode`` at the top, misplaced under ``actor_rollout_ref``), that it may be that key
+    misplaced, in words (``; or is it mode misplaced (a key of the config's top level, read there)?``); "" otherwise."""
+    places = [".".join(other) or "the config's top level" for other, keys in READ_KEYS.items()
+              if other != section and key in keys]
+    return f"; or is it {key} misplaced (a key of {' and of '.join(places)}, read there)?" if places else ""
+
+
 def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check for keys spelt almost as one rft-solver reads (`READ_KEYS`) that their section lacks: that key is then
     unset, whatever the misspelt one says (and Trinity refuses a key it does not know where `_schema_refuses`)."""
@@ -662,7 +671,8 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
         for key in mapping:
             if isinstance(key, str) and key not in known and (meant := _misspelling_of(key, lacking)):
                 path = (*section, key)
-                unset = f"{'.'.join(path)}: did you mean {meant}? That key is unset, and read as such"
+                unset = (f"{'.'.join(path)}: did you mean {meant}? That key is unset, and read as such"
+                         f"{_read_elsewhere_words(key, section)}")
                 if _schema_refuses(path, version):
                     checks.add(ConfigProblemCode.MISSPELT_KEY_REFUSED,
                                f"{unset}; Trinity refuses the config (it knows no such key)")
