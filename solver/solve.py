@@ -1114,8 +1114,9 @@ def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> st
     """When a lowered token budget (``--token-budget auto``) does not train the asked length but reaches further
     than `longest` (the longest at Trinity's default budget, within the same budget and pins, 0 where none trains; on
     an exact count, on it): the longest it reaches and its plan, in words, which CP-SAT finds maximising the length.
-    "" where it trains the asked length, reaches no further, and where the query lowers budgets already or has no estimates
-    (where it trains it on fewer GPUs than an exact count, `_lower_budget_words` says so, and the caller asks not)."""
+    "" where it trains the asked length, reaches no further, and where the query lowers budgets already or has no
+    estimates (where it trains it on fewer GPUs than an exact count, `_lower_budget_words` says so, and the caller
+    asks not)."""
     if nearby.plan("token_budget_auto") is not None:
         return ""
     reach = nearby.plan("token_budget_auto_longest")
