@@ -35,12 +35,14 @@ from solver.query import (
     ConfigProblem,
     ConfigProblemCode,
     EstimateMode,
+    GpuNames,
     Objective,
     Progress,
     Query,
     TokenBudgetMode,
     TrinityConfig,
     TrinityVersion,
+    asked_gpus,
     check_choice,
     check_counts,
     check_host_ram,
@@ -142,10 +144,12 @@ it was planned from (a keyword, a flag, a config's key)."""
 
 
 def _check_named(catalog: Catalog, model: object, gpu: object) -> None:
-    """`QueryError` for a `model` or `gpu` name (a string; None for no GPU type) that `catalog` lacks, saying how
-    code gives one of its own (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`); other values are left to the checks that
-    name their types."""
-    for name, find, hint in ((model, catalog.model, OWN_MODEL_IN_CODE), (gpu, catalog.gpu, OWN_GPU_IN_CODE)):
+    """`QueryError` for a `model` or `gpu` name (a string, or for `gpu` a list or tuple of them; None for no GPU
+    type) that `catalog` lacks, saying how code gives one of its own (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`); other
+    values are left to the checks that name their types."""
+    gpus = gpu if isinstance(gpu, list | tuple) else [gpu]
+    for name, find, hint in ((model, catalog.model, OWN_MODEL_IN_CODE),
+                             *((gpu_name, catalog.gpu, OWN_GPU_IN_CODE) for gpu_name in gpus)):
         if isinstance(name, str):
             try:
                 find(name)
@@ -156,7 +160,7 @@ def _check_named(catalog: Catalog, model: object, gpu: object) -> None:
 def plan(
     model: str,
     *,
-    gpu: str | None = None,
+    gpu: GpuNames = None,
     objective: Objective = "cheapest",
     budget_gpus: int | None = None,
     max_model_len: int | None = None,
@@ -182,7 +186,8 @@ def plan(
     seed: int = 0,
     deadline_s: float | None = None,
 ) -> tuple[Answer, ...]:
-    """Answer a planning question, one `Answer` per GPU type (every documented one unless `gpu`).
+    """Answer a planning question, one `Answer` per GPU type: `gpu`'s (a name, or a list or tuple of names, answered
+    in that order, a GPU type named twice once, within one GPU budget), else every documented one's.
 
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
@@ -489,7 +494,7 @@ def memory_answer(
 def map_plans(
     model: str | list[str] | tuple[str, ...] | None = None,
     *,
-    gpu: str | None = None,
+    gpu: GpuNames = None,
     by: Literal["model", "len"] = "model",
     gpus_up_to: int = 8,
     weights: Weights | None = None,
@@ -504,11 +509,12 @@ def map_plans(
     workers: int = 1,
     catalog: Catalog | None = None,
 ) -> tuple[GpuMap, ...]:
-    """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s, else each
-    documented one's), of GPU budgets 1 to `gpus_up_to`: by model, each of `model` (a name, or a list of them;
-    default: those the GPU type's tables document, else those any tables document) with its longest plan at each
-    budget; with ``by="len"``, `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s
-    (a model or GPU type of your own, or --cells' tables: in the `catalog`). `QueryError` as `plan`'s."""
+    """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
+    list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
+    budgets 1 to `gpus_up_to`: by model, each of `model` (a name, or a list of them; default: those the GPU type's
+    tables document, else those any tables document) with its longest plan at each budget; with ``by="len"``,
+    `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
+    own, or --cells' tables: in the `catalog`). `QueryError` as `plan`'s."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("catalog", catalog, Catalog | None),
@@ -528,13 +534,13 @@ def map_plans(
     if by == "len" and len(mapped) != 1:
         give = f"one to --model, not {len(mapped)}" if mapped else "--model M (or --model-config PATH)"
         raise QueryError(f"--by len maps one model: give {give}")
-    gpu_types = [catalog.gpu(gpu)] if gpu is not None else list(catalog.documented_gpu_types)
+    gpu_names = asked_gpus(catalog, gpu)
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": weights, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus}
     budgets = list(range(1, gpus_up_to + 1))
-    return tuple(gpu_map(catalog, gpu_type.name, mapped, budgets, by_length=by == "len", **options)
-                 for gpu_type in gpu_types)
+    return tuple(gpu_map(catalog, gpu_name, mapped, budgets, by_length=by == "len", **options)
+                 for gpu_name in gpu_names)
 
 
 def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> None:
@@ -644,7 +650,7 @@ def config_query(
     config: TrinityConfig,
     *,
     model: str | None = None,
-    gpu: str | None = None,
+    gpu: GpuNames = None,
     objective: Objective = "cheapest",
     budget_gpus: int | None = None,
     exact: bool | None = None,
