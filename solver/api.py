@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from functools import partial
 from math import ceil
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
@@ -35,12 +36,14 @@ from solver.query import (
     ConfigProblem,
     ConfigProblemCode,
     EstimateMode,
+    GpuNames,
     Objective,
     Progress,
     Query,
     TokenBudgetMode,
     TrinityConfig,
     TrinityVersion,
+    asked_gpus,
     check_choice,
     check_counts,
     check_host_ram,
@@ -143,11 +146,14 @@ ANSWER_BATCH_SOURCE = "the answer's train_batch_size"
 it was planned from (a keyword, a flag, a config's key)."""
 
 
-def _check_named(catalog: Catalog, model: object, gpu: object) -> None:
-    """`QueryError` for a `model` or `gpu` name (a string; None for no GPU type) that `catalog` lacks, saying how
-    code gives one of its own (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`); other values are left to the checks that
-    name their types."""
-    for name, find, hint in ((model, catalog.model, OWN_MODEL_IN_CODE), (gpu, catalog.gpu, OWN_GPU_IN_CODE)):
+def _check_named(catalog: Catalog, model: object, gpu: object, *, gpu_lists: bool = False) -> None:
+    """`QueryError` for a `model` or `gpu` name (a string, or, where `gpu_lists`, a list or tuple of them, as
+    `asked_gpus` reads them; None for no GPU type) that `catalog` lacks, saying how code gives one of its own
+    (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`); other values are left to the checks that name their types."""
+    gpus = gpu if gpu_lists and isinstance(gpu, list | tuple) else [gpu]
+    find_gpu = partial(asked_gpus, catalog) if gpu_lists else catalog.gpu
+    for name, find, hint in ((model, catalog.model, OWN_MODEL_IN_CODE),
+                             *((gpu_name, find_gpu, OWN_GPU_IN_CODE) for gpu_name in gpus)):
         if isinstance(name, str):
             try:
                 find(name)
@@ -158,7 +164,7 @@ def _check_named(catalog: Catalog, model: object, gpu: object) -> None:
 def plan(
     model: str,
     *,
-    gpu: str | None = None,
+    gpu: GpuNames = None,
     objective: Objective = "cheapest",
     budget_gpus: int | None = None,
     max_model_len: int | None = None,
@@ -184,7 +190,8 @@ def plan(
     seed: int = 0,
     deadline_s: float | None = None,
 ) -> tuple[Answer, ...]:
-    """Answer a planning question, one `Answer` per GPU type (every documented one unless `gpu`).
+    """Answer a planning question, one `Answer` per GPU type: `gpu`'s (a name, or a list or tuple of names, answered
+    in that order, a GPU type named twice once, within one GPU budget), else every documented one's.
 
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
@@ -199,7 +206,7 @@ def plan(
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
-    _check_named(catalog, model, gpu)
+    _check_named(catalog, model, gpu, gpu_lists=True)
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                        max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
@@ -494,7 +501,7 @@ def memory_answer(
 def map_plans(
     model: str | list[str] | tuple[str, ...] | None = None,
     *,
-    gpu: str | None = None,
+    gpu: GpuNames = None,
     by: Literal["model", "len"] = "model",
     gpus_up_to: int = 8,
     weights: Weights | None = None,
@@ -509,11 +516,12 @@ def map_plans(
     workers: int = 1,
     catalog: Catalog | None = None,
 ) -> tuple[GpuMap, ...]:
-    """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s, else each
-    documented one's), of GPU budgets 1 to `gpus_up_to`: by model, each of `model` (a name, or a list of them;
-    default: those the GPU type's tables document, else those any tables document) with its longest plan at each
-    budget; with ``by="len"``, `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s
-    (a model or GPU type of your own, or --cells' tables: in the `catalog`). `QueryError` as `plan`'s."""
+    """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
+    list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
+    budgets 1 to `gpus_up_to`: by model, each of `model` (a name, or a list of them; default: those the GPU type's
+    tables document, else those any tables document) with its longest plan at each budget; with ``by="len"``,
+    `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
+    own, or --cells' tables: in the `catalog`). `QueryError` as `plan`'s."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("catalog", catalog, Catalog | None),
@@ -526,20 +534,20 @@ def map_plans(
         check_types((f"model[{index}]", name, str))
     catalog = catalog if catalog is not None else load_catalog()
     for named in [*names, None]:  # the models first, then the GPU type, as `plan` checks them
-        _check_named(catalog, named, gpu if named is None else None)
+        _check_named(catalog, named, gpu if named is None else None, gpu_lists=True)
     check_choice("by", by, ("model", "len"))
     check_counts(("--gpus-up-to", gpus_up_to, MAX_ESTIMATED_GPUS))
     mapped = list(dict.fromkeys(catalog.model(name).name for name in names))
     if by == "len" and len(mapped) != 1:
         give = f"one to --model, not {len(mapped)}" if mapped else "--model M (or --model-config PATH)"
         raise QueryError(f"--by len maps one model: give {give}")
-    gpu_types = [catalog.gpu(gpu)] if gpu is not None else list(catalog.documented_gpu_types)
+    gpu_names = asked_gpus(catalog, gpu)
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": weights, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus}
     budgets = list(range(1, gpus_up_to + 1))
-    return tuple(gpu_map(catalog, gpu_type.name, mapped, budgets, by_length=by == "len", **options)
-                 for gpu_type in gpu_types)
+    return tuple(gpu_map(catalog, gpu_name, mapped, budgets, by_length=by == "len", **options)
+                 for gpu_name in gpu_names)
 
 
 def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> None:
@@ -649,7 +657,7 @@ def config_query(
     config: TrinityConfig,
     *,
     model: str | None = None,
-    gpu: str | None = None,
+    gpu: GpuNames = None,
     objective: Objective = "cheapest",
     budget_gpus: int | None = None,
     exact: bool | None = None,

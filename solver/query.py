@@ -33,6 +33,7 @@ from solver.tables import (
     MemoryModel,
     Model,
     QueryError,
+    RefusedNameError,
     Weights,
     brief,
     check_types,
@@ -46,6 +47,9 @@ from solver.tables import (
 TrinityVersion = Literal["0.5", "0.6"]
 """The Trinity-RFT releases whose offload keys differ: 0.6 has them under ``trainer`` too, 0.5 refuses those."""
 Objective = Literal["cheapest", "max_len", "min_gpus"]
+GpuNames = str | list[str] | tuple[str, ...] | None
+"""The GPU types a question asks about (`asked_gpus`): a name, a list or tuple of names, or None for each GPU type with
+tables."""
 EstimateMode = Literal["auto", "only", "never"]
 TokenBudgetMode = Literal["default", "auto"]
 """``default``: every plan at Trinity's default ``max_token_len_per_gpu``, ``ceil(2L/s)``, which the tables
@@ -488,7 +492,7 @@ def make_query(
     catalog: Catalog,
     *,
     model: str,
-    gpu: str | None = None,
+    gpu: GpuNames = None,
     objective: Objective = "cheapest",
     budget_gpus: int | None = None,
     exact: bool = False,
@@ -517,8 +521,9 @@ def make_query(
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
-    `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
-    without tables); for the fewest GPUs, to `MAX_ESTIMATED_GPUS`.
+    `gpu`: the GPU types to answer for, as `asked_gpus` takes them (one answer each, in their order).
+    `budget_gpus` defaults, where the objective allows, to the largest documented GPU count of those GPU types (one
+    node where none has tables), one budget for them all; for the fewest GPUs, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
     group in one node; messages say it came from `node_source` (and `host_ram_gb` from `host_ram_source`, an
     `exact` count from `exact_source`).
@@ -546,7 +551,7 @@ def make_query(
     check_time_limit(time_limit_s)
     check_seed(seed)
     resolved = catalog.model(model)
-    gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
+    gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
@@ -566,6 +571,29 @@ def make_query(
                  token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
                  host_ram_source=host_ram_source, rollout_gpus=rollout_gpus, train_batch_size=train_batch_size,
                  train_batch_source=train_batch_source, trinity_version=trinity_version)
+
+
+def asked_gpus(catalog: Catalog, gpu: GpuNames) -> tuple[str, ...]:
+    """The GPU types that `gpu` names (a name, or a list or tuple of names; None: each documented one), as the
+    catalogue names them, in the order given, a GPU type named twice (``a100`` and ``A100-80GB``) once; `QueryError`
+    for an unknown name or an empty list."""
+    if gpu is None:
+        return tuple(gpu_type.name for gpu_type in catalog.documented_gpu_types)
+    if not isinstance(gpu, list | tuple):  # one name; another value, the catalogue says what names a GPU type
+        try:
+            return (catalog.gpu(gpu).name,)
+        except RefusedNameError:  # a comma list of names it knows: the list this takes
+            if not isinstance(gpu, str) or "," not in gpu:
+                raise
+            names = [name.strip() for name in gpu.split(",")]
+            raise RefusedNameError(f"gpu {brief(gpu)} lists {len(names)} GPU types in one string: pass them as a "
+                                   f"list, gpu={names!r}") from None
+    if not gpu:
+        raise QueryError("gpu: an empty list names no GPU type: give one or more names, or None for each GPU type "
+                         "with tables")
+    for index, name in enumerate(gpu):
+        check_types((f"gpu[{index}]", name, str))
+    return tuple(dict.fromkeys(catalog.gpu(name).name for name in gpu))
 
 
 def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,

@@ -71,7 +71,9 @@ def test_a_list_of_model_paths_is_refused_as_a_list_of_names(cli):
 def test_a_list_of_gpu_types_is_not_a_gpu_type_of_your_own(cli):
     listed = ("solve: error: GPU 'a100-40g,h100' lists 2 (A100-40GB, H100-80GB) where one is asked for: give one, "
               "and ask for each in turn\n")
-    assert cli("--gpu", "a100-40g,h100", "--gpu-memory", "64", "--model", "8B", "--len", "8k") == (2, "", listed)
+    known = ("solve: error: --gpu a100-40g,h100 names A100-40GB (40.0 GiB), H100-80GB (79.6 GiB), GPU types whose "
+             "memory is each known: drop --gpu-memory, or give your GPU type a name of its own\n")
+    assert cli("--gpu", "a100-40g,h100", "--gpu-memory", "64", "--model", "8B", "--len", "8k") == (2, "", known)
     assert cli("memory", "--gpu", "a100-40g,h100", "--gpu-memory", "64", "--model", "8B", "--gpus", "2", "--len",
                "8k") == (2, "", listed.replace("solve:", "solve memory:"))
     with pytest.raises(solver.QueryError, match="lists 2 .* where one is asked for"):

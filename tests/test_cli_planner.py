@@ -1513,9 +1513,11 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     status, _, err = cli("--model", "4B", "--gpu", "a30", "--len", "8k")
     assert status == 2 and err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
     # The name is written into configs' comments: a blank one, or one with a line break, is refused.
-    for name in ("", " ", "foo\nbar: 1"):
+    for name in ("", " ", "foo\nbar: 1"):  # a blank one as an empty name of --gpu's list (test_gpulist_s58)
         status, out, err = cli("--model", "4B", "--gpu", name, "--gpu-memory", "64", "--len", "8k", "--emit", "trinity")
-        assert (status, out) == (2, "") and err.startswith("solve: error: a GPU type's name is printable text, got ")
+        refused = ("a GPU type's name is printable text, got " if name.strip() else
+                   f"argument --gpu: an empty name in {name!r}: give a GPU type, or several separated by commas")
+        assert (status, out) == (2, "") and f"solve: error: {refused}" in err
 
 
 def test_numbers_take_the_bounds_their_errors_name_and_a_k_in_either_case(cli):
@@ -3133,8 +3135,8 @@ def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_w
     # Someone with 8 GPUs in all reads --gpus as their total: the help says it is the trainer's, and its default.
     monkeypatch.setenv("COLUMNS", "300")  # one line per option: argparse wraps at hyphens too
     said = ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
-            "default: the largest count of the GPU type's tables (6 for the A100 and H20), else 8; with --minimize "
-            "gpus, any count up to 64\n")
+            "default: the largest count of the GPU types' tables (6 for the A100 and H20), else 8, one budget for "
+            "every GPU type answered; with --minimize gpus, any count up to 64\n")
     assert said in cli("--help")[1]
     assert "within 6 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "a100")[1]
     assert "within 8 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "h100")[1]
@@ -3681,12 +3683,13 @@ def test_a_gpu_without_bf16_is_refused_in_one_line_without_the_way_to_give_ones_
 
 def test_the_help_says_a_cost_compares_within_one_gpu_type_and_how_to_compare_gpu_types(cli, monkeypatch):
     # A buyer comparing GPU types reads the same cost for 4 A100s and 4 H20s (the cost counts GPUs, not speed):
-    # the help says so, and how to ask for each GPU type, as --gpu h100,h200 is refused.
+    # the help says so, and how to ask for several GPU types at once (--gpu h100,h200).
     monkeypatch.setenv("COLUMNS", "300")
     help_text = cli("--help")[1]
     assert ("An answer's cost is a relative step time: it counts the trainer GPUs and the settings, not a GPU type's "
             "speed, so compare it within one GPU type (4 A100s and 4 H20s cost the same).") in help_text
-    assert "ask for each in turn (--gpu h100, then --gpu h200, ...), with --minimize gpus for the fewest" in help_text
+    assert ("To compare GPU types, name them together (--gpu h100,h200,a100: an answer for each, within one --gpus "
+            "budget), with --minimize gpus for the fewest of each.") in " ".join(help_text.split())
     a100, h20 = (cli("--model", "14B", "--len", "64k", "--gpus", "4", "--exact", "--gpu", gpu)[1] for gpu in
                  ("a100", "h20"))
     assert "cost           0.6565 relative step time (best)" in a100 and h20.count("0.6565 relative step time") == 1

@@ -53,20 +53,17 @@ def test_a_count_written_as_text_is_told_its_number_but_not_read_in_thousands():
 
 
 def test_a_list_where_one_name_is_asked_for_says_so():
-    with pytest.raises(solver.QueryError) as caught:
-        solver.plan("14B", gpu=["h100", "h200"], max_model_len=65536)  # type: ignore[arg-type]
+    with pytest.raises(solver.QueryError) as caught:  # plan and map_plans take a list of GPU types (test_gpulist_s58)
+        solver.estimate_memory("14B", ["h100", "h200"], 8, 65536, sp=8)  # type: ignore[arg-type]
     assert str(caught.value) == f"a GPU is named by a string, got ['h100', 'h200']{LISTED}"
     with pytest.raises(solver.QueryError) as caught:
         solver.plan(("14B", "32B"), gpu="h100", max_model_len=65536)  # type: ignore[arg-type]
     assert str(caught.value) == f"a model is named by a string, got ('14B', '32B'){LISTED}"
     with pytest.raises(solver.QueryError) as caught:
-        solver.map_plans("14B", gpu=["h100", "h200"])  # type: ignore[arg-type]
-    assert str(caught.value) == f"a GPU is named by a string, got ['h100', 'h200']{LISTED}"
-    with pytest.raises(solver.QueryError) as caught:
         solver.estimate_memory("14B", ["h100"], 8, 65536, sp=8)  # type: ignore[arg-type]
     assert str(caught.value) == "a GPU is named by a string, got ['h100']: pass 'h100'"
     with pytest.raises(solver.QueryError) as caught:  # not a list of names: as before
-        solver.plan("14B", gpu=["h100", 5], max_model_len=65536)  # type: ignore[list-item]
+        solver.estimate_memory("14B", ["h100", 5], 8, 65536, sp=8)  # type: ignore[arg-type]
     assert str(caught.value) == "a GPU is named by a string, got ['h100', 5]"
 
 

@@ -16,14 +16,14 @@ from solver.tables import Setting
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (("--gpu", "a100-40g,h100", "--model", "8B", "--len", "8k"),
-     ("solve: error: GPU 'a100-40g,h100' lists 2 (A100-40GB, H100-80GB) where one is asked for: give one, and ask "
-      "for each in turn\n")),
+    (("--gpu", "a100-40g", "--model", "8B,14B", "--len", "8k"),  # solve and solve map take GPU types' lists
+     ("solve: error: model '8B,14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked for: give one, and ask for "
+      "each in turn\n")),
     (("memory", "--gpu", "a100-40g", "--model", "8B,14B", "--gpus", "2", "--len", "8k"),
      ("solve memory: error: model '8B,14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked for: give one, and "
       "ask for each in turn\n")),
-    (("map", "--gpu", "a100-40g, h100", "--model", "8B"),
-     ("solve map: error: GPU 'a100-40g, h100' lists 2 (A100-40GB, H100-80GB) where one is asked for: give one, "
+    (("tables", "--gpu", "a100-40g, h100"),
+     ("solve tables: error: GPU 'a100-40g, h100' lists 2 (A100-40GB, H100-80GB) where one is asked for: give one, "
       "and ask for each in turn\n")),
 ])
 def test_a_list_where_one_name_is_asked_is_told_so(cli, argv: tuple[str, ...], message: str):

@@ -1,4 +1,5 @@
-"""Argparse types of the ``solve`` commands: counts, lengths in tokens, GPU and host memory, seconds, paths."""
+"""Argparse types of the ``solve`` commands: counts, lengths in tokens, GPU type names, GPU and host memory, seconds,
+paths."""
 
 from __future__ import annotations
 
@@ -46,6 +47,16 @@ def whole_number(least: int, most: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def gpu_names(text: str) -> tuple[str, ...]:
+    """An argparse type: one GPU type's name, or several separated by commas (``a100,h100``), each stripped; an empty
+    one (``a100,``) is refused. The names are the catalogue's to resolve."""
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"an empty name in {brief(text)}: give a GPU type, or several separated by "
+                                         "commas (a100,h100)")
+    return names
 
 
 def gpu_memory(text: str) -> tuple[int | None, int | None]:

@@ -14,6 +14,7 @@ from solver.tables import (
     GpuType,
     Model,
     QueryError,
+    brief,
     check_once,
     cut,
     described_gpu_type,
@@ -32,15 +33,22 @@ class CommandCatalog(NamedTuple):
     cells: tuple[tuple[Path, GpuType], ...]
 
 
-def catalog_with(model: Model | None, gpu: str | None = None,
+def given_gpus(gpu: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The names --gpu gives: its one (a command that takes one), its several (`solver.cli.argtypes.gpu_names`'s), or
+    none."""
+    return (gpu,) if isinstance(gpu, str) else tuple(gpu or ())
+
+
+def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
                  memory: tuple[int | None, int | None] | None = None,
                  cells: Sequence[Path] = (), start: Catalog | None = None,
                  keep_contradictions: bool = False, join: bool = True) -> CommandCatalog:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
     files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
     list them; without `join`, their GPU types alone, as `solve calibrate` reads them: `read_cells_files`),
-    and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the catalogue gives it
-    ("" without one); and the GPU type each --cells file gave (`CommandCatalog`)."""
+    and the GPU type that --gpu NAME --gpu-memory M describes (`gpu`: --gpu's name, or its names, of which that is
+    the one the catalogue lacks); and that model's name as the catalogue gives it ("" without one); and the GPU type
+    each --cells file gave (`CommandCatalog`)."""
     catalog, added = start or load_catalog(), ""
     if model is not None:
         catalog = catalog.with_model(model)
@@ -48,21 +56,29 @@ def catalog_with(model: Model | None, gpu: str | None = None,
     check_once("--cells", cells)
     catalog, loaded = read_cells_files(catalog, cells, join=join, keep_contradictions=keep_contradictions,
                                        flag="--cells ")
-    if memory is None and gpu is not None:
+    names = given_gpus(gpu)
+    if memory is not None and not names:
+        raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")
+    unknown: list[tuple[str, QueryError]] = []
+    for name in names:
         try:
-            catalog.gpu(gpu)
+            catalog.gpu(name)
         except QueryError as error:
-            raise QueryError(with_own_hint(error, OWN_GPU_HINT.format('--gpu-memory M'))) from None
+            unknown.append((name, error))
+    if memory is None and unknown:
+        raise QueryError(with_own_hint(unknown[0][1], OWN_GPU_HINT.format('--gpu-memory M')))
     if memory is not None:
-        if gpu is None:
-            raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")
-        try:
-            known = catalog.gpu(gpu)
-        except QueryError:
-            catalog = catalog.with_gpu_types([described_gpu_type(gpu, *memory, source="--gpu-memory")])
-        else:
-            raise QueryError(f"--gpu {cut(gpu)} names {known.name} ({known.memory_gib:.1f} GiB), a GPU type "
-                             "whose memory is known: drop --gpu-memory, or give your GPU type a name of its own")
+        if len(unknown) > 1:
+            raise QueryError(f"--gpu names {len(unknown)} GPU types the catalogue lacks "
+                             f"({', '.join(brief(name) for name, _ in unknown)}), and --gpu-memory gives the memory of "
+                             "one: name one GPU type of your own, the others from the catalogue")
+        if not unknown:
+            known = [catalog.gpu(name) for name in names]
+            listed = ", ".join(f"{gpu_type.name} ({gpu_type.memory_gib:.1f} GiB)" for gpu_type in known)
+            whose = "a GPU type whose memory is" if len(known) == 1 else "GPU types whose memory is each"
+            raise QueryError(f"--gpu {cut(','.join(names))} names {listed}, {whose} known: drop --gpu-memory, or give "
+                             "your GPU type a name of its own")
+        catalog = catalog.with_gpu_types([described_gpu_type(unknown[0][0], *memory, source="--gpu-memory")])
     return CommandCatalog(catalog, added, loaded)
 
 

@@ -9,7 +9,7 @@ import sys
 from rich.console import Console, Group
 
 from solver.api import map_plans
-from solver.cli.argtypes import output_path, path_argument, positive_seconds, whole_number
+from solver.cli.argtypes import gpu_names, output_path, path_argument, positive_seconds, whole_number
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
@@ -43,7 +43,9 @@ def build_map_parser() -> Parser:
                     "budget, or (--by len) the cheapest setting per length and budget.",
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
                     "printed), 2 bad input.")
-    parser.add_argument("--gpu", metavar="G", help=f"GPU type ({GPU_NAMES}); default: each with tables")
+    parser.add_argument("--gpu", metavar="G", type=gpu_names,
+                        help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100): a map for each, in "
+                        "that order (a GPU type named twice, once); default: each with tables")
     parser.add_argument("--model", metavar="M", help="only these models, comma-separated (32B,8B), or with --by "
                         "len the one mapped (needed there); default: those the GPU type's tables document, else "
                         "those any tables document")
@@ -64,7 +66,7 @@ def build_map_parser() -> Parser:
     add_train_batch_option(parser)
     add_host_ram_option(parser)
     add_node_gpus_option(parser)
-    add_gpu_memory_option(parser)
+    add_gpu_memory_option(parser, listed=True)
     add_cells_option(parser)
     add_memory_model_options(parser)
     return parser

@@ -46,7 +46,7 @@ def build_memory_parser() -> Parser:
                         help="a local Hugging Face config.json")
     add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", required=True,
-                        help=f"GPU type ({GPU_NAMES})")
+                        help=f"GPU type ({GPU_NAMES}); one: to compare several, solve --gpu a100,h100")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS), required=True,
                         help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",

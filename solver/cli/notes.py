@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
 from solver.memory import GRID
 from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs
@@ -83,19 +84,21 @@ def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None
 
 
 def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catalog: Catalog,
-                         gpu: str | None = None) -> None:
+                         gpu: str | Sequence[str] | None = None) -> None:
     """Notes on stderr for --cells files (each with the GPU type it gave, as `catalog_with` read it) that may not be
     what was meant: one for a GPU type the catalogue lacks whose name is close to one it has
-    (`Catalog.meant_gpu_type`: a typo makes a GPU type of its own, silently; not where --gpu names it), and one where
-    --gpu (`gpu`, of `catalog`) asks for a GPU type the file's tables do not speak for (neither it nor one with its
-    driver-reported memory): with less memory they are not used; with more, only their cells that say a setting ran
-    out of memory are (`larger_gpu_types`); one for a GPU type of its own given by its memory as sold
-    (`memory_gb` alone), as `note_memory_as_sold`; and one for rows off the 1024-token grid (`note_rows_off_grid`)."""
-    asked = catalog.with_same_memory(gpu) if gpu else None
+    (`Catalog.meant_gpu_type`: a typo makes a GPU type of its own, silently; not where --gpu names it), and one for
+    each GPU type --gpu (`gpu`: a name or names, of `catalog`) asks for that the file's tables do not speak for
+    (neither it nor one with its driver-reported memory): with less memory they are not used; with more, only their
+    cells that say a setting ran out of memory are (`larger_gpu_types`); one for a GPU type of its own given by its
+    memory as sold (`memory_gb` alone), as `note_memory_as_sold`; and one for rows off the 1024-token grid
+    (`note_rows_off_grid`)."""
+    named = dict.fromkeys(catalog.gpu(name).name for name in given_gpus(gpu))
+    asked = [catalog.with_same_memory(name) for name in named]
     shipped = load_catalog()
     for path, gpu_type in cells:
         meant = shipped.meant_gpu_type(gpu_type.name)
-        if meant is not None and (asked is None or asked.gpu_types[0].name != gpu_type.name):
+        if meant is not None and all(each.gpu_types[0].name != gpu_type.name for each in asked):
             print_note(
                 f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
                 f"their own (did you mean {meant}?)")
@@ -105,14 +108,15 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
                 f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
                 "memory_mib (nvidia-smi's total) where you have it")
         note_rows_off_grid(prog, path, gpu_type)
-        if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
-            continue
-        own = asked.gpu_types[0]
-        used = ("only those that say a setting ran out of memory count here (it does with less memory too)"
-                if gpu_type.memory_gib >= own.memory_gib else "they are not used here")
-        print_note(
-            f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
-            f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}")
+        for each in asked:
+            if any(gpu_type.name == speaking.name for speaking in each.gpu_types):
+                continue
+            own = each.gpu_types[0]
+            used = ("only those that say a setting ran out of memory count here (it does with less memory too)"
+                    if gpu_type.memory_gib >= own.memory_gib else "they are not used here")
+            print_note(
+                f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
+                f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}")
 
 
 def note_rows_off_grid(prog: str, path: Path, gpu_type: GpuType) -> None:
@@ -181,11 +185,13 @@ def gpu_variant_words(catalog: Catalog, written: str) -> str | None:
             "the plans)")
 
 
-def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | None) -> None:
-    """A note on stderr where --gpu (`gpu`, of `catalog`) names a GPU the catalogue has with other memory too
-    (`gpu_variant_words`), as a cluster pool's GPU type gets (`note_gpu_variants_of_pools`)."""
-    if gpu is not None and (words := gpu_variant_words(catalog, gpu)):
-        print_note(f"{prog}: note: --gpu {words}")
+def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | Sequence[str] | None) -> None:
+    """A note on stderr for each name of --gpu (`gpu`: a name or names, of `catalog`) that names a GPU the catalogue
+    has with other memory too (`gpu_variant_words`), as a cluster pool's GPU type gets
+    (`note_gpu_variants_of_pools`)."""
+    for name in dict.fromkeys(given_gpus(gpu)):
+        if words := gpu_variant_words(catalog, name):
+            print_note(f"{prog}: note: --gpu {words}")
 
 
 def note_gpu_variants_of_pools(prog: str, catalog: Catalog, fleet: Fleet, written: dict[str, str]) -> None:

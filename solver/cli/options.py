@@ -52,10 +52,11 @@ GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one;
 ``gpu: A100`` note says)."""
 
 
-def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--gpu-memory, for the commands that plan or estimate one GPU type."""
+def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, listed: bool = False) -> None:
+    """--gpu-memory, for the commands that plan or estimate a GPU type (`listed`: one of --gpu's list)."""
+    lacked = " (of a list's names, the one it lacks)" if listed else ""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
-                        help="the memory of --gpu NAME, a GPU type the catalogue lacks: GB as sold (64), "
+                        help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64), "
                         "nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates, or with the memory "
                         "of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
 

@@ -14,6 +14,7 @@ from typing import Any
 from solver import __version__
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.cli.argtypes import (
+    gpu_names,
     output_path,
     path_argument,
     positive_seconds,
@@ -82,8 +83,9 @@ def build_parser() -> Parser:
         "                      8 H100s in all, 2 of them for the rollout: the plan as a Trinity config fragment\n"
         "\n"
         "An answer's cost is a relative step time: it counts the trainer GPUs and the settings, not a GPU type's "
-        "speed, so compare it within one GPU type (4 A100s and 4 H20s cost the same). To compare GPU types, ask "
-        "for each in turn (--gpu h100, then --gpu h200, ...), with --minimize gpus for the fewest of each.\n"
+        "speed, so compare it within one GPU type (4 A100s and 4 H20s cost the same). To compare GPU types, name "
+        "them together (--gpu h100,h200,a100: an answer for each, within one --gpus budget), with --minimize gpus "
+        "for the fewest of each.\n"
         "\n"
         "Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
@@ -95,11 +97,14 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
-    parser.add_argument("--gpu", metavar="G", help=f"GPU type ({GPU_NAMES}); default: each one with tables")
+    parser.add_argument("--gpu", metavar="G", type=gpu_names,
+                        help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100,h200): an answer for "
+                        "each, in that order (a GPU type named twice, once); default: each one with tables")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
                         help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
-                        "default: the largest count of the GPU type's tables (6 for the A100 and H20), else "
-                        f"{NODE_GPUS}; with --minimize gpus, any count up to {MAX_ESTIMATED_GPUS}")
+                        "default: the largest count of the GPU types' tables (6 for the A100 and H20), else "
+                        f"{NODE_GPUS}, one budget for every GPU type answered; with --minimize gpus, any count up to "
+                        f"{MAX_ESTIMATED_GPUS}")
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
     goal = parser.add_mutually_exclusive_group()
@@ -126,7 +131,7 @@ def build_parser() -> Parser:
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help="a local Hugging Face config.json for a model the catalogue lacks")
     add_cells_option(estimates)
-    add_gpu_memory_option(estimates)
+    add_gpu_memory_option(estimates, listed=True)
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")

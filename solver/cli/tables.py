@@ -25,7 +25,8 @@ def build_tables_parser() -> Parser:
         description="Show the source's feasibility tables: one per GPU type and trainer GPU count.",
         epilog="Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input.",
     )
-    parser.add_argument("--gpu", metavar="G", help="only this GPU type (A100-80GB, H20-96GB; a100, h20)")
+    parser.add_argument("--gpu", metavar="G",
+                        help="only this GPU type, one (A100-80GB, H20-96GB; a100, h20); without it, each")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
                         help="only the table for N trainer GPUs")
     parser.add_argument("--model", metavar="M", help="only this model's column (Qwen3-4B, 4B, qwen3-4b)")

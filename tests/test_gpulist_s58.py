@@ -1,0 +1,174 @@
+"""Several GPU types in one question (session 58): ``solve --gpu a100,h100`` and ``solve map --gpu ...`` answer for
+each, in the order given, as they do for the tabled GPU types without --gpu; ``solver.plan(gpu=[...])`` and
+``solver.map_plans(gpu=[...])`` take a list or tuple; a GPU type named twice is answered once; an empty name, an
+unknown one, a list with --out, or a list for solve memory or solve tables is refused in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import solver
+
+LENGTH = ("--model", "4B", "--len", "32k")
+UNKNOWN_H1000 = "solve: error: unknown GPU 'h1000'"
+
+
+def _gpus(out: str) -> list[str]:
+    return [answer["gpu"] for answer in json.loads(out)]
+
+
+def test_a_list_of_the_tabled_gpu_types_prints_what_no_gpu_prints(cli):
+    assert cli(*LENGTH, "--gpu", "A100-80GB,H20-96GB") == (*cli(*LENGTH)[:2], "")
+    status, out, err = cli(*LENGTH, "--gpu", "a100,h20")
+    assert (status, out) == cli(*LENGTH)[:2]
+    assert [line.split(" · ")[0] for line in out.splitlines() if " · " in line] == ["A100-80GB", "H20-96GB"]
+    assert err == ("solve: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need that name (the memory "
+                   "decides the plans)\n")
+    for flags in (("--json",), ("--top", "3", "--json"), ("--explain", "--json"), ("--emit", "trinity")):
+        assert cli(*LENGTH, "--gpu", "a100,h20", *flags)[:2] == cli(*LENGTH, *flags)[:2]
+
+
+def test_the_answers_follow_the_order_given_each_as_its_gpu_alone_gives_it(cli):
+    status, out, _ = cli(*LENGTH, "--gpus", "8", "--gpu", "h200,a100,h100", "--json")
+    assert (status, _gpus(out)) == (0, ["H200-141GB", "A100-80GB", "H100-80GB"])
+    alone = [json.loads(cli(*LENGTH, "--gpus", "8", "--gpu", gpu, "--json")[1])[0] for gpu in ("h200", "a100", "h100")]
+    assert json.loads(out) == alone
+    assert [(answer["plans"][0]["gpus"], answer["plans"][0]["sp"]) for answer in alone] == [(8, 1), (8, 2), (8, 2)]
+    status, out, _ = cli(*LENGTH, "--gpu", "h100,h20")
+    assert status == 0
+    assert [line for line in out.splitlines() if " · " in line] == [
+        "H100-80GB · Qwen3-4B · cheapest plan for 32768 tokens within 6 GPUs: optimal",
+        "H20-96GB · Qwen3-4B · cheapest plan for 32768 tokens within 6 GPUs: optimal"]
+
+
+def test_one_budget_for_the_listed_gpu_types_the_largest_of_their_tables(cli):
+    # Alone, the H200 (no tables) plans within a node of 8; listed with the A100, within the A100's 6, as both are.
+    assert "within 8 GPUs" in cli(*LENGTH, "--gpu", "h200")[1].splitlines()[0]
+    out = cli(*LENGTH, "--gpu", "h200,a100", "--json")[1]
+    assert [(answer["budget_gpus"], answer["plans"][0]["gpus"]) for answer in json.loads(out)] == [(6, 6), (6, 6)]
+    out = cli(*LENGTH, "--gpu", "h200,b200", "--json")[1]
+    assert [answer["budget_gpus"] for answer in json.loads(out)] == [8, 8]
+
+
+def test_a_listed_gpu_type_without_a_plan_exits_1_beside_one_with_one(cli):
+    status, out, _ = cli("--model", "14B", "--len", "64k", "--gpus", "2", "--gpu", "a100,h200", "--json")
+    assert status == 1
+    assert [(answer["gpu"], len(answer["plans"])) for answer in json.loads(out)] == [("A100-80GB", 0),
+                                                                                     ("H200-141GB", 1)]
+    status, out, _ = cli("--model", "14B", "--len", "64k", "--gpus", "2", "--gpu", "h200")
+    assert status == 0
+
+
+@pytest.mark.parametrize("listed", ["a100,h1000", "h1000,a100", "a100, h1000"])
+def test_an_unknown_name_in_a_list_is_refused_by_its_own_name(cli, listed: str):
+    status, out, err = cli(*LENGTH, "--gpu", listed)
+    assert (status, out) == (2, "")
+    assert err.startswith(UNKNOWN_H1000 + " (did you mean H100-80GB?); accepted: A100-40GB/80GB, ")
+    assert err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("listed", ["a100,", ",a100", "a100,,h20", "a100, ,h20", ""])
+def test_an_empty_name_in_a_list_is_refused(cli, listed: str):
+    for command in ((), ("map",)):
+        status, out, err = cli(*command, *LENGTH[:2], "--gpu", listed)
+        assert (status, out) == (2, "")
+        assert err.splitlines()[1] == (f"solve{' map' if command else ''}: error: argument --gpu: an empty name in "
+                                       f"{listed!r}: give a GPU type, or several separated by commas (a100,h100)")
+
+
+def test_a_gpu_type_named_twice_is_answered_once(cli, tmp_path: Path):
+    status, out, err = cli(*LENGTH, "--gpu", "h20,a100,H20-96GB,h20", "--json")
+    assert (status, _gpus(out)) == (0, ["H20-96GB", "A100-80GB"])
+    assert err.count("is taken as A100-80GB") == 1
+    written = tmp_path / "plan.yaml"
+    status, out, _ = cli(*LENGTH, "--gpu", "a100,A100-80GB", "--out", str(written))
+    assert status == 0
+    assert out.splitlines()[0].startswith("A100-80GB · ")
+    assert out.count(" · Qwen3-4B · ") == 1
+    assert written.read_text(encoding="utf-8") == cli(*LENGTH, "--gpu", "a100", "--emit", "trinity")[1]
+
+
+def test_out_and_write_refuse_a_list_of_two_gpu_types_as_they_refuse_no_gpu(cli, tmp_path: Path):
+    written = tmp_path / "plan.yaml"
+    status, out, err = cli(*LENGTH, "--gpu", "a100,h100", "--out", str(written))
+    assert (status, out, written.exists()) == (2, "", False)
+    assert err.endswith("solve: error: --out takes one plan: choose one GPU type with --gpu (A100-80GB or "
+                        "H100-80GB, the ones this answer covers, or any other of the catalogue)\n")
+
+
+def test_gpu_memory_names_the_one_listed_gpu_type_the_catalogue_lacks(cli):
+    status, out, _ = cli(*LENGTH, "--gpus", "8", "--gpu", "a100,mine", "--gpu-memory", "64GiB", "--json")
+    assert (status, _gpus(out)) == (0, ["A100-80GB", "mine"])
+    alone = cli(*LENGTH, "--gpus", "8", "--gpu", "mine", "--gpu-memory", "64GiB", "--json")[1]
+    assert json.loads(out)[1] == json.loads(alone)[0]
+    status, out, err = cli(*LENGTH, "--gpu", "x1,x2", "--gpu-memory", "64GiB")
+    assert (status, out) == (2, "")
+    assert err == ("solve: error: --gpu names 2 GPU types the catalogue lacks ('x1', 'x2'), and --gpu-memory gives "
+                   "the memory of one: name one GPU type of your own, the others from the catalogue\n")
+    status, _, err = cli(*LENGTH, "--gpu", "a100,h100", "--gpu-memory", "64GiB")
+    assert status == 2
+    assert err == ("solve: error: --gpu a100,h100 names A100-80GB (80.0 GiB), H100-80GB (79.6 GiB), GPU types whose "
+                   "memory is each known: drop --gpu-memory, or give your GPU type a name of its own\n")
+    status, _, err = cli(*LENGTH, "--gpu", "a100", "--gpu-memory", "64GiB")
+    assert status == 2
+    assert err == ("solve: error: --gpu a100 names A100-80GB (80.0 GiB), a GPU type whose memory is known: drop "
+                   "--gpu-memory, or give your GPU type a name of its own\n")
+
+
+def test_map_draws_a_map_for_each_listed_gpu_type_in_order(cli):
+    flags = ("map", "--model", "4B", "--gpus-up-to", "2")
+    status, out, _ = cli(*flags, "--gpu", "h200,a100,h200", "--json")
+    assert (status, _gpus(out)) == (0, ["H200-141GB", "A100-80GB"])
+    assert json.loads(out) == [json.loads(cli(*flags, "--gpu", gpu, "--json")[1])[0] for gpu in ("h200", "a100")]
+    status, out, _ = cli(*flags, "--gpu", "h200,a100")
+    assert status == 0
+    assert [line for line in out.splitlines() if "longest context per model" in line] == [
+        "H200-141GB: longest context per model and GPU budget", "A100-80GB: longest context per model and GPU budget"]
+    status, out, err = cli(*flags, "--gpu", "a100,h1000")
+    assert (status, out) == (2, "")
+    assert err.startswith(UNKNOWN_H1000.replace("solve:", "solve map:") + " (did you mean H100-80GB?)")
+
+
+@pytest.mark.parametrize("command", [("memory", "--model", "4B", "--gpus", "2", "--len", "32k"), ("tables",)])
+def test_memory_and_tables_take_one_gpu_type_and_refuse_a_list_in_one_line(cli, command: tuple[str, ...]):
+    status, out, err = cli(*command, "--gpu", "a100,h20")
+    assert (status, out) == (2, "")
+    assert err == (f"solve {command[0]}: error: GPU 'a100,h20' lists 2 (A100-80GB, H20-96GB) where one is asked for: "
+                   "give one, and ask for each in turn\n")
+    assert ("one: to compare several, solve --gpu a100,h100" if command[0] == "memory" else
+            "only this GPU type, one (") in " ".join(cli(*command[:1], "--help")[1].split())
+
+
+def test_the_help_says_which_commands_take_a_list(cli):
+    assert "or several, comma-separated (a100,h100,h200): an answer for each, in that order" in " ".join(
+        cli("--help")[1].split())
+    assert "or several, comma-separated (a100,h100): a map for each, in that order" in " ".join(
+        cli("map", "--help")[1].split())
+
+
+def test_plan_takes_a_list_or_tuple_of_gpu_types_as_map_plans_takes_models():
+    asked = {"max_model_len": 32768, "budget_gpus": 8}
+    answers = solver.plan("4B", gpu=["h200", "a100", "A100-80GB"], **asked)
+    assert [answer.gpu for answer in answers] == ["H200-141GB", "A100-80GB"]
+    assert answers == (*solver.plan("4B", gpu="h200", **asked), *solver.plan("4B", gpu=("a100",), **asked))
+    assert solver.plan("4B", gpu=("a100", "h20"), max_model_len=32768) == solver.plan("4B", max_model_len=32768)
+    maps = solver.map_plans("4B", gpu=("h200", "a100"), gpus_up_to=2)
+    assert [gpu_map.gpu for gpu_map in maps] == ["H200-141GB", "A100-80GB"]
+
+
+@pytest.mark.parametrize(("gpu", "message"), [
+    ([], r"^gpu: an empty list names no GPU type: give one or more names, or None for each GPU type with tables$"),
+    (["a100", 3], r"^gpu\[1\] must be a str, got 3$"),
+    (("a100", "h1000"), r"^unknown GPU 'h1000' \(did you mean H100-80GB\?\); accepted: .*solver\.described_gpu_type"),
+    ("a100, h100", r"^gpu 'a100, h100' lists 2 GPU types in one string: pass them as a list, gpu=\['a100', 'h100'\]$"),
+    ("a100,h1000", r"^unknown GPU 'a100,h1000'; accepted: "),
+])
+def test_plan_and_map_plans_refuse_an_empty_list_a_non_name_and_an_unknown_name(gpu: object, message: str):
+    with pytest.raises(solver.QueryError, match=message):
+        solver.plan("4B", gpu=gpu, max_model_len=32768)  # type: ignore[arg-type]
+    with pytest.raises(solver.QueryError, match=message):
+        solver.map_plans("4B", gpu=gpu, gpus_up_to=1)  # type: ignore[arg-type]
