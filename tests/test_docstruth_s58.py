@@ -7,6 +7,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+import solver
 from solver import model, solve
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -42,3 +45,26 @@ def test_every_code_name_of_the_planners_model_section_is_in_the_planning_code()
             hasattr(owner, part) or part in getattr(owner, "__dataclass_fields__", {}) for part in rest)
 
     assert sorted(name for name in code_names if not found(name)) == []
+
+
+def test_the_api_page_lists_the_flags_its_range_errors_name():
+    # docs/api.md: a value out of range, or a request that makes no sense, raises a QueryError whose message names the
+    # command's flag, and the page lists those flags.
+    listed = page_text("api.md").split("its message names the command's flag:")[1].split("The modules, in layers")[0]
+    calls: list[Callable[[], object]] = [
+        lambda: solver.plan("4B", gpu="a100", max_model_len=4096, train_batch_size=0),
+        lambda: solver.plan("4B", gpu="a100", max_model_len=4096, token_budget="auto", estimate="never"),
+        lambda: solver.estimate_memory("4B", "a100", 2, 32768, max_token_len_per_gpu=100),
+        lambda: solver.map_plans("4B", gpu="a100", gpus_up_to=65),
+        lambda: solver.map_plans(["4B", "8B"], gpu="a100", by="len"),
+        lambda: solver.plan("4B", gpu="a100", max_model_len=4096, rollout_gpus=-1),
+        lambda: solver.plan("4B", gpu="a100", objective="max_len"),
+    ]
+    named = []
+    for call in calls:
+        with pytest.raises(solver.QueryError) as refusal:
+            call()
+        flag = re.match(r"(--[a-z-]+(?: len| gpus)?)\b", str(refusal.value))
+        assert flag is not None, str(refusal.value)
+        named.append(flag.group(1))
+    assert [flag for flag in named if f"`{flag}`" not in listed] == []
