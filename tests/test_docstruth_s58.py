@@ -68,3 +68,28 @@ def test_the_api_page_lists_the_flags_its_range_errors_name():
         assert flag is not None, str(refusal.value)
         named.append(flag.group(1))
     assert [flag for flag in named if f"`{flag}`" not in listed] == []
+
+
+def test_write_sets_the_actors_budget_and_warns_of_a_critics_as_the_trinity_page_says(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
+    # docs/trinity.md, "Notes and warnings on stderr": the example of a patched config that still breaks a rule is a
+    # budget --write leaves alone, a critic's; the actor's it sets to the plan's budget, with no warning.
+    example = (DOCS / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+    actor = example.replace("          param_offload: false\n",
+                            "          param_offload: false\n        ppo_max_token_len_per_gpu: 1000\n")
+    critic = example.replace("algorithm_type: grpo", "algorithm_type: ppo") + (
+        "    critic:\n      ppo_max_token_len_per_gpu: 1000\n")
+    warned = {}
+    for name, text in (("actor", actor), ("critic", critic)):
+        (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
+        status, _, err = cli("--from-config", str(tmp_path / f"{name}.yaml"), "--gpu", "h20",
+                             "--write", str(tmp_path / f"{name}-patched.yaml"))
+        patched = (tmp_path / f"{name}-patched.yaml").read_text(encoding="utf-8")
+        assert status == 0
+        warned[name] = [line for line in err.splitlines() if line.startswith("solve: warning:")]
+        if name == "actor":
+            assert "ppo_max_token_len_per_gpu: 32768" in patched and "1000" not in patched
+    assert warned["actor"] == [] and len(warned["critic"]) == 1
+    assert "trainer_config.critic.ppo_max_token_len_per_gpu 1000 x SP 2 is below" in warned["critic"][0]
+    paragraph = page_text("trinity.md").split("**A patched config that still breaks Trinity's rules**")[1][:200]
+    assert "a critic's hand-set `ppo_max_token_len_per_gpu` too small" in paragraph
