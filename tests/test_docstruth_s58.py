@@ -93,3 +93,14 @@ def test_write_sets_the_actors_budget_and_warns_of_a_critics_as_the_trinity_page
     assert "trainer_config.critic.ppo_max_token_len_per_gpu 1000 x SP 2 is below" in warned["critic"][0]
     paragraph = page_text("trinity.md").split("**A patched config that still breaks Trinity's rules**")[1][:200]
     assert "a critic's hand-set `ppo_max_token_len_per_gpu` too small" in paragraph
+
+
+def test_trinity_version_is_refused_by_solve_alone_without_a_config_to_write_or_read(
+        cli: Callable[..., tuple[int, str, str]]):
+    # docs/trinity.md, "What it sets": solve refuses --trinity-version with nothing to write or read; solve cluster
+    # takes it without --emit-dir (its rules caution the placed plans).
+    refused = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--trinity-version", "0.5")
+    taken = cli("cluster", str(DOCS / "examples" / "fleet.yaml"), "--trinity-version", "0.5", "--json")
+    assert refused[0] == 2 and "--trinity-version says which Trinity release" in refused[2] and taken[0] == 0
+    words = page_text("trinity.md").split("**`--trinity-version`** chooses")[1].split("- **`PYTORCH_CUDA_ALLOC_CONF`**")[0]
+    assert "`solve cluster` takes it without `--emit-dir` too" in words
