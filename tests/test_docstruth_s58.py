@@ -104,3 +104,16 @@ def test_trinity_version_is_refused_by_solve_alone_without_a_config_to_write_or_
     assert refused[0] == 2 and "--trinity-version says which Trinity release" in refused[2] and taken[0] == 0
     words = page_text("trinity.md").split("**`--trinity-version`** chooses")[1].split("- **`PYTORCH_CUDA_ALLOC_CONF`**")[0]
     assert "`solve cluster` takes it without `--emit-dir` too" in words
+
+
+def test_the_api_page_names_every_field_of_the_results_it_describes():
+    # docs/api.md describes these result types field by field (a plan's fields are planner.md's JSON, and
+    # CurrentSettings' trinity.md's); a field added to one of them is named there too.
+    page = (DOCS / "api.md").read_text(encoding="utf-8")
+    described = (solver.Answer, solver.Alternatives, solver.RolloutKept, solver.Pins, solver.ClusterResult,
+                 solver.Placement, solver.Unplaced, solver.UnplacedPool, solver.FitsWith, solver.PoolUse,
+                 solver.RolloutEngines, solver.Breakdown, solver.MemoryEstimate, solver.MemoryAnswer, solver.GpuMap,
+                 solver.Calibration, solver.MemoryModel, solver.TablesVerdict, solver.SourceCell, solver.Setting,
+                 solver.Weights, solver.Fleet)
+    assert [f"{kind.__name__}.{field}" for kind in described for field in kind.model_fields
+            if f"`{field}`" not in page] == []
