@@ -1502,11 +1502,14 @@ def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
     assert rebuilt.model_dump(mode="json") == result.model_dump(mode="json")
 
 
-def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(monkeypatch: pytest.MonkeyPatch):
-    """An expression of docs/api.md's examples followed by a comment that is a Python value (`# 2`) gives it."""
+@pytest.mark.parametrize(("page", "values"), [("api.md", 9), ("json.md", 1), ("planner.md", 0)])
+def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
+        monkeypatch: pytest.MonkeyPatch, page: str, values: int):
+    """Every ```python block of the docs' pages runs, and an expression followed by a comment that is a Python value
+    (`# 2`) gives it."""
     monkeypatch.chdir(EXAMPLES.parent.parent)
     shown = 0
-    for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / "api.md").read_text(encoding="utf-8"),
+    for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / page).read_text(encoding="utf-8"),
                             flags=re.DOTALL):
         lines, names = block.splitlines(), {}
         for statement in ast.parse(block).body:
@@ -1518,11 +1521,11 @@ def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(mo
                     value = None
                 if value is not None:
                     shown += 1
-                    expression = compile(ast.Expression(statement.value), "docs/api.md", "eval")
+                    expression = compile(ast.Expression(statement.value), f"docs/{page}", "eval")
                     assert eval(expression, names) == value
                     continue
-            exec(compile(ast.Module([statement], []), "docs/api.md", "exec"), names)  # noqa: S102 - the page's own
-    assert shown == 9
+            exec(compile(ast.Module([statement], []), f"docs/{page}", "exec"), names)  # noqa: S102 - the page's own
+    assert shown == values
 
 
 def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():
