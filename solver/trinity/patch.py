@@ -365,7 +365,8 @@ class PatchedConfig:
     """A Trinity config with a plan applied (`patched_trinity_config`): its `text`, the keys the patch removed
     because the Trinity release asked for refuses them (`removed_for_05`: Trinity 0.6's keys under ``trainer``, as
     ``trainer.megatron``, for 0.5; none for other releases), and those of them it left (`merged_for_05`: merged into
-    ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share)."""
+    ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share; one the section set too is in both, the
+    anchor's showing through)."""
 
     text: str
     removed_for_05: tuple[str, ...]
