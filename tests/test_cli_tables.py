@@ -223,6 +223,9 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--gpu", "h100", "memory", "--model", "8B", "--gpus", "8", "--len", "32k"],
          ("solve: error: unrecognized arguments: memory (did you mean the command solve memory, which comes first: "
           "solve memory [options]?)\n")),
+        (["--gpu", "h100", "memory", "--model", "8B", "--explian"],  # the command before a misspelt option's guess
+         ("solve: error: unrecognized arguments: memory --explian (did you mean the command solve memory, which comes "
+          "first: solve memory [options]?)\n")),
         (["map", "--gpu", "h100", "cluster"], ("solve map: error: unrecognized arguments: cluster (did you mean the "
                                                "command solve cluster, not an option of solve map: solve cluster "
                                                "[options]?)\n")),
