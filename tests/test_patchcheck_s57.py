@@ -100,6 +100,14 @@ def test_an_anchored_trainer_key_the_05_patch_removes_is_said_removed_not_left(p
     assert [problem.words for problem in patched_config_problems(both, patched, plan, model, version="0.5")] == [
         (f"trainer.param_offload is the anchor &off, which other keys repeat (*off): the patch sets {actor} to false, "
          f"written out (no longer *off), and leaves {ref} at true (the anchor moves there), and removes it: {why}")]
+    # The anchor on a key the patch sets, one alias it leaves and one it removes: each said, in that order.
+    elsewhere = (HEAD + "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                 "        fsdp_config: {param_offload: &off true}\n  param_offload: *off\n"
+                 "monitor: {enable_ray_timeline: *off}\n")
+    patched = patched_trinity_config(elsewhere, plan, model, version="0.5")
+    assert [problem.words for problem in patched_config_problems(elsewhere, patched, plan, model, version="0.5")] == [
+        (f"{actor} is the anchor &off, which other keys repeat (*off): the patch sets it to false and leaves "
+         f"monitor.enable_ray_timeline at true (the anchor moves there), and removes trainer.param_offload: {why}")]
     patched = patched_trinity_config(both, plan, model, version="0.6")
     assert [problem.words for problem in patched_config_problems(both, patched, plan, model, version="0.6")] == [
         (f"trainer.param_offload is the anchor &off, which other keys repeat (*off): the patch sets it to false and "
