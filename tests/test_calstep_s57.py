@@ -126,6 +126,11 @@ def test_a_plan_that_replaces_a_configs_own_yarn_factor_says_so(cli, tmp_path: P
         status, _, err = cli("--model-config", str(config.parent), "--len", length, "--gpu", "h20", "--gpus", "8",
                              "--json")
         assert status == 0 and "YaRN factor" not in err
+    # A factor beside a plain RoPE ("default") is no YaRN factor: none to replace.
+    config.write_text(json.dumps({**QWEN25_YARN, "rope_scaling": {"rope_type": "default", "factor": 4.0}}),
+                      encoding="utf-8")
+    assert (solver.load_model_config(config).rope_scaling, solver.load_model_config(config).config_yarn_factor) == (
+        None, None)
     # A config without YaRN of its own gets none either.
     config.write_text(json.dumps({key: value for key, value in QWEN25_YARN.items() if key != "rope_scaling"}),
                       encoding="utf-8")
