@@ -157,6 +157,7 @@ def test_a_cluster_plan_that_replaces_a_configs_own_yarn_factor_says_so(cli, tmp
         "A100-80GB, nodes: 1", "H20-96GB, nodes: 2") + "  - {name: other, model: Qwen3-8B, max_model_len: 65536}\n",
         encoding="utf-8")
     status, out, err = cli("cluster", str(fleet), "--json")
-    factors = {placement["job"]: placement["plan"]["rope_scaling_factor"] for placement in json.loads(out)["placements"]}
+    placements = json.loads(out)["placements"]
+    factors = {placement["job"]: placement["plan"]["rope_scaling_factor"] for placement in placements}
     assert (status, factors) == (0, {"long": 4.0, "other": 1.6})
     assert "YaRN factor" not in err

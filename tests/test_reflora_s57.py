@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import config_lines
 
 TINKER = ("the Tinker service trains this config (model.tinker.enable or trainer.trainer_type tinker), so there is no "
