@@ -128,6 +128,11 @@ def test_a_plan_that_replaces_a_configs_own_yarn_factor_says_so(cli, tmp_path: P
         status, _, err = cli("--model-config", str(config.parent), "--len", length, "--gpu", "h20", "--gpus", "8",
                              "--json")
         assert status == 0 and "YaRN factor" not in err
+    # A factor beside a plain RoPE ("default") is no YaRN factor: none to replace.
+    config.write_text(json.dumps({**QWEN25_YARN, "rope_scaling": {"rope_type": "default", "factor": 4.0}}),
+                      encoding="utf-8")
+    assert (solver.load_model_config(config).rope_scaling, solver.load_model_config(config).config_yarn_factor) == (
+        None, None)
     # A config without YaRN of its own gets none either.
     config.write_text(json.dumps({key: value for key, value in QWEN25_YARN.items() if key != "rope_scaling"}),
                       encoding="utf-8")
@@ -148,8 +153,13 @@ def test_a_cluster_plan_that_replaces_a_configs_own_yarn_factor_says_so(cli, tmp
     assert ("solve cluster: note: Qwen2.5-14B-Instruct's config.json gives YaRN factor 4.0 (rope_scaling); the plan "
             "uses factor 2.0 in its place, from the length (max_model_len / 32768), as Trinity sets it, and the "
             "rope_scaling it writes replaces the config's\n") in err
-    # At 131072 tokens the plan's factor is the config's: no note.
-    fleet.write_text(fleet.read_text(encoding="utf-8").replace("65536", "131072"), encoding="utf-8")
-    fleet.write_text(fleet.read_text(encoding="utf-8").replace("A100-80GB", "H20-96GB"), encoding="utf-8")
-    status, out, err = cli("cluster", str(fleet))
+    # At 131072 tokens the plan's factor is the config's: no note, nor for another model's job beside it, whose plan
+    # has a factor of its own (Qwen3-8B's 1.6 at 65536 tokens).
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace("65536", "131072").replace(
+        "A100-80GB, nodes: 1", "H20-96GB, nodes: 2") + "  - {name: other, model: Qwen3-8B, max_model_len: 65536}\n",
+        encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json")
+    placements = json.loads(out)["placements"]
+    factors = {placement["job"]: placement["plan"]["rope_scaling_factor"] for placement in placements}
+    assert (status, factors) == (0, {"long": 4.0, "other": 1.6})
     assert "YaRN factor" not in err

@@ -223,6 +223,9 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--gpu", "h100", "memory", "--model", "8B", "--gpus", "8", "--len", "32k"],
          ("solve: error: unrecognized arguments: memory (did you mean the command solve memory, which comes first: "
           "solve memory [options]?)\n")),
+        (["--gpu", "h100", "memory", "--model", "8B", "--explian"],  # the command before a misspelt option's guess
+         ("solve: error: unrecognized arguments: memory --explian (did you mean the command solve memory, which comes "
+          "first: solve memory [options]?)\n")),
         (["map", "--gpu", "h100", "cluster"], ("solve map: error: unrecognized arguments: cluster (did you mean the "
                                                "command solve cluster, not an option of solve map: solve cluster "
                                                "[options]?)\n")),
@@ -233,6 +236,10 @@ def test_json_for_one_model_across_all_tables(cli):
         (["map", "-gpus", "4"], "solve map: error: unrecognized arguments: -gpus (did you mean --gpus-up-to?)\n"),
         (["--model", "8B", "--len", "32k", "-json"],
          "solve: error: unrecognized arguments: -json (did you mean --json?)\n"),
+        (["--model", "8B", "--len", "32k", "-sp", "2"],  # the shortest such option: two letters after the hyphen
+         "solve: error: unrecognized arguments: -sp (did you mean --sp?)\n"),
+        (["--model", "8B", "--len", "32k", "--", "-json"],  # after "--" no word is an option: no guess
+         "solve: error: unrecognized arguments: -- -json\n"),
         # inside another command, the command is one of its own, not an option there
         (["map", "--cluster"], ("solve map: error: unrecognized arguments: --cluster (did you mean the command solve "
                                 "cluster, not an option of solve map: solve cluster [options]?)\n")),

@@ -3566,6 +3566,25 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
     assert (status, current["sp"], budget_lines(current)) == (0, 4, [])
 
 
+def test_trinity_05_raises_an_unset_budget_filled_below_the_actors_sp_to_the_length_per_sp_rank(cli, tmp_path: Path):
+    # 8 of 16 A100s train, the trainer at SP 8 and the actor at SP 2: the fill ceil(2 x 32768 / 8) = 8192 holds no
+    # sequence, Trinity 0.5 raises the actor's to ceil(32768 / 2) = 16384, and 0.5.1's verl checks a padded batch
+    # against that budget x the actor's SP 2: 32768 tokens, not 16384.
+    config_verdict(cli, tmp_path, (
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 2, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 8}}\ntrainer:\n  ulysses_sequence_parallel_size: 8\n"
+        "  trainer_config:\n    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 2}\n"), "a100")
+    status, out, _ = cli("--from-config", str(tmp_path / "trinity.yaml"), "--gpu", "a100", "--json",
+                         "--trinity-version", "0.5")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["sp"], current["trains"]) == (0, 2, True)
+    assert dict(zip(current["config_problem_codes"], current["config_problems"]))["token-budget-below-verdict"] == (
+        "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 8 with ceil(2 x 32768 / "
+        "8) = 8192, holds no sequence of 32768 tokens at the actor's SP 2: Trinity 0.5 raises the actor's to "
+        "ceil(32768 / 2) = 16384 (0.5.0 to ceil(2 x 32768 / 2) = 32768), no more tokens per GPU than the verdict "
+        "assumes (so it is cautious)" + PADDED_051.format(32768))
+
+
 PPO_CONFIG = (
     "mode: both\nalgorithm: {algorithm_type: ppo, repeat_times: 1}\n"
     "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"

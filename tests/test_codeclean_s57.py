@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import solver.explain as explain_module
-from solver import load_catalog
+from solver import load_catalog, plan
 from solver.cli.notes import _of_jobs
 from solver.explain import _best, _Prober, _reach
 from solver.model import prepare
@@ -37,6 +37,12 @@ def test_the_lowered_budgets_reach_is_worded_alike_before_and_after_a_reason_nam
         "; with --token-budget auto fewer trainer GPUs train 131072 tokens: Env + SP=4 on 4 GPUs with "
         "max_token_len_per_gpu = 40960 (estimated), the other 2 free for rollout")
     assert _lower_budget_reach_words(query, nearby, 63488) == reach
+    # The answer's reason names the plan on fewer GPUs, and not the reach too.
+    (answer,) = plan("Qwen2.5-7B", gpu="H20-96GB", max_model_len=131072, budget_gpus=6, exact=True)
+    assert answer.reason == (
+        "131072 tokens is beyond what the tables and the memory model's estimates allow for Qwen2.5-7B on H20-96GB on "
+        "exactly 6 GPUs: the longest is 63488 on the 1024-token grid (Env + Offload + SP=2 on 6 GPUs, estimated)"
+        + lifted.words)
 
 
 def test_the_keys_05_refuses_are_worded_by_one_helper_which_the_checks_line_opens_with():

@@ -80,6 +80,10 @@ def test_a_plan_from_json_made_before_codes_gets_the_caution_in_words():
     old = answer.best.model_copy(update={"cautions": ("an old caution",), "caution_codes": ()})
     assert old.with_batch_caution(75, "--train-batch-size", "0.5").cautions == ("an old caution", FLAG_75)
     assert old.with_batch_caution(72, "--train-batch-size", "0.5") is old
+    # A plan without cautions is no JSON made before codes: the caution comes with its code.
+    bare = answer.best.model_copy(update={"cautions": (), "caution_codes": ()})
+    assert bare.with_batch_caution(75, "--train-batch-size", "0.5").caution_codes == (
+        CautionCode.BATCH_DIVIDES_TRAINER_GPUS,)
 
 
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}algorithm: {{algorithm_type: grpo}}\n"

@@ -55,6 +55,19 @@ def test_merged_keys_for_05_get_their_own_line_not_the_checks(plan_and_model):
     assert C.TRAINER_KEYS_MERGED_REFUSED in REFUSED_CONFIG_CODES  # Trinity 0.5 does not load it
 
 
+def test_a_05_key_the_trainer_sets_and_an_anchor_merges_in_too_is_left_merged_not_said_removed(plan_and_model):
+    # The patch removes the section's own megatron, and the anchor's shows through: the config still does not load
+    # with 0.5, so the line is the merged keys' (the check's says --write removes it), naming it with balance_batch.
+    plan, model = plan_and_model
+    text = HEAD + "base: &base\n  megatron: {}\n  balance_batch: true\ntrainer:\n  <<: *base\n  megatron: {}\n"
+    patched = patched_trinity_config(text, plan, model, version="0.5")
+    assert (patched.removed_for_05, patched.merged_for_05) == (
+        ("trainer.megatron",), ("trainer.balance_batch", "trainer.megatron"))
+    assert patched_config_problems(text, patched, plan, model, version="0.5") == [ConfigProblem(
+        C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS.replace("trainer.param_offload, trainer.balance_batch",
+                                                            "trainer.balance_batch, trainer.megatron"))]
+
+
 def test_a_patched_config_without_problems_has_none(plan_and_model):
     plan, model = plan_and_model
     for text, version in ((HEAD, None), (HEAD, "0.5"), (MERGED, "0.6"), (MERGED, None)):
@@ -87,6 +100,14 @@ def test_an_anchored_trainer_key_the_05_patch_removes_is_said_removed_not_left(p
     assert [problem.words for problem in patched_config_problems(both, patched, plan, model, version="0.5")] == [
         (f"trainer.param_offload is the anchor &off, which other keys repeat (*off): the patch sets {actor} to false, "
          f"written out (no longer *off), and leaves {ref} at true (the anchor moves there), and removes it: {why}")]
+    # The anchor on a key the patch sets, one alias it leaves and one it removes: each said, in that order.
+    elsewhere = (HEAD + "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                 "        fsdp_config: {param_offload: &off true}\n  param_offload: *off\n"
+                 "monitor: {enable_ray_timeline: *off}\n")
+    patched = patched_trinity_config(elsewhere, plan, model, version="0.5")
+    assert [problem.words for problem in patched_config_problems(elsewhere, patched, plan, model, version="0.5")] == [
+        (f"{actor} is the anchor &off, which other keys repeat (*off): the patch sets it to false and leaves "
+         f"monitor.enable_ray_timeline at true (the anchor moves there), and removes trainer.param_offload: {why}")]
     patched = patched_trinity_config(both, plan, model, version="0.6")
     assert [problem.words for problem in patched_config_problems(both, patched, plan, model, version="0.6")] == [
         (f"trainer.param_offload is the anchor &off, which other keys repeat (*off): the patch sets it to false and "

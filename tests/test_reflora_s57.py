@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import config_lines
 
 TINKER = ("the Tinker service trains this config (model.tinker.enable or trainer.trainer_type tinker), so there is no "
           "trainer GPU to plan (rft-solver plans verl's FSDP trainer)\n")
@@ -35,13 +36,7 @@ FIX = "write the rank as a whole number"
 
 def _rank_lines(cli, tmp_path: Path, *flags: str, lora: str = "", trainer: str = "") -> list[tuple[str, str]]:
     """The (code, words) of `--from-config`'s lines on a LoRA rank, on H100 80GB."""
-    config = tmp_path / "trinity.yaml"
-    config.write_text(CONFIG.format(lora=lora, trainer=trainer), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json", *flags)
-    assert status == 0
-    current = json.loads(out)[0]["current"]
-    return [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
-                                                 strict=True) if code.startswith("lora-rank")]
+    return config_lines(cli, tmp_path, CONFIG.format(lora=lora, trainer=trainer), flags, "lora-rank")[0]
 
 
 def _trainer_rank(rank: str) -> str:
@@ -71,10 +66,13 @@ def test_a_whole_number_rank_is_no_problem(cli, tmp_path: Path, rank: str):
 
 @pytest.mark.parametrize("flags", [(), ("--trinity-version", "0.5"), ("--trinity-version", "0.6")])
 def test_a_lora_config_rank_of_true_is_refused_with_every_release(cli, tmp_path: Path, flags: tuple[str, ...]):
-    # LoRAConfig.lora_rank is an int in Trinity's own Config, which every release's load_config merges the file into.
-    assert _rank_lines(cli, tmp_path, *flags, lora="  lora_configs: [{lora_rank: true}]\n") == [(
+    # LoRAConfig.lora_rank is an int in Trinity's own Config, which every release's load_config merges the file into:
+    # the config is refused, and --check fails on it.
+    text = CONFIG.format(lora="  lora_configs: [{lora_rank: true}]\n", trainer="")
+    assert config_lines(cli, tmp_path, text, flags, "lora-rank") == ([(
         "lora-rank-not-a-number-refused",
-        f"model.lora_configs[0].lora_rank is True, {TYPED}, with every Trinity release and verl version: {FIX}")]
+        f"model.lora_configs[0].lora_rank is True, {TYPED}, with every Trinity release and verl version: {FIX}")],
+        True, 1)
 
 
 @pytest.mark.parametrize(("flags", "codes"), [(("--trinity-version", "0.5"), ["lora-rank-not-a-number-refused"]),

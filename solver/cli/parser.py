@@ -154,8 +154,7 @@ class Parser(argparse.ArgumentParser):
             if word == "--":
                 break
             option = word.split("=", 1)[0]
-            if len(option) > 2 and option[0] == "-" and option[1] != "-" and not self._negative_number_matcher.match(
-                    option):
+            if len(option) > 2 and option[0] == "-" and option[1] != "-":  # no option is a number (-2): no guess
                 meant = self._meant("-" + option, typos=False)
                 if meant:
                     self.error(f"unrecognized arguments: {word} (did you mean {meant}?)")

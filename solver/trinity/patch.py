@@ -324,13 +324,12 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
-                indent: int, places: dict[int, list[_Place]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+                indent: int, places: dict[int, list[_Place]]) -> tuple[str, ...]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
     indentation; `places`: where the scalars aliases repeat are held, `_aliased_scalars`), and remove a stale
     ``model.rope_scaling`` and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`),
-    where they are the section's own; return those removed, and those a ``<<: *anchor`` merges in, left with the
-    anchor, dotted."""
+    where they are the section's own; return those removed, dotted."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
@@ -345,12 +344,11 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
-        return (), ()
+        return ()
     refused = _removed_for_05(data, version)
-    merged = [name for name in keys_05_refuses(dict(trainer)) if name not in refused]
     for name in refused:
         _delete(trainer, name)
-    return tuple(f"trainer.{name}" for name in refused), tuple(f"trainer.{name}" for name in merged)
+    return tuple(f"trainer.{name}" for name in refused)
 
 
 def _removed_for_05(data: CommentedMap, version: TrinityVersion | None) -> tuple[str, ...]:
@@ -367,7 +365,8 @@ class PatchedConfig:
     """A Trinity config with a plan applied (`patched_trinity_config`): its `text`, the keys the patch removed
     because the Trinity release asked for refuses them (`removed_for_05`: Trinity 0.6's keys under ``trainer``, as
     ``trainer.megatron``, for 0.5; none for other releases), and those of them it left (`merged_for_05`: merged into
-    ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share)."""
+    ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share; one the section set too is in both, the
+    anchor's showing through)."""
 
     text: str
     removed_for_05: tuple[str, ...]
@@ -442,14 +441,16 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     aliased = _aliased_scalars(data)
     unpatched = _dumped(yaml, data, text)
     try:
-        removed, merged = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version,
-                                      host_ram_gb, _indentation(text)[0], aliased)
+        removed = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
+                              _indentation(text)[0], aliased)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))
+    # what 0.5 refuses and the patch leaves: an anchor merges it in (a key the section set too shows through)
+    merged = keys_05_refuses(value_at(load_config_mapping(patched, name), ("trainer",))) if version == "0.5" else ()
     if ending != "\n":
         patched = patched.replace("\n", ending)
-    return PatchedConfig("\ufeff" + patched if bom else patched, removed, merged)
+    return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged))
 
 
 def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
