@@ -3596,8 +3596,8 @@ def test_trinity_05_refuses_a_critic_sp_that_does_not_divide_the_trainer_gpus(cl
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.6")
     assert status == 0
     assert (f"  but: {key}.ppo_max_token_len_per_gpu 2048 x SP 2 is below model.max_model_len 16384: Trinity 0.6 on "
-            "verl before 0.8 raises it to ceil(16384 / 2) = 8192, and on verl 0.8 or later ignores the key\n") in " ".join(
-                out.split("\n       "))
+            "verl before 0.8 raises it to ceil(16384 / 2) = 8192, and on verl 0.8 or later ignores the key\n"
+            ) in " ".join(out.split("\n       "))
     assert cli("--from-config", str(config), "--gpu", "a100-80g", "--check", "--trinity-version", "0.6")[0] == 0
 
 

@@ -221,8 +221,9 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
      [("trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384 x SP 1 (the ref's) is "
        "below model.max_model_len 32768: Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
        "default, ceil(2 x 32768 / 1) = 65536)"),
-      PADDED_051.format(budget="trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu (the ref's)",
-                        least=32768, sp=1, tokens=32768)]),
+      PADDED_051.format(
+          budget="trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu (the ref's)",
+          least=32768, sp=1, tokens=32768)]),
     # A trainer's budget that holds a sequence at the ref's SP, or a ref at the actor's SP: no line.
     ("max_token_len_per_gpu: 32768", "{}", []),
     ("max_token_len_per_gpu: 16384", "{ulysses_sequence_parallel_size: 4}", []),

@@ -1457,7 +1457,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             [("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 4096 x SP 1 is below "
               "model.max_model_len 8192: Trinity with verl before 0.8 raises it to ceil(8192 / 1) = 8192 (Trinity "
-              "0.5.0 to its default, ceil(2 x 8192 / 1) = 16384), and Trinity 0.6 on verl 0.8 or later ignores the key"),
+              "0.5.0 to its default, ceil(2 x 8192 / 1) = 16384), and Trinity 0.6 on verl 0.8 or later ignores the "
+              "key"),
              ("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu as Trinity 0.5.1 raises it, "
               "8192 x SP 1 = 8192 tokens, holds every sequence")],
         ),
