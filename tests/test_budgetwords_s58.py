@@ -74,7 +74,8 @@ def test_a_lora_config_rank_of_null_is_refused_with_every_release(cli, tmp_path:
 
 @pytest.mark.parametrize(("lora", "trainer", "environ"), [
     # Unset: the typed default (32 in a LoRA config, 0 in the actor's model), no line.
-    ("  lora_configs: [{path: null}]\n", "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {}\n", None),
+    ("  lora_configs: [{path: null}]\n", "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {}\n",
+     None),
     # An interpolation that gives a whole number.
     ("", _trainer_rank("${oc.env:S58_RANK,null}"), {"S58_RANK": "8"}),
 ])

@@ -324,13 +324,12 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
-                indent: int, places: dict[int, list[_Place]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+                indent: int, places: dict[int, list[_Place]]) -> tuple[str, ...]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
     indentation; `places`: where the scalars aliases repeat are held, `_aliased_scalars`), and remove a stale
     ``model.rope_scaling`` and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`),
-    where they are the section's own; return those removed, and those a ``<<: *anchor`` merges in, left with the
-    anchor, dotted."""
+    where they are the section's own; return those removed, dotted."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
@@ -345,12 +344,11 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
-        return (), ()
+        return ()
     refused = _removed_for_05(data, version)
-    merged = [name for name in keys_05_refuses(dict(trainer)) if name not in refused]
     for name in refused:
         _delete(trainer, name)
-    return tuple(f"trainer.{name}" for name in refused), tuple(f"trainer.{name}" for name in merged)
+    return tuple(f"trainer.{name}" for name in refused)
 
 
 def _removed_for_05(data: CommentedMap, version: TrinityVersion | None) -> tuple[str, ...]:
@@ -366,8 +364,9 @@ def _removed_for_05(data: CommentedMap, version: TrinityVersion | None) -> tuple
 class PatchedConfig:
     """A Trinity config with a plan applied (`patched_trinity_config`): its `text`, the keys the patch removed
     because the Trinity release asked for refuses them (`removed_for_05`: Trinity 0.6's keys under ``trainer``, as
-    ``trainer.megatron``, for 0.5; none for other releases), and those of them it left (`merged_for_05`: merged into
-    ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share)."""
+    ``trainer.megatron``, for 0.5; none for other releases), and those the patched text still gives (`merged_for_05`:
+    merged into ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share; one the section overrode too,
+    `_left_for_05`)."""
 
     text: str
     removed_for_05: tuple[str, ...]
@@ -442,14 +441,26 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     aliased = _aliased_scalars(data)
     unpatched = _dumped(yaml, data, text)
     try:
-        removed, merged = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version,
-                                      host_ram_gb, _indentation(text)[0], aliased)
+        removed = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
+                              _indentation(text)[0], aliased)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))
+    merged = _left_for_05(patched, name, version)
     if ending != "\n":
         patched = patched.replace("\n", ending)
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, merged)
+
+
+def _left_for_05(patched: str, name: str, version: TrinityVersion | None) -> tuple[str, ...]:
+    """With `version` 0.5, Trinity 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`) and the `patched`
+    text (named `name`) still gives as Trinity reads it, dotted: each one a ``<<: *anchor`` merges in, the patch
+    having removed the section's own, one the section overrode too (its anchor's is read again once the section's own
+    is gone); none for other releases."""
+    if version != "0.5":
+        return ()
+    trainer = value_at(load_config_mapping(patched, name), ("trainer",))
+    return tuple(f"trainer.{key}" for key in keys_05_refuses(trainer))
 
 
 def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
@@ -920,7 +931,7 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     merged = [_merged_keys_problem(patched.merged_for_05)] if patched.merged_for_05 else []
     checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
                                                               plan.gpus, environ=environ, version=version)
-               if not (merged and problem.code in _MERGED_KEYS_CODES)]
+               if problem.code not in _MERGED_KEYS_CODES]
     anchored = [ConfigProblem(ConfigProblemCode.ANCHORED_KEY_CHANGED, words)
                 for words in anchored_keys(text, plan, model, name=name, environ=environ, version=version)]
     return merged + checked + anchored
@@ -928,7 +939,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
 
 _MERGED_KEYS_CODES = (ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProblemCode.TRAINER_KEYS_REFUSED)
 """The codes of the check's lines on Trinity 0.6's keys under ``trainer`` that 0.5 refuses: in a config patched for
-0.5, each such key left is one a ``<<: *anchor`` merges in (`PatchedConfig.merged_for_05`)."""
+0.5, each such key left is one a ``<<: *anchor`` merges in, which `PatchedConfig.merged_for_05` holds (it is read from
+the patched text as the check reads it), so its own line says them in their stead."""
 
 
 def _merged_keys_problem(merged: tuple[str, ...]) -> ConfigProblem:
