@@ -894,7 +894,7 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     sequence, and each of the critic's budgets above it."""
     verdict = _BudgetVerdict(config, length, lowered)
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_ref_over_actor_groups(verdict),
-            *_lora_ref_pass_line(verdict), *_unheld_fill_line(verdict), *_critic_budget_lines(verdict)]
+            *_lora_ref_pass_line(verdict), *_unheld_fill_lines(verdict), *_critic_budget_lines(verdict)]
 
 
 def _budget_code(above: bool) -> ConfigProblemCode:
@@ -1061,16 +1061,20 @@ def _ref_budget_words(verdict: _BudgetVerdict, budget: int) -> str:
             f"read as unset: {budget} at {verdict.length} tokens){takes}")
 
 
-def _unheld_fill_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
+def _unheld_fill_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """The line on Trinity 0.5's fill of the unset trainer budget (`_BudgetVerdict.fill`) where the actor takes it
-    and it holds no sequence at the actor's SP, so Trinity 0.5 raises the actor's (none elsewhere)."""
+    and it holds no sequence at the actor's SP, so Trinity 0.5 raises the actor's, then the line on 0.5.1's padded
+    width (`raised_budget_stop_words`, a ``token-budget-below-length`` line: the fill holds no sequence); none
+    elsewhere."""
     config, fill, length, least = verdict.config, verdict.fill, verdict.length, verdict.least
     if fill is None or fill.budget >= least or _ACTOR_BUDGET in dict(config.role_token_budgets):
         return []
     return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT, (
         f"{fill.words} holds no sequence of {length} tokens at the actor's SP {config.sp}: Trinity 0.5 raises the "
         f"actor's to ceil({length} / {config.sp}) = {least} (0.5.0 to {verdict.default_words}), no more tokens per "
-        f"GPU than the verdict assumes (so it is cautious){raised_budget_stop_words(least * config.sp)}"))]
+        "GPU than the verdict assumes (so it is cautious)")),
+        ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
+                      raised_budget_stop_words("the actor's budget", least, config.sp))]
 
 
 def _critic_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:

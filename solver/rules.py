@@ -151,19 +151,21 @@ PADDED_WIDTH_WORDS = "to its longest prompt plus its longest response"
 """A batch's padded width, which verl 0.7.0 checks (`micro_batch_stop_words`), in words."""
 
 
-def raised_budget_stop_words(tokens: int) -> str:
-    """Where Trinity 0.5.1's verl stops a pass whose token budget Trinity raised to ``ceil(L / SP)`` (`tokens`: that x
-    SP), in words, after the raise. Every sequence fits the length, but the padded width that verl 0.7.0 checks
-    (`micro_batch_stop_words`) takes the longest prompt and the longest response from two sequences, and neither is
-    kept to ``max_prompt_tokens`` nor ``max_response_tokens`` there: a multi-turn workflow's response is the whole
-    talk after the first prompt, cut at ``max_model_len - 1`` tokens alone (``convert_messages_to_experience``,
-    ``common/models/model.py:204`` to ``:211``), ``enable_prompt_truncation: false`` keeps a prompt whole
-    (``vllm_model.py:71``), and a taskset's ``rollout_args.max_tokens`` may exceed ``max_response_tokens``
-    (``config_validator.py:935`` fills it only where unset). 0.5.0 raises to twice the length, which no padded width
-    exceeds (a prompt and a response are each below it); 0.5.2 and 0.6.0 check the longest sequence."""
-    return (f", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than {tokens} "
-            f"tokens, {PADDED_WIDTH_WORDS}, which may come from two sequences (a multi-turn workflow's, or with "
-            "model.enable_prompt_truncation off or a rollout max_tokens above max_response_tokens)")
+def raised_budget_stop_words(budget: str, least: int, sp: int) -> str:
+    """Where Trinity 0.5.1's verl stops a pass whose token budget (`budget`, in words) Trinity raised to `least`,
+    ``ceil(L / SP)``, at `sp`, in words: a line of its own, after the one on the raise. Every sequence fits the length,
+    but the padded width that verl 0.7.0 checks (`micro_batch_stop_words`) takes the longest prompt and the longest
+    response from two sequences, and neither is kept to ``max_prompt_tokens`` nor ``max_response_tokens`` there: a
+    multi-turn workflow's response is the whole talk after the first prompt, cut at ``max_model_len - 1`` tokens alone
+    (``convert_messages_to_experience``, ``common/models/model.py:204`` to ``:211``), ``enable_prompt_truncation:
+    false`` keeps a prompt whole (``vllm_model.py:71``), and a taskset's ``rollout_args.max_tokens`` may exceed
+    ``max_response_tokens`` (``config_validator.py:935`` fills it only where unset). 0.5.0 raises to twice the length,
+    which no padded width exceeds (a prompt and a response are each below it); 0.5.2 and 0.6.0 check the longest
+    sequence."""
+    return (f"{budget} as Trinity 0.5.1 raises it, {least} x SP {sp} = {least * sp} tokens, holds every sequence, but "
+            f"its verl stops at the first step whose batch is padded wider, {PADDED_WIDTH_WORDS}, which may come from "
+            "two sequences (a multi-turn workflow, model.enable_prompt_truncation off, or a rollout max_tokens above "
+            "max_response_tokens)")
 
 
 TOKEN_BUDGET_STEP = 1024

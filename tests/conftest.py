@@ -143,6 +143,14 @@ def qwen3_8b_checkpoint(folder: Path, **config: object) -> Path:
     return folder
 
 
+PADDED_051 = ("{budget} as Trinity 0.5.1 raises it, {least} x SP {sp} = {tokens} tokens, holds every sequence, but its "
+              "verl stops at the first step whose batch is padded wider, to its longest prompt plus its longest "
+              "response, which may come from two sequences (a multi-turn workflow, model.enable_prompt_truncation "
+              "off, or a rollout max_tokens above max_response_tokens)")
+"""The line after one on a budget Trinity raised to ``ceil(L / SP)`` (`budget`, at `sp`): Trinity 0.5.1's verl (0.7.0)
+checks each batch's padded width, which two sequences may make wider than that (``raised_budget_stop_words``)."""
+
+
 def config_lines(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, text: str, flags: tuple[str, ...],
                  prefix: str) -> tuple[list[tuple[str, str]], bool, int]:
     """The (code, words) of `--from-config`'s lines whose code starts with `prefix` on H100 80GB, for a Trinity config

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import qwen3_8b_checkpoint
+from conftest import PADDED_051, qwen3_8b_checkpoint
 
 import solver
 import solver.cli.atomic
@@ -26,12 +26,6 @@ from solver.render import APPLY_HEADING
 from solver.tables import QueryError, load_catalog
 from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
 from solver.trinity.patch import _paths_to
-
-PADDED_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than {} tokens, "
-              "to its longest prompt plus its longest response, which may come from two sequences (a multi-turn "
-              "workflow's, or with model.enable_prompt_truncation off or a rollout max_tokens above "
-              "max_response_tokens)")
-"""What Trinity 0.5.1's verl does with a budget Trinity raised to the length: it checks the batch's padded width."""
 
 DATA = Path(__file__).parent / "data" / "trinity"
 FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100-80g"]
@@ -2472,7 +2466,8 @@ def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli
     assert status == 0 and current["config_problems"] == [(
         "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl 0.8 or later stops at the "
         "first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 "
-        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)" + PADDED_051.format(32768))]
+        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)"),
+        PADDED_051.format(budget="trainer.max_token_len_per_gpu", least=32768, sp=1, tokens=32768)]
 
 
 def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, tmp_path: Path):
@@ -2537,9 +2532,10 @@ def test_a_length_from_prompt_and_response_is_checked_as_a_given_one(cli, tmp_pa
         "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
         "trainer:\n  max_token_len_per_gpu: 20000\n"), "a100")
     problems = current["config_problems"]
-    assert status == 1 and current["max_model_len"] == 65536 and len(problems) == 3  # no plan on exactly 6 A100s
+    assert status == 1 and current["max_model_len"] == 65536 and len(problems) == 4  # no plan on exactly 6 A100s
     assert problems[0].startswith("trainer.max_token_len_per_gpu 20000 x SP 1 is below model.max_model_len 65536")
-    assert problems[1].startswith("model.rope_scaling: max_model_len 65536 is beyond Qwen3-8B's native context")
+    assert problems[1].startswith("trainer.max_token_len_per_gpu as Trinity 0.5.1 raises it, 65536 x SP 1")
+    assert problems[2].startswith("model.rope_scaling: max_model_len 65536 is beyond Qwen3-8B's native context")
     # A prompt length Trinity resolves and rft-solver cannot: no length from them, and --len gives one.
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: ${oc.select:foo,2048}\n"
@@ -3560,7 +3556,8 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
         "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 4 with ceil(2 x 32768 / "
         "4) = 16384, holds no sequence of 32768 tokens at the actor's SP 1: Trinity 0.5 raises the actor's to "
         "ceil(32768 / 1) = 32768 (0.5.0 to ceil(2 x 32768 / 1) = 65536), no more tokens per GPU than the verdict "
-        "assumes (so it is cautious)" + PADDED_051.format(32768)))]
+        "assumes (so it is cautious)")),
+        ("token-budget-below-length", PADDED_051.format(budget="the actor's budget", least=32768, sp=1, tokens=32768))]
     # Without the release (or with 0.6) the trainer's SP is the verdict's, and no budget line is said.
     status, current = config_verdict(cli, tmp_path, (tmp_path / "trinity.yaml").read_text(encoding="utf-8"), "a100")
     assert (status, current["sp"], budget_lines(current)) == (0, 4, [])
@@ -3578,11 +3575,14 @@ def test_trinity_05_raises_an_unset_budget_filled_below_the_actors_sp_to_the_len
                          "--trinity-version", "0.5")
     current = json.loads(out)[0]["current"]
     assert (status, current["sp"], current["trains"]) == (0, 2, True)
-    assert dict(zip(current["config_problem_codes"], current["config_problems"]))["token-budget-below-verdict"] == (
+    lines = dict(zip(current["config_problem_codes"], current["config_problems"]))
+    assert lines["token-budget-below-verdict"] == (
         "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 8 with ceil(2 x 32768 / "
         "8) = 8192, holds no sequence of 32768 tokens at the actor's SP 2: Trinity 0.5 raises the actor's to "
         "ceil(32768 / 2) = 16384 (0.5.0 to ceil(2 x 32768 / 2) = 32768), no more tokens per GPU than the verdict "
-        "assumes (so it is cautious)" + PADDED_051.format(32768))
+        "assumes (so it is cautious)")
+    assert lines["token-budget-below-length"] == PADDED_051.format(budget="the actor's budget", least=16384, sp=2,
+                                                                    tokens=32768)
 
 
 PPO_CONFIG = (
@@ -3606,19 +3606,20 @@ def test_trinity_05_refuses_a_critic_sp_that_does_not_divide_the_trainer_gpus(cl
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
     current = json.loads(out)[0]["current"]
     assert (status, current["trains"]) == (0, True)
-    assert current["config_problem_codes"] == ["sp-divides-gpus", "token-budget-below-length", "critic-not-counted"]
-    assert current["config_problems"][:2] == [
+    assert current["config_problem_codes"] == ["sp-divides-gpus", *["token-budget-below-length"] * 2,
+                                               "critic-not-counted"]
+    assert current["config_problems"][:3] == [
         (f"{key}.ulysses_sequence_parallel_size: SP=4 does not divide 6 GPUs (the trainer's), and Trinity 0.5 checks "
          "the critic's SP as the actor's: it refuses the config"),
         (f"{key}.ppo_max_token_len_per_gpu 2048 x SP 4 (the critic's) is below model.max_model_len 16384: Trinity 0.5 "
          "raises it to ceil(16384 / 4) = 4096 (Trinity 0.5.0 to its default, ceil(2 x 16384 / 4) = 8192)"
-         + PADDED_051.format(16384))]
+        ), PADDED_051.format(budget=f"{key}.ppo_max_token_len_per_gpu (the critic's)", least=4096, sp=4, tokens=16384)]
     assert cli("--from-config", str(config), "--gpu", "a100-80g", "--check", "--trinity-version", "0.5")[0] == 1
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.6")
     assert status == 0
-    assert (f"  but: {key}.ppo_max_token_len_per_gpu 2048 x SP 2 is below model.max_model_len 16384: Trinity with "
-            "verl before 0.8 raises it to ceil(16384 / 2) = 8192 (Trinity 0.5.0 to its default, ceil(2 x 16384 / 2) = "
-            "16384), and Trinity 0.6 on verl 0.8 or later ignores the key\n") in " ".join(out.split("\n       "))
+    assert (f"  but: {key}.ppo_max_token_len_per_gpu 2048 x SP 2 is below model.max_model_len 16384: Trinity 0.6 on "
+            "verl before 0.8 raises it to ceil(16384 / 2) = 8192, and on verl 0.8 or later ignores the key\n"
+            ) in " ".join(out.split("\n       "))
     assert cli("--from-config", str(config), "--gpu", "a100-80g", "--check", "--trinity-version", "0.6")[0] == 0
 
 
@@ -3674,11 +3675,11 @@ def test_trinity_05_fills_the_rollout_budget_from_the_raised_actors(cli, tmp_pat
         current = json.loads(out)[0]["current"]
         verdicts[version] = (status, current["max_token_len_per_gpu"], current["config_problem_codes"])
         if version == "0.5":  # no word of Trinity 0.6's verl 0.8 path on the ref's own budget
-            assert current["config_problems"][1] == (
+            assert current["config_problems"][2] == (
                 "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 20480 is below Trinity's "
                 "default ceil(2 x 32768 / 2) = 32768, which the tables measured: fewer tokens per GPU than the verdict "
                 "assumes (so it is cautious; each step takes more micro-batches)")
-    assert verdicts == {"0.5": (0, None, ["token-budget-below-length", "token-budget-below-verdict"]),
+    assert verdicts == {"0.5": (0, None, ["token-budget-below-length"] * 2 + ["token-budget-below-verdict"]),
                         "0.6": (0, 20480, ["token-budget-below-length", "lowered-token-budget"])}
 
 
@@ -3703,8 +3704,10 @@ def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path:
             assert current["config_problems"][0] == (
                 f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
                 "ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)"
-                + PADDED_051.format(32768))
-    assert codes == {"0.5": ["token-budget-below-length", "role-sp-differs"], "0.6": ["role-sp-differs"]}
+                )
+            assert current["config_problems"][1] == PADDED_051.format(budget=f"{key} (the ref's)", least=32768, sp=1,
+                                                                      tokens=32768)
+    assert codes == {"0.5": ["token-budget-below-length"] * 2 + ["role-sp-differs"], "0.6": ["role-sp-differs"]}
 
 
 def test_write_on_an_amd_gpu_says_what_rocms_pytorch_reads_beside_the_env_export(cli, tmp_path: Path):

@@ -595,8 +595,9 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("trainer: {ulysses_sequence_parallel_size: 4}", "8B", 6, None, [C.SP_DIVIDES_GPUS]),
     ("trainer: {ulysses_sequence_parallel_size: 3}", "8B", 6, None, [C.SP_MODEL_HEADS]),
     ("cluster: {gpu_per_node: 4}", "8B", 6, None, [C.WHOLE_NODES]),
+    # The raise, then Trinity 0.5.1's padded width (a line of its own).
     ("model: {max_model_len: 32768}\ntrainer: {max_token_len_per_gpu: 1000}", "8B", 8, None,
-     [C.TOKEN_BUDGET_BELOW_LENGTH]),
+     [C.TOKEN_BUDGET_BELOW_LENGTH] * 2),
     ("model: {max_model_len: 32768, max_prompt_tokens: 30000, max_response_tokens: 30000}", "8B", 8, None,
      [C.PROMPT_RESPONSE_OVER_LENGTH]),
     ("model: {max_model_len: 65536}", "8B", 8, None, [C.ROPE_SCALING_MISSING]),

@@ -9,17 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import PADDED_051
 
 from solver.query import ROLE_TOKEN_BUDGETS, RaisedBudget, TrinityConfig, role_budgets
 from solver.results import RolloutEngines
 from solver.tables import load_catalog
 from solver.trinity import trinity_config_problems
-
-PADDED_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than {} tokens, "
-              "to its longest prompt plus its longest response, which may come from two sequences (a multi-turn "
-              "workflow's, or with model.enable_prompt_truncation off or a rollout max_tokens above "
-              "max_response_tokens)")
-"""What Trinity 0.5.1's verl does with a budget Trinity raised to the length: it checks the batch's padded width."""
 
 ACTOR, REF, ROLLOUT = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
 
@@ -219,18 +214,19 @@ def test_a_trainer_budget_below_one_sequence_is_judged_at_the_actors_sp_and_at_t
                       "  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 6000\n  trainer_config:\n"
                       "    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 2}\n", encoding="utf-8")
     codes, words = trinity_05_problems(cli, config)
-    assert codes[:2] == ["token-budget-below-length"] * 2 and words[:2] == [
+    roles = " (the ref's and the critic's, which set no budget of their own)"
+    assert codes[:4] == ["token-budget-below-length"] * 4 and words[:4] == [
         ("trainer.max_token_len_per_gpu 6000 x SP 2 is below model.max_model_len 32768: Trinity 0.5 raises it to "
-         "ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) = 32768)"
-         + PADDED_051.format(32768)),
-        ("trainer.max_token_len_per_gpu 6000 x SP 4 (the ref's and the critic's, which set no budget of their own) is "
+         "ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) = 32768)"),
+        PADDED_051.format(budget="trainer.max_token_len_per_gpu", least=16384, sp=2, tokens=32768),
+        (f"trainer.max_token_len_per_gpu 6000 x SP 4{roles} is "
          "below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 4) = 8192 "
-         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)" + PADDED_051.format(32768))]
+         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)"),
+        PADDED_051.format(budget=f"trainer.max_token_len_per_gpu{roles}", least=8192, sp=4, tokens=32768)]
     out = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")[1]
     assert json.loads(out)[0]["current"]["config_problems"][0] == (
         "trainer.max_token_len_per_gpu 6000 x SP 4 is below model.max_model_len 32768: verl 0.8 or later stops at the "
-        "first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(32768 / 4) = 8192 "
-        "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)")
+        "first sequence longer than that, and Trinity 0.6 on verl before 0.8 raises it to ceil(32768 / 4) = 8192")
 
 
 REF_KEY = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
@@ -275,7 +271,7 @@ def test_trinity_05_judges_the_trainers_budget_at_the_refs_sp_only_where_the_ref
                       "      ref: {ulysses_sequence_parallel_size: 4, log_prob_max_token_len_per_gpu: 8192}\n",
                       encoding="utf-8")
     codes, words = trinity_05_problems(cli, config)
-    assert codes == ["token-budget-below-length", "role-sp-differs", "token-budget-below-verdict"]
+    assert codes == ["token-budget-below-length"] * 2 + ["role-sp-differs", "token-budget-below-verdict"]
     assert words[0].startswith("trainer.max_token_len_per_gpu 6000 x SP 2 is below model.max_model_len 32768")
 
 
@@ -291,7 +287,7 @@ ROLES_AT_SP2 = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwe
      "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not"),
     # A ref budget that holds no sequence at the ref's SP: the line that says so, none on the actor's groups.
     ("ref: {ulysses_sequence_parallel_size: 4, log_prob_max_token_len_per_gpu: 4096}",
-     ["token-budget-below-length", "role-sp-differs"],
+     ["token-budget-below-length", "token-budget-below-length", "role-sp-differs"],
      (f"{REF_KEY} 4096 x SP 4 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
       "ceil(32768 / 4) = 8192 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)")),
     # The rollout's, which Trinity 0.5 never raises, in 0.5's words.

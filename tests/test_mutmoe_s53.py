@@ -8,17 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import PADDED_051
 
 from solver.query import ROLE_TOKEN_BUDGETS, role_budget_sources, role_budgets
 from solver.tables import TableError, load_catalog, load_model_config
 from solver.tables.schema import Model
 from solver.trinity import check_trinity_config
-
-PADDED_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than {} tokens, "
-              "to its longest prompt plus its longest response, which may come from two sequences (a multi-turn "
-              "workflow's, or with model.enable_prompt_truncation off or a rollout max_tokens above "
-              "max_response_tokens)")
-"""What Trinity 0.5.1's verl does with a budget Trinity raised to the length: it checks the batch's padded width."""
 
 TINY_QWEN3 = {"model_type": "qwen3", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 96,
               "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
@@ -212,7 +207,9 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
         "{actor: {ulysses_sequence_parallel_size: 4}}") == (0, 4, [
             ("trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's, which sets no budget of its own) is below "
              "model.max_model_len 32768: Trinity 0.5 raises the ref's to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to "
-             "its default, ceil(2 x 32768 / 1) = 65536)" + PADDED_051.format(32768)),
+             "its default, ceil(2 x 32768 / 1) = 65536)"),
+            PADDED_051.format(budget="trainer.max_token_len_per_gpu (the ref's, which sets no budget of its own)",
+                              least=32768, sp=1, tokens=32768),
             ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
              "trainer.ulysses_sequence_parallel_size 1: Trinity 0.5 runs the trainer at the actor's (it takes the "
              "trainer's only where a role sets none), so the verdict is at SP 4: set them alike (--write does)")])
@@ -223,7 +220,10 @@ def test_trinity_05_gives_no_filled_budget_where_the_config_sets_the_trainers(cl
     ("max_token_len_per_gpu: 16384", "{log_prob_max_token_len_per_gpu: 16384}",
      [("trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384 x SP 1 (the ref's) is "
        "below model.max_model_len 32768: Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
-       "default, ceil(2 x 32768 / 1) = 65536)" + PADDED_051.format(32768))]),
+       "default, ceil(2 x 32768 / 1) = 65536)"),
+      PADDED_051.format(
+          budget="trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu (the ref's)",
+          least=32768, sp=1, tokens=32768)]),
     # A trainer's budget that holds a sequence at the ref's SP, or a ref at the actor's SP: no line.
     ("max_token_len_per_gpu: 32768", "{}", []),
     ("max_token_len_per_gpu: 16384", "{ulysses_sequence_parallel_size: 4}", []),

@@ -146,3 +146,17 @@ def test_write_warns_of_the_patched_configs_problems_in_order(cli, tmp_path: Pat
     assert [(problem.code, problem.words) for problem in problems] == [
         (C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS), (C.OFFLOAD_NEEDS_FSDP2, rule),
         (C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
+
+
+def test_a_key_the_trainer_overrides_on_a_merged_one_is_said_left_where_the_05_patch_removes_its_own(plan_and_model):
+    # s58: the section's own megatron is removed, and its anchor's, which it overrode, is read again: the patched text
+    # still gives the key, so the merged line says it (the check's line said --write removes it, which it had).
+    plan, model = plan_and_model
+    overridden = HEAD + "base: &base\n  megatron: {a: 1}\ntrainer:\n  <<: *base\n  megatron: {b: 2}\n"
+    patched = patched_trinity_config(overridden, plan, model, version="0.5")
+    assert (patched.removed_for_05, patched.merged_for_05) == (("trainer.megatron",), ("trainer.megatron",))
+    assert patched_config_problems(overridden, patched, plan, model, version="0.5") == [ConfigProblem(
+        C.TRAINER_KEYS_MERGED_REFUSED, (
+            "trainer.megatron: a key of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no "
+            "such key), so the config does not load; a '<<: *anchor' merges it into trainer, and --write leaves the "
+            "anchor as it is, since other sections may share it: remove it there"))]

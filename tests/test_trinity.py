@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import PADDED_051
 from ruamel.yaml import YAML
 
 from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode, TrinityVersion, make_query
@@ -61,12 +62,6 @@ from solver.trinity.keys import (
     yaml_scalar,
 )
 from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
-
-PADDED_051 = (", but with Trinity 0.5.1 verl still stops at the first step whose batch is padded wider than {} tokens, "
-              "to its longest prompt plus its longest response, which may come from two sequences (a multi-turn "
-              "workflow's, or with model.enable_prompt_truncation off or a rollout max_tokens above "
-              "max_response_tokens)")
-"""What Trinity 0.5.1's verl does with a budget Trinity raised to the length: it checks the batch's padded width."""
 
 DATA = Path(__file__).parent / "data" / "trinity"
 USER_CONFIG = DATA / "user-config.yaml"
@@ -1451,7 +1446,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             2,
             [("trainer.max_token_len_per_gpu 4095 x SP 2 is below model.max_model_len 8192: verl 0.8 or later stops at "
               "the first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(8192 / 2) = 4096 "
-              "(Trinity 0.5.0 to its default, ceil(2 x 8192 / 2) = 8192)")],
+              "(Trinity 0.5.0 to its default, ceil(2 x 8192 / 2) = 8192)"),
+             "trainer.max_token_len_per_gpu as Trinity 0.5.1 raises it, 4096 x SP 2 = 8192 tokens, holds every"],
         ),
         (_config(max_token_len_per_gpu=4096), "4B", 2, []),  # below Trinity's default 8192, but legal
         (
@@ -1461,8 +1457,10 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             [("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 4096 x SP 1 is below "
               "model.max_model_len 8192: Trinity with verl before 0.8 raises it to ceil(8192 / 1) = 8192 (Trinity "
-              "0.5.0 to its default, ceil(2 x 8192 / 1) = 16384)" + PADDED_051.format(8192)
-             + ", and Trinity 0.6 on verl 0.8 or later ignores the key")],
+              "0.5.0 to its default, ceil(2 x 8192 / 1) = 16384), and Trinity 0.6 on verl 0.8 or later ignores the "
+              "key"),
+             ("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu as Trinity 0.5.1 raises it, "
+              "8192 x SP 1 = 8192 tokens, holds every sequence")],
         ),
         (
             {"model": {"max_model_len": 4096, "max_prompt_tokens": 2048, "max_response_tokens": 4096}},
@@ -2101,7 +2099,9 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     assert check_trinity_config(low, model, 4, version="0.5") == [
         (f"{critic_key}.ppo_max_token_len_per_gpu 16384 x SP 1 (the critic's) is below model.max_model_len 32768: "
          "Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = "
-         "65536)" + PADDED_051.format(32768))]
+         "65536)"),
+        PADDED_051.format(budget=f"{critic_key}.ppo_max_token_len_per_gpu (the critic's)", least=32768, sp=1,
+                          tokens=32768)]
     # An algorithm without a critic (GRPO): Trinity raises its budget to no effect, so nothing is said of it; its SP
     # Trinity 0.5 checks all the same.
     grpo = config({"ulysses_sequence_parallel_size": 3, "ppo_max_token_len_per_gpu": 2048}) | {
@@ -2114,7 +2114,9 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     assert check_trinity_config(taken, model, 4, version="0.5") == [
         ("trainer.max_token_len_per_gpu 16384 x SP 1 (the critic's, which sets no budget of its own) is below "
          "model.max_model_len 32768: Trinity 0.5 raises the critic's to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
-         "default, ceil(2 x 32768 / 1) = 65536)" + PADDED_051.format(32768))]
+         "default, ceil(2 x 32768 / 1) = 65536)"),
+        PADDED_051.format(budget="trainer.max_token_len_per_gpu (the critic's, which sets no budget of its own)",
+                          least=32768, sp=1, tokens=32768)]
     # The ref and the critic both at SP 1, both taking the trainer's: one line names both.
     both = config({"ulysses_sequence_parallel_size": 1})
     both["trainer"]["trainer_config"]["actor_rollout_ref"] = {
@@ -2123,16 +2125,20 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     assert check_trinity_config(both, model, 4, version="0.5") == [
         ("trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's and the critic's, which set no budget of their own) "
          "is below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 1) = 32768 "
-         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)" + PADDED_051.format(32768))]
+         "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)"),
+        PADDED_051.format(budget=("trainer.max_token_len_per_gpu (the ref's and the critic's, which set no budget of "
+                                  "their own)"), least=32768, sp=1, tokens=32768)]
     # Trinity 0.6 on verl 0.8 or later freezes the critic's SP and budget to the trainer's: its SP is not checked,
     # and its own budget is judged at the trainer's SP, as the ref's (verl_legacy raises it, FROZEN_KEYS ignores it).
     for version in ("0.6", None):
         assert check_trinity_config(config({"ulysses_sequence_parallel_size": 3}), model, 4, version=version) == []
         assert check_trinity_config(config({"ppo_max_token_len_per_gpu": 8192}), model, 4, version=version) == [
-            (f"{critic_key}.ppo_max_token_len_per_gpu 8192 x SP 2 is below model.max_model_len 32768: Trinity with "
-             "verl before 0.8 raises it to ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 2) "
-             "= 32768)" + (PADDED_051.format(32768) if version is None else "")
-             + ", and Trinity 0.6 on verl 0.8 or later ignores the key")]
+            f"{critic_key}.ppo_max_token_len_per_gpu 8192 x SP 2 is below model.max_model_len 32768: " + (
+                "Trinity with verl before 0.8 raises it to ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, "
+                "ceil(2 x 32768 / 2) = 32768), and Trinity 0.6 on verl 0.8 or later ignores the key" if version is None
+                else "Trinity 0.6 on verl before 0.8 raises it to ceil(32768 / 2) = 16384, and on verl 0.8 or later "
+                "ignores the key")] + ([PADDED_051.format(budget=f"{critic_key}.ppo_max_token_len_per_gpu", least=16384,
+                                                          sp=2, tokens=32768)] if version is None else [])
 
 
 def test_the_critics_forward_budget_is_judged_as_the_rollouts_at_the_critics_sp() -> None:

@@ -214,23 +214,37 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     return sp
 
 
+def _trinity_raises(path: tuple[str, ...], subject: str) -> bool:
+    """Whether Trinity with verl before 0.8 raises the token budget at `path` where it holds no sequence: every one
+    but a forward's own (`FORWARD_BUDGETS`), which is filled from a raised one; a role's (`subject` not "it", the
+    trainer's that the role takes) is."""
+    return subject != "it" or path not in FORWARD_BUDGETS
+
+
+_RAISING_RELEASE: dict[TrinityVersion | None, str] = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}
+"""The Trinity that raises a token budget holding no sequence, by the release asked for, in words (without one: any
+release on verl before 0.8)."""
+
+
 def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: str,
                    version: TrinityVersion | None) -> str:
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
     and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's).
-    A forward's budget (`FORWARD_BUDGETS`) is never raised, and verl stops there as `micro_batch_stop_words` says with
+    A forward's budget (`_trinity_raises`) is never raised, and verl stops there as `micro_batch_stop_words` says with
     Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2. A raised
-    budget holds every sequence, but with Trinity 0.5.1 not every padded batch (`raised_budget_stop_words`)."""
+    budget holds every sequence, but with Trinity 0.5.1 not every padded batch: a line of its own
+    (`raised_budget_stop_words`). With 0.6 the words name that release alone, not 0.5.0's raise."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
-    who = "Trinity 0.5" if version == "0.5" else "Trinity with verl before 0.8"
+    who = _RAISING_RELEASE.get(version, "Trinity with verl before 0.8")
     least = least_token_budget(length, role_sp)
-    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least} (Trinity 0.5.0 to its "
-              f"default, ceil(2 x {shown_number(length)} / {role_sp}) = {math.ceil(2 * length / role_sp)})"
-              + (raised_budget_stop_words(least * role_sp) if version != "0.6" else ""))
+    default_050 = (f" (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
+                   f"{math.ceil(2 * length / role_sp)})")
+    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least}"
+              + ("" if version == "0.6" else default_050))
     if subject != "it":  # a role's, taken from the trainer's
         return raised
-    if path in FORWARD_BUDGETS:  # filled from a raised budget, never raised itself
+    if not _trinity_raises(path, subject):  # filled from a raised budget, never raised itself
         forward = FORWARD_BUDGETS[path].forward
         if version == "0.5":
             return (f"Trinity 0.5 never raises it, and in {forward} its verl (before 0.8) "
@@ -243,7 +257,7 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys
         return raised
     if path in ROLE_BUDGET_KEYS:
-        return f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key"
+        return f"{raised}, and {'' if version == '0.6' else 'Trinity 0.6 '}on verl 0.8 or later ignores the key"
     return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
 
 
@@ -259,7 +273,8 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     sequence of `length` at `sp`; the budget of each of `OWN_SP_ROLES` (and of its forward, `FORWARD_BUDGETS`) at its
     own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
     its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
-    (`_budget_effect`)."""
+    (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
+    (`raised_budget_stop_words`)."""
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
     # The critic's budgets count only where the algorithm trains one (Trinity raises it all the same, to no effect).
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
@@ -287,6 +302,9 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
                 f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{named} is below model.max_model_len "
                 f"{shown_number(length)}: {_budget_effect(path, length, role_sp, subject, version)}"
             )
+            if version != "0.6" and _trinity_raises(path, subject):
+                checks.add(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, raised_budget_stop_words(
+                    f"{'.'.join(path)}{named}", least_token_budget(length, role_sp), role_sp))
 
 
 def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> None:

@@ -504,13 +504,17 @@ def _lora_config_path(reader: ConfigReader) -> Any:
     return _lora_config_value(reader, "path")
 
 
-def _lora_config_value(reader: ConfigReader, key: str) -> Any:
-    """The value of `key` in the one LoRA config of ``model.lora_configs`` (`LORA_KEYS`); None where there is no such
-    config (none, or more than one, which `_lora_configs_notes` refuses), it lacks the key, or it cannot be read."""
+def _one_lora_config(reader: ConfigReader) -> bool:
+    """Whether ``model.lora_configs`` (`LORA_KEYS`) holds one LoRA config, a mapping (none, or more than one, is what
+    `_lora_configs_notes` refuses)."""
     configs = read_or_none(reader.get, LORA_KEYS[0])
-    if not (isinstance(configs, list) and len(configs) == 1 and isinstance(configs[0], Mapping)):
-        return None
-    return read_or_none(reader.get, (*LORA_KEYS[0], 0, key))
+    return isinstance(configs, list) and len(configs) == 1 and isinstance(configs[0], Mapping)
+
+
+def _lora_config_value(reader: ConfigReader, key: str) -> Any:
+    """The value of `key` in the one LoRA config of ``model.lora_configs`` (`_one_lora_config`); None where there is
+    no such config, it lacks the key, or it cannot be read."""
+    return read_or_none(reader.get, (*LORA_KEYS[0], 0, key)) if _one_lora_config(reader) else None
 
 
 LORA_CONFIG_RANK = 32
@@ -541,24 +545,42 @@ def _typed_int_refuses(value: Any) -> bool:
     return False
 
 
+def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | None:
+    """The LoRA rank at `path`, in words, where Trinity's typed ``lora_rank: int`` refuses it: a value
+    `_typed_int_refuses`, or null (written so, or an interpolation that gives it), which OmegaConf refuses in a field
+    that is not ``Optional`` ("Incompatible value 'None' for field of type 'int'", checked with omegaconf 2.3.0); None
+    where the key is unset, taken, or cannot be read."""
+    section = read_or_none(reader.get, path[:-1])
+    if not isinstance(section, Mapping) or path[-1] not in section:
+        return None
+    try:
+        rank = reader.get(path)
+    except ConfigError:  # said by the checks that read it, or not read
+        return None
+    if rank is None:
+        return "null"
+    return brief(rank) if _typed_int_refuses(rank) else None
+
+
 def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
-    """A line on each LoRA rank that is no whole number (`_typed_int_refuses`: ``lora_rank: true``, which rft-solver
-    reads as no LoRA): the one LoRA config's, in Trinity's typed ``LoRAConfig`` (``common/config.py:109`` in 0.5.2),
-    which every release refuses as it loads the config (``load_config``'s ``OmegaConf.merge``, ``:983`` in 0.5.2);
-    and ``actor_rollout_ref.model.lora_rank`` (`LORA_KEYS`), typed in ``veRLConfig``'s ``ActorModel``
+    """A line on each LoRA rank that is no whole number (`_refused_rank`: ``lora_rank: true`` or ``null``, which
+    rft-solver reads as no LoRA): the one LoRA config's, in Trinity's typed ``LoRAConfig`` (``common/config.py:109`` in
+    0.5.2), which every release refuses as it loads the config (``load_config``'s ``OmegaConf.merge``, ``:983`` in
+    0.5.2); and ``actor_rollout_ref.model.lora_rank`` (`LORA_KEYS`), typed in ``veRLConfig``'s ``ActorModel``
     (``trainer/verl/verl_config.py:50`` in 0.5.2, ``common/verl_config.py:43`` in 0.5.0), which Trinity 0.5 merges
     as it loads the config (``config_validator.py:1185`` in 0.5.2) and 0.6.0 on verl before 0.8 builds as its
     trainer starts (``verl_legacy/verl_trainer.py:198``; ``build_dataclass_from_mapping`` takes it as written
-    before), unless a ``model.lora_configs`` replaces it first (``verl_legacy/verl_config.py:627`` to ``:630``), and
-    0.6.0 on verl 0.8 or later ignores (``FROZEN_KEYS``, ``trainer/verl/config.py:702``)."""
+    before, a null too), unless a ``model.lora_configs`` replaces it first (``verl_legacy/verl_config.py:627`` to
+    ``:630``), and 0.6.0 on verl 0.8 or later ignores (``FROZEN_KEYS``, ``trainer/verl/config.py:702``)."""
     replaced = version != "0.5" and read_or_none(reader.get, LORA_KEYS[0]) is not None
-    ranks = (("model.lora_configs[0].lora_rank", _lora_config_value(reader, "lora_rank"), None),
-             (".".join(LORA_KEYS[1]), None if replaced else read_or_none(reader.get, LORA_KEYS[1]), "ignores the key"))
+    config_rank = _refused_rank(reader, (*LORA_KEYS[0], 0, "lora_rank")) if _one_lora_config(reader) else None
+    ranks = (("model.lora_configs[0].lora_rank", config_rank, None),
+             (".".join(LORA_KEYS[1]), None if replaced else _refused_rank(reader, LORA_KEYS[1]), "ignores the key"))
     return [_line_by_release(
         (ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.LORA_RANK_NOT_A_NUMBER), version,
-        f"{key} is {brief(rank)}, not a whole number: Trinity's typed config (OmegaConf's int field) refuses it",
+        f"{key} is {rank}, not a whole number: Trinity's typed config (OmegaConf's int field) refuses it",
         from_08, "write the rank as a whole number")
-        for key, rank, from_08 in ranks if rank is not None and _typed_int_refuses(rank)]
+        for key, rank, from_08 in ranks if rank is not None]
 
 
 def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:

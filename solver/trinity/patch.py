@@ -931,7 +931,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
 
 _MERGED_KEYS_CODES = (ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProblemCode.TRAINER_KEYS_REFUSED)
 """The codes of the check's lines on Trinity 0.6's keys under ``trainer`` that 0.5 refuses: in a config patched for
-0.5, each such key left is one a ``<<: *anchor`` merges in (`PatchedConfig.merged_for_05`)."""
+0.5, each such key left is one a ``<<: *anchor`` merges in, which `PatchedConfig.merged_for_05` holds (it is read from
+the patched text as the check reads it), so its own line says them in their stead."""
 
 
 def _merged_keys_problem(merged: tuple[str, ...]) -> ConfigProblem:
