@@ -3581,8 +3581,8 @@ def test_trinity_05_raises_an_unset_budget_filled_below_the_actors_sp_to_the_len
         "8) = 8192, holds no sequence of 32768 tokens at the actor's SP 2: Trinity 0.5 raises the actor's to "
         "ceil(32768 / 2) = 16384 (0.5.0 to ceil(2 x 32768 / 2) = 32768), no more tokens per GPU than the verdict "
         "assumes (so it is cautious)")
-    assert lines["token-budget-below-length"] == PADDED_051.format(budget="the actor's budget", least=16384, sp=2,
-                                                                    tokens=32768)
+    padded = PADDED_051.format(budget="the actor's budget", least=16384, sp=2, tokens=32768)
+    assert lines["token-budget-below-length"] == padded
 
 
 PPO_CONFIG = (

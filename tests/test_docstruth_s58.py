@@ -102,7 +102,8 @@ def test_trinity_version_is_refused_by_solve_alone_without_a_config_to_write_or_
     refused = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--trinity-version", "0.5")
     taken = cli("cluster", str(DOCS / "examples" / "fleet.yaml"), "--trinity-version", "0.5", "--json")
     assert refused[0] == 2 and "--trinity-version says which Trinity release" in refused[2] and taken[0] == 0
-    words = page_text("trinity.md").split("**`--trinity-version`** chooses")[1].split("- **`PYTORCH_CUDA_ALLOC_CONF`**")[0]
+    words = page_text("trinity.md").split("**`--trinity-version`** chooses")[1]
+    words = words.split("- **`PYTORCH_CUDA_ALLOC_CONF`**")[0]
     assert "`solve cluster` takes it without `--emit-dir` too" in words
 
 
