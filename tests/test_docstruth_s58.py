@@ -89,8 +89,9 @@ def test_write_sets_the_actors_budget_and_warns_of_a_critics_as_the_trinity_page
         warned[name] = [line for line in err.splitlines() if line.startswith("solve: warning:")]
         if name == "actor":
             assert "ppo_max_token_len_per_gpu: 32768" in patched and "1000" not in patched
-    assert warned["actor"] == [] and len(warned["critic"]) == 1
+    assert warned["actor"] == [] and len(warned["critic"]) == 2  # the critic's too small, then 0.5.1's padded width
     assert "trainer_config.critic.ppo_max_token_len_per_gpu 1000 x SP 2 is below" in warned["critic"][0]
+    assert "critic.ppo_max_token_len_per_gpu as Trinity 0.5.1 raises it, 16384 x SP 2" in warned["critic"][1]
     paragraph = page_text("trinity.md").split("**A patched config that still breaks Trinity's rules**")[1][:200]
     assert "a critic's hand-set `ppo_max_token_len_per_gpu` too small" in paragraph
 
