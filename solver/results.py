@@ -1124,8 +1124,8 @@ class ClusterResult(_Timed, defer_build=True):
         "then the seconds spent building the placement model on those ways, before the search (not compared)"))
     least_time_limit_s: float | None = Field(default=None, exclude=True, description=(
         "the time limit below which the search got no time after those two and the time kept for the reasons of "
-        "the jobs left out, from this run's timings (not compared); None where no placement was searched for and "
-        "stands"))
+        "the jobs left out, from this run's timings (not compared); None where no placement was searched for, or "
+        "where the search found none for another reason than time (none exists, or Ctrl-C came first)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
 

@@ -612,7 +612,7 @@ def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_wa
 
 
 @pytest.mark.parametrize(("interrupted", "reason", "code"), [
-    (False, "no placement found within the time limit", UnplacedCode.TIME_LIMIT),
+    (False, "no placement found within the time limit (raise --time-limit)", UnplacedCode.TIME_LIMIT),
     (True, "interrupted before a placement was found", UnplacedCode.INTERRUPTED)])
 def test_every_job_or_none_with_no_first_placement_leaves_every_job_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                         interrupted: bool, reason: str,

@@ -612,5 +612,5 @@ def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
         (UnplacedCode.HOST_MEMORY_ROUNDED, (f"the jobs do not all fit the fleet with the host memory of "
                                             f"{', '.join(host_rounded)} rounded up; they may with the exact figures"))
         if host_rounded else
-        (UnplacedCode.TIME_LIMIT, "no placement found within the time limit"))
+        (UnplacedCode.TIME_LIMIT, "no placement found within the time limit (raise --time-limit)"))
     return tuple(Unplaced(job=job.name, reason=reason, reason_code=code) for job in fleet.jobs)

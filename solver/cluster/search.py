@@ -137,7 +137,7 @@ def place(
         # that none exists, or every job must be placed.
         if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(search.values)
                                              and not every_job):
-            return _no_placement_result(planned, first_failed, interrupt, deadline)
+            return _no_placement_result(planned, first_failed, interrupt, deadline, building_s)
     if first_failed is not None:  # out of time before a first solution: the greedy placement stands
         search = replace(search, proven=False, objective=sum(fleet.jobs[o.job].priority
                                                              for o, value in zip(options, search.values) if value))
@@ -227,12 +227,13 @@ def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_b
 
 
 def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, interrupt: _StopOnInterrupt,
-                         deadline: float) -> ClusterResult:
+                         deadline: float, building_s: float) -> ClusterResult:
     """The answer where the search's first stage found no placement (its CP-SAT status `failed`) and no greedy one
     stands in: infeasible where CP-SAT proved it, unless the host memory of the pools `planned.host_rounded` was
     rounded up (and the jobs are not proved not to fit with it left out) or some of the jobs' ways were left out
     (`planned.undecided`); unknown otherwise (time ran out, or Ctrl-C came first). Every job is left out, for that
-    reason."""
+    reason. Where time ran out, the least time limit that leaves the search time after working out the jobs' ways
+    and `building_s` of building the placement model on them comes with it, for the view to name."""
     fleet, host_rounded = planned.fleet, planned.host_rounded
     # With host memory rounded, no placement of the rounded needs proves nothing, unless the jobs do not
     # fit even with host memory left out.
@@ -245,7 +246,10 @@ def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, int
                          unplaced=all_unplaced(fleet, verdict, interrupt.caught,
                                                host_rounded if rounded_only else (), planned.options),
                          no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
-                         wall_time_s=time.monotonic() - planned.started, interrupted=interrupt.caught)
+                         wall_time_s=time.monotonic() - planned.started, interrupted=interrupt.caught,
+                         planning_s=planned.planning_s, building_s=building_s,
+                         least_time_limit_s=(least_time_limit_to_search_s(planned.planning_s, building_s)
+                                             if failed != cp_model.INFEASIBLE and not interrupt.caught else None))
 
 
 def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, ...]) -> ClusterResult:

@@ -158,7 +158,10 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> 
     """A placement's status, with what it counts (the nodes used where `minimize_nodes`, else the placed priority),
     its bound and gap; and, without a bound, how long working out the jobs' ways took."""
     if result.objective is None:
-        return [Text(f"status: {result.status}", style="bold red")]
+        out_of_time = result.least_time_limit_s is not None  # no placement: time ran out before the first
+        return [Text(f"status: {result.status}"
+                     + (" (time ran out before the search's first placement; raise --time-limit)" if out_of_time
+                        else ""), style="bold red"), *_time_to_search(result)]
     gap = f", gap {result.gap:.1%}" if result.gap else ""
     measure = "nodes used" if minimize_nodes else f"placed priority ({_priority_within_reach(result, fleet)})"
     stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
@@ -167,12 +170,20 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> 
     if result.host_rounded and result.bound is not None:
         bound = f"bound {result.bound} with the host memory rounded"
     lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
-    if result.bound is None and not result.interrupted and result.least_time_limit_s is not None:
-        least = ceil(result.least_time_limit_s)  # rounded up: a limit above it must be above the least
-        building = f", and building the placement model {result.building_s:.1f} s," if result.building_s >= 0.05 else ""
-        lines.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s{building} before the "
-                          f"search could start: a --time-limit above {least} s leaves the search time after them"))
+    if result.bound is None and not result.interrupted:
+        lines += _time_to_search(result)
     return lines
+
+
+def _time_to_search(result: ClusterResult) -> list[Text]:
+    """How long working out the jobs' ways (and building the placement model) took, and the time limit above which
+    the search gets time after them; none where the result has no such limit."""
+    if result.least_time_limit_s is None:
+        return []
+    least = ceil(result.least_time_limit_s)  # rounded up: a limit above it must be above the least
+    building = f", and building the placement model {result.building_s:.1f} s," if result.building_s >= 0.05 else ""
+    return [Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s{building} before the "
+                 f"search could start: a --time-limit above {least} s leaves the search time after them")]
 
 
 def _search_warnings(result: ClusterResult) -> list[Text]:

@@ -1,0 +1,75 @@
+"""A platform admin's walkthrough of `solve cluster` (session 58): `--minimize nodes` out of time names the limit
+to raise, ..."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+from ortools.sat.python import cp_model
+from rich.console import Console
+
+import solver.cluster.search
+from solver.cluster import least_time_limit_to_search_s, place
+from solver.render.cluster import cluster_view
+from solver.results import UnplacedCode
+from solver.tables import load_catalog, load_fleet
+
+CATALOG = load_catalog()
+FLEET = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+         "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192},
+                  {"name": "b", "model": "4B", "max_model_len": 8192}]}
+
+
+def _fleet(tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(FLEET), encoding="utf-8")
+    return load_fleet(path, CATALOG)
+
+
+@pytest.mark.parametrize(("failed", "interrupted", "status_line", "named"), [
+    (cp_model.UNKNOWN, False,
+     "status: unknown (time ran out before the search's first placement; raise --time-limit)", True),
+    (cp_model.UNKNOWN, True, "status: unknown", False)])
+def test_every_job_or_none_out_of_time_names_the_time_limit_to_raise(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failed: int, interrupted: bool, status_line: str,
+        named: bool):
+    # --minimize nodes with its first stage out of time before a placement (no greedy one stands in): the status
+    # said only "unknown", and each job "no placement found within the time limit", with no word of what to do, where
+    # the greedy placement of the default objective names --time-limit and how long working out the ways took.
+    def no_first_placement(start, built, stages, interrupt, *args):
+        interrupt.caught = interrupted
+        return solver.cluster.search._Staged(start, first_failed=failed)
+
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", no_first_placement)
+    fleet = _fleet(tmp_path)
+    result = place(fleet, CATALOG, minimize="nodes")
+    assert result.status == "unknown"
+    assert (result.least_time_limit_s == least_time_limit_to_search_s(result.planning_s, result.building_s)) is named
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(cluster_view(result, fleet, minimize_nodes=True))
+    lines = console.export_text().splitlines()
+    assert lines[0] == status_line
+    assert lines[1].startswith("working out the jobs' ways to run took ") is named
+    assert lines[1].endswith(f"a --time-limit above {math.ceil(result.least_time_limit_s or 0)} s leaves the search "
+                             "time after them") is named
+    if not interrupted:
+        assert {(u.reason, u.reason_code) for u in result.unplaced} == {
+            ("no placement found within the time limit (raise --time-limit)", UnplacedCode.TIME_LIMIT)}
+
+
+def test_every_job_or_none_proven_not_to_fit_names_no_time_limit(tmp_path: Path):
+    # Where CP-SAT proves that the jobs do not fit, the time limit is not why: the status names none.
+    instance = {**FLEET, "jobs": [{"name": f"j{i}", "model": "14B", "max_model_len": 65536, "rollout_gpus": 4}
+                                  for i in range(3)]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    fleet = load_fleet(path, CATALOG)
+    result = place(fleet, CATALOG, minimize="nodes")
+    assert (result.status, result.least_time_limit_s) == ("infeasible", None)
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(cluster_view(result, fleet, minimize_nodes=True))
+    assert console.export_text().splitlines()[0] == "status: infeasible"
