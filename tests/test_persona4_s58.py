@@ -73,3 +73,29 @@ def test_every_job_or_none_proven_not_to_fit_names_no_time_limit(tmp_path: Path)
     console = Console(width=400, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet, minimize_nodes=True))
     assert console.export_text().splitlines()[0] == "status: infeasible"
+
+
+def test_a_fragment_emit_dir_wrote_checked_as_it_is_is_told_to_set_model_path(cli, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    # The admin checks a job's config as --emit-dir wrote it: the fragment leaves model.model_path to the user's
+    # config, and the error said only "missing model.model_path", with no word of what to give or why it is missing.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({**FLEET, "jobs": [{"name": "b", "model": "4B", "max_model_len": 8192,
+                                                        "rollout_gpus": 2}]}), encoding="utf-8")
+    status, _, _ = cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "out"))
+    assert status == 0
+    fragment = tmp_path / "out" / "b.yaml"
+    status, out, err = cli("--from-config", str(fragment), "--check", "--gpu", "A100-80GB")
+    assert (status, out) == (2, "")
+    assert err == (f"solve: error: --from-config {fragment}: missing model.model_path: set it to the model, by its "
+                   "Hugging Face name (Qwen/Qwen3-8B) or a local checkpoint's folder (a fragment that --out or solve "
+                   "cluster --emit-dir wrote leaves it to your config: check the config you merge the fragment into)\n")
+    # Given the model, as the hint says, the fragment is checked.
+    fragment.write_text("model:\n  model_path: Qwen/Qwen3-4B\n" + fragment.read_text(encoding="utf-8").replace(
+        "model:\n", "", 1), encoding="utf-8")
+    status, out, err = cli("--from-config", str(fragment), "--check", "--gpu", "A100-80GB")
+    assert status == 0 and err == ""
+    assert out.splitlines()[1] == (f"{fragment.name} runs vanilla on 6 trainer GPUs at 8192 tokens (Env off, read "
+                                   "from this shell's PYTORCH_CUDA_ALLOC_CONF): it trains (documented: the A100-80GB "
+                                   "table for 6")

@@ -91,11 +91,19 @@ def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int
     return engines + auxiliary_gpus, per_engine, auxiliary_gpus
 
 
+MODEL_PATH_NEEDED = (": set it to the model, by its Hugging Face name (Qwen/Qwen3-8B) or a local checkpoint's folder "
+                     "(a fragment that --out or solve cluster --emit-dir wrote leaves it to your config: check the "
+                     "config you merge the fragment into)")
+"""What a config without ``model.model_path`` is told: the model comes from it, and a fragment rft-solver wrote
+has none."""
+
+
 def _read_model(reader: ConfigReader) -> tuple[str, str]:
     """The config's ``model.model_path`` (stripped) and the model name it ends in."""
     model_path = reader.get(("model", "model_path"))
     if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
-        raise ConfigError(f"{reader.name}: missing model.model_path{looks_like(reader.data, None)}")
+        raise ConfigError(f"{reader.name}: missing model.model_path"
+                          f"{looks_like(reader.data, None) or MODEL_PATH_NEEDED}")
     if not isinstance(model_path, str):
         raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
     model = model_name_from_path(model_path)
