@@ -99,3 +99,27 @@ def test_a_fragment_emit_dir_wrote_checked_as_it_is_is_told_to_set_model_path(cl
     assert out.splitlines()[1] == (f"{fragment.name} runs vanilla on 6 trainer GPUs at 8192 tokens (Env off, read "
                                    "from this shell's PYTORCH_CUDA_ALLOC_CONF): it trains (documented: the A100-80GB "
                                    "table for 6")
+
+
+def test_emit_dir_names_the_configs_of_jobs_the_file_no_longer_has(cli, tmp_path: Path):
+    # The admin renames a job and reruns into the same folder: the old name's config stayed, unmentioned, beside
+    # this run's, to be started with them by a `for f in out/*.yaml` loop. Now a note names it (and the cluster file
+    # itself, in that folder, is no job's config: not named).
+    out = tmp_path / "out"
+    fleet = out / "fleet.yaml"
+    out.mkdir()
+    fleet.write_text(yaml.safe_dump(FLEET), encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet), "--emit-dir", str(out))
+    assert status == 0 and "also holds" not in err
+    renamed = {**FLEET, "jobs": [{**FLEET["jobs"][0], "name": "a-v2"}, FLEET["jobs"][1]]}
+    fleet.write_text(yaml.safe_dump(renamed), encoding="utf-8")
+    (out / "notes.txt").write_text("not a config", encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet), "--emit-dir", str(out))
+    assert status == 0
+    assert f"solve cluster: note: {out} also holds a.yaml, named for no job of {fleet} (from an earlier run, of a " \
+           "job since renamed or removed?): left as they are; start only the configs this run wrote\n" in err
+    assert sorted(path.name for path in out.iterdir()) == ["a-v2.yaml", "a.yaml", "b.yaml", "fleet.yaml", "notes.txt"]
+    for name in ("c", "d", "e", "f"):
+        (out / f"{name}.yaml").write_text("x: 1\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet), "--emit-dir", str(out))
+    assert f"note: {out} also holds a.yaml, c.yaml, d.yaml, e.yaml and 1 more file, named for no job" in err

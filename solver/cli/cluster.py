@@ -51,6 +51,7 @@ from solver.tables import (
     QueryError,
     checked_fleet,
     load_catalog,
+    named_jobs,
     read_fleet,
     resolved_path,
 )
@@ -150,6 +151,10 @@ def run_cluster(args: argparse.Namespace) -> int:
         if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
             print_note(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
                        f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place")
+        if others := _configs_of_no_job(args.emit_dir, fleet, input_paths(args)):
+            print_note(f"solve cluster: note: {args.emit_dir} also holds {named_jobs(others, 'file')}, named for no "
+                       f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left as they "
+                       "are; start only the configs this run wrote")
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
@@ -178,6 +183,14 @@ def _note_rollout_engines(result: ClusterResult) -> None:
         if engines is not None and (note := engines_note(engines, placement.model, placement.gpu,
                                                          prefix=f"solve cluster: note: {placement.job}: ")):
             print_note(note)
+
+
+def _configs_of_no_job(folder: Path, fleet: Fleet, inputs: list[tuple[str, Path]]) -> list[str]:
+    """The ``*.yaml`` files in `folder`, by name, that no job of `fleet` writes there (a removed or renamed job's
+    config from an earlier run, say), other than the command's `inputs`."""
+    jobs = {job.name.casefold() for job in fleet.jobs}  # no two differ only in case, so neither may their files
+    return sorted(path.name for path in folder.glob("*.yaml")
+                  if path.stem.casefold() not in jobs and not input_at(inputs, path))
 
 
 def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]]) -> None:

@@ -165,10 +165,11 @@ JOBS_NAMED = 4
 """How many jobs a line that names jobs names before it counts the rest."""
 
 
-def named_jobs(jobs: Sequence[str]) -> str:
-    """Jobs by name, the first `JOBS_NAMED` of them, the rest counted: ``a, b, c, d and 2 more jobs``."""
+def named_jobs(jobs: Sequence[str], noun: str = "job") -> str:
+    """Jobs (or other things, `noun`) by name, the first `JOBS_NAMED` of them, the rest counted: ``a, b, c, d and 2
+    more jobs``."""
     more = len(jobs) - JOBS_NAMED
-    return ", ".join(jobs[:JOBS_NAMED]) + (f" and {counted(more, 'more job')}" if more > 0 else "")
+    return ", ".join(jobs[:JOBS_NAMED]) + (f" and {counted(more, f'more {noun}')}" if more > 0 else "")
 
 
 def counted(number: int | Sequence[int], noun: str) -> str:
