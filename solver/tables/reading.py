@@ -19,7 +19,9 @@ from pydantic import BaseModel, ValidationError
 
 from solver.tables.inputs import UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import (
+    LEAST_DRIVER_MIB,
     MAX_FILE_BYTES,
+    MAX_GPU_MEMORY_GB,
     GpuType,
     Model,
     ModelsFile,
@@ -324,6 +326,12 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             problem += " (tokens, or thousands of 1024 as --len takes them: 32768 or 32k)"
         elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
             problem += " (GB per node as a number: 2048 for 2 TB)"
+        elif location[-1:] == ("gpu_memory_gb",) and first["type"] == "less_than_equal" and (
+                LEAST_DRIVER_MIB <= first["input"] <= MAX_GPU_MEMORY_GB * 1024):  # nvidia-smi's MiB, as GB
+            problem += f" (nvidia-smi's total is in MiB: gpu_memory_mib: {first['input']})"
+        elif location[-1:] in (("gpu_memory_gb",), ("gpu_memory_mib",)) and isinstance(first["input"], str):  # 48GB
+            problem += (" (GB as sold, as a number: 48 for 48 GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
+                        if location[-1] == "gpu_memory_gb" else " (nvidia-smi's total in MiB, as a number: 81559)")
         elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):
             kind = "true or false" if isinstance(first["input"], bool) else "a number"
             problem += f" (YAML reads it, unquoted, as {kind}: put it in quotes)"
