@@ -129,13 +129,14 @@ def test_emit_dir_names_the_configs_of_jobs_the_file_no_longer_has(cli, tmp_path
     ("gpu_memory_gb", 81559, "must be at most 16384, got 81559 (nvidia-smi's total is in MiB: gpu_memory_mib: 81559)"),
     ("gpu_memory_gb", "48GB", ("must be a whole number, got '48GB' (GB as sold, as a number: 48 for 48 GB; "
                                "nvidia-smi's total in MiB goes in gpu_memory_mib)")),
-    ("gpu_memory_mib", "81559 MiB", "must be a whole number, got '81559 MiB' (nvidia-smi's total in MiB, as a number: "
-                                    "81559)"),
+    ("gpu_memory_mib", "81559 MiB", ("must be a whole number, got '81559 MiB' (nvidia-smi's total in MiB, as a "
+                                     "number: 81559)")),
     ("gpu_memory_gb", 16385 * 1024, f"must be at most 16384, got {16385 * 1024}"),  # beyond any GPU's MiB: no hint
-    ("gpu_memory_gb", "48", "must be a whole number, got '48' (quoted, YAML reads it as text: write it without quotes)"),
+    ("gpu_memory_gb", "48", ("must be a whole number, got '48' (quoted, YAML reads it as text: write it without "
+                             "quotes)")),
 ])
-def test_a_pools_gpu_memory_written_as_nvidia_smi_shows_it_says_where_it_goes(tmp_path: Path, field: str,
-                                                                             value: object, hint: str):
+def test_a_pools_gpu_memory_written_as_nvidia_smi_shows_it_says_where_it_goes(
+        tmp_path: Path, field: str, value: object, hint: str):
     # The admin copies nvidia-smi's total (81559 MiB) into gpu_memory_gb, or writes the unit: the error said only
     # "must be at most 16384" or "must be a whole number", where --gpu-memory and the API name the MiB field.
     path = tmp_path / "fleet.yaml"
