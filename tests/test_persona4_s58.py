@@ -1,5 +1,6 @@
 """A platform admin's walkthrough of `solve cluster` (session 58): `--minimize nodes` out of time names the limit
-to raise, ..."""
+to raise; a fragment without model.model_path is told to set it; --emit-dir names configs of no job; a pool's
+GPU memory in MiB or with its unit, and its GPU as `type`, are told the field."""
 
 from __future__ import annotations
 
@@ -145,3 +146,14 @@ def test_a_pools_gpu_memory_written_as_nvidia_smi_shows_it_says_where_it_goes(
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == f"{path}: pool lab, {field}: {hint}"
+
+
+def test_a_pools_gpu_given_as_its_type_is_told_the_field(tmp_path: Path):
+    # `type: H100`, as an inventory lists a node's GPUs: the error named no field for it, and the gpu it lacks too.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "h100", "type": "H100", "nodes": 1, "gpus_per_node": 8}],
+                                    "jobs": FLEET["jobs"]}), encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == (f"{path}: pool h100: unknown field 'type' (did you mean gpu? fields: name, gpu, nodes, "
+                                 "gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib)")

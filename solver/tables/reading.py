@@ -352,7 +352,7 @@ FIELDS_MEANT = {
     **dict.fromkeys(("count", "numnodes", "nodecount", "nnodes", "nodenum", "hosts"), "nodes"),
     **dict.fromkeys(("length", "seqlen", "maxlen", "maxlength", "maxseqlen", "context", "contextlength",
                      "contextlen"), "max_model_len"),
-    **dict.fromkeys(("gputype", "gpuname", "device"), "gpu"),
+    **dict.fromkeys(("gputype", "gpuname", "device", "type"), "gpu"),
     **dict.fromkeys(("gpupernode", "numgpus", "gpucount", "nprocpernode"), "gpus_per_node"),
     **dict.fromkeys(("hostram", "hostmemory", "hostmemorygb", "ramgb", "cpumemorygb", "hostramgib"), "host_ram_gb"),
     **dict.fromkeys(("rollout", "rolloutgpu", "explorergpus", "vllmgpus"), "rollout_gpus"),
