@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -9,6 +10,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -796,6 +798,19 @@ def test_cells_of_a_gpu_type_of_their_own_by_memory_as_sold_get_a_note(cli, tmp_
 
 
 ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
+FORCED_COLOUR_VARIABLES = frozenset({"FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS", "NO_COLOR", "TERM"})
+
+
+@functools.cache
+def _piped_run(script: Path, command: tuple[str, ...],
+               forced: tuple[tuple[str, str], ...]) -> subprocess.CompletedProcess[str]:
+    """The console `script` run with `command`, its stdout a pipe, in an environment without the variables that
+    force or stop colour but for `forced`; once per command and environment (the plain run each case compares
+    against is shared)."""
+    plain_environment = {name: value for name, value in os.environ.items() if name not in FORCED_COLOUR_VARIABLES}
+    with tempfile.TemporaryDirectory() as folder:
+        return subprocess.run([str(script), *command], cwd=folder, capture_output=True, text=True, timeout=120,
+                              check=False, env={**plain_environment, **dict(forced)})
 
 
 @pytest.mark.parametrize("forced", [{"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"},
@@ -804,15 +819,11 @@ ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
                                      ["--model", "4B", "--gpu", "h20", "--gpus", "4", "--len", "32k", "--top", "3"],
                                      ["map", "--gpu", "h20", "--gpus-up-to", "8"]])
 def test_piped_output_keeps_its_width_where_the_environment_forces_colour(
-        tmp_path: Path, solve_script: Path, forced: dict[str, str], command: list[str]):
+        solve_script: Path, forced: dict[str, str], command: list[str]):
     # CI sets FORCE_COLOR (or TTY_COMPATIBLE) for colour in its logs: rich then took a pipe for an 80-column
     # terminal, which cut the tables' cells ('vani…'), wrapped the plans' lines and said on stderr to pipe the
     # output. Colour as asked, but the layout is the pipe's: the same text as without the variable.
-    plain_environment = {name: value for name, value in os.environ.items()
-                         if name not in {"FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS", "NO_COLOR", "TERM"}}
-    plain, coloured = (subprocess.run([str(solve_script), *command], cwd=tmp_path, capture_output=True, text=True,
-                                      timeout=120, check=False, env={**plain_environment, **extra})
-                       for extra in ({}, forced))
+    plain, coloured = (_piped_run(solve_script, tuple(command), tuple(sorted(extra.items()))) for extra in ({}, forced))
     assert (coloured.returncode, coloured.stderr) == (plain.returncode, plain.stderr) == (0, "")
     assert "\n".join(line.rstrip() for line in ANSI_CODE.sub("", coloured.stdout).split("\n")) == plain.stdout
     assert "…" not in plain.stdout
