@@ -922,7 +922,7 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
 
 
 @pytest.mark.parametrize("where", ["the repository root", "a folder solve examples wrote them to"])
-def test_the_python_examples_in_the_api_page_run(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_python_examples_in_the_api_page_run(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli):
     """Every ```python block of docs/api.md runs as shown, from the repository root, and (as the page says) without
     it from a folder where `solve examples` wrote the files it reads."""
     root = Path(__file__).resolve().parent.parent
@@ -933,9 +933,8 @@ def test_the_python_examples_in_the_api_page_run(where: str, tmp_path: Path, mon
         monkeypatch.chdir(root)
     else:
         monkeypatch.chdir(tmp_path)
-        written = subprocess.run([sys.executable, "-m", "solver", "examples"], capture_output=True, text=True,
-                                 check=False)
-        assert written.returncode == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), written.stderr
+        status, _, err = cli("examples")
+        assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
     for block in blocks:
         exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
 
