@@ -8,7 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, ROLLOUT_TOKEN_BUDGET, TrinityVersion
+from solver.query import (
+    ACTOR_ROLLOUT_REF,
+    NODE_SIZE_PATH,
+    ROLE_TOKEN_BUDGETS,
+    ROLLOUT_TOKEN_BUDGET,
+    TRAIN_BATCH_PATH,
+    TrinityVersion,
+)
 from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
@@ -241,18 +248,18 @@ NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {
     ("algorithm", "algorithm_type"): "str",
     ("algorithm", "repeat_times"): "int",
     ("buffer", "batch_size"): "int",
-    ("buffer", "train_batch_size"): "int",
+    TRAIN_BATCH_PATH: "int",
     ("model", "critic_model_path"): "str",
     ("model", "tinker", "enable"): "bool",
     ("model", "external_model", "enable"): "bool",
     ("cluster", "node_num"): "int",
-    ("cluster", "gpu_per_node"): "int",
+    NODE_SIZE_PATH: "int",
     **{("explorer", "rollout_model", key): "int"
        for key in ("engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size")},
     ("explorer", "rollout_model", "engine_type"): "str",
     ("trainer", "trainer_type"): "str",
     ("trainer", "trainer_strategy"): "str",
-    ("trainer", "ulysses_sequence_parallel_size"): "int",
+    TRAINER_SP_KEY: "int",
     ("trainer", "use_dynamic_bsz"): "bool",
     ("trainer", "use_remove_padding"): "bool",
     **{("trainer", flag): "bool" for flag in OFFLOAD_FLAGS},
