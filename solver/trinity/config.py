@@ -588,8 +588,9 @@ def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> li
 
 
 def _written(reader: ConfigReader, path: tuple[str | int, ...]) -> bool:
-    """Whether the config writes the key at `path`, null too (its section can be read and holds it)."""
-    section = read_or_none(reader.get, path[:-1])
+    """Whether the config writes the key at `path`, null too (its section, the config's top for a key there, can be
+    read and holds it)."""
+    section = read_or_none(reader.get, path[:-1]) if path[:-1] else reader.data
     return isinstance(section, Mapping) and path[-1] in section
 
 
