@@ -321,9 +321,10 @@ flag or a key its typed schema refuses, a role's SP or data-parallel ranks that 
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
 an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load, an empty LoRA adapter
 path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads, a LoRA rank that is no whole
-number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks): the config as written does not
-run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
-verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a
+number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks): the
+config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve
+--check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity
+release code that refuses it; a
 code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
 ``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2
 accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity 0.6 on verl 0.8 or later ignores or loads no
