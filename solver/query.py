@@ -267,6 +267,7 @@ class ConfigProblemCode(str, Enum):
     TRAILING_SLASH = "trailing-slash"
     LORA_RANK_NOT_A_NUMBER_REFUSED = "lora-rank-not-a-number-refused"
     LORA_RANK_NOT_A_NUMBER = "lora-rank-not-a-number"
+    TYPED_NULL_REFUSED = "typed-null-refused"
     REF_MODEL_REFUSED = "ref-model-refused"
     REF_MODEL = "ref-model"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
@@ -313,15 +314,17 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.CONFIG_PATH_REFUSED, ConfigProblemCode.ALLOC_CONF_REFUSED,
     ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, ConfigProblemCode.LORA_CONFIGS_REFUSED,
     ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.TRAILING_SLASH_REFUSED,
-    ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.REF_MODEL_REFUSED})
+    ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.TYPED_NULL_REFUSED,
+    ConfigProblemCode.REF_MODEL_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
 an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load, an empty LoRA adapter
 path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads, a LoRA rank that is no whole
-number, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks): the config as written does not
-run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
-verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a
+number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks): the
+config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve
+--check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity
+release code that refuses it; a
 code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
 ``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2
 accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity 0.6 on verl 0.8 or later ignores or loads no

@@ -24,6 +24,7 @@ from solver.trinity.keys import (
     CRITIC_BUDGETS,
     ENTROPY_KEYS,
     IGNORED_SECTION,
+    NOT_OPTIONAL_KEYS,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
     REMOVE_PADDING_KEYS,
@@ -491,6 +492,10 @@ def _empty_lora_config_path_notes(reader: ConfigReader, path: Any, version: Trin
         _lora_config_path_from_08(reader), "give the adapter's path, or remove the key for a new adapter")]
 
 
+EVERY_RELEASE = "with every Trinity release and verl version"
+"""Where a line's key fails (`_line_by_release`, `_null_notes`): Trinity refuses the config whatever it runs on."""
+
+
 def _line_by_release(codes: tuple[ConfigProblemCode, ConfigProblemCode], version: TrinityVersion | None,
                      fails: str, from_08: str | None, fix: str) -> ConfigProblem:
     """The line on a key that makes Trinity's trainer fail with verl before 0.8 (`fails`, in words, then `fix`): with
@@ -499,7 +504,7 @@ def _line_by_release(codes: tuple[ConfigProblemCode, ConfigProblemCode], version
     line) naming what 0.6 on verl 0.8 or later does instead (`from_08`)."""
     refused, said = codes
     if from_08 is None:
-        return ConfigProblem(refused, f"{fails}, with every Trinity release and verl version: {fix}")
+        return ConfigProblem(refused, f"{fails}, {EVERY_RELEASE}: {fix}")
     if version == "0.5":
         return ConfigProblem(refused, f"{fails}, with Trinity 0.5: {fix}")
     return ConfigProblem(said, f"{fails}, with verl before 0.8; Trinity 0.6 on verl 0.8 or later {from_08}; {fix}")
@@ -558,8 +563,7 @@ def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | No
     `_typed_int_refuses`, or null (written so, or an interpolation that gives it), which OmegaConf refuses in a field
     that is not ``Optional`` ("Incompatible value 'None' for field of type 'int'", checked with omegaconf 2.3.0); None
     where the key is unset, taken, or cannot be read."""
-    section = read_or_none(reader.get, path[:-1])
-    if not isinstance(section, Mapping) or path[-1] not in section:
+    if not _written(reader, path):
         return None
     try:
         rank = reader.get(path)
@@ -586,9 +590,46 @@ def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> li
              (".".join(LORA_KEYS[1]), None if replaced else _refused_rank(reader, LORA_KEYS[1]), "ignores the key"))
     return [_line_by_release(
         (ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.LORA_RANK_NOT_A_NUMBER), version,
-        f"{key} is {rank}, not a whole number: Trinity's typed config (OmegaConf's int field) refuses it",
+        _typed_refusal_words(key, rank, "int"),
         from_08, "write the rank as a whole number")
         for key, rank, from_08 in ranks if rank is not None]
+
+
+def _written(reader: ConfigReader, path: tuple[str | int, ...]) -> bool:
+    """Whether the config writes the key at `path`, null too (its section, the config's top for a key there, can be
+    read and holds it)."""
+    section = read_or_none(reader.get, path[:-1]) if path[:-1] else reader.data
+    return isinstance(section, Mapping) and path[-1] in section
+
+
+def _written_null(reader: ConfigReader, path: tuple[str, ...]) -> bool:
+    """Whether the config writes null at `path`, or an interpolation there gives it (not where it cannot be read)."""
+    if not _written(reader, path):
+        return False
+    try:
+        return reader.get(path) is None
+    except ConfigError:  # said where it is read
+        return False
+
+
+FIELD_TYPE_WORDS = {"int": "a whole number", "bool": "true or false", "str": "text"}
+"""What OmegaConf's typed field of each type (`NOT_OPTIONAL_KEYS`' types) takes, in words."""
+
+
+def _typed_refusal_words(key: str, shown: str, field_type: str) -> str:
+    """That Trinity's typed config refuses the value `shown` (in words) of `key`, a field of `field_type`."""
+    return (f"{key} is {shown}, not {FIELD_TYPE_WORDS[field_type]}: Trinity's typed config (OmegaConf's {field_type} "
+            "field) refuses it")
+
+
+def _null_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """A line on each of `NOT_OPTIONAL_KEYS` the config writes null (or an interpolation gives it), which rft-solver
+    reads as unset but every release's typed config refuses as it loads the config
+    (`ConfigProblemCode.TYPED_NULL_REFUSED`); none where the key is unset, given a value, or cannot be read."""
+    nulls = [(path, field_type) for path, field_type in NOT_OPTIONAL_KEYS.items() if _written_null(reader, path)]
+    return [ConfigProblem(ConfigProblemCode.TYPED_NULL_REFUSED, (
+        f"{_typed_refusal_words('.'.join(path), 'null', field_type)}, {EVERY_RELEASE}: remove the key for Trinity's "
+        f"default, or write {FIELD_TYPE_WORDS[field_type]}")) for path, field_type in nulls]
 
 
 def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
@@ -718,7 +759,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
              *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version),
-             *_lora_rank_notes(reader, version))
+             *_lora_rank_notes(reader, version), *_null_notes(reader))
     return TrinityConfig(
         model=model,
         model_path=model_path,

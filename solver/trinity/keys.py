@@ -8,7 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, ROLLOUT_TOKEN_BUDGET, TrinityVersion
+from solver.query import (
+    ACTOR_ROLLOUT_REF,
+    NODE_SIZE_PATH,
+    ROLE_TOKEN_BUDGETS,
+    ROLLOUT_TOKEN_BUDGET,
+    TRAIN_BATCH_PATH,
+    TrinityVersion,
+)
 from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
@@ -235,3 +242,37 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
 `IGNORED_SECTION`, read only to say nothing reads them there: tests/test_trinity.py checks this): a key beside them
 spelt almost as one the section lacks is likely that key misspelt (`check_trinity_config` says so)."""
 
+
+NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {
+    ("mode",): "str",
+    ("algorithm", "algorithm_type"): "str",
+    ("algorithm", "repeat_times"): "int",
+    ("buffer", "batch_size"): "int",
+    TRAIN_BATCH_PATH: "int",
+    ("model", "critic_model_path"): "str",
+    ("model", "tinker", "enable"): "bool",
+    ("model", "external_model", "enable"): "bool",
+    ("cluster", "node_num"): "int",
+    NODE_SIZE_PATH: "int",
+    **{("explorer", "rollout_model", key): "int"
+       for key in ("engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size")},
+    ("explorer", "rollout_model", "engine_type"): "str",
+    ("trainer", "trainer_type"): "str",
+    ("trainer", "trainer_strategy"): "str",
+    TRAINER_SP_KEY: "int",
+    ("trainer", "use_dynamic_bsz"): "bool",
+    ("trainer", "use_remove_padding"): "bool",
+    **{("trainer", flag): "bool" for flag in OFFLOAD_FLAGS},
+}
+"""The keys rft-solver reads that Trinity's own config types plainly (``int``, ``bool`` or ``str``, not
+``Optional[...]``), by their type: ``Config.mode``, ``AlgorithmConfig``, ``BufferConfig``, ``ModelConfig``'s
+``critic_model_path``, ``TinkerConfig`` and ``ExternalModelConfig``'s ``enable``, ``ClusterConfig``,
+``InferenceModelConfig`` (the rollout model) and ``TrainerConfig`` (``trinity/common/config.py``: ``:863``, ``:586``,
+``:669``, ``:455``, ``:435``, ``:446``, ``:625``, ``:508``, ``:747`` in 0.5.2; ``:938``, ``:618``, ``:708``,
+``:460``, ``:440``, ``:451``, ``:664``, ``:513``, ``:804`` in 0.6.0; 0.6.0's rollout parallel sizes and trainer
+flags are keys 0.5 lacks). Every release's ``load_config`` merges the config into that schema
+(``OmegaConf.merge``, ``:983`` in 0.5.2, ``:1058`` in 0.6.0), and OmegaConf 2.3.0 refuses null in such a field
+("Incompatible value 'None' for field of type 'int'"), so a null there does not load. The ``Optional`` ones
+rft-solver reads (``model.max_model_len``, ``max_prompt_tokens``, ``max_response_tokens``,
+``trainer.max_token_len_per_gpu``, ``algorithm.entropy_loss_fn``, and the roles' token budgets, SP and dynamic-batch
+keys under ``trainer.trainer_config``) take null as unset."""
