@@ -157,3 +157,21 @@ def test_a_pools_gpu_given_as_its_type_is_told_the_field(tmp_path: Path):
         load_fleet(path, CATALOG)
     assert str(caught.value) == (f"{path}: pool h100: unknown field 'type' (did you mean gpu? fields: name, gpu, "
                                  "nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib)")
+
+
+@pytest.mark.parametrize(("job", "said"), [
+    # A priority written as a word: the error named no range and no meaning.
+    ({"priority": "high"}, "job a, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the "
+                           "placement places the most total priority)"),
+    # A pool named in another case (pool names differ in more than case, so the one meant is plain).
+    ({"pool": "A100"}, "job a, pool: no pool named 'A100' (did you mean a100? pools: a100)"),
+    ({"pool": "h100"}, "job a, pool: no pool named 'h100' (pools: a100)"),
+])
+def test_a_jobs_priority_as_a_word_and_its_pool_in_another_case_are_told_what_to_write(
+        tmp_path: Path, job: dict[str, object], said: str):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": FLEET["pools"], "jobs": [{**FLEET["jobs"][0], **job}]}),
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == f"{path}: {said}"

@@ -42,6 +42,9 @@ class Weights(Frozen):
 UNION_TAGS = ("<tokens>", "<at_least>")
 """The tags of `Job.max_model_len`'s two forms, which pydantic puts in an error's location."""
 
+MAX_PRIORITY = 1_000_000
+"""The largest weight a job's ``priority`` may have (a whole number from 1)."""
+
 
 class AtLeast(Frozen, defer_build=True):
     """A length the solver may raise: at least this many tokens, longer when a plan allows."""
@@ -114,7 +117,7 @@ class _JobFields(Frozen, defer_build=True):
         Discriminator(lambda value: UNION_TAGS[1] if isinstance(value, dict | AtLeast) else UNION_TAGS[0]),
     ]
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
-    priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
+    priority: Annotated[int, Strict(), Gt(0), Le(MAX_PRIORITY)] = 1
     pool: Text | None = None
     train_batch_size: Annotated[int, Strict(), Gt(0), Le(MAX_TRAIN_BATCH)] | None = Field(default=None, description=(
         "experiences per training step (Trinity's buffer.train_batch_size): only trainers whose data-parallel ranks "
@@ -179,9 +182,12 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
             raise ValueError(f"{kind}s {_told_apart(same[0])} and {_told_apart(same[1])} differ only in case: {why}; "
                              "rename one")
     pool_names = [pool.name for pool in pools]
+    by_case = {name.casefold(): name for name in pool_names}  # no two differ only in case (above)
     for job in jobs:
         if job.pool is not None and job.pool not in pool_names:
-            raise ValueError(f"job {job.name}, pool: no pool named {job.pool!r} (pools: {', '.join(pool_names)})")
+            meant = by_case.get(job.pool.casefold())
+            raise ValueError(f"job {job.name}, pool: no pool named {job.pool!r} "
+                             f"({f'did you mean {meant}? ' if meant else ''}pools: {', '.join(pool_names)})")
 
 
 class FleetFile(Frozen, defer_build=True):

@@ -17,7 +17,7 @@ from typing import Any, TypeVar, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from solver.tables.inputs import UNION_TAGS, FleetFile, MemoryModel, Weights
+from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import (
     LEAST_DRIVER_MIB,
     MAX_FILE_BYTES,
@@ -324,6 +324,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             problem += " (quoted, YAML reads it as text: write it without quotes)"
         elif whole and _broken_bound(raw, location, "32k", recheck) is None:  # a job's length: 32k is one too
             problem += " (tokens, or thousands of 1024 as --len takes them: 32768 or 32k)"
+        elif location[-1:] == ("priority",) and isinstance(first["input"], str):  # high, low: a weight is asked
+            problem += f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
         elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
             problem += " (GB per node as a number: 2048 for 2 TB)"
         elif location[-1:] == ("gpu_memory_gb",) and first["type"] == "less_than_equal" and (
