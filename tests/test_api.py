@@ -526,7 +526,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "catalog must be a Catalog or None, got 'tables'"),
         # plan and make_query: every argument's type
         (lambda: solver.plan("4B", max_model_len=4096, margin="0.1"), "margin must be a number or None, got '0.1'"),
-        (lambda: solver.plan("4B", max_model_len=4096, host_ram_gb="1"), "host_ram_gb must be a number or None, got '1'"),
+        (lambda: solver.plan("4B", max_model_len=4096, host_ram_gb="1"),
+         "host_ram_gb must be a number or None, got '1' (GB per node as a number: 2048 for 2 TB)"),
         (lambda: solver.plan("4B", gpu="a100", node_gpus=None, rollout_gpus=3, budget_gpus=6, exact=True,
                              max_model_len=8192), "node_gpus must be a whole number, got None"),
         (lambda: solver.plan("4B", max_model_len=4096, catalog="tables"), "catalog must be a Catalog or None, got 'tables'"),

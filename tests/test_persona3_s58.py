@@ -46,10 +46,9 @@ def test_a_count_written_as_text_is_told_its_number_but_not_read_in_thousands():
     with pytest.raises(solver.QueryError) as caught:  # k is a length's thousands of tokens, not a count's
         solver.plan("14B", gpu="h100", max_model_len=65536, budget_gpus="8k")  # type: ignore[arg-type]
     assert str(caught.value) == "budget_gpus must be a whole number or None, got '8k'"
-    with pytest.raises(solver.QueryError) as caught:  # a number as well as a whole one: no hint
-        solver.plan("14B", gpu="h100", max_model_len=65536, budget_gpus=8,
-                    host_ram_gb="2048")  # type: ignore[arg-type]
-    assert str(caught.value) == "host_ram_gb must be a number or None, got '2048'"
+    with pytest.raises(solver.QueryError) as caught:  # a number as well as a whole one: no whole-number hint
+        solver.plan("14B", gpu="h100", max_model_len=65536, budget_gpus=8, margin="0.1")  # type: ignore[arg-type]
+    assert str(caught.value) == "margin must be a number or None, got '0.1'"
 
 
 def test_a_list_where_one_name_is_asked_for_says_so():
@@ -86,3 +85,12 @@ def test_nvidia_smis_mib_given_as_gb_is_told_its_unit(cli):
     status, _, err = cli("--model", "14B", "--gpu", "mine", "--gpu-memory", "81559GB", "--len", "64k")
     assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), "
                                                   "got '81559GB'"))  # GB said: taken as said
+
+
+@pytest.mark.parametrize("written", ["2TB", "512GB", "512"])
+def test_host_memory_written_as_the_cli_takes_it_is_told_the_number_to_pass(written: str):
+    # --host-ram takes 2TB; the API's host_ram_gb said only that it must be a number.
+    with pytest.raises(solver.QueryError) as caught:
+        solver.plan("8B", gpu="a100", max_model_len=32768, host_ram_gb=written)  # type: ignore[arg-type]
+    assert str(caught.value) == (f"host_ram_gb must be a number or None, got {written!r} (GB per node as a number: "
+                                 "2048 for 2 TB)")

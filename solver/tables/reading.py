@@ -28,6 +28,7 @@ from solver.tables.schema import (
     sp_rule_violation,
 )
 from solver.tables.text import (
+    HOST_RAM_AS_NUMBER,
     QueryError,
     TableError,
     brief,
@@ -327,7 +328,7 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
         elif location[-1:] == ("priority",) and isinstance(first["input"], str):  # high, low: a weight is asked
             problem += f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
         elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
-            problem += " (GB per node as a number: 2048 for 2 TB)"
+            problem += HOST_RAM_AS_NUMBER
         elif location[-1:] == ("gpu_memory_gb",) and first["type"] == "less_than_equal" and (
                 LEAST_DRIVER_MIB <= first["input"] <= MAX_GPU_MEMORY_GB * 1024):  # nvidia-smi's MiB, as GB
             problem += f" (nvidia-smi's total is in MiB: gpu_memory_mib: {first['input']})"

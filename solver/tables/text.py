@@ -223,6 +223,11 @@ TOKEN_PARAMETERS = frozenset({"max_model_len", "max_token_len_per_gpu"})
 ``--len`` does, to say what to pass."""
 
 
+HOST_RAM_AS_NUMBER = " (GB per node as a number: 2048 for 2 TB)"
+"""What a node's host memory written with its unit (``2TB``, as ``--host-ram`` takes it) is told where a number is
+asked: a cluster file's ``host_ram_gb``, the API's ``host_ram_gb``."""
+
+
 def thousands_of_tokens(value: Any) -> Any:
     """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
     match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
@@ -239,7 +244,8 @@ def check_types(*values: tuple[str, object, Any]) -> None:
         if not any(_is_kind(value, one) for one in kinds):
             words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
             accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
-            hint = _whole_number_hint(name, value) if int in kinds and float not in kinds else ""
+            hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
+                    else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str) else "")
             raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
 
 
