@@ -1028,6 +1028,11 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
     # The missing at_least is the unknown field's consequence: no second problem of its own.
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}",
      "job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least)"),
+    # A least length by another name (min, minimum): at_least, and no second problem for its absence.
+    ("{name: j, model: 4B, max_model_len: {min: 32k}}",
+     "job j, max_model_len: unknown field 'min' (did you mean at_least? fields: at_least)"),
+    ("{name: j, model: 4B, max_model_len: {Minimum: 32k}}",
+     "job j, max_model_len: unknown field 'Minimum' (did you mean at_least? fields: at_least)"),
     ("{name: j, model: 4B, max_model_len: 4096, prio: 3}",
      ("job j: unknown field 'prio' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, pool, "
       "train_batch_size, model, model_config)")),
