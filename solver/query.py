@@ -268,6 +268,7 @@ class ConfigProblemCode(str, Enum):
     LORA_RANK_NOT_A_NUMBER_REFUSED = "lora-rank-not-a-number-refused"
     LORA_RANK_NOT_A_NUMBER = "lora-rank-not-a-number"
     TYPED_NULL_REFUSED = "typed-null-refused"
+    TYPED_NULL = "typed-null"
     REF_MODEL_REFUSED = "ref-model-refused"
     REF_MODEL = "ref-model"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
@@ -328,7 +329,8 @@ release code that refuses it; a
 code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
 ``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2
 accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity 0.6 on verl 0.8 or later ignores or loads no
-adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8) is not one."""
+adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed-null``, a null under
+``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later reads as false or ignores) is not one."""
 
 
 class ConfigProblem(NamedTuple):

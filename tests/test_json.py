@@ -762,6 +762,10 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
     # A null where Trinity's own config takes no null: every release refuses it as it loads the config.
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: null}\n", ("--gpu", "h100"), "", None,
      [C.TYPED_NULL_REFUSED]),
+    # A null in a flag under trainer_config: Trinity 0.5 refuses it; 0.6 fails on it before verl 0.8, or reads it as
+    # false from 0.8.
+    (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: "
+     "{enable_gradient_checkpointing: null}}}}\n", ("--gpu", "h100"), "", None, [C.TYPED_NULL]),
     # A ref model of its own: Trinity 0.5's typed Ref lacks the key; 0.6 drops it on verl before 0.8.
     (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {ref: {model: {path: /m}}}}}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.REF_MODEL_REFUSED]),

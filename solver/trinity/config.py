@@ -19,19 +19,25 @@ from solver.query import (
     TrinityVersion,
 )
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, looks_like, model_name_from_path
+from solver.trinity.interpolation import dotted
 from solver.trinity.keys import (
+    AUXILIARY_MODELS,
     CRITIC,
     CRITIC_BUDGETS,
+    ENGINE_KEY_TYPES,
     ENTROPY_KEYS,
     IGNORED_SECTION,
     NOT_OPTIONAL_KEYS,
+    NOT_OPTIONAL_SECTIONS,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
     REMOVE_PADDING_KEYS,
     ROLE_SP_KEYS,
     ROLES,
+    TRAINER_CONFIG_NULLS,
     TRAINER_SP_KEY,
     ConfigError,
+    keys_05_refuses,
     offload_path,
     sp_key_in_effect,
     trainer_level_offload,
@@ -80,7 +86,7 @@ def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int
     per_engine = engine_gpus(reader, rollout)
     engines = reader.count((*rollout, "engine_num"), 1, minimum=0) * per_engine
     auxiliary_gpus = 0
-    listed = ("explorer", "auxiliary_models")
+    listed = AUXILIARY_MODELS
     auxiliary = reader.get(listed) or []
     if not isinstance(auxiliary, list):
         raise ConfigError(f"{reader.where(listed)} must be a list, got {brief(auxiliary)}")
@@ -602,7 +608,7 @@ def _written(reader: ConfigReader, path: tuple[str | int, ...]) -> bool:
     return isinstance(section, Mapping) and path[-1] in section
 
 
-def _written_null(reader: ConfigReader, path: tuple[str, ...]) -> bool:
+def _written_null(reader: ConfigReader, path: tuple[str | int, ...]) -> bool:
     """Whether the config writes null at `path`, or an interpolation there gives it (not where it cannot be read)."""
     if not _written(reader, path):
         return False
@@ -622,14 +628,56 @@ def _typed_refusal_words(key: str, shown: str, field_type: str) -> str:
             "field) refuses it")
 
 
-def _null_notes(reader: ConfigReader) -> list[ConfigProblem]:
-    """A line on each of `NOT_OPTIONAL_KEYS` the config writes null (or an interpolation gives it), which rft-solver
-    reads as unset but every release's typed config refuses as it loads the config
-    (`ConfigProblemCode.TYPED_NULL_REFUSED`); none where the key is unset, given a value, or cannot be read."""
-    nulls = [(path, field_type) for path, field_type in NOT_OPTIONAL_KEYS.items() if _written_null(reader, path)]
-    return [ConfigProblem(ConfigProblemCode.TYPED_NULL_REFUSED, (
-        f"{_typed_refusal_words('.'.join(path), 'null', field_type)}, {EVERY_RELEASE}: remove the key for Trinity's "
-        f"default, or write {FIELD_TYPE_WORDS[field_type]}")) for path, field_type in nulls]
+def _typed_keys(reader: ConfigReader, version: TrinityVersion | None) -> list[tuple[tuple[str | int, ...], str]]:
+    """The keys rft-solver reads that Trinity's own config types plainly, with their types: `NOT_OPTIONAL_KEYS`, and
+    each of ``explorer.auxiliary_models``' (`ENGINE_KEY_TYPES`, as the rollout model's); with `version` 0.5, not those
+    of Trinity 0.6's ``trainer`` that 0.5 lacks (`keys_05_refuses`), which it refuses in any value (said once, by the
+    checks)."""
+    lacking = keys_05_refuses(read_or_none(reader.get, ("trainer",))) if version == "0.5" else ()
+    auxiliary = read_or_none(reader.get, AUXILIARY_MODELS)
+    entries = range(len(auxiliary)) if isinstance(auxiliary, list) else range(0)
+    return [*((path, field_type) for path, field_type in NOT_OPTIONAL_KEYS.items()
+              if not (path[:-1] == ("trainer",) and path[-1] in lacking)),
+            *(((*AUXILIARY_MODELS, index, key), field_type) for index in entries
+              for key, field_type in ENGINE_KEY_TYPES.items())]
+
+
+def _null_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """A line on each of the keys and sections Trinity's own config types as no ``Optional`` (`_typed_keys`,
+    `NOT_OPTIONAL_SECTIONS`) that the config writes null (or an interpolation gives it), which rft-solver reads as
+    unset but every release's typed config refuses as it loads the config (`ConfigProblemCode.TYPED_NULL_REFUSED`);
+    then `_trainer_config_null_notes`. None where the key is unset, given a value, or cannot be read."""
+    keys = [ConfigProblem(ConfigProblemCode.TYPED_NULL_REFUSED, (
+        f"{_typed_refusal_words(dotted(path), 'null', field_type)}, {EVERY_RELEASE}: remove the key for Trinity's "
+        f"default, or write {FIELD_TYPE_WORDS[field_type]}")) for path, field_type in _typed_keys(reader, version)
+        if _written_null(reader, path)]
+    sections = [ConfigProblem(ConfigProblemCode.TYPED_NULL_REFUSED, (
+        f"{'.'.join(path)} is null, not {kind}: Trinity's typed config refuses it (the section is not Optional), "
+        f"{EVERY_RELEASE}: remove the key for Trinity's defaults, or write {kind}"))
+        for path, kind in NOT_OPTIONAL_SECTIONS.items() if _written_null(reader, path)]
+    return sections + keys + _trainer_config_null_notes(reader, version)
+
+
+def _trainer_config_null_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """A line on each flag under ``trainer.trainer_config`` that Trinity 0.5 types as ``bool`` (`TRAINER_CONFIG_NULLS`)
+    which the config writes null (or an interpolation gives it), which rft-solver reads as unset: refused with
+    `version` 0.5 (`ConfigProblemCode.TYPED_NULL_REFUSED`); else a ``but:`` line (`ConfigProblemCode.TYPED_NULL`)
+    saying that Trinity 0.5 refuses it (without `version`) and what Trinity 0.6 does with it, none with `version`
+    0.6 where that is what the flag unset gives."""
+    fix = "remove the key for Trinity's default, or write true or false"
+    refused_05 = "Trinity 0.5's typed config (OmegaConf's bool field) refuses it; " if version is None else ""
+    problems = []
+    for path, in_06 in TRAINER_CONFIG_NULLS.items():
+        key = ".".join(path)
+        if not _written_null(reader, path) or (version == "0.6" and not in_06.differs):
+            continue
+        if version == "0.5":
+            problems.append(ConfigProblem(ConfigProblemCode.TYPED_NULL_REFUSED,
+                                          f"{_typed_refusal_words(key, 'null', 'bool')}, with Trinity 0.5: {fix}"))
+        else:
+            problems.append(ConfigProblem(ConfigProblemCode.TYPED_NULL, (
+                f"{key} is null, not true or false: {refused_05}Trinity 0.6 {in_06.words}; {fix}")))
+    return problems
 
 
 def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
@@ -759,7 +807,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
              *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version),
-             *_lora_rank_notes(reader, version), *_null_notes(reader))
+             *_lora_rank_notes(reader, version), *_null_notes(reader, version))
     return TrinityConfig(
         model=model,
         model_path=model_path,

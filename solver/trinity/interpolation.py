@@ -326,7 +326,7 @@ def _split_key(key: str) -> list[str]:
         return parts
     if key[head.end()] == "[" and not parts[-1]:
         parts.pop()
-    return parts + [dotted or bracketed for dotted, bracketed in _KEY_PATH_OTHER.findall(key[head.end() :])]
+    return parts + [name or bracketed for name, bracketed in _KEY_PATH_OTHER.findall(key[head.end() :])]
 
 
 MISSING = "???"
@@ -463,7 +463,7 @@ class ConfigValues:
 
     def where(self, path: Path) -> str:
         """`path` as messages name it: the config's name, then the dotted key (a list's index in brackets)."""
-        key = _dotted(path)
+        key = dotted(path)
         return f"{self.name}: {key}" if self.name else key
 
     def get(self, path: Path) -> Any:
@@ -498,7 +498,7 @@ class ConfigValues:
         if at in self._resolved:
             return self._resolved[at]
         if at in self._resolving:
-            raise ConfigError(f"{where}: a cycle of interpolations, back to {_dotted(at)}")
+            raise ConfigError(f"{where}: a cycle of interpolations, back to {dotted(at)}")
         try:
             parts = _Parser(text, _lex(text, "")).top()
         except (_GrammarError, RecursionError) as error:  # RecursionError: thousands of ${ inside one another
@@ -541,20 +541,20 @@ class ConfigValues:
         for part in _split_key(key) if key else []:
             node, node_at = self._select(node, node_at, part, source, where)
         if node_at == at[: len(node_at)]:  # a section that holds the value itself
-            raise ConfigError(f"{where}: cannot resolve {source!r}: it refers to {_dotted(node_at) or 'the config'}, "
+            raise ConfigError(f"{where}: cannot resolve {source!r}: it refers to {dotted(node_at) or 'the config'}, "
                               "which holds it")
         return node, node_at
 
     def _select(self, node: Any, at: Path, part: str, source: str, where: str) -> tuple[Any, Path]:
         """The value at `part` in `node` (at `at`) for the reference `source`, resolved, and where it is."""
         def missing(path: Path) -> ConfigError:
-            return ConfigError(f"{where}: cannot resolve {source!r}: the config has no {_dotted(path)}")
+            return ConfigError(f"{where}: cannot resolve {source!r}: the config has no {dotted(path)}")
 
         if isinstance(node, list):
             try:
                 index = int(part)
             except ValueError:
-                raise ConfigError(f"{where}: cannot resolve {source!r}: {_dotted(at)} is a list, and {part!r} is no "
+                raise ConfigError(f"{where}: cannot resolve {source!r}: {dotted(at)} is a list, and {part!r} is no "
                                   "index") from None
             if not 0 <= index < len(node):
                 raise missing((*at, index))
@@ -565,11 +565,11 @@ class ConfigValues:
             key = part
         else:
             value = "null" if node is None else brief(node)
-            raise ConfigError(f"{where}: cannot resolve {source!r}: {_dotted(at)} is {value}, not a mapping or list, "
+            raise ConfigError(f"{where}: cannot resolve {source!r}: {dotted(at)} is {value}, not a mapping or list, "
                               f"so it has no {part}")
         if node[key] == MISSING:
-            raise ConfigError(f"{where}: cannot resolve {source!r}: {_dotted((*at, key))} is ???, a value missing")
-        return self._child(node, at, key, f"{where}: {source!r} reads {_dotted((*at, key))}")
+            raise ConfigError(f"{where}: cannot resolve {source!r}: {dotted((*at, key))} is ???, a value missing")
+        return self._child(node, at, key, f"{where}: {source!r} reads {dotted((*at, key))}")
 
 
 def is_interpolation(value: Any) -> bool:
@@ -586,6 +586,6 @@ def _holds_interpolation(value: Any) -> bool:
     return is_interpolation(value)
 
 
-def _dotted(path: Path) -> str:
-    """`path` as a dotted key (a list's index in brackets)."""
+def dotted(path: Path) -> str:
+    """`path` as a dotted key, as messages name it (a list's index in brackets: ``explorer.auxiliary_models[0]``)."""
     return "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).removeprefix(".")

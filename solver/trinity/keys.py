@@ -276,3 +276,61 @@ flags are keys 0.5 lacks). Every release's ``load_config`` merges the config int
 rft-solver reads (``model.max_model_len``, ``max_prompt_tokens``, ``max_response_tokens``,
 ``trainer.max_token_len_per_gpu``, ``algorithm.entropy_loss_fn``, and the roles' token budgets, SP and dynamic-batch
 keys under ``trainer.trainer_config``) take null as unset."""
+
+
+ROLLOUT_MODEL = ("explorer", "rollout_model")
+AUXILIARY_MODELS = ("explorer", "auxiliary_models")
+ENGINE_KEY_TYPES = {path[-1]: field_type for path, field_type in NOT_OPTIONAL_KEYS.items()
+                    if path[:-1] == ROLLOUT_MODEL}
+"""The keys of an inference model (``InferenceModelConfig``: the rollout model, and each of
+``explorer.auxiliary_models``) that rft-solver reads and Trinity types plainly, by their type (`NOT_OPTIONAL_KEYS`)."""
+
+NOT_OPTIONAL_SECTIONS: dict[tuple[str, ...], str] = {
+    **{(section,): "a mapping" for section in ("algorithm", "buffer", "cluster", "explorer", "trainer")},
+    ("model", "tinker"): "a mapping",
+    ("model", "external_model"): "a mapping",
+    ROLLOUT_MODEL: "a mapping",
+    AUXILIARY_MODELS: "a list",
+}
+"""The sections rft-solver reads that Trinity's own config types as no ``Optional`` (a typed section, or
+``auxiliary_models``' list), by what they must be: every release's ``load_config`` refuses a null there ("field
+'cluster' is not Optional": checked with the ``load_config`` of Trinity 0.5.0, 0.5.1, 0.5.2 and 0.6.0 on OmegaConf
+2.3.0), where rft-solver would read the section as absent. (``model`` is one too; without it the config has no
+``model.model_path``, which rft-solver refuses. ``trainer.trainer_config`` is typed ``Any``: a null there loads, as
+none.)"""
+
+
+class NullIn06(NamedTuple):
+    """What Trinity 0.6 does with a null in a flag under ``trainer.trainer_config``: in `words` (after "Trinity 0.6"),
+    and whether that `differs` from the flag left unset on some verl."""
+
+    words: str
+    differs: bool
+
+
+_FAILS_BEFORE_08 = "fails on it as the trainer starts with verl before 0.8"
+TRAINER_CONFIG_NULLS: dict[tuple[str, ...], NullIn06] = {
+    GRADIENT_CHECKPOINTING_KEY: NullIn06(
+        f"{_FAILS_BEFORE_08}, and on verl 0.8 or later reads it as false (gradient checkpointing off, which the "
+        "verdict assumes on)", True),
+    **{(*ACTOR_ROLLOUT_REF, "actor", key): NullIn06(f"{_FAILS_BEFORE_08} (on verl 0.8 or later it does not read it)",
+                                                    True) for key in ENTROPY_KEYS},
+    **{offload_path(role, flag): NullIn06(
+        f"sets it to trainer.{flag} with verl before 0.8, and on verl 0.8 or later reads it as false (unset, it takes "
+        f"trainer.{flag})", True) for role in ROLES for flag in OFFLOAD_FLAGS},
+    REMOVE_PADDING_KEYS[1]: NullIn06(f"sets it to {'.'.join(REMOVE_PADDING_KEYS[0])} whatever it says", False),
+}
+"""The flags under ``trainer.trainer_config`` that rft-solver reads and Trinity 0.5 types as ``bool`` (no
+``Optional``: ``ActorModel``, ``Actor`` and ``FSDPConfig`` in ``veRLConfig``, ``common/verl_config.py:33``, ``:163``,
+``:89`` in 0.5.0, ``trainer/verl/verl_config.py:40``, ``:164``, ``:99`` in 0.5.2), which Trinity 0.5 merges the
+section into as it loads the config (``config_validator.py:1185`` in 0.5.2), refusing a null there as OmegaConf 2.3.0
+does ("Incompatible value 'None' for field of type 'bool'"); and what Trinity 0.6 does with the null (`NullIn06`).
+On verl before 0.8, 0.6.0 keeps it as written (``build_dataclass_from_mapping``, ``common/dataclass_utils.py:40``),
+sets the roles' offload flags and remove padding to the trainer's (``verl_legacy/verl_config.py:646``, ``:708``), and
+``OmegaConf.structured`` refuses the rest as the trainer starts (``verl_legacy/verl_trainer.py:198``; its ``bool``
+fields, ``verl_legacy/verl_config.py:46``, ``:168``). On verl 0.8 or later it deep-merges the null over its own
+value, or the trainer's (``trainer/verl/config.py:204``; remove padding is frozen, ``:700``), and hydra builds verl's
+config from it as written (``omega_conf_to_dataclass``, ``workers/engine_workers.py:501`` in verl 0.8.0; checked with
+hydra-core 1.3.8): the FSDP engine reads None as false (``workers/engine/fsdp/transformer_impl.py:139``, ``:303``,
+``:414``) and the actor's own entropy keys not at all (its ``fsdp_config``'s instead, ``:157``). Read from the code,
+not run on a GPU."""
