@@ -66,6 +66,7 @@ from solver.tables import (
     Model,
     QueryError,
     counted,
+    parsing_once,
 )
 
 
@@ -174,8 +175,10 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
                       given=args.from_config is not None)
 
 
+@parsing_once()
 def run_planner(args: argparse.Namespace) -> int:
-    """``solve``: answer the planning question for each GPU type asked about."""
+    """``solve``: answer the planning question for each GPU type asked about (--from-config's text read once as
+    Trinity reads it, however many of the steps below read it: `parsing_once`)."""
     _check_trinity_flags(args)
     config_text, config = option_file("--from-config", partial(read_config_file, version=args.trinity_version),
                                       args.from_config) or ("", None)

@@ -43,8 +43,9 @@ if TYPE_CHECKING:  # solver.trinity (ruamel) is imported where a Trinity flag ne
     from solver.trinity import PatchedConfig
 
 MAX_CONFIG_BYTES = 256 * 1024
-"""The largest Trinity config read: they run to a few KB, and a YAML parser written in Python (ruamel's round
-trip, which keeps the comments) takes seconds per 100 KB, several times over with --write."""
+"""The largest Trinity config read: they run to a few KB, and the YAML parsers written in Python take seconds per
+100 KB: --write reads a config once as Trinity does (PyYAML) and once with ruamel's round trip, which keeps the comments
+(twice for a config whose aliases repeat an anchor), and writes that round trip twice (`patched_trinity_config`)."""
 
 
 MODEL_PATH = "model.model_path"

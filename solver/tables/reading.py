@@ -1,7 +1,8 @@
 """Reading YAML files: unique keys, size limits, and validation errors as one-line messages naming the place; the
 readers of a user's file (`read_user_file`), of the models file (`load_models`) and of a GPU table file
-(`load_gpu_type`, which `Catalog.with_cells` needs below the catalogue); a path the API is given (`given_path`); and
-which paths name the same file (`same_file`, `check_once`)."""
+(`load_gpu_type`, which `Catalog.with_cells` needs below the catalogue); a text parsed once within a call
+(`parsing_once`, `parsed_once`); a path the API is given (`given_path`); and which paths name the same file
+(`same_file`, `check_once`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import copy
 import difflib
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar, get_args
@@ -129,6 +132,38 @@ NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"
 MAX_INT_DIGITS = 640
 """The most digits of an integer that Python converts to text however its limit is set (4300 by default, 640 at the
 least): more, in a number a message would write out, are written in exponent notation instead."""
+
+
+_PARSED: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("parsed", default=None)
+"""What `parsed_once` parsed within the current `parsing_once`, per kind of parse and text; None outside one."""
+
+_Parsed = TypeVar("_Parsed")
+
+
+@contextmanager
+def parsing_once() -> Iterator[None]:
+    """Within it (one command, one API call; as a decorator, each call of the function), `parsed_once` parses a
+    text once per kind; what it parsed goes at its end. Nested, the outermost one holds."""
+    if _PARSED.get() is not None:
+        yield
+        return
+    token = _PARSED.set({})
+    try:
+        yield
+    finally:
+        _PARSED.reset(token)
+
+
+def parsed_once(kind: str, text: str, parse: Callable[[str], _Parsed]) -> _Parsed:
+    """`parse(text)`, or within `parsing_once` what it gave for the same `kind` and `text` there before (the callers
+    share it: none may change it); a parse that raises is not kept."""
+    parsed = _PARSED.get()
+    if parsed is None:
+        return parse(text)
+    if (kind, text) not in parsed:
+        parsed[kind, text] = parse(text)
+    result: _Parsed = parsed[kind, text]
+    return result
 
 
 def yaml_limit(error: BaseException) -> str | None:

@@ -20,7 +20,6 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 from ruamel.yaml.error import CommentMark
-from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import ScalarString
@@ -28,7 +27,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ConfigProblem, ConfigProblemCode, TrinityVersion, check_host_ram
 from solver.results import Plan
-from solver.tables import Model, brief, check_types, it_or_them
+from solver.tables import Model, brief, check_types, it_or_them, parsing_once
 from solver.trinity.checks import trinity_config_problems
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
@@ -41,7 +40,7 @@ from solver.trinity.keys import (
     yaml_scalar,
 )
 from solver.trinity.plan_keys import PlanKey, host_memory_comment, keys_for_plan
-from solver.trinity.reader import check_config_arguments, load_config_mapping, read_or_none
+from solver.trinity.reader import aliased_anchors, check_config_arguments, load_config_mapping, read_or_none
 
 
 def _tail(node: Any) -> tuple[Any, Any, int] | None:
@@ -381,6 +380,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
                                   host_ram_gb=host_ram_gb).text
 
 
+@parsing_once()
 def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
                            host_ram_gb: float | None = None) -> PatchedConfig:
@@ -790,6 +790,7 @@ def _gives(values: ConfigValues, key: PlanKey) -> Any:
     return resolved if same else None
 
 
+@parsing_once()
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys `patch_trinity_config` changes that sit on a YAML anchor other keys repeat, in words: a value
@@ -797,18 +798,23 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     `_anchored_value_words`; not where it sets them all to one value, which they then repeat, `_shared_anchors`), or
     a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change reaches them too).
     (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
-    yaml = YAML(typ="rt", pure=True)
     text = _with_lf(text)
-    data = load_config_mapping(text, name, yaml)  # for the anchors
-    reading = load_config_mapping(text, name)  # for the values, as `patch_trinity_config` decides on them
-    repeated = {event.anchor for event in yaml.parse(text) if isinstance(event, AliasEvent)}
+    try:
+        reading = load_config_mapping(text, name)  # for the values, as `patch_trinity_config` decides on them
+    except ConfigError:
+        load_config_mapping(text, name, YAML(typ="rt", pure=True))  # ruamel's word first where it refuses it too
+        raise
+    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    repeated = aliased_anchors(text, name)
+    if not repeated:  # no key sits on an anchor that aliases repeat: no round trip to read the anchors from
+        return []
+    data = load_config_mapping(text, name, YAML(typ="rt", pure=True))  # for the anchors
 
     def anchor_of(node: Any) -> str | None:
         anchor = getattr(getattr(node, "anchor", None), "value", None)
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
-    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
     removed: set[tuple[str, ...]] = {("trainer", name) for name in _removed_for_05(data, version)}
@@ -908,6 +914,7 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
             "for that value" for path, given in _kept(data, keys, environ or {}).items()]
 
 
+@parsing_once()
 def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model: Model, *, name: str = "config",
                             environ: Mapping[str, str] | None = None,
                             version: TrinityVersion | None = None) -> list[ConfigProblem]:

@@ -8,7 +8,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, get_args
+from typing import Any, NamedTuple, TypeVar, get_args
 
 import yaml as pyyaml
 from ruamel.yaml import YAML
@@ -23,6 +23,8 @@ from solver.tables import (
     UniqueKeys,
     brief,
     check_types,
+    parsed_once,
+    parsing_once,
     shown_number,
     yaml_error_place,
     yaml_limit,
@@ -55,7 +57,17 @@ class _OmegaConfLoader(UniqueKeys, pyyaml.SafeLoader):  # type: ignore[misc, unu
     """PyYAML's safe loader as OmegaConf, and so Trinity, reads a config: the pure-Python one (libyaml's takes a
     tab after a colon, which Trinity refuses), YAML 1.1 (``010000`` is the octal 4096, ``on`` and ``yes`` are
     true, ``y`` and ``n`` are text), no timestamps (a date stays text), floats without a dot (``1e-5``) too,
-    and a key given twice refused."""
+    and a key given twice refused; it notes the anchors its aliases repeat (`aliased`)."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self.aliased: set[str] = set()
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """PyYAML's node, noting the anchor an alias repeats."""
+        if self.check_event(pyyaml.AliasEvent):
+            self.aliased.add(self.peek_event().anchor)
+        return super().compose_node(parent, index)
 
 
 _OmegaConfLoader.yaml_implicit_resolvers = {
@@ -70,14 +82,35 @@ _OmegaConfLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r""
     |\.(?:nan|NaN|NAN))$""", re.VERBOSE), list("-+0123456789."))  # OmegaConf's own float rule
 
 
+class _TrinityRead(NamedTuple):
+    """A config's text as Trinity reads it (`_OmegaConfLoader`): its `data`, and the anchors its aliases repeat."""
+
+    data: Any
+    aliased: frozenset[str]
+
+
+_TRINITY_READ = "Trinity config"
+"""`parsed_once`'s kind for a config read as Trinity reads it (`_read_as_trinity`)."""
+
+
+def _read_as_trinity(text: str) -> _TrinityRead:
+    """The config `text` as Trinity reads it (`_OmegaConfLoader`), and the anchors its aliases repeat."""
+    loader = _OmegaConfLoader(text)
+    try:
+        return _TrinityRead(loader.get_single_data(), frozenset(loader.aliased))
+    finally:
+        loader.dispose()
+
+
 def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     """A Trinity config's text as nested mappings, or `ConfigError`, one line naming the file, for text that
-    is not YAML or not a mapping: as Trinity reads it (`_OmegaConfLoader`), or with `yaml`, ruamel's round
-    trip, for a copy to patch."""
+    is not YAML or not a mapping: as Trinity reads it (`_OmegaConfLoader`; within `parsing_once`, read once and the
+    same mappings given to every caller, which none may change), or with `yaml`, ruamel's round trip, for a copy to
+    patch (read anew: the patch changes it)."""
     check_types(("text", text, str), ("name", name, str))
     try:
         if yaml is None:
-            data = pyyaml.load(text, Loader=_OmegaConfLoader)
+            data = parsed_once(_TRINITY_READ, text, _read_as_trinity).data
         else:
             with _WARNINGS_MUTED, warnings.catch_warnings():  # ruamel's warnings (a reused anchor) span lines
                 warnings.simplefilter("ignore")
@@ -98,6 +131,14 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
         kind = "an empty document" if data is None else "a list" if isinstance(data, list) else brief(data)
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {kind}")
     return data
+
+
+@parsing_once()
+def aliased_anchors(text: str, name: str) -> frozenset[str]:
+    """The anchors that aliases repeat (``*anchor``) in the config `text`, from the read `load_config_mapping` makes
+    of it as Trinity reads it (its `ConfigError`s): within an outer `parsing_once`, that read itself."""
+    load_config_mapping(text, name)
+    return parsed_once(_TRINITY_READ, text, _read_as_trinity).aliased
 
 
 class ConfigReader:
