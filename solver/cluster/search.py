@@ -28,7 +28,14 @@ from solver.cluster.reasons import (
 )
 from solver.cluster.widen import widen_jobs
 from solver.model import new_cp_solver, stopped_by_wall_clock
-from solver.query import EstimateMode, Progress, TokenBudgetMode, TrinityVersion, check_token_budget
+from solver.query import (
+    DETERMINISTIC_PER_SECOND,
+    EstimateMode,
+    Progress,
+    TokenBudgetMode,
+    TrinityVersion,
+    check_token_budget,
+)
 from solver.results import (
     ClusterResult,
     Placement,
@@ -65,15 +72,6 @@ to read the answer back."""
 
 READ_BACK_S = 0.02
 """Seconds kept, besides `SEARCH_SHARE`'s rest, to read the answer back."""
-
-DETERMINISTIC_PER_SECOND = 1.0
-"""The work the placement search is given per second of the time limit, in CP-SAT's deterministic time
-(`max_deterministic_time`, which counts the search's work the same on every run, whatever the machine's load), shared
-among its stages as `_solve_stages` says: so the same fleet, options and seed give the same placement on every run.
-The wall clock (the time limit, less the time the jobs' ways took) is only a safety net, and the answer names each
-stage it stopped first (`ClusterResult.wall_clock_stopped`). Calibrated on benchmarks/cluster.py's fleets on the
-2-core development machine (benchmarks/README.md): the 1000-job fleet's four stages take 1.5, 3.3, 2.5 and 4.4 of
-it (5 to 8 s of search), all proven within the default 10 s's 12.5."""
 
 LEAST_WORK = 0.01
 """The least deterministic time a solve of the placement search is given (where the stages before it spent the
