@@ -21,7 +21,7 @@ from solver.cluster import place
 from solver.cluster.options import Planner, job_options
 from solver.cluster.reasons import SmallerAsks
 from solver.model import new_cp_solver, stopped_by_wall_clock
-from solver.render.cluster import cluster_view
+from solver.render.cluster import cluster_view, wall_clock_stopped_words
 from solver.tables import load_catalog, load_fleet, load_weights
 
 CATALOG = load_catalog()
@@ -78,8 +78,8 @@ def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_le
     assert '"status":"feasible"' in answers[0]  # the budget ended the stages before their proofs
 
 
-def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch):
+def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The first stage 60% of the limit's deterministic time (here 1.0 a second, 10 s: 10), the second half of what
     # the first left, the third and the tie-break the rest; the wall clock (what is left of the limit) bounds each.
     monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 1.0, raising=False)
@@ -156,3 +156,12 @@ def test_smaller_asks_the_wall_clock_stops_say_so():
         for index in range(1, len(fleet.jobs)):
             asks.fits_with(index)
         assert asks.wall_clock_stopped is stopped
+
+
+def test_the_steps_the_wall_clock_stopped_are_named_in_words_in_their_order():
+    assert wall_clock_stopped_words(("cost",)) == (
+        "the wall clock stopped the step-time-cost stage before the work it is given (a busy machine, or the jobs' "
+        "ways took much of the time limit): another run may give another answer (raise --time-limit)")
+    assert wall_clock_stopped_words(("length", "tie-break", "widening", "hints")).startswith(
+        "the wall clock stopped the longer-contexts stage, the tie-break, widening onto idle GPUs and the smaller asks "
+        "of the jobs left out before the work they are given (")
