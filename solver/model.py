@@ -716,6 +716,14 @@ def new_cp_solver(workers: int, seed: int) -> cp_model.CpSolver:
     return solver
 
 
+def stopped_by_wall_clock(solver: cp_model.CpSolver, status: cp_model.CpSolverStatus) -> bool:
+    """Whether `solver`'s last solve (its `status`) ended on its wall-clock limit (`max_time_in_seconds`), before
+    its deterministic one (`max_deterministic_time`) or a proof: the one stop that depends on the machine's load,
+    so that another run may end elsewhere. (Ctrl-C's stop reads the same: the caller tells it apart.)"""
+    return (status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE)
+            and solver.response_proto.deterministic_time < solver.parameters.max_deterministic_time)
+
+
 def build_model(
     data: PlanningData, query: Query, guarded: bool = False
 ) -> tuple[cp_model.CpModel, PlanVariables, Guards]:

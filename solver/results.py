@@ -1114,6 +1114,12 @@ class ClusterResult(_Timed, defer_build=True):
         "proved its pick: the same file then gives the same placement whatever the workers; false where it ran out "
         "of time (the status may still be 'optimal': the placement is as good, only not the one picked) or did not "
         "run (it runs only where every stage before it is proven)"))
+    wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
+        "the steps that the time limit's wall clock stopped, in order: the search's stages ('priority' or 'nodes', "
+        "'length', 'cost', 'tie-break') and widening's solves ('widening') before the work they are given in CP-SAT's "
+        "deterministic time, the proof that the jobs fit nowhere even without host memory ('without host'), and the "
+        "smaller asks of the jobs left out ('hints'). Empty: the same file, options and seed give the same answer on "
+        "every run, whatever the machine's load (with workers=1); otherwise another run may give another"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))

@@ -98,6 +98,19 @@ def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimat
     return as_json
 
 
+ORIGINAL_SOLVE = _StopOnInterrupt.solve
+"""The search's own solve, before a test patches it."""
+
+
+def out_of_work(self: _StopOnInterrupt, model: cp_model.CpModel, callback: object) -> cp_model.CpSolverStatus:
+    """`_StopOnInterrupt.solve` where the search's work (its deterministic time) runs out before its first placement:
+    CP-SAT's UNKNOWN."""
+    self.solver.parameters.max_deterministic_time = 0.0
+    status = ORIGINAL_SOLVE(self, model, callback)
+    assert status == cp_model.UNKNOWN
+    return status
+
+
 TABLED_MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 
 
@@ -603,7 +616,8 @@ def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_wa
                                               {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [(before, after, staged)] = seen
-    assert after == before and before[2:] == (None, None, True, False)  # objective, bound, proven, tie_broken
+    # objective, bound, proven, tie_broken, wall_clock_stopped
+    assert after == before and before[2:] == (None, None, True, False, ())
     assert (staged.first_failed, staged.search.objective, staged.search.bound, staged.search.proven) == (
         None, 3, 3, True)
     assert (result.status, result.objective, result.bound) == ("optimal", 3, 3)
@@ -1393,7 +1407,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
                             "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken",
-                            "memory_model_source", "interrupted"]
+                            "wall_clock_stopped", "memory_model_source", "interrupted"]
     assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},
@@ -2338,7 +2352,7 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
             if cut == "interrupted after the first stage":
                 self.caught = True
             return cp_model.FEASIBLE if len(calls) == 2 else status
-        return cp_model.UNKNOWN
+        return out_of_work(self, model, callback)
 
     monkeypatch.setattr(_StopOnInterrupt, "solve", cut_search)
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
@@ -2369,7 +2383,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
             return original(self, model, callback)
         if cut == "tie-break unproven":  # an answer, not proven the lightest
             return original(self, model, callback) and cp_model.FEASIBLE
-        return cp_model.UNKNOWN
+        return out_of_work(self, model, callback)
 
     monkeypatch.setattr(_StopOnInterrupt, "solve", cut_tie_break)
     path = tmp_path / "fleet.yaml"
@@ -2380,7 +2394,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
     out = cli("cluster", str(path))[1]
     assert out.startswith("status: optimal; ")
     unproven = ("placement optimal; tie-break not proven: the time limit stopped the pick among the equally good "
-                "placements, so another run or --workers may give another of them (raise --time-limit)")
+                "placements, so --workers may give another of them (raise --time-limit)")
     assert (unproven in " ".join(out.split())) == (cut is not None)
 
 
@@ -3234,7 +3248,7 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
                                                                                  monkeypatch: pytest.MonkeyPatch):
     # Out of time before CP-SAT's first placement: the greedy one stands, and a job it left out may have had
     # room in a better one, which its reason says (with the flag that gives the search more time).
-    monkeypatch.setattr(_StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", out_of_work)
     instance = random_fleet(seed=3, nodes=1, jobs=12, lengths=[8192, 32768])
     result = place(fleet_of(instance, tmp_path), CATALOG)
     no_room = [entry.reason for entry in result.unplaced if entry.reason.startswith("no room")]
@@ -3795,7 +3809,7 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
     # The search starts from a greedy placement that gives each job, by priority, its way of the fewest GPUs (then the
     # cheapest): out of time before its first placement, that one stands. Three jobs of Qwen3-4B at 8192 tokens each
     # fit one A100 (Env + Offload), all on one node of 8; their cheapest ways first (6 GPUs, then 2) leave one out.
-    monkeypatch.setattr(_StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", out_of_work)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": f"j{i}", "model": "4B", "max_model_len": 8192, "priority": i + 1}
                                               for i in range(3)]}
     result = place(fleet_of(instance, tmp_path), CATALOG, widen=False)
@@ -4005,7 +4019,7 @@ def test_the_jobs_with_no_way_to_run_are_named_by_greedy_and_by_a_search_without
     never = {"name": "never", "model": "32B", "max_model_len": 262144}
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "fits", "model": "4B", "max_model_len": 8192}, never]}
     assert greedy(fleet_of(instance, tmp_path), CATALOG).no_way_to_run == ("never",)
-    monkeypatch.setattr(_StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    monkeypatch.setattr(_StopOnInterrupt, "solve", out_of_work)
     result = place(fleet_of({"pools": [ONE_NODE], "jobs": [never]}, tmp_path), CATALOG)
     assert (result.status, result.placements, result.no_way_to_run) == ("unknown", (), ("never",))
 

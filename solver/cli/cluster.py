@@ -42,6 +42,7 @@ from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
+from solver.query import DETERMINISTIC_PER_SECOND
 from solver.render import cluster_json, cluster_view
 from solver.results import ClusterResult
 from solver.tables import (
@@ -84,7 +85,11 @@ def build_cluster_parser() -> Parser:
                         "more GPUs run it faster, or longer for at_least)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds from the start for the planner's queries and the placement search after "
-                        "them (default 10; each query may take at most as long, and the queries are not cut short: "
+                        f"them (default 10; the search's work is CP-SAT's deterministic time, "
+                        f"{DETERMINISTIC_PER_SECOND:g} per second, so that "
+                        "the same file gives the same placement whatever the machine's load, with the wall clock as "
+                        "the bound: where that stops it first, the answer says so; each query may take at most as "
+                        "long, and the queries are not cut short: "
                         "a fleet of many job shapes may take longer, with the greedy placement, and its status says "
                         "how long they took; widening after them, at most a second per stage, and the smaller "
                         "asks that would place a job left out for room, until the limit, or for 0.3 of the queries' "

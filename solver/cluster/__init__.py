@@ -21,8 +21,8 @@ node), `model` (the CP-SAT placement model), `placements` (chosen ways as `Place
 out), `widen` (jobs grown onto idle GPUs), `greedy` (the baseline) and `search` (`place`: the staged search and its
 answer). The names other layers use are imported from here (`__all__`); those the modules share with each other
 alone, the private ones and the knobs a test may patch (`PATTERN_GROWTH`, `PATTERN_FLOOR` and `PATTERN_BUDGET` in
-`options`, `WIDEN_TIME_LIMIT_S` and `WIDEN_LEAST_S` in `widen`, `REASONS_SHARE` in `search`), from their modules: a
-patch takes effect only where the code reads it.
+`options`, `WIDEN_DETERMINISTIC_TIME`, `WIDEN_TIME_LIMIT_S` and `WIDEN_LEAST_S` in `widen`, `REASONS_SHARE` and
+`DETERMINISTIC_PER_SECOND` in `search`), from their modules: a patch takes effect only where the code reads it.
 """
 
 from solver.cluster.greedy import greedy

@@ -261,11 +261,12 @@ class SmallerAsks:
     pool, each node's idle GPUs and host memory (the placed jobs' own needs, `Planner.host_tenths`), and the nodes no
     job uses; and, for a job left out for want of room, the smaller asks with which one of the planner's ways for it
     (`job_options`) fits there (`fits_with`): the fewest rollout GPUs dropped, and the least length cut, asked until
-    `until` (a `time.monotonic()`)."""
+    `until` (a `time.monotonic()`; `wall_clock_stopped` says whether it cut them short)."""
 
     def __init__(self, planner: Planner, fleet: Fleet, final: dict[int, tuple[Option, list[int]]],
                  until: float) -> None:
         self.planner, self.fleet, self.until = planner, fleet, until
+        self.wall_clock_stopped = False
         self.idle_gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
         self.idle_host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
         for job, (option, nodes) in final.items():
@@ -293,7 +294,7 @@ class SmallerAsks:
         most = max((max(*self.idle_gpus[p], len(self.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
                     for p in usable), default=-1)
         for rollout in range(min(most, job.rollout_gpus - 1), -1, -1)[:FEWER_ROLLOUT_TRIES]:
-            if time.monotonic() > self.until:
+            if self._out_of_time():
                 return None
             if fits := self._first_fit(index, {"rollout_gpus": rollout}):
                 return fits
@@ -313,18 +314,23 @@ class SmallerAsks:
             if not job.may_use(pool):
                 continue
             for trainer_gpus in range(1, max(self.idle_gpus[p]) - job.rollout_gpus + 1):
-                if time.monotonic() > self.until:
+                if self._out_of_time():
                     return None
                 longest = self.planner.best(pool.gpu, job.model, trainer_gpus, None, pool.gpus_per_node,
                                             self.planner.estimate, pool.host_ram_gb, None, job.train_batch_size)
                 cuts |= {longest.max_model_len} if longest is not None and longest.max_model_len < length else set()
         for cut in sorted(cuts, reverse=True)[:SHORTER_TRIES]:
-            if time.monotonic() > self.until:
+            if self._out_of_time():
                 return None
             shorter = AtLeast(at_least=cut) if isinstance(asked, AtLeast) else cut
             if fits := self._first_fit(index, {"max_model_len": shorter}):
                 return fits
         return None
+
+    def _out_of_time(self) -> bool:
+        """Whether `until` has passed (the hints left are then not asked, and `wall_clock_stopped` says so)."""
+        self.wall_clock_stopped |= time.monotonic() > self.until
+        return self.wall_clock_stopped
 
     def _first_fit(self, index: int, change: dict[str, object]) -> FitsWith | None:
         """The first of the planner's ways for job `index` with its fields set as `change` says (`job_options`) that

@@ -27,8 +27,15 @@ from solver.cluster.reasons import (
     why_no_option,
 )
 from solver.cluster.widen import widen_jobs
-from solver.model import new_cp_solver
-from solver.query import EstimateMode, Progress, TokenBudgetMode, TrinityVersion, check_token_budget
+from solver.model import new_cp_solver, stopped_by_wall_clock
+from solver.query import (
+    DETERMINISTIC_PER_SECOND,
+    EstimateMode,
+    Progress,
+    TokenBudgetMode,
+    TrinityVersion,
+    check_token_budget,
+)
 from solver.results import (
     ClusterResult,
     Placement,
@@ -65,6 +72,10 @@ to read the answer back."""
 
 READ_BACK_S = 0.02
 """Seconds kept, besides `SEARCH_SHARE`'s rest, to read the answer back."""
+
+LEAST_WORK = 0.01
+"""The least deterministic time a solve of the placement search is given (where the stages before it spent the
+budget): enough to read back the placement hinted to it."""
 
 
 def least_time_limit_to_search_s(planning_s: float, building_s: float = 0.0) -> float:
@@ -124,11 +135,12 @@ def place(
     start = _greedy_start(fleet, options, built)
     solver = _placement_solver(workers, seed)
     building_s = time.monotonic() - started - planned.planning_s
-    # Leave time to read the answer back and to say why the jobs left out are.
+    # The wall clock's safety net: it leaves time to read the answer back and to say why the jobs left out are.
     deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
                 - _time_for_reasons(fleet, options, planned.planning_s))
+    budget = DETERMINISTIC_PER_SECOND * time_limit_s
     with _StopOnInterrupt(solver) as interrupt:
-        staged = _solve_stages(start, built, stages, interrupt, deadline,
+        staged = _solve_stages(start, built, stages, interrupt, deadline, budget,
                                partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
                                None if progress is None else partial(_ProgressCallback, report=progress,
                                                                      started=started))
@@ -137,7 +149,7 @@ def place(
         # that none exists, or every job must be placed.
         if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(search.values)
                                              and not every_job):
-            return _no_placement_result(planned, first_failed, interrupt, deadline, building_s)
+            return _no_placement_result(planned, staged, interrupt, (budget - staged.spent, deadline), building_s)
     if first_failed is not None:  # out of time before a first solution: the greedy placement stands
         search = replace(search, proven=False, objective=sum(fleet.jobs[o.job].priority
                                                              for o, value in zip(options, search.values) if value))
@@ -210,35 +222,42 @@ def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_b
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
     certain = first_proven and not planned.host_rounded and not planned.undecided
     try:
-        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed, certain,
-                                       hints)
+        placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed,
+                                                certain, hints)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted = True
-        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven, certain=certain)
+        placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, None, first_proven,
+                                                certain=certain)
     proven = search.proven and not planned.host_rounded and not planned.undecided
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
                          no_way_to_run=planned.no_way, pools=pool_use(fleet, placements),
                          host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
-                         tie_broken=search.tie_broken, wall_time_s=time.monotonic() - planned.started,
+                         tie_broken=search.tie_broken, wall_clock_stopped=search.wall_clock_stopped + stopped,
+                         wall_time_s=time.monotonic() - planned.started,
                          planning_s=planned.planning_s, building_s=building_s,
                          least_time_limit_s=least_time_limit_to_search_s(planned.planning_s, building_s),
                          interrupted=interrupted)
 
 
-def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, interrupt: _StopOnInterrupt,
-                         deadline: float, building_s: float) -> ClusterResult:
-    """The answer where the search's first stage found no placement (its CP-SAT status `failed`) and no greedy one
-    stands in: infeasible where CP-SAT proved it, unless the host memory of the pools `planned.host_rounded` was
-    rounded up (and the jobs are not proved not to fit with it left out) or some of the jobs' ways were left out
+def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: _StopOnInterrupt,
+                         limits: tuple[float, float], building_s: float) -> ClusterResult:
+    """The answer where the search's first stage found no placement (its CP-SAT status `staged.first_failed`) and
+    no greedy one stands in: infeasible where CP-SAT proved it, unless the host memory of the pools
+    `planned.host_rounded` was rounded up (and the jobs are not proved not to fit with it left out, within `limits`:
+    the deterministic time left, and the wall clock's deadline) or some of the jobs' ways were left out
     (`planned.undecided`); unknown otherwise (time ran out, or Ctrl-C came first). Every job is left out, for that
     reason. Where time ran out, the least time limit that leaves the search time after working out the jobs' ways
     and `building_s` of building the placement model on them comes with it, for the view to name."""
-    fleet, host_rounded = planned.fleet, planned.host_rounded
+    fleet, host_rounded, failed = planned.fleet, planned.host_rounded, staged.first_failed
+    stopped = staged.search.wall_clock_stopped
     # With host memory rounded, no placement of the rounded needs proves nothing, unless the jobs do not
     # fit even with host memory left out.
-    rounded_only = failed == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
-        fleet, planned.options, planned.every_job, interrupt.solver, deadline)
+    rounded_only = False
+    if failed == cp_model.INFEASIBLE and host_rounded:
+        proved_without_host, wall_stopped = _infeasible_without_host(fleet, planned.options, planned.every_job,
+                                                                     interrupt, *limits)
+        rounded_only, stopped = not proved_without_host, stopped + (("without host",) if wall_stopped else ())
     proved = failed == cp_model.INFEASIBLE and not rounded_only and not planned.undecided
     verdict: Status = "infeasible" if proved else "unknown"
     return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
@@ -246,8 +265,8 @@ def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, int
                          unplaced=all_unplaced(fleet, verdict, interrupt.caught,
                                                host_rounded if rounded_only else (), planned.options),
                          no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
-                         wall_time_s=time.monotonic() - planned.started, interrupted=interrupt.caught,
-                         planning_s=planned.planning_s, building_s=building_s,
+                         wall_clock_stopped=stopped, wall_time_s=time.monotonic() - planned.started,
+                         interrupted=interrupt.caught, planning_s=planned.planning_s, building_s=building_s,
                          least_time_limit_s=(least_time_limit_to_search_s(planned.planning_s, building_s)
                                              if failed != cp_model.INFEASIBLE and not interrupt.caught else None))
 
@@ -305,42 +324,49 @@ class _Search:
     proven: bool = True
     tie_broken: bool = False
     """Whether the tie-break ran and proved its pick among the equally good placements."""
+    wall_clock_stopped: tuple[str, ...] = ()
+    """The stages (`STAGES`' keys) the wall clock stopped before their deterministic time ran out."""
 
 
 @dataclass(frozen=True)
 class _Staged:
     """What `_solve_stages` reached: the placement of the last stage it solved (`search`; the start it was given where
-    none), and the first stage's CP-SAT status where that stage found no placement (`first_failed`; else None)."""
+    none), the first stage's CP-SAT status where that stage found no placement (`first_failed`; else None), and the
+    deterministic time its stages spent."""
 
     search: _Search
     first_failed: cp_model.CpSolverStatus | None = None
+    spent: float = 0.0
 
 
 def _solve_stages(start: _Search, built: PlacementModel, stages: list[tuple[str, cp_model.LinearExprT, bool]],
-                  interrupt: _StopOnInterrupt, deadline: float, first_bound: Callable[[int], int],
+                  interrupt: _StopOnInterrupt, deadline: float, budget: float, first_bound: Callable[[int], int],
                   progress: Callable[..., _ProgressCallback] | None) -> _Staged:
-    """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within
-    `deadline`, each keeping the value the one before it reached and starting from its answer (the first from
-    `start`, a greedy placement); the first stage gets 60% of the time left, the second half of what is left then,
-    the rest the rest. Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found
-    no placement; a later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where
-    every stage before it is proven."""
+    """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within `budget`
+    of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
+    (the first from `start`, a greedy placement); the first stage gets 60% of the budget, the second half of what is
+    left then, the rest the rest (what a stage leaves goes to the next). The wall clock's `deadline` is a safety net
+    for all of them together: a stage it stops first is named in the answer (`_Search.wall_clock_stopped`).
+    Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
+    later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every stage
+    before it is proven."""
     model, solver = built.model, interrupt.solver
-    search = start
+    search, spent = start, 0.0
     for position, (name, expression, maximise) in enumerate(stages):
         if interrupt.caught or (name == "tie-break" and not search.proven):
-            return _Staged(replace(search, proven=search.proven and not interrupt.caught))
-        left = deadline - time.monotonic()
-        solver.parameters.max_time_in_seconds = max(left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0),
-                                                    0.01)
+            return _Staged(replace(search, proven=search.proven and not interrupt.caught), spent=spent)
+        _set_limits(solver, (budget - spent) * (0.6 if position == 0 else 0.5 if position == 1 else 1.0), deadline)
         (model.maximize if maximise else model.minimize)(expression)
         callback = None if progress is None else progress(STAGES[name], bounded=first_bound if position == 0 else int)
         status = checked(solver, model, interrupt.solve(model, callback))
+        spent += solver.response_proto.deterministic_time
+        if stopped_by_wall_clock(solver, status) and not interrupt.caught:
+            search = replace(search, wall_clock_stopped=(*search.wall_clock_stopped, name))
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             if position == 0:
-                return _Staged(search, first_failed=status)
+                return _Staged(search, first_failed=status, spent=spent)
             # A stage left unsolved proves nothing; the previous stage's answer stands (its hint is still in the model).
-            return _Staged(replace(search, proven=search.proven and name == "tie-break"))
+            return _Staged(replace(search, proven=search.proven and name == "tie-break"), spent=spent)
         search = replace(search, values=[solver.value(x) for x in built.chosen],
                          counts={key: solver.value(var) for key, var in built.pattern_counts.items()})
         if name != "tie-break":
@@ -354,7 +380,14 @@ def _solve_stages(start: _Search, built: PlacementModel, stages: list[tuple[str,
         reached = round(solver.objective_value)
         model.add(expression >= reached if maximise else expression <= reached)
         hint_placement(built, search.values, search.counts)
-    return _Staged(search)
+    return _Staged(search, spent=spent)
+
+
+def _set_limits(solver: cp_model.CpSolver, work: float, deadline: float) -> None:
+    """Limit `solver`'s next solve to `work` of deterministic time (at least `LEAST_WORK`) and, as a safety net, to
+    the wall clock's `deadline` (a `time.monotonic()`; at least 0.01 s)."""
+    solver.parameters.max_deterministic_time = max(work, LEAST_WORK)
+    solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
 
 
 @dataclass(frozen=True)
@@ -435,18 +468,19 @@ def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     hints: _Hints | None = None,
-) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
+) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
     """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
     priority places them); the hints of smaller asks, on the placement as grown, are asked within `hints`' time
-    (None: no hints)."""
+    (None: no hints). Last, the steps the wall clock stopped (``widening``, ``hints``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = _node_indexes(fleet, chosen, counts)
     placed = dict(chosen)
-    if widen_by is not None:
-        placed.update(widen_jobs(planner, fleet, chosen, nodes, seed, widen_by))
+    widened = None if widen_by is None else widen_jobs(planner, fleet, chosen, nodes, seed, widen_by)
+    if widened is not None:
+        placed.update(widened.grown)
     first_gpu = first_gpus((job, option, nodes[job][0]) for job, option in sorted(placed.items()))
     placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
@@ -454,7 +488,10 @@ def _decode(
     where = {job: (option, nodes[job]) for job, option in chosen.items()}
     final = {job: (option, nodes[job]) for job, option in placed.items()}
     smaller_asks = None if hints is None else SmallerAsks(planner, fleet, final, hints.until())
-    return placements, unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks)
+    unplaced = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks)
+    stopped = (("widening",) if widened is not None and widened.wall_clock_stopped else ()) + (
+        ("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped else ())
+    return placements, unplaced, stopped
 
 
 def _node_indexes(fleet: Fleet, chosen: dict[int, Option],
@@ -491,12 +528,15 @@ def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_jo
     return min(bound, sum(fleet.jobs[job].priority for job in {option.job for option in options}))
 
 
-def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: bool, solver: cp_model.CpSolver,
-                             deadline: float) -> bool:
-    """Whether CP-SAT proves, before `deadline`, that the jobs do not fit even with host memory left out."""
+def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: bool, interrupt: _StopOnInterrupt,
+                             budget: float, deadline: float) -> tuple[bool, bool]:
+    """Whether CP-SAT proves, within `budget` of deterministic time and before `deadline` (the wall clock's safety
+    net), that the jobs do not fit even with host memory left out; and whether the wall clock stopped it first."""
     relaxed = build_placement_model(fleet, [replace(o, host_tenths=0) for o in options], every_job).model
-    solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
-    return checked(solver, relaxed, solver.solve(relaxed)) == cp_model.INFEASIBLE
+    solver = interrupt.solver
+    _set_limits(solver, budget, deadline)
+    status = checked(solver, relaxed, solver.solve(relaxed))
+    return status == cp_model.INFEASIBLE, stopped_by_wall_clock(solver, status) and not interrupt.caught
 
 
 def _as_model_values(

@@ -11,12 +11,16 @@ from dataclasses import dataclass
 from ortools.sat.python import cp_model
 
 from solver.cluster.options import Option, Planner, host_capacity_tenths, option_name, ways_in_pool
-from solver.model import LeanCpModel, new_cp_solver
+from solver.model import LeanCpModel, new_cp_solver, stopped_by_wall_clock
 from solver.solve import checked
 from solver.tables import Catalog, Fleet, Pool
 
+WIDEN_DETERMINISTIC_TIME = 0.5
+"""The work each of `widen_jobs`'s solves is given, in CP-SAT's deterministic time (the same on every run whatever
+the machine's load; a few thousandths of it each, in practice)."""
+
 WIDEN_TIME_LIMIT_S = 1.0
-"""The limit of each of `widen_jobs`'s solves (a few milliseconds each, in practice)."""
+"""The wall-clock limit of each of `widen_jobs`'s solves, a safety net behind `WIDEN_DETERMINISTIC_TIME`."""
 
 
 WIDEN_LEAST_S = 0.05
@@ -55,35 +59,48 @@ class WideningModel:
             self.model.add_hint(literal, value(option, literal))
 
 
+@dataclass(frozen=True)
+class Widened:
+    """What `widen_jobs` grew: the jobs that grow and their new ways (job -> option), and whether the wall clock
+    stopped one of its solves before its deterministic work (another run may then grow them otherwise)."""
+
+    grown: dict[int, Option]
+    wall_clock_stopped: bool = False
+
+
 def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
-               until: float) -> dict[int, Option]:
-    """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
+               until: float) -> Widened:
+    """The jobs that grow onto idle GPUs of the node they share, and their new ways (`Widened`).
 
     A job on a node with idle GPUs may take more trainer GPUs there (`_widening_counts`), where the planner has a
     plan for that many on the same evidence (the tables' alone, unless its plan is already an estimate) with a layout on
     the node. CP-SAT picks each such job's way, its own or a wider one, so that the node's GPUs and host
     memory hold them: the most length gained by ``at_least`` jobs, then the least step-time cost, then
-    the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is). Each solve ends within
-    `WIDEN_TIME_LIMIT_S` and by `until` (a `time.monotonic()`: the placement's time limit), given at least
-    `WIDEN_LEAST_S`."""
+    the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is). Each solve does at most
+    `WIDEN_DETERMINISTIC_TIME` of work, and, as a safety net, ends within `WIDEN_TIME_LIMIT_S` and by `until` (a
+    `time.monotonic()`: the placement's time limit), given at least `WIDEN_LEAST_S`."""
     built = build_widening_model(planner, fleet, chosen, nodes)
     if len(built.ways) == len({o.job for o, _ in built.ways}):  # no job has a wider way
-        return {}
+        return Widened({})
     picked = [o for o, _ in built.ways if o is chosen[o.job]]
     built.hint(lambda o, _: o is chosen[o.job])
     solver = new_cp_solver(1, seed)  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
     stages = ((built.total(lambda o: o.gain), True), (built.total(lambda o: o.cost), False),
               (built.total(lambda o: o.size), False))
+    solver.parameters.max_deterministic_time = WIDEN_DETERMINISTIC_TIME
+    wall_clock_stopped = False
     for expression, maximise in stages:
         (built.model.maximize if maximise else built.model.minimize)(expression)
         solver.parameters.max_time_in_seconds = max(min(WIDEN_TIME_LIMIT_S, until - time.monotonic()), WIDEN_LEAST_S)
-        if checked(solver, built.model, solver.solve(built.model)) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        status = checked(solver, built.model, solver.solve(built.model))
+        wall_clock_stopped |= stopped_by_wall_clock(solver, status)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break  # out of time: the previous stage's answer stands
         picked = [o for o, x in built.ways if solver.value(x)]
         reached = round(solver.objective_value)
         built.model.add(expression >= reached if maximise else expression <= reached)
         built.hint(lambda _, x: solver.value(x))
-    return {o.job: o for o in picked if o is not chosen[o.job]}
+    return Widened({o.job: o for o in picked if o is not chosen[o.job]}, wall_clock_stopped)
 
 
 def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Option],

@@ -38,11 +38,30 @@ for 0, which says so)."""
 
 
 def tie_break_unproven(interrupted: bool) -> str:
-    """The line under an ``optimal`` cluster status whose tie-break did not prove its pick: the time limit, or
-    Ctrl-C where `interrupted`, stopped it."""
+    """The line under an ``optimal`` cluster status whose tie-break did not prove its pick: the time limit (its
+    deterministic work, the same on every run; where the wall clock stopped it, `wall_clock_stopped_words` says so),
+    or Ctrl-C where `interrupted`, stopped it."""
     return (f"placement optimal; tie-break not proven: {'Ctrl-C' if interrupted else 'the time limit'} stopped the "
-            "pick among the equally good placements, so another run or --workers may give another of them"
-            + ("" if interrupted else " (raise --time-limit)"))
+            "pick among the equally good placements, so "
+            + ("another run or --workers may give another of them" if interrupted
+               else "--workers may give another of them (raise --time-limit)"))
+
+
+WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes-used stage",
+                    "length": "the longer-contexts stage", "cost": "the step-time-cost stage",
+                    "tie-break": "the tie-break", "without host": "the proof without host memory",
+                    "widening": "widening onto idle GPUs", "hints": "the smaller asks of the jobs left out"}
+"""The steps `ClusterResult.wall_clock_stopped` names, in words."""
+
+
+def wall_clock_stopped_words(steps: tuple[str, ...]) -> str:
+    """The line that says which `steps` (`ClusterResult.wall_clock_stopped`) the time limit's wall clock stopped
+    before the work they are given, so that another run may answer otherwise."""
+    named = [WALL_CLOCK_STEPS[step] for step in steps]
+    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+    return (f"the wall clock stopped {listed} before the work {'it is' if len(named) == 1 else 'they are'} given (a "
+            "busy machine, or the jobs' ways took much of the time limit): another run may give another answer "
+            "(raise --time-limit)")
 
 
 def cluster_json(result: ClusterResult) -> str:
@@ -187,11 +206,13 @@ def _time_to_search(result: ClusterResult) -> list[Text]:
 
 
 def _search_warnings(result: ClusterResult) -> list[Text]:
-    """What leaves a placement less than proven best: a tie-break not proven, host memory rounded up, the jobs' ways
-    that ran out of time."""
+    """What leaves a placement less than proven best: a tie-break not proven, the steps the wall clock stopped, host
+    memory rounded up, the jobs' ways that ran out of time."""
     warnings = []
     if result.status == "optimal" and not result.tie_broken:
         warnings.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
+    if result.wall_clock_stopped:
+        warnings.append(Text(wall_clock_stopped_words(result.wall_clock_stopped), style="yellow"))
     if result.host_rounded:
         warnings.append(Text(
             f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "

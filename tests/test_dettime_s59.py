@@ -1,0 +1,167 @@
+"""`solve cluster` gives the same answer to the same input whatever the machine's load (session 59): the search's
+stages and widening's solves end on CP-SAT's deterministic time, a fixed share of the time limit, and the wall clock
+is only a safety net, named in the answer (`wall_clock_stopped`) where it stopped a step first."""
+
+from __future__ import annotations
+
+import io
+import random
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+from ortools.sat.python import cp_model
+from rich.console import Console
+
+import solver.cluster.search
+import solver.cluster.widen
+from solver.cluster import place
+from solver.cluster.options import Planner, job_options
+from solver.cluster.reasons import SmallerAsks
+from solver.model import new_cp_solver, stopped_by_wall_clock
+from solver.render.cluster import cluster_view, wall_clock_stopped_words
+from solver.tables import load_catalog, load_fleet, load_weights
+
+CATALOG = load_catalog()
+MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
+
+
+def _fleet(tmp_path: Path, jobs: int = 1000, nodes: int = 32, seed: int = 3):
+    """An A100 pool and an H20 pool of `nodes` 8-GPU nodes each, and `jobs` seeded random jobs: at 1000 jobs, the
+    search takes seconds to prove its four stages (its first, 0.5 of deterministic time; all four, about 6)."""
+    rng = random.Random(seed)
+    instance = {
+        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 8},
+                  {"name": "h20", "gpu": "H20-96GB", "nodes": nodes, "gpus_per_node": 8}],
+        "jobs": [{"name": f"job-{i}", "model": rng.choice(MODELS), "max_model_len": rng.choice([8192, 32768, 65536]),
+                  "rollout_gpus": rng.choice([0, 1, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(jobs)]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    return load_fleet(path, CATALOG)
+
+
+def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float) -> None:
+    """The search's clock reads late as the search starts, so that the wall clock leaves it `left_s` seconds (as if
+    the jobs' ways had taken that much longer on a busy machine)."""
+    offset = [0.0]
+    solve_stages = solver.cluster.search._solve_stages
+
+    def late(start, built, stages, interrupt, deadline, *rest):
+        offset[0] = deadline - time.monotonic() - left_s
+        return solve_stages(start, built, stages, interrupt, deadline, *rest)
+
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages", late)
+    monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + offset[0]))
+
+
+def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_left(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A busy machine works out the jobs' ways more slowly, leaving the search less of the wall clock. Each stage was
+    # given a share of the wall-clock time left, so the stages were cut at another point on each run, and the
+    # placement changed (a 500-job fleet: 129, 129 and 67 jobs placed in three runs of the default 10 s). Each now
+    # gets a share of the deterministic time the limit gives (made small here, so that the stages end on it within
+    # a fraction of a second): whether the wall clock leaves the search 28 s or 2 s, the JSON is byte-identical.
+    # (The old code proved every stage with 28 s, and not with 2 s: its tie-break, at least, was cut.)
+    monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 0.01, raising=False)
+    fleet = _fleet(tmp_path)
+    answers = []
+    for left_s in (None, 2.0):
+        with monkeypatch.context() as patched:
+            if left_s is not None:
+                _search_left(patched, left_s)
+            result = place(fleet, CATALOG, time_limit_s=30)
+        assert result.wall_clock_stopped == ()
+        answers.append(result.model_dump_json())
+    assert answers[0] == answers[1]
+    assert '"status":"feasible"' in answers[0]  # the budget ended the stages before their proofs
+
+
+def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The first stage 60% of the limit's deterministic time (here 1.0 a second, 10 s: 10), the second half of what
+    # the first left, the third and the tie-break the rest; the wall clock (what is left of the limit) bounds each.
+    monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 1.0, raising=False)
+    given, spent = [], []
+    solve = solver.cluster.search._StopOnInterrupt.solve
+
+    def recorded(self, model, callback):
+        given.append((self.solver.parameters.max_deterministic_time, self.solver.parameters.max_time_in_seconds))
+        status = solve(self, model, callback)
+        spent.append(self.solver.response_proto.deterministic_time)
+        return status
+
+    monkeypatch.setattr(solver.cluster.search._StopOnInterrupt, "solve", recorded)
+    result = place(_fleet(tmp_path, jobs=40, nodes=4), CATALOG, time_limit_s=10)
+    assert (result.status, result.tie_broken, result.wall_clock_stopped) == ("optimal", True, ())
+    left = 10 - spent[0]
+    assert [work for work, _ in given] == pytest.approx([6.0, left / 2, left - spent[1], left - spent[1] - spent[2]])
+    assert all(0 < wall <= 10 for _, wall in given)
+
+
+def test_a_stage_the_wall_clock_stops_is_named_in_the_json_and_under_the_status(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch):
+    # Where the wall clock (the safety net) stops a stage before its deterministic time, another run may end
+    # elsewhere: the answer says which stage, in --json and in a line under the status.
+    fleet = _fleet(tmp_path)
+    _search_left(monkeypatch, 0.0)  # no wall-clock time left for the search: 0.01 s a stage
+    result = place(fleet, CATALOG, time_limit_s=30)
+    assert result.wall_clock_stopped[0] == "priority" and result.status == "feasible"
+    assert result.model_dump(mode="json")["wall_clock_stopped"] == list(result.wall_clock_stopped)
+    console = Console(width=1000, record=True, file=io.StringIO())
+    console.print(cluster_view(result, fleet, minimize_nodes=False))
+    said = " ".join(console.export_text().split())
+    assert "the wall clock stopped the placed-priority stage" in said
+    assert "another run may give another answer (raise --time-limit)" in said
+
+
+def test_a_stage_its_deterministic_time_stops_is_not_the_wall_clock_s():
+    model = cp_model.CpModel()
+    x = [model.new_int_var(0, 100, f"x{i}") for i in range(30)]
+    model.add(sum(x) == 777)
+    model.maximize(sum(i * v for i, v in enumerate(x)))
+    solver = new_cp_solver(1, 0)
+    solver.parameters.max_deterministic_time = 0.0
+    assert not stopped_by_wall_clock(solver, solver.solve(model))
+    solver.parameters.max_deterministic_time, solver.parameters.max_time_in_seconds = 10.0, 0.0
+    assert stopped_by_wall_clock(solver, solver.solve(model))
+    solver.parameters.max_time_in_seconds = 10.0
+    assert not stopped_by_wall_clock(solver, solver.solve(model))  # proven: OPTIMAL
+
+
+def test_widening_solves_the_wall_clock_stops_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A lone job on a node of 8 grows from 6 GPUs onto its idle ones; with no wall-clock time for widening's solves,
+    # it stays as placed and the answer names widening.
+    instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+                "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    fleet = load_fleet(path, CATALOG)
+    grown = place(fleet, CATALOG)
+    assert (grown.placements[0].widened_from, grown.wall_clock_stopped) == (6, ())
+    monkeypatch.setattr(solver.cluster.widen, "WIDEN_TIME_LIMIT_S", 0.0)
+    monkeypatch.setattr(solver.cluster.widen, "WIDEN_LEAST_S", 0.0)
+    stopped = place(fleet, CATALOG)
+    assert (stopped.placements[0].widened_from, stopped.wall_clock_stopped) == (None, ("widening",))
+
+
+def test_smaller_asks_the_wall_clock_stops_say_so():
+    fleet_file = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
+    fleet = load_fleet(fleet_file, CATALOG)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    final = {0: (job_options(planner, fleet, 0)[0], [0])}
+    for until, stopped in ((time.monotonic() + 60, False), (time.monotonic() - 1, True)):
+        asks = SmallerAsks(planner, fleet, final, until)
+        for index in range(1, len(fleet.jobs)):
+            asks.fits_with(index)
+        assert asks.wall_clock_stopped is stopped
+
+
+def test_the_steps_the_wall_clock_stopped_are_named_in_words_in_their_order():
+    assert wall_clock_stopped_words(("cost",)) == (
+        "the wall clock stopped the step-time-cost stage before the work it is given (a busy machine, or the jobs' "
+        "ways took much of the time limit): another run may give another answer (raise --time-limit)")
+    assert wall_clock_stopped_words(("length", "tie-break", "widening", "hints")).startswith(
+        "the wall clock stopped the longer-contexts stage, the tie-break, widening onto idle GPUs and the smaller asks "
+        "of the jobs left out before the work they are given (")
