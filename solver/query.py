@@ -63,15 +63,16 @@ MAX_WORKERS = 1024
 machine's cores only slow it down)."""
 MAX_TIME_LIMIT_S = 1e9
 """The longest time limit, in seconds (about 30 years): finite, and a number CP-SAT takes."""
-DETERMINISTIC_PER_SECOND = 1.0
+DETERMINISTIC_PER_SECOND = 0.6
 """The work the cluster's placement search is given per second of its time limit, in CP-SAT's deterministic time
 (`max_deterministic_time`: the solver's count of its work, the same on every run whatever the machine's load), shared
 among its stages as `solver.cluster.search._solve_stages` says, so that the same fleet, options and seed give the same
 placement on every run; the wall clock (the time limit, less the time the jobs' ways took) is only a safety net, and
 the answer names each step it stopped first (`ClusterResult.wall_clock_stopped`). Calibrated on
-benchmarks/cluster.py's fleets on the 2-core development machine (benchmarks/README.md): the 1000-job fleet's first
-three stages take 1.5, 3.3 and 2.5 of it (about 6 s), proven within the default 10 s's 10 on every run, where its
-tie-break, which would take 4.4, stops on the 2.7 left."""
+benchmarks/cluster.py's fleets on the 2-core development machine (benchmarks/README.md): at 0.6 the 1000-job fleet's
+search ends in about 5 s of the default 10 s and the 5000-job fleet's in about 50 s of its 60 s, both on their budget,
+not the wall clock, with room for a slower machine; 1.0 proves the 1000-job fleet's length and cost stages too (4% more
+length) but takes about 8 s there, and leaves the 5000-job fleet to the wall clock on every run."""
 NODE_SIZE_PATH = ("cluster", "gpu_per_node")
 NODE_SIZE_KEY = ".".join(NODE_SIZE_PATH)
 """The Trinity config key that gives the GPUs of a node."""
