@@ -507,9 +507,9 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "gpu_types must be a list of GpuType, got a GpuType"),
         (lambda: solver.described_gpu_type("MyAccel", "64"),
          "memory_gb must be a whole number or None, got '64' (a str: pass 64)"),
-        (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 8 to 16384 GB, got 0 GB"),
+        (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 8 to 4096 GB, got 0 GB"),
         (lambda: solver.described_gpu_type("MyAccel", memory_mib=1025),
-         "MyAccel: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 1025 MiB"),
+         "MyAccel: its memory must be from 8192 MiB (8 GiB) to 4194304 MiB, got 1025 MiB"),
         (lambda: solver.described_gpu_type("MyAccel"), "'MyAccel': give its memory in GB or MiB"),
         # estimate_memory: the node size and the flags' types
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0),
