@@ -275,9 +275,9 @@ def test_estimate_memory_takes_counts_at_their_bounds():
     # Trinity's default budget at half the cap is the cap itself, which is taken (one token more is refused).
     assert solver.estimate_memory("4B", "h100", 8, 1 << 23).tokens_per_gpu == 1 << 24
     # A budget of one's own that fits holds budget x SP tokens, but no length is longer than the cap.
-    big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 16384)])
-    own = solver.estimate_memory("0.6B", "Big", 8, 65536, sp=8, catalog=big, max_token_len_per_gpu=3 << 20)
-    assert (own.fits, own.tokens_per_gpu, own.longest_len) == (True, 3 << 20, 1 << 24)
+    big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 4096)])
+    own = solver.estimate_memory("0.6B", "Big", 8, 65536, sp=8, catalog=big, max_token_len_per_gpu=5 << 19)
+    assert (own.fits, own.tokens_per_gpu, own.longest_len) == (True, 5 << 19, 1 << 24)
     # One token more than the cap, as one's own budget, is refused as the budget it is (not as a length's default).
     with pytest.raises(solver.QueryError, match=r"^--token-budget must be a whole number from 1 to 16777216, got "
                        r"16777217$"):

@@ -1484,7 +1484,7 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert err == ""
     assert json.loads(in_gib)["memory_gib"] == 64
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "1" * 5000, "--len", "8k")
-    assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 8 to 16384 (GB)" in err
+    assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 8 to 4096 (GB)" in err
     status, _, err = cli("--model", "4B", "--len", "1" * 5000)
     assert status == 2 and len(err) < 300 and "argument --len: must be a whole number of tokens from 1 to 1677" in err
     status, _, err = cli("--model", "4B", "--len", "-" + "1" * 5000)

@@ -68,7 +68,7 @@ REJECTIONS = {
     "zero-gpus": "table gpus=0, gpus: must be above 0, got 0",
     "zero-memory": "memory_gb: must be above 0, got 0",
     "rocm-not-bool": "rocm: must be true or false, got 2",  # pydantic's own words were 'Input should be a valid ...'
-    "huge-memory": "memory_gb: must be at most 16384, got 1000000000000000000000000000000",
+    "huge-memory": "memory_gb: must be at most 4096, got 1000000000000000000000000000000",
     "huge-gpus": "table gpus=100000000000000000000, gpus: must be at most 65536, got 100000000000000000000",
     "quoted-number": "table gpus=2, row max_model_len=8192, max_model_len: must be a whole number, got '8192'",
     "unknown-field": "table gpus=2, row max_model_len=8192: unknown field 'colour'",
