@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 import solver
+import solver.solve
 from solver.tables import TableError, load_catalog, load_fleet
 
 CATALOG = load_catalog()
@@ -57,3 +58,87 @@ def test_a_bare_number_past_the_bound_but_no_mib_figure_gets_no_mib_hint(cli, nu
     status, _, err = cli("--model", "0.6B", "--gpu", "mine", "--gpu-memory", number, "--len", "4096")
     assert (status, err.splitlines()[-1]) == (2, f"solve: error: argument --gpu-memory: must be from 8 to 4096 (GB), "
                                                  f"got '{number}'")
+
+
+LOWERED_HELD = ("the rules above hold at Trinity's default token budget, ceil(2 x length / SP) tokens per GPU, which the "
+                "tables measure; ")
+
+
+def _reasons(out: str) -> dict[str, str]:
+    """The ``why`` rows of a one-answer `--explain` output, by rule (a rule's continuation lines joined)."""
+    rows: dict[str, str] = {}
+    rule = ""
+    for line in out.split("\nwhy\n", 1)[1].splitlines():
+        if line[:1].strip():
+            rule, _, text = line.partition(" ")
+            rows[rule] = text.strip() if rule not in rows else f"{rows[rule]} | {text.strip()}"
+        elif line.strip():
+            rows[rule] += " " + line.strip()
+    return rows
+
+
+def test_fewest_gpus_explained_names_the_counts_searched_and_the_fewer_gpus_a_lowered_budget_trains(cli):
+    # Qwen3-8B at 65536 on A100s: 4 GPUs at Trinity's default budget; the explanation said why not 1, 2 or 3 there,
+    # but not that those rules hold at that budget, nor that --token-budget auto trains it on 2 (the answer's own
+    # fewer GPUs line says so; its JSON's token_budget_auto).
+    status, out, _ = cli("--model", "8B", "--len", "65536", "--minimize", "gpus", "--explain", "--gpu", "a100")
+    reasons = _reasons(out)
+    assert status == 0 and reasons["choice"].startswith(
+        "Env + Offload + SP=4 on 4 GPUs is the plan with the fewest GPUs (any count up to 64), then the cheapest, at "
+        "65536 tokens;")
+    assert reasons["lower_token_budget"] == (
+        f"{LOWERED_HELD}--token-budget auto trains 65536 tokens on 2 GPUs, 2 fewer: Env + Offload + SP=2 on 2 GPUs at "
+        "65536 tokens with a lowered max_token_len_per_gpu of 50176 (estimated: the memory model predicts 72.4 GiB per "
+        "GPU, 1.2 GiB to spare)")
+    status, out, _ = cli("--model", "8B", "--len", "65536", "--minimize", "gpus", "--explain", "--gpu", "a100",
+                         "--gpus", "6")
+    assert "is the plan with the fewest GPUs (budget 6), then the cheapest" in _reasons(out)["choice"]
+
+
+def test_fewest_gpus_explained_says_where_a_lowered_budget_trains_on_no_fewer(cli):
+    # SP pinned to 4: no count below 4 GPUs takes SP=4, whatever the budget; CP-SAT's answer with --token-budget auto.
+    status, out, _ = cli("--model", "8B", "--len", "65536", "--minimize", "gpus", "--explain", "--gpu", "a100",
+                         "--sp", "4")
+    assert status == 0 and _reasons(out)["lower_token_budget"] == (
+        f"{LOWERED_HELD}a budget lowered by --token-budget auto trains 65536 tokens on no fewer than 4 GPUs either")
+
+
+@pytest.mark.parametrize("flags", [("--token-budget", "auto"), ("--no-estimate",)])
+def test_fewest_gpus_explained_asks_no_lowered_budget_where_none_can_be_lowered(cli, flags: tuple[str, ...]):
+    status, out, _ = cli("--model", "8B", "--len", "65536", "--minimize", "gpus", "--explain", "--gpu", "a100", *flags)
+    assert status == 0 and "lower_token_budget" not in _reasons(out)
+
+
+def test_a_lowered_fewest_gpus_plan_is_explained_with_its_budget_on_every_count_before_it(cli):
+    # With --token-budget auto the plan is on 2 GPUs at a lowered budget: the choice names it, and the 1-GPU table's
+    # end (measured at the default budget) says what a lowered one holds there, as the 2-GPU table's '-' does.
+    status, out, _ = cli("--model", "8B", "--len", "65536", "--minimize", "gpus", "--explain", "--gpu", "a100",
+                         "--token-budget", "auto")
+    reasons = _reasons(out)
+    assert status == 0 and reasons["choice"].startswith(
+        "Env + Offload + SP=2 on 2 GPUs with a lowered max_token_len_per_gpu of 50176 is the plan with the fewest GPUs "
+        "(any count up to 64), then the cheapest, at 65536 tokens;")
+    assert reasons["no_setting"].split(" | ")[0] == (
+        "the A100-80GB table for 1 GPU says '-' for Qwen3-8B from 28672 tokens on, to its last row (32768): nothing "
+        "trained there (at Trinity's default budget; lowered, vanilla not estimated without Env; Env not estimated; "
+        "Offload not estimated without Env; Env + Offload holds at most 49152 tokens per GPU, below ceil(65536 / 1) = "
+        "65536)")
+
+
+def test_the_explanations_fewer_gpus_question_keeps_to_its_deadline(monkeypatch):
+    # Where the answer has no plan on fewer GPUs (as where its own question ran out of time), the explanation asks it
+    # within what is left of its deadline; left undecided, it is counted (incomplete), and no claim is made.
+    import solver.explain as explain_module
+
+    query = solver.make_query(CATALOG, model="8B", gpu="a100", objective="min_gpus", max_model_len=65536, sp=4)
+    (answer,) = solver.solve.plan(query, CATALOG)
+    asked: list[float] = []
+
+    def undecided(catalog, timed, best, gpu):
+        asked.append(timed.time_limit_s)
+        return None, False
+
+    monkeypatch.setattr(explain_module, "lowered_fewer", undecided)
+    rules = [reason.rule for reason in explain_module.explain(CATALOG, query, answer)]
+    assert "lower_token_budget" not in rules and "incomplete" in rules
+    assert len(asked) == 1 and 0 < asked[0] < query.time_limit_s
