@@ -165,7 +165,8 @@ class Query(Frozen):
 
     @property
     def fewest_gpus_scope(self) -> str:
-        """The GPU counts --minimize gpus chooses from, in words: ``any count up to 64`` (no --gpus), or ``budget 6``."""
+        """The GPU counts --minimize gpus chooses from, in words: ``any count up to 64`` (no --gpus), or
+        ``budget 6``."""
         return f"any count up to {self.budget_gpus}" if self.open_budget else f"budget {self.budget_gpus}"
 
     @property
