@@ -1,5 +1,6 @@
 """Gaps users met (session 59): nvidia-smi's MiB given as GB below the old 16384 GB bound (a T4's 15360) is refused
-with both readings."""
+with both readings; --explain of a --minimize gpus answer says why no fewer GPUs train, at which token budget, and
+what a lowered one gives; an emitted config's header prints the check command that judges it on its own GPU type."""
 
 from __future__ import annotations
 
