@@ -116,6 +116,7 @@ __all__ = [
     "calibrate_memory_model",
     "config_query",
     "estimate_memory",
+    "fragment_check",
     "fragment_engines",
     "fragment_layout",
     "make_query",
@@ -291,6 +292,18 @@ def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
         "jobs": tuple(job.model_copy(update={"model": known.model(job.model).name}) for job in fleet.jobs)})
 
 
+def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The options ``solve --from-config CONFIG --check`` needs to check a config that a fragment for the GPU type
+    `gpu` of `catalog` is merged into, as the plan was made (`solver.trinity.check_flags`): its name, with its memory
+    where it is one of your own (not the shipped catalogue's, nor given tables by cells), then `options`."""
+    from solver.trinity import check_flags  # ruamel: only where a fragment is made
+
+    gpu_type = catalog.gpu(gpu)
+    shipped = any(gpu_type.name == known.name for known in load_catalog().gpu_types)
+    own = None if shipped or gpu_type.tables else (gpu_type.memory_gb, gpu_type.memory_mib)
+    return check_flags(gpu_type.name, own, options)
+
+
 def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: TrinityVersion | None = None) -> str:
     """The Trinity YAML fragment of `answer`'s best plan, as ``solve --emit trinity`` prints it: with the query's
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
@@ -298,7 +311,7 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
     without a plan. An answer rebuilt from its JSON gives the same fragment, but for the evidence comment's memory
     figures, which the JSON rounds to two decimals."""
-    return _answer_fragment("trinity_config", answer, catalog, version)[0]
+    return _answer_fragment("trinity_config", answer, catalog, version, ())[0]
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
@@ -306,13 +319,13 @@ def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
     """`trinity_config`'s fragment as data (arguments and errors as its): the keys it writes as nested mappings
     (``config``, what a YAML loader reads from it) and the environment variables its comments say to export
     before Ray starts (``environment``)."""
-    return _answer_fragment("trinity_settings", answer, catalog, version)[1]
+    return _answer_fragment("trinity_settings", answer, catalog, version, None)[1]
 
 
-def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
-                     version: TrinityVersion | None) -> tuple[str, TrinitySettings]:
+def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, version: TrinityVersion | None,
+                     check_options: tuple[str, ...] | None) -> tuple[str, TrinitySettings]:
     """The fragment of `answer`'s best plan and its settings, for `trinity_config` and `trinity_settings`
-    (`caller`, which messages name)."""
+    (`caller`, which messages name), with the check command of `fragment_check` where `check_options` are given."""
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
@@ -332,16 +345,21 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
     return plan_fragment(best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
                          engines=(0, engines.size if engines else 1), version=version,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
-                         node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb)
+                         node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
+                         check=None if check_options is None else fragment_check(answer.gpu, catalog, check_options))
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
-                      version: TrinityVersion | None = None) -> dict[str, str]:
+                      version: TrinityVersion | None = None, check_options: tuple[str, ...] = ()) -> dict[str, str]:
     """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
     them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
-    `trinity_fragment`'s. `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
-    return {job: text for job, (text, _) in _placement_fragments(result, fleet, catalog, version).items()}
+    `trinity_fragment`'s. Each header has the ``solve --from-config CONFIG --check`` command that checks a config with
+    the fragment merged in on the job's pool's GPU type (`fragment_check`), with `check_options`, the placement's
+    options that the check needs too (``("--cells", "mine.yaml")``, as ``solve cluster`` passes its own).
+    `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
+    fragments = _placement_fragments(result, fleet, catalog, version, check_options)
+    return {job: text for job, (text, _) in fragments.items()}
 
 
 def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -349,17 +367,19 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
     """`placement_configs`' fragments as data, by job name (arguments and errors as its), as `trinity_settings`
     gives an answer's: each job's keys and the environment variables to export (a shared node's
     ``CUDA_VISIBLE_DEVICES`` among them)."""
-    return {job: settings for job, (_, settings) in _placement_fragments(result, fleet, catalog, version).items()}
+    return {job: settings for job, (_, settings) in _placement_fragments(result, fleet, catalog, version, None).items()}
 
 
 def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
-                         version: TrinityVersion | None) -> dict[str, tuple[str, TrinitySettings]]:
-    """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`."""
+                         version: TrinityVersion | None,
+                         check_options: tuple[str, ...] | None) -> dict[str, tuple[str, TrinitySettings]]:
+    """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`
+    (`check_options` as `placement_configs`'; None: no check command)."""
     from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
-                ("catalog", catalog, Catalog | None))
+                ("catalog", catalog, Catalog | None), ("check_options", check_options, tuple | None))
     catalog = catalog if catalog is not None else load_catalog()
     fleet = fleet if isinstance(fleet, Fleet) else load_fleet(given_path("fleet", fleet), catalog)
     known = catalog.for_fleet(fleet)
@@ -372,11 +392,12 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
                              "it was placed from")
         shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
         cautioned = placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, version)
+        check = None if check_options is None else fragment_check(placement.gpu, known, check_options)
         fragments[placement.job] = plan_fragment(
             cautioned, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
             gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=version,
             rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
-            host_ram_source=POOL_HOST_RAM_SOURCE)
+            host_ram_source=POOL_HOST_RAM_SOURCE, check=check)
     return fragments
 
 

@@ -37,6 +37,7 @@ from solver.solve import (
     checked,
     deadline_words,
     grid_words,
+    lowered_fewer,
     more_gpus_changes,
     new_solver,
     time_limit_words,
@@ -190,6 +191,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
 
     With an open budget (the fewest GPUs, no --gpus) the plan's own GPU count bounds the search: every
     plan that ranks before it has no more GPUs."""
+    scope = query.fewest_gpus_scope
     if query.open_budget and answer.plans:
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
     if answer.status == "unknown":
@@ -202,7 +204,9 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     words = _Words(data, query, catalog)
     prober = _Prober(data, query)
     if answer.plans:
-        reasons = _why_this_plan(prober, words, data, query, answer.plans[0])
+        reasons = _why_this_plan(prober, words, data, query, answer.plans[0], scope)
+        if query.objective == "min_gpus":
+            reasons += tuple(_lowered_fewer_reasons(catalog, prober, words, query, answer))
     else:
         reasons = _why_no_plan(catalog, prober, words, data, query, answer)
     if prober.undecided:
@@ -213,19 +217,21 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     return reasons
 
 
-def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Query, best: Plan) -> tuple[Reason, ...]:
-    """Why `best` is the answer: what the objective picked, the rule each combination ranked above it fails, and,
-    maximising the length, why nothing reaches the next length."""
+def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Query, best: Plan,
+                   scope: str) -> tuple[Reason, ...]:
+    """Why `best` is the answer: what the objective picked (the fewest GPUs of those `scope` says), the rule each
+    combination ranked above it fails, and, maximising the length, why nothing reaches the next length."""
     best_rank = next(entry.rank for entry in data.ranks
                      if entry.combination == (best.gpus, int(best.env), int(best.offload), best.sp))
     cheaper = [entry.combination for entry in data.ranks if entry.rank < best_rank]
     length = best.max_model_len if query.objective == "max_len" else None
-    chosen = f"{best.setting.label} on {words.gpus(best.gpus)}"
+    chosen = f"{best.setting.label} on {words.gpus(best.gpus)}{best.lowered_words}"
     if query.objective == "max_len":
         choice = (f"{best.max_model_len} tokens is the longest length{grid_words(best)} with a plan "
                   f"{query.within_budget}, and {chosen} is the cheapest plan there")
     elif query.objective == "min_gpus":
-        choice = f"{chosen} is the plan with the fewest GPUs, then the cheapest, at {best.max_model_len} tokens"
+        choice = (f"{chosen} is the plan with the fewest GPUs ({scope}), then the cheapest, at {best.max_model_len} "
+                  "tokens")
     else:
         choice = f"{chosen} is the cheapest plan at {best.max_model_len} tokens {query.within_budget}"
     of = "of GPU count, Env, Offload and SP"
@@ -249,6 +255,34 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
             reasons.append(Reason(rule="longer", detail=f"no plan reaches the next length, {longer[0]} tokens:"))
             reasons += words.group(prober.classify(everything, longer[0]), longer[0])
     return tuple(reasons)
+
+
+def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, query: Query,
+                           answer: Answer) -> list[Reason]:
+    """Under --minimize gpus at Trinity's default token budget, where --token-budget auto may lower it: that the rules
+    above hold at that budget, and the plan on fewer GPUs a lowered one gives (the answer's `token_budget_auto`, else
+    `lowered_fewer` solved within the explanation's deadline), or that none does; none where the question does not
+    arise, or the deadline left it undecided (counted in `undecided`)."""
+    best, asked = answer.plans[0], query.max_model_len or 0
+    fewer = answer.token_budget_auto
+    if fewer is None:
+        timed = query.model_copy(update={"time_limit_s": prober.remaining_s()})
+        found = lowered_fewer(catalog, timed, best, answer.gpu)
+        if found is None:
+            return []
+        fewer, decided = found
+        prober.undecided += not decided
+        if fewer is None and not decided:
+            return []
+    held = ("the rules above hold at Trinity's default token budget, ceil(2 x length / SP) tokens per GPU, which the "
+            "tables measure")
+    if fewer is None:
+        return [Reason(rule="lower_token_budget", detail=(
+            f"{held}; a budget lowered by --token-budget auto trains {asked} tokens on no fewer than "
+            f"{words.gpus(best.gpus)} either"))]
+    return [Reason(rule="lower_token_budget", detail=(
+        f"{held}; --token-budget auto trains {asked} tokens on {words.gpus(fewer.gpus)}, "
+        f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer)}"))]
 
 
 def _with_rollout_words(plan: Plan, asked: int) -> str:
@@ -678,8 +712,9 @@ class _Words:
             return [self._no_estimate_reason(n, length, combinations)]
         rows = [row for row in self.rows(n) if row >= length]
         table = data.table_words(n)
-        if not rows:
-            return [self._beyond_table(n)]
+        if not rows:  # the table ends before the length: at the default budget it measured (`_lowered`)
+            beyond = self._beyond_table(n)
+            return [beyond.model_copy(update={"detail": beyond.detail + self._lowered(length, combinations)})]
         row = rows[0]
         if not any((n, r) in data.settings for r in rows):  # '-' from the row after the last that trains
             first = min(r for r in self.rows(n) if r > max((r for r in self.rows(n) if (n, r) in data.settings),

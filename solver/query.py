@@ -174,6 +174,12 @@ class Query(Frozen):
         return f"on exactly {gpus}" if self.exact else f"within {gpus}"
 
     @property
+    def fewest_gpus_scope(self) -> str:
+        """The GPU counts --minimize gpus chooses from, in words: ``any count up to 64`` (no --gpus), or
+        ``budget 6``."""
+        return f"any count up to {self.budget_gpus}" if self.open_budget else f"budget {self.budget_gpus}"
+
+    @property
     def evidence_sources(self) -> str:
         """What plans may rest on, in words: the tables, the memory model's estimates, or both."""
         return {"auto": "the tables and the memory model's estimates", "only": "the memory model's estimates",

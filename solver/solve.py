@@ -267,18 +267,30 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
 
 
 def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:
-    """Under --minimize gpus, where --token-budget auto may lower a budget (`_may_lower_budget`), the answer with the
-    fewest GPUs that train its length with a lowered budget, where fewer than its best plan's: the question with
-    --token-budget auto (`_changed`, as an infeasible answer's alternative is asked), within one GPU fewer than the
-    best plan (CP-SAT decides; no solve where the best takes one GPU)."""
-    best, lowered = answer.best, _changed(query, "token_budget_auto")
-    if query.objective != "min_gpus" or lowered is None or best is None or best.gpus == 1:
+    """Under --minimize gpus, the answer with the fewest GPUs that train its length with a lowered budget, where fewer
+    than its best plan's (`lowered_fewer`)."""
+    best = answer.best
+    asked = lowered_fewer(catalog, query, best, answer.gpu) if best is not None else None
+    if asked is None or asked[0] is None:
         return answer
-    fewer = optional_best(catalog, lowered.model_copy(update={"budget_gpus": best.gpus - 1}), answer.gpu)
-    if fewer is None or not fewer.lowered_budget:  # one at the default budget: the time limit left the best unproven
-        return answer
+    fewer = asked[0]
     unused = 0 if answer.open_budget else answer.budget_gpus - fewer.gpus  # of the budget asked, as the others'
     return answer.model_copy(update={"token_budget_auto": fewer.model_copy(update={"unused_gpus": unused})})
+
+
+def lowered_fewer(catalog: Catalog, query: Query, best: Plan, gpu: str) -> tuple[Plan | None, bool] | None:
+    """Under --minimize gpus, where --token-budget auto may lower a budget (`_may_lower_budget`) and `best` (the
+    query's best plan on `gpu`) takes more than one GPU: the plan with the fewest GPUs that trains the query's length
+    with a lowered budget on fewer than `best`'s, or None where none does, and whether that was decided in the query's
+    time limit. It is the question with --token-budget auto (`_changed`, as an infeasible answer's alternative is
+    asked) within one GPU fewer than `best`: CP-SAT decides. None where the question does not arise."""
+    lowered = _changed(query, "token_budget_auto")
+    if query.objective != "min_gpus" or lowered is None or best.gpus == 1:
+        return None
+    found = answer_for(catalog, lowered.model_copy(update={"budget_gpus": best.gpus - 1}), gpu, explained=False)
+    fewer = found.best
+    # A plan at the default budget would mean the time limit left `best` unproven: not one that lowering gives.
+    return (fewer if fewer is not None and fewer.lowered_budget else None), found.decided
 
 
 def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:

@@ -275,9 +275,9 @@ def test_estimate_memory_takes_counts_at_their_bounds():
     # Trinity's default budget at half the cap is the cap itself, which is taken (one token more is refused).
     assert solver.estimate_memory("4B", "h100", 8, 1 << 23).tokens_per_gpu == 1 << 24
     # A budget of one's own that fits holds budget x SP tokens, but no length is longer than the cap.
-    big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 16384)])
-    own = solver.estimate_memory("0.6B", "Big", 8, 65536, sp=8, catalog=big, max_token_len_per_gpu=3 << 20)
-    assert (own.fits, own.tokens_per_gpu, own.longest_len) == (True, 3 << 20, 1 << 24)
+    big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 4096)])
+    own = solver.estimate_memory("0.6B", "Big", 8, 65536, sp=8, catalog=big, max_token_len_per_gpu=5 << 19)
+    assert (own.fits, own.tokens_per_gpu, own.longest_len) == (True, 5 << 19, 1 << 24)
     # One token more than the cap, as one's own budget, is refused as the budget it is (not as a length's default).
     with pytest.raises(solver.QueryError, match=r"^--token-budget must be a whole number from 1 to 16777216, got "
                        r"16777217$"):
@@ -507,9 +507,9 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "gpu_types must be a list of GpuType, got a GpuType"),
         (lambda: solver.described_gpu_type("MyAccel", "64"),
          "memory_gb must be a whole number or None, got '64' (a str: pass 64)"),
-        (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 8 to 16384 GB, got 0 GB"),
+        (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 8 to 4096 GB, got 0 GB"),
         (lambda: solver.described_gpu_type("MyAccel", memory_mib=1025),
-         "MyAccel: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 1025 MiB"),
+         "MyAccel: its memory must be from 8192 MiB (8 GiB) to 4194304 MiB, got 1025 MiB"),
         (lambda: solver.described_gpu_type("MyAccel"), "'MyAccel': give its memory in GB or MiB"),
         # estimate_memory: the node size and the flags' types
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0),

@@ -500,10 +500,10 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--gpu", "x", "--gpu-memory", "\u0668\u0660", "--len", "8k"],
          ("solve: error: argument --gpu-memory: expected 64, 64GB (as sold), 65536MiB (nvidia-smi's total) or 64GiB, "
           "got '\u0668\u0660'")),
-        (["--model", "4B", "--gpu", "x", "--gpu-memory", "16777217MiB", "--len", "8k"],
-         "solve: error: argument --gpu-memory: must be from 8192MiB to 16777216MiB, got '16777217MiB'"),
+        (["--model", "4B", "--gpu", "x", "--gpu-memory", "4194305MiB", "--len", "8k"],
+         "solve: error: argument --gpu-memory: must be from 8192MiB to 4194304MiB, got '4194305MiB'"),
         (["--model", "4B", "--gpu", "x", "--gpu-memory", "7GiB", "--len", "8k"],
-         "solve: error: argument --gpu-memory: must be from 8GiB to 16384GiB, got '7GiB'"),
+         "solve: error: argument --gpu-memory: must be from 8GiB to 4096GiB, got '7GiB'"),
         (["--model", "4B", "--model-config", "config.json", "--len", "8192"],
          ("solve: error: --model and --model-config both name the model: give one")),
         (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"],
@@ -1484,7 +1484,7 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert err == ""
     assert json.loads(in_gib)["memory_gib"] == 64
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "1" * 5000, "--len", "8k")
-    assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 8 to 16384 (GB)" in err
+    assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 8 to 4096 (GB)" in err
     status, _, err = cli("--model", "4B", "--len", "1" * 5000)
     assert status == 2 and len(err) < 300 and "argument --len: must be a whole number of tokens from 1 to 1677" in err
     status, _, err = cli("--model", "4B", "--len", "-" + "1" * 5000)

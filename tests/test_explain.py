@@ -446,8 +446,9 @@ def test_the_fewest_gpus_without_a_budget_is_explained_within_the_plans_count():
     rules = [reason.rule for reason in reasons]
     assert rules[0] == "choice" and "incomplete" not in rules  # every question answered in the time limit
     assert reasons[0].detail == (
-        "Env + Offload + SP=4 on 4 GPUs is the plan with the fewest GPUs, then the cheapest, at 65536 tokens; each of "
-        "the 91 combinations of GPU count, Env, Offload and SP that would rank before it fails a rule:")
+        "Env + Offload + SP=4 on 4 GPUs is the plan with the fewest GPUs (any count up to 64), then the cheapest, at "
+        "65536 tokens; each of the 91 combinations of GPU count, Env, Offload and SP that would rank before it fails a "
+        "rule:")
 
 
 def test_without_estimates_a_count_past_the_tables_is_not_blamed_on_the_memory_model():
@@ -645,12 +646,12 @@ def test_the_longest_context_the_pins_leave_without_a_plan_names_the_limit_and_t
 
 
 def test_a_longest_estimate_at_the_memory_models_ceiling_names_no_table_that_caps_it(cli):
-    # On GPUs of 16384 GB Qwen3-0.6B fits the longest length the memory model is asked about (2097152) and more:
+    # On 2 GPUs of 4096 GB Qwen3-0.6B fits the longest length the memory model is asked about (2097152) and more:
     # no table stops it there, so the reach says no "no further".
-    status, out, _ = cli("--model", "0.6B", "--gpu", "mine", "--gpu-memory", "16384", "--gpus", "2", "--len",
+    status, out, _ = cli("--model", "0.6B", "--gpu", "mine", "--gpu-memory", "4096", "--gpus", "2", "--len",
                          "3000000", "--explain")
     assert status == 1 and ("limit no plan passes this rule: nothing in the tables and the memory model's estimates "
-                            "vouches for Qwen3-0.6B on mine at 3000000 tokens (longest per GPU count: 1 GPU: 2097152 "
+                            "vouches for Qwen3-0.6B on mine at 3000000 tokens (longest per GPU count: 1 GPU: 1639424 "
                             "(estimated, extrapolated), 2 GPUs: 2097152 (estimated, extrapolated)) ") in " ".join(
         out.split())
 

@@ -37,16 +37,16 @@ def test_fewest_gpus_says_where_a_lowered_budget_takes_fewer(cli):
 
 
 def _lowered_solves(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The questions with --token-budget auto that `solve.optional_best` is asked from now on."""
+    """The questions with --token-budget auto that `solve.answer_for` is asked from now on."""
     asked: list[Any] = []
-    real = solver.solve.optional_best
+    real = solver.solve.answer_for
 
-    def spy(catalog: Any, query: Any, gpu: str) -> Any:
+    def spy(catalog: Any, query: Any, gpu: str, *args: Any, **kwargs: Any) -> Any:
         if query.token_budget == "auto":
             asked.append(query)
-        return real(catalog, query, gpu)
+        return real(catalog, query, gpu, *args, **kwargs)
 
-    monkeypatch.setattr(solver.solve, "optional_best", spy)
+    monkeypatch.setattr(solver.solve, "answer_for", spy)
     return asked
 
 

@@ -68,7 +68,7 @@ REJECTIONS = {
     "zero-gpus": "table gpus=0, gpus: must be above 0, got 0",
     "zero-memory": "memory_gb: must be above 0, got 0",
     "rocm-not-bool": "rocm: must be true or false, got 2",  # pydantic's own words were 'Input should be a valid ...'
-    "huge-memory": "memory_gb: must be at most 16384, got 1000000000000000000000000000000",
+    "huge-memory": "memory_gb: must be at most 4096, got 1000000000000000000000000000000",
     "huge-gpus": "table gpus=100000000000000000000, gpus: must be at most 65536, got 100000000000000000000",
     "quoted-number": "table gpus=2, row max_model_len=8192, max_model_len: must be a whole number, got '8192'",
     "unknown-field": "table gpus=2, row max_model_len=8192: unknown field 'colour'",
@@ -895,21 +895,22 @@ def test_an_error_message_is_one_line_whatever_line_breaks_a_quoted_name_holds()
 
 
 @pytest.mark.parametrize(("memory_gb", "memory_mib", "sold_gb"), [
-    (8, None, 8), (16384, None, 16384), (None, 8192, 8), (None, 16384 * 1024, 16384), (80, 69632, 80), (80, 86016, 80),
+    (8, None, 8), (4096, None, 4096), (None, 8192, 8), (None, 4096 * 1024, 4096), (80, 69632, 80), (80, 86016, 80),
     (None, 8653, 9)])  # 8.45 GiB is nearest 8 GB, but 8 GB reports at most 8601 MiB (1.05 times): sold as 9
 def test_a_gpu_type_of_your_own_may_have_the_memory_at_each_bound(memory_gb: int | None, memory_mib: int | None,
                                                                   sold_gb: int):
-    # 8 GB (8192 MiB) to 16384 GB (16777216 MiB); the MiB from 0.85 to 1.05 times the GB's, both ends included.
+    # 8 GB (8192 MiB) to 4096 GB (4194304 MiB); the MiB from 0.85 to 1.05 times the GB's, both ends included.
     gpu_type = described_gpu_type(" Mine ", memory_gb, memory_mib)
     assert (gpu_type.name, gpu_type.memory_mib, gpu_type.memory_gb) == ("Mine", memory_mib, sold_gb)
 
 
 @pytest.mark.parametrize(("memory_gb", "memory_mib", "message"), [
-    (7, None, "Mine: its memory must be from 8 to 16384 GB, got 7 GB"),
-    (16385, None, ("Mine: its memory must be from 8 to 16384 GB, got 16385 GB (nvidia-smi's total is in MiB: "
-                   "memory_mib=16385)")),
-    (None, 8191, "Mine: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 8191 MiB"),
-    (None, 16384 * 1024 + 1, "Mine: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 16777217 MiB"),
+    (7, None, "Mine: its memory must be from 8 to 4096 GB, got 7 GB"),
+    (4097, None, "Mine: its memory must be from 8 to 4096 GB, got 4097 GB"),  # no GPU's GB, nor a driver's MiB
+    (16385, None, ("Mine: its memory must be from 8 to 4096 GB, got 16385 GB (no GPU has 16385 GB; if it is "
+                   "nvidia-smi's total in MiB, 16.0 GiB, give memory_mib=16385)")),
+    (None, 8191, "Mine: its memory must be from 8192 MiB (8 GiB) to 4194304 MiB, got 8191 MiB"),
+    (None, 4096 * 1024 + 1, "Mine: its memory must be from 8192 MiB (8 GiB) to 4194304 MiB, got 4194305 MiB"),
     (80, 69631, ("Mine: 69631 MiB is not what a GPU sold as 80 GB reports (from 69632 to 86016 MiB): give one of "
                  "the two")),
     (80, 86017, ("Mine: 86017 MiB is not what a GPU sold as 80 GB reports (from 69632 to 86016 MiB): give one of "

@@ -69,21 +69,22 @@ def test_a_list_where_one_name_is_asked_for_says_so():
 def test_nvidia_smis_mib_given_as_gb_is_told_its_unit(cli):
     with pytest.raises(solver.QueryError) as caught:
         solver.described_gpu_type("H100-mine", memory_gb=81559)
-    assert str(caught.value) == ("H100-mine: its memory must be from 8 to 16384 GB, got 81559 GB (nvidia-smi's total "
-                                 "is in MiB: memory_mib=81559)")
+    assert str(caught.value) == ("H100-mine: its memory must be from 8 to 4096 GB, got 81559 GB (no GPU has 81559 GB; "
+                                 "if it is nvidia-smi's total in MiB, 79.6 GiB, give memory_mib=81559)")
     with pytest.raises(solver.QueryError) as caught:  # beyond any MiB figure too: no hint
         solver.described_gpu_type("H100-mine", memory_gb=20_000_000)
-    assert str(caught.value) == "H100-mine: its memory must be from 8 to 16384 GB, got 20000000 GB"
-    for smi in ("81559", "143771"):  # an H100's, an H200's
+    assert str(caught.value) == "H100-mine: its memory must be from 8 to 4096 GB, got 20000000 GB"
+    for smi, gib in (("81559", "79.6"), ("143771", "140.4")):  # an H100's, an H200's
         status, out, err = cli("--model", "14B", "--gpu", "mine", "--gpu-memory", smi, "--len", "64k")
         assert (status, out) == (2, "")
-        assert err.splitlines()[-1] == (f"solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), got "
-                                        f"'{smi}' (nvidia-smi's total is in MiB: --gpu-memory {smi}MiB)")
-    status, _, err = cli("--model", "14B", "--gpu", "mine", "--gpu-memory", "16777217", "--len", "64k")
-    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), "
-                                                  "got '16777217'"))  # more than any MiB figure taken
+        assert err.splitlines()[-1] == (f"solve: error: argument --gpu-memory: must be from 8 to 4096 (GB), got "
+                                        f"'{smi}' (no GPU has {smi} GB; if it is nvidia-smi's total in MiB, {gib} GiB, "
+                                        f"give --gpu-memory {smi}MiB)")
+    status, _, err = cli("--model", "14B", "--gpu", "mine", "--gpu-memory", "4194305", "--len", "64k")
+    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --gpu-memory: must be from 8 to 4096 (GB), "
+                                                  "got '4194305'"))  # more than any MiB figure taken
     status, _, err = cli("--model", "14B", "--gpu", "mine", "--gpu-memory", "81559GB", "--len", "64k")
-    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), "
+    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --gpu-memory: must be from 8 to 4096 (GB), "
                                                   "got '81559GB'"))  # GB said: taken as said
 
 

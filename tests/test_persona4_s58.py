@@ -127,12 +127,13 @@ def test_emit_dir_names_the_configs_of_jobs_the_file_no_longer_has(cli, tmp_path
 
 
 @pytest.mark.parametrize(("field", "value", "hint"), [
-    ("gpu_memory_gb", 81559, "must be at most 16384, got 81559 (nvidia-smi's total is in MiB: gpu_memory_mib: 81559)"),
+    ("gpu_memory_gb", 81559, ("must be at most 4096, got 81559 (no GPU has 81559 GB; if it is nvidia-smi's total in "
+                              "MiB, 79.6 GiB, give gpu_memory_mib: 81559)")),
     ("gpu_memory_gb", "48GB", ("must be a whole number, got '48GB' (GB as sold, as a number: 48 for 48 GB; "
                                "nvidia-smi's total in MiB goes in gpu_memory_mib)")),
     ("gpu_memory_mib", "81559 MiB", ("must be a whole number, got '81559 MiB' (nvidia-smi's total in MiB, as a "
                                      "number: 81559)")),
-    ("gpu_memory_gb", 16385 * 1024, f"must be at most 16384, got {16385 * 1024}"),  # beyond any GPU's MiB: no hint
+    ("gpu_memory_gb", 4097 * 1024, f"must be at most 4096, got {4097 * 1024}"),  # beyond any GPU's MiB: no hint
     ("gpu_memory_gb", "48", ("must be a whole number, got '48' (quoted, YAML reads it as text: write it without "
                              "quotes)")),
 ])

@@ -1137,9 +1137,9 @@ def test_the_longest_estimate_of_a_count_is_its_longest_settings_not_its_last(mo
 
 
 def test_a_lowered_token_budget_reaches_no_longer_than_the_memory_models_ceiling():
-    # On a GPU type of 16 TiB the memory model fits Qwen3-0.6B up to its ceiling at Trinity's default budget; a lowered
+    # On a GPU type of 4 TiB the memory model fits Qwen3-0.6B up to its ceiling at Trinity's default budget; a lowered
     # budget (--token-budget auto) would reach twice that, but no estimate goes past the ceiling it was asked up to.
-    big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 16384)])
+    big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 4096)])
     for token_budget in ("default", "auto"):
         query = make_query(big, model="0.6B", gpu="Big", objective="max_len", budget_gpus=8, token_budget=token_budget)
         (answer,) = plan(query, big)

@@ -39,6 +39,7 @@ from solver.trinity import (
     EngineError,
     TrinityConfig,
     anchored_keys,
+    check_flags,
     check_trinity_config,
     config_keys_changed,
     kept_interpolations,
@@ -142,7 +143,7 @@ GOLDEN = {
     "golden-vanilla.yaml": lambda: trinity_fragment(vanilla_plan(), catalog().model("4B")),
     "golden-sp2.yaml": lambda: trinity_fragment(sp2_plan(), catalog().model("4B"), gpu="A100-80GB"),
     "golden-env-offload-sp4-yarn.yaml": lambda: trinity_fragment(
-        long_plan(), catalog().model("4B"), rollout_gpus=2, gpu="A100-80GB"
+        long_plan(), catalog().model("4B"), rollout_gpus=2, gpu="A100-80GB", check=check_flags("A100-80GB")
     ),
 }
 

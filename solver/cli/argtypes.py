@@ -19,6 +19,7 @@ from solver.tables import (
     MAX_TOKENS,
     brief,
     cut,
+    mib_as_gb_hint,
 )
 
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
@@ -74,9 +75,8 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
     value = int(significant) if len(significant) <= len(str(limit)) else limit + 1
     if not least <= value <= limit:
         suffix = {"mib": "MiB", "gib": "GiB", "gb": ""}[unit]
-        most_mib = limit * 1024  # a bare number past the GB: nvidia-smi's MiB, without its unit?
-        driver = match[2] is None and len(significant) <= len(str(most_mib)) and int(significant) <= most_mib
-        hint = f" (nvidia-smi's total is in MiB: --gpu-memory {significant}MiB)" if driver else ""
+        driver = match[2] is None and len(significant) <= len(str(limit * 1024))  # nvidia-smi's MiB, without its unit?
+        hint = mib_as_gb_hint(int(significant), f"--gpu-memory {significant}MiB") if driver else ""
         raise argparse.ArgumentTypeError(f"must be from {least}{suffix} to {limit}{suffix or ' (GB)'}, got "
                                          f"{brief(text)}{hint}")
     return (value, None) if unit == "gb" else (None, value * 1024 if unit == "gib" else value)

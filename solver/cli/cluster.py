@@ -35,6 +35,7 @@ from solver.cli.options import (
     add_weights_option,
     add_workers_option,
     memory_model_option,
+    planning_check_options,
     weights_option,
 )
 from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_note, print_view
@@ -133,7 +134,8 @@ def run_cluster(args: argparse.Namespace) -> int:
             f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
             file=sys.stderr)
     elif args.emit_dir is not None:
-        fragments = placement_configs(result, fleet, catalog, version=args.trinity_version)
+        fragments = placement_configs(result, fleet, catalog, version=args.trinity_version,
+                                      check_options=planning_check_options(args))
         made = bool(fragments) and not args.emit_dir.is_dir()
         if made:  # the folder is made only now, once there is an answer to write
             try:

@@ -30,6 +30,7 @@ from solver.tables import (
     load_memory_model,
     load_model_config,
     load_weights,
+    shown_number,
 )
 
 _Loaded = TypeVar("_Loaded")
@@ -140,6 +141,16 @@ def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGro
     mode.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
                       help="no estimates: only documented and inferred plans (by default, estimates where no "
                       "table's cell vouches)")
+
+
+def planning_check_options(args: argparse.Namespace) -> tuple[str, ...]:
+    """The options of `args` that `solve --from-config CONFIG --check` needs to judge a config as these plans were
+    made (`solver.trinity.check_flags`' `options`): the --cells files, --memory-model, --margin and --estimate or
+    --no-estimate given."""
+    return (*(flag for path in args.cells or () for flag in ("--cells", str(path))),
+            *(("--memory-model", str(args.memory_model)) if args.memory_model is not None else ()),
+            *(("--margin", shown_number(args.margin)) if args.margin is not None else ()),
+            *{"only": ("--estimate",), "never": ("--no-estimate",), "auto": ()}[args.estimate_mode])
 
 
 def add_weights_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

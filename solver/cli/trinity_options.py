@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solver.api import fragment_engines, fragment_layout
+from solver.api import fragment_check, fragment_engines, fragment_layout
 from solver.cli.atomic import errors_named_by, write_all_atomically
+from solver.cli.options import planning_check_options
 from solver.cli.output import print_note
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
 from solver.query import Objective, TrinityConfig, TrinityVersion
@@ -325,12 +326,14 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             elif suggested := fragment_engines(answer, catalog):  # as solver.api.trinity_config sizes them
                 notes += [note] if (note := engines_note(suggested, model.name, answer.gpu)) else []
                 engines = (0, suggested.size)
+            check = fragment_check(answer.gpu, catalog, planning_check_options(args))
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
                                                   engines=engines, layout=layout, version=args.trinity_version,
                                                   rocm=catalog.gpu(answer.gpu).rocm,
                                                   train_batch_size=answer.train_batch_size,
-                                                  node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb))
+                                                  node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
+                                                  check=check))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 raise QueryError(f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size with "
                                  "--gpus that leaves the config's engines exactly their GPUs") from None

@@ -31,8 +31,7 @@ def _goal(query: Query) -> str:
     if query.objective == "max_len":
         return f"longest context {query.within_budget}"
     if query.objective == "min_gpus":
-        scope = f"any count up to {query.budget_gpus}" if query.open_budget else f"budget {query.budget_gpus}"
-        return f"fewest GPUs for {counted(query.max_model_len or 0, 'token')} ({scope})"
+        return f"fewest GPUs for {counted(query.max_model_len or 0, 'token')} ({query.fewest_gpus_scope})"
     return f"cheapest plan for {counted(query.max_model_len or 0, 'token')} {query.within_budget}"
 
 

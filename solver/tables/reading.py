@@ -22,12 +22,11 @@ from pydantic import BaseModel, ValidationError
 
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import (
-    LEAST_DRIVER_MIB,
     MAX_FILE_BYTES,
-    MAX_GPU_MEMORY_GB,
     GpuType,
     Model,
     ModelsFile,
+    mib_as_gb_hint,
     sp_rule_violation,
 )
 from solver.tables.text import (
@@ -364,9 +363,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             problem += f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
         elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
             problem += HOST_RAM_AS_NUMBER
-        elif location[-1:] == ("gpu_memory_gb",) and first["type"] == "less_than_equal" and (
-                LEAST_DRIVER_MIB <= first["input"] <= MAX_GPU_MEMORY_GB * 1024):  # nvidia-smi's MiB, as GB
-            problem += f" (nvidia-smi's total is in MiB: gpu_memory_mib: {first['input']})"
+        elif location[-1:] == ("gpu_memory_gb",) and first["type"] == "less_than_equal":  # nvidia-smi's MiB, as GB
+            problem += mib_as_gb_hint(first["input"], f"gpu_memory_mib: {first['input']}")
         elif location[-1:] in (("gpu_memory_gb",), ("gpu_memory_mib",)) and isinstance(first["input"], str):  # 48GB
             problem += (" (GB as sold, as a number: 48 for 48 GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
                         if location[-1] == "gpu_memory_gb" else " (nvidia-smi's total in MiB, as a number: 81559)")

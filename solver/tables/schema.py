@@ -57,8 +57,9 @@ Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 AskedTokens = Annotated[Tokens, BeforeValidator(thousands_of_tokens)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
-MAX_GPU_MEMORY_GB = 1 << 14
-"""Far more memory than any GPU has (16 TB), but finite."""
+MAX_GPU_MEMORY_GB = 1 << 12
+"""Far more memory than any GPU has (4 TB), and below the least MiB a GPU type may report (`LEAST_DRIVER_MIB`): a
+driver's MiB figure given as GB (nvidia-smi's 15360 for a T4) is never taken for a GPU's GB (`mib_as_gb_hint`)."""
 CONFIG_SHAPE = " (config shape)"
 """Added to the name of a --model-config model whose shape is not that of the catalogue model it names."""
 MAX_NODE_GPUS = 16
@@ -508,6 +509,15 @@ LEAST_GPU_MEMORY_GB = LEAST_DRIVER_MIB // 1024
 the memory model was fitted on."""
 
 
+def mib_as_gb_hint(value: int, mib_form: str) -> str:
+    """For a figure given as GB past `MAX_GPU_MEMORY_GB` that a GPU's driver may report in MiB (nvidia-smi's total):
+    `` (no GPU has 15360 GB; if it is nvidia-smi's total in MiB, 15.0 GiB, give 15360MiB)``, with `mib_form`, how
+    to give it in MiB; "" for any other figure."""
+    if not MAX_GPU_MEMORY_GB < value <= MAX_GPU_MEMORY_GB * 1024 or value < LEAST_DRIVER_MIB:
+        return ""
+    return f" (no GPU has {value} GB; if it is nvidia-smi's total in MiB, {value / 1024:.1f} GiB, give {mib_form})"
+
+
 def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None) -> str | None:
     """What makes a GPU type's name and memory unusable, in words (None when nothing): a name that is
     blank or not printable (it is written into configs' comments), or GB and MiB that cannot be one GPU's."""
@@ -586,8 +596,7 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     if unnamed:
         raise QueryError(unnamed)
     if memory_gb is not None and not LEAST_GPU_MEMORY_GB <= memory_gb <= MAX_GPU_MEMORY_GB:
-        driver = memory_mib is None and LEAST_DRIVER_MIB <= memory_gb <= MAX_GPU_MEMORY_GB * 1024  # nvidia-smi's MiB
-        hint = f" (nvidia-smi's total is in MiB: memory_mib={memory_gb})" if driver else ""
+        hint = mib_as_gb_hint(memory_gb, f"memory_mib={memory_gb}") if memory_mib is None else ""
         raise QueryError(f"{name.strip()}: its memory must be from {LEAST_GPU_MEMORY_GB} to {MAX_GPU_MEMORY_GB} GB, got "
                          f"{memory_gb} GB{hint}")
     if memory_mib is not None and not LEAST_DRIVER_MIB <= memory_mib <= MAX_GPU_MEMORY_GB * 1024:

@@ -36,7 +36,7 @@ from solver.query import TrinityConfig
 from solver.results import TrinitySettings
 from solver.trinity.checks import check_trinity_config, trinity_config_problems
 from solver.trinity.config import TRINITY_06_OFFLOAD, read_trinity_config
-from solver.trinity.fragment import EngineError, plan_fragment, trinity_fragment
+from solver.trinity.fragment import EngineError, check_flags, plan_fragment, trinity_fragment
 from solver.trinity.keys import (
     ROLE_KEYS_IGNORED,
     YARN_TRAINER,
@@ -69,6 +69,7 @@ __all__ = [
     "TrinitySettings",
     "anchored_keys",
     "check_config_arguments",
+    "check_flags",
     "check_trinity_config",
     "config_keys_changed",
     "critic_budget_note",

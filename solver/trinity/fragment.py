@@ -3,6 +3,7 @@ rules before it is returned."""
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,7 +24,17 @@ from solver.results import (
     length_cautions,
 )
 from solver.rules import batch_split_violation, whole_nodes_violation
-from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TRAIN_BATCH,
+    Model,
+    OneLineError,
+    QueryError,
+    brief,
+    check_types,
+    counted,
+    shown_number,
+)
 from solver.trinity.checks import check_trinity_config
 from solver.trinity.keys import REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
 from solver.trinity.plan_keys import PlanKey, host_memory_comment, keys_for_plan
@@ -101,6 +112,32 @@ class _FragmentOptions:
     node_gpus: int | None
     host_ram_gb: float | None
     host_ram_source: str
+    check_flags: tuple[str, ...] | None
+
+
+def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
+                options: Iterable[str] = ()) -> tuple[str, ...]:
+    """The options ``solve --from-config CONFIG --check`` needs, besides those a fragment's header adds itself (host
+    memory, Trinity release), to check a config as its plan was made: ``--gpu`` with the GPU type's name, with
+    ``--gpu-memory`` for a GPU type of your own (`own_memory`: its GB as sold and its driver's MiB, which is given
+    where known), then `options` (the planning's ``--cells``, ``--memory-model``, ``--margin``, ...)."""
+    memory = () if own_memory is None else (
+        "--gpu-memory", f"{own_memory[1]}MiB" if own_memory[1] is not None else str(own_memory[0]))
+    return ("--gpu", gpu, *memory, *options)
+
+
+def _check_lines(plan: Plan, options: _FragmentOptions) -> list[str]:
+    """The header's command that checks a config with this fragment merged in, as its plan was made (`check_flags`,
+    the host memory it was held to, the Trinity release, and Env's variable set as the Env note says): none without
+    `check_flags`."""
+    if options.check_flags is None:
+        return []
+    flags = [*options.check_flags,
+             *(("--host-ram", shown_number(options.host_ram_gb)) if options.host_ram_gb is not None else ()),
+             *(("--trinity-version", options.version) if options.version is not None else ())]
+    env = f"{'='.join(ENV_VARIABLE)} " if plan.env else ""
+    return ["# To check your config once these keys are in it (CONFIG: its file), as this plan was made:",
+            f"#   {env}solve --from-config CONFIG --check {shlex.join(flags)}"]
 
 
 def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Mapping[str, str]) -> list[str]:
@@ -140,6 +177,7 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str
         f"# evidence: {evidence}",
         *([f"# {host}"] if host is not None else []),
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
+        *_check_lines(plan, options),
         f"# Keep model.max_prompt_tokens + max_response_tokens within {plan.max_model_len}:",
         "# Trinity refuses more, and less leaves part of the length unused.",
     ]
@@ -214,6 +252,7 @@ def trinity_fragment(
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str = "--host-ram",
+    check: tuple[str, ...] | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -232,7 +271,9 @@ def trinity_fragment(
     a header line saying so; `node_gpus`, the GPUs per node it was made for: without `rollout_gpus`, a header line on
     the whole nodes a trainer on more GPUs spans (a trainer past one node that is not whole nodes is a `QueryError`);
     `host_ram_gb`, the host memory per node the plan was held to (from `host_ram_source`, as the header names it), or
-    None: the header's host memory line says that it was, or that it was not checked.
+    None: the header's host memory line says that it was, or that it was not checked. `check`, the options that check
+    a config as the plan was made (`check_flags`: ``--gpu`` and more), adds the command that does so to the header,
+    with the host memory, the Trinity release and Env's variable as the plan has them; None, no command.
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
     SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does; without it, a header
     line says to bring hand-set per-role budgets down to the plan's. The output depends
@@ -241,7 +282,8 @@ def trinity_fragment(
     """
     return plan_fragment(plan, model, rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                          layout=layout, version=version, rocm=rocm, train_batch_size=train_batch_size,
-                         node_gpus=node_gpus, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source)[0]
+                         node_gpus=node_gpus, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source,
+                         check=check)[0]
 
 
 def plan_fragment(
@@ -249,11 +291,12 @@ def plan_fragment(
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str = "--host-ram",
+    check: tuple[str, ...] | None = None,
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys."""
     options = _FragmentOptions(rollout_gpus=rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus,
                                version=version, rocm=rocm, train_batch_size=train_batch_size, node_gpus=node_gpus,
-                               host_ram_gb=host_ram_gb, host_ram_source=host_ram_source)
+                               host_ram_gb=host_ram_gb, host_ram_source=host_ram_source, check_flags=check)
     _check_fragment_arguments(plan, model, options, engines, layout)
     keys = [key for key in keys_for_plan(plan, model, layout, version=version)
             if not (key.existing_only and value_at(layout, key.path) is None)]
@@ -332,11 +375,14 @@ def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOption
                 ("engines", engines, tuple | None), ("rocm", options.rocm, bool),
                 ("train_batch_size", train_batch_size, int | None), ("node_gpus", node_gpus, int | None),
                 ("layout", layout, Mapping | None), ("host_ram_gb", options.host_ram_gb, float | None),
-                ("host_ram_source", options.host_ram_source, str))
+                ("host_ram_source", options.host_ram_source, str), ("check", options.check_flags, tuple | None))
     check_host_ram(options.host_ram_gb)
     check_choice("version", options.version, (None, *get_args(TrinityVersion)))
     if gpu is not None and not gpu.isprintable():  # a line break would end the header comment it is written into
         raise QueryError(f"gpu must be printable text, got {brief(gpu)}")
+    if options.check_flags is not None and not all(isinstance(flag, str) and flag.isprintable()
+                                                   for flag in options.check_flags):  # as gpu: a comment's words
+        raise QueryError(f"check must be a tuple of printable strings, got {brief(options.check_flags)}")
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
         raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
                          f"{rollout_gpus}")
