@@ -75,7 +75,8 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
     if not least <= value <= limit:
         suffix = {"mib": "MiB", "gib": "GiB", "gb": ""}[unit]
         most_mib = limit * 1024  # a bare number past the GB: nvidia-smi's MiB, without its unit?
-        driver = match[2] is None and len(significant) <= len(str(most_mib)) and int(significant) <= most_mib
+        driver = (match[2] is None and len(significant) <= len(str(most_mib))
+                  and LEAST_DRIVER_MIB <= int(significant) <= most_mib)  # as described_gpu_type's hint: 4MiB is none
         hint = f" (nvidia-smi's total is in MiB: --gpu-memory {significant}MiB)" if driver else ""
         raise argparse.ArgumentTypeError(f"must be from {least}{suffix} to {limit}{suffix or ' (GB)'}, got "
                                          f"{brief(text)}{hint}")
