@@ -22,3 +22,17 @@ def test_gpu_memory_past_the_most_still_gets_its_mib_hint(cli):
     status, _, err = cli(*ASK, "--gpu-memory", "81559")
     assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), "
                                                   "got '81559' (nvidia-smi's total is in MiB: --gpu-memory 81559MiB)"))
+
+
+@pytest.mark.parametrize("command", [(), ("memory", "--gpus", "1"), ("map",)])
+def test_a_16_gb_cards_mib_given_bare_is_noted_as_likely_mib(cli, command: tuple[str, ...]):
+    # An RTX A4000's nvidia-smi total, 16376 MiB, is within the GB bounds (8 to 16384): taken as a 16 TB GPU.
+    ask = ("--model", "14B", "--gpu", "desk") + (() if command == ("map",) else ("--len", "8k"))
+    status, out, err = cli(*command, *ask, "--gpu-memory", "16376")
+    prog = " ".join(("solve",) + command[:1])
+    assert status == 0 and out
+    assert err.replace("\n", " ").split() == (
+        f"{prog}: note: --gpu-memory 16376 is taken as 16376 GiB, more than any GPU has: if it is nvidia-smi's total, "
+        "which is in MiB, write --gpu-memory 16376MiB").split()
+    _, _, err = cli(*command, *ask, "--gpu-memory", "8191")  # below any MiB figure taken: the note on GB as sold
+    assert err.startswith(f"{prog}: note: --gpu-memory 8191 is taken as 8191 GiB, and as sold it borrows no other")

@@ -14,7 +14,7 @@ from pathlib import Path
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
 from solver.memory import GRID
-from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs
+from solver.tables import LEAST_DRIVER_MIB, Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -22,7 +22,10 @@ def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
     other GPU type's tables (the driver's figure does): a card with ECC GDDR memory reports less, and nvidia-smi's
     total is exact."""
     memory = getattr(args, "gpu_memory", None)
-    if memory is not None and memory[1] is None:
+    if memory is not None and memory[1] is None and memory[0] >= LEAST_DRIVER_MIB:  # nvidia-smi's MiB of a 16 GB card
+        print_note(f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, more than any GPU has: if it "
+                   f"is nvidia-smi's total, which is in MiB, write --gpu-memory {memory[0]}MiB")
+    elif memory is not None and memory[1] is None:
         print_note(
             f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
             f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
