@@ -36,3 +36,18 @@ def test_a_16_gb_cards_mib_given_bare_is_noted_as_likely_mib(cli, command: tuple
         "which is in MiB, write --gpu-memory 16376MiB").split()
     _, _, err = cli(*command, *ask, "--gpu-memory", "8191")  # below any MiB figure taken: the note on GB as sold
     assert err.startswith(f"{prog}: note: --gpu-memory 8191 is taken as 8191 GiB, and as sold it borrows no other")
+
+
+@pytest.mark.parametrize(("given", "gb"), [("1007Gi", "1007"), ("1.5Ti", "1536"), ("2T", "2048"), ("768G", "768"),
+                                          ("2TB", "2048")])
+def test_host_ram_copied_from_free_h_is_read_in_its_units(cli, given: str, gb: str):
+    status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--host-ram", given)
+    assert (status, err) == (0, "")
+    assert f"host memory    594.2 GiB per node for Offload, within --host-ram {gb}GB\n" in out
+
+
+@pytest.mark.parametrize("given", ["1.5Tx", "512Mi", "1PB"])
+def test_host_ram_in_other_units_is_still_refused(cli, given: str):
+    status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--host-ram", given)
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1] == f"solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '{given}'"

@@ -170,8 +170,8 @@ def number(text: str) -> float:
 
 def host_memory(text: str) -> float:
     """An argparse type: a node's host memory in GB as RAM is sold (binary, so GiB): ``512``, ``512GB`` or
-    ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB)."""
-    unit = re.search(r"\s*(gib|gb|tib|tb)\s*$", text, flags=re.IGNORECASE)
+    ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB); ``free -h``'s ``503Gi`` and ``1.5Ti`` too."""
+    unit = re.search(r"\s*(gib|gb|gi|g|tib|tb|ti|t)\s*$", text, flags=re.IGNORECASE)
     amount = text if unit is None else text[:unit.start()]
     try:
         value = number(amount) * (1024 if unit and unit[1].lower().startswith("t") else 1)
