@@ -51,3 +51,29 @@ def test_host_ram_in_other_units_is_still_refused(cli, given: str):
     status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--host-ram", given)
     assert (status, out) == (2, "")
     assert err.splitlines()[-1] == f"solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '{given}'"
+
+
+@pytest.mark.parametrize(("goal", "hint"), [
+    (("--minimize", "gpu"), "did you mean 'gpus'?"),
+    (("--minimize", "GPUs"), "did you mean 'gpus'?"),
+    (("--maximize", "length"), "did you mean 'len'?"),
+    (("--minimize", "cost"), ("the cheapest plan (the shortest step time) is what solve answers without --minimize or "
+                              "--maximize: --len L")),
+    (("--minimize", "time"), ("the cheapest plan (the shortest step time) is what solve answers without --minimize or "
+                              "--maximize: --len L")),
+    (("--minimize", "nodes"), "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes")])
+def test_a_goal_in_the_users_words_is_told_the_one_meant(cli, goal: tuple[str, str], hint: str):
+    status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", *goal)
+    accepted = "'gpus'" if goal[0] == "--minimize" else "'len'"
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [USAGE, (f"solve: error: argument {goal[0]}: invalid choice: '{goal[1]}' (choose from "
+                                        f"{accepted}); {hint}")]
+
+
+def test_a_choice_like_none_gets_no_guess(cli):
+    status, _, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--maximize", "context")
+    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --maximize: invalid choice: 'context' "
+                                                  "(choose from 'len')"))
+    status, _, err = cli("map", "--by", "lens")  # every command's choices
+    assert (status, err.splitlines()[-1]) == (2, ("solve map: error: argument --by: invalid choice: 'lens' (choose "
+                                                  "from 'model', 'len'); did you mean 'len'?"))
