@@ -77,3 +77,19 @@ def test_a_choice_like_none_gets_no_guess(cli):
     status, _, err = cli("map", "--by", "lens")  # every command's choices
     assert (status, err.splitlines()[-1]) == (2, ("solve map: error: argument --by: invalid choice: 'lens' (choose "
                                                   "from 'model', 'len'); did you mean 'len'?"))
+
+
+@pytest.mark.parametrize(("given", "error"), [
+    ("3", "must be a fraction from 0 to below 1, got 3 (as a percentage, 3% is 0.03)"),
+    ("3%", "must be a fraction from 0 to below 1, got 3% (as a percentage, 3% is 0.03)"),
+    ("2.5%", "must be a fraction from 0 to below 1, got 2.5% (as a percentage, 2.5% is 0.025)"),
+    ("0.5%", "must be a fraction from 0 to below 1, got 0.5% (as a percentage, 0.5% is 0.005)"),
+    ("150", "must be a fraction from 0 to below 1, got 150"),
+    ("lots%", "expected a number, got 'lots%'")])
+def test_a_margin_written_as_a_percentage_is_told_its_fraction(cli, given: str, error: str):
+    # The cautions advise --margin 0.03; 3 or 3% is the percentage it is.
+    status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len", "--margin", given)
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [USAGE, f"solve: error: argument --margin: {error}"]
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len", "--margin", "0.03")
+    assert status == 0 and "max_model_len  154624 " in out  # the fraction, as the caution advises it, is taken

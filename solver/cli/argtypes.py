@@ -184,10 +184,15 @@ def host_memory(text: str) -> float:
 
 def margin_fraction(text: str) -> float:
     """An argparse type: a safety margin, a fraction from 0 to below 1 (as `resolve_margin` takes it), named as typed
-    when out of range (-1e-9, not -1e-09)."""
-    value = number(text)
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be a fraction from 0 to below 1, got {cut(text.strip())}")
+    when out of range (-1e-9, not -1e-09); a percentage (3 or 3%) is told its fraction."""
+    percent = text.strip().endswith("%")
+    try:
+        value = number(text.strip().removesuffix("%") if percent else text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
+    hint = f" (as a percentage, {value:g}% is {value / 100:g})" if (0 if percent else 1) <= value < 100 else ""
+    if percent or not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction from 0 to below 1, got {cut(text.strip())}{hint}")
     return value
 
 
