@@ -14,8 +14,8 @@ def test_gpu_memory_below_the_least_gets_no_mib_hint_that_is_refused_too(cli, gi
     # '4' is neither 4 GB (too small) nor nvidia-smi's 4 MiB: the hint named --gpu-memory 4MiB, itself refused.
     status, out, err = cli(*ASK, "--gpu-memory", given)
     assert (status, out) == (2, "")
-    assert err.splitlines() == [USAGE, f"solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), got "
-                                       f"'{given}'"]
+    assert err.splitlines() == [USAGE, (f"solve: error: argument --gpu-memory: must be from 8 to 16384 (GB), got "
+                                        f"'{given}'")]
 
 
 def test_gpu_memory_past_the_most_still_gets_its_mib_hint(cli):
@@ -38,8 +38,8 @@ def test_a_16_gb_cards_mib_given_bare_is_noted_as_likely_mib(cli, command: tuple
     assert err.startswith(f"{prog}: note: --gpu-memory 8191 is taken as 8191 GiB, and as sold it borrows no other")
 
 
-@pytest.mark.parametrize(("given", "gb"), [("1007Gi", "1007"), ("1.5Ti", "1536"), ("2T", "2048"), ("768G", "768"),
-                                          ("2TB", "2048")])
+@pytest.mark.parametrize(("given", "gb"), [
+    ("1007Gi", "1007"), ("1.5Ti", "1536"), ("2T", "2048"), ("768G", "768"), ("2TB", "2048")])
 def test_host_ram_copied_from_free_h_is_read_in_its_units(cli, given: str, gb: str):
     status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--host-ram", given)
     assert (status, err) == (0, "")
@@ -50,7 +50,8 @@ def test_host_ram_copied_from_free_h_is_read_in_its_units(cli, given: str, gb: s
 def test_host_ram_in_other_units_is_still_refused(cli, given: str):
     status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--host-ram", given)
     assert (status, out) == (2, "")
-    assert err.splitlines()[-1] == f"solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '{given}'"
+    assert err.splitlines()[-1] == (f"solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got "
+                                    f"'{given}'")
 
 
 @pytest.mark.parametrize(("goal", "hint"), [
