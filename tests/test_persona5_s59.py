@@ -3,6 +3,8 @@ GPU memory and host memory copied from nvidia-smi and free -h, and goals named i
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 USAGE = "usage: solve [options] (--help lists them)"
@@ -94,3 +96,17 @@ def test_a_margin_written_as_a_percentage_is_told_its_fraction(cli, given: str, 
     assert err.splitlines() == [USAGE, f"solve: error: argument --margin: {error}"]
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len", "--margin", "0.03")
     assert status == 0 and "max_model_len  154624 " in out  # the fraction, as the caution advises it, is taken
+
+
+def test_a_pools_gpu_memory_gb_that_reads_like_mib_is_noted(cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    pool = "  - {name: desk, gpu: a4000, gpu_memory_gb: %s, nodes: 1, gpus_per_node: 4}\n"
+    job = "jobs:\n  - {name: j, model: Qwen3-8B, max_model_len: 8192}\n"
+    fleet.write_text("pools:\n" + pool % "16376" + job, encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet))
+    assert status == 0 and "a4000" in out
+    assert err.replace("\n", " ").split() == (
+        "solve cluster: note: pool desk: gpu_memory_gb 16376 is taken as 16376 GiB, more than any GPU has: if it is "
+        "nvidia-smi's total, which is in MiB, write gpu_memory_mib: 16376").split()
+    fleet.write_text("pools:\n" + pool % "48" + job, encoding="utf-8")  # GB as sold: no note
+    assert cli("cluster", str(fleet))[::2] == (0, "")

@@ -199,8 +199,13 @@ def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | Sequence[str] | Non
 
 def note_gpu_variants_of_pools(prog: str, catalog: Catalog, fleet: Fleet, written: dict[str, str]) -> None:
     """A note on stderr for each pool whose GPU type, as the file wrote it (`written`, by pool name), names a GPU the
-    catalogue has with other memory too (`gpu_variant_words`), unless the pool gives its memory."""
+    catalogue has with other memory too (`gpu_variant_words`), unless the pool gives its memory; and for each pool
+    whose gpu_memory_gb reads like nvidia-smi's MiB, as `note_memory_as_sold` notes --gpu-memory's."""
     for pool in fleet.pools:
+        if pool.gpu_memory_gb is not None and pool.gpu_memory_gb >= LEAST_DRIVER_MIB:
+            print_note(f"{prog}: note: pool {pool.name}: gpu_memory_gb {pool.gpu_memory_gb} is taken as "
+                       f"{pool.gpu_memory_gb} GiB, more than any GPU has: if it is nvidia-smi's total, which is in "
+                       f"MiB, write gpu_memory_mib: {pool.gpu_memory_gb}")
         if pool.gpu_memory_gb is not None or pool.gpu_memory_mib is not None:
             continue
         if words := gpu_variant_words(catalog, written[pool.name]):
