@@ -105,8 +105,8 @@ def test_a_pools_gpu_memory_gb_that_reads_like_mib_is_noted(cli, tmp_path: Path)
     fleet.write_text("pools:\n" + pool % "16376" + job, encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert status == 0 and "a4000" in out
-    assert err.replace("\n", " ").split() == (
+    assert " ".join(err.split()) == (
         "solve cluster: note: pool desk: gpu_memory_gb 16376 is taken as 16376 GiB, more than any GPU has: if it is "
-        "nvidia-smi's total, which is in MiB, write gpu_memory_mib: 16376").split()
+        "nvidia-smi's total, which is in MiB, write gpu_memory_mib: 16376")
     fleet.write_text("pools:\n" + pool % "48" + job, encoding="utf-8")  # GB as sold: no note
     assert cli("cluster", str(fleet))[::2] == (0, "")
