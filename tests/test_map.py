@@ -312,7 +312,8 @@ def test_a_map_of_your_own_gpu_cells_and_memory_model(cli, tmp_path: Path):
     assert len(plain) == len(careful) == 8 and all(c <= p for c, p in zip(careful, plain)) and careful != plain
     status, out, err = cli("map", "--gpu", "h100", "--margin", "2")
     assert (status, out, err.splitlines()[-1]) == (
-        2, "", "solve map: error: argument --margin: must be a fraction from 0 to below 1, got 2")
+        2, "", ("solve map: error: argument --margin: must be a fraction from 0 to below 1, got 2 "
+                "(as a percentage, 2% is 0.02)"))
 
 
 def test_a_map_of_a_model_from_its_config(cli, tmp_path: Path):

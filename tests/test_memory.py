@@ -941,7 +941,7 @@ def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
     assert status == 2 and "not allowed with argument" in err
     status, _, err = cli("--model", "4B", "--len", "8192", "--margin", "1.50")
     assert status == 2 and err.splitlines()[-1] == ("solve: error: argument --margin: must be a fraction from 0 to "
-                                                    "below 1, got 1.50")
+                                                    "below 1, got 1.50 (as a percentage, 1.5% is 0.015)")
 
 
 def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):

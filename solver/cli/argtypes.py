@@ -169,8 +169,8 @@ def number(text: str) -> float:
 
 def host_memory(text: str) -> float:
     """An argparse type: a node's host memory in GB as RAM is sold (binary, so GiB): ``512``, ``512GB`` or
-    ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB)."""
-    unit = re.search(r"\s*(gib|gb|tib|tb)\s*$", text, flags=re.IGNORECASE)
+    ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB); ``free -h``'s ``503Gi`` and ``1.5Ti`` too."""
+    unit = re.search(r"\s*(gib|gb|gi|g|tib|tb|ti|t)\s*$", text, flags=re.IGNORECASE)
     amount = text if unit is None else text[:unit.start()]
     try:
         value = number(amount) * (1024 if unit and unit[1].lower().startswith("t") else 1)
@@ -183,10 +183,15 @@ def host_memory(text: str) -> float:
 
 def margin_fraction(text: str) -> float:
     """An argparse type: a safety margin, a fraction from 0 to below 1 (as `resolve_margin` takes it), named as typed
-    when out of range (-1e-9, not -1e-09)."""
-    value = number(text)
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be a fraction from 0 to below 1, got {cut(text.strip())}")
+    when out of range (-1e-9, not -1e-09); a percentage (3 or 3%) is told its fraction."""
+    percent = text.strip().endswith("%")
+    try:
+        value = number(text.strip().removesuffix("%") if percent else text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
+    hint = f" (as a percentage, {value:g}% is {value / 100:g})" if (0 if percent else 1) <= value < 100 else ""
+    if percent or not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction from 0 to below 1, got {cut(text.strip())}{hint}")
     return value
 
 

@@ -205,10 +205,11 @@ class Parser(argparse.ArgumentParser):
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
-        another command takes it (`elsewhere`)."""
+        another command takes it (`elsewhere`), or else the choice it most likely meant (``--minimize gpu``: 'gpus')."""
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
-            hint = self.elsewhere.get((action.dest, value))
+            close = difflib.get_close_matches(str(value).lower(), [str(choice) for choice in action.choices], n=1)
+            hint = self.elsewhere.get((action.dest, value)) or (f"did you mean {close[0]!r}?" if close else None)
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
                                                  f"{f'; {hint}' if hint else ''}")
 

@@ -93,7 +93,10 @@ def build_parser() -> Parser:
         "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
         "or with --check the config's own settings do not train or Trinity refuses the config), 2 bad input.",
-        elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes"},
+        elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
+                   **dict.fromkeys((("minimize", "cost"), ("minimize", "time")),
+                                   "the cheapest plan (the shortest step time) is what solve answers without "
+                                   "--minimize or --maximize: --len L")},
         formatter_class=KeptLinesFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
