@@ -64,15 +64,19 @@ def test_a_choice_like_none_gets_no_guess(cli):
 
 @pytest.mark.parametrize(("given", "error"), [
     ("3", "must be a fraction from 0 to below 1, got 3 (as a percentage, 3% is 0.03)"),
-    ("3%", "must be a fraction from 0 to below 1, got 3% (as a percentage, 3% is 0.03)"),
-    ("2.5%", "must be a fraction from 0 to below 1, got 2.5% (as a percentage, 2.5% is 0.025)"),
-    ("0.5%", "must be a fraction from 0 to below 1, got 0.5% (as a percentage, 0.5% is 0.005)"),
+    ("2.5", "must be a fraction from 0 to below 1, got 2.5 (as a percentage, 2.5% is 0.025)"),
     ("150", "must be a fraction from 0 to below 1, got 150"),
+    ("100%", "must be a fraction from 0 to below 1, got 100%"),
+    ("-1%", "must be a fraction from 0 to below 1, got -1%"),
     ("lots%", "expected a number, got 'lots%'")])
-def test_a_margin_written_as_a_percentage_is_told_its_fraction(cli, given: str, error: str):
-    # The cautions advise --margin 0.03; 3 or 3% is the percentage it is.
+def test_a_margin_written_as_a_bare_percentage_is_told_its_fraction(cli, given: str, error: str):
+    # The cautions advise --margin 0.03; 3 is the percentage it is.
     status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len", "--margin", given)
     assert (status, out) == (2, "")
     assert err.splitlines() == [USAGE, f"solve: error: argument --margin: {error}"]
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len", "--margin", "0.03")
+
+
+@pytest.mark.parametrize("given", ["0.03", "3%", " 3% "])
+def test_a_margin_with_its_percent_sign_is_taken_as_its_fraction(cli, given: str):
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len", "--margin", given)
     assert status == 0 and "max_model_len  154624 " in out  # the fraction, as the caution advises it, is taken

@@ -182,15 +182,16 @@ def host_memory(text: str) -> float:
 
 
 def margin_fraction(text: str) -> float:
-    """An argparse type: a safety margin, a fraction from 0 to below 1 (as `resolve_margin` takes it), named as typed
-    when out of range (-1e-9, not -1e-09); a percentage (3 or 3%) is told its fraction."""
+    """An argparse type: a safety margin, a fraction from 0 to below 1 (as `resolve_margin` takes it), or a percentage
+    written with its sign (``3%``: 0.03), named as typed when out of range (-1e-9, not -1e-09); a bare percentage
+    (``3``) is told its fraction."""
     percent = text.strip().endswith("%")
     try:
-        value = number(text.strip().removesuffix("%") if percent else text)
+        value = number(text.strip().removesuffix("%") if percent else text) / (100 if percent else 1)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
-    hint = f" (as a percentage, {value:g}% is {value / 100:g})" if (0 if percent else 1) <= value < 100 else ""
-    if percent or not 0 <= value < 1:
+    if not 0 <= value < 1:
+        hint = f" (as a percentage, {value:g}% is {value / 100:g})" if not percent and 1 <= value < 100 else ""
         raise argparse.ArgumentTypeError(f"must be a fraction from 0 to below 1, got {cut(text.strip())}{hint}")
     return value
 
