@@ -306,6 +306,8 @@ class ConfigProblemCode(str, Enum):
     TRAINER_OFFLOAD_KEYS_REFUSED = "trainer-offload-keys-refused"
     TRAINER_KEYS_REFUSED = "trainer-keys-refused"
     TRAINER_KEYS_MERGED_REFUSED = "trainer-keys-merged-refused"
+    UNKNOWN_KEY_REFUSED = "unknown-key-refused"
+    UNKNOWN_KEY = "unknown-key"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
@@ -332,7 +334,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, ConfigProblemCode.LORA_CONFIGS_REFUSED,
     ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.TRAILING_SLASH_REFUSED,
     ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.TYPED_NULL_REFUSED,
-    ConfigProblemCode.REF_MODEL_REFUSED})
+    ConfigProblemCode.REF_MODEL_REFUSED, ConfigProblemCode.UNKNOWN_KEY_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above

@@ -771,6 +771,13 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.REF_MODEL_REFUSED]),
     (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {ref: {model: {path: /m}}}}}\n",
      ("--gpu", "h100"), "", None, [C.REF_MODEL]),
+    # A key every Trinity 0.5 release lacks (0.6's rollout parallel sizes); one 0.5.0 and 0.5.1 lack, 0.5.2 has.
+    (CONFIG_HEAD.replace("engine_num: 2", "engine_num: 2, data_parallel_size: 1") + GRPO,
+     ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.UNKNOWN_KEY_REFUSED]),
+    (CONFIG_HEAD.replace("engine_num: 2", "engine_num: 2, data_parallel_size: 1") + GRPO, ("--gpu", "h100"), "",
+     None, []),
+    (CONFIG_HEAD.replace("max_model_len: 32768", "max_model_len: 32768, external_model: {enable: false}") + GRPO,
+     ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.UNKNOWN_KEY]),
     # 6 GPUs / SP 2 divide 75, the 6 GPUs do not: Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 and 0.6 take it.
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),

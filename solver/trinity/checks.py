@@ -29,19 +29,24 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import Model, brief, it_or_them, shown_number, sp_rule_violation
-from solver.trinity.interpolation import ConfigValues, decode_scalar
+from solver.trinity.interpolation import ConfigValues, decode_scalar, dotted
 from solver.trinity.keys import (
+    AUXILIARY_MODELS,
     CRITIC_BUDGETS,
     CRITIC_TOKEN_BUDGET,
     DYNAMIC_BATCH_KEYS,
+    EXTERNAL_MODEL,
     FORWARD_BUDGETS,
     GRADIENT_CHECKPOINTING_KEY,
+    KEYS_05_LACKS,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
     READ_KEYS,
     REMOVE_PADDING_KEYS,
     ROLE_KEY_SCOPES,
     ROLES,
+    ROLLOUT_MODEL,
+    ROLLOUT_PARALLEL_KEYS,
     SET_TO_TRAINERS_BY_06,
     TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
@@ -526,6 +531,30 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
             if ".".join(REMOVE_PADDING_KEYS[0]) in others else " (--write does)"))
 
 
+def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that a config for Trinity 0.5 has none of the keys rft-solver reads that every 0.5 release lacks
+    (`KEYS_05_LACKS`; each ``explorer.auxiliary_models`` entry's `ROLLOUT_PARALLEL_KEYS` too), in any value, null too
+    (refused); and say `EXTERNAL_MODEL`, which 0.5.0 and 0.5.1 lack but 0.5.2 has, where it holds a value (a null is
+    refused by every release, `typed-null-refused`)."""
+    if version != "0.5":
+        return
+    auxiliary = checks.value(AUXILIARY_MODELS)
+    entries = enumerate(auxiliary if isinstance(auxiliary, list) else [])
+    written = [*(((path, checks.value(path[:-1])), lacking) for path, lacking in KEYS_05_LACKS.items()),
+               *((((*AUXILIARY_MODELS, index, key), entry), KEYS_05_LACKS[(*ROLLOUT_MODEL, key)])
+                 for index, entry in entries for key in ROLLOUT_PARALLEL_KEYS)]
+    for (path, section), lacking in written:
+        if isinstance(section, Mapping) and path[-1] in section:
+            checks.add(ConfigProblemCode.UNKNOWN_KEY_REFUSED,
+                       f"{keys_05_refuses_words([dotted(path)], lacking)}: remove it{lacking.fix}")
+    model = checks.value(EXTERNAL_MODEL[:-1])
+    if isinstance(model, Mapping) and model.get(EXTERNAL_MODEL[-1]) is not None:
+        checks.add(ConfigProblemCode.UNKNOWN_KEY, (
+            f"{'.'.join(EXTERNAL_MODEL)}: a key of Trinity 0.5.2's model, which 0.5.0 and 0.5.1 refuse (their "
+            "ModelConfig has no such key), so they do not load the config: with those, remove it (--write leaves it "
+            "to you)"))
+
+
 def _refused_keys_words(keys: list[str]) -> str:
     """The words saying that Trinity 0.5 refuses `keys` (under ``trainer``, Trinity 0.6's), up to "remove them"."""
     return f"{keys_05_refuses_words(keys)}: remove {it_or_them(len(keys))}"
@@ -634,6 +663,7 @@ def trinity_config_problems(
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, version)
     _check_trainer_level_flags(checks, version)
+    _check_keys_05_lacks(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)

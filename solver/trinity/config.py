@@ -34,7 +34,10 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_SP_KEYS,
     ROLES,
+    ROLLOUT_MODEL,
+    ROLLOUT_PARALLEL_KEYS,
     TRAINER_CONFIG_NULLS,
+    TRAINER_CONFIG_SECTIONS,
     TRAINER_SP_KEY,
     ConfigError,
     keys_05_refuses,
@@ -206,12 +209,18 @@ def _offload_without_fsdp2_note(strategy: str, given: str | None) -> str:
             "CPU offload, so the verdict takes Offload as off")
 
 
-def _engine_section_notes(reader: ConfigReader) -> list[ConfigProblem]:
+def _trainer_policy_on(reader: ConfigReader) -> bool:
+    """Whether the config has Trinity 0.6's offload flags under ``trainer`` (`trainer_level_offload`) with its
+    ``offload_policy`` on: an actor ``offload_policy`` written null then turns Offload off (`_read_offload`)."""
+    return trainer_level_offload(reader.data) and bool(read_or_none(reader.flag, ("trainer", "offload_policy")))
+
+
+def _engine_section_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
     """A note on the roles' offload flags under their ``engine`` (`IGNORED_SECTION`), which Trinity never reads
-    (none where there are none)."""
+    (none where there are none, and with `version` 0.5, which refuses the key: `KEYS_05_LACKS`, said by the checks)."""
     unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
               if read_or_none(reader.get, offload_path(role, flag, IGNORED_SECTION)) is not None]
-    if not unread:
+    if not unread or version == "0.5":
         return []
     return [ConfigProblem(ConfigProblemCode.OFFLOAD_FLAGS_UNDER_ENGINE, (
         f"{', '.join(unread)} (under {'.'.join(ACTOR_ROLLOUT_REF)}): Trinity reads a role's offload flags "
@@ -223,7 +232,9 @@ def _engine_section_notes(reader: ConfigReader) -> list[ConfigProblem]:
 def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
                   version: TrinityVersion | None) -> tuple[bool, list[ConfigProblem]]:
     """Whether the trainer runs with the tables' Offload (`strategy` fsdp2 with ``offload_policy`` on), and the notes
-    on the offload flags (`given`: the config's ``trainer.trainer_strategy``)."""
+    on the offload flags (`given`: the config's ``trainer.trainer_strategy``). Where the releases read the actor's and
+    Trinity 0.6's ``trainer`` policy apart, Offload is off unless both are on: an actor's written null counts as off,
+    as verl 0.8 reads it (its `ConfigProblemCode.TYPED_NULL` line says so, `_trainer_config_null_notes`)."""
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
     # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
     flags = _actor_note_flags(reader)
@@ -237,9 +248,11 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
     if trainer_level_offload(reader.data) and version != "0.5":
         flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
         where = "trainer, where Trinity 0.6 keeps them"
-        merged = policy if actor_sets_policy else flags["offload_policy"]
+        # The actor's written null: verl 0.8 or later reads it as false, so it disagrees (said by its typed-null line).
+        null_policy = _written_null(reader, actor_policy)
+        merged = bool(policy) if null_policy else policy if actor_sets_policy else flags["offload_policy"]
         disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
-        if disagree:
+        if disagree and not null_policy:
             notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_POLICIES_DISAGREE,
                                        _policies_disagree_note(flags["offload_policy"], policy)))
         policy = merged and flags["offload_policy"]
@@ -251,7 +264,7 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
     if any(flags.values()) and strategy != "fsdp2":
         notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_NEEDS_FSDP2,
                                    _offload_without_fsdp2_note(strategy, given)))
-    return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader)
+    return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader, version)
 
 
 NO_ENTROPY_ALGORITHMS = ("sft", "cpt", "asymre", "raft", "sppo", "on_policy_distill", "jsd")
@@ -631,15 +644,17 @@ def _typed_refusal_words(key: str, shown: str, field_type: str) -> str:
 def _typed_keys(reader: ConfigReader, version: TrinityVersion | None) -> list[tuple[tuple[str | int, ...], str]]:
     """The keys rft-solver reads that Trinity's own config types plainly, with their types: `NOT_OPTIONAL_KEYS`, and
     each of ``explorer.auxiliary_models``' (`ENGINE_KEY_TYPES`, as the rollout model's); with `version` 0.5, not those
-    of Trinity 0.6's ``trainer`` that 0.5 lacks (`keys_05_refuses`), which it refuses in any value (said once, by the
-    checks)."""
+    of Trinity 0.6's ``trainer`` that 0.5 lacks (`keys_05_refuses`), nor an inference model's `ROLLOUT_PARALLEL_KEYS`
+    (`KEYS_05_LACKS`), which it refuses in any value (said once, by the checks)."""
     lacking = keys_05_refuses(read_or_none(reader.get, ("trainer",))) if version == "0.5" else ()
+    engine_lacks = ROLLOUT_PARALLEL_KEYS if version == "0.5" else ()
     auxiliary = read_or_none(reader.get, AUXILIARY_MODELS)
     entries = range(len(auxiliary)) if isinstance(auxiliary, list) else range(0)
     return [*((path, field_type) for path, field_type in NOT_OPTIONAL_KEYS.items()
-              if not (path[:-1] == ("trainer",) and path[-1] in lacking)),
+              if not (path[:-1] == ("trainer",) and path[-1] in lacking
+                      or path[:-1] == ROLLOUT_MODEL and path[-1] in engine_lacks)),
             *(((*AUXILIARY_MODELS, index, key), field_type) for index in entries
-              for key, field_type in ENGINE_KEY_TYPES.items())]
+              for key, field_type in ENGINE_KEY_TYPES.items() if key not in engine_lacks)]
 
 
 def _null_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
@@ -659,24 +674,30 @@ def _null_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[Co
 
 
 def _trainer_config_null_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
-    """A line on each flag under ``trainer.trainer_config`` that Trinity 0.5 types as ``bool`` (`TRAINER_CONFIG_NULLS`)
-    which the config writes null (or an interpolation gives it), which rft-solver reads as unset: refused with
-    `version` 0.5 (`ConfigProblemCode.TYPED_NULL_REFUSED`); else a ``but:`` line (`ConfigProblemCode.TYPED_NULL`)
-    saying that Trinity 0.5 refuses it (without `version`) and what Trinity 0.6 does with it, none with `version`
-    0.6 where that is what the flag unset gives."""
-    fix = "remove the key for Trinity's default, or write true or false"
-    refused_05 = "Trinity 0.5's typed config (OmegaConf's bool field) refuses it; " if version is None else ""
+    """A line on each flag under ``trainer.trainer_config`` that Trinity 0.5 types as ``bool`` (`TRAINER_CONFIG_NULLS`),
+    and each section there it types as no ``Optional`` (`TRAINER_CONFIG_SECTIONS`), which the config writes null (or
+    an interpolation gives it), which rft-solver reads as unset: refused with `version` 0.5
+    (`ConfigProblemCode.TYPED_NULL_REFUSED`); else a ``but:`` line (`ConfigProblemCode.TYPED_NULL`) saying that Trinity
+    0.5 refuses it (without `version`) and what Trinity 0.6 does with it, none with `version` 0.6 where that is what
+    the key unset gives; the actor's ``offload_policy``'s says that the verdict takes Offload as off where
+    ``trainer.offload_policy`` is on (`_read_offload`)."""
     problems = []
-    for path, in_06 in TRAINER_CONFIG_NULLS.items():
-        key = ".".join(path)
+    for path, in_06 in (*TRAINER_CONFIG_SECTIONS.items(), *TRAINER_CONFIG_NULLS.items()):
+        key, section = ".".join(path), path in TRAINER_CONFIG_SECTIONS
         if not _written_null(reader, path) or (version == "0.6" and not in_06.differs):
             continue
+        kind, refusal, default = (("a mapping", "refuses it (the section is not Optional)", "defaults") if section
+                                  else ("true or false", "(OmegaConf's bool field) refuses it", "default"))
+        null, fix = f"{key} is null, not {kind}", f"remove the key for Trinity's {default}, or write {kind}"
         if version == "0.5":
             problems.append(ConfigProblem(ConfigProblemCode.TYPED_NULL_REFUSED,
-                                          f"{_typed_refusal_words(key, 'null', 'bool')}, with Trinity 0.5: {fix}"))
-        else:
-            problems.append(ConfigProblem(ConfigProblemCode.TYPED_NULL, (
-                f"{key} is null, not true or false: {refused_05}Trinity 0.6 {in_06.words}; {fix}")))
+                                          f"{null}: Trinity's typed config {refusal}, with Trinity 0.5: {fix}"))
+            continue
+        refused_05 = f"Trinity 0.5's typed config {refusal}; " if version is None else ""
+        verdict = (", so the verdict takes Offload as off" if path == offload_path("actor", "offload_policy")
+                   and _trainer_policy_on(reader) else "")
+        problems.append(ConfigProblem(ConfigProblemCode.TYPED_NULL,
+                                      f"{null}: {refused_05}Trinity 0.6 {in_06.words}{verdict}; {fix}"))
     return problems
 
 

@@ -60,17 +60,31 @@ def keys_05_refuses(trainer: Any) -> tuple[str, ...]:
     return tuple(key for key in (*OFFLOAD_FLAGS, *TRINITY_06_TRAINER_KEYS) if key in trainer)
 
 
-def keys_05_refuses_why(count: int) -> str:
-    """Why Trinity 0.5 refuses `count` keys of `keys_05_refuses`, in words: ``a key of Trinity 0.6's trainer, which
+class Lacking05(NamedTuple):
+    """A section of a newer Trinity or verl whose keys Trinity 0.5's typed config lacks: whose it is (`whose`, in
+    words), the class of Trinity 0.5 that lacks them (`schema`), and what follows "remove it" (`fix`)."""
+
+    whose: str
+    schema: str
+    fix: str = ""
+
+
+TRAINER_06 = Lacking05("Trinity 0.6's trainer", "TrainerConfig")
+"""Trinity 0.6's ``trainer``, whose keys `keys_05_refuses` names."""
+
+
+def keys_05_refuses_why(count: int, lacking: Lacking05 = TRAINER_06) -> str:
+    """Why Trinity 0.5 refuses `count` keys of `lacking`'s section, in words: ``a key of Trinity 0.6's trainer, which
     Trinity 0.5 refuses (its TrainerConfig has no such key)``."""
-    return (f"{'keys' if count > 1 else 'a key'} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
-            "TrainerConfig has no such key)")
+    return (f"{'keys' if count > 1 else 'a key'} of {lacking.whose}, which Trinity 0.5 refuses (its "
+            f"{lacking.schema} has no such key)")
 
 
-def keys_05_refuses_words(keys: Sequence[str]) -> str:
-    """That Trinity 0.5 refuses `keys` (of `keys_05_refuses`, as paths) and so does not load the config, in words:
-    ``trainer.megatron: a key of Trinity 0.6's trainer, which ... no such key), so the config does not load``."""
-    return f"{', '.join(keys)}: {keys_05_refuses_why(len(keys))}, so the config does not load"
+def keys_05_refuses_words(keys: Sequence[str], lacking: Lacking05 = TRAINER_06) -> str:
+    """That Trinity 0.5 refuses `keys` (of `lacking`'s section, `keys_05_refuses`' by default, as paths) and so does
+    not load the config, in words: ``trainer.megatron: a key of Trinity 0.6's trainer, which ... no such key), so the
+    config does not load``."""
+    return f"{', '.join(keys)}: {keys_05_refuses_why(len(keys), lacking)}, so the config does not load"
 
 
 def yaml_scalar(value: Any) -> str:
@@ -228,6 +242,8 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
     CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size"),
+    (*CRITIC, "model"): ("fsdp_config",),
+    (*CRITIC, "model", "fsdp_config"): OFFLOAD_FLAGS,
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "model"): ("use_remove_padding", "lora_rank", "lora_adapter_path"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
@@ -300,6 +316,34 @@ NOT_OPTIONAL_SECTIONS: dict[tuple[str, ...], str] = {
 none.)"""
 
 
+ROLLOUT_PARALLEL_KEYS = ("data_parallel_size", "pipeline_parallel_size")
+"""An inference model's parallel sizes besides its tensor-parallel one: Trinity 0.6's (``InferenceModelConfig``,
+``trinity/common/config.py:523`` in 0.6.0), which every 0.5 release's lacks (``:508`` in 0.5.2)."""
+KEYS_05_LACKS: dict[tuple[str, ...], Lacking05] = {
+    **{(*ROLLOUT_MODEL, key): Lacking05(
+        "Trinity 0.6's inference model", "InferenceModelConfig",
+        " (--write leaves it to you; Trinity 0.5 takes an engine's GPUs as its tensor_parallel_size)")
+       for key in ROLLOUT_PARALLEL_KEYS},
+    **{(*ACTOR_ROLLOUT_REF, "actor", "fsdp_config", key): Lacking05(
+        "verl 0.8's fsdp_config", "FSDPConfig", " (--write leaves it to you; verl before 0.8, which Trinity 0.5 "
+        "runs, reads the actor's own)") for key in ENTROPY_KEYS},
+    **{(*ACTOR_ROLLOUT_REF, role, IGNORED_SECTION): Lacking05(
+        f"verl 0.8's {role}", role.capitalize(), " (--write leaves it to you; Trinity 0.5 reads a role's offload "
+        "flags from its fsdp_config)") for role in ROLES},
+}
+"""The keys rft-solver reads that every Trinity 0.5 release's typed config lacks, besides `keys_05_refuses`' (and each
+``explorer.auxiliary_models`` entry's `ROLLOUT_PARALLEL_KEYS`, as the rollout model's), with the section that has
+them: Trinity 0.6's rollout parallel sizes, which 0.5's ``load_config`` refuses ("Key 'data_parallel_size' not in
+'InferenceModelConfig'"), and verl 0.8's actor ``fsdp_config`` entropy keys and a role's ``engine``, which 0.5's
+``veRLConfig`` lacks (``FSDPConfig``, ``Actor``, ``Ref``: ``trainer/verl/verl_config.py:97``, ``:149``, ``:187`` in
+0.5.2), so its merge of ``trainer.trainer_config`` refuses them (``config_validator.py:1185`` in 0.5.2). Each is
+refused in any value, null too: checked by running the ``load_config`` of Trinity 0.5.0, 0.5.1 and 0.5.2, then that
+merge, their other imports stubbed, on OmegaConf 2.3.0; 0.6.0 loads each."""
+EXTERNAL_MODEL = ("model", "external_model")
+"""Trinity's external rollout model: a key of 0.5.2's ``ModelConfig`` (``trinity/common/config.py:504``) that 0.5.0's
+and 0.5.1's lack, so they refuse it in any value ("Key 'external_model' not in 'ModelConfig'", checked as
+`KEYS_05_LACKS`)."""
+
 class NullIn06(NamedTuple):
     """What Trinity 0.6 does with a null in a flag under ``trainer.trainer_config``: in `words` (after "Trinity 0.6"),
     and whether that `differs` from the flag left unset on some verl."""
@@ -319,6 +363,8 @@ TRAINER_CONFIG_NULLS: dict[tuple[str, ...], NullIn06] = {
         f"sets it to trainer.{flag} with verl before 0.8, and on verl 0.8 or later reads it as false (unset, it takes "
         f"trainer.{flag})", True) for role in ROLES for flag in OFFLOAD_FLAGS},
     REMOVE_PADDING_KEYS[1]: NullIn06(f"sets it to {'.'.join(REMOVE_PADDING_KEYS[0])} whatever it says", False),
+    **{(*CRITIC, "model", "fsdp_config", flag): NullIn06(
+        f"{_FAILS_BEFORE_08} (what verl 0.8 or later does with it was not checked)", True) for flag in OFFLOAD_FLAGS},
 }
 """The flags under ``trainer.trainer_config`` that rft-solver reads and Trinity 0.5 types as ``bool`` (no
 ``Optional``: ``ActorModel``, ``Actor`` and ``FSDPConfig`` in ``veRLConfig``, ``common/verl_config.py:33``, ``:163``,
@@ -333,4 +379,25 @@ value, or the trainer's (``trainer/verl/config.py:204``; remove padding is froze
 config from it as written (``omega_conf_to_dataclass``, ``workers/engine_workers.py:501`` in verl 0.8.0; checked with
 hydra-core 1.3.8): the FSDP engine reads None as false (``workers/engine/fsdp/transformer_impl.py:139``, ``:303``,
 ``:414``) and the actor's own entropy keys not at all (its ``fsdp_config``'s instead, ``:157``). Read from the code,
-not run on a GPU."""
+not run on a GPU. The critic's ``model.fsdp_config`` flags alike with 0.5 (``CriticModel``, ``:244`` in 0.5.2) and
+with 0.6.0 on verl before 0.8, which sets only the actor's and the ref's to the trainer's; what verl 0.8 does with them
+was not checked. With 0.5, run as `KEYS_05_LACKS`."""
+
+_FAILS_VALIDATING = ("fails on it as it checks the config with verl before 0.8 (synchronize_config reads the "
+                     "section)")
+TRAINER_CONFIG_SECTIONS: dict[tuple[str, ...], NullIn06] = {
+    ACTOR_ROLLOUT_REF: NullIn06(f"{_FAILS_VALIDATING}, and on verl 0.8 or later drops it, as if unset", True),
+    **{path: NullIn06(f"{_FAILS_VALIDATING}, and on verl 0.8 or later hands verl the null in place of the section",
+                      True)
+       for path in ((*ACTOR_ROLLOUT_REF, "model"), *((*ACTOR_ROLLOUT_REF, role) for role in (*ROLES, "rollout")),
+                    *(offload_path(role, "")[:-1] for role in ROLES), CRITIC, (*CRITIC, "model"),
+                    (*CRITIC, "model", "fsdp_config"))},
+}
+"""The sections under ``trainer.trainer_config`` that rft-solver reads keys of, which Trinity 0.5's ``veRLConfig``
+types as no ``Optional`` (a dataclass field), and what Trinity 0.6 does with one written null (`NullIn06`). Trinity
+0.5 refuses the null as it merges the section in ("field 'actor_rollout_ref' is not Optional": run as
+`KEYS_05_LACKS`). 0.6.0 on verl before 0.8 keeps it (``build_dataclass_from_mapping`` returns None for it), and its
+``synchronize_config`` reads every one of them (``trainer/verl_legacy/verl_config.py:523`` to ``:648``), so it
+fails as the config is checked; on verl 0.8 or later it drops an ``actor_rollout_ref`` that is no mapping
+(``_normalize_trainer_config``, ``trainer/verl/config.py:802``) and sets any other section to the null
+(``_deep_merge``, ``:838``). Read from the code, not run."""

@@ -62,7 +62,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     set to false; Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5);
     dynamic batch sizes, gradient checkpointing and remove padding back on where `config` turns them off (its
     interpolations resolved from `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses
-    it)."""
+    it). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`)."""
     resolved = _resolved_values(config, environ)
     return [
         *_model_keys(plan, model, config),
@@ -73,7 +73,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         # verl's model keys, under trainer_config before the roles' keys there
         *_turned_back_on(resolved, [GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]]),
         # a role's keys together, a section's together (the fragment nests them)
-        *(key for role in ROLES for key in _role_keys(plan, role, config, resolved)),
+        *(key for role in ROLES for key in _role_keys(plan, role, config, resolved, version)),
         *_own_budget_keys(plan, "rollout", resolved),
     ]
 
@@ -157,14 +157,15 @@ def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | No
             for flag in OFFLOAD_FLAGS]
 
 
-def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt) -> list[PlanKey]:
+def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt, version: TrinityVersion | None) -> list[PlanKey]:
     """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
-    on, and its offload flags."""
+    on, and its offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which
+    refuses that key: `KEYS_05_LACKS`)."""
     # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)))
     keys += _own_budget_keys(plan, role, resolved)
-    for section in ("fsdp_config", IGNORED_SECTION):
+    for section in ("fsdp_config", *([IGNORED_SECTION] if version != "0.5" else [])):
         for flag in OFFLOAD_FLAGS:
             path = offload_path(role, flag, section)
             if plan.offload and section == "fsdp_config":
