@@ -249,7 +249,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     files = {args.out: fragments[0]} if args.out and best is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
-        patched, warnings, unused = _patched_config(args, config_text, best, model)
+        patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu)
         files[args.write] = patched.text
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
@@ -279,11 +279,11 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
             for answer in answers if answer.best is not None}
 
 
-def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
-                    model: Model) -> tuple[PatchedConfig, list[str], str | None]:
-    """The --from-config `config_text` patched for `best` (for --write): the patched config (its text, the keys it
-    removed), a warning for each of its problems (`patched_config_problems`: the rules of Trinity's it still breaks,
-    keys it changed on a YAML anchor, ...), and the length it pays for that no sequence uses (`unused_length`);
+def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
+                    gpu: str) -> tuple[PatchedConfig, list[str], str | None]:
+    """The --from-config `config_text` patched for `best`, a plan on `gpu` (for --write): the patched config (its text,
+    the keys it removed), a warning for each of its problems (`patched_config_problems`: the rules of Trinity's it still
+    breaks, keys it changed on a YAML anchor, ...), and the length it pays for that no sequence uses (`unused_length`);
     `QueryError` where its prompt and response exceed the plan's length, which Trinity refuses to load."""
     from solver.trinity import (
         load_config_mapping,
@@ -295,7 +295,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
 
     with errors_named_by("--from-config"):
         patched = patched_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                         version=args.trinity_version, host_ram_gb=args.host_ram)
+                                         version=args.trinity_version, host_ram_gb=args.host_ram, gpu=gpu)
     # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
     mapping = load_config_mapping(patched.text, str(args.write))
     overlong = overlong_sequences(mapping, str(args.write), os.environ)

@@ -21,7 +21,8 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
 The modules, each using only those above it: `keys` (the keys and paths they all share, `ConfigError`),
 `interpolation` (references to keys, ``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them),
 `reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
-(`check_trinity_config`; `trinity_config_problems` with codes), `plan_keys` (the keys a plan sets), `fragment`
+(`check_trinity_config`; `trinity_config_problems` with codes), `plan_keys` (the keys a plan sets, and the comments
+on it that both the fragment and the patch write), `fragment`
 (`trinity_fragment`, and the same keys as data: `TrinitySettings`) and `patch` (`patch_trinity_config`;
 `patched_trinity_config` with the keys it removed; `patched_config_problems`, what ``--write`` warns of the patched
 config). The names other packages use are imported from here; the rest from their modules.

@@ -26,7 +26,7 @@ from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ConfigProblem, ConfigProblemCode, TrinityVersion, check_host_ram
-from solver.results import Plan
+from solver.results import CautionCode, Plan
 from solver.tables import Model, brief, check_types, it_or_them, parsing_once
 from solver.trinity.checks import trinity_config_problems
 from solver.trinity.interpolation import ConfigValues, is_interpolation
@@ -39,7 +39,14 @@ from solver.trinity.keys import (
     value_at,
     yaml_scalar,
 )
-from solver.trinity.plan_keys import PlanKey, host_memory_comment, keys_for_plan
+from solver.trinity.plan_keys import (
+    PlanKey,
+    caution_comment,
+    check_gpu_name,
+    evidence_comment,
+    host_memory_comment,
+    keys_for_plan,
+)
 from solver.trinity.reader import aliased_anchors, check_config_arguments, load_config_mapping, read_or_none
 
 
@@ -321,12 +328,36 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
         trainer.yaml_set_comment_before_after_key("trainer_strategy", before=host, indent=indent)
 
 
+_EVIDENCE_LINES = re.compile(
+    r"^([ \t]+)#[ \t]*evidence: (?:estimated|inferred): [^\n]*\n"
+    r"(?:\1#[ \t]*caution: [^\n]* GiB to spare where the estimate extrapolates[^\n]*\n)*(?=\1max_model_len:)",
+    re.MULTILINE)
+"""The evidence note an earlier --write left on its own lines just above ``model.max_model_len`` (`_note_evidence`):
+its evidence line and its thin headroom's caution."""
+
+
+def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int) -> None:
+    """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
+    caution on a thin headroom (`caution_comment`) as comments on their own lines (at column `indent`) just above
+    ``model.max_model_len``, the plan's length; none in a flow-style ``model``, on one line. The note as an earlier
+    --write left it (`_EVIDENCE_LINES`) is gone before the config is read."""
+    section = data.get("model")
+    if (plan.evidence == "documented" or not isinstance(section, CommentedMap) or section.fa.flow_style()
+            or "max_model_len" not in section):
+        return
+    thin = [caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
+            if code is CautionCode.THIN_HEADROOM]
+    note = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)]
+    section.yaml_set_comment_before_after_key("max_model_len", before="\n".join(note), indent=indent)
+
+
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
-                indent: int, places: dict[int, list[_Place]]) -> tuple[str, ...]:
+                gpu: str | None, indent: int, places: dict[int, list[_Place]]) -> tuple[str, ...]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
-    reads them), note an Offload plan's host memory (`_note_host_memory`, at column `indent`, the config's mapping
-    indentation; `places`: where the scalars aliases repeat are held, `_aliased_scalars`), and remove a stale
+    reads them), note what a plan that is not documented rests on (`_note_evidence`, naming `gpu`'s table) and an
+    Offload plan's host memory (`_note_host_memory`), each at column `indent`, the config's mapping indentation
+    (`places`: where the scalars aliases repeat are held, `_aliased_scalars`), and remove a stale
     ``model.rope_scaling`` and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`),
     where they are the section's own; return those removed, dotted."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
@@ -336,6 +367,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     for key in writes:
         _set(data, key.path, key.value, lines, aliased)
     _alias_comments_copied(places, aliased)
+    _note_evidence(data, plan, model, gpu, indent)
     _note_host_memory(data, plan, host_ram_gb, indent)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -374,22 +406,23 @@ class PatchedConfig:
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
-                         host_ram_gb: float | None = None) -> str:
+                         host_ram_gb: float | None = None, gpu: str | None = None) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept: `patched_trinity_config`'s text."""
     return patched_trinity_config(text, plan, model, name=name, environ=environ, version=version,
-                                  host_ram_gb=host_ram_gb).text
+                                  host_ram_gb=host_ram_gb, gpu=gpu).text
 
 
 @parsing_once()
 def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
-                           host_ram_gb: float | None = None) -> PatchedConfig:
+                           host_ram_gb: float | None = None, gpu: str | None = None) -> PatchedConfig:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
     Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``), and the
     keys removed for that release (`PatchedConfig`).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
-    header comment but for an Offload plan's host memory and whether it was held to `host_ram_gb` (--host-ram),
+    header comment but for what a plan that is not documented rests on, as the header says it for the GPU type `gpu`
+    (`_note_evidence`), and an Offload plan's host memory and whether it was held to `host_ram_gb` (--host-ram),
     `_note_host_memory`); every other key, the key order, the
     comments and the quoting stay as they were, so a diff against the original touches only those keys' lines (and
     adds lines for new keys).
@@ -428,12 +461,14 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     section on the way to a key that is not a mapping.
     """
     check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None),
-                ("host_ram_gb", host_ram_gb, float | None))
+                ("host_ram_gb", host_ram_gb, float | None), ("gpu", gpu, str | None))
     check_host_ram(host_ram_gb)
+    check_gpu_name(gpu)
     check_config_arguments(text, name, {} if environ is None else environ, version)
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
-    text = _HOST_MEMORY_LINE.sub("", _with_lf(text).removeprefix("\ufeff"))  # noted again below
+    text = _with_lf(text).removeprefix("\ufeff")
+    text = _EVIDENCE_LINES.sub("", _HOST_MEMORY_LINE.sub("", text))  # noted again below
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
@@ -441,7 +476,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     aliased = _aliased_scalars(data)
     unpatched = _dumped(yaml, data, text)
     try:
-        removed = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
+        removed = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb, gpu,
                               _indentation(text)[0], aliased)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None

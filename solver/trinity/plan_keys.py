@@ -1,4 +1,4 @@
-"""The keys a plan sets: one list drives both the fragment and the patch."""
+"""The keys a plan sets: one list drives both the fragment and the patch; and the comments both write on it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.results import Plan, lowered_budget_undone, yarn_caution
 from solver.rules import host_ram_check_words
-from solver.tables import Model
+from solver.tables import Model, QueryError, brief
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
@@ -53,6 +53,23 @@ def host_memory_comment(plan: Plan, nodes: int | None = None, rollout_gpus: int 
     not given``; on the layout `Plan.host_memory_words` takes; None where it says nothing."""
     host = plan.host_memory_words(nodes, rollout_gpus)
     return None if host is None else f"host memory: {host}{host_ram_check_words(host_ram_gb, host_ram_source)}"
+
+
+def evidence_comment(plan: Plan, model: Model, gpu: str | None) -> str:
+    """What `plan` of `model` on `gpu` rests on (`Plan.evidence_text`) as a comment says it: the fragment's header, and
+    where the plan is not documented, --write's note above ``model.max_model_len``."""
+    return f"evidence: {plan.evidence_text(gpu or '', model.name)}"
+
+
+def caution_comment(caution: str) -> str:
+    """One of a plan's cautions as a comment says it: the fragment's header, and --write's note on a thin headroom."""
+    return f"caution: {caution}"
+
+
+def check_gpu_name(gpu: str | None) -> None:
+    """`QueryError` for a `gpu` name that is not printable text: a line break would end the comment it goes into."""
+    if gpu is not None and not gpu.isprintable():
+        raise QueryError(f"gpu must be printable text, got {brief(gpu)}")
 
 
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
