@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 import yaml
+from config_cases import ARR, BASE, config_lines, with_key, written
 
 from solver.query import ACTOR_ROLLOUT_REF, make_query
 from solver.solve import plan
@@ -33,13 +34,6 @@ from solver.tables import load_catalog
 from solver.trinity.keys import KEYS_05_LACKS, keys_05_refuses
 from solver.trinity.plan_keys import keys_for_plan
 
-BASE = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 8192, "max_prompt_tokens": 2048,
-                  "max_response_tokens": 6144},
-        "algorithm": {"algorithm_type": "grpo", "repeat_times": 8}, "cluster": {"node_num": 1, "gpu_per_node": 8},
-        "buffer": {"batch_size": 7, "train_batch_size": 56}, "explorer": {"rollout_model": {"engine_num": 4}},
-        "trainer": {"trainer_strategy": "fsdp"}}
-"""Qwen3-8B at 8192 tokens on 4 trainer GPUs of 8: it trains there, and nothing else in it is said."""
-ARR = "trainer.trainer_config.actor_rollout_ref"
 CRITIC = "trainer.trainer_config.critic"
 UNKNOWN_05 = {None: [], "0.5": ["unknown-key-refused"], "0.6": []}
 """A key every Trinity 0.5 release lacks, given a value: refused with 0.5; 0.6 takes it."""
@@ -77,27 +71,12 @@ KEYS: list[tuple[str, Any, dict[str | None, list[str]]]] = [
 ``load_config`` (and, for 0.5, ``veRLConfig``) takes the key."""
 
 
-def _with(key: str, value: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`base` (`BASE`) with `key` (dotted) set to `value`."""
-    config: dict[str, Any] = json.loads(json.dumps(base or BASE))
-    *sections, name = key.split(".")
-    node = config
-    for section in sections:
-        node = node.setdefault(section, {})
-    node[name] = value
-    return config
-
-
 def _codes(cli, tmp_path: Path, config: dict[str, Any], version: str | None) -> tuple[list[str], bool, int]:
     """The config's problem codes as ``solve --from-config --json`` gives them on H100 80GB with `version`, whether
     it is refused, and the exit status of the same with ``--check``."""
-    path = tmp_path / "trinity.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    flags = ("--gpu", "h100", *(("--trinity-version", version) if version else ()))
-    status, out, err = cli("--from-config", str(path), "--json", *flags)
-    assert status == 0, err
-    current = json.loads(out)[0]["current"]
-    return current["config_problem_codes"], current["refused"], cli("--from-config", str(path), "--check", *flags)[0]
+    lines, refused, check_status = config_lines(cli, written(tmp_path, config), "",
+                                                *(("--trinity-version", version) if version else ()))
+    return [code for code, _ in lines], refused, check_status
 
 
 @pytest.mark.parametrize(("key", "value", "by_version"), KEYS)
@@ -105,7 +84,7 @@ def _codes(cli, tmp_path: Path, config: dict[str, Any], version: str | None) -> 
 def test_each_key_is_said_as_each_release_takes_it(cli, tmp_path: Path, key: str, value: Any,
                                                    by_version: dict[str | None, list[str]], version: str | None):
     assert _codes(cli, tmp_path, BASE, version)[0] == []
-    codes, refused, check_status = _codes(cli, tmp_path, _with(key, value), version)
+    codes, refused, check_status = _codes(cli, tmp_path, with_key(key, value), version)
     expected = by_version[version]
     assert codes == expected
     assert refused is any(code.endswith("-refused") for code in expected)
@@ -136,8 +115,7 @@ def test_the_keys_0_5_lacks_are_those_the_run_found():
 
 @pytest.mark.parametrize("key", sorted(LACKING_WORDS))
 def test_a_key_0_5_lacks_is_named_with_its_section_and_what_to_do(cli, tmp_path: Path, key: str):
-    path = tmp_path / "trinity.yaml"
-    path.write_text(yaml.safe_dump(_with(key, None if key.endswith("engine") else 1)), encoding="utf-8")
+    path = written(tmp_path, with_key(key, None if key.endswith("engine") else 1))
     status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--trinity-version", "0.5", "--json")
     assert status == 0, err
     whose, schema, why = LACKING_WORDS[key]
@@ -159,9 +137,7 @@ def test_an_actor_offload_policy_null_beside_the_trainers_turns_offload_off(
     flags = ("--gpu", "h100", "--json", *(("--trinity-version", version) if version else ()))
     answers = {}
     for name, value in (("on", True), ("null", None), ("false", False)):
-        path = tmp_path / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(_with(policy, value, base)), encoding="utf-8")
-        status, out, err = cli("--from-config", str(path), *flags)
+        status, out, err = cli("--from-config", str(written(tmp_path, with_key(policy, value, base))), *flags)
         assert status == 0, err
         answers[name] = json.loads(out)[0]["current"]
     assert answers["on"]["offload"] is True and answers["on"]["config_problem_codes"] == []
@@ -174,8 +150,7 @@ def test_an_actor_offload_policy_null_beside_the_trainers_turns_offload_off(
 
 
 def test_an_actor_offload_policy_null_without_the_trainers_flags_gets_no_verdict_words(cli, tmp_path: Path):
-    path = tmp_path / "trinity.yaml"
-    path.write_text(yaml.safe_dump(_with(f"{ARR}.actor.fsdp_config.offload_policy", None)), encoding="utf-8")
+    path = written(tmp_path, with_key(f"{ARR}.actor.fsdp_config.offload_policy", None))
     status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--json")
     assert status == 0, err
     (words,) = json.loads(out)[0]["current"]["config_problems"]
@@ -183,15 +158,14 @@ def test_an_actor_offload_policy_null_without_the_trainers_flags_gets_no_verdict
 
 
 def test_write_for_0_5_writes_no_key_0_5_refuses(cli, tmp_path: Path):
-    config = _with(f"{ARR}.actor.engine", {"param_offload": True, "offload_policy": True},
-                   _with(f"{ARR}.ref.engine", {"param_offload": False}))
-    source, out = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
-    source.write_text(yaml.safe_dump(config), encoding="utf-8")
+    config = with_key(f"{ARR}.actor.engine", {"param_offload": True, "offload_policy": True},
+                   with_key(f"{ARR}.ref.engine", {"param_offload": False}))
+    source, out = written(tmp_path, config), tmp_path / "out.yaml"
     status, _, err = cli("--from-config", str(source), "--gpu", "h100", "--offload", "--trinity-version", "0.5",
                          "--write", str(out))
     assert status == 0, err
-    written = yaml.safe_load(out.read_text(encoding="utf-8"))
-    roles = written["trainer"]["trainer_config"]["actor_rollout_ref"]
+    patched = yaml.safe_load(out.read_text(encoding="utf-8"))
+    roles = patched["trainer"]["trainer_config"]["actor_rollout_ref"]
     assert roles["actor"]["engine"] == {"param_offload": True, "offload_policy": True}  # as it was: left to the user
     assert roles["ref"]["engine"] == {"param_offload": False}
     assert roles["actor"]["fsdp_config"]["offload_policy"] is True
@@ -203,8 +177,8 @@ def test_the_keys_a_plan_sets_for_0_5_are_none_0_5_refuses():
     (answer,) = plan(make_query(catalog, gpu="a100", model="4B", objective="max_len", budget_gpus=6), catalog)
     offload = answer.plans[0]  # Env + Offload + SP=4: the offload flags, YaRN, FSDP2
     assert offload.offload
-    config = _with(f"{ARR}.actor.engine", {"param_offload": False},
-                   _with(f"{ARR}.ref.engine", {"param_offload": False}))
+    config = with_key(f"{ARR}.actor.engine", {"param_offload": False},
+                   with_key(f"{ARR}.ref.engine", {"param_offload": False}))
     model = catalog.model("4B")
     written = {key.path for key in keys_for_plan(offload, model, config, version="0.5")}
     assert {path for path in written for lacking in KEYS_05_LACKS if path[:len(lacking)] == lacking} == set()

@@ -13,19 +13,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-import yaml
+from config_cases import ARR, BASE, config_lines, with_key, written
 
-BASE = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 8192, "max_prompt_tokens": 2048,
-                  "max_response_tokens": 6144},
-        "algorithm": {"algorithm_type": "grpo", "repeat_times": 8}, "cluster": {"node_num": 1, "gpu_per_node": 8},
-        "buffer": {"batch_size": 7, "train_batch_size": 56}, "explorer": {"rollout_model": {"engine_num": 4}},
-        "trainer": {"trainer_strategy": "fsdp"}}
-"""Qwen3-8B at 8192 tokens on 4 trainer GPUs of 8: it trains there, and nothing else in it is said."""
-ARR = "trainer.trainer_config.actor_rollout_ref"
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 FIX = "remove the key for Trinity's default, or write true or false"
 FAILS = "fails on it as the trainer starts with verl before 0.8"
@@ -43,30 +35,6 @@ IN_06 = {
 """What Trinity 0.6 does with each flag under ``trainer.trainer_config`` written null, in the line's words."""
 
 
-def _config(tmp_path: Path, key: str, value: object, base: dict | None = None) -> Path:
-    """`base` (`BASE`) with `key` (dotted) set to `value`, written out as YAML."""
-    config: dict = json.loads(json.dumps(base or BASE))
-    *sections, name = key.split(".")
-    node = config
-    for section in sections:
-        node = node.setdefault(section, {})
-    node[name] = value
-    path = tmp_path / "trinity.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path
-
-
-def _lines(cli, config: Path, key: str, *flags: str) -> tuple[list[tuple[str, str]], bool, int]:
-    """`--from-config`'s lines that start with `key`, on H100 80GB, whether the config is refused, and the exit status
-    of the same with ``--check``."""
-    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json", *flags)
-    assert status == 0, err
-    current = json.loads(out)[0]["current"]
-    lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
-                                                  strict=True) if words.startswith(key)]
-    return lines, current["refused"], cli("--from-config", str(config), "--gpu", "h100", "--check", *flags)[0]
-
-
 @pytest.mark.parametrize("key", list(IN_06))
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_a_null_flag_under_trainer_config_is_said_as_each_release_takes_it(cli, tmp_path: Path, key: str,
@@ -82,14 +50,14 @@ def test_a_null_flag_under_trainer_config_is_said_as_each_release_takes_it(cli, 
         refused_05 = "Trinity 0.5's typed config (OmegaConf's bool field) refuses it; " if version is None else ""
         expected = [("typed-null", f"{null}: {refused_05}Trinity 0.6 {IN_06[key]}; {FIX}")]
     refused = version == "0.5"
-    assert _lines(cli, _config(tmp_path, key, None), key, *flags) == (expected, refused, int(refused))
+    assert config_lines(cli, written(tmp_path, with_key(key, None)), key, *flags) == (expected, refused, int(refused))
 
 
 def test_a_null_flag_given_by_an_interpolation_is_said_too(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("S59_NULLS", raising=False)
     key = f"{ARR}.model.enable_gradient_checkpointing"
-    lines, refused, check = _lines(cli, _config(tmp_path, key, "${oc.env:S59_NULLS,null}"), key, "--trinity-version",
-                                   "0.5")
+    config = written(tmp_path, with_key(key, "${oc.env:S59_NULLS,null}"))
+    lines, refused, check = config_lines(cli, config, key, "--trinity-version", "0.5")
     assert ([code for code, _ in lines], refused, check) == (["typed-null-refused"], True, 1)
 
 
@@ -104,12 +72,12 @@ def test_a_section_written_null_is_refused_with_every_release(cli, tmp_path: Pat
     expected = [("typed-null-refused", (
         f"{section} is null, not {kind}: Trinity's typed config refuses it (the section is not Optional), with every "
         f"Trinity release and verl version: remove the key for Trinity's defaults, or write {kind}"))]
-    assert _lines(cli, _config(tmp_path, section, None), section, *flags) == (expected, True, 1)
+    assert config_lines(cli, written(tmp_path, with_key(section, None)), section, *flags) == (expected, True, 1)
 
 
 def test_a_null_trainer_config_loads_as_none(cli, tmp_path: Path):
     key = "trainer.trainer_config"
-    assert _lines(cli, _config(tmp_path, key, None), key) == ([], False, 0)
+    assert config_lines(cli, written(tmp_path, with_key(key, None)), key) == ([], False, 0)
 
 
 AUXILIARY = {**BASE, "explorer": {"rollout_model": {"engine_num": 3}}}
@@ -123,25 +91,25 @@ AUXILIARY = {**BASE, "explorer": {"rollout_model": {"engine_num": 3}}}
 def test_a_null_in_an_auxiliary_model_is_refused_as_in_the_rollout_model(cli, tmp_path: Path, key: str,
                                                                          field_type: str, kind: str):
     models = [{"model_path": "Qwen/Qwen3-0.6B"}, {"model_path": "Qwen/Qwen3-0.6B", key: None}]
-    config = _config(tmp_path, "explorer.auxiliary_models", models,
-                     {**AUXILIARY, "explorer": {"rollout_model": {"engine_num": 2}}})
+    config = written(tmp_path, with_key("explorer.auxiliary_models", models,
+                                        {**AUXILIARY, "explorer": {"rollout_model": {"engine_num": 2}}}))
     named = f"explorer.auxiliary_models[1].{key}"
     expected = [("typed-null-refused", (
         f"{named} is null, not {kind}: Trinity's typed config (OmegaConf's {field_type} field) refuses it, with every "
         f"Trinity release and verl version: remove the key for Trinity's default, or write {kind}"))]
-    assert _lines(cli, config, "explorer.auxiliary_models[") == (expected, True, 1)
+    assert config_lines(cli, config, "explorer.auxiliary_models[") == (expected, True, 1)
 
 
 def test_an_auxiliary_model_with_values_has_no_null_line(cli, tmp_path: Path):
-    config = _config(tmp_path, "explorer.auxiliary_models", [{"model_path": "Qwen/Qwen3-0.6B", "engine_num": 1}],
-                     AUXILIARY)
-    assert _lines(cli, config, "explorer.auxiliary_models[") == ([], False, 0)
+    config = written(tmp_path, with_key("explorer.auxiliary_models",
+                                        [{"model_path": "Qwen/Qwen3-0.6B", "engine_num": 1}], AUXILIARY))
+    assert config_lines(cli, config, "explorer.auxiliary_models[") == ([], False, 0)
 
 
 @pytest.mark.parametrize(("key", "code"), [("trainer.param_offload", "trainer-offload-keys-refused"),
                                            ("trainer.offload_policy", "trainer-offload-keys-refused"),
                                            ("trainer.use_remove_padding", "trainer-keys-refused")])
 def test_with_trinity_05_a_null_in_a_key_it_lacks_is_said_once(cli, tmp_path: Path, key: str, code: str):
-    lines, refused, check = _lines(cli, _config(tmp_path, key, None), key, "--trinity-version", "0.5")
+    lines, refused, check = config_lines(cli, written(tmp_path, with_key(key, None)), key, "--trinity-version", "0.5")
     assert ([line_code for line_code, _ in lines], refused, check) == ([code], True, 1)
     assert "Trinity 0.5 refuses" in lines[0][1]

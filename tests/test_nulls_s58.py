@@ -8,20 +8,11 @@ in 0.5.2, ``:1058`` in 0.6.0), and OmegaConf 2.3.0 refuses None there ("Incompat
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-import yaml
+from config_cases import ARR, BASE, config_lines, with_key, written
 
-BASE = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 8192, "max_prompt_tokens": 2048,
-                  "max_response_tokens": 6144},
-        "algorithm": {"algorithm_type": "grpo", "repeat_times": 8}, "cluster": {"node_num": 1, "gpu_per_node": 8},
-        "buffer": {"batch_size": 7, "train_batch_size": 56}, "explorer": {"rollout_model": {"engine_num": 4}},
-        "trainer": {"trainer_strategy": "fsdp"}}
-"""Qwen3-8B at 8192 tokens on 4 trainer GPUs of 8 (it trains there, and on 7 where ``engine_num`` is unset: they
-divide the train batch of 56); every key a test makes null is given or derived from others."""
-ARR = "trainer.trainer_config.actor_rollout_ref"
 WORDS = {"int": "a whole number", "bool": "true or false", "str": "text"}
 
 
@@ -31,30 +22,6 @@ def _refused(key: str, field_type: str) -> list[tuple[str, str]]:
     return [("typed-null-refused", (
         f"{key} is null, not {kind}: Trinity's typed config (OmegaConf's {field_type} field) refuses it, with every "
         f"Trinity release and verl version: remove the key for Trinity's default, or write {kind}"))]
-
-
-def _config(tmp_path: Path, key: str, value: object) -> Path:
-    """`BASE` with `key` (dotted) set to `value`, written out as YAML."""
-    config: dict = json.loads(json.dumps(BASE))
-    *sections, name = key.split(".")
-    node = config
-    for section in sections:
-        node = node.setdefault(section, {})
-    node[name] = value
-    path = tmp_path / "trinity.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path
-
-
-def _null_lines(cli, config: Path, key: str, *flags: str) -> tuple[list[tuple[str, str]], bool, int]:
-    """`--from-config`'s lines that say `key` is null, on H100 80GB, whether the config is refused, and the exit status
-    of the same with ``--check``."""
-    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json", *flags)
-    assert status == 0, err
-    current = json.loads(out)[0]["current"]
-    lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
-                                                  strict=True) if words.startswith(f"{key} is null")]
-    return lines, current["refused"], cli("--from-config", str(config), "--gpu", "h100", "--check", *flags)[0]
 
 
 @pytest.mark.parametrize(("key", "field_type"), [
@@ -100,30 +67,28 @@ def _null_lines(cli, config: Path, key: str, *flags: str) -> tuple[list[tuple[st
 ])
 def test_a_null_is_refused_where_trinity_types_the_key_as_no_optional(cli, tmp_path: Path, key: str,
                                                                       field_type: str | None):
-    lines, refused, check = _null_lines(cli, _config(tmp_path, key, None), key)
+    lines, refused, check = config_lines(cli, written(tmp_path, with_key(key, None)), f"{key} is null")
     expected = _refused(key, field_type) if field_type else []
     assert (lines, refused, check) == (expected, bool(expected), int(bool(expected)))
 
 
-@pytest.mark.parametrize("written", ["", "~", "Null", "${oc.env:S58_NULLS,null}"])
+@pytest.mark.parametrize("spelled", ["", "~", "Null", "${oc.env:S58_NULLS,null}"])
 def test_a_null_written_otherwise_or_an_interpolation_giving_it_is_refused(
-        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str):
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelled: str):
     monkeypatch.delenv("S58_NULLS", raising=False)
     key = "trainer.ulysses_sequence_parallel_size"
-    config = _config(tmp_path, key, "WRITTEN")
-    config.write_text(config.read_text(encoding="utf-8").replace("WRITTEN", written), encoding="utf-8")
-    assert _null_lines(cli, config, key) == (_refused(key, "int"), True, 1)
+    config = written(tmp_path, with_key(key, "WRITTEN"))
+    config.write_text(config.read_text(encoding="utf-8").replace("WRITTEN", spelled), encoding="utf-8")
+    assert config_lines(cli, config, f"{key} is null") == (_refused(key, "int"), True, 1)
 
 
 @pytest.mark.parametrize("flags", [(), ("--trinity-version", "0.5"), ("--trinity-version", "0.6")])
 def test_a_null_is_refused_with_every_release(cli, tmp_path: Path, flags: tuple[str, ...]):
     key = "cluster.gpu_per_node"
-    assert _null_lines(cli, _config(tmp_path, key, None), key, *flags) == (_refused(key, "int"), True, 1)
+    config = written(tmp_path, with_key(key, None))
+    assert config_lines(cli, config, f"{key} is null", *flags) == (_refused(key, "int"), True, 1)
 
 
 def test_a_key_given_a_value_or_left_out_has_no_null_line(cli, tmp_path: Path):
-    config = tmp_path / "trinity.yaml"
-    config.write_text(yaml.safe_dump(BASE), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json")
-    assert status == 0
-    assert "typed-null-refused" not in json.loads(out)[0]["current"]["config_problem_codes"]
+    lines, refused, check = config_lines(cli, written(tmp_path, BASE), "")
+    assert "typed-null-refused" not in [code for code, _ in lines] and (refused, check) == (False, 0)
