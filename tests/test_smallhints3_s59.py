@@ -1,0 +1,61 @@
+"""Small traps a user met (session 59): free -m's MiB given as --host-ram GB, Ollama's model tags, a cells file's
+nvidia-smi MiB as memory_gb, and the --explain row that said nothing goes longer without the GPU budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+import solver
+from solver.tables import TableError, load_catalog, load_fleet
+
+CATALOG = load_catalog()
+USAGE = "usage: solve [options] (--help lists them)"
+
+
+@pytest.mark.parametrize(("free_m", "gib"), [("515870", "503.7"), ("64214", "62.7"), ("2063512", "2015.1"),
+                                             ("1031900", "1007.7")])
+def test_free_m_total_given_as_host_ram_gb_is_refused_with_both_readings(cli, free_m: str, gib: str):
+    # A 512 GB node's free -m total was taken as 515870 GB: every plan fit, silently.
+    status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--host-ram", free_m)
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [USAGE, (
+        f"solve: error: argument --host-ram: must be above 0 and at most 49152 GB, got {free_m} (no node has {free_m} "
+        f"GB; if it is free -m's total in MiB, {gib} GiB, give --host-ram {gib})")]
+    with pytest.raises(solver.QueryError) as caught:
+        solver.plan("14B", gpu="h100", max_model_len=32768, host_ram_gb=float(free_m))
+    assert str(caught.value) == (
+        f"--host-ram must be above 0 and at most 49152 GB, got {free_m} (no node has {free_m} GB; if it is free -m's "
+        f"total in MiB, {gib} GiB, give host_ram_gb={gib})")
+    status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--host-ram", gib)
+    assert (status, err) == (0, "") and f"within --host-ram {gib}GB" in out
+
+
+def test_a_pools_free_m_total_as_host_ram_gb_is_refused_with_both_readings(tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "lab", "gpu": "H100", "nodes": 1, "gpus_per_node": 8,
+                                               "host_ram_gb": 515870}],
+                                    "jobs": [{"name": "a", "model": "Qwen3-8B", "max_model_len": 32768}]}),
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == (f"{path}: pool lab, host_ram_gb: must be at most 49152, got 515870 (no node has "
+                                 "515870 GB; if it is free -m's total in MiB, 503.7 GiB, give host_ram_gb: 503.7)")
+
+
+@pytest.mark.parametrize("given", ["48TB", "49152", "2TB", "1024"])
+def test_the_largest_nodes_host_memory_is_still_taken(cli, given: str):
+    # The most one system is sold with (48 TB, HPE's Superdome Flex) is the bound, included.
+    status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--host-ram", given)
+    assert (status, err) == (0, "") and "--host-ram" in out
+
+
+@pytest.mark.parametrize("given", ["49153GB", "49TB", "50331649", "1e9"])
+def test_host_ram_past_the_bound_with_a_unit_or_past_any_mib_figure_gets_no_mib_hint(cli, given: str):
+    # A unit written is a unit meant; past 48 TiB in MiB, no node's free -m total either.
+    status, _, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--host-ram", given)
+    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --host-ram: must be above 0 and at most "
+                                                  f"49152 GB, got {given}"))
+
