@@ -59,3 +59,14 @@ def test_host_ram_past_the_bound_with_a_unit_or_past_any_mib_figure_gets_no_mib_
     assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --host-ram: must be above 0 and at most "
                                                   f"49152 GB, got {given}"))
 
+
+def test_a_cells_files_nvidia_smi_mib_as_memory_gb_is_refused_with_the_mib_hint(cli, tmp_path: Path):
+    # A 16 GB card's 16376 MiB as memory_gb: refused (past 4096 GB), and now told it reads as MiB, as --gpu-memory is.
+    cells = tmp_path / "cells.yaml"
+    cells.write_text(Path("docs/examples/my-cells.yaml").read_text(encoding="utf-8").replace(
+        "gpu: H100-80GB", "gpu: Mine-16G").replace("memory_gb: 80", "memory_gb: 16376"), encoding="utf-8")
+    status, out, err = cli("--cells", str(cells), "--model", "8B", "--gpu", "mine-16g", "--len", "8k")
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1] == (f"solve: error: --cells {cells}: memory_gb: must be at most 4096, got 16376 (no GPU "
+                                    "has 16376 GB; if it is nvidia-smi's total in MiB, 16.0 GiB, give memory_mib: "
+                                    "16376)")
