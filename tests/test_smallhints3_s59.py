@@ -70,3 +70,23 @@ def test_a_cells_files_nvidia_smi_mib_as_memory_gb_is_refused_with_the_mib_hint(
     assert err.splitlines()[-1] == (f"solve: error: --cells {cells}: memory_gb: must be at most 4096, got 16376 (no GPU "
                                     "has 16376 GB; if it is nvidia-smi's total in MiB, 16.0 GiB, give memory_mib: "
                                     "16376)")
+
+
+@pytest.mark.parametrize(("tag", "meant"), [
+    ("qwen3:32b", "Qwen3-32B"), ("llama3.1:8b", "Llama-3.1-8B"), ("qwen2.5:7b", "Qwen2.5-7B"),
+    ("qwen3:0.6b", "Qwen3-0.6B"), ("qwen3:32b-q4_K_M", "Qwen3-32B"), ("llama3.1:70b", "Llama-3.1-70B")])
+def test_an_ollama_tag_is_refused_with_the_model_it_names_as_a_guess(cli, tag: str, meant: str):
+    # Ollama's tags got no guess, while qwen8b did: still refused (a guess is no answer), but with the name to give.
+    status, out, err = cli("--model", tag, "--gpu", "h100", "--len", "32k")
+    assert (status, out) == (2, "")
+    assert err.startswith(f"solve: error: unknown model '{tag}' (did you mean {meant}?); accepted: ")
+    with pytest.raises(solver.QueryError) as caught:
+        CATALOG.model(tag)
+    assert str(caught.value).startswith(f"unknown model '{tag}' (did you mean {meant}?); accepted: ")
+
+
+@pytest.mark.parametrize("tag", ["qwen3:latest", "qwen3:4b-instruct-2507-fp16"])
+def test_an_ollama_tag_that_names_no_one_model_gets_no_guess(cli, tag: str):
+    # qwen3:latest names no size; the fp16 build extends both Qwen3-4B and Qwen3-4B-Instruct-2507.
+    status, _, err = cli("--model", tag, "--gpu", "h100", "--len", "32k")
+    assert status == 2 and err.startswith(f"solve: error: unknown model '{tag}'; accepted: ")
