@@ -90,3 +90,29 @@ def test_an_ollama_tag_that_names_no_one_model_gets_no_guess(cli, tag: str):
     # qwen3:latest names no size; the fp16 build extends both Qwen3-4B and Qwen3-4B-Instruct-2507.
     status, _, err = cli("--model", tag, "--gpu", "h100", "--len", "32k")
     assert status == 2 and err.startswith(f"solve: error: unknown model '{tag}'; accepted: ")
+
+
+def _longest_row(cli, *flags: str) -> str:
+    """The ``longest_documented`` row of a --maximize len --explain answer, its continuation joined."""
+    status, out, _ = cli(*flags, "--maximize", "len", "--explain")
+    assert status == 0
+    row = out.split("\nlongest_documented", 1)[1]
+    return " ".join(row.split())
+
+
+def test_the_longest_row_names_the_budget_it_holds_within(cli):
+    # On one RTX 4090 the row said nothing for Qwen3-14B goes beyond 5120 tokens, while 2 GPUs reach 11264.
+    one = _longest_row(cli, "--model", "14B", "--gpu", "4090", "--gpus", "1")
+    assert one == ("nothing for Qwen3-14B on RTX-4090-24GB within 1 GPU, in the tables and the memory model's "
+                   "estimates, goes beyond 5120 tokens on the 1024-token grid")
+    two = _longest_row(cli, "--model", "14B", "--gpu", "4090", "--gpus", "2")
+    assert two.startswith("nothing for Qwen3-14B on RTX-4090-24GB within 2 GPUs, in the tables and the memory model's "
+                          "estimates, goes beyond 11264 tokens")
+
+
+def test_the_longest_row_names_only_the_evidence_the_query_uses():
+    # With --no-estimate it spoke of the memory model's estimates too, which were off.
+    (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=8, estimate="never", explain=True,
+                            catalog=CATALOG.with_cells(Path("docs/examples/my-cells.yaml")))
+    assert [reason.detail for reason in answer.explanation if reason.rule == "longest_documented"] == [
+        "nothing for Qwen3-8B on H100-80GB within 8 GPUs, in the tables, goes beyond 131072 tokens"]
