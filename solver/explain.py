@@ -248,8 +248,8 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
         longer = [length for length in data.lengths if length > best.max_model_len]
         if not longer:
             reasons.append(Reason(rule="longest_documented", detail=(
-                f"nothing for {data.model} on {data.gpu}, in the tables or the memory model's estimates, goes "
-                f"beyond {best.max_model_len} tokens{grid_words(best)}")))
+                f"nothing for {data.model} on {data.gpu} {query.within_budget}, in {query.evidence_sources}, "
+                f"goes beyond {best.max_model_len} tokens{grid_words(best)}")))
         else:
             everything = [entry.combination for entry in data.ranks]
             reasons.append(Reason(rule="longer", detail=f"no plan reaches the next length, {longer[0]} tokens:"))

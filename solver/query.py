@@ -38,6 +38,7 @@ from solver.tables import (
     brief,
     check_types,
     counted,
+    host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
     shown_number,
@@ -251,7 +252,7 @@ def check_host_ram(host_ram_gb: float | None) -> None:
     """`QueryError` unless a node's host memory, if given, is above 0 and at most `MAX_HOST_RAM_GB`."""
     if host_ram_gb is not None and not 0 < host_ram_gb <= MAX_HOST_RAM_GB:
         raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got "
-                         f"{shown_number(host_ram_gb)}")
+                         f"{shown_number(host_ram_gb)}{host_mib_as_gb_hint(host_ram_gb, 'host_ram_gb=')}")
 
 
 class ConfigProblemCode(str, Enum):

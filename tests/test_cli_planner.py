@@ -461,11 +461,11 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "8192", "--margin", "nan"],
          "solve: error: argument --margin: must be a fraction from 0 to below 1, got nan"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"],
-         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -5GB"),
+         "solve: error: argument --host-ram: must be above 0 and at most 49152 GB, got -5GB"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-1TB"],  # as typed, not in GB (-1024)
-         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -1TB"),
-        (["--model", "4B", "--len", "8192", "--host-ram", "1025TB"],
-         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got 1025TB"),
+         "solve: error: argument --host-ram: must be above 0 and at most 49152 GB, got -1TB"),
+        (["--model", "4B", "--len", "8192", "--host-ram", "49TB"],
+         "solve: error: argument --host-ram: must be above 0 and at most 49152 GB, got 49TB"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"],
          ("solve: error: --weights /nonexistent/w.yaml: cannot read: No such file or directory")),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
@@ -522,9 +522,9 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "0"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got 0"),
         (["--model", "4B", "--len", "8k", "--host-ram", "inf"],
-         ("solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got inf")),
+         ("solve: error: argument --host-ram: must be above 0 and at most 49152 GB, got inf")),
         (["--model", "4B", "--len", "8k", "--host-ram", "nan"],
-         ("solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got nan")),
+         ("solve: error: argument --host-ram: must be above 0 and at most 49152 GB, got nan")),
         # An option given twice is refused, not silently the last (it would answer for the H20 alone).
         (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"],
          ("solve: error: argument --gpu: given twice: give it once")),
@@ -1525,8 +1525,8 @@ def test_numbers_take_the_bounds_their_errors_name_and_a_k_in_either_case(cli):
     assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--top", "100", "--json")[0] == 0
     # --time-limit: above 0 and at most 1000000000, that included.
     assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--time-limit", "1e9", "--json")[0] == 0
-    # --host-ram: above 0 and at most 1048576 GB (1024 TB), that included.
-    assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--host-ram", "1024TB", "--json")[0] == 0
+    # --host-ram: above 0 and at most 49152 GB (48 TB), that included.
+    assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--host-ram", "48TB", "--json")[0] == 0
     # A length's k is 1024 tokens, in either case.
     flags = ("--model", "4B", "--gpu", "a100", "--json")
     assert cli(*flags, "--len", "32K") == cli(*flags, "--len", "32768")
@@ -1775,17 +1775,18 @@ def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status
     assert got == status and says in " ".join(out.split())
 
 
-def test_a_host_memory_of_a_million_gib_or_more_is_shown_in_digits(cli):
-    # :g wrote 1024TB (1048576 GiB) as 1.04858e+06: neither the amount given nor one to paste back.
-    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8k", "--host-ram", "1024TB", "--top", "100")
+def test_the_most_host_memory_is_shown_in_digits(cli):
+    # :g wrote 1024TB (1048576 GiB, the bound before 48 TB) as 1.04858e+06: neither the amount given nor one to paste
+    # back. 48TB (49152 GiB) is the most now.
+    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8k", "--host-ram", "48TB", "--top", "100")
     words = " ".join(out.split())
-    assert status == 0 and "each other plan that trains within --host-ram 1048576GB is no cheaper" in words
+    assert status == 0 and "each other plan that trains within --host-ram 49152GB is no cheaper" in words
     status, out, _ = cli("memory", "--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--offload",
-                         "--host-ram", "1024TB")
-    assert status == 0 and ", within --host-ram 1048576GB" in " ".join(out.split())
-    status, out, _ = cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "1", "--host-ram", "1024TB")
-    assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 1048576 "
-                                          "GiB per node")
+                         "--host-ram", "48TB")
+    assert status == 0 and ", within --host-ram 49152GB" in " ".join(out.split())
+    status, out, _ = cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "1", "--host-ram", "48TB")
+    assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 49152 GiB "
+                                          "per node")
 
 
 _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estimates that nothing fits (not "

@@ -512,8 +512,8 @@ def test_an_estimated_longest_length_is_said_to_be_on_the_grid():
     answer, reasons = explained(gpu="h200", model="0.6B", objective="max_len", budget_gpus=1, estimate="auto")
     assert answer.plans[0].max_model_len == 55296
     assert details(reasons, "longest_documented") == [(
-        "nothing for Qwen3-0.6B on H200-141GB, in the tables or the memory model's estimates, goes beyond 55296 "
-        "tokens on the 1024-token grid")]
+        "nothing for Qwen3-0.6B on H200-141GB within 1 GPU, in the tables and the memory model's estimates, goes "
+        "beyond 55296 tokens on the 1024-token grid")]
     off_grid, _ = explained(gpu="h200", model="0.6B", max_model_len=55567, budget_gpus=1, estimate="auto")
     beyond, _ = explained(gpu="h200", model="0.6B", max_model_len=55568, budget_gpus=1, estimate="auto")
     assert off_grid.plans and not beyond.plans

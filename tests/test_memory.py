@@ -2486,7 +2486,7 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     assert (status, json.loads(out)["host_fits"]) == (1, False)
     status, out, err = cli(*asked, "--host-ram", "0")
     assert (status, out, err.strip().splitlines()[-1]) == (
-        2, "", "solve memory: error: argument --host-ram: must be above 0 and at most 1048576 GB, got 0")
+        2, "", "solve memory: error: argument --host-ram: must be above 0 and at most 49152 GB, got 0")
 
 
 def test_host_memory_exactly_the_nodes_fits_for_solve_memory_as_for_the_planner():

@@ -304,9 +304,9 @@ def test_pins_that_leave_nothing_are_explained():
         # the limits are inclusive; no host memory at all is refused in one line, as a negative amount is
         ({"model": "4B", "max_model_len": 8192, "host_ram_gb": float(MAX_HOST_RAM_GB), "rollout_gpus": MAX_GPUS}, None),
         ({"model": "4B", "max_model_len": 8192, "host_ram_gb": 0.0},
-         "--host-ram must be above 0 and at most 1048576 GB, got 0"),
+         "--host-ram must be above 0 and at most 49152 GB, got 0"),
         ({"model": "4B", "max_model_len": 8192, "host_ram_gb": 1e300},  # not its 301 digits
-         "--host-ram must be above 0 and at most 1048576 GB, got 1e300"),
+         "--host-ram must be above 0 and at most 49152 GB, got 1e300"),
         ({"model": "4B", "max_model_len": 8192, "rollout_gpus": MAX_GPUS + 1},
          "--rollout-gpus must be a whole number from 0 to 65536, got 65537"),
         ({"model": "4B", "max_model_len": 8192, "sp": 4, "node_gpus": 3},

@@ -27,6 +27,7 @@ from solver.rules import lowered_token_budget, token_budget
 from solver.solve import LIFT_WEIGHTS, USER_LIMIT_WEIGHT, least_host_plan, nearest_plan
 from solver.solve import plan as solve_plan
 from solver.tables import (
+    MAX_HOST_RAM_GB,
     QueryError,
     Setting,
     Weights,
@@ -578,9 +579,9 @@ def test_the_host_memory_of_every_catalogued_model_is_the_references():
 def test_the_least_host_need_is_the_references_least(query: dict):
     # With a host memory that holds every plan, each plan says its need; the least of them is the solver's, and of
     # the plans that need it, the best by the objective.
-    every = enumerate_plans(CATALOG, estimates=True, host_ram_gb=1e6, **query)
+    every = enumerate_plans(CATALOG, estimates=True, host_ram_gb=float(MAX_HOST_RAM_GB), **query)
     least = min(plan["host_memory_gb"] for plan in every)
-    found = least_host_plan(CATALOG, make_query(CATALOG, host_ram_gb=1e6, **query), query["gpu"])
+    found = least_host_plan(CATALOG, make_query(CATALOG, host_ram_gb=float(MAX_HOST_RAM_GB), **query), query["gpu"])
     assert found is not None and found.model_dump(mode="json") == next(
         plan for plan in every if plan["host_memory_gb"] == least)
 

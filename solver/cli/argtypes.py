@@ -19,6 +19,7 @@ from solver.tables import (
     MAX_TOKENS,
     brief,
     cut,
+    host_mib_as_gb_hint,
     mib_as_gb_hint,
 )
 
@@ -177,7 +178,9 @@ def host_memory(text: str) -> float:
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected 512, 512GB, 512GiB or 2TB, got {brief(text)}") from None
     if not 0 < value <= MAX_HOST_RAM_GB:  # as check_host_ram, but naming the amount as given (-1TB, not -1024)
-        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {cut(text.strip())}")
+        hint = host_mib_as_gb_hint(value, "--host-ram ") if unit is None else ""  # free -m prints no unit
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {cut(text.strip())}"
+                                         f"{hint}")
     return value
 
 

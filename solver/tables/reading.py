@@ -26,6 +26,7 @@ from solver.tables.schema import (
     GpuType,
     Model,
     ModelsFile,
+    host_mib_as_gb_hint,
     mib_as_gb_hint,
     sp_rule_violation,
 )
@@ -363,8 +364,11 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             problem += f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
         elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
             problem += HOST_RAM_AS_NUMBER
-        elif location[-1:] == ("gpu_memory_gb",) and first["type"] == "less_than_equal":  # nvidia-smi's MiB, as GB
-            problem += mib_as_gb_hint(first["input"], f"gpu_memory_mib: {first['input']}")
+        elif location[-1:] in (("gpu_memory_gb",), ("memory_gb",)) and first["type"] == "less_than_equal":  # MiB as GB
+            mib_field = str(location[-1]).replace("_gb", "_mib")  # a pool's gpu_memory_mib, a GPU type's memory_mib
+            problem += mib_as_gb_hint(first["input"], f"{mib_field}: {first['input']}")
+        elif location[-1:] == ("host_ram_gb",) and first["type"] == "less_than_equal":  # free -m's MiB, as GB
+            problem += host_mib_as_gb_hint(first["input"], "host_ram_gb: ")
         elif location[-1:] in (("gpu_memory_gb",), ("gpu_memory_mib",)) and isinstance(first["input"], str):  # 48GB
             problem += (" (GB as sold, as a number: 48 for 48 GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
                         if location[-1] == "gpu_memory_gb" else " (nvidia-smi's total in MiB, as a number: 81559)")

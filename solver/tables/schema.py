@@ -32,6 +32,7 @@ from solver.tables.text import (
     guessed_name,
     normalise,
     require_printable,
+    shown_number,
     thousands_of_tokens,
 )
 
@@ -65,8 +66,11 @@ CONFIG_SHAPE = " (config shape)"
 MAX_NODE_GPUS = 16
 """The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
 bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
-MAX_HOST_RAM_GB = 1 << 20
-"""The most host memory per node a request or a pool may give (1 PB): more than any node has, but finite."""
+MAX_HOST_RAM_GB = 48 * 1024
+"""The most host memory per node a request or a pool may give, GiB (48 TB): the most one system is sold with (HPE's
+Superdome Flex, 32 sockets: 48 TB; its successor, the Compute Scale-up Server 3200: 32 TB), far past any plan's host
+need, so a larger node loses nothing by giving it. It is below ``free -m``'s total (MiB) of a node from 64 GB, so
+that figure given as GB (515870 for 512 GB) is refused with both readings (`host_mib_as_gb_hint`), not taken."""
 MAX_ESTIMATED_GPUS = 64
 """The most trainer GPUs the memory model's estimates consider (eight nodes of eight)."""
 Billions = Annotated[float, Strict(), Gt(0)]
@@ -516,6 +520,16 @@ def mib_as_gb_hint(value: int, mib_form: str) -> str:
     if not MAX_GPU_MEMORY_GB < value <= MAX_GPU_MEMORY_GB * 1024 or value < LEAST_DRIVER_MIB:
         return ""
     return f" (no GPU has {value} GB; if it is nvidia-smi's total in MiB, {value / 1024:.1f} GiB, give {mib_form})"
+
+
+def host_mib_as_gb_hint(value: float, gib_form: str) -> str:
+    """For a node's host memory given as GB past `MAX_HOST_RAM_GB` that ``free -m`` may print in MiB: `` (no node has
+    515870 GB; if it is free -m's total in MiB, 503.7 GiB, give --host-ram 503.7)``, with `gib_form`, how to give an
+    amount (``--host-ram ``), before the GiB, cut to tenths (never more than the node has); "" for any other figure."""
+    if not MAX_HOST_RAM_GB < value <= MAX_HOST_RAM_GB * 1024:
+        return ""
+    gib = shown_number(floor(value * 10 / 1024) / 10)
+    return f" (no node has {shown_number(value)} GB; if it is free -m's total in MiB, {gib} GiB, give {gib_form}{gib})"
 
 
 def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None) -> str | None:

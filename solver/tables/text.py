@@ -63,8 +63,9 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     # older id: llama-3.1-8b-instruct; not after a short form, as 8B ends it too), or is it with one keystroke doubled
     # (a1000: a100) or other hyphens (qwen-3-8b: qwen3-8b; tried first), or with its version left out or cut to the
     # major one (qwen8b: qwen3-8b, llama3-8b: llama-3.1-8b), or its size in millions (600m: 0.6b), and only one does:
-    # a name one character away otherwise is often another thing (v100 is not h100, 5B is not 8B).
-    in_billions = _MILLIONS.sub(lambda size: f"{int(size[1]) / 1000:g}b", wanted)
+    # a name one character away otherwise is often another thing (v100 is not h100, 5B is not 8B). Ollama's tags
+    # put a colon before the size (qwen3:32b, llama3.1:8b): they are tried as the name with a hyphen there.
+    in_billions = _MILLIONS.sub(lambda size: f"{int(size[1]) / 1000:g}b", wanted.replace(":", "-"))
     if in_billions != wanted:
         return names.get(in_billions) or guessed_name(in_billions, names)
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
