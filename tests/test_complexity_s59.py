@@ -1,5 +1,6 @@
-"""Every hint a cluster file's validation error may carry, pinned word for word before `_validation_message` was
-split into one hint function per mistake (session 59, complexity): each is said here as the old chain said it."""
+"""Every hint a cluster file's validation error may carry, and every check of a table's models and rows, pinned word
+for word before `_validation_message` was split into one hint function per mistake and `Table._check_rows` into its
+checks (session 59, complexity): each is said here as the old code said it."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from solver.tables import TableError, load_catalog, load_fleet
+from solver.tables import TableError, load_catalog, load_fleet, load_gpu_type
 
 CATALOG = load_catalog()
+MODELS = CATALOG.models
 
 POOL = "name: a, gpu: a100, nodes: 1, gpus_per_node: 8"
 JOB = "name: j, model: 4B, max_model_len: 4096"
@@ -109,3 +111,46 @@ def test_each_hint_of_a_cluster_files_validation_error_is_said_as_before(tmp_pat
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == f"{path}: {message}"
+
+
+KNOWN = ", ".join(model.name for model in MODELS)
+"""The catalogue's models, as a table's unknown model is told them."""
+PAIR = "[Qwen3-0.6B, Qwen3-4B]"
+CELLS = "{Qwen3-0.6B: vanilla, Qwen3-4B: Env}"
+
+TABLE_MESSAGES = [
+    (2, "[]", "[{max_model_len: 4096, cells: {}}]", "the table names no models"),
+    (2, "[Qwen3-9B]", "[{max_model_len: 4096, cells: {Qwen3-9B: vanilla}}]",
+     (f"unknown model 'Qwen3-9B' in the table's models (known: {KNOWN}; a model of your own: give its config.json "
+      "with --model-config)")),
+    (2, "[Qwen3-0.6B, qwen3-4]", "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla, qwen3-4: vanilla}}]",
+     (f"unknown model 'qwen3-4' in the table's models (did you mean Qwen3-4B?) (known: {KNOWN}; a model of your "
+      "own: give its config.json with --model-config)")),
+    (2, "[Qwen3-0.6B, Qwen3-4B, Qwen3-0.6B]", f"[{{max_model_len: 4096, cells: {CELLS}}}]",
+     "Qwen3-0.6B is named twice in the table's models"),
+    (2, PAIR, "[]", "the table has no rows"),
+    (2, PAIR, f"[{{max_model_len: 4096, cells: {CELLS}}}, {{max_model_len: 4096, cells: {CELLS}}}]",
+     "duplicate row max_model_len=4096"),
+    (2, PAIR, f"[{{max_model_len: 8192, cells: {CELLS}}}, {{max_model_len: 4096, cells: {CELLS}}}]",
+     "row max_model_len=4096 comes after max_model_len=8192; rows must increase"),
+    (2, PAIR, "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla, Qwen3-4B: Env, Qwen3-9B: vanilla}}]",
+     "row max_model_len=4096: cell for unknown model 'Qwen3-9B' (this table's models: Qwen3-0.6B, Qwen3-4B)"),
+    (2, PAIR, "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla}}]", "row max_model_len=4096: no cell for Qwen3-4B"),
+    (1, "[Qwen3-0.6B]", "[{max_model_len: 4096, cells: {Qwen3-0.6B: SP=2}}]",
+     "row max_model_len=4096, Qwen3-0.6B: SP=2 does not divide the table's 1 GPU (it takes no SP)"),
+    (8, "[Qwen3-0.6B]", "[{max_model_len: 4096, cells: {Qwen3-0.6B: SP=3}}]",
+     "row max_model_len=4096, Qwen3-0.6B: SP=3 does not divide the table's 8 GPUs (it takes SP=2, SP=4 or SP=8)"),
+]
+"""(a table's GPUs, its models, its rows, the message after the file's path and ``table gpus=N: ``), one per check of
+a table's models and rows, pinned before `Table._check_rows` was split."""
+
+
+@pytest.mark.parametrize(("gpus", "models", "rows", "message"), TABLE_MESSAGES)
+def test_each_check_of_a_tables_models_and_rows_is_said_as_before(tmp_path: Path, gpus: int, models: str, rows: str,
+                                                                  message: str):
+    path = tmp_path / "cells.yaml"
+    path.write_text("gpu: Test-GPU\nmemory_gb: 80\nsource: {document: test fixture, section: test}\ntables:\n"
+                    f"  - {{gpus: {gpus}, section: s, models: {models}, rows: {rows}}}\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value) == f"{path}: table gpus={gpus}: {message}"
