@@ -1,9 +1,11 @@
-"""Every hint a cluster file's validation error may carry, and every check of a table's models and rows, pinned word
-for word before `_validation_message` was split into one hint function per mistake and `Table._check_rows` into its
-checks (session 59, complexity): each is said here as the old code said it."""
+"""Messages pinned word for word before the functions that say them were split (session 59, complexity): every hint
+a cluster file's validation error may carry (`_validation_message`, now one hint function per mistake), every check
+of a table's models and rows (`Table._check_rows`), and solve cluster's --emit-dir that cannot be looked at
+(`run_cluster`). Each passed on the old code as it is here."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,27 @@ def test_each_check_of_a_tables_models_and_rows_is_said_as_before(tmp_path: Path
     with pytest.raises(TableError) as caught:
         load_gpu_type(path, MODELS)
     assert str(caught.value) == f"{path}: table gpus={gpus}: {message}"
+
+
+@pytest.mark.parametrize(("error", "said"), [
+    (PermissionError(errno.EACCES, "Permission denied"), "Permission denied"),
+    (OSError("no such thing here"), "no such thing here"),  # an error without strerror: its own words
+])
+def test_an_emit_dir_that_cannot_be_looked_at_is_refused_before_the_placement(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, said: str):
+    # A folder on the way without search permission (Path.is_dir raises there before Python 3.14; root is never
+    # refused, so the refusal is the file system's, stood in for here): one line, exit 2, no folder made.
+    blocked = tmp_path / "blocked"
+    is_dir = Path.is_dir
+
+    def refused_under_blocked(path: Path) -> bool:
+        if blocked in (path, *path.absolute().parents):
+            raise error
+        return is_dir(path)
+
+    monkeypatch.setattr(Path, "is_dir", refused_under_blocked)
+    fleet = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
+    status, out, err = cli("cluster", str(fleet), "--emit-dir", str(blocked / "configs"))
+    assert (status, out) == (2, "")
+    assert err == f"solve cluster: error: --emit-dir {blocked / 'configs'}: cannot write: {said}\n"
+    assert list(tmp_path.iterdir()) == []
