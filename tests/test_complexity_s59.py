@@ -1,7 +1,7 @@
 """Messages pinned word for word before the functions that say them were split (session 59, complexity): every hint
 a cluster file's validation error may carry (`_validation_message`, now one hint function per mistake), every check
-of a table's models and rows (`Table._check_rows`), and solve cluster's --emit-dir that cannot be looked at
-(`run_cluster`). Each passed on the old code as it is here."""
+of a table's models and rows (`Table._check_rows`), solve cluster's --emit-dir that cannot be looked at
+(`run_cluster`), and ``solve -h COMMAND`` (`main`). Each passed on the old code as it is here."""
 
 from __future__ import annotations
 
@@ -180,3 +180,16 @@ def test_an_emit_dir_that_cannot_be_looked_at_is_refused_before_the_placement(
     assert (status, out) == (2, "")
     assert err == f"solve cluster: error: --emit-dir {blocked / 'configs'}: cannot write: {said}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["tables", "cluster", "calibrate", "memory", "map", "examples"])
+def test_help_before_a_command_is_that_commands_help(cli, command: str):
+    # solve -h map: map's help, as solve map -h gives it (main reorders the two), untested before main was split.
+    own = cli(command, "-h")
+    assert own[0] == 0 and own[1].startswith(f"usage: solve {command} ")
+    assert cli("-h", command) == cli("--help", command) == own
+
+
+def test_help_before_a_word_that_is_no_command_is_the_planners(cli):
+    assert cli("-h", "plan") == cli("-h")
+    assert cli("-h")[:1] == (0,) and cli("-h")[1].startswith("usage: solve [-h]")
