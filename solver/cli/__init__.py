@@ -17,14 +17,16 @@ modules).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import difflib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
+from typing import NoReturn
 
 from solver.cli.calibrate import build_calibrate_parser, run_calibrate
 from solver.cli.cluster import build_cluster_parser, run_cluster
@@ -33,6 +35,7 @@ from solver.cli.maps import build_map_parser, run_map
 from solver.cli.memory import build_memory_parser, run_memory
 from solver.cli.notes import note_memory_as_sold, note_short_length
 from solver.cli.output import OutputError, print_escaped, standard_streams_open
+from solver.cli.parser import Parser
 from solver.cli.paths import check_outputs_spare_inputs
 from solver.cli.planner import build_parser, run_planner
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED
@@ -43,45 +46,30 @@ from solver.tables import OneLineError, brief
 __all__ = ["main"]
 
 
+_COMMANDS: dict[str, tuple[Callable[[], Parser], Callable[[argparse.Namespace], int]]] = {
+    "tables": (build_tables_parser, run_tables),
+    "cluster": (build_cluster_parser, run_cluster),
+    "calibrate": (build_calibrate_parser, run_calibrate),
+    "memory": (build_memory_parser, run_memory),
+    "map": (build_map_parser, run_map),
+    "examples": (build_examples_parser, run_examples),
+}
+"""The commands a first word names, by it: the parser of each and what runs it (without one, the planner)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``solve`` with `argv` (default: the process's arguments); returns the exit status."""
     if not standard_streams_open():
         print_escaped("solve: error: cannot write the output: standard output is closed", file=sys.stderr)
         return BAD_INPUT
-    argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {
-        "tables": (build_tables_parser, run_tables),
-        "cluster": (build_cluster_parser, run_cluster),
-        "calibrate": (build_calibrate_parser, run_calibrate),
-        "memory": (build_memory_parser, run_memory),
-        "map": (build_map_parser, run_map),
-        "examples": (build_examples_parser, run_examples),
-    }
-    if argv[:1] in (["-h"], ["--help"]) and argv[1:2] and argv[1] in commands:  # solve -h map: map's help
-        argv[:2] = argv[1::-1]
-    asked = argv.pop(0) if argv[:1] and argv[0] in commands else None
-    build, handler = commands[asked] if asked is not None else (build_parser, run_planner)
-    parser = build()
-    parser.others = lambda: {other.prog: other._option_string_actions.keys() for other in (  # an option of theirs
-        make() for make in (build_parser, *(make for make, _ in commands.values())) if make is not build)}
+    asked, argv = _command_asked(list(sys.argv[1:] if argv is None else argv))
+    parser, handler = _command_parser(asked)
     if asked is None and argv[:1] and not argv[0].startswith("-"):  # the planner takes options: a word names a command
-        close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
-        flag = f"--{argv[0]}"  # solve explain: the planner's --explain (argparse's own option lookup, unexported)
-        guess = (f" (did you mean {close[0]}?)" if close else
-                 f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else "")
-        parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")
+        _refuse_unknown_command(parser, argv[0])
     terminated: list[int] = []
     try:
         with _terminated_as_interrupted(terminated):
-            try:
-                args = parser.parse_args(argv)
-            except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
-                status = int(done.code or 0)
-            else:
-                check_outputs_spare_inputs(args)
-                status = handler(args)
-                note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
-                note_short_length(args, parser.prog)
+            status = _parse_and_run(parser, handler, argv)
             sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         if terminated:  # solve cluster's search, stopped as by Ctrl-C: its best placement is printed
             print_escaped(f"{parser.prog}: terminated", file=sys.stderr)
@@ -106,6 +94,48 @@ def main(argv: Sequence[str] | None = None) -> int:
             return CLOSED_PIPE
         print_escaped(f"{parser.prog}: error: cannot write the output: {error}", file=sys.stderr)
         return BAD_INPUT
+
+
+def _command_asked(argv: list[str]) -> tuple[str | None, list[str]]:
+    """The command `argv`'s first word names (None: the planner's), and the arguments for it; ``solve -h map`` asks
+    for map's help."""
+    if argv[:1] in (["-h"], ["--help"]) and argv[1:2] and argv[1] in _COMMANDS:  # solve -h map: map's help
+        argv[:2] = argv[1::-1]
+    return (argv[0], argv[1:]) if argv[:1] and argv[0] in _COMMANDS else (None, argv)
+
+
+def _command_parser(asked: str | None) -> tuple[Parser, Callable[[argparse.Namespace], int]]:
+    """The parser of the command `asked` (None: the planner), which knows the other commands' options (to say whose
+    an option it lacks is), and what runs the command."""
+    build, handler = _COMMANDS[asked] if asked is not None else (build_parser, run_planner)
+    parser = build()
+    parser.others = lambda: {other.prog: other._option_string_actions.keys() for other in (  # an option of theirs
+        make() for make in (build_parser, *(make for make, _ in _COMMANDS.values())) if make is not build)}
+    return parser, handler
+
+
+def _refuse_unknown_command(parser: Parser, word: str) -> NoReturn:
+    """The usage error for a first `word` that names no command (the planner takes options): the command it is
+    close to, or the planner's option it names (``solve explain``: --explain)."""
+    close = difflib.get_close_matches(word, _COMMANDS, n=1, cutoff=0.7)
+    flag = f"--{word}"  # solve explain: the planner's --explain (argparse's own option lookup, unexported)
+    guess = (f" (did you mean {close[0]}?)" if close else
+             f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else "")
+    parser.error(f"unknown command {brief(word)}{guess}; commands: {', '.join(_COMMANDS)}, or none to plan")
+
+
+def _parse_and_run(parser: Parser, handler: Callable[[argparse.Namespace], int], argv: list[str]) -> int:
+    """The exit status of the command run with `argv` as `parser` reads them, and its notes after the answer; of
+    --help and --version, which print, and of a usage error, argparse's."""
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
+        return int(done.code or 0)
+    check_outputs_spare_inputs(args)
+    status = handler(args)
+    note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
+    note_short_length(args, parser.prog)
+    return status
 
 
 @contextlib.contextmanager

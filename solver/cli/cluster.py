@@ -51,6 +51,7 @@ from solver.tables import (
     Fleet,
     GpuType,
     QueryError,
+    Weights,
     checked_fleet,
     load_catalog,
     named_jobs,
@@ -111,16 +112,33 @@ def build_cluster_parser() -> Parser:
 
 def run_cluster(args: argparse.Namespace) -> int:
     """``solve cluster``: place the jobs of a cluster file on its pools."""
-
     fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
     weights = weights_option(args.weights)
     if args.emit_dir is not None:
-        refuse_nameless("--emit-dir", args.emit_dir)
-        try:
-            configs = [("a job's model_config", path) for path in fleet.model_config_files]
-            _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs], [*input_paths(args), *configs])
-        except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
-            raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
+        _check_emit_dir_before_placing(args, fleet)
+    result = _placement(args, fleet, catalog, weights)
+    written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else []
+    _print_placement(args, result, fleet, written)
+    _note_what_was_read(result, fleet, catalog, cells, written_gpus)
+    if result.interrupted:
+        print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
+        return INTERRUPTED
+    return 0 if result.placements and not result.unplaced else NO_PLAN
+
+
+def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> None:
+    """`QueryError` unless --emit-dir is a folder that each job's config can be written in (`_check_emit_dir`),
+    overwriting neither the command's inputs nor a job's model_config: checked before the placement's search."""
+    refuse_nameless("--emit-dir", args.emit_dir)
+    try:
+        configs = [("a job's model_config", path) for path in fleet.model_config_files]
+        _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs], [*input_paths(args), *configs])
+    except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
+        raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
+
+
+def _placement(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None) -> ClusterResult:
+    """The placement of `fleet`'s jobs with the command's options, a live progress line on a terminal meanwhile."""
     progress = ProgressLine()
     memory = memory_model_option(args.memory_model)
     result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
@@ -128,46 +146,80 @@ def run_cluster(args: argparse.Namespace) -> int:
                    margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen,
                    trinity_version=args.trinity_version)
     progress.close()
-    written: list[Path] = []
-    if args.emit_dir is not None and result.interrupted:
+    return result
+
+
+def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Fleet, catalog: Catalog) -> list[Path]:
+    """The configs of the placed jobs, written to --emit-dir (none where the search was interrupted, which it says),
+    with notes on their rollout engines and on the folder's configs this run did not write; the paths written."""
+    if result.interrupted:
         print_escaped(
             f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
             file=sys.stderr)
-    elif args.emit_dir is not None:
-        fragments = placement_configs(result, fleet, catalog, version=args.trinity_version,
-                                      check_options=planning_check_options(args))
-        made = bool(fragments) and not args.emit_dir.is_dir()
-        if made:  # the folder is made only now, once there is an answer to write
-            try:
-                args.emit_dir.mkdir()
-            except OSError as error:
-                if not os.path.isdir(args.emit_dir):  # (Path.is_dir raises on a name too long)
-                    raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
-                made = False  # another run made it meanwhile (two writing one folder at once): it stays theirs
-        written = [args.emit_dir / f"{name}.yaml" for name in fragments]
-        try:
-            texts = dict(zip(written, fragments.values(), strict=True))
-            write_all_atomically(texts, dict.fromkeys(texts, "--emit-dir"))
-        except QueryError:
-            if made:  # nothing written (or, rarely, some: then the folder stays with them)
-                with contextlib.suppress(OSError):
-                    args.emit_dir.rmdir()
-            raise
-        _note_rollout_engines(result)
-        stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
-        if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
-            print_note(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
-                       f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place")
-        if others := _configs_of_no_job(args.emit_dir, fleet, input_paths(args)):
-            print_note(f"solve cluster: note: {args.emit_dir} also holds {named_jobs(others, 'file')}, named for no "
-                       f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left as they "
-                       "are; start only the configs this run wrote")
+        return []
+    fragments = placement_configs(result, fleet, catalog, version=args.trinity_version,
+                                  check_options=planning_check_options(args))
+    written = _write_configs(args.emit_dir, fragments)
+    _note_rollout_engines(result)
+    _note_configs_not_written(args, result, fleet)
+    return written
+
+
+def _write_configs(folder: Path, fragments: dict[str, str]) -> list[Path]:
+    """Each job's config of `fragments` (by job) written as ``JOB.yaml`` in `folder`, all or none, the folder made
+    only now that there is an answer to write (and removed again where nothing could be written); their paths."""
+    made = bool(fragments) and not folder.is_dir() and _made_folder(folder)
+    written = [folder / f"{name}.yaml" for name in fragments]
+    try:
+        texts = dict(zip(written, fragments.values(), strict=True))
+        write_all_atomically(texts, dict.fromkeys(texts, "--emit-dir"))
+    except QueryError:
+        if made:  # nothing written (or, rarely, some: then the folder stays with them)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    return written
+
+
+def _made_folder(folder: Path) -> bool:
+    """Whether this run made `folder`: False where another run made it meanwhile (two writing one folder at once:
+    it stays theirs); `QueryError` where it cannot be made."""
+    try:
+        folder.mkdir()
+    except OSError as error:
+        if not os.path.isdir(folder):  # (Path.is_dir raises on a name too long)
+            raise QueryError(f"--emit-dir {folder}: cannot make the folder: {error.strerror}") from None
+        return False
+    return True
+
+
+def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> None:
+    """On stderr, the configs in --emit-dir that this run did not write: an earlier run's for a job this placement
+    leaves out, and those named for no job of the file."""
+    stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
+    if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
+        print_note(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
+                   f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place")
+    if others := _configs_of_no_job(args.emit_dir, fleet, input_paths(args)):
+        print_note(f"solve cluster: note: {args.emit_dir} also holds {named_jobs(others, 'file')}, named for no "
+                   f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left as they "
+                   "are; start only the configs this run wrote")
+
+
+def _print_placement(args: argparse.Namespace, result: ClusterResult, fleet: Fleet, written: list[Path]) -> None:
+    """The placement on stdout: as JSON, or as tables followed by a line per config written."""
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
-    else:
-        console = print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
-        for path in written:  # as solve's --out and --write: a line per file written
-            console.print(escaped_line(f"wrote {path}"))
+        return
+    console = print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
+    for path in written:  # as solve's --out and --write: a line per file written
+        console.print(escaped_line(f"wrote {path}"))
+
+
+def _note_what_was_read(result: ClusterResult, fleet: Fleet, catalog: Catalog,
+                        cells: tuple[tuple[Path, GpuType], ...], written_gpus: dict[str, str]) -> None:
+    """On stderr, after the placement, what the planner made of the file's jobs and pools and of the --cells tables:
+    short lengths, cells that belong elsewhere, models added, YaRN factors replaced, GPU variants."""
     note_short_job_lengths(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
     note_added_models_of_jobs("solve cluster", catalog, fleet)
@@ -176,10 +228,6 @@ def run_cluster(args: argparse.Namespace) -> int:
             placement.plan.rope_scaling_factor for placement in result.placements
             if placement.model == model.name and placement.plan.rope_scaling_factor is not None))
     note_gpu_variants_of_pools("solve cluster", catalog, fleet, written_gpus)
-    if result.interrupted:
-        print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
-        return INTERRUPTED
-    return 0 if result.placements and not result.unplaced else NO_PLAN
 
 
 def _note_rollout_engines(result: ClusterResult) -> None:

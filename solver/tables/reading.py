@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar, get_args
@@ -318,74 +319,84 @@ def _members(annotation: Any) -> tuple[Any, ...]:
 
 def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: Callable[[Any], object],
                         schema: type[BaseModel]) -> str:
-    """`error` in one line (naming a mapping's fields where one is missing or unknown, `schema`'s); `recheck`
-    validates other data the same way (for the hint of a number YAML reads as text, which must not suggest a
-    value its field refuses)."""
-    # An error at a location that holds another error's is its consequence (a list left empty by an item
-    # that failed): only the innermost ones count.
-    errors = [e for e in error.errors()
-              if not any(len(o["loc"]) > len(e["loc"]) and tuple(o["loc"][:len(e["loc"])]) == tuple(e["loc"])
-                         for o in error.errors())]
-    first = errors[0]
-    if first["type"] == "missing":  # a field given under another name: the unknown one beside it says more
-        first = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == first["loc"][:-1]), first)
+    """`error` in one line (naming a mapping's fields where one is missing or unknown, `schema`'s; with a hint
+    where the value refused is a mistake `_HINTS` recognises); `recheck` validates other data the same way (for the
+    hint of a number YAML reads as text, which must not suggest a value its field refuses)."""
+    errors = _innermost(error.errors())
+    first = _first_said(errors)
     location = _data_location(raw, tuple(first["loc"]))
-    fields = _fields_at(schema, tuple(first["loc"][:-1])) if first["type"] in ("extra_forbidden", "missing") else ()
-    accepted = f" (fields: {', '.join(fields)})" if fields else ""
     if first["type"] == "extra_forbidden":
-        meant = _meant_field(location[-1], fields)
-        chosen = getattr(_model_at(schema, tuple(first["loc"][:-1])), "chosen_for_it", {})
-        if meant is not None:  # the field it was meant to be, missing, is no problem of its own
-            accepted = f" (did you mean {meant}? fields: {', '.join(fields)})"
-            meant_at = (*first["loc"][:-1], meant)
-            errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == meant_at)]
-        elif isinstance(location[-1], str) and _letters(location[-1]) in chosen:  # a job's GPUs: the placement's
-            accepted = f" ({chosen[_letters(location[-1])]}; fields: {', '.join(fields)})"
-        location, problem = location[:-1], f"unknown field {location[-1]!r}{accepted}"
+        problem, errors = _unknown_field(first, location[-1], errors, schema)
+        location = location[:-1]
     elif first["type"] == "missing":
-        location, problem = location[:-1], f"missing field {location[-1]!r}{accepted}"
+        problem = f"missing field {location[-1]!r}{_fields_note(_fields_at(schema, tuple(first['loc'][:-1])))}"
+        location = location[:-1]
     elif first["type"] in _PLAIN_PROBLEMS:
-        problem = _plain_problem(first) + f", got {brief(first['input'])}"
-        whole = first["type"] == "int_type"
-        if first["type"] in ("int_type", "float_type") and _yaml_text_number(first["input"]):
-            written = _yaml_number(first["input"], whole)
-            bound = _broken_bound(raw, location, yaml.safe_load(written), recheck)
-            problem += f" (YAML reads it as text{f', and as a number it {bound}' if bound else f': write {written}'})"
-        elif whole and location[-1:] == ("max_model_len",) and thousands_of_tokens(first["input"]) != first["input"]:
-            written = thousands_of_tokens(first["input"])  # 32k, as --len and cluster jobs take it
-            bound = _broken_bound(raw, location, written, recheck)
-            problem += f" (tables are in tokens{f', and as a number it {bound}' if bound else f': write {written}'})"
-        elif ((first["type"] in ("int_type", "float_type") and _quoted_number(first["input"], whole))
-              or (first["type"] == "bool_type" and isinstance(_unquoted(first["input"]), bool))):
-            problem += " (quoted, YAML reads it as text: write it without quotes)"
-        elif whole and _broken_bound(raw, location, "32k", recheck) is None:  # a job's length: 32k is one too
-            problem += " (tokens, or thousands of 1024 as --len takes them: 32768 or 32k)"
-        elif location[-1:] == ("priority",) and isinstance(first["input"], str):  # high, low: a weight is asked
-            problem += f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
-        elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
-            problem += HOST_RAM_AS_NUMBER
-        elif location[-1:] in (("gpu_memory_gb",), ("memory_gb",)) and first["type"] == "less_than_equal":  # MiB as GB
-            mib_field = str(location[-1]).replace("_gb", "_mib")  # a pool's gpu_memory_mib, a GPU type's memory_mib
-            problem += mib_as_gb_hint(first["input"], f"{mib_field}: {first['input']}")
-        elif location[-1:] == ("host_ram_gb",) and first["type"] == "less_than_equal":  # free -m's MiB, as GB
-            problem += host_mib_as_gb_hint(first["input"], "host_ram_gb: ")
-        elif location[-1:] in (("gpu_memory_gb",), ("gpu_memory_mib",)) and isinstance(first["input"], str):  # 48GB
-            problem += (" (GB as sold, as a number: 48 for 48 GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
-                        if location[-1] == "gpu_memory_gb" else " (nvidia-smi's total in MiB, as a number: 81559)")
-        elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):
-            kind = "true or false" if isinstance(first["input"], bool) else "a number"
-            problem += f" (YAML reads it, unquoted, as {kind}: put it in quotes)"
+        refused = _Refused(first["type"], first["input"], location, raw, recheck)
+        problem = f"{_plain_problem(first)}, got {brief(first['input'])}{_hint(refused)}"
     else:
-        problem = first["msg"].removeprefix("Value error, ")
-        if first["type"] not in ("value_error", "assertion_error") and "input" in first:
-            problem += f", got {brief(first['input'])}"
+        problem = _own_words(first)
     where = _describe_location(raw, location)
+    return f"{path}: {where + ': ' if where else ''}{problem}{_more_problems(raw, first, errors)}"
+
+
+def _innermost(errors: list[Any]) -> list[Any]:
+    """Pydantic's `errors` less those at a location that holds another's: its consequences (a list left empty by an
+    item that failed)."""
+    return [e for e in errors
+            if not any(len(o["loc"]) > len(e["loc"]) and tuple(o["loc"][:len(e["loc"])]) == tuple(e["loc"])
+                       for o in errors)]
+
+
+def _first_said(errors: list[Any]) -> Any:
+    """The error a message says in full: the first, or for a missing field the unknown one beside it (the field given
+    under another name), which says more."""
+    first = errors[0]
+    if first["type"] != "missing":
+        return first
+    return next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == first["loc"][:-1]), first)
+
+
+def _fields_note(fields: Sequence[str], lead: str = "") -> str:
+    """`` (fields: a, b)`` naming a mapping's `fields`, after `lead` (``did you mean a? ``); "" where none are known."""
+    return f" ({lead}fields: {', '.join(fields)})" if fields else ""
+
+
+def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseModel]) -> tuple[str, list[Any]]:
+    """An unknown field `name`'s problem, naming its mapping's fields, with the one it was meant to be
+    (`_meant_field`) or else why no such field is asked there (a model's ``chosen_for_it``: a job's GPUs are the
+    placement's); and `errors` less the meant field's missing one, no problem of its own."""
+    mapping_at = tuple(error["loc"][:-1])
+    fields = _fields_at(schema, mapping_at)
+    meant = _meant_field(name, fields)
+    chosen = getattr(_model_at(schema, mapping_at), "chosen_for_it", {})
+    if meant is not None:
+        note = _fields_note(fields, f"did you mean {meant}? ")
+        errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == (*mapping_at, meant))]
+    elif isinstance(name, str) and _letters(name) in chosen:
+        note = _fields_note(fields, f"{chosen[_letters(name)]}; ")
+    else:
+        note = _fields_note(fields)
+    return f"unknown field {name!r}{note}", errors
+
+
+def _own_words(error: Any) -> str:
+    """An error of a type `_PLAIN_PROBLEMS` does not word, in pydantic's words (a validator's own, without its
+    prefix), with the value refused where the words do not name it (they are not a validator's)."""
+    problem: str = error["msg"].removeprefix("Value error, ")
+    if error["type"] not in ("value_error", "assertion_error") and "input" in error:
+        problem += f", got {brief(error['input'])}"
+    return problem
+
+
+def _more_problems(raw: Any, first: Any, errors: list[Any]) -> str:
+    """`` (and 2 more problems, at 'pool a, nodes', 'job j')``: where `errors` other than the `first` are, by place
+    (`SHOWN_PROBLEMS` of them); "" where there are none."""
     first_at = _data_location(raw, tuple(first["loc"]))
     others = [_describe_location(raw, at) or "the top level" for at in
               dict.fromkeys(_data_location(raw, tuple(e["loc"])) for e in errors) if at != first_at]
     named = ", ".join(f"'{at}'" for at in others[:SHOWN_PROBLEMS]) + (", ..." if len(others) > SHOWN_PROBLEMS else "")
-    extra = f" (and {counted(len(others), 'more problem')}, at {named})" if others else ""
-    return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
+    return f" (and {counted(len(others), 'more problem')}, at {named})" if others else ""
 
 
 FIELDS_MEANT = {
@@ -494,6 +505,131 @@ def _yaml_number(text: str, whole: bool) -> str:
     sign, digits = (mantissa[0], mantissa[1:]) if mantissa[0] in "+-" else ("", mantissa)
     mantissa = sign + ("0" if digits.startswith(".") else "") + digits + ("" if "." in digits else ".0")
     return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """A value its field refused, as a hint sees it: pydantic's error type (`_PLAIN_PROBLEMS`' types), the value, and
+    where it is in the file's data `raw`, with `recheck` to validate a changed copy of it (`broken_bound`)."""
+
+    kind: str
+    value: Any
+    location: tuple[Any, ...]
+    raw: Any
+    recheck: Callable[[Any], object]
+
+    @property
+    def field(self) -> Any:
+        """The name of the field (or the position of the item) that holds the value; None at the top level."""
+        return self.location[-1] if self.location else None
+
+    @property
+    def whole(self) -> bool:
+        """Whether the field asked for a whole number."""
+        return self.kind == "int_type"
+
+    def broken_bound(self, number: Any) -> str | None:
+        """The bound of the field that `number` in the value's place breaks, in words; None when it breaks none."""
+        return _broken_bound(self.raw, self.location, number, self.recheck)
+
+
+def _number_in_exponent_text(refused: _Refused) -> str | None:
+    """A number in exponent notation YAML 1.1 reads as text (``1e3``): how to write it, or the bound it breaks."""
+    if refused.kind not in ("int_type", "float_type") or not _yaml_text_number(refused.value):
+        return None
+    written = _yaml_number(refused.value, refused.whole)
+    bound = refused.broken_bound(yaml.safe_load(written))
+    return f" (YAML reads it as text{f', and as a number it {bound}' if bound else f': write {written}'})"
+
+
+def _table_length_in_thousands(refused: _Refused) -> str | None:
+    """A table row's length in thousands (``32k``, as --len and cluster jobs take it): tables are in tokens."""
+    if not (refused.whole and refused.field == "max_model_len" and thousands_of_tokens(refused.value) != refused.value):
+        return None
+    written = thousands_of_tokens(refused.value)
+    bound = refused.broken_bound(written)
+    return f" (tables are in tokens{f', and as a number it {bound}' if bound else f': write {written}'})"
+
+
+def _quoted_value(refused: _Refused) -> str | None:
+    """A number, or true or false, in quotes (``'2'``), which YAML reads as text."""
+    quoted = ((refused.kind in ("int_type", "float_type") and _quoted_number(refused.value, refused.whole))
+              or (refused.kind == "bool_type" and isinstance(_unquoted(refused.value), bool)))
+    return " (quoted, YAML reads it as text: write it without quotes)" if quoted else None
+
+
+def _job_length_in_neither_form(refused: _Refused) -> str | None:
+    """A job's length (a whole-number field that takes ``32k`` too) in neither form it takes (``32kb``)."""
+    if not (refused.whole and refused.broken_bound("32k") is None):
+        return None
+    return " (tokens, or thousands of 1024 as --len takes them: 32768 or 32k)"
+
+
+def _priority_as_word(refused: _Refused) -> str | None:
+    """A job's priority as a word (``high``, ``low``), where a weight is asked."""
+    if not (refused.field == "priority" and isinstance(refused.value, str)):
+        return None
+    return f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
+
+
+def _host_ram_with_unit(refused: _Refused) -> str | None:
+    """A node's host memory with its unit (``2TB``, ``512GiB``, as --host-ram takes it), where a number is asked."""
+    return HOST_RAM_AS_NUMBER if refused.field == "host_ram_gb" and isinstance(refused.value, str) else None
+
+
+def _mib_as_gb(refused: _Refused) -> str | None:
+    """nvidia-smi's total in MiB given as a pool's or a GPU type's GB (past any GPU's GB): the MiB field to give it
+    in (a pool's gpu_memory_mib, a GPU type's memory_mib)."""
+    if not (refused.field in ("gpu_memory_gb", "memory_gb") and refused.kind == "less_than_equal"):
+        return None
+    return mib_as_gb_hint(refused.value, f"{str(refused.field).replace('_gb', '_mib')}: {refused.value}")
+
+
+def _host_mib_as_gb(refused: _Refused) -> str | None:
+    """free -m's total in MiB given as a pool's host memory in GB (past any node's): the GiB to give."""
+    if not (refused.field == "host_ram_gb" and refused.kind == "less_than_equal"):
+        return None
+    return host_mib_as_gb_hint(refused.value, "host_ram_gb: ")
+
+
+def _gpu_memory_with_unit(refused: _Refused) -> str | None:
+    """A pool's GPU memory with its unit (``48GB``, ``81559 MiB``), where a number is asked."""
+    if not isinstance(refused.value, str):
+        return None
+    if refused.field == "gpu_memory_gb":
+        return " (GB as sold, as a number: 48 for 48 GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
+    return " (nvidia-smi's total in MiB, as a number: 81559)" if refused.field == "gpu_memory_mib" else None
+
+
+def _text_read_unquoted_as_another_type(refused: _Refused) -> str | None:
+    """Text that YAML reads, unquoted, as true or false or a number (a name ``on``, ``010``)."""
+    if not (refused.kind == "string_type" and isinstance(refused.value, (bool, int, float))):
+        return None
+    kind = "true or false" if isinstance(refused.value, bool) else "a number"
+    return f" (YAML reads it, unquoted, as {kind}: put it in quotes)"
+
+
+_HINTS: tuple[Callable[[_Refused], str | None], ...] = (
+    _number_in_exponent_text,
+    _table_length_in_thousands,
+    _quoted_value,
+    _job_length_in_neither_form,
+    _priority_as_word,
+    _host_ram_with_unit,
+    _mib_as_gb,
+    _host_mib_as_gb,
+    _gpu_memory_with_unit,
+    _text_read_unquoted_as_another_type,
+)
+"""The mistakes a refused value's message recognises, each a function of the `_Refused` value that gives its hint
+(`` (...)``, or "" where it has nothing to add), or None where the value is not that mistake. They are tried in
+order and the first that recognises the value says the hint: where two would, the more particular comes first (a
+job's quoted ``'4096'`` or ``'5'`` is told of its quotes, not of a length's two forms or a priority's weights)."""
+
+
+def _hint(refused: _Refused) -> str:
+    """What the first of `_HINTS` that recognises the `refused` value's mistake says of it; "" where none does."""
+    return next((said for recognise in _HINTS if (said := recognise(refused)) is not None), "")
 
 
 _Schema = TypeVar("_Schema", bound=BaseModel)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from math import ceil, floor
 from typing import Annotated, Any
 
@@ -452,46 +452,60 @@ class Table(Frozen):
 
     @model_validator(mode="after")
     def _check_rows(self, info: ValidationInfo) -> Table:
-        known = (info.context or {}).get("models")
-        if not self.models:
-            raise ValueError("the table names no models")
-        for model in self.models:
-            if known is not None and model not in known:
-                meant = guessed_name(normalise(model), (info.context or {}).get("names") or {})
-                guess = f" (did you mean {meant}?)" if meant else ""
-                raise ValueError(f"unknown model {model!r} in the table's models{guess} (known: {', '.join(known)}; "
-                                 "a model of your own: give its config.json with --model-config)")
-        twice = first_repeated(self.models)
-        if twice is not None:
-            raise ValueError(f"{twice} is named twice in the table's models")
+        context = info.context or {}
+        self._check_models(context.get("models"), context.get("names") or {})
         if not self.rows:
             raise ValueError("the table has no rows")
         previous = 0
         for row in self.rows:
-            where = f"row max_model_len={row.max_model_len}"
-            if row.max_model_len == previous:
-                raise ValueError(f"duplicate {where}")
-            if row.max_model_len < previous:
-                raise ValueError(f"{where} comes after max_model_len={previous}; rows must increase")
+            self._check_row(row, previous, context.get("heads") or {})
             previous = row.max_model_len
-            present = [model for model, _ in row.cells]
-            for model in present:
-                if model not in self.models:
-                    raise ValueError(
-                        f"{where}: cell for unknown model {model!r} (this table's models: {', '.join(self.models)})"
-                    )
-            for model in self.models:
-                if model not in present:
-                    raise ValueError(f"{where}: no cell for {model}")
-            for model, setting in row.cells:
-                if setting is not None and self.gpus % setting.sp:
-                    heads: tuple[int, int] | None = ((info.context or {}).get("heads") or {}).get(model)
-                    degrees = [f"SP={sp}" for sp in range(2, self.gpus + 1)  # and its heads allow, where known
-                               if self.gpus % sp == 0 and not (heads and sp_rule_violation(heads[0], heads[1], sp))]
-                    takes = " or ".join((", ".join(degrees[:-1]), degrees[-1]) if len(degrees) > 1 else degrees)
-                    raise ValueError(f"{where}, {model}: SP={setting.sp} does not divide the table's "
-                                     f"{counted(self.gpus, 'GPU')} (it takes {takes or 'no SP'})")
         return self
+
+    def _check_models(self, known: Collection[str] | None, names: Mapping[str, str]) -> None:
+        """`ValueError` unless the table names models, each once, each of the `known` ones where they are given
+        (with the one an unknown name was likely meant to be, among the `names` of `guessed_name`)."""
+        if not self.models:
+            raise ValueError("the table names no models")
+        unknown = next((model for model in self.models if known is not None and model not in known), None)
+        if unknown is not None:
+            meant = guessed_name(normalise(unknown), names)
+            guess = f" (did you mean {meant}?)" if meant else ""
+            raise ValueError(f"unknown model {unknown!r} in the table's models{guess} (known: {', '.join(known or ())};"
+                             " a model of your own: give its config.json with --model-config)")
+        twice = first_repeated(self.models)
+        if twice is not None:
+            raise ValueError(f"{twice} is named twice in the table's models")
+
+    def _check_row(self, row: Row, previous: int, heads: Mapping[str, tuple[int, int]]) -> None:
+        """`ValueError` unless `row` is longer than the one before it (of length `previous`), has a cell for each of
+        the table's models and for no other, and each cell's SP divides the table's GPUs (`heads`: each model's
+        attention and KV heads where known, for the degrees it would take)."""
+        where = f"row max_model_len={row.max_model_len}"
+        if row.max_model_len == previous:
+            raise ValueError(f"duplicate {where}")
+        if row.max_model_len < previous:
+            raise ValueError(f"{where} comes after max_model_len={previous}; rows must increase")
+        present = [model for model, _ in row.cells]
+        stranger = next((model for model in present if model not in self.models), None)
+        if stranger is not None:
+            raise ValueError(f"{where}: cell for unknown model {stranger!r} (this table's models: "
+                             f"{', '.join(self.models)})")
+        lacking = next((model for model in self.models if model not in present), None)
+        if lacking is not None:
+            raise ValueError(f"{where}: no cell for {lacking}")
+        for model, setting in row.cells:
+            if setting is not None and self.gpus % setting.sp:
+                raise ValueError(f"{where}, {model}: SP={setting.sp} does not divide the table's "
+                                 f"{counted(self.gpus, 'GPU')} (it takes {self._sp_degrees(heads.get(model))})")
+
+    def _sp_degrees(self, heads: tuple[int, int] | None) -> str:
+        """The SP degrees that divide the table's GPUs, and that a model of `heads` (attention and KV heads, where
+        known) allows, in words (``SP=2, SP=4 or SP=8``; ``no SP`` where none does)."""
+        degrees = [f"SP={sp}" for sp in range(2, self.gpus + 1)
+                   if self.gpus % sp == 0 and not (heads and sp_rule_violation(heads[0], heads[1], sp))]
+        takes = " or ".join((", ".join(degrees[:-1]), degrees[-1]) if len(degrees) > 1 else degrees)
+        return takes or "no SP"
 
     def name_for(self, model: Model) -> str | None:
         """The name this table gives `model`'s cells: its own where the table names it (cells you measured,
