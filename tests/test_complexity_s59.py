@@ -43,6 +43,9 @@ MESSAGES = [
       "number)")),
     (f"[{{{POOL}, host_ram_gb: 1e3}}]", JOB,
      "pool a, host_ram_gb: must be a number, got '1e3' (YAML reads it as text: write 1.0e+3)"),
+    # Quoted, in the form YAML reads as a number: its quotes are the mistake, not its notation.
+    (f"[{{{POOL}, host_ram_gb: '1.0e+3'}}]", JOB,
+     "pool a, host_ram_gb: must be a number, got '1.0e+3' (quoted, YAML reads it as text: write it without quotes)"),
     (f"[{{{POOL}, host_ram_gb: 1e9}}]", JOB,
      ("pool a, host_ram_gb: must be a number, got '1e9' (YAML reads it as text, and as a number it must be at most "
       "49152)")),

@@ -610,9 +610,9 @@ def _text_read_unquoted_as_another_type(refused: _Refused) -> str | None:
 
 
 _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
+    _quoted_value,
     _number_in_exponent_text,
     _table_length_in_thousands,
-    _quoted_value,
     _job_length_in_neither_form,
     _priority_as_word,
     _host_ram_with_unit,
@@ -624,7 +624,8 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
 """The mistakes a refused value's message recognises, each a function of the `_Refused` value that gives its hint
 (`` (...)``, or "" where it has nothing to add), or None where the value is not that mistake. They are tried in
 order and the first that recognises the value says the hint: where two would, the more particular comes first (a
-job's quoted ``'4096'`` or ``'5'`` is told of its quotes, not of a length's two forms or a priority's weights)."""
+job's quoted ``'4096'`` or ``'5'`` is told of its quotes, not of a length's two forms or a priority's weights, and a
+quoted ``'1.0e+3'`` of its quotes, not of how to write a number in exponent notation)."""
 
 
 def _hint(refused: _Refused) -> str:
