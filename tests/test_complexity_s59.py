@@ -42,7 +42,7 @@ MESSAGES = [
      ("pool a, nodes: must be a whole number, got '2.5e0' (YAML reads it as text, and as a number it must be a whole "
       "number)")),
     (f"[{{{POOL}, host_ram_gb: 1e3}}]", JOB,
-     "pool a, host_ram_gb: must be a number, got '1e3' (YAML reads it as text: write 1.0e+3)"),
+     "pool a, host_ram_gb: must be a number, got '1e3' (YAML reads it as text: write 1000)"),
     # Quoted, in the form YAML reads as a number: its quotes are the mistake, not its notation.
     (f"[{{{POOL}, host_ram_gb: '1.0e+3'}}]", JOB,
      "pool a, host_ram_gb: must be a number, got '1.0e+3' (quoted, YAML reads it as text: write it without quotes)"),

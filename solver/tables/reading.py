@@ -494,12 +494,18 @@ def _unquoted(value: Any) -> Any:
         return None
 
 
+PLAIN_DIGITS = 7
+"""The most digits a whole value of a field that takes fractions is written in, where exponent notation was refused
+(``1e3``: ``1000``; ``1e30``: ``1.0e+30``)."""
+
+
 def _yaml_number(text: str, whole: bool) -> str:
     """How to write `text` (exponent notation, see `_yaml_text_number`) so that YAML reads a number: the
-    digits for a whole number, else a dot in the mantissa and a signed exponent (``1e-3`` -> ``1.0e-3``; so too a
-    whole number of more digits than Python converts, ``1e5000``, which YAML reads as infinity)."""
+    digits for a whole number (of a field that takes fractions, up to `PLAIN_DIGITS`), else a dot in the mantissa
+    and a signed exponent (``1e-3`` -> ``1.0e-3``; so too a whole number of more digits than Python converts,
+    ``1e5000``, which YAML reads as infinity)."""
     value = Decimal(text.strip())  # exact: 1e30 is 1 and thirty zeros, not the nearest float's digits
-    if whole and value == value.to_integral_value() and value.adjusted() < MAX_INT_DIGITS:
+    if value == value.to_integral_value() and value.adjusted() < (MAX_INT_DIGITS if whole else PLAIN_DIGITS):
         return str(int(value))
     mantissa, exponent = text.strip().lower().split("e")
     sign, digits = (mantissa[0], mantissa[1:]) if mantissa[0] in "+-" else ("", mantissa)
