@@ -80,7 +80,12 @@ MESSAGES = [
       "nvidia-smi's total in MiB goes in gpu_memory_mib)")),
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 49152MiB}]", JOB,
      ("pool a, gpu_memory_mib: must be a whole number, got '49152MiB' (nvidia-smi's total in MiB, as a number: "
-      "81559)")),
+      "49152)")),
+    ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 80 GiB}]", JOB,
+     ("pool a, gpu_memory_gb: must be a whole number, got '80 GiB' (GB as sold, as a number: 80 for 80 GB; "
+      "nvidia-smi's total in MiB goes in gpu_memory_mib)")),
+    ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_mib: lots}]", JOB,
+     "pool a, gpu_memory_mib: must be a whole number, got 'lots' (nvidia-smi's total in MiB, as a number: 81559)"),
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 49152}]", JOB,
      ("pool a, gpu_memory_gb: must be at most 4096, got 49152 (no GPU has 49152 GB; if it is nvidia-smi's total in "
       "MiB, 48.0 GiB, give gpu_memory_mib: 49152)")),

@@ -599,12 +599,16 @@ def _host_mib_as_gb(refused: _Refused) -> str | None:
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
-    """A pool's GPU memory with its unit (``48GB``, ``81559 MiB``), where a number is asked."""
+    """A pool's GPU memory with its unit (``48GB``, ``81559 MiB``), where a number is asked: the number it starts
+    with, or an example where it starts with none."""
     if not isinstance(refused.value, str):
         return None
+    given = re.match(r"\s*(\d+)", refused.value)
     if refused.field == "gpu_memory_gb":
-        return " (GB as sold, as a number: 48 for 48 GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
-    return " (nvidia-smi's total in MiB, as a number: 81559)" if refused.field == "gpu_memory_mib" else None
+        gb = given[1] if given else "48"
+        return f" (GB as sold, as a number: {gb} for {gb} GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
+    return (f" (nvidia-smi's total in MiB, as a number: {given[1] if given else 81559})"
+            if refused.field == "gpu_memory_mib" else None)
 
 
 def _text_read_unquoted_as_another_type(refused: _Refused) -> str | None:
