@@ -117,6 +117,9 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
                 data = yaml.load(text)
     except TableError as error:  # a key given twice, or one that is not a plain value
         raise ConfigError(f"{name}: {error}") from None
+    except AssertionError as error:  # ruamel's own check of a directive Trinity's PyYAML takes (%YAML 1.3)
+        raise ConfigError(f"{name}: ruamel.yaml, which rewrites the config with its comments kept, refuses it: "
+                          f"{' '.join(str(error).split())}") from None
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built
         raise ConfigError(f"{name}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
     except (YAMLError, pyyaml.YAMLError) as error:
