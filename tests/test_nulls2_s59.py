@@ -145,3 +145,10 @@ def test_with_trinity_05_a_null_in_a_key_it_lacks_is_said_once(cli, tmp_path: Pa
     lines, refused, check = _lines(cli, _config(tmp_path, key, None), key, "--trinity-version", "0.5")
     assert ([line_code for line_code, _ in lines], refused, check) == ([code], True, 1)
     assert "Trinity 0.5 refuses" in lines[0][1]
+
+
+def test_a_null_section_is_said_before_the_null_keys(cli, tmp_path: Path):
+    config = _config(tmp_path, "model.critic_model_path", None, {**BASE, "model": {**BASE["model"], "tinker": None}})
+    lines, refused, check = _lines(cli, config, "model.")
+    assert ([words.split(" ")[0] for _, words in lines], refused, check) == (
+        ["model.tinker", "model.critic_model_path"], True, 1)
