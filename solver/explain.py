@@ -205,8 +205,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     prober = _Prober(data, query)
     if answer.plans:
         reasons = _why_this_plan(prober, words, data, query, answer.plans[0], scope)
-        if query.objective == "min_gpus":
-            reasons += tuple(_lowered_fewer_reasons(catalog, prober, words, query, answer))
+        reasons += tuple(_lowered_fewer_reasons(catalog, prober, words, query, answer))
     else:
         reasons = _why_no_plan(catalog, prober, words, data, query, answer)
     if prober.undecided:

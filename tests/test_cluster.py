@@ -2919,19 +2919,48 @@ def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory
         "host-memory-rounded")}
 
 
+THREE_FOUR_GPU_JOBS = {"pools": [{**ONE_NODE, "host_ram_gb": 360}],
+                       "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
+                                {"name": "mid", "model": "8B", "max_model_len": 61440},
+                                {"name": "small", "model": "4B", "max_model_len": 102400}]}
+"""Three jobs of 4 GPUs on one node of 8: no host memory makes room for the third."""
+
+
 def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_without_host_memory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Three jobs of 4 GPUs on one node of 8: no host memory makes room for the third.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 360}],
-                "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
-                         {"name": "mid", "model": "8B", "max_model_len": 61440},
-                         {"name": "small", "model": "4B", "max_model_len": 102400}]}
     round_host_memory_always(monkeypatch)
-    result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes")
-    assert (result.status, result.host_rounded) == ("infeasible", ("a100",))
+    result = place(fleet_of(THREE_FOUR_GPU_JOBS, tmp_path), CATALOG, minimize="nodes")
+    assert (result.status, result.host_rounded, result.wall_clock_stopped) == ("infeasible", ("a100",), ())
     assert {entry.reason for entry in result.unplaced} == {
         ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
          "without --minimize nodes, as many as fit are placed")}
+
+def test_the_proof_without_host_memory_gets_the_work_left_and_names_the_wall_clock_where_it_stops_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The first stage proves that no placement of the rounded needs exists (in presolve: say it spent 2.5 of the 10 s
+    # limit's 6 units); the proof that the jobs fit nowhere even without host memory gets the 3.5 left. Where the wall
+    # clock stops that proof first, nothing is proved, and the answer names it.
+    round_host_memory_always(monkeypatch)
+    fleet = fleet_of(THREE_FOUR_GPU_JOBS, tmp_path)
+    works, wall_clock_out = [], []
+    set_limits, solve_stages = solver.cluster.search._set_limits, solver.cluster.search._solve_stages
+
+    def limited(cp_solver, work, deadline):
+        works.append(work)
+        set_limits(cp_solver, work, deadline)
+        if wall_clock_out and len(works) > 1:  # the proof, after the first stage
+            cp_solver.parameters.max_time_in_seconds = 0.0
+
+    monkeypatch.setattr(solver.cluster.search, "_set_limits", limited)
+    monkeypatch.setattr(solver.cluster.search, "_solve_stages",
+                        lambda *args: dataclasses.replace(solve_stages(*args), spent=2.5))
+    result = place(fleet, CATALOG, minimize="nodes")
+    assert (result.status, result.wall_clock_stopped) == ("infeasible", ())
+    assert works == [pytest.approx(3.6), pytest.approx(3.5)]
+    works.clear()
+    wall_clock_out.append(True)
+    result = place(fleet, CATALOG, minimize="nodes")
+    assert (result.status, result.wall_clock_stopped) == ("unknown", ("without host",))
 
 
 def test_a_few_jobs_weigh_their_exact_host_needs(tmp_path: Path):

@@ -56,6 +56,32 @@ def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float) -> None:
     monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + offset[0]))
 
 
+def _limits_given(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[float, float]], list[float]]:
+    """Each search stage's limits from here on (deterministic time, wall-clock seconds), and the deterministic time
+    it spent."""
+    given: list[tuple[float, float]] = []
+    spent: list[float] = []
+    solve = solver.cluster.search._StopOnInterrupt.solve
+
+    def recorded(self, model, callback):
+        given.append((self.solver.parameters.max_deterministic_time, self.solver.parameters.max_time_in_seconds))
+        status = solve(self, model, callback)
+        spent.append(self.solver.response_proto.deterministic_time)
+        return status
+
+    monkeypatch.setattr(solver.cluster.search._StopOnInterrupt, "solve", recorded)
+    return given, spent
+
+
+def _lone_job_fleet(tmp_path: Path, **fields: object):
+    """A lone job on a node of 8, which grows from 6 GPUs onto its idle ones (as asked; with its `fields` changed)."""
+    instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+                "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192, **fields}]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    return load_fleet(path, CATALOG)
+
+
 def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_left(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A busy machine works out the jobs' ways more slowly, leaving the search less of the wall clock. Each stage was
@@ -83,16 +109,7 @@ def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
     # The first stage 60% of the limit's deterministic time (here 1.0 a second, 10 s: 10), the second half of what
     # the first left, the third and the tie-break the rest; the wall clock (what is left of the limit) bounds each.
     monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 1.0, raising=False)
-    given, spent = [], []
-    solve = solver.cluster.search._StopOnInterrupt.solve
-
-    def recorded(self, model, callback):
-        given.append((self.solver.parameters.max_deterministic_time, self.solver.parameters.max_time_in_seconds))
-        status = solve(self, model, callback)
-        spent.append(self.solver.response_proto.deterministic_time)
-        return status
-
-    monkeypatch.setattr(solver.cluster.search._StopOnInterrupt, "solve", recorded)
+    given, spent = _limits_given(monkeypatch)
     result = place(_fleet(tmp_path, jobs=40, nodes=4), CATALOG, time_limit_s=10)
     assert (result.status, result.tie_broken, result.wall_clock_stopped) == ("optimal", True, ())
     left = 10 - spent[0]
@@ -131,13 +148,9 @@ def test_a_stage_its_deterministic_time_stops_is_not_the_wall_clock_s():
 
 
 def test_widening_solves_the_wall_clock_stops_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # A lone job on a node of 8 grows from 6 GPUs onto its idle ones; with no wall-clock time for widening's solves,
-    # it stays as placed and the answer names widening.
-    instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
-                "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
-    path = tmp_path / "fleet.yaml"
-    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
-    fleet = load_fleet(path, CATALOG)
+    # The lone job grows from 6 GPUs onto its node's idle ones; with no wall-clock time for widening's solves, it
+    # stays as placed and the answer names widening.
+    fleet = _lone_job_fleet(tmp_path)
     grown = place(fleet, CATALOG)
     assert (grown.placements[0].widened_from, grown.wall_clock_stopped) == (6, ())
     monkeypatch.setattr(solver.cluster.widen, "WIDEN_TIME_LIMIT_S", 0.0)
@@ -158,6 +171,16 @@ def test_smaller_asks_the_wall_clock_stops_say_so():
         assert asks.wall_clock_stopped is stopped
 
 
+def test_smaller_asks_the_wall_clock_stops_while_dropping_rollout_gpus_say_so(tmp_path: Path):
+    # The job's 8 rollout GPUs fill the node: only fewer rollout GPUs are asked (no trainer GPU is left beside them
+    # for a shorter length), and the wall clock that cuts those asks short is said.
+    fleet = _lone_job_fleet(tmp_path, rollout_gpus=8)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    for until, fits, stopped in ((time.monotonic() + 60, 1, False), (time.monotonic() - 1, 0, True)):
+        asks = SmallerAsks(planner, fleet, {}, until)
+        assert (len(asks.fits_with(0)), asks.wall_clock_stopped) == (fits, stopped)
+
+
 def test_the_steps_the_wall_clock_stopped_are_named_in_words_in_their_order():
     assert wall_clock_stopped_words(("cost",)) == (
         "the wall clock stopped the step-time-cost stage before the work it is given (a busy machine, or the jobs' "
@@ -165,3 +188,44 @@ def test_the_steps_the_wall_clock_stopped_are_named_in_words_in_their_order():
     assert wall_clock_stopped_words(("length", "tie-break", "widening", "hints")).startswith(
         "the wall clock stopped the longer-contexts stage, the tie-break, widening onto idle GPUs and the smaller asks "
         "of the jobs left out before the work they are given (")
+
+
+def test_the_limit_gives_the_search_six_tenths_of_a_unit_a_second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # As calibrated (`DETERMINISTIC_PER_SECOND`, benchmarks/README.md): the default 10 s give the first stage 60% of 6.
+    given, _ = _limits_given(monkeypatch)
+    place(_fleet(tmp_path, jobs=40, nodes=4), CATALOG)
+    assert given[0][0] == pytest.approx(3.6)
+
+
+def test_a_stage_the_budget_leaves_nothing_still_reads_back_its_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Where the stages before it spent the budget (here there is none), a stage still gets `LEAST_WORK`, and reads
+    # back the placement hinted to it.
+    monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 0.0, raising=False)
+    given, _ = _limits_given(monkeypatch)
+    result = place(_fleet(tmp_path, jobs=40, nodes=4), CATALOG)
+    assert {work for work, _ in given} == {solver.cluster.search.LEAST_WORK}
+    assert result.placements and result.wall_clock_stopped == ()
+
+
+def test_widening_solves_end_on_their_deterministic_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # No deterministic time for widening's solves: the lone job stays as placed, and the wall clock stopped nothing.
+    monkeypatch.setattr(solver.cluster.widen, "WIDEN_DETERMINISTIC_TIME", 0.0)
+    result = place(_lone_job_fleet(tmp_path), CATALOG)
+    assert (result.placements[0].widened_from, result.wall_clock_stopped) == (None, ())
+
+
+def test_a_widening_stage_the_wall_clock_stopped_is_named_though_a_later_one_ends_on_its_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The wall clock stops the first of widening's three solves (its answer still grows the job), not the others.
+    stops = iter([True, False, False])
+    monkeypatch.setattr(solver.cluster.widen, "stopped_by_wall_clock", lambda cp_solver, status: next(stops))
+    result = place(_lone_job_fleet(tmp_path), CATALOG)
+    assert (result.placements[0].widened_from, result.wall_clock_stopped) == (6, ("widening",))
+
+
+def test_smaller_asks_the_wall_clock_cut_are_named_in_the_answer(monkeypatch: pytest.MonkeyPatch):
+    fleet = load_fleet(Path(__file__).parents[1] / "docs" / "examples" / "smaller-asks.yaml", CATALOG)
+    assert place(fleet, CATALOG).wall_clock_stopped == ()
+    monkeypatch.setattr(solver.cluster.search._Hints, "until", lambda self: time.monotonic() - 1)
+    result = place(fleet, CATALOG)
+    assert ([job.job for job in result.unplaced], result.wall_clock_stopped) == (["math-4b"], ("hints",))

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 import solver
+import solver.api
 import solver.solve
 import solver.trinity
 from solver.tables import TableError, load_catalog, load_fleet
@@ -45,6 +46,18 @@ def test_a_pools_mib_figure_as_gb_is_refused_with_both_readings(tmp_path: Path):
         load_fleet(path, CATALOG)
     assert str(caught.value) == (f"{path}: pool lab, gpu_memory_gb: must be at most 4096, got 15360 (no GPU has 15360 "
                                  "GB; if it is nvidia-smi's total in MiB, 15.0 GiB, give gpu_memory_mib: 15360)")
+
+
+def test_the_mib_hint_reaches_the_most_mib_a_gpu_type_may_report_and_not_where_the_mib_are_given():
+    most = 4096 * 1024
+    with pytest.raises(solver.QueryError) as caught:
+        solver.described_gpu_type("Big", memory_gb=most)
+    assert str(caught.value).endswith(f"got {most} GB (no GPU has {most} GB; if it is nvidia-smi's total in MiB, "
+                                      f"4096.0 GiB, give memory_mib={most})")
+    for memory_gb, memory_mib in ((most + 1, None), (15360, 15360)):
+        with pytest.raises(solver.QueryError) as caught:
+            solver.described_gpu_type("Big", memory_gb=memory_gb, memory_mib=memory_mib)
+        assert str(caught.value) == f"Big: its memory must be from 8 to 4096 GB, got {memory_gb} GB"
 
 
 @pytest.mark.parametrize("sold", [24, 48, 80, 96, 141, 192, 288, 1024, 4096])
@@ -147,6 +160,24 @@ def test_the_explanations_fewer_gpus_question_keeps_to_its_deadline(monkeypatch)
     assert len(asked) == 1 and 0 < asked[0] < query.time_limit_s
 
 
+def test_the_fewer_gpus_a_lowered_budget_trains_are_counted_from_the_best_plans(cli):
+    # Qwen3-1.7B at 65536 on H20s: 4 GPUs at the default budget, 1 with a lowered one: 3 fewer (not the 1 it takes).
+    status, out, _ = cli("--model", "1.7B", "--len", "65536", "--minimize", "gpus", "--explain", "--gpu", "h20")
+    assert status == 0 and _reasons(out)["lower_token_budget"].startswith(
+        f"{LOWERED_HELD}--token-budget auto trains 65536 tokens on 1 GPU, 3 fewer: ")
+
+
+def test_a_fewer_gpus_plan_at_the_default_budget_is_no_lowered_one():
+    # Where `best` is not the fewest at the default budget (as where a time limit left it unproven: 3 GPUs here, where
+    # 1 trains Qwen3-0.6B), the question with --token-budget auto finds the 1 at the default budget: that is no plan a
+    # lowered budget gives, and none is named.
+    query = solver.make_query(CATALOG, model="0.6B", gpu="a100", objective="min_gpus", max_model_len=4096)
+    (answer,) = solver.solve.plan(query, CATALOG)
+    assert answer.best is not None and (answer.best.gpus, answer.best.lowered_budget) == (1, False)
+    unproven = answer.best.model_copy(update={"gpus": 3})
+    assert solver.solve.lowered_fewer(CATALOG, query, unproven, answer.gpu) == (None, True)
+
+
 CHECK_INTRO = "# To check your config once these keys are in it (CONFIG: its file), as this plan was made:"
 
 
@@ -241,6 +272,34 @@ def test_the_api_fragments_print_the_check_as_the_commands_do(tmp_path):
     result = solver.place(fleet)
     asked = solver.placement_configs(result, fleet, check_options=("--no-estimate",))
     assert all(f"{CHECK_INTRO}\n#   " in text and " --no-estimate" in text for text in asked.values())
+    assert solver.api.fragment_check("h100", CATALOG) == ("--gpu", "H100-80GB")  # the name, as the check takes it
+    with pytest.raises(solver.QueryError) as caught:
+        solver.placement_configs(result, fleet, check_options="--no-estimate")
+    assert str(caught.value) == "check_options must be a tuple or None, got '--no-estimate'"
+
+
+def test_the_check_passes_the_plannings_cells_memory_model_margin_and_estimate_mode(cli, monkeypatch, tmp_path):
+    # A GPU type of your own given by cells (its memory is in them: no --gpu-memory), the files in a folder whose name
+    # has a space (quoted, as a shell reads it), the shipped memory model as a file of your own, --margin 0 and
+    # --estimate: the header's check passes them all, and judges the config as the plan was made.
+    folder = tmp_path / "my cells"
+    folder.mkdir()
+    cells = folder / "lab.yaml"
+    cells.write_text(Path("docs/examples/my-cells.yaml").read_text(encoding="utf-8").replace(
+        "gpu: H100-80GB ", "gpu: lab-80\nmemory_mib: 81559\n").replace(
+        "# aliases: [my-gpu]", "aliases: [my-gpu]"), encoding="utf-8")
+    memory_model = folder / "memory-model.yaml"
+    memory_model.write_text(Path("tables/memory-model.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    status, fragment, err = cli("--model", "8B", "--len", "32768", "--gpu", "lab-80", "--gpus", "8", "--cells",
+                                str(cells), "--memory-model", str(memory_model), "--margin", "0", "--estimate",
+                                "--emit", "trinity")
+    assert status == 0, err
+    lines = fragment.splitlines()
+    assert lines[lines.index(CHECK_INTRO) + 1].endswith(
+        f" --check --gpu lab-80 --cells '{cells}' --memory-model '{memory_model}' --margin 0 --estimate")
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    status, answer, err = _run_printed_check(cli, monkeypatch, fragment, "Qwen3-8B", tmp_path)
+    assert status == 0 and answer.startswith("lab-80 · Qwen3-8B · "), err
 
 
 def test_a_check_option_that_would_break_the_header_comment_is_refused():

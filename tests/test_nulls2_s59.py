@@ -113,3 +113,11 @@ def test_with_trinity_05_a_null_in_a_key_it_lacks_is_said_once(cli, tmp_path: Pa
     lines, refused, check = config_lines(cli, written(tmp_path, with_key(key, None)), key, "--trinity-version", "0.5")
     assert ([line_code for line_code, _ in lines], refused, check) == ([code], True, 1)
     assert "Trinity 0.5 refuses" in lines[0][1]
+
+
+def test_a_null_section_is_said_before_the_null_keys(cli, tmp_path: Path):
+    config = written(tmp_path, with_key("model.critic_model_path", None,
+                                        {**BASE, "model": {**BASE["model"], "tinker": None}}))
+    lines, refused, check = config_lines(cli, config, "model.")
+    assert ([words.split(" ")[0] for _, words in lines], refused, check) == (
+        ["model.tinker", "model.critic_model_path"], True, 1)

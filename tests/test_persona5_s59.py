@@ -3,8 +3,6 @@ GPU memory and host memory copied from nvidia-smi and free -h, and goals named i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 USAGE = "usage: solve [options] (--help lists them)"
@@ -65,6 +63,7 @@ def test_a_choice_like_none_gets_no_guess(cli):
 @pytest.mark.parametrize(("given", "error"), [
     ("3", "must be a fraction from 0 to below 1, got 3 (as a percentage, 3% is 0.03)"),
     ("2.5", "must be a fraction from 0 to below 1, got 2.5 (as a percentage, 2.5% is 0.025)"),
+    ("1", "must be a fraction from 0 to below 1, got 1 (as a percentage, 1% is 0.01)"),
     ("150", "must be a fraction from 0 to below 1, got 150"),
     ("100%", "must be a fraction from 0 to below 1, got 100%"),
     ("-1%", "must be a fraction from 0 to below 1, got -1%"),

@@ -100,3 +100,29 @@ def test_api_calls_parse_once_each_and_keep_nothing_after(parsed):
     parsed.clear()
     assert anchored_keys(ANCHORED, answer.best, model) == []  # the plan keeps the length: no key changes on it
     assert _of(parsed, ANCHORED) == ["pyyaml", "ruamel"]
+
+
+def test_anchored_keys_refuses_a_config_in_the_words_the_patch_does():
+    # Both read it as Trinity does and with ruamel's round trip; where both refuse it, the round trip's words, as the
+    # patch's, come first (Trinity's read names a key given twice otherwise).
+    (answer,) = solver.plan("8B", gpu="h20", budget_gpus=6, exact=True, max_model_len=32768)
+    assert answer.best is not None
+    model = solver.load_catalog().model("8B")
+    refusals = []
+    for call in (anchored_keys, patched_trinity_config):
+        with pytest.raises(solver.ConfigError) as caught:
+            call("a: 1\na: 2\n", answer.best, model)
+        refusals.append(str(caught.value))
+    duplicate = 'config: line 2: malformed YAML: found duplicate key "a" with value "2" (original value: "1")'
+    assert refusals == [duplicate, duplicate]
+
+
+def test_write_refuses_a_yaml_directive_ruamel_cannot_keep_in_one_line(tmp_path, capsys):
+    # PyYAML, as Trinity, reads a %YAML 1.3 document; ruamel's round trip asserted on it (a traceback, exit 1).
+    config, out = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
+    config.write_text(f"%YAML 1.3\n---\n{CONFIG}")
+    assert main(["--from-config", str(config), "--gpu", "h20", "--write", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"solve: error: --from-config {config}: ruamel.yaml, which rewrites the config with its comments kept, refuses "
+        "it: version minor part can only be 2 or 1, got (1, 3)\n")
+    assert not out.exists()

@@ -102,9 +102,8 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--margin and --memory-model, for the commands that estimate."""
     parser.add_argument("--margin", metavar="F", type=margin_fraction,
-                        help="safety margin of estimates, a fraction of usable memory, or a percentage (3%%) (default: the memory "
-                        "model's, "
-                        f"{DEFAULT_MARGIN} for the shipped one)")
+                        help="safety margin of estimates, a fraction of usable memory, or a percentage (3%%) "
+                        f"(default: the memory model's, {DEFAULT_MARGIN} for the shipped one)")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
                         help="coefficients from `solve calibrate --out`")
 

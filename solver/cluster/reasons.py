@@ -329,7 +329,7 @@ class SmallerAsks:
 
     def _out_of_time(self) -> bool:
         """Whether `until` has passed (the hints left are then not asked, and `wall_clock_stopped` says so)."""
-        self.wall_clock_stopped |= time.monotonic() > self.until
+        self.wall_clock_stopped = time.monotonic() > self.until
         return self.wall_clock_stopped
 
     def _first_fit(self, index: int, change: dict[str, object]) -> FitsWith | None:

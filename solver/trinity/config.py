@@ -646,13 +646,13 @@ def _typed_keys(reader: ConfigReader, version: TrinityVersion | None) -> list[tu
     each of ``explorer.auxiliary_models``' (`ENGINE_KEY_TYPES`, as the rollout model's); with `version` 0.5, not those
     of Trinity 0.6's ``trainer`` that 0.5 lacks (`keys_05_refuses`), nor an inference model's `ROLLOUT_PARALLEL_KEYS`
     (`KEYS_05_LACKS`), which it refuses in any value (said once, by the checks)."""
-    lacking = keys_05_refuses(read_or_none(reader.get, ("trainer",))) if version == "0.5" else ()
+    trainer = read_or_none(reader.get, ("trainer",))
     engine_lacks = ROLLOUT_PARALLEL_KEYS if version == "0.5" else ()
+    lacking = ({("trainer", key) for key in keys_05_refuses(trainer)} | {(*ROLLOUT_MODEL, key) for key in engine_lacks}
+               if version == "0.5" else set())
     auxiliary = read_or_none(reader.get, AUXILIARY_MODELS)
     entries = range(len(auxiliary)) if isinstance(auxiliary, list) else range(0)
-    return [*((path, field_type) for path, field_type in NOT_OPTIONAL_KEYS.items()
-              if not (path[:-1] == ("trainer",) and path[-1] in lacking
-                      or path[:-1] == ROLLOUT_MODEL and path[-1] in engine_lacks)),
+    return [*((path, field_type) for path, field_type in NOT_OPTIONAL_KEYS.items() if path not in lacking),
             *(((*AUXILIARY_MODELS, index, key), field_type) for index in entries
               for key, field_type in ENGINE_KEY_TYPES.items() if key not in engine_lacks)]
 

@@ -840,7 +840,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         load_config_mapping(text, name, YAML(typ="rt", pure=True))  # ruamel's word first where it refuses it too
         raise
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
-    repeated = aliased_anchors(text, name)
+    repeated = aliased_anchors(text)
     if not repeated:  # no key sits on an anchor that aliases repeat: no round trip to read the anchors from
         return []
     data = load_config_mapping(text, name, YAML(typ="rt", pure=True))  # for the anchors

@@ -24,7 +24,6 @@ from solver.tables import (
     brief,
     check_types,
     parsed_once,
-    parsing_once,
     shown_number,
     yaml_error_place,
     yaml_limit,
@@ -117,6 +116,9 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
                 data = yaml.load(text)
     except TableError as error:  # a key given twice, or one that is not a plain value
         raise ConfigError(f"{name}: {error}") from None
+    except AssertionError as error:  # ruamel's own check of a directive Trinity's PyYAML takes (%YAML 1.3)
+        raise ConfigError(f"{name}: ruamel.yaml, which rewrites the config with its comments kept, refuses it: "
+                          f"{' '.join(str(error).split())}") from None
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built
         raise ConfigError(f"{name}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
     except (YAMLError, pyyaml.YAMLError) as error:
@@ -133,11 +135,9 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     return data
 
 
-@parsing_once()
-def aliased_anchors(text: str, name: str) -> frozenset[str]:
-    """The anchors that aliases repeat (``*anchor``) in the config `text`, from the read `load_config_mapping` makes
-    of it as Trinity reads it (its `ConfigError`s): within an outer `parsing_once`, that read itself."""
-    load_config_mapping(text, name)
+def aliased_anchors(text: str) -> frozenset[str]:
+    """The anchors that aliases repeat (``*anchor``) in the config `text`, which `load_config_mapping` has read as
+    Trinity reads it (its `ConfigError`s said): within the same `parsing_once`, from that read itself."""
     return parsed_once(_TRINITY_READ, text, _read_as_trinity).aliased
 
 
