@@ -102,7 +102,8 @@ LACKING_WORDS = {
         "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the actor's own"),
     f"{ARR}.actor.fsdp_config.entropy_checkpointing": (
         "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the actor's own"),
-    f"{ARR}.actor.engine": ("verl 0.8's actor", "Actor", "Trinity 0.5 reads a role's offload flags from its fsdp_config"),
+    f"{ARR}.actor.engine": ("verl 0.8's actor", "Actor",
+                            "Trinity 0.5 reads a role's offload flags from its fsdp_config"),
     f"{ARR}.ref.engine": ("verl 0.8's ref", "Ref", "Trinity 0.5 reads a role's offload flags from its fsdp_config"),
 }
 """Each key every Trinity 0.5 release lacks: whose section has it, the class of 0.5 that lacks it, and the line's
@@ -159,7 +160,7 @@ def test_an_actor_offload_policy_null_without_the_trainers_flags_gets_no_verdict
 
 def test_write_for_0_5_writes_no_key_0_5_refuses(cli, tmp_path: Path):
     config = with_key(f"{ARR}.actor.engine", {"param_offload": True, "offload_policy": True},
-                   with_key(f"{ARR}.ref.engine", {"param_offload": False}))
+                      with_key(f"{ARR}.ref.engine", {"param_offload": False}))
     source, out = written(tmp_path, config), tmp_path / "out.yaml"
     status, _, err = cli("--from-config", str(source), "--gpu", "h100", "--offload", "--trinity-version", "0.5",
                          "--write", str(out))
@@ -178,7 +179,7 @@ def test_the_keys_a_plan_sets_for_0_5_are_none_0_5_refuses():
     offload = answer.plans[0]  # Env + Offload + SP=4: the offload flags, YaRN, FSDP2
     assert offload.offload
     config = with_key(f"{ARR}.actor.engine", {"param_offload": False},
-                   with_key(f"{ARR}.ref.engine", {"param_offload": False}))
+                      with_key(f"{ARR}.ref.engine", {"param_offload": False}))
     model = catalog.model("4B")
     written = {key.path for key in keys_for_plan(offload, model, config, version="0.5")}
     assert {path for path in written for lacking in KEYS_05_LACKS if path[:len(lacking)] == lacking} == set()
