@@ -97,6 +97,7 @@ from solver.tables import (
     QueryError,
     Setting,
     Weights,
+    and_joined,
     check_once,
     check_types,
     counted,
@@ -981,7 +982,7 @@ def _followed_keys(verdict: _BudgetVerdict) -> set[str]:
 def _followed_budgets_line(verdict: _BudgetVerdict, keys: Sequence[str], budget: int) -> ConfigProblem:
     """The line on the budget `keys` (`_followed_keys`) at `budget`: the verdict reads them as unset, though Trinity,
     as written, keeps their number."""
-    named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
+    named = and_joined(keys)
     above = budget > verdict.judged
     them = it_or_them(len(keys))
     return ConfigProblem(_budget_code(above), (

@@ -17,7 +17,7 @@ from solver.render.summary import plan_summary
 from solver.render.verdict import current_view
 from solver.results import Answer, Reason
 from solver.rules import batch_words
-from solver.tables import Catalog, counted
+from solver.tables import Catalog, and_joined, counted
 
 
 def answers_json(answers: Iterable[Answer]) -> str:
@@ -47,7 +47,7 @@ def _no_alternative(query: Query, answer: Answer) -> str:
     # An estimate keeps Env on unless --no-env (`estimates_setting`): one without it may cost a hair less.
     estimated = any(plan.evidence == "estimated" for plan in answer.plans)
     env = "; estimates keep Env on (--no-env estimates without it)" if query.env is None and estimated else ""
-    return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above{env}"
+    return f"each other plan that trains{within} is {and_joined(ways)} than a plan above{env}"
 
 
 def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:

@@ -16,7 +16,7 @@ from solver.render.layout import TableOrBlocks
 from solver.render.phrases import LOWERED_NOTE
 from solver.render.styles import setting_style
 from solver.results import ClusterResult, Placement, PoolUse, Unplaced, index_range
-from solver.tables import Fleet, Pool, counted, named_jobs, shown_number
+from solver.tables import Fleet, Pool, and_joined, counted, named_jobs, shown_number
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
@@ -58,8 +58,7 @@ def wall_clock_stopped_words(steps: tuple[str, ...]) -> str:
     """The line that says which `steps` (`ClusterResult.wall_clock_stopped`) the time limit's wall clock stopped
     before the work they are given, so that another run may answer otherwise."""
     named = [WALL_CLOCK_STEPS[step] for step in steps]
-    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
-    return (f"the wall clock stopped {listed} before the work {'it is' if len(named) == 1 else 'they are'} given (a "
+    return (f"the wall clock stopped {and_joined(named)} before the work {'it is' if len(named) == 1 else 'they are'} given (a "
             "busy machine, or the jobs' ways took much of the time limit): another run may give another answer "
             "(raise --time-limit)")
 

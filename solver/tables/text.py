@@ -179,6 +179,11 @@ def counted(number: int | Sequence[int], noun: str) -> str:
     return f"{', '.join(map(str, numbers))} {noun}{'s' if numbers != [1] else ''}"
 
 
+def and_joined(items: Sequence[str]) -> str:
+    """`items` as a sentence lists them: ``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def it_or_them(count: int) -> str:
     """The pronoun for `count` things: ``it`` for one, ``them`` for more."""
     return "it" if count == 1 else "them"
