@@ -147,6 +147,17 @@ def test_a_stage_its_deterministic_time_stops_is_not_the_wall_clock_s():
     assert not stopped_by_wall_clock(solver, solver.solve(model))  # proven: OPTIMAL
 
 
+@pytest.mark.parametrize(("reported", "wall_s", "stopped"), [
+    (0.989, 1.9, False),  # OR-Tools 9.12 ends a deterministic limit of 1.0 at 0.989: not the wall clock
+    (1.0001, 1.9, False),  # 9.15 just past it
+    (0.2, 9.99, True),  # the 10 s wall-clock limit reached first
+])
+def test_which_limit_stopped_a_solve_is_told_by_the_wall_time_it_took(reported: float, wall_s: float, stopped: bool):
+    solver = SimpleNamespace(response_proto=SimpleNamespace(deterministic_time=reported), wall_time=wall_s,
+                             parameters=SimpleNamespace(max_deterministic_time=1.0, max_time_in_seconds=10.0))
+    assert stopped_by_wall_clock(solver, cp_model.FEASIBLE) is stopped
+
+
 def test_widening_solves_the_wall_clock_stops_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The lone job grows from 6 GPUs onto its node's idle ones; with no wall-clock time for widening's solves, it
     # stays as placed and the answer names widening.
