@@ -149,10 +149,12 @@ def test_a_stage_its_deterministic_time_stops_is_not_the_wall_clock_s():
 
 @pytest.mark.parametrize(("reported", "wall_s", "stopped"), [
     (0.989, 1.9, False),  # OR-Tools 9.12 ends a deterministic limit of 1.0 at 0.989: not the wall clock
+    (0.089, 0.4, False),  # and one of 0.1 at 0.089
     (1.0001, 1.9, False),  # 9.15 just past it
     (0.2, 9.99, True),  # the 10 s wall-clock limit reached first
+    (0.01, 9.4, True),  # and ended a little before it
 ])
-def test_which_limit_stopped_a_solve_is_told_by_the_wall_time_it_took(reported: float, wall_s: float, stopped: bool):
+def test_which_limit_stopped_a_solve_is_the_one_it_used_more_of(reported: float, wall_s: float, stopped: bool):
     solver = SimpleNamespace(response_proto=SimpleNamespace(deterministic_time=reported), wall_time=wall_s,
                              parameters=SimpleNamespace(max_deterministic_time=1.0, max_time_in_seconds=10.0))
     assert stopped_by_wall_clock(solver, cp_model.FEASIBLE) is stopped
