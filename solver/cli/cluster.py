@@ -96,7 +96,8 @@ def build_cluster_parser() -> Parser:
                         "how long they took; widening after them, at most a second per stage, and the smaller "
                         "asks that would place a job left out for room, until the limit, or for 0.3 of the queries' "
                         "time past it)")
-    add_workers_option(parser, "a placement proven best does not depend on it")
+    add_workers_option(parser, "a placement proven best does not depend on it; one the time limit stops is the "
+                               "same on every run with 1 worker only")
     add_weights_option(parser)
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
