@@ -4,12 +4,10 @@ Trinity's rough check and the Env-on choice."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from benchmark_modules import load_benchmark
 from memory_benchmark_reference import (
     GIB,
     SHAPES,
@@ -28,18 +26,7 @@ from solver.calibrate import calibrate, observations
 from solver.memory import DEFAULT_MARGIN, breakdown
 from solver.tables import Setting, load_catalog
 
-
-def load_benchmark() -> ModuleType:
-    """`benchmarks/memory_model.py` as a module (benchmarks/ is no package)."""
-    spec = importlib.util.spec_from_file_location(
-        "memory_model_benchmark", Path(__file__).parents[1] / "benchmarks" / "memory_model.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BENCHMARK = load_benchmark()
+BENCHMARK = load_benchmark("memory_model")
 CATALOG = load_catalog()
 MEMORY_GIB = {gpu.name: gpu.memory_gib for gpu in CATALOG.documented_gpu_types}
 CELLS = source_cells()

@@ -1,0 +1,81 @@
+"""`benchmarks/gpu_step.py`: the recorded H200 measurements against the memory model (the committed cases are the
+package's own predictions, every measurement is of a case, the report shows each), and, where PyTorch is installed,
+the step itself on the CPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from benchmark_modules import BENCHMARKS, load_benchmark
+
+GPU_STEP = load_benchmark("gpu_step")
+H200 = BENCHMARKS / "gpu" / "h200"
+TINY_SHAPE = {"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "tie_word_embeddings": True}
+
+
+@pytest.mark.parametrize("case_set", sorted(GPU_STEP.CASE_SETS))
+def test_committed_cases_are_the_memory_models_predictions(case_set: str, tmp_path: Path) -> None:
+    written = tmp_path / "cases.json"
+    GPU_STEP.write_cases("H200-141GB", case_set, written)
+    assert json.loads(written.read_text()) == json.loads((H200 / f"{case_set}-cases.json").read_text())
+
+
+@pytest.mark.parametrize("case_set", sorted(GPU_STEP.CASE_SETS))
+def test_every_measurement_is_of_a_case_on_an_h200(case_set: str) -> None:
+    cases = {GPU_STEP._case_key(case) for case in json.loads((H200 / f"{case_set}-cases.json").read_text())["cases"]}
+    records = [json.loads(line) for line in (H200 / f"{case_set}-measured.jsonl").read_text().splitlines()]
+    assert {GPU_STEP._case_key(record) for record in records} == cases
+    for record in records:
+        if "error" in record:
+            assert "torch.OutOfMemoryError: CUDA out of memory" in record["error"][-1]
+        else:
+            assert (record["device"], record["torch"], record["transformers"]) == ("NVIDIA H200", "2.11.0+cu130",
+                                                                                  "5.17.0")
+
+
+def test_report_shows_each_case_its_outcome_and_each_models_growth() -> None:
+    shown = subprocess.run([sys.executable, str(BENCHMARKS / "gpu_step.py"), "report"], capture_output=True,
+                           text=True, check=True).stdout
+    rows = [line for line in shown.splitlines() if line.startswith("│")]
+    cases = sum(len(tuples) for tuples in GPU_STEP.CASE_SETS.values())
+    growths = [row for row in rows if " to " in row]
+    assert len(rows) == cases + len(growths) and len(growths) == 6
+    memory_errors = [row for row in rows if "out of memory" in row]
+    assert [row.split("│")[2].strip() for row in memory_errors] == ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-8B"]
+
+
+def test_a_set_not_yet_measured_reads_not_run(tmp_path: Path) -> None:
+    GPU_STEP.write_cases("H200-141GB", "env", tmp_path / "env-cases.json")
+    shown = subprocess.run([sys.executable, str(BENCHMARKS / "gpu_step.py"), "report", str(tmp_path)],
+                           capture_output=True, text=True, check=True).stdout
+    assert shown.count("not run") == len(GPU_STEP.CASE_SETS["env"])
+
+
+def test_the_fused_log_probabilities_and_their_gradient_are_log_softmaxs() -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    logits = torch.randn(5000, 300).to(torch.bfloat16).requires_grad_()
+    labels = torch.randint(0, 300, (5000,))
+    weights = torch.randn(5000)
+    fused = GPU_STEP.FusedLogProbs.apply(logits, labels)
+    (fused * weights).sum().backward()
+    fused_gradient, logits.grad = logits.grad, None
+    plain = torch.log_softmax(logits.float(), dim=-1).gather(1, labels.unsqueeze(1)).squeeze(1)
+    (plain * weights).sum().backward()
+    assert (fused - plain).abs().max().item() < 1e-5
+    assert (fused_gradient.float() - logits.grad.float()).abs().max().item() < 1e-4
+
+
+def test_a_step_runs_on_the_cpu_and_is_recorded(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    case = {"model": "tiny", "tokens": 256, "env": True, "entropy": True, "shape": TINY_SHAPE, "predicted": {}}
+    (tmp_path / "cases.json").write_text(json.dumps({"gpu": "cpu", "cases": [case]}))
+    GPU_STEP.measure_all(tmp_path / "cases.json", tmp_path / "measured.jsonl", "cpu", None)
+    record = json.loads((tmp_path / "measured.jsonl").read_text())
+    assert (record["model"], record["tokens"], record["device"], record["parameters"]) == ("tiny", 256, "cpu", 106880)
