@@ -34,8 +34,8 @@ def test_every_measurement_is_of_a_case_on_an_h200(case_set: str) -> None:
         if "error" in record:
             assert "torch.OutOfMemoryError: CUDA out of memory" in record["error"][-1]
         else:
-            assert (record["device"], record["torch"], record["transformers"]) == ("NVIDIA H200", "2.11.0+cu130",
-                                                                                  "5.17.0")
+            versions = (record["device"], record["torch"], record["transformers"])
+            assert versions == ("NVIDIA H200", "2.11.0+cu130", "5.17.0")
 
 
 def test_report_shows_each_case_its_outcome_and_each_models_growth() -> None:
