@@ -496,10 +496,21 @@ class _Words:
         rule: with none in force every combination has a plan (`cost_ranks` ranks each one, and `holds_no_plan`
         leaves a count and a length), so a core without a rule would mean the planner's model is infeasible alone
         (and a core of one rule needs it)."""
-        data, query, rules = self.data, self.query, core.rules
+        parts = self._limit_words(core.rules)
+        if "evidence" in core.rules or "table_rows" in core.rules:
+            within = f" within the limits above{nearest()}" if parts else f" (longest per GPU count: {reach()})"
+            parts.append(self._unvouched_words() + within)
+        together = ("these rules together: " if core.minimal else
+                    "these rules together (the time limit ran out before it showed that each is needed): ")
+        return "no plan passes " + ("this rule: " if len(parts) == 1 else together) + "; ".join(parts)
+
+    def _limit_words(self, rules: tuple[str, ...]) -> list[str]:
+        """Each of `rules` but the evidence's in words, in `binding`'s order: the budget, the nodes, the rollout GPUs'
+        room, the SP and batch rules, the pins, host memory."""
+        query = self.query
         parts = []
         if "budget" in rules:
-            parts.append(f"the budget ({self.query.within_budget})")
+            parts.append(f"the budget ({query.within_budget})")
         if "whole_nodes" in rules:
             parts.append(f"a trainer that spans nodes uses whole nodes of {query.node_gpus} GPUs")
         if "rollout_layout" in rules:
@@ -507,31 +518,31 @@ class _Words:
             parts.append(f"the {counted(rollout, 'rollout GPU')} {'needs' if rollout == 1 else 'need'} room beside the "
                          "trainer (in its node, filling its node and whole nodes more, or on nodes of their own when "
                          "the trainer takes whole nodes)")
-        for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
-                           ("sp_divides_heads", f"SP must divide the {data.shape.num_attention_heads} attention heads"),
-                           ("sp_kv_heads", f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another"),
-                           ("sp_within_node", f"SP must divide the {query.node_gpus} GPUs of a node")):
-            if rule in rules:
-                parts.append(text)
-        if "batch_divides" in rules:
-            parts.append(f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
-                         f"{query.train_batch_size} ({query.train_batch_source})")
+        parts += self._sp_words(rules)
         if any(rule.startswith("pin_") for rule in rules):
-            parts.append(f"the pins ({self.query.pin_flags})")
+            parts.append(f"the pins ({query.pin_flags})")
         if "host_ram" in rules:
             parts.append(f"host memory ({query.host_ram_bound_words} is too little for Offload, or for the "
                          "model while it loads)")
-        if "evidence" in rules or "table_rows" in rules:
-            asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
-            evidence = f"nothing in {query.evidence_sources} vouches for {data.model} on {data.gpu} at {asked}"
-            if parts:
-                evidence += f" within the limits above{nearest()}"
-            else:
-                evidence += f" (longest per GPU count: {reach()})"
-            parts.append(evidence)
-        together = ("these rules together: " if core.minimal else
-                    "these rules together (the time limit ran out before it showed that each is needed): ")
-        return "no plan passes " + ("this rule: " if len(parts) == 1 else together) + "; ".join(parts)
+        return parts
+
+    def _sp_words(self, rules: tuple[str, ...]) -> list[str]:
+        """The SP and batch rules among `rules` in words, in `RULES` order: what SP and the data-parallel ranks must
+        divide."""
+        data, query = self.data, self.query
+        words = {"sp_divides_gpus": "SP must divide the trainer GPUs",
+                 "sp_divides_heads": f"SP must divide the {data.shape.num_attention_heads} attention heads",
+                 "sp_kv_heads": f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another",
+                 "sp_within_node": f"SP must divide the {query.node_gpus} GPUs of a node",
+                 "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
+                                   f"{query.train_batch_size} ({query.train_batch_source})")}
+        return [text for rule, text in words.items() if rule in rules]
+
+    def _unvouched_words(self) -> str:
+        """``nothing in the tables vouches for Qwen3-8B on A100-80GB at 32768 tokens``: the evidence rule in words."""
+        query = self.query
+        asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
+        return f"nothing in {query.evidence_sources} vouches for {self.data.model} on {self.data.gpu} at {asked}"
 
     def group(self, excluded: list[tuple[Combination, str]], length: int) -> list[Reason]:
         """One reason per rule and situation, covering every alternative it excludes, in `RULES` order."""
@@ -545,54 +556,69 @@ class _Words:
         return [reason for key in sorted(groups) for reason in self._reasons(RULES[key[0]], groups[key], length)]
 
     def _reasons(self, rule: str, combinations: list[Combination], length: int) -> list[Reason]:
-        data, query = self.data, self.query
+        """Why `rule` excludes `combinations` (one of `group`'s groups) at `length`: one reason, or the evidence's
+        (`_evidence`)."""
+        first_count = min(c[0] for c in combinations)
+        if rule in SP_RULES:
+            return [self._sp_reason(rule, combinations)]
+        if rule == "table_rows":
+            return [self._beyond_table(first_count)]
+        if rule == "evidence":
+            return self._evidence(first_count, length, combinations)
+        return [self._limit_reason(rule, combinations)]
+
+    def _limit_reason(self, rule: str, combinations: list[Combination]) -> Reason:
+        """Why a limit of the query's (`rule`: the budget, the nodes, the rollout GPUs, host memory or a pin)
+        excludes `combinations`."""
+        query = self.query
         counts = sorted({c[0] for c in combinations})
         on = counted(counts, "GPU")
-        sps = runs(sorted({c[3] for c in combinations}))
         if rule == "budget":
             if query.exact:
-                return [Reason(rule="budget", detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")]
-            return [Reason(rule="budget", detail=(
-                f"more GPUs than the budget of {query.budget_gpus} (such as {on})"))]
+                return Reason(rule="budget", detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")
+            return Reason(rule="budget", detail=f"more GPUs than the budget of {query.budget_gpus} (such as {on})")
         if rule == "whole_nodes":
-            return [Reason(rule="whole_nodes", detail=(
+            return Reason(rule="whole_nodes", detail=(
                 f"{on} span nodes of {query.node_gpus} ({query.node_source}) but are not whole nodes, which a trainer "
-                "that spans nodes must use"))]
+                "that spans nodes must use"))
         if rule == "rollout_layout":
-            return [Reason(rule="rollout_layout", detail=(
+            return Reason(rule="rollout_layout", detail=(
                 f"{counted(counts, 'trainer GPU')}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
-                f"(--rollout-gpus) they {no_rollout_layout_words(query.node_gpus)}"))]
-        if rule == "table_rows":
-            return [self._beyond_table(counts[0])]
-        if rule == "sp_divides_gpus":
-            return [Reason(rule="sp_divides_gpus", detail=(
-                f"SP must divide the trainer GPUs: on {self.gpus(counts[0])} that rules out SP={sps}"))]
-        if rule == "sp_divides_heads":
-            return [Reason(rule="sp_divides_heads", detail=(
-                f"SP must divide the {data.shape.num_attention_heads} attention heads of {data.model}: that rules out "
-                f"SP={sps} (on {on})"))]
-        if rule == "sp_kv_heads":
-            return [Reason(rule="sp_kv_heads", detail=(
-                f"SP and the {data.shape.num_key_value_heads} KV heads of {data.model} must divide one another: that "
-                f"rules out SP={sps} (on {on})"))]
-        if rule == "sp_within_node":
-            return [Reason(rule="sp_within_node", detail=(
-                f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} GPUs and each SP group must fit "
-                f"in one: that rules out SP={sps}"))]
-        if rule == "batch_divides":
-            batch = f"{query.train_batch_size} ({query.train_batch_source})"
-            return [Reason(rule="batch_divides", detail=(
-                f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP): on "
-                f"{self.gpus(counts[0])} that rules out SP={sps}"))]
+                f"(--rollout-gpus) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
             what = ("Offload needs more host memory (its states, or the model while it loads)"
                     if all(offload for _, _, offload, _ in combinations) else
                     "loading the model needs more host memory (its fp32 weights, before FSDP shards them)")
-            return [Reason(rule="host_ram", detail=f"{what} than {query.host_ram_bound_words} (on {on})")]
-        if rule.startswith("pin_"):
-            labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
-            return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels}")]
-        return self._evidence(counts[0], length, combinations)
+            return Reason(rule="host_ram", detail=f"{what} than {query.host_ram_bound_words} (on {on})")
+        labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
+        return Reason(rule="pin", detail=f"{query.pin_flags} rules out {labels}")
+
+    def _sp_reason(self, rule: str, combinations: list[Combination]) -> Reason:
+        """Why a rule of what SP or the data-parallel ranks must divide (`rule`, one of `SP_RULES`) rules out the SP
+        degrees of `combinations`."""
+        data, query = self.data, self.query
+        counts = sorted({c[0] for c in combinations})
+        on, first = counted(counts, "GPU"), self.gpus(counts[0])
+        sps = runs(sorted({c[3] for c in combinations}))
+        if rule == "sp_divides_gpus":
+            return Reason(rule="sp_divides_gpus", detail=(
+                f"SP must divide the trainer GPUs: on {first} that rules out SP={sps}"))
+        if rule == "sp_divides_heads":
+            return Reason(rule="sp_divides_heads", detail=(
+                f"SP must divide the {data.shape.num_attention_heads} attention heads of {data.model}: that rules out "
+                f"SP={sps} (on {on})"))
+        if rule == "sp_kv_heads":
+            return Reason(rule="sp_kv_heads", detail=(
+                f"SP and the {data.shape.num_key_value_heads} KV heads of {data.model} must divide one another: that "
+                f"rules out SP={sps} (on {on})"))
+        if rule == "sp_within_node":
+            return Reason(rule="sp_within_node", detail=(
+                f"a trainer on {first} spans nodes of {query.node_gpus} GPUs and each SP group must fit in one: that "
+                f"rules out SP={sps}"))
+        batch = f"{query.train_batch_size} ({query.train_batch_source})"
+        return Reason(rule="batch_divides", detail=(
+            f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP): on {first} that "
+            f"rules out SP={sps}"))
 
     def nearest_over(self, excluded: list[tuple[Combination, str]], length: int) -> str:
         """Of the combinations the evidence alone excludes (`excluded`, each with its rule), the one the memory model

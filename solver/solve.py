@@ -433,18 +433,55 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
     `explained` is False: working it out takes more solves, which a caller that only wants plans spares).
     `data`: what `prepare` gives for the query on `catalog`, prepared before (for a question of the same
     `PlanningInputs`); a `ValueError` where it was prepared for other inputs."""
-    if data is None:
-        data = prepare(catalog, gpu, query)
-    elif data.inputs != PlanningInputs.of(gpu, query):
-        raise ValueError(f"data prepared for other inputs than those of the query on {gpu}")
+    data = _prepared(catalog, query, gpu, data)
     started = time.monotonic()
     if data.holds_no_plan(query):
         return _answer(query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu),
                        reason_code=(ReasonCode.ESTIMATE_FITS_NOTHING if query.estimate == "only"
                                     else ReasonCode.NO_TABLE_FOR_MODEL))
+    ranked = _ranked_plans(catalog, data, query, started + query.time_limit_s)
+    if ranked.plans:
+        proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in ranked.statuses)
+        return _answer(query, gpu, "optimal" if proven else "feasible", ranked.plans, started, ranked.objective_value,
+                       ranked.bound)
+    if ranked.statuses[0] == cp_model.INFEASIBLE:
+        if not explained:
+            return _answer(query, gpu, "infeasible", (), started, reason="no plan",
+                           reason_code=ReasonCode.NOT_EXPLAINED)
+        nearby = _Nearby(catalog, query, gpu)
+        why = _no_plan_reason(catalog, data, query, nearby)
+        return _answer(query, gpu, "infeasible", (), started, reason=why.text, reason_code=why.code,
+                       nearest=why.nearest, alternatives=nearby.solved(), limits_named=why.limits_named)
+    return _answer(query, gpu, "unknown", (), started,
+                   reason=f"no plan found within the time limit of {time_limit_words(query)}",
+                   reason_code=ReasonCode.TIME_LIMIT)
+
+
+def _prepared(catalog: Catalog, query: Query, gpu: str, data: PlanningData | None) -> PlanningData:
+    """`answer_for`'s `data`: what `prepare` gives for `query` on `gpu`, prepared now where it is None; a
+    `ValueError` where it was prepared for other inputs."""
+    if data is None:
+        return prepare(catalog, gpu, query)
+    if data.inputs != PlanningInputs.of(gpu, query):
+        raise ValueError(f"data prepared for other inputs than those of the query on {gpu}")
+    return data
+
+
+class _Ranked(NamedTuple):
+    """The plans `_ranked_plans` found, best first, with the status of each solve and the first one's objective."""
+
+    plans: list[Plan]
+    statuses: list[cp_model.CpSolverStatus]
+    objective_value: int | None
+    bound: float | None
+
+
+def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: float) -> _Ranked:
+    """Up to `query.top` distinct plans for `query` on `data`'s GPU type, best first, solved one after another by
+    `deadline` (each solve excluding the plans found and those they dominate), until the search stops finding
+    them."""
     model, variables, _ = build_model(data, query)
     solver = _ranking_solver(data, query)
-    deadline = started + query.time_limit_s
     plans: list[Plan] = []
     statuses: list[cp_model.CpSolverStatus] = []
     objective_value = bound = None
@@ -467,20 +504,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         if status == cp_model.OPTIMAL:  # the next plan scores worse (distinct plans score differently)
             model.add(objective_expression(data, query, variables) >= int(solver.objective_value) + 1)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
-    if plans:
-        proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
-        return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
-    if statuses[0] == cp_model.INFEASIBLE:
-        if not explained:
-            return _answer(query, gpu, "infeasible", (), started, reason="no plan",
-                           reason_code=ReasonCode.NOT_EXPLAINED)
-        nearby = _Nearby(catalog, query, gpu)
-        why = _no_plan_reason(catalog, data, query, nearby)
-        return _answer(query, gpu, "infeasible", (), started, reason=why.text, reason_code=why.code,
-                       nearest=why.nearest, alternatives=nearby.solved(), limits_named=why.limits_named)
-    return _answer(query, gpu, "unknown", (), started,
-                   reason=f"no plan found within the time limit of {time_limit_words(query)}",
-                   reason_code=ReasonCode.TIME_LIMIT)
+    return _Ranked(plans, statuses, objective_value, bound)
 
 
 def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:

@@ -374,24 +374,32 @@ def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOption
                               layout: Any) -> None:
     """`QueryError` unless `trinity_fragment`'s arguments are of their kinds and within their ranges, and the
     trainer and rollout GPUs split into `nodes` nodes on which the trainer takes one node's share or whole nodes."""
-    rollout_gpus, gpu, nodes, shared_gpus = options.rollout_gpus, options.gpu, options.nodes, options.shared_gpus
-    train_batch_size, node_gpus = options.train_batch_size, options.node_gpus
-    check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
-                ("gpu", gpu, str | None), ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None),
-                ("engines", engines, tuple | None), ("rocm", options.rocm, bool),
-                ("train_batch_size", train_batch_size, int | None), ("node_gpus", node_gpus, int | None),
-                ("layout", layout, Mapping | None), ("host_ram_gb", options.host_ram_gb, float | None),
-                ("host_ram_source", options.host_ram_source, str), ("check", options.check_flags, tuple | None))
+    check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", options.rollout_gpus, int | None),
+                ("gpu", options.gpu, str | None), ("nodes", options.nodes, int),
+                ("shared_gpus", options.shared_gpus, tuple | None), ("engines", engines, tuple | None),
+                ("rocm", options.rocm, bool), ("train_batch_size", options.train_batch_size, int | None),
+                ("node_gpus", options.node_gpus, int | None), ("layout", layout, Mapping | None),
+                ("host_ram_gb", options.host_ram_gb, float | None), ("host_ram_source", options.host_ram_source, str),
+                ("check", options.check_flags, tuple | None))
     check_host_ram(options.host_ram_gb)
     check_choice("version", options.version, (None, *get_args(TrinityVersion)))
-    check_gpu_name(gpu)
+    check_gpu_name(options.gpu)
     if options.check_flags is not None and not all(isinstance(flag, str) and flag.isprintable()
                                                    for flag in options.check_flags):  # as gpu: a comment's words
         raise QueryError(f"check must be a tuple of printable strings, got {brief(options.check_flags)}")
+    _check_fragment_counts(plan, options, engines)
+    _check_node_split(plan, options)
+
+
+def _check_fragment_counts(plan: Plan, options: _FragmentOptions, engines: tuple[int, int] | None) -> None:
+    """`QueryError` unless `trinity_fragment`'s counts, of their kinds, are within their ranges: the rollout GPUs,
+    nodes and GPUs per node, the train batch (which the plan's data-parallel ranks divide), the engines and the
+    shared GPUs' indices."""
+    rollout_gpus, train_batch_size = options.rollout_gpus, options.train_batch_size
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
         raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
                          f"{rollout_gpus}")
-    for name, count in (("nodes", nodes), ("node_gpus", node_gpus)):
+    for name, count in (("nodes", options.nodes), ("node_gpus", options.node_gpus)):
         if count is not None and not 1 <= count <= MAX_GPUS:
             raise QueryError(f"{name} must be from 1 to {MAX_GPUS}, got {count}")
     unsplit = batch_split_violation(train_batch_size, plan.gpus, plan.sp)
@@ -402,8 +410,15 @@ def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOption
                                     and engines[0] >= 0 and engines[1] >= 0):
         raise QueryError(f"engines must be (GPUs of other models, GPUs per engine), two whole numbers of at least 0, "
                          f"got {brief(engines)}")
-    if shared_gpus is not None and not all(type(n) is int and n >= 0 for n in shared_gpus):
-        raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got {brief(shared_gpus)}")
+    if options.shared_gpus is not None and not all(type(n) is int and n >= 0 for n in options.shared_gpus):
+        raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got "
+                         f"{brief(options.shared_gpus)}")
+
+
+def _check_node_split(plan: Plan, options: _FragmentOptions) -> None:
+    """`QueryError` unless the plan's trainer takes one node's share or whole nodes: of `node_gpus` where there is no
+    cluster section (no `rollout_gpus`), else of the trainer and rollout GPUs split evenly into `nodes` nodes."""
+    rollout_gpus, nodes, node_gpus = options.rollout_gpus, options.nodes, options.node_gpus
     if rollout_gpus is None:  # no cluster section: the trainer alone on nodes of node_gpus, where given
         violation = node_gpus and whole_nodes_violation(plan.gpus, node_gpus, f"node_gpus={node_gpus}")
         if violation:
