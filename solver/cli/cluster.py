@@ -97,7 +97,8 @@ def build_cluster_parser() -> Parser:
                         "asks that would place a job left out for room, until the limit, or for 0.3 of the queries' "
                         "time past it)")
     add_workers_option(parser, "a placement proven best does not depend on it; one the time limit stops is the "
-                               "same on every run with 1 worker only")
+                               "same on every run with 1 worker only: CP-SAT's one repeatable parallel mode found "
+                               "less in the same work, and is not used")
     add_weights_option(parser)
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
