@@ -25,6 +25,9 @@ MESSAGES = [
     ("[{name: a, nodes: 1, gpus_per_node: 8}]", JOB, f"pool a: missing field 'gpu' ({POOL_FIELDS})"),
     ("[{name: a, gpu_type: a100, nodes: 1, gpus_per_node: 8}]", JOB,
      f"pool a: unknown field 'gpu_type' (did you mean gpu? {POOL_FIELDS})"),
+    # An unknown field in another mapping says nothing of the missing one: the missing field is said.
+    ("[{name: a, nodes: 1, gpus_per_node: 8}]", f"{JOB}, colour: red",
+     f"pool a: missing field 'gpu' ({POOL_FIELDS}) (and 1 more problem, at 'job j, colour')"),
     # An unknown field close to one, one the placement chooses, one like none.
     ("[{name: a, gpu: a100, node: 1, gpus_per_node: 8}]", JOB,
      f"pool a: unknown field 'node' (did you mean nodes? {POOL_FIELDS})"),
@@ -72,6 +75,9 @@ MESSAGES = [
      ("job j, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the placement places the "
       "most total priority)")),
     ("[{name: a, gpu: a100, nodes: two, gpus_per_node: 8}]", JOB, "pool a, nodes: must be a whole number, got 'two'"),
+    # A priority that is no word, a host memory that is no number: no hint of words or units or MiB.
+    (f"[{{{POOL}}}]", f"{JOB}, priority: 1.5", "job j, priority: must be a whole number, got 1.5"),
+    (f"[{{{POOL}, host_ram_gb: [1]}}]", JOB, "pool a, host_ram_gb: must be a number, got [1]"),
     # Host memory and GPU memory with their units; nvidia-smi's MiB as GB (beyond any GPU's MiB: no hint).
     (f"[{{{POOL}, host_ram_gb: 2TB}}]", JOB,
      "pool a, host_ram_gb: must be a number, got '2TB' (GB per node as a number: 2048 for 2 TB)"),

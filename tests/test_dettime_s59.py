@@ -153,11 +153,14 @@ def test_a_stage_its_deterministic_time_stops_is_not_the_wall_clock_s():
     (1.0001, 1.9, False),  # 9.15 just past it
     (0.2, 9.99, True),  # the 10 s wall-clock limit reached first
     (0.01, 9.4, True),  # and ended a little before it
+    (0.5, 5.0, False),  # an equal share of each: not named the wall clock's, whose stop warns another run may differ
 ])
 def test_which_limit_stopped_a_solve_is_the_one_it_used_more_of(reported: float, wall_s: float, stopped: bool):
     solver = SimpleNamespace(response_proto=SimpleNamespace(deterministic_time=reported), wall_time=wall_s,
                              parameters=SimpleNamespace(max_deterministic_time=1.0, max_time_in_seconds=10.0))
     assert stopped_by_wall_clock(solver, cp_model.FEASIBLE) is stopped
+    # A proof ends a solve on neither limit, whatever share of each it used.
+    assert [stopped_by_wall_clock(solver, proven) for proven in (cp_model.OPTIMAL, cp_model.INFEASIBLE)] == [False] * 2
 
 
 def test_widening_solves_the_wall_clock_stops_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -48,6 +48,9 @@ KEYS: list[tuple[str, Any, dict[str | None, list[str]]]] = [
      {None: ["typed-null-refused"], "0.5": ["unknown-key-refused"], "0.6": ["typed-null-refused"]}),
     ("explorer.auxiliary_models", [{"model_path": "Qwen/Qwen3-0.6B", "engine_num": 0, "pipeline_parallel_size": 1}],
      UNKNOWN_05),
+    # a null in an auxiliary model alike: said once with 0.5, as the key it lacks
+    ("explorer.auxiliary_models", [{"model_path": "Qwen/Qwen3-0.6B", "engine_num": 0, "pipeline_parallel_size": None}],
+     {None: ["typed-null-refused"], "0.5": ["unknown-key-refused"], "0.6": ["typed-null-refused"]}),
     (f"{ARR}.actor.fsdp_config.entropy_checkpointing", True, UNKNOWN_05),
     (f"{ARR}.actor.fsdp_config.entropy_from_logits_with_chunking", False, UNKNOWN_05),
     (f"{ARR}.actor.fsdp_config.entropy_from_logits_with_chunking", None, UNKNOWN_05),
@@ -150,12 +153,45 @@ def test_an_actor_offload_policy_null_beside_the_trainers_turns_offload_off(
     assert answers["false"]["config_problem_codes"] == ["offload-policies-disagree"]
 
 
-def test_an_actor_offload_policy_null_without_the_trainers_flags_gets_no_verdict_words(cli, tmp_path: Path):
-    path = written(tmp_path, with_key(f"{ARR}.actor.fsdp_config.offload_policy", None))
-    status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--json")
+def test_a_ref_offload_policy_null_beside_the_trainers_leaves_offload_on(cli, tmp_path: Path):
+    # The verdict's Offload is the actor's: the ref's null is said, with no words on the verdict.
+    policy = f"{ARR}.ref.fsdp_config.offload_policy"
+    config = written(tmp_path, with_key(policy, None, {**BASE, "trainer": TRAINER_OFFLOAD}))
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
     assert status == 0, err
-    (words,) = json.loads(out)[0]["current"]["config_problems"]
-    assert "verdict" not in words and words.endswith("remove the key for Trinity's default, or write true or false")
+    current = json.loads(out)[0]["current"]
+    assert current["offload"] is True and current["config_problem_codes"] == ["typed-null"]
+    assert "verdict" not in current["config_problems"][0]
+
+
+@pytest.mark.parametrize("trainer", [BASE["trainer"], {**TRAINER_OFFLOAD, "offload_policy": False}])
+def test_an_actor_offload_policy_null_without_the_trainers_policy_on_gets_no_verdict_words(
+        cli, tmp_path: Path, trainer: dict[str, Any]):
+    # Without Trinity 0.6's flags under trainer, or with its offload_policy off, the null turns nothing off.
+    policy = f"{ARR}.actor.fsdp_config.offload_policy"
+    (line,), _, _ = config_lines(cli, written(tmp_path, with_key(policy, None, {**BASE, "trainer": trainer})), policy)
+    assert line[0] == "typed-null" and "verdict" not in line[1]
+    assert line[1].endswith("remove the key for Trinity's default, or write true or false")
+
+
+FAILS_WITH_06 = ("Trinity 0.6 fails on it as it checks the config with verl before 0.8 (synchronize_config reads the "
+                 "section), and on verl 0.8 or later hands verl the null in place of the section; ")
+SECTION_NULL_WORDS = {
+    None: ("typed-null", f"Trinity 0.5's typed config refuses it (the section is not Optional); {FAILS_WITH_06}"),
+    "0.5": ("typed-null-refused",
+            "Trinity's typed config refuses it (the section is not Optional), with Trinity 0.5: "),
+    "0.6": ("typed-null", FAILS_WITH_06),
+}
+"""A section under ``trainer.trainer_config`` written null: the code and the words between "not a mapping: " and the
+fix, by ``--trinity-version``."""
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_null_section_under_trainer_config_is_told_it_is_not_a_mapping(cli, tmp_path: Path, version: str | None):
+    code, words = SECTION_NULL_WORDS[version]
+    config = written(tmp_path, with_key(CRITIC, None))
+    assert config_lines(cli, config, CRITIC, *(("--trinity-version", version) if version else ()))[0] == [(code, (
+        f"{CRITIC} is null, not a mapping: {words}remove the key for Trinity's defaults, or write a mapping"))]
 
 
 def test_write_for_0_5_writes_no_key_0_5_refuses(cli, tmp_path: Path):

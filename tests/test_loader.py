@@ -158,6 +158,7 @@ QUOTED = " (quoted, YAML reads it as text: write it without quotes)"
 @pytest.mark.parametrize(("written", "said"), [
     ('"yes"', f"got 'yes'{QUOTED}"), ('"true"', f"got 'true'{QUOTED}"), ("'False'", f"got 'False'{QUOTED}"),
     ('"maybe"', "got 'maybe'"), ("2", "got 2"),
+    ("1e3", "got '1e3'"),  # exponent notation, text to YAML 1.1: no number to write for a flag
 ])
 def test_a_quoted_rocm_is_refused_as_every_flag_is(cli, tmp_path: Path, written: str, said: str):
     # rocm was a plain bool, which took "yes" and "true" in quotes where env, offload or tied_embeddings refuse them.
@@ -195,6 +196,24 @@ def test_a_quoted_model_flag_is_refused_saying_to_drop_the_quotes(tmp_path: Path
     with pytest.raises(TableError) as raised:
         load_models(tmp_path / "models.yaml")
     assert str(raised.value) == f"{tmp_path / 'models.yaml'}: model Qwen3-0.6B, {said}"
+
+
+@pytest.mark.parametrize(("written", "digits"), [("1e6", "1000000"), ("9.5e6", "9500000"), ("1e7", "1.0e+7")])
+def test_a_whole_fraction_field_in_exponent_notation_is_told_its_digits_up_to_seven(
+        tmp_path: Path, written: str, digits: str):
+    # A field that takes fractions (parameters_b, unbounded above) is told a whole value's digits up to 7 of them
+    # (PLAIN_DIGITS), past that the exponent form YAML reads; either written so loads.
+    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
+    old = "parameters_b: 0.596, native_context: 40960"
+    assert text.count(old) == 1
+    path = tmp_path / "models.yaml"
+    path.write_text(text.replace(old, f"parameters_b: {written}, native_context: 40960"), encoding="utf-8")
+    with pytest.raises(TableError) as raised:
+        load_models(path)
+    assert str(raised.value) == (f"{path}: model Qwen3-0.6B, parameters_b: must be a number, got '{written}' (YAML "
+                                 f"reads it as text: write {digits})")
+    path.write_text(text.replace(old, f"parameters_b: {digits}, native_context: 40960"), encoding="utf-8")
+    assert next(model for model in load_models(path) if model.name == "Qwen3-0.6B").parameters_b == float(digits)
 
 
 def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):

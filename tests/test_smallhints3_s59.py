@@ -15,7 +15,8 @@ USAGE = "usage: solve [options] (--help lists them)"
 
 
 @pytest.mark.parametrize(("free_m", "gib"), [("515870", "503.7"), ("64214", "62.7"), ("2063512", "2015.1"),
-                                             ("1031900", "1007.7")])
+                                             ("1031900", "1007.7"),
+                                             ("50331648", "49152")])  # 48 TiB in MiB: the last figure told so
 def test_free_m_total_given_as_host_ram_gb_is_refused_with_both_readings(cli, free_m: str, gib: str):
     # A 512 GB node's free -m total was taken as 515870 GB: every plan fit, silently.
     status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--host-ram", free_m)

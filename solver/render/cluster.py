@@ -58,9 +58,9 @@ def wall_clock_stopped_words(steps: tuple[str, ...]) -> str:
     """The line that says which `steps` (`ClusterResult.wall_clock_stopped`) the time limit's wall clock stopped
     before the work they are given, so that another run may answer otherwise."""
     named = [WALL_CLOCK_STEPS[step] for step in steps]
-    return (f"the wall clock stopped {and_joined(named)} before the work {'it is' if len(named) == 1 else 'they are'} given (a "
-            "busy machine, or the jobs' ways took much of the time limit): another run may give another answer "
-            "(raise --time-limit)")
+    return (f"the wall clock stopped {and_joined(named)} before the work {'it is' if len(named) == 1 else 'they are'} "
+            "given (a busy machine, or the jobs' ways took much of the time limit): another run may give another "
+            "answer (raise --time-limit)")
 
 
 def cluster_json(result: ClusterResult) -> str:

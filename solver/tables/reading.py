@@ -382,9 +382,10 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
 
 def _own_words(error: Any) -> str:
     """An error of a type `_PLAIN_PROBLEMS` does not word, in pydantic's words (a validator's own, without its
-    prefix), with the value refused where the words do not name it (they are not a validator's)."""
+    prefix), with the value refused where the words do not name it (they are not a validator's; no validator
+    asserts)."""
     problem: str = error["msg"].removeprefix("Value error, ")
-    if error["type"] not in ("value_error", "assertion_error") and "input" in error:
+    if error["type"] != "value_error" and "input" in error:
         problem += f", got {brief(error['input'])}"
     return problem
 
@@ -526,8 +527,9 @@ class _Refused:
 
     @property
     def field(self) -> Any:
-        """The name of the field (or the position of the item) that holds the value; None at the top level."""
-        return self.location[-1] if self.location else None
+        """The name of the field (or the position of the item) that holds the value (never the top level: a file's
+        data that is no mapping is refused before it is validated)."""
+        return self.location[-1]
 
     @property
     def whole(self) -> bool:
