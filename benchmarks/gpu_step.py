@@ -12,8 +12,9 @@ and flash-attn are not needed): fp32 parameters sharded by ``fully_shard`` with 
 reduction, gradient checkpointing (``use_reentrant=False``), AdamW's moments made before the step is measured, one
 packed sequence of ``T`` tokens (remove padding) through scaled-dot-product attention, the log-probabilities by a
 fused cross entropy that, like flash-attn's, keeps no fp32 copy of the logits (``inplace_backward`` off, since the
-entropy is computed: verl's dp_actor), verl's ``entropy_from_logits`` on the bf16 logits, and the policy-gradient
-loss. Each case runs in a fresh process (the allocator setting ``PYTORCH_CUDA_ALLOC_CONF`` is read at start-up); a
+entropy is computed: verl's dp_actor), verl's ``entropy_from_logits`` on the bf16 logits (run eagerly, or compiled
+with ``torch.compile(dynamic=True)`` as verl's actor does unless ``use_torch_compile`` is off), and the
+policy-gradient loss. Each case runs in a fresh process (the allocator setting ``PYTORCH_CUDA_ALLOC_CONF`` is read at start-up); a
 case that runs out of memory is recorded as such. It is one GPU (SP 1): Ulysses' buffers and FSDP's sharding over
 several GPUs are not measured.
 """
@@ -33,7 +34,9 @@ ENV_SETTING = "expandable_segments:True"
 GIB = 1024**3
 CASE_SECONDS = 150
 """How long one case may run before it is recorded as timed out."""
-CASE_SETS: dict[str, tuple[tuple[str, int, bool, bool], ...]] = {
+Entropy = bool | str
+"""How the step computes the entropy with its gradient: not (False), eagerly (True) or ``"compiled"``."""
+CASE_SETS: dict[str, tuple[tuple[str, int, bool, Entropy], ...]] = {
     "main": (
         *((model, tokens, True, True) for model, lengths in (
             ("Qwen3-0.6B", (8192, 32768, 65536)), ("Qwen3-1.7B", (8192, 32768, 65536)),
@@ -45,13 +48,18 @@ CASE_SETS: dict[str, tuple[tuple[str, int, bool, bool], ...]] = {
     "no-entropy": tuple((model, tokens, True, False) for model, lengths in (
         ("Qwen3-0.6B", (8192, 32768, 49152)), ("Qwen3-1.7B", (8192, 16384)), ("Qwen3-4B", (8192, 32768)))
         for tokens in lengths),
+    "compiled": tuple((model, tokens, True, "compiled") for model, lengths in (
+        ("Qwen3-0.6B", (8192, 32768, 65536)), ("Qwen3-1.7B", (8192, 32768)), ("Qwen3-4B", (8192, 32768)))
+        for tokens in lengths),
     "env": tuple((model, tokens, env, False) for model, tokens in (("Qwen3-0.6B", 49152), ("Qwen3-1.7B", 32768),
                                                                    ("Qwen3-4B", 32768)) for env in (True, False)),
 }
-"""The cases of each set: (model, tokens per GPU, Env, entropy with gradients). "main": every model the GPU holds at
-three lengths with the entropy (verl computes it whenever the loss has an entropy term), two without Env, one without
-the entropy, and Qwen3-8B, whose optimizer step the memory model puts past one H200's memory; "no-entropy": the
-per-token growth without the entropy."""
+"""The cases of each set: (model, tokens per GPU, Env, `Entropy`). "main": every model the GPU holds at three lengths
+with the entropy run eagerly (verl computes it whenever the loss has an entropy term: Trinity's always), two without
+Env, one without the entropy, and Qwen3-8B, whose optimizer step the memory model puts past one H200's memory;
+"no-entropy": the per-token growth without the entropy; "compiled": with the entropy compiled, as verl runs it (not
+yet measured); "env": the allocator's reserve beyond what is allocated, with Env and without, the cache of the
+set-up emptied first (the `main` and `no-entropy` sets' reserved figures include it)."""
 
 
 def write_cases(gpu: str, case_set: str, out: Path) -> None:
@@ -169,7 +177,9 @@ def measure_one(case: dict[str, Any], device_name: str) -> dict[str, Any]:
     log_probs = FusedLogProbs.apply(logits, labels)
     loss = -(log_probs * advantages).mean()
     if case["entropy"]:
-        loss = loss - 1e-3 * entropy_from_logits(logits).mean()
+        entropy = torch.compile(entropy_from_logits, dynamic=True) if case["entropy"] == "compiled" else \
+            entropy_from_logits
+        loss = loss - 1e-3 * entropy(logits).mean()
     loss_peak, _ = peaks()
     loss.backward()
     del logits, log_probs, loss
@@ -265,7 +275,7 @@ def report(folder: Path) -> None:
         peaks.add_column(column, justify="left" if column in ("set", "model") else "right")
     for case_set, case, record in rows:
         predicted = case["predicted"]
-        named = (case_set, case["model"], str(case["tokens"]), _yes(case["env"]), _yes(case["entropy"]),
+        named = (case_set, case["model"], str(case["tokens"]), _yes(case["env"]), _entropy_words(case["entropy"]),
                  f"{predicted['total_gib']:.1f}")
         if record is None or "error" in record:
             outcome = "not run" if record is None else "out of memory" if "OutOfMemory" in str(record) else "failed"
@@ -290,7 +300,7 @@ def _measured_cases(folder: Path, case_set: str) -> list[tuple[dict[str, Any], d
     return [(case, measured.get(_case_key(case))) for case in cases]
 
 
-def _case_key(case: dict[str, Any]) -> tuple[str, int, bool, bool]:
+def _case_key(case: dict[str, Any]) -> tuple[str, int, bool, Entropy]:
     return case["model"], case["tokens"], case["env"], case["entropy"]
 
 
@@ -299,7 +309,7 @@ def _growth_table(rows: list[tuple[str, dict[str, Any], dict[str, Any] | None]])
     predicted and measured (the allocated peak), in MB per token."""
     from rich.table import Table
 
-    groups: dict[tuple[str, str, bool, bool], list[tuple[int, float, float]]] = {}
+    groups: dict[tuple[str, str, bool, Entropy], list[tuple[int, float, float]]] = {}
     for case_set, case, record in rows:
         if record is not None and "error" not in record:
             key = (case_set, case["model"], case["env"], case["entropy"])
@@ -314,13 +324,17 @@ def _growth_table(rows: list[tuple[str, dict[str, Any], dict[str, Any] | None]])
         (short, predicted_short, measured_short), (long, predicted_long, measured_long) = min(points), max(points)
         predicted = (predicted_long - predicted_short) * GIB / (long - short) / 1e6
         measured = (measured_long - measured_short) * GIB / (long - short) / 1e6
-        table.add_row(case_set, model, _yes(env), _yes(entropy), f"{short} to {long}", f"{predicted:.3f}",
+        table.add_row(case_set, model, _yes(env), _entropy_words(entropy), f"{short} to {long}", f"{predicted:.3f}",
                       f"{measured:.3f}", f"{measured / predicted:.2f}")
     return table
 
 
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
+
+
+def _entropy_words(entropy: Entropy) -> str:
+    return "compiled" if entropy == "compiled" else "eager" if entropy else "no"
 
 
 def main() -> None:

@@ -25,7 +25,14 @@ def test_committed_cases_are_the_memory_models_predictions(case_set: str, tmp_pa
     assert json.loads(written.read_text()) == json.loads((H200 / f"{case_set}-cases.json").read_text())
 
 
-@pytest.mark.parametrize("case_set", sorted(GPU_STEP.CASE_SETS))
+MEASURED_SETS = sorted(path.name.removesuffix("-measured.jsonl") for path in H200.glob("*-measured.jsonl"))
+
+
+def test_only_the_compiled_entropy_is_still_to_measure() -> None:
+    assert set(GPU_STEP.CASE_SETS) - set(MEASURED_SETS) == {"compiled"}
+
+
+@pytest.mark.parametrize("case_set", MEASURED_SETS)
 def test_every_measurement_is_of_a_case_on_an_h200(case_set: str) -> None:
     cases = {GPU_STEP._case_key(case) for case in json.loads((H200 / f"{case_set}-cases.json").read_text())["cases"]}
     records = [json.loads(line) for line in (H200 / f"{case_set}-measured.jsonl").read_text().splitlines()]
@@ -47,6 +54,7 @@ def test_report_shows_each_case_its_outcome_and_each_models_growth() -> None:
     assert len(rows) == cases + len(growths) and len(growths) == 6
     memory_errors = [row for row in rows if "out of memory" in row]
     assert [row.split("│")[2].strip() for row in memory_errors] == ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-8B"]
+    assert sum("not run" in row for row in rows) == len(GPU_STEP.CASE_SETS["compiled"])
 
 
 def test_a_set_not_yet_measured_reads_not_run(tmp_path: Path) -> None:
@@ -71,11 +79,13 @@ def test_the_fused_log_probabilities_and_their_gradient_are_log_softmaxs() -> No
     assert (fused_gradient.float() - logits.grad.float()).abs().max().item() < 1e-4
 
 
-def test_a_step_runs_on_the_cpu_and_is_recorded(tmp_path: Path) -> None:
+@pytest.mark.parametrize("entropy", [True, "compiled"])
+def test_a_step_runs_on_the_cpu_and_is_recorded(entropy: bool | str, tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    case = {"model": "tiny", "tokens": 256, "env": True, "entropy": True, "shape": TINY_SHAPE, "predicted": {}}
+    case = {"model": "tiny", "tokens": 256, "env": True, "entropy": entropy, "shape": TINY_SHAPE, "predicted": {}}
     (tmp_path / "cases.json").write_text(json.dumps({"gpu": "cpu", "cases": [case]}))
     GPU_STEP.measure_all(tmp_path / "cases.json", tmp_path / "measured.jsonl", "cpu", None)
     record = json.loads((tmp_path / "measured.jsonl").read_text())
-    assert (record["model"], record["tokens"], record["device"], record["parameters"]) == ("tiny", 256, "cpu", 106880)
+    shown = (record["model"], record["tokens"], record["entropy"], record["device"], record["parameters"])
+    assert shown == ("tiny", 256, entropy, "cpu", 106880)
