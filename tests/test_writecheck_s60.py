@@ -191,3 +191,16 @@ def test_the_patchs_check_options_must_be_printable_text(check, path, message):
                       catalog)
     with pytest.raises(QueryError, match=f"^{re.escape(message)}$"):
         patch_trinity_config(EXAMPLE, answer.plans[0], catalog.model("8B"), check=check, path=path)
+
+
+@pytest.mark.parametrize("model", [("--model", "4B"), ("--model-config", str(ROOT / "docs" / "examples" / "my-model"))])
+def test_a_model_named_by_option_is_in_the_command_as_in_the_headers(cli, tmp_path, monkeypatch, model):
+    # The config's model_path names no model here: without the option, the printed check refused the file.
+    text = ("mode: both\nmodel:\n  model_path: /data/ckpt/my-run\n  max_model_len: 8192\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\n")
+    config, out = tmp_path / "in.yaml", tmp_path / "out.yaml"
+    written, _ = _write(cli, config, out, text, "--gpu", "a100", *model)
+    assert _command(written).endswith(f" --check --gpu A100-80GB {shlex.join(model)}")
+    status, emitted, _ = cli("--from-config", str(config), "--gpu", "a100", *model, "--emit", "trinity")
+    assert status == 0 and f" solve --from-config CONFIG --check --gpu A100-80GB {shlex.join(model)}\n" in emitted
+    assert _run(cli, monkeypatch, _command(written))[0] == 0

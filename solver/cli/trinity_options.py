@@ -296,7 +296,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
         unused_length,
     )
 
-    check = fragment_check(gpu, catalog, planning_check_options(args))
+    check = fragment_check(gpu, catalog, _check_options(args))
     path = str(args.write) if str(args.write).isprintable() else CHECK_PLACEHOLDER  # a line break would end the note
     with errors_named_by("--from-config"):
         patched = patched_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
@@ -318,6 +318,14 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     return patched, warnings, unused_length(mapping, str(args.write), os.environ)
 
 
+def _check_options(args: argparse.Namespace) -> tuple[str, ...]:
+    """The planner's options that the command checking a config made from --from-config's needs (the --emit header's
+    and --write's, `fragment_check`): `planning_check_options`', then --model or --model-config where given, which
+    name the model where the config's model.model_path does not."""
+    return (*planning_check_options(args), *(("--model", args.model) if args.model is not None else ()),
+            *(("--model-config", str(args.model_config)) if args.model_config is not None else ()))
+
+
 def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
                node_gpus: int, config: TrinityConfig | None, layout: Any) -> tuple[list[str], list[str]]:
     """The Trinity fragment of each answer's best plan (`write_trinity` says of which engines), and the notes on
@@ -335,7 +343,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             elif suggested := fragment_engines(answer, catalog):  # as solver.api.trinity_config sizes them
                 notes += [note] if (note := engines_note(suggested, model.name, answer.gpu)) else []
                 engines = (0, suggested.size)
-            check = fragment_check(answer.gpu, catalog, planning_check_options(args))
+            check = fragment_check(answer.gpu, catalog, _check_options(args))
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
                                                   engines=engines, layout=layout, version=args.trinity_version,
