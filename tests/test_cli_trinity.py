@@ -1229,7 +1229,8 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
         "mode: train\nalgorithm: {algorithm_type: grpo}\n"
         "# evidence: inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan\n"
         "#   includes that setting on more GPUs (which hold no more per GPU)\n"
-        f"# To check this file as its plan was made:\n#   solve --from-config {patched} --check --gpu A100-80GB\n"
+        f"# To check this file as its plan was made:\n#   solve --from-config {patched} --check --gpu A100-80GB "
+        "--model 4B\n"
         "model: {model_path: /data/ckpt/my-run, max_model_len: 8192}\n"
         "cluster: {node_num: 1, gpu_per_node: 8}\ntrainer:\n  ulysses_sequence_parallel_size: 1\n"
         "  max_token_len_per_gpu: 16384\n")
