@@ -3487,7 +3487,8 @@ def test_names_of_files_written_keep_notes_and_wrote_lines_one_line_each(cli, mo
                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray starts\n")
     # Nor can it split the comment that holds the command checking the file: that names it by a placeholder.
     assert ("  # To check this file (CONFIG: its path) as its plan was made:\n"
-            "  #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu A100-80GB\n"
+            "  #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check "
+            "--gpu A100-80GB\n"
             "  max_model_len: 32768") in written.read_text(encoding="utf-8")
 
 

@@ -1386,7 +1386,8 @@ def test_write_keeps_the_cr_line_endings_of_a_classic_mac_file(cli, tmp_path: Pa
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "2", "--len", "24k", "--write",
                str(patched))[0] == 0
-    assert patched.read_bytes() == (b"model:\r  model_path: Qwen/Qwen3-4B\r  # To check this file as its plan was made:\r"
+    assert patched.read_bytes() == (b"model:\r  model_path: Qwen/Qwen3-4B\r"
+                                    b"  # To check this file as its plan was made:\r"
                                     b"  #   solve --from-config " + bytes(patched) + b" --check --gpu A100-80GB\r"
                                     b"  max_model_len: 24576  # short\r\r"
                                     b"# the trainer\rtrainer:\r  save_interval: 10\r"
@@ -1401,7 +1402,8 @@ def test_write_gives_lf_lines_to_an_lf_file_with_a_stray_cr(cli, tmp_path: Path)
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "2", "--len", "24k", "--write",
                str(patched))[0] == 0
-    assert patched.read_bytes() == (b"model:\n  model_path: Qwen/Qwen3-4B\n  # To check this file as its plan was made:\n"
+    assert patched.read_bytes() == (b"model:\n  model_path: Qwen/Qwen3-4B\n"
+                                    b"  # To check this file as its plan was made:\n"
                                     b"  #   solve --from-config " + bytes(patched) + b" --check --gpu A100-80GB\n"
                                     b"  max_model_len: 24576\ntrainer:\n"
                                     b"  save_interval: 10\n  ulysses_sequence_parallel_size: 2\n"

@@ -435,9 +435,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     reads them), note what a plan that is not documented rests on and the command `check` that checks the written
     config at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory
     (`_note_host_memory`), each at column `indent`, the config's mapping indentation (`places`: where the scalars
-    aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's keys under ``trainer``
-    that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those removed, dotted, and
-    whether the note above ``model.max_model_len`` was due and could not go there."""
+    aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5,
+    0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those
+    removed, dotted, and whether the note above ``model.max_model_len`` was due and could not go there."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
