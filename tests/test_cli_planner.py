@@ -3485,6 +3485,11 @@ def test_names_of_files_written_keep_notes_and_wrote_lines_one_line_each(cli, mo
     assert out.endswith(f"\nwrote {tmp_path}/o\\nut.yaml\nwrote {tmp_path}/w\\nx\\x1b[31m.yaml\n")
     assert err == (f"solve: note: {tmp_path}/w\\nx\\x1b[31m.yaml needs Env, which a config cannot set: export "
                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray starts\n")
+    # Nor can it split the comment that holds the command checking the file: that names it by a placeholder.
+    assert ("  # To check this file (CONFIG: its path) as its plan was made:\n"
+            "  #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check "
+            "--gpu A100-80GB\n"
+            "  max_model_len: 32768") in written.read_text(encoding="utf-8")
 
 
 def test_names_of_cells_files_keep_notes_one_line_each(cli, tmp_path: Path):

@@ -886,7 +886,10 @@ def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_pat
     assert removed == ["  rope_scaling:", "    rope_type: yarn",
                        "    factor: ${oc.decode:${oc.env:FACTOR}}  # 推荐值 = MAX_MODEL_LEN / 40960",
                        "    original_max_position_embeddings: 40960"]
-    assert added == ["  ulysses_sequence_parallel_size: 2", "  max_token_len_per_gpu: 32768"]
+    assert added == ["  # To check this file as its plan was made:",
+                     (f"  #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config {patched} --check "
+                      "--gpu A100-80GB"),
+                     "  ulysses_sequence_parallel_size: 2", "  max_token_len_per_gpu: 32768"]
 
 
 def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_config: Path, tmp_path: Path,
@@ -1223,7 +1226,12 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
     status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "4B", "--write", str(patched))
     assert (status, err) == (0, "")
     assert patched.read_text(encoding="utf-8") == (
-        "mode: train\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: /data/ckpt/my-run, max_model_len: 8192}\n"
+        "mode: train\nalgorithm: {algorithm_type: grpo}\n"
+        "# evidence: inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan\n"
+        "#   includes that setting on more GPUs (which hold no more per GPU)\n"
+        f"# To check this file as its plan was made:\n#   solve --from-config {patched} --check --gpu A100-80GB "
+        "--model 4B\n"
+        "model: {model_path: /data/ckpt/my-run, max_model_len: 8192}\n"
         "cluster: {node_num: 1, gpu_per_node: 8}\ntrainer:\n  ulysses_sequence_parallel_size: 1\n"
         "  max_token_len_per_gpu: 16384\n")
 
@@ -1378,7 +1386,10 @@ def test_write_keeps_the_cr_line_endings_of_a_classic_mac_file(cli, tmp_path: Pa
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "2", "--len", "24k", "--write",
                str(patched))[0] == 0
-    assert patched.read_bytes() == (b"model:\r  model_path: Qwen/Qwen3-4B\r  max_model_len: 24576  # short\r\r"
+    assert patched.read_bytes() == (b"model:\r  model_path: Qwen/Qwen3-4B\r"
+                                    b"  # To check this file as its plan was made:\r"
+                                    b"  #   solve --from-config " + bytes(patched) + b" --check --gpu A100-80GB\r"
+                                    b"  max_model_len: 24576  # short\r\r"
                                     b"# the trainer\rtrainer:\r  save_interval: 10\r"
                                     b"  ulysses_sequence_parallel_size: 2\r  max_token_len_per_gpu: 24576\r")
 
@@ -1391,7 +1402,10 @@ def test_write_gives_lf_lines_to_an_lf_file_with_a_stray_cr(cli, tmp_path: Path)
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "2", "--len", "24k", "--write",
                str(patched))[0] == 0
-    assert patched.read_bytes() == (b"model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n"
+    assert patched.read_bytes() == (b"model:\n  model_path: Qwen/Qwen3-4B\n"
+                                    b"  # To check this file as its plan was made:\n"
+                                    b"  #   solve --from-config " + bytes(patched) + b" --check --gpu A100-80GB\n"
+                                    b"  max_model_len: 24576\ntrainer:\n"
                                     b"  save_interval: 10\n  ulysses_sequence_parallel_size: 2\n"
                                     b"  max_token_len_per_gpu: 24576\n")
 
@@ -1603,7 +1617,8 @@ def test_per_role_token_budgets_other_than_the_default_are_caveats_and_write_set
                                 out.split("\n       "))
     assert (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, it overrides "
             "trainer.max_token_len_per_gpu for its role\n") in err and "0.6" not in err
-    assert patched.read_text(encoding="utf-8") == written
+    assert patched.read_text(encoding="utf-8") == written.replace(" --gpu A100-80GB\n",
+                                                                  " --gpu A100-80GB --trinity-version 0.5\n")
     # A role's budget equal to the plan's is left as it is, without a note that it was lowered.
     config.write_text(config.read_text(encoding="utf-8").replace("16384", "32768"), encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
@@ -2562,7 +2577,9 @@ def test_write_warns_of_an_anchor_only_where_it_writes(cli, tmp_path: Path):
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     assert status == 0 and "is the anchor" not in err and err.startswith(f"solve: note: {patched} needs Env")
     # The anchored mapping is left as it was: the plan (Env on 7 GPUs) adds two trainer keys below it.
-    assert patched.read_text(encoding="utf-8") == config.read_text(encoding="utf-8") + (
+    note, model, rest = patched.read_text(encoding="utf-8").partition("model: {")
+    assert note.startswith("# evidence: inferred: ") and note.endswith(" --check --gpu A100-80GB\n")
+    assert model + rest == config.read_text(encoding="utf-8") + (
         "  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 32768\n")
 
 

@@ -28,18 +28,18 @@ QWEN32 = (EXAMPLE.replace("Qwen/Qwen3-8B", "Qwen/Qwen3-32B")
           .replace("max_model_len: 32768", "max_model_len: 131072").replace("engine_num: 2", "engine_num: 4"))
 """The review's t32.yaml: Qwen3-32B at 131072 tokens, 4 trainer GPUs of 8; on H100 with --token-budget auto, an
 estimate beyond the memory model's calibration with 1.3 GiB to spare."""
-ESTIMATED = ("  # evidence: estimated: the memory model predicts 71.9 GiB per GPU, 1.3 GiB to spare; beyond its "
-             "calibration: 32.8B parameters (calibrated up to 14.8B)\n")
-INFERRED = ("  # evidence: inferred: the A100-80GB table for 6 GPUs says 'Env + SP=2' at 32768, and this plan includes "
-            "that setting on more GPUs (which hold no more per GPU)\n")
+ESTIMATED = ("  # evidence: estimated: the memory model predicts 71.9 GiB per GPU, 1.3 GiB to spare; beyond its\n"
+             "  #   calibration: 32.8B parameters (calibrated up to 14.8B)\n")
+INFERRED = ("  # evidence: inferred: the A100-80GB table for 6 GPUs says 'Env + SP=2' at 32768, and this plan\n"
+            "  #   includes that setting on more GPUs (which hold no more per GPU)\n")
 LLAMA70 = (EXAMPLE.replace("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-70B").replace("engine_num: 2", "engine_num: 0")
            .replace("node_num: 1", "node_num: 2"))
 """Llama-3.1-70B on 16 trainer GPUs (2 nodes of 8): its longest length on H200 has 0.4 GiB to spare, beyond the
 calibration, so it is cautioned."""
-THIN = ("  # caution: 0.4 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat "
-        "overhead for the CUDA context and NCCL does not grow across nodes; for much larger models it runs optimistic "
-        "by about a GiB and more: docs/memory.md in rft-solver's source); --margin 0.02 keeps 1 GiB more to spare "
-        "than the default 0.01 here, or measure a step first\n")
+THIN = ("  # caution: 0.4 GiB to spare where the estimate extrapolates, and its error there is unmeasured\n"
+        "  #   (its flat overhead for the CUDA context and NCCL does not grow across nodes; for much larger\n"
+        "  #   models it runs optimistic by about a GiB and more: docs/memory.md in rft-solver's source);\n"
+        "  #   --margin 0.02 keeps 1 GiB more to spare than the default 0.01 here, or measure a step first\n")
 LENGTH = "  max_model_len: "
 
 
@@ -61,14 +61,33 @@ def _header_lines(cli, tmp_path: Path, text: str, *flags: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith(("# evidence: ", "# caution: "))]
 
 
+def _check(path: Path, gpu: str, env: bool = True) -> str:
+    """The note's last two lines, --write's command that checks the file at `path` (planned on `gpu`, with Env)."""
+    prefix = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True " if env else ""
+    return (f"  # To check this file as its plan was made:\n"
+            f"  #   {prefix}solve --from-config {path} --check --gpu {gpu}\n")
+
+
 def _note(text: str) -> list[str]:
-    """The comment lines just above ``model.max_model_len`` in the written `text`."""
+    """The comment lines just above ``model.max_model_len`` in the written `text`, but for the check command's two."""
     lines = text.splitlines()
     at = next(index for index, line in enumerate(lines) if line.startswith(LENGTH))
-    above = at
+    assert lines[at - 2] == "  # To check this file as its plan was made:"
+    above = at - 2
     while above > 0 and lines[above - 1].lstrip().startswith("#"):
         above -= 1
-    return lines[above:at]
+    return lines[above:at - 2]
+
+
+def _unwrapped(lines: list[str]) -> list[str]:
+    """The note's `lines` as the header's, one line each: a line that goes on with the one before it joins it."""
+    joined: list[str] = []
+    for line in lines:
+        if line.startswith("  #   "):
+            joined[-1] += " " + line.removeprefix("  #   ")
+        else:
+            joined.append(line.strip())
+    return joined
 
 
 def _without_note(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: str, *flags: str) -> str:
@@ -81,12 +100,13 @@ def _without_note(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: st
 def test_an_estimated_plan_is_written_with_the_headers_evidence_line_above_its_length(cli, tmp_path, monkeypatch):
     flags = ("--gpu", "h100", "--token-budget", "auto")
     written = _write(cli, tmp_path, QWEN32, *flags)
-    assert _note(written) == [ESTIMATED.rstrip("\n")]
+    assert _note(written) == ESTIMATED.splitlines()
     assert written.count("# evidence") == 1
-    assert ESTIMATED + "  max_model_len: 131072  # prompt + response\n" in written
+    check = _check(tmp_path / "out.yaml", "H100-80GB")
+    assert ESTIMATED + check + "  max_model_len: 131072  # prompt + response\n" in written
     # The header's own words, and every other byte as the patch wrote it before.
-    assert [line.strip() for line in _note(written)] == _header_lines(cli, tmp_path, QWEN32, *flags)
-    assert written.replace(ESTIMATED, "") == _without_note(cli, monkeypatch, tmp_path, QWEN32, *flags)
+    assert _unwrapped(_note(written)) == _header_lines(cli, tmp_path, QWEN32, *flags)
+    assert written.replace(ESTIMATED + check, "") == _without_note(cli, monkeypatch, tmp_path, QWEN32, *flags)
 
 
 def test_a_flow_style_model_section_gets_no_note(cli, tmp_path, monkeypatch):
@@ -106,45 +126,47 @@ def test_an_inferred_plan_gets_its_evidence_line_naming_the_cell(cli, tmp_path, 
     config = EXAMPLE.replace("engine_num: 2", "engine_num: 0")  # 8 trainer GPUs: the 6-GPU table's cell, inferred
     flags = ("--gpu", "a100", "--len", "32k")
     written = _write(cli, tmp_path, config, *flags)
-    assert _note(written) == [INFERRED.rstrip("\n")]
-    assert [line.strip() for line in _note(written)] == _header_lines(cli, tmp_path, config, *flags)
-    assert written.replace(INFERRED, "") == _without_note(cli, monkeypatch, tmp_path, config, *flags)
+    assert _note(written) == INFERRED.splitlines()
+    assert _unwrapped(_note(written)) == _header_lines(cli, tmp_path, config, *flags)
+    check = _check(tmp_path / "out.yaml", "A100-80GB")
+    assert written.replace(INFERRED + check, "") == _without_note(cli, monkeypatch, tmp_path, config, *flags)
 
 
 def test_a_thin_estimate_gets_the_headers_caution_below_its_evidence(cli, tmp_path):
     flags = ("--gpu", "h200", "--maximize", "len")
     written = _write(cli, tmp_path, LLAMA70, *flags)
     note = _note(written)
-    assert len(note) == 2 and note[0].startswith("  # evidence: estimated: the memory model predicts 128.7 GiB per GPU")
-    assert note[1] == THIN.rstrip("\n")
-    assert [line.strip() for line in note] == _header_lines(cli, tmp_path, LLAMA70, *flags)
+    assert len(note) == 8 and note[0].startswith("  # evidence: estimated: the memory model predicts 128.7 GiB per GPU")
+    assert note[4:] == THIN.splitlines()
+    assert _unwrapped(note) == _header_lines(cli, tmp_path, LLAMA70, *flags)
 
 
-def test_a_documented_plans_file_has_no_note_and_is_as_before(cli, tmp_path, monkeypatch):
+def test_a_documented_plans_file_has_no_evidence_note_and_is_as_before_but_for_its_check(cli, tmp_path, monkeypatch):
     flags = ("--gpu", "a100")  # the 6-GPU table's 'Env + SP=2' at 32768
     written = _write(cli, tmp_path, EXAMPLE, *flags)
-    assert "# evidence" not in written and "# caution" not in written
-    assert written == _without_note(cli, monkeypatch, tmp_path, EXAMPLE, *flags)
+    assert "# evidence" not in written and "# caution" not in written and _note(written) == []
+    check = _check(tmp_path / "out.yaml", "A100-80GB")
+    assert written.replace(check, "") == _without_note(cli, monkeypatch, tmp_path, EXAMPLE, *flags)
 
 
 def test_a_second_write_keeps_one_note_and_drops_it_for_a_documented_plan(cli, tmp_path):
     flags = ("--gpu", "a100", "--len", "32k")
     first = _write(cli, tmp_path, EXAMPLE.replace("engine_num: 2", "engine_num: 0"), *flags)
-    assert _note(first) == [INFERRED.rstrip("\n")]
-    assert _write(cli, tmp_path, first, *flags, name="again.yaml") == first  # the same note, once
+    assert _note(first) == INFERRED.splitlines()
+    assert _write(cli, tmp_path, first, *flags, name="out.yaml") == first  # the same note, once
     # The same config with 2 engines again: 6 trainer GPUs, the documented cell. No note, as from the example itself.
     documented = _write(cli, tmp_path, first.replace("engine_num: 0", "engine_num: 2"), *flags, name="doc.yaml")
     assert "# evidence" not in documented
-    assert documented == _write(cli, tmp_path, EXAMPLE, *flags, name="fresh.yaml")
+    assert documented == _write(cli, tmp_path, EXAMPLE, *flags, name="doc.yaml")
 
 
 def test_a_second_write_replaces_the_evidence_and_a_caution_no_longer_due(cli, tmp_path):
     thin = _write(cli, tmp_path, LLAMA70, "--gpu", "h200", "--maximize", "len")
     roomy = _write(cli, tmp_path, thin, "--gpu", "h200", "--len", "64k", name="roomy.yaml")
     note = _note(roomy)
-    assert len(note) == 1 and note[0].startswith(
+    assert len(note) == 4 and note[0].startswith(
         "  # evidence: estimated: the memory model predicts 113.5 GiB per GPU, 15.5 GiB to spare;")
-    assert "# caution" not in roomy
+    assert "# caution" not in roomy and roomy.count("# To check this file") == 1
     assert note == _note(_write(cli, tmp_path, LLAMA70, "--gpu", "h200", "--len", "64k", name="fresh.yaml"))
 
 
@@ -152,16 +174,17 @@ def test_a_users_comment_above_the_length_stays_and_the_note_goes_below_it(cli, 
     config = QWEN32.replace("  max_model_len: 131072", "  # the length we train at\n  max_model_len: 131072")
     flags = ("--gpu", "h100", "--token-budget", "auto")
     written = _write(cli, tmp_path, config, *flags)
-    assert _note(written) == ["  # the length we train at", ESTIMATED.rstrip("\n")]
-    assert _write(cli, tmp_path, written, *flags, name="again.yaml") == written
+    assert _note(written) == ["  # the length we train at", *ESTIMATED.splitlines()]
+    assert _write(cli, tmp_path, written, *flags) == written
 
 
 def test_the_written_file_reads_and_checks_as_it_would_without_the_note(cli, tmp_path):
     written = _write(cli, tmp_path, QWEN32, "--gpu", "h100", "--token-budget", "auto")
-    assert ESTIMATED in written
+    note = ESTIMATED + _check(tmp_path / "out.yaml", "H100-80GB")
+    assert note in written
     noted, bare = tmp_path / "noted.yaml", tmp_path / "plain.yaml"
     noted.write_text(written)
-    bare.write_text(written.replace(ESTIMATED, ""))
+    bare.write_text(written.replace(note, ""))
     for flags in (("--check",), ("--json",), ()):
         status, out, err = cli("--from-config", str(noted), "--gpu", "h100", "--token-budget", "auto", *flags)
         assert (status, out, err) == tuple(
@@ -176,9 +199,13 @@ def test_the_api_patch_given_the_answers_gpu_writes_what_the_cli_writes(cli, tmp
     (answer,) = solve(make_query(catalog, model="32B", gpu="h100", max_model_len=131072, budget_gpus=4, exact=True,
                                  rollout_gpus=4, token_budget="auto"), catalog)
     model = catalog.model(answer.model)
-    assert patch_trinity_config(QWEN32, answer.plans[0], model, gpu=answer.gpu, environ=os.environ) == written
+    out = str(tmp_path / "out.yaml")
+    assert patch_trinity_config(QWEN32, answer.plans[0], model, gpu=answer.gpu, environ=os.environ,
+                                check=("--gpu", answer.gpu), path=out) == written
     # Without the GPU type, the estimate's words name none: the same note.
-    assert patch_trinity_config(QWEN32, answer.plans[0], model) == written
+    assert patch_trinity_config(QWEN32, answer.plans[0], model, check=("--gpu", answer.gpu), path=out) == written
+    # Without the options to check it with, no command.
+    assert patch_trinity_config(QWEN32, answer.plans[0], model) == written.replace(_check(Path(out), answer.gpu), "")
 
 
 @pytest.mark.parametrize(("gpu", "message"), [
@@ -193,8 +220,13 @@ def test_the_patchs_gpu_must_be_printable_text(gpu, message):
         patch_trinity_config(EXAMPLE, answer.plans[0], catalog.model("8B"), gpu=gpu)
 
 
-def test_docs_trinity_shows_the_note_as_it_is_written(cli, tmp_path):
-    written = _write(cli, tmp_path, QWEN32, "--gpu", "h100", "--token-budget", "auto")
+def test_docs_trinity_shows_the_note_as_it_is_written(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the command in the note names the file as --write does
+    (tmp_path / "t32.yaml").write_text(QWEN32)
+    status, _, err = cli("--from-config", "t32.yaml", "--gpu", "h100", "--token-budget", "auto", "--write",
+                         "t32-h100.yaml")
+    assert status == 0, err
+    written = (tmp_path / "t32-h100.yaml").read_text()
     section = written[written.index("model:\n"):written.index("  max_model_len: 131072  # prompt + response\n")]
     shown = "".join(f"  {line}\n" for line in f"{section}  max_model_len: 131072  # prompt + response".splitlines())
     assert f"  ```yaml\n{shown}  ```\n" in (ROOT / "docs" / "trinity.md").read_text()

@@ -227,7 +227,10 @@ def test_write_keeps_the_anchor_and_comment_of_a_length_whose_value_is_on_the_ne
     status, _, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--len", "24576", "--write", str(patched))
     assert status == 0
     assert patched.read_text(encoding="utf-8").startswith(
-        "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: &len 24576  # the context\n"
+        "model:\n  model_path: Qwen/Qwen3-4B\n  # To check this file as its plan was made:\n"
+        f"  #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config {patched} --check "
+        "--gpu A100-80GB\n"
+        "  max_model_len: &len 24576  # the context\n"
         "cluster: {node_num: 1, gpu_per_node: 2}\n")
 
 

@@ -249,7 +249,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     files = {args.out: fragments[0]} if args.out and best is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
-        patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu)
+        patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu, catalog)
         files[args.write] = patched.text
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
@@ -280,12 +280,15 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
 
 
 def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
-                    gpu: str) -> tuple[PatchedConfig, list[str], str | None]:
-    """The --from-config `config_text` patched for `best`, a plan on `gpu` (for --write): the patched config (its text,
-    the keys it removed), a warning for each of its problems (`patched_config_problems`: the rules of Trinity's it still
-    breaks, keys it changed on a YAML anchor, ...), and the length it pays for that no sequence uses (`unused_length`);
-    `QueryError` where its prompt and response exceed the plan's length, which Trinity refuses to load."""
+                    gpu: str, catalog: Catalog) -> tuple[PatchedConfig, list[str], str | None]:
+    """The --from-config `config_text` patched for `best`, a plan on `gpu` of `catalog` (for --write), with the command
+    that checks the written file as the plan was made (`fragment_check`, as the fragment's header has it): the patched
+    config (its text, the keys it removed), a warning for each of its problems (`patched_config_problems`: the rules of
+    Trinity's it still breaks, keys it changed on a YAML anchor, ...) and a note where the command could not be
+    written in it, and the length it pays for that no sequence uses (`unused_length`); `QueryError` where its prompt
+    and response exceed the plan's length, which Trinity refuses to load."""
     from solver.trinity import (
+        CHECK_PLACEHOLDER,
         load_config_mapping,
         overlong_sequences,
         patched_config_problems,
@@ -293,9 +296,12 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
         unused_length,
     )
 
+    check = fragment_check(gpu, catalog, _check_options(args))
+    path = str(args.write) if str(args.write).isprintable() else CHECK_PLACEHOLDER  # a line break would end the note
     with errors_named_by("--from-config"):
         patched = patched_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                         version=args.trinity_version, host_ram_gb=args.host_ram, gpu=gpu)
+                                         version=args.trinity_version, host_ram_gb=args.host_ram, gpu=gpu,
+                                         check=check, path=path)
     # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
     mapping = load_config_mapping(patched.text, str(args.write))
     overlong = overlong_sequences(mapping, str(args.write), os.environ)
@@ -306,7 +312,20 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     problems = patched_config_problems(config_text, patched, best, model, name=str(args.from_config),
                                        environ=os.environ, version=args.trinity_version)
     warnings = [f"solve: warning: {args.write}: {problem.words}" for problem in problems]
+    if patched.unwritten_check is not None:
+        warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so the "
+                        f"note on its plan is not written in it: check the file with: {patched.unwritten_check}")
     return patched, warnings, unused_length(mapping, str(args.write), os.environ)
+
+
+def _check_options(args: argparse.Namespace) -> tuple[str, ...]:
+    """The planner's options that the command checking a config as the plans were made needs (the --emit header's and
+    --write's, `fragment_check`): `planning_check_options`', then, with --from-config, --model or --model-config
+    where given, which name the model where the config's model.model_path names none the planner knows (without it,
+    the header's command is `solver.trinity_config`'s, which has no model option)."""
+    model = (*(("--model", args.model) if args.model is not None else ()),
+             *(("--model-config", str(args.model_config)) if args.model_config is not None else ()))
+    return (*planning_check_options(args), *(model if args.from_config is not None else ()))
 
 
 def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
@@ -326,7 +345,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             elif suggested := fragment_engines(answer, catalog):  # as solver.api.trinity_config sizes them
                 notes += [note] if (note := engines_note(suggested, model.name, answer.gpu)) else []
                 engines = (0, suggested.size)
-            check = fragment_check(answer.gpu, catalog, planning_check_options(args))
+            check = fragment_check(answer.gpu, catalog, _check_options(args))
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
                                                   engines=engines, layout=layout, version=args.trinity_version,

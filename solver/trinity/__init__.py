@@ -49,6 +49,7 @@ from solver.trinity.keys import (
     trainer_level_offload,
 )
 from solver.trinity.patch import (
+    CHECK_PLACEHOLDER,
     PatchedConfig,
     anchored_keys,
     config_keys_changed,
@@ -60,6 +61,7 @@ from solver.trinity.patch import (
 from solver.trinity.reader import check_config_arguments, load_config_mapping, overlong_sequences, unused_length
 
 __all__ = [
+    "CHECK_PLACEHOLDER",
     "ROLE_KEYS_IGNORED",
     "TRINITY_06_OFFLOAD",
     "YARN_TRAINER",

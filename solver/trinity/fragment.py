@@ -133,18 +133,28 @@ def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
     return ("--gpu", gpu, *memory, *options)
 
 
+def check_command(plan: Plan, flags: tuple[str, ...], host_ram_gb: float | None, version: TrinityVersion | None,
+                  config: str = "CONFIG") -> str:
+    """The command that checks the Trinity config at `config` as `plan` was made: ``solve --from-config CONFIG
+    --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`), the Trinity release
+    (`version`), and Env's variable set as the Env note says; shell-quoted, to paste as it is. `QueryError` unless
+    `flags` and `config` are printable text (a comment's words: a line break would end it)."""
+    if not all(isinstance(flag, str) and flag.isprintable() for flag in (*flags, config)):
+        raise QueryError(f"the check command's options and file must be printable strings, got "
+                         f"{brief((*flags, config))}")
+    options = [*flags, *(("--host-ram", shown_number(host_ram_gb)) if host_ram_gb is not None else ()),
+               *(("--trinity-version", version) if version is not None else ())]
+    env = f"{'='.join(ENV_VARIABLE)} " if plan.env else ""
+    return f"{env}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
+
+
 def _check_lines(plan: Plan, options: _FragmentOptions) -> list[str]:
-    """The header's command that checks a config with this fragment merged in, as its plan was made (`check_flags`,
-    the host memory it was held to, the Trinity release, and Env's variable set as the Env note says): none without
-    `check_flags`."""
+    """The header's command that checks a config with this fragment merged in, as its plan was made (`check_command`):
+    none without `check_flags`."""
     if options.check_flags is None:
         return []
-    flags = [*options.check_flags,
-             *(("--host-ram", shown_number(options.host_ram_gb)) if options.host_ram_gb is not None else ()),
-             *(("--trinity-version", options.version) if options.version is not None else ())]
-    env = f"{'='.join(ENV_VARIABLE)} " if plan.env else ""
     return ["# To check your config once these keys are in it (CONFIG: its file), as this plan was made:",
-            f"#   {env}solve --from-config CONFIG --check {shlex.join(flags)}"]
+            f"#   {check_command(plan, options.check_flags, options.host_ram_gb, options.version)}"]
 
 
 def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Mapping[str, str]) -> list[str]:

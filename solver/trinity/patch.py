@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import textwrap
 from collections.abc import Mapping
 from copy import deepcopy
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from solver.query import ConfigProblem, ConfigProblemCode, TrinityVersion, check
 from solver.results import CautionCode, Plan
 from solver.tables import Model, brief, check_types, it_or_them, parsing_once
 from solver.trinity.checks import trinity_config_problems
+from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
     UNTYPED_SECTIONS,
@@ -328,38 +330,114 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
         trainer.yaml_set_comment_before_after_key("trainer_strategy", before=host, indent=indent)
 
 
-_EVIDENCE_LINES = re.compile(
-    r"^([ \t]+)#[ \t]*evidence: (?:estimated|inferred): [^\n]*\n"
-    r"(?:\1#[ \t]*caution: [^\n]* GiB to spare where the estimate extrapolates[^\n]*\n)*(?=\1max_model_len:)",
-    re.MULTILINE)
-"""The evidence note an earlier --write left on its own lines just above ``model.max_model_len`` (`_note_evidence`):
-its evidence line and its thin headroom's caution."""
+NOTE_WIDTH = 100
+"""The width --write's note above ``model.max_model_len`` is wrapped to (`_note_evidence`): each of its lines, with
+its indentation and ``# ``, at most this long (bar a single word longer), about as long as a Trinity config's own."""
+
+_NOTE_START = re.compile(r"#[ \t]*(?:evidence: (?:estimated|inferred): |caution: \S+ GiB to spare where the estimate "
+                         r"extrapolates)")
+"""The first line of a paragraph of --write's note (`_note_evidence`): its evidence, or its caution on a thin
+headroom, after the line's indentation."""
+_NOTE_CONTINUED = re.compile(r"#   (\S+)")
+"""A line that goes on with a paragraph of --write's note (its hanging indentation, two spaces), and its first word."""
+CHECK_PLACEHOLDER = "CONFIG"
+"""The file the check command in --write's note names where the written config's path is not known, or cannot be
+written in a comment (it is not printable text)."""
+_CHECK_INTRO = re.compile(rf"# To check this file(?: \({CHECK_PLACEHOLDER}: its path\))? as its plan was made:")
+"""The line of --write's note that leads into the command checking the written config, after its indentation."""
+_CHECK_LINE = re.compile(r"#   (?:\S+=\S+ )?solve --from-config \S.* --check(?: .*)?")
+"""The line of --write's note that holds the command checking the written config (`check_command`)."""
 
 
-def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int) -> None:
+def _paragraph_end(lines: list[str], start: int, end: int) -> int:
+    """Where the paragraph of --write's note starting at `lines[start]` ends (before `end`): after each line that
+    goes on with it, one whose first word a greedy wrap at `NOTE_WIDTH` could not have put on the line before
+    (a comment of the user's below the note, which could have, is not taken for one)."""
+    at = start + 1
+    while at < end and (more := _NOTE_CONTINUED.match(lines[at].lstrip())) and (
+            len(lines[at - 1].rstrip("\n")) + 1 + len(more[1]) > NOTE_WIDTH):
+        at += 1
+    return at
+
+
+def _note_end(lines: list[str], start: int, end: int, indent: str) -> int:
+    """Where --write's note starting at `lines[start]` (among the comment lines at `indent` that run to `end`) ends:
+    after its evidence's and caution's paragraphs and its check command's two lines; `start` where none starts
+    there."""
+    at = start
+    while at < end and _NOTE_START.match(lines[at][len(indent):]):
+        at = _paragraph_end(lines, at, end)
+    if (at + 1 < end and _CHECK_INTRO.fullmatch(lines[at].rstrip("\n")[len(indent):])
+            and _CHECK_LINE.fullmatch(lines[at + 1].rstrip("\n")[len(indent):])):
+        at += 2
+    return at
+
+
+def _without_notes(text: str) -> str:
+    """`text` without the notes an earlier --write left among the comment lines just above each ``max_model_len`` and
+    the top-level ``model`` (`_note_evidence`: its evidence, its caution on a thin headroom, each wrapped, and the
+    command that checks the file), with the user's own comment lines there kept."""
+    lines = text.splitlines(keepends=True)
+    kept: list[str] = []
+    done = 0
+    for index, line in enumerate(lines):
+        key = re.match(r"([ \t]+)max_model_len:|()model:", line)
+        if key is None:
+            continue
+        indent = key[1] or ""
+        start = index
+        while start > done and lines[start - 1].startswith(indent + "#"):
+            start -= 1
+        kept += lines[done:start]
+        at = start
+        while at < index:
+            end = _note_end(lines, at, index, indent)
+            kept += [lines[at]] if end == at else []
+            at = max(end, at + 1)
+        done = index
+    return "".join(kept + lines[done:])
+
+
+def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int,
+                   check: str | None, path: str) -> bool:
     """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
-    caution on a thin headroom (`caution_comment`) as comments on their own lines (at column `indent`) just above
-    ``model.max_model_len``, the plan's length; none in a flow-style ``model``, on one line. The note as an earlier
-    --write left it (`_EVIDENCE_LINES`) is gone before the config is read."""
-    section = data.get("model")
-    if (plan.evidence == "documented" or not isinstance(section, CommentedMap) or section.fa.flow_style()
-            or "max_model_len" not in section):
-        return
+    caution on a thin headroom (`caution_comment`), each wrapped at `NOTE_WIDTH`, then the command `check` that
+    checks the written config (`check_command`; naming `path`, which the note says where it is the placeholder
+    `CHECK_PLACEHOLDER`), as comments on their own lines (at column `indent`) just above
+    ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Whether a note was due
+    and could not go anywhere: a config in flow style holds no comment line. The note as an earlier --write left it
+    is gone before the config is read (`_without_notes`)."""
     thin = [caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
             if code is CautionCode.THIN_HEADROOM]
-    note = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)]
-    section.yaml_set_comment_before_after_key("max_model_len", before="\n".join(note), indent=indent)
+    said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
+    wrapped = [line for words in said for line in textwrap.wrap(
+        words, NOTE_WIDTH - indent - 2, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)]
+    placeholder = f" ({CHECK_PLACEHOLDER}: its path)" if path == CHECK_PLACEHOLDER else ""
+    intro = f"To check this file{placeholder} as its plan was made:"
+    note = [*wrapped, *([intro, f"  {check}"] if check is not None else [])]
+    if not note:
+        return False
+    section = data.get("model")
+    if not isinstance(section, CommentedMap) or "max_model_len" not in section or data.fa.flow_style():
+        return True
+    if section.fa.flow_style():  # on the model line's: above it
+        data.yaml_set_comment_before_after_key("model", before="\n".join(note), indent=0)
+    else:
+        section.yaml_set_comment_before_after_key("max_model_len", before="\n".join(note), indent=indent)
+    return False
 
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
-                gpu: str | None, indent: int, places: dict[int, list[_Place]]) -> tuple[str, ...]:
+                gpu: str | None, indent: int, places: dict[int, list[_Place]],
+                check: str | None, path: str) -> tuple[tuple[str, ...], bool]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
-    reads them), note what a plan that is not documented rests on (`_note_evidence`, naming `gpu`'s table) and an
-    Offload plan's host memory (`_note_host_memory`), each at column `indent`, the config's mapping indentation
-    (`places`: where the scalars aliases repeat are held, `_aliased_scalars`), and remove a stale
-    ``model.rope_scaling`` and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`),
-    where they are the section's own; return those removed, dotted."""
+    reads them), note what a plan that is not documented rests on and the command `check` that checks the written
+    config at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory
+    (`_note_host_memory`), each at column `indent`, the config's mapping indentation (`places`: where the scalars
+    aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5,
+    0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those
+    removed, dotted, and whether the note above ``model.max_model_len`` was due and could not go there."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
@@ -367,7 +445,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     for key in writes:
         _set(data, key.path, key.value, lines, aliased)
     _alias_comments_copied(places, aliased)
-    _note_evidence(data, plan, model, gpu, indent)
+    left_out = _note_evidence(data, plan, model, gpu, indent, check, path)
     _note_host_memory(data, plan, host_ram_gb, indent)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -375,11 +453,11 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
-        return ()
+        return (), left_out
     refused = _removed_for_05(data, version)
     for name in refused:
         _delete(trainer, name)
-    return tuple(f"trainer.{name}" for name in refused)
+    return tuple(f"trainer.{name}" for name in refused), left_out
 
 
 def _removed_for_05(data: CommentedMap, version: TrinityVersion | None) -> tuple[str, ...]:
@@ -397,31 +475,39 @@ class PatchedConfig:
     because the Trinity release asked for refuses them (`removed_for_05`: Trinity 0.6's keys under ``trainer``, as
     ``trainer.megatron``, for 0.5; none for other releases), and those of them it left (`merged_for_05`: merged into
     ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share; one the section set too is in both, the
-    anchor's showing through)."""
+    anchor's showing through), and the command that checks it (`check_command`) where the patch was given one to
+    write and could not write it in the config (`unwritten_check`: a flow-style ``model``, on one line, holds no
+    comment line), for the caller to say."""
 
     text: str
     removed_for_05: tuple[str, ...]
     merged_for_05: tuple[str, ...] = ()
+    unwritten_check: str | None = None
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
-                         host_ram_gb: float | None = None, gpu: str | None = None) -> str:
+                         host_ram_gb: float | None = None, gpu: str | None = None,
+                         check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept: `patched_trinity_config`'s text."""
     return patched_trinity_config(text, plan, model, name=name, environ=environ, version=version,
-                                  host_ram_gb=host_ram_gb, gpu=gpu).text
+                                  host_ram_gb=host_ram_gb, gpu=gpu, check=check, path=path).text
 
 
 @parsing_once()
 def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
-                           host_ram_gb: float | None = None, gpu: str | None = None) -> PatchedConfig:
+                           host_ram_gb: float | None = None, gpu: str | None = None,
+                           check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER) -> PatchedConfig:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
     Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``), and the
     keys removed for that release (`PatchedConfig`).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
-    header comment but for what a plan that is not documented rests on, as the header says it for the GPU type `gpu`
+    header comment but for what a plan that is not documented rests on, as the header says it for the GPU type `gpu`,
+    and with `check`, the options that check a config as the plan was made (`check_flags`), the header's command
+    that does so, naming the patched config's `path` (`check_command`; by default `CHECK_PLACEHOLDER`, which the note
+    says is its path), above ``model.max_model_len``
     (`_note_evidence`), and an Offload plan's host memory and whether it was held to `host_ram_gb` (--host-ram),
     `_note_host_memory`); every other key, the key order, the
     comments and the quoting stay as they were, so a diff against the original touches only those keys' lines (and
@@ -461,14 +547,16 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     section on the way to a key that is not a mapping.
     """
     check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None),
-                ("host_ram_gb", host_ram_gb, float | None), ("gpu", gpu, str | None))
+                ("host_ram_gb", host_ram_gb, float | None), ("gpu", gpu, str | None),
+                ("check", check, tuple | None), ("path", path, str))
     check_host_ram(host_ram_gb)
     check_gpu_name(gpu)
     check_config_arguments(text, name, {} if environ is None else environ, version)
+    command = None if check is None else check_command(plan, check, host_ram_gb, version, path)
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
-    text = _EVIDENCE_LINES.sub("", _HOST_MEMORY_LINE.sub("", text))  # noted again below
+    text = _without_notes(_HOST_MEMORY_LINE.sub("", text))  # noted again below
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
@@ -476,8 +564,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     aliased = _aliased_scalars(data)
     unpatched = _dumped(yaml, data, text)
     try:
-        removed = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb, gpu,
-                              _indentation(text)[0], aliased)
+        removed, left_out = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
+                                        gpu, _indentation(text)[0], aliased, command, path)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))
@@ -485,7 +573,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     merged = keys_05_refuses(value_at(load_config_mapping(patched, name), ("trainer",))) if version == "0.5" else ()
     if ending != "\n":
         patched = patched.replace("\n", ending)
-    return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged))
+    return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
+                         command if left_out else None)
 
 
 def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
