@@ -109,19 +109,6 @@ def test_an_estimated_plan_is_written_with_the_headers_evidence_line_above_its_l
     assert written.replace(ESTIMATED + check, "") == _without_note(cli, monkeypatch, tmp_path, QWEN32, *flags)
 
 
-def test_a_flow_style_model_section_gets_no_note(cli, tmp_path, monkeypatch):
-    # A model section on one line has no line above its length of its own: the file is written as before, no note.
-    flow = QWEN32.replace("model:\n  model_path: Qwen/Qwen3-32B\n  max_prompt_tokens: 4096\n  max_response_tokens: "
-                          "126976\n  max_model_len: 131072  # prompt + response\n",
-                          "model: {model_path: Qwen/Qwen3-32B, max_prompt_tokens: 4096, max_response_tokens: 126976, "
-                          "max_model_len: 131072}\n")
-    assert flow != QWEN32
-    flags = ("--gpu", "h100", "--token-budget", "auto")
-    written = _write(cli, tmp_path, flow, *flags)
-    assert "# evidence" not in written
-    assert written == _without_note(cli, monkeypatch, tmp_path, flow, *flags)
-
-
 def test_an_inferred_plan_gets_its_evidence_line_naming_the_cell(cli, tmp_path, monkeypatch):
     config = EXAMPLE.replace("engine_num: 2", "engine_num: 0")  # 8 trainer GPUs: the 6-GPU table's cell, inferred
     flags = ("--gpu", "a100", "--len", "32k")
