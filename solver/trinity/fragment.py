@@ -139,13 +139,18 @@ def check_command(plan: Plan, flags: tuple[str, ...], host_ram_gb: float | None,
     --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`), the Trinity release
     (`version`), and Env's variable set as the Env note says; shell-quoted, to paste as it is. `QueryError` unless
     `flags` and `config` are printable text (a comment's words: a line break would end it)."""
-    if not all(isinstance(flag, str) and flag.isprintable() for flag in (*flags, config)):
+    if not _printable((*flags, config)):
         raise QueryError(f"the check command's options and file must be printable strings, got "
                          f"{brief((*flags, config))}")
     options = [*flags, *(("--host-ram", shown_number(host_ram_gb)) if host_ram_gb is not None else ()),
                *(("--trinity-version", version) if version is not None else ())]
     env = f"{'='.join(ENV_VARIABLE)} " if plan.env else ""
     return f"{env}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
+
+
+def _printable(texts: tuple[object, ...]) -> bool:
+    """Whether each of `texts` is a string a comment line can hold (no line break, no control character)."""
+    return all(isinstance(text, str) and text.isprintable() for text in texts)
 
 
 def _check_lines(plan: Plan, options: _FragmentOptions) -> list[str]:
@@ -394,8 +399,7 @@ def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOption
     check_host_ram(options.host_ram_gb)
     check_choice("version", options.version, (None, *get_args(TrinityVersion)))
     check_gpu_name(options.gpu)
-    if options.check_flags is not None and not all(isinstance(flag, str) and flag.isprintable()
-                                                   for flag in options.check_flags):  # as gpu: a comment's words
+    if options.check_flags is not None and not _printable(options.check_flags):  # as gpu: a comment's words
         raise QueryError(f"check must be a tuple of printable strings, got {brief(options.check_flags)}")
     _check_fragment_counts(plan, options, engines)
     _check_node_split(plan, options)
