@@ -1461,9 +1461,10 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert (status, answer["gpu"], answer["memory_model_source"]) == (
         0, "MyAccel-64GB", "calibrated on cells.yaml and the documented tables")  # the memory line's words
     assert err == ("solve: note: --gpu-memory 64 is taken as 64 GiB, and as sold it borrows no other GPU type's "
-                   "tables (64GiB or nvidia-smi's total would, where a GPU type's driver reports as much); a card with "
-                   "ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have "
-                   "it (--gpu-memory 46068MiB for an L40S)\n")
+                   "tables (64GiB or nvidia-smi's total would, where a GPU type's driver reports as much); a card may "
+                   "report less than it is sold with, of HBM (an H100 80GB: 79.6 GiB) or of GDDR with ECC (an L40S "
+                   "48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory 81559MiB for an H100 "
+                   "80GB, 46068MiB for an L40S)\n")
     assert answer["plans"] and all(plan["evidence"] == "estimated" for plan in answer["plans"])
     # The driver's MiB are what the memory model uses; nominal GB are taken as GiB.
     _, out, _ = cli("memory", "--model", "4B", "--gpu", "MyAccel", "--gpu-memory", "65536MiB", "--gpus", "2",
