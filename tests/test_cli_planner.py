@@ -419,7 +419,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: --sp 32 is not allowed: SP=32 does not divide 48 GPUs (the degrees that divide the 48 "
           "trainer GPUs, that Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)")),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"],
-         ("solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '\u0661\u0662\u0668'")),
+         ("solve: error: argument --host-ram: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) "
+          "or 528280000kB (/proc/meminfo), got '\u0661\u0662\u0668'")),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"],
          ("solve: error: argument --time-limit: expected a number of seconds, got '\u0665'")),
         # float() reads 1_0 as 10: a number has no _.
@@ -1757,7 +1758,8 @@ def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
 
 def test_host_memory_in_another_unit_is_refused(cli):
     status, _, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "1PB")
-    assert status == 2 and err.endswith("error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '1PB'\n")
+    assert status == 2 and err.endswith("error: argument --host-ram: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), "
+                                        "515870MiB (free -m) or 528280000kB (/proc/meminfo), got '1PB'\n")
 
 
 @pytest.mark.parametrize("given", ["1TB", "1 tib", "1024", "1024GiB"])
