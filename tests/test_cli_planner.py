@@ -419,7 +419,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: --sp 32 is not allowed: SP=32 does not divide 48 GPUs (the degrees that divide the 48 "
           "trainer GPUs, that Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)")),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"],
-         ("solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '\u0661\u0662\u0668'")),
+         ("solve: error: argument --host-ram: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) "
+          "or 528280000kB (/proc/meminfo), got '\u0661\u0662\u0668'")),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"],
          ("solve: error: argument --time-limit: expected a number of seconds, got '\u0665'")),
         # float() reads 1_0 as 10: a number has no _.
@@ -1461,9 +1462,10 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert (status, answer["gpu"], answer["memory_model_source"]) == (
         0, "MyAccel-64GB", "calibrated on cells.yaml and the documented tables")  # the memory line's words
     assert err == ("solve: note: --gpu-memory 64 is taken as 64 GiB, and as sold it borrows no other GPU type's "
-                   "tables (64GiB or nvidia-smi's total would, where a GPU type's driver reports as much); a card with "
-                   "ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have "
-                   "it (--gpu-memory 46068MiB for an L40S)\n")
+                   "tables (64GiB or nvidia-smi's total would, where a GPU type's driver reports as much); a card may "
+                   "report less than it is sold with, of HBM (an H100 80GB: 79.6 GiB) or of GDDR with ECC (an L40S "
+                   "48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory 81559MiB for an H100 "
+                   "80GB, 46068MiB for an L40S)\n")
     assert answer["plans"] and all(plan["evidence"] == "estimated" for plan in answer["plans"])
     # The driver's MiB are what the memory model uses; nominal GB are taken as GiB.
     _, out, _ = cli("memory", "--model", "4B", "--gpu", "MyAccel", "--gpu-memory", "65536MiB", "--gpus", "2",
@@ -1756,7 +1758,8 @@ def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
 
 def test_host_memory_in_another_unit_is_refused(cli):
     status, _, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "1PB")
-    assert status == 2 and err.endswith("error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '1PB'\n")
+    assert status == 2 and err.endswith("error: argument --host-ram: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), "
+                                        "515870MiB (free -m) or 528280000kB (/proc/meminfo), got '1PB'\n")
 
 
 @pytest.mark.parametrize("given", ["1TB", "1 tib", "1024", "1024GiB"])

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="a pseudo-terminal")
 MEMORY_AS_SOLD = ["--gpu", "mycard", "--gpu-memory", "24", "--model", "1.7B", "--gpus", "1", "--len", "8192"]
 MEMORY_AS_SOLD_NOTE = (
     "solve: note: --gpu-memory 24 is taken as 24 GiB, and as sold it borrows no other GPU type's tables (24GiB or "
-    "nvidia-smi's total would, where a GPU type's driver reports as much); a card with ECC GDDR memory reports less "
-    "(an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory 46068MiB for an L40S)")
+    "nvidia-smi's total would, where a GPU type's driver reports as much); a card may report less than it is sold "
+    "with, of HBM (an H100 80GB: 79.6 GiB) or of GDDR with ECC (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
+    "where you have it (--gpu-memory 81559MiB for an H100 80GB, 46068MiB for an L40S)")
 
 
 def _stderr_on_a_terminal(command: list[str], columns: str) -> tuple[int, str]:
@@ -40,8 +41,9 @@ def test_a_note_on_an_80_column_terminal_wraps_at_spaces_with_a_hanging_indent(s
     assert (status, shown) == (0, (
         "solve: note: --gpu-memory 24 is taken as 24 GiB, and as sold it borrows no other\n"
         "  GPU type's tables (24GiB or nvidia-smi's total would, where a GPU type's\n"
-        "  driver reports as much); a card with ECC GDDR memory reports less (an L40S\n"
-        "  48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory\n"
+        "  driver reports as much); a card may report less than it is sold with, of HBM\n"
+        "  (an H100 80GB: 79.6 GiB) or of GDDR with ECC (an L40S 48GB: 45.0 GiB), so give\n"
+        "  nvidia-smi's total where you have it (--gpu-memory 81559MiB for an H100 80GB,\n"
         "  46068MiB for an L40S)\n"))
     # the same words as the pipe's line: only spaces became line ends and indents
     assert " ".join(line.strip() for line in shown.splitlines()) == MEMORY_AS_SOLD_NOTE

@@ -62,7 +62,8 @@ def build_memory_parser() -> Parser:
                         help="with FSDP2 CPU offload, or without (the default)")
     add_node_gpus_option(parser)
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; or 2TB): "
+                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; with a unit: "
+                        "2TB, free -m's 64214MiB; a bare number past 4096 is refused): "
                         "whether what the setting holds there fits (the model while it loads; with --offload, "
                         "its states too); the OS, Ray, the data loader and the rollout are not counted: "
                         "leave them theirs")

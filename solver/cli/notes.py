@@ -19,15 +19,16 @@ from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog,
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --gpu-memory gives GB as sold, which the memory model takes as GiB and which borrows no
-    other GPU type's tables (the driver's figure does): a card with ECC GDDR memory reports less, and nvidia-smi's
-    total is exact."""
+    other GPU type's tables (the driver's figure does): a card of HBM or of GDDR with ECC may report less, and
+    nvidia-smi's total is exact."""
     memory = getattr(args, "gpu_memory", None)
     if memory is not None and memory[1] is None:
         print_note(
             f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
             f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
-            "much); a card with ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
-            "where you have it (--gpu-memory 46068MiB for an L40S)")
+            "much); a card may report less than it is sold with, of HBM (an H100 80GB: 79.6 GiB) or of GDDR with "
+            "ECC (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory 81559MiB for "
+            "an H100 80GB, 46068MiB for an L40S)")
 
 
 def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:

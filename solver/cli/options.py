@@ -93,7 +93,8 @@ def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentG
 def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--host-ram, for the commands that plan (`solve memory` words its own: it judges one setting)."""
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; or 2TB): "
+                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; with a unit: "
+                        "2TB, free -m's 64214MiB; a bare number past 4096 is refused): "
                         "rules out plans that do not fit there (the model while it loads; with Offload, its "
                         "states too); the OS, Ray, the data loader and the rollout are not counted: leave "
                         "them theirs")

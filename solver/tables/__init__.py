@@ -89,6 +89,7 @@ from solver.tables.schema import (
     source_words,
     sp_rule_violation,
     sp_suits_kv_heads,
+    tenths_down,
 )
 from solver.tables.text import (
     OneLineError,
@@ -195,6 +196,7 @@ __all__ = [
     "source_words",
     "sp_rule_violation",
     "sp_suits_kv_heads",
+    "tenths_down",
     "vouches_for",
     "with_own_hint",
     "yaml_error_place",

@@ -536,13 +536,18 @@ def mib_as_gb_hint(value: int, mib_form: str) -> str:
     return f" (no GPU has {value} GB; if it is nvidia-smi's total in MiB, {value / 1024:.1f} GiB, give {mib_form})"
 
 
+def tenths_down(gib: float) -> float:
+    """`gib` rounded down to a tenth: a node's host memory read from a finer unit, never more than the node has."""
+    return floor(gib * 10) / 10
+
+
 def host_mib_as_gb_hint(value: float, gib_form: str) -> str:
     """For a node's host memory given as GB past `MAX_HOST_RAM_GB` that ``free -m`` may print in MiB: `` (no node has
     515870 GB; if it is free -m's total in MiB, 503.7 GiB, give --host-ram 503.7)``, with `gib_form`, how to give an
     amount (``--host-ram ``), before the GiB, cut to tenths (never more than the node has); "" for any other figure."""
     if not MAX_HOST_RAM_GB < value <= MAX_HOST_RAM_GB * 1024:
         return ""
-    gib = shown_number(floor(value * 10 / 1024) / 10)
+    gib = shown_number(tenths_down(value / 1024))
     return f" (no node has {shown_number(value)} GB; if it is free -m's total in MiB, {gib} GiB, give {gib_form}{gib})"
 
 
