@@ -12,6 +12,7 @@ from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
+    SP_RULES_HELP,
     add_cells_option,
     add_gpu_memory_option,
     add_memory_model_options,
@@ -52,7 +53,7 @@ def build_memory_parser() -> Parser:
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
     parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS), default=1,
-                        help="Ulysses SP degree (default 1)")
+                        help=f"Ulysses SP degree (default 1): {SP_RULES_HELP}")
     parser.add_argument("--token-budget", metavar="T", type=tokens_per_gpu,
                         help="trainer.max_token_len_per_gpu of your own (default: Trinity's, ceil(2 x L / S), which "
                         "the tables measured; at least ceil(L / S)); the tables speak where their tokens per GPU decide")

@@ -35,6 +35,11 @@ from solver.tables import (
 
 _Loaded = TypeVar("_Loaded")
 
+SP_RULES_HELP = ("it must divide the trainer GPUs and the attention heads, SP and the KV heads must divide one "
+                 "another, and a trainer that spans nodes keeps each SP group in one")
+"""The rules an SP degree keeps (Trinity's and verl's, and rft-solver's node rule), in the help of the commands
+that take ``--sp``: the heads' rules are the ones users of models with few KV heads (Qwen3-30B-A3B's 4) miss."""
+
 
 def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
                                default: str, read: bool = False) -> None:

@@ -25,6 +25,7 @@ from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, c
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant, note_replaced_yarn_factor
 from solver.cli.options import (
     GPU_NAMES,
+    SP_RULES_HELP,
     add_cells_option,
     add_estimate_options,
     add_gpu_memory_option,
@@ -115,7 +116,8 @@ def build_parser() -> Parser:
     goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus")
     goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
     parser.add_argument("--exact", action="store_true", help="the trainer uses exactly --gpus GPUs")
-    parser.add_argument("--sp", metavar="N", type=whole_number(1, MAX_GPUS), help="pin the Ulysses SP degree")
+    parser.add_argument("--sp", metavar="N", type=whole_number(1, MAX_GPUS),
+                        help=f"pin the Ulysses SP degree: {SP_RULES_HELP}")
     parser.add_argument("--env", action=OnceFlag, help="pin Env (expandable_segments) on/off")
     parser.add_argument("--offload", action=OnceFlag, help="pin FSDP2 CPU Offload on/off")
     parser.add_argument("--top", metavar="K", type=whole_number(1, MAX_TOP), default=1,
