@@ -17,6 +17,12 @@ with ``torch.compile(dynamic=True)`` as verl's actor does unless ``use_torch_com
 policy-gradient loss. Each case runs in a fresh process (the allocator setting ``PYTORCH_CUDA_ALLOC_CONF`` is read at start-up); a
 case that runs out of memory is recorded as such. It is one GPU (SP 1): Ulysses' buffers and FSDP's sharding over
 several GPUs are not measured.
+
+The ``verl`` set runs the loss closer to verl's dp_actor (``VERL_ACTOR_SETS``): the forward, log-probabilities and
+entropy under ``torch.autocast`` (bf16), the entropy compiled, nothing outside autograd holding the logits during the
+backward (verl's ``_forward_micro_batch`` returns only the log-probabilities and entropy; the other sets keep the
+logits in a variable through it, 2 bytes a logit more at the backward's peak), the log-probabilities a few rows at a
+time (``VERL_ROWS``: flash-attn's kernel keeps no fp32 rows at all) and the gradient clipped before AdamW's step.
 """
 
 from __future__ import annotations
@@ -34,6 +40,12 @@ ENV_SETTING = "expandable_segments:True"
 GIB = 1024**3
 CASE_SECONDS = 150
 """How long one case may run before it is recorded as timed out."""
+HARNESS_ROWS = 4096
+"""Rows of logits the log-probabilities take at a time in fp32 (the sets measured on 2026-12-04)."""
+VERL_ROWS = 512
+"""Rows at a time in the ``verl`` set: 0.3 GiB of fp32 a block at Qwen3's vocabulary, against 2.3 GiB."""
+VERL_ACTOR_SETS = frozenset({"verl"})
+"""The sets whose cases run the loss as verl's dp_actor does (see the module's docstring)."""
 Entropy = bool | str
 """How the step computes the entropy with its gradient: not (False), eagerly (True) or ``"compiled"``."""
 CASE_SETS: dict[str, tuple[tuple[str, int, bool, Entropy], ...]] = {
@@ -53,13 +65,17 @@ CASE_SETS: dict[str, tuple[tuple[str, int, bool, Entropy], ...]] = {
         for tokens in lengths),
     "env": tuple((model, tokens, env, False) for model, tokens in (("Qwen3-0.6B", 49152), ("Qwen3-1.7B", 32768),
                                                                    ("Qwen3-4B", 32768)) for env in (True, False)),
+    "verl": tuple((model, tokens, True, "compiled") for model, lengths in (
+        ("Qwen3-0.6B", (8192, 32768, 65536)), ("Qwen3-1.7B", (8192, 32768, 65536)), ("Qwen3-4B", (8192, 32768)))
+        for tokens in lengths),
 }
 """The cases of each set: (model, tokens per GPU, Env, `Entropy`). "main": every model the GPU holds at three lengths
 with the entropy run eagerly (verl computes it whenever the loss has an entropy term: Trinity's always), two without
 Env, one without the entropy, and Qwen3-8B, whose optimizer step the memory model puts past one H200's memory;
 "no-entropy": the per-token growth without the entropy; "compiled": with the entropy compiled, as verl runs it (not
 yet measured); "env": the allocator's reserve beyond what is allocated, with Env and without, the cache of the
-set-up emptied first (the `main` and `no-entropy` sets' reserved figures include it)."""
+set-up emptied first (the `main` and `no-entropy` sets' reserved figures include it); "verl": the `main` set's lengths
+with the loss run as verl's dp_actor runs it (`VERL_ACTOR_SETS`; not yet measured)."""
 
 
 def write_cases(gpu: str, case_set: str, out: Path) -> None:
@@ -75,6 +91,7 @@ def write_cases(gpu: str, case_set: str, out: Path) -> None:
         answer = memory_answer(name, gpu, 1, tokens // 2, env=env, catalog=catalog)
         cases.append({
             "model": model.name, "tokens": tokens, "env": env, "entropy": entropy,
+            **({"actor": "verl"} if case_set in VERL_ACTOR_SETS else {}),
             "shape": {"vocab_size": model.vocab_size, "hidden_size": model.hidden_size,
                       "intermediate_size": model.intermediate_size, "num_hidden_layers": model.num_layers,
                       "num_attention_heads": model.num_attention_heads,
@@ -107,6 +124,7 @@ def measure_all(cases_path: Path, out: Path, device: str, only: int | None) -> N
             lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
             record = json.loads(lines[-1]) if lines else {"error": done.stderr.strip().splitlines()[-3:]}
         record.update(model=case["model"], tokens=case["tokens"], env=case["env"], entropy=case["entropy"],
+                      **({"actor": case["actor"]} if "actor" in case else {}),
                       wall_s=round(time.perf_counter() - started, 1))
         with out.open("a") as stream:
             stream.write(json.dumps(record) + "\n")
@@ -152,6 +170,8 @@ def measure_one(case: dict[str, Any], device_name: str) -> dict[str, Any]:
     position_ids = torch.arange(tokens, device=device).unsqueeze(0)
     advantages = torch.randn(tokens, device=device)
     cuda = device.type == "cuda"
+    verl_actor = case.get("actor") == "verl"
+    rows = VERL_ROWS if verl_actor else HARNESS_ROWS
 
     def allocated() -> int:
         return torch.cuda.memory_allocated(device) if cuda else 0
@@ -170,23 +190,32 @@ def measure_one(case: dict[str, Any], device_name: str) -> dict[str, Any]:
     states = allocated()
     reset()
     started = time.perf_counter()
-    logits = model(input_ids=input_ids, position_ids=position_ids).logits.squeeze(0)
-    forward_peak, _ = peaks()
-    logits.div_(1.0)
-    labels = torch.roll(input_ids.squeeze(0), shifts=-1)
-    log_probs = FusedLogProbs.apply(logits, labels)
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=verl_actor):
+        logits = model(input_ids=input_ids, position_ids=position_ids).logits.squeeze(0)
+        forward_peak, _ = peaks()
+        logits.div_(1.0)
+        labels = torch.roll(input_ids.squeeze(0), shifts=-1)
+        log_probs = FusedLogProbs.apply(logits, labels, rows)
+        entropy = None
+        if case["entropy"]:
+            entropy_of = torch.compile(entropy_from_logits, dynamic=True) if case["entropy"] == "compiled" else \
+                entropy_from_logits
+            entropy = entropy_of(logits)
     loss = -(log_probs * advantages).mean()
-    if case["entropy"]:
-        entropy = torch.compile(entropy_from_logits, dynamic=True) if case["entropy"] == "compiled" else \
-            entropy_from_logits
-        loss = loss - 1e-3 * entropy(logits).mean()
+    if entropy is not None:
+        loss = loss - 1e-3 * entropy.mean()
     loss_peak, _ = peaks()
+    held_through_backward = [] if verl_actor else [logits, log_probs]
+    del logits, log_probs, entropy
     loss.backward()
-    del logits, log_probs, loss
+    held_through_backward.clear()
+    del loss
     step_peak_allocated, step_peak_reserved = peaks()
     seconds = time.perf_counter() - started
     with_gradients = allocated()
     reset()
+    if verl_actor:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     optimizer_peak, optimizer_reserved = peaks()
@@ -207,32 +236,30 @@ def _fused_log_probs_class() -> Any:
     import torch
 
     class FusedLogProbs(torch.autograd.Function):
-        """Log-probabilities of `labels` under bf16 `logits`, computed a block of rows at a time in fp32, as
+        """Log-probabilities of `labels` under bf16 `logits`, computed `rows` rows at a time in fp32, as
         flash-attn's cross entropy does: no fp32 copy of the whole logits, a bf16 gradient the logits' size."""
 
-        ROWS = 4096
-
         @staticmethod
-        def forward(ctx: Any, logits: Any, labels: Any) -> Any:
+        def forward(ctx: Any, logits: Any, labels: Any, rows: int) -> Any:
             lse = torch.empty(logits.shape[0], dtype=torch.float32, device=logits.device)
-            for start in range(0, logits.shape[0], FusedLogProbs.ROWS):
-                lse[start:start + FusedLogProbs.ROWS] = torch.logsumexp(
-                    logits[start:start + FusedLogProbs.ROWS].float(), dim=-1)
+            for start in range(0, logits.shape[0], rows):
+                lse[start:start + rows] = torch.logsumexp(logits[start:start + rows].float(), dim=-1)
             picked = logits.gather(1, labels.unsqueeze(1)).squeeze(1).float()
             ctx.save_for_backward(logits, labels, lse)
+            ctx.rows = rows
             return picked - lse
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
             logits, labels, lse = ctx.saved_tensors
             gradient = torch.empty_like(logits)
-            for start in range(0, logits.shape[0], FusedLogProbs.ROWS):
-                rows = slice(start, start + FusedLogProbs.ROWS)
-                probabilities = torch.exp(logits[rows].float() - lse[rows].unsqueeze(1))
-                block = -grad[rows].unsqueeze(1) * probabilities
-                block.scatter_add_(1, labels[rows].unsqueeze(1), grad[rows].unsqueeze(1))
-                gradient[rows] = block.to(logits.dtype)
-            return gradient, None
+            for start in range(0, logits.shape[0], ctx.rows):
+                span = slice(start, start + ctx.rows)
+                probabilities = torch.exp(logits[span].float() - lse[span].unsqueeze(1))
+                block = -grad[span].unsqueeze(1) * probabilities
+                block.scatter_add_(1, labels[span].unsqueeze(1), grad[span].unsqueeze(1))
+                gradient[span] = block.to(logits.dtype)
+            return gradient, None, None
 
     return FusedLogProbs
 

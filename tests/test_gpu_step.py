@@ -4,10 +4,12 @@ the step itself on the CPU."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from benchmark_modules import BENCHMARKS, load_benchmark
@@ -28,8 +30,14 @@ def test_committed_cases_are_the_memory_models_predictions(case_set: str, tmp_pa
 MEASURED_SETS = sorted(path.name.removesuffix("-measured.jsonl") for path in H200.glob("*-measured.jsonl"))
 
 
-def test_only_the_compiled_entropy_is_still_to_measure() -> None:
-    assert set(GPU_STEP.CASE_SETS) - set(MEASURED_SETS) == {"compiled"}
+def test_only_the_compiled_entropy_and_the_verl_loss_are_still_to_measure() -> None:
+    assert set(GPU_STEP.CASE_SETS) - set(MEASURED_SETS) == {"compiled", "verl"}
+
+
+@pytest.mark.parametrize("case_set", sorted(GPU_STEP.CASE_SETS))
+def test_only_the_verl_sets_cases_run_the_loss_as_verl_does(case_set: str) -> None:
+    cases = json.loads((H200 / f"{case_set}-cases.json").read_text())["cases"]
+    assert {case.get("actor") for case in cases} == ({"verl"} if case_set == "verl" else {None})
 
 
 @pytest.mark.parametrize("case_set", MEASURED_SETS)
@@ -54,7 +62,8 @@ def test_report_shows_each_case_its_outcome_and_each_models_growth() -> None:
     assert len(rows) == cases + len(growths) and len(growths) == 6
     memory_errors = [row for row in rows if "out of memory" in row]
     assert [row.split("│")[2].strip() for row in memory_errors] == ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-8B"]
-    assert sum("not run" in row for row in rows) == len(GPU_STEP.CASE_SETS["compiled"])
+    not_measured = len(GPU_STEP.CASE_SETS["compiled"]) + len(GPU_STEP.CASE_SETS["verl"])
+    assert sum("not run" in row for row in rows) == not_measured
 
 
 def test_a_set_not_yet_measured_reads_not_run(tmp_path: Path) -> None:
@@ -70,7 +79,7 @@ def test_the_fused_log_probabilities_and_their_gradient_are_log_softmaxs() -> No
     logits = torch.randn(5000, 300).to(torch.bfloat16).requires_grad_()
     labels = torch.randint(0, 300, (5000,))
     weights = torch.randn(5000)
-    fused = GPU_STEP.FusedLogProbs.apply(logits, labels)
+    fused = GPU_STEP.FusedLogProbs.apply(logits, labels, GPU_STEP.HARNESS_ROWS)
     (fused * weights).sum().backward()
     fused_gradient, logits.grad = logits.grad, None
     plain = torch.log_softmax(logits.float(), dim=-1).gather(1, labels.unsqueeze(1)).squeeze(1)
@@ -79,13 +88,40 @@ def test_the_fused_log_probabilities_and_their_gradient_are_log_softmaxs() -> No
     assert (fused_gradient.float() - logits.grad.float()).abs().max().item() < 1e-4
 
 
-@pytest.mark.parametrize("entropy", [True, "compiled"])
-def test_a_step_runs_on_the_cpu_and_is_recorded(entropy: bool | str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("entropy", "actor"), [(True, None), ("compiled", None), ("compiled", "verl")])
+def test_a_step_runs_on_the_cpu_and_is_recorded(entropy: bool | str, actor: str | None, tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    case = {"model": "tiny", "tokens": 256, "env": True, "entropy": entropy, "shape": TINY_SHAPE, "predicted": {}}
+    case = {"model": "tiny", "tokens": 256, "env": True, "entropy": entropy, "shape": TINY_SHAPE, "predicted": {},
+            **({"actor": actor} if actor else {})}
     (tmp_path / "cases.json").write_text(json.dumps({"gpu": "cpu", "cases": [case]}))
     GPU_STEP.measure_all(tmp_path / "cases.json", tmp_path / "measured.jsonl", "cpu", None)
     record = json.loads((tmp_path / "measured.jsonl").read_text())
-    shown = (record["model"], record["tokens"], record["entropy"], record["device"], record["parameters"])
-    assert shown == ("tiny", 256, entropy, "cpu", 106880)
+    shown = (record["model"], record["tokens"], record["entropy"], record.get("actor"), record["device"],
+             record["parameters"])
+    assert shown == ("tiny", 256, entropy, actor, "cpu", 106880)
+
+
+@pytest.mark.parametrize(("actor", "released"), [(None, False), ("verl", True)])
+def test_only_the_verl_loss_lets_go_of_the_logits_during_the_backward(actor: str | None, released: bool,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    released_by_backward = []
+    backward = torch.Tensor.backward
+
+    def watching_backward(loss: Any, *arguments: Any, **keywords: Any) -> None:
+        logits = next(thing for thing in gc.get_objects()
+                      if isinstance(thing, torch.Tensor) and tuple(thing.shape) == (256, 512))
+        storage = StorageWeakRef(logits.untyped_storage())
+        del logits
+        backward(loss, *arguments, **keywords)
+        released_by_backward.append(storage.expired())
+
+    monkeypatch.setattr(torch.Tensor, "backward", watching_backward)
+    case = {"model": "tiny", "tokens": 256, "env": True, "entropy": False, "shape": TINY_SHAPE,
+            **({"actor": actor} if actor else {})}
+    GPU_STEP.measure_one(case, "cpu")
+    assert released_by_backward == [released]
