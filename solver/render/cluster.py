@@ -279,7 +279,7 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     return view
 
 
-PURCHASE_NOTE = "with each pool's nodes: as its 'nodes then', solve cluster places them: rerun it to see where"
+PURCHASE_NOTE = "with each pool's nodes: set to its 'nodes then', solve cluster places the jobs: rerun it to see where"
 """The line under what to buy: how to see the placement it makes possible."""
 
 
