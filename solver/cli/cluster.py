@@ -63,7 +63,7 @@ from solver.tables import (
 MORE_NODES_MAY_PLACE = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER,
                         UnplacedCode.NO_WAY_TO_RUN, UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
 """The reasons a job is left out that more nodes may remove (a job with no way to run on the pool's nodes may have
-one on more): a placement with one of them names --buy."""
+one on more): a placement with one of them names --buy in a note on stderr."""
 
 FILE_FIELDS = {
     "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",
@@ -133,6 +133,9 @@ def run_cluster(args: argparse.Namespace) -> int:
     written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else []
     _print_placement(args, result, fleet, written)
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+    if any(unplaced.reason_code in MORE_NODES_MAY_PLACE for unplaced in result.unplaced):
+        print_note(f"solve cluster: note: to place every job: solve cluster {shlex.quote(str(args.file))} --buy names "
+                   "the fewest nodes to add to the pools (and the jobs no number of nodes runs)")
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
@@ -259,9 +262,6 @@ def _print_placement(args: argparse.Namespace, result: ClusterResult, fleet: Fle
     console = print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
     for path in written:  # as solve's --out and --write: a line per file written
         console.print(escaped_line(f"wrote {path}"))
-    if any(unplaced.reason_code in MORE_NODES_MAY_PLACE for unplaced in result.unplaced):
-        console.print(escaped_line(f"to place every job: solve cluster {shlex.quote(str(args.file))} --buy names the "
-                                   "fewest nodes to add to the pools (and the jobs no number of nodes runs)"))
 
 
 def _note_what_was_read(placements: tuple[Placement, ...], fleet: Fleet, catalog: Catalog,
