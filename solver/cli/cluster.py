@@ -60,10 +60,9 @@ from solver.tables import (
     resolved_path,
 )
 
-MORE_NODES_MAY_PLACE = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER,
-                        UnplacedCode.NO_WAY_TO_RUN, UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
-"""The reasons a job is left out that more nodes may remove (a job with no way to run on the pool's nodes may have
-one on more): a placement with one of them names --buy in a note on stderr."""
+FOR_WANT_OF_ROOM = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
+"""The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json) names --buy
+in a note on stderr."""
 
 FILE_FIELDS = {
     "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",
@@ -133,7 +132,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else []
     _print_placement(args, result, fleet, written)
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
-    if any(unplaced.reason_code in MORE_NODES_MAY_PLACE for unplaced in result.unplaced):
+    if not args.json and any(unplaced.reason_code in FOR_WANT_OF_ROOM for unplaced in result.unplaced):
         print_note(f"solve cluster: note: to place every job: solve cluster {shlex.quote(str(args.file))} --buy names "
                    "the fewest nodes to add to the pools (and the jobs no number of nodes runs)")
     if result.interrupted:
