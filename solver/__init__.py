@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "plan": "solver.api",
     "place": "solver.api",
+    "buy_nodes": "solver.api",
     "estimate_memory": "solver.api",
     "memory_answer": "solver.api",
     "map_plans": "solver.api",
@@ -51,6 +52,8 @@ _EXPORTS = {
     "FitsWith": "solver.results",
     "RolloutEngines": "solver.results",
     "PoolUse": "solver.results",
+    "PurchaseResult": "solver.results",
+    "PoolPurchase": "solver.results",
     "TablesVerdict": "solver.rules",
     "SourceCell": "solver.rules",
     "CurrentSettings": "solver.results",
@@ -103,6 +106,7 @@ _MODULES = frozenset({"tables", "rules", "query", "results", "memory", "model", 
 docs/api.md writes it), each imported on first use."""
 
 if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py checks that they agree)
+    from solver.api import buy_nodes as buy_nodes
     from solver.api import calibrate_memory_model as calibrate_memory_model
     from solver.api import estimate_memory as estimate_memory
     from solver.api import map_plans as map_plans
@@ -141,7 +145,9 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import Placement as Placement
     from solver.results import Plan as Plan
     from solver.results import PoolCode as PoolCode
+    from solver.results import PoolPurchase as PoolPurchase
     from solver.results import PoolUse as PoolUse
+    from solver.results import PurchaseResult as PurchaseResult
     from solver.results import Reason as Reason
     from solver.results import ReasonCode as ReasonCode
     from solver.results import RolloutEngines as RolloutEngines

@@ -64,6 +64,7 @@ from solver.results import (
     CurrentSettings,
     GpuMap,
     Plan,
+    PurchaseResult,
     RolloutEngines,
     TrinitySettings,
     beyond_fields,
@@ -114,6 +115,7 @@ from solver.tables import (
 
 __all__ = [
     "answer_query",
+    "buy_nodes",
     "calibrate_memory_model",
     "config_query",
     "estimate_memory",
@@ -264,11 +266,57 @@ def place(
     for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
+    check_types(("widen", widen, bool))
+    check_choice("minimize", minimize, (None, "nodes"))
+    fleet, catalog = _checked_fleet(fleet, weights=weights, workers=workers, memory=memory, margin=margin,
+                                    catalog=catalog, progress=progress, estimate=estimate, token_budget=token_budget,
+                                    time_limit_s=time_limit_s, seed=seed, trinity_version=trinity_version)
+    result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
+                        workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
+                        token_budget=token_budget, widen=widen, trinity_version=trinity_version)
+    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+
+
+def buy_nodes(
+    fleet: Fleet | Path | str,
+    *,
+    weights: Weights | None = None,
+    time_limit_s: float = 10.0,
+    workers: int = 1,
+    estimate: EstimateMode = "auto",
+    memory: MemoryModel | None = None,
+    margin: float | None = None,
+    token_budget: TokenBudgetMode = "default",
+    catalog: Catalog | None = None,
+    seed: int = 0,
+    progress: Progress | None = None,
+    trinity_version: TrinityVersion | None = None,
+) -> PurchaseResult:
+    """The fewest GPUs, then nodes, to add to a fleet's pools (a `Fleet`, or the path of a cluster file) so that every
+    job with a way to run in some pool it may use is placed (`solve cluster --buy`); the jobs with none are named
+    apart. The keywords as `place`'s. Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster
+    file."""
+    from solver.cluster import buy
+
+    fleet, catalog = _checked_fleet(fleet, weights=weights, workers=workers, memory=memory, margin=margin,
+                                    catalog=catalog, progress=progress, estimate=estimate, token_budget=token_budget,
+                                    time_limit_s=time_limit_s, seed=seed, trinity_version=trinity_version)
+    result = buy(fleet, catalog, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
+                 progress=progress, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget,
+                 trinity_version=trinity_version)
+    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+
+
+def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int, memory: MemoryModel | None,
+                   margin: float | None, catalog: Catalog | None, progress: Progress | None, estimate: EstimateMode,
+                   token_budget: TokenBudgetMode, time_limit_s: float, seed: int,
+                   trinity_version: TrinityVersion | None) -> tuple[Fleet, Catalog]:
+    """`place`'s and `buy_nodes`' options checked (`QueryError`), and the fleet to place with its catalogue (the
+    shipped one where None), names as the catalogue gives them (`TableError` for a bad cluster file)."""
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
-                ("progress", progress, Callable | None), ("widen", widen, bool))
+                ("progress", progress, Callable | None))
     resolve_margin(memory if memory is not None else load_memory_model(), margin)
-    check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
     check_token_budget(token_budget, estimate)
     check_counts(("--workers", workers, MAX_WORKERS))
@@ -278,10 +326,7 @@ def place(
     catalog = catalog if catalog is not None else load_catalog()
     fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
              else load_fleet(given_path("fleet", fleet), catalog))
-    result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
-                        workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                        token_budget=token_budget, widen=widen, trinity_version=trinity_version)
-    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+    return fleet, catalog
 
 
 def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:

@@ -1145,6 +1145,42 @@ class ClusterResult(_Timed, defer_build=True):
         return abs(self.bound - self.objective) / abs(self.bound)
 
 
+class PoolPurchase(Frozen, defer_build=True):
+    """The nodes a purchase adds to one pool."""
+
+    pool: str
+    gpu: str = Field(description="the pool's GPU type")
+    nodes: int = Field(description="the nodes to buy for the pool (0: none)")
+    gpus: int = Field(description="their GPUs: nodes times the pool's gpus_per_node")
+    nodes_after: int = Field(description="the pool's nodes with them: the nodes: to write in the cluster file")
+
+
+class PurchaseResult(_Timed, defer_build=True):
+    """The fewest nodes to buy so that every job of a fleet is placed (`solve cluster --buy`): the fewest GPUs, then
+    the fewest nodes; the jobs that no number of nodes of any pool they may use runs are named apart."""
+
+    status: Status = Field(description=(
+        "optimal: no purchase of fewer GPUs (then nodes) places every job; feasible: this one does, but the time limit "
+        "(or host memory rounded, or the jobs' ways out of time) left fewer unproven; unknown: none found in time; "
+        "infeasible: no job that may be placed has a way to run"))
+    gpus: int | None = Field(description="the GPUs bought in all (null: no purchase found)")
+    nodes: int | None = Field(description="the nodes bought in all (null: no purchase found)")
+    bound: int | None = Field(description="the fewest GPUs CP-SAT proved any purchase needs (null: none proven)")
+    pools: tuple[PoolPurchase, ...] = Field(description="per pool, in the fleet's order, the nodes to buy (empty: no "
+                                            "purchase found)")
+    fits_nowhere: tuple[Unplaced, ...] = Field(default=(), description=(
+        "the jobs that no number of nodes of any pool they may use would run (too long for every GPU type, say), "
+        "with why: no purchase counts them"))
+    host_rounded: tuple[str, ...] = Field(default=(), description="as a placement's: the status is at best feasible")
+    undecided_ways: int = Field(default=0, description="as a placement's: the status is at best feasible")
+    wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
+        "the stages the time limit's wall clock stopped ('bought GPUs', 'bought nodes', 'tie-break'): empty, and only "
+        "then, the same file gives the same answer on every run"))
+    memory_model_source: str | None = Field(default=None, description="as a placement's")
+    interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
+    wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")
+
+
 def _poor_fit(mispredicted: int, your_cells: int) -> bool:
     """Whether `mispredicted` cells of `your_cells` are more than a quarter of them (`Calibration.poor_fit`)."""
     return mispredicted * 4 > your_cells

@@ -16,7 +16,7 @@ LAYERS = ("tables", "rules", "query", "results", "memory", "model", "solve", "ex
 """docs/api.md's order; `tables`, `cluster`, `trinity`, `render` and `cli` are packages."""
 PACKAGES = {
     "tables": ("text", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
-    "cluster": ("options", "model", "placements", "reasons", "widen", "greedy", "search"),
+    "cluster": ("options", "model", "placements", "reasons", "widen", "greedy", "search", "buy"),
     "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "fragment", "patch"),
     "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",
                "cluster", "memory", "maps"),

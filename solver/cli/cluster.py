@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from solver.api import place, placement_configs
+from solver.api import buy_nodes, place, placement_configs
 from solver.cli.argtypes import path_argument, positive_seconds
 from solver.cli.atomic import (
     errors_named_by,
@@ -44,8 +45,8 @@ from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tabl
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
 from solver.query import DETERMINISTIC_PER_SECOND
-from solver.render import cluster_json, cluster_view
-from solver.results import ClusterResult
+from solver.render import cluster_json, cluster_view, purchase_json, purchase_view
+from solver.results import ClusterResult, Placement, UnplacedCode
 from solver.tables import (
     Catalog,
     Fleet,
@@ -58,6 +59,10 @@ from solver.tables import (
     read_fleet,
     resolved_path,
 )
+
+FOR_WANT_OF_ROOM = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
+"""The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json) names --buy
+in a note on stderr."""
 
 FILE_FIELDS = {
     "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",
@@ -82,6 +87,9 @@ def build_cluster_parser() -> Parser:
         "pools and jobs: pools: [{name, gpu, nodes, gpus_per_node}], jobs: [{name, model, max_model_len}] (every "
         "field: docs/cluster.md in rft-solver's source)"))
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
+    parser.add_argument("--buy", action="store_true",
+                        help="instead of placing the jobs, say the fewest nodes to add to the pools (by their GPUs, "
+                        "then nodes) with which every job is placed, and the jobs no number of nodes would place")
     parser.add_argument("--no-widen", action="store_false", dest="widen",
                         help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "
                         "more GPUs run it faster, or longer for at_least)")
@@ -113,19 +121,57 @@ def build_cluster_parser() -> Parser:
 
 
 def run_cluster(args: argparse.Namespace) -> int:
-    """``solve cluster``: place the jobs of a cluster file on its pools."""
+    """``solve cluster``: place the jobs of a cluster file on its pools (with --buy, say what to add to them)."""
+    _refuse_beside_buy(args)
     fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
     weights = weights_option(args.weights)
+    if args.buy:
+        return _run_buy(args, fleet, catalog, weights, cells, written_gpus)
     if args.emit_dir is not None:
         _check_emit_dir_before_placing(args, fleet)
     result = _placement(args, fleet, catalog, weights)
     written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else []
     _print_placement(args, result, fleet, written)
-    _note_what_was_read(result, fleet, catalog, cells, written_gpus)
+    _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+    if not args.json and any(unplaced.reason_code in FOR_WANT_OF_ROOM for unplaced in result.unplaced):
+        print_note(f"solve cluster: note: to place every job: solve cluster {shlex.quote(str(args.file))} --buy names "
+                   "the fewest nodes to add to the pools (and the jobs no number of nodes runs)")
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
+
+
+def _refuse_beside_buy(args: argparse.Namespace) -> None:
+    """`QueryError` for --buy beside an option of a placement: --minimize nodes (--buy places every job already) or
+    --emit-dir (it writes no placement)."""
+    if args.buy and args.minimize is not None:
+        raise QueryError("--buy with --minimize nodes: --buy places every job on the pools with the nodes it adds; "
+                         "give one of them")
+    if args.buy and args.emit_dir is not None:
+        raise QueryError("--buy with --emit-dir: --buy writes no configs; add the nodes it names to the file and "
+                         "run solve cluster --emit-dir on it")
+
+
+def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None,
+             cells: tuple[tuple[Path, GpuType], ...], written_gpus: dict[str, str]) -> int:
+    """``solve cluster --buy``: the fewest nodes to add so that every job is placed, on stdout; 0 where every job is
+    placed with them, 1 where some job fits no pool's nodes or no purchase was found."""
+    progress = ProgressLine()
+    result = buy_nodes(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
+                       progress=progress, estimate=args.estimate_mode, memory=memory_model_option(args.memory_model),
+                       margin=args.margin, token_budget=args.token_budget or "default",
+                       trinity_version=args.trinity_version)
+    progress.close()
+    if args.json:
+        sys.stdout.write(purchase_json(result) + "\n")
+    else:
+        print_view(purchase_view(result, fleet), "solve cluster")
+    _note_what_was_read((), fleet, catalog, cells, written_gpus)
+    if result.interrupted:
+        print_escaped("solve cluster: interrupted: the best purchase found so far is above", file=sys.stderr)
+        return INTERRUPTED
+    return 0 if result.gpus is not None and not result.fits_nowhere else NO_PLAN
 
 
 def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> None:
@@ -218,7 +264,7 @@ def _print_placement(args: argparse.Namespace, result: ClusterResult, fleet: Fle
         console.print(escaped_line(f"wrote {path}"))
 
 
-def _note_what_was_read(result: ClusterResult, fleet: Fleet, catalog: Catalog,
+def _note_what_was_read(placements: tuple[Placement, ...], fleet: Fleet, catalog: Catalog,
                         cells: tuple[tuple[Path, GpuType], ...], written_gpus: dict[str, str]) -> None:
     """On stderr, after the placement, what the planner made of the file's jobs and pools and of the --cells tables:
     short lengths, cells that belong elsewhere, models added, YaRN factors replaced, GPU variants."""
@@ -227,7 +273,7 @@ def _note_what_was_read(result: ClusterResult, fleet: Fleet, catalog: Catalog,
     note_added_models_of_jobs("solve cluster", catalog, fleet)
     for model in fleet.models:
         note_replaced_yarn_factor("solve cluster", catalog.model(model.name), (
-            placement.plan.rope_scaling_factor for placement in result.placements
+            placement.plan.rope_scaling_factor for placement in placements
             if placement.model == model.name and placement.plan.rope_scaling_factor is not None))
     note_gpu_variants_of_pools("solve cluster", catalog, fleet, written_gpus)
 

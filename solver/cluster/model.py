@@ -1,11 +1,13 @@
 """The CP-SAT placement model: a literal per way to run a job and, per pool, how many of its nodes each pattern
-fills (`build_placement_model`); the tie-break among equally good placements (`tie_break`), and a placement hinted
-as the next search's start (`hint_placement`)."""
+fills (`build_placement_model`); the nodes a placement uses (`nodes_used`), the nodes bought where a pool may grow
+(`add_bought_nodes`); the tie-break among equally good placements (`tie_break`), and a placement hinted as the next
+search's start (`hint_placement`)."""
 
 from __future__ import annotations
 
 import zlib
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
@@ -78,6 +80,40 @@ def _within_pattern_slots(model: cp_model.CpModel, filled: PatternCounts, here: 
     for footprint in footprints:
         slots = [pattern.count(footprint) * count for (_, pattern), count in filled.items() if footprint in pattern]
         model.add(sum(x for o, x in here if o.size and o.footprint == footprint) <= sum(slots))
+
+
+def nodes_used(built: PlacementModel, options: list[Option], pool_index: int | None = None) -> cp_model.LinearExprT:
+    """The nodes the placement uses: those its patterns fill and those its whole-node ways take, in one pool (None:
+    in all)."""
+    filled = [count for (pool, _), count in built.pattern_counts.items() if pool_index in (None, pool)]
+    whole = [o.whole_nodes * x for o, x in zip(options, built.chosen)
+             if o.whole_nodes and pool_index in (None, o.pool)]
+    return sum(filled) + sum(whole)
+
+
+def add_bought_nodes(built: PlacementModel, owned: Fleet, options: list[Option], tiers: Sequence[int],
+                     most: Sequence[int]) -> list[cp_model.IntVar]:
+    """Per pool of the fleet as `owned`, how many nodes are bought (0 to its `most`), to a model built on the fleet
+    with each pool's nodes raised by its `most`: the nodes a pool's placement uses are at most those owned and bought.
+    A way (`options`, each of its evidence tier in `tiers`, as `evidence_tiers` orders them) runs only where the pool
+    has its nodes, and only where no way of an earlier tier for its job there does (`job_options` asks the tiers in
+    turn and keeps the first that gives a way on the pool's nodes)."""
+    model = built.model
+    bought = [model.new_int_var(0, up_to, f"pool{index}_bought") for index, up_to in enumerate(most)]
+    for index, pool in enumerate(owned.pools):
+        model.add(nodes_used(built, options, index) <= pool.nodes + bought[index])
+    fewest: dict[tuple[int, int], dict[int, int]] = defaultdict(dict)  # (job, pool): per tier, its ways' fewest nodes
+    for option, tier in zip(options, tiers):
+        by_tier = fewest[option.job, option.pool]
+        by_tier[tier] = min(by_tier.get(tier, option.nodes), option.nodes)
+    for option, tier, chosen in zip(options, tiers, built.chosen):
+        owned_nodes = owned.pools[option.pool].nodes
+        if option.nodes > owned_nodes:
+            model.add(bought[option.pool] >= option.nodes - owned_nodes).only_enforce_if(chosen)
+        for earlier, nodes in fewest[option.job, option.pool].items():
+            if earlier < tier:  # that tier's ways run once the pool has their nodes: this one only on fewer
+                model.add(bought[option.pool] <= nodes - owned_nodes - 1).only_enforce_if(chosen)
+    return bought
 
 
 def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_model.LinearExprT:

@@ -54,6 +54,11 @@ class Option:
         """What the job takes of a node it shares: (GPUs, host memory in tenths of a GiB)."""
         return self.size, self.host_tenths
 
+    @property
+    def nodes(self) -> int:
+        """The nodes the job takes: one it may share, or those it takes whole."""
+        return self.whole_nodes or 1
+
     def gpus_per_node(self, node_gpus: int) -> int:
         """GPUs the job takes on each of its nodes, in a pool of `node_gpus`-GPU nodes."""
         return self.size or node_gpus
@@ -170,22 +175,28 @@ def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
     (their cells vouch for more GPUs too); where that gives none either (a GPU type or model without
     tables), with the memory model's estimates (marked ``estimated``), unless estimates are off. Each tier
     keeps the placement model small: the tables' counts alone give most jobs their ways."""
-    job = fleet.jobs[index]
     options = []
     for pool_index, pool in enumerate(fleet.pools):
-        if not job.may_use(pool):
+        if not fleet.jobs[index].may_use(pool):
             continue
-        model = planner.catalog.model(job.model)
-        tabled = [table.gpus for table in planner.catalog.tables_for(pool.gpu, model).tables]
-        counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
-        tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
-            (tabled, "never"), (counts, "never")]
-        tiers += [] if planner.estimate == "never" else [(counts, planner.estimate)]
         found: list[Option] = []
-        for tier_counts, estimate in tiers:
+        for tier_counts, estimate in evidence_tiers(planner, fleet, index, pool_index):
             found = found or ways_in_pool(planner, fleet, index, pool_index, tier_counts, estimate)
         options += found
     return options
+
+
+def evidence_tiers(planner: Planner, fleet: Fleet, index: int,
+                   pool_index: int) -> list[tuple[Sequence[int], EstimateMode]]:
+    """The tiers `job_options` asks job `index`'s ways in a pool from, in order (trainer GPU counts, evidence): the
+    tables' own counts on the tables, every count on the pool's nodes on the tables alone, then on the estimates."""
+    pool = fleet.pools[pool_index]
+    model = planner.catalog.model(fleet.jobs[index].model)
+    tabled = [table.gpus for table in planner.catalog.tables_for(pool.gpu, model).tables]
+    counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
+    tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
+        (tabled, "never"), (counts, "never")]
+    return tiers + ([] if planner.estimate == "never" else [(counts, planner.estimate)])
 
 
 def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],

@@ -16,7 +16,7 @@ from typing import Literal
 from ortools.sat.python import cp_model
 
 from solver.cluster.greedy import greedy_choice
-from solver.cluster.model import PlacementModel, build_placement_model, hint_placement, tie_break
+from solver.cluster.model import PlacementModel, build_placement_model, hint_placement, nodes_used, tie_break
 from solver.cluster.options import Footprint, Option, Planner, fleet_options, jobs_without_ways
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import (
@@ -86,7 +86,7 @@ def least_time_limit_to_search_s(planning_s: float, building_s: float = 0.0) -> 
 
 
 STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost",
-          "tie-break": "tie-break"}
+          "tie-break": "tie-break", "bought GPUs": "GPUs bought", "bought nodes": "nodes bought"}
 
 
 class _ProgressCallback(cp_model.CpSolverSolutionCallback):
@@ -290,12 +290,10 @@ def _stages(fleet: Fleet, options: list[Option], built: PlacementModel,
     """The objectives `_solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
     placed jobs (with `every_job`, the fewest nodes used instead), the length the ``at_least`` jobs gain, the
     least total cost, and last a tie-break."""
-    nodes_used = sum(built.pattern_counts.values()) + sum(
-        o.whole_nodes * x for o, x in zip(options, built.chosen) if o.whole_nodes)
     priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
     gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
-    first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
+    first_stage = ("nodes", nodes_used(built, options), False) if every_job else ("priority", priority, True)
     return [first_stage, ("length", gain, True), ("cost", cost, False),
             ("tie-break", tie_break(fleet, options, built), False)]
 

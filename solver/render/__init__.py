@@ -24,6 +24,8 @@ from solver.render.cluster import (
     WIDENED_NOTE,
     cluster_json,
     cluster_view,
+    purchase_json,
+    purchase_view,
     tie_break_unproven,
 )
 from solver.render.layout import TableOrBlocks, needed_width
@@ -79,6 +81,8 @@ __all__ = [
     "memory_model_yaml",
     "memory_view",
     "needed_width",
+    "purchase_json",
+    "purchase_view",
     "setting_style",
     "short_label",
     "tables_view",

@@ -15,7 +15,7 @@ from rich.text import Text
 from solver.render.layout import TableOrBlocks
 from solver.render.phrases import LOWERED_NOTE
 from solver.render.styles import setting_style
-from solver.results import ClusterResult, Placement, PoolUse, Unplaced, index_range
+from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, Unplaced, index_range
 from solver.tables import Fleet, Pool, and_joined, counted, named_jobs, shown_number
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
@@ -50,7 +50,8 @@ def tie_break_unproven(interrupted: bool) -> str:
 WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes-used stage",
                     "length": "the longer-contexts stage", "cost": "the step-time-cost stage",
                     "tie-break": "the tie-break", "without host": "the proof without host memory",
-                    "widening": "widening onto idle GPUs", "hints": "the smaller asks of the jobs left out"}
+                    "widening": "widening onto idle GPUs", "hints": "the smaller asks of the jobs left out",
+                    "bought GPUs": "the GPUs-bought stage", "bought nodes": "the nodes-bought stage"}
 """The steps `ClusterResult.wall_clock_stopped` names, in words."""
 
 
@@ -168,7 +169,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     if unasked := [placement.job for placement in result.placements if placement.job in ungiven]:
         renderables.append(Text(f"note: {named_jobs(unasked)}: {NO_ROLLOUT_GPUS_NOTE}", style="yellow"))
     if result.unplaced:
-        renderables.append(_unplaced_view(result, len(fleet.jobs)))
+        renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
+                                                           f"{len(fleet.jobs)}"))
     return Group(*renderables)
 
 
@@ -210,19 +212,27 @@ def _search_warnings(result: ClusterResult) -> list[Text]:
     warnings = []
     if result.status == "optimal" and not result.tie_broken:
         warnings.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
-    if result.wall_clock_stopped:
-        warnings.append(Text(wall_clock_stopped_words(result.wall_clock_stopped), style="yellow"))
-    if result.host_rounded:
+    return warnings + _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways,
+                                         ": no node's host memory is exceeded, but the placement is not proven optimal"
+                                         if result.placements else "", "placement")
+
+
+def _unproven_warnings(wall_clock_stopped: tuple[str, ...], host_rounded: tuple[str, ...], undecided_ways: int,
+                       rounded_so: str, answer: str) -> list[Text]:
+    """The steps the wall clock stopped, the pools whose host memory was rounded up (then `rounded_so`), and the
+    jobs' ways that ran out of time, which leave the `answer` (``placement``) not proven best."""
+    warnings = []
+    if wall_clock_stopped:
+        warnings.append(Text(wall_clock_stopped_words(wall_clock_stopped), style="yellow"))
+    if host_rounded:
         warnings.append(Text(
-            f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
-            "fill a node were too many otherwise)"
-            + (": no node's host memory is exceeded, but the placement is not proven optimal" if result.placements
-               else ""), style="yellow"))
-    if result.undecided_ways:
+            f"host memory of the jobs rounded up into classes in {', '.join(host_rounded)} (the ways to "
+            f"fill a node were too many otherwise){rounded_so}", style="yellow"))
+    if undecided_ways:
         warnings.append(Text(
-            f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
+            f"{counted(undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
             "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the "
-            "placement is not proven best",
+            f"{answer} is not proven best",
             style="yellow"))
     return warnings
 
@@ -252,18 +262,68 @@ def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
     return f"of {total}, or {reachable} without {jobs} no way to run"
 
 
-def _unplaced_view(result: ClusterResult, jobs: int) -> Table:
-    """The unplaced jobs, a row per reason with the jobs it is given for (in the order of their first job), in its
-    words for several jobs where it is given for more than one."""
+def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
+    """The `unplaced` jobs under `title`, a row per reason with the jobs it is given for (in the order of their first
+    job), in its words for several jobs where it is given for more than one."""
     by_reason: dict[str, list[Unplaced]] = {}
-    for job in result.unplaced:
+    for job in unplaced:
         by_reason.setdefault(job.reason, []).append(job)
-    view = Table(title=f"unplaced jobs: {len(result.unplaced)} of {jobs}", title_justify="left")
-    longest = max(len(job.job) for job in result.unplaced)  # a name is never cut: folded where the room is short
-    view.add_column("jobs" if len(by_reason) < len(result.unplaced) else "job",
+    view = Table(title=title, title_justify="left")
+    longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
+    view.add_column("jobs" if len(by_reason) < len(unplaced) else "job",
                     max_width=max(UNPLACED_JOBS_WIDTH, longest + 1), overflow="fold")
     view.add_column("reason")
     for reason, given in by_reason.items():
         several = len(given) > 1 and given[0].reason_for_several
         view.add_row(", ".join(job.job for job in given), several or reason)
     return view
+
+
+PURCHASE_NOTE = "with each pool's nodes: set to its 'nodes then', solve cluster places the jobs: rerun it to see where"
+"""The line under what to buy: how to see the placement it makes possible."""
+
+
+def purchase_view(result: PurchaseResult, fleet: Fleet) -> Group:
+    """What `solve cluster --buy` found: its status, the nodes to add to each pool (and the pool's nodes then), what
+    leaves it unproven, and the jobs that no number of nodes would place."""
+    renderables: list[Any] = [_purchase_status(result)]
+    if result.memory_model_source:
+        renderables.append(Text(f"memory model: {result.memory_model_source}"))
+    renderables += _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways, "",
+                                      "purchase")
+    if result.gpus:
+        view = Table(title="what to buy", title_justify="left")
+        for header in ("pool", "GPU", "nodes", "buy", "GPUs bought", "nodes then"):
+            view.add_column(header, justify="left" if header in ("pool", "GPU") else "right")
+        for pool, bought in zip(fleet.pools, result.pools, strict=True):
+            view.add_row(pool.name, pool.gpu, str(pool.nodes), f"+{bought.nodes}" if bought.nodes else "0",
+                         str(bought.gpus), str(bought.nodes_after))
+        renderables += [view, Text(PURCHASE_NOTE, style="dim")]
+    if result.fits_nowhere:
+        renderables.append(_unplaced_view(result.fits_nowhere, f"jobs no purchase places: {len(result.fits_nowhere)} "
+                                                               f"of {len(fleet.jobs)} (no way to run on any pool's "
+                                                               "nodes, however many)"))
+    return Group(*renderables)
+
+
+def _purchase_status(result: PurchaseResult) -> Text:
+    """The status line of what to buy: the GPUs and nodes, and how far they are proven the fewest."""
+    if result.gpus is None:
+        why = {"infeasible": "no job has a way to run on any pool's nodes, so nothing to buy places one",
+               "unknown": ("interrupted" if result.interrupted else "time ran out")
+               + " before the search found a purchase that places every job (raise --time-limit)"}
+        return Text(f"status: {result.status}: {why.get(result.status, '')}", style="bold red")
+    jobs = "every job" if not result.fits_nowhere else "every job with a way to run"
+    if not result.gpus:
+        return Text(f"status: {result.status}; nothing to buy: {jobs} fits the pools as they are "
+                    "(solve cluster places them)", style="bold")
+    bound = ("proven the fewest" if result.status == "optimal" else
+             f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
+    return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
+                f"({counted(result.nodes or 0, 'node')}), {bound}", style="bold")
+
+
+def purchase_json(result: PurchaseResult) -> str:
+    """What to buy as JSON: status, GPUs and nodes bought, their bound, per pool the nodes to buy, and the jobs no
+    purchase places."""
+    return json.dumps(result.model_dump(mode="json"), indent=2)

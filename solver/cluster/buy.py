@@ -1,0 +1,171 @@
+"""What to buy (`buy`): the fewest nodes to add to the fleet's pools so that every job is placed, weighed by their
+GPUs (a node of 8 GPUs counts 8, so two nodes of 4 tie with it and the fewer nodes break the tie). CP-SAT decides:
+the placement model of ``--minimize nodes`` (every job placed) on the pools raised to a bound, with a count of nodes
+bought per pool (`add_bought_nodes`), minimised. The jobs no number of nodes would run are named apart."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from functools import partial
+from math import ceil, inf
+
+from ortools.sat.python import cp_model
+
+from solver.cluster.model import add_bought_nodes, build_placement_model, tie_break
+from solver.cluster.options import (
+    Option,
+    Planner,
+    evidence_tiers,
+    host_footprints,
+    jobs_without_ways,
+    layout,
+    ways_in_pool,
+)
+from solver.cluster.reasons import unplaced_without_a_way, why_no_option
+from solver.cluster.search import (
+    READ_BACK_S,
+    SEARCH_SHARE,
+    _greedy_start,
+    _placement_solver,
+    _ProgressCallback,
+    _Search,
+    _solve_stages,
+    _StopOnInterrupt,
+)
+from solver.query import (
+    DETERMINISTIC_PER_SECOND,
+    EstimateMode,
+    Progress,
+    TokenBudgetMode,
+    TrinityVersion,
+    check_token_budget,
+)
+from solver.results import PoolPurchase, PurchaseResult, Status, Unplaced
+from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Fleet, MemoryModel, Weights, load_weights
+
+
+def buy(
+    fleet: Fleet,
+    catalog: Catalog,
+    *,
+    weights: Weights | None = None,
+    time_limit_s: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
+    progress: Progress | None = None,
+    estimate: EstimateMode = "auto",
+    memory: MemoryModel | None = None,
+    margin: float | None = None,
+    token_budget: TokenBudgetMode = "default",
+    trinity_version: TrinityVersion | None = None,
+) -> PurchaseResult:
+    """The fewest GPUs (then nodes) to add to `fleet`'s pools so that every job with a way to run in some pool it may
+    use is placed, as `place` places them, with the jobs that have none named apart; the options as `place`'s."""
+    started = time.monotonic()
+    check_token_budget(token_budget, estimate)
+    planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
+                      estimate, time_limit_s, memory, margin, token_budget, trinity_version)
+    options, tiers = _ways_by_tier(planner, _raised(fleet, [
+        sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
+            if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))]))
+    most_by_job: dict[tuple[int, int], int] = {}  # (job, pool): the most nodes a way of the job's there takes
+    for option in options:
+        most_by_job[option.job, option.pool] = max(most_by_job.get((option.job, option.pool), 0), option.nodes)
+    # No purchase needs more nodes in a pool than its jobs on their largest ways there, each on nodes of its own.
+    most = [sum(nodes for (_, at), nodes in most_by_job.items() if at == pool) for pool in range(len(fleet.pools))]
+    raised = _raised(fleet, most)
+    options, host_rounded = host_footprints(raised, options)
+    stuck = jobs_without_ways(raised, options)
+    fits_nowhere = tuple(_fits_nowhere(planner, raised, job) for job in stuck)
+    placed = [job for job in range(len(fleet.jobs)) if job not in stuck]
+    if not placed:
+        return PurchaseResult(status="infeasible", gpus=None, nodes=None, bound=None, pools=(),
+                              fits_nowhere=fits_nowhere, undecided_ways=planner.undecided,
+                              wall_time_s=time.monotonic() - started)
+    index = {job: new for new, job in enumerate(placed)}
+    options = [replace(option, job=index[option.job]) for option in options]
+    jobs = {"jobs": tuple(fleet.jobs[job] for job in placed)}
+    owned, raised = fleet.model_copy(update=jobs), raised.model_copy(update=jobs)
+    built = build_placement_model(raised, options, every_job=True)
+    bought = add_bought_nodes(built, owned, options, tiers, most)
+    stages = [("bought GPUs", sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools)), False),
+              ("bought nodes", sum(bought), False), ("tie-break", tie_break(raised, options, built), False)]
+    solver = _placement_solver(workers, seed)
+    deadline = started + time_limit_s * SEARCH_SHARE - READ_BACK_S
+    with _StopOnInterrupt(solver) as interrupt:
+        staged = _solve_stages(_greedy_start(raised, options, built), built, stages, interrupt, deadline,
+                               DETERMINISTIC_PER_SECOND * time_limit_s, lambda bound: max(bound, 0),
+                               None if progress is None else partial(_ProgressCallback, report=progress,
+                                                                     started=started))
+    search = staged.search
+    unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
+                             host_rounded=host_rounded, undecided_ways=planner.undecided,
+                             wall_clock_stopped=search.wall_clock_stopped, interrupted=interrupt.caught)
+    if staged.first_failed is not None:  # no purchase found (none exists only where CP-SAT proved it)
+        failed: Status = "infeasible" if staged.first_failed == cp_model.INFEASIBLE else "unknown"
+        return unfound.model_copy(update={"status": failed, "wall_time_s": time.monotonic() - started})
+    pools = _purchase(fleet, options, search)
+    proven = search.proven and not host_rounded and not planner.undecided
+    return unfound.model_copy(update={
+        "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
+        "nodes": sum(pool.nodes for pool in pools), "bound": search.bound, "pools": pools,
+        "wall_time_s": time.monotonic() - started})
+
+
+def _raised(fleet: Fleet, extra: list[int]) -> Fleet:
+    """`fleet` with `extra` nodes more in each pool."""
+    return fleet.model_copy(update={"pools": tuple(pool.model_copy(update={"nodes": pool.nodes + more})
+                                                   for pool, more in zip(fleet.pools, extra))})
+
+
+def _most_nodes(planner: Planner, fleet: Fleet, job: int, pool_index: int) -> int:
+    """The most nodes of the pool one way to run `job` can take: its largest trainer GPU count (the tables' or the
+    estimates') on whole nodes, and its rollout GPUs on whole nodes after them: the pools raised by these together
+    have room for every way the jobs have."""
+    pool = fleet.pools[pool_index]
+    largest = max([MAX_ESTIMATED_GPUS, *(count for counts, _ in evidence_tiers(planner, fleet, job, pool_index)
+                                         for count in counts)])
+    return ceil(largest / pool.gpus_per_node) + ceil(fleet.jobs[job].rollout_gpus / pool.gpus_per_node)
+
+
+def _ways_by_tier(planner: Planner, fleet: Fleet) -> tuple[list[Option], list[int]]:
+    """Every job's ways in every pool it may use, of every evidence tier (`evidence_tiers`: `job_options` keeps the
+    first tier that gives a way on the pool's nodes, which depends on how many are bought), with each way's tier. A
+    tier is asked only for the trainer GPU counts that take fewer nodes than the earlier tiers' ways at their fewest:
+    on as many nodes or more, those ways are there, and the tier's are never weighed (so a job that one node runs
+    with the tables' own counts is asked about them alone, as a placement asks)."""
+    options: list[Option] = []
+    tiers: list[int] = []
+    for job in range(len(fleet.jobs)):
+        for pool_index, pool in enumerate(fleet.pools):
+            if not fleet.jobs[job].may_use(pool):
+                continue
+            fewest = inf
+            for tier, (counts, estimate) in enumerate(evidence_tiers(planner, fleet, job, pool_index)):
+                fewer = [count for count in counts if (room := layout(count, fleet.jobs[job].rollout_gpus,
+                                                                      pool.gpus_per_node)) and (room[1] or 1) < fewest]
+                ways = ways_in_pool(planner, fleet, job, pool_index, fewer, estimate)
+                options += ways
+                tiers += [tier] * len(ways)
+                fewest = min([fewest, *(way.nodes for way in ways)])
+    return options, tiers
+
+
+def _fits_nowhere(planner: Planner, fleet: Fleet, job: int) -> Unplaced:
+    """Why `job` has no way to run in any pool it may use, however many nodes are bought."""
+    return unplaced_without_a_way(fleet.jobs[job], why_no_option(planner, fleet, job))
+
+
+def _purchase(fleet: Fleet, options: list[Option], search: _Search) -> tuple[PoolPurchase, ...]:
+    """The nodes the search's placement needs beyond each pool's own (read back from the placement: the counts bought
+    are at least these, and no more where their total is the least)."""
+    chosen = [option for option, value in zip(options, search.values) if value]
+    purchase = []
+    for index, pool in enumerate(fleet.pools):
+        filled = sum(count for (at, _), count in search.counts.items() if at == index)
+        used = filled + sum(option.whole_nodes for option in chosen if option.pool == index)
+        extra = max(used - pool.nodes, 0)
+        purchase.append(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=extra, gpus=extra * pool.gpus_per_node,
+                                     nodes_after=pool.nodes + extra))
+    return tuple(purchase)
