@@ -67,7 +67,7 @@ MAX_TIME_LIMIT_S = 1e9
 DETERMINISTIC_PER_SECOND = 0.6
 """The work the cluster's placement search is given per second of its time limit, in CP-SAT's deterministic time
 (`max_deterministic_time`: the solver's count of its work, the same on every run whatever the machine's load), shared
-among its stages as `solver.cluster.search._solve_stages` says, so that the same fleet, options and seed give the same
+among its stages as `solver.cluster.search.solve_stages` says, so that the same fleet, options and seed give the same
 placement on every run; the wall clock (the time limit, less the time the jobs' ways took) is only a safety net, and
 the answer names each step it stopped first (`ClusterResult.wall_clock_stopped`). Calibrated on
 benchmarks/cluster.py's fleets on the 2-core development machine (benchmarks/README.md): at 0.6 the 1000-job fleet's

@@ -61,7 +61,7 @@ from solver.cluster import (
     pool_use,
 )
 from solver.cluster.options import Planner
-from solver.cluster.search import _StopOnInterrupt
+from solver.cluster.search import StopOnInterrupt
 from solver.memory import host_ram_holds, rollout_engines
 from solver.query import make_query
 from solver.render import cluster_view
@@ -98,12 +98,12 @@ def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimat
     return as_json
 
 
-ORIGINAL_SOLVE = _StopOnInterrupt.solve
+ORIGINAL_SOLVE = StopOnInterrupt.solve
 """The search's own solve, before a test patches it."""
 
 
-def out_of_work(self: _StopOnInterrupt, model: cp_model.CpModel, callback: object) -> cp_model.CpSolverStatus:
-    """`_StopOnInterrupt.solve` where the search's work (its deterministic time) runs out before its first placement:
+def out_of_work(self: StopOnInterrupt, model: cp_model.CpModel, callback: object) -> cp_model.CpSolverStatus:
+    """`StopOnInterrupt.solve` where the search's work (its deterministic time) runs out before its first placement:
     CP-SAT's UNKNOWN."""
     self.solver.parameters.max_deterministic_time = 0.0
     status = ORIGINAL_SOLVE(self, model, callback)
@@ -558,19 +558,19 @@ def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, m
 
 
 def ctrl_c_after_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`place`'s search ends as if Ctrl-C came as it ended (caught by `_StopOnInterrupt`)."""
-    solve_stages = solver.cluster.search._solve_stages
+    """`place`'s search ends as if Ctrl-C came as it ended (caught by `StopOnInterrupt`)."""
+    solve_stages = solver.cluster.search.solve_stages
 
     def interrupted_after(start, built, stages, interrupt, *args):
         staged = solve_stages(start, built, stages, interrupt, *args)
         interrupt.caught = True
         return staged
 
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", interrupted_after)
+    monkeypatch.setattr(solver.cluster.search, "solve_stages", interrupted_after)
 
 
 def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Ctrl-C during the search (caught by _StopOnInterrupt): the placement it found stands, and is not widened.
+    # Ctrl-C during the search (caught by StopOnInterrupt): the placement it found stands, and is not widened.
     ctrl_c_after_the_search(monkeypatch)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
@@ -581,13 +581,13 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
 def test_a_ctrl_c_the_process_ignores_does_not_stop_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A job a script starts in the background ignores Ctrl-C (SIGINT: SIG_IGN): the search keeps it ignored, so a
     # Ctrl-C meant for the script's foreground job leaves the placement whole (widened, not marked interrupted).
-    solve_stages = solver.cluster.search._solve_stages
+    solve_stages = solver.cluster.search.solve_stages
 
     def ctrl_c_during_the_search(*args):
         signal.raise_signal(signal.SIGINT)
         return solve_stages(*args)
 
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", ctrl_c_during_the_search)
+    monkeypatch.setattr(solver.cluster.search, "solve_stages", ctrl_c_during_the_search)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
@@ -601,9 +601,9 @@ def test_a_ctrl_c_the_process_ignores_does_not_stop_the_search(tmp_path: Path, m
 
 def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_was(tmp_path: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch):
-    # `_solve_stages` returns the placement of its last stage (a frozen `_Staged`), not writing it into the greedy
+    # `solve_stages` returns the placement of its last stage (a frozen `_Staged`), not writing it into the greedy
     # start it is given: the start keeps no objective, and the answer is the one `place` returns.
-    solve_stages, seen = solver.cluster.search._solve_stages, []
+    solve_stages, seen = solver.cluster.search.solve_stages, []
 
     def recorded(start, *args):
         before = dataclasses.astuple(start)
@@ -611,7 +611,7 @@ def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_wa
         seen.append((before, dataclasses.astuple(start), staged))
         return staged
 
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", recorded)
+    monkeypatch.setattr(solver.cluster.search, "solve_stages", recorded)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192, "priority": 2},
                                               {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)
@@ -637,7 +637,7 @@ def test_every_job_or_none_with_no_first_placement_leaves_every_job_out(tmp_path
         interrupt.caught = interrupted
         return solver.cluster.search._Staged(start, first_failed=cp_model.UNKNOWN)
 
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", no_first_placement)
+    monkeypatch.setattr(solver.cluster.search, "solve_stages", no_first_placement)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192},
                                               {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes")
@@ -2197,7 +2197,7 @@ import os, signal, sys, threading
 import solver.cluster.search
 from solver.cli import main
 signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == "ignored" else signal.default_int_handler)
-enter = solver.cluster.search._StopOnInterrupt.__enter__
+enter = solver.cluster.search.StopOnInterrupt.__enter__
 def entered(self):
     stopped = threading.Event()
     solve, stop = self.solver.solve, self.solver.stop_search
@@ -2212,7 +2212,7 @@ def entered(self):
         stop()
     self.solver.solve, self.solver.stop_search = search, stop_search
     return enter(self)
-solver.cluster.search._StopOnInterrupt.__enter__ = entered
+solver.cluster.search.StopOnInterrupt.__enter__ = entered
 sys.exit(main(["cluster", sys.argv[2], "--emit-dir", "configs"]))
 """
 
@@ -2253,13 +2253,13 @@ def test_the_search_leaves_time_for_the_reasons_of_jobs_without_a_way_in_a_pool(
     # Qwen3-14B at 102400 tokens has ways on 4 H20s but none in the pool of 2-GPU A100 nodes: were it left out, its
     # reason would ask the planner why, after the search, which therefore stops that much earlier (the time kept, which
     # the next test checks, is set here: the two runs' deadlines differ by it, give or take the runs' own time).
-    deadlines, solve_stages = [], solver.cluster.search._solve_stages
+    deadlines, solve_stages = [], solver.cluster.search.solve_stages
 
     def recorded(search, built, stages, interrupt, deadline, *rest):
         deadlines.append(deadline - time.monotonic())
         return solve_stages(search, built, stages, interrupt, deadline, *rest)
 
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", recorded)
+    monkeypatch.setattr(solver.cluster.search, "solve_stages", recorded)
     pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
              {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]
     fleet = fleet_of({"pools": pools, "jobs": [{"name": "j", "model": "Qwen3-14B", "max_model_len": 102400}]}, tmp_path)
@@ -2344,7 +2344,7 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
     # Every stage must prove its optimum for "optimal"; a stage left without an answer (time) or a Ctrl-C
     # between stages keeps the earlier answer and says "feasible". A stage answered but not proven (time) lets the
     # stages after it run, but not the tie-break: it would only pick among placements not proven the best.
-    original = _StopOnInterrupt.solve
+    original = StopOnInterrupt.solve
     calls: list[int] = []
 
     def cut_search(self, model, callback):
@@ -2356,7 +2356,7 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
             return cp_model.FEASIBLE if len(calls) == 2 else status
         return out_of_work(self, model, callback)
 
-    monkeypatch.setattr(_StopOnInterrupt, "solve", cut_search)
+    monkeypatch.setattr(StopOnInterrupt, "solve", cut_search)
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
     fleet = fleet_of(instance, tmp_path)
     result = place(fleet, CATALOG)
@@ -2376,7 +2376,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: str | None):
     # The placement is proven the best by the stages before it; only which of the equally good ones comes out, the
     # same whatever --workers, rests on the tie-break: the JSON's tie_broken and a line under the status say so.
-    original = _StopOnInterrupt.solve
+    original = StopOnInterrupt.solve
     calls: list[int] = []
 
     def cut_tie_break(self, model, callback):
@@ -2387,7 +2387,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
             return original(self, model, callback) and cp_model.FEASIBLE
         return out_of_work(self, model, callback)
 
-    monkeypatch.setattr(_StopOnInterrupt, "solve", cut_tie_break)
+    monkeypatch.setattr(StopOnInterrupt, "solve", cut_tie_break)
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
     result = json.loads(cli("cluster", str(path), "--json")[1])
@@ -2406,7 +2406,7 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
     # Ctrl-C during the tie-break leaves the placement proven the best (optimal) and its pick unproven: the line
     # under the status names Ctrl-C, and a longer --time-limit would not have helped. A Ctrl-C that came as the
     # tie-break proved its pick leaves nothing unproven to say.
-    original = _StopOnInterrupt.solve
+    original = StopOnInterrupt.solve
     calls: list[int] = []
 
     def interrupted_tie_break(self, model, callback):
@@ -2417,7 +2417,7 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
         self.caught = True
         return cp_model.OPTIMAL if proven else cp_model.FEASIBLE
 
-    monkeypatch.setattr(_StopOnInterrupt, "solve", interrupted_tie_break)
+    monkeypatch.setattr(StopOnInterrupt, "solve", interrupted_tie_break)
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
@@ -2619,7 +2619,7 @@ def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for(
         def solve(self, model: object, callback: object) -> None:
             raise ValueError("from the search thread")
 
-    with pytest.raises(ValueError, match="from the search thread"), _StopOnInterrupt(Failing()) as interrupt:  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="from the search thread"), StopOnInterrupt(Failing()) as interrupt:  # type: ignore[arg-type]
         interrupt.solve(None, None)  # type: ignore[arg-type]
 
 
@@ -2638,7 +2638,7 @@ def test_ctrl_c_stops_the_search_again_where_its_first_stop_came_before_the_sear
             if len(stops) > 1:  # the first is lost
                 released.set()
 
-    with _StopOnInterrupt(Searching()) as interrupt:  # type: ignore[arg-type]
+    with StopOnInterrupt(Searching()) as interrupt:  # type: ignore[arg-type]
         interrupt._stop(signal.SIGINT, None)  # Ctrl-C before the search
         assert interrupt.solve(None, None) == "stopped"  # type: ignore[arg-type]
     assert len(stops) >= 2
@@ -2945,7 +2945,7 @@ def test_the_proof_without_host_memory_gets_the_work_left_and_names_the_wall_clo
     round_host_memory_always(monkeypatch)
     fleet = fleet_of(THREE_FOUR_GPU_JOBS, tmp_path)
     works, wall_clock_out = [], []
-    set_limits, solve_stages = solver.cluster.search._set_limits, solver.cluster.search._solve_stages
+    set_limits, solve_stages = solver.cluster.search._set_limits, solver.cluster.search.solve_stages
 
     def limited(cp_solver, work, deadline):
         works.append(work)
@@ -2954,7 +2954,7 @@ def test_the_proof_without_host_memory_gets_the_work_left_and_names_the_wall_clo
             cp_solver.parameters.max_time_in_seconds = 0.0
 
     monkeypatch.setattr(solver.cluster.search, "_set_limits", limited)
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages",
+    monkeypatch.setattr(solver.cluster.search, "solve_stages",
                         lambda *args: dataclasses.replace(solve_stages(*args), spent=2.5))
     result = place(fleet, CATALOG, minimize="nodes")
     assert (result.status, result.wall_clock_stopped) == ("infeasible", ())
@@ -3280,7 +3280,7 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
                                                                                  monkeypatch: pytest.MonkeyPatch):
     # Out of time before CP-SAT's first placement: the greedy one stands, and a job it left out may have had
     # room in a better one, which its reason says (with the flag that gives the search more time).
-    monkeypatch.setattr(_StopOnInterrupt, "solve", out_of_work)
+    monkeypatch.setattr(StopOnInterrupt, "solve", out_of_work)
     instance = random_fleet(seed=3, nodes=1, jobs=12, lengths=[8192, 32768])
     result = place(fleet_of(instance, tmp_path), CATALOG)
     no_room = [entry.reason for entry in result.unplaced if entry.reason.startswith("no room")]
@@ -3841,7 +3841,7 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
     # The search starts from a greedy placement that gives each job, by priority, its way of the fewest GPUs (then the
     # cheapest): out of time before its first placement, that one stands. Three jobs of Qwen3-4B at 8192 tokens each
     # fit one A100 (Env + Offload), all on one node of 8; their cheapest ways first (6 GPUs, then 2) leave one out.
-    monkeypatch.setattr(_StopOnInterrupt, "solve", out_of_work)
+    monkeypatch.setattr(StopOnInterrupt, "solve", out_of_work)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": f"j{i}", "model": "4B", "max_model_len": 8192, "priority": i + 1}
                                               for i in range(3)]}
     result = place(fleet_of(instance, tmp_path), CATALOG, widen=False)
@@ -4051,7 +4051,7 @@ def test_the_jobs_with_no_way_to_run_are_named_by_greedy_and_by_a_search_without
     never = {"name": "never", "model": "32B", "max_model_len": 262144}
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "fits", "model": "4B", "max_model_len": 8192}, never]}
     assert greedy(fleet_of(instance, tmp_path), CATALOG).no_way_to_run == ("never",)
-    monkeypatch.setattr(_StopOnInterrupt, "solve", out_of_work)
+    monkeypatch.setattr(StopOnInterrupt, "solve", out_of_work)
     result = place(fleet_of({"pools": [ONE_NODE], "jobs": [never]}, tmp_path), CATALOG)
     assert (result.status, result.placements, result.no_way_to_run) == ("unknown", (), ("never",))
 

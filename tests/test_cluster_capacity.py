@@ -102,7 +102,7 @@ def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_its_star
     # building, here made to take 0.3 s more) by what the limit has above the least one (least_time_limit_to_search_s),
     # less the 3% kept to read the answer back: at the least, it falls at the search's start.
     searching = solver.cluster.search
-    deadlines, solve_stages, build = [], searching._solve_stages, searching.build_placement_model
+    deadlines, solve_stages, build = [], searching.solve_stages, searching.build_placement_model
 
     def recorded(search, built, stages, interrupt, deadline, *rest):
         deadlines.append(deadline)
@@ -112,7 +112,7 @@ def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_its_star
         time.sleep(0.3)
         return build(*arguments)
 
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", recorded)
+    monkeypatch.setattr(solver.cluster.search, "solve_stages", recorded)
     monkeypatch.setattr(solver.cluster.search, "build_placement_model", slow_build)
     pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
              {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]

@@ -18,7 +18,7 @@ from ortools.sat.python import cp_model
 
 from solver.cli import main
 from solver.cluster import buy, place
-from solver.cluster.search import _StopOnInterrupt
+from solver.cluster.search import StopOnInterrupt
 from solver.tables import load_catalog, load_fleet
 
 CATALOG = load_catalog()
@@ -200,17 +200,17 @@ def test_options_of_a_placement_beside_buy_are_refused(flags: list[str], words: 
     assert not (Path.cwd() / "out").exists()
 
 
-ORIGINAL_SOLVE = _StopOnInterrupt.solve
+ORIGINAL_SOLVE = StopOnInterrupt.solve
 """The search's own solve, before a test patches it."""
 
 
 def test_out_of_time_before_a_purchase_is_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]):
-    def out_of_work(self: _StopOnInterrupt, model: cp_model.CpModel, callback: object) -> cp_model.CpSolverStatus:
+    def out_of_work(self: StopOnInterrupt, model: cp_model.CpModel, callback: object) -> cp_model.CpSolverStatus:
         self.solver.parameters.max_deterministic_time = 0.0
         return ORIGINAL_SOLVE(self, model, callback)
 
-    monkeypatch.setattr(_StopOnInterrupt, "solve", out_of_work)
+    monkeypatch.setattr(StopOnInterrupt, "solve", out_of_work)
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy"]) == 1
     assert capsys.readouterr().out == ("status: unknown: time ran out before the search found a purchase that places "
                                        "every job (raise --time-limit)\n")
@@ -224,14 +224,14 @@ def test_the_nodes_stage_cut_short_leaves_the_purchase_feasible(tmp_path: Path, 
                                                                 capsys: pytest.CaptureFixture[str]):
     solves: list[int] = []
 
-    def cut_second_stage(self: _StopOnInterrupt, model: cp_model.CpModel,
+    def cut_second_stage(self: StopOnInterrupt, model: cp_model.CpModel,
                          callback: object) -> cp_model.CpSolverStatus:
         solves.append(1)
         if len(solves) == 2:  # the fewest nodes, after the fewest GPUs
             self.solver.parameters.max_deterministic_time = 0.0
         return ORIGINAL_SOLVE(self, model, callback)
 
-    monkeypatch.setattr(_StopOnInterrupt, "solve", cut_second_stage)
+    monkeypatch.setattr(StopOnInterrupt, "solve", cut_second_stage)
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == (
         "status: feasible; to place every job, buy 16 GPUs (2 nodes), proven bound 16 GPUs")

@@ -46,13 +46,13 @@ def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float) -> None:
     """The search's clock reads late as the search starts, so that the wall clock leaves it `left_s` seconds (as if
     the jobs' ways had taken that much longer on a busy machine)."""
     offset = [0.0]
-    solve_stages = solver.cluster.search._solve_stages
+    solve_stages = solver.cluster.search.solve_stages
 
     def late(start, built, stages, interrupt, deadline, *rest):
         offset[0] = deadline - time.monotonic() - left_s
         return solve_stages(start, built, stages, interrupt, deadline, *rest)
 
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", late)
+    monkeypatch.setattr(solver.cluster.search, "solve_stages", late)
     monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + offset[0]))
 
 
@@ -61,7 +61,7 @@ def _limits_given(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[float, fl
     it spent."""
     given: list[tuple[float, float]] = []
     spent: list[float] = []
-    solve = solver.cluster.search._StopOnInterrupt.solve
+    solve = solver.cluster.search.StopOnInterrupt.solve
 
     def recorded(self, model, callback):
         given.append((self.solver.parameters.max_deterministic_time, self.solver.parameters.max_time_in_seconds))
@@ -69,7 +69,7 @@ def _limits_given(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[float, fl
         spent.append(self.solver.response_proto.deterministic_time)
         return status
 
-    monkeypatch.setattr(solver.cluster.search._StopOnInterrupt, "solve", recorded)
+    monkeypatch.setattr(solver.cluster.search.StopOnInterrupt, "solve", recorded)
     return given, spent
 
 

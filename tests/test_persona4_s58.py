@@ -45,7 +45,7 @@ def test_every_job_or_none_out_of_time_names_the_time_limit_to_raise(
         interrupt.caught = interrupted
         return solver.cluster.search._Staged(start, first_failed=failed)
 
-    monkeypatch.setattr(solver.cluster.search, "_solve_stages", no_first_placement)
+    monkeypatch.setattr(solver.cluster.search, "solve_stages", no_first_placement)
     fleet = _fleet(tmp_path)
     result = place(fleet, CATALOG, minimize="nodes")
     assert result.status == "unknown"

@@ -26,12 +26,12 @@ from solver.cluster.reasons import unplaced_without_a_way, why_no_option
 from solver.cluster.search import (
     READ_BACK_S,
     SEARCH_SHARE,
-    _greedy_start,
-    _placement_solver,
-    _ProgressCallback,
-    _Search,
-    _solve_stages,
-    _StopOnInterrupt,
+    ProgressCallback,
+    Search,
+    StopOnInterrupt,
+    greedy_start,
+    placement_solver,
+    solve_stages,
 )
 from solver.query import (
     DETERMINISTIC_PER_SECOND,
@@ -91,12 +91,12 @@ def buy(
     bought = add_bought_nodes(built, owned, options, tiers, most)
     stages = [("bought GPUs", sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools)), False),
               ("bought nodes", sum(bought), False), ("tie-break", tie_break(raised, options, built), False)]
-    solver = _placement_solver(workers, seed)
+    solver = placement_solver(workers, seed)
     deadline = started + time_limit_s * SEARCH_SHARE - READ_BACK_S
-    with _StopOnInterrupt(solver) as interrupt:
-        staged = _solve_stages(_greedy_start(raised, options, built), built, stages, interrupt, deadline,
+    with StopOnInterrupt(solver) as interrupt:
+        staged = solve_stages(greedy_start(raised, options, built), built, stages, interrupt, deadline,
                                DETERMINISTIC_PER_SECOND * time_limit_s, lambda bound: max(bound, 0),
-                               None if progress is None else partial(_ProgressCallback, report=progress,
+                               None if progress is None else partial(ProgressCallback, report=progress,
                                                                      started=started))
     search = staged.search
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
@@ -157,7 +157,7 @@ def _fits_nowhere(planner: Planner, fleet: Fleet, job: int) -> Unplaced:
     return unplaced_without_a_way(fleet.jobs[job], why_no_option(planner, fleet, job))
 
 
-def _purchase(fleet: Fleet, options: list[Option], search: _Search) -> tuple[PoolPurchase, ...]:
+def _purchase(fleet: Fleet, options: list[Option], search: Search) -> tuple[PoolPurchase, ...]:
     """The nodes the search's placement needs beyond each pool's own (read back from the placement: the counts bought
     are at least these, and no more where their total is the least)."""
     chosen = [option for option, value in zip(options, search.values) if value]

@@ -1,5 +1,5 @@
 """The placement's search (`place`): the jobs' ways worked out, the placement model solved one objective after
-another within the time limit (Ctrl-C keeps the best placement so far: `_StopOnInterrupt`), and the answer read back
+another within the time limit (Ctrl-C keeps the best placement so far: `StopOnInterrupt`), and the answer read back
 as `Placement`s on their nodes, grown onto idle GPUs and with the reasons of the jobs left out."""
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longe
           "tie-break": "tie-break", "bought GPUs": "GPUs bought", "bought nodes": "nodes bought"}
 
 
-class _ProgressCallback(cp_model.CpSolverSolutionCallback):
+class ProgressCallback(cp_model.CpSolverSolutionCallback):
     """Reports each better placement of a stage to `report` (`Progress`), its bound through `bounded`."""
 
     def __init__(self, stage: str, report: Progress, started: float, bounded: Callable[[int], int]) -> None:
@@ -132,17 +132,17 @@ def place(
     options = planned.options
     built = build_placement_model(fleet, options, every_job)
     stages = _stages(fleet, options, built, every_job)
-    start = _greedy_start(fleet, options, built)
-    solver = _placement_solver(workers, seed)
+    start = greedy_start(fleet, options, built)
+    solver = placement_solver(workers, seed)
     building_s = time.monotonic() - started - planned.planning_s
     # The wall clock's safety net: it leaves time to read the answer back and to say why the jobs left out are.
     deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
                 - _time_for_reasons(fleet, options, planned.planning_s))
     budget = DETERMINISTIC_PER_SECOND * time_limit_s
-    with _StopOnInterrupt(solver) as interrupt:
-        staged = _solve_stages(start, built, stages, interrupt, deadline, budget,
+    with StopOnInterrupt(solver) as interrupt:
+        staged = solve_stages(start, built, stages, interrupt, deadline, budget,
                                partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
-                               None if progress is None else partial(_ProgressCallback, report=progress,
+                               None if progress is None else partial(ProgressCallback, report=progress,
                                                                      started=started))
         search, first_failed = staged.search, staged.first_failed
         # No first solution: the greedy placement (still the search's) stands in, unless it is empty, CP-SAT proved
@@ -171,8 +171,8 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
     return planned, stuck, unplaced
 
 
-def _placement_solver(workers: int, seed: int) -> cp_model.CpSolver:
-    """The placement's CP-SAT solver (`new_cp_solver`: Ctrl-C is left to `_StopOnInterrupt`), relaxing every
+def placement_solver(workers: int, seed: int) -> cp_model.CpSolver:
+    """The placement's CP-SAT solver (`new_cp_solver`: Ctrl-C is left to `StopOnInterrupt`), relaxing every
     constraint: the LP relaxation of all of them, not only the linear ones, closes the pattern counts' bounds within a
     second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md)."""
     solver = new_cp_solver(workers, seed)
@@ -203,15 +203,15 @@ class _Planned:
         return "nodes" if self.every_job else "priority"
 
 
-def _greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) -> _Search:
+def greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) -> Search:
     """The search's start: a greedy placement, hinted to CP-SAT (which never returns less); it stands if time runs
     out before a first solution."""
     values, counts = _as_model_values(built, greedy_choice(fleet, options, smallest_first=True), options, fleet)
     hint_placement(built, values, counts)
-    return _Search(values=values, counts=counts)
+    return Search(values=values, counts=counts)
 
 
-def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_by: float | None, interrupted: bool,
+def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by: float | None, interrupted: bool,
                    seed: int, building_s: float, hints: _Hints | None) -> ClusterResult:
     """The answer of the search's placement: the chosen ways on their nodes, grown onto idle GPUs of their nodes
     until `widen_by` (None: not grown), the smaller asks of the jobs left out asked within `hints` (None: not asked;
@@ -240,7 +240,7 @@ def _placed_result(planned: _Planned, search: _Search, planner: Planner, widen_b
                          interrupted=interrupted)
 
 
-def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: _StopOnInterrupt,
+def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnInterrupt,
                          limits: tuple[float, float], building_s: float) -> ClusterResult:
     """The answer where the search's first stage found no placement (its CP-SAT status `staged.first_failed`) and
     no greedy one stands in: infeasible where CP-SAT proved it, unless the host memory of the pools
@@ -287,7 +287,7 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
 
 def _stages(fleet: Fleet, options: list[Option], built: PlacementModel,
             every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
-    """The objectives `_solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
+    """The objectives `solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
     placed jobs (with `every_job`, the fewest nodes used instead), the length the ``at_least`` jobs gain, the
     least total cost, and last a tie-break."""
     priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
@@ -311,7 +311,7 @@ def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) ->
 
 
 @dataclass(frozen=True)
-class _Search:
+class Search:
     """The staged search's placement so far (the options' values and the pattern counts), the first stage's
     objective and bound, whether every stage solved so far is proven, and whether the tie-break proved its pick."""
 
@@ -328,23 +328,23 @@ class _Search:
 
 @dataclass(frozen=True)
 class _Staged:
-    """What `_solve_stages` reached: the placement of the last stage it solved (`search`; the start it was given where
+    """What `solve_stages` reached: the placement of the last stage it solved (`search`; the start it was given where
     none), the first stage's CP-SAT status where that stage found no placement (`first_failed`; else None), and the
     deterministic time its stages spent."""
 
-    search: _Search
+    search: Search
     first_failed: cp_model.CpSolverStatus | None = None
     spent: float = 0.0
 
 
-def _solve_stages(start: _Search, built: PlacementModel, stages: list[tuple[str, cp_model.LinearExprT, bool]],
-                  interrupt: _StopOnInterrupt, deadline: float, budget: float, first_bound: Callable[[int], int],
-                  progress: Callable[..., _ProgressCallback] | None) -> _Staged:
+def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, cp_model.LinearExprT, bool]],
+                  interrupt: StopOnInterrupt, deadline: float, budget: float, first_bound: Callable[[int], int],
+                  progress: Callable[..., ProgressCallback] | None) -> _Staged:
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within `budget`
     of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
     (the first from `start`, a greedy placement); the first stage gets 60% of the budget, the second half of what is
     left then, the rest the rest (what a stage leaves goes to the next). The wall clock's `deadline` is a safety net
-    for all of them together: a stage it stops first is named in the answer (`_Search.wall_clock_stopped`).
+    for all of them together: a stage it stops first is named in the answer (`Search.wall_clock_stopped`).
     Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
     later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every stage
     before it is proven."""
@@ -402,7 +402,7 @@ class _Hints:
         return max(self.limit_at, time.monotonic() + HINTS_SHARE * self.planning_s)
 
 
-class _StopOnInterrupt:
+class StopOnInterrupt:
     """While solving, Ctrl-C (SIGINT) stops the search and keeps the best placement found so far; a process that
     ignores Ctrl-C (a job a script starts in the background) keeps ignoring it."""
 
@@ -448,7 +448,7 @@ class _StopOnInterrupt:
             raise failure[0]
         return outcome[0]
 
-    def __enter__(self) -> _StopOnInterrupt:
+    def __enter__(self) -> StopOnInterrupt:
         # Only in the main thread (the only one Python lets set a handler), only over a handler Python can put back
         # (a host program's own, None from Python, keeps Ctrl-C), and not over an ignored one (a script's background
         # job keeps ignoring it).
@@ -526,7 +526,7 @@ def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_jo
     return min(bound, sum(fleet.jobs[job].priority for job in {option.job for option in options}))
 
 
-def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: bool, interrupt: _StopOnInterrupt,
+def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: bool, interrupt: StopOnInterrupt,
                              budget: float, deadline: float) -> tuple[bool, bool]:
     """Whether CP-SAT proves, within `budget` of deterministic time and before `deadline` (the wall clock's safety
     net), that the jobs do not fit even with host memory left out; and whether the wall clock stopped it first."""
