@@ -370,7 +370,7 @@ def gathered_shortfall_gib(model: Model, memory: MemoryModel) -> float:
     """How much more FSDP's gathered layers of `model` may take than `memory`'s calibrated ``gathered`` term counts,
     GiB: its first-principles count (`token_features`: 10 bytes per layer parameter) less the multiplier's keep of it,
     for a model larger than the calibration's (`larger_than_calibrated`), whose layers the fit never saw; 0 within
-    the calibrated models (their cells measured the term as fitted), where the range is not known, or where the
+    the calibrated models (their cells check the prediction as a whole), where the range is not known, or where the
     multiplier keeps all of the count. It is the same on any GPU count: every GPU gathers whole layers."""
     calibrated = memory.fit.range
     if calibrated is None or not larger_than_calibrated(model, calibrated):
