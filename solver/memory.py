@@ -366,6 +366,19 @@ def token_features(model: Model, gpus: int, setting: Setting, tokens: int) -> di
     }
 
 
+def gathered_shortfall_gib(model: Model, memory: MemoryModel) -> float:
+    """How much more FSDP's gathered layers of `model` may take than `memory`'s calibrated ``gathered`` term counts,
+    GiB: its first-principles count (`token_features`: 10 bytes per layer parameter) less the multiplier's keep of it,
+    for a model larger than the calibration's (`larger_than_calibrated`), whose layers the fit never saw; 0 within
+    the calibrated models (their cells check the prediction as a whole), where the range is not known, or where the
+    multiplier keeps all of the count. It is the same on any GPU count: every GPU gathers whole layers."""
+    calibrated = memory.fit.range
+    if calibrated is None or not larger_than_calibrated(model, calibrated):
+        return 0.0
+    count = token_features(model, 1, Setting(), 0)["gathered"]
+    return max(0.0, 1 - memory.coefficients.multiplier("gathered")) * count
+
+
 def _ffn_width(model: Model) -> int:
     """The feed-forward width a token passes through: the active experts' (and a shared expert's) for a MoE model."""
     return model.intermediate_size if model.moe is None else model.moe.ffn_width
@@ -493,10 +506,12 @@ def _usable_gib(memory_gib: float, setting: Setting, coefficients: Coefficients,
     return memory_gib * fraction * (1 - margin)
 
 
-def margin_room(memory: MemoryModel, margin: float, memory_gib: float, setting: Setting) -> MarginRoom:
-    """The `margin` an estimate of `setting` on a GPU of `memory_gib` is held to, against `memory`'s default, with
-    the usable memory the margin is a fraction of (`thin_headroom` weighs its room to spare so)."""
-    return MarginRoom(margin, memory.margin, _usable_gib(memory_gib, setting, memory.coefficients, 0.0))
+def margin_room(memory: MemoryModel, margin: float, memory_gib: float, setting: Setting, model: Model) -> MarginRoom:
+    """The `margin` an estimate of `model` with `setting` on a GPU of `memory_gib` is held to, against `memory`'s
+    default, with the usable memory the margin is a fraction of and what the calibrated gathered layers may fall
+    short by (`gathered_shortfall_gib`): `thin_headroom` weighs its room to spare so."""
+    return MarginRoom(margin, memory.margin, _usable_gib(memory_gib, setting, memory.coefficients, 0.0),
+                      gathered_shortfall_gib(model, memory))
 
 
 def _step_usable_gib(memory_gib: float, margin: float) -> float:
@@ -696,7 +711,7 @@ def beyond_calibration(
     nodes = ceil(gpus / node_gpus)
     vocab_range = f"{least_vocab}" if least_vocab == most_vocab else f"{least_vocab} to {most_vocab}"
     outside = [
-        (round(model.parameters_b, 1) > round(calibrated.largest_model_b, 1), BeyondCode.LARGER_MODEL,
+        (larger_than_calibrated(model, calibrated), BeyondCode.LARGER_MODEL,
          f"{model.parameters_b:.1f}B parameters (calibrated up to {calibrated.largest_model_b:.1f}B)"),
         (fewer, BeyondCode.SMALLER_MODEL,
          f"{model.parameters_b:.1f}B parameters (calibrated from {smallest or 0:.1f}B)"),
@@ -721,6 +736,11 @@ def beyond_calibration(
          f"{tokens_per_gpu} tokens per GPU (calibrated on fits of up to {calibrated.most_tokens_per_gpu})"),
     ]
     return tuple(Beyond(code, words) for is_outside, code, words in outside if is_outside)
+
+
+def larger_than_calibrated(model: Model, calibrated: CalibrationRange) -> bool:
+    """Whether `model` has more parameters than the largest the calibration observed, as shown (to 0.1B)."""
+    return round(model.parameters_b, 1) > round(calibrated.largest_model_b, 1)
 
 
 def estimates_setting(setting: Setting, without_env: bool = False) -> bool:

@@ -295,12 +295,14 @@ ROCM_ENV_NOTE = (f"On ROCm, PyTorch reads {ROCM_ENV_VARIABLE} too: set it the sa
 
 class MarginRoom(NamedTuple):
     """What an estimate's room to spare is weighed against: the safety `margin` it was held to, the memory model's
-    `default` margin, and `usable_gib`, the usable memory a margin is a fraction of (the GPU's, before any margin,
-    with the plan's Env or not)."""
+    `default` margin, `usable_gib`, the usable memory a margin is a fraction of (the GPU's, before any margin,
+    with the plan's Env or not), and `shortfall_gib`, what the model's gathered layers may take more than the fit
+    counts (the memory model's `gathered_shortfall_gib`; 0 within the calibrated models)."""
 
     margin: float
     default: float
     usable_gib: float
+    shortfall_gib: float = 0.0
 
     @property
     def raised_gib(self) -> float:
@@ -315,39 +317,47 @@ class MarginRoom(NamedTuple):
 def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float, room: MarginRoom,
                   beyond_codes: Sequence[BeyondCode]) -> str:
     """A caution for a prediction on a GPU of `memory_gib` that fits with less than `THIN_HEADROOM_GIB` to spare
-    (twice that on a card of at most `SMALL_CARD_GIB`) where it extrapolates (`beyond_calibration` not empty), in
-    words, naming the error expected there (`known_errors`, from `beyond_codes`) and the --margin that keeps that
+    (twice that on a card of at most `SMALL_CARD_GIB`), and what its gathered layers may take more than the fit
+    counts (`room.shortfall_gib`), where it extrapolates (`beyond_calibration` not empty), in words, naming the
+    error expected there (`known_errors`, from `beyond_codes` and that shortfall) and the --margin that keeps that
     much more; "" otherwise. What a margin raised above the default holds back (`room`) counts as room to spare:
     the caution asks for no more than it names."""
     small = memory_gib <= SMALL_CARD_GIB
-    thin = THIN_HEADROOM_GIB * (2 if small else 1)
+    thin = THIN_HEADROOM_GIB * (2 if small else 1) + room.shortfall_gib
     if not beyond_calibration or not 0 <= headroom_gib < thin - room.raised_gib:
         return ""
     return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
-            f"({known_errors(small, beyond_codes)}: docs/memory.md in rft-solver's source); --margin "
-            f"{room.keeping(thin):.2f} keeps {thin:g} GiB more to spare than the default {room.default:g} here, or "
-            "measure a step first")
+            f"({known_errors(small, beyond_codes, room.shortfall_gib)}: docs/memory.md in rft-solver's source); "
+            f"--margin {room.keeping(thin):.2f} keeps {round(thin, 1):g} GiB more to spare than the default "
+            f"{room.default:g} here, or measure a step first")
 
 
-def known_errors(small: bool, beyond_codes: Sequence[BeyondCode]) -> str:
+def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib: float = 0.0) -> str:
     """Where the memory model is expected to err, in words, for an estimate on a card of at most `SMALL_CARD_GIB`
     (`small`) or not, beyond its calibration as `beyond_codes` say: on small cards, optimistic by about a GiB; on
     more nodes or GPUs than calibrated, by the memory NCCL takes there, for which the flat overhead does not grow;
-    for much larger models, optimistic by about a GiB and more; otherwise no error of known direction (without
-    codes, the errors known on any card). A small card names much larger models only where the model is one."""
+    for much larger models, optimistic by about a GiB and more, or by `shortfall_gib` (shown to 0.1 GiB) where the
+    model's gathered layers may take that much more than the fit counts; otherwise no error of known direction
+    (without codes, the errors known on any card). A small card names much larger models only where the model is
+    one."""
     fabric = ("its flat overhead for the CUDA context and NCCL does not grow across nodes"
               if BeyondCode.MORE_NODES in beyond_codes
               else "its flat overhead for the CUDA context and NCCL does not grow with more GPUs than calibrated"
               if BeyondCode.MORE_GPUS in beyond_codes else "")
+    gathered = (f"its gathered layers may take {shortfall_gib:.1f} GiB more than the fit counts (large layers)"
+                if round(shortfall_gib, 1) > 0 else "")
     if small:
         larger_too = (", and more for much larger models"
-                      if not beyond_codes or BeyondCode.LARGER_MODEL in beyond_codes else "")
-        return (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB"
-                f"{larger_too}" + (f"; {fabric}" if fabric else ""))
-    larger = ("for much larger models it runs optimistic by about a GiB and more"
-              if BeyondCode.LARGER_MODEL in beyond_codes else "")
+                      if not gathered and (not beyond_codes or BeyondCode.LARGER_MODEL in beyond_codes) else "")
+        return "; ".join(words for words in (
+            f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB{larger_too}",
+            fabric, gathered) if words)
+    larger = gathered or ("for much larger models it runs optimistic by about a GiB and more"
+                          if BeyondCode.LARGER_MODEL in beyond_codes else "")
     if not beyond_codes:  # words without their codes: the errors known anywhere
-        return "on much smaller cards and much larger models it runs optimistic by about a GiB and more"
+        return "; ".join(words for words in (
+            "on much smaller cards and much larger models it runs optimistic by about a GiB and more", gathered)
+            if words)
     return "; ".join(words for words in (fabric, larger) if words) or (
         "no error of known direction is expected here, and none is measured")
 

@@ -261,8 +261,8 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
         return answer
     # Its cautions but the one on its ranks, which the answer's other_batch says already (a batch they divide).
     gpu = catalog.gpu(answer.gpu)
-    free = free.with_cautions(catalog.model(query.model), gpu, _margin_room(query, gpu, free.setting),
-                              query.train_batch_size)
+    model = catalog.model(query.model)
+    free = free.with_cautions(model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size)
     return answer.model_copy(update={"other_batch": free})
 
 
@@ -682,7 +682,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         if offload or query.host_ram_gb is not None else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
-    ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting), query.train_batch_size,
+    ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting, data.shape), query.train_batch_size,
                     query.train_batch_source, query.trinity_version)
 
 
@@ -700,16 +700,18 @@ def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, se
 def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens: int) -> Plan:
     """`plan` of `query` on `gpu` with `tokens` per GPU instead of its own budget (a config's own), its memory
     figures at that budget."""
-    figures = _memory_figures(catalog.model(query.model), catalog.gpu(gpu).memory_gib, query, plan.gpus, plan.setting,
-                              plan.max_model_len, tokens, estimated=plan.source is None)
+    model, gpu_type = catalog.model(query.model), catalog.gpu(gpu)
+    figures = _memory_figures(model, gpu_type.memory_gib, query, plan.gpus, plan.setting, plan.max_model_len, tokens,
+                              estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
-        catalog.model(query.model), catalog.gpu(gpu), _margin_room(query, catalog.gpu(gpu), plan.setting),
-        query.train_batch_size, query.train_batch_source, query.trinity_version)
+        model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
+        query.train_batch_source, query.trinity_version)
 
 
-def _margin_room(query: Query, gpu: GpuType, setting: Setting) -> MarginRoom:
-    """The margin `query`'s estimates of `setting` on `gpu` are held to, as `Plan.with_cautions` weighs it."""
-    return margin_room(query.memory, query.margin, gpu.memory_gib, setting)
+def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:
+    """The margin `query`'s estimates of `model` with `setting` on `gpu` are held to, as `Plan.with_cautions` weighs
+    it."""
+    return margin_room(query.memory, query.margin, gpu.memory_gib, setting, model)
 
 
 def _uncounted(data: PlanningData, query: Query) -> str:

@@ -694,16 +694,29 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None) ->
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
     memory = load_memory_model()  # with its own margin, as every query here
     room = margin_room(memory, memory.margin, gpu.memory_gib, Setting(env=plan["env"], offload=plan["offload"],
-                                                                      sp=plan["sp"]))
+                                                                      sp=plan["sp"]), model)
     cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
+def _gathered_shortfall_gib(model: Any) -> float:
+    """What the shipped memory model's gathered layers of `model` may take more than its fit counts, GiB: for a model
+    of more parameters (to 0.1B) than the calibration's largest, the first-principles 4 bytes per embedding value and
+    10 per layer parameter less the fitted multiplier's share of them; 0 otherwise."""
+    memory = load_memory_model()
+    if memory.fit.range is None or round(model.parameters_b, 1) <= round(memory.fit.range.largest_model_b, 1):
+        return 0.0
+    embedding = model.vocab_size * model.hidden_size
+    layer = (model.parameters_b * 1e9 - embedding * (1 if model.tied_embeddings else 2)) / model.num_layers
+    return max(0.0, 1 - memory.coefficients.gathered) * (4 * embedding + 10 * layer) / 2**30
+
+
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
-                      parameters_b: float) -> list[str]:
+                      parameters_b: float, shortfall_gib: float) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
-    has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB), one on a single GPU exactly where the guide
+    has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB) and `shortfall_gib` more (what its gathered
+    layers may take beyond the fit, `_gathered_shortfall_gib`), one on a single GPU exactly where the guide
     strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
     8, ..."""
@@ -720,7 +733,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     thin = any("GiB to spare where the estimate extrapolates" in caution for caution in cautions)
     room = plan.get("headroom_gb")
     expected = (plan.get("evidence") == "estimated" and bool(plan.get("beyond_calibration"))
-                and isinstance(room, float) and 0 <= room < (2.0 if memory_gib <= 48 else 1.0))
+                and isinstance(room, float) and 0 <= room < (2.0 if memory_gib <= 48 else 1.0) + shortfall_gib)
     if thin != expected:
         problems.append(f"a thin-headroom caution {'given' if thin else 'missing'} ({room!r} GiB to spare)")
     single = any(caution.startswith("one trainer GPU: ") for caution in cautions)
@@ -780,7 +793,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         problems.append(f"plan keys wrong: missing {missing}, unexpected {extra}")
         return problems
     problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib,
-                                  batch_given=query.train_batch_size is not None, parameters_b=the_model.parameters_b)
+                                  batch_given=query.train_batch_size is not None, parameters_b=the_model.parameters_b,
+                                  shortfall_gib=_gathered_shortfall_gib(the_model))
 
     n = plan["gpus"]
     e = plan["env"]
