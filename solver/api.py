@@ -525,7 +525,7 @@ def estimate_memory(
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpus, sp, max_model_len, gpu_type.rocm and env,
-                              margin_room(memory, margin, gpu_type.memory_gib, setting, resolved))
+                              margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus)
 
 
 def memory_answer(

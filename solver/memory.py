@@ -48,6 +48,7 @@ from pydantic import (
 )
 
 from solver.results import (
+    SERVER_HOST_RAM_PER_GPU_GIB,
     Beyond,
     BeyondCode,
     CautionCode,
@@ -59,8 +60,17 @@ from solver.results import (
     check_caution_codes,
     single_gpu_caution,
     thin_headroom,
+    unchecked_host_need,
 )
-from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, uneven_split_caution, whole_nodes_violation
+from solver.rules import (
+    NODE_GPUS,
+    TablesVerdict,
+    sp_degrees,
+    token_budget,
+    trainer_gpus_on_node,
+    uneven_split_caution,
+    whole_nodes_violation,
+)
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     CalibrationRange,
@@ -190,9 +200,10 @@ class MemoryEstimate(Breakdown, defer_build=True):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
         "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling, "
-        "thin headroom where it fits by extrapolating, one GPU of at most an A100 80GB's memory for a model of 4B "
-        "parameters or more or more than 20K tokens, data-parallel ranks (GPUs / SP) that are not a power "
-        "of two, Env on an AMD GPU; empty where there is nothing"))
+        "thin headroom where it fits by extrapolating, Offload needing more host memory per trainer GPU than the "
+        f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have without --host-ram, one GPU of at most "
+        "an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, data-parallel ranks "
+        "(GPUs / SP) that are not a power of two, Env on an AMD GPU; empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them)"))
 
@@ -203,14 +214,18 @@ class MemoryEstimate(Breakdown, defer_build=True):
         return self
 
     def with_cautions(self, model: Model, gpus: int, sp: int, max_model_len: int, rocm_env: bool,
-                      room: MarginRoom) -> MemoryEstimate:
-        """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens with its `cautions`
-        (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`; `room`: the margin it was held to, `margin_room`)."""
+                      room: MarginRoom, offload: bool = False, node_gpus: int = NODE_GPUS) -> MemoryEstimate:
+        """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens, with Offload or not
+        (`offload`), with its `cautions` (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`; `room`: the margin it was
+        held to, `margin_room`; an Offload need larger than servers commonly have for its trainer GPUs on a node of
+        `node_gpus`, where no `host_ram_gib` holds it to anything: `unchecked_host_need`)."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
-        cautions = cautions_of(model, max_model_len, thin, single, uneven, rocm_env)
+        host = unchecked_host_need(self.host_memory_gib, trainer_gpus_on_node(gpus, node_gpus), offload,
+                                   "--host-ram" if self.host_ram_gib is None else None)
+        cautions = cautions_of(model, max_model_len, thin, single, uneven, rocm_env, host=host)
         return self.model_copy(update=caution_fields(cautions))
 
     @property
@@ -633,7 +648,7 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     loads it (with Offload beside the node's pinned fp32 shards). With Offload, the larger of that and what its
     trainer GPUs' shares (of all `gpus`) hold while training: `PINNED_BYTES` per parameter, rounded as
     `pinned_rounding` says, and `PAGEABLE_BYTES`."""
-    on_node = min(gpus, node_gpus or gpus)
+    on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     loaders = on_node if model.tied_embeddings else 1
     if not offload:

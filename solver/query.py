@@ -201,6 +201,12 @@ class Query(Frozen):
         return host_ram_words(self.host_ram_gb, self.host_ram_source) if self.host_ram_gb is not None else ""
 
     @property
+    def unchecked_host_ram(self) -> str | None:
+        """Where a node's host memory would come from (`host_ram_source`) where none was given, as a caution on a
+        large need names it (`solver.results.unchecked_host_need`); None where it was given."""
+        return self.host_ram_source if self.host_ram_gb is None else None
+
+    @property
     def host_ram_bound_words(self) -> str:
         """The host memory given, as the bound a need exceeds (`host_ram_bound_words`: ``--host-ram 64GB``, or ``the
         pool's host_ram_gb of 64 GiB``); empty when none."""

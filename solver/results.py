@@ -38,6 +38,7 @@ from solver.rules import (
     TablesVerdict,
     batch_over_trainer_gpus_words,
     token_budget,
+    trainer_gpus_on_node,
     trainer_node_count,
     uneven_split_caution,
     validated_length,
@@ -99,6 +100,7 @@ class CautionCode(str, Enum):
     YARN_UNVALIDATED_MODEL = "yarn-unvalidated-model"
     PAST_NATIVE_ON_OWN_SCALING = "past-native-on-own-scaling"
     THIN_HEADROOM = "thin-headroom"
+    HOST_MEMORY_UNCHECKED = "host-memory-unchecked"
     SINGLE_GPU_ADVISED_AGAINST = "single-gpu-advised-against"
     UNEVEN_DATA_PARALLEL = "uneven-data-parallel"
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
@@ -380,6 +382,29 @@ def single_gpu_caution(model: Model, gpus: int, max_model_len: int, memory_gib: 
             "where one GPU's memory suffices")
 
 
+SERVER_HOST_RAM_PER_GPU_GIB = 128.0
+"""The host memory per GPU that GPU servers commonly have, GiB: a DGX A100's 1 TB for its 8 GPUs (a DGX H100 has 2 TB
+for 8; a workstation of one RTX 4090 32 to 128 GB): an Offload plan that needs more per trainer GPU on a node (its need
+per node over `trainer_gpus_on_node`) gets a caution where no host memory was given to hold it to
+(`unchecked_host_need`)."""
+
+
+def unchecked_host_need(need_gib: float | None, gpus_on_node: int, offload: bool,
+                        unchecked_source: str | None) -> str | None:
+    """The caution for an Offload plan that needs `need_gib` of the host memory of a node where it has `gpus_on_node`
+    trainer GPUs, more than `SERVER_HOST_RAM_PER_GPU_GIB` for each, where none was given to hold it to
+    (`unchecked_source`: the flag or key that would give it, ``--host-ram``; None where it was given), in words; None
+    otherwise."""
+    if (unchecked_source is None or not offload or need_gib is None
+            or need_gib <= SERVER_HOST_RAM_PER_GPU_GIB * gpus_on_node):
+        return None
+    per_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound, never at it
+    return (f"Offload needs {need_gib:.1f} GiB of host memory per node ({per_gpu:.1f} GiB per trainer GPU), more than "
+            f"the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and "
+            f"nothing checks it: give {unchecked_source} what a node can spare for the trainer (free -g's total less "
+            "what the OS, Ray and the rollout take) to check it")
+
+
 def layout_cautions(model: Model) -> tuple[str, ...]:
     """The caution for a model read from a config.json of a kind whose counts were not checked
     (`Model.unchecked_layout`), in words; none otherwise."""
@@ -417,12 +442,13 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
 
 
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
-                rocm_env: bool, batch_over_gpus: str | None = None) -> tuple[Caution, ...]:
+                rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the
-    model's layout, its length (`length_cautions`), `thin` headroom, one GPU against the guide's advice (`single`),
-    `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each where given),
-    Env on an AMD GPU."""
-    given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
+    model's layout, its length (`length_cautions`), `thin` headroom, a large `host` memory need nothing checks
+    (`unchecked_host_need`), one GPU against the guide's advice (`single`), `uneven` data-parallel ranks, a train
+    batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an AMD GPU."""
+    given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
+             (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, ROCM_ENV_CAUTION if rocm_env else None))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
@@ -480,6 +506,8 @@ class Plan(Frozen):
         "what to check before running it, in words (`with_cautions`): a model read from a config.json of a kind "
         "whose counts were not checked, YaRN past what is validated, a length past "
         "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, "
+        f"Offload needing more host memory per trainer GPU than the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU "
+        "servers commonly have where none was given to check it, "
         "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
         "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
@@ -495,19 +523,25 @@ class Plan(Frozen):
         return self
 
     def with_cautions(self, model: Model, gpu: GpuType, room: MarginRoom, train_batch_size: int | None = None,
-                      train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None) -> Plan:
+                      train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None,
+                      unchecked_host_ram: str | None = None, node_gpus: int = NODE_GPUS) -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
         one); with it and the Trinity release `version` 0.5, one where the GPUs do not divide it (its ranks do, as
-        the planner keeps them to), which Trinity 0.5.0 and 0.5.1 refuse (`batch_over_trainer_gpus_words`)."""
+        the planner keeps them to), which Trinity 0.5.0 and 0.5.1 refuse (`batch_over_trainer_gpus_words`); with
+        `unchecked_host_ram`, the flag that gives a node's host memory where the query gave none
+        (`Query.unchecked_host_ram`), one for an Offload need larger than servers commonly have for its trainer GPUs
+        on a node of `node_gpus` (`unchecked_host_need`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, version)
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
-        cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus)
+        host = unchecked_host_need(self.host_memory_gb, trainer_gpus_on_node(self.gpus, node_gpus), self.offload,
+                                   unchecked_host_ram)
+        cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host)
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

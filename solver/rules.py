@@ -402,6 +402,12 @@ def kept_for_rollout(budget_gpus: int, node_gpus: int) -> int | None:
     return node_gpus if budget_gpus > node_gpus else max(budget_gpus // 4, 1)
 
 
+def trainer_gpus_on_node(gpus: int, node_gpus: int | None) -> int:
+    """How many of a trainer's `gpus` GPUs one node of `node_gpus` (None: as many as it takes) holds: a trainer that
+    spans nodes fills them, one that does not has its own GPUs alone."""
+    return min(gpus, node_gpus or gpus)
+
+
 def trainer_node_count(gpus: int, rollout_gpus: int, nodes: int) -> int:
     """How many of the `nodes` nodes of a `rollout_layout` of `gpus` trainer and `rollout_gpus` rollout GPUs (which fill
     them, on several) the trainer runs on: the nodes it takes whole, or the one it takes part of (or shares with the

@@ -262,7 +262,8 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     # Its cautions but the one on its ranks, which the answer's other_batch says already (a batch they divide).
     gpu = catalog.gpu(answer.gpu)
     model = catalog.model(query.model)
-    free = free.with_cautions(model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size)
+    free = free.with_cautions(model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size,
+                              unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus)
     return answer.model_copy(update={"other_batch": free})
 
 
@@ -683,7 +684,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
     ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting, data.shape), query.train_batch_size,
-                    query.train_batch_source, query.trinity_version)
+                    query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus)
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
@@ -705,7 +706,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
                               estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
-        query.train_batch_source, query.trinity_version)
+        query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus)
 
 
 def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:

@@ -634,7 +634,9 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             **_layout(n, query.rollout_gpus, query.node_gpus),
                         }
                         plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type,
-                                                                            query.train_batch_size)
+                                                                            query.train_batch_size,
+                                                                            None if query.host_ram_gb is not None
+                                                                            else "--host-ram", query.node_gpus)
                         plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
                         ranked.append((rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
@@ -688,14 +690,16 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None) -> tuple[list[str], list[str]]:
+def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
+              unchecked_host_ram: str | None, node_gpus: int) -> tuple[list[str], list[str]]:
     """The words of `plan`'s cautions and their codes, as the planner gives them (shared: see the module's docstring;
     `check_plan` checks the codes against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
     memory = load_memory_model()  # with its own margin, as every query here
     room = margin_room(memory, memory.margin, gpu.memory_gib, Setting(env=plan["env"], offload=plan["offload"],
                                                                       sp=plan["sp"]), model)
-    cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size)
+    cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size,
+                                             unchecked_host_ram=unchecked_host_ram, node_gpus=node_gpus)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
@@ -712,14 +716,15 @@ def _gathered_shortfall_gib(model: Any) -> float:
 
 
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
-                      parameters_b: float, shortfall_gib: float) -> list[str]:
+                      parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB) and `shortfall_gib` more (what its gathered
     layers may take beyond the fit, `_gathered_shortfall_gib`), one on a single GPU exactly where the guide
     strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
-    8, ..."""
+    8, ..., one on host memory exactly where an Offload plan needs more than 128 GiB per trainer GPU on a node of
+    `node_gpus` and no host memory was given."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -747,6 +752,12 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     uneven = any("data-parallel ranks" in caution for caution in cautions)
     if uneven != (not batch_given and ranks not in {2**k for k in range(17)}):
         problems.append(f"a data-parallel caution {'given' if uneven else 'missing'} ({ranks} ranks)")
+    host = any(caution.startswith("Offload needs ") for caution in cautions)
+    need, on_node = plan.get("host_memory_gb"), min(plan.get("gpus", 1), node_gpus)
+    if host != (not host_ram_given and plan.get("offload") is True and isinstance(need, float)
+                and need > 128 * on_node):
+        problems.append(f"a host-memory caution {'given' if host else 'missing'} ({need!r} GiB on {on_node} GPUs, "
+                        f"offload {plan.get('offload')!r}, host memory {'given' if host_ram_given else 'not given'})")
     expected_codes = [_caution_code(caution) for caution in cautions]
     if plan.get("caution_codes") != expected_codes:
         problems.append(f"caution codes {plan.get('caution_codes')!r}, where the words say {expected_codes!r}")
@@ -758,6 +769,7 @@ CAUTION_CODES_BY_WORDS = (
     ("YaRN factor ", "", "past-validated-length"),
     ("ROCm: ", "", "rocm-env-may-not-apply"),
     ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
+    ("Offload needs ", "GiB per GPU servers commonly have", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
     ("", "data-parallel ranks", "uneven-data-parallel"),
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
@@ -794,7 +806,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         return problems
     problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib,
                                   batch_given=query.train_batch_size is not None, parameters_b=the_model.parameters_b,
-                                  shortfall_gib=_gathered_shortfall_gib(the_model))
+                                  shortfall_gib=_gathered_shortfall_gib(the_model),
+                                  host_ram_given=query.host_ram_gb is not None, node_gpus=query.node_gpus)
 
     n = plan["gpus"]
     e = plan["env"]

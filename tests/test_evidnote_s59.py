@@ -67,11 +67,13 @@ def _header_lines(cli, tmp_path: Path, text: str, *flags: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith(("# evidence: ", "# caution: "))]
 
 
-def _check(path: Path, gpu: str, env: bool = True) -> str:
-    """The note's last two lines, --write's command that checks the file at `path` (planned on `gpu`, with Env)."""
+def _check(path: Path, gpu: str, env: bool = True, host_ram: str = "") -> str:
+    """The note's last two lines, --write's command that checks the file at `path` (planned on `gpu`, with Env, and
+    with `host_ram` as --host-ram where given)."""
     prefix = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True " if env else ""
+    suffix = f" --host-ram {host_ram}" if host_ram else ""
     return (f"  # To check this file as its plan was made:\n"
-            f"  #   {prefix}solve --from-config {path} --check --gpu {gpu}\n")
+            f"  #   {prefix}solve --from-config {path} --check --gpu {gpu}{suffix}\n")
 
 
 def _note(text: str) -> list[str]:
@@ -104,11 +106,11 @@ def _without_note(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: st
 
 
 def test_an_estimated_plan_is_written_with_the_headers_evidence_line_above_its_length(cli, tmp_path, monkeypatch):
-    flags = ("--gpu", "h100", "--token-budget", "auto")
+    flags = ("--gpu", "h100", "--token-budget", "auto", "--host-ram", "1TB")  # host memory no caution is about
     written = _write(cli, tmp_path, QWEN32, *flags)
     assert _note(written) == ESTIMATED.splitlines()
     assert written.count("# evidence") == 1
-    check = _check(tmp_path / "out.yaml", "H100-80GB")
+    check = _check(tmp_path / "out.yaml", "H100-80GB", host_ram="1024")
     assert ESTIMATED + check + "  max_model_len: 131072  # prompt + response\n" in written
     # The header's own words, and every other byte as the patch wrote it before.
     assert _unwrapped(_note(written)) == _header_lines(cli, tmp_path, QWEN32, *flags)

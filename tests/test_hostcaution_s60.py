@@ -7,6 +7,9 @@ import json
 
 import pytest
 
+import solver
+from solver.results import CautionCode, unchecked_host_need
+
 USAGE = "usage: solve [options] (--help lists them)"
 ASK = ("--model", "0.6B", "--gpu", "h100", "--gpus", "1", "--len", "4k", "--json")
 
@@ -61,3 +64,117 @@ def test_solve_memory_reads_free_m_with_its_unit_and_refuses_it_bare(cli):
     assert (status, err.splitlines()[-1]) == (2, (
         "solve memory: error: argument --host-ram: a number without a unit is GB up to 4096, got 31958: give its "
         "unit, 31958MiB if it is free -m's total (31.2 GiB) or 31958GB if it is GB"))
+
+
+HOST_CAUTION = (
+    "Offload needs 311.3 GiB of host memory per node (311.3 GiB per trainer GPU), more than the 128 GiB per GPU "
+    "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram what a node can spare "
+    "for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
+RTX_4090_14B = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "14B", "--len", "4096")
+
+
+def test_an_offload_plan_past_a_servers_host_memory_per_gpu_is_cautioned_without_host_ram(cli):
+    # A workstation of 64-128 GB read "311.3 GiB ... not checked" for one RTX 4090 and trusted the plan: the
+    # trainer died.
+    status, out, err = cli(*RTX_4090_14B)
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    caution = lines.index(next(line for line in lines if line.startswith("caution        Offload needs ")))
+    assert " ".join(" ".join(lines[caution:caution + 3]).split()) == f"caution {HOST_CAUTION}"
+    assert "host memory    311.3 GiB per node for Offload; not checked: --host-ram not given" in lines
+    status, out, _ = cli(*RTX_4090_14B, "--json")
+    [best, *_] = json.loads(out)[0]["plans"]
+    assert (status, best["host_memory_gb"], best["cautions"][0], best["caution_codes"]) == (
+        0, 311.3, HOST_CAUTION, ["host-memory-unchecked", "single-gpu-advised-against"])
+
+
+def test_one_rtx_4090_is_cautioned_from_qwen3_8b_up():
+    # One RTX 4090's Offload: Qwen3-4B's 82.8 GiB is within 128 GiB, Qwen3-8B's 162.6 GiB is not.
+    needs = {model: solver.plan(model, gpu="rtx-4090", budget_gpus=1, max_model_len=4096)[0].best
+             for model in ("4B", "8B")}
+    assert [(plan.offload, plan.host_memory_gb, plan.caution_codes) for plan in needs.values()] == [
+        (True, 82.8, (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)),
+        (True, 162.6, (CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.SINGLE_GPU_ADVISED_AGAINST))]
+    assert needs["8B"].cautions[0].startswith(
+        "Offload needs 162.6 GiB of host memory per node (162.6 GiB per trainer GPU), more than the 128 GiB")
+
+
+def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
+    (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, max_model_len=4096)
+    assert (answer.best.gpus, answer.best.offload, answer.best.host_memory_gb, answer.best.caution_codes) == (
+        8, True, 1258.2, (CautionCode.HOST_MEMORY_UNCHECKED,))
+    assert answer.best.cautions[0] == (
+        "Offload needs 1258.2 GiB of host memory per node (157.3 GiB per trainer GPU), more than the 128 GiB per GPU "
+        "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram what a node can "
+        "spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
+
+
+def test_the_readmes_main_job_gets_no_host_memory_caution(cli):
+    # 82.8 GiB for 4 trainer GPUs, 20.7 GiB each: what a data-centre node holds.
+    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--json")
+    [best, *_] = json.loads(out)[0]["plans"]
+    assert (status, best["gpus"], best["offload"], best["host_memory_gb"], best["cautions"]) == (
+        0, 4, True, 82.8, [])
+
+
+def test_the_host_memory_caution_filters_no_plan_and_host_ram_silences_it(cli):
+    # A caution, not a constraint: the same plans without --host-ram as with one that holds them all.
+    _, unchecked, _ = cli(*RTX_4090_14B, "--top", "5", "--json")
+    _, checked, _ = cli(*RTX_4090_14B, "--top", "5", "--host-ram", "1TB", "--json")
+    fields = ("gpus", "env", "offload", "sp", "max_model_len", "host_memory_gb")
+    without, within = json.loads(unchecked)[0]["plans"], json.loads(checked)[0]["plans"]
+    assert [[plan[key] for key in fields] for plan in without] == [[plan[key] for key in fields] for plan in within]
+    assert [plan["caution_codes"] for plan in without] == [
+        ["host-memory-unchecked", "single-gpu-advised-against"] if plan["offload"]
+        else ["single-gpu-advised-against"] for plan in without]
+    assert all(plan["caution_codes"] == ["single-gpu-advised-against"] for plan in within)
+
+
+def test_the_host_memory_caution_is_for_needs_past_128_gib_per_trainer_gpu_on_the_node():
+    assert unchecked_host_need(128.0, 1, True, "--host-ram") is None
+    assert unchecked_host_need(1024.0, 8, True, "--host-ram") is None  # a DGX A100's 1 TB for its 8 GPUs
+    assert unchecked_host_need(1024.1, 8, True, "--host-ram").startswith(
+        "Offload needs 1024.1 GiB of host memory per node (128.1 GiB per trainer GPU)")  # rounded up: past 128
+    assert unchecked_host_need(128.1, 1, True, "--host-ram").startswith("Offload needs 128.1 GiB of host memory")
+    assert unchecked_host_need(300.0, 1, False, "--host-ram") is None  # without Offload: the start-up load
+    assert unchecked_host_need(300.0, 1, True, None) is None  # host memory given: the planner holds plans to it
+    assert "give the pool's host_ram_gb what a node can spare" in unchecked_host_need(
+        300.0, 1, True, "the pool's host_ram_gb")
+
+
+def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
+    flags = ("memory", "--model", "8B", "--gpu", "rtx-4090", "--gpus", "1", "--len", "4k", "--offload", "--env")
+    status, out, _ = cli(*flags, "--json")
+    estimate = json.loads(out)
+    assert (status, estimate["host_memory_gib"], estimate["caution_codes"]) == (
+        0, 162.6, ["host-memory-unchecked", "single-gpu-advised-against"])
+    status, out, _ = cli(*flags)
+    assert status == 0 and "caution: Offload needs 162.6 GiB of host memory per node (162.6 GiB per trainer GPU)" in out
+    status, out, _ = cli(*flags, "--host-ram", "256", "--json")
+    assert (status, json.loads(out)["caution_codes"]) == (0, ["single-gpu-advised-against"])
+    status, out, _ = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "4k", "--offload",
+                         "--json")  # 8 GPUs on the node: their share of it is within 128 GiB each
+    assert (status, json.loads(out)["caution_codes"]) == (0, [])
+
+
+def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp_path):
+    # Llama-3.1-70B on 5 of a DGX's H100s: 1441.3 GiB, 288.3 per trainer GPU; Qwen3-8B on 3 needs no Offload.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: dgx, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
+                     "jobs:\n  - {name: small, model: 8B, max_model_len: 4096}\n"
+                     "  - {name: big, model: Llama-3.1-70B, max_model_len: 4096}\n")
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    placed = {placement["job"]: placement["plan"] for placement in json.loads(out)["placements"]}
+    assert (status, placed["big"]["gpus"], placed["big"]["host_memory_gb"], placed["big"]["caution_codes"]) == (
+        0, 5, 1441.3, ["host-memory-unchecked", "uneven-data-parallel"])
+    assert placed["big"]["cautions"][0].startswith(
+        "Offload needs 1441.3 GiB of host memory per node (288.3 GiB per trainer GPU), more than the 128 GiB per GPU "
+        "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give the pool's host_ram_gb what")
+    assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]
+
+
+def test_a_trinity_fragment_carries_the_host_memory_caution(cli):
+    status, out, _ = cli("--gpu", "rtx-4090", "--gpus", "1", "--model", "8B", "--len", "4k", "--emit", "trinity")
+    assert status == 0 and (
+        "# caution: Offload needs 162.6 GiB of host memory per node (162.6 GiB per trainer GPU), more than the 128 "
+        "GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram") in out

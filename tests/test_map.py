@@ -437,11 +437,12 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
 def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
     # 256 experiences split over 1, 2 or 4 ranks, not 3, 5 or 6: Qwen3-8B's cheapest plans within 3, 5 and 6 A100s
     # stay on 2 and 4 GPUs, each the planner's with the same batch.
+    # A node's host memory given (1 TB), so that no caution on Offload's is the ranks' business here.
     out = cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "6", "--json",
-              "--train-batch-size", "256")[1]
+              "--train-batch-size", "256", "--host-ram", "1TB")[1]
     [a100] = json.loads(out)
     cells = {row["max_model_len"]: row["plans"] for row in a100["rows"]}
-    assert list(a100) == ["gpu", "by", "model", "train_batch_size", "budget_gpus", "rows"]
+    assert list(a100) == ["gpu", "by", "model", "train_batch_size", "host_ram_gb", "budget_gpus", "rows"]
     assert a100["train_batch_size"] == 256 and [plan["gpus"] for plan in cells[4096]] == [1, 2, 2, 4, 4, 4]
     # No caution on the ranks; one A100 for Qwen3-8B has the guide's advice for more GPUs, and nothing else.
     eight_b = solver.tables.load_catalog().model("8B")
@@ -449,7 +450,7 @@ def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
         [single_gpu_caution(eight_b, 1, length, 80.0)] if plan["gpus"] == 1 else [])
                for length, plans in cells.items() for plan in plans)
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--json",
-                              "--train-batch-size", "256")[1])
+                              "--train-batch-size", "256", "--host-ram", "1TB")[1])
     assert cells[32768][5] == answer["plans"][0]
     unbatched = json.loads(cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "6",
                                "--json")[1])[0]["rows"]

@@ -512,7 +512,7 @@ def test_small_nodes_rule_out_documented_counts_that_are_not_whole_nodes(node_gp
 
 def test_check_plan_catches_offload_past_the_host_ram():
     query = dict(gpu="A100-80GB", model="Qwen3-14B", budget_gpus=1, max_model_len=8192)
-    (offloaded,) = plans(objective="cheapest", **query)[:1]
+    (offloaded,) = plans(objective="cheapest", host_ram_gb=512, **query)[:1]
     assert offloaded["offload"] and check_plan(CATALOG, offloaded, host_ram_gb=512, **query) == []
     assert any("more than --host-ram 200" in problem for problem in check_plan(CATALOG, offloaded, host_ram_gb=200,
                                                                               **query))
