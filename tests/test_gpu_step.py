@@ -104,7 +104,7 @@ def test_a_step_runs_on_the_cpu_and_is_recorded(entropy: bool | str, actor: str 
 
 @pytest.mark.parametrize(("actor", "released"), [(None, False), ("verl", True)])
 def test_only_the_verl_loss_lets_go_of_the_logits_during_the_backward(actor: str | None, released: bool,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from torch.multiprocessing.reductions import StorageWeakRef

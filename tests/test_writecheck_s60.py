@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from test_evidnote_s59 import EXAMPLE, QWEN32
 
 from solver.query import make_query
 from solver.solve import plan as solve
@@ -18,13 +19,6 @@ from solver.tables import QueryError, load_catalog
 from solver.trinity import patch_trinity_config
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = (ROOT / "docs" / "examples" / "trinity.yaml").read_text()
-"""The docs' example config: Qwen3-8B at 32768 tokens, 6 trainer GPUs of 8 (2 rollout engines)."""
-QWEN32 = (EXAMPLE.replace("Qwen/Qwen3-8B", "Qwen/Qwen3-32B")
-          .replace("max_prompt_tokens: 2048", "max_prompt_tokens: 4096")
-          .replace("max_response_tokens: 30720", "max_response_tokens: 126976")
-          .replace("max_model_len: 32768", "max_model_len: 131072").replace("engine_num: 2", "engine_num: 4"))
-"""Qwen3-32B at 131072 tokens on 4 trainer GPUs: on H100 with --token-budget auto, an estimate (with Env)."""
 LLAMA70 = (EXAMPLE.replace("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-70B").replace("engine_num: 2", "engine_num: 0")
            .replace("node_num: 1", "node_num: 2"))
 """Llama-3.1-70B on 16 trainer GPUs: its longest length on H200 is an estimate with a thin headroom's caution."""

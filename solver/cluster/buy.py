@@ -95,9 +95,9 @@ def buy(
     deadline = started + time_limit_s * SEARCH_SHARE - READ_BACK_S
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(greedy_start(raised, options, built), built, stages, interrupt, deadline,
-                               DETERMINISTIC_PER_SECOND * time_limit_s, lambda bound: max(bound, 0),
-                               None if progress is None else partial(ProgressCallback, report=progress,
-                                                                     started=started))
+                              DETERMINISTIC_PER_SECOND * time_limit_s, lambda bound: max(bound, 0),
+                              None if progress is None else partial(ProgressCallback, report=progress,
+                                                                    started=started))
     search = staged.search
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
                              host_rounded=host_rounded, undecided_ways=planner.undecided,

@@ -141,9 +141,9 @@ def place(
     budget = DETERMINISTIC_PER_SECOND * time_limit_s
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(start, built, stages, interrupt, deadline, budget,
-                               partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
-                               None if progress is None else partial(ProgressCallback, report=progress,
-                                                                     started=started))
+                              partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
+                              None if progress is None else partial(ProgressCallback, report=progress,
+                                                                    started=started))
         search, first_failed = staged.search, staged.first_failed
         # No first solution: the greedy placement (still the search's) stands in, unless it is empty, CP-SAT proved
         # that none exists, or every job must be placed.
@@ -338,8 +338,8 @@ class _Staged:
 
 
 def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, cp_model.LinearExprT, bool]],
-                  interrupt: StopOnInterrupt, deadline: float, budget: float, first_bound: Callable[[int], int],
-                  progress: Callable[..., ProgressCallback] | None) -> _Staged:
+                 interrupt: StopOnInterrupt, deadline: float, budget: float, first_bound: Callable[[int], int],
+                 progress: Callable[..., ProgressCallback] | None) -> _Staged:
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within `budget`
     of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
     (the first from `start`, a greedy placement); the first stage gets 60% of the budget, the second half of what is
