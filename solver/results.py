@@ -399,7 +399,8 @@ def unchecked_host_need(need_gib: float | None, gpus_on_node: int, offload: bool
             or need_gib <= SERVER_HOST_RAM_PER_GPU_GIB * gpus_on_node):
         return None
     per_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound, never at it
-    return (f"Offload needs {need_gib:.1f} GiB of host memory per node ({per_gpu:.1f} GiB per trainer GPU), more than "
+    share = f" ({per_gpu:.1f} GiB per trainer GPU)" if gpus_on_node > 1 else " (one trainer GPU's)"
+    return (f"Offload needs {need_gib:.1f} GiB of host memory per node{share}, more than "
             f"the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and "
             f"nothing checks it: give {unchecked_source} what a node can spare for the trainer (free -g's total less "
             "what the OS, Ray and the rollout take) to check it")

@@ -67,7 +67,7 @@ def test_solve_memory_reads_free_m_with_its_unit_and_refuses_it_bare(cli):
 
 
 HOST_CAUTION = (
-    "Offload needs 311.3 GiB of host memory per node (311.3 GiB per trainer GPU), more than the 128 GiB per GPU "
+    "Offload needs 311.3 GiB of host memory per node (one trainer GPU's), more than the 128 GiB per GPU "
     "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram what a node can spare "
     "for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
 RTX_4090_14B = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "14B", "--len", "4096")
@@ -96,7 +96,7 @@ def test_one_rtx_4090_is_cautioned_from_qwen3_8b_up():
         (True, 82.8, (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)),
         (True, 162.6, (CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.SINGLE_GPU_ADVISED_AGAINST))]
     assert needs["8B"].cautions[0].startswith(
-        "Offload needs 162.6 GiB of host memory per node (162.6 GiB per trainer GPU), more than the 128 GiB")
+        "Offload needs 162.6 GiB of host memory per node (one trainer GPU's), more than the 128 GiB")
 
 
 def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
@@ -149,7 +149,7 @@ def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
     assert (status, estimate["host_memory_gib"], estimate["caution_codes"]) == (
         0, 162.6, ["host-memory-unchecked", "single-gpu-advised-against"])
     status, out, _ = cli(*flags)
-    assert status == 0 and "caution: Offload needs 162.6 GiB of host memory per node (162.6 GiB per trainer GPU)" in out
+    assert status == 0 and "caution: Offload needs 162.6 GiB of host memory per node (one trainer GPU's)" in out
     status, out, _ = cli(*flags, "--host-ram", "256", "--json")
     assert (status, json.loads(out)["caution_codes"]) == (0, ["single-gpu-advised-against"])
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "4k", "--offload",
@@ -176,5 +176,5 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
 def test_a_trinity_fragment_carries_the_host_memory_caution(cli):
     status, out, _ = cli("--gpu", "rtx-4090", "--gpus", "1", "--model", "8B", "--len", "4k", "--emit", "trinity")
     assert status == 0 and (
-        "# caution: Offload needs 162.6 GiB of host memory per node (162.6 GiB per trainer GPU), more than the 128 "
+        "# caution: Offload needs 162.6 GiB of host memory per node (one trainer GPU's), more than the 128 "
         "GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram") in out
