@@ -33,6 +33,7 @@ import os
 import subprocess
 import sys
 import time
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +196,7 @@ def measure_one(case: dict[str, Any], device_name: str) -> dict[str, Any]:
         forward_peak, _ = peaks()
         logits.div_(1.0)
         labels = torch.roll(input_ids.squeeze(0), shifts=-1)
-        log_probs = FusedLogProbs.apply(logits, labels, rows)
+        log_probs = fused_log_probs().apply(logits, labels, rows)
         entropy = None
         if case["entropy"]:
             entropy_of = torch.compile(entropy_from_logits, dynamic=True) if case["entropy"] == "compiled" else \
@@ -231,7 +232,8 @@ def measure_one(case: dict[str, Any], device_name: str) -> dict[str, Any]:
             "transformers": transformers.__version__}
 
 
-def _fused_log_probs_class() -> Any:
+@cache
+def fused_log_probs() -> Any:
     """The autograd function `FusedLogProbs` (made on first use, so that the cases and report steps need no torch)."""
     import torch
 
@@ -262,21 +264,6 @@ def _fused_log_probs_class() -> Any:
             return gradient, None, None
 
     return FusedLogProbs
-
-
-class _LazyFunction:
-    """Defers `_fused_log_probs_class` until `apply` is first called."""
-
-    def __init__(self) -> None:
-        self._function: Any = None
-
-    def apply(self, *arguments: Any) -> Any:
-        if self._function is None:
-            self._function = _fused_log_probs_class()
-        return self._function.apply(*arguments)
-
-
-FusedLogProbs = _LazyFunction()
 
 
 def entropy_from_logits(logits: Any) -> Any:

@@ -79,7 +79,7 @@ def test_the_fused_log_probabilities_and_their_gradient_are_log_softmaxs() -> No
     logits = torch.randn(5000, 300).to(torch.bfloat16).requires_grad_()
     labels = torch.randint(0, 300, (5000,))
     weights = torch.randn(5000)
-    fused = GPU_STEP.FusedLogProbs.apply(logits, labels, GPU_STEP.HARNESS_ROWS)
+    fused = GPU_STEP.fused_log_probs().apply(logits, labels, GPU_STEP.HARNESS_ROWS)
     (fused * weights).sum().backward()
     fused_gradient, logits.grad = logits.grad, None
     plain = torch.log_softmax(logits.float(), dim=-1).gather(1, labels.unsqueeze(1)).squeeze(1)
