@@ -42,7 +42,7 @@ GIB = 1024**3
 CASE_SECONDS = 150
 """How long one case may run before it is recorded as timed out."""
 HARNESS_ROWS = 4096
-"""Rows of logits the log-probabilities take at a time in fp32 (the sets measured on 2026-12-04)."""
+"""Rows of logits the log-probabilities take at a time in fp32 (every set but ``verl``)."""
 VERL_ROWS = 512
 """Rows at a time in the ``verl`` set: 0.3 GiB of fp32 a block at Qwen3's vocabulary, against 2.3 GiB."""
 VERL_ACTOR_SETS = frozenset({"verl"})
