@@ -18,8 +18,8 @@ policy-gradient loss. Each case runs in a fresh process (the allocator setting `
 case that runs out of memory is recorded as such. It is one GPU (SP 1): Ulysses' buffers and FSDP's sharding over
 several GPUs are not measured.
 
-The ``verl`` set runs the loss closer to verl's dp_actor (``VERL_ACTOR_SETS``): the forward, log-probabilities and
-entropy under ``torch.autocast`` (bf16), the entropy compiled, nothing outside autograd holding the logits during the
+The ``verl`` and ``verl-env`` sets run the loss closer to verl's dp_actor (``VERL_ACTOR_SETS``): the forward,
+log-probabilities and entropy under ``torch.autocast`` (bf16), the entropy compiled, nothing outside autograd holding the logits during the
 backward (verl's ``_forward_micro_batch`` returns only the log-probabilities and entropy; the other sets keep the
 logits in a variable through it, 2 bytes a logit more at the backward's peak), the log-probabilities a few rows at a
 time (``VERL_ROWS``: flash-attn's kernel keeps no fp32 rows at all) and the gradient clipped before AdamW's step.
@@ -45,7 +45,7 @@ HARNESS_ROWS = 4096
 """Rows of logits the log-probabilities take at a time in fp32 (every set but ``verl``)."""
 VERL_ROWS = 512
 """Rows at a time in the ``verl`` set: 0.3 GiB of fp32 a block at Qwen3's vocabulary, against 2.3 GiB."""
-VERL_ACTOR_SETS = frozenset({"verl"})
+VERL_ACTOR_SETS = frozenset({"verl", "verl-env"})
 """The sets whose cases run the loss as verl's dp_actor does (see the module's docstring)."""
 Entropy = bool | str
 """How the step computes the entropy with its gradient: not (False), eagerly (True) or ``"compiled"``."""
@@ -69,14 +69,16 @@ CASE_SETS: dict[str, tuple[tuple[str, int, bool, Entropy], ...]] = {
     "verl": tuple((model, tokens, True, "compiled") for model, lengths in (
         ("Qwen3-0.6B", (8192, 32768, 65536)), ("Qwen3-1.7B", (8192, 32768, 65536)), ("Qwen3-4B", (8192, 32768)))
         for tokens in lengths),
+    "verl-env": tuple((model, tokens, False, "compiled") for model, tokens in (
+        ("Qwen3-0.6B", 65536), ("Qwen3-1.7B", 32768), ("Qwen3-4B", 32768))),
 }
 """The cases of each set: (model, tokens per GPU, Env, `Entropy`). "main": every model the GPU holds at three lengths
 with the entropy run eagerly (verl computes it whenever the loss has an entropy term: Trinity's always), two without
 Env, one without the entropy, and Qwen3-8B, whose optimizer step the memory model puts past one H200's memory;
-"no-entropy": the per-token growth without the entropy; "compiled": with the entropy compiled, as verl runs it (not
-yet measured); "env": the allocator's reserve beyond what is allocated, with Env and without, the cache of the
+"no-entropy": the per-token growth without the entropy; "compiled": with the entropy compiled, as verl runs it; "env": the allocator's reserve beyond what is allocated, with Env and without, the cache of the
 set-up emptied first (the `main` and `no-entropy` sets' reserved figures include it); "verl": the `main` set's lengths
-with the loss run as verl's dp_actor runs it (`VERL_ACTOR_SETS`; not yet measured)."""
+with the loss run as verl's dp_actor runs it (`VERL_ACTOR_SETS`); "verl-env": that loss without Env, at the `verl`
+set's longest lengths."""
 
 
 def write_cases(gpu: str, case_set: str, out: Path) -> None:
