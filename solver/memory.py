@@ -501,12 +501,59 @@ def layer_peak_bytes(model: Model) -> int:
     bytes per feed-forward width), and the backward's hidden-width gradients (``8 h``). With latent attention
     (`MLA`), every head's key and value are decompressed (flash-attention pads the values to the keys' width, so
     they count as keys), and each latent holds its bf16 output and its norm's fp32 copy and output besides
-    (`LATENT_BYTES` per latent width)."""
+    (`LATENT_BYTES` per latent width). A mixture of experts' expert layer holds its routed copies of the hidden state
+    besides (`feed_forward_peak_bytes`)."""
     hidden = model.hidden_size
     queries = model.num_attention_heads * model.head_size
     keys = model.num_key_value_heads * model.head_size
     latents = 0 if model.mla is None else LATENT_BYTES * model.mla.latent_width
-    return 20 * hidden + 14 * queries + 14 * keys + 12 * _ffn_width(model) + latents
+    return 20 * hidden + 14 * queries + 14 * keys + feed_forward_peak_bytes(model) + latents
+
+
+MLP_PEAK_BYTES = 12
+"""Bytes per token and feed-forward width one layer's MLP holds at its peak (`layer_peak_bytes`): its gate, up,
+activation and product with their backward."""
+ROUTED_COPY_BYTES = 4
+"""Bytes per token, active expert and hidden width that a mixture of experts' expert layer holds at its peak besides
+its experts' MLP: the token's hidden state copied for each expert it is routed to, and each expert's output before the
+routing weight scales it, both bf16 and both kept for the backward (transformers 5.25's default ``grouped_mm`` experts,
+integrations/moe.py ``grouped_mm_experts_forward``, and the eager loop of modeling_qwen3_moe.py's ``Qwen3MoeExperts``
+alike); first principles, not calibrated (the tables hold no such model)."""
+
+
+def feed_forward_peak_bytes(model: Model) -> int:
+    """Bytes per token the widest layer's feed-forward holds at its peak (`layer_peak_bytes`): `MLP_PEAK_BYTES` per
+    width, and in a mixture of experts' expert layer its routed copies of the hidden state besides (`ROUTED_COPY_BYTES`
+    per active expert and hidden width), or a dense layer's MLP where that holds more."""
+    if model.moe is None:
+        return MLP_PEAK_BYTES * model.intermediate_size
+    moe = model.moe
+    routed = MLP_PEAK_BYTES * moe.routed_width + ROUTED_COPY_BYTES * moe.active_experts * model.hidden_size
+    return max(routed, MLP_PEAK_BYTES * moe.dense_width)
+
+
+ROUTER_LOGITS_BYTES = 8
+"""The most bytes per token, expert and expert layer that a config's ``output_router_logits`` keeps until the model's
+forward returns (transformers 5.25): each layer's router logits (bf16, or fp32 for ERNIE-4.5's and DeepSeek's routers),
+and, for a class that computes the load-balancing loss (Qwen-MoE's, Mixtral's, ERNIE-4.5's), their softmax in the same
+type, which that loss keeps for its backward (``load_balancing_loss_func``, modeling_qwen3_moe.py). verl's loss does
+not use that loss, and the model's output is dropped before the backward, so none of it is held at the peak the memory
+model estimates (`router_logits_bytes`)."""
+ROUTER_ONE_HOT_BYTES = 12
+"""The bytes per token, expert, active expert and expert layer that transformers 5.12's ``load_balancing_loss_func``
+(modeling_qwen3_moe.py, Trinity 0.6's least transformers) takes for a moment at the forward's end, beside the logits:
+every layer's choices one-hot at once (int64) and their fp32 copy. transformers 5.25 counts them a layer at a time."""
+
+
+def router_logits_bytes(model: Model) -> tuple[int, int]:
+    """For a mixture of experts whose config sets ``output_router_logits``: the most bytes per token it keeps until the
+    forward returns (`ROUTER_LOGITS_BYTES` per expert and expert layer), and the bytes per token transformers 5.12's
+    load-balancing loss takes besides for a moment (`ROUTER_ONE_HOT_BYTES`); (0, 0) for a dense model. Not counted in
+    the estimate: both are freed before the backward, whose peak it is."""
+    if model.moe is None:
+        return 0, 0
+    routed = model.moe.experts * (model.num_layers - model.moe.dense_layers)
+    return ROUTER_LOGITS_BYTES * routed, ROUTER_ONE_HOT_BYTES * model.moe.active_experts * routed
 
 
 LATENT_BYTES = 8

@@ -144,11 +144,12 @@ def test_a_glm4_moe_style_config_is_counted_by_hand(tmp_path: Path):
 
 def test_latent_attention_widens_one_layers_peak_by_its_latents(tmp_path: Path):
     # 20 h, 14 bytes per query width and per key width (16 heads of 192 each, the values padded to the keys'), 12 per
-    # feed-forward width (11264), and 8 per latent width (no query latent; 512 + 64).
+    # feed-forward width (11264), 4 per hidden width for each of the 6 experts a token is routed to (its copies in and
+    # out), and 8 per latent width (no query latent; 512 + 64).
     model = load_model_config(_config(tmp_path, DEEPSEEK_V2_LITE))
-    assert layer_peak_bytes(model) == 20 * 2048 + 14 * 3072 + 14 * 3072 + 12 * 11264 + 8 * 576 == 266752
+    assert layer_peak_bytes(model) == 20 * 2048 + 14 * 3072 + 14 * 3072 + 12 * 11264 + 4 * 6 * 2048 + 8 * 576 == 315904
     with_query_latent = load_model_config(_config(tmp_path, DEEPSEEK_V2_LITE, q_lora_rank=1536))
-    assert layer_peak_bytes(with_query_latent) == 266752 + 8 * 1536
+    assert layer_peak_bytes(with_query_latent) == 315904 + 8 * 1536
 
 
 def test_latent_attention_sp_splits_its_attention_heads(tmp_path: Path):

@@ -2513,8 +2513,9 @@ def test_a_mixture_of_experts_recomputes_through_its_active_experts_by_hand():
     assert result.terms["recompute"] == 2 * 8192 * (2048 + 4 * 768) / 2**30 == 0.078125
     assert result.terms["states"] == pytest.approx(16 * 30.5e9 / 8 / 2**30)
     assert result.terms["states"] == breakdown(shape, 80, 8, Setting(), 4096, PRIOR).terms["states"]
-    # One layer's peak too: 20 * 2048 + 14 * 32 * 128 (queries) + 14 * 4 * 128 (keys) + 12 * 4 * 768 bytes a token.
-    assert layer_peak_bytes(fewer) == 20 * 2048 + 14 * 4096 + 14 * 512 + 12 * 3072 == 142336
+    # One layer's peak too: 20 * 2048 + 14 * 32 * 128 (queries) + 14 * 4 * 128 (keys) + 12 * 4 * 768 bytes a token,
+    # and the 4 routed copies of the hidden state, in and out of the experts, 4 * 4 * 2048.
+    assert layer_peak_bytes(fewer) == 20 * 2048 + 14 * 4096 + 14 * 512 + 12 * 3072 + 4 * 4 * 2048 == 175104
 
 
 def test_estimate_memory_takes_host_ram():

@@ -1,8 +1,8 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
 memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a
-config.json one term off a tabled model's shape or with multi-token prediction layers (not counted), or whose YaRN
-factor the plan replaces, a pool's GPU type or --gpu named without its memory where the catalogue has it with other
-memory too."""
+config.json one term off a tabled model's shape, with multi-token prediction layers (not counted) or with
+output_router_logits (not counted), or whose YaRN factor the plan replaces, a pool's GPU type or --gpu named without
+its memory where the catalogue has it with other memory too."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
-from solver.memory import GRID
+from solver.memory import GRID, router_logits_bytes
 from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs
 
 
@@ -54,6 +54,21 @@ def note_uncounted_mtp_layers(prog: str, catalog: Catalog, added: str, jobs: Seq
                "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)")
 
 
+def note_router_logits_output(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
+    """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) sets
+    ``output_router_logits`` (`Model.router_logits_output`): what it takes through the forward, which the estimate
+    does not count (`router_logits_bytes`). `jobs`: the cluster jobs that give it."""
+    if not added or not (model := catalog.model(added)).router_logits_output:
+        return
+    kept, one_hot = router_logits_bytes(model)
+    print_note(f"{prog}: note: {added}{_of_jobs(jobs)} sets output_router_logits, not counted: transformers then keeps "
+               "every expert layer's router logits, and a load-balancing loss's softmax, until the model's forward "
+               f"returns (up to {kept / 1024:.1f} KiB a token; transformers 5.12's loss also one-hots all layers' "
+               f"choices at once, {one_hot / 1024:.1f} KiB a token more for a moment), and verl's loss does not use "
+               "that loss and frees them before the backward, whose peak the estimate is; set it false, as Qwen's "
+               "configs do, to spare the forward that memory")
+
+
 def note_replaced_yarn_factor(prog: str, model: Model, factors: Iterable[float]) -> None:
     """A note on stderr where a config.json's own YaRN factor (`Model.config_yarn_factor`) differs from the
     `factors` the best plans write in its place: Trinity sets the factor from the length, and the written lines
@@ -73,9 +88,11 @@ def _of_jobs(jobs: Sequence[str]) -> str:
 
 
 def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
-    """The notes on the model a config.json added (`note_near_tabled_shape`, `note_uncounted_mtp_layers`)."""
+    """The notes on the model a config.json added (`note_near_tabled_shape`, `note_uncounted_mtp_layers`,
+    `note_router_logits_output`)."""
     note_near_tabled_shape(prog, catalog, added, jobs)
     note_uncounted_mtp_layers(prog, catalog, added, jobs)
+    note_router_logits_output(prog, catalog, added, jobs)
 
 
 def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None:

@@ -322,7 +322,8 @@ class Catalog(Frozen):
             # with the context the config gives it
             model = named[0].model_copy(update={"native_context": model.native_context,
                                                 "rope_scaling": model.rope_scaling,
-                                                "config_yarn_factor": model.config_yarn_factor})
+                                                "config_yarn_factor": model.config_yarn_factor,
+                                                "router_logits_output": model.router_logits_output})
         else:
             model = model.model_copy(update={"aliases": ()})
         twin = next((m for m in self.models if m.shape == model.shape), None) if not named else None

@@ -177,7 +177,17 @@ def load_model_config(path: Path | str) -> Model:
                  rope_scaling=str(rope_type) if own else None,
                  config_yarn_factor=float(factor) if rope_type == "yarn" and not own and factor is not None else None,
                  qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config),
-                 uncounted_mtp_layers=_mtp_layers(path, config))
+                 uncounted_mtp_layers=_mtp_layers(path, config),
+                 router_logits_output=_router_logits_output(path, config) and shape["moe"] is not None)
+
+
+def _router_logits_output(path: Path, config: dict[str, Any]) -> bool:
+    """A config.json's ``output_router_logits`` (False where absent or null, as transformers' MoE config classes
+    default it); `TableError` where it is not true, false or null."""
+    given = config.get("output_router_logits")
+    if given is not None and not isinstance(given, bool):
+        raise TableError(f"{path}: output_router_logits: expected true, false or null, got {brief(given)}")
+    return bool(given)
 
 
 def _mtp_layers(path: Path, config: dict[str, Any]) -> int:

@@ -210,11 +210,21 @@ class MoE(Frozen):
     without dense layers."""
 
     @property
+    def routed_width(self) -> int:
+        """The feed-forward width a token passes through in an expert layer: its active experts' and the shared
+        expert's."""
+        return self.active_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
+
+    @property
+    def dense_width(self) -> int:
+        """The feed-forward width of its dense layers; 0 without dense layers."""
+        return self.dense_intermediate_size if self.dense_layers else 0
+
+    @property
     def ffn_width(self) -> int:
         """The widest feed-forward width a token passes through in one layer: its active experts' and the shared
         expert's, or a dense layer's where that is wider."""
-        routed = self.active_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
-        return max(routed, self.dense_intermediate_size if self.dense_layers else 0)
+        return max(self.routed_width, self.dense_width)
 
     def layer_parameters(self, hidden: int) -> int:
         """The parameters of one mixture-of-experts layer's MLP: every expert's gated MLP with its router row, and
@@ -311,6 +321,10 @@ class Model(Frozen):
     """For a model read from a config.json: the multi-token prediction layers it declares
     (``num_nextn_predict_layers``), which its parameters leave out, since transformers does not load them (a note
     says so); 0 otherwise."""
+    router_logits_output: Flag = False
+    """For a mixture of experts read from a config.json: whether it sets ``output_router_logits``, with which
+    transformers keeps every expert layer's router logits and computes the load-balancing loss through the forward
+    (`solver.memory.router_logits_bytes`; not counted: freed before the backward, a note says so); False otherwise."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not
