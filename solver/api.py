@@ -107,6 +107,7 @@ from solver.tables import (
     load_catalog,
     load_fleet,
     load_memory_model,
+    named_jobs,
     path_text,
     read_cells_files,
     shown_value,
@@ -266,11 +267,10 @@ def place(
     for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
-    check_types(("widen", widen, bool))
-    check_choice("minimize", minimize, (None, "nodes"))
     fleet, catalog = _checked_fleet(fleet, weights=weights, workers=workers, memory=memory, margin=margin,
                                     catalog=catalog, progress=progress, estimate=estimate, token_budget=token_budget,
-                                    time_limit_s=time_limit_s, seed=seed, trinity_version=trinity_version)
+                                    time_limit_s=time_limit_s, seed=seed, trinity_version=trinity_version,
+                                    widen=widen, minimize=minimize)
     result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                         workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
                         token_budget=token_budget, widen=widen, trinity_version=trinity_version)
@@ -291,32 +291,52 @@ def buy_nodes(
     seed: int = 0,
     progress: Progress | None = None,
     trinity_version: TrinityVersion | None = None,
+    required: Sequence[str] | None = None,
 ) -> PurchaseResult:
     """The fewest GPUs, then nodes, to add to a fleet's pools (a `Fleet`, or the path of a cluster file) so that every
-    job with a way to run in some pool it may use is placed (`solve cluster --buy`); the jobs with none are named
-    apart. The keywords as `place`'s. Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster
-    file."""
+    job with a way to run in some pool it may use is placed (`solve cluster --buy`), or only those `required` names
+    (the others are placed where room is left); the jobs with none are named apart. The answer holds the placement
+    with the nodes bought. The keywords as `place`'s. Raises `QueryError` (one line) for a bad option, `TableError`
+    for a bad cluster file."""
     from solver.cluster import buy
 
     fleet, catalog = _checked_fleet(fleet, weights=weights, workers=workers, memory=memory, margin=margin,
                                     catalog=catalog, progress=progress, estimate=estimate, token_budget=token_budget,
                                     time_limit_s=time_limit_s, seed=seed, trinity_version=trinity_version)
+    _check_required(required, fleet)
     result = buy(fleet, catalog, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
                  progress=progress, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget,
-                 trinity_version=trinity_version)
+                 trinity_version=trinity_version, required=required)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+
+
+def _check_required(required: Sequence[str] | None, fleet: Fleet) -> None:
+    """`QueryError` unless `required` is None or a list or tuple of names of `fleet`'s jobs, one at least."""
+    check_types(("required", required, list | tuple | None))
+    if required is None:
+        return
+    names = [job.name for job in fleet.jobs]
+    if not required:
+        raise QueryError(f"--required names no job: name one or more of the fleet's jobs ({named_jobs(names)})")
+    for name in required:
+        if name not in names:
+            raise QueryError(f"--required {shown_value(name)}: no job of the fleet is named so; its jobs: "
+                             f"{named_jobs(names)}")
 
 
 def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int, memory: MemoryModel | None,
                    margin: float | None, catalog: Catalog | None, progress: Progress | None, estimate: EstimateMode,
                    token_budget: TokenBudgetMode, time_limit_s: float, seed: int,
-                   trinity_version: TrinityVersion | None) -> tuple[Fleet, Catalog]:
-    """`place`'s and `buy_nodes`' options checked (`QueryError`), and the fleet to place with its catalogue (the
-    shipped one where None), names as the catalogue gives them (`TableError` for a bad cluster file)."""
+                   trinity_version: TrinityVersion | None, widen: bool = True,
+                   minimize: Literal["nodes"] | None = None) -> tuple[Fleet, Catalog]:
+    """`place`'s and `buy_nodes`' options checked (`QueryError`), in one order for both (`widen` and `minimize` are
+    `place`'s alone), and the fleet to place with its catalogue (the shipped one where None), names as the catalogue
+    gives them (`TableError` for a bad cluster file)."""
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
-                ("progress", progress, Callable | None))
+                ("progress", progress, Callable | None), ("widen", widen, bool))
     resolve_margin(memory if memory is not None else load_memory_model(), margin)
+    check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
     check_token_budget(token_budget, estimate)
     check_counts(("--workers", workers, MAX_WORKERS))

@@ -1198,6 +1198,8 @@ class PoolPurchase(Frozen, defer_build=True):
     nodes: int = Field(description="the nodes to buy for the pool (0: none)")
     gpus: int = Field(description="their GPUs: nodes times the pool's gpus_per_node")
     nodes_after: int = Field(description="the pool's nodes with them: the nodes: to write in the cluster file")
+    nodes_used: int = Field(description="the nodes of the pool, with them, that the placement with them uses")
+    gpus_used: int = Field(description="the GPUs the placement with them runs on there, trainer and rollout")
 
 
 class PurchaseResult(_Timed, defer_build=True):
@@ -1216,11 +1218,25 @@ class PurchaseResult(_Timed, defer_build=True):
     fits_nowhere: tuple[Unplaced, ...] = Field(default=(), description=(
         "the jobs that no number of nodes of any pool they may use would run (too long for every GPU type, say), "
         "with why: no purchase counts them"))
+    required: tuple[str, ...] = Field(default=(), description=(
+        "the jobs the purchase must place, in the fleet's order: every job, or those --required names (one in "
+        "fits_nowhere no purchase places); the others are placed where the pools with the nodes bought leave room"))
+    placements: tuple[Placement, ...] = Field(default=(), description=(
+        "the jobs placed on the pools with the nodes bought, as a placement's placements (before growing onto idle "
+        "GPUs; node indexes in the pool with them): the required ones, the most priority of the others, then the "
+        "longer contexts, then the least cost; empty where no purchase was found"))
+    left_out: tuple[str, ...] = Field(default=(), description=(
+        "the jobs not required that the placement with the nodes bought leaves out (those with no way to run are in "
+        "fits_nowhere)"))
+    placement_proven: bool = Field(default=False, description=(
+        "whether the placement's priority of the jobs not required, length and cost are proven the best the "
+        "purchase allows (false where the time limit or Ctrl-C stopped a stage)"))
     host_rounded: tuple[str, ...] = Field(default=(), description="as a placement's: the status is at best feasible")
     undecided_ways: int = Field(default=0, description="as a placement's: the status is at best feasible")
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
-        "the stages the time limit's wall clock stopped ('bought GPUs', 'bought nodes', 'tie-break'): empty, and only "
-        "then, the same file gives the same answer on every run"))
+        "the stages the time limit's wall clock stopped ('bought GPUs', 'bought nodes', then the placement's on the "
+        "purchase: 'priority', 'length', 'cost', 'tie-break'): empty, and only then, the same file gives the same answer "
+        "on every run"))
     memory_model_source: str | None = Field(default=None, description="as a placement's")
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")

@@ -178,10 +178,12 @@ def test_a_placement_of_every_job_notes_no_buy(tmp_path: Path, capsys: pytest.Ca
 def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"status", "gpus", "nodes", "bound", "pools", "fits_nowhere", "host_rounded",
-                           "undecided_ways", "wall_clock_stopped", "memory_model_source", "interrupted"}
+    assert set(result) == {"status", "gpus", "nodes", "bound", "pools", "fits_nowhere", "required", "placements",
+                           "left_out", "placement_proven", "host_rounded", "undecided_ways", "wall_clock_stopped",
+                           "memory_model_source", "interrupted"}
     assert (result["status"], result["gpus"], result["nodes"], result["bound"]) == ("optimal", 16, 2, 16)
-    assert [set(pool) for pool in result["pools"]] == [{"pool", "gpu", "nodes", "gpus", "nodes_after"}] * 2
+    assert [set(pool) for pool in result["pools"]] == [
+        {"pool", "gpu", "nodes", "gpus", "nodes_after", "nodes_used", "gpus_used"}] * 2
     assert (result["wall_clock_stopped"], result["interrupted"], result["fits_nowhere"]) == ([], False, [])
 
 
@@ -233,6 +235,8 @@ def test_the_nodes_stage_cut_short_leaves_the_purchase_feasible(tmp_path: Path, 
 
     monkeypatch.setattr(StopOnInterrupt, "solve", cut_second_stage)
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == (
-        "status: feasible; to place every job, buy 16 GPUs (2 nodes), proven bound 16 GPUs")
-    assert len(solves) == 2  # no tie-break after a stage left unproven
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "status: feasible; to place every job, buy 16 GPUs (2 nodes), proven bound 16 GPUs"
+    assert ("placement not proven the best the purchase allows (the other jobs' priority, length, cost): the time "
+            "limit stopped it (raise --time-limit)") in lines
+    assert len(solves) == 4  # the placement's length and cost on the purchase, but no tie-break after a stage unproven

@@ -52,14 +52,22 @@ def whole_number(least: int, most: int) -> Callable[[str], int]:
     return parse
 
 
-def gpu_names(text: str) -> tuple[str, ...]:
-    """An argparse type: one GPU type's name, or several separated by commas (``a100,h100``), each stripped; an empty
-    one (``a100,``) is refused. The names are the catalogue's to resolve."""
-    names = tuple(name.strip() for name in text.split(","))
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"an empty name in {brief(text)}: give a GPU type, or several separated by "
-                                         "commas (a100,h100)")
-    return names
+def comma_names(kind: str, example: str) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type: one name of a `kind` (``a GPU type``), or several separated by commas (`example`), each
+    stripped; an empty one (``a100,``) is refused."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(name.strip() for name in text.split(","))
+        if not all(names):
+            raise argparse.ArgumentTypeError(f"an empty name in {brief(text)}: give {kind}, or several separated by "
+                                             f"commas ({example})")
+        return names
+
+    return parse
+
+
+gpu_names = comma_names("a GPU type", "a100,h100")
+"""One GPU type's name, or several (``a100,h100``): the catalogue's to resolve."""
 
 
 def gpu_memory(text: str) -> tuple[int | None, int | None]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from solver.api import buy_nodes, place, placement_configs
-from solver.cli.argtypes import path_argument, positive_seconds
+from solver.cli.argtypes import comma_names, path_argument, positive_seconds
 from solver.cli.atomic import (
     errors_named_by,
     not_a_regular_file,
@@ -46,7 +46,7 @@ from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
 from solver.query import DETERMINISTIC_PER_SECOND
 from solver.render import cluster_json, cluster_view, purchase_json, purchase_view
-from solver.results import ClusterResult, Placement, UnplacedCode
+from solver.results import ClusterResult, Placement, PoolCode, ReasonCode, Unplaced, UnplacedCode
 from solver.tables import (
     Catalog,
     Fleet,
@@ -54,6 +54,7 @@ from solver.tables import (
     QueryError,
     Weights,
     checked_fleet,
+    it_or_them,
     load_catalog,
     named_jobs,
     read_fleet,
@@ -63,6 +64,12 @@ from solver.tables import (
 FOR_WANT_OF_ROOM = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
 """The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json) names --buy
 in a note on stderr."""
+
+SHORT_OF_NODES = (PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
+"""Why a pool has no way for a job that more of its nodes may give one: its rollout takes the pool's GPUs, or leaves
+no trainer count a layout on its nodes (a job with no way to run for one of them is named in the --buy note)."""
+SHORT_OF_GPUS = (ReasonCode.BUDGET_BELOW_SMALLEST_COUNT, ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT)
+"""The planner's reasons for a pool's having no plan for a job that more of the pool's GPUs may remove."""
 
 FILE_FIELDS = {
     "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",
@@ -89,7 +96,11 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
     parser.add_argument("--buy", action="store_true",
                         help="instead of placing the jobs, say the fewest nodes to add to the pools (by their GPUs, "
-                        "then nodes) with which every job is placed, and the jobs no number of nodes would place")
+                        "then nodes) with which every job is placed, the placement with them, and the jobs no number "
+                        "of nodes would place")
+    parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
+                        help="with --buy: buy for these jobs only (the others are placed where the nodes bought for "
+                        "them leave room)")
     parser.add_argument("--no-widen", action="store_false", dest="widen",
                         help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "
                         "more GPUs run it faster, or longer for at_least)")
@@ -133,18 +144,34 @@ def run_cluster(args: argparse.Namespace) -> int:
     written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else []
     _print_placement(args, result, fleet, written)
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
-    if not args.json and any(unplaced.reason_code in FOR_WANT_OF_ROOM for unplaced in result.unplaced):
-        print_note(f"solve cluster: note: to place every job: solve cluster {shlex.quote(str(args.file))} --buy names "
-                   "the fewest nodes to add to the pools (and the jobs no number of nodes runs)")
+    if not args.json:
+        _note_buy(args, result.unplaced)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
 
+def _note_buy(args: argparse.Namespace, unplaced: tuple[Unplaced, ...]) -> None:
+    """On stderr, where jobs are left out for want of room, or have no way to run that more nodes may give them
+    (`SHORT_OF_NODES`, `SHORT_OF_GPUS`), that --buy names the fewest nodes to add."""
+    short_of_room = any(job.reason_code in FOR_WANT_OF_ROOM for job in unplaced)
+    wayless = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN and any(
+        pool.reason_code in SHORT_OF_NODES or pool.plan_reason_code in SHORT_OF_GPUS for pool in job.pools)]
+    if not short_of_room and not wayless:
+        return
+    may = f"more nodes may give {it_or_them(len(wayless))} a way to run"
+    why = (f"{named_jobs(wayless)}: no way to run on the pools' nodes as they are, but {may}" if not short_of_room
+           else f"to place every job ({named_jobs(wayless)} too: {may})" if wayless else "to place every job")
+    print_note(f"solve cluster: note: {why}: solve cluster {shlex.quote(str(args.file))} --buy names the fewest nodes "
+               "to add to the pools (and the jobs no number of nodes runs)")
+
+
 def _refuse_beside_buy(args: argparse.Namespace) -> None:
     """`QueryError` for --buy beside an option of a placement: --minimize nodes (--buy places every job already) or
-    --emit-dir (it writes no placement)."""
+    --emit-dir (it writes no placement); and for --required without --buy."""
+    if args.required is not None and not args.buy:
+        raise QueryError("--required without --buy: it names the jobs --buy must place; add --buy")
     if args.buy and args.minimize is not None:
         raise QueryError("--buy with --minimize nodes: --buy places every job on the pools with the nodes it adds; "
                          "give one of them")
@@ -155,23 +182,25 @@ def _refuse_beside_buy(args: argparse.Namespace) -> None:
 
 def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None,
              cells: tuple[tuple[Path, GpuType], ...], written_gpus: dict[str, str]) -> int:
-    """``solve cluster --buy``: the fewest nodes to add so that every job is placed, on stdout; 0 where every job is
-    placed with them, 1 where some job fits no pool's nodes or no purchase was found."""
+    """``solve cluster --buy``: the fewest nodes to add so that every job (or every --required one) is placed, and the
+    placement with them, on stdout; 0 where every required job is placed with them, 1 where one fits no pool's nodes
+    or no purchase was found."""
     progress = ProgressLine()
     result = buy_nodes(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
                        progress=progress, estimate=args.estimate_mode, memory=memory_model_option(args.memory_model),
                        margin=args.margin, token_budget=args.token_budget or "default",
-                       trinity_version=args.trinity_version)
+                       trinity_version=args.trinity_version, required=args.required)
     progress.close()
     if args.json:
         sys.stdout.write(purchase_json(result) + "\n")
     else:
         print_view(purchase_view(result, fleet), "solve cluster")
-    _note_what_was_read((), fleet, catalog, cells, written_gpus)
+    _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best purchase found so far is above", file=sys.stderr)
         return INTERRUPTED
-    return 0 if result.gpus is not None and not result.fits_nowhere else NO_PLAN
+    required_nowhere = {unplaced.job for unplaced in result.fits_nowhere} & set(result.required)
+    return 0 if result.gpus is not None and not required_nowhere else NO_PLAN
 
 
 def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> None:

@@ -1,18 +1,21 @@
-"""What to buy (`buy`): the fewest nodes to add to the fleet's pools so that every job is placed, weighed by their
-GPUs (a node of 8 GPUs counts 8, so two nodes of 4 tie with it and the fewer nodes break the tie). CP-SAT decides:
-the placement model of ``--minimize nodes`` (every job placed) on the pools raised to a bound, with a count of nodes
-bought per pool (`add_bought_nodes`), minimised. The jobs no number of nodes would run are named apart."""
+"""What to buy (`buy`): the fewest nodes to add to the fleet's pools so that every job (or every required one) is
+placed, weighed by their GPUs (a node of 8 GPUs counts 8, so two nodes of 4 tie with it and the fewer nodes break the
+tie). CP-SAT decides: the placement model on the pools raised to a bound, each required job placed, with a count of
+nodes bought per pool (`add_bought_nodes`), minimised; then, on the purchase, the placement's own stages (the other
+jobs' priority, length, cost, tie-break), whose placement comes with the answer. The jobs no number of nodes would
+run are named apart."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import replace
 from functools import partial
 from math import ceil, inf
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.model import add_bought_nodes, build_placement_model, tie_break
+from solver.cluster.model import PlacementModel, add_bought_nodes, build_placement_model
 from solver.cluster.options import (
     Option,
     Planner,
@@ -22,6 +25,7 @@ from solver.cluster.options import (
     layout,
     ways_in_pool,
 )
+from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import unplaced_without_a_way, why_no_option
 from solver.cluster.search import (
     READ_BACK_S,
@@ -30,7 +34,9 @@ from solver.cluster.search import (
     Search,
     StopOnInterrupt,
     greedy_start,
+    node_indexes,
     placement_solver,
+    placement_stages,
     solve_stages,
 )
 from solver.query import (
@@ -41,7 +47,7 @@ from solver.query import (
     TrinityVersion,
     check_token_budget,
 )
-from solver.results import PoolPurchase, PurchaseResult, Status, Unplaced
+from solver.results import Placement, PoolPurchase, PurchaseResult, Status, Unplaced
 from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Fleet, MemoryModel, Weights, load_weights
 
 
@@ -59,10 +65,14 @@ def buy(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     trinity_version: TrinityVersion | None = None,
+    required: Collection[str] | None = None,
 ) -> PurchaseResult:
     """The fewest GPUs (then nodes) to add to `fleet`'s pools so that every job with a way to run in some pool it may
-    use is placed, as `place` places them, with the jobs that have none named apart; the options as `place`'s."""
+    use is placed, as `place` places them (only the jobs named in `required`, where given: the others where room is
+    left), with the jobs that have none named apart, and the placement with the nodes bought; the options as
+    `place`'s."""
     started = time.monotonic()
+    must = [job.name for job in fleet.jobs if required is None or job.name in required]
     check_token_budget(token_budget, estimate)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                       estimate, time_limit_s, memory, margin, token_budget, trinity_version)
@@ -81,36 +91,55 @@ def buy(
     placed = [job for job in range(len(fleet.jobs)) if job not in stuck]
     if not placed:
         return PurchaseResult(status="infeasible", gpus=None, nodes=None, bound=None, pools=(),
-                              fits_nowhere=fits_nowhere, undecided_ways=planner.undecided,
+                              fits_nowhere=fits_nowhere, required=tuple(must), undecided_ways=planner.undecided,
                               wall_time_s=time.monotonic() - started)
     index = {job: new for new, job in enumerate(placed)}
     options = [replace(option, job=index[option.job]) for option in options]
     jobs = {"jobs": tuple(fleet.jobs[job] for job in placed)}
     owned, raised = fleet.model_copy(update=jobs), raised.model_copy(update=jobs)
-    built = build_placement_model(raised, options, every_job=True)
+    built = build_placement_model(raised, options, every_job=False)
+    _place_required(built, options, [index[job] for job in placed if fleet.jobs[job].name in must])
     bought = add_bought_nodes(built, owned, options, tiers, most)
-    stages = [("bought GPUs", sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools)), False),
-              ("bought nodes", sum(bought), False), ("tie-break", tie_break(raised, options, built), False)]
+    bought_gpus = sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools))
+    purchase: list[tuple[str, cp_model.LinearExprT, bool]] = [
+        ("bought GPUs", bought_gpus, False), ("bought nodes", sum(bought), False)]
+    # The placement's stages on the purchase; its priority stage only where some job may be left out.
+    placing = placement_stages(raised, options, built, every_job=False)[0 if len(must) < len(fleet.jobs) else 1:]
     solver = placement_solver(workers, seed)
     deadline = started + time_limit_s * SEARCH_SHARE - READ_BACK_S
+    budget = DETERMINISTIC_PER_SECOND * time_limit_s
+    report = None if progress is None else partial(ProgressCallback, report=progress, started=started)
     with StopOnInterrupt(solver) as interrupt:
-        staged = solve_stages(greedy_start(raised, options, built), built, stages, interrupt, deadline,
-                              DETERMINISTIC_PER_SECOND * time_limit_s, lambda bound: max(bound, 0),
-                              None if progress is None else partial(ProgressCallback, report=progress,
-                                                                    started=started))
-    search = staged.search
+        staged = solve_stages(greedy_start(raised, options, built), built, purchase, interrupt, deadline, budget,
+                              lambda bound: max(bound, 0), report)
+        search = staged.search if staged.first_failed is not None else solve_stages(
+            staged.search, built, placing, interrupt, deadline, budget - staged.spent, int, report).search
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
-                             host_rounded=host_rounded, undecided_ways=planner.undecided,
-                             wall_clock_stopped=search.wall_clock_stopped, interrupted=interrupt.caught)
+                             required=tuple(must), host_rounded=host_rounded, undecided_ways=planner.undecided,
+                             wall_clock_stopped=staged.search.wall_clock_stopped, interrupted=interrupt.caught)
     if staged.first_failed is not None:  # no purchase found (none exists only where CP-SAT proved it)
         failed: Status = "infeasible" if staged.first_failed == cp_model.INFEASIBLE else "unknown"
         return unfound.model_copy(update={"status": failed, "wall_time_s": time.monotonic() - started})
-    pools = _purchase(fleet, options, search)
-    proven = search.proven and not host_rounded and not planner.undecided
+    extra = _bought(fleet, options, search)
+    after = _raised(owned, extra)
+    placements = _placements(planner, after, options, search)
+    pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=more, gpus=more * pool.gpus_per_node,
+                               nodes_after=pool.nodes + more, nodes_used=use.nodes_used, gpus_used=use.gpus_used)
+                  for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
+    proven = staged.search.proven and not host_rounded and not planner.undecided
     return unfound.model_copy(update={
         "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
-        "nodes": sum(pool.nodes for pool in pools), "bound": search.bound, "pools": pools,
-        "wall_time_s": time.monotonic() - started})
+        "nodes": sum(pool.nodes for pool in pools), "bound": staged.search.bound, "pools": pools,
+        "placements": placements, "wall_clock_stopped": search.wall_clock_stopped,
+        "left_out": tuple(job.name for job in owned.jobs if job.name not in must
+                          and job.name not in {placement.job for placement in placements}),
+        "placement_proven": search.proven and not interrupt.caught, "wall_time_s": time.monotonic() - started})
+
+
+def _place_required(built: PlacementModel, options: list[Option], required: list[int]) -> None:
+    """Each of the `required` jobs (indexes) runs one of its ways (the model lets every job run one at most)."""
+    for job in required:
+        built.model.add_exactly_one(x for option, x in zip(options, built.chosen) if option.job == job)
 
 
 def _raised(fleet: Fleet, extra: list[int]) -> Fleet:
@@ -157,15 +186,21 @@ def _fits_nowhere(planner: Planner, fleet: Fleet, job: int) -> Unplaced:
     return unplaced_without_a_way(fleet.jobs[job], why_no_option(planner, fleet, job))
 
 
-def _purchase(fleet: Fleet, options: list[Option], search: Search) -> tuple[PoolPurchase, ...]:
+def _bought(fleet: Fleet, options: list[Option], search: Search) -> list[int]:
     """The nodes the search's placement needs beyond each pool's own (read back from the placement: the counts bought
     are at least these, and no more where their total is the least)."""
     chosen = [option for option, value in zip(options, search.values) if value]
-    purchase = []
+    extra = []
     for index, pool in enumerate(fleet.pools):
         filled = sum(count for (at, _), count in search.counts.items() if at == index)
         used = filled + sum(option.whole_nodes for option in chosen if option.pool == index)
-        extra = max(used - pool.nodes, 0)
-        purchase.append(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=extra, gpus=extra * pool.gpus_per_node,
-                                     nodes_after=pool.nodes + extra))
-    return tuple(purchase)
+        extra.append(max(used - pool.nodes, 0))
+    return extra
+
+
+def _placements(planner: Planner, fleet: Fleet, options: list[Option], search: Search) -> tuple[Placement, ...]:
+    """The search's placement on `fleet` (the pools with the nodes bought), as `place` gives one before widening."""
+    chosen = {option.job: option for option, value in zip(options, search.values) if value}
+    nodes = node_indexes(fleet, chosen, search.counts)
+    first_gpu = first_gpus((job, option, nodes[job][0]) for job, option in sorted(chosen.items()))
+    return tuple(as_placement(planner, fleet, chosen[job], nodes[job], first_gpu[job]) for job in sorted(chosen))

@@ -131,7 +131,7 @@ def place(
         return _none_placed(planned, stuck, unplaced)
     options = planned.options
     built = build_placement_model(fleet, options, every_job)
-    stages = _stages(fleet, options, built, every_job)
+    stages = placement_stages(fleet, options, built, every_job)
     start = greedy_start(fleet, options, built)
     solver = placement_solver(workers, seed)
     building_s = time.monotonic() - started - planned.planning_s
@@ -285,8 +285,8 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
                          undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)
 
 
-def _stages(fleet: Fleet, options: list[Option], built: PlacementModel,
-            every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
+def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
+                     every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
     """The objectives `solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
     placed jobs (with `every_job`, the fewest nodes used instead), the length the ``at_least`` jobs gain, the
     least total cost, and last a tie-break."""
@@ -467,14 +467,14 @@ def _decode(
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     hints: _Hints | None = None,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
-    """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
+    """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
     priority places them); the hints of smaller asks, on the placement as grown, are asked within `hints`' time
     (None: no hints). Last, the steps the wall clock stopped (``widening``, ``hints``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
-    nodes = _node_indexes(fleet, chosen, counts)
+    nodes = node_indexes(fleet, chosen, counts)
     placed = dict(chosen)
     widened = None if widen_by is None else widen_jobs(planner, fleet, chosen, nodes, seed, widen_by)
     if widened is not None:
@@ -492,8 +492,8 @@ def _decode(
     return placements, unplaced, stopped
 
 
-def _node_indexes(fleet: Fleet, chosen: dict[int, Option],
-                  counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> dict[int, list[int]]:
+def node_indexes(fleet: Fleet, chosen: dict[int, Option],
+                 counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> dict[int, list[int]]:
     """The nodes of its pool each chosen option (job -> option) takes: whole-node jobs first, then the nodes that
     the chosen patterns (`counts`) fill, in order."""
     nodes: dict[int, list[int]] = {}

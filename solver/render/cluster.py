@@ -16,7 +16,7 @@ from solver.render.layout import TableOrBlocks
 from solver.render.phrases import LOWERED_NOTE
 from solver.render.styles import setting_style
 from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, Unplaced, index_range
-from solver.tables import Fleet, Pool, and_joined, counted, named_jobs, shown_number
+from solver.tables import Fleet, Pool, and_joined, counted, it_or_them, named_jobs, shown_number
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
@@ -164,10 +164,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
-    renderables += _placed_cautions(result)
-    ungiven = {job.name for job in fleet.jobs if not job.rollout_gpus_given}
-    if unasked := [placement.job for placement in result.placements if placement.job in ungiven]:
-        renderables.append(Text(f"note: {named_jobs(unasked)}: {NO_ROLLOUT_GPUS_NOTE}", style="yellow"))
+    renderables += [*_placed_cautions(result.placements), *_no_rollout_gpus_given(result.placements, fleet)]
     if result.unplaced:
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
                                                            f"{len(fleet.jobs)}"))
@@ -237,10 +234,18 @@ def _unproven_warnings(wall_clock_stopped: tuple[str, ...], host_rounded: tuple[
     return warnings
 
 
-def _placed_cautions(result: ClusterResult) -> list[Text]:
+def _no_rollout_gpus_given(placements: tuple[Placement, ...], fleet: Fleet) -> list[Text]:
+    """The note on the placed jobs that give no rollout_gpus (`NO_ROLLOUT_GPUS_NOTE`), where any do."""
+    ungiven = {job.name for job in fleet.jobs if not job.rollout_gpus_given}
+    if unasked := [placement.job for placement in placements if placement.job in ungiven]:
+        return [Text(f"note: {named_jobs(unasked)}: {NO_ROLLOUT_GPUS_NOTE}", style="yellow")]
+    return []
+
+
+def _placed_cautions(placements: tuple[Placement, ...]) -> list[Text]:
     """The cautions `solve` would give the placed plans, each once, with the jobs it is about."""
     cautioned: dict[str, list[str]] = {}
-    for placement in result.placements:
+    for placement in placements:
         for caution in placement.plan.cautions:
             cautioned.setdefault(caution, []).append(placement.job)
     cautions = []
@@ -279,14 +284,18 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     return view
 
 
-PURCHASE_NOTE = "with each pool's nodes: set to its 'nodes then', solve cluster places the jobs: rerun it to see where"
-"""The line under what to buy: how to see the placement it makes possible."""
+PURCHASE_NOTE = ("the placement with them, before jobs grow onto idle GPUs: set each pool's nodes: to its 'nodes then' "
+                 "and run solve cluster (--emit-dir writes the configs)")
+"""The line under what to buy: the placement it makes possible follows, and how to get its configs."""
+OWN_NODES_NOTE = "the placement, before jobs grow onto idle GPUs (solve cluster --emit-dir writes the configs)"
+"""The line above the placement where nothing is bought."""
 
 
 def purchase_view(result: PurchaseResult, fleet: Fleet) -> Group:
     """What `solve cluster --buy` found: its status, the nodes to add to each pool (and the pool's nodes then), what
-    leaves it unproven, and the jobs that no number of nodes would place."""
-    renderables: list[Any] = [_purchase_status(result)]
+    leaves it unproven, the placement with them (a table per pool, as a placement's), the jobs not required that it
+    leaves out, and the jobs that no number of nodes would place."""
+    renderables: list[Any] = [_purchase_status(result, fleet)]
     if result.memory_model_source:
         renderables.append(Text(f"memory model: {result.memory_model_source}"))
     renderables += _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways, "",
@@ -298,7 +307,9 @@ def purchase_view(result: PurchaseResult, fleet: Fleet) -> Group:
         for pool, bought in zip(fleet.pools, result.pools, strict=True):
             view.add_row(pool.name, pool.gpu, str(pool.nodes), f"+{bought.nodes}" if bought.nodes else "0",
                          str(bought.gpus), str(bought.nodes_after))
-        renderables += [view, Text(PURCHASE_NOTE, style="dim")]
+        renderables.append(view)
+    if result.placements:
+        renderables += _placement_with_purchase(result, fleet)
     if result.fits_nowhere:
         renderables.append(_unplaced_view(result.fits_nowhere, f"jobs no purchase places: {len(result.fits_nowhere)} "
                                                                f"of {len(fleet.jobs)} (no way to run on any pool's "
@@ -306,17 +317,43 @@ def purchase_view(result: PurchaseResult, fleet: Fleet) -> Group:
     return Group(*renderables)
 
 
-def _purchase_status(result: PurchaseResult) -> Text:
+def _placement_with_purchase(result: PurchaseResult, fleet: Fleet) -> list[Any]:
+    """The placement on the pools with the nodes bought: how to get it, whether it is proven the best the purchase
+    allows, a table per pool (its title with the nodes bought), the cost note and cautions, the jobs left out."""
+    lines: list[Any] = [Text(PURCHASE_NOTE if result.gpus else OWN_NODES_NOTE, style="dim")]
+    if not result.placement_proven:
+        lines.append(Text("placement not proven the best the purchase allows (the other jobs' priority, length, cost): "
+                          "the time limit stopped it (raise --time-limit)", style="yellow"))
+    for pool, bought in zip(fleet.pools, result.pools, strict=True):
+        after = pool.model_copy(update={"nodes": bought.nodes_after})
+        use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
+                      nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
+        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name]))
+    lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
+              *_no_rollout_gpus_given(result.placements, fleet)]
+    if result.left_out:
+        lines.append(Text(f"left out (not required): {named_jobs(result.left_out)}: no room "
+                          f"{'' if result.placement_proven else 'found '}for "
+                          f"{it_or_them(len(result.left_out))} beside the required jobs on the pools with the nodes "
+                          "bought", style="yellow"))
+    return lines
+
+
+def _purchase_status(result: PurchaseResult, fleet: Fleet) -> Text:
     """The status line of what to buy: the GPUs and nodes, and how far they are proven the fewest."""
     if result.gpus is None:
         why = {"infeasible": "no job has a way to run on any pool's nodes, so nothing to buy places one",
                "unknown": ("interrupted" if result.interrupted else "time ran out")
                + " before the search found a purchase that places every job (raise --time-limit)"}
         return Text(f"status: {result.status}: {why.get(result.status, '')}", style="bold red")
-    jobs = "every job" if not result.fits_nowhere else "every job with a way to run"
+    nowhere = {job.job for job in result.fits_nowhere}
+    if len(result.required) < len(fleet.jobs):
+        jobs = f"the required {'job' if len(result.required) == 1 else 'jobs'} ({named_jobs(result.required)})"
+        jobs += " with a way to run" if nowhere & set(result.required) else ""
+    else:
+        jobs = "every job" if not nowhere else "every job with a way to run"
     if not result.gpus:
-        return Text(f"status: {result.status}; nothing to buy: {jobs} fits the pools as they are "
-                    "(solve cluster places them)", style="bold")
+        return Text(f"status: {result.status}; nothing to buy: the pools as they are place {jobs}", style="bold")
     bound = ("proven the fewest" if result.status == "optimal" else
              f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
     return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
