@@ -118,7 +118,14 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve: error: unrecognized arguments: --jsn --exat (did you mean --json?)\n"),
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--offlaod"],
          "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
-        (["--model", "4B", "--len", "8k", "--gpu-typo"], "solve: error: unrecognized arguments: --gpu-typo\n"),
+        (["--model", "4B", "--len", "8k", "--gpu-colour"], "solve: error: unrecognized arguments: --gpu-colour\n"),
+        # a typo of another tool's name for an option (--lenght for --length, --gpu-typo for --gpu-type): the option
+        # that name means; none where this command lacks it (solve tables has no --len)
+        (["--model", "4B", "--lenght", "32k"],
+         "solve: error: unrecognized arguments: --lenght 32k (did you mean --len?)\n"),
+        (["--model", "4B", "--len", "8k", "--gpu-typo"],
+         "solve: error: unrecognized arguments: --gpu-typo (did you mean --gpu?)\n"),
+        (["tables", "--lenght", "8k"], "solve tables: error: unrecognized arguments: --lenght 8k\n"),
         # another tool's name for an option (Trinity's max_model_len, torchrun's nproc_per_node): the option meant
         (["--model", "4B", "--max-model-len", "32k"],
          "solve: error: unrecognized arguments: --max-model-len 32k (did you mean --len?)\n"),
