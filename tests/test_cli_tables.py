@@ -221,6 +221,11 @@ def test_json_for_one_model_across_all_tables(cli):
                                  "map, examples, or none to plan\n")),
         (["example"], ("solve: error: unknown command 'example' (did you mean examples?); commands: tables, "
                        "cluster, calibrate, memory, map, examples, or none to plan\n")),
+        # the start of one command alone: that command; of two (m: memory, map), none
+        (["mem", "--model", "4B"], ("solve: error: unknown command 'mem' (did you mean memory?); commands: tables, "
+                                    "cluster, calibrate, memory, map, examples, or none to plan\n")),
+        (["m"], ("solve: error: unknown command 'm'; commands: tables, cluster, calibrate, memory, map, examples, or "
+                 "none to plan\n")),
         (["explain", "--model", "4B"], ("solve: error: unknown command 'explain' (did you mean the option "
                                         "--explain?); commands: tables, cluster, calibrate, memory, map, examples, "
                                         "or none to plan\n")),
