@@ -118,7 +118,14 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve: error: unrecognized arguments: --jsn --exat (did you mean --json?)\n"),
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--offlaod"],
          "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
-        (["--model", "4B", "--len", "8k", "--gpu-typo"], "solve: error: unrecognized arguments: --gpu-typo\n"),
+        (["--model", "4B", "--len", "8k", "--gpu-colour"], "solve: error: unrecognized arguments: --gpu-colour\n"),
+        # a typo of another tool's name for an option (--lenght for --length, --gpu-typo for --gpu-type): the option
+        # that name means; none where this command lacks it (solve tables has no --len)
+        (["--model", "4B", "--lenght", "32k"],
+         "solve: error: unrecognized arguments: --lenght 32k (did you mean --len?)\n"),
+        (["--model", "4B", "--len", "8k", "--gpu-typo"],
+         "solve: error: unrecognized arguments: --gpu-typo (did you mean --gpu?)\n"),
+        (["tables", "--lenght", "8k"], "solve tables: error: unrecognized arguments: --lenght 8k\n"),
         # another tool's name for an option (Trinity's max_model_len, torchrun's nproc_per_node): the option meant
         (["--model", "4B", "--max-model-len", "32k"],
          "solve: error: unrecognized arguments: --max-model-len 32k (did you mean --len?)\n"),
@@ -214,6 +221,11 @@ def test_json_for_one_model_across_all_tables(cli):
                                  "map, examples, or none to plan\n")),
         (["example"], ("solve: error: unknown command 'example' (did you mean examples?); commands: tables, "
                        "cluster, calibrate, memory, map, examples, or none to plan\n")),
+        # the start of one command alone: that command; of two (m: memory, map), none
+        (["mem", "--model", "4B"], ("solve: error: unknown command 'mem' (did you mean memory?); commands: tables, "
+                                    "cluster, calibrate, memory, map, examples, or none to plan\n")),
+        (["m"], ("solve: error: unknown command 'm'; commands: tables, cluster, calibrate, memory, map, examples, or "
+                 "none to plan\n")),
         (["explain", "--model", "4B"], ("solve: error: unknown command 'explain' (did you mean the option "
                                         "--explain?); commands: tables, cluster, calibrate, memory, map, examples, "
                                         "or none to plan\n")),

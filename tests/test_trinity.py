@@ -697,12 +697,23 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
                 "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 2}}\n"
             ),
             {},
-            "t.yaml: cluster.node_num x cluster.gpu_per_node = 4 GPUs: no trainer GPU is left after 4 rollout GPUs",
+            ("t.yaml: cluster.node_num x cluster.gpu_per_node = 4 GPUs: no trainer GPU is left after 4 rollout GPUs "
+             "(explorer.rollout_model.engine_num x each engine's GPUs): the trainer takes GPUs of its own beside the "
+             "rollout's, so give the rollout at most 3 of the 4"),
         ),
         (
             "model: {model_path: q/Qwen3-4B}\ncluster: {gpu_per_node: 2}\nexplorer: {rollout_model: {engine_num: 4}}\n",
             {},
-            "t.yaml: cluster.node_num x cluster.gpu_per_node = 2 GPUs: no trainer GPU is left",
+            ("t.yaml: cluster.node_num x cluster.gpu_per_node = 2 GPUs: no trainer GPU is left after 4 rollout GPUs "
+             "(explorer.rollout_model.engine_num x each engine's GPUs): the trainer takes GPUs of its own beside the "
+             "rollout's, so give the rollout at most 1 of the 2"),
+        ),
+        (  # one GPU in all (a rented one): mode both cannot run, whatever the rollout takes
+            "model: {model_path: q/Qwen3-4B}\ncluster: {gpu_per_node: 1}\n",
+            {},
+            ("t.yaml: cluster.node_num x cluster.gpu_per_node = 1 GPU: no trainer GPU is left after 1 rollout GPU "
+             "(explorer.rollout_model.engine_num x each engine's GPUs): the trainer takes GPUs of its own beside the "
+             "rollout's, so the cluster needs 2 GPUs at least, one for each"),
         ),
         ("model: q/Qwen3-4B\n", {}, "t.yaml: model must be a mapping"),
         ("model:\n  model_path: q/Qwen3-4B\n  model_path: q/Qwen3-8B\n", {}, "t.yaml: line 3: key 'model_path' appears twice"),

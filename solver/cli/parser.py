@@ -44,6 +44,19 @@ MEANT = {
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node) or another command's, hyphens
 for underscores, and the options they mean, in order: an unknown option is told the first of them the command has."""
 
+
+def _one_typo_apart(written: str, name: str) -> bool:
+    """Whether `written` is `name` with one typo: a character changed, left out, added, or swapped with the next
+    (--lenght, --legth for --length); not two (--nodes is not --models)."""
+    if abs(len(written) - len(name)) > 1 or written == name:
+        return False
+    shorter = min(len(written), len(name))
+    start = next((at for at in range(shorter) if written[at] != name[at]), shorter)  # the first character that differs
+    rest, other_rest = written[start:], name[start:]
+    swapped = rest[:2][::-1] == other_rest[:2] and rest[2:] == other_rest[2:]
+    return swapped or rest[1:] == other_rest[1:] or rest[1:] == other_rest or rest == other_rest[1:]
+
+
 NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count")
 """Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
 (--gpus, on nodes of --node-gpus) answers with that count."""
@@ -110,14 +123,20 @@ class Parser(argparse.ArgumentParser):
     def _meant(self, option: str, typos: bool = True) -> str | None:
         """The option of this command that the unknown `option` most likely means: the same with hyphens for
         underscores (--train_batch_size), the first of `MEANT`'s for it that this command has (--max-model-len:
-        --len; solve map's --gpus: --gpus-up-to), or with `typos`, one a typo away (--maximise: --maximize); None
-        where none is."""
+        --len; solve map's --gpus: --gpus-up-to), or with `typos`, one a typo away (--maximise: --maximize), else the
+        option meant by a name of `MEANT`'s a typo away (--lenght, for --length: --len); None where none is."""
         known = [name for name in self._option_string_actions if name.startswith("--")]
         spelled = option.lower().replace("_", "-")
-        named = [spelled] if spelled in known else [
-            meant for meant in MEANT.get(spelled, ()) if meant.split()[0] in known]
+        named = [spelled] if spelled in known else self._meant_by(spelled, known)
         close = difflib.get_close_matches(option, known, n=1, cutoff=0.8) if typos else []
-        return next(iter(named or close), None)
+        other_names = [name for name in MEANT if typos and _one_typo_apart(spelled, name)]
+        return next(iter(named or close or [meant for name in other_names for meant in self._meant_by(name, known)]),
+                    None)
+
+    @staticmethod
+    def _meant_by(name: str, known: Collection[str]) -> list[str]:
+        """The options of `known` that `MEANT` says another tool's `name` means, in its order."""
+        return [meant for meant in MEANT.get(name, ()) if meant.split()[0] in known]
 
     def _command_named(self, option: str) -> str | None:
         """The other command an unknown `option` or stray word names (``solve --memory`` or ``solve --gpu h100

@@ -170,9 +170,12 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, 
         raise ConfigError(f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
     trainer_gpus = total - rollout
     if trainer_gpus < 1:
+        room = (f"give the rollout at most {total - 1} of the {total}" if total > 1 else
+                "the cluster needs 2 GPUs at least, one for each")
         raise ConfigError(
             f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left "
-            f"after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs)"
+            f"after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs): the "
+            f"trainer takes GPUs of its own beside the rollout's, so {room}"
         )
     return gpu_per_node, trainer_gpus
 
