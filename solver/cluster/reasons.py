@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from solver.cluster.model import fewest_gpus
 from solver.cluster.options import (
     Footprint,
     NoWayReason,
@@ -577,12 +578,7 @@ def _way_without(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, 
 def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
     """What the jobs need at the least against what the fleet has, in words: the GPUs of each job's smallest
     way to run (whole nodes counted whole), summed; and what to do."""
-    fewest: dict[int, int] = {}
-    pools: dict[int, set[int]] = {}
-    for option in options:
-        gpus = option.gpus_taken(fleet.pools[option.pool].gpus_per_node)
-        fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
-        pools.setdefault(option.job, set()).add(option.pool)
+    fewest, pools = fewest_gpus(fleet, options)
     after = "; without --minimize nodes, as many as fit are placed"
     host = any(option.host_tenths > 0 for option in options)  # a pool's host memory holds what the jobs need too
     packing = ("but their layouts, with the host memory they need on a node, do not pack into the nodes"
