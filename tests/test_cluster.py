@@ -2917,7 +2917,8 @@ def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory
     rounded = json.loads(place(fleet_of(instance, tmp_path / "rounded"), CATALOG, minimize="nodes").model_dump_json())
     assert (rounded["status"], rounded["placements"], rounded["host_rounded"]) == ("unknown", [], ["a100"])
     assert {(entry["reason"], entry["reason_code"]) for entry in rounded["unplaced"]} == {(
-        "the jobs do not all fit the fleet with the host memory of a100 rounded up; they may with the exact figures",
+        ("the jobs do not all fit the fleet with the host memory of a100 rounded up; they may with the exact figures, "
+         "which fewer jobs per run may keep"),
         "host-memory-rounded")}
 
 

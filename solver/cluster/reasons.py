@@ -612,7 +612,8 @@ def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
         if verdict == "infeasible" else
         (UnplacedCode.INTERRUPTED, "interrupted before a placement was found") if interrupted else
         (UnplacedCode.HOST_MEMORY_ROUNDED, (f"the jobs do not all fit the fleet with the host memory of "
-                                            f"{', '.join(host_rounded)} rounded up; they may with the exact figures"))
+                                            f"{', '.join(host_rounded)} rounded up; they may with the exact "
+                                            "figures, which fewer jobs per run may keep"))
         if host_rounded else
         (UnplacedCode.TIME_LIMIT, "no placement found within the time limit (raise --time-limit)"))
     return tuple(Unplaced(job=job.name, reason=reason, reason_code=code) for job in fleet.jobs)
