@@ -51,8 +51,8 @@ def _no_search_work(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return given
 
 
-def test_a_fleet_too_small_for_its_jobs_is_proven_so_with_no_search_work(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch):
+def test_a_fleet_too_small_for_its_jobs_is_proven_so_with_no_search_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # 10 jobs that take 46 GPUs at their fewest, on 16: proven as the model loads, where before the first stage
     # needed search work to prove it (and without it, the answer was `unknown`: time ran out).
     given = _no_search_work(monkeypatch)
@@ -71,9 +71,9 @@ def test_jobs_too_many_for_the_one_pool_they_may_use_are_proven_so_with_no_searc
     _no_search_work(monkeypatch)
     result = place(_fleet(tmp_path, jobs=6, a100_nodes=4, pinned=2), CATALOG, minimize="nodes")
     assert (result.status, result.wall_clock_stopped) == ("infeasible", ())
-    assert {entry.reason for entry in result.unplaced} == {
+    assert {entry.reason for entry in result.unplaced} == {(
         "the jobs do not all fit the fleet together: the 2 jobs only pool h20 can run (job-0, job-1) take at their "
-        "fewest 13 GPUs, more than its 8; without --minimize nodes, as many as fit are placed"}
+        "fewest 13 GPUs, more than its 8; without --minimize nodes, as many as fit are placed")}
 
 
 def test_a_fleet_too_small_is_proven_where_the_wall_clock_leaves_the_search_nothing(
