@@ -70,3 +70,43 @@ def test_a_pinned_sp_leaves_the_other_degrees_to_the_pin(cli):
     _, out, _ = cli(*ISSUE_1226, "--sp", "1", "--json")
     (answer,) = json.loads(out)
     assert not {item["rule"] for item in answer["explanation"]} & {"sp_divides_gpus", "sp_kv_heads"}
+
+
+LONGEST_30B_A3B = ("--maximize", "len", "--gpus", "8", "--model", "30B-A3B")
+
+
+@pytest.mark.parametrize(("gpu", "length", "factor"), [("H100-80GB", 210944, "5.15"), ("H200-141GB", 388096, "9.475")])
+def test_a_longest_context_past_yarns_validated_length_says_so_first_in_text_json_and_config(
+        cli, gpu: str, length: int, factor: str):
+    status, out, err = cli(*LONGEST_30B_A3B, "--gpu", gpu)
+    assert (status, err) == (0, "")
+    assert (f"max_model_len  {length}, past the validated 131072 (YaRN rope scaling, factor {factor}; longer than YaRN "
+            "is validated for") in out
+    apply = out[out.index("\nexport PYTORCH_CUDA_ALLOC_CONF"):].splitlines()
+    assert apply[2:4] == [("# max_model_len past the validated 131072: check the model's quality at this length, or "
+                           "plan --len 131072"), f"model.max_model_len: {length}"]
+    status, out, _ = cli(*LONGEST_30B_A3B, "--gpu", gpu, "--emit", "trinity")
+    assert status == 0 and (f"# plan: Env + Offload + SP=8 on 8 {gpu} trainer GPUs, max_model_len {length}, past "
+                            "the validated 131072 (check the model's quality at this length, or plan --len 131072)\n"
+                            ) in out
+    status, out, _ = cli(*LONGEST_30B_A3B, "--gpu", gpu, "--json")
+    (answer,) = json.loads(out)
+    best = answer["plans"][0]
+    assert (status, best["max_model_len"], best["rope_scaling_factor"], best["yarn_beyond_validated"]) == (
+        0, length, float(factor), True)
+    validated = answer["validated"]
+    assert "past-validated-length" in best["caution_codes"] and validated["max_model_len"] == 131072
+    if gpu == "H100-80GB":  # docs/guide.md: 131072 on the same plan
+        assert [validated[key] for key in ("gpus", "env", "offload", "sp")] == [8, True, True, 8]
+
+
+def test_the_length_a_past_validated_answer_names_has_no_such_words(cli):
+    status, out, _ = cli("--len", "131072", "--gpus", "8", "--model", "30B-A3B", "--gpu", "h100")
+    assert status == 0 and "max_model_len  131072 (YaRN rope scaling, factor 3.2)\n" in out
+    _, fragment, _ = cli("--len", "131072", "--gpus", "8", "--model", "30B-A3B", "--gpu", "h100", "--emit", "trinity")
+    assert "past the validated" not in out + fragment and "max_model_len 131072\n" in fragment
+
+
+def test_the_past_validated_words_are_yellow(cli, coloured_screen):
+    cli(*LONGEST_30B_A3B, "--gpu", "h100")
+    assert "\x1b[1;33m210944, past the validated 131072" in coloured_screen.getvalue()
