@@ -712,6 +712,8 @@ class _Words:
     def _no_table(self, n: int) -> str:
         """That no table speaks for `n` GPUs: none of the GPU type names the model at all, or none for `n`
         GPUs (nor, `_nor_fewer`, a cell of a table for fewer)."""
+        if not self.data.rows and not self.catalog.tabled_counts(self.data.gpu):
+            return f"on {self.gpus(n)}: no table speaks for {self.data.gpu} (none has its memory)"
         if not self.data.rows:
             return f"on {self.gpus(n)}: no {self.data.gpu} table names {self.data.model}"
         return f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
