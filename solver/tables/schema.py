@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
+from fractions import Fraction
 from math import ceil, floor
 from typing import Annotated, Any
 
@@ -347,14 +348,36 @@ class Model(Frozen):
                 self.logit_softcapping, latent)
 
     @property
+    def idle_expert_parameters(self) -> int:
+        """Parameters a token does not pass through: 0 for a dense model; for a mixture of experts, the gated MLPs
+        of the experts it does not take in its mixture-of-experts layers."""
+        if self.moe is None:
+            return 0
+        idle = (self.num_layers - self.moe.dense_layers) * (self.moe.experts - self.moe.active_experts)
+        return idle * 3 * self.hidden_size * self.moe.moe_intermediate_size
+
+    @property
     def active_parameters_b(self) -> float:
         """Parameters a token passes through, in billions: all of them for a dense model; for a mixture of experts,
-        all but the gated MLPs of the experts it does not take in its mixture-of-experts layers (what model cards
-        call active: 3.3B of Qwen3-30B-A3B's 30.5B; DeepSeek's cards leave the input embeddings out besides)."""
-        if self.moe is None:
-            return self.parameters_b
-        idle = (self.num_layers - self.moe.dense_layers) * (self.moe.experts - self.moe.active_experts)
-        return self.parameters_b - idle * 3 * self.hidden_size * self.moe.moe_intermediate_size / 1e9
+        all but its `idle_expert_parameters` (what model cards call active: 3.3B of Qwen3-30B-A3B's 30.5B;
+        DeepSeek's cards leave the input embeddings out besides)."""
+        return self.parameters_b - self.idle_expert_parameters / 1e9
+
+    @property
+    def held_per_active(self) -> Fraction:
+        """The parameters the model holds per parameter a token passes through, exactly (``parameters_b`` read as
+        the decimal it is written as): 1 for a dense model; 30.5B / 3.32B, about 9.18, for Qwen3-30B-A3B."""
+        held = Fraction(repr(self.parameters_b))
+        return held / (held - Fraction(self.idle_expert_parameters, 10**9))
+
+    @model_validator(mode="after")
+    def _check_active_parameters(self) -> Model:
+        held = Fraction(repr(self.parameters_b)) * 10**9
+        if self.idle_expert_parameters >= held:
+            raise ValueError(f"parameters_b {self.parameters_b} is not more than its idle experts' "
+                             f"{self.idle_expert_parameters / 1e9:.4g}B parameters (the gated MLPs of the experts a "
+                             "token does not take): give every parameter the model holds, its experts' too")
+        return self
 
     @property
     def head_size(self) -> int:
