@@ -209,12 +209,22 @@ class MoE(Frozen):
     dense_intermediate_size: Annotated[int, Strict(), Ge(0)] = 0
     """Those dense layers' MLP width (the config's ``intermediate_size``, Llama 4's ``intermediate_size_mlp``); 0
     without dense layers."""
+    computes_every_expert: Flag = False
+    """Whether transformers' class passes every token through every expert, the ones the router did not choose with
+    a weight of 0 (Llama 4's ``Llama4TextMoe``: ``hidden_states.repeat`` over the experts, then one ``bmm`` through all
+    of them), so that its activations are every expert's, not the active ones'; False for a class that routes."""
+
+    @property
+    def computed_experts(self) -> int:
+        """The experts a token's activations pass through in an expert layer: the active ones, or every expert
+        where the class computes them all (`computes_every_expert`)."""
+        return self.experts if self.computes_every_expert else self.active_experts
 
     @property
     def routed_width(self) -> int:
-        """The feed-forward width a token passes through in an expert layer: its active experts' and the shared
-        expert's."""
-        return self.active_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
+        """The feed-forward width a token passes through in an expert layer: its computed experts' (the active
+        ones', or every expert's, `computed_experts`) and the shared expert's."""
+        return self.computed_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
 
     @property
     def dense_width(self) -> int:
@@ -223,8 +233,8 @@ class MoE(Frozen):
 
     @property
     def ffn_width(self) -> int:
-        """The widest feed-forward width a token passes through in one layer: its active experts' and the shared
-        expert's, or a dense layer's where that is wider."""
+        """The widest feed-forward width a token passes through in one layer: its computed experts' and the shared
+        expert's (`routed_width`), or a dense layer's where that is wider."""
         return max(self.routed_width, self.dense_width)
 
     def layer_parameters(self, hidden: int) -> int:
@@ -334,12 +344,14 @@ class Model(Frozen):
     @property
     def shape(self) -> Shape:
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
-        mixture of experts, its experts, with a shared expert's width after them where it has one, and its dense
-        layers' count and width where it has them; the capping of its logits; a latent attention's ranks)."""
+        mixture of experts, its experts, with a shared expert's width after them where it has one, its dense
+        layers' count and width where it has them, and a last True where its class computes every expert; the
+        capping of its logits; a latent attention's ranks)."""
         experts = None if self.moe is None else (
             (self.moe.experts, self.moe.active_experts, self.moe.moe_intermediate_size)
             + ((self.moe.shared_expert_intermediate_size,) if self.moe.shared_expert_intermediate_size else ())
-            + ((self.moe.dense_layers, self.moe.dense_intermediate_size) if self.moe.dense_layers else ()))
+            + ((self.moe.dense_layers, self.moe.dense_intermediate_size) if self.moe.dense_layers else ())
+            + ((True,) if self.moe.computes_every_expert else ()))
         latent = None if self.mla is None else (self.mla.q_lora_rank, self.mla.kv_lora_rank,
                                                 self.mla.qk_nope_head_dim, self.mla.qk_rope_head_dim,
                                                 self.mla.v_head_dim)
