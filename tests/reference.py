@@ -103,8 +103,9 @@ PLAN_KEYS = frozenset(PLAN_ORDER)
 
 
 def held_per_active(model: Any) -> Fraction:
-    """r: the parameters `model` holds per parameter a token passes through, as an exact fraction."""
-    if model.moe is None:
+    """r: the parameters `model` holds per parameter a token's compute passes through, as an exact fraction (every
+    one where transformers' class runs every expert for every token: Llama 4)."""
+    if model.moe is None or model.moe.computes_every_expert:
         return Fraction(1)
     held = Fraction(repr(model.parameters_b)) * 10**9
     expert_layers = model.num_layers - model.moe.dense_layers

@@ -135,3 +135,17 @@ def test_a_qwen3_moe_and_a_dense_model_are_unchanged():
         152.80278573080798, rel=1e-12)
     read = load_model_config(CONFIGS / "Qwen3-30B-A3B.json")
     assert read.moe is not None and read.moe.computes_every_expert is False and read.shape == a3b.shape
+
+
+def test_offload_costs_llama4_as_a_dense_model_since_its_compute_passes_through_every_expert(tmp_path: Path):
+    # Offload's cost scales with the parameters held per parameter computed with: transformers computes Llama 4's
+    # every expert for every token, so that is 1, as for a dense model, not Scout's 6.3 held per active.
+    scout = _read(tmp_path / "scout", SCOUT)
+    assert scout.held_per_active == 1 and scout.parameters_b / scout.active_parameters_b > 6
+    hunyuan = _read(tmp_path / "hunyuan", {
+        **{key: value for key, value in SCOUT.items()
+           if key not in ("num_local_experts", "num_experts_per_tok", "intermediate_size_mlp",
+                          "interleave_moe_layer_step")},
+        "model_type": "hunyuan_v1_moe", "num_experts": 16, "moe_topk": 1})
+    assert float(hunyuan.held_per_active) == pytest.approx(hunyuan.parameters_b / hunyuan.active_parameters_b)
+    assert hunyuan.held_per_active > 6

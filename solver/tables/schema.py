@@ -377,8 +377,12 @@ class Model(Frozen):
 
     @property
     def held_per_active(self) -> Fraction:
-        """The parameters the model holds per parameter a token passes through, exactly (``parameters_b`` read as
-        the decimal it is written as): 1 for a dense model; 30.5B / 3.32B, about 9.18, for Qwen3-30B-A3B."""
+        """The parameters the model holds per parameter a token's compute passes through, exactly (``parameters_b``
+        read as the decimal it is written as): 1 for a dense model, and for a mixture of experts whose class computes
+        every expert (`MoE.computes_every_expert`: Llama 4 in transformers); 30.5B / 3.32B, about 9.18, for
+        Qwen3-30B-A3B."""
+        if self.moe is not None and self.moe.computes_every_expert:
+            return Fraction(1)
         held = Fraction(repr(self.parameters_b))
         return held / (held - Fraction(self.idle_expert_parameters, 10**9))
 
