@@ -905,7 +905,10 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
         "  save_hf_checkpoint: never",
-        "  param_offload: true",  # Trinity 0.6's, made for no release: the current one's
+        # Trinity 0.6's, made for no release: the current one's, with the fragment's comment on them above them
+        "  # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl",
+        "  #   before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags",
+        "  param_offload: true",
         "  optimizer_offload: true",
         "  offload_policy: true",
         "          param_offload: true  # flipped by hand when memory is short",
@@ -1262,7 +1265,8 @@ def test_a_comment_after_an_anchor_stays_beside_it() -> None:
     after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
     assert "  - &first   # the first stage\n    seed: 1\n  - *first\n" in after
     assert "        fsdp_config: &fsdp  # shared by actor and ref\n          param_offload: true\n" in after
-    assert after.count("#") == 1 + text.count("#")  # the user's comments once each, and the host memory one added
+    # the user's comments once each, and added: the host memory one and the note on Trinity 0.6's flags (2 lines)
+    assert after.count("#") == 3 + text.count("#")
     assert patch_trinity_config(after, long_plan(), catalog().model("4B")) == after
 
 

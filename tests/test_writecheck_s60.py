@@ -136,7 +136,8 @@ def test_the_patch_without_a_check_command_eats_no_indented_comment_below_its_no
                                  rollout_gpus=4, token_budget="auto"), catalog)
     model = catalog.model(answer.model)
     written = patch_trinity_config(QWEN32, answer.plans[0], model)
-    assert INTRO not in written and written.count("  #   ") == 4  # the evidence's second line, the caution's 3
+    # the evidence's second line, the caution's 3, and the second of the note on Trinity 0.6's flags under trainer
+    assert INTRO not in written and written.count("  #   ") == 5
     mine = "  #   (not the note's: mine)\n"
     edited = written.replace("  max_model_len: ", mine + "  max_model_len: ")
     assert patch_trinity_config(edited, answer.plans[0], model) == edited.replace(

@@ -192,7 +192,8 @@ def test_write_keeps_every_line_comment_and_anchor_it_does_not_mean_to_change(dr
             assert after.count(comment) >= text.count(comment), comment
     alone = {line.strip() for line in after.split(ending) if line.lstrip().startswith("#")} - {
         line.strip() for line in before_lines if line.lstrip().startswith("#")}  # a comment on a line of its own
-    assert all(line.startswith("# host memory:") for line in alone), alone
+    flags_note = {line.strip() for width in range(1, 9) for line in patch_module._flags_note(width)}  # any indentation
+    assert all(line.startswith("# host memory:") or line in flags_note for line in alone), alone
     for anchor in set(re.findall(r"&(\w+)", text)):
         assert after.count(f"&{anchor}") == text.count(f"&{anchor}"), anchor
         if f"copy_of_{anchor}:" not in text:  # its aliases are on keys the patch sets to one value (`KIN`), or none

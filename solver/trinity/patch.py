@@ -33,15 +33,18 @@ from solver.trinity.checks import trinity_config_problems
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
+    OFFLOAD_FLAGS,
     UNTYPED_SECTIONS,
     ConfigError,
     keys_05_refuses,
     keys_05_refuses_why,
     keys_05_refuses_words,
+    trainer_level_offload,
     value_at,
     yaml_scalar,
 )
 from solver.trinity.plan_keys import (
+    TRINITY_06_KEYS,
     PlanKey,
     caution_comment,
     check_gpu_name,
@@ -349,6 +352,56 @@ _CHECK_LINE = re.compile(r"#   (?:\S+=\S+ )?solve --from-config \S.* --check(?: 
 """The line of --write's note that holds the command checking the written config (`check_command`)."""
 
 
+def _wrapped(words: str, indent: int) -> list[str]:
+    """`words` as the lines of a paragraph of a --write note at column `indent` (without their ``# ``): wrapped on
+    words so that each line, with its indentation and ``# ``, is at most `NOTE_WIDTH` long (bar a single word
+    longer), its further lines indented two spaces more."""
+    return textwrap.wrap(words, NOTE_WIDTH - indent - 2, subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
+_OFFLOAD_FLAG_LINE = re.compile(rf"( *)(?:{'|'.join(OFFLOAD_FLAGS)}):", re.MULTILINE)
+"""The start of a line that holds an offload flag (a block mapping's key), and its indentation."""
+
+
+def _flags_note(indent: int) -> list[str]:
+    """--write's note above Trinity 0.6's offload flags under ``trainer``, which it adds for no Trinity release named
+    (`_note_trainer_flags`): the fragment's comment on them (`TRINITY_06_KEYS`), wrapped (`_wrapped`) at column
+    `indent`, as the lines of text it writes, without their line ends."""
+    return [f"{' ' * indent}# {line}" for line in _wrapped(TRINITY_06_KEYS, indent)]
+
+
+def _without_flags_note(text: str) -> tuple[str, bool]:
+    """`text` without the note an earlier --write left just above an offload flag (`_flags_note`, at that flag's
+    indentation), and whether it had one: the flags under it are then the patch's, not the user's."""
+    lines = text.splitlines(keepends=True)
+    noted: list[tuple[int, int]] = []  # the lines of each note: start, end
+    for index, line in enumerate(lines):
+        if (flag := _OFFLOAD_FLAG_LINE.match(line)) is None:
+            continue
+        note = _flags_note(len(flag[1]))
+        start = index - len(note)
+        if start >= 0 and [above.rstrip("\n") for above in lines[start:index]] == note:
+            noted.append((start, index))
+    for start, end in reversed(noted):
+        del lines[start:end]
+    return "".join(lines), bool(noted)
+
+
+def _note_trainer_flags(data: CommentedMap, indent: int) -> None:
+    """The fragment's comment on Trinity 0.6's offload flags under ``trainer`` (`TRINITY_06_KEYS`: Trinity 0.5 refuses
+    them, and ``--trinity-version 0.5`` leaves them out), as comment lines (at column `indent`) just above the first
+    of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow style holds no comment line:
+    the note on stderr says it)."""
+    trainer = data.get("trainer")
+    if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style():
+        return
+    first = next((key for key in trainer if key in OFFLOAD_FLAGS), None)
+    if first is not None:
+        trainer.yaml_set_comment_before_after_key(first, before="\n".join(_wrapped(TRINITY_06_KEYS, indent)),
+                                                  indent=indent)
+
+
 def _paragraph_end(lines: list[str], start: int, end: int) -> int:
     """Where the paragraph of --write's note starting at `lines[start]` ends (before `end`): after each line that
     goes on with it, one whose first word a greedy wrap at `NOTE_WIDTH` could not have put on the line before
@@ -410,8 +463,7 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     thin = [caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
             if code is CautionCode.THIN_HEADROOM]
     said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
-    wrapped = [line for words in said for line in textwrap.wrap(
-        words, NOTE_WIDTH - indent - 2, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)]
+    wrapped = [line for words in said for line in _wrapped(words, indent)]
     placeholder = f" ({CHECK_PLACEHOLDER}: its path)" if path == CHECK_PLACEHOLDER else ""
     intro = f"To check this file{placeholder} as its plan was made:"
     note = [*wrapped, *([intro, f"  {check}"] if check is not None else [])]
@@ -430,11 +482,13 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
                 gpu: str | None, indent: int, places: dict[int, list[_Place]],
-                check: str | None, path: str) -> tuple[tuple[str, ...], bool]:
+                check: str | None, path: str, flags_noted: bool) -> tuple[tuple[str, ...], bool]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note what a plan that is not documented rests on and the command `check` that checks the written
     config at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory
-    (`_note_host_memory`), each at column `indent`, the config's mapping indentation (`places`: where the scalars
+    (`_note_host_memory`), and, for no Trinity release named, that 0.5 refuses the offload flags it puts under
+    ``trainer`` where they are not the config's own (`_note_trainer_flags`; `flags_noted`: an earlier --write's note
+    said so of those there), each at column `indent`, the config's mapping indentation (`places`: where the scalars
     aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5,
     0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those
     removed, dotted, and whether the note above ``model.max_model_len`` was due and could not go there."""
@@ -447,6 +501,8 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     _alias_comments_copied(places, aliased)
     left_out = _note_evidence(data, plan, model, gpu, indent, check, path)
     _note_host_memory(data, plan, host_ram_gb, indent)
+    if version is None and (flags_noted or not trainer_level_offload(reading)):
+        _note_trainer_flags(data, indent)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
@@ -529,19 +585,24 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2`` and the
       three flags under the actor's and the ref's ``fsdp_config`` and Trinity 0.6's under ``trainer`` (not for
       `version` 0.5; those under a role's ``engine`` alike) are set (added where missing), and
-      ``trainer.save_hf_checkpoint: never`` is added where the config does not choose its own. Without Offload, the flags that exist are set to
-      false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
-      without offload trains too).
+      ``trainer.save_hf_checkpoint: never`` is added where the config does not choose its own. Without Offload,
+      the flags that exist are set to false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are
+      left alone (FSDP2 without offload trains too).
     - Trinity 0.5: 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`) are removed where they are the
       section's own; one a ``<<: *anchor`` merges in is left with its anchor (other sections may share it), and
       `patched_config_problems` names it.
+    - No `version`: 0.6's offload flags under ``trainer``, where the config has none of its own (nothing in a config
+      says 0.5, whose keys are 0.6's too; without them 0.6 on verl before 0.8 runs without Offload), get the
+      fragment's comment on them (`TRINITY_06_KEYS`: 0.5 refuses them) on lines just above them
+      (`_note_trainer_flags`); a later patch replaces it, taking the flags under it for its own (`_without_flags_note`).
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
     - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
       override ``trainer.max_token_len_per_gpu`` for their role (on verl before 0.8; `ROLE_KEYS_IGNORED`): one other
       than the plan's budget is set to it. Above it, the role would hold more tokens per GPU than the plan assumes;
       below it, the patched config would be judged at that budget, not the plan's (or not at all, where it is too
       small for the new length).
-      A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the plan's.
+      A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the
+      plan's.
 
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping.
@@ -556,7 +617,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
-    text = _without_notes(_HOST_MEMORY_LINE.sub("", text))  # noted again below
+    text, flags_noted = _without_flags_note(_without_notes(_HOST_MEMORY_LINE.sub("", text)))  # noted again below
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
@@ -565,7 +626,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     unpatched = _dumped(yaml, data, text)
     try:
         removed, left_out = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
-                                        gpu, _indentation(text)[0], aliased, command, path)
+                                        gpu, _indentation(text)[0], aliased, command, path, flags_noted)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))

@@ -28,7 +28,8 @@ from solver.trinity.reader import read_or_none, turned_off
 
 TRINITY_06_KEYS = ("these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl "
                    "before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags")
-"""The fragment's comment on a plan's offload flags under ``trainer`` itself: Trinity 0.6's keys."""
+"""The fragment's comment on a plan's offload flags under ``trainer`` itself, Trinity 0.6's keys, made for no Trinity
+release; --write's note above them where it adds them."""
 
 
 class PlanKey(BaseModel):
