@@ -51,7 +51,7 @@ def test_place_takes_the_trinity_version_as_plan_does():
     with pytest.raises(solver.QueryError, match=(r"^trinity_version takes 0\.5 or 0\.6, or a release of either "
                                                  r"\(0\.5\.2, v0\.6\.1\), got '0\.7' \(rft-solver knows the rules of "
                                                  r"0\.5 and 0\.6 alone\)$")):
-        solver.place(fleet, trinity_version="0.7")  # type: ignore[arg-type]
+        solver.place(fleet, trinity_version="0.7")
 
 
 def test_a_batch_caution_added_after_planning_takes_the_place_planning_gives_it():
