@@ -53,6 +53,7 @@ from solver.query import (
     check_token_budget,
     make_query,
     resolve_margin,
+    trinity_release,
 )
 from solver.results import (
     ALLOC_CONF_VARIABLES,
@@ -186,7 +187,7 @@ def plan(
     node_gpus: int = NODE_GPUS,
     rollout_gpus: int | None = None,
     train_batch_size: int | None = None,
-    trinity_version: TrinityVersion | None = None,
+    trinity_version: str | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -257,7 +258,7 @@ def place(
     seed: int = 0,
     progress: Progress | None = None,
     widen: bool = True,
-    trinity_version: TrinityVersion | None = None,
+    trinity_version: str | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
@@ -267,13 +268,13 @@ def place(
     for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
-    fleet, catalog = _checked_fleet(fleet, weights=weights, workers=workers, memory=memory, margin=margin,
-                                    catalog=catalog, progress=progress, estimate=estimate, token_budget=token_budget,
-                                    time_limit_s=time_limit_s, seed=seed, trinity_version=trinity_version,
-                                    widen=widen, minimize=minimize)
+    fleet, catalog, release = _checked_fleet(
+        fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
+        estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
+        trinity_version=trinity_version, widen=widen, minimize=minimize)
     result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                         workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                        token_budget=token_budget, widen=widen, trinity_version=trinity_version)
+                        token_budget=token_budget, widen=widen, trinity_version=release)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -290,7 +291,7 @@ def buy_nodes(
     catalog: Catalog | None = None,
     seed: int = 0,
     progress: Progress | None = None,
-    trinity_version: TrinityVersion | None = None,
+    trinity_version: str | None = None,
     required: Sequence[str] | None = None,
 ) -> PurchaseResult:
     """The fewest GPUs, then nodes, to add to a fleet's pools (a `Fleet`, or the path of a cluster file) so that every
@@ -300,13 +301,14 @@ def buy_nodes(
     for a bad cluster file."""
     from solver.cluster import buy
 
-    fleet, catalog = _checked_fleet(fleet, weights=weights, workers=workers, memory=memory, margin=margin,
-                                    catalog=catalog, progress=progress, estimate=estimate, token_budget=token_budget,
-                                    time_limit_s=time_limit_s, seed=seed, trinity_version=trinity_version)
+    fleet, catalog, release = _checked_fleet(
+        fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
+        estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
+        trinity_version=trinity_version)
     _check_required(required, fleet)
     result = buy(fleet, catalog, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
                  progress=progress, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget,
-                 trinity_version=trinity_version, required=required)
+                 trinity_version=release, required=required)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -327,11 +329,11 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet) -> None:
 def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int, memory: MemoryModel | None,
                    margin: float | None, catalog: Catalog | None, progress: Progress | None, estimate: EstimateMode,
                    token_budget: TokenBudgetMode, time_limit_s: float, seed: int,
-                   trinity_version: TrinityVersion | None, widen: bool = True,
-                   minimize: Literal["nodes"] | None = None) -> tuple[Fleet, Catalog]:
+                   trinity_version: str | None, widen: bool = True,
+                   minimize: Literal["nodes"] | None = None) -> tuple[Fleet, Catalog, TrinityVersion | None]:
     """`place`'s and `buy_nodes`' options checked (`QueryError`), in one order for both (`widen` and `minimize` are
     `place`'s alone), and the fleet to place with its catalogue (the shipped one where None), names as the catalogue
-    gives them (`TableError` for a bad cluster file)."""
+    gives them (`TableError` for a bad cluster file), and the Trinity release (`trinity_release`'s)."""
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
                 ("progress", progress, Callable | None), ("widen", widen, bool))
@@ -342,11 +344,11 @@ def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, worker
     check_counts(("--workers", workers, MAX_WORKERS))
     check_time_limit(time_limit_s)
     check_seed(seed)
-    check_choice("trinity_version", trinity_version, (None, *get_args(TrinityVersion)))
+    release = trinity_release("trinity_version", trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
     fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
              else load_fleet(given_path("fleet", fleet), catalog))
-    return fleet, catalog
+    return fleet, catalog, release
 
 
 def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
@@ -370,7 +372,7 @@ def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) ->
     return check_flags(gpu_type.name, own, options)
 
 
-def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: TrinityVersion | None = None) -> str:
+def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: str | None = None) -> str:
     """The Trinity YAML fragment of `answer`'s best plan, as ``solve --emit trinity`` prints it: with the query's
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
@@ -381,14 +383,14 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
-                     version: TrinityVersion | None = None) -> TrinitySettings:
+                     version: str | None = None) -> TrinitySettings:
     """`trinity_config`'s fragment as data (arguments and errors as its): the keys it writes as nested mappings
     (``config``, what a YAML loader reads from it) and the environment variables its comments say to export
     before Ray starts (``environment``)."""
     return _answer_fragment("trinity_settings", answer, catalog, version, None)[1]
 
 
-def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, version: TrinityVersion | None,
+def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, version: str | None,
                      check_options: tuple[str, ...] | None) -> tuple[str, TrinitySettings]:
     """The fragment of `answer`'s best plan and its settings, for `trinity_config` and `trinity_settings`
     (`caller`, which messages name), with the check command of `fragment_check` where `check_options` are given."""
@@ -398,6 +400,7 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, versi
         raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
                          f"per GPU type): pass one, such as answers[0] ({answer[0].gpu}'s)")
     check_types(("answer", answer, Answer), ("catalog", catalog, Catalog | None))
+    release = trinity_release("version", version)
     catalog = catalog if catalog is not None else load_catalog()
     if answer.best is None:
         raise QueryError(f"{answer.gpu}: {answer.no_plan_line}")
@@ -407,16 +410,16 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, versi
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    best = answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, version)
+    best = answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release)
     return plan_fragment(best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
-                         engines=(0, engines.size if engines else 1), version=version,
+                         engines=(0, engines.size if engines else 1), version=release,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
                          node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
                          check=None if check_options is None else fragment_check(answer.gpu, catalog, check_options))
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
-                      version: TrinityVersion | None = None, check_options: tuple[str, ...] = ()) -> dict[str, str]:
+                      version: str | None = None, check_options: tuple[str, ...] = ()) -> dict[str, str]:
     """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
     them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
@@ -429,7 +432,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
 
 
 def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
-                       version: TrinityVersion | None = None) -> dict[str, TrinitySettings]:
+                       version: str | None = None) -> dict[str, TrinitySettings]:
     """`placement_configs`' fragments as data, by job name (arguments and errors as its), as `trinity_settings`
     gives an answer's: each job's keys and the environment variables to export (a shared node's
     ``CUDA_VISIBLE_DEVICES`` among them)."""
@@ -437,7 +440,7 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
 
 
 def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
-                         version: TrinityVersion | None,
+                         version: str | None,
                          check_options: tuple[str, ...] | None) -> dict[str, tuple[str, TrinitySettings]]:
     """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`
     (`check_options` as `placement_configs`'; None: no check command)."""
@@ -446,6 +449,7 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
                 ("catalog", catalog, Catalog | None), ("check_options", check_options, tuple | None))
+    release = trinity_release("version", version)
     catalog = catalog if catalog is not None else load_catalog()
     fleet = fleet if isinstance(fleet, Fleet) else load_fleet(given_path("fleet", fleet), catalog)
     known = catalog.for_fleet(fleet)
@@ -457,11 +461,11 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
-        cautioned = placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, version)
+        cautioned = placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release)
         check = None if check_options is None else fragment_check(placement.gpu, known, check_options)
         fragments[placement.job] = plan_fragment(
             cautioned, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
-            gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=version,
+            gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=release,
             rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
             host_ram_source=POOL_HOST_RAM_SOURCE, check=check)
     return fragments
@@ -769,7 +773,7 @@ def config_query(
     host_ram_source: str = "--host-ram",
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
-    trinity_version: TrinityVersion | None = None,
+    trinity_version: str | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the

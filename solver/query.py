@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Callable, Collection
 from enum import Enum
 from typing import Literal, NamedTuple, get_args
@@ -47,6 +48,40 @@ from solver.tables import (
 
 TrinityVersion = Literal["0.5", "0.6"]
 """The Trinity-RFT releases whose offload keys differ: 0.6 has them under ``trainer`` too, 0.5 refuses those."""
+TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.[0-9]+)?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
+"""A Trinity-RFT release as users write it, its minor version the group: ``0.5``, ``0.5.2`` (``pip show
+trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""
+TRINITY_RELEASE_FORMS = "0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
+"""The releases `trinity_release` takes, as its refusals name them."""
+
+
+def trinity_release(name: str, value: object) -> TrinityVersion | None:
+    """The Trinity release `value` names (None: none named) as the minor version whose rules rft-solver knows:
+    ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another minor (``0.4.2``, ``0.7``) or a value that is no
+    release, naming `name` (the argument it was given as) and the releases taken."""
+    if not isinstance(value, str):
+        check_choice(name, value, (None, *get_args(TrinityVersion)))  # a float 0.5 is told to pass the string
+        return None
+    release = TRINITY_RELEASE.fullmatch(value.strip()) if value.isascii() else None
+    known: tuple[TrinityVersion, ...] = get_args(TrinityVersion)
+    for minor in known:
+        if release is not None and release[1] == minor:
+            return minor
+    raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, got {brief(value)}"
+                     f"{' (rft-solver knows the rules of 0.5 and 0.6 alone)' if release else ''}")
+
+
+def check_trinity_version(name: str, value: object) -> None:
+    """`QueryError` unless `value` is None, ``"0.5"`` or ``"0.6"`` (`name`'s, for functions below the API's, which
+    take the minor version alone); a release of one (``"0.5.2"``) is told the minor version to pass."""
+    try:
+        release = trinity_release(name, value)
+    except QueryError:
+        release = None
+    if release is not None and release != value:
+        raise QueryError(f"{name} must be one of None, 0.5, 0.6 (the minor version), got {brief(value)}: pass "
+                         f"{release!r}")
+    check_choice(name, value, (None, *get_args(TrinityVersion)))
 Objective = Literal["cheapest", "max_len", "min_gpus"]
 GpuNames = str | list[str] | tuple[str, ...] | None
 """The GPU types a question asks about (`asked_gpus`): a name, a list or tuple of names, or None for each GPU type with
@@ -547,7 +582,7 @@ def make_query(
     host_ram_source: str = "--host-ram",
     train_batch_size: int | None = None,
     train_batch_source: str = "--train-batch-size",
-    trinity_version: TrinityVersion | None = None,
+    trinity_version: str | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -561,8 +596,8 @@ def make_query(
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
     after them. With `train_batch_size` (experiences per step; messages say it came from `train_batch_source`),
-    the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5 too, a plan whose GPUs do not divide it
-    says that Trinity 0.5.0 and 0.5.1 refuse it.
+    the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5 too (or a 0.5 release, ``0.5.2``: as
+    `trinity_release` reads it), a plan whose GPUs do not divide it says that Trinity 0.5.0 and 0.5.1 refuse it.
     """
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
@@ -575,8 +610,7 @@ def make_query(
                 ("train_batch_source", train_batch_source, str))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
-    if trinity_version is not None:
-        check_choice("trinity_version", trinity_version, get_args(TrinityVersion))
+    release = trinity_release("trinity_version", trinity_version)
     check_token_budget(token_budget, estimate)
     check_time_limit(time_limit_s)
     check_seed(seed)
@@ -600,7 +634,7 @@ def make_query(
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
                  host_ram_source=host_ram_source, rollout_gpus=rollout_gpus, train_batch_size=train_batch_size,
-                 train_batch_source=train_batch_source, trinity_version=trinity_version)
+                 train_batch_source=train_batch_source, trinity_version=release)
 
 
 def asked_gpus(catalog: Catalog, gpu: GpuNames) -> tuple[str, ...]:

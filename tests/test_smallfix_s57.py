@@ -48,8 +48,10 @@ def test_place_takes_the_trinity_version_as_plan_does():
                  for result in (solver.place(fleet, trinity_version="0.5"), solver.place(fleet))]
     assert [fragment.count(f"# caution: {JOB_75}\n") for fragment in fragments] == [1, 1]
     assert solver.place(fleet).placements[0].plan.cautions == ()
-    with pytest.raises(solver.QueryError, match=r"^trinity_version must be one of None, 0\.5, 0\.6, got '0\.7'$"):
-        solver.place(fleet, trinity_version="0.7")  # type: ignore[arg-type]
+    with pytest.raises(solver.QueryError, match=(r"^trinity_version takes 0\.5 or 0\.6, or a release of either "
+                                                 r"\(0\.5\.2, v0\.6\.1\), got '0\.7' \(rft-solver knows the rules of "
+                                                 r"0\.5 and 0\.6 alone\)$")):
+        solver.place(fleet, trinity_version="0.7")
 
 
 def test_a_batch_caution_added_after_planning_takes_the_place_planning_gives_it():

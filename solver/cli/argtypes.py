@@ -11,13 +11,14 @@ from math import isfinite
 from pathlib import Path
 from typing import Literal, get_args
 
-from solver.query import MAX_TIME_LIMIT_S, TokenBudgetMode
+from solver.query import MAX_TIME_LIMIT_S, TokenBudgetMode, TrinityVersion, trinity_release
 from solver.tables import (
     LEAST_DRIVER_MIB,
     LEAST_GPU_MEMORY_GB,
     MAX_GPU_MEMORY_GB,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
+    QueryError,
     brief,
     cut,
     mib_as_gb_hint,
@@ -70,22 +71,30 @@ gpu_names = comma_names("a GPU type", "a100,h100")
 """One GPU type's name, or several (``a100,h100``): the catalogue's to resolve."""
 
 
+GPU_MEMORY_UNITS = {"g": "gb", "gb": "gb", "gi": "gib", "gib": "gib", "m": "mib", "mb": "mib", "mi": "mib",
+                    "mib": "mib"}
+"""What `gpu_memory` reads a unit as, as `host_memory` reads it where a GPU's memory keeps the meaning: GB (or G) as
+the card is sold; GiB (or ``free -h``'s Gi) exactly; MiB, and MB, M or Mi, the driver's (nvidia-smi's and gpustat's
+totals are MiB). No TB or kB: no GPU's memory is written so."""
+GPU_MEMORY_FORMS = "a whole number: 64, 64G or 64GB (as sold), 64GiB, or 65536MiB (nvidia-smi's total)"
+"""The forms `gpu_memory` accepts, as its refusals name them."""
+
+
 def gpu_memory(text: str) -> tuple[int | None, int | None]:
-    """An argparse type: a GPU's memory as (GB as sold, the driver's MiB), one of them None: ``80`` or
+    """An argparse type: a GPU's memory as (GB as sold, the driver's MiB), one of them None: ``80``, ``80G`` or
     ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure),
-    ``81559MiB`` (nvidia-smi's total), or ``64GiB`` (65536 MiB)."""
-    forms = "64, 64GB (as sold), 65536MiB (nvidia-smi's total) or 64GiB"
-    match = re.fullmatch(r"\s*(\d+)\s*(mib|gib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
-    if match is None:
-        raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
-    unit = (match[2] or "gb").lower()
+    ``81559MiB`` (nvidia-smi's total; ``81559MB`` and ``81559M`` too), or ``64GiB`` (``64Gi``: 65536 MiB)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text, flags=re.IGNORECASE) if text.isascii() else None
+    unit = GPU_MEMORY_UNITS.get((match[2] or "gb").lower()) if match else None
+    if match is None or unit is None:
+        raise argparse.ArgumentTypeError(f"expected {GPU_MEMORY_FORMS}, got {brief(text)}")
     limit = MAX_GPU_MEMORY_GB * (1024 if unit == "mib" else 1)
     least = {"mib": LEAST_DRIVER_MIB, "gib": LEAST_GPU_MEMORY_GB, "gb": LEAST_GPU_MEMORY_GB}[unit]  # described_gpu_type's
     significant = match[1].lstrip("0") or "0"  # int() refuses 4300 digits, leading zeros too
     value = int(significant) if len(significant) <= len(str(limit)) else limit + 1
     if not least <= value <= limit:
         suffix = {"mib": "MiB", "gib": "GiB", "gb": ""}[unit]
-        driver = match[2] is None and len(significant) <= len(str(limit * 1024))  # nvidia-smi's MiB, without its unit?
+        driver = not match[2] and len(significant) <= len(str(limit * 1024))  # nvidia-smi's MiB, without its unit?
         hint = mib_as_gb_hint(int(significant), f"--gpu-memory {significant}MiB") if driver else ""
         raise argparse.ArgumentTypeError(f"must be from {least}{suffix} to {limit}{suffix or ' (GB)'}, got "
                                          f"{brief(text)}{hint}")
@@ -131,6 +140,17 @@ def output_path(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"expected a file name, got {text} (what it would write goes to standard "
                                          "output without the option)")
     return path
+
+
+def trinity_version(text: str) -> TrinityVersion:
+    """An argparse type: ``--trinity-version``, a Trinity-RFT release as `trinity_release` reads it (``0.5.2`` and
+    ``v0.5.2`` are 0.5)."""
+    try:
+        release = trinity_release("--trinity-version", text)
+    except QueryError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--trinity-version ")) from None
+    assert release is not None  # a str names a release or is refused
+    return release
 
 
 def token_budget_mode(text: str) -> TokenBudgetMode:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar, get_args
+from typing import TypeVar
 
 from solver.cli.argtypes import (
     gpu_memory,
@@ -15,11 +15,12 @@ from solver.cli.argtypes import (
     margin_fraction,
     path_argument,
     token_budget_mode,
+    trinity_version,
     whole_number,
 )
 from solver.cli.atomic import errors_named_by
 from solver.memory import DEFAULT_MARGIN
-from solver.query import MAX_WORKERS, TrinityVersion
+from solver.query import MAX_WORKERS
 from solver.rules import NODE_GPUS
 from solver.tables import (
     MAX_GPUS,
@@ -46,8 +47,9 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
     """--trinity-version, for the commands that write Trinity configs (`made`: the options that write them;
     `read`: --from-config's config is read as that release's too)."""
     reads = "the config's release (with 0.6 an unset trainer_strategy is fsdp2), and " if read else ""
-    parser.add_argument("--trinity-version", choices=get_args(TrinityVersion),
-                        help=f"{reads}the Trinity-RFT release to write for ({made}): 0.6 gets the offload flags "
+    parser.add_argument("--trinity-version", metavar="V", type=trinity_version,
+                        help=f"{reads}the Trinity-RFT release to write for ({made}): 0.5 or 0.6 (or a release of "
+                             "either, 0.5.2: as pip show trinity-rft prints it); 0.6 gets the offload flags "
                              "under trainer too (with verl before 0.8 it takes those), 0.5 the roles' only (it "
                              f"refuses the others); default: {default}")
 
@@ -62,8 +64,9 @@ def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGr
     """--gpu-memory, for the commands that plan or estimate a GPU type (`listed`: one of --gpu's list)."""
     lacked = " (of a list's names, the one it lacks)" if listed else ""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
-                        help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64), "
-                        "nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates, or with the memory "
+                        help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
+                        "64G, 64GB), nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates, or with "
+                        "the memory "
                         "of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
 
 

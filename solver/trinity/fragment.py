@@ -7,11 +7,18 @@ import shlex
 import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
 import yaml as pyyaml
 
-from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_KEY, TRAIN_BATCH_PATH, TrinityVersion, check_choice, check_host_ram
+from solver.query import (
+    NODE_SIZE_PATH,
+    TRAIN_BATCH_KEY,
+    TRAIN_BATCH_PATH,
+    TrinityVersion,
+    check_host_ram,
+    check_trinity_version,
+)
 from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
@@ -407,7 +414,7 @@ def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOption
                 ("host_ram_gb", options.host_ram_gb, float | None), ("host_ram_source", options.host_ram_source, str),
                 ("check", options.check_flags, tuple | None))
     check_host_ram(options.host_ram_gb)
-    check_choice("version", options.version, (None, *get_args(TrinityVersion)))
+    check_trinity_version("version", options.version)
     check_gpu_name(options.gpu)
     if options.check_flags is not None and not _printable(options.check_flags):  # as gpu: a comment's words
         raise QueryError(f"check must be a tuple of printable strings, got {brief(options.check_flags)}")

@@ -8,13 +8,13 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, TypeVar, get_args
+from typing import Any, NamedTuple, TypeVar
 
 import yaml as pyyaml
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from solver.query import TrinityVersion, check_choice
+from solver.query import TrinityVersion, check_trinity_version
 from solver.tables import (
     MAX_GPUS,
     MAX_TOKENS,
@@ -295,4 +295,4 @@ def check_config_arguments(text: str, name: str, environ: Mapping[str, str], ver
     check_types(("text", text, str), ("name", name, str), ("environ", environ, Mapping))
     for value in environ.values():
         check_types(("environ's values", value, str))
-    check_choice("version", version, (None, *get_args(TrinityVersion)))
+    check_trinity_version("version", version)
