@@ -76,6 +76,7 @@ from solver.tables import (
     CalibrationRange,
     Coefficients,
     Frozen,
+    GpuType,
     MemoryModel,
     Model,
     Setting,
@@ -201,7 +202,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
         "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling, "
         "thin headroom where it fits by extrapolating, Offload needing more host memory per trainer GPU than the "
-        f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have without --host-ram, one GPU of at most "
+        f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (on a card sold for workstations, more "
+        "per node than such a workstation has) without --host-ram, one GPU of at most "
         "an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, data-parallel ranks "
         "(GPUs / SP) that are not a power of two, Env on an AMD GPU; empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
@@ -213,19 +215,20 @@ class MemoryEstimate(Breakdown, defer_build=True):
         check_beyond_codes(self.beyond_calibration, self.beyond_calibration_codes)
         return self
 
-    def with_cautions(self, model: Model, gpus: int, sp: int, max_model_len: int, rocm_env: bool,
+    def with_cautions(self, model: Model, gpu: GpuType, gpus: int, sp: int, max_model_len: int, env: bool,
                       room: MarginRoom, offload: bool = False, node_gpus: int = NODE_GPUS) -> MemoryEstimate:
-        """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens, with Offload or not
-        (`offload`), with its `cautions` (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`; `room`: the margin it was
-        held to, `margin_room`; an Offload need larger than servers commonly have for its trainer GPUs on a node of
-        `node_gpus`, where no `host_ram_gib` holds it to anything: `unchecked_host_need`)."""
+        """This estimate of `model` on `gpus` GPUs of type `gpu` at SP `sp` and `max_model_len` tokens, with Env or not
+        (`env`) and Offload or not (`offload`), with its `cautions` (`room`: the margin it was held to,
+        `margin_room`; an Offload need larger than servers commonly have for its trainer GPUs on a node of
+        `node_gpus`, or a workstation for all its cards, where no `host_ram_gib` holds it to anything:
+        `unchecked_host_need`)."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
-        host = unchecked_host_need(self.host_memory_gib, trainer_gpus_on_node(gpus, node_gpus), offload,
+        host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus), offload,
                                    "--host-ram" if self.host_ram_gib is None else None)
-        cautions = cautions_of(model, max_model_len, thin, single, uneven, rocm_env, host=host)
+        cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host)
         return self.model_copy(update=caution_fields(cautions))
 
     @property

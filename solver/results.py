@@ -384,26 +384,34 @@ def single_gpu_caution(model: Model, gpus: int, max_model_len: int, memory_gib: 
 
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
 """The host memory per GPU that GPU servers commonly have, GiB: a DGX A100's 1 TB for its 8 GPUs (a DGX H100 has 2 TB
-for 8; a workstation of one RTX 4090 32 to 128 GB): an Offload plan that needs more per trainer GPU on a node (its need
-per node over `trainer_gpus_on_node`) gets a caution where no host memory was given to hold it to
-(`unchecked_host_need`)."""
+for 8): on a GPU type sold in servers (no `GpuType.workstation_host_ram_gib`), an Offload plan that needs more per
+trainer GPU on a node (its need per node over `trainer_gpus_on_node`) gets a caution where no host memory was given to
+hold it to (`unchecked_host_need`)."""
 
 
-def unchecked_host_need(need_gib: float | None, gpus_on_node: int, offload: bool,
+def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int, offload: bool,
                         unchecked_source: str | None) -> str | None:
     """The caution for an Offload plan that needs `need_gib` of the host memory of a node where it has `gpus_on_node`
-    trainer GPUs, more than `SERVER_HOST_RAM_PER_GPU_GIB` for each, where none was given to hold it to
-    (`unchecked_source`: the flag or key that would give it, ``--host-ram``; None where it was given), in words; None
-    otherwise."""
-    if (unchecked_source is None or not offload or need_gib is None
-            or need_gib <= SERVER_HOST_RAM_PER_GPU_GIB * gpus_on_node):
+    trainer GPUs of type `gpu`, more than such a node is assumed to have (on a card sold for workstations, its
+    `GpuType.workstation_host_ram_gib` for the whole box; else `SERVER_HOST_RAM_PER_GPU_GIB` for each GPU), where none
+    was given to hold it to (`unchecked_source`: the flag or key that would give it, ``--host-ram``; None where it was
+    given), in words; None otherwise."""
+    if unchecked_source is None or not offload or need_gib is None:
         return None
-    per_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound, never at it
-    share = f" ({per_gpu:.1f} GiB per trainer GPU)" if gpus_on_node > 1 else " (one trainer GPU's)"
-    return (f"Offload needs {need_gib:.1f} GiB of host memory per node{share}, more than "
-            f"the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and "
-            f"nothing checks it: give {unchecked_source} what a node can spare for the trainer (free -g's total less "
-            "what the OS, Ray and the rollout take) to check it")
+    if gpu.workstation_host_ram_gib is not None:
+        assumed_gib, share = float(gpu.workstation_host_ram_gib), ""
+        assumed = (f"the {gpu.workstation_host_ram_gib} GiB a workstation of {gpu.name} cards commonly has (for the "
+                   "whole box, not each card)")
+    else:
+        assumed_gib = SERVER_HOST_RAM_PER_GPU_GIB * gpus_on_node
+        per_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound, never at it
+        share = f" ({per_gpu:.1f} GiB per trainer GPU)" if gpus_on_node > 1 else " (one trainer GPU's)"
+        assumed = f"the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (a DGX A100: 1 TB for 8)"
+    if need_gib <= assumed_gib:
+        return None
+    return (f"Offload needs {need_gib:.1f} GiB of host memory per node{share}, more than {assumed}, and nothing "
+            f"checks it: give {unchecked_source} what a node can spare for the trainer (free -g's total less what the "
+            "OS, Ray and the rollout take) to check it")
 
 
 def layout_cautions(model: Model) -> tuple[str, ...]:
@@ -516,7 +524,8 @@ class Plan(Frozen):
         "whose counts were not checked, YaRN past what is validated, a length past "
         "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, "
         f"Offload needing more host memory per trainer GPU than the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU "
-        "servers commonly have where none was given to check it, "
+        "servers commonly have (on a card sold for workstations, more per node than such a workstation has: "
+        "GpuType.workstation_host_ram_gib) where none was given to check it, "
         "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
         "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
@@ -541,15 +550,15 @@ class Plan(Frozen):
         the planner keeps them to), which Trinity 0.5.0 and 0.5.1 refuse (`batch_over_trainer_gpus_words`); with
         `unchecked_host_ram`, the flag that gives a node's host memory where the query gave none
         (`Query.unchecked_host_ram`), one for an Offload need larger than servers commonly have for its trainer GPUs
-        on a node of `node_gpus` (`unchecked_host_need`)."""
+        on a node of `node_gpus`, or a workstation for all its cards (`unchecked_host_need`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, version)
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
-        host = unchecked_host_need(self.host_memory_gb, trainer_gpus_on_node(self.gpus, node_gpus), self.offload,
-                                   unchecked_host_ram)
+        host = unchecked_host_need(self.host_memory_gb, gpu, trainer_gpus_on_node(self.gpus, node_gpus),
+                                   self.offload, unchecked_host_ram)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host)
         return self.model_copy(update=caution_fields(cautions))
 

@@ -71,26 +71,28 @@ HOST_CAUTION = (
     "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram what a node can spare "
     "for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
 RTX_4090_14B = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "14B", "--len", "4096")
+L40S_14B = ("--gpu", "l40s", "--gpus", "1", "--model", "14B", "--len", "4096")  # a card sold in servers
 
 
 def test_an_offload_plan_past_a_servers_host_memory_per_gpu_is_cautioned_without_host_ram(cli):
     # A workstation of 64-128 GB read "311.3 GiB ... not checked" for one RTX 4090 and trusted the plan: the
-    # trainer died.
-    status, out, err = cli(*RTX_4090_14B)
+    # trainer died. A card sold in servers is held to their 128 GiB per GPU (an RTX 4090 to a workstation's 64 GiB:
+    # test_hostws_s61.py).
+    status, out, err = cli(*L40S_14B)
     assert (status, err) == (0, "")
     lines = out.splitlines()
     caution = lines.index(next(line for line in lines if line.startswith("caution        Offload needs ")))
     assert " ".join(" ".join(lines[caution:caution + 3]).split()) == f"caution {HOST_CAUTION}"
     assert "host memory    311.3 GiB per node for Offload; not checked: --host-ram not given" in lines
-    status, out, _ = cli(*RTX_4090_14B, "--json")
+    status, out, _ = cli(*L40S_14B, "--json")
     [best, *_] = json.loads(out)[0]["plans"]
     assert (status, best["host_memory_gb"], best["cautions"][0], best["caution_codes"]) == (
         0, 311.3, HOST_CAUTION, ["host-memory-unchecked", "single-gpu-advised-against"])
 
 
-def test_one_rtx_4090_is_cautioned_from_qwen3_8b_up():
-    # One RTX 4090's Offload: Qwen3-4B's 82.8 GiB is within 128 GiB, Qwen3-8B's 162.6 GiB is not.
-    needs = {model: solver.plan(model, gpu="rtx-4090", budget_gpus=1, max_model_len=4096)[0].best
+def test_one_l40s_is_cautioned_from_qwen3_8b_up():
+    # One L40S's Offload (a card sold in servers): Qwen3-4B's 82.8 GiB is within 128 GiB, Qwen3-8B's 162.6 GiB is not.
+    needs = {model: solver.plan(model, gpu="l40s", budget_gpus=1, max_model_len=4096)[0].best
              for model in ("4B", "8B")}
     assert [(plan.offload, plan.host_memory_gb, plan.caution_codes) for plan in needs.values()] == [
         (True, 82.8, (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)),
@@ -131,19 +133,21 @@ def test_the_host_memory_caution_filters_no_plan_and_host_ram_silences_it(cli):
 
 
 def test_the_host_memory_caution_is_for_needs_past_128_gib_per_trainer_gpu_on_the_node():
-    assert unchecked_host_need(128.0, 1, True, "--host-ram") is None
-    assert unchecked_host_need(1024.0, 8, True, "--host-ram") is None  # a DGX A100's 1 TB for its 8 GPUs
-    assert unchecked_host_need(1024.1, 8, True, "--host-ram").startswith(
+    server = solver.load_catalog().gpu("a100")
+    assert unchecked_host_need(128.0, server, 1, True, "--host-ram") is None
+    assert unchecked_host_need(1024.0, server, 8, True, "--host-ram") is None  # a DGX A100's 1 TB for its 8 GPUs
+    assert unchecked_host_need(1024.1, server, 8, True, "--host-ram").startswith(
         "Offload needs 1024.1 GiB of host memory per node (128.1 GiB per trainer GPU)")  # rounded up: past 128
-    assert unchecked_host_need(128.1, 1, True, "--host-ram").startswith("Offload needs 128.1 GiB of host memory")
-    assert unchecked_host_need(300.0, 1, False, "--host-ram") is None  # without Offload: the start-up load
-    assert unchecked_host_need(300.0, 1, True, None) is None  # host memory given: the planner holds plans to it
+    assert unchecked_host_need(128.1, server, 1, True, "--host-ram").startswith(
+        "Offload needs 128.1 GiB of host memory")
+    assert unchecked_host_need(300.0, server, 1, False, "--host-ram") is None  # without Offload: the start-up load
+    assert unchecked_host_need(300.0, server, 1, True, None) is None  # host memory given: the planner holds plans to it
     assert "give the pool's host_ram_gb what a node can spare" in unchecked_host_need(
-        300.0, 1, True, "the pool's host_ram_gb")
+        300.0, server, 1, True, "the pool's host_ram_gb")
 
 
 def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
-    flags = ("memory", "--model", "8B", "--gpu", "rtx-4090", "--gpus", "1", "--len", "4k", "--offload", "--env")
+    flags = ("memory", "--model", "8B", "--gpu", "l40s", "--gpus", "1", "--len", "4k", "--offload", "--env")
     status, out, _ = cli(*flags, "--json")
     estimate = json.loads(out)
     assert (status, estimate["host_memory_gib"], estimate["caution_codes"]) == (
@@ -174,7 +178,7 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
 
 
 def test_a_trinity_fragment_carries_the_host_memory_caution(cli):
-    status, out, _ = cli("--gpu", "rtx-4090", "--gpus", "1", "--model", "8B", "--len", "4k", "--emit", "trinity")
+    status, out, _ = cli("--gpu", "l40s", "--gpus", "1", "--model", "8B", "--len", "4k", "--emit", "trinity")
     assert status == 0 and (
         "# caution: Offload needs 162.6 GiB of host memory per node (one trainer GPU's), more than the 128 "
         "GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram") in out

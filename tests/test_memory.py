@@ -2190,7 +2190,7 @@ def test_a_thin_caution_takes_the_room_at_the_tighter_peak_and_the_cards_whole_m
                               longest_len=None, beyond_calibration=("made up",))
 
     def cautions(estimate: MemoryEstimate) -> tuple[str, ...]:
-        return estimate.with_cautions(CATALOG.model("8B"), 8, 1, 32768, rocm_env=False,
+        return estimate.with_cautions(CATALOG.model("8B"), CATALOG.gpu("h100"), 8, 1, 32768, env=False,
                                       room=MarginRoom(0.01, 0.01, 74.0)).cautions
 
     # The optimizer step binds: 0.6 GiB left at it, though the activations leave 10.
@@ -2203,7 +2203,8 @@ def test_a_thin_caution_takes_the_room_at_the_tighter_peak_and_the_cards_whole_m
     assert cautions(made(45.5, 47.0, 0.0, 48.5, 50.0)) == ()
     # Within the calibration, however thin, no caution.
     assert made(60.0, 70.0, 76.4, 77.0, 80.0).model_copy(update={"beyond_calibration": ()}).with_cautions(
-        CATALOG.model("8B"), 8, 1, 32768, rocm_env=False, room=MarginRoom(0.01, 0.01, 74.0)).cautions == ()
+        CATALOG.model("8B"), CATALOG.gpu("h100"), 8, 1, 32768, env=False, room=MarginRoom(0.01, 0.01, 74.0)
+    ).cautions == ()
 
 def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: Path):
     folder = qwen3_8b_checkpoint(tmp_path / "my-sft-8b")
@@ -3521,11 +3522,12 @@ def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes
     runs.write_text("model,gpus,max_model_len,setting\nQwen3-8B,8,32768,Env + SP=2\n", encoding="utf-8")
     assert cli("calibrate", "--cells", str(runs), "--out", str(fitted)) == (
         2, "", (f"solve calibrate: error: --cells {runs}: expected a mapping at the top level, got text, not YAML's "
-                "'key: value' lines (fields: gpu, memory_gb, memory_mib, aliases, source, tables, rocm)\n"))
+                "'key: value' lines (fields: gpu, memory_gb, memory_mib, aliases, source, tables, rocm, "
+                "workstation_host_ram_gib)\n"))
     runs.write_text("- {model: Qwen3-8B, gpus: 8}\n", encoding="utf-8")
     assert cli("calibrate", "--cells", str(runs), "--out", str(fitted))[2].endswith(
         ": expected a mapping at the top level, got a list (fields: gpu, memory_gb, memory_mib, aliases, source, "
-        "tables, rocm)\n")
+        "tables, rocm, workstation_host_ram_gib)\n")
     assert not fitted.exists()
 
 

@@ -704,9 +704,10 @@ def load_models(path: Path) -> tuple[Model, ...]:
 def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
                   made_by: Mapping[str, Path] | None = None) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
-    `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases
-    and driver-reported memory it takes. `made_by` names the earlier cells file that made each GPU type of
-    `hardware` the catalogue lacks (by name), which a memory that differs from its own is said to be from."""
+    `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases,
+    driver-reported memory and workstation host memory it takes. `made_by` names the earlier cells file that made
+    each GPU type of `hardware` the catalogue lacks (by name), which a memory that differs from its own is said to be
+    from."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     head_counts = {model.name: (model.num_attention_heads, model.num_key_value_heads) for model in models}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names,
@@ -733,7 +734,8 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
         raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not "
                          f"{theirs.format(known.memory_mib)} for {known.name} (leave it out to take that)")
     aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
-    return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})
+    return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib,
+                                     "workstation_host_ram_gib": known.workstation_host_ram_gib})
 
 
 def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),

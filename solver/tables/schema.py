@@ -630,6 +630,10 @@ class GpuType(Frozen):
     tables: tuple[Table, ...] = ()
     rocm: Flag = Field(default=False, description=(
         "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too)"))
+    workstation_host_ram_gib: Annotated[Count, Le(MAX_HOST_RAM_GB)] | None = Field(default=None, description=(
+        "for a card sold for desktop workstations, not servers (a GeForce): the host memory such a workstation "
+        "commonly has, GiB, for the whole box however many cards it holds; an Offload plan that needs more where no "
+        "host memory was given is cautioned. null for a GPU sold in servers, taken to have 128 GiB for each GPU"))
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, protected_namespaces=())
 
