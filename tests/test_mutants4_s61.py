@@ -65,7 +65,7 @@ def test_parameters_exactly_its_idle_experts_are_refused(tmp_path: Path):
 
 
 def test_solve_cluster_notes_output_router_logits_with_its_job(tmp_path: Path,
-                                                                cli: Callable[..., tuple[int, str, str]]):
+                                                               cli: Callable[..., tuple[int, str, str]]):
     qwen3_30b_a3b = json.loads((CONFIGS / "Qwen3-30B-A3B.json").read_text(encoding="utf-8"))
     config = {**qwen3_30b_a3b, "output_router_logits": True}
     folder = _config(tmp_path / "a3b", config)
