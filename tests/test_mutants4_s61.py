@@ -129,9 +129,9 @@ def test_ctrl_c_as_the_placements_tie_break_ends_leaves_it_unproven(monkeypatch:
     assert (result.gpus, sorted(placement.job for placement in result.placements)) == (0, ["a", "b"])
 
 
-def test_a_placement_cut_short_leaves_the_purchase_proven_the_fewest(monkeypatch: pytest.MonkeyPatch):
-    # The placement's length stage stopped before it was proven (as by the time limit): the nodes bought are still
-    # proven the fewest; only the placement on them is not proven the best.
+def _cut_the_length_stage_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fourth stage's CP-SAT status (the length, with jobs not required: bought GPUs, nodes, priority, length)
+    read as FEASIBLE where it is OPTIMAL, as where the time limit stops it before its proof."""
     statuses: list[int] = []
     checked = solver.cluster.search.checked
 
@@ -140,6 +140,12 @@ def test_a_placement_cut_short_leaves_the_purchase_proven_the_fewest(monkeypatch
         return cp_model.FEASIBLE if len(statuses) == 4 else statuses[-1]
 
     monkeypatch.setattr(solver.cluster.search, "checked", length_cut_short)
+
+
+def test_a_placement_cut_short_leaves_the_purchase_proven_the_fewest(monkeypatch: pytest.MonkeyPatch):
+    # The placement's length stage stopped before it was proven (as by the time limit): the nodes bought are still
+    # proven the fewest; only the placement on them is not proven the best.
+    _cut_the_length_stage_short(monkeypatch)
     result = buy(_four_jobs(), CATALOG, required=["a", "b"])
     assert (result.status, result.gpus, result.placement_proven) == ("optimal", 0, False)
 
@@ -180,3 +186,24 @@ def test_buy_notes_a_yarn_factor_its_placement_replaces(tmp_path: Path, cli):
     assert status == 0 and out.startswith("status: optimal; nothing to buy")
     assert ("solve cluster: note: Qwen2.5-14B-Instruct's config.json gives YaRN factor 4.0 (rope_scaling); the plan "
             "uses factor 2.0 in its place") in err
+
+
+def test_a_placement_cut_short_says_no_room_was_found_for_the_jobs_left_out(
+        tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch):
+    _cut_the_length_stage_short(monkeypatch)
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(json.dumps(FOUR_JOBS), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--buy", "--required", "a,b")
+    assert status == 0 and out.startswith("status: optimal; nothing to buy")
+    assert "placement not proven the best the purchase allows" in out
+    assert ("left out (not required): c, d: no room found for them beside the required jobs on the pools with the "
+            "nodes bought") in " ".join(out.split())
+
+
+def test_the_placement_with_a_purchase_counts_each_pools_gpus_with_the_nodes_bought(tmp_path: Path, cli):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(json.dumps(FOUR_JOBS), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--buy")
+    assert status == 0 and out.startswith("status: optimal; to place every job, buy 16 GPUs (2 nodes), proven the "
+                                          "fewest")
+    assert "\npool h20: 3 x 8 H20-96GB; 3 nodes and 24 of 24 GPUs used\n" in out
