@@ -207,3 +207,12 @@ def test_the_placement_with_a_purchase_counts_each_pools_gpus_with_the_nodes_bou
     assert status == 0 and out.startswith("status: optimal; to place every job, buy 16 GPUs (2 nodes), proven the "
                                           "fewest")
     assert "\npool h20: 3 x 8 H20-96GB; 3 nodes and 24 of 24 GPUs used\n" in out
+
+
+def test_the_placement_with_a_purchase_notes_a_job_that_gives_no_rollout_gpus(tmp_path: Path, cli):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: j, model: Qwen3-4B, max_model_len: 8192}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--buy")
+    assert status == 0 and out.startswith("status: optimal; nothing to buy")
+    assert "\nnote: j: no rollout_gpus given, so no GPUs for the explorer here (--emit-dir writes mode: train)" in out
