@@ -216,3 +216,19 @@ def test_the_placement_with_a_purchase_notes_a_job_that_gives_no_rollout_gpus(tm
     status, out, _ = cli("cluster", str(fleet), "--buy")
     assert status == 0 and out.startswith("status: optimal; nothing to buy")
     assert "\nnote: j: no rollout_gpus given, so no GPUs for the explorer here (--emit-dir writes mode: train)" in out
+
+
+def test_minimize_nodes_counts_a_pools_gpus_against_the_ways_in_that_pool_only(tmp_path: Path, cli):
+    # Each job is held to a pool of its own (one node of 8; 6 GPUs at its fewest): the cut on one pool's GPUs counts
+    # only the ways in that pool, not the other job's in the other, so both are placed.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: p1, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: p2, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: a, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4, pool: p1}\n"
+                     "  - {name: b, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4, pool: p2}\n",
+                     encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
+    result = json.loads(out)
+    assert (status, result["status"]) == (0, "optimal")
+    assert sorted((placement["job"], placement["pool"]) for placement in result["placements"]) == [
+        ("a", "p1"), ("b", "p2")]
