@@ -65,7 +65,9 @@ def checked_purchase(instance: dict, tmp_path: Path) -> dict:
     """`buy`'s JSON for the instance, checked: optimal, its GPUs and nodes the brute force's least (over every
     purchase of as many GPUs or fewer), the pools it raises placing every job (the reference's plan checker on
     `place`'s placement there), and each job it names apart without a candidate in a pool of many nodes."""
-    result = json.loads(buy(load_fleet(fleet_file(instance, tmp_path), CATALOG), CATALOG).model_dump_json())
+    # A limit well past what a proof takes, so that a loaded machine's wall clock never stops it short of one.
+    result = json.loads(buy(load_fleet(fleet_file(instance, tmp_path), CATALOG), CATALOG,
+                            time_limit_s=60).model_dump_json())
     nowhere = {job["job"] for job in result["fits_nowhere"]}
     for job in (job for job in instance["jobs"] if job["name"] in nowhere):
         pools = [pool for pool in instance["pools"] if job.get("pool", pool["name"]) == pool["name"]]
@@ -82,7 +84,7 @@ def checked_purchase(instance: dict, tmp_path: Path) -> dict:
     assert [pool["nodes_after"] for pool in result["pools"]] == [
         pool["nodes"] + extra for pool, extra in zip(instance["pools"], added)]
     bought = raised(placeable, added)
-    placed = place(load_fleet(fleet_file(bought, tmp_path), CATALOG), CATALOG, minimize="nodes")
+    placed = place(load_fleet(fleet_file(bought, tmp_path), CATALOG), CATALOG, minimize="nodes", time_limit_s=60)
     assert check_placements(CATALOG, bought, json.loads(placed.model_dump_json()), minimize_nodes=True,
                             estimates=True) == []
     return result
