@@ -362,8 +362,8 @@ def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib:
         larger_too = (", and more for much larger models"
                       if not gathered and (not beyond_codes or BeyondCode.LARGER_MODEL in beyond_codes) else "")
         return "; ".join(words for words in (
-            (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB{larger_too}, "
-             "and the default margin here keeps that GiB"),
+            (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB, which the "
+             f"default margin here keeps{larger_too}"),
             fabric, gathered) if words)
     larger = gathered or ("for much larger models it runs optimistic by about a GiB and more"
                           if BeyondCode.LARGER_MODEL in beyond_codes else "")

@@ -114,7 +114,7 @@ def test_the_cautions_margin_keeps_what_it_says():
     (caution,) = [c for c in answer.best.cautions if "where the estimate extrapolates" in c]
     assert caution.endswith("--margin 0.07 keeps 1 GiB more to spare than the default 0.04 here, or measure a step "
                             "first")
-    assert "the default margin here keeps that GiB" in caution
+    assert "about a GiB, which the default margin here keeps:" in caution
     kept = _answer(ask, margin=0.07)
     assert kept.best is not None and kept.best.max_model_len < answer.best.max_model_len
     assert _exact_headroom(kept, answer.margin or 0) >= 1.0
