@@ -708,8 +708,8 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
     `check_plan` checks the codes against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
     memory = load_memory_model()  # at the default margin on the card, as every query here
-    room = margin_room(memory, _estimate_margin(gpu.memory_gib), gpu.memory_gib, Setting(env=plan["env"], offload=plan["offload"],
-                                                                      sp=plan["sp"]), model)
+    setting = Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"])
+    room = margin_room(memory, _estimate_margin(gpu.memory_gib), gpu.memory_gib, setting, model)
     cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size,
                                              unchecked_host_ram=unchecked_host_ram, node_gpus=node_gpus)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
