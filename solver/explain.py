@@ -179,6 +179,15 @@ class _Prober:
                         excluded.append((c, rule))
         return excluded
 
+    def sp_excluded(self, gpus: int, length: int | None) -> list[tuple[Combination, str]]:
+        """The SP degrees above 1 on `gpus` GPUs that an SP rule of the model's (`SP_RULES`) excludes on its own, each
+        as a combination with the first rule that does (the settings do not matter to these rules)."""
+        excluded = []
+        for sp in range(2, gpus + 1):
+            if rule := self.first_rule(SP_RULES, gpus=gpus, sp=sp, length=length):
+                excluded.append(((gpus, 0, 0, sp), rule))
+        return excluded
+
     def _needed_rule(self, **values: int | None) -> str | None:
         """The first rule of a minimal core that excludes the plans with these values (None where none is known
         to be needed: a plan passes, or the deadline left it undecided)."""
@@ -317,6 +326,11 @@ def _why_no_plan(
                               lambda: _nearest_estimate(prober, words, data, query)) if core is not None else None
     reasons = [Reason(rule="limit", detail=limit) if limit is not None else Reason(rule="undecided", detail=(
         "which rules stop the query together was not decided in time"))]
+    if query.exact and query.sp is None and query.budget_gpus in data.counts and (
+            {"evidence", "table_rows"} & set(binding or ())):
+        # Memory stops the count asked for: which SP degrees, that would spread the tokens wider, its rules leave out
+        # (the evidence rule alone excludes them too, so a minimal core need not name them).
+        reasons += words.group(prober.sp_excluded(query.budget_gpus, None), query.max_model_len or 0)
     if (query.exact and query.sp is not None and None not in (query.env, query.offload)
             and query.max_model_len is not None and query.budget_gpus in data.counts):
         # One combination asked for (a config's own settings, say): what the tables and the model say of it. On a
@@ -699,6 +713,8 @@ class _Words:
     def _no_table(self, n: int) -> str:
         """That no table speaks for `n` GPUs: none of the GPU type names the model at all, or none for `n`
         GPUs (nor, `_nor_fewer`, a cell of a table for fewer)."""
+        if not self.data.rows and not self.catalog.tabled_counts(self.data.gpu):
+            return f"on {self.gpus(n)}: no table speaks for {self.data.gpu} (none has its memory)"
         if not self.data.rows:
             return f"on {self.gpus(n)}: no {self.data.gpu} table names {self.data.model}"
         return f"no table for {self.gpus(n)}{self._nor_fewer(n)}"

@@ -396,7 +396,8 @@ def gathered_shortfall_gib(model: Model, memory: MemoryModel) -> float:
 
 
 def _ffn_width(model: Model) -> int:
-    """The feed-forward width a token passes through: the active experts' (and a shared expert's) for a MoE model."""
+    """The feed-forward width a token passes through: for a MoE model, its computed experts' (the active ones', or
+    every expert's for a class that computes them all) and a shared expert's (`MoE.ffn_width`)."""
     return model.intermediate_size if model.moe is None else model.moe.ffn_width
 
 
@@ -515,21 +516,24 @@ MLP_PEAK_BYTES = 12
 """Bytes per token and feed-forward width one layer's MLP holds at its peak (`layer_peak_bytes`): its gate, up,
 activation and product with their backward."""
 ROUTED_COPY_BYTES = 4
-"""Bytes per token, active expert and hidden width that a mixture of experts' expert layer holds at its peak besides
-its experts' MLP: the token's hidden state copied for each expert it is routed to, and each expert's output before the
-routing weight scales it, both bf16 and both kept for the backward (transformers 5.25's default ``grouped_mm`` experts,
-integrations/moe.py ``grouped_mm_experts_forward``, and the eager loop of modeling_qwen3_moe.py's ``Qwen3MoeExperts``
-alike); first principles, not calibrated (the tables hold no such model)."""
+"""Bytes per token, computed expert (`MoE.computed_experts`) and hidden width that a mixture of experts' expert layer
+holds at its peak besides its experts' MLP: the token's hidden state copied for each expert it is routed to, and each
+expert's output before the routing weight scales it, both bf16 and both kept for the backward (transformers 5.25's
+default ``grouped_mm`` experts, integrations/moe.py ``grouped_mm_experts_forward``, and the eager loop of
+modeling_qwen3_moe.py's ``Qwen3MoeExperts`` alike). Llama 4's ``Llama4TextMoe`` (modeling_llama4.py), which computes
+every expert, holds as many: the hidden state repeated for each expert and that copy scaled by its routing weight
+before the experts, both kept for the backward (its experts' output is only summed, which keeps nothing). First
+principles, not calibrated (the tables hold no such model)."""
 
 
 def feed_forward_peak_bytes(model: Model) -> int:
     """Bytes per token the widest layer's feed-forward holds at its peak (`layer_peak_bytes`): `MLP_PEAK_BYTES` per
     width, and in a mixture of experts' expert layer its routed copies of the hidden state besides (`ROUTED_COPY_BYTES`
-    per active expert and hidden width), or a dense layer's MLP where that holds more."""
+    per computed expert and hidden width), or a dense layer's MLP where that holds more."""
     if model.moe is None:
         return MLP_PEAK_BYTES * model.intermediate_size
     moe = model.moe
-    routed = MLP_PEAK_BYTES * moe.routed_width + ROUTED_COPY_BYTES * moe.active_experts * model.hidden_size
+    routed = MLP_PEAK_BYTES * moe.routed_width + ROUTED_COPY_BYTES * moe.computed_experts * model.hidden_size
     return max(routed, MLP_PEAK_BYTES * moe.dense_width)
 
 

@@ -447,6 +447,14 @@ def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
         (own,) if model.beyond_native_on_own_scaling(max_model_len) else ())
 
 
+def past_validated_words(model: Model, max_model_len: int) -> str | None:
+    """``past the validated 131072``: where `max_model_len` is longer than `model` is known to handle
+    (`validated_length`: memory fits, quality is untested), said first beside the length wherever a plan is shown,
+    applied or written (its summary, its apply lines, its config's header); None within it."""
+    validated = validated_length(model)
+    return f"past the validated {validated}" if max_model_len > validated else None
+
+
 def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
     """The cautions about `model` at `max_model_len` tokens, in words: YaRN past what is validated, a length past its
     native context on its own RoPE scaling."""

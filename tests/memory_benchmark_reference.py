@@ -9,8 +9,8 @@ benchmark or the planner's rules:
 - the settings a cell may name: the source's list (facts §1: vanilla, Env, SP=N, Env + SP=N, Env + Offload,
   Env + Offload + SP=N) with each SP degree N > 1 that divides the GPU count and the attention heads and
   divides or is divided by the KV heads (facts §2);
-- a setting's cost: `docs/concepts.md`'s relative step time at a fixed GPU count,
-  `(1 + 1.0 offload) (1 + 0.1 (sp - 1)) (1 + 0.01 env)`;
+- a setting's cost: `docs/concepts.md`'s relative step time at a fixed GPU count, for a dense model (the
+  tables' Qwen3 models), `(1 + 1.0 offload) (1 + 0.1 (sp - 1)) (1 + 0.01 env)`;
 - a prediction: the cheapest setting the predictor says fits, or `-` where none does;
 - exact: the source's setting; unsafe: a cheaper one, or any setting where the source says `-`;
   conservative: a costlier one, or `-` where the source names a setting;

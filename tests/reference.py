@@ -18,7 +18,10 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   at some row up to row(L)) with env >= C.env,
   offload >= C.offload, sp >= C.sp (the source is the shortest such row; what trains on fewer GPUs trains
   on more); otherwise estimated (below) or infeasible. When maximising, L is a row of the source's table.
-- cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
+- cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)), where r is
+  the parameters the model holds per parameter a token passes through: 1 for a dense model; for a mixture of experts,
+  parameters_b (read as its decimal) over parameters_b less the gated MLPs (3 * hidden * moe_intermediate each) of
+  the experts a token does not take (experts - active_experts) in each layer that is not dense.
 - Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node uses whole nodes and has SP
   dividing the node. With `rollout_gpus` R > 0, n + R <= node_gpus, or n < node_gpus and n + R whole
   nodes, or n is whole nodes. A plan of a query with `rollout_gpus` (0 too) gives its layout: `nodes`
@@ -99,15 +102,27 @@ PLAN_KEYS = frozenset(PLAN_ORDER)
 # --- the definitions, one small function each ------------------------------------------------------------
 
 
+def held_per_active(model: Any) -> Fraction:
+    """r: the parameters `model` holds per parameter a token's compute passes through, as an exact fraction (every
+    one where transformers' class runs every expert for every token: Llama 4)."""
+    if model.moe is None or model.moe.computes_every_expert:
+        return Fraction(1)
+    held = Fraction(repr(model.parameters_b)) * 10**9
+    expert_layers = model.num_layers - model.moe.dense_layers
+    untaken_experts = model.moe.experts - model.moe.active_experts
+    untaken = expert_layers * untaken_experts * 3 * model.hidden_size * model.moe.moe_intermediate_size
+    return held / (held - untaken)
+
+
 @functools.cache  # pure: the same costs are asked for by every enumeration
-def exact_cost(weights: Weights, n: int, env: bool, offload: bool, sp: int) -> Fraction:
-    """cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), as an exact fraction."""
+def exact_cost(weights: Weights, model: Any, n: int, env: bool, offload: bool, sp: int) -> Fraction:
+    """cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), as an exact fraction."""
     w_off = Fraction(repr(weights.offload))
     w_sp = Fraction(repr(weights.sp))
     w_env = Fraction(repr(weights.env))
     o = 1 if offload else 0
     e = 1 if env else 0
-    return Fraction(1, n) * (1 + w_off * o) * (1 + w_sp * (sp - 1)) * (1 + w_env * e)
+    return Fraction(1, n) * (1 + w_off * held_per_active(model) * o) * (1 + w_sp * (sp - 1)) * (1 + w_env * e)
 
 
 def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
@@ -623,7 +638,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             continue
                         evidence, source = found
                         source = None if source is None else _cited(source, catalog, gpu_type, the_model)
-                        cost = exact_cost(weights, n, e, o, s)
+                        cost = exact_cost(weights, the_model, n, e, o, s)
                         plan = {
                             "gpus": n,
                             "unused_gpus": query.budget_gpus - n,
@@ -668,14 +683,14 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
     return [plan for _, plan in ranked]
 
 
-def ranked_alternatives(plans: list[dict], weights: Weights | None = None) -> list[dict]:
-    """What `--top` lists of `plans` (best first, as `enumerate_plans` gives them): those that no earlier one
-    dominates, being as long, on as few GPUs, as cheap (by exact cost under `weights`: an equal cost is no
+def ranked_alternatives(plans: list[dict], model: Any, weights: Weights | None = None) -> list[dict]:
+    """What `--top` lists of `plans` of `model` (best first, as `enumerate_plans` gives them): those that no earlier
+    one dominates, being as long, on as few GPUs, as cheap (by exact cost under `weights`: an equal cost is no
     gain) and vouched for by the tables unless the later one is an estimate too."""
     weights = load_weights() if weights is None else weights
 
     def cost(plan: dict) -> Fraction:
-        return exact_cost(weights, plan["gpus"], plan["env"], plan["offload"], plan["sp"])
+        return exact_cost(weights, model, plan["gpus"], plan["env"], plan["offload"], plan["sp"])
 
     kept: list[dict] = []
     for plan in plans:
@@ -935,7 +950,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"{key}={plan.get(key)!r}, expected {want!r}")
 
     # Cost.
-    want_cost = float(exact_cost(weights, n, e, o, s))
+    want_cost = float(exact_cost(weights, the_model, n, e, o, s))
     if not math.isclose(plan["cost"], want_cost, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
 

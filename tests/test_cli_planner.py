@@ -75,7 +75,7 @@ def test_the_main_job_answers_for_each_gpu_type(cli):
     # The H20-96GB table for 4 GPUs reaches 133120 with Env + Offload + SP=4: YaRN factor 133120 / 40960 = 3.25.
     assert ("H20-96GB · Qwen3-4B · longest context within 6 GPUs: optimal\n"
             "plan           Env + Offload + SP=4 on 4 of 6 GPUs (2 left for rollout)\n"
-            "max_model_len  133120 (YaRN rope scaling, factor 3.25; ") in out
+            "max_model_len  133120, past the validated 131072 (YaRN rope scaling, factor 3.25; ") in out
 
 
 def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
@@ -3561,10 +3561,10 @@ def test_a_length_past_the_native_context_on_the_models_own_scaling_says_so_besi
     # (once: not again as a caution row).
     status, out, _ = cli("--model", "llama-3.1-8b", "--gpu", "h200", "--gpus", "8", "--len", "200k")
     shown = " ".join(out.split("\n               "))
-    assert status == 0 and ("\nmax_model_len  204800 (beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE "
-                            "scaling provides: no YaRN written; vLLM's rollout refuses a max_model_len past what it "
-                            "derives from the model's config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the "
-                            "model handles it)\n") in shown
+    assert status == 0 and ("\nmax_model_len  204800, past the validated 131072 (beyond the native 131072, which "
+                            "Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN written; vLLM's rollout "
+                            "refuses a max_model_len past what it derives from the model's config unless "
+                            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it)\n") in shown
     assert "\ncaution " not in out and "rope_scaling" not in out
 
 

@@ -3096,8 +3096,11 @@ def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_con
                                         "  ulysses_sequence_parallel_size: 2\n"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--check", "--json")
     assert (status, json.loads(out)[0]["current"]["trains"]) == (0, True)
-    # On every GPU type with tables, it must train on each: the H20's table says so too.
-    assert cli("--from-config", str(user_config), "--check")[0] == 0
+    # On every GPU type with tables, it must train on each: the H20's table says so too; a note names them.
+    status, _, err = cli("--from-config", str(user_config), "--check")
+    assert (status, err) == (0, f"solve: note: --check without --gpu judged {user_config.name} on A100-80GB and "
+                                "H20-96GB, as a Trinity config names no GPU type; give --gpu TYPE to judge it on the "
+                                "GPUs it runs on\n")
 
 
 REFUSING_HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"

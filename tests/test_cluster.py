@@ -2917,7 +2917,8 @@ def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory
     rounded = json.loads(place(fleet_of(instance, tmp_path / "rounded"), CATALOG, minimize="nodes").model_dump_json())
     assert (rounded["status"], rounded["placements"], rounded["host_rounded"]) == ("unknown", [], ["a100"])
     assert {(entry["reason"], entry["reason_code"]) for entry in rounded["unplaced"]} == {(
-        "the jobs do not all fit the fleet with the host memory of a100 rounded up; they may with the exact figures",
+        ("the jobs do not all fit the fleet with the host memory of a100 rounded up; they may with the exact figures, "
+         "which fewer jobs per run may keep"),
         "host-memory-rounded")}
 
 
@@ -2937,13 +2938,21 @@ def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_witho
         ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
          "without --minimize nodes, as many as fit are placed")}
 
+THREE_JOBS_THAT_DO_NOT_PACK = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}],
+                               "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440, "rollout_gpus": 2},
+                                        {"name": "mid", "model": "8B", "max_model_len": 61440, "rollout_gpus": 2},
+                                        {"name": "small", "model": "4B", "max_model_len": 102400}]}
+"""Jobs of 6, 6 and 4 GPUs on two nodes of 8: all 16 GPUs, but the 4 fit beside neither 6, host memory or not (a proof
+that takes CP-SAT's search, not the GPUs' sum alone)."""
+
+
 def test_the_proof_without_host_memory_gets_the_work_left_and_names_the_wall_clock_where_it_stops_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The first stage proves that no placement of the rounded needs exists (in presolve: say it spent 2.5 of the 10 s
     # limit's 6 units); the proof that the jobs fit nowhere even without host memory gets the 3.5 left. Where the wall
     # clock stops that proof first, nothing is proved, and the answer names it.
     round_host_memory_always(monkeypatch)
-    fleet = fleet_of(THREE_FOUR_GPU_JOBS, tmp_path)
+    fleet = fleet_of(THREE_JOBS_THAT_DO_NOT_PACK, tmp_path)
     works, wall_clock_out = [], []
     set_limits, solve_stages = solver.cluster.search._set_limits, solver.cluster.search.solve_stages
 

@@ -59,11 +59,12 @@ def query_of(query: dict) -> dict:
 
 
 def test_exact_cost_uses_the_decimal_weights_exactly():
-    assert exact_cost(WEIGHTS, 4, False, False, 4) == Fraction(13, 40)  # (1/4) * 1.3
-    assert exact_cost(WEIGHTS, 1, True, True, 2) == Fraction(2) * Fraction(11, 10) * Fraction(101, 100)
-    assert exact_cost(WEIGHTS, 6, False, False, 1) == Fraction(1, 6)
+    dense = CATALOG.model("Qwen3-8B")
+    assert exact_cost(WEIGHTS, dense, 4, False, False, 4) == Fraction(13, 40)  # (1/4) * 1.3
+    assert exact_cost(WEIGHTS, dense, 1, True, True, 2) == Fraction(2) * Fraction(11, 10) * Fraction(101, 100)
+    assert exact_cost(WEIGHTS, dense, 6, False, False, 1) == Fraction(1, 6)
     other = Weights(offload=0.5, sp=0.25, env=0.0)
-    assert exact_cost(other, 2, True, True, 4) == Fraction(1, 2) * Fraction(3, 2) * Fraction(7, 4)
+    assert exact_cost(other, dense, 2, True, True, 4) == Fraction(1, 2) * Fraction(3, 2) * Fraction(7, 4)
 
 
 # --- max_len ---------------------------------------------------------------------------------------------
@@ -102,7 +103,8 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "caution_codes": [],
     }
     # The other plans are the trade-offs: each shorter one is cheaper or on fewer GPUs than every longer one.
-    assert [(plan["gpus"], plan["max_model_len"]) for plan in ranked_alternatives(found)[1:4]] == [
+    alternatives = ranked_alternatives(found, CATALOG.model("Qwen3-4B"))
+    assert [(plan["gpus"], plan["max_model_len"]) for plan in alternatives[1:4]] == [
         (4, 81920), (4, 71680), (2, 51200)]
     on_six = plans(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, exact=True)
     assert {plan["sp"] for plan in on_six} == {1, 2}
@@ -294,6 +296,14 @@ def _predicted(model: str, memory_gib: float, gpus: int, setting: Setting, lengt
 
 
 GOOD_QUERY = dict(gpu="A100-80GB", model="Qwen3-8B", budget_gpus=4, exact=True, max_model_len=32768)
+GOOD_MODEL = CATALOG.model(GOOD_QUERY["model"])
+
+
+def good_cost(n: int, env: bool, offload: bool, sp: int) -> float:
+    """The cost of a plan of `GOOD_QUERY`'s model."""
+    return float(exact_cost(WEIGHTS, GOOD_MODEL, n, env, offload, sp))
+
+
 GOOD_PLAN = {
     "gpus": 4,
     "unused_gpus": 0,
@@ -333,8 +343,8 @@ def test_check_plan_accepts_the_hand_written_plan():
     ("plan", "query_changes", "fragment"),
     [
         (mutated(evidence="inferred"), {}, "evidence"),
-        (mutated(env=True, cost=float(exact_cost(WEIGHTS, 4, True, False, 4))), {}, "evidence"),  # inferred really
-        (mutated(sp=3, max_token_len_per_gpu=21846, cost=float(exact_cost(WEIGHTS, 4, False, False, 3))), {},
+        (mutated(env=True, cost=good_cost(4, True, False, 4)), {}, "evidence"),  # inferred really
+        (mutated(sp=3, max_token_len_per_gpu=21846, cost=good_cost(4, False, False, 3)), {},
          "does not divide the 4 trainer GPUs"),
         (mutated(), {"budget_gpus": 2, "exact": False}, "over the budget"),
         (mutated(), {"budget_gpus": 6}, "exactly 6"),
@@ -354,11 +364,11 @@ def test_check_plan_accepts_the_hand_written_plan():
                  caution_codes=["thin-headroom"]), {}, "where the words say ['rocm-env-may-not-apply']"),
         (mutated(), {"env": True}, "pinned"),
         (mutated(), {"max_model_len": 30000}, "asked for"),
-        (mutated(sp=2, max_token_len_per_gpu=32768, cost=float(exact_cost(WEIGHTS, 4, False, False, 2))), {},
+        (mutated(sp=2, max_token_len_per_gpu=32768, cost=good_cost(4, False, False, 2)), {},
          "not feasible"),
-        (mutated(gpus=3, unused_gpus=1, cost=float(exact_cost(WEIGHTS, 3, False, False, 4))),
+        (mutated(gpus=3, unused_gpus=1, cost=good_cost(3, False, False, 4)),
          {"exact": False}, "no row >= 32768 of a table for 3 GPUs or fewer has a cell that SP=4 includes"),
-        (mutated(gpus=9, unused_gpus=1, cost=float(exact_cost(WEIGHTS, 9, False, False, 4))),
+        (mutated(gpus=9, unused_gpus=1, cost=good_cost(9, False, False, 4)),
          {"exact": False, "budget_gpus": 10}, "9 GPUs: no A100-80GB table for them names Qwen3-8B"),
         ({key: value for key, value in GOOD_PLAN.items() if key != "source"}, {}, "missing ['source']"),
         (mutated(env=1), {}, "wrong type"),
@@ -466,7 +476,7 @@ def test_estimated_plans_match_the_reference(query: dict):
     (answer,) = solve_plan(make_query(CATALOG, top=5, **query), CATALOG)
     got = [p.model_dump(mode="json") for p in answer.plans]
     every = enumerate_plans(CATALOG, estimates=True, **query)
-    assert got == ranked_alternatives(every)[:5]
+    assert got == ranked_alternatives(every, CATALOG.model(query["model"]))[:5]
     checked = {key: value for key, value in query.items() if key != "objective"}
     for planned in got:
         assert check_plan(CATALOG, planned, estimates=True, **checked) == [], planned
@@ -481,7 +491,8 @@ def test_estimated_plans_match_the_reference(query: dict):
 def test_plans_with_lowered_token_budgets_match_the_reference(query: dict):
     (answer,) = solve_plan(make_query(CATALOG, top=5, token_budget="auto", **query), CATALOG)
     got = [p.model_dump(mode="json") for p in answer.plans]
-    assert got == ranked_alternatives(enumerate_plans(CATALOG, estimates=True, token_budget="auto", **query))[:5]
+    every = enumerate_plans(CATALOG, estimates=True, token_budget="auto", **query)
+    assert got == ranked_alternatives(every, CATALOG.model(query["model"]))[:5]
     checked = {key: value for key, value in query.items() if key != "objective"}
     for planned in got:
         assert check_plan(CATALOG, planned, estimates=True, token_budget="auto", **checked) == [], planned
@@ -506,7 +517,7 @@ def test_small_nodes_rule_out_documented_counts_that_are_not_whole_nodes(node_gp
     query = dict(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, node_gpus=node_gpus)
     (answer,) = solve_plan(make_query(CATALOG, top=5, **query), CATALOG)
     expected = enumerate_plans(CATALOG, estimates=True, **query)
-    assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(expected)[:5]
+    assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(expected, CATALOG.model("4B"))[:5]
     assert all(plan["gpus"] <= node_gpus or plan["gpus"] % node_gpus == 0 for plan in expected)
 
 
@@ -550,7 +561,7 @@ def test_sp_may_be_a_multiple_of_the_kv_heads_as_the_reference_ranks_it():
     request = {"gpu": "H200-141GB", "model": "Qwen3-30B-A3B", "objective": "cheapest", "budget_gpus": 8, "exact": True,
                "max_model_len": 131072}
     (answer,) = solve_plan(make_query(CATALOG, top=5, estimate="auto", **request), CATALOG)
-    expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=True, **request))[:5]
+    expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=True, **request), CATALOG.model("30B-A3B"))[:5]
     assert [p.model_dump(mode="json") for p in answer.plans] == expected
     assert answer.plans[0].sp == 8
 
@@ -626,7 +637,8 @@ def test_tables_of_8_and_16_gpus_refute_as_the_references_order_says(tmp_path):
                     continue
                 (answer,) = solve_plan(made, catalog)
                 every = enumerate_plans(catalog, objective="cheapest", estimates=True, **query)
-                assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(every)[:3], query
+                assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(
+                    every, catalog.model(model))[:3], query
                 compared += 1
     assert compared == 3 * 6 * 7 - 6 * 2  # all but Qwen2.5-7B's SP=8 pins
     # The case that tells the two orders apart: Env + SP=8 on 8 GPUs at 131072, refuted by the 196608 row.
@@ -648,7 +660,8 @@ def test_a_model_that_caps_its_logits_is_planned_as_the_reference_plans_it(tmp_p
                  "objective": "cheapest"}
         (answer,) = solve_plan(make_query(catalog, top=3, **query), catalog)
         got = [p.model_dump(mode="json") for p in answer.plans]
-        assert got == ranked_alternatives(enumerate_plans(catalog, estimates=True, **query))[:3], length
+        every = enumerate_plans(catalog, estimates=True, **query)
+        assert got == ranked_alternatives(every, catalog.model("gemma-2-9b"))[:3], length
         assert got and all(any("capped logits" in phrase for phrase in p["beyond_calibration"]) for p in got)
 
 
@@ -665,8 +678,8 @@ def test_a_gpu_type_with_a_tabled_types_memory_plans_with_its_tables_as_the_refe
     estimate = "auto" if estimates else "never"
     (answer,) = solve_plan(make_query(CATALOG, gpu="A800-80GB", top=5, estimate=estimate, **query), CATALOG)
     got = [p.model_dump(mode="json") for p in answer.plans]
-    assert got and got == ranked_alternatives(enumerate_plans(CATALOG, gpu="A800-80GB", estimates=estimates,
-                                                              **query))[:5]
+    every = enumerate_plans(CATALOG, gpu="A800-80GB", estimates=estimates, **query)
+    assert got and got == ranked_alternatives(every, CATALOG.model(query["model"]))[:5]
     checked = {key: value for key, value in query.items() if key != "objective"}
     for planned in got:
         assert check_plan(CATALOG, planned, gpu="A800-80GB", estimates=estimates, **checked) == [], planned
@@ -687,7 +700,8 @@ def _a800_plans_as_the_reference(tmp_path, gpus: int, setting: str, query: dict)
     catalog = CATALOG.with_cells(cells)
     (answer,) = solve_plan(make_query(catalog, gpu="A800-80GB", top=5, estimate="auto", **query), catalog)
     got = [p.model_dump(mode="json") for p in answer.plans]
-    assert got == ranked_alternatives(enumerate_plans(catalog, gpu="A800-80GB", estimates=True, **query))[:5]
+    every = enumerate_plans(catalog, gpu="A800-80GB", estimates=True, **query)
+    assert got == ranked_alternatives(every, catalog.model("Qwen3-4B"))[:5]
     return got
 
 
@@ -764,7 +778,8 @@ def _nearest_by_reference(objective: str, query: dict, without_estimates: bool =
                 estimate = without_estimates and found["evidence"] == "estimated"
                 lifts = weight + past * LIFT_WEIGHTS["budget"] + estimate * LIFT_WEIGHTS["estimate"]
                 key = (lifts, found["gpus"] * past,
-                       rank_key(objective, *combination, found["max_model_len"], exact_cost(WEIGHTS, *combination)))
+                       rank_key(objective, *combination, found["max_model_len"],
+                                exact_cost(WEIGHTS, CATALOG.model(query["model"]), *combination)))
                 plan = (*combination, found["max_model_len"], found["max_token_len_per_gpu"], found["evidence"])
                 best = min(best or (key, plan), (key, plan))
     assert best is not None

@@ -69,6 +69,13 @@ def note_router_logits_output(prog: str, catalog: Catalog, added: str, jobs: Seq
                "configs do, to spare the forward that memory")
 
 
+def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> None:
+    """A note on stderr where ``--check`` judged `config_name` with no --gpu: on which GPU types (`gpus`), since a
+    Trinity config names none and its verdict on another GPU type may differ."""
+    print_note(f"{prog}: note: --check without --gpu judged {config_name} on {' and '.join(gpus)}, as a Trinity config "
+               "names no GPU type; give --gpu TYPE to judge it on the GPUs it runs on")
+
+
 def note_replaced_yarn_factor(prog: str, model: Model, factors: Iterable[float]) -> None:
     """A note on stderr where a config.json's own YaRN factor (`Model.config_yarn_factor`) differs from the
     `factors` the best plans write in its place: Trinity sets the factor from the length, and the written lines

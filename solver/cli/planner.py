@@ -22,7 +22,13 @@ from solver.cli.argtypes import (
     whole_number,
 )
 from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant, note_replaced_yarn_factor
+from solver.cli.notes import (
+    note_added_model,
+    note_cells_elsewhere,
+    note_check_without_gpu,
+    note_gpu_variant,
+    note_replaced_yarn_factor,
+)
 from solver.cli.options import (
     GPU_NAMES,
     SP_RULES_HELP,
@@ -210,6 +216,8 @@ def run_planner(args: argparse.Namespace) -> int:
     note_replaced_yarn_factor("solve", catalog.model(query.model), (
         answer.plans[0].rope_scaling_factor for answer in answers
         if answer.plans and answer.plans[0].rope_scaling_factor is not None))
+    if args.check and args.gpu is None:
+        note_check_without_gpu("solve", args.from_config.name, [answer.gpu for answer in answers])
     untrained = args.check and any(answer.current is None or not answer.current.trains or answer.current.refused
                                    for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN

@@ -1,5 +1,6 @@
 """The CP-SAT placement model: a literal per way to run a job and, per pool, how many of its nodes each pattern
-fills (`build_placement_model`); the nodes a placement uses (`nodes_used`), the nodes bought where a pool may grow
+fills (`build_placement_model`), with the GPUs each job takes at its fewest (`fewest_gpus`) held to the pools' where
+every job runs; the nodes a placement uses (`nodes_used`), the nodes bought where a pool may grow
 (`add_bought_nodes`); the tie-break among equally good placements (`tie_break`), and a placement hinted as the next
 search's start (`hint_placement`)."""
 
@@ -30,7 +31,8 @@ class PlacementModel:
 
 
 def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> PlacementModel:
-    """Choose at most one option per job (exactly one with `every_job`) so that every pool has room."""
+    """Choose at most one option per job (exactly one with `every_job`, where the GPUs the jobs take at their fewest
+    are held to the pools' too: `_within_fleet_gpus`) so that every pool has room."""
     model = LeanCpModel()
     model.name = "place jobs"
     chosen = [model.new_bool_var(f"way_{option_name(fleet, o)}") for o in options]
@@ -43,6 +45,8 @@ def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) 
         _within_pool_nodes(model, pool, filled, here)
         _within_pattern_slots(model, filled, here, footprints)
         pattern_counts.update(filled)
+    if every_job:
+        _within_fleet_gpus(model, fleet, options, chosen)
     return PlacementModel(model=model, chosen=chosen, pattern_counts=pattern_counts)
 
 
@@ -58,6 +62,36 @@ def _one_way_per_job(model: cp_model.CpModel, jobs: int, options: list[Option], 
             model.add_exactly_one(literals)
         else:
             model.add_at_most_one(literals)
+
+
+def fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> tuple[dict[int, int], dict[int, frozenset[int]]]:
+    """Per job with a way: the fewest GPUs a way of its takes (whole nodes counted whole), and the pools (indexes) its
+    ways are in."""
+    fewest: dict[int, int] = {}
+    pools: dict[int, set[int]] = defaultdict(set)
+    for option in options:
+        gpus = option.gpus_taken(fleet.pools[option.pool].gpus_per_node)
+        fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
+        pools[option.job].add(option.pool)
+    return fewest, {job: frozenset(where) for job, where in pools.items()}
+
+
+def _within_fleet_gpus(model: cp_model.CpModel, fleet: Fleet, options: list[Option],
+                       chosen: list[cp_model.IntVar]) -> None:
+    """Where every job runs one of its ways: in the whole fleet, and in each set of pools that some job's ways are
+    all in, the GPUs the ways chosen there take (whole nodes counted whole) are at most those pools' GPUs. Redundant
+    with the pattern counts, but put so that CP-SAT proves a fleet too small as it loads the model, before any
+    search: each job whose ways are all in the set is counted at its fewest GPUs (`fewest_gpus`) on the right-hand
+    side, and only the GPUs its way takes beyond them on the left (its ways' literals sum to one)."""
+    fewest, reach = fewest_gpus(fleet, options)
+    everywhere = frozenset(range(len(fleet.pools)))
+    for pools in sorted(set(reach.values()) | {everywhere}, key=sorted):
+        confined = {job for job, where in reach.items() if where <= pools}
+        beyond = [(option.gpus_taken(fleet.pools[option.pool].gpus_per_node)
+                   - (fewest[option.job] if option.job in confined else 0)) * literal
+                  for option, literal in zip(options, chosen) if option.pool in pools]
+        has = sum(fleet.pools[index].nodes * fleet.pools[index].gpus_per_node for index in pools)
+        model.add(sum(beyond) <= has - sum(fewest[job] for job in confined))
 
 
 def _nodes_filled(model: cp_model.CpModel, pool_index: int, pool: Pool, footprints: set[Footprint]) -> PatternCounts:

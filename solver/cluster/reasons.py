@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from solver.cluster.model import fewest_gpus
 from solver.cluster.options import (
     Footprint,
     NoWayReason,
@@ -577,12 +578,7 @@ def _way_without(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, 
 def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
     """What the jobs need at the least against what the fleet has, in words: the GPUs of each job's smallest
     way to run (whole nodes counted whole), summed; and what to do."""
-    fewest: dict[int, int] = {}
-    pools: dict[int, set[int]] = {}
-    for option in options:
-        gpus = option.gpus_taken(fleet.pools[option.pool].gpus_per_node)
-        fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
-        pools.setdefault(option.job, set()).add(option.pool)
+    fewest, pools = fewest_gpus(fleet, options)
     after = "; without --minimize nodes, as many as fit are placed"
     host = any(option.host_tenths > 0 for option in options)  # a pool's host memory holds what the jobs need too
     packing = ("but their layouts, with the host memory they need on a node, do not pack into the nodes"
@@ -616,7 +612,8 @@ def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
         if verdict == "infeasible" else
         (UnplacedCode.INTERRUPTED, "interrupted before a placement was found") if interrupted else
         (UnplacedCode.HOST_MEMORY_ROUNDED, (f"the jobs do not all fit the fleet with the host memory of "
-                                            f"{', '.join(host_rounded)} rounded up; they may with the exact figures"))
+                                            f"{', '.join(host_rounded)} rounded up; they may with the exact "
+                                            "figures, which fewer jobs per run may keep"))
         if host_rounded else
         (UnplacedCode.TIME_LIMIT, "no placement found within the time limit (raise --time-limit)"))
     return tuple(Unplaced(job=job.name, reason=reason, reason_code=code) for job in fleet.jobs)

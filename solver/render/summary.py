@@ -20,10 +20,18 @@ from solver.results import (
     length_cautions,
     lowered_budget_undone,
     own_scaling_words,
+    past_validated_words,
     spans_nodes,
     yarn_caution,
 )
-from solver.rules import NODE_GPUS, host_ram_check_words, least_token_budget, sp_degrees, token_budget
+from solver.rules import (
+    NODE_GPUS,
+    host_ram_check_words,
+    least_token_budget,
+    sp_degrees,
+    token_budget,
+    validated_length,
+)
 from solver.tables import MAX_ESTIMATED_GPUS, Model, counted, it_or_them
 
 
@@ -35,6 +43,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     lines = []
     if plan.env:  # comments on lines of their own: each line pastes alone
         lines += [f"# {env_when(spans_nodes(plan, node_gpus))}:", ENV_EXPORT]
+    if past := past_validated_words(model, plan.max_model_len):
+        lines.append(f"# max_model_len {past}: check the model's quality at this length, or plan "
+                     f"--len {validated_length(model)}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
@@ -139,16 +150,19 @@ def _config_key_lines(answer: Answer, config_keys: Sequence[str]) -> list[str]:
             *config_keys]
 
 
-def _length_words(answer: Answer, plan: Plan, model: Model) -> str:
-    """The summary's ``max_model_len`` row: the plan's length, with the rope scaling that reaches it (and its
-    caution), and ``at least`` where the longest length the memory model is asked about fits."""
+def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
+    """The summary's ``max_model_len`` row: the plan's length, first (in bold yellow) whether it is past what the model
+    is validated for (`past_validated_words`), with the rope scaling that reaches it (and its caution), and ``at
+    least`` where the longest length the memory model is asked about fits."""
     yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
             if plan.rope_scaling_factor else "")
     if model.beyond_native_on_own_scaling(plan.max_model_len):
         yarn = f" ({own_scaling_words(model)})"
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
         yarn += f" (at least: {CEILING_WORDS})"
-    return f"{plan.max_model_len}{yarn}"
+    if past := past_validated_words(model, plan.max_model_len):
+        return Text(f"{plan.max_model_len}, {past}{yarn}", style="bold yellow")
+    return Text(f"{plan.max_model_len}{yarn}")
 
 
 def _validated_words(answer: Answer, plan: Plan, model: Model) -> str | None:

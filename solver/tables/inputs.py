@@ -32,7 +32,8 @@ from solver.tables.text import first_repeated
 
 
 class Weights(Frozen):
-    """Cost weights: ``cost = (1/n) * (1 + offload*o) * (1 + sp*(s-1)) * (1 + env*e)``."""
+    """Cost weights: ``cost = (1/n) * (1 + offload*r*o) * (1 + sp*(s-1)) * (1 + env*e)``, for a model of r parameters
+    held per parameter active (`Model.held_per_active`: 1 for a dense model)."""
 
     offload: Weight
     sp: Weight

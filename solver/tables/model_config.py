@@ -60,6 +60,12 @@ modeling_llama4.py's ``Llama4TextMoe``); Llama 4's other layers (outside ``moe_l
 ``interleave_moe_layer_step``-th by default) a dense gated MLP ``intermediate_size_mlp`` wide."""
 LLAMA4_DENSE_WIDTH = 16384
 """``Llama4TextConfig``'s default ``intermediate_size_mlp``, its dense layers' width (configuration_llama4.py)."""
+EVERY_EXPERT_MODEL_TYPES = ("llama4_text",)
+"""Model types whose transformers class computes every expert for every token (`MoE.computes_every_expert`):
+modeling_llama4.py's ``Llama4TextMoe`` (transformers 5.25 lines 169-177, 5.12.1 lines 167-175) repeats the hidden
+states once per expert, scales each copy by its router score (0 for the experts the router did not choose), and
+``Llama4TextExperts`` runs one ``bmm`` through all of them (5.25 lines 66-84); verl's FSDP trainer and Trinity load that
+class unpatched."""
 MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3")
 """Model types whose ``kv_lora_rank`` `load_model_config` reads as multi-head latent attention (`MLA`), as
 transformers' ``DeepseekV2Attention`` lays it out; another's (MiniCPM3's) is refused."""
@@ -399,7 +405,8 @@ def _intermediate_width_moe(path: Path, config: dict[str, Any], layers: int, exp
             raise TableError(f"{path}: {key} {brief(config[key])}: transformers' {config['model_type']} class builds "
                              f"{words} whatever this says, so its checkpoint would not load")
     moe = MoE(experts=experts, active_experts=active, moe_intermediate_size=width,
-              shared_expert_intermediate_size=width, shared_expert_gate=False)
+              shared_expert_intermediate_size=width, shared_expert_gate=False,
+              computes_every_expert=config["model_type"] in EVERY_EXPERT_MODEL_TYPES)
     if config["model_type"] != "llama4_text":
         return moe
     dense = layers - len(_llama4_moe_layers(path, config, layers))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
+from fractions import Fraction
 from math import ceil, floor
 from typing import Annotated, Any
 
@@ -208,12 +209,22 @@ class MoE(Frozen):
     dense_intermediate_size: Annotated[int, Strict(), Ge(0)] = 0
     """Those dense layers' MLP width (the config's ``intermediate_size``, Llama 4's ``intermediate_size_mlp``); 0
     without dense layers."""
+    computes_every_expert: Flag = False
+    """Whether transformers' class passes every token through every expert, the ones the router did not choose with
+    a weight of 0 (Llama 4's ``Llama4TextMoe``: ``hidden_states.repeat`` over the experts, then one ``bmm`` through all
+    of them), so that its activations are every expert's, not the active ones'; False for a class that routes."""
+
+    @property
+    def computed_experts(self) -> int:
+        """The experts a token's activations pass through in an expert layer: the active ones, or every expert
+        where the class computes them all (`computes_every_expert`)."""
+        return self.experts if self.computes_every_expert else self.active_experts
 
     @property
     def routed_width(self) -> int:
-        """The feed-forward width a token passes through in an expert layer: its active experts' and the shared
-        expert's."""
-        return self.active_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
+        """The feed-forward width a token passes through in an expert layer: its computed experts' (the active
+        ones', or every expert's, `computed_experts`) and the shared expert's."""
+        return self.computed_experts * self.moe_intermediate_size + self.shared_expert_intermediate_size
 
     @property
     def dense_width(self) -> int:
@@ -222,8 +233,8 @@ class MoE(Frozen):
 
     @property
     def ffn_width(self) -> int:
-        """The widest feed-forward width a token passes through in one layer: its active experts' and the shared
-        expert's, or a dense layer's where that is wider."""
+        """The widest feed-forward width a token passes through in one layer: its computed experts' and the shared
+        expert's (`routed_width`), or a dense layer's where that is wider."""
         return max(self.routed_width, self.dense_width)
 
     def layer_parameters(self, hidden: int) -> int:
@@ -333,12 +344,14 @@ class Model(Frozen):
     @property
     def shape(self) -> Shape:
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
-        mixture of experts, its experts, with a shared expert's width after them where it has one, and its dense
-        layers' count and width where it has them; the capping of its logits; a latent attention's ranks)."""
+        mixture of experts, its experts, with a shared expert's width after them where it has one, its dense
+        layers' count and width where it has them, and a last True where its class computes every expert; the
+        capping of its logits; a latent attention's ranks)."""
         experts = None if self.moe is None else (
             (self.moe.experts, self.moe.active_experts, self.moe.moe_intermediate_size)
             + ((self.moe.shared_expert_intermediate_size,) if self.moe.shared_expert_intermediate_size else ())
-            + ((self.moe.dense_layers, self.moe.dense_intermediate_size) if self.moe.dense_layers else ()))
+            + ((self.moe.dense_layers, self.moe.dense_intermediate_size) if self.moe.dense_layers else ())
+            + ((True,) if self.moe.computes_every_expert else ()))
         latent = None if self.mla is None else (self.mla.q_lora_rank, self.mla.kv_lora_rank,
                                                 self.mla.qk_nope_head_dim, self.mla.qk_rope_head_dim,
                                                 self.mla.v_head_dim)
@@ -347,14 +360,40 @@ class Model(Frozen):
                 self.logit_softcapping, latent)
 
     @property
+    def idle_expert_parameters(self) -> int:
+        """Parameters a token does not pass through: 0 for a dense model; for a mixture of experts, the gated MLPs
+        of the experts it does not take in its mixture-of-experts layers."""
+        if self.moe is None:
+            return 0
+        idle = (self.num_layers - self.moe.dense_layers) * (self.moe.experts - self.moe.active_experts)
+        return idle * 3 * self.hidden_size * self.moe.moe_intermediate_size
+
+    @property
     def active_parameters_b(self) -> float:
         """Parameters a token passes through, in billions: all of them for a dense model; for a mixture of experts,
-        all but the gated MLPs of the experts it does not take in its mixture-of-experts layers (what model cards
-        call active: 3.3B of Qwen3-30B-A3B's 30.5B; DeepSeek's cards leave the input embeddings out besides)."""
-        if self.moe is None:
-            return self.parameters_b
-        idle = (self.num_layers - self.moe.dense_layers) * (self.moe.experts - self.moe.active_experts)
-        return self.parameters_b - idle * 3 * self.hidden_size * self.moe.moe_intermediate_size / 1e9
+        all but its `idle_expert_parameters` (what model cards call active: 3.3B of Qwen3-30B-A3B's 30.5B;
+        DeepSeek's cards leave the input embeddings out besides)."""
+        return self.parameters_b - self.idle_expert_parameters / 1e9
+
+    @property
+    def held_per_active(self) -> Fraction:
+        """The parameters the model holds per parameter a token's compute passes through, exactly (``parameters_b``
+        read as the decimal it is written as): 1 for a dense model, and for a mixture of experts whose class computes
+        every expert (`MoE.computes_every_expert`: Llama 4 in transformers); 30.5B / 3.32B, about 9.18, for
+        Qwen3-30B-A3B."""
+        if self.moe is not None and self.moe.computes_every_expert:
+            return Fraction(1)
+        held = Fraction(repr(self.parameters_b))
+        return held / (held - Fraction(self.idle_expert_parameters, 10**9))
+
+    @model_validator(mode="after")
+    def _check_active_parameters(self) -> Model:
+        held = Fraction(repr(self.parameters_b)) * 10**9
+        if self.idle_expert_parameters >= held:
+            raise ValueError(f"parameters_b {self.parameters_b} is not more than its idle experts' "
+                             f"{self.idle_expert_parameters / 1e9:.4g}B parameters (the gated MLPs of the experts a "
+                             "token does not take): give every parameter the model holds, its experts' too")
+        return self
 
     @property
     def head_size(self) -> int:
