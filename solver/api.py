@@ -47,6 +47,7 @@ from solver.query import (
     check_choice,
     check_counts,
     check_host_ram,
+    check_margin,
     check_seed,
     check_sp,
     check_time_limit,
@@ -337,7 +338,7 @@ def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, worker
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
                 ("progress", progress, Callable | None), ("widen", widen, bool))
-    resolve_margin(memory if memory is not None else load_memory_model(), margin)
+    check_margin(margin)
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
     check_token_budget(token_budget, estimate)
@@ -529,7 +530,7 @@ def estimate_memory(
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu)
     memory = memory if memory is not None else load_memory_model()
-    margin = resolve_margin(memory, margin)
+    margin = resolve_margin(memory, margin, catalog.gpu(gpu).memory_gib)
     check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
                  ("--node-gpus", node_gpus, MAX_GPUS))
     check_host_ram(host_ram_gb)
@@ -583,7 +584,8 @@ def memory_answer(
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload,
-                        margin=resolve_margin(loaded, margin), max_token_len_per_gpu=max_token_len_per_gpu,
+                        margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
+                        max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus,
                         memory_model=path_text(memory) if isinstance(memory, Path | str) else loaded.own_source,
                         **dict(estimate))
@@ -1211,7 +1213,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
-                           query.memory.coefficients, query.margin, own)
+                           query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))

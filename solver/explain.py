@@ -443,8 +443,9 @@ def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, se
     step further but a table says it ran out of memory there (the count's, one for more GPUs, or one of a GPU type
     with at least this one's memory: `within_refuting_tables`), that table's cell in words; "" otherwise."""
     further = length + GRID
-    if query.token_budget == "auto" or not breakdown(data.shape, catalog.gpu(data.gpu).memory_gib, gpus, setting,
-                                                     further, query.memory.coefficients, query.margin).fits:
+    memory_gib = catalog.gpu(data.gpu).memory_gib
+    if query.token_budget == "auto" or not breakdown(data.shape, memory_gib, gpus, setting, further,
+                                                     query.memory.coefficients, query.margin_on(memory_gib)).fits:
         return ""
     own = refuting_cell(data.shape, data.rows, data.settings, gpus, setting, further)
     found = (data.table_gpu(own[0]), own, data.columns) if own is not None else next(
@@ -638,7 +639,7 @@ class _Words:
         """Of the combinations the evidence alone excludes (`excluded`, each with its rule), the one the memory model
         predicts least over the usable memory at `length`, with its figures, in parentheses (the first in rank
         order of those as near); "" where none is over it (a table, or the optimizer step, rules them out)."""
-        coefficients, margin = self.query.memory.coefficients, self.query.margin
+        coefficients, margin = self.query.memory.coefficients, self.query.margin_on(self.memory_gib)
         over = []
         for combination, rule in excluded:
             if rule != "evidence":
@@ -669,7 +670,7 @@ class _Words:
         estimate them), in words."""
         if self.query.estimate == "never":
             return "estimates are off (--no-estimate)"
-        coefficients, margin = self.query.memory.coefficients, self.query.margin
+        coefficients, margin = self.query.memory.coefficients, self.query.margin_on(self.memory_gib)
         predictions, unestimated = [], []
         for _, env, offload, sp in combinations:
             setting = Setting(env=bool(env), offload=bool(offload), sp=sp)

@@ -47,6 +47,7 @@ from pydantic import (
     model_validator,
 )
 
+from solver.query import default_margin
 from solver.results import (
     SERVER_HOST_RAM_PER_GPU_GIB,
     Beyond,
@@ -576,11 +577,12 @@ def _usable_gib(memory_gib: float, setting: Setting, coefficients: Coefficients,
 
 
 def margin_room(memory: MemoryModel, margin: float, memory_gib: float, setting: Setting, model: Model) -> MarginRoom:
-    """The `margin` an estimate of `model` with `setting` on a GPU of `memory_gib` is held to, against `memory`'s
-    default, with the usable memory the margin is a fraction of and what the calibrated gathered layers may fall
-    short by (`gathered_shortfall_gib`): `thin_headroom` weighs its room to spare so."""
-    return MarginRoom(margin, memory.margin, _usable_gib(memory_gib, setting, memory.coefficients, 0.0),
-                      gathered_shortfall_gib(model, memory))
+    """The `margin` an estimate of `model` with `setting` on a GPU of `memory_gib` is held to, against the default
+    there (`default_margin`: `memory`'s, more on a small card), with the usable memory the margin is a fraction of
+    and what the calibrated gathered layers may fall short by (`gathered_shortfall_gib`): `thin_headroom` weighs its
+    room to spare so."""
+    return MarginRoom(margin, default_margin(memory, memory_gib),
+                      _usable_gib(memory_gib, setting, memory.coefficients, 0.0), gathered_shortfall_gib(model, memory))
 
 
 def _step_usable_gib(memory_gib: float, margin: float) -> float:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from ortools.sat.python import cp_model
 
 from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram, shown_host_need
-from solver.query import EstimateMode, Objective, Query, TokenBudgetMode
+from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, resolve_margin
 from solver.rules import (
     NO_CELLS,
     TableCells,
@@ -235,7 +235,8 @@ class PlanningInputs:
     token_budget: TokenBudgetMode
     weights: Weights
     memory: MemoryModel
-    margin: float
+    margin: float | None
+    """The query's --margin (None: the default on the GPU type, `default_margin`)."""
 
     @classmethod
     def of(cls, gpu: str, query: Query) -> PlanningInputs:
@@ -265,9 +266,10 @@ def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
     # The tables of GPU types with at least this one's memory cap its estimates too (not for --estimate alone).
     larger = () if inputs.estimate == "only" else larger_tables(catalog, gpu, shape)
     refuting = ((tabled,) if documented else ()) + tuple(catalog.gpu(name) for name, _ in larger)
+    margin = resolve_margin(inputs.memory, inputs.margin, gpu_type.memory_gib)
     at_default = () if inputs.estimate == "never" else tuple(
         cell for gpus in estimable for cell in capped_estimates(
-            shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, inputs.margin, inputs.without_env, refuting))
+            shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, margin, inputs.without_env, refuting))
     estimates = at_default if inputs.token_budget == "default" else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))

@@ -8,6 +8,7 @@ import numbers
 import re
 from collections.abc import Callable, Collection
 from enum import Enum
+from math import ceil
 from typing import Literal, NamedTuple, get_args
 
 from pydantic import Field, PositiveInt, model_validator
@@ -189,7 +190,9 @@ class Query(Frozen):
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
                                    "table for the GPU type, model or count; only: estimates alone; never: none")
     memory: MemoryModel
-    margin: float = Field(ge=0, lt=1, description="safety margin of estimates, a fraction of usable memory")
+    margin: float | None = Field(default=None, ge=0, lt=1, description=(
+        "safety margin of estimates, a fraction of usable memory (--margin); null: the default on each GPU type "
+        "(`default_margin`)"))
     token_budget: TokenBudgetMode = Field(default="default", description=(
         "default: Trinity's max_token_len_per_gpu for every plan; auto: where it does not fit, an estimated plan "
         "takes the most tokens per GPU the memory model fits, at least ceil(L/s)"))
@@ -197,6 +200,13 @@ class Query(Frozen):
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
+
+    def margin_on(self, memory_gib: float, estimated: bool = True) -> float:
+        """The safety margin the query holds plans on a GPU of `memory_gib` to: an estimate's (`resolve_margin`), or,
+        for a documented or inferred plan's figures (`estimated` False), --margin or the memory model's own."""
+        if self.margin is None and not estimated:
+            return self.memory.margin
+        return resolve_margin(self.memory, self.margin, memory_gib)
 
     @property
     def pins(self) -> Pins:
@@ -617,7 +627,7 @@ def make_query(
     resolved = catalog.model(model)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
-    margin = resolve_margin(memory, margin)
+    margin = check_margin(margin)
     check_counts(("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
                  ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_WORKERS),
                  ("--train-batch-size", train_batch_size, MAX_TRAIN_BATCH))
@@ -719,13 +729,44 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
                          f"{', '.join(map(str, allowed))})")
 
 
-def resolve_margin(memory: MemoryModel, margin: float | None) -> float:
-    """The safety margin asked for, or the memory model's default; `QueryError` outside [0, 1)."""
+SMALL_CARD_GIB = 48.0
+"""On cards of at most this much memory, estimates run optimistic by about `SMALL_CARD_OPTIMISM_GIB`: the usable
+fraction's reserve scales with the card, and the CUDA context, NCCL and cuBLAS workspaces do not (docs/memory.md,
+"Where we expect the extrapolation to err")."""
+SMALL_CARD_OPTIMISM_GIB = 1.0
+"""What estimates on a card of at most `SMALL_CARD_GIB` run optimistic by (docs/memory.md, "Where we expect the
+extrapolation to err": the reserve the usable fraction leaves is about a GiB less than the fixed costs need there),
+which the default margin on such a card holds back (`default_margin`)."""
+
+
+def check_margin(margin: float | None) -> float | None:
+    """The safety margin asked for (None: the default), checked; `QueryError` outside [0, 1)."""
     check_types(("margin", margin, float | None))
-    margin = memory.margin if margin is None else margin
-    if not 0 <= margin < 1:
+    if margin is not None and not 0 <= margin < 1:
         raise QueryError(f"--margin is a fraction from 0 to below 1, got {brief(margin)}")
     return margin
+
+
+def default_margin(memory: MemoryModel, memory_gib: float) -> float:
+    """The safety margin estimates on a GPU of `memory_gib` are held to where none is given: the memory model's, and
+    on a card of at most `SMALL_CARD_GIB` that much more as keeps `SMALL_CARD_OPTIMISM_GIB` of its usable memory
+    (the lesser usable fraction, with Env or without), rounded up to a hundredth."""
+    if memory_gib > SMALL_CARD_GIB:
+        return memory.margin
+    usable_gib = memory_gib * min(memory.coefficients.usable, memory.coefficients.usable_env)
+    return margin_keeping(memory.margin, SMALL_CARD_OPTIMISM_GIB, usable_gib)
+
+
+def margin_keeping(margin: float, gib: float, usable_gib: float) -> float:
+    """The margin, rounded up to a hundredth, that holds back `gib` GiB of `usable_gib` more than `margin` does."""
+    return ceil(round((margin + gib / usable_gib) * 100, 9)) / 100
+
+
+def resolve_margin(memory: MemoryModel, margin: float | None, memory_gib: float) -> float:
+    """The safety margin asked for, or the default on a GPU of `memory_gib` (`default_margin`); `QueryError`
+    outside [0, 1)."""
+    margin = check_margin(margin)
+    return default_margin(memory, memory_gib) if margin is None else margin
 
 
 def check_token_budget(token_budget: object, estimate: EstimateMode) -> None:

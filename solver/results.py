@@ -29,7 +29,16 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode, Objective, Pins, TokenBudgetMode, TrinityVersion
+from solver.query import (
+    REFUSED_CONFIG_CODES,
+    SMALL_CARD_GIB,
+    ConfigProblemCode,
+    Objective,
+    Pins,
+    TokenBudgetMode,
+    TrinityVersion,
+    margin_keeping,
+)
 from solver.rules import (
     NODE_GPUS,
     BrokenRuleCode,
@@ -281,10 +290,8 @@ def yarn_caution(model: Model) -> str:
 
 
 THIN_HEADROOM_GIB = 1.0
-"""Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more."""
-SMALL_CARD_GIB = 48.0
-"""On cards of at most this much memory, estimates run optimistic by about a GiB more (the CUDA context, NCCL and
-cuBLAS workspaces do not shrink with the card: docs/memory.md), so a thin headroom is twice `THIN_HEADROOM_GIB`."""
+"""Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more
+(on a card of at most `SMALL_CARD_GIB`, beyond the GiB its default margin holds back already: `default_margin`)."""
 
 ROCM_ENV_CAUTION = (f"ROCm: PyTorch's ROCm builds also read {ROCM_ENV_VARIABLE} (set it the same, or not at all), "
                     "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
@@ -296,10 +303,11 @@ ROCM_ENV_NOTE = (f"On ROCm, PyTorch reads {ROCM_ENV_VARIABLE} too: set it the sa
 
 
 class MarginRoom(NamedTuple):
-    """What an estimate's room to spare is weighed against: the safety `margin` it was held to, the memory model's
-    `default` margin, `usable_gib`, the usable memory a margin is a fraction of (the GPU's, before any margin,
-    with the plan's Env or not), and `shortfall_gib`, what the model's gathered layers may take more than the fit
-    counts (the memory model's `gathered_shortfall_gib`; 0 within the calibrated models)."""
+    """What an estimate's room to spare is weighed against: the safety `margin` it was held to, the `default` margin
+    on its card (`default_margin`: on a card of at most `SMALL_CARD_GIB`, above the memory model's), `usable_gib`,
+    the usable memory a margin is a fraction of (the GPU's, before any margin, with the plan's Env or not), and
+    `shortfall_gib`, what the model's gathered layers may take more than the fit counts (the memory model's
+    `gathered_shortfall_gib`; 0 within the calibrated models)."""
 
     margin: float
     default: float
@@ -313,19 +321,20 @@ class MarginRoom(NamedTuple):
 
     def keeping(self, gib: float) -> float:
         """The margin, rounded up to a hundredth, that holds back `gib` GiB more than the default's."""
-        return ceil(round((self.default + gib / self.usable_gib) * 100, 9)) / 100
+        return margin_keeping(self.default, gib, self.usable_gib)
 
 
 def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float, room: MarginRoom,
                   beyond_codes: Sequence[BeyondCode]) -> str:
     """A caution for a prediction on a GPU of `memory_gib` that fits with less than `THIN_HEADROOM_GIB` to spare
-    (twice that on a card of at most `SMALL_CARD_GIB`), and what its gathered layers may take more than the fit
+    (beyond what the default margin on its card holds back: on a card of at most `SMALL_CARD_GIB`, the GiB such a
+    card runs optimistic by), and what its gathered layers may take more than the fit
     counts (`room.shortfall_gib`), where it extrapolates (`beyond_calibration` not empty), in words, naming the
     error expected there (`known_errors`, from `beyond_codes` and that shortfall) and the --margin that keeps that
     much more; "" otherwise. What a margin raised above the default holds back (`room`) counts as room to spare:
     the caution asks for no more than it names."""
     small = memory_gib <= SMALL_CARD_GIB
-    thin = THIN_HEADROOM_GIB * (2 if small else 1) + room.shortfall_gib
+    thin = THIN_HEADROOM_GIB + room.shortfall_gib
     if not beyond_calibration or not 0 <= headroom_gib < thin - room.raised_gib:
         return ""
     return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
@@ -336,7 +345,8 @@ def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory
 
 def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib: float = 0.0) -> str:
     """Where the memory model is expected to err, in words, for an estimate on a card of at most `SMALL_CARD_GIB`
-    (`small`) or not, beyond its calibration as `beyond_codes` say: on small cards, optimistic by about a GiB; on
+    (`small`) or not, beyond its calibration as `beyond_codes` say: on small cards, optimistic by about a GiB (which
+    their default margin holds back: `default_margin`); on
     more nodes or GPUs than calibrated, by the memory NCCL takes there, for which the flat overhead does not grow;
     for much larger models, optimistic by about a GiB and more, or by `shortfall_gib` (shown to 0.1 GiB) where the
     model's gathered layers may take that much more than the fit counts; otherwise no error of known direction
@@ -352,7 +362,8 @@ def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib:
         larger_too = (", and more for much larger models"
                       if not gathered and (not beyond_codes or BeyondCode.LARGER_MODEL in beyond_codes) else "")
         return "; ".join(words for words in (
-            f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB{larger_too}",
+            (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB, which the "
+             f"default margin here keeps{larger_too}"),
             fabric, gathered) if words)
     larger = gathered or ("for much larger models it runs optimistic by about a GiB and more"
                           if BeyondCode.LARGER_MODEL in beyond_codes else "")
@@ -817,7 +828,8 @@ class _Timed(Frozen):
 
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
-                             "fewer_nodes", "rollout_kept", "other_batch", "token_budget_auto", "tables")
+                             "fewer_nodes", "rollout_kept", "other_batch", "token_budget_auto", "tables",
+                             "memory_model_margin")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -845,8 +857,12 @@ class Answer(_Timed):
         "the query's host memory per node (--host-ram, GiB), which the plans' host memory fits in; null where none "
         "was given"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
-        "the query's safety margin of estimates (--margin, or the memory model's default); null only in JSON made "
-        "before answers echoed it"))
+        "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
+        f"model's, and on a card of at most {SMALL_CARD_GIB:g} GiB that much more as holds back the GiB such a card "
+        "runs optimistic by); null only in JSON made before answers echoed it"))
+    memory_model_margin: float | None = Field(default=None, ge=0, lt=1, description=(
+        "the memory model's own default margin where `margin` is not it (--margin, or a small card's default); left "
+        "out otherwise"))
     token_budget: TokenBudgetMode = Field(default="default", description="the query's --token-budget mode")
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), as the "

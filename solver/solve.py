@@ -437,23 +437,23 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
     data = _prepared(catalog, query, gpu, data)
     started = time.monotonic()
     if data.holds_no_plan(query):
-        return _answer(query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu),
+        return _answer(catalog, query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu),
                        reason_code=(ReasonCode.ESTIMATE_FITS_NOTHING if query.estimate == "only"
                                     else ReasonCode.NO_TABLE_FOR_MODEL))
     ranked = _ranked_plans(catalog, data, query, started + query.time_limit_s)
     if ranked.plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in ranked.statuses)
-        return _answer(query, gpu, "optimal" if proven else "feasible", ranked.plans, started, ranked.objective_value,
-                       ranked.bound)
+        return _answer(catalog, query, gpu, "optimal" if proven else "feasible", ranked.plans, started,
+                       ranked.objective_value, ranked.bound)
     if ranked.statuses[0] == cp_model.INFEASIBLE:
         if not explained:
-            return _answer(query, gpu, "infeasible", (), started, reason="no plan",
+            return _answer(catalog, query, gpu, "infeasible", (), started, reason="no plan",
                            reason_code=ReasonCode.NOT_EXPLAINED)
         nearby = _Nearby(catalog, query, gpu)
         why = _no_plan_reason(catalog, data, query, nearby)
-        return _answer(query, gpu, "infeasible", (), started, reason=why.text, reason_code=why.code,
+        return _answer(catalog, query, gpu, "infeasible", (), started, reason=why.text, reason_code=why.code,
                        nearest=why.nearest, alternatives=nearby.solved(), limits_named=why.limits_named)
-    return _answer(query, gpu, "unknown", (), started,
+    return _answer(catalog, query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {time_limit_words(query)}",
                    reason_code=ReasonCode.TIME_LIMIT)
 
@@ -598,6 +598,7 @@ def new_solver(query: Query) -> cp_model.CpSolver:
 
 
 def _answer(
+    catalog: Catalog,
     query: Query,
     gpu: str,
     status: Status,
@@ -611,8 +612,9 @@ def _answer(
     alternatives: Alternatives | None = None,
     limits_named: bool = False,
 ) -> Answer:
-    """The answer on `gpu`: what `query` asked, its status, plans and reason (with its code), and the time since
-    `started`."""
+    """The answer on `gpu`: what `query` asked (with the margin its estimates there are held to, and the memory
+    model's own where that is not it), its status, plans and reason (with its code), and the time since `started`."""
+    margin = query.margin_on(catalog.gpu(gpu).memory_gib)
     return Answer(
         gpu=gpu,
         model=query.model,
@@ -626,7 +628,8 @@ def _answer(
         rollout_gpus=query.rollout_gpus,
         node_gpus=query.node_gpus,
         host_ram_gb=query.host_ram_gb,
-        margin=query.margin,
+        margin=margin,
+        memory_model_margin=query.memory.margin if margin != query.memory.margin else None,
         token_budget=query.token_budget,
         memory_model_source=query.memory.own_source,
         status=status,
@@ -689,9 +692,10 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
                     tokens: int, estimated: bool) -> dict[str, Any]:
-    """A plan's memory model figures at `tokens` per GPU: peak and headroom, and for an estimate where it lies
-    beyond the calibration."""
-    memory = breakdown(shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin, tokens)
+    """A plan's memory model figures at `tokens` per GPU: peak and headroom (an estimate's against the margin estimates
+    are held to, `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
+    memory = breakdown(shape, memory_gib, gpus, setting, length, query.memory.coefficients,
+                       query.margin_on(memory_gib, estimated), tokens)
     beyond = (beyond_calibration(query.memory.fit.range, shape, memory_gib, gpus, setting, tokens, query.node_gpus)
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
@@ -712,7 +716,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
 def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:
     """The margin `query`'s estimates of `model` with `setting` on `gpu` are held to, as `Plan.with_cautions` weighs
     it."""
-    return margin_room(query.memory, query.margin, gpu.memory_gib, setting, model)
+    return margin_room(query.memory, query.margin_on(gpu.memory_gib), gpu.memory_gib, setting, model)
 
 
 def _uncounted(data: PlanningData, query: Query) -> str:

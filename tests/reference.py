@@ -201,6 +201,17 @@ def _estimated_counts(documented: Any, budget_gpus: int, node_gpus: int) -> list
     return [n for n in counts if n not in documented]
 
 
+def _estimate_margin(memory_gib: float) -> float:
+    """The margin the shipped memory model's estimates on a card of `memory_gib` are held to without --margin: its
+    own, and on a card of at most 48 GiB a GiB of its usable memory (the lesser fraction) more, rounded up to a
+    hundredth (docs/memory.md, "Choosing a margin")."""
+    memory = load_memory_model()
+    if memory_gib > 48:
+        return memory.margin
+    usable = memory_gib * min(memory.coefficients.usable, memory.coefficients.usable_env)
+    return math.ceil(round((memory.margin + 1.0 / usable) * 100, 9)) / 100
+
+
 @functools.cache
 def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
                       env_pinned_off: bool) -> int:
@@ -213,7 +224,7 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
     def fits(length: int) -> bool:
         return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
-                         memory.coefficients, memory.margin).fits
+                         memory.coefficients, _estimate_margin(memory_gib)).fits
 
     if not fits(1):
         return 0
@@ -421,13 +432,14 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 
 
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
-            length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None) -> dict[str, float | None]:
+            length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None,
+            estimated: bool) -> dict[str, float | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
     shipped memory model (not the tables); the host memory a node of `node_gpus` needs: with Offload (`_host_need`),
-    or with `host_ram_gb` given (`_load_need`)."""
+    or with `host_ram_gb` given (`_load_need`). An `estimated` plan's at the margin estimates there are held to."""
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
-                       memory.coefficients, memory.margin, tokens)
+                       memory.coefficients, _estimate_margin(memory_gib) if estimated else memory.margin, tokens)
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "headroom_at_step": result.step_binds,
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
@@ -642,7 +654,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             "evidence": evidence,
                             "source": source,
                             **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus,
-                                      tokens, query.host_ram_gb),
+                                      tokens, query.host_ram_gb, evidence == "estimated"),
                             **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens,
                                                                  query.node_gpus)
                                              if evidence == "estimated" else []),
@@ -710,9 +722,9 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
     """The words of `plan`'s cautions and their codes, as the planner gives them (shared: see the module's docstring;
     `check_plan` checks the codes against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
-    memory = load_memory_model()  # with its own margin, as every query here
-    room = margin_room(memory, memory.margin, gpu.memory_gib, Setting(env=plan["env"], offload=plan["offload"],
-                                                                      sp=plan["sp"]), model)
+    memory = load_memory_model()  # at the default margin on the card, as every query here
+    setting = Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"])
+    room = margin_room(memory, _estimate_margin(gpu.memory_gib), gpu.memory_gib, setting, model)
     cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size,
                                              unchecked_host_ram=unchecked_host_ram, node_gpus=node_gpus)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
@@ -924,7 +936,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
 
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
-                        query.host_ram_gb)
+                        query.host_ram_gb, plan["evidence"] == "estimated")
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "

@@ -3392,6 +3392,8 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
     # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 4 L40S with 64 GiB,
     # the nearest plan takes a node of 8 GPUs and 594.2 GiB (it said "drop the pool's host_ram_gb 64"); on two A100
     # nodes of 4 with 48 GiB, Offload and a lowered token budget (it said "without the pool's host_ram_gb and ...").
+    # The L40S budget is at its card's default margin 0.04: 20480 tokens per GPU have 0.26 GiB to spare at 0.01, and
+    # the 0.03 more held back (about 1.25 GiB) leaves them short, so 19456, a grid step less.
     pools = [{"name": "l40s-4", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 4, "host_ram_gb": 64},
              {"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "long", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 0}]
@@ -3400,7 +3402,7 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
         "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on 1 node of 8 GPUs with more host "
         "memory, more trainer GPUs train 131072 tokens if you also add --token-budget auto: "
-        "Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and "
+        "Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 19456 (estimated, extrapolated), and "
         "with Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables and the memory model's "
         "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
         "host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
@@ -3708,7 +3710,8 @@ def test_an_at_least_job_asked_again_at_the_yarn_ceiling_keeps_its_train_batch(t
 
 def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpus_that_split_it(tmp_path: Path):
     # Qwen3-8B at 4096 tokens beside 2 rollout GPUs on a node of 8 A100-40GBs whose 128 GB of host memory hold no
-    # Offload: 6 trainer GPUs alone train it there (SP=1 or 2: 6 or 3 data-parallel ranks). A job without a train
+    # Offload: 6 trainer GPUs alone train it there (SP=2: 3 data-parallel ranks; SP=1, with 0.88 GiB to spare at
+    # 0.01, is 0.03 x 36.7 = 1.1 GiB short at the A100-40GB's default margin 0.04). A job without a train
     # batch takes them; one with a batch of 256, which neither splits, has no way: the fewest GPUs that train it with
     # that batch, 8, have no layout beside its rollout on one node; the reason says what rules out fewer, the host
     # memory (for 1 GPU) and the batch (for 6).
@@ -3721,14 +3724,15 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
     assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("free", 6)]
     assert result["unplaced"] == [{"job": "batched", "reason": "a100: with 2 rollout GPUs, no trainer GPU count that "
                                    f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 "
-                                   "would, with Env, but the train batch of 256 (the job's train_batch_size) must "
-                                   "split evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide "
-                                   "it); with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer of 8 "
+                                   "would, with Env + SP=2, but the train batch of 256 (the job's train_batch_size) "
+                                   "must split evenly over the data-parallel ranks, and 3 (6 GPUs / SP=2) do not "
+                                   "divide it); with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer of 8 "
                                    "GPUs has one",
                                    "reason_for_several": "a100: with 2 rollout GPUs, no trainer GPU count that trains "
                                    f"them (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 would, "
-                                   "with Env, but the train batch of 256 (the job's train_batch_size) must split "
-                                   "evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide it); with "
+                                   "with Env + SP=2, but the train batch of 256 (the job's train_batch_size) must "
+                                   "split evenly over the data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide "
+                                   "it); with "
                                    "rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
                                    "has one", "reason_code": "no-way-to-run",
                                    "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]

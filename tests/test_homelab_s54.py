@@ -37,7 +37,9 @@ def test_display_card_advice_changes_the_plan_as_the_guide_says(cli: Callable[..
     """The guide's `--gpu desk-4090 --gpu-memory 23500MiB` (a 4090 whose desktop holds about 1 GiB) plans with less
     memory than the catalogue's 4090: Qwen3-1.7B at 8192 tokens on two then needs SP=2."""
     assert "`--gpu desk-4090 --gpu-memory\n  23500MiB`" in GUIDE.read_text(encoding="utf-8")
-    query = ["--model", "1.7B", "--gpus", "2", "--len", "8192", "--node-gpus", "2", "--host-ram", "48", "--json"]
+    # At the memory model's own margin (a 24 GiB card's default, 0.06, plans SP=2 on both: session 61).
+    query = ["--model", "1.7B", "--gpus", "2", "--len", "8192", "--node-gpus", "2", "--host-ram", "48", "--json",
+             "--margin", "0.01"]
     status, out, _ = cli("--gpu", "4090", *query)
     assert status == 0
     catalogue = json.loads(out)[0]["plans"][0]
@@ -54,7 +56,7 @@ def test_memory_breakdown_on_a_5090_is_the_documented_formulas(cli: Callable[...
     model = load_catalog().model("Qwen3-1.7B")
     coefficients = load_memory_model().coefficients
     status, out, _ = cli("memory", "--model", "1.7B", "--gpu", "5090", "--gpus", "1", "--len", "11264", "--env",
-                         "--offload", "--json")
+                         "--offload", "--json", "--margin", "0.01")  # its longest at the memory model's own margin
     assert status == 0
     shown = json.loads(out)
     tokens = math.ceil(2 * 11264 / 1)

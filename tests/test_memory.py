@@ -818,9 +818,10 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     result = json.loads(out)
     assert status == 1 and result["fits"] is False and result["headroom_gib"] < 0
     assert result["memory_gib"] == round(24564 / 1024, 4)
+    # A 24 GiB card's default margin: 0.01 + 1 GiB of 23.99 x 0.9 = 21.59 usable (0.0463), rounded up: 0.06.
     assert {k: result[k] for k in ("model", "gpu", "gpus", "max_model_len", "sp", "env", "offload", "margin")} == {
         "model": "Qwen3-14B", "gpu": "RTX-4090-24GB", "gpus": 1, "max_model_len": 32768, "sp": 1, "env": False,
-        "offload": False, "margin": 0.01}
+        "offload": False, "margin": 0.06}
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "6", "--len", "8192", "--sp", "4")
     assert status == 2 and err.startswith("solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs (")
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "4", "--len", str(1 << 30))
@@ -2197,10 +2198,11 @@ def test_a_thin_caution_takes_the_room_at_the_tighter_peak_and_the_cards_whole_m
     [thin] = cautions(made(60.0, 70.0, 76.4, 77.0, 80.0))
     assert thin.startswith("0.6 GiB to spare where the estimate extrapolates, and its error there is unmeasured")
     assert cautions(made(60.0, 70.0, 10.0, 77.0, 80.0)) == ()  # 10 GiB at the activations, the tighter peak
-    # 1.5 GiB to spare is thin (under 2) on a card of at most 48 GiB, not on one of 50, though only 47 are usable.
-    [thin] = cautions(made(43.5, 45.0, 0.0, 46.6, 48.0))
-    assert thin.startswith("1.5 GiB to spare where the estimate extrapolates")
-    assert cautions(made(45.5, 47.0, 0.0, 48.5, 50.0)) == ()
+    # Under 1 GiB is thin on a card of at most 48 GiB as on one of 50: the GiB a small card runs optimistic by is
+    # its default margin's (`default_margin`), not counted again here, so 1.5 GiB to spare is not thin on either.
+    [thin] = cautions(made(44.5, 45.0, 0.0, 46.6, 48.0))
+    assert thin.startswith("0.5 GiB to spare where the estimate extrapolates")
+    assert cautions(made(43.5, 45.0, 0.0, 46.6, 48.0)) == cautions(made(45.5, 47.0, 0.0, 48.5, 50.0)) == ()
     # Within the calibration, however thin, no caution.
     assert made(60.0, 70.0, 76.4, 77.0, 80.0).model_copy(update={"beyond_calibration": ()}).with_cautions(
         CATALOG.model("8B"), CATALOG.gpu("h100"), 8, 1, 32768, env=False, room=MarginRoom(0.01, 0.01, 74.0)
@@ -2558,10 +2560,12 @@ def test_solve_memory_names_the_table_for_more_gpus_that_refutes_it(cli):
 
 
 def test_solve_memory_cautions_a_thin_extrapolated_fit(cli):
-    flags = ["memory", "--model", "8B", "--gpu", "rtx-4090", "--gpus", "8", "--len", "52224", "--sp", "8", "--env",
+    # 1.48 GiB to spare at the memory model's 0.01; the 24 GiB card's default 0.06 holds back 0.05 x 23.99 x 0.928
+    # = 1.11 GiB more (Env), leaving 0.4, under the 1 that is thin.
+    flags = ["memory", "--model", "8B", "--gpu", "rtx-4090", "--gpus", "8", "--len", "48128", "--sp", "8", "--env",
              "--offload"]
     status, out, _ = cli(*flags)
-    assert status == 0 and "caution: 0.1 GiB to spare where the estimate extrapolates" in out
+    assert status == 0 and "caution: 0.4 GiB to spare where the estimate extrapolates" in out
     # Within the calibration (80 GiB cards, 4 GPUs), however thin: no caution.
     assert "caution" not in cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "100k", "--sp", "4",
                                 "--env", "--offload")[1]
@@ -3588,41 +3592,46 @@ def test_solve_memory_shows_host_memory_that_rules_a_setting_out_in_red(cli, col
 
 
 def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_margin_that_keeps_room():
-    # Qwen3-0.6B with Env + Offload + SP=2 on 2 RTX 4090s at 16384 tokens: 1.5 GiB to spare at the default margin, on
-    # a card where 2 is thin. A larger margin holds back more and leaves less to spare, but the setting's room is
-    # the same: the caution stays, naming the margin that keeps 2 GiB more than the default's (at which it fails).
+    # Qwen3-0.6B with Env + Offload + SP=2 on 2 RTX 4090s at 16384 tokens: 1.48 GiB to spare at 0.01; the card's
+    # default 0.06 holds back 0.05 x 22.26 usable (23.99 x 0.928) = 1.11 more, leaving 0.4, under the 1 that is thin.
+    # Another margin moves the room to spare by 0.2226 GiB a hundredth, but the setting's room is the same: the
+    # caution stays, naming the margin that keeps 1 GiB more than the default's (0.06 + 1 / 22.26, rounded up: 0.11,
+    # at which it fails).
     def estimated(margin: float | None):
         return estimate_memory("0.6B", "rtx-4090", 2, 16384, sp=2, env=True, offload=True, margin=margin)
 
-    for margin, spare in ((None, "1.5"), (0.05, "0.6"), (0.07, "0.1")):
+    for margin, spare in ((None, "0.4"), (0.05, "0.6"), (0.07, "0.1")):
         [caution] = estimated(margin).cautions
         assert caution.startswith(f"{spare} GiB to spare where the estimate extrapolates") and caution.endswith(
-            "--margin 0.10 keeps 2 GiB more to spare than the default 0.01 here, or measure a step first")
-    assert not estimated(0.10).fits
+            "--margin 0.11 keeps 1 GiB more to spare than the default 0.06 here, or measure a step first")
+    assert not estimated(0.11).fits
 
 
 def test_what_a_raised_margin_holds_back_counts_as_room_to_spare_in_solve_memory():
-    # Qwen3-1.7B with Env + Offload + SP=2 on 2 RTX 4090s at 14336 tokens: 2.38 GiB to spare at the default margin, no
-    # caution; at --margin 0.05 it has 1.49, below the 2 that is thin here, but the 0.89 GiB the margin holds back
-    # beyond the default's is room too: still no caution.
+    # Qwen3-1.7B with Env + Offload + SP=2 on 2 RTX 4090s at 14336 tokens: 2.38 GiB to spare at 0.01, 1.27 at the
+    # card's default 0.06 (0.05 x 22.26 usable = 1.11 less), no caution; at --margin 0.08 it has 1.27 - 0.45 = 0.82,
+    # below the 1 that is thin, but the 0.45 GiB the margin holds back beyond the default's is room too: still no
+    # caution.
     def estimated(margin: float | None):
         return estimate_memory("1.7B", "rtx-4090", 2, 14336, sp=2, env=True, offload=True, margin=margin)
 
-    assert [(round(estimated(margin).headroom_gib, 2), estimated(margin).cautions) for margin in (None, 0.05)] == [
-        (2.38, ()), (1.49, ())]
+    assert [(round(estimated(margin).headroom_gib, 2), estimated(margin).cautions) for margin in (None, 0.08)] == [
+        (1.27, ()), (0.82, ())]
     assert estimated(None).beyond_calibration  # an extrapolation, which a thin room would caution
 
 
 def test_cli_memory_says_the_share_of_the_memory_that_is_usable_so_the_breakdown_checks_by_hand(cli):
-    # Two RTX 4090s (23.99 GiB each): with Env 0.928 of the memory is usable, less the default margin of 0.01 (91.9%:
-    # 22.05 GiB); without Env 0.9 (89.1%). The optimizer step's own share is said beside it where the states are on
-    # the GPU.
+    # Two RTX 4090s (23.99 GiB each): with Env 0.9285 of the memory is usable, less the 24 GiB card's default margin
+    # of 0.06 (0.9285 x 0.94 = 87.3%: 20.94 GiB); without Env 0.9 (0.9 x 0.94 = 84.6%). The optimizer step's own
+    # share is said beside it where the states are on the GPU (0.98 x 0.94 = 92.1%: 22.10 GiB).
     flags = ["memory", "--model", "0.6B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "16k", "--sp", "2"]
     status, out, _ = cli(*flags, "--env", "--offload")
-    assert status == 0 and "│ usable        │ 22.05 │" in out
-    # One "usable", the share in parentheses after it, as the optimizer step's is.
-    assert ("fits: 1.48 GiB to spare of the usable memory (91.9% of the memory, the margin taken off)\n" in out)
+    assert status == 0 and "│ usable        │ 20.94 │" in out
+    # One "usable", the share in parentheses after it, as the optimizer step's is. 1.48 GiB to spare at 0.01 less
+    # 0.05 x 22.27 = 1.11: 0.37.
+    assert ("fits: 0.37 GiB to spare of the usable memory (87.3% of the memory, the margin taken off)\n" in out)
+    # 16.75 GiB over at 0.01, and 0.05 x 23.99 x 0.9 = 1.08 more at 0.06.
     status, out, _ = cli("memory", "--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k")
-    assert status == 1 and ("does not fit: 16.75 GiB over the usable memory (89.1% of the memory, the margin "
-                            "taken off); the optimizer step takes 17.03 GiB of the 23.27 it may (97.0% of the "
+    assert status == 1 and ("does not fit: 17.83 GiB over the usable memory (84.6% of the memory, the margin "
+                            "taken off); the optimizer step takes 17.03 GiB of the 22.10 it may (92.1% of the "
                             "memory)") in " ".join(out.split())

@@ -92,10 +92,13 @@ def test_more_nodes_counts_the_nodes_of_the_given_size_whatever_the_gpu_count_th
     assert beyond_calibration(calibrated, fourteen, 80.0, 4, Setting(sp=2), 40960, 8) == ()
 
 
+KEPT = ", which the default margin here keeps"  # session 61: a small card's default margin keeps it
+
+
 def test_the_thin_caution_names_the_reason_the_codes_give():
     larger = "for much larger models it runs optimistic by about a GiB and more"
     across = "its flat overhead for the CUDA context and NCCL does not grow across nodes"
-    small = "on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB"
+    small = f"on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB{KEPT}"
     codes = BeyondCode
     assert known_errors(False, [codes.OTHER_GPU_MEMORY]) == (
         "no error of known direction is expected here, and none is measured")

@@ -93,7 +93,7 @@ def test_keys_05_refuses_reads_only_a_mapping():
 
 def test_a_small_card_without_codes_names_much_larger_models():
     assert known_errors(True, ()) == ("on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB, "
-                                      "and more for much larger models")
+                                      "which the default margin here keeps, and more for much larger models")
 
 
 def test_a_wrapped_note_keeps_a_flag_with_hyphens_whole(monkeypatch: pytest.MonkeyPatch,

@@ -17,7 +17,8 @@ from solver.cli.output import NOTE_INDENT, print_note
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="a pseudo-terminal")
 
-MEMORY_AS_SOLD = ["--gpu", "mycard", "--gpu-memory", "24", "--model", "1.7B", "--gpus", "1", "--len", "8192"]
+MEMORY_AS_SOLD = ["--gpu", "mycard", "--gpu-memory", "24", "--model", "1.7B", "--gpus", "1", "--len", "8192",
+                  "--margin", "0.01"]  # a plan (exit 0) at the memory model's own margin, not a 24 GiB card's default
 MEMORY_AS_SOLD_NOTE = (
     "solve: note: --gpu-memory 24 is taken as 24 GiB, and as sold it borrows no other GPU type's tables (24GiB or "
     "nvidia-smi's total would, where a GPU type's driver reports as much); a card may report less than it is sold "

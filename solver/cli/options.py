@@ -20,7 +20,7 @@ from solver.cli.argtypes import (
 )
 from solver.cli.atomic import errors_named_by
 from solver.memory import DEFAULT_MARGIN
-from solver.query import MAX_WORKERS
+from solver.query import MAX_WORKERS, SMALL_CARD_GIB
 from solver.rules import NODE_GPUS
 from solver.tables import (
     MAX_GPUS,
@@ -112,7 +112,8 @@ def add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argumen
     """--margin and --memory-model, for the commands that estimate."""
     parser.add_argument("--margin", metavar="F", type=margin_fraction,
                         help="safety margin of estimates, a fraction of usable memory, or a percentage (3%%) "
-                        f"(default: the memory model's, {DEFAULT_MARGIN} for the shipped one)")
+                        f"(default: the memory model's, {DEFAULT_MARGIN} for the shipped one, and on cards of at "
+                        f"most {SMALL_CARD_GIB:g} GiB as much more as keeps the GiB their estimates run optimistic by)")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
                         help="coefficients from `solve calibrate --out`")
 

@@ -310,12 +310,15 @@ def _optimism_note(mine: Sequence[GpuType], catalog: Catalog, answers: Sequence[
 
     estimable = (seen for seen in observations(catalog, lambda gpu, _, model: near(gpu, model), mine)
                  if seen.setting.env or query.env is False)  # estimates turn Env on unless --no-env
-    wrong = optimistic(estimable, query.memory.coefficients, query.margin)
+    # each held to the margin the answers' estimates on its memory are held to (more on a small card)
+    wrong = sorted(((found, query.margin_on(seen.memory_gib)) for seen in estimable for found in
+                    optimistic((seen,), query.memory.coefficients, query.margin_on(seen.memory_gib))),
+                   key=lambda item: item[0][1] - item[0][2])
     if not wrong:
         return None
-    seen, total, usable = wrong[0]
+    seen, total, usable = wrong[0][0]
     # usable is proportional to 1 - margin: the least margin (in hundredths) under which each predicted peak exceeds it
-    margin = ceil(100 * (1 - (1 - query.margin) * min(total / usable for _, total, usable in wrong)) + 1e-9) / 100
+    margin = ceil(100 * max(1 - (1 - held) * total / usable for (_, total, usable), held in wrong) + 1e-9) / 100
     return (f"solve: note: your cells say {counted(len(wrong), 'setting')} ran out of memory where the memory model "
             f"predicts a fit ({seen.setting.label} on {counted(seen.gpus, seen.gpu + ' GPU')} for {seen.model.name} at "
             f"{seen.max_model_len}: {total:.1f} GiB predicted of {usable:.1f} usable), so its estimates near them may be "

@@ -122,7 +122,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("cost", f"{plan.cost:.4g} relative step time ({best})"),
         ("evidence", plan.evidence_text(answer.gpu, answer.model)),
         ("larger GPU", _larger_gpu_words(answer)),
-        ("memory", _memory_line(plan, memory_source)),
+        ("memory", _memory_line(answer, plan, memory_source)),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in beside_length),
         ("host memory", _host_memory_words(answer, plan)),
         ("tables' best", _tables_best_words(answer, plan)),
@@ -278,11 +278,14 @@ def _lowered_fewer_words(answer: Answer, plan: Plan) -> str | None:
             f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_label})")
 
 
-def _memory_line(plan: Plan, memory_source: str | None) -> str:
-    """The memory model's prediction for a plan (naming a model of your own by `memory_source`); where it says a
-    documented or inferred plan does not fit, that the table (a measurement) decides."""
+def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
+    """The memory model's prediction for a plan (naming a model of your own by `memory_source`, and for an estimate
+    the margin it is held to where that is not the memory model's default); where it says a documented or inferred
+    plan does not fit, that the table (a measurement) decides."""
     predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.room_words}"
     named = f"memory model: {memory_source}" if memory_source else "memory model"
+    if plan.source is None and answer.memory_model_margin is not None and answer.margin is not None:
+        named += f"; margin {answer.margin:g}, the memory model's own {answer.memory_model_margin:g}"
     if plan.headroom_gb >= 0:
         return f"{predicted} ({named})"
     return f"{predicted} ({named}; it is cautious here, and the table, a measurement, decides)"
