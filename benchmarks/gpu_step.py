@@ -19,10 +19,11 @@ case that runs out of memory is recorded as such. It is one GPU (SP 1): Ulysses'
 several GPUs are not measured.
 
 The ``verl`` and ``verl-env`` sets run the loss closer to verl's dp_actor (``VERL_ACTOR_SETS``): the forward,
-log-probabilities and entropy under ``torch.autocast`` (bf16), the entropy compiled, nothing outside autograd holding the logits during the
-backward (verl's ``_forward_micro_batch`` returns only the log-probabilities and entropy; the other sets keep the
-logits in a variable through it, 2 bytes a logit more at the backward's peak), the log-probabilities a few rows at a
-time (``VERL_ROWS``: flash-attn's kernel keeps no fp32 rows at all) and the gradient clipped before AdamW's step.
+log-probabilities and entropy under ``torch.autocast`` (bf16), the entropy compiled, nothing outside autograd
+holding the logits during the backward (verl's ``_forward_micro_batch`` returns only the log-probabilities and
+entropy; the other sets keep the logits in a variable through it, 2 bytes a logit more at the backward's peak), the
+log-probabilities a few rows at a time (``VERL_ROWS``: flash-attn's kernel keeps no fp32 rows at all) and the
+gradient clipped before AdamW's step.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ CASE_SETS: dict[str, tuple[tuple[str, int, bool, Entropy], ...]] = {
 """The cases of each set: (model, tokens per GPU, Env, `Entropy`). "main": every model the GPU holds at three lengths
 with the entropy run eagerly (verl computes it whenever the loss has an entropy term: Trinity's always), two without
 Env, one without the entropy, and Qwen3-8B, whose optimizer step the memory model puts past one H200's memory;
-"no-entropy": the per-token growth without the entropy; "compiled": with the entropy compiled, as verl runs it; "env": the allocator's reserve beyond what is allocated, with Env and without, the cache of the
-set-up emptied first (the `main` and `no-entropy` sets' reserved figures include it); "verl": the `main` set's lengths
+"no-entropy": the per-token growth without the entropy; "compiled": with the entropy compiled, as verl runs it;
+"env": the allocator's reserve beyond what is allocated, with Env and without, the cache of the set-up emptied first (the `main` and `no-entropy` sets' reserved figures include it); "verl": the `main` set's lengths
 with the loss run as verl's dp_actor runs it (`VERL_ACTOR_SETS`); "verl-env": that loss without Env, at the `verl`
 set's longest lengths."""
 

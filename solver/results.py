@@ -1268,8 +1268,8 @@ class PurchaseResult(_Timed, defer_build=True):
     undecided_ways: int = Field(default=0, description="as a placement's: the status is at best feasible")
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the stages the time limit's wall clock stopped ('bought GPUs', 'bought nodes', then the placement's on the "
-        "purchase: 'priority', 'length', 'cost', 'tie-break'): empty, and only then, the same file gives the same answer "
-        "on every run"))
+        "purchase: 'priority', 'length', 'cost', 'tie-break'): empty, and only then, the same file gives the same "
+        "answer on every run"))
     memory_model_source: str | None = Field(default=None, description="as a placement's")
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")

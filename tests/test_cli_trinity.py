@@ -3098,9 +3098,9 @@ def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_con
     assert (status, json.loads(out)[0]["current"]["trains"]) == (0, True)
     # On every GPU type with tables, it must train on each: the H20's table says so too; a note names them.
     status, _, err = cli("--from-config", str(user_config), "--check")
-    assert (status, err) == (0, f"solve: note: --check without --gpu judged {user_config.name} on A100-80GB and "
-                                "H20-96GB, as a Trinity config names no GPU type; give --gpu TYPE to judge it on the "
-                                "GPUs it runs on\n")
+    assert (status, err) == (0, (f"solve: note: --check without --gpu judged {user_config.name} on A100-80GB and "
+                                 "H20-96GB, as a Trinity config names no GPU type; give --gpu TYPE to judge it on the "
+                                 "GPUs it runs on\n"))
 
 
 REFUSING_HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
