@@ -265,7 +265,8 @@ class MemoryQuestion(Frozen, defer_build=True):
     sp: PositiveInt = Field(description="the Ulysses SP degree (--sp)")
     env: bool = Field(description="whether with Env, the allocator's expandable segments (--env)")
     offload: bool = Field(description="whether with FSDP2 CPU Offload (--offload)")
-    margin: float = Field(description="the safety margin held to: --margin, or the memory model's default")
+    margin: float = Field(description=("the safety margin held to: --margin, or the default on this GPU type (the "
+                                       "memory model's, more on a card of at most 48 GiB)"))
     max_token_len_per_gpu: PositiveInt | None = Field(description=(
         "a token budget of one's own (--token-budget); null for Trinity's default (tokens_per_gpu gives the one "
         "predicted for)"))
