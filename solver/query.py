@@ -142,9 +142,9 @@ class Undecided(Exception):
 class Pins(Frozen):
     """The settings a query pins (--sp, --env/--no-env, --offload/--no-offload); null where it leaves one free."""
 
-    sp: PositiveInt | None = None
-    env: bool | None = None
-    offload: bool | None = None
+    sp: PositiveInt | None = Field(default=None, description="the SP degree --sp pins; null where free")
+    env: bool | None = Field(default=None, description="--env (true) or --no-env (false); null where free")
+    offload: bool | None = Field(default=None, description="--offload (true) or --no-offload (false); null where free")
 
 
 class Query(Frozen):

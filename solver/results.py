@@ -495,19 +495,31 @@ def host_need_words(amount: str, offload: bool) -> str:
 class Plan(Frozen):
     """One way to lay out the trainer: GPUs, settings, length, what it costs and why it trains."""
 
-    gpus: PositiveInt
-    unused_gpus: NonNegativeInt
-    env: bool
-    offload: bool
-    sp: PositiveInt
-    max_model_len: PositiveInt
-    max_token_len_per_gpu: PositiveInt
-    rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None
+    gpus: PositiveInt = Field(description="the trainer GPUs it takes (rollout GPUs come on top)")
+    unused_gpus: NonNegativeInt = Field(description=(
+        "the GPUs of the budget it leaves unused (budget_gpus less gpus); 0 with an open budget"))
+    env: bool = Field(description=(
+        "whether with Env: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, exported before Ray starts"))
+    offload: bool = Field(description=(
+        "whether with Offload: FSDP2 (trainer.trainer_strategy: fsdp2) with CPU offload of the states"))
+    sp: PositiveInt = Field(description="the Ulysses SP degree (trainer.ulysses_sequence_parallel_size)")
+    max_model_len: PositiveInt = Field(description="the length it trains, tokens (model.max_model_len)")
+    max_token_len_per_gpu: PositiveInt = Field(description=(
+        "trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x max_model_len / sp), or a lower budget where "
+        "lowered_budget"))
+    rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(description=(
+        "the YaRN factor model.rope_scaling takes (max_model_len / the model's native context); null within the "
+        "native context, and for a model with a RoPE scaling of its own (Llama 3.1)"))
     yarn_beyond_validated: bool = Field(description=(
         "whether its YaRN goes beyond what is validated (Model.yarn_beyond_validated): memory fits, quality is "
         "untested"))
-    cost: Amount
-    evidence: Evidence
+    cost: Amount = Field(description=(
+        "the relative step time (lower is faster): it counts the trainer GPUs and the settings, not the GPU type's "
+        "speed, so compare within one GPU type"))
+    evidence: Evidence = Field(description=(
+        "documented (the table's cell at its count and length is exactly its setting), inferred (a cell at its "
+        "length or longer, for its count or fewer GPUs, names a setting it includes) or estimated (no cell vouches: "
+        "the memory model predicts that it fits)"))
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
     memory_gb: Annotated[GiBFigure, Ge(0)] = Field(description="the memory model's predicted peak per trainer GPU, GiB")
     headroom_gb: GiBFigure = Field(description=(
@@ -699,14 +711,14 @@ class Reason(Frozen):
     """One step of an explanation: the rule (a short name) and what it means here, in words."""
 
     rule: ExplainRule = Field(description="the step's name (docs/json.md lists them)")
-    detail: str
+    detail: str = Field(description="what the rule means for this answer, in words")
 
 
 class CurrentSettings(Frozen, defer_build=True):
     """The settings a user's Trinity config runs with, and whether the tables say they train."""
 
     config: str = Field(description="the config file's name")
-    gpus: PositiveInt
+    gpus: PositiveInt = Field(description="the trainer GPUs the config gives (or, where it gives none, the budget)")
     gpus_given: bool = Field(default=True, description=(
         "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
@@ -714,9 +726,11 @@ class CurrentSettings(Frozen, defer_build=True):
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
         "and PYTORCH_ALLOC_CONF, as PyTorch 2.10 and 2.11 read them on every GPU; PYTORCH_CUDA_ALLOC_CONF where none "
         "is set"))
-    offload: bool
-    sp: PositiveInt
-    max_model_len: PositiveInt
+    offload: bool = Field(description=(
+        "whether the verdict takes Offload as on: fsdp2 with the offload flags, offload_policy among them"))
+    sp: PositiveInt = Field(description="the config's Ulysses SP degree (trainer.ulysses_sequence_parallel_size)")
+    max_model_len: PositiveInt = Field(description=(
+        "the length its settings are judged at, tokens: the config's, or --len's (length_given)"))
     length_given: bool = Field(default=True, description=(
         "whether max_model_len is the config's own (False: --len's, at which its settings are judged)"))
     max_token_len_per_gpu: PositiveInt | None = Field(default=None, description=(
@@ -836,10 +850,14 @@ ANSWER_LEFT_OUT_WHEN_NONE = ("explanation", "current", "nearest", "measured", "l
 class Answer(_Timed):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
-    gpu: str
-    model: str
-    objective: Objective
-    budget_gpus: int = Field(ge=1)
+    gpu: str = Field(description="the GPU type, as the catalogue names it")
+    model: str = Field(description="the model, as the catalogue names it")
+    objective: Objective = Field(description=(
+        "the question: cheapest (the least cost for max_model_len), max_len (the longest context within "
+        "budget_gpus) or min_gpus (the fewest trainer GPUs for max_model_len)"))
+    budget_gpus: int = Field(ge=1, description=(
+        "the most trainer GPUs the plans may take (--gpus; with open_budget the planner's bound), rollout GPUs not "
+        "counted"))
     open_budget: bool = Field(default=False, description=(
         "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
         "claim no GPUs left for rollout"))
@@ -867,12 +885,14 @@ class Answer(_Timed):
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), as the "
         "memory line names it; null for the shipped one"))
-    status: Status
-    reason: str | None
+    status: Status = Field(description=(
+        "optimal: the best plan, proven; feasible: a plan the time limit left unproven; infeasible: no plan (reason "
+        "says why); unknown: none found within the time limit"))
+    reason: str | None = Field(description="why there is no plan, in words; null where there is one")
     reason_code: ReasonCode | None = Field(default=None, description=(
         "a stable code for the reason, what a program tests instead of its words (docs/json.md lists them); null "
         "where there is a plan (and in JSON made before codes)"))
-    plans: tuple[Plan, ...]
+    plans: tuple[Plan, ...] = Field(description="the plans, best first (--top K of them); empty where there is none")
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(
@@ -1050,16 +1070,16 @@ class RolloutEngines(Frozen, defer_build=True):
 class Placement(Frozen, defer_build=True):
     """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
 
-    job: str
-    pool: str
+    job: str = Field(description="the job's name, as the cluster file gives it")
+    pool: str = Field(description="the pool it runs in, as the cluster file names it")
     model: str = Field(description="the job's model, as the catalogue names it")
     gpu: str = Field(description="the pool's GPU type, as the catalogue names it")
-    nodes: tuple[int, ...]
+    nodes: tuple[int, ...] = Field(description="the node indexes within its pool (from 0) that the job takes")
     gpu_indexes: tuple[int, ...] = Field(description=(
         "the GPUs the job takes on each of its nodes, as CUDA_VISIBLE_DEVICES numbers them: a range of a "
         "shared node, or all of a node taken whole"))
-    trainer_gpus: int
-    rollout_gpus: int
+    trainer_gpus: int = Field(description="the trainer GPUs of its plan (plan.gpus)")
+    rollout_gpus: int = Field(description="the rollout GPUs it takes beside the trainer")
     asked_rollout_gpus: int = Field(description=(
         "the rollout GPUs the job asked for: rollout_gpus is more where a trainer on whole nodes leaves its rollout "
         "whole nodes"))
@@ -1067,7 +1087,8 @@ class Placement(Frozen, defer_build=True):
         "the length the job asked for, tokens: exactly, or with at_least as the least (plan.max_model_len is what "
         "it runs at)"))
     at_least: bool = Field(description="whether the job asked for at_least that length (longer where a plan allows)")
-    plan: Plan
+    plan: Plan = Field(description=(
+        "the planner's plan it runs with, its nodes the count the trainer and rollout take together"))
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
@@ -1110,7 +1131,7 @@ def index_range(indexes: tuple[int, ...]) -> str:
 class UnplacedPool(Frozen, defer_build=True):
     """Why a job left out has no place in one pool it may use."""
 
-    pool: str
+    pool: str = Field(description="the pool, as the cluster file names it")
     reason_code: PoolCode = Field(description="a stable code for why the pool has no place for the job")
     plan_reason_code: ReasonCode | None = Field(default=None, description=(
         "where reason_code is no-plan, the planner's own code for the pool (`Answer.reason_code`); null otherwise"))
@@ -1134,8 +1155,8 @@ class FitsWith(Frozen, defer_build=True):
 class Unplaced(Frozen, defer_build=True):
     """A job left out, and why."""
 
-    job: str
-    reason: str
+    job: str = Field(description="the job's name, as the cluster file gives it")
+    reason: str = Field(description="why it is left out, in words (reason_code is what a program tests)")
     reason_code: UnplacedCode | None = Field(default=None, description=(
         "a stable code for the reason, what a program tests instead of its words (docs/json.md lists them); null in "
         "JSON made before codes"))
@@ -1156,7 +1177,7 @@ class Unplaced(Frozen, defer_build=True):
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""
 
-    pool: str
+    pool: str = Field(description="the pool, as the cluster file names it")
     nodes: int = Field(description="the pool's nodes")
     gpus: int = Field(description="the pool's GPUs, all nodes together")
     nodes_used: int = Field(description="the nodes at least one placed job uses")
@@ -1167,15 +1188,18 @@ class PoolUse(Frozen, defer_build=True):
 class ClusterResult(_Timed, defer_build=True):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
-    status: Status
+    status: Status = Field(description=(
+        "optimal: the placement is proven best; feasible: the time limit (or host memory rounded, or the jobs' ways "
+        "out of time) left it unproven; infeasible: with minimize='nodes', proven that no placement holds every job; "
+        "unknown: no placement found in time"))
     objective: int | None = Field(description="placed priority, or nodes used with minimize='nodes'")
     objective_counts: PlacementCount = Field(default="priority", description=(
         "what objective and bound count: the placed jobs' priority (maximised), or with minimize='nodes' the "
         "nodes used (minimised)"))
     bound: int | None = Field(description="CP-SAT's proven bound on that objective (with `host_rounded`, on the "
                               "placement with the host memory rounded)")
-    placements: tuple[Placement, ...]
-    unplaced: tuple[Unplaced, ...]
+    placements: tuple[Placement, ...] = Field(description="the jobs placed, each with its pool, nodes and plan")
+    unplaced: tuple[Unplaced, ...] = Field(description="the jobs left out, each with its reason")
     no_way_to_run: tuple[str, ...] = Field(default=(), description=(
         "the jobs (names, in the fleet's order) with no way to run in any pool they may use, whatever else is placed "
         "(their reasons say why): no placement holds them, so the placed priority's bound leaves them out"))
@@ -1226,7 +1250,7 @@ class ClusterResult(_Timed, defer_build=True):
 class PoolPurchase(Frozen, defer_build=True):
     """The nodes a purchase adds to one pool."""
 
-    pool: str
+    pool: str = Field(description="the pool, as the cluster file names it")
     gpu: str = Field(description="the pool's GPU type")
     nodes: int = Field(description="the nodes to buy for the pool (0: none)")
     gpus: int = Field(description="their GPUs: nodes times the pool's gpus_per_node")

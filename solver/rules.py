@@ -70,9 +70,10 @@ class SourceCell(Frozen):
 
     model: str = Field(description=(
         "the model whose column the cell is in: the plan's own, or a tabled model of the same shape"))
-    gpus: PositiveInt
-    max_model_len: PositiveInt
-    setting: str
+    gpus: PositiveInt = Field(description="the trainer GPU count of the cell's table")
+    max_model_len: PositiveInt = Field(description="the length of the cell's row, tokens")
+    setting: str = Field(description=(
+        "the cell as the source writes it ('Env + Offload + SP=4', 'vanilla'; '-' where nothing trained)"))
     gpu: str | None = Field(default=None, description=(
         "the GPU type whose table the cell is in where it is not the answer's own: one with at least as much "
         "memory, whose table says the setting ran out of memory (`larger_gpu_types`), or one with the same memory "
@@ -319,7 +320,7 @@ class TablesVerdict(Frozen):
     vouches), or it runs out of memory (a row of the count's own table, or of a table for more GPUs, says so:
     `refuting_cell`)."""
 
-    trains: bool
+    trains: bool = Field(description="whether the tables say the setting trains (else: it runs out of memory)")
     evidence: Evidence | None = Field(description="documented or inferred when it trains; null when it does not")
     source: SourceCell = Field(description="the cell that says so (its setting '-' where nothing trained)")
 
