@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from solver.render import json_schema
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # The memory model's terms (solver/memory.py's Terms) are described by docs/memory.md's breakdown, not here.
 UNDESCRIBED_HERE = {("memory", "Terms")}
@@ -36,3 +39,25 @@ def test_the_core_plan_fields_say_what_they_hold():
     assert "proven" in answer["status"]["description"]
     placement = json.loads(json_schema("cluster"))["$defs"]["Placement"]["properties"]
     assert "node indexes" in placement["nodes"]["description"]
+
+
+CROWDED_FLEET = """\
+pools:
+  - {name: h20, gpu: H20-96GB, nodes: 1, gpus_per_node: 8}
+jobs:
+  - {name: big, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4}
+  - {name: other, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4}
+"""
+
+
+def test_the_exit_table_says_what_buy_exits_with(cli, tmp_path):
+    # A scheduler reads docs/cli.md's exit table: a fleet that leaves a job out exits 1, and --buy, which names the
+    # nodes that place it, exits 0 on the same file. The table's row for solve cluster says both.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(CROWDED_FLEET)
+    placed, _, _ = cli("cluster", str(fleet), "--json")
+    bought, out, _ = cli("cluster", str(fleet), "--buy", "--json")
+    assert (placed, bought, json.loads(out)["nodes"]) == (1, 0, 1)
+    rows = (ROOT / "docs/cli.md").read_text().splitlines()
+    row = next(line for line in rows if line.startswith("| `solve cluster`"))
+    assert "with `--buy`, every required job placed with the nodes bought" in row
