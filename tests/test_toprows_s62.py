@@ -7,6 +7,7 @@ import json
 
 from rich.console import Console
 
+from solver.explain import condensed_runs
 from solver.query import make_query
 from solver.render.ranking import ranking_view
 from solver.solve import plan
@@ -56,3 +57,23 @@ def test_the_mark_is_bold_yellow_as_the_headline():
     console.print(ranking_view(answer).table)
     styled = console.export_text(styles=True)
     assert "\x1b[1;33m      210944^\x1b[0m" in styled
+
+
+def test_a_long_list_of_sp_degrees_the_gpus_rule_out_is_said_by_the_rule_with_its_count_and_ends(cli):
+    status, out, err = cli("--model", "14B", "--gpu", "h100", "--gpus", "48", "--exact", "--len", "1000000",
+                           "--explain", "--json")
+    (answer,) = json.loads(out)
+    reasons = {item["rule"]: item["detail"] for item in answer["explanation"]}
+    assert (status, err) == (1, "")
+    assert reasons["sp_divides_gpus"] == ("SP must divide the trainer GPUs: on 48 GPUs that rules out every SP up to "
+                                          "48 that does not divide 48 (38 degrees: SP=5, 7, 9-11, ..., 25-47)")
+    assert len([sp for sp in range(2, 49) if 48 % sp]) == 38
+    # The heads' list, which no rule's words give whole, stays whole.
+    assert reasons["sp_divides_heads"] == ("SP must divide the 40 attention heads of Qwen3-14B: that rules out SP=3, "
+                                           "6, 12, 16, 24, 48 (on 48 GPUs)")
+
+
+def test_condensed_runs_keeps_a_short_list_whole_and_a_long_one_to_its_first_groups_and_its_last():
+    assert condensed_runs([3, 5, 6, 7, 9, 10, 11, 12, 13, 64]) == "3, 5-7, 9-13, 64"
+    assert condensed_runs([5, 7, 9, 11, 13, 15]) == "5, 7, 9, ..., 15"
+    assert condensed_runs([sp for sp in range(2, 49) if 48 % sp]) == "5, 7, 9-11, ..., 25-47"
