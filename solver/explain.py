@@ -326,8 +326,7 @@ def _why_no_plan(
                               lambda: _nearest_estimate(prober, words, data, query)) if core is not None else None
     reasons = [Reason(rule="limit", detail=limit) if limit is not None else Reason(rule="undecided", detail=(
         "which rules stop the query together was not decided in time"))]
-    if query.exact and query.sp is None and query.budget_gpus in data.counts and (
-            {"evidence", "table_rows"} & set(binding or ())):
+    if query.exact and query.sp is None and query.budget_gpus in data.counts and "evidence" in (binding or ()):
         # Memory stops the count asked for: which SP degrees, that would spread the tokens wider, its rules leave out
         # (the evidence rule alone excludes them too, so a minimal core need not name them).
         reasons += words.group(prober.sp_excluded(query.budget_gpus, None), query.max_model_len or 0)
@@ -512,7 +511,7 @@ class _Words:
         leaves a count and a length), so a core without a rule would mean the planner's model is infeasible alone
         (and a core of one rule needs it)."""
         parts = self._limit_words(core.rules)
-        if "evidence" in core.rules or "table_rows" in core.rules:
+        if "evidence" in core.rules:  # not table_rows: it never stops a count alone, so a minimal core lacks it
             within = f" within the limits above{nearest()}" if parts else f" (longest per GPU count: {reach()})"
             parts.append(self._unvouched_words() + within)
         together = ("these rules together: " if core.minimal else

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from rich.console import Console
 
-from solver.explain import condensed_runs
+from solver.explain import _Prober, condensed_runs
+from solver.model import prepare
 from solver.query import make_query
 from solver.render.ranking import ranking_view
+from solver.rules import rollout_layout_violation
 from solver.solve import plan
 from solver.tables import load_catalog
 
@@ -77,3 +80,39 @@ def test_condensed_runs_keeps_a_short_list_whole_and_a_long_one_to_its_first_gro
     assert condensed_runs([3, 5, 6, 7, 9, 10, 11, 12, 13, 64]) == "3, 5-7, 9-13, 64"
     assert condensed_runs([5, 7, 9, 11, 13, 15]) == "5, 7, 9, ..., 15"
     assert condensed_runs([sp for sp in range(2, 49) if 48 % sp]) == "5, 7, 9-11, ..., 25-47"
+
+
+@pytest.mark.parametrize(("gpu", "model", "estimate"), [("h100", "32B", "auto"), ("a100", "4B", "auto"),
+                                                        ("a100", "14B", "only"), ("h20", "8B", "never"),
+                                                        ("4090", "8B", "auto")])
+def test_the_table_rows_rule_alone_never_stops_a_gpu_count(gpu: str, model: str, estimate: str):
+    # Every count in the model has a row or an estimate of a grid step or more, so the rule of lengths alone leaves
+    # each a length: a whole query's minimal core never holds it, and `_why_no_plan` asks for the evidence alone.
+    query = make_query(CATALOG, gpu=gpu, model=model, budget_gpus=64, objective="max_len", estimate=estimate)
+    data = prepare(CATALOG, CATALOG.gpu(gpu).name, query)
+    prober = _Prober(data, query)
+    assert data.counts and "table_rows" in prober.active
+    assert [n for n in data.counts if prober.first_rule(("table_rows",), gpus=n)] == []
+
+
+@pytest.mark.parametrize("node_gpus", [1, 2, 4, 6, 8, 16])
+def test_a_pools_trainer_room_beside_its_rollout_or_a_node_of_it_always_has_a_layout(node_gpus: int):
+    # Why a pool never gets the planner's rollout-leaves-no-layout (SHORT_OF_GPUS leaves it out): the room the
+    # rollout leaves on the pool's nodes, or one whole node of it, is a trainer count with a layout beside it.
+    for nodes in range(1, 9):
+        for rollout in range(1, nodes * node_gpus):
+            room = nodes * node_gpus - rollout
+            assert rollout_layout_violation(min(room, node_gpus), rollout, node_gpus) is None
+
+
+@pytest.mark.parametrize(("gpu", "model", "node_gpus", "estimate"), [
+    ("a100", "14B", 8, "auto"), ("a100", "4B", 6, "never"), ("h100", "32B", 8, "auto"), ("4090", "8B", 2, "auto"),
+    ("h20", "30B-A3B", 4, "auto")])
+def test_the_planners_counts_run_unbroken_from_the_smallest_within_a_node(gpu: str, model: str, node_gpus: int,
+                                                                          estimate: str):
+    # The other half: a count the planner weighs at or below a pool's room means that room's count (or a node's) is
+    # weighed too, so the rollout's layout is never what leaves a pool without a plan.
+    query = make_query(CATALOG, gpu=gpu, model=model, budget_gpus=64, node_gpus=node_gpus, objective="max_len",
+                       estimate=estimate)
+    counts = prepare(CATALOG, CATALOG.gpu(gpu).name, query).counts
+    assert list(counts) == [n for n in range(counts[0], 65) if n <= node_gpus or n % node_gpus == 0]
