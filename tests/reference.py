@@ -414,8 +414,8 @@ def _past_validated_length(model: Any, length: int) -> int | None:
     its native context, at most 131072 tokens (never below the native context); for another, or one on its own
     RoPE scaling, its native context. None within it."""
     native = model.native_context
-    validated = native if model.rope_scaling is not None or not model.qwen_yarn else max(native, min(4 * native,
-                                                                                                    131072))
+    yarn = model.rope_scaling is None and model.qwen_yarn
+    validated = max(native, min(4 * native, 131072)) if yarn else native
     return validated if length > validated else None
 
 
