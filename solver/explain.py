@@ -326,8 +326,7 @@ def _why_no_plan(
                               lambda: _nearest_estimate(prober, words, data, query)) if core is not None else None
     reasons = [Reason(rule="limit", detail=limit) if limit is not None else Reason(rule="undecided", detail=(
         "which rules stop the query together was not decided in time"))]
-    if query.exact and query.sp is None and query.budget_gpus in data.counts and (
-            {"evidence", "table_rows"} & set(binding or ())):
+    if query.exact and query.sp is None and query.budget_gpus in data.counts and "evidence" in (binding or ()):
         # Memory stops the count asked for: which SP degrees, that would spread the tokens wider, its rules leave out
         # (the evidence rule alone excludes them too, so a minimal core need not name them).
         reasons += words.group(prober.sp_excluded(query.budget_gpus, None), query.max_model_len or 0)
@@ -512,7 +511,7 @@ class _Words:
         leaves a count and a length), so a core without a rule would mean the planner's model is infeasible alone
         (and a core of one rule needs it)."""
         parts = self._limit_words(core.rules)
-        if "evidence" in core.rules or "table_rows" in core.rules:
+        if "evidence" in core.rules:  # not table_rows: it never stops a count alone, so a minimal core lacks it
             within = f" within the limits above{nearest()}" if parts else f" (longest per GPU count: {reach()})"
             parts.append(self._unvouched_words() + within)
         together = ("these rules together: " if core.minimal else
@@ -614,8 +613,14 @@ class _Words:
         data, query = self.data, self.query
         counts = sorted({c[0] for c in combinations})
         on, first = counted(counts, "GPU"), self.gpus(counts[0])
-        sps = runs(sorted({c[3] for c in combinations}))
+        degrees = sorted({c[3] for c in combinations})
+        sps = runs(degrees)
         if rule == "sp_divides_gpus":
+            count, short = counts[0], condensed_runs(degrees)
+            if short != sps and degrees == [sp for sp in range(2, count + 1) if count % sp]:  # the words say which
+                return Reason(rule="sp_divides_gpus", detail=(
+                    f"SP must divide the trainer GPUs: on {first} that rules out every SP up to {count} that does not "
+                    f"divide {count} ({counted(len(degrees), 'degree')}: SP={short})"))
             return Reason(rule="sp_divides_gpus", detail=(
                 f"SP must divide the trainer GPUs: on {first} that rules out SP={sps}"))
         if rule == "sp_divides_heads":
@@ -801,15 +806,33 @@ class _Words:
         return f" (at Trinity's default budget; lowered, {'; '.join(held)})"
 
 
-def runs(values: list[int]) -> str:
-    """Sorted whole numbers in words, three or more in a row as a range: ``3, 5-7, 9-64``."""
+def _run_groups(values: list[int]) -> list[str]:
+    """Sorted whole numbers as `runs` writes them, a group each: ``3``, ``5-7``, ``9-64`` (two in a row, two
+    groups)."""
     groups: list[list[int]] = []
     for value in values:
         if groups and value == groups[-1][-1] + 1:
             groups[-1].append(value)
         else:
             groups.append([value])
-    return ", ".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in groups)
+    return [item for g in groups for item in ([f"{g[0]}-{g[-1]}"] if len(g) > 2 else map(str, g))]
+
+
+def runs(values: list[int]) -> str:
+    """Sorted whole numbers in words, three or more in a row as a range: ``3, 5-7, 9-64``."""
+    return ", ".join(_run_groups(values))
+
+
+LONG_RUNS = 5
+"""`condensed_runs` shortens a list of more groups than this."""
+
+
+def condensed_runs(values: list[int]) -> str:
+    """A long list of sorted whole numbers (more groups than `LONG_RUNS`) as a reader scans it: its first three groups
+    of `runs`, then ``...`` and its last, ``5, 7, 9-11, ..., 25-47``; a shorter one whole, as `runs` writes it.
+    For a list whose words say which numbers it holds."""
+    groups = _run_groups(values)
+    return ", ".join(groups if len(groups) <= LONG_RUNS else [*groups[:3], "...", groups[-1]])
 
 
 def _setting(combination: Combination) -> Setting:

@@ -455,12 +455,25 @@ def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
         (own,) if model.beyond_native_on_own_scaling(max_model_len) else ())
 
 
-def past_validated_words(model: Model, max_model_len: int) -> str | None:
-    """``past the validated 131072``: where `max_model_len` is longer than `model` is known to handle
-    (`validated_length`: memory fits, quality is untested), said first beside the length wherever a plan is shown,
-    applied or written (its summary, its apply lines, its config's header); None within it."""
+def past_validated(model: Model, max_model_len: int) -> int | None:
+    """The longest context `model` is known to handle (`validated_length`) where `max_model_len` is past it (memory
+    fits, quality is untested); None within it. A plan holds it (`Plan.past_validated_length`), and every view of
+    the plan marks it from there (`past_validated_words`)."""
     validated = validated_length(model)
-    return f"past the validated {validated}" if max_model_len > validated else None
+    return validated if max_model_len > validated else None
+
+
+def past_validated_words(validated: int) -> str:
+    """``past the validated 131072``, said first beside a length past the `validated` tokens (`past_validated`)
+    wherever a plan is shown, applied or written: its summary, its apply lines, its config's header, a ranked row's
+    note."""
+    return f"past the validated {validated}"
+
+
+def check_or_plan_words(validated: int) -> str:
+    """What to do about a length past the validated `validated` tokens, in words: check the model, or plan within
+    it."""
+    return f"check the model's quality at this length, or plan --len {validated}"
 
 
 def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
@@ -513,6 +526,10 @@ class Plan(Frozen):
     yarn_beyond_validated: bool = Field(description=(
         "whether its YaRN goes beyond what is validated (Model.yarn_beyond_validated): memory fits, quality is "
         "untested"))
+    past_validated_length: PositiveInt | None = Field(default=None, description=(
+        "the longest context the model is known to handle (its native context, or what Qwen's model cards validate "
+        "YaRN for) where max_model_len is past it, as the text's 'past the validated N' says: memory fits, quality "
+        "is untested (plan with --len N to stay within it); null within it"))
     cost: Amount = Field(description=(
         "the relative step time (lower is faster): it counts the trainer GPUs and the settings, not the GPU type's "
         "speed, so compare within one GPU type"))

@@ -49,6 +49,7 @@ from solver.results import (
     Status,
     beyond_fields,
     host_need_words,
+    past_validated,
 )
 from solver.rules import (
     NODE_GPUS,
@@ -678,6 +679,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         max_token_len_per_gpu=tokens,
         rope_scaling_factor=data.shape.yarn_factor(length),
         yarn_beyond_validated=data.shape.yarn_beyond_validated(length),
+        past_validated_length=past_validated(data.shape, length),
         cost=float(exact_cost(query.weights, data.shape.held_per_active, (gpus, env, offload, sp))),
         evidence=evidence,
         source=source,

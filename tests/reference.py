@@ -81,6 +81,7 @@ PLAN_ORDER = (
     "lowered_budget",
     "rope_scaling_factor",
     "yarn_beyond_validated",
+    "past_validated_length",
     "cost",
     "evidence",
     "source",
@@ -408,6 +409,16 @@ def _yarn_beyond_validated(model: Any, length: int) -> bool:
     return factor is not None and (not model.qwen_yarn or factor > 4 or length > 131072)
 
 
+def _past_validated_length(model: Any, length: int) -> int | None:
+    """The longest context a model is known to handle, where `length` is past it: for a Qwen model on YaRN, 4 times
+    its native context, at most 131072 tokens (never below the native context); for another, or one on its own
+    RoPE scaling, its native context. None within it."""
+    native = model.native_context
+    yarn = model.rope_scaling is None and model.qwen_yarn
+    validated = max(native, min(4 * native, 131072)) if yarn else native
+    return validated if length > validated else None
+
+
 def _max_token_len_per_gpu(length: int, sp: int) -> int:
     return -(-2 * length // sp)  # ceil(2L / s) in integers
 
@@ -650,6 +661,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             "lowered_budget": tokens < _max_token_len_per_gpu(length, s),
                             "rope_scaling_factor": _rope_scaling_factor(the_model, length),
                             "yarn_beyond_validated": _yarn_beyond_validated(the_model, length),
+                            "past_validated_length": _past_validated_length(the_model, length),
                             "cost": float(cost),
                             "evidence": evidence,
                             "source": source,
@@ -933,6 +945,9 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
     if plan["yarn_beyond_validated"] is not _yarn_beyond_validated(the_model, length):
         problems.append(f"yarn_beyond_validated={plan['yarn_beyond_validated']!r}, expected the opposite")
+    if plan["past_validated_length"] != _past_validated_length(the_model, length):
+        problems.append(f"past_validated_length={plan['past_validated_length']!r}, expected "
+                        f"{_past_validated_length(the_model, length)!r}")
 
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,

@@ -68,8 +68,10 @@ in a note on stderr."""
 SHORT_OF_NODES = (PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
 """Why a pool has no way for a job that more of its nodes may give one: its rollout takes the pool's GPUs, or leaves
 no trainer count a layout on its nodes (a job with no way to run for one of them is named in the --buy note)."""
-SHORT_OF_GPUS = (ReasonCode.BUDGET_BELOW_SMALLEST_COUNT, ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT)
-"""The planner's reasons for a pool's having no plan for a job that more of the pool's GPUs may remove."""
+SHORT_OF_GPUS = (ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,)
+"""The planner's reasons for a pool's having no plan for a job that more of the pool's GPUs may remove. (Not
+`ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT`: a pool's trainer room beside the rollout, or a node of it, always has a layout,
+and the planner's counts run unbroken up to it, so a pool never gets that code.)"""
 
 FILE_FIELDS = {
     "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",

@@ -33,12 +33,11 @@ from solver.render.maps import (
     EVIDENCE_MARKS,
     EXTRAPOLATED_MARK,
     LENGTH_SHADES,
-    YARN_MARK,
     map_json,
     map_view,
 )
 from solver.render.memory import calibration_json, memory_json, memory_model_yaml, memory_view
-from solver.render.phrases import LOWERED_NOTE
+from solver.render.phrases import LOWERED_NOTE, YARN_MARK
 from solver.render.ranking import RANKED_TRAINER_NODES_NOTE
 from solver.render.schema import JSON_SCHEMA_TYPES, json_schema
 from solver.render.styles import NO_SETTING_STYLE, SHADES, setting_style, short_label

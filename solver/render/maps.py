@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from solver.render.phrases import YARN_MARK
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
 from solver.results import ROCM_ENV_CAUTION, CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.rules import host_ram_unchecked_words
@@ -19,9 +20,6 @@ from solver.tables import NO_SETTING, counted
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
 """Added to an estimate's mark beyond the memory model's calibration (`Plan.beyond_calibration`)."""
-YARN_MARK = "^"
-"""Added to a map's cell (by length: to the row's length) whose length is past what the model is known to handle
-(`past_known_length`), as `solve` cautions."""
 LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
                  "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
 """Shades of the longest-context map, shortest to longest."""
@@ -50,10 +48,9 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any],
 
 
 def past_known_length(plan: Plan) -> bool:
-    """Whether `plan`'s length is past what its model is known to handle, as its cautions say: YaRN past what is
-    validated (`Plan.yarn_beyond_validated`), or a length past the native context on the model's own RoPE scaling
-    (Llama 3.1's llama3)."""
-    return plan.yarn_beyond_validated or CautionCode.PAST_NATIVE_ON_OWN_SCALING in plan.caution_codes
+    """Whether `plan`'s length is past what its model is known to handle (`Plan.past_validated_length`): YaRN past
+    what is validated, or a length past the native context on the model's own RoPE scaling (Llama 3.1's llama3)."""
+    return plan.past_validated_length is not None
 
 
 def _past_known_legend(plans: Sequence[Plan]) -> str:

@@ -1,5 +1,5 @@
 """Phrases several views say: what the tables say of a setting, the memory model's longest length asked about, the
-note on a lowered token budget."""
+note on a lowered token budget, the mark of a length past what the model is known to handle."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is ask
 LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
                 "(--token-budget auto)")
 """The caption of a table with a lowered token budget (marked ``*``)."""
+
+YARN_MARK = "^"
+"""Added to a length past what the model is known to handle (`Plan.past_validated_length`), as `solve` cautions: a
+map's cell (by length: the row's length), a ranked plan's length."""
 
 
 def tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int, offload: bool) -> str:

@@ -6,9 +6,9 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.render.layout import TableOrBlocks
-from solver.render.phrases import LOWERED_NOTE
+from solver.render.phrases import LOWERED_NOTE, YARN_MARK
 from solver.render.styles import setting_style
-from solver.results import Answer, Plan
+from solver.results import Answer, Plan, check_or_plan_words, past_validated_words
 from solver.rules import trainer_node_count
 from solver.tables import counted
 
@@ -24,6 +24,20 @@ RANKED_TRAINER_NODES_NOTE = ("host GiB/node (N of M): needed on the N nodes its 
 """The ranking's note on the plans with nodes of their rollout alone, whose host need is their trainer's nodes'."""
 
 
+def past_validated_note(validated: int) -> str:
+    """The ranking's note on the lengths it marks `YARN_MARK` (as maps mark them): past the validated `validated`
+    tokens, in the words of the plan's ``max_model_len`` row (`past_validated_words`) and apply lines."""
+    return f"{YARN_MARK} {past_validated_words(validated)}: {check_or_plan_words(validated)}"
+
+
+def _length_cell(plan: Plan) -> Text:
+    """A ranked plan's length, marked (bold yellow, as the plan's ``max_model_len`` row) where it is past what the
+    model is validated for (`Plan.past_validated_length`)."""
+    if plan.past_validated_length is None:
+        return Text(str(plan.max_model_len))
+    return Text(f"{plan.max_model_len}{YARN_MARK}", style="bold yellow")
+
+
 def ranking_view(answer: Answer) -> TableOrBlocks:
     """The ranked plans, a row each; with a `YaRN` column where a plan needs YaRN, and a `host GiB/node` column where
     a plan offloads (its states) or where --host-ram is given (then every plan's need, a plan without Offload its
@@ -33,7 +47,9 @@ def ranking_view(answer: Answer) -> TableOrBlocks:
     needs = [plan.host_memory_gb for plan in answer.plans]
     host_needs = any(need is not None for need in needs)
     on = [_on_trainer_nodes(plan) if need is not None else "" for plan, need in zip(answer.plans, needs, strict=True)]
-    notes = ([LOWERED_NOTE] if lowered else []) + ([RANKED_TRAINER_NODES_NOTE] if any(on) else [])
+    past = {plan.past_validated_length for plan in answer.plans if plan.past_validated_length is not None}
+    notes = ([LOWERED_NOTE] if lowered else []) + [past_validated_note(validated) for validated in sorted(past)] + (
+        [RANKED_TRAINER_NODES_NOTE] if any(on) else [])
     view = Table(title="ranked plans", title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
     yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
@@ -50,7 +66,7 @@ def ranking_view(answer: Answer) -> TableOrBlocks:
             str(plan.gpus) if answer.open_budget else f"{plan.gpus}/{answer.budget_gpus}",
             *((str(plan.rollout_gpus), str(plan.nodes)) if spans else ()),
             Text(plan.setting.label, style=setting_style(plan.setting)),
-            str(plan.max_model_len),
+            _length_cell(plan),
             f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if yarn else ()),
             *((f"{need:.1f}{nodes}" if need is not None else "",) if host_needs else ()),

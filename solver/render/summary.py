@@ -16,6 +16,7 @@ from solver.results import (
     ENV_EXPORT,
     Answer,
     Plan,
+    check_or_plan_words,
     env_when,
     length_cautions,
     lowered_budget_undone,
@@ -30,7 +31,6 @@ from solver.rules import (
     least_token_budget,
     sp_degrees,
     token_budget,
-    validated_length,
 )
 from solver.tables import MAX_ESTIMATED_GPUS, Model, counted, it_or_them
 
@@ -43,9 +43,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     lines = []
     if plan.env:  # comments on lines of their own: each line pastes alone
         lines += [f"# {env_when(spans_nodes(plan, node_gpus))}:", ENV_EXPORT]
-    if past := past_validated_words(model, plan.max_model_len):
-        lines.append(f"# max_model_len {past}: check the model's quality at this length, or plan "
-                     f"--len {validated_length(model)}")
+    if (validated := plan.past_validated_length) is not None:
+        lines.append(f"# max_model_len {past_validated_words(validated)}: {check_or_plan_words(validated)}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
@@ -152,7 +151,7 @@ def _config_key_lines(answer: Answer, config_keys: Sequence[str]) -> list[str]:
 
 def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
     """The summary's ``max_model_len`` row: the plan's length, first (in bold yellow) whether it is past what the model
-    is validated for (`past_validated_words`), with the rope scaling that reaches it (and its caution), and ``at
+    is validated for (`Plan.past_validated_length`), with the rope scaling that reaches it (and its caution), and ``at
     least`` where the longest length the memory model is asked about fits."""
     yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
             if plan.rope_scaling_factor else "")
@@ -160,8 +159,8 @@ def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
         yarn = f" ({own_scaling_words(model)})"
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
         yarn += f" (at least: {CEILING_WORDS})"
-    if past := past_validated_words(model, plan.max_model_len):
-        return Text(f"{plan.max_model_len}, {past}{yarn}", style="bold yellow")
+    if (validated := plan.past_validated_length) is not None:
+        return Text(f"{plan.max_model_len}, {past_validated_words(validated)}{yarn}", style="bold yellow")
     return Text(f"{plan.max_model_len}{yarn}")
 
 
