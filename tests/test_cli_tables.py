@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
@@ -10,7 +9,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -813,16 +811,15 @@ ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 FORCED_COLOUR_VARIABLES = frozenset({"FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS", "NO_COLOR", "TERM"})
 
 
-@functools.cache
-def _piped_run(script: Path, command: tuple[str, ...],
-               forced: tuple[tuple[str, str], ...]) -> subprocess.CompletedProcess[str]:
-    """The console `script` run with `command`, its stdout a pipe, in an environment without the variables that
-    force or stop colour but for `forced`; once per command and environment (the plain run each case compares
-    against is shared)."""
-    plain_environment = {name: value for name, value in os.environ.items() if name not in FORCED_COLOUR_VARIABLES}
-    with tempfile.TemporaryDirectory() as folder:
-        return subprocess.run([str(script), *command], cwd=folder, capture_output=True, text=True, timeout=120,
-                              check=False, env={**plain_environment, **dict(forced)})
+def _piped(cli, monkeypatch: pytest.MonkeyPatch, command: list[str], forced: dict[str, str]) -> tuple[int, str, str]:
+    """`cli` run with `command` in an empty working directory and an environment without the variables that force
+    or stop colour but for `forced`: its stdout is no terminal, as a pipe is not."""
+    with monkeypatch.context() as patch:
+        for name in FORCED_COLOUR_VARIABLES:
+            patch.delenv(name, raising=False)
+        for name, value in forced.items():
+            patch.setenv(name, value)
+        return cli(*command)
 
 
 @pytest.mark.parametrize("forced", [{"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"},
@@ -831,11 +828,26 @@ def _piped_run(script: Path, command: tuple[str, ...],
                                      ["--model", "4B", "--gpu", "h20", "--gpus", "4", "--len", "32k", "--top", "3"],
                                      ["map", "--gpu", "h20", "--gpus-up-to", "8"]])
 def test_piped_output_keeps_its_width_where_the_environment_forces_colour(
-        solve_script: Path, forced: dict[str, str], command: list[str]):
+        cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, forced: dict[str, str], command: list[str]):
     # CI sets FORCE_COLOR (or TTY_COMPATIBLE) for colour in its logs: rich then took a pipe for an 80-column
     # terminal, which cut the tables' cells ('vani…'), wrapped the plans' lines and said on stderr to pipe the
     # output. Colour as asked, but the layout is the pipe's: the same text as without the variable.
-    plain, coloured = (_piped_run(solve_script, tuple(command), tuple(sorted(extra.items()))) for extra in ({}, forced))
+    monkeypatch.chdir(tmp_path)
+    plain, coloured = (_piped(cli, monkeypatch, command, extra) for extra in ({}, forced))
+    assert coloured[:1] + coloured[2:] == plain[:1] + plain[2:] == (0, "")
+    assert ANSI_CODE.search(coloured[1]) or forced.get("TERM") == "dumb"
+    assert "\n".join(line.rstrip() for line in ANSI_CODE.sub("", coloured[1]).split("\n")) == plain[1]
+    assert "…" not in plain[1]
+
+
+def test_the_installed_command_lays_out_a_real_pipe_as_a_pipe_where_force_color_is_set(solve_script: Path,
+                                                                                       tmp_path: Path):
+    # The cases above in-process, through the console script with its stdout a pipe: the same text, in colour.
+    plain_environment = {name: value for name, value in os.environ.items() if name not in FORCED_COLOUR_VARIABLES}
+    plain, coloured = (subprocess.run([str(solve_script), "tables", "--gpu", "a100-80g", "--gpus", "6"],
+                                      cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+                                      env={**plain_environment, **extra}) for extra in ({}, {"FORCE_COLOR": "1"}))
     assert (coloured.returncode, coloured.stderr) == (plain.returncode, plain.stderr) == (0, "")
+    assert ANSI_CODE.search(coloured.stdout)
     assert "\n".join(line.rstrip() for line in ANSI_CODE.sub("", coloured.stdout).split("\n")) == plain.stdout
     assert "…" not in plain.stdout

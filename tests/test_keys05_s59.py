@@ -82,11 +82,15 @@ def _codes(cli, tmp_path: Path, config: dict[str, Any], version: str | None) -> 
     return [code for code, _ in lines], refused, check_status
 
 
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_the_config_the_keys_are_added_to_has_no_line_with_each_release(cli, tmp_path: Path, version: str | None):
+    assert _codes(cli, tmp_path, BASE, version)[0] == []
+
+
 @pytest.mark.parametrize(("key", "value", "by_version"), KEYS)
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_each_key_is_said_as_each_release_takes_it(cli, tmp_path: Path, key: str, value: Any,
                                                    by_version: dict[str | None, list[str]], version: str | None):
-    assert _codes(cli, tmp_path, BASE, version)[0] == []
     codes, refused, check_status = _codes(cli, tmp_path, with_key(key, value), version)
     expected = by_version[version]
     assert codes == expected

@@ -1131,7 +1131,10 @@ def test_a_gpu_types_cells_are_counted_over_its_models_and_tables(tmp_path: Path
         load_catalog().with_cells(path)
     assert str(raised.value) == (f"{path}: {cells} cells, more than the 2048 a GPU type's tables may have (each is a "
                                  "measured run: give the lengths you train at)")
-    fewer = _cells_file(tmp_path / "fewer.yaml", [(8, 1, 1024), (16, 1, 1024)])  # 2048 over two tables: taken
+
+
+def test_2048_cells_over_two_tables_are_taken(tmp_path: Path):
+    fewer = _cells_file(tmp_path / "fewer.yaml", [(8, 1, 1024), (16, 1, 1024)])
     assert [table.gpus for table in load_catalog().with_cells(fewer).gpu("h100").tables] == [8, 16]
 
 

@@ -764,26 +764,29 @@ def _nearest_by_reference(objective: str, query: dict, without_estimates: bool =
     estimated plan lifts."""
     limits = [(NEAREST_LIMITS[key], {key: None}) for key in NEAREST_LIMITS if query.get(key) is not None]
     limits.append(("token_budget", {"token_budget": "auto"}))
+    subsets = [[limits[i] for i in range(len(limits)) if mask >> i & 1] for mask in range(2 ** len(limits))]
+    searches = sorted(((sum(LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT) for name, _ in lifted)
+                        + past * LIFT_WEIGHTS["budget"], past, lifted) for lifted in subsets for past in (False, True)),
+                      key=lambda search: search[:2])
     best = None
-    for mask in range(2 ** len(limits)):
-        lifted = [limits[i] for i in range(len(limits)) if mask >> i & 1]
+    # The searches by the least weight each lifts: one that cannot lift less than the best found so far is not run.
+    for least_lifts, past, lifted in searches:
+        if best is not None and least_lifts > best[0][0]:
+            break
         changed = {**query, "exact": False, "estimates": True}
         for _, update in lifted:
             changed.update(update)
-        weight = sum(LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT) for name, _ in lifted)
-        for past in (False, True):
-            budget = 64 if past else query["budget_gpus"]
-            for found in enumerate_plans(CATALOG, objective=objective, **{**changed, "budget_gpus": budget}):
-                if past and found["gpus"] <= query["budget_gpus"]:
-                    continue
-                combination = (found["gpus"], found["env"], found["offload"], found["sp"])
-                estimate = without_estimates and found["evidence"] == "estimated"
-                lifts = weight + past * LIFT_WEIGHTS["budget"] + estimate * LIFT_WEIGHTS["estimate"]
-                key = (lifts, found["gpus"] * past,
-                       rank_key(objective, *combination, found["max_model_len"],
-                                exact_cost(WEIGHTS, CATALOG.model(query["model"]), *combination)))
-                plan = (*combination, found["max_model_len"], found["max_token_len_per_gpu"], found["evidence"])
-                best = min(best or (key, plan), (key, plan))
+        budget = 64 if past else query["budget_gpus"]
+        for found in enumerate_plans(CATALOG, objective=objective, **{**changed, "budget_gpus": budget}):
+            if past and found["gpus"] <= query["budget_gpus"]:
+                continue
+            combination = (found["gpus"], found["env"], found["offload"], found["sp"])
+            estimate = without_estimates and found["evidence"] == "estimated"
+            key = (least_lifts + estimate * LIFT_WEIGHTS["estimate"], found["gpus"] * past,
+                   rank_key(objective, *combination, found["max_model_len"],
+                            exact_cost(WEIGHTS, CATALOG.model(query["model"]), *combination)))
+            plan = (*combination, found["max_model_len"], found["max_token_len_per_gpu"], found["evidence"])
+            best = min(best or (key, plan), (key, plan))
     assert best is not None
     return best[0][0], best[1]
 

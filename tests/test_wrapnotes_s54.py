@@ -66,10 +66,18 @@ def test_the_table_width_note_wraps_on_the_terminal_that_is_too_narrow(solve_scr
 
 
 @pytest.mark.parametrize("colour", [{}, {"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"}])
-def test_a_note_to_a_pipe_is_its_one_line_unchanged(solve_script: Path, colour: dict[str, str]):
+def test_a_note_to_a_pipe_is_its_one_line_unchanged(cli, monkeypatch: pytest.MonkeyPatch, colour: dict[str, str]):
     # also where FORCE_COLOR or TTY_COMPATIBLE has rich take the pipe for a terminal (colour in a CI's log, no width)
+    for name, value in {"COLUMNS": "80", **colour}.items():
+        monkeypatch.setenv(name, value)
+    status, _, err = cli(*MEMORY_AS_SOLD)
+    assert (status, err) == (0, MEMORY_AS_SOLD_NOTE + "\n")
+
+
+def test_a_note_to_a_real_pipe_where_force_color_is_set_is_its_one_line_unchanged(solve_script: Path):
+    # the case above through the console script, its stderr a pipe
     process = subprocess.run([str(solve_script), *MEMORY_AS_SOLD], check=False, capture_output=True, timeout=60,
-                             env={**os.environ, "COLUMNS": "80", **colour})
+                             env={**os.environ, "COLUMNS": "80", "FORCE_COLOR": "1"})
     assert (process.returncode, process.stderr.decode()) == (0, MEMORY_AS_SOLD_NOTE + "\n")
 
 
