@@ -167,3 +167,15 @@ def test_more_nodes_reaching_a_length_is_told_of_buy_and_none_plainly(tmp_path: 
     purchase = buy(load_fleet(path, CATALOG), CATALOG)
     assert ([job.job for job in purchase.fits_nowhere], [p.job for p in purchase.placements], purchase.nodes) == (
         ["huge"], ["mid"], 1)
+
+
+def test_a_required_job_keeps_its_room_where_host_memory_is_what_runs_short(tmp_path: Path):
+    # Two Qwen3-8B jobs of 4 GPUs fit the node's 8 GPUs, but not its 40 GiB of host memory together (30.6 GiB each at
+    # start-up): the GPUs alone would let b, of priority 5, take a's place; a is required.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 40}], "jobs": [
+        {"name": "a", "model": "Qwen3-8B", "max_model_len": 8192, "required": True},
+        {"name": "b", "model": "Qwen3-8B", "max_model_len": 8192, "priority": 5}]}
+    result = placement_json(instance, tmp_path, widen=False)
+    assert (result["status"], [entry["job"] for entry in result["placements"]]) == ("optimal", ["a"])
+    assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True)
+    assert result["unplaced"][0]["reason"].endswith("; a (priority 1) holds the room it needs, and a is required")
