@@ -260,19 +260,22 @@ def place(
     progress: Progress | None = None,
     widen: bool = True,
     trinity_version: str | None = None,
+    required: Sequence[str] | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
     with "0.5", a placed plan whose GPUs do not divide its job's train batch is cautioned), `seed` CP-SAT's,
     `progress` called at each better placement (`solver.query.Progress`), `widen` False to leave idle GPUs idle
-    (placed jobs otherwise grow onto them where that makes them faster or longer). Raises `QueryError` (one line)
-    for a bad option, `TableError` for a bad cluster file."""
+    (placed jobs otherwise grow onto them where that makes them faster or longer), `required` the names of jobs that
+    must be placed besides those the fleet marks ``required`` (the answer is infeasible where they cannot all be).
+    Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
     fleet, catalog, release = _checked_fleet(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version, widen=widen, minimize=minimize)
+    fleet = _with_required(fleet, required)
     result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                         workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
                         token_budget=token_budget, widen=widen, trinity_version=release)
@@ -296,8 +299,9 @@ def buy_nodes(
     required: Sequence[str] | None = None,
 ) -> PurchaseResult:
     """The fewest GPUs, then nodes, to add to a fleet's pools (a `Fleet`, or the path of a cluster file) so that every
-    job with a way to run in some pool it may use is placed (`solve cluster --buy`), or only those `required` names
-    (the others are placed where room is left); the jobs with none are named apart. The answer holds the placement
+    job with a way to run in some pool it may use is placed (`solve cluster --buy`), or only the required ones, where
+    some are: those the fleet marks ``required`` and those `required` names (the others are placed where room is
+    left); the jobs with none are named apart. The answer holds the placement
     with the nodes bought. The keywords as `place`'s. Raises `QueryError` (one line) for a bad option, `TableError`
     for a bad cluster file."""
     from solver.cluster import buy
@@ -306,11 +310,21 @@ def buy_nodes(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version)
-    _check_required(required, fleet)
+    fleet = _with_required(fleet, required)
     result = buy(fleet, catalog, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
                  progress=progress, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget,
-                 trinity_version=release, required=required)
+                 trinity_version=release)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+
+
+def _with_required(fleet: Fleet, required: Sequence[str] | None) -> Fleet:
+    """`fleet` with the jobs `required` names marked ``required`` too (`_check_required`'s `QueryError` for bad
+    names)."""
+    _check_required(required, fleet)
+    if required is None:
+        return fleet
+    return fleet.model_copy(update={"jobs": tuple(job.model_copy(update={"required": True}) if job.name in required
+                                                  else job for job in fleet.jobs)})
 
 
 def _check_required(required: Sequence[str] | None, fleet: Fleet) -> None:

@@ -1152,6 +1152,10 @@ class UnplacedPool(Frozen, defer_build=True):
     reason_code: PoolCode = Field(description="a stable code for why the pool has no place for the job")
     plan_reason_code: ReasonCode | None = Field(default=None, description=(
         "where reason_code is no-plan, the planner's own code for the pool (`Answer.reason_code`); null otherwise"))
+    more_nodes_reach: bool | None = Field(default=None, description=(
+        "where plan_reason_code is length-beyond-reach: whether the planner trains the job's length on more of the "
+        "pool's GPUs (asked at the most trainer GPUs it plans for), so that --buy may place the job with more of its "
+        "nodes; null otherwise"))
 
 
 class FitsWith(Frozen, defer_build=True):
@@ -1293,7 +1297,8 @@ class PurchaseResult(_Timed, defer_build=True):
         "the jobs that no number of nodes of any pool they may use would run (too long for every GPU type, say), "
         "with why: no purchase counts them"))
     required: tuple[str, ...] = Field(default=(), description=(
-        "the jobs the purchase must place, in the fleet's order: every job, or those --required names (one in "
+        "the jobs the purchase must place, in the fleet's order: every job, or the required ones where some are (the "
+        "fleet's required: true and --required's; one in "
         "fits_nowhere no purchase places); the others are placed where the pools with the nodes bought leave room"))
     placements: tuple[Placement, ...] = Field(default=(), description=(
         "the jobs placed on the pools with the nodes bought, as a placement's placements (before growing onto idle "

@@ -9,7 +9,8 @@ Instance (plain dicts, as loaded from YAML)::
      "jobs": [{"name": "math-4b", "model": "Qwen3-4B", "max_model_len": 32768 | {"at_least": 32768},
                "rollout_gpus": 2, "priority": 3, "pool": "a100"}, ...]}
 
-`priority` defaults to 1, `pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` and `train_batch_size` to
+`priority` defaults to 1, `required` to false (true: the job must be placed, else there is no placement),
+`pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` and `train_batch_size` to
 unchecked. GPU and model names may be aliases.
 
 Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
@@ -335,8 +336,9 @@ def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprin
             token_budget: str = "default"):
     jobs = _jobs(instance)
     options = [_options(catalog, instance, job, per_footprint, estimates, token_budget) for job in jobs]
-    if minimize_nodes:
-        options = [[option for option in job_options if option is not None] for job_options in options]
+    # Every job must be placed with minimize_nodes, and each `required: true` one always.
+    options = [[option for option in job_options if option is not None] if minimize_nodes or job.get("required")
+               else job_options for job, job_options in zip(jobs, options)]
     best: list[Any] = [None, None]  # value, choice
 
     def walk(index: int, usage: dict, choice: list) -> None:

@@ -64,8 +64,9 @@ def checked_required_purchase(instance: dict, required: list[str] | None, tmp_pa
     """`buy`'s JSON for the instance with `required` (None: every job), checked: optimal, the brute force's fewest GPUs
     and nodes and its best placement on them, and the placement valid on the pools with the nodes bought (the plan
     checker), every job placed, left out, or fitting nowhere, once."""
-    result = json.loads(buy(load_fleet(fleet_file(instance, tmp_path), CATALOG), CATALOG,
-                            required=required).model_dump_json())
+    marked = {**instance, "jobs": [{**job, "required": True} if required and job["name"] in required else job
+                                   for job in instance["jobs"]]}  # the fleet file's field
+    result = json.loads(buy(load_fleet(fleet_file(marked, tmp_path), CATALOG), CATALOG).model_dump_json())
     names = [job["name"] for job in instance["jobs"]]
     assert result["required"] == (names if required is None else [name for name in names if name in required])
     nowhere = {job["job"] for job in result["fits_nowhere"]}
@@ -174,12 +175,6 @@ def test_bad_required_names_are_refused(flags: list[str], error: str, tmp_path: 
     assert "Traceback" not in captured.err
 
 
-def test_required_without_buy_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--required", "a"]) == 2
-    assert capsys.readouterr() == ("", ("solve cluster: error: --required without --buy: it names the jobs --buy "
-                                        "must place; add --buy\n"))
-
-
 @pytest.mark.parametrize(("required", "error"), [
     ([], "--required names no job: name one or more of the fleet's jobs (a, b, c, d)"),
     ("a", "required must be a list, a tuple or None, got 'a'"),
@@ -213,6 +208,8 @@ def test_a_job_more_nodes_may_give_a_way_to_run_is_told_of_buy(tmp_path: Path, c
     path = fleet_file(instance, tmp_path)
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (
+        "solve cluster: note: too-long: no number of nodes trains its max_model_len in any pool it may use, so --buy "
+        "would not place it either: a shorter max_model_len, or another GPU type, may\n"
         "solve cluster: note: roll, huge: no way to run on the pools' nodes as they are, but more nodes may give them "
         f"a way to run: solve cluster {path} --buy names the fewest nodes to add to the pools (and the jobs no number "
         "of nodes runs)\n")
@@ -221,7 +218,7 @@ def test_a_job_more_nodes_may_give_a_way_to_run_is_told_of_buy(tmp_path: Path, c
         ["too-long"], ["huge", "roll"])
     alone = fleet_file({**instance, "jobs": [TOO_LONG]}, tmp_path)
     assert main(["cluster", str(alone)]) == 1
-    assert "--buy" not in capsys.readouterr().err  # no number of nodes runs it: no note
+    assert "--buy names" not in capsys.readouterr().err  # no number of nodes runs it: no --buy note
 
 
 def test_room_and_a_way_to_run_are_named_in_one_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

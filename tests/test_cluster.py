@@ -79,9 +79,16 @@ def fleet_of(instance: dict, tmp_path: Path):
     return load_fleet(path, CATALOG)
 
 
-def pool_codes(*pools: tuple[str, ...]) -> list[dict[str, str | None]]:
-    """An unplaced job's `pools` in JSON, from (pool, code) or (pool, "no-plan", the planner's code) each."""
-    return [{"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None}
+BEYOND_ANY_NODES = ("solve cluster: note: {job}: no number of nodes trains its max_model_len in any pool it may use, so "
+                    "--buy would not place it either: a shorter max_model_len, or another GPU type, may\n")
+"""The note on a job whose length no number of nodes of its pools reaches (a length-beyond-reach in each)."""
+
+
+def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | None]]:
+    """An unplaced job's `pools` in JSON, from (pool, code) or (pool, "no-plan", the planner's code) each, with
+    whether more nodes reach the length after a length-beyond-reach code."""
+    return [{"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
+             "more_nodes_reach": planner[1] if len(planner) > 1 else None}
             for pool, code, *planner in pools]
 
 
@@ -662,7 +669,7 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("a", "no-plan", "length-beyond-reach")),
+                                                                            ("a", "no-plan", "length-beyond-reach", False)),
                                                                         "fits_with": []}]
 
 
@@ -747,7 +754,7 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "--token-budget auto reaches 40960 tokens on the 1024-token grid: Env + SP=2 on 6 GPUs with "
          "max_token_len_per_gpu = 20480 (estimated)",
          "reason_for_several": None,
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach")),
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach", False)),
          "fits_with": []},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer "
@@ -973,8 +980,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
           "  - {name: .x, model: 4B, max_model_len: 4096}\n"),
          "job .x, name: must be letters, digits, '.', '_' and '-', starting with a letter or digit, got '.x'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
-         ("job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
-          "model, model_config)")),
+         ("job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, "
+          "required, train_batch_size, model, model_config)")),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096, train_batch_size: 0}\n"),
          "job j, train_batch_size: must be above 0, got 0"),
@@ -1049,30 +1056,30 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
      "job j, max_model_len: unknown field 'Minimum' (did you mean at_least? fields: at_least)"),
     ("{name: j, model: 4B, max_model_len: 4096, prio: 3}",
      ("job j: unknown field 'prio' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, pool, "
-      "train_batch_size, model, model_config)")),
+      "required, train_batch_size, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, prority: 3}",
      ("job j: unknown field 'prority' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, "
-      "pool, train_batch_size, model, model_config)")),
+      "pool, required, train_batch_size, model, model_config)")),
     # Without case or separators (max_model_len), or the start of only it: a guess; the start of two (model and
     # model_config), or fewer than three letters: none.
     ("{name: j, model: 4B, MaxModelLen: 4096}",
      ("job j: unknown field 'MaxModelLen' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
-      "priority, pool, train_batch_size, model, model_config)")),
+      "priority, pool, required, train_batch_size, model, model_config)")),
     ("{name: j, model: 4B, maxmodel: 4096}",
      ("job j: unknown field 'maxmodel' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
-      "priority, pool, train_batch_size, model, model_config)")),
+      "priority, pool, required, train_batch_size, model, model_config)")),
     ("{name: j, modelc: 4B, max_model_len: 4096}",  # the start of model_config, though one letter from model
      ("job j: unknown field 'modelc' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
-      "priority, pool, train_batch_size, model, model_config)")),
+      "priority, pool, required, train_batch_size, model, model_config)")),
     ("{name: j, Model: 4B, max_model_len: 4096}",  # model itself, the start of model_config too
      ("job j: unknown field 'Model' (did you mean model? fields: name, max_model_len, rollout_gpus, priority, pool, "
-      "train_batch_size, model, model_config)")),
+      "required, train_batch_size, model, model_config)")),
     ("{name: j, mod: 4B, max_model_len: 4096}",
-     ("job j: unknown field 'mod' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, model, "
-      "model_config)")),
+     ("job j: unknown field 'mod' (fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "required, train_batch_size, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, po: a}",
-     ("job j: unknown field 'po' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, model, "
-      "model_config)")),
+     ("job j: unknown field 'po' (fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "required, train_batch_size, model, model_config)")),
     # Only the guessed field's own absence is dropped: another job's missing at_least is still a problem.
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}\n  - {name: k, model: 4B, max_model_len: {}}",
      ("job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least) (and 1 more problem, "
@@ -1080,23 +1087,23 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
     # Another tool's name for a field (a sequence length, a model's path): the field it names.
     ("{name: j, model: 4B, seq_len: 4096}",
      ("job j: unknown field 'seq_len' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
-      "priority, pool, train_batch_size, model, model_config)")),
+      "priority, pool, required, train_batch_size, model, model_config)")),
     ("{name: j, model_path: ./ckpt, max_model_len: 4096}",
      ("job j: unknown field 'model_path' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
-      "priority, pool, train_batch_size, model, model_config)")),
+      "priority, pool, required, train_batch_size, model, model_config)")),
     # A job's nodes, trainer GPUs and settings are the placement's to choose: it says so, and guesses no field.
     ("{name: j, model: 4B, max_model_len: 4096, nodes: 2}",
      ("job j: unknown field 'nodes' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus "
-      "keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
-      "model, model_config)")),
+      "keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "required, train_batch_size, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, Trainer-GPUs: 16}",
      ("job j: unknown field 'Trainer-GPUs' (the placement chooses a job's trainer GPUs, nodes and settings; "
-      "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, required, "
       "train_batch_size, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, sp: 4}",
      ("job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps "
-      "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, model, "
-      "model_config)")),
+      "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "required, train_batch_size, model, model_config)")),
     # Another bound, not a misspelt at_least: no guess, and the missing at_least is a problem of its own.
     ("{name: j, model: 4B, max_model_len: {at_most: 32768}}",
      ("job j, max_model_len: unknown field 'at_most' (fields: at_least) (and 1 more problem, at 'job j, "
@@ -1610,7 +1617,7 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
                                                                         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "rollout-takes-pool"),
-                                                                            ("b", "no-plan", "length-beyond-reach")),
+                                                                            ("b", "no-plan", "length-beyond-reach", False)),
                                                                         "fits_with": []}]
 
 
@@ -1640,10 +1647,10 @@ def test_jobs_alike_but_for_the_pool_they_may_use_get_their_own_reasons(tmp_path
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [
         {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB", "reason_for_several": None,
          "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "no-plan", "length-beyond-reach"), ("h", "no-plan", "no-table-for-model")),
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach", False), ("h", "no-plan", "no-table-for-model")),
          "fits_with": []},
         {"job": "pinned", "reason": a, "reason_for_several": None, "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "no-plan", "length-beyond-reach")), "fits_with": []}]
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach", False)), "fits_with": []}]
 
 
 def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_path: Path):
@@ -1668,7 +1675,7 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "SP=8 on 8 GPUs with max_token_len_per_gpu = 50944 (estimated, extrapolated)"),
                                                        "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
-                                                           ("big", "no-plan", "length-beyond-reach")),
+                                                           ("big", "no-plan", "length-beyond-reach", False)),
                                                        "fits_with": []}]
     # So is the trainer's room beside the rollout, where the longest in the pool has no layout beside it (SP=2 on 2
     # GPUs: with the 2 rollout GPUs, more than a node of 3, and not whole nodes): 88 GPUs are left, searched within 64.
@@ -1681,7 +1688,7 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "on 1 GPU with max_token_len_per_gpu = 49152 (estimated)"),
                                                        "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
-                                                           ("big", "no-plan", "length-beyond-reach")),
+                                                           ("big", "no-plan", "length-beyond-reach", False)),
                                                        "fits_with": []}]
 
 
@@ -1920,7 +1927,8 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
                     encoding="utf-8")
     status, _, err = cli("cluster", str(path), "--emit-dir", str(out_dir))
     assert status == 1 and err == (f"solve cluster: note: {out_dir} still holds configs from an earlier run for "
-                                   "chat-14b.yaml, which this placement does not place\n")
+                                   "chat-14b.yaml, which this placement does not place\n"
+                                   f"{BEYOND_ANY_NODES.format(job='chat-14b')}")
 
 
 def test_cli_cluster_emit_dir_writes_for_the_trinity_version_asked(cli, tmp_path: Path):
@@ -2070,7 +2078,7 @@ def test_cli_says_no_placement_in_its_status_line_and_lists_every_job_unplaced(c
                     "jobs: [{name: huge, model: 14B, max_model_len: 1048576}, {name: ok, model: 0.6B, "
                     "max_model_len: 8192}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--minimize", "nodes")
-    assert (status, err) == (1, "") and out.splitlines()[:3] == [
+    assert (status, err) == (1, BEYOND_ANY_NODES.format(job="huge")) and out.splitlines()[:3] == [
         "status: infeasible", "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used", "unplaced jobs: 2 of 2"]
     assert "--minimize nodes places every job or none, and huge fits nowhere" in out
 

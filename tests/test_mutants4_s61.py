@@ -88,9 +88,10 @@ def test_ranked_fewest_gpus_plans_of_a_mixture_of_experts_price_offload_for_its_
         (4, True, True, 4), (8, True, True, 4), (16, True, False, 8)]
 
 
-def _four_jobs() -> Fleet:
-    """tests/test_clusterbuy_s60.py's four jobs on two nodes of 8, as a `Fleet`."""
-    return Fleet.model_validate(FOUR_JOBS)
+def _four_jobs(required: tuple[str, ...] = ()) -> Fleet:
+    """tests/test_clusterbuy_s60.py's four jobs on two nodes of 8, as a `Fleet`, those named `required` marked so."""
+    jobs = [{**job, "required": job["name"] in required} for job in FOUR_JOBS["jobs"]]
+    return Fleet.model_validate({**FOUR_JOBS, "jobs": jobs})
 
 
 def test_the_placement_on_a_purchase_gets_what_the_purchase_left_of_the_budget(monkeypatch: pytest.MonkeyPatch):
@@ -100,7 +101,7 @@ def test_the_placement_on_a_purchase_gets_what_the_purchase_left_of_the_budget(m
     set_limits = solver.cluster.search._set_limits
     monkeypatch.setattr(solver.cluster.search, "_set_limits",
                         lambda cp_solver, work, deadline: works.append(work) or set_limits(cp_solver, work, deadline))
-    result = buy(_four_jobs(), CATALOG, required=["a", "b"], time_limit_s=10)
+    result = buy(_four_jobs(("a", "b")), CATALOG, time_limit_s=10)
     assert result.status == "optimal" and len(works) == 6  # bought GPUs and nodes; priority, length, cost, tie-break
     budget = DETERMINISTIC_PER_SECOND * 10
     assert works[0] == 0.6 * budget and 0 < works[2] < 0.6 * budget
@@ -108,7 +109,7 @@ def test_the_placement_on_a_purchase_gets_what_the_purchase_left_of_the_budget(m
 
 def test_the_placement_on_a_purchase_names_its_own_stages_the_wall_clock_stopped(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(solver.cluster.search, "stopped_by_wall_clock", lambda cp_solver, status: True)
-    result = buy(_four_jobs(), CATALOG, required=["a", "b"])
+    result = buy(_four_jobs(("a", "b")), CATALOG)
     assert result.wall_clock_stopped == ("bought GPUs", "bought nodes", "priority", "length", "cost", "tie-break")
 
 
@@ -124,7 +125,7 @@ def test_ctrl_c_as_the_placements_tie_break_ends_leaves_it_unproven(monkeypatch:
         return status
 
     monkeypatch.setattr(StopOnInterrupt, "solve", interrupted_last)
-    result = buy(_four_jobs(), CATALOG, required=["a", "b"])
+    result = buy(_four_jobs(("a", "b")), CATALOG)
     assert (len(calls), result.interrupted, result.placement_proven) == (6, True, False)
     assert (result.gpus, sorted(placement.job for placement in result.placements)) == (0, ["a", "b"])
 
@@ -146,7 +147,7 @@ def test_a_placement_cut_short_leaves_the_purchase_proven_the_fewest(monkeypatch
     # The placement's length stage stopped before it was proven (as by the time limit): the nodes bought are still
     # proven the fewest; only the placement on them is not proven the best.
     _cut_the_length_stage_short(monkeypatch)
-    result = buy(_four_jobs(), CATALOG, required=["a", "b"])
+    result = buy(_four_jobs(("a", "b")), CATALOG)
     assert (result.status, result.gpus, result.placement_proven) == ("optimal", 0, False)
 
 

@@ -101,8 +101,9 @@ def build_cluster_parser() -> Parser:
                         "then nodes) with which every job is placed, the placement with them, and the jobs no number "
                         "of nodes would place")
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
-                        help="with --buy: buy for these jobs only (the others are placed where the nodes bought for "
-                        "them leave room)")
+                        help="these jobs must be placed, besides those the file marks required: true (a placement "
+                        "that cannot place them all is infeasible; --buy buys for the required jobs only, the others "
+                        "placed where the nodes bought for them leave room)")
     parser.add_argument("--no-widen", action="store_false", dest="widen",
                         help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "
                         "more GPUs run it faster, or longer for at_least)")
@@ -147,33 +148,57 @@ def run_cluster(args: argparse.Namespace) -> int:
     _print_placement(args, result, fleet, written)
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
     if not args.json:
-        _note_buy(args, result.unplaced)
+        _note_buy(args, fleet, result)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
 
-def _note_buy(args: argparse.Namespace, unplaced: tuple[Unplaced, ...]) -> None:
+def _note_buy(args: argparse.Namespace, fleet: Fleet, result: ClusterResult) -> None:
     """On stderr, where jobs are left out for want of room, or have no way to run that more nodes may give them
-    (`SHORT_OF_NODES`, `SHORT_OF_GPUS`), that --buy names the fewest nodes to add."""
-    short_of_room = any(job.reason_code in FOR_WANT_OF_ROOM for job in unplaced)
+    (`SHORT_OF_NODES`, `SHORT_OF_GPUS`, or a length that more of a pool's GPUs train), that --buy names the fewest
+    nodes to add (with --required naming them where the required jobs are placed: --buy buys for those alone); and
+    the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
+    unplaced = result.unplaced
+    short_of_room = [job.job for job in unplaced if job.reason_code in FOR_WANT_OF_ROOM]
     wayless = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN and any(
-        pool.reason_code in SHORT_OF_NODES or pool.plan_reason_code in SHORT_OF_GPUS for pool in job.pools)]
+        pool.reason_code in SHORT_OF_NODES or pool.plan_reason_code in SHORT_OF_GPUS or pool.more_nodes_reach
+        for pool in job.pools)]
+    _note_beyond_any_nodes(unplaced)
     if not short_of_room and not wayless:
         return
+    command = f"solve cluster {shlex.quote(str(args.file))} --buy"
+    goal = "to place every job"
+    if args.required or any(job.required for job in fleet.jobs):
+        if result.placements:  # the required jobs are placed: --buy would buy for them alone
+            named = dict.fromkeys([*(args.required or ()), *short_of_room, *wayless])  # --required's, then the left out
+            command += f" --required {shlex.quote(','.join(named))}"
+            goal = "to place the jobs left out too"
+        else:
+            goal = "to place the required jobs"
     may = f"more nodes may give {it_or_them(len(wayless))} a way to run"
     why = (f"{named_jobs(wayless)}: no way to run on the pools' nodes as they are, but {may}" if not short_of_room
-           else f"to place every job ({named_jobs(wayless)} too: {may})" if wayless else "to place every job")
-    print_note(f"solve cluster: note: {why}: solve cluster {shlex.quote(str(args.file))} --buy names the fewest nodes "
-               "to add to the pools (and the jobs no number of nodes runs)")
+           else f"{goal} ({named_jobs(wayless)} too: {may})" if wayless else goal)
+    print_note(f"solve cluster: note: {why}: {command} names the fewest nodes to add to the pools (and the jobs no "
+               "number of nodes runs)")
+
+
+def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:
+    """On stderr, the jobs with no way to run whose length is beyond reach in every pool they may use however many
+    nodes it has (`UnplacedPool.more_nodes_reach` false in each): --buy would not place them either."""
+    beyond = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN and job.pools
+              and all(pool.more_nodes_reach is False for pool in job.pools)]
+    if beyond:
+        print_note(f"solve cluster: note: {named_jobs(beyond)}: no number of nodes trains "
+                   f"{'its' if len(beyond) == 1 else 'their'} max_model_len in any pool "
+                   f"{'it' if len(beyond) == 1 else 'they'} may use, so --buy would not place "
+                   f"{it_or_them(len(beyond))} either: a shorter max_model_len, or another GPU type, may")
 
 
 def _refuse_beside_buy(args: argparse.Namespace) -> None:
     """`QueryError` for --buy beside an option of a placement: --minimize nodes (--buy places every job already) or
-    --emit-dir (it writes no placement); and for --required without --buy."""
-    if args.required is not None and not args.buy:
-        raise QueryError("--required without --buy: it names the jobs --buy must place; add --buy")
+    --emit-dir (it writes no placement)."""
     if args.buy and args.minimize is not None:
         raise QueryError("--buy with --minimize nodes: --buy places every job on the pools with the nodes it adds; "
                          "give one of them")
@@ -223,7 +248,7 @@ def _placement(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights
     result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
                    margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen,
-                   trinity_version=args.trinity_version)
+                   trinity_version=args.trinity_version, required=args.required)
     progress.close()
     return result
 

@@ -9,6 +9,7 @@ states, or its load at start-up) where the pool gives its nodes' host memory), a
 than one node takes whole nodes.
 The chosen patterns are then filled in node order to give each job its node indexes.
 
+Each job the fleet marks ``required`` is placed (a constraint: where they cannot all be, there is no placement).
 Objectives, one after the other (each stage keeps the value the stage before it reached): the total
 priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the fewest nodes), then the
 longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost, and, where

@@ -8,14 +8,13 @@ run are named apart."""
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
 from dataclasses import replace
 from functools import partial
 from math import ceil, inf
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.model import PlacementModel, add_bought_nodes, build_placement_model
+from solver.cluster.model import add_bought_nodes, build_placement_model
 from solver.cluster.options import (
     Option,
     Planner,
@@ -65,14 +64,14 @@ def buy(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     trinity_version: TrinityVersion | None = None,
-    required: Collection[str] | None = None,
 ) -> PurchaseResult:
     """The fewest GPUs (then nodes) to add to `fleet`'s pools so that every job with a way to run in some pool it may
-    use is placed, as `place` places them (only the jobs named in `required`, where given: the others where room is
-    left), with the jobs that have none named apart, and the placement with the nodes bought; the options as
-    `place`'s."""
+    use is placed, as `place` places them (only the jobs the fleet marks ``required``, where it marks some: the others
+    where room is left), with the jobs that have none named apart, and the placement with the nodes bought; the
+    options as `place`'s."""
     started = time.monotonic()
-    must = [job.name for job in fleet.jobs if required is None or job.name in required]
+    marked = any(job.required for job in fleet.jobs)
+    must = [job.name for job in fleet.jobs if job.required or not marked]
     check_token_budget(token_budget, estimate)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                       estimate, time_limit_s, memory, margin, token_budget, trinity_version)
@@ -95,10 +94,10 @@ def buy(
                               wall_time_s=time.monotonic() - started)
     index = {job: new for new, job in enumerate(placed)}
     options = [replace(option, job=index[option.job]) for option in options]
-    jobs = {"jobs": tuple(fleet.jobs[job] for job in placed)}
+    jobs = {"jobs": tuple(fleet.jobs[job].model_copy(update={"required": fleet.jobs[job].name in must})
+                          for job in placed)}
     owned, raised = fleet.model_copy(update=jobs), raised.model_copy(update=jobs)
     built = build_placement_model(raised, options, every_job=False)
-    _place_required(built, options, [index[job] for job in placed if fleet.jobs[job].name in must])
     bought = add_bought_nodes(built, owned, options, tiers, most)
     bought_gpus = sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools))
     purchase: list[tuple[str, cp_model.LinearExprT, bool]] = [
@@ -134,12 +133,6 @@ def buy(
         "left_out": tuple(job.name for job in owned.jobs if job.name not in must
                           and job.name not in {placement.job for placement in placements}),
         "placement_proven": search.proven and not interrupt.caught, "wall_time_s": time.monotonic() - started})
-
-
-def _place_required(built: PlacementModel, options: list[Option], required: list[int]) -> None:
-    """Each of the `required` jobs (indexes) runs one of its ways (the model lets every job run one at most)."""
-    for job in required:
-        built.model.add_exactly_one(x for option, x in zip(options, built.chosen) if option.job == job)
 
 
 def _raised(fleet: Fleet, extra: list[int]) -> Fleet:

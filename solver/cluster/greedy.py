@@ -1,5 +1,5 @@
-"""The greedy baseline (`greedy`): jobs by priority, each on its first way and the first node with room
-(`greedy_choice`, from which the search starts too)."""
+"""The greedy baseline (`greedy`): jobs by priority (the required ones first), each on its first way and the first
+node with room (`greedy_choice`, from which the search starts too)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from solver.tables import Catalog, Fleet, Weights, load_weights
 def greedy_choice(
     fleet: Fleet, options: list[Option], smallest_first: bool = False
 ) -> dict[int, tuple[Option, list[int]]]:
-    """Jobs by priority, each on its first option (by pool, then cost; or, `smallest_first`, by the
-    GPUs it takes, then cost) on the first nodes with room (GPUs, and host memory where it is checked)."""
+    """Jobs by priority (the required ones first), each on its first option (by pool, then cost; or, `smallest_first`,
+    by the GPUs it takes, then cost) on the first nodes with room (GPUs, and host memory where it is checked)."""
     free = {p: [(pool.gpus_per_node, host_capacity_tenths(pool))] * pool.nodes for p, pool in enumerate(fleet.pools)}
     untouched = {p: [True] * pool.nodes for p, pool in enumerate(fleet.pools)}
     choice: dict[int, tuple[Option, list[int]]] = {}
@@ -29,7 +29,7 @@ def greedy_choice(
         taken = o.gpus_taken(fleet.pools[o.pool].gpus_per_node)
         return (taken, o.cost, o.pool) if smallest_first else (o.pool, o.cost)
 
-    for index in sorted(range(len(fleet.jobs)), key=lambda i: (-fleet.jobs[i].priority, i)):
+    for index in sorted(range(len(fleet.jobs)), key=lambda i: (not fleet.jobs[i].required, -fleet.jobs[i].priority, i)):
         for option in sorted(by_job[index], key=order_key):
             spot = _first_fit(option, free[option.pool], untouched[option.pool])
             if spot is not None:

@@ -30,13 +30,20 @@ class PlacementModel:
     pattern_counts: PatternCounts
 
 
+def required_jobs(fleet: Fleet, every_job: bool) -> frozenset[int]:
+    """The jobs (indexes) a placement must place: every one with `every_job`, else those the fleet marks required."""
+    return frozenset(index for index, job in enumerate(fleet.jobs) if every_job or job.required)
+
+
 def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> PlacementModel:
-    """Choose at most one option per job (exactly one with `every_job`, where the GPUs the jobs take at their fewest
-    are held to the pools' too: `_within_fleet_gpus`) so that every pool has room."""
+    """Choose at most one option per job (exactly one for each required job: every job with `every_job`, else those
+    the fleet marks ``required``, where the GPUs they take at their fewest are held to the pools' too:
+    `_within_fleet_gpus`) so that every pool has room."""
     model = LeanCpModel()
     model.name = "place jobs"
     chosen = [model.new_bool_var(f"way_{option_name(fleet, o)}") for o in options]
-    _one_way_per_job(model, len(fleet.jobs), options, chosen, every_job)
+    required = required_jobs(fleet, every_job)
+    _one_way_per_job(model, len(fleet.jobs), options, chosen, required)
     pattern_counts: PatternCounts = {}
     for pool_index, pool in enumerate(fleet.pools):
         here = [(o, x) for o, x in zip(options, chosen) if o.pool == pool_index]
@@ -45,20 +52,21 @@ def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) 
         _within_pool_nodes(model, pool, filled, here)
         _within_pattern_slots(model, filled, here, footprints)
         pattern_counts.update(filled)
-    if every_job:
-        _within_fleet_gpus(model, fleet, options, chosen)
+    if required:
+        _within_fleet_gpus(model, fleet, options, chosen, required)
     return PlacementModel(model=model, chosen=chosen, pattern_counts=pattern_counts)
 
 
 def _one_way_per_job(model: cp_model.CpModel, jobs: int, options: list[Option], chosen: list[cp_model.IntVar],
-                     every_job: bool) -> None:
-    """Each of the `jobs` runs one of its ways at most (exactly one with `every_job`)."""
+                     required: frozenset[int]) -> None:
+    """Each of the `jobs` runs one of its ways at most (exactly one where it is `required`: a required job without a
+    way makes the model infeasible)."""
     by_job: dict[int, list[cp_model.IntVar]] = defaultdict(list)
     for option, literal in zip(options, chosen):
         by_job[option.job].append(literal)
     for job in range(jobs):
         literals = by_job.get(job, [])
-        if every_job:
+        if job in required:
             model.add_exactly_one(literals)
         else:
             model.add_at_most_one(literals)
@@ -77,13 +85,15 @@ def fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> tuple[dict[int, int]
 
 
 def _within_fleet_gpus(model: cp_model.CpModel, fleet: Fleet, options: list[Option],
-                       chosen: list[cp_model.IntVar]) -> None:
-    """Where every job runs one of its ways: in the whole fleet, and in each set of pools that some job's ways are
-    all in, the GPUs the ways chosen there take (whole nodes counted whole) are at most those pools' GPUs. Redundant
-    with the pattern counts, but put so that CP-SAT proves a fleet too small as it loads the model, before any
-    search: each job whose ways are all in the set is counted at its fewest GPUs (`fewest_gpus`) on the right-hand
-    side, and only the GPUs its way takes beyond them on the left (its ways' literals sum to one)."""
+                       chosen: list[cp_model.IntVar], required: frozenset[int]) -> None:
+    """Where the `required` jobs each run one of their ways: in the whole fleet, and in each set of pools that some
+    required job's ways are all in, the GPUs the ways chosen there take (whole nodes counted whole) are at most those
+    pools' GPUs. Redundant with the pattern counts, but put so that CP-SAT proves a fleet too small as it loads the
+    model, before any search: each required job whose ways are all in the set is counted at its fewest GPUs
+    (`fewest_gpus`) on the right-hand side, and only the GPUs its way takes beyond them on the left (its ways'
+    literals sum to one); a job not required counts whole on the left."""
     fewest, reach = fewest_gpus(fleet, options)
+    reach = {job: where for job, where in reach.items() if job in required}
     everywhere = frozenset(range(len(fleet.pools)))
     for pools in sorted(set(reach.values()) | {everywhere}, key=sorted):
         confined = {job for job, where in reach.items() if where <= pools}

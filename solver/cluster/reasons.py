@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from solver.cluster.model import fewest_gpus
@@ -26,6 +26,7 @@ from solver.results import (
     FitsWith,
     Plan,
     PoolCode,
+    ReasonCode,
     Status,
     Unplaced,
     UnplacedCode,
@@ -116,17 +117,19 @@ class _NoRoom:
 class _Room:
     """Room for a job in a pool, made by taking placed jobs out of the placement and putting others sharing their node
     on ways of theirs that take less of it (none moved to another node): the priority of those taken out together,
-    and the jobs taken out and those put on other ways (indexes, in the order of the file)."""
+    the jobs taken out and those put on other ways (indexes, in the order of the file), and those taken out that
+    must be placed (`required`, which no priority takes the room of)."""
 
     priority: int
     jobs: tuple[int, ...]
     other_ways: tuple[int, ...] = ()
+    required: tuple[int, ...] = ()
 
     @property
-    def rank(self) -> tuple[int, int, int, tuple[int, ...], tuple[int, ...]]:
-        """The order of rooms, the least first: by priority, then by the jobs taken out, fewest first, then by those
-        put on other ways, then first in the file."""
-        return self.priority, len(self.jobs), len(self.other_ways), self.jobs, self.other_ways
+    def rank(self) -> tuple[int, int, int, int, tuple[int, ...], tuple[int, ...]]:
+        """The order of rooms, the least first: by the required jobs taken out, fewest first, then by priority, then
+        by the jobs taken out, fewest first, then by those put on other ways, then first in the file."""
+        return len(self.required), self.priority, len(self.jobs), len(self.other_ways), self.jobs, self.other_ways
 
 
 class _RoomHolders:
@@ -171,6 +174,10 @@ class _RoomHolders:
         names = [self.fleet.jobs[index].name for index in room.jobs]
         held = (f"priority {room.priority}" if len(names) == 1 else f"priority {room.priority} together")
         holds = "holds" if len(names) == 1 else "hold"
+        if room.required:  # a required job keeps its place whatever the priority of the job left out
+            required = [self.fleet.jobs[index].name for index in room.required]
+            return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}, and "
+                    f"{named_jobs(required)} {'is' if len(required) == 1 else 'are'} required")
         if not certain:
             return f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}"
         if room.priority == job.priority:
@@ -241,8 +248,9 @@ class _RoomHolders:
 
     def _room(self, jobs: list[int], other_ways: tuple[int, ...] = ()) -> _Room:
         """The room of taking these placed jobs out (and putting `other_ways`' on other ways): their priority
-        together, and the jobs in the file's order."""
-        return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)), tuple(sorted(other_ways)))
+        together, and the jobs (and the required ones among them) in the file's order."""
+        return _Room(sum(self.fleet.jobs[job].priority for job in jobs), tuple(sorted(jobs)), tuple(sorted(other_ways)),
+                     tuple(sorted(job for job in jobs if self.fleet.jobs[job].required)))
 
 
 FEWER_ROLLOUT_TRIES = 8
@@ -487,7 +495,7 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
             # way with no room beside the rollout), said as such where that differs.
-            where = pool.name
+            where, whole_pool = pool.name, query
             if job.rollout_gpus:
                 query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                                  "rollout_gpus": job.rollout_gpus})
@@ -497,10 +505,22 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             words = (f"{where}: {answer.reason}"
                      f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
             reasons.append((words, words))  # the planner's reason speaks of the model, for one job or several
+            reach = (None if answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH
+                     else _more_nodes_reach(planner, whole_pool, pool))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
-                                      plan_reason_code=answer.reason_code))
+                                      plan_reason_code=answer.reason_code, more_nodes_reach=reach))
     return NoWayReason("; ".join(one for one, _ in reasons) or "no pool it may use",
                        "; ".join(several for _, several in reasons) or "no pool they may use", tuple(codes))
+
+
+def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> bool:
+    """Whether the length `query` asks of the pool's GPUs (its whole pool, no rollout beside the trainer), beyond
+    their reach, trains on more of them: the planner asked again with the most trainer GPUs it plans for
+    (`MAX_ESTIMATED_GPUS`; a rollout goes on nodes of its own then)."""
+    if query.budget_gpus >= MAX_ESTIMATED_GPUS:
+        return False
+    return bool(answer_for(planner.catalog, query.model_copy(update={"budget_gpus": MAX_ESTIMATED_GPUS}),
+                           pool.gpu).plans)
 
 
 def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
@@ -575,11 +595,24 @@ def _way_without(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, 
     return plan if plan is not None and _beside(plan.gpus, rollout_gpus, pool) else None
 
 
-def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
-    """What the jobs need at the least against what the fleet has, in words: the GPUs of each job's smallest
-    way to run (whole nodes counted whole), summed; and what to do."""
+def _not_together_words(fleet: Fleet, options: Sequence[Option], required: Collection[int] | None) -> str:
+    """Why no placement exists, in words: every job must be placed (`required` None: ``--minimize nodes``) and they
+    do not fit together, or the `required` ones (indexes) do not."""
+    if required is None:
+        return (f"the jobs do not all fit the fleet together"
+                f"{_fewest_gpus_words(fleet, options, '; without --minimize nodes, as many as fit are placed')}")
+    names = [fleet.jobs[job].name for job in sorted(required)]
+    them = (f"the required job {names[0]} does not fit the fleet" if len(names) == 1
+            else f"the required jobs ({named_jobs(names)}) do not all fit the fleet together")
+    words = _fewest_gpus_words(fleet, [option for option in options if option.job in required],
+                               "; --buy names the nodes to add for them")
+    return them + words
+
+
+def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> str:
+    """What the jobs of `options` need at the least against what the fleet has, in words: the GPUs of each job's
+    smallest way to run (whole nodes counted whole), summed; and what to do (`after`)."""
     fewest, pools = fewest_gpus(fleet, options)
-    after = "; without --minimize nodes, as many as fit are placed"
     host = any(option.host_tenths > 0 for option in options)  # a pool's host memory holds what the jobs need too
     packing = ("but their layouts, with the host memory they need on a node, do not pack into the nodes"
                if host else "but their layouts do not pack into the nodes")
@@ -602,13 +635,14 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
     return f": at their fewest they take {need} of the fleet's {has} GPUs, {packing}{after}"
 
 
-def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
-                 host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
-    """Every job left out, for one reason, where the search placed none: the jobs do not fit together (`verdict`
-    infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran out."""
+def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool, host_rounded: tuple[str, ...] = (),
+                 options: Sequence[Option] = (), required: Collection[int] | None = None) -> tuple[Unplaced, ...]:
+    """Every job left out, for one reason, where the search placed none: the jobs that must be placed (every one,
+    as ``--minimize nodes`` asks, where `required` is None; else the `required` ones, indexes) do not fit together
+    (`verdict` infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran
+    out."""
     code, reason = (
-        (UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER,
-         f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options)}")
+        (UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER, _not_together_words(fleet, options, required))
         if verdict == "infeasible" else
         (UnplacedCode.INTERRUPTED, "interrupted before a placement was found") if interrupted else
         (UnplacedCode.HOST_MEMORY_ROUNDED, (f"the jobs do not all fit the fleet with the host memory of "

@@ -16,7 +16,14 @@ from typing import Literal
 from ortools.sat.python import cp_model
 
 from solver.cluster.greedy import greedy_choice
-from solver.cluster.model import PlacementModel, build_placement_model, hint_placement, nodes_used, tie_break
+from solver.cluster.model import (
+    PlacementModel,
+    build_placement_model,
+    hint_placement,
+    nodes_used,
+    required_jobs,
+    tie_break,
+)
 from solver.cluster.options import Footprint, Option, Planner, fleet_options, jobs_without_ways
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import (
@@ -126,9 +133,10 @@ def place(
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                       estimate, time_limit_s, memory, margin, token_budget, trinity_version)
     every_job = minimize == "nodes"
+    required = required_jobs(fleet, every_job)
     planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
-    if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
-        return _none_placed(planned, stuck, unplaced)
+    if required & set(stuck):  # a required job fits nowhere: the other jobs are not placed either, and say why
+        return _none_placed(planned, [job for job in stuck if job in required], unplaced)
     options = planned.options
     built = build_placement_model(fleet, options, every_job)
     stages = placement_stages(fleet, options, built, every_job)
@@ -146,9 +154,10 @@ def place(
                                                                     started=started))
         search, first_failed = staged.search, staged.first_failed
         # No first solution: the greedy placement (still the search's) stands in, unless it is empty, CP-SAT proved
-        # that none exists, or every job must be placed.
-        if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(search.values)
-                                             and not every_job):
+        # that none exists, every job must be placed, or it leaves out a required job.
+        placed_jobs = {option.job for option, value in zip(options, search.values) if value}
+        if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and placed_jobs and not every_job
+                                             and required <= placed_jobs):
             return _no_placement_result(planned, staged, interrupt, (budget - staged.spent, deadline), building_s)
     if first_failed is not None:  # out of time before a first solution: the greedy placement stands
         search = replace(search, proven=False, objective=sum(fleet.jobs[o.job].priority
@@ -263,7 +272,8 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
     return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
                          placements=(), pools=pool_use(fleet, ()),
                          unplaced=all_unplaced(fleet, verdict, interrupt.caught,
-                                               host_rounded if rounded_only else (), planned.options),
+                                               host_rounded if rounded_only else (), planned.options,
+                                               None if planned.every_job else required_jobs(fleet, False)),
                          no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
                          wall_clock_stopped=stopped, wall_time_s=time.monotonic() - planned.started,
                          interrupted=interrupt.caught, planning_s=planned.planning_s, building_s=building_s,
@@ -272,15 +282,20 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
 
 
 def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, ...]) -> ClusterResult:
-    """The answer of ``--minimize nodes`` (every job or none) where the jobs `stuck` (indexes) fit nowhere, as
-    `unplaced` says: the other jobs are not placed either, for that reason."""
-    fleet, names = planned.fleet, ", ".join(planned.no_way)
+    """The answer where the required jobs `stuck` (indexes) fit nowhere, as `unplaced` says: ``--minimize nodes``
+    places every job or none, and a placement places every required job or is none; the other jobs are not placed
+    either, for that reason."""
+    fleet, names = planned.fleet, ", ".join(fleet_job.name for i, fleet_job in enumerate(planned.fleet.jobs)
+                                            if i in stuck)
     fit = "fits" if len(stuck) == 1 else "fit"
-    others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
-                                                 "nowhere", reason_code=UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
-                   for i, job in enumerate(fleet.jobs) if i not in stuck)
+    why = (f"--minimize nodes places every job or none, and {names} {fit} nowhere" if planned.every_job else
+           f"the required {'job' if len(stuck) == 1 else 'jobs'} {names} {fit} nowhere, and a placement places "
+           "every required job or none")
+    without_way = {unplaced_job.job for unplaced_job in unplaced}
+    others = tuple(Unplaced(job=job.name, reason=why, reason_code=UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
+                   for job in fleet.jobs if job.name not in without_way)
     return ClusterResult(status="unknown" if planned.undecided else "infeasible", objective=None, bound=None,
-                         objective_counts="nodes", placements=(), unplaced=unplaced + others,
+                         objective_counts=planned.counted_by, placements=(), unplaced=unplaced + others,
                          no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
                          undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)
 

@@ -120,6 +120,9 @@ class _JobFields(Frozen, defer_build=True):
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
     priority: Annotated[int, Strict(), Gt(0), Le(MAX_PRIORITY)] = 1
     pool: Text | None = None
+    required: Flag = Field(default=False, description=(
+        "true: the job must be placed (a placement that cannot is infeasible, naming it; --buy buys for it); "
+        "false (the default): placed where room is left, by priority"))
     train_batch_size: Annotated[int, Strict(), Gt(0), Le(MAX_TRAIN_BATCH)] | None = Field(default=None, description=(
         "experiences per training step (Trinity's buffer.train_batch_size): only trainers whose data-parallel ranks "
         "(GPUs / SP) divide it, as --train-batch-size; absent, it is not checked"))
