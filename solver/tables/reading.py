@@ -124,8 +124,38 @@ class UniqueKeys:
         return mapping
 
 
-class UniqueKeyLoader(UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """PyYAML's safe loader (libyaml's, where installed) with `UniqueKeys`: the tables' files."""
+class WrittenKeys:
+    """For a PyYAML loader (before it in the bases): a key YAML 1.1 reads as something other than text (``true``,
+    ``on``, ``3``, ``null``) is its text as written, so that a schema refuses it as the unknown field the user wrote
+    (``unknown field 'true'``, naming the fields), not as a key of another type at the place Python writes it
+    (``1`` for true)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The loader's mapping, its keys as written."""
+        _keys_as_written(node)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+        return mapping
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """The loader's merge of the mappings a merge key brings in (``<<: *defaults``), their keys as written."""
+        _keys_as_written(node)
+        super().flatten_mapping(node)  # type: ignore[misc]
+
+
+def _keys_as_written(node: yaml.MappingNode) -> None:
+    """Make a mapping node's scalar keys text, as written (but a merge key's ``<<``)."""
+    node.value = [(yaml.ScalarNode(_TEXT_TAG, key.value, key.start_mark, key.end_mark)
+                   if isinstance(key, yaml.ScalarNode) and key.tag not in (_TEXT_TAG, _MERGE_TAG) else key, value)
+                  for key, value in node.value]
+
+
+_TEXT_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class UniqueKeyLoader(WrittenKeys, UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (libyaml's, where installed) with `WrittenKeys` and `UniqueKeys`: the tables' files and
+    a user's files that a schema validates."""
 
 
 NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"
@@ -381,12 +411,9 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
 
 
 def _own_words(error: Any) -> str:
-    """An error of a type `_PLAIN_PROBLEMS` does not word, in pydantic's words (a validator's own, without its
-    prefix), with the value refused where the words do not name it (they are not a validator's; no validator
-    asserts)."""
+    """An error of a type `_PLAIN_PROBLEMS` does not word (a validator's own: no other reaches here, since a key of
+    a type other than text is read as written, `WrittenKeys`), in its words, without pydantic's prefix."""
     problem: str = error["msg"].removeprefix("Value error, ")
-    if error["type"] != "value_error" and "input" in error:
-        problem += f", got {brief(error['input'])}"
     return problem
 
 
