@@ -27,12 +27,10 @@ from solver.tables.schema import (
     GpuType,
     Model,
     ModelsFile,
-    host_mib_as_gb_hint,
     mib_as_gb_hint,
     sp_rule_violation,
 )
 from solver.tables.text import (
-    HOST_RAM_AS_NUMBER,
     QueryError,
     TableError,
     brief,
@@ -607,24 +605,12 @@ def _priority_as_word(refused: _Refused) -> str | None:
     return f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
 
 
-def _host_ram_with_unit(refused: _Refused) -> str | None:
-    """A node's host memory with its unit (``2TB``, ``512GiB``, as --host-ram takes it), where a number is asked."""
-    return HOST_RAM_AS_NUMBER if refused.field == "host_ram_gb" and isinstance(refused.value, str) else None
-
-
 def _mib_as_gb(refused: _Refused) -> str | None:
     """nvidia-smi's total in MiB given as a pool's or a GPU type's GB (past any GPU's GB): the MiB field to give it
     in (a pool's gpu_memory_mib, a GPU type's memory_mib)."""
     if not (refused.field in ("gpu_memory_gb", "memory_gb") and refused.kind == "less_than_equal"):
         return None
     return mib_as_gb_hint(refused.value, f"{str(refused.field).replace('_gb', '_mib')}: {refused.value}")
-
-
-def _host_mib_as_gb(refused: _Refused) -> str | None:
-    """free -m's total in MiB given as a pool's host memory in GB (past any node's): the GiB to give."""
-    if not (refused.field == "host_ram_gb" and refused.kind == "less_than_equal"):
-        return None
-    return host_mib_as_gb_hint(refused.value, "host_ram_gb: ")
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
@@ -654,9 +640,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _table_length_in_thousands,
     _job_length_in_neither_form,
     _priority_as_word,
-    _host_ram_with_unit,
     _mib_as_gb,
-    _host_mib_as_gb,
     _gpu_memory_with_unit,
     _text_read_unquoted_as_another_type,
 )
