@@ -97,7 +97,8 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--buy", action="store_true",
                         help="instead of placing the jobs, say the fewest nodes to add to the pools (by their GPUs, "
                         "then nodes) with which every job is placed, the placement with them, and the jobs no number "
-                        "of nodes would place")
+                        "of nodes would place; only the file's pools grow (for a GPU type it lacks, add a pool of it "
+                        "with nodes: 1)")
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
                         help="with --buy: buy for these jobs only (the others are placed where the nodes bought for "
                         "them leave room)")
