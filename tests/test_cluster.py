@@ -996,10 +996,12 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 0}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool a, gpus_per_node: must be above 0, got 0"),
-        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1TB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a, host_ram_gb: must be a number, got '1TB' (GB per node as a number: 2048 for 2 TB)"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1 PB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         ("pool a, host_ram_gb: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or "
+          "528280000kB (/proc/meminfo), got '1 PB'")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 6.0e+7}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a, host_ram_gb: must be at most 49152, got 60000000.0"),
+         ("pool a, host_ram_gb: a number without a unit is GB up to 4096, got 60000000: give its unit, 60000000kB if "
+          "it is /proc/meminfo's MemTotal (57.2 GiB)")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, max_model_len: 4096}\n",
          "job j: missing field 'model' (a catalogue model, e.g. 4B) or 'model_config' (a config.json)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, model_config: x, max_model_len: 4096}\n",

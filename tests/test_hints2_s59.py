@@ -40,10 +40,10 @@ def test_a_bare_mib_figure_no_gpu_has_in_gb_is_refused_with_both_readings(cli, s
     ({"gpu": "T4-mine", "gpu_memory_gb": 15360, "gpus_per_node": 4},
      ("gpu_memory_gb: must be at most 4096, got 15360 (no GPU has 15360 GB; if it is nvidia-smi's total in MiB, 15.0 "
       "GiB, give gpu_memory_mib: 15360)")),
-    # free -m's total, as host memory in GB (session 59's smallhints3)
+    # free -m's total, as host memory in GB (session 59's smallhints3; read as --host-ram reads it since session 62)
     ({"gpu": "H100", "gpus_per_node": 8, "host_ram_gb": 515870},
-     ("host_ram_gb: must be at most 49152, got 515870 (no node has 515870 GB; if it is free -m's total in MiB, 503.7 "
-      "GiB, give host_ram_gb: 503.7)")),
+     ("host_ram_gb: a number without a unit is GB up to 4096, got 515870: give its unit, 515870MiB if it is free -m's "
+      "total (503.7 GiB)")),
 ])
 def test_a_pools_mib_figure_as_gb_is_refused_with_both_readings(tmp_path: Path, pool: dict, problem: str):
     path = tmp_path / "fleet.yaml"

@@ -704,7 +704,7 @@ def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, messag
         ("offload: 1.0\nsp: 0.1\x07\nenv: 0.01\n",
          "line 2: malformed YAML: unacceptable character #x0007: control characters are not allowed"),
         # a null key is a plain key, and given twice is refused
-        ("offload: 1.0\nsp: 0.1\nenv: 0.01\n~: 1\nnull: 2\n", "line 5: key None appears twice"),
+        ("offload: 1.0\nsp: 0.1\nenv: 0.01\nnull: 1\nnull: 2\n", "line 5: key 'null' appears twice"),
         # put back as a number, 1e-3 breaks no bound of offload: sp's own problem is not its hint
         ("offload: 1e-3\nsp: -1\nenv: 0.01\n",
          "offload: must be a number, got '1e-3' (YAML reads it as text: write 1.0e-3) (and 1 more problem, at 'sp')"),

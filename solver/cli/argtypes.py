@@ -7,7 +7,6 @@ import argparse
 import os
 import re
 from collections.abc import Callable
-from math import isfinite
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -16,13 +15,13 @@ from solver.tables import (
     LEAST_DRIVER_MIB,
     LEAST_GPU_MEMORY_GB,
     MAX_GPU_MEMORY_GB,
-    MAX_HOST_RAM_GB,
     MAX_TOKENS,
     QueryError,
+    ascii_number,
     brief,
     cut,
     mib_as_gb_hint,
-    tenths_down,
+    read_host_ram,
 )
 
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
@@ -188,63 +187,20 @@ def tokens_per_gpu(text: str) -> int:
 
 
 def number(text: str) -> float:
-    """An argparse type: a number written in ASCII (float() reads the digits of every script)."""
-    if not text.isascii() or "_" in text:  # float() also reads 1_0 as 10
-        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}")
+    """An argparse type: a number written in ASCII (`ascii_number`)."""
     try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
-
-
-HOST_MEMORY_UNITS = {"t": 1024.0, "g": 1.0, "m": 1 / 1024, "k": 1 / 1024**2}
-"""What `host_memory` reads a unit's first letter as, in GiB: GB as RAM is sold are GiB, and so TB, MB (``free -m``'s
-MiB) and kB (``/proc/meminfo``'s KiB) are binary too."""
-HOST_MEMORY_UNIT = re.compile(r"\s*([tgm](?:ib|b|i)?|kib|kb)\s*$", flags=re.IGNORECASE)
-"""A unit `host_memory` takes after the number: TB, GB, MB (or MiB, ``free -h``'s Gi, M) and kB (or KiB; a ``k`` alone
-is not one: ``--len 32k`` counts thousands)."""
-BARE_HOST_RAM_GB = 4096
-"""The most GB `host_memory` takes without a unit (4 TB): ``free -m``'s total of any node of more than 4 GB is past
-it, and so is ``/proc/meminfo``'s of any node, so a bigger number without its unit is refused, not taken as TB."""
-HOST_MEMORY_FORMS = "512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or 528280000kB (/proc/meminfo)"
-"""The forms `host_memory` accepts, as its refusals name them."""
+        return ascii_number(text)
+    except QueryError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def host_memory(text: str) -> float:
-    """An argparse type: a node's host memory in GB as RAM is sold (binary, so GiB): ``512``, ``512GB`` or
-    ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB); ``free -h``'s ``503Gi`` and ``1.5Ti`` too;
-    ``free -m``'s total with its unit (``515870MiB``), ``/proc/meminfo``'s too (``528280000kB``), to a tenth of a GiB
-    (rounded down, as messages show it: ``--host-ram 503.7GB``). Without a unit, at
-    most `BARE_HOST_RAM_GB`: past it, the refusal names the unit each reading of the number needs."""
-    unit = HOST_MEMORY_UNIT.search(text)
-    amount = text if unit is None else text[:unit.start()]
+    """An argparse type: a node's host memory, as `read_host_ram` reads it (a bare number is GB up to
+    `BARE_HOST_RAM_GB`; past it, with its unit)."""
     try:
-        scale = HOST_MEMORY_UNITS[unit[1][0].lower()] if unit else 1
-        value = number(amount) * scale
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected {HOST_MEMORY_FORMS}, got {brief(text)}") from None
-    if scale < 1 and isfinite(value):  # MiB or kB: to a tenth of a GiB, rounded down (never more than the node has)
-        value = tenths_down(value)
-    readings = _unit_readings(amount.strip(), value) if unit is None and value > BARE_HOST_RAM_GB else ""
-    if readings:
-        raise argparse.ArgumentTypeError(f"a number without a unit is GB up to {BARE_HOST_RAM_GB}, got "
-                                         f"{cut(text.strip())}: give its unit, {readings}")
-    if not 0 < value <= MAX_HOST_RAM_GB:  # as check_host_ram, but naming the amount as given (-1TB, not -1024)
-        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {cut(text.strip())}")
-    return value
-
-
-def _unit_readings(amount: str, value: float) -> str:
-    """What a number `amount` (`value`, past `BARE_HOST_RAM_GB`) given without a unit may be, each with the unit that
-    says so and its GiB where that is not the number: ``free -m``'s MiB and ``/proc/meminfo``'s kB (for a whole number
-    that they make at least 1 GiB and at most `MAX_HOST_RAM_GB`), GB (at most that), joined by "or"; "" for none."""
-    whole = amount.isdigit()
-    readings = [f"{amount}{unit} if it is {source} ({tenths_down(value * scale):.1f} GiB)"
-                for unit, source, scale in (("MiB", "free -m's total", 1 / 1024),
-                                            ("kB", "/proc/meminfo's MemTotal", 1 / 1024**2))
-                if whole and 1 <= value * scale <= MAX_HOST_RAM_GB]
-    readings += [f"{amount}GB if it is GB"] if value <= MAX_HOST_RAM_GB else []
-    return " or ".join(readings)
+        return read_host_ram(text)
+    except QueryError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def margin_fraction(text: str) -> float:

@@ -25,7 +25,7 @@ from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN
 from solver.render import memory_json, memory_view
 from solver.rules import NODE_GPUS
-from solver.tables import MAX_GPUS, Setting, load_memory_model, path_text, shown_number
+from solver.tables import MAX_GPUS, Setting, host_ram_argument, load_memory_model, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
                   "on them (whether they train, and why) and its best plan")
@@ -118,7 +118,7 @@ def planner_command(args: argparse.Namespace) -> str:
         "--gpu", args.gpu, "--gpus", str(args.gpus), "--len", str(args.max_model_len),
         *(["--gpu-memory", str(gigabytes) if gigabytes is not None else f"{mebibytes}MiB"] if args.gpu_memory else []),
         *(["--node-gpus", str(args.node_gpus)] if args.node_gpus != NODE_GPUS else []),
-        *(["--host-ram", shown_number(args.host_ram)] if args.host_ram is not None else []),
+        *(["--host-ram", host_ram_argument(args.host_ram)] if args.host_ram is not None else []),
         *(["--margin", shown_number(args.margin)] if args.margin is not None else []),
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
     ]

@@ -62,6 +62,7 @@ from solver.tables.reading import (
     yaml_limit,
 )
 from solver.tables.schema import (
+    BARE_HOST_RAM_GB,
     CONFIG_SHAPE,
     ESCALATION_ORDER,
     LEAST_DRIVER_MIB,
@@ -84,8 +85,10 @@ from solver.tables.schema import (
     cell_text,
     described_gpu_type,
     host_mib_as_gb_hint,
+    host_ram_argument,
     left_out_when_none,
     mib_as_gb_hint,
+    read_host_ram,
     source_words,
     sp_rule_violation,
     sp_suits_kv_heads,
@@ -98,6 +101,7 @@ from solver.tables.text import (
     TableError,
     and_joined,
     and_more,
+    ascii_number,
     brief,
     check_types,
     counted,
@@ -111,6 +115,7 @@ from solver.tables.text import (
 )
 
 __all__ = [
+    "BARE_HOST_RAM_GB",
     "CONFIG_SHAPE",
     "ESCALATION_ORDER",
     "LEAST_DRIVER_MIB",
@@ -153,6 +158,7 @@ __all__ = [
     "Weights",
     "and_joined",
     "and_more",
+    "ascii_number",
     "brief",
     "cell_text",
     "check_once",
@@ -166,6 +172,7 @@ __all__ = [
     "given_path",
     "holds_text",
     "host_mib_as_gb_hint",
+    "host_ram_argument",
     "it_or_them",
     "left_out_when_none",
     "load_catalog",
@@ -185,6 +192,7 @@ __all__ = [
     "path_text",
     "read_cells_files",
     "read_fleet",
+    "read_host_ram",
     "read_user_file",
     "resolved_path",
     "same_file",

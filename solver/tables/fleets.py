@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from solver.tables.catalog import Catalog, pools_gpu_types
-from solver.tables.inputs import Fleet, FleetFile, Job, JobEntry
+from solver.tables.inputs import TYPED, Fleet, FleetFile, Job, JobEntry
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
 from solver.tables.reading import given_path, load_validated
@@ -50,7 +50,7 @@ def read_fleet(path: Path, catalog: Catalog) -> ReadFleet:
     """A cluster file and its jobs' ``model_config`` files, each read once, their models named as `catalog` names
     them (`Catalog.with_model`); `TableError` for a bad file. Its pools and jobs' names are checked by
     `checked_fleet`, against a catalogue that may have gained GPU types since (cells files') and these models."""
-    entries = load_validated(FleetFile, path)
+    entries = load_validated(FleetFile, path, context={TYPED: True})
     return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog))
 
 

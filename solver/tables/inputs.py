@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from math import isfinite
 from pathlib import Path
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge, Gt, Le, Lt
-from pydantic import AfterValidator, AllowInfNan, Discriminator, Field, Strict, StringConstraints, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    Discriminator,
+    Field,
+    Strict,
+    StringConstraints,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from solver.tables.schema import (
+    BARE_HOST_RAM_GB,
     MAX_GPU_MEMORY_GB,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -26,9 +39,15 @@ from solver.tables.schema import (
     PrintableText,
     Text,
     Weight,
+    checked_host_ram,
     described_gpu_type,
+    read_host_ram,
 )
-from solver.tables.text import first_repeated
+from solver.tables.text import first_repeated, shown_number
+
+TYPED = "typed"
+"""The validation context's key that says the data is as a person typed it in a file (a cluster file's), where a
+pool's ``host_ram_gb`` is read as ``--host-ram`` reads it (`Pool`)."""
 
 
 class Weights(Frozen):
@@ -79,6 +98,21 @@ class Pool(Frozen, defer_build=True):
         "for a GPU type the catalogue lacks: its memory in GB as sold (taken as GiB), as --gpu-memory 64"))
     gpu_memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
         "for a GPU type the catalogue lacks: nvidia-smi's total, MiB, as --gpu-memory 65536MiB"))
+
+    @field_validator("host_ram_gb", mode="before")
+    @classmethod
+    def _host_ram_as_typed(cls, value: Any, info: ValidationInfo) -> Any:
+        """In a file (`TYPED` in the context), a node's host memory as ``--host-ram`` takes it (`read_host_ram`): text
+        with its unit (``6TB``, ``64214MiB``), or a number, GB up to `BARE_HOST_RAM_GB`; a number past it is refused
+        naming the unit each reading needs. Built in Python, a number of GiB up to `MAX_HOST_RAM_GB`."""
+        if not (info.context or {}).get(TYPED):
+            return value
+        if isinstance(value, str):
+            return read_host_ram(value)
+        if (isinstance(value, int | float) and not isinstance(value, bool) and isfinite(value)
+                and value > BARE_HOST_RAM_GB):
+            checked_host_ram(value, shown_number(value), bare=True)
+        return value
 
     @model_validator(mode="after")
     def _check_gpu_memory(self) -> Pool:

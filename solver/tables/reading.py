@@ -27,12 +27,10 @@ from solver.tables.schema import (
     GpuType,
     Model,
     ModelsFile,
-    host_mib_as_gb_hint,
     mib_as_gb_hint,
     sp_rule_violation,
 )
 from solver.tables.text import (
-    HOST_RAM_AS_NUMBER,
     QueryError,
     TableError,
     brief,
@@ -124,8 +122,38 @@ class UniqueKeys:
         return mapping
 
 
-class UniqueKeyLoader(UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """PyYAML's safe loader (libyaml's, where installed) with `UniqueKeys`: the tables' files."""
+class WrittenKeys:
+    """For a PyYAML loader (before it in the bases): a key YAML 1.1 reads as something other than text (``true``,
+    ``on``, ``3``, ``null``) is its text as written, so that a schema refuses it as the unknown field the user wrote
+    (``unknown field 'true'``, naming the fields), not as a key of another type at the place Python writes it
+    (``1`` for true)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The loader's mapping, its keys as written."""
+        _keys_as_written(node)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+        return mapping
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """The loader's merge of the mappings a merge key brings in (``<<: *defaults``), their keys as written."""
+        _keys_as_written(node)
+        super().flatten_mapping(node)  # type: ignore[misc]
+
+
+def _keys_as_written(node: yaml.MappingNode) -> None:
+    """Make a mapping node's scalar keys text, as written (but a merge key's ``<<``)."""
+    node.value = [(yaml.ScalarNode(_TEXT_TAG, key.value, key.start_mark, key.end_mark)
+                   if isinstance(key, yaml.ScalarNode) and key.tag not in (_TEXT_TAG, _MERGE_TAG) else key, value)
+                  for key, value in node.value]
+
+
+_TEXT_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class UniqueKeyLoader(WrittenKeys, UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (libyaml's, where installed) with `WrittenKeys` and `UniqueKeys`: the tables' files and
+    a user's files that a schema validates."""
 
 
 NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"
@@ -381,12 +409,9 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
 
 
 def _own_words(error: Any) -> str:
-    """An error of a type `_PLAIN_PROBLEMS` does not word, in pydantic's words (a validator's own, without its
-    prefix), with the value refused where the words do not name it (they are not a validator's; no validator
-    asserts)."""
+    """An error of a type `_PLAIN_PROBLEMS` does not word (a validator's own: no other reaches here, since a key of
+    a type other than text is read as written, `WrittenKeys`), in its words, without pydantic's prefix."""
     problem: str = error["msg"].removeprefix("Value error, ")
-    if error["type"] != "value_error" and "input" in error:
-        problem += f", got {brief(error['input'])}"
     return problem
 
 
@@ -581,24 +606,12 @@ def _priority_as_word(refused: _Refused) -> str | None:
     return f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
 
 
-def _host_ram_with_unit(refused: _Refused) -> str | None:
-    """A node's host memory with its unit (``2TB``, ``512GiB``, as --host-ram takes it), where a number is asked."""
-    return HOST_RAM_AS_NUMBER if refused.field == "host_ram_gb" and isinstance(refused.value, str) else None
-
-
 def _mib_as_gb(refused: _Refused) -> str | None:
     """nvidia-smi's total in MiB given as a pool's or a GPU type's GB (past any GPU's GB): the MiB field to give it
     in (a pool's gpu_memory_mib, a GPU type's memory_mib)."""
     if not (refused.field in ("gpu_memory_gb", "memory_gb") and refused.kind == "less_than_equal"):
         return None
     return mib_as_gb_hint(refused.value, f"{str(refused.field).replace('_gb', '_mib')}: {refused.value}")
-
-
-def _host_mib_as_gb(refused: _Refused) -> str | None:
-    """free -m's total in MiB given as a pool's host memory in GB (past any node's): the GiB to give."""
-    if not (refused.field == "host_ram_gb" and refused.kind == "less_than_equal"):
-        return None
-    return host_mib_as_gb_hint(refused.value, "host_ram_gb: ")
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
@@ -628,9 +641,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _table_length_in_thousands,
     _job_length_in_neither_form,
     _priority_as_word,
-    _host_ram_with_unit,
     _mib_as_gb,
-    _host_mib_as_gb,
     _gpu_memory_with_unit,
     _text_read_unquoted_as_another_type,
 )

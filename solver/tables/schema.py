@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from fractions import Fraction
-from math import ceil, floor
+from math import ceil, floor, isfinite
 from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le, MinLen
@@ -26,9 +26,11 @@ from pydantic.json_schema import JsonSchemaValue
 
 from solver.tables.text import (
     QueryError,
+    ascii_number,
     brief,
     check_types,
     counted,
+    cut,
     first_repeated,
     guessed_name,
     normalise,
@@ -592,6 +594,73 @@ def mib_as_gb_hint(value: int, mib_form: str) -> str:
 def tenths_down(gib: float) -> float:
     """`gib` rounded down to a tenth: a node's host memory read from a finer unit, never more than the node has."""
     return floor(gib * 10) / 10
+
+
+BARE_HOST_RAM_GB = 4096
+"""The most GB a node's host memory written as a bare number is taken as (4 TB), wherever a person writes it:
+``--host-ram`` without a unit and a cluster file's ``host_ram_gb`` (`read_host_ram`). ``free -m``'s total of any node of
+more than 4 GB is past it, and so is ``/proc/meminfo``'s of any node, so a bigger number is refused naming the unit
+each reading needs, not taken as GB; a node of more than 4 TB is given with its unit (``6TB``, ``6144GB``). Python's
+numbers (the API's ``host_ram_gb=``, a `Pool` built in Python) are GiB up to `MAX_HOST_RAM_GB`."""
+HOST_MEMORY_UNITS = {"t": 1024.0, "g": 1.0, "m": 1 / 1024, "k": 1 / 1024**2}
+"""What `read_host_ram` reads a unit's first letter as, in GiB: GB as RAM is sold are GiB, and so TB, MB (``free -m``'s
+MiB) and kB (``/proc/meminfo``'s KiB) are binary too."""
+HOST_MEMORY_UNIT = re.compile(r"\s*([tgm](?:ib|b|i)?|kib|kb)\s*$", flags=re.IGNORECASE)
+"""A unit `read_host_ram` takes after the number: TB, GB, MB (or MiB, ``free -h``'s Gi, M) and kB (or KiB; a ``k``
+alone is not one: ``--len 32k`` counts thousands)."""
+HOST_MEMORY_FORMS = "512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or 528280000kB (/proc/meminfo)"
+"""The forms `read_host_ram` accepts, as its refusals name them."""
+
+
+def read_host_ram(text: str) -> float:
+    """A node's host memory as a person writes it (``--host-ram``, a cluster file's ``host_ram_gb``), in GiB: GB as RAM
+    is sold (binary, so GiB): ``512``, ``512GB`` or ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB);
+    ``free -h``'s ``503Gi`` and ``1.5Ti`` too; ``free -m``'s total with its unit (``515870MiB``), ``/proc/meminfo``'s
+    too (``528280000kB``), to a tenth of a GiB (rounded down, as messages show it: ``--host-ram 503.7GB``). Without a
+    unit, at most `BARE_HOST_RAM_GB`: past it, the refusal names the unit each reading of the number needs. At most
+    `MAX_HOST_RAM_GB` in all. `QueryError`, naming the amount as given, for anything else."""
+    unit = HOST_MEMORY_UNIT.search(text)
+    amount = text if unit is None else text[:unit.start()]
+    try:
+        scale = HOST_MEMORY_UNITS[unit[1][0].lower()] if unit else 1
+        value = ascii_number(amount) * scale
+    except QueryError:
+        raise QueryError(f"expected {HOST_MEMORY_FORMS}, got {brief(text)}") from None
+    if scale < 1 and isfinite(value):  # MiB or kB: to a tenth of a GiB, rounded down (never more than the node has)
+        value = tenths_down(value)
+    return checked_host_ram(value, text.strip(), bare=unit is None)
+
+
+def checked_host_ram(value: float, written: str, *, bare: bool) -> float:
+    """`value` GiB of a node's host memory, as a person wrote it (`written`; `bare`: a number without a unit, which is
+    GB up to `BARE_HOST_RAM_GB`); `QueryError` naming it as written past that (with the unit each reading of it needs)
+    or outside 0 to `MAX_HOST_RAM_GB` (as `check_host_ram`, but naming the amount as given: -1TB, not -1024)."""
+    readings = _unit_readings(written, value) if bare and value > BARE_HOST_RAM_GB else ""
+    if readings:
+        raise QueryError(f"a number without a unit is GB up to {BARE_HOST_RAM_GB}, got {cut(written)}: give its "
+                         f"unit, {readings}")
+    if not 0 < value <= MAX_HOST_RAM_GB:
+        raise QueryError(f"must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {cut(written)}")
+    return value
+
+
+def host_ram_argument(gib: float) -> str:
+    """``--host-ram``'s argument that `read_host_ram` reads as `gib`: the number, with its unit past
+    `BARE_HOST_RAM_GB` (``6144GB``), which a bare number is not taken as."""
+    return f"{shown_number(gib)}{'GB' if gib > BARE_HOST_RAM_GB else ''}"
+
+
+def _unit_readings(amount: str, value: float) -> str:
+    """What a number `amount` (`value`, past `BARE_HOST_RAM_GB`) given without a unit may be, each with the unit that
+    says so and its GiB where that is not the number: ``free -m``'s MiB and ``/proc/meminfo``'s kB (for a whole number
+    that they make at least 1 GiB and at most `MAX_HOST_RAM_GB`), GB (at most that), joined by "or"; "" for none."""
+    whole = amount.isdigit()
+    readings = [f"{amount}{unit} if it is {source} ({tenths_down(value * scale):.1f} GiB)"
+                for unit, source, scale in (("MiB", "free -m's total", 1 / 1024),
+                                            ("kB", "/proc/meminfo's MemTotal", 1 / 1024**2))
+                if whole and 1 <= value * scale <= MAX_HOST_RAM_GB]
+    readings += [f"{amount}GB if it is GB"] if value <= MAX_HOST_RAM_GB else []
+    return " or ".join(readings)
 
 
 def host_mib_as_gb_hint(value: float, gib_form: str) -> str:

@@ -211,6 +211,17 @@ def cut(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def ascii_number(text: str) -> float:
+    """A number written in ASCII, as a command line or a file's text gives it (float() reads the digits of every script,
+    and 1_0 as 10); `QueryError` for anything else."""
+    if not text.isascii() or "_" in text:
+        raise QueryError(f"expected a number, got {brief(text)}")
+    try:
+        return float(text)
+    except ValueError:
+        raise QueryError(f"expected a number, got {brief(text)}") from None
+
+
 def shown_number(value: float) -> str:
     """A number as people write it: a whole one in digits (1048576, not :g's 1.04858e+06; a float from 1e16 on is
     not written out), else as Python writes it, less its exponent's plus and leading zeros (1e-9, not 1e-09)."""
@@ -231,7 +242,7 @@ TOKEN_PARAMETERS = frozenset({"max_model_len", "max_token_len_per_gpu"})
 
 HOST_RAM_AS_NUMBER = " (GB per node as a number: 2048 for 2 TB)"
 """What a node's host memory written with its unit (``2TB``, as ``--host-ram`` takes it) is told where a number is
-asked: a cluster file's ``host_ram_gb``, the API's ``host_ram_gb``."""
+asked: the API's ``host_ram_gb``."""
 
 
 def thousands_of_tokens(value: Any) -> Any:

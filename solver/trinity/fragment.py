@@ -42,7 +42,7 @@ from solver.tables import (
     brief,
     check_types,
     counted,
-    shown_number,
+    host_ram_argument,
 )
 from solver.trinity.checks import check_trinity_config
 from solver.trinity.keys import REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
@@ -151,7 +151,7 @@ def check_command(plan: Plan, flags: tuple[str, ...], host_ram_gb: float | None,
     if not _printable((*flags, config)):
         raise QueryError(f"the check command's options and file must be printable strings, got "
                          f"{brief((*flags, config))}")
-    options = [*flags, *(("--host-ram", shown_number(host_ram_gb)) if host_ram_gb is not None else ()),
+    options = [*flags, *(("--host-ram", host_ram_argument(host_ram_gb)) if host_ram_gb is not None else ()),
                *(("--trinity-version", version) if version is not None else ())]
     env = f"{'='.join(ENV_VARIABLE)} " if plan.env else ""
     return f"{env}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"

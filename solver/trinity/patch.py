@@ -309,17 +309,31 @@ def _round_trip_yaml(text: str) -> YAML:
 _HOST_MEMORY_COMMENT = re.compile(r"#\s*host memory: .* for Offload\b.*")
 """The host memory note `host_memory_comment` writes (with Offload), as a comment's text."""
 
-_HOST_MEMORY_LINE = re.compile(r"^([ \t]+)#[ \t]*host memory: [^\n]* for Offload\b[^\n]*\n(?=\1trainer_strategy:)",
-                               re.MULTILINE)
-"""The host memory note an earlier --write left on its own line just above ``trainer.trainer_strategy``."""
+_HOST_MEMORY_START = re.compile(r"([ \t]+)#[ \t]*host memory: .* for Offload\b.*\n?")
+"""The first line of the host memory note an earlier --write left on lines of its own just above
+``trainer.trainer_strategy`` (`_note_host_memory`), and its indentation."""
+
+
+def _without_host_memory_note(text: str) -> str:
+    """`text` without the host memory note an earlier --write left just above ``trainer.trainer_strategy``: its
+    first line and the lines that go on with it as a wrap at `NOTE_WIDTH` would (`_paragraph_end`)."""
+    lines = text.splitlines(keepends=True)
+    for start in reversed(range(len(lines))):
+        if (first := _HOST_MEMORY_START.fullmatch(lines[start])) is None:
+            continue
+        end = _paragraph_end(lines, start, len(lines))
+        if end < len(lines) and lines[end].startswith(f"{first[1]}trainer_strategy:"):
+            del lines[start:end]
+    return "".join(lines)
 
 
 def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None, indent: int) -> None:
     """With Offload, what the plan needs of a node's host memory and whether it was held to `host_ram_gb` (--host-ram;
     `host_memory_comment`) as a comment on its own line (at column `indent`) just above ``trainer.trainer_strategy``,
-    which Offload sets, so that it reads as a note on the plan's Offload, not on that key; none in a flow-style
-    ``trainer``, on one line. The note as an earlier --write left it beside that key is removed (one on its own
-    line, `_HOST_MEMORY_LINE`, is gone before the config is read); a comment of the user's own there stays."""
+    which Offload sets, so that it reads as a note on the plan's Offload, not on that key, wrapped as the note above
+    ``max_model_len`` is (`_wrapped`); none in a flow-style ``trainer``, on one line. The note as an earlier --write
+    left it beside that key is removed (one on lines of its own is gone before the config is read:
+    `_without_host_memory_note`); a comment of the user's own there stays."""
     trainer = data.get("trainer")
     if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style() or "trainer_strategy" not in trainer:
         return
@@ -330,7 +344,8 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
             entry[2] = CommentToken(newline + rest, CommentMark(0), None) if rest else None
     host = host_memory_comment(plan, host_ram_gb=host_ram_gb) if plan.offload else None
     if host is not None:
-        trainer.yaml_set_comment_before_after_key("trainer_strategy", before=host, indent=indent)
+        trainer.yaml_set_comment_before_after_key("trainer_strategy", before="\n".join(_wrapped(host, indent)),
+                                                  indent=indent)
 
 
 NOTE_WIDTH = 100
@@ -617,7 +632,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
-    text, flags_noted = _without_flags_note(_without_notes(_HOST_MEMORY_LINE.sub("", text)))  # noted again below
+    text, flags_noted = _without_flags_note(_without_notes(_without_host_memory_note(text)))  # noted again below
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
