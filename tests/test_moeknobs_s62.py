@@ -1,9 +1,11 @@
 """MoE knobs a user can see and switch (session 62): the cost weights' ``offload_moe_scaling`` (false: Offload's weight
-is not multiplied by a mixture of experts' parameters held per parameter active)."""
+is not multiplied by a mixture of experts' parameters held per parameter active), and the note on stderr that tells a
+Llama 4 user why its recompute and layer peak count every expert."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -11,12 +13,14 @@ from pathlib import Path
 import pytest
 import reference
 import yaml
+from test_llama4_experts_s61 import MAVERICK, SCOUT
 
 import solver
 from solver.model import cost_ranks, exact_cost
 from solver.tables import Weights, load_weights
 
 CATALOG = solver.load_catalog()
+DOCS = Path(__file__).parent.parent / "docs"
 MOE_RATIO = Fraction(23828125, 2594461)
 """Qwen3-30B-A3B's parameters held per parameter active (30.5B / 3.32B, test_moecost_s61)."""
 REVIEW = ("--model", "30B-A3B", "--gpu", "h100", "--gpus", "16", "--maximize", "len", "--top", "5")
@@ -135,3 +139,61 @@ def test_a_misspelt_key_is_named_with_the_fields(cli: Cli, tmp_path: Path):
     assert cli(*REVIEW, "--weights", str(path)) == (
         2, "", (f"solve: error: --weights {path}: unknown field 'offload_moe_scalin' (did you mean "
                 "offload_moe_scaling? fields: offload, sp, env, offload_moe_scaling)\n"))
+
+
+# --- the Llama 4 note ---------------------------------------------------------------------------------------------
+
+SCOUT_NOTE = ("note: scout passes every token through all 16 of its experts in transformers (Llama 4's Llama4TextMoe, "
+              "which verl loads as it is, weights the 15 its router did not choose by 0), so its recompute counts a "
+              "feed-forward width of 139264, where routing 1 expert would count 16384, and one expert layer's peak "
+              "2.09 MiB a token, where routing would hold 0.39; Offload's cost counts its parameters as all active "
+              "(r = 1)")
+"""Scout's note: 16 x 8192 + 8192 wide against 8192 + 8192; its layer peak 2187264 bytes a token (2.09 MiB) against
+405504 routed (0.39 MiB), test_llama4_experts_s61's hand arithmetic."""
+
+
+def _config(folder: Path, config: dict[str, object]) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def test_solve_memory_notes_why_scouts_recompute_and_peak_are_large(cli: Cli, tmp_path: Path):
+    folder = _config(tmp_path / "scout", SCOUT)
+    status, _, err = cli("memory", "--model-config", str(folder), "--gpu", "h200", "--gpus", "16", "--len", "8192",
+                         "--sp", "8", "--env")
+    assert status == 0 and err == f"solve memory: {SCOUT_NOTE}\n"
+
+
+def test_the_note_comes_with_json_too_and_names_mavericks_figures(cli: Cli, tmp_path: Path):
+    folder = _config(tmp_path / "scout", SCOUT)
+    status, out, err = cli("--model-config", str(folder), "--gpu", "h200", "--gpus", "16", "--len", "8k", "--json")
+    assert status == 0 and json.loads(out)[0]["model"] == "scout" and err == f"solve: {SCOUT_NOTE}\n"
+    maverick = _config(tmp_path / "maverick", MAVERICK)
+    _, _, err = cli("--model-config", str(maverick), "--gpu", "h200", "--gpus", "16", "--len", "8k", "--json")
+    # 128 x 8192 + 8192 wide; its layer peak 15491072 bytes a token (14.77 MiB), routed 405504 (0.39).
+    assert ("all 128 of its experts" in err and "weights the 127 its router" in err
+            and "feed-forward width of 1056768, where routing 1 expert would count 16384" in err
+            and "peak 14.77 MiB a token, where routing would hold 0.39;" in err)
+
+
+def test_a_cluster_job_of_llama4_gets_the_note_and_a_routed_moe_none(cli: Cli, tmp_path: Path):
+    folder = _config(tmp_path / "scout", SCOUT)
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({
+        "pools": [{"name": "h200", "gpu": "H200", "nodes": 2, "gpus_per_node": 8}],
+        "jobs": [{"name": "l4", "model_config": str(folder), "max_model_len": 8192}]}), encoding="utf-8")
+    _, _, err = cli("cluster", str(fleet), "--json")
+    assert f"solve cluster: {SCOUT_NOTE.replace('scout passes', 'scout (job l4) passes')}\n" in err
+    a3b = Path(__file__).parent / "data" / "hf-configs" / "Qwen3-30B-A3B.json"
+    routed = _config(tmp_path / "a3b", json.loads(a3b.read_text(encoding="utf-8")))
+    status, out, err = cli("memory", "--model-config", str(routed), "--gpu", "h100", "--gpus", "8", "--len", "8192",
+                           "--json")
+    assert (status, json.loads(out)["model"], err) == (1, "a3b", "")  # no note (and no fit without Offload)
+
+
+def test_the_memory_doc_quotes_the_note_as_it_reads():
+    text = re.sub(r"\s+", " ", (DOCS / "memory.md").read_text(encoding="utf-8"))
+    assert f"`solve memory: {SCOUT_NOTE}`" in text
+    planner = re.sub(r"\s+", " ", (DOCS / "planner.md").read_text(encoding="utf-8"))
+    assert "`offload_moe_scaling: false` turns that off" in planner and "#1 costs 0.2146 in place of 1.0929" in planner
