@@ -114,7 +114,8 @@ def test_scaling_off_gives_the_cluster_placement_a_flat_offload_weight(tmp_path:
     fleet.write_text(yaml.safe_dump({
         "pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 3, "gpus_per_node": 8}],
         "jobs": [{"name": "moe", "model": "Qwen3-30B-A3B", "max_model_len": 32768, "rollout_gpus": 0},
-                 {"name": "dense", "model": "Qwen3-32B", "max_model_len": 65536, "rollout_gpus": 0}]}), encoding="utf-8")
+                 {"name": "dense", "model": "Qwen3-32B", "max_model_len": 65536, "rollout_gpus": 0}]}),
+                     encoding="utf-8")
     result = solver.place(fleet, weights=Weights(offload=1.0, sp=0.1, env=0.01, offload_moe_scaling=False))
     placed = {p.job: (p.trainer_gpus, p.plan.offload, p.plan.sp, p.plan.cost) for p in result.placements}
     assert placed == {"moe": (8, True, 2, _flat_or_scaled(8, True, True, 2, Fraction(1))),

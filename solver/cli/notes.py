@@ -82,9 +82,9 @@ def note_every_expert_computed(prog: str, catalog: Catalog, added: str, jobs: Se
                f"transformers (Llama 4's Llama4TextMoe, which verl loads as it is, weights the "
                f"{moe.experts - moe.active_experts} its router did not choose by 0), so its recompute counts a "
                f"feed-forward width of {moe.routed_width}, where routing {counted(moe.active_experts, 'expert')} would "
-               f"count {routed_moe.routed_width}, and one expert layer's peak {layer_peak_bytes(model) / 2**20:.2f} MiB "
-               f"a token, where routing would hold {layer_peak_bytes(routed) / 2**20:.2f}; Offload's cost counts its "
-               "parameters as all active (r = 1)")
+               f"count {routed_moe.routed_width}, and one expert layer's peak "
+               f"{layer_peak_bytes(model) / 2**20:.2f} MiB a token, where routing would hold "
+               f"{layer_peak_bytes(routed) / 2**20:.2f}; Offload's cost counts its parameters as all active (r = 1)")
 
 
 def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> None:
