@@ -195,12 +195,14 @@ def exact_cost(weights: Weights, held_per_active: Fraction, combination: Combina
     plan's cost asks again, and fractions are slow to multiply).
 
     Offload's weight is its added time for a dense model (r = 1); it scales with r, since Offload moves and updates
-    every parameter held each step, while the step's compute scales with the active ones. Weights are read as the
-    decimals they are written as (``0.1`` is 1/10), so equal costs are equal.
+    every parameter held each step, while the step's compute scales with the active ones, unless the weights turn
+    that off (`Weights.offload_moe_scaling`: r taken as 1). Weights are read as the decimals they are written as
+    (``0.1`` is 1/10), so equal costs are equal.
     """
     n, env, offload, sp = combination
     w_off, w_sp, w_env = _weight_fractions(weights)
-    return Fraction(1, n) * (1 + w_off * held_per_active * offload) * (1 + w_sp * (sp - 1)) * (1 + w_env * env)
+    r = held_per_active if weights.offload_moe_scaling else 1
+    return Fraction(1, n) * (1 + w_off * r * offload) * (1 + w_sp * (sp - 1)) * (1 + w_env * env)
 
 
 @lru_cache(maxsize=16)

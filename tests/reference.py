@@ -117,13 +117,15 @@ def held_per_active(model: Any) -> Fraction:
 
 @functools.cache  # pure: the same costs are asked for by every enumeration
 def exact_cost(weights: Weights, model: Any, n: int, env: bool, offload: bool, sp: int) -> Fraction:
-    """cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), as an exact fraction."""
+    """cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), as an exact fraction (r = 1 for every
+    model where the weights turn Offload's scaling off)."""
     w_off = Fraction(repr(weights.offload))
     w_sp = Fraction(repr(weights.sp))
     w_env = Fraction(repr(weights.env))
     o = 1 if offload else 0
     e = 1 if env else 0
-    return Fraction(1, n) * (1 + w_off * held_per_active(model) * o) * (1 + w_sp * (sp - 1)) * (1 + w_env * e)
+    r = held_per_active(model) if weights.offload_moe_scaling else Fraction(1)
+    return Fraction(1, n) * (1 + w_off * r * o) * (1 + w_sp * (sp - 1)) * (1 + w_env * e)
 
 
 def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:

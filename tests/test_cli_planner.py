@@ -582,10 +582,11 @@ def test_a_refused_sp_names_the_degrees_that_fit(cli, argv: list[str], message: 
     ("text", "message"),
     [
         ("offload: -1\nsp: 0.1\nenv: 0.01\n", "offload: must be at least 0, got -1"),
-        ("offload: 1.0\nsp: 0.1\n", "missing field 'env' (fields: offload, sp, env)"),
-        ("offload: 1.0\nsp: 0.1\nenv: 0.01\nspeed: 2\n", "unknown field 'speed' (fields: offload, sp, env)"),
+        ("offload: 1.0\nsp: 0.1\n", "missing field 'env' (fields: offload, sp, env, offload_moe_scaling)"),
+        ("offload: 1.0\nsp: 0.1\nenv: 0.01\nspeed: 2\n",
+         "unknown field 'speed' (fields: offload, sp, env, offload_moe_scaling)"),
         ("offload: 1.0\nsp: 0.1\nenvironment: 0.01\n",  # the unknown one, before the missing env
-         "unknown field 'environment' (fields: offload, sp, env) (and 1 more problem, at 'env')"),
+         "unknown field 'environment' (fields: offload, sp, env, offload_moe_scaling) (and 1 more problem, at 'env')"),
         ("offload: 1.0\nsp: .nan\nenv: 0.01\n", "sp: must be a finite number"),
         ("offload: 1.0e+300\nsp: 0.1\nenv: 0.01\n", "offload: must be at most 1000, got 1e+300"),
         ("offload: [1.0\n", "malformed YAML"),

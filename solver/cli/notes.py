@@ -1,8 +1,8 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
 memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a
 config.json one term off a tabled model's shape, with multi-token prediction layers (not counted) or with
-output_router_logits (not counted), or whose YaRN factor the plan replaces, a pool's GPU type or --gpu named without
-its memory where the catalogue has it with other memory too."""
+output_router_logits (not counted), or whose class computes every expert (Llama 4), or whose YaRN factor the plan
+replaces, a pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
-from solver.memory import GRID, router_logits_bytes
+from solver.memory import GRID, layer_peak_bytes, router_logits_bytes
 from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs
 
 
@@ -69,6 +69,24 @@ def note_router_logits_output(prog: str, catalog: Catalog, added: str, jobs: Seq
                "configs do, to spare the forward that memory")
 
 
+def note_every_expert_computed(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
+    """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) is one whose
+    transformers class computes every expert for every token (`MoE.computes_every_expert`: Llama 4's), which makes
+    its recompute and one expert layer's peak far larger than routing would, and its Offload cost a dense model's.
+    `jobs`: the cluster jobs that give it."""
+    if not added or (moe := (model := catalog.model(added)).moe) is None or not moe.computes_every_expert:
+        return
+    routed_moe = moe.model_copy(update={"computes_every_expert": False})
+    routed = model.model_copy(update={"moe": routed_moe})
+    print_note(f"{prog}: note: {added}{_of_jobs(jobs)} passes every token through all {moe.experts} of its experts in "
+               f"transformers (Llama 4's Llama4TextMoe, which verl loads as it is, weights the "
+               f"{moe.experts - moe.active_experts} its router did not choose by 0), so its recompute counts a "
+               f"feed-forward width of {moe.routed_width}, where routing {counted(moe.active_experts, 'expert')} would "
+               f"count {routed_moe.routed_width}, and one expert layer's peak "
+               f"{layer_peak_bytes(model) / 2**20:.2f} MiB a token, where routing would hold "
+               f"{layer_peak_bytes(routed) / 2**20:.2f}; Offload's cost counts its parameters as all active (r = 1)")
+
+
 def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> None:
     """A note on stderr where ``--check`` judged `config_name` with no --gpu: on which GPU types (`gpus`), since a
     Trinity config names none and its verdict on another GPU type may differ."""
@@ -96,10 +114,11 @@ def _of_jobs(jobs: Sequence[str]) -> str:
 
 def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
     """The notes on the model a config.json added (`note_near_tabled_shape`, `note_uncounted_mtp_layers`,
-    `note_router_logits_output`)."""
+    `note_router_logits_output`, `note_every_expert_computed`)."""
     note_near_tabled_shape(prog, catalog, added, jobs)
     note_uncounted_mtp_layers(prog, catalog, added, jobs)
     note_router_logits_output(prog, catalog, added, jobs)
+    note_every_expert_computed(prog, catalog, added, jobs)
 
 
 def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None:

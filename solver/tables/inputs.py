@@ -52,11 +52,16 @@ pool's ``host_ram_gb`` is read as ``--host-ram`` reads it (`Pool`)."""
 
 class Weights(Frozen):
     """Cost weights: ``cost = (1/n) * (1 + offload*r*o) * (1 + sp*(s-1)) * (1 + env*e)``, for a model of r parameters
-    held per parameter active (`Model.held_per_active`: 1 for a dense model)."""
+    held per parameter active (`Model.held_per_active`: 1 for a dense model), or r = 1 for every model where
+    ``offload_moe_scaling`` is false."""
 
     offload: Weight
     sp: Weight
     env: Weight
+    offload_moe_scaling: Flag = True
+    """Whether Offload's weight for a mixture of experts is multiplied by its parameters held per parameter active
+    (`Model.held_per_active`); false: every model's Offload adds ``offload``, as a dense model's does. A file that
+    leaves it out scales, as the shipped ``costs.yaml`` does."""
 
 
 UNION_TAGS = ("<tokens>", "<at_least>")
