@@ -650,8 +650,8 @@ def make_query(
                  top=top, weights=weights if weights is not None else load_weights(), time_limit_s=time_limit_s,
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
-                 node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus, train_batch_size=train_batch_size,
-                 train_batch_source=train_batch_source, trinity_version=release)
+                 node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
+                 train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release)
 
 
 def asked_gpus(catalog: Catalog, gpu: GpuNames) -> tuple[str, ...]:

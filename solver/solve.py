@@ -830,9 +830,10 @@ class _Nearest(NamedTuple):
     def nodes_words(self, query: Query, named: bool = False) -> str:
         """Where the plan takes other nodes than `query`'s, larger ones or, where its host memory is hardware, ones with
         more of it, or, where `query.count_nodes` or its node size is given (`Query.node_gpus_given`), more GPUs than
-        one of `query`'s nodes: those, in words, with how many it takes in the last case (the trainer's, and the rollout's where the plan keeps its layout: ``on 2 nodes
-        of 8 GPUs with more host memory than the pool's 32 GiB, ``, ``on nodes of 8 GPUs, ``; the figure left out
-        where the words before have `named` the host memory: `Query.more_host_ram_words`); "" otherwise."""
+        one of `query`'s nodes: those, in words, with how many it takes in the last case (the trainer's, and the
+        rollout's where the plan keeps its layout: ``on 2 nodes of 8 GPUs with more host memory than the pool's 32 GiB,
+        ``, ``on nodes of 8 GPUs, ``; the figure left out where the words before have `named` the host memory:
+        `Query.more_host_ram_words`); "" otherwise."""
         spans = (query.count_nodes or query.node_gpus_given) and self.plan.gpus > query.node_gpus
         size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus or spans else ""
         more = query.more_host_ram_words(named)
@@ -893,7 +894,8 @@ def _no_nearest_words(catalog: Catalog, query: Query, no_estimate: bool = False)
               f"--rollout-gpus {query.rollout_gpus}" if query.rollout_gpus is not None else "")
     flags = " ".join(limit for limit in limits if limit.startswith("--"))
     dropped = " and ".join(filter(None, (flags, *(limit for limit in limits if limit and not limit.startswith("--")))))
-    lifted = [dropped and f"without {dropped}", more_host, "with --token-budget auto" if _may_lower_budget(query) else ""]
+    lowered = "with --token-budget auto" if _may_lower_budget(query) else ""
+    lifted = [dropped and f"without {dropped}", more_host, lowered]
     even = f", even {' and '.join(filter(None, lifted))}" if any(lifted) else ""
     largest = max(sp_degrees_within(catalog.model(query.model), node_gpus, node_gpus))
     within = f"SP={largest} at most" if largest > 1 else "no SP"
@@ -904,9 +906,10 @@ def _no_nearest_words(catalog: Catalog, query: Query, no_estimate: bool = False)
 def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bool = False) -> str:
     """The nearest plan of `query`, which has none (`_nearest_on_nodes`), and the changes it takes, in words: ``; more
     trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``,
-    ``; on nodes of 8 GPUs, 131072 tokens trains: ...`` ("" when none, and for an exact count when maximising the
-    length: which count's longest is nearest is no question of lifts); `named`: the words before name the query's
-    limits (`_Nearest.nodes_words`)."""
+    ``; on nodes of 8 GPUs, 131072 tokens trains: ...``; where the nodes given have none, that (`_no_nearest_words`;
+    not under --no-estimate, whose estimates' search says it: `_with_estimated_plan`); "" when none otherwise, and
+    for an exact count when maximising the length: which count's longest is nearest is no question of lifts;
+    `named`: the words before name the query's limits (`_Nearest.nodes_words`)."""
     if query.exact and query.max_model_len is None:
         return ""
     try:

@@ -1,8 +1,9 @@
 """Tests for session 61's writecomment: ``solve --from-config FILE --write OUT`` without ``--trinity-version`` adds
 Trinity 0.6's offload flags under ``trainer`` (``param_offload``, ``optimizer_offload``, ``offload_policy``), which
 Trinity 0.5 refuses; the written file now says so on comment lines just above them, in the words ``--emit trinity``
-writes beside them (`trinity_06_keys_comment`). A later ``--write`` replaces that note (for 0.5 removes it with the flags, for
-0.6 removes it alone); a config whose own flags are there (Trinity 0.6's) gets none; a user's comments stay."""
+writes beside them (`trinity_06_keys_comment`). A later ``--write`` replaces that note (for 0.5 removes it with the
+flags, for 0.6 removes it alone); a config whose own flags are there (Trinity 0.6's) gets none; a user's comments
+stay."""
 
 from __future__ import annotations
 

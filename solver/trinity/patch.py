@@ -389,10 +389,10 @@ def _without_flags_note(text: str) -> tuple[str, bool]:
 
 
 def _note_trainer_flags(data: CommentedMap, indent: int) -> None:
-    """The fragment's comment on Trinity 0.6's offload flags under ``trainer`` (`trinity_06_keys_comment`: Trinity 0.5 refuses
-    them, and ``--trinity-version 0.5`` leaves them out), as comment lines (at column `indent`) just above the first
-    of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow style holds no comment line:
-    the note on stderr says it)."""
+    """The fragment's comment on Trinity 0.6's offload flags under ``trainer`` (`trinity_06_keys_comment`: Trinity 0.5
+    refuses them, and ``--trinity-version 0.5`` leaves them out), as comment lines (at column `indent`) just above the
+    first of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow style holds no comment
+    line: the note on stderr says it)."""
     trainer = data.get("trainer")
     if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style():
         return
