@@ -72,9 +72,11 @@ from solver.results import (
     beyond_fields,
 )
 from solver.rules import (
+    API_OPTIONS,
     NODE_GPUS,
     BrokenRule,
     BrokenRuleCode,
+    OptionNames,
     TablesVerdict,
     batch_split_violation,
     larger_tables,
@@ -185,7 +187,7 @@ def plan(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     host_ram_gb: float | None = None,
-    node_gpus: int = NODE_GPUS,
+    node_gpus: int | None = None,
     rollout_gpus: int | None = None,
     train_batch_size: int | None = None,
     trinity_version: str | None = None,
@@ -207,9 +209,11 @@ def plan(
     ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
     without it, a plan whose ranks are not a power of two is cautioned; with it and ``trinity_version="0.5"``, a plan
     whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
-    (as `make_query`'s). Raises `solver.tables.QueryError` for a request that makes no sense (unknown names, missing
-    numbers, pins no rule allows, a value of the wrong type), with one line saying why. `deadline_s`: seconds from
-    now within which every solve of the call ends (`answer_query`'s).
+    (as `make_query`'s). `node_gpus`: the GPUs per node (None: 8); a refusal's nearest plan keeps to a size given, and
+    where it has none says so, while for the default 8 it may name one on nodes of 16. Raises
+    `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
+    a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
+    the call ends (`answer_query`'s).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
@@ -408,7 +412,8 @@ def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
 def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, version: str | None,
                      check_options: tuple[str, ...] | None) -> tuple[str, TrinitySettings]:
     """The fragment of `answer`'s best plan and its settings, for `trinity_config` and `trinity_settings`
-    (`caller`, which messages name), with the check command of `fragment_check` where `check_options` are given."""
+    (`caller`, which messages name), with the check command of `fragment_check` where `check_options` are given; its
+    notes name the API's keywords (`API_OPTIONS`: ``host_ram_gb``, ``version="0.5"``), not the command's flags."""
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
@@ -430,19 +435,23 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, versi
                          engines=(0, engines.size if engines else 1), version=release,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
                          node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
+                         host_ram_source=API_OPTIONS.host_ram, version_option=API_OPTIONS.trinity_05,
                          check=None if check_options is None else fragment_check(answer.gpu, catalog, check_options))
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
-                      version: str | None = None, check_options: tuple[str, ...] = ()) -> dict[str, str]:
+                      version: str | None = None, check_options: tuple[str, ...] = (),
+                      option_names: OptionNames = API_OPTIONS) -> dict[str, str]:
     """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
     them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
     `trinity_fragment`'s. Each header has the ``solve --from-config CONFIG --check`` command that checks a config with
     the fragment merged in on the job's pool's GPU type (`fragment_check`), with `check_options`, the placement's
     options that the check needs too (``("--cells", "mine.yaml")``, as ``solve cluster`` passes its own).
-    `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
-    fragments = _placement_fragments(result, fleet, catalog, version, check_options)
+    `option_names`: how the notes name the options they point to (`API_OPTIONS`: this function's ``version="0.5"``;
+    ``solve cluster`` passes `COMMAND_OPTIONS`, its flags). `QueryError` for a placement whose job or pool the fleet
+    lacks, or wrong types."""
+    fragments = _placement_fragments(result, fleet, catalog, version, check_options, option_names)
     return {job: text for job, (text, _) in fragments.items()}
 
 
@@ -451,19 +460,21 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
     """`placement_configs`' fragments as data, by job name (arguments and errors as its), as `trinity_settings`
     gives an answer's: each job's keys and the environment variables to export (a shared node's
     ``CUDA_VISIBLE_DEVICES`` among them)."""
-    return {job: settings for job, (_, settings) in _placement_fragments(result, fleet, catalog, version, None).items()}
+    return {job: settings
+            for job, (_, settings) in _placement_fragments(result, fleet, catalog, version, None, API_OPTIONS).items()}
 
 
 def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
-                         version: str | None,
-                         check_options: tuple[str, ...] | None) -> dict[str, tuple[str, TrinitySettings]]:
+                         version: str | None, check_options: tuple[str, ...] | None,
+                         option_names: OptionNames) -> dict[str, tuple[str, TrinitySettings]]:
     """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`
-    (`check_options` as `placement_configs`'; None: no check command)."""
+    (`check_options` and `option_names` as `placement_configs`'; None: no check command)."""
     from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
-                ("catalog", catalog, Catalog | None), ("check_options", check_options, tuple | None))
+                ("catalog", catalog, Catalog | None), ("check_options", check_options, tuple | None),
+                ("option_names", option_names, OptionNames))
     release = trinity_release("version", version)
     catalog = catalog if catalog is not None else load_catalog()
     fleet = fleet if isinstance(fleet, Fleet) else load_fleet(given_path("fleet", fleet), catalog)
@@ -482,7 +493,7 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
             cautioned, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
             gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=release,
             rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
-            host_ram_source=POOL_HOST_RAM_SOURCE, check=check)
+            host_ram_source=POOL_HOST_RAM_SOURCE, version_option=option_names.trinity_05, check=check)
     return fragments
 
 
@@ -814,7 +825,7 @@ def config_query(
         offload=offload, top=top, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
         estimate=estimate, memory=memory, margin=margin,
         token_budget=token_budget if token_budget is not None else _config_budget_mode(config, asked, estimate),
-        host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus or NODE_GPUS,
+        host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
         node_source=node_source if node_source is not None else NODE_SIZE_KEY if own_nodes else "--node-gpus",

@@ -167,6 +167,10 @@ class Query(Frozen):
                            "keeps each SP group inside one node")
     node_source: str = Field(default="--node-gpus", description="where the node size came from, as messages "
                              "name it (--node-gpus, or a config's cluster.gpu_per_node)")
+    node_gpus_given: bool = Field(default=False, description=(
+        "whether the node size is the caller's (--node-gpus, a config's cluster.gpu_per_node, a cluster's pool): a "
+        "refusal's nearest plan then keeps to nodes of that size; false: the default 8, and a refusal may name a "
+        "plan on nodes of 16 where nodes of 8 have none"))
     host_ram_source: str = Field(default="--host-ram", description="where the host memory came from, as "
                                  "messages name it (--host-ram, or a cluster pool's host_ram_gb)")
     host_ram_hardware: str | None = Field(default=None, description=(
@@ -586,7 +590,7 @@ def make_query(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     host_ram_gb: float | None = None,
-    node_gpus: int = NODE_GPUS,
+    node_gpus: int | None = None,
     rollout_gpus: int | None = None,
     node_source: str = "--node-gpus",
     host_ram_source: str = "--host-ram",
@@ -599,8 +603,9 @@ def make_query(
     `gpu`: the GPU types to answer for, as `asked_gpus` takes them (one answer each, in their order).
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count of those GPU types (one
     node where none has tables), one budget for them all; for the fewest GPUs, to `MAX_ESTIMATED_GPUS`.
-    `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
-    group in one node; messages say it came from `node_source` (and `host_ram_gb` from `host_ram_source`, an
+    `node_gpus` (None: 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
+    group in one node; a refusal's nearest plan keeps to a size given (`Query.node_gpus_given`); messages say it came
+    from `node_source` (and `host_ram_gb` from `host_ram_source`, an
     `exact` count from `exact_source`).
     With `rollout_gpus`, the trainer's count
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
@@ -613,7 +618,7 @@ def make_query(
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("seed", seed, int), ("memory", memory, MemoryModel | None),
-                ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int),
+                ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
                 ("exact_source", exact_source, str),
                 ("rollout_gpus", rollout_gpus, int | None), ("train_batch_size", train_batch_size, int | None),
@@ -635,6 +640,8 @@ def make_query(
         raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {brief(rollout_gpus)}")
     _check_objective(objective, budget_gpus, max_model_len, exact)
     check_host_ram(host_ram_gb)
+    node_gpus_given = node_gpus is not None
+    node_gpus = node_gpus if node_gpus is not None else NODE_GPUS
     if sp is not None:
         check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
@@ -643,8 +650,8 @@ def make_query(
                  top=top, weights=weights if weights is not None else load_weights(), time_limit_s=time_limit_s,
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
-                 host_ram_source=host_ram_source, rollout_gpus=rollout_gpus, train_batch_size=train_batch_size,
-                 train_batch_source=train_batch_source, trinity_version=release)
+                 node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
+                 train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release)
 
 
 def asked_gpus(catalog: Catalog, gpu: GpuNames) -> tuple[str, ...]:

@@ -835,9 +835,11 @@ class RolloutKept(Frozen):
 
     rollout_gpus: PositiveInt = Field(description=(
         "the budget's GPUs kept for the rollout: a quarter of one node's budget (at least 1), or the last node of "
-        "several, and those the plan then leaves unused where the question asked again with them kept too has a plan"))
+        "several, and those the plan then leaves unused where the question asked again with them kept too has a plan; "
+        "a budget of 1 GPU, that one (the trainer then has none: the rollout's GPUs go beside it)"))
     plan: Plan | None = Field(description=(
-        "the best plan on the rest of the budget with that many rollout GPUs beside it; null where there is none"))
+        "the best plan on the rest of the budget with that many rollout GPUs beside it; null where there is none (and "
+        "where no GPU is left to the trainer)"))
 
 
 _TIMINGS = frozenset({"wall_time_s", "planning_s", "building_s", "least_time_limit_s"})

@@ -394,12 +394,11 @@ def rollout_layout(gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
     return nodes, nodes * node_gpus - gpus
 
 
-def kept_for_rollout(budget_gpus: int, node_gpus: int) -> int | None:
+def kept_for_rollout(budget_gpus: int, node_gpus: int) -> int:
     """How many of a budget of `budget_gpus` trainer GPUs to keep for the rollout where a plan takes the budget
     whole (``--gpus`` counts the trainer's alone): a quarter of one node's budget (at least 1 GPU), or the last node
-    of several (a trainer past one node takes whole nodes); None for one GPU, which has none to spare."""
-    if budget_gpus == 1:
-        return None
+    of several (a trainer past one node takes whole nodes); for one GPU, that one (which leaves the trainer none:
+    the rollout's GPUs are then beside the budget's)."""
     return node_gpus if budget_gpus > node_gpus else max(budget_gpus // 4, 1)
 
 
@@ -479,7 +478,21 @@ def host_ram_bound_words(host_ram_gb: float, source: str) -> str:
     return f"{source} of {shown_number(host_ram_gb)} GiB"
 
 
-def host_ram_unchecked_words(source: str = "--host-ram") -> str:
+class OptionNames(NamedTuple):
+    """How a caller names the options its notes point to: the command's flags (`COMMAND_OPTIONS`) or the Python
+    API's keywords (`API_OPTIONS`); each note's text is one, worded with the caller's names."""
+
+    host_ram: str
+    """The option that gives a node's host memory."""
+    trinity_05: str
+    """The option, with its value, that makes a config for Trinity 0.5."""
+
+
+COMMAND_OPTIONS = OptionNames(host_ram="--host-ram", trinity_05="--trinity-version 0.5")
+API_OPTIONS = OptionNames(host_ram="host_ram_gb", trinity_05='version="0.5"')
+
+
+def host_ram_unchecked_words(source: str = COMMAND_OPTIONS.host_ram) -> str:
     """That nothing held plans to a node's host memory (none came from `source`), as every command says it: ``not
     checked: --host-ram not given`` (the plan summary, `solve memory`, a map's legend, a Trinity config's comment)."""
     return f"not checked: {source} not given"

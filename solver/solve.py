@@ -52,15 +52,16 @@ from solver.results import (
     past_validated,
 )
 from solver.rules import (
-    NODE_GPUS,
     Evidence,
     SourceCell,
+    batch_words,
     kept_for_rollout,
     larger_tables,
     lowered_token_budget,
     own_table_cells,
     rollout_layout,
     rollout_layout_violation,
+    sp_degrees_within,
     tables_verdict,
     token_budget,
     validated_length,
@@ -320,14 +321,14 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     kept for the rollout (`kept_for_rollout`: ``--gpus N-K --rollout-gpus K``) and its best plan, or none: so that the
     hint the answer gives names a request that plans. Where that plan leaves some of `N-K` unused, the question is
     asked once more with them kept for the rollout too (``--gpus n --rollout-gpus N-n``), and its plan taken where it
-    has one: within one node, the first plan as that question lays it out (`_widened_within_node`). Unchanged where
-    the first solve is undecided."""
+    has one: within one node, the first plan as that question lays it out (`_widened_within_node`). A budget of one
+    GPU keeps it, with no plan and no solve: the trainer has none left. Unchanged where the first solve is undecided."""
     best = answer.best
     if query.rollout_gpus is not None or query.open_budget or best is None or best.unused_gpus:
         return answer
     kept = kept_for_rollout(query.budget_gpus, query.node_gpus)
-    if kept is None:
-        return answer
+    if kept == query.budget_gpus:
+        return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=None)})
     kept_answer = answer_for(catalog, _keeping(query, kept), answer.gpu, explained=False)
     if kept_answer.status == "unknown":
         return answer
@@ -404,8 +405,14 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     # Where the estimates alone give none: the nearest plan with them (`nearest_plan`, lifting --no-estimate), unless
     # the tables vouch for one as near (the reason's own ways are the tables').
     data = prepare(catalog, answer.gpu, query)
-    nearest = _nearest_on_nodes(catalog, data, with_estimates)
-    if nearest is None or "estimate" not in nearest.lifted:
+    try:
+        nearest = _nearest_on_nodes(catalog, data, with_estimates)
+    except Undecided:
+        return answer
+    if nearest is None:  # none with the estimates either, so none of the tables' (`_nearest_words` said nothing)
+        return answer.model_copy(update={"reason": (
+            f"{answer.reason}{_no_nearest_words(catalog, with_estimates, no_estimate=True)}")})
+    if "estimate" not in nearest.lifted:
         return answer
     estimated = nearest.plan
     other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
@@ -758,9 +765,6 @@ as near); a lowered token budget (the planner's own knob) next; each of the quer
 host memory's plan before more GPUs, and more GPUs before both a lowered budget and no pins); the rollout's GPUs as
 much as two limits (a rollout needs them)."""
 USER_LIMIT_WEIGHT = 4
-LARGER_NODES = (NODE_GPUS, MAX_NODE_GPUS)
-"""The node sizes a refusal tries, in order, where the query's own nodes have no nearest plan (`_nearest_on_nodes`):
-the usual 8 GPUs, then the 16 a cluster's pool may have (SP=16 within a node)."""
 
 
 def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str]] | None:
@@ -825,18 +829,14 @@ class _Nearest(NamedTuple):
     lifted: frozenset[str]
     node_gpus: int
 
-    def as_near_as(self, other: _Nearest) -> bool:
-        """Whether this plan lifts no limit `other` lifts not, on no more GPUs, at no shorter length."""
-        return (self.lifted <= other.lifted and self.plan.gpus <= other.plan.gpus
-                and self.plan.max_model_len >= other.plan.max_model_len)
-
     def nodes_words(self, query: Query, named: bool = False) -> str:
         """Where the plan takes other nodes than `query`'s, larger ones or, where its host memory is hardware, ones with
-        more of it, or, where `query.count_nodes`, more GPUs than one of `query`'s nodes: those, in words, with how
-        many it takes in the last case (the trainer's, and the rollout's where the plan keeps its layout: ``on 2 nodes
-        of 8 GPUs with more host memory than the pool's 32 GiB, ``, ``on nodes of 8 GPUs, ``; the figure left out
-        where the words before have `named` the host memory: `Query.more_host_ram_words`); "" otherwise."""
-        spans = query.count_nodes and self.plan.gpus > query.node_gpus
+        more of it, or, where `query.count_nodes` or its node size is given (`Query.node_gpus_given`), more GPUs than
+        one of `query`'s nodes: those, in words, with how many it takes in the last case (the trainer's, and the
+        rollout's where the plan keeps its layout: ``on 2 nodes of 8 GPUs with more host memory than the pool's 32 GiB,
+        ``, ``on nodes of 8 GPUs, ``; the figure left out where the words before have `named` the host memory:
+        `Query.more_host_ram_words`); "" otherwise."""
+        spans = (query.count_nodes or query.node_gpus_given) and self.plan.gpus > query.node_gpus
         size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus or spans else ""
         more = query.more_host_ram_words(named)
         host = f" {more}" if "host_ram" in self.lifted and more else ""
@@ -867,45 +867,59 @@ class _Nearest(NamedTuple):
 
 
 def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Nearest | None:
-    """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
-    are smaller than `MAX_NODE_GPUS`, the nearest plan on the larger of `LARGER_NODES` that first has one (nodes of
-    `NODE_GPUS`, else of `MAX_NODE_GPUS`, whose SP=16 groups reach lengths nodes of 8 cannot), and where nodes of
-    `NODE_GPUS` have one, on the smallest nodes of 2 or 4 GPUs between whose plan is as near (`_Nearest.as_near_as`).
-    The node size is hardware, no limit to lift: whole nodes, SP within a node, the rollout's layout and host memory
-    per node depend on it. None where none trains, and where the time limit left the query's own nodes, or smaller
-    ones tried, open (larger ones would read as needed)."""
+    """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and the node
+    size is the default (not `Query.node_gpus_given`), the nearest plan on nodes of `MAX_NODE_GPUS`, whose SP=16 groups
+    reach lengths nodes of 8 cannot. A node size given is hardware, no limit to lift: whole nodes, SP within a node,
+    the rollout's layout and host memory per node depend on it, so more GPUs are more nodes of that size. None where
+    none trains; `Undecided` where the time limit left that open."""
     def on_nodes(node_gpus: int) -> _Nearest | None:
         found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
         return None if found is None else _Nearest(*found, node_gpus)
 
-    try:
-        nearest = on_nodes(query.node_gpus)
-    except Undecided:
-        return None
-    if nearest is not None:
+    nearest = on_nodes(query.node_gpus)
+    if nearest is not None or query.node_gpus_given or query.node_gpus >= MAX_NODE_GPUS:
         return nearest
-    try:
-        larger = next(filter(None, (on_nodes(size) for size in LARGER_NODES if query.node_gpus < size)), None)
-        if larger is None or larger.node_gpus != NODE_GPUS:
-            return larger
-        for node_gpus in (size for size in (2, 4) if query.node_gpus < size < NODE_GPUS):
-            smaller = on_nodes(node_gpus)
-            if smaller is not None and smaller.as_near_as(larger):
-                return smaller
-    except Undecided:
-        return None
-    return larger
+    return on_nodes(MAX_NODE_GPUS)
+
+
+def _no_nearest_words(catalog: Catalog, query: Query, no_estimate: bool = False) -> str:
+    """Where no count of the nodes `query` gives (`Query.node_gpus_given`) trains it, with every limit the nearest
+    plan may lift lifted (`nearest_plan`; --no-estimate too where `no_estimate`): that, in words, and the SP their size
+    holds (``; no count of nodes of 2 GPUs (--node-gpus) trains it, even without --host-ram 48GB: an SP group stays
+    within one node, so SP=2 at most``); "" for the default node size (the nearest plan's search goes on to larger
+    nodes)."""
+    if not query.node_gpus_given:
+        return ""
+    node_gpus, more_host = query.node_gpus, query.more_host_ram_words()
+    limits = ("--no-estimate" if no_estimate else "", query.pin_flags, "" if more_host else query.host_ram_limit_words,
+              batch_words(query.train_batch_size, query.train_batch_source) if query.train_batch_size else "",
+              f"--rollout-gpus {query.rollout_gpus}" if query.rollout_gpus is not None else "")
+    flags = " ".join(limit for limit in limits if limit.startswith("--"))
+    dropped = " and ".join(filter(None, (flags, *(limit for limit in limits if limit and not limit.startswith("--")))))
+    lowered = "with --token-budget auto" if _may_lower_budget(query) else ""
+    lifted = [dropped and f"without {dropped}", more_host, lowered]
+    even = f", even {' and '.join(filter(None, lifted))}" if any(lifted) else ""
+    largest = max(sp_degrees_within(catalog.model(query.model), node_gpus, node_gpus))
+    within = f"SP={largest} at most" if largest > 1 else "no SP"
+    return (f"; no count of nodes of {counted(node_gpus, 'GPU')} ({query.node_source}) trains it{even}: an SP group "
+            f"stays within one node, so {within}")
 
 
 def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bool = False) -> str:
     """The nearest plan of `query`, which has none (`_nearest_on_nodes`), and the changes it takes, in words: ``; more
     trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``,
-    ``; on nodes of 8 GPUs, 131072 tokens trains: ...`` ("" when none, and for an exact count when maximising the
-    length: which count's longest is nearest is no question of lifts); `named`: the words before name the query's
-    limits (`_Nearest.nodes_words`)."""
-    nearest = None if query.exact and query.max_model_len is None else _nearest_on_nodes(catalog, data, query)
-    if nearest is None:
+    ``; on nodes of 8 GPUs, 131072 tokens trains: ...``; where the nodes given have none, that (`_no_nearest_words`;
+    not under --no-estimate, whose estimates' search says it: `_with_estimated_plan`); "" when none otherwise, and
+    for an exact count when maximising the length: which count's longest is nearest is no question of lifts;
+    `named`: the words before name the query's limits (`_Nearest.nodes_words`)."""
+    if query.exact and query.max_model_len is None:
         return ""
+    try:
+        nearest = _nearest_on_nodes(catalog, data, query)
+    except Undecided:
+        return ""
+    if nearest is None:
+        return "" if data.inputs.estimate == "never" else _no_nearest_words(catalog, query)
     plan = nearest.plan
     changes = nearest.lift_words(query)
     fewer = query.exact and plan.gpus < query.budget_gpus

@@ -39,6 +39,7 @@ from solver.api import answer_query, config_query, fragment_engines, fragment_la
 from solver.explain import _Prober
 from solver.query import MAX_SEED
 from solver.render import answers_view, memory_model_yaml
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import (
     MAX_GPUS,
     QueryError,
@@ -64,6 +65,13 @@ CONFIG_TEXT = (EXAMPLES / "trinity.yaml").read_text(encoding="utf-8")
 CONFIG = read_trinity_config(CONFIG_TEXT, "trinity.yaml", {})
 QUERY = solver.make_query(CATALOG, model=CONFIG.model, gpu="h20", max_model_len=CONFIG.max_model_len,
                           budget_gpus=CONFIG.trainer_gpus)
+
+
+def in_api_words(text: str) -> str:
+    """A fragment the command wrote, its notes naming the API's keywords where they name the command's flags."""
+    text = re.sub(r", within --host-ram (\d+)GB\b", r", within host_ram_gb of \1 GiB", text)
+    return (text.replace("not checked: --host-ram not given", "not checked: host_ram_gb not given")
+            .replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out'))
 
 
 def test_import_solver_is_cheap_and_exports_the_api():
@@ -157,7 +165,12 @@ def test_placement_configs_are_what_emit_dir_writes(cli, tmp_path: Path):
         "pools": tuple(pool.model_copy(update={"gpu": pool.gpu.split("-")[0].lower()}) for pool in fleet.pools),
         "jobs": tuple(job.model_copy(update={"model": job.model.removeprefix("Qwen3-")}) for job in fleet.jobs)})
     assert ([pool.gpu for pool in short.pools], short.jobs[0].model) == (["a100", "h20"], "4B")
-    assert solver.placement_configs(result, fleet_file) == solver.placement_configs(result, short) == written
+    commands = solver.placement_configs(result, fleet_file, option_names=COMMAND_OPTIONS)
+    assert commands == solver.placement_configs(result, short, option_names=COMMAND_OPTIONS) == written
+    # The API's own (the default) name its keyword where the command's name its flag, and differ in nothing else.
+    assert solver.placement_configs(result, fleet_file) == {job: in_api_words(text) for job, text in written.items()}
+    assert any('(0.5 refuses them: version="0.5" leaves them out)' in text
+               for text in solver.placement_configs(result, short).values())
     assert sorted(written) == ["chat-14b", "code-8b", "math-4b", "probe-0.6b"]
     assert "export CUDA_VISIBLE_DEVICES=4,5,6\n" in written["probe-0.6b"]
     renamed = [pool.model_copy(update={"name": f"{pool.name}-2"}) for pool in fleet.pools]
@@ -529,8 +542,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.plan("4B", max_model_len=4096, margin="0.1"), "margin must be a number or None, got '0.1'"),
         (lambda: solver.plan("4B", max_model_len=4096, host_ram_gb="1"),
          "host_ram_gb must be a number or None, got '1' (GB per node as a number: 2048 for 2 TB)"),
-        (lambda: solver.plan("4B", gpu="a100", node_gpus=None, rollout_gpus=3, budget_gpus=6, exact=True,
-                             max_model_len=8192), "node_gpus must be a whole number, got None"),
+        (lambda: solver.plan("4B", gpu="a100", node_gpus="8", rollout_gpus=3, budget_gpus=6, exact=True,
+                             max_model_len=8192), "node_gpus must be a whole number or None, got '8' (a str: pass 8)"),
         (lambda: solver.plan("4B", max_model_len=4096, catalog="tables"), "catalog must be a Catalog or None, got 'tables'"),
         (lambda: solver.plan("4B", max_model_len=4096, memory="x.yaml"),
          "memory must be a MemoryModel or None, got 'x.yaml'"),
@@ -1222,7 +1235,7 @@ def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
                             node_gpus=int(value.get("--node-gpus", 8)),
                             train_batch_size=int(value["--train-batch-size"]) if "--train-batch-size" in value
                             else None)
-    assert status == 0 and solver.trinity_config(answer) == out
+    assert status == 0 and solver.trinity_config(answer) == in_api_words(out)
     assert ("# Planned for a train batch of 96 " in out) == ("--train-batch-size" in value)
     assert ("# The trainer spans 2 whole nodes of 8 GPUs" in out) == (value["--gpus"] == "16")
 
@@ -1406,21 +1419,27 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
     # (without it, and the pins too, or at a lowered budget), the batch's, fewer GPUs', --token-budget auto's three
     # (within the budget, then on fewer GPUs, then the longest it reaches: nothing trains at the default) and the
-    # nearest plan's two (more GPUs, the fewest limits lifted: on its nodes of 4 nothing trains it, on nodes of 8 SP=8
-    # does; no nodes lie between): all but the four nearest plans nodes of 1 add under --no-estimate, less one.
+    # nearest plan's one (more GPUs, the fewest limits lifted, on the nodes of 4 given: none trains it there, and
+    # larger nodes are not asked): 13 solves, one fewer than the most.
     (answer,) = solver.plan("4B", gpu="a100-40g", max_model_len=131072, budget_gpus=4, exact=True, env=False,
                             offload=False, host_ram_gb=32.0, train_batch_size=3, rollout_gpus=2, node_gpus=4,
                             estimate="only")
-    assert not answer.plans and len(solves) == int(without) - 4 and "on nodes of 8 GPUs" in answer.reason
+    assert not answer.plans and len(solves) == int(without) - 1 and "no count of nodes of 4 GPUs" in answer.reason
     solves.clear()
-    # Under --no-estimate the tables' nearest plan (on nodes of 1, then of 8, 2 and 4) and, beside it, the estimates'
-    # (the same four nodes) each take their four: the host memory's three, the pins' two, the batch's, fewer GPUs', the
-    # estimates' plan and the eight nearest. Nodes of 4 need no change nodes of 8 do not: they are named.
+    # Under --no-estimate the tables' nearest plan (on nodes of 8, then of 16) and, beside it, the estimates' (the
+    # same two nodes) each take their two: the host memory's three, the pins' two, the batch's, fewer GPUs', the
+    # estimates' plan and the four nearest.
+    (answer,) = solver.plan("4B", gpu="a100", max_model_len=524288, budget_gpus=1, exact=True, env=False, offload=False,
+                            host_ram_gb=64.0, train_batch_size=3, estimate="never")
+    assert not answer.plans and len(solves) == int(without) and "; on nodes of 16 GPUs, " in answer.reason
+    solves.clear()
+    # On nodes of 1 given, the two nearest plans are sought there alone, and the reason says none trains it there.
     (answer,) = solver.plan("4B", gpu="a100", max_model_len=65536, budget_gpus=1, exact=True, env=False, offload=False,
                             host_ram_gb=64.0, train_batch_size=3, node_gpus=1, estimate="never")
-    assert not answer.plans and len(solves) == int(without)
-    assert answer.reason.endswith("; on nodes of 4 GPUs, more trainer GPUs train 65536 tokens: SP=4 on 4 GPUs "
-                                  "(documented)")
+    assert not answer.plans and len(solves) == int(without) - 2
+    assert answer.reason.endswith("; no count of nodes of 1 GPU (--node-gpus) trains it, even without --no-estimate "
+                                  "--no-env --no-offload --host-ram 64GB and a train batch of 3 (train_batch_size) and "
+                                  "with --token-budget auto: an SP group stays within one node, so no SP")
 
 
 def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_other():

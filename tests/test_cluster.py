@@ -423,8 +423,10 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
     assert result["unplaced"][0]["reason"] == (
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
         "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
-        "estimated, extrapolated); --token-budget auto reaches 373760 tokens on the 1024-token grid: Env + Offload + "
-        "SP=8 on 8 GPUs with max_token_len_per_gpu = 46720 (estimated, extrapolated)")
+        "estimated, extrapolated); no count of nodes of 8 GPUs (the pool's gpus_per_node) trains it, even with "
+        "--token-budget auto: an SP group stays within one node, so SP=8 at most; --token-budget auto reaches 373760 "
+        "tokens on the 1024-token grid: Env + Offload + SP=8 on 8 GPUs with max_token_len_per_gpu = 46720 (estimated, "
+        "extrapolated)")
     assert result["unplaced"][1]["reason"] == "--minimize nodes places every job or none, and huge fits nowhere"
     assert [u["reason_code"] for u in result["unplaced"]] == ["no-way-to-run", "another-job-fits-nowhere"]
     # Two such jobs: both named, and they "fit" nowhere.
@@ -1673,8 +1675,10 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big: 1000000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on "
         "A100-80GB within 64 GPUs: the longest is 203776 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
-        "estimated, extrapolated); --token-budget auto reaches 407552 tokens on the 1024-token grid: Env + Offload + "
-        "SP=8 on 8 GPUs with max_token_len_per_gpu = 50944 (estimated, extrapolated)"),
+        "estimated, extrapolated); no count of nodes of 8 GPUs (the pool's gpus_per_node) trains it, even with "
+        "--token-budget auto: an SP group stays within one node, so SP=8 at most; --token-budget auto reaches 407552 "
+        "tokens on the 1024-token grid: Env + Offload + SP=8 on 8 GPUs with max_token_len_per_gpu = 50944 (estimated, "
+        "extrapolated)"),
                                                        "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
                                                            ("big", "no-plan", "length-beyond-reach", False)),
@@ -1686,8 +1690,10 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big (up to 88 of its GPUs for the trainer, beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
-        "Offload on 1 GPU, documented); --token-budget auto reaches 49152 tokens on the 1024-token grid: Env + Offload "
-        "on 1 GPU with max_token_len_per_gpu = 49152 (estimated)"),
+        "Offload on 1 GPU, documented); no count of nodes of 3 GPUs (the pool's gpus_per_node) trains it, even "
+        "without --rollout-gpus 2 and with --token-budget auto: an SP group stays within one node, so SP=2 at most; "
+        "--token-budget auto reaches 49152 tokens on the 1024-token grid: Env + Offload on 1 GPU with "
+        "max_token_len_per_gpu = 49152 (estimated)"),
                                                        "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
                                                            ("big", "no-plan", "length-beyond-reach", False)),
@@ -3399,30 +3405,35 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
 def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_plan_not_a_limit_to_drop(
         tmp_path: Path, cli):
     # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
-    # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 4 L40S with 64 GiB,
-    # the nearest plan takes a node of 8 GPUs and 594.2 GiB (it said "drop the pool's host_ram_gb 64"); on two A100
-    # nodes of 4 with 48 GiB, Offload and a lowered token budget (it said "without the pool's host_ram_gb and ...").
+    # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 8 L40S with 64 GiB,
+    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 594.2 GiB (it said "drop the
+    # pool's host_ram_gb 64", "without the pool's host_ram_gb and ..."). A pool's node size is hardware too: on nodes
+    # of 4 L40S nothing trains it, and the reason says so rather than name a node of 8 the pool does not have.
     # The L40S budget is at its card's default margin 0.04: 20480 tokens per GPU have 0.26 GiB to spare at 0.01, and
     # the 0.03 more held back (about 1.25 GiB) leaves them short, so 19456, a grid step less.
-    pools = [{"name": "l40s-4", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 4, "host_ram_gb": 64},
+    pools = [{"name": "l40s-8", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 64},
              {"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "long", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 0}]
-    codes = pool_codes(("l40s-4", "no-plan", "nothing-trains"), ("a100-4", "no-plan", "nothing-trains"))
+    codes = pool_codes(("l40s-8", "no-plan", "nothing-trains"), ("a100-4", "no-plan", "nothing-trains"))
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "long", "reason": (
-        "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
-        "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on 1 node of 8 GPUs with more host "
-        "memory, more trainer GPUs train 131072 tokens if you also add --token-budget auto: "
-        "Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 19456 (estimated, extrapolated), and "
-        "with Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables and the memory model's "
-        "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
-        "host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
+        "l40s-8: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs "
+        "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on nodes with more host memory and with "
+        "--token-budget auto, Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 19456 trains it "
+        "(131072 tokens), and with Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables "
+        "and the memory model's estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory "
+        "per node (the pool's host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
         "Offload it needs 594.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run", "pools": codes,
         "fits_with": []}]
+    pools[0] = {**pools[0], "name": "l40s-4", "gpus_per_node": 4}
+    reason = solved({"pools": pools[:1], "jobs": jobs}, tmp_path)["unplaced"][0]["reason"]
+    assert reason.endswith(
+        "; no count of nodes of 4 GPUs (the pool's gpus_per_node) trains it, even with more host memory than the "
+        "pool's 64 GiB and with --token-budget auto: an SP group stays within one node, so SP=4 at most")
     # The planner's own --host-ram stays a limit to drop.
-    status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "4", "--gpus", "4",
+    status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "8", "--gpus", "4",
                          "--len", "131072", "--host-ram", "64")
     assert status == 1 and "if you also drop --host-ram 64GB and add --token-budget auto" in " ".join(out.split())
 

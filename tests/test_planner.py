@@ -902,12 +902,13 @@ def test_a_plan_that_takes_the_whole_budget_is_asked_again_with_gpus_kept_for_th
         assert (first.unused_gpus, first.gpus) == ((1, 2) if budget == 4 else (0, budget - quarter))
         assert answer.rollout_kept == RolloutKept(rollout_gpus=kept, plan=best_plan(CATALOG, asked, "A100-80GB"))
         assert answer.rollout_kept.plan is not None and answer.rollout_kept.plan.unused_gpus == 0
-    # Where the plan leaves GPUs, the rollout has its own (or none: 0), the budget is the planner's, or one GPU has
-    # none to spare: not asked.
+    # Where the plan leaves GPUs, the rollout has its own (or none: 0) or the budget is the planner's: not asked.
     for request in ({"budget_gpus": 5}, {"budget_gpus": 4, "rollout_gpus": 0}, {"budget_gpus": 4, "rollout_gpus": 1},
                     {"objective": "min_gpus"}):
         assert solve_one("a100", model="8B", max_model_len=32768, **request).rollout_kept is None
-    assert solve_one("a100", model="0.6B", max_model_len=8192, budget_gpus=1).rollout_kept is None
+    # One GPU keeps that one, with no plan (no trainer GPU is left) and no solve asked.
+    assert solve_one("a100", model="0.6B", max_model_len=8192, budget_gpus=1).rollout_kept == RolloutKept(
+        rollout_gpus=1, plan=None)
 
 
 def test_a_rollout_question_left_open_by_the_time_limit_is_not_named(monkeypatch: pytest.MonkeyPatch):
@@ -1357,8 +1358,8 @@ def test_an_sp_that_does_not_divide_the_gpus_is_worded_with_their_count():
 
 def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes(monkeypatch):
     # A search the time limit left open proves nothing: nearest_plan says Undecided (not None, "nothing trains"),
-    # and a refusal then names no plan on nodes of 8, as if the user's own nodes could not train it; nor where nodes
-    # of 4, tried in case they need no more than nodes of 8, were left open (nodes of 8 would read as needed).
+    # and a refusal then says nothing of nearer plans: not that the nodes given have none, nor, on the default nodes
+    # of 8 left open, a plan on nodes of 16 (as if nodes of 8 could not train it).
     asked = make_query(CATALOG, gpu="l40s", model="32B", max_model_len=65536, host_ram_gb=100, node_gpus=2)
     data = prepare(CATALOG, asked.gpus[0], asked)
     with monkeypatch.context() as patched:
@@ -1375,22 +1376,28 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
             return real(catalog, data, query)
         return nearest
 
-    for size, tried in ((2, [2]), (4, [2, 8, 4]), (8, [2, 8])):
+    monkeypatch.setattr(solver.solve, "nearest_plan", out_of_time_on_nodes_of(2))
+    (answer,) = plan(asked, CATALOG)
+    assert answer.status == "infeasible" and nodes == [2] and "nodes of" not in answer.reason
+    longer = make_query(CATALOG, gpu="l40s", model="Llama-3.1-70B", max_model_len=131072, budget_gpus=16,
+                        token_budget="auto")
+    for size, tried in ((8, [8]), (16, [8, 16])):
         nodes.clear()
         monkeypatch.setattr(solver.solve, "nearest_plan", out_of_time_on_nodes_of(size))
-        (answer,) = plan(asked, CATALOG)
-        assert answer.status == "infeasible" and nodes == tried
-        assert "nodes of 8 GPUs" not in answer.reason and "nodes of 4 GPUs" not in answer.reason
+        (answer,) = plan(longer, CATALOG)
+        assert answer.status == "infeasible" and nodes == tried and "nodes of 16 GPUs" not in answer.reason
     monkeypatch.setattr(solver.solve, "nearest_plan", real)
     (answer,) = plan(asked, CATALOG)
-    assert "; on nodes of 8 GPUs, 65536 tokens trains if you drop --host-ram 100" in answer.reason
+    assert answer.reason.endswith("; no count of nodes of 2 GPUs (--node-gpus) trains it, even without --host-ram "
+                                  "100GB and with --token-budget auto: an SP group stays within one node, so SP=2 at "
+                                  "most")
 
 
-def test_a_refusal_nodes_of_8_cannot_cure_tries_nodes_of_16_and_no_smaller_ones_after_them(monkeypatch):
+def test_a_refusal_on_nodes_given_keeps_to_them_and_on_the_default_nodes_of_8_tries_nodes_of_16(monkeypatch):
     # Llama-3.1-70B at 131072 tokens on L40Ss: on nodes of 8 (SP=8 at most) nothing trains it, whatever is lifted;
-    # on nodes of 16 SP=16 does. From nodes of 4 (and 2) nodes of 8 are tried first, and where they have none, nodes
-    # of 16, with no nodes of 2 or 4 after (none of them could reach further than nodes of 8); nodes of 16 try none
-    # larger (at 262144 tokens nothing trains on them).
+    # on nodes of 16 SP=16 does. A node size given is hardware: the nearest plan is sought on it alone, and the
+    # reason says plainly that none of its counts trains it; on the default nodes of 8, nodes of 16 are tried next
+    # (at 262144 tokens nothing trains on them either, and then the reason says nothing more).
     real, nodes = solver.solve.nearest_plan, []
 
     def nearest(catalog, data, query):
@@ -1398,31 +1405,36 @@ def test_a_refusal_nodes_of_8_cannot_cure_tries_nodes_of_16_and_no_smaller_ones_
         return real(catalog, data, query)
 
     monkeypatch.setattr(solver.solve, "nearest_plan", nearest)
-    for node_gpus, length, tried in ((2, 131072, [2, 8, 16]), (4, 131072, [4, 8, 16]), (8, 131072, [8, 16]),
-                                     (12, 131072, [12, 16]), (16, 262144, [16])):
+    for node_gpus, length, tried in ((2, 131072, [2]), (4, 131072, [4]), (8, 131072, [8]), (12, 131072, [12]),
+                                     (None, 131072, [8, 16]), (None, 262144, [8, 16])):
         nodes.clear()
         asked = make_query(CATALOG, gpu="l40s", model="Llama-3.1-70B", max_model_len=length, budget_gpus=16,
                            token_budget="auto", node_gpus=node_gpus)
         (answer,) = plan(asked, CATALOG)
         assert answer.status == "infeasible" and nodes == tried
-        assert ("nodes of 16" in answer.reason) == (node_gpus < 16)
-        assert node_gpus == 16 or answer.reason.endswith(
+        assert ("nodes of 16" in answer.reason) == (node_gpus is None and length == 131072)
+        largest = 8 if node_gpus == 12 else node_gpus  # 64 heads, 8 KV heads: SP=12 is none
+        assert node_gpus is None or answer.reason.endswith(
+            f"; no count of nodes of {node_gpus} GPUs (--node-gpus) trains it: an SP group stays within one node, so "
+            f"SP={largest} at most")
+        assert node_gpus is not None or length != 131072 or answer.reason.endswith(
             "; on nodes of 16 GPUs, 131072 tokens trains: Env + Offload + SP=16 on 16 GPUs with a lowered "
             "max_token_len_per_gpu of 13312 (estimated, extrapolated)")
 
 
 def test_a_nearest_plan_on_more_gpus_than_a_node_says_how_many_nodes_it_takes_where_the_question_counts_them():
     # Qwen3-8B without Offload on A100-40GBs at 32768 tokens, within 2 GPUs of nodes of 4: the nearest plan takes 16
-    # GPUs, 4 nodes of 4. A cluster's question (count_nodes: a pool has so many nodes) says so; beside 2 rollout GPUs
-    # it takes 5 (the trainer's 4 whole nodes, and one for the rollout); the planner's own (its node count open)
-    # names no nodes of its own size, as before.
+    # GPUs, 4 nodes of 4. A cluster's question (count_nodes: a pool has so many nodes) says so, and so does the
+    # planner's on the nodes of 4 given; beside 2 rollout GPUs it takes 5 (the trainer's 4 whole nodes, and one for
+    # the rollout); on the default nodes (not given: their count is open) it names no nodes of its own size.
     asked = make_query(CATALOG, gpu="a100-40g", model="8B", max_model_len=32768, budget_gpus=2, node_gpus=4,
                        offload=False, objective="min_gpus")
     nearest = solver.solve._nearest_on_nodes(CATALOG, prepare(CATALOG, asked.gpus[0], asked), asked)
     assert nearest is not None and (nearest.plan.gpus, nearest.node_gpus, nearest.lifted) == (16, 4, {"budget"})
     counting = asked.model_copy(update={"count_nodes": True})
     assert [nearest.nodes_words(counting), nearest.nodes_words(counting.model_copy(update={"rollout_gpus": 2})),
-            nearest.nodes_words(asked)] == ["on 4 nodes of 4 GPUs, ", "on 5 nodes of 4 GPUs, ", ""]
+            nearest.nodes_words(asked), nearest.nodes_words(asked.model_copy(update={"node_gpus_given": False}))] == [
+        "on 4 nodes of 4 GPUs, ", "on 5 nodes of 4 GPUs, ", "on 4 nodes of 4 GPUs, ", ""]
     # Nodes are counted as whole ones (6 GPUs take 2 nodes of 4); a plan that lifts the rollout's layout is counted
     # alone; one within a node is on no nodes of its own.
     assert [nearest._replace(plan=nearest.plan.model_copy(update={"gpus": 6})).nodes_words(counting),
@@ -1430,45 +1442,6 @@ def test_a_nearest_plan_on_more_gpus_than_a_node_says_how_many_nodes_it_takes_wh
                 counting.model_copy(update={"rollout_gpus": 2})),
             nearest._replace(plan=nearest.plan.model_copy(update={"gpus": 4})).nodes_words(counting)] == [
         "on 2 nodes of 4 GPUs, ", "on 4 nodes of 4 GPUs, ", ""]
-
-
-def test_of_nodes_of_2_and_4_both_as_near_as_nodes_of_8_nodes_of_2_are_named(monkeypatch):
-    # A query on nodes of 1 GPU: nodes of 2 and of 4 are tried smallest first, and each here has nodes of 8's plan.
-    asked = make_query(CATALOG, gpu="l40s", model="32B", max_model_len=65536, host_ram_gb=100, node_gpus=1)
-    real = solver.solve.nearest_plan
-
-    def nearest(catalog, data, query):
-        return real(catalog, data, query.model_copy(update={"node_gpus": 8}) if query.node_gpus in (2, 4) else query)
-
-    monkeypatch.setattr(solver.solve, "nearest_plan", nearest)
-    (answer,) = plan(asked, CATALOG)
-    assert "; on nodes of 2 GPUs, 65536 tokens trains if you drop --host-ram 100GB: " in answer.reason
-
-
-def test_larger_nodes_named_are_the_smallest_whose_plan_is_as_near_as_on_nodes_of_8(monkeypatch):
-    # Nodes of 4 are named in place of nodes of 8 only where their nearest plan lifts no limit more, takes no GPU
-    # more and reaches no shorter length (here nodes of 4's plan is nodes of 8's, changed one way at a time).
-    asked = make_query(CATALOG, gpu="l40s", model="32B", max_model_len=65536, host_ram_gb=100, node_gpus=2)
-    real = solver.solve.nearest_plan
-    on_eight = real(CATALOG, prepare(CATALOG, asked.gpus[0], asked), asked.model_copy(update={"node_gpus": 8}))
-    assert on_eight is not None
-    eight_plan, eight_lifted = on_eight
-
-    def nearest_on_four_as(plan_update: dict[str, Any], lifted: frozenset[str]) -> Any:
-        def nearest(catalog, data, query):
-            if query.node_gpus == 4:
-                return eight_plan.model_copy(update=plan_update), lifted
-            return None if query.node_gpus == 2 else real(catalog, data, query)
-        return nearest
-
-    for plan_update, lifted, named in (
-            ({}, eight_lifted, 4),
-            ({"max_model_len": eight_plan.max_model_len - 1024}, eight_lifted, 8),
-            ({"gpus": eight_plan.gpus * 2}, eight_lifted, 8),
-            ({}, eight_lifted | {"pin_sp"}, 8)):
-        monkeypatch.setattr(solver.solve, "nearest_plan", nearest_on_four_as(plan_update, lifted))
-        (answer,) = plan(asked, CATALOG)
-        assert f"; on nodes of {named} GPUs, " in answer.reason
 
 
 def _unproven(monkeypatch: pytest.MonkeyPatch) -> None:

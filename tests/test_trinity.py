@@ -62,7 +62,7 @@ from solver.trinity.keys import (
     offload_path,
     yaml_scalar,
 )
-from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
+from solver.trinity.plan_keys import PlanKey, keys_for_plan, trinity_06_keys_comment
 
 DATA = Path(__file__).parent / "data" / "trinity"
 USER_CONFIG = DATA / "user-config.yaml"
@@ -2336,7 +2336,7 @@ def test_plan_keys_set_trinity_06_trainer_flags_as_the_version_and_config_call_f
     assert [(key.value, key.comment) for key in map(partial(_key, off), flags)] == [(False, None)] * 3
     assert not any(key.path in flags for key in keys_for_plan(vanilla_plan(), model, {}, version="0.6"))
     # The comment on them is for a fragment of no version only: one for 0.6 has them without it.
-    assert _key(keys_for_plan(long_plan(), model), flags[0]).comment == TRINITY_06_KEYS
+    assert _key(keys_for_plan(long_plan(), model), flags[0]).comment == trinity_06_keys_comment()
     assert [_key(keys_for_plan(long_plan(), model, version="0.6"), flag).comment for flag in flags] == [None] * 3
 
 

@@ -1,8 +1,9 @@
 """Tests for session 61's writecomment: ``solve --from-config FILE --write OUT`` without ``--trinity-version`` adds
 Trinity 0.6's offload flags under ``trainer`` (``param_offload``, ``optimizer_offload``, ``offload_policy``), which
 Trinity 0.5 refuses; the written file now says so on comment lines just above them, in the words ``--emit trinity``
-writes beside them (`TRINITY_06_KEYS`). A later ``--write`` replaces that note (for 0.5 removes it with the flags, for
-0.6 removes it alone); a config whose own flags are there (Trinity 0.6's) gets none; a user's comments stay."""
+writes beside them (`trinity_06_keys_comment`). A later ``--write`` replaces that note (for 0.5 removes it with the
+flags, for 0.6 removes it alone); a config whose own flags are there (Trinity 0.6's) gets none; a user's comments
+stay."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from solver.query import make_query
 from solver.solve import plan as solve
 from solver.tables import load_catalog
 from solver.trinity import patch_trinity_config
-from solver.trinity.plan_keys import TRINITY_06_KEYS
+from solver.trinity.plan_keys import trinity_06_keys_comment
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,7 +61,7 @@ FLAGS = ("  param_offload: true\n"
          "  offload_policy: true\n")
 NOTE = ("  # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl\n"
         "  #   before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags\n")
-"""The note above the flags at column 2: `TRINITY_06_KEYS`, wrapped at 100 as the note above max_model_len is."""
+"""The note above the flags at column 2: `trinity_06_keys_comment()`, wrapped at 100 as the one above max_model_len."""
 TRAINER_HEAD = ("# the trainer: one RTX 4090\n"
                 "trainer:\n"
                 "  save_interval: 100  # steps\n"
@@ -92,7 +93,7 @@ def _trainer(written: str) -> str:
 
 
 def test_the_note_is_the_fragments_comment_wrapped():
-    assert NOTE.replace("\n  #  ", "").replace("  # ", "").rstrip("\n") == TRINITY_06_KEYS
+    assert NOTE.replace("\n  #  ", "").replace("  # ", "").rstrip("\n") == trinity_06_keys_comment()
 
 
 def test_a_config_for_no_release_named_gets_the_note_above_the_flags_it_adds(cli, tmp_path):

@@ -47,6 +47,7 @@ from solver.cli.trinity_options import engines_note
 from solver.query import DETERMINISTIC_PER_SECOND
 from solver.render import cluster_json, cluster_view, purchase_json, purchase_view
 from solver.results import ClusterResult, Placement, PoolCode, ReasonCode, Unplaced, UnplacedCode
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import (
     Catalog,
     Fleet,
@@ -263,7 +264,7 @@ def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Flee
             file=sys.stderr)
         return []
     fragments = placement_configs(result, fleet, catalog, version=args.trinity_version,
-                                  check_options=planning_check_options(args))
+                                  check_options=planning_check_options(args), option_names=COMMAND_OPTIONS)
     written = _write_configs(args.emit_dir, fragments)
     _note_rollout_engines(result)
     _note_configs_not_written(args, result, fleet)

@@ -256,7 +256,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
 
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
-                           token_budget=args.token_budget or "default", node_gpus=args.node_gpus or NODE_GPUS)
+                           token_budget=args.token_budget or "default", node_gpus=args.node_gpus)
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
             "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}

@@ -27,6 +27,9 @@ JOB_BATCH_SOURCE = "the job's train_batch_size"
 POOL_HOST_RAM_SOURCE = "the pool's host_ram_gb"
 """Where a job's host memory per node comes from, as messages name it (`host_ram_words`, `host_ram_bound_words`)."""
 
+POOL_NODE_SOURCE = "the pool's gpus_per_node"
+"""Where a job's node size comes from, as messages name it (`Query.node_source`)."""
+
 
 @dataclass(frozen=True)
 class Option:
@@ -152,7 +155,8 @@ class Planner:
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, weights=self.weights,
                           estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
-                          host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source=POOL_HOST_RAM_SOURCE,
+                          host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=POOL_NODE_SOURCE,
+                          host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version,

@@ -238,12 +238,16 @@ def _trade_words(other: Plan, plan: Plan) -> str:
 
 def _rollout_kept_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``for rollout`` row, where the best plan takes the whole budget and leaves the rollout none: the
-    flags that keep some of it for the rollout, their best plan and what it trades; or, where they have none, that,
-    and how to give the rollout GPUs beside the budget instead (None where the answer did not ask:
-    `Answer.rollout_kept`)."""
+    flags that keep some of it for the rollout, their best plan and what it trades; or, where they have none (or,
+    for one GPU, would leave the trainer none), that, and how to give the rollout GPUs beside the budget instead
+    (None where the answer did not ask: `Answer.rollout_kept`)."""
     if (kept := answer.rollout_kept) is None:
         return None
     budget, rollout = answer.budget_gpus, kept.rollout_gpus
+    if rollout == budget:  # one GPU: the trainer's (--gpus counts the trainer's alone)
+        return (f"the rollout (explorer) takes GPUs of its own beside the trainer's, and keeping the {budget} GPU for "
+                f"it leaves the trainer none: give the rollout GPUs beside it instead: --gpus {budget} "
+                "--rollout-gpus R")
     if (other := kept.plan) is None:
         trains = "at any length" if answer.objective == "max_len" else f"for {plan.max_model_len} tokens"
         return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout}); give "

@@ -32,7 +32,7 @@ from solver.results import (
     length_cautions,
     past_validated_words,
 )
-from solver.rules import batch_split_violation, whole_nodes_violation
+from solver.rules import COMMAND_OPTIONS, batch_split_violation, whole_nodes_violation
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
@@ -128,6 +128,7 @@ class _FragmentOptions:
     node_gpus: int | None
     host_ram_gb: float | None
     host_ram_source: str
+    version_option: str
     check_flags: tuple[str, ...] | None
 
 
@@ -289,8 +290,8 @@ def trinity_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
-    node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str = "--host-ram",
-    check: tuple[str, ...] | None = None,
+    node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str = COMMAND_OPTIONS.host_ram,
+    version_option: str = COMMAND_OPTIONS.trinity_05, check: tuple[str, ...] | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -309,7 +310,9 @@ def trinity_fragment(
     a header line saying so; `node_gpus`, the GPUs per node it was made for: without `rollout_gpus`, a header line on
     the whole nodes a trainer on more GPUs spans (a trainer past one node that is not whole nodes is a `QueryError`);
     `host_ram_gb`, the host memory per node the plan was held to (from `host_ram_source`, as the header names it), or
-    None: the header's host memory line says that it was, or that it was not checked. `check`, the options that check
+    None: the header's host memory line says that it was, or that it was not checked; `version_option`, the caller's
+    name for a config for Trinity 0.5 (`OptionNames.trinity_05`), as the comment on 0.6's offload flags under
+    ``trainer`` names it, made for no release. `check`, the options that check
     a config as the plan was made (`check_flags`: ``--gpu`` and more), adds the command that does so to the header,
     with the host memory, the Trinity release and Env's variable as the plan has them; None, no command.
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
@@ -321,22 +324,23 @@ def trinity_fragment(
     return plan_fragment(plan, model, rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                          layout=layout, version=version, rocm=rocm, train_batch_size=train_batch_size,
                          node_gpus=node_gpus, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source,
-                         check=check)[0]
+                         version_option=version_option, check=check)[0]
 
 
 def plan_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
-    node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str = "--host-ram",
-    check: tuple[str, ...] | None = None,
+    node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str = COMMAND_OPTIONS.host_ram,
+    version_option: str = COMMAND_OPTIONS.trinity_05, check: tuple[str, ...] | None = None,
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys."""
     options = _FragmentOptions(rollout_gpus=rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus,
                                version=version, rocm=rocm, train_batch_size=train_batch_size, node_gpus=node_gpus,
-                               host_ram_gb=host_ram_gb, host_ram_source=host_ram_source, check_flags=check)
+                               host_ram_gb=host_ram_gb, host_ram_source=host_ram_source,
+                               version_option=version_option, check_flags=check)
     _check_fragment_arguments(plan, model, options, engines, layout)
-    keys = [key for key in keys_for_plan(plan, model, layout, version=version)
+    keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=version_option)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
@@ -412,7 +416,7 @@ def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOption
                 ("rocm", options.rocm, bool), ("train_batch_size", options.train_batch_size, int | None),
                 ("node_gpus", options.node_gpus, int | None), ("layout", layout, Mapping | None),
                 ("host_ram_gb", options.host_ram_gb, float | None), ("host_ram_source", options.host_ram_source, str),
-                ("check", options.check_flags, tuple | None))
+                ("version_option", options.version_option, str), ("check", options.check_flags, tuple | None))
     check_host_ram(options.host_ram_gb)
     check_trinity_version("version", options.version)
     check_gpu_name(options.gpu)

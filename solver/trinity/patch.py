@@ -44,13 +44,13 @@ from solver.trinity.keys import (
     yaml_scalar,
 )
 from solver.trinity.plan_keys import (
-    TRINITY_06_KEYS,
     PlanKey,
     caution_comment,
     check_gpu_name,
     evidence_comment,
     host_memory_comment,
     keys_for_plan,
+    trinity_06_keys_comment,
 )
 from solver.trinity.reader import aliased_anchors, check_config_arguments, load_config_mapping, read_or_none
 
@@ -381,9 +381,9 @@ _OFFLOAD_FLAG_LINE = re.compile(rf"( *)(?:{'|'.join(OFFLOAD_FLAGS)}):", re.MULTI
 
 def _flags_note(indent: int) -> list[str]:
     """--write's note above Trinity 0.6's offload flags under ``trainer``, which it adds for no Trinity release named
-    (`_note_trainer_flags`): the fragment's comment on them (`TRINITY_06_KEYS`), wrapped (`_wrapped`) at column
+    (`_note_trainer_flags`): the fragment's comment on them (`trinity_06_keys_comment`), wrapped (`_wrapped`) at column
     `indent`, as the lines of text it writes, without their line ends."""
-    return [f"{' ' * indent}# {line}" for line in _wrapped(TRINITY_06_KEYS, indent)]
+    return [f"{' ' * indent}# {line}" for line in _wrapped(trinity_06_keys_comment(), indent)]
 
 
 def _without_flags_note(text: str) -> tuple[str, bool]:
@@ -404,16 +404,16 @@ def _without_flags_note(text: str) -> tuple[str, bool]:
 
 
 def _note_trainer_flags(data: CommentedMap, indent: int) -> None:
-    """The fragment's comment on Trinity 0.6's offload flags under ``trainer`` (`TRINITY_06_KEYS`: Trinity 0.5 refuses
-    them, and ``--trinity-version 0.5`` leaves them out), as comment lines (at column `indent`) just above the first
-    of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow style holds no comment line:
-    the note on stderr says it)."""
+    """The fragment's comment on Trinity 0.6's offload flags under ``trainer`` (`trinity_06_keys_comment`: Trinity 0.5
+    refuses them, and ``--trinity-version 0.5`` leaves them out), as comment lines (at column `indent`) just above the
+    first of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow style holds no comment
+    line: the note on stderr says it)."""
     trainer = data.get("trainer")
     if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style():
         return
     first = next((key for key in trainer if key in OFFLOAD_FLAGS), None)
     if first is not None:
-        trainer.yaml_set_comment_before_after_key(first, before="\n".join(_wrapped(TRINITY_06_KEYS, indent)),
+        trainer.yaml_set_comment_before_after_key(first, before="\n".join(_wrapped(trinity_06_keys_comment(), indent)),
                                                   indent=indent)
 
 
@@ -608,7 +608,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
       `patched_config_problems` names it.
     - No `version`: 0.6's offload flags under ``trainer``, where the config has none of its own (nothing in a config
       says 0.5, whose keys are 0.6's too; without them 0.6 on verl before 0.8 runs without Offload), get the
-      fragment's comment on them (`TRINITY_06_KEYS`: 0.5 refuses them) on lines just above them
+      fragment's comment on them (`trinity_06_keys_comment`: 0.5 refuses them) on lines just above them
       (`_note_trainer_flags`); a later patch replaces it, taking the flags under it for its own (`_without_flags_note`).
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
     - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.results import Plan, lowered_budget_undone, yarn_caution
-from solver.rules import host_ram_check_words
+from solver.rules import COMMAND_OPTIONS, host_ram_check_words
 from solver.tables import Model, QueryError, brief
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
@@ -26,10 +26,13 @@ from solver.trinity.keys import (
 )
 from solver.trinity.reader import read_or_none, turned_off
 
-TRINITY_06_KEYS = ("these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl "
-                   "before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags")
-"""The fragment's comment on a plan's offload flags under ``trainer`` itself, Trinity 0.6's keys, made for no Trinity
-release; --write's note above them where it adds them."""
+
+def trinity_06_keys_comment(version_option: str = COMMAND_OPTIONS.trinity_05) -> str:
+    """The fragment's comment on a plan's offload flags under ``trainer`` itself, Trinity 0.6's keys, made for no
+    Trinity release (--write's note above them where it adds them), naming the caller's `version_option` that leaves
+    them out (`OptionNames.trinity_05`)."""
+    return (f"these three are Trinity 0.6's (0.5 refuses them: {version_option} leaves them out); on verl before 0.8, "
+            "Trinity 0.6 reads these, not the roles' fsdp_config flags")
 
 
 class PlanKey(BaseModel):
@@ -74,20 +77,22 @@ def check_gpu_name(gpu: str | None) -> None:
 
 
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
-                  version: TrinityVersion | None = None) -> list[PlanKey]:
+                  version: TrinityVersion | None = None,
+                  version_option: str = COMMAND_OPTIONS.trinity_05) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
     under each role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has,
     set to false; Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5);
     dynamic batch sizes, gradient checkpointing and remove padding back on where `config` turns them off (its
     interpolations resolved from `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses
-    it). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`)."""
+    it). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the
+    caller's name for that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`)."""
     resolved = _resolved_values(config, environ)
     return [
         *_model_keys(plan, model, config),
         *_trainer_keys(plan, version),
         *_turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
         *(_turned_back_on(resolved, [REMOVE_PADDING_KEYS[0]]) if version != "0.5" else []),  # a key 0.5 refuses
-        *_trainer_offload_flags(plan, config, version),
+        *_trainer_offload_flags(plan, config, version, version_option),
         # verl's model keys, under trainer_config before the roles' keys there
         *_turned_back_on(resolved, [GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]]),
         # a role's keys together, a section's together (the fragment nests them)
@@ -163,14 +168,16 @@ def _turned_back_on(resolved: ValueAt, paths: Iterable[tuple[str, ...]]) -> list
     return [PlanKey(path=path, value=True, existing_only=True) for path in paths if turned_off(resolved(path))]
 
 
-def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | None) -> list[PlanKey]:
-    """Trinity 0.6's offload flags under ``trainer``, with Offload or where `config` has them (never for 0.5)."""
+def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | None,
+                           version_option: str) -> list[PlanKey]:
+    """Trinity 0.6's offload flags under ``trainer``, with Offload or where `config` has them (never for 0.5; their
+    comment names `version_option`)."""
     if version == "0.5" or not (plan.offload or trainer_level_offload(config)):
         return []
     # Trinity 0.6's, which it copies over the roles' on verl before 0.8 (its TrainerConfig has all three): without
     # them there, Offload would be off. Made for no release, they are the current one's, and their comment says
     # that Trinity 0.5 refuses them.
-    comment = TRINITY_06_KEYS if version is None else None
+    comment = trinity_06_keys_comment(version_option) if version is None else None
     return [PlanKey(path=("trainer", flag), value=plan.offload, comment=comment if flag == OFFLOAD_FLAGS[0] else None)
             for flag in OFFLOAD_FLAGS]
 
