@@ -32,12 +32,16 @@ from solver.tables.text import first_repeated
 
 
 class Weights(Frozen):
-    """Cost weights: ``cost = (1/n) * (1 + offload*r*o) * (1 + sp*(s-1)) * (1 + env*e)``, for a model of r parameters
-    held per parameter active (`Model.held_per_active`: 1 for a dense model)."""
+    """Cost weights: ``cost = (1/n) * (1 + offload*r*o) * (1 + sp*p*(s-1)) * (1 + env*e)``, for a model of r parameters
+    held per parameter active (`Model.held_per_active`: 1 for a dense model), with p the `sp_pcie_factor` on a GPU
+    type whose GPUs talk over PCIe (`GpuType.interconnect`), 1 on others."""
 
     offload: Weight
     sp: Weight
     env: Weight
+    sp_pcie_factor: Annotated[float, Strict(), Ge(1), Le(1000), AllowInfNan(False)] = Field(default=1.0, description=(
+        "how many times SP's weight counts on a GPU type whose GPUs reach one another over PCIe (interconnect: "
+        "pcie): Ulysses' all-to-all crosses PCIe, or host memory, every layer; 1 (absent) weighs it as on NVLink"))
 
 
 UNION_TAGS = ("<tokens>", "<at_least>")
