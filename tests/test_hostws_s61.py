@@ -101,8 +101,8 @@ def test_host_ram_checks_it_instead_ruling_the_need_in_or_out(cli):
                                        "RTX-4090-24GB within 2 GPUs trains with --host-ram 64GB")
     status, out, _ = cli(*flags, "--host-ram", "96", "--json")
     [best, *_] = json.loads(out)[0]["plans"]
-    assert (status, best["offload"], best["host_memory_gb"], best["caution_codes"]) == (0, True, 82.8,
-                                                                                       ["sp-over-pcie"])
+    assert (status, best["offload"], best["host_memory_gb"], best["caution_codes"]) == (
+        0, True, 82.8, ["sp-over-pcie"])
 
 
 def test_solve_memory_on_a_4090_is_cautioned_past_64_gib(cli):
