@@ -661,12 +661,12 @@ def test_bad_catalogue_files_are_refused(tmp_path: Path):
     gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, memory_mib: 0, source: x}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"gpus.yaml: gpu H100-80GB, memory_mib: must be above 0"):
         load_catalog(tmp_path)
-    gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x, interconnect: nvlink, interconnect_source: x}\n",
-                    encoding="utf-8")
+    gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x, interconnect: nvlink, "
+                    "interconnect_source: x}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"GPU A100-80GB: memory_gb 80 is not the catalogue's 40 for A100-80GB$"):
         load_catalog(tmp_path)
-    gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, source: x, interconnect: nvlink, interconnect_source: x}\n",
-                    encoding="utf-8")
+    gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, source: x, interconnect: nvlink, "
+                    "interconnect_source: x}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"a100-80gb.yaml: GPU A100-80GB is not in gpus.yaml; add it there$"):
         load_catalog(tmp_path)
 
