@@ -39,6 +39,7 @@ from solver.tables import (
     Catalog,
     Coefficients,
     GpuType,
+    Interconnect,
     MemoryModel,
     Model,
     Setting,
@@ -87,6 +88,8 @@ class PlanningData:
     whose it is (`Catalog.table_origins`)."""
     model: str
     shape: Model
+    interconnect: Interconnect | None
+    """How the GPU type's GPUs reach one another (`GpuType.interconnect`), which SP's cost depends on."""
     columns: Mapping[int, str]
     """Per GPU count with a table, the name it gives the model's cells (`Table.name_for`)."""
     larger: tuple[tuple[str, TableCells], ...]
@@ -189,25 +192,30 @@ class FoundPlan:
 
 
 @lru_cache(maxsize=4096)
-def exact_cost(weights: Weights, held_per_active: Fraction, combination: Combination) -> Fraction:
-    """The relative step time ``(1/n)(1 + w_off*r*o)(1 + w_sp*(s-1))(1 + w_env*e)``, exactly, for a model that holds
-    `held_per_active` parameters (r, `Model.held_per_active`) per parameter a token computes with (cached: every
-    plan's cost asks again, and fractions are slow to multiply).
+def exact_cost(weights: Weights, held_per_active: Fraction, interconnect: Interconnect | None,
+               combination: Combination) -> Fraction:
+    """The relative step time ``(1/n)(1 + w_off*r*o)(1 + w_sp*p*(s-1))(1 + w_env*e)``, exactly, for a model that holds
+    `held_per_active` parameters (r, `Model.held_per_active`) per parameter a token computes with, on GPUs that reach
+    one another over `interconnect` (p: the weights' ``sp_pcie_factor`` on ``pcie``, else 1; cached: every plan's
+    cost asks again, and fractions are slow to multiply).
 
     Offload's weight is its added time for a dense model (r = 1); it scales with r, since Offload moves and updates
     every parameter held each step, while the step's compute scales with the active ones, unless the weights turn
-    that off (`Weights.offload_moe_scaling`: r taken as 1). Weights are read as the decimals they are written as
+    that off (`Weights.offload_moe_scaling`: r taken as 1). SP's weight is its added time per extra rank over
+    NVLink; over PCIe its all-to-all, every layer, is slower. Weights are read as the decimals they are written as
     (``0.1`` is 1/10), so equal costs are equal.
     """
     n, env, offload, sp = combination
-    w_off, w_sp, w_env = _weight_fractions(weights)
+    w_off, w_sp, w_env = _weight_fractions(weights, interconnect)
     r = held_per_active if weights.offload_moe_scaling else 1
     return Fraction(1, n) * (1 + w_off * r * offload) * (1 + w_sp * (sp - 1)) * (1 + w_env * env)
 
 
 @lru_cache(maxsize=16)
-def _weight_fractions(weights: Weights) -> tuple[Fraction, Fraction, Fraction]:
-    return Fraction(repr(weights.offload)), Fraction(repr(weights.sp)), Fraction(repr(weights.env))
+def _weight_fractions(weights: Weights, interconnect: Interconnect | None) -> tuple[Fraction, Fraction, Fraction]:
+    """Offload's, SP's (times ``sp_pcie_factor`` over PCIe) and Env's weights, as the fractions they are written as."""
+    sp_factor = Fraction(repr(weights.sp_pcie_factor)) if interconnect == "pcie" else 1
+    return Fraction(repr(weights.offload)), Fraction(repr(weights.sp)) * sp_factor, Fraction(repr(weights.env))
 
 
 def ranking_key(objective: Objective, combination: Combination, cost: Fraction | int) -> tuple[Fraction | int, ...]:
@@ -284,11 +292,12 @@ def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
         table_origins=catalog.table_origins(gpu, shape),
         model=shape.name,
         shape=shape,
+        interconnect=gpu_type.interconnect,
         columns=columns,
         larger=larger,
         counts=counts,
         rows=rows,
-        ranks=cost_ranks(counts, inputs.objective, inputs.weights, shape.held_per_active),
+        ranks=cost_ranks(counts, inputs.objective, inputs.weights, shape.held_per_active, gpu_type.interconnect),
         settings=settings,
         estimates=estimates,
         estimate_tokens=MappingProxyType({} if inputs.token_budget == "default" else {
@@ -378,10 +387,11 @@ def cell_witnesses(tabled: GpuType, refuting: tuple[GpuType, ...], shape: Model,
 
 
 @lru_cache(maxsize=64)
-def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights,
-               held_per_active: Fraction) -> tuple[RankedCombination, ...]:
+def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights, held_per_active: Fraction,
+               interconnect: Interconnect | None) -> tuple[RankedCombination, ...]:
     """(n, e, o, s, rank, cost rank, cost tier) for every combination of the GPU `counts`, Env, Offload and SP
-    up to the largest count, for a model of `held_per_active` parameters (`exact_cost`): its place in the
+    up to the largest count, for a model of `held_per_active` parameters on GPUs joined by `interconnect`
+    (`exact_cost`): its place in the
     objective's order, 0 for the best, and in the cheapest plan's
     order, and the cost rank of the first combination of exactly its cost (its tier: equal costs, one tier).
     Every combination gets them, feasible or not; the constraints decide which the plan may take."""
@@ -395,7 +405,7 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights,
     # Costs as whole numbers, times one multiple of every denominator, so that the sort compares integers
     # instead of fractions (the same order, much faster for many GPU counts): the cost on one GPU of each
     # setting, exactly, then divided by the count.
-    per_setting = {setting: exact_cost(weights, held_per_active, (1, *setting))
+    per_setting = {setting: exact_cost(weights, held_per_active, interconnect, (1, *setting))
                    for setting in {c[1:] for c in combinations}}
     scale = math.lcm(*(cost.denominator for cost in per_setting.values())) * math.lcm(*counts)
     on_one_gpu = {setting: cost.numerator * (scale // cost.denominator) for setting, cost in per_setting.items()}
@@ -414,10 +424,11 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights,
 
 @lru_cache(maxsize=64)
 def ranks_table(counts: tuple[int, ...], objective: Objective, weights: Weights, held_per_active: Fraction,
-                columns: int) -> TableValues:
+                interconnect: Interconnect | None, columns: int) -> TableValues:
     """The first `columns` of each of `cost_ranks`' entries, as a CP-SAT table's values (`table_values`; cached:
     every model with these counts has this table, thousands of rows for 64 GPUs)."""
-    return table_values([entry[:columns] for entry in cost_ranks(counts, objective, weights, held_per_active)])
+    return table_values([entry[:columns]
+                         for entry in cost_ranks(counts, objective, weights, held_per_active, interconnect)])
 
 
 def table_values(rows: Sequence[Sequence[int]]) -> TableValues:
@@ -692,10 +703,12 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     the rank (and search in that order)."""
     if _ranks_apart(query):
         add_table(model, [plan.gpus, plan.env, plan.offload, plan.sp, plan.rank, plan.cost_rank],
-                  ranks_table(data.counts, query.objective, query.weights, data.shape.held_per_active, columns=6))
+                  ranks_table(data.counts, query.objective, query.weights, data.shape.held_per_active,
+                              data.interconnect, columns=6))
     else:  # one rank: a column more made large tables (64 GPUs) three times slower to search
         add_table(model, [plan.gpus, plan.env, plan.offload, plan.sp, plan.rank],
-                  ranks_table(data.counts, query.objective, query.weights, data.shape.held_per_active, columns=5))
+                  ranks_table(data.counts, query.objective, query.weights, data.shape.held_per_active,
+                              data.interconnect, columns=5))
     model.minimize(objective_expression(data, query, plan))
     if query.objective == "max_len":
         # Search the longest lengths first, then the cheapest ranks (solve.py makes the search follow it).

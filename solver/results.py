@@ -114,6 +114,7 @@ class CautionCode(str, Enum):
     UNEVEN_DATA_PARALLEL = "uneven-data-parallel"
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROCM_ENV_MAY_NOT_APPLY = "rocm-env-may-not-apply"
+    SP_OVER_PCIE = "sp-over-pcie"
 
 
 class Caution(NamedTuple):
@@ -425,6 +426,17 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
             "OS, Ray and the rollout take) to check it")
 
 
+def sp_over_pcie_caution(gpu: GpuType, sp: int) -> str | None:
+    """The caution for a plan with SP on a GPU type whose GPUs reach one another over PCIe alone
+    (`GpuType.interconnect` ``pcie``), in words; None otherwise."""
+    if sp == 1 or gpu.interconnect != "pcie":
+        return None
+    return (f"SP={sp} on {gpu.name} cards, which reach one another over PCIe: Ulysses' all-to-all crosses it, or host "
+            "memory where the cards cannot reach one another directly, in every layer; the cost weighs that above "
+            "NVLink's by a ranking weight, not a measured time, so a plan without SP that fits (--sp 1) may train "
+            "faster: time a step of each")
+
+
 def layout_cautions(model: Model) -> tuple[str, ...]:
     """The caution for a model read from a config.json of a kind whose counts were not checked
     (`Model.unchecked_layout`), in words; none otherwise."""
@@ -483,15 +495,18 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
 
 
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
-                rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None) -> tuple[Caution, ...]:
+                rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None,
+                sp_over_pcie: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the
     model's layout, its length (`length_cautions`), `thin` headroom, a large `host` memory need nothing checks
     (`unchecked_host_need`), one GPU against the guide's advice (`single`), `uneven` data-parallel ranks, a train
-    batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an AMD GPU."""
+    batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an AMD GPU, SP over PCIe
+    (`sp_over_pcie_caution`, where given)."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
-             (CautionCode.ROCM_ENV_MAY_NOT_APPLY, ROCM_ENV_CAUTION if rocm_env else None))
+             (CautionCode.ROCM_ENV_MAY_NOT_APPLY, ROCM_ENV_CAUTION if rocm_env else None),
+             (CautionCode.SP_OVER_PCIE, sp_over_pcie))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *_length_cautions(model, max_model_len),
                            *(Caution(code, words) for code, words in given if words)))
@@ -569,7 +584,7 @@ class Plan(Frozen):
         "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
         "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
-        "AMD GPU; empty where there is nothing"))
+        "AMD GPU, SP on GPUs that reach one another over PCIe (GpuType.interconnect); empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
         "instead of the words; empty in JSON made before codes"))
@@ -599,7 +614,8 @@ class Plan(Frozen):
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
         host = unchecked_host_need(self.host_memory_gb, gpu, trainer_gpus_on_node(self.gpus, node_gpus),
                                    self.offload, unchecked_host_ram)
-        cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host)
+        cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
+                               sp_over_pcie_caution(gpu, self.sp))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

@@ -116,11 +116,14 @@ def held_per_active(model: Any) -> Fraction:
 
 
 @functools.cache  # pure: the same costs are asked for by every enumeration
-def exact_cost(weights: Weights, model: Any, n: int, env: bool, offload: bool, sp: int) -> Fraction:
-    """cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), as an exact fraction (r = 1 for every
-    model where the weights turn Offload's scaling off)."""
+def exact_cost(weights: Weights, model: Any, gpu: Any, n: int, env: bool, offload: bool, sp: int) -> Fraction:
+    """cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*p*(s-1)) * (1 + w_env*e), as an exact fraction, with p the weights'
+    sp_pcie_factor where `gpu`'s GPUs reach one another over PCIe alone (its interconnect ``pcie``), else 1, and r = 1
+    for every model where the weights turn Offload's scaling off."""
     w_off = Fraction(repr(weights.offload))
     w_sp = Fraction(repr(weights.sp))
+    if gpu.interconnect == "pcie":
+        w_sp *= Fraction(repr(weights.sp_pcie_factor))
     w_env = Fraction(repr(weights.env))
     o = 1 if offload else 0
     e = 1 if env else 0
@@ -651,7 +654,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             continue
                         evidence, source = found
                         source = None if source is None else _cited(source, catalog, gpu_type, the_model)
-                        cost = exact_cost(weights, the_model, n, e, o, s)
+                        cost = exact_cost(weights, the_model, gpu_type, n, e, o, s)
                         plan = {
                             "gpus": n,
                             "unused_gpus": query.budget_gpus - n,
@@ -697,14 +700,14 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
     return [plan for _, plan in ranked]
 
 
-def ranked_alternatives(plans: list[dict], model: Any, weights: Weights | None = None) -> list[dict]:
-    """What `--top` lists of `plans` of `model` (best first, as `enumerate_plans` gives them): those that no earlier
-    one dominates, being as long, on as few GPUs, as cheap (by exact cost under `weights`: an equal cost is no
-    gain) and vouched for by the tables unless the later one is an estimate too."""
+def ranked_alternatives(plans: list[dict], model: Any, gpu: Any, weights: Weights | None = None) -> list[dict]:
+    """What `--top` lists of `plans` of `model` on `gpu` (best first, as `enumerate_plans` gives them): those that no
+    earlier one dominates, being as long, on as few GPUs, as cheap (by exact cost under `weights`: an equal cost is
+    no gain) and vouched for by the tables unless the later one is an estimate too."""
     weights = load_weights() if weights is None else weights
 
     def cost(plan: dict) -> Fraction:
-        return exact_cost(weights, model, plan["gpus"], plan["env"], plan["offload"], plan["sp"])
+        return exact_cost(weights, model, gpu, plan["gpus"], plan["env"], plan["offload"], plan["sp"])
 
     kept: list[dict] = []
     for plan in plans:
@@ -757,7 +760,8 @@ def _gathered_shortfall_gib(model: Any) -> float:
 
 
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
-                      parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int) -> list[str]:
+                      parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
+                      over_pcie: bool) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB) and `shortfall_gib` more (what its gathered
@@ -765,7 +769,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
     8, ..., one on host memory exactly where an Offload plan needs more than 128 GiB per trainer GPU on a node of
-    `node_gpus` and no host memory was given."""
+    `node_gpus` and no host memory was given, one on SP over PCIe exactly where SP is above 1 on a GPU type whose
+    GPUs reach one another `over_pcie`."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -799,6 +804,10 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                 and need > 128 * on_node):
         problems.append(f"a host-memory caution {'given' if host else 'missing'} ({need!r} GiB on {on_node} GPUs, "
                         f"offload {plan.get('offload')!r}, host memory {'given' if host_ram_given else 'not given'})")
+    pcie = any(caution.startswith("SP=") and "which reach one another over PCIe" in caution for caution in cautions)
+    if pcie != (over_pcie and _is_int(plan.get("sp")) and plan["sp"] > 1):
+        problems.append(f"an SP-over-PCIe caution {'given' if pcie else 'missing'} (SP {plan.get('sp')!r}, "
+                        f"{'PCIe' if over_pcie else 'not PCIe'})")
     expected_codes = [_caution_code(caution) for caution in cautions]
     if plan.get("caution_codes") != expected_codes:
         problems.append(f"caution codes {plan.get('caution_codes')!r}, where the words say {expected_codes!r}")
@@ -815,6 +824,7 @@ CAUTION_CODES_BY_WORDS = (
     ("", "data-parallel ranks", "uneven-data-parallel"),
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
+    ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
 )
 """How a caution's words say its kind: (start, words within, code), the first that matches (docs/json.md)."""
 
@@ -848,7 +858,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib,
                                   batch_given=query.train_batch_size is not None, parameters_b=the_model.parameters_b,
                                   shortfall_gib=_gathered_shortfall_gib(the_model),
-                                  host_ram_given=query.host_ram_gb is not None, node_gpus=query.node_gpus)
+                                  host_ram_given=query.host_ram_gb is not None, node_gpus=query.node_gpus,
+                                  over_pcie=gpu_type.interconnect == "pcie")
 
     n = plan["gpus"]
     e = plan["env"]
@@ -967,7 +978,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"{key}={plan.get(key)!r}, expected {want!r}")
 
     # Cost.
-    want_cost = float(exact_cost(weights, the_model, n, e, o, s))
+    want_cost = float(exact_cost(weights, the_model, gpu_type, n, e, o, s))
     if not math.isclose(plan["cost"], want_cost, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
 

@@ -45,7 +45,7 @@ from solver.cli.planner import build_parser
 from solver.cli.tables import build_tables_parser
 from solver.query import make_query
 from solver.render import APPLY_HEADING, answers_view
-from solver.results import BeyondCode, MarginRoom, single_gpu_caution, thin_headroom
+from solver.results import BeyondCode, CautionCode, MarginRoom, single_gpu_caution, thin_headroom
 from solver.solve import at_token_budget, plan
 from solver.tables import shipped_tables_directory
 
@@ -578,15 +578,18 @@ def test_a_refused_sp_names_the_degrees_that_fit(cli, argv: list[str], message: 
     assert cli(*argv) == (2, "", f"solve: error: {message}\n")
 
 
+WEIGHT_FIELDS = "offload, sp, env, offload_moe_scaling, sp_pcie_factor"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("offload: -1\nsp: 0.1\nenv: 0.01\n", "offload: must be at least 0, got -1"),
-        ("offload: 1.0\nsp: 0.1\n", "missing field 'env' (fields: offload, sp, env, offload_moe_scaling)"),
+        ("offload: 1.0\nsp: 0.1\n", f"missing field 'env' (fields: {WEIGHT_FIELDS})"),
         ("offload: 1.0\nsp: 0.1\nenv: 0.01\nspeed: 2\n",
-         "unknown field 'speed' (fields: offload, sp, env, offload_moe_scaling)"),
+         f"unknown field 'speed' (fields: {WEIGHT_FIELDS})"),
         ("offload: 1.0\nsp: 0.1\nenvironment: 0.01\n",  # the unknown one, before the missing env
-         "unknown field 'environment' (fields: offload, sp, env, offload_moe_scaling) (and 1 more problem, at 'env')"),
+         f"unknown field 'environment' (fields: {WEIGHT_FIELDS}) (and 1 more problem, at 'env')"),
         ("offload: 1.0\nsp: .nan\nenv: 0.01\n", "sp: must be a finite number"),
         ("offload: 1.0e+300\nsp: 0.1\nenv: 0.01\n", "offload: must be at most 1000, got 1e+300"),
         ("offload: [1.0\n", "malformed YAML"),
@@ -1943,7 +1946,8 @@ def test_a_thin_caution_names_the_margin_that_keeps_its_room_and_counts_a_raised
     _, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--maximize", "len")
     assert "0.0 GiB to spare where" in out and "--margin 0.11 keeps 1 GiB" in " ".join(out.split())
     status, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--maximize", "len", "--margin", "0.11")
-    assert status == 0 and "0.2 GiB to spare (memory model; margin 0.11" in out and "caution" not in out
+    assert status == 0 and "0.2 GiB to spare (memory model; margin 0.11" in out and "GiB to spare where" not in out
+    assert out.count("caution") == 1 and "caution        SP=2 on RTX-4090-24GB cards" in out  # only SP over PCIe's
     # On a larger card, 1 GiB: 0.01 + 1 / 73.9 GiB usable with Env on an H100, rounded up.
     assert "--margin 0.03 keeps 1 GiB more to spare than the default 0.01 here" in " ".join(cli(
         "--model", "qwen2.5-7b-instruct", "--gpu", "h100", "--gpus", "8", "--maximize", "len")[1].split())
@@ -2936,7 +2940,7 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
     best = answer.plans[0]
     assert best.headroom_gb < 1 and any("GiB to spare where the estimate extrapolates" in c for c in best.cautions)
     roomier = at_token_budget(catalog, query, answer.gpu, best, 16384 // best.sp)
-    assert roomier.headroom_gb >= 1 and roomier.cautions == ()
+    assert roomier.headroom_gb >= 1 and roomier.caution_codes == (CautionCode.SP_OVER_PCIE,)  # SP=2 on 4090s
 
 
 def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):

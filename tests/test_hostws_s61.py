@@ -43,10 +43,11 @@ def test_the_reviews_two_4090s_are_cautioned_past_a_workstations_64_gib(cli, mod
     assert f"host memory    {need} GiB per node for Offload; not checked: --host-ram not given" in out.splitlines()
     status, out, _ = cli(*flags, "--json")
     [best, *_] = json.loads(out)[0]["plans"]
-    # (a thin headroom's caution comes first where the plan has one: the 8B's, not the 4B's at a 4090's margin)
-    assert (status, best["gpus"], best["offload"], best["host_memory_gb"], best["caution_codes"][-1]) == (
-        0, 2, True, float(need), "host-memory-unchecked")
-    assert best["cautions"][-1] == workstation_caution(need)
+    # (a thin headroom's caution comes first where the plan has one: the 8B's, not the 4B's at a 4090's margin; SP
+    # over PCIe's last, where the plan has SP)
+    assert (status, best["gpus"], best["offload"], best["host_memory_gb"], best["caution_codes"][-2:]) == (
+        0, 2, True, float(need), ["host-memory-unchecked", "sp-over-pcie"])
+    assert best["cautions"][-2] == workstation_caution(need)
 
 
 def test_one_4090_is_still_cautioned_now_from_qwen3_4b_up():
@@ -100,7 +101,8 @@ def test_host_ram_checks_it_instead_ruling_the_need_in_or_out(cli):
                                        "RTX-4090-24GB within 2 GPUs trains with --host-ram 64GB")
     status, out, _ = cli(*flags, "--host-ram", "96", "--json")
     [best, *_] = json.loads(out)[0]["plans"]
-    assert (status, best["offload"], best["host_memory_gb"], best["caution_codes"]) == (0, True, 82.8, [])
+    assert (status, best["offload"], best["host_memory_gb"], best["caution_codes"]) == (
+        0, True, 82.8, ["sp-over-pcie"])
 
 
 def test_solve_memory_on_a_4090_is_cautioned_past_64_gib(cli):

@@ -661,10 +661,12 @@ def test_bad_catalogue_files_are_refused(tmp_path: Path):
     gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, memory_mib: 0, source: x}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"gpus.yaml: gpu H100-80GB, memory_mib: must be above 0"):
         load_catalog(tmp_path)
-    gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x}\n", encoding="utf-8")
+    gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x, interconnect: nvlink, "
+                    "interconnect_source: x}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"GPU A100-80GB: memory_gb 80 is not the catalogue's 40 for A100-80GB$"):
         load_catalog(tmp_path)
-    gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, source: x}\n", encoding="utf-8")
+    gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, source: x, interconnect: nvlink, "
+                    "interconnect_source: x}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"a100-80gb.yaml: GPU A100-80GB is not in gpus.yaml; add it there$"):
         load_catalog(tmp_path)
 
@@ -3527,11 +3529,11 @@ def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes
     assert cli("calibrate", "--cells", str(runs), "--out", str(fitted)) == (
         2, "", (f"solve calibrate: error: --cells {runs}: expected a mapping at the top level, got text, not YAML's "
                 "'key: value' lines (fields: gpu, memory_gb, memory_mib, aliases, source, tables, rocm, "
-                "workstation_host_ram_gib)\n"))
+                "workstation_host_ram_gib, interconnect, interconnect_source)\n"))
     runs.write_text("- {model: Qwen3-8B, gpus: 8}\n", encoding="utf-8")
     assert cli("calibrate", "--cells", str(runs), "--out", str(fitted))[2].endswith(
         ": expected a mapping at the top level, got a list (fields: gpu, memory_gb, memory_mib, aliases, source, "
-        "tables, rocm, workstation_host_ram_gib)\n")
+        "tables, rocm, workstation_host_ram_gib, interconnect, interconnect_source)\n")
     assert not fitted.exists()
 
 

@@ -20,6 +20,7 @@ from solver.model import cost_ranks, exact_cost
 from solver.tables import Weights, load_weights
 
 CATALOG = solver.load_catalog()
+A100 = CATALOG.gpu("A100-80GB")
 DOCS = Path(__file__).parent.parent / "docs"
 MOE_RATIO = Fraction(23828125, 2594461)
 """Qwen3-30B-A3B's parameters held per parameter active (30.5B / 3.32B, test_moecost_s61)."""
@@ -51,9 +52,9 @@ def _review(cli: Cli, *more: str) -> list[tuple[int, bool, bool, int, int, float
 
 
 def test_the_shipped_weights_scale_and_so_does_a_file_that_leaves_the_key_out(tmp_path: Path):
-    assert load_weights() == Weights(offload=1.0, sp=0.1, env=0.01, offload_moe_scaling=True)
+    assert load_weights() == Weights(offload=1.0, sp=0.1, env=0.01, offload_moe_scaling=True, sp_pcie_factor=3.0)
     shipped = yaml.safe_load((Path(solver.tables.shipped_tables_directory()) / "costs.yaml").read_text())
-    assert shipped == {"offload": 1.0, "sp": 0.1, "env": 0.01, "offload_moe_scaling": True}
+    assert shipped == {"offload": 1.0, "sp": 0.1, "env": 0.01, "offload_moe_scaling": True, "sp_pcie_factor": 3.0}
     assert load_weights(_weights_file(tmp_path, "offload: 1.0\nsp: 0.1\nenv: 0.01\n")).offload_moe_scaling is True
     assert Weights(offload=1.0, sp=0.1, env=0.01).offload_moe_scaling is True
 
@@ -98,13 +99,14 @@ def test_the_solver_and_the_reference_price_every_model_alike(scaling: bool):
         for gpus, env, offload, sp in ((1, 0, 1, 1), (8, 1, 1, 4), (16, 1, 0, 8)):
             expected = (Fraction(1, gpus) * (1 + Fraction(7, 10) * r * offload) * (1 + Fraction(1, 10) * (sp - 1))
                         * (1 + Fraction(1, 100) * env))
-            assert exact_cost(weights, model.held_per_active, (gpus, env, offload, sp)) == expected, model.name
-            assert reference.exact_cost(weights, model, gpus, bool(env), bool(offload), sp) == expected, model.name
+            assert exact_cost(weights, model.held_per_active, "nvlink", (gpus, env, offload, sp)) == expected, model.name
+            assert reference.exact_cost(weights, model, A100, gpus, bool(env), bool(offload), sp) == expected, model.name
     # Off, a mixture of experts' ranks are a dense model's.
     off = Weights(offload=1.0, sp=0.1, env=0.01, offload_moe_scaling=False)
     on = Weights(offload=1.0, sp=0.1, env=0.01)
     counts = (1, 2, 4, 8, 16)
-    assert cost_ranks(counts, "cheapest", off, MOE_RATIO) == cost_ranks(counts, "cheapest", on, Fraction(1))
+    assert (cost_ranks(counts, "cheapest", off, MOE_RATIO, "nvlink")
+            == cost_ranks(counts, "cheapest", on, Fraction(1), "nvlink"))
 
 
 def test_scaling_off_gives_the_cluster_placement_a_flat_offload_weight(tmp_path: Path):
@@ -139,7 +141,7 @@ def test_a_misspelt_key_is_named_with_the_fields(cli: Cli, tmp_path: Path):
     path = _weights_file(tmp_path, "offload: 1.0\nsp: 0.1\nenv: 0.01\noffload_moe_scalin: false\n")
     assert cli(*REVIEW, "--weights", str(path)) == (
         2, "", (f"solve: error: --weights {path}: unknown field 'offload_moe_scalin' (did you mean "
-                "offload_moe_scaling? fields: offload, sp, env, offload_moe_scaling)\n"))
+                "offload_moe_scaling? fields: offload, sp, env, offload_moe_scaling, sp_pcie_factor)\n"))
 
 
 # --- the Llama 4 note ---------------------------------------------------------------------------------------------

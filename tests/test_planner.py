@@ -57,7 +57,16 @@ from solver.rules import (
     vouching_cell,
 )
 from solver.solve import alternative_plan, answer_for, best_plan, least_host_plan, nearest_plan, optional_best, plan
-from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog, sp_rule_violation
+from solver.tables import (
+    MAX_GPUS,
+    MAX_HOST_RAM_GB,
+    Interconnect,
+    QueryError,
+    Setting,
+    Weights,
+    load_catalog,
+    sp_rule_violation,
+)
 
 CATALOG = load_catalog()
 DOCUMENTED = [(gpu.name, table, row) for gpu in CATALOG.gpu_types for table in gpu.tables for row in table.rows]
@@ -148,7 +157,7 @@ def test_plans_of_equal_cost_rank_by_sp_then_env_then_offload():
     # Env and Offload weighing the same: Offload without Env (0.505) ties with Env (0.505); the tie-break puts
     # the setting without Env first, as the reference does.
     weights = Weights(offload=0.01, sp=0.1, env=0.01)
-    ranks = {entry[:4]: entry[5] for entry in cost_ranks((2,), "min_gpus", weights, DENSE)}
+    ranks = {entry[:4]: entry[5] for entry in cost_ranks((2,), "min_gpus", weights, DENSE, "nvlink")}
     assert sorted([(2, 0, 0, 1), (2, 1, 0, 1), (2, 0, 1, 1), (2, 0, 0, 2)], key=ranks.__getitem__) == [
         (2, 0, 0, 1), (2, 0, 1, 1), (2, 1, 0, 1), (2, 0, 0, 2)]
     request = {"model": "Qwen3-4B", "gpu": "A100-80GB", "max_model_len": 4096, "budget_gpus": 2, "exact": True}
@@ -157,7 +166,7 @@ def test_plans_of_equal_cost_rank_by_sp_then_env_then_offload():
         (False, False, 1, 0.5), (False, True, 1, 0.505), (True, False, 1, 0.505)]
     # --top lists no plan that an earlier one dominates: the others cost more on the same GPUs.
     (answer,) = plan(make_query(CATALOG, top=3, weights=weights, **request), CATALOG)
-    alternatives = ranked_alternatives(expected, CATALOG.model("Qwen3-4B"), weights)
+    alternatives = ranked_alternatives(expected, CATALOG.model("Qwen3-4B"), CATALOG.gpu("A100-80GB"), weights)
     assert [p.model_dump(mode="json") for p in answer.plans] == alternatives == expected[:1]
 
 
@@ -379,7 +388,7 @@ def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dic
     (answer,) = plan(query, CATALOG)
     event("has a plan" if answer.plans else "no plan")
     expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=estimates, **request),
-                                   CATALOG.model(request["model"]), request["weights"])
+                                   CATALOG.model(request["model"]), CATALOG.gpu(request["gpu"]), request["weights"])
     assert plan_dicts(answer) == expected[:top]
     assert answer.status == ("optimal" if expected else "infeasible")
     assert (answer.reason is None) == bool(expected)
@@ -440,7 +449,7 @@ def test_a_counts_own_table_decides_against_a_smaller_tables_cell(edited_a100_ta
         expected = enumerate_plans(catalog, gpu="A100-80GB", model="Qwen3-0.6B", objective="cheapest", budget_gpus=budget,
                                    max_model_len=81920, exact=True, sp=sp)
         assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(
-            expected, catalog.model("Qwen3-0.6B"))[:1]
+            expected, catalog.model("Qwen3-0.6B"), catalog.gpu("A100-80GB"))[:1]
 
 
 def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(edited_a100_tables):
@@ -1076,10 +1085,10 @@ def test_equal_costs_rank_fewer_settings_on_before_a_lower_sp():
     # SP=2 (1.21) costs what Env + Offload (1.1 x 1.1) does: one setting on comes before two, though SP=2 is the
     # higher SP degree (fewer settings on, then lower SP, in that order).
     weights = Weights(offload=0.1, sp=0.21, env=0.1)
-    ranks = {entry[:4]: entry[5] for entry in cost_ranks((2,), "cheapest", weights, DENSE)}
+    ranks = {entry[:4]: entry[5] for entry in cost_ranks((2,), "cheapest", weights, DENSE, "nvlink")}
     assert ranks[2, 0, 0, 2] < ranks[2, 1, 1, 1]
-    assert ranking_key("cheapest", (2, 0, 0, 2), exact_cost(weights, DENSE, (2, 0, 0, 2))) < ranking_key(
-        "cheapest", (2, 1, 1, 1), exact_cost(weights, DENSE, (2, 1, 1, 1)))
+    assert ranking_key("cheapest", (2, 0, 0, 2), exact_cost(weights, DENSE, "nvlink", (2, 0, 0, 2))) < ranking_key(
+        "cheapest", (2, 1, 1, 1), exact_cost(weights, DENSE, "nvlink", (2, 1, 1, 1)))
 
 
 def test_an_sp_degree_is_a_setting_on_so_env_comes_before_sp_at_an_equal_cost():
@@ -1122,7 +1131,7 @@ def test_with_every_weight_zero_the_cheapest_plan_takes_the_most_gpus():
     assert [(p.gpus, p.setting.label, p.cost) for p in answer.plans] == [(8, "vanilla", 1 / 8), (7, "vanilla", 1 / 7)]
     request = {"model": "Qwen3-4B", "gpu": "A100-80GB", "max_model_len": 8192, "budget_gpus": 8}
     expected = ranked_alternatives(enumerate_plans(CATALOG, objective="cheapest", weights=weights, **request),
-                                   CATALOG.model("Qwen3-4B"), weights)
+                                   CATALOG.model("Qwen3-4B"), CATALOG.gpu("A100-80GB"), weights)
     assert plan_dicts(answer) == expected[:2]
 
 
@@ -1481,8 +1490,8 @@ def test_a_copied_table_is_the_constraint_add_allowed_assignments_makes():
 def test_the_ranks_table_holds_the_cost_ranks_columns_row_by_row():
     weights, counts = Weights(offload=0.01, sp=0.1, env=0.01), (1, 2, 4, 8, 16)
     for columns in (5, 6):
-        values = list(ranks_table(counts, "min_gpus", weights, DENSE, columns))
-        assert values == [value for entry in cost_ranks(counts, "min_gpus", weights, DENSE)
+        values = list(ranks_table(counts, "min_gpus", weights, DENSE, "nvlink", columns))
+        assert values == [value for entry in cost_ranks(counts, "min_gpus", weights, DENSE, "nvlink")
                           for value in entry[:columns]]
         assert len(values) == len(counts) * 4 * 16 * columns
 
@@ -1524,20 +1533,24 @@ def test_the_lengths_a_maximised_length_may_take_are_the_rows_and_the_estimates_
 
 @pytest.mark.parametrize("objective", ["cheapest", "min_gpus"])
 @pytest.mark.parametrize("model", ["Qwen3-8B", "Qwen3-30B-A3B"])
-def test_cost_ranks_order_combinations_by_their_exact_costs(objective: str, model: str):
-    # For a mixture of experts too: its held/active ratio, a fraction of large terms, scales the whole-number costs.
-    weights, counts = Weights(offload=0.07, sp=0.2, env=0.13), (1, 2, 3, 6, 8, 16)
+@pytest.mark.parametrize("interconnect", ["nvlink", "pcie"])
+def test_cost_ranks_order_combinations_by_their_exact_costs(objective: str, model: str, interconnect: Interconnect):
+    # For a mixture of experts too: its held/active ratio, a fraction of large terms, scales the whole-number costs;
+    # over PCIe, SP's weight times its factor.
+    weights, counts = Weights(offload=0.07, sp=0.2, env=0.13, sp_pcie_factor=2.5), (1, 2, 3, 6, 8, 16)
     held_per_active = CATALOG.model(model).held_per_active
+
+    def cost(combination: tuple[int, int, int, int]) -> Fraction:
+        return exact_cost(weights, held_per_active, interconnect, combination)
+
     combinations = [(n, e, o, s) for n in counts for e in (0, 1) for o in (0, 1) for s in range(1, 17)]
-    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, exact_cost(weights, held_per_active, c)))
-    ordered = sorted(combinations, key=lambda c: ranking_key(objective, c, exact_cost(weights, held_per_active, c)))
-    ranks = cost_ranks(counts, objective, weights, held_per_active)
+    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, cost(c)))
+    ordered = sorted(combinations, key=lambda c: ranking_key(objective, c, cost(c)))
+    ranks = cost_ranks(counts, objective, weights, held_per_active, interconnect)
     assert [entry.combination for entry in ranks] == ordered and [entry.rank for entry in ranks] == list(range(384))
     assert [by_cost[entry.cost_rank] for entry in ranks] == ordered
     for entry in ranks:  # the tier: the cost rank of the first combination of exactly its cost
-        cost = exact_cost(weights, held_per_active, entry.combination)
-        assert entry.cost_tier == min(rank for rank, c in enumerate(by_cost)
-                                      if exact_cost(weights, held_per_active, c) == cost)
+        assert entry.cost_tier == min(rank for rank, c in enumerate(by_cost) if cost(c) == cost(entry.combination))
 
 
 @pytest.mark.parametrize("node_gpus", [4, 8])
@@ -1573,8 +1586,8 @@ def test_an_answer_says_whether_its_reason_named_the_query_s_limits():
 def test_a_plans_exact_cost_is_worked_out_once_per_weights_and_combination():
     # Every plan's cost asks exact_cost again (fractions, slow to multiply): cached, the same exact value each time.
     weights = Weights(offload=0.3, sp=0.05, env=0.01)
-    first = exact_cost(weights, DENSE, (4, 1, 1, 2))
+    first = exact_cost(weights, DENSE, "nvlink", (4, 1, 1, 2))
     hits = exact_cost.cache_info().hits
-    assert exact_cost(weights, DENSE, (4, 1, 1, 2)) == first == (
+    assert exact_cost(weights, DENSE, "nvlink", (4, 1, 1, 2)) == first == (
         Fraction(1, 4) * Fraction(13, 10) * Fraction(21, 20) * Fraction(101, 100))
     assert exact_cost.cache_info().hits == hits + 1

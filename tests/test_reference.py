@@ -60,11 +60,18 @@ def query_of(query: dict) -> dict:
 
 def test_exact_cost_uses_the_decimal_weights_exactly():
     dense = CATALOG.model("Qwen3-8B")
-    assert exact_cost(WEIGHTS, dense, 4, False, False, 4) == Fraction(13, 40)  # (1/4) * 1.3
-    assert exact_cost(WEIGHTS, dense, 1, True, True, 2) == Fraction(2) * Fraction(11, 10) * Fraction(101, 100)
-    assert exact_cost(WEIGHTS, dense, 6, False, False, 1) == Fraction(1, 6)
+    a100 = CATALOG.gpu("A100-80GB")
+    assert exact_cost(WEIGHTS, dense, a100, 4, False, False, 4) == Fraction(13, 40)  # (1/4) * 1.3
+    assert exact_cost(WEIGHTS, dense, a100, 1, True, True, 2) == Fraction(2) * Fraction(11, 10) * Fraction(101, 100)
+    assert exact_cost(WEIGHTS, dense, a100, 6, False, False, 1) == Fraction(1, 6)
     other = Weights(offload=0.5, sp=0.25, env=0.0)
-    assert exact_cost(other, dense, 2, True, True, 4) == Fraction(1, 2) * Fraction(3, 2) * Fraction(7, 4)
+    assert exact_cost(other, dense, a100, 2, True, True, 4) == Fraction(1, 2) * Fraction(3, 2) * Fraction(7, 4)
+    # Over PCIe, SP's weight counts sp_pcie_factor (3) times: (1/4) * (1 + 0.3 * 3) on four RTX 4090s at SP=4.
+    assert exact_cost(WEIGHTS, dense, CATALOG.gpu("RTX-4090-24GB"), 4, False, False, 4) == Fraction(19, 40)
+    # With p = 1.5 over PCIe: (1/2) * (1 + 0.5) * (1 + 0.25 * 1.5 * 3) * (1 + 0) on two L40S cards at SP=4.
+    pcie = Weights(offload=0.5, sp=0.25, env=0.0, sp_pcie_factor=1.5)
+    assert exact_cost(pcie, dense, CATALOG.gpu("L40S-48GB"), 2, True, True, 4) == (
+        Fraction(1, 2) * Fraction(3, 2) * Fraction(17, 8))
 
 
 # --- max_len ---------------------------------------------------------------------------------------------
@@ -104,7 +111,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "caution_codes": [],
     }
     # The other plans are the trade-offs: each shorter one is cheaper or on fewer GPUs than every longer one.
-    alternatives = ranked_alternatives(found, CATALOG.model("Qwen3-4B"))
+    alternatives = ranked_alternatives(found, CATALOG.model("Qwen3-4B"), CATALOG.gpu("A100-80GB"))
     assert [(plan["gpus"], plan["max_model_len"]) for plan in alternatives[1:4]] == [
         (4, 81920), (4, 71680), (2, 51200)]
     on_six = plans(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, exact=True)
@@ -302,7 +309,7 @@ GOOD_MODEL = CATALOG.model(GOOD_QUERY["model"])
 
 def good_cost(n: int, env: bool, offload: bool, sp: int) -> float:
     """The cost of a plan of `GOOD_QUERY`'s model."""
-    return float(exact_cost(WEIGHTS, GOOD_MODEL, n, env, offload, sp))
+    return float(exact_cost(WEIGHTS, GOOD_MODEL, CATALOG.gpu(GOOD_QUERY["gpu"]), n, env, offload, sp))
 
 
 GOOD_PLAN = {
@@ -478,7 +485,7 @@ def test_estimated_plans_match_the_reference(query: dict):
     (answer,) = solve_plan(make_query(CATALOG, top=5, **query), CATALOG)
     got = [p.model_dump(mode="json") for p in answer.plans]
     every = enumerate_plans(CATALOG, estimates=True, **query)
-    assert got == ranked_alternatives(every, CATALOG.model(query["model"]))[:5]
+    assert got == ranked_alternatives(every, CATALOG.model(query["model"]), CATALOG.gpu(query["gpu"]))[:5]
     checked = {key: value for key, value in query.items() if key != "objective"}
     for planned in got:
         assert check_plan(CATALOG, planned, estimates=True, **checked) == [], planned
@@ -494,7 +501,7 @@ def test_plans_with_lowered_token_budgets_match_the_reference(query: dict):
     (answer,) = solve_plan(make_query(CATALOG, top=5, token_budget="auto", **query), CATALOG)
     got = [p.model_dump(mode="json") for p in answer.plans]
     every = enumerate_plans(CATALOG, estimates=True, token_budget="auto", **query)
-    assert got == ranked_alternatives(every, CATALOG.model(query["model"]))[:5]
+    assert got == ranked_alternatives(every, CATALOG.model(query["model"]), CATALOG.gpu(query["gpu"]))[:5]
     checked = {key: value for key, value in query.items() if key != "objective"}
     for planned in got:
         assert check_plan(CATALOG, planned, estimates=True, token_budget="auto", **checked) == [], planned
@@ -519,7 +526,8 @@ def test_small_nodes_rule_out_documented_counts_that_are_not_whole_nodes(node_gp
     query = dict(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, node_gpus=node_gpus)
     (answer,) = solve_plan(make_query(CATALOG, top=5, **query), CATALOG)
     expected = enumerate_plans(CATALOG, estimates=True, **query)
-    assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(expected, CATALOG.model("4B"))[:5]
+    assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(
+        expected, CATALOG.model("4B"), CATALOG.gpu(query["gpu"]))[:5]
     assert all(plan["gpus"] <= node_gpus or plan["gpus"] % node_gpus == 0 for plan in expected)
 
 
@@ -563,7 +571,8 @@ def test_sp_may_be_a_multiple_of_the_kv_heads_as_the_reference_ranks_it():
     request = {"gpu": "H200-141GB", "model": "Qwen3-30B-A3B", "objective": "cheapest", "budget_gpus": 8, "exact": True,
                "max_model_len": 131072}
     (answer,) = solve_plan(make_query(CATALOG, top=5, estimate="auto", **request), CATALOG)
-    expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=True, **request), CATALOG.model("30B-A3B"))[:5]
+    expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=True, **request), CATALOG.model("30B-A3B"),
+                                   CATALOG.gpu(request["gpu"]))[:5]
     assert [p.model_dump(mode="json") for p in answer.plans] == expected
     assert answer.plans[0].sp == 8
 
@@ -640,7 +649,7 @@ def test_tables_of_8_and_16_gpus_refute_as_the_references_order_says(tmp_path):
                 (answer,) = solve_plan(made, catalog)
                 every = enumerate_plans(catalog, objective="cheapest", estimates=True, **query)
                 assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(
-                    every, catalog.model(model))[:3], query
+                    every, catalog.model(model), catalog.gpu(query["gpu"]))[:3], query
                 compared += 1
     assert compared == 3 * 6 * 7 - 6 * 2  # all but Qwen2.5-7B's SP=8 pins
     # The case that tells the two orders apart: Env + SP=8 on 8 GPUs at 131072, refuted by the 196608 row.
@@ -663,7 +672,7 @@ def test_a_model_that_caps_its_logits_is_planned_as_the_reference_plans_it(tmp_p
         (answer,) = solve_plan(make_query(catalog, top=3, **query), catalog)
         got = [p.model_dump(mode="json") for p in answer.plans]
         every = enumerate_plans(catalog, estimates=True, **query)
-        assert got == ranked_alternatives(every, catalog.model("gemma-2-9b"))[:3], length
+        assert got == ranked_alternatives(every, catalog.model("gemma-2-9b"), catalog.gpu("H100-80GB"))[:3], length
         assert got and all(any("capped logits" in phrase for phrase in p["beyond_calibration"]) for p in got)
 
 
@@ -681,7 +690,7 @@ def test_a_gpu_type_with_a_tabled_types_memory_plans_with_its_tables_as_the_refe
     (answer,) = solve_plan(make_query(CATALOG, gpu="A800-80GB", top=5, estimate=estimate, **query), CATALOG)
     got = [p.model_dump(mode="json") for p in answer.plans]
     every = enumerate_plans(CATALOG, gpu="A800-80GB", estimates=estimates, **query)
-    assert got and got == ranked_alternatives(every, CATALOG.model(query["model"]))[:5]
+    assert got and got == ranked_alternatives(every, CATALOG.model(query["model"]), CATALOG.gpu("A800-80GB"))[:5]
     checked = {key: value for key, value in query.items() if key != "objective"}
     for planned in got:
         assert check_plan(CATALOG, planned, gpu="A800-80GB", estimates=estimates, **checked) == [], planned
@@ -703,7 +712,7 @@ def _a800_plans_as_the_reference(tmp_path, gpus: int, setting: str, query: dict)
     (answer,) = solve_plan(make_query(catalog, gpu="A800-80GB", top=5, estimate="auto", **query), catalog)
     got = [p.model_dump(mode="json") for p in answer.plans]
     every = enumerate_plans(catalog, gpu="A800-80GB", estimates=True, **query)
-    assert got == ranked_alternatives(every, catalog.model("Qwen3-4B"))[:5]
+    assert got == ranked_alternatives(every, catalog.model("Qwen3-4B"), catalog.gpu("A800-80GB"))[:5]
     return got
 
 
@@ -784,7 +793,8 @@ def _nearest_by_reference(objective: str, query: dict, without_estimates: bool =
             estimate = without_estimates and found["evidence"] == "estimated"
             key = (least_lifts + estimate * LIFT_WEIGHTS["estimate"], found["gpus"] * past,
                    rank_key(objective, *combination, found["max_model_len"],
-                            exact_cost(WEIGHTS, CATALOG.model(query["model"]), *combination)))
+                            exact_cost(WEIGHTS, CATALOG.model(query["model"]), CATALOG.gpu(query["gpu"]),
+                                       *combination)))
             plan = (*combination, found["max_model_len"], found["max_token_len_per_gpu"], found["evidence"])
             best = min(best or (key, plan), (key, plan))
     assert best is not None

@@ -747,7 +747,9 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
                          f"{theirs.format(known.memory_mib)} for {known.name} (leave it out to take that)")
     aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib,
-                                     "workstation_host_ram_gib": known.workstation_host_ram_gib})
+                                     "workstation_host_ram_gib": known.workstation_host_ram_gib,
+                                     "interconnect": known.interconnect,
+                                     "interconnect_source": known.interconnect_source})
 
 
 def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),

@@ -6,7 +6,7 @@ import re
 from collections.abc import Collection, Mapping
 from fractions import Fraction
 from math import ceil, floor, isfinite
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Le, MinLen
 from pydantic import (
@@ -686,6 +686,11 @@ def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None
     return None
 
 
+Interconnect = Literal["nvlink", "infinity-fabric", "pcie"]
+"""How a GPU type's GPUs in one node reach one another: NVLink, AMD's Infinity Fabric links, or PCIe alone (the
+cost weighs SP's all-to-all more there: `solver.tables.inputs.Weights.sp_pcie_factor`)."""
+
+
 class GpuType(Frozen):
     """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
 
@@ -703,6 +708,12 @@ class GpuType(Frozen):
         "for a card sold for desktop workstations, not servers (a GeForce): the host memory such a workstation "
         "commonly has, GiB, for the whole box however many cards it holds; an Offload plan that needs more where no "
         "host memory was given is cautioned. null for a GPU sold in servers, taken to have 128 GiB for each GPU"))
+    interconnect: Interconnect | None = Field(default=None, description=(
+        "how its GPUs in a node reach one another: nvlink, infinity-fabric (AMD's GPU-to-GPU links), or pcie (no "
+        "NVLink: SP's all-to-all crosses PCIe, or host memory, every layer); every GPU type of the catalogue gives "
+        "it, null for one of your own (SP is then weighed as on NVLink)"))
+    interconnect_source: PrintableText | None = Field(default=None, description=(
+        "where the interconnect comes from (a vendor datasheet or specification page)"))
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, protected_namespaces=())
 
@@ -711,6 +722,8 @@ class GpuType(Frozen):
         problem = gpu_type_problem(self.name, self.memory_gb, self.memory_mib)
         if problem:
             raise ValueError(problem)
+        if (self.interconnect is None) != (self.interconnect_source is None):
+            raise ValueError("give interconnect and interconnect_source together (the link, and where it is stated)")
         counts = [table.gpus for table in self.tables]
         repeated = first_repeated(counts)
         if repeated is not None:
@@ -792,6 +805,15 @@ class GpusFile(Frozen):
 
     gpus: tuple[GpuType, ...] = Field(min_length=1)
     without_bf16: tuple[GpuWithoutBf16, ...] = ()
+
+    @model_validator(mode="after")
+    def _interconnect_given(self) -> GpusFile:
+        """Every GPU type of the catalogue says how its GPUs reach one another (the cost of SP depends on it)."""
+        missing = next((gpu.name for gpu in self.gpus if gpu.interconnect is None), None)
+        if missing is not None:
+            raise ValueError(f"{missing}: give its interconnect (nvlink, infinity-fabric or pcie) and "
+                             "interconnect_source")
+        return self
 
 
 class ModelsFile(Frozen):
