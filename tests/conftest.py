@@ -1,7 +1,8 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
 stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
 `solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a test
-writes into the shipped tables is removed; and, for every test, no allocator variable set) and helpers
+writes into the shipped tables is removed; and, for every test, no allocator variable set, nor vLLM's long-length
+one) and helpers
 (`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
 every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
@@ -27,6 +28,7 @@ import solver.solve
 from solver.cli import main
 from solver.results import ALLOC_CONF_VARIABLES
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
+from solver.trinity.keys import LONG_LENGTH_VARIABLE
 
 # Property tests draw the same examples on every run (CI stays reproducible); HYPOTHESIS_PROFILE=explore draws
 # new ones each run, to look for more.
@@ -39,8 +41,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test starts without the allocator variables (`ALLOC_CONF_VARIABLES`: PYTORCH_CUDA_ALLOC_CONF,
     PYTORCH_HIP_ALLOC_CONF, PYTORCH_ALLOC_CONF) a GPU machine's shell may export: a config's Env is read from them
-    (tests that want one set it)."""
-    for variable in ALLOC_CONF_VARIABLES:
+    (tests that want one set it); nor with VLLM_ALLOW_LONG_MAX_MODEL_LEN, which a config's vLLM rollout reads."""
+    for variable in (*ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE[0]):
         monkeypatch.delenv(variable, raising=False)
 
 

@@ -2,7 +2,7 @@
 from the repository root (a developer's tool, not part of the package).
 
 Every fenced block that starts with a ``$ solve ...`` line is rerun from the repository root (with Env
-unset in the environment, as the docs assume) and its output replaced, and docs/schema/'s JSON Schemas are written
+and VLLM_ALLOW_LONG_MAX_MODEL_LEN unset in the environment, as the docs assume) and its output replaced, and docs/schema/'s JSON Schemas are written
 anew. `tests/test_docs.py` fails when a
 committed page differs from what the code prints now.
 """
@@ -78,6 +78,7 @@ def regenerate_schema(path: Path) -> bool:
 
 if __name__ == "__main__":
     os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    os.environ.pop("VLLM_ALLOW_LONG_MAX_MODEL_LEN", None)  # a config's vLLM rollout reads it (the docs assume it unset)
     root = Path.cwd()
     if not (root / "README.md").exists() or not (root / "docs").is_dir():
         sys.exit("tests/shown_output.py: run it from the repository root (README.md and docs/ are not here)")

@@ -2007,8 +2007,9 @@ def test_flags_in_both_sections_of_a_role_are_set_alike(cli, tmp_path: Path, fla
         assert len(values) == 1 and set(actor) == {"engine", "fsdp_config"}, (written, actor)
 
 
-def test_len_overrides_the_configs_length_in_its_checks_too(cli, tmp_path: Path):
-    # The verdict is about --len's length: the config's checks (YaRN, token limits) are too.
+def test_len_overrides_the_configs_length_in_its_checks_too(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The verdict is about --len's length: the config's checks (YaRN, token limits) are too (vLLM takes the length).
+    monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
     config = tmp_path / "trinity.yaml"
     config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n",
@@ -2368,7 +2369,9 @@ def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, mon
 
 def test_from_config_names_a_table_for_more_gpus_that_says_its_settings_ran_out(cli, tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch):
-    # Env + Offload + SP=2 on 4 H20s at 65536: never measured on 4; the table for 6 says '-' at 71680.
+    # Env + Offload + SP=2 on 4 H20s at 65536: never measured on 4; the table for 6 says '-' at 71680. (vLLM is let
+    # take the length without YaRN: the verdict on the memory is what is checked.)
+    monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
     config = tmp_path / "trinity.yaml"
     flags = "{param_offload: true, optimizer_offload: true, offload_policy: true}"
     config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 65536\ncluster:\n  node_num: 1\n"
@@ -2431,6 +2434,7 @@ def test_fsdp2_offload_is_the_actors_offload_policy(cli, tmp_path: Path, monkeyp
     # verl's FSDP2 worker offloads the actor through CPUOffloadPolicy when offload_policy is on (the others then
     # do nothing); param_offload and optimizer_offload alone load the states back onto the GPUs for each step.
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")  # the config has no YaRN: vLLM takes the length so
     config = tmp_path / "trinity.yaml"
     config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
                       "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_strategy: fsdp2\n"
@@ -2507,6 +2511,7 @@ def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli
                                                                              monkeypatch: pytest.MonkeyPatch):
     # Trinity 0.6 keeps the offload flags under trainer itself and copies them over the roles' own.
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")  # the config has no YaRN: vLLM takes the length so
     text = ("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
             "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_strategy: fsdp2\n"
             "  ulysses_sequence_parallel_size: 4\n  offload_policy: %s\n")

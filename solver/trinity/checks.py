@@ -39,6 +39,7 @@ from solver.trinity.keys import (
     FORWARD_BUDGETS,
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
+    LONG_LENGTH_VARIABLE,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
     READ_KEYS,
@@ -68,7 +69,7 @@ class _ConfigChecks:
     reads them (interpolations resolved from `environ`): one that cannot be read is a problem too."""
 
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str]):
-        self.mapping, self.config = mapping, ConfigValues(mapping, environ)
+        self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, environ)
         self.problems: list[ConfigProblem] = []
         self.unreadable: set[tuple[str, ...]] = set()
         self._values: dict[tuple[str, ...], Any] = {}
@@ -354,12 +355,30 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
             f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     if length is not None and wanted is not None:
-        if rope is None:
+        if rope is None and _vllm_refuses_past_native(checks):
+            checks.add(ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, (
+                f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
+                f"of {native}, which the rollout's vLLM refuses unless a rope_scaling covers it or "
+                f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: {_yarn_setting(wanted, native)} "
+                "(as --write does)"))
+        elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
                 f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
                 f"of {native}: {_yarn_setting(wanted, native)}"))
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted)
+
+
+def _vllm_refuses_past_native(checks: _ConfigChecks) -> bool:
+    """Whether the config starts a vLLM rollout that refuses ``model.max_model_len`` past the model's native context
+    where ``model.rope_scaling`` is unset: a mode that explores (all but ``train``), an ``engine_type`` vLLM's (unset
+    or starting ``vllm``), taking the length and the RoPE scaling from ``model`` (the rollout model sets neither of its
+    own), and started without `LONG_LENGTH_VARIABLE` in `checks`' environment, read as vLLM reads it."""
+    variable = checks.environ.get(LONG_LENGTH_VARIABLE[0], "0").strip().lower()
+    engine = checks.value((*ROLLOUT_MODEL, "engine_type"))
+    return (checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
+            and checks.absent((*ROLLOUT_MODEL, "max_model_len")) and checks.absent((*ROLLOUT_MODEL, "rope_scaling"))
+            and variable not in ("1", "true"))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float) -> None:

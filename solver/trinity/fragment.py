@@ -45,7 +45,7 @@ from solver.tables import (
     host_ram_argument,
 )
 from solver.trinity.checks import check_trinity_config
-from solver.trinity.keys import REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
+from solver.trinity.keys import LONG_LENGTH_VARIABLE, REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
 from solver.trinity.plan_keys import (
     PlanKey,
     caution_comment,
@@ -61,10 +61,6 @@ _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
 class EngineError(OneLineError):
     """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
-
-
-LONG_LENGTH_VARIABLE = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
-"""What vLLM needs before it takes a max_model_len past what it derives from the model's config."""
 
 
 def _environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | None) -> dict[str, str]:
