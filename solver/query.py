@@ -349,6 +349,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_MISSING = "rope-scaling-missing"
     ROPE_SCALING_MISSING_REFUSED = "rope-scaling-missing-refused"
     ROPE_SCALING_WRONG = "rope-scaling-wrong"
+    ROPE_SCALING_SHORT_REFUSED = "rope-scaling-short-refused"
     ROPE_SCALING_OFF_GUIDE = "rope-scaling-off-guide"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
@@ -392,14 +393,15 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.TRAILING_SLASH_REFUSED,
     ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.TYPED_NULL_REFUSED,
     ConfigProblemCode.REF_MODEL_REFUSED, ConfigProblemCode.UNKNOWN_KEY_REFUSED,
-    ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED})
+    ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
 an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load, an empty LoRA adapter
 path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads, a LoRA rank that is no whole
 number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks, a
-length past the native context with no ``model.rope_scaling`` that the rollout's vLLM refuses): the
+length past the native context with no ``model.rope_scaling``, or past what its YaRN covers, that the rollout's vLLM
+refuses): the
 config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve
 --check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity
 release code that refuses it; a

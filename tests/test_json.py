@@ -615,6 +615,8 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None, [C.ROPE_SCALING_WRONG] * 2),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_SHORT_REFUSED]),
+    (("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 4.0, "
       "original_max_position_embeddings: 32768}}"), "8B", 8, None, [C.ROPE_SCALING_OFF_GUIDE]),

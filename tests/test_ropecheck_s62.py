@@ -95,3 +95,38 @@ def test_write_fixes_it_and_the_written_config_passes_check(cli, tmp_path: Path)
     assert config.max_model_len == 65536
     status, out, _ = cli("--from-config", str(written), *CHECK)
     assert status == 0 and "refused:" not in out and "rope_scaling" not in out.split("plan ")[0]
+
+
+SHORT_YARN = "  rope_scaling: {rope_type: yarn, factor: 1.2, original_max_position_embeddings: 40960}\n"
+SHORT = ("model.rope_scaling (factor 1.2 over 40960) covers 49152 tokens, fewer than max_model_len 65536, which the "
+         "rollout's vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before Ray starts: set it as "
+         "Trinity-RFT's guide does, factor max_model_len / 40960 = 1.6 over 40960")
+
+
+def _with_short_yarn(text: str = CONFIG) -> str:
+    return text.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n" + SHORT_YARN)
+
+
+def test_a_yarn_that_falls_short_is_refused_by_the_vllm_rollout_too(cli, tmp_path: Path):
+    status, out, _ = cli("--from-config", str(_config(tmp_path, _with_short_yarn())), *CHECK, "--json")
+    current = json.loads(out)[0]["current"]
+    assert status == 1
+    assert (current["refused"], current["config_problem_codes"]) == (True, ["rope-scaling-short-refused"])
+    assert " ".join(current["config_problems"][0].split()) == SHORT
+
+
+@pytest.mark.parametrize("change", [
+    lambda text: text.replace("mode: both", "mode: train"),
+    lambda text: text.replace("engine_type: vllm", "engine_type: sglang"),
+])
+def test_a_yarn_that_falls_short_stays_a_but_line_where_no_vllm_rollout_takes_it(cli, tmp_path: Path, change):
+    _, out, _ = cli("--from-config", str(_config(tmp_path, change(_with_short_yarn()))), *CHECK, "--json")
+    current = json.loads(out)[0]["current"]
+    assert current["config_problem_codes"] == ["rope-scaling-wrong"] and current["refused"] is False
+    assert "which the rollout's vLLM refuses" not in current["config_problems"][0]
+
+
+def test_a_yarn_that_falls_short_with_the_variable_set_stays_a_but_line(cli, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
+    _, out, _ = cli("--from-config", str(_config(tmp_path, _with_short_yarn())), *CHECK, "--json")
+    assert json.loads(out)[0]["current"]["config_problem_codes"] == ["rope-scaling-wrong"]

@@ -1537,8 +1537,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
             ["model.rope_scaling.factor must be max_model_len / 40960 = 2.0, got None",
              "model.rope_scaling.original_max_position_embeddings must be 40960, got None"],
         ),
-        (  # too small a factor: the positions stop short of the length
-            {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 1.5,
+        (  # too small a factor: the positions stop short of the length (no rollout: a vLLM one refuses it)
+            {"mode": "train",
+             "model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 1.5,
                                                                   "original_max_position_embeddings": 40960}}},
             "4B",
             1,
@@ -2578,14 +2579,16 @@ def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written
 
 
 def test_checks_read_a_rope_scaling_that_oc_decode_gives_as_the_mapping_omegaconf_decodes() -> None:
-    config = {"model": {"max_model_len": 81920, "rope_scaling": "${oc.decode:${oc.env:ROPE,null}}"}}
+    config = {"mode": "train",  # no rollout, which would refuse a YaRN that falls short
+              "model": {"max_model_len": 81920, "rope_scaling": "${oc.decode:${oc.env:ROPE,null}}"}}
     yarn = "{rope_type: yarn, factor: 2.0, original_max_position_embeddings: 40960}"
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": yarn}) == []
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": yarn.replace("2.0", "1.5")}) == [
         ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: set it as "
          "Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")]
     unset = check_trinity_config(config, catalog().model("4B"), 1, environ={})  # null: none, as if absent
-    assert unset == check_trinity_config({"model": {"max_model_len": 81920}}, catalog().model("4B"), 1) != []
+    assert unset == check_trinity_config({"mode": "train", "model": {"max_model_len": 81920}}, catalog().model("4B"),
+                                         1) != []
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": "yarn"})[0].startswith(
         "model.rope_scaling must be a mapping, got 'yarn': set {rope_type: yarn")
 

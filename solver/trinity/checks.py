@@ -403,20 +403,27 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
                    f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
     if factor is not None:
         original = native if original is None else original  # missing: said above; YaRN then takes the native
-        if problem := _yarn_coverage_problem(factor, original, native, length, wanted):
+        refused = rope_type == "yarn" and _vllm_refuses_past_native(checks)  # vLLM's length: factor x original
+        if problem := _yarn_coverage_problem(factor, original, native, length, wanted, refused):
             checks.problems.append(problem)
 
 
-def _yarn_coverage_problem(factor: float, original: float, native: int, length: float,
-                           wanted: float) -> ConfigProblem | None:
+def _yarn_coverage_problem(factor: float, original: float, native: int, length: float, wanted: float,
+                           vllm_refuses: bool) -> ConfigProblem | None:
     """What is wrong with a YaRN `factor` over `original` positions for `length` (the guide's: `wanted` over
-    `native`): covering fewer tokens, or covering them otherwise than the guide; None where it is the guide's."""
+    `native`): covering fewer tokens (refused where `vllm_refuses` a length past what they cover:
+    `_vllm_refuses_past_native`), or covering them otherwise than the guide; None where it is the guide's."""
     covers = factor * original
     guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
     if covers < length:
-        return ConfigProblem(ConfigProblemCode.ROPE_SCALING_WRONG, (
+        code, refusal = ConfigProblemCode.ROPE_SCALING_WRONG, ""
+        if vllm_refuses:
+            code = ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED
+            refusal = (f", which the rollout's vLLM refuses unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray "
+                       "starts")
+        return ConfigProblem(code, (
             f"model.rope_scaling (factor {factor!r} over {original!r}) covers {shown_number(covers)} tokens, fewer "
-            f"than max_model_len {shown_number(length)}: set it as Trinity-RFT's guide does, {guide}"))
+            f"than max_model_len {shown_number(length)}{refusal}: set it as Trinity-RFT's guide does, {guide}"))
     if not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
         more = ": it stretches the positions more than the length needs" if covers > length else ""
         return ConfigProblem(ConfigProblemCode.ROPE_SCALING_OFF_GUIDE, (
