@@ -1,0 +1,70 @@
+"""Session 62, `solve cluster`'s words that an admin and a script trip on (review persona8's items 2, 4, 5 and 8): one
+GPU bound in a reason, the jobs `--buy` leaves out named in full and where, the help's exit statuses, and a plan's
+trainer nodes in `solve --json`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from solver.cluster import place
+from solver.render import json_schema
+from solver.tables import load_catalog, load_fleet
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOG = load_catalog()
+
+LONG_JOB_FLEET = """\
+pools:
+  - {name: h800, gpu: H800-80GB, nodes: 10, gpus_per_node: 8, host_ram_gb: 2048}
+jobs:
+  - {name: long, model: Llama-3.1-70B, max_model_len: 256k, rollout_gpus: 8}
+"""
+
+REQUIRED_AND_FIVE_MORE = """\
+pools:
+  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}
+jobs:
+  - {name: r, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 1, required: true}
+""" + "".join(f"  - {{name: c{i}, model: Qwen3-14B, max_model_len: 65536, rollout_gpus: 4}}\n" for i in range(1, 6))
+
+
+def _fleet_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_plan_says_how_many_nodes_its_trainer_runs_on_as_the_text_does(cli):
+    # plans[0].nodes is null without --rollout-gpus, while the text says "8 whole nodes of 8": a scheduler had to
+    # work out ceil(gpus / node GPUs) itself. trainer_nodes gives it, from the function the text uses.
+    ask = ("--model", "qwen3-32b", "--gpu", "h800", "--len", "32k", "--node-gpus", "8")
+    status, out, _ = cli(*ask, "--gpus", "64", "--json")
+    plan = json.loads(out)[0]["plans"][0]
+    assert (status, plan["gpus"], plan["trainer_nodes"], plan["nodes"]) == (0, 64, 8, None)
+    assert "Env + SP=2 on 64 of 64 GPUs, 8 whole nodes of 8" in cli(*ask, "--gpus", "64")[1]
+    # Beside a rollout: the trainer's nodes, and all the job's.
+    status, out, _ = cli(*ask, "--gpus", "56", "--rollout-gpus", "8", "--json")
+    plan = json.loads(out)[0]["plans"][0]
+    assert (status, plan["gpus"], plan["trainer_nodes"], plan["nodes"], plan["rollout_gpus"]) == (0, 56, 7, 8, 8)
+    # Within one node: one.
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--gpus", "4", "--json")
+    plan = json.loads(out)[0]["plans"][0]
+    assert (status, plan["gpus"], plan["trainer_nodes"], plan["nodes"]) == (0, 4, 1, None)
+    described = json.loads(json_schema("solve"))["$defs"]["Plan"]["properties"]["trainer_nodes"]["description"]
+    assert described.startswith("the nodes the trainer runs on, of the query's node size (--node-gpus")
+
+
+def test_a_placed_plan_counts_the_nodes_its_trainer_runs_on_in_its_pool(tmp_path: Path):
+    # A trainer on two whole nodes with its rollout on a third (Llama-3.1-70B: 16 + 8 rollout GPUs on nodes of 8), and
+    # one sharing a node with its rollout: the plan's trainer_nodes is the count of the placement's trainer nodes.
+    fleet = _fleet_file(tmp_path, """\
+pools:
+  - {name: h800, gpu: H800-80GB, nodes: 4, gpus_per_node: 8}
+jobs:
+  - {name: big, model: Llama-3.1-70B, max_model_len: 32k, rollout_gpus: 8}
+  - {name: small, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 1}
+""")
+    result = place(load_fleet(fleet, CATALOG), CATALOG, time_limit_s=30)
+    counts = {placement.job: (placement.plan.trainer_nodes, len(placement.trainer_nodes), len(placement.nodes))
+              for placement in result.placements}
+    assert counts == {"big": (2, 2, 3), "small": (1, 1, 1)}
