@@ -34,6 +34,20 @@ def _fleet_file(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def test_a_reason_gives_the_trainer_one_gpu_bound_where_the_pool_has_more_than_the_planner_weighs(cli, tmp_path):
+    # 80 GPUs, 72 beside the rollout, but the planner weighs at most 64 trainer GPUs: the reason said "h800 (up to 72
+    # of its GPUs for the trainer, beside 8 rollout GPUs): ... within 64 GPUs" (with --buy, whose pools are raised to
+    # a bound, "up to 928"). The bound it names is the planner's, once.
+    fleet = _fleet_file(tmp_path, LONG_JOB_FLEET)
+    head = ("h800 (beside 8 rollout GPUs): 262144 tokens is beyond what the tables and the memory model's estimates "
+            "allow for Llama-3.1-70B on H800-80GB within 64 GPUs with 2048 GiB of host memory per node (the pool's "
+            "host_ram_gb): the longest is 115712 on the 1024-token grid")
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    assert status == 1 and json.loads(out)["unplaced"][0]["reason"].startswith(head)
+    status, out, _ = cli("cluster", str(fleet), "--buy", "--json")
+    assert status == 1 and json.loads(out)["fits_nowhere"][0]["reason"].startswith(head)
+
+
 def test_a_plan_says_how_many_nodes_its_trainer_runs_on_as_the_text_does(cli):
     # plans[0].nodes is null without --rollout-gpus, while the text says "8 whole nodes of 8": a scheduler had to
     # work out ceil(gpus / node GPUs) itself. trainer_nodes gives it, from the function the text uses.
