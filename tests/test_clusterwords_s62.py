@@ -48,6 +48,20 @@ def test_a_reason_gives_the_trainer_one_gpu_bound_where_the_pool_has_more_than_t
     assert status == 1 and json.loads(out)["fits_nowhere"][0]["reason"].startswith(head)
 
 
+def test_the_jobs_buy_leaves_out_are_all_named_and_the_pools_as_they_are_where_nothing_is_bought(cli, tmp_path):
+    # The required job fits the node as it is: nothing is bought, and none of the five 14B jobs (8 GPUs each) fits
+    # beside it. The line named four ("and 1 more job") and "the pools with the nodes bought", where none were.
+    fleet = _fleet_file(tmp_path, REQUIRED_AND_FIVE_MORE)
+    status, out, _ = cli("cluster", str(fleet), "--buy")
+    assert status == 0
+    assert out.splitlines()[0] == "status: optimal; nothing to buy: the pools as they are place the required job (r)"
+    assert " ".join(out.split()).endswith(
+        "left out (not required): c1, c2, c3, c4, c5: no room for them beside the required jobs on the pools as they "
+        "are")
+    status, out, _ = cli("cluster", str(fleet), "--buy", "--json")
+    assert (status, json.loads(out)["gpus"], json.loads(out)["left_out"]) == (0, 0, ["c1", "c2", "c3", "c4", "c5"])
+
+
 def test_a_plan_says_how_many_nodes_its_trainer_runs_on_as_the_text_does(cli):
     # plans[0].nodes is null without --rollout-gpus, while the text says "8 whole nodes of 8": a scheduler had to
     # work out ceil(gpus / node GPUs) itself. trainer_nodes gives it, from the function the text uses.
