@@ -62,6 +62,25 @@ def test_the_jobs_buy_leaves_out_are_all_named_and_the_pools_as_they_are_where_n
     assert (status, json.loads(out)["gpus"], json.loads(out)["left_out"]) == (0, 0, ["c1", "c2", "c3", "c4", "c5"])
 
 
+def test_the_help_gives_the_exit_statuses_of_buy_and_of_required_jobs_as_the_exit_table_does(cli):
+    status, out, _ = cli("cluster", "--help")
+    assert status == 0
+    assert " ".join(out.split()).endswith(
+        "Exit status: 0 every job placed (with --buy, every required job placed with the nodes bought, whatever it "
+        "buys; a job not required and left out leaves it 0), 1 some job unplaced, or no placement (required jobs "
+        "that do not all fit; with --buy, a required job that no purchase places, or no purchase found), 2 bad "
+        "input.")
+    row = next(line for line in (ROOT / "docs/cli.md").read_text().splitlines() if line.startswith("| `solve cluster`"))
+    assert row == (
+        "| `solve cluster` | every job placed (with `--buy`, every required job placed with the nodes bought, whatever "
+        "it buys; a job not required and left out leaves it 0) | some job unplaced, or no placement (required jobs "
+        "that do not all fit; with `--buy`, a required job that no purchase places, or no purchase found) | bad input "
+        "(b) |")
+    # Required jobs that do not all fit: no placement, exit 1.
+    status, out, _ = cli("cluster", str(ROOT / "docs/examples/required.yaml"), "--json")
+    assert (status, json.loads(out)["status"], json.loads(out)["placements"]) == (1, "infeasible", [])
+
+
 def test_a_plan_says_how_many_nodes_its_trainer_runs_on_as_the_text_does(cli):
     # plans[0].nodes is null without --rollout-gpus, while the text says "8 whole nodes of 8": a scheduler had to
     # work out ceil(gpus / node GPUs) itself. trainer_nodes gives it, from the function the text uses.
