@@ -569,6 +569,10 @@ class Plan(Frozen):
     beyond_calibration_codes: tuple[BeyondCode, ...] = Field(default=(), description=(
         "a stable code for each of beyond_calibration, in the same order (docs/json.md lists them); empty in JSON "
         "made before codes"))
+    trainer_nodes: PositiveInt | None = Field(default=None, description=(
+        "the nodes the trainer runs on, of the query's node size (--node-gpus; in solve cluster the pool's "
+        "gpus_per_node): 1 where it fits one node, else the whole nodes it takes (gpus / node size); null in JSON "
+        "made before the field"))
     nodes: PositiveInt | None = Field(default=None, description=(
         "with --rollout-gpus: the nodes the trainer and its rollout take together; null without"))
     rollout_gpus: NonNegativeInt | None = Field(default=None, description=(

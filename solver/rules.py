@@ -408,6 +408,12 @@ def trainer_gpus_on_node(gpus: int, node_gpus: int | None) -> int:
     return min(gpus, node_gpus or gpus)
 
 
+def trainer_nodes_of(gpus: int, node_gpus: int) -> int:
+    """How many nodes of `node_gpus` GPUs a trainer of `gpus` GPUs runs on: one where it fits a node (alone or beside
+    its rollout), else the whole nodes it takes (a trainer that spans nodes takes whole ones: `whole_nodes`)."""
+    return ceil(gpus / node_gpus)
+
+
 def trainer_node_count(gpus: int, rollout_gpus: int, nodes: int) -> int:
     """How many of the `nodes` nodes of a `rollout_layout` of `gpus` trainer and `rollout_gpus` rollout GPUs (which fill
     them, on several) the trainer runs on: the nodes it takes whole, or the one it takes part of (or shares with the

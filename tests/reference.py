@@ -27,7 +27,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   nodes, or n is whole nodes. A plan of a query with `rollout_gpus` (0 too) gives its layout: `nodes`
   (1 when n + R fit one node; (n + R) / node_gpus when the rollout fills the trainer's node and whole
   nodes more; else n / node_gpus whole nodes for the trainer and ceil(R / node_gpus) for the rollout)
-  and `rollout_gpus` (R, or all the rollout nodes' GPUs in the last case); both None without.
+  and `rollout_gpus` (R, or all the rollout nodes' GPUs in the last case); both None without. Every plan gives
+  `trainer_nodes`, the nodes its trainer runs on: 1 when n fits a node, else n / node_gpus.
 - With `train_batch_size` B, n / s (the data-parallel ranks) divides B. Without it, a plan whose n / s is not a
   power of two carries a caution on its data-parallel ranks; with it, none does.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
@@ -91,6 +92,7 @@ PLAN_ORDER = (
     "host_memory_gb",
     "beyond_calibration",
     "beyond_calibration_codes",
+    "trainer_nodes",
     "nodes",
     "rollout_gpus",
     "cautions",
@@ -186,6 +188,11 @@ def _rollout_problem(n: int, rollout_gpus: int, node_gpus: int) -> list[str]:
     if rollout_gpus and n + rollout_gpus > node_gpus and n % node_gpus != 0 and not fills_nodes:
         return [f"{n} trainer + {rollout_gpus} rollout GPUs fit neither one node of {node_gpus} nor whole nodes"]
     return []
+
+
+def _trainer_nodes(n: int, node_gpus: int) -> int:
+    """The nodes n trainer GPUs run on: one node, or the whole nodes they take."""
+    return 1 if n <= node_gpus else n // node_gpus
 
 
 def _layout(n: int, rollout_gpus: int | None, node_gpus: int) -> dict[str, int | None]:
@@ -675,6 +682,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens,
                                                                  query.node_gpus)
                                              if evidence == "estimated" else []),
+                            "trainer_nodes": _trainer_nodes(n, query.node_gpus),
                             **_layout(n, query.rollout_gpus, query.node_gpus),
                         }
                         plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type,
@@ -896,6 +904,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         problems.append(f"gpus={n} but exactly {query.budget_gpus} were asked for")
     if plan["unused_gpus"] != query.budget_gpus - n:
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {query.budget_gpus - n}")
+    if plan["trainer_nodes"] != _trainer_nodes(n, query.node_gpus):
+        problems.append(f"trainer_nodes={plan['trainer_nodes']}, expected {_trainer_nodes(n, query.node_gpus)}")
     table = tables.get(n)
     untabled = n in _estimated_counts(tables, query.budget_gpus, query.node_gpus)
     estimated = query.estimates and (table is not None or untabled)

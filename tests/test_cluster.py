@@ -1684,11 +1684,12 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                                                            ("big", "no-plan", "length-beyond-reach", False)),
                                                        "fits_with": []}]
     # So is the trainer's room beside the rollout, where the longest in the pool has no layout beside it (SP=2 on 2
-    # GPUs: with the 2 rollout GPUs, more than a node of 3, and not whole nodes): 88 GPUs are left, searched within 64.
+    # GPUs: with the 2 rollout GPUs, more than a node of 3, and not whole nodes): 88 GPUs are left, searched within 64
+    # (the reason's bound, the only one it names).
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 30, "gpus_per_node": 3}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000, "rollout_gpus": 2}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
-        "big (up to 88 of its GPUs for the trainer, beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
+        "big (beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
         "Offload on 1 GPU, documented); no count of nodes of 3 GPUs (the pool's gpus_per_node) trains it, even "
         "without --rollout-gpus 2 and with --token-budget auto: an SP group stays within one node, so SP=2 at most; "

@@ -381,7 +381,8 @@ def test_check_catches_bad_node_indexes_and_shared_whole_nodes():
 
 def test_check_catches_sp_spanning_nodes_and_impossible_layouts():
     spanning = {"pools": [pool(nodes=2, gpus_per_node=2)], "jobs": [job("long", "0.6B", 61440)]}
-    sp4 = result([placed("long", "a100", [0, 1], 4, 0, plan_of("Qwen3-0.6B", 4, 61440, sp=4))])
+    # (the reference's plan is on nodes of 8: its trainer_nodes made right for nodes of 2)
+    sp4 = result([placed("long", "a100", [0, 1], 4, 0, {**plan_of("Qwen3-0.6B", 4, 61440, sp=4), "trainer_nodes": 2})])
     problems = check_placements(CATALOG, spanning, sp4)
     assert len(problems) == 2 and all("SP=4 spans nodes" in problem for problem in problems)  # plan and layout
     # 6 trainer GPUs on nodes of 4: neither one node nor whole nodes

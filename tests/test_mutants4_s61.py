@@ -197,8 +197,8 @@ def test_a_placement_cut_short_says_no_room_was_found_for_the_jobs_left_out(
     status, out, _ = cli("cluster", str(fleet), "--buy", "--required", "a,b")
     assert status == 0 and out.startswith("status: optimal; nothing to buy")
     assert "placement not proven the best the purchase allows" in out
-    assert ("left out (not required): c, d: no room found for them beside the required jobs on the pools with the "
-            "nodes bought") in " ".join(out.split())
+    assert ("left out (not required): c, d: no room found for them beside the required jobs on the pools as they "
+            "are") in " ".join(out.split())  # nothing bought
 
 
 def test_the_placement_with_a_purchase_counts_each_pools_gpus_with_the_nodes_bought(tmp_path: Path, cli):

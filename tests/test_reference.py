@@ -105,6 +105,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "host_memory_gb": 82.8,
         "beyond_calibration": [],  # documented: the memory model's range does not matter
         "beyond_calibration_codes": [],
+        "trainer_nodes": 1,  # 4 GPUs, within a node of 8
         "nodes": None,  # no rollout GPUs asked for
         "rollout_gpus": None,
         "cautions": [],  # within YaRN's validated length, on an NVIDIA GPU
@@ -331,6 +332,7 @@ GOOD_PLAN = {
     "host_memory_gb": None,  # no Offload
     "beyond_calibration": [],  # documented
     "beyond_calibration_codes": [],
+    "trainer_nodes": 1,  # 4 GPUs, within a node of 8
     "nodes": None,  # no rollout GPUs asked for
     "rollout_gpus": None,
     "cautions": [],
@@ -386,6 +388,7 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(beyond_calibration=["4 GPUs (calibrated up to 2)"]), {}, "beyond_calibration"),
         (mutated(beyond_calibration_codes=["more-gpus"]), {}, "beyond_calibration_codes=['more-gpus'], expected []"),
         (mutated(nodes=1, rollout_gpus=2), {}, "nodes/rollout_gpus 1/2, expected None/None"),
+        (mutated(trainer_nodes=2), {}, "trainer_nodes=2, expected 1"),
         (mutated(nodes=1, rollout_gpus=2), {"rollout_gpus": 4}, "nodes/rollout_gpus 1/2, expected 1/4"),
     ],
 )

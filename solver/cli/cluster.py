@@ -89,7 +89,10 @@ def build_cluster_parser() -> Parser:
     parser = Parser(
         prog="solve cluster",
         description="Place many Trinity jobs on a fleet of GPU node pools: which fit, where, with which plans.",
-        epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
+        epilog=("Exit status: 0 every job placed (with --buy, every required job placed with the nodes bought, "
+                "whatever it buys; a job not required and left out leaves it 0), 1 some job unplaced, or no "
+                "placement (required jobs that do not all fit; with --buy, a required job that no purchase places, "
+                "or no purchase found), 2 bad input."),
         elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
         in_file=FILE_FIELDS,
     )

@@ -500,7 +500,11 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                 query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                                  "rollout_gpus": job.rollout_gpus})
                 if (beside := answer_for(planner.catalog, query, pool.gpu)).reason != answer.reason:
-                    where = f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
+                    # The pool's GPUs bound the trainer only where they leave it fewer than the planner weighs (the
+                    # reason names that bound: one, not two; with --buy's pools raised, never the pool's).
+                    room = (f"up to {trainer_room} of its GPUs for the trainer, " if trainer_room < MAX_ESTIMATED_GPUS
+                            else "")
+                    where = f"{pool.name} ({room}beside {rollout})"
                     answer = beside
             words = (f"{where}: {answer.reason}"
                      f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")

@@ -331,11 +331,12 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet) -> list[Any]:
         lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name]))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet)]
-    if result.left_out:
-        lines.append(Text(f"left out (not required): {named_jobs(result.left_out)}: no room "
+    if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
+        pools = "with the nodes bought" if result.gpus else "as they are"
+        lines.append(Text(f"left out (not required): {', '.join(result.left_out)}: no room "
                           f"{'' if result.placement_proven else 'found '}for "
-                          f"{it_or_them(len(result.left_out))} beside the required jobs on the pools with the nodes "
-                          "bought", style="yellow"))
+                          f"{it_or_them(len(result.left_out))} beside the required jobs on the pools {pools}",
+                          style="yellow"))
     return lines
 
 

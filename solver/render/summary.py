@@ -31,6 +31,7 @@ from solver.rules import (
     least_token_budget,
     sp_degrees,
     token_budget,
+    trainer_nodes_of,
 )
 from solver.tables import MAX_ESTIMATED_GPUS, Model, counted, it_or_them
 
@@ -331,7 +332,7 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         more = "" if rollout == answer.rollout_gpus else \
             f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
-    spanned = f", {plan.gpus // node_gpus} whole nodes of {node_gpus}" if plan.gpus > node_gpus else ""
+    spanned = f", {trainer_nodes_of(plan.gpus, node_gpus)} whole nodes of {node_gpus}" if plan.gpus > node_gpus else ""
     if answer.open_budget:
         return counted(plan.gpus, "GPU") + spanned
     # --rollout-gpus 0: no rollout here; a config's rollout, with no cluster section to count it in, goes beside
