@@ -2,8 +2,8 @@
 from the repository root (a developer's tool, not part of the package).
 
 Every fenced block that starts with a ``$ solve ...`` line is rerun from the repository root (with Env
-and VLLM_ALLOW_LONG_MAX_MODEL_LEN unset in the environment, as the docs assume) and its output replaced, and docs/schema/'s JSON Schemas are written
-anew. `tests/test_docs.py` fails when a
+and VLLM_ALLOW_LONG_MAX_MODEL_LEN unset in the environment, as the docs assume) and its output replaced, and
+docs/schema/'s JSON Schemas are written anew. `tests/test_docs.py` fails when a
 committed page differs from what the code prints now.
 """
 

@@ -79,8 +79,8 @@ def fleet_of(instance: dict, tmp_path: Path):
     return load_fleet(path, CATALOG)
 
 
-BEYOND_ANY_NODES = ("solve cluster: note: {job}: no number of nodes trains its max_model_len in any pool it may use, so "
-                    "--buy would not place it either: a shorter max_model_len, or another GPU type, may\n")
+BEYOND_ANY_NODES = ("solve cluster: note: {job}: no number of nodes trains its max_model_len in any pool it may use, "
+                    "so --buy would not place it either: a shorter max_model_len, or another GPU type, may\n")
 """The note on a job whose length no number of nodes of its pools reaches (a length-beyond-reach in each)."""
 
 
@@ -671,7 +671,8 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("a", "no-plan", "length-beyond-reach", False)),
+                                                                            ("a", "no-plan", "length-beyond-reach",
+                                                                             False)),
                                                                         "fits_with": []}]
 
 
@@ -998,7 +999,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 0}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool a, gpus_per_node: must be above 0, got 0"),
-        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1 PB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1 PB}\n"
+         "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          ("pool a, host_ram_gb: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or "
           "528280000kB (/proc/meminfo), got '1 PB'")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 6.0e+7}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
@@ -1621,7 +1623,8 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
                                                                         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "rollout-takes-pool"),
-                                                                            ("b", "no-plan", "length-beyond-reach", False)),
+                                                                            ("b", "no-plan", "length-beyond-reach",
+                                                                             False)),
                                                                         "fits_with": []}]
 
 

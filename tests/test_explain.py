@@ -463,7 +463,8 @@ def test_long_runs_of_sp_degrees_are_ranges():
     assert (runs([2]), runs([5, 6])) == ("2", "5, 6")
     # 32 GPUs (a third of 64's time) take the explanation a second: a limit of a minute keeps a busy machine from
     # cutting it short.
-    _, reasons = explained(gpu="a100", model="8B", objective="max_len", budget_gpus=32, estimate="auto", time_limit_s=60)
+    _, reasons = explained(gpu="a100", model="8B", objective="max_len", budget_gpus=32, estimate="auto",
+                           time_limit_s=60)
     assert any(detail.startswith("SP must divide the trainer GPUs: on 32 GPUs that rules out SP=3, 5-7, 9-15, 17-")
                for detail in details(reasons, "sp_divides_gpus"))
 

@@ -99,8 +99,10 @@ def test_the_solver_and_the_reference_price_every_model_alike(scaling: bool):
         for gpus, env, offload, sp in ((1, 0, 1, 1), (8, 1, 1, 4), (16, 1, 0, 8)):
             expected = (Fraction(1, gpus) * (1 + Fraction(7, 10) * r * offload) * (1 + Fraction(1, 10) * (sp - 1))
                         * (1 + Fraction(1, 100) * env))
-            assert exact_cost(weights, model.held_per_active, "nvlink", (gpus, env, offload, sp)) == expected, model.name
-            assert reference.exact_cost(weights, model, A100, gpus, bool(env), bool(offload), sp) == expected, model.name
+            combination = (gpus, env, offload, sp)
+            assert exact_cost(weights, model.held_per_active, "nvlink", combination) == expected, model.name
+            assert reference.exact_cost(weights, model, A100, gpus, bool(env), bool(offload), sp) == expected, (
+                model.name)
     # Off, a mixture of experts' ranks are a dense model's.
     off = Weights(offload=1.0, sp=0.1, env=0.01, offload_moe_scaling=False)
     on = Weights(offload=1.0, sp=0.1, env=0.01)

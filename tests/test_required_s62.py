@@ -30,7 +30,8 @@ one. a is required; b and c, of priority 5, are not."""
 
 def placement_json(instance: dict, tmp_path: Path, **options: object) -> dict:
     """`solver.place`'s JSON for the instance."""
-    return json.loads(solver.place(fleet_file(instance, tmp_path), **options).model_dump_json())  # type: ignore[arg-type]
+    result = solver.place(fleet_file(instance, tmp_path), **options)  # type: ignore[arg-type]
+    return json.loads(result.model_dump_json())
 
 
 def test_a_required_job_keeps_its_room_from_jobs_of_more_priority(tmp_path: Path):
