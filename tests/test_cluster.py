@@ -999,8 +999,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 0}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool a, gpus_per_node: must be above 0, got 0"),
-        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1 PB}\n"
-         "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1 PB}\n"
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          ("pool a, host_ram_gb: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or "
           "528280000kB (/proc/meminfo), got '1 PB'")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 6.0e+7}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
