@@ -353,6 +353,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_OFF_GUIDE = "rope-scaling-off-guide"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
+    PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"
     DYNAMIC_BATCH_OFF = "dynamic-batch-off"
     GRADIENT_CHECKPOINTING_OFF = "gradient-checkpointing-off"
     REMOVE_PADDING_OFF = "remove-padding-off"
@@ -393,7 +394,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.TRAILING_SLASH_REFUSED,
     ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.TYPED_NULL_REFUSED,
     ConfigProblemCode.REF_MODEL_REFUSED, ConfigProblemCode.UNKNOWN_KEY_REFUSED,
-    ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED})
+    ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED,
+    ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above

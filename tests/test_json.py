@@ -610,6 +610,9 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("mode: train\nmodel: {max_model_len: 65536}", "8B", 8, None, [C.ROPE_SCALING_MISSING]),
     ("model: {max_model_len: 65536}\nexplorer: {rollout_model: {engine_type: sglang}}", "8B", 8, None,
      [C.ROPE_SCALING_MISSING]),
+    # Past Llama 3.1's native context on its own llama3 scaling, which vLLM stretches by no factor: refused alike.
+    ("model: {max_model_len: 163840}", "llama-3.1-8b", 8, None, [C.PAST_NATIVE_ON_OWN_SCALING_REFUSED]),
+    ("mode: train\nmodel: {max_model_len: 163840}", "llama-3.1-8b", 8, None, []),
     ("model: {max_model_len: 65536, rope_scaling: linear}", "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: linear, factor: 1.6, "
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),

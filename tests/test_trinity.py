@@ -1766,7 +1766,10 @@ def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
     assert "# unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts)." in fragment
     user = "model:\n  max_model_len: 4096\n  rope_scaling: {rope_type: llama3, factor: 8.0}\n"
     assert "rope_scaling: {rope_type: llama3, factor: 8.0}" in patch_trinity_config(user, best, llama)
-    assert check_trinity_config({"model": {"max_model_len": 200000}}, llama, 8) == []
+    long = {"model": {"max_model_len": 200000}}  # no YaRN asked; vLLM takes the length with its variable alone
+    assert check_trinity_config(long, llama, 8, environ={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}) == []
+    assert [problem.code for problem in trinity_config_problems(long, llama, 8)] == [
+        ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED]
 
 
 def test_a_fragment_says_to_keep_prompt_and_response_within_its_length() -> None:

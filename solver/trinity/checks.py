@@ -62,6 +62,10 @@ from solver.trinity.keys import (
 from solver.trinity.reader import omegaconf_boolean, overlong_words, trainer_strategy, turned_off
 
 _ROPE_SCALING = ("model", "rope_scaling")
+_VLLM_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
+"""The RoPE scalings of a model's own whose factor vLLM does not multiply its derived length by (its
+``_get_and_verify_max_len``, ``vllm/config/model.py:2113`` in vLLM 0.19.1): it takes ``max_position_embeddings``, the
+native context, as the longest length (Llama 3.1's 131072)."""
 
 
 class _ConfigChecks:
@@ -336,7 +340,8 @@ def _yarn_setting(wanted: float, native: int) -> str:
 
 def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
-    own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`)."""
+    own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`); past the native
+    context on a scaling of the model's own that vLLM does not stretch, refused where a vLLM rollout takes it."""
     native, own_rope = model.native_context, model.rope_scaling
     rope = checks.value(_ROPE_SCALING)
     given_rope = checks.rope_type()
@@ -344,6 +349,13 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
             f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE scaling: "
             "remove it"))
+    if (length is not None and length > native and own_rope in _VLLM_UNSCALED_ROPE_TYPES and rope is None
+            and _vllm_refuses_past_native(checks)):
+        checks.add(ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED, (
+            f"model.max_model_len {shown_number(length)} is beyond {model.name}'s native context of {native}, which "
+            f"its own {own_rope} RoPE scaling provides and the rollout's vLLM takes as its longest length: vLLM "
+            f"refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and check that the "
+            f"model handles this length), or lower max_model_len to {native}"))
     wanted = model.yarn_factor(int(length)) if length is not None else None
     if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"

@@ -24,6 +24,7 @@ from solver.results import (
     ENV_VARIABLE,
     ROCM_ENV_CAUTION,
     ROCM_ENV_NOTE,
+    CautionCode,
     Plan,
     TrinitySettings,
     check_or_plan_words,
@@ -143,14 +144,17 @@ def check_command(plan: Plan, flags: tuple[str, ...], host_ram_gb: float | None,
                   config: str = "CONFIG") -> str:
     """The command that checks the Trinity config at `config` as `plan` was made: ``solve --from-config CONFIG
     --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`), the Trinity release
-    (`version`), and Env's variable set as the Env note says; shell-quoted, to paste as it is. `QueryError` unless
+    (`version`), and Env's variable set as the Env note says (and vLLM's long-length one as its note says, past the
+    native context on the model's own RoPE scaling); shell-quoted, to paste as it is. `QueryError` unless
     `flags` and `config` are printable text (a comment's words: a line break would end it)."""
     if not _printable((*flags, config)):
         raise QueryError(f"the check command's options and file must be printable strings, got "
                          f"{brief((*flags, config))}")
     options = [*flags, *(("--host-ram", host_ram_argument(host_ram_gb)) if host_ram_gb is not None else ()),
                *(("--trinity-version", version) if version is not None else ())]
-    env = f"{'='.join(ENV_VARIABLE)} " if plan.env else ""
+    own_scaling = CautionCode.PAST_NATIVE_ON_OWN_SCALING in plan.caution_codes  # the long-length note's variable
+    variables = [*((LONG_LENGTH_VARIABLE,) if own_scaling else ()), *((ENV_VARIABLE,) if plan.env else ())]
+    env = "".join(f"{'='.join(variable)} " for variable in variables)
     return f"{env}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
 
 
@@ -355,7 +359,7 @@ def plan_fragment(
                    "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
     text = "\n".join([*header, *body]) + "\n"
     loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)
-    problems = check_trinity_config(loaded, model, plan.gpus)
+    problems = check_trinity_config(loaded, model, plan.gpus, environ=settings.environment)  # exported, as it says
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     if loaded != settings.config:  # a defect too: the settings are what the text says

@@ -363,7 +363,7 @@ CHECK_PLACEHOLDER = "CONFIG"
 written in a comment (it is not printable text)."""
 _CHECK_INTRO = re.compile(rf"# To check this file(?: \({CHECK_PLACEHOLDER}: its path\))? as its plan was made:")
 """The line of --write's note that leads into the command checking the written config, after its indentation."""
-_CHECK_LINE = re.compile(r"#   (?:\S+=\S+ )?solve --from-config \S.* --check(?: .*)?")
+_CHECK_LINE = re.compile(r"#   (?:\S+=\S+ )*solve --from-config \S.* --check(?: .*)?")
 """The line of --write's note that holds the command checking the written config (`check_command`)."""
 
 
