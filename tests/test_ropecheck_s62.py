@@ -35,6 +35,12 @@ REFUSED = ("refused: model.rope_scaling: max_model_len 65536 is beyond Qwen3-32B
            "Ray starts: set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960} (as --write does)")
 
 
+@pytest.fixture(autouse=True)
+def _no_long_length_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The refusals read the variable from this shell, as vLLM does: a developer's own setting must not pass them.
+    monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
+
+
 def _config(tmp_path: Path, text: str = CONFIG) -> Path:
     path = tmp_path / "grpo32b.yaml"
     path.write_text(text, encoding="utf-8")
