@@ -1177,7 +1177,11 @@ class UnplacedPool(Frozen, defer_build=True):
     more_nodes_reach: bool | None = Field(default=None, description=(
         "where plan_reason_code is length-beyond-reach: whether the planner trains the job's length on more of the "
         "pool's GPUs (asked at the most trainer GPUs it plans for), so that --buy may place the job with more of its "
-        "nodes; null otherwise"))
+        "nodes; null otherwise, or where that was not decided within the time limit"))
+    more_nodes_token_budget: TokenBudgetMode | None = Field(default=None, description=(
+        "where more_nodes_reach is true: the token budget with which more of the pool's GPUs train the length: "
+        "'default' (Trinity's), or 'auto' (--token-budget auto, which --buy then needs too; asked only where the "
+        "run's is the default and estimates are on); null otherwise"))
 
 
 class FitsWith(Frozen, defer_build=True):
@@ -1243,6 +1247,9 @@ class ClusterResult(_Timed, defer_build=True):
                               "placement with the host memory rounded)")
     placements: tuple[Placement, ...] = Field(description="the jobs placed, each with its pool, nodes and plan")
     unplaced: tuple[Unplaced, ...] = Field(description="the jobs left out, each with its reason")
+    required: tuple[str, ...] = Field(default=(), description=(
+        "the jobs (names, in the fleet's order) that must be placed: the fleet's required: true and --required's; a "
+        "placement places each of them, or there is none (with minimize='nodes', every job must be, listed or not)"))
     no_way_to_run: tuple[str, ...] = Field(default=(), description=(
         "the jobs (names, in the fleet's order) with no way to run in any pool they may use, whatever else is placed "
         "(their reasons say why): no placement holds them, so the placed priority's bound leaves them out"))

@@ -172,6 +172,30 @@ def call_deadline(seconds: float | None) -> Iterator[None]:
         _CALL_DEADLINE.reset(token)
 
 
+class WorkBudget:
+    """CP-SAT's deterministic time (its count of its work, the same on every run whatever the machine's load) that
+    the solves of `work_budget` blocks may spend together: what is `left`, and what they have `spent`."""
+
+    def __init__(self, work: float) -> None:
+        self.left = work
+        self.spent = 0.0
+
+
+_WORK_BUDGET: ContextVar[WorkBudget | None] = ContextVar("rft_solver_work_budget", default=None)
+"""The deterministic time this thread's solves draw on (`work_budget`; None: none)."""
+
+
+@contextmanager
+def work_budget(budget: WorkBudget) -> Iterator[None]:
+    """Within the block, each solve of this thread (not those of `plan`'s other threads) ends within what is left of
+    `budget`, and what it spends is taken from it; a solve it stops is undecided (its wall-clock limit still holds)."""
+    token = _WORK_BUDGET.set(budget)
+    try:
+        yield
+    finally:
+        _WORK_BUDGET.reset(token)
+
+
 def within_deadline(seconds: float) -> float:
     """`seconds`, or fewer where this thread's `call_deadline` comes sooner (at least a millisecond, CP-SAT's
     smallest useful limit)."""
@@ -547,11 +571,18 @@ def _ranking_solver(data: PlanningData, query: Query) -> cp_model.CpSolver:
 
 
 def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
-    """`solver.solve(model)`, `checked`, within this thread's `plan` call (whose Ctrl-C stops it) and its deadline
-    (`call_deadline`)."""
+    """`solver.solve(model)`, `checked`, within this thread's `plan` call (whose Ctrl-C stops it), its deadline
+    (`call_deadline`) and its deterministic time (`work_budget`)."""
     solver.parameters.max_time_in_seconds = within_deadline(solver.parameters.max_time_in_seconds)
+    budget = _WORK_BUDGET.get()
+    if budget is not None:
+        solver.parameters.max_deterministic_time = max(budget.left, 0.0)
     group = _SOLVE_GROUP.get()
-    return checked(solver, model, group.solve(solver, model) if group is not None else solver.solve(model))
+    status = checked(solver, model, group.solve(solver, model) if group is not None else solver.solve(model))
+    if budget is not None:
+        budget.left -= solver.response_proto.deterministic_time
+        budget.spent += solver.response_proto.deterministic_time
+    return status
 
 
 def checked(solver: cp_model.CpSolver, model: cp_model.CpModel,

@@ -86,9 +86,12 @@ BEYOND_ANY_NODES = ("solve cluster: note: {job}: no number of nodes trains its m
 
 def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | None]]:
     """An unplaced job's `pools` in JSON, from (pool, code) or (pool, "no-plan", the planner's code) each, with
-    whether more nodes reach the length after a length-beyond-reach code."""
+    whether more nodes reach the length after a length-beyond-reach code (and then the token budget with which they
+    do, "default" where not given)."""
     return [{"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
-             "more_nodes_reach": planner[1] if len(planner) > 1 else None}
+             "more_nodes_reach": planner[1] if len(planner) > 1 else None,
+             "more_nodes_token_budget": (planner[2] if len(planner) > 2 else "default") if len(planner) > 1
+             and planner[1] is True else None}
             for pool, code, *planner in pools]
 
 
@@ -757,7 +760,9 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "--token-budget auto reaches 40960 tokens on the 1024-token grid: Env + SP=2 on 6 GPUs with "
          "max_token_len_per_gpu = 20480 (estimated)",
          "reason_for_several": None,
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-plan", "length-beyond-reach", False)),
+         # More nodes reach it with --token-budget auto, as the reason says (s63: was false, asked at the default).
+         "reason_code": "no-way-to-run",
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach", True, "auto")),
          "fits_with": []},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer "
@@ -1419,7 +1424,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
-                            "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken",
+                            "required", "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken",
                             "wall_clock_stopped", "memory_model_source", "interrupted"]
     assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.

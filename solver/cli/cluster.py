@@ -153,36 +153,43 @@ def run_cluster(args: argparse.Namespace) -> int:
     _print_placement(args, result, fleet, written)
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
     if not args.json:
-        _note_buy(args, fleet, result)
+        _note_buy(args, result)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
 
-def _note_buy(args: argparse.Namespace, fleet: Fleet, result: ClusterResult) -> None:
+def _note_buy(args: argparse.Namespace, result: ClusterResult) -> None:
     """On stderr, where jobs are left out for want of room, or have no way to run that more nodes may give them
     (`SHORT_OF_NODES`, `SHORT_OF_GPUS`, or a length that more of a pool's GPUs train), that --buy names the fewest
-    nodes to add (with --required naming them where the required jobs are placed: --buy buys for those alone); and
+    nodes to add (with --required naming them where the required jobs are placed: --buy buys for those alone; with
+    --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes); and
     the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     unplaced = result.unplaced
     short_of_room = [job.job for job in unplaced if job.reason_code in FOR_WANT_OF_ROOM]
-    wayless = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN and any(
-        pool.reason_code in SHORT_OF_NODES or pool.plan_reason_code in SHORT_OF_GPUS or pool.more_nodes_reach
-        for pool in job.pools)]
+    more_nodes = {job.job: [pool.more_nodes_token_budget or "default" for pool in job.pools
+                            if pool.reason_code in SHORT_OF_NODES or pool.plan_reason_code in SHORT_OF_GPUS
+                            or pool.more_nodes_reach]
+                  for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN}
+    wayless = [job for job, budgets in more_nodes.items() if budgets]
+    auto_only = [job for job, budgets in more_nodes.items() if budgets and "default" not in budgets]
     _note_beyond_any_nodes(unplaced)
     if not short_of_room and not wayless:
         return
     command = f"solve cluster {shlex.quote(str(args.file))} --buy"
     goal = "to place every job"
-    if args.required or any(job.required for job in fleet.jobs):
+    if result.required:
         if result.placements:  # the required jobs are placed: --buy would buy for them alone
             named = dict.fromkeys([*(args.required or ()), *short_of_room, *wayless])  # --required's, then the left out
             command += f" --required {shlex.quote(','.join(named))}"
             goal = "to place the jobs left out too"
         else:
             goal = "to place the required jobs"
-    may = f"more nodes may give {it_or_them(len(wayless))} a way to run"
+    if auto_only or args.token_budget == "auto":  # a length only --token-budget auto reaches, or the run's own
+        command += " --token-budget auto"
+    auto = f" ({named_jobs(auto_only)} with --token-budget auto)" if auto_only and args.token_budget != "auto" else ""
+    may = f"more nodes may give {it_or_them(len(wayless))} a way to run{auto}"
     why = (f"{named_jobs(wayless)}: no way to run on the pools' nodes as they are, but {may}" if not short_of_room
            else f"{goal} ({named_jobs(wayless)} too: {may})" if wayless else goal)
     print_note(f"solve cluster: note: {why}: {command} names the fewest nodes to add to the pools (and the jobs no "

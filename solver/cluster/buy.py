@@ -106,7 +106,7 @@ def buy(
     placing = placement_stages(raised, options, built, every_job=False)[0 if len(must) < len(fleet.jobs) else 1:]
     solver = placement_solver(workers, seed)
     deadline = started + time_limit_s * SEARCH_SHARE - READ_BACK_S
-    budget = DETERMINISTIC_PER_SECOND * time_limit_s
+    budget = DETERMINISTIC_PER_SECOND * time_limit_s - planner.reach_work.spent  # less what the reasons asked took
     report = None if progress is None else partial(ProgressCallback, report=progress, started=started)
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(greedy_start(raised, options, built), built, purchase, interrupt, deadline, budget,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from solver.cluster.model import required_names
 from solver.cluster.options import Option, Planner, fleet_options, host_capacity_tenths, jobs_without_ways
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import unplaced_reasons
@@ -57,6 +58,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     unplaced = unplaced_reasons(planner, fleet, options, choice)
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
+                         required=required_names(fleet),
                          no_way_to_run=tuple(fleet.jobs[i].name for i in jobs_without_ways(fleet, options)),
                          pools=pool_use(fleet, placements))
 

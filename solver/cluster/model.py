@@ -35,6 +35,11 @@ def required_jobs(fleet: Fleet, every_job: bool) -> frozenset[int]:
     return frozenset(index for index, job in enumerate(fleet.jobs) if every_job or job.required)
 
 
+def required_names(fleet: Fleet) -> tuple[str, ...]:
+    """The names of the jobs the fleet marks required, in its order (`ClusterResult.required`)."""
+    return tuple(job.name for job in fleet.jobs if job.required)
+
+
 def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> PlacementModel:
     """Choose at most one option per job (exactly one for each required job: every job with `every_job`, else those
     the fleet marks ``required``, where the GPUs they take at their fewest are held to the pools' too:

@@ -10,10 +10,18 @@ from dataclasses import dataclass, replace
 
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
-from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, TrinityVersion, make_query
+from solver.query import (
+    DETERMINISTIC_PER_SECOND,
+    EstimateMode,
+    Objective,
+    Query,
+    TokenBudgetMode,
+    TrinityVersion,
+    make_query,
+)
 from solver.results import Plan, UnplacedPool
 from solver.rules import rollout_layout, validated_length
-from solver.solve import answer_for
+from solver.solve import WorkBudget, answer_for
 from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights
 
 COST_SCALE = 10_000
@@ -29,6 +37,11 @@ POOL_HOST_RAM_SOURCE = "the pool's host_ram_gb"
 
 POOL_NODE_SOURCE = "the pool's gpus_per_node"
 """Where a job's node size comes from, as messages name it (`Query.node_source`)."""
+
+REACH_SHARE = 0.02
+"""The share of a run's deterministic time (`DETERMINISTIC_PER_SECOND` per second of its time limit) that the
+questions whether more of a pool's nodes train a length (`reasons`' `more_nodes_reach`) may take together, taken from
+the search's (`search.place`, `buy.buy`): about 0.0001 each, so about a thousand at the default 10 s."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +137,9 @@ class Planner:
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
         self.reasons: dict[tuple[object, ...], NoWayReason] = {}
         """Why a job of a shape (model, length, rollout GPUs, train batch, pool) has no way to run, once asked."""
+        self.reach_work = WorkBudget(REACH_SHARE * DETERMINISTIC_PER_SECOND * time_limit_s)
+        """The deterministic time left to the questions whether more nodes train a length (`REACH_SHARE`), and what
+        they spent: the search's stages get that much less (`place`, `buy`)."""
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
              estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None,

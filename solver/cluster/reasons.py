@@ -21,7 +21,7 @@ from solver.cluster.options import (
     job_options,
     layout,
 )
-from solver.query import Query
+from solver.query import Query, TokenBudgetMode
 from solver.results import (
     FitsWith,
     Plan,
@@ -33,7 +33,7 @@ from solver.results import (
     UnplacedPool,
 )
 from solver.rules import batch_split_violation
-from solver.solve import answer_for, estimated_plan_words, host_over_words, least_host_words
+from solver.solve import answer_for, estimated_plan_words, host_over_words, least_host_words, work_budget
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     AtLeast,
@@ -509,22 +509,38 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             words = (f"{where}: {answer.reason}"
                      f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
             reasons.append((words, words))  # the planner's reason speaks of the model, for one job or several
-            reach = (None if answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH
-                     else _more_nodes_reach(planner, whole_pool, pool))
+            reach, budget = ((None, None) if answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH
+                             else _more_nodes_reach(planner, whole_pool, pool))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
-                                      plan_reason_code=answer.reason_code, more_nodes_reach=reach))
+                                      plan_reason_code=answer.reason_code, more_nodes_reach=reach,
+                                      more_nodes_token_budget=budget))
     return NoWayReason("; ".join(one for one, _ in reasons) or "no pool it may use",
                        "; ".join(several for _, several in reasons) or "no pool they may use", tuple(codes))
 
 
-def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> bool:
+def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> tuple[bool | None, TokenBudgetMode | None]:
     """Whether the length `query` asks of the pool's GPUs (its whole pool, no rollout beside the trainer), beyond
-    their reach, trains on more of them: the planner asked again with the most trainer GPUs it plans for
-    (`MAX_ESTIMATED_GPUS`; a rollout goes on nodes of its own then)."""
-    if query.budget_gpus >= MAX_ESTIMATED_GPUS:
-        return False
-    return bool(answer_for(planner.catalog, query.model_copy(update={"budget_gpus": MAX_ESTIMATED_GPUS}),
-                           pool.gpu).plans)
+    their reach, trains on more of them, and with which token budget: the planner asked again with the most trainer
+    GPUs it plans for (`MAX_ESTIMATED_GPUS`; a rollout goes on nodes of its own then), with the query's token budget
+    and, where that is Trinity's default and estimates are on, with ``auto`` too (a user would try it: long lengths
+    often need it). Each question draws on `Planner.reach_work`, CP-SAT's deterministic time, so the answer is the
+    same on every run; (None, None) where it ran out first."""
+    budgets: list[TokenBudgetMode] = [query.token_budget]
+    if query.token_budget == "default" and query.estimate != "never":
+        budgets.append("auto")
+    for budget in budgets:
+        if budget == query.token_budget and query.budget_gpus >= MAX_ESTIMATED_GPUS:
+            continue  # the question the reason answered
+        if planner.reach_work.left <= 0:
+            return None, None
+        with work_budget(planner.reach_work):
+            answer = answer_for(planner.catalog, query.model_copy(update={
+                "budget_gpus": MAX_ESTIMATED_GPUS, "token_budget": budget}), pool.gpu, explained=False)
+        if answer.plans:
+            return True, budget
+        if answer.status != "infeasible":  # its deterministic time (or the wall clock's limit) ran out
+            return None, None
+    return False, None
 
 
 def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:

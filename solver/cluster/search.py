@@ -22,6 +22,7 @@ from solver.cluster.model import (
     hint_placement,
     nodes_used,
     required_jobs,
+    required_names,
     tie_break,
 )
 from solver.cluster.options import Footprint, Option, Planner, fleet_options, jobs_without_ways
@@ -146,7 +147,11 @@ def place(
     # The wall clock's safety net: it leaves time to read the answer back and to say why the jobs left out are.
     deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
                 - _time_for_reasons(fleet, options, planned.planning_s))
-    budget = DETERMINISTIC_PER_SECOND * time_limit_s
+    # The questions whether more nodes reach a length draw on the same deterministic time: the stages get what those
+    # asked already took less, and where the reasons after the search may ask more, less what is left to them.
+    reach = planner.reach_work
+    budget = (DETERMINISTIC_PER_SECOND * time_limit_s - reach.spent
+              - (reach.left if _reasons_ask_planner(fleet, options) else 0.0))
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(start, built, stages, interrupt, deadline, budget,
                               partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
@@ -240,7 +245,8 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     proven = search.proven and not planned.host_rounded and not planned.undecided
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
-                         no_way_to_run=planned.no_way, pools=pool_use(fleet, placements),
+                         required=required_names(fleet), no_way_to_run=planned.no_way,
+                         pools=pool_use(fleet, placements),
                          host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
                          tie_broken=search.tie_broken, wall_clock_stopped=search.wall_clock_stopped + stopped,
                          wall_time_s=time.monotonic() - planned.started,
@@ -270,7 +276,7 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
     proved = failed == cp_model.INFEASIBLE and not rounded_only and not planned.undecided
     verdict: Status = "infeasible" if proved else "unknown"
     return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
-                         placements=(), pools=pool_use(fleet, ()),
+                         placements=(), pools=pool_use(fleet, ()), required=required_names(fleet),
                          unplaced=all_unplaced(fleet, verdict, interrupt.caught,
                                                host_rounded if rounded_only else (), planned.options,
                                                None if planned.every_job else required_jobs(fleet, False)),
@@ -296,7 +302,7 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
                    for job in fleet.jobs if job.name not in without_way)
     return ClusterResult(status="unknown" if planned.undecided else "infeasible", objective=None, bound=None,
                          objective_counts=planned.counted_by, placements=(), unplaced=unplaced + others,
-                         no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
+                         required=required_names(fleet), no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
                          undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)
 
 
@@ -315,14 +321,20 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
 
 def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) -> float:
     """Seconds the search leaves for the reasons of the jobs it leaves out (`REASONS_SHARE` of `planning_s`, the
-    time their ways took): none where every job with a way has one in every pool it may use (a job left out then
-    has no pool to ask the planner about)."""
+    time their ways took): none where they ask the planner nothing (`_reasons_ask_planner`)."""
+    return REASONS_SHARE * planning_s if _reasons_ask_planner(fleet, options) else 0.0
+
+
+def _reasons_ask_planner(fleet: Fleet, options: list[Option]) -> bool:
+    """Whether the reasons of the jobs the search leaves out may ask the planner questions (why a pool they may use
+    has no way for them): where some job with a way lacks one in a pool it may use (a job with none was asked about
+    before the search; a job left out then has no pool to ask about). The search then leaves them time
+    (`_time_for_reasons`), and what is left of the deterministic time of their questions whether more nodes reach a
+    length (`Planner.reach_work`)."""
     with_ways: dict[int, set[int]] = defaultdict(set)
     for option in options:
         with_ways[option.job].add(option.pool)
-    lacking = any(len(pools) < sum(map(fleet.jobs[job].may_use, fleet.pools))
-                  for job, pools in with_ways.items())
-    return REASONS_SHARE * planning_s if lacking else 0.0
+    return any(len(pools) < sum(map(fleet.jobs[job].may_use, fleet.pools)) for job, pools in with_ways.items())
 
 
 @dataclass(frozen=True)

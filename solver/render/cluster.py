@@ -23,6 +23,8 @@ WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it
 MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
 """A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
 
+REQUIRED_NOTE = "(required): the job must be placed (required: true, or --required)"
+"""A cluster table's note on the jobs that must be placed."""
 AT_LEAST_NOTE = "(≥N): the job asked for at_least N tokens, longer where a plan allows"
 """A cluster table's note on the jobs that asked for at_least a length."""
 TRAINER_NODES_NOTE = ("host GiB/node (node N, ...): needed only on the nodes named, those its trainer runs on; its "
@@ -70,20 +72,21 @@ def cluster_json(result: ClusterResult) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
-def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableType:
-    """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, trainer
-    and rollout GPUs against those it asked, plan, length, cost, evidence and host memory), or its title alone
-    where nothing is placed."""
+def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozenset[str]) -> RenderableType:
+    """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, the job,
+    marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
+    evidence and host memory), or its title alone where nothing is placed."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; "
              f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used")
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
-    columns = _PoolColumns.of(pool, here)
+    columns = _PoolColumns.of(pool, here, required)
     widened = any(placement.widened_from is not None for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
     rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
-    notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if columns.lowered else []) + (
+    notes = ([REQUIRED_NOTE] if columns.required else []) + (
+        [f"{LOWERED_NOTE}: set it in the job's config"] if columns.lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
         [AT_LEAST_NOTE] if columns.lengthened else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
@@ -100,22 +103,24 @@ class _PoolColumns:
     """What a pool's table (`_pool_view`) shows besides its fixed columns, as the jobs placed in it need: each job's
     host memory per node (`offloads`: where the pool checks it, with its Offload or its load; else where a job
     offloads), YaRN's factor as --top shows it (`scaled`), the token budget where --token-budget auto lowered one
-    (`lowered`); and the jobs that asked for at_least a length and run longer (`lengthened`, their names: at the
-    length asked, "(≥N)" would add nothing)."""
+    (`lowered`); the jobs that asked for at_least a length and run longer (`lengthened`, their names: at the
+    length asked, "(≥N)" would add nothing); and the jobs placed here that must be (`required`, their names)."""
 
     offloads: bool
     scaled: bool
     lowered: bool
     lengthened: frozenset[str]
+    required: frozenset[str]
 
     @classmethod
-    def of(cls, pool: Pool, here: list[Placement]) -> _PoolColumns:
-        """The columns of `pool`'s table with the jobs placed `here`."""
+    def of(cls, pool: Pool, here: list[Placement], required: frozenset[str]) -> _PoolColumns:
+        """The columns of `pool`'s table with the jobs placed `here`, those of them in `required` marked."""
         return cls(offloads=pool.host_ram_gb is not None or any(placement.plan.offload for placement in here),
                    scaled=any(placement.plan.rope_scaling_factor for placement in here),
                    lowered=any(placement.plan.lowered_budget for placement in here),
                    lengthened=frozenset(placement.job for placement in here if placement.at_least
-                                        and placement.plan.max_model_len > placement.asked_max_model_len))
+                                        and placement.plan.max_model_len > placement.asked_max_model_len),
+                   required=frozenset(placement.job for placement in here if placement.job in required))
 
     @property
     def headers(self) -> tuple[str, ...]:
@@ -126,8 +131,9 @@ class _PoolColumns:
 
 
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
-    """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, trainer GPUs (with those
-    widening added) and rollout GPUs (against those it asked), plan, length, cost, evidence and host memory."""
+    """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
+    required), trainer GPUs (with those widening added) and rollout GPUs (against those it asked), plan, length, cost,
+    evidence and host memory."""
     plan = placement.plan
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
@@ -142,7 +148,8 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
     rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
                else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
-    return (nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
+    job = f"{placement.job} (required)" if placement.job in columns.required else placement.job
+    return (nodes, gpus, job, f"{placement.trainer_gpus}{added}", rollout,
             Text(plan.setting.label, style=setting_style(plan.setting)), length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
@@ -160,8 +167,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes), *_search_warnings(result)]
     if result.memory_model_source:  # as solve's memory line names it: the estimates are its
         renderables.insert(1, Text(f"memory model: {result.memory_model_source}"))
+    required = _marked_required(result.required, fleet)
     for pool, use in zip(fleet.pools, result.pools, strict=True):
-        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
+        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], required))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
     renderables += [*_placed_cautions(result.placements), *_no_rollout_gpus_given(result.placements, fleet)]
@@ -240,6 +248,12 @@ def _no_rollout_gpus_given(placements: tuple[Placement, ...], fleet: Fleet) -> l
     if unasked := [placement.job for placement in placements if placement.job in ungiven]:
         return [Text(f"note: {named_jobs(unasked)}: {NO_ROLLOUT_GPUS_NOTE}", style="yellow")]
     return []
+
+
+def _marked_required(required: tuple[str, ...], fleet: Fleet) -> frozenset[str]:
+    """The jobs the pools' tables mark required: `required`'s (`ClusterResult.required`, `PurchaseResult.required`),
+    unless that is every job of the fleet (every placement then places them all: the marks would tell nothing)."""
+    return frozenset(required) if len(required) < len(fleet.jobs) else frozenset()
 
 
 def _placed_cautions(placements: tuple[Placement, ...]) -> list[Text]:
@@ -324,19 +338,22 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet) -> list[Any]:
     if not result.placement_proven:
         lines.append(Text("placement not proven the best the purchase allows (the other jobs' priority, length, cost): "
                           "the time limit stopped it (raise --time-limit)", style="yellow"))
+    required = _marked_required(result.required, fleet)
     for pool, bought in zip(fleet.pools, result.pools, strict=True):
         after = pool.model_copy(update={"nodes": bought.nodes_after})
         use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
                       nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
-        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name]))
+        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
         pools = "with the nodes bought" if result.gpus else "as they are"
+        beside = ("the jobs placed (the required ones, then the most priority of the others)"
+                  if any(placement.job not in result.required for placement in result.placements)
+                  else "the required jobs")
         lines.append(Text(f"left out (not required): {', '.join(result.left_out)}: no room "
                           f"{'' if result.placement_proven else 'found '}for "
-                          f"{it_or_them(len(result.left_out))} beside the required jobs on the pools {pools}",
-                          style="yellow"))
+                          f"{it_or_them(len(result.left_out))} beside {beside} on the pools {pools}", style="yellow"))
     return lines
 
 
@@ -349,7 +366,8 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet) -> Text:
         return Text(f"status: {result.status}: {why.get(result.status, '')}", style="bold red")
     nowhere = {job.job for job in result.fits_nowhere}
     if len(result.required) < len(fleet.jobs):
-        jobs = f"the required {'job' if len(result.required) == 1 else 'jobs'} ({named_jobs(result.required)})"
+        # Every name (not named_jobs' first few): the jobs a --required or the file's marks chose, to check.
+        jobs = f"the required {'job' if len(result.required) == 1 else 'jobs'} ({', '.join(result.required)})"
         jobs += " with a way to run" if nowhere & set(result.required) else ""
     else:
         jobs = "every job" if not nowhere else "every job with a way to run"
