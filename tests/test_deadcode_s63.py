@@ -1,0 +1,73 @@
+"""Lines no other test reached (coverage, session 63): each test here checks the behaviour such a line gives."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+import solver
+import solver.cli.cluster
+from solver.api import plan
+from solver.cli import main
+from solver.cli.status import INTERRUPTED
+
+FLEET = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
+SHIPPED_MEMORY_MODEL = Path(__file__).parents[1] / "tables" / "memory-model.yaml"
+
+
+def test_a_name_the_package_lacks_is_an_attribute_error_naming_it():
+    with pytest.raises(AttributeError, match=r"^module 'solver' has no attribute 'plan_cluster'$"):
+        solver.plan_cluster  # noqa: B018 (the lookup is the test)
+    assert not hasattr(solver, "plan_cluster") and hasattr(solver, "plan")
+
+
+def test_buy_with_a_memory_model_names_its_source_under_the_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    own = tmp_path / "mine.yaml"
+    own.write_text(re.sub(r"(?m)^source: .*$", "source: my calibration",
+                          SHIPPED_MEMORY_MODEL.read_text(encoding="utf-8"), count=1), encoding="utf-8")
+    assert main(["cluster", str(FLEET), "--buy", "--memory-model", str(own)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["status: optimal; nothing to buy: the pools as they are place every job",
+                         "memory model: my calibration"]
+
+
+def test_an_interrupted_buy_prints_its_best_purchase_and_says_so_with_130(monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]):
+    bought = solver.cli.cluster.buy_nodes
+
+    def interrupted(*args: object, **kwargs: object) -> object:  # as Ctrl-C during the search leaves it
+        return bought(*args, **kwargs).model_copy(update={"interrupted": True})
+
+    monkeypatch.setattr(solver.cli.cluster, "buy_nodes", interrupted)
+    assert main(["cluster", str(FLEET), "--buy"]) == INTERRUPTED
+    out, err = capsys.readouterr()
+    assert out.startswith("status: optimal; nothing to buy")
+    assert err == "solve cluster: interrupted: the best purchase found so far is above\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_plans_on_several_gpu_types_as_its_parent_does():
+    # The parent's threads that solve the other GPU types are not in the child: it starts its own (solve.py's
+    # os.register_at_fork), where the parent's pool would take the work and never run it.
+    parent = [(answer.gpu, answer.best) for answer in plan("4B", max_model_len=8192)]
+    assert len(parent) > 1
+    child = os.fork()
+    if child == 0:  # pragma: no cover (coverage does not follow the fork)
+        same = False
+        try:
+            same = [(answer.gpu, answer.best) for answer in plan("4B", max_model_len=8192)] == parent
+        finally:
+            os._exit(0 if same else 1)
+    ends_by = time.monotonic() + 60
+    while (ended := os.waitpid(child, os.WNOHANG))[0] == 0 and time.monotonic() < ends_by:
+        time.sleep(0.05)
+    if ended[0] == 0:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    assert ended[0] == child and os.waitstatus_to_exitcode(ended[1]) == 0
