@@ -15,6 +15,8 @@ import solver.cli.cluster
 from solver.api import plan
 from solver.cli import main
 from solver.cli.status import INTERRUPTED
+from solver.tables import load_catalog
+from solver.trinity import ConfigError, anchored_keys, patch_trinity_config
 
 FLEET = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
 SHIPPED_MEMORY_MODEL = Path(__file__).parents[1] / "tables" / "memory-model.yaml"
@@ -71,3 +73,26 @@ def test_a_forked_child_plans_on_several_gpu_types_as_its_parent_does():
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
     assert ended[0] == child and os.waitstatus_to_exitcode(ended[1]) == 0
+
+
+def test_a_job_whose_model_folder_holds_a_folder_named_config_json_is_one_line_and_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    (tmp_path / "mine" / "config.json").mkdir(parents=True)
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\n"
+                     "jobs:\n  - {name: own, model_config: mine, max_model_len: 8192}\n", encoding="utf-8")
+    assert main(["cluster", str(fleet)]) == 2
+    assert capsys.readouterr() == ("", f"solve cluster: error: {fleet}: job own, model_config: "
+                                       f"{tmp_path / 'mine' / 'config.json'}: not a regular file\n")
+
+
+def test_anchored_keys_refuses_a_config_in_the_words_patch_trinity_config_does():
+    # The reader's own word for a key written twice is not ruamel's, which the patch, a round trip, meets first.
+    best = plan("4B", max_model_len=8192, gpu="a100")[0].best
+    assert best is not None
+    model, text = load_catalog().model("4B"), "a: &x 1\na: 2\n"
+    refusal = 'c.yaml: line 2: malformed YAML: found duplicate key "a" with value "2" (original value: "1")'
+    for call in (anchored_keys, patch_trinity_config):
+        with pytest.raises(ConfigError) as refused:
+            call(text, best, model, name="c.yaml")
+        assert str(refused.value) == refusal
