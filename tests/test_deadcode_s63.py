@@ -82,8 +82,8 @@ def test_a_job_whose_model_folder_holds_a_folder_named_config_json_is_one_line_a
     fleet.write_text("pools:\n  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\n"
                      "jobs:\n  - {name: own, model_config: mine, max_model_len: 8192}\n", encoding="utf-8")
     assert main(["cluster", str(fleet)]) == 2
-    assert capsys.readouterr() == ("", f"solve cluster: error: {fleet}: job own, model_config: "
-                                       f"{tmp_path / 'mine' / 'config.json'}: not a regular file\n")
+    assert capsys.readouterr() == ("", (f"solve cluster: error: {fleet}: job own, model_config: "
+                                        f"{tmp_path / 'mine' / 'config.json'}: not a regular file\n"))
 
 
 def test_anchored_keys_refuses_a_config_in_the_words_patch_trinity_config_does():
