@@ -96,3 +96,18 @@ def test_anchored_keys_refuses_a_config_in_the_words_patch_trinity_config_does()
         with pytest.raises(ConfigError) as refused:
             call(text, best, model, name="c.yaml")
         assert str(refused.value) == refusal
+
+
+@pytest.mark.parametrize(("written", "rewritten"), [
+    ("monitor:\n  names: !!seq [a, b]\n", "  names: [a, b]\n"),  # the round trip drops a tag
+    ("monitor:\n  names:   # the names\n    [a, b]\n", "  names: [a, b] # the names\n"),  # and moves a comment
+])
+def test_a_patch_keeps_a_list_as_the_config_writes_it(written: str, rewritten: str):
+    # The round trip rewrites these lines of its own accord; the patch takes them from the config where the result
+    # reads the same (lists compared item by item), as it does mappings and scalars.
+    best = plan("8B", max_model_len=32768, gpu="a100", budget_gpus=6, exact=True)[0].best
+    assert best is not None
+    text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8") + written
+    patched = patch_trinity_config(text, best, load_catalog().model("8B"), name="c.yaml")
+    assert patched.endswith(written) and rewritten not in patched
+    assert "  ulysses_sequence_parallel_size: 2\n" in patched
