@@ -16,7 +16,7 @@ from solver.api import plan
 from solver.cli import main
 from solver.cli.status import INTERRUPTED
 from solver.tables import load_catalog
-from solver.trinity import ConfigError, anchored_keys, patch_trinity_config
+from solver.trinity import ConfigError, anchored_keys, patch_trinity_config, read_trinity_config
 
 FLEET = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
 SHIPPED_MEMORY_MODEL = Path(__file__).parents[1] / "tables" / "memory-model.yaml"
@@ -111,3 +111,15 @@ def test_a_patch_keeps_a_list_as_the_config_writes_it(written: str, rewritten: s
     patched = patch_trinity_config(text, best, load_catalog().model("8B"), name="c.yaml")
     assert patched.endswith(written) and rewritten not in patched
     assert "  ulysses_sequence_parallel_size: 2\n" in patched
+
+
+@pytest.mark.parametrize(("rank", "codes"), [
+    ("true", ["lora-rank-not-a-number-refused"]),  # Trinity's typed LoRAConfig refuses it
+    ("${model.no_such_key}", []),  # cannot be read: no line of its own, and no error (docs/trinity.md, interpolations)
+])
+def test_a_lora_rank_that_cannot_be_read_gets_no_line(rank: str, codes: list[str]):
+    text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+    text = text.replace("model:\n  model_path:", ("model:\n  lora_configs:\n    - path: /adapters/a\n"
+                                                  f"      lora_rank: {rank}\n  model_path:"), 1)
+    config = read_trinity_config(text, "c.yaml", {})
+    assert [code for code in config.note_codes if code.startswith("lora-rank")] == codes
