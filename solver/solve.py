@@ -224,8 +224,7 @@ def _workers() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=8, thread_name_prefix="rft-solver-plan")
 
 
-if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads: it starts its own
-    os.register_at_fork(after_in_child=_workers.cache_clear)
+os.register_at_fork(after_in_child=_workers.cache_clear)  # a forked child has none of the parent's threads: its own
 
 
 def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:

@@ -7,7 +7,7 @@ import shlex
 import sys
 
 from solver.api import memory_answer
-from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
+from solver.cli.argtypes import path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
@@ -15,6 +15,7 @@ from solver.cli.options import (
     SP_RULES_HELP,
     add_cells_option,
     add_gpu_memory_option,
+    add_host_ram_option,
     add_memory_model_options,
     add_node_gpus_option,
     memory_model_option,
@@ -62,12 +63,8 @@ def build_memory_parser() -> Parser:
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
     add_node_gpus_option(parser)
-    parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; with a unit: "
-                        "2TB, free -m's 64214MiB; a bare number past 4096 is refused): "
-                        "whether what the setting holds there fits (the model while it loads; with --offload, "
-                        "its states too); the OS, Ray, the data loader and the rollout are not counted: "
-                        "leave them theirs")
+    add_host_ram_option(parser, "whether what the setting holds there fits (the model while it loads; with "
+                        "--offload, its states too)")
     add_gpu_memory_option(parser)
     add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")

@@ -98,14 +98,18 @@ def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentG
                              f"Trinity requires{default}")
 
 
-def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--host-ram, for the commands that plan (`solve memory` words its own: it judges one setting)."""
+PLANS_HOST_RAM = "rules out plans that do not fit there (the model while it loads; with Offload, its states too)"
+"""What --host-ram does for the commands that plan (`add_host_ram_option`'s default)."""
+
+
+def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                        judged: str = PLANS_HOST_RAM) -> None:
+    """--host-ram, for the commands that plan, or with `judged`, what it does for one that judges one setting (`solve
+    memory`)."""
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
                         help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; with a unit: "
-                        "2TB, free -m's 64214MiB; a bare number past 4096 is refused): "
-                        "rules out plans that do not fit there (the model while it loads; with Offload, its "
-                        "states too); the OS, Ray, the data loader and the rollout are not counted: leave "
-                        "them theirs")
+                        f"2TB, free -m's 64214MiB; a bare number past 4096 is refused): {judged}; the OS, Ray, the "
+                        "data loader and the rollout are not counted: leave them theirs")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import itertools
 import re
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from solver.cli.output import escaped_line
@@ -55,6 +56,13 @@ def _one_typo_apart(written: str, name: str) -> bool:
     rest, other_rest = written[start:], name[start:]
     swapped = rest[:2][::-1] == other_rest[:2] and rest[2:] == other_rest[2:]
     return swapped or rest[1:] == other_rest[1:] or rest[1:] == other_rest or rest == other_rest[1:]
+
+
+def _options_named(argv: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """Each word of `argv` before ``--`` (after it, none is an option), with the option it names: the word up to an
+    ``=`` (``--len=8k``: ``--len``)."""
+    for word in itertools.takewhile(lambda word: word != "--", argv):
+        yield word, word.split("=", 1)[0]
 
 
 NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count")
@@ -169,10 +177,7 @@ class Parser(argparse.ArgumentParser):
     def _refuse_one_hyphen(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` written with one hyphen (``-model 8B``, ``-help``), naming it
         with two: argparse names ``-model`` with no guess, and takes ``-help`` as -h given the value 'elp'."""
-        for word in argv:
-            if word == "--":
-                break
-            option = word.split("=", 1)[0]
+        for word, option in _options_named(argv):
             if len(option) > 2 and option[0] == "-" and option[1] != "-":  # no option is a number (-2): no guess
                 meant = self._meant("-" + option, typos=False)
                 if meant:
@@ -181,10 +186,7 @@ class Parser(argparse.ArgumentParser):
     def _refuse_others_option(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory
         --explain``: solve's): before argparse's checks, whose "arguments are required" would hide it."""
-        for word in argv:
-            if word == "--":
-                break
-            option = word.split("=", 1)[0]
+        for _, option in _options_named(argv):
             if not option.startswith("--") or option in self._option_string_actions:
                 continue
             owners = [command for command, options in self.others().items() if option in options]
