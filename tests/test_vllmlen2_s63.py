@@ -222,3 +222,25 @@ def test_a_gemma_3s_fragment_with_yarn_sets_the_variable_and_says_why(cli, tmp_p
             "the YaRN written (it applies no RoPE scaling's factor to a Gemma 3's length) and refuses a longer one "
             "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts).") in _header(out)
     assert "#   VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 " in out and "rope_type: yarn" in out
+
+
+def test_a_factor_whose_length_is_past_any_number_is_bad_input(cli, tmp_path: Path):
+    folder = _model_folder(tmp_path, "huge", rope_scaling={"rope_type": "linear", "factor": 1e308})
+    status, out, err = cli("--model-config", str(folder), "--gpu", "h800", "--len", "32k")
+    assert (status, out) == (2, "")
+    assert err == (f"solve: error: --model-config {folder / 'config.json'}: rope_scaling: factor: expected a number of "
+                   "at least 1 whose product with 32768 positions is finite, got 1e+308\n")
+
+
+def test_the_yarn_written_covers_the_length_as_vllm_multiplies_it(cli, tmp_path: Path):
+    # 24000 x (27648 / 24000) is 27647.999999999996 in floating point, which vLLM refuses 27648 past: the factor
+    # written is the float above the quotient (the fragment's own check failed on it, a traceback).
+    folder = _model_folder(tmp_path, "odd", max_position_embeddings=24000)
+    model = load_model_config(folder)
+    assert (model.yarn_factor(27648), 24000 * model.yarn_factor(27648) >= 27648) == (1.1520000000000001, True)
+    assert model.yarn_factor(30000) == 1.25  # exact where the quotient's product is the length
+    status, out, _ = cli("--model-config", str(folder), "--gpu", "h800", "--len", "27648", "--gpus", "8",
+                         "--emit", "trinity")
+    assert status == 0
+    assert "    factor: 1.1520000000000001  # max_model_len / 24000" in out
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in out

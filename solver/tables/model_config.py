@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -619,7 +620,11 @@ def _vllm_context(path: Path, config: dict[str, Any]) -> float:
             original = each.get("original_max_position_embeddings", config.get("original_max_position_embeddings"))
             length = _config_number(path, {"original_max_position_embeddings": original},
                                     "original_max_position_embeddings", int(length))
-    return length * (factor if factor is not None else 1.0)  # vLLM takes a null factor as 1.0
+    derived = length * (factor if factor is not None else 1.0)  # vLLM takes a null factor as 1.0
+    if not math.isfinite(derived):
+        raise TableError(f"{path}: {key}: factor: expected a number of at least 1 whose product with {int(length)} "
+                         f"positions is finite, got {brief(factor)}")
+    return derived
 
 
 def _trained_yarn(config: dict[str, Any], rope_type: object) -> bool:

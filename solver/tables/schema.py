@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from fractions import Fraction
-from math import ceil, floor, isfinite
+from math import ceil, floor, inf, isfinite, nextafter
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Le, MinLen
@@ -444,11 +444,14 @@ class Model(Frozen):
                                        or max_model_len > YARN_VALIDATED_TOKENS)
 
     def yarn_factor(self, max_model_len: int) -> float | None:
-        """The YaRN factor ``max_model_len / native_context`` a length beyond the native context needs;
-        None within it, and for a model with its own RoPE scaling (nothing is known to extend it)."""
+        """The YaRN factor ``max_model_len / native_context`` a length beyond the native context needs (the float
+        above it where the native context times the quotient falls short of the length, as vLLM multiplies them:
+        24000 x 1.152 is 27647.999999999996, which vLLM refuses 27648 past); None within it, and for a model with
+        its own RoPE scaling (nothing is known to extend it)."""
         if max_model_len <= self.native_context or self.rope_scaling is not None:
             return None
-        return max_model_len / self.native_context
+        factor = max_model_len / self.native_context
+        return factor if self.native_context * factor >= max_model_len else nextafter(factor, inf)
 
 
 class Source(Frozen):
