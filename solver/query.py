@@ -350,6 +350,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_MISSING_REFUSED = "rope-scaling-missing-refused"
     ROPE_SCALING_WRONG = "rope-scaling-wrong"
     ROPE_SCALING_SHORT_REFUSED = "rope-scaling-short-refused"
+    ROPE_FACTOR_SKIPPED_REFUSED = "rope-factor-skipped-refused"
     ROPE_SCALING_OFF_GUIDE = "rope-scaling-off-guide"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
@@ -395,7 +396,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.TYPED_NULL_REFUSED,
     ConfigProblemCode.REF_MODEL_REFUSED, ConfigProblemCode.UNKNOWN_KEY_REFUSED,
     ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED,
-    ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED})
+    ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above

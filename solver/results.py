@@ -1406,8 +1406,9 @@ class Calibration(Frozen, defer_build=True):
 class TrinitySettings(BaseModel):
     """A fragment's settings as data: `config`, the keys it writes as the nested mappings a YAML loader gives
     (``config["trainer"]["ulysses_sequence_parallel_size"]``), and `environment`, the variables its comments say
-    to export before Ray starts (Env's ``PYTORCH_CUDA_ALLOC_CONF``; ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` past a
-    model's native context on its own RoPE scaling; a shared node's ``CUDA_VISIBLE_DEVICES``): no config key
+    to export before Ray starts (Env's ``PYTORCH_CUDA_ALLOC_CONF``; ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` past the
+    longest length vLLM derives for the model as written, `Model.vllm_longest_as_written`; a shared node's
+    ``CUDA_VISIBLE_DEVICES``): no config key
     sets them. Frozen, but not hashable, unlike the other results: the dicts are the caller's, to merge into or
     change (``yaml.safe_dump`` takes them, not a read-only mapping), so a hash of them would not stay the same."""
 

@@ -981,7 +981,7 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
       "folder is not writable); the file is written there first, then renamed into place")),
     (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro/new"],
      "solve cluster: error: --emit-dir ro/new: cannot make the folder: ro is not writable"),
-    (["examples", "ro"], "solve examples: error: ro/my-model: cannot make the folder: ro is not writable"),
+    (["examples", "ro"], "solve examples: error: ro/linear-model: cannot make the folder: ro is not writable"),
     (["examples", "ro/new"], "solve examples: error: ro/new: cannot make the folder: ro is not writable"),
 ], ids=["out", "emit-dir", "emit-dir-to-make", "examples", "examples-to-make"])
 def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: Path, argv: list[str], message: str):

@@ -244,7 +244,7 @@ def test_an_examples_folder_another_run_made_stays_when_the_write_fails(cli, tmp
     _made_meanwhile_and_the_write_fails(monkeypatch, solver.cli.examples)
     assert cli("examples", "mine/inner") == (2, "", "solve examples: error: cannot write: No space left on device\n")
     assert sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*")) == [
-        "mine", "mine/inner", "mine/inner/my-model"]
+        "mine", "mine/inner", "mine/inner/linear-model", "mine/inner/my-model"]
 
 
 def _widened(cli, tmp_path: Path, pool: str, jobs: list[str]) -> list[tuple[str, int, int | None, float]]:

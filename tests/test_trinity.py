@@ -1762,8 +1762,10 @@ def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
     assert best.rope_scaling_factor is None
     fragment = trinity_fragment(best, llama)
     assert "rope_scaling" not in fragment.replace("no rope_scaling is written", "")
-    assert "# max_model_len is beyond Llama-3.1-8B's native context of 131072, which its own\n" in fragment
-    assert "# unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts)." in fragment
+    assert ("# max_model_len is beyond Llama-3.1-8B's native context of 131072, which its own llama3 RoPE scaling "
+            "provides:\n") in fragment
+    assert ("# max_model_len of 131072 from the model's config.json and refuses a longer one unless\n"
+            "# VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts).") in fragment
     user = "model:\n  max_model_len: 4096\n  rope_scaling: {rope_type: llama3, factor: 8.0}\n"
     assert "rope_scaling: {rope_type: llama3, factor: 8.0}" in patch_trinity_config(user, best, llama)
     long = {"model": {"max_model_len": 200000}}  # no YaRN asked; vLLM takes the length with its variable alone

@@ -323,6 +323,8 @@ class Catalog(Frozen):
             model = named[0].model_copy(update={"native_context": model.native_context,
                                                 "rope_scaling": model.rope_scaling,
                                                 "config_yarn_factor": model.config_yarn_factor,
+                                                "vllm_context": model.vllm_context,
+                                                "vllm_skips_rope_factor": model.vllm_skips_rope_factor,
                                                 "router_logits_output": model.router_logits_output})
         else:
             model = model.model_copy(update={"aliases": ()})

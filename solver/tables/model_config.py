@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file
 from solver.tables.schema import MLA, Model, MoE
@@ -177,11 +178,14 @@ def load_model_config(path: Path | str) -> Model:
     name, aliases = _config_names(path, config)
     rope_type, native, factor = _config_rope(path, config)
     own = rope_type not in (None, "default", "yarn") or _trained_yarn(config, rope_type)
+    vllm_context = _vllm_context(path, config)
     return Model(name=name, aliases=aliases, **shape, native_context=native,
                  logit_softcapping=config.get("final_logit_softcapping",
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
                  rope_scaling=str(rope_type) if own else None,
                  config_yarn_factor=float(factor) if rope_type == "yarn" and not own and factor is not None else None,
+                 vllm_context=vllm_context if vllm_context != native else None,
+                 vllm_skips_rope_factor=_vllm_skips_rope_factor(config),
                  qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config),
                  uncounted_mtp_layers=_mtp_layers(path, config),
                  router_logits_output=_router_logits_output(path, config) and shape["moe"] is not None)
@@ -534,29 +538,93 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, f
     """A config.json's RoPE scaling type (None without one), native context (a YaRN model's original one) and
     scaling factor (None without one); `TableError` where they are malformed (or its scaling factor is not a number
     of at least 1, as transformers checks it)."""
-    # transformers 5 writes it as rope_parameters (rope_theta beside rope_type), the versions before as rope_scaling
-    key = "rope_parameters" if config.get("rope_scaling") is None and "rope_parameters" in config else "rope_scaling"
+    key = _rope_key(config)
     scaling = config.get(key)
-    if isinstance(scaling, dict) and not {"rope_type", "type"} & set(scaling) and isinstance(
-            scaling.get("full_attention"), dict):
+    if _per_layer_type(scaling):
         # One per layer type (transformers 5's Gemma-3): the full-attention layers' reaches the whole context.
         scaling = scaling["full_attention"]
     if scaling is not None and not isinstance(scaling, dict):
         raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {brief(scaling)}")
-    rope_type = (scaling.get("rope_type") or scaling.get("type")) if scaling is not None else None
+    rope_type = _rope_type(scaling) if scaling is not None else None
     if rope_type is not None and not _is_name(rope_type):
         raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{brief(rope_type)}")
-    factor = scaling.get("factor") if scaling is not None else None
-    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 1):
-        raise TableError(f"{path}: {key}: factor: expected a number of at least 1, got {brief(factor)} (transformers "
-                         "refuses it too)")
+    factor = _rope_factor(path, key, scaling) if scaling is not None else None
     native = _config_number(path, config, "max_position_embeddings")
     if (rope_type == "yarn" and isinstance(scaling, dict) and not _trained_yarn(config, rope_type)
             and scaling.get("original_max_position_embeddings") is not None):
         native = _config_number(path, scaling, "original_max_position_embeddings")  # YaRN is re-derived from here
     return rope_type, native, factor
+
+
+def _rope_key(config: dict[str, Any]) -> str:
+    """The key a config.json gives its RoPE scaling under: transformers 5 writes it as ``rope_parameters``
+    (``rope_theta`` beside ``rope_type``), the versions before as ``rope_scaling``, which is read first."""
+    return "rope_parameters" if config.get("rope_scaling") is None and "rope_parameters" in config else "rope_scaling"
+
+
+def _per_layer_type(scaling: object) -> TypeGuard[dict[str, Any]]:
+    """Whether a config.json's RoPE scaling gives one per layer type (transformers 5's Gemma-3: ``full_attention``
+    and ``sliding_attention``, no ``rope_type`` beside them)."""
+    return isinstance(scaling, dict) and not {"rope_type", "type"} & set(scaling) and isinstance(
+        scaling.get("full_attention"), dict)
+
+
+def _rope_type(scaling: dict[str, Any]) -> Any:
+    """A RoPE scaling's type: its ``rope_type``, else its legacy ``type``."""
+    return scaling.get("rope_type") or scaling.get("type")
+
+
+def _rope_factor(path: Path, key: str, scaling: dict[str, Any]) -> float | None:
+    """A RoPE scaling's ``factor`` (None without one); `TableError` where it is not a number of at least 1, as
+    transformers checks it."""
+    factor = scaling.get("factor")
+    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 1):
+        raise TableError(f"{path}: {key}: factor: expected a number of at least 1, got {brief(factor)} (transformers "
+                         "refuses it too)")
+    return factor
+
+
+VLLM_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
+"""The RoPE scalings whose factor vLLM does not multiply the length it derives from a config.json by
+(``_get_and_verify_max_len``, ``vllm/config/model.py:2113`` in vLLM 0.19.1): it takes ``max_position_embeddings``
+(Llama 3.1's 131072)."""
+
+
+def _vllm_skips_rope_factor(config: dict[str, Any]) -> bool:
+    """Whether vLLM applies no RoPE scaling's factor to the length it derives for a config.json: a Gemma 3
+    ``model_type`` (``gemma3``, ``gemma3_text``), whose ``max_position_embeddings`` counts its own factor already
+    (``vllm/config/model.py:2104-2106`` in vLLM 0.19.1, which looks for ``gemma3`` in the type)."""
+    return "gemma3" in str(config.get("model_type") or "")
+
+
+def _vllm_context(path: Path, config: dict[str, Any]) -> float:
+    """The longest ``max_model_len`` vLLM 0.19.1 derives from a config.json (``_get_and_verify_max_len``,
+    ``vllm/config/model.py:2098-2130``; `Model.vllm_context`): ``max_position_embeddings``, a YaRN's
+    ``original_max_position_embeddings`` in its place (its own, else the config's, else that), times the last factor
+    its RoPE scalings give (each layer type's in turn; null is 1.0), those of `VLLM_UNSCALED_ROPE_TYPES` left out;
+    no factor for `_vllm_skips_rope_factor`."""
+    length: float = _config_number(path, config, "max_position_embeddings")
+    key = _rope_key(config)
+    scaling = config.get(key)
+    if not isinstance(scaling, dict) or _vllm_skips_rope_factor(config):
+        return length
+    factor: float | None = 1.0
+    for each in scaling.values() if _per_layer_type(scaling) else (scaling,):
+        if not isinstance(each, dict) or _rope_type(each) in VLLM_UNSCALED_ROPE_TYPES:
+            continue
+        if "factor" in each:
+            factor = _rope_factor(path, key, each)
+        if _rope_type(each) == "yarn":
+            original = each.get("original_max_position_embeddings", config.get("original_max_position_embeddings"))
+            length = _config_number(path, {"original_max_position_embeddings": original},
+                                    "original_max_position_embeddings", int(length))
+    derived = length * (factor if factor is not None else 1.0)  # vLLM takes a null factor as 1.0
+    if not math.isfinite(derived):
+        raise TableError(f"{path}: {key}: factor: expected a number of at least 1 whose product with {int(length)} "
+                         f"positions is finite, got {brief(factor)}")
+    return derived
 
 
 def _trained_yarn(config: dict[str, Any], rope_type: object) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from fractions import Fraction
-from math import ceil, floor, isfinite
+from math import ceil, floor, inf, isfinite, nextafter
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Le, MinLen
@@ -316,6 +316,18 @@ class Model(Frozen):
     config_yarn_factor: Annotated[float, Ge(1), AllowInfNan(False)] | None = None
     """For a model read from a config.json with a YaRN ``rope_scaling`` that is not its own (`rope_scaling` is None):
     the factor the config gives, which a plan's factor, from the length, replaces; None otherwise."""
+    vllm_context: Annotated[float, Ge(1), AllowInfNan(False)] | None = None
+    """For a model read from a config.json: the longest ``max_model_len`` vLLM 0.19.1 derives from it, where that
+    is not `native_context` (a RoPE scaling's factor times ``max_position_embeddings``, or a YaRN's
+    ``original_max_position_embeddings``: a ``linear`` or ``dynamic`` scaling of the model's own, a YaRN); past it
+    vLLM refuses a length unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` is set (``_get_and_verify_max_len``,
+    ``vllm/config/model.py:2098-2130`` and ``:2155-2181``). None where it is the native context: no scaling, one
+    whose factor vLLM skips (``llama3``, ``longrope``, ``su``; a Gemma 3's, `vllm_skips_rope_factor`), and the
+    catalogue's models."""
+    vllm_skips_rope_factor: Flag = False
+    """Whether vLLM applies no RoPE scaling's factor to the longest length it derives for the model, a YaRN that a
+    config sets too: a Gemma 3 (its config.json's ``model_type`` holds ``gemma3``; ``vllm/config/model.py:2104-2106``
+    in vLLM 0.19.1, its ``max_position_embeddings`` counting its own factor already)."""
     moe: MoE | None = None
     mla: MLA | None = None
     """Its multi-head latent attention (DeepSeek-V2's); None for attention of query, key and value projections.
@@ -407,6 +419,22 @@ class Model(Frozen):
         written for it, and nothing checks that the model handles it)."""
         return max_model_len > self.native_context and self.rope_scaling is not None
 
+    @property
+    def vllm_longest_length(self) -> float:
+        """The longest ``max_model_len`` vLLM derives from the model's config.json (`vllm_context`, else the native
+        context), past which it refuses one unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` is set."""
+        return self.native_context if self.vllm_context is None else self.vllm_context
+
+    def vllm_longest_as_written(self, max_model_len: int) -> float:
+        """The longest ``max_model_len`` vLLM derives for the model as rft-solver writes a config for
+        `max_model_len`, past which it refuses one unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` is set: with the YaRN
+        that is written (`yarn_factor`), the native context times its factor, as vLLM multiplies them (where the
+        model `vllm_skips_rope_factor`, and with no YaRN, `vllm_longest_length`)."""
+        factor = self.yarn_factor(max_model_len)
+        if factor is None or self.vllm_skips_rope_factor:
+            return self.vllm_longest_length
+        return self.native_context * factor
+
     def yarn_beyond_validated(self, max_model_len: int) -> bool:
         """Whether the YaRN a length needs goes beyond what is validated: for a Qwen model (`qwen_yarn`), a
         factor above `YARN_VALIDATED_FACTOR` or more than `YARN_VALIDATED_TOKENS`; for another, any YaRN
@@ -416,11 +444,14 @@ class Model(Frozen):
                                        or max_model_len > YARN_VALIDATED_TOKENS)
 
     def yarn_factor(self, max_model_len: int) -> float | None:
-        """The YaRN factor ``max_model_len / native_context`` a length beyond the native context needs;
-        None within it, and for a model with its own RoPE scaling (nothing is known to extend it)."""
+        """The YaRN factor ``max_model_len / native_context`` a length beyond the native context needs (the float
+        above it where the native context times the quotient falls short of the length, as vLLM multiplies them:
+        24000 x 1.152 is 27647.999999999996, which vLLM refuses 27648 past); None within it, and for a model with
+        its own RoPE scaling (nothing is known to extend it)."""
         if max_model_len <= self.native_context or self.rope_scaling is not None:
             return None
-        return max_model_len / self.native_context
+        factor = max_model_len / self.native_context
+        return factor if self.native_context * factor >= max_model_len else nextafter(factor, inf)
 
 
 class Source(Frozen):

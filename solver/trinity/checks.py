@@ -62,10 +62,6 @@ from solver.trinity.keys import (
 from solver.trinity.reader import omegaconf_boolean, overlong_words, trainer_strategy, turned_off
 
 _ROPE_SCALING = ("model", "rope_scaling")
-_VLLM_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
-"""The RoPE scalings of a model's own whose factor vLLM does not multiply its derived length by (its
-``_get_and_verify_max_len``, ``vllm/config/model.py:2113`` in vLLM 0.19.1): it takes ``max_position_embeddings``, the
-native context, as the longest length (Llama 3.1's 131072)."""
 
 
 class _ConfigChecks:
@@ -349,13 +345,12 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
             f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE scaling: "
             "remove it"))
-    if (length is not None and length > native and own_rope in _VLLM_UNSCALED_ROPE_TYPES and rope is None
+    if (length is not None and own_rope is not None and rope is None and length > model.vllm_longest_length
             and _vllm_refuses_past_native(checks)):
         checks.add(ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED, (
-            f"model.max_model_len {shown_number(length)} is beyond {model.name}'s native context of {native}, which "
-            f"its own {own_rope} RoPE scaling provides and the rollout's vLLM takes as its longest length: vLLM "
-            f"refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and check that the "
-            f"model handles this length), or lower max_model_len to {native}"))
+            f"model.max_model_len {shown_number(length)} is beyond {_vllm_longest_words(model)}: vLLM refuses it "
+            f"unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and check that the model "
+            f"handles this length), or lower max_model_len to {math.floor(model.vllm_longest_length)}"))
     wanted = model.yarn_factor(int(length)) if length is not None else None
     if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
@@ -367,18 +362,49 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
             f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     if length is not None and wanted is not None:
-        if rope is None and _vllm_refuses_past_native(checks):
+        if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, (
                 f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
-                f"of {native}, which the rollout's vLLM refuses unless a rope_scaling covers it or "
-                f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: {_yarn_setting(wanted, native)} "
-                "(as --write does)"))
+                f"of {native}, which the rollout's vLLM refuses unless "
+                + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
+                   f"to a Gemma 3's length): {_yarn_setting(wanted, native)} (as --write does), and set the variable"
+                   if model.vllm_skips_rope_factor else
+                   f"a rope_scaling covers it or {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: "
+                   f"{_yarn_setting(wanted, native)} (as --write does)")))
         elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
                 f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
                 f"of {native}: {_yarn_setting(wanted, native)}"))
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted)
+            _check_factor_skipped(checks, model, length)
+
+
+def _vllm_longest_words(model: Model) -> str:
+    """The longest length the rollout's vLLM derives for `model` on its own RoPE scaling (`Model.vllm_longest_length`)
+    and why, in words: its native context, where vLLM applies no factor of that scaling, else that context times the
+    factor."""
+    if model.vllm_context is None:
+        return (f"{model.name}'s native context of {model.native_context}, which its own {model.rope_scaling} RoPE "
+                "scaling provides and the rollout's vLLM takes as its longest length")
+    return (f"the {shown_number(model.vllm_context)} that the rollout's vLLM derives from {model.name}'s config.json "
+            f"as its longest length (its own {model.rope_scaling} RoPE scaling's factor applied to its native context "
+            f"of {model.native_context})")
+
+
+def _check_factor_skipped(checks: _ConfigChecks, model: Model, length: float) -> None:
+    """Check a ``model.rope_scaling`` given for a model whose length vLLM stretches by no factor
+    (`Model.vllm_skips_rope_factor`: a Gemma 3), where it has not been refused as too short: past the model's
+    longest length, refused where a vLLM rollout takes it (`_vllm_refuses_past_native`)."""
+    longest = model.vllm_longest_length
+    short = ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED in (problem.code for problem in checks.problems)
+    if model.vllm_skips_rope_factor and length > longest and not short and _vllm_refuses_past_native(checks):
+        checks.add(ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, (
+            f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s "
+            f"max_position_embeddings of {shown_number(longest)}, and the rollout's vLLM applies no RoPE scaling's "
+            f"factor to a Gemma 3's length: it refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray "
+            f"starts; set it (the YaRN still stretches the positions), or lower max_model_len to "
+            f"{math.floor(longest)}"))
 
 
 def _vllm_refuses_past_native(checks: _ConfigChecks) -> bool:

@@ -24,7 +24,6 @@ from solver.results import (
     ENV_VARIABLE,
     ROCM_ENV_CAUTION,
     ROCM_ENV_NOTE,
-    CautionCode,
     Plan,
     TrinitySettings,
     check_or_plan_words,
@@ -44,6 +43,7 @@ from solver.tables import (
     check_types,
     counted,
     host_ram_argument,
+    shown_number,
 )
 from solver.trinity.checks import check_trinity_config
 from solver.trinity.keys import LONG_LENGTH_VARIABLE, REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
@@ -67,7 +67,7 @@ class EngineError(OneLineError):
 def _environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | None) -> dict[str, str]:
     """The environment variables `plan`'s fragment says to export (`TrinitySettings.environment`)."""
     wanted = [(bool(shared_gpus), ("CUDA_VISIBLE_DEVICES", ",".join(map(str, shared_gpus or ())))),
-              (model.beyond_native_on_own_scaling(plan.max_model_len), LONG_LENGTH_VARIABLE),
+              (plan.max_model_len > model.vllm_longest_as_written(plan.max_model_len), LONG_LENGTH_VARIABLE),
               (plan.env, ENV_VARIABLE)]
     return dict(variable for wants, variable in wanted if wants)
 
@@ -140,20 +140,20 @@ def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
     return ("--gpu", gpu, *memory, *options)
 
 
-def check_command(plan: Plan, flags: tuple[str, ...], host_ram_gb: float | None, version: TrinityVersion | None,
-                  config: str = "CONFIG") -> str:
-    """The command that checks the Trinity config at `config` as `plan` was made: ``solve --from-config CONFIG
-    --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`), the Trinity release
-    (`version`), and Env's variable set as the Env note says (and vLLM's long-length one as its note says, past the
-    native context on the model's own RoPE scaling); shell-quoted, to paste as it is. `QueryError` unless
-    `flags` and `config` are printable text (a comment's words: a line break would end it)."""
+def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb: float | None,
+                  version: TrinityVersion | None, config: str = "CONFIG") -> str:
+    """The command that checks the Trinity config at `config` as `plan` was made for `model`: ``solve --from-config
+    CONFIG --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`), the Trinity
+    release (`version`), and Env's variable set as the Env note says (and vLLM's long-length one as its note says,
+    past the longest length vLLM derives, `Model.vllm_longest_as_written`); shell-quoted, to paste as it is.
+    `QueryError` unless `flags` and `config` are printable text (a comment's words: a line break would end it)."""
     if not _printable((*flags, config)):
         raise QueryError(f"the check command's options and file must be printable strings, got "
                          f"{brief((*flags, config))}")
     options = [*flags, *(("--host-ram", host_ram_argument(host_ram_gb)) if host_ram_gb is not None else ()),
                *(("--trinity-version", version) if version is not None else ())]
-    own_scaling = CautionCode.PAST_NATIVE_ON_OWN_SCALING in plan.caution_codes  # the long-length note's variable
-    variables = [*((LONG_LENGTH_VARIABLE,) if own_scaling else ()), *((ENV_VARIABLE,) if plan.env else ())]
+    refused = plan.max_model_len > model.vllm_longest_as_written(plan.max_model_len)  # the long-length note's
+    variables = [*((LONG_LENGTH_VARIABLE,) if refused else ()), *((ENV_VARIABLE,) if plan.env else ())]
     env = "".join(f"{'='.join(variable)} " for variable in variables)
     return f"{env}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
 
@@ -163,13 +163,13 @@ def _printable(texts: tuple[object, ...]) -> bool:
     return all(isinstance(text, str) and text.isprintable() for text in texts)
 
 
-def _check_lines(plan: Plan, options: _FragmentOptions) -> list[str]:
+def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str]:
     """The header's command that checks a config with this fragment merged in, as its plan was made (`check_command`):
     none without `check_flags`."""
     if options.check_flags is None:
         return []
     return ["# To check your config once these keys are in it (CONFIG: its file), as this plan was made:",
-            f"#   {check_command(plan, options.check_flags, options.host_ram_gb, options.version)}"]
+            f"#   {check_command(plan, model, options.check_flags, options.host_ram_gb, options.version)}"]
 
 
 def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Mapping[str, str]) -> list[str]:
@@ -181,7 +181,8 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
     several = (options.nodes > 1 if options.rollout_gpus is not None
                else bool(node_gpus and plan.gpus > node_gpus))  # nodes, for Env
     notes = [
-        _long_length_note(model) if LONG_LENGTH_VARIABLE[0] in environment else [],
+        _long_length_note(model, plan.max_model_len)
+        if LONG_LENGTH_VARIABLE[0] in environment or model.beyond_native_on_own_scaling(plan.max_model_len) else [],
         [f"# {line}" for line in textwrap.wrap(YARN_TRAINER + ".", COMMENT_WIDTH)]
         if plan.rope_scaling_factor is not None and options.version != "0.5" else [],
         _whole_nodes_note(plan.gpus, node_gpus)  # where no cluster section says it
@@ -208,7 +209,7 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str
         f"# {evidence_comment(plan, model, gpu)}",
         *([f"# {host}"] if host is not None else []),
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
-        *_check_lines(plan, options),
+        *_check_lines(plan, model, options),
         f"# Keep model.max_prompt_tokens + max_response_tokens within {plan.max_model_len}:",
         "# Trinity refuses more, and less leaves part of the length unused.",
     ]
@@ -241,15 +242,24 @@ def _past_validated(plan: Plan) -> str:
     return f", {past_validated_words(validated)} ({check_or_plan_words(validated)})"
 
 
-def _long_length_note(model: Model) -> list[str]:
-    """The note on a length past `model`'s native context on its own RoPE scaling: vLLM's variable to set."""
-    return [
-        f"# max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own",
-        f"# {model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it).",
-        "# vLLM (the explorer's rollout) refuses a max_model_len past what it derives from the model's config",
-        f"# unless {'='.join(LONG_LENGTH_VARIABLE)} is set (before Ray starts). Check that the model handles this",
-        "# length before you train at it.",
-    ]
+def _long_length_note(model: Model, max_model_len: int) -> list[str]:
+    """The note on `max_model_len` past `model`'s native context on its own RoPE scaling, or past the longest length
+    vLLM derives for it as written (`Model.vllm_longest_as_written`): that length, and vLLM's variable to set where
+    it is shorter."""
+    own = model.beyond_native_on_own_scaling(max_model_len)
+    longest = model.vllm_longest_as_written(max_model_len)
+    derived = (f"vLLM (the explorer's rollout) derives a longest max_model_len of {shown_number(longest)} from the "
+               f"model's config.json{'' if own else ' and the YaRN written'}")
+    if max_model_len <= longest:
+        vllm = f"{derived} (its {model.rope_scaling} scaling's factor applied): it takes this one."
+    else:
+        skipped = " (it applies no RoPE scaling's factor to a Gemma 3's length)" if model.vllm_skips_rope_factor else ""
+        vllm = (f"{derived}{skipped} and refuses a longer one unless {'='.join(LONG_LENGTH_VARIABLE)} is set (before "
+                "Ray starts).")
+    words = (f"max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own "
+             f"{model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it). {vllm} "
+             "Check that the model handles this length before you train at it.") if own else vllm
+    return [f"# {line}" for line in textwrap.wrap(words, COMMENT_WIDTH)]
 
 
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:

@@ -628,7 +628,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     check_host_ram(host_ram_gb)
     check_gpu_name(gpu)
     check_config_arguments(text, name, {} if environ is None else environ, version)
-    command = None if check is None else check_command(plan, check, host_ram_gb, version, path)
+    command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path)
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
