@@ -382,13 +382,15 @@ def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
 def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The options ``solve --from-config CONFIG --check`` needs to check a config that a fragment for the GPU type
     `gpu` of `catalog` is merged into, as the plan was made (`solver.trinity.check_flags`): its name, with its memory
-    where it is one of your own (not the shipped catalogue's, nor given tables by cells), then `options`."""
+    (and ``--gpu-interconnect``, where it states one) where it is one of your own (not the shipped catalogue's, nor
+    given tables by cells), then `options`."""
     from solver.trinity import check_flags  # ruamel: only where a fragment is made
 
     gpu_type = catalog.gpu(gpu)
     shipped = any(gpu_type.name == known.name for known in load_catalog().gpu_types)
     own = None if shipped or gpu_type.tables else (gpu_type.memory_gb, gpu_type.memory_mib)
-    return check_flags(gpu_type.name, own, options)
+    link = ("--gpu-interconnect", gpu_type.interconnect) if own and gpu_type.interconnect else ()
+    return check_flags(gpu_type.name, own, (*link, *options))
 
 
 def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: str | None = None) -> str:

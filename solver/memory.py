@@ -60,6 +60,7 @@ from solver.results import (
     check_beyond_codes,
     check_caution_codes,
     single_gpu_caution,
+    sp_over_pcie_caution,
     thin_headroom,
     unchecked_host_need,
 )
@@ -206,7 +207,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (on a card sold for workstations, more "
         "per node than such a workstation has) without --host-ram, one GPU of at most "
         "an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, data-parallel ranks "
-        "(GPUs / SP) that are not a power of two, Env on an AMD GPU; empty where there is nothing"))
+        "(GPUs / SP) that are not a power of two, Env on an AMD GPU, SP on GPUs that reach one another over PCIe "
+        "(GpuType.interconnect); empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them)"))
 
@@ -229,7 +231,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         uneven = uneven_split_caution(gpus, sp, source=None)
         host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus), offload,
                                    "--host-ram" if self.host_ram_gib is None else None)
-        cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host)
+        cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
+                               sp_over_pcie=sp_over_pcie_caution(gpu, sp))
         return self.model_copy(update=caution_fields(cautions))
 
     @property

@@ -201,12 +201,12 @@ def test_memory_estimates_give_the_codes_of_their_cautions():
     # As `solve memory --json` gives them: each estimate's codes, in the order of its cautions.
     assert [[code.value for code in solver.estimate_memory(*asked, **flags).caution_codes] for asked, flags in (
         # 0.4 GiB to spare, extrapolated, at the 24 GiB card's default margin 0.06 (1.48 at 0.01, less 0.05 x 22.27);
-        # Offload's host need past a workstation's 64 GiB (a GeForce card)
+        # Offload's host need past a workstation's 64 GiB (a GeForce card); SP over its PCIe
         (("8B", "rtx-4090", 8, 48128), {"sp": 8, "env": True, "offload": True}),
         (("4B", "a100", 1, 4096), {"sp": 1, "env": False}),
         (("8B", "mi300x", 6, 32768), {"sp": 2, "env": True}),
         (("8B", "a100", 8, 32768), {"sp": 2, "env": True}),
-    )] == [["thin-headroom", "host-memory-unchecked"], ["single-gpu-advised-against"],
+    )] == [["thin-headroom", "host-memory-unchecked", "sp-over-pcie"], ["single-gpu-advised-against"],
            ["uneven-data-parallel", "rocm-env-may-not-apply"], []]
 
 

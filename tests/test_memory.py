@@ -46,7 +46,7 @@ from solver.memory import (
     weight_shapes,
 )
 from solver.query import make_query
-from solver.results import MarginRoom
+from solver.results import CautionCode, MarginRoom
 from solver.rules import NODE_GPUS, SourceCell, tried_settings, validated_length
 from solver.solve import plan
 from solver.tables import (
@@ -3603,7 +3603,8 @@ def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_m
         return estimate_memory("0.6B", "rtx-4090", 2, 16384, sp=2, env=True, offload=True, margin=margin)
 
     for margin, spare in ((None, "0.4"), (0.05, "0.6"), (0.07, "0.1")):
-        [caution] = estimated(margin).cautions
+        assert estimated(margin).caution_codes == (CautionCode.THIN_HEADROOM, CautionCode.SP_OVER_PCIE)  # a 4090's
+        caution = estimated(margin).cautions[0]
         assert caution.startswith(f"{spare} GiB to spare where the estimate extrapolates") and caution.endswith(
             "--margin 0.11 keeps 1 GiB more to spare than the default 0.06 here, or measure a step first")
     assert not estimated(0.11).fits
@@ -3611,14 +3612,14 @@ def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_m
 
 def test_what_a_raised_margin_holds_back_counts_as_room_to_spare_in_solve_memory():
     # Qwen3-1.7B with Env + Offload + SP=2 on 2 RTX 4090s at 14336 tokens: 2.38 GiB to spare at 0.01, 1.27 at the
-    # card's default 0.06 (0.05 x 22.26 usable = 1.11 less), no caution; at --margin 0.08 it has 1.27 - 0.45 = 0.82,
-    # below the 1 that is thin, but the 0.45 GiB the margin holds back beyond the default's is room too: still no
-    # caution.
+    # card's default 0.06 (0.05 x 22.26 usable = 1.11 less), no thin caution; at --margin 0.08 it has 1.27 - 0.45 =
+    # 0.82, below the 1 that is thin, but the 0.45 GiB the margin holds back beyond the default's is room too: still
+    # none (only SP's over the 4090s' PCIe, session 63).
     def estimated(margin: float | None):
         return estimate_memory("1.7B", "rtx-4090", 2, 14336, sp=2, env=True, offload=True, margin=margin)
 
-    assert [(round(estimated(margin).headroom_gib, 2), estimated(margin).cautions) for margin in (None, 0.08)] == [
-        (1.27, ()), (0.82, ())]
+    assert [(round(estimated(margin).headroom_gib, 2), estimated(margin).caution_codes)
+            for margin in (None, 0.08)] == [(1.27, (CautionCode.SP_OVER_PCIE,)), (0.82, (CautionCode.SP_OVER_PCIE,))]
     assert estimated(None).beyond_calibration  # an extrapolation, which a thin room would caution
 
 

@@ -1,4 +1,5 @@
-"""The catalogue a ``solve`` command plans with: the shipped one, with --model-config, --cells and --gpu-memory."""
+"""The catalogue a ``solve`` command plans with: the shipped one, with --model-config, --cells and --gpu-memory
+(and --gpu-interconnect)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from solver.tables import (
     OWN_MODEL_HINT,
     Catalog,
     GpuType,
+    Interconnect,
     Model,
     QueryError,
     brief,
@@ -42,13 +44,14 @@ def given_gpus(gpu: str | Sequence[str] | None) -> tuple[str, ...]:
 def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
                  memory: tuple[int | None, int | None] | None = None,
                  cells: Sequence[Path] = (), start: Catalog | None = None,
-                 keep_contradictions: bool = False, join: bool = True) -> CommandCatalog:
+                 keep_contradictions: bool = False, join: bool = True,
+                 interconnect: Interconnect | None = None) -> CommandCatalog:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
     files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
     list them; without `join`, their GPU types alone, as `solve calibrate` reads them: `read_cells_files`),
     and the GPU type that --gpu NAME --gpu-memory M describes (`gpu`: --gpu's name, or its names, of which that is
-    the one the catalogue lacks); and that model's name as the catalogue gives it ("" without one); and the GPU type
-    each --cells file gave (`CommandCatalog`)."""
+    the one the catalogue lacks), with --gpu-interconnect's `interconnect` where given; and that model's name as
+    the catalogue gives it ("" without one); and the GPU type each --cells file gave (`CommandCatalog`)."""
     catalog, added = start or load_catalog(), ""
     if model is not None:
         catalog = catalog.with_model(model)
@@ -59,6 +62,9 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
     names = given_gpus(gpu)
     if memory is not None and not names:
         raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")
+    if interconnect is not None and memory is None:
+        raise QueryError("--gpu-interconnect states the interconnect of the GPU type --gpu NAME --gpu-memory M "
+                         "describes: give --gpu-memory too, or drop it (the catalogue's GPU types state theirs)")
     unknown: list[tuple[str, QueryError]] = []
     for name in names:
         try:
@@ -78,7 +84,9 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
             whose = "a GPU type whose memory is" if len(known) == 1 else "GPU types whose memory is each"
             raise QueryError(f"--gpu {cut(','.join(names))} names {listed}, {whose} known: drop --gpu-memory, or give "
                              "your GPU type a name of its own")
-        catalog = catalog.with_gpu_types([described_gpu_type(unknown[0][0], *memory, source="--gpu-memory")])
+        catalog = catalog.with_gpu_types([described_gpu_type(unknown[0][0], *memory, source="--gpu-memory",
+                                                             interconnect=interconnect,
+                                                             interconnect_source="--gpu-interconnect")])
     return CommandCatalog(catalog, added, loaded)
 
 

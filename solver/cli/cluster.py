@@ -76,6 +76,7 @@ and the planner's counts run unbroken up to it, so a pool never gets that code.)
 
 FILE_FIELDS = {
     "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",
+    "--gpu-interconnect": "a pool's gpu_interconnect",
     "--node-gpus": "a pool's gpus_per_node", "--host-ram": "a pool's host_ram_gb",
     "--gpus": "a pool's nodes and gpus_per_node; the placement chooses each job's trainer GPUs",
     "--model": "a job's model", "--model-config": "a job's model_config", "--len": "a job's max_model_len",

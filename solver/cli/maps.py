@@ -17,10 +17,10 @@ from solver.cli.options import (
     GPU_NAMES,
     add_cells_option,
     add_estimate_options,
-    add_gpu_memory_option,
     add_host_ram_option,
     add_memory_model_options,
     add_node_gpus_option,
+    add_own_gpu_options,
     add_token_budget_option,
     add_train_batch_option,
     add_weights_option,
@@ -66,7 +66,7 @@ def build_map_parser() -> Parser:
     add_train_batch_option(parser)
     add_host_ram_option(parser)
     add_node_gpus_option(parser)
-    add_gpu_memory_option(parser, listed=True)
+    add_own_gpu_options(parser, listed=True)
     add_cells_option(parser)
     add_memory_model_options(parser)
     return parser
@@ -82,7 +82,8 @@ def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
-                                         args.gpu, args.gpu_memory, args.cells or ())
+                                         args.gpu, args.gpu_memory, args.cells or (),
+                                         interconnect=args.gpu_interconnect)
     memory, weights = memory_model_option(args.memory_model), weights_option(args.weights)
     asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
         if args.model is not None else [added] if added else None

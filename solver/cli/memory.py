@@ -14,10 +14,10 @@ from solver.cli.options import (
     GPU_NAMES,
     SP_RULES_HELP,
     add_cells_option,
-    add_gpu_memory_option,
     add_host_ram_option,
     add_memory_model_options,
     add_node_gpus_option,
+    add_own_gpu_options,
     memory_model_option,
     model_config_option,
 )
@@ -65,7 +65,7 @@ def build_memory_parser() -> Parser:
     add_node_gpus_option(parser)
     add_host_ram_option(parser, "whether what the setting holds there fits (the model while it loads; with "
                         "--offload, its states too)")
-    add_gpu_memory_option(parser)
+    add_own_gpu_options(parser)
     add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     return parser
@@ -76,7 +76,8 @@ def run_memory(args: argparse.Namespace) -> int:
 
     check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
-                                         args.gpu, args.gpu_memory, args.cells or ())
+                                         args.gpu, args.gpu_memory, args.cells or (),
+                                         interconnect=args.gpu_interconnect)
     model = catalogue_model(catalog, args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = memory_model_option(args.memory_model) or load_memory_model()
@@ -106,14 +107,15 @@ def run_memory(args: argparse.Namespace) -> int:
 
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
-    not: the same model, GPU, GPUs (as a budget), length and memory options, without --sp, --env, --offload and
-    --token-budget, which the planner tries for itself."""
+    not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
+    options, without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
         *(word for path in args.cells or () for word in ("--cells", str(path))),
         "--gpu", args.gpu, "--gpus", str(args.gpus), "--len", str(args.max_model_len),
         *(["--gpu-memory", str(gigabytes) if gigabytes is not None else f"{mebibytes}MiB"] if args.gpu_memory else []),
+        *(["--gpu-interconnect", args.gpu_interconnect] if args.gpu_interconnect else []),
         *(["--node-gpus", str(args.node_gpus)] if args.node_gpus != NODE_GPUS else []),
         *(["--host-ram", host_ram_argument(args.host_ram)] if args.host_ram is not None else []),
         *(["--margin", shown_number(args.margin)] if args.margin is not None else []),

@@ -1,6 +1,6 @@
-"""Options that several ``solve`` commands share: --trinity-version, --gpu-memory, --cells, --token-budget,
---train-batch-size, --host-ram, --margin, --memory-model, --estimate/--no-estimate, --weights, --workers and
---node-gpus."""
+"""Options that several ``solve`` commands share: --trinity-version, --gpu-memory and --gpu-interconnect, --cells,
+--token-budget, --train-batch-size, --host-ram, --margin, --memory-model, --estimate/--no-estimate, --weights,
+--workers and --node-gpus."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from solver.memory import DEFAULT_MARGIN
 from solver.query import MAX_WORKERS, SMALL_CARD_GIB
 from solver.rules import NODE_GPUS
 from solver.tables import (
+    INTERCONNECTS,
     MAX_GPUS,
     MAX_TRAIN_BATCH,
     MemoryModel,
@@ -60,14 +61,20 @@ GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one;
 ``gpu: A100`` note says)."""
 
 
-def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, listed: bool = False) -> None:
-    """--gpu-memory, for the commands that plan or estimate a GPU type (`listed`: one of --gpu's list)."""
+def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, listed: bool = False) -> None:
+    """--gpu-memory and --gpu-interconnect, which describe a GPU type of your own, for the commands that plan or
+    estimate a GPU type (`listed`: one of --gpu's list)."""
     lacked = " (of a list's names, the one it lacks)" if listed else ""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
                         help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
                         "64G, 64GB), nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates, or with "
                         "the memory "
                         "of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
+    parser.add_argument("--gpu-interconnect", metavar="LINK", choices=INTERCONNECTS,
+                        help="with --gpu-memory: how that GPU type's GPUs in a node reach one another: "
+                        f"{', '.join(INTERCONNECTS[:-1])} or {INTERCONNECTS[-1]} (SP's all-to-all then crosses PCIe: "
+                        "the cost weighs SP sp_pcie_factor times, and an SP plan is cautioned); default: not stated, "
+                        "SP weighed as on NVLink")
 
 
 def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

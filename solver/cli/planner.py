@@ -34,10 +34,10 @@ from solver.cli.options import (
     SP_RULES_HELP,
     add_cells_option,
     add_estimate_options,
-    add_gpu_memory_option,
     add_host_ram_option,
     add_memory_model_options,
     add_node_gpus_option,
+    add_own_gpu_options,
     add_token_budget_option,
     add_train_batch_option,
     add_trinity_version_option,
@@ -143,7 +143,7 @@ def build_parser() -> Parser:
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help="a local Hugging Face config.json for a model the catalogue lacks")
     add_cells_option(estimates)
-    add_gpu_memory_option(estimates, listed=True)
+    add_own_gpu_options(estimates, listed=True)
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
@@ -238,7 +238,7 @@ def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> 
         described = local_model(local, config)
     else:
         described = None
-    return catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
+    return catalog_with(described, args.gpu, args.gpu_memory, args.cells or (), interconnect=args.gpu_interconnect)
 
 
 def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig | None,

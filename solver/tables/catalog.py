@@ -624,7 +624,8 @@ class Catalog(Frozen):
 
 def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, ...]:
     """The GPU types `pools` describe by their memory (``gpu_memory_gb``/``gpu_memory_mib``), one per name;
-    `QueryError` for a pool that gives the memory of a catalogue GPU type, or one name two memories."""
+    `QueryError` for a pool that gives the memory of a catalogue GPU type, or one name two memories or two
+    interconnects (``gpu_interconnect``)."""
     described: dict[str, GpuType] = {}
     for pool in pools:
         gpu_type = pool.gpu_type
@@ -646,6 +647,10 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
         if earlier.memory_gib != gpu_type.memory_gib:
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
                              f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory")
+        if earlier.interconnect != gpu_type.interconnect:
+            here, there = (gpu.interconnect or "none stated" for gpu in (gpu_type, earlier))
+            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has gpu_interconnect {here} here and {there} in "
+                             "another pool: give one GPU type one interconnect")
     return tuple(described.values())
 
 

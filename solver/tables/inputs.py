@@ -34,6 +34,7 @@ from solver.tables.schema import (
     Frozen,
     GpuCount,
     GpuType,
+    Interconnect,
     Model,
     Multiplier,
     PrintableText,
@@ -107,6 +108,9 @@ class Pool(Frozen, defer_build=True):
         "for a GPU type the catalogue lacks: its memory in GB as sold (taken as GiB), as --gpu-memory 64"))
     gpu_memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
         "for a GPU type the catalogue lacks: nvidia-smi's total, MiB, as --gpu-memory 65536MiB"))
+    gpu_interconnect: Interconnect | None = Field(default=None, description=(
+        "for a GPU type the catalogue lacks, with its memory: how its GPUs in a node reach one another, nvlink, "
+        "infinity-fabric or pcie, as --gpu-interconnect; absent, not stated: its SP is weighed as on NVLink"))
 
     @field_validator("host_ram_gb", mode="before")
     @classmethod
@@ -125,6 +129,9 @@ class Pool(Frozen, defer_build=True):
 
     @model_validator(mode="after")
     def _check_gpu_memory(self) -> Pool:
+        if self.gpu_interconnect is not None and self.gpu_memory_gb is None and self.gpu_memory_mib is None:
+            raise ValueError("gpu_interconnect states the interconnect of a GPU type of your own: give its memory too "
+                             "(gpu_memory_gb or gpu_memory_mib), or drop it (the catalogue's GPU types state theirs)")
         self.gpu_type  # noqa: B018 - a name and memory that cannot describe a GPU type are refused here
         return self
 
@@ -133,7 +140,8 @@ class Pool(Frozen, defer_build=True):
         """The GPU type this pool describes by its memory (None when it gives none)."""
         if self.gpu_memory_gb is None and self.gpu_memory_mib is None:
             return None
-        return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source="a cluster file's pool")
+        return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source="a cluster file's pool",
+                                  interconnect=self.gpu_interconnect)
 
 
 WINDOWS_DEVICE_NAMES = frozenset({"CON", "PRN", "AUX", "NUL",

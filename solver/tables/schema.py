@@ -6,7 +6,7 @@ import re
 from collections.abc import Collection, Mapping
 from fractions import Fraction
 from math import ceil, floor, inf, isfinite, nextafter
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from annotated_types import Ge, Gt, Le, MinLen
 from pydantic import (
@@ -721,6 +721,9 @@ Interconnect = Literal["nvlink", "infinity-fabric", "pcie"]
 """How a GPU type's GPUs in one node reach one another: NVLink, AMD's Infinity Fabric links, or PCIe alone (the
 cost weighs SP's all-to-all more there: `solver.tables.inputs.Weights.sp_pcie_factor`)."""
 
+INTERCONNECTS: tuple[str, ...] = get_args(Interconnect)
+"""The interconnects a GPU type may state, as a refusal of another lists them."""
+
 
 class GpuType(Frozen):
     """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
@@ -742,7 +745,8 @@ class GpuType(Frozen):
     interconnect: Interconnect | None = Field(default=None, description=(
         "how its GPUs in a node reach one another: nvlink, infinity-fabric (AMD's GPU-to-GPU links), or pcie (no "
         "NVLink: SP's all-to-all crosses PCIe, or host memory, every layer); every GPU type of the catalogue gives "
-        "it, null for one of your own (SP is then weighed as on NVLink)"))
+        "it; one of your own may (a cells file, --gpu-interconnect, a pool's gpu_interconnect): null, not stated, "
+        "weighs its SP as on NVLink, uncautioned"))
     interconnect_source: PrintableText | None = Field(default=None, description=(
         "where the interconnect comes from (a vendor datasheet or specification page)"))
 
@@ -783,16 +787,25 @@ class GpuType(Frozen):
 
 
 def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int | None = None, *,
-                       source: str = "your own") -> GpuType:
+                       source: str = "your own", interconnect: Interconnect | None = None,
+                       interconnect_source: str | None = None) -> GpuType:
     """A GPU type the catalogue lacks, by its name and memory: GB as sold (taken as GiB), nvidia-smi's MiB
     (what the memory model uses), or both; no tables, so its plans are estimates, unless the MiB are a tabled GPU
-    type's (`Catalog.tables_for`; `Catalog.with_gpu_types` adds it). `QueryError` for a name that is blank
-    or not printable (it is written into configs' comments), a `source` that is empty or not printable, two figures
-    that cannot be one GPU's, and a value of the wrong type."""
+    type's (`Catalog.tables_for`; `Catalog.with_gpu_types` adds it). `interconnect`: how its GPUs in a node reach
+    one another (`INTERCONNECTS`), as `interconnect_source` (default: `source`) states it; None, not stated, weighs
+    its SP as on NVLink, uncautioned. `QueryError` for a name that is blank or not printable (it is written into
+    configs' comments), a `source` that is empty or not printable, two figures that cannot be one GPU's, an
+    interconnect not of `INTERCONNECTS`, and a value of the wrong type."""
     check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
-                ("source", source, str))
+                ("source", source, str), ("interconnect", interconnect, str | None),
+                ("interconnect_source", interconnect_source, str | None))
     if not source or not source.isprintable():  # as GpuType's own check, but one line
         raise QueryError(f"source must be printable text, got {brief(source)}")
+    if interconnect is not None and interconnect not in INTERCONNECTS:
+        raise QueryError(f"interconnect must be one of {', '.join(INTERCONNECTS)}, got {brief(interconnect)}")
+    stated_by = None if interconnect is None else interconnect_source or source
+    if stated_by is not None and not stated_by.isprintable():
+        raise QueryError(f"interconnect_source must be printable text, got {brief(stated_by)}")
     if memory_gb is None and memory_mib is None:
         raise QueryError(f"{brief(name)}: give its memory in GB or MiB")
     unnamed = gpu_type_problem(name, None, None)  # the name first: the messages below show it
@@ -811,7 +824,8 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     if memory_gb is None:  # sold as the GB nearest the driver's figure that may be its
         gib = (memory_mib or 0) / 1024
         memory_gb = min(max(round(gib), ceil(gib / DRIVER_SHARE[1])), floor(gib / DRIVER_SHARE[0]))
-    return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source)
+    return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source,
+                   interconnect=interconnect, interconnect_source=stated_by)
 
 
 class GpuWithoutBf16(Frozen):
