@@ -12,6 +12,7 @@ from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
+    HOST_RAM_UNITS,
     SP_RULES_HELP,
     add_cells_option,
     add_gpu_memory_option,
@@ -62,9 +63,8 @@ def build_memory_parser() -> Parser:
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
     add_node_gpus_option(parser)
-    parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; with a unit: "
-                        "2TB, free -m's 64214MiB; a bare number past 4096 is refused): "
+    parser.add_argument("--host-ram", metavar="GiB", type=host_memory,
+                        help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}: "
                         "whether what the setting holds there fits (the model while it loads; with --offload, "
                         "its states too); the OS, Ray, the data loader and the rollout are not counted: "
                         "leave them theirs")

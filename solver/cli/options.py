@@ -60,14 +60,19 @@ GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one;
 ``gpu: A100`` note says)."""
 
 
+HOST_RAM_UNITS = ("GiB: 512, 512G, 512GB and 512GiB are each 512 GiB (GB as RAM is sold are binary), 2TB is 2048 "
+                  "GiB, free -m's 64214MiB is 62.7 GiB; a bare number past 4096 is refused")
+"""What --host-ram's help says of its units (`read_host_ram`), for the commands that take it."""
+
+
 def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, listed: bool = False) -> None:
     """--gpu-memory, for the commands that plan or estimate a GPU type (`listed`: one of --gpu's list)."""
     lacked = " (of a list's names, the one it lacks)" if listed else ""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
                         help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
-                        "64G, 64GB), nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates, or with "
-                        "the memory "
-                        "of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
+                        "64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, exactly: "
+                        "nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB); its plans are estimates, or with "
+                        "the driver's figure of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
 
 
 def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -100,9 +105,8 @@ def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentG
 
 def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--host-ram, for the commands that plan (`solve memory` words its own: it judges one setting)."""
-    parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; with a unit: "
-                        "2TB, free -m's 64214MiB; a bare number past 4096 is refused): "
+    parser.add_argument("--host-ram", metavar="GiB", type=host_memory,
+                        help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}: "
                         "rules out plans that do not fit there (the model while it loads; with Offload, its "
                         "states too); the OS, Ray, the data loader and the rollout are not counted: leave "
                         "them theirs")
