@@ -920,8 +920,9 @@ class TrinitySettings(BaseModel):
 
 
 class ApplySettings(TrinitySettings):
-    """`TrinitySettings` as an `Answer` holds them (``solve --json``'s ``apply``): hashable by their JSON, as the
-    answer is by value; change the dicts only on a copy (``model_copy(deep=True)``)."""
+    """What applies an answer's best plan (``solve --json``'s ``apply``): the `TrinitySettings` of the fragment
+    ``--emit trinity`` writes. Hashable by their JSON, as the answer holding them is by value: change the dicts only
+    on a copy (``model_copy(deep=True)``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", json_schema_serialization_defaults_required=True)
 

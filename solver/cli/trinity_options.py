@@ -227,11 +227,11 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     is None, as the JSON's ``apply`` is left out);
     without a config, its engines are of the size `rollout_engines` suggests.
 
-    Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
+    Every fragment is checked against Trinity's own rules (by `plan_fragment`); a patched user config
     that still breaks them (a hand-set token limit, say) is written with a warning on stderr, except one whose
     prompt and response exceed the plan's length, which Trinity refuses to load (`QueryError`: nothing written).
     """
-    if not (args.emit or args.out or args.write or args.json):
+    if not (_writing_trinity(args) or args.json):
         return []
     from solver.trinity import load_config_mapping, trainer_level_offload
 
