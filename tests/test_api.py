@@ -1445,8 +1445,8 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
                             host_ram_gb=64.0, train_batch_size=3, node_gpus=1, estimate="never")
     assert not answer.plans and len(solves) == int(without) - 2
     assert answer.reason.endswith("; no count of nodes of 1 GPU (--node-gpus) trains it, even without --no-estimate "
-                                  "--no-env --no-offload --host-ram 64 GiB and a train batch of 3 (train_batch_size) and "
-                                  "with --token-budget auto: an SP group stays within one node, so no SP")
+                                  "--no-env --no-offload --host-ram 64 GiB and a train batch of 3 (train_batch_size) "
+                                  "and with --token-budget auto: an SP group stays within one node, so no SP")
 
 
 def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_other():

@@ -2267,8 +2267,8 @@ def test_a_length_that_no_count_within_the_budget_trains_names_the_fewest_gpus_t
     # 8 GPUs with SP=8 (one rank) do, beside the 7 rollout GPUs on a node of their own.
     status, out, _ = cli("--model", "14B", "--len", "65536", "--gpu", "h100", "--gpus", "6", "--host-ram", "300",
                          "--train-batch-size", "3", "--rollout-gpus", "7", "--estimate")
-    assert status == 1 and ("trains with --host-ram 300 GiB --train-batch-size 3; more trainer GPUs train 65536 tokens: "
-                            "Env + SP=8 on 8 GPUs (estimated, extrapolated)") in " ".join(out.split())
+    assert status == 1 and ("trains with --host-ram 300 GiB --train-batch-size 3; more trainer GPUs train 65536 "
+                            "tokens: Env + SP=8 on 8 GPUs (estimated, extrapolated)") in " ".join(out.split())
     # An exact count the rollout GPUs leave no layout, where fewer GPUs train nothing at the length: more do.
     status, out, _ = cli("--model", "4B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "3", "--exact",
                          "--rollout-gpus", "7")
@@ -2282,8 +2282,9 @@ def test_more_gpus_are_named_with_the_fewest_other_limits_lifted_where_they_alon
     status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "4", "--no-offload",
                          "--host-ram", "32")
     assert status == 1 and ("trains with --no-offload --host-ram 32 GiB; more trainer GPUs train 131072 tokens if you "
-                            "also drop --host-ram 32 GiB: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it needs "
-                            "55.1 GiB of host memory per node while the model loads --explain") in " ".join(out.split())
+                            "also drop --host-ram 32 GiB: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it "
+                            "needs 55.1 GiB of host memory per node while the model loads --explain"
+                            ) in " ".join(out.split())
     # Nothing within 2 A100-40GBs trains 32768 tokens with SP=1 in 100 GB, nor without either, nor as pinned on more
     # GPUs: 8 GPUs unpinned do.
     status, out, _ = cli("--model", "8B", "--len", "32768", "--gpu", "a100-40g", "--gpus", "2", "--sp", "1",
@@ -2514,7 +2515,8 @@ def test_the_fewest_gpus_without_a_budget_name_the_nearest_plan(cli):
           "Env + Offload on 1 GPU with max_token_len_per_gpu = 48128 (estimated)")),
         (["--model", "32B", "--gpu", "a100-40g", "--len", "131072", "--host-ram", "32", "--node-gpus", "4"],
          ("within 64 GPUs trains with --host-ram 32 GiB; no count of nodes of 4 GPUs (--node-gpus) trains it, even "
-          "without --host-ram 32 GiB and with --token-budget auto: an SP group stays within one node, so SP=4 at most")),
+          "without --host-ram 32 GiB and with --token-budget auto: an SP group stays within one node, so SP=4 at "
+          "most")),
     ):
         status, out, _ = cli(*flags, "--minimize", "gpus", "--margin", "0.01")  # the figures' margin: not the subject
         assert status == 1 and f"{said} --explain" in " ".join(out.split())
@@ -2570,9 +2572,9 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k")
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
-                            "H200-141GB within 16 GPUs trains with --host-ram 128 GiB; without --host-ram, Env + SP=4 on "
-                            "16 GPUs trains it (32768 tokens), and it needs 262.9 GiB of host memory per node while the "
-                            "model loads") in " ".join(out.split())
+                            "H200-141GB within 16 GPUs trains with --host-ram 128 GiB; without --host-ram, Env + SP=4 "
+                            "on 16 GPUs trains it (32768 tokens), and it needs 262.9 GiB of host memory per node while "
+                            "the model loads") in " ".join(out.split())
     status, out, _ = cli(*flags, "--host-ram", "264", "--json")
     [answer] = json.loads(out)
     # The JSON gives the need --host-ram was checked against: the start-up load, without Offload.
@@ -2616,13 +2618,13 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
     # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
-    assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 GiB on nodes of 8 "
-            "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
-            "node size") in " ".join(out.split())
+    assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 GiB on nodes "
+            "of 8 GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets "
+            "another node size") in " ".join(out.split())
     # Where GPU memory decides it, and no count trains it without --host-ram either, the node size is not named.
     _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "64", "--len", "128k", "--host-ram", "4096", "--explain")
-    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096 GiB, at "
-            "Trinity's default token budget; the default token budget is the max_token_len_per_gpu the tables "
+    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096 GiB, "
+            "at Trinity's default token budget; the default token budget is the max_token_len_per_gpu the tables "
             "measure") in " ".join(out.split())
     assert "node size" not in out
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain",

@@ -1006,7 +1006,8 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([*FLAGSHIP, "--emit", "trinity", "--json"], "--emit trinity prints YAML: drop --json (its apply carries the same settings) or --emit"),
+        ([*FLAGSHIP, "--emit", "trinity", "--json"],
+         "--emit trinity prints YAML: drop --json (its apply carries the same settings) or --emit"),
         ([*FLAGSHIP, "--write", "x.yaml"],  # the fix for someone who has no config to patch too
          ("solve: error: --write patches the config of --from-config FILE: give it, or write the plan's keys to a new "
           "file with --out FILE")),

@@ -43,7 +43,8 @@ def _json_answer(cli: Any, *argv: str) -> dict[str, Any]:
 
 def _check_command_environment(fragment: str) -> dict[str, str]:
     """The variables the fragment's "To check" command sets before ``solve``: the environment it was made with."""
-    (command,) = [line[4:] for line in fragment.splitlines() if line.startswith("#   ") and " solve --from-config" in line]
+    (command,) = [line[4:] for line in fragment.splitlines()
+                  if line.startswith("#   ") and " solve --from-config" in line]
     words = shlex.split(command)
     prefix = words[:words.index("solve")]
     return dict(word.split("=", 1) for word in prefix)
@@ -150,7 +151,8 @@ def test_the_apply_lines_export_vllms_variable_past_llamas_native_context(cli):
     # on several nodes, on each of them, as Env's
     status, text, _ = cli("--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16", "--len", "200000")
     assert status == 0 and ("# vLLM's rollout takes a max_model_len past the native 131072 only with this, on every "
-                            "node of the job before `ray start` there:\nexport VLLM_ALLOW_LONG_MAX_MODEL_LEN=1\n") in text
+                            "node of the job before `ray start` there:\nexport VLLM_ALLOW_LONG_MAX_MODEL_LEN=1\n"
+                            ) in text
     # within the native context: no such line
     status, text, _ = cli("--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--len", "131072")
     assert status == 0 and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in text and "export PYTORCH_CUDA_ALLOC_CONF" in text
@@ -195,21 +197,24 @@ def test_trinity_version_goes_with_json_alone(cli):
 
 def test_emit_with_json_points_to_apply(cli):
     assert cli("--model", "8B", "--gpu", "a100", "--emit", "trinity", "--json") == (
-        2, "", "solve: error: --emit trinity prints YAML: drop --json (its apply carries the same settings) or --emit\n")
+        2, "", ("solve: error: --emit trinity prints YAML: drop --json (its apply carries the same settings) or "
+                "--emit\n"))
 
 
 def test_a_rollout_the_configs_engines_cannot_take_leaves_apply_out_of_the_json(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 3}}\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--json")
     (answer,) = json.loads(out)
-    assert (status, err) == (0, "") and answer["plans"] and "apply" not in answer  # --emit refuses it (test_cli_trinity)
+    assert (status, err) == (0, "") and answer["plans"] and "apply" not in answer  # --emit refuses it
 
 
 def test_from_config_json_apply_is_what_emit_writes_with_the_configs_keys(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
                       "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
                       "        ppo_max_token_len_per_gpu: 999999\n", encoding="utf-8")

@@ -164,7 +164,8 @@ def build_parser() -> Parser:
                                "Trinity refuses the config (for CI)"))
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
-    add_trinity_version_option(trinity, "--emit, --out, --write, --json's apply", "both, with a comment on the trainer's",
+    add_trinity_version_option(trinity, "--emit, --out, --write, --json's apply",
+                               "both, with a comment on the trainer's",
                                read=True)
     return parser
 
