@@ -97,6 +97,7 @@ _EXPORTS = {
     "TableError": "solver.tables",
     "ConfigError": "solver.trinity",
     "TrinitySettings": "solver.results",
+    "ApplySettings": "solver.results",
 }
 __all__ = ["__version__", *_EXPORTS]
 
@@ -133,6 +134,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import make_query as make_query
     from solver.results import Alternatives as Alternatives
     from solver.results import Answer as Answer
+    from solver.results import ApplySettings as ApplySettings
     from solver.results import BeyondCode as BeyondCode
     from solver.results import Calibration as Calibration
     from solver.results import CautionCode as CautionCode

@@ -245,7 +245,7 @@ class Query(Frozen):
 
     @property
     def host_ram_limit_words(self) -> str:
-        """The host memory given, as running text names it (`host_ram_words`: ``--host-ram 64GB``, or ``64 GiB of host
+        """The host memory given, as running text names it (`host_ram_words`: ``--host-ram 64 GiB``, or ``64 GiB of host
         memory per node (the pool's host_ram_gb)``); empty when none."""
         return host_ram_words(self.host_ram_gb, self.host_ram_source) if self.host_ram_gb is not None else ""
 
@@ -257,7 +257,7 @@ class Query(Frozen):
 
     @property
     def host_ram_bound_words(self) -> str:
-        """The host memory given, as the bound a need exceeds (`host_ram_bound_words`: ``--host-ram 64GB``, or ``the
+        """The host memory given, as the bound a need exceeds (`host_ram_bound_words`: ``--host-ram 64 GiB``, or ``the
         pool's host_ram_gb of 64 GiB``); empty when none."""
         return host_ram_bound_words(self.host_ram_gb, self.host_ram_source) if self.host_ram_gb is not None else ""
 

@@ -5,6 +5,7 @@ config's settings judged (`CurrentSettings`), maps over GPU budgets (`GpuMap`), 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from math import ceil
@@ -91,6 +92,22 @@ read (PyTorch's CUDA builds before 2.10 take Env from the first only)."""
 
 ENV_EXPORT = f"export {ENV_VARIABLE[0]}={ENV_VARIABLE[1]}"
 """The shell line that turns Env on; it must run before Ray starts (`env_when`)."""
+
+
+LONG_LENGTH_VARIABLE = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
+"""What vLLM needs before it takes a max_model_len past what it derives from the model's config."""
+
+
+def plan_environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | None = None) -> dict[str, str]:
+    """The environment variables to export before Ray starts for `plan` of `model`, in the order the apply lines and
+    the fragment say them: a node's GPUs the job takes part of (`shared_gpus`: ``CUDA_VISIBLE_DEVICES``), vLLM's
+    `LONG_LENGTH_VARIABLE` past the longest length vLLM derives for the model as the plan writes it
+    (`Model.vllm_longest_as_written`), and Env's `ENV_VARIABLE`. No config key sets them
+    (`TrinitySettings.environment`)."""
+    wanted = [(bool(shared_gpus), ("CUDA_VISIBLE_DEVICES", ",".join(map(str, shared_gpus or ())))),
+              (plan.max_model_len > model.vllm_longest_as_written(plan.max_model_len), LONG_LENGTH_VARIABLE),
+              (plan.env, ENV_VARIABLE)]
+    return dict(variable for wants, variable in wanted if wants)
 
 
 def env_when(several_nodes: bool) -> str:
@@ -880,7 +897,46 @@ class _Timed(Frozen):
         return hash(self._untimed())
 
 
-ANSWER_LEFT_OUT_WHEN_NONE = ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
+class TrinitySettings(BaseModel):
+    """A fragment's settings as data: `config`, the keys it writes as the nested mappings a YAML loader gives
+    (``config["trainer"]["ulysses_sequence_parallel_size"]``), `environment`, the variables its comments say
+    to export before Ray starts (`plan_environment`: Env's ``PYTORCH_CUDA_ALLOC_CONF``;
+    ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` past the longest length vLLM derives for the model as written; a shared node's
+    ``CUDA_VISIBLE_DEVICES``): no config key sets them; and `trinity_06_keys`, those of `config`'s keys that only
+    Trinity 0.6 takes. Frozen, but not hashable, unlike the other results: the dicts are the caller's, to merge into
+    or change (``yaml.safe_dump`` takes them, not a read-only mapping), so a hash of them would not stay the same."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    config: dict[str, Any] = Field(description=(
+        "the Trinity config keys that apply the plan, as nested mappings (what --emit trinity writes, as a YAML loader "
+        "reads it): merge them into your config"))
+    environment: dict[str, str] = Field(description=(
+        "the environment variables to export before Ray starts (on every node of the job), which no config key sets: "
+        "PYTORCH_CUDA_ALLOC_CONF for Env, VLLM_ALLOW_LONG_MAX_MODEL_LEN past the model's native context on its own "
+        "RoPE scaling"))
+    trinity_06_keys: tuple[tuple[str, ...], ...] = Field(default=(), description=(
+        "the paths of the keys of config that only Trinity 0.6 takes (0.5 refuses them: leave them out for 0.5, or "
+        "plan with --trinity-version 0.5, which writes none); empty where a Trinity release was given"))
+
+
+class ApplySettings(TrinitySettings):
+    """What applies an answer's best plan (``solve --json``'s ``apply``): the `TrinitySettings` of the fragment
+    ``--emit trinity`` writes. Hashable by their JSON, as the answer holding them is by value: change the dicts only
+    on a copy (``model_copy(deep=True)``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_serialization_defaults_required=True)
+
+    @classmethod
+    def of(cls, settings: TrinitySettings) -> ApplySettings:
+        """`settings` (a fragment's, `solver.trinity.plan_fragment`) as an answer holds them, their dicts copied."""
+        return cls.model_validate(settings.model_dump())
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+
+ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
                              "fewer_nodes", "rollout_kept", "other_batch", "token_budget_auto", "tables",
                              "memory_model_margin")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
@@ -932,6 +988,11 @@ class Answer(_Timed):
         "a stable code for the reason, what a program tests instead of its words (docs/json.md lists them); null "
         "where there is a plan (and in JSON made before codes)"))
     plans: tuple[Plan, ...] = Field(description="the plans, best first (--top K of them); empty where there is none")
+    apply: ApplySettings | None = Field(default=None, description=(
+        "solve --json's: what applies the best plan, as --emit trinity writes it for the same query (the config keys, "
+        "the environment to export); left out where there is no plan, from the Python API's answers "
+        "(solver.trinity_settings gives it), and where the config's rollout engines cannot take the plan's rollout "
+        "GPUs (--emit trinity refuses such a plan)"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(
@@ -1401,18 +1462,3 @@ class Calibration(Frozen, defer_build=True):
         return _without_derived(
             raw, "poor_fit", lambda data: _poor_fit(len(data["mispredicted"]), data.get("your_cells", 0)),
             (KeyError, TypeError), "mispredicted and your_cells say")
-
-
-class TrinitySettings(BaseModel):
-    """A fragment's settings as data: `config`, the keys it writes as the nested mappings a YAML loader gives
-    (``config["trainer"]["ulysses_sequence_parallel_size"]``), and `environment`, the variables its comments say
-    to export before Ray starts (Env's ``PYTORCH_CUDA_ALLOC_CONF``; ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` past the
-    longest length vLLM derives for the model as written, `Model.vllm_longest_as_written`; a shared node's
-    ``CUDA_VISIBLE_DEVICES``): no config key
-    sets them. Frozen, but not hashable, unlike the other results: the dicts are the caller's, to merge into or
-    change (``yaml.safe_dump`` takes them, not a read-only mapping), so a hash of them would not stay the same."""
-
-    model_config = ConfigDict(frozen=True)
-
-    config: dict[str, Any]
-    environment: dict[str, str]

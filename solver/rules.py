@@ -466,18 +466,18 @@ def batch_over_trainer_gpus_words(train_batch_size: int, source: str, gpus: int,
 
 
 def host_ram_words(host_ram_gb: float, source: str) -> str:
-    """A node's host memory as messages name it: the flag and its value in GB, as the flag takes it (``--host-ram
-    64GB``; ``--host-ram 2048GB`` for a ``2TB`` given, as ``--len 32k`` is named 32768 tokens), or ``64 GiB of host
-    memory per node (the pool's host_ram_gb)`` where it came from elsewhere (`source`): plain words that keep the
-    key findable (GB as RAM is sold are GiB)."""
+    """A node's host memory as messages name it: the flag and its value in GiB, the unit of every memory figure
+    beside it (``--host-ram 64 GiB``; ``--host-ram 2048 GiB`` for a ``2TB`` given, as ``--len 32k`` is named 32768
+    tokens), or ``64 GiB of host memory per node (the pool's host_ram_gb)`` where it came from elsewhere (`source`):
+    plain words that keep the key findable."""
     if source.startswith("--"):
-        return f"{source} {shown_number(host_ram_gb)}GB"
+        return f"{source} {shown_number(host_ram_gb)} GiB"
     return f"{shown_number(host_ram_gb)} GiB of host memory per node ({source})"
 
 
 def host_ram_bound_words(host_ram_gb: float, source: str) -> str:
     """A node's host memory as the bound a need per node exceeds (``more than ...``, after words that say "of host
-    memory per node" already): the flag and its value (``--host-ram 64GB``), or ``the pool's host_ram_gb of 64 GiB``,
+    memory per node" already): the flag and its value (``--host-ram 64 GiB``), or ``the pool's host_ram_gb of 64 GiB``,
     without `host_ram_words`' parentheses, which would close a reason's own twice."""
     if source.startswith("--"):
         return host_ram_words(host_ram_gb, source)
@@ -506,7 +506,7 @@ def host_ram_unchecked_words(source: str = COMMAND_OPTIONS.host_ram) -> str:
 
 def host_ram_check_words(host_ram_gb: float | None, source: str = "--host-ram") -> str:
     """Whether a plan's host memory need was held to a node's host memory (`host_ram_gb`, from `source`), as a host
-    memory line ends it in every command: ``, within --host-ram 512GB`` (``, within the pool's host_ram_gb of 1024
+    memory line ends it in every command: ``, within --host-ram 512 GiB`` (``, within the pool's host_ram_gb of 1024
     GiB``: `host_ram_bound_words`), or ``; not checked: --host-ram not given`` where none was
     (`host_ram_unchecked_words`)."""
     if host_ram_gb is None:

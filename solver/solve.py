@@ -448,7 +448,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str:
     """The host memory per node `plan` of `model` needs, more than `limit` (`host_ram_bound_words`), in words: ``with
-    Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400GB``."""
+    Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400 GiB``."""
     return f"{_host_need_words(model, node_gpus, plan)}, more than {limit}"
 
 
@@ -879,7 +879,7 @@ class _Nearest(NamedTuple):
 
     def lift_words(self, query: Query) -> str:
         """The changes to `query` that lift its limits the plan lifts, but more GPUs and host memory that is hardware
-        (`nodes_words`), in words: ``drop --no-estimate and --sp 1 --host-ram 32GB and add --token-budget auto``."""
+        (`nodes_words`), in words: ``drop --no-estimate and --sp 1 --host-ram 32 GiB and add --token-budget auto``."""
         lifted = self.lifted
         flags = " ".join(filter(None, (
             query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
@@ -917,7 +917,7 @@ def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Ne
 def _no_nearest_words(catalog: Catalog, query: Query, no_estimate: bool = False) -> str:
     """Where no count of the nodes `query` gives (`Query.node_gpus_given`) trains it, with every limit the nearest
     plan may lift lifted (`nearest_plan`; --no-estimate too where `no_estimate`): that, in words, and the SP their size
-    holds (``; no count of nodes of 2 GPUs (--node-gpus) trains it, even without --host-ram 48GB: an SP group stays
+    holds (``; no count of nodes of 2 GPUs (--node-gpus) trains it, even without --host-ram 48 GiB: an SP group stays
     within one node, so SP=2 at most``); "" for the default node size (the nearest plan's search goes on to larger
     nodes)."""
     if not query.node_gpus_given:

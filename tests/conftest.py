@@ -26,9 +26,8 @@ import solver.cli.memory
 import solver.cli.output
 import solver.solve
 from solver.cli import main
-from solver.results import ALLOC_CONF_VARIABLES
+from solver.results import ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
-from solver.trinity.keys import LONG_LENGTH_VARIABLE
 
 # Property tests draw the same examples on every run (CI stays reproducible); HYPOTHESIS_PROFILE=explore draws
 # new ones each run, to look for more.

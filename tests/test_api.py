@@ -138,10 +138,17 @@ def test_the_choices_types_are_exported_for_annotations():
     assert get_args(solver.TrinityVersion) == ("0.5", "0.6")
 
 
+def printed_answers(out: str) -> list[dict[str, Any]]:
+    """``solve --json``'s answers less ``apply``, which the command adds and the API's answers leave out
+    (`solver.trinity_settings` gives it: tests/test_jsonapply_s63.py)."""
+    return [{key: value for key, value in answer.items() if key != "apply"} for answer in json.loads(out)]
+
+
 def test_plan_gives_the_json_the_command_prints(cli):
     answers = solver.plan("4B", objective="max_len", budget_gpus=6, top=3, explain=True)
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--top", "3", "--explain", "--json")
-    assert [answer.as_json() for answer in answers] == json.loads(out)
+    assert [answer.as_json() for answer in answers] == printed_answers(out)
+    assert json.loads(out)[0]["apply"] == solver.trinity_settings(answers[0]).model_dump(mode="json")
     assert isinstance(answers[0], solver.Answer) and answers[0].plans[0].max_model_len == 102400
     assert len(answers[0].plans) == 3 and answers[0].best == answers[0].plans[0] != answers[0].plans[-1]
 
@@ -330,7 +337,7 @@ def test_plan_passes_the_token_budget_through(cli):
     assert lowered.plans[0].lowered_budget and not solver.plan("8B", gpu="h20", max_model_len=131072,
                                                                budget_gpus=4)[0].plans
     _, out, _ = cli("--model", "8B", "--gpu", "h20", "--len", "131072", "--gpus", "4", "--token-budget", "auto", "--json")
-    assert [lowered.as_json()] == json.loads(out)
+    assert [lowered.as_json()] == printed_answers(out)
 
 
 def test_an_answer_rebuilt_from_its_json_gives_the_same_json(cli):
@@ -353,7 +360,7 @@ def test_an_answers_json_echoes_the_limits_of_its_query_and_rebuilds_with_them(c
     # JSON names it, margin as solve memory's); without them, the defaults: no host memory, the memory model's margin.
     _, out, _ = cli("--model", "8B", "--gpu", "h20", "--len", "128k", "--gpus", "4", "--host-ram", "2TB", "--margin",
                     "0.05", "--token-budget", "auto", "--json")
-    (data,) = json.loads(out)
+    (data,) = printed_answers(out)
     assert (data["host_ram_gb"], data["margin"], data["token_budget"], data["memory_model_source"]) == (
         2048.0, 0.05, "auto", None)
     (answer,) = solver.plan("8B", gpu="h20", max_model_len=131072, budget_gpus=4, host_ram_gb=2048.0, margin=0.05,
@@ -437,7 +444,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
     assert narrow.rollout_kept.plan.cautions[-1].endswith(
         "must be a multiple of 3; give train_batch_size to plan for yours")
     named_as_the_flag = json.dumps(narrow.as_json()).replace("give train_batch_size", "give --train-batch-size")
-    assert [json.loads(named_as_the_flag)] == json.loads(out)
+    assert [json.loads(named_as_the_flag)] == printed_answers(out)
 
 
 @pytest.mark.parametrize(
@@ -727,7 +734,7 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
              "nodes of 8 GPUs; SP must divide the trainer GPUs; SP must divide the 40 attention heads; SP and the 8 KV "
              "heads must divide one another; SP must divide the 8 GPUs of a node; {}nothing in the tables and the "
              "memory model's estimates vouches for Qwen3-14B on H20-96GB at 65536 tokens within the limits above")
-    host_memory = "host memory (--host-ram 64GB is too little for Offload, or for the model while it loads); "
+    host_memory = "host memory (--host-ram 64 GiB is too little for Offload, or for the model while it loads); "
     for options, named in (({}, ""), ({"host_ram_gb": 64.0}, host_memory), ({"rollout_gpus": 0}, "")):
         # 0 rollout GPUs: no rollout_layout, as without
         (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, **options)
@@ -1049,7 +1056,7 @@ def test_the_query_of_a_config_is_the_one_from_config_asks(cli, tmp_path: Path, 
     query = config_query(CATALOG, config, gpu="h20")
     (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, path.name, {})
     status, out, _ = cli("--from-config", str(path), "--gpu", "h20", "--json")
-    assert [answer.as_json()] == json.loads(out)
+    assert [answer.as_json()] == printed_answers(out)
     assert (status, bool(answer.plans), query.node_gpus) == ((0, True, 8) if "gpu_per_node: 8" in nodes else (1, False, 4))
     # A keyword overrides the config as the flag does: the fewest GPUs frees the count.
     assert config_query(CATALOG, config, objective="min_gpus", gpu="h20").exact is False
@@ -1155,7 +1162,7 @@ def test_plans_carry_their_cautions_as_the_command_gives_them(cli):
     assert cautions[1].startswith("0.1 GiB to spare where the estimate extrapolates")
     assert cautions[2] == solver.results.ROCM_ENV_CAUTION
     _, out, _ = cli("--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--maximize", "len", "--json")
-    assert [answer.as_json()] == json.loads(out)
+    assert [answer.as_json()] == printed_answers(out)
     (answer,) = solver.plan("8B", gpu="mi300x", objective="max_len", budget_gpus=8, env=False)
     assert solver.results.ROCM_ENV_CAUTION not in answer.best.cautions
     # Thin headroom before data-parallel ranks that are not a power of two: 6 B200s with SP=2.
@@ -1314,7 +1321,7 @@ def test_trinity_settings_give_the_keys_as_nested_mappings():
         "config": {"model": {"max_model_len": 32768}, "cluster": {"node_num": 2, "gpu_per_node": 8},
                    "explorer": {"rollout_model": {"engine_num": 8, "tensor_parallel_size": 1}},
                    "trainer": {"ulysses_sequence_parallel_size": 2, "max_token_len_per_gpu": 32768}},
-        "environment": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}}
+        "environment": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, "trinity_06_keys": ()}
     (without,) = solver.plan("8B", gpu="a100", budget_gpus=1, max_model_len=1 << 20, estimate="never")
     with pytest.raises(QueryError, match=r"^A100-80GB: no plan"):
         solver.trinity_settings(without)
@@ -1438,8 +1445,8 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
                             host_ram_gb=64.0, train_batch_size=3, node_gpus=1, estimate="never")
     assert not answer.plans and len(solves) == int(without) - 2
     assert answer.reason.endswith("; no count of nodes of 1 GPU (--node-gpus) trains it, even without --no-estimate "
-                                  "--no-env --no-offload --host-ram 64GB and a train batch of 3 (train_batch_size) and "
-                                  "with --token-budget auto: an SP group stays within one node, so no SP")
+                                  "--no-env --no-offload --host-ram 64 GiB and a train batch of 3 (train_batch_size) "
+                                  "and with --token-budget auto: an SP group stays within one node, so no SP")
 
 
 def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_other():
@@ -1526,7 +1533,7 @@ def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
     assert rebuilt.model_dump(mode="json") == result.model_dump(mode="json")
 
 
-@pytest.mark.parametrize(("page", "values"), [("api.md", 9), ("json.md", 1), ("planner.md", 0)])
+@pytest.mark.parametrize(("page", "values"), [("api.md", 9), ("json.md", 4), ("planner.md", 0)])
 def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
         monkeypatch: pytest.MonkeyPatch, page: str, values: int):
     """Every ```python block of the docs' pages runs, and an expression followed by a comment that is a Python value

@@ -86,7 +86,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
                                 "pins", "train_batch_size", "rollout_gpus", "node_gpus", "host_ram_gb", "margin",
                                 "token_budget", "memory_model_source", "status", "reason", "reason_code", "plans",
-                                "rollout_kept"]
+                                "apply", "rollout_kept"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
                 answer["pins"], answer["rollout_gpus"], answer["node_gpus"], answer["status"], answer["reason"],
                 answer["reason_code"]) == (
@@ -1776,7 +1776,7 @@ def test_host_memory_in_tb_as_sold_is_1024_gib_each(cli, given: str):
 
 
 @pytest.mark.parametrize(("given", "status", "says"), [
-    ("0.58TB", 1, "trains with --host-ram 593.92GB;"), ("0.59 TB", 0, "host memory 594.2 GiB per node"),
+    ("0.58TB", 1, "trains with --host-ram 593.92 GiB;"), ("0.59 TB", 0, "host memory 594.2 GiB per node"),
     ("0.59tib", 0, "host memory 594.2 GiB per node")])
 def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status: int, says: str):
     # 594.2 GiB lies between 0.58 and 0.59 TB of 1024 GiB (a TB of 1000 would refuse both).
@@ -1789,10 +1789,10 @@ def test_the_most_host_memory_is_shown_in_digits(cli):
     # back. 48TB (49152 GiB) is the most now.
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8k", "--host-ram", "48TB", "--top", "100")
     words = " ".join(out.split())
-    assert status == 0 and "each other plan that trains within --host-ram 49152GB is no cheaper" in words
+    assert status == 0 and "each other plan that trains within --host-ram 49152 GiB is no cheaper" in words
     status, out, _ = cli("memory", "--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--offload",
                          "--host-ram", "48TB")
-    assert status == 0 and ", within --host-ram 49152GB" in " ".join(out.split())
+    assert status == 0 and ", within --host-ram 49152 GiB" in " ".join(out.split())
     status, out, _ = cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "1", "--host-ram", "48TB")
     assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 49152 GiB "
                                           "per node")
@@ -2096,12 +2096,12 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_too(cli)
     status, out, _ = cli(*flags, "--minimize", "gpus")
     assert status == 1 and ("no plan: the tables have no Qwen3-8B on H100-80GB; the memory model estimates a plan, "
                             "Env + Offload + SP=2 on 2 GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of "
-                            "host memory per node, more than --host-ram 16GB; at the least, Env + SP=4 on 4 GPUs "
+                            "host memory per node, more than --host-ram 16 GiB; at the least, Env + SP=4 on 4 GPUs "
                             "trains it (32768 tokens), and it needs 30.6 GiB of host memory per node while the model "
                             "loads --explain says why") in " ".join(out.split())
     status, out, _ = cli(*flags)  # the cheapest plan needs the least already: no second one is named
     assert status == 1 and ("Env + SP=4 on 4 GPUs at 32768 tokens, but it needs 30.6 GiB of host memory per node "
-                            "while the model loads, more than --host-ram 16GB --explain says why") in " ".join(
+                            "while the model loads, more than --host-ram 16 GiB --explain says why") in " ".join(
         out.split())
 
 
@@ -2117,7 +2117,7 @@ def test_the_host_memory_a_refusal_names_is_per_node_of_the_node_gpus_given(cli)
     flags = ("--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "8", "--host-ram", "200", "--node-gpus", "4")
     status, out, _ = cli(*flags, "--rollout-gpus", "8", "--no-estimate")
     assert status == 1 and ("the memory model estimates a plan, Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but "
-                            "with Offload it needs 297.1 GiB of host memory per node, more than --host-ram 200GB "
+                            "with Offload it needs 297.1 GiB of host memory per node, more than --host-ram 200 GiB "
                             "--explain") in " ".join(out.split())
     status, out, _ = cli(*flags)
     assert status == 1 and ("without --host-ram, Env + Offload + SP=2 on 8 GPUs trains it (32768 tokens), and with "
@@ -2247,7 +2247,7 @@ def test_pins_and_host_memory_that_rule_out_the_plans_together_name_the_plan_wit
     # Without --no-offload, --host-ram 100GB still rules out Offload (686.7 GiB per node); without --host-ram, nothing
     # fits without Offload: only lifting both trains it, and the reason says so.
     status, out, _ = cli("--model", "32B", "--len", "32768", "--gpu", "a100", "--host-ram", "100", "--no-offload")
-    assert status == 1 and ("trains with --no-offload --host-ram 100GB; without --no-offload and --host-ram, Env + "
+    assert status == 1 and ("trains with --no-offload --host-ram 100 GiB; without --no-offload and --host-ram, Env + "
                             "Offload + SP=2 on 6 GPUs trains it (32768 tokens), and with Offload it needs 686.7 GiB of "
                             "host memory per node --explain") in " ".join(out.split())
 
@@ -2256,7 +2256,7 @@ def test_host_memory_and_the_default_token_budget_that_rule_out_the_plans_togeth
     # Without --host-ram, 131072 tokens still needs a lowered token budget; with it, no plan fits 100 GB: only lifting
     # the one and lowering the other trains it, and the reason says so.
     status, out, _ = cli("--model", "32B", "--len", "131072", "--gpu", "a100", "--host-ram", "100")
-    assert status == 1 and ("trains with --host-ram 100GB; without --host-ram and with --token-budget auto, Env + "
+    assert status == 1 and ("trains with --host-ram 100 GiB; without --host-ram and with --token-budget auto, Env + "
                             "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 "
                             "tokens), and with Offload it needs 594.2 GiB of host memory per node "
                             "--explain") in " ".join(out.split())
@@ -2267,8 +2267,8 @@ def test_a_length_that_no_count_within_the_budget_trains_names_the_fewest_gpus_t
     # 8 GPUs with SP=8 (one rank) do, beside the 7 rollout GPUs on a node of their own.
     status, out, _ = cli("--model", "14B", "--len", "65536", "--gpu", "h100", "--gpus", "6", "--host-ram", "300",
                          "--train-batch-size", "3", "--rollout-gpus", "7", "--estimate")
-    assert status == 1 and ("trains with --host-ram 300GB --train-batch-size 3; more trainer GPUs train 65536 tokens: "
-                            "Env + SP=8 on 8 GPUs (estimated, extrapolated)") in " ".join(out.split())
+    assert status == 1 and ("trains with --host-ram 300 GiB --train-batch-size 3; more trainer GPUs train 65536 "
+                            "tokens: Env + SP=8 on 8 GPUs (estimated, extrapolated)") in " ".join(out.split())
     # An exact count the rollout GPUs leave no layout, where fewer GPUs train nothing at the length: more do.
     status, out, _ = cli("--model", "4B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "3", "--exact",
                          "--rollout-gpus", "7")
@@ -2281,14 +2281,15 @@ def test_more_gpus_are_named_with_the_fewest_other_limits_lifted_where_they_alon
     # or more GPUs alone: 16 GPUs do without --host-ram (the nearest plan, one solve), and the reason says its need.
     status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "4", "--no-offload",
                          "--host-ram", "32")
-    assert status == 1 and ("trains with --no-offload --host-ram 32GB; more trainer GPUs train 131072 tokens if you "
-                            "also drop --host-ram 32GB: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it needs "
-                            "55.1 GiB of host memory per node while the model loads --explain") in " ".join(out.split())
+    assert status == 1 and ("trains with --no-offload --host-ram 32 GiB; more trainer GPUs train 131072 tokens if you "
+                            "also drop --host-ram 32 GiB: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it "
+                            "needs 55.1 GiB of host memory per node while the model loads --explain"
+                            ) in " ".join(out.split())
     # Nothing within 2 A100-40GBs trains 32768 tokens with SP=1 in 100 GB, nor without either, nor as pinned on more
     # GPUs: 8 GPUs unpinned do.
     status, out, _ = cli("--model", "8B", "--len", "32768", "--gpu", "a100-40g", "--gpus", "2", "--sp", "1",
                          "--host-ram", "100")
-    assert status == 1 and ("trains with --sp 1 --host-ram 100GB; more trainer GPUs train 32768 tokens if you also "
+    assert status == 1 and ("trains with --sp 1 --host-ram 100 GiB; more trainer GPUs train 32768 tokens if you also "
                             "drop --sp 1: Env + SP=8 on 8 GPUs (estimated, extrapolated) --explain") in " ".join(
         out.split())
 
@@ -2388,7 +2389,7 @@ def test_host_memory_is_not_named_where_a_lowered_token_budget_alone_trains_the_
     # Within 4 A100s and 256 GB of host memory, 131072 tokens of Qwen3-4B train only at a lowered token budget, which
     # that host memory holds: the reason names that, and not what dropping --host-ram as well would give.
     status, out, _ = cli("--model", "4B", "--len", "131072", "--gpu", "a100", "--gpus", "4", "--host-ram", "256")
-    assert status == 1 and ("with --host-ram 256GB: the longest is 102400 (Env + Offload + SP=4 on 4 GPUs, "
+    assert status == 1 and ("with --host-ram 256 GiB: the longest is 102400 (Env + Offload + SP=4 on 4 GPUs, "
                             "documented); --token-budget auto trains 131072 tokens: Env + SP=4 on 4 GPUs with "
                             "max_token_len_per_gpu = 40960 (estimated) --explain") in " ".join(out.split())
 
@@ -2416,7 +2417,7 @@ def test_no_estimate_without_tables_names_each_change_the_estimates_plan_needs(c
         (["--model", "32B", "--len", "131072", "--gpu", "h20", "--gpus", "2", "--exact", "--offload",
           "--host-ram", "32"],
          ("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop --no-estimate and "
-          "--host-ram 32GB and take --gpus 8, and with Offload it needs 594.2 GiB of host memory per node")),
+          "--host-ram 32 GiB and take --gpus 8, and with Offload it needs 594.2 GiB of host memory per node")),
     ):
         status, out, _ = cli(*flags, "--no-estimate")
         assert status == 1 and f"; {said} --explain" in " ".join(out.split())
@@ -2459,7 +2460,7 @@ def test_no_estimate_with_tables_names_the_estimates_nearest_plan_once(cli):
                          "--no-estimate")
     said = " ".join(out.split())
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-14B on H20-96GB within 1 GPU trains with "
-                            "--host-ram 100GB; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 "
+                            "--host-ram 100 GiB; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 "
                             "tokens: drop --no-estimate and take --gpus 8 --explain") in said
     assert said.count("memory model") == 1 and said.count("--no-estimate") == 1
     # Beyond the tables' longest, the estimates' nearest plan takes a lowered token budget and more GPUs.
@@ -2484,8 +2485,8 @@ def test_a_refusal_on_the_nodes_given_says_plainly_that_no_count_of_them_trains_
     sp_2 = "an SP group stays within one node, so SP=2 at most"
     for flags, said in (
         (["--model", "32B", "--len", "65536", "--gpu", "a100-40g", "--host-ram", "100", "--train-batch-size", "6"],
-         (f"within 8 GPUs trains with --host-ram 100GB --train-batch-size 6; {nodes_of_2}, even without --host-ram "
-          f"100GB --train-batch-size 6 and with --token-budget auto: {sp_2}")),
+         (f"within 8 GPUs trains with --host-ram 100 GiB --train-batch-size 6; {nodes_of_2}, even without --host-ram "
+          f"100 GiB --train-batch-size 6 and with --token-budget auto: {sp_2}")),
         (["--model", "32B", "--len", "131072", "--gpu", "a100", "--gpus", "1", "--rollout-gpus", "2",
           "--token-budget", "auto"],
          f"beside a trainer on whole nodes; {nodes_of_2}, even without --rollout-gpus 2: {sp_2}"),
@@ -2497,7 +2498,7 @@ def test_a_refusal_on_the_nodes_given_says_plainly_that_no_count_of_them_trains_
           f"with --token-budget auto: {sp_2}")),
         (["--model", "32B", "--len", "65536", "--gpu", "l40s", "--host-ram", "100", "--no-estimate"],
          (f"no plan: the tables have no Qwen3-32B on L40S-48GB; {nodes_of_2}, even without --no-estimate --host-ram "
-          f"100GB and with --token-budget auto: {sp_2}")),
+          f"100 GiB and with --token-budget auto: {sp_2}")),
     ):
         status, out, _ = cli(*flags, "--node-gpus", "2")
         assert status == 1 and f"{said} --explain" in " ".join(out.split())
@@ -2513,8 +2514,9 @@ def test_the_fewest_gpus_without_a_budget_name_the_nearest_plan(cli):
           "Offload + SP=4 on 4 GPUs (documented); --token-budget auto reaches 48128 tokens on the 1024-token grid: "
           "Env + Offload on 1 GPU with max_token_len_per_gpu = 48128 (estimated)")),
         (["--model", "32B", "--gpu", "a100-40g", "--len", "131072", "--host-ram", "32", "--node-gpus", "4"],
-         ("within 64 GPUs trains with --host-ram 32GB; no count of nodes of 4 GPUs (--node-gpus) trains it, even "
-          "without --host-ram 32GB and with --token-budget auto: an SP group stays within one node, so SP=4 at most")),
+         ("within 64 GPUs trains with --host-ram 32 GiB; no count of nodes of 4 GPUs (--node-gpus) trains it, even "
+          "without --host-ram 32 GiB and with --token-budget auto: an SP group stays within one node, so SP=4 at "
+          "most")),
     ):
         status, out, _ = cli(*flags, "--minimize", "gpus", "--margin", "0.01")  # the figures' margin: not the subject
         assert status == 1 and f"{said} --explain" in " ".join(out.split())
@@ -2570,9 +2572,9 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k")
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
-                            "H200-141GB within 16 GPUs trains with --host-ram 128GB; without --host-ram, Env + SP=4 on "
-                            "16 GPUs trains it (32768 tokens), and it needs 262.9 GiB of host memory per node while the "
-                            "model loads") in " ".join(out.split())
+                            "H200-141GB within 16 GPUs trains with --host-ram 128 GiB; without --host-ram, Env + SP=4 "
+                            "on 16 GPUs trains it (32768 tokens), and it needs 262.9 GiB of host memory per node while "
+                            "the model loads") in " ".join(out.split())
     status, out, _ = cli(*flags, "--host-ram", "264", "--json")
     [answer] = json.loads(out)
     # The JSON gives the need --host-ram was checked against: the start-up load, without Offload.
@@ -2580,7 +2582,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     [answer] = json.loads(cli(*flags, "--json")[1])
     assert (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, None)  # no --host-ram
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
-    assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128GB is too little for "
+    assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 GiB is too little for "
                             "Offload, or for the model while it loads)") in " ".join(out.split())
     # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 30.6 GiB).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
@@ -2610,19 +2612,19 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
     words = " ".join(out.split())
-    assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24GB on nodes of 8 "
+    assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 GiB on nodes of 8 "
             "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
             "node size; the default token budget is the max_token_len_per_gpu the tables measure") in words
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
     # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
-    assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64GB on nodes of 8 "
-            "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
-            "node size") in " ".join(out.split())
+    assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 GiB on nodes "
+            "of 8 GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets "
+            "another node size") in " ".join(out.split())
     # Where GPU memory decides it, and no count trains it without --host-ram either, the node size is not named.
     _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "64", "--len", "128k", "--host-ram", "4096", "--explain")
-    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096GB, at "
-            "Trinity's default token budget; the default token budget is the max_token_len_per_gpu the tables "
+    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096 GiB, "
+            "at Trinity's default token budget; the default token budget is the max_token_len_per_gpu the tables "
             "measure") in " ".join(out.split())
     assert "node size" not in out
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain",
@@ -2644,7 +2646,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                          "--explain")
     assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
     assert ("host_ram loading the model needs more host memory (its fp32 weights, before FSDP shards them) than "
-            "--host-ram 100GB (on 8 GPUs)") in " ".join(out.split())
+            "--host-ram 100 GiB (on 8 GPUs)") in " ".join(out.split())
 
 
 def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp_path: Path):
@@ -2846,7 +2848,7 @@ def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given
     # node: --host-ram 100GB leaves one plan, and the line under it says what the others were weighed within.
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top", "3",
                          "--host-ram", "100")
-    assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100GB is no "
+    assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100 GiB is no "
                             "cheaper") in " ".join(out.split())
     assert "within --host-ram" not in cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top",
                                           "5")[1]
@@ -2946,10 +2948,10 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
 def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "264")
     status, out, _ = cli(*flags)
-    assert status == 0 and "host memory    262.9 GiB per node while the model loads, within --host-ram 264GB\n" in out
+    assert status == 0 and "host memory    262.9 GiB per node while the model loads, within --host-ram 264 GiB\n" in out
     assert "for Offload" not in out
     status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
-    assert status == 0 and "GiB per node for Offload, within --host-ram 1000GB\n" in out
+    assert status == 0 and "GiB per node for Offload, within --host-ram 1000 GiB\n" in out
 
 
 @pytest.mark.parametrize(("budget", "node_gpus", "kept"), [
@@ -3056,7 +3058,7 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
     memory = ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--env", "--offload",
               "--sp", "4")
     chart = ("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "4")
-    checks = (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256GB"))
+    checks = (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256 GiB"))
     for host, words in checks:
         outputs = [" ".join(cli(*flags, *host)[1].split()) for flags in (plan, (*plan, "--emit", "trinity"), memory)]
         assert [words in out for out in outputs] == [True] * 3
@@ -3065,7 +3067,7 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
     legend = "O Offload (host memory per node not checked: --host-ram not given)"
     assert legend in cli(*chart)[1] and "not checked" not in cli(*chart, "--host-ram", "256")[1]
     status, out, _ = cli(*memory, "--host-ram", "64")
-    assert status == 1 and "whichever is more); more than --host-ram 64GB: it does not train there" in " ".join(
+    assert status == 1 and "whichever is more); more than --host-ram 64 GiB: it does not train there" in " ".join(
         out.split())
 
 
@@ -3076,7 +3078,7 @@ def test_no_estimate_names_a_plan_of_the_tables_without_host_ram_once(cli):
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "16384", "--host-ram", "16", "--no-estimate",
                          "--gpus", "8")
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with "
-                            "--host-ram 16GB; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
+                            "--host-ram 16 GiB; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
                             "needs 119.9 GiB of host memory per node while the model loads; at the least, Env on 2 "
                             "GPUs trains it (16384 tokens), and it needs 30.0 GiB of host memory per node while the "
                             "model loads --explain says why") in " ".join(out.split())
@@ -3108,7 +3110,7 @@ def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli)
     assert status == 0 and "plan           Env + Offload + SP=4 on 4 of 4 GPUs" in out
     assert "host memory    162.6 GiB per node for Offload; not checked: --host-ram not given\n" in out
     status, out, _ = cli(*flags, "--host-ram", "192")
-    assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192GB\n" in out
+    assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192 GiB\n" in out
     assert "not checked" not in out
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and "with Offload it needs 162.6 GiB of host memory per node" in out
@@ -3127,9 +3129,9 @@ def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_i
     flags = ("--model", "14B", "--gpu", "a100", "--len", "32k", "--host-ram", "1024", "--exact", "--gpus", gpus,
              *(("--rollout-gpus", rollout) if rollout else ()))
     status, out, _ = cli(*flags)
-    assert status == 0 and f"host memory    {words}, within --host-ram 1024GB\n" in out
+    assert status == 0 and f"host memory    {words}, within --host-ram 1024 GiB\n" in out
     status, out, _ = cli(*flags, "--emit", "trinity")
-    assert status == 0 and f"\n# host memory: {words}, within --host-ram 1024GB\n" in out  # as the summary says it
+    assert status == 0 and f"\n# host memory: {words}, within --host-ram 1024 GiB\n" in out  # as the summary says it
 
 
 @pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"], ["examples"]])
@@ -3300,7 +3302,7 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     assert "each other plan that trains within --train-batch-size 256 is no cheaper" in " ".join(out.split())
     out = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256",
               "--top", "3", "--host-ram", "2000")[1]
-    assert ("each other plan that trains within --host-ram 2000GB and --train-batch-size 256 is no cheaper"
+    assert ("each other plan that trains within --host-ram 2000 GiB and --train-batch-size 256 is no cheaper"
             in " ".join(out.split()))
 
 

@@ -54,11 +54,11 @@ def test_emit_and_write_say_whether_host_ram_holds_the_plans_host_memory(cli, us
     status, out, _ = cli(*FLAGSHIP, "--emit", "trinity")
     assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n" in out
     status, out, _ = cli(*FLAGSHIP, "--emit", "trinity", "--host-ram", "512")
-    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload, within --host-ram 512GB\n" in out
+    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload, within --host-ram 512 GiB\n" in out
     patched = tmp_path / "patched.yaml"
     asked = ("--from-config", str(user_config), "--gpu", "a100", "--len", "51200", "--write", str(patched))
     assert cli(*asked, "--host-ram", "512")[0] == 0
-    assert ("  # host memory: 164.7 GiB per node for Offload, within --host-ram 512GB\n  trainer_strategy: fsdp2\n"
+    assert ("  # host memory: 164.7 GiB per node for Offload, within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n"
             in patched.read_text(encoding="utf-8"))
     assert cli(*asked)[0] == 0
     assert ("  # host memory: 164.7 GiB per node for Offload; not checked: --host-ram not given\n"
@@ -1006,7 +1006,8 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([*FLAGSHIP, "--emit", "trinity", "--json"], "--emit trinity prints YAML: drop --json"),
+        ([*FLAGSHIP, "--emit", "trinity", "--json"],
+         "--emit trinity prints YAML: drop --json (its apply carries the same settings) or --emit"),
         ([*FLAGSHIP, "--write", "x.yaml"],  # the fix for someone who has no config to patch too
          ("solve: error: --write patches the config of --from-config FILE: give it, or write the plan's keys to a new "
           "file with --out FILE")),
@@ -2277,14 +2278,14 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     assert round(need, 2) == 311.28 and current["host_memory_needed"] == 311.3  # rounded up to a tenth
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
     assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
-            "--host-ram 64GB;") in " ".join(out.split())
+            "--host-ram 64 GiB;") in " ".join(out.split())
     # Without Offload the start-up load is checked too; where a table says the GPUs run out of memory, that comes
     # first (more host memory would not make it train).
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "30")
     assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there, and at 32768 "
             "tokens each GPU holds more; and it needs 30.6 GiB of host memory per node while the model loads, more "
-            "than --host-ram 30GB;") in " ".join(out.split())
+            "than --host-ram 30 GiB;") in " ".join(out.split())
     # A config a table documents is refused for its host memory alone (Qwen3-4B ties its embeddings: every rank
     # loads it, 15 GiB each).
     documented = tmp_path / "documented.yaml"
@@ -2303,7 +2304,7 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     assert (status, current["predicted"], current["host_memory_needed"]) == (1, [419.2, 125.1], 30.6)
     _, out, _ = cli("--from-config", str(long), "--gpu", "h200", "--host-ram", "10")
     assert ("(the memory model predicts 419.2 GiB per GPU, of 125.1 usable); and it needs 30.6 GiB of host memory per "
-            "node while the model loads, more than --host-ram 10GB;") in " ".join(out.split())
+            "node while the model loads, more than --host-ram 10 GiB;") in " ".join(out.split())
 
 
 @pytest.mark.parametrize("value", ["0", "n", "${oc.env:DYNAMIC,true}"])
@@ -2868,8 +2869,8 @@ def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli,
 
 def test_trinity_version_without_anything_it_applies_to_is_refused(cli, tmp_path: Path):
     assert cli("--model", "4B", "--len", "8k", "--trinity-version", "0.6") == (
-        2, "", ("solve: error: --trinity-version says which Trinity release --emit, --out and --write write for, and "
-                "--from-config's config is: give one of them\n"))
+        2, "", ("solve: error: --trinity-version says which Trinity release --emit, --out, --write and --json's apply "
+                "write for, and --from-config's config is: give one of them\n"))
     assert cli("--model", "4B", "--len", "8k", "--gpu", "a100", "--emit", "trinity", "--trinity-version", "0.6")[0] == 0
 
 

@@ -3444,7 +3444,7 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
     # The planner's own --host-ram stays a limit to drop.
     status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "8", "--gpus", "4",
                          "--len", "131072", "--host-ram", "64")
-    assert status == 1 and "if you also drop --host-ram 64GB and add --token-budget auto" in " ".join(out.split())
+    assert status == 1 and "if you also drop --host-ram 64 GiB and add --token-budget auto" in " ".join(out.split())
 
 
 def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_more_host_memory(tmp_path: Path):

@@ -688,7 +688,7 @@ def test_host_memory_for_settings_with_and_without_offload_is_the_load_in_rules_
     assert [reason.rule for reason in reasons] == [
         "choice", *["sp_divides_gpus"] * 5, "sp_divides_heads", "host_ram", "host_ram", *["memory_model"] * 3]
     assert details(reasons, "host_ram") == [
-        ("loading the model needs more host memory (its fp32 weights, before FSDP shards them) than --host-ram 100GB "
+        ("loading the model needs more host memory (its fp32 weights, before FSDP shards them) than --host-ram 100 GiB "
          f"(on {n} GPUs)") for n in (7, 8)]
     # Host memory from elsewhere than the flag is named as the bound it is ("than 100 GiB of host memory per node (the
     # node's RAM)" would say "per node" twice and nest the parentheses).
@@ -777,7 +777,7 @@ def test_rules_that_stop_a_query_together_say_so_where_time_ran_out_before_each_
                        offload=False, host_ram_gb=16.0, rollout_gpus=2)
     (answer,) = plan(query, CATALOG)
     assert details(explain(CATALOG, query, answer), "limit") == [
-        ("no plan passes this rule: host memory (--host-ram 16GB is too little for Offload, or for the model "
+        ("no plan passes this rule: host memory (--host-ram 16 GiB is too little for Offload, or for the model "
          "while it loads)")]
     # Host memory from elsewhere than the flag is named in words, as a bound (it said "the node's RAM 16 GB per node").
     own = query.model_copy(update={"host_ram_source": "the node's RAM"})
@@ -789,7 +789,7 @@ def test_rules_that_stop_a_query_together_say_so_where_time_ran_out_before_each_
     (limit,) = details(reasons, "limit")
     assert limit.startswith("no plan passes these rules together (the time limit ran out before it showed that each "
                             "is needed): the budget (on exactly 8 GPUs); a trainer that spans nodes uses whole nodes ")
-    assert "; host memory (--host-ram 16GB is too little for Offload" in limit
+    assert "; host memory (--host-ram 16 GiB is too little for Offload" in limit
     assert details(reasons, "incomplete")
 
 

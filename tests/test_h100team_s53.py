@@ -18,7 +18,7 @@ def test_solve_memory_verdict_names_the_gpus_where_the_host_memory_rules_the_set
     assert status == 1
     assert "fits the GPUs' memory (the host memory below rules it out): 7.57 GiB to spare of the usable memory" in flat
     assert ("122.1 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it); more than "
-            "--host-ram 100GB: it does not train there") in flat
+            "--host-ram 100 GiB: it does not train there") in flat
     # Where the host memory holds it, or is not given, the verdict is the plain one.
     for host in (("--host-ram", "1024"), ()):
         status, out, _ = cli(*MEMORY_32B_16, *host)

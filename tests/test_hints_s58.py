@@ -85,10 +85,10 @@ def test_host_ram_given_in_tb_is_echoed_in_gb(cli):
     status, out, _ = cli("--model", "14B", "--len", "20k", "--gpus", "8", "--gpu", "a100", "--host-ram", "0.01TB",
                          "--offload")
     words = " ".join(out.split())
-    assert status == 1 and "trains with --offload --host-ram 10.24GB; without --host-ram, " in words
+    assert status == 1 and "trains with --offload --host-ram 10.24 GiB; without --host-ram, " in words
     status, out, _ = cli("--model", "14B", "--len", "256k", "--gpus", "4", "--gpu", "a100", "--host-ram", "2TB",
                          "--offload")
-    assert status == 1 and "within 4 GPUs with --offload --host-ram 2048GB: the longest" in " ".join(out.split())
+    assert status == 1 and "within 4 GPUs with --offload --host-ram 2048 GiB: the longest" in " ".join(out.split())
 
 
 def test_a_misplaced_key_is_named_where_it_is_read():

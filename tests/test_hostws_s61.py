@@ -98,7 +98,7 @@ def test_host_ram_checks_it_instead_ruling_the_need_in_or_out(cli):
     [answer] = json.loads(out)
     assert (status, answer["status"], answer["plans"]) == (1, "infeasible", [])
     assert answer["reason"].startswith("nothing in the tables and the memory model's estimates for Qwen3-4B on "
-                                       "RTX-4090-24GB within 2 GPUs trains with --host-ram 64GB")
+                                       "RTX-4090-24GB within 2 GPUs trains with --host-ram 64 GiB")
     status, out, _ = cli(*flags, "--host-ram", "96", "--json")
     [best, *_] = json.loads(out)[0]["plans"]
     assert (status, best["offload"], best["host_memory_gb"], best["caution_codes"]) == (

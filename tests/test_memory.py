@@ -1013,7 +1013,7 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
                      CATALOG)
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
-        "with --host-ram 200GB; without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload "
+        "with --host-ram 200 GiB; without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload "
         "it needs 311.3 GiB of host memory per node")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
@@ -1745,13 +1745,13 @@ def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     assert "host memory: 55.1 GiB per node while the model loads" in out  # 55.02, rounded up: 55.0 would not hold it
     assert json.loads(data)["host_memory_gib"] == 55.1
     status, out, _ = cli(*flags, "--host-ram", "54")
-    assert status == 1 and "more than --host-ram 54GB: it does not train there" in " ".join(out.split())
+    assert status == 1 and "more than --host-ram 54 GiB: it does not train there" in " ".join(out.split())
     # The need as given decides: 55.05 GiB of host memory does not hold what is said to need 55.1.
     assert cli(*flags, "--host-ram", "55.05")[0] == 1 and cli(*flags, "--host-ram", "55.1")[0] == 0
     # Host memory that holds it, given without Offload, is said to, as with Offload (the plan summary's words).
     status, out, _ = cli(*flags, "--host-ram", "64")
     assert status == 0 and ("host memory: 55.1 GiB per node while the model loads (verl reads it in fp32 before FSDP "
-                            "shards it), within --host-ram 64GB") in " ".join(out.split())
+                            "shards it), within --host-ram 64 GiB") in " ".join(out.split())
 
 
 def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_floor():
@@ -2461,10 +2461,10 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
              "--offload")
     status, out, _ = cli(*asked, "--host-ram", "256GB")
     assert status == 0 and ("162.6 GiB per node for Offload (the actor's states and the reference model's weights, "
-                            "or the model while it loads, whichever is more), within --host-ram 256GB"
+                            "or the model while it loads, whichever is more), within --host-ram 256 GiB"
                             ) in " ".join(out.split())
     status, out, _ = cli(*asked, "--host-ram", "128")
-    assert status == 1 and "more than --host-ram 128GB: it does not train there" in " ".join(out.split())
+    assert status == 1 and "more than --host-ram 128 GiB: it does not train there" in " ".join(out.split())
     # The tables' line, last but the way to a setting that trains, speaks of the GPUs' memory only, and says so.
     assert " ".join(out.split()).endswith(
         "tables: it trains (documented: the A100-80GB table for 4 GPUs says 'Env + Offload + SP=4' at 71680); that "
@@ -3189,13 +3189,13 @@ def test_a_plan_on_two_nodes_says_the_host_memory_of_one():
     # Qwen3-8B is untied: any plan without Offload loads it on one rank, 31 GiB, on 8 GPUs as on 3: no lighter plan.
     ({"model": "8B", "max_model_len": 8192, "host_ram_gb": 16}, (
         "nothing in the tables and the memory model's estimates for Qwen3-8B on H100-80GB within 8 GPUs trains with "
-        "--host-ram 16GB; without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 30.6 GiB of host "
+        "--host-ram 16 GiB; without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 30.6 GiB of host "
         "memory per node while the model loads")),
     # Without --host-ram the longest is Env + Offload + SP=8 at 221184; no plan without Offload reaches that length,
     # so no lighter plan is named (not "Env on 2 GPUs ... (1024 tokens)", which is not the same question).
     ({"model": "4B", "objective": "max_len", "host_ram_gb": 10}, (
         "nothing in the tables and the memory model's estimates for Qwen3-4B on H100-80GB within 8 GPUs trains with "
-        "--host-ram 10GB; without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (221184 tokens), and with "
+        "--host-ram 10 GiB; without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (221184 tokens), and with "
         "Offload it needs 141.0 GiB of host memory per node")),
 ])
 def test_a_host_refusal_names_no_lighter_plan_that_needs_as_much_or_is_shorter(request_: dict, reason: str):

@@ -119,7 +119,7 @@ def test_nodes_given_with_no_plan_even_with_the_estimates_name_no_estimate_among
     assert (status, answer["reason_code"]) == (1, "no-table-for-model")
     assert answer["reason"] == (
         "the tables have no Qwen3-4B on RTX-4090-24GB; no count of nodes of 2 GPUs (--node-gpus) trains it, even "
-        "without --no-estimate --host-ram 48GB and with --token-budget auto: an SP group stays within one node, so "
+        "without --no-estimate --host-ram 48 GiB and with --token-budget auto: an SP group stays within one node, so "
         "SP=2 at most")
 
 

@@ -1325,7 +1325,7 @@ def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_
     # A cluster pool's host_ram_gb is no flag: running text says what it is (GB as RAM is sold, GiB) and keeps the
     # key findable, as a job's train batch does; flags are joined as flags, words with "and".
     assert [host_ram_words(64, "--host-ram"), host_ram_words(64.5, "the pool's host_ram_gb")] == [
-        "--host-ram 64GB", "64.5 GiB of host memory per node (the pool's host_ram_gb)"]
+        "--host-ram 64 GiB", "64.5 GiB of host memory per node (the pool's host_ram_gb)"]
     pool = make_query(CATALOG, model="8B", gpu="h100", max_model_len=32768, host_ram_gb=64, sp=2,
                       host_ram_source="the pool's host_ram_gb", train_batch_size=96,
                       train_batch_source="the job's train_batch_size")
@@ -1333,12 +1333,12 @@ def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_
                        sp=2)
     assert [pool.limit_flags, flags.limit_flags, pool.model_copy(update={"train_batch_size": None}).limit_flags] == [
         ("--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb) and a train batch of 96 (the job's "
-         "train_batch_size)"), "--sp 2 --host-ram 64GB --train-batch-size 96",
+         "train_batch_size)"), "--sp 2 --host-ram 64 GiB --train-batch-size 96",
         "--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb)"]
     # As the bound a need per node exceeds, words without parentheses, which would close a reason's own twice, and
     # without "of host memory per node" again: "..., more than the pool's host_ram_gb of 64 GiB)".
     assert [host_ram_bound_words(400, "--host-ram"), pool.host_ram_bound_words, flags.host_ram_bound_words] == [
-        "--host-ram 400GB", "the pool's host_ram_gb of 64 GiB", "--host-ram 64GB"]
+        "--host-ram 400 GiB", "the pool's host_ram_gb of 64 GiB", "--host-ram 64 GiB"]
     # Hardware is named briefly, and not at all after the limits named it in full ("on nodes with more host memory
     # than the pool's 64 GiB" after "64 GiB of host memory per node (the pool's host_ram_gb)" said it twice); a flag
     # has no such short form.
@@ -1356,7 +1356,7 @@ def test_every_host_memory_line_ends_with_the_same_check_words():
     assert [host_ram_check_words(None), host_ram_check_words(None, "the pool's host_ram_gb"),
             host_ram_check_words(512), host_ram_check_words(1024.5, "the pool's host_ram_gb")] == [
         "; not checked: --host-ram not given", "; not checked: the pool's host_ram_gb not given",
-        ", within --host-ram 512GB", ", within the pool's host_ram_gb of 1024.5 GiB"]
+        ", within --host-ram 512 GiB", ", within the pool's host_ram_gb of 1024.5 GiB"]
     assert host_ram_unchecked_words() == "not checked: --host-ram not given"
 
 
@@ -1398,7 +1398,7 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
     monkeypatch.setattr(solver.solve, "nearest_plan", real)
     (answer,) = plan(asked, CATALOG)
     assert answer.reason.endswith("; no count of nodes of 2 GPUs (--node-gpus) trains it, even without --host-ram "
-                                  "100GB and with --token-budget auto: an SP group stays within one node, so SP=2 at "
+                                  "100 GiB and with --token-budget auto: an SP group stays within one node, so SP=2 at "
                                   "most")
 
 

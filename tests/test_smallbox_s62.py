@@ -20,17 +20,17 @@ def test_the_reviews_4b_on_two_4090s_in_a_box_of_2_names_no_plan_on_nodes_of_8(c
     status, out, err = cli(*FOUR_B_ON_4090S, "--node-gpus", "2")
     assert (status, err) == (1, "")
     assert " ".join(out.split()).endswith(
-        "within 2 GPUs trains with --host-ram 48GB; no count of nodes of 2 GPUs (--node-gpus) trains it, even without "
-        "--host-ram 48GB and with --token-budget auto: an SP group stays within one node, so SP=2 at most --explain "
-        "says why, rule by rule, and names plans beyond these limits where there are any")
+        "within 2 GPUs trains with --host-ram 48 GiB; no count of nodes of 2 GPUs (--node-gpus) trains it, even "
+        "without --host-ram 48 GiB and with --token-budget auto: an SP group stays within one node, so SP=2 at most "
+        "--explain says why, rule by rule, and names plans beyond these limits where there are any")
     status, out, _ = cli(*FOUR_B_ON_4090S, "--node-gpus", "2", "--json")
     (answer,) = json.loads(out)
     assert (status, answer["reason_code"], answer["node_gpus"]) == (1, "nothing-trains", 2)
     assert "nodes of 8" not in answer["reason"]
     # Without --node-gpus (the default nodes of 8) the nearest plan on 8 GPUs is named, as before.
     status, out, _ = cli(*FOUR_B_ON_4090S)
-    assert status == 1 and ("; more trainer GPUs train 32768 tokens if you also drop --host-ram 48GB: Env + Offload + "
-                            "SP=8 on 8 GPUs (estimated, extrapolated)") in " ".join(out.split())
+    assert status == 1 and ("; more trainer GPUs train 32768 tokens if you also drop --host-ram 48 GiB: Env + Offload "
+                            "+ SP=8 on 8 GPUs (estimated, extrapolated)") in " ".join(out.split())
 
 
 def test_a_nearest_plan_on_more_of_the_nodes_given_says_how_many_it_takes(cli):

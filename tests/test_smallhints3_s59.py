@@ -31,7 +31,7 @@ def test_free_m_total_given_as_host_ram_gb_is_refused_with_both_readings(cli, fr
         f"--host-ram must be above 0 and at most 49152 GB, got {free_m} (no node has {free_m} GB; if it is free -m's "
         f"total in MiB, {gib} GiB, give host_ram_gb={gib})")
     status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--host-ram", gib)
-    assert (status, err) == (0, "") and f"within --host-ram {gib}GB" in out
+    assert (status, err) == (0, "") and f"within --host-ram {gib} GiB" in out
 
 
 @pytest.mark.parametrize("given", ["48TB", "49152GB", "2TB", "1024", "4096"])

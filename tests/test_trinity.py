@@ -1361,7 +1361,7 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
     assert once.startswith(f"trainer:\n  x: 1\n  {header}\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size")
     assert once.count("host memory") == 1 and patch_trinity_config(once, plan, model) == once
     again = patch_trinity_config(once, plan.model_copy(update={"host_memory_gb": 100.0}), model, host_ram_gb=512.0)
-    assert ("\n  # host memory: 100.0 GiB per node for Offload, within --host-ram 512GB\n  trainer_strategy: fsdp2\n"
+    assert ("\n  # host memory: 100.0 GiB per node for Offload, within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n"
             in again)
     assert again.count("host memory") == 1 and "\n\n# Monitoring\nmonitor: {}\n" in again
     without = patch_trinity_config(again, sp2_plan(), model)
@@ -1392,7 +1392,7 @@ def test_the_fragment_s_host_memory_line_says_whether_the_host_memory_given_hold
         return next(line for line in trinity_fragment(plan, model, **host_ram).splitlines() if "host memory" in line)
 
     assert host_line() == "# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given"
-    assert host_line(host_ram_gb=512.0) == "# host memory: 82.8 GiB per node for Offload, within --host-ram 512GB"
+    assert host_line(host_ram_gb=512.0) == "# host memory: 82.8 GiB per node for Offload, within --host-ram 512 GiB"
     assert host_line(host_ram_gb=96.5, host_ram_source="the pool's host_ram_gb") == (
         "# host memory: 82.8 GiB per node for Offload, within the pool's host_ram_gb of 96.5 GiB")
     assert "host memory" not in trinity_fragment(sp2_plan(), model, host_ram_gb=512.0)

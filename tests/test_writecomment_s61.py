@@ -65,7 +65,7 @@ NOTE = ("  # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 
 TRAINER_HEAD = ("# the trainer: one RTX 4090\n"
                 "trainer:\n"
                 "  save_interval: 100  # steps\n"
-                "  # host memory: 34.3 GiB per node for Offload, within --host-ram 48GB\n"
+                "  # host memory: 34.3 GiB per node for Offload, within --host-ram 48 GiB\n"
                 "  trainer_strategy: fsdp2\n"
                 "  ulysses_sequence_parallel_size: 1\n"
                 "  max_token_len_per_gpu: 16384\n"

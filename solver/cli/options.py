@@ -61,15 +61,20 @@ GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one;
 ``gpu: A100`` note says)."""
 
 
+HOST_RAM_UNITS = ("GiB: 512, 512G, 512GB and 512GiB are each 512 GiB (GB as RAM is sold are binary), 2TB is 2048 "
+                  "GiB, free -m's 64214MiB is 62.7 GiB; a bare number past 4096 is refused")
+"""What --host-ram's help says of its units (`read_host_ram`), for the commands that take it."""
+
+
 def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, listed: bool = False) -> None:
     """--gpu-memory and --gpu-interconnect, which describe a GPU type of your own, for the commands that plan or
     estimate a GPU type (`listed`: one of --gpu's list)."""
     lacked = " (of a list's names, the one it lacks)" if listed else ""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
                         help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
-                        "64G, 64GB), nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates, or with "
-                        "the memory "
-                        "of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
+                        "64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, exactly: "
+                        "nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB); its plans are estimates, or with "
+                        "the driver's figure of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
     parser.add_argument("--gpu-interconnect", metavar="LINK", choices=INTERCONNECTS,
                         help="with --gpu-memory: how that GPU type's GPUs in a node reach one another: "
                         f"{', '.join(INTERCONNECTS[:-1])} or {INTERCONNECTS[-1]} (SP's all-to-all then crosses PCIe: "
@@ -113,10 +118,9 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
                         judged: str = PLANS_HOST_RAM) -> None:
     """--host-ram, for the commands that plan, or with `judged`, what it does for one that judges one setting (`solve
     memory`)."""
-    parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node the trainer can have (GB as RAM is sold, binary: GiB; with a unit: "
-                        f"2TB, free -m's 64214MiB; a bare number past 4096 is refused): {judged}; the OS, Ray, the "
-                        "data loader and the rollout are not counted: leave them theirs")
+    parser.add_argument("--host-ram", metavar="GiB", type=host_memory,
+                        help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}: {judged}; the OS, Ray, "
+                        "the data loader and the rollout are not counted: leave them theirs")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

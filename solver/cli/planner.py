@@ -54,6 +54,7 @@ from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import NO_PLAN
 from solver.cli.trinity_options import (
     MODEL_PATH,
+    Fragment,
     check_planner_config,
     hand_applied_keys,
     local_config_json,
@@ -63,7 +64,7 @@ from solver.cli.trinity_options import (
 )
 from solver.query import MAX_TOP, Objective, Query, TrinityConfig, make_query
 from solver.render import answers_json, answers_view
-from solver.results import Answer
+from solver.results import Answer, ApplySettings
 from solver.rules import NODE_GPUS
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
@@ -152,8 +153,8 @@ def build_parser() -> Parser:
     trinity.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")
     trinity.add_argument("--rollout-gpus", metavar="R", type=whole_number(0, MAX_GPUS),
                          help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
-                              "or nodes of their own); --emit and --out add the cluster section (0: none here, "
-                              "mode: train)")
+                              "or nodes of their own); --emit, --out and --json's apply add the cluster section (0: "
+                              "none here, mode: train)")
     add_train_batch_option(trinity, from_config=True)
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument("file to read"),
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
@@ -163,7 +164,8 @@ def build_parser() -> Parser:
                                "Trinity refuses the config (for CI)"))
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
-    add_trinity_version_option(trinity, "--emit, --out, --write", "both, with a comment on the trainer's",
+    add_trinity_version_option(trinity, "--emit, --out, --write, --json's apply",
+                               "both, with a comment on the trainer's",
                                read=True)
     return parser
 
@@ -171,15 +173,15 @@ def build_parser() -> Parser:
 def _check_trinity_flags(args: argparse.Namespace) -> None:
     """`QueryError` for Trinity flags that do not go together, or go without the flag they need."""
     if args.emit and args.json:
-        raise QueryError("--emit trinity prints YAML: drop --json")
+        raise QueryError("--emit trinity prints YAML: drop --json (its apply carries the same settings) or --emit")
     if args.write and not args.from_config:
         raise QueryError("--write patches the config of --from-config FILE: give it, or write the plan's keys to a "
                          "new file with --out FILE")
     if args.check and not args.from_config:
         raise QueryError("--check judges the config of --from-config FILE")
-    if args.trinity_version and not (args.emit or args.out or args.write or args.from_config):
-        raise QueryError("--trinity-version says which Trinity release --emit, --out and --write write for, and "
-                         "--from-config's config is: give one of them")
+    if args.trinity_version and not (args.emit or args.out or args.write or args.json or args.from_config):
+        raise QueryError("--trinity-version says which Trinity release --emit, --out, --write and --json's apply "
+                         "write for, and --from-config's config is: give one of them")
     if args.emit and (args.top > 1 or args.explain):
         raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain")
     check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
@@ -210,6 +212,9 @@ def run_planner(args: argparse.Namespace) -> int:
                                        args.trinity_version)
     fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                               query.node_gpus, config)
+    if args.json:  # each best plan's settings, as --emit writes them
+        answers = tuple(answer if made is None else answer.model_copy(update={"apply": ApplySettings.of(made[1])})
+                        for answer, made in zip(answers, fragments, strict=True))
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys)
     note_added_model("solve", catalog, added)
@@ -270,8 +275,8 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
     return query
 
 
-def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[str], query: Query,
-                   catalog: Catalog, cells: Sequence[tuple[Path, GpuType]],
+def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[Fragment | None],
+                   query: Query, catalog: Catalog, cells: Sequence[tuple[Path, GpuType]],
                    config_keys: Mapping[str, Sequence[str]]) -> None:
     """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view (with, per GPU type, the
     --from-config's keys its apply lines change too, `config_keys`), with the --cells optimism note on stderr, a line
@@ -279,7 +284,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
         print_note(note)
     if args.emit:
-        sys.stdout.write("---\n".join(fragments))
+        sys.stdout.write("---\n".join(made[0] for made in fragments if made is not None))
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:

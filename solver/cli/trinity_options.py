@@ -21,6 +21,7 @@ from solver.results import (
     Answer,
     Plan,
     RolloutEngines,
+    TrinitySettings,
     env_when,
     lowered_budget_undone,
     spans_nodes,
@@ -42,6 +43,9 @@ from solver.tables import (
 
 if TYPE_CHECKING:  # solver.trinity (ruamel) is imported where a Trinity flag needs it
     from solver.trinity import PatchedConfig
+
+Fragment = tuple[str, TrinitySettings]
+"""A plan's Trinity fragment and its settings as data (`solver.trinity.plan_fragment`)."""
 
 MAX_CONFIG_BYTES = 256 * 1024
 """The largest Trinity config read: they run to a few KB, and the YAML parsers written in Python take seconds per
@@ -215,23 +219,27 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
 
 
 def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
-                  config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[str]:
-    """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
+                  config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[Fragment | None]:
+    """The Trinity fragment of each answer's best plan and its settings (for --emit and --json: None for an answer
+    without a plan), after writing --out and --write if asked.
     A fragment leaves the rollout engines alone when its rollout GPUs are the `config`'s, and otherwise
-    keeps its engines' size and auxiliary models (refused when they do not divide);
+    keeps its engines' size and auxiliary models (refused when they do not divide; for --json alone, that answer's
+    is None, as the JSON's ``apply`` is left out);
     without a config, its engines are of the size `rollout_engines` suggests.
 
-    Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
+    Every fragment is checked against Trinity's own rules (by `plan_fragment`); a patched user config
     that still breaks them (a hand-set token limit, say) is written with a warning on stderr, except one whose
     prompt and response exceed the plan's length, which Trinity refuses to load (`QueryError`: nothing written).
     """
-    if not (args.emit or args.out or args.write):
+    if not (_writing_trinity(args) or args.json):
         return []
     from solver.trinity import load_config_mapping, trainer_level_offload
 
     with errors_named_by("--from-config"):
         layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
     fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
+    if not _writing_trinity(args):  # --json alone: the settings its apply carries, without the fragments' notes
+        return fragments
     if config is not None and config.trainer_gpus is None and answers[0].plans:
         plan = answers[0].plans[0]
         laid_out = fragment_layout(answers[0])[1]  # the fragment's: --rollout-gpus, or whole nodes, may give more
@@ -246,7 +254,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's, which "
                      "it reads instead of the roles' on verl before 0.8), so what is made from it adds them; Trinity "
                      "before 0.6 refuses them (--trinity-version 0.5 leaves them out)")
-    files = {args.out: fragments[0]} if args.out and best is not None else {}
+    files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
         patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu, catalog)
@@ -328,15 +336,28 @@ def _check_options(args: argparse.Namespace) -> tuple[str, ...]:
     return (*planning_check_options(args), *(model if args.from_config is not None else ()))
 
 
-def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
-               node_gpus: int, config: TrinityConfig | None, layout: Any) -> tuple[list[str], list[str]]:
-    """The Trinity fragment of each answer's best plan (`write_trinity` says of which engines), and the notes on
-    them: the cluster's layout, the engines' size, an answer without a plan (for --emit)."""
-    from solver.trinity import EngineError, trinity_fragment
+def _writing_trinity(args: argparse.Namespace) -> bool:
+    """Whether the options print or write a Trinity fragment (--emit, --out, --write), not only --json's settings."""
+    return bool(args.emit or args.out or args.write)
 
-    fragments, notes = [], []
+
+def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
+               node_gpus: int, config: TrinityConfig | None,
+               layout: Any) -> tuple[list[Fragment | None], list[str]]:
+    """The Trinity fragment of each answer's best plan and its settings (`write_trinity` says of which engines, and
+    where None), and the notes on them: the cluster's layout, the engines' size, an answer without a plan (for
+    --emit)."""
+    from solver.trinity import EngineError, plan_fragment
+
+    fragments: list[Fragment | None] = []
+    notes = []
     for answer in answers:
-        if answer.plans:
+        if not answer.plans:
+            fragments.append(None)
+            if args.emit:
+                undecided = f": {UNDECIDED_HINT}" if answer.status == "unknown" else ""
+                notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}{undecided}")
+        else:
             nodes, rollout = fragment_layout(answer)
             notes += [note] if (note := _layout_note(answer)) else []
             engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
@@ -347,20 +368,19 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                 engines = (0, suggested.size)
             check = fragment_check(answer.gpu, catalog, _check_options(args))
             try:
-                fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                                  engines=engines, layout=layout, version=args.trinity_version,
-                                                  rocm=catalog.gpu(answer.gpu).rocm,
-                                                  train_batch_size=answer.train_batch_size,
-                                                  node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
-                                                  check=check))
+                fragments.append(plan_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
+                                               engines=engines, layout=layout, version=args.trinity_version,
+                                               rocm=catalog.gpu(answer.gpu).rocm,
+                                               train_batch_size=answer.train_batch_size,
+                                               node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
+                                               check=check))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
-                raise QueryError(f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size with "
-                                 "--gpus that leaves the config's engines exactly their GPUs") from None
+                if _writing_trinity(args):
+                    raise QueryError(f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size "
+                                     "with --gpus that leaves the config's engines exactly their GPUs") from None
+                fragments.append(None)  # --json alone: its apply left out, as --emit would refuse it
             if args.emit and answer.status == "feasible":  # the view says so under the plan
                 notes.append(f"solve: {answer.gpu}: {UNPROVEN_HINT.format('this plan')}")
-        elif args.emit:
-            undecided = f": {UNDECIDED_HINT}" if answer.status == "unknown" else ""
-            notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}{undecided}")
     return fragments, notes
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
@@ -13,7 +14,7 @@ from solver.memory import CEILING
 from solver.query import TrinityVersion
 from solver.render.phrases import CEILING_WORDS, tables_said
 from solver.results import (
-    ENV_EXPORT,
+    LONG_LENGTH_VARIABLE,
     Answer,
     Plan,
     check_or_plan_words,
@@ -22,6 +23,7 @@ from solver.results import (
     lowered_budget_undone,
     own_scaling_words,
     past_validated_words,
+    plan_environment,
     spans_nodes,
     yarn_caution,
 )
@@ -38,12 +40,16 @@ from solver.tables import MAX_ESTIMATED_GPUS, Model, counted, it_or_them
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS) -> list[str]:
-    """How to apply a plan: the export line (on every node where the job takes several of `node_gpus` GPUs) and the
-    Trinity config keys it sets (for the Trinity release `version` where given: 0.5 refuses the trainer's own offload
-    flags)."""
+    """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
+    takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
+    given: 0.5 refuses the trainer's own offload flags)."""
     lines = []
-    if plan.env:  # comments on lines of their own: each line pastes alone
-        lines += [f"# {env_when(spans_nodes(plan, node_gpus))}:", ENV_EXPORT]
+    when = env_when(spans_nodes(plan, node_gpus))
+    longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
+    for name, value in plan_environment(plan, model).items():  # comments on lines of their own: each line pastes alone
+        why = (f"vLLM's rollout takes a max_model_len past the {longest} it derives from the model's config only "
+               "with this, " if name == LONG_LENGTH_VARIABLE[0] else "")
+        lines += [f"# {why}{when}:", f"export {name}={value}"]
     if (validated := plan.past_validated_length) is not None:
         lines.append(f"# max_model_len {past_validated_words(validated)}: {check_or_plan_words(validated)}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")

@@ -647,7 +647,7 @@ def read_host_ram(text: str) -> float:
     """A node's host memory as a person writes it (``--host-ram``, a cluster file's ``host_ram_gb``), in GiB: GB as RAM
     is sold (binary, so GiB): ``512``, ``512GB`` or ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB);
     ``free -h``'s ``503Gi`` and ``1.5Ti`` too; ``free -m``'s total with its unit (``515870MiB``), ``/proc/meminfo``'s
-    too (``528280000kB``), to a tenth of a GiB (rounded down, as messages show it: ``--host-ram 503.7GB``). Without a
+    too (``528280000kB``), to a tenth of a GiB (rounded down, as messages show it: ``--host-ram 503.7 GiB``). Without a
     unit, at most `BARE_HOST_RAM_GB`: past it, the refusal names the unit each reading of the number needs. At most
     `MAX_HOST_RAM_GB` in all. `QueryError`, naming the amount as given, for anything else."""
     unit = HOST_MEMORY_UNIT.search(text)

@@ -18,6 +18,7 @@ from solver.query import (
     ConfigProblemCode,
     TrinityVersion,
 )
+from solver.results import LONG_LENGTH_VARIABLE
 from solver.rules import (
     batch_over_trainer_gpus_words,
     batch_split_violation,
@@ -39,7 +40,6 @@ from solver.trinity.keys import (
     FORWARD_BUDGETS,
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
-    LONG_LENGTH_VARIABLE,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
     READ_KEYS,

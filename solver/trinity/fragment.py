@@ -22,6 +22,7 @@ from solver.query import (
 from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
+    LONG_LENGTH_VARIABLE,
     ROCM_ENV_CAUTION,
     ROCM_ENV_NOTE,
     Plan,
@@ -31,6 +32,7 @@ from solver.results import (
     index_range,
     length_cautions,
     past_validated_words,
+    plan_environment,
 )
 from solver.rules import COMMAND_OPTIONS, batch_split_violation, whole_nodes_violation
 from solver.tables import (
@@ -46,7 +48,7 @@ from solver.tables import (
     shown_number,
 )
 from solver.trinity.checks import check_trinity_config
-from solver.trinity.keys import LONG_LENGTH_VARIABLE, REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
+from solver.trinity.keys import REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
 from solver.trinity.plan_keys import (
     PlanKey,
     caution_comment,
@@ -62,14 +64,6 @@ _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
 class EngineError(OneLineError):
     """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
-
-
-def _environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | None) -> dict[str, str]:
-    """The environment variables `plan`'s fragment says to export (`TrinitySettings.environment`)."""
-    wanted = [(bool(shared_gpus), ("CUDA_VISIBLE_DEVICES", ",".join(map(str, shared_gpus or ())))),
-              (plan.max_model_len > model.vllm_longest_as_written(plan.max_model_len), LONG_LENGTH_VARIABLE),
-              (plan.env, ENV_VARIABLE)]
-    return dict(variable for wants, variable in wanted if wants)
 
 
 def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
@@ -152,9 +146,7 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
                          f"{brief((*flags, config))}")
     options = [*flags, *(("--host-ram", host_ram_argument(host_ram_gb)) if host_ram_gb is not None else ()),
                *(("--trinity-version", version) if version is not None else ())]
-    refused = plan.max_model_len > model.vllm_longest_as_written(plan.max_model_len)  # the long-length note's
-    variables = [*((LONG_LENGTH_VARIABLE,) if refused else ()), *((ENV_VARIABLE,) if plan.env else ())]
-    env = "".join(f"{'='.join(variable)} " for variable in variables)
+    env = "".join(f"{name}={value} " for name, value in plan_environment(plan, model).items())
     return f"{env}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
 
 
@@ -361,7 +353,8 @@ def plan_fragment(
     }
     ordered = [*model_keys, *cluster_keys, *trainer_keys]
     body = _emit(ordered, comments)
-    settings = TrinitySettings(config=_nested(ordered), environment=_environment(plan, model, shared_gpus))
+    settings = TrinitySettings(config=_nested(ordered), environment=plan_environment(plan, model, shared_gpus),
+                               trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
     header = _header(plan, model, options, settings.environment)
     if layout is None:  # a config's own per-role budgets above the plan's come down to it among its `keys` instead
         header += [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu "
@@ -375,6 +368,17 @@ def plan_fragment(
     if loaded != settings.config:  # a defect too: the settings are what the text says
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} reads as {loaded}, not {settings.config}")
     return text, settings
+
+
+def _trinity_06_keys(keys: Iterable[PlanKey], plan: Plan, model: Model, layout: Any,
+                     version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
+    """The paths of `keys` (made for `version`) that only Trinity 0.6 takes: for no release given, the plan's keys
+    (`keys_for_plan`) that it leaves out for 0.5; none for a release given, whose keys are its own."""
+    if version is not None:
+        return ()
+    only_06 = ({key.path for key in keys_for_plan(plan, model, layout)}
+               - {key.path for key in keys_for_plan(plan, model, layout, version="0.5")})
+    return tuple(key.path for key in keys if key.path in only_06)
 
 
 def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int, int] | None,

@@ -31,10 +31,6 @@ REMOTE_ENGINES = ("tinker", "external")
 """Trinity engine types that run on a service elsewhere: they take none of the cluster's GPUs."""
 
 
-LONG_LENGTH_VARIABLE = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
-"""What vLLM needs before it takes a max_model_len past what it derives from the model's config."""
-
-
 class ConfigError(OneLineError):
     """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
 
