@@ -143,19 +143,34 @@ def test_the_apply_lines_export_vllms_variable_past_llamas_native_context(cli):
     lines = text.splitlines()
     start = lines.index("export VLLM_ALLOW_LONG_MAX_MODEL_LEN=1") - 1
     assert lines[start:start + 4] == [
-        "# vLLM's rollout takes a max_model_len past the native 131072 only with this, before Ray starts:",
+        "# vLLM's rollout takes a max_model_len past the 131072 it derives from the model's config only with this, "
+        "before Ray starts:",
         "export VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
         "# before Ray starts:",
         "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
     ]
     # on several nodes, on each of them, as Env's
     status, text, _ = cli("--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "16", "--len", "200000")
-    assert status == 0 and ("# vLLM's rollout takes a max_model_len past the native 131072 only with this, on every "
-                            "node of the job before `ray start` there:\nexport VLLM_ALLOW_LONG_MAX_MODEL_LEN=1\n"
+    assert status == 0 and ("# vLLM's rollout takes a max_model_len past the 131072 it derives from the model's "
+                            "config only with this, on every node of the job before `ray start` there:\n"
+                            "export VLLM_ALLOW_LONG_MAX_MODEL_LEN=1\n"
                             ) in text
     # within the native context: no such line
     status, text, _ = cli("--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--len", "131072")
     assert status == 0 and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in text and "export PYTORCH_CUDA_ALLOC_CONF" in text
+
+
+@pytest.mark.parametrize(("length", "exported"), [("100k", False), ("160k", True)])
+def test_a_linear_scalings_export_starts_past_the_length_vllm_derives_not_the_native_one(cli, length: str,
+                                                                                          exported: bool):
+    """linear-model: native 32768, its own linear scaling of factor 4, which vLLM multiplies: 131072."""
+    query = ("--model-config", "docs/examples/linear-model", "--gpu", "h100", "--gpus", "8", "--len", length)
+    status, text, _ = cli(*query)
+    assert status == 0
+    environment = _json_answer(cli, *query)["apply"]["environment"]
+    assert ("VLLM_ALLOW_LONG_MAX_MODEL_LEN" in environment) is exported
+    assert ("# vLLM's rollout takes a max_model_len past the 131072 it derives from the model's config only with "
+            "this, before Ray starts:" in text.splitlines()) is exported
 
 
 def test_no_plan_has_no_apply(cli):
