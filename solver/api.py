@@ -267,15 +267,19 @@ def place(
     widen: bool = True,
     trinity_version: str | None = None,
     required: Sequence[str] | None = None,
+    option_names: OptionNames = API_OPTIONS,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
     with "0.5", a placed plan whose GPUs do not divide its job's train batch is cautioned), `seed` CP-SAT's,
     `progress` called at each better placement (`solver.query.Progress`), `widen` False to leave idle GPUs idle
     (placed jobs otherwise grow onto them where that makes them faster or longer), `required` the names of jobs that
-    must be placed besides those the fleet marks ``required`` (the answer is infeasible where they cannot all be).
+    must be placed besides those the fleet marks ``required`` (the answer is infeasible where they cannot all be),
+    `option_names` as `plan`'s (its reasons name ``minimize="nodes"``, ``solver.buy_nodes``, ``time_limit_s``).
     Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
+
+    check_types(("option_names", option_names, OptionNames))
 
     fleet, catalog, release = _checked_fleet(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
@@ -284,7 +288,7 @@ def place(
     fleet = _with_required(fleet, required)
     result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                         workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                        token_budget=token_budget, widen=widen, trinity_version=release)
+                        token_budget=token_budget, widen=widen, trinity_version=release, option_names=option_names)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -303,6 +307,7 @@ def buy_nodes(
     progress: Progress | None = None,
     trinity_version: str | None = None,
     required: Sequence[str] | None = None,
+    option_names: OptionNames = API_OPTIONS,
 ) -> PurchaseResult:
     """The fewest GPUs, then nodes, to add to a fleet's pools (a `Fleet`, or the path of a cluster file) so that every
     job with a way to run in some pool it may use is placed (`solve cluster --buy`), or only the required ones, where
@@ -316,10 +321,11 @@ def buy_nodes(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version)
+    check_types(("option_names", option_names, OptionNames))
     fleet = _with_required(fleet, required)
     result = buy(fleet, catalog, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
                  progress=progress, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget,
-                 trinity_version=release)
+                 trinity_version=release, option_names=option_names)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 

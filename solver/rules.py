@@ -517,6 +517,10 @@ class OptionNames(NamedTuple):
     """The option that gives the trainer GPUs' budget."""
     planner: str
     """How a plan is asked for with some options (``{}`` where they go)."""
+    minimize_nodes: str
+    """The option, with its value, that places every job on the fewest nodes (a cluster's)."""
+    buy: str
+    """What names the nodes to add to a cluster."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
 
@@ -548,13 +552,14 @@ COMMAND_OPTIONS = OptionNames(
     host_ram="--host-ram", trinity_05="--trinity-version 0.5", node_gpus="--node-gpus", rollout_gpus="--rollout-gpus",
     train_batch="--train-batch-size", exact="--exact", token_budget_auto="--token-budget auto",
     no_estimate="--no-estimate", estimate_only="--estimate", time_limit="--time-limit", write="--write",
-    length="--len", budget="--gpus", planner="solve {}", keywords=False)
+    length="--len", budget="--gpus", planner="solve {}", minimize_nodes="--minimize nodes", buy="--buy",
+    keywords=False)
 API_OPTIONS = OptionNames(
     host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
     no_estimate='estimate="never"', estimate_only='estimate="only"', time_limit="time_limit_s",
     write="solver.trinity.patch_trinity_config", length="max_model_len", budget="budget_gpus",
-    planner="solver.plan({})", keywords=True)
+    planner="solver.plan({})", minimize_nodes='minimize="nodes"', buy="solver.buy_nodes", keywords=True)
 
 
 def option_names_of(source: str) -> OptionNames | None:

@@ -138,6 +138,19 @@ def test_patch_trinity_config_notes_name_the_keywords_and_replace_the_commands_n
     assert patch_trinity_config(patched, answer.best, model, option_names=COMMAND_OPTIONS) == written
 
 
+def test_a_placement_names_the_keywords():
+    fleet = ROOT / "docs" / "examples" / "required.yaml"
+    (required,) = {job.reason for job in solver.place(fleet, time_limit_s=5).unplaced}
+    assert required == ("the required jobs (code-8b, chat-14b, probe-4b) do not all fit the fleet together: at "
+                        "their fewest they take 17 GPUs, more than the fleet's 16; solver.buy_nodes names the nodes "
+                        "to add for them")
+    (every,) = {job.reason for job in solver.place(fleet, time_limit_s=5, minimize="nodes").unplaced}
+    assert every.endswith('; without minimize="nodes", as many as fit are placed')
+    printed = solver.place(fleet, time_limit_s=5, minimize="nodes", option_names=COMMAND_OPTIONS)
+    (as_printed,) = {job.reason for job in printed.unplaced}
+    assert as_printed == every.replace('minimize="nodes"', "--minimize nodes")
+
+
 API_QUESTIONS: list[dict[str, Any]] = [
     {"model": "4B", "objective": "max_len", "budget_gpus": 6, "top": 3, "explain": True},
     {"model": "32B", "max_model_len": 262144, "budget_gpus": 8, "explain": True},
@@ -195,6 +208,13 @@ def test_no_api_answer_names_a_flag_but_in_a_command_to_run():
     for mapped in (*solver.map_plans("8B", gpu="h100", by="len", gpus_up_to=4), *solver.map_plans(gpu="a100",
                                                                                                   gpus_up_to=4)):
         texts += words_of(mapped.model_dump(mode="python"))
+    for fleet in ("fleet.yaml", "required.yaml", "smaller-asks.yaml"):
+        path = ROOT / "docs" / "examples" / fleet
+        for options in ({}, {"minimize": "nodes"}, {"estimate": "never"}):
+            result = solver.place(path, time_limit_s=5, **options)
+            texts += words_of(result.model_dump(mode="python"))
+            texts += list(solver.placement_configs(result, path).values())
+        texts += words_of(solver.buy_nodes(path, time_limit_s=5).model_dump(mode="python"))
     config = read_trinity_config(TRINITY_YAML, "trinity.yaml", os.environ)
     for query in (make_query(catalog, model="8B", gpu="a100", max_model_len=262144, budget_gpus=3, exact=True,
                              option_names=API_OPTIONS),
@@ -212,9 +232,9 @@ def test_no_api_answer_names_a_flag_but_in_a_command_to_run():
     for keyword in ('token_budget=\\"auto\\"', 'estimate=\\"never\\"', "host_ram_gb=32", "sp=2, env=False",
                     "(node_gpus)", "(rollout_gpus)", "(sp=1)", "time_limit_s", "plan max_model_len=131072",
                     "solver.plan(env=False)", "give train_batch_size", "margin=0.",
-                    "(then plan with env=False)"):
+                    "(then plan with env=False)", "solver.buy_nodes names", 'without minimize=\\"nodes\\"'):
         assert keyword in joined, keyword
-    assert "solve --from-config CONFIG --check --gpu" in joined and "ray start --head" not in joined
+    assert "solve --from-config CONFIG --check --gpu" in joined and "ray start --head" in joined
 
 
 @pytest.mark.parametrize("text", [
