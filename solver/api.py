@@ -73,6 +73,7 @@ from solver.results import (
 )
 from solver.rules import (
     API_OPTIONS,
+    COMMAND_OPTIONS,
     NODE_GPUS,
     BrokenRule,
     BrokenRuleCode,
@@ -148,8 +149,6 @@ OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
     "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
 """What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
 --model-config do for the command)."""
-PLAN_BATCH_SOURCE = "train_batch_size"
-"""Where `plan`'s train batch comes from, as its messages name it: its keyword (the command's is --train-batch-size)."""
 ANSWER_BATCH_SOURCE = "the answer's train_batch_size"
 """Where `trinity_config`'s train batch comes from, as its caution names it: the answer's field, true of every source
 it was planned from (a keyword, a flag, a config's key)."""
@@ -198,6 +197,7 @@ def plan(
     catalog: Catalog | None = None,
     seed: int = 0,
     deadline_s: float | None = None,
+    option_names: OptionNames = API_OPTIONS,
 ) -> tuple[Answer, ...]:
     """Answer a planning question, one `Answer` per GPU type: `gpu`'s (a name, or a list or tuple of names, answered
     in that order, a GPU type named twice once, within one GPU budget), else every documented one's.
@@ -213,7 +213,9 @@ def plan(
     where it has none says so, while for the default 8 it may name one on nodes of 16. Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
-    the call ends (`answer_query`'s).
+    the call ends (`answer_query`'s). `option_names`: how the answers' reasons and cautions name the options they point
+    to, this API's keywords (`API_OPTIONS`: ``token_budget="auto"``, ``host_ram_gb=48``), or the command's flags
+    (`COMMAND_OPTIONS`, as ``solve`` prints them).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
@@ -223,8 +225,8 @@ def plan(
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
-                       workers=workers, seed=seed, train_batch_size=train_batch_size,
-                       train_batch_source=PLAN_BATCH_SOURCE, trinity_version=trinity_version)
+                       workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
+                       option_names=option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -265,15 +267,19 @@ def place(
     widen: bool = True,
     trinity_version: str | None = None,
     required: Sequence[str] | None = None,
+    option_names: OptionNames = API_OPTIONS,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
     with "0.5", a placed plan whose GPUs do not divide its job's train batch is cautioned), `seed` CP-SAT's,
     `progress` called at each better placement (`solver.query.Progress`), `widen` False to leave idle GPUs idle
     (placed jobs otherwise grow onto them where that makes them faster or longer), `required` the names of jobs that
-    must be placed besides those the fleet marks ``required`` (the answer is infeasible where they cannot all be).
+    must be placed besides those the fleet marks ``required`` (the answer is infeasible where they cannot all be),
+    `option_names` as `plan`'s (its reasons name ``minimize="nodes"``, ``solver.buy_nodes``, ``time_limit_s``).
     Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
+
+    check_types(("option_names", option_names, OptionNames))
 
     fleet, catalog, release = _checked_fleet(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
@@ -282,7 +288,7 @@ def place(
     fleet = _with_required(fleet, required)
     result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                         workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                        token_budget=token_budget, widen=widen, trinity_version=release)
+                        token_budget=token_budget, widen=widen, trinity_version=release, option_names=option_names)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -301,6 +307,7 @@ def buy_nodes(
     progress: Progress | None = None,
     trinity_version: str | None = None,
     required: Sequence[str] | None = None,
+    option_names: OptionNames = API_OPTIONS,
 ) -> PurchaseResult:
     """The fewest GPUs, then nodes, to add to a fleet's pools (a `Fleet`, or the path of a cluster file) so that every
     job with a way to run in some pool it may use is placed (`solve cluster --buy`), or only the required ones, where
@@ -314,10 +321,11 @@ def buy_nodes(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version)
+    check_types(("option_names", option_names, OptionNames))
     fleet = _with_required(fleet, required)
     result = buy(fleet, catalog, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
                  progress=progress, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget,
-                 trinity_version=release)
+                 trinity_version=release, option_names=option_names)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -437,7 +445,7 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, versi
                          engines=(0, engines.size if engines else 1), version=release,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
                          node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
-                         host_ram_source=API_OPTIONS.host_ram, version_option=API_OPTIONS.trinity_05,
+                         option_names=API_OPTIONS,
                          check=None if check_options is None else fragment_check(answer.gpu, catalog, check_options))
 
 
@@ -495,7 +503,7 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
             cautioned, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
             gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=release,
             rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
-            host_ram_source=POOL_HOST_RAM_SOURCE, version_option=option_names.trinity_05, check=check)
+            host_ram_source=POOL_HOST_RAM_SOURCE, option_names=option_names, check=check)
     return fragments
 
 
@@ -536,6 +544,7 @@ def estimate_memory(
     memory: MemoryModel | None = None,
     max_token_len_per_gpu: int | None = None,
     host_ram_gb: float | None = None,
+    option_names: OptionNames = API_OPTIONS,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -549,11 +558,14 @@ def estimate_memory(
     where they say it trains with at least as many tokens per GPU, or ran out of memory with no more.
 
     `host_ram_gb` (a node's host memory, GiB) makes a setting train only where the host memory it needs
-    (`host_memory_gib`: the model while it loads, and with Offload the states) fits there (``host_fits``)."""
+    (`host_memory_gib`: the model while it loads, and with Offload the states) fits there (``host_fits``).
+
+    `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
+    memory`` passes its flags, `COMMAND_OPTIONS`)."""
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
-                ("host_ram_gb", host_ram_gb, float | None))
+                ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames))
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu)
     memory = memory if memory is not None else load_memory_model()
@@ -577,7 +589,8 @@ def estimate_memory(
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
-                              margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus)
+                              margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
+                              option_names)
 
 
 def memory_answer(
@@ -595,6 +608,7 @@ def memory_answer(
     memory: MemoryModel | Path | str | None = None,
     max_token_len_per_gpu: int | None = None,
     host_ram_gb: float | None = None,
+    option_names: OptionNames = API_OPTIONS,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -606,7 +620,8 @@ def memory_answer(
     catalog = catalog if catalog is not None else load_catalog()
     estimate = estimate_memory(model, gpu, gpus, max_model_len, sp=sp, env=env, offload=offload, margin=margin,
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
-                               max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb)
+                               max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
+                               option_names=option_names)
     resolved = catalog.model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
@@ -635,17 +650,19 @@ def map_plans(
     time_limit_s: float = 10.0,
     workers: int = 1,
     catalog: Catalog | None = None,
+    option_names: OptionNames = API_OPTIONS,
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
     budgets 1 to `gpus_up_to`: by model, each of `model` (a name, or a list of them; default: those the GPU type's
     tables document, else those any tables document) with its longest plan at each budget; with ``by="len"``,
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
-    own, or --cells' tables: in the `catalog`). `QueryError` as `plan`'s."""
+    own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions).
+    `QueryError` as `plan`'s."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("catalog", catalog, Catalog | None),
-                ("gpus_up_to", gpus_up_to, int))
+                ("gpus_up_to", gpus_up_to, int), ("option_names", option_names, OptionNames))
     names = [model] if isinstance(model, str) else list(model or ())
     if model is not None and not names:
         raise QueryError("model: an empty list names no model: give one or more names, or None for the models the "
@@ -664,7 +681,7 @@ def map_plans(
     gpu_names = asked_gpus(catalog, gpu)
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": weights, "estimate": estimate,
-               "token_budget": token_budget, "node_gpus": node_gpus}
+               "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names}
     budgets = list(range(1, gpus_up_to + 1))
     return tuple(gpu_map(catalog, gpu_name, mapped, budgets, by_length=by == "len", **options)
                  for gpu_name in gpu_names)
@@ -799,10 +816,11 @@ def config_query(
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
     node_source: str | None = None,
-    host_ram_source: str = "--host-ram",
+    host_ram_source: str | None = None,
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
     trinity_version: str | None = None,
+    option_names: OptionNames = COMMAND_OPTIONS,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -822,7 +840,7 @@ def config_query(
         exact=exact if exact is not None else from_config and objective != "min_gpus",
         # the config's GPUs, less its rollout's, are the trainer's exactly
         exact_source=exact_source if exact_source is not None else (
-            "the config's cluster" if exact is None and from_config else "--exact"),
+            "the config's cluster" if exact is None and from_config else None),
         max_model_len=asked if objective != "max_len" or max_model_len is not None else None, sp=sp, env=env,
         offload=offload, top=top, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
         estimate=estimate, memory=memory, margin=margin,
@@ -830,11 +848,11 @@ def config_query(
         host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
-        node_source=node_source if node_source is not None else NODE_SIZE_KEY if own_nodes else "--node-gpus",
+        node_source=node_source if node_source is not None else NODE_SIZE_KEY if own_nodes else None,
         host_ram_source=host_ram_source,
         train_batch_size=config.train_batch_size if own_batch else train_batch_size,
         train_batch_source=train_batch_source if train_batch_source is not None else
-        config.train_batch_source if own_batch else "--train-batch-size", trinity_version=trinity_version)
+        config.train_batch_source if own_batch else None, trinity_version=trinity_version, option_names=option_names)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

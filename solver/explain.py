@@ -205,8 +205,9 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
     if answer.status == "unknown":
         return (Reason(rule="undecided", detail=(
-            f"the search ran out of time (--time-limit {time_limit_words(query)}) before it found a plan or proved "
-            "that none exists: nothing is known to rule one out; a longer --time-limit decides it")),)
+            f"the search ran out of time ({query.option_names.time_limit} {time_limit_words(query)}) before it found "
+            f"a plan or proved that none exists: nothing is known to rule one out; a longer "
+            f"{query.option_names.time_limit} decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
         return (Reason(rule="memory_model" if query.estimate == "only" else "no_table", detail=answer.reason or ""),)
@@ -219,9 +220,9 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
         reasons = _why_no_plan(catalog, prober, words, data, query, answer)
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
-            f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
-            f"{query.time_limit_words} for the whole explanation{deadline_words()}): what they would have shown is "
-            "missing above")),)
+            f"{prober.undecided} of the questions behind this explanation ran out of time "
+            f"({query.option_names.time_limit} {query.time_limit_words} for the whole explanation{deadline_words()}): "
+            "what they would have shown is missing above")),)
     return reasons
 
 
@@ -286,10 +287,11 @@ def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, que
             "tables measure")
     if fewer is None:
         return [Reason(rule="lower_token_budget", detail=(
-            f"{held}; a budget lowered by --token-budget auto trains {asked} tokens on no fewer than "
+            f"{held}; a budget lowered by {query.option_names.token_budget_auto} trains {asked} tokens on no fewer "
+            "than "
             f"{words.gpus(best.gpus)} either"))]
     return [Reason(rule="lower_token_budget", detail=(
-        f"{held}; --token-budget auto trains {asked} tokens on {words.gpus(fewer.gpus)}, "
+        f"{held}; {query.option_names.token_budget_auto} trains {asked} tokens on {words.gpus(fewer.gpus)}, "
         f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer)}"))]
 
 
@@ -342,13 +344,14 @@ def _why_no_plan(
         reasons += _more_gpus_reasons(catalog, prober, words, data, query)
         if lowered := alternative("token_budget_auto"):
             reasons.append(Reason(rule="lower_token_budget", detail=(
-                f"--token-budget auto trains {query.max_model_len or 0} tokens {query.within_budget}: "
+                f"{query.option_names.token_budget_auto} trains {query.max_model_len or 0} tokens "
+                f"{query.within_budget}: "
                 f"{words.plan(lowered)}")))
         elif (shorter or answer.reason_code == ReasonCode.NOTHING_TRAINS) and (
                 reach := alternative("token_budget_auto_longest")) and (
                 reach.max_model_len > (shorter.max_model_len if shorter else 0)):  # as the answer's reason says
             reasons.append(Reason(rule="lower_token_budget", detail=(
-                f"--token-budget auto reaches {reach.max_model_len} tokens{grid_words(reach)} "
+                f"{query.option_names.token_budget_auto} reaches {reach.max_model_len} tokens{grid_words(reach)} "
                 f"{query.within_budget}: {words.plan(reach)}")))
     if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
@@ -380,7 +383,8 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
     if more and more.gpus > query.budget_gpus:
         alone = _best(catalog, query, prober, **more_gpus, rollout_gpus=None)[0] if query.rollout_gpus else None
         need = (f"{asked} tokens need {words.gpus(alone.gpus)}, but beside the "
-                f"{counted(query.rollout_gpus or 0, 'rollout GPU')} (--rollout-gpus) a trainer takes "
+                f"{counted(query.rollout_gpus or 0, 'rollout GPU')} ({query.option_names.rollout_gpus}) a trainer "
+                "takes "
                 f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
                 else f"{asked} tokens need {words.gpus(more.gpus)}")
         rollout = "" if not query.rollout_gpus else _with_rollout_words(more, query.rollout_gpus)
@@ -397,13 +401,13 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
             held += f" on nodes of {counted(query.node_gpus, 'GPU')}"
             notes.append(f"the host memory is each node's, and {query.node_source} sets another node size")
         if query.token_budget == "auto":
-            held += ", even at a token budget lowered by --token-budget auto"
+            held += f", even at a token budget lowered by {query.option_names.token_budget_auto}"
         else:
             held += ", at Trinity's default token budget"
             notes.append("the default token budget is the max_token_len_per_gpu the tables measure")
         if query.estimate == "never":
             held += ", by the tables"
-            notes.append("--no-estimate turns off the estimates")
+            notes.append(f"{query.option_names.no_estimate} turns off the estimates")
         return [Reason(rule="more_gpus", detail="; ".join((
             f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens{held}",
             *notes)))]
@@ -598,7 +602,7 @@ class _Words:
         if rule == "rollout_layout":
             return Reason(rule="rollout_layout", detail=(
                 f"{counted(counts, 'trainer GPU')}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
-                f"(--rollout-gpus) they {no_rollout_layout_words(query.node_gpus)}"))
+                f"({query.option_names.rollout_gpus}) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
             what = ("Offload needs more host memory (its states, or the model while it loads)"
                     if all(offload for _, _, offload, _ in combinations) else
@@ -667,14 +671,19 @@ class _Words:
         memory model predicts they do not fit (or does not estimate them: estimates off, or Env off)."""
         no_table = self._no_table(n)
         if self.query.estimate == "never":
-            return Reason(rule="no_estimates", detail=f"{no_table}; estimates are off (--no-estimate)")
+            return Reason(rule="no_estimates", detail=f"{no_table}; {self._estimates_off}")
         return Reason(rule="memory_model", detail=f"{no_table}; {self._predictions(n, length, combinations)}")
+
+    @property
+    def _estimates_off(self) -> str:
+        """That estimates are off, naming the option that turned them off."""
+        return f"estimates are off ({self.query.option_names.no_estimate})"
 
     def _predictions(self, n: int, length: int, combinations: list[Combination]) -> str:
         """What the memory model predicts for these settings on `n` GPUs at `length` (or why it does not
         estimate them), in words."""
         if self.query.estimate == "never":
-            return "estimates are off (--no-estimate)"
+            return self._estimates_off
         coefficients, margin = self.query.memory.coefficients, self.query.margin_on(self.memory_gib)
         predictions, unestimated = [], []
         for _, env, offload, sp in combinations:
@@ -712,7 +721,8 @@ class _Words:
                                 f"{result.step_usable_gib:.2f} it may take")
                                + (f" (at {least} tokens per GPU, its least budget)" if least else ""))
         if unestimated:
-            predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless --no-env)")
+            predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless "
+                               f"{self.query.option_names.switch('env', False)})")
         return f"the memory model predicts at {length} tokens: {'; '.join(predictions)}"
 
     def _no_table(self, n: int) -> str:

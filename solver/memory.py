@@ -65,7 +65,9 @@ from solver.results import (
     unchecked_host_need,
 )
 from solver.rules import (
+    COMMAND_OPTIONS,
     NODE_GPUS,
+    OptionNames,
     TablesVerdict,
     sp_degrees,
     token_budget,
@@ -219,20 +221,21 @@ class MemoryEstimate(Breakdown, defer_build=True):
         return self
 
     def with_cautions(self, model: Model, gpu: GpuType, gpus: int, sp: int, max_model_len: int, env: bool,
-                      room: MarginRoom, offload: bool = False, node_gpus: int = NODE_GPUS) -> MemoryEstimate:
+                      room: MarginRoom, offload: bool = False, node_gpus: int = NODE_GPUS,
+                      option_names: OptionNames = COMMAND_OPTIONS) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs of type `gpu` at SP `sp` and `max_model_len` tokens, with Env or not
         (`env`) and Offload or not (`offload`), with its `cautions` (`room`: the margin it was held to,
         `margin_room`; an Offload need larger than servers commonly have for its trainer GPUs on a node of
         `node_gpus`, or a workstation for all its cards, where no `host_ram_gib` holds it to anything:
-        `unchecked_host_need`)."""
+        `unchecked_host_need`), naming the options they point to as `option_names` do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
-                              self.beyond_calibration_codes) if self.fits else "")
+                              self.beyond_calibration_codes, option_names) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
         host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus), offload,
-                                   "--host-ram" if self.host_ram_gib is None else None)
+                                   option_names.host_ram if self.host_ram_gib is None else None)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
-                               sp_over_pcie=sp_over_pcie_caution(gpu, sp))
+                               sp_over_pcie=sp_over_pcie_caution(gpu, sp), option_names=option_names)
         return self.model_copy(update=caution_fields(cautions))
 
     @property

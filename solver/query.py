@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from enum import Enum
 from math import ceil
 from typing import Literal, NamedTuple, get_args
@@ -14,11 +14,14 @@ from typing import Literal, NamedTuple, get_args
 from pydantic import Field, PositiveInt, model_validator
 
 from solver.rules import (
+    COMMAND_OPTIONS,
     NODE_GPUS,
+    OptionNames,
     batch_words,
     host_ram_bound_words,
     host_ram_words,
     least_token_budget,
+    option_names_of,
     sp_degrees,
     sp_degrees_within,
     sp_layout_violation,
@@ -204,6 +207,9 @@ class Query(Frozen):
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
+    option_names: OptionNames = Field(default=COMMAND_OPTIONS, description=(
+        "how the answers' reasons and cautions name the options they point to: the command's flags, or the API's "
+        "keywords (`solver.rules.API_OPTIONS`)"))
 
     def margin_on(self, memory_gib: float, estimated: bool = True) -> float:
         """The safety margin the query holds plans on a GPU of `memory_gib` to: an estimate's (`resolve_margin`), or,
@@ -237,11 +243,13 @@ class Query(Frozen):
 
     @property
     def pin_flags(self) -> str:
-        """The pinned settings as the flags that pin them (``--sp 2 --no-offload``); empty when none."""
-        flags = [f"--sp {self.sp}"] if self.sp is not None else []
-        flags += [f"--{'' if pinned else 'no-'}{name}"
+        """The pinned settings as the options that pin them (``--sp 2 --no-offload``; the API's ``sp=2,
+        offload=False``: `option_names`); empty when none."""
+        names = self.option_names
+        flags = [names.valued(names.named("sp"), self.sp)] if self.sp is not None else []
+        flags += [names.switch(name, pinned)
                   for name, pinned in (("env", self.env), ("offload", self.offload)) if pinned is not None]
-        return " ".join(flags)
+        return names.joined(flags)
 
     @property
     def host_ram_limit_words(self) -> str:
@@ -266,7 +274,7 @@ class Query(Frozen):
         of it, in words: ``with more host memory`` where the words before have `named` it among the limits
         (`limit_flags`), else ``with more host memory than the pool's 32 GiB`` (``... than the node's RAM of 64
         GiB``); empty otherwise."""
-        if self.host_ram_gb is None or self.host_ram_source.startswith("--"):
+        if self.host_ram_gb is None or option_names_of(self.host_ram_source) is not None:
             return ""
         than = "" if named else f" than {self.host_ram_hardware_words or self.host_ram_bound_words}"
         return f"with more host memory{than}"
@@ -294,13 +302,30 @@ class Query(Frozen):
         return f"{shown_number(self.time_limit_s)} s"
 
     @property
+    def host_ram_limit(self) -> tuple[str, bool]:
+        """The host memory given (`host_ram_limit_words`; empty when none) and whether it is an option the caller
+        gave (a flag or the API's keyword), not words of another source's (a pool's)."""
+        return self.host_ram_limit_words, option_names_of(self.host_ram_source) is not None
+
+    @property
+    def batch_limit(self) -> tuple[str, bool]:
+        """The train batch given (`batch_words`; empty when none) and whether it is named as a flag
+        (``--train-batch-size 256``), not in words (``a train batch of 256 (train_batch_size)``)."""
+        if not self.train_batch_size:
+            return "", False
+        return batch_words(self.train_batch_size, self.train_batch_source), self.train_batch_source.startswith("--")
+
+    def options_then_words(self, limits: Sequence[tuple[str, bool]]) -> str:
+        """`limits` (each its words, empty for none, and whether they are an option) as a reason names them: the
+        options together as the caller writes them (`OptionNames.joined`), then the others, joined with "and"."""
+        options = self.option_names.joined([words for words, option in limits if words and option])
+        return " and ".join(filter(None, (options, *(words for words, option in limits if words and not option))))
+
+    @property
     def limit_flags(self) -> str:
-        """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given (each
-        as a flag, or in words where it came from elsewhere: words are joined with "and"); empty when none."""
-        batch = batch_words(self.train_batch_size, self.train_batch_source) if self.train_batch_size else ""
-        limits = (self.host_ram_limit_words, batch)
-        flags = " ".join(filter(None, (self.pin_flags, *(limit for limit in limits if limit.startswith("--")))))
-        return " and ".join(filter(None, (flags, *(limit for limit in limits if not limit.startswith("--")))))
+        """The options that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given
+        (`options_then_words`); empty when none."""
+        return self.options_then_words(((self.pin_flags, True), self.host_ram_limit, self.batch_limit))
 
 
 def check_host_ram(host_ram_gb: float | None) -> None:
@@ -584,7 +609,7 @@ def make_query(
     objective: Objective = "cheapest",
     budget_gpus: int | None = None,
     exact: bool = False,
-    exact_source: str = "--exact",
+    exact_source: str | None = None,
     max_model_len: int | None = None,
     sp: int | None = None,
     env: bool | None = None,
@@ -601,11 +626,12 @@ def make_query(
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
-    node_source: str = "--node-gpus",
-    host_ram_source: str = "--host-ram",
+    node_source: str | None = None,
+    host_ram_source: str | None = None,
     train_batch_size: int | None = None,
-    train_batch_source: str = "--train-batch-size",
+    train_batch_source: str | None = None,
     trinity_version: str | None = None,
+    option_names: OptionNames = COMMAND_OPTIONS,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -615,7 +641,8 @@ def make_query(
     `node_gpus` (None: 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
     group in one node; a refusal's nearest plan keeps to a size given (`Query.node_gpus_given`); messages say it came
     from `node_source` (and `host_ram_gb` from `host_ram_source`, an
-    `exact` count from `exact_source`).
+    `exact` count from `exact_source`; each None: the option `option_names` names, the command's flags by default,
+    `solver.rules.API_OPTIONS` for the API's keywords, as the answers' reasons and cautions then name every option).
     With `rollout_gpus`, the trainer's count
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
@@ -623,6 +650,11 @@ def make_query(
     the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5 too (or a 0.5 release, ``0.5.2``: as
     `trinity_release` reads it), a plan whose GPUs do not divide it says that Trinity 0.5.0 and 0.5.1 refuse it.
     """
+    check_types(("option_names", option_names, OptionNames))
+    node_source = node_source if node_source is not None else option_names.node_gpus
+    host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
+    exact_source = exact_source if exact_source is not None else option_names.exact
+    train_batch_source = train_batch_source if train_batch_source is not None else option_names.train_batch
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
@@ -660,7 +692,8 @@ def make_query(
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
-                 train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release)
+                 train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
+                 option_names=option_names)
 
 
 def asked_gpus(catalog: Catalog, gpu: GpuNames) -> tuple[str, ...]:

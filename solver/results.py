@@ -41,9 +41,11 @@ from solver.query import (
     margin_keeping,
 )
 from solver.rules import (
+    COMMAND_OPTIONS,
     NODE_GPUS,
     BrokenRuleCode,
     Evidence,
+    OptionNames,
     SourceCell,
     TablesVerdict,
     batch_over_trainer_gpus_words,
@@ -311,13 +313,20 @@ THIN_HEADROOM_GIB = 1.0
 """Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more
 (on a card of at most `SMALL_CARD_GIB`, beyond the GiB its default margin holds back already: `default_margin`)."""
 
-ROCM_ENV_CAUTION = (f"ROCm: PyTorch's ROCm builds also read {ROCM_ENV_VARIABLE} (set it the same, or not at all), "
-                    "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
-                    "check yours (solve --no-env plans without it)")
-"""What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
-ROCM_ENV_NOTE = (f"On ROCm, PyTorch reads {ROCM_ENV_VARIABLE} too: set it the same, or not at all; a build without "
-                 "expandable segments ignores them with a warning (then plan with --no-env).")
-"""What goes with `ENV_EXPORT` where the plan is for an AMD GPU: the fragment's comment and --write's note."""
+
+def rocm_env_caution(option_names: OptionNames = COMMAND_OPTIONS) -> str:
+    """What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions, naming the planning without Env in the caller's
+    words (`option_names`: ``solve --no-env``, ``solver.plan(env=False)``)."""
+    return (f"ROCm: PyTorch's ROCm builds also read {ROCM_ENV_VARIABLE} (set it the same, or not at all), and a build "
+            "without expandable segments ignores them with a warning, so Env may not take effect: check yours "
+            f"({option_names.planning(option_names.switch('env', False))} plans without it)")
+
+
+def rocm_env_note(option_names: OptionNames = COMMAND_OPTIONS) -> str:
+    """What goes with `ENV_EXPORT` where the plan is for an AMD GPU: the fragment's comment and --write's note, naming
+    the planning without Env as `option_names` do (``--no-env``, ``env=False``)."""
+    return (f"On ROCm, PyTorch reads {ROCM_ENV_VARIABLE} too: set it the same, or not at all; a build without "
+            f"expandable segments ignores them with a warning (then plan with {option_names.switch('env', False)}).")
 
 
 class MarginRoom(NamedTuple):
@@ -343,22 +352,23 @@ class MarginRoom(NamedTuple):
 
 
 def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float, room: MarginRoom,
-                  beyond_codes: Sequence[BeyondCode]) -> str:
+                  beyond_codes: Sequence[BeyondCode], option_names: OptionNames = COMMAND_OPTIONS) -> str:
     """A caution for a prediction on a GPU of `memory_gib` that fits with less than `THIN_HEADROOM_GIB` to spare
     (beyond what the default margin on its card holds back: on a card of at most `SMALL_CARD_GIB`, the GiB such a
     card runs optimistic by), and what its gathered layers may take more than the fit
     counts (`room.shortfall_gib`), where it extrapolates (`beyond_calibration` not empty), in words, naming the
-    error expected there (`known_errors`, from `beyond_codes` and that shortfall) and the --margin that keeps that
-    much more; "" otherwise. What a margin raised above the default holds back (`room`) counts as room to spare:
-    the caution asks for no more than it names."""
+    error expected there (`known_errors`, from `beyond_codes` and that shortfall) and the margin that keeps that
+    much more (as `option_names` names it: ``--margin 0.05``, ``margin=0.05``); "" otherwise. What a margin raised
+    above the default holds back (`room`) counts as room to spare: the caution asks for no more than it names."""
     small = memory_gib <= SMALL_CARD_GIB
     thin = THIN_HEADROOM_GIB + room.shortfall_gib
     if not beyond_calibration or not 0 <= headroom_gib < thin - room.raised_gib:
         return ""
+    margin = option_names.valued(option_names.named("margin"), f"{room.keeping(thin):.2f}")
     return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
             f"({known_errors(small, beyond_codes, room.shortfall_gib)}: docs/memory.md in rft-solver's source); "
-            f"--margin {room.keeping(thin):.2f} keeps {round(thin, 1):g} GiB more to spare than the default "
-            f"{room.default:g} here, or measure a step first")
+            f"{margin} keeps {round(thin, 1):g} GiB more to spare than the default {room.default:g} here, or measure a "
+            "step first")
 
 
 def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib: float = 0.0) -> str:
@@ -443,15 +453,15 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
             "OS, Ray and the rollout take) to check it")
 
 
-def sp_over_pcie_caution(gpu: GpuType, sp: int) -> str | None:
+def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
     """The caution for a plan with SP on a GPU type whose GPUs reach one another over PCIe alone
-    (`GpuType.interconnect` ``pcie``), in words; None otherwise."""
+    (`GpuType.interconnect` ``pcie``), in words, naming SP 1 as `option_names` do; None otherwise."""
     if sp == 1 or gpu.interconnect != "pcie":
         return None
     return (f"SP={sp} on {gpu.name} cards, which reach one another over PCIe: Ulysses' all-to-all crosses it, or host "
             "memory where the cards cannot reach one another directly, in every layer; the cost weighs that above "
-            "NVLink's by a ranking weight, not a measured time, so a plan without SP that fits (--sp 1) may train "
-            "faster: time a step of each")
+            "NVLink's by a ranking weight, not a measured time, so a plan without SP that fits "
+            f"({option_names.valued(option_names.named('sp'), 1)}) may train faster: time a step of each")
 
 
 def layout_cautions(model: Model) -> tuple[str, ...]:
@@ -499,10 +509,10 @@ def past_validated_words(validated: int) -> str:
     return f"past the validated {validated}"
 
 
-def check_or_plan_words(validated: int) -> str:
+def check_or_plan_words(validated: int, option_names: OptionNames = COMMAND_OPTIONS) -> str:
     """What to do about a length past the validated `validated` tokens, in words: check the model, or plan within
-    it."""
-    return f"check the model's quality at this length, or plan --len {validated}"
+    it (``plan --len 131072``; the API's ``plan max_model_len=131072``: `option_names`)."""
+    return f"check the model's quality at this length, or plan {option_names.valued(option_names.length, validated)}"
 
 
 def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
@@ -513,16 +523,16 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
 
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
                 rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None,
-                sp_over_pcie: str | None = None) -> tuple[Caution, ...]:
+                sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the
     model's layout, its length (`length_cautions`), `thin` headroom, a large `host` memory need nothing checks
     (`unchecked_host_need`), one GPU against the guide's advice (`single`), `uneven` data-parallel ranks, a train
-    batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an AMD GPU, SP over PCIe
-    (`sp_over_pcie_caution`, where given)."""
+    batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an AMD GPU (`rocm_env_caution`,
+    in `option_names`' words), SP over PCIe (`sp_over_pcie_caution`, where given)."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
-             (CautionCode.ROCM_ENV_MAY_NOT_APPLY, ROCM_ENV_CAUTION if rocm_env else None),
+             (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *_length_cautions(model, max_model_len),
@@ -618,7 +628,8 @@ class Plan(Frozen):
 
     def with_cautions(self, model: Model, gpu: GpuType, room: MarginRoom, train_batch_size: int | None = None,
                       train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None,
-                      unchecked_host_ram: str | None = None, node_gpus: int = NODE_GPUS) -> Plan:
+                      unchecked_host_ram: str | None = None, node_gpus: int = NODE_GPUS,
+                      option_names: OptionNames = COMMAND_OPTIONS) -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
@@ -626,9 +637,10 @@ class Plan(Frozen):
         the planner keeps them to), which Trinity 0.5.0 and 0.5.1 refuse (`batch_over_trainer_gpus_words`); with
         `unchecked_host_ram`, the flag that gives a node's host memory where the query gave none
         (`Query.unchecked_host_ram`), one for an Offload need larger than servers commonly have for its trainer GPUs
-        on a node of `node_gpus`, or a workstation for all its cards (`unchecked_host_need`)."""
+        on a node of `node_gpus`, or a workstation for all its cards (`unchecked_host_need`); the options the cautions
+        point to named as `option_names` name them (the query's)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
-                              self.beyond_calibration_codes)
+                              self.beyond_calibration_codes, option_names)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, version)
@@ -636,7 +648,7 @@ class Plan(Frozen):
         host = unchecked_host_need(self.host_memory_gb, gpu, trainer_gpus_on_node(self.gpus, node_gpus),
                                    self.offload, unchecked_host_ram)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
-                               sp_over_pcie_caution(gpu, self.sp))
+                               sp_over_pcie_caution(gpu, self.sp, option_names), option_names)
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

@@ -421,12 +421,13 @@ def trainer_node_count(gpus: int, rollout_gpus: int, nodes: int) -> int:
     return max(gpus * nodes // (gpus + rollout_gpus), 1)
 
 
-def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int) -> str | None:
-    """Why `gpus` trainer GPUs and `rollout_gpus` rollout GPUs have no `rollout_layout` on nodes of
-    `node_gpus`; None when they have one (or when no rollout GPUs are given)."""
+def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int,
+                             source: str = "--rollout-gpus") -> str | None:
+    """Why `gpus` trainer GPUs and `rollout_gpus` rollout GPUs (from `source`, as the words name it) have no
+    `rollout_layout` on nodes of `node_gpus`; None when they have one (or when no rollout GPUs are given)."""
     if not rollout_gpus or rollout_layout(gpus, rollout_gpus, node_gpus) is not None:
         return None
-    return f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) {no_rollout_layout_words(node_gpus)}"
+    return f"{gpus} trainer + {rollout_gpus} rollout GPUs ({source}) {no_rollout_layout_words(node_gpus)}"
 
 
 def no_rollout_layout_words(node_gpus: int) -> str:
@@ -466,12 +467,12 @@ def batch_over_trainer_gpus_words(train_batch_size: int, source: str, gpus: int,
 
 
 def host_ram_words(host_ram_gb: float, source: str) -> str:
-    """A node's host memory as messages name it: the flag and its value in GiB, the unit of every memory figure
-    beside it (``--host-ram 64 GiB``; ``--host-ram 2048 GiB`` for a ``2TB`` given, as ``--len 32k`` is named 32768
-    tokens), or ``64 GiB of host memory per node (the pool's host_ram_gb)`` where it came from elsewhere (`source`):
-    plain words that keep the key findable."""
-    if source.startswith("--"):
-        return f"{source} {shown_number(host_ram_gb)} GiB"
+    """A node's host memory as messages name it: the option and its value in GiB, the unit of every memory figure
+    beside it, as the caller writes it (``--host-ram 64 GiB``; ``--host-ram 2048 GiB`` for a ``2TB`` given, as ``--len
+    32k`` is named 32768 tokens; the API's ``host_ram_gb=64``), or ``64 GiB of host memory per node (the pool's
+    host_ram_gb)`` where it came from elsewhere (`source`): plain words that keep the key findable."""
+    if (names := option_names_of(source)) is not None:
+        return names.valued(source, shown_number(host_ram_gb), " GiB")
     return f"{shown_number(host_ram_gb)} GiB of host memory per node ({source})"
 
 
@@ -485,17 +486,86 @@ def host_ram_bound_words(host_ram_gb: float, source: str) -> str:
 
 
 class OptionNames(NamedTuple):
-    """How a caller names the options its notes point to: the command's flags (`COMMAND_OPTIONS`) or the Python
-    API's keywords (`API_OPTIONS`); each note's text is one, worded with the caller's names."""
+    """How a caller names the options its words point to: the command's flags (`COMMAND_OPTIONS`) or the Python
+    API's keywords (`API_OPTIONS`); each reason, caution and note has one text, worded with the caller's names."""
 
     host_ram: str
     """The option that gives a node's host memory."""
     trinity_05: str
     """The option, with its value, that makes a config for Trinity 0.5."""
+    node_gpus: str
+    """The option that gives the GPUs per node."""
+    rollout_gpus: str
+    """The option that gives the rollout GPUs beside the trainer's."""
+    train_batch: str
+    """The option that gives the train batch."""
+    exact: str
+    """The option that pins the GPU count to the budget."""
+    token_budget_auto: str
+    """The option, with its value, that lets an estimated plan take a lower token budget."""
+    no_estimate: str
+    """The option, with its value, that turns the memory model's estimates off."""
+    estimate_only: str
+    """The option, with its value, that sets the tables aside for the memory model's estimates."""
+    time_limit: str
+    """The option that gives each solve's time limit."""
+    write: str
+    """What applies a plan to a Trinity config's text."""
+    length: str
+    """The option that gives the length, tokens."""
+    budget: str
+    """The option that gives the trainer GPUs' budget."""
+    planner: str
+    """How a plan is asked for with some options (``{}`` where they go)."""
+    minimize_nodes: str
+    """The option, with its value, that places every job on the fewest nodes (a cluster's)."""
+    buy: str
+    """What names the nodes to add to a cluster."""
+    keywords: bool
+    """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
+
+    def valued(self, name: str, value: object, unit: str = "") -> str:
+        """Option `name` given `value`, as the caller writes it: ``--sp 2``, ``--host-ram 48GB`` (a flag's `unit`
+        after the value), or ``sp=2``, ``host_ram_gb=48``."""
+        return f"{name}={value}" if self.keywords else f"{name} {value}{unit}"
+
+    def switch(self, name: str, on: bool) -> str:
+        """A setting pinned on or off, as the caller writes it: ``--env``, ``--no-offload``, or ``env=True``,
+        ``offload=False``."""
+        return f"{name}={on}" if self.keywords else f"--{'' if on else 'no-'}{name}"
+
+    def named(self, name: str) -> str:
+        """An option whose keyword is its flag's name (`name`: ``sp``, ``margin``), as the caller names it: ``--sp``,
+        or ``sp``."""
+        return name if self.keywords else f"--{name}"
+
+    def planning(self, options: str) -> str:
+        """Planning with `options`, as the caller asks for it: ``solve --no-env``, ``solver.plan(env=False)``."""
+        return self.planner.format(options)
+
+    def joined(self, options: Sequence[str]) -> str:
+        """Several options given together, as the caller writes them: ``--sp 2 --no-env``, ``sp=2, env=False``."""
+        return (", " if self.keywords else " ").join(options)
 
 
-COMMAND_OPTIONS = OptionNames(host_ram="--host-ram", trinity_05="--trinity-version 0.5")
-API_OPTIONS = OptionNames(host_ram="host_ram_gb", trinity_05='version="0.5"')
+COMMAND_OPTIONS = OptionNames(
+    host_ram="--host-ram", trinity_05="--trinity-version 0.5", node_gpus="--node-gpus", rollout_gpus="--rollout-gpus",
+    train_batch="--train-batch-size", exact="--exact", token_budget_auto="--token-budget auto",
+    no_estimate="--no-estimate", estimate_only="--estimate", time_limit="--time-limit", write="--write",
+    length="--len", budget="--gpus", planner="solve {}", minimize_nodes="--minimize nodes", buy="--buy",
+    keywords=False)
+API_OPTIONS = OptionNames(
+    host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
+    train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
+    no_estimate='estimate="never"', estimate_only='estimate="only"', time_limit="time_limit_s",
+    write="solver.trinity.patch_trinity_config", length="max_model_len", budget="budget_gpus",
+    planner="solver.plan({})", minimize_nodes='minimize="nodes"', buy="solver.buy_nodes", keywords=True)
+
+
+def option_names_of(source: str) -> OptionNames | None:
+    """The caller's names whose host memory option `source` is (a flag, ``--host-ram``, or the API's keyword,
+    ``host_ram_gb``); None where it came from elsewhere (a pool's key, a caller's own words)."""
+    return next((names for names in (COMMAND_OPTIONS, API_OPTIONS) if source == names.host_ram), None)
 
 
 def host_ram_unchecked_words(source: str = COMMAND_OPTIONS.host_ram) -> str:

@@ -54,7 +54,6 @@ from solver.results import (
 from solver.rules import (
     Evidence,
     SourceCell,
-    batch_words,
     kept_for_rollout,
     larger_tables,
     lowered_token_budget,
@@ -289,7 +288,8 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     gpu = catalog.gpu(answer.gpu)
     model = catalog.model(query.model)
     free = free.with_cautions(model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size,
-                              unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus)
+                              unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus,
+                              option_names=query.option_names)
     return answer.model_copy(update={"other_batch": free})
 
 
@@ -417,7 +417,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     with_estimates = query.model_copy(update={"estimate": "auto", "top": 1})
     if estimated := optional_best(catalog, with_estimates, answer.gpu):
         return answer.model_copy(update={"reason": (
-            f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
+            f"{answer.reason}; {estimated_plan_words(estimated)}: drop {query.option_names.no_estimate}")})
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
     if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
         if optional_best(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), answer.gpu):
@@ -440,7 +440,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         return answer
     estimated = nearest.plan
     other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
-    gpus = f" and take --gpus {estimated.gpus}" if other_count else ""
+    gpus = f" and take {query.option_names.valued(query.option_names.budget, estimated.gpus)}" if other_count else ""
     return answer.model_copy(update={"reason": (
         f"{answer.reason}; {nearest.nodes_words(query, answer.limits_named)}{estimated_plan_words(estimated)}"
         f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
@@ -547,7 +547,7 @@ def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
     nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)" + (
         f" within what the {capping} tables allow (their GPUs have at least this one's memory)" if capping else "")
     if query.estimate == "only":
-        return f"with --estimate (the tables set aside), {nothing_fits}"
+        return f"with {query.option_names.estimate_only} (the tables set aside), {nothing_fits}"
     return f"the tables have no {query.model} on {gpu}" + ("" if query.estimate == "never" else f", and {nothing_fits}")
 
 
@@ -728,7 +728,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
     ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting, data.shape), query.train_batch_size,
-                    query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus)
+                    query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus,
+                    query.option_names)
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
@@ -751,7 +752,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
                               estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
-        query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus)
+        query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus, query.option_names)
 
 
 def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:
@@ -767,7 +768,7 @@ def _uncounted(data: PlanningData, query: Query) -> str:
     if query.budget_gpus > MAX_ESTIMATED_GPUS:
         return f"; estimated plans go up to {MAX_ESTIMATED_GPUS} trainer GPUs"  # tables may vouch for more
     if query.estimate == "never":
-        return "; other counts need estimates, which --no-estimate turns off"
+        return f"; other counts need estimates, which {query.option_names.no_estimate} turns off"
     capped = " within what the tables allow" if data.columns or data.larger else ""
     return f"; the memory model estimates that nothing fits on {counted(query.budget_gpus, 'GPU')}{capped}"
 
@@ -879,16 +880,17 @@ class _Nearest(NamedTuple):
 
     def lift_words(self, query: Query) -> str:
         """The changes to `query` that lift its limits the plan lifts, but more GPUs and host memory that is hardware
-        (`nodes_words`), in words: ``drop --no-estimate and --sp 1 --host-ram 32 GiB and add --token-budget auto``."""
-        lifted = self.lifted
-        flags = " ".join(filter(None, (
+        (`nodes_words`), in words: ``drop --no-estimate and --sp 1 --host-ram 32 GiB and add --token-budget auto`` (the
+        API's ``drop estimate="never" and sp=1, host_ram_gb=32 and add token_budget="auto"``: `Query.option_names`)."""
+        lifted, names = self.lifted, query.option_names
+        flags = names.joined(list(filter(None, (
             query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
                                      for pin in ("sp", "env", "offload")}).pin_flags,
             query.host_ram_limit_words if "host_ram" in lifted and not query.more_host_ram_words() else "",
-            f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
-        drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
+            names.valued(names.rollout_gpus, query.rollout_gpus) if "rollout_layout" in lifted else ""))))
+        drops = " and ".join(filter(None, (names.no_estimate if "estimate" in lifted else "", flags)))
         return " and ".join(filter(None, (
-            drops and f"drop {drops}", "add --token-budget auto" if "token_budget" in lifted else "",
+            drops and f"drop {drops}", f"add {names.token_budget_auto}" if "token_budget" in lifted else "",
             f"take a train batch that {self.plan.gpus // self.plan.sp} data-parallel ranks divide"
             if "batch_divides" in lifted else "")))
 
@@ -922,13 +924,12 @@ def _no_nearest_words(catalog: Catalog, query: Query, no_estimate: bool = False)
     nodes)."""
     if not query.node_gpus_given:
         return ""
-    node_gpus, more_host = query.node_gpus, query.more_host_ram_words()
-    limits = ("--no-estimate" if no_estimate else "", query.pin_flags, "" if more_host else query.host_ram_limit_words,
-              batch_words(query.train_batch_size, query.train_batch_source) if query.train_batch_size else "",
-              f"--rollout-gpus {query.rollout_gpus}" if query.rollout_gpus is not None else "")
-    flags = " ".join(limit for limit in limits if limit.startswith("--"))
-    dropped = " and ".join(filter(None, (flags, *(limit for limit in limits if limit and not limit.startswith("--")))))
-    lowered = "with --token-budget auto" if _may_lower_budget(query) else ""
+    node_gpus, more_host, names = query.node_gpus, query.more_host_ram_words(), query.option_names
+    dropped = query.options_then_words((
+        (names.no_estimate if no_estimate else "", True), (query.pin_flags, True),
+        ("", False) if more_host else query.host_ram_limit, query.batch_limit,
+        (names.valued(names.rollout_gpus, query.rollout_gpus) if query.rollout_gpus is not None else "", True)))
+    lowered = f"with {names.token_budget_auto}" if _may_lower_budget(query) else ""
     lifted = [dropped and f"without {dropped}", more_host, lowered]
     even = f", even {' and '.join(filter(None, lifted))}" if any(lifted) else ""
     largest = max(sp_degrees_within(catalog.model(query.model), node_gpus, node_gpus))
@@ -1096,7 +1097,8 @@ def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, wher
     """Why no plan takes `query`'s exact GPU count (no plan `where` says): the count's layout on the nodes, or no
     plan at it at any length; with the plan on fewer GPUs, else the nearest plan ("" where neither stops it)."""
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
-              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus))
+              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus,
+                                          query.option_names.rollout_gpus))
     exactly = f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}"
     if spread:
         head = f"{exactly}: {spread}"
@@ -1117,7 +1119,8 @@ def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, w
                                                     for n in laid_out)):
         return ""
     return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
-            f"{counted(query.rollout_gpus, 'rollout GPU')} (--rollout-gpus) room on nodes of {query.node_gpus}, "
+            f"{counted(query.rollout_gpus, 'rollout GPU')} ({query.option_names.rollout_gpus}) room on nodes of "
+            f"{query.node_gpus}, "
             "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
             f"whole nodes{_nearest_words(catalog, data, query)}")
 
@@ -1189,9 +1192,9 @@ def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, near
         return ""
     plan = _lowered_plan_words(lowered)
     if query.exact and lowered.gpus < query.budget_gpus:
-        return (f"; with --token-budget auto fewer trainer GPUs train {query.max_model_len} tokens: {plan}, the other "
-                f"{query.budget_gpus - lowered.gpus} free for rollout")
-    return f"; --token-budget auto trains {query.max_model_len} tokens: {plan}"
+        return (f"; with {query.option_names.token_budget_auto} fewer trainer GPUs train {query.max_model_len} "
+                f"tokens: {plan}, the other {query.budget_gpus - lowered.gpus} free for rollout")
+    return f"; {query.option_names.token_budget_auto} trains {query.max_model_len} tokens: {plan}"
 
 
 def _lowered_plan_words(plan: Plan) -> str:
@@ -1213,7 +1216,7 @@ def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> st
     reach = nearby.plan("token_budget_auto_longest")
     if reach is None or reach.max_model_len <= longest:
         return ""
-    return (f"; --token-budget auto reaches {reach.max_model_len} tokens{grid_words(reach)}: "
+    return (f"; {query.option_names.token_budget_auto} reaches {reach.max_model_len} tokens{grid_words(reach)}: "
             f"{_lowered_plan_words(reach)}")
 
 
@@ -1258,7 +1261,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     best = answer_for(catalog, lowered, data.gpu, explained=False).best
     if best is None or not best.lowered_budget:
         return ""
-    return (f"; {query.without_host_ram_words(named)} and with --token-budget auto, "
+    return (f"; {query.without_host_ram_words(named)} and with {query.option_names.token_budget_auto}, "
             f"{_host_words(data.shape, query.node_gpus, best)}")
 
 

@@ -39,7 +39,7 @@ from solver.api import answer_query, config_query, fragment_engines, fragment_la
 from solver.explain import _Prober
 from solver.query import MAX_SEED
 from solver.render import answers_view, memory_model_yaml
-from solver.rules import COMMAND_OPTIONS
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS
 from solver.tables import (
     MAX_GPUS,
     QueryError,
@@ -70,8 +70,10 @@ QUERY = solver.make_query(CATALOG, model=CONFIG.model, gpu="h20", max_model_len=
 def in_api_words(text: str) -> str:
     """A fragment the command wrote, its notes naming the API's keywords where they name the command's flags."""
     text = re.sub(r", within --host-ram (\d+)GB\b", r", within host_ram_gb of \1 GiB", text)
+    text = re.sub(r"or plan --len (\d+)\)", r"or plan max_model_len=\1)", text)
     return (text.replace("not checked: --host-ram not given", "not checked: host_ram_gb not given")
-            .replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out'))
+            .replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out')
+            .replace("(then plan with --no-env)", "(then plan with env=False)"))
 
 
 def test_import_solver_is_cheap_and_exports_the_api():
@@ -145,10 +147,15 @@ def printed_answers(out: str) -> list[dict[str, Any]]:
 
 
 def test_plan_gives_the_json_the_command_prints(cli):
-    answers = solver.plan("4B", objective="max_len", budget_gpus=6, top=3, explain=True)
+    # Its words in the command's flags (option_names), the answers are the command's, byte for byte.
+    answers = solver.plan("4B", objective="max_len", budget_gpus=6, top=3, explain=True, option_names=COMMAND_OPTIONS)
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--top", "3", "--explain", "--json")
     assert [answer.as_json() for answer in answers] == printed_answers(out)
     assert json.loads(out)[0]["apply"] == solver.trinity_settings(answers[0]).model_dump(mode="json")
+    # By default they name this API's keywords: the explanation's settings the estimates leave out but with Env.
+    named = [answer.as_json() for answer in solver.plan("4B", objective="max_len", budget_gpus=6, top=3, explain=True)]
+    assert "not estimated (estimates turn Env on unless env=False)" in json.dumps(named)
+    assert json.loads(json.dumps(named).replace("unless env=False", "unless --no-env")) == printed_answers(out)
     assert isinstance(answers[0], solver.Answer) and answers[0].plans[0].max_model_len == 102400
     assert len(answers[0].plans) == 3 and answers[0].best == answers[0].plans[0] != answers[0].plans[-1]
 
@@ -329,7 +336,10 @@ def test_estimate_memory_says_how_long_the_tables_let_exactly_its_gpus_train():
 
 def test_estimate_memory_cautions_rocm_only_with_env():
     assert solver.estimate_memory("8B", "mi300x", 8, 32768).cautions == ()
-    assert solver.estimate_memory("8B", "mi300x", 8, 32768, env=True).cautions == (solver.results.ROCM_ENV_CAUTION,)
+    assert solver.estimate_memory("8B", "mi300x", 8, 32768, env=True).cautions == (
+        solver.results.rocm_env_caution(API_OPTIONS),)
+    assert solver.results.rocm_env_caution(API_OPTIONS).endswith(
+        "check yours (solver.plan(env=False) plans without it)")
 
 
 def test_plan_passes_the_token_budget_through(cli):
@@ -443,8 +453,9 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
     assert narrow.rollout_kept is not None and narrow.rollout_kept.plan is not None
     assert narrow.rollout_kept.plan.cautions[-1].endswith(
         "must be a multiple of 3; give train_batch_size to plan for yours")
-    named_as_the_flag = json.dumps(narrow.as_json()).replace("give train_batch_size", "give --train-batch-size")
-    assert [json.loads(named_as_the_flag)] == printed_answers(out)
+    (as_printed,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16, node_gpus=4,
+                                option_names=COMMAND_OPTIONS)
+    assert [as_printed.as_json()] == printed_answers(out) != [narrow.as_json()]
 
 
 @pytest.mark.parametrize(
@@ -734,7 +745,7 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
              "nodes of 8 GPUs; SP must divide the trainer GPUs; SP must divide the 40 attention heads; SP and the 8 KV "
              "heads must divide one another; SP must divide the 8 GPUs of a node; {}nothing in the tables and the "
              "memory model's estimates vouches for Qwen3-14B on H20-96GB at 65536 tokens within the limits above")
-    host_memory = "host memory (--host-ram 64 GiB is too little for Offload, or for the model while it loads); "
+    host_memory = "host memory (host_ram_gb of 64 GiB is too little for Offload, or for the model while it loads); "
     for options, named in (({}, ""), ({"host_ram_gb": 64.0}, host_memory), ({"rollout_gpus": 0}, "")):
         # 0 rollout GPUs: no rollout_layout, as without
         (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, **options)
@@ -1134,7 +1145,7 @@ def test_config_query_passes_each_keyword_given_to_make_query_as_it_is():
              "seed": 7, "estimate": "only", "memory": solver.load_memory_model().model_copy(update={"margin": 0.05}),
              "margin": 0.1, "token_budget": "auto", "host_ram_gb": 512.0, "node_gpus": 4, "rollout_gpus": 0,
              "node_source": "my nodes", "host_ram_source": "my host", "train_batch_size": 64,
-             "train_batch_source": "my batch", "trinity_version": "0.5"}
+             "train_batch_source": "my batch", "trinity_version": "0.5", "option_names": API_OPTIONS}
     assert set(given) == set(signature(solver.make_query).parameters) - {"catalog"}
     assert config_query(CATALOG, CONFIG, **given) == solver.make_query(CATALOG, **given)
 
@@ -1160,11 +1171,12 @@ def test_plans_carry_their_cautions_as_the_command_gives_them(cli):
     cautions = answer.best.cautions
     assert len(cautions) == 3 and cautions[0].startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN")
     assert cautions[1].startswith("0.1 GiB to spare where the estimate extrapolates")
-    assert cautions[2] == solver.results.ROCM_ENV_CAUTION
+    assert cautions[2] == solver.results.rocm_env_caution(API_OPTIONS)
     _, out, _ = cli("--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--maximize", "len", "--json")
-    assert [answer.as_json()] == printed_answers(out)
+    (as_printed,) = solver.plan("8B", gpu="mi300x", objective="max_len", budget_gpus=8, option_names=COMMAND_OPTIONS)
+    assert [as_printed.as_json()] == printed_answers(out)
     (answer,) = solver.plan("8B", gpu="mi300x", objective="max_len", budget_gpus=8, env=False)
-    assert solver.results.ROCM_ENV_CAUTION not in answer.best.cautions
+    assert not any(caution.startswith("ROCm") for caution in answer.best.cautions)
     # Thin headroom before data-parallel ranks that are not a power of two: 6 B200s with SP=2.
     (answer,) = solver.plan("8B", gpu="b200", objective="max_len", budget_gpus=6, exact=True)
     assert [caution.split(":")[0] for caution in answer.best.cautions] == [
@@ -1444,9 +1456,10 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     (answer,) = solver.plan("4B", gpu="a100", max_model_len=65536, budget_gpus=1, exact=True, env=False, offload=False,
                             host_ram_gb=64.0, train_batch_size=3, node_gpus=1, estimate="never")
     assert not answer.plans and len(solves) == int(without) - 2
-    assert answer.reason.endswith("; no count of nodes of 1 GPU (--node-gpus) trains it, even without --no-estimate "
-                                  "--no-env --no-offload --host-ram 64 GiB and a train batch of 3 (train_batch_size) "
-                                  "and with --token-budget auto: an SP group stays within one node, so no SP")
+    assert answer.reason.endswith("; no count of nodes of 1 GPU (node_gpus) trains it, even without "
+                                  'estimate="never", env=False, offload=False, host_ram_gb=64 and a train batch of 3 '
+                                  '(train_batch_size) and with token_budget="auto": an SP group stays within one node, '
+                                  "so no SP")
 
 
 def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_other():
@@ -1487,7 +1500,7 @@ def test_an_answer_the_deadline_cut_short_says_so():
     answers = solver.plan("32B", max_model_len=1 << 24, budget_gpus=65536, explain=True, deadline_s=1e-6)
     for answer in answers:
         (detail,) = [reason.detail for reason in answer.explanation if reason.rule == "incomplete"]
-        assert re.fullmatch(r"[1-9]\d* of the questions behind this explanation ran out of time \(--time-limit 10 s "
+        assert re.fullmatch(r"[1-9]\d* of the questions behind this explanation ran out of time \(time_limit_s 10 s "
                             r"for the whole explanation, or the call's deadline_s, which came first\): what they "
                             r"would have shown is missing above", detail), detail
 
@@ -1705,7 +1718,7 @@ SHIPPED_MEMORY_MODEL = shipped_tables_directory() / "memory-model.yaml"
 def test_map_plans_gives_the_maps_solve_map_json_prints(cli, flags: tuple[str, ...], arguments: dict):
     status, out, _ = cli("map", *flags, "--json")
     printed = pydantic.TypeAdapter(list[solver.GpuMap]).validate_json(out)
-    maps = solver.map_plans(**arguments)
+    maps = solver.map_plans(**arguments, option_names=COMMAND_OPTIONS)  # its cautions in the command's words
     assert status == 0 and [m.model_dump(mode="json") for m in maps] == [m.model_dump(mode="json") for m in printed]
 
 

@@ -2697,7 +2697,7 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     assert yarn.startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN is validated for (Qwen's model "
                            "cards validate a factor of 4 over 32768 positions: 131072 tokens)")
     assert thin.startswith(f"{best['headroom_gb']:.1f} GiB to spare where the estimate extrapolates")
-    assert rocm == solver.results.ROCM_ENV_CAUTION
+    assert rocm == solver.results.rocm_env_caution() and rocm.endswith("(solve --no-env plans without it)")
     view = " ".join(cli(*flags)[1].split())
     assert f"caution {thin}" in view and f"caution {rocm}" in view
     assert check_plan(solver.tables.load_catalog(), best, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
@@ -2712,9 +2712,9 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     fleet.write_text("pools: [{name: m, gpu: MI300X, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(fleet), "--json")[1])["placements"]
-    assert placement["plan"]["env"] and placement["plan"]["cautions"] == [solver.results.ROCM_ENV_CAUTION]
+    assert placement["plan"]["env"] and placement["plan"]["cautions"] == [solver.results.rocm_env_caution()]
     memory = ("memory", "--model", "8B", "--gpu", "mi300x", "--gpus", "4", "--len", "64k", "--sp", "2", "--json")
-    assert json.loads(cli(*memory, "--env")[1])["cautions"] == [solver.results.ROCM_ENV_CAUTION]
+    assert json.loads(cli(*memory, "--env")[1])["cautions"] == [solver.results.rocm_env_caution()]
     assert json.loads(cli(*memory)[1])["cautions"] == []
 
 

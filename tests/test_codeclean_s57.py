@@ -14,6 +14,7 @@ from solver.explain import _best, _Prober, _reach
 from solver.model import prepare
 from solver.query import Query, make_query
 from solver.results import Answer
+from solver.rules import COMMAND_OPTIONS
 from solver.solve import _lifted_limits_words, _lower_budget_reach_words, _Nearby, _unpinned
 from solver.tables import Catalog
 from solver.trinity import keys_05_refuses_words, trinity_config_problems
@@ -38,7 +39,8 @@ def test_the_lowered_budgets_reach_is_worded_alike_before_and_after_a_reason_nam
         "max_token_len_per_gpu = 40960 (estimated), the other 2 free for rollout")
     assert _lower_budget_reach_words(query, nearby, 63488) == reach
     # The answer's reason names the plan on fewer GPUs, and not the reach too.
-    (answer,) = plan("Qwen2.5-7B", gpu="H20-96GB", max_model_len=131072, budget_gpus=6, exact=True)
+    (answer,) = plan("Qwen2.5-7B", gpu="H20-96GB", max_model_len=131072, budget_gpus=6, exact=True,
+                     option_names=COMMAND_OPTIONS)  # the query's words
     assert answer.reason == (
         "131072 tokens is beyond what the tables and the memory model's estimates allow for Qwen2.5-7B on H20-96GB on "
         "exactly 6 GPUs: the longest is 63488 on the 1024-token grid (Env + Offload + SP=2 on 6 GPUs, estimated)"

@@ -15,6 +15,7 @@ import pytest
 
 import solver.trinity.patch
 from solver.query import make_query
+from solver.rules import COMMAND_OPTIONS
 from solver.solve import plan as solve
 from solver.tables import QueryError, load_catalog
 from solver.trinity import patch_trinity_config
@@ -196,11 +197,13 @@ def test_the_api_patch_given_the_answers_gpu_writes_what_the_cli_writes(cli, tmp
     model = catalog.model(answer.model)
     out = str(tmp_path / "out.yaml")
     assert patch_trinity_config(QWEN32, answer.plans[0], model, gpu=answer.gpu, environ=os.environ,
-                                check=("--gpu", answer.gpu), path=out) == written
+                                check=("--gpu", answer.gpu), path=out, option_names=COMMAND_OPTIONS) == written
     # Without the GPU type, the estimate's words name none: the same note.
-    assert patch_trinity_config(QWEN32, answer.plans[0], model, check=("--gpu", answer.gpu), path=out) == written
+    assert patch_trinity_config(QWEN32, answer.plans[0], model, check=("--gpu", answer.gpu), path=out,
+                                option_names=COMMAND_OPTIONS) == written
     # Without the options to check it with, no command.
-    assert patch_trinity_config(QWEN32, answer.plans[0], model) == written.replace(_check(Path(out), answer.gpu), "")
+    assert patch_trinity_config(QWEN32, answer.plans[0], model, option_names=COMMAND_OPTIONS) == written.replace(
+        _check(Path(out), answer.gpu), "")
 
 
 @pytest.mark.parametrize(("gpu", "message"), [

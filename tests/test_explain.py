@@ -15,6 +15,7 @@ import solver.solve as solve_module
 from solver.explain import _Prober, explain, runs
 from solver.model import RULES, prepare
 from solver.query import make_query
+from solver.rules import COMMAND_OPTIONS
 from solver.solve import answer_for, plan
 from solver.tables import counted, load_catalog
 
@@ -813,7 +814,8 @@ def test_a_limit_under_pins_says_how_far_over_the_usable_memory_the_nearest_esti
     # Qwen3-32B at 65536 tokens on 8 H100s with --no-offload: no table has the model on the H100, so what the pins
     # leave is the memory model's to rule out; the limit names the nearest it comes, with the figures `solve memory`
     # gives for it.
-    (answer,) = solver.plan("32B", gpu="h100", max_model_len=65536, budget_gpus=8, offload=False, explain=True)
+    (answer,) = solver.plan("32B", gpu="h100", max_model_len=65536, budget_gpus=8, offload=False, explain=True,
+                            option_names=COMMAND_OPTIONS)
     nearest = solver.estimate_memory("32B", "h100", 8, 65536, sp=8, env=True)
     figures = (f"{nearest.total_gib:.1f} GiB of {nearest.usable_gib:.1f} usable, "
                f"{nearest.total_gib - nearest.usable_gib:.1f} GiB over")
@@ -832,14 +834,14 @@ def test_a_limit_under_pins_says_how_far_over_the_usable_memory_the_nearest_esti
     least = solver.estimate_memory("32B", "h100", 8, 65536, sp=8, env=True, max_token_len_per_gpu=8192)
     assert (f"{least.total_gib:.1f}", f"{least.usable_gib:.1f}") == ("83.3", "73.2")
     assert answer.explanation[0].detail == (
-        "no plan passes these rules together: the pins (--no-offload); nothing in the tables and the memory model's "
+        "no plan passes these rules together: the pins (offload=False); nothing in the tables and the memory model's "
         "estimates vouches for Qwen3-32B on H100-80GB at 65536 tokens within the limits above (the nearest, Env + "
         "SP=8 on 8 GPUs: the memory model predicts 83.3 GiB of 73.2 usable, "
         f"{least.total_gib - least.usable_gib:.1f} GiB over at 8192 tokens per GPU, its least budget)")
     # Where a table speaks for the count (14B on 1 A100), the table is what rules it out: no figure is given.
     (answer,) = solver.plan("14B", gpu="a100", max_model_len=8192, budget_gpus=1, offload=False, explain=True)
     assert answer.explanation[0].detail == (
-        "no plan passes these rules together: the budget (within 1 GPU); the pins (--no-offload); nothing in the "
+        "no plan passes these rules together: the budget (within 1 GPU); the pins (offload=False); nothing in the "
         "tables and the memory model's estimates vouches for Qwen3-14B on A100-80GB at 8192 tokens within the limits "
         "above")
 

@@ -13,6 +13,7 @@ import solver
 import solver.solve
 from solver.query import ACTOR_ROLLOUT_REF
 from solver.results import ReasonCode
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import load_catalog
 from solver.trinity.checks import check_trinity_config
 
@@ -113,7 +114,8 @@ REACH = ("; --token-budget auto reaches 1024 tokens on the 1024-token grid: Env 
 
 def test_nothing_trains_says_how_far_a_lowered_budget_reaches():
     # Qwen3-4B on 4 A10s with --sp 1 --no-offload: nothing at Trinity's default budget, 1024 tokens with a lowered one.
-    (answer,) = solver.plan("4B", gpu="a10", budget_gpus=4, max_model_len=32768, sp=1, offload=False, explain=True)
+    (answer,) = solver.plan("4B", gpu="a10", budget_gpus=4, max_model_len=32768, sp=1, offload=False, explain=True,
+                            option_names=COMMAND_OPTIONS)  # the command's words, REACH's
     assert answer.reason_code == ReasonCode.NOTHING_TRAINS and answer.reason is not None
     assert answer.reason.endswith(REACH)
     assert answer.explanation is not None

@@ -9,6 +9,7 @@ import pytest
 
 import solver
 from solver.results import CautionCode, unchecked_host_need
+from solver.rules import COMMAND_OPTIONS
 
 USAGE = "usage: solve [options] (--help lists them)"
 ASK = ("--model", "0.6B", "--gpu", "h100", "--gpus", "1", "--len", "4k", "--json")
@@ -102,7 +103,8 @@ def test_one_l40s_is_cautioned_from_qwen3_8b_up():
 
 
 def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
-    (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, max_model_len=4096)
+    (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, max_model_len=4096,
+                            option_names=COMMAND_OPTIONS)
     assert (answer.best.gpus, answer.best.offload, answer.best.host_memory_gb, answer.best.caution_codes) == (
         8, True, 1258.2, (CautionCode.HOST_MEMORY_UNCHECKED,))
     assert answer.best.cautions[0] == (

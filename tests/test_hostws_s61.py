@@ -11,6 +11,7 @@ import pytest
 
 import solver
 from solver.results import CautionCode, unchecked_host_need
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import TableError
 from solver.tables.reading import load_gpu_type, load_validated
 from solver.tables.schema import GpusFile
@@ -51,7 +52,8 @@ def test_the_reviews_two_4090s_are_cautioned_past_a_workstations_64_gib(cli, mod
 
 
 def test_one_4090_is_still_cautioned_now_from_qwen3_4b_up():
-    needs = {model: solver.plan(model, gpu="rtx-4090", budget_gpus=1, max_model_len=4096)[0].best
+    needs = {model: solver.plan(model, gpu="rtx-4090", budget_gpus=1, max_model_len=4096,
+                                option_names=COMMAND_OPTIONS)[0].best
              for model in ("1.7B", "4B", "8B")}
     assert [(plan.offload, plan.host_memory_gb, plan.caution_codes) for plan in needs.values()] == [
         (True, 34.3, ()),  # within 64 GiB
@@ -61,7 +63,7 @@ def test_one_4090_is_still_cautioned_now_from_qwen3_4b_up():
 
 
 def test_a_5090_is_held_to_a_workstations_64_gib_too():
-    (answer,) = solver.plan("8B", gpu="5090", budget_gpus=2, max_model_len=4096)
+    (answer,) = solver.plan("8B", gpu="5090", budget_gpus=2, max_model_len=4096, option_names=COMMAND_OPTIONS)
     assert (answer.best.gpus, answer.best.host_memory_gb, answer.best.caution_codes) == (
         2, 162.6, (CautionCode.HOST_MEMORY_UNCHECKED,))
     assert answer.best.cautions[0] == workstation_caution("162.6", "RTX-5090-32GB")

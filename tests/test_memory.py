@@ -47,7 +47,7 @@ from solver.memory import (
 )
 from solver.query import make_query
 from solver.results import CautionCode, MarginRoom
-from solver.rules import NODE_GPUS, SourceCell, tried_settings, validated_length
+from solver.rules import COMMAND_OPTIONS, NODE_GPUS, SourceCell, tried_settings, validated_length
 from solver.solve import plan
 from solver.tables import (
     MemoryModel,
@@ -3199,14 +3199,15 @@ def test_a_plan_on_two_nodes_says_the_host_memory_of_one():
         "Offload it needs 141.0 GiB of host memory per node")),
 ])
 def test_a_host_refusal_names_no_lighter_plan_that_needs_as_much_or_is_shorter(request_: dict, reason: str):
-    (answer,) = solver.plan(gpu="h100", budget_gpus=8, **request_)
+    (answer,) = solver.plan(gpu="h100", budget_gpus=8, **request_, option_names=COMMAND_OPTIONS)
     assert (answer.plans, answer.reason) == ((), reason)
 
 
 def test_a_host_refusal_rounds_the_need_up():
     # Qwen3-14B (14.77B parameters, untied) loads in fp32 on one rank: 55.02 GiB, said as 55.1 (55.0 would not hold
     # it), as the plans and `solve memory` say it.
-    (answer,) = solver.plan("14B", gpu="h100", budget_gpus=8, max_model_len=8192, host_ram_gb=32)
+    (answer,) = solver.plan("14B", gpu="h100", budget_gpus=8, max_model_len=8192, host_ram_gb=32,
+                            option_names=COMMAND_OPTIONS)
     assert answer.reason.endswith("without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 55.1 GiB of "
                                   "host memory per node while the model loads")
 
@@ -3600,7 +3601,8 @@ def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_m
     # caution stays, naming the margin that keeps 1 GiB more than the default's (0.06 + 1 / 22.26, rounded up: 0.11,
     # at which it fails).
     def estimated(margin: float | None):
-        return estimate_memory("0.6B", "rtx-4090", 2, 16384, sp=2, env=True, offload=True, margin=margin)
+        return estimate_memory("0.6B", "rtx-4090", 2, 16384, sp=2, env=True, offload=True, margin=margin,
+                               option_names=COMMAND_OPTIONS)
 
     for margin, spare in ((None, "0.4"), (0.05, "0.6"), (0.07, "0.1")):
         assert estimated(margin).caution_codes == (CautionCode.THIN_HEADROOM, CautionCode.SP_OVER_PCIE)  # a 4090's

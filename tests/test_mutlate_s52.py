@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 import solver
 from solver.memory import GIB, MemoryAnswer, rollout_engines
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import QueryError, TableError, load_model_config
 from solver.tables.schema import MoE
 
@@ -211,7 +212,7 @@ def test_memory_answer_gives_a_mixture_of_experts_active_parameters_as_solve_mem
 
 def test_map_plans_maps_a_model_named_twice_once(cli):
     # 8B and Qwen3-8B are one model: one row, as solve map --model 8B,Qwen3-8B prints.
-    (by_model,) = solver.map_plans(["8B", "Qwen3-8B"], gpu="h100", gpus_up_to=1)
+    (by_model,) = solver.map_plans(["8B", "Qwen3-8B"], gpu="h100", gpus_up_to=1, option_names=COMMAND_OPTIONS)
     assert [row.model for row in by_model.rows] == ["Qwen3-8B"]
     printed = json.loads(cli("map", "--gpu", "h100", "--model", "8B,Qwen3-8B", "--gpus-up-to", "1", "--json")[1])
     assert [by_model.model_dump(mode="json")] == printed

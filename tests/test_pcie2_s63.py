@@ -12,6 +12,7 @@ import pytest
 
 import solver
 from solver.results import CautionCode
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import INTERCONNECTS, QueryError, described_gpu_type, load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -40,8 +41,10 @@ def test_solve_memory_cautions_sp_on_pcie_cards_as_a_plan_is(cli: Cli):
     assert status == 0
     assert " ".join(text.split()).count(f"caution: {PCIE_CAUTION}") == 1  # the words wrap at the terminal's width
     # The planner's plan for the same setting carries the same words from the same function.
-    (answer,) = solver.plan("1.7B", gpu="4090", budget_gpus=2, objective="max_len")
+    (answer,) = solver.plan("1.7B", gpu="4090", budget_gpus=2, objective="max_len", option_names=COMMAND_OPTIONS)
     assert answer.plans[0].cautions[-1] == PCIE_CAUTION
+    (answer,) = solver.plan("1.7B", gpu="4090", budget_gpus=2, objective="max_len")  # the API's own words
+    assert answer.plans[0].cautions[-1] == PCIE_CAUTION.replace("(--sp 1)", "(sp=1)")
 
 
 def test_solve_memory_cautions_a_setting_that_does_not_fit_too_and_exits_1(cli: Cli):

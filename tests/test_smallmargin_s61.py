@@ -112,7 +112,7 @@ def test_the_cautions_margin_keeps_what_it_says():
     answer = _answer(ask)
     assert answer.best is not None
     (caution,) = [c for c in answer.best.cautions if "where the estimate extrapolates" in c]
-    assert caution.endswith("--margin 0.07 keeps 1 GiB more to spare than the default 0.04 here, or measure a step "
+    assert caution.endswith("margin=0.07 keeps 1 GiB more to spare than the default 0.04 here, or measure a step "
                             "first")
     assert "about a GiB, which the default margin here keeps:" in caution
     kept = _answer(ask, margin=0.07)

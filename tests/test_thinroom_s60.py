@@ -55,7 +55,7 @@ def test_the_margin_it_once_named_still_cautions_and_the_one_it_names_keeps_the_
     [within] = plan("30B-A3B", gpu="H100-80GB", objective="max_len", budget_gpus=8, margin=0.03)
     assert within.best is not None and within.best.max_model_len == 206848
     assert within.best.caution_codes[-1] == "thin-headroom"
-    assert "--margin 0.05 keeps 2.5 GiB" in within.best.cautions[-1]
+    assert "margin=0.05 keeps 2.5 GiB" in within.best.cautions[-1]
     [kept] = plan("30B-A3B", gpu="H100-80GB", objective="max_len", budget_gpus=8, margin=0.05)
     best = kept.best
     assert best is not None and (best.max_model_len, best.caution_codes) == (201728, ("past-validated-length",))

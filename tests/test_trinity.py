@@ -29,8 +29,8 @@ from ruamel.yaml import YAML
 
 from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode, TrinityVersion, make_query
 from solver.render import apply_lines
-from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
-from solver.rules import SourceCell, token_budget
+from solver.results import Plan, rocm_env_caution, yarn_caution
+from solver.rules import COMMAND_OPTIONS, SourceCell, token_budget
 from solver.solve import plan as solve
 from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, brief, load_catalog
 from solver.trinity import (
@@ -393,7 +393,7 @@ def test_fragment_takes_the_largest_train_batch() -> None:
 def test_fragment_on_rocm_says_the_rocm_env_caution_beside_the_export_alone() -> None:
     (answer,) = solve(make_query(catalog(), gpu="mi300x", model="4B", objective="max_len", budget_gpus=4), catalog())
     plan = answer.plans[0]
-    assert plan.env and ROCM_ENV_CAUTION in plan.cautions
+    assert plan.env and rocm_env_caution() in plan.cautions
     fragment = trinity_fragment(plan, catalog().model("4B"), gpu="MI300X", rocm=True)
     assert "ROCm: PyTorch" not in fragment and fragment.count("PYTORCH_HIP_ALLOC_CONF") == 1
     assert ("#   export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
@@ -900,14 +900,14 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
     assert added == [
         "  max_model_len: 102400  # prompt + response",
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
-        "  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given",
+        "  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given",
         "  trainer_strategy: fsdp2",
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
         "  save_hf_checkpoint: never",
         # Trinity 0.6's, made for no release: the current one's, with the fragment's comment on them above them
-        "  # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl",
-        "  #   before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags",
+        "  # these three are Trinity 0.6's (0.5 refuses them: version=\"0.5\" leaves them out); on verl before",
+        "  #   0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags",
         "  param_offload: true",
         "  optimizer_offload: true",
         "  offload_policy: true",
@@ -920,7 +920,7 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          optimizer_offload: true",
         "          offload_policy: true",
     ]
-    assert ("  use_dynamic_bsz: true\n  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not "
+    assert ("  use_dynamic_bsz: true\n  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not "
             "given\n  trainer_strategy: fsdp2\n" in after)
     assert after.index("  offload_policy: true\n  trainer_config:\n") < after.index("# Monitoring")
     assert after.rindex("\n\n# Monitoring\n") > 0
@@ -1031,7 +1031,7 @@ def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_
     text = ("trainer:\n  trainer_strategy: fsdp2\n  param_offload: true\n\n  # the SP\n"
             "  ulysses_sequence_parallel_size: 1\n")
     assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
-        "trainer:\n  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n"
+        "trainer:\n  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n"
         "  max_token_len_per_gpu: 51200\n")
 
@@ -1049,7 +1049,7 @@ def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeat
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: *t\n")
     assert (plan.setting.label, plan.max_token_len_per_gpu) == ("Env + Offload", 16384)
     assert patch_trinity_config(text, plan, catalog().model("4B"), version="0.5") == (
-        f"{trainer}  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n"
+        f"{trainer}  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n")
 
 
@@ -1344,7 +1344,7 @@ def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert after.startswith("---\nmodel:\n    model_path: /models/Qwen3-4B/\n    max_model_len: 102400\n")
     assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    # host memory: 82.8 GiB per node for Offload; not "
-            "checked: --host-ram not given\n    trainer_strategy: fsdp2\n") in after
+            "checked: host_ram_gb not given\n    trainer_strategy: fsdp2\n") in after
     assert after.endswith("                    offload_policy: true\n\n# end of file\n")
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
 
@@ -1357,29 +1357,32 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
     header = next(line for line in trinity_fragment(plan, model, 2).splitlines() if "host memory" in line)
     assert header == "# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given"
     before = "trainer:\n  x: 1\n  trainer_strategy: fsdp2\n\n# Monitoring\nmonitor: {}\n"
-    once = patch_trinity_config(before, plan, model)
+    once = patch_trinity_config(before, plan, model, option_names=COMMAND_OPTIONS)  # as --write
     assert once.startswith(f"trainer:\n  x: 1\n  {header}\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size")
-    assert once.count("host memory") == 1 and patch_trinity_config(once, plan, model) == once
-    again = patch_trinity_config(once, plan.model_copy(update={"host_memory_gb": 100.0}), model, host_ram_gb=512.0)
+    assert once.count("host memory") == 1
+    assert patch_trinity_config(once, plan, model, option_names=COMMAND_OPTIONS) == once
+    again = patch_trinity_config(once, plan.model_copy(update={"host_memory_gb": 100.0}), model, host_ram_gb=512.0,
+                                 option_names=COMMAND_OPTIONS)
     assert ("\n  # host memory: 100.0 GiB per node for Offload, within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n"
             in again)
     assert again.count("host memory") == 1 and "\n\n# Monitoring\nmonitor: {}\n" in again
-    without = patch_trinity_config(again, sp2_plan(), model)
+    without = patch_trinity_config(again, sp2_plan(), model, option_names=COMMAND_OPTIONS)
     assert "host memory" not in without and "  x: 1\n  trainer_strategy: fsdp2\n" in without
     assert "\n\n# Monitoring\nmonitor: {}\n" in without
     # The note as earlier releases wrote it, beside the key, moves above it; a comment of the user's own there stays,
     # as does the fragment's header line, which is not above trainer_strategy; CRLF and 4-space files alike.
     beside = patch_trinity_config("trainer:\n  trainer_strategy: fsdp2  # host memory: 1.0 GiB per node for Offload\n"
-                                  "\n# Monitoring\nmonitor: {}\n", plan, model)
+                                  "\n# Monitoring\nmonitor: {}\n", plan, model, option_names=COMMAND_OPTIONS)
     assert beside.startswith(f"trainer:\n  {header}\n  trainer_strategy: fsdp2\n") and beside.count("host memory") == 1
     assert "\n\n# Monitoring\nmonitor: {}\n" in beside
-    mine = patch_trinity_config(f"{header}\ntrainer:\n    trainer_strategy: fsdp2  # mine\n", plan, model)
+    mine = patch_trinity_config(f"{header}\ntrainer:\n    trainer_strategy: fsdp2  # mine\n", plan, model,
+                                option_names=COMMAND_OPTIONS)
     assert mine.startswith(f"{header}\ntrainer:\n    {header}\n    trainer_strategy: fsdp2  # mine\n")
-    crlf = patch_trinity_config("trainer:\r\n  trainer_strategy: fsdp2\r\n", plan, model)
+    crlf = patch_trinity_config("trainer:\r\n  trainer_strategy: fsdp2\r\n", plan, model, option_names=COMMAND_OPTIONS)
     assert crlf.startswith(f"trainer:\r\n  {header}\r\n  trainer_strategy: fsdp2\r\n")
-    assert patch_trinity_config(crlf, plan, model) == crlf
+    assert patch_trinity_config(crlf, plan, model, option_names=COMMAND_OPTIONS) == crlf
     # A flow-style trainer, on one line, gets none (it would end the line).
-    flow = patch_trinity_config("trainer: {trainer_strategy: fsdp2}\n", plan, model)
+    flow = patch_trinity_config("trainer: {trainer_strategy: fsdp2}\n", plan, model, option_names=COMMAND_OPTIONS)
     assert "#" not in flow and _safe_load(flow)["trainer"]["trainer_strategy"] == "fsdp2"
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from solver.query import make_query
+from solver.rules import COMMAND_OPTIONS
 from solver.solve import plan as solve
 from solver.tables import load_catalog
 from solver.trinity import patch_trinity_config
@@ -156,10 +157,10 @@ def test_a_user_comment_between_the_note_and_the_flags_keeps_the_note_as_it_is()
     (answer,) = solve(make_query(catalog, model="1.7B", gpu="4090", max_model_len=16384, budget_gpus=1, exact=True,
                                  token_budget="auto", node_gpus=2, margin=0.01), catalog)
     model = catalog.model("1.7B")
-    first = patch_trinity_config(GRPO_4090, answer.plans[0], model)
+    first = patch_trinity_config(GRPO_4090, answer.plans[0], model, option_names=COMMAND_OPTIONS)
     edited = first.replace(NOTE, NOTE + "  # checked on our 0.6 cluster\n")
     assert edited.count("# checked on our") == 1
-    assert patch_trinity_config(edited, answer.plans[0], model) == edited
+    assert patch_trinity_config(edited, answer.plans[0], model, option_names=COMMAND_OPTIONS) == edited
 
 
 def test_a_plan_without_offload_over_the_note_keeps_it_above_the_flags_it_turns_off():
@@ -170,8 +171,8 @@ def test_a_plan_without_offload_over_the_note_keeps_it_above_the_flags_it_turns_
                                 offload=False, node_gpus=2), catalog)
     model = catalog.model("1.7B")
     assert offloaded.plans[0].offload and not plain.plans[0].offload
-    first = patch_trinity_config(GRPO_4090, offloaded.plans[0], model)
-    again = patch_trinity_config(first, plain.plans[0], model)
+    first = patch_trinity_config(GRPO_4090, offloaded.plans[0], model, option_names=COMMAND_OPTIONS)
+    again = patch_trinity_config(first, plain.plans[0], model, option_names=COMMAND_OPTIONS)
     assert NOTE + FLAGS.replace("true", "false") + TRAINER_TAIL in again  # still keys 0.5 refuses
     assert again.count("these three are Trinity 0.6's") == 1
 
@@ -183,11 +184,11 @@ def test_the_note_follows_the_configs_indentation_and_a_second_write_finds_it():
     model = catalog.model("1.7B")
     wide = "".join(line[:len(line) - len(line.lstrip(" "))] * 2 + line.lstrip(" ") + "\n"
                    for line in GRPO_4090.splitlines())
-    first = patch_trinity_config(wide, answer.plans[0], model)
+    first = patch_trinity_config(wide, answer.plans[0], model, option_names=COMMAND_OPTIONS)
     assert ("    # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on\n"
             "    #   verl before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags\n"
             "    param_offload: true\n") in first
-    assert patch_trinity_config(first, answer.plans[0], model) == first
+    assert patch_trinity_config(first, answer.plans[0], model, option_names=COMMAND_OPTIONS) == first
 
 
 def test_docs_trinity_shows_the_trainer_section_as_it_is_written(cli, tmp_path, monkeypatch: pytest.MonkeyPatch):

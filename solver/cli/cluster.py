@@ -229,7 +229,7 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     result = buy_nodes(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
                        progress=progress, estimate=args.estimate_mode, memory=memory_model_option(args.memory_model),
                        margin=args.margin, token_budget=args.token_budget or "default",
-                       trinity_version=args.trinity_version, required=args.required)
+                       trinity_version=args.trinity_version, required=args.required, option_names=COMMAND_OPTIONS)
     progress.close()
     if args.json:
         sys.stdout.write(purchase_json(result) + "\n")
@@ -261,7 +261,7 @@ def _placement(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights
     result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
                    margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen,
-                   trinity_version=args.trinity_version, required=args.required)
+                   trinity_version=args.trinity_version, required=args.required, option_names=COMMAND_OPTIONS)
     progress.close()
     return result
 

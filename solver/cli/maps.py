@@ -33,7 +33,7 @@ from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, on_terminal
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
 from solver.results import GpuMap
-from solver.rules import NODE_GPUS
+from solver.rules import COMMAND_OPTIONS, NODE_GPUS
 from solver.tables import MAX_ESTIMATED_GPUS, shown_number
 
 
@@ -90,7 +90,8 @@ def run_map(args: argparse.Namespace) -> int:
     gpu_maps = map_plans(asked, gpu=args.gpu, by=args.by, gpus_up_to=args.gpus_up_to, weights=weights,
                          estimate=args.estimate_mode, margin=args.margin, token_budget=args.token_budget or "default",
                          host_ram_gb=args.host_ram, node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
-                         memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog)
+                         memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
+                         option_names=COMMAND_OPTIONS)
     limits = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
     limits += f", host memory {shown_number(args.host_ram)} GiB per node" if args.host_ram is not None else ""
     limits += f", nodes of {args.node_gpus} GPUs" if args.node_gpus != NODE_GPUS else ""

@@ -25,7 +25,7 @@ from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN
 from solver.render import memory_json, memory_view
-from solver.rules import NODE_GPUS
+from solver.rules import COMMAND_OPTIONS, NODE_GPUS
 from solver.tables import MAX_GPUS, Setting, host_ram_argument, load_memory_model, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
@@ -83,7 +83,8 @@ def run_memory(args: argparse.Namespace) -> int:
     memory_model = memory_model_option(args.memory_model) or load_memory_model()
     result = memory_answer(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
-                           memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)
+                           memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
+                           option_names=COMMAND_OPTIONS)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)

@@ -65,7 +65,7 @@ from solver.cli.trinity_options import (
 from solver.query import MAX_TOP, Objective, Query, TrinityConfig, make_query
 from solver.render import answers_json, answers_view
 from solver.results import Answer, ApplySettings
-from solver.rules import NODE_GPUS
+from solver.rules import COMMAND_OPTIONS, NODE_GPUS
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -261,7 +261,8 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
 
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
-                           token_budget=args.token_budget or "default", node_gpus=args.node_gpus)
+                           token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
+                           option_names=COMMAND_OPTIONS)
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
             "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}

@@ -17,16 +17,16 @@ from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
 from solver.results import (
     ENV_EXPORT,
-    ROCM_ENV_NOTE,
     Answer,
     Plan,
     RolloutEngines,
     TrinitySettings,
     env_when,
     lowered_budget_undone,
+    rocm_env_note,
     spans_nodes,
 )
-from solver.rules import token_budget
+from solver.rules import COMMAND_OPTIONS, token_budget
 from solver.tables import (
     CONFIG_SHAPE,
     Catalog,
@@ -309,7 +309,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     with errors_named_by("--from-config"):
         patched = patched_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                          version=args.trinity_version, host_ram_gb=args.host_ram, gpu=gpu,
-                                         check=check, path=path)
+                                         check=check, path=path, option_names=COMMAND_OPTIONS)
     # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
     mapping = load_config_mapping(patched.text, str(args.write))
     overlong = overlong_sequences(mapping, str(args.write), os.environ)
@@ -392,7 +392,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     ``trainer``, which 0.5 refuses), a length
     no sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept),
     YaRN's reach (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no
-    config key can carry (on ROCm, with the word on its other variable, `ROCM_ENV_NOTE`)."""
+    config key can carry (on ROCm, with the word on its other variable, `rocm_env_note`)."""
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
         YARN_TRAINER,
@@ -425,7 +425,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
         notes.append(f"solve: note: {args.write}: {YARN_TRAINER}")
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
         when = env_when(spans_nodes(best, node_gpus))  # as the summary's apply lines say it
-        rocm_note = f". {ROCM_ENV_NOTE}" if rocm else ""
+        rocm_note = f". {rocm_env_note()}" if rocm else ""
         notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {when}{rocm_note}")
     return notes
 

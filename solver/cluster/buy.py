@@ -47,6 +47,7 @@ from solver.query import (
     check_token_budget,
 )
 from solver.results import Placement, PoolPurchase, PurchaseResult, Status, Unplaced
+from solver.rules import COMMAND_OPTIONS, OptionNames
 from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Fleet, MemoryModel, Weights, load_weights
 
 
@@ -64,17 +65,18 @@ def buy(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     trinity_version: TrinityVersion | None = None,
+    option_names: OptionNames = COMMAND_OPTIONS,
 ) -> PurchaseResult:
     """The fewest GPUs (then nodes) to add to `fleet`'s pools so that every job with a way to run in some pool it may
     use is placed, as `place` places them (only the jobs the fleet marks ``required``, where it marks some: the others
     where room is left), with the jobs that have none named apart, and the placement with the nodes bought; the
-    options as `place`'s."""
+    options as `place`'s (`option_names` too)."""
     started = time.monotonic()
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
     check_token_budget(token_budget, estimate)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
-                      estimate, time_limit_s, memory, margin, token_budget, trinity_version)
+                      estimate, time_limit_s, memory, margin, token_budget, trinity_version, option_names)
     options, tiers = _ways_by_tier(planner, _raised(fleet, [
         sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
             if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))]))

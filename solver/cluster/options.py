@@ -20,7 +20,7 @@ from solver.query import (
     make_query,
 )
 from solver.results import Plan, UnplacedPool
-from solver.rules import rollout_layout, validated_length
+from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
 from solver.solve import WorkBudget, answer_for
 from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights
 
@@ -116,7 +116,8 @@ class Planner:
 
     def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0,
                  memory: MemoryModel | None = None, margin: float | None = None,
-                 token_budget: TokenBudgetMode = "default", trinity_version: TrinityVersion | None = None) -> None:
+                 token_budget: TokenBudgetMode = "default", trinity_version: TrinityVersion | None = None,
+                 option_names: OptionNames = COMMAND_OPTIONS) -> None:
         self.catalog = catalog
         self.weights = weights
         self.estimate = estimate
@@ -129,6 +130,8 @@ class Planner:
         """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
         self.trinity_version = trinity_version
         """The Trinity release the plans are for, as `Query.trinity_version` (their cautions name its rules)."""
+        self.option_names = option_names
+        """How the reasons and cautions name the options they point to (`Query.option_names`)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
         self.prepared: dict[PlanningInputs, PlanningData] = {}
         """The tables' data of the questions, prepared once for those of the same inputs (differing in length,
@@ -175,7 +178,7 @@ class Planner:
                           host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
-                          trinity_version=self.trinity_version,
+                          trinity_version=self.trinity_version, option_names=self.option_names,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True})
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:

@@ -32,7 +32,7 @@ from solver.results import (
     UnplacedCode,
     UnplacedPool,
 )
-from solver.rules import batch_split_violation
+from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation
 from solver.solve import answer_for, estimated_plan_words, host_over_words, least_host_words, work_budget
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
@@ -56,7 +56,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     length, the least of each change; and why the other pools it may use have no plan for it; or no plan that fits
     any pool it may use."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
-                                  "limit (raise --time-limit)")
+                                  f"limit (raise {planner.option_names.time_limit})")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
     host_checked: dict[int, bool] = defaultdict(bool)
     for option in options:
@@ -573,7 +573,7 @@ def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: i
         return ""
     (opening, closing) = ("; ", "") if limits_named else (" (", ")")
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
-        return f"{opening}{estimated_plan_words(plan)}: drop --no-estimate{closing}"
+        return f"{opening}{estimated_plan_words(plan)}: drop {planner.option_names.no_estimate}{closing}"
     if pool.host_ram_gb is None or _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None):
         return ""
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto", host_ram_gb=None):
@@ -615,17 +615,18 @@ def _way_without(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, 
     return plan if plan is not None and _beside(plan.gpus, rollout_gpus, pool) else None
 
 
-def _not_together_words(fleet: Fleet, options: Sequence[Option], required: Collection[int] | None) -> str:
+def _not_together_words(fleet: Fleet, options: Sequence[Option], required: Collection[int] | None,
+                        option_names: OptionNames) -> str:
     """Why no placement exists, in words: every job must be placed (`required` None: ``--minimize nodes``) and they
-    do not fit together, or the `required` ones (indexes) do not."""
+    do not fit together, or the `required` ones (indexes) do not; the options named as `option_names` do."""
     if required is None:
-        return (f"the jobs do not all fit the fleet together"
-                f"{_fewest_gpus_words(fleet, options, '; without --minimize nodes, as many as fit are placed')}")
+        placed = f"; without {option_names.minimize_nodes}, as many as fit are placed"
+        return f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options, placed)}"
     names = [fleet.jobs[job].name for job in sorted(required)]
     them = (f"the required job {names[0]} does not fit the fleet" if len(names) == 1
             else f"the required jobs ({named_jobs(names)}) do not all fit the fleet together")
     words = _fewest_gpus_words(fleet, [option for option in options if option.job in required],
-                               "; --buy names the nodes to add for them")
+                               f"; {option_names.buy} names the nodes to add for them")
     return them + words
 
 
@@ -656,18 +657,19 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
 
 
 def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool, host_rounded: tuple[str, ...] = (),
-                 options: Sequence[Option] = (), required: Collection[int] | None = None) -> tuple[Unplaced, ...]:
+                 options: Sequence[Option] = (), required: Collection[int] | None = None,
+                 option_names: OptionNames = COMMAND_OPTIONS) -> tuple[Unplaced, ...]:
     """Every job left out, for one reason, where the search placed none: the jobs that must be placed (every one,
     as ``--minimize nodes`` asks, where `required` is None; else the `required` ones, indexes) do not fit together
     (`verdict` infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran
     out."""
     code, reason = (
-        (UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER, _not_together_words(fleet, options, required))
+        (UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER, _not_together_words(fleet, options, required, option_names))
         if verdict == "infeasible" else
         (UnplacedCode.INTERRUPTED, "interrupted before a placement was found") if interrupted else
         (UnplacedCode.HOST_MEMORY_ROUNDED, (f"the jobs do not all fit the fleet with the host memory of "
                                             f"{', '.join(host_rounded)} rounded up; they may with the exact "
                                             "figures, which fewer jobs per run may keep"))
         if host_rounded else
-        (UnplacedCode.TIME_LIMIT, "no placement found within the time limit (raise --time-limit)"))
+        (UnplacedCode.TIME_LIMIT, f"no placement found within the time limit (raise {option_names.time_limit})"))
     return tuple(Unplaced(job=job.name, reason=reason, reason_code=code) for job in fleet.jobs)

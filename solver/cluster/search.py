@@ -52,6 +52,7 @@ from solver.results import (
     Unplaced,
     UnplacedCode,
 )
+from solver.rules import COMMAND_OPTIONS, OptionNames
 from solver.solve import checked
 from solver.tables import (
     Catalog,
@@ -125,14 +126,16 @@ def place(
     token_budget: TokenBudgetMode = "default",
     widen: bool = True,
     trinity_version: TrinityVersion | None = None,
+    option_names: OptionNames = COMMAND_OPTIONS,
 ) -> ClusterResult:
     """Place `fleet`'s jobs on its pools (see `solver.cluster`'s docstring for the model and objectives);
     `estimate`, `memory`, `margin`, `token_budget` and `trinity_version` as in `solve` ("never": the tables' plans
-    alone); `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer."""
+    alone); `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer;
+    `option_names`: how the reasons name the options they point to (`Query.option_names`)."""
     started = time.monotonic()
     check_token_budget(token_budget, estimate)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
-                      estimate, time_limit_s, memory, margin, token_budget, trinity_version)
+                      estimate, time_limit_s, memory, margin, token_budget, trinity_version, option_names)
     every_job = minimize == "nodes"
     required = required_jobs(fleet, every_job)
     planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
@@ -181,7 +184,7 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
     unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why_no_option(planner, fleet, i)) for i in stuck)
     planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
-                       planning_s=time.monotonic() - started)
+                       planning_s=time.monotonic() - started, option_names=planner.option_names)
     return planned, stuck, unplaced
 
 
@@ -210,6 +213,7 @@ class _Planned:
     undecided: int
     started: float
     planning_s: float
+    option_names: OptionNames
 
     @property
     def counted_by(self) -> PlacementCount:
@@ -279,7 +283,8 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
                          placements=(), pools=pool_use(fleet, ()), required=required_names(fleet),
                          unplaced=all_unplaced(fleet, verdict, interrupt.caught,
                                                host_rounded if rounded_only else (), planned.options,
-                                               None if planned.every_job else required_jobs(fleet, False)),
+                                               None if planned.every_job else required_jobs(fleet, False),
+                                               planned.option_names),
                          no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
                          wall_clock_stopped=stopped, wall_time_s=time.monotonic() - planned.started,
                          interrupted=interrupt.caught, planning_s=planned.planning_s, building_s=building_s,
@@ -294,7 +299,8 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
     fleet, names = planned.fleet, ", ".join(fleet_job.name for i, fleet_job in enumerate(planned.fleet.jobs)
                                             if i in stuck)
     fit = "fits" if len(stuck) == 1 else "fit"
-    why = (f"--minimize nodes places every job or none, and {names} {fit} nowhere" if planned.every_job else
+    why = (f"{planned.option_names.minimize_nodes} places every job or none, and {names} {fit} nowhere"
+           if planned.every_job else
            f"the required {'job' if len(stuck) == 1 else 'jobs'} {names} {fit} nowhere, and a placement places "
            "every required job or none")
     without_way = {unplaced_job.job for unplaced_job in unplaced}

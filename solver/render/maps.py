@@ -13,7 +13,7 @@ from rich.text import Text
 
 from solver.render.phrases import YARN_MARK
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
-from solver.results import ROCM_ENV_CAUTION, CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan
+from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan, rocm_env_caution
 from solver.rules import host_ram_unchecked_words
 from solver.tables import NO_SETTING, counted
 
@@ -67,7 +67,7 @@ def _rocm_caution(plans: Iterable[Plan | None]) -> str:
     """The legend's caution line where an Env cell is on an AMD GPU (`CautionCode.ROCM_ENV_MAY_NOT_APPLY`), in the
     words `solve`'s and `solve cluster`'s caution lines use ("" for none)."""
     rocm = any(CautionCode.ROCM_ENV_MAY_NOT_APPLY in plan.caution_codes for plan in plans if plan)
-    return f"\ncaution: {ROCM_ENV_CAUTION}" if rocm else ""
+    return f"\ncaution: {rocm_env_caution()}" if rocm else ""
 
 
 def map_json(gpu_maps: Sequence[GpuMap]) -> str:

@@ -28,6 +28,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ConfigProblem, ConfigProblemCode, TrinityVersion, check_host_ram
 from solver.results import CautionCode, Plan
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import Model, brief, check_types, it_or_them, parsing_once
 from solver.trinity.checks import trinity_config_problems
 from solver.trinity.fragment import check_command
@@ -327,10 +328,11 @@ def _without_host_memory_note(text: str) -> str:
     return "".join(lines)
 
 
-def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None, indent: int) -> None:
-    """With Offload, what the plan needs of a node's host memory and whether it was held to `host_ram_gb` (--host-ram;
-    `host_memory_comment`) as a comment on its own line (at column `indent`) just above ``trainer.trainer_strategy``,
-    which Offload sets, so that it reads as a note on the plan's Offload, not on that key, wrapped as the note above
+def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None, indent: int,
+                      host_ram_source: str) -> None:
+    """With Offload, what the plan needs of a node's host memory and whether it was held to `host_ram_gb` (from
+    `host_ram_source`, as the note names it: ``--host-ram``, ``host_ram_gb``; `host_memory_comment`) as a comment on
+    its own line (at column `indent`) just above ``trainer.trainer_strategy``, which Offload sets, so that it reads as a note on the plan's Offload, not on that key, wrapped as the note above
     ``max_model_len`` is (`_wrapped`); none in a flow-style ``trainer``, on one line. The note as an earlier --write
     left it beside that key is removed (one on lines of its own is gone before the config is read:
     `_without_host_memory_note`); a comment of the user's own there stays."""
@@ -342,7 +344,7 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
         own, newline, rest = entry[2].value.partition("\n")  # its own comment, the lines after its block
         if _HOST_MEMORY_COMMENT.fullmatch(own.strip()):
             entry[2] = CommentToken(newline + rest, CommentMark(0), None) if rest else None
-    host = host_memory_comment(plan, host_ram_gb=host_ram_gb) if plan.offload else None
+    host = host_memory_comment(plan, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source) if plan.offload else None
     if host is not None:
         trainer.yaml_set_comment_before_after_key("trainer_strategy", before="\n".join(_wrapped(host, indent)),
                                                   indent=indent)
@@ -379,42 +381,45 @@ _OFFLOAD_FLAG_LINE = re.compile(rf"( *)(?:{'|'.join(OFFLOAD_FLAGS)}):", re.MULTI
 """The start of a line that holds an offload flag (a block mapping's key), and its indentation."""
 
 
-def _flags_note(indent: int) -> list[str]:
+def _flags_note(indent: int, option_names: OptionNames) -> list[str]:
     """--write's note above Trinity 0.6's offload flags under ``trainer``, which it adds for no Trinity release named
-    (`_note_trainer_flags`): the fragment's comment on them (`trinity_06_keys_comment`), wrapped (`_wrapped`) at column
-    `indent`, as the lines of text it writes, without their line ends."""
-    return [f"{' ' * indent}# {line}" for line in _wrapped(trinity_06_keys_comment(), indent)]
+    (`_note_trainer_flags`): the fragment's comment on them (`trinity_06_keys_comment`, naming `option_names`' option
+    for Trinity 0.5), wrapped (`_wrapped`) at column `indent`, as the lines of text it writes, without their line
+    ends."""
+    return [f"{' ' * indent}# {line}" for line in _wrapped(trinity_06_keys_comment(option_names.trinity_05), indent)]
 
 
 def _without_flags_note(text: str) -> tuple[str, bool]:
-    """`text` without the note an earlier --write left just above an offload flag (`_flags_note`, at that flag's
-    indentation), and whether it had one: the flags under it are then the patch's, not the user's."""
+    """`text` without the note an earlier --write (or `patch_trinity_config`) left just above an offload flag
+    (`_flags_note`, in either's words, at that flag's indentation), and whether it had one: the flags under it are
+    then the patch's, not the user's."""
     lines = text.splitlines(keepends=True)
     noted: list[tuple[int, int]] = []  # the lines of each note: start, end
     for index, line in enumerate(lines):
         if (flag := _OFFLOAD_FLAG_LINE.match(line)) is None:
             continue
-        note = _flags_note(len(flag[1]))
-        start = index - len(note)
-        if start >= 0 and [above.rstrip("\n") for above in lines[start:index]] == note:
-            noted.append((start, index))
+        for note in (_flags_note(len(flag[1]), names) for names in (COMMAND_OPTIONS, API_OPTIONS)):
+            start = index - len(note)
+            if start >= 0 and [above.rstrip("\n") for above in lines[start:index]] == note:
+                noted.append((start, index))
+                break
     for start, end in reversed(noted):
         del lines[start:end]
     return "".join(lines), bool(noted)
 
 
-def _note_trainer_flags(data: CommentedMap, indent: int) -> None:
+def _note_trainer_flags(data: CommentedMap, indent: int, option_names: OptionNames) -> None:
     """The fragment's comment on Trinity 0.6's offload flags under ``trainer`` (`trinity_06_keys_comment`: Trinity 0.5
-    refuses them, and ``--trinity-version 0.5`` leaves them out), as comment lines (at column `indent`) just above the
-    first of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow style holds no comment
+    refuses them, and ``--trinity-version 0.5`` leaves them out, `option_names`' words), as comment lines (at column
+    `indent`) just above the first of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow style holds no comment
     line: the note on stderr says it)."""
     trainer = data.get("trainer")
     if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style():
         return
     first = next((key for key in trainer if key in OFFLOAD_FLAGS), None)
     if first is not None:
-        trainer.yaml_set_comment_before_after_key(first, before="\n".join(_wrapped(trinity_06_keys_comment(), indent)),
-                                                  indent=indent)
+        comment = trinity_06_keys_comment(option_names.trinity_05)
+        trainer.yaml_set_comment_before_after_key(first, before="\n".join(_wrapped(comment, indent)), indent=indent)
 
 
 def _paragraph_end(lines: list[str], start: int, end: int) -> int:
@@ -497,14 +502,15 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
                 gpu: str | None, indent: int, places: dict[int, list[_Place]],
-                check: str | None, path: str, flags_noted: bool) -> tuple[tuple[str, ...], bool]:
+                check: str | None, path: str, flags_noted: bool,
+                option_names: OptionNames) -> tuple[tuple[str, ...], bool]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note what a plan that is not documented rests on and the command `check` that checks the written
     config at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory
     (`_note_host_memory`), and, for no Trinity release named, that 0.5 refuses the offload flags it puts under
     ``trainer`` where they are not the config's own (`_note_trainer_flags`; `flags_noted`: an earlier --write's note
-    said so of those there), each at column `indent`, the config's mapping indentation (`places`: where the scalars
-    aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5,
+    said so of those there), each at column `indent`, the config's mapping indentation, naming the options as
+    `option_names` do (`places`: where the scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5,
     0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those
     removed, dotted, and whether the note above ``model.max_model_len`` was due and could not go there."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
@@ -515,9 +521,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         _set(data, key.path, key.value, lines, aliased)
     _alias_comments_copied(places, aliased)
     left_out = _note_evidence(data, plan, model, gpu, indent, check, path)
-    _note_host_memory(data, plan, host_ram_gb, indent)
+    _note_host_memory(data, plan, host_ram_gb, indent, option_names.host_ram)
     if version is None and (flags_noted or not trainer_level_offload(reading)):
-        _note_trainer_flags(data, indent)
+        _note_trainer_flags(data, indent, option_names)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
@@ -559,17 +565,20 @@ class PatchedConfig:
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
                          host_ram_gb: float | None = None, gpu: str | None = None,
-                         check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER) -> str:
+                         check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER,
+                         option_names: OptionNames = API_OPTIONS) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept: `patched_trinity_config`'s text."""
     return patched_trinity_config(text, plan, model, name=name, environ=environ, version=version,
-                                  host_ram_gb=host_ram_gb, gpu=gpu, check=check, path=path).text
+                                  host_ram_gb=host_ram_gb, gpu=gpu, check=check, path=path,
+                                  option_names=option_names).text
 
 
 @parsing_once()
 def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
                            host_ram_gb: float | None = None, gpu: str | None = None,
-                           check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER) -> PatchedConfig:
+                           check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER,
+                           option_names: OptionNames = API_OPTIONS) -> PatchedConfig:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
     Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``), and the
     keys removed for that release (`PatchedConfig`).
@@ -579,8 +588,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     and with `check`, the options that check a config as the plan was made (`check_flags`), the header's command
     that does so, naming the patched config's `path` (`check_command`; by default `CHECK_PLACEHOLDER`, which the note
     says is its path), above ``model.max_model_len``
-    (`_note_evidence`), and an Offload plan's host memory and whether it was held to `host_ram_gb` (--host-ram),
-    `_note_host_memory`); every other key, the key order, the
+    (`_note_evidence`), and an Offload plan's host memory and whether it was held to `host_ram_gb`,
+    `_note_host_memory`); the notes name the options as `option_names` do (this API's keywords, ``host_ram_gb`` and
+    ``version="0.5"``; ``--write`` passes its flags, `COMMAND_OPTIONS`); every other key, the key order, the
     comments and the quoting stay as they were, so a diff against the original touches only those keys' lines (and
     adds lines for new keys).
     Decisions:
@@ -624,7 +634,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     """
     check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("gpu", gpu, str | None),
-                ("check", check, tuple | None), ("path", path, str))
+                ("check", check, tuple | None), ("path", path, str), ("option_names", option_names, OptionNames))
     check_host_ram(host_ram_gb)
     check_gpu_name(gpu)
     check_config_arguments(text, name, {} if environ is None else environ, version)
@@ -641,7 +651,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     unpatched = _dumped(yaml, data, text)
     try:
         removed, left_out = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
-                                        gpu, _indentation(text)[0], aliased, command, path, flags_noted)
+                                        gpu, _indentation(text)[0], aliased, command, path, flags_noted, option_names)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))
