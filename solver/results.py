@@ -6,6 +6,7 @@ config's settings judged (`CurrentSettings`), maps over GPU budgets (`GpuMap`), 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from math import ceil
@@ -476,11 +477,16 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
     return (words,)
 
 
-def own_scaling_words(model: Model) -> str:
-    """A length past `model`'s native context on its own RoPE scaling, in words."""
+def own_scaling_words(model: Model, max_model_len: int) -> str:
+    """`max_model_len`, past `model`'s native context on its own RoPE scaling, in words: whether vLLM's rollout takes
+    it, within the longest length vLLM derives for the model as written (`Model.vllm_longest_as_written`), or refuses
+    it without `LONG_LENGTH_VARIABLE` (`plan_environment` exports it then)."""
+    longest = math.floor(model.vllm_longest_as_written(max_model_len))
+    vllm = (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config, unless "
+            f"{'='.join(LONG_LENGTH_VARIABLE)} is set" if max_model_len > longest
+            else f"vLLM's rollout takes it, within the {longest} it derives from the model's config")
     return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
-            "provides: no YaRN written; vLLM's rollout refuses a max_model_len past what it derives from the model's "
-            "config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
+            f"provides: no YaRN written; {vllm}; check the model handles it")
 
 
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
@@ -489,7 +495,7 @@ def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
     yarn = Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: "
                               f"{yarn_caution(model)}")
-    own = Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model))
+    own = Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model, max_model_len))
     return ((yarn,) if model.yarn_beyond_validated(max_model_len) else ()) + (
         (own,) if model.beyond_native_on_own_scaling(max_model_len) else ())
 

@@ -3263,8 +3263,8 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     assert status == 0 and [caution.split(": ")[1] for caution in cautions] == ["llama", "long-a, long-b",
                                                                                  "long-a, long-b"]
     assert cautions[0] == ("caution: llama: beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling "
-                           "provides: no YaRN written; vLLM's rollout refuses a max_model_len past what it derives from "
-                           "the model's config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
+                           "provides: no YaRN written; vLLM's rollout refuses it, past the 131072 it derives from the "
+                           "model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
     assert cautions[1].startswith("caution: long-a, long-b: YaRN factor 7.1 at 290816 tokens: longer than YaRN is")
     # Past four jobs, the rest are counted.
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 6, gpus_per_node: 8}]\njobs:\n" + "".join(

@@ -163,7 +163,7 @@ def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
     yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
             if plan.rope_scaling_factor else "")
     if model.beyond_native_on_own_scaling(plan.max_model_len):
-        yarn = f" ({own_scaling_words(model)})"
+        yarn = f" ({own_scaling_words(model, plan.max_model_len)})"
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
         yarn += f" (at least: {CEILING_WORDS})"
     if (validated := plan.past_validated_length) is not None:
