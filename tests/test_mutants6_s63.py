@@ -119,10 +119,11 @@ def test_the_buy_note_beside_a_required_job_placed_names_the_job_more_nodes_may_
 
 def test_a_job_beyond_reach_in_one_pool_and_with_no_plan_at_all_in_another_gets_no_beyond_any_nodes_note(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    # On the h800 pool more nodes would not reach 300000 tokens (more_nodes_reach false); on the box nothing trains
+    # On the h800 pool more nodes would not reach 600000 tokens, even with the auto token budget (more_nodes_reach
+    # false; 300000 they reach with it); on the box nothing trains
     # Qwen3-32B at all, a reason more_nodes_reach does not weigh (null): the note needs false in every pool.
     instance = {"pools": [BOX, {"name": "h800", "gpu": "H800-80GB", "nodes": 1, "gpus_per_node": 8}],
-                "jobs": [{"name": "long", "model": "Qwen3-32B", "max_model_len": 300000}]}
+                "jobs": [{"name": "long", "model": "Qwen3-32B", "max_model_len": 600000}]}
     path = _fleet_file(instance, tmp_path)
     assert main(["cluster", str(path), "--json"]) == 1
     [unplaced] = json.loads(capsys.readouterr().out)["unplaced"]
@@ -211,7 +212,8 @@ def test_the_emit_dir_notes_name_the_commands_flag_and_the_apis_configs_its_keyw
     written = (tmp_path / "configs" / "long.yaml").read_text(encoding="utf-8")
     assert "(0.5 refuses them: --trinity-version 0.5 leaves them out)" in written
     [api] = solver.placement_configs(solver.place(path), path).values()
-    assert api == written.replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out')
+    assert api == written.replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out').replace(
+        "or plan --len 131072", "or plan max_model_len=131072")
 
 
 def test_no_plan_on_the_nodes_given_names_the_batch_and_the_rollout_among_the_limits_lifted(cli):
