@@ -143,8 +143,8 @@ def test_the_apply_lines_export_vllms_variable_past_llamas_native_context(cli):
     lines = text.splitlines()
     start = lines.index("export VLLM_ALLOW_LONG_MAX_MODEL_LEN=1") - 1
     assert lines[start:start + 4] == [
-        "# vLLM's rollout takes a max_model_len past the 131072 it derives from the model's config only with this, "
-        "before Ray starts:",
+        ("# vLLM's rollout takes a max_model_len past the 131072 it derives from the model's config only with this, "
+         "before Ray starts:"),
         "export VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
         "# before Ray starts:",
         "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
@@ -161,8 +161,8 @@ def test_the_apply_lines_export_vllms_variable_past_llamas_native_context(cli):
 
 
 @pytest.mark.parametrize(("length", "exported"), [("100k", False), ("160k", True)])
-def test_a_linear_scalings_export_starts_past_the_length_vllm_derives_not_the_native_one(cli, length: str,
-                                                                                          exported: bool):
+def test_a_linear_scalings_export_starts_past_the_length_vllm_derives_not_the_native_one(
+        cli, length: str, exported: bool):
     """linear-model: native 32768, its own linear scaling of factor 4, which vLLM multiplies: 131072."""
     query = ("--model-config", "docs/examples/linear-model", "--gpu", "h100", "--gpus", "8", "--len", length)
     status, text, _ = cli(*query)

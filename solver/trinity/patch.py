@@ -331,11 +331,12 @@ def _without_host_memory_note(text: str) -> str:
 def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None, indent: int,
                       host_ram_source: str) -> None:
     """With Offload, what the plan needs of a node's host memory and whether it was held to `host_ram_gb` (from
-    `host_ram_source`, as the note names it: ``--host-ram``, ``host_ram_gb``; `host_memory_comment`) as a comment on
-    its own line (at column `indent`) just above ``trainer.trainer_strategy``, which Offload sets, so that it reads as a note on the plan's Offload, not on that key, wrapped as the note above
-    ``max_model_len`` is (`_wrapped`); none in a flow-style ``trainer``, on one line. The note as an earlier --write
-    left it beside that key is removed (one on lines of its own is gone before the config is read:
-    `_without_host_memory_note`); a comment of the user's own there stays."""
+    `host_ram_source`, as the note names it: ``--host-ram``, ``host_ram_gb``; `host_memory_comment`) as a comment on its
+    own line (at column `indent`) just above ``trainer.trainer_strategy``, which Offload sets, so that it reads as a
+    note on the plan's Offload, not on that key, wrapped as the note above ``max_model_len`` is (`_wrapped`); none in a
+    flow-style ``trainer``, on one line. The note as an earlier --write left it beside that key is removed (one on lines
+    of its own is gone before the config is read: `_without_host_memory_note`); a comment of the user's own there
+    stays."""
     trainer = data.get("trainer")
     if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style() or "trainer_strategy" not in trainer:
         return
@@ -411,8 +412,8 @@ def _without_flags_note(text: str) -> tuple[str, bool]:
 def _note_trainer_flags(data: CommentedMap, indent: int, option_names: OptionNames) -> None:
     """The fragment's comment on Trinity 0.6's offload flags under ``trainer`` (`trinity_06_keys_comment`: Trinity 0.5
     refuses them, and ``--trinity-version 0.5`` leaves them out, `option_names`' words), as comment lines (at column
-    `indent`) just above the first of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow style holds no comment
-    line: the note on stderr says it)."""
+    `indent`) just above the first of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow
+    style holds no comment line: the note on stderr says it)."""
     trainer = data.get("trainer")
     if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style():
         return
@@ -505,14 +506,14 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
                 check: str | None, path: str, flags_noted: bool,
                 option_names: OptionNames) -> tuple[tuple[str, ...], bool]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
-    reads them), note what a plan that is not documented rests on and the command `check` that checks the written
-    config at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory
-    (`_note_host_memory`), and, for no Trinity release named, that 0.5 refuses the offload flags it puts under
-    ``trainer`` where they are not the config's own (`_note_trainer_flags`; `flags_noted`: an earlier --write's note
-    said so of those there), each at column `indent`, the config's mapping indentation, naming the options as
-    `option_names` do (`places`: where the scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5,
-    0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those
-    removed, dotted, and whether the note above ``model.max_model_len`` was due and could not go there."""
+    reads them), note what a plan that is not documented rests on and the command `check` that checks the written config
+    at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory (`_note_host_memory`), and, for
+    no Trinity release named, that 0.5 refuses the offload flags it puts under ``trainer`` where they are not the
+    config's own (`_note_trainer_flags`; `flags_noted`: an earlier --write's note said so of those there), each at
+    column `indent`, the config's mapping indentation, naming the options as `option_names` do (`places`: where the
+    scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity
+    0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return
+    those removed, dotted, and whether the note above ``model.max_model_len`` was due and could not go there."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
