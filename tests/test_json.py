@@ -229,8 +229,9 @@ def test_a_schema_starts_with_its_draft_and_the_command_as_its_title(command: st
 
 
 def _as_pydantic_writes_now(schema: Any) -> Any:
-    """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, and each text
-    ``{"const": C}`` given its ``"type": "string"``."""
+    """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, each text
+    ``{"const": C}`` given its ``"type": "string"``, and each object of any keys (``dict[str, Any]``) given its
+    ``"additionalProperties": true``, which pydantic 2.6 leaves out (JSON Schema's default: the same schema)."""
     if isinstance(schema, list):
         return [_as_pydantic_writes_now(item) for item in schema]
     if not isinstance(schema, dict):
@@ -240,6 +241,8 @@ def _as_pydantic_writes_now(schema: Any) -> Any:
         unwrapped |= unwrapped.pop("allOf")[0]
     if isinstance(unwrapped.get("const"), str):
         unwrapped.setdefault("type", "string")
+    if unwrapped.get("type") == "object" and not {"properties", "$ref"} & set(unwrapped):
+        unwrapped.setdefault("additionalProperties", True)
     return unwrapped
 
 
