@@ -638,7 +638,8 @@ def map_plans(
     *,
     gpu: GpuNames = None,
     by: Literal["model", "len"] = "model",
-    gpus_up_to: int = 8,
+    gpus_up_to: int | None = None,
+    budgets: list[int] | tuple[int, ...] | None = None,
     weights: Weights | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
@@ -654,7 +655,8 @@ def map_plans(
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
-    budgets 1 to `gpus_up_to`: by model, each of `model` (a name, or a list of them; default: those the GPU type's
+    budgets 1 to `gpus_up_to` (default 8), or those of `budgets` (a list or tuple, mapped in increasing order, each
+    once): by model, each of `model` (a name, or a list of them; default: those the GPU type's
     tables document, else those any tables document) with its longest plan at each budget; with ``by="len"``,
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
     own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions).
@@ -662,7 +664,13 @@ def map_plans(
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("catalog", catalog, Catalog | None),
-                ("gpus_up_to", gpus_up_to, int), ("option_names", option_names, OptionNames))
+                ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None),
+                ("option_names", option_names, OptionNames))
+    for index, budget in enumerate(budgets or ()):
+        check_types((f"budgets[{index}]", budget, int))
+    if budgets is not None and (gpus_up_to is not None or not budgets):
+        raise QueryError("--budgets: give one or more GPU counts (8, 16, 32), and not with --gpus-up-to, which maps "
+                         "the budgets 1 to N")
     names = [model] if isinstance(model, str) else list(model or ())
     if model is not None and not names:
         raise QueryError("model: an empty list names no model: give one or more names, or None for the models the "
@@ -673,7 +681,8 @@ def map_plans(
     for named in [*names, None]:  # the models first, then the GPU type, as `plan` checks them
         _check_named(catalog, named, gpu if named is None else None, gpu_lists=True)
     check_choice("by", by, ("model", "len"))
-    check_counts(("--gpus-up-to", gpus_up_to, MAX_ESTIMATED_GPUS))
+    check_counts(("--gpus-up-to", gpus_up_to, MAX_ESTIMATED_GPUS),
+                 *(("--budgets", budget, MAX_ESTIMATED_GPUS) for budget in budgets or ()))
     mapped = list(dict.fromkeys(catalog.model(name).name for name in names))
     if by == "len" and len(mapped) != 1:
         give = f"one to --model, not {len(mapped)}" if mapped else "--model M (or --model-config PATH)"
@@ -682,8 +691,8 @@ def map_plans(
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": weights, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names}
-    budgets = list(range(1, gpus_up_to + 1))
-    return tuple(gpu_map(catalog, gpu_name, mapped, budgets, by_length=by == "len", **options)
+    mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
+    return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", **options)
                  for gpu_name in gpu_names)
 
 

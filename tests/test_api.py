@@ -1812,7 +1812,7 @@ def test_the_map_and_memory_answer_functions_refuse_bad_arguments_as_the_others_
         (lambda: solver.map_plans("8B", by="length"), "by must be one of model, len, got 'length'"),
         (lambda: solver.map_plans("8B", gpus_up_to=65), "--gpus-up-to must be a whole number from 1 to 64, got 65"),
         (lambda: solver.map_plans("8B", gpus_up_to=2.0),
-         "gpus_up_to must be a whole number, got 2.0 (a float: pass 2)"),
+         "gpus_up_to must be a whole number or None, got 2.0 (a float: pass 2)"),
         (lambda: solver.map_plans({"8B"}), "model must be a str, a list, a tuple or None, got {'8B'}"),
         (lambda: solver.map_plans(["8B", 4]), "model[1] must be a str, got 4"),
         (lambda: solver.memory_answer("8B", "h100", 8, 4096, memory=5),

@@ -116,7 +116,8 @@ def test_a_terminal_too_narrow_for_the_maps_gets_a_note_but_not_with_json(cli, m
         width=40, force_terminal=True, file=screen, **PLAIN_TEXT))
     status, _, err = cli("map", "--gpu", "a100-80g", "--model", "4B")
     assert status == 0 and re.fullmatch(r"solve map: note: the maps need \d+ columns and the terminal has 40: widen "
-                                        r"it, pipe the output \(\| less -S\), or save it with --svg FILE\n", err)
+                                        r"it, pipe the output \(\| less -S\), map fewer budgets \(--budgets "
+                                        r"1,2,4,8\), or save it with --svg FILE\n", err)
     # JSON is not laid out in columns: no note.
     status, out, err = cli("map", "--gpu", "a100-80g", "--model", "4B", "--json")
     assert (status, err) == (0, "") and out.startswith("[")
@@ -386,14 +387,14 @@ def test_the_time_limit_of_a_maps_cells_is_the_users(cli, monkeypatch):
 
 
 def test_a_wide_map_shows_a_run_of_budgets_with_the_same_plans_as_one_column(cli):
-    # On nodes of 8, budgets of 9 to 15 GPUs allow what 8 do: one column; a map of 16 budgets keeps each.
+    # On nodes of 8, budgets of 9 to 15 GPUs allow what 8 do: one column; a map within one node keeps each.
     status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "64")
     header = next(line for line in out.splitlines() if line.startswith("┃ model"))
     assert status == 0 and "≤8-15 GPUs" in header and "≤9 GPU" not in header and "≤64 GPUs" in header
     assert "≤a-b: budgets a to b, the same plans" in out
-    status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "16")
+    status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "8")  # within a node: each
     header = next(line for line in out.splitlines() if line.startswith("┃ model"))
-    assert status == 0 and "≤9 GPUs" in header and "-" not in header.replace("─", "").replace("━", "")
+    assert status == 0 and "≤3 GPUs" in header and "-" not in header.replace("─", "").replace("━", "")
 
 
 def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_its_range():

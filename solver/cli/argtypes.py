@@ -52,6 +52,21 @@ def whole_number(least: int, most: int) -> Callable[[str], int]:
     return parse
 
 
+def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: whole numbers separated by commas (`example`), each as `whole_number` takes it; an empty
+    one (``8,``) is refused."""
+    each = whole_number(least, most)
+
+    def parse(text: str) -> tuple[int, ...]:
+        parts = text.split(",")
+        if not all(part.strip() for part in parts):
+            raise argparse.ArgumentTypeError(f"an empty number in {brief(text)}: give whole numbers from {least} to "
+                                             f"{most}, separated by commas ({example})")
+        return tuple(each(part) for part in parts)
+
+    return parse
+
+
 def comma_names(kind: str, example: str) -> Callable[[str], tuple[str, ...]]:
     """An argparse type: one name of a `kind` (``a GPU type``), or several separated by commas (`example`), each
     stripped; an empty one (``a100,``) is refused."""

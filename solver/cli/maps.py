@@ -9,7 +9,14 @@ import sys
 from rich.console import Console, Group
 
 from solver.api import map_plans
-from solver.cli.argtypes import gpu_names, output_path, path_argument, positive_seconds, whole_number
+from solver.cli.argtypes import (
+    gpu_names,
+    output_path,
+    path_argument,
+    positive_seconds,
+    whole_number,
+    whole_numbers,
+)
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
@@ -49,8 +56,12 @@ def build_map_parser() -> Parser:
     parser.add_argument("--model", metavar="M", help="only these models, comma-separated (32B,8B), or with --by "
                         "len the one mapped (needed there); default: those the GPU type's tables document, else "
                         "those any tables document")
-    parser.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS), default=8,
-                        help="GPU budgets 1 to N (default 8)")
+    budgets = parser.add_mutually_exclusive_group()
+    budgets.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS),
+                         help="GPU budgets 1 to N (default 8); past a node, budgets with the same plans share a column")
+    budgets.add_argument("--budgets", metavar="N,N...", type=whole_numbers(1, MAX_ESTIMATED_GPUS, "8,16,32"),
+                         help="only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
+                         "order), instead of 1 to --gpus-up-to N")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
     parser.add_argument("--json", action="store_true",
@@ -87,9 +98,10 @@ def run_map(args: argparse.Namespace) -> int:
     memory, weights = memory_model_option(args.memory_model), weights_option(args.weights)
     asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
         if args.model is not None else [added] if added else None
-    gpu_maps = map_plans(asked, gpu=args.gpu, by=args.by, gpus_up_to=args.gpus_up_to, weights=weights,
-                         estimate=args.estimate_mode, margin=args.margin, token_budget=args.token_budget or "default",
-                         host_ram_gb=args.host_ram, node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
+    gpu_maps = map_plans(asked, gpu=args.gpu, by=args.by, gpus_up_to=args.gpus_up_to, budgets=args.budgets,
+                         weights=weights, estimate=args.estimate_mode, margin=args.margin,
+                         token_budget=args.token_budget or "default", host_ram_gb=args.host_ram,
+                         node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
                          option_names=COMMAND_OPTIONS)
     limits = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
@@ -115,8 +127,11 @@ def run_map(args: argparse.Namespace) -> int:
     if not on_terminal(screen):
         screen = new_console(max(needed, screen.width))
     elif needed > screen.width and not args.json:
+        top = max(gpu_map.budget_gpus[-1] for gpu_map in gpu_maps)
+        doublings = [1 << power for power in range(top.bit_length()) if 1 << power < top] + [top]
+        fewer = "" if args.budgets else f" map fewer budgets (--budgets {','.join(map(str, doublings))}),"
         print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
-                   "pipe the output (| less -S), or save it with --svg FILE")
+                   f"pipe the output (| less -S),{fewer} or save it with --svg FILE")
         shown = views(narrow=True)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)

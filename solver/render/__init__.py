@@ -8,8 +8,8 @@ The package has a module per output: `tables` (``solve tables``), `schema` (the 
 into blocks on a narrow terminal) and `phrases` (words several views say). Each uses only those before it in this
 order: styles, layout, phrases, tables, schema, summary, ranking, verdict, answers, cluster, memory, maps. The names
 the other layers use are imported here (``from solver.render import answers_view``); the numbers a layout is tuned
-by (`layout`'s ``UNBOUNDED_WIDTH``, `cluster`'s ``UNPLACED_JOBS_WIDTH``, `maps`' ``WIDE_MAP_BUDGETS``) from their
-modules, where a patch takes effect.
+by (`layout`'s ``UNBOUNDED_WIDTH``, `cluster`'s ``UNPLACED_JOBS_WIDTH``) from their modules, where a patch takes
+effect.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from rich.text import Text
 from solver.render.phrases import YARN_MARK
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
 from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan, rocm_env_caution
-from solver.rules import host_ram_unchecked_words
+from solver.rules import NODE_GPUS, host_ram_unchecked_words
 from solver.tables import NO_SETTING, counted
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
@@ -25,22 +25,19 @@ LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "bl
 """Shades of the longest-context map, shortest to longest."""
 
 
-WIDE_MAP_BUDGETS = 16
-"""A map of more budgets than this shows a run of budgets that give every row the same plan as one column."""
-
-
-def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any],
-                  budgets: list[int]) -> list[tuple[int, int]]:
-    """The map's columns as (first, last) budgets: one per budget, or in a wide map (`WIDE_MAP_BUDGETS`), one per
-    run of budgets whose plans are the same in every row, bar the GPUs they leave (9 to 15 GPUs on nodes of 8
-    allow what 8 do)."""
+def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int],
+                  node_gpus: int) -> list[tuple[int, int]]:
+    """The map's columns as (first, last) budgets: one per budget, or in a map past one node of `node_gpus`, one
+    per run of consecutive budgets whose plans are the same in every row, bar the GPUs they leave (past a node, a
+    trainer takes whole nodes: 9 to 15 GPUs on nodes of 8 allow what 8 do)."""
     def plans(budget: int) -> list[Plan | None]:
         return [None if (plan := grid[row, budget]) is None else plan.model_copy(update={"unused_gpus": 0})
                 for row in rows]
 
     spans: list[tuple[int, int]] = []
     for budget in budgets:
-        if spans and len(budgets) > WIDE_MAP_BUDGETS and plans(budget) == plans(spans[-1][0]):
+        if (spans and budgets[-1] > node_gpus and budget == spans[-1][1] + 1
+                and plans(budget) == plans(spans[-1][0])):
             spans[-1] = (spans[-1][0], budget)
         else:
             spans.append((budget, budget))
@@ -105,7 +102,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     view = Table()
     view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
                     min_width=max(len(str(row)) for row in rows))
-    spans = _budget_spans(grid, rows, budgets)
+    spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS)
     budgets = [first for first, _ in spans]
     for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
         span = f"≤{first}{'' if last == first else f'-{last}'}"  # kept whole: a narrow column wraps before GPUs
