@@ -188,6 +188,7 @@ def plan(
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
+    total_gpus: int | None = None,
     train_batch_size: int | None = None,
     trinity_version: str | None = None,
     memory: MemoryModel | None = None,
@@ -210,7 +211,8 @@ def plan(
     without it, a plan whose ranks are not a power of two is cautioned; with it and ``trinity_version="0.5"``, a plan
     whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
     (as `make_query`'s). `node_gpus`: the GPUs per node (None: 8); a refusal's nearest plan keeps to a size given, and
-    where it has none says so, while for the default 8 it may name one on nodes of 16. Raises
+    where it has none says so, while for the default 8 it may name one on nodes of 16. `total_gpus` (with
+    `rollout_gpus`, in place of `budget_gpus`): the GPUs in all, the trainer's budget what the rollout leaves. Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
     the call ends (`answer_query`'s). `option_names`: how the answers' reasons and cautions name the options they point
@@ -224,7 +226,8 @@ def plan(
                        max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
                        host_ram_gb=host_ram_gb,
-                       node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
+                       node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
+                       time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        option_names=option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
@@ -824,6 +827,7 @@ def config_query(
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
+    total_gpus: int | None = None,
     node_source: str | None = None,
     host_ram_source: str | None = None,
     train_batch_size: int | None = None,
@@ -835,11 +839,14 @@ def config_query(
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch and, where it lowers its own token budget,
     ``auto``. The keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does
-    (`budget_gpus` frees the count; `exact` pins any budget, and ``exact=False`` frees the config's); the sources
-    default to where the config's values came from."""
+    (`budget_gpus` frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is
+    given; `exact` pins any budget, and ``exact=False`` frees the config's); the sources default to where the config's
+    values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None))  # read before make_query checks the rest
-    from_config = budget_gpus is None and config.trainer_gpus is not None
+    from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
+    if rollout_gpus is None and total_gpus is not None:  # the GPUs in all are split with the config's rollout
+        rollout_gpus = config.rollout_gpus
     asked = max_model_len if max_model_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None
     own_batch = train_batch_size is None and config.train_batch_size is not None
@@ -857,6 +864,7 @@ def config_query(
         host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
+        total_gpus=total_gpus,
         node_source=node_source if node_source is not None else NODE_SIZE_KEY if own_nodes else None,
         host_ram_source=host_ram_source,
         train_batch_size=config.train_batch_size if own_batch else train_batch_size,

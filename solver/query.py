@@ -22,6 +22,7 @@ from solver.rules import (
     host_ram_words,
     least_token_budget,
     option_names_of,
+    rollout_layout,
     sp_degrees,
     sp_degrees_within,
     sp_layout_violation,
@@ -184,6 +185,9 @@ class Query(Frozen):
         "pool of so many nodes); false: the planner's, whose node count is open"))
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
+    total_gpus: int | None = Field(default=None, gt=0, description=(
+        "the trainer's and the rollout's GPUs together (--total-gpus), whose rollout_gpus the trainer's budget_gpus "
+        "leaves; null where the budget is the trainer's alone"))
     train_batch_size: int | None = Field(default=None, gt=0, le=MAX_TRAIN_BATCH, description=(
         "experiences per training step (Trinity's buffer.train_batch_size, by default batch_size x repeat_times): "
         "the trainer's data-parallel ranks (GPUs / SP) must divide it; null: not checked"))
@@ -225,14 +229,32 @@ class Query(Frozen):
 
     @property
     def within_budget(self) -> str:
-        """The budget in words: ``within 6 GPUs``, or ``on exactly 6 GPUs`` with `exact`."""
+        """The budget in words: ``within 6 GPUs``, or ``on exactly 6 GPUs`` with `exact`; with `total_gpus`, ``within
+        16 GPUs in all (8 for the rollout)``, or ``on exactly 8 GPUs (16 in all, 8 for the rollout)``."""
         gpus = counted(self.budget_gpus, "GPU")
-        return f"on exactly {gpus}" if self.exact else f"within {gpus}"
+        if self.total_gpus is None:
+            return f"on exactly {gpus}" if self.exact else f"within {gpus}"
+        rollout = f"{self.rollout_gpus} for the rollout"  # the split: the trainer's budget is what the rollout leaves
+        if self.exact:
+            return f"on exactly {gpus} ({self.total_gpus} in all, {rollout})"
+        return f"within {self.total_gpus} GPUs in all ({rollout})"
+
+    def budget_option(self, gpus: int) -> str:
+        """The option that gives a trainer of `gpus` GPUs, as the caller writes it: ``--gpus 8``, or with `total_gpus`
+        the GPUs in all that it and its rollout's layout take, ``--total-gpus 16`` (8 and a rollout of 4 on nodes of 8
+        take two nodes)."""
+        names = self.option_names
+        if self.total_gpus is None or self.rollout_gpus is None:
+            return names.valued(names.budget, gpus)
+        layout = rollout_layout(gpus, self.rollout_gpus, self.node_gpus)
+        return names.valued(names.total_gpus, gpus + (layout[1] if layout is not None else self.rollout_gpus))
 
     @property
     def fewest_gpus_scope(self) -> str:
         """The GPU counts --minimize gpus chooses from, in words: ``any count up to 64`` (no --gpus), or
-        ``budget 6``."""
+        ``budget 6``, or with `total_gpus` ``budget 8 of 16 in all, 8 for the rollout``."""
+        if self.total_gpus is not None:
+            return f"budget {self.budget_gpus} of {self.total_gpus} in all, {self.rollout_gpus} for the rollout"
         return f"any count up to {self.budget_gpus}" if self.open_budget else f"budget {self.budget_gpus}"
 
     @property
@@ -626,6 +648,7 @@ def make_query(
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
+    total_gpus: int | None = None,
     node_source: str | None = None,
     host_ram_source: str | None = None,
     train_batch_size: int | None = None,
@@ -649,6 +672,8 @@ def make_query(
     after them. With `train_batch_size` (experiences per step; messages say it came from `train_batch_source`),
     the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5 too (or a 0.5 release, ``0.5.2``: as
     `trinity_release` reads it), a plan whose GPUs do not divide it says that Trinity 0.5.0 and 0.5.1 refuse it.
+    `total_gpus` (in place of `budget_gpus`, with `rollout_gpus`) counts the trainer's and the rollout's GPUs together:
+    the trainer's budget is what the rollout leaves of them (`total_budget`).
     """
     check_types(("option_names", option_names, OptionNames))
     node_source = node_source if node_source is not None else option_names.node_gpus
@@ -662,7 +687,8 @@ def make_query(
                 ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
                 ("exact_source", exact_source, str),
-                ("rollout_gpus", rollout_gpus, int | None), ("train_batch_size", train_batch_size, int | None),
+                ("rollout_gpus", rollout_gpus, int | None), ("total_gpus", total_gpus, int | None),
+                ("train_batch_size", train_batch_size, int | None),
                 ("train_batch_source", train_batch_source, str))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
@@ -679,10 +705,12 @@ def make_query(
                  ("--train-batch-size", train_batch_size, MAX_TRAIN_BATCH))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {brief(rollout_gpus)}")
-    _check_objective(objective, budget_gpus, max_model_len, exact)
-    check_host_ram(host_ram_gb)
     node_gpus_given = node_gpus is not None
     node_gpus = node_gpus if node_gpus is not None else NODE_GPUS
+    if total_gpus is not None:
+        budget_gpus = total_budget(total_gpus, budget_gpus, rollout_gpus, node_gpus, node_source, option_names)
+    _check_objective(objective, budget_gpus, max_model_len, exact)
+    check_host_ram(host_ram_gb)
     if sp is not None:
         check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
@@ -692,8 +720,39 @@ def make_query(
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
+                 total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
                  option_names=option_names)
+
+
+def total_budget(total_gpus: int, budget_gpus: int | None, rollout_gpus: int | None, node_gpus: int,
+                 node_source: str, option_names: OptionNames) -> int:
+    """The trainer's GPU budget within `total_gpus` GPUs in all: what `rollout_gpus` leave of them. `QueryError`
+    where `budget_gpus` is given too, no `rollout_gpus` are, they leave the trainer none, or `total_gpus` past one
+    node of `node_gpus` (from `node_source`) is no whole number of nodes (Trinity's cluster is nodes of
+    ``gpu_per_node``). On whole nodes, a trainer within the budget has a `solver.rules.rollout_layout` with the
+    rollout on at most `total_gpus`, and every such layout's trainer is within the budget: the budget is the
+    model's constraint (`solver.model.add_budget`), the layout its node rule's."""
+    total = option_names.valued(option_names.total_gpus, total_gpus)
+    check_counts((option_names.total_gpus, total_gpus, MAX_GPUS))
+    if budget_gpus is not None:
+        raise QueryError(f"{option_names.total_gpus} counts the trainer's and the rollout's GPUs together, "
+                         f"{option_names.budget} the trainer's alone: give one of them")
+    if rollout_gpus is None:
+        rollout = option_names.valued(option_names.rollout_gpus, "R")
+        budget = option_names.valued(option_names.budget, "N")
+        raise QueryError(f"{total} counts the trainer's and the rollout's GPUs together: say how many of them the "
+                         f"rollout takes, {rollout} (0: it runs elsewhere), or give the trainer's budget alone, "
+                         f"{budget}")
+    if rollout_gpus >= total_gpus:
+        raise QueryError(f"{option_names.valued(option_names.rollout_gpus, rollout_gpus)} leaves the trainer none of "
+                         f"{total}: give the rollout fewer than {total_gpus}")
+    if total_gpus > node_gpus and total_gpus % node_gpus:
+        fewer, more = total_gpus // node_gpus * node_gpus, -(-total_gpus // node_gpus) * node_gpus
+        raise QueryError(f"{total} is no whole number of nodes of {node_gpus} ({node_source}), and a trainer and "
+                         f"rollout past one node take whole nodes: give {fewer} or {more}, or the GPUs of your nodes "
+                         f"with {option_names.valued(option_names.node_gpus, 'G')}")
+    return total_gpus - rollout_gpus
 
 
 def asked_gpus(catalog: Catalog, gpu: GpuNames) -> tuple[str, ...]:

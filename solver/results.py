@@ -983,6 +983,9 @@ class Answer(_Timed):
         "divide; null where none was given"))
     rollout_gpus: int | None = Field(default=None, ge=0, description=(
         "the query's --rollout-gpus; null where none was given"))
+    total_gpus: int | None = Field(default=None, ge=1, description=(
+        "the query's --total-gpus, the trainer's and the rollout's GPUs together, of which budget_gpus is what "
+        "rollout_gpus leave; null where none was given (budget_gpus is then the trainer's alone)"))
     node_gpus: int = Field(default=NODE_GPUS, ge=1, description="the query's GPUs per node (--node-gpus)")
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description=(
         "the query's host memory per node (--host-ram, GiB), which the plans' host memory fits in; null where none "

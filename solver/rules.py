@@ -515,6 +515,8 @@ class OptionNames(NamedTuple):
     """The option that gives the length, tokens."""
     budget: str
     """The option that gives the trainer GPUs' budget."""
+    total_gpus: str
+    """The option that gives the trainer's and the rollout's GPUs together."""
     planner: str
     """How a plan is asked for with some options (``{}`` where they go)."""
     minimize_nodes: str
@@ -552,14 +554,15 @@ COMMAND_OPTIONS = OptionNames(
     host_ram="--host-ram", trinity_05="--trinity-version 0.5", node_gpus="--node-gpus", rollout_gpus="--rollout-gpus",
     train_batch="--train-batch-size", exact="--exact", token_budget_auto="--token-budget auto",
     no_estimate="--no-estimate", estimate_only="--estimate", time_limit="--time-limit", write="--write",
-    length="--len", budget="--gpus", planner="solve {}", minimize_nodes="--minimize nodes", buy="--buy",
-    keywords=False)
+    length="--len", budget="--gpus", total_gpus="--total-gpus", planner="solve {}",
+    minimize_nodes="--minimize nodes", buy="--buy", keywords=False)
 API_OPTIONS = OptionNames(
     host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
     no_estimate='estimate="never"', estimate_only='estimate="only"', time_limit="time_limit_s",
     write="solver.trinity.patch_trinity_config", length="max_model_len", budget="budget_gpus",
-    planner="solver.plan({})", minimize_nodes='minimize="nodes"', buy="solver.buy_nodes", keywords=True)
+    total_gpus="total_gpus", planner="solver.plan({})", minimize_nodes='minimize="nodes"', buy="solver.buy_nodes",
+    keywords=True)
 
 
 def option_names_of(source: str) -> OptionNames | None:

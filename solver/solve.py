@@ -440,7 +440,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         return answer
     estimated = nearest.plan
     other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
-    gpus = f" and take {query.option_names.valued(query.option_names.budget, estimated.gpus)}" if other_count else ""
+    gpus = f" and take {query.budget_option(estimated.gpus)}" if other_count else ""
     return answer.model_copy(update={"reason": (
         f"{answer.reason}; {nearest.nodes_words(query, answer.limits_named)}{estimated_plan_words(estimated)}"
         f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
@@ -665,6 +665,7 @@ def _answer(
         pins=query.pins,
         train_batch_size=query.train_batch_size,
         rollout_gpus=query.rollout_gpus,
+        total_gpus=query.total_gpus,
         node_gpus=query.node_gpus,
         host_ram_gb=query.host_ram_gb,
         margin=margin,

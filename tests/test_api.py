@@ -1144,10 +1144,13 @@ def test_config_query_passes_each_keyword_given_to_make_query_as_it_is():
              "weights": solver.load_weights().model_copy(update={"env": 0.5}), "time_limit_s": 5.0, "workers": 2,
              "seed": 7, "estimate": "only", "memory": solver.load_memory_model().model_copy(update={"margin": 0.05}),
              "margin": 0.1, "token_budget": "auto", "host_ram_gb": 512.0, "node_gpus": 4, "rollout_gpus": 0,
-             "node_source": "my nodes", "host_ram_source": "my host", "train_batch_size": 64,
+             "total_gpus": None, "node_source": "my nodes", "host_ram_source": "my host", "train_batch_size": 64,
              "train_batch_source": "my batch", "trinity_version": "0.5", "option_names": API_OPTIONS}
     assert set(given) == set(signature(solver.make_query).parameters) - {"catalog"}
     assert config_query(CATALOG, CONFIG, **given) == solver.make_query(CATALOG, **given)
+    in_all = {**given, "budget_gpus": None, "total_gpus": 8, "rollout_gpus": 4}  # in place of the trainer's budget
+    assert config_query(CATALOG, CONFIG, **in_all) == solver.make_query(CATALOG, **in_all)
+    assert solver.make_query(CATALOG, **in_all).budget_gpus == 4
 
 
 def test_config_query_sources_name_the_config_where_its_values_come_from_else_the_flag():

@@ -84,7 +84,8 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     assert [a["gpu"] for a in answers] == ["A100-80GB", "H20-96GB"]
     for answer in answers:
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
-                                "pins", "train_batch_size", "rollout_gpus", "node_gpus", "host_ram_gb", "margin",
+                                "pins", "train_batch_size", "rollout_gpus", "total_gpus", "node_gpus", "host_ram_gb",
+                                "margin",
                                 "token_budget", "memory_model_source", "status", "reason", "reason_code", "plans",
                                 "apply", "rollout_kept"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
@@ -292,7 +293,7 @@ def test_the_help_examples_run_as_their_words_say(cli, monkeypatch: pytest.Monke
         ("solve --model 8B --gpu h100 --gpus 8 --len 64k", "the cheapest plan for 64k tokens on 8 H100s"),
         ("solve --model 8B --gpu h100 --gpus 8 --maximize len", "the longest context within 8 H100s"),
         ("solve --model 32B --gpu h100 --len 32k --minimize gpus", "will Qwen3-32B fit: the fewest H100s for it"),
-        ("solve --model 8B --gpu h100 --gpus 6 --rollout-gpus 2 --len 32k --emit trinity",
+        ("solve --model 8B --gpu h100 --total-gpus 8 --rollout-gpus 2 --len 32k --emit trinity",
          "8 H100s in all, 2 of them for the rollout: the plan as a Trinity config fragment"),
     ]
     titles = []
@@ -3145,7 +3146,8 @@ def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):
     # Someone with 8 GPUs in all reads --gpus as their total: the help says it is the trainer's, and its default.
     monkeypatch.setenv("COLUMNS", "300")  # one line per option: argparse wraps at hyphens too
-    said = ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
+    said = ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
+            "--total-gpus counts them); "
             "default: the largest count of the GPU types' tables (6 for the A100 and H20), else 8, one budget for "
             "every GPU type answered; with --minimize gpus, any count up to 64\n")
     assert said in cli("--help")[1]

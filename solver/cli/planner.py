@@ -88,7 +88,7 @@ def build_parser() -> Parser:
         "  solve --model 8B --gpu h100 --gpus 8 --len 64k          the cheapest plan for 64k tokens on 8 H100s\n"
         "  solve --model 8B --gpu h100 --gpus 8 --maximize len     the longest context within 8 H100s\n"
         "  solve --model 32B --gpu h100 --len 32k --minimize gpus  will Qwen3-32B fit: the fewest H100s for it\n"
-        "  solve --model 8B --gpu h100 --gpus 6 --rollout-gpus 2 --len 32k --emit trinity\n"
+        "  solve --model 8B --gpu h100 --total-gpus 8 --rollout-gpus 2 --len 32k --emit trinity\n"
         "                      8 H100s in all, 2 of them for the rollout: the plan as a Trinity config fragment\n"
         "\n"
         "An answer's cost is a relative step time: it counts the trainer GPUs and the settings, not a GPU type's "
@@ -113,10 +113,14 @@ def build_parser() -> Parser:
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100,h200): an answer for "
                         "each, in that order (a GPU type named twice, once); default: each one with tables")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
-                        help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
+                        help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
+                        "--total-gpus counts them); "
                         "default: the largest count of the GPU types' tables (6 for the A100 and H20), else "
                         f"{NODE_GPUS}, one budget for every GPU type answered; with --minimize gpus, any count up to "
                         f"{MAX_ESTIMATED_GPUS}")
+    parser.add_argument("--total-gpus", metavar="T", type=whole_number(1, MAX_GPUS),
+                        help="the GPUs you have in all, trainer and rollout together, on whole nodes past one "
+                        "(--node-gpus): with --rollout-gpus R, the trainer's budget is T - R (in place of --gpus)")
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
     goal = parser.add_mutually_exclusive_group()
@@ -177,6 +181,9 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
     if args.write and not args.from_config:
         raise QueryError("--write patches the config of --from-config FILE: give it, or write the plan's keys to a "
                          "new file with --out FILE")
+    if args.write and args.total_gpus is not None:
+        raise QueryError("--write keeps the config's cluster, which gives the trainer's and the rollout's GPUs: drop "
+                         "--total-gpus (or write a fragment with its own cluster with --out FILE)")
     if args.check and not args.from_config:
         raise QueryError("--check judges the config of --from-config FILE")
     if args.trinity_version and not (args.emit or args.out or args.write or args.json or args.from_config):
@@ -255,7 +262,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
              "offload": args.offload, "top": args.top, "weights": weights_option(args.weights),
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode,
              "memory": memory_model_option(args.memory_model), "margin": args.margin,
-             "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus,
+             "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus, "total_gpus": args.total_gpus,
              "train_batch_size": args.train_batch_size,
              "trinity_version": args.trinity_version}  # --model-config describes the model
 

@@ -232,7 +232,13 @@ def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int) -> str | None
     return (f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
             f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_label}): "
-            f"--gpus {fewer.gpus}")
+            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus)}")
+
+
+def _budget_flag(answer: Answer, gpus: int, rollout_gpus: int | None) -> str:
+    """The flag that gives a trainer of `gpus` GPUs with `rollout_gpus` beside it: ``--gpus 4``, or where the answer
+    counts the GPUs in all, ``--total-gpus 8``."""
+    return f"--gpus {gpus}" if answer.total_gpus is None else f"--total-gpus {gpus + (rollout_gpus or 0)}"
 
 
 def _trade_words(other: Plan, plan: Plan) -> str:
