@@ -838,7 +838,7 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     status, out, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
                            "--sp", "2")
     assert (status, err) == (1, "") and " ".join(out.split()).startswith(
-        "Qwen2.5-7B-Instruct (7.62B parameters) on 8 x H100-80GB (79.6 GiB), SP=2, 65536 tokens (65536 per GPU), "
+        "Qwen2.5-7B-Instruct (7.6B parameters) on 8 x H100-80GB (79.6 GiB), SP=2, 65536 tokens (65536 per GPU), "
         "margin 0.01 ")
     assert "\ndoes not fit: " in out
 
