@@ -350,10 +350,12 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet) -> None:
     names = [job.name for job in fleet.jobs]
     if not required:
         raise QueryError(f"--required names no job: name one or more of the fleet's jobs ({named_jobs(names)})")
+    by_case = {job.casefold(): job for job in names}  # no two differ only in case (`load_fleet`)
     for name in required:
         if name not in names:
-            raise QueryError(f"--required {shown_value(name)}: no job of the fleet is named so; its jobs: "
-                             f"{named_jobs(names)}")
+            meant = by_case.get(name.casefold()) if isinstance(name, str) else None
+            raise QueryError(f"--required {shown_value(name)}: no job of the fleet is named so; "
+                             f"{f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
 
 
 def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int, memory: MemoryModel | None,

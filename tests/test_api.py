@@ -1642,7 +1642,7 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
                                   "trinity.yaml", {})
     shown = io.StringIO()
     Console(file=shown, width=300).print(answers_view(judged, from_config, CATALOG))
-    assert ("it needs 30.6 GiB of host memory per node while the model loads, more than the node's RAM of 30 GiB;"
+    assert ("It needs 30.6 GiB of host memory per node while the model loads, more than the node's RAM of 30 GiB."
             ) in " ".join(shown.getvalue().split())
     # The way forward names more of it, not "without the node's RAM", after the reason named it among its limits.
     assert ("trains with 30 GiB of host memory per node (the node's RAM) and a train batch of 768"
@@ -1653,7 +1653,7 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
 def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
     # Qwen3-8B at 65536 tokens on 4 A100s, SP=4 without Env at 16384 tokens per GPU by hand: it trains by estimate.
     # The best plan is Env + SP=4 at 25600; given as Env + Offload + SP=4 at that cost instead, the verdict names the
-    # setting (not Env alone) and the token budget, and says "costs more", not "a little more".
+    # setting (not Env alone) and the token budget, and says it costs more; given on 2 GPUs, it names the counts.
     text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.6, "
             "original_max_position_embeddings: 40960}}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "explorer: {rollout_model: {engine_num: 4}}\ntrainer: {ulysses_sequence_parallel_size: 4, "
@@ -1666,10 +1666,15 @@ def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
     offloaded = answer.model_copy(update={"plans": (best.model_copy(update={"offload": True}),)})
     shown = io.StringIO()
     Console(file=shown, width=300).print(answers_view((offloaded,), query, CATALOG))
-    assert ("; the best plan below costs more (0.3282 against 0.325): it differs in its setting, Env + Offload + SP=4 "
-            "against SP=4 (estimates keep Env on; --no-env estimates without it), and in "
-            "max_token_len_per_gpu, 25600 against 16384 (fewer micro-batches, which the cost does not count)"
+    assert ("). The planner did not rank these settings: its estimates keep Env on (--no-env estimates without it). "
+            "The plan below runs Env + Offload + SP=4, not SP=4, and costs more (0.3282 against 0.325). Its "
+            "max_token_len_per_gpu is 25600, not 16384 (fewer micro-batches, which the cost does not count). "
             ) in " ".join(shown.getvalue().split())
+    on_fewer = answer.model_copy(update={"plans": (best.model_copy(update={"gpus": 2}),)})
+    shown = io.StringIO()
+    Console(file=shown, width=300).print(answers_view((on_fewer,), query, CATALOG))
+    assert "The plan below runs Env + SP=4 on 2 GPUs, not SP=4 on 4, and costs more (" in " ".join(
+        shown.getvalue().split())
 
 
 def test_a_verdict_marks_the_lines_that_refuse_by_their_codes_and_json_without_codes_none():

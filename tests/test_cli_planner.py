@@ -3216,7 +3216,8 @@ def test_a_plan_whose_table_refutes_it_without_offload_says_why_on_more_gpus(cli
     out = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env", "--sp", "1", "--no-offload",
               "--exact", "--estimate")[1]
     assert ("and it ran out with Offload too, which holds as much per GPU on 8 GPUs as on 1 (the states are on the "
-            "CPU), and without Offload more); the table, a measurement, decides: drop --estimate to plan with it"
+            "CPU), and without Offload each GPU holds more); the table, a measurement, decides: drop --estimate to "
+            "plan with it"
             ) in " ".join(out.split())
     offloaded = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env", "--sp", "1",
                     "--offload", "--exact", "--estimate")[1]

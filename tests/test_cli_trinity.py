@@ -560,10 +560,11 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     # The cell is at a shorter length than the config's: the verdict says why it holds at the config's too.
     assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's " \
            "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of " \
-           "memory there, and at 32768 tokens each GPU holds more; the best plan follows" in " ".join(out.split())
+           "memory there. At 32768 tokens each GPU holds more than at 16384. The best plan follows." in " ".join(
+               out.split())
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--len", "16384")
-    assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there; the best plan "
-            "follows") in " ".join(out.split())
+    assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there. The best plan "
+            "follows.") in " ".join(out.split())
 
 
 def test_a_configs_setting_without_offload_is_refuted_by_a_fewer_gpu_tables_offload_failure(
@@ -578,8 +579,9 @@ def test_a_configs_setting_without_offload_is_refuted_by_a_fewer_gpu_tables_offl
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     assert status == 0 and ("t.yaml runs Env on 8 trainer GPUs at 30720 tokens (Env on, read from this shell's "
                             "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 1 GPU says '-' at 32768, so Env ran out "
-                            "of memory there, and it ran out with Offload too, which holds as much per GPU on 8 GPUs "
-                            "as on 1 (the states are on the CPU), and without Offload more; the best plan follows"
+                            "of memory there. It ran out with Offload too, which holds as much per GPU on 8 GPUs "
+                            "as on 1 (the states are on the CPU); without Offload each GPU holds more. The best plan "
+                            "follows."
                             ) in " ".join(out.split())
 
 
@@ -600,14 +602,14 @@ def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Pa
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert status == 0 and ("trinity.yaml runs SP=3 on 6 trainer GPUs at 32768 tokens (Env off, read from this "
                             "shell's PYTORCH_CUDA_ALLOC_CONF): it breaks a rule: Qwen3-8B: SP=3 does not divide its "
-                            "32 attention heads; the best plan follows") in " ".join(out.split())
+                            "32 attention heads. The best plan follows.") in " ".join(out.split())
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
     assert json.loads(out)[0]["current"]["broken_rule"] == "SP=4 does not divide 6 GPUs"
     monkeypatch.setenv("MAX_MODEL_LEN", "200000")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
-    assert status == 1 and "nor does any plan (the reason follows)" in " ".join(out.split())
+    assert status == 1 and "No plan trains either (the reason follows)." in " ".join(out.split())
 
 
 def test_from_config_plans_for_the_configs_train_batch(cli, user_config: Path):
@@ -660,8 +662,8 @@ def test_a_cell_at_a_shorter_length_is_not_said_to_hold_less_against_a_configs_o
         "  use_dynamic_bsz: true\n", "  use_dynamic_bsz: true\n  max_token_len_per_gpu: 40960\n")
     user_config.write_text(text, encoding="utf-8")
     out = " ".join(cli("--from-config", str(user_config), "--gpu", "a100")[1].split())
-    assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there; the best plan "
-            "follows") in out and "each GPU holds more" not in out
+    assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there. The best plan "
+            "follows.") in out and "each GPU holds more" not in out
 
 
 def test_write_refuses_a_node_size_other_than_the_configs(cli, user_config: Path, tmp_path: Path):
@@ -2147,7 +2149,7 @@ def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_
     verdict = " ".join(out.split()).split(" runs ", 1)[1]  # what the environment's Env says, then the verdict
     assert verdict.startswith("SP=2 on 6 trainer GPUs at 131072 tokens (Env ")
     assert verdict.split("): ", 1)[1].startswith(
-        "nothing in the tables says it trains; nor does any plan (the reason follows) no plan:")
+        "nothing in the tables says it trains. No plan trains either (the reason follows). no plan:")
 
 
 def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_costs_more(
@@ -2170,15 +2172,16 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     said = " ".join(out.split())
     assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's " \
         "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: " in said
-    assert ("; the best plan below costs a little more (0.6565 against 0.65): it differs in Env, which estimates keep "
-            "on (--no-env estimates without it) but:") in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
+    assert ("). The planner did not rank these settings: its estimates keep Env on (--no-env estimates without it). "
+            "The plan below adds Env: its cost is higher (0.6565 against 0.65) by Env's ranking weight alone, not "
+            "step time. but:") in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
-    assert status == 0 and "costs a little more" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
+    assert status == 0 and "did not rank these settings" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
     # The longest context's plan is longer, and costs more for its length: Env is no reason, and none is given.
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--maximize", "len")
     said = " ".join(out.split())
-    assert status == 0 and "costs a little more" not in said and "max_model_len 112640" in said
+    assert status == 0 and "did not rank these settings" not in said and "max_model_len 112640" in said
 
 
 def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
@@ -2198,9 +2201,10 @@ def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
     assert status == 0 and (
         "trinity.yaml runs SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's "
         "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: the memory model predicts 61.1 GiB per GPU, 10.2 GiB to "
-        "spare); the best plan below costs a little more (0.3282 against 0.325): it differs in Env, which estimates "
-        "keep on (--no-env estimates without it), and in max_token_len_per_gpu, 25600 against 16384 (fewer "
-        "micro-batches, which the cost does not count) but:") in said
+        "spare). The planner did not rank these settings: its estimates keep Env on (--no-env estimates without "
+        "it). The plan below adds Env: its cost is higher (0.3282 against 0.325) by Env's ranking weight alone, not "
+        "step time. Its max_token_len_per_gpu is 25600, not 16384 (fewer micro-batches, which the cost does not "
+        "count). but:") in said
     assert "plan Env + SP=4 on 4 of 4 GPUs" in said and "max_token_len_per_gpu = 25600" in said
 
 
@@ -2217,7 +2221,7 @@ def test_settings_with_env_that_train_by_estimate_get_no_word_on_env(cli, tmp_pa
     said = " ".join(out.split())
     assert status == 0 and ("trinity.yaml runs Env + SP=2 on 4 trainer GPUs at 16384 tokens (Env on, read from "
                             "this shell's PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: ") in said
-    assert "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said and "costs a little more" not in said
+    assert "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said and "did not rank these settings" not in said
 
 
 def _long_qwen25_config(tmp_path: Path, trainer: str) -> Path:
@@ -2278,14 +2282,14 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     assert round(need, 2) == 311.28 and current["host_memory_needed"] == 311.3  # rounded up to a tenth
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
     assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
-            "--host-ram 64 GiB;") in " ".join(out.split())
+            "--host-ram 64 GiB.") in " ".join(out.split())
     # Without Offload the start-up load is checked too; where a table says the GPUs run out of memory, that comes
     # first (more host memory would not make it train).
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "30")
-    assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there, and at 32768 "
-            "tokens each GPU holds more; and it needs 30.6 GiB of host memory per node while the model loads, more "
-            "than --host-ram 30 GiB;") in " ".join(out.split())
+    assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there. At 32768 "
+            "tokens each GPU holds more than at 24576. It needs 30.6 GiB of host memory per node while the model "
+            "loads, more than --host-ram 30 GiB.") in " ".join(out.split())
     # A config a table documents is refused for its host memory alone (Qwen3-4B ties its embeddings: every rank
     # loads it, 15 GiB each).
     documented = tmp_path / "documented.yaml"
@@ -2303,8 +2307,8 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     current = json.loads(out)[0]["current"]
     assert (status, current["predicted"], current["host_memory_needed"]) == (1, [419.2, 125.1], 30.6)
     _, out, _ = cli("--from-config", str(long), "--gpu", "h200", "--host-ram", "10")
-    assert ("(the memory model predicts 419.2 GiB per GPU, of 125.1 usable); and it needs 30.6 GiB of host memory per "
-            "node while the model loads, more than --host-ram 10 GiB;") in " ".join(out.split())
+    assert ("(the memory model predicts 419.2 GiB per GPU, of 125.1 usable). It needs 30.6 GiB of host memory per "
+            "node while the model loads, more than --host-ram 10 GiB.") in " ".join(out.split())
 
 
 @pytest.mark.parametrize("value", ["0", "n", "${oc.env:DYNAMIC,true}"])
@@ -2384,8 +2388,8 @@ def test_from_config_names_a_table_for_more_gpus_that_says_its_settings_ran_out(
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
     assert status == 0 and ("trinity.yaml runs Env + Offload + SP=2 on 4 trainer GPUs at 65536 tokens (Env on, read "
                             "from this shell's PYTORCH_CUDA_ALLOC_CONF): the H20-96GB table for 6 GPUs says '-' at "
-                            "71680, so Env + Offload + SP=2 ran out of memory there, and on 4 GPUs each holds more; "
-                            "the best plan follows"
+                            "71680, so Env + Offload + SP=2 ran out of memory there. On 4 GPUs each holds more. "
+                            "The best plan follows."
                             ) in " ".join(out.split())
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
     current = json.loads(out)[0]["current"]
@@ -2850,7 +2854,7 @@ def test_a_config_whose_sp_does_not_divide_its_trainer_gpus_hears_it_once(cli, t
                       "trainer:\n  ulysses_sequence_parallel_size: 2\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     assert status == 0 and " ".join(out.split()).count("does not divide") == 1, out
-    assert "it breaks a rule: SP=2 does not divide 3 GPUs; the best plan follows" in " ".join(out.split())
+    assert "it breaks a rule: SP=2 does not divide 3 GPUs. The best plan follows." in " ".join(out.split())
 
 
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
@@ -2863,7 +2867,7 @@ def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli,
     monkeypatch.setattr(solver.cli.planner, "answer_query", out_of_time)
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     status, out, _ = cli("--from-config", str(example), "--gpu", "h20")
-    assert status == 1 and "and no plan was found within the time limit" in " ".join(out.split())
+    assert status == 1 and "No plan was found within the time limit." in " ".join(out.split())
     assert "nor does any plan" not in out
 
 
@@ -3026,7 +3030,7 @@ def test_trinity_05_batch_the_trainer_gpus_do_not_divide_is_said_without_refusin
         "0.5.0 or 0.5.1, make it a multiple of 6")
     assert current["config_problems"] == ([said] if codes else [])
     _, out, _ = cli(*flags)
-    assert (f"{RUNS_16K[0]}it trains ({RUNS_16K[1]}) but: {said}" in " ".join(out.split())) is bool(codes)
+    assert (f"{RUNS_16K[0]}it trains ({RUNS_16K[1]}). but: {said}" in " ".join(out.split())) is bool(codes)
     assert cli(*flags, "--check")[0] == 0
 
 
@@ -3206,22 +3210,22 @@ FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read
     (PPO_HEAD + MODEL_8K, "expandable_segments:True",
      ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's "
       "PYTORCH_CUDA_ALLOC_CONF): it trains (inferred: the A100-80GB table for 6\nGPUs says 'vanilla' at 8192, and this "
-      f"plan includes that setting)\n  but: {CRITIC_LINES[0]}       {CRITIC_LINES[1]}")),
+      f"plan includes that setting).\n  but: {CRITIC_LINES[0]}       {CRITIC_LINES[1]}")),
     # Some refuse: the refusing line is marked refused:, which the verdict names; the others stay but:.
     (PPO_HEAD + OVER_8K, "expandable_segments:True",
-     (f"{FITS_8K}(the refused: line below says why)\n{OVER_LINE}  but:     {CRITIC_LINES[0]}           "
+     (f"{FITS_8K}(the refused: line below says why).\n{OVER_LINE}  but:     {CRITIC_LINES[0]}           "
       f"{CRITIC_LINES[1]}")),
     # All refuse.
     (REFUSING_HEAD + OVER_8K + CONFIG_PATH, "expandable_segments:True",
-     (f"{FITS_8K}(the refused: lines below say why)\n{OVER_LINE}"
+     (f"{FITS_8K}(the refused: lines below say why).\n{OVER_LINE}"
       "  refused: trainer.trainer_config_path is deprecated, and trainer.trainer_config is empty: Trinity 0.5 "
       "refuses the config; move its settings under\n           trainer.trainer_config\n")),
     # The settings do not train, and the config would not load had they the memory: the verdict says both.
     (REFUSING_HEAD + OVER_8K.replace("8192", "32768"), "",
      ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
       "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env'\nat 16384, so vanilla ran out of memory "
-      "there, and at 32768 tokens each GPU holds more; and the config as written is refused too (the refused: line "
-      "below says\nwhy); the best plan follows\n"
+      "there. At 32768 tokens each GPU holds more than at 16384. The config as written is refused too (the refused: "
+      "line below\nsays why). The best plan follows.\n"
       "  refused: model.max_prompt_tokens 4096 + model.max_response_tokens 32768 = 36864, above model.max_model_len "
       "32768, which Trinity refuses to load: lower them,\n"
       "           or plan for 36864 tokens or more (--len 36864)\n")),
@@ -3258,7 +3262,7 @@ def test_a_problem_that_refuses_nothing_keeps_it_trains(
     current = json.loads(out)[0]["current"]
     assert (status, current["trains"], current["refused"], current["config_problem_codes"]) == (0, True, False, [code])
     _, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", *flags)
-    assert f"trinity.yaml {RUNS_8K[0]}it trains ({RUNS_8K[1]}) but: " in " ".join(out.split())
+    assert f"trinity.yaml {RUNS_8K[0]}it trains ({RUNS_8K[1]}). but: " in " ".join(out.split())
     assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check")[0] == 0
 
 

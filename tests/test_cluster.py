@@ -1393,8 +1393,9 @@ def test_pools_written_as_a_mapping_are_told_to_be_a_list(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text("pools:\n  a100: {gpu: a100, nodes: 1, gpus_per_node: 8}\njobs: [{name: j, model: 4B, "
                     "max_model_len: 8192}]\n", encoding="utf-8")
-    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: pools: must be a list, got {{'a100': "
-                                                "{'gpu': 'a100', 'gpus_per_node': 8, 'nodes': 1}}\n")
+    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: pools: must be a list, got a mapping "
+                                                "(keys: a100): list each as an item with its name, '- name: a100', "
+                                                "its fields under it\n")
 
 
 def test_names_are_printed_as_they_are_not_as_markup(cli, tmp_path: Path):

@@ -507,7 +507,7 @@ def test_a_config_of_a_kind_whose_counts_are_unchecked_is_planned_with_a_caution
     assert status == 0 and json.loads(out)["cautions"] == [caution]
     assert json.loads(out)["model_parameters_b"] == 12.248  # its count, the title's too: to check against the card
     _, out, _ = cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768")
-    assert out.startswith("my-model (12.25B parameters) on 8 x H100-80GB (79.6 GiB), vanilla, 32768 tokens")
+    assert out.startswith("my-model (12.2B parameters) on 8 x H100-80GB (79.6 GiB), vanilla, 32768 tokens")
     status, out, _ = cli("memory", "--model-config", str(HF_CONFIGS / "Mistral-Nemo-Base-2407.json"), "--gpu", "h100",
                          "--gpus", "8", "--len", "32768", "--env", "--sp", "2", "--json")
     assert status == 0 and json.loads(out)["cautions"] == []  # a mistral config: its kind is checked
@@ -814,7 +814,7 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     spare = float(re.search(r"^fits: ([\d.]+) GiB to spare of the usable memory ", out, re.MULTILINE)[1])
     assert abs(spare - (usable - total)) <= 0.01
     # ceil(2 x 102400 / 4) = 51200 tokens per GPU; the setting as asked, its SP degree too.
-    assert " ".join(out.split()).startswith("Qwen3-4B (4.02B parameters) on 4 x A100-80GB (80.0 GiB), Env + Offload + "
+    assert " ".join(out.split()).startswith("Qwen3-4B (4.0B parameters) on 4 x A100-80GB (80.0 GiB), Env + Offload + "
                                             "SP=4, 102400 tokens (51200 per GPU), margin 0.01 ")
     status, out, _ = cli("memory", "--model", "14B", "--gpu", "4090", "--gpus", "1", "--len", "32k", "--json")
     result = json.loads(out)
@@ -838,7 +838,7 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     status, out, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
                            "--sp", "2")
     assert (status, err) == (1, "") and " ".join(out.split()).startswith(
-        "Qwen2.5-7B-Instruct (7.62B parameters) on 8 x H100-80GB (79.6 GiB), SP=2, 65536 tokens (65536 per GPU), "
+        "Qwen2.5-7B-Instruct (7.6B parameters) on 8 x H100-80GB (79.6 GiB), SP=2, 65536 tokens (65536 per GPU), "
         "margin 0.01 ")
     assert "\ndoes not fit: " in out
 
@@ -2449,8 +2449,8 @@ def test_solve_memorys_tables_line_says_a_fewer_gpu_offload_failure_holds_withou
     status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env",
                          "--sp", "1")
     assert status == 1 and ("ran out of memory there, and it ran out with Offload too, which holds as much per GPU "
-                            "on 8 GPUs as on 1 (the states are on the CPU), and without Offload more); where the "
-                            "memory model disagrees, the table, a measurement, decides") in " ".join(
+                            "on 8 GPUs as on 1 (the states are on the CPU), and without Offload each GPU holds more); "
+                            "where the memory model disagrees, the table, a measurement, decides") in " ".join(
         out.split())
 
 
@@ -2664,7 +2664,8 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
     status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "100k", "--env")
     assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and it ran out with Offload too, which "
                             "holds as much per GPU on 8 GPUs as on 1 (the states are on the CPU), and without Offload "
-                            "more), and they decide: they let it train up to 28672") in " ".join(out.split())
+                            "each GPU holds more), and they decide: they let it train up to 28672"
+                            ) in " ".join(out.split())
     # Where no table speaks (the H200, with more memory than any GPU type with tables), nothing more is said.
     changed = [*flags[:4], "h200", *flags[5:]]
     status, out, _ = cli(*changed)
@@ -3058,10 +3059,10 @@ def test_solve_memory_gives_a_mixture_of_experts_active_parameters_beside_its_to
     # layers, 3 x 2048 x 768 parameters each. A dense model's are all its parameters, and its title says nothing more.
     flags = ("--gpu", "h20", "--gpus", "8", "--len", "32768", "--sp", "4", "--env")
     status, out, _ = cli("memory", "--model", "30B-A3B", *flags)
-    assert status == 0 and out.startswith("Qwen3-30B-A3B (30.50B parameters, 3.32B active) on 8 x H20-96GB (95.6 GiB)")
+    assert status == 0 and out.startswith("Qwen3-30B-A3B (30.5B parameters, 3.3B active) on 8 x H20-96GB (95.6 GiB)")
     asked = json.loads(cli("memory", "--model", "30B-A3B", *flags, "--json")[1])
     assert asked["model_active_parameters_b"] == round(30.5 - 48 * 120 * 3 * 2048 * 768 / 1e9, 3) == 3.321
-    assert cli("memory", "--model", "8B", *flags)[1].startswith("Qwen3-8B (8.19B parameters) on 8 x H20-96GB")
+    assert cli("memory", "--model", "8B", *flags)[1].startswith("Qwen3-8B (8.2B parameters) on 8 x H20-96GB")
     assert json.loads(cli("memory", "--model", "8B", *flags, "--json")[1])["model_active_parameters_b"] == 8.191
 
 

@@ -47,9 +47,10 @@ def test_a_refused_config_that_fits_by_a_no_env_estimate_still_says_why_the_best
     assert status == 0 and (
         "trinity.yaml runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's "
         "PYTORCH_CUDA_ALLOC_CONF): it fits in memory (estimated: the memory model predicts 59.5 GiB per GPU, 25.6 GiB "
-        "to spare), but the config as written is refused (the refused: line below says why); the best plan below "
-        "costs a little more (0.6565 against 0.65): it differs in Env, which estimates keep on (--no-env estimates "
-        "without it) refused: model.max_prompt_tokens 4096 + model.max_response_tokens 65536 = 69632, above "
+        "to spare), but the config as written is refused (the refused: line below says why). The planner did not "
+        "rank these settings: its estimates keep Env on (--no-env estimates without it). The plan below adds Env: "
+        "its cost is higher (0.6565 against 0.65) by Env's ranking weight alone, not step time. refused: "
+        "model.max_prompt_tokens 4096 + model.max_response_tokens 65536 = 69632, above "
         "model.max_model_len 65536") in said
 
 

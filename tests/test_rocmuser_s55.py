@@ -40,7 +40,7 @@ def test_on_an_amd_gpu_env_is_read_from_the_hip_variable_where_the_cuda_one_is_n
     assert status == 0
     assert (RUNS.format(setting="Env + SP=2", env="on", variable="PYTORCH_HIP_ALLOC_CONF")
             + "nothing in the tables and the memory model's estimates says it trains (the memory model predicts "
-              "242.0 GiB per GPU, of 176.5 usable); the best plan follows") in verdict(out)
+              "242.0 GiB per GPU, of 176.5 usable). The best plan follows.") in verdict(out)
 
 
 NEW_NAME = ("but: {variable} turns Env on, and PyTorch takes Env from it only from 2.10 on (before 2.10 Env is off): "

@@ -21,6 +21,7 @@ from solver.tables import (
     brief,
     cut,
     mib_as_gb_hint,
+    millions_of_tokens_note,
     read_host_ram,
 )
 
@@ -183,8 +184,9 @@ def token_count(text: str) -> int:
     thousands = stripped[-1:] in ("k", "K")
     match = WHOLE_NUMBER.fullmatch(stripped[:-1] if thousands else stripped)
     if match is None or match[0] != match[0].strip():  # no space before the k
+        millions = millions_of_tokens_note(text)
         raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024 tokens): 32768 or 32k, got "
-                                         f"{brief(text)}")
+                                         f"{brief(text)}{f' ({millions})' if millions else ''}")
     value = _within(match, 1, MAX_TOKENS, 1024 if thousands else 1)
     if value is None:
         raise argparse.ArgumentTypeError(f"must be a whole number of tokens from 1 to {MAX_TOKENS}, got "

@@ -91,8 +91,8 @@ def run_memory(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(memory_json(result) + "\n")
     else:
-        active = f", {model.active_parameters_b:.2f}B active" if model.moe is not None else ""
-        label = (f"{model.name} ({model.parameters_b:.2f}B parameters{active}) on {args.gpus} x {gpu.name} "
+        active = f", {model.active_parameters_b:.1f}B active" if model.moe is not None else ""
+        label = (f"{model.name} ({model.parameters_b:.1f}B parameters{active}) on {args.gpus} x {gpu.name} "
                  f"({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {result.margin:g}"

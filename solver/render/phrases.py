@@ -32,12 +32,18 @@ def tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int, offload:
 
 def fewer(cell: SourceCell, gpus: int, offload: bool) -> str:
     """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too,
-    in words ("" for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs,
+    as clauses to follow the cell's words (``, and ...``; "" for the count's own table): `fewer_reasons`."""
+    return "".join(f", and {reason}" for reason in fewer_reasons(cell, gpus, offload))
+
+
+def fewer_reasons(cell: SourceCell, gpus: int, offload: bool) -> tuple[str, ...]:
+    """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too, one
+    clause each (none for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs,
     whose cell says the setting with Offload ran out of memory) each holds as much, and without `offload` more."""
     if cell.gpus == gpus:
-        return ""
+        return ()
     if cell.gpus > gpus:
-        return f", and on {counted(gpus, 'GPU')} each holds more"
+        return (f"on {counted(gpus, 'GPU')} each holds more",)
     as_much = f"as much per GPU on {gpus} GPUs as on {cell.gpus} (the states are on the CPU)"
-    return (f", and with Offload it holds {as_much}" if offload else
-            f", and it ran out with Offload too, which holds {as_much}, and without Offload more")
+    return ((f"with Offload it holds {as_much}",) if offload else
+            (f"it ran out with Offload too, which holds {as_much}", "without Offload each GPU holds more"))

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.query import REFUSED_CONFIG_CODES, Query
-from solver.render.phrases import fewer
+from solver.render.phrases import fewer_reasons
 from solver.results import Answer, CurrentSettings, host_need_words
 from solver.tables import Setting, counted
 
@@ -24,7 +24,7 @@ def current_view(answer: Answer, current: CurrentSettings, query: Query) -> Grou
 
 def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: bool) -> Text:
     """Whether a config's own settings train, and why not (a broken rule, a cell that ran out of memory, the host
-    memory, or nothing that vouches), in words; yellow where they do not, or do with `problems`."""
+    memory, or nothing that vouches), in short sentences; yellow where they do not, or do with `problems`."""
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")
@@ -36,28 +36,36 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
         evidence = current.plan.evidence_text(answer.gpu, answer.model)
         if current.refused:
             return Text(f"{said}it fits in memory ({evidence}), but the config as written is refused "
-                        f"({_refusing_lines(current)}){_dearer(answer, current)}", style="yellow")
-        return Text(f"{said}it trains ({evidence}){_dearer(answer, current)}", style="yellow" if problems else "green")
+                        f"({_refusing_lines(current)}).{_dearer(answer, current)}", style="yellow")
+        return Text(f"{said}it trains ({evidence}).{_dearer(answer, current)}",
+                    style="yellow" if problems else "green")
     cell = current.out_of_memory
-    host = "" if current.host_memory_needed is None else (
+    host = [] if current.host_memory_needed is None else [(
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than "
-        f"{query.host_ram_bound_words}")
+        f"{query.host_ram_bound_words}")]
     if current.broken_rule:
-        verdict = f"it breaks a rule: {current.broken_rule}"
+        verdict = [f"it breaks a rule: {current.broken_rule}", *host]
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
-        longer = (f", and at {current.max_model_len} tokens each GPU holds more" if
+        fewer = "; ".join(fewer_reasons(cell, current.gpus, current.offload))
+        longer = (f"at {current.max_model_len} tokens each GPU holds more than at {cell.max_model_len}" if
                   cell.max_model_len < current.max_model_len and current.max_token_len_per_gpu is None else "")
-        verdict = (f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there"
-                   f"{fewer(cell, current.gpus, current.offload)}{longer}{'; and ' + host if host else ''}")
+        verdict = [f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there",
+                   *filter(None, (fewer, longer)), *host]
     elif host and not _short_of_gpu_memory(current):
         verdict = host
     else:
-        verdict = (f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
-                   f"{'; and ' + host if host else ''}")
-    follows = ("the best plan follows" if answer.plans else "and no plan was found within the time limit"
-               if answer.status == "unknown" else "nor does any plan (the reason follows)")
-    refused = f"; and the config as written is refused too ({_refusing_lines(current)})" if current.refused else ""
-    return Text(f"{said}{verdict}{refused}; {follows}", style="yellow")
+        verdict = [f"nothing in {query.evidence_sources} says it trains{_predicted(current)}", *host]
+    refused = [f"the config as written is refused too ({_refusing_lines(current)})"] if current.refused else []
+    follows = ("the best plan follows" if answer.plans else "no plan was found within the time limit"
+               if answer.status == "unknown" else "no plan trains either (the reason follows)")
+    sentences = [*verdict, *refused, follows]
+    return Text(said + " ".join(_sentence(words, first=not i) for i, words in enumerate(sentences)), style="yellow")
+
+
+def _sentence(words: str, first: bool = False) -> str:
+    """`words` as a sentence of the verdict: with a capital and a full stop (the `first` goes on after the colon of
+    what the config runs, so it keeps its case)."""
+    return f"{words if first else words[:1].upper() + words[1:]}."
 
 
 def _refusing(current: CurrentSettings) -> list[bool]:
@@ -76,24 +84,28 @@ def _refusing_lines(current: CurrentSettings) -> str:
 
 def _dearer(answer: Answer, current: CurrentSettings) -> str:
     """Where a config's own settings train by estimate without Env and the best plan, at the same length, costs more:
-    why it is the best, in words, naming what differs ("" otherwise: a longer plan's cost is its length's). Estimates
-    keep Env on unless --no-env (`estimates_setting`), so the config's were no candidate; Env's cost is a tie-break. A
-    token budget that differs too (the config's own lowered one; the plan's, the most that fits) the cost does not
-    count."""
+    why that plan ranks first and what differs, in sentences after a space ("" otherwise: a longer plan's cost is
+    its length's). Estimates keep Env on unless --no-env (`estimates_setting`), so the config's were no candidate;
+    where the plan differs in Env alone, Env's ranking weight is all its cost adds. A token budget that
+    differs too (the config's own lowered one; the plan's, the most that fits) the cost does not count."""
     own, best = current.plan, answer.plans[0] if answer.plans else None
     if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
             or best.max_model_len != own.max_model_len):
         return ""
-    beyond_env = (best.offload, best.sp) != (own.offload, own.sp)
-    differs = [f"in its setting, {best.setting.label} against {own.setting.label}" + (
-        " (estimates keep Env on; --no-env estimates without it)" if best.env else "")] if beyond_env else [
-        "in Env, which estimates keep on (--no-env estimates without it)"] if best.env else []
+    costs = f"{best.cost:.4g} against {own.cost:.4g}"
+    if (best.offload, best.sp, best.gpus) != (own.offload, own.sp, own.gpus):
+        runs = (f"{best.setting.label}, not {own.setting.label}" if best.gpus == own.gpus else
+                f"{best.setting.label} on {counted(best.gpus, 'GPU')}, not {own.setting.label} on {own.gpus}")
+        differs = f"The plan below runs {runs}, and costs more ({costs})."
+    else:  # Env alone (the cost does not count the token budget)
+        differs = f"The plan below adds Env: its cost is higher ({costs}) by Env's ranking weight alone, not step time."
+    said = [("The planner did not rank these settings: its estimates keep Env on (--no-env estimates without "
+             "it)."), differs]
     if best.max_token_len_per_gpu != own.max_token_len_per_gpu:
         fewer = "fewer" if best.max_token_len_per_gpu > own.max_token_len_per_gpu else "more"
-        differs.append(f"in max_token_len_per_gpu, {best.max_token_len_per_gpu} against {own.max_token_len_per_gpu} "
-                       f"({fewer} micro-batches, which the cost does not count)")
-    return (f"; the best plan below costs {'more' if beyond_env else 'a little more'} ({best.cost:.4g} against "
-            f"{own.cost:.4g}): it differs {', and '.join(differs)}")
+        said.append(f"Its max_token_len_per_gpu is {best.max_token_len_per_gpu}, not {own.max_token_len_per_gpu} "
+                    f"({fewer} micro-batches, which the cost does not count).")
+    return "".join(f" {sentence}" for sentence in said)
 
 
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:

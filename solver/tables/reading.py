@@ -36,7 +36,10 @@ from solver.tables.text import (
     brief,
     check_types,
     counted,
+    cut,
     first_repeated,
+    millions_of_tokens_note,
+    named_jobs,
     normalise,
     smi_name_form,
     thousands_of_tokens,
@@ -359,6 +362,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
     elif first["type"] == "missing":
         problem = f"missing field {location[-1]!r}{_fields_note(_fields_at(schema, tuple(first['loc'][:-1])))}"
         location = location[:-1]
+    elif (listed := _mapping_for_a_list(first, schema)) is not None:
+        problem = listed
     elif first["type"] in _PLAIN_PROBLEMS:
         refused = _Refused(first["type"], first["input"], location, raw, recheck)
         problem = f"{_plain_problem(first)}, got {brief(first['input'])}{_hint(refused)}"
@@ -366,6 +371,19 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
         problem = _own_words(first)
     where = _describe_location(raw, location)
     return f"{path}: {where + ': ' if where else ''}{problem}{_more_problems(raw, first, errors)}"
+
+
+def _mapping_for_a_list(error: Any, schema: type[BaseModel]) -> str | None:
+    """A mapping given where a list is asked (``pools: {h100: {...}}``), in words: its keys, not Python's repr, and,
+    where the list's items are mappings with a name, how to list them (``- name: h100``); None for another error."""
+    given = error["input"]
+    if error["type"] not in ("list_type", "tuple_type") or not isinstance(given, dict):
+        return None
+    keys = [cut(str(key)) for key in given]
+    named = "name" in _fields_at(schema, tuple(error["loc"]))
+    how = f": list each as an item with its name, '- name: {keys[0]}', its fields under it" if named and keys else ""
+    of = f" (keys: {named_jobs(keys, 'key')})" if keys else ""
+    return f"must be a list, got a mapping{of}{how}"
 
 
 def _innermost(errors: list[Any]) -> list[Any]:
@@ -596,7 +614,8 @@ def _job_length_in_neither_form(refused: _Refused) -> str | None:
     """A job's length (a whole-number field that takes ``32k`` too) in neither form it takes (``32kb``)."""
     if not (refused.whole and refused.broken_bound("32k") is None):
         return None
-    return " (tokens, or thousands of 1024 as --len takes them: 32768 or 32k)"
+    millions = millions_of_tokens_note(refused.value)
+    return f" (tokens, or thousands of 1024 as --len takes them: 32768 or 32k{f'; {millions}' if millions else ''})"
 
 
 def _priority_as_word(refused: _Refused) -> str | None:

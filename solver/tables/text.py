@@ -10,6 +10,7 @@ import reprlib
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence, Sized
 from collections.abc import Set as AbstractSet
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, TypeVar, get_args
 
@@ -249,6 +250,20 @@ def thousands_of_tokens(value: Any) -> Any:
     """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
     match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
     return int(match[1]) * 1024 if match else value
+
+
+def millions_of_tokens_note(value: Any) -> str | None:
+    """For a length in millions (``1m``, ``0.5M``), which no length takes (1M is 1000000 tokens to some tools, 1048576
+    to others): why, and the same length in thousands of 1024 where it is whole (``1024k is 1048576 tokens``); None
+    for any other value."""
+    match = re.fullmatch(r"\s*(\d{1,6}(?:\.\d{1,6})?|\.\d{1,6})\s*[mM]\s*", value) if (
+        isinstance(value, str) and value.isascii()) else None
+    if match is None:
+        return None
+    thousands = Decimal(match[1]) * 1024
+    written = (f"{int(thousands)}k is {int(thousands) * 1024} tokens" if thousands == thousands.to_integral_value()
+               else "give the tokens")
+    return f"M is not taken, 1M being 1000000 tokens to some tools and 1048576 to others: {written}"
 
 
 def check_types(*values: tuple[str, object, Any]) -> None:
