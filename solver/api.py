@@ -287,8 +287,8 @@ def place(
     fleet, catalog, release = _checked_fleet(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
-        trinity_version=trinity_version, widen=widen, minimize=minimize)
-    fleet = _with_required(fleet, required)
+        trinity_version=trinity_version, widen=widen, minimize=minimize, option_names=option_names)
+    fleet = _with_required(fleet, required, option_names)
     result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                         workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
                         token_budget=token_budget, widen=widen, trinity_version=release, option_names=option_names)
@@ -320,60 +320,63 @@ def buy_nodes(
     for a bad cluster file."""
     from solver.cluster import buy
 
+    check_types(("option_names", option_names, OptionNames))
     fleet, catalog, release = _checked_fleet(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
-        trinity_version=trinity_version)
-    check_types(("option_names", option_names, OptionNames))
-    fleet = _with_required(fleet, required)
+        trinity_version=trinity_version, option_names=option_names)
+    fleet = _with_required(fleet, required, option_names)
     result = buy(fleet, catalog, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
                  progress=progress, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget,
                  trinity_version=release, option_names=option_names)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
-def _with_required(fleet: Fleet, required: Sequence[str] | None) -> Fleet:
+def _with_required(fleet: Fleet, required: Sequence[str] | None, option_names: OptionNames) -> Fleet:
     """`fleet` with the jobs `required` names marked ``required`` too (`_check_required`'s `QueryError` for bad
     names)."""
-    _check_required(required, fleet)
+    _check_required(required, fleet, option_names)
     if required is None:
         return fleet
     return fleet.model_copy(update={"jobs": tuple(job.model_copy(update={"required": True}) if job.name in required
                                                   else job for job in fleet.jobs)})
 
 
-def _check_required(required: Sequence[str] | None, fleet: Fleet) -> None:
-    """`QueryError` unless `required` is None or a list or tuple of names of `fleet`'s jobs, one at least."""
+def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: OptionNames) -> None:
+    """`QueryError` unless `required` is None or a list or tuple of names of `fleet`'s jobs, one at least (naming the
+    option as `option_names` do)."""
     check_types(("required", required, list | tuple | None))
     if required is None:
         return
     names = [job.name for job in fleet.jobs]
     if not required:
-        raise QueryError(f"--required names no job: name one or more of the fleet's jobs ({named_jobs(names)})")
+        raise QueryError(f"{option_names.required} names no job: name one or more of the fleet's jobs "
+                         f"({named_jobs(names)})")
     by_case = {job.casefold(): job for job in names}  # no two differ only in case (`load_fleet`)
     for name in required:
         if name not in names:
             meant = by_case.get(name.casefold()) if isinstance(name, str) else None
-            raise QueryError(f"--required {shown_value(name)}: no job of the fleet is named so; "
-                             f"{f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
+            raise QueryError(f"{option_names.valued(option_names.required, shown_value(name))}: no job of the fleet "
+                             f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
 
 
 def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int, memory: MemoryModel | None,
                    margin: float | None, catalog: Catalog | None, progress: Progress | None, estimate: EstimateMode,
                    token_budget: TokenBudgetMode, time_limit_s: float, seed: int,
-                   trinity_version: str | None, widen: bool = True,
+                   trinity_version: str | None, option_names: OptionNames, widen: bool = True,
                    minimize: Literal["nodes"] | None = None) -> tuple[Fleet, Catalog, TrinityVersion | None]:
-    """`place`'s and `buy_nodes`' options checked (`QueryError`), in one order for both (`widen` and `minimize` are
-    `place`'s alone), and the fleet to place with its catalogue (the shipped one where None), names as the catalogue
-    gives them (`TableError` for a bad cluster file), and the Trinity release (`trinity_release`'s)."""
+    """`place`'s and `buy_nodes`' options checked (`QueryError`, naming them as `option_names` do), in one order for
+    both (`widen` and `minimize` are `place`'s alone), and the fleet to place with its catalogue (the shipped one
+    where None), names as the catalogue gives them (`TableError` for a bad cluster file), and the Trinity release
+    (`trinity_release`'s)."""
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
                 ("progress", progress, Callable | None), ("widen", widen, bool))
-    check_margin(margin)
+    check_margin(margin, option_names)
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
-    check_token_budget(token_budget, estimate)
-    check_counts(("--workers", workers, MAX_WORKERS))
+    check_token_budget(token_budget, estimate, option_names)
+    check_counts((option_names.named("workers"), workers, MAX_WORKERS))
     check_time_limit(time_limit_s)
     check_seed(seed)
     release = trinity_release("trinity_version", trinity_version)
@@ -574,13 +577,14 @@ def estimate_memory(
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu)
     memory = memory if memory is not None else load_memory_model()
-    margin = resolve_margin(memory, margin, catalog.gpu(gpu).memory_gib)
-    check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
-                 ("--node-gpus", node_gpus, MAX_GPUS))
-    check_host_ram(host_ram_gb)
+    margin = resolve_margin(memory, margin, catalog.gpu(gpu).memory_gib, option_names)
+    names = option_names
+    check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
+                 (names.named("sp"), sp, MAX_GPUS), (names.node_gpus, node_gpus, MAX_GPUS))
+    check_host_ram(host_ram_gb, names)
     resolved = catalog.model(model)
-    _check_trainer_layout(resolved, gpus, sp, node_gpus)
-    budget = _checked_token_budget(max_model_len, sp, max_token_len_per_gpu)
+    _check_trainer_layout(resolved, gpus, sp, node_gpus, names)
+    budget = _checked_token_budget(max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
                        budget)
@@ -686,12 +690,12 @@ def map_plans(
     for named in [*names, None]:  # the models first, then the GPU type, as `plan` checks them
         _check_named(catalog, named, gpu if named is None else None, gpu_lists=True)
     check_choice("by", by, ("model", "len"))
-    check_counts(("--gpus-up-to", gpus_up_to, MAX_ESTIMATED_GPUS),
-                 *(("--budgets", budget, MAX_ESTIMATED_GPUS) for budget in budgets or ()))
+    check_counts((option_names.gpus_up_to, gpus_up_to, MAX_ESTIMATED_GPUS),
+                 *((option_names.budgets, budget, MAX_ESTIMATED_GPUS) for budget in budgets or ()))
     mapped = list(dict.fromkeys(catalog.model(name).name for name in names))
     if by == "len" and len(mapped) != 1:
-        give = f"one to --model, not {len(mapped)}" if mapped else "--model M (or --model-config PATH)"
-        raise QueryError(f"--by len maps one model: give {give}")
+        give = f"one to {option_names.named('model')}, not {len(mapped)}" if mapped else option_names.one_model
+        raise QueryError(f"{option_names.map_by_len} maps one model: give {give}")
     gpu_names = asked_gpus(catalog, gpu)
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": weights, "estimate": estimate,
@@ -701,15 +705,17 @@ def map_plans(
                  for gpu_name in gpu_names)
 
 
-def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> None:
+def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int, option_names: OptionNames) -> None:
     """`QueryError` where `gpus` span nodes of `node_gpus` but are not whole nodes, or where `model`'s heads, the GPU
-    count or the node size rule out SP degree `sp` (naming the degrees allowed)."""
-    spread = whole_nodes_violation(gpus, node_gpus)
+    count or the node size rule out SP degree `sp` (naming the degrees allowed, and the options as `option_names`
+    do)."""
+    spread = whole_nodes_violation(gpus, node_gpus, option_names.node_gpus)
     if spread:
         below = gpus // node_gpus * node_gpus
-        raise QueryError(f"--gpus {gpus} is not allowed: {spread} (the counts allowed: 1 to {node_gpus}, then whole "
-                         f"nodes: {below} and {below + node_gpus} are the nearest)")
-    check_sp(model, sp, gpus, None, node_gpus)
+        raise QueryError(f"{option_names.valued(option_names.named('gpus'), gpus)} is not allowed: {spread} (the "
+                         f"counts allowed: 1 to {node_gpus}, then whole nodes: {below} and {below + node_gpus} are the "
+                         "nearest)")
+    check_sp(model, sp, gpus, None, node_gpus, option_names.node_gpus, option_names)
 
 
 class _TablesSaid(NamedTuple):
@@ -777,18 +783,22 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
     return calibration(catalog, read, with_tables=with_tables)
 
 
-def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:
+def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None,
+                          names: OptionNames) -> int:
     """The tokens per GPU of a breakdown: `max_token_len_per_gpu` where given, else Trinity's default; `QueryError`
-    where it holds no sequence of `max_model_len` tokens, or is more than `MAX_TOKENS`."""
+    (naming the options as `names` do) where it holds no sequence of `max_model_len` tokens, or is more than
+    `MAX_TOKENS`."""
     budget = token_budget(max_model_len, sp) if max_token_len_per_gpu is None else max_token_len_per_gpu
     if budget < least_token_budget(max_model_len, sp):
-        raise QueryError(f"--token-budget {budget} holds no sequence of {max_model_len} tokens with SP={sp}: it must "
-                         f"be at least ceil({max_model_len} / {sp}) = {least_token_budget(max_model_len, sp)}")
+        raise QueryError(f"{names.valued(names.tokens_per_gpu, budget)} holds no sequence of {max_model_len} tokens "
+                         f"with SP={sp}: it must be at least ceil({max_model_len} / {sp}) = "
+                         f"{least_token_budget(max_model_len, sp)}")
     if max_token_len_per_gpu is None and budget > MAX_TOKENS:  # the default of a length past half the cap, SP 1
-        raise QueryError(f"--len {max_model_len} with --sp {sp} makes Trinity's default token budget, ceil(2 x "
-                         f"{max_model_len} / {sp}) = {budget}, more than {MAX_TOKENS} tokens per GPU: raise --sp, or "
-                         "give --token-budget")
-    check_counts(("--token-budget", budget, MAX_TOKENS))
+        sp_option = names.named("sp")
+        raise QueryError(f"{names.valued(names.length, max_model_len)} with {names.valued(sp_option, sp)} makes "
+                         f"Trinity's default token budget, ceil(2 x {max_model_len} / {sp}) = {budget}, more than "
+                         f"{MAX_TOKENS} tokens per GPU: raise {sp_option}, or give {names.tokens_per_gpu}")
+    check_counts((names.tokens_per_gpu, budget, MAX_TOKENS))
     return budget
 
 
@@ -958,11 +968,12 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     mapping = load_config_mapping(text, name)
     checked = trinity_config_problems(mapping, model, gpus, environ=environ, version=version, strategy_noted=True,
                                       train_batch_size=query.train_batch_size,
-                                      train_batch_source=query.train_batch_source, max_model_len=length)
+                                      train_batch_source=query.train_batch_source, max_model_len=length,
+                                      option_names=query.option_names)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     problems += map(ConfigProblem._make, zip(config.note_codes, config.notes, strict=True))
     lowered = _lowered_by_config(config, length, query.estimate)
-    problems += _token_budget_problems(config, length, lowered)
+    problems += _token_budget_problems(config, length, lowered, query.option_names)
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, max_model_len=length,
                                   length_given=length == config.max_model_len,
@@ -997,11 +1008,12 @@ class _TrainerFill(NamedTuple):
 
 class _BudgetVerdict(NamedTuple):
     """What the token budget lines on `config` compare with: the verdict at `length`, at the config's `lowered`
-    budget (None: at Trinity's default)."""
+    budget (None: at Trinity's default); the lines name the patch as `option_names` do."""
 
     config: TrinityConfig
     length: int
     lowered: int | None
+    option_names: OptionNames
 
     @property
     def default(self) -> int:
@@ -1043,13 +1055,14 @@ class _BudgetVerdict(NamedTuple):
             f"ceil(2 x {self.length} / {config.trainer_sp}) = {filled},"))
 
 
-def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None) -> list[ConfigProblem]:
+def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None,
+                           option_names: OptionNames) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
     budget, else Trinity's default, which the tables measured), each with its code: the lowered budget in effect, the
     keys that only write out the default, each other budget key above or below it (the trainer's unset one too, where
     Trinity 0.5 fills it at another SP), the ref over the actor's SP groups, Trinity 0.5's fill that holds no
-    sequence, and each of the critic's budgets above it."""
-    verdict = _BudgetVerdict(config, length, lowered)
+    sequence, and each of the critic's budgets above it (naming the patch as `option_names` do)."""
+    verdict = _BudgetVerdict(config, length, lowered, option_names)
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_ref_over_actor_groups(verdict),
             *_lora_ref_pass_line(verdict), *_unheld_fill_lines(verdict), *_critic_budget_lines(verdict)]
 
@@ -1168,7 +1181,8 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     return [ConfigProblem(_budget_code(above), (
         f"{_ref_budget_words(verdict, budget)}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds "
         f"{budget} x {ref_sp} tokens, {spread}, {'more' if above else 'fewer'} than the verdict's {judged}"
-        + ("" if above else " (so it is cautious)") + ": set the ref's SP to the actor's (--write does)"))]
+        + ("" if above else " (so it is cautious)")
+        + f": set the ref's SP to the actor's ({verdict.option_names.write} does)"))]
 
 
 def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
@@ -1198,8 +1212,8 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
         f"{named}: {raised} x the actor's SP {sp} = {raised * sp} tokens hold no sequence of {length}, and with LoRA "
         f"the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so verl "
-        f"{micro_batch_stop_words('Trinity 0.5.2')}; set the ref's SP to the actor's (--write does), or its budget to "
-        f"at least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
+        f"{micro_batch_stop_words('Trinity 0.5.2')}; set the ref's SP to the actor's ({verdict.option_names.write} "
+        f"does), or its budget to at least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
 
 
 def _ref_budget_words(verdict: _BudgetVerdict, budget: int) -> str:

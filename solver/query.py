@@ -350,11 +350,13 @@ class Query(Frozen):
         return self.options_then_words(((self.pin_flags, True), self.host_ram_limit, self.batch_limit))
 
 
-def check_host_ram(host_ram_gb: float | None) -> None:
-    """`QueryError` unless a node's host memory, if given, is above 0 and at most `MAX_HOST_RAM_GB`."""
+def check_host_ram(host_ram_gb: float | None, option_names: OptionNames = COMMAND_OPTIONS) -> None:
+    """`QueryError` unless a node's host memory, if given, is above 0 and at most `MAX_HOST_RAM_GB` (naming the
+    option as `option_names` do)."""
     if host_ram_gb is not None and not 0 < host_ram_gb <= MAX_HOST_RAM_GB:
-        raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got "
-                         f"{shown_number(host_ram_gb)}{host_mib_as_gb_hint(host_ram_gb, 'host_ram_gb=')}")
+        gib_form = option_names.valued(option_names.host_ram, "")
+        raise QueryError(f"{option_names.host_ram} must be above 0 and at most {MAX_HOST_RAM_GB} GB, got "
+                         f"{shown_number(host_ram_gb)}{host_mib_as_gb_hint(host_ram_gb, gib_form)}")
 
 
 class ConfigProblemCode(str, Enum):
@@ -693,26 +695,29 @@ def make_query(
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
     release = trinity_release("trinity_version", trinity_version)
-    check_token_budget(token_budget, estimate)
+    check_token_budget(token_budget, estimate, option_names)
     check_time_limit(time_limit_s)
     check_seed(seed)
     resolved = catalog.model(model)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
-    margin = check_margin(margin)
-    check_counts(("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
-                 ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_WORKERS),
-                 ("--train-batch-size", train_batch_size, MAX_TRAIN_BATCH))
+    margin = check_margin(margin, option_names)
+    names = option_names
+    check_counts((names.budget, budget_gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
+                 (names.named("sp"), sp, MAX_GPUS), (names.named("top"), top, MAX_TOP),
+                 (names.node_gpus, node_gpus, MAX_GPUS), (names.named("workers"), workers, MAX_WORKERS),
+                 (names.train_batch, train_batch_size, MAX_TRAIN_BATCH))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
-        raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {brief(rollout_gpus)}")
+        raise QueryError(f"{names.rollout_gpus} must be a whole number from 0 to {MAX_GPUS}, got "
+                         f"{brief(rollout_gpus)}")
     node_gpus_given = node_gpus is not None
     node_gpus = node_gpus if node_gpus is not None else NODE_GPUS
     if total_gpus is not None:
         budget_gpus = total_budget(total_gpus, budget_gpus, rollout_gpus, node_gpus, node_source, option_names)
-    _check_objective(objective, budget_gpus, max_model_len, exact)
-    check_host_ram(host_ram_gb)
+    _check_objective(objective, budget_gpus, max_model_len, exact, names)
+    check_host_ram(host_ram_gb, names)
     if sp is not None:
-        check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source)
+        check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source, names)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
     return Query(model=resolved.name, gpus=gpu_names, objective=objective, budget_gpus=budget, open_budget=open_budget,
                  exact=exact, exact_source=exact_source, max_model_len=max_model_len, sp=sp, env=env, offload=offload,
@@ -790,30 +795,35 @@ def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,
     return max((count for name in gpu_names for count in catalog.tabled_counts(name)), default=NODE_GPUS), False
 
 
-def _check_objective(objective: Objective, budget_gpus: int | None, max_model_len: int | None, exact: bool) -> None:
+def _check_objective(objective: Objective, budget_gpus: int | None, max_model_len: int | None, exact: bool,
+                     names: OptionNames) -> None:
     """`QueryError` where the objective lacks what it needs (a budget to maximise the length within, a length
-    otherwise) or is given what it chooses (the length, or with ``--exact`` the GPU count)."""
+    otherwise) or is given what it chooses (the length, or with ``--exact`` the GPU count), naming the options as
+    `names` do."""
+    give_budget = names.valued(names.budget, "N")
     if objective == "max_len":
         if max_model_len is not None:  # both fixes at once where both are needed
-            budget = "" if budget_gpus is not None else ", and give the GPU budget to find it within: --gpus N"
-            raise QueryError(f"--maximize len chooses the length: drop --len{budget}")
+            budget = "" if budget_gpus is not None else f", and give the GPU budget to find it within: {give_budget}"
+            raise QueryError(f"{names.maximize_len} chooses the length: drop {names.length}{budget}")
         if budget_gpus is None:
-            raise QueryError("--maximize len needs a GPU budget: --gpus N")
+            raise QueryError(f"{names.maximize_len} needs a GPU budget: {give_budget}")
     elif max_model_len is None:
-        wanted = "--minimize gpus" if objective == "min_gpus" else "a cheapest plan"
-        longest = "" if objective == "min_gpus" else "; or, for the longest context, --maximize len --gpus N"
-        raise QueryError(f"{wanted} needs a length: --len L (tokens, e.g. 32768){longest}")
+        wanted = names.minimize_gpus if objective == "min_gpus" else "a cheapest plan"
+        longest = ("" if objective == "min_gpus"
+                   else f"; or, for the longest context, {names.joined((names.maximize_len, give_budget))}")
+        raise QueryError(f"{wanted} needs a length: {names.valued(names.length, 'L')} (tokens, e.g. 32768){longest}")
     if exact and budget_gpus is None:
-        raise QueryError("--exact needs --gpus N")
+        raise QueryError(f"{names.exact} needs {give_budget}")
     if exact and objective == "min_gpus":
-        raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
+        raise QueryError(f"{names.minimize_gpus} chooses the GPU count: drop {names.exact}")
 
 
 def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
-             node_source: str = "--node-gpus") -> None:
+             node_source: str = "--node-gpus", option_names: OptionNames = COMMAND_OPTIONS) -> None:
     """`QueryError`, one line for `solve` and `solve memory` alike naming the degrees allowed, for an SP degree that
     `model`'s heads refuse, that does not divide an exact count of trainer GPUs (`exact_gpus`) or spans its nodes,
-    or else that needs more GPUs than the budget (`budget_gpus`) or a node of `node_gpus` (from `node_source`)."""
+    or else that needs more GPUs than the budget (`budget_gpus`) or a node of `node_gpus` (from `node_source`);
+    it names the SP option as `option_names` do."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     refused = sp_rule_violation(heads, kv_heads, sp)
     problem = refused
@@ -832,9 +842,9 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
                        "in one")
     if problem:
         named = f" for {model.name}" if refused else ""
-        raise QueryError(f"--sp {sp} is not allowed{named}: {problem} (the degrees {room}that {model.name}'s heads "
-                         f"allow and that keep an SP group in a node of {node_gpus} GPUs: "
-                         f"{', '.join(map(str, allowed))})")
+        raise QueryError(f"{option_names.valued(option_names.named('sp'), sp)} is not allowed{named}: {problem} "
+                         f"(the degrees {room}that {model.name}'s heads allow and that keep an SP group in a node of "
+                         f"{node_gpus} GPUs: {', '.join(map(str, allowed))})")
 
 
 SMALL_CARD_GIB = 48.0
@@ -847,11 +857,12 @@ extrapolation to err": the reserve the usable fraction leaves is about a GiB les
 which the default margin on such a card holds back (`default_margin`)."""
 
 
-def check_margin(margin: float | None) -> float | None:
-    """The safety margin asked for (None: the default), checked; `QueryError` outside [0, 1)."""
+def check_margin(margin: float | None, option_names: OptionNames = COMMAND_OPTIONS) -> float | None:
+    """The safety margin asked for (None: the default), checked; `QueryError` outside [0, 1), naming the option as
+    `option_names` do."""
     check_types(("margin", margin, float | None))
     if margin is not None and not 0 <= margin < 1:
-        raise QueryError(f"--margin is a fraction from 0 to below 1, got {brief(margin)}")
+        raise QueryError(f"{option_names.named('margin')} is a fraction from 0 to below 1, got {brief(margin)}")
     return margin
 
 
@@ -870,20 +881,22 @@ def margin_keeping(margin: float, gib: float, usable_gib: float) -> float:
     return ceil(round((margin + gib / usable_gib) * 100, 9)) / 100
 
 
-def resolve_margin(memory: MemoryModel, margin: float | None, memory_gib: float) -> float:
+def resolve_margin(memory: MemoryModel, margin: float | None, memory_gib: float,
+                   option_names: OptionNames = COMMAND_OPTIONS) -> float:
     """The safety margin asked for, or the default on a GPU of `memory_gib` (`default_margin`); `QueryError`
-    outside [0, 1)."""
-    margin = check_margin(margin)
+    outside [0, 1) (`check_margin`'s)."""
+    margin = check_margin(margin, option_names)
     return default_margin(memory, memory_gib) if margin is None else margin
 
 
-def check_token_budget(token_budget: object, estimate: EstimateMode) -> None:
+def check_token_budget(token_budget: object, estimate: EstimateMode,
+                       option_names: OptionNames = COMMAND_OPTIONS) -> None:
     """`QueryError` unless `token_budget` is a `TokenBudgetMode` that the `estimate` mode allows (``auto``
-    lowers the budgets of estimated plans: not with estimates off)."""
+    lowers the budgets of estimated plans: not with estimates off), naming the options as `option_names` do."""
     check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
     if token_budget == "auto" and estimate == "never":
-        raise QueryError("--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns "
-                         "off: drop one of them")
+        raise QueryError(f"{option_names.token_budget_auto} lowers the token budget of estimated plans, which "
+                         f"{option_names.no_estimate} turns off: drop one of them")
 
 
 def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:
@@ -915,7 +928,7 @@ def check_time_limit(time_limit_s: float, name: str = "time_limit_s") -> None:
 
 
 def check_counts(*counts: tuple[str, int | None, int]) -> None:
-    """`QueryError` unless each (flag, value, most) value is None or from 1 to `most` (its type checked
+    """`QueryError` unless each (option, value, most) value is None or from 1 to `most` (its type checked
     before, with `check_types`)."""
     for name, value, most in counts:
         if value is not None and not 1 <= value <= most:

@@ -523,6 +523,24 @@ class OptionNames(NamedTuple):
     """The option, with its value, that places every job on the fewest nodes (a cluster's)."""
     buy: str
     """What names the nodes to add to a cluster."""
+    maximize_len: str
+    """The option, with its value, that asks for the longest length within a GPU budget."""
+    minimize_gpus: str
+    """The option, with its value, that asks for the fewest GPUs."""
+    tokens_per_gpu: str
+    """The option that gives a trainer GPU's tokens (Trinity's ``max_token_len_per_gpu``) to a memory estimate."""
+    gpus_up_to: str
+    """The option that gives a map's largest GPU budget."""
+    budgets: str
+    """The option that lists a map's GPU budgets."""
+    map_by_len: str
+    """The option, with its value, that maps one model's longest lengths."""
+    one_model: str
+    """How one model is named to a map by length (``M`` where its name goes)."""
+    required: str
+    """The option that names the jobs a cluster must place."""
+    fragment_writers: str
+    """What writes a plan's Trinity config fragment."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
 
@@ -554,15 +572,20 @@ COMMAND_OPTIONS = OptionNames(
     host_ram="--host-ram", trinity_05="--trinity-version 0.5", node_gpus="--node-gpus", rollout_gpus="--rollout-gpus",
     train_batch="--train-batch-size", exact="--exact", token_budget_auto="--token-budget auto",
     no_estimate="--no-estimate", estimate_only="--estimate", time_limit="--time-limit", write="--write",
-    length="--len", budget="--gpus", total_gpus="--total-gpus", planner="solve {}",
-    minimize_nodes="--minimize nodes", buy="--buy", keywords=False)
+    length="--len", budget="--gpus", total_gpus="--total-gpus", planner="solve {}", minimize_nodes="--minimize nodes",
+    buy="--buy", maximize_len="--maximize len", minimize_gpus="--minimize gpus", tokens_per_gpu="--token-budget",
+    gpus_up_to="--gpus-up-to", budgets="--budgets", map_by_len="--by len",
+    one_model="--model M (or --model-config PATH)",
+    required="--required", fragment_writers="--out or solve cluster --emit-dir", keywords=False)
 API_OPTIONS = OptionNames(
     host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
     no_estimate='estimate="never"', estimate_only='estimate="only"', time_limit="time_limit_s",
     write="solver.trinity.patch_trinity_config", length="max_model_len", budget="budget_gpus",
     total_gpus="total_gpus", planner="solver.plan({})", minimize_nodes='minimize="nodes"', buy="solver.buy_nodes",
-    keywords=True)
+    maximize_len='objective="max_len"', minimize_gpus='objective="min_gpus"', tokens_per_gpu="max_token_len_per_gpu",
+    gpus_up_to="gpus_up_to", budgets="budgets", map_by_len='by="len"', one_model="model=M", required="required",
+    fragment_writers="solver.trinity_config or solver.placement_configs", keywords=True)
 
 
 def option_names_of(source: str) -> OptionNames | None:

@@ -291,7 +291,7 @@ def test_an_unknown_gpu_or_model_in_code_is_told_how_code_gives_its_own():
 )
 def test_estimate_memory_checks_its_request_like_the_command(arguments: dict, message: str):
     with pytest.raises(solver.QueryError) as raised:
-        solver.estimate_memory("4B", "h100", **arguments)
+        solver.estimate_memory("4B", "h100", **arguments, option_names=COMMAND_OPTIONS)
     assert str(raised.value) == message
 
 
@@ -307,8 +307,8 @@ def test_estimate_memory_takes_counts_at_their_bounds():
     own = solver.estimate_memory("0.6B", "Big", 8, 65536, sp=8, catalog=big, max_token_len_per_gpu=5 << 19)
     assert (own.fits, own.tokens_per_gpu, own.longest_len) == (True, 5 << 19, 1 << 24)
     # One token more than the cap, as one's own budget, is refused as the budget it is (not as a length's default).
-    with pytest.raises(solver.QueryError, match=r"^--token-budget must be a whole number from 1 to 16777216, got "
-                       r"16777217$"):
+    with pytest.raises(solver.QueryError, match=r"^max_token_len_per_gpu must be a whole number from 1 to 16777216, "
+                       r"got 16777217$"):
         solver.estimate_memory("8B", "h100", 8, 32768, max_token_len_per_gpu=(1 << 24) + 1)
 
 
@@ -468,8 +468,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.plan("8B", token_budget="half", max_model_len=4096),
          "token_budget must be one of default, auto, got 'half'"),
         (lambda: solver.plan("8B", token_budget="auto", estimate="never", max_model_len=4096),
-         ("--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: drop one "
-          "of them")),
+         ('token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop '
+          "one of them")),
         (lambda: solver.plan("8B", budget_gpus=4.5, max_model_len=4096),
          "budget_gpus must be a whole number or None, got 4.5"),
         (lambda: solver.plan("8B", budget_gpus=True, max_model_len=4096),
@@ -497,7 +497,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "budget_gpus must be a whole number or None, got a numpy float64"),
         # a numpy number of the kind taken but out of range is quoted as it is typed, not as np.float64(2.0)
         (lambda: solver.plan("4B", max_model_len=8192, margin=numpy.float64(2.0)),
-         "--margin is a fraction from 0 to below 1, got 2.0"),
+         "margin is a fraction from 0 to below 1, got 2.0"),
         (lambda: solver.place(FLEET, time_limit_s=numpy.float64(-0.5)),
          "time_limit_s must be above 0 seconds and at most 1000000000, got -0.5"),
         # another mapping is cut as a dict is, a set-like view as a set is, and a class named with a vowel takes 'an'
@@ -545,11 +545,11 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.described_gpu_type("MyAccel"), "'MyAccel': give its memory in GB or MiB"),
         # estimate_memory: the node size and the flags' types
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0),
-         "--node-gpus must be a whole number from 1 to 65536, got 0"),
+         "node_gpus must be a whole number from 1 to 65536, got 0"),
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=-8),
-         "--node-gpus must be a whole number from 1 to 65536, got -8"),
+         "node_gpus must be a whole number from 1 to 65536, got -8"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_GPUS + 1),
-         "--node-gpus must be a whole number from 1 to 65536, got 65537"),
+         "node_gpus must be a whole number from 1 to 65536, got 65537"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, offload=1), "offload must be True or False, got 1"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, env=None), "env must be True or False, got None"),
         (lambda: solver.estimate_memory("4B", "h100", None, 4096), "gpus must be a whole number, got None"),
@@ -586,19 +586,19 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, weights="costs.yaml"), "weights must be a Weights or None, got 'costs.yaml'"),
         # the search: one cap on workers, and a finite time limit, for plan and place alike
         (lambda: solver.plan("4B", max_model_len=4096, workers=10001),
-         "--workers must be a whole number from 1 to 1024, got 10001"),
-        (lambda: solver.place(FLEET, workers=10001), "--workers must be a whole number from 1 to 1024, got 10001"),
+         "workers must be a whole number from 1 to 1024, got 10001"),
+        (lambda: solver.place(FLEET, workers=10001), "workers must be a whole number from 1 to 1024, got 10001"),
         (lambda: solver.place(FLEET, seed=-1), "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
         (lambda: solver.plan("4B", max_model_len=4096, seed=-1),
          "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
         (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=10**400),
          "time_limit_s must be above 0 seconds and at most 1000000000, got 1" + "0" * 56 + "..."),
         (lambda: solver.plan("4B", max_model_len=4096, budget_gpus=10**5000),
-         "--gpus must be a whole number from 1 to 65536, got a whole number of about 5000 digits"),
+         "budget_gpus must be a whole number from 1 to 65536, got a whole number of about 5000 digits"),
         (lambda: solver.plan("4B", max_model_len=4096, train_batch_size=0),
-         "--train-batch-size must be a whole number from 1 to 16777216, got 0"),
+         "train_batch_size must be a whole number from 1 to 16777216, got 0"),
         (lambda: solver.plan("4B", max_model_len=4096, train_batch_size=16777217),
-         "--train-batch-size must be a whole number from 1 to 16777216, got 16777217"),
+         "train_batch_size must be a whole number from 1 to 16777216, got 16777217"),
         (lambda: solver.load_catalog(5), "directory must be a Path, a str or None, got 5"),
         (lambda: solver.load_weights(5), "path must be a Path, a str or None, got 5"),
         (lambda: solver.load_memory_model(5), "path must be a Path, a str or None, got 5"),
@@ -756,10 +756,10 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"margin": 1.5}, "--margin is a fraction from 0 to below 1, got 1.5"),
+    ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5"),
     ({"token_budget": "half"}, "token_budget must be one of default, auto, got 'half'"),
     ({"token_budget": "auto", "estimate": "never"},
-     ("--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: drop one of "
+     ('token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop one of '
       "them")),
     ({"seed": -1}, "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
 ])
@@ -1815,10 +1815,10 @@ def test_the_map_and_memory_answer_functions_refuse_bad_arguments_as_the_others_
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: solver.map_plans(["8B", "4B"], by="len"), "--by len maps one model: give one to --model, not 2"),
-        (lambda: solver.map_plans(by="len"), "--by len maps one model: give --model M (or --model-config PATH)"),
+        (lambda: solver.map_plans(["8B", "4B"], by="len"), 'by="len" maps one model: give one to model, not 2'),
+        (lambda: solver.map_plans(by="len"), 'by="len" maps one model: give model=M'),
         (lambda: solver.map_plans("8B", by="length"), "by must be one of model, len, got 'length'"),
-        (lambda: solver.map_plans("8B", gpus_up_to=65), "--gpus-up-to must be a whole number from 1 to 64, got 65"),
+        (lambda: solver.map_plans("8B", gpus_up_to=65), "gpus_up_to must be a whole number from 1 to 64, got 65"),
         (lambda: solver.map_plans("8B", gpus_up_to=2.0),
          "gpus_up_to must be a whole number or None, got 2.0 (a float: pass 2)"),
         (lambda: solver.map_plans({"8B"}), "model must be a str, a list, a tuple or None, got {'8B'}"),

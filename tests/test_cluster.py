@@ -2688,7 +2688,7 @@ def test_the_cluster_takes_a_memory_model_and_a_margin(cli, tmp_path: Path):
     assert (status, out, err.splitlines()[-1]) == (
         2, "", ("solve cluster: error: argument --margin: must be a fraction from 0 to below 1, got 2 "
                 "(as a percentage, 2% is 0.02)"))
-    with pytest.raises(solver.QueryError, match="--margin is a fraction from 0 to below 1, got 1.5"):
+    with pytest.raises(solver.QueryError, match="^margin is a fraction from 0 to below 1, got 1.5"):
         solver.place(path, margin=1.5)
 
 

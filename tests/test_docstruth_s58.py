@@ -47,10 +47,11 @@ def test_every_code_name_of_the_planners_model_section_is_in_the_planning_code()
     assert sorted(name for name in code_names if not found(name)) == []
 
 
-def test_the_api_page_lists_the_flags_its_range_errors_name():
+def test_the_api_page_lists_the_keywords_its_range_errors_name():
     # docs/api.md: a value out of range, or a request that makes no sense, raises a QueryError whose message names the
-    # command's flag, and the page lists those flags.
-    listed = page_text("api.md").split("its message names the command's flag:")[1].split("The modules, in layers")[0]
+    # argument as the function takes it (its keyword, not the command's flag), and the page lists those keywords.
+    listed = page_text("api.md").split("its message names the argument as the function takes it")[1].split(
+        "The modules, in layers")[0]
     calls: list[Callable[[], object]] = [
         lambda: solver.plan("4B", gpu="a100", max_model_len=4096, train_batch_size=0),
         lambda: solver.plan("4B", gpu="a100", max_model_len=4096, token_budget="auto", estimate="never"),
@@ -64,10 +65,11 @@ def test_the_api_page_lists_the_flags_its_range_errors_name():
     for call in calls:
         with pytest.raises(solver.QueryError) as refusal:
             call()
-        flag = re.match(r"(--[a-z-]+(?: len| gpus)?)\b", str(refusal.value))
-        assert flag is not None, str(refusal.value)
-        named.append(flag.group(1))
-    assert [flag for flag in named if f"`{flag}`" not in listed] == []
+        keyword = re.match(r'[a-z_]+(?:="[a-z_]+")?', str(refusal.value))
+        assert keyword is not None, str(refusal.value)
+        named.append(keyword.group(0))
+    assert "--" not in "".join(named)
+    assert [keyword for keyword in named if f"`{keyword}" not in listed] == []
 
 
 def test_write_sets_the_actors_budget_and_warns_of_a_critics_as_the_trinity_page_says(

@@ -1853,8 +1853,8 @@ def test_a_token_budget_of_ones_own_sets_the_tokens_per_gpu():
     default = solver.estimate_memory("4B", "a100", 4, 32768, sp=2, max_token_len_per_gpu=32768)
     assert (default.longest_len, default.tables.evidence) == (65536, "documented")
     assert solver.estimate_memory("4B", "a100", 1, 512, max_token_len_per_gpu=700).longest_len == 700
-    with pytest.raises(QueryError, match=r"--token-budget 16383 holds no sequence of 32768 tokens with SP=2: it must "
-                                         r"be at least ceil\(32768 / 2\) = 16384"):
+    with pytest.raises(QueryError, match=r"max_token_len_per_gpu=16383 holds no sequence of 32768 tokens with SP=2: "
+                                         r"it must be at least ceil\(32768 / 2\) = 16384"):
         solver.estimate_memory("4B", "a100", 4, 32768, sp=2, max_token_len_per_gpu=16383)
 
 

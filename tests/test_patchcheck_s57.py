@@ -6,12 +6,21 @@ removes them; and the CLI's warnings are those problems' words, as before."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import solver
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblem, ConfigProblemCode, QueryError
-from solver.trinity import load_config_mapping, patched_config_problems, patched_trinity_config, trinity_config_problems
+from solver.rules import COMMAND_OPTIONS
+from solver.trinity import load_config_mapping, patched_trinity_config, trinity_config_problems
+from solver.trinity import patched_config_problems as api_patched_config_problems
+
+
+def patched_config_problems(*args: Any, **kwargs: Any) -> list[ConfigProblem]:
+    """`solver.trinity.patched_config_problems` in the words --write prints (the command's flags, `COMMAND_OPTIONS`;
+    the API's own name `patch_trinity_config`: tests/test_apiwords2_s63.py)."""
+    return api_patched_config_problems(*args, option_names=COMMAND_OPTIONS, **kwargs)
 
 C = ConfigProblemCode
 HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"

@@ -28,7 +28,7 @@ def test_free_m_total_given_as_host_ram_gb_is_refused_with_both_readings(cli, fr
     with pytest.raises(solver.QueryError) as caught:
         solver.plan("14B", gpu="h100", max_model_len=32768, host_ram_gb=float(free_m))
     assert str(caught.value) == (
-        f"--host-ram must be above 0 and at most 49152 GB, got {free_m} (no node has {free_m} GB; if it is free -m's "
+        f"host_ram_gb must be above 0 and at most 49152 GB, got {free_m} (no node has {free_m} GB; if it is free -m's "
         f"total in MiB, {gib} GiB, give host_ram_gb={gib})")
     status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--host-ram", gib)
     assert (status, err) == (0, "") and f"within --host-ram {gib} GiB" in out

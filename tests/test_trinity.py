@@ -1399,10 +1399,11 @@ def test_the_fragment_s_host_memory_line_says_whether_the_host_memory_given_hold
     assert host_line(host_ram_gb=96.5, host_ram_source="the pool's host_ram_gb") == (
         "# host memory: 82.8 GiB per node for Offload, within the pool's host_ram_gb of 96.5 GiB")
     assert "host memory" not in trinity_fragment(sp2_plan(), model, host_ram_gb=512.0)
-    for bad, message in ((0.0, "--host-ram must be above 0"), ("512", "host_ram_gb must be a number or None")):
-        with pytest.raises(QueryError, match=message):
+    for bad, fragments, patches in ((0.0, "--host-ram must be above 0", "host_ram_gb must be above 0"),
+                                    ("512", "host_ram_gb must be a number or None", "host_ram_gb must be a number")):
+        with pytest.raises(QueryError, match=fragments):  # the fragment's default words are the command's
             trinity_fragment(plan, model, host_ram_gb=bad)
-        with pytest.raises(QueryError, match=message):
+        with pytest.raises(QueryError, match=patches):  # the patch's, the API's
             patch_trinity_config("trainer: {}\n", plan, model, host_ram_gb=bad)
 
 

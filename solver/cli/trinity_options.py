@@ -318,7 +318,8 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
         raise QueryError(f"--write {args.write}: {overlong[0]}: Trinity would refuse to load it; lower them in "
                          f"{args.from_config}, or plan for {least} tokens or more (--len {least})")
     problems = patched_config_problems(config_text, patched, best, model, name=str(args.from_config),
-                                       environ=os.environ, version=args.trinity_version)
+                                       environ=os.environ, version=args.trinity_version,
+                                       option_names=COMMAND_OPTIONS)
     warnings = [f"solve: warning: {args.write}: {problem.words}" for problem in problems]
     if patched.unwritten_check is not None:
         warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so the "

@@ -20,6 +20,8 @@ from solver.query import (
 )
 from solver.results import LONG_LENGTH_VARIABLE
 from solver.rules import (
+    COMMAND_OPTIONS,
+    OptionNames,
     batch_over_trainer_gpus_words,
     batch_split_violation,
     least_token_budget,
@@ -68,8 +70,10 @@ class _ConfigChecks:
     """The problems `check_trinity_config` finds in a config given as nested `mapping`s, and its values as Trinity
     reads them (interpolations resolved from `environ`): one that cannot be read is a problem too."""
 
-    def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str]):
+    def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str], option_names: OptionNames):
         self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, environ)
+        self.names = option_names
+        """How the problems' words name the caller's options (the patch's, the length's)."""
         self.problems: list[ConfigProblem] = []
         self.unreadable: set[tuple[str, ...]] = set()
         self._values: dict[tuple[str, ...], Any] = {}
@@ -326,7 +330,7 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
             least = math.ceil(prompt + response)
             checks.add(ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH, (
                 f"{overlong}, which Trinity refuses to load: lower them, or plan for {least} tokens or more "
-                f"(--len {least})"))
+                f"({checks.names.valued(checks.names.length, least)})"))
 
 
 def _yarn_setting(wanted: float, native: int) -> str:
@@ -367,10 +371,11 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                 f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
                 f"of {native}, which the rollout's vLLM refuses unless "
                 + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
-                   f"to a Gemma 3's length): {_yarn_setting(wanted, native)} (as --write does), and set the variable"
+                   f"to a Gemma 3's length): {_yarn_setting(wanted, native)} (as {checks.names.write} does), and set "
+                   "the variable"
                    if model.vllm_skips_rope_factor else
                    f"a rope_scaling covers it or {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: "
-                   f"{_yarn_setting(wanted, native)} (as --write does)")))
+                   f"{_yarn_setting(wanted, native)} (as {checks.names.write} does)")))
         elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
                 f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
@@ -586,13 +591,13 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
     others = [f"trainer.{key}" for key in present if key not in OFFLOAD_FLAGS]
     if offload:
         checks.add(ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, (
-            f"{_refused_keys_words(offload)} and set the roles' fsdp_config flags (--write does; the verdict reads "
-            "the roles', as 0.5 would)"))
+            f"{_refused_keys_words(offload)} and set the roles' fsdp_config flags ({checks.names.write} does; the "
+            "verdict reads the roles', as 0.5 would)"))
     if others:
         padding = ".".join(REMOVE_PADDING_KEYS[1])
         checks.add(ConfigProblemCode.TRAINER_KEYS_REFUSED, _refused_keys_words(others) + (
-            f" (--write does; 0.5 takes remove padding from {padding}, on by default)"
-            if ".".join(REMOVE_PADDING_KEYS[0]) in others else " (--write does)"))
+            f" ({checks.names.write} does; 0.5 takes remove padding from {padding}, on by default)"
+            if ".".join(REMOVE_PADDING_KEYS[0]) in others else f" ({checks.names.write} does)"))
 
 
 def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -609,14 +614,15 @@ def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) 
                  for index, entry in entries for key in ROLLOUT_PARALLEL_KEYS)]
     for (path, section), lacking in written:
         if isinstance(section, Mapping) and path[-1] in section:
+            left = f" ({checks.names.write} leaves it to you; {lacking.instead})" if lacking.instead else ""
             checks.add(ConfigProblemCode.UNKNOWN_KEY_REFUSED,
-                       f"{keys_05_refuses_words([dotted(path)], lacking)}: remove it{lacking.fix}")
+                       f"{keys_05_refuses_words([dotted(path)], lacking)}: remove it{left}")
     model = checks.value(EXTERNAL_MODEL[:-1])
     if isinstance(model, Mapping) and model.get(EXTERNAL_MODEL[-1]) is not None:
         checks.add(ConfigProblemCode.UNKNOWN_KEY, (
             f"{'.'.join(EXTERNAL_MODEL)}: a key of Trinity 0.5.2's model, which 0.5.0 and 0.5.1 refuse (their "
-            "ModelConfig has no such key), so they do not load the config: with those, remove it (--write leaves it "
-            "to you)"))
+            "ModelConfig has no such key), so they do not load the config: with those, remove it "
+            f"({checks.names.write} leaves it to you)"))
 
 
 def _refused_keys_words(keys: list[str]) -> str:
@@ -670,18 +676,21 @@ def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None,
+    option_names: OptionNames = COMMAND_OPTIONS,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
     (`trinity_config_problems` gives each with its code)."""
     return [problem.words for problem in trinity_config_problems(
         mapping, model, trainer_gpus, environ=environ, version=version, strategy_noted=strategy_noted,
-        train_batch_size=train_batch_size, train_batch_source=train_batch_source, max_model_len=max_model_len)]
+        train_batch_size=train_batch_size, train_batch_source=train_batch_source, max_model_len=max_model_len,
+        option_names=option_names)]
 
 
 def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None,
+    option_names: OptionNames = COMMAND_OPTIONS,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
@@ -714,8 +723,12 @@ def trinity_config_problems(
     ``offload_policy`` rule for the trainer's and the actor's, for a caller whose notes on the config say it
     (`TrinityConfig.notes` on the actor's offload flags, or Trinity 0.6's under ``trainer``); other roles' still
     get it.
+
+    `option_names` names the caller's options in the problems' words: the command's flags by default (``(--write
+    does)``, ``(--len 4096)``), `solver.rules.API_OPTIONS` for the API's (``(solver.trinity.patch_trinity_config
+    does)``, ``(max_model_len=4096)``).
     """
-    checks = _ConfigChecks(mapping, environ or {})
+    checks = _ConfigChecks(mapping, environ or {}, option_names)
     batch = TrainBatch(train_batch_size, train_batch_source)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())

@@ -18,7 +18,8 @@ from solver.query import (
     TrinityConfig,
     TrinityVersion,
 )
-from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, looks_like, model_name_from_path
+from solver.rules import COMMAND_OPTIONS, OptionNames
+from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, check_types, counted, looks_like, model_name_from_path
 from solver.trinity.interpolation import dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
@@ -101,19 +102,21 @@ def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int
     return engines + auxiliary_gpus, per_engine, auxiliary_gpus
 
 
-MODEL_PATH_NEEDED = (": set it to the model, by its Hugging Face name (Qwen/Qwen3-8B) or a local checkpoint's folder "
-                     "(a fragment that --out or solve cluster --emit-dir wrote leaves it to your config: check the "
-                     "config you merge the fragment into)")
-"""What a config without ``model.model_path`` is told: the model comes from it, and a fragment rft-solver wrote
-has none."""
+def model_path_needed(names: OptionNames) -> str:
+    """What a config without ``model.model_path`` is told: the model comes from it, and a fragment rft-solver wrote
+    (as `names` name what writes one) has none."""
+    return (": set it to the model, by its Hugging Face name (Qwen/Qwen3-8B) or a local checkpoint's folder (a "
+            f"fragment that {names.fragment_writers} wrote leaves it to your config: check the config you merge the "
+            "fragment into)")
 
 
-def _read_model(reader: ConfigReader) -> tuple[str, str]:
-    """The config's ``model.model_path`` (stripped) and the model name it ends in."""
+def _read_model(reader: ConfigReader, names: OptionNames) -> tuple[str, str]:
+    """The config's ``model.model_path`` (stripped) and the model name it ends in (`ConfigError` without one, naming
+    what writes a fragment as `names` do)."""
     model_path = reader.get(("model", "model_path"))
     if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
         raise ConfigError(f"{reader.name}: missing model.model_path"
-                          f"{looks_like(reader.data, None) or MODEL_PATH_NEEDED}")
+                          f"{looks_like(reader.data, None) or model_path_needed(names)}")
     if not isinstance(model_path, str):
         raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
     model = model_name_from_path(model_path)
@@ -188,12 +191,13 @@ def _actor_note_flags(reader: ConfigReader) -> dict[str, bool]:
     return {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
 
 
-def _policies_disagree_note(trainer_policy: bool, actor_policy: bool) -> str:
-    """The note on Trinity 0.6's ``trainer.offload_policy`` and the actor's own set differently."""
+def _policies_disagree_note(trainer_policy: bool, actor_policy: bool, names: OptionNames) -> str:
+    """The note on Trinity 0.6's ``trainer.offload_policy`` and the actor's own set differently (naming the patch as
+    `names` do)."""
     return (f"trainer.offload_policy is {str(trainer_policy).lower()} but "
             f"{'.'.join(offload_path('actor', 'offload_policy'))} is {str(actor_policy).lower()}: Trinity 0.6 takes "
             "the trainer's with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload "
-            "as off; set both alike (--write does)")
+            f"as off; set both alike ({names.write} does)")
 
 
 def _manual_offload_note(manual: list[str], where: str) -> str:
@@ -218,9 +222,11 @@ def _trainer_policy_on(reader: ConfigReader) -> bool:
     return trainer_level_offload(reader.data) and bool(read_or_none(reader.flag, ("trainer", "offload_policy")))
 
 
-def _engine_section_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+def _engine_section_notes(reader: ConfigReader, version: TrinityVersion | None,
+                          names: OptionNames) -> list[ConfigProblem]:
     """A note on the roles' offload flags under their ``engine`` (`IGNORED_SECTION`), which Trinity never reads
-    (none where there are none, and with `version` 0.5, which refuses the key: `KEYS_05_LACKS`, said by the checks)."""
+    (none where there are none, and with `version` 0.5, which refuses the key: `KEYS_05_LACKS`, said by the checks),
+    naming the patch as `names` do."""
     unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
               if read_or_none(reader.get, offload_path(role, flag, IGNORED_SECTION)) is not None]
     if not unread or version == "0.5":
@@ -229,11 +235,11 @@ def _engine_section_notes(reader: ConfigReader, version: TrinityVersion | None) 
         f"{', '.join(unread)} (under {'.'.join(ACTOR_ROLLOUT_REF)}): Trinity reads a role's offload flags "
         "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
         "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
-        "fsdp_config (--write does)"))]
+        f"fsdp_config ({names.write} does)"))]
 
 
-def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
-                  version: TrinityVersion | None) -> tuple[bool, list[ConfigProblem]]:
+def _read_offload(reader: ConfigReader, given: str | None, strategy: str, version: TrinityVersion | None,
+                  names: OptionNames) -> tuple[bool, list[ConfigProblem]]:
     """Whether the trainer runs with the tables' Offload (`strategy` fsdp2 with ``offload_policy`` on), and the notes
     on the offload flags (`given`: the config's ``trainer.trainer_strategy``). Where the releases read the actor's and
     Trinity 0.6's ``trainer`` policy apart, Offload is off unless both are on: an actor's written null counts as off,
@@ -257,7 +263,7 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
         disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
         if disagree and not null_policy:
             notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_POLICIES_DISAGREE,
-                                       _policies_disagree_note(flags["offload_policy"], policy)))
+                                       _policies_disagree_note(flags["offload_policy"], policy, names)))
         policy = merged and flags["offload_policy"]
     elif policy and strategy == "fsdp2" and version != "0.5":
         notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET, TRINITY_06_OFFLOAD))
@@ -267,7 +273,7 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
     if any(flags.values()) and strategy != "fsdp2":
         notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_NEEDS_FSDP2,
                                    _offload_without_fsdp2_note(strategy, given)))
-    return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader, version)
+    return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader, version, names)
 
 
 NO_ENTROPY_ALGORITHMS = ("sft", "cpt", "asymre", "raft", "sppo", "on_policy_distill", "jsd")
@@ -321,7 +327,8 @@ def _strategy_notes(strategy: str) -> list[ConfigProblem]:
         "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer"))]
 
 
-def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None, skipped: RefSkip | None) -> tuple[
+def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None, skipped: RefSkip | None,
+                            names: OptionNames) -> tuple[
         int, int | None, int | None, int | None, list[ConfigProblem]]:
     """The SP the trainer runs at (`sp_key_in_effect`: ``trainer.ulysses_sequence_parallel_size``, default 1, or with
     Trinity 0.5 the actor's own), the trainer's own where that is another number (`TrinityConfig.trainer_sp`: Trinity
@@ -337,7 +344,7 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
             f"{'.'.join(in_effect)} {sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
             f"the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is at SP "
-            f"{sp}: set them alike (--write does)")))
+            f"{sp}: set them alike ({names.write} does)")))
     ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
     ungrouped = version == "0.5" and ref_sp > sp == 1
     sp_named = "the actor's" if version == "0.5" else "trainer.ulysses_sequence_parallel_size"
@@ -356,9 +363,9 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
             runs = f": {_role_sp_runs(reader, version, path, role_sp, budget_path, sp)}"
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
             f"{'.'.join(path)} {role_sp} is not {sp_named} {sp}{runs}; the verdict is at SP {sp}: set them alike "
-            "(--write does)")))
+            f"({names.write} does)")))
     if ungrouped:
-        notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp, skipped))
+        notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp, skipped, names))
     sized = version == "0.5" and ref_sp != sp and skipped is None
     by_lora = version == "0.5" and ref_sp > sp and skipped is not None and skipped.lora
     return sp, trainer_sp if trainer_sp != sp else None, ref_sp if sized else None, ref_sp if by_lora else None, notes
@@ -704,7 +711,8 @@ def _trainer_config_null_notes(reader: ConfigReader, version: TrinityVersion | N
     return problems
 
 
-def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None,
+                          names: OptionNames) -> list[ConfigProblem]:
     """A line on each path ending in "/" that the trainer's workers load through verl's ``copy_to_local``, whose
     ``copy_local_path_from_hdfs`` asserts ``src[-1] != "/"`` before it tells a local path from an HDFS one
     (``utils/fs.py:238`` in verl 0.7.0, 0.7.1 and 0.8.0), so the trainer fails as it starts. Refused
@@ -728,12 +736,12 @@ def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None) 
     return [_line_by_release((ConfigProblemCode.TRAILING_SLASH_REFUSED, ConfigProblemCode.TRAILING_SLASH), version, (
         f"{key} ends in \"/\": the trainer's worker loads it through verl's copy_to_local, which asserts that a path "
         "does not end in \"/\", so the trainer fails as it starts"), from_08,
-        "write the path without its trailing \"/\" (--write leaves it to you)")
+        f"write the path without its trailing \"/\" ({names.write} leaves it to you)")
         for key, path, from_08 in loaded if isinstance(path, str) and path.endswith("/")]
 
 
-def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int,
-                           skipped: RefSkip | None) -> ConfigProblem:
+def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int, skipped: RefSkip | None,
+                           names: OptionNames) -> ConfigProblem:
     """The line on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7.0 and 0.7.1 alike): the
     worker builds no SP group (``fsdp_workers.py:140`` in 0.5.0, ``:144`` in 0.5.2), so with remove padding on, verl's
     ref forward slices each packed micro-batch over the default group, every GPU taking the first slice
@@ -747,7 +755,7 @@ def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int,
     named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
              else f"trainer.ulysses_sequence_parallel_size {trainer_sp}, the ref's SP (it sets none of its own),")
     ungrouped = f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1"
-    fix = "set the ref's SP to the actor's (--write does)"
+    fix = f"set the ref's SP to the actor's ({names.write} does)"
     padding = REMOVE_PADDING_KEYS[1]
     if turned_off(read_or_none(reader.get, padding)):  # nothing sliced: `solver.api` gives the ref's tokens per GPU
         whole = f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches"
@@ -780,8 +788,8 @@ def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigPr
         f"{prompt} + {response} = {length}, as the verdict does"))]
 
 
-def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
-                        version: TrinityVersion | None = None) -> TrinityConfig:
+def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
+                        option_names: OptionNames = COMMAND_OPTIONS) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
 
     Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
@@ -804,6 +812,10 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     is named in a note and left out), and, where the config has Trinity 0.6's flags under ``trainer`` itself
     (`trainer_level_offload`), there too (verl before 0.8 takes those, 0.8 and later the actor's own).
 
+    `option_names` names the caller's options in the notes' words (and what writes a fragment, in a missing
+    ``model.model_path``'s error): the command's flags by default (``(--write does)``), `solver.rules.API_OPTIONS` for
+    the API's (``(solver.trinity.patch_trinity_config does)``).
+
     Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not
     booleans, unresolvable interpolations (in a key read only for a note, that note is skipped),
@@ -811,9 +823,10 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     that is not a Trinity release rft-solver knows.
     """
     check_config_arguments(text, name, environ, version)
+    check_types(("option_names", option_names, OptionNames))
     data = load_config_mapping(text, name)
     reader = ConfigReader(data, name, environ)
-    model_path, model = _read_model(reader)
+    model_path, model = _read_model(reader, option_names)
     mode = _read_mode(reader)
     _check_verl_trainer(reader)
     _check_local_rollout(reader, mode)
@@ -821,16 +834,16 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     gpu_per_node, trainer_gpus = _read_trainer_gpus(reader, rollout)
     given = reader.word(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, data, version)
-    offload, offload_notes = _read_offload(reader, given, strategy, version)
+    offload, offload_notes = _read_offload(reader, given, strategy, version, option_names)
     length, length_notes = _read_max_model_len(reader)
     no_ref = _no_ref_algorithm(reader, version)
     skipped = _ref_step_skipped(reader, no_ref, version)
-    sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped)
+    sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped, option_names)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
              *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
-             *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version),
+             *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
              *_lora_rank_notes(reader, version), *_null_notes(reader, version))
     return TrinityConfig(
         model=model,

@@ -436,7 +436,7 @@ def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOption
                 ("node_gpus", options.node_gpus, int | None), ("layout", layout, Mapping | None),
                 ("host_ram_gb", options.host_ram_gb, float | None), ("host_ram_source", options.host_ram_source, str),
                 ("option_names", options.option_names, OptionNames), ("check", options.check_flags, tuple | None))
-    check_host_ram(options.host_ram_gb)
+    check_host_ram(options.host_ram_gb, options.option_names)
     check_trinity_version("version", options.version)
     check_gpu_name(options.gpu)
     if options.check_flags is not None and not _printable(options.check_flags):  # as gpu: a comment's words

@@ -62,11 +62,12 @@ def keys_05_refuses(trainer: Any) -> tuple[str, ...]:
 
 class Lacking05(NamedTuple):
     """A section of a newer Trinity or verl whose keys Trinity 0.5's typed config lacks: whose it is (`whose`, in
-    words), the class of Trinity 0.5 that lacks them (`schema`), and what follows "remove it" (`fix`)."""
+    words), the class of Trinity 0.5 that lacks them (`schema`), and what 0.5 does instead, which follows "remove it"
+    after saying that the patch leaves it to the user (`instead`; none said where empty)."""
 
     whose: str
     schema: str
-    fix: str = ""
+    instead: str = ""
 
 
 TRAINER_06 = Lacking05("Trinity 0.6's trainer", "TrainerConfig")
@@ -322,14 +323,14 @@ ROLLOUT_PARALLEL_KEYS = ("data_parallel_size", "pipeline_parallel_size")
 KEYS_05_LACKS: dict[tuple[str, ...], Lacking05] = {
     **{(*ROLLOUT_MODEL, key): Lacking05(
         "Trinity 0.6's inference model", "InferenceModelConfig",
-        " (--write leaves it to you; Trinity 0.5 takes an engine's GPUs as its tensor_parallel_size)")
+        "Trinity 0.5 takes an engine's GPUs as its tensor_parallel_size")
        for key in ROLLOUT_PARALLEL_KEYS},
     **{(*ACTOR_ROLLOUT_REF, "actor", "fsdp_config", key): Lacking05(
-        "verl 0.8's fsdp_config", "FSDPConfig", " (--write leaves it to you; verl before 0.8, which Trinity 0.5 "
-        "runs, reads the actor's own)") for key in ENTROPY_KEYS},
+        "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the "
+        "actor's own") for key in ENTROPY_KEYS},
     **{(*ACTOR_ROLLOUT_REF, role, IGNORED_SECTION): Lacking05(
-        f"verl 0.8's {role}", role.capitalize(), " (--write leaves it to you; Trinity 0.5 reads a role's offload "
-        "flags from its fsdp_config)") for role in ROLES},
+        f"verl 0.8's {role}", role.capitalize(), "Trinity 0.5 reads a role's offload flags "
+        "from its fsdp_config") for role in ROLES},
 }
 """The keys rft-solver reads that every Trinity 0.5 release's typed config lacks, besides `keys_05_refuses`' (and each
 ``explorer.auxiliary_models`` entry's `ROLLOUT_PARALLEL_KEYS`, as the rollout model's), with the section that has

@@ -636,7 +636,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("gpu", gpu, str | None),
                 ("check", check, tuple | None), ("path", path, str), ("option_names", option_names, OptionNames))
-    check_host_ram(host_ram_gb)
+    check_host_ram(host_ram_gb, option_names)
     check_gpu_name(gpu)
     check_config_arguments(text, name, {} if environ is None else environ, version)
     command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path)
@@ -1127,20 +1127,22 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
 
 @parsing_once()
 def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model: Model, *, name: str = "config",
-                            environ: Mapping[str, str] | None = None,
-                            version: TrinityVersion | None = None) -> list[ConfigProblem]:
+                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                            option_names: OptionNames = API_OPTIONS) -> list[ConfigProblem]:
     """What ``--write`` warns of `patched`, the config `text` with `plan` applied (`patched_trinity_config`, given
     the same `environ` and `version`), each a `ConfigProblem`: Trinity 0.6's keys under ``trainer`` that the patch
     left for 0.5 because a ``<<: *anchor`` merges them in (`PatchedConfig.merged_for_05`), in one line of their own
     in place of the check's lines on them, whose words say the patch removes them; what else in the patched config
     breaks Trinity's or verl's rules (`trinity_config_problems`, on the plan's trainer GPUs); and the keys the patch
-    changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none."""
+    changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none. `option_names` as
+    `patched_trinity_config`'s: how the words name the patch (``--write`` passes its flags, `COMMAND_OPTIONS`)."""
     check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
-                ("environ", environ, Mapping | None))
+                ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
     check_config_arguments(text, name, {} if environ is None else environ, version)
-    merged = [_merged_keys_problem(patched.merged_for_05)] if patched.merged_for_05 else []
+    merged = [_merged_keys_problem(patched.merged_for_05, option_names)] if patched.merged_for_05 else []
     checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
-                                                              plan.gpus, environ=environ, version=version)
+                                                              plan.gpus, environ=environ, version=version,
+                                                              option_names=option_names)
                if not (merged and problem.code in _MERGED_KEYS_CODES)]
     anchored = [ConfigProblem(ConfigProblemCode.ANCHORED_KEY_CHANGED, words)
                 for words in anchored_keys(text, plan, model, name=name, environ=environ, version=version)]
@@ -1153,13 +1155,13 @@ _MERGED_KEYS_CODES = (ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProb
 the patched text as the check reads it), so its own line says them in their stead."""
 
 
-def _merged_keys_problem(merged: tuple[str, ...]) -> ConfigProblem:
-    """The problem of Trinity 0.6's keys `merged` into ``trainer`` by a ``<<: *anchor``, which the patch leaves for 0.5
-    (the check's own words say --write removes them)."""
+def _merged_keys_problem(merged: tuple[str, ...], option_names: OptionNames) -> ConfigProblem:
+    """The problem of Trinity 0.6's keys `merged` into ``trainer`` by a ``<<: *anchor``, which the patch (as
+    `option_names` name it) leaves for 0.5 (the check's own words say the patch removes them)."""
     them = it_or_them(len(merged))
     return ConfigProblem(ConfigProblemCode.TRAINER_KEYS_MERGED_REFUSED, (
-        f"{keys_05_refuses_words(merged)}; a '<<: *anchor' merges {them} into trainer, and --write leaves the anchor "
-        f"as it is, since other sections may share it: remove {them} there"))
+        f"{keys_05_refuses_words(merged)}; a '<<: *anchor' merges {them} into trainer, and {option_names.write} leaves "
+        f"the anchor as it is, since other sections may share it: remove {them} there"))
 
 
 class _NullWordRepresenter(RoundTripRepresenter):
