@@ -678,8 +678,8 @@ def map_plans(
     for index, budget in enumerate(budgets or ()):
         check_types((f"budgets[{index}]", budget, int))
     if budgets is not None and (gpus_up_to is not None or not budgets):
-        raise QueryError("--budgets: give one or more GPU counts (8, 16, 32), and not with --gpus-up-to, which maps "
-                         "the budgets 1 to N")
+        raise QueryError(f"{option_names.budgets}: give one or more GPU counts (8, 16, 32), and not with "
+                         f"{option_names.gpus_up_to}, which maps the budgets 1 to N")
     names = [model] if isinstance(model, str) else list(model or ())
     if model is not None and not names:
         raise QueryError("model: an empty list names no model: give one or more names, or None for the models the "

@@ -100,13 +100,13 @@ def test_map_plans_takes_budgets_and_refuses_them_with_gpus_up_to() -> None:
     [h100] = solver.map_plans("8B", gpu="h100", budgets=(16, 8))
     assert h100.budget_gpus == (8, 16) and [plan.gpus for plan in h100.rows[0].plans if plan] == [8, 16]
     assert solver.map_plans("8B", gpu="h100")[0].budget_gpus == tuple(range(1, 9))
-    words = ("--budgets: give one or more GPU counts (8, 16, 32), and not with --gpus-up-to, which maps the budgets "
+    words = ("budgets: give one or more GPU counts (8, 16, 32), and not with gpus_up_to, which maps the budgets "
              "1 to N")
     for bad in ({"budgets": [8], "gpus_up_to": 16}, {"budgets": []}):
         with pytest.raises(QueryError) as refused:
             solver.map_plans("8B", gpu="h100", **bad)
         assert str(refused.value) == words
-    with pytest.raises(QueryError, match=r"^--budgets must be a whole number from 1 to 64, got 0$"):
+    with pytest.raises(QueryError, match=r"^budgets must be a whole number from 1 to 64, got 0$"):
         solver.map_plans("8B", gpu="h100", budgets=[0])
     with pytest.raises(QueryError, match=r"^budgets\[1\] must be a whole number, got '16'"):
         solver.map_plans("8B", gpu="h100", budgets=[8, "16"])
