@@ -1434,7 +1434,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
                                             "rollout_gpus", "asked_rollout_gpus", "asked_max_model_len", "at_least",
-                                            "plan", "widened_from",
+                                            "at_most", "plan", "widened_from",
                                             "host_memory_gb", "rollout_engine_size", "rollout_engines"}
     # The engines' object came last, after the keys scripts read before it, in their order.
     assert tuple(result["placements"][0])[-4:] == (
@@ -2816,8 +2816,10 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
     job = Job(name="j", model="Qwen3-4B", max_model_len=AtLeast(at_least=32768))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert job.model_dump(mode="json")["max_model_len"] == {"at_least": 32768}
+        assert job.model_dump(mode="json")["max_model_len"] == {"at_least": 32768, "at_most": None}
     assert Job.model_validate(job.model_dump()) == job
+    capped = Job(name="j", model="Qwen3-4B", max_model_len=AtLeast(at_least=32768, at_most=65536))
+    assert Job.model_validate(capped.model_dump()) == capped
 
 
 def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_there(tmp_path: Path):
