@@ -351,6 +351,12 @@ class MarginRoom(NamedTuple):
         """The margin, rounded up to a hundredth, that holds back `gib` GiB more than the default's."""
         return margin_keeping(self.default, gib, self.usable_gib)
 
+    @property
+    def thin_gib(self) -> float:
+        """The room to spare below which an extrapolated estimate gets the thin-headroom caution (`thin_headroom`):
+        `THIN_HEADROOM_GIB`, and what its gathered layers may take more than the fit counts."""
+        return THIN_HEADROOM_GIB + self.shortfall_gib
+
 
 def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float, room: MarginRoom,
                   beyond_codes: Sequence[BeyondCode], option_names: OptionNames = COMMAND_OPTIONS) -> str:
@@ -362,7 +368,7 @@ def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory
     much more (as `option_names` names it: ``--margin 0.05``, ``margin=0.05``); "" otherwise. What a margin raised
     above the default holds back (`room`) counts as room to spare: the caution asks for no more than it names."""
     small = memory_gib <= SMALL_CARD_GIB
-    thin = THIN_HEADROOM_GIB + room.shortfall_gib
+    thin = room.thin_gib
     if not beyond_calibration or not 0 <= headroom_gib < thin - room.raised_gib:
         return ""
     margin = option_names.valued(option_names.named("margin"), f"{room.keeping(thin):.2f}")
@@ -1208,6 +1214,9 @@ class Placement(Frozen, defer_build=True):
         "the length the job asked for, tokens: exactly, or with at_least as the least (plan.max_model_len is what "
         "it runs at)"))
     at_least: bool = Field(description="whether the job asked for at_least that length (longer where a plan allows)")
+    at_most: int | None = Field(default=None, description=(
+        "the longest an at_least job asked to be raised to (its max_model_len's at_most), tokens; null where it gave "
+        "none"))
     plan: Plan = Field(description=(
         "the planner's plan it runs with, its nodes the count the trainer and rollout take together"))
     widened_from: int | None = Field(default=None, description=(

@@ -23,10 +23,13 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
   64 (the tables' cells vouch for more GPUs); with `estimates=True` (what `solve cluster` does unless
   `--no-estimate`) and still none, `enumerate_plans(..., estimates=True)` over those counts;
 - length: exactly L for `max_model_len: L`; for `{at_least: A}` (at most `ceiling`: A, or more up to what the
-  model is known to handle) any L in {A, the ceiling} + {row lengths > A of the GPU
-  type's tables (all of them, whatever their GPU count)} for which a plan exists, and with estimates the
-  longest length that any plan on exactly n GPUs reaches (and, on a shared node of a pool with
-  `host_ram_gb`, the longest that a plan without Offload reaches);
+  model is known to handle, and no more than M for `{at_least: A, at_most: M}`) any L in {A, the ceiling} + {row
+  lengths > A of the GPU type's tables (all of them, whatever their GPU count)} for which a plan exists, and with
+  estimates the longest length that any plan on exactly n GPUs reaches (and, on a shared node of a pool with
+  `host_ram_gb`, the longest that a plan without Offload reaches); where that longest plan carries the
+  thin-headroom caution past A, the stretch stops short: at the longest length a plan reaches with estimates held
+  to the margin the caution names, with that plan's setting (not above A: at A), and no length above it
+  (`_stretch_plan`);
 - SP within a node: when n > g the plan's SP degree divides g;
 - layout: n + r <= g: one node, n + r of its GPUs; otherwise n % g == 0 is needed and the job takes
   k = n/g + ceil(r/g) WHOLE nodes (nobody else on them), rollout gets k*g - n GPUs; otherwise not allowed;
@@ -63,9 +66,10 @@ import math
 import re
 from typing import Any
 
-from reference import _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
+from reference import _estimate_margin, _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
 
-from solver.tables import Catalog
+from solver.memory import margin_room
+from solver.tables import Catalog, Setting, load_memory_model
 
 ONE = "one"
 WHOLE = "whole"
@@ -102,10 +106,16 @@ def _length_request(job: dict) -> tuple[int, bool]:
     """(L or A, is_at_least)."""
     spec = job["max_model_len"]
     if isinstance(spec, dict):
-        if set(spec) != {"at_least"}:
-            raise ValueError(f"job {job['name']!r}: max_model_len mapping must be {{at_least: N}}, got {spec!r}")
+        if not {"at_least"} <= set(spec) <= {"at_least", "at_most"}:
+            raise ValueError(f"job {job['name']!r}: max_model_len mapping must be {{at_least: N[, at_most: M]}}, "
+                             f"got {spec!r}")
         return spec["at_least"], True
     return spec, False
+
+
+def _shortened(job: dict, cut: int) -> dict | int:
+    """The job's max_model_len with `cut` for its length (an at_least job's least; its at_most kept)."""
+    return {**job["max_model_len"], "at_least": cut} if isinstance(job["max_model_len"], dict) else cut
 
 
 def _gain(job: dict, length: int) -> int:
@@ -129,12 +139,13 @@ def _allowed_pools(instance: dict, job: dict) -> list[dict]:
 def ceiling(catalog: Catalog, job: dict) -> int:
     """How long an at_least job may grow: the length it asks for at least, or more up to what its model is known
     to handle: with a RoPE scaling of its own, its native context; else YaRN as Qwen's model cards validate
-    it, a factor of 4 over the native context and 131072 tokens at most (never below the native context)."""
+    it, a factor of 4 over the native context and 131072 tokens at most (never below the native context); and
+    never past the job's at_most, where it gives one."""
     wanted, _ = _length_request(job)
     model = catalog.model(job["model"])
     known = model.native_context if model.rope_scaling is not None else max(
         model.native_context, min(4 * model.native_context, 131072))
-    return max(wanted, known)
+    return min(max(wanted, known), job["max_model_len"].get("at_most") or 1 << 30)
 
 
 def _candidate_lengths(catalog: Catalog, gpu: str, job: dict) -> list[int]:
@@ -178,25 +189,62 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 @functools.cache
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
                   estimates: bool, host_ram_gb: float | None, token_budget: str,
-                  train_batch_size: int | None) -> tuple[dict, ...]:
+                  train_batch_size: int | None, margin: float | None) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
             exact=True, max_model_len=length, node_gpus=node_gpus, estimates=estimates, host_ram_gb=host_ram_gb,
-            token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size,
+            token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size, margin=margin,
         )
     )
 
 
 def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, pool: dict,
-           estimates: bool, token_budget: str = "default") -> tuple[dict, ...]:
+           estimates: bool, token_budget: str = "default", margin: float | None = None) -> tuple[dict, ...]:
     """enumerate_plans for the job's model and train batch with exactly n trainer GPUs at length L (None: the
     longest first), best first (shared: copy to keep); a trainer on more than one node has the pool's nodes, which
     sets the host memory Offload needs per node (checked against the pool's host memory) and the counts the memory
-    model estimates."""
+    model estimates; estimates held to `margin` (None: the default on the card)."""
     g = pool["gpus_per_node"]
     return _plans_cached(catalog, gpu, catalog.model(job["model"]).name, n, length, g if n > g else n, estimates,
-                         pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"))
+                         pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"), margin)
+
+
+def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
+                  without_offload: bool, margin: float | None = None) -> tuple[dict | None, bool]:
+    """An at_least job's plan on exactly n GPUs (without Offload where asked), and whether it stopped short of thin
+    headroom: its longest, capped at its ceiling (there, the cheapest), with estimates held to `margin`; where that
+    plan carries the thin-headroom caution past the least asked, the longest at the margin the caution names
+    (`_roomy_margin`), with its setting, where that reaches the least asked, else the cheapest at the least asked.
+    None where it has none."""
+    g = pool["gpus_per_node"]
+    wanted, _ = _length_request(job)
+
+    def first(length: int | None, at_margin: float | None = margin) -> dict | None:
+        return next((p for p in _plans(catalog, gpu, job, n, length, pool, estimates, token_budget, at_margin)
+                     if sp_fits_nodes(n, p["sp"], g) and not (without_offload and p["offload"])), None)
+
+    longest = first(None)
+    if longest is not None and longest["max_model_len"] > ceiling(catalog, job):
+        longest = first(ceiling(catalog, job))
+    if (margin is not None or longest is None or longest["max_model_len"] <= wanted
+            or "thin-headroom" not in longest["caution_codes"]):
+        return longest, False
+    roomy, _ = _stretch_plan(catalog, gpu, job, n, pool, estimates, token_budget, without_offload,
+                             _roomy_margin(catalog, gpu, job, longest))
+    if roomy is None or roomy["max_model_len"] < wanted:
+        return first(wanted), True
+    return next((p for p in _plans(catalog, gpu, job, n, roomy["max_model_len"], pool, estimates, token_budget)
+                 if (p["env"], p["offload"], p["sp"]) == (roomy["env"], roomy["offload"], roomy["sp"])), None), True
+
+
+def _roomy_margin(catalog: Catalog, gpu: str, job: dict, plan: dict) -> float:
+    """The margin the thin-headroom caution on `plan` names: the default on the card raised by the room it asks for
+    (a GiB, and what the model's gathered layers may take more), rounded up to a hundredth."""
+    gpu_gib = catalog.gpu(gpu).memory_gib
+    room = margin_room(load_memory_model(), _estimate_margin(gpu_gib), gpu_gib,
+                       Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"]), catalog.model(job["model"]))
+    return room.keeping(room.thin_gib)
 
 
 def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
@@ -238,20 +286,24 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
         if where[0] == WHOLE and where[1] > pool["nodes"]:
             continue  # the pool has too few nodes
         lengths = _candidate_lengths(catalog, gpu, job)
+        stretched: dict[int, dict] = {}
         if estimates and at_least:
-            longest = [p for p in _plans(catalog, gpu, job, n, None, pool, estimates, token_budget)
-                       if sp_fits_nodes(n, p["sp"], g)]
-            tops = longest[:1]
-            if where[0] == ONE and pool.get("host_ram_gb") is not None:  # and the longest without Offload
-                tops += [p for p in longest if not p["offload"]][:1]
-            lengths = sorted(set(lengths) | {min(p["max_model_len"], ceiling(catalog, job)) for p in tops
-                                             if p["max_model_len"] > wanted})
+            # The longest, and on a shared node of a pool with host memory the longest without Offload.
+            withouts = (False, True) if where[0] == ONE and pool.get("host_ram_gb") is not None else (False,)
+            tops = [top for without in withouts
+                    if (top := _stretch_plan(catalog, gpu, job, n, pool, estimates, token_budget, without))[0]]
+            reach = max((plan["max_model_len"] for plan, _ in tops), default=wanted)
+            for plan, short in tops:  # a stretch stopped short of thin headroom: that plan, not the cheapest there
+                if short and plan["max_model_len"] >= wanted:
+                    stretched.setdefault(plan["max_model_len"], plan)
+            lengths = sorted({length for length in lengths if length <= reach}
+                             | {plan["max_model_len"] for plan, _ in tops if plan["max_model_len"] > wanted})
         for length in lengths:
             plans = [plan for plan in _plans(catalog, gpu, job, n, length, pool, estimates, token_budget)
                      if sp_fits_nodes(n, plan["sp"], g)]
             if not plans:
                 continue
-            plan = copy.deepcopy(plans[0])  # best first: the cheapest
+            plan = copy.deepcopy(stretched.get(length, plans[0]))  # best first: the cheapest
             found.append(
                 {
                     "n": n,
@@ -516,6 +568,8 @@ def check_placements(
         if _is_int(length):
             if at_least and length < wanted:
                 problems.append(f"{where}: max_model_len={length} is below at_least {wanted}")
+            if at_least and length > job["max_model_len"].get("at_most", length):
+                problems.append(f"{where}: max_model_len={length} is above at_most {job['max_model_len']['at_most']}")
             if not at_least and length != wanted:
                 problems.append(f"{where}: max_model_len={length}, but the job asks for exactly {wanted}")
 
@@ -768,9 +822,8 @@ def check_smaller_asks(catalog: Catalog, instance: dict, result: dict, estimates
                       if (fits := _fits_idle(catalog, instance, {**job, "rollout_gpus": rollout}, idle, estimates,
                                              token_budget))), None)
         shorter = next(((cut, fits) for cut in _longest_cuts(catalog, instance, job, idle, estimates, token_budget)
-                        if (fits := _fits_idle(catalog, instance, {
-                            **job, "max_model_len": {"at_least": cut} if at_least else cut}, idle, estimates,
-                            token_budget))), None)
+                        if (fits := _fits_idle(catalog, instance, {**job, "max_model_len": _shortened(job, cut)}, idle,
+                                               estimates, token_budget))), None)
         expected = [(rollout, length, fits) for rollout, fits in ([fewer] if fewer else [])]
         expected += [(_rollout(job), cut, fits) for cut, fits in ([shorter] if shorter else [])]
         claimed = entry["fits_with"]
@@ -839,15 +892,14 @@ def _wider_ways(catalog: Catalog, job: dict, pool: dict, placed: dict, idle: int
     for n in range(n0 + 1, n0 + idle + 1):
         if n not in measured and n & (n - 1):  # only to a count the tables measured, or a power of two
             continue
-        plans = [p for p in _plans(catalog, gpu, job, n, None if at_least else wanted, pool, estimated, token_budget)
-                 if p["max_model_len"] >= wanted]
-        firsts = [plans[:1]] + ([[p for p in plans if not p["offload"]][:1]] if pool.get("host_ram_gb") is not None
-                                else [])
-        for first, without_offload in zip(firsts, (False, True)):
-            if at_least and first and first[0]["max_model_len"] > ceiling(catalog, job):  # the ceiling's cheapest
-                at_top = _plans(catalog, gpu, job, n, ceiling(catalog, job), pool, estimated, token_budget)
-                first = [p for p in at_top if not (without_offload and p["offload"])][:1]
-            ways += [way(n, plan) for plan in first]
+        withouts = (False, True) if pool.get("host_ram_gb") is not None else (False,)
+        if at_least:
+            firsts = [_stretch_plan(catalog, gpu, job, n, pool, estimated, token_budget, without)[0]
+                      for without in withouts]
+        else:
+            plans = _plans(catalog, gpu, job, n, wanted, pool, estimated, token_budget)
+            firsts = [next((p for p in plans if not (without and p["offload"])), None) for without in withouts]
+        ways += [way(n, plan) for plan in firsts if plan is not None and plan["max_model_len"] >= wanted]
     assert all(w["gpus"] <= size0 + idle for w in ways)
     return ways
 

@@ -214,11 +214,13 @@ def _estimated_counts(documented: Any, budget_gpus: int, node_gpus: int) -> list
     return [n for n in counts if n not in documented]
 
 
-def _estimate_margin(memory_gib: float) -> float:
-    """The margin the shipped memory model's estimates on a card of `memory_gib` are held to without --margin: its
-    own, and on a card of at most 48 GiB a GiB of its usable memory (the lesser fraction) more, rounded up to a
-    hundredth (docs/memory.md, "Choosing a margin")."""
+def _estimate_margin(memory_gib: float, margin: float | None = None) -> float:
+    """The margin the shipped memory model's estimates on a card of `memory_gib` are held to: `margin` where given,
+    else its own, and on a card of at most 48 GiB a GiB of its usable memory (the lesser fraction) more, rounded up
+    to a hundredth (docs/memory.md, "Choosing a margin")."""
     memory = load_memory_model()
+    if margin is not None:
+        return margin
     if memory_gib > 48:
         return memory.margin
     usable = memory_gib * min(memory.coefficients.usable, memory.coefficients.usable_env)
@@ -227,7 +229,7 @@ def _estimate_margin(memory_gib: float) -> float:
 
 @functools.cache
 def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
-                      env_pinned_off: bool) -> int:
+                      env_pinned_off: bool, margin: float | None = None) -> int:
     """The longest length (up to 2**21 tokens) at which the shipped memory model, with its margin, fits this
     setting; 0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
     Memory grows with the length (a tested property), so a bisection finds it."""
@@ -237,7 +239,7 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
     def fits(length: int) -> bool:
         return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
-                         memory.coefficients, _estimate_margin(memory_gib)).fits
+                         memory.coefficients, _estimate_margin(memory_gib, margin)).fits
 
     if not fits(1):
         return 0
@@ -249,11 +251,11 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
 
 def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
-                      offload: bool, sp: int, env_pinned_off: bool) -> int:
+                      offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
     that does not say the setting ran out of memory); 0 when nothing is."""
-    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
+    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin)
     for table, asked_offload in _tables_asked(tables, n, bool(offload)):
         if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
             standing = [row.max_model_len for row in table.rows
@@ -280,10 +282,11 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 
 
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
-               sp: int, length: int, env_pinned_off: bool) -> bool:
+               sp: int, length: int, env_pinned_off: bool, margin: float | None = None) -> bool:
     """Whether the memory model vouches for the setting on n GPUs at L: it fits, and no refuting table
     (`_tables_asked`) says the setting ran out of memory at L."""
-    return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
+    return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off,
+                                        margin)
             and not any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, length)
                         for table, asked_offload in _tables_asked(tables, n, bool(offload))))
 
@@ -456,13 +459,14 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None,
-            estimated: bool) -> dict[str, float | None]:
+            estimated: bool, margin: float | None = None) -> dict[str, float | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
     shipped memory model (not the tables); the host memory a node of `node_gpus` needs: with Offload (`_host_need`),
     or with `host_ram_gb` given (`_load_need`). An `estimated` plan's at the margin estimates there are held to."""
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
-                       memory.coefficients, _estimate_margin(memory_gib) if estimated else memory.margin, tokens)
+                       memory.coefficients, _estimate_margin(memory_gib, margin) if estimated else memory.margin,
+                       tokens)
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "headroom_at_step": result.step_binds,
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
@@ -591,6 +595,8 @@ class Query:
     host_ram_gb: float | None = None
     token_budget: str = "default"
     train_batch_size: int | None = None
+    margin: float | None = None
+    """The estimates' safety margin (None: the default on the card, `_estimate_margin`)."""
 
     @property
     def without_env(self) -> bool:
@@ -638,9 +644,9 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             or _batch_problem(query.train_batch_size, n, s)):
                         continue
                     longest = 0 if not query.estimates else _longest_estimate(
-                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env)
+                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin)
                     most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                    query.without_env) \
+                                                    query.without_env, query.margin) \
                         if query.estimates and query.token_budget == "auto" else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
@@ -652,7 +658,8 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
                         tokens = _max_token_len_per_gpu(length, s)
                         if found is None and query.estimates and _estimated(
-                                refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env):
+                                refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
+                                query.margin):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
@@ -678,7 +685,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             "evidence": evidence,
                             "source": source,
                             **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus,
-                                      tokens, query.host_ram_gb, evidence == "estimated"),
+                                      tokens, query.host_ram_gb, evidence == "estimated", query.margin),
                             **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens,
                                                                  query.node_gpus)
                                              if evidence == "estimated" else []),
@@ -688,7 +695,8 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type,
                                                                             query.train_batch_size,
                                                                             None if query.host_ram_gb is not None
-                                                                            else "--host-ram", query.node_gpus)
+                                                                            else "--host-ram", query.node_gpus,
+                                                                            query.margin)
                         plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
                         ranked.append((rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
@@ -743,13 +751,14 @@ def _is_int(value: Any) -> bool:
 
 
 def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
-              unchecked_host_ram: str | None, node_gpus: int) -> tuple[list[str], list[str]]:
+              unchecked_host_ram: str | None, node_gpus: int,
+              margin: float | None = None) -> tuple[list[str], list[str]]:
     """The words of `plan`'s cautions and their codes, as the planner gives them (shared: see the module's docstring;
     `check_plan` checks the codes against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
-    memory = load_memory_model()  # at the default margin on the card, as every query here
+    memory = load_memory_model()
     setting = Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"])
-    room = margin_room(memory, _estimate_margin(gpu.memory_gib), gpu.memory_gib, setting, model)
+    room = margin_room(memory, _estimate_margin(gpu.memory_gib, margin), gpu.memory_gib, setting, model)
     cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size,
                                              unchecked_host_ram=unchecked_host_ram, node_gpus=node_gpus)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
@@ -949,10 +958,11 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     lowered = None
     if estimated and query.token_budget == "auto" and plan["evidence"] == "estimated" and \
             _evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
-            not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env) and \
+            not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
+                           query.margin) and \
             length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                               query.without_env))
+                                                               query.without_env, query.margin))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
@@ -974,7 +984,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
 
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
-                        query.host_ram_gb, plan["evidence"] == "estimated")
+                        query.host_ram_gb, plan["evidence"] == "estimated", query.margin)
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
@@ -1009,7 +1019,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         )
     else:
         if lowered is None and not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length,
-                                              query.without_env):
+                                              query.without_env, query.margin):
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")

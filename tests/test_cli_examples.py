@@ -16,7 +16,7 @@ from solver.tables import shipped_examples
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "docs" / "examples"
 NAMES = ("few-cells.yaml", "fleet.yaml", "linear-model/config.json", "my-cells.yaml", "my-model/config.json",
-         "required.yaml", "smaller-asks.yaml", "trinity.yaml")
+         "required.yaml", "smaller-asks.yaml", "stretch.yaml", "trinity.yaml")
 """The files under docs/examples, in the order `solve examples` writes them."""
 
 
@@ -65,7 +65,7 @@ def test_a_differing_file_is_refused_without_force_and_nothing_is_written(cli, t
         f"unchanged {tmp_path}/few-cells.yaml\nwrote {fleet}\nunchanged {tmp_path}/linear-model/config.json\n"
         f"unchanged {tmp_path}/my-cells.yaml\n"
         f"wrote {tmp_path}/my-model/config.json\nunchanged {tmp_path}/required.yaml\n"
-        f"unchanged {tmp_path}/smaller-asks.yaml\nwrote {trinity}\n"), "")
+        f"unchanged {tmp_path}/smaller-asks.yaml\nunchanged {tmp_path}/stretch.yaml\nwrote {trinity}\n"), "")
     assert _tree(tmp_path) == _tree(EXAMPLES)
 
 

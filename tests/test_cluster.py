@@ -928,8 +928,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job j, rollout_gpus: must be at least 0, got -1"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 0}}\n",
          "job j, max_model_len, at_least: must be above 0, got 0"),
-        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 4096, at_most: 8192}}\n",
-         "job j, max_model_len: unknown field 'at_most' (fields: at_least)"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 8192, at_most: 4096}}\n",
+         "job j, max_model_len: at_most must be at least at_least (8192), got 4096"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: [4096]}\n",
          "job j, max_model_len: must be a whole number, got [4096]"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
@@ -1059,12 +1059,12 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
 @pytest.mark.parametrize(("job", "message"), [
     # The missing at_least is the unknown field's consequence: no second problem of its own.
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}",
-     "job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least)"),
+     "job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least, at_most)"),
     # A least length by another name (min, minimum): at_least, and no second problem for its absence.
     ("{name: j, model: 4B, max_model_len: {min: 32k}}",
-     "job j, max_model_len: unknown field 'min' (did you mean at_least? fields: at_least)"),
+     "job j, max_model_len: unknown field 'min' (did you mean at_least? fields: at_least, at_most)"),
     ("{name: j, model: 4B, max_model_len: {Minimum: 32k}}",
-     "job j, max_model_len: unknown field 'Minimum' (did you mean at_least? fields: at_least)"),
+     "job j, max_model_len: unknown field 'Minimum' (did you mean at_least? fields: at_least, at_most)"),
     ("{name: j, model: 4B, max_model_len: 4096, prio: 3}",
      ("job j: unknown field 'prio' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, model, model_config)")),
@@ -1093,8 +1093,8 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
       "required, train_batch_size, model, model_config)")),
     # Only the guessed field's own absence is dropped: another job's missing at_least is still a problem.
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}\n  - {name: k, model: 4B, max_model_len: {}}",
-     ("job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least) (and 1 more problem, "
-      "at 'job k, max_model_len, at_least')")),
+     ("job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least, at_most) (and 1 more "
+      "problem, at 'job k, max_model_len, at_least')")),
     # Another tool's name for a field (a sequence length, a model's path): the field it names.
     ("{name: j, model: 4B, seq_len: 4096}",
      ("job j: unknown field 'seq_len' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
@@ -1115,10 +1115,10 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
      ("job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps "
       "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, model, model_config)")),
-    # Another bound, not a misspelt at_least: no guess, and the missing at_least is a problem of its own.
-    ("{name: j, model: 4B, max_model_len: {at_most: 32768}}",
-     ("job j, max_model_len: unknown field 'at_most' (fields: at_least) (and 1 more problem, at 'job j, "
-      "max_model_len, at_least')")),
+    # The other bound by another name (max): at_most, and the missing at_least is a problem of its own.
+    ("{name: j, model: 4B, max_model_len: {max: 32768}}",
+     ("job j, max_model_len: unknown field 'max' (did you mean at_most? fields: at_least, at_most) (and 1 more "
+      "problem, at 'job j, max_model_len, at_least')")),
 ])
 def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: str, message: str):
     path = tmp_path / "fleet.yaml"
@@ -1435,7 +1435,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
                                             "rollout_gpus", "asked_rollout_gpus", "asked_max_model_len", "at_least",
-                                            "plan", "widened_from",
+                                            "at_most", "plan", "widened_from",
                                             "host_memory_gb", "rollout_engine_size", "rollout_engines"}
     # The engines' object came last, after the keys scripts read before it, in their order.
     assert tuple(result["placements"][0])[-4:] == (
@@ -2817,8 +2817,10 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
     job = Job(name="j", model="Qwen3-4B", max_model_len=AtLeast(at_least=32768))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert job.model_dump(mode="json")["max_model_len"] == {"at_least": 32768}
+        assert job.model_dump(mode="json")["max_model_len"] == {"at_least": 32768, "at_most": None}
     assert Job.model_validate(job.model_dump()) == job
+    capped = Job(name="j", model="Qwen3-4B", max_model_len=AtLeast(at_least=32768, at_most=65536))
+    assert Job.model_validate(capped.model_dump()) == capped
 
 
 def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_there(tmp_path: Path):

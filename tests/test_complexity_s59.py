@@ -106,8 +106,8 @@ MESSAGES = [
      ("pool a, nodes: must be above 0, got 0 (and 4 more problems, at 'pool a, gpus_per_node', 'pool a, "
       "host_ram_gb', 'pool b, nodes', ...)")),
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: {exactly: 4096}",
-     ("job j, max_model_len: unknown field 'exactly' (fields: at_least) (and 1 more problem, at 'job j, max_model_len, "
-      "at_least')")),
+     ("job j, max_model_len: unknown field 'exactly' (fields: at_least, at_most) (and 1 more problem, at 'job j, "
+      "max_model_len, at_least')")),
 ]
 """(a cluster file's pools, its one job, the message after the file's path): every branch of the old hint chain."""
 

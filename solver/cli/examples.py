@@ -21,7 +21,7 @@ DEFAULT_FOLDER = Path("docs", "examples")
 def build_examples_parser() -> Parser:
     """The argument parser for ``solve examples``."""
     parser = Parser(prog="solve examples",
-                    description="Write the example files that the commands of rft-solver's docs read (three cluster "
+                    description="Write the example files that the commands of rft-solver's docs read (four cluster "
                     "files, cells of your own and too few of them, a Trinity config, a model's config.json) into DIR, "
                     "each one's name as the docs give it. A file there already is left as it is where it holds the "
                     "example (unchanged), and refused where it differs (--force overwrites it): then nothing is "

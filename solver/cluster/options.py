@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, shown_host_tenths
+from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, margin_room, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import (
     DETERMINISTIC_PER_SECOND,
@@ -18,11 +18,12 @@ from solver.query import (
     TokenBudgetMode,
     TrinityVersion,
     make_query,
+    resolve_margin,
 )
-from solver.results import Plan, UnplacedPool
+from solver.results import CautionCode, Plan, UnplacedPool
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
 from solver.solve import WorkBudget, answer_for
-from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights
+from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Model, Pool, Setting, Weights, load_memory_model
 
 COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""
@@ -146,16 +147,20 @@ class Planner:
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
              estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None,
-             train_batch_size: int | None = None) -> Plan | None:
+             train_batch_size: int | None = None, *, setting: Setting | None = None,
+             margin: float | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
         evidence `estimate` allows (only where a node's `host_ram_gb` holds the model while it loads, and with
-        Offload a node's share of the states; `offload` pins it; with `train_batch_size`, SP leaves data-parallel
-        ranks that divide it)."""
-        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size)
+        Offload a node's share of the states; `offload` pins it, `setting` pins Env, Offload and SP; with
+        `train_batch_size`, SP leaves data-parallel ranks that divide it), its estimates held to `margin` (None: the
+        planner's)."""
+        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size, setting, margin)
         if key not in self.cache:
             query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=gpus,
                                   exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
-                                  offload=offload)
+                                  offload=setting.offload if setting is not None else offload,
+                                  env=None if setting is None else setting.env,
+                                  sp=None if setting is None else setting.sp, margin=margin)
             inputs = PlanningInputs.of(gpu, query)
             if inputs not in self.prepared:
                 self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
@@ -166,20 +171,31 @@ class Planner:
 
     def question(self, gpu: str, model: str, node_gpus: int, estimate: EstimateMode, host_ram_gb: float | None,
                  train_batch_size: int | None, *, objective: Objective, budget_gpus: int, max_model_len: int | None,
-                 exact: bool = False, offload: bool | None = None) -> Query:
+                 exact: bool = False, offload: bool | None = None, env: bool | None = None, sp: int | None = None,
+                 margin: float | None = None) -> Query:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
-        on `estimate`'s evidence, with the planner's weights, time limit, memory model and token budget (where
-        estimates are on: the tables' tiers keep Trinity's default) and Trinity release, and the pool's and the job's
-        limits named as a cluster file gives them."""
+        on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
+        raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
+        release, and the pool's and the job's limits named as a cluster file gives them."""
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
-                          exact=exact, max_model_len=max_model_len, offload=offload, weights=self.weights,
-                          estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
+                          exact=exact, max_model_len=max_model_len, offload=offload, env=env, sp=sp,
+                          weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory,
+                          margin=self.margin if margin is None else margin,
                           host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=POOL_NODE_SOURCE,
                           host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version, option_names=self.option_names,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True})
+
+    def roomy_margin(self, gpu: str, model: str, plan: Plan) -> float:
+        """The margin that the thin-headroom caution on `plan` (an estimate of `model` on `gpu`) names: estimates
+        held to it keep the room to spare the caution asks for, at the planner's margin."""
+        memory = self.memory if self.memory is not None else load_memory_model()
+        memory_gib = self.catalog.gpu(gpu).memory_gib
+        room = margin_room(memory, resolve_margin(memory, self.margin, memory_gib), memory_gib, plan.setting,
+                           self.catalog.model(model))
+        return room.keeping(room.thin_gib)
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,
@@ -230,17 +246,30 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
     job, pool = fleet.jobs[index], fleet.pools[pool_index]
     asked = job.max_model_len
     length = None if isinstance(asked, AtLeast) else asked
-    # An at_least job grows no further than YaRN is validated for (or its model's own scaling reaches), unless asked.
-    ceiling = max(asked.at_least, validated_length(planner.catalog.model(job.model))) if isinstance(asked, AtLeast) \
-        else None
+    ceiling = stretch_ceiling(asked, planner.catalog.model(job.model)) if isinstance(asked, AtLeast) else None
+
+    def plan_at(gpus: int, host_ram_gb: float | None, offload: bool | None, at: int | None,
+                setting: Setting | None = None, margin: float | None = None) -> Plan | None:
+        return planner.best(pool.gpu, job.model, gpus, at, pool.gpus_per_node, estimate, host_ram_gb, offload,
+                            job.train_batch_size, setting=setting, margin=margin)
+
+    def longest(gpus: int, host_ram_gb: float | None, offload: bool | None, margin: float | None = None) -> Plan | None:
+        found = plan_at(gpus, host_ram_gb, offload, length, margin=margin)
+        if found is not None and ceiling is not None and found.max_model_len > ceiling:
+            found = plan_at(gpus, host_ram_gb, offload, ceiling, margin=margin)
+        return found
 
     def best(gpus: int, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
-        found = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, host_ram_gb, offload,
-                             job.train_batch_size)
-        if found is not None and ceiling is not None and found.max_model_len > ceiling:
-            found = planner.best(pool.gpu, job.model, gpus, ceiling, pool.gpus_per_node, estimate, host_ram_gb, offload,
-                                 job.train_batch_size)
-        return found
+        found = longest(gpus, host_ram_gb, offload)
+        if not (isinstance(asked, AtLeast) and found is not None and found.max_model_len > asked.at_least
+                and CautionCode.THIN_HEADROOM in found.caution_codes):
+            return found
+        # A stretch onto thin headroom goes as far as the margin the caution names lets it, with that plan's setting
+        # (at the run's margin it has the room), and no shorter than the least asked.
+        roomy = longest(gpus, host_ram_gb, offload, planner.roomy_margin(pool.gpu, job.model, found))
+        if roomy is None or roomy.max_model_len < asked.at_least:
+            return plan_at(gpus, host_ram_gb, offload, asked.at_least)
+        return plan_at(gpus, host_ram_gb, offload, roomy.max_model_len, roomy.setting)
 
     ways = []
     for gpus in counts:
@@ -261,6 +290,13 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
                                rollout_gpus=room[2], gain=gain, cost=round(found.cost * COST_SCALE),
                                host_tenths=planner.host_tenths(job.model, gpus, found.offload) if shares_node else 0))
     return ways
+
+
+def stretch_ceiling(asked: AtLeast, model: Model) -> int:
+    """The longest an ``at_least`` job grows to: what YaRN is validated for (or its model's own scaling reaches), or
+    its least where that asks for more; no further than its ``at_most``, where it gives one."""
+    known = max(asked.at_least, validated_length(model))
+    return known if asked.at_most is None else min(known, asked.at_most)
 
 
 def fleet_options(planner: Planner, fleet: Fleet) -> tuple[list[Option], tuple[str, ...]]:

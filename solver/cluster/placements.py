@@ -48,6 +48,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      asked_rollout_gpus=job.rollout_gpus, widened_from=widened_from,
                      asked_max_model_len=asked.at_least if isinstance(asked, AtLeast) else asked,
                      at_least=isinstance(asked, AtLeast),
+                     at_most=asked.at_most if isinstance(asked, AtLeast) else None,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
                      rollout_engines=engines)

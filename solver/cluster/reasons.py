@@ -331,7 +331,7 @@ class SmallerAsks:
         for cut in sorted(cuts, reverse=True)[:SHORTER_TRIES]:
             if self._out_of_time():
                 return None
-            shorter = AtLeast(at_least=cut) if isinstance(asked, AtLeast) else cut
+            shorter = AtLeast(at_least=cut, at_most=asked.at_most) if isinstance(asked, AtLeast) else cut
             if fits := self._first_fit(index, {"max_model_len": shorter}):
                 return fits
         return None

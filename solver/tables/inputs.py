@@ -77,9 +77,19 @@ MAX_PRIORITY = 1_000_000
 
 
 class AtLeast(Frozen, defer_build=True):
-    """A length the solver may raise: at least this many tokens, longer when a plan allows."""
+    """A length the solver may raise: at least this many tokens, longer when a plan allows, up to `at_most` if
+    given."""
 
     at_least: AskedTokens
+    at_most: AskedTokens | None = Field(default=None, description=(
+        "the longest the solver may raise it to, tokens (from at_least up); absent, what the model is known to handle "
+        "(or at_least, if more)"))
+
+    @model_validator(mode="after")
+    def _cap_above_least(self) -> AtLeast:
+        if self.at_most is not None and self.at_most < self.at_least:
+            raise ValueError(f"at_most must be at least at_least ({self.at_least}), got {self.at_most}")
+        return self
 
 
 def _without_outer_spaces(name: str) -> str:

@@ -455,11 +455,12 @@ FIELDS_MEANT = {
     **dict.fromkeys(("modelpath", "config", "configpath"), "model_config"),
     **dict.fromkeys(("nodepools", "fleet", "nodes", "clusters"), "pools"),
     **dict.fromkeys(("min", "minimum", "least", "atleastlen", "gte", "from"), "at_least"),
+    **dict.fromkeys(("max", "maximum", "most", "cap", "lte", "upto"), "at_most"),
     **dict.fromkeys(("must", "mustrun", "mandatory", "essential"), "required"),
 }
 """Fields by the names a newcomer may guess for them (a pool's count of nodes, Trinity's max_model_len by other
-tools' names, a fleet's pools as nodes, a length's least as min), without case or separators: an unknown field is
-told the field it names, where the mapping it is in has that field."""
+tools' names, a fleet's pools as nodes, a length's least as min and its most as max), without case or separators:
+an unknown field is told the field it names, where the mapping it is in has that field."""
 
 
 def _letters(text: str) -> str:
