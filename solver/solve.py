@@ -173,11 +173,16 @@ def call_deadline(seconds: float | None) -> Iterator[None]:
 
 class WorkBudget:
     """CP-SAT's deterministic time (its count of its work, the same on every run whatever the machine's load) that
-    the solves of `work_budget` blocks may spend together: what is `left`, and what they have `spent`."""
+    the solves of `work_budget` blocks may spend together (`work`): what they have `spent`, and what is `left`."""
 
     def __init__(self, work: float) -> None:
-        self.left = work
+        self.work = work
         self.spent = 0.0
+
+    @property
+    def left(self) -> float:
+        """What the solves may still spend (below zero where the last one overran it)."""
+        return self.work - self.spent
 
 
 _WORK_BUDGET: ContextVar[WorkBudget | None] = ContextVar("rft_solver_work_budget", default=None)
@@ -579,7 +584,6 @@ def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSo
     group = _SOLVE_GROUP.get()
     status = checked(solver, model, group.solve(solver, model) if group is not None else solver.solve(model))
     if budget is not None:
-        budget.left -= solver.response_proto.deterministic_time
         budget.spent += solver.response_proto.deterministic_time
     return status
 
