@@ -70,8 +70,8 @@ def generate(gpus: int, jobs: int, seed: int, host_ram_gb: float | None = None) 
 
 def run_idle(gpus: int, jobs: int, limit: float, seed: int) -> dict:
     """Solve one fleet with idle GPUs with and without widening; returns the figures as a dict."""
-    from solver.cluster import place
-    from solver.tables import load_catalog, load_fleet
+    from solver.cluster import Planner, place
+    from solver.tables import load_catalog, load_fleet, load_weights
 
     catalog = load_catalog()
     with tempfile.TemporaryDirectory() as folder:
@@ -81,7 +81,7 @@ def run_idle(gpus: int, jobs: int, limit: float, seed: int) -> dict:
     figures: dict = {"gpus": sum(p.nodes * p.gpus_per_node for p in fleet.pools), "jobs": jobs, "limit": limit}
     for widen in (False, True):
         started = time.perf_counter()
-        result = place(fleet, catalog, time_limit_s=limit, widen=widen)
+        result = place(fleet, Planner(catalog.for_fleet(fleet), load_weights(), "auto", limit), widen=widen)
         key = "widened" if widen else "plain"
         figures[key] = {
             "seconds": time.perf_counter() - started, "status": result.status, "placed": len(result.placements),
@@ -93,8 +93,8 @@ def run_idle(gpus: int, jobs: int, limit: float, seed: int) -> dict:
 
 def run_one(gpus: int, jobs: int, limit: float, seed: int, host_ram_gb: float | None) -> dict:
     """Solve one size in this process; returns the figures (and peak memory) as a dict."""
-    from solver.cluster import greedy, place
-    from solver.tables import load_catalog, load_fleet
+    from solver.cluster import Planner, greedy, place
+    from solver.tables import load_catalog, load_fleet, load_weights
 
     catalog = load_catalog()
     with tempfile.TemporaryDirectory() as folder:
@@ -105,7 +105,7 @@ def run_one(gpus: int, jobs: int, limit: float, seed: int, host_ram_gb: float | 
     baseline = greedy(fleet, catalog)
     greedy_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    result = place(fleet, catalog, time_limit_s=limit)
+    result = place(fleet, Planner(catalog.for_fleet(fleet), load_weights(), "auto", limit))
     seconds = time.perf_counter() - started
     return {
         "gpus": sum(p.nodes * p.gpus_per_node for p in fleet.pools), "jobs": jobs, "limit": limit,

@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from functools import partial
 from math import ceil
 from pathlib import Path
-from typing import Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from solver.memory import (
     GRID,
@@ -112,12 +112,16 @@ from solver.tables import (
     load_catalog,
     load_fleet,
     load_memory_model,
+    load_weights,
     named_jobs,
     path_text,
     read_cells_files,
     shown_value,
     with_own_hint,
 )
+
+if TYPE_CHECKING:  # the cluster's modules load OR-Tools: imported where a placement is asked for
+    from solver.cluster import Planner
 
 __all__ = [
     "answer_query",
@@ -283,15 +287,11 @@ def place(
     from solver.cluster import place as place_jobs
 
     check_types(("option_names", option_names, OptionNames))
-
-    fleet, catalog, release = _checked_fleet(
+    fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
-        trinity_version=trinity_version, widen=widen, minimize=minimize, option_names=option_names)
-    fleet = _with_required(fleet, required, option_names)
-    result = place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
-                        workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                        token_budget=token_budget, widen=widen, trinity_version=release, option_names=option_names)
+        trinity_version=trinity_version, required=required, widen=widen, minimize=minimize, option_names=option_names)
+    result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -321,14 +321,11 @@ def buy_nodes(
     from solver.cluster import buy
 
     check_types(("option_names", option_names, OptionNames))
-    fleet, catalog, release = _checked_fleet(
+    fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
-        trinity_version=trinity_version, option_names=option_names)
-    fleet = _with_required(fleet, required, option_names)
-    result = buy(fleet, catalog, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
-                 progress=progress, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget,
-                 trinity_version=release, option_names=option_names)
+        trinity_version=trinity_version, required=required, option_names=option_names)
+    result = buy(fleet, planner, workers=workers, seed=seed, progress=progress)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -360,15 +357,19 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
                              f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
 
 
-def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int, memory: MemoryModel | None,
-                   margin: float | None, catalog: Catalog | None, progress: Progress | None, estimate: EstimateMode,
-                   token_budget: TokenBudgetMode, time_limit_s: float, seed: int,
-                   trinity_version: str | None, option_names: OptionNames, widen: bool = True,
-                   minimize: Literal["nodes"] | None = None) -> tuple[Fleet, Catalog, TrinityVersion | None]:
+def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int,
+                       memory: MemoryModel | None, margin: float | None, catalog: Catalog | None,
+                       progress: Progress | None, estimate: EstimateMode, token_budget: TokenBudgetMode,
+                       time_limit_s: float, seed: int, trinity_version: str | None, required: Sequence[str] | None,
+                       option_names: OptionNames, widen: bool = True,
+                       minimize: Literal["nodes"] | None = None) -> tuple[Fleet, Planner]:
     """`place`'s and `buy_nodes`' options checked (`QueryError`, naming them as `option_names` do), in one order for
-    both (`widen` and `minimize` are `place`'s alone), and the fleet to place with its catalogue (the shipped one
-    where None), names as the catalogue gives them (`TableError` for a bad cluster file), and the Trinity release
+    both (`widen` and `minimize` are `place`'s alone); the fleet to place, names as the catalogue (the shipped one
+    where None) gives them (`TableError` for a bad cluster file), with the jobs `required` names marked
+    (`_with_required`); and the planner of its jobs' ways, with the planning options and the Trinity release
     (`trinity_release`'s)."""
+    from solver.cluster import Planner
+
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
                 ("progress", progress, Callable | None), ("widen", widen, bool))
@@ -383,7 +384,10 @@ def _checked_fleet(fleet: Fleet | Path | str, *, weights: Weights | None, worker
     catalog = catalog if catalog is not None else load_catalog()
     fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
              else load_fleet(given_path("fleet", fleet), catalog))
-    return fleet, catalog, release
+    fleet = _with_required(fleet, required, option_names)
+    planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
+                      time_limit_s, memory, margin, token_budget, release, option_names)
+    return fleet, planner
 
 
 def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:

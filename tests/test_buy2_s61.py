@@ -11,12 +11,12 @@ import random
 from pathlib import Path
 
 import pytest
+from cluster_api import buy
 from cluster_reference import _cost_int, _gain, best_value, check_placements, random_instance
 from test_clusterbuy_s60 import CATALOG, FOUR_JOBS, TOO_LONG, brute_force_least, fleet_file, raised
 
 import solver
 from solver.cli import main
-from solver.cluster import buy
 from solver.tables import QueryError, load_fleet
 
 
@@ -66,7 +66,7 @@ def checked_required_purchase(instance: dict, required: list[str] | None, tmp_pa
     checker), every job placed, left out, or fitting nowhere, once."""
     marked = {**instance, "jobs": [{**job, "required": True} if required and job["name"] in required else job
                                    for job in instance["jobs"]]}  # the fleet file's field
-    result = json.loads(buy(load_fleet(fleet_file(marked, tmp_path), CATALOG), CATALOG).model_dump_json())
+    result = json.loads(buy(load_fleet(fleet_file(marked, tmp_path), CATALOG), catalog=CATALOG).model_dump_json())
     names = [job["name"] for job in instance["jobs"]]
     assert result["required"] == (names if required is None else [name for name in names if name in required])
     nowhere = {job["job"] for job in result["fits_nowhere"]}

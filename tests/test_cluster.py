@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from cluster_api import place
 from cluster_reference import (
     best_value,
     best_widening,
@@ -51,15 +52,7 @@ import solver.cluster.search
 import solver.cluster.widen
 import solver.render
 from solver.cli.output import ProgressLine
-from solver.cluster import (
-    TooManyPatterns,
-    greedy,
-    host_capacity_tenths,
-    layout,
-    patterns,
-    place,
-    pool_use,
-)
+from solver.cluster import TooManyPatterns, greedy, host_capacity_tenths, layout, patterns, pool_use
 from solver.cluster.options import Planner
 from solver.cluster.search import StopOnInterrupt
 from solver.memory import host_ram_holds, rollout_engines
@@ -99,7 +92,7 @@ def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimat
            widen: bool = True, token_budget: str = "default") -> dict:
     """`place`'s JSON for the instance (with the memory model's estimates unless `estimates` is False; `widen`
     as `place`'s), checked by the reference."""
-    result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes" if minimize_nodes else None,
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG, minimize="nodes" if minimize_nodes else None,
                    estimate="auto" if estimates else "never", widen=widen, token_budget=token_budget)
     as_json = json.loads(result.model_dump_json())
     assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=estimates,
@@ -314,7 +307,7 @@ def test_the_smaller_asks_are_asked_until_the_limit_or_a_share_of_the_planning_t
 def test_smaller_asks_past_their_time_are_not_asked(tmp_path: Path):
     # The same placement's hints, asked by a deadline already past: none.
     fleet = fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path)
-    result = place(fleet, CATALOG)
+    result = place(fleet, catalog=CATALOG)
     planner = Planner(CATALOG.for_fleet(fleet), solver.load_weights(), "auto")
     options = solver.cluster.options.job_options(planner, fleet, 0)
     [placed] = [o for o in options if (o.plan.gpus, o.size) == (result.placements[0].trainer_gpus, 6)]
@@ -344,7 +337,7 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
         return fits_with(self, index)
 
     monkeypatch.setattr(solver.cluster.reasons.SmallerAsks, "fits_with", ctrl_c_on_the_first)
-    result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), catalog=CATALOG)
     [unplaced] = result.unplaced
     assert (result.interrupted, asked, unplaced.fits_with) == (True, [1], ())
     assert unplaced.reason.endswith("y (priority 2) holds the room it needs: priority 3 or more places it")
@@ -354,10 +347,10 @@ def test_a_search_ctrl_c_stopped_asks_no_smaller_asks(tmp_path: Path, monkeypatc
     # Ctrl-C during the search: the placement found stands, and the jobs left out are told no smaller asks (asked
     # until the time limit, they would keep the process past the Ctrl-C).
     ctrl_c_after_the_search(monkeypatch)
-    result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), catalog=CATALOG)
     assert (result.interrupted, [(u.job, u.fits_with) for u in result.unplaced]) == (True, [("x", ())])
     monkeypatch.undo()
-    uninterrupted = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), CATALOG)
+    uninterrupted = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), catalog=CATALOG)
     assert [(u.job, [f.rollout_gpus for f in u.fits_with]) for u in uninterrupted.unplaced] == [("x", [1])]
 
 
@@ -548,7 +541,7 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
     monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=monotonic))
     monkeypatch.setattr(solver.cluster.search, "widen_jobs", lambda *args: untils.append(args[-1]) or widen(*args))
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG, time_limit_s=7.0)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG, time_limit_s=7.0)
     assert result.placements[0].widened_from == 6 and untils == [readings[0] + 7.0]
 
 
@@ -585,7 +578,7 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
     # Ctrl-C during the search (caught by StopOnInterrupt): the placement it found stands, and is not widened.
     ctrl_c_after_the_search(monkeypatch)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     [placement] = result.placements
     assert (result.interrupted, placement.trainer_gpus, placement.widened_from) == (True, 6, None)
 
@@ -603,7 +596,7 @@ def test_a_ctrl_c_the_process_ignores_does_not_stop_the_search(tmp_path: Path, m
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
-        result = place(fleet_of(instance, tmp_path), CATALOG)
+        result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
         still_ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -626,7 +619,7 @@ def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_wa
     monkeypatch.setattr(solver.cluster.search, "solve_stages", recorded)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192, "priority": 2},
                                               {"name": "b", "model": "4B", "max_model_len": 8192}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     [(before, after, staged)] = seen
     # objective, bound, proven, tie_broken, wall_clock_stopped
     assert after == before and before[2:] == (None, None, True, False, ())
@@ -652,7 +645,7 @@ def test_every_job_or_none_with_no_first_placement_leaves_every_job_out(tmp_path
     monkeypatch.setattr(solver.cluster.search, "solve_stages", no_first_placement)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192},
                                               {"name": "b", "model": "4B", "max_model_len": 8192}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes")
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG, minimize="nodes")
     assert (result.status, result.objective, result.bound, result.objective_counts, result.placements,
             result.interrupted, result.no_way_to_run) == ("unknown", None, None, "nodes", (), interrupted, ())
     assert [(unplaced.job, unplaced.reason, unplaced.reason_code) for unplaced in result.unplaced] == [
@@ -895,7 +888,7 @@ def test_a_job_past_the_default_token_budget_is_placed_with_a_lowered_one(tmp_pa
     default = solved(instance, tmp_path)
     [unplaced] = default["unplaced"]
     assert "; --token-budget auto trains 131072 tokens: Env + SP=4 on" in unplaced["reason"]
-    result = place(fleet_of(instance, tmp_path), CATALOG, token_budget="auto")
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG, token_budget="auto")
     as_json = json.loads(result.model_dump_json())
     [placed] = as_json["placements"]
     plan_ = placed["plan"]
@@ -1515,7 +1508,7 @@ def test_cli_cluster_estimate_plans_from_the_memory_model_alone_as_solve_estimat
     status, out, err = cli("cluster", str(path), "--estimate", "--json")
     result = json.loads(out)
     assert (status, err, result["placements"]) == (1, "", [])
-    assert result["unplaced"][0]["reason"] == place(fleet_of(instance, tmp_path), CATALOG,
+    assert result["unplaced"][0]["reason"] == place(fleet_of(instance, tmp_path), catalog=CATALOG,
                                                     estimate="only").unplaced[0].reason
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "4", "--maximize", "len", "--estimate",
                               "--json")[1])
@@ -1640,7 +1633,7 @@ def test_estimates_alone_name_no_estimates_to_turn_on(tmp_path: Path):
     # does not say to drop --no-estimate: no flag turned the estimates off.
     instance = {"pools": [{**ONE_NODE, "gpus_per_node": 4}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 102400}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG, estimate="only")
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG, estimate="only")
     assert (result.placements, result.unplaced[0].reason) == ((), (
         "a100: 102400 tokens is beyond what the memory model's estimates allow for Qwen3-8B on A100-80GB within 4 "
         "GPUs: the longest is 101376 on the 1024-token grid (Env + Offload + SP=4 on 4 GPUs, estimated); "
@@ -1977,9 +1970,9 @@ def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_
         answer = real(catalog, query, gpu, explained, data)
         return answer.model_copy(update={"status": "unknown", "plans": ()}) if query.budget_gpus == 4 else answer
 
-    assert place(fleet, CATALOG).status == "optimal"
+    assert place(fleet, catalog=CATALOG).status == "optimal"
     monkeypatch.setattr(solver.cluster.options, "answer_for", out_of_time_on_4_gpus)
-    result = place(fleet, CATALOG)
+    result = place(fleet, catalog=CATALOG)
     assert result.status == "feasible" and result.undecided_ways > 0
     assert all(placement.trainer_gpus != 4 for placement in result.placements)
     status, out, _ = cli("cluster", str(path))
@@ -1989,7 +1982,7 @@ def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_
     # A solve that found a plan but had no time to prove it the best keeps the way, unproven.
     monkeypatch.setattr(solver.cluster.options, "answer_for", lambda catalog, query, gpu, explained=True, data=None: (
         real(catalog, query, gpu, explained, data).model_copy(update={"status": "feasible"})))
-    unproven = place(fleet, CATALOG)
+    unproven = place(fleet, catalog=CATALOG)
     assert unproven.status == "feasible" and unproven.undecided_ways > 0 and not unproven.unplaced
 
 
@@ -2164,7 +2157,7 @@ def test_the_same_file_gives_the_same_json(cli, tmp_path: Path):
 
 def test_progress_reports_reach_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     calls = []
-    place(fleet_of(yaml.safe_load(FLEET_FILE), tmp_path), CATALOG, progress=lambda *a: calls.append(a))
+    place(fleet_of(yaml.safe_load(FLEET_FILE), tmp_path), catalog=CATALOG, progress=lambda *a: calls.append(a))
     assert calls and calls[0][0] == "placed priority" and all(len(call) == 4 for call in calls)
 
     class Terminal(io.StringIO):
@@ -2184,7 +2177,7 @@ def test_pools_and_models_without_tables_are_placed_by_estimate(tmp_path: Path):
     instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8}], "jobs": [
         {"name": "qwen25", "model": "Qwen2.5-7B", "max_model_len": 32768, "rollout_gpus": 2},
         {"name": "huge", "model": "Qwen3-8B", "max_model_len": 2000000}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     (placed,) = result.placements
     assert (placed.job, placed.plan.evidence, placed.plan.source) == ("qwen25", "estimated", None)
     assert placed.trainer_gpus + placed.rollout_gpus <= 8 and placed.plan.sp in (1, 2, 4)
@@ -2266,7 +2259,7 @@ def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: 
     instance = random_fleet(3, nodes=32, jobs=1000, lengths=[8192, 32768, 65536])
     fleet = fleet_of(instance, tmp_path)
     started = time.monotonic()
-    result = place(fleet, CATALOG, time_limit_s=1)
+    result = place(fleet, catalog=CATALOG, time_limit_s=1)
     # About 2 s (the docs); the bound is loose so that a busy machine passes (timings are the benchmarks'), yet far
     # below what the fleet takes without the limit.
     assert time.monotonic() - started < 6
@@ -2291,7 +2284,7 @@ def test_the_search_leaves_time_for_the_reasons_of_jobs_without_a_way_in_a_pool(
     fleet = fleet_of({"pools": pools, "jobs": [{"name": "j", "model": "Qwen3-14B", "max_model_len": 102400}]}, tmp_path)
     for kept in (0.0, 20.0):
         monkeypatch.setattr(solver.cluster.search, "_time_for_reasons", lambda *_, seconds=kept: seconds)
-        assert [p.pool for p in place(fleet, CATALOG, time_limit_s=30).placements] == ["h20"]
+        assert [p.pool for p in place(fleet, catalog=CATALOG, time_limit_s=30).placements] == ["h20"]
     assert 19 < deadlines[0] - deadlines[1] < 21
 
 
@@ -2315,7 +2308,7 @@ def test_the_time_left_for_reasons_counts_each_job_s_own_pools(tmp_path: Path, m
     for jobs, kept, placed in (([{**long, "pool": "h20"}], 0.0, ["long"]),
                                ([short, long], solver.cluster.search.REASONS_SHARE, ["long", "short"]),
                                ([short, nowhere], 0.0, ["short"])):
-        result = place(fleet_of({"pools": pools, "jobs": jobs}, tmp_path), CATALOG)
+        result = place(fleet_of({"pools": pools, "jobs": jobs}, tmp_path), catalog=CATALOG)
         assert sorted(p.job for p in result.placements) == placed
         assert left.pop() == (kept * result.planning_s, result.planning_s) and result.planning_s > 0
 
@@ -2341,7 +2334,7 @@ def test_the_placement_search_relaxes_every_constraint_linearly(tmp_path: Path, 
     monkeypatch.setattr(solver.cluster.search, "new_cp_solver", recorded)
     instance = {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 600}],
                 "jobs": [{"name": "j", "model": "Qwen3-14B", "max_model_len": 40000, "rollout_gpus": 1}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     assert result.status == "optimal" and [p.job for p in result.placements] == ["j"]
     assert parameters[0].linearization_level == 2  # the placement's solver, made first
 
@@ -2350,7 +2343,7 @@ def test_a_pool_of_large_nodes_offers_every_count_within_a_node(tmp_path: Path):
     # 12 trainer + 4 rollout GPUs share one 16-GPU node; with nodes of 8 the planner would not consider 12.
     instance = {"pools": [{"name": "big", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 16}],
                 "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 65536, "rollout_gpus": 4}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG)  # estimated plans: the reference knows tables only
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)  # estimated plans: the reference knows tables only
     (placement,) = result.placements
     best = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=65536, budget_gpus=12, node_gpus=16,
                            rollout_gpus=4), CATALOG)[0].plans[0]  # its layout: the placement's, 1 node
@@ -2385,7 +2378,7 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
     monkeypatch.setattr(StopOnInterrupt, "solve", cut_search)
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
     fleet = fleet_of(instance, tmp_path)
-    result = place(fleet, CATALOG)
+    result = place(fleet, catalog=CATALOG)
     assert result.status == "feasible" and result.placements
     assert result.interrupted == (cut == "interrupted after the first stage")
     solves = {"later stage unsolved": 2, "interrupted after the first stage": 1, "later stage unproven": 3}
@@ -2458,7 +2451,7 @@ def test_the_reported_bound_never_exceeds_the_placeable_priority(tmp_path: Path,
     # jobs that have a way to run at all.
     monkeypatch.setattr(cp_model.CpSolver, "best_objective_bound", property(lambda self: 10**6))
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     assert result.bound == sum(job["priority"] for job in instance["jobs"])
 
 
@@ -2942,7 +2935,8 @@ def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory
     exact = solved(instance, tmp_path / "exact", minimize_nodes=True)
     assert (exact["status"], exact["objective"]) == ("optimal", 2)
     round_host_memory_always(monkeypatch)
-    rounded = json.loads(place(fleet_of(instance, tmp_path / "rounded"), CATALOG, minimize="nodes").model_dump_json())
+    rounded = json.loads(place(fleet_of(instance, tmp_path / "rounded"), catalog=CATALOG,
+                               minimize="nodes").model_dump_json())
     assert (rounded["status"], rounded["placements"], rounded["host_rounded"]) == ("unknown", [], ["a100"])
     assert {(entry["reason"], entry["reason_code"]) for entry in rounded["unplaced"]} == {(
         ("the jobs do not all fit the fleet with the host memory of a100 rounded up; they may with the exact figures, "
@@ -2960,7 +2954,7 @@ THREE_FOUR_GPU_JOBS = {"pools": [{**ONE_NODE, "host_ram_gb": 360}],
 def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_without_host_memory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     round_host_memory_always(monkeypatch)
-    result = place(fleet_of(THREE_FOUR_GPU_JOBS, tmp_path), CATALOG, minimize="nodes")
+    result = place(fleet_of(THREE_FOUR_GPU_JOBS, tmp_path), catalog=CATALOG, minimize="nodes")
     assert (result.status, result.host_rounded, result.wall_clock_stopped) == ("infeasible", ("a100",), ())
     assert {entry.reason for entry in result.unplaced} == {
         ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
@@ -2993,12 +2987,12 @@ def test_the_proof_without_host_memory_gets_the_work_left_and_names_the_wall_clo
     monkeypatch.setattr(solver.cluster.search, "_set_limits", limited)
     monkeypatch.setattr(solver.cluster.search, "solve_stages",
                         lambda *args: dataclasses.replace(solve_stages(*args), spent=2.5))
-    result = place(fleet, CATALOG, minimize="nodes")
+    result = place(fleet, catalog=CATALOG, minimize="nodes")
     assert (result.status, result.wall_clock_stopped) == ("infeasible", ())
     assert works == [pytest.approx(3.6), pytest.approx(3.5)]
     works.clear()
     wall_clock_out.append(True)
-    result = place(fleet, CATALOG, minimize="nodes")
+    result = place(fleet, catalog=CATALOG, minimize="nodes")
     assert (result.status, result.wall_clock_stopped) == ("unknown", ("without host",))
 
 
@@ -3086,7 +3080,7 @@ def test_two_jobs_of_one_model_with_two_contexts_are_refused(tmp_path: Path):
                                      "both jobs the same model (the same model_config, or the catalogue's by name)")
     # Alone, the config's context holds: no YaRN at 65536.
     path.write_text(head + "  - {name: cfg, model_config: base7b, max_model_len: 65536}\n", encoding="utf-8")
-    result = place(load_fleet(path, CATALOG), CATALOG, time_limit_s=10)
+    result = place(load_fleet(path, CATALOG), catalog=CATALOG, time_limit_s=10)
     [placement] = result.placements
     assert placement.plan.rope_scaling_factor is None
 
@@ -3102,7 +3096,7 @@ def test_a_pool_of_a_gpu_type_the_catalogue_lacks_gives_its_memory(tmp_path: Pat
     assert [pool.gpu for pool in fleet.pools] == ["MyAccel", "MyAccel"]
     assert [(g.name, g.memory_gib, g.tables) for g in fleet.gpu_types] == [("MyAccel", 64.0, ())]
     assert load_fleet(path, CATALOG.for_fleet(fleet)) == fleet  # a catalogue that has its GPU type already
-    result = place(fleet, CATALOG, time_limit_s=10)
+    result = place(fleet, catalog=CATALOG, time_limit_s=10)
     assert {p.job for p in result.placements} == {"j", "k"}
     assert all(p.plan.evidence == "estimated" for p in result.placements)
     # Its plans are the memory model's on 64 GiB.
@@ -3289,7 +3283,7 @@ def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, mon
 
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     monkeypatch.setattr(solver.cluster.search, "widen_jobs", interrupted)
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     [placement] = result.placements
     assert (result.status, result.interrupted, placement.trainer_gpus, placement.widened_from) == ("optimal", True, 6, None)
     assert json.loads(result.model_dump_json())["interrupted"] is True  # the JSON says so too
@@ -3308,7 +3302,7 @@ def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Pat
 
     monkeypatch.setattr(Planner, "best", slow_when_widening)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     [placement] = result.placements
     assert (result.status, result.undecided_ways, placement.trainer_gpus) == ("optimal", 0, 6)
 
@@ -3319,7 +3313,7 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
     # room in a better one, which its reason says (with the flag that gives the search more time).
     monkeypatch.setattr(StopOnInterrupt, "solve", out_of_work)
     instance = random_fleet(seed=3, nodes=1, jobs=12, lengths=[8192, 32768])
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     no_room = [entry.reason for entry in result.unplaced if entry.reason.startswith("no room")]
     assert (result.status, result.bound) == ("feasible", None) and no_room
     assert {entry.reason_code for entry in result.unplaced if entry.reason in no_room} == {
@@ -3337,7 +3331,8 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
     assert check_room_claims(CATALOG, instance, json.loads(result.model_dump_json()), estimates=True) == []
     # Proven, it says nothing of the sort.
     monkeypatch.undo()
-    assert all("time limit" not in entry.reason for entry in place(fleet_of(instance, tmp_path), CATALOG).unplaced)
+    unplaced = place(fleet_of(instance, tmp_path), catalog=CATALOG).unplaced
+    assert all("time limit" not in entry.reason for entry in unplaced)
 
 
 def test_one_gpu_type_of_ones_own_may_be_given_in_gb_by_one_pool_and_in_mib_by_another(cli, tmp_path: Path):
@@ -3562,10 +3557,10 @@ def test_a_job_grows_onto_idle_gpus_only_where_that_runs_it_faster(tmp_path: Pat
     # (SP=2, for 4 ranks) cost the same, 0.25, so the job keeps its 4: idle GPUs that run it no faster stay idle.
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "Qwen3-0.6B", "max_model_len": 8192,
                                                "train_batch_size": 4}]}
-    equal = place(fleet_of(instance, tmp_path), CATALOG, weights=Weights(offload=1.0, sp=1.0, env=0.01))
+    equal = place(fleet_of(instance, tmp_path), catalog=CATALOG, weights=Weights(offload=1.0, sp=1.0, env=0.01))
     assert [(p.trainer_gpus, p.plan.sp, p.plan.cost, p.widened_from) for p in equal.placements] == [(4, 1, 0.25, None)]
     # With the shipped weights (SP 0.1), 8 GPUs at SP=2 cost 0.1375: the job grows onto them.
-    faster = place(fleet_of(instance, tmp_path), CATALOG)
+    faster = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     assert [(p.trainer_gpus, p.plan.sp, p.plan.cost, p.widened_from) for p in faster.placements] == [(8, 2, 0.1375, 4)]
 
 
@@ -3716,13 +3711,13 @@ def test_two_jobs_that_differ_only_in_their_train_batch_get_their_own_plans(tmp_
                 "jobs": [{"name": "free", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2},
                          {"name": "batched", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2,
                           "train_batch_size": 256}]}
-    placements = {p.job: p for p in place(fleet_of(instance, tmp_path), CATALOG, widen=False).placements}
+    placements = {p.job: p for p in place(fleet_of(instance, tmp_path), catalog=CATALOG, widen=False).placements}
     free, batched = placements["free"].plan, placements["batched"].plan
     assert (free.gpus, free.setting.label) == (6, "Env + SP=2") and free.cautions[0].startswith("3 data-parallel ranks")
     assert (batched.gpus, batched.setting.label, batched.cautions) == (4, "SP=4", ())
     # The same the other way round (the batched job first in the file): the cache does not carry one job's plan over.
     instance["jobs"].reverse()
-    placements = {p.job: p for p in place(fleet_of(instance, tmp_path), CATALOG, widen=False).placements}
+    placements = {p.job: p for p in place(fleet_of(instance, tmp_path), catalog=CATALOG, widen=False).placements}
     assert (placements["free"].plan, placements["batched"].plan) == (free, batched)
 
 
@@ -3856,7 +3851,7 @@ def test_minimize_nodes_is_unknown_not_infeasible_where_ways_ran_out_of_time(
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "Qwen3-4B", "max_model_len": 32768},
                                               {"name": "b", "model": "Qwen3-8B", "max_model_len": 32768}]}
     fleet = fleet_of(instance, tmp_path)
-    assert place(fleet, CATALOG, minimize="nodes").status == "optimal"
+    assert place(fleet, catalog=CATALOG, minimize="nodes").status == "optimal"
     real = solver.cluster.options.answer_for
 
     def out_of_time_for_8b(catalog, query, gpu, explained=True, data=None):
@@ -3865,7 +3860,7 @@ def test_minimize_nodes_is_unknown_not_infeasible_where_ways_ran_out_of_time(
             query.exact and query.model == "Qwen3-8B") else answer
 
     monkeypatch.setattr(solver.cluster.options, "answer_for", out_of_time_for_8b)
-    result = place(fleet, CATALOG, minimize="nodes")
+    result = place(fleet, catalog=CATALOG, minimize="nodes")
     assert (result.status, result.placements, result.undecided_ways > 0) == ("unknown", (), True)
     assert [u.job for u in result.unplaced] == ["b", "a"] and result.unplaced[1].reason == (
         "--minimize nodes places every job or none, and b fits nowhere")
@@ -3874,11 +3869,11 @@ def test_minimize_nodes_is_unknown_not_infeasible_where_ways_ran_out_of_time(
     jobs = [{"name": name, "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 4} for name in ("a", "b")]
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
     monkeypatch.undo()
-    assert place(fleet, CATALOG, minimize="nodes").status == "infeasible"
+    assert place(fleet, catalog=CATALOG, minimize="nodes").status == "infeasible"
     monkeypatch.setattr(solver.cluster.options, "answer_for", lambda catalog, query, gpu, explained=True, data=None: (
         real(catalog, query, gpu, explained, data).model_copy(update={"status": "unknown", "plans": ()})
         if query.exact and query.budget_gpus == 1 else real(catalog, query, gpu, explained, data)))
-    result = place(fleet, CATALOG, minimize="nodes")
+    result = place(fleet, catalog=CATALOG, minimize="nodes")
     assert (result.status, result.placements, result.undecided_ways > 0) == ("unknown", (), True)
 
 
@@ -3890,7 +3885,7 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
     monkeypatch.setattr(StopOnInterrupt, "solve", out_of_work)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": f"j{i}", "model": "4B", "max_model_len": 8192, "priority": i + 1}
                                               for i in range(3)]}
-    result = place(fleet_of(instance, tmp_path), CATALOG, widen=False)
+    result = place(fleet_of(instance, tmp_path), catalog=CATALOG, widen=False)
     assert (result.status, result.objective, result.bound, result.unplaced) == ("feasible", 6, None, ())
     assert [(p.job, p.trainer_gpus, p.plan.setting.label, p.gpu_indexes) for p in result.placements] == [
         ("j0", 1, "Env + Offload", (0,)), ("j1", 1, "Env + Offload", (1,)), ("j2", 1, "Env + Offload", (2,))]
@@ -4098,7 +4093,7 @@ def test_the_jobs_with_no_way_to_run_are_named_by_greedy_and_by_a_search_without
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "fits", "model": "4B", "max_model_len": 8192}, never]}
     assert greedy(fleet_of(instance, tmp_path), CATALOG).no_way_to_run == ("never",)
     monkeypatch.setattr(StopOnInterrupt, "solve", out_of_work)
-    result = place(fleet_of({"pools": [ONE_NODE], "jobs": [never]}, tmp_path), CATALOG)
+    result = place(fleet_of({"pools": [ONE_NODE], "jobs": [never]}, tmp_path), catalog=CATALOG)
     assert (result.status, result.placements, result.no_way_to_run) == ("unknown", (), ("never",))
 
 def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_host_column_only(cli, tmp_path: Path):

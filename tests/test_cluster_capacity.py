@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_api import place
 from rich.console import Console
 
 import solver
 import solver.cluster.search
-from solver.cluster import greedy, least_time_limit_to_search_s, place, pool_use
+from solver.cluster import greedy, least_time_limit_to_search_s, pool_use
 from solver.render import cluster_json, cluster_view
 from solver.results import ClusterResult
 from solver.tables import load_catalog, load_fleet
@@ -119,7 +120,7 @@ def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_its_star
     jobs = [{"name": "j", "model": "Qwen3-14B", "max_model_len": 102400}]
     fleet = load_fleet(fleet_file({"pools": pools, "jobs": jobs}, tmp_path), CATALOG)
     started = time.monotonic()
-    result = place(fleet, CATALOG, time_limit_s=30)
+    result = place(fleet, catalog=CATALOG, time_limit_s=30)
     assert [placement.pool for placement in result.placements] == ["h20"]
     least = least_time_limit_to_search_s(result.planning_s, result.building_s)
     assert result.building_s >= 0.3 and result.least_time_limit_s == least  # the result carries it, for the view
@@ -133,7 +134,7 @@ def test_the_least_time_limit_is_a_timing_left_out_of_json_and_comparison(tmp_pa
     path = fleet_file({"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8}],
                        "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     fleet = load_fleet(path, CATALOG)
-    result = place(fleet, CATALOG)
+    result = place(fleet, catalog=CATALOG)
     assert result.least_time_limit_s == least_time_limit_to_search_s(result.planning_s, result.building_s) > 0
     later = result.model_copy(update={"least_time_limit_s": result.least_time_limit_s + 60})
     assert later == result and hash(later) == hash(result)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_api import buy, place
 from cluster_reference import best_value, check_placements, job_candidates, random_instance
 from ortools.sat.python import cp_model
 
 from solver.cli import main
-from solver.cluster import buy, place
 from solver.cluster.search import StopOnInterrupt
 from solver.tables import load_catalog, load_fleet
 
@@ -66,7 +66,7 @@ def checked_purchase(instance: dict, tmp_path: Path) -> dict:
     purchase of as many GPUs or fewer), the pools it raises placing every job (the reference's plan checker on
     `place`'s placement there), and each job it names apart without a candidate in a pool of many nodes."""
     # A limit well past what a proof takes, so that a loaded machine's wall clock never stops it short of one.
-    result = json.loads(buy(load_fleet(fleet_file(instance, tmp_path), CATALOG), CATALOG,
+    result = json.loads(buy(load_fleet(fleet_file(instance, tmp_path), CATALOG), catalog=CATALOG,
                             time_limit_s=60).model_dump_json())
     nowhere = {job["job"] for job in result["fits_nowhere"]}
     for job in (job for job in instance["jobs"] if job["name"] in nowhere):
@@ -84,7 +84,8 @@ def checked_purchase(instance: dict, tmp_path: Path) -> dict:
     assert [pool["nodes_after"] for pool in result["pools"]] == [
         pool["nodes"] + extra for pool, extra in zip(instance["pools"], added)]
     bought = raised(placeable, added)
-    placed = place(load_fleet(fleet_file(bought, tmp_path), CATALOG), CATALOG, minimize="nodes", time_limit_s=60)
+    placed = place(load_fleet(fleet_file(bought, tmp_path), CATALOG), catalog=CATALOG, minimize="nodes",
+                   time_limit_s=60)
     assert check_placements(CATALOG, bought, json.loads(placed.model_dump_json()), minimize_nodes=True,
                             estimates=True) == []
     return result

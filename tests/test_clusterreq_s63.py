@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cluster_api import place
 from ortools.sat.python import cp_model
 from test_clusterbuy_s60 import CATALOG, fleet_file
 
@@ -17,7 +18,7 @@ import solver
 import solver.cluster.options
 import solver.cluster.search
 from solver.cli import main
-from solver.cluster import greedy, place
+from solver.cluster import greedy
 from solver.cluster.options import REACH_SHARE
 from solver.query import DETERMINISTIC_PER_SECOND
 from solver.render.cluster import REQUIRED_NOTE
@@ -145,17 +146,17 @@ def test_more_nodes_questions_draw_on_the_runs_deterministic_time(tmp_path: Path
 
     monkeypatch.setattr(solver.cluster.search, "_set_limits", recorded)
     planners: list[solver.cluster.options.Planner] = []
-    planner_class = solver.cluster.search.Planner
+    planner_class = solver.cluster.Planner
 
     def kept(*args: object, **kwargs: object) -> solver.cluster.options.Planner:
         planners.append(planner_class(*args, **kwargs))  # type: ignore[arg-type]
         return planners[-1]
 
-    monkeypatch.setattr(solver.cluster.search, "Planner", kept)
+    monkeypatch.setattr(solver.cluster, "Planner", kept)  # the API builds the planner it hands the search
     # One pool, every job without a way there: all asked before the search, whose first stage gets 60% of the
     # budget less what they took (nothing is kept for reasons after it: no job has a way to be left out with).
     place(load_fleet(fleet_file({**REACH, "jobs": [*REACH["jobs"], TWO_SMALL["jobs"][1]]}, tmp_path), CATALOG),
-          CATALOG, time_limit_s=10)
+          catalog=CATALOG, time_limit_s=10)
     reach = planners[-1].reach_work
     assert reach.spent > 0 and reach.left + reach.spent == pytest.approx(REACH_SHARE * DETERMINISTIC_PER_SECOND * 10)
     assert given[0] == pytest.approx(0.6 * (DETERMINISTIC_PER_SECOND * 10 - reach.spent))
@@ -163,13 +164,13 @@ def test_more_nodes_questions_draw_on_the_runs_deterministic_time(tmp_path: Path
     # budget less all of the questions' share, whatever they then ask.
     given.clear()
     two_pools = {"pools": [BOX, ONE_NODE], "jobs": [REACH["jobs"][1], TWO_SMALL["jobs"][1]]}
-    result = place(load_fleet(fleet_file(two_pools, tmp_path), CATALOG), CATALOG, time_limit_s=10)
+    result = place(load_fleet(fleet_file(two_pools, tmp_path), CATALOG), catalog=CATALOG, time_limit_s=10)
     assert [(p.job, p.pool) for p in result.placements] == [("long", "a100"), ("b", "box")]
     assert planners[-1].reach_work.spent == 0
     assert given[0] == pytest.approx(0.6 * DETERMINISTIC_PER_SECOND * 10 * (1 - REACH_SHARE))
     # None left: not decided (null), on every run alike.
     monkeypatch.setattr(solver.cluster.options, "REACH_SHARE", 0.0)
-    assert _reach(place(reach_fleet, CATALOG)) == {job: (None, None) for job in ("mid", "long", "huge")}
+    assert _reach(place(reach_fleet, catalog=CATALOG)) == {job: (None, None) for job in ("mid", "long", "huge")}
 
 
 def test_a_work_budget_stops_the_solves_it_holds_and_counts_what_they_spend():

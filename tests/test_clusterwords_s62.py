@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from solver.cluster import place
+from cluster_api import place
+
 from solver.render import json_schema
 from solver.tables import load_catalog, load_fleet
 
@@ -111,7 +112,7 @@ jobs:
   - {name: big, model: Llama-3.1-70B, max_model_len: 32k, rollout_gpus: 8}
   - {name: small, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 1}
 """)
-    result = place(load_fleet(fleet, CATALOG), CATALOG, time_limit_s=30)
+    result = place(load_fleet(fleet, CATALOG), catalog=CATALOG, time_limit_s=30)
     counts = {placement.job: (placement.plan.trainer_nodes, len(placement.trainer_nodes), len(placement.nodes))
               for placement in result.placements}
     assert counts == {"big": (2, 2, 3), "small": (1, 1, 1)}

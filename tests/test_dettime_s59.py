@@ -12,12 +12,12 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from cluster_api import place
 from ortools.sat.python import cp_model
 from rich.console import Console
 
 import solver.cluster.search
 import solver.cluster.widen
-from solver.cluster import place
 from solver.cluster.options import Planner, job_options
 from solver.cluster.reasons import SmallerAsks
 from solver.model import new_cp_solver, stopped_by_wall_clock
@@ -112,10 +112,10 @@ def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_le
     fleet = _fleet(tmp_path)
     with monkeypatch.context() as patched:
         taken = _stages_timed(patched)
-        whole = place(fleet, CATALOG, time_limit_s=30)
+        whole = place(fleet, catalog=CATALOG, time_limit_s=30)
     with monkeypatch.context() as patched:
         _search_left(patched, max(2.0, min(5 * sum(taken), 14.0)))
-        short = place(fleet, CATALOG, time_limit_s=30)
+        short = place(fleet, catalog=CATALOG, time_limit_s=30)
     for result in (whole, short):
         assert result.wall_clock_stopped == ()
         assert result.bound is not None  # the search's first stage ran: not the greedy placement alone
@@ -129,7 +129,7 @@ def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
     # the first left, the third and the tie-break the rest; the wall clock (what is left of the limit) bounds each.
     monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 1.0, raising=False)
     given, spent = _limits_given(monkeypatch)
-    result = place(_fleet(tmp_path, jobs=40, nodes=4), CATALOG, time_limit_s=10)
+    result = place(_fleet(tmp_path, jobs=40, nodes=4), catalog=CATALOG, time_limit_s=10)
     assert (result.status, result.tie_broken, result.wall_clock_stopped) == ("optimal", True, ())
     left = 10 - spent[0]
     assert [work for work, _ in given] == pytest.approx([6.0, left / 2, left - spent[1], left - spent[1] - spent[2]])
@@ -142,7 +142,7 @@ def test_a_stage_the_wall_clock_stops_is_named_in_the_json_and_under_the_status(
     # elsewhere: the answer says which stage, in --json and in a line under the status.
     fleet = _fleet(tmp_path)
     _search_left(monkeypatch, 0.0)  # no wall-clock time left for the search: 0.01 s a stage
-    result = place(fleet, CATALOG, time_limit_s=30)
+    result = place(fleet, catalog=CATALOG, time_limit_s=30)
     assert result.wall_clock_stopped[0] == "priority" and result.status == "feasible"
     assert result.model_dump(mode="json")["wall_clock_stopped"] == list(result.wall_clock_stopped)
     console = Console(width=1000, record=True, file=io.StringIO())
@@ -186,11 +186,11 @@ def test_widening_solves_the_wall_clock_stops_are_named(tmp_path: Path, monkeypa
     # The lone job grows from 6 GPUs onto its node's idle ones; with no wall-clock time for widening's solves, it
     # stays as placed and the answer names widening.
     fleet = _lone_job_fleet(tmp_path)
-    grown = place(fleet, CATALOG)
+    grown = place(fleet, catalog=CATALOG)
     assert (grown.placements[0].widened_from, grown.wall_clock_stopped) == (6, ())
     monkeypatch.setattr(solver.cluster.widen, "WIDEN_TIME_LIMIT_S", 0.0)
     monkeypatch.setattr(solver.cluster.widen, "WIDEN_LEAST_S", 0.0)
-    stopped = place(fleet, CATALOG)
+    stopped = place(fleet, catalog=CATALOG)
     assert (stopped.placements[0].widened_from, stopped.wall_clock_stopped) == (None, ("widening",))
 
 
@@ -228,7 +228,7 @@ def test_the_steps_the_wall_clock_stopped_are_named_in_words_in_their_order():
 def test_the_limit_gives_the_search_six_tenths_of_a_unit_a_second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # As calibrated (`DETERMINISTIC_PER_SECOND`, benchmarks/README.md): the default 10 s give the first stage 60% of 6.
     given, _ = _limits_given(monkeypatch)
-    place(_fleet(tmp_path, jobs=40, nodes=4), CATALOG)
+    place(_fleet(tmp_path, jobs=40, nodes=4), catalog=CATALOG)
     assert given[0][0] == pytest.approx(3.6)
 
 
@@ -237,7 +237,7 @@ def test_a_stage_the_budget_leaves_nothing_still_reads_back_its_hint(tmp_path: P
     # back the placement hinted to it.
     monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 0.0, raising=False)
     given, _ = _limits_given(monkeypatch)
-    result = place(_fleet(tmp_path, jobs=40, nodes=4), CATALOG)
+    result = place(_fleet(tmp_path, jobs=40, nodes=4), catalog=CATALOG)
     assert {work for work, _ in given} == {solver.cluster.search.LEAST_WORK}
     assert result.placements and result.wall_clock_stopped == ()
 
@@ -245,7 +245,7 @@ def test_a_stage_the_budget_leaves_nothing_still_reads_back_its_hint(tmp_path: P
 def test_widening_solves_end_on_their_deterministic_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # No deterministic time for widening's solves: the lone job stays as placed, and the wall clock stopped nothing.
     monkeypatch.setattr(solver.cluster.widen, "WIDEN_DETERMINISTIC_TIME", 0.0)
-    result = place(_lone_job_fleet(tmp_path), CATALOG)
+    result = place(_lone_job_fleet(tmp_path), catalog=CATALOG)
     assert (result.placements[0].widened_from, result.wall_clock_stopped) == (None, ())
 
 
@@ -254,13 +254,13 @@ def test_a_widening_stage_the_wall_clock_stopped_is_named_though_a_later_one_end
     # The wall clock stops the first of widening's three solves (its answer still grows the job), not the others.
     stops = iter([True, False, False])
     monkeypatch.setattr(solver.cluster.widen, "stopped_by_wall_clock", lambda cp_solver, status: next(stops))
-    result = place(_lone_job_fleet(tmp_path), CATALOG)
+    result = place(_lone_job_fleet(tmp_path), catalog=CATALOG)
     assert (result.placements[0].widened_from, result.wall_clock_stopped) == (6, ("widening",))
 
 
 def test_smaller_asks_the_wall_clock_cut_are_named_in_the_answer(monkeypatch: pytest.MonkeyPatch):
     fleet = load_fleet(Path(__file__).parents[1] / "docs" / "examples" / "smaller-asks.yaml", CATALOG)
-    assert place(fleet, CATALOG).wall_clock_stopped == ()
+    assert place(fleet, catalog=CATALOG).wall_clock_stopped == ()
     monkeypatch.setattr(solver.cluster.search._Hints, "until", lambda self: time.monotonic() - 1)
-    result = place(fleet, CATALOG)
+    result = place(fleet, catalog=CATALOG)
     assert ([job.job for job in result.unplaced], result.wall_clock_stopped) == (["math-4b"], ("hints",))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_api import place
 from conftest import qwen3_8b_checkpoint
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -19,7 +20,6 @@ import solver
 import solver.cli.atomic
 from solver import estimate_memory
 from solver.calibrate import Observation, calibrate, fit_summary, mispredicted, observations, optimistic
-from solver.cluster import place
 from solver.memory import (
     CEILING,
     DEFAULT_MARGIN,
@@ -3218,7 +3218,7 @@ def test_a_placement_on_two_nodes_says_the_host_memory_of_one(tmp_path: Path):
     path.write_text(yaml.safe_dump({
         "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 1024}],
         "jobs": [{"name": "long-4b", "model": "Qwen3-4B", "max_model_len": 131072}]}), encoding="utf-8")
-    result = place(load_fleet(path, CATALOG), CATALOG, widen=False)
+    result = place(load_fleet(path, CATALOG), catalog=CATALOG, widen=False)
     [placement] = result.placements
     # Qwen3-4B ties its embeddings: it loads in fp32 on each of a node's 8 ranks, 8 x 4 x 4.02e9 bytes = 119.9 GiB
     # (239.7 GiB would be both nodes' 16 ranks).

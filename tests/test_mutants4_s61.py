@@ -9,13 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cluster_api import buy
 from ortools.sat.python import cp_model
 from test_calstep_s57 import QWEN25_YARN
 from test_clusterbuy_s60 import FOUR_JOBS
 
 import solver
 import solver.cluster.search
-from solver.cluster import buy
 from solver.cluster.search import StopOnInterrupt
 from solver.memory import feed_forward_peak_bytes, router_logits_bytes
 from solver.query import DETERMINISTIC_PER_SECOND
@@ -101,7 +101,7 @@ def test_the_placement_on_a_purchase_gets_what_the_purchase_left_of_the_budget(m
     set_limits = solver.cluster.search._set_limits
     monkeypatch.setattr(solver.cluster.search, "_set_limits",
                         lambda cp_solver, work, deadline: works.append(work) or set_limits(cp_solver, work, deadline))
-    result = buy(_four_jobs(("a", "b")), CATALOG, time_limit_s=10)
+    result = buy(_four_jobs(("a", "b")), catalog=CATALOG, time_limit_s=10)
     assert result.status == "optimal" and len(works) == 6  # bought GPUs and nodes; priority, length, cost, tie-break
     budget = DETERMINISTIC_PER_SECOND * 10
     assert works[0] == 0.6 * budget and 0 < works[2] < 0.6 * budget
@@ -109,7 +109,7 @@ def test_the_placement_on_a_purchase_gets_what_the_purchase_left_of_the_budget(m
 
 def test_the_placement_on_a_purchase_names_its_own_stages_the_wall_clock_stopped(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(solver.cluster.search, "stopped_by_wall_clock", lambda cp_solver, status: True)
-    result = buy(_four_jobs(("a", "b")), CATALOG)
+    result = buy(_four_jobs(("a", "b")), catalog=CATALOG)
     assert result.wall_clock_stopped == ("bought GPUs", "bought nodes", "priority", "length", "cost", "tie-break")
 
 
@@ -125,7 +125,7 @@ def test_ctrl_c_as_the_placements_tie_break_ends_leaves_it_unproven(monkeypatch:
         return status
 
     monkeypatch.setattr(StopOnInterrupt, "solve", interrupted_last)
-    result = buy(_four_jobs(("a", "b")), CATALOG)
+    result = buy(_four_jobs(("a", "b")), catalog=CATALOG)
     assert (len(calls), result.interrupted, result.placement_proven) == (6, True, False)
     assert (result.gpus, sorted(placement.job for placement in result.placements)) == (0, ["a", "b"])
 
@@ -147,7 +147,7 @@ def test_a_placement_cut_short_leaves_the_purchase_proven_the_fewest(monkeypatch
     # The placement's length stage stopped before it was proven (as by the time limit): the nodes bought are still
     # proven the fewest; only the placement on them is not proven the best.
     _cut_the_length_stage_short(monkeypatch)
-    result = buy(_four_jobs(("a", "b")), CATALOG)
+    result = buy(_four_jobs(("a", "b")), catalog=CATALOG)
     assert (result.status, result.gpus, result.placement_proven) == ("optimal", 0, False)
 
 

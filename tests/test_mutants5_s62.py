@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_api import place
 from reference import enumerate_plans, ranked_alternatives
 from test_nodesproof_s61 import _fleet, _no_search_work
 
-from solver.cluster import place
 from solver.explain import LONG_RUNS, condensed_runs
 from solver.query import make_query
 from solver.solve import plan as solve_plan
@@ -51,7 +51,7 @@ def test_required_jobs_too_many_for_the_fleet_are_proven_so_with_no_search_work(
     fleet = _fleet(tmp_path)
     required = fleet.model_copy(update={"jobs": tuple(job.model_copy(update={"required": True}) for job in fleet.jobs)})
     given = _no_search_work(monkeypatch)
-    result = place(required, CATALOG)
+    result = place(required, catalog=CATALOG)
     assert given == [0.0]
     assert (result.status, result.placements, result.wall_clock_stopped) == ("infeasible", (), ())
     assert {entry.reason_code for entry in result.unplaced} == {"jobs-do-not-fit-together"}
@@ -68,7 +68,7 @@ def test_a_room_that_takes_no_required_job_out_is_named_before_one_of_less_prior
     instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}],
                 "jobs": [_small_job("r", 7, required=True), _small_job("b", 3), _small_job("c", 3),
                          _small_job("x", 7)]}
-    result = place(load_fleet(_fleet_file(instance, tmp_path), CATALOG), CATALOG, widen=False)
+    result = place(load_fleet(_fleet_file(instance, tmp_path), CATALOG), catalog=CATALOG, widen=False)
     assert (result.status, sorted(placed.job for placed in result.placements)) == ("optimal", ["b", "c", "r"])
     assert [(entry.job, entry.reason.split("; ", 1)[1]) for entry in result.unplaced] == [
         ("x", "b, c (priority 2 together) hold the room it needs: priority 3 or more places it")]
@@ -80,7 +80,7 @@ def test_a_required_job_that_fits_nowhere_is_named_alone_beside_one_not_required
     instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
                 "jobs": [{"name": "must", **too_long, "required": True}, {"name": "may", **too_long},
                          _small_job("fine", 3)]}
-    result = place(load_fleet(_fleet_file(instance, tmp_path), CATALOG), CATALOG)
+    result = place(load_fleet(_fleet_file(instance, tmp_path), CATALOG), catalog=CATALOG)
     assert (result.status, result.placements) == ("infeasible", ())
     assert [(entry.job, entry.reason_code) for entry in result.unplaced] == [
         ("must", "no-way-to-run"), ("may", "no-way-to-run"), ("fine", "another-job-fits-nowhere")]
@@ -97,7 +97,7 @@ def test_a_greedy_placement_that_leaves_a_required_job_out_does_not_stand_in(
                 "jobs": [_small_job("six", 5, required=True), _small_job("six-too", 5, required=True),
                          _small_job("four", 3, required=True)]}
     _no_search_work(monkeypatch)
-    result = place(load_fleet(_fleet_file(instance, tmp_path), CATALOG), CATALOG, widen=False)
+    result = place(load_fleet(_fleet_file(instance, tmp_path), CATALOG), catalog=CATALOG, widen=False)
     assert (result.status, result.placements) == ("unknown", ())
 
 

@@ -13,11 +13,11 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from cluster_api import place
 from cluster_reference import check_placements, check_smaller_asks
 
 import solver.cluster.reasons
 import solver.cluster.search
-from solver.cluster import place
 from solver.cluster.options import Planner, job_options
 from solver.cluster.placements import as_placement
 from solver.cluster.reasons import SmallerAsks
@@ -176,7 +176,7 @@ def test_ctrl_c_while_widening_tells_no_smaller_asks(monkeypatch: pytest.MonkeyP
         raise KeyboardInterrupt
 
     monkeypatch.setattr(solver.cluster.search, "widen_jobs", interrupted)
-    result = json.loads(place(load_fleet(EXAMPLE, CATALOG), CATALOG).model_dump_json())
+    result = json.loads(place(load_fleet(EXAMPLE, CATALOG), catalog=CATALOG).model_dump_json())
     [unplaced] = result["unplaced"]
     assert result["interrupted"] is True
     assert unplaced["fits_with"] == [] and "it would fit" not in unplaced["reason"]
@@ -195,7 +195,7 @@ def test_ctrl_c_while_widening_tells_no_smaller_asks(monkeypatch: pytest.MonkeyP
     lambda entry: entry.update(reason=entry["reason"].replace(", or at", ", at"))])
 def test_the_brute_force_catches_a_wrong_hint(wrong):
     instance = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
-    result = json.loads(place(load_fleet(EXAMPLE, CATALOG), CATALOG).model_dump_json())
+    result = json.loads(place(load_fleet(EXAMPLE, CATALOG), catalog=CATALOG).model_dump_json())
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
     wrong(result["unplaced"][0])
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) != []
@@ -288,7 +288,7 @@ def test_the_hints_count_the_room_left_once_grown(widen: bool, fits_with: list[d
         {"name": "x", "model": "0.6B", "max_model_len": 8192, "rollout_gpus": 7}]}
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
-    result = json.loads(place(load_fleet(path, CATALOG), CATALOG, widen=widen).model_dump_json())
+    result = json.loads(place(load_fleet(path, CATALOG), catalog=CATALOG, widen=widen).model_dump_json())
     assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("probe", 8 if widen else 6)]
     assert result["unplaced"][0]["fits_with"] == fits_with
     assert check_placements(CATALOG, instance, result, estimates=True) == []

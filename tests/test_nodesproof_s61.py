@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_api import place
 
 import solver.cluster.search
-from solver.cluster import place
 from solver.tables import load_catalog, load_fleet
 
 CATALOG = load_catalog()
@@ -56,7 +56,7 @@ def test_a_fleet_too_small_for_its_jobs_is_proven_so_with_no_search_work(
     # 10 jobs that take 46 GPUs at their fewest, on 16: proven as the model loads, where before the first stage
     # needed search work to prove it (and without it, the answer was `unknown`: time ran out).
     given = _no_search_work(monkeypatch)
-    result = place(_fleet(tmp_path), CATALOG, minimize="nodes")
+    result = place(_fleet(tmp_path), catalog=CATALOG, minimize="nodes")
     assert given == [0.0]
     assert (result.status, result.placements, result.wall_clock_stopped) == ("infeasible", (), ())
     assert {(entry.reason, entry.reason_code) for entry in result.unplaced} == {
@@ -69,7 +69,7 @@ def test_jobs_too_many_for_the_one_pool_they_may_use_are_proven_so_with_no_searc
     # Two jobs only the H20 pool may run take more than its 8 GPUs at their fewest, though all 6 fit the 40 GPUs
     # of the fleet: the pool's own GPUs prove it.
     _no_search_work(monkeypatch)
-    result = place(_fleet(tmp_path, jobs=6, a100_nodes=4, pinned=2), CATALOG, minimize="nodes")
+    result = place(_fleet(tmp_path, jobs=6, a100_nodes=4, pinned=2), catalog=CATALOG, minimize="nodes")
     assert (result.status, result.wall_clock_stopped) == ("infeasible", ())
     assert {entry.reason for entry in result.unplaced} == {(
         "the jobs do not all fit the fleet together: the 2 jobs only pool h20 can run (job-0, job-1) take at their "
@@ -87,7 +87,7 @@ def test_a_fleet_too_small_is_proven_where_the_wall_clock_leaves_the_search_noth
         cp_solver.parameters.max_time_in_seconds = 0.0
 
     monkeypatch.setattr(solver.cluster.search, "_set_limits", no_time)
-    result = place(_fleet(tmp_path), CATALOG, minimize="nodes")
+    result = place(_fleet(tmp_path), catalog=CATALOG, minimize="nodes")
     assert (result.status, result.wall_clock_stopped) == ("infeasible", ())
     assert {entry.reason for entry in result.unplaced} == {TOO_MANY}
 
@@ -100,7 +100,7 @@ def test_jobs_that_fill_the_fleet_exactly_at_their_fewest_are_all_placed(tmp_pat
                 "jobs": [{"name": "j0", **job}, {"name": "j1", **job, "pool": "a100"}]}
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
-    result = place(load_fleet(path, CATALOG), CATALOG, minimize="nodes")
+    result = place(load_fleet(path, CATALOG), catalog=CATALOG, minimize="nodes")
     assert (result.status, result.objective, result.bound) == ("optimal", 1, 1)
     assert [(p.job, p.nodes, p.trainer_gpus, p.rollout_gpus) for p in result.placements] == [
         ("j0", (0,), 2, 2), ("j1", (0,), 2, 2)]

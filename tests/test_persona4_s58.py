@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_api import place
 from ortools.sat.python import cp_model
 from rich.console import Console
 
 import solver.cluster.search
-from solver.cluster import least_time_limit_to_search_s, place
+from solver.cluster import least_time_limit_to_search_s
 from solver.render.cluster import cluster_view
 from solver.results import UnplacedCode
 from solver.tables import TableError, load_catalog, load_fleet
@@ -47,7 +48,7 @@ def test_every_job_or_none_out_of_time_names_the_time_limit_to_raise(
 
     monkeypatch.setattr(solver.cluster.search, "solve_stages", no_first_placement)
     fleet = _fleet(tmp_path)
-    result = place(fleet, CATALOG, minimize="nodes")
+    result = place(fleet, catalog=CATALOG, minimize="nodes")
     assert result.status == "unknown"
     assert (result.least_time_limit_s == least_time_limit_to_search_s(result.planning_s, result.building_s)) is named
     console = Console(width=400, record=True, file=io.StringIO())
@@ -69,7 +70,7 @@ def test_every_job_or_none_proven_not_to_fit_names_no_time_limit(tmp_path: Path)
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     fleet = load_fleet(path, CATALOG)
-    result = place(fleet, CATALOG, minimize="nodes")
+    result = place(fleet, catalog=CATALOG, minimize="nodes")
     assert (result.status, result.least_time_limit_s) == ("infeasible", None)
     console = Console(width=400, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet, minimize_nodes=True))

@@ -618,7 +618,7 @@ def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.M
         "pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
         "jobs": [{"name": "j", "model": "Qwen3-4B", "max_model_len": 8192}]})
     with pytest.raises(RuntimeError, match="CP-SAT answered MODEL_INVALID"):
-        solver.cluster.place(fleet, CATALOG)
+        solver.place(fleet, catalog=CATALOG)
 
 
 @pytest.mark.parametrize(("gpu", "evidence"), [

@@ -10,13 +10,14 @@ import random
 from pathlib import Path
 
 import pytest
+from cluster_api import buy
 from cluster_reference import best_value, check_placements, random_instance, value_of
 from test_cluster import reaches_the_optimum_then_widens
 from test_clusterbuy_s60 import CATALOG, fleet_file
 
 import solver
 from solver.cli import main
-from solver.cluster import buy, greedy
+from solver.cluster import greedy
 from solver.tables import QueryError, load_fleet
 
 ONE_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
@@ -103,7 +104,7 @@ def test_greedy_places_the_required_jobs_first(tmp_path: Path):
 
 def test_buy_buys_for_the_jobs_the_file_marks_required(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     path = fleet_file(CROWDED, tmp_path)
-    marked = buy(load_fleet(path, CATALOG), CATALOG)
+    marked = buy(load_fleet(path, CATALOG), catalog=CATALOG)
     assert (marked.required, marked.gpus, [p.job for p in marked.placements]) == (("a",), 0, ["a"])
     both = solver.buy_nodes(path, required=["b"])  # the flag adds to the file's
     assert (both.required, both.gpus, sorted(p.job for p in both.placements)) == (("a", "b"), 8, ["a", "b"])
@@ -166,7 +167,7 @@ def test_more_nodes_reaching_a_length_is_told_of_buy_and_none_plainly(tmp_path: 
         f"solve cluster: note: mid: no way to run on the pools' nodes as they are, but more nodes may give it a way to "
         f"run: solve cluster {path} --buy names the fewest nodes to add to the pools (and the jobs no number of nodes "
         "runs)\n")
-    purchase = buy(load_fleet(path, CATALOG), CATALOG)
+    purchase = buy(load_fleet(path, CATALOG), catalog=CATALOG)
     assert ([job.job for job in purchase.fits_nowhere], [p.job for p in purchase.placements], purchase.nodes) == (
         ["huge"], ["mid"], 1)
 

@@ -7,8 +7,10 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from solver.api import buy_nodes, place, placement_configs
 from solver.cli.argtypes import comma_names, path_argument, positive_seconds
@@ -46,7 +48,7 @@ from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
 from solver.query import DETERMINISTIC_PER_SECOND
 from solver.render import cluster_json, cluster_view, purchase_json, purchase_view
-from solver.results import ClusterResult, Placement, PoolCode, ReasonCode, Unplaced, UnplacedCode
+from solver.results import ClusterResult, Placement, PoolCode, PurchaseResult, ReasonCode, Unplaced, UnplacedCode
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import (
     Catalog,
@@ -83,6 +85,9 @@ FILE_FIELDS = {
     "--rollout-gpus": "a job's rollout_gpus", "--train-batch-size": "a job's train_batch_size",
 }
 """The planner's options whose values a cluster file gives, by the field that gives them."""
+
+Found = TypeVar("Found", ClusterResult, PurchaseResult)
+"""What a search of the fleet finds: a placement, or (--buy) a purchase."""
 
 
 def build_cluster_parser() -> Parser:
@@ -149,7 +154,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         return _run_buy(args, fleet, catalog, weights, cells, written_gpus)
     if args.emit_dir is not None:
         _check_emit_dir_before_placing(args, fleet)
-    result = _placement(args, fleet, catalog, weights)
+    result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen))
     written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else []
     _print_placement(args, result, fleet, written)
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
@@ -225,12 +230,7 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     """``solve cluster --buy``: the fewest nodes to add so that every job (or every --required one) is placed, and the
     placement with them, on stdout; 0 where every required job is placed with them, 1 where one fits no pool's nodes
     or no purchase was found."""
-    progress = ProgressLine()
-    result = buy_nodes(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
-                       progress=progress, estimate=args.estimate_mode, memory=memory_model_option(args.memory_model),
-                       margin=args.margin, token_budget=args.token_budget or "default",
-                       trinity_version=args.trinity_version, required=args.required, option_names=COMMAND_OPTIONS)
-    progress.close()
+    result = _searched(args, fleet, catalog, weights, buy_nodes)
     if args.json:
         sys.stdout.write(purchase_json(result) + "\n")
     else:
@@ -254,14 +254,15 @@ def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> No
         raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
 
 
-def _placement(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None) -> ClusterResult:
-    """The placement of `fleet`'s jobs with the command's options, a live progress line on a terminal meanwhile."""
+def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None,
+              search: Callable[..., Found]) -> Found:
+    """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
+    line on a terminal meanwhile."""
     progress = ProgressLine()
-    memory = memory_model_option(args.memory_model)
-    result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
-                   workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
-                   margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen,
-                   trinity_version=args.trinity_version, required=args.required, option_names=COMMAND_OPTIONS)
+    result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
+                    progress=progress, estimate=args.estimate_mode, memory=memory_model_option(args.memory_model),
+                    margin=args.margin, token_budget=args.token_budget or "default",
+                    trinity_version=args.trinity_version, required=args.required, option_names=COMMAND_OPTIONS)
     progress.close()
     return result
 

@@ -38,45 +38,26 @@ from solver.cluster.search import (
     placement_stages,
     solve_stages,
 )
-from solver.query import (
-    DETERMINISTIC_PER_SECOND,
-    EstimateMode,
-    Progress,
-    TokenBudgetMode,
-    TrinityVersion,
-    check_token_budget,
-)
+from solver.query import DETERMINISTIC_PER_SECOND, Progress
 from solver.results import Placement, PoolPurchase, PurchaseResult, Status, Unplaced
-from solver.rules import COMMAND_OPTIONS, OptionNames
-from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Fleet, MemoryModel, Weights, load_weights
+from solver.tables import MAX_ESTIMATED_GPUS, Fleet
 
 
 def buy(
     fleet: Fleet,
-    catalog: Catalog,
+    planner: Planner,
     *,
-    weights: Weights | None = None,
-    time_limit_s: float = 10.0,
     workers: int = 1,
     seed: int = 0,
     progress: Progress | None = None,
-    estimate: EstimateMode = "auto",
-    memory: MemoryModel | None = None,
-    margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
-    trinity_version: TrinityVersion | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS,
 ) -> PurchaseResult:
     """The fewest GPUs (then nodes) to add to `fleet`'s pools so that every job with a way to run in some pool it may
     use is placed, as `place` places them (only the jobs the fleet marks ``required``, where it marks some: the others
     where room is left), with the jobs that have none named apart, and the placement with the nodes bought; the
-    options as `place`'s (`option_names` too)."""
+    planner and the options as `place`'s."""
     started = time.monotonic()
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
-    check_token_budget(token_budget, estimate)
-    planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
-                      estimate, time_limit_s, memory, margin, token_budget, trinity_version, option_names)
     options, tiers = _ways_by_tier(planner, _raised(fleet, [
         sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
             if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))]))
@@ -107,8 +88,9 @@ def buy(
     # The placement's stages on the purchase; its priority stage only where some job may be left out.
     placing = placement_stages(raised, options, built, every_job=False)[0 if len(must) < len(fleet.jobs) else 1:]
     solver = placement_solver(workers, seed)
-    deadline = started + time_limit_s * SEARCH_SHARE - READ_BACK_S
-    budget = DETERMINISTIC_PER_SECOND * time_limit_s - planner.reach_work.spent  # less what the reasons asked took
+    deadline = started + planner.time_limit_s * SEARCH_SHARE - READ_BACK_S
+    # The run's deterministic time, less what the reasons' questions whether more nodes reach a length took.
+    budget = DETERMINISTIC_PER_SECOND * planner.time_limit_s - planner.reach_work.spent
     report = None if progress is None else partial(ProgressCallback, report=progress, started=started)
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(greedy_start(raised, options, built), built, purchase, interrupt, deadline, budget,

@@ -36,14 +36,7 @@ from solver.cluster.reasons import (
 )
 from solver.cluster.widen import widen_jobs
 from solver.model import new_cp_solver, stopped_by_wall_clock
-from solver.query import (
-    DETERMINISTIC_PER_SECOND,
-    EstimateMode,
-    Progress,
-    TokenBudgetMode,
-    TrinityVersion,
-    check_token_budget,
-)
+from solver.query import DETERMINISTIC_PER_SECOND, Progress
 from solver.results import (
     ClusterResult,
     Placement,
@@ -52,15 +45,9 @@ from solver.results import (
     Unplaced,
     UnplacedCode,
 )
-from solver.rules import COMMAND_OPTIONS, OptionNames
+from solver.rules import OptionNames
 from solver.solve import checked
-from solver.tables import (
-    Catalog,
-    Fleet,
-    MemoryModel,
-    Weights,
-    load_weights,
-)
+from solver.tables import Fleet
 
 REASONS_SHARE = 0.6
 """The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
@@ -112,30 +99,20 @@ class ProgressCallback(cp_model.CpSolverSolutionCallback):
 
 def place(
     fleet: Fleet,
-    catalog: Catalog,
+    planner: Planner,
     *,
     minimize: Literal["nodes"] | None = None,
-    weights: Weights | None = None,
-    time_limit_s: float = 10.0,
     workers: int = 1,
     seed: int = 0,
     progress: Progress | None = None,
-    estimate: EstimateMode = "auto",
-    memory: MemoryModel | None = None,
-    margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
     widen: bool = True,
-    trinity_version: TrinityVersion | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS,
 ) -> ClusterResult:
-    """Place `fleet`'s jobs on its pools (see `solver.cluster`'s docstring for the model and objectives);
-    `estimate`, `memory`, `margin`, `token_budget` and `trinity_version` as in `solve` ("never": the tables' plans
-    alone); `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer;
-    `option_names`: how the reasons name the options they point to (`Query.option_names`)."""
+    """Place `fleet`'s jobs on its pools (see `solver.cluster`'s docstring for the model and objectives), within
+    `planner`'s time limit, with its ways to run (a `Planner` of `fleet`'s catalogue, fresh: it keeps this run's
+    answers and spends its deterministic time); `widen`: let placed jobs grow onto idle GPUs of their nodes where that
+    makes them faster or longer."""
     started = time.monotonic()
-    check_token_budget(token_budget, estimate)
-    planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
-                      estimate, time_limit_s, memory, margin, token_budget, trinity_version, option_names)
+    time_limit_s = planner.time_limit_s
     every_job = minimize == "nodes"
     required = required_jobs(fleet, every_job)
     planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
