@@ -37,7 +37,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`);
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
-    model, asked = planner.catalog.model(job.model), job.max_model_len
+    model = planner.catalog.model(job.model)
     host = None if pool.host_ram_gb is None else shown_host_need(
         model, option.plan.gpus, pool.gpus_per_node, option.plan.offload)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
@@ -46,9 +46,8 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      gpu_indexes=tuple(range(first_gpu, first_gpu + option.gpus_per_node(pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
                      asked_rollout_gpus=job.rollout_gpus, widened_from=widened_from,
-                     asked_max_model_len=asked.at_least if isinstance(asked, AtLeast) else asked,
-                     at_least=isinstance(asked, AtLeast),
-                     at_most=asked.at_most if isinstance(asked, AtLeast) else None,
+                     asked_max_model_len=job.asked_max_model_len, at_least=isinstance(job.max_model_len, AtLeast),
+                     at_most=job.at_most,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
                      rollout_engines=engines)

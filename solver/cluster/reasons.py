@@ -316,8 +316,7 @@ class SmallerAsks:
         beside its rollout (fewer GPUs may reach further: a count the tables do not measure, or one whose
         data-parallel ranks do not divide the train batch), the longest `SHORTER_TRIES` of them."""
         job = self.fleet.jobs[index]
-        asked = job.max_model_len
-        length = asked.at_least if isinstance(asked, AtLeast) else asked
+        length = job.asked_max_model_len
         cuts = set()
         for p, pool in enumerate(self.fleet.pools):
             if not job.may_use(pool):
@@ -331,7 +330,7 @@ class SmallerAsks:
         for cut in sorted(cuts, reverse=True)[:SHORTER_TRIES]:
             if self._out_of_time():
                 return None
-            shorter = AtLeast(at_least=cut, at_most=asked.at_most) if isinstance(asked, AtLeast) else cut
+            shorter = AtLeast(at_least=cut, at_most=job.at_most) if isinstance(job.max_model_len, AtLeast) else cut
             if fits := self._first_fit(index, {"max_model_len": shorter}):
                 return fits
         return None
@@ -348,11 +347,9 @@ class SmallerAsks:
         changed_job = job.model_copy(update=change)
         changed = self.fleet.model_copy(update={"jobs": tuple(
             changed_job if i == index else other for i, other in enumerate(self.fleet.jobs))})
-        asked = changed_job.max_model_len
         for option in job_options(self.planner, changed, index):
             if nodes := self._room_for(option, job.model):
-                return FitsWith(rollout_gpus=changed_job.rollout_gpus,
-                                max_model_len=asked.at_least if isinstance(asked, AtLeast) else asked,
+                return FitsWith(rollout_gpus=changed_job.rollout_gpus, max_model_len=changed_job.asked_max_model_len,
                                 pool=self.fleet.pools[option.pool].name, nodes=nodes, whole_nodes=option.whole_nodes,
                                 trainer_gpus=option.plan.gpus)
         return None
@@ -372,9 +369,8 @@ class SmallerAsks:
         """The clause saying that `job` would fit the idle room each of `fits_with` names with its smaller ask ("" for
         none): with fewer rollout GPUs, or at a shorter length; where `several` jobs are given it, that one of them
         would (the room holds one)."""
-        asked = job.max_model_len
-        length = asked.at_least if isinstance(asked, AtLeast) else asked
-        at = "with at_least" if isinstance(asked, AtLeast) else "at"
+        length = job.asked_max_model_len
+        at = "with at_least" if isinstance(job.max_model_len, AtLeast) else "at"
         clauses: list[str] = []
         for fits in fits_with:
             explorer = "the explorer" if several else "its explorer"
@@ -477,8 +473,7 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             reasons.append((one, several))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL))
             continue
-        asked = job.max_model_len
-        length = asked.at_least if isinstance(asked, AtLeast) else asked
+        length = job.asked_max_model_len
         query = planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
                                  job.train_batch_size, max_model_len=length, objective="min_gpus",
                                  budget_gpus=min(pool_gpus, MAX_ESTIMATED_GPUS))

@@ -197,6 +197,16 @@ class _JobFields(Frozen, defer_build=True):
         """Whether the job may run in `pool`: the pool it names, or any where it names none."""
         return self.pool in (None, pool.name)
 
+    @property
+    def asked_max_model_len(self) -> int:
+        """The length the job asks for: its `max_model_len` exactly, or its ``at_least``."""
+        return self.max_model_len.at_least if isinstance(self.max_model_len, AtLeast) else self.max_model_len
+
+    @property
+    def at_most(self) -> int | None:
+        """The longest the job may be stretched to: its ``at_most``, where it gives one (else None)."""
+        return self.max_model_len.at_most if isinstance(self.max_model_len, AtLeast) else None
+
 
 class Job(_JobFields):
     """One Trinity training job to place: its model, length, rollout GPUs and weight."""
