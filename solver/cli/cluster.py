@@ -205,7 +205,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult) -> None:
 def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:
     """On stderr, the jobs with no way to run whose length is beyond reach in every pool they may use however many
     nodes it has (`UnplacedPool.more_nodes_reach` false in each): --buy would not place them either."""
-    beyond = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN and job.pools
+    beyond = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN
               and all(pool.more_nodes_reach is False for pool in job.pools)]
     if beyond:
         print_note(f"solve cluster: note: {named_jobs(beyond)}: no number of nodes trains "

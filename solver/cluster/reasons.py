@@ -617,12 +617,11 @@ def _not_together_words(fleet: Fleet, options: Sequence[Option], required: Colle
     if required is None:
         placed = f"; without {option_names.minimize_nodes}, as many as fit are placed"
         return f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options, placed)}"
+    # Two required jobs at least: one alone always fits (a way it has fits its pool's nodes, which are all free).
     names = [fleet.jobs[job].name for job in sorted(required)]
-    them = (f"the required job {names[0]} does not fit the fleet" if len(names) == 1
-            else f"the required jobs ({named_jobs(names)}) do not all fit the fleet together")
     words = _fewest_gpus_words(fleet, [option for option in options if option.job in required],
                                f"; {option_names.buy} names the nodes to add for them")
-    return them + words
+    return f"the required jobs ({named_jobs(names)}) do not all fit the fleet together{words}"
 
 
 def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> str:
