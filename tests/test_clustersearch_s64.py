@@ -1,6 +1,7 @@
-"""The cluster search's budget (s64): the search keeps the questions whether more nodes reach a length their share
-only where the reasons may ask them (`reasons_may_ask_reach`, decided before the search on the same deterministic
-time)."""
+"""The cluster search's budget and the thin-headroom stop (s64): the search keeps the questions
+whether more nodes reach a length their share only where the reasons may ask them (`reasons_may_ask_reach`, decided
+before the search on the same deterministic time); an ``at_least`` stretch stops exactly at the last length on the
+grid that keeps the room the thin-headroom caution asks for, with its token budget under ``--token-budget auto``."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import random
 from pathlib import Path
 
 import pytest
-from cluster_reference import random_instance
+from cluster_reference import best_value, random_instance, value_of
 from ortools.sat.python import cp_model
-from test_cluster import CATALOG
+from test_atleastcap_s63 import moe_64k, placed
+from test_cluster import CATALOG, solved
 from test_clusterbuy_s60 import fleet_file
 
 import solver.cluster.reasons
@@ -18,7 +20,8 @@ import solver.cluster.search
 from solver.cluster import place
 from solver.cluster.options import Planner
 from solver.query import DETERMINISTIC_PER_SECOND
-from solver.tables import load_fleet
+from solver.results import CautionCode
+from solver.tables import load_fleet, load_weights
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 TWO_14B = [{"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2} for name in ("x", "y")]
@@ -99,3 +102,36 @@ def test_the_reasons_ask_whether_more_nodes_reach_only_where_the_search_kept_the
         outcomes.append((decided[0], asked_after[-1]))
     assert (False, True) not in outcomes
     assert (True, True) in outcomes and (False, False) in outcomes  # both kinds of fleet were tried
+
+
+def test_a_stretch_stops_at_the_last_length_on_the_grid_with_the_room_the_caution_asks_for(tmp_path: Path):
+    # moe-64k on 4 H20s: the caution asks 2.49 GiB to spare and names --margin 0.04, rounded up from 0.0381, at which
+    # the longest is 123904. The stop is one step further: 124928 keeps 2.64, 125952 (its setting, at the run's
+    # margin) 1.99, which carries the caution.
+    instance = moe_64k({"at_least": 65536})
+    assert placed(solved(instance, tmp_path)) == (4, 124928, (True, True, 4), 2.64, [], "estimated")
+    planner = Planner(CATALOG, load_weights(), "auto")
+    assert planner.roomy_margin("H20-96GB", "Qwen3-30B-A3B") == pytest.approx(0.038062, abs=1e-6)
+    thin = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, None, 8, "auto", 1024)
+    assert thin is not None and thin.max_model_len == 129024 and "--margin 0.04 keeps 2.5 GiB" in thin.cautions[0]
+    rounded = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, None, 8, "auto", 1024, margin=0.04)
+    assert rounded is not None and rounded.max_model_len == 123904
+    past = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, 124928 + 1024, 8, "auto", 1024, env=True)
+    assert past is not None and (past.setting, round(past.headroom_gb, 2)) == (thin.setting, 1.99)
+    assert CautionCode.THIN_HEADROOM in past.caution_codes
+
+
+def test_token_budget_auto_keeps_the_stop_its_room(tmp_path: Path):
+    # With --token-budget auto the stretch reaches the validated 131072 by lowering the budget; at the run's margin the
+    # planner lowers it to 64512, with 0.06 GiB to spare. The stop keeps the budget of the margin it stopped at,
+    # 62464, and so the room the caution asks for (before s64 it ran at 64512 with the caution).
+    instance = moe_64k({"at_least": 65536})
+    result = solved(instance, tmp_path, token_budget="auto")
+    assert placed(result) == (4, 131072, (True, True, 4), 2.64, [], "estimated")
+    plan = result["placements"][0]["plan"]
+    assert (plan["max_token_len_per_gpu"], plan["lowered_budget"]) == (62464, True)
+    assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True, token_budget="auto")
+    at_run_margin = Planner(CATALOG, load_weights(), "auto", token_budget="auto").best(
+        "H20-96GB", "Qwen3-30B-A3B", 4, 131072, 8, "auto", 1024, env=True, offload=True)
+    assert at_run_margin is not None and at_run_margin.max_token_len_per_gpu == 64512
+    assert CautionCode.THIN_HEADROOM in at_run_margin.caution_codes
