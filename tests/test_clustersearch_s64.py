@@ -1,10 +1,12 @@
-"""The cluster search's budget and the thin-headroom stop (s64): the search keeps the questions
+"""The cluster search's budget, the thin-headroom stop and the table's caps (s64): the search keeps the questions
 whether more nodes reach a length their share only where the reasons may ask them (`reasons_may_ask_reach`, decided
 before the search on the same deterministic time); an ``at_least`` stretch stops exactly at the last length on the
-grid that keeps the room the thin-headroom caution asks for, with its token budget under ``--token-budget auto``."""
+grid that keeps the room the thin-headroom caution asks for, with its token budget under ``--token-budget auto``;
+and a pool's table shows an ``at_most`` cap beside the least asked."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -17,9 +19,11 @@ from test_clusterbuy_s60 import fleet_file
 
 import solver.cluster.reasons
 import solver.cluster.search
+from solver.cli import main
 from solver.cluster import place
 from solver.cluster.options import Planner
 from solver.query import DETERMINISTIC_PER_SECOND
+from solver.render import AT_LEAST_NOTE, AT_MOST_NOTE
 from solver.results import CautionCode
 from solver.tables import load_fleet, load_weights
 
@@ -135,3 +139,21 @@ def test_token_budget_auto_keeps_the_stop_its_room(tmp_path: Path):
         "H20-96GB", "Qwen3-30B-A3B", 4, 131072, 8, "auto", 1024, env=True, offload=True)
     assert at_run_margin is not None and at_run_margin.max_token_len_per_gpu == 64512
     assert CautionCode.THIN_HEADROOM in at_run_margin.caution_codes
+
+
+def test_a_pools_table_shows_the_cap_of_an_at_least_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["cluster", "docs/examples/stretch.yaml"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split("│")[3].strip(): line.split("│")[7].strip() for line in lines if line.startswith("│ ")}
+    assert rows == {"moe-64k": "124928 (≥65536)", "chat-14b": "81920 (65536..81920)"}
+    assert lines[-3:-1] == [AT_LEAST_NOTE, AT_MOST_NOTE]
+    # Without a cap, no note of one; a capped job at its least shows neither.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(json.dumps(moe_64k({"at_least": 65536})), encoding="utf-8")
+    assert main(["cluster", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert AT_LEAST_NOTE in out and AT_MOST_NOTE not in out
+    path.write_text(json.dumps(moe_64k({"at_least": 65536, "at_most": 65536})), encoding="utf-8")
+    assert main(["cluster", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert " 65536 " in out and "(≥" not in out and "(65536.." not in out and AT_MOST_NOTE not in out
