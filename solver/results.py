@@ -351,6 +351,10 @@ class MarginRoom(NamedTuple):
         """The margin, rounded up to a hundredth, that holds back `gib` GiB more than the default's."""
         return margin_keeping(self.default, gib, self.usable_gib)
 
+    def holding(self, gib: float) -> float:
+        """The margin that holds back exactly `gib` GiB more than the default's (`keeping`, not rounded)."""
+        return self.default + gib / self.usable_gib
+
     @property
     def thin_gib(self) -> float:
         """The room to spare below which an extrapolated estimate gets the thin-headroom caution (`thin_headroom`):

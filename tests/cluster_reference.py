@@ -27,9 +27,9 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
   lengths > A of the GPU type's tables (all of them, whatever their GPU count)} for which a plan exists, and with
   estimates the longest length that any plan on exactly n GPUs reaches (and, on a shared node of a pool with
   `host_ram_gb`, the longest that a plan without Offload reaches); where that longest plan carries the
-  thin-headroom caution past A, the stretch stops short: at the longest length a plan reaches with estimates held
-  to the margin the caution names, with that plan's setting (not above A: at A), and no length above it
-  (`_stretch_plan`);
+  thin-headroom caution past A, the stretch stops short: at the longest length a plan with Env reaches with
+  estimates held to the margin that keeps exactly the room the caution asks for, that plan (not above A: at A), and
+  no length above it (`_stretch_plan`);
 - SP within a node: when n > g the plan's SP degree divides g;
 - layout: n + r <= g: one node, n + r of its GPUs; otherwise n % g == 0 is needed and the job takes
   k = n/g + ceil(r/g) WHOLE nodes (nobody else on them), rollout gets k*g - n GPUs; otherwise not allowed;
@@ -211,40 +211,44 @@ def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, po
 
 
 def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
-                  without_offload: bool, margin: float | None = None) -> tuple[dict | None, bool]:
+                  without_offload: bool) -> tuple[dict | None, bool]:
     """An at_least job's plan on exactly n GPUs (without Offload where asked), and whether it stopped short of thin
-    headroom: its longest, capped at its ceiling (there, the cheapest), with estimates held to `margin`; where that
-    plan carries the thin-headroom caution past the least asked, the longest at the margin the caution names
-    (`_roomy_margin`), with its setting, where that reaches the least asked, else the cheapest at the least asked.
-    None where it has none."""
+    headroom: its longest, capped at its ceiling (there, the cheapest); where that plan carries the thin-headroom
+    caution past the least asked, the longest plan with Env at the margin that keeps exactly the room the caution asks
+    for (`_roomy_margin`), capped alike, where that reaches the least asked (its length, setting, token budget and
+    cost, which the placement weighs, are the stop's; its memory figures are that margin's), else the cheapest at the
+    least asked. None where it has none."""
     g = pool["gpus_per_node"]
     wanted, _ = _length_request(job)
 
-    def first(length: int | None, at_margin: float | None = margin) -> dict | None:
-        return next((p for p in _plans(catalog, gpu, job, n, length, pool, estimates, token_budget, at_margin)
-                     if sp_fits_nodes(n, p["sp"], g) and not (without_offload and p["offload"])), None)
+    def first(length: int | None, margin: float | None = None, env_only: bool = False) -> dict | None:
+        return next((p for p in _plans(catalog, gpu, job, n, length, pool, estimates, token_budget, margin)
+                     if sp_fits_nodes(n, p["sp"], g) and not (without_offload and p["offload"])
+                     and (p["env"] or not env_only)), None)
 
-    longest = first(None)
-    if longest is not None and longest["max_model_len"] > ceiling(catalog, job):
-        longest = first(ceiling(catalog, job))
-    if (margin is not None or longest is None or longest["max_model_len"] <= wanted
-            or "thin-headroom" not in longest["caution_codes"]):
-        return longest, False
-    roomy, _ = _stretch_plan(catalog, gpu, job, n, pool, estimates, token_budget, without_offload,
-                             _roomy_margin(catalog, gpu, job, longest))
+    def longest(margin: float | None = None, env_only: bool = False) -> dict | None:
+        found = first(None, margin, env_only)
+        if found is not None and found["max_model_len"] > ceiling(catalog, job):
+            found = first(ceiling(catalog, job), margin, env_only)
+        return found
+
+    top = longest()
+    if top is None or top["max_model_len"] <= wanted or "thin-headroom" not in top["caution_codes"]:
+        return top, False
+    roomy = longest(_roomy_margin(catalog, gpu, job), env_only=True)
     if roomy is None or roomy["max_model_len"] < wanted:
         return first(wanted), True
-    return next((p for p in _plans(catalog, gpu, job, n, roomy["max_model_len"], pool, estimates, token_budget)
-                 if (p["env"], p["offload"], p["sp"]) == (roomy["env"], roomy["offload"], roomy["sp"])), None), True
+    return roomy, True
 
 
-def _roomy_margin(catalog: Catalog, gpu: str, job: dict, plan: dict) -> float:
-    """The margin the thin-headroom caution on `plan` names: the default on the card raised by the room it asks for
-    (a GiB, and what the model's gathered layers may take more), rounded up to a hundredth."""
+def _roomy_margin(catalog: Catalog, gpu: str, job: dict) -> float:
+    """The margin at which an estimate with Env fits exactly where, at the default margin on the card, it keeps the
+    room the thin-headroom caution asks for (a GiB, and what the model's gathered layers may take more): the default
+    raised by that room over Env's usable memory, not rounded."""
     gpu_gib = catalog.gpu(gpu).memory_gib
-    room = margin_room(load_memory_model(), _estimate_margin(gpu_gib), gpu_gib,
-                       Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"]), catalog.model(job["model"]))
-    return room.keeping(room.thin_gib)
+    room = margin_room(load_memory_model(), _estimate_margin(gpu_gib), gpu_gib, Setting(env=True),
+                       catalog.model(job["model"]))
+    return room.default + room.thin_gib / room.usable_gib
 
 
 def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
@@ -555,10 +559,16 @@ def check_placements(
         if (plan.get("nodes"), plan.get("rollout_gpus")) != (len(nodes), entry.get("rollout_gpus")):
             problems.append(f"{where}: plan nodes/rollout_gpus {plan.get('nodes')}/{plan.get('rollout_gpus')}, "
                             f"expected {len(nodes)}/{entry.get('rollout_gpus')}")
+        # A stretch stopped short of thin headroom keeps the token budget of the margin it stopped at.
+        stopped = estimates and token_budget == "auto" and _length_request(job)[1] and any(
+            short and stop is not None and stop["max_model_len"] == length
+            for stop, short in (_stretch_plan(catalog, gpu, job, n, pool, estimates, token_budget, without)
+                                for without in (False, True)))
         plan_problems = check_plan(catalog, {**plan, "nodes": None, "rollout_gpus": None}, gpu=gpu, model=model,
                                    budget_gpus=n, max_model_len=length, exact=True, node_gpus=g if n > g else n,
                                    estimates=estimates, token_budget=token_budget if estimates else "default",
-                                   host_ram_gb=pool.get("host_ram_gb"), train_batch_size=job.get("train_batch_size"))
+                                   host_ram_gb=pool.get("host_ram_gb"), train_batch_size=job.get("train_batch_size"),
+                                   budget_margin=_roomy_margin(catalog, gpu, job) if stopped else None)
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

@@ -597,6 +597,9 @@ class Query:
     train_batch_size: int | None = None
     margin: float | None = None
     """The estimates' safety margin (None: the default on the card, `_estimate_margin`)."""
+    budget_margin: float | None = None
+    """The margin at which a token budget lowered with ``auto`` is chosen (None: `margin`): a cluster's at_least
+    stretch stopped short of thin headroom keeps the budget of the margin it stopped at (`check_plan`)."""
 
     @property
     def without_env(self) -> bool:
@@ -956,13 +959,14 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     # Derived fields.
     want_tokens = _max_token_len_per_gpu(length, s)
     lowered = None
+    budget_margin = query.margin if query.budget_margin is None else query.budget_margin
     if estimated and query.token_budget == "auto" and plan["evidence"] == "estimated" and \
             _evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
             not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                           query.margin) and \
+                           budget_margin) and \
             length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                               query.without_env, query.margin))
+                                                               query.without_env, budget_margin))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")

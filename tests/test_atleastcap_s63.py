@@ -1,6 +1,6 @@
 """An ``at_least`` job's stretch (s63): an optional cap, ``{at_least: N, at_most: M}``, checked as a cluster file's
 other fields are; and a stretch that stops short of a plan carrying the thin-headroom caution, at the longest length
-the margin that caution names reaches (`ways_in_pool`), as the brute force reference does (`_stretch_plan`)."""
+a plan keeps the room that caution asks for (`ways_in_pool`), as the brute force reference does (`_stretch_plan`)."""
 
 from __future__ import annotations
 
@@ -42,19 +42,19 @@ def placed(result: dict) -> tuple[object, ...]:
 
 
 def test_a_stretch_stops_short_of_thin_headroom(tmp_path: Path):
-    # The longest on 4 H20s, 129024, leaves 0.06 GiB where the estimate extrapolates; the caution asks 2.5 (a GiB, and
-    # the 1.5 its gathered layers may take more) and names --margin 0.04, at which the longest is 123904: with the
-    # same setting it has 3.28 GiB to spare at the run's margin. Before, the job ran at 129024.
+    # The longest on 4 H20s, 129024, leaves 0.06 GiB where the estimate extrapolates; the caution asks 2.49 (a GiB,
+    # and the 1.49 its gathered layers may take more): 124928 has 2.64 GiB to spare at the run's margin, 125952 1.99
+    # (s64: exact on the grid; at the caution's --margin 0.04, rounded up, the stop was 123904). Before s63, 129024.
     instance = moe_64k({"at_least": 65536})
     result = solved(instance, tmp_path)
-    assert placed(result) == (4, 123904, (True, True, 4), 3.28, [], "estimated")
+    assert placed(result) == (4, 124928, (True, True, 4), 2.64, [], "estimated")
     assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True)
     # A length asked exactly, or as the least, is not a stretch: it keeps its thin plan (and its caution).
     for asked in (129024, {"at_least": 129024}):
         assert placed(solved(moe_64k(asked), tmp_path)) == (
             4, 129024, (True, True, 4), 0.06, ["thin-headroom"], "estimated")
-    # Where the caution's margin does not reach the least asked, the job runs at that least: 125000 has 2.59 GiB
-    # to spare (the margin, rounded up to a hundredth, holds back a little more than the 2.5 the caution asks).
+    # Where the stop does not reach the least asked, the job runs at that least: 125000, past 124928, has 2.59 GiB
+    # to spare.
     instance = moe_64k({"at_least": 125000})
     result = solved(instance, tmp_path)
     assert placed(result) == (4, 125000, (True, True, 4), 2.59, [], "estimated")
@@ -66,7 +66,7 @@ def test_the_stretch_shows_no_thin_headroom_caution(tmp_path: Path, capsys: pyte
     path.write_text(json.dumps(moe_64k({"at_least": 65536})), encoding="utf-8")
     assert main(["cluster", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "123904 (≥65536)" in out and "129024" not in out
+    assert "124928 (≥65536)" in out and "129024" not in out
     assert "GiB to spare where the estimate extrapolates" not in out
 
 

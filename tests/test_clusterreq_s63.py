@@ -160,13 +160,14 @@ def test_more_nodes_questions_draw_on_the_runs_deterministic_time(tmp_path: Path
     reach = planners[-1].reach_work
     assert reach.spent > 0 and reach.left + reach.spent == pytest.approx(REACH_SHARE * DETERMINISTIC_PER_SECOND * 10)
     assert given[0] == pytest.approx(0.6 * (DETERMINISTIC_PER_SECOND * 10 - reach.spent))
-    # Where a job with a way lacks one in a pool it may use, its reason may ask after the search: the stages get the
-    # budget less all of the questions' share, whatever they then ask.
+    # Where a job with a way lacks one in a pool it may use, and its model trains some length there (asked before the
+    # search, on the questions' share: s64), its reason may ask after the search: the stages get the budget less all
+    # of the questions' share, whatever they then ask.
     given.clear()
     two_pools = {"pools": [BOX, ONE_NODE], "jobs": [REACH["jobs"][1], TWO_SMALL["jobs"][1]]}
     result = place(load_fleet(fleet_file(two_pools, tmp_path), CATALOG), catalog=CATALOG, time_limit_s=10)
     assert [(p.job, p.pool) for p in result.placements] == [("long", "a100"), ("b", "box")]
-    assert planners[-1].reach_work.spent == 0
+    assert planners[-1].reach_work.spent > 0
     assert given[0] == pytest.approx(0.6 * DETERMINISTIC_PER_SECOND * 10 * (1 - REACH_SHARE))
     # None left: not decided (null), on every run alike.
     monkeypatch.setattr(solver.cluster.options, "REACH_SHARE", 0.0)

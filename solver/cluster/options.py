@@ -22,7 +22,7 @@ from solver.query import (
 )
 from solver.results import CautionCode, Plan, UnplacedPool
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
-from solver.solve import WorkBudget, answer_for
+from solver.solve import WorkBudget, answer_for, at_token_budget
 from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Model, Pool, Setting, Weights, load_memory_model
 
 COST_SCALE = 10_000
@@ -147,20 +147,17 @@ class Planner:
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
              estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None,
-             train_batch_size: int | None = None, *, setting: Setting | None = None,
+             train_batch_size: int | None = None, *, env: bool | None = None,
              margin: float | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
         evidence `estimate` allows (only where a node's `host_ram_gb` holds the model while it loads, and with
-        Offload a node's share of the states; `offload` pins it, `setting` pins Env, Offload and SP; with
-        `train_batch_size`, SP leaves data-parallel ranks that divide it), its estimates held to `margin` (None: the
-        planner's)."""
-        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size, setting, margin)
+        Offload a node's share of the states; `offload` pins it, `env` pins Env; with `train_batch_size`, SP leaves
+        data-parallel ranks that divide it), its estimates held to `margin` (None: the planner's)."""
+        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size, env, margin)
         if key not in self.cache:
             query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=gpus,
                                   exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
-                                  offload=setting.offload if setting is not None else offload,
-                                  env=None if setting is None else setting.env,
-                                  sp=None if setting is None else setting.sp, margin=margin)
+                                  offload=offload, env=env, margin=margin)
             inputs = PlanningInputs.of(gpu, query)
             if inputs not in self.prepared:
                 self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
@@ -188,14 +185,23 @@ class Planner:
                           trinity_version=self.trinity_version, option_names=self.option_names,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True})
 
-    def roomy_margin(self, gpu: str, model: str, plan: Plan) -> float:
-        """The margin that the thin-headroom caution on `plan` (an estimate of `model` on `gpu`) names: estimates
-        held to it keep the room to spare the caution asks for, at the planner's margin."""
+    def roomy_margin(self, gpu: str, model: str) -> float:
+        """The margin at which an estimate of `model` with Env on `gpu` fits exactly where, at the planner's margin,
+        it keeps the room to spare that the thin-headroom caution asks for (the caution's own margin before it is
+        rounded up to a hundredth, which would stop a stretch up to a hundredth of the usable memory short)."""
         memory = self.memory if self.memory is not None else load_memory_model()
         memory_gib = self.catalog.gpu(gpu).memory_gib
-        room = margin_room(memory, resolve_margin(memory, self.margin, memory_gib), memory_gib, plan.setting,
+        room = margin_room(memory, resolve_margin(memory, self.margin, memory_gib), memory_gib, Setting(env=True),
                            self.catalog.model(model))
-        return room.keeping(room.thin_gib)
+        return room.holding(room.thin_gib)
+
+    def restated(self, gpu: str, model: str, plan: Plan, node_gpus: int, estimate: EstimateMode,
+                 host_ram_gb: float | None, train_batch_size: int | None) -> Plan:
+        """`plan` (an answer of `best` whose estimates were held to another margin) as it is at the planner's margin:
+        the same GPUs, setting, length and token budget, with the memory figures and cautions of that margin."""
+        query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=plan.gpus,
+                              exact=True, objective="cheapest", max_model_len=plan.max_model_len)
+        return at_token_budget(self.catalog, query, gpu, plan, plan.max_token_len_per_gpu)
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,
@@ -249,14 +255,15 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
     ceiling = stretch_ceiling(asked, planner.catalog.model(job.model)) if isinstance(asked, AtLeast) else None
 
     def plan_at(gpus: int, host_ram_gb: float | None, offload: bool | None, at: int | None,
-                setting: Setting | None = None, margin: float | None = None) -> Plan | None:
+                env: bool | None = None, margin: float | None = None) -> Plan | None:
         return planner.best(pool.gpu, job.model, gpus, at, pool.gpus_per_node, estimate, host_ram_gb, offload,
-                            job.train_batch_size, setting=setting, margin=margin)
+                            job.train_batch_size, env=env, margin=margin)
 
-    def longest(gpus: int, host_ram_gb: float | None, offload: bool | None, margin: float | None = None) -> Plan | None:
-        found = plan_at(gpus, host_ram_gb, offload, length, margin=margin)
+    def longest(gpus: int, host_ram_gb: float | None, offload: bool | None, env: bool | None = None,
+                margin: float | None = None) -> Plan | None:
+        found = plan_at(gpus, host_ram_gb, offload, length, env, margin)
         if found is not None and ceiling is not None and found.max_model_len > ceiling:
-            found = plan_at(gpus, host_ram_gb, offload, ceiling, margin=margin)
+            found = plan_at(gpus, host_ram_gb, offload, ceiling, env, margin)
         return found
 
     def best(gpus: int, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
@@ -264,12 +271,15 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
         if not (isinstance(asked, AtLeast) and found is not None and found.max_model_len > asked.at_least
                 and CautionCode.THIN_HEADROOM in found.caution_codes):
             return found
-        # A stretch onto thin headroom goes as far as the margin the caution names lets it, with that plan's setting
-        # (at the run's margin it has the room), and no shorter than the least asked.
-        roomy = longest(gpus, host_ram_gb, offload, planner.roomy_margin(pool.gpu, job.model, found))
+        # A stretch onto thin headroom goes as far as a plan keeps the room the caution asks for: the longest with
+        # Env (whose plans reach furthest: more usable memory, no fragmentation), held to the margin that keeps
+        # exactly that room, restated at the run's margin with its token budget (--token-budget auto would raise it
+        # back onto thin headroom there); no shorter than the least asked.
+        roomy = longest(gpus, host_ram_gb, offload, env=True, margin=planner.roomy_margin(pool.gpu, job.model))
         if roomy is None or roomy.max_model_len < asked.at_least:
             return plan_at(gpus, host_ram_gb, offload, asked.at_least)
-        return plan_at(gpus, host_ram_gb, offload, roomy.max_model_len, roomy.setting)
+        return planner.restated(pool.gpu, job.model, roomy, pool.gpus_per_node, estimate, host_ram_gb,
+                                job.train_batch_size)
 
     ways = []
     for gpus in counts:

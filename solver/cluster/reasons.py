@@ -474,9 +474,7 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL))
             continue
         length = job.asked_max_model_len
-        query = planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
-                                 job.train_batch_size, max_model_len=length, objective="min_gpus",
-                                 budget_gpus=min(pool_gpus, MAX_ESTIMATED_GPUS))
+        query = _whole_pool_question(planner, job, pool, length)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
@@ -513,19 +511,22 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                        "; ".join(several for _, several in reasons) or "no pool they may use", tuple(codes))
 
 
+def _whole_pool_question(planner: Planner, job: Job, pool: Pool, length: int | None) -> Query:
+    """The planner's question of `job`'s model on the pool's GPUs (`MAX_ESTIMATED_GPUS` at most), no rollout beside
+    the trainer: the fewest that train `length`, or (None) the longest length they train."""
+    return planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
+                            job.train_batch_size, max_model_len=length,
+                            objective="max_len" if length is None else "min_gpus",
+                            budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS))
+
+
 def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> tuple[bool | None, TokenBudgetMode | None]:
     """Whether the length `query` asks of the pool's GPUs (its whole pool, no rollout beside the trainer), beyond
     their reach, trains on more of them, and with which token budget: the planner asked again with the most trainer
-    GPUs it plans for (`MAX_ESTIMATED_GPUS`; a rollout goes on nodes of its own then), with the query's token budget
-    and, where that is Trinity's default and estimates are on, with ``auto`` too (a user would try it: long lengths
-    often need it). Each question draws on `Planner.reach_work`, CP-SAT's deterministic time, so the answer is the
-    same on every run; (None, None) where it ran out first."""
-    budgets: list[TokenBudgetMode] = [query.token_budget]
-    if query.token_budget == "default" and query.estimate != "never":
-        budgets.append("auto")
-    for budget in budgets:
-        if budget == query.token_budget and query.budget_gpus >= MAX_ESTIMATED_GPUS:
-            continue  # the question the reason answered
+    GPUs it plans for (`MAX_ESTIMATED_GPUS`; a rollout goes on nodes of its own then), with each of `_reach_budgets`.
+    Each question draws on `Planner.reach_work`, CP-SAT's deterministic time, so the answer is the same on every run;
+    (None, None) where it ran out first."""
+    for budget in _reach_budgets(query):
         if planner.reach_work.left <= 0:
             return None, None
         with work_budget(planner.reach_work):
@@ -536,6 +537,52 @@ def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> tuple[bool 
         if answer.status != "infeasible":  # its deterministic time (or the wall clock's limit) ran out
             return None, None
     return False, None
+
+
+def _reach_budgets(query: Query) -> list[TokenBudgetMode]:
+    """The token budgets `_more_nodes_reach` asks with at the most trainer GPUs: the query's own, unless it asked there
+    already (the question its reason answered), and, where that is Trinity's default and estimates are on, ``auto``
+    too (a user would try it: long lengths often need it)."""
+    own: list[TokenBudgetMode] = [] if query.budget_gpus >= MAX_ESTIMATED_GPUS else [query.token_budget]
+    return own + (["auto"] if query.token_budget == "default" and query.estimate != "never" else [])
+
+
+def reasons_may_ask_reach(planner: Planner, fleet: Fleet, options: Sequence[Option]) -> bool:
+    """Whether the reasons of the jobs that a placement of `options` leaves out may ask whether more nodes reach a
+    length (`_more_nodes_reach`, on `Planner.reach_work`): only where a job with a way lacks one in a pool it may use
+    (`_elsewhere`), its rollout leaves a trainer GPU there, a question is left to ask (`_reach_budgets`) and its
+    model trains some length on the pool's GPUs (the length is otherwise not the one beyond their reach, nor with a
+    rollout beside, which only narrows the trainer's counts). That is asked now, on `Planner.reach_work` too, so the
+    answer is the same on every run; a question left undecided counts as may."""
+    with_ways: dict[int, set[int]] = defaultdict(set)
+    for option in options:
+        with_ways[option.job].add(option.pool)
+    trains: dict[tuple[str, int | None, int], bool] = {}  # (model, train batch, pool) -> trains some length there
+    for index, pools in sorted(with_ways.items()):
+        job = fleet.jobs[index]
+        for pool_index, pool in enumerate(fleet.pools):
+            if (pool_index in pools or not job.may_use(pool)
+                    or pool.nodes * pool.gpus_per_node <= job.rollout_gpus):
+                continue
+            query = _whole_pool_question(planner, job, pool, None)
+            if not _reach_budgets(query):
+                continue
+            key = (job.model, job.train_batch_size, pool_index)
+            if key not in trains:
+                trains[key] = _trains_some_length(planner, query, pool)
+            if trains[key]:
+                return True
+    return False
+
+
+def _trains_some_length(planner: Planner, query: Query, pool: Pool) -> bool:
+    """Whether `query` (a longest-length question) has a plan on the pool's GPU type, asked on `Planner.reach_work`;
+    true where that is spent or the question is left undecided."""
+    if planner.reach_work.left <= 0:
+        return True
+    with work_budget(planner.reach_work):
+        answer = answer_for(planner.catalog, query, pool.gpu, explained=False)
+    return bool(answer.plans) or answer.status != "infeasible"
 
 
 def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:

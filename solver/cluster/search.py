@@ -30,6 +30,7 @@ from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import (
     SmallerAsks,
     all_unplaced,
+    reasons_may_ask_reach,
     unplaced_reasons,
     unplaced_without_a_way,
     why_no_option,
@@ -130,8 +131,8 @@ def place(
     # The questions whether more nodes reach a length draw on the same deterministic time: the stages get what those
     # asked already took less, and where the reasons after the search may ask more, less what is left to them.
     reach = planner.reach_work
-    budget = (DETERMINISTIC_PER_SECOND * time_limit_s - reach.spent
-              - (reach.left if _reasons_ask_planner(fleet, options) else 0.0))
+    kept = reach.left if reasons_may_ask_reach(planner, fleet, options) else 0.0  # its own questions spend first
+    budget = DETERMINISTIC_PER_SECOND * time_limit_s - reach.spent - kept
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(start, built, stages, interrupt, deadline, budget,
                               partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
@@ -312,8 +313,7 @@ def _reasons_ask_planner(fleet: Fleet, options: list[Option]) -> bool:
     """Whether the reasons of the jobs the search leaves out may ask the planner questions (why a pool they may use
     has no way for them): where some job with a way lacks one in a pool it may use (a job with none was asked about
     before the search; a job left out then has no pool to ask about). The search then leaves them time
-    (`_time_for_reasons`), and what is left of the deterministic time of their questions whether more nodes reach a
-    length (`Planner.reach_work`)."""
+    (`_time_for_reasons`)."""
     with_ways: dict[int, set[int]] = defaultdict(set)
     for option in options:
         with_ways[option.job].add(option.pool)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from solver.render.answers import NO_PLAN_HINT, UNDECIDED_HINT, UNPROVEN_HINT, answers_json, answers_view
 from solver.render.cluster import (
     AT_LEAST_NOTE,
+    AT_MOST_NOTE,
     COST_NOTE,
     MORE_ROLLOUT_NOTE,
     NO_ROLLOUT_GPUS_NOTE,
@@ -47,6 +48,7 @@ from solver.render.tables import cell_record, cells_json, tables_view
 __all__ = [
     "APPLY_HEADING",
     "AT_LEAST_NOTE",
+    "AT_MOST_NOTE",
     "COST_NOTE",
     "EVIDENCE_MARKS",
     "EXTRAPOLATED_MARK",

@@ -4,6 +4,7 @@ jobs; and the placement as JSON."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from math import ceil
 from typing import Any
@@ -27,6 +28,8 @@ REQUIRED_NOTE = "(required): the job must be placed (required: true, or --requir
 """A cluster table's note on the jobs that must be placed."""
 AT_LEAST_NOTE = "(≥N): the job asked for at_least N tokens, longer where a plan allows"
 """A cluster table's note on the jobs that asked for at_least a length."""
+AT_MOST_NOTE = "(N..M): the job asked for at_least N tokens and at_most M, longer where a plan allows, up to M"
+"""A cluster table's note on the jobs that asked for at_least a length, capped with at_most."""
 TRAINER_NODES_NOTE = ("host GiB/node (node N, ...): needed only on the nodes named, those its trainer runs on; its "
                       "other nodes hold its rollout alone")
 """A cluster table's note on the jobs with nodes of their rollout alone, whose host need is their trainer's nodes'."""
@@ -88,7 +91,9 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     notes = ([REQUIRED_NOTE] if columns.required else []) + (
         [f"{LOWERED_NOTE}: set it in the job's config"] if columns.lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
-        [AT_LEAST_NOTE] if columns.lengthened else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
+        [AT_LEAST_NOTE] if any(at_most is None for at_most in columns.lengthened.values()) else []) + (
+        [AT_MOST_NOTE] if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
+        [TRAINER_NODES_NOTE] if rollout_nodes else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
@@ -103,13 +108,14 @@ class _PoolColumns:
     """What a pool's table (`_pool_view`) shows besides its fixed columns, as the jobs placed in it need: each job's
     host memory per node (`offloads`: where the pool checks it, with its Offload or its load; else where a job
     offloads), YaRN's factor as --top shows it (`scaled`), the token budget where --token-budget auto lowered one
-    (`lowered`); the jobs that asked for at_least a length and run longer (`lengthened`, their names: at the
-    length asked, "(≥N)" would add nothing); and the jobs placed here that must be (`required`, their names)."""
+    (`lowered`); the jobs that asked for at_least a length and run longer (`lengthened`, their names, each with its
+    at_most cap or None: at the length asked, "(≥N)" would add nothing); and the jobs placed here that must be
+    (`required`, their names)."""
 
     offloads: bool
     scaled: bool
     lowered: bool
-    lengthened: frozenset[str]
+    lengthened: Mapping[str, int | None]
     required: frozenset[str]
 
     @classmethod
@@ -118,8 +124,8 @@ class _PoolColumns:
         return cls(offloads=pool.host_ram_gb is not None or any(placement.plan.offload for placement in here),
                    scaled=any(placement.plan.rope_scaling_factor for placement in here),
                    lowered=any(placement.plan.lowered_budget for placement in here),
-                   lengthened=frozenset(placement.job for placement in here if placement.at_least
-                                        and placement.plan.max_model_len > placement.asked_max_model_len),
+                   lengthened={placement.job: placement.at_most for placement in here if placement.at_least
+                               and placement.plan.max_model_len > placement.asked_max_model_len},
                    required=frozenset(placement.job for placement in here if placement.job in required))
 
     @property
@@ -143,7 +149,9 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     named = f"{'node' if len(trainer_nodes) == 1 else 'nodes'} {', '.join(map(str, trainer_nodes))}"
     on = "" if trainer_nodes == placement.nodes else f" ({named})"
     host = () if not columns.offloads else (f"{need:.1f}{on}" if need is not None else "",)
-    asked = f" (≥{placement.asked_max_model_len})" if placement.job in columns.lengthened else ""
+    at_least, at_most = placement.asked_max_model_len, columns.lengthened.get(placement.job)
+    asked = ("" if placement.job not in columns.lengthened else f" (≥{at_least})" if at_most is None
+             else f" ({at_least}..{at_most})")
     length = f"{plan.max_model_len}{asked}"
     added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
     rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
