@@ -136,8 +136,7 @@ class Pool(Frozen, defer_build=True):
             return value
         if isinstance(value, str):
             return read_host_ram(value)
-        if (isinstance(value, int | float) and not isinstance(value, bool) and isfinite(value)
-                and value > BARE_HOST_RAM_GB):
+        if isinstance(value, int | float) and isfinite(value) and value > BARE_HOST_RAM_GB:  # True is 1: not past it
             checked_host_ram(value, shown_number(value), bare=True)
         return value
 
