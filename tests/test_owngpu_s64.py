@@ -190,9 +190,9 @@ def test_a_feasibility_file_takes_its_gpu_type_s_rocm_from_the_catalogue(tmp_pat
     (answer,) = solver.plan("8B", gpu="mi300x", budget_gpus=8, max_model_len=32768, env=True,
                             catalog=load_catalog(tables))
     assert CautionCode.ROCM_ENV_MAY_NOT_APPLY in answer.plans[0].caution_codes
-    (tables / "feasibility" / "mi300x.yaml").write_text(
-        (tables / "feasibility" / "mi300x.yaml").read_text(encoding="utf-8").replace("gpu: MI300X", "gpu: MI300X\n"
-                                                                                      "rocm: false"), encoding="utf-8")
+    feasibility = tables / "feasibility" / "mi300x.yaml"
+    stated = feasibility.read_text(encoding="utf-8").replace("gpu: MI300X", "gpu: MI300X\nrocm: false")
+    feasibility.write_text(stated, encoding="utf-8")
     with pytest.raises(TableError, match="rocm false, where the catalogue's MI300X has true: leave it out"):
         load_catalog(tables)
 
