@@ -235,7 +235,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus), offload,
                                    option_names.host_ram if self.host_ram_gib is None else None)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
-                               sp_over_pcie=sp_over_pcie_caution(gpu, sp), option_names=option_names)
+                               sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
+                               option_names=option_names)
         return self.model_copy(update=caution_fields(cautions))
 
     @property

@@ -58,6 +58,7 @@ from solver.rules import (
 )
 from solver.tables import (
     MAX_HOST_RAM_GB,
+    POOL_GPU_SOURCE,
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     Frozen,
@@ -135,6 +136,7 @@ class CautionCode(str, Enum):
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROCM_ENV_MAY_NOT_APPLY = "rocm-env-may-not-apply"
     SP_OVER_PCIE = "sp-over-pcie"
+    INTERCONNECT_NOT_STATED = "interconnect-not-stated"
 
 
 class Caution(NamedTuple):
@@ -464,15 +466,41 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
             "OS, Ray and the rollout take) to check it")
 
 
-def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS,
+                         costed: bool = True) -> str | None:
     """The caution for a plan with SP on a GPU type whose GPUs reach one another over PCIe alone
-    (`GpuType.interconnect` ``pcie``), in words, naming SP 1 as `option_names` do; None otherwise."""
+    (`GpuType.interconnect` ``pcie``), in words, naming SP 1 as `option_names` do; None otherwise. Not `costed`, for
+    `solve memory`'s breakdown, which shows no cost: the words say nothing of the cost's weight."""
     if sp == 1 or gpu.interconnect != "pcie":
         return None
+    without_sp = option_names.valued(option_names.named("sp"), 1)
+    advice = (f"; the cost weighs that above NVLink's by a ranking weight, not a measured time, so a plan without SP "
+              f"that fits ({without_sp}) may train faster" if costed
+              else f", so the same run without SP, where it fits ({without_sp}), may train faster")
     return (f"SP={sp} on {gpu.name} cards, which reach one another over PCIe: Ulysses' all-to-all crosses it, or host "
-            "memory where the cards cannot reach one another directly, in every layer; the cost weighs that above "
-            "NVLink's by a ranking weight, not a measured time, so a plan without SP that fits "
-            f"({option_names.valued(option_names.named('sp'), 1)}) may train faster: time a step of each")
+            f"memory where the cards cannot reach one another directly, in every layer{advice}: time a step of each")
+
+
+def pcie_statement(gpu: GpuType, option_names: OptionNames = COMMAND_OPTIONS) -> str:
+    """What states that `gpu`, a GPU type of your own, reaches its others over PCIe alone, where it was described:
+    the cells file that gives it (the one way such a GPU type has tables of its own), its pool in a cluster file
+    (`POOL_GPU_SOURCE`), or else beside its memory, as `option_names` say it (``--gpu-interconnect pcie``)."""
+    if gpu.tables:
+        return "interconnect: pcie, with its interconnect_source, in its cells file"
+    if gpu.source == POOL_GPU_SOURCE:
+        return "gpu_interconnect: pcie in its pool"
+    return option_names.pcie_interconnect
+
+
+def interconnect_unstated_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+    """The caution for a plan with SP on a GPU type of your own that states no interconnect (`GpuType.interconnect`
+    None: the cost weighs its SP as over NVLink, as it was before interconnects were stated), in words, naming what
+    states PCIe (`pcie_statement`); None otherwise."""
+    if sp == 1 or gpu.interconnect is not None:
+        return None
+    return (f"SP={sp} on {gpu.name} cards, whose interconnect is not stated, so the cost weighs SP as over NVLink; "
+            "cards without NVLink (GeForce, most workstation cards) reach one another over PCIe alone, where SP costs "
+            f"more: if these do, say so ({pcie_statement(gpu, option_names)})")
 
 
 def layout_cautions(model: Model) -> tuple[str, ...]:
@@ -539,17 +567,19 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
 
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
                 rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None,
-                sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS) -> tuple[Caution, ...]:
+                sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
+                interconnect_unstated: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the
     model's layout, its length (`length_cautions`), `thin` headroom, a large `host` memory need nothing checks
     (`unchecked_host_need`), one GPU against the guide's advice (`single`), `uneven` data-parallel ranks, a train
     batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an AMD GPU (`rocm_env_caution`,
-    in `option_names`' words), SP over PCIe (`sp_over_pcie_caution`, where given)."""
+    in `option_names`' words), SP over PCIe (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect
+    is not stated (`interconnect_unstated_caution`; each where given)."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
-             (CautionCode.SP_OVER_PCIE, sp_over_pcie))
+             (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *_length_cautions(model, max_model_len),
                            *(Caution(code, words) for code, words in given if words)))
@@ -631,7 +661,8 @@ class Plan(Frozen):
         "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
         "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
-        "AMD GPU, SP on GPUs that reach one another over PCIe (GpuType.interconnect); empty where there is nothing"))
+        "AMD GPU, SP on GPUs that reach one another over PCIe (GpuType.interconnect), SP on a GPU type of your own "
+        "whose interconnect is not stated (weighed as NVLink); empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
         "instead of the words; empty in JSON made before codes"))
@@ -664,7 +695,8 @@ class Plan(Frozen):
         host = unchecked_host_need(self.host_memory_gb, gpu, trainer_gpus_on_node(self.gpus, node_gpus),
                                    self.offload, unchecked_host_ram)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
-                               sp_over_pcie_caution(gpu, self.sp, option_names), option_names)
+                               sp_over_pcie_caution(gpu, self.sp, option_names), option_names,
+                               interconnect_unstated_caution(gpu, self.sp, option_names))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

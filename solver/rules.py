@@ -541,6 +541,8 @@ class OptionNames(NamedTuple):
     """The option that names the jobs a cluster must place."""
     fragment_writers: str
     """What writes a plan's Trinity config fragment."""
+    pcie_interconnect: str
+    """What states, beside its memory, that a GPU type of your own reaches its others over PCIe alone."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
 
@@ -576,7 +578,8 @@ COMMAND_OPTIONS = OptionNames(
     buy="--buy", maximize_len="--maximize len", minimize_gpus="--minimize gpus", tokens_per_gpu="--token-budget",
     gpus_up_to="--gpus-up-to", budgets="--budgets", map_by_len="--by len",
     one_model="--model M (or --model-config PATH)",
-    required="--required", fragment_writers="--out or solve cluster --emit-dir", keywords=False)
+    required="--required", fragment_writers="--out or solve cluster --emit-dir",
+    pcie_interconnect="--gpu-interconnect pcie", keywords=False)
 API_OPTIONS = OptionNames(
     host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
@@ -585,7 +588,8 @@ API_OPTIONS = OptionNames(
     total_gpus="total_gpus", planner="solver.plan({})", minimize_nodes='minimize="nodes"', buy="solver.buy_nodes",
     maximize_len='objective="max_len"', minimize_gpus='objective="min_gpus"', tokens_per_gpu="max_token_len_per_gpu",
     gpus_up_to="gpus_up_to", budgets="budgets", map_by_len='by="len"', one_model="model=M", required="required",
-    fragment_writers="solver.trinity_config or solver.placement_configs", keywords=True)
+    fragment_writers="solver.trinity_config or solver.placement_configs",
+    pcie_interconnect='solver.described_gpu_type(..., interconnect="pcie")', keywords=True)
 
 
 def option_names_of(source: str) -> OptionNames | None:

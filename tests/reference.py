@@ -781,7 +781,7 @@ def _gathered_shortfall_gib(model: Any) -> float:
 
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
-                      over_pcie: bool) -> list[str]:
+                      over_pcie: bool, link_stated: bool) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB) and `shortfall_gib` more (what its gathered
@@ -790,7 +790,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
     8, ..., one on host memory exactly where an Offload plan needs more than 128 GiB per trainer GPU on a node of
     `node_gpus` and no host memory was given, one on SP over PCIe exactly where SP is above 1 on a GPU type whose
-    GPUs reach one another `over_pcie`."""
+    GPUs reach one another `over_pcie`, one on the interconnect exactly where SP is above 1 on a GPU type whose
+    interconnect is not stated (not `link_stated`)."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -828,6 +829,10 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     if pcie != (over_pcie and _is_int(plan.get("sp")) and plan["sp"] > 1):
         problems.append(f"an SP-over-PCIe caution {'given' if pcie else 'missing'} (SP {plan.get('sp')!r}, "
                         f"{'PCIe' if over_pcie else 'not PCIe'})")
+    unstated = any(caution.startswith("SP=") and "whose interconnect is not stated" in caution for caution in cautions)
+    if unstated != (not link_stated and _is_int(plan.get("sp")) and plan["sp"] > 1):
+        problems.append(f"an unstated-interconnect caution {'given' if unstated else 'missing'} (SP "
+                        f"{plan.get('sp')!r}, interconnect {'stated' if link_stated else 'not stated'})")
     expected_codes = [_caution_code(caution) for caution in cautions]
     if plan.get("caution_codes") != expected_codes:
         problems.append(f"caution codes {plan.get('caution_codes')!r}, where the words say {expected_codes!r}")
@@ -845,6 +850,7 @@ CAUTION_CODES_BY_WORDS = (
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
+    ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
 )
 """How a caution's words say its kind: (start, words within, code), the first that matches (docs/json.md)."""
 
@@ -879,7 +885,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   batch_given=query.train_batch_size is not None, parameters_b=the_model.parameters_b,
                                   shortfall_gib=_gathered_shortfall_gib(the_model),
                                   host_ram_given=query.host_ram_gb is not None, node_gpus=query.node_gpus,
-                                  over_pcie=gpu_type.interconnect == "pcie")
+                                  over_pcie=gpu_type.interconnect == "pcie",
+                                  link_stated=gpu_type.interconnect is not None)
 
     n = plan["gpus"]
     e = plan["env"]

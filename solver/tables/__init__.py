@@ -20,6 +20,7 @@ from solver.tables.catalog import (
 )
 from solver.tables.fleets import OWN_GPU_HINT, OWN_MODEL_HINT, checked_fleet, load_fleet, read_fleet
 from solver.tables.inputs import (
+    POOL_GPU_SOURCE,
     AtLeast,
     CalibrationRange,
     Coefficients,
@@ -136,6 +137,7 @@ __all__ = [
     "NUMBER_TOO_LONG",
     "OWN_GPU_HINT",
     "OWN_MODEL_HINT",
+    "POOL_GPU_SOURCE",
     "YARN_VALIDATED_FACTOR",
     "YARN_VALIDATED_TOKENS",
     "AtLeast",

@@ -72,6 +72,9 @@ class Weights(Frozen):
 UNION_TAGS = ("<tokens>", "<at_least>")
 """The tags of `Job.max_model_len`'s two forms, which pydantic puts in an error's location."""
 
+POOL_GPU_SOURCE = "a cluster file's pool"
+"""The source of a GPU type a pool describes by its memory (`Pool.gpu_type`), which tells it from others."""
+
 MAX_PRIORITY = 1_000_000
 """The largest weight a job's ``priority`` may have (a whole number from 1)."""
 
@@ -120,7 +123,8 @@ class Pool(Frozen, defer_build=True):
         "for a GPU type the catalogue lacks: nvidia-smi's total, MiB, as --gpu-memory 65536MiB"))
     gpu_interconnect: Interconnect | None = Field(default=None, description=(
         "for a GPU type the catalogue lacks, with its memory: how its GPUs in a node reach one another, nvlink, "
-        "infinity-fabric or pcie, as --gpu-interconnect; absent, not stated: its SP is weighed as on NVLink"))
+        "infinity-fabric or pcie, as --gpu-interconnect; absent, not stated: its SP is weighed as on NVLink, and an SP "
+        "plan is cautioned to state it"))
 
     @field_validator("host_ram_gb", mode="before")
     @classmethod
@@ -132,8 +136,7 @@ class Pool(Frozen, defer_build=True):
             return value
         if isinstance(value, str):
             return read_host_ram(value)
-        if (isinstance(value, int | float) and not isinstance(value, bool) and isfinite(value)
-                and value > BARE_HOST_RAM_GB):
+        if isinstance(value, int | float) and isfinite(value) and value > BARE_HOST_RAM_GB:  # True is 1: not past it
             checked_host_ram(value, shown_number(value), bare=True)
         return value
 
@@ -150,7 +153,7 @@ class Pool(Frozen, defer_build=True):
         """The GPU type this pool describes by its memory (None when it gives none)."""
         if self.gpu_memory_gb is None and self.gpu_memory_mib is None:
             return None
-        return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source="a cluster file's pool",
+        return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source=POOL_GPU_SOURCE,
                                   interconnect=self.gpu_interconnect)
 
 

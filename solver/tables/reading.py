@@ -737,9 +737,9 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
                   made_by: Mapping[str, Path] | None = None) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases,
-    driver-reported memory, workstation host memory and interconnect it takes. `made_by` names the earlier cells
-    file that made each GPU type of `hardware` the catalogue lacks (by name), which a memory or interconnect that
-    differs from its own is said to be from."""
+    driver-reported memory, ROCm, workstation host memory and interconnect it takes (each of these it states must be
+    that entry's: `TableError` otherwise). `made_by` names the earlier cells file that made each GPU type of
+    `hardware` the catalogue lacks (by name), which a value that differs from its own is said to be from."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     head_counts = {model.name: (model.num_attention_heads, model.num_key_value_heads) for model in models}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names,
@@ -765,13 +765,18 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     if tabled.memory_mib not in (None, known.memory_mib):
         raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not "
                          f"{theirs.format(known.memory_mib)} for {known.name} (leave it out to take that)")
-    if tabled.interconnect not in (None, known.interconnect):
-        owner = f"{earlier}'s" if earlier else "the catalogue's"
-        raise TableError(f"{path}: GPU {tabled.name}: interconnect {tabled.interconnect}, where {owner} {known.name} "
-                         f"has {known.interconnect or 'none stated'}: leave it out to take that")
+    owner = f"{earlier}'s" if earlier else "the catalogue's"
+    for field, stated, known_value in (
+            ("interconnect", tabled.interconnect, known.interconnect),
+            ("workstation_host_ram_gib", tabled.workstation_host_ram_gib, known.workstation_host_ram_gib),
+            ("rocm", tabled.rocm if "rocm" in tabled.model_fields_set else None, known.rocm)):
+        if stated not in (None, known_value):
+            shown = "none stated" if known_value is None else str(known_value).lower()  # as YAML: true, 64, pcie
+            raise TableError(f"{path}: GPU {tabled.name}: {field} {str(stated).lower()}, where {owner} {known.name} "
+                             f"has {shown}: leave it out to take that")
     aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib,
-                                     "workstation_host_ram_gib": known.workstation_host_ram_gib,
+                                     "rocm": known.rocm, "workstation_host_ram_gib": known.workstation_host_ram_gib,
                                      "interconnect": known.interconnect,
                                      "interconnect_source": known.interconnect_source})
 
