@@ -11,16 +11,17 @@ import random
 from pathlib import Path
 
 import pytest
+from cluster_api import place
 from cluster_reference import best_value, random_instance, value_of
 from ortools.sat.python import cp_model
 from test_atleastcap_s63 import moe_64k, placed
 from test_cluster import CATALOG, solved
 from test_clusterbuy_s60 import fleet_file
 
+import solver.cluster
 import solver.cluster.reasons
 import solver.cluster.search
 from solver.cli import main
-from solver.cluster import place
 from solver.cluster.options import Planner
 from solver.query import DETERMINISTIC_PER_SECOND
 from solver.render import AT_LEAST_NOTE, AT_MOST_NOTE
@@ -38,7 +39,7 @@ class _Recorder:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.given: list[float] = []
         self.planners: list[Planner] = []
-        set_limits, planner_class = solver.cluster.search._set_limits, solver.cluster.search.Planner
+        set_limits, planner_class = solver.cluster.search._set_limits, solver.cluster.Planner
 
         def recorded(solver_: cp_model.CpSolver, work: float, deadline: float) -> None:
             self.given.append(work)
@@ -49,12 +50,12 @@ class _Recorder:
             return self.planners[-1]
 
         monkeypatch.setattr(solver.cluster.search, "_set_limits", recorded)
-        monkeypatch.setattr(solver.cluster.search, "Planner", kept)
+        monkeypatch.setattr(solver.cluster, "Planner", kept)
 
     def first_stage(self, instance: dict, tmp_path: Path) -> tuple[float, float, solver.ClusterResult]:
         """The first stage's work, what the questions spent before it, and the placement, at a 10 s limit."""
         self.given.clear()
-        result = place(load_fleet(fleet_file(instance, tmp_path), CATALOG), CATALOG, time_limit_s=10)
+        result = place(load_fleet(fleet_file(instance, tmp_path), CATALOG), catalog=CATALOG, time_limit_s=10)
         return self.given[0], self.planners[-1].reach_work.spent, result
 
 
@@ -102,7 +103,7 @@ def test_the_reasons_ask_whether_more_nodes_reach_only_where_the_search_kept_the
     for seed in range(40):
         decided.clear()
         asked_after.append(False)
-        place(load_fleet(fleet_file(random_instance(random.Random(seed)), tmp_path), CATALOG), CATALOG)
+        place(load_fleet(fleet_file(random_instance(random.Random(seed)), tmp_path), CATALOG), catalog=CATALOG)
         outcomes.append((decided[0], asked_after[-1]))
     assert (False, True) not in outcomes
     assert (True, True) in outcomes and (False, False) in outcomes  # both kinds of fleet were tried
