@@ -15,8 +15,8 @@ from solver.tables import shipped_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "docs" / "examples"
-NAMES = ("few-cells.yaml", "fleet.yaml", "linear-model/config.json", "my-cells.yaml", "my-model/config.json",
-         "required.yaml", "smaller-asks.yaml", "stretch.yaml", "trinity.yaml")
+NAMES = ("few-cells.yaml", "fleet.yaml", "linear-model/README.md", "linear-model/config.json", "my-cells.yaml",
+         "my-model/config.json", "required.yaml", "smaller-asks.yaml", "stretch.yaml", "trinity.yaml")
 """The files under docs/examples, in the order `solve examples` writes them."""
 
 
@@ -62,7 +62,8 @@ def test_a_differing_file_is_refused_without_force_and_nothing_is_written(cli, t
         "--force overwrites them (nothing written)\n"))
     assert fleet.read_text(encoding="utf-8") == "mine\n" and not trinity.exists()
     assert cli("examples", str(tmp_path), "--force") == (0, (
-        f"unchanged {tmp_path}/few-cells.yaml\nwrote {fleet}\nunchanged {tmp_path}/linear-model/config.json\n"
+        f"unchanged {tmp_path}/few-cells.yaml\nwrote {fleet}\nunchanged {tmp_path}/linear-model/README.md\n"
+        f"unchanged {tmp_path}/linear-model/config.json\n"
         f"unchanged {tmp_path}/my-cells.yaml\n"
         f"wrote {tmp_path}/my-model/config.json\nunchanged {tmp_path}/required.yaml\n"
         f"unchanged {tmp_path}/smaller-asks.yaml\nunchanged {tmp_path}/stretch.yaml\nwrote {trinity}\n"), "")

@@ -324,6 +324,7 @@ class Catalog(Frozen):
                                                 "rope_scaling": model.rope_scaling,
                                                 "config_yarn_factor": model.config_yarn_factor,
                                                 "vllm_context": model.vllm_context,
+                                                "vllm_length_key": model.vllm_length_key,
                                                 "vllm_skips_rope_factor": model.vllm_skips_rope_factor,
                                                 "router_logits_output": model.router_logits_output})
         else:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file
-from solver.tables.schema import MLA, Model, MoE
+from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
 from solver.tables.text import TableError, brief, first_repeated
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
@@ -132,9 +132,16 @@ tests/test_latent_moe.py: DeepSeek-V2-Lite's, DeepSeek-MoE-16B's, DeepSeek-V3's 
 of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's, Hunyuan-MoE's and Llama 4 text's layouts, read
 from transformers' classes, within 1% of their cards' totals); a config of another reads the same way, with a caution
 (`Model.unchecked_layout`)."""
+VLLM_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                    "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+"""The config.json keys vLLM 0.19.1 derives a model's length from (`_vllm_length_key`): the smallest of those it gives,
+null ones skipped, a ``model_max_length`` in that one's place (``derive_max_model_len_and_key``,
+``transformers_utils/model_arch_config_convertor.py:251-284``, which ``_get_and_verify_max_len`` takes,
+``vllm/config/model.py:2056-2058``)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
-                 "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30,
+                 "vocab_size": 1 << 24, "original_max_position_embeddings": 1 << 30,
+                 **{key: 1 << 30 for key in VLLM_LENGTH_KEYS},
                  **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok", "moe_k", "moe_topk",
                                              "num_shared_expert", "interleave_moe_layer_step",
                                              "num_nextn_predict_layers", *ERNIE_MOE_DEFAULTS)},
@@ -178,13 +185,15 @@ def load_model_config(path: Path | str) -> Model:
     name, aliases = _config_names(path, config)
     rope_type, native, factor = _config_rope(path, config)
     own = rope_type not in (None, "default", "yarn") or _trained_yarn(config, rope_type)
-    vllm_context = _vllm_context(path, config)
+    vllm_length_key = _vllm_length_key(path, config)
+    vllm_context = _vllm_context(path, config, vllm_length_key)
     return Model(name=name, aliases=aliases, **shape, native_context=native,
                  logit_softcapping=config.get("final_logit_softcapping",
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
                  rope_scaling=str(rope_type) if own else None,
                  config_yarn_factor=float(factor) if rope_type == "yarn" and not own and factor is not None else None,
                  vllm_context=vllm_context if vllm_context != native else None,
+                 vllm_length_key=vllm_length_key if vllm_length_key[0] != "max_position_embeddings" else None,
                  vllm_skips_rope_factor=_vllm_skips_rope_factor(config),
                  qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config),
                  uncounted_mtp_layers=_mtp_layers(path, config),
@@ -586,12 +595,6 @@ def _rope_factor(path: Path, key: str, scaling: dict[str, Any]) -> float | None:
     return factor
 
 
-VLLM_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
-"""The RoPE scalings whose factor vLLM does not multiply the length it derives from a config.json by
-(``_get_and_verify_max_len``, ``vllm/config/model.py:2113`` in vLLM 0.19.1): it takes ``max_position_embeddings``
-(Llama 3.1's 131072)."""
-
-
 def _vllm_skips_rope_factor(config: dict[str, Any]) -> bool:
     """Whether vLLM applies no RoPE scaling's factor to the length it derives for a config.json: a Gemma 3
     ``model_type`` (``gemma3``, ``gemma3_text``), whose ``max_position_embeddings`` counts its own factor already
@@ -599,13 +602,27 @@ def _vllm_skips_rope_factor(config: dict[str, Any]) -> bool:
     return "gemma3" in str(config.get("model_type") or "")
 
 
-def _vllm_context(path: Path, config: dict[str, Any]) -> float:
-    """The longest ``max_model_len`` vLLM 0.19.1 derives from a config.json (``_get_and_verify_max_len``,
-    ``vllm/config/model.py:2098-2130``; `Model.vllm_context`): ``max_position_embeddings``, a YaRN's
-    ``original_max_position_embeddings`` in its place (its own, else the config's, else that), times the last factor
-    its RoPE scalings give (each layer type's in turn; null is 1.0), those of `VLLM_UNSCALED_ROPE_TYPES` left out;
-    no factor for `_vllm_skips_rope_factor`."""
-    length: float = _config_number(path, config, "max_position_embeddings")
+def _vllm_length_key(path: Path, config: dict[str, Any]) -> tuple[str, int]:
+    """The key of `VLLM_LENGTH_KEYS` vLLM 0.19.1 derives a config.json's length from, and its value, before any RoPE
+    scaling (``_get_and_verify_max_len``, ``vllm/config/model.py:2056-2058``, from ``derive_max_model_len_and_key``,
+    ``transformers_utils/model_arch_config_convertor.py:251-284``): the smallest of those it gives (the first of them
+    on a tie; null ones skipped), a ``model_max_length`` in its place; `TableError` for one that is not a whole number
+    within `CONFIG_LIMITS`."""
+    given = {key: _config_number(path, config, key) for key in VLLM_LENGTH_KEYS if config.get(key) is not None}
+    if "model_max_length" in given:  # Command-R's, taken as it is, above the others or below them
+        return "model_max_length", given["model_max_length"]
+    return min(given.items(), key=lambda item: item[1])
+
+
+def _vllm_context(path: Path, config: dict[str, Any], length_key: tuple[str, int]) -> float:
+    """The longest ``max_model_len`` vLLM 0.19.1 takes from a config.json (``_get_and_verify_max_len``,
+    ``vllm/config/model.py:2056-2058``, ``:2098-2130`` and ``:2155-2160``; `Model.vllm_context`): the length of
+    `length_key` (`_vllm_length_key`), a YaRN's ``original_max_position_embeddings`` in its place (its own, else
+    the config's, else ``max_position_embeddings``), times the last factor its RoPE scalings give (each layer type's
+    in turn; null is 1.0), those of `VLLM_UNSCALED_ROPE_TYPES` left out; no factor for `_vllm_skips_rope_factor`;
+    a ``model_max_length`` above that product where the config gives one, which vLLM takes a length up to besides."""
+    length: float = length_key[1]
+    allowed = length_key[1] if length_key[0] == "model_max_length" else 0
     key = _rope_key(config)
     scaling = config.get(key)
     if not isinstance(scaling, dict) or _vllm_skips_rope_factor(config):
@@ -619,12 +636,12 @@ def _vllm_context(path: Path, config: dict[str, Any]) -> float:
         if _rope_type(each) == "yarn":
             original = each.get("original_max_position_embeddings", config.get("original_max_position_embeddings"))
             length = _config_number(path, {"original_max_position_embeddings": original},
-                                    "original_max_position_embeddings", int(length))
+                                    "original_max_position_embeddings", config["max_position_embeddings"])
     derived = length * (factor if factor is not None else 1.0)  # vLLM takes a null factor as 1.0
     if not math.isfinite(derived):
         raise TableError(f"{path}: {key}: factor: expected a number of at least 1 whose product with {int(length)} "
                          f"positions is finite, got {brief(factor)}")
-    return derived
+    return max(derived, allowed)
 
 
 def _trained_yarn(config: dict[str, Any], rope_type: object) -> bool:

@@ -294,6 +294,12 @@ YARN_VALIDATED_TOKENS = 131072
 131072 tokens; a YaRN factor rft-solver writes is over the model's native context (Qwen3's 40960: 3.2 at 131072)."""
 
 
+VLLM_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
+"""The RoPE scalings whose factor vLLM does not multiply the length it derives from a config.json by
+(``_get_and_verify_max_len``, ``vllm/config/model.py:2113`` in vLLM 0.19.1): it takes ``max_position_embeddings``
+(Llama 3.1's 131072)."""
+
+
 class Model(Frozen):
     """A model's shape, from its Hugging Face config.json."""
 
@@ -319,11 +325,18 @@ class Model(Frozen):
     vllm_context: Annotated[float, Ge(1), AllowInfNan(False)] | None = None
     """For a model read from a config.json: the longest ``max_model_len`` vLLM 0.19.1 derives from it, where that
     is not `native_context` (a RoPE scaling's factor times ``max_position_embeddings``, or a YaRN's
-    ``original_max_position_embeddings``: a ``linear`` or ``dynamic`` scaling of the model's own, a YaRN); past it
-    vLLM refuses a length unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` is set (``_get_and_verify_max_len``,
-    ``vllm/config/model.py:2098-2130`` and ``:2155-2181``). None where it is the native context: no scaling, one
-    whose factor vLLM skips (``llama3``, ``longrope``, ``su``; a Gemma 3's, `vllm_skips_rope_factor`), and the
-    catalogue's models."""
+    ``original_max_position_embeddings``: a ``linear`` or ``dynamic`` scaling of the model's own, a YaRN; another
+    length key in ``max_position_embeddings``' place, `vllm_length_key`); past it vLLM refuses a length unless
+    ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` is set (``_get_and_verify_max_len``, ``vllm/config/model.py:2098-2130`` and
+    ``:2155-2181``). None where it is the native context: no scaling, one whose factor vLLM skips (``llama3``,
+    ``longrope``, ``su``; a Gemma 3's, `vllm_skips_rope_factor`), and the catalogue's models."""
+    vllm_length_key: tuple[PrintableText, Count] | None = None
+    """For a model read from a config.json: the length key vLLM 0.19.1 derives its length from before any RoPE
+    scaling, and its value, where that is not ``max_position_embeddings``: a smaller ``n_positions``,
+    ``max_seq_len``, ``seq_length``, ``max_target_positions``, ``max_sequence_length``, ``max_seq_length`` or
+    ``seq_len``, or a ``model_max_length``, which vLLM takes in their place, and takes a length up to besides
+    (``derive_max_model_len_and_key``, ``transformers_utils/model_arch_config_convertor.py:251-284``;
+    ``vllm/config/model.py:2159-2160``); None otherwise."""
     vllm_skips_rope_factor: Flag = False
     """Whether vLLM applies no RoPE scaling's factor to the longest length it derives for the model, a YaRN that a
     config sets too: a Gemma 3 (its config.json's ``model_type`` holds ``gemma3``; ``vllm/config/model.py:2104-2106``
@@ -428,12 +441,35 @@ class Model(Frozen):
     def vllm_longest_as_written(self, max_model_len: int) -> float:
         """The longest ``max_model_len`` vLLM derives for the model as rft-solver writes a config for
         `max_model_len`, past which it refuses one unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` is set: with the YaRN
-        that is written (`yarn_factor`), the native context times its factor, as vLLM multiplies them (where the
-        model `vllm_skips_rope_factor`, and with no YaRN, `vllm_longest_length`)."""
+        that is written (`yarn_factor`), the native context times its factor, as vLLM multiplies them, or the
+        config.json's ``model_max_length`` where that is longer (`vllm_allowed_length`); where the model
+        `vllm_skips_rope_factor`, and with no YaRN, `vllm_longest_length`."""
         factor = self.yarn_factor(max_model_len)
         if factor is None or self.vllm_skips_rope_factor:
             return self.vllm_longest_length
-        return self.native_context * factor
+        return max(self.native_context * factor, self.vllm_allowed_length)
+
+    def vllm_longest_given(self, rope_type: object, factor: float | None, original: float | None) -> float:
+        """The longest ``max_model_len`` vLLM derives for the model, one with a RoPE scaling of its own, where a
+        Trinity config gives a ``model.rope_scaling`` of `rope_type`, `factor` and `original` (its
+        ``original_max_position_embeddings``): vLLM takes that one alone, in place of the config.json's (Trinity
+        0.6.0 passes it as ``hf_overrides={"rope_parameters": ...}``, ``common/models/vllm_model.py:132-138``). Its
+        factor (1.0 where None) times the length key's length (`vllm_length_key`, else the native context), a
+        YaRN's `original` in its place (the native context where None), as ``_get_and_verify_max_len`` multiplies
+        them (``vllm/config/model.py:2098-2130`` in vLLM 0.19.1); no factor for `VLLM_UNSCALED_ROPE_TYPES` or where
+        the model `vllm_skips_rope_factor`; `vllm_allowed_length` where that is longer."""
+        length: float = self.vllm_length_key[1] if self.vllm_length_key else self.native_context
+        if not self.vllm_skips_rope_factor and rope_type not in VLLM_UNSCALED_ROPE_TYPES:
+            if rope_type == "yarn":
+                length = self.native_context if original is None else original
+            length *= 1.0 if factor is None else factor
+        return max(length, self.vllm_allowed_length)
+
+    @property
+    def vllm_allowed_length(self) -> int:
+        """The config.json's ``model_max_length`` (`vllm_length_key`), up to which vLLM takes a ``max_model_len``
+        past the length it derives (``vllm/config/model.py:2159-2160`` in vLLM 0.19.1); 0 without one."""
+        return self.vllm_length_key[1] if self.vllm_length_key and self.vllm_length_key[0] == "model_max_length" else 0
 
     def yarn_beyond_validated(self, max_model_len: int) -> bool:
         """Whether the YaRN a length needs goes beyond what is validated: for a Qwen model (`qwen_yarn`), a

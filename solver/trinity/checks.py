@@ -345,17 +345,21 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     native, own_rope = model.native_context, model.rope_scaling
     rope = checks.value(_ROPE_SCALING)
     given_rope = checks.rope_type()
-    if own_rope is not None and rope is not None and given_rope != own_rope:
+    if own_rope is not None and isinstance(rope, Mapping):
+        _check_given_over_own(checks, model, length)
+    elif own_rope is not None and rope is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
             f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE scaling: "
             "remove it"))
-    if (length is not None and own_rope is not None and rope is None and length > model.vllm_longest_length
+    wanted = model.yarn_factor(int(length)) if length is not None else None
+    if (length is not None and rope is None and wanted is None and length > model.vllm_longest_length
             and _vllm_refuses_past_native(checks)):
-        checks.add(ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED, (
+        code = (ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED if own_rope is not None
+                else ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED)
+        checks.add(code, (
             f"model.max_model_len {shown_number(length)} is beyond {_vllm_longest_words(model)}: vLLM refuses it "
             f"unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and check that the model "
             f"handles this length), or lower max_model_len to {math.floor(model.vllm_longest_length)}"))
-    wanted = model.yarn_factor(int(length)) if length is not None else None
     if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
@@ -381,20 +385,57 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                 f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
                 f"of {native}: {_yarn_setting(wanted, native)}"))
         elif isinstance(rope, Mapping):
-            _check_yarn(checks, native, length, wanted)
+            _check_yarn(checks, native, length, wanted, model.vllm_allowed_length)
             _check_factor_skipped(checks, model, length)
 
 
 def _vllm_longest_words(model: Model) -> str:
-    """The longest length the rollout's vLLM derives for `model` on its own RoPE scaling (`Model.vllm_longest_length`)
-    and why, in words: its native context, where vLLM applies no factor of that scaling, else that context times the
-    factor."""
+    """The longest length the rollout's vLLM derives for `model` where no ``model.rope_scaling`` is given
+    (`Model.vllm_longest_length`) and why, in words: its native context, where vLLM applies no factor of its own RoPE
+    scaling, else the length it derives from its length key (`_length_key_words`), times that factor."""
     if model.vllm_context is None:
         return (f"{model.name}'s native context of {model.native_context}, which its own {model.rope_scaling} RoPE "
                 "scaling provides and the rollout's vLLM takes as its longest length")
+    why = (f"its own {model.rope_scaling} RoPE scaling's factor applied to {_length_key_words(model)}"
+           if model.rope_scaling is not None else _length_key_words(model))
     return (f"the {shown_number(model.vllm_context)} that the rollout's vLLM derives from {model.name}'s config.json "
-            f"as its longest length (its own {model.rope_scaling} RoPE scaling's factor applied to its native context "
-            f"of {model.native_context})")
+            f"as its longest length ({why})")
+
+
+def _length_key_words(model: Model) -> str:
+    """The length key of `model`'s config.json that vLLM derives its length from before any RoPE scaling
+    (`Model.vllm_length_key`), in words: its native context, or the smallest of its length keys, or the
+    ``model_max_length`` vLLM takes in their place."""
+    if model.vllm_length_key is None:
+        return f"its native context of {model.native_context}"
+    key, value = model.vllm_length_key
+    which = ("which vLLM takes in place of the others" if key == "model_max_length"
+             else "the smallest of its length keys")
+    return f"its {key} of {value}, {which}"
+
+
+def _check_given_over_own(checks: _ConfigChecks, model: Model, length: float | None) -> None:
+    """Check a ``model.rope_scaling`` mapping given for a model with a RoPE scaling of its own: one of another type
+    would replace that one, and the rollout's vLLM derives its length from the given one alone, in place of the
+    config.json's (`Model.vllm_longest_given`), so refuses a `length` past that where a vLLM rollout takes it."""
+    given_rope = checks.rope_type()
+    given = model.vllm_longest_given(given_rope, checks.number((*_ROPE_SCALING, "factor")),
+                                     checks.number((*_ROPE_SCALING, "original_max_position_embeddings")))
+    own = f"{model.name}'s own {model.rope_scaling} RoPE scaling"
+    if given_rope != model.rope_scaling:
+        checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
+            f"model.rope_scaling ({brief(given_rope)}) would replace {own}: the rollout's vLLM takes the given one, "
+            f"not the config.json's, and derives {shown_number(given)} from it as its longest length (from the "
+            f"config.json's: {shown_number(model.vllm_longest_length)}); remove it"))
+    if length is not None and length > given and _vllm_refuses_past_native(checks):
+        skipped = " (it applies no RoPE scaling's factor to a Gemma 3's length)" if model.vllm_skips_rope_factor else ""
+        lower = ("" if length <= model.vllm_longest_length else
+                 f", and set the variable or lower max_model_len to {math.floor(model.vllm_longest_length)}")
+        checks.add(ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED, (
+            f"model.rope_scaling: max_model_len {shown_number(length)} is beyond the {shown_number(given)} that the "
+            f"rollout's vLLM derives from the model.rope_scaling given, which it takes in place of {own} in its "
+            f"config.json{skipped}: it refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; "
+            f"remove model.rope_scaling{lower}"))
 
 
 def _check_factor_skipped(checks: _ConfigChecks, model: Model, length: float) -> None:
@@ -424,9 +465,10 @@ def _vllm_refuses_past_native(checks: _ConfigChecks) -> bool:
             and variable not in ("1", "true"))
 
 
-def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float) -> None:
+def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
     """Check a ``model.rope_scaling`` mapping where `length` is beyond the `native` context: YaRN, with a factor and
-    original length that cover the length as the guide sets them (factor `wanted` over `native`)."""
+    original length that cover the length as the guide sets them (factor `wanted` over `native`); one that covers
+    fewer is refused where vLLM refuses it, past the `allowed` length too (`Model.vllm_allowed_length`)."""
     rope_type = checks.rope_type()
     unread = checks.unreadable & {(*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type")}  # a problem already
     if rope_type != "yarn" and not unread:
@@ -446,7 +488,8 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
                    f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
     if factor is not None:
         original = native if original is None else original  # missing: said above; YaRN then takes the native
-        refused = rope_type == "yarn" and _vllm_refuses_past_native(checks)  # vLLM's length: factor x original
+        # vLLM's length: factor x original, or the config.json's model_max_length where longer
+        refused = rope_type == "yarn" and length > allowed and _vllm_refuses_past_native(checks)
         if problem := _yarn_coverage_problem(factor, original, native, length, wanted, refused):
             checks.problems.append(problem)
 

@@ -242,7 +242,7 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
     own = model.beyond_native_on_own_scaling(max_model_len)
     longest = model.vllm_longest_as_written(max_model_len)
     derived = (f"vLLM (the explorer's rollout) derives a longest max_model_len of {shown_number(longest)} from the "
-               f"model's config.json{'' if own else ' and the YaRN written'}")
+               f"model's config.json{'' if model.yarn_factor(max_model_len) is None else ' and the YaRN written'}")
     if max_model_len <= longest:
         vllm = f"{derived} (its {model.rope_scaling} scaling's factor applied): it takes this one."
     else:
