@@ -37,3 +37,32 @@ def test_minimize_nodes_sends_a_fleet_with_required_jobs_to_a_purchase_for_every
     # Without --minimize nodes nothing changes: the required jobs do not fit, and --buy buys for them.
     status, _, err = cli("cluster", str(REQUIRED))
     assert status == 1 and f"note: to place the required jobs: solve cluster {REQUIRED} --buy names the" in err
+
+
+def test_the_examples_help_and_readme_count_the_model_configs_solve_examples_writes(cli: Cli):
+    # my-model/config.json and linear-model/config.json: the words said "a model's config.json" / "a config.json".
+    configs = sorted(str(name) for name in shipped_examples() if name.name == "config.json")
+    assert configs == ["linear-model/config.json", "my-model/config.json"]
+    status, out, _ = cli("examples", "--help")
+    assert status == 0 and "a Trinity config, two models' config.json) into DIR" in flat(out)
+    readme = flat((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert "a Trinity config, two models' config.json) to `docs/examples`" in readme
+
+
+def test_the_guide_and_readme_name_total_gpus_for_the_gpus_in_all(cli: Cli):
+    # A user who owns N GPUs reads the guide's rollout section and the README: both asked for --gpus N-R alone, though
+    # --total-gpus N --rollout-gpus R says it as the user counts (the help and planner.md had it; they did not).
+    guide = flat((ROOT / "docs" / "guide.md").read_text(encoding="utf-8"))
+    section = guide.split("### Leaving GPUs for the rollout")[1].split("### The cheapest plan")[0]
+    assert "ask `--total-gpus N --rollout-gpus R`, which plans as `--gpus N-R --rollout-gpus R` does" in section
+    example = "solve --maximize len --total-gpus 4 --rollout-gpus 1 --model 8B --gpu a100"
+    assert f"Example, on four A100s: `{example}`." in section
+    status, in_all, _ = cli(*example.split()[1:])
+    status_trainer, trainer, _ = cli("--maximize", "len", "--gpus", "3", "--rollout-gpus", "1", "--model", "8B",
+                                     "--gpu", "a100")
+    assert (status, status_trainer) == (0, 0)
+    assert in_all.splitlines()[0].endswith("longest context within 4 GPUs in all (1 for the rollout): optimal")
+    assert in_all.splitlines()[1:] == trainer.splitlines()[1:]  # the same plan as --gpus 3 --rollout-gpus 1
+    assert "Env + Offload + SP=2 on 2 of 3 GPUs, with 1 rollout GPU (1 unused: --rollout-gpus 2" in in_all
+    readme = flat((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert "(`--total-gpus T --rollout-gpus R`: T GPUs in all, the trainer's budget T - R)" in readme
