@@ -169,9 +169,10 @@ def run_cluster(args: argparse.Namespace) -> int:
 def _note_buy(args: argparse.Namespace, result: ClusterResult) -> None:
     """On stderr, where jobs are left out for want of room, or have no way to run that more nodes may give them
     (`SHORT_OF_NODES`, `SHORT_OF_GPUS`, or a length that more of a pool's GPUs train), that --buy names the fewest
-    nodes to add (with --required naming them where the required jobs are placed: --buy buys for those alone; with
-    --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes); and
-    the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
+    nodes to add (with --required naming them where the required jobs are placed, or every job not required with
+    --minimize nodes: --buy buys for the required ones alone; with --token-budget auto where the run has it, or where
+    only that gives a job's length a way on more nodes); and the jobs whose length no number of nodes reaches
+    (`_note_beyond_any_nodes`)."""
     unplaced = result.unplaced
     short_of_room = [job.job for job in unplaced if job.reason_code in FOR_WANT_OF_ROOM]
     more_nodes = {job.job: [pool.more_nodes_token_budget or "default" for pool in job.pools
@@ -186,10 +187,12 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult) -> None:
     command = f"solve cluster {shlex.quote(str(args.file))} --buy"
     goal = "to place every job"
     if result.required:
-        if result.placements:  # the required jobs are placed: --buy would buy for them alone
-            named = dict.fromkeys([*(args.required or ()), *short_of_room, *wayless])  # --required's, then the left out
-            command += f" --required {shlex.quote(','.join(named))}"
-            goal = "to place the jobs left out too"
+        if result.placements or args.minimize:  # --buy would buy for the required jobs alone
+            left_out = [job for job in [*short_of_room, *wayless] if job not in result.required]
+            named = dict.fromkeys([*(args.required or ()), *left_out])  # --required's, then the others left out
+            if named:
+                command += f" --required {shlex.quote(','.join(named))}"
+            goal = "to place the jobs left out too" if result.placements else goal
         else:
             goal = "to place the required jobs"
     if auto_only or args.token_budget == "auto":  # a length only --token-budget auto reaches, or the run's own

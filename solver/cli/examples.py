@@ -22,9 +22,9 @@ def build_examples_parser() -> Parser:
     """The argument parser for ``solve examples``."""
     parser = Parser(prog="solve examples",
                     description="Write the example files that the commands of rft-solver's docs read (four cluster "
-                    "files, cells of your own and too few of them, a Trinity config, a model's config.json) into DIR, "
-                    "each one's name as the docs give it. A file there already is left as it is where it holds the "
-                    "example (unchanged), and refused where it differs (--force overwrites it): then nothing is "
+                    "files, cells of your own and too few of them, a Trinity config, two models' config.json) into "
+                    "DIR, each one's name as the docs give it. A file there already is left as it is where it holds "
+                    "the example (unchanged), and refused where it differs (--force overwrites it): then nothing is "
                     "written.",
                     epilog="Exit status: 0 the files are written (or unchanged), 2 bad input (a file there that "
                     "differs without --force, a DIR that is not a folder, cannot be written or is the shipped GPU "
