@@ -115,7 +115,8 @@ def test_a_patch_keeps_a_list_as_the_config_writes_it(written: str, rewritten: s
 
 @pytest.mark.parametrize(("rank", "codes"), [
     ("true", ["lora-rank-not-a-number-refused"]),  # Trinity's typed LoRAConfig refuses it
-    ("${model.no_such_key}", []),  # cannot be read: no line of its own, and no error (docs/trinity.md, interpolations)
+    # cannot be read: no lora-rank line, no error; the check's unresolved-value-refused line says it (test_interp_s64)
+    ("${model.no_such_key}", []),
 ])
 def test_a_lora_rank_that_cannot_be_read_gets_no_line(rank: str, codes: list[str]):
     text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")

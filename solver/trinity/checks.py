@@ -32,16 +32,18 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import Model, brief, it_or_them, shown_number, sp_rule_violation
-from solver.trinity.interpolation import ConfigValues, decode_scalar, dotted
+from solver.trinity.interpolation import ConfigValues, Path, ResolvesToNothing, decode_scalar, dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC_BUDGETS,
     CRITIC_TOKEN_BUDGET,
     DYNAMIC_BATCH_KEYS,
+    ENTROPY_KEYS,
     EXTERNAL_MODEL,
     FORWARD_BUDGETS,
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
+    LORA_CONFIGS,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
     READ_KEYS,
@@ -52,6 +54,7 @@ from solver.trinity.keys import (
     ROLLOUT_PARALLEL_KEYS,
     SET_TO_TRAINERS_BY_06,
     TRAINER_SP_KEY,
+    TRINITY_FIELDS,
     UNTYPED_SECTIONS,
     ConfigError,
     keys_05_refuses,
@@ -75,27 +78,36 @@ class _ConfigChecks:
         self.names = option_names
         """How the problems' words name the caller's options (the patch's, the length's)."""
         self.problems: list[ConfigProblem] = []
-        self.unreadable: set[tuple[str, ...]] = set()
-        self._values: dict[tuple[str, ...], Any] = {}
-        self._resolved: dict[tuple[str, ...], Any] = {}
+        self.unreadable: set[Path] = set()
+        self._values: dict[Path, Any] = {}
+        self._resolved: dict[Path, Any] = {}
 
     def add(self, code: ConfigProblemCode, words: str) -> None:
         """Report a problem: its `code` and its `words`."""
         self.problems.append(ConfigProblem(code, words))
 
-    def value(self, path: tuple[str, ...]) -> Any:
+    def value(self, path: Path) -> Any:
         """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem, in
         `unreadable`); each path is read once, so its problem is said once however often the checks look."""
         if path not in self._values:
             self._values[path] = self._read(path)
         return self._values[path]
 
-    def _read(self, path: tuple[str, ...]) -> Any:
+    def read(self) -> frozenset[Path]:
+        """The paths read so far (`value`)."""
+        return frozenset(self._values)
+
+    def _read(self, path: Path) -> Any:
         raw = value_at(self.mapping, path)
         try:
             resolved = self.config.get(path)
         except ConfigError as error:
-            self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
+            if isinstance(error, ResolvesToNothing) and not _schema_fills(error.lacking):
+                self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
+                    f"{error}; every Trinity release refuses the config as it loads it (OmegaConf resolves each "
+                    "value then)"))
+            else:
+                self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
             return None
         self._resolved[path] = resolved
@@ -106,11 +118,11 @@ class _ConfigChecks:
                         if isinstance(raw, str) and "oc.decode" in raw else
                         ("an oc.env value stays text there", "write the number, or ${oc.decode:...} around it"))
             self.add(ConfigProblemCode.NUMBER_AS_TEXT, (
-                f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the model as written "
+                f"{dotted(path)} is the text {brief(resolved)}: {dotted(path[:2])} reaches the model as written "
                 f"({why}); {fix}"))
         return decoded
 
-    def flag(self, path: tuple[str, ...]) -> Any:
+    def flag(self, path: Path) -> Any:
         """The value at `path` as resolved, its text not decoded (`value`), as OmegaConf's bool field reads it
         (`omegaconf_boolean`: text is a boolean only as written, no spaces around a word); None where absent or
         unreadable."""
@@ -121,16 +133,16 @@ class _ConfigChecks:
         """Whether the config gives nothing at `path`: absent, or null (not a value that cannot be read)."""
         return self.value(path) is None and path not in self.unreadable
 
-    def number(self, path: tuple[str, ...]) -> float | None:
+    def number(self, path: Path) -> float | None:
         """The number at `path` (`value`); None where absent or unreadable, or not a number (a problem)."""
         raw = self.value(path)
         if raw is None:
             return None
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{'.'.join(path)} must be a number, got {brief(raw)}")
+            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{dotted(path)} must be a number, got {brief(raw)}")
             return None
         if not math.isfinite(raw):  # OmegaConf's inf or nan: no count of tokens, GPUs or positions
-            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{'.'.join(path)} must be a finite number, got {raw!r}")
+            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{dotted(path)} must be a finite number, got {raw!r}")
             return None
         return raw
 
@@ -140,6 +152,13 @@ class _ConfigChecks:
         if not isinstance(self.value(_ROPE_SCALING), Mapping):
             return None
         return self.value((*_ROPE_SCALING, "rope_type")) or self.value((*_ROPE_SCALING, "type"))
+
+
+def _schema_fills(lacking: Path | None) -> bool:
+    """Whether Trinity's typed ``Config`` may give the key `lacking` (a reference's, which the config lacks) a default
+    as it loads the config, so that the reference resolves there: a field's name (`TRINITY_FIELDS`) outside
+    ``trainer.trainer_config``, which Trinity types as ``Any`` (nothing is filled there)."""
+    return lacking is not None and lacking[-1] in TRINITY_FIELDS and lacking[:2] != ("trainer", "trainer_config")
 
 
 def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int, version: TrinityVersion | None,
@@ -789,7 +808,62 @@ def trinity_config_problems(
     _check_whole_nodes(checks, trainer_gpus)
     _check_misspelt_keys(checks, version)
     _check_ref_model(checks, version)
+    _check_keys_read_elsewhere(checks)
     return checks.problems
+
+
+NUMBER_KEYS = frozenset((
+    "max_model_len", "max_prompt_tokens", "max_response_tokens", "batch_size", "train_batch_size", "repeat_times",
+    "node_num", "gpu_per_node", "engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
+    "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "ppo_max_token_len_per_gpu",
+    "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu"))
+"""The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines or experiences)."""
+FLAG_KEYS = frozenset(("enable", "use_dynamic_bsz", "log_prob_use_dynamic_bsz", "use_remove_padding",
+                       *OFFLOAD_FLAGS, *ENTROPY_KEYS))
+"""The keys of `READ_KEYS` that hold a boolean."""
+TEXT_KEYS = frozenset(("mode", "algorithm_type", "entropy_loss_fn", "model_path", "critic_model_path", "engine_type",
+                       "trainer_type", "trainer_strategy", "save_hf_checkpoint", "lora_adapter_path", "path"))
+"""The keys of `READ_KEYS` (and of the one LoRA config, `LORA_CONFIG_KEYS`) that hold text: OmegaConf's str field
+takes a number or a boolean as text, not a list or a mapping."""
+LORA_CONFIG_KEYS = ("path", "lora_rank")
+"""The keys rft-solver reads of the one LoRA config in ``model.lora_configs`` (its rank's type is
+`ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED`'s)."""
+
+
+def _keys_read(checks: _ConfigChecks) -> list[Path]:
+    """Every key rft-solver reads (`READ_KEYS`, then the one LoRA config's `LORA_CONFIG_KEYS`), in a section that is a
+    mapping as read (a section that cannot be read is said once, itself)."""
+    paths: list[Path] = []
+    for section, keys in READ_KEYS.items():
+        if not section or isinstance(checks.value(section), Mapping):
+            paths += [(*section, key) for key in keys]
+    configs = checks.value(LORA_CONFIGS)
+    if isinstance(configs, list) and configs and isinstance(checks.value((*LORA_CONFIGS, 0)), Mapping):
+        paths += [(*LORA_CONFIGS, 0, key) for key in LORA_CONFIG_KEYS]
+    return paths
+
+
+def _check_keys_read_elsewhere(checks: _ConfigChecks) -> None:
+    """Check each key rft-solver reads (`_keys_read`) that no check above read, as the reader of the config reads it
+    for its notes or its plan: one whose interpolation resolves to nothing, or cannot be resolved here (`value`), and
+    one whose value is of a type it cannot read (`NUMBER_KEYS`, `FLAG_KEYS`, `TEXT_KEYS`), a line each; the notes that
+    read it are not judged."""
+    judged = checks.read()
+    for path in _keys_read(checks):
+        if path in judged:
+            continue
+        key = path[-1]
+        if key in NUMBER_KEYS:
+            checks.number(path)
+        elif key in FLAG_KEYS and checks.value(path) is not None and omegaconf_boolean(checks.flag(path)) is None:
+            checks.add(ConfigProblemCode.WRONG_TYPE, (
+                f"{dotted(path)} must be true or false, got {brief(checks.flag(path))}: the notes that read it are not "
+                "judged"))
+        elif key in TEXT_KEYS and isinstance(checks.value(path), (Mapping, list)):
+            checks.add(ConfigProblemCode.WRONG_TYPE, (
+                f"{dotted(path)} must be text, got {brief(checks.value(path))}: the notes that read it are not judged"))
+        else:
+            checks.value(path)
 
 
 MISSPELT_CUTOFF = 0.9

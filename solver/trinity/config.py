@@ -28,6 +28,7 @@ from solver.trinity.keys import (
     ENGINE_KEY_TYPES,
     ENTROPY_KEYS,
     IGNORED_SECTION,
+    LORA_CONFIGS,
     NOT_OPTIONAL_KEYS,
     NOT_OPTIONAL_SECTIONS,
     OFFLOAD_FLAGS,
@@ -396,7 +397,7 @@ NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_d
 (``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's."""
 
 
-LORA_KEYS = (("model", "lora_configs"), (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
+LORA_KEYS = (LORA_CONFIGS, (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
              (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
 """Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
 0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
@@ -475,11 +476,13 @@ def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
     off (``:699`` in 0.5.2, ``:668`` in 0.5.0, ``:667`` in 0.5.1, ``:780`` in 0.6.0), a config rft-solver refuses
     before it reads this (`_check_verl_trainer`: Tinker trains it on no GPU of its own)."""
     value = read_or_none(reader.get, LORA_KEYS[0])
-    if value is None or isinstance(value, list) and len(value) == 1:
+    if value is None or isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
         return []
     why = ("is not a list: Trinity's typed config refuses it when it loads the config" if not isinstance(value, list)
            else "is an empty list: Trinity takes its first LoRA config (lora_configs[0]) and so fails to load the "
            "config" if not value else
+           f"holds {brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it loads "
+           "the config" if len(value) == 1 else
            f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
     return [ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
         f"{'.'.join(LORA_KEYS[0])} {why}: give it one LoRA config, or drop it for no LoRA"))]

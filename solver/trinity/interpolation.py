@@ -18,6 +18,19 @@ from solver.trinity.keys import ConfigError
 _SUPPORTED = "only references to keys, ${oc.env:VAR,default} and ${oc.decode:...} are supported"
 
 
+class ResolvesToNothing(ConfigError):
+    """A value that resolves to nothing whatever the environment: a reference to a key the config lacks (`lacking`,
+    the first key of its path the config lacks; None where a list's index or a value on the way fails it), a cycle.
+    Trinity's ``load_config`` resolves every value of the config (``OmegaConf.to_object``,
+    ``trinity/common/config.py:1059`` in 0.6.0), so it refuses such a config as it loads it, unless its typed
+    ``Config`` gives the key lacking a default. Where an environment variable is read on the way
+    (``${a.${oc.env:K,b}}``), the run's may differ: a plain `ConfigError` then."""
+
+    def __init__(self, message: str, lacking: Path | None = None):
+        super().__init__(message)
+        self.lacking = lacking
+
+
 def decode_scalar(text: str) -> Any:
     """`text` as the config checks read plain text for a typed field: the YAML scalar it spells (a number, a
     boolean), else itself; close to, not quite, OmegaConf's int()/float() conversion (``oc.decode``'s is
@@ -439,6 +452,7 @@ class _Resolution:
         if not isinstance(name, str):
             raise ConfigError(f"{self.where}: cannot resolve {source!r}: oc.env takes a variable's name, not "
                               f"{brief(name)}")
+        self.config.environment_read()
         if name in self.environ:
             return self.environ[name]
         if len(arguments) == 2:
@@ -460,6 +474,8 @@ class ConfigValues:
         self._resolving: list[Path] = []
         self._decoded: set[Path] = set()
         """Where ``oc.decode`` gave a mapping or list: its text is final there, as OmegaConf takes a resolver's."""
+        self._environmental: set[Path] = set()
+        """The values whose resolution read an environment variable (``oc.env``), directly or through another."""
 
     def where(self, path: Path) -> str:
         """`path` as messages name it: the config's name, then the dotted key (a list's index in brackets)."""
@@ -496,9 +512,11 @@ class ConfigValues:
     def _resolve(self, at: Path, text: str, where: str) -> tuple[Any, Path]:
         """`text`, the value at `at`, resolved (a value that is one interpolation keeps its type), and where it is."""
         if at in self._resolved:
+            if at in self._environmental:
+                self.environment_read()
             return self._resolved[at]
         if at in self._resolving:
-            raise ConfigError(f"{where}: a cycle of interpolations, back to {dotted(at)}")
+            raise ResolvesToNothing(f"{where}: a cycle of interpolations, back to {dotted(at)}")
         try:
             parts = _Parser(text, _lex(text, "")).top()
         except (_GrammarError, RecursionError) as error:  # RecursionError: thousands of ${ inside one another
@@ -516,10 +534,19 @@ class ConfigValues:
                 found = resolution.value(_Joined(parts)), at
         except RecursionError:  # an environment variable decoded into itself, chains thousands long
             raise ConfigError(f"{where}: cannot resolve {brief(text)}: its interpolations nest too deep") from None
+        except ResolvesToNothing as error:
+            if at in self._environmental:  # the run's environment may resolve it
+                raise ConfigError(str(error)) from None
+            raise
         finally:
             self._resolving.pop()
         self._resolved[at] = found
         return found
+
+    def environment_read(self) -> None:
+        """Note that the values being resolved read an environment variable: what fails in them may resolve where the
+        run's environment differs (`ResolvesToNothing` is not said of them)."""
+        self._environmental.update(self._resolving)
 
     def referred(self, source: str, key: str, at: Path, where: str) -> tuple[Any, Path]:
         """The value the reference `source` (its key path `key`) in the value at `at` refers to, and where it is,
@@ -530,7 +557,7 @@ class ConfigValues:
             key = key[1:]
             while key.startswith("."):
                 if not start:
-                    raise ConfigError(f"{where}: cannot resolve {source!r}: it climbs above the config's top")
+                    raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: it climbs above the config's top")
                 start, key = start[:-1], key[1:]
         else:
             start = ()
@@ -541,21 +568,21 @@ class ConfigValues:
         for part in _split_key(key) if key else []:
             node, node_at = self._select(node, node_at, part, source, where)
         if node_at == at[: len(node_at)]:  # a section that holds the value itself
-            raise ConfigError(f"{where}: cannot resolve {source!r}: it refers to {dotted(node_at) or 'the config'}, "
-                              "which holds it")
+            raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: it refers to "
+                                    f"{dotted(node_at) or 'the config'}, which holds it")
         return node, node_at
 
     def _select(self, node: Any, at: Path, part: str, source: str, where: str) -> tuple[Any, Path]:
         """The value at `part` in `node` (at `at`) for the reference `source`, resolved, and where it is."""
-        def missing(path: Path) -> ConfigError:
-            return ConfigError(f"{where}: cannot resolve {source!r}: the config has no {dotted(path)}")
+        def missing(path: Path) -> ResolvesToNothing:
+            return ResolvesToNothing(f"{where}: cannot resolve {source!r}: the config has no {dotted(path)}", path)
 
         if isinstance(node, list):
             try:
                 index = int(part)
             except ValueError:
-                raise ConfigError(f"{where}: cannot resolve {source!r}: {dotted(at)} is a list, and {part!r} is no "
-                                  "index") from None
+                raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: {dotted(at)} is a list, and {part!r} "
+                                        "is no index") from None
             if not 0 <= index < len(node):
                 raise missing((*at, index))
             key: str | int = index
@@ -565,8 +592,8 @@ class ConfigValues:
             key = part
         else:
             value = "null" if node is None else brief(node)
-            raise ConfigError(f"{where}: cannot resolve {source!r}: {dotted(at)} is {value}, not a mapping or list, "
-                              f"so it has no {part}")
+            raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: {dotted(at)} is {value}, not a mapping or "
+                                    f"list, so it has no {part}")
         if node[key] == MISSING:
             raise ConfigError(f"{where}: cannot resolve {source!r}: {dotted((*at, key))} is ???, a value missing")
         return self._child(node, at, key, f"{where}: {source!r} reads {dotted((*at, key))}")
