@@ -996,9 +996,9 @@ class ApplySettings(TrinitySettings):
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
 
-ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
-                             "fewer_nodes", "rollout_kept", "other_batch", "token_budget_auto", "tables",
-                             "memory_model_margin")
+ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
+                             "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
+                             "token_budget_auto", "tables", "memory_model_margin")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1055,7 +1055,10 @@ class Answer(_Timed):
         "solve --json's: what applies the best plan, as --emit trinity writes it for the same query (the config keys, "
         "the environment to export); left out where there is no plan, from the Python API's answers "
         "(solver.trinity_settings gives it), and where the config's rollout engines cannot take the plan's rollout "
-        "GPUs (--emit trinity refuses such a plan)"))
+        "GPUs (apply_left_out then says so)"))
+    apply_left_out: str | None = Field(default=None, description=(
+        "solve --from-config --json's, where the best plan gets no apply: why, in the words --emit trinity refuses "
+        "it with (the config's rollout engines cannot take the GPUs the plan leaves the rollout); left out otherwise"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(

@@ -17,7 +17,7 @@ LAYERS = ("tables", "rules", "query", "results", "memory", "model", "solve", "ex
 PACKAGES = {
     "tables": ("text", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
     "cluster": ("options", "model", "placements", "reasons", "widen", "greedy", "search", "buy"),
-    "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "fragment", "patch"),
+    "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "settings", "fragment", "patch"),
     "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",
                "cluster", "memory", "maps"),
     "cli": ("status", "output", "atomic", "paths", "argtypes", "parser", "options", "catalogs", "notes",

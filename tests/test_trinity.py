@@ -265,7 +265,7 @@ def test_fragment_refuses_a_plan_that_breaks_trinitys_rules() -> None:
 
 def test_fragment_refuses_settings_that_are_not_what_its_text_says(monkeypatch: pytest.MonkeyPatch) -> None:
     # A defect of rft-solver's too: the settings given beside the text are what a YAML loader reads from it.
-    monkeypatch.setattr("solver.trinity.fragment._nested", lambda keys: {})
+    monkeypatch.setattr("solver.trinity.settings._nested", lambda keys: {})
     with pytest.raises(RuntimeError, match=r"^the Trinity config made for SP=2 reads as \{'model': \{'max_model_len': "
                                            r"24576\}, 'trainer': .*\}, not \{\}$"):
         trinity_fragment(sp2_plan(), catalog().model("4B"))
@@ -276,7 +276,7 @@ def test_fragment_refuses_keys_of_a_section_that_are_not_together(monkeypatch: p
     keys = [PlanKey(path=("model", "max_model_len"), value=24576),
             PlanKey(path=("trainer", "trainer_config", "x"), value=1), PlanKey(path=("trainer", "y"), value=2),
             PlanKey(path=("trainer", "trainer_config", "z"), value=3)]
-    monkeypatch.setattr("solver.trinity.fragment.keys_for_plan", lambda *arguments, **options: keys)
+    monkeypatch.setattr("solver.trinity.settings.keys_for_plan", lambda *arguments, **options: keys)
     with pytest.raises(ValueError, match=r"^keys under trainer\.trainer_config are not grouped together$"):
         trinity_fragment(sp2_plan(), catalog().model("4B"))
 

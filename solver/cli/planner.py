@@ -60,11 +60,12 @@ from solver.cli.trinity_options import (
     local_config_json,
     local_model,
     read_config_file,
+    with_apply,
     write_trinity,
 )
 from solver.query import MAX_TOP, Objective, Query, TrinityConfig, make_query
 from solver.render import answers_json, answers_view
-from solver.results import Answer, ApplySettings
+from solver.results import Answer
 from solver.rules import COMMAND_OPTIONS, NODE_GPUS
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
@@ -168,7 +169,7 @@ def build_parser() -> Parser:
                                "Trinity refuses the config (for CI)"))
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
-    add_trinity_version_option(trinity, "--emit, --out, --write, --json's apply",
+    add_trinity_version_option(trinity, "--emit, --out, --write, the apply lines and --json's apply",
                                "both, with a comment on the trainer's",
                                read=True)
     return parser
@@ -186,9 +187,6 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
                          "--total-gpus (or write a fragment with its own cluster with --out FILE)")
     if args.check and not args.from_config:
         raise QueryError("--check judges the config of --from-config FILE")
-    if args.trinity_version and not (args.emit or args.out or args.write or args.json or args.from_config):
-        raise QueryError("--trinity-version says which Trinity release --emit, --out, --write and --json's apply "
-                         "write for, and --from-config's config is: give one of them")
     if args.emit and (args.top > 1 or args.explain):
         raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain")
     check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
@@ -220,8 +218,7 @@ def run_planner(args: argparse.Namespace) -> int:
     fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                               query.node_gpus, config)
     if args.json:  # each best plan's settings, as --emit writes them
-        answers = tuple(answer if made is None else answer.model_copy(update={"apply": ApplySettings.of(made[1])})
-                        for answer, made in zip(answers, fragments, strict=True))
+        answers = with_apply(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus, config)
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys)
     note_added_model("solve", catalog, added)

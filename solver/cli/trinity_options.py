@@ -18,6 +18,7 @@ from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
 from solver.results import (
     ENV_EXPORT,
     Answer,
+    ApplySettings,
     Plan,
     RolloutEngines,
     TrinitySettings,
@@ -41,8 +42,8 @@ from solver.tables import (
     same_file,
 )
 
-if TYPE_CHECKING:  # solver.trinity (ruamel) is imported where a Trinity flag needs it
-    from solver.trinity import PatchedConfig
+if TYPE_CHECKING:  # solver.trinity's modules are imported where a Trinity flag needs them (ruamel where it reads)
+    from solver.trinity import EngineError, PatchedConfig
 
 Fragment = tuple[str, TrinitySettings]
 """A plan's Trinity fragment and its settings as data (`solver.trinity.plan_fragment`)."""
@@ -220,26 +221,22 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
 
 def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
                   config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[Fragment | None]:
-    """The Trinity fragment of each answer's best plan and its settings (for --emit and --json: None for an answer
-    without a plan), after writing --out and --write if asked.
+    """For --emit, --out and --write: the Trinity fragment of each answer's best plan and its settings (None for an
+    answer without a plan), after writing --out and --write if asked; none for the other options.
     A fragment leaves the rollout engines alone when its rollout GPUs are the `config`'s, and otherwise
-    keeps its engines' size and auxiliary models (refused when they do not divide; for --json alone, that answer's
-    is None, as the JSON's ``apply`` is left out);
+    keeps its engines' size and auxiliary models (refused when they do not divide: `engines_refusal`);
     without a config, its engines are of the size `rollout_engines` suggests.
 
     Every fragment is checked against Trinity's own rules (by `plan_fragment`); a patched user config
     that still breaks them (a hand-set token limit, say) is written with a warning on stderr, except one whose
     prompt and response exceed the plan's length, which Trinity refuses to load (`QueryError`: nothing written).
     """
-    if not (_writing_trinity(args) or args.json):
+    if not _writing_trinity(args):
         return []
-    from solver.trinity import load_config_mapping, trainer_level_offload
+    from solver.trinity import trainer_level_offload
 
-    with errors_named_by("--from-config"):
-        layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
+    layout = _config_layout(args, config_text, config)
     fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
-    if not _writing_trinity(args):  # --json alone: the settings its apply carries, without the fragments' notes
-        return fragments
     if config is not None and config.trainer_gpus is None and answers[0].plans:
         plan = answers[0].plans[0]
         laid_out = fragment_layout(answers[0])[1]  # the fragment's: --rollout-gpus, or whole nodes, may give more
@@ -271,6 +268,59 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
                                    answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm):
             print_note(note)
     return fragments
+
+
+def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
+               config_text: str, node_gpus: int, config: TrinityConfig | None) -> tuple[Answer, ...]:
+    """For --json: `answers`, each with a plan given the settings that apply its best plan (``apply``), those of the
+    fragment --emit writes (`plan_settings`, which makes no text and, for no config, loads no ruamel); where the
+    config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's refusal)."""
+    from solver.trinity import EngineError, plan_settings
+
+    layout = _config_layout(args, config_text, config)
+    applied = []
+    for answer in answers:
+        if answer.best is None:
+            applied.append(answer)
+            continue
+        nodes, rollout = fragment_layout(answer)
+        try:
+            settings = plan_settings(answer.best, model, rollout, nodes=nodes,
+                                     engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
+                                     version=args.trinity_version, train_batch_size=answer.train_batch_size)
+        except EngineError as error:
+            applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(args, error, node_gpus)}))
+        else:
+            applied.append(answer.model_copy(update={"apply": ApplySettings.of(settings)}))
+    return tuple(applied)
+
+
+def engines_refusal(args: argparse.Namespace, error: EngineError, node_gpus: int) -> str:
+    """Why --from-config's engines take no fragment of a plan (`error`), on nodes of `node_gpus`:
+    --emit's, --out's and --write's refusal, and --json's ``apply_left_out``."""
+    return (f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size with --gpus that leaves the "
+            "config's engines exactly their GPUs")
+
+
+def _config_layout(args: argparse.Namespace, config_text: str, config: TrinityConfig | None) -> Any:
+    """--from-config's config as nested mappings (`load_config_mapping`), or None without one."""
+    if config is None:
+        return None
+    from solver.trinity import load_config_mapping  # ruamel: only where a config is read
+
+    with errors_named_by("--from-config"):
+        return load_config_mapping(config_text, str(args.from_config))
+
+
+def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
+                      rollout: int | None) -> tuple[int, int] | None:
+    """The rollout engines of `answer`'s fragment, as `plan_fragment`'s `engines`: with a `config`, none where the
+    fragment's `rollout` GPUs are its own (its engines take them), else engines of its engines' size beside its
+    auxiliary models; without, engines of the size `fragment_engines` suggests (one GPU where it suggests none)."""
+    if config is not None:
+        return None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
+    suggested = fragment_engines(answer, catalog)
+    return (0, suggested.size if suggested else 1)
 
 
 def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
@@ -358,30 +408,22 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             if args.emit:
                 undecided = f": {UNDECIDED_HINT}" if answer.status == "unknown" else ""
                 notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}{undecided}")
-        else:
-            nodes, rollout = fragment_layout(answer)
-            notes += [note] if (note := _layout_note(answer)) else []
-            engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
-            if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
-                engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
-            elif suggested := fragment_engines(answer, catalog):  # as solver.api.trinity_config sizes them
-                notes += [note] if (note := engines_note(suggested, model.name, answer.gpu)) else []
-                engines = (0, suggested.size)
-            check = fragment_check(answer.gpu, catalog, _check_options(args))
-            try:
-                fragments.append(plan_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                               engines=engines, layout=layout, version=args.trinity_version,
-                                               rocm=catalog.gpu(answer.gpu).rocm,
-                                               train_batch_size=answer.train_batch_size,
-                                               node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
-                                               check=check))
-            except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
-                if _writing_trinity(args):
-                    raise QueryError(f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size "
-                                     "with --gpus that leaves the config's engines exactly their GPUs") from None
-                fragments.append(None)  # --json alone: its apply left out, as --emit would refuse it
-            if args.emit and answer.status == "feasible":  # the view says so under the plan
-                notes.append(f"solve: {answer.gpu}: {UNPROVEN_HINT.format('this plan')}")
+            continue
+        nodes, rollout = fragment_layout(answer)
+        notes += [note] if (note := _layout_note(answer)) else []
+        if config is None and (suggested := fragment_engines(answer, catalog)):  # as solver.api.trinity_config
+            notes += [note] if (note := engines_note(suggested, model.name, answer.gpu)) else []
+        check = fragment_check(answer.gpu, catalog, _check_options(args))
+        try:
+            fragments.append(plan_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
+                                           engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
+                                           version=args.trinity_version, rocm=catalog.gpu(answer.gpu).rocm,
+                                           train_batch_size=answer.train_batch_size, node_gpus=answer.node_gpus,
+                                           host_ram_gb=answer.host_ram_gb, check=check))
+        except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
+            raise QueryError(engines_refusal(args, error, node_gpus)) from None
+        if args.emit and answer.status == "feasible":  # the view says so under the plan
+            notes.append(f"solve: {answer.gpu}: {UNPROVEN_HINT.format('this plan')}")
     return fragments, notes
 
 

@@ -20,12 +20,14 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
 
 The modules, each using only those above it: `keys` (the keys and paths they all share, `ConfigError`),
 `interpolation` (references to keys, ``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them),
-`reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
-(`check_trinity_config`; `trinity_config_problems` with codes), `plan_keys` (the keys a plan sets, and the comments
-on it that both the fragment and the patch write), `fragment`
-(`trinity_fragment`, and the same keys as data: `TrinitySettings`) and `patch` (`patch_trinity_config`;
-`patched_trinity_config` with the keys it removed; `patched_config_problems`, what ``--write`` warns of the patched
-config). The names other packages use are imported from here; the rest from their modules.
+`reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`),
+`checks` (`check_trinity_config`; `trinity_config_problems` with codes), `plan_keys` (the keys a plan sets, and the
+comments on it that both the fragment and the patch write), `settings` (`plan_settings`: the fragment's keys, in its
+order, and as data, `TrinitySettings`, which ``solve --json``'s ``apply`` carries), `fragment` (`trinity_fragment`:
+those keys as YAML text, with its header) and `patch` (`patch_trinity_config`; `patched_trinity_config` with the keys
+it removed; `patched_config_problems`, what ``--write`` warns of the patched config). The names other packages use
+are imported from here, each on first use (`keys`, `plan_keys` and `settings` import no ruamel, so that a plan's
+settings made for no config load none); the rest from their modules.
 
 What rft-solver says of a config comes from four places: `config` refuses what it cannot read or plan with
 (`ConfigError`); `checks` lists what breaks Trinity's or verl's rules (`check_trinity_config`, where a new rule
@@ -33,62 +35,85 @@ goes); `solver.api` adds what a verdict on the config's own settings assumes (`w
 command refuses what is at odds with its other flags (`solver.cli.trinity_options.check_planner_config`).
 """
 
-from solver.query import TrinityConfig
-from solver.results import TrinitySettings
-from solver.trinity.checks import check_trinity_config, trinity_config_problems
-from solver.trinity.config import TRINITY_06_OFFLOAD, read_trinity_config
-from solver.trinity.fragment import EngineError, check_flags, plan_fragment, trinity_fragment
-from solver.trinity.keys import (
-    ROLE_KEYS_IGNORED,
-    YARN_TRAINER,
-    ConfigError,
-    critic_budget_note,
-    keys_05_refuses,
-    keys_05_refuses_why,
-    keys_05_refuses_words,
-    trainer_level_offload,
-)
-from solver.trinity.patch import (
-    CHECK_PLACEHOLDER,
-    PatchedConfig,
-    anchored_keys,
-    config_keys_changed,
-    kept_interpolations,
-    patch_trinity_config,
-    patched_config_problems,
-    patched_trinity_config,
-)
-from solver.trinity.reader import check_config_arguments, load_config_mapping, overlong_sequences, unused_length
+from __future__ import annotations
 
-__all__ = [
-    "CHECK_PLACEHOLDER",
-    "ROLE_KEYS_IGNORED",
-    "TRINITY_06_OFFLOAD",
-    "YARN_TRAINER",
-    "ConfigError",
-    "EngineError",
-    "PatchedConfig",
-    "TrinityConfig",
-    "TrinitySettings",
-    "anchored_keys",
-    "check_config_arguments",
-    "check_flags",
-    "check_trinity_config",
-    "config_keys_changed",
-    "critic_budget_note",
-    "kept_interpolations",
-    "keys_05_refuses",
-    "keys_05_refuses_why",
-    "keys_05_refuses_words",
-    "load_config_mapping",
-    "overlong_sequences",
-    "patch_trinity_config",
-    "patched_config_problems",
-    "patched_trinity_config",
-    "plan_fragment",
-    "read_trinity_config",
-    "trainer_level_offload",
-    "trinity_config_problems",
-    "trinity_fragment",
-    "unused_length",
-]
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "CHECK_PLACEHOLDER": "solver.trinity.patch",
+    "ROLE_KEYS_IGNORED": "solver.trinity.keys",
+    "TRINITY_06_OFFLOAD": "solver.trinity.config",
+    "YARN_TRAINER": "solver.trinity.keys",
+    "ConfigError": "solver.trinity.keys",
+    "EngineError": "solver.trinity.settings",
+    "PatchedConfig": "solver.trinity.patch",
+    "TrinityConfig": "solver.query",
+    "TrinitySettings": "solver.results",
+    "anchored_keys": "solver.trinity.patch",
+    "check_config_arguments": "solver.trinity.reader",
+    "check_flags": "solver.trinity.fragment",
+    "check_trinity_config": "solver.trinity.checks",
+    "config_keys_changed": "solver.trinity.patch",
+    "critic_budget_note": "solver.trinity.keys",
+    "kept_interpolations": "solver.trinity.patch",
+    "keys_05_refuses": "solver.trinity.keys",
+    "keys_05_refuses_why": "solver.trinity.keys",
+    "keys_05_refuses_words": "solver.trinity.keys",
+    "load_config_mapping": "solver.trinity.reader",
+    "overlong_sequences": "solver.trinity.reader",
+    "patch_trinity_config": "solver.trinity.patch",
+    "patched_config_problems": "solver.trinity.patch",
+    "patched_trinity_config": "solver.trinity.patch",
+    "plan_fragment": "solver.trinity.fragment",
+    "plan_settings": "solver.trinity.settings",
+    "read_trinity_config": "solver.trinity.config",
+    "trainer_level_offload": "solver.trinity.keys",
+    "trinity_config_problems": "solver.trinity.checks",
+    "trinity_fragment": "solver.trinity.fragment",
+    "unused_length": "solver.trinity.reader",
+}
+__all__ = [*_EXPORTS]  # noqa: PLE0604 (strings: the keys of _EXPORTS)
+
+if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonapply2_s64.py checks that they agree)
+    from solver.query import TrinityConfig as TrinityConfig
+    from solver.results import TrinitySettings as TrinitySettings
+    from solver.trinity.checks import check_trinity_config as check_trinity_config
+    from solver.trinity.checks import trinity_config_problems as trinity_config_problems
+    from solver.trinity.config import TRINITY_06_OFFLOAD as TRINITY_06_OFFLOAD
+    from solver.trinity.config import read_trinity_config as read_trinity_config
+    from solver.trinity.fragment import check_flags as check_flags
+    from solver.trinity.fragment import plan_fragment as plan_fragment
+    from solver.trinity.fragment import trinity_fragment as trinity_fragment
+    from solver.trinity.keys import ROLE_KEYS_IGNORED as ROLE_KEYS_IGNORED
+    from solver.trinity.keys import YARN_TRAINER as YARN_TRAINER
+    from solver.trinity.keys import ConfigError as ConfigError
+    from solver.trinity.keys import critic_budget_note as critic_budget_note
+    from solver.trinity.keys import keys_05_refuses as keys_05_refuses
+    from solver.trinity.keys import keys_05_refuses_why as keys_05_refuses_why
+    from solver.trinity.keys import keys_05_refuses_words as keys_05_refuses_words
+    from solver.trinity.keys import trainer_level_offload as trainer_level_offload
+    from solver.trinity.patch import CHECK_PLACEHOLDER as CHECK_PLACEHOLDER
+    from solver.trinity.patch import PatchedConfig as PatchedConfig
+    from solver.trinity.patch import anchored_keys as anchored_keys
+    from solver.trinity.patch import config_keys_changed as config_keys_changed
+    from solver.trinity.patch import kept_interpolations as kept_interpolations
+    from solver.trinity.patch import patch_trinity_config as patch_trinity_config
+    from solver.trinity.patch import patched_config_problems as patched_config_problems
+    from solver.trinity.patch import patched_trinity_config as patched_trinity_config
+    from solver.trinity.reader import check_config_arguments as check_config_arguments
+    from solver.trinity.reader import load_config_mapping as load_config_mapping
+    from solver.trinity.reader import overlong_sequences as overlong_sequences
+    from solver.trinity.reader import unused_length as unused_length
+    from solver.trinity.settings import EngineError as EngineError
+    from solver.trinity.settings import plan_settings as plan_settings
+else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
+
+    def __getattr__(name: str) -> Any:
+        if name in _EXPORTS:
+            return getattr(import_module(_EXPORTS[name]), name)
+        raise AttributeError(f"module 'solver.trinity' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -12,12 +12,9 @@ from typing import Any
 import yaml as pyyaml
 
 from solver.query import (
-    NODE_SIZE_PATH,
     TRAIN_BATCH_KEY,
-    TRAIN_BATCH_PATH,
     TrinityVersion,
     check_host_ram,
-    check_trinity_version,
 )
 from solver.results import (
     ENV_EXPORT,
@@ -34,47 +31,29 @@ from solver.results import (
     rocm_env_caution,
     rocm_env_note,
 )
-from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, batch_split_violation, whole_nodes_violation
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, whole_nodes_violation
 from solver.tables import (
     MAX_GPUS,
-    MAX_TRAIN_BATCH,
     Model,
-    OneLineError,
     QueryError,
     brief,
     check_types,
-    counted,
     host_ram_argument,
     shown_number,
 )
 from solver.trinity.checks import check_trinity_config
-from solver.trinity.keys import REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
+from solver.trinity.keys import YARN_TRAINER, yaml_scalar
 from solver.trinity.plan_keys import (
     PlanKey,
     caution_comment,
     check_gpu_name,
     evidence_comment,
     host_memory_comment,
-    keys_for_plan,
 )
+from solver.trinity.settings import check_settings_arguments, fragment_keys
 
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
-
-
-class EngineError(OneLineError):
-    """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
-
-
-def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
-    """`keys` as nested mappings, in their order: what a YAML loader reads from `_emit`'s lines."""
-    nested: dict[str, Any] = {}
-    for key in keys:
-        section = nested
-        for name in key.path[:-1]:
-            section = section.setdefault(name, {})
-        section[key.path[-1]] = key.value
-    return nested
 
 
 COMMENT_WIDTH = 108
@@ -340,26 +319,24 @@ def plan_fragment(
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
     option_names: OptionNames = COMMAND_OPTIONS, check: tuple[str, ...] | None = None,
 ) -> tuple[str, TrinitySettings]:
-    """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys."""
+    """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys (`fragment_keys`, as
+    `plan_settings` gives the settings alone)."""
     options = _FragmentOptions(rollout_gpus=rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus,
                                version=version, rocm=rocm, train_batch_size=train_batch_size, node_gpus=node_gpus,
                                host_ram_gb=host_ram_gb, host_ram_source=(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
                                option_names=option_names, check_flags=check)
-    _check_fragment_arguments(plan, model, options, engines, layout)
-    keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05)
-            if not (key.existing_only and value_at(layout, key.path) is None)]
-    model_keys = [k for k in keys if k.path[0] == "model"]
-    trainer_keys = [k for k in keys if k.path[0] == "trainer"]
-    cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, nodes, engines, layout,
-                                                                 train_batch_size)
+    check_settings_arguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
+                             layout=layout, version=version, train_batch_size=train_batch_size,
+                             option_names=option_names)
+    _check_header_arguments(plan, options)
+    ordered, settings = fragment_keys(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
+                                      layout=layout, version=version, train_batch_size=train_batch_size,
+                                      option_names=option_names)
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
-    ordered = [*model_keys, *cluster_keys, *trainer_keys]
     body = _emit(ordered, comments)
-    settings = TrinitySettings(config=_nested(ordered), environment=plan_environment(plan, model, shared_gpus),
-                               trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
     header = _header(plan, model, options, settings.environment)
     if layout is None:  # a config's own per-role budgets above the plan's come down to it among its `keys` instead
         header += [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu "
@@ -375,111 +352,22 @@ def plan_fragment(
     return text, settings
 
 
-def _trinity_06_keys(keys: Iterable[PlanKey], plan: Plan, model: Model, layout: Any,
-                     version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
-    """The paths of `keys` (made for `version`) that only Trinity 0.6 takes: for no release given, the plan's keys
-    (`keys_for_plan`) that it leaves out for 0.5; none for a release given, whose keys are its own."""
-    if version is not None:
-        return ()
-    only_06 = ({key.path for key in keys_for_plan(plan, model, layout)}
-               - {key.path for key in keys_for_plan(plan, model, layout, version="0.5")})
-    return tuple(key.path for key in keys if key.path in only_06)
-
-
-def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int, int] | None,
-                  layout: Any, train_batch_size: int | None) -> list[PlanKey]:
-    """The keys that lay out `trinity_fragment`'s cluster: ``mode: train`` without rollout GPUs (with
-    ``buffer.train_batch_size``, which Trinity requires in mode train, where `train_batch_size` is known), the cluster's
-    nodes and GPUs per node (saying which are the trainer's and the rollout's, and how many of the budget the plan
-    leaves idle), and (with `engines`) the explorer's rollout engines; `EngineError` where the engines are elsewhere
-    or do not divide the rollout GPUs."""
-    idle = f"; {counted(plan.unused_gpus, 'GPU')} of the budget unused" if plan.unused_gpus else ""
-    no_explorer = [PlanKey(path=("mode",), value="train",
-                           comment="no explorer here: it runs elsewhere, in mode explore"),
-                   *([PlanKey(path=TRAIN_BATCH_PATH, value=train_batch_size,
-                              comment="the batch planned for, which Trinity requires in mode train")]
-                     if train_batch_size is not None else [])]
-    keys = [
-        *(no_explorer if not rollout_gpus else []),
-        PlanKey(path=("cluster", "node_num"), value=nodes),
-        PlanKey(
-            path=NODE_SIZE_PATH,
-            value=(plan.gpus + rollout_gpus) // nodes,
-            comment=(f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else
-                     f"{plan.gpus} trainer, no rollout GPU here") + idle,
-        ),
-    ]
-    if engines is not None and rollout_gpus:
-        others, size = engines
-        if not size:
-            raise EngineError(f"its rollout engines run elsewhere (engine_type {' or '.join(REMOTE_ENGINES)}) and "
-                              f"take none of the {rollout_gpus - others} rollout GPUs")
-        if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
-            raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
-                              f"engines of {counted(size, 'GPU')} each")
-        keys.append(PlanKey(path=("explorer", "rollout_model", "engine_num"), value=(rollout_gpus - others) // size,
-                            comment="one GPU each" if size == 1 else f"{size} GPUs each"))
-        if not any(value_at(layout, ("explorer", "rollout_model", key)) is not None
-                   for key in ("data_parallel_size", "pipeline_parallel_size")):  # else size is their product
-            keys.append(PlanKey(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size))
-    return keys
-
-
-def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOptions, engines: tuple[int, int] | None,
-                              layout: Any) -> None:
-    """`QueryError` unless `trinity_fragment`'s arguments are of their kinds and within their ranges, and the
-    trainer and rollout GPUs split into `nodes` nodes on which the trainer takes one node's share or whole nodes."""
-    check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", options.rollout_gpus, int | None),
-                ("gpu", options.gpu, str | None), ("nodes", options.nodes, int),
-                ("shared_gpus", options.shared_gpus, tuple | None), ("engines", engines, tuple | None),
-                ("rocm", options.rocm, bool), ("train_batch_size", options.train_batch_size, int | None),
-                ("node_gpus", options.node_gpus, int | None), ("layout", layout, Mapping | None),
-                ("host_ram_gb", options.host_ram_gb, float | None), ("host_ram_source", options.host_ram_source, str),
-                ("option_names", options.option_names, OptionNames), ("check", options.check_flags, tuple | None))
+def _check_header_arguments(plan: Plan, options: _FragmentOptions) -> None:
+    """`QueryError` unless `trinity_fragment`'s arguments that only its header reads (those of `plan_settings` are
+    `check_settings_arguments`') are of their kinds and within their ranges, and, where there is no cluster section (no
+    `rollout_gpus`), the trainer takes one node of `node_gpus` or whole nodes."""
+    check_types(("gpu", options.gpu, str | None), ("rocm", options.rocm, bool),
+                ("node_gpus", options.node_gpus, int | None), ("host_ram_gb", options.host_ram_gb, float | None),
+                ("host_ram_source", options.host_ram_source, str), ("check", options.check_flags, tuple | None))
     check_host_ram(options.host_ram_gb, options.option_names)
-    check_trinity_version("version", options.version)
     check_gpu_name(options.gpu)
     if options.check_flags is not None and not _printable(options.check_flags):  # as gpu: a comment's words
         raise QueryError(f"check must be a tuple of printable strings, got {brief(options.check_flags)}")
-    _check_fragment_counts(plan, options, engines)
-    _check_node_split(plan, options)
-
-
-def _check_fragment_counts(plan: Plan, options: _FragmentOptions, engines: tuple[int, int] | None) -> None:
-    """`QueryError` unless `trinity_fragment`'s counts, of their kinds, are within their ranges: the rollout GPUs,
-    nodes and GPUs per node, the train batch (which the plan's data-parallel ranks divide), the engines and the
-    shared GPUs' indices."""
-    rollout_gpus, train_batch_size = options.rollout_gpus, options.train_batch_size
-    if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
-        raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
-                         f"{rollout_gpus}")
-    for name, count in (("nodes", options.nodes), ("node_gpus", options.node_gpus)):
-        if count is not None and not 1 <= count <= MAX_GPUS:
-            raise QueryError(f"{name} must be from 1 to {MAX_GPUS}, got {count}")
-    unsplit = batch_split_violation(train_batch_size, plan.gpus, plan.sp)
-    if train_batch_size is not None and not (1 <= train_batch_size <= MAX_TRAIN_BATCH and not unsplit):
-        raise QueryError(f"train_batch_size must be a whole number from 1 to {MAX_TRAIN_BATCH} that the plan's "
-                         f"data-parallel ranks ({plan.gpus} GPUs / SP={plan.sp}) divide, got {brief(train_batch_size)}")
-    if engines is not None and not (len(engines) == 2 and all(type(n) is int for n in engines)
-                                    and engines[0] >= 0 and engines[1] >= 0):
-        raise QueryError(f"engines must be (GPUs of other models, GPUs per engine), two whole numbers of at least 0, "
-                         f"got {brief(engines)}")
-    if options.shared_gpus is not None and not all(type(n) is int and n >= 0 for n in options.shared_gpus):
-        raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got "
-                         f"{brief(options.shared_gpus)}")
-
-
-def _check_node_split(plan: Plan, options: _FragmentOptions) -> None:
-    """`QueryError` unless the plan's trainer takes one node's share or whole nodes: of `node_gpus` where there is no
-    cluster section (no `rollout_gpus`), else of the trainer and rollout GPUs split evenly into `nodes` nodes."""
-    rollout_gpus, nodes, node_gpus = options.rollout_gpus, options.nodes, options.node_gpus
-    if rollout_gpus is None:  # no cluster section: the trainer alone on nodes of node_gpus, where given
-        violation = node_gpus and whole_nodes_violation(plan.gpus, node_gpus, f"node_gpus={node_gpus}")
-        if violation:
-            raise QueryError(violation)
-        return
-    if (plan.gpus + rollout_gpus) % nodes:
-        raise QueryError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {counted(nodes, 'node')} "
-                         "of the same size")
-    if violation := whole_nodes_violation(plan.gpus, (plan.gpus + rollout_gpus) // nodes, f"nodes={nodes}"):
+    node_gpus = options.node_gpus
+    if node_gpus is not None and not 1 <= node_gpus <= MAX_GPUS:
+        raise QueryError(f"node_gpus must be from 1 to {MAX_GPUS}, got {node_gpus}")
+    # no cluster section: the trainer alone on nodes of node_gpus, where given
+    violation = (whole_nodes_violation(plan.gpus, node_gpus, f"node_gpus={node_gpus}")
+                 if options.rollout_gpus is None and node_gpus else None)
+    if violation:
         raise QueryError(violation)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -11,7 +11,6 @@ from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.results import Plan, lowered_budget_undone, yarn_caution
 from solver.rules import COMMAND_OPTIONS, host_ram_check_words
 from solver.tables import Model, QueryError, brief
-from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
@@ -24,7 +23,6 @@ from solver.trinity.keys import (
     trainer_level_offload,
     value_at,
 )
-from solver.trinity.reader import read_or_none, turned_off
 
 
 def trinity_06_keys_comment(version_option: str = COMMAND_OPTIONS.trinity_05) -> str:
@@ -86,31 +84,54 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     interpolations resolved from `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses
     it). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the
     caller's name for that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`)."""
-    resolved = _resolved_values(config, environ)
+    readings = _config_readings(config, environ)
     return [
         *_model_keys(plan, model, config),
         *_trainer_keys(plan, version),
-        *_turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
-        *(_turned_back_on(resolved, [REMOVE_PADDING_KEYS[0]]) if version != "0.5" else []),  # a key 0.5 refuses
+        *_turned_back_on(readings, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
+        *(_turned_back_on(readings, [REMOVE_PADDING_KEYS[0]]) if version != "0.5" else []),  # a key 0.5 refuses
         *_trainer_offload_flags(plan, config, version, version_option),
         # verl's model keys, under trainer_config before the roles' keys there
-        *_turned_back_on(resolved, [GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]]),
+        *_turned_back_on(readings, [GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]]),
         # a role's keys together, a section's together (the fragment nests them)
-        *(key for role in ROLES for key in _role_keys(plan, role, config, resolved, version)),
-        *_own_budget_keys(plan, "rollout", resolved),
+        *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version)),
+        *_own_budget_keys(plan, "rollout", readings),
     ]
 
 
-ValueAt = Callable[[tuple[str, ...]], Any]
-"""The user's config's value at a path, its interpolations resolved (None: no config, or a value not read)."""
+Path = tuple[str, ...]
+"""A config key's path (``("trainer", "max_token_len_per_gpu")``)."""
 
 
-def _resolved_values(config: Any, environ: Mapping[str, str] | None) -> ValueAt:
-    """A `ValueAt` of `config` (None for none), its interpolations resolved from `environ`."""
+class _ConfigReadings(NamedTuple):
+    """What the plan's keys read of the user's config, its interpolations resolved: whether a flag is off (as Trinity
+    reads a boolean), and whether a key holds a number other than the one given (text read as a typed key's)."""
+
+    turned_off: Callable[[Path], bool]
+    number_other_than: Callable[[Path, int], bool]
+
+
+_NO_CONFIG = _ConfigReadings(turned_off=lambda path: False, number_other_than=lambda path, number: False)
+"""The readings of no config: no flag off, no number of its own."""
+
+
+def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigReadings:
+    """`_ConfigReadings` of `config` (None for none: `_NO_CONFIG`), its interpolations resolved from `environ`."""
     if config is None:
-        return lambda path: None
+        return _NO_CONFIG
+    # ruamel (the interpolations' grammar, YAML scalars): only where a config is read
+    from solver.trinity.interpolation import ConfigValues, decode_scalar
+    from solver.trinity.reader import read_or_none, turned_off
+
     values = ConfigValues(config, environ or {})
-    return lambda path: read_or_none(values.get, path)
+
+    def number_other_than(path: Path, number: int) -> bool:
+        value = read_or_none(values.get, path)
+        value = decode_scalar(value) if isinstance(value, str) else value
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value != number
+
+    return _ConfigReadings(turned_off=lambda path: turned_off(read_or_none(values.get, path)),
+                           number_other_than=number_other_than)
 
 
 def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
@@ -162,10 +183,10 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
     ]
 
 
-def _turned_back_on(resolved: ValueAt, paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
+def _turned_back_on(readings: _ConfigReadings, paths: Iterable[Path]) -> list[PlanKey]:
     """The keys of `paths` that the config turns off, back on: the plan's token budget applies only with dynamic
     batch sizes, and its memory only with gradient checkpointing and remove padding."""
-    return [PlanKey(path=path, value=True, existing_only=True) for path in paths if turned_off(resolved(path))]
+    return [PlanKey(path=path, value=True, existing_only=True) for path in paths if readings.turned_off(path)]
 
 
 def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | None,
@@ -182,14 +203,15 @@ def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | No
             for flag in OFFLOAD_FLAGS]
 
 
-def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt, version: TrinityVersion | None) -> list[PlanKey]:
+def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
+               version: TrinityVersion | None) -> list[PlanKey]:
     """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
     on, and its offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which
     refuses that key: `KEYS_05_LACKS`)."""
     # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
-    keys += _turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)))
-    keys += _own_budget_keys(plan, role, resolved)
+    keys += _turned_back_on(readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)))
+    keys += _own_budget_keys(plan, role, readings)
     for section in ("fsdp_config", *([IGNORED_SECTION] if version != "0.5" else [])):
         for flag in OFFLOAD_FLAGS:
             path = offload_path(role, flag, section)
@@ -203,17 +225,11 @@ def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt, version: T
     return keys
 
 
-def _own_budget_keys(plan: Plan, section: str, resolved: ValueAt) -> list[PlanKey]:
+def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
     """The token budget of `section` (a role, or the rollout's for the actor's recompute) set by hand to another number
     than `plan`'s, at the plan's: it overrides the trainer's for its role (above, the role would hold more than the
     plan assumes; below, the config would not say the plan, and its verdict would be at that budget, or none where it
     holds no sequence)."""
     budget = plan.max_token_len_per_gpu
     return [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-            if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and _number_other_than(resolved(path), budget)]
-
-
-def _number_other_than(value: Any, number: int) -> bool:
-    """Whether a config's value (text as a typed key's, `decode_scalar`) is a number other than `number`."""
-    value = decode_scalar(value) if isinstance(value, str) else value
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value != number
+            if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and readings.number_other_than(path, budget)]

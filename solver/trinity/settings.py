@@ -1,0 +1,153 @@
+"""plan_settings: the keys a plan's Trinity fragment writes, in its order, and the same keys as data
+(`TrinitySettings`): what `trinity_fragment` writes as YAML and ``solve --json``'s ``apply`` carries. Nothing here
+imports ruamel (`plan_keys` reads a config's values only where one is given), so settings made for no config load
+none."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, TrinityVersion, check_trinity_version
+from solver.results import Plan, TrinitySettings, plan_environment
+from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation, whole_nodes_violation
+from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
+from solver.trinity.keys import REMOTE_ENGINES, value_at
+from solver.trinity.plan_keys import PlanKey, keys_for_plan
+
+
+class EngineError(OneLineError):
+    """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
+
+
+def plan_settings(
+    plan: Plan, model: Model, rollout_gpus: int | None = None, *, nodes: int = 1,
+    shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
+    version: TrinityVersion | None = None, train_batch_size: int | None = None,
+    option_names: OptionNames = COMMAND_OPTIONS,
+) -> TrinitySettings:
+    """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
+    word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds or outside
+    their ranges (`check_settings_arguments`), `EngineError` for rollout GPUs the engines cannot take."""
+    check_settings_arguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
+                             layout=layout, version=version, train_batch_size=train_batch_size,
+                             option_names=option_names)
+    return fragment_keys(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
+                         layout=layout, version=version, train_batch_size=train_batch_size,
+                         option_names=option_names)[1]
+
+
+def fragment_keys(
+    plan: Plan, model: Model, rollout_gpus: int | None, *, nodes: int, shared_gpus: tuple[int, ...] | None,
+    engines: tuple[int, int] | None, layout: Any, version: TrinityVersion | None, train_batch_size: int | None,
+    option_names: OptionNames,
+) -> tuple[list[PlanKey], TrinitySettings]:
+    """The keys of `plan_settings`' arguments (checked: `check_settings_arguments`) in the fragment's order, the model
+    section's, the cluster's, then the trainer's, and the settings they make; `EngineError` as `plan_settings`."""
+    keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05)
+            if not (key.existing_only and value_at(layout, key.path) is None)]
+    cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, nodes, engines, layout,
+                                                                 train_batch_size)
+    ordered = [*(key for key in keys if key.path[0] == "model"), *cluster_keys,
+               *(key for key in keys if key.path[0] == "trainer")]
+    return ordered, TrinitySettings(config=_nested(ordered), environment=plan_environment(plan, model, shared_gpus),
+                                    trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
+
+
+def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
+    """`keys` as nested mappings, in their order: what a YAML loader reads from the fragment's lines."""
+    nested: dict[str, Any] = {}
+    for key in keys:
+        section = nested
+        for name in key.path[:-1]:
+            section = section.setdefault(name, {})
+        section[key.path[-1]] = key.value
+    return nested
+
+
+def _trinity_06_keys(keys: Iterable[PlanKey], plan: Plan, model: Model, layout: Any,
+                     version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
+    """The paths of `keys` (made for `version`) that only Trinity 0.6 takes: for no release given, the plan's keys
+    (`keys_for_plan`) that it leaves out for 0.5; none for a release given, whose keys are its own."""
+    if version is not None:
+        return ()
+    only_06 = ({key.path for key in keys_for_plan(plan, model, layout)}
+               - {key.path for key in keys_for_plan(plan, model, layout, version="0.5")})
+    return tuple(key.path for key in keys if key.path in only_06)
+
+
+def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int, int] | None,
+                  layout: Any, train_batch_size: int | None) -> list[PlanKey]:
+    """The keys that lay out `trinity_fragment`'s cluster: ``mode: train`` without rollout GPUs (with
+    ``buffer.train_batch_size``, which Trinity requires in mode train, where `train_batch_size` is known), the cluster's
+    nodes and GPUs per node (saying which are the trainer's and the rollout's, and how many of the budget the plan
+    leaves idle), and (with `engines`) the explorer's rollout engines; `EngineError` where the engines are elsewhere
+    or do not divide the rollout GPUs."""
+    idle = f"; {counted(plan.unused_gpus, 'GPU')} of the budget unused" if plan.unused_gpus else ""
+    no_explorer = [PlanKey(path=("mode",), value="train",
+                           comment="no explorer here: it runs elsewhere, in mode explore"),
+                   *([PlanKey(path=TRAIN_BATCH_PATH, value=train_batch_size,
+                              comment="the batch planned for, which Trinity requires in mode train")]
+                     if train_batch_size is not None else [])]
+    keys = [
+        *(no_explorer if not rollout_gpus else []),
+        PlanKey(path=("cluster", "node_num"), value=nodes),
+        PlanKey(
+            path=NODE_SIZE_PATH,
+            value=(plan.gpus + rollout_gpus) // nodes,
+            comment=(f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else
+                     f"{plan.gpus} trainer, no rollout GPU here") + idle,
+        ),
+    ]
+    if engines is not None and rollout_gpus:
+        others, size = engines
+        if not size:
+            raise EngineError(f"its rollout engines run elsewhere (engine_type {' or '.join(REMOTE_ENGINES)}) and "
+                              f"take none of the {rollout_gpus - others} rollout GPUs")
+        if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
+            raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
+                              f"engines of {counted(size, 'GPU')} each")
+        keys.append(PlanKey(path=("explorer", "rollout_model", "engine_num"), value=(rollout_gpus - others) // size,
+                            comment="one GPU each" if size == 1 else f"{size} GPUs each"))
+        if not any(value_at(layout, ("explorer", "rollout_model", key)) is not None
+                   for key in ("data_parallel_size", "pipeline_parallel_size")):  # else size is their product
+            keys.append(PlanKey(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size))
+    return keys
+
+
+def check_settings_arguments(
+    plan: Plan, model: Model, rollout_gpus: int | None, *, nodes: int, shared_gpus: tuple[int, ...] | None,
+    engines: tuple[int, int] | None, layout: Any, version: TrinityVersion | None, train_batch_size: int | None,
+    option_names: OptionNames,
+) -> None:
+    """`QueryError` unless `plan_settings`' arguments are of their kinds and within their ranges: the rollout GPUs,
+    nodes, train batch (which the plan's data-parallel ranks divide), engines and shared GPUs' indices, and, with a
+    cluster section (`rollout_gpus`), the trainer and rollout GPUs split into `nodes` nodes of which the trainer takes
+    one node's share or whole nodes."""
+    check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
+                ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
+                ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None),
+                ("option_names", option_names, OptionNames))
+    check_trinity_version("version", version)
+    if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
+        raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
+                         f"{rollout_gpus}")
+    if not 1 <= nodes <= MAX_GPUS:
+        raise QueryError(f"nodes must be from 1 to {MAX_GPUS}, got {nodes}")
+    unsplit = batch_split_violation(train_batch_size, plan.gpus, plan.sp)
+    if train_batch_size is not None and not (1 <= train_batch_size <= MAX_TRAIN_BATCH and not unsplit):
+        raise QueryError(f"train_batch_size must be a whole number from 1 to {MAX_TRAIN_BATCH} that the plan's "
+                         f"data-parallel ranks ({plan.gpus} GPUs / SP={plan.sp}) divide, got {brief(train_batch_size)}")
+    if engines is not None and not (len(engines) == 2 and all(type(n) is int for n in engines)
+                                    and engines[0] >= 0 and engines[1] >= 0):
+        raise QueryError(f"engines must be (GPUs of other models, GPUs per engine), two whole numbers of at least 0, "
+                         f"got {brief(engines)}")
+    if shared_gpus is not None and not all(type(n) is int and n >= 0 for n in shared_gpus):
+        raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got {brief(shared_gpus)}")
+    if rollout_gpus is None:  # no cluster section: the header says how the trainer alone lies on nodes
+        return
+    if (plan.gpus + rollout_gpus) % nodes:
+        raise QueryError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into "
+                         f"{counted(nodes, 'node')} of the same size")
+    if violation := whole_nodes_violation(plan.gpus, (plan.gpus + rollout_gpus) // nodes, f"nodes={nodes}"):
+        raise QueryError(violation)
