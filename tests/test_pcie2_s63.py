@@ -44,7 +44,8 @@ def test_solve_memory_cautions_sp_on_pcie_cards_as_a_plan_is(cli: Cli):
     assert estimate["cautions"][-1] == MEMORY_PCIE_CAUTION != PCIE_CAUTION
     status, text, _ = cli(*FITS_ON_4090S, "--sp", "2")
     assert status == 0
-    assert " ".join(text.split()).count(f"caution: {MEMORY_PCIE_CAUTION}") == 1  # the words wrap at the terminal's width
+    # the words wrap at the terminal's width
+    assert " ".join(text.split()).count(f"caution: {MEMORY_PCIE_CAUTION}") == 1
     # The planner's plan for the same setting carries the words of the same function, with the cost's weight.
     (answer,) = solver.plan("1.7B", gpu="4090", budget_gpus=2, objective="max_len", option_names=COMMAND_OPTIONS)
     assert answer.plans[0].cautions[-1] == PCIE_CAUTION

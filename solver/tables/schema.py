@@ -829,9 +829,9 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     (what the memory model uses), or both; no tables, so its plans are estimates, unless the MiB are a tabled GPU
     type's (`Catalog.tables_for`; `Catalog.with_gpu_types` adds it). `interconnect`: how its GPUs in a node reach
     one another (`INTERCONNECTS`), as `interconnect_source` (default: `source`) states it; None, not stated, weighs
-    its SP as on NVLink (an SP plan is cautioned to state it). `QueryError` for a name that is blank or not printable (it is written into
-    configs' comments), a `source` that is empty or not printable, two figures that cannot be one GPU's, an
-    interconnect not of `INTERCONNECTS`, and a value of the wrong type."""
+    its SP as on NVLink (an SP plan is cautioned to state it). `QueryError` for a name that is blank or not
+    printable (it is written into configs' comments), a `source` that is empty or not printable, two figures that
+    cannot be one GPU's, an interconnect not of `INTERCONNECTS`, and a value of the wrong type."""
     check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
                 ("source", source, str), ("interconnect", interconnect, str | None),
                 ("interconnect_source", interconnect_source, str | None))
