@@ -74,7 +74,7 @@ def buy(
     started = time.monotonic()
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
-    check_token_budget(token_budget, estimate)
+    check_token_budget(token_budget, estimate, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                       estimate, time_limit_s, memory, margin, token_budget, trinity_version, option_names)
     options, tiers = _ways_by_tier(planner, _raised(fleet, [

@@ -133,7 +133,7 @@ def place(
     alone); `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer;
     `option_names`: how the reasons name the options they point to (`Query.option_names`)."""
     started = time.monotonic()
-    check_token_budget(token_budget, estimate)
+    check_token_budget(token_budget, estimate, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                       estimate, time_limit_s, memory, margin, token_budget, trinity_version, option_names)
     every_job = minimize == "nodes"
