@@ -63,7 +63,7 @@ def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, T
 
     text = read_user_file(path, MAX_CONFIG_BYTES)
     try:
-        return text, read_trinity_config(text, str(path), os.environ, version)
+        return text, read_trinity_config(text, str(path), os.environ, version, option_names=COMMAND_OPTIONS)
     except ConfigError as error:
         raise QueryError(str(error)) from None
 
@@ -374,7 +374,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                                                rocm=catalog.gpu(answer.gpu).rocm,
                                                train_batch_size=answer.train_batch_size,
                                                node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
-                                               check=check))
+                                               option_names=COMMAND_OPTIONS, check=check))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 if _writing_trinity(args):
                     raise QueryError(f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size "
