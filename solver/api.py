@@ -73,7 +73,6 @@ from solver.results import (
 )
 from solver.rules import (
     API_OPTIONS,
-    COMMAND_OPTIONS,
     NODE_GPUS,
     BrokenRule,
     BrokenRuleCode,
@@ -353,7 +352,7 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
     for name in required:
         if name not in names:
             meant = by_case.get(name.casefold()) if isinstance(name, str) else None
-            raise QueryError(f"{option_names.valued(option_names.required, shown_value(name))}: no job of the fleet "
+            raise QueryError(f"{option_names.item(option_names.required, shown_value(name))}: no job of the fleet "
                              f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
 
 
@@ -698,7 +697,7 @@ def map_plans(
                  *((option_names.budgets, budget, MAX_ESTIMATED_GPUS) for budget in budgets or ()))
     mapped = list(dict.fromkeys(catalog.model(name).name for name in names))
     if by == "len" and len(mapped) != 1:
-        give = f"one to {option_names.named('model')}, not {len(mapped)}" if mapped else option_names.one_model
+        give = option_names.one_name("model", len(mapped)) if mapped else option_names.one_model
         raise QueryError(f"{option_names.map_by_len} maps one model: give {give}")
     gpu_names = asked_gpus(catalog, gpu)
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
@@ -849,7 +848,7 @@ def config_query(
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
     trinity_version: str | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS,
+    option_names: OptionNames = API_OPTIONS,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the

@@ -40,7 +40,6 @@ from solver.solve import (
     lowered_fewer,
     more_gpus_changes,
     new_solver,
-    time_limit_words,
     within_deadline,
 )
 from solver.tables import Catalog, Setting, counted
@@ -205,7 +204,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
     if answer.status == "unknown":
         return (Reason(rule="undecided", detail=(
-            f"the search ran out of time ({query.option_names.time_limit} {time_limit_words(query)}) before it found "
+            f"the search ran out of time ({query.time_limit_given}{deadline_words()}) before it found "
             f"a plan or proved that none exists: nothing is known to rule one out; a longer "
             f"{query.option_names.time_limit} decides it")),)
     data = prepare(catalog, answer.gpu, query)
@@ -221,7 +220,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time "
-            f"({query.option_names.time_limit} {query.time_limit_words} for the whole explanation{deadline_words()}): "
+            f"({query.time_limit_given} for the whole explanation{deadline_words()}): "
             "what they would have shown is missing above")),)
     return reasons
 

@@ -14,6 +14,7 @@ from typing import Literal, NamedTuple, get_args
 from pydantic import Field, PositiveInt, model_validator
 
 from solver.rules import (
+    API_OPTIONS,
     COMMAND_OPTIONS,
     NODE_GPUS,
     OptionNames,
@@ -211,9 +212,9 @@ class Query(Frozen):
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
-    option_names: OptionNames = Field(default=COMMAND_OPTIONS, description=(
-        "how the answers' reasons and cautions name the options they point to: the command's flags, or the API's "
-        "keywords (`solver.rules.API_OPTIONS`)"))
+    option_names: OptionNames = Field(default=API_OPTIONS, description=(
+        "how the answers' reasons and cautions name the options they point to: the API's keywords "
+        "(`solver.rules.API_OPTIONS`, the default), or the command's flags (`COMMAND_OPTIONS`, which solve passes)"))
 
     def margin_on(self, memory_gib: float, estimated: bool = True) -> float:
         """The safety margin the query holds plans on a GPU of `memory_gib` to: an estimate's (`resolve_margin`), or,
@@ -322,6 +323,11 @@ class Query(Frozen):
     def time_limit_words(self) -> str:
         """The time limit as messages write it: ``10 s``, ``1e-9 s`` (`shown_number`)."""
         return f"{shown_number(self.time_limit_s)} s"
+
+    @property
+    def time_limit_given(self) -> str:
+        """The time limit as the caller gives it (`option_names`): ``--time-limit 10 s``, or ``time_limit_s=10``."""
+        return self.option_names.valued(self.option_names.time_limit, shown_number(self.time_limit_s), " s")
 
     @property
     def host_ram_limit(self) -> tuple[str, bool]:
@@ -660,7 +666,7 @@ def make_query(
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
     trinity_version: str | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS,
+    option_names: OptionNames = API_OPTIONS,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -670,8 +676,9 @@ def make_query(
     `node_gpus` (None: 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
     group in one node; a refusal's nearest plan keeps to a size given (`Query.node_gpus_given`); messages say it came
     from `node_source` (and `host_ram_gb` from `host_ram_source`, an
-    `exact` count from `exact_source`; each None: the option `option_names` names, the command's flags by default,
-    `solver.rules.API_OPTIONS` for the API's keywords, as the answers' reasons and cautions then name every option).
+    `exact` count from `exact_source`; each None: the option `option_names` names, the API's keywords by default,
+    `solver.rules.COMMAND_OPTIONS` for the command's flags, as the answers' reasons and cautions then name every
+    option).
     With `rollout_gpus`, the trainer's count
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes

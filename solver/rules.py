@@ -556,6 +556,16 @@ class OptionNames(NamedTuple):
         ``offload=False``."""
         return f"{name}={on}" if self.keywords else f"--{'' if on else 'no-'}{name}"
 
+    def item(self, name: str, value: str) -> str:
+        """One item of list option `name` (`value`, as shown), as the caller gives it: ``--required 'nope'``, or
+        ``required names 'nope'`` (in a list)."""
+        return f"{name} names {value}" if self.keywords else f"{name} {value}"
+
+    def one_name(self, name: str, given: int) -> str:
+        """Asking for one name where `given` were given to option `name`: ``one to --model, not 2``, or ``model one
+        name, not 2``."""
+        return f"{name} one name, not {given}" if self.keywords else f"one to --{name}, not {given}"
+
     def named(self, name: str) -> str:
         """An option whose keyword is its flag's name (`name`: ``sp``, ``margin``), as the caller names it: ``--sp``,
         or ``sp``."""

@@ -1063,8 +1063,8 @@ def test_the_query_of_a_config_is_the_one_from_config_asks(cli, tmp_path: Path, 
     assert nodes in text
     path = tmp_path / "trinity.yaml"
     path.write_text(text, encoding="utf-8")
-    config = read_trinity_config(text, path.name, {})  # the command names the file by its name
-    query = config_query(CATALOG, config, gpu="h20")
+    config = read_trinity_config(text, path.name, {}, option_names=COMMAND_OPTIONS)  # the file by its name
+    query = config_query(CATALOG, config, gpu="h20", option_names=COMMAND_OPTIONS)  # and in its words
     (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, path.name, {})
     status, out, _ = cli("--from-config", str(path), "--gpu", "h20", "--json")
     assert [answer.as_json()] == printed_answers(out)
@@ -1083,14 +1083,14 @@ LOWERED = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ntrainer: {m
     (None, {"objective": "max_len"}, ("max_len", 6, True, None, 8, "cluster.gpu_per_node", 2, "default")),
     (None, {"budget_gpus": 8}, ("cheapest", 8, False, 32768, 8, "cluster.gpu_per_node", 2, "default")),
     (None, {"budget_gpus": 8, "exact": True}, ("cheapest", 8, True, 32768, 8, "cluster.gpu_per_node", 2, "default")),
-    (None, {"node_gpus": 4, "budget_gpus": 4}, ("cheapest", 4, False, 32768, 4, "--node-gpus", 2, "default")),
+    (None, {"node_gpus": 4, "budget_gpus": 4}, ("cheapest", 4, False, 32768, 4, "node_gpus", 2, "default")),
     (None, {"max_model_len": 16384}, ("cheapest", 6, True, 16384, 8, "cluster.gpu_per_node", 2, "default")),
     # No cluster section: the default budget (the H20 tables' largest count), nodes of 8; a budget lowered below
     # Trinity's default: auto.
-    (LOWERED, {}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "auto")),
-    (LOWERED, {"token_budget": "default"}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "default")),
+    (LOWERED, {}, ("cheapest", 6, False, 32768, 8, "node_gpus", None, "auto")),
+    (LOWERED, {"token_budget": "default"}, ("cheapest", 6, False, 32768, 8, "node_gpus", None, "default")),
     # Without estimates the config's lowered budget is not one the planner may lower to: default.
-    (LOWERED, {"estimate": "never"}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "default")),
+    (LOWERED, {"estimate": "never"}, ("cheapest", 6, False, 32768, 8, "node_gpus", None, "default")),
 ])
 def test_config_query_asks_what_from_config_asks(text: str | None, changes: dict, expected: tuple):
     text = text or CONFIG_TEXT
@@ -1128,9 +1128,9 @@ def test_a_config_verdict_no_table_speaks_for_gives_the_memory_models_prediction
 
 def test_config_query_takes_a_falsy_keyword_as_given():
     config = read_trinity_config(CONFIG_TEXT, "t.yaml", {})
-    with pytest.raises(QueryError, match="^--len must be a whole number from 1 to 16777216, got 0$"):
+    with pytest.raises(QueryError, match="^max_model_len must be a whole number from 1 to 16777216, got 0$"):
         config_query(CATALOG, config, gpu="h20", max_model_len=0)
-    with pytest.raises(QueryError, match="^--node-gpus must be a whole number from 1 to 65536, got 0$"):
+    with pytest.raises(QueryError, match="^node_gpus must be a whole number from 1 to 65536, got 0$"):
         config_query(CATALOG, config, gpu="h20", node_gpus=0)
     assert config_query(CATALOG, config, gpu="h20", node_source="my nodes").node_source == "my nodes"
     freed = config_query(CATALOG, config, gpu="h20", exact=False)
@@ -1153,19 +1153,21 @@ def test_config_query_passes_each_keyword_given_to_make_query_as_it_is():
     assert solver.make_query(CATALOG, **in_all).budget_gpus == 4
 
 
-def test_config_query_sources_name_the_config_where_its_values_come_from_else_the_flag():
+def test_config_query_sources_name_the_config_where_its_values_come_from_else_the_keyword():
     def sources(query: solver.Query) -> tuple:
         return (query.exact, query.exact_source, query.node_source, query.train_batch_size, query.train_batch_source)
 
     assert sources(config_query(CATALOG, CONFIG, gpu="h20")) == (
         True, "the config's cluster", "cluster.gpu_per_node", 768, "buffer.batch_size x algorithm.repeat_times")
     assert sources(config_query(CATALOG, CONFIG, gpu="h20", exact=True, node_gpus=8, train_batch_size=64)) == (
-        True, "--exact", "--node-gpus", 64, "--train-batch-size")
+        True, "exact=True", "node_gpus", 64, "train_batch_size")
     assert sources(config_query(CATALOG, CONFIG, gpu="h20", budget_gpus=8)) == (
-        False, "--exact", "cluster.gpu_per_node", 768, "buffer.batch_size x algorithm.repeat_times")
+        False, "exact=True", "cluster.gpu_per_node", 768, "buffer.batch_size x algorithm.repeat_times")
     lowered = read_trinity_config(LOWERED, "t.yaml", {})  # no cluster, no batch
-    assert sources(config_query(CATALOG, lowered, gpu="h20")) == (False, "--exact", "--node-gpus", None,
-                                                                  "--train-batch-size")
+    assert sources(config_query(CATALOG, lowered, gpu="h20")) == (False, "exact=True", "node_gpus", None,
+                                                                  "train_batch_size")
+    assert sources(config_query(CATALOG, lowered, gpu="h20", option_names=COMMAND_OPTIONS)) == (
+        False, "--exact", "--node-gpus", None, "--train-batch-size")  # the command's flags
 
 def test_plans_carry_their_cautions_as_the_command_gives_them(cli):
     # Qwen3-8B on 8 MI300X at its longest: YaRN past what Qwen validates, thin headroom beyond the calibration, and
@@ -1503,7 +1505,7 @@ def test_an_answer_the_deadline_cut_short_says_so():
     answers = solver.plan("32B", max_model_len=1 << 24, budget_gpus=65536, explain=True, deadline_s=1e-6)
     for answer in answers:
         (detail,) = [reason.detail for reason in answer.explanation if reason.rule == "incomplete"]
-        assert re.fullmatch(r"[1-9]\d* of the questions behind this explanation ran out of time \(time_limit_s 10 s "
+        assert re.fullmatch(r"[1-9]\d* of the questions behind this explanation ran out of time \(time_limit_s=10 "
                             r"for the whole explanation, or the call's deadline_s, which came first\): what they "
                             r"would have shown is missing above", detail), detail
 
@@ -1598,7 +1600,7 @@ def test_a_nearest_plan_past_a_callers_own_host_memory_names_more_of_it_not_a_fl
         "within 2 GPUs with 32 GiB of host memory per node (the node's RAM): the longest is 30720 on the 1024-token "
         "grid (Env + SP=2 on 2 GPUs, estimated); on nodes with more host memory, more trainer GPUs train 131072 "
         "tokens: Env + SP=8 on 8 GPUs (estimated, extrapolated), and it needs 119.9 GiB of host memory per node while "
-        "the model loads; --token-budget auto reaches 61440 tokens on the 1024-token grid: Env + SP=2 on 2 GPUs with "
+        'the model loads; token_budget="auto" reaches 61440 tokens on the 1024-token grid: Env + SP=2 on 2 GPUs with '
         "max_token_len_per_gpu = 30720 (estimated)")
 
 
@@ -1611,8 +1613,8 @@ def test_no_estimate_s_nearest_plan_names_a_callers_own_host_memory_once():
         (answer,) = answer_query(query, CATALOG)
         return answer.reason
 
-    estimated = ("the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens: drop --no-estimate and "
-                 "take --gpus 8, and it needs 119.9 GiB of host memory per node while the model loads")
+    estimated = ('the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens: drop estimate="never" '
+                 "and take budget_gpus=8, and it needs 119.9 GiB of host memory per node while the model loads")
     assert reason("a100-80g") == (
         "131072 tokens is beyond what the tables allow for Qwen3-4B on A100-80GB within 2 GPUs with 32 GiB of host "
         "memory per node (the node's RAM): the longest is 32768 (Env + SP=2 on 2 GPUs, documented); on nodes with "
@@ -1815,7 +1817,7 @@ def test_the_map_and_memory_answer_functions_refuse_bad_arguments_as_the_others_
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: solver.map_plans(["8B", "4B"], by="len"), 'by="len" maps one model: give one to model, not 2'),
+        (lambda: solver.map_plans(["8B", "4B"], by="len"), 'by="len" maps one model: give model one name, not 2'),
         (lambda: solver.map_plans(by="len"), 'by="len" maps one model: give model=M'),
         (lambda: solver.map_plans("8B", by="length"), "by must be one of model, len, got 'length'"),
         (lambda: solver.map_plans("8B", gpus_up_to=65), "gpus_up_to must be a whole number from 1 to 64, got 65"),

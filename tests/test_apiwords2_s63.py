@@ -77,7 +77,7 @@ COMMAND_ERRORS = {
     'objective="min_gpus" chooses the GPU count: drop exact=True': (
         "--minimize gpus chooses the GPU count: drop --exact"),
 }
-"""The same refusals in the command's words (`make_query`'s default, `COMMAND_OPTIONS`)."""
+"""The same refusals in the command's words (`COMMAND_OPTIONS`, which the command passes `make_query`)."""
 
 
 @pytest.mark.parametrize(("given", "words"), PLAN_ERRORS)
@@ -85,9 +85,11 @@ def test_plan_refuses_in_its_keywords(given, words):
     arguments = {"max_model_len": 32768, **given}
     assert refusal(solver.plan, "Qwen3-14b", gpu="h100", **arguments) == words
     assert not flags_in(words)
-    if words in COMMAND_ERRORS:  # the command's query keeps its flags
-        assert refusal(solver.make_query, load_catalog(), model="Qwen3-14b", gpu="h100", **arguments) == (
-            COMMAND_ERRORS[words])
+    # make_query names the keywords too, unless given the command's words, as the command gives them
+    assert refusal(solver.make_query, load_catalog(), model="Qwen3-14b", gpu="h100", **arguments) == words
+    if words in COMMAND_ERRORS:
+        assert refusal(solver.make_query, load_catalog(), model="Qwen3-14b", gpu="h100", **arguments,
+                       option_names=COMMAND_OPTIONS) == COMMAND_ERRORS[words]
 
 
 MEMORY_ERRORS = [
@@ -128,14 +130,14 @@ def test_map_plans_place_and_buy_refuse_in_their_keywords():
         "gpus_up_to must be a whole number from 1 to 64, got 0")
     assert refusal(solver.map_plans, None, gpu="h100", by="len") == 'by="len" maps one model: give model=M'
     assert refusal(solver.map_plans, ["Qwen3-14b", "Qwen3-8b"], gpu="h100", by="len") == (
-        'by="len" maps one model: give one to model, not 2')
+        'by="len" maps one model: give model one name, not 2')
     assert refusal(solver.map_plans, None, gpu="h100", by="len", option_names=COMMAND_OPTIONS) == (
         "--by len maps one model: give --model M (or --model-config PATH)")
     assert refusal(solver.place, FLEET, workers=0) == "workers must be a whole number from 1 to 1024, got 0"
     assert refusal(solver.place, FLEET, required=[]) == (
         f"required names no job: name one or more of the fleet's jobs ({JOBS})")
     assert refusal(solver.buy_nodes, FLEET, required=["nope"]) == (
-        f"required='nope': no job of the fleet is named so; its jobs: {JOBS}")
+        f"required names 'nope': no job of the fleet is named so; its jobs: {JOBS}")
     assert refusal(solver.place, FLEET, required=["nope"], option_names=COMMAND_OPTIONS) == (
         f"--required 'nope': no job of the fleet is named so; its jobs: {JOBS}")
     assert refusal(solver.place, FLEET, token_budget="auto", estimate="never") == (
@@ -198,9 +200,9 @@ def test_a_config_without_a_model_path_names_what_writes_a_fragment():
         "max_model_len": 8192}})
     with pytest.raises(solver.ConfigError, match=r"\(a fragment that solver\.trinity_config or "
                                                  r"solver\.placement_configs wrote leaves it to your config"):
-        read_trinity_config(text, "trinity.yaml", {}, option_names=API_OPTIONS)
-    with pytest.raises(solver.ConfigError, match="a fragment that --out or solve cluster --emit-dir wrote"):
         read_trinity_config(text, "trinity.yaml", {})
+    with pytest.raises(solver.ConfigError, match="a fragment that --out or solve cluster --emit-dir wrote"):
+        read_trinity_config(text, "trinity.yaml", {}, option_names=COMMAND_OPTIONS)
 
 
 def test_patched_config_problems_name_the_api_by_default_and_write_for_the_command():

@@ -15,7 +15,7 @@ import pytest
 import solver
 from solver.api import answer_query, config_query
 from solver.query import make_query
-from solver.rules import API_OPTIONS, COMMAND_OPTIONS
+from solver.rules import COMMAND_OPTIONS
 from solver.trinity import patch_trinity_config, read_trinity_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,7 +101,7 @@ def test_the_cautions_name_the_keywords():
 def test_an_explanation_names_the_keywords():
     (answer,) = solver.plan("32B", gpu="a100", max_model_len=600000, budget_gpus=64, time_limit_s=0.001, explain=True)
     assert answer.explanation is not None and answer.explanation[0].detail == (
-        "the search ran out of time (time_limit_s 0.001 s) before it found a plan or proved that none exists: nothing "
+        "the search ran out of time (time_limit_s=0.001) before it found a plan or proved that none exists: nothing "
         "is known to rule one out; a longer time_limit_s decides it")
     (answer,) = solver.plan("8B", gpu="a100", max_model_len=65536, budget_gpus=8, estimate="only", explain=True)
     assert any(reason.detail.endswith("not estimated (estimates turn Env on unless env=False)")
@@ -116,9 +116,12 @@ def test_the_fragment_names_the_length_keyword_past_the_validated_length():
     config = read_trinity_config(TRINITY_YAML, "trinity.yaml", {})
     catalog = solver.load_catalog()
     query = config_query(catalog, config, gpu="h200", objective="max_len", budget_gpus=64)
-    (flags,) = answer_query(query, catalog)
+    (own,) = answer_query(query, catalog)
+    fragment = solver.trinity.trinity_fragment(own.plans[0], catalog.model(own.model), gpu=own.gpu)
+    assert f"{header}check the model's quality at this length, or plan max_model_len=131072)\n" in fragment
     assert f"{header}check the model's quality at this length, or plan --len 131072)\n" in (
-        solver.trinity.trinity_fragment(flags.plans[0], catalog.model(flags.model), gpu=flags.gpu))
+        solver.trinity.trinity_fragment(own.plans[0], catalog.model(own.model), gpu=own.gpu,
+                                        option_names=COMMAND_OPTIONS))
 
 
 def test_patch_trinity_config_notes_name_the_keywords_and_replace_the_commands_notes():
@@ -192,7 +195,7 @@ budgets, estimates on and off, a train batch, an exact count, past the validated
 
 def test_no_api_answer_names_a_flag_but_in_a_command_to_run():
     # Every string of the answers (and of the alternatives behind a reason), their fragments, maps, estimates, and the
-    # queries make_query and config_query build with the API's words.
+    # queries make_query and config_query build (the API's words by default).
     catalog = solver.load_catalog()
     texts: list[str] = []
     for question in API_QUESTIONS:
@@ -216,9 +219,8 @@ def test_no_api_answer_names_a_flag_but_in_a_command_to_run():
             texts += list(solver.placement_configs(result, path).values())
         texts += words_of(solver.buy_nodes(path, time_limit_s=5).model_dump(mode="python"))
     config = read_trinity_config(TRINITY_YAML, "trinity.yaml", os.environ)
-    for query in (make_query(catalog, model="8B", gpu="a100", max_model_len=262144, budget_gpus=3, exact=True,
-                             option_names=API_OPTIONS),
-                  config_query(catalog, config, gpu="h20", max_model_len=262144, option_names=API_OPTIONS)):
+    for query in (make_query(catalog, model="8B", gpu="a100", max_model_len=262144, budget_gpus=3, exact=True),
+                  config_query(catalog, config, gpu="h20", max_model_len=262144)):
         for answer in answer_query(query, catalog, explain=True):
             texts += words_of(answer.model_dump(mode="python"))
     for gpu in ("h100", "a100"):

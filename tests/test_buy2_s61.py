@@ -178,7 +178,7 @@ def test_bad_required_names_are_refused(flags: list[str], error: str, tmp_path: 
 @pytest.mark.parametrize(("required", "error"), [
     ([], "required names no job: name one or more of the fleet's jobs (a, b, c, d)"),
     ("a", "required must be a list, a tuple or None, got 'a'"),
-    (["A"], "required='A': no job of the fleet is named so; did you mean a? its jobs: a, b, c, d"),
+    (["A"], "required names 'A': no job of the fleet is named so; did you mean a? its jobs: a, b, c, d"),
 ])
 def test_the_api_refuses_bad_required(required: object, error: str, tmp_path: Path):
     with pytest.raises(QueryError) as raised_error:

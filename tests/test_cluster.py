@@ -33,6 +33,7 @@ from cluster_reference import (
     value_of,
     widening_value,
 )
+from command_words import make_query
 from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -56,7 +57,6 @@ from solver.cluster import TooManyPatterns, greedy, host_capacity_tenths, layout
 from solver.cluster.options import Planner
 from solver.cluster.search import StopOnInterrupt
 from solver.memory import host_ram_holds, rollout_engines
-from solver.query import make_query
 from solver.render import cluster_view
 from solver.results import ClusterResult, Placement, PoolCode, RolloutEngines, Unplaced, UnplacedCode
 from solver.solve import plan

@@ -6,18 +6,19 @@ a query without its pins is made in one place, and so are the words naming the j
 from __future__ import annotations
 
 import pytest
+from command_words import make_query, trinity_config_problems
 
 import solver.explain as explain_module
 from solver import load_catalog, plan
 from solver.cli.notes import _of_jobs
 from solver.explain import _best, _Prober, _reach
 from solver.model import prepare
-from solver.query import Query, make_query
+from solver.query import Query
 from solver.results import Answer
 from solver.rules import COMMAND_OPTIONS
 from solver.solve import _lifted_limits_words, _lower_budget_reach_words, _Nearby, _unpinned
 from solver.tables import Catalog
-from solver.trinity import keys_05_refuses_words, trinity_config_problems
+from solver.trinity import keys_05_refuses_words
 from solver.trinity.reader import load_config_mapping
 
 CATALOG = load_catalog()

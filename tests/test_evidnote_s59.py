@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
+from command_words import make_query
 
 import solver.trinity.patch
-from solver.query import make_query
 from solver.rules import COMMAND_OPTIONS
 from solver.solve import plan as solve
 from solver.tables import QueryError, load_catalog

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from command_words import make_query
 from conftest import made_up_table
 from reference import check_plan
 
@@ -14,7 +15,6 @@ import solver.explain as explain_module
 import solver.solve as solve_module
 from solver.explain import _Prober, explain, runs
 from solver.model import RULES, prepare
-from solver.query import make_query
 from solver.rules import COMMAND_OPTIONS
 from solver.solve import answer_for, plan
 from solver.tables import counted, load_catalog

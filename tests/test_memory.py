@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from cluster_api import place
+from command_words import make_query
 from conftest import qwen3_8b_checkpoint
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -45,7 +46,6 @@ from solver.memory import (
     token_floor_gib,
     weight_shapes,
 )
-from solver.query import make_query
 from solver.results import CautionCode, MarginRoom
 from solver.rules import COMMAND_OPTIONS, NODE_GPUS, SourceCell, tried_settings, validated_length
 from solver.solve import plan

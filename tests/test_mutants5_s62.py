@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 from cluster_api import place
+from command_words import make_query
 from reference import enumerate_plans, ranked_alternatives
 from test_nodesproof_s61 import _fleet, _no_search_work
 
 from solver.explain import LONG_RUNS, condensed_runs
-from solver.query import make_query
 from solver.solve import plan as solve_plan
 from solver.tables import QueryError, TableError, load_catalog, load_fleet
 from solver.tables.schema import host_ram_argument, read_host_ram

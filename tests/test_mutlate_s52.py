@@ -220,7 +220,7 @@ def test_map_plans_maps_a_model_named_twice_once(cli):
 
 def test_map_plans_by_length_counts_the_models_not_their_names(cli):
     # 8B, Qwen3-8B and 14B are two models: by length maps one, and the error counts two, as solve map's does.
-    with pytest.raises(QueryError, match=r'^by="len" maps one model: give one to model, not 2$'):
+    with pytest.raises(QueryError, match=r'^by="len" maps one model: give model one name, not 2$'):
         solver.map_plans(["8B", "Qwen3-8B", "14B"], gpu="h100", by="len")
     assert cli("map", "--gpu", "h100", "--model", "8B,Qwen3-8B,14B", "--by", "len") == (
         2, "", "solve map: error: --by len maps one model: give one to --model, not 2\n")

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from command_words import trinity_config_problems
 
 import solver
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblem, ConfigProblemCode, QueryError
 from solver.rules import COMMAND_OPTIONS
-from solver.trinity import load_config_mapping, patched_trinity_config, trinity_config_problems
+from solver.trinity import load_config_mapping, patched_trinity_config
 from solver.trinity import patched_config_problems as api_patched_config_problems
 
 

@@ -10,11 +10,11 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from command_words import make_query
 from pydantic import ValidationError
 from reference import check_plan, enumerate_plans, ranked_alternatives
 
 import solver
-from solver.query import make_query
 from solver.results import CautionCode
 from solver.solve import plan as solve_plan
 from solver.tables import GpuType, TableError, Weights, load_catalog

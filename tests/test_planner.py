@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from command_words import make_query
 from conftest import made_up_table
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
@@ -37,7 +38,7 @@ from solver.model import (
     table_values,
     within_refuting_tables,
 )
-from solver.query import Undecided, check_sp, make_query
+from solver.query import Undecided, check_sp
 from solver.results import Answer, ReasonCode, RolloutKept
 from solver.rules import (
     SourceCell,

@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from command_words import make_query
 from reference import (
     PLAN_KEYS,
     _host_need,
@@ -22,7 +23,6 @@ from reference import (
 
 from solver.memory import breakdown, host_memory_gib
 from solver.model import prepare
-from solver.query import make_query
 from solver.rules import lowered_token_budget, token_budget
 from solver.solve import LIFT_WEIGHTS, USER_LIMIT_WEIGHT, least_host_plan, nearest_plan
 from solver.solve import plan as solve_plan

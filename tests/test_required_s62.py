@@ -130,7 +130,7 @@ def test_an_unknown_required_name_is_refused_with_the_jobs(tmp_path: Path, capsy
     assert main(["cluster", str(fleet_file(CROWDED, tmp_path)), "--required", "zz"]) == 2
     assert capsys.readouterr() == ("", ("solve cluster: error: --required 'zz': no job of the fleet is named so; its "
                                         "jobs: a, b, c\n"))
-    with pytest.raises(QueryError, match="^required='zz': no job"):
+    with pytest.raises(QueryError, match="^required names 'zz': no job"):
         solver.place(fleet_file(CROWDED, tmp_path), required=["zz"])
 
 

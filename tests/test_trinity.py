@@ -24,10 +24,18 @@ from typing import Any
 
 import pytest
 import yaml
+from command_words import (
+    check_trinity_config,
+    make_query,
+    plan_fragment,
+    read_trinity_config,
+    trinity_config_problems,
+    trinity_fragment,
+)
 from conftest import PADDED_051
 from ruamel.yaml import YAML
 
-from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode, TrinityVersion, make_query
+from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode, TrinityVersion
 from solver.render import apply_lines
 from solver.results import Plan, rocm_env_caution, yarn_caution
 from solver.rules import COMMAND_OPTIONS, SourceCell, token_budget
@@ -40,16 +48,11 @@ from solver.trinity import (
     TrinityConfig,
     anchored_keys,
     check_flags,
-    check_trinity_config,
     config_keys_changed,
     kept_interpolations,
     load_config_mapping,
     patch_trinity_config,
-    plan_fragment,
-    read_trinity_config,
     reader,
-    trinity_config_problems,
-    trinity_fragment,
 )
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from command_words import trinity_config_problems
 
 from solver.tables import load_catalog, load_model_config
-from solver.trinity import trinity_config_problems
 
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 LLAMA_SHAPE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,

@@ -271,7 +271,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
             "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}
         query = config_query(catalog, config, **{**asked, **pinned}, token_budget=args.token_budget,
-                             node_gpus=args.node_gpus)
+                             node_gpus=args.node_gpus, option_names=COMMAND_OPTIONS)
     given = [flag for flag, value in (("--out", args.out), ("--write", args.write)) if value]
     if given and len(query.gpus) > 1:
         raise QueryError(f"{' and '.join(given)} {'take' if len(given) > 1 else 'takes'} one plan: choose one GPU type "

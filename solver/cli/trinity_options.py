@@ -64,7 +64,7 @@ def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, T
 
     text = read_user_file(path, MAX_CONFIG_BYTES)
     try:
-        return text, read_trinity_config(text, str(path), os.environ, version)
+        return text, read_trinity_config(text, str(path), os.environ, version, option_names=COMMAND_OPTIONS)
     except ConfigError as error:
         raise QueryError(str(error)) from None
 
@@ -287,7 +287,8 @@ def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         try:
             settings = plan_settings(answer.best, model, rollout, nodes=nodes,
                                      engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
-                                     version=args.trinity_version, train_batch_size=answer.train_batch_size)
+                                     version=args.trinity_version, train_batch_size=answer.train_batch_size,
+                                     option_names=COMMAND_OPTIONS)
         except EngineError as error:
             applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(args, error, node_gpus)}))
         else:
@@ -419,7 +420,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                                            engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
                                            version=args.trinity_version, rocm=catalog.gpu(answer.gpu).rocm,
                                            train_batch_size=answer.train_batch_size, node_gpus=answer.node_gpus,
-                                           host_ram_gb=answer.host_ram_gb, check=check))
+                                           host_ram_gb=answer.host_ram_gb, option_names=COMMAND_OPTIONS,
+                                           check=check))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
             raise QueryError(engines_refusal(args, error, node_gpus)) from None
         if args.emit and answer.status == "feasible":  # the view says so under the plan

@@ -20,7 +20,7 @@ from solver.query import (
 )
 from solver.results import LONG_LENGTH_VARIABLE
 from solver.rules import (
-    COMMAND_OPTIONS,
+    API_OPTIONS,
     OptionNames,
     batch_over_trainer_gpus_words,
     batch_split_violation,
@@ -738,7 +738,7 @@ def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS,
+    option_names: OptionNames = API_OPTIONS,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
     (`trinity_config_problems` gives each with its code)."""
@@ -752,7 +752,7 @@ def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS,
+    option_names: OptionNames = API_OPTIONS,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
@@ -786,9 +786,9 @@ def trinity_config_problems(
     (`TrinityConfig.notes` on the actor's offload flags, or Trinity 0.6's under ``trainer``); other roles' still
     get it.
 
-    `option_names` names the caller's options in the problems' words: the command's flags by default (``(--write
-    does)``, ``(--len 4096)``), `solver.rules.API_OPTIONS` for the API's (``(solver.trinity.patch_trinity_config
-    does)``, ``(max_model_len=4096)``).
+    `option_names` names the caller's options in the problems' words: the API's keywords by default
+    (`solver.rules.API_OPTIONS`: ``(solver.trinity.patch_trinity_config does)``, ``(max_model_len=4096)``),
+    `COMMAND_OPTIONS` for the command's flags (``(--write does)``, ``(--len 4096)``), as it passes them.
     """
     checks = _ConfigChecks(mapping, environ or {}, option_names)
     batch = TrainBatch(train_batch_size, train_batch_source)

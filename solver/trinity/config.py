@@ -18,7 +18,7 @@ from solver.query import (
     TrinityConfig,
     TrinityVersion,
 )
-from solver.rules import COMMAND_OPTIONS, OptionNames
+from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, check_types, counted, looks_like, model_name_from_path
 from solver.trinity.interpolation import dotted
 from solver.trinity.keys import (
@@ -792,7 +792,7 @@ def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigPr
 
 
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
-                        option_names: OptionNames = COMMAND_OPTIONS) -> TrinityConfig:
+                        option_names: OptionNames = API_OPTIONS) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
 
     Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
@@ -816,8 +816,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     (`trainer_level_offload`), there too (verl before 0.8 takes those, 0.8 and later the actor's own).
 
     `option_names` names the caller's options in the notes' words (and what writes a fragment, in a missing
-    ``model.model_path``'s error): the command's flags by default (``(--write does)``), `solver.rules.API_OPTIONS` for
-    the API's (``(solver.trinity.patch_trinity_config does)``).
+    ``model.model_path``'s error): the API's keywords by default (`solver.rules.API_OPTIONS`: ``(solver.trinity.
+    patch_trinity_config does)``), `COMMAND_OPTIONS` for the command's flags (``(--write does)``), as it passes them.
 
     Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not

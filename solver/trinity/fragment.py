@@ -274,7 +274,7 @@ def trinity_fragment(
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS, check: tuple[str, ...] | None = None,
+    option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -294,10 +294,10 @@ def trinity_fragment(
     the whole nodes a trainer on more GPUs spans (a trainer past one node that is not whole nodes is a `QueryError`);
     `host_ram_gb`, the host memory per node the plan was held to (from `host_ram_source`, as the header names it;
     None: `option_names`' option), or None: the header's host memory line says that it was, or that it was not
-    checked; `option_names`, how the notes name the caller's options (`solver.rules.COMMAND_OPTIONS`, the
-    command's flags, or `API_OPTIONS`): a config for Trinity 0.5, as the comment on 0.6's offload flags under
-    ``trainer`` names it, made for no release, and the length to plan at past the validated one. `check`, the options
-    that check
+    checked; `option_names`, how the notes name the caller's options (`solver.rules.API_OPTIONS`, the API's
+    keywords, or `COMMAND_OPTIONS`, the command's flags): a config for Trinity 0.5, as the comment on 0.6's offload
+    flags under ``trainer`` names it, made for no release, and the length to plan at past the validated one. `check`,
+    the options that check
     a config as the plan was made (`check_flags`: ``--gpu`` and more), adds the command that does so to the header,
     with the host memory, the Trinity release and Env's variable as the plan has them; None, no command.
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
@@ -317,7 +317,7 @@ def plan_fragment(
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS, check: tuple[str, ...] | None = None,
+    option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None,
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys (`fragment_keys`, as
     `plan_settings` gives the settings alone)."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, TrinityVersion, check_trinity_version
 from solver.results import Plan, TrinitySettings, plan_environment
-from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation, whole_nodes_violation
+from solver.rules import API_OPTIONS, OptionNames, batch_split_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.keys import REMOTE_ENGINES, value_at
 from solver.trinity.plan_keys import PlanKey, keys_for_plan
@@ -24,7 +24,7 @@ def plan_settings(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, train_batch_size: int | None = None,
-    option_names: OptionNames = COMMAND_OPTIONS,
+    option_names: OptionNames = API_OPTIONS,
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds or outside
