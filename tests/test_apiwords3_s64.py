@@ -19,8 +19,6 @@ import solver
 import solver.api
 import solver.trinity
 from solver.api import config_query
-from solver.cluster.buy import buy
-from solver.cluster.search import place
 from solver.query import make_query
 from solver.results import ApplySettings
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS
@@ -183,15 +181,16 @@ def test_the_questions_compared_include_words_that_differ():
     assert answer.reason is not None and "--token-budget auto reaches" in answer.reason
 
 
-# The cluster planner's own refusal of the token budget names the caller's options.
+# The cluster planner's refusal of the token budget (the API's, before it builds the planner) names the caller's
+# options.
 
-@pytest.mark.parametrize("search", [place, buy])
+@pytest.mark.parametrize("search", [solver.place, solver.buy_nodes])
 def test_the_cluster_planners_token_budget_refusal_names_the_callers_options(search):
     catalog = load_catalog()
     fleet = load_fleet(FLEET, catalog)
     for names, words in ((API_OPTIONS, API_BUDGET_REFUSAL), (COMMAND_OPTIONS, COMMAND_BUDGET_REFUSAL)):
         with pytest.raises(QueryError) as refused:
-            search(fleet, catalog, time_limit_s=1, estimate="never", token_budget="auto", option_names=names)
+            search(fleet, catalog=catalog, time_limit_s=1, estimate="never", token_budget="auto", option_names=names)
         assert str(refused.value) == words
 
 
