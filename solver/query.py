@@ -21,6 +21,7 @@ from solver.rules import (
     batch_words,
     host_ram_bound_words,
     host_ram_words,
+    kept_for_rollout,
     least_token_budget,
     option_names_of,
     rollout_layout,
@@ -754,12 +755,16 @@ def total_budget(total_gpus: int, budget_gpus: int | None, rollout_gpus: int | N
     if budget_gpus is not None:
         raise QueryError(f"{option_names.total_gpus} counts the trainer's and the rollout's GPUs together, "
                          f"{option_names.budget} the trainer's alone: give one of them")
-    if rollout_gpus is None:
+    if rollout_gpus is None:  # no split is sourced as Trinity's default: ask for one, naming the planner's
         rollout = option_names.valued(option_names.rollout_gpus, "R")
         budget = option_names.valued(option_names.budget, "N")
+        kept = kept_for_rollout(total_gpus, node_gpus)
+        split = (f"; {option_names.valued(option_names.rollout_gpus, kept)} is what the planner keeps for it of "
+                 f"{total_gpus} where a trainer would take them all" if kept < total_gpus and (
+                     total_gpus <= node_gpus or not total_gpus % node_gpus) else "")
         raise QueryError(f"{total} counts the trainer's and the rollout's GPUs together: say how many of them the "
-                         f"rollout takes, {rollout} (0: it runs elsewhere), or give the trainer's budget alone, "
-                         f"{budget}")
+                         f"rollout takes, {rollout} (0: it runs elsewhere{split}), or give the trainer's budget "
+                         f"alone, {budget}")
     if rollout_gpus >= total_gpus:
         raise QueryError(f"{option_names.valued(option_names.rollout_gpus, rollout_gpus)} leaves the trainer none of "
                          f"{total}: give the rollout fewer than {total_gpus}")

@@ -118,9 +118,12 @@ def test_a_terminal_too_narrow_for_a_map_is_told_of_budgets_that_double(cli: Cli
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, file=screen, **PLAIN_TEXT))
-    status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "24")
+    status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "8")
     assert status == 0 and err.endswith(
-        ": widen it, pipe the output (| less -S), map fewer budgets (--budgets 1,2,4,8,16,24), or save it with --svg "
+        ": widen it, pipe the output (| less -S), map fewer budgets (--budgets 1,2,4,8), or save it with --svg "
         "FILE\n")
+    # Past one node the map shows doubling budgets already (2, 4, 8, 16, 24 here): none fewer to name.
+    status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "24")
+    assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), or save it with --svg FILE\n")
     status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--budgets", "8,16,32")
     assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), or save it with --svg FILE\n")

@@ -77,7 +77,9 @@ def test_hints_name_the_gpus_in_all_not_the_trainer_budget(cli):
 
 @pytest.mark.parametrize(("flags", "error"), [
     (("--total-gpus", "16"), ("solve: error: --total-gpus 16 counts the trainer's and the rollout's GPUs together: "
-                              "say how many of them the rollout takes, --rollout-gpus R (0: it runs elsewhere), or "
+                              "say how many of them the rollout takes, --rollout-gpus R (0: it runs elsewhere; "
+                              "--rollout-gpus 8 is what the planner keeps for it of 16 where a trainer would take "
+                              "them all), or "
                               "give the trainer's budget alone, --gpus N")),
     (("--total-gpus", "16", "--gpus", "8", "--rollout-gpus", "8"), ("solve: error: --total-gpus counts the trainer's "
                                                                     "and the rollout's GPUs together, --gpus the "
@@ -128,8 +130,9 @@ def test_from_config_total_gpus_frees_the_count_and_keeps_the_configs_rollout(cl
 
 def test_the_api_names_its_keywords():
     catalog = load_catalog()
-    with pytest.raises(QueryError, match=r"^total_gpus=16 counts .* rollout_gpus=R \(0: it runs elsewhere\), or give "
-                       r"the trainer's budget alone, budget_gpus=N$"):
+    with pytest.raises(QueryError, match=r"^total_gpus=16 counts .* rollout_gpus=R \(0: it runs elsewhere; "
+                       r"rollout_gpus=8 is what the planner keeps for it of 16 where a trainer would take them all\), "
+                       r"or give the trainer's budget alone, budget_gpus=N$"):
         make_query(catalog, model="8B", max_model_len=32768, total_gpus=16, option_names=API_OPTIONS)
     with pytest.raises(QueryError, match=r"^total_gpus counts the trainer's and the rollout's GPUs together, "
                        r"budget_gpus the trainer's alone: give one of them$"):

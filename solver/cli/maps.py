@@ -38,7 +38,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, on_terminal, print_note
 from solver.cli.parser import Parser
-from solver.render import map_json, map_view
+from solver.render import PAST_NODE_COLUMNS, doubling_budgets, map_json, map_view
 from solver.results import GpuMap
 from solver.rules import COMMAND_OPTIONS, NODE_GPUS
 from solver.tables import MAX_ESTIMATED_GPUS, shown_number
@@ -58,7 +58,8 @@ def build_map_parser() -> Parser:
                         "those any tables document")
     budgets = parser.add_mutually_exclusive_group()
     budgets.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS),
-                         help="GPU budgets 1 to N (default 8); past a node, budgets with the same plans share a column")
+                         help="GPU budgets 1 to N (default 8); past a node, budgets with the same plans share a "
+                         f"column, and at most {PAST_NODE_COLUMNS} columns are shown (--json has every budget)")
     budgets.add_argument("--budgets", metavar="N,N...", type=whole_numbers(1, MAX_ESTIMATED_GPUS, "8,16,32"),
                          help="only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
                          "order), instead of 1 to --gpus-up-to N")
@@ -116,7 +117,8 @@ def run_map(args: argparse.Namespace) -> int:
     def views(narrow: bool = False) -> list[Group]:
         """The maps, each under its title (`narrow`: for a terminal narrower than they need)."""
         return [map_view(gpu_map, f"{_map_title(gpu_map)}{limits}{chosen}", limited=bool(limits),
-                         host_checked=args.host_ram is not None, narrow=narrow) for gpu_map in gpu_maps]
+                         host_checked=args.host_ram is not None, narrow=narrow, listed=args.budgets is not None)
+                for gpu_map in gpu_maps]
 
     whole = views()
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
@@ -128,8 +130,9 @@ def run_map(args: argparse.Namespace) -> int:
         screen = new_console(max(needed, screen.width))
     elif needed > screen.width and not args.json:
         top = max(gpu_map.budget_gpus[-1] for gpu_map in gpu_maps)
-        doublings = [1 << power for power in range(top.bit_length()) if 1 << power < top] + [top]
-        fewer = "" if args.budgets else f" map fewer budgets (--budgets {','.join(map(str, doublings))}),"
+        # past one node the map shows doubling budgets already (at most PAST_NODE_COLUMNS): none fewer to name
+        fewer = "" if args.budgets or top > args.node_gpus else \
+            f" map fewer budgets (--budgets {','.join(map(str, doubling_budgets(top)))}),"
         print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
                    f"pipe the output (| less -S),{fewer} or save it with --svg FILE")
         shown = views(narrow=True)

@@ -25,11 +25,23 @@ LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "bl
 """Shades of the longest-context map, shortest to longest."""
 
 
+PAST_NODE_COLUMNS = 5
+"""The most budget columns a map of budgets 1 to N past one node shows (those holding N and the four largest powers of
+two below it, `doubling_budgets`): the catalogue's maps then fit a terminal of 120 columns."""
+
+
+def doubling_budgets(top: int) -> list[int]:
+    """The powers of two below `top`, then `top`: ``[1, 2, 4, 8, 16, 24]`` for 24."""
+    return [1 << power for power in range(top.bit_length()) if 1 << power < top] + [top]
+
+
 def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int],
-                  node_gpus: int) -> list[tuple[int, int]]:
+                  node_gpus: int, listed: bool) -> list[tuple[int, int]]:
     """The map's columns as (first, last) budgets: one per budget, or in a map past one node of `node_gpus`, one
     per run of consecutive budgets whose plans are the same in every row, bar the GPUs they leave (past a node, a
-    trainer takes whole nodes: 9 to 15 GPUs on nodes of 8 allow what 8 do)."""
+    trainer takes whole nodes: 9 to 15 GPUs on nodes of 8 allow what 8 do); and there, unless the budgets are
+    `listed` (each asked), of more than `PAST_NODE_COLUMNS` runs those that hold one of the last
+    `PAST_NODE_COLUMNS` `doubling_budgets`."""
     def plans(budget: int) -> list[Plan | None]:
         return [None if (plan := grid[row, budget]) is None else plan.model_copy(update={"unused_gpus": 0})
                 for row in rows]
@@ -41,7 +53,28 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
             spans[-1] = (spans[-1][0], budget)
         else:
             spans.append((budget, budget))
-    return spans
+    if listed or budgets[-1] <= node_gpus or len(spans) <= PAST_NODE_COLUMNS:
+        return spans
+    kept = doubling_budgets(budgets[-1])[-PAST_NODE_COLUMNS:]
+    return [(first, last) for first, last in spans if any(first <= budget <= last for budget in kept)]
+
+
+def _left_out_budgets(budgets: list[int], spans: list[tuple[int, int]]) -> str:
+    """The line under a map that names the budgets its columns (`spans`) leave out ("" for none): ``budgets 1 to 3,
+    24 to 31 and 40 to 63: columns left out (--budgets maps them; --json has every budget)``."""
+    left_out = [budget for budget in budgets if not any(first <= budget <= last for first, last in spans)]
+    runs: list[list[int]] = []
+    for budget in left_out:
+        if runs and budget == runs[-1][-1] + 1:
+            runs[-1].append(budget)
+        else:
+            runs.append([budget])
+    if not runs:
+        return ""
+    words = [f"{run[0]}" if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs]
+    listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+    return (f"budget{'s' if len(left_out) > 1 else ''} {listed}: columns left out (--budgets maps them; --json has "
+            "every budget)")
 
 
 def past_known_length(plan: Plan) -> bool:
@@ -85,13 +118,14 @@ def _untrained_lengths(map_rows: Sequence[ModelMapRow | LengthMapRow], gpus: int
 
 
 def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False,
-             narrow: bool = False) -> Group:
+             narrow: bool = False, listed: bool = False) -> Group:
     """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost; the lengths past the
-    longest any budget trains in one line below it); then a legend (`limited`: the title names limits, a train batch
-    or host memory, that the plans keep to; without `host_checked`, a host memory given, it says that nothing checked
-    the Offload cells' host memory; `narrow`: for a terminal narrower than the map, where cells fold, a space before
-    each GPU count, so that none is split)."""
+    longest any budget trains in one line below it; past one node, at most `PAST_NODE_COLUMNS` columns unless the
+    budgets are `listed`, and a line naming those left out); then a legend (`limited`: the title names limits, a
+    train batch or host memory, that the plans keep to; without `host_checked`, a host memory given, it says that
+    nothing checked the Offload cells' host memory; `narrow`: for a terminal narrower than the map, where cells fold,
+    a space before each GPU count, so that none is split)."""
     by_length, budgets = gpu_map.by == "len", list(gpu_map.budget_gpus)
     map_rows: Sequence[ModelMapRow | LengthMapRow] = gpu_map.rows
     shown, untrained = _untrained_lengths(map_rows, budgets[-1], limited) if by_length else (len(map_rows), "")
@@ -102,7 +136,8 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     view = Table()
     view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
                     min_width=max(len(str(row)) for row in rows))
-    spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS)
+    spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS, listed)
+    left_out = _left_out_budgets(budgets, spans)
     budgets = [first for first, _ in spans]
     for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
         span = f"≤{first}{'' if last == first else f'-{last}'}"  # kept whole: a narrow column wraps before GPUs
@@ -138,6 +173,6 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla{_rocm_caution(grid.values())}")
-    untrained_line = [Text(untrained, style=NO_SETTING_STYLE)] if untrained else []
+    lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
-    return Group(Text(title, style="table.title"), view, *untrained_line, legend)
+    return Group(Text(title, style="table.title"), view, *lines_under, legend)

@@ -327,10 +327,12 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     to keep some); ``4 of 6 GPUs, with 2 rollout GPUs (2 unused: ...)`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
     `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
-    rollout)`` for a trainer past one node."""
+    rollout)`` for a trainer past one node; ``8 of 12 GPUs: whole nodes of 8 (4 left for rollout)`` for a trainer of
+    one node that a budget past it leaves short of a second, the rest idle as the trainer takes whole nodes past one."""
+    of_budget = f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}" + (
+        f": whole nodes of {node_gpus}" if plan.gpus == node_gpus < answer.budget_gpus < 2 * node_gpus else "")
     if answer.rollout_gpus and plan.nodes is not None and plan.rollout_gpus is not None:
-        trainer = (counted(plan.gpus, "GPU") if answer.open_budget
-                   else f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}")
+        trainer = counted(plan.gpus, "GPU") if answer.open_budget else of_budget
         nodes, rollout = plan.nodes, plan.rollout_gpus
         if nodes == 1:
             # The budget's GPUs the trainer leaves, for the rollout where a node holds them (not for a config's
@@ -356,5 +358,5 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     # beside the trainer: its note says so.)
     none_left = " (none left for rollout)" if answer.rollout_gpus is None and answer.current is None else ""
     left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
-    return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{spanned}{left}"
+    return f"{of_budget}{spanned}{left}"
 
