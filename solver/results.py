@@ -1463,8 +1463,8 @@ class PurchaseResult(_Timed, defer_build=True):
         "fits_nowhere no purchase places); the others are placed where the pools with the nodes bought leave room"))
     placements: tuple[Placement, ...] = Field(default=(), description=(
         "the jobs placed on the pools with the nodes bought, as a placement's placements (grown onto idle GPUs, "
-        "unless widen is off; node indexes in the pool with them): the required ones, the most priority of the others, then the "
-        "longer contexts, then the least cost; empty where no purchase was found"))
+        "unless widen is off; node indexes in the pool with them): the required ones, the most priority of the "
+        "others, then the longer contexts, then the least cost; empty where no purchase was found"))
     left_out: tuple[str, ...] = Field(default=(), description=(
         "the jobs not required that the placement with the nodes bought leaves out (those with no way to run are in "
         "fits_nowhere)"))

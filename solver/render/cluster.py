@@ -314,8 +314,8 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     return view
 
 
-PURCHASE_NOTE = ("the placement with them: set each pool's nodes: to its 'nodes then' and run solve cluster (--emit-dir "
-                 "writes the configs)")
+PURCHASE_NOTE = ("the placement with them: set each pool's nodes: to its 'nodes then' and run solve cluster "
+                 "(--emit-dir writes the configs)")
 """The line under what to buy: the placement it makes possible follows, and how to get its configs."""
 OWN_NODES_NOTE = "the placement (solve cluster --emit-dir writes the configs)"
 """The line above the placement where nothing is bought."""
