@@ -307,6 +307,7 @@ def buy_nodes(
     catalog: Catalog | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    widen: bool = True,
     trinity_version: str | None = None,
     required: Sequence[str] | None = None,
     option_names: OptionNames = API_OPTIONS,
@@ -314,17 +315,17 @@ def buy_nodes(
     """The fewest GPUs, then nodes, to add to a fleet's pools (a `Fleet`, or the path of a cluster file) so that every
     job with a way to run in some pool it may use is placed (`solve cluster --buy`), or only the required ones, where
     some are: those the fleet marks ``required`` and those `required` names (the others are placed where room is
-    left); the jobs with none are named apart. The answer holds the placement
-    with the nodes bought. The keywords as `place`'s. Raises `QueryError` (one line) for a bad option, `TableError`
-    for a bad cluster file."""
+    left); the jobs with none are named apart. The answer holds the placement with the nodes bought, grown onto
+    idle GPUs as a placement's (`widen` False: not). The keywords as `place`'s. Raises `QueryError` (one line) for a
+    bad option, `TableError` for a bad cluster file."""
     from solver.cluster import buy
 
     check_types(("option_names", option_names, OptionNames))
     fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
-        trinity_version=trinity_version, required=required, option_names=option_names)
-    result = buy(fleet, planner, workers=workers, seed=seed, progress=progress)
+        trinity_version=trinity_version, required=required, widen=widen, option_names=option_names)
+    result = buy(fleet, planner, workers=workers, seed=seed, progress=progress, widen=widen)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
@@ -363,7 +364,7 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
                        option_names: OptionNames, widen: bool = True,
                        minimize: Literal["nodes"] | None = None) -> tuple[Fleet, Planner]:
     """`place`'s and `buy_nodes`' options checked (`QueryError`, naming them as `option_names` do), in one order for
-    both (`widen` and `minimize` are `place`'s alone); the fleet to place, names as the catalogue (the shipped one
+    both (`minimize` is `place`'s alone); the fleet to place, names as the catalogue (the shipped one
     where None) gives them (`TableError` for a bad cluster file), with the jobs `required` names marked
     (`_with_required`); and the planner of its jobs' ways, with the planning options and the Trinity release
     (`trinity_release`'s)."""

@@ -116,6 +116,18 @@ benchmarks/cluster.py's fleets on the 2-core development machine (benchmarks/REA
 search ends in about 5 s of the default 10 s and the 5000-job fleet's in about 50 s of its 60 s, both on their budget,
 not the wall clock, with room for a slower machine; 1.0 proves the 1000-job fleet's length and cost stages too (4% more
 length) but takes about 8 s there, and leaves the 5000-job fleet to the wall clock on every run."""
+
+WAYS_QUESTIONS_PER_SECOND = 100
+"""The planner's new questions that working out the jobs' ways may ask (`solver.cluster.options.fleet_options`), per
+second of the time limit: a count, so that where it cuts them short the answer is the same on every run, whatever the
+machine's load. They took 2 to 10 ms each on the 2-core development machine (2026-12-04, busy: 498 questions in 2.3 s
+for 500 jobs, 460 in 4.5 s for 100), so the count ends them within about half the limit; benchmarks/cluster.py's
+fleets ask fewer (738 for its 1000 jobs at 10 s)."""
+
+WAYS_WALL_SHARE = 0.6
+"""The share of the time limit by which working out the jobs' ways ends on the wall clock, the safety net behind
+`WAYS_QUESTIONS_PER_SECOND` (a busy machine): `solver.cluster.options.WaysLimit`."""
+
 NODE_SIZE_PATH = ("cluster", "gpu_per_node")
 NODE_SIZE_KEY = ".".join(NODE_SIZE_PATH)
 """The Trinity config key that gives the GPUs of a node."""

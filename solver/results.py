@@ -1400,8 +1400,13 @@ class ClusterResult(_Timed, defer_build=True):
         "the steps that the time limit's wall clock stopped, in order: the search's stages ('priority' or 'nodes', "
         "'length', 'cost', 'tie-break') and widening's solves ('widening') before the work they are given in CP-SAT's "
         "deterministic time, the proof that the jobs fit nowhere even without host memory ('without host'), and the "
-        "smaller asks of the jobs left out ('hints'). Empty: the same file, options and seed give the same answer on "
+        "smaller asks of the jobs left out ('hints'), and working out the jobs' ways ('ways', before the count of the "
+        "planner's questions they are given). Empty: the same file, options and seed give the same answer on "
         "every run, whatever the machine's load (with workers=1); otherwise another run may give another"))
+    ways_cut_short: tuple[str, ...] = Field(default=(), description=(
+        "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
+        "left out, for want of time, the status is at best 'feasible' (with every job required, as --minimize "
+        "nodes asks, 'unknown'), and the bound counts the other jobs alone"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))
@@ -1460,9 +1465,9 @@ class PurchaseResult(_Timed, defer_build=True):
         "fleet's required: true and --required's; one in "
         "fits_nowhere no purchase places); the others are placed where the pools with the nodes bought leave room"))
     placements: tuple[Placement, ...] = Field(default=(), description=(
-        "the jobs placed on the pools with the nodes bought, as a placement's placements (before growing onto idle "
-        "GPUs; node indexes in the pool with them): the required ones, the most priority of the others, then the "
-        "longer contexts, then the least cost; empty where no purchase was found"))
+        "the jobs placed on the pools with the nodes bought, as a placement's placements (grown onto idle GPUs, "
+        "unless widen is off; node indexes in the pool with them): the required ones, the most priority of the "
+        "others, then the longer contexts, then the least cost; empty where no purchase was found"))
     left_out: tuple[str, ...] = Field(default=(), description=(
         "the jobs not required that the placement with the nodes bought leaves out (those with no way to run are in "
         "fits_nowhere)"))
@@ -1473,8 +1478,8 @@ class PurchaseResult(_Timed, defer_build=True):
     undecided_ways: int = Field(default=0, description="as a placement's: the status is at best feasible")
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the stages the time limit's wall clock stopped ('bought GPUs', 'bought nodes', then the placement's on the "
-        "purchase: 'priority', 'length', 'cost', 'tie-break'): empty, and only then, the same file gives the same "
-        "answer on every run"))
+        "purchase: 'priority', 'length', 'cost', 'tie-break', and its jobs grown onto idle GPUs: 'widening'): empty, "
+        "and only then, the same file gives the same answer on every run"))
     memory_model_source: str | None = Field(default=None, description="as a placement's")
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")

@@ -46,7 +46,7 @@ from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
-from solver.query import DETERMINISTIC_PER_SECOND
+from solver.query import DETERMINISTIC_PER_SECOND, WAYS_QUESTIONS_PER_SECOND, WAYS_WALL_SHARE
 from solver.render import cluster_json, cluster_view, purchase_json, purchase_view
 from solver.results import ClusterResult, Placement, PoolCode, PurchaseResult, ReasonCode, Unplaced, UnplacedCode
 from solver.rules import COMMAND_OPTIONS
@@ -123,10 +123,11 @@ def build_cluster_parser() -> Parser:
                         f"them (default 10; the search's work is CP-SAT's deterministic time, "
                         f"{DETERMINISTIC_PER_SECOND:g} per second, so that "
                         "the same file gives the same placement whatever the machine's load, with the wall clock as "
-                        "the bound: where that stops it first, the answer says so; each query may take at most as "
-                        "long, and the queries are not cut short: "
-                        "a fleet of many job shapes may take longer, with the greedy placement, and its status says "
-                        "how long they took; widening after them, at most a second per stage, and the smaller "
+                        "the bound: where that stops it first, the answer says so; the queries that work out the "
+                        f"jobs' ways, at most {WAYS_QUESTIONS_PER_SECOND} new ones per second, and by "
+                        f"{WAYS_WALL_SHARE:g} of the limit on the wall clock, the jobs of more priority first: the "
+                        "jobs past them are left out, and the answer says so (with --minimize nodes, no placement); "
+                        "widening after the search, at most a second per stage, and the smaller "
                         "asks that would place a job left out for room, until the limit, or for 0.3 of the queries' "
                         "time past it)")
     add_workers_option(parser, "a placement proven best does not depend on it; one the time limit stops is the "
@@ -233,7 +234,7 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     """``solve cluster --buy``: the fewest nodes to add so that every job (or every --required one) is placed, and the
     placement with them, on stdout; 0 where every required job is placed with them, 1 where one fits no pool's nodes
     or no purchase was found."""
-    result = _searched(args, fleet, catalog, weights, buy_nodes)
+    result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen))
     if args.json:
         sys.stdout.write(purchase_json(result) + "\n")
     else:

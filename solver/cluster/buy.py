@@ -24,7 +24,7 @@ from solver.cluster.options import (
     layout,
     ways_in_pool,
 )
-from solver.cluster.placements import as_placement, first_gpus, pool_use
+from solver.cluster.placements import pool_use
 from solver.cluster.reasons import unplaced_without_a_way, why_no_option
 from solver.cluster.search import (
     READ_BACK_S,
@@ -33,13 +33,14 @@ from solver.cluster.search import (
     Search,
     StopOnInterrupt,
     greedy_start,
+    grown_placements,
     node_indexes,
     placement_solver,
     placement_stages,
     solve_stages,
 )
 from solver.query import DETERMINISTIC_PER_SECOND, Progress
-from solver.results import Placement, PoolPurchase, PurchaseResult, Status, Unplaced
+from solver.results import PoolPurchase, PurchaseResult, Status, Unplaced
 from solver.tables import MAX_ESTIMATED_GPUS, Fleet
 
 
@@ -50,11 +51,12 @@ def buy(
     workers: int = 1,
     seed: int = 0,
     progress: Progress | None = None,
+    widen: bool = True,
 ) -> PurchaseResult:
     """The fewest GPUs (then nodes) to add to `fleet`'s pools so that every job with a way to run in some pool it may
     use is placed, as `place` places them (only the jobs the fleet marks ``required``, where it marks some: the others
-    where room is left), with the jobs that have none named apart, and the placement with the nodes bought; the
-    planner and the options as `place`'s."""
+    where room is left), with the jobs that have none named apart, and the placement with the nodes bought, grown onto
+    idle GPUs as a placement's unless not `widen`; the planner and the options as `place`'s."""
     started = time.monotonic()
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
@@ -105,7 +107,14 @@ def buy(
         return unfound.model_copy(update={"status": failed, "wall_time_s": time.monotonic() - started})
     extra = _bought(fleet, options, search)
     after = _raised(owned, extra)
-    placements = _placements(planner, after, options, search)
+    chosen = {option.job: option for option, value in zip(options, search.values) if value}
+    nodes = node_indexes(after, chosen, search.counts)
+    widen_by = started + planner.time_limit_s if widen and not interrupt.caught else None
+    try:
+        grown = grown_placements(planner, after, chosen, nodes, seed, widen_by)
+    except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
+        interrupt.caught, grown = True, grown_placements(planner, after, chosen, nodes, seed, None)
+    placements = grown.placements
     pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=more, gpus=more * pool.gpus_per_node,
                                nodes_after=pool.nodes + more, nodes_used=use.nodes_used, gpus_used=use.gpus_used)
                   for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
@@ -113,10 +122,11 @@ def buy(
     return unfound.model_copy(update={
         "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
         "nodes": sum(pool.nodes for pool in pools), "bound": staged.search.bound, "pools": pools,
-        "placements": placements, "wall_clock_stopped": search.wall_clock_stopped,
+        "placements": placements, "wall_clock_stopped": search.wall_clock_stopped + grown.wall_clock_stopped,
         "left_out": tuple(job.name for job in owned.jobs if job.name not in must
                           and job.name not in {placement.job for placement in placements}),
-        "placement_proven": search.proven and not interrupt.caught, "wall_time_s": time.monotonic() - started})
+        "placement_proven": search.proven and not interrupt.caught, "interrupted": interrupt.caught,
+        "wall_time_s": time.monotonic() - started})
 
 
 def _raised(fleet: Fleet, extra: list[int]) -> Fleet:
@@ -173,11 +183,3 @@ def _bought(fleet: Fleet, options: list[Option], search: Search) -> list[int]:
         used = filled + sum(option.whole_nodes for option in chosen if option.pool == index)
         extra.append(max(used - pool.nodes, 0))
     return extra
-
-
-def _placements(planner: Planner, fleet: Fleet, options: list[Option], search: Search) -> tuple[Placement, ...]:
-    """The search's placement on `fleet` (the pools with the nodes bought), as `place` gives one before widening."""
-    chosen = {option.job: option for option, value in zip(options, search.values) if value}
-    nodes = node_indexes(fleet, chosen, search.counts)
-    first_gpu = first_gpus((job, option, nodes[job][0]) for job, option in sorted(chosen.items()))
-    return tuple(as_placement(planner, fleet, chosen[job], nodes[job], first_gpu[job]) for job in sorted(chosen))

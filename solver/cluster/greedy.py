@@ -50,7 +50,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     that has room. The same options and rules as `place` with the shipped memory model and Trinity's default
     token budget (`place` takes others), and no search."""
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate)
-    options, _ = fleet_options(planner, fleet)
+    options = fleet_options(planner, fleet).options
     choice = greedy_choice(fleet, options)
     # In the order they were placed.
     first_gpu = first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())

@@ -5,13 +5,17 @@ few classes as keep those few (`host_footprints`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from math import ceil
 
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, margin_room, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import (
     DETERMINISTIC_PER_SECOND,
+    WAYS_QUESTIONS_PER_SECOND,
+    WAYS_WALL_SHARE,
     EstimateMode,
     Objective,
     Query,
@@ -43,6 +47,32 @@ REACH_SHARE = 0.02
 """The share of a run's deterministic time (`DETERMINISTIC_PER_SECOND` per second of its time limit) that the
 questions whether more of a pool's nodes train a length (`reasons`' `more_nodes_reach`) may take together, taken from
 the search's (`search.place`, `buy.buy`): about 0.0001 each, so about a thousand at the default 10 s."""
+
+
+@dataclass(frozen=True)
+class WaysLimit:
+    """How far working out the jobs' ways may go: `questions` new questions to the planner, and, as a safety net, the
+    wall clock's `deadline` (a `time.monotonic()`). A job's ways are asked whole or not at all."""
+
+    questions: int
+    deadline: float
+
+    @classmethod
+    def of(cls, time_limit_s: float, started: float) -> WaysLimit:
+        """The limit of a run of `time_limit_s` that began at `started`."""
+        return cls(questions=ceil(WAYS_QUESTIONS_PER_SECOND * time_limit_s),
+                   deadline=started + WAYS_WALL_SHARE * time_limit_s)
+
+
+@dataclass(frozen=True)
+class FleetWays:
+    """The jobs' ways (`fleet_options`): the `options`, the pools whose host memory they round up, the jobs (indexes)
+    whose ways the time limit left unasked (`cut_short`), and whether the wall clock cut them (else the count)."""
+
+    options: list[Option]
+    host_rounded: tuple[str, ...]
+    cut_short: tuple[int, ...] = ()
+    wall_clock_cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,6 +167,8 @@ class Planner:
         self.prepared: dict[PlanningInputs, PlanningData] = {}
         """The tables' data of the questions, prepared once for those of the same inputs (differing in length,
         host memory or the Offload pin)."""
+        self.asked = 0
+        """How many new questions `best` has asked (those its cache did not answer)."""
         self.undecided = 0
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
         self.reasons: dict[tuple[object, ...], NoWayReason] = {}
@@ -162,6 +194,7 @@ class Planner:
             if inputs not in self.prepared:
                 self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
             answer = answer_for(self.catalog, query, gpu, explained=False, data=self.prepared[inputs])
+            self.asked += 1
             self.undecided += not answer.decided  # a way left out, or a plan perhaps not its best
             self.cache[key] = answer.best
         return self.cache[key]
@@ -309,11 +342,23 @@ def stretch_ceiling(asked: AtLeast, model: Model) -> int:
     return known if asked.at_most is None else min(known, asked.at_most)
 
 
-def fleet_options(planner: Planner, fleet: Fleet) -> tuple[list[Option], tuple[str, ...]]:
-    """Every job's ways to run (`job_options`), job by job, with the host memory each takes on a node it shares and
-    the pools where that is rounded up (`host_footprints`): what the search and the greedy baseline place."""
-    return host_footprints(fleet, [option for index in range(len(fleet.jobs))
-                                   for option in job_options(planner, fleet, index)])
+def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None) -> FleetWays:
+    """Every job's ways to run (`job_options`), with the host memory each takes on a node it shares and the pools where
+    that is rounded up (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no
+    limit), the required jobs first, then by priority, then in the file's order; the jobs past it get none."""
+    order = sorted(range(len(fleet.jobs)), key=lambda index: (not fleet.jobs[index].required,
+                                                              -fleet.jobs[index].priority, index))
+    by_job: dict[int, list[Option]] = {}
+    asked_before, wall_clock_cut = planner.asked, False
+    for index in order:
+        if limit is not None and planner.asked - asked_before >= limit.questions:
+            break
+        if limit is not None and time.monotonic() >= limit.deadline:
+            wall_clock_cut = True
+            break
+        by_job[index] = job_options(planner, fleet, index)
+    options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])
+    return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut)
 
 
 def jobs_without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:

@@ -47,14 +47,15 @@ from solver.tables import (
 
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
-                     certain: bool = False, smaller_asks: SmallerAsks | None = None) -> tuple[Unplaced, ...]:
+                     certain: bool = False, smaller_asks: SmallerAsks | None = None,
+                     cut_short: Collection[int] = ()) -> tuple[Unplaced, ...]:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
     none left out, their host memory exact), the priority that places it; where `smaller_asks` (None: no hints) finds
     one of its ways that would fit the room the final placement leaves idle with fewer rollout GPUs or at a shorter
     length, the least of each change; and why the other pools it may use have no plan for it; or no plan that fits
-    any pool it may use."""
+    any pool it may use; or, for the jobs `cut_short`, that the time limit left their ways unasked."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   f"limit (raise {planner.option_names.time_limit})")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -68,6 +69,11 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     unplaced = []
     for index, job in enumerate(fleet.jobs):
         if index in placed:
+            continue
+        if index in cut_short:
+            unplaced.append(Unplaced(job=job.name, reason_code=UnplacedCode.TIME_LIMIT, reason=(
+                "no ways to run worked out within the time limit (the jobs of more priority are asked first; raise "
+                f"{planner.option_names.time_limit})")))
             continue
         if not pools[index]:
             unplaced.append(unplaced_without_a_way(job, why_no_option(planner, fleet, index)))

@@ -25,7 +25,7 @@ from solver.cluster.model import (
     required_names,
     tie_break,
 )
-from solver.cluster.options import Footprint, Option, Planner, fleet_options, jobs_without_ways
+from solver.cluster.options import Footprint, Option, Planner, WaysLimit, fleet_options, jobs_without_ways
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import (
     SmallerAsks,
@@ -117,6 +117,8 @@ def place(
     every_job = minimize == "nodes"
     required = required_jobs(fleet, every_job)
     planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
+    if required & set(planned.cut_short):  # a job that must be placed has no ways yet: no placement can be found
+        return _ways_cut_short_result(planned)
     if required & set(stuck):  # a required job fits nowhere: the other jobs are not placed either, and say why
         return _none_placed(planned, [job for job in stuck if job in required], unplaced)
     options = planned.options
@@ -156,13 +158,15 @@ def place(
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
                started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
-    run (`stuck`, indexes) and why (`Unplaced`): asked now, so that the time it takes counts against the limit."""
-    options, host_rounded = fleet_options(planner, fleet)
-    stuck = jobs_without_ways(fleet, options)
+    run (`stuck`, indexes) and why (`Unplaced`): asked now, within the time limit (`WaysLimit`), so that the time it
+    takes counts against it."""
+    ways = fleet_options(planner, fleet, WaysLimit.of(planner.time_limit_s, started))
+    stuck = [job for job in jobs_without_ways(fleet, ways.options) if job not in ways.cut_short]
     unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why_no_option(planner, fleet, i)) for i in stuck)
-    planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
+    planned = _Planned(fleet=fleet, options=ways.options, every_job=every_job, host_rounded=ways.host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
-                       planning_s=time.monotonic() - started, option_names=planner.option_names)
+                       planning_s=time.monotonic() - started, option_names=planner.option_names,
+                       cut_short=ways.cut_short, wall_clock_cut=ways.wall_clock_cut)
     return planned, stuck, unplaced
 
 
@@ -192,6 +196,25 @@ class _Planned:
     started: float
     planning_s: float
     option_names: OptionNames
+    cut_short: tuple[int, ...] = ()
+    """The jobs (indexes) whose ways the time limit left unasked (`WaysLimit`): they are left out."""
+    wall_clock_cut: bool = False
+    """Whether the wall clock cut the jobs' ways short (else their count of questions, the same on every run)."""
+
+    @property
+    def unproven(self) -> bool:
+        """Whether the ways leave any placement unproven: host memory rounded up, ways undecided or left unasked."""
+        return bool(self.host_rounded or self.undecided or self.cut_short)
+
+    @property
+    def cut_short_names(self) -> tuple[str, ...]:
+        """The jobs whose ways the time limit left unasked, by name."""
+        return tuple(self.fleet.jobs[job].name for job in self.cut_short)
+
+    @property
+    def ways_stopped(self) -> tuple[str, ...]:
+        """``ways`` where the wall clock cut the jobs' ways short (`Search.wall_clock_stopped`'s first step)."""
+        return ("ways",) if self.wall_clock_cut else ()
 
     @property
     def counted_by(self) -> PlacementCount:
@@ -216,22 +239,23 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
-    certain = first_proven and not planned.host_rounded and not planned.undecided
+    certain = first_proven and not planned.unproven
     try:
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed,
-                                                certain, hints)
+                                                certain, hints, planned.cut_short)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted = True
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, None, first_proven,
-                                                certain=certain)
-    proven = search.proven and not planned.host_rounded and not planned.undecided
+                                                certain=certain, cut_short=planned.cut_short)
+    proven = search.proven and not planned.unproven
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
                          required=required_names(fleet), no_way_to_run=planned.no_way,
                          pools=pool_use(fleet, placements),
                          host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
-                         tie_broken=search.tie_broken, wall_clock_stopped=search.wall_clock_stopped + stopped,
-                         wall_time_s=time.monotonic() - planned.started,
+                         tie_broken=search.tie_broken,
+                         wall_clock_stopped=planned.ways_stopped + search.wall_clock_stopped + stopped,
+                         ways_cut_short=planned.cut_short_names, wall_time_s=time.monotonic() - planned.started,
                          planning_s=planned.planning_s, building_s=building_s,
                          least_time_limit_s=least_time_limit_to_search_s(planned.planning_s, building_s),
                          interrupted=interrupted)
@@ -255,7 +279,7 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
         proved_without_host, wall_stopped = _infeasible_without_host(fleet, planned.options, planned.every_job,
                                                                      interrupt, *limits)
         rounded_only, stopped = not proved_without_host, stopped + (("without host",) if wall_stopped else ())
-    proved = failed == cp_model.INFEASIBLE and not rounded_only and not planned.undecided
+    proved = failed == cp_model.INFEASIBLE and not rounded_only and not planned.undecided and not planned.cut_short
     verdict: Status = "infeasible" if proved else "unknown"
     return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
                          placements=(), pools=pool_use(fleet, ()), required=required_names(fleet),
@@ -264,10 +288,23 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
                                                None if planned.every_job else required_jobs(fleet, False),
                                                planned.option_names),
                          no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
-                         wall_clock_stopped=stopped, wall_time_s=time.monotonic() - planned.started,
+                         wall_clock_stopped=planned.ways_stopped + stopped, ways_cut_short=planned.cut_short_names,
+                         wall_time_s=time.monotonic() - planned.started,
                          interrupted=interrupt.caught, planning_s=planned.planning_s, building_s=building_s,
                          least_time_limit_s=(least_time_limit_to_search_s(planned.planning_s, building_s)
                                              if failed != cp_model.INFEASIBLE and not interrupt.caught else None))
+
+
+def _ways_cut_short_result(planned: _Planned) -> ClusterResult:
+    """The answer where the time limit left a job that must be placed (every job, with ``--minimize nodes``) without
+    its ways (`planned.cut_short`): status unknown, no placement, every job left out for want of time."""
+    fleet = planned.fleet
+    return ClusterResult(status="unknown", objective=None, bound=None, objective_counts=planned.counted_by,
+                         placements=(), pools=pool_use(fleet, ()), required=required_names(fleet),
+                         unplaced=all_unplaced(fleet, "unknown", False, option_names=planned.option_names),
+                         no_way_to_run=(), host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
+                         wall_clock_stopped=planned.ways_stopped, ways_cut_short=planned.cut_short_names,
+                         wall_time_s=time.monotonic() - planned.started, planning_s=planned.planning_s)
 
 
 def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, ...]) -> ClusterResult:
@@ -475,16 +512,42 @@ class StopOnInterrupt:
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
-    hints: _Hints | None = None,
+    hints: _Hints | None = None, cut_short: tuple[int, ...] = (),
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
     priority places them); the hints of smaller asks, on the placement as grown, are asked within `hints`' time
-    (None: no hints). Last, the steps the wall clock stopped (``widening``, ``hints``)."""
+    (None: no hints); the jobs `cut_short` (their ways left unasked) are left out for want of time. Last, the steps the
+    wall clock stopped (``widening``, ``hints``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts)
+    grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by)
+    where = {job: (option, nodes[job]) for job, option in chosen.items()}
+    final = {job: (option, nodes[job]) for job, option in grown.ways.items()}
+    smaller_asks = None if hints is None else SmallerAsks(planner, fleet, final, hints.until())
+    unplaced = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short)
+    stopped = grown.wall_clock_stopped + (
+        ("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped else ())
+    return grown.placements, unplaced, stopped
+
+
+@dataclass(frozen=True)
+class Grown:
+    """The placement as it ends (`grown_placements`): its `placements`, each job's way as placed (`ways`, job ->
+    option: grown or its own), and ``("widening",)`` where the wall clock stopped widening (else empty)."""
+
+    placements: tuple[Placement, ...]
+    ways: dict[int, Option]
+    wall_clock_stopped: tuple[str, ...]
+
+
+def grown_placements(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]],
+                     seed: int, widen_by: float | None) -> Grown:
+    """The `chosen` ways (job -> option) on their `nodes` as `Placement`s, the jobs of a node with idle GPUs grown onto
+    them (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: not grown),
+    a job's GPUs on a shared node starting where the jobs before it in file order end."""
     placed = dict(chosen)
     widened = None if widen_by is None else widen_jobs(planner, fleet, chosen, nodes, seed, widen_by)
     if widened is not None:
@@ -493,13 +556,7 @@ def _decode(
     placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
-    where = {job: (option, nodes[job]) for job, option in chosen.items()}
-    final = {job: (option, nodes[job]) for job, option in placed.items()}
-    smaller_asks = None if hints is None else SmallerAsks(planner, fleet, final, hints.until())
-    unplaced = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks)
-    stopped = (("widening",) if widened is not None and widened.wall_clock_stopped else ()) + (
-        ("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped else ())
-    return placements, unplaced, stopped
+    return Grown(placements, placed, ("widening",) if widened is not None and widened.wall_clock_stopped else ())
 
 
 def node_indexes(fleet: Fleet, chosen: dict[int, Option],

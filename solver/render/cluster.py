@@ -56,7 +56,8 @@ WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes
                     "length": "the longer-contexts stage", "cost": "the step-time-cost stage",
                     "tie-break": "the tie-break", "without host": "the proof without host memory",
                     "widening": "widening onto idle GPUs", "hints": "the smaller asks of the jobs left out",
-                    "bought GPUs": "the GPUs-bought stage", "bought nodes": "the nodes-bought stage"}
+                    "bought GPUs": "the GPUs-bought stage", "bought nodes": "the nodes-bought stage",
+                    "ways": "working out the jobs' ways"}
 """The steps `ClusterResult.wall_clock_stopped` names, in words."""
 
 
@@ -202,6 +203,8 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> 
         f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
     if result.host_rounded and result.bound is not None:
         bound = f"bound {result.bound} with the host memory rounded"
+    if result.ways_cut_short and result.bound is not None:
+        bound = f"bound {result.bound} on the jobs whose ways were worked out"
     lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
     if result.bound is None and not result.interrupted:
         lines += _time_to_search(result)
@@ -225,6 +228,11 @@ def _search_warnings(result: ClusterResult) -> list[Text]:
     warnings = []
     if result.status == "optimal" and not result.tie_broken:
         warnings.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
+    if result.ways_cut_short:
+        warnings.append(Text(
+            f"the time limit cut working out the jobs' ways short: {named_jobs(list(result.ways_cut_short))} got none "
+            "(the jobs of more priority are asked first), so the placement is not proven best"
+            f"{'' if result.placements else ' and none was searched for'} (raise --time-limit)", style="yellow"))
     return warnings + _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways,
                                          ": no node's host memory is exceeded, but the placement is not proven optimal"
                                          if result.placements else "", "placement")
@@ -306,10 +314,10 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     return view
 
 
-PURCHASE_NOTE = ("the placement with them, before jobs grow onto idle GPUs: set each pool's nodes: to its 'nodes then' "
-                 "and run solve cluster (--emit-dir writes the configs)")
+PURCHASE_NOTE = ("the placement with them: set each pool's nodes: to its 'nodes then' and run solve cluster "
+                 "(--emit-dir writes the configs)")
 """The line under what to buy: the placement it makes possible follows, and how to get its configs."""
-OWN_NODES_NOTE = "the placement, before jobs grow onto idle GPUs (solve cluster --emit-dir writes the configs)"
+OWN_NODES_NOTE = "the placement (solve cluster --emit-dir writes the configs)"
 """The line above the placement where nothing is bought."""
 
 
