@@ -17,10 +17,11 @@ from test_clustersearch_s64 import A100, TWO_14B
 import solver.cluster.options
 import solver.cluster.reasons
 import solver.cluster.search
+from solver import plan
 from solver.cluster.options import Planner
 from solver.query import DETERMINISTIC_PER_SECOND, ConfigProblemCode
 from solver.tables import Fleet, Job, Pool, load_fleet
-from solver.trinity import trinity_config_problems
+from solver.trinity import ConfigError, anchored_keys, trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -138,3 +139,14 @@ def test_a_rope_scaling_that_is_no_mapping_over_a_models_own_is_refused_and_said
             (ConfigProblemCode.ROPE_SCALING_REPLACES_OWN,
              "model.rope_scaling (None) would replace Llama-3.1-8B's own llama3 RoPE scaling: remove it"),
             (ConfigProblemCode.ROPE_SCALING_WRONG, f"model.rope_scaling must be a mapping, got {value!r}: remove it")]
+
+
+def test_anchored_keys_refuses_a_tag_that_only_ruamels_round_trip_reads_in_trinitys_words():
+    # patch.py's `anchored_keys`: where Trinity's reader refuses the text and ruamel's round trip reads it (a tag of
+    # one's own), the refusal is the reader's own, raised again.
+    best = plan("4B", max_model_len=8192, gpu="a100")[0].best
+    assert best is not None
+    with pytest.raises(ConfigError) as refused:
+        anchored_keys("a: !custom 1\n", best, CATALOG.model("4B"), name="c.yaml")
+    assert str(refused.value) == ("c.yaml: line 1: malformed YAML: could not determine a constructor for the tag "
+                                  "'!custom'")
