@@ -513,8 +513,9 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
                                       plan_reason_code=answer.reason_code, more_nodes_reach=reach,
                                       more_nodes_token_budget=budget))
-    return NoWayReason("; ".join(one for one, _ in reasons) or "no pool it may use",
-                       "; ".join(several for _, several in reasons) or "no pool they may use", tuple(codes))
+    # One pool at least: every job may use one (`Fleet` checks a job's pool), and `_elsewhere` asks where one is left.
+    return NoWayReason("; ".join(one for one, _ in reasons), "; ".join(several for _, several in reasons),
+                       tuple(codes))
 
 
 def _whole_pool_question(planner: Planner, job: Job, pool: Pool, length: int | None) -> Query:
