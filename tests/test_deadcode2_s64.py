@@ -131,13 +131,13 @@ def test_minimize_nodes_with_every_job_required_names_no_job_to_buy_for(cli: Cli
 def test_a_rope_scaling_that_is_no_mapping_over_a_models_own_is_refused_and_said_to_replace_it():
     # `_check_rope_scaling`'s branch for a model.rope_scaling given over the model's own scaling that is no mapping
     # (a mapping is judged by `_check_given_over_own`): Trinity refuses the value whatever the length, and it would
-    # replace Llama 3.1's llama3 scaling. The second line's "(None)" is the type a value that is no mapping gives.
+    # replace Llama 3.1's llama3 scaling. The first line names the value given (it said "(None)", its RoPE type).
     llama = CATALOG.model("llama-3.1-8b")
     for value in ("yarn", 2.0):
         problems = trinity_config_problems({"model": {"max_model_len": 4096, "rope_scaling": value}}, llama, 8)
         assert [(problem.code, problem.words) for problem in problems] == [
             (ConfigProblemCode.ROPE_SCALING_REPLACES_OWN,
-             "model.rope_scaling (None) would replace Llama-3.1-8B's own llama3 RoPE scaling: remove it"),
+             f"model.rope_scaling ({value!r}) would replace Llama-3.1-8B's own llama3 RoPE scaling: remove it"),
             (ConfigProblemCode.ROPE_SCALING_WRONG, f"model.rope_scaling must be a mapping, got {value!r}: remove it")]
 
 

@@ -366,9 +366,9 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     given_rope = checks.rope_type()
     if own_rope is not None and isinstance(rope, Mapping):
         _check_given_over_own(checks, model, length)
-    elif own_rope is not None and rope is not None:
+    elif own_rope is not None and rope is not None:  # no mapping: its value, which has no RoPE type
         checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
-            f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE scaling: "
+            f"model.rope_scaling ({brief(rope)}) would replace {model.name}'s own {own_rope} RoPE scaling: "
             "remove it"))
     wanted = model.yarn_factor(int(length)) if length is not None else None
     if (length is not None and rope is None and wanted is None and length > model.vllm_longest_length
