@@ -1,0 +1,128 @@
+"""Mutation testing of sessions 63-64's code (review s64, helper mutants7): tests of real behaviour that kill the hand
+mutants the other test files let live (vLLM's derived length, ...)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from solver.tables import load_model_config
+from solver.trinity import trinity_config_problems
+
+LLAMA_SHAPE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+               "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+               "intermediate_size": 14336, "vocab_size": 128256, "tie_word_embeddings": False,
+               "max_position_embeddings": 32768}
+
+
+@pytest.fixture(autouse=True)
+def _no_long_length_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
+
+
+def _folder(tmp_path: Path, name: str = "keyed", **config: object) -> Path:
+    folder = tmp_path / name
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({**LLAMA_SHAPE, "_name_or_path": name, **config}),
+                                        encoding="utf-8")
+    return folder
+
+
+def _codes(model_folder: Path, mapping: dict) -> list[str]:
+    return [problem.code.value for problem in trinity_config_problems(mapping, load_model_config(model_folder), 8)]
+
+
+def test_of_per_layer_type_scalings_vllm_takes_the_last_factor_given(tmp_path: Path):
+    # mutant v07: the first factor kept (2.0: 65536)
+    folder = _folder(tmp_path, rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0},
+                                                "sliding_attention": {"rope_type": "linear", "factor": 4.0}})
+    model = load_model_config(folder)
+    assert (model.rope_scaling, model.vllm_context) == ("linear", 131072)
+
+
+def test_a_yarn_without_an_original_length_stretches_max_position_embeddings_not_a_smaller_key(tmp_path: Path):
+    # mutant v09: the smallest key's 8192 taken as the YaRN's original (8192 x 4 = 32768)
+    model = load_model_config(_folder(tmp_path, seq_length=8192, rope_scaling={"rope_type": "yarn", "factor": 4.0}))
+    assert (model.native_context, model.vllm_length_key, model.vllm_context) == (32768, ("seq_length", 8192), 131072)
+
+
+def test_a_scaling_given_over_the_own_one_stretches_the_smaller_key(tmp_path: Path):
+    # mutant v19: the given linear x2 over max_position_embeddings (65536), not over seq_length's 8192 (16384)
+    folder = _folder(tmp_path, seq_length=8192, rope_scaling={"rope_type": "linear", "factor": 4.0})
+    given = {"model": {"max_model_len": 20000, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}}
+    assert _codes(folder, given) == ["rope-scaling-short-refused"]
+    given["model"]["max_model_len"] = 16384
+    assert _codes(folder, given) == []
+
+
+def test_a_yarn_given_over_the_own_scaling_takes_its_original_length(tmp_path: Path):
+    # mutant v21: the given YaRN's original 16384 ignored (32768 x 4 = 131072, not 16384 x 4 = 65536)
+    folder = _folder(tmp_path, rope_scaling={"rope_type": "linear", "factor": 4.0})
+    given = {"model": {"max_model_len": 100000, "rope_scaling": {
+        "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16384}}}
+    assert _codes(folder, given) == ["rope-scaling-replaces-own", "rope-scaling-short-refused"]
+
+
+def test_a_model_max_length_bounds_a_given_scaling_from_below(tmp_path: Path):
+    # mutant v23: vllm_longest_given without the config.json's model_max_length (32768 x 2 = 65536 < 100000)
+    folder = _folder(tmp_path, model_max_length=131072, rope_scaling={"rope_type": "linear", "factor": 4.0})
+    given = {"model": {"max_model_len": 100000, "rope_scaling": {
+        "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32768}}}
+    assert _codes(folder, given) == ["rope-scaling-replaces-own"]
+
+
+def test_a_smaller_key_that_is_not_model_max_length_allows_no_length_past_a_given_scaling(tmp_path: Path):
+    # mutant v24: seq_length's 8192 taken as a length vLLM allows besides (as a model_max_length is)
+    folder = _folder(tmp_path, seq_length=8192, rope_scaling={"rope_type": "linear", "factor": 4.0})
+    given = {"model": {"max_model_len": 6000, "rope_scaling": {
+        "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 2048}}}
+    assert _codes(folder, given) == ["rope-scaling-replaces-own", "rope-scaling-short-refused"]
+    assert load_model_config(folder).vllm_allowed_length == 0
+
+
+def test_a_fractional_derived_length_is_lowered_to_the_whole_tokens_below_it(tmp_path: Path):
+    # mutant v29: rounded up (36045, which vLLM refuses too)
+    folder = _folder(tmp_path, rope_scaling={"rope_type": "linear", "factor": 1.1})
+    problems = trinity_config_problems({"model": {"max_model_len": 40000}}, load_model_config(folder), 8)
+    assert [problem.code.value for problem in problems] == ["past-native-on-own-scaling-refused"]
+    assert problems[0].words.startswith("model.max_model_len 40000 is beyond the 36044.8 that the rollout's vLLM")
+    assert problems[0].words.endswith("or lower max_model_len to 36044")
+
+
+def test_a_length_at_the_own_scalings_reach_asks_only_to_remove_the_given_one(tmp_path: Path):
+    # mutant v39: at exactly 131072, the own scaling's reach, it asked to lower the length to 131072 too
+    folder = _folder(tmp_path, rope_scaling={"rope_type": "linear", "factor": 4.0})
+    given = {"model": {"max_model_len": 131072, "rope_scaling": {
+        "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32768}}}
+    problems = trinity_config_problems(given, load_model_config(folder), 8)
+    assert [problem.code.value for problem in problems] == ["rope-scaling-replaces-own", "rope-scaling-short-refused"]
+    assert problems[1].words.endswith("set before Ray starts; remove model.rope_scaling")
+
+
+def _gemma3(tmp_path: Path, **config: object) -> Path:
+    gemma = json.loads((Path(__file__).parent / "data" / "hf-configs" / "gemma-2-9b.json").read_text(encoding="utf-8"))
+    gemma.pop("rope_scaling", None)
+    folder = tmp_path / "my-gemma3"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**gemma, "model_type": "gemma3_text", **config}),
+                                        encoding="utf-8")
+    return folder
+
+
+def test_a_gemma_3s_yarn_refused_as_short_is_not_refused_again_for_the_factor_vllm_skips(tmp_path: Path):
+    # mutant v40: both lines, where the short YaRN's refusal says it already
+    folder = _gemma3(tmp_path, max_position_embeddings=32768, _name_or_path="my-gemma3")
+    short = {"model": {"max_model_len": 65536, "rope_scaling": {
+        "rope_type": "yarn", "factor": 1.5, "original_max_position_embeddings": 32768}}}
+    assert _codes(folder, short) == ["rope-scaling-short-refused"]
+
+
+def test_a_short_yarn_at_exactly_the_model_max_length_is_not_refused(tmp_path: Path):
+    # mutant v41: refused at the model_max_length itself, which vLLM takes
+    folder = _folder(tmp_path, model_max_length=65536)
+    short = {"model": {"max_model_len": 65536, "rope_scaling": {
+        "rope_type": "yarn", "factor": 1.5, "original_max_position_embeddings": 32768}}}
+    assert _codes(folder, short) == ["rope-scaling-wrong"]
+    short["model"]["max_model_len"] = 65537
+    assert _codes(folder, short) == ["rope-scaling-short-refused"]
