@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from solver.tables import load_model_config
-from solver.trinity import trinity_config_problems
+import solver
+from solver.api import config_query
+from solver.results import CautionCode
+from solver.tables import load_catalog, load_model_config
+from solver.trinity import read_trinity_config, trinity_config_problems
 
 LLAMA_SHAPE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -126,3 +129,39 @@ def test_a_short_yarn_at_exactly_the_model_max_length_is_not_refused(tmp_path: P
     assert _codes(folder, short) == ["rope-scaling-wrong"]
     short["model"]["max_model_len"] = 65537
     assert _codes(folder, short) == ["rope-scaling-short-refused"]
+
+
+def test_config_query_splits_total_gpus_with_the_configs_rollout():
+    # mutant t11: the API's total_gpus without rollout_gpus lost a config's rollout of 0 (mode: train), asking for one
+    text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+    query = config_query(load_catalog(), read_trinity_config(text, "trinity.yaml", {}), gpu="h100", total_gpus=16)
+    assert (query.budget_gpus, query.rollout_gpus, query.total_gpus, query.exact) == (14, 2, 16, False)
+    train = read_trinity_config(text.replace("mode: both", "mode: train"), "trinity.yaml", {})
+    query = config_query(load_catalog(), train, gpu="h100", total_gpus=16)
+    assert (query.budget_gpus, query.rollout_gpus, query.total_gpus) == (16, 0, 16)
+
+
+def _one_pool_fleet(tmp_path: Path, pool: str, job: str) -> Path:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(f"pools:\n  - {{{pool}}}\njobs:\n  - {{{job}}}\n", encoding="utf-8")
+    return fleet
+
+
+def test_a_stretch_whose_room_keeping_stop_is_the_least_asked_keeps_that_plans_token_budget(tmp_path: Path):
+    # mutant c05: where the stop that keeps the caution's room is exactly at_least, the least was asked again at the
+    # run's margin, where --token-budget auto raised the budget back onto thin headroom (0.54 GiB to spare)
+    fleet = _one_pool_fleet(tmp_path, "name: small, gpu: L40S-48GB, nodes: 1, gpus_per_node: 4",
+                            "name: long, model: Qwen3-0.6B, max_model_len: {at_least: 129024}")
+    (placed,) = solver.place(fleet, token_budget="auto").placements
+    plan = placed.plan
+    assert (plan.max_model_len, plan.max_token_len_per_gpu, round(plan.headroom_gb, 2)) == (129024, 32256, 1.13)
+    assert CautionCode.THIN_HEADROOM not in plan.caution_codes
+
+
+def test_a_pools_gpu_type_of_your_own_given_in_mib_may_state_its_interconnect(tmp_path: Path):
+    # mutant o13: gpu_interconnect refused beside gpu_memory_mib alone (it asked for the memory that was given)
+    fleet = _one_pool_fleet(tmp_path, ("name: lab, gpu: RTX-PRO-5000, gpu_memory_mib: 49152, gpu_interconnect: nvlink, "
+                                       "nodes: 1, gpus_per_node: 4"),
+                            "name: a, model: Qwen3-8B, max_model_len: 16384")
+    (placed,) = solver.place(fleet).placements
+    assert placed.pool == "lab" and CautionCode.INTERCONNECT_NOT_STATED not in placed.plan.caution_codes
