@@ -9,6 +9,7 @@ import pytest
 
 import solver
 from solver.api import config_query
+from solver.query import QueryError
 from solver.results import CautionCode
 from solver.tables import load_catalog, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
@@ -165,3 +166,20 @@ def test_a_pools_gpu_type_of_your_own_given_in_mib_may_state_its_interconnect(tm
                             "name: a, model: Qwen3-8B, max_model_len: 16384")
     (placed,) = solver.place(fleet).placements
     assert placed.pool == "lab" and CautionCode.INTERCONNECT_NOT_STATED not in placed.plan.caution_codes
+
+
+BOTH_OR_NONE = ("budgets: give one or more GPU counts (8, 16, 32), and not with gpus_up_to, which maps the budgets 1 "
+                "to N")
+
+
+@pytest.mark.parametrize(("keywords", "error"), [
+    ({"budgets": [8], "gpus_up_to": 4}, BOTH_OR_NONE),
+    ({"budgets": []}, BOTH_OR_NONE),
+    ({"budgets": [0]}, "budgets must be a whole number from 1 to 64, got 0"),
+    ({"budgets": [8, 1000]}, "budgets must be a whole number from 1 to 64, got 1000"),
+])
+def test_map_plans_names_its_budgets_keyword(keywords: dict, error: str):
+    # mutant w06: the API's budgets named as the command's flag, --budgets
+    with pytest.raises(QueryError) as raised:
+        solver.map_plans("8B", gpu="h100", **keywords)
+    assert str(raised.value) == error
