@@ -1,16 +1,20 @@
 """Mutation testing of sessions 63-64's code (review s64, helper mutants7): tests of real behaviour that kill the hand
-mutants the other test files let live (vLLM's derived length, ...)."""
+mutants the other test files let live: vLLM's derived length, --total-gpus, map budgets, the at_least stretch, more_nodes_reach,
+own-GPU interconnects and the API's words (each test names the mutant it kills)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+from test_clusterbuy_s60 import fleet_file
+from test_clusterreq_s63 import REACH, _reach
 
 import solver
+import solver.cluster.reasons
 from solver.api import config_query
-from solver.query import QueryError
-from solver.results import CautionCode
+from solver.query import MAX_ESTIMATED_GPUS, Query, QueryError
+from solver.results import Answer, CautionCode
 from solver.tables import load_catalog, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
 
@@ -183,3 +187,19 @@ def test_map_plans_names_its_budgets_keyword(keywords: dict, error: str):
     with pytest.raises(QueryError) as raised:
         solver.map_plans("8B", gpu="h100", **keywords)
     assert str(raised.value) == error
+
+
+def test_a_more_nodes_question_left_undecided_answers_none_not_false(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # mutant r05: a question at the most GPUs whose time ran out (status unknown) went on to the next budget and
+    # ended in False, "no number of nodes", where nothing was decided
+    asked = solver.cluster.reasons.answer_for
+
+    def undecided_at_the_most_gpus(catalog: object, query: Query, *args: object, **kwargs: object) -> Answer:
+        answer = asked(catalog, query, *args, **kwargs)
+        if query.budget_gpus != MAX_ESTIMATED_GPUS:
+            return answer
+        return answer.model_copy(update={"status": "unknown", "plans": ()})
+
+    monkeypatch.setattr(solver.cluster.reasons, "answer_for", undecided_at_the_most_gpus)
+    path = fleet_file(REACH, tmp_path)
+    assert _reach(solver.place(path)) == {job: (None, None) for job in ("mid", "long", "huge")}
