@@ -1,6 +1,6 @@
 """Mutation testing of sessions 63-64's code (review s64, helper mutants7): tests of real behaviour that kill the hand
-mutants the other test files let live: vLLM's derived length, --total-gpus, map budgets, the at_least stretch, more_nodes_reach,
-own-GPU interconnects and the API's words (each test names the mutant it kills)."""
+mutants the other test files let live: vLLM's derived length, --total-gpus, map budgets, the at_least stretch,
+more_nodes_reach, own-GPU interconnects and the API's words (each test names the mutant it kills)."""
 from __future__ import annotations
 
 import json
