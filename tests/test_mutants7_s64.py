@@ -15,6 +15,7 @@ import solver.cluster.reasons
 from solver.api import config_query
 from solver.query import MAX_ESTIMATED_GPUS, Query, QueryError
 from solver.results import Answer, CautionCode
+from solver.rules import API_OPTIONS
 from solver.tables import load_catalog, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
 
@@ -203,3 +204,12 @@ def test_a_more_nodes_question_left_undecided_answers_none_not_false(tmp_path: P
     monkeypatch.setattr(solver.cluster.reasons, "answer_for", undecided_at_the_most_gpus)
     path = fleet_file(REACH, tmp_path)
     assert _reach(solver.place(path)) == {job: (None, None) for job in ("mid", "long", "huge")}
+
+
+def test_a_trinity_06_trainer_key_refused_for_05_names_the_apis_patch():
+    # mutant w11: the plain refusal (not remove padding's) named --write to an API caller
+    problems = trinity_config_problems({"model": {"max_model_len": 8192}, "trainer": {"balance_batch": True}},
+                                       load_catalog().model("8B"), 8, version="0.5", option_names=API_OPTIONS)
+    assert [(problem.code.value, problem.words) for problem in problems] == [("trainer-keys-refused", (
+        "trainer.balance_batch: a key of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no "
+        "such key), so the config does not load: remove it (solver.trinity.patch_trinity_config does)"))]
