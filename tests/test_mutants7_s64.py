@@ -7,16 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
-from test_clusterbuy_s60 import fleet_file
-from test_clusterreq_s63 import REACH, _reach
+from cluster_api import place
+from test_clusterbuy_s60 import CATALOG, fleet_file
+from test_clusterreq_s63 import BOX, ONE_NODE, REACH, TWO_SMALL, _reach
 
 import solver
 import solver.cluster.reasons
+import solver.cluster.search
 from solver.api import config_query
-from solver.query import MAX_ESTIMATED_GPUS, Query, QueryError
+from solver.cluster.options import REACH_SHARE
+from solver.query import DETERMINISTIC_PER_SECOND, MAX_ESTIMATED_GPUS, Query, QueryError
 from solver.results import Answer, CautionCode
 from solver.rules import API_OPTIONS
-from solver.tables import load_catalog, load_model_config
+from solver.tables import load_catalog, load_fleet, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
 
 LLAMA_SHAPE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
@@ -213,3 +216,28 @@ def test_a_trinity_06_trainer_key_refused_for_05_names_the_apis_patch():
     assert [(problem.code.value, problem.words) for problem in problems] == [("trainer-keys-refused", (
         "trainer.balance_batch: a key of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no "
         "such key), so the config does not load: remove it (solver.trinity.patch_trinity_config does)"))]
+
+
+def test_a_pool_whose_lengths_are_left_undecided_keeps_the_questions_share_from_the_search(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # mutant r09: whether the model trains some length on the box was left undecided (its time ran out), which
+    # counts as "may ask"; the mutant counted it as "trains none" and gave the search's stages the questions' share
+    asked = solver.cluster.reasons.answer_for
+
+    def longest_undecided(catalog: object, query: Query, *args: object, **kwargs: object) -> Answer:
+        answer = asked(catalog, query, *args, **kwargs)
+        return answer if query.objective != "max_len" else answer.model_copy(update={"status": "unknown", "plans": ()})
+
+    given: list[float] = []
+    set_limits = solver.cluster.search._set_limits
+
+    def recorded(solver_: object, work: float, deadline: float) -> None:
+        given.append(work)
+        set_limits(solver_, work, deadline)
+
+    monkeypatch.setattr(solver.cluster.reasons, "answer_for", longest_undecided)
+    monkeypatch.setattr(solver.cluster.search, "_set_limits", recorded)
+    two_pools = {"pools": [BOX, ONE_NODE], "jobs": [REACH["jobs"][1], TWO_SMALL["jobs"][1]]}
+    result = place(load_fleet(fleet_file(two_pools, tmp_path), CATALOG), catalog=CATALOG, time_limit_s=10)
+    assert [(placed.job, placed.pool) for placed in result.placements] == [("long", "a100"), ("b", "box")]
+    assert given[0] == pytest.approx(0.6 * DETERMINISTIC_PER_SECOND * 10 * (1 - REACH_SHARE))
