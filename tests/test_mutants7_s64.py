@@ -12,6 +12,7 @@ from test_clusterbuy_s60 import CATALOG, fleet_file
 from test_clusterreq_s63 import BOX, ONE_NODE, REACH, TWO_SMALL, _reach
 
 import solver
+import solver.cluster.options
 import solver.cluster.reasons
 import solver.cluster.search
 from solver.api import config_query
@@ -241,3 +242,20 @@ def test_a_pool_whose_lengths_are_left_undecided_keeps_the_questions_share_from_
     result = place(load_fleet(fleet_file(two_pools, tmp_path), CATALOG), catalog=CATALOG, time_limit_s=10)
     assert [(placed.job, placed.pool) for placed in result.placements] == [("long", "a100"), ("b", "box")]
     assert given[0] == pytest.approx(0.6 * DETERMINISTIC_PER_SECOND * 10 * (1 - REACH_SHARE))
+
+
+def test_the_more_nodes_questions_share_is_the_one_docs_cluster_md_states(tmp_path: Path):
+    # mutant r13: REACH_SHARE 0.2; docs/cluster.md says the questions take "together at most 2%" of the run's time
+    docs = (Path(__file__).parents[1] / "docs" / "cluster.md").read_text(encoding="utf-8")
+    assert "together at most 2% of it" in " ".join(docs.split())
+    planners: list[solver.cluster.options.Planner] = []
+    planner_class = solver.cluster.Planner
+
+    def kept(*args: object, **kwargs: object) -> solver.cluster.options.Planner:
+        planners.append(planner_class(*args, **kwargs))  # type: ignore[arg-type]
+        return planners[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(solver.cluster, "Planner", kept)
+        place(load_fleet(fleet_file(REACH, tmp_path), CATALOG), catalog=CATALOG, time_limit_s=10)
+    assert planners[-1].reach_work.work == pytest.approx(0.02 * DETERMINISTIC_PER_SECOND * 10)
