@@ -420,24 +420,47 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
     without a plan. An answer rebuilt from its JSON gives the same fragment, but for the evidence comment's memory
     figures, which the JSON rounds to two decimals."""
-    return _answer_fragment("trinity_config", answer, catalog, version, ())[0]
+    from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
+
+    made = _answer_fragment("trinity_config", answer, catalog, version)
+    return plan_fragment(made.plan, made.model, made.rollout_gpus, gpu=answer.gpu, nodes=made.nodes,
+                         engines=made.engines, version=made.release, rocm=made.catalog.gpu(answer.gpu).rocm,
+                         train_batch_size=answer.train_batch_size, node_gpus=answer.node_gpus,
+                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
+                         check=fragment_check(answer.gpu, made.catalog))[0]
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
                      version: str | None = None) -> TrinitySettings:
     """`trinity_config`'s fragment as data (arguments and errors as its): the keys it writes as nested mappings
     (``config``, what a YAML loader reads from it) and the environment variables its comments say to export
-    before Ray starts (``environment``)."""
-    return _answer_fragment("trinity_settings", answer, catalog, version, None)[1]
+    before Ray starts (``environment``). Made without the fragment's text (`plan_settings`), as ``solve --json``'s
+    ``apply`` is: it loads no ruamel."""
+    from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
+
+    made = _answer_fragment("trinity_settings", answer, catalog, version)
+    return plan_settings(made.plan, made.model, made.rollout_gpus, nodes=made.nodes, engines=made.engines,
+                         version=made.release, train_batch_size=answer.train_batch_size, option_names=API_OPTIONS)
 
 
-def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, version: str | None,
-                     check_options: tuple[str, ...] | None) -> tuple[str, TrinitySettings]:
-    """The fragment of `answer`'s best plan and its settings, for `trinity_config` and `trinity_settings`
-    (`caller`, which messages name), with the check command of `fragment_check` where `check_options` are given; its
-    notes name the API's keywords (`API_OPTIONS`: ``host_ram_gb``, ``version="0.5"``), not the command's flags."""
-    from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
+class _AnswerFragment(NamedTuple):
+    """What the fragment of an answer's best plan is made of, for `trinity_config` and `trinity_settings`: the plan
+    (with its train batch's caution), its model, the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the
+    rollout engines (`fragment_engines`), the Trinity release and the catalog."""
 
+    plan: Plan
+    model: Model
+    nodes: int
+    rollout_gpus: int | None
+    engines: tuple[int, int]
+    release: TrinityVersion | None
+    catalog: Catalog
+
+
+def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, version: str | None) -> _AnswerFragment:
+    """What the fragment of `answer`'s best plan is made of, for `trinity_config` and `trinity_settings` (`caller`,
+    which messages name): `QueryError` for a tuple of answers, wrong types, a release rft-solver does not know, an
+    answer without a plan, or a model or GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
         raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
                          f"per GPU type): pass one, such as answers[0] ({answer[0].gpu}'s)")
@@ -452,13 +475,9 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, versi
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    best = answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release)
-    return plan_fragment(best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
-                         engines=(0, engines.size if engines else 1), version=release,
-                         rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
-                         node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb,
-                         option_names=API_OPTIONS,
-                         check=None if check_options is None else fragment_check(answer.gpu, catalog, check_options))
+    return _AnswerFragment(plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
+                           model=catalog.model(answer.model), nodes=nodes, rollout_gpus=rollout,
+                           engines=(0, engines.size if engines else 1), release=release, catalog=catalog)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,

@@ -558,38 +558,48 @@ def reasons_may_ask_reach(planner: Planner, fleet: Fleet, options: Sequence[Opti
     """Whether the reasons of the jobs that a placement of `options` leaves out may ask whether more nodes reach a
     length (`_more_nodes_reach`, on `Planner.reach_work`): only where a job with a way lacks one in a pool it may use
     (`_elsewhere`), its rollout leaves a trainer GPU there, a question is left to ask (`_reach_budgets`) and its
-    model trains some length on the pool's GPUs (the length is otherwise not the one beyond their reach, nor with a
-    rollout beside, which only narrows the trainer's counts). That is asked now, on `Planner.reach_work` too, so the
-    answer is the same on every run; a question left undecided counts as may."""
+    length may be beyond the reach of the pool's GPUs (`_may_be_beyond_reach`). That is asked now, on
+    `Planner.reach_work` too, so the answer is the same on every run; a question left undecided counts as may."""
     with_ways: dict[int, set[int]] = defaultdict(set)
     for option in options:
         with_ways[option.job].add(option.pool)
-    trains: dict[tuple[str, int | None, int], bool] = {}  # (model, train batch, pool) -> trains some length there
+    beyond: dict[tuple[str, int | None, int, int], bool] = {}  # (model, train batch, pool, length) -> may be beyond
     for index, pools in sorted(with_ways.items()):
         job = fleet.jobs[index]
         for pool_index, pool in enumerate(fleet.pools):
             if (pool_index in pools or not job.may_use(pool)
                     or pool.nodes * pool.gpus_per_node <= job.rollout_gpus):
                 continue
-            query = _whole_pool_question(planner, job, pool, None)
-            if not _reach_budgets(query):
+            least = _whole_pool_question(planner, job, pool, job.asked_max_model_len)
+            if not _reach_budgets(least):
                 continue
-            key = (job.model, job.train_batch_size, pool_index)
-            if key not in trains:
-                trains[key] = _trains_some_length(planner, query, pool)
-            if trains[key]:
+            key = (job.model, job.train_batch_size, pool_index, job.asked_max_model_len)
+            if key not in beyond:
+                beyond[key] = _may_be_beyond_reach(planner, job, pool, least)
+            if beyond[key]:
                 return True
     return False
 
 
-def _trains_some_length(planner: Planner, query: Query, pool: Pool) -> bool:
-    """Whether `query` (a longest-length question) has a plan on the pool's GPU type, asked on `Planner.reach_work`;
-    true where that is spent or the question is left undecided."""
+def _may_be_beyond_reach(planner: Planner, job: Job, pool: Pool, least: Query) -> bool:
+    """Whether `_reasons` may find `job`'s length beyond the reach of the pool's GPUs: not where the whole pool
+    trains its least length (`least`, `_whole_pool_question`: the reason is then a trainer count with no layout beside
+    the rollout), nor where the pool's GPUs train no length (the length is then not what is beyond them). Each asked
+    on `Planner.reach_work` (`_plans_on_reach_work`); one left undecided counts as may."""
+    trains_it = _plans_on_reach_work(planner, least, pool)
+    if trains_it is not False:
+        return trains_it is None
+    return _plans_on_reach_work(planner, _whole_pool_question(planner, job, pool, None), pool) is not False
+
+
+def _plans_on_reach_work(planner: Planner, query: Query, pool: Pool) -> bool | None:
+    """Whether `query` has a plan on the pool's GPU type, asked on `Planner.reach_work`; None where that is spent or
+    the question is left undecided."""
     if planner.reach_work.left <= 0:
-        return True
+        return None
     with work_budget(planner.reach_work):
         answer = answer_for(planner.catalog, query, pool.gpu, explained=False)
-    return bool(answer.plans) or answer.status != "infeasible"
+    return True if answer.plans else False if answer.status == "infeasible" else None
 
 
 def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
