@@ -3,13 +3,14 @@ mutants the other test files let live: vLLM's derived length, --total-gpus, map 
 more_nodes_reach, own-GPU interconnects and the API's words (each test names the mutant it kills)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from cluster_api import place
 from test_clusterbuy_s60 import CATALOG, fleet_file
 from test_clusterreq_s63 import BOX, ONE_NODE, REACH, TWO_SMALL, _reach
+from test_vllmkeys_s64 import _folder, _no_long_length_variable  # noqa: F401 (an autouse fixture)
+from test_vllmlen2_s63 import _gemma3
 
 import solver
 import solver.cluster.options
@@ -22,24 +23,6 @@ from solver.results import Answer, CautionCode
 from solver.rules import API_OPTIONS
 from solver.tables import load_catalog, load_fleet, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
-
-LLAMA_SHAPE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-               "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-               "intermediate_size": 14336, "vocab_size": 128256, "tie_word_embeddings": False,
-               "max_position_embeddings": 32768}
-
-
-@pytest.fixture(autouse=True)
-def _no_long_length_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
-
-
-def _folder(tmp_path: Path, name: str = "keyed", **config: object) -> Path:
-    folder = tmp_path / name
-    folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps({**LLAMA_SHAPE, "_name_or_path": name, **config}),
-                                        encoding="utf-8")
-    return folder
 
 
 def _codes(model_folder: Path, mapping: dict) -> list[str]:
@@ -111,16 +94,6 @@ def test_a_length_at_the_own_scalings_reach_asks_only_to_remove_the_given_one(tm
     problems = trinity_config_problems(given, load_model_config(folder), 8)
     assert [problem.code.value for problem in problems] == ["rope-scaling-replaces-own", "rope-scaling-short-refused"]
     assert problems[1].words.endswith("set before Ray starts; remove model.rope_scaling")
-
-
-def _gemma3(tmp_path: Path, **config: object) -> Path:
-    gemma = json.loads((Path(__file__).parent / "data" / "hf-configs" / "gemma-2-9b.json").read_text(encoding="utf-8"))
-    gemma.pop("rope_scaling", None)
-    folder = tmp_path / "my-gemma3"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({**gemma, "model_type": "gemma3_text", **config}),
-                                        encoding="utf-8")
-    return folder
 
 
 def test_a_gemma_3s_yarn_refused_as_short_is_not_refused_again_for_the_factor_vllm_skips(tmp_path: Path):
