@@ -46,7 +46,7 @@ def test_the_examples_help_and_readme_count_the_model_configs_solve_examples_wri
     status, out, _ = cli("examples", "--help")
     assert status == 0 and "a Trinity config, two models' config.json) into DIR" in flat(out)
     readme = flat((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert "a Trinity config, two models' config.json) to `docs/examples`" in readme
+    assert "a Trinity config, two config.json files: one of a released model's shape, one of a made-up model" in readme
 
 
 def test_the_guide_and_readme_name_total_gpus_for_the_gpus_in_all(cli: Cli):
