@@ -112,6 +112,7 @@ from solver.tables import (
     load_fleet,
     load_memory_model,
     load_weights,
+    meant_fleet_name,
     named_jobs,
     path_text,
     read_cells_files,
@@ -349,10 +350,9 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
     if not required:
         raise QueryError(f"{option_names.required} names no job: name one or more of the fleet's jobs "
                          f"({named_jobs(names)})")
-    by_case = {job.casefold(): job for job in names}  # no two differ only in case (`load_fleet`)
     for name in required:
         if name not in names:
-            meant = by_case.get(name.casefold()) if isinstance(name, str) else None
+            meant = meant_fleet_name(name, names) if isinstance(name, str) else None
             raise QueryError(f"{option_names.item(option_names.required, shown_value(name))}: no job of the fleet "
                              f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
 

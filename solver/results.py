@@ -527,6 +527,31 @@ def own_scaling_words(model: Model, max_model_len: int) -> str:
             f"provides: no YaRN written; {vllm}; check the model handles it")
 
 
+def length_key_words(model: Model) -> str:
+    """The length key of `model`'s config.json that vLLM derives its length from before any RoPE scaling
+    (`Model.vllm_length_key`), in words: its native context, or the smallest of its length keys, or the
+    ``model_max_length`` vLLM takes in their place."""
+    if model.vllm_length_key is None:
+        return f"its native context of {model.native_context}"
+    key, value = model.vllm_length_key
+    which = ("which vLLM takes in place of the others" if key == "model_max_length"
+             else "the smallest of its length keys")
+    return f"its {key} of {value}, {which}"
+
+
+def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
+    """Where `max_model_len` is past the longest length vLLM derives for `model` as written
+    (`Model.vllm_longest_as_written`) for its config.json's length key (`Model.vllm_length_key`: a ``seq_length``
+    shorter than its native context): vLLM's rollout refuses it without `LONG_LENGTH_VARIABLE` (`plan_environment`
+    exports it), in words, as `own_scaling_words` says it of a model's own RoPE scaling; None otherwise (and where
+    that says it)."""
+    longest = math.floor(model.vllm_longest_as_written(max_model_len))
+    if model.vllm_length_key is None or max_model_len <= longest or model.beyond_native_on_own_scaling(max_model_len):
+        return None
+    return (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config "
+            f"({length_key_words(model)}), unless {'='.join(LONG_LENGTH_VARIABLE)} is set")
+
+
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     """The cautions about `model` at `max_model_len` tokens, with their codes: YaRN past what is validated (for a
     model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling."""
@@ -546,11 +571,12 @@ def past_validated(model: Model, max_model_len: int) -> int | None:
     return validated if max_model_len > validated else None
 
 
-def past_validated_words(validated: int) -> str:
-    """``past the validated 131072``, said first beside a length past the `validated` tokens (`past_validated`)
-    wherever a plan is shown, applied or written: its summary, its apply lines, its config's header, a ranked row's
-    note."""
-    return f"past the validated {validated}"
+def past_validated_words(model: Model, validated: int) -> str:
+    """``past the validated 131072``, said first beside a length of `model` past the `validated` tokens
+    (`past_validated`) wherever a plan is shown, applied or written: its summary, its apply lines, its config's header,
+    a ranked row's note; ``past the native 32768`` for a model whose validation rft-solver does not know of
+    (`Model.qwen_yarn`), which its native context bounds with nothing validated."""
+    return f"past the {'validated' if model.qwen_yarn else 'native'} {validated}"
 
 
 def check_or_plan_words(validated: int, option_names: OptionNames = COMMAND_OPTIONS) -> str:
@@ -616,8 +642,9 @@ class Plan(Frozen):
         "untested"))
     past_validated_length: PositiveInt | None = Field(default=None, description=(
         "the longest context the model is known to handle (its native context, or what Qwen's model cards validate "
-        "YaRN for) where max_model_len is past it, as the text's 'past the validated N' says: memory fits, quality "
-        "is untested (plan with --len N to stay within it); null within it"))
+        "YaRN for) where max_model_len is past it, as the text's 'past the validated N' says ('past the native N' for "
+        "a model that is not Qwen's): memory fits, quality is untested (plan with --len N to stay within it); null "
+        "within it"))
     cost: Amount = Field(description=(
         "the relative step time (lower is faster): it counts the trainer GPUs and the settings, not the GPU type's "
         "speed, so compare within one GPU type"))

@@ -399,8 +399,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          "solve: error: argument --gpus: must be a whole number from 1 to 65536, got 0"),
         (["--model", "4B", "--len", "-5"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -5"),
-        (["--model", "4B", "--len", "lots"], ("solve: error: argument --len: expected a whole number of tokens or of "
-                                              "k (1024 tokens): 32768 or 32k, got 'lots'")),
+        (["--model", "4B", "--len", "lots"], ("solve: error: argument --len: expected a whole number, got 'lots' "
+                                              "(tokens, or thousands of 1024: 32768 or 32k)")),
         (["--model", "4B", "--maximize", "len", "--minimize", "gpus", "--gpus", "4"],
          "solve: error: argument --minimize: not allowed with argument --maximize"),
         (["--model", "4B", "--maximize", "width", "--gpus", "4"],
@@ -475,10 +475,10 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: --weights /dev/zero: too large (the limit is 16 MB)")),
         (["--from-config", "/dev/zero"], "solve: error: --from-config /dev/zero: too large (the limit is 256 KB)"),
         # a length written with a thousands separator: the forms it takes, by example
-        (["--model", "4B", "--len", "32,768"], ("solve: error: argument --len: expected a whole number of tokens or "
-                                                "of k (1024 tokens): 32768 or 32k, got '32,768'")),
-        (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number of tokens or of "
-                                              "k (1024 tokens): 32768 or 32k, got '1.5k'")),
+        (["--model", "4B", "--len", "32,768"], ("solve: error: argument --len: expected a whole number, got '32,768' "
+                                                "(tokens, or thousands of 1024: 32768 or 32k)")),
+        (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number, got '1.5k' "
+                                              "(tokens, or thousands of 1024: 32768 or 32k)")),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""],
          ("solve: error: argument --out: expected a file name, got ''")),
         (["--model", "4B", "--len", "8192", "--memory-model", ""],
@@ -517,8 +517,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
         (["--gpu", "a1000", "--model", "4B", "--len", "8k"],
          "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB/80GB, "),
-        (["--model", "4B", "--len", "\u0668k"], ("solve: error: argument --len: expected a whole number of tokens or "
-                                                 "of k (1024 tokens): 32768 or 32k, got '\u0668k'")),
+        (["--model", "4B", "--len", "\u0668k"], ("solve: error: argument --len: expected a whole number, got '\u0668k' "
+                                                 "(tokens, or thousands of 1024: 32768 or 32k)")),
         (["--model", "4B", "--len", "-1k"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -1k"),
         (["--model", "4B", "--len", "0"],
@@ -1497,17 +1497,17 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     status, _, err = cli("--model", "4B", "--len", "-" + "1" * 5000)
     assert status == 2 and len(err) < 300 and "argument --len: must be a whole number of tokens from 1 to" in err
     status, _, err = cli("--model", "4B", "--len", "+-" + "9" * 5000)
-    assert status == 2 and len(err) < 300 and "argument --len: expected a whole number of tokens" in err
+    assert status == 2 and len(err) < 300 and "argument --len: expected a whole number, got '+-999" in err
     status, _, err = cli("--model", "4B", "--len", "8k", "--gpus", "9" * 5000)
     assert status == 2 and len(err) < 300 and "argument --gpus: must be a whole number from 1 to 65536, got 999" in err
     status, _, err = cli("--model", "4B", "--len", "8k", "--gpus", "-" + "9" * 5000)
     assert status == 2 and len(err) < 300 and "argument --gpus: must be a whole number from 1 to 65536, got -999" in err
     # Whole numbers are ASCII digits, with a sign and spaces around them at most: no _ (which int() reads as
-    # nothing, 4_0 as 40), no space before a k.
-    for flag, value in (("--gpus", "4_0"), ("--top", "1_0"), ("--len", "32_768"), ("--len", "32 k"), ("--len", "1x")):
+    # nothing, 4_0 as 40).
+    for flag, value in (("--gpus", "4_0"), ("--top", "1_0"), ("--len", "32_768"), ("--len", "1x")):
         status, _, err = cli("--model", "4B", "--gpu", "a100", "--len", "8k", flag, value)
         assert status == 2 and f"argument {flag}: expected a whole number" in err and repr(value) in err
-    for given in (("--gpus", " +4 ", "--len", "8k"), ("--len", " 32k "), ("--len", "+32768")):
+    for given in (("--gpus", " +4 ", "--len", "8k"), ("--len", " 32k "), ("--len", "+32768"), ("--len", "32 k")):
         assert cli("--model", "4B", "--gpu", "a100", *given, "--json")[0] == 0
     for zeros in (4001, 5000):  # leading zeros count for nothing, however many
         assert cli("--model", "4B", "--gpu", "a100", "--len", "0" * zeros + "8192", "--json")[0] == 0
@@ -2145,8 +2145,8 @@ def test_a_trainer_past_one_node_says_so_in_its_plan_line_and_fragment(cli):
     assert "plan           Env + SP=4 on 44 GPUs, 11 whole nodes of 4\n" in fewest
     # One whole node is no span: the plan line names no nodes.
     whole = cli(*flags, "--gpus", "8")[1]
-    assert ("plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout)\nfor rollout    --gpus 4 "
-            in whole)
+    assert ("plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout)\nfor rollout    --total-gpus 8 "
+            "--rollout-gpus 4 ") in whole
     fragment = cli(*flags, "--gpus", "16", "--emit", "trinity")[1]
     assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them "
             "and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n"
@@ -2968,9 +2968,9 @@ def test_a_plan_that_takes_the_whole_budget_says_how_to_keep_gpus_for_the_rollou
     trainer = f"{budget - kept} trainer GPU{'s' if budget - kept > 1 else ''}"
     assert status == 0 and out.splitlines()[1].endswith("(none left for rollout)")
     assert out.splitlines()[2].startswith(
-        f"for rollout    --gpus {budget - kept} --rollout-gpus {kept} keeps {kept} of the {budget} for it: vanilla on "
+        f"for rollout    --total-gpus {budget} --rollout-gpus {kept} keeps {kept} of the {budget} for it: vanilla on "
         f"{trainer}, 8192 tokens, {budget / (budget - kept):.2f}x the step time (")
-    status, out, _ = cli(*flags, "--gpus", str(budget - kept), "--rollout-gpus", str(kept))
+    status, out, _ = cli(*flags, "--total-gpus", str(budget), "--rollout-gpus", str(kept))
     trainer = f"{budget - kept} of {budget - kept} GPU{'s' if budget - kept > 1 else ''}"
     assert status == 0 and f"vanilla on {trainer}, with {kept} rollout GPU" in out.splitlines()[1]
     assert "for rollout" not in out
@@ -2998,14 +2998,15 @@ def test_a_plan_that_takes_the_whole_budget_names_no_request_for_the_rollout_tha
 
 def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_keeps_gpus_for_the_rollout(cli):
     # SP=4 on all 4 A100s; with 1 kept for the rollout, Env + Offload + SP=2 on 2 (3 GPUs take no SP that trains it),
-    # so the GPU it leaves goes to the rollout too: the line names --gpus 2 --rollout-gpus 2, its plan, its step time
+    # so the GPU it leaves goes to the rollout too: the line names --total-gpus 4 --rollout-gpus 2 (the 4 asked for, now
+    # in all: as --gpus 2 --rollout-gpus 2), its plan, its step time
     # against the best's; asking them gets that plan, with no GPU unused (--gpus 3 --rollout-gpus 1 leaves one).
     flags = ("--model", "8B", "--gpu", "a100-80g", "--len", "32768")
     status, out, _ = cli(*flags, "--gpus", "4")
     assert status == 0 and out.splitlines()[1:3] == [
         "plan           SP=4 on 4 of 4 GPUs (none left for rollout)",
-        ("for rollout    --gpus 2 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
-         "32768 tokens, 3.42x the step time (documented)")]
+        ("for rollout    --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
+         "GPUs, 32768 tokens, 3.42x the step time (documented)")]
     status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
     assert status == 0 and out.splitlines()[1] == (
         "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs")
@@ -3013,8 +3014,8 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
     # Maximising the length, it trades length: 51200 tokens instead of 102400.
     status, out, _ = cli("--model", "8B", "--gpu", "a100-80g", "--gpus", "4", "--maximize", "len")
     assert status == 0 and out.splitlines()[2] == (
-        "for rollout    --gpus 2 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
-        "51200 tokens instead of 102400 (documented)")
+        "for rollout    --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
+        "GPUs, 51200 tokens instead of 102400 (documented)")
     # Its JSON: how many kept, and the plan (null where there is none: the 32B case above).
     status, [answer] = run_json(cli, *flags, "--gpus", "4")
     assert status == 0 and answer["rollout_kept"]["rollout_gpus"] == 2
@@ -3023,8 +3024,8 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
     # With --exact the rollout's question is asked within N-K too: exactly 3 train nothing, 2 of 3 do.
     status, out, _ = cli(*flags, "--gpus", "4", "--exact")
     assert status == 0 and out.splitlines()[2] == (
-        "for rollout    --gpus 2 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer GPUs, "
-        "32768 tokens, 3.42x the step time (documented)")
+        "for rollout    --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
+        "GPUs, 32768 tokens, 3.42x the step time (documented)")
     assert run_json(cli, *flags, "--gpus", "4", "--exact")[1][0]["rollout_kept"]["rollout_gpus"] == 2
     # Where the rollout has GPUs (or a place elsewhere: 0), or the budget is the planner's, nothing is asked.
     for given in (("--gpus", "4", "--rollout-gpus", "0"), ("--gpus", "4", "--rollout-gpus", "1"),
@@ -3229,10 +3230,11 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
     # --gpus is the trainer's budget: someone who gives all their GPUs learns that the explorer has none left, unless
     # --rollout-gpus gives it some (or 0 says the rollout runs elsewhere).
     flags = ("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "16k")
-    assert "plan           Env on 6 of 6 GPUs (none left for rollout)\nfor rollout    --gpus 5 " in cli(*flags)[1]
+    assert "plan           Env on 6 of 6 GPUs (none left for rollout)\nfor rollout    --total-gpus 6 " in cli(*flags)[1]
     two = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k")[1]  # two GPUs have one to spare
-    assert ("plan           vanilla on 2 of 2 GPUs (none left for rollout)\nfor rollout    --gpus 1 --rollout-gpus 1 "
-            "keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the step time (documented)\n") in two
+    assert ("plan           vanilla on 2 of 2 GPUs (none left for rollout)\nfor rollout    --total-gpus 2 "
+            "--rollout-gpus 1 keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the step time "
+            "(documented)\n") in two
     assert "plan           Env on 6 of 6 GPUs\n" in cli(*flags, "--rollout-gpus", "0")[1]
     assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
 

@@ -3036,7 +3036,7 @@ def test_a_refused_cluster_length_names_both_forms_it_takes(cli, tmp_path: Path,
     code, out, err = cli("cluster", str(path))
     assert (code, out) == (2, "")
     assert err == (f"solve cluster: error: {path}: {where}: must be a whole number, got {shown} "
-                   "(tokens, or thousands of 1024 as --len takes them: 32768 or 32k)\n")
+                   "(tokens, or thousands of 1024: 32768 or 32k)\n")
 
 
 def test_emit_dir_never_overwrites_a_jobs_model_config(cli, tmp_path: Path):

@@ -60,11 +60,11 @@ MESSAGES = [
      "job j, priority: must be a whole number, got '5' (quoted, YAML reads it as text: write it without quotes)"),
     # A job's length in neither form it takes.
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: 32kb",
-     ("job j, max_model_len: must be a whole number, got '32kb' (tokens, or thousands of 1024 as --len takes them: "
-      "32768 or 32k)")),
+     ("job j, max_model_len: must be a whole number, got '32kb' (tokens, or thousands of 1024: 32768 or "
+      "32k)")),
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: {at_least: 32.5k}",
-     ("job j, max_model_len, at_least: must be a whole number, got '32.5k' (tokens, or thousands of 1024 as --len "
-      "takes them: 32768 or 32k)")),
+     ("job j, max_model_len, at_least: must be a whole number, got '32.5k' (tokens, or thousands of 1024: "
+      "32768 or 32k)")),
     # A priority as a word; a word where a number is asked and no hint fits.
     (f"[{{{POOL}}}]", f"{JOB}, priority: high",
      ("job j, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the placement places the "

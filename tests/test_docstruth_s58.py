@@ -25,7 +25,7 @@ def test_the_guides_rollout_example_names_the_flags_the_for_rollout_line_gives(
     # docs/guide.md, "Leaving GPUs for the rollout": `--gpus 4` alone on four A100s for Qwen3-8B.
     status, out, _ = cli("--maximize", "len", "--gpus", "4", "--model", "8B", "--gpu", "a100")
     line = next(line for line in out.splitlines() if line.startswith("for rollout"))
-    flags = re.search(r"(--gpus \d+ --rollout-gpus \d+) keeps", line)
+    flags = re.search(r"(--total-gpus \d+ --rollout-gpus \d+) keeps", line)
     assert status == 0 and flags is not None and "51200 tokens instead of 102400" in line
     paragraph = page_text("guide.md").split("`--gpus 4` alone would take all four")[1].split("- `--gpus 4 --rollout")[0]
     assert f"`{flags.group(1)}`, 51200 tokens instead of 102400" in paragraph

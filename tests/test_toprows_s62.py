@@ -57,7 +57,7 @@ def test_the_mark_is_bold_yellow_as_the_headline():
     query = make_query(CATALOG, gpu="h100", model="30B-A3B", budget_gpus=8, objective="max_len", top=2)
     (answer,) = plan(query, CATALOG)
     console = Console(record=True, width=250, color_system="truecolor")
-    console.print(ranking_view(answer).table)
+    console.print(ranking_view(answer, CATALOG.model("30B-A3B")).table)
     styled = console.export_text(styles=True)
     assert "\x1b[1;33m      210944^\x1b[0m" in styled
 

@@ -901,7 +901,7 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
     ]
     # The new trainer keys land beside the trainer's own (after use_dynamic_bsz), before its trainer_config block.
     assert added == [
-        "  max_model_len: 102400  # prompt + response",
+        "  max_model_len: 102400",  # its comment said prompt + response, which stay 4096: dropped
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
         "  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given",
         "  trainer_strategy: fsdp2",
@@ -977,12 +977,12 @@ def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
         "    original_max_position_embeddings: 40960",
     ]
     assert added == [
-        "  max_model_len: 24576  # prompt + response",
+        "  max_model_len: 24576",  # its comment said prompt + response, which stay 4096: dropped
         "  ulysses_sequence_parallel_size: 2",
         "  max_token_len_per_gpu: 24576",
     ]
-    # the blank line before `cluster:` survives the removal
-    assert "max_model_len: 24576  # prompt + response\n\ncluster:\n" in after
+    # the blank line before `cluster:` survives the removals
+    assert "max_model_len: 24576\n\ncluster:\n" in after
 
 
 def test_patch_keeps_the_indentation_when_a_dash_opens_the_first_nested_mapping() -> None:

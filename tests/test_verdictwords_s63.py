@@ -108,12 +108,12 @@ MILLIONS = "M is not taken, 1M being 1000000 tokens to some tools and 1048576 to
 def test_a_length_in_millions_is_refused_naming_its_k_form(length: str, note: str, cli, tmp_path: Path):
     status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", length)
     assert (status, out, err.splitlines()[-1]) == (
-        2, "", (f"solve: error: argument --len: expected a whole number of tokens or of k (1024 tokens): 32768 or "
-                f"32k, got '{length}' ({note})"))
+        2, "", (f"solve: error: argument --len: expected a whole number, got '{length}' (tokens, or thousands of "
+                f"1024: 32768 or 32k; {note})"))
     path = tmp_path / "fleet.yaml"
     path.write_text(f"pools: [{{name: h, gpu: H100, nodes: 1, gpus_per_node: 8}}]\n"
                     f"jobs: [{{name: a, model: 14B, max_model_len: {length}}}]\n", encoding="utf-8")
     assert cli("cluster", str(path)) == (2, "", (
         f"solve cluster: error: {path}: job a, max_model_len: must be a whole number, got '{length}' (tokens, or "
-        f"thousands of 1024 as --len takes them: 32768 or 32k; {note})\n"))
+        f"thousands of 1024: 32768 or 32k; {note})\n"))
 

@@ -20,20 +20,21 @@ from solver.tables import (
     ascii_number,
     brief,
     cut,
+    length_forms,
     mib_as_gb_hint,
-    millions_of_tokens_note,
     read_host_ram,
+    thousands_of_tokens,
 )
 
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
 """A whole number as the command line takes it: ASCII digits, a sign, no ``_`` (which int() reads as nothing)."""
 
 
-def _within(match: re.Match[str], least: int, most: int, scale: int = 1) -> int | None:
-    """The whole number `match` (of `WHOLE_NUMBER`) reads, times `scale`, if from `least` to `most`; else None
-    (a number of more digits than `most` is out of range unread: int() refuses 4300 digits)."""
+def _within(match: re.Match[str], least: int, most: int) -> int | None:
+    """The whole number `match` (of `WHOLE_NUMBER`) reads, if from `least` to `most`; else None (a number of more
+    digits than `most` is out of range unread: int() refuses 4300 digits)."""
     digits = match[2].lstrip("0") or "0"
-    value = int(match[1] + digits) * scale if len(digits) <= len(str(most)) else None
+    value = int(match[1] + digits) if len(digits) <= len(str(most)) else None
     return value if value is not None and least <= value <= most else None
 
 
@@ -179,19 +180,15 @@ def token_budget_mode(text: str) -> TokenBudgetMode:
 
 
 def token_count(text: str) -> int:
-    """An argparse type: a length in tokens, a whole number or thousands of 1024 (``32k`` = 32768)."""
-    stripped = text.strip()
-    thousands = stripped[-1:] in ("k", "K")
-    match = WHOLE_NUMBER.fullmatch(stripped[:-1] if thousands else stripped)
-    if match is None or match[0] != match[0].strip():  # no space before the k
-        millions = millions_of_tokens_note(text)
-        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024 tokens): 32768 or 32k, got "
-                                         f"{brief(text)}{f' ({millions})' if millions else ''}")
-    value = _within(match, 1, MAX_TOKENS, 1024 if thousands else 1)
-    if value is None:
+    """An argparse type: a length in tokens, as a cluster file's (`thousands_of_tokens`): a whole number or
+    thousands of 1024 (``32k`` = 32768)."""
+    tokens = thousands_of_tokens(text)
+    if not isinstance(tokens, int):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)} ({length_forms(text)})")
+    if not 1 <= tokens <= MAX_TOKENS:
         raise argparse.ArgumentTypeError(f"must be a whole number of tokens from 1 to {MAX_TOKENS}, got "
-                                         f"{cut(stripped)}")
-    return value
+                                         f"{cut(text.strip())}")
+    return tokens
 
 
 def tokens_per_gpu(text: str) -> int:

@@ -79,7 +79,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
                                             (config_keys or {}).get(answer.gpu, ())))
             after_apply = len(renderables)
             if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
-                renderables.append(ranking_view(answer))
+                renderables.append(ranking_view(answer, model))
             if len(answer.plans) < query.top:
                 why = (_no_alternative(query, answer) if answer.status == "optimal" else
                        "the time limit stopped the search; a longer --time-limit may find more, and better ones")

@@ -22,6 +22,7 @@ from solver.results import (
     length_cautions,
     lowered_budget_undone,
     own_scaling_words,
+    past_derived_length_words,
     past_validated_words,
     plan_environment,
     spans_nodes,
@@ -51,7 +52,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                "with this, " if name == LONG_LENGTH_VARIABLE[0] else "")
         lines += [f"# {why}{when}:", f"export {name}={value}"]
     if (validated := plan.past_validated_length) is not None:
-        lines.append(f"# max_model_len {past_validated_words(validated)}: {check_or_plan_words(validated)}")
+        lines.append(f"# max_model_len {past_validated_words(model, validated)}: {check_or_plan_words(validated)}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
@@ -123,7 +124,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("for rollout", _rollout_kept_words(answer, plan)),
         ("max_model_len", _length_words(answer, plan, model)),
         ("longer", _across_nodes(answer, plan, model, node_gpus)),
-        ("validated", _validated_words(answer, plan, model)),
+        ("validated" if model.qwen_yarn else "native", _validated_words(answer, plan, model)),
         ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"),
         ("evidence", plan.evidence_text(answer.gpu, answer.model)),
@@ -164,25 +165,28 @@ def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
             if plan.rope_scaling_factor else "")
     if model.beyond_native_on_own_scaling(plan.max_model_len):
         yarn = f" ({own_scaling_words(model, plan.max_model_len)})"
+    if (derived := past_derived_length_words(model, plan.max_model_len)) is not None:
+        yarn += f" ({derived})"
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
         yarn += f" (at least: {CEILING_WORDS})"
     if (validated := plan.past_validated_length) is not None:
-        return Text(f"{plan.max_model_len}, {past_validated_words(validated)}{yarn}", style="bold yellow")
+        return Text(f"{plan.max_model_len}, {past_validated_words(model, validated)}{yarn}", style="bold yellow")
     return Text(f"{plan.max_model_len}{yarn}")
 
 
 def _validated_words(answer: Answer, plan: Plan, model: Model) -> str | None:
     """The summary's ``validated`` row, where the plan's length is past what the model is known to handle: the
     cheapest plan at the length it is known to (its native context, or the longest YaRN is validated for), where the
-    answer has one (None otherwise); briefly where that is this plan's setting on as many GPUs."""
+    answer has one (None otherwise); briefly where that is this plan's setting on as many GPUs. For a model whose
+    validation rft-solver does not know of (`Model.qwen_yarn`), the row is ``native``, which says it already."""
     if (within := answer.validated) is None:
         return None
-    known = "its native context" if within.max_model_len == model.native_context else (
-        "the longest YaRN is validated for")
+    known = ("" if not model.qwen_yarn else " (its native context)" if within.max_model_len == model.native_context
+             else " (the longest YaRN is validated for)")
     if (within.gpus, within.setting) == (plan.gpus, plan.setting):
-        return (f"at {within.max_model_len} ({known}), the cheapest plan is this one ({within.evidence_label}): "
+        return (f"at {within.max_model_len}{known}, the cheapest plan is this one ({within.evidence_label}): "
                 f"--len {within.max_model_len}")
-    return (f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
+    return (f"at {within.max_model_len}{known}, the cheapest plan is {within.setting.label} on "
             f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
             f"the cost): --len {within.max_model_len}")
 
@@ -251,7 +255,9 @@ def _trade_words(other: Plan, plan: Plan) -> str:
 
 def _rollout_kept_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``for rollout`` row, where the best plan takes the whole budget and leaves the rollout none: the
-    flags that keep some of it for the rollout, their best plan and what it trades; or, where they have none (or,
+    flags that keep some of it for the rollout (``--total-gpus N --rollout-gpus R``: the N GPUs asked for, now in
+    all, which a plan that takes them whole makes one node or whole nodes), their best plan and what it trades; or,
+    where they have none (or,
     for one GPU, would leave the trainer none), that, and how to give the rollout GPUs beside the budget instead
     (None where the answer did not ask: `Answer.rollout_kept`)."""
     if (kept := answer.rollout_kept) is None:
@@ -265,7 +271,7 @@ def _rollout_kept_words(answer: Answer, plan: Plan) -> str | None:
         trains = "at any length" if answer.objective == "max_len" else f"for {plan.max_model_len} tokens"
         return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout}); give "
                 f"the rollout GPUs beside these instead: --gpus {budget} --rollout-gpus R")
-    return (f"--gpus {budget - rollout} --rollout-gpus {rollout} keeps {rollout} of the {budget} for it: "
+    return (f"--total-gpus {budget} --rollout-gpus {rollout} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
             f"({other.evidence_label})")
 

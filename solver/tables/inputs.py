@@ -44,7 +44,7 @@ from solver.tables.schema import (
     described_gpu_type,
     read_host_ram,
 )
-from solver.tables.text import first_repeated, shown_number
+from solver.tables.text import first_repeated, meant_fleet_name, shown_number
 
 TYPED = "typed"
 """The validation context's key that says the data is as a person typed it in a file (a cluster file's), where a
@@ -260,10 +260,9 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
             raise ValueError(f"{kind}s {_told_apart(same[0])} and {_told_apart(same[1])} differ only in case: {why}; "
                              "rename one")
     pool_names = [pool.name for pool in pools]
-    by_case = {name.casefold(): name for name in pool_names}  # no two differ only in case (above)
     for job in jobs:
         if job.pool is not None and job.pool not in pool_names:
-            meant = by_case.get(job.pool.casefold())
+            meant = meant_fleet_name(job.pool, pool_names)
             raise ValueError(f"job {job.name}, pool: no pool named {job.pool!r} "
                              f"({f'did you mean {meant}? ' if meant else ''}pools: {', '.join(pool_names)})")
 

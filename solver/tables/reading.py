@@ -38,7 +38,7 @@ from solver.tables.text import (
     counted,
     cut,
     first_repeated,
-    millions_of_tokens_note,
+    length_forms,
     named_jobs,
     normalise,
     smi_name_form,
@@ -615,8 +615,7 @@ def _job_length_in_neither_form(refused: _Refused) -> str | None:
     """A job's length (a whole-number field that takes ``32k`` too) in neither form it takes (``32kb``)."""
     if not (refused.whole and refused.broken_bound("32k") is None):
         return None
-    millions = millions_of_tokens_note(refused.value)
-    return f" (tokens, or thousands of 1024 as --len takes them: 32768 or 32k{f'; {millions}' if millions else ''})"
+    return f" ({length_forms(refused.value)})"
 
 
 def _priority_as_word(refused: _Refused) -> str | None:

@@ -58,7 +58,15 @@ Count = Annotated[int, Strict(), Gt(0)]
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 
 
-AskedTokens = Annotated[Tokens, BeforeValidator(thousands_of_tokens)]
+def _asked_tokens(value: Any) -> Any:
+    """A cluster file's length as `thousands_of_tokens` reads it (``32k``, ``32 K``), but for a number in quotes
+    (``'32768'``), which stays text, to be refused as every number in quotes of the file is: YAML writes numbers
+    bare."""
+    thousands = isinstance(value, str) and value.rstrip()[-1:] in ("k", "K")
+    return thousands_of_tokens(value) if thousands else value
+
+
+AskedTokens = Annotated[Tokens, BeforeValidator(_asked_tokens)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 MAX_GPU_MEMORY_GB = 1 << 12

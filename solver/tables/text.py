@@ -87,6 +87,18 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     return close.pop() if len(close) == 1 else None
 
 
+def meant_fleet_name(wanted: str, names: Iterable[str]) -> str | None:
+    """The one of a fleet's pool or job `names` that `wanted` (not among them) was likely meant to be: the same but for
+    case and zeros before a number (``J8``, ``j8``: j08), or None where none or more than one is."""
+    close = [name for name in names if _unpadded(name.casefold()) == _unpadded(wanted.casefold())]
+    return close[0] if len(close) == 1 else None
+
+
+def _unpadded(name: str) -> str:
+    """`name` without the zeros before each number in it (``j08``: j8, ``pool-000``: pool-0)."""
+    return re.sub(r"\d+", lambda number: number[0].lstrip("0") or "0", name)
+
+
 _MILLIONS = re.compile(r"(?<![\d.])(\d+)m(?=-|$)")
 """A model's size in millions of parameters (``600m``), which `guessed_name` tries in billions (``0.6b``)."""
 _MEMORY_SIZE = re.compile(r"\d+(\.\d+)?g(i?b)?|(hbm)?\d+e")
@@ -246,10 +258,34 @@ HOST_RAM_AS_NUMBER = " (GB per node as a number: 2048 for 2 TB)"
 asked: the API's ``host_ram_gb``."""
 
 
+FLEET_AS_MAPPING = " (a mapping: pass solver.Fleet.model_validate(it))"
+"""What a fleet given as a mapping (a notebook's dict of pools and jobs) is told: how to build the `Fleet`."""
+
+
 def thousands_of_tokens(value: Any) -> Any:
-    """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
-    match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
-    return int(match[1]) * 1024 if match else value
+    """A length written as text, as ``--len`` and a cluster file take it, in tokens: a whole number in ASCII digits
+    with a sign at most (``32768``), or thousands of 1024 (``32k``, ``32 K``: 32768); any other value as it is. A
+    number of more than `MOST_TOKEN_DIGITS` digits, past every length, reads as 10 to that power, unread (int()
+    refuses 4300 digits)."""
+    match = _WRITTEN_TOKENS.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return value
+    sign, digits, thousands = match.groups()
+    number = int(digits) if len(digits) <= MOST_TOKEN_DIGITS else 10 ** MOST_TOKEN_DIGITS
+    return (-number if sign == "-" else number) * (1024 if thousands else 1)
+
+
+_WRITTEN_TOKENS = re.compile(r"\s*([+-]?)0*([1-9][0-9]*|0)(?:\s*([kK]))?\s*")
+"""A length as `thousands_of_tokens` reads it: ASCII digits (no ``_``, which int() reads as nothing), a sign, a k."""
+MOST_TOKEN_DIGITS = 12
+"""The most digits of a length that `thousands_of_tokens` reads (leading zeros aside): more are past every length."""
+
+
+def length_forms(value: Any) -> str:
+    """The forms a length takes, for an error on `value` that is none of them (with why a length in millions, ``1m``,
+    is not taken): one wording for ``--len`` and a cluster file's."""
+    millions = millions_of_tokens_note(value)
+    return f"tokens, or thousands of 1024: 32768 or 32k{f'; {millions}' if millions else ''}"
 
 
 def millions_of_tokens_note(value: Any) -> str | None:
@@ -270,14 +306,15 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     """`QueryError` unless each (parameter, value, kind) value is of its kind: a class, or a union of them
     (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
     builtin value (``'32k'``), or else its type (``a Catalog``), and, for a whole number written otherwise, the
-    number to pass (`_whole_number_hint`)."""
+    number to pass (`_whole_number_hint`); for a fleet given as a mapping, how to build one (`FLEET_AS_MAPPING`)."""
     for name, value, kind in values:
         kinds = get_args(kind) or (kind,)
         if not any(_is_kind(value, one) for one in kinds):
             words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
             accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
             hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
-                    else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str) else "")
+                    else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
+                    else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping) else "")
             raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
 
 

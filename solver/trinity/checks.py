@@ -18,7 +18,7 @@ from solver.query import (
     ConfigProblemCode,
     TrinityVersion,
 )
-from solver.results import LONG_LENGTH_VARIABLE
+from solver.results import LONG_LENGTH_VARIABLE, length_key_words
 from solver.rules import (
     API_OPTIONS,
     OptionNames,
@@ -411,26 +411,14 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
 def _vllm_longest_words(model: Model) -> str:
     """The longest length the rollout's vLLM derives for `model` where no ``model.rope_scaling`` is given
     (`Model.vllm_longest_length`) and why, in words: its native context, where vLLM applies no factor of its own RoPE
-    scaling, else the length it derives from its length key (`_length_key_words`), times that factor."""
+    scaling, else the length it derives from its length key (`length_key_words`), times that factor."""
     if model.vllm_context is None:
         return (f"{model.name}'s native context of {model.native_context}, which its own {model.rope_scaling} RoPE "
                 "scaling provides and the rollout's vLLM takes as its longest length")
-    why = (f"its own {model.rope_scaling} RoPE scaling's factor applied to {_length_key_words(model)}"
-           if model.rope_scaling is not None else _length_key_words(model))
+    why = (f"its own {model.rope_scaling} RoPE scaling's factor applied to {length_key_words(model)}"
+           if model.rope_scaling is not None else length_key_words(model))
     return (f"the {shown_number(model.vllm_context)} that the rollout's vLLM derives from {model.name}'s config.json "
             f"as its longest length ({why})")
-
-
-def _length_key_words(model: Model) -> str:
-    """The length key of `model`'s config.json that vLLM derives its length from before any RoPE scaling
-    (`Model.vllm_length_key`), in words: its native context, or the smallest of its length keys, or the
-    ``model_max_length`` vLLM takes in their place."""
-    if model.vllm_length_key is None:
-        return f"its native context of {model.native_context}"
-    key, value = model.vllm_length_key
-    which = ("which vLLM takes in place of the others" if key == "model_max_length"
-             else "the smallest of its length keys")
-    return f"its {key} of {value}, {which}"
 
 
 def _check_given_over_own(checks: _ConfigChecks, model: Model, length: float | None) -> None:

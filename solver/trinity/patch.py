@@ -53,7 +53,13 @@ from solver.trinity.plan_keys import (
     keys_for_plan,
     trinity_06_keys_comment,
 )
-from solver.trinity.reader import aliased_anchors, check_config_arguments, load_config_mapping, read_or_none
+from solver.trinity.reader import (
+    aliased_anchors,
+    check_config_arguments,
+    load_config_mapping,
+    prompt_response_and_length,
+    read_or_none,
+)
 
 
 def _tail(node: Any) -> tuple[Any, Any, int] | None:
@@ -521,6 +527,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     for key in writes:
         _set(data, key.path, key.value, lines, aliased)
     _alias_comments_copied(places, aliased)
+    _drop_stale_sum_comment(data, reading, plan, environ)
     left_out = _note_evidence(data, plan, model, gpu, indent, check, path)
     _note_host_memory(data, plan, host_ram_gb, indent, option_names.host_ram)
     if version is None and (flags_noted or not trainer_level_offload(reading)):
@@ -536,6 +543,27 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     for name in refused:
         _delete(trainer, name)
     return tuple(f"trainer.{name}" for name in refused), left_out
+
+
+def _drop_stale_sum_comment(data: CommentedMap, reading: Any, plan: Plan, environ: Mapping[str, str] | None) -> None:
+    """Drop the end-of-line comment beside ``model.max_model_len`` that names the prompt and the response (``# prompt
+    + response``) where the config's length was ``max_prompt_tokens + max_response_tokens`` (`reading`, as Trinity
+    reads it) and the plan's is not: it would say what is no longer so (the note on stderr says to raise
+    max_response_tokens). The comment lines after it stay."""
+    section = data.get("model")
+    keys = prompt_response_and_length(reading, "config", environ or {})
+    if not isinstance(section, CommentedMap) or keys is None:
+        return
+    prompt, response, length = keys
+    entry = section.ca.items.get("max_model_len")
+    token = entry[2] if entry and len(entry) > 2 else None
+    if length != prompt + response or plan.max_model_len == length or not isinstance(token, CommentToken):
+        return
+    own, newline, rest = token.value.partition("\n")
+    if "prompt" in own.casefold() and "response" in own.casefold():
+        token.value = newline + rest
+        if not token.value:
+            entry[2] = None
 
 
 def _removed_for_05(data: CommentedMap, version: TrinityVersion | None) -> tuple[str, ...]:

@@ -234,8 +234,8 @@ def turned_off(value: Any) -> bool:
     return omegaconf_boolean(value) is False
 
 
-def _prompt_response_and_length(mapping: Mapping[str, Any], name: str,
-                                environ: Mapping[str, str]) -> tuple[int, int, int] | None:
+def prompt_response_and_length(mapping: Mapping[str, Any], name: str,
+                               environ: Mapping[str, str]) -> tuple[int, int, int] | None:
     """A config's ``max_prompt_tokens``, ``max_response_tokens`` and ``max_model_len`` (None where a key is absent
     or unreadable)."""
     reader = ConfigReader(mapping, name, environ)
@@ -248,7 +248,7 @@ def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, s
     """Where a config's ``max_prompt_tokens + max_response_tokens`` fall short of its ``max_model_len``: the
     sequences stay within the sum, whatever the length allows, in words (None where they reach it, or a key is
     absent or unreadable)."""
-    keys = _prompt_response_and_length(mapping, name, environ)
+    keys = prompt_response_and_length(mapping, name, environ)
     if keys is None or keys[0] + keys[1] >= keys[2]:
         return None
     prompt, response, length = keys
@@ -259,7 +259,7 @@ def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, s
 def overlong_sequences(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> tuple[str, int] | None:
     """Where a config's ``max_prompt_tokens + max_response_tokens`` exceed its ``max_model_len``: `overlong_words` and
     their sum (None where they do not, or a key is absent or unreadable)."""
-    keys = _prompt_response_and_length(mapping, name, environ)
+    keys = prompt_response_and_length(mapping, name, environ)
     overlong = overlong_words(*keys) if keys is not None else None
     return None if keys is None or overlong is None else (overlong, keys[0] + keys[1])
 
