@@ -492,50 +492,86 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     `option_names`: how the notes name the options they point to (`API_OPTIONS`: this function's ``version="0.5"``;
     ``solve cluster`` passes `COMMAND_OPTIONS`, its flags). `QueryError` for a placement whose job or pool the fleet
     lacks, or wrong types."""
-    fragments = _placement_fragments(result, fleet, catalog, version, check_options, option_names)
-    return {job: text for job, (text, _) in fragments.items()}
+    from solver.cluster import POOL_HOST_RAM_SOURCE
+    from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
+
+    check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
+    known, placements = _placements_made(result, fleet, catalog, version)
+    fragments = {}
+    for placed in placements:
+        check = None if check_options is None else fragment_check(placed.gpu, known, check_options)
+        fragments[placed.job] = plan_fragment(**placed.keys._asdict(), gpu=placed.gpu, rocm=placed.rocm,
+                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
+                                              option_names=option_names, check=check)[0]
+    return fragments
 
 
 def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
                        version: str | None = None) -> dict[str, TrinitySettings]:
     """`placement_configs`' fragments as data, by job name (arguments and errors as its), as `trinity_settings`
     gives an answer's: each job's keys and the environment variables to export (a shared node's
-    ``CUDA_VISIBLE_DEVICES`` among them)."""
-    return {job: settings
-            for job, (_, settings) in _placement_fragments(result, fleet, catalog, version, None, API_OPTIONS).items()}
+    ``CUDA_VISIBLE_DEVICES`` among them). Made without the fragments' text (`plan_settings`): it loads no ruamel."""
+    from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
+
+    _, placements = _placements_made(result, fleet, catalog, version)
+    return {placed.job: plan_settings(**placed.keys._asdict(), option_names=API_OPTIONS) for placed in placements}
 
 
-def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
-                         version: str | None, check_options: tuple[str, ...] | None,
-                         option_names: OptionNames) -> dict[str, tuple[str, TrinitySettings]]:
-    """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`
-    (`check_options` and `option_names` as `placement_configs`'; None: no check command)."""
-    from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
-    from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
+class _PlacementKeys(NamedTuple):
+    """The arguments that decide the keys of a placement's fragment, by their names in `plan_settings` and
+    `plan_fragment` (which takes them beside its header's)."""
+
+    plan: Plan
+    model: Model
+    rollout_gpus: int
+    nodes: int
+    shared_gpus: tuple[int, ...] | None
+    engines: tuple[int, int]
+    version: TrinityVersion | None
+    train_batch_size: int | None
+
+
+class _Placed(NamedTuple):
+    """What a placement's fragment is made of, for `placement_configs` and `placement_settings`: the job's name, the
+    GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, and its
+    keys' arguments."""
+
+    job: str
+    gpu: str
+    rocm: bool
+    host_ram_gb: float | None
+    keys: _PlacementKeys
+
+
+def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
+                     version: str | None) -> tuple[Catalog, list[_Placed]]:
+    """The catalog for `fleet` (`Catalog.for_fleet`) and what each of `result`'s placements' fragments is made of:
+    the job's plan (with its train batch's caution), its nodes, rollout GPUs and engines, the GPUs of a node it shares
+    and its train batch, on its pool's GPU type and host memory; `QueryError` for a placement whose job or pool the
+    fleet lacks, a GPU type or model the catalog lacks, or wrong types."""
+    from solver.cluster import JOB_BATCH_SOURCE
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
-                ("catalog", catalog, Catalog | None), ("check_options", check_options, tuple | None),
-                ("option_names", option_names, OptionNames))
+                ("catalog", catalog, Catalog | None))
     release = trinity_release("version", version)
     catalog = catalog if catalog is not None else load_catalog()
     fleet = fleet if isinstance(fleet, Fleet) else load_fleet(given_path("fleet", fleet), catalog)
     known = catalog.for_fleet(fleet)
     jobs, pools = {job.name: job for job in fleet.jobs}, {pool.name: pool for pool in fleet.pools}
-    fragments = {}
+    placed = []
     for placement in result.placements:
         job, pool = jobs.get(placement.job), pools.get(placement.pool)
         if job is None or pool is None:
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
-        shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
-        cautioned = placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release)
-        check = None if check_options is None else fragment_check(placement.gpu, known, check_options)
-        fragments[placement.job] = plan_fragment(
-            cautioned, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
-            gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=release,
-            rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
-            host_ram_source=POOL_HOST_RAM_SOURCE, option_names=option_names, check=check)
-    return fragments
+        rocm = known.gpu(placement.gpu).rocm
+        keys = _PlacementKeys(
+            plan=placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
+            model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
+            shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
+            engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
+        placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb, keys=keys))
+    return known, placed
 
 
 def fragment_layout(answer: Answer) -> tuple[int, int | None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from solver.api import fragment_check, fragment_engines, fragment_layout
 from solver.cli.atomic import errors_named_by, write_all_atomically
@@ -27,7 +27,7 @@ from solver.results import (
     rocm_env_note,
     spans_nodes,
 )
-from solver.rules import COMMAND_OPTIONS, token_budget
+from solver.rules import COMMAND_OPTIONS, OptionNames, token_budget
 from solver.tables import (
     CONFIG_SHAPE,
     Catalog,
@@ -283,12 +283,9 @@ def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         if answer.best is None:
             applied.append(answer)
             continue
-        nodes, rollout = fragment_layout(answer)
+        keys = _keys_arguments(args, answer, answer.best, catalog, model, config, layout)
         try:
-            settings = plan_settings(answer.best, model, rollout, nodes=nodes,
-                                     engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
-                                     version=args.trinity_version, train_batch_size=answer.train_batch_size,
-                                     option_names=COMMAND_OPTIONS)
+            settings = plan_settings(**keys._asdict())
         except EngineError as error:
             applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(args, error, node_gpus)}))
         else:
@@ -311,6 +308,34 @@ def _config_layout(args: argparse.Namespace, config_text: str, config: TrinityCo
 
     with errors_named_by("--from-config"):
         return load_config_mapping(config_text, str(args.from_config))
+
+
+class _KeysArguments(NamedTuple):
+    """The arguments that decide the keys of an answer's fragment, by their names in `plan_settings` and
+    `plan_fragment` (which takes them beside its header's): --json's ``apply`` and --emit's fragment are made of the
+    same ones (`_keys_arguments`)."""
+
+    plan: Plan
+    model: Model
+    rollout_gpus: int | None
+    nodes: int
+    engines: tuple[int, int] | None
+    layout: Any
+    version: TrinityVersion | None
+    train_batch_size: int | None
+    option_names: OptionNames
+
+
+def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalog: Catalog, model: Model,
+                    config: TrinityConfig | None, layout: Any) -> _KeysArguments:
+    """The keys' arguments of the fragment of `answer`'s `best` plan: the ``cluster``'s nodes and rollout GPUs
+    (`fragment_layout`), its engines (`_fragment_engines`), --from-config's `layout`, --trinity-version and the
+    answer's train batch."""
+    nodes, rollout = fragment_layout(answer)
+    return _KeysArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
+                          engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
+                          version=args.trinity_version, train_batch_size=answer.train_batch_size,
+                          option_names=COMMAND_OPTIONS)
 
 
 def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
@@ -410,18 +435,14 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                 undecided = f": {UNDECIDED_HINT}" if answer.status == "unknown" else ""
                 notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}{undecided}")
             continue
-        nodes, rollout = fragment_layout(answer)
         notes += [note] if (note := _layout_note(answer)) else []
         if config is None and (suggested := fragment_engines(answer, catalog)):  # as solver.api.trinity_config
             notes += [note] if (note := engines_note(suggested, model.name, answer.gpu)) else []
         check = fragment_check(answer.gpu, catalog, _check_options(args))
+        keys = _keys_arguments(args, answer, answer.plans[0], catalog, model, config, layout)
         try:
-            fragments.append(plan_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                           engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
-                                           version=args.trinity_version, rocm=catalog.gpu(answer.gpu).rocm,
-                                           train_batch_size=answer.train_batch_size, node_gpus=answer.node_gpus,
-                                           host_ram_gb=answer.host_ram_gb, option_names=COMMAND_OPTIONS,
-                                           check=check))
+            fragments.append(plan_fragment(**keys._asdict(), gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
+                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
             raise QueryError(engines_refusal(args, error, node_gpus)) from None
         if args.emit and answer.status == "feasible":  # the view says so under the plan
