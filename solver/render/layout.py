@@ -29,11 +29,10 @@ def without_trailing_spaces(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
-def check_text_options(width: object, color: object) -> None:
+def check_text_options(width: int, color: bool) -> None:
     """`QueryError` unless `width` is a whole number of columns from `MIN_TERMINAL_WIDTH` to `UNBOUNDED_WIDTH` and
     `color` True or False (a text view's options)."""
     check_types(("width", width, int), ("color", color, bool))
-    assert isinstance(width, int)  # checked above
     if not MIN_TERMINAL_WIDTH <= width <= UNBOUNDED_WIDTH:
         raise QueryError(f"width must be a whole number of columns from {MIN_TERMINAL_WIDTH} to {UNBOUNDED_WIDTH}, "
                          f"got {brief(width)}")
