@@ -32,6 +32,8 @@ _EXPORTS = {
     "trinity_settings": "solver.api",
     "placement_settings": "solver.api",
     "calibrate_memory_model": "solver.api",
+    "answers_text": "solver.render",
+    "cluster_text": "solver.render",
     "make_query": "solver.query",
     "Query": "solver.query",
     "Answer": "solver.results",
@@ -132,6 +134,8 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import TrinityVersion as TrinityVersion
     from solver.query import Undecided as Undecided
     from solver.query import make_query as make_query
+    from solver.render import answers_text as answers_text
+    from solver.render import cluster_text as cluster_text
     from solver.results import Alternatives as Alternatives
     from solver.results import Answer as Answer
     from solver.results import ApplySettings as ApplySettings

@@ -2481,7 +2481,9 @@ def test_nodes_are_hosts_of_at_most_16_gpus(tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text("pools:\n  - {name: w, gpu: H100-80GB, nodes: 1, gpus_per_node: 64}\njobs:\n"
                     "  - {name: j0, model: Qwen3-4B, max_model_len: 8192}\n", encoding="utf-8")
-    with pytest.raises(TableError, match=r"fleet.yaml: pool w, gpus_per_node: must be at most 16, got 64$"):
+    with pytest.raises(TableError, match=(
+            r"fleet.yaml: pool w, gpus_per_node: must be at most 16, got 64 \(a node is one host, Trinity's "
+            r"cluster.gpu_per_node, and the largest hosts have 16 GPUs: give more GPUs as more nodes\)$")):
         load_fleet(path, CATALOG)
 
 

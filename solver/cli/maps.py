@@ -36,9 +36,9 @@ from solver.cli.options import (
     model_config_option,
     weights_option,
 )
-from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, on_terminal, print_note
+from solver.cli.output import escaped_line, new_console, on_terminal, print_note
 from solver.cli.parser import Parser
-from solver.render import PAST_NODE_COLUMNS, doubling_budgets, map_json, map_view
+from solver.render import PAST_NODE_COLUMNS, PLAIN_TEXT, doubling_budgets, map_json, map_view
 from solver.results import GpuMap
 from solver.rules import COMMAND_OPTIONS, NODE_GPUS
 from solver.tables import MAX_ESTIMATED_GPUS, shown_number

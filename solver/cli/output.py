@@ -17,7 +17,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.render import needed_width
+from solver.render import MIN_TERMINAL_WIDTH, PIPED_WIDTH, PLAIN_TEXT, needed_width, without_trailing_spaces
 
 
 class ProgressLine:
@@ -38,12 +38,6 @@ class ProgressLine:
             sys.stderr.write("\n")
 
 
-MIN_TERMINAL_WIDTH = 20
-"""A terminal that says it is narrower (``COLUMNS=0``, as some containers set it) is taken as 80 columns."""
-PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
-"""Consoles print strings as they are: a name with brackets or colons (a pool ``p[/]``) is not markup."""
-
-
 def print_view(view: RenderableType, prog: str) -> Console:
     """Print `view` on stdout (`new_console`), a line past the terminal's width uncut; on a terminal too narrow for
     one of its tables with a header (the source's cells), a note on stderr first: rich would break their words or cut
@@ -61,7 +55,7 @@ def print_view(view: RenderableType, prog: str) -> Console:
     return console
 
 
-def new_console(width: int = 160) -> Console:
+def new_console(width: int = PIPED_WIDTH) -> Console:
     """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
     and its lines come without the padding to the tables' width. A pipe is laid out as one also where the
     environment has rich take it for a terminal (``FORCE_COLOR``, ``TTY_COMPATIBLE``: colour in a CI's log), which
@@ -120,7 +114,7 @@ class _PipedConsole(_SpelledConsole):
         """Rich's print, with the trailing spaces of every line removed."""
         with self.capture() as captured:
             super().print(*objects, **kwargs)
-        self.file.write("\n".join(line.rstrip() for line in captured.get().split("\n")))
+        self.file.write(without_trailing_spaces(captured.get()))
 
     def on_broken_pipe(self) -> None:
         """A reader that has gone: leave it to `main` (SIGPIPE's status, 141), not rich's exit with 1."""

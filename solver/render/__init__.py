@@ -1,20 +1,28 @@
-"""Turn results into output: rich renderables for people, JSON for programs. Nothing here prints.
+"""Turn results into output: rich renderables for people, JSON for programs, and text for the API
+(`answers_text`, `cluster_text`). Nothing here prints.
 
 The package has a module per output: `tables` (``solve tables``), `schema` (the JSON Schemas of --json),
 `answers` (``solve``'s answers) with `summary` (the best plan's summary and the lines that apply it), `ranking`
 (--top's ranked plans) and `verdict` (the verdict on a --from-config config's own settings), `cluster`
 (``solve cluster``), `memory` (``solve memory``'s breakdown and ``solve calibrate``'s memory-model file) and `maps`
 (``solve map``); and what they share: `styles` (a setting's shade and short label), `layout` (tables that turn
-into blocks on a narrow terminal) and `phrases` (words several views say). Each uses only those before it in this
-order: styles, layout, phrases, tables, schema, summary, ranking, verdict, answers, cluster, memory, maps. The names
-the other layers use are imported here (``from solver.render import answers_view``); the numbers a layout is tuned
-by (`layout`'s ``UNBOUNDED_WIDTH``, `cluster`'s ``UNPLACED_JOBS_WIDTH``) from their modules, where a patch takes
-effect.
+into blocks on a narrow terminal; a view as the text a pipe gets) and `phrases` (words several views say). Each
+uses only those before it in this order: styles, layout, phrases, tables, schema, summary, ranking, verdict,
+answers, cluster, memory, maps. The names the other layers use are imported here (``from solver.render import
+answers_view``); the numbers a layout is tuned by (`layout`'s ``UNBOUNDED_WIDTH``, `cluster`'s
+``UNPLACED_JOBS_WIDTH``) from their modules, where a patch takes effect.
 """
 
 from __future__ import annotations
 
-from solver.render.answers import NO_PLAN_HINT, UNDECIDED_HINT, UNPROVEN_HINT, answers_json, answers_view
+from solver.render.answers import (
+    NO_PLAN_HINT,
+    UNDECIDED_HINT,
+    UNPROVEN_HINT,
+    answers_json,
+    answers_text,
+    answers_view,
+)
 from solver.render.cluster import (
     AT_LEAST_NOTE,
     AT_MOST_NOTE,
@@ -24,12 +32,21 @@ from solver.render.cluster import (
     TRAINER_NODES_NOTE,
     WIDENED_NOTE,
     cluster_json,
+    cluster_text,
     cluster_view,
     purchase_json,
     purchase_view,
     tie_break_unproven,
 )
-from solver.render.layout import TableOrBlocks, needed_width
+from solver.render.layout import (
+    MIN_TERMINAL_WIDTH,
+    PIPED_WIDTH,
+    PLAIN_TEXT,
+    TableOrBlocks,
+    needed_width,
+    view_text,
+    without_trailing_spaces,
+)
 from solver.render.maps import (
     EVIDENCE_MARKS,
     EXTRAPOLATED_MARK,
@@ -57,11 +74,14 @@ __all__ = [
     "JSON_SCHEMA_TYPES",
     "LENGTH_SHADES",
     "LOWERED_NOTE",
+    "MIN_TERMINAL_WIDTH",
     "MORE_ROLLOUT_NOTE",
     "NO_PLAN_HINT",
     "NO_ROLLOUT_GPUS_NOTE",
     "NO_SETTING_STYLE",
     "PAST_NODE_COLUMNS",
+    "PIPED_WIDTH",
+    "PLAIN_TEXT",
     "RANKED_TRAINER_NODES_NOTE",
     "SHADES",
     "TRAINER_NODES_NOTE",
@@ -71,12 +91,14 @@ __all__ = [
     "YARN_MARK",
     "TableOrBlocks",
     "answers_json",
+    "answers_text",
     "answers_view",
     "apply_lines",
     "calibration_json",
     "cell_record",
     "cells_json",
     "cluster_json",
+    "cluster_text",
     "cluster_view",
     "doubling_budgets",
     "json_schema",
@@ -92,4 +114,6 @@ __all__ = [
     "short_label",
     "tables_view",
     "tie_break_unproven",
+    "view_text",
+    "without_trailing_spaces",
 ]

@@ -12,12 +12,13 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.query import Query, TrinityVersion
+from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.ranking import ranking_view
 from solver.render.summary import plan_summary
 from solver.render.verdict import current_view
 from solver.results import Answer, Reason
 from solver.rules import batch_words
-from solver.tables import Catalog, and_joined, counted
+from solver.tables import Catalog, QueryError, and_joined, check_types, counted, load_catalog
 
 
 def answers_json(answers: Iterable[Answer]) -> str:
@@ -97,6 +98,24 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
             renderables.insert(after_apply, Text())
         renderables.append(Text())
     return Group(*renderables)
+
+
+def answers_text(answers: Sequence[Answer], query: Query, catalog: Catalog | None = None, *, width: int = PIPED_WIDTH,
+                 color: bool = False) -> str:
+    """The text ``solve`` prints for `query`'s `answers` (of `solver.api.answer_query`, or `with_config_verdicts`),
+    laid out for `width` columns as on a pipe that wide, with ANSI colour codes where `color`; `catalog` the one they
+    were planned with (default: the shipped one). The text's words are the answers' own (`option_names`), its hints
+    the command's (``--explain``). `QueryError` (one line) for a bad argument, or answers of another query."""
+    check_types(("answers", answers, list | tuple), ("query", query, Query), ("catalog", catalog, Catalog | None))
+    check_text_options(width, color)
+    catalog = catalog if catalog is not None else load_catalog()
+    model = catalog.model(query.model).name
+    for index, answer in enumerate(answers):
+        check_types((f"answers[{index}]", answer, Answer))
+        if answer.model != model or answer.gpu not in query.gpus:
+            raise QueryError(f"answers[{index}] is for {answer.model} on {answer.gpu}, not one of the query's "
+                             f"({model} on {' or '.join(query.gpus)}): pass the answers of that query")
+    return view_text(answers_view(answers, query, catalog, query.trinity_version), width, color)
 
 
 UNPROVEN_HINT = ("the time limit stopped the search before it proved {} the best: a longer --time-limit may find "

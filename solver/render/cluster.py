@@ -7,17 +7,29 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from math import ceil
+from pathlib import Path
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.render.layout import TableOrBlocks
+from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
 from solver.render.phrases import LOWERED_NOTE
 from solver.render.styles import setting_style
 from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, Unplaced, index_range
-from solver.tables import Fleet, Pool, and_joined, counted, it_or_them, named_jobs, shown_number
+from solver.tables import (
+    Fleet,
+    Pool,
+    QueryError,
+    and_joined,
+    check_types,
+    counted,
+    it_or_them,
+    load_fleet,
+    named_jobs,
+    shown_number,
+)
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
@@ -186,6 +198,24 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
                                                            f"{len(fleet.jobs)}"))
     return Group(*renderables)
+
+
+def cluster_text(result: ClusterResult | PurchaseResult, fleet: Fleet | Path | str, *, width: int = PIPED_WIDTH,
+                 color: bool = False) -> str:
+    """The text ``solve cluster`` prints for `result` (of `solver.place`; of `solver.buy_nodes`, as with ``--buy``) on
+    `fleet` (the `Fleet` it placed, or its cluster file's path, loaded with the shipped catalogue), laid out for
+    `width` columns as on a pipe that wide, with ANSI colour codes where `color`. `QueryError` (one line) for a bad
+    argument, or a result on other pools; `TableError` for a bad cluster file."""
+    check_types(("result", result, ClusterResult | PurchaseResult), ("fleet", fleet, Fleet | Path | str))
+    check_text_options(width, color)
+    fleet = fleet if isinstance(fleet, Fleet) else load_fleet(fleet)
+    pools, placed = [pool.name for pool in fleet.pools], [use.pool for use in result.pools]
+    if placed != pools:
+        raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
+                         "it placed")
+    view = (purchase_view(result, fleet) if isinstance(result, PurchaseResult)
+            else cluster_view(result, fleet, minimize_nodes=result.objective_counts == "nodes"))
+    return view_text(view, width, color)
 
 
 def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> list[Text]:

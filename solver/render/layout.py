@@ -1,14 +1,52 @@
-"""Layout for narrow terminals: the width a table needs, and a table that turns into blocks where it does not fit."""
+"""Layout for narrow terminals: the width a table needs, and a table that turns into blocks where it does not fit;
+and a view as the text a pipe of a given width gets."""
 
 from __future__ import annotations
 
-from rich.console import Console, ConsoleOptions, RenderResult
+import io
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
+from solver.tables import QueryError, brief, check_types
+
 UNBOUNDED_WIDTH = 1 << 16
 """Room enough to measure any table whole."""
+PIPED_WIDTH = 160
+"""The columns a view is laid out for on a pipe (room for the widest table), unless a terminal's are more."""
+MIN_TERMINAL_WIDTH = 20
+"""The fewest columns a view is laid out for: a terminal that says it has fewer (``COLUMNS=0``, as some containers
+set it) is taken as 80 columns."""
+PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
+"""Consoles print strings as they are: a name with brackets or colons (a pool ``p[/]``) is not markup."""
+
+
+def without_trailing_spaces(text: str) -> str:
+    """`text` with each line's trailing spaces removed (rich pads a line to its table's width)."""
+    return "\n".join(line.rstrip() for line in text.split("\n"))
+
+
+def check_text_options(width: int, color: bool) -> None:
+    """`QueryError` unless `width` is a whole number of columns from `MIN_TERMINAL_WIDTH` to `UNBOUNDED_WIDTH` and
+    `color` True or False (a text view's options)."""
+    check_types(("width", width, int), ("color", color, bool))
+    if not MIN_TERMINAL_WIDTH <= width <= UNBOUNDED_WIDTH:
+        raise QueryError(f"width must be a whole number of columns from {MIN_TERMINAL_WIDTH} to {UNBOUNDED_WIDTH}, "
+                         f"got {brief(width)}")
+
+
+def view_text(view: RenderableType, width: int, color: bool = False) -> str:
+    """`view` as the commands print it to a pipe `width` columns wide: each line less its trailing spaces, a line
+    rich was told not to wrap whole; with ANSI colour codes only where `color` (whatever ``NO_COLOR`` or
+    ``FORCE_COLOR`` say). Written to a string alone, in a notebook too (rich would show it there itself)."""
+    written = io.StringIO()
+    console = Console(file=written, width=width, color_system="truecolor" if color else None, force_terminal=color,
+                      no_color=not color, force_jupyter=False, **PLAIN_TEXT)
+    console.print(view, crop=False)
+    return without_trailing_spaces(written.getvalue())
 
 
 def needed_width(table: Table, console: Console, options: ConsoleOptions) -> int:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import (
     MAX_FILE_BYTES,
+    MAX_NODE_GPUS,
     GpuType,
     Model,
     ModelsFile,
@@ -633,6 +634,14 @@ def _mib_as_gb(refused: _Refused) -> str | None:
     return mib_as_gb_hint(refused.value, f"{str(refused.field).replace('_gb', '_mib')}: {refused.value}")
 
 
+def _node_past_one_host(refused: _Refused) -> str | None:
+    """A pool's node of more GPUs than one host has: why a node is one host, and how to give more GPUs."""
+    if not (refused.field == "gpus_per_node" and refused.kind == "less_than_equal"):
+        return None
+    return (f" (a node is one host, Trinity's cluster.gpu_per_node, and the largest hosts have {MAX_NODE_GPUS} GPUs: "
+            "give more GPUs as more nodes)")
+
+
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
     """A pool's GPU memory with its unit (``48GB``, ``81559 MiB``), where a number is asked: the number it starts
     with, or an example where it starts with none."""
@@ -661,6 +670,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _job_length_in_neither_form,
     _priority_as_word,
     _mib_as_gb,
+    _node_past_one_host,
     _gpu_memory_with_unit,
     _text_read_unquoted_as_another_type,
 )
