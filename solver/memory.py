@@ -205,6 +205,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
         "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling, "
+        "a length within it past the shorter one vLLM derives from the model's config.json (a smaller length key), "
         "thin headroom where it fits by extrapolating, Offload needing more host memory per trainer GPU than the "
         f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (on a card sold for workstations, more "
         "per node than such a workstation has) without --host-ram, one GPU of at most "

@@ -129,6 +129,7 @@ class CautionCode(str, Enum):
     PAST_VALIDATED_LENGTH = "past-validated-length"
     YARN_UNVALIDATED_MODEL = "yarn-unvalidated-model"
     PAST_NATIVE_ON_OWN_SCALING = "past-native-on-own-scaling"
+    PAST_DERIVED_LENGTH = "past-derived-length"
     THIN_HEADROOM = "thin-headroom"
     HOST_MEMORY_UNCHECKED = "host-memory-unchecked"
     SINGLE_GPU_ADVISED_AGAINST = "single-gpu-advised-against"
@@ -554,13 +555,16 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
 
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     """The cautions about `model` at `max_model_len` tokens, with their codes: YaRN past what is validated (for a
-    model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling."""
+    model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling, a length within
+    it past the shorter one vLLM derives from its config.json's length key (`past_derived_length_words`)."""
     yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
     yarn = Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: "
                               f"{yarn_caution(model)}")
     own = Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model, max_model_len))
+    derived = past_derived_length_words(model, max_model_len)
     return ((yarn,) if model.yarn_beyond_validated(max_model_len) else ()) + (
-        (own,) if model.beyond_native_on_own_scaling(max_model_len) else ())
+        (own,) if model.beyond_native_on_own_scaling(max_model_len) else ()) + (
+        (Caution(CautionCode.PAST_DERIVED_LENGTH, derived),) if derived is not None else ())
 
 
 def past_validated(model: Model, max_model_len: int) -> int | None:
@@ -587,7 +591,7 @@ def check_or_plan_words(validated: int, option_names: OptionNames = COMMAND_OPTI
 
 def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
     """The cautions about `model` at `max_model_len` tokens, in words: YaRN past what is validated, a length past its
-    native context on its own RoPE scaling."""
+    native context on its own RoPE scaling, or past the shorter length vLLM derives from its config.json."""
     return tuple(caution.words for caution in _length_cautions(model, max_model_len))
 
 
@@ -681,7 +685,8 @@ class Plan(Frozen):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check before running it, in words (`with_cautions`): a model read from a config.json of a kind "
         "whose counts were not checked, YaRN past what is validated, a length past "
-        "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, "
+        "the model's native context on its own RoPE scaling, a length within it past the shorter one vLLM derives "
+        "from the model's config.json (a smaller length key), thin headroom where an estimate extrapolates, "
         f"Offload needing more host memory per trainer GPU than the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU "
         "servers commonly have (on a card sold for workstations, more per node than such a workstation has: "
         "GpuType.workstation_host_ram_gib) where none was given to check it, "
