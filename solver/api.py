@@ -422,12 +422,10 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     figures, which the JSON rounds to two decimals."""
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
-    made = _answer_fragment("trinity_config", answer, catalog, version)
-    return plan_fragment(made.plan, made.model, made.rollout_gpus, gpu=answer.gpu, nodes=made.nodes,
-                         engines=made.engines, version=made.release, rocm=made.catalog.gpu(answer.gpu).rocm,
-                         train_batch_size=answer.train_batch_size, node_gpus=answer.node_gpus,
-                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
-                         check=fragment_check(answer.gpu, made.catalog))[0]
+    known, keys = _answer_keys("trinity_config", answer, catalog, version)
+    return plan_fragment(**keys._asdict(), gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm,
+                         node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
+                         check=fragment_check(answer.gpu, known))[0]
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
@@ -438,29 +436,31 @@ def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
     ``apply`` is: it loads no ruamel."""
     from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
 
-    made = _answer_fragment("trinity_settings", answer, catalog, version)
-    return plan_settings(made.plan, made.model, made.rollout_gpus, nodes=made.nodes, engines=made.engines,
-                         version=made.release, train_batch_size=answer.train_batch_size, option_names=API_OPTIONS)
+    _, keys = _answer_keys("trinity_settings", answer, catalog, version)
+    return plan_settings(**keys._asdict(), option_names=API_OPTIONS)
 
 
-class _AnswerFragment(NamedTuple):
-    """What the fragment of an answer's best plan is made of, for `trinity_config` and `trinity_settings`: the plan
-    (with its train batch's caution), its model, the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the
-    rollout engines (`fragment_engines`), the Trinity release and the catalog."""
+class _FragmentKeys(NamedTuple):
+    """The arguments that decide the keys of a fragment (an answer's or a placement's), by their names in
+    `plan_settings` and `plan_fragment` (which takes them beside its header's)."""
 
     plan: Plan
     model: Model
-    nodes: int
     rollout_gpus: int | None
+    nodes: int
+    shared_gpus: tuple[int, ...] | None
     engines: tuple[int, int]
-    release: TrinityVersion | None
-    catalog: Catalog
+    version: TrinityVersion | None
+    train_batch_size: int | None
 
 
-def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, version: str | None) -> _AnswerFragment:
-    """What the fragment of `answer`'s best plan is made of, for `trinity_config` and `trinity_settings` (`caller`,
-    which messages name): `QueryError` for a tuple of answers, wrong types, a release rft-solver does not know, an
-    answer without a plan, or a model or GPU type the catalog lacks."""
+def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
+                 version: str | None) -> tuple[Catalog, _FragmentKeys]:
+    """The catalog (default: the shipped one) and the keys' arguments of `answer`'s fragment, for `trinity_config`
+    and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
+    the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
+    Trinity release and the train batch. `QueryError` for a tuple of answers, wrong types, a release rft-solver does
+    not know, an answer without a plan, or a model or GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
         raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
                          f"per GPU type): pass one, such as answers[0] ({answer[0].gpu}'s)")
@@ -475,9 +475,10 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None, versi
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    return _AnswerFragment(plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
-                           model=catalog.model(answer.model), nodes=nodes, rollout_gpus=rollout,
-                           engines=(0, engines.size if engines else 1), release=release, catalog=catalog)
+    return catalog, _FragmentKeys(
+        plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
+        model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
+        engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -517,20 +518,6 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
     return {placed.job: plan_settings(**placed.keys._asdict(), option_names=API_OPTIONS) for placed in placements}
 
 
-class _PlacementKeys(NamedTuple):
-    """The arguments that decide the keys of a placement's fragment, by their names in `plan_settings` and
-    `plan_fragment` (which takes them beside its header's)."""
-
-    plan: Plan
-    model: Model
-    rollout_gpus: int
-    nodes: int
-    shared_gpus: tuple[int, ...] | None
-    engines: tuple[int, int]
-    version: TrinityVersion | None
-    train_batch_size: int | None
-
-
 class _Placed(NamedTuple):
     """What a placement's fragment is made of, for `placement_configs` and `placement_settings`: the job's name, the
     GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, and its
@@ -540,7 +527,7 @@ class _Placed(NamedTuple):
     gpu: str
     rocm: bool
     host_ram_gb: float | None
-    keys: _PlacementKeys
+    keys: _FragmentKeys
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -565,7 +552,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         rocm = known.gpu(placement.gpu).rocm
-        keys = _PlacementKeys(
+        keys = _FragmentKeys(
             plan=placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,

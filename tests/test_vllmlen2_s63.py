@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from command_words import trinity_config_problems
+from test_llamalen_s62 import CHECK
+from test_llamalen_s62 import CONFIG as LLAMA_CONFIG
 
 from solver.tables import load_catalog, load_model_config
 
@@ -17,26 +19,7 @@ LLAMA_SHAPE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hi
                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
                "intermediate_size": 14336, "vocab_size": 128256, "tie_word_embeddings": False,
                "max_position_embeddings": 32768}
-CONFIG = """\
-project: grpo-linear
-name: run
-mode: both
-algorithm: {algorithm_type: grpo, repeat_times: 8}
-model:
-  model_path: MODEL_PATH
-  max_model_len: 163840
-  max_prompt_tokens: 4096
-  max_response_tokens: 159744
-cluster: {node_num: 4, gpu_per_node: 8}
-buffer: {total_epochs: 1, batch_size: 32, train_batch_size: 256}
-explorer:
-  rollout_model: {engine_type: vllm, engine_num: 2, tensor_parallel_size: 8}
-trainer:
-  trainer_type: verl
-  trainer_strategy: fsdp2
-  ulysses_sequence_parallel_size: 8
-"""
-CHECK = ("--gpu", "h800", "--trinity-version", "0.6", "--check")
+CONFIG = LLAMA_CONFIG.replace("/mnt/models/Llama-3.1-8B-Instruct", "MODEL_PATH")
 LINEAR_REFUSED = (
     "refused: model.max_model_len 163840 is beyond the 131072 that the rollout's vLLM derives from my-linear's "
     "config.json as its longest length (its own linear RoPE scaling's factor applied to its native context of 32768): "
