@@ -91,7 +91,8 @@ def test_len_and_a_cluster_file_refuse_a_length_in_the_same_words(cli: Cli, tmp_
     status, _, err = cli("--model", "0.6B", "--gpu", "a100", "--len", written)
     assert status == 2 and err.splitlines()[-1] == f"solve: error: argument --len: expected {words}"
     path = _fleet(tmp_path, f"  - {{name: j, model: 0.6B, max_model_len: '{written}'}}\n")
-    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: job j, max_model_len: must be {words}\n")
+    refusal = f"solve cluster: error: {path}: job j, max_model_len: must be {words}\n"
+    assert cli("cluster", str(path)) == (2, "", refusal)
 
 
 def test_a_length_out_of_range_is_refused_by_each_in_its_own_range_words(cli: Cli, tmp_path: Path):
@@ -186,7 +187,8 @@ def test_the_rollout_hint_names_the_gpus_asked_for_in_all(cli: Cli):
         "GPUs, 32768 tokens, 3.42x the step time (documented)")
     # Asked so, those flags give the plan the line names.
     status, out, _ = cli(*flags, "--total-gpus", "4", "--rollout-gpus", "2")
-    assert status == 0 and out.splitlines()[1] == "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs"
+    assert status == 0
+    assert out.splitlines()[1] == "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs"
 
 
 # (7) A length past a config.json's shorter length key is said in the plan's length row.
