@@ -34,6 +34,7 @@ _EXPORTS = {
     "calibrate_memory_model": "solver.api",
     "answers_text": "solver.render",
     "cluster_text": "solver.render",
+    "memory_text": "solver.render",
     "make_query": "solver.query",
     "Query": "solver.query",
     "Answer": "solver.results",
@@ -136,6 +137,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import make_query as make_query
     from solver.render import answers_text as answers_text
     from solver.render import cluster_text as cluster_text
+    from solver.render import memory_text as memory_text
     from solver.results import Alternatives as Alternatives
     from solver.results import Answer as Answer
     from solver.results import ApplySettings as ApplySettings

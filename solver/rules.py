@@ -543,6 +543,20 @@ class OptionNames(NamedTuple):
     """What writes a plan's Trinity config fragment."""
     pcie_interconnect: str
     """What states, beside its memory, that a GPU type of your own reaches its others over PCIe alone."""
+    explain: str
+    """The option, with its value, that explains an answer rule by rule."""
+    fragment_yaml: str
+    """What writes a plan's Trinity config keys as YAML."""
+    write_copy: str
+    """What gives a copy of a Trinity config with the plan applied, and how (``--write FILE writes``)."""
+    workers: str
+    """The option that gives the search's worker threads."""
+    placement_writer: str
+    """What writes the configs of the placement just made, beside what made it."""
+    placement_configs: str
+    """What writes the configs of a cluster's placement, on its own."""
+    placer: str
+    """What places a cluster file's jobs on its pools."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
 
@@ -589,7 +603,9 @@ COMMAND_OPTIONS = OptionNames(
     gpus_up_to="--gpus-up-to", budgets="--budgets", map_by_len="--by len",
     one_model="--model M (or --model-config PATH)",
     required="--required", fragment_writers="--out or solve cluster --emit-dir",
-    pcie_interconnect="--gpu-interconnect pcie", keywords=False)
+    pcie_interconnect="--gpu-interconnect pcie", explain="--explain", fragment_yaml="--emit trinity",
+    write_copy="--write FILE writes", workers="--workers", placement_writer="--emit-dir",
+    placement_configs="solve cluster --emit-dir", placer="solve cluster", keywords=False)
 API_OPTIONS = OptionNames(
     host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
@@ -599,7 +615,10 @@ API_OPTIONS = OptionNames(
     maximize_len='objective="max_len"', minimize_gpus='objective="min_gpus"', tokens_per_gpu="max_token_len_per_gpu",
     gpus_up_to="gpus_up_to", budgets="budgets", map_by_len='by="len"', one_model="model=M", required="required",
     fragment_writers="solver.trinity_config or solver.placement_configs",
-    pcie_interconnect='solver.described_gpu_type(..., interconnect="pcie")', keywords=True)
+    pcie_interconnect='solver.described_gpu_type(..., interconnect="pcie")', explain="explain=True",
+    fragment_yaml="solver.trinity_config", write_copy="solver.trinity.patch_trinity_config gives",
+    workers="workers", placement_writer="solver.placement_configs", placement_configs="solver.placement_configs",
+    placer="solver.place", keywords=True)
 
 
 def option_names_of(source: str) -> OptionNames | None:

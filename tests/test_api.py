@@ -1668,7 +1668,8 @@ def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
     offloaded = answer.model_copy(update={"plans": (best.model_copy(update={"offload": True}),)})
     shown = io.StringIO()
     Console(file=shown, width=300).print(answers_view((offloaded,), query, CATALOG))
-    assert ("). The planner did not rank these settings: its estimates keep Env on (--no-env estimates without it). "
+    # In the query's words (the API's: env=False; the command's --no-env).
+    assert ("). The planner did not rank these settings: its estimates keep Env on (env=False estimates without it). "
             "The plan below runs Env + Offload + SP=4, not SP=4, and costs more (0.3282 against 0.325). Its "
             "max_token_len_per_gpu is 25600, not 16384 (fewer micro-batches, which the cost does not count). "
             ) in " ".join(shown.getvalue().split())

@@ -24,9 +24,9 @@ from solver.cli.options import (
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN
-from solver.render import memory_json, memory_view
+from solver.render import memory_json, memory_label, memory_view
 from solver.rules import COMMAND_OPTIONS, NODE_GPUS
-from solver.tables import MAX_GPUS, Setting, host_ram_argument, load_memory_model, path_text, shown_number
+from solver.tables import MAX_GPUS, host_ram_argument, load_memory_model, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
                   "on them (whether they train, and why) and its best plan")
@@ -87,16 +87,10 @@ def run_memory(args: argparse.Namespace) -> int:
                            option_names=COMMAND_OPTIONS)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
-    setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
         sys.stdout.write(memory_json(result) + "\n")
     else:
-        active = f", {model.active_parameters_b:.1f}B active" if model.moe is not None else ""
-        label = (f"{model.name} ({model.parameters_b:.1f}B parameters{active}) on {args.gpus} x {gpu.name} "
-                 f"({result.memory_gib:.1f} GiB), {setting.label}, "
-                 f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
-                 f"{', your token budget' if args.token_budget else ''}), margin {result.margin:g}"
-                 f"{f', memory model: {memory_model.own_source}' if memory_model.own_source else ''}")
+        label = memory_label(result, model.moe is not None, memory_model.own_source)
         new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
                                         planner_command(args), own_budget=args.token_budget is not None),
                             crop=False)

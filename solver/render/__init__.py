@@ -1,5 +1,5 @@
 """Turn results into output: rich renderables for people, JSON for programs, and text for the API
-(`answers_text`, `cluster_text`). Nothing here prints.
+(`answers_text`, `cluster_text`, `memory_text`). Nothing here prints.
 
 The package has a module per output: `tables` (``solve tables``), `schema` (the JSON Schemas of --json),
 `answers` (``solve``'s answers) with `summary` (the best plan's summary and the lines that apply it), `ranking`
@@ -16,7 +16,6 @@ answers_view``); the numbers a layout is tuned by (`layout`'s ``UNBOUNDED_WIDTH`
 from __future__ import annotations
 
 from solver.render.answers import (
-    NO_PLAN_HINT,
     UNDECIDED_HINT,
     UNPROVEN_HINT,
     answers_json,
@@ -56,8 +55,15 @@ from solver.render.maps import (
     map_json,
     map_view,
 )
-from solver.render.memory import calibration_json, memory_json, memory_model_yaml, memory_view
-from solver.render.phrases import LOWERED_NOTE, YARN_MARK
+from solver.render.memory import (
+    calibration_json,
+    memory_json,
+    memory_label,
+    memory_model_yaml,
+    memory_text,
+    memory_view,
+)
+from solver.render.phrases import YARN_MARK
 from solver.render.ranking import RANKED_TRAINER_NODES_NOTE
 from solver.render.schema import JSON_SCHEMA_TYPES, json_schema
 from solver.render.styles import NO_SETTING_STYLE, SHADES, setting_style, short_label
@@ -73,10 +79,8 @@ __all__ = [
     "EXTRAPOLATED_MARK",
     "JSON_SCHEMA_TYPES",
     "LENGTH_SHADES",
-    "LOWERED_NOTE",
     "MIN_TERMINAL_WIDTH",
     "MORE_ROLLOUT_NOTE",
-    "NO_PLAN_HINT",
     "NO_ROLLOUT_GPUS_NOTE",
     "NO_SETTING_STYLE",
     "PAST_NODE_COLUMNS",
@@ -105,7 +109,9 @@ __all__ = [
     "map_json",
     "map_view",
     "memory_json",
+    "memory_label",
     "memory_model_yaml",
+    "memory_text",
     "memory_view",
     "needed_width",
     "purchase_json",

@@ -17,7 +17,7 @@ from solver.render.ranking import ranking_view
 from solver.render.summary import plan_summary
 from solver.render.verdict import current_view
 from solver.results import Answer, Reason
-from solver.rules import batch_words
+from solver.rules import COMMAND_OPTIONS, OptionNames, batch_words
 from solver.tables import Catalog, QueryError, and_joined, check_types, counted, load_catalog
 
 
@@ -47,7 +47,8 @@ def _no_alternative(query: Query, answer: Answer) -> str:
     within = f" within {' and '.join(limits)}" if limits else ""
     # An estimate keeps Env on unless --no-env (`estimates_setting`): one without it may cost a hair less.
     estimated = any(plan.evidence == "estimated" for plan in answer.plans)
-    env = "; estimates keep Env on (--no-env estimates without it)" if query.env is None and estimated else ""
+    without_env = query.option_names.switch("env", False)
+    env = f"; estimates keep Env on ({without_env} estimates without it)" if query.env is None and estimated else ""
     return f"each other plan that trains{within} is {and_joined(ways)} than a plan above{env}"
 
 
@@ -67,7 +68,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
     """Per answer: what was asked, the best plan in full (or why there is none; its config keys for the Trinity
     release `version` where given; for a config read with --from-config, how --write applies it, unless `writing`
     already, and the config's own keys the plan changes too, `config_keys` per GPU type), then the ranking."""
-    model = catalog.model(query.model)
+    model, names = catalog.model(query.model), query.option_names
     renderables: list[Any] = []
     for answer in answers:
         renderables.append(Text(f"{answer.gpu} · {answer.model} · {_goal(query)}: {answer.status}", style="bold"))
@@ -76,22 +77,23 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         after_apply = None  # where what follows the summary's apply lines starts
         if answer.plans:
             renderables.append(plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
-                                            query.memory.own_source, len(query.gpus) > 1, writing,
+                                            query.memory.own_source, len(query.gpus) > 1, writing, names,
                                             (config_keys or {}).get(answer.gpu, ())))
             after_apply = len(renderables)
             if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
-                renderables.append(ranking_view(answer, model))
+                renderables.append(ranking_view(answer, model, names))
             if len(answer.plans) < query.top:
                 why = (_no_alternative(query, answer) if answer.status == "optimal" else
-                       "the time limit stopped the search; a longer --time-limit may find more, and better ones")
+                       f"the time limit stopped the search; a longer {names.time_limit} may find more, and better ones")
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
             elif answer.status == "feasible":
                 proven = "these plans" if len(answer.plans) > 1 else "this plan"
-                renderables.append(Text(UNPROVEN_HINT.format(proven), style="yellow"))
+                renderables.append(Text(unproven_hint(names).format(proven), style="yellow"))
         else:
             renderables.append(Text(answer.no_plan_line, style="red"))
             if answer.explanation is None:
-                renderables.append(Text(UNDECIDED_HINT if answer.status == "unknown" else NO_PLAN_HINT, style="dim"))
+                hint = undecided_hint(names) if answer.status == "unknown" else no_plan_hint(names)
+                renderables.append(Text(hint, style="dim"))
         if answer.explanation:
             renderables.append(_explanation(answer.explanation, None if answer.plans else answer.reason))
         if after_apply is not None and after_apply < len(renderables):  # a blank line ends the lines to paste
@@ -118,10 +120,24 @@ def answers_text(answers: Sequence[Answer], query: Query, catalog: Catalog | Non
     return view_text(answers_view(answers, query, catalog, query.trinity_version), width, color)
 
 
-UNPROVEN_HINT = ("the time limit stopped the search before it proved {} the best: a longer --time-limit may find "
-                 "better ones")
-"""The line under a ``feasible`` answer's plans ({}: which)."""
-NO_PLAN_HINT = "--explain says why, rule by rule, and names plans beyond these limits where there are any"
-"""The line under a reason without an explanation."""
-UNDECIDED_HINT = "a longer --time-limit lets the search find a plan or prove that none exists"
-"""The line under a reason where the time limit stopped the search before it decided."""
+def unproven_hint(names: OptionNames) -> str:
+    """The line under a ``feasible`` answer's plans ({}: which), naming the time limit as `names` do."""
+    return (f"the time limit stopped the search before it proved {{}} the best: a longer {names.time_limit} may find "
+            "better ones")
+
+
+def no_plan_hint(names: OptionNames) -> str:
+    """The line under a reason without an explanation, naming the option that explains as `names` do."""
+    return f"{names.explain} says why, rule by rule, and names plans beyond these limits where there are any"
+
+
+def undecided_hint(names: OptionNames) -> str:
+    """The line under a reason where the time limit stopped the search before it decided, naming the time limit as
+    `names` do."""
+    return f"a longer {names.time_limit} lets the search find a plan or prove that none exists"
+
+
+UNPROVEN_HINT = unproven_hint(COMMAND_OPTIONS)
+"""`unproven_hint` in the command's words."""
+UNDECIDED_HINT = undecided_hint(COMMAND_OPTIONS)
+"""`undecided_hint` in the command's words."""

@@ -15,9 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
-from solver.render.phrases import LOWERED_NOTE
+from solver.render.phrases import lowered_note
 from solver.render.styles import setting_style
 from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, Unplaced, index_range
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
     Fleet,
     Pool,
@@ -36,8 +37,14 @@ WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it
 MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
 """A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
 
-REQUIRED_NOTE = "(required): the job must be placed (required: true, or --required)"
-"""A cluster table's note on the jobs that must be placed."""
+
+def required_note(names: OptionNames) -> str:
+    """A cluster table's note on the jobs that must be placed, naming the option as `names` do."""
+    return f"(required): the job must be placed (required: true, or {names.required})"
+
+
+REQUIRED_NOTE = required_note(COMMAND_OPTIONS)
+"""`required_note` in the command's words."""
 AT_LEAST_NOTE = "(≥N): the job asked for at_least N tokens, longer where a plan allows"
 """A cluster table's note on the jobs that asked for at_least a length."""
 AT_MOST_NOTE = "(N..M): the job asked for at_least N tokens and at_most M, longer where a plan allows, up to M"
@@ -48,20 +55,26 @@ TRAINER_NODES_NOTE = ("host GiB/node (node N, ...): needed only on the nodes nam
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
-NO_ROLLOUT_GPUS_NOTE = ("no rollout_gpus given, so no GPUs for the explorer here (--emit-dir writes mode: train); give "
-                        "rollout_gpus, or 0 where the explorer runs elsewhere")
-"""What a cluster's output says of the placed jobs that give no rollout_gpus (they get none, unlike a job that asks
-for 0, which says so)."""
+
+def no_rollout_gpus_note(names: OptionNames) -> str:
+    """What a cluster's output says of the placed jobs that give no rollout_gpus (they get none, unlike a job that
+    asks for 0, which says so), naming what writes their configs as `names` do."""
+    return (f"no rollout_gpus given, so no GPUs for the explorer here ({names.placement_writer} writes mode: train); "
+            "give rollout_gpus, or 0 where the explorer runs elsewhere")
 
 
-def tie_break_unproven(interrupted: bool) -> str:
+NO_ROLLOUT_GPUS_NOTE = no_rollout_gpus_note(COMMAND_OPTIONS)
+"""`no_rollout_gpus_note` in the command's words."""
+
+
+def tie_break_unproven(interrupted: bool, names: OptionNames = COMMAND_OPTIONS) -> str:
     """The line under an ``optimal`` cluster status whose tie-break did not prove its pick: the time limit (its
     deterministic work, the same on every run; where the wall clock stopped it, `wall_clock_stopped_words` says so),
-    or Ctrl-C where `interrupted`, stopped it."""
+    or Ctrl-C where `interrupted`, stopped it; options named as `names` do."""
     return (f"placement optimal; tie-break not proven: {'Ctrl-C' if interrupted else 'the time limit'} stopped the "
             "pick among the equally good placements, so "
-            + ("another run or --workers may give another of them" if interrupted
-               else "--workers may give another of them (raise --time-limit)"))
+            + (f"another run or {names.workers} may give another of them" if interrupted
+               else f"{names.workers} may give another of them (raise {names.time_limit})"))
 
 
 WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes-used stage",
@@ -73,13 +86,13 @@ WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes
 """The steps `ClusterResult.wall_clock_stopped` names, in words."""
 
 
-def wall_clock_stopped_words(steps: tuple[str, ...]) -> str:
+def wall_clock_stopped_words(steps: tuple[str, ...], names: OptionNames = COMMAND_OPTIONS) -> str:
     """The line that says which `steps` (`ClusterResult.wall_clock_stopped`) the time limit's wall clock stopped
-    before the work they are given, so that another run may answer otherwise."""
+    before the work they are given, so that another run may answer otherwise (the time limit named as `names` do)."""
     named = [WALL_CLOCK_STEPS[step] for step in steps]
     return (f"the wall clock stopped {and_joined(named)} before the work {'it is' if len(named) == 1 else 'they are'} "
             "given (a busy machine, or the jobs' ways took much of the time limit): another run may give another "
-            "answer (raise --time-limit)")
+            f"answer (raise {names.time_limit})")
 
 
 def cluster_json(result: ClusterResult) -> str:
@@ -88,10 +101,11 @@ def cluster_json(result: ClusterResult) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
-def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozenset[str]) -> RenderableType:
+def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozenset[str],
+               names: OptionNames) -> RenderableType:
     """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, the job,
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
-    evidence and host memory), or its title alone where nothing is placed."""
+    evidence and host memory), or its title alone where nothing is placed; its notes name options as `names` do."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; "
              f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used")
@@ -101,8 +115,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     widened = any(placement.widened_from is not None for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
     rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
-    notes = ([REQUIRED_NOTE] if columns.required else []) + (
-        [f"{LOWERED_NOTE}: set it in the job's config"] if columns.lowered else []) + (
+    notes = ([required_note(names)] if columns.required else []) + (
+        [f"{lowered_note(names)}: set it in the job's config"] if columns.lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
         [AT_LEAST_NOTE] if any(at_most is None for at_most in columns.lengthened.values()) else []) + (
         [AT_MOST_NOTE] if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
@@ -181,19 +195,21 @@ UNPLACED_JOBS_WIDTH = 40
 """The most columns the unplaced jobs' names take beside their reason (a longer name takes its own)."""
 
 
-def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
+def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False,
+                 names: OptionNames = COMMAND_OPTIONS) -> Group:
     """The status (and the memory model of one's own that estimated, where one did), then a table per pool, a row
     per placed job with its nodes and plan; the cautions `solve` would give the placed plans (each once, with its
-    jobs); then the unplaced jobs."""
-    renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes), *_search_warnings(result)]
+    jobs); then the unplaced jobs. The view's own lines name options as `names` do."""
+    renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes, names), *_search_warnings(result, names)]
     if result.memory_model_source:  # as solve's memory line names it: the estimates are its
         renderables.insert(1, Text(f"memory model: {result.memory_model_source}"))
     required = _marked_required(result.required, fleet)
     for pool, use in zip(fleet.pools, result.pools, strict=True):
-        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], required))
+        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], required,
+                                      names))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
-    renderables += [*_placed_cautions(result.placements), *_no_rollout_gpus_given(result.placements, fleet)]
+    renderables += [*_placed_cautions(result.placements), *_no_rollout_gpus_given(result.placements, fleet, names)]
     if result.unplaced:
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
                                                            f"{len(fleet.jobs)}"))
@@ -201,47 +217,51 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
 
 
 def cluster_text(result: ClusterResult | PurchaseResult, fleet: Fleet | Path | str, *, width: int = PIPED_WIDTH,
-                 color: bool = False) -> str:
+                 color: bool = False, option_names: OptionNames = API_OPTIONS) -> str:
     """The text ``solve cluster`` prints for `result` (of `solver.place`; of `solver.buy_nodes`, as with ``--buy``) on
     `fleet` (the `Fleet` it placed, or its cluster file's path, loaded with the shipped catalogue), laid out for
-    `width` columns as on a pipe that wide, with ANSI colour codes where `color`. `QueryError` (one line) for a bad
-    argument, or a result on other pools; `TableError` for a bad cluster file."""
-    check_types(("result", result, ClusterResult | PurchaseResult), ("fleet", fleet, Fleet | Path | str))
+    `width` columns as on a pipe that wide, with ANSI colour codes where `color`; the view's own lines name options
+    as `option_names` do (the API's keywords; the result's reasons and cautions are its own, as `place` worded them).
+    `QueryError` (one line) for a bad argument, or a result on other pools; `TableError` for a bad cluster file."""
+    check_types(("result", result, ClusterResult | PurchaseResult), ("fleet", fleet, Fleet | Path | str),
+                ("option_names", option_names, OptionNames))
     check_text_options(width, color)
     fleet = fleet if isinstance(fleet, Fleet) else load_fleet(fleet)
     pools, placed = [pool.name for pool in fleet.pools], [use.pool for use in result.pools]
     if placed != pools:
         raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
                          "it placed")
-    view = (purchase_view(result, fleet) if isinstance(result, PurchaseResult)
-            else cluster_view(result, fleet, minimize_nodes=result.objective_counts == "nodes"))
+    view = (purchase_view(result, fleet, option_names) if isinstance(result, PurchaseResult)
+            else cluster_view(result, fleet, result.objective_counts == "nodes", option_names))
     return view_text(view, width, color)
 
 
-def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> list[Text]:
+def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool, names: OptionNames) -> list[Text]:
     """A placement's status, with what it counts (the nodes used where `minimize_nodes`, else the placed priority),
-    its bound and gap; and, without a bound, how long working out the jobs' ways took."""
+    its bound and gap; and, without a bound, how long working out the jobs' ways took (the time limit named as
+    `names` do)."""
     if result.objective is None:
         out_of_time = result.least_time_limit_s is not None  # no placement: time ran out before the first
         return [Text(f"status: {result.status}"
-                     + (" (time ran out before the search's first placement; raise --time-limit)" if out_of_time
-                        else ""), style="bold red"), *_time_to_search(result)]
+                     + (f" (time ran out before the search's first placement; raise {names.time_limit})"
+                        if out_of_time else ""), style="bold red"), *_time_to_search(result, names)]
     gap = f", gap {result.gap:.1%}" if result.gap else ""
     measure = "nodes used" if minimize_nodes else f"placed priority ({_priority_within_reach(result, fleet)})"
     stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
+    raise_limit = "" if result.interrupted else f"; raise {names.time_limit}"
     bound = f"proven bound {result.bound}" if result.bound is not None else (
-        f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
+        f"no bound proven ({stopped}: the greedy one stands{raise_limit})")
     if result.host_rounded and result.bound is not None:
         bound = f"bound {result.bound} with the host memory rounded"
     if result.ways_cut_short and result.bound is not None:
         bound = f"bound {result.bound} on the jobs whose ways were worked out"
     lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
     if result.bound is None and not result.interrupted:
-        lines += _time_to_search(result)
+        lines += _time_to_search(result, names)
     return lines
 
 
-def _time_to_search(result: ClusterResult) -> list[Text]:
+def _time_to_search(result: ClusterResult, names: OptionNames) -> list[Text]:
     """How long working out the jobs' ways (and building the placement model) took, and the time limit above which
     the search gets time after them; none where the result has no such limit."""
     if result.least_time_limit_s is None:
@@ -249,32 +269,32 @@ def _time_to_search(result: ClusterResult) -> list[Text]:
     least = ceil(result.least_time_limit_s)  # rounded up: a limit above it must be above the least
     building = f", and building the placement model {result.building_s:.1f} s," if result.building_s >= 0.05 else ""
     return [Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s{building} before the "
-                 f"search could start: a --time-limit above {least} s leaves the search time after them")]
+                 f"search could start: a {names.time_limit} above {least} s leaves the search time after them")]
 
 
-def _search_warnings(result: ClusterResult) -> list[Text]:
+def _search_warnings(result: ClusterResult, names: OptionNames) -> list[Text]:
     """What leaves a placement less than proven best: a tie-break not proven, the steps the wall clock stopped, host
     memory rounded up, the jobs' ways that ran out of time."""
     warnings = []
     if result.status == "optimal" and not result.tie_broken:
-        warnings.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
+        warnings.append(Text(tie_break_unproven(result.interrupted, names), style="yellow"))
     if result.ways_cut_short:
         warnings.append(Text(
             f"the time limit cut working out the jobs' ways short: {named_jobs(list(result.ways_cut_short))} got none "
             "(the jobs of more priority are asked first), so the placement is not proven best"
-            f"{'' if result.placements else ' and none was searched for'} (raise --time-limit)", style="yellow"))
+            f"{'' if result.placements else ' and none was searched for'} (raise {names.time_limit})", style="yellow"))
     return warnings + _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways,
                                          ": no node's host memory is exceeded, but the placement is not proven optimal"
-                                         if result.placements else "", "placement")
+                                         if result.placements else "", "placement", names)
 
 
 def _unproven_warnings(wall_clock_stopped: tuple[str, ...], host_rounded: tuple[str, ...], undecided_ways: int,
-                       rounded_so: str, answer: str) -> list[Text]:
+                       rounded_so: str, answer: str, names: OptionNames) -> list[Text]:
     """The steps the wall clock stopped, the pools whose host memory was rounded up (then `rounded_so`), and the
     jobs' ways that ran out of time, which leave the `answer` (``placement``) not proven best."""
     warnings = []
     if wall_clock_stopped:
-        warnings.append(Text(wall_clock_stopped_words(wall_clock_stopped), style="yellow"))
+        warnings.append(Text(wall_clock_stopped_words(wall_clock_stopped, names), style="yellow"))
     if host_rounded:
         warnings.append(Text(
             f"host memory of the jobs rounded up into classes in {', '.join(host_rounded)} (the ways to "
@@ -282,17 +302,17 @@ def _unproven_warnings(wall_clock_stopped: tuple[str, ...], host_rounded: tuple[
     if undecided_ways:
         warnings.append(Text(
             f"{counted(undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
-            "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the "
+            f"ran out of time ({names.time_limit}): those ways were left out or may not have their best plans, so the "
             f"{answer} is not proven best",
             style="yellow"))
     return warnings
 
 
-def _no_rollout_gpus_given(placements: tuple[Placement, ...], fleet: Fleet) -> list[Text]:
-    """The note on the placed jobs that give no rollout_gpus (`NO_ROLLOUT_GPUS_NOTE`), where any do."""
+def _no_rollout_gpus_given(placements: tuple[Placement, ...], fleet: Fleet, names: OptionNames) -> list[Text]:
+    """The note on the placed jobs that give no rollout_gpus (`no_rollout_gpus_note`), where any do."""
     ungiven = {job.name for job in fleet.jobs if not job.rollout_gpus_given}
     if unasked := [placement.job for placement in placements if placement.job in ungiven]:
-        return [Text(f"note: {named_jobs(unasked)}: {NO_ROLLOUT_GPUS_NOTE}", style="yellow")]
+        return [Text(f"note: {named_jobs(unasked)}: {no_rollout_gpus_note(names)}", style="yellow")]
     return []
 
 
@@ -344,22 +364,27 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     return view
 
 
-PURCHASE_NOTE = ("the placement with them: set each pool's nodes: to its 'nodes then' and run solve cluster "
-                 "(--emit-dir writes the configs)")
-"""The line under what to buy: the placement it makes possible follows, and how to get its configs."""
-OWN_NODES_NOTE = "the placement (solve cluster --emit-dir writes the configs)"
-"""The line above the placement where nothing is bought."""
+def purchase_note(names: OptionNames) -> str:
+    """The line under what to buy: the placement it makes possible follows, and how to get its configs (as `names`
+    name what does)."""
+    return (f"the placement with them: set each pool's nodes: to its 'nodes then' and run {names.placer} "
+            f"({names.placement_writer} writes the configs)")
 
 
-def purchase_view(result: PurchaseResult, fleet: Fleet) -> Group:
+def own_nodes_note(names: OptionNames) -> str:
+    """The line above the placement where nothing is bought (what writes its configs as `names` name it)."""
+    return f"the placement ({names.placement_configs} writes the configs)"
+
+
+def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COMMAND_OPTIONS) -> Group:
     """What `solve cluster --buy` found: its status, the nodes to add to each pool (and the pool's nodes then), what
     leaves it unproven, the placement with them (a table per pool, as a placement's), the jobs not required that it
-    leaves out, and the jobs that no number of nodes would place."""
-    renderables: list[Any] = [_purchase_status(result, fleet)]
+    leaves out, and the jobs that no number of nodes would place; the view's own lines name options as `names` do."""
+    renderables: list[Any] = [_purchase_status(result, fleet, names)]
     if result.memory_model_source:
         renderables.append(Text(f"memory model: {result.memory_model_source}"))
     renderables += _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways, "",
-                                      "purchase")
+                                      "purchase", names)
     if result.gpus:
         view = Table(title="what to buy", title_justify="left")
         for header in ("pool", "GPU", "nodes", "buy", "GPUs bought", "nodes then"):
@@ -369,7 +394,7 @@ def purchase_view(result: PurchaseResult, fleet: Fleet) -> Group:
                          str(bought.gpus), str(bought.nodes_after))
         renderables.append(view)
     if result.placements:
-        renderables += _placement_with_purchase(result, fleet)
+        renderables += _placement_with_purchase(result, fleet, names)
     if result.fits_nowhere:
         renderables.append(_unplaced_view(result.fits_nowhere, f"jobs no purchase places: {len(result.fits_nowhere)} "
                                                                f"of {len(fleet.jobs)} (no way to run on any pool's "
@@ -377,21 +402,21 @@ def purchase_view(result: PurchaseResult, fleet: Fleet) -> Group:
     return Group(*renderables)
 
 
-def _placement_with_purchase(result: PurchaseResult, fleet: Fleet) -> list[Any]:
+def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: OptionNames) -> list[Any]:
     """The placement on the pools with the nodes bought: how to get it, whether it is proven the best the purchase
     allows, a table per pool (its title with the nodes bought), the cost note and cautions, the jobs left out."""
-    lines: list[Any] = [Text(PURCHASE_NOTE if result.gpus else OWN_NODES_NOTE, style="dim")]
+    lines: list[Any] = [Text(purchase_note(names) if result.gpus else own_nodes_note(names), style="dim")]
     if not result.placement_proven:
         lines.append(Text("placement not proven the best the purchase allows (the other jobs' priority, length, cost): "
-                          "the time limit stopped it (raise --time-limit)", style="yellow"))
+                          f"the time limit stopped it (raise {names.time_limit})", style="yellow"))
     required = _marked_required(result.required, fleet)
     for pool, bought in zip(fleet.pools, result.pools, strict=True):
         after = pool.model_copy(update={"nodes": bought.nodes_after})
         use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
                       nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
-        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required))
+        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
-              *_no_rollout_gpus_given(result.placements, fleet)]
+              *_no_rollout_gpus_given(result.placements, fleet, names)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
         pools = "with the nodes bought" if result.gpus else "as they are"
         beside = ("the jobs placed (the required ones, then the most priority of the others)"
@@ -403,12 +428,13 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet) -> list[Any]:
     return lines
 
 
-def _purchase_status(result: PurchaseResult, fleet: Fleet) -> Text:
-    """The status line of what to buy: the GPUs and nodes, and how far they are proven the fewest."""
+def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -> Text:
+    """The status line of what to buy: the GPUs and nodes, and how far they are proven the fewest (the time limit
+    named as `names` do)."""
     if result.gpus is None:
         why = {"infeasible": "no job has a way to run on any pool's nodes, so nothing to buy places one",
                "unknown": ("interrupted" if result.interrupted else "time ran out")
-               + " before the search found a purchase that places every job (raise --time-limit)"}
+               + f" before the search found a purchase that places every job (raise {names.time_limit})"}
         return Text(f"status: {result.status}: {why.get(result.status, '')}", style="bold red")
     nowhere = {job.job for job in result.fits_nowhere}
     if len(result.required) < len(fleet.jobs):

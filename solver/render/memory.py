@@ -11,10 +11,20 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING, GRID, MemoryAnswer, MemoryEstimate, shown_host_gib
+from solver.query import default_margin
+from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.phrases import CEILING_WORDS, fewer, tables_said
 from solver.results import Calibration
-from solver.rules import TablesVerdict, host_ram_bound_words, host_ram_check_words
-from solver.tables import MemoryModel
+from solver.rules import (
+    API_OPTIONS,
+    COMMAND_OPTIONS,
+    NODE_GPUS,
+    OptionNames,
+    TablesVerdict,
+    host_ram_bound_words,
+    host_ram_check_words,
+)
+from solver.tables import Catalog, MemoryModel, Setting, check_types, load_catalog, load_memory_model, shown_number
 
 
 def calibration_json(fitted: Calibration) -> str:
@@ -51,18 +61,62 @@ def _yaml_string(text: str) -> str:
     return dumped.rstrip("\n")
 
 
+def memory_label(answer: MemoryAnswer, moe: bool, memory_source: str | None) -> str:
+    """The breakdown's heading: the model (with its active parameters where it is a mixture of experts, `moe`), the
+    GPUs, setting, length and token budget, the margin, and the memory model of one's own (`memory_source`), if
+    any."""
+    active = f", {answer.model_active_parameters_b:.1f}B active" if moe else ""
+    setting = Setting(env=answer.env, offload=answer.offload, sp=answer.sp)
+    own_budget = ", your token budget" if answer.max_token_len_per_gpu is not None else ""
+    return (f"{answer.model} ({answer.model_parameters_b:.1f}B parameters{active}) on {answer.gpus} x {answer.gpu} "
+            f"({answer.memory_gib:.1f} GiB), {setting.label}, {answer.max_model_len} tokens ({answer.tokens_per_gpu} "
+            f"per GPU{own_budget}), margin {answer.margin:g}"
+            f"{f', memory model: {memory_source}' if memory_source else ''}")
+
+
+def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: int = PIPED_WIDTH,
+                color: bool = False) -> str:
+    """The text ``solve memory`` prints for `answer` (`solver.api.memory_answer`'s), laid out for `width` columns as on
+    a pipe that wide, with ANSI colour codes where `color`; `catalog` the one it was estimated with (default: the
+    shipped one). Its lines name the API's keywords (``host_ram_gb``), and where the setting does not train, the
+    planner's call (`planner_call`) in place of the command's ``solve ...`` line. `QueryError` (one line) for a bad
+    argument."""
+    check_types(("answer", answer, MemoryAnswer), ("catalog", catalog, Catalog | None))
+    check_text_options(width, color)
+    model = (catalog if catalog is not None else load_catalog()).model(answer.model)
+    view = memory_view(answer, memory_label(answer, model.moe is not None, answer.memory_model), answer.gpu,
+                       answer.model, answer.gpus, answer.offload, planner_call(answer),
+                       own_budget=answer.max_token_len_per_gpu is not None, names=API_OPTIONS)
+    return view_text(view, width, color)
+
+
+def planner_call(answer: MemoryAnswer) -> str:
+    """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
+    type, GPUs (as a budget) and length, its GPUs per node and host memory where given, and its margin where it is
+    not the shipped memory model's default (with ``memory=MEMORY`` for a memory model of one's own); without `sp`,
+    `env`, `offload` and a token budget, which the planner tries for itself."""
+    keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
+                *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
+                *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
+    if answer.memory_model is not None or answer.margin != default_margin(load_memory_model(), answer.memory_gib):
+        keywords.append(f"margin={answer.margin:g}")
+    if answer.memory_model is not None:
+        keywords.append("memory=MEMORY")
+    return f"solver.plan({', '.join([json.dumps(answer.model), *keywords])})"
+
+
 def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,
-                planner_command: str, own_budget: bool = False) -> Group:
+                planner_command: str, own_budget: bool = False, names: OptionNames = COMMAND_OPTIONS) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
     (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
-    too), its cautions, what `gpu`'s tables say of the same setting for `model` on `gpus` GPUs (they decide
-    where they speak), and where the setting does not train, the planner's command that finds one that does
-    (`planner_command`, a line of its own to copy)."""
+    too; the host memory option named as `names` do), its cautions, what `gpu`'s tables say of the same setting for
+    `model` on `gpus` GPUs (they decide where they speak), and where the setting does not train, the planner's
+    command that finds one that does (`planner_command`, a line of its own to copy)."""
     lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result),
                                    Text(_fit_words(result), style=_fit_style(result)),
                                    Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
     if result.host_memory_gib is not None:
-        lines.append(_host_memory_line(result, result.host_memory_gib, offload))
+        lines.append(_host_memory_line(result, result.host_memory_gib, offload, names.host_ram))
     lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
@@ -112,13 +166,14 @@ def _fit_style(result: MemoryEstimate) -> str:
     return "red" if not result.fits else "green" if result.host_fits else "yellow"
 
 
-def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool) -> Text:
-    """The host memory a node needs (`need_gib`; `offload`: for the states too), and whether --host-ram holds it, as
-    the plan summary says it (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing)."""
+def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool, host_ram: str) -> Text:
+    """The host memory a node needs (`need_gib`; `offload`: for the states too), and whether --host-ram (`host_ram`:
+    the option as the caller names it) holds it, as the plan summary says it (`host_ram_check_words`: where neither
+    Offload nor --host-ram makes it matter, nothing)."""
     if result.host_ram_gib is not None and not result.host_fits:
-        room = f"; more than {host_ram_bound_words(result.host_ram_gib, '--host-ram')}: it does not train there"
+        room = f"; more than {host_ram_bound_words(result.host_ram_gib, host_ram)}: it does not train there"
     else:
-        room = host_ram_check_words(result.host_ram_gib) if offload or result.host_ram_gib is not None else ""
+        room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
     what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
             "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
             "FSDP shards it)")

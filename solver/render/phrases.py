@@ -4,15 +4,17 @@ note on a lowered token budget, the mark of a length past what the model is know
 from __future__ import annotations
 
 from solver.memory import CEILING
-from solver.rules import SourceCell, TablesVerdict
+from solver.rules import OptionNames, SourceCell, TablesVerdict
 from solver.tables import counted
 
 CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
 
-LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
-                "(--token-budget auto)")
-"""The caption of a table with a lowered token budget (marked ``*``)."""
+def lowered_note(names: OptionNames) -> str:
+    """The caption of a table with a lowered token budget (marked ``*``), naming the option that lowers it as `names`
+    do."""
+    return (f"* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
+            f"({names.token_budget_auto})")
 
 YARN_MARK = "^"
 """Added to a length past what the model is known to handle (`Plan.past_validated_length`), as `solve` cautions: a

@@ -6,10 +6,10 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.render.layout import TableOrBlocks
-from solver.render.phrases import LOWERED_NOTE, YARN_MARK
+from solver.render.phrases import YARN_MARK, lowered_note
 from solver.render.styles import setting_style
 from solver.results import Answer, Plan, check_or_plan_words, past_validated_words
-from solver.rules import trainer_node_count
+from solver.rules import COMMAND_OPTIONS, OptionNames, trainer_node_count
 from solver.tables import Model, counted
 
 
@@ -24,10 +24,11 @@ RANKED_TRAINER_NODES_NOTE = ("host GiB/node (N of M): needed on the N nodes its 
 """The ranking's note on the plans with nodes of their rollout alone, whose host need is their trainer's nodes'."""
 
 
-def past_validated_note(model: Model, validated: int) -> str:
+def past_validated_note(model: Model, validated: int, names: OptionNames) -> str:
     """The ranking's note on the lengths of `model` it marks `YARN_MARK` (as maps mark them): past the validated
-    `validated` tokens, in the words of the plan's ``max_model_len`` row (`past_validated_words`) and apply lines."""
-    return f"{YARN_MARK} {past_validated_words(model, validated)}: {check_or_plan_words(validated)}"
+    `validated` tokens, in the words of the plan's ``max_model_len`` row (`past_validated_words`) and apply lines (the
+    length named as `names` do)."""
+    return f"{YARN_MARK} {past_validated_words(model, validated)}: {check_or_plan_words(validated, names)}"
 
 
 def _length_cell(plan: Plan) -> Text:
@@ -38,18 +39,18 @@ def _length_cell(plan: Plan) -> Text:
     return Text(f"{plan.max_model_len}{YARN_MARK}", style="bold yellow")
 
 
-def ranking_view(answer: Answer, model: Model) -> TableOrBlocks:
+def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTIONS) -> TableOrBlocks:
     """The ranked plans, a row each; with a `YaRN` column where a plan needs YaRN, and a `host GiB/node` column where
     a plan offloads (its states) or where --host-ram is given (then every plan's need, a plan without Offload its
-    start-up load, as `solve cluster` gives a pool's)."""
+    start-up load, as `solve cluster` gives a pool's); its notes name options as `names` do."""
     lowered = any(plan.lowered_budget for plan in answer.plans)
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
     needs = [plan.host_memory_gb for plan in answer.plans]
     host_needs = any(need is not None for need in needs)
     on = [_on_trainer_nodes(plan) if need is not None else "" for plan, need in zip(answer.plans, needs, strict=True)]
     past = {plan.past_validated_length for plan in answer.plans if plan.past_validated_length is not None}
-    notes = ([LOWERED_NOTE] if lowered else []) + [past_validated_note(model, validated)
-                                                   for validated in sorted(past)] + (
+    notes = ([lowered_note(names)] if lowered else []) + [past_validated_note(model, validated, names)
+                                                          for validated in sorted(past)] + (
         [RANKED_TRAINER_NODES_NOTE] if any(on) else [])
     view = Table(title="ranked plans", title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
     yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room

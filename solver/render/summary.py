@@ -29,7 +29,9 @@ from solver.results import (
     yarn_caution,
 )
 from solver.rules import (
+    COMMAND_OPTIONS,
     NODE_GPUS,
+    OptionNames,
     host_ram_check_words,
     least_token_budget,
     sp_degrees,
@@ -40,10 +42,10 @@ from solver.tables import MAX_ESTIMATED_GPUS, Model, counted, it_or_them
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
-                node_gpus: int = NODE_GPUS) -> list[str]:
+                node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
-    given: 0.5 refuses the trainer's own offload flags)."""
+    given: 0.5 refuses the trainer's own offload flags); a comment names an option as `names` do."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -52,7 +54,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                "with this, " if name == LONG_LENGTH_VARIABLE[0] else "")
         lines += [f"# {why}{when}:", f"export {name}={value}"]
     if (validated := plan.past_validated_length) is not None:
-        lines.append(f"# max_model_len {past_validated_words(model, validated)}: {check_or_plan_words(validated)}")
+        lines.append(f"# max_model_len {past_validated_words(model, validated)}: "
+                     f"{check_or_plan_words(validated, names)}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
@@ -94,56 +97,64 @@ def _budget_origin(plan: Plan, version: TrinityVersion | None) -> str:
             + (f"; {undone}" if undone else ""))
 
 
-APPLY_HEADING = "the lines below (dotted keys; --emit trinity writes YAML)"
-"""The summary's ``apply`` row: its lines follow the summary, unindented and never wrapped, so a long one copies
-whole; the keys are shorthand (dotted paths, ``{actor,ref}``), which ``--emit trinity`` writes out as YAML."""
+def apply_heading(names: OptionNames) -> str:
+    """The summary's ``apply`` row: its lines follow the summary, unindented and never wrapped, so a long one copies
+    whole; the keys are shorthand (dotted paths, ``{actor,ref}``), which ``--emit trinity`` (as `names` name it)
+    writes out as YAML."""
+    return f"the lines below (dotted keys; {names.fragment_yaml} writes YAML)"
 
 
-def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool) -> str:
-    """The summary's ``apply`` row: `APPLY_HEADING`, and for a config read with --from-config, unless `writing` it
-    already, the --write that applies the plan to a copy of it (with the answer's --gpu where the answers are for
-    `several_gpu_types`: --write takes one)."""
+APPLY_HEADING = apply_heading(COMMAND_OPTIONS)
+"""`apply_heading` in the command's words."""
+
+
+def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names: OptionNames) -> str:
+    """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config, unless `writing` it
+    already, what applies the plan to a copy of it (``--write FILE``, with the answer's --gpu where the answers are
+    for `several_gpu_types`: --write takes one; the API's function takes one answer)."""
+    heading = apply_heading(names)
     if answer.current is None or writing:
-        return APPLY_HEADING
-    gpu = f"--gpu {answer.gpu} " if several_gpu_types else ""
-    return f"{APPLY_HEADING}; {gpu}--write FILE writes a copy of {answer.current.config} with the plan applied"
+        return heading
+    gpu = f"--gpu {answer.gpu} " if several_gpu_types and not names.keywords else ""
+    return f"{heading}; {gpu}{names.write_copy} a copy of {answer.current.config} with the plan applied"
 
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
-                 memory_source: str | None, several_gpu_types: bool, writing: bool,
+                 memory_source: str | None, several_gpu_types: bool, writing: bool, names: OptionNames,
                  config_keys: Sequence[str] = ()) -> Group:
     """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it: the
-    plan's own (`apply_lines`), then the --from-config's keys it changes too (`config_keys`, `_config_key_lines`)."""
+    plan's own (`apply_lines`), then the --from-config's keys it changes too (`config_keys`, `_config_key_lines`);
+    the options it points to named as `names` do."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
     best = "best" if answer.status == "optimal" else "best found"  # feasible: the time limit stopped the search
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     rows: list[tuple[str, RenderableType | None]] = [
-        ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold")),
-        ("for rollout", _rollout_kept_words(answer, plan)),
+        ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
+        ("for rollout", _rollout_kept_words(answer, plan, names)),
         ("max_model_len", _length_words(answer, plan, model)),
-        ("longer", _across_nodes(answer, plan, model, node_gpus)),
-        ("validated" if model.qwen_yarn else "native", _validated_words(answer, plan, model)),
+        ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
+        ("validated" if model.qwen_yarn else "native", _validated_words(answer, plan, model, names)),
         ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"),
         ("evidence", plan.evidence_text(answer.gpu, answer.model)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in beside_length),
-        ("host memory", _host_memory_words(answer, plan)),
+        ("host memory", _host_memory_words(answer, plan, names)),
         ("tables' best", _tables_best_words(answer, plan)),
-        ("tables", _tables_verdict(answer, plan)),
-        ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus)),
+        ("tables", _tables_verdict(answer, plan, names)),
+        ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus, names)),
         ("other batch", _other_batch_words(answer, plan)),
-        ("fewer GPUs", _lowered_fewer_words(answer, plan)),
-        ("apply", _apply_heading(answer, several_gpu_types, writing)),
+        ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
+        ("apply", _apply_heading(answer, several_gpu_types, writing, names)),
     ]
     for label, value in rows:
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    lines = [*apply_lines(plan, model, version, node_gpus), *_config_key_lines(answer, config_keys)]
+    lines = [*apply_lines(plan, model, version, node_gpus, names), *_config_key_lines(answer, config_keys)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 
 
@@ -174,21 +185,21 @@ def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
     return Text(f"{plan.max_model_len}{yarn}")
 
 
-def _validated_words(answer: Answer, plan: Plan, model: Model) -> str | None:
+def _validated_words(answer: Answer, plan: Plan, model: Model, names: OptionNames) -> str | None:
     """The summary's ``validated`` row, where the plan's length is past what the model is known to handle: the
     cheapest plan at the length it is known to (its native context, or the longest YaRN is validated for), where the
     answer has one (None otherwise); briefly where that is this plan's setting on as many GPUs. For a model whose
     validation rft-solver does not know of (`Model.qwen_yarn`), the row is ``native``, which says it already."""
     if (within := answer.validated) is None:
         return None
+    length = names.valued(names.length, within.max_model_len)
     known = ("" if not model.qwen_yarn else " (its native context)" if within.max_model_len == model.native_context
              else " (the longest YaRN is validated for)")
     if (within.gpus, within.setting) == (plan.gpus, plan.setting):
-        return (f"at {within.max_model_len}{known}, the cheapest plan is this one ({within.evidence_label}): "
-                f"--len {within.max_model_len}")
+        return f"at {within.max_model_len}{known}, the cheapest plan is this one ({within.evidence_label}): {length}"
     return (f"at {within.max_model_len}{known}, the cheapest plan is {within.setting.label} on "
             f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
-            f"the cost): --len {within.max_model_len}")
+            f"the cost): {length}")
 
 
 def _larger_gpu_words(answer: Answer) -> str | None:
@@ -200,11 +211,11 @@ def _larger_gpu_words(answer: Answer) -> str | None:
             f"little more memory per GPU than the {answer.gpu}'s")
 
 
-def _host_memory_words(answer: Answer, plan: Plan) -> str | None:
+def _host_memory_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``host memory`` row: what the plan needs of a node's host memory, and whether the host memory
     given holds it or none was given (`host_ram_check_words`; None where it says nothing)."""
     host = plan.host_memory_words()
-    return None if host is None else f"{host}{host_ram_check_words(answer.host_ram_gb)}"
+    return None if host is None else f"{host}{host_ram_check_words(answer.host_ram_gb, names.host_ram)}"
 
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
@@ -217,18 +228,19 @@ def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
             "prefer the tables' evidence to the memory model's")
 
 
-def _tables_verdict(answer: Answer, plan: Plan) -> Text | None:
+def _tables_verdict(answer: Answer, plan: Plan, names: OptionNames) -> Text | None:
     """The summary's ``tables`` row, with --estimate (the memory model alone): what the tables say of the plan,
     green where they train it, red where they do not (the table, a measurement, decides); None where they do not
     speak or without --estimate."""
     if answer.tables is None:
         return None
-    decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"
+    decide = ("" if answer.tables.trains else
+              f"; the table, a measurement, decides: drop {names.estimate_only} to plan with it")
     return Text(f"{tables_said(answer.tables, answer.gpu, answer.model, plan.gpus, plan.offload)}{decide}",
                 style="green" if answer.tables.trains else "red")
 
 
-def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int) -> str | None:
+def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int, names: OptionNames) -> str | None:
     """The summary's ``fewer nodes`` row: the plan on fewer nodes of `node_gpus` GPUs, and what it trades
     (None where the answer has none)."""
     if (fewer := answer.fewer_nodes) is None:
@@ -236,13 +248,15 @@ def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int) -> str | None
     return (f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
             f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_label}): "
-            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus)}")
+            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}")
 
 
-def _budget_flag(answer: Answer, gpus: int, rollout_gpus: int | None) -> str:
-    """The flag that gives a trainer of `gpus` GPUs with `rollout_gpus` beside it: ``--gpus 4``, or where the answer
-    counts the GPUs in all, ``--total-gpus 8``."""
-    return f"--gpus {gpus}" if answer.total_gpus is None else f"--total-gpus {gpus + (rollout_gpus or 0)}"
+def _budget_flag(answer: Answer, gpus: int, rollout_gpus: int | None, names: OptionNames) -> str:
+    """The option that gives a trainer of `gpus` GPUs with `rollout_gpus` beside it: ``--gpus 4``, or where the answer
+    counts the GPUs in all, ``--total-gpus 8`` (as `names` name them: ``budget_gpus=4``)."""
+    if answer.total_gpus is None:
+        return names.valued(names.budget, gpus)
+    return names.valued(names.total_gpus, gpus + (rollout_gpus or 0))
 
 
 def _trade_words(other: Plan, plan: Plan) -> str:
@@ -253,25 +267,26 @@ def _trade_words(other: Plan, plan: Plan) -> str:
     return f"{other.max_model_len} tokens, {other.cost / plan.cost:.2f}x the step time"
 
 
-def _rollout_kept_words(answer: Answer, plan: Plan) -> str | None:
+def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``for rollout`` row, where the best plan takes the whole budget and leaves the rollout none: the
     flags that keep some of it for the rollout (``--total-gpus N --rollout-gpus R``: the N GPUs asked for, now in
     all, which a plan that takes them whole makes one node or whole nodes), their best plan and what it trades; or,
     where they have none (or,
     for one GPU, would leave the trainer none), that, and how to give the rollout GPUs beside the budget instead
-    (None where the answer did not ask: `Answer.rollout_kept`)."""
+    (None where the answer did not ask: `Answer.rollout_kept`); the options as `names` name them."""
     if (kept := answer.rollout_kept) is None:
         return None
     budget, rollout = answer.budget_gpus, kept.rollout_gpus
+    beside = names.joined([names.valued(names.budget, budget), names.valued(names.rollout_gpus, "R")])
     if rollout == budget:  # one GPU: the trainer's (--gpus counts the trainer's alone)
         return (f"the rollout (explorer) takes GPUs of its own beside the trainer's, and keeping the {budget} GPU for "
-                f"it leaves the trainer none: give the rollout GPUs beside it instead: --gpus {budget} "
-                "--rollout-gpus R")
+                f"it leaves the trainer none: give the rollout GPUs beside it instead: {beside}")
     if (other := kept.plan) is None:
         trains = "at any length" if answer.objective == "max_len" else f"for {plan.max_model_len} tokens"
         return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout}); give "
-                f"the rollout GPUs beside these instead: --gpus {budget} --rollout-gpus R")
-    return (f"--total-gpus {budget} --rollout-gpus {rollout} keeps {rollout} of the {budget} for it: "
+                f"the rollout GPUs beside these instead: {beside}")
+    kept_for_it = names.joined([names.valued(names.total_gpus, budget), names.valued(names.rollout_gpus, rollout)])
+    return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
             f"({other.evidence_label})")
 
@@ -291,12 +306,12 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
             f"({other.evidence_label})")
 
 
-def _lowered_fewer_words(answer: Answer, plan: Plan) -> str | None:
+def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``fewer GPUs`` row: the plan on fewer GPUs that --token-budget auto gives, with its lowered
     budget (None where the answer has none: `Answer.token_budget_auto`)."""
     if (fewer := answer.token_budget_auto) is None:
         return None
-    return (f"--token-budget auto trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
+    return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
             f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_label})")
 
 
@@ -313,7 +328,7 @@ def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
     return f"{predicted} ({named}; it is cautious here, and the table, a measurement, decides)"
 
 
-def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> str | None:
+def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int, names: OptionNames) -> str | None:
     """The summary's ``longer`` row, for the longest context within a budget past one node whose plan takes the
     largest SP a node allows the model: that a larger SP, across nodes, which rft-solver does not plan, is what may
     reach further, in words (None otherwise)."""
@@ -325,10 +340,10 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> s
     if plan.sp != within or not across:
         return None
     return (f"SP={across[0]} or more may reach further, but its groups would span nodes of {node_gpus} GPUs: "
-            "rft-solver keeps each SP group inside a node (--node-gpus), as the tables measured")
+            f"rft-solver keeps each SP group inside a node ({names.node_gpus}), as the tables measured")
 
 
-def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
+def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNames) -> str:
     """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout)`` (the ``for rollout`` row says how
     to keep some); ``4 of 6 GPUs, with 2 rollout GPUs (2 unused: ...)`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
@@ -345,7 +360,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
             # rollout, which its engines give: --from-config refuses --rollout-gpus).
             widened = rollout + plan.unused_gpus
             them = it_or_them(plan.unused_gpus)
-            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {widened} gives {them} to the rollout)" if (
+            gives = names.valued(names.rollout_gpus, widened)
+            unused = f" ({plan.unused_gpus} unused: {gives} gives {them} to the rollout)" if (
                 plan.unused_gpus and not answer.open_budget and answer.current is None
                 and plan.gpus + widened <= node_gpus) else ""
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"

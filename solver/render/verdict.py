@@ -30,14 +30,14 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
                                                     " (the budget's: the config does not give its GPUs)")
     runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
     env = f"Env {'on' if current.env else 'off'}, read from this shell's {current.env_variable}"
-    length = "" if current.length_given else "--len; "
+    length = "" if current.length_given else f"{query.option_names.length}; "
     said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({length}{env}): "
     if current.plan is not None:
         evidence = current.plan.evidence_text(answer.gpu, answer.model)
         if current.refused:
             return Text(f"{said}it fits in memory ({evidence}), but the config as written is refused "
-                        f"({_refusing_lines(current)}).{_dearer(answer, current)}", style="yellow")
-        return Text(f"{said}it trains ({evidence}).{_dearer(answer, current)}",
+                        f"({_refusing_lines(current)}).{_dearer(answer, current, query)}", style="yellow")
+        return Text(f"{said}it trains ({evidence}).{_dearer(answer, current, query)}",
                     style="yellow" if problems else "green")
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(
@@ -82,12 +82,13 @@ def _refusing_lines(current: CurrentSettings) -> str:
     return f"the refused: {'lines' if several else 'line'} below {'say' if several else 'says'} why"
 
 
-def _dearer(answer: Answer, current: CurrentSettings) -> str:
+def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:
     """Where a config's own settings train by estimate without Env and the best plan, at the same length, costs more:
     why that plan ranks first and what differs, in sentences after a space ("" otherwise: a longer plan's cost is
     its length's). Estimates keep Env on unless --no-env (`estimates_setting`), so the config's were no candidate;
     where the plan differs in Env alone, Env's ranking weight is all its cost adds. A token budget that
-    differs too (the config's own lowered one; the plan's, the most that fits) the cost does not count."""
+    differs too (the config's own lowered one; the plan's, the most that fits) the cost does not count. Options are
+    named as `query`'s names do."""
     own, best = current.plan, answer.plans[0] if answer.plans else None
     if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
             or best.max_model_len != own.max_model_len):
@@ -99,8 +100,9 @@ def _dearer(answer: Answer, current: CurrentSettings) -> str:
         differs = f"The plan below runs {runs}, and costs more ({costs})."
     else:  # Env alone (the cost does not count the token budget)
         differs = f"The plan below adds Env: its cost is higher ({costs}) by Env's ranking weight alone, not step time."
-    said = [("The planner did not rank these settings: its estimates keep Env on (--no-env estimates without "
-             "it)."), differs]
+    without_env = query.option_names.switch("env", False)
+    said = [f"The planner did not rank these settings: its estimates keep Env on ({without_env} estimates without it).",
+            differs]
     if best.max_token_len_per_gpu != own.max_token_len_per_gpu:
         fewer = "fewer" if best.max_token_len_per_gpu > own.max_token_len_per_gpu else "more"
         said.append(f"Its max_token_len_per_gpu is {best.max_token_len_per_gpu}, not {own.max_token_len_per_gpu} "
