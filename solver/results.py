@@ -575,12 +575,18 @@ def past_validated(model: Model, max_model_len: int) -> int | None:
     return validated if max_model_len > validated else None
 
 
+def known_length_word(model: Model) -> str:
+    """What bounds the length `model` is known to handle (`validated_length`), in a word: ``validated`` where Qwen's
+    model cards' YaRN reaches past its native context, else ``native`` (a Qwen model of a native context of 131072 or
+    more, one on a RoPE scaling of its own, one whose validation rft-solver does not know of: `Model.qwen_yarn`)."""
+    return "validated" if validated_length(model) > model.native_context else "native"
+
+
 def past_validated_words(model: Model, validated: int) -> str:
     """``past the validated 131072``, said first beside a length of `model` past the `validated` tokens
     (`past_validated`) wherever a plan is shown, applied or written: its summary, its apply lines, its config's header,
-    a ranked row's note; ``past the native 32768`` for a model whose validation rft-solver does not know of
-    (`Model.qwen_yarn`), which its native context bounds with nothing validated."""
-    return f"past the {'validated' if model.qwen_yarn else 'native'} {validated}"
+    a ranked row's note; ``past the native 262144`` where its native context bounds it (`known_length_word`)."""
+    return f"past the {known_length_word(model)} {validated}"
 
 
 def check_or_plan_words(validated: int, option_names: OptionNames = COMMAND_OPTIONS) -> str:
@@ -646,8 +652,9 @@ class Plan(Frozen):
         "untested"))
     past_validated_length: PositiveInt | None = Field(default=None, description=(
         "the longest context the model is known to handle (its native context, or what Qwen's model cards validate "
-        "YaRN for) where max_model_len is past it, as the text's 'past the validated N' says ('past the native N' for "
-        "a model that is not Qwen's): memory fits, quality is untested (plan with --len N to stay within it); null "
+        "YaRN for) where max_model_len is past it, as the text's 'past the validated N' says ('past the native N' "
+        "where the native context bounds it: a model that is not Qwen's, or of a native context of 131072 or more, or "
+        "on a RoPE scaling of its own): memory fits, quality is untested (plan with --len N to stay within it); null "
         "within it"))
     cost: Amount = Field(description=(
         "the relative step time (lower is faster): it counts the trainer GPUs and the settings, not the GPU type's "

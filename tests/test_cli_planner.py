@@ -2798,7 +2798,7 @@ def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within
             "(estimated, extrapolated; 0.38x the cost): --len 131072") in " ".join(cli(*flags)[1].split())
     # A model on its own RoPE scaling: its native context.
     _, out, _ = cli("--model", "llama-3.1-8b", "--gpu", "h200", "--gpus", "8", "--maximize", "len")
-    assert "validated at 131072 (its native context), the cheapest plan is" in " ".join(out.split())
+    assert "native at 131072, the cheapest plan is" in " ".join(out.split())
     # Where the plan there is the same, briefly (the H20's documented 133120 for Qwen3-4B: Env + Offload + SP=4 on
     # 4 GPUs at 131072 too); not where the longest context is within what is validated (the A100's 102400).
     status, answers = run_json(cli, "--maximize", "len", "--gpus", "6", "--model", "4B")
@@ -3573,7 +3573,7 @@ def test_a_length_past_the_native_context_on_the_models_own_scaling_says_so_besi
     # (once: not again as a caution row).
     status, out, _ = cli("--model", "llama-3.1-8b", "--gpu", "h200", "--gpus", "8", "--len", "200k")
     shown = " ".join(out.split("\n               "))
-    assert status == 0 and ("\nmax_model_len  204800, past the validated 131072 (beyond the native 131072, which "
+    assert status == 0 and ("\nmax_model_len  204800, past the native 131072 (beyond the native 131072, which "
                             "Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN written; vLLM's rollout "
                             "refuses it, past the 131072 it derives from the model's config, unless "
                             "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it)\n") in shown

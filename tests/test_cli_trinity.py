@@ -3488,8 +3488,9 @@ def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_sa
 def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli, tmp_path: Path):
     # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The plan's own apply lines set the
     # length, SP and budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: the
-    # apply block ends with them, under a comment, each with its value now as a comment (every line pastes). Where
-    # --write or --emit carries them, and with --json, they are not added; nothing goes to stderr.
+    # apply block ends with them, under a comment, each with its value now as a comment (every line pastes); with
+    # --write too, whose copy sets them. Where --emit carries them, and with --json, they are not added; nothing goes
+    # to stderr.
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
@@ -3507,9 +3508,11 @@ def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli
     status, fragment, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--emit", "trinity")
     assert status == 0 and "# and these keys" not in fragment
     assert "        ppo_max_token_len_per_gpu: 16384\n" in fragment and "          param_offload: false\n" in fragment
-    for flags in (("--write", str(tmp_path / "patched.yaml")), ("--json",)):
-        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", *flags)
-        assert status == 0 and "# and these keys" not in out and "# now" not in out
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--json")
+    assert status == 0 and "# and these keys" not in out and "# now" not in out
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--write",
+                         str(tmp_path / "patched.yaml"))
+    assert status == 0 and f"{actor}.fsdp_config.param_offload: false  # now true\n" in out
 
 
 def test_the_config_keys_in_the_apply_block_come_per_gpu_type_and_read_the_environment_and_the_trinity_version(

@@ -11,7 +11,7 @@ from solver.cli.argtypes import output_path, path_argument
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere
-from solver.cli.options import model_config_option
+from solver.cli.options import MODEL_CONFIG_HELP, model_config_option
 from solver.cli.output import print_escaped, print_note
 from solver.cli.parser import Parser
 from solver.memory import DEFAULT_MARGIN, TERMS
@@ -47,7 +47,7 @@ def build_calibrate_parser() -> Parser:
     parser.add_argument("--with-tables", action="store_true",
                         help="with --cells: fit on your cells and the shipped tables together")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
-                        help="a local Hugging Face config.json of a model your cells name that the catalogue lacks")
+                        help=f"{MODEL_CONFIG_HELP} of a model your cells name that the catalogue lacks")
     parser.add_argument("--out", metavar="FILE", type=output_path, help="write the memory-model file to FILE")
     parser.add_argument("--json", action="store_true",
                         help="print the fit as JSON: the memory model's coefficients and fit, and what the fit found "

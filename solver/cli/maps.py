@@ -22,6 +22,7 @@ from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
+    MODEL_CONFIG_HELP,
     add_cells_option,
     add_estimate_options,
     add_host_ram_option,
@@ -68,7 +69,7 @@ def build_map_parser() -> Parser:
     parser.add_argument("--json", action="store_true",
                         help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
-                        help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
+                        help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks (as --model)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per cell (default 10, as solve's per answer)")
     add_workers_option(parser)

@@ -12,6 +12,7 @@ from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
+    MODEL_CONFIG_HELP,
     SP_RULES_HELP,
     add_cells_option,
     add_host_ram_option,
@@ -45,7 +46,7 @@ def build_memory_parser() -> Parser:
                     "needs exceeds --host-ram), 2 bad input.")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
-                        help="a local Hugging Face config.json")
+                        help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks (in place of --model)")
     add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", required=True,
                         help=f"GPU type ({GPU_NAMES}); one: to compare several, solve --gpu a100,h100")

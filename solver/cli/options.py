@@ -37,6 +37,8 @@ from solver.tables import (
 
 _Loaded = TypeVar("_Loaded")
 
+MODEL_CONFIG_HELP = "a local Hugging Face config.json (or the checkpoint folder holding it)"
+"""The start of ``--model-config``'s help in every command that takes it: a folder is read as its config.json."""
 SP_RULES_HELP = ("it must divide the trainer GPUs and the attention heads, SP and the KV heads must divide one "
                  "another, and a trainer that spans nodes keeps each SP group in one")
 """The rules an SP degree keeps (Trinity's and verl's, and rft-solver's node rule), in the help of the commands

@@ -31,6 +31,7 @@ from solver.cli.notes import (
 )
 from solver.cli.options import (
     GPU_NAMES,
+    MODEL_CONFIG_HELP,
     SP_RULES_HELP,
     add_cells_option,
     add_estimate_options,
@@ -147,7 +148,7 @@ def build_parser() -> Parser:
     add_host_ram_option(estimates)
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
-                           help="a local Hugging Face config.json for a model the catalogue lacks")
+                           help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
     add_cells_option(estimates)
     add_own_gpu_options(estimates, listed=True)
     parser.add_argument("--explain", action="store_true",

@@ -10,7 +10,7 @@ import sys
 from solver.cli.argtypes import path_argument, whole_number
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere, note_gpu_variant
-from solver.cli.options import add_cells_option, model_config_option
+from solver.cli.options import MODEL_CONFIG_HELP, add_cells_option, model_config_option
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
@@ -32,10 +32,12 @@ def build_tables_parser() -> Parser:
     parser.add_argument("--model", metavar="M", help="only this model's column (Qwen3-4B, 4B, qwen3-4b)")
     parser.add_argument("--json", action="store_true", help="print a JSON array of cells")
     parser.add_argument("--check", action="store_true",
-                        help="report where the tables contradict the semantics (exit 1 if anywhere)")
+                        help=("report the cells that contradict the others as they are read (a setting is the first "
+                              "that trained; memory grows with the length, shrinks on more GPUs; models of one shape "
+                              "and GPU types of one memory agree): exit 1 if any"))
     add_cells_option(parser)
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
-                        help="a local Hugging Face config.json of a model your --cells name that the catalogue lacks")
+                        help=f"{MODEL_CONFIG_HELP} of a model your --cells name that the catalogue lacks")
     return parser
 
 

@@ -351,10 +351,11 @@ def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | 
 
 def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
                       config_text: str) -> dict[str, list[str]]:
-    """For the view of answers to --from-config (not --emit, --json or --write, which carry them): per GPU type, the
-    config's keys that the best plan changes beyond its own keys (`config_keys_changed`: a role's own token budget or
-    SP, offload flags turned off, ...), as lines for the ``apply`` block, which would leave them as they were."""
-    if args.from_config is None or args.emit or args.json or args.write:
+    """For the view of answers to --from-config (not --emit or --json, whose fragment and ``apply`` hold them): per GPU
+    type, the config's keys that the best plan changes beyond its own keys (`config_keys_changed`: a role's own token
+    budget or SP, offload flags turned off, ...), as lines for the ``apply`` block, which would leave them as they
+    were; with --write too, so that the lines say what the written copy sets, as --json's ``apply`` does."""
+    if args.from_config is None or args.emit or args.json:
         return {}
     from solver.trinity import config_keys_changed
 

@@ -25,6 +25,9 @@ LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "bl
 """Shades of the longest-context map, shortest to longest."""
 
 
+MODEL_NAME_WIDTH = 27
+"""The widest a map's model column gets: the catalogue's longest name (Qwen3-30B-A3B-Instruct-2507) whole; a longer
+one (a --model-config's) folds onto more lines, so that it widens the map no more than the catalogue's names do."""
 PAST_NODE_COLUMNS = 5
 """The most budget columns a map of budgets 1 to N past one node shows (those holding N and the four largest powers of
 two below it, `doubling_budgets`): the catalogue's maps then fit a terminal of 120 columns."""
@@ -134,8 +137,9 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     grid = {(name, budget): plan for name, row in zip(rows, map_rows, strict=True)
             for budget, plan in zip(budgets, row.plans, strict=True)}
     view = Table()
-    view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
-                    min_width=max(len(str(row)) for row in rows))
+    name_width = min(max(len(str(row)) for row in rows), MODEL_NAME_WIDTH)  # a longer name folds, as cells do
+    view.add_column("length" if by_length else "model", justify="right" if by_length else "left", overflow="fold",
+                    min_width=name_width, max_width=max(name_width, MODEL_NAME_WIDTH))
     spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS, listed)
     left_out = _left_out_budgets(budgets, spans)
     budgets = [first for first, _ in spans]

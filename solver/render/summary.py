@@ -19,6 +19,7 @@ from solver.results import (
     Plan,
     check_or_plan_words,
     env_when,
+    known_length_word,
     length_cautions,
     lowered_budget_undone,
     own_scaling_words,
@@ -135,7 +136,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("for rollout", _rollout_kept_words(answer, plan, names)),
         ("max_model_len", _length_words(answer, plan, model)),
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
-        ("validated" if model.qwen_yarn else "native", _validated_words(answer, plan, model, names)),
+        (known_length_word(model), _validated_words(answer, plan, model, names)),
         ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"),
         ("evidence", plan.evidence_text(answer.gpu, answer.model)),
@@ -188,13 +189,12 @@ def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
 def _validated_words(answer: Answer, plan: Plan, model: Model, names: OptionNames) -> str | None:
     """The summary's ``validated`` row, where the plan's length is past what the model is known to handle: the
     cheapest plan at the length it is known to (its native context, or the longest YaRN is validated for), where the
-    answer has one (None otherwise); briefly where that is this plan's setting on as many GPUs. For a model whose
-    validation rft-solver does not know of (`Model.qwen_yarn`), the row is ``native``, which says it already."""
+    answer has one (None otherwise); briefly where that is this plan's setting on as many GPUs. Where the native
+    context bounds it (`known_length_word`), the row is ``native``, which says it already."""
     if (within := answer.validated) is None:
         return None
     length = names.valued(names.length, within.max_model_len)
-    known = ("" if not model.qwen_yarn else " (its native context)" if within.max_model_len == model.native_context
-             else " (the longest YaRN is validated for)")
+    known = "" if known_length_word(model) == "native" else " (the longest YaRN is validated for)"
     if (within.gpus, within.setting) == (plan.gpus, plan.setting):
         return f"at {within.max_model_len}{known}, the cheapest plan is this one ({within.evidence_label}): {length}"
     return (f"at {within.max_model_len}{known}, the cheapest plan is {within.setting.label} on "

@@ -545,11 +545,18 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     return tuple(f"trainer.{name}" for name in refused), left_out
 
 
+SUM_COMMENT = "# prompt + response"
+"""The end-of-line comment beside ``model.max_model_len`` that says it is the prompt's and the response's tokens, as
+`solve examples`' ``trinity.yaml`` writes it: a comment of these very words (and no other) goes where it is no longer
+so (`_drop_stale_sum_comment`)."""
+
+
 def _drop_stale_sum_comment(data: CommentedMap, reading: Any, plan: Plan, environ: Mapping[str, str] | None) -> None:
-    """Drop the end-of-line comment beside ``model.max_model_len`` that names the prompt and the response (``# prompt
-    + response``) where the config's length was ``max_prompt_tokens + max_response_tokens`` (`reading`, as Trinity
-    reads it) and the plan's is not: it would say what is no longer so (the note on stderr says to raise
-    max_response_tokens). The comment lines after it stay."""
+    """Drop the end-of-line comment beside ``model.max_model_len`` that says it is the prompt and the response
+    (`SUM_COMMENT`, those words alone: a comment of the user's own that names them stays) where the config's length
+    was ``max_prompt_tokens + max_response_tokens`` (`reading`, as Trinity reads it) and the plan's is not: it would
+    say what is no longer so (the note on stderr says to raise max_response_tokens). The comment lines after it
+    stay."""
     section = data.get("model")
     keys = prompt_response_and_length(reading, "config", environ or {})
     if not isinstance(section, CommentedMap) or keys is None:
@@ -560,7 +567,7 @@ def _drop_stale_sum_comment(data: CommentedMap, reading: Any, plan: Plan, enviro
     if length != prompt + response or plan.max_model_len == length or not isinstance(token, CommentToken):
         return
     own, newline, rest = token.value.partition("\n")
-    if "prompt" in own.casefold() and "response" in own.casefold():
+    if own.strip() == SUM_COMMENT:
         token.value = newline + rest
         if not token.value:
             entry[2] = None
