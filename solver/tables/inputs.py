@@ -1,12 +1,14 @@
-"""The schema of cost weights, fleet files (pools and jobs) and memory models (coefficients, calibration)."""
+"""The schema of cost weights, fleet files (pools and jobs), memory models (coefficients, calibration) and Trinity's
+field names."""
 
 from __future__ import annotations
 
+import re
 from math import isfinite
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from annotated_types import Ge, Gt, Le, Lt
+from annotated_types import Ge, Gt, Le, Lt, MinLen
 from pydantic import (
     AfterValidator,
     AllowInfNan,
@@ -67,6 +69,40 @@ class Weights(Frozen):
     sp_pcie_factor: Annotated[float, Strict(), Ge(1), Le(1000), AllowInfNan(False)] = Field(default=1.0, description=(
         "how many times SP's weight counts on a GPU type whose GPUs reach one another over PCIe (interconnect: "
         "pcie): Ulysses' all-to-all crosses PCIe, or host memory, every layer; 1 (absent) weighs it as on NVLink"))
+
+
+TRINITY_RELEASE = re.compile(r"\d+\.\d+\.\d+")
+"""A Trinity-RFT release as ``tables/trinity-fields.yaml`` names it (``0.6.0``)."""
+FIELD_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+"""A field name of Trinity's config dataclasses: a Python identifier in lower case (``max_model_len``)."""
+
+
+class TrinityFields(Frozen, defer_build=True):
+    """The field names of the dataclasses of Trinity-RFT's ``trinity/common/config.py`` (its typed ``Config``), per
+    release, as read from each release's wheel (``tables/trinity-fields.yaml``): each release's names sorted, each
+    once."""
+
+    releases: Annotated[dict[Annotated[str, Strict()], Annotated[tuple[Annotated[str, Strict()], ...], MinLen(1)]],
+                        MinLen(1)]
+
+    @field_validator("releases")
+    @classmethod
+    def _names_sorted_once(cls, releases: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for release, names in releases.items():
+            if not TRINITY_RELEASE.fullmatch(release):
+                raise ValueError(f"{release!r} is no release: name one as 0.6.0 is")
+            if (wrong := next((name for name in names if not FIELD_NAME.fullmatch(name)), None)) is not None:
+                raise ValueError(f"release {release}: {wrong!r} is no field name (lower-case letters, digits and '_', "
+                                 "not starting with a digit)")
+            if (repeated := first_repeated(names)) is not None:
+                raise ValueError(f"release {release} lists the field {repeated!r} twice; list each once")
+            if list(names) != sorted(names):
+                raise ValueError(f"release {release}'s field names are not sorted; sort them")
+        return releases
+
+    def in_any_release(self) -> frozenset[str]:
+        """The names that are a field in some release."""
+        return frozenset(name for names in self.releases.values() for name in names)
 
 
 UNION_TAGS = ("<tokens>", "<at_least>")

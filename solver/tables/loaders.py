@@ -1,4 +1,5 @@
-"""Loading the shipped data: the catalogue, cost weights and memory model, from the installed tables."""
+"""Loading the shipped data: the catalogue, cost weights, memory model and Trinity's field names, from the installed
+tables."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 
 from solver.tables.catalog import Catalog
-from solver.tables.inputs import MemoryModel, Weights
+from solver.tables.inputs import MemoryModel, TrinityFields, Weights
 from solver.tables.reading import given_path, load_gpu_type, load_models, load_validated
 from solver.tables.schema import GpusFile, GpuType
 from solver.tables.text import TableError, check_types, first_repeated, normalise
@@ -62,6 +63,16 @@ def load_weights(path: Path | str | None = None) -> Weights:
     if path is None:
         return _shipped_weights()
     return load_validated(Weights, given_path("path", path))
+
+
+TRINITY_FIELDS_FILE = "trinity-fields.yaml"
+"""The shipped field names of Trinity-RFT's typed config, per release (`TrinityFields`)."""
+
+
+@cache
+def load_trinity_fields() -> TrinityFields:
+    """The field names of Trinity-RFT's typed config, per release, from the shipped ``trinity-fields.yaml``."""
+    return load_validated(TrinityFields, shipped_tables_directory() / TRINITY_FIELDS_FILE)
 
 
 def shipped_tables_directory() -> Path:

@@ -31,8 +31,16 @@ from solver.rules import (
     splits_batch,
     whole_nodes_violation,
 )
-from solver.tables import Model, brief, it_or_them, shown_number, sp_rule_violation
-from solver.trinity.interpolation import ConfigValues, Path, ResolvesToNothing, decode_scalar, dotted
+from solver.tables import Model, brief, it_or_them, load_trinity_fields, shown_number, sp_rule_violation
+from solver.trinity.interpolation import (
+    MISSING,
+    ConfigValues,
+    MissingValue,
+    Path,
+    ResolvesToNothing,
+    decode_scalar,
+    dotted,
+)
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC_BUDGETS,
@@ -44,6 +52,7 @@ from solver.trinity.keys import (
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
     LORA_CONFIGS,
+    MISSING_KEPT_SECTIONS,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
     READ_KEYS,
@@ -54,12 +63,12 @@ from solver.trinity.keys import (
     ROLLOUT_PARALLEL_KEYS,
     SET_TO_TRAINERS_BY_06,
     TRAINER_SP_KEY,
-    TRINITY_FIELDS,
     UNTYPED_SECTIONS,
     ConfigError,
     keys_05_refuses,
     keys_05_refuses_words,
     offload_path,
+    rope_type_key,
     sp_key_in_effect,
     trains_critic,
     value_at,
@@ -81,6 +90,8 @@ class _ConfigChecks:
         self.unreadable: set[Path] = set()
         self._values: dict[Path, Any] = {}
         self._resolved: dict[Path, Any] = {}
+        self.missing_refused: set[Path] = set()
+        """The places of the ``???`` refused so far (`refuse_missing`)."""
 
     def add(self, code: ConfigProblemCode, words: str) -> None:
         """Report a problem: its `code` and its `words`."""
@@ -102,7 +113,9 @@ class _ConfigChecks:
         try:
             resolved = self.config.get(path)
         except ConfigError as error:
-            if isinstance(error, ResolvesToNothing) and not _schema_fills(error.lacking):
+            if isinstance(error, MissingValue) and _kept_missing(error.at):
+                self.refuse_missing(error.at)
+            elif isinstance(error, ResolvesToNothing) and not _schema_fills(error.lacking):
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
                     f"{error}; every Trinity release refuses the config as it loads it (OmegaConf resolves each "
                     "value then)"))
@@ -121,6 +134,18 @@ class _ConfigChecks:
                 f"{dotted(path)} is the text {brief(resolved)}: {dotted(path[:2])} reaches the model as written "
                 f"({why}); {fix}"))
         return decoded
+
+    def refuse_missing(self, at: Path) -> None:
+        """Say that every release refuses the config for the ``???`` at `at`, inside one of `MISSING_KEPT_SECTIONS`
+        (once for each place, however many values read it)."""
+        if at in self.missing_refused:
+            return
+        self.missing_refused.add(at)
+        section = next(section for section in MISSING_KEPT_SECTIONS if _kept_missing(at, section))
+        self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
+            f"{dotted(at)} is ???, a value missing: every Trinity release refuses the config as it loads it "
+            f"({dotted(section)} is no typed section, so the merge keeps the ??? and OmegaConf.to_object raises on "
+            "it); give it a value, or remove the key"))
 
     def flag(self, path: Path) -> Any:
         """The value at `path` as resolved, its text not decoded (`value`), as OmegaConf's bool field reads it
@@ -147,18 +172,47 @@ class _ConfigChecks:
         return raw
 
     def rope_type(self) -> Any:
-        """``model.rope_scaling``'s type (`value`): its ``rope_type``, else its ``type`` (None where it is no
-        mapping)."""
-        if not isinstance(self.value(_ROPE_SCALING), Mapping):
+        """``model.rope_scaling``'s type (`value`) as the rollout's vLLM reads it (`rope_type_key`); None where it is
+        no mapping. Where it has both keys, the legacy ``type`` is read too (a problem where it cannot be): vLLM
+        compares the two."""
+        rope = self.value(_ROPE_SCALING)
+        if not isinstance(rope, Mapping):
             return None
-        return self.value((*_ROPE_SCALING, "rope_type")) or self.value((*_ROPE_SCALING, "type"))
+        rope_type = self.value((*_ROPE_SCALING, rope_type_key(rope)))
+        if "type" in rope:
+            self.value((*_ROPE_SCALING, "type"))
+        return rope_type
+
+
+def _kept_missing(at: Path, section: Path | None = None) -> bool:
+    """Whether a ``???`` at `at` lies inside one of `MISSING_KEPT_SECTIONS` (or `section` alone), where OmegaConf's
+    merge keeps it, so that every release refuses the config (the section itself is a typed field, whose default the
+    merge keeps)."""
+    sections = (section,) if section else MISSING_KEPT_SECTIONS
+    return any(len(at) > len(each) and at[:len(each)] == each for each in sections)
+
+
+def _check_missing_kept(checks: _ConfigChecks) -> None:
+    """Check every value in `MISSING_KEPT_SECTIONS` (in their mappings and lists, as written) for OmegaConf's ``???``,
+    which every release refuses there, read by rft-solver or not (`_ConfigChecks.refuse_missing`)."""
+    def walk(node: Any, at: Path) -> None:
+        if node == MISSING and _kept_missing(at):
+            checks.refuse_missing(at)
+        items = node.items() if isinstance(node, Mapping) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            walk(value, (*at, key))
+
+    for section in MISSING_KEPT_SECTIONS:
+        walk(value_at(checks.mapping, section), section)
 
 
 def _schema_fills(lacking: Path | None) -> bool:
     """Whether Trinity's typed ``Config`` may give the key `lacking` (a reference's, which the config lacks) a default
-    as it loads the config, so that the reference resolves there: a field's name (`TRINITY_FIELDS`) outside
-    ``trainer.trainer_config``, which Trinity types as ``Any`` (nothing is filled there)."""
-    return lacking is not None and lacking[-1] in TRINITY_FIELDS and lacking[:2] != ("trainer", "trainer_config")
+    as it loads the config, so that the reference resolves there: the name of a field in some release
+    (`solver.tables.load_trinity_fields`) outside ``trainer.trainer_config``, which Trinity types as ``Any``
+    (nothing is filled there)."""
+    return (lacking is not None and lacking[:2] != ("trainer", "trainer_config")
+            and lacking[-1] in load_trinity_fields().in_any_release())
 
 
 def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int, version: TrinityVersion | None,
@@ -797,6 +851,7 @@ def trinity_config_problems(
     _check_misspelt_keys(checks, version)
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks)
+    _check_missing_kept(checks)
     return checks.problems
 
 

@@ -31,6 +31,15 @@ class ResolvesToNothing(ConfigError):
         self.lacking = lacking
 
 
+class MissingValue(ConfigError):
+    """OmegaConf's missing value `MISSING` (``???``), read or referred to, at `at`: Trinity loads the config or refuses
+    it by where that is (`solver.trinity.keys.MISSING_KEPT_SECTIONS`)."""
+
+    def __init__(self, message: str, at: Path):
+        super().__init__(message)
+        self.at = at
+
+
 def decode_scalar(text: str) -> Any:
     """`text` as the config checks read plain text for a typed field: the YAML scalar it spells (a number, a
     boolean), else itself; close to, not quite, OmegaConf's int()/float() conversion (``oc.decode``'s is
@@ -497,8 +506,8 @@ class ConfigValues:
             if key not in node if isinstance(node, Mapping) else not 0 <= int(key) < len(node):
                 return None
             if (node[key] if isinstance(node, Mapping) else node[int(key)]) == MISSING:
-                raise ConfigError(f"{self.where(path[: depth + 1])} is ???, a value missing (OmegaConf refuses to read "
-                                  "it): give it")
+                raise MissingValue(f"{self.where(path[: depth + 1])} is ???, a value missing (OmegaConf refuses to "
+                                   "read it): give it", path[: depth + 1])
             node, at = self._child(node, at, key, self.where(path[: depth + 1]))
         return node
 
@@ -595,7 +604,8 @@ class ConfigValues:
             raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: {dotted(at)} is {value}, not a mapping or "
                                     f"list, so it has no {part}")
         if node[key] == MISSING:
-            raise ConfigError(f"{where}: cannot resolve {source!r}: {dotted((*at, key))} is ???, a value missing")
+            raise MissingValue(f"{where}: cannot resolve {source!r}: {dotted((*at, key))} is ???, a value missing",
+                               (*at, key))
         return self._child(node, at, key, f"{where}: {source!r} reads {dotted((*at, key))}")
 
 

@@ -209,9 +209,34 @@ YARN_TRAINER = ("model.rope_scaling reaches the rollout (vLLM), but on Trinity 0
 verl, the trainer gets it too)."""
 
 
+def rope_type_key(rope_scaling: Any) -> str:
+    """The key a RoPE scaling mapping (`rope_scaling`; any other value has none) names its type with, as the
+    rollout's vLLM reads it: the legacy ``type`` where the mapping has that key and no ``rope_type``, whatever their
+    values (vLLM then copies ``type`` to ``rope_type``: ``patch_rope_parameters_dict``,
+    ``vllm/transformers_utils/config.py:444`` in vLLM 0.19.1; transformers 5's ``standardize_rope_params`` alike),
+    else ``rope_type``."""
+    legacy = isinstance(rope_scaling, Mapping) and "type" in rope_scaling and "rope_type" not in rope_scaling
+    return "type" if legacy else "rope_type"
+
+
 UNTYPED_SECTIONS = (("model", "rope_scaling"),)
 """Sections Trinity hands on as they are (a dict, not a typed field): OmegaConf converts nothing there, so an
 ``oc.env`` value stays a string."""
+
+
+MISSING_KEPT_SECTIONS = (("trainer", "trainer_config"), ("model", "rope_scaling"),
+                         ("explorer", "rollout_model", "rope_scaling"))
+"""The sections of a Trinity config typed as no dataclass (``TrainerConfig.trainer_config: Any``, and the
+``rope_scaling: Optional[dict]`` of ``ModelConfig`` and ``InferenceModelConfig``, in every release from 0.5.0 to
+0.6.0), inside which OmegaConf's ``???`` stops the config loading. ``load_config`` merges the config into the typed
+``Config`` (``OmegaConf.merge``, ``trinity/common/config.py:983`` in 0.5.2, ``:1058`` in 0.6.0): over a typed field,
+the section itself too, the merge keeps the field's default (``omegaconf/basecontainer.py:400``, ``:410``, ``:419`` in
+OmegaConf 2.3.0), but a key the schema lacks is copied as written, ``???`` too (``:432``); ``OmegaConf.to_object``
+(``:985``, ``:1059``) then converts every value, throwing on a missing one (``throw_on_missing=True``,
+``omegaconf.py:597``), so ``load_config`` raises "Invalid configuration: Missing mandatory value". Run with
+``load_config`` of 0.5.0, 0.5.1, 0.5.2 and 0.6.0 (their other imports stubbed) on OmegaConf 2.3.0: ``???`` under
+``trainer.trainer_config`` or ``model.rope_scaling`` refused; as ``model.max_model_len``, ``trainer.trainer_config``,
+``model.rope_scaling``, a whole typed section or an ``auxiliary_models`` entry's key, loaded with the default."""
 
 
 def value_at(mapping: Mapping[str, Any], path: tuple[str | int, ...]) -> Any:
@@ -224,59 +249,6 @@ def value_at(mapping: Mapping[str, Any], path: tuple[str | int, ...]) -> Any:
     return node
 
 
-TRINITY_FIELDS = frozenset((
-    "advantage_fn", "advantage_fn_args", "algorithm", "algorithm_type", "api_key", "api_key_env", "args",
-    "auto_start", "auxiliary_buffers", "auxiliary_model_gpu_num", "auxiliary_models", "balance_batch",
-    "base_model_name", "base_port", "base_url", "base_url_env", "batch_size", "bench_on_latest_checkpoint", "betas",
-    "buffer", "bundle_indices", "bypass_old_logprobs", "cache_dir", "capacity", "chat_template", "chat_template_path",
-    "checkpoint_job_dir", "checkpoint_root_dir", "chosen_key", "clip_grad", "cluster", "concurrent_mode",
-    "config_path", "context_parallel_size", "continue_from_checkpoint", "critic_model_path", "critic_warmup",
-    "cuda_visible_devices", "custom_chat_template", "data_juicer", "data_parallel_size", "data_processor",
-    "data_selector", "db_url", "default_eval_workflow_type", "default_reward_fn_type", "default_workflow_type",
-    "detailed_stats", "dtype", "dynamic_timeout", "enable", "enable_auto_tool_choice", "enable_chunked_prefill",
-    "enable_concatenated_multi_turn", "enable_expert_parallel", "enable_history", "enable_log_requests",
-    "enable_lora", "enable_multimodal", "enable_openai_api", "enable_prefix_caching", "enable_preview",
-    "enable_progress_bar", "enable_prompt_truncation", "enable_ray_timeline", "enable_return_routed_experts",
-    "enable_router_replay", "enable_runtime_lora_updating", "enable_thinking", "enforce_eager", "engine_id",
-    "engine_num", "engine_type", "entropy_loss_fn", "entropy_loss_fn_args", "env_vars", "eval_interval",
-    "eval_on_startup", "eval_tasksets", "exclude_modules", "experience_buffer", "experience_pipeline",
-    "expert_model_parallel_size", "expert_tensor_parallel_size", "explorer", "explorer_gpu_num", "explorer_input",
-    "explorer_output", "explorer_sync_interval", "explorer_world_size", "external_model", "external_model_config",
-    "extra_engine_args", "feature_keys", "fix_actor_microbatch_loss_scale", "format", "fully_sharded_loras",
-    "gpu_memory_utilization", "gpu_per_engine", "gpu_per_node", "grad_clip", "grad_offload", "group", "group_by_node",
-    "group_name", "ignore_eos", "ignore_validator_suggestions", "image_key", "index", "input_save_path", "inputs",
-    "is_dummy", "is_eval", "kl_loss_fn", "kl_loss_fn_args", "kl_penalty_fn", "kl_penalty_fn_args", "kwargs", "level",
-    "listen_address", "log", "logprobs", "lora_alpha", "lora_configs", "lora_dtype", "lora_kwargs", "lora_modules",
-    "lora_rank", "loss_agg_mode", "lr", "lr_scheduler_type", "lr_warmup_steps", "lr_warmup_steps_ratio",
-    "max_checkpoints_to_keep", "max_cpu_loras", "max_inflight_batches", "max_model_len", "max_prompt_tokens",
-    "max_read_timeout", "max_repeat_times_per_runner", "max_response_tokens", "max_retry_interval", "max_retry_times",
-    "max_timeout", "max_token_len_per_gpu", "max_tokens", "megatron", "messages_key", "min_lr_ratio",
-    "min_response_tokens", "min_running_model_num", "mode", "model", "model_name", "model_path", "monitor",
-    "monitor_args", "monitor_type", "n", "name", "nnodes", "node_num", "node_rank", "num_process", "offload_policy",
-    "operators", "optimizer", "optimizer_offload", "optimizer_type", "output", "over_rollout", "param_offload",
-    "path", "pipeline_model_parallel_size", "pipeline_parallel_size", "policy_loss_fn", "policy_loss_fn_args", "port",
-    "priority_fn", "priority_fn_args", "priority_weights", "project", "prompt_key", "prompt_type", "proxy_port",
-    "rank", "ratio", "ray_actor_name", "ray_address", "ray_namespace", "reasoning_parser", "rejected_key",
-    "repeat_times", "repetition_penalty", "replay_buffer", "reply_prefix", "response_key", "return_partial_tasks",
-    "reuse_cooldown_time", "reward_fn_args", "reward_fn_key", "rollout_args", "rollout_correction", "rollout_gpu_num",
-    "rollout_model", "rope_scaling", "rope_theta", "runner_num", "runner_per_model", "runner_prepare_concurrency",
-    "runner_prepare_max_retries", "runner_state_report_interval", "sample_strategy", "sample_strategy_args",
-    "save_dir", "save_hf_checkpoint", "save_input", "save_interval", "save_strategy", "schema_type", "seed",
-    "selector_type", "sequence_parallel", "server_url", "service", "service_status_check_interval", "split",
-    "stage_name", "stages", "storage_type", "subset_name", "sync_interval", "sync_method", "sync_offset",
-    "sync_style", "sync_timeout", "synchronizer", "system_prompt", "system_prompt_key", "target_fields",
-    "target_modules", "task_pipeline", "task_selector", "taskset", "tasksets", "temperature",
-    "tensor_model_parallel_size", "tensor_parallel_size", "tinker", "tokenizer_path", "tool_call_parser", "tools_key",
-    "top_k", "top_p", "total_epochs", "total_gpu_num", "total_steps", "train_attn", "train_batch_size", "train_mlp",
-    "train_unembed", "trainer", "trainer_config", "trainer_config_path", "trainer_gpu_num",
-    "trainer_gpu_num_per_node", "trainer_input", "trainer_node_num", "trainer_strategy", "trainer_sync_interval",
-    "trainer_type", "trust_remote_code", "ulysses_sequence_parallel_size", "use_dynamic_bsz", "use_remove_padding",
-    "use_v1", "video_key", "virtual_pipeline_model_parallel_size", "wait_after_min", "wait_for_checkpoint",
-    "warmup_min_steps", "warmup_style", "weight_decay", "weight_sync_buffer_size", "workflow_args", "workflow_key",
-    "wrap_in_ray"))
-"""The field names of the dataclasses of Trinity-RFT's ``trinity/common/config.py`` (0.5.2 and 0.6.0, read from the
-wheels): where a config lacks such a key, ``load_config``'s merge into the typed ``Config`` gives it its default, so
-a reference to it resolves (a name alone: the section it is a field of is not checked)."""
 LORA_CONFIGS = ("model", "lora_configs")
 """Where a config lists its LoRA configs (Trinity takes one)."""
 ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")

@@ -40,6 +40,7 @@ from solver.trinity.keys import (
     keys_05_refuses,
     keys_05_refuses_why,
     keys_05_refuses_words,
+    rope_type_key,
     trainer_level_offload,
     value_at,
     yaml_scalar,
@@ -1218,5 +1219,5 @@ def _stale_rope(rope: Any, plan: Plan, model: Model) -> bool:
         return False
     if model.rope_scaling is None:
         return plan.max_model_len <= model.native_context
-    kind = (rope.get("rope_type") or rope.get("type")) if isinstance(rope, Mapping) else None
+    kind = rope.get(rope_type_key(rope)) if isinstance(rope, Mapping) else None
     return kind != model.rope_scaling

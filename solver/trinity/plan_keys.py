@@ -20,6 +20,7 @@ from solver.trinity.keys import (
     ROLE_SP_KEYS,
     ROLES,
     offload_path,
+    rope_type_key,
     trainer_level_offload,
     value_at,
 )
@@ -144,8 +145,7 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
         return keys
     rope = ("model", "rope_scaling")
     # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
-    old_key_only = value_at(config, (*rope, "type")) is not None and value_at(config, (*rope, "rope_type")) is None
-    named = "type" if old_key_only else "rope_type"
+    named = rope_type_key(value_at(config, rope))
     return [
         *keys,
         PlanKey(path=(*rope, named), value="yarn"),

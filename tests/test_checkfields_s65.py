@@ -1,0 +1,186 @@
+"""Trinity's field names as a shipped table, per release; OmegaConf's ``???`` where Trinity's merge keeps it; a given
+``model.rope_scaling``'s type read as vLLM reads it (session 65)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from test_trinity import long_plan
+
+import solver.tables.loaders
+from solver.query import ConfigProblemCode
+from solver.results import Plan
+from solver.tables import TableError, load_catalog, load_trinity_fields
+from solver.tables.inputs import TrinityFields
+from solver.tables.reading import load_validated
+from solver.trinity import trinity_config_problems
+from solver.trinity.patch import _stale_rope
+from solver.trinity.plan_keys import keys_for_plan
+
+C = ConfigProblemCode
+REFUSED_WORDS = ("is ???, a value missing: every Trinity release refuses the config as it loads it ({section} is no "
+                 "typed section, so the merge keeps the ??? and OmegaConf.to_object raises on it); give it a value, or "
+                 "remove the key")
+
+
+def _problems(mapping: dict[str, object], model: str = "8B") -> list[tuple[str, str]]:
+    return [(problem.code.value, problem.words)
+            for problem in trinity_config_problems(mapping, load_catalog().model(model), 8)]
+
+
+def test_the_shipped_field_names_are_each_releases_as_its_wheel_has_them():
+    releases = {release: set(names) for release, names in load_trinity_fields().releases.items()}
+    assert {release: len(names) for release, names in releases.items()} == {
+        "0.5.0": 241, "0.5.1": 241, "0.5.2": 247, "0.6.0": 287}
+    assert releases["0.5.2"] < releases["0.6.0"] and releases["0.5.0"] - releases["0.5.1"] == {"pad_token_id"}
+    assert {"megatron", "offload_policy"} <= releases["0.6.0"] - releases["0.5.2"]
+    assert "external_model" in releases["0.5.2"] - releases["0.5.1"]
+    assert load_trinity_fields().in_any_release() == set().union(*releases.values())
+
+
+@pytest.mark.parametrize(("field", "code"), [
+    ("pad_token_id", "unresolved-value"),  # 0.5.0's ModelConfig alone has it: not every release refuses
+    ("megatron", "unresolved-value"),  # 0.6.0's alone
+    ("pad_token_idz", "unresolved-value-refused"),
+])
+def test_a_reference_to_a_field_of_some_release_is_not_refused(field: str, code: str):
+    ((said, words),) = _problems({"model": {"model_path": "Qwen/Qwen3-8B", "critic_model_path": f"${{model.{field}}}"}})
+    assert said == code and f"the config has no model.{field}" in words
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('releases:\n  "0.6.0": [b, a]\n', "releases: release 0.6.0's field names are not sorted; sort them"),
+    ('releases:\n  "0.6.0": [a, a]\n', "releases: release 0.6.0 lists the field 'a' twice; list each once"),
+    ('releases:\n  "0.6.0": [a, yes]\n', "releases, 0.6.0, 0.6.0 item 2: must be text, got True"),
+    ('releases:\n  "0.6.0": [a, Max-Len]\n', "releases: release 0.6.0: 'Max-Len' is no field name"),
+    ('releases:\n  "0.6": [a]\n', "releases: '0.6' is no release: name one as 0.6.0 is"),
+    ('releases:\n  "0.6.0": []\n', "releases, 0.6.0: must list at least 1, got []"),
+    ("releases: {}\n", "releases: must list at least 1, got {}"),
+    ("fields: [a]\n", "unknown field 'fields' (fields: releases)"),
+])
+def test_a_malformed_field_names_file_is_refused_in_one_line(tmp_path: Path, text: str, words: str):
+    path = tmp_path / "trinity-fields.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TableError) as refused:
+        load_validated(TrinityFields, path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: {words}") and "\n" not in message
+
+
+def test_check_exits_2_in_one_line_where_the_shipped_field_names_are_malformed(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    tables = tmp_path / "tables"
+    shutil.copytree(solver.tables.loaders.shipped_tables_directory(), tables)
+    (tables / "trinity-fields.yaml").write_text('releases:\n  "0.6.0": [b, a]\n', encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 4096\n"
+                      "  critic_model_path: ${model.max_prompt_tokens}\n", encoding="utf-8")
+    monkeypatch.setattr(solver.tables.loaders, "shipped_tables_directory", lambda: tables)
+    load_trinity_fields.cache_clear()
+    try:
+        status, out, err = cli("--from-config", str(config), "--gpu", "h200", "--check")
+    finally:
+        load_trinity_fields.cache_clear()
+    assert status == 2 and out == "" and "Traceback" not in err
+    assert err.strip().splitlines() == [
+        (f"solve: error: {tables / 'trinity-fields.yaml'}: releases: release 0.6.0's field names are not sorted; "
+         "sort them")]
+
+
+TRAINER_CONFIG = ("trainer", "trainer_config")
+
+
+@pytest.mark.parametrize(("mapping", "places"), [
+    # a key --check reads, one it does not, a list's item: Trinity's merge copies trainer_config (typed Any) as written
+    ({"trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {
+        "ppo_max_token_len_per_gpu": "???", "optim": {"lr": "???"},
+        "checkpoint": {"save_contents": ["model", "???"]}}}}}},
+     ["trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu",
+      "trainer.trainer_config.actor_rollout_ref.actor.optim.lr",
+      "trainer.trainer_config.actor_rollout_ref.actor.checkpoint.save_contents[1]"]),
+    ({"trainer": {"trainer_config": {"actor_rollout_ref": "???"}}}, ["trainer.trainer_config.actor_rollout_ref"]),
+    ({"model": {"model_path": "Qwen/Qwen3-8B", "rope_scaling": {"rope_type": "yarn", "factor": "???"}}},
+     ["model.rope_scaling.factor"]),
+    ({"explorer": {"rollout_model": {"rope_scaling": {"rope_type": "yarn", "factor": "???"}}}},
+     ["explorer.rollout_model.rope_scaling.factor"]),
+    # read through a reference, and where it is: one line
+    ({"model": {"model_path": "Qwen/Qwen3-8B", "critic_model_path": "${trainer.trainer_config.a.b}"},
+      "trainer": {"trainer_config": {"a": {"b": "???"}}}}, ["trainer.trainer_config.a.b"]),
+])
+def test_a_missing_value_inside_an_untyped_section_is_refused_once(mapping: dict[str, object], places: list[str]):
+    mapping.setdefault("model", {"model_path": "Qwen/Qwen3-8B"})
+    problems = [(code, words) for code, words in _problems(mapping) if "???" in words]
+    sections = [next(section for section in ("trainer.trainer_config", "explorer.rollout_model.rope_scaling",
+                                             "model.rope_scaling") if place.startswith(section)) for place in places]
+    assert problems == [("unresolved-value-refused", f"{place} {REFUSED_WORDS.format(section=section)}")
+                        for place, section in zip(places, sections)]
+
+
+@pytest.mark.parametrize("mapping", [
+    # a typed field, or the untyped section itself (a typed field): the merge keeps Trinity's default
+    {"model": {"model_path": "Qwen/Qwen3-8B", "max_prompt_tokens": "???"}},
+    {"model": {"model_path": "Qwen/Qwen3-8B", "rope_scaling": "???"}},
+    {"model": {"model_path": "Qwen/Qwen3-8B"}, "trainer": {"max_token_len_per_gpu": "???"}},
+    {"model": {"model_path": "Qwen/Qwen3-8B", "critic_model_path": "${model.max_prompt_tokens}",
+               "max_prompt_tokens": "???"}},
+])
+def test_a_missing_value_trinity_gives_its_default_is_not_refused(mapping: dict[str, object]):
+    problems = _problems(mapping)
+    assert problems and all(code == "unresolved-value" and words.startswith("cannot check") for code, words in problems)
+
+
+def test_check_refuses_a_missing_value_under_trainer_config(cli, tmp_path: Path):
+    config = tmp_path / "c.yaml"
+    example = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+    config.write_text(example.replace("          param_offload: false", "          param_offload: false\n"
+                                      "        optim:\n          lr: ???", 1), encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h200", "--check", "--json")
+    assert status == 1 and "Traceback" not in err
+    current = json.loads(out)[0]["current"]
+    assert current["refused"] is True and current["config_problem_codes"] == ["unresolved-value-refused"]
+    assert current["config_problems"] == [
+        "trainer.trainer_config.actor_rollout_ref.actor.optim.lr "
+        + REFUSED_WORDS.format(section="trainer.trainer_config")]
+
+
+YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768}
+
+
+def test_a_legacy_type_key_is_read_as_rope_type():
+    # vLLM copies type to rope_type where rope_type is absent (patch_rope_parameters_dict)
+    legacy = _problems({"model": {"model_path": "x", "max_model_len": 131072,
+                                  "rope_scaling": {"type": "yarn", **YARN_4}}})
+    modern = _problems({"model": {"model_path": "x", "max_model_len": 131072,
+                                  "rope_scaling": {"rope_type": "yarn", **YARN_4}}})
+    assert legacy == modern and [code for code, _ in legacy] == ["rope-scaling-off-guide"]
+
+
+def test_a_rope_type_key_is_read_whatever_its_value_as_vllm_reads_it():
+    # vLLM reads rope_type where the key is there, null too, not the legacy type beside it
+    problems = _problems({"model": {"model_path": "x", "max_model_len": 131072,
+                                    "rope_scaling": {"rope_type": None, "type": "yarn", **YARN_4}}})
+    assert ("rope-scaling-wrong", "model.rope_scaling.rope_type must be yarn, got None") in problems
+
+
+def test_write_removes_a_rope_scaling_whose_rope_type_is_not_the_models_own():
+    llama = load_catalog().model("Llama-3.1-8B")
+    plan = Plan.model_construct(max_model_len=32768)
+    assert _stale_rope({"rope_type": None, "type": "llama3", "factor": 8.0}, plan, llama)
+    assert not _stale_rope({"type": "llama3", "factor": 8.0}, plan, llama)
+    assert not _stale_rope({"rope_type": "llama3", "type": "llama3", "factor": 8.0}, plan, llama)
+
+
+@pytest.mark.parametrize(("rope_scaling", "named"), [
+    ({"type": None}, "type"),  # rope_type beside it would conflict with it: vLLM raises on two types that differ
+    ({"rope_type": None, "type": "yarn"}, "rope_type"),  # vLLM reads rope_type here, not type
+    ({"type": "yarn"}, "type"),
+    ({"factor": 2.0}, "rope_type"),
+])
+def test_the_plan_names_the_yarn_type_with_the_key_vllm_reads(rope_scaling: dict[str, object], named: str):
+    keys = {key.path[-1] for key in keys_for_plan(long_plan(), load_catalog().model("4B"),
+                                                  {"model": {"rope_scaling": rope_scaling}})
+            if key.path[:2] == ("model", "rope_scaling")}
+    assert keys == {named, "factor", "original_max_position_embeddings"}
