@@ -6,6 +6,7 @@ few classes as keep those few (`host_footprints`)."""
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from math import ceil
@@ -365,6 +366,14 @@ def jobs_without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:
     """The jobs (indexes) that `options` give no way to run in any pool they may use."""
     with_options = {option.job for option in options}
     return [index for index in range(len(fleet.jobs)) if index not in with_options]
+
+
+def pools_with_ways(options: Sequence[Option]) -> dict[int, frozenset[int]]:
+    """Each job that `options` give a way to run (index) -> the pools (indexes) it has one in."""
+    pools: dict[int, set[int]] = defaultdict(set)
+    for option in options:
+        pools[option.job].add(option.pool)
+    return {job: frozenset(where) for job, where in pools.items()}
 
 
 def option_name(fleet: Fleet, option: Option) -> str:

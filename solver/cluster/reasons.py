@@ -554,15 +554,12 @@ def _reach_budgets(query: Query) -> list[TokenBudgetMode]:
     return own + (["auto"] if query.token_budget == "default" and query.estimate != "never" else [])
 
 
-def reasons_may_ask_reach(planner: Planner, fleet: Fleet, options: Sequence[Option]) -> bool:
-    """Whether the reasons of the jobs that a placement of `options` leaves out may ask whether more nodes reach a
-    length (`_more_nodes_reach`, on `Planner.reach_work`): only where a job with a way lacks one in a pool it may use
-    (`_elsewhere`), its rollout leaves a trainer GPU there, a question is left to ask (`_reach_budgets`) and its
+def reasons_may_ask_reach(planner: Planner, fleet: Fleet, with_ways: dict[int, frozenset[int]]) -> bool:
+    """Whether the reasons of the jobs that a placement leaves out may ask whether more nodes reach a length
+    (`_more_nodes_reach`, on `Planner.reach_work`): only where a job with a way (`with_ways`: each job with ways -> the
+    pools it has them in, `pools_with_ways`) lacks one in a pool it may use (`_elsewhere`), its rollout leaves a trainer GPU there, a question is left to ask (`_reach_budgets`) and its
     length may be beyond the reach of the pool's GPUs (`_may_be_beyond_reach`). That is asked now, on
     `Planner.reach_work` too, so the answer is the same on every run; a question left undecided counts as may."""
-    with_ways: dict[int, set[int]] = defaultdict(set)
-    for option in options:
-        with_ways[option.job].add(option.pool)
     beyond: dict[tuple[str, int | None, int, int], bool] = {}  # (model, train batch, pool, length) -> may be beyond
     for index, pools in sorted(with_ways.items()):
         job = fleet.jobs[index]

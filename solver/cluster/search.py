@@ -25,7 +25,15 @@ from solver.cluster.model import (
     required_names,
     tie_break,
 )
-from solver.cluster.options import Footprint, Option, Planner, WaysLimit, fleet_options, jobs_without_ways
+from solver.cluster.options import (
+    Footprint,
+    Option,
+    Planner,
+    WaysLimit,
+    fleet_options,
+    jobs_without_ways,
+    pools_with_ways,
+)
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import (
     SmallerAsks,
@@ -127,13 +135,14 @@ def place(
     start = greedy_start(fleet, options, built)
     solver = placement_solver(workers, seed)
     building_s = time.monotonic() - started - planned.planning_s
+    with_ways = pools_with_ways(options)
     # The wall clock's safety net: it leaves time to read the answer back and to say why the jobs left out are.
     deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
-                - _time_for_reasons(fleet, options, planned.planning_s))
+                - _time_for_reasons(fleet, with_ways, planned.planning_s))
     # The questions whether more nodes reach a length draw on the same deterministic time: the stages get what those
     # asked already took less, and where the reasons after the search may ask more, less what is left to them.
     reach = planner.reach_work
-    kept = reach.left if reasons_may_ask_reach(planner, fleet, options) else 0.0  # its own questions spend first
+    kept = reach.left if reasons_may_ask_reach(planner, fleet, with_ways) else 0.0  # its own questions spend first
     budget = DETERMINISTIC_PER_SECOND * time_limit_s - reach.spent - kept
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(start, built, stages, interrupt, deadline, budget,
@@ -340,20 +349,17 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
             ("tie-break", tie_break(fleet, options, built), False)]
 
 
-def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) -> float:
+def _time_for_reasons(fleet: Fleet, with_ways: dict[int, frozenset[int]], planning_s: float) -> float:
     """Seconds the search leaves for the reasons of the jobs it leaves out (`REASONS_SHARE` of `planning_s`, the
     time their ways took): none where they ask the planner nothing (`_reasons_ask_planner`)."""
-    return REASONS_SHARE * planning_s if _reasons_ask_planner(fleet, options) else 0.0
+    return REASONS_SHARE * planning_s if _reasons_ask_planner(fleet, with_ways) else 0.0
 
 
-def _reasons_ask_planner(fleet: Fleet, options: list[Option]) -> bool:
+def _reasons_ask_planner(fleet: Fleet, with_ways: dict[int, frozenset[int]]) -> bool:
     """Whether the reasons of the jobs the search leaves out may ask the planner questions (why a pool they may use
-    has no way for them): where some job with a way lacks one in a pool it may use (a job with none was asked about
-    before the search; a job left out then has no pool to ask about). The search then leaves them time
-    (`_time_for_reasons`)."""
-    with_ways: dict[int, set[int]] = defaultdict(set)
-    for option in options:
-        with_ways[option.job].add(option.pool)
+    has no way for them): where some job with a way lacks one in a pool it may use (`with_ways`: each job with ways ->
+    the pools it has them in; a job with none was asked about before the search; a job left out then has no pool to
+    ask about). The search then leaves them time (`_time_for_reasons`)."""
     return any(len(pools) < sum(map(fleet.jobs[job].may_use, fleet.pools)) for job, pools in with_ways.items())
 
 
