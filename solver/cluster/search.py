@@ -167,15 +167,18 @@ def place(
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
                started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
-    run (`stuck`, indexes) and why (`Unplaced`): asked now, within the time limit (`WaysLimit`), so that the time it
-    takes counts against it."""
-    ways = fleet_options(planner, fleet, WaysLimit.of(planner.time_limit_s, started))
+    run (`stuck`, indexes) and why (`Unplaced`): both asked now, within the time limit (`WaysLimit`: the ways first,
+    then the reasons, which get what the ways left of it), so that the time they take counts against it."""
+    limit = WaysLimit.of(planner, started)
+    ways = fleet_options(planner, fleet, limit)
     stuck = [job for job in jobs_without_ways(fleet, ways.options) if job not in ways.cut_short]
-    unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why_no_option(planner, fleet, i)) for i in stuck)
+    reasons = [why_no_option(planner, fleet, i, limit=limit) for i in stuck]
+    unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why) for i, why in zip(stuck, reasons))
+    wall_clock_cut = ways.wall_clock_cut or any(why.cut_short == "wall clock" for why in reasons)
     planned = _Planned(fleet=fleet, options=ways.options, every_job=every_job, host_rounded=ways.host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
                        planning_s=time.monotonic() - started, option_names=planner.option_names,
-                       cut_short=ways.cut_short, wall_clock_cut=ways.wall_clock_cut)
+                       cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut)
     return planned, stuck, unplaced
 
 
@@ -208,7 +211,8 @@ class _Planned:
     cut_short: tuple[int, ...] = ()
     """The jobs (indexes) whose ways the time limit left unasked (`WaysLimit`): they are left out."""
     wall_clock_cut: bool = False
-    """Whether the wall clock cut the jobs' ways short (else their count of questions, the same on every run)."""
+    """Whether the wall clock cut the jobs' ways, or the reasons of the jobs with none, short (else their count of
+    questions, the same on every run, did, or nothing)."""
 
     @property
     def unproven(self) -> bool:
