@@ -79,7 +79,7 @@ def test_the_reason_reuses_the_whole_pool_answer_the_search_asked_first(
     assert len(whole_pool) == 1  # asked by reasons_may_ask_reach before the search; the reason reuses its answer
 
 
-def test_an_undecided_answer_is_asked_again_and_an_unexplained_one_where_words_are_wanted():
+def test_a_decided_answer_is_kept_and_an_unexplained_one_asked_again_where_words_are_wanted():
     planner = Planner(CATALOG, load_weights(), "auto")
     query = planner.question("A100-80GB", "Qwen3-14B", 8, "auto", None, None, objective="min_gpus", budget_gpus=8,
                              max_model_len=4_000_000)
