@@ -1515,10 +1515,15 @@ class PurchaseResult(_Timed, defer_build=True):
         "purchase allows (false where the time limit or Ctrl-C stopped a stage)"))
     host_rounded: tuple[str, ...] = Field(default=(), description="as a placement's: the status is at best feasible")
     undecided_ways: int = Field(default=0, description="as a placement's: the status is at best feasible")
+    ways_cut_short: tuple[str, ...] = Field(default=(), description=(
+        "as a placement's: the jobs whose ways to run the time limit left unasked (the required jobs, then those of "
+        "more priority, are asked first); no purchase places them, and the status is at best 'feasible' ('unknown' "
+        "where one must be placed)"))
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
-        "the stages the time limit's wall clock stopped ('bought GPUs', 'bought nodes', then the placement's on the "
-        "purchase: 'priority', 'length', 'cost', 'tie-break', and its jobs grown onto idle GPUs: 'widening'): empty, "
-        "and only then, the same file gives the same answer on every run"))
+        "the stages the time limit's wall clock stopped (working out the jobs' ways: 'ways', then 'bought GPUs', "
+        "'bought nodes', then the placement's on the purchase: 'priority', 'length', 'cost', 'tie-break', and its "
+        "jobs grown onto idle GPUs: 'widening'): empty, and only then, the same file gives the same answer on every "
+        "run"))
     memory_model_source: str | None = Field(default=None, description="as a placement's")
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")

@@ -170,15 +170,15 @@ def test_map_plans_names_its_budgets_keyword(keywords: dict, error: str):
 def test_a_more_nodes_question_left_undecided_answers_none_not_false(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # mutant r05: a question at the most GPUs whose time ran out (status unknown) went on to the next budget and
     # ended in False, "no number of nodes", where nothing was decided
-    asked = solver.cluster.reasons.answer_for
+    asked = solver.cluster.options.Planner.answer  # the reasons' questions (s65: before, reasons' answer_for)
 
-    def undecided_at_the_most_gpus(catalog: object, query: Query, *args: object, **kwargs: object) -> Answer:
-        answer = asked(catalog, query, *args, **kwargs)
+    def undecided_at_the_most_gpus(planner: object, query: Query, *args: object, **kwargs: object) -> Answer:
+        answer = asked(planner, query, *args, **kwargs)  # type: ignore[arg-type]
         if query.budget_gpus != MAX_ESTIMATED_GPUS:
             return answer
         return answer.model_copy(update={"status": "unknown", "plans": ()})
 
-    monkeypatch.setattr(solver.cluster.reasons, "answer_for", undecided_at_the_most_gpus)
+    monkeypatch.setattr(solver.cluster.options.Planner, "answer", undecided_at_the_most_gpus)
     path = fleet_file(REACH, tmp_path)
     assert _reach(solver.place(path)) == {job: (None, None) for job in ("mid", "long", "huge")}
 
@@ -196,10 +196,10 @@ def test_a_pool_whose_lengths_are_left_undecided_keeps_the_questions_share_from_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # mutant r09: whether the model trains some length on the box was left undecided (its time ran out), which
     # counts as "may ask"; the mutant counted it as "trains none" and gave the search's stages the questions' share
-    asked = solver.cluster.reasons.answer_for
+    asked = solver.cluster.options.Planner.answer  # the reasons' questions (s65: before, reasons' answer_for)
 
-    def longest_undecided(catalog: object, query: Query, *args: object, **kwargs: object) -> Answer:
-        answer = asked(catalog, query, *args, **kwargs)
+    def longest_undecided(planner: object, query: Query, *args: object, **kwargs: object) -> Answer:
+        answer = asked(planner, query, *args, **kwargs)  # type: ignore[arg-type]
         return answer if query.objective != "max_len" else answer.model_copy(update={"status": "unknown", "plans": ()})
 
     given: list[float] = []
@@ -209,7 +209,7 @@ def test_a_pool_whose_lengths_are_left_undecided_keeps_the_questions_share_from_
         given.append(work)
         set_limits(solver_, work, deadline)
 
-    monkeypatch.setattr(solver.cluster.reasons, "answer_for", longest_undecided)
+    monkeypatch.setattr(solver.cluster.options.Planner, "answer", longest_undecided)
     monkeypatch.setattr(solver.cluster.search, "_set_limits", recorded)
     two_pools = {"pools": [BOX, ONE_NODE], "jobs": [REACH["jobs"][1], TWO_SMALL["jobs"][1]]}
     result = place(load_fleet(fleet_file(two_pools, tmp_path), CATALOG), catalog=CATALOG, time_limit_s=10)

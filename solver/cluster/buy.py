@@ -11,6 +11,7 @@ import time
 from dataclasses import replace
 from functools import partial
 from math import ceil, inf
+from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
@@ -18,11 +19,13 @@ from solver.cluster.model import add_bought_nodes, build_placement_model
 from solver.cluster.options import (
     Option,
     Planner,
+    WaysLimit,
     evidence_tiers,
     host_footprints,
     jobs_without_ways,
     layout,
     ways_in_pool,
+    ways_order,
 )
 from solver.cluster.placements import pool_use
 from solver.cluster.reasons import unplaced_without_a_way, why_no_option
@@ -40,7 +43,7 @@ from solver.cluster.search import (
     solve_stages,
 )
 from solver.query import DETERMINISTIC_PER_SECOND, Progress
-from solver.results import PoolPurchase, PurchaseResult, Status, Unplaced
+from solver.results import PoolPurchase, PurchaseResult, Status
 from solver.tables import MAX_ESTIMATED_GPUS, Fleet
 
 
@@ -60,9 +63,11 @@ def buy(
     started = time.monotonic()
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
-    options, tiers = _ways_by_tier(planner, _raised(fleet, [
+    limit = WaysLimit.of(planner, started)
+    ways = _ways_by_tier(planner, _raised(fleet, [
         sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
-            if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))]))
+            if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))]), limit)
+    options, tiers = ways.options, ways.tiers
     most_by_job: dict[tuple[int, int], int] = {}  # (job, pool): the most nodes a way of the job's there takes
     for option in options:
         most_by_job[option.job, option.pool] = max(most_by_job.get((option.job, option.pool), 0), option.nodes)
@@ -70,13 +75,18 @@ def buy(
     most = [sum(nodes for (_, at), nodes in most_by_job.items() if at == pool) for pool in range(len(fleet.pools))]
     raised = _raised(fleet, most)
     options, host_rounded = host_footprints(raised, options)
-    stuck = jobs_without_ways(raised, options)
-    fits_nowhere = tuple(_fits_nowhere(planner, raised, job) for job in stuck)
-    placed = [job for job in range(len(fleet.jobs)) if job not in stuck]
-    if not placed:
-        return PurchaseResult(status="infeasible", gpus=None, nodes=None, bound=None, pools=(),
-                              fits_nowhere=fits_nowhere, required=tuple(must), undecided_ways=planner.undecided,
-                              wall_time_s=time.monotonic() - started)
+    stuck = [job for job in jobs_without_ways(raised, options) if job not in ways.cut_short]
+    reasons = [why_no_option(planner, raised, job, limit=limit) for job in stuck]
+    fits_nowhere = tuple(unplaced_without_a_way(raised.jobs[job], why) for job, why in zip(stuck, reasons))
+    # Where the time limit cut the jobs' ways (or the reasons of those with none) short on the wall clock.
+    ways_stopped = ("ways",) if ways.wall_clock_cut or any(why.cut_short == "wall clock" for why in reasons) else ()
+    cut_short = tuple(fleet.jobs[job].name for job in ways.cut_short)
+    placed = [job for job in range(len(fleet.jobs)) if job not in stuck and job not in ways.cut_short]
+    if not placed or set(cut_short) & set(must):  # no job to place, or one that must be has no ways yet
+        return PurchaseResult(status="unknown" if cut_short else "infeasible", gpus=None, nodes=None, bound=None,
+                              pools=(), fits_nowhere=fits_nowhere, required=tuple(must),
+                              undecided_ways=planner.undecided, ways_cut_short=cut_short,
+                              wall_clock_stopped=ways_stopped, wall_time_s=time.monotonic() - started)
     index = {job: new for new, job in enumerate(placed)}
     options = [replace(option, job=index[option.job]) for option in options]
     jobs = {"jobs": tuple(fleet.jobs[job].model_copy(update={"required": fleet.jobs[job].name in must})
@@ -101,7 +111,8 @@ def buy(
             staged.search, built, placing, interrupt, deadline, budget - staged.spent, int, report).search
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
                              required=tuple(must), host_rounded=host_rounded, undecided_ways=planner.undecided,
-                             wall_clock_stopped=staged.search.wall_clock_stopped, interrupted=interrupt.caught)
+                             ways_cut_short=cut_short, interrupted=interrupt.caught,
+                             wall_clock_stopped=ways_stopped + staged.search.wall_clock_stopped)
     if staged.first_failed is not None:  # no purchase found (none exists only where CP-SAT proved it)
         failed: Status = "infeasible" if staged.first_failed == cp_model.INFEASIBLE else "unknown"
         return unfound.model_copy(update={"status": failed, "wall_time_s": time.monotonic() - started})
@@ -118,11 +129,12 @@ def buy(
     pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=more, gpus=more * pool.gpus_per_node,
                                nodes_after=pool.nodes + more, nodes_used=use.nodes_used, gpus_used=use.gpus_used)
                   for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
-    proven = staged.search.proven and not host_rounded and not planner.undecided
+    proven = staged.search.proven and not host_rounded and not planner.undecided and not cut_short
     return unfound.model_copy(update={
         "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
         "nodes": sum(pool.nodes for pool in pools), "bound": staged.search.bound, "pools": pools,
-        "placements": placements, "wall_clock_stopped": search.wall_clock_stopped + grown.wall_clock_stopped,
+        "placements": placements,
+        "wall_clock_stopped": ways_stopped + search.wall_clock_stopped + grown.wall_clock_stopped,
         "left_out": tuple(job.name for job in owned.jobs if job.name not in must
                           and job.name not in {placement.job for placement in placements}),
         "placement_proven": search.proven and not interrupt.caught, "interrupted": interrupt.caught,
@@ -145,32 +157,51 @@ def _most_nodes(planner: Planner, fleet: Fleet, job: int, pool_index: int) -> in
     return ceil(largest / pool.gpus_per_node) + ceil(fleet.jobs[job].rollout_gpus / pool.gpus_per_node)
 
 
-def _ways_by_tier(planner: Planner, fleet: Fleet) -> tuple[list[Option], list[int]]:
+class _TieredWays(NamedTuple):
+    """The jobs' ways of `_ways_by_tier`, each way's tier, the jobs (indexes) whose ways the time limit left unasked
+    (`cut_short`), and whether the wall clock cut them (else the count of questions, or nothing)."""
+
+    options: list[Option]
+    tiers: list[int]
+    cut_short: tuple[int, ...]
+    wall_clock_cut: bool
+
+
+def _ways_by_tier(planner: Planner, fleet: Fleet, limit: WaysLimit) -> _TieredWays:
     """Every job's ways in every pool it may use, of every evidence tier (`evidence_tiers`: `job_options` keeps the
     first tier that gives a way on the pool's nodes, which depends on how many are bought), with each way's tier. A
     tier is asked only for the trainer GPU counts that take fewer nodes than the earlier tiers' ways at their fewest:
     on as many nodes or more, those ways are there, and the tier's are never weighed (so a job that one node runs
-    with the tables' own counts is asked about them alone, as a placement asks)."""
-    options: list[Option] = []
-    tiers: list[int] = []
-    for job in range(len(fleet.jobs)):
-        for pool_index, pool in enumerate(fleet.pools):
-            if not fleet.jobs[job].may_use(pool):
-                continue
-            fewest = inf
-            for tier, (counts, estimate) in enumerate(evidence_tiers(planner, fleet, job, pool_index)):
-                fewer = [count for count in counts if (room := layout(count, fleet.jobs[job].rollout_gpus,
-                                                                      pool.gpus_per_node)) and (room[1] or 1) < fewest]
-                ways = ways_in_pool(planner, fleet, job, pool_index, fewer, estimate)
-                options += ways
-                tiers += [tier] * len(ways)
-                fewest = min([fewest, *(way.nodes for way in ways)])
-    return options, tiers
+    with the tables' own counts is asked about them alone, as a placement asks). Within `limit`, in `ways_order`, each
+    job's ways whole, as a placement's (`fleet_options`); the jobs past it get none."""
+    by_job: dict[int, list[tuple[Option, int]]] = {}  # job -> its ways, each with its tier
+    cut_short: tuple[int, ...] = ()
+    wall_clock_cut = False
+    order = ways_order(fleet)
+    for position, job in enumerate(order):
+        if reached := limit.reached(planner):
+            cut_short, wall_clock_cut = tuple(sorted(order[position:])), reached == "wall clock"
+            break
+        by_job[job] = [way for pool in range(len(fleet.pools)) for way in _tiered_ways(planner, fleet, job, pool)]
+    tiered = [way for job in sorted(by_job) for way in by_job[job]]  # in the file's order, as a placement's
+    return _TieredWays([option for option, _ in tiered], [tier for _, tier in tiered], cut_short, wall_clock_cut)
 
 
-def _fits_nowhere(planner: Planner, fleet: Fleet, job: int) -> Unplaced:
-    """Why `job` has no way to run in any pool it may use, however many nodes are bought."""
-    return unplaced_without_a_way(fleet.jobs[job], why_no_option(planner, fleet, job))
+def _tiered_ways(planner: Planner, fleet: Fleet, job: int, pool_index: int) -> list[tuple[Option, int]]:
+    """`job`'s ways in one pool, of every evidence tier, each with its tier (`_ways_by_tier`); none where it may not
+    use the pool."""
+    pool = fleet.pools[pool_index]
+    if not fleet.jobs[job].may_use(pool):
+        return []
+    found: list[tuple[Option, int]] = []
+    fewest = inf
+    for tier, (counts, estimate) in enumerate(evidence_tiers(planner, fleet, job, pool_index)):
+        fewer = [count for count in counts if (room := layout(count, fleet.jobs[job].rollout_gpus,
+                                                              pool.gpus_per_node)) and (room[1] or 1) < fewest]
+        ways = ways_in_pool(planner, fleet, job, pool_index, fewer, estimate)
+        found += [(way, tier) for way in ways]
+        fewest = min([fewest, *(way.nodes for way in ways)])
+    return found
 
 
 def _bought(fleet: Fleet, options: list[Option], search: Search) -> list[int]:

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.options import Footprint, Option, host_capacity_tenths, option_name, pattern_name, patterns
+from solver.cluster.options import (
+    Footprint,
+    Option,
+    host_capacity_tenths,
+    option_name,
+    pattern_name,
+    patterns,
+    pools_with_ways,
+)
 from solver.model import LeanCpModel
 from solver.tables import Fleet, Pool
 
@@ -81,12 +89,10 @@ def fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> tuple[dict[int, int]
     """Per job with a way: the fewest GPUs a way of its takes (whole nodes counted whole), and the pools (indexes) its
     ways are in."""
     fewest: dict[int, int] = {}
-    pools: dict[int, set[int]] = defaultdict(set)
     for option in options:
         gpus = option.gpus_taken(fleet.pools[option.pool].gpus_per_node)
         fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
-        pools[option.job].add(option.pool)
-    return fewest, {job: frozenset(where) for job, where in pools.items()}
+    return fewest, pools_with_ways(options)
 
 
 def _within_fleet_gpus(model: cp_model.CpModel, fleet: Fleet, options: list[Option],

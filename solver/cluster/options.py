@@ -6,9 +6,11 @@ few classes as keep those few (`host_footprints`)."""
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from math import ceil
+from typing import Literal
 
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, margin_room, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
@@ -24,7 +26,7 @@ from solver.query import (
     make_query,
     resolve_margin,
 )
-from solver.results import CautionCode, Plan, UnplacedPool
+from solver.results import Answer, CautionCode, Plan, ReasonCode, UnplacedPool
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
 from solver.solve import WorkBudget, answer_for, at_token_budget
 from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Model, Pool, Setting, Weights, load_memory_model
@@ -51,17 +53,26 @@ the search's (`search.place`, `buy.buy`): about 0.0001 each, so about a thousand
 
 @dataclass(frozen=True)
 class WaysLimit:
-    """How far working out the jobs' ways may go: `questions` new questions to the planner, and, as a safety net, the
-    wall clock's `deadline` (a `time.monotonic()`). A job's ways are asked whole or not at all."""
+    """How far working out the jobs' ways, and why the jobs with none have none, may go: until the planner has asked
+    `questions` new questions in all (`Planner.asked`), and, as a safety net, until the wall clock's `deadline` (a
+    `time.monotonic()`). A job's ways, and a job shape's reasons, are asked whole or not at all."""
 
     questions: int
     deadline: float
 
     @classmethod
-    def of(cls, time_limit_s: float, started: float) -> WaysLimit:
-        """The limit of a run of `time_limit_s` that began at `started`."""
-        return cls(questions=ceil(WAYS_QUESTIONS_PER_SECOND * time_limit_s),
-                   deadline=started + WAYS_WALL_SHARE * time_limit_s)
+    def of(cls, planner: Planner, started: float) -> WaysLimit:
+        """The limit of a run of `planner`'s time limit that began at `started`, counted from the questions it has
+        asked (`WAYS_QUESTIONS_PER_SECOND`, `WAYS_WALL_SHARE`)."""
+        return cls(questions=planner.asked + ceil(WAYS_QUESTIONS_PER_SECOND * planner.time_limit_s),
+                   deadline=started + WAYS_WALL_SHARE * planner.time_limit_s)
+
+    def reached(self, planner: Planner) -> Literal["questions", "wall clock"] | None:
+        """What of the limit `planner` has reached: its count of questions (the same on every run), or else the wall
+        clock; None where neither."""
+        if planner.asked >= self.questions:
+            return "questions"
+        return "wall clock" if time.monotonic() >= self.deadline else None
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,8 @@ class NoWayReason:
     words: str
     words_for_several: str
     pools: tuple[UnplacedPool, ...] = ()
+    cut_short: Literal["questions", "wall clock"] | None = None
+    """Where the time limit left the reason unasked, which of its limits did (`WaysLimit.reached`); else None."""
 
 
 class Planner:
@@ -168,9 +181,12 @@ class Planner:
         """The tables' data of the questions, prepared once for those of the same inputs (differing in length,
         host memory or the Offload pin)."""
         self.asked = 0
-        """How many new questions `best` has asked (those its cache did not answer)."""
+        """How many new questions `best` and `answer` have asked (those their caches did not answer)."""
         self.undecided = 0
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
+        self.answers: dict[tuple[str, Query], Answer] = {}
+        """The decided answers `answer` got (`Answer.decided`), by GPU type and question: a question asked again gets
+        the same answer, unasked."""
         self.reasons: dict[tuple[object, ...], NoWayReason] = {}
         """Why a job of a shape (model, length, rollout GPUs, train batch, pool) has no way to run, once asked."""
         self.reach_work = WorkBudget(REACH_SHARE * DETERMINISTIC_PER_SECOND * time_limit_s)
@@ -198,6 +214,19 @@ class Planner:
             self.undecided += not answer.decided  # a way left out, or a plan perhaps not its best
             self.cache[key] = answer.best
         return self.cache[key]
+
+    def answer(self, query: Query, gpu: str, explained: bool = True) -> Answer:
+        """`answer_for` of `query` on `gpu`, asked once: a decided answer is kept and given again (one got without its
+        explanation, `explained` False, only where it has plans or none is wanted); a new question counts in
+        `asked`."""
+        kept = self.answers.get((gpu, query))
+        if kept is not None and (kept.plans or not explained or kept.reason_code != ReasonCode.NOT_EXPLAINED):
+            return kept
+        answer = answer_for(self.catalog, query, gpu, explained=explained)
+        self.asked += 1
+        if answer.decided:
+            self.answers[gpu, query] = answer
+        return answer
 
     def question(self, gpu: str, model: str, node_gpus: int, estimate: EstimateMode, host_ram_gb: float | None,
                  train_batch_size: int | None, *, objective: Objective, budget_gpus: int, max_model_len: int | None,
@@ -346,25 +375,36 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
     """Every job's ways to run (`job_options`), with the host memory each takes on a node it shares and the pools where
     that is rounded up (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no
     limit), the required jobs first, then by priority, then in the file's order; the jobs past it get none."""
-    order = sorted(range(len(fleet.jobs)), key=lambda index: (not fleet.jobs[index].required,
-                                                              -fleet.jobs[index].priority, index))
     by_job: dict[int, list[Option]] = {}
-    asked_before, wall_clock_cut = planner.asked, False
-    for index in order:
-        if limit is not None and planner.asked - asked_before >= limit.questions:
-            break
-        if limit is not None and time.monotonic() >= limit.deadline:
-            wall_clock_cut = True
+    wall_clock_cut = False
+    for index in ways_order(fleet):
+        if limit is not None and (reached := limit.reached(planner)):
+            wall_clock_cut = reached == "wall clock"
             break
         by_job[index] = job_options(planner, fleet, index)
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])
     return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut)
 
 
+def ways_order(fleet: Fleet) -> list[int]:
+    """The order the jobs' ways are worked out in within a `WaysLimit` (indexes): the required jobs first, then by
+    priority, then in the file's order."""
+    return sorted(range(len(fleet.jobs)), key=lambda index: (not fleet.jobs[index].required,
+                                                             -fleet.jobs[index].priority, index))
+
+
 def jobs_without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:
     """The jobs (indexes) that `options` give no way to run in any pool they may use."""
     with_options = {option.job for option in options}
     return [index for index in range(len(fleet.jobs)) if index not in with_options]
+
+
+def pools_with_ways(options: Sequence[Option]) -> dict[int, frozenset[int]]:
+    """Each job that `options` give a way to run (index) -> the pools (indexes) it has one in."""
+    pools: dict[int, set[int]] = defaultdict(set)
+    for option in options:
+        pools[option.job].add(option.pool)
+    return {job: frozenset(where) for job, where in pools.items()}
 
 
 def option_name(fleet: Fleet, option: Option) -> str:

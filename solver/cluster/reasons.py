@@ -10,6 +10,7 @@ import time
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from solver.cluster.model import fewest_gpus
 from solver.cluster.options import (
@@ -17,6 +18,7 @@ from solver.cluster.options import (
     NoWayReason,
     Option,
     Planner,
+    WaysLimit,
     host_capacity_tenths,
     job_options,
     layout,
@@ -33,7 +35,7 @@ from solver.results import (
     UnplacedPool,
 )
 from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation
-from solver.solve import answer_for, estimated_plan_words, host_over_words, least_host_words, work_budget
+from solver.solve import estimated_plan_words, host_over_words, least_host_words, work_budget
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     AtLeast,
@@ -448,14 +450,26 @@ def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[
     return why_no_option(planner, fleet, index, with_room) if others else NoWayReason("", "")
 
 
-def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset()) -> NoWayReason:
+def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset(),
+                  limit: WaysLimit | None = None) -> NoWayReason:
     """Why a job has no plan with a layout in any pool it may use but those named `without` (asked once per job
-    shape)."""
+    shape), within `limit` (None: none): a shape it reaches first is told that it was not asked (`_not_asked`), here
+    and after."""
     job = fleet.jobs[index]
     shape = (job.model, job.max_model_len, job.rollout_gpus, job.train_batch_size, job.pool, without)
     if shape not in planner.reasons:
-        planner.reasons[shape] = _reasons(planner, fleet, index, without)
+        reached = None if limit is None else limit.reached(planner)
+        planner.reasons[shape] = (_reasons(planner, fleet, index, without) if reached is None
+                                  else _not_asked(planner, reached))
     return planner.reasons[shape]
+
+
+def _not_asked(planner: Planner, reached: Literal["questions", "wall clock"]) -> NoWayReason:
+    """The reason of a job with no way to run whose reasons the time limit left unasked (`reached`: which of its
+    limits, `WaysLimit`)."""
+    unasked = f"why was not worked out within the time limit; raise {planner.option_names.time_limit}"
+    return NoWayReason(f"no way to run in any pool it may use ({unasked})",
+                       f"no way to run in any pool each may use ({unasked})", cut_short=reached)
 
 
 def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]) -> NoWayReason:
@@ -481,7 +495,7 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             continue
         length = job.asked_max_model_len
         query = _whole_pool_question(planner, job, pool, length)
-        answer = answer_for(planner.catalog, query, pool.gpu)
+        answer = planner.answer(query, pool.gpu)  # asked already where `reasons_may_ask_reach` asked it first
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
             one, several = (
@@ -498,7 +512,7 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             if job.rollout_gpus:
                 query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                                  "rollout_gpus": job.rollout_gpus})
-                if (beside := answer_for(planner.catalog, query, pool.gpu)).reason != answer.reason:
+                if (beside := planner.answer(query, pool.gpu)).reason != answer.reason:
                     # The pool's GPUs bound the trainer only where they leave it fewer than the planner weighs (the
                     # reason names that bound: one, not two; with --buy's pools raised, never the pool's).
                     room = (f"up to {trainer_room} of its GPUs for the trainer, " if trainer_room < MAX_ESTIMATED_GPUS
@@ -537,8 +551,8 @@ def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> tuple[bool 
         if planner.reach_work.left <= 0:
             return None, None
         with work_budget(planner.reach_work):
-            answer = answer_for(planner.catalog, query.model_copy(update={
-                "budget_gpus": MAX_ESTIMATED_GPUS, "token_budget": budget}), pool.gpu, explained=False)
+            asked = query.model_copy(update={"budget_gpus": MAX_ESTIMATED_GPUS, "token_budget": budget})
+            answer = planner.answer(asked, pool.gpu, explained=False)
         if answer.plans:
             return True, budget
         if answer.status != "infeasible":  # its deterministic time (or the wall clock's limit) ran out
@@ -554,15 +568,13 @@ def _reach_budgets(query: Query) -> list[TokenBudgetMode]:
     return own + (["auto"] if query.token_budget == "default" and query.estimate != "never" else [])
 
 
-def reasons_may_ask_reach(planner: Planner, fleet: Fleet, options: Sequence[Option]) -> bool:
-    """Whether the reasons of the jobs that a placement of `options` leaves out may ask whether more nodes reach a
-    length (`_more_nodes_reach`, on `Planner.reach_work`): only where a job with a way lacks one in a pool it may use
-    (`_elsewhere`), its rollout leaves a trainer GPU there, a question is left to ask (`_reach_budgets`) and its
-    length may be beyond the reach of the pool's GPUs (`_may_be_beyond_reach`). That is asked now, on
+def reasons_may_ask_reach(planner: Planner, fleet: Fleet, with_ways: dict[int, frozenset[int]]) -> bool:
+    """Whether the reasons of the jobs that a placement leaves out may ask whether more nodes reach a length
+    (`_more_nodes_reach`, on `Planner.reach_work`): only where a job with a way (`with_ways`: each job with ways -> the
+    pools it has them in, `pools_with_ways`) lacks one in a pool it may use (`_elsewhere`), its rollout leaves a
+    trainer GPU there, a question is left to ask (`_reach_budgets`) and its length may be beyond the reach of the
+    pool's GPUs (`_may_be_beyond_reach`). That is asked now, on
     `Planner.reach_work` too, so the answer is the same on every run; a question left undecided counts as may."""
-    with_ways: dict[int, set[int]] = defaultdict(set)
-    for option in options:
-        with_ways[option.job].add(option.pool)
     beyond: dict[tuple[str, int | None, int, int], bool] = {}  # (model, train batch, pool, length) -> may be beyond
     for index, pools in sorted(with_ways.items()):
         job = fleet.jobs[index]
@@ -598,7 +610,7 @@ def _plans_on_reach_work(planner: Planner, query: Query, pool: Pool) -> bool | N
     if planner.reach_work.left <= 0:
         return None
     with work_budget(planner.reach_work):
-        answer = answer_for(planner.catalog, query, pool.gpu, explained=False)
+        answer = planner.answer(query, pool.gpu, explained=False)
     return True if answer.plans else False if answer.status == "infeasible" else None
 
 
@@ -669,8 +681,8 @@ def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int)
 def _way_without(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, **lifted: object) -> Plan | None:
     """The plan on the fewest trainer GPUs that `query` gets with a limit lifted (`lifted`: its fields set so, such
     as ``host_ram_gb=None``), beside `rollout_gpus` on the pool's nodes; None where it has none there."""
-    plan = answer_for(planner.catalog, query.model_copy(update={**lifted, "rollout_gpus": rollout_gpus}), pool.gpu,
-                      explained=False).best
+    plan = planner.answer(query.model_copy(update={**lifted, "rollout_gpus": rollout_gpus}), pool.gpu,
+                          explained=False).best
     return plan if plan is not None and _beside(plan.gpus, rollout_gpus, pool) else None
 
 

@@ -25,7 +25,15 @@ from solver.cluster.model import (
     required_names,
     tie_break,
 )
-from solver.cluster.options import Footprint, Option, Planner, WaysLimit, fleet_options, jobs_without_ways
+from solver.cluster.options import (
+    Footprint,
+    Option,
+    Planner,
+    WaysLimit,
+    fleet_options,
+    jobs_without_ways,
+    pools_with_ways,
+)
 from solver.cluster.placements import as_placement, first_gpus, pool_use
 from solver.cluster.reasons import (
     SmallerAsks,
@@ -127,13 +135,14 @@ def place(
     start = greedy_start(fleet, options, built)
     solver = placement_solver(workers, seed)
     building_s = time.monotonic() - started - planned.planning_s
+    with_ways = pools_with_ways(options)
     # The wall clock's safety net: it leaves time to read the answer back and to say why the jobs left out are.
     deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
-                - _time_for_reasons(fleet, options, planned.planning_s))
+                - _time_for_reasons(fleet, with_ways, planned.planning_s))
     # The questions whether more nodes reach a length draw on the same deterministic time: the stages get what those
     # asked already took less, and where the reasons after the search may ask more, less what is left to them.
     reach = planner.reach_work
-    kept = reach.left if reasons_may_ask_reach(planner, fleet, options) else 0.0  # its own questions spend first
+    kept = reach.left if reasons_may_ask_reach(planner, fleet, with_ways) else 0.0  # its own questions spend first
     budget = DETERMINISTIC_PER_SECOND * time_limit_s - reach.spent - kept
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(start, built, stages, interrupt, deadline, budget,
@@ -158,15 +167,18 @@ def place(
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
                started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
-    run (`stuck`, indexes) and why (`Unplaced`): asked now, within the time limit (`WaysLimit`), so that the time it
-    takes counts against it."""
-    ways = fleet_options(planner, fleet, WaysLimit.of(planner.time_limit_s, started))
+    run (`stuck`, indexes) and why (`Unplaced`): both asked now, within the time limit (`WaysLimit`: the ways first,
+    then the reasons, which get what the ways left of it), so that the time they take counts against it."""
+    limit = WaysLimit.of(planner, started)
+    ways = fleet_options(planner, fleet, limit)
     stuck = [job for job in jobs_without_ways(fleet, ways.options) if job not in ways.cut_short]
-    unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why_no_option(planner, fleet, i)) for i in stuck)
+    reasons = [why_no_option(planner, fleet, i, limit=limit) for i in stuck]
+    unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why) for i, why in zip(stuck, reasons))
+    wall_clock_cut = ways.wall_clock_cut or any(why.cut_short == "wall clock" for why in reasons)
     planned = _Planned(fleet=fleet, options=ways.options, every_job=every_job, host_rounded=ways.host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
                        planning_s=time.monotonic() - started, option_names=planner.option_names,
-                       cut_short=ways.cut_short, wall_clock_cut=ways.wall_clock_cut)
+                       cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut)
     return planned, stuck, unplaced
 
 
@@ -199,7 +211,8 @@ class _Planned:
     cut_short: tuple[int, ...] = ()
     """The jobs (indexes) whose ways the time limit left unasked (`WaysLimit`): they are left out."""
     wall_clock_cut: bool = False
-    """Whether the wall clock cut the jobs' ways short (else their count of questions, the same on every run)."""
+    """Whether the wall clock cut the jobs' ways, or the reasons of the jobs with none, short (else their count of
+    questions, the same on every run, did, or nothing)."""
 
     @property
     def unproven(self) -> bool:
@@ -340,20 +353,17 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
             ("tie-break", tie_break(fleet, options, built), False)]
 
 
-def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) -> float:
+def _time_for_reasons(fleet: Fleet, with_ways: dict[int, frozenset[int]], planning_s: float) -> float:
     """Seconds the search leaves for the reasons of the jobs it leaves out (`REASONS_SHARE` of `planning_s`, the
     time their ways took): none where they ask the planner nothing (`_reasons_ask_planner`)."""
-    return REASONS_SHARE * planning_s if _reasons_ask_planner(fleet, options) else 0.0
+    return REASONS_SHARE * planning_s if _reasons_ask_planner(fleet, with_ways) else 0.0
 
 
-def _reasons_ask_planner(fleet: Fleet, options: list[Option]) -> bool:
+def _reasons_ask_planner(fleet: Fleet, with_ways: dict[int, frozenset[int]]) -> bool:
     """Whether the reasons of the jobs the search leaves out may ask the planner questions (why a pool they may use
-    has no way for them): where some job with a way lacks one in a pool it may use (a job with none was asked about
-    before the search; a job left out then has no pool to ask about). The search then leaves them time
-    (`_time_for_reasons`)."""
-    with_ways: dict[int, set[int]] = defaultdict(set)
-    for option in options:
-        with_ways[option.job].add(option.pool)
+    has no way for them): where some job with a way lacks one in a pool it may use (`with_ways`: each job with ways ->
+    the pools it has them in; a job with none was asked about before the search; a job left out then has no pool to
+    ask about). The search then leaves them time (`_time_for_reasons`)."""
     return any(len(pools) < sum(map(fleet.jobs[job].may_use, fleet.pools)) for job, pools in with_ways.items())
 
 

@@ -279,13 +279,18 @@ def _search_warnings(result: ClusterResult, names: OptionNames) -> list[Text]:
     if result.status == "optimal" and not result.tie_broken:
         warnings.append(Text(tie_break_unproven(result.interrupted, names), style="yellow"))
     if result.ways_cut_short:
-        warnings.append(Text(
-            f"the time limit cut working out the jobs' ways short: {named_jobs(list(result.ways_cut_short))} got none "
-            "(the jobs of more priority are asked first), so the placement is not proven best"
-            f"{'' if result.placements else ' and none was searched for'} (raise {names.time_limit})", style="yellow"))
+        warnings.append(_ways_cut_short_warning(result.ways_cut_short, "so the placement is not proven best"
+                                                f"{'' if result.placements else ' and none was searched for'}", names))
     return warnings + _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways,
                                          ": no node's host memory is exceeded, but the placement is not proven optimal"
                                          if result.placements else "", "placement", names)
+
+
+def _ways_cut_short_warning(cut_short: tuple[str, ...], so: str, names: OptionNames) -> Text:
+    """The line that names the jobs whose ways the time limit left unasked (`cut_short`), and what follows (`so`;
+    the option to raise as `names` name it)."""
+    return Text(f"the time limit cut working out the jobs' ways short: {named_jobs(list(cut_short))} got none (the "
+                f"jobs of more priority are asked first), {so} (raise {names.time_limit})", style="yellow")
 
 
 def _unproven_warnings(wall_clock_stopped: tuple[str, ...], host_rounded: tuple[str, ...], undecided_ways: int,
@@ -383,6 +388,8 @@ def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COM
     renderables: list[Any] = [_purchase_status(result, fleet, names)]
     if result.memory_model_source:
         renderables.append(Text(f"memory model: {result.memory_model_source}"))
+    if result.ways_cut_short:
+        renderables.append(_ways_cut_short_warning(result.ways_cut_short, "so no purchase places them", names))
     renderables += _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways, "",
                                       "purchase", names)
     if result.gpus:
