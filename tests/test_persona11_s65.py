@@ -1,11 +1,13 @@
 """Three new users' first hour (review s65, helper persona11): a GPU name with a bare memory size after a known one
 (``h20-141``, the 141 GB H20) gets no guess of the catalogue's card of another memory, as ``h20-141gb`` gets none;
-and the commands the guide's shell blocks give read files that a fresh clone has, run from its root."""
+the commands the guide's shell blocks give read files that a fresh clone has, run from its root; and a cells file for
+an AMD GPU type of one's own, given by its memory as sold, is told to add amd-smi's total, not nvidia-smi's."""
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,20 @@ def test_the_files_the_shell_blocks_read_are_in_a_fresh_clone(page: str):
     assert missing == []
     if page == "docs/guide.md":  # the calibration's two commands, the second reading what the first writes
         assert any("--memory-model" in words for words in commands)
+
+
+AMD_CELLS = ("gpu: MI355X\nmemory_gb: 288\nrocm: true\nsource: mine\ntables:\n"
+             "  - gpus: 8\n    section: 8 x MI355X\n    models: [Qwen3-8B]\n    rows:\n"
+             "      - {max_model_len: 32768, cells: {Qwen3-8B: vanilla}}\n")
+"""Cells of an AMD GPU type the catalogue lacks, by its memory as sold alone."""
+
+
+@pytest.mark.parametrize(("rocm", "smi"), [("true", "amd-smi"), ("false", "nvidia-smi")])
+def test_the_note_on_a_memory_as_sold_names_the_vendors_tool(cli: Callable[..., tuple[int, str, str]],
+                                                               tmp_path: Path, rocm: str, smi: str):
+    cells = tmp_path / "mine.yaml"
+    cells.write_text(AMD_CELLS.replace("rocm: true", f"rocm: {rocm}"), encoding="utf-8")
+    status, _, err = cli("--cells", str(cells), "--model", "8B", "--len", "32k", "--gpus", "8", "--gpu", "mi355x")
+    assert status == 0
+    assert err == (f"solve: note: {cells}: MI355X's memory_gb 288 is taken as 288 GiB; a card reports less (an H100 "
+                   f"80GB: 81559 MiB, 79.6 GiB), so add its memory_mib ({smi}'s total) where you have it\n")
