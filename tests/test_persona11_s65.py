@@ -1,13 +1,15 @@
 """Three new users' first hour (review s65, helper persona11): a GPU name with a bare memory size after a known one
 (``h20-141``, the 141 GB H20) gets no guess of the catalogue's card of another memory, as ``h20-141gb`` gets none;
-the commands the guide's shell blocks give read files that a fresh clone has, run from its root; and a cells file for
-an AMD GPU type of one's own, given by its memory as sold, is told to add amd-smi's total, not nvidia-smi's."""
+the commands the guide's shell blocks give read files that a fresh clone has, run from its root; a cells file for an
+AMD GPU type of one's own, given by its memory as sold, is told to add amd-smi's total, not nvidia-smi's; and a file
+named without its option is told the options that read one."""
 
 from __future__ import annotations
 
 import re
 import shlex
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -46,7 +48,7 @@ def test_the_files_the_shell_blocks_read_are_in_a_fresh_clone(page: str):
     written: set[str] = set()
     missing = []
     for words in commands:
-        for option, value in zip(words, words[1:]):
+        for option, value in pairwise(words):
             if option in FILE_OPTIONS and value not in written and not (ROOT / value).exists():
                 missing.append(f"{option} {value}")
             if option == "--out":
@@ -63,11 +65,32 @@ AMD_CELLS = ("gpu: MI355X\nmemory_gb: 288\nrocm: true\nsource: mine\ntables:\n"
 
 
 @pytest.mark.parametrize(("rocm", "smi"), [("true", "amd-smi"), ("false", "nvidia-smi")])
-def test_the_note_on_a_memory_as_sold_names_the_vendors_tool(cli: Callable[..., tuple[int, str, str]],
-                                                               tmp_path: Path, rocm: str, smi: str):
+def test_the_note_on_a_memory_as_sold_names_the_vendors_tool(cli: Callable[..., tuple[int, str, str]], tmp_path: Path,
+                                                             rocm: str, smi: str):
     cells = tmp_path / "mine.yaml"
     cells.write_text(AMD_CELLS.replace("rocm: true", f"rocm: {rocm}"), encoding="utf-8")
     status, _, err = cli("--cells", str(cells), "--model", "8B", "--len", "32k", "--gpus", "8", "--gpu", "mi355x")
     assert status == 0
     assert err == (f"solve: note: {cells}: MI355X's memory_gb 288 is taken as 288 GiB; a card reports less (an H100 "
                    f"80GB: 81559 MiB, 79.6 GiB), so add its memory_mib ({smi}'s total) where you have it\n")
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["calibrate", "cells.yaml"], ("solve calibrate: error: unrecognized arguments: cells.yaml (a file is named after "
+                                   "its option: --cells FILE or --model-config PATH)")),
+    # not that --gpu took one word (was told so)
+    (["--gpu", "h20", "Trinity.YML"], ("solve: error: unrecognized arguments: Trinity.YML (a file is named after its "
+                                       "option: --weights FILE, --memory-model FILE, --model-config PATH, --cells FILE "
+                                       "or --from-config FILE)")),
+    (["config.json"], ("solve: error: unknown command 'config.json' (a file is named after its option: --weights "
+                       "FILE, --memory-model FILE, --model-config PATH, --cells FILE or --from-config FILE); commands: "
+                       "tables, cluster, calibrate, memory, map, examples, or none to plan")),
+    (["--model", "8B", "--len", "32k", "tokens"], ("solve: error: unrecognized arguments: tokens (--len took '32k': "
+                                                   "an option's value is one word; quote one with spaces)")),
+    (["cluster", "a.yaml", "b.yaml"], "solve cluster: error: unrecognized arguments: b.yaml"),  # FILE is its own
+])
+def test_a_file_named_without_its_option_is_told_the_options_that_read_one(cli: Callable[..., tuple[int, str, str]],
+                                                                           argv: list[str], error: str):
+    status, out, err = cli(*argv)
+    prog = error.split(":")[0]
+    assert (status, out, err) == (2, "", f"usage: {prog} [options] (--help lists them)\n{error}\n")
