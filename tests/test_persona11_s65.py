@@ -1,8 +1,9 @@
 """Three new users' first hour (review s65, helper persona11): a GPU name with a bare memory size after a known one
 (``h20-141``, the 141 GB H20) gets no guess of the catalogue's card of another memory, as ``h20-141gb`` gets none;
 the commands the guide's shell blocks give read files that a fresh clone has, run from its root; a cells file for an
-AMD GPU type of one's own, given by its memory as sold, is told to add amd-smi's total, not nvidia-smi's; and a file
-named without its option is told the options that read one."""
+AMD GPU type of one's own, given by its memory as sold, is told to add amd-smi's total, not nvidia-smi's; a file named
+without its option is told the options that read one; and a count written as a product (``--gpus 2x8``) is told the
+product."""
 
 from __future__ import annotations
 
@@ -94,3 +95,15 @@ def test_a_file_named_without_its_option_is_told_the_options_that_read_one(cli: 
     status, out, err = cli(*argv)
     prog = error.split(":")[0]
     assert (status, out, err) == (2, "", f"usage: {prog} [options] (--help lists them)\n{error}\n")
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["--model", "8B", "--len", "8k", "--gpus", "2x8"], ("argument --gpus: expected a whole number, got '2x8' (write "
+                                                         "the product: 16)")),
+    (["--model", "8B", "--len", "8k", "--total-gpus", "2 * 8", "--rollout-gpus", "8"], (
+        "argument --total-gpus: expected a whole number, got '2 * 8' (write the product: 16)")),
+    (["--model", "8B", "--len", "8k", "--gpus", "8x"], "argument --gpus: expected a whole number, got '8x'"),
+])
+def test_a_count_written_as_a_product_is_told_the_product(cli: Callable[..., tuple[int, str, str]], argv: list[str],
+                                                          error: str):
+    assert cli(*argv) == (2, "", f"usage: solve [options] (--help lists them)\nsolve: error: {error}\n")
