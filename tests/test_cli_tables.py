@@ -590,7 +590,8 @@ def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: 
     # A memory the catalogue's GPU type does not have is refused with the same --cells FILE prefix.
     known.write_text(f"gpu: H800-80GB\nmemory_gb: 40\n{body}", encoding="utf-8")
     assert cli(*asked, "h800", "--cells", str(known)) == (2, "", (
-        f"solve: error: --cells {known}: GPU H800-80GB: memory_gb 40 is not the catalogue's 80 for H800-80GB\n"))
+        f"solve: error: --cells {known}: GPU H800-80GB: memory_gb 40 is not the catalogue's 80 for H800-80GB: "
+        "write that, or give another card a name of its own\n"))
     status, out, _ = cli("tables", "--cells", str(new))
     assert (status, out) == (2, "")
 

@@ -663,7 +663,8 @@ def test_bad_catalogue_files_are_refused(tmp_path: Path):
         load_catalog(tmp_path)
     gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x, interconnect: nvlink, "
                     "interconnect_source: x}\n", encoding="utf-8")
-    with pytest.raises(TableError, match=r"GPU A100-80GB: memory_gb 80 is not the catalogue's 40 for A100-80GB$"):
+    with pytest.raises(TableError, match=(r"GPU A100-80GB: memory_gb 80 is not the catalogue's 40 for A100-80GB: "
+                                          r"write that, or give another card a name of its own$")):
         load_catalog(tmp_path)
     gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, source: x, interconnect: nvlink, "
                     "interconnect_source: x}\n", encoding="utf-8")

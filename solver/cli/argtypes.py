@@ -28,6 +28,8 @@ from solver.tables import (
 
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
 """A whole number as the command line takes it: ASCII digits, a sign, no ``_`` (which int() reads as nothing)."""
+PRODUCT = re.compile(r"\s*([0-9]{1,6})\s*[x*]\s*([0-9]{1,6})\s*", re.IGNORECASE)
+"""Two whole numbers multiplied (``2x8``: 2 nodes of 8 GPUs), which a count takes as their product, written out."""
 
 
 def _within(match: re.Match[str], least: int, most: int) -> int | None:
@@ -45,7 +47,9 @@ def whole_number(least: int, most: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         match = WHOLE_NUMBER.fullmatch(text)
         if match is None:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}")
+            product = PRODUCT.fullmatch(text)
+            written = f" (write the product: {int(product[1]) * int(product[2])})" if product else ""
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}{written}")
         value = _within(match, least, most)
         if value is None:
             raise argparse.ArgumentTypeError(f"must be a whole number from {least} to {most}, got {cut(text.strip())}")

@@ -150,7 +150,7 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
             print_note(
                 f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
                 f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
-                "memory_mib (nvidia-smi's total) where you have it")
+                f"memory_mib ({'amd' if gpu_type.rocm else 'nvidia'}-smi's total) where you have it")
         note_rows_off_grid(prog, path, gpu_type)
         for each in asked:
             if any(gpu_type.name == speaking.name for speaking in each.gpu_types):

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from solver.cli.argtypes import output_path
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
 from solver.rules import NODE_GPUS
@@ -64,6 +65,9 @@ def _options_named(argv: Sequence[str]) -> Iterator[tuple[str, str]]:
     for word in itertools.takewhile(lambda word: word != "--", argv):
         yield word, word.split("=", 1)[0]
 
+
+FILE_SUFFIXES = (".yaml", ".yml", ".json")
+"""The ends of the names of the files rft-solver reads: a stray word with one names a file, given without its option."""
 
 NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count")
 """Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
@@ -122,7 +126,7 @@ class Parser(argparse.ArgumentParser):
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
-                     or self._took_one_word(argv, rest[0]))
+                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         if any(getattr(parsed, action.dest) is action.default for action in required):
             self.parse_known_args(argv, namespace)  # argparse's own error, naming every option missing
@@ -173,6 +177,18 @@ class Parser(argparse.ArgumentParser):
                 return (f" ({self.prog} counts the trainer's GPUs, not nodes: {gpus}; --node-gpus G for nodes of "
                         "another size)")
         return ""
+
+    def file_hint(self, stray: str) -> str:
+        """Where `stray`, an unrecognized word and no option, names a file (``solve calibrate cells.yaml``: a YAML or
+        JSON file's name), the options of this command that read one, as a file is given; "" otherwise, and for a
+        command that takes a file or folder without an option (``solve cluster FILE.yaml``: a second one is stray)."""
+        positional = any(not action.option_strings for action in self._actions)
+        if positional or stray.startswith("-") or not stray.lower().endswith(FILE_SUFFIXES):
+            return ""
+        options = [f"{action.option_strings[0]} {action.metavar}" for action in self._actions
+                   if action.metavar in ("FILE", "PATH") and action.type is not output_path]
+        listed = " or ".join((", ".join(options[:-1]), options[-1]) if len(options) > 1 else options)
+        return f" (a file is named after its option: {listed})" if options else ""
 
     def _refuse_one_hyphen(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` written with one hyphen (``-model 8B``, ``-help``), naming it

@@ -770,7 +770,8 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     theirs = f"the {{}} that {earlier} gives" if earlier else "the catalogue's {}"
     if known.memory_gb != tabled.memory_gb:
         raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not "
-                         f"{theirs.format(known.memory_gb)} for {known.name}")
+                         f"{theirs.format(known.memory_gb)} for {known.name}: write that, or give another card a "
+                         "name of its own")
     if tabled.memory_mib not in (None, known.memory_mib):
         raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not "
                          f"{theirs.format(known.memory_mib)} for {known.name} (leave it out to take that)")

@@ -101,9 +101,9 @@ def _unpadded(name: str) -> str:
 
 _MILLIONS = re.compile(r"(?<![\d.])(\d+)m(?=-|$)")
 """A model's size in millions of parameters (``600m``), which `guessed_name` tries in billions (``0.6b``)."""
-_MEMORY_SIZE = re.compile(r"\d+(\.\d+)?g(i?b)?|(hbm)?\d+e")
-"""A memory size or kind as a GPU's name ends with it (``141gb``, ``96g``; ``3e``, ``hbm3e``: the H20-3e is the H20
-with 141GB of HBM3e): another card than the name before it."""
+_MEMORY_SIZE = re.compile(r"\d+(\.\d+)?g(i?b)?|\d{1,3}(\.\d+)?|(hbm)?\d+e")
+"""A memory size or kind as a GPU's name ends with it (``141gb``, ``96g``, or bare: ``141``; ``3e``, ``hbm3e``: the
+H20-3e is the H20 with 141GB of HBM3e): another card than the name before it."""
 _VERSIONED = re.compile(r"([a-z][a-z-]*?)-?(\d+)((?:\.\d+)+)?(-.+)")
 """A name with a version after its family's (``llama-3.1-8b``: ``llama``, ``3``, ``.1``, ``-8b``)."""
 
