@@ -4,6 +4,7 @@ its words are, and the JSON Schemas of docs/schema/, in sync with the code and v
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from enum import Enum
@@ -246,13 +247,20 @@ def _as_pydantic_writes_now(schema: Any) -> Any:
     return unwrapped
 
 
+@functools.cache
+def _checked_validator(command: str) -> Draft202012Validator:
+    """A validator of docs/schema/COMMAND.json, the schema checked against the metaschema first (once a run: the
+    check takes a third of a second)."""
+    schema = json.loads((ROOT / "docs" / "schema" / f"{command}.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
 def jsonschema_errors(command: str, printed: Any) -> list[str]:
     """Where the `jsonschema` package finds that what `solve` (`command`) printed breaks docs/schema/COMMAND.json:
     ``PATH: message`` each, sorted."""
-    schema = json.loads((ROOT / "docs" / "schema" / f"{command}.json").read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
     return sorted(f"${''.join(f'[{key!r}]' for key in error.absolute_path)}: {error.message}"
-                  for error in Draft202012Validator(schema).iter_errors(printed))
+                  for error in _checked_validator(command).iter_errors(printed))
 
 
 def test_the_schema_check_finds_what_breaks_it():

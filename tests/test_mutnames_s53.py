@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -115,9 +116,15 @@ def test_a_tables_folder_whose_gpus_file_lists_no_gpus_without_bf16_refuses_none
     assert str(raised.value).startswith("unknown GPU 'v100'; accepted: ") and load_catalog(tables).without_bf16 == ()
 
 
+@functools.cache
+def _documented_calibration() -> solver.Calibration:
+    """The calibration on the documented tables (made once: it takes most of a second)."""
+    return solver.calibrate_memory_model([])
+
+
 def _calibration_json(**fields: object) -> dict[str, object]:
     """The JSON of the calibration on the documented tables, with `fields` in place of its own."""
-    return {**solver.calibrate_memory_model([]).model_dump(mode="json"), **fields}
+    return {**_documented_calibration().model_dump(mode="json"), **fields}
 
 
 @pytest.mark.parametrize(("mispredicted", "your_cells", "poor"), [
