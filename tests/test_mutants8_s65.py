@@ -1,0 +1,56 @@
+"""Tests that kill the hand mutants of s64's code (helper mutants8, s65) that the other test files let live: each
+names its mutant. The runner and the mutants: /work/keep/s65/mutants8/."""
+
+from __future__ import annotations
+
+from solver.cluster.options import Planner, fleet_options
+from solver.cluster.reasons import reasons_may_ask_reach
+from solver.tables import Fleet, Job, Pool, load_catalog, load_weights
+
+CATALOG = load_catalog()
+A100 = Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8)
+BOX_4090 = Pool(name="box", gpu="RTX-4090", nodes=1, gpus_per_node=4, host_ram_gb=64)
+"""4 RTX 4090s, whose whole pool trains Qwen3-4B at some length but not at 32768."""
+BIG_4090 = Pool(name="big", gpu="RTX-4090", nodes=8, gpus_per_node=8, host_ram_gb=256)
+"""64 RTX 4090s (the most trainer GPUs the planner estimates), which train Qwen3-4B at some length but not 131072."""
+
+
+def _may_ask(pools: list[Pool], job: Job, **planner: str) -> tuple[list[str], bool, float]:
+    """The pools `job` has ways in, whether the reasons may ask whether more nodes reach its length, and the
+    deterministic time asking that took."""
+    fleet = Fleet(pools=tuple(pools), jobs=(job,))
+    asker = Planner(CATALOG, load_weights(), "auto", **planner)  # type: ignore[arg-type]
+    options = fleet_options(asker, fleet).options
+    may = reasons_may_ask_reach(asker, fleet, options)
+    return sorted({pools[option.pool].name for option in options}), may, asker.reach_work.spent
+
+
+def test_a_pool_the_job_may_not_use_is_not_asked_about():
+    # r03 (`not job.may_use(pool)` dropped): the job's length is beyond box's reach, which trains some length, so the
+    # reasons may ask about box, but only where the job may use it.
+    job = Job(name="j", model="Qwen3-4B", max_model_len=32768)
+    ways, may, spent = _may_ask([A100, BOX_4090], job)
+    assert (ways, may) == (["a"], True) and spent > 0
+    assert _may_ask([A100, BOX_4090], job.model_copy(update={"pool": "a"})) == (["a"], False, 0.0)
+
+
+def test_a_64_gpu_pool_with_no_token_budget_left_to_try_asks_nothing():
+    # r04 (the `_reach_budgets` skip dropped) and r08 (the question its reason answered asked again): on 64 GPUs the
+    # reason's own question is the most trainer GPUs the planner asks about; with --token-budget auto there is no
+    # other budget to try, so nothing is asked, not even whether the pool trains the length. With Trinity's default
+    # budget, auto is left to try: the reasons may ask.
+    job = Job(name="j", model="Qwen3-4B", max_model_len=131072)
+    assert _may_ask([A100, BIG_4090], job, token_budget="auto") == (["a"], False, 0.0)
+    ways, may, spent = _may_ask([A100, BIG_4090], job)
+    assert (ways, may) == (["a"], True) and spent > 0
+
+
+def test_with_the_questions_time_spent_the_reasons_may_ask():
+    # r10 (a question not asked for want of time counted as no plan): where the questions' deterministic time is spent
+    # already, whether box trains the length is unknown, which counts as may (the search keeps what is left, nothing).
+    fleet = Fleet(pools=(A100, BOX_4090), jobs=(Job(name="j", model="Qwen3-4B", max_model_len=32768),))
+    asker = Planner(CATALOG, load_weights(), "auto")
+    options = fleet_options(asker, fleet).options
+    asker.reach_work.spent = asker.reach_work.work
+    assert reasons_may_ask_reach(asker, fleet, options) is True
+    assert asker.reach_work.left == 0.0
