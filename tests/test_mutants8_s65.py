@@ -3,7 +3,11 @@ names its mutant. The runner and the mutants: /work/keep/s65/mutants8/."""
 
 from __future__ import annotations
 
-from solver.cluster.options import Planner, fleet_options
+import math
+
+import pytest
+
+from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.cluster.reasons import reasons_may_ask_reach
 from solver.tables import Fleet, Job, Pool, load_catalog, load_weights
 
@@ -54,3 +58,33 @@ def test_with_the_questions_time_spent_the_reasons_may_ask():
     asker.reach_work.spent = asker.reach_work.work
     assert reasons_may_ask_reach(asker, fleet, options) is True
     assert asker.reach_work.left == 0.0
+
+
+def test_jobs_of_one_model_and_pool_are_asked_about_at_their_own_lengths():
+    # r11 (the answers kept by model, train batch and pool, not length): at 4096 box's whole pool trains Qwen3-4B, and
+    # only its 3 rollout GPUs leave it no layout (nothing to ask); at 16384 the length is beyond box's reach.
+    jobs = tuple(Job(name=f"j{length}", model="Qwen3-4B", max_model_len=length, rollout_gpus=3)
+                 for length in (4096, 16384))
+    for asked, may in (((jobs[0],), False), ((jobs[1],), True), (jobs, True)):
+        fleet = Fleet(pools=(A100, BOX_4090), jobs=asked)
+        asker = Planner(CATALOG, load_weights(), "auto")
+        options = fleet_options(asker, fleet).options
+        assert {option.pool for option in options} == {0}
+        assert reasons_may_ask_reach(asker, fleet, options) is may
+
+
+def test_the_ways_stop_once_the_questions_asked_reach_the_limit():
+    # w01 (`>=` -> `>`): each of these jobs asks 4 new questions of a one-node pool; a limit of 4 lets the first job
+    # alone be asked, 5 the second too (a job's ways are asked whole), 8 the second alone past it.
+    fleet = Fleet(pools=(A100,), jobs=tuple(Job(name=model, model=model, max_model_len=8192)
+                                            for model in ("Qwen3-4B", "Qwen3-8B", "Qwen3-14B")))
+    cut = {questions: fleet_options(Planner(CATALOG, load_weights(), "auto"), fleet,
+                                    WaysLimit(questions=questions, deadline=math.inf)).cut_short
+           for questions in (1, 4, 5, 8, 9, 12)}
+    assert cut == {1: (1, 2), 4: (1, 2), 5: (2,), 8: (2,), 9: (), 12: ()}
+
+
+def test_a_time_limit_short_of_a_question_still_allows_one():
+    # w05 (ceil -> int): 100 questions per second, rounded up: 1.5 questions of 15 ms allow 2, 1 ms allows 1, not 0.
+    assert WaysLimit.of(0.015, 100.0) == WaysLimit(questions=2, deadline=pytest.approx(100.009))
+    assert WaysLimit.of(0.001, 0.0).questions == 1
