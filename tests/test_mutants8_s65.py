@@ -88,3 +88,18 @@ def test_a_time_limit_short_of_a_question_still_allows_one():
     # w05 (ceil -> int): 100 questions per second, rounded up: 1.5 questions of 15 ms allow 2, 1 ms allows 1, not 0.
     assert WaysLimit.of(0.015, 100.0) == WaysLimit(questions=2, deadline=pytest.approx(100.009))
     assert WaysLimit.of(0.001, 0.0).questions == 1
+
+
+def test_without_estimates_a_64_gpu_pool_asks_nothing():
+    # r13 (``auto`` tried with estimates off): the tables give 64 A100s Qwen3-4B up to 102400, not 131072, which 8
+    # H20s train; a token budget of auto changes only estimated plans, so with estimates off nothing is left to try
+    # on 64 GPUs (the reason asked there already), and nothing is asked. On 32 A100s the more-nodes question is left.
+    h20 = Pool(name="h20", gpu="H20-96GB", nodes=1, gpus_per_node=8)
+    job = Job(name="j", model="Qwen3-4B", max_model_len=131072)
+    for nodes, may in ((8, False), (4, True)):
+        fleet = Fleet(pools=(h20, Pool(name="a100", gpu="A100-80GB", nodes=nodes, gpus_per_node=8)), jobs=(job,))
+        asker = Planner(CATALOG, load_weights(), "never")
+        options = fleet_options(asker, fleet).options
+        assert {option.pool for option in options} == {0}
+        assert reasons_may_ask_reach(asker, fleet, options) is may
+        assert (asker.reach_work.spent > 0) is may
