@@ -4,12 +4,16 @@ names its mutant. The runner and the mutants: /work/keep/s65/mutants8/."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
+from test_minnodes_s64 import _fleet_file, _questions_per_second
 
+import solver
+import solver.cluster.search
 from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.cluster.reasons import reasons_may_ask_reach
-from solver.tables import Fleet, Job, Pool, load_catalog, load_weights
+from solver.tables import Fleet, Job, Pool, load_catalog, load_fleet, load_weights
 
 CATALOG = load_catalog()
 A100 = Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8)
@@ -103,3 +107,26 @@ def test_without_estimates_a_64_gpu_pool_asks_nothing():
         assert {option.pool for option in options} == {0}
         assert reasons_may_ask_reach(asker, fleet, options) is may
         assert (asker.reach_work.spent > 0) is may
+
+
+def test_a_required_job_cut_short_builds_no_placement_and_the_api_names_its_keyword(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # w12 (the cut-short reason's option named as the command's flag): through the API it names time_limit_s.
+    # w06 (no early answer where a job that must be placed has no ways): with --minimize nodes every job must be, and
+    # some are cut short, so no placement can be found: no placement model is built, no search run.
+    _questions_per_second(monkeypatch, 3)
+    fleet = load_fleet(_fleet_file(tmp_path), CATALOG)
+    cut = solver.place(fleet, catalog=CATALOG, time_limit_s=4, required=["job-0"])  # job-0 is asked first
+    reasons = {entry.job: entry.reason for entry in cut.unplaced}
+    assert cut.ways_cut_short and {reasons[name] for name in cut.ways_cut_short} == {
+        "no ways to run worked out within the time limit (the jobs of more priority are asked first; raise "
+        "time_limit_s)"}
+
+    def unbuilt(*args: object) -> None:
+        raise AssertionError("a placement model was built")
+
+    monkeypatch.setattr(solver.cluster.search, "build_placement_model", unbuilt)
+    result = solver.place(fleet, catalog=CATALOG, minimize="nodes", time_limit_s=4)
+    assert (result.status, result.placements, bool(result.ways_cut_short)) == ("unknown", (), True)
+    assert {entry.reason for entry in result.unplaced} == {
+        "no placement found within the time limit (raise time_limit_s)"}
