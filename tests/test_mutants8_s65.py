@@ -3,22 +3,29 @@ names its mutant. The runner and the mutants: /work/keep/s65/mutants8/."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
-from test_minnodes_s64 import _fleet_file, _questions_per_second
+import yaml
+from test_minnodes_s64 import BUY_FLEET, _fleet_file, _questions_per_second
 
 import solver
 import solver.cluster.search
 from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.cluster.reasons import reasons_may_ask_reach
+from solver.cluster.search import Grown
 from solver.tables import Fleet, Job, Pool, load_catalog, load_fleet, load_weights
 
 CATALOG = load_catalog()
 A100 = Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8)
 BOX_4090 = Pool(name="box", gpu="RTX-4090", nodes=1, gpus_per_node=4, host_ram_gb=64)
 """4 RTX 4090s, whose whole pool trains Qwen3-4B at some length but not at 32768."""
+BUY_MODULE = importlib.import_module("solver.cluster.buy")
+"""The module (`solver.cluster.buy` is its function there)."""
 BIG_4090 = Pool(name="big", gpu="RTX-4090", nodes=8, gpus_per_node=8, host_ram_gb=256)
 """64 RTX 4090s (the most trainer GPUs the planner estimates), which train Qwen3-4B at some length but not 131072."""
 
@@ -119,8 +126,8 @@ def test_a_required_job_cut_short_builds_no_placement_and_the_api_names_its_keyw
     cut = solver.place(fleet, catalog=CATALOG, time_limit_s=4, required=["job-0"])  # job-0 is asked first
     reasons = {entry.job: entry.reason for entry in cut.unplaced}
     assert cut.ways_cut_short and {reasons[name] for name in cut.ways_cut_short} == {
-        "no ways to run worked out within the time limit (the jobs of more priority are asked first; raise "
-        "time_limit_s)"}
+        ("no ways to run worked out within the time limit (the jobs of more priority are asked first; raise "
+         "time_limit_s)")}
 
     def unbuilt(*args: object) -> None:
         raise AssertionError("a placement model was built")
@@ -130,3 +137,19 @@ def test_a_required_job_cut_short_builds_no_placement_and_the_api_names_its_keyw
     assert (result.status, result.placements, bool(result.ways_cut_short)) == ("unknown", (), True)
     assert {entry.reason for entry in result.unplaced} == {
         "no placement found within the time limit (raise time_limit_s)"}
+
+
+def test_a_purchase_says_where_the_wall_clock_stopped_its_widening(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # b03 (the purchase's wall_clock_stopped without the widening's): where the wall clock stops the widening (here
+    # said so, as the clock of a busy machine would), the purchase names the step after the search's, as a placement
+    # does.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(BUY_FLEET), encoding="utf-8")
+    grown = BUY_MODULE.grown_placements
+
+    def stopped(*args: Any) -> Grown:
+        return dataclasses.replace(grown(*args), wall_clock_stopped=("widening",))
+
+    monkeypatch.setattr(BUY_MODULE, "grown_placements", stopped)
+    purchase = solver.buy_nodes(path, catalog=CATALOG)
+    assert (purchase.status, purchase.nodes, purchase.wall_clock_stopped) == ("optimal", 1, ("widening",))
