@@ -19,6 +19,7 @@ from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.cluster.reasons import reasons_may_ask_reach
 from solver.cluster.search import Grown
 from solver.tables import Fleet, Job, Pool, load_catalog, load_fleet, load_weights
+from solver.trinity import EngineError, plan_settings, trinity_fragment
 
 CATALOG = load_catalog()
 A100 = Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8)
@@ -153,3 +154,26 @@ def test_a_purchase_says_where_the_wall_clock_stopped_its_widening(tmp_path: Pat
     monkeypatch.setattr(BUY_MODULE, "grown_placements", stopped)
     purchase = solver.buy_nodes(path, catalog=CATALOG)
     assert (purchase.status, purchase.nodes, purchase.wall_clock_stopped) == ("optimal", 1, ("widening",))
+
+
+def test_auxiliary_models_gpus_are_not_engines():
+    # s08 (the `< size` check dropped) and s09 (engine_num counted on every rollout GPU): of 4 rollout GPUs, 2 go to
+    # auxiliary models, which leaves 2 engines of one GPU; where they take all (or more), there is none.
+    plan = solver.plan("Qwen3-4B", max_model_len=8192, budget_gpus=4)[0].plans[0]
+    model = CATALOG.model("Qwen3-4B")
+    assert plan_settings(plan, model, 4, engines=(2, 1)).config["explorer"] == {
+        "rollout_model": {"engine_num": 2, "tensor_parallel_size": 1}}
+    for rollout in (2, 1):
+        with pytest.raises(EngineError) as raised:
+            plan_settings(plan, model, rollout, engines=(2, 1))
+        assert str(raised.value) == (f"{rollout} rollout GPUs less the 2 of auxiliary models are not whole engines of "
+                                     "1 GPU each")
+
+
+def test_the_cluster_section_comes_between_the_model_and_the_trainer():
+    # s02 (the trainer's keys before the cluster's): the settings and the fragment's sections in one order.
+    plan = solver.plan("Qwen3-4B", max_model_len=8192, budget_gpus=4)[0].plans[0]
+    model = CATALOG.model("Qwen3-4B")
+    assert list(plan_settings(plan, model, 4).config) == ["model", "cluster", "explorer", "trainer"]
+    sections = [line[:-1] for line in trinity_fragment(plan, model, 4).splitlines() if line[:1].isalpha()]
+    assert sections == ["model", "cluster", "explorer", "trainer"]
