@@ -18,7 +18,7 @@ import solver.cluster.search
 from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.cluster.reasons import reasons_may_ask_reach
 from solver.cluster.search import Grown
-from solver.tables import Fleet, Job, Pool, load_catalog, load_fleet, load_weights
+from solver.tables import MAX_GPUS, Fleet, Job, Pool, QueryError, load_catalog, load_fleet, load_weights
 from solver.trinity import EngineError, plan_settings, trinity_fragment
 
 CATALOG = load_catalog()
@@ -177,3 +177,25 @@ def test_the_cluster_section_comes_between_the_model_and_the_trainer():
     assert list(plan_settings(plan, model, 4).config) == ["model", "cluster", "explorer", "trainer"]
     sections = [line[:-1] for line in trinity_fragment(plan, model, 4).splitlines() if line[:1].isalpha()]
     assert sections == ["model", "cluster", "explorer", "trainer"]
+
+
+def test_nodes_past_the_most_gpus_are_refused_without_a_cluster_section():
+    # s12 (the nodes' range one past MAX_GPUS): without rollout GPUs no cluster section checks them further.
+    plan = solver.plan("Qwen3-4B", max_model_len=8192, budget_gpus=4)[0].plans[0]
+    model = CATALOG.model("Qwen3-4B")
+    assert plan_settings(plan, model, nodes=MAX_GPUS).config == plan_settings(plan, model).config
+    with pytest.raises(QueryError) as raised:
+        plan_settings(plan, model, nodes=MAX_GPUS + 1)
+    assert str(raised.value) == f"nodes must be from 1 to {MAX_GPUS}, got {MAX_GPUS + 1}"
+
+
+def test_a_train_batch_the_data_parallel_ranks_do_not_divide_is_refused():
+    # s13 (`not unsplit` dropped): 4 GPUs at SP 1 are 4 data-parallel ranks, which divide 8, not 6.
+    plan = solver.plan("Qwen3-4B", max_model_len=8192, budget_gpus=4)[0].plans[0]
+    model = CATALOG.model("Qwen3-4B")
+    assert (plan.gpus, plan.sp) == (4, 1)
+    assert plan_settings(plan, model, 0, train_batch_size=8).config["buffer"] == {"train_batch_size": 8}
+    with pytest.raises(QueryError) as raised:
+        plan_settings(plan, model, 0, train_batch_size=6)
+    assert str(raised.value) == ("train_batch_size must be a whole number from 1 to 16777216 that the plan's "
+                                 "data-parallel ranks (4 GPUs / SP=1) divide, got 6")
