@@ -199,3 +199,15 @@ def test_a_train_batch_the_data_parallel_ranks_do_not_divide_is_refused():
         plan_settings(plan, model, 0, train_batch_size=6)
     assert str(raised.value) == ("train_batch_size must be a whole number from 1 to 16777216 that the plan's "
                                  "data-parallel ranks (4 GPUs / SP=1) divide, got 6")
+
+
+def test_engines_of_no_gpus_run_elsewhere():
+    # s14 (engines of 0 GPUs refused as arguments): a config whose engines run elsewhere (tinker, external) gives
+    # engines (0, 0): without rollout GPUs that is mode train; with them, an `EngineError` says why.
+    plan = solver.plan("Qwen3-4B", max_model_len=8192, budget_gpus=4)[0].plans[0]
+    model = CATALOG.model("Qwen3-4B")
+    assert plan_settings(plan, model, 0, engines=(0, 0)).config["mode"] == "train"
+    with pytest.raises(EngineError) as raised:
+        plan_settings(plan, model, 2, engines=(0, 0))
+    assert str(raised.value) == ("its rollout engines run elsewhere (engine_type tinker or external) and take none of "
+                                 "the 2 rollout GPUs")
