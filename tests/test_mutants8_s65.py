@@ -211,3 +211,14 @@ def test_engines_of_no_gpus_run_elsewhere():
         plan_settings(plan, model, 2, engines=(0, 0))
     assert str(raised.value) == ("its rollout engines run elsewhere (engine_type tinker or external) and take none of "
                                  "the 2 rollout GPUs")
+
+
+def test_a_trainer_across_nodes_takes_whole_ones():
+    # s17 (the whole-nodes check dropped): 4 trainer and 8 rollout GPUs on 4 nodes are nodes of 3, which the trainer
+    # spans without filling; on 2 nodes of 6 it sits within one.
+    plan = solver.plan("Qwen3-4B", max_model_len=8192, budget_gpus=4)[0].plans[0]
+    model = CATALOG.model("Qwen3-4B")
+    assert plan_settings(plan, model, 8, nodes=2).config["cluster"] == {"node_num": 2, "gpu_per_node": 6}
+    with pytest.raises(QueryError) as raised:
+        plan_settings(plan, model, 8, nodes=4)
+    assert str(raised.value) == "4 GPUs span nodes of 3 (nodes=4) but are not whole nodes"
