@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,12 @@ import solver.cluster.search
 from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.cluster.reasons import reasons_may_ask_reach
 from solver.cluster.search import Grown
+from solver.results import past_derived_length_words
 from solver.tables import MAX_GPUS, Fleet, Job, Pool, QueryError, load_catalog, load_fleet, load_weights
+from solver.tables.model_config import load_model_config
 from solver.trinity import EngineError, plan_settings, trinity_fragment
 
+ROOT = Path(__file__).resolve().parent.parent
 CATALOG = load_catalog()
 A100 = Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8)
 BOX_4090 = Pool(name="box", gpu="RTX-4090", nodes=1, gpus_per_node=4, host_ram_gb=64)
@@ -222,3 +226,26 @@ def test_a_trainer_across_nodes_takes_whole_ones():
     with pytest.raises(QueryError) as raised:
         plan_settings(plan, model, 8, nodes=4)
     assert str(raised.value) == "4 GPUs span nodes of 3 (nodes=4) but are not whole nodes"
+
+
+def test_the_derived_length_caution_floors_a_fraction_and_leaves_past_native_to_its_own(tmp_path: Path):
+    # v10 (floor -> ceil): seq_length 8192 under an own linear scaling of 1.1 derives 9011.2: 9012 is past it.
+    # v09 (`beyond_native_on_own_scaling` dropped): past the native 32768 the own scaling's words say it, not these.
+    config = json.loads((ROOT / "docs" / "examples" / "my-model" / "config.json").read_text(encoding="utf-8"))
+    (tmp_path / "config.json").write_text(json.dumps(
+        {**config, "seq_length": 8192, "rope_scaling": {"rope_type": "linear", "factor": 1.1}}), encoding="utf-8")
+    model = load_model_config(tmp_path)
+    assert (model.native_context, model.vllm_length_key, model.vllm_context) == (32768, ("seq_length", 8192), 9011.2)
+    assert past_derived_length_words(model, 9011) is None
+    assert past_derived_length_words(model, 9012) == (
+        "vLLM's rollout refuses it, past the 9011 it derives from the model's config (its seq_length of 8192, the "
+        "smallest of its length keys), unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")
+    assert model.beyond_native_on_own_scaling(40000) and past_derived_length_words(model, 40000) is None
+
+
+def test_the_keys_only_trinity_06_takes_come_in_the_fragments_order():
+    # s20 (the paths sorted): Offload's three flags under trainer, as the fragment writes them.
+    plan = solver.plan("Qwen3-32B", max_model_len=32768, budget_gpus=8)[0].plans[0]
+    assert plan.setting.offload
+    assert plan_settings(plan, CATALOG.model("Qwen3-32B"), 0).trinity_06_keys == (
+        ("trainer", "param_offload"), ("trainer", "optimizer_offload"), ("trainer", "offload_policy"))
