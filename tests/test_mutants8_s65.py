@@ -22,7 +22,7 @@ from solver.cluster.search import Grown
 from solver.results import past_derived_length_words
 from solver.tables import MAX_GPUS, Fleet, Job, Pool, QueryError, load_catalog, load_fleet, load_weights
 from solver.tables.model_config import load_model_config
-from solver.trinity import EngineError, plan_settings, trinity_fragment
+from solver.trinity import EngineError, plan_settings, trinity_config_problems, trinity_fragment
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = load_catalog()
@@ -249,3 +249,33 @@ def test_the_keys_only_trinity_06_takes_come_in_the_fragments_order():
     assert plan.setting.offload
     assert plan_settings(plan, CATALOG.model("Qwen3-32B"), 0).trinity_06_keys == (
         ("trainer", "param_offload"), ("trainer", "optimizer_offload"), ("trainer", "offload_policy"))
+
+
+def _config_problems(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """The problems of `config`, with a model section, for Qwen3-8B on 8 GPUs: (code, words) each."""
+    mapping = {**config, "model": {"model_path": "Qwen/Qwen3-8B", **config.get("model", {})}}
+    return [(problem.code.value, problem.words)
+            for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 8)]
+
+
+REFUSED = "; every Trinity release refuses the config as it loads it (OmegaConf resolves each value then)"
+
+
+def test_a_reference_into_trainer_config_is_refused_whatever_the_field_name():
+    # k03 (the trainer_config exception dropped): max_model_len is a field of Trinity's typed config, which fills a
+    # model.max_model_len the config lacks, but not one under trainer.trainer_config (typed Any).
+    assert _config_problems({"trainer": {"save_hf_checkpoint": "${model.max_model_len}"}}) == [(
+        "unresolved-value", ("cannot check trainer.save_hf_checkpoint: cannot resolve '${model.max_model_len}': the "
+                             "config has no model.max_model_len"))]
+    assert _config_problems({"trainer": {"save_hf_checkpoint": "${trainer.trainer_config.max_model_len}",
+                                         "trainer_config": {}}}) == [(
+        "unresolved-value-refused", ("trainer.save_hf_checkpoint: cannot resolve '${trainer.trainer_config."
+                                     "max_model_len}': the config has no trainer.trainer_config.max_model_len"
+                                     + REFUSED))]
+
+
+def test_a_reference_above_the_top_is_refused():
+    # k17 (climbing above the top not said to resolve to nothing).
+    assert _config_problems({"trainer": {"save_hf_checkpoint": "${.....x}"}}) == [(
+        "unresolved-value-refused", ("trainer.save_hf_checkpoint: cannot resolve '${.....x}': it climbs above the "
+                                     "config's top" + REFUSED))]
