@@ -16,6 +16,7 @@ from test_minnodes_s64 import BUY_FLEET, _fleet_file, _questions_per_second
 
 import solver
 import solver.cluster.search
+from solver.api import answer_query
 from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.cluster.reasons import reasons_may_ask_reach
 from solver.cluster.search import Grown
@@ -279,3 +280,16 @@ def test_a_reference_above_the_top_is_refused():
     assert _config_problems({"trainer": {"save_hf_checkpoint": "${.....x}"}}) == [(
         "unresolved-value-refused", ("trainer.save_hf_checkpoint: cannot resolve '${.....x}': it climbs above the "
                                      "config's top" + REFUSED))]
+
+
+def test_the_text_views_take_the_narrowest_and_the_widest_widths():
+    # x02, x03 (either end of the width's range refused): 20 and 65536 columns are taken, 19 and 65537 are not.
+    query = solver.make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, budget_gpus=2)
+    answers = answer_query(query, CATALOG)
+    narrow, wide = (solver.answers_text(answers, query, CATALOG, width=width) for width in (20, 65536))
+    assert narrow.splitlines()[:2] == ["A100-80GB · Qwen3-4B", "· cheapest plan for"]
+    assert wide.splitlines()[0] == "A100-80GB · Qwen3-4B · cheapest plan for 8192 tokens within 2 GPUs: optimal"
+    for width in (19, 65537):
+        with pytest.raises(QueryError) as raised:
+            solver.answers_text(answers, query, CATALOG, width=width)
+        assert str(raised.value) == f"width must be a whole number of columns from 20 to 65536, got {width}"
