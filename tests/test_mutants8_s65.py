@@ -284,10 +284,12 @@ def test_a_reference_above_the_top_is_refused():
 
 def test_the_text_views_take_the_narrowest_and_the_widest_widths():
     # x02, x03 (either end of the width's range refused): 20 and 65536 columns are taken, 19 and 65537 are not.
+    # x05 (lines cropped at the width): a line rich does not wrap is printed whole, as on a pipe.
     query = solver.make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, budget_gpus=2)
     answers = answer_query(query, CATALOG)
     narrow, wide = (solver.answers_text(answers, query, CATALOG, width=width) for width in (20, 65536))
     assert narrow.splitlines()[:2] == ["A100-80GB · Qwen3-4B", "· cheapest plan for"]
+    assert "trainer.ulysses_sequence_parallel_size: 1" in narrow.splitlines()
     assert wide.splitlines()[0] == "A100-80GB · Qwen3-4B · cheapest plan for 8192 tokens within 2 GPUs: optimal"
     for width in (19, 65537):
         with pytest.raises(QueryError) as raised:
