@@ -295,3 +295,14 @@ def test_the_text_views_take_the_narrowest_and_the_widest_widths():
         with pytest.raises(QueryError) as raised:
             solver.answers_text(answers, query, CATALOG, width=width)
         assert str(raised.value) == f"width must be a whole number of columns from 20 to 65536, got {width}"
+
+
+def test_the_text_views_apply_lines_follow_the_querys_trinity_version():
+    # x11 (the view made for no release): for 0.5 the apply block leaves out the trainer-level offload flags (0.6's).
+    lines = {}
+    for version in (None, "0.5"):
+        query = solver.make_query(CATALOG, model="32B", gpu="h100", max_model_len=32768, budget_gpus=8,
+                                  trinity_version=version)
+        lines[version] = solver.answers_text(answer_query(query, CATALOG), query, CATALOG).splitlines()
+    flags = "trainer.{param_offload, optimizer_offload, offload_policy}: true"
+    assert flags in lines[None] and flags not in lines["0.5"]
