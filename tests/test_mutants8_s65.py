@@ -17,7 +17,7 @@ from test_minnodes_s64 import BUY_FLEET, _fleet_file, _questions_per_second
 import solver
 import solver.cluster.search
 from solver.api import answer_query
-from solver.cluster.options import Planner, WaysLimit, fleet_options
+from solver.cluster.options import Planner, WaysLimit, fleet_options, pools_with_ways
 from solver.cluster.reasons import reasons_may_ask_reach
 from solver.cluster.search import Grown
 from solver.results import past_derived_length_words
@@ -42,7 +42,7 @@ def _may_ask(pools: list[Pool], job: Job, **planner: str) -> tuple[list[str], bo
     fleet = Fleet(pools=tuple(pools), jobs=(job,))
     asker = Planner(CATALOG, load_weights(), "auto", **planner)  # type: ignore[arg-type]
     options = fleet_options(asker, fleet).options
-    may = reasons_may_ask_reach(asker, fleet, options)
+    may = reasons_may_ask_reach(asker, fleet, pools_with_ways(options))
     return sorted({pools[option.pool].name for option in options}), may, asker.reach_work.spent
 
 
@@ -73,7 +73,7 @@ def test_with_the_questions_time_spent_the_reasons_may_ask():
     asker = Planner(CATALOG, load_weights(), "auto")
     options = fleet_options(asker, fleet).options
     asker.reach_work.spent = asker.reach_work.work
-    assert reasons_may_ask_reach(asker, fleet, options) is True
+    assert reasons_may_ask_reach(asker, fleet, pools_with_ways(options)) is True
     assert asker.reach_work.left == 0.0
 
 
@@ -87,7 +87,7 @@ def test_jobs_of_one_model_and_pool_are_asked_about_at_their_own_lengths():
         asker = Planner(CATALOG, load_weights(), "auto")
         options = fleet_options(asker, fleet).options
         assert {option.pool for option in options} == {0}
-        assert reasons_may_ask_reach(asker, fleet, options) is may
+        assert reasons_may_ask_reach(asker, fleet, pools_with_ways(options)) is may
 
 
 def test_the_ways_stop_once_the_questions_asked_reach_the_limit():
@@ -103,8 +103,9 @@ def test_the_ways_stop_once_the_questions_asked_reach_the_limit():
 
 def test_a_time_limit_short_of_a_question_still_allows_one():
     # w05 (ceil -> int): 100 questions per second, rounded up: 1.5 questions of 15 ms allow 2, 1 ms allows 1, not 0.
-    assert WaysLimit.of(0.015, 100.0) == WaysLimit(questions=2, deadline=pytest.approx(100.009))
-    assert WaysLimit.of(0.001, 0.0).questions == 1
+    assert WaysLimit.of(Planner(CATALOG, load_weights(), "auto", time_limit_s=0.015), 100.0) == WaysLimit(
+        questions=2, deadline=pytest.approx(100.009))
+    assert WaysLimit.of(Planner(CATALOG, load_weights(), "auto", time_limit_s=0.001), 0.0).questions == 1
 
 
 def test_without_estimates_a_64_gpu_pool_asks_nothing():
@@ -118,7 +119,7 @@ def test_without_estimates_a_64_gpu_pool_asks_nothing():
         asker = Planner(CATALOG, load_weights(), "never")
         options = fleet_options(asker, fleet).options
         assert {option.pool for option in options} == {0}
-        assert reasons_may_ask_reach(asker, fleet, options) is may
+        assert reasons_may_ask_reach(asker, fleet, pools_with_ways(options)) is may
         assert (asker.reach_work.spent > 0) is may
 
 
