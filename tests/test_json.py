@@ -640,6 +640,11 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
      [C.ROPE_SCALING_UNNEEDED]),
     ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "llama-3.1-8b", 8, None,
      [C.ROPE_SCALING_REPLACES_OWN]),
+    # Two types that differ: the rollout's vLLM raises on them as it starts; mode train starts no rollout.
+    (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, type: linear, factor: 1.6, "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_TYPES_DIFFER_REFUSED]),
+    (("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, type: linear, factor: 1.6, "
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: "
       "{model: {enable_gradient_checkpointing: false}}}}"), "8B", 8, None,
      [C.DYNAMIC_BATCH_OFF, C.GRADIENT_CHECKPOINTING_OFF, C.REMOVE_PADDING_OFF]),

@@ -2333,7 +2333,8 @@ def test_plan_keys_name_the_yarn_type_as_the_config_does_and_caution_beyond_the_
     plan, model = long_plan(), catalog().model("4B")
     rope = ("model", "rope_scaling")
     both = keys_for_plan(plan, model, {"model": {"rope_scaling": {"type": "yarn", "rope_type": "yarn"}}})
-    assert _key(both, (*rope, "rope_type")) is not None and _key(both, (*rope, "type")) is None
+    # both keys where the config has both: vLLM refuses two that differ (rope-types-differ-refused)
+    assert _key(both, (*rope, "rope_type")) is not None and _key(both, (*rope, "type")).existing_only
     old = keys_for_plan(plan, model, {"model": {"rope_scaling": {"type": "yarn"}}})
     assert _key(old, (*rope, "type")) is not None and _key(old, (*rope, "rope_type")) is None
     assert not plan.yarn_beyond_validated and _key(old, (*rope, "factor")).comment == "max_model_len / 40960"

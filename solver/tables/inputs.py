@@ -100,9 +100,10 @@ class TrinityFields(Frozen, defer_build=True):
                 raise ValueError(f"release {release}'s field names are not sorted; sort them")
         return releases
 
-    def in_any_release(self) -> frozenset[str]:
-        """The names that are a field in some release."""
-        return frozenset(name for names in self.releases.values() for name in names)
+    def in_any_release(self, minor: str | None = None) -> frozenset[str]:
+        """The names that are a field in some release (of the `minor` version, ``0.5``, where given)."""
+        return frozenset(name for release, names in self.releases.items()
+                         if minor is None or release.startswith(f"{minor}.") for name in names)
 
 
 UNION_TAGS = ("<tokens>", "<at_least>")

@@ -82,16 +82,20 @@ class _ConfigChecks:
     """The problems `check_trinity_config` finds in a config given as nested `mapping`s, and its values as Trinity
     reads them (interpolations resolved from `environ`): one that cannot be read is a problem too."""
 
-    def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str], option_names: OptionNames):
+    def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str], option_names: OptionNames,
+                 version: TrinityVersion | None = None):
         self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, environ)
         self.names = option_names
         """How the problems' words name the caller's options (the patch's, the length's)."""
+        self.version = version
+        """The Trinity version the checks judge for (None: any release)."""
         self.problems: list[ConfigProblem] = []
         self.unreadable: set[Path] = set()
         self._values: dict[Path, Any] = {}
         self._resolved: dict[Path, Any] = {}
-        self.missing_refused: set[Path] = set()
-        """The places of the ``???`` refused so far (`refuse_missing`)."""
+        self.missing_said: set[Path] = set()
+        """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
+        many values read it."""
 
     def add(self, code: ConfigProblemCode, words: str) -> None:
         """Report a problem: its `code` and its `words`."""
@@ -113,12 +117,12 @@ class _ConfigChecks:
         try:
             resolved = self.config.get(path)
         except ConfigError as error:
-            if isinstance(error, MissingValue) and _kept_missing(error.at):
-                self.refuse_missing(error.at)
-            elif isinstance(error, ResolvesToNothing) and not _schema_fills(error.lacking):
+            if isinstance(error, MissingValue):
+                self.say_missing(error)
+            elif isinstance(error, ResolvesToNothing) and not _schema_fills(error.lacking, self.version):
+                releases = f"Trinity {self.version}" if self.version else "every Trinity release"
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
-                    f"{error}; every Trinity release refuses the config as it loads it (OmegaConf resolves each "
-                    "value then)"))
+                    f"{error}; {releases} refuses the config as it loads it (OmegaConf resolves each value then)"))
             else:
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
@@ -135,12 +139,21 @@ class _ConfigChecks:
                 f"({why}); {fix}"))
         return decoded
 
+    def say_missing(self, error: MissingValue) -> None:
+        """Say the ``???`` that `error` read, once for its place however many values read it: refused inside one of
+        `MISSING_KEPT_SECTIONS` (`refuse_missing`), else not judged (a typed field's: the merge keeps its default)."""
+        if _kept_missing(error.at):
+            self.refuse_missing(error.at)
+        elif error.at not in self.missing_said:
+            self.missing_said.add(error.at)
+            self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
+
     def refuse_missing(self, at: Path) -> None:
         """Say that every release refuses the config for the ``???`` at `at`, inside one of `MISSING_KEPT_SECTIONS`
         (once for each place, however many values read it)."""
-        if at in self.missing_refused:
+        if at in self.missing_said:
             return
-        self.missing_refused.add(at)
+        self.missing_said.add(at)
         section = next(section for section in MISSING_KEPT_SECTIONS if _kept_missing(at, section))
         self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
             f"{dotted(at)} is ???, a value missing: every Trinity release refuses the config as it loads it "
@@ -206,13 +219,13 @@ def _check_missing_kept(checks: _ConfigChecks) -> None:
         walk(value_at(checks.mapping, section), section)
 
 
-def _schema_fills(lacking: Path | None) -> bool:
+def _schema_fills(lacking: Path | None, version: TrinityVersion | None) -> bool:
     """Whether Trinity's typed ``Config`` may give the key `lacking` (a reference's, which the config lacks) a default
-    as it loads the config, so that the reference resolves there: the name of a field in some release
-    (`solver.tables.load_trinity_fields`) outside ``trainer.trainer_config``, which Trinity types as ``Any``
-    (nothing is filled there)."""
+    as it loads the config, so that the reference resolves there: the name of a field in some release of `version`
+    (None: any release; `solver.tables.load_trinity_fields`) outside ``trainer.trainer_config``, which Trinity types
+    as ``Any`` (nothing is filled there)."""
     return (lacking is not None and lacking[:2] != ("trainer", "trainer_config")
-            and lacking[-1] in load_trinity_fields().in_any_release())
+            and lacking[-1] in load_trinity_fields().in_any_release(version))
 
 
 def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int, version: TrinityVersion | None,
@@ -442,6 +455,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
             f"model.rope_scaling: max_model_len {shown_number(length)} is within {model.name}'s native context of "
             f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
+    _check_rope_types(checks, rope)
     if length is not None and wanted is not None:
         if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, (
@@ -460,6 +474,34 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted, model.vllm_allowed_length)
             _check_factor_skipped(checks, model, length)
+
+
+VLLM_SAME_ROPE_TYPES = (("longrope", "su"), ("default", "mrope"))
+"""The ``(rope_type, type)`` pairs of a RoPE scaling that the rollout's vLLM takes though they differ: a legacy name in
+``type`` beside its modern one (``patch_rope_parameters_dict``, ``vllm/transformers_utils/config.py:430`` to ``:442``
+in vLLM 0.19.1); it raises on any other two that differ."""
+
+
+def _check_rope_types(checks: _ConfigChecks, rope: Any) -> None:
+    """Check a ``model.rope_scaling`` mapping (`rope`) that names its type twice, in ``rope_type`` and the legacy
+    ``type``: where the two differ (but for `VLLM_SAME_ROPE_TYPES`), the rollout's vLLM raises as it starts, so the
+    config is refused where a vLLM rollout takes ``model``'s RoPE scaling (`_vllm_takes_rope_scaling`); elsewhere it
+    is wrong all the same."""
+    paths = ((*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type"))
+    if not isinstance(rope, Mapping) or not all(path[-1] in rope for path in paths):
+        return
+    modern, legacy = (checks.value(path) for path in paths)
+    if checks.unreadable & set(paths) or modern == legacy or (modern, legacy) in VLLM_SAME_ROPE_TYPES:
+        return
+    given = f"model.rope_scaling names its type twice, rope_type {brief(modern)} and type {brief(legacy)}"
+    fix = "remove type, or give it rope_type's value"
+    if _vllm_takes_rope_scaling(checks):
+        checks.add(ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED, (
+            f"{given}: the rollout's vLLM refuses the two as it starts (\"You should only specify one of them\"); "
+            f"{fix}"))
+    else:
+        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG, (
+            f"{given}, which a vLLM rollout refuses as it starts (none takes it here); {fix}"))
 
 
 def _vllm_longest_words(model: Model) -> str:
@@ -516,14 +558,22 @@ def _check_factor_skipped(checks: _ConfigChecks, model: Model, length: float) ->
 
 def _vllm_refuses_past_native(checks: _ConfigChecks) -> bool:
     """Whether the config starts a vLLM rollout that refuses ``model.max_model_len`` past the model's native context
-    where ``model.rope_scaling`` is unset: a mode that explores (all but ``train``), an ``engine_type`` vLLM's (unset
-    or starting ``vllm``), taking the length and the RoPE scaling from ``model`` (the rollout model sets neither of its
-    own), and started without `LONG_LENGTH_VARIABLE` in `checks`' environment, read as vLLM reads it."""
+    where ``model.rope_scaling`` is unset: one that takes the RoPE scaling from ``model`` (`_vllm_takes_rope_scaling`)
+    and the length too (the rollout model sets no ``max_model_len`` of its own), started without
+    `LONG_LENGTH_VARIABLE` in `checks`' environment, read as vLLM reads it."""
     variable = checks.environ.get(LONG_LENGTH_VARIABLE[0], "0").strip().lower()
+    return (_vllm_takes_rope_scaling(checks) and checks.absent((*ROLLOUT_MODEL, "max_model_len"))
+            and variable not in ("1", "true"))
+
+
+def _vllm_takes_rope_scaling(checks: _ConfigChecks) -> bool:
+    """Whether the config starts a vLLM rollout that takes ``model.rope_scaling``: a mode that explores (all but
+    ``train``), an ``engine_type`` vLLM's (unset or starting ``vllm``), and no ``rope_scaling`` of the rollout model's
+    own (Trinity gives it ``model``'s where it has none: ``set_if_none``, ``common/config_validator.py:680`` to
+    ``:685`` in 0.6.0)."""
     engine = checks.value((*ROLLOUT_MODEL, "engine_type"))
     return (checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
-            and checks.absent((*ROLLOUT_MODEL, "max_model_len")) and checks.absent((*ROLLOUT_MODEL, "rope_scaling"))
-            and variable not in ("1", "true"))
+            and checks.absent((*ROLLOUT_MODEL, "rope_scaling")))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
@@ -832,7 +882,7 @@ def trinity_config_problems(
     (`solver.rules.API_OPTIONS`: ``(solver.trinity.patch_trinity_config does)``, ``(max_model_len=4096)``),
     `COMMAND_OPTIONS` for the command's flags (``(--write does)``, ``(--len 4096)``), as it passes them.
     """
-    checks = _ConfigChecks(mapping, environ or {}, option_names)
+    checks = _ConfigChecks(mapping, environ or {}, option_names, version)
     batch = TrainBatch(train_batch_size, train_batch_source)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())

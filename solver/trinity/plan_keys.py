@@ -137,7 +137,8 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
 
 def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
     """The model section's keys: the length, and YaRN's rope scaling where the length needs it (under the key
-    `config` names the type with)."""
+    `config` names the type with, and under the legacy ``type`` too where `config` has it beside ``rope_type``: the
+    rollout's vLLM refuses the two where they differ)."""
     length, native = plan.max_model_len, model.native_context
     keys = [PlanKey(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
@@ -145,10 +146,13 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
         return keys
     rope = ("model", "rope_scaling")
     # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
-    named = rope_type_key(value_at(config, rope))
+    given = value_at(config, rope)
+    named = rope_type_key(given)
+    both = named == "rope_type" and isinstance(given, Mapping) and "type" in given
     return [
         *keys,
         PlanKey(path=(*rope, named), value="yarn"),
+        *([PlanKey(path=(*rope, "type"), value="yarn", existing_only=True)] if both else []),
         PlanKey(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
                 + (f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else "")),
         PlanKey(path=(*rope, "original_max_position_embeddings"), value=native),
