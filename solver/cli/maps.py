@@ -100,8 +100,8 @@ def run_map(args: argparse.Namespace) -> int:
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
                          option_names=COMMAND_OPTIONS)
     screen = new_console()
-    weights_file = str(args.weights) if args.weights else None
-    whole = map_views(gpu_maps, weights_file, listed=args.budgets is not None)
+    weights_file, listed = str(args.weights) if args.weights else None, args.budgets is not None
+    whole = map_views(gpu_maps, weights_file, listed=listed)
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty), and cells that fold before their GPU count.
     needed = maps_width(whole)
@@ -115,7 +115,7 @@ def run_map(args: argparse.Namespace) -> int:
             f" map fewer budgets (--budgets {','.join(map(str, doubling_budgets(top)))}),"
         print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
                    f"pipe the output (| less -S),{fewer} or save it with --svg FILE")
-        shown = map_views(gpu_maps, weights_file, narrow=True, listed=args.budgets is not None)
+        shown = map_views(gpu_maps, weights_file, narrow=True, listed=listed)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in whole:
