@@ -35,6 +35,7 @@ _EXPORTS = {
     "answers_text": "solver.render",
     "cluster_text": "solver.render",
     "memory_text": "solver.render",
+    "map_text": "solver.render",
     "make_query": "solver.query",
     "Query": "solver.query",
     "Answer": "solver.results",
@@ -137,6 +138,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import make_query as make_query
     from solver.render import answers_text as answers_text
     from solver.render import cluster_text as cluster_text
+    from solver.render import map_text as map_text
     from solver.render import memory_text as memory_text
     from solver.results import Alternatives as Alternatives
     from solver.results import Answer as Answer

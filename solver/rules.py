@@ -533,6 +533,8 @@ class OptionNames(NamedTuple):
     """The option that gives a map's largest GPU budget."""
     budgets: str
     """The option that lists a map's GPU budgets."""
+    map_data: str
+    """What holds a map's every GPU budget, those its columns leave out too."""
     map_by_len: str
     """The option, with its value, that maps one model's longest lengths."""
     one_model: str
@@ -600,7 +602,7 @@ COMMAND_OPTIONS = OptionNames(
     no_estimate="--no-estimate", estimate_only="--estimate", time_limit="--time-limit", write="--write",
     length="--len", budget="--gpus", total_gpus="--total-gpus", planner="solve {}", minimize_nodes="--minimize nodes",
     buy="--buy", maximize_len="--maximize len", minimize_gpus="--minimize gpus", tokens_per_gpu="--token-budget",
-    gpus_up_to="--gpus-up-to", budgets="--budgets", map_by_len="--by len",
+    gpus_up_to="--gpus-up-to", budgets="--budgets", map_data="--json", map_by_len="--by len",
     one_model="--model M (or --model-config PATH)",
     required="--required", fragment_writers="--out or solve cluster --emit-dir",
     pcie_interconnect="--gpu-interconnect pcie", explain="--explain", fragment_yaml="--emit trinity",
@@ -613,7 +615,8 @@ API_OPTIONS = OptionNames(
     write="solver.trinity.patch_trinity_config", length="max_model_len", budget="budget_gpus",
     total_gpus="total_gpus", planner="solver.plan({})", minimize_nodes='minimize="nodes"', buy="solver.buy_nodes",
     maximize_len='objective="max_len"', minimize_gpus='objective="min_gpus"', tokens_per_gpu="max_token_len_per_gpu",
-    gpus_up_to="gpus_up_to", budgets="budgets", map_by_len='by="len"', one_model="model=M", required="required",
+    gpus_up_to="gpus_up_to", budgets="budgets", map_data="the GpuMap", map_by_len='by="len"', one_model="model=M",
+    required="required",
     fragment_writers="solver.trinity_config or solver.placement_configs",
     pcie_interconnect='solver.described_gpu_type(..., interconnect="pcie")', explain="explain=True",
     fragment_yaml="solver.trinity_config", write_copy="solver.trinity.patch_trinity_config gives",

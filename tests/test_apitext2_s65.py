@@ -108,8 +108,9 @@ def test_a_cluster_s_notes_name_the_api_keywords() -> None:
     result = solver.place(fleet, required=[required], time_limit_s=10)
     api, command = (solver.cluster_text(result, fleet, option_names=names)
                     for names in (solver.rules.API_OPTIONS, COMMAND_OPTIONS))
-    assert "(required: true, or required)" in api and "(required: true, or --required)" in command
-    assert api == command.replace("or --required)", "or required)")
+    assert "(required: true, or --required)" in command
+    assert api == command.replace("(required: true, or --required)",
+                                  "(the fleet marks it required: true, or the call's required names it)")
 
 
 def test_cluster_text_s_option_names_must_be_option_names() -> None:

@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 
-from rich.console import Console, Group
+from rich.console import Console
 
 from solver.api import map_plans
 from solver.cli.argtypes import (
@@ -39,10 +39,9 @@ from solver.cli.options import (
 )
 from solver.cli.output import escaped_line, new_console, on_terminal, print_note
 from solver.cli.parser import Parser
-from solver.render import PAST_NODE_COLUMNS, PLAIN_TEXT, doubling_budgets, map_json, map_view
-from solver.results import GpuMap
-from solver.rules import COMMAND_OPTIONS, NODE_GPUS
-from solver.tables import MAX_ESTIMATED_GPUS, shown_number
+from solver.render import PAST_NODE_COLUMNS, PLAIN_TEXT, doubling_budgets, map_json, map_views, maps_width
+from solver.rules import COMMAND_OPTIONS
+from solver.tables import MAX_ESTIMATED_GPUS
 
 
 def build_map_parser() -> Parser:
@@ -85,12 +84,6 @@ def build_map_parser() -> Parser:
     return parser
 
 
-def _map_title(gpu_map: GpuMap) -> str:
-    """A map's title, before the limits and choices its question names."""
-    return (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
-            else f"{gpu_map.gpu}: longest context per model and GPU budget")
-
-
 def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
@@ -106,26 +99,12 @@ def run_map(args: argparse.Namespace) -> int:
                          node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
                          option_names=COMMAND_OPTIONS)
-    limits = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
-    limits += f", host memory {shown_number(args.host_ram)} GiB per node" if args.host_ram is not None else ""
-    limits += f", nodes of {args.node_gpus} GPUs" if args.node_gpus != NODE_GPUS else ""
-    limits += {"only": ", estimates alone", "never": ", no estimates"}.get(args.estimate_mode, "")
-    chosen = (", token budget auto" if args.token_budget == "auto" else "") + (
-        f", weights {args.weights}" if args.weights else "") + (
-        f", memory model: {memory.own_source}" if memory is not None and memory.own_source else "")
     screen = new_console()
-
-    def views(narrow: bool = False) -> list[Group]:
-        """The maps, each under its title (`narrow`: for a terminal narrower than they need)."""
-        return [map_view(gpu_map, f"{_map_title(gpu_map)}{limits}{chosen}", limited=bool(limits),
-                         host_checked=args.host_ram is not None, narrow=narrow, listed=args.budgets is not None)
-                for gpu_map in gpu_maps]
-
-    whole = views()
+    weights_file, listed = str(args.weights) if args.weights else None, args.budgets is not None
+    whole = map_views(gpu_maps, weights_file, listed=listed)
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty), and cells that fold before their GPU count.
-    unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
-    needed = max(unbounded.measure(view.renderables[1]).maximum for view in whole)  # the table, not title or legend
+    needed = maps_width(whole)
     shown = whole
     if not on_terminal(screen):
         screen = new_console(max(needed, screen.width))
@@ -136,7 +115,7 @@ def run_map(args: argparse.Namespace) -> int:
             f" map fewer budgets (--budgets {','.join(map(str, doubling_budgets(top)))}),"
         print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
                    f"pipe the output (| less -S),{fewer} or save it with --svg FILE")
-        shown = views(narrow=True)
+        shown = map_views(gpu_maps, weights_file, narrow=True, listed=listed)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in whole:

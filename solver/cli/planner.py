@@ -140,7 +140,8 @@ def build_parser() -> Parser:
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer, its ranked plans together; the questions "
                         "behind its reasons get their own (default 10)")
-    add_workers_option(parser)
+    add_workers_option(parser, "an answer the search proved does not depend on it; one the time limit stops, on the "
+                               "wall clock (the answer says so), may differ with it and from run to run")
     estimates = parser.add_argument_group("memory model")
     add_estimate_options(estimates)
     add_memory_model_options(estimates)

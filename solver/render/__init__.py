@@ -1,5 +1,5 @@
 """Turn results into output: rich renderables for people, JSON for programs, and text for the API
-(`answers_text`, `cluster_text`, `memory_text`). Nothing here prints.
+(`answers_text`, `cluster_text`, `memory_text`, `map_text`). Nothing here prints.
 
 The package has a module per output: `tables` (``solve tables``), `schema` (the JSON Schemas of --json),
 `answers` (``solve``'s answers) with `summary` (the best plan's summary and the lines that apply it), `ranking`
@@ -53,7 +53,10 @@ from solver.render.maps import (
     PAST_NODE_COLUMNS,
     doubling_budgets,
     map_json,
+    map_text,
     map_view,
+    map_views,
+    maps_width,
 )
 from solver.render.memory import (
     calibration_json,
@@ -107,7 +110,10 @@ __all__ = [
     "doubling_budgets",
     "json_schema",
     "map_json",
+    "map_text",
     "map_view",
+    "map_views",
+    "maps_width",
     "memory_json",
     "memory_label",
     "memory_model_yaml",

@@ -39,8 +39,11 @@ MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whol
 
 
 def required_note(names: OptionNames) -> str:
-    """A cluster table's note on the jobs that must be placed, naming the option as `names` do."""
-    return f"(required): the job must be placed (required: true, or {names.required})"
+    """A cluster table's note on the jobs that must be placed: those the fleet marks ``required: true``, and those the
+    option names, as `names` name it (the command's flag, or the call's keyword)."""
+    marked = (f"the fleet marks it required: true, or the call's {names.item(names.required, 'it')}" if names.keywords
+              else f"required: true, or {names.required}")
+    return f"(required): the job must be placed ({marked})"
 
 
 REQUIRED_NOTE = required_note(COMMAND_OPTIONS)

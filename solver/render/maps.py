@@ -1,21 +1,23 @@
-"""`solve map`: a grid of the best plan per model (or length) and GPU budget, and the maps as JSON (the maps
-themselves, `GpuMap`s, are `solver.maps.gpu_map`'s)."""
+"""`solve map`: a grid of the best plan per model (or length) and GPU budget, the maps as JSON, and as the API's
+text (the maps themselves, `GpuMap`s, are `solver.maps.gpu_map`'s)."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rich.console import Group
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from solver.render.layout import PIPED_WIDTH, PLAIN_TEXT, UNBOUNDED_WIDTH, check_text_options, view_text
 from solver.render.phrases import YARN_MARK
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
 from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan, rocm_env_caution
-from solver.rules import NODE_GPUS, host_ram_unchecked_words
-from solver.tables import NO_SETTING, counted
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, NODE_GPUS, OptionNames, host_ram_unchecked_words
+from solver.tables import NO_SETTING, QueryError, check_types, counted, shown_number
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
@@ -62,9 +64,10 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
     return [(first, last) for first, last in spans if any(first <= budget <= last for budget in kept)]
 
 
-def _left_out_budgets(budgets: list[int], spans: list[tuple[int, int]]) -> str:
+def _left_out_budgets(budgets: list[int], spans: list[tuple[int, int]], names: OptionNames) -> str:
     """The line under a map that names the budgets its columns (`spans`) leave out ("" for none): ``budgets 1 to 3,
-    24 to 31 and 40 to 63: columns left out (--budgets maps them; --json has every budget)``."""
+    24 to 31 and 40 to 63: columns left out (--budgets maps them; --json has every budget)``, the options named as
+    `names` do (``budgets=[...] maps them; the GpuMap has every budget``)."""
     left_out = [budget for budget in budgets if not any(first <= budget <= last for first, last in spans)]
     runs: list[list[int]] = []
     for budget in left_out:
@@ -76,8 +79,9 @@ def _left_out_budgets(budgets: list[int], spans: list[tuple[int, int]]) -> str:
         return ""
     words = [f"{run[0]}" if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs]
     listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
-    return (f"budget{'s' if len(left_out) > 1 else ''} {listed}: columns left out (--budgets maps them; --json has "
-            "every budget)")
+    listing = names.valued(names.budgets, "[...]") if names.keywords else names.budgets  # a keyword with its list
+    return (f"budget{'s' if len(left_out) > 1 else ''} {listed}: columns left out ({listing} maps them; "
+            f"{names.map_data} has every budget)")
 
 
 def past_known_length(plan: Plan) -> bool:
@@ -96,11 +100,11 @@ def _past_known_legend(plans: Sequence[Plan]) -> str:
     return f"; {YARN_MARK} {', or '.join(kinds)} (quality untested)" if kinds else ""
 
 
-def _rocm_caution(plans: Iterable[Plan | None]) -> str:
+def _rocm_caution(plans: Iterable[Plan | None], names: OptionNames) -> str:
     """The legend's caution line where an Env cell is on an AMD GPU (`CautionCode.ROCM_ENV_MAY_NOT_APPLY`), in the
-    words `solve`'s and `solve cluster`'s caution lines use ("" for none)."""
+    words `solve`'s and `solve cluster`'s caution lines use, named as `names` do ("" for none)."""
     rocm = any(CautionCode.ROCM_ENV_MAY_NOT_APPLY in plan.caution_codes for plan in plans if plan)
-    return f"\ncaution: {rocm_env_caution()}" if rocm else ""
+    return f"\ncaution: {rocm_env_caution(names)}" if rocm else ""
 
 
 def map_json(gpu_maps: Sequence[GpuMap]) -> str:
@@ -121,14 +125,14 @@ def _untrained_lengths(map_rows: Sequence[ModelMapRow | LengthMapRow], gpus: int
 
 
 def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False,
-             narrow: bool = False, listed: bool = False) -> Group:
+             narrow: bool = False, listed: bool = False, names: OptionNames = COMMAND_OPTIONS) -> Group:
     """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost; the lengths past the
     longest any budget trains in one line below it; past one node, at most `PAST_NODE_COLUMNS` columns unless the
     budgets are `listed`, and a line naming those left out); then a legend (`limited`: the title names limits, a
     train batch or host memory, that the plans keep to; without `host_checked`, a host memory given, it says that
     nothing checked the Offload cells' host memory; `narrow`: for a terminal narrower than the map, where cells fold,
-    a space before each GPU count, so that none is split)."""
+    a space before each GPU count, so that none is split; the options it names, as `names` do)."""
     by_length, budgets = gpu_map.by == "len", list(gpu_map.budget_gpus)
     map_rows: Sequence[ModelMapRow | LengthMapRow] = gpu_map.rows
     shown, untrained = _untrained_lengths(map_rows, budgets[-1], limited) if by_length else (len(map_rows), "")
@@ -141,7 +145,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     view.add_column("length" if by_length else "model", justify="right" if by_length else "left", overflow="fold",
                     min_width=name_width, max_width=max(name_width, MODEL_NAME_WIDTH))
     spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS, listed)
-    left_out = _left_out_budgets(budgets, spans)
+    left_out = _left_out_budgets(budgets, spans, names)
     budgets = [first for first, _ in spans]
     for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
         span = f"≤{first}{'' if last == first else f'-{last}'}"  # kept whole: a narrow column wraps before GPUs
@@ -171,12 +175,69 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     merged = "; ≤a-b: budgets a to b, the same plans" if any(first != last for first, last in spans) else ""
     yarn = _past_known_legend([plan for plan in grid.values() if plan])
     unchecked = not host_checked and any(plan.offload for plan in grid.values() if plan)
-    offload = f" (host memory per node {host_ram_unchecked_words()})" if unchecked else ""
+    offload = f" (host memory per node {host_ram_unchecked_words(names.host_ram)})" if unchecked else ""
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
-                  f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla{_rocm_caution(grid.values())}")
+                  f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla{_rocm_caution(grid.values(), names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)
+
+
+def map_limits(gpu_map: GpuMap) -> str:
+    """The limits `gpu_map`'s plans keep to, as its title names them (a train batch, host memory, nodes of another
+    size, estimates alone or none): ``, train batch 256, nodes of 4 GPUs``; "" for none."""
+    return "".join((
+        f", train batch {gpu_map.train_batch_size}" if gpu_map.train_batch_size else "",
+        f", host memory {shown_number(gpu_map.host_ram_gb)} GiB per node" if gpu_map.host_ram_gb is not None else "",
+        f", nodes of {gpu_map.node_gpus} GPUs" if gpu_map.node_gpus is not None else "",
+        {"only": ", estimates alone", "never": ", no estimates"}.get(gpu_map.estimate or "", "")))
+
+
+def map_title(gpu_map: GpuMap, weights: str | None = None) -> str:
+    """`gpu_map`'s title: its GPU type (and model, by length), what its cells are, the limits its plans keep to
+    (`map_limits`), and the choices its question names: a token budget auto, cost weights of one's own (`weights`,
+    their file as given) and a memory model of one's own."""
+    mapped = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
+              else f"{gpu_map.gpu}: longest context per model and GPU budget")
+    return "".join((
+        mapped, map_limits(gpu_map), ", token budget auto" if gpu_map.token_budget == "auto" else "",
+        f", weights {weights}" if weights else "",
+        f", memory model: {gpu_map.memory_model_source}" if gpu_map.memory_model_source else ""))
+
+
+def map_views(gpu_maps: Sequence[GpuMap], weights: str | None = None, narrow: bool = False, listed: bool = False,
+              names: OptionNames = COMMAND_OPTIONS) -> list[Group]:
+    """`gpu_maps` as `map_view`s, each under its `map_title` (`weights`: the cost weights' file, as given), with the
+    legend its limits and host memory call for (`narrow`, `listed`, `names`: as `map_view`'s)."""
+    return [map_view(gpu_map, map_title(gpu_map, weights), limited=bool(map_limits(gpu_map)),
+                     host_checked=gpu_map.host_ram_gb is not None, narrow=narrow, listed=listed, names=names)
+            for gpu_map in gpu_maps]
+
+
+def maps_width(views: Sequence[Group]) -> int:
+    """The columns `map_views`' `views` need for their tables whole (not their titles or legends, which wrap)."""
+    unbounded = Console(width=UNBOUNDED_WIDTH, file=io.StringIO(), **PLAIN_TEXT)
+    return max(unbounded.measure(view.renderables[1]).maximum for view in views)
+
+
+def map_text(maps: Sequence[GpuMap], *, width: int = PIPED_WIDTH, color: bool = False,
+             option_names: OptionNames = API_OPTIONS) -> str:
+    """The text ``solve map`` prints for `maps` (of `solver.map_plans`), laid out as on a pipe `width` columns wide:
+    the maps' tables whole, wider than `width` where they need more (as a pipe gets them), with ANSI colour codes
+    where `color`; the lines name options as `option_names` do (the API's keywords). The budgets count as listed
+    (each a column, as with ``budgets``) unless they are 1 to N. Its titles name no cost weights, which a `GpuMap`
+    does not keep. `QueryError` (one line) for a bad argument."""
+    if isinstance(maps, GpuMap):
+        raise QueryError("maps must be a list or tuple of GpuMap, got a GpuMap: pass (gpu_map,), or map_plans' tuple")
+    check_types(("maps", maps, list | tuple), ("option_names", option_names, OptionNames))
+    check_text_options(width, color)
+    if not maps:
+        raise QueryError("maps: an empty list holds no map: pass map_plans' maps")
+    for index, gpu_map in enumerate(maps):
+        check_types((f"maps[{index}]", gpu_map, GpuMap))
+    listed = any(gpu_map.budget_gpus != tuple(range(1, gpu_map.budget_gpus[-1] + 1)) for gpu_map in maps)
+    views = map_views(maps, listed=listed, names=option_names)
+    return view_text(Group(*views), max(width, maps_width(views)), color)
