@@ -21,6 +21,7 @@ import solver.cluster.reasons
 import solver.cluster.search
 from solver.cli import main
 from solver.cluster.options import Option, Planner, fleet_options, pools_with_ways
+from solver.query import WAYS_QUESTIONS_PER_SECOND
 from solver.render import cluster_json, purchase_json
 from solver.tables import load_fleet, load_weights
 
@@ -102,6 +103,7 @@ def test_the_reasons_of_the_jobs_with_no_way_share_the_limit_and_say_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     probe = {"name": "probe", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}
     fleet = load_fleet(fleet_file({"pools": [A100], "jobs": [probe, TOO_LONG]}, tmp_path), CATALOG)
+    _questions_per_second(monkeypatch, WAYS_QUESTIONS_PER_SECOND)  # the count as shipped, the wall clock out of reach
     full = place(fleet, catalog=CATALOG, time_limit_s=1)
     assert full.unplaced[0].reason.startswith("a100: ") and full.unplaced[0].pools
     # As many questions as the jobs' ways ask, at 1 s: the ways are all worked out, the reason is left unasked.
@@ -138,6 +140,7 @@ def test_the_wall_clock_cuts_the_reasons_where_the_count_does_not_and_says_so(
 def test_a_purchase_cut_short_buys_for_the_jobs_asked_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = _fleet_file(tmp_path)
     fleet = load_fleet(path, CATALOG)
+    _questions_per_second(monkeypatch, WAYS_QUESTIONS_PER_SECOND)  # the count as shipped, the wall clock out of reach
     assert buy(fleet, catalog=CATALOG, time_limit_s=4).ways_cut_short == ()
     _questions_per_second(monkeypatch, 3)
     # Every job must be placed (none is marked required): one left without ways leaves no purchase to find.
@@ -171,6 +174,7 @@ def test_a_purchase_reason_left_unasked_says_so(tmp_path: Path, monkeypatch: pyt
     probe = {"name": "probe", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}
     path = fleet_file({"pools": [A100], "jobs": [probe, TOO_LONG]}, tmp_path)
     fleet = load_fleet(path, CATALOG)
+    _questions_per_second(monkeypatch, WAYS_QUESTIONS_PER_SECOND)  # the count as shipped, the wall clock out of reach
     full = buy(fleet, catalog=CATALOG, time_limit_s=1)
     assert full.fits_nowhere[0].reason.startswith("a100: ")
     asked_before: list[int] = []  # the planner's questions as the reason is asked: the ways' alone
