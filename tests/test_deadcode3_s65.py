@@ -5,6 +5,7 @@ infeasible), which raised an IndexError from the pools' check, gives the command
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ from solver.rules import COMMAND_OPTIONS
 from solver.solve import WorkBudget, work_budget
 from solver.tables import QueryError, load_weights
 
+BUY_MODULE = import_module("solver.cluster.buy")
+"""`solver.cluster.buy` the module (the package's `buy` is its function)."""
 WIDE = 400
 """Columns wide enough that no line wraps: ``time_limit_s`` longer than ``--time-limit`` then moves no break."""
 
@@ -70,3 +73,23 @@ def test_a_placement_on_other_pools_is_still_refused_in_one_line(tmp_path: Path)
     other = fleet_file({"pools": [{**A100, "name": "b100"}], "jobs": [TOO_LONG]}, tmp_path / "other")
     with pytest.raises(QueryError, match=r"^result is on the pools a100, fleet has b100: pass the fleet it placed$"):
         solver.cluster_text(result, other)
+
+
+def test_ctrl_c_while_a_purchase_s_placement_widens_keeps_it_as_placed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = fleet_file({"pools": [A100], "jobs": [
+        {"name": "small", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1}]}, tmp_path)
+    widened = buy(path, time_limit_s=10)
+    assert (widened.status, widened.interrupted, widened.placement_proven) == ("optimal", False, True)
+    grown = BUY_MODULE.grown_placements
+
+    def interrupted(*args: object) -> object:
+        if args[-1] is not None:  # widening, by a deadline: Ctrl-C comes
+            raise KeyboardInterrupt
+        return grown(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BUY_MODULE, "grown_placements", interrupted)
+    result = buy(path, time_limit_s=10)
+    assert (result.status, result.interrupted, result.placement_proven, result.gpus) == (
+        "optimal", True, False, widened.gpus)
+    assert result.placements == widened.placements  # here widening grows nothing: the placement, as placed
