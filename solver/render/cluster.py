@@ -231,7 +231,7 @@ def cluster_text(result: ClusterResult | PurchaseResult, fleet: Fleet | Path | s
     check_text_options(width, color)
     fleet = fleet if isinstance(fleet, Fleet) else load_fleet(fleet)
     pools, placed = [pool.name for pool in fleet.pools], [use.pool for use in result.pools]
-    if placed != pools:
+    if placed and placed != pools:  # a purchase that found none (`gpus` None) is on no pool
         raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
                          "it placed")
     view = (purchase_view(result, fleet, option_names) if isinstance(result, PurchaseResult)
