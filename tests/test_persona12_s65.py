@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from solver.cli import main
+from solver.cli import _COMMANDS, main
 
 A100_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 
@@ -25,3 +25,13 @@ def test_the_buy_note_beside_placed_jobs_not_required_names_them_too(tmp_path: P
     assert main(["cluster", str(path), "--buy", "--required", "p,c"]) == 0
     assert capsys.readouterr().out.startswith("status: optimal; to place every job, buy 8 GPUs (1 node), proven the "
                                               "fewest\n")
+
+
+def test_json_md_names_every_command_that_prints_json():
+    # docs/json.md, "for programs", named five commands' --json; solve tables --json was left out.
+    intro = (Path(__file__).parent.parent / "docs" / "json.md").read_text(encoding="utf-8").split("\n## ")[0]
+    with_json = [name for name, (build, _) in _COMMANDS.items()
+                 if any("--json" in action.option_strings for action in build()._actions)]
+    assert with_json == ["tables", "cluster", "calibrate", "memory", "map"]
+    assert [name for name in with_json if f"`solve {name} --json`" not in intro] == []
+    assert "`solve --json`" in intro
