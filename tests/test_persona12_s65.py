@@ -1,4 +1,5 @@
 """Persona12 (s65): what three users' first hour with the docs found (tests that failed before each fix)."""
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ A100_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 
 
 def test_the_buy_note_beside_placed_jobs_not_required_names_them_too(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]):
+                                                                     capsys: pytest.CaptureFixture[str]):
     # r (required) and p are placed, c is left out (5 GPUs at the fewest each, 8 on the node). Naming c alone with
     # --required made --buy place r and c on the node as it is and leave p out: "nothing to buy", c still not beside p.
     jobs = [{"name": "r", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4, "required": True},
@@ -35,3 +36,52 @@ def test_json_md_names_every_command_that_prints_json():
     assert with_json == ["tables", "cluster", "calibrate", "memory", "map"]
     assert [name for name in with_json if f"`solve {name} --json`" not in intro] == []
     assert "`solve --json`" in intro
+
+
+FLEET12 = """\
+pools:
+  - name: a100
+    gpu: A100-80GB
+    nodes: 2
+    gpus_per_node: 8
+    host_ram_gb: 1024
+  - name: h20
+    gpu: H20-96GB
+    nodes: 1
+    gpus_per_node: 8
+  - name: h100
+    gpu: H100-80GB
+    nodes: 2
+    gpus_per_node: 8
+    host_ram_gb: 2048
+jobs:
+  - {name: math-4b, model: Qwen3-4B, max_model_len: 32768, rollout_gpus: 2, priority: 3, pool: a100}
+  - {name: code-8b, model: Qwen3-8B, max_model_len: {at_least: 32768}, rollout_gpus: 2, train_batch_size: 256}
+  - {name: chat-14b, model: Qwen3-14B, max_model_len: 65536, rollout_gpus: 4, priority: 2}
+  - {name: probe-0.6b, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 1}
+  - {name: agent-8b, model: Qwen3-8B, max_model_len: 64k, rollout_gpus: 4, required: true}
+  - {name: long-4b, model: Qwen3-4B, max_model_len: {at_least: 65536, at_most: 131072}, rollout_gpus: 2}
+  - {name: tool-1.7b, model: Qwen3-1.7B, max_model_len: 16k, rollout_gpus: 1, priority: 2}
+  - {name: big-32b, model: Qwen3-32B, max_model_len: 32k, rollout_gpus: 8, pool: h100}
+  - {name: moe-30b, model: Qwen3-30B-A3B, max_model_len: 32768, rollout_gpus: 4}
+  - {name: rm-4b, model: Qwen3-4B, max_model_len: 16384, rollout_gpus: 0, priority: 1}
+  - {name: summ-8b, model: Qwen3-8B, max_model_len: 40960, rollout_gpus: 2, train_batch_size: 96}
+  - {name: llama-8b, model: Llama-3.1-8B, max_model_len: 65536, rollout_gpus: 2}
+"""
+"""Twelve jobs on three pools, one of them required (agent-8b): the capacity planner's file."""
+
+
+def test_the_buy_note_names_the_jobs_whose_ways_the_time_limit_cut_short(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]):
+    # 12 jobs on 3 pools, agent-8b required: --time-limit 2 leaves the last jobs' ways unasked. The note's --buy
+    # (at the default limit) must require them too, or it may leave them out of the purchase.
+    path = tmp_path / "fleet12.yaml"
+    path.write_text(FLEET12, encoding="utf-8")
+    assert main(["cluster", str(path), "--time-limit", "2", "--json"]) == 1
+    cut = json.loads(capsys.readouterr().out)["ways_cut_short"]
+    assert cut  # at most 200 questions in 2 s: the 12 jobs' ways need more
+    assert main(["cluster", str(path), "--time-limit", "2"]) == 1
+    note = capsys.readouterr().err.splitlines()[-1]
+    required = note.split(" --required ")[1].split()[0].split(",")
+    assert "agent-8b" not in required  # the file's own required job
+    assert [job for job in cut if job not in required] == []

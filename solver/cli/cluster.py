@@ -171,9 +171,9 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     """On stderr, where jobs are left out for want of room, or have no way to run that more nodes may give them
     (`SHORT_OF_NODES`, `SHORT_OF_GPUS`, or a length that more of a pool's GPUs train), that --buy names the fewest
     nodes to add (with --required naming every job not required but those no nodes place, where the required jobs
-    are placed or with --minimize nodes: --buy buys for the required ones alone, and drops the others it need not; with --token-budget auto where the run has it, or where
-    only that gives a job's length a way on more nodes); and the jobs whose length no number of nodes reaches
-    (`_note_beyond_any_nodes`)."""
+    are placed or with --minimize nodes: --buy buys for the required ones alone, and drops the others it need not;
+    with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes); and
+    the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     unplaced = result.unplaced
     short_of_room = [job.job for job in unplaced if job.reason_code in FOR_WANT_OF_ROOM]
     more_nodes = {job.job: [pool.more_nodes_token_budget or "default" for pool in job.pools
@@ -189,7 +189,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     goal = "to place every job"
     if result.required:
         if result.placements or args.minimize:  # --buy would buy for the required jobs alone
-            placeable = {placed.job for placed in result.placements} | {*short_of_room, *wayless}
+            placed = [placement.job for placement in result.placements]
+            placeable = {*placed, *short_of_room, *wayless, *result.ways_cut_short}
             others = [job.name for job in fleet.jobs if job.name in placeable and job.name not in result.required]
             named = dict.fromkeys([*(args.required or ()), *others])  # --required's, then the others
             if named:
