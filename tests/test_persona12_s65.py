@@ -85,3 +85,16 @@ def test_the_buy_note_names_the_jobs_whose_ways_the_time_limit_cut_short(tmp_pat
     required = note.split(" --required ")[1].split()[0].split(",")
     assert "agent-8b" not in required  # the file's own required job
     assert [job for job in cut if job not in required] == []
+
+
+def test_the_synopsis_shows_required_beside_a_placement_not_only_under_buy(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]):
+    # planner.md's synopsis nested it, "--buy [--required JOB[,JOB...]]"; a plain placement takes it as well.
+    block = (Path(__file__).parent.parent / "docs" / "planner.md").read_text(encoding="utf-8").split(
+        "## Command line\n\n```\n")[1].split("```")[0]
+    cluster = block.split("solve cluster ")[1].split("\nsolve ")[0]
+    assert "[--minimize nodes | --buy] [--required JOB[,JOB...]]" in cluster
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET12, encoding="utf-8")
+    assert main(["cluster", str(path), "--minimize", "nodes", "--required", "rm-4b", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["required"] == ["agent-8b", "rm-4b"]
