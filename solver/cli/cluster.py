@@ -160,20 +160,20 @@ def run_cluster(args: argparse.Namespace) -> int:
     _print_placement(args, result, fleet, written)
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
     if not args.json:
-        _note_buy(args, result)
+        _note_buy(args, result, fleet)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
 
-def _note_buy(args: argparse.Namespace, result: ClusterResult) -> None:
+def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> None:
     """On stderr, where jobs are left out for want of room, or have no way to run that more nodes may give them
     (`SHORT_OF_NODES`, `SHORT_OF_GPUS`, or a length that more of a pool's GPUs train), that --buy names the fewest
-    nodes to add (with --required naming them where the required jobs are placed, or every job not required with
-    --minimize nodes: --buy buys for the required ones alone; with --token-budget auto where the run has it, or where
-    only that gives a job's length a way on more nodes); and the jobs whose length no number of nodes reaches
-    (`_note_beyond_any_nodes`)."""
+    nodes to add (with --required naming every job not required but those no nodes place, where the required jobs
+    are placed or with --minimize nodes: --buy buys for the required ones alone, and drops the others it need not;
+    with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes); and
+    the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     unplaced = result.unplaced
     short_of_room = [job.job for job in unplaced if job.reason_code in FOR_WANT_OF_ROOM]
     more_nodes = {job.job: [pool.more_nodes_token_budget or "default" for pool in job.pools
@@ -189,8 +189,10 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult) -> None:
     goal = "to place every job"
     if result.required:
         if result.placements or args.minimize:  # --buy would buy for the required jobs alone
-            left_out = [job for job in [*short_of_room, *wayless] if job not in result.required]
-            named = dict.fromkeys([*(args.required or ()), *left_out])  # --required's, then the others left out
+            placed = [placement.job for placement in result.placements]
+            placeable = {*placed, *short_of_room, *wayless, *result.ways_cut_short}
+            others = [job.name for job in fleet.jobs if job.name in placeable and job.name not in result.required]
+            named = dict.fromkeys([*(args.required or ()), *others])  # --required's, then the others
             if named:
                 command += f" --required {shlex.quote(','.join(named))}"
             goal = "to place the jobs left out too" if result.placements else goal
