@@ -1,6 +1,5 @@
-"""Session 65, slips11: four slips review s65 persona11 found. A plan line's nodes are the whole job's, not the
-rollout's; an option taking a file given none says so; ``solve examples`` refuses a folder named like a file; the
-Trinity fragment's comments wrap at the file's width, its data unchanged."""
+"""Session 65, slips11: slips review s65 persona11 found. A plan line's nodes are the whole job's, not the rollout's;
+an option taking a file given none says so; ``solve examples`` refuses a folder not made yet named like a file."""
 
 from __future__ import annotations
 
