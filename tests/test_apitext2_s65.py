@@ -51,7 +51,8 @@ def _flags(text: str) -> list[str]:
       "not checked: --host-ram not given": "not checked: host_ram_gb not given", **APPLY}),
     (["--model", "8B", "--gpu", "a100", "--len", "32768", "--gpus", "8", "--rollout-gpus", "4"],
      {"model": "8B", "gpu": "a100", "max_model_len": 32768, "budget_gpus": 8, "rollout_gpus": 4},
-     {"(documented): --gpus 4": "(documented): budget_gpus=4", **APPLY}),
+     {"(documented): --gpus 4": "(documented): budget_gpus=4", "(--rollout-gpus 4 asked": "(rollout_gpus=4 asked",
+      **APPLY}),
 ])
 def test_the_text_names_the_api_keywords_where_solve_names_its_flags(
         cli: Cli, monkeypatch: pytest.MonkeyPatch, argv: list[str], asked: dict[str, object],

@@ -2993,7 +2993,8 @@ def test_a_plan_that_takes_the_whole_budget_names_no_request_for_the_rollout_tha
     assert cli(*flags, "--gpus", "6", "--rollout-gpus", "2")[0] == 1  # indeed no plan
     status, out, _ = cli(*flags, "--gpus", "8", "--rollout-gpus", "2")  # the way it names
     assert status == 0
-    assert "plan           Env + Offload + SP=8 on 8 of 8 GPUs, with 8 rollout GPUs on 2 nodes of 8" in out
+    assert ("plan           Env + Offload + SP=8 on 8 of 8 GPUs, with 8 rollout GPUs, trainer and rollout on 2 nodes "
+            "of 8") in out
 
 
 def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_keeps_gpus_for_the_rollout(cli):

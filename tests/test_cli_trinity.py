@@ -210,10 +210,11 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
                    "rollout the rest of the 3 nodes\n")
     # The plan line says so too, without --emit: a user with one node must not read it as fitting there.
     status, out, _ = cli(*flags[:-2], "--gpus", "16", "--rollout-gpus", "4")
-    assert status == 0 and ("on 16 of 16 GPUs, with 8 rollout GPUs on 3 nodes of 8 (4 asked: a trainer on whole "
-                            "nodes leaves the rollout whole nodes)") in out
+    assert status == 0 and ("on 16 of 16 GPUs, with 8 rollout GPUs, trainer and rollout on 3 nodes of 8 "
+                            "(--rollout-gpus 4 asked: a trainer on whole nodes leaves the rollout whole nodes)"
+                            ) in " ".join(out.split())
     status, out, _ = cli(*flags[:-2], "--gpus", "4", "--rollout-gpus", "12")
-    assert status == 0 and "on 4 of 4 GPUs, with 12 rollout GPUs on 2 nodes of 8\n" in out
+    assert status == 0 and "on 4 of 4 GPUs, with 12 rollout GPUs, trainer and rollout on 2 nodes of 8\n" in out
     status, out, err = cli(*flags, "--gpus", "4", "--rollout-gpus", "4")
     assert (status, err) == (0, "") and "node_num: 1\n" in out and "gpu_per_node: 8  # 4 trainer + 4 rollout\n" in out
     # A trainer in part of one node, and rollout filling it and another: 4 + 12 GPUs on 2 nodes of 8.

@@ -45,7 +45,7 @@ def test_persona_16_gpus_in_all_with_8_for_the_rollout_take_two_nodes_not_three(
     _, text, _ = cli(*PERSONA, "--total-gpus", "16", "--rollout-gpus", "8")
     assert text.splitlines()[:2] == [
         "H100-80GB · Qwen3-14B · cheapest plan for 131072 tokens within 16 GPUs in all (8 for the rollout): optimal",
-        "plan           Env + Offload + SP=8 on 8 of 8 GPUs, with 8 rollout GPUs on 2 nodes of 8"]
+        "plan           Env + Offload + SP=8 on 8 of 8 GPUs, with 8 rollout GPUs, trainer and rollout on 2 nodes of 8"]
     _, trainer_budget, _ = cli(*PERSONA, "--gpus", "16", "--rollout-gpus", "8", "--json")  # the review's 24 GPUs
     assert json.loads(trainer_budget)[0]["plans"][0]["nodes"] == 3
     assert json.loads(trainer_budget)[0]["total_gpus"] is None

@@ -10,7 +10,7 @@ from pathlib import Path
 from solver.cli.argtypes import path_argument
 from solver.cli.atomic import not_a_regular_file, writable_status, write_all_atomically
 from solver.cli.output import print_escaped
-from solver.cli.parser import Parser
+from solver.cli.parser import FILE_SUFFIXES, Parser
 from solver.cli.paths import refuse_tables_folder
 from solver.tables import QueryError, holds_text, it_or_them, resolved_path, shipped_examples
 
@@ -27,8 +27,8 @@ def build_examples_parser() -> Parser:
                     "the example (unchanged), and refused where it differs (--force overwrites it): then nothing is "
                     "written.",
                     epilog="Exit status: 0 the files are written (or unchanged), 2 bad input (a file there that "
-                    "differs without --force, a DIR that is not a folder, cannot be written or is the shipped GPU "
-                    "tables' folder, feasibility/).")
+                    "differs without --force, a DIR that is not a folder (or, not made yet, is named like a file: "
+                    "x.yaml), cannot be written or is the shipped GPU tables' folder, feasibility/).")
     parser.add_argument("dir", metavar="DIR", nargs="?", type=path_argument("folder to write in"),
                         default=DEFAULT_FOLDER,
                         help=f"the folder to write them into, made if missing; default: {DEFAULT_FOLDER.as_posix()} "
@@ -42,6 +42,9 @@ def run_examples(args: argparse.Namespace) -> int:
     each file, written or unchanged."""
     folder: Path = args.dir
     refuse_tables_folder(folder, str(folder), "examples")
+    if folder.suffix.lower() in FILE_SUFFIXES and not folder.is_dir():  # solve examples x.yaml: a file's name
+        raise QueryError(f"{folder}: named like a file, and DIR is the folder to write all the examples into: name a "
+                         f"folder (made if missing; default {DEFAULT_FOLDER.as_posix()}), or make this one first")
     targets = {folder / name: text for name, text in shipped_examples().items()}
     try:
         unchanged = {target for target, text in targets.items() if _holds_example(target, text)}

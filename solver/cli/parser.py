@@ -69,6 +69,9 @@ def _options_named(argv: Sequence[str]) -> Iterator[tuple[str, str]]:
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 """The ends of the names of the files rft-solver reads: a stray word with one names a file, given without its option."""
 
+NAMED_VALUES = {"FILE": "a file name", "PATH": "a file or folder name", "DIR": "a folder name"}
+"""What an option's value names, by its metavar: said where the option is given without one (``--write``)."""
+
 NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count")
 """Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
 (--gpus, on nodes of --node-gpus) answers with that count."""
@@ -231,12 +234,17 @@ class Parser(argparse.ArgumentParser):
 
     def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
         """argparse's, with the accepted values where an option with choices is given without one (``--emit``:
-        'trinity'; argparse says only that it expected one argument)."""
+        'trinity'), or what its value names where it takes a file or folder (``--write``: a file name, as
+        `NAMED_VALUES` says); argparse says only that it expected one argument."""
         try:
             return super()._match_argument(action, arg_strings_pattern)
         except argparse.ArgumentError as error:
-            if action.choices is None or action.nargs is not None:
+            named = NAMED_VALUES.get(str(action.metavar))
+            if action.nargs is not None or (action.choices is None and named is None):
                 raise
+            if action.choices is None:
+                raise argparse.ArgumentError(
+                    action, f"expected {named} ({action.option_strings[0]} {action.metavar})") from error
             accepted = ", ".join(map(repr, action.choices))
             raise argparse.ArgumentError(action, f"expected one argument (choose from {accepted})") from error
 

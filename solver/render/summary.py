@@ -345,9 +345,9 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int, name
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNames) -> str:
     """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout)`` (the ``for rollout`` row says how
-    to keep some); ``4 of 6 GPUs, with 2 rollout GPUs (2 unused: ...)`` with --rollout-gpus
-    (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
-    `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
+    to keep some); ``4 of 6 GPUs, with 2 rollout GPUs (2 unused: ...)`` with --rollout-gpus (and the nodes trainer
+    and rollout take together, ``..., trainer and rollout on 2 nodes of 8``, when the layout takes more than one node
+    of `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
     rollout)`` for a trainer past one node; ``8 of 12 GPUs: whole nodes of 8 (4 left for rollout)`` for a trainer of
     one node that a budget past it leaves short of a second, the rest idle as the trainer takes whole nodes past one."""
     of_budget = f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}" + (
@@ -365,9 +365,12 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNam
                 plan.unused_gpus and not answer.open_budget and answer.current is None
                 and plan.gpus + widened <= node_gpus) else ""
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
+        asked = names.valued(names.rollout_gpus, answer.rollout_gpus)
         more = "" if rollout == answer.rollout_gpus else \
-            f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
-        return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
+            f" ({asked} asked: a trainer on whole nodes leaves the rollout whole nodes)"
+        # The nodes are the whole job's, not the rollout's alone: the words say so.
+        together = f"trainer and rollout on {nodes} nodes of {node_gpus}"
+        return f"{trainer}, with {counted(rollout, 'rollout GPU')}, {together}{more}"
     spanned = f", {trainer_nodes_of(plan.gpus, node_gpus)} whole nodes of {node_gpus}" if plan.gpus > node_gpus else ""
     if answer.open_budget:
         return counted(plan.gpus, "GPU") + spanned
