@@ -4,14 +4,18 @@ first helper left alive (k13, k19, m02, m08, x10, t10), each killed here or argu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from test_interp_s64 import _nested, _problems
 
 import solver
 import solver.cluster.options
 from solver.render.cluster import cluster_text
+from solver.render.maps import _left_out_budgets
 from solver.tables import Fleet, Job, Pool, load_catalog
+from solver.trinity.interpolation import ConfigError, ConfigValues, ResolvesToNothing
 
 CATALOG = load_catalog()
 CHAT_A = Job(name="chat-a", model="Qwen3-14B", max_model_len=65536, rollout_gpus=4, required=True)
@@ -97,3 +101,47 @@ def test_a_required_job_that_fits_nowhere_is_infeasible_though_a_job_not_require
             _undecided(patched, model)
             result = solver.place(fleet, catalog=CATALOG)
         assert (result.status, result.no_way_to_run, result.undecided_ways > 0) == (status, ("chat-a",), True)
+
+
+def test_a_value_read_before_still_marks_the_values_reading_it_as_reading_the_environment():
+    # k13 (a value resolved before, which read an environment variable, not re-marked where another reads it): w's
+    # key name comes from the environment, so r's missing key may be there in the run's; read w first, r is still
+    # not judged (ConfigError, not ResolvesToNothing).
+    values = ConfigValues({"w": "${oc.env:WHICH,nope}", "b": {"c": 1}, "r": "${b.${w}}"}, {})
+    assert values.get(("w",)) == "nope"
+    with pytest.raises(ConfigError, match="the config has no b.nope") as raised:
+        values.get(("r",))
+    assert not isinstance(raised.value, ResolvesToNothing)
+
+
+def test_a_flag_given_as_text_is_shown_as_the_text_it_is():
+    # k19 (the value shown decoded): OmegaConf's bool field reads the text '1.5', not the number 1.5.
+    path = ("trainer", "trainer_config", "critic", "model", "fsdp_config", "offload_policy")
+    assert _problems(_nested(path, "1.5")) == [("wrong-type", (
+        "trainer.trainer_config.critic.model.fsdp_config.offload_policy must be true or false, got '1.5': the notes "
+        "that read it are not judged"))]
+
+
+def test_a_map_of_exactly_five_runs_keeps_one_that_holds_no_power_of_two(cli: Callable[..., tuple[int, str, str]]):
+    # m02 (`<=` -> `<`): budgets 1 to 20 make five runs (1, 2-3, 4-7, 8-15, 16-20); the four powers of two below 20
+    # and 20 itself leave 1 out, but five runs are all shown.
+    status, out, _ = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "20")
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    assert status == 0 and [cell.strip() for cell in header.strip("┃").split("┃")][1:] == [
+        "≤1 GPU", "≤2-3 GPUs", "≤4-7 GPUs", "≤8-15 GPUs", "≤16-20 GPUs"]
+    assert "columns left out" not in out
+
+
+def test_two_budgets_left_out_are_named_in_the_plural():
+    # m08 (`> 1` -> `> 2`): no map of 17 to 64 GPUs scanned (8B on H100 and A100, 4B on H20, 32B on A100, 0.6B on
+    # H100) leaves exactly two budgets out, so the line's words are asked of the columns directly.
+    assert _left_out_budgets([1, 2, 3, 4], [(1, 1), (3, 3)]) == (
+        "budgets 2 and 4: columns left out (--budgets maps them; --json has every budget)")
+    assert _left_out_budgets([1, 2, 3], [(1, 2)]).startswith("budget 3: columns left out")
+
+
+def test_a_coloured_text_view_gives_the_shades_in_true_colour():
+    # x10 (the standard 16 colours): the lightest shade, #e8f5e9, is written as its RGB, not the nearest of 16.
+    fleet = TOO_SMALL.model_copy(update={"jobs": (PROBE,)})
+    text = cluster_text(solver.place(fleet, catalog=CATALOG), fleet, width=120, color=True)
+    assert "\x1b[30;48;2;232;245;233mvanilla\x1b[0m" in text
