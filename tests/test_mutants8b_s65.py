@@ -4,6 +4,7 @@ first helper left alive (k13, k19, m02, m08, x10, t10), each killed here or argu
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,8 @@ import solver
 import solver.cluster.options
 from solver.render.cluster import cluster_text
 from solver.render.maps import _left_out_budgets
-from solver.tables import Fleet, Job, Pool, load_catalog
+from solver.tables import Fleet, Job, Pool, QueryError, load_catalog
+from solver.trinity import plan_settings, trinity_fragment
 from solver.trinity.interpolation import ConfigError, ConfigValues, ResolvesToNothing
 
 CATALOG = load_catalog()
@@ -145,3 +147,12 @@ def test_a_coloured_text_view_gives_the_shades_in_true_colour():
     fleet = TOO_SMALL.model_copy(update={"jobs": (PROBE,)})
     text = cluster_text(solver.place(fleet, catalog=CATALOG), fleet, width=120, color=True)
     assert "\x1b[30;48;2;232;245;233mvanilla\x1b[0m" in text
+
+
+def test_plan_settings_takes_no_option_names_and_the_fragment_still_checks_its_own():
+    # plan_settings' option_names worded only the keys' comments, which its settings drop: gone, with its callers'.
+    assert "option_names" not in inspect.signature(plan_settings).parameters
+    plan = solver.plan("Qwen3-4B", max_model_len=8192, budget_gpus=4)[0].plans[0]
+    with pytest.raises(QueryError) as raised:
+        trinity_fragment(plan, CATALOG.model("Qwen3-4B"), option_names="api")  # type: ignore[arg-type]
+    assert str(raised.value) == "option_names must be an OptionNames, got 'api'"

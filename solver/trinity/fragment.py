@@ -327,8 +327,7 @@ def plan_fragment(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
                                option_names=option_names, check_flags=check)
     check_settings_arguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
-                             layout=layout, version=version, train_batch_size=train_batch_size,
-                             option_names=option_names)
+                             layout=layout, version=version, train_batch_size=train_batch_size)
     _check_header_arguments(plan, options)
     ordered, settings = fragment_keys(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                                       layout=layout, version=version, train_batch_size=train_batch_size,
@@ -358,7 +357,8 @@ def _check_header_arguments(plan: Plan, options: _FragmentOptions) -> None:
     `rollout_gpus`), the trainer takes one node of `node_gpus` or whole nodes."""
     check_types(("gpu", options.gpu, str | None), ("rocm", options.rocm, bool),
                 ("node_gpus", options.node_gpus, int | None), ("host_ram_gb", options.host_ram_gb, float | None),
-                ("host_ram_source", options.host_ram_source, str), ("check", options.check_flags, tuple | None))
+                ("host_ram_source", options.host_ram_source, str), ("check", options.check_flags, tuple | None),
+                ("option_names", options.option_names, OptionNames))
     check_host_ram(options.host_ram_gb, options.option_names)
     check_gpu_name(options.gpu)
     if options.check_flags is not None and not _printable(options.check_flags):  # as gpu: a comment's words
