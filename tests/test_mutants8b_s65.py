@@ -151,6 +151,7 @@ def test_a_coloured_text_view_gives_the_shades_in_true_colour():
 
 def test_plan_settings_takes_no_option_names_and_the_fragment_still_checks_its_own():
     # plan_settings' option_names worded only the keys' comments, which its settings drop: gone, with its callers'.
+    # trinity_fragment checks its own first (before, the header's host memory source read it: an AttributeError).
     assert "option_names" not in inspect.signature(plan_settings).parameters
     plan = solver.plan("Qwen3-4B", max_model_len=8192, budget_gpus=4)[0].plans[0]
     with pytest.raises(QueryError) as raised:

@@ -321,6 +321,7 @@ def plan_fragment(
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys (`fragment_keys`, as
     `plan_settings` gives the settings alone)."""
+    check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus,
                                version=version, rocm=rocm, train_batch_size=train_batch_size, node_gpus=node_gpus,
                                host_ram_gb=host_ram_gb, host_ram_source=(
@@ -357,8 +358,7 @@ def _check_header_arguments(plan: Plan, options: _FragmentOptions) -> None:
     `rollout_gpus`), the trainer takes one node of `node_gpus` or whole nodes."""
     check_types(("gpu", options.gpu, str | None), ("rocm", options.rocm, bool),
                 ("node_gpus", options.node_gpus, int | None), ("host_ram_gb", options.host_ram_gb, float | None),
-                ("host_ram_source", options.host_ram_source, str), ("check", options.check_flags, tuple | None),
-                ("option_names", options.option_names, OptionNames))
+                ("host_ram_source", options.host_ram_source, str), ("check", options.check_flags, tuple | None))
     check_host_ram(options.host_ram_gb, options.option_names)
     check_gpu_name(options.gpu)
     if options.check_flags is not None and not _printable(options.check_flags):  # as gpu: a comment's words
