@@ -13,9 +13,11 @@ from test_interp_s64 import _nested, _problems
 
 import solver
 import solver.cluster.options
+from solver.cluster.options import Planner, fleet_options
 from solver.render.cluster import cluster_text
 from solver.render.maps import _left_out_budgets
-from solver.tables import Fleet, Job, Pool, QueryError, load_catalog
+from solver.rules import COMMAND_OPTIONS
+from solver.tables import AtLeast, Fleet, Job, Pool, QueryError, Setting, load_catalog, load_weights
 from solver.trinity import plan_settings, trinity_fragment
 from solver.trinity.interpolation import ConfigError, ConfigValues, ResolvesToNothing
 
@@ -137,9 +139,9 @@ def test_a_map_of_exactly_five_runs_keeps_one_that_holds_no_power_of_two(cli: Ca
 def test_two_budgets_left_out_are_named_in_the_plural():
     # m08 (`> 1` -> `> 2`): no map of 17 to 64 GPUs scanned (8B on H100 and A100, 4B on H20, 32B on A100, 0.6B on
     # H100) leaves exactly two budgets out, so the line's words are asked of the columns directly.
-    assert _left_out_budgets([1, 2, 3, 4], [(1, 1), (3, 3)]) == (
+    assert _left_out_budgets([1, 2, 3, 4], [(1, 1), (3, 3)], COMMAND_OPTIONS) == (
         "budgets 2 and 4: columns left out (--budgets maps them; --json has every budget)")
-    assert _left_out_budgets([1, 2, 3], [(1, 2)]).startswith("budget 3: columns left out")
+    assert _left_out_budgets([1, 2, 3], [(1, 2)], COMMAND_OPTIONS).startswith("budget 3: columns left out")
 
 
 def test_a_coloured_text_view_gives_the_shades_in_true_colour():
@@ -157,3 +159,14 @@ def test_plan_settings_takes_no_option_names_and_the_fragment_still_checks_its_o
     with pytest.raises(QueryError) as raised:
         trinity_fragment(plan, CATALOG.model("Qwen3-4B"), option_names="api")  # type: ignore[arg-type]
     assert str(raised.value) == "option_names must be an OptionNames, got 'api'"
+
+
+def test_a_stretch_held_to_its_at_most_keeps_env_at_the_roomy_margin():
+    # t10 (the roomy question's re-ask at the ceiling unpinned from Env): on 8 A100s the estimates' longest for
+    # Qwen3-4B passes 49152, the at_most, where the plan is thin; the roomy margin is Env's, so the re-ask there keeps
+    # Env (unpinned, SP=4 without Env is cheaper, and that margin does not measure its room).
+    fleet = TOO_SMALL.model_copy(update={"jobs": (Job(name="j", model="Qwen3-4B",
+                                                      max_model_len=AtLeast(at_least=32768, at_most=49152)),)})
+    ways = fleet_options(Planner(CATALOG, load_weights(), "only"), fleet).options
+    assert {(way.plan.gpus, way.plan.max_model_len, way.plan.setting) for way in ways if way.plan.gpus == 8} == {
+        (8, 49152, Setting(env=True, sp=4))}
