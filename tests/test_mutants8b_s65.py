@@ -13,7 +13,7 @@ from test_interp_s64 import _nested, _problems
 
 import solver
 import solver.cluster.options
-from solver.cluster.options import Planner, fleet_options
+from solver.cluster.options import Planner, ways_in_pool
 from solver.render.cluster import cluster_text
 from solver.render.maps import _left_out_budgets
 from solver.rules import COMMAND_OPTIONS
@@ -162,11 +162,12 @@ def test_plan_settings_takes_no_option_names_and_the_fragment_still_checks_its_o
 
 
 def test_a_stretch_held_to_its_at_most_keeps_env_at_the_roomy_margin():
-    # t10 (the roomy question's re-ask at the ceiling unpinned from Env): on 8 A100s the estimates' longest for
-    # Qwen3-4B passes 49152, the at_most, where the plan is thin; the roomy margin is Env's, so the re-ask there keeps
-    # Env (unpinned, SP=4 without Env is cheaper, and that margin does not measure its room).
+    # t10 (the roomy question's re-ask at the ceiling unpinned from Env): on 8 A100s Qwen3-4B's longest passes 49152,
+    # the at_most, where the plan is thin; the roomy margin is Env's, so the re-ask there keeps Env (unpinned, SP=4
+    # without Env is cheaper, and that margin does not measure its room). A placement asks 8 GPUs on the evidence
+    # `auto` only where the tables' counts give the job no way in the pool (here 1, 2, 4 and 6 do): asked directly.
     fleet = TOO_SMALL.model_copy(update={"jobs": (Job(name="j", model="Qwen3-4B",
                                                       max_model_len=AtLeast(at_least=32768, at_most=49152)),)})
-    ways = fleet_options(Planner(CATALOG, load_weights(), "only"), fleet).options
-    assert {(way.plan.gpus, way.plan.max_model_len, way.plan.setting) for way in ways if way.plan.gpus == 8} == {
-        (8, 49152, Setting(env=True, sp=4))}
+    ways = ways_in_pool(Planner(CATALOG, load_weights(), "auto"), fleet, 0, 0, (8,), "auto")
+    assert [(way.plan.gpus, way.plan.max_model_len, way.plan.setting) for way in ways] == [
+        (8, 49152, Setting(env=True, sp=4))]
