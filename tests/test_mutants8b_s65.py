@@ -63,8 +63,8 @@ def test_required_jobs_proven_not_to_fit_are_infeasible_though_a_job_not_require
         (job.name, NOT_TOGETHER) for job in TOO_SMALL.jobs}
     assert cluster_text(result, TOO_SMALL, width=200).splitlines()[:2] == [
         "status: infeasible",
-        "the time limit cut working out the jobs' ways short: probe got none (the jobs of more priority are asked "
-        "first), and as none of them is required, their ways would not make room for the required jobs"]
+        ("the time limit cut working out the jobs' ways short: probe got none (the jobs of more priority are asked "
+         "first), and as none of them is required, their ways would not make room for the required jobs")]
 
 
 def test_a_required_job_cut_short_still_leaves_the_status_unknown(monkeypatch: pytest.MonkeyPatch):
