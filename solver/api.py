@@ -437,7 +437,7 @@ def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
     from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
 
     _, keys = _answer_keys("trinity_settings", answer, catalog, version)
-    return plan_settings(**keys._asdict(), option_names=API_OPTIONS)
+    return plan_settings(**keys._asdict())
 
 
 class _FragmentKeys(NamedTuple):
@@ -515,7 +515,7 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
     from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
 
     _, placements = _placements_made(result, fleet, catalog, version)
-    return {placed.job: plan_settings(**placed.keys._asdict(), option_names=API_OPTIONS) for placed in placements}
+    return {placed.job: plan_settings(**placed.keys._asdict()) for placed in placements}
 
 
 class _Placed(NamedTuple):

@@ -27,7 +27,7 @@ from solver.results import (
     rocm_env_note,
     spans_nodes,
 )
-from solver.rules import COMMAND_OPTIONS, OptionNames, token_budget
+from solver.rules import COMMAND_OPTIONS, token_budget
 from solver.tables import (
     CONFIG_SHAPE,
     Catalog,
@@ -323,7 +323,6 @@ class _KeysArguments(NamedTuple):
     layout: Any
     version: TrinityVersion | None
     train_batch_size: int | None
-    option_names: OptionNames
 
 
 def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalog: Catalog, model: Model,
@@ -334,8 +333,7 @@ def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalo
     nodes, rollout = fragment_layout(answer)
     return _KeysArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
                           engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
-                          version=args.trinity_version, train_batch_size=answer.train_batch_size,
-                          option_names=COMMAND_OPTIONS)
+                          version=args.trinity_version, train_batch_size=answer.train_batch_size)
 
 
 def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
@@ -443,7 +441,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         keys = _keys_arguments(args, answer, answer.plans[0], catalog, model, config, layout)
         try:
             fragments.append(plan_fragment(**keys._asdict(), gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
-                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check))
+                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
+                                           option_names=COMMAND_OPTIONS))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
             raise QueryError(engines_refusal(args, error, node_gpus)) from None
         if args.emit and answer.status == "feasible":  # the view says so under the plan

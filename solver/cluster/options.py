@@ -84,6 +84,9 @@ class FleetWays:
     host_rounded: tuple[str, ...]
     cut_short: tuple[int, ...] = ()
     wall_clock_cut: bool = False
+    undecided_jobs: frozenset[int] = frozenset()
+    """The jobs (indexes) whose turn asked a solve that ran out of time (`Planner.undecided`); a job reusing an answer
+    asked in an earlier job's turn is not among them, but that job is."""
 
 
 @dataclass(frozen=True)
@@ -377,13 +380,18 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
     limit), the required jobs first, then by priority, then in the file's order; the jobs past it get none."""
     by_job: dict[int, list[Option]] = {}
     wall_clock_cut = False
+    undecided: set[int] = set()
     for index in ways_order(fleet):
         if limit is not None and (reached := limit.reached(planner)):
             wall_clock_cut = reached == "wall clock"
             break
+        before = planner.undecided
         by_job[index] = job_options(planner, fleet, index)
+        if planner.undecided > before:
+            undecided.add(index)
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])
-    return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut)
+    return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut,
+                     frozenset(undecided))
 
 
 def ways_order(fleet: Fleet) -> list[int]:

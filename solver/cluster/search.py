@@ -178,7 +178,7 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
     planned = _Planned(fleet=fleet, options=ways.options, every_job=every_job, host_rounded=ways.host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
                        planning_s=time.monotonic() - started, option_names=planner.option_names,
-                       cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut)
+                       cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut, undecided_jobs=ways.undecided_jobs)
     return planned, stuck, unplaced
 
 
@@ -213,11 +213,19 @@ class _Planned:
     wall_clock_cut: bool = False
     """Whether the wall clock cut the jobs' ways, or the reasons of the jobs with none, short (else their count of
     questions, the same on every run, did, or nothing)."""
+    undecided_jobs: frozenset[int] = frozenset()
+    """The jobs (indexes) whose turn asked a solve that ran out of time (`FleetWays.undecided_jobs`)."""
 
     @property
     def unproven(self) -> bool:
         """Whether the ways leave any placement unproven: host memory rounded up, ways undecided or left unasked."""
         return bool(self.host_rounded or self.undecided or self.cut_short)
+
+    @property
+    def required_undecided(self) -> bool:
+        """Whether a solve behind the ways of the jobs that must be placed ran out of time (a way of theirs may be left
+        out): they are asked first, so every answer their ways rest on was asked in one of their turns."""
+        return bool(self.undecided_jobs & required_jobs(self.fleet, self.every_job))
 
     @property
     def cut_short_names(self) -> tuple[str, ...]:
@@ -279,8 +287,9 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
     """The answer where the search's first stage found no placement (its CP-SAT status `staged.first_failed`) and
     no greedy one stands in: infeasible where CP-SAT proved it, unless the host memory of the pools
     `planned.host_rounded` was rounded up (and the jobs are not proved not to fit with it left out, within `limits`:
-    the deterministic time left, and the wall clock's deadline) or some of the jobs' ways were left out
-    (`planned.undecided`); unknown otherwise (time ran out, or Ctrl-C came first). Every job is left out, for that
+    the deterministic time left, and the wall clock's deadline) or some of the required jobs' ways were left out
+    (`planned.required_undecided`; the jobs not required may have been cut short, or left undecided); unknown
+    otherwise (time ran out, or Ctrl-C came first). Every job is left out, for that
     reason. Where time ran out, the least time limit that leaves the search time after working out the jobs' ways
     and `building_s` of building the placement model on them comes with it, for the view to name."""
     fleet, host_rounded, failed = planned.fleet, planned.host_rounded, staged.first_failed
@@ -292,7 +301,9 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
         proved_without_host, wall_stopped = _infeasible_without_host(fleet, planned.options, planned.every_job,
                                                                      interrupt, *limits)
         rounded_only, stopped = not proved_without_host, stopped + (("without host",) if wall_stopped else ())
-    proved = failed == cp_model.INFEASIBLE and not rounded_only and not planned.undecided and not planned.cut_short
+    # The jobs cut short and the undecided ways of the others are those of jobs not required: no way of theirs makes
+    # room for the required jobs, which a placement may place without them.
+    proved = failed == cp_model.INFEASIBLE and not rounded_only and not planned.required_undecided
     verdict: Status = "infeasible" if proved else "unknown"
     return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
                          placements=(), pools=pool_use(fleet, ()), required=required_names(fleet),
@@ -323,7 +334,7 @@ def _ways_cut_short_result(planned: _Planned) -> ClusterResult:
 def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, ...]) -> ClusterResult:
     """The answer where the required jobs `stuck` (indexes) fit nowhere, as `unplaced` says: ``--minimize nodes``
     places every job or none, and a placement places every required job or is none; the other jobs are not placed
-    either, for that reason."""
+    either, for that reason: infeasible, unless a solve behind the required jobs' ways ran out of time (unknown)."""
     fleet, names = planned.fleet, ", ".join(fleet_job.name for i, fleet_job in enumerate(planned.fleet.jobs)
                                             if i in stuck)
     fit = "fits" if len(stuck) == 1 else "fit"
@@ -334,7 +345,7 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
     without_way = {unplaced_job.job for unplaced_job in unplaced}
     others = tuple(Unplaced(job=job.name, reason=why, reason_code=UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
                    for job in fleet.jobs if job.name not in without_way)
-    return ClusterResult(status="unknown" if planned.undecided else "infeasible", objective=None, bound=None,
+    return ClusterResult(status="unknown" if planned.required_undecided else "infeasible", objective=None, bound=None,
                          objective_counts=planned.counted_by, placements=(), unplaced=unplaced + others,
                          required=required_names(fleet), no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
                          undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)

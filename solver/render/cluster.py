@@ -281,19 +281,27 @@ def _search_warnings(result: ClusterResult, names: OptionNames) -> list[Text]:
     warnings = []
     if result.status == "optimal" and not result.tie_broken:
         warnings.append(Text(tie_break_unproven(result.interrupted, names), style="yellow"))
+    raise_limit = f" (raise {names.time_limit})"
+    infeasible = result.status == "infeasible"  # the jobs cut short, or with ways undecided, are not required then
     if result.ways_cut_short:
-        warnings.append(_ways_cut_short_warning(result.ways_cut_short, "so the placement is not proven best"
-                                                f"{'' if result.placements else ' and none was searched for'}", names))
-    return warnings + _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways,
+        warnings.append(_ways_cut_short_warning(result.ways_cut_short, (
+            "so the placement is not proven best" + raise_limit if result.placements else
+            "and as none of them is required, their ways would not make room for the required jobs" if infeasible else
+            "so the placement is not proven best and none was searched for" + raise_limit)))
+    if infeasible and result.undecided_ways:
+        warnings.append(Text(f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run ran out of "
+                             f"time ({names.time_limit}), none behind the required jobs' ways: the required jobs do "
+                             "not fit whatever they would answer", style="yellow"))
+    return warnings + _unproven_warnings(result.wall_clock_stopped, result.host_rounded,
+                                         0 if infeasible else result.undecided_ways,
                                          ": no node's host memory is exceeded, but the placement is not proven optimal"
                                          if result.placements else "", "placement", names)
 
 
-def _ways_cut_short_warning(cut_short: tuple[str, ...], so: str, names: OptionNames) -> Text:
-    """The line that names the jobs whose ways the time limit left unasked (`cut_short`), and what follows (`so`;
-    the option to raise as `names` name it)."""
+def _ways_cut_short_warning(cut_short: tuple[str, ...], so: str) -> Text:
+    """The line that names the jobs whose ways the time limit left unasked (`cut_short`), and what follows (`so`)."""
     return Text(f"the time limit cut working out the jobs' ways short: {named_jobs(list(cut_short))} got none (the "
-                f"jobs of more priority are asked first), {so} (raise {names.time_limit})", style="yellow")
+                f"jobs of more priority are asked first), {so}", style="yellow")
 
 
 def _unproven_warnings(wall_clock_stopped: tuple[str, ...], host_rounded: tuple[str, ...], undecided_ways: int,
@@ -392,7 +400,8 @@ def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COM
     if result.memory_model_source:
         renderables.append(Text(f"memory model: {result.memory_model_source}"))
     if result.ways_cut_short:
-        renderables.append(_ways_cut_short_warning(result.ways_cut_short, "so no purchase places them", names))
+        renderables.append(_ways_cut_short_warning(result.ways_cut_short,
+                                                   f"so no purchase places them (raise {names.time_limit})"))
     renderables += _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways, "",
                                       "purchase", names)
     if result.gpus:

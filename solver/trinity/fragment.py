@@ -321,14 +321,14 @@ def plan_fragment(
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys (`fragment_keys`, as
     `plan_settings` gives the settings alone)."""
+    check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus,
                                version=version, rocm=rocm, train_batch_size=train_batch_size, node_gpus=node_gpus,
                                host_ram_gb=host_ram_gb, host_ram_source=(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
                                option_names=option_names, check_flags=check)
     check_settings_arguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
-                             layout=layout, version=version, train_batch_size=train_batch_size,
-                             option_names=option_names)
+                             layout=layout, version=version, train_batch_size=train_batch_size)
     _check_header_arguments(plan, options)
     ordered, settings = fragment_keys(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                                       layout=layout, version=version, train_batch_size=train_batch_size,

@@ -24,17 +24,16 @@ def plan_settings(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, train_batch_size: int | None = None,
-    option_names: OptionNames = API_OPTIONS,
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds or outside
     their ranges (`check_settings_arguments`), `EngineError` for rollout GPUs the engines cannot take."""
     check_settings_arguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
-                             layout=layout, version=version, train_batch_size=train_batch_size,
-                             option_names=option_names)
+                             layout=layout, version=version, train_batch_size=train_batch_size)
+    # The options only word the keys' comments, which the settings do not carry.
     return fragment_keys(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                          layout=layout, version=version, train_batch_size=train_batch_size,
-                         option_names=option_names)[1]
+                         option_names=API_OPTIONS)[1]
 
 
 def fragment_keys(
@@ -118,7 +117,6 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
 def check_settings_arguments(
     plan: Plan, model: Model, rollout_gpus: int | None, *, nodes: int, shared_gpus: tuple[int, ...] | None,
     engines: tuple[int, int] | None, layout: Any, version: TrinityVersion | None, train_batch_size: int | None,
-    option_names: OptionNames,
 ) -> None:
     """`QueryError` unless `plan_settings`' arguments are of their kinds and within their ranges: the rollout GPUs,
     nodes, train batch (which the plan's data-parallel ranks divide), engines and shared GPUs' indices, and, with a
@@ -126,8 +124,7 @@ def check_settings_arguments(
     one node's share or whole nodes."""
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
-                ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None),
-                ("option_names", option_names, OptionNames))
+                ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None))
     check_trinity_version("version", version)
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
         raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
