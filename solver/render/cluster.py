@@ -287,7 +287,7 @@ def _search_warnings(result: ClusterResult, names: OptionNames) -> list[Text]:
         warnings.append(_ways_cut_short_warning(result.ways_cut_short, (
             "so the placement is not proven best" + raise_limit if result.placements else
             "and as none of them is required, their ways would not make room for the required jobs" if infeasible else
-            "so the placement is not proven best and none was searched for" + raise_limit)))
+            "so no placement was found" + raise_limit)))
     if infeasible and result.undecided_ways:
         warnings.append(Text(f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run ran out of "
                              f"time ({names.time_limit}), none behind the required jobs' ways: the required jobs do "
