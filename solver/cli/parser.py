@@ -81,10 +81,10 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None,
                  in_file: dict[str, str] | None = None, instead: dict[str, str] | None = None, **kwargs: Any) -> None:
         """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
-        taken (``solve --minimize nodes``: solve cluster's), said after the accepted values; `in_file` maps another
-        command's option to the field of this command's file that gives it (``solve cluster --host-ram``: a pool's
-        host_ram_gb), and `instead` to what to run for what it asks (``solve memory --from-config``: solve's
-        verdict), each said where that option is refused."""
+        taken (``solve --minimize nodes``: solve cluster's; ``--minimize len``: --maximize len), said after the
+        accepted values; `in_file` maps another command's option to the field of this command's file that gives it
+        (``solve cluster --host-ram``: a pool's host_ram_gb), and `instead` to what to run for what it asks (``solve
+        memory --from-config``: solve's verdict), each said where that option is refused."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = elsewhere or {}
         self.in_file = in_file or {}
@@ -242,11 +242,16 @@ class Parser(argparse.ArgumentParser):
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
-        another command takes it (`elsewhere`), or else the choice it most likely meant (``--minimize gpu``: 'gpus')."""
+        another option or command takes it (`elsewhere`), or else the choice it most likely meant (``--minimize gpu``:
+        'gpus'), or else where another takes the value it most likely meant (``--minimize length``: --maximize len)."""
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
-            close = difflib.get_close_matches(str(value).lower(), [str(choice) for choice in action.choices], n=1)
-            hint = self.elsewhere.get((action.dest, value)) or (f"did you mean {close[0]!r}?" if close else None)
+            written = str(value).lower()
+            taken_elsewhere = {other: hint for (dest, other), hint in self.elsewhere.items() if dest == action.dest}
+            close = difflib.get_close_matches(written, [str(choice) for choice in action.choices], n=1)
+            near = difflib.get_close_matches(written, taken_elsewhere, n=1)
+            hint = (taken_elsewhere.get(written) or (f"did you mean {close[0]!r}?" if close else None)
+                    or (taken_elsewhere[near[0]] if near else None))
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
                                                  f"{f'; {hint}' if hint else ''}")
 
