@@ -111,6 +111,7 @@ class Parser(argparse.ArgumentParser):
         argv = sys.argv[1:] if args is None else list(args)
         self._refuse_one_hyphen(argv)
         self._refuse_others_option(argv)
+        self._refuse_contradiction(argv)
         helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
         required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
         for action in required:  # checked last: --max-model-len's guess (--len) before "--len is required"
@@ -214,6 +215,15 @@ class Parser(argparse.ArgumentParser):
                            f"{f' (did you mean {meant}?)' if meant else ''}"
                            f"{f' (the file gives it: {field})' if field else ''}{f': {instead}' if instead else ''}")
 
+    def _refuse_contradiction(self, argv: list[str]) -> None:
+        """A usage error for the first on/off pair of this command's options given both in `argv` (``--env
+        --no-env``, ``--estimate --no-estimate``), in the order given: neither is the user's answer, nor the last."""
+        given = [option for _, option in _options_named(argv) if option.startswith("--")]
+        for at, option in enumerate(given):
+            opposite = f"--{option[5:]}" if option.startswith("--no-") else f"--no-{option[2:]}"
+            if opposite in given[at + 1:] and {option, opposite} <= self._option_string_actions.keys():
+                self.error(f"{option} and {opposite} contradict each other: give one of them")
+
     def _took_one_word(self, argv: list[str], stray: str) -> str:
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3
         8b``, ``--len 32k tokens``, ``--model=qwen3 8b``), a note that the option took the one word before it."""
@@ -299,7 +309,8 @@ class _Once(argparse.Action):
 
 
 class OnceFlag(argparse.BooleanOptionalAction):
-    """``--flag`` / ``--no-flag``, refusing a second one: ``--env --no-env`` would pin the last, silently."""
+    """``--flag`` / ``--no-flag``, refusing a second one: ``--env --env`` (``--env --no-env``, which would pin the
+    last silently, `Parser` refuses first as a contradiction)."""
 
     def __init__(self, *args: Any, help: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, help=help, **kwargs)
