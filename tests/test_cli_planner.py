@@ -532,10 +532,15 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: argument --gpu: given twice: give it once")),
         (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"],
          ("solve: error: argument --node-gpus: given twice: give it once")),
-        (["--model", "4B", "--len", "8k", "--no-env", "--env"],
+        (["--model", "4B", "--len", "8k", "--env", "--env"],
          ("solve: error: argument --env/--no-env: given twice: give it once")),
-        (["--model", "4B", "--len", "8k", "--offload", "--no-offload"],
+        (["--model", "4B", "--len", "8k", "--offload", "--offload"],
          ("solve: error: argument --offload/--no-offload: given twice: give it once")),
+        # Both halves of a pair contradict each other: that, not a repeat.
+        (["--model", "4B", "--len", "8k", "--no-env", "--env"],
+         ("solve: error: --no-env and --env contradict each other: give one of them")),
+        (["--model", "4B", "--len", "8k", "--offload", "--no-offload"],
+         ("solve: error: --offload and --no-offload contradict each other: give one of them")),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):

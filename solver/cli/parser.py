@@ -84,10 +84,10 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None,
                  in_file: dict[str, str] | None = None, instead: dict[str, str] | None = None, **kwargs: Any) -> None:
         """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
-        taken (``solve --minimize nodes``: solve cluster's), said after the accepted values; `in_file` maps another
-        command's option to the field of this command's file that gives it (``solve cluster --host-ram``: a pool's
-        host_ram_gb), and `instead` to what to run for what it asks (``solve memory --from-config``: solve's
-        verdict), each said where that option is refused."""
+        taken (``solve --minimize nodes``: solve cluster's; ``--minimize len``: --maximize len), said after the
+        accepted values; `in_file` maps another command's option to the field of this command's file that gives it
+        (``solve cluster --host-ram``: a pool's host_ram_gb), and `instead` to what to run for what it asks (``solve
+        memory --from-config``: solve's verdict), each said where that option is refused."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = elsewhere or {}
         self.in_file = in_file or {}
@@ -114,6 +114,7 @@ class Parser(argparse.ArgumentParser):
         argv = sys.argv[1:] if args is None else list(args)
         self._refuse_one_hyphen(argv)
         self._refuse_others_option(argv)
+        self._refuse_contradiction(argv)
         helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
         required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
         for action in required:  # checked last: --max-model-len's guess (--len) before "--len is required"
@@ -217,6 +218,15 @@ class Parser(argparse.ArgumentParser):
                            f"{f' (did you mean {meant}?)' if meant else ''}"
                            f"{f' (the file gives it: {field})' if field else ''}{f': {instead}' if instead else ''}")
 
+    def _refuse_contradiction(self, argv: list[str]) -> None:
+        """A usage error for the first on/off pair of this command's options given both in `argv` (``--env
+        --no-env``, ``--estimate --no-estimate``), in the order given: neither is the user's answer, nor the last."""
+        given = [option for _, option in _options_named(argv) if option.startswith("--")]
+        for at, option in enumerate(given):
+            opposite = f"--{option[5:]}" if option.startswith("--no-") else f"--no-{option[2:]}"
+            if opposite in given[at + 1:] and {option, opposite} <= self._option_string_actions.keys():
+                self.error(f"{option} and {opposite} contradict each other: give one of them")
+
     def _took_one_word(self, argv: list[str], stray: str) -> str:
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3
         8b``, ``--len 32k tokens``, ``--model=qwen3 8b``), a note that the option took the one word before it."""
@@ -250,11 +260,16 @@ class Parser(argparse.ArgumentParser):
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
-        another command takes it (`elsewhere`), or else the choice it most likely meant (``--minimize gpu``: 'gpus')."""
+        another option or command takes it (`elsewhere`), or else the choice it most likely meant (``--minimize gpu``:
+        'gpus'), or else where another takes the value it most likely meant (``--minimize length``: --maximize len)."""
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
-            close = difflib.get_close_matches(str(value).lower(), [str(choice) for choice in action.choices], n=1)
-            hint = self.elsewhere.get((action.dest, value)) or (f"did you mean {close[0]!r}?" if close else None)
+            written = str(value).lower()
+            taken_elsewhere = {other: hint for (dest, other), hint in self.elsewhere.items() if dest == action.dest}
+            close = difflib.get_close_matches(written, [str(choice) for choice in action.choices], n=1)
+            near = difflib.get_close_matches(written, taken_elsewhere, n=1)
+            hint = (taken_elsewhere.get(written) or (f"did you mean {close[0]!r}?" if close else None)
+                    or (taken_elsewhere[near[0]] if near else None))
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
                                                  f"{f'; {hint}' if hint else ''}")
 
@@ -302,7 +317,8 @@ class _Once(argparse.Action):
 
 
 class OnceFlag(argparse.BooleanOptionalAction):
-    """``--flag`` / ``--no-flag``, refusing a second one: ``--env --no-env`` would pin the last, silently."""
+    """``--flag`` / ``--no-flag``, refusing a second one: ``--env --env`` (``--env --no-env``, which would pin the
+    last silently, `Parser` refuses first as a contradiction)."""
 
     def __init__(self, *args: Any, help: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, help=help, **kwargs)

@@ -104,6 +104,8 @@ def build_parser() -> Parser:
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
         "or with --check the config's own settings do not train or Trinity refuses the config), 2 bad input.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
+                   ("maximize", "gpus"): "did you mean --minimize gpus (the fewest trainer GPUs for --len)?",
+                   ("minimize", "len"): "did you mean --maximize len (the longest context within --gpus)?",
                    **dict.fromkeys((("minimize", "cost"), ("minimize", "time")),
                                    "the cheapest plan (the shortest step time) is what solve answers without "
                                    "--minimize or --maximize: --len L")},

@@ -3,6 +3,7 @@ counted, and_more."""
 
 from __future__ import annotations
 
+import difflib
 import numbers
 import os
 import re
@@ -87,16 +88,32 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     return close.pop() if len(close) == 1 else None
 
 
+FLEET_NAME_CUTOFF = 0.8
+"""How alike (difflib's ratio) a name must be to one of a fleet's to be taken for it with a slip (agent8b: agent-8b),
+as a file's unknown field is taken for a field."""
+
+
 def meant_fleet_name(wanted: str, names: Iterable[str]) -> str | None:
     """The one of a fleet's pool or job `names` that `wanted` (not among them) was likely meant to be: the same but for
-    case and zeros before a number (``J8``, ``j8``: j08), or None where none or more than one is."""
+    case and zeros before a number (``J8``, ``j8``: j08), else the one alike at least `FLEET_NAME_CUTOFF` with the same
+    numbers (``agent8b``: agent-8b; not job-2 for job-1, nor h200 for h100); None where none or more than one is."""
+    names = list(names)
     close = [name for name in names if _unpadded(name.casefold()) == _unpadded(wanted.casefold())]
+    if not close:
+        alike = {name.casefold(): name for name in names if _numbers(name) == _numbers(wanted)}
+        close = [alike[near] for near in difflib.get_close_matches(wanted.casefold(), alike, n=2,
+                                                                   cutoff=FLEET_NAME_CUTOFF)]
     return close[0] if len(close) == 1 else None
 
 
 def _unpadded(name: str) -> str:
     """`name` without the zeros before each number in it (``j08``: j8, ``pool-000``: pool-0)."""
     return re.sub(r"\d+", lambda number: number[0].lstrip("0") or "0", name)
+
+
+def _numbers(name: str) -> list[str]:
+    """The numbers in `name`, in order, without the zeros before them (``qwen3-08b``: 3, 8)."""
+    return re.findall(r"\d+", _unpadded(name))
 
 
 _MILLIONS = re.compile(r"(?<![\d.])(\d+)m(?=-|$)")
