@@ -1516,8 +1516,8 @@ def test_cli_cluster_estimate_plans_from_the_memory_model_alone_as_solve_estimat
     status, out, _ = cli("cluster", str(path), "--json")
     assert (status, [p["trainer_gpus"] for p in json.loads(out)["placements"]]) == (0, [4])
     assert cli("cluster", str(path), "--estimate", "--no-estimate") == (
-        2, "", ("usage: solve cluster [options] (--help lists them)\nsolve cluster: error: --estimate and --no-estimate "
-                "contradict each other: give one of them\n"))
+        2, "", ("usage: solve cluster [options] (--help lists them)\n"
+                "solve cluster: error: --estimate and --no-estimate contradict each other: give one of them\n"))
 
 
 def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_the_pool(tmp_path: Path):

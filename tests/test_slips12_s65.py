@@ -34,7 +34,8 @@ def test_the_other_goal_is_named(cli, argv: list[str], message: str):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--model", "4B", "--env", "--no-env"], "solve: error: --env and --no-env contradict each other: give one of them"),
+    (["--model", "4B", "--env", "--no-env"],
+     "solve: error: --env and --no-env contradict each other: give one of them"),
     (["--model", "4B", "--no-offload", "--len", "8k", "--offload"],
      "solve: error: --no-offload and --offload contradict each other: give one of them"),
     (["--model", "4B", "--estimate", "--no-estimate"],

@@ -180,7 +180,8 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
-                  f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla{_rocm_caution(grid.values(), names)}")
+                  f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
+                  f"{_rocm_caution(grid.values(), names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)
