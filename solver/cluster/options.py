@@ -464,17 +464,17 @@ def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], 
         jobs = len({o.job for o in result if o.pool == pool_index})
         limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)),
                     PATTERN_BUDGET // (jobs * pool.nodes))
-        for classes in range(len(needs), 0, -1):
+        for classes in range(len(needs), 1, -1):
             groups = [needs[len(needs) * c // classes: len(needs) * (c + 1) // classes] for c in range(classes)]
             rounded = {need: group[-1] for group in groups for need in group}
             footprints = plain | {(result[i].size, rounded[result[i].host_tenths]) for i in here}
-            if classes == 1:
-                break
             try:
                 patterns(footprints, pool.gpus_per_node, capacity, limit=limit)
                 break
             except TooManyPatterns:
                 continue
+        else:  # one class: every job's need rounded up to the largest
+            classes, rounded = 1, dict.fromkeys(needs, needs[-1])
         if classes < len(needs):
             rounded_pools.append(pool.name)
         for i in here:

@@ -638,8 +638,6 @@ def _as_model_values(
         for option, spot in choice.values():
             if option.pool == pool_index and option.size:
                 per_node[spot[0]].append(option.footprint)
-        for contents in per_node.values():
-            match = next((key for key in keys if not Counter(contents) - Counter(key[1])), None)
-            if match is not None:
-                filled[match] += 1
+        for contents in per_node.values():  # a node's packing fits within one of its pool's patterns (`patterns`)
+            filled[next(key for key in keys if not Counter(contents) - Counter(key[1]))] += 1
     return values, {key: filled[key] for key in built.pattern_counts}

@@ -25,6 +25,7 @@ from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryMode
 from solver.tables.schema import (
     MAX_FILE_BYTES,
     MAX_NODE_GPUS,
+    SOURCE_TAGS,
     GpuType,
     Model,
     ModelsFile,
@@ -277,11 +278,11 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
 
 
 def _data_location(raw: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The part of a pydantic location that walks the data (without union-member tags such as
-    ``constrained-int`` or ``AtLeast`` that pydantic adds for a field of several types)."""
+    """The part of a pydantic location that walks the data (without the tags of a field's forms that pydantic adds
+    to it: `UNION_TAGS`, `SOURCE_TAGS`)."""
     walked, node = [], raw
     for key in location:
-        if key in UNION_TAGS and not (isinstance(node, dict) and key in node):  # a tag, not data
+        if key in (*UNION_TAGS, *SOURCE_TAGS) and not (isinstance(node, dict) and key in node):  # a tag, not data
             continue
         if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int):
             node = node[key] if isinstance(node, dict) or 0 <= key < len(node) else None

@@ -15,9 +15,11 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     GetJsonSchemaHandler,
     Strict,
+    Tag,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -505,6 +507,11 @@ class Source(Frozen):
     section: PrintableText
 
 
+SOURCE_TAGS = ("<text>", "<document>")
+"""The tags of `GpuType.source`'s two forms (text, a `Source` mapping), which pydantic puts in an error's location:
+the form is chosen by the value (a mapping, or else text), so that a problem is said of that form alone."""
+
+
 def _printable_source(source: Source | str) -> Source | str:
     """A GPU type's `source`, if printable where it is text (a `Source`'s fields check themselves)."""
     return require_printable(source) if isinstance(source, str) else source
@@ -778,7 +785,11 @@ class GpuType(Frozen):
     memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
         "memory as the driver reports it (nvidia-smi's or amd-smi's total, MiB): what CUDA allocates from"))
     aliases: tuple[Text, ...] = ()
-    source: Annotated[Source | Text, AfterValidator(_printable_source)]
+    source: Annotated[
+        Annotated[Text, Tag(SOURCE_TAGS[0])] | Annotated[Source, Tag(SOURCE_TAGS[1])],
+        Discriminator(lambda value: SOURCE_TAGS[1] if isinstance(value, dict | Source) else SOURCE_TAGS[0]),
+        AfterValidator(_printable_source),
+    ]
     tables: tuple[Table, ...] = ()
     rocm: Flag = Field(default=False, description=(
         "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too)"))
