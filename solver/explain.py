@@ -42,7 +42,7 @@ from solver.solve import (
     new_solver,
     within_deadline,
 )
-from solver.tables import Catalog, Setting, counted
+from solver.tables import Catalog, Setting, consecutive_runs, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node", "batch_divides")
@@ -818,13 +818,7 @@ class _Words:
 def _run_groups(values: list[int]) -> list[str]:
     """Sorted whole numbers as `runs` writes them, a group each: ``3``, ``5-7``, ``9-64`` (two in a row, two
     groups)."""
-    groups: list[list[int]] = []
-    for value in values:
-        if groups and value == groups[-1][-1] + 1:
-            groups[-1].append(value)
-        else:
-            groups.append([value])
-    return [item for g in groups for item in ([f"{g[0]}-{g[-1]}"] if len(g) > 2 else map(str, g))]
+    return [item for g in consecutive_runs(values) for item in ([f"{g[0]}-{g[-1]}"] if len(g) > 2 else map(str, g))]
 
 
 def runs(values: list[int]) -> str:

@@ -17,7 +17,7 @@ from solver.render.phrases import YARN_MARK
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
 from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan, rocm_env_caution
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, NODE_GPUS, OptionNames, host_ram_unchecked_words
-from solver.tables import NO_SETTING, QueryError, check_types, counted, shown_number
+from solver.tables import NO_SETTING, QueryError, check_types, consecutive_runs, counted, shown_number
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
@@ -69,12 +69,7 @@ def _left_out_budgets(budgets: list[int], spans: list[tuple[int, int]], names: O
     24 to 31 and 40 to 63: columns left out (--budgets maps them; --json has every budget)``, the options named as
     `names` do (``budgets=[...] maps them; the GpuMap has every budget``)."""
     left_out = [budget for budget in budgets if not any(first <= budget <= last for first, last in spans)]
-    runs: list[list[int]] = []
-    for budget in left_out:
-        if runs and budget == runs[-1][-1] + 1:
-            runs[-1].append(budget)
-        else:
-            runs.append([budget])
+    runs = consecutive_runs(left_out)
     if not runs:
         return ""
     words = [f"{run[0]}" if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs]

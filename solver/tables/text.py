@@ -209,6 +209,17 @@ def counted(number: int | Sequence[int], noun: str) -> str:
     return f"{', '.join(map(str, numbers))} {noun}{'s' if numbers != [1] else ''}"
 
 
+def consecutive_runs(values: Iterable[int]) -> list[list[int]]:
+    """Sorted whole numbers grouped into runs of consecutive ones: ``[3, 5, 6, 7]`` -> ``[[3], [5, 6, 7]]``."""
+    runs: list[list[int]] = []
+    for value in values:
+        if runs and value == runs[-1][-1] + 1:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    return runs
+
+
 def and_joined(items: Sequence[str]) -> str:
     """`items` as a sentence lists them: ``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
