@@ -105,8 +105,8 @@ def test_the_command_says_the_limit_cut_the_ways_short(
     assert main(["cluster", str(path), "--minimize", "nodes", "--time-limit", "4"]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert out.startswith("status: unknown the time limit cut working out the jobs' ways short: job-")
-    assert ("got none (the jobs of more priority are asked first), so the placement is not proven best and none was "
-            "searched for (raise --time-limit)") in out
+    assert ("got none (the jobs of more priority are asked first), so no placement was found (raise --time-limit)"
+            in out)
 
 
 BUY_FLEET = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],

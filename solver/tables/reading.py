@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -330,16 +330,21 @@ def _model_at(schema: type[BaseModel], location: tuple[Any, ...]) -> type[BaseMo
     of rft-solver's models."""
     node: Any = schema
     for key in location:
-        if not (isinstance(node, type) and issubclass(node, BaseModel)):
+        if not _is_model(node):
             return None
         if key in node.model_fields:
             node = node.model_fields[key].annotation
         elif not isinstance(key, int):  # a union member's tag, or an item's position, walks into the type
             node = next((member for member in _members(node) if getattr(member, "__name__", None) == key), node)
             continue
-        node = next((member for member in _members(node) if isinstance(member, type) and issubclass(member, BaseModel)),
-                    node)
-    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
+        node = next((member for member in _members(node) if _is_model(member)), node)
+    return node if _is_model(node) else None
+
+
+def _is_model(annotation: Any) -> bool:
+    """Whether `annotation` is a pydantic model class (not a generic alias such as ``dict[str, ...]``, which Python
+    3.10 takes as a class too, and `issubclass` then refuses)."""
+    return isinstance(annotation, type) and get_origin(annotation) is None and issubclass(annotation, BaseModel)
 
 
 def _members(annotation: Any) -> tuple[Any, ...]:
