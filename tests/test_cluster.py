@@ -47,6 +47,7 @@ import solver.cli
 import solver.cli.atomic
 import solver.cli.cluster
 import solver.cluster
+import solver.cluster.clock
 import solver.cluster.options
 import solver.cluster.reasons
 import solver.cluster.search
@@ -295,13 +296,29 @@ def test_the_length_a_job_is_told_may_be_reached_on_fewer_trainer_gpus_than_the_
     assert [(p["job"], p["trainer_gpus"]) for p in solved(shorter, tmp_path)["placements"]] == [("y", 4), ("x", 2)]
 
 
-@pytest.mark.parametrize(("now", "until"), [(90.0, 100.0), (97.0, 100.0), (98.0, 101.0), (120.0, 123.0)])
-def test_the_smaller_asks_are_asked_until_the_limit_or_a_share_of_the_planning_time_past_it(
-        now: float, until: float, monkeypatch: pytest.MonkeyPatch):
-    # The limit ends at 100; working out the ways took 10 s: the hints get HINTS_SHARE (0.3) of them, 3 s, at least.
-    monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=lambda: now))
-    assert solver.cluster.search.HINTS_SHARE == 0.3
-    assert solver.cluster.search._Hints(limit_at=100.0, planning_s=10.0).until() == pytest.approx(until)
+@pytest.mark.parametrize("reasons_s", [0.0, 2.5])
+def test_widening_and_the_smaller_asks_end_within_the_limit_leaving_the_reasons_their_time(
+        reasons_s: float, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The time limit (7 s from place's first clock reading) holds the whole command: the reasons of the jobs left out
+    # end by it, less the time kept to read the answer back; widening and the smaller asks before them end sooner by
+    # the time kept for the reasons.
+    readings: list[float] = []
+
+    def monotonic() -> float:
+        readings.append(time.monotonic())
+        return readings[-1]
+
+    deadlines: dict[str, float] = {}
+    widen, decode = solver.cluster.search.widen_jobs, solver.cluster.search._decode
+    monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=monotonic))
+    monkeypatch.setattr(solver.cluster.search, "_time_for_reasons", lambda *_: reasons_s)
+    monkeypatch.setattr(solver.cluster.search, "widen_jobs",
+                        lambda *args: deadlines.setdefault("widening", args[-1]) and widen(*args))
+    monkeypatch.setattr(solver.cluster.search, "_decode", lambda *args, **kwargs: deadlines.update(
+        zip(("hints", "reasons"), args[9])) or decode(*args, **kwargs))
+    place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), catalog=CATALOG, time_limit_s=7.0)
+    ends = readings[0] + 7.0 - solver.cluster.search.READ_BACK_S
+    assert deadlines == pytest.approx({"widening": ends - reasons_s, "hints": ends - reasons_s, "reasons": ends})
 
 
 def test_smaller_asks_past_their_time_are_not_asked(tmp_path: Path):
@@ -542,7 +559,8 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
     monkeypatch.setattr(solver.cluster.search, "widen_jobs", lambda *args: untils.append(args[-1]) or widen(*args))
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), catalog=CATALOG, time_limit_s=7.0)
-    assert result.placements[0].widened_from == 6 and untils == [readings[0] + 7.0]
+    ends = readings[0] + 7.0 - solver.cluster.search.READ_BACK_S  # no reasons to leave time for: one job, one pool
+    assert result.placements[0].widened_from == 6 and untils == [ends]
 
 
 def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -553,7 +571,7 @@ def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, m
     def on_a_fake_clock(*args):
         ticks = iter(range(1, 100))
         with monkeypatch.context() as patched:
-            patched.setattr(solver.cluster.widen, "time", SimpleNamespace(monotonic=lambda: 100 + 0.3 * next(ticks)))
+            patched.setattr(solver.cluster.clock, "seconds_left", lambda deadline: deadline - 100 - 0.3 * next(ticks))
             return widen(*args[:-1], 101.0)
 
     monkeypatch.setattr(solver.cluster.search, "widen_jobs", on_a_fake_clock)

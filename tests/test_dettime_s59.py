@@ -16,6 +16,7 @@ from cluster_api import place
 from ortools.sat.python import cp_model
 from rich.console import Console
 
+import solver.cluster.clock
 import solver.cluster.search
 import solver.cluster.widen
 from solver.cluster.options import Planner, job_options
@@ -53,7 +54,7 @@ def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float) -> None:
         return solve_stages(start, built, stages, interrupt, deadline, *rest)
 
     monkeypatch.setattr(solver.cluster.search, "solve_stages", late)
-    monkeypatch.setattr(solver.cluster.search, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + offset[0]))
+    monkeypatch.setattr(solver.cluster.clock, "seconds_left", lambda deadline: deadline - time.monotonic() - offset[0])
 
 
 def _limits_given(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[float, float]], list[float]]:
@@ -261,6 +262,8 @@ def test_a_widening_stage_the_wall_clock_stopped_is_named_though_a_later_one_end
 def test_smaller_asks_the_wall_clock_cut_are_named_in_the_answer(monkeypatch: pytest.MonkeyPatch):
     fleet = load_fleet(Path(__file__).parents[1] / "docs" / "examples" / "smaller-asks.yaml", CATALOG)
     assert place(fleet, catalog=CATALOG).wall_clock_stopped == ()
-    monkeypatch.setattr(solver.cluster.search._Hints, "until", lambda self: time.monotonic() - 1)
+    asks = solver.cluster.search.SmallerAsks
+    monkeypatch.setattr(solver.cluster.search, "SmallerAsks",
+                        lambda planner, fleet, final, until: asks(planner, fleet, final, time.monotonic() - 1))
     result = place(fleet, catalog=CATALOG)
     assert ([job.job for job in result.unplaced], result.wall_clock_stopped) == (["math-4b"], ("hints",))

@@ -16,7 +16,7 @@ LAYERS = ("tables", "rules", "query", "results", "memory", "model", "solve", "ex
 """docs/api.md's order; `tables`, `cluster`, `trinity`, `render` and `cli` are packages."""
 PACKAGES = {
     "tables": ("text", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
-    "cluster": ("options", "model", "placements", "reasons", "widen", "greedy", "search", "buy"),
+    "cluster": ("clock", "options", "model", "placements", "reasons", "widen", "greedy", "search", "buy"),
     "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "settings", "fragment", "patch"),
     "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",
                "cluster", "memory", "maps"),
@@ -28,13 +28,16 @@ PACKAGES = {
 
 def _imports(path: Path) -> set[str]:
     """The solver modules `path` imports, wherever in it (in functions too, and for type checking only); a name
-    from ``solver`` itself counts as the module it comes from (`solver._EXPORTS`)."""
+    from ``solver`` itself counts as the module it comes from (`solver._EXPORTS`), a module from its package as
+    itself (``from solver.cluster import clock``)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module == "solver":
             found.update(solver._EXPORTS[alias.name] for alias in node.names if alias.name != "__version__")
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("solver."):
-            found.add(node.module)
+            package = SOLVER.joinpath(*node.module.split(".")[1:])
+            found.update(f"{node.module}.{alias.name}" if (package / f"{alias.name}.py").is_file() else node.module
+                         for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("solver."))
     return found

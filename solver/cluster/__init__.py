@@ -17,8 +17,8 @@ each of those is proven, a tie-break that picks one of the equally good placemen
 Last, the jobs of a node with idle GPUs may grow onto them (`widen.widen_jobs`), where more GPUs run them faster or
 longer.
 
-The modules, each using only those before it: `options` (the jobs' ways to run, and the patterns that fill a
-node), `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left
+The modules, each using only those before it: `clock` (the wall clock the deadlines read), `options` (the jobs' ways
+to run, and the patterns that fill a node), `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left
 out), `widen` (jobs grown onto idle GPUs), `greedy` (the baseline), `search` (`place`: the staged search and its
 answer) and `buy` (`buy`: the fewest nodes to add so that every job is placed, on the same model and stages). The
 names other layers use are imported from here (`__all__`); those the modules share with each other alone, the

@@ -55,7 +55,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     # In the order they were placed.
     first_gpu = first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())
     placements = tuple(as_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
-    unplaced = unplaced_reasons(planner, fleet, options, choice)
+    unplaced = unplaced_reasons(planner, fleet, options, choice).unplaced
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
                          required=required_names(fleet),

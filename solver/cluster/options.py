@@ -5,13 +5,13 @@ few classes as keep those few (`host_footprints`)."""
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from math import ceil
+from math import ceil, inf
 from typing import Literal
 
+from solver.cluster import clock
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, margin_room, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import (
@@ -55,9 +55,9 @@ the search's (`search.place`, `buy.buy`): about 0.0001 each, so about a thousand
 class WaysLimit:
     """How far working out the jobs' ways, and why the jobs with none have none, may go: until the planner has asked
     `questions` new questions in all (`Planner.asked`), and, as a safety net, until the wall clock's `deadline` (a
-    `time.monotonic()`). A job's ways, and a job shape's reasons, are asked whole or not at all."""
+    `time.monotonic()`, read on `clock`). A job's ways, and a job shape's reasons, are asked whole or not at all."""
 
-    questions: int
+    questions: float
     deadline: float
 
     @classmethod
@@ -67,12 +67,18 @@ class WaysLimit:
         return cls(questions=planner.asked + ceil(WAYS_QUESTIONS_PER_SECOND * planner.time_limit_s),
                    deadline=started + WAYS_WALL_SHARE * planner.time_limit_s)
 
+    @classmethod
+    def wall_clock(cls, deadline: float) -> WaysLimit:
+        """A limit of the wall clock's `deadline` alone, with no count of questions: the reasons asked after the
+        search (`reasons.unplaced_reasons`), whose questions are few and not counted against the ways'."""
+        return cls(questions=inf, deadline=deadline)
+
     def reached(self, planner: Planner) -> Literal["questions", "wall clock"] | None:
         """What of the limit `planner` has reached: its count of questions (the same on every run), or else the wall
         clock; None where neither."""
         if planner.asked >= self.questions:
             return "questions"
-        return "wall clock" if time.monotonic() >= self.deadline else None
+        return "wall clock" if clock.seconds_left(self.deadline) <= 0 else None
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ give), or, where none is placed, one reason for every job (`all_unplaced`)."""
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
+from solver.cluster import clock
 from solver.cluster.model import fewest_gpus
 from solver.cluster.options import (
     Footprint,
@@ -47,17 +47,27 @@ from solver.tables import (
 )
 
 
+class LeftOut(NamedTuple):
+    """Why each job a placement leaves out is (`unplaced_reasons`), and whether the wall clock left the reasons of
+    some unasked (`wall_clock_cut`: why the other pools a job with ways may use have none)."""
+
+    unplaced: tuple[Unplaced, ...]
+    wall_clock_cut: bool
+
+
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
                      certain: bool = False, smaller_asks: SmallerAsks | None = None,
-                     cut_short: Collection[int] = ()) -> tuple[Unplaced, ...]:
+                     cut_short: Collection[int] = (), limit: WaysLimit | None = None) -> LeftOut:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
     none left out, their host memory exact), the priority that places it; where `smaller_asks` (None: no hints) finds
     one of its ways that would fit the room the final placement leaves idle with fewer rollout GPUs or at a shorter
     length, the least of each change; and why the other pools it may use have no plan for it; or no plan that fits
-    any pool it may use; or, for the jobs `cut_short`, that the time limit left their ways unasked."""
+    any pool it may use; or, for the jobs `cut_short`, that the time limit left their ways unasked. The planner's
+    questions why the other pools have no plan are asked within `limit` (None: none); a job shape reached past it is
+    told that why was not worked out (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   f"limit (raise {planner.option_names.time_limit})")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -69,6 +79,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     holders = _RoomHolders(fleet, placed, options)
     unplaced = []
+    wall_clock_cut = False
     for index, job in enumerate(fleet.jobs):
         if index in placed:
             continue
@@ -80,7 +91,8 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
         if not pools[index]:
             unplaced.append(unplaced_without_a_way(job, why_no_option(planner, fleet, index)))
             continue
-        elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]))
+        elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]), limit)
+        wall_clock_cut |= elsewhere.cut_short == "wall clock"
         fits_with = () if smaller_asks is None else smaller_asks.fits_with(index)
         room = _NoRoom(planner, job, pools[index], host_checked[index], unproven, holders, certain, elsewhere,
                        smaller_asks, fits_with)
@@ -89,7 +101,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             reason_for_several=room.words(several=True),
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
             fits_with=fits_with))
-    return tuple(unplaced)
+    return LeftOut(tuple(unplaced), wall_clock_cut)
 
 
 @dataclass(frozen=True)
@@ -278,7 +290,7 @@ class SmallerAsks:
     pool, each node's idle GPUs and host memory (the placed jobs' own needs, `Planner.host_tenths`), and the nodes no
     job uses; and, for a job left out for want of room, the smaller asks with which one of the planner's ways for it
     (`job_options`) fits there (`fits_with`): the fewest rollout GPUs dropped, and the least length cut, asked until
-    `until` (a `time.monotonic()`; `wall_clock_stopped` says whether it cut them short)."""
+    `until` (a `time.monotonic()`, read on `clock`; `wall_clock_stopped` says whether it cut them short)."""
 
     def __init__(self, planner: Planner, fleet: Fleet, final: dict[int, tuple[Option, list[int]]],
                  until: float) -> None:
@@ -345,7 +357,7 @@ class SmallerAsks:
 
     def _out_of_time(self) -> bool:
         """Whether `until` has passed (the hints left are then not asked, and `wall_clock_stopped` says so)."""
-        self.wall_clock_stopped = time.monotonic() > self.until
+        self.wall_clock_stopped = clock.seconds_left(self.until) < 0
         return self.wall_clock_stopped
 
     def _first_fit(self, index: int, change: dict[str, object]) -> FitsWith | None:
@@ -442,12 +454,13 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], seve
     return ", ".join(rooms)
 
 
-def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[str]) -> NoWayReason:
+def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[str],
+               limit: WaysLimit | None) -> NoWayReason:
     """For a job with ways to run in the pools named `with_room` (none of them left): why each other pool it may
-    use has none (no words where there is no other)."""
+    use has none, asked within `limit` (None: none; no words where there is no other)."""
     job = fleet.jobs[index]
     others = [pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in with_room]
-    return why_no_option(planner, fleet, index, with_room) if others else NoWayReason("", "")
+    return why_no_option(planner, fleet, index, with_room, limit) if others else NoWayReason("", "")
 
 
 def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset(),
@@ -460,16 +473,22 @@ def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset
     if shape not in planner.reasons:
         reached = None if limit is None else limit.reached(planner)
         planner.reasons[shape] = (_reasons(planner, fleet, index, without) if reached is None
-                                  else _not_asked(planner, reached))
+                                  else _not_asked(planner, fleet, index, without, reached))
     return planner.reasons[shape]
 
 
-def _not_asked(planner: Planner, reached: Literal["questions", "wall clock"]) -> NoWayReason:
-    """The reason of a job with no way to run whose reasons the time limit left unasked (`reached`: which of its
-    limits, `WaysLimit`)."""
+def _not_asked(planner: Planner, fleet: Fleet, index: int, without: frozenset[str],
+               reached: Literal["questions", "wall clock"]) -> NoWayReason:
+    """The reason of job `index`, with no way to run in the pools it may use but those named `without`, whose reasons
+    the time limit left unasked (`reached`: which of its limits, `WaysLimit`)."""
     unasked = f"why was not worked out within the time limit; raise {planner.option_names.time_limit}"
-    return NoWayReason(f"no way to run in any pool it may use ({unasked})",
-                       f"no way to run in any pool each may use ({unasked})", cut_short=reached)
+    if not without:
+        return NoWayReason(f"no way to run in any pool it may use ({unasked})",
+                           f"no way to run in any pool each may use ({unasked})", cut_short=reached)
+    job = fleet.jobs[index]
+    others = " or ".join(pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in without)
+    words = f"no way to run in {others} ({unasked})"
+    return NoWayReason(words, words, cut_short=reached)
 
 
 def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]) -> NoWayReason:

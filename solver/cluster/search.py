@@ -15,6 +15,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
+from solver.cluster import clock
 from solver.cluster.greedy import greedy_choice
 from solver.cluster.model import (
     PlacementModel,
@@ -62,13 +63,6 @@ REASONS_SHARE = 0.6
 """The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
 took: where a job has no way in a pool it may use, its reason asks the planner why, once per job shape, after
 the search (0.3 to 0.57 of that time in benchmarks/cluster.py's fleets)."""
-
-
-HINTS_SHARE = 0.3
-"""The least time the jobs left out for want of room are given, after the search and past the time limit where it has
-ended, to find the fewest rollout GPUs dropped, and the least length cut, with which they would fit the room the
-placement leaves idle (`reasons.FEWER_ROLLOUT_TRIES` and `reasons.SHORTER_TRIES` each), as a share of the time working
-out the jobs' ways took: the planner has answered most of their questions then already."""
 
 
 SEARCH_SHARE = 0.97
@@ -137,8 +131,8 @@ def place(
     building_s = time.monotonic() - started - planned.planning_s
     with_ways = pools_with_ways(options)
     # The wall clock's safety net: it leaves time to read the answer back and to say why the jobs left out are.
-    deadline = (started + time_limit_s * SEARCH_SHARE - READ_BACK_S
-                - _time_for_reasons(fleet, with_ways, planned.planning_s))
+    reasons_s = _time_for_reasons(fleet, with_ways, planned.planning_s)
+    deadline = started + time_limit_s * SEARCH_SHARE - READ_BACK_S - reasons_s
     # The questions whether more nodes reach a length draw on the same deterministic time: the stages get what those
     # asked already took less, and where the reasons after the search may ask more, less what is left to them.
     reach = planner.reach_work
@@ -159,9 +153,11 @@ def place(
     if first_failed is not None:  # out of time before a first solution: the greedy placement stands
         search = replace(search, proven=False, objective=sum(fleet.jobs[o.job].priority
                                                              for o, value in zip(options, search.values) if value))
-    widen_by = started + time_limit_s if widen and not interrupt.caught else None
-    hints = None if interrupt.caught else _Hints(started + time_limit_s, planned.planning_s)
-    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s, hints)
+    # After the search, within the time limit: widening, then the hints, leave the reasons their time.
+    reasons_by = started + time_limit_s - READ_BACK_S
+    widen_by = reasons_by - reasons_s if widen and not interrupt.caught else None
+    hints_by = None if interrupt.caught else reasons_by - reasons_s
+    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s, (hints_by, reasons_by))
 
 
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
@@ -252,22 +248,25 @@ def greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) -> 
 
 
 def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by: float | None, interrupted: bool,
-                   seed: int, building_s: float, hints: _Hints | None) -> ClusterResult:
+                   seed: int, building_s: float, asked_by: tuple[float | None, float]) -> ClusterResult:
     """The answer of the search's placement: the chosen ways on their nodes, grown onto idle GPUs of their nodes
-    until `widen_by` (None: not grown), the smaller asks of the jobs left out asked within `hints` (None: not asked;
-    Ctrl-C while growing or asking them leaves the placement as placed, without them), with the seconds building the
-    placement model took (`building_s`)."""
+    until `widen_by` (None: not grown), the smaller asks of the jobs left out asked until `asked_by`'s first (None:
+    not asked; Ctrl-C while growing or asking them leaves the placement as placed, without them) and their reasons
+    until its second (each a `time.monotonic()`), with the seconds building the placement model took
+    (`building_s`)."""
+    hints_by, reasons_by = asked_by
     fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
     certain = first_proven and not planned.unproven
     try:
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed,
-                                                certain, hints, planned.cut_short)
+                                                certain, (hints_by, reasons_by), planned.cut_short)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted = True
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, None, first_proven,
-                                                certain=certain, cut_short=planned.cut_short)
+                                                certain=certain, asked_by=(None, reasons_by),
+                                                cut_short=planned.cut_short)
     proven = search.proven and not planned.unproven
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -451,23 +450,9 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
 
 def _set_limits(solver: cp_model.CpSolver, work: float, deadline: float) -> None:
     """Limit `solver`'s next solve to `work` of deterministic time (at least `LEAST_WORK`) and, as a safety net, to
-    the wall clock's `deadline` (a `time.monotonic()`; at least 0.01 s)."""
+    the wall clock's `deadline` (a `time.monotonic()`, read on `clock`; at least 0.01 s)."""
     solver.parameters.max_deterministic_time = max(work, LEAST_WORK)
-    solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
-
-
-@dataclass(frozen=True)
-class _Hints:
-    """When the hints of smaller asks for the jobs left out for want of room stop being asked: at the end of the
-    time limit (`limit_at`, a `time.monotonic()`), but not before `HINTS_SHARE` of `planning_s` (the seconds working
-    out the jobs' ways took) has passed since they began."""
-
-    limit_at: float
-    planning_s: float
-
-    def until(self) -> float:
-        """The hints' deadline, as they begin (a `time.monotonic()`)."""
-        return max(self.limit_at, time.monotonic() + HINTS_SHARE * self.planning_s)
+    solver.parameters.max_time_in_seconds = max(clock.seconds_left(deadline), 0.01)
 
 
 class StopOnInterrupt:
@@ -533,25 +518,28 @@ class StopOnInterrupt:
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
-    hints: _Hints | None = None, cut_short: tuple[int, ...] = (),
+    asked_by: tuple[float | None, float | None] = (None, None), cut_short: tuple[int, ...] = (),
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
-    priority places them); the hints of smaller asks, on the placement as grown, are asked within `hints`' time
-    (None: no hints); the jobs `cut_short` (their ways left unasked) are left out for want of time. Last, the steps the
-    wall clock stopped (``widening``, ``hints``)."""
+    priority places them); the hints of smaller asks, on the placement as grown, are asked until `asked_by`'s first
+    (None: no hints), and why the other pools a job left out may use have no way for it until its second (None: no
+    limit; each a `time.monotonic()`); the jobs `cut_short` (their ways left unasked) are left out for want of time.
+    Last, the steps the wall clock stopped (``widening``, ``hints``, ``reasons``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts)
     grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by)
     where = {job: (option, nodes[job]) for job, option in chosen.items()}
     final = {job: (option, nodes[job]) for job, option in grown.ways.items()}
-    smaller_asks = None if hints is None else SmallerAsks(planner, fleet, final, hints.until())
-    unplaced = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short)
-    stopped = grown.wall_clock_stopped + (
-        ("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped else ())
-    return grown.placements, unplaced, stopped
+    hints_by, reasons_by = asked_by
+    smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
+    left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short,
+                                None if reasons_by is None else WaysLimit.wall_clock(reasons_by))
+    stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
+                                           else ()) + (("reasons",) if left_out.wall_clock_cut else ()))
+    return grown.placements, left_out.unplaced, stopped
 
 
 @dataclass(frozen=True)

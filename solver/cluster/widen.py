@@ -3,13 +3,13 @@ there that runs them longer or faster (a small CP-SAT model of those nodes)."""
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
+from solver.cluster import clock
 from solver.cluster.options import Option, Planner, host_capacity_tenths, option_name, ways_in_pool
 from solver.model import LeanCpModel, new_cp_solver, stopped_by_wall_clock
 from solver.solve import checked
@@ -78,7 +78,7 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     memory hold them: the most length gained by ``at_least`` jobs, then the least step-time cost, then
     the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is). Each solve does at most
     `WIDEN_DETERMINISTIC_TIME` of work, and, as a safety net, ends within `WIDEN_TIME_LIMIT_S` and by `until` (a
-    `time.monotonic()`: the placement's time limit), given at least `WIDEN_LEAST_S`."""
+    `time.monotonic()`, read on `clock`: the placement's time limit), given at least `WIDEN_LEAST_S`."""
     built = build_widening_model(planner, fleet, chosen, nodes)
     if len(built.ways) == len({o.job for o, _ in built.ways}):  # no job has a wider way
         return Widened({})
@@ -91,7 +91,7 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     wall_clock_stopped = False
     for expression, maximise in stages:
         (built.model.maximize if maximise else built.model.minimize)(expression)
-        solver.parameters.max_time_in_seconds = max(min(WIDEN_TIME_LIMIT_S, until - time.monotonic()), WIDEN_LEAST_S)
+        solver.parameters.max_time_in_seconds = max(min(WIDEN_TIME_LIMIT_S, clock.seconds_left(until)), WIDEN_LEAST_S)
         status = checked(solver, built.model, solver.solve(built.model))
         wall_clock_stopped |= stopped_by_wall_clock(solver, status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
