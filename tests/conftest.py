@@ -1,7 +1,7 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
 stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
 `solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a test
-writes into the shipped tables is removed; and, for every test, no allocator variable set, nor vLLM's long-length
+writes into the shipped tables is removed; `no_wall_clock`: the cluster commands' deadlines never pass; and, for every test, no allocator variable set, nor vLLM's long-length
 one) and helpers
 (`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
 every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import shutil
 import sys
@@ -24,6 +25,7 @@ from rich.console import Console
 import solver.cli.maps
 import solver.cli.memory
 import solver.cli.output
+import solver.cluster.clock
 import solver.solve
 from solver.cli import main
 from solver.results import ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE
@@ -43,6 +45,15 @@ def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     (tests that want one set it); nor with VLLM_ALLOW_LONG_MAX_MODEL_LEN, which a config's vLLM rollout reads."""
     for variable in (*ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE[0]):
         monkeypatch.delenv(variable, raising=False)
+
+
+@pytest.fixture
+def no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cluster commands' wall-clock deadlines never pass (`solver.cluster.clock.seconds_left` reads infinity;
+    CP-SAT's solves get no wall-clock limit): only the limits that are the same on every run end their steps (CP-SAT's
+    deterministic time, the count of the planner's questions, the smaller asks' tries), so that a test of exact
+    answers gets the same ones on a loaded machine. The seconds an answer reports are the real ones."""
+    monkeypatch.setattr(solver.cluster.clock, "seconds_left", lambda deadline: math.inf)
 
 
 @pytest.fixture

@@ -1,0 +1,89 @@
+"""`solve cluster`'s time limit holds the whole command (s66): the reasons of the jobs left out, asked after the search
+(why the other pools a job with ways may use have none), end by it too, and where the wall clock cuts them the
+answer says so (their words, ``reasons`` in `wall_clock_stopped`, the line under the status)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_clusterbuy_s60 import fleet_file
+
+import solver.cluster.reasons
+from solver.cluster.options import WaysLimit
+
+A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
+PAIR = {"name": "pair", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2}
+LENGTHS = (65536, 32768, 16384, 8192, 4096, 2048)
+SHAPES = {"pools": [A100, PAIR], "jobs": [
+    {"name": f"j{length}", "model": "Qwen3-14B", "max_model_len": length, "rollout_gpus": 2} for length in LENGTHS]}
+"""Six jobs of six shapes, none with a way in pair (their 2 rollout GPUs take all its GPUs): two are placed on a100,
+and each of the four left out has a reason asked after the search, why pair has no way for it."""
+
+CUT = "no way to run in pair (why was not worked out within the time limit; raise --time-limit)"
+STOPPED_LINE = ("the wall clock stopped working out why the other pools of the jobs left out have no way for them "
+                "before the work it is given")
+
+
+def slow_reasons(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[str]:
+    """Each reason of a job shape asked of the planner (`reasons._reasons`) takes `seconds` longer, as on a slow
+    machine or a large fleet; the jobs whose reasons were asked, in order."""
+    asked: list[str] = []
+    reasons = solver.cluster.reasons._reasons
+
+    def slow(planner: object, fleet: object, index: int, *args: object) -> object:
+        time.sleep(seconds)
+        asked.append(fleet.jobs[index].name)  # type: ignore[attr-defined]
+        return reasons(planner, fleet, index, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(solver.cluster.reasons, "_reasons", slow)
+    return asked
+
+
+def test_a_tiny_time_limit_holds_the_reasons_after_the_search_and_the_answer_says_what_was_cut(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Four reasons of 0.4 s each after the search: 1.6 s of them, past a limit of 1 s. Before s66 they were all
+    # asked (about 1.7 s in all); now those the limit reaches are not, and the whole command ends within the limit
+    # and a fixed slack: the one reason being asked as the limit passes (0.4 s), and reading the file and the answer.
+    asked = slow_reasons(monkeypatch, 0.4)
+    started = time.monotonic()
+    status, out, err = cli("cluster", str(fleet_file(SHAPES, tmp_path)), "--time-limit", "1", "--json")
+    assert time.monotonic() - started < 1.0 + 0.4 + 0.4
+    result = json.loads(out)
+    assert (status, err) == (1, "") and result["wall_clock_stopped"][-1] == "reasons"  # the hints may be cut too
+    unplaced = {job["job"]: job for job in result["unplaced"]}
+    assert len(unplaced) == 4 and len(asked) < 4 and set(asked) < set(unplaced)  # the rest cut
+    for name, job in unplaced.items():
+        assert job["reason_code"] == "no-room"
+        assert (f"; {CUT}" in job["reason"]) == (name not in asked)
+        assert [pool["pool"] for pool in job["pools"]] == (["a100", "pair"] if name in asked else ["a100"])
+
+
+def test_reasons_past_their_deadline_are_not_asked_and_the_text_says_so(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # On a deadline already past as the search ends (a clock of no load: the same on every run).
+    asked = slow_reasons(monkeypatch, 0.0)
+    monkeypatch.setattr(WaysLimit, "wall_clock", classmethod(lambda cls, deadline: cls(math.inf, -math.inf)))
+    path = str(fleet_file(SHAPES, tmp_path))
+    status, out, err = cli("cluster", path)
+    assert (status, asked) == (1, []) and err.startswith("solve cluster: note: to place every job: ")
+    assert out.splitlines()[1].startswith(STOPPED_LINE)
+    result = json.loads(cli("cluster", path, "--json")[1])
+    assert (result["status"], result["wall_clock_stopped"]) == ("optimal", ["reasons"])  # a reason places nothing
+    assert [(f"; {CUT}" in job["reason"], [pool["pool"] for pool in job["pools"]])
+            for job in result["unplaced"]] == [(True, ["a100"])] * 4
+
+
+def test_reasons_within_their_deadline_are_asked_as_before(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        no_wall_clock: None):
+    asked = slow_reasons(monkeypatch, 0.0)
+    status, out, _ = cli("cluster", str(fleet_file(SHAPES, tmp_path)), "--json")
+    result = json.loads(out)
+    assert (status, result["status"], result["wall_clock_stopped"], len(asked)) == (1, "optimal", [], 4)
+    assert all("pair: the job's 2 rollout GPUs take all the pool's 2 GPUs" in job["reason"]
+               for job in result["unplaced"])
