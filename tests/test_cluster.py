@@ -7,8 +7,10 @@ import errno
 import io
 import json
 import os
+import pty
 import random
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -41,6 +43,7 @@ from ortools.sat.python import cp_model
 from pydantic import ValidationError
 from reference import PLAN_ORDER
 from rich.console import Console
+from terminal import read_until_closed
 
 import solver
 import solver.cli
@@ -2203,28 +2206,37 @@ def test_pools_and_models_without_tables_are_placed_by_estimate(tmp_path: Path):
     assert left.job == "huge" and "memory model's estimates" in left.reason
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals and terminals")
 def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_script: Path):
-    instance = random_fleet(7, nodes=250, jobs=3000, lengths=[8192, 32768, 65536])
+    # A fleet whose search runs for most of its 60 s (the benchmark's 1000 jobs leave the length and cost stages
+    # unproven in 6 units of work).
+    instance = random_fleet(7, nodes=100, jobs=1000, lengths=[8192, 32768, 65536])
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     emitted = tmp_path / "configs"
     # Ctrl-C as a terminal sends it, even where the suite itself runs with it ignored (a script's background job),
-    # which `solve cluster` would inherit and keep.
+    # which `solve cluster` would inherit and keep. Its stderr is a terminal, so that it shows the search's progress
+    # line: Ctrl-C comes once that shows a placement found (2 to 5 s after the start, by the machine's load).
+    leader, follower = pty.openpty()
     process = subprocess.Popen([str(solve_script), "cluster", str(path), "--time-limit", "60", "--json",
-                                "--emit-dir", str(emitted)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                "--emit-dir", str(emitted)], stdout=subprocess.PIPE, stderr=follower, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
-    time.sleep(8)
+    os.close(follower)
+    shown = b""
+    while b": best " not in shown:
+        assert select.select([leader], [], [], 60)[0] and process.poll() is None, f"no progress line: {shown!r}"
+        shown += os.read(leader, 4096)
     process.send_signal(signal.SIGINT)
     sent = time.monotonic()
-    out, err = process.communicate(timeout=30)
+    out, _ = process.communicate(timeout=30)
+    err = (shown + read_until_closed(leader)).decode()
     # Well within the 60 s limit: about 0.3 s, 2.4 s after the search; loose for a loaded machine.
     assert time.monotonic() - sent < 10
     assert process.returncode == 130 and "interrupted" in err and "Traceback" not in err
-    result = json.loads(out) if out else {"status": "unknown", "interrupted": True}
-    assert result["status"] in ("feasible", "unknown") and result["interrupted"] is True
-    # An interrupted placement may not be the best: it writes no configs over those of an earlier run (and says
-    # so; a machine slow enough to be still loading or planning at the signal has no placement to speak of).
-    assert not emitted.exists() and ("no configs written" in err or (out, err) == ("", "solve cluster: interrupted\n"))
+    result = json.loads(out)  # the best placement found by the signal, not proven the best
+    assert (result["status"], result["interrupted"]) == ("feasible", True) and result["placements"]
+    # An interrupted placement may not be the best: it writes no configs over those of an earlier run, and says so.
+    assert not emitted.exists() and "no configs written" in err
 
 
 # A search that runs until it is stopped: it sends the process a request to end (SIGTERM: kill, timeout, a batch
