@@ -1,8 +1,8 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
 stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
 `solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a test
-writes into the shipped tables is removed; `no_wall_clock`: the cluster commands' deadlines never pass; and, for every test, no allocator variable set, nor vLLM's long-length
-one) and helpers
+writes into the shipped tables is removed; `no_wall_clock`: the cluster commands' deadlines never pass; and, for every
+test, no allocator variable set, nor vLLM's long-length one) and helpers
 (`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
 every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 

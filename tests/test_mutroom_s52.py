@@ -9,7 +9,6 @@ import json
 import math
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import yaml

@@ -157,7 +157,8 @@ def place(
     reasons_by = started + time_limit_s - READ_BACK_S
     widen_by = reasons_by - reasons_s if widen and not interrupt.caught else None
     hints_by = None if interrupt.caught else reasons_by - reasons_s
-    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s, (hints_by, reasons_by))
+    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed, building_s,
+                          (hints_by, reasons_by))
 
 
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
