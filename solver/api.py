@@ -239,7 +239,8 @@ def plan(
 
 def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
                  deadline_s: float | None = None) -> tuple[Answer, ...]:
-    """The answers to a prepared `query` (from `make_query`), each with its explanation if asked. `deadline_s`
+    """The answers to a prepared `query` (from `make_query`), each holding it (``query``, which
+    `solver.answers_text` renders them with) and its explanation if asked. `deadline_s`
     (None: none) cuts short every solve still running that many seconds from now, and gives the solves after it
     a millisecond each: the answers then say what the query's own time limit would (status ``feasible`` or
     ``unknown``, an explanation ``incomplete``), so the call ends soon after it."""
@@ -254,7 +255,7 @@ def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
         answers = solve(query, catalog)
         if explain:
             answers = tuple(a.model_copy(update={"explanation": explain_answer(catalog, query, a)}) for a in answers)
-    return answers
+    return tuple(answer.model_copy(update={"query": query}) for answer in answers)
 
 
 def place(
@@ -667,8 +668,9 @@ def memory_answer(
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
-    too (as --memory-model), which the answer's ``memory_model`` echoes as given; a `MemoryModel` is echoed as its
-    source (`MemoryModel.own_source`: None for the shipped one)."""
+    too (as --memory-model), which the answer's ``memory_model`` echoes as given (None for a `MemoryModel`); its
+    ``memory_model_source`` is the memory model's source, a file's or a `MemoryModel`'s (`MemoryModel.own_source`:
+    None for the shipped one)."""
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
@@ -684,7 +686,8 @@ def memory_answer(
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus,
-                        memory_model=path_text(memory) if isinstance(memory, Path | str) else loaded.own_source,
+                        memory_model=path_text(memory) if isinstance(memory, Path | str) else None,
+                        memory_model_source=loaded.own_source,
                         **dict(estimate))
 
 
@@ -695,7 +698,7 @@ def map_plans(
     by: Literal["model", "len"] = "model",
     gpus_up_to: int | None = None,
     budgets: list[int] | tuple[int, ...] | None = None,
-    weights: Weights | None = None,
+    weights: Weights | Path | str | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
@@ -714,11 +717,13 @@ def map_plans(
     once): by model, each of `model` (a name, or a list of them; default: those the GPU type's
     tables document, else those any tables document) with its longest plan at each budget; with ``by="len"``,
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
-    own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions).
-    `QueryError` as `plan`'s."""
+    own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions);
+    `weights` may also be a cost-weights file's path (`Path` or `str`, as --weights), which the maps' ``weights``
+    echo as given, and their titles name. `QueryError` as `plan`'s (and `load_weights`' for a path)."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
-    check_types(("model", model, str | list | tuple | None), ("catalog", catalog, Catalog | None),
+    check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
+                ("catalog", catalog, Catalog | None),
                 ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None),
                 ("option_names", option_names, OptionNames))
     for index, budget in enumerate(budgets or ()):
@@ -743,12 +748,14 @@ def map_plans(
         give = option_names.one_name("model", len(mapped)) if mapped else option_names.one_model
         raise QueryError(f"{option_names.map_by_len} maps one model: give {give}")
     gpu_names = asked_gpus(catalog, gpu)
+    weights_file = path_text(weights) if isinstance(weights, Path | str) else None
+    loaded = load_weights(given_path("weights", weights)) if isinstance(weights, Path | str) else weights
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
-               "time_limit_s": time_limit_s, "workers": workers, "weights": weights, "estimate": estimate,
+               "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
-    return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", **options)
-                 for gpu_name in gpu_names)
+    return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
+                         budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)
 
 
 def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int, option_names: OptionNames) -> None:

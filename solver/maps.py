@@ -68,11 +68,13 @@ def length_rows(catalog: Catalog, gpu: str, model: str, budgets: Sequence[int], 
     return tabled + [*range(tabled[-1] + LENGTH_STEP, reach, LENGTH_STEP), *([reach] if reach > tabled[-1] else [])]
 
 
-def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int], by_length: bool = False,
-            **options: Any) -> GpuMap:
+def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int], by_length: bool = False, *,
+            weights_file: str | None = None, budgets_listed: bool = False, **options: Any) -> GpuMap:
     """`gpu`'s map, as ``solve map`` prints it: by model, a row per model of `models` (none: `mapped_models`) with its
     longest plan at each of `budgets`; with `by_length`, a row per length (`length_rows`) of `models`' one model with
-    its cheapest plan at each; and the `options` (as `longest_by_model`'s) that change its cells, where given."""
+    its cheapest plan at each; and the `options` (as `longest_by_model`'s) that change its cells, where given, the
+    file the cost weights were read from (`weights_file`, as given) and whether the budgets were listed
+    (`budgets_listed`, as ``--budgets`` lists them)."""
     name = catalog.gpu(gpu).name
     rows: tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...]
     if by_length:
@@ -90,8 +92,9 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
                   node_gpus=None if options.get("node_gpus", NODE_GPUS) == NODE_GPUS else options["node_gpus"],
                   estimate=None if options.get("estimate", "auto") == "auto" else options["estimate"],
                   token_budget="auto" if options.get("token_budget") == "auto" else None,
+                  weights=weights_file,
                   memory_model_source=memory.own_source if (memory := options.get("memory")) is not None else None,
-                  budget_gpus=tuple(budgets), rows=rows)
+                  budgets_listed=True if budgets_listed else None, budget_gpus=tuple(budgets), rows=rows)
 
 
 def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[str | int, dict[str, Any]]) -> Grid:

@@ -281,7 +281,10 @@ class MemoryQuestion(Frozen, defer_build=True):
     node_gpus: PositiveInt = Field(description="the GPUs per node (--node-gpus)")
     memory_model: str | None = Field(description=(
         "the memory-model file given (--memory-model), as given (a byte of its name that is not UTF-8 as its escape, "
-        "\\xe9); through the API, a loaded memory model's source; null for the shipped one"))
+        "\\xe9); null where none was: the shipped memory model, or through the API a loaded one"))
+    memory_model_source: str | None = Field(default=None, description=(
+        "the source of a memory model of one's own, a file's or a loaded one's (``calibrated on my-cells.yaml``), as "
+        "the heading names it; null for the shipped one"))
 
 
 JSON_GIB_DECIMALS = 4

@@ -37,6 +37,7 @@ from solver.query import (
     ConfigProblemCode,
     Objective,
     Pins,
+    Query,
     TokenBudgetMode,
     TrinityVersion,
     margin_keeping,
@@ -978,16 +979,18 @@ class RolloutKept(Frozen):
         "where no GPU is left to the trainer)"))
 
 
-_TIMINGS = frozenset({"wall_time_s", "planning_s", "building_s", "least_time_limit_s"})
-"""The fields of a solver's result that time it (`_Timed`)."""
+_NOT_COMPARED = frozenset({"wall_time_s", "planning_s", "building_s", "least_time_limit_s", "query"})
+"""The fields of a solver's result that its equality and hash leave out (`_Timed`): those that time it, and the query
+an answer holds (``Answer.query``: a seed apart, or a question asked through a config, the answers are the same)."""
 
 
 class _Timed(Frozen):
     """A solver's result with a ``wall_time_s`` field (a placement's ``planning_s``, ``building_s`` and
-    ``least_time_limit_s`` too): equal results compare (and hash) equal however long each took to solve."""
+    ``least_time_limit_s`` too): equal results compare (and hash) equal however long each took to solve, and an
+    answer whatever query it holds (`_NOT_COMPARED`)."""
 
     def _untimed(self) -> tuple[object, ...]:
-        return type(self), tuple(value for name, value in self.__dict__.items() if name not in _TIMINGS)
+        return type(self), tuple(value for name, value in self.__dict__.items() if name not in _NOT_COMPARED)
 
     def __eq__(self, other: object) -> bool:
         return self._untimed() == other._untimed() if isinstance(other, _Timed) else NotImplemented
@@ -1135,6 +1138,9 @@ class Answer(_Timed):
         "with --minimize gpus at Trinity's default token budget: the fewest GPUs with --token-budget "
         "auto, where fewer than the best plan's: the same question with that flag, asked within one GPU fewer (a "
         "plan with a lowered max_token_len_per_gpu)"))
+    query: Query | None = Field(default=None, exclude=True, repr=False, description=(
+        "the query it answers (`solver.api.answer_query`'s), which its text view (`solver.answers_text`) is made "
+        "from; not in its JSON: None for an answer rebuilt from it"))
     objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
@@ -1187,7 +1193,7 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "memory_model_source")
+                          "weights", "memory_model_source", "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
 
@@ -1209,9 +1215,17 @@ class GpuMap(Frozen, defer_build=True):
         "'only' with --estimate (the tables set aside), 'never' with --no-estimate; left out by default"))
     token_budget: Literal["auto"] | None = Field(default=None, description=(
         "'auto' with --token-budget auto (estimated plans may take a lower token budget); left out by default"))
+    weights: str | None = Field(default=None, description=(
+        "the cost weights' file given (--weights), as given (a byte of its name that is not UTF-8 as its escape, "
+        "\\xe9), which the title names; left out where none was (the shipped weights, or through the API a Weights "
+        "passed)"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated cells are predicted with; left out for the shipped one"))
+    budgets_listed: Literal[True] | None = Field(default=None, description=(
+        "true where the budgets were listed (--budgets): the text then gives each a column (bar runs with the same "
+        "plans past one node), however many; left out for budgets 1 to N (--gpus-up-to), of which past one node the "
+        "text shows a few"))
     budget_gpus: tuple[PositiveInt, ...] = Field(description=(
         "the GPU budgets, the map's columns: each row has a plan (or null) for each, in this order"))
     rows: tuple[ModelMapRow, ...] | tuple[LengthMapRow, ...] = Field(description=(

@@ -155,16 +155,6 @@ def test_memory_text_is_what_solve_memory_prints(cli: Cli, monkeypatch: pytest.M
     assert _flags(text) == []
 
 
-def test_memory_text_names_a_memory_model_of_your_own(tmp_path: Path) -> None:
-    fitted = solver.calibrate_memory_model([ROOT / "docs" / "examples" / "my-cells.yaml"], with_tables=True)
-    memory = fitted.memory_model
-    answer = solver.memory_answer("32B", "h20", 2, 131072, memory=memory)
-    text = solver.memory_text(answer, width=200)
-    assert f"margin {answer.margin:g}, memory model: {memory.own_source}\n" in text
-    assert text.endswith(f'solver.plan("Qwen3-32B", gpu="H20-96GB", budget_gpus=2, max_model_len=131072, '
-                         f'margin={answer.margin:g}, memory=MEMORY)\n')
-
-
 def test_memory_text_in_colour_only_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
     answer = solver.memory_answer("32B", "h20", 2, 131072)
     assert "\x1b" not in solver.memory_text(answer)

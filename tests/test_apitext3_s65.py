@@ -59,18 +59,6 @@ def test_map_text_is_what_solve_map_prints_in_the_api_s_words(
     assert text == printed and [word for word in text.split() if word.startswith("--")] == []
 
 
-def test_map_text_s_title_names_no_weights_which_a_map_does_not_keep(cli: Cli, monkeypatch: pytest.MonkeyPatch,
-                                                                     tmp_path: Path) -> None:
-    monkeypatch.setenv("COLUMNS", "160")
-    weights = tmp_path / "costs.yaml"
-    weights.write_text("offload: 0.5\nsp: 0.1\nenv: 0.05\n", encoding="utf-8")
-    _, printed, _ = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "2", "--weights", str(weights))
-    maps = solver.map_plans("8B", gpu="h100", gpus_up_to=2, weights=solver.load_weights(weights),
-                            option_names=COMMAND_OPTIONS)
-    assert f", weights {weights}\n" in printed
-    assert solver.map_text(maps, option_names=COMMAND_OPTIONS) == printed.replace(f", weights {weights}", "")
-
-
 def test_map_text_is_laid_out_as_a_pipe_gets_it_its_tables_whole_in_colour_only_when_asked(
         capsys: pytest.CaptureFixture[str]) -> None:
     maps = solver.map_plans(["8B", "14B"], gpu="a100", gpus_up_to=32)

@@ -402,8 +402,8 @@ def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_i
     budgets = list(range(1, 65))
     out = io.StringIO()
     # listed: every run a column (a map of budgets 1 to 64 from --gpus-up-to shows five of them)
-    Console(width=100, file=out).print(map_view(gpu_map(catalog, "H100-80GB", ["Qwen3-8B"], budgets), "map",
-                                                listed=True))
+    Console(width=100, file=out).print(map_view(gpu_map(catalog, "H100-80GB", ["Qwen3-8B"], budgets,
+                                                        budgets_listed=True), "map"))
     header = next(line for line in out.getvalue().splitlines() if "≤1" in line)
     assert all(f"≤{first}-{last}" in header for first, last in ((16, 23), (24, 31), (56, 63)))
 

@@ -95,7 +95,7 @@ ANSWERS = answer_query(ANSWERS_QUERY, CATALOG)
     ((ANSWERS, ANSWERS_QUERY), {"width": "100"}, "width must be a whole number, got '100' (a str: pass 100)"),
     ((ANSWERS, ANSWERS_QUERY), {"color": "yes"}, "color must be True or False, got 'yes'"),
     ((ANSWERS[0], ANSWERS_QUERY), {}, "answers must be a list or a tuple, got an Answer"),
-    ((ANSWERS, "4B"), {}, "query must be a Query, got '4B'"),
+    ((ANSWERS, "4B"), {}, "query must be a Query or None, got '4B'"),
     ((ANSWERS, ANSWERS_QUERY, "catalog"), {}, "catalog must be a Catalog or None, got 'catalog'"),
     (([ANSWERS[0], None], ANSWERS_QUERY), {}, "answers[1] must be an Answer, got None"),
     ((ANSWERS, _query(model="8B", gpu="a100", max_model_len=8192, budget_gpus=2)), {},

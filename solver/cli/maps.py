@@ -41,7 +41,7 @@ from solver.cli.output import escaped_line, new_console, on_terminal, print_note
 from solver.cli.parser import Parser
 from solver.render import PAST_NODE_COLUMNS, PLAIN_TEXT, doubling_budgets, map_json, map_views, maps_width
 from solver.rules import COMMAND_OPTIONS
-from solver.tables import MAX_ESTIMATED_GPUS
+from solver.tables import MAX_ESTIMATED_GPUS, path_text
 
 
 def build_map_parser() -> Parser:
@@ -99,9 +99,10 @@ def run_map(args: argparse.Namespace) -> int:
                          node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
                          option_names=COMMAND_OPTIONS)
+    if args.weights:  # the maps echo the file as given, as map_plans does a path (read once, above)
+        gpu_maps = tuple(gpu_map.model_copy(update={"weights": path_text(args.weights)}) for gpu_map in gpu_maps)
     screen = new_console()
-    weights_file, listed = str(args.weights) if args.weights else None, args.budgets is not None
-    whole = map_views(gpu_maps, weights_file, listed=listed)
+    whole = map_views(gpu_maps)
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty), and cells that fold before their GPU count.
     needed = maps_width(whole)
@@ -115,7 +116,7 @@ def run_map(args: argparse.Namespace) -> int:
             f" map fewer budgets (--budgets {','.join(map(str, doubling_budgets(top)))}),"
         print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
                    f"pipe the output (| less -S),{fewer} or save it with --svg FILE")
-        shown = map_views(gpu_maps, weights_file, narrow=True, listed=listed)
+        shown = map_views(gpu_maps, narrow=True)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in whole:

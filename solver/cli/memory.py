@@ -91,7 +91,7 @@ def run_memory(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(memory_json(result) + "\n")
     else:
-        label = memory_label(result, model.moe is not None, memory_model.own_source)
+        label = memory_label(result, model.moe is not None)
         new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
                                         planner_command(args), own_budget=args.token_budget is not None),
                             crop=False)

@@ -102,22 +102,43 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
     return Group(*renderables)
 
 
-def answers_text(answers: Sequence[Answer], query: Query, catalog: Catalog | None = None, *, width: int = PIPED_WIDTH,
-                 color: bool = False) -> str:
-    """The text ``solve`` prints for `query`'s `answers` (of `solver.api.answer_query`, or `with_config_verdicts`),
-    laid out for `width` columns as on a pipe that wide, with ANSI colour codes where `color`; `catalog` the one they
-    were planned with (default: the shipped one). The text's words are the answers' own (`option_names`), its hints
-    the command's (``--explain``). `QueryError` (one line) for a bad argument, or answers of another query."""
-    check_types(("answers", answers, list | tuple), ("query", query, Query), ("catalog", catalog, Catalog | None))
+def answers_text(answers: Sequence[Answer], query: Query | None = None, catalog: Catalog | None = None, *,
+                 width: int = PIPED_WIDTH, color: bool = False) -> str:
+    """The text ``solve`` prints for `query`'s `answers` (of `solver.plan`, `solver.api.answer_query`, or
+    `with_config_verdicts`; `query` None: the one they hold, ``Answer.query``), laid out for `width` columns as on a
+    pipe that wide, with ANSI colour codes where `color`; `catalog` the one they were planned with (default: the
+    shipped one). The text's words are the answers' own (the query's `option_names`). `QueryError` (one line) for a
+    bad argument, answers of another query, or, without `query`, answers that hold none (rebuilt from their JSON)
+    or hold different ones."""
+    check_types(("answers", answers, list | tuple), ("query", query, Query | None),
+                ("catalog", catalog, Catalog | None))
     check_text_options(width, color)
+    for index, answer in enumerate(answers):
+        check_types((f"answers[{index}]", answer, Answer))
+    query = query if query is not None else _held_query(answers)
     catalog = catalog if catalog is not None else load_catalog()
     model = catalog.model(query.model).name
     for index, answer in enumerate(answers):
-        check_types((f"answers[{index}]", answer, Answer))
         if answer.model != model or answer.gpu not in query.gpus:
             raise QueryError(f"answers[{index}] is for {answer.model} on {answer.gpu}, not one of the query's "
                              f"({model} on {' or '.join(query.gpus)}): pass the answers of that query")
     return view_text(answers_view(answers, query, catalog, query.trinity_version), width, color)
+
+
+def _held_query(answers: Sequence[Answer]) -> Query:
+    """The query `answers` hold (``Answer.query``, `solver.api.answer_query`'s), the same for each; `QueryError`
+    where there are none, or one holds none (an answer rebuilt from its JSON) or another query."""
+    if not answers:
+        raise QueryError("answers: an empty list holds no query: pass the answers of solver.plan, or the query too")
+    held = answers[0].query
+    for index, answer in enumerate(answers):
+        if answer.query is None:
+            raise QueryError(f"answers[{index}] holds no query (an answer rebuilt from its JSON keeps none): pass the "
+                             "query it answers, answers_text(answers, query)")
+        if answer.query != held:
+            raise QueryError(f"answers[{index}] answers another query than answers[0]: pass the answers of one call")
+    assert held is not None  # answers[0]'s, checked above
+    return held
 
 
 def unproven_hint(names: OptionNames) -> str:

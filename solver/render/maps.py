@@ -120,11 +120,11 @@ def _untrained_lengths(map_rows: Sequence[ModelMapRow | LengthMapRow], gpus: int
 
 
 def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False,
-             narrow: bool = False, listed: bool = False, names: OptionNames = COMMAND_OPTIONS) -> Group:
+             narrow: bool = False, names: OptionNames = COMMAND_OPTIONS) -> Group:
     """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost; the lengths past the
-    longest any budget trains in one line below it; past one node, at most `PAST_NODE_COLUMNS` columns unless the
-    budgets are `listed`, and a line naming those left out); then a legend (`limited`: the title names limits, a
+    longest any budget trains in one line below it; past one node, at most `PAST_NODE_COLUMNS` columns unless its
+    budgets were listed, and a line naming those left out); then a legend (`limited`: the title names limits, a
     train batch or host memory, that the plans keep to; without `host_checked`, a host memory given, it says that
     nothing checked the Offload cells' host memory; `narrow`: for a terminal narrower than the map, where cells fold,
     a space before each GPU count, so that none is split; the options it names, as `names` do)."""
@@ -139,7 +139,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     name_width = min(max(len(str(row)) for row in rows), MODEL_NAME_WIDTH)  # a longer name folds, as cells do
     view.add_column("length" if by_length else "model", justify="right" if by_length else "left", overflow="fold",
                     min_width=name_width, max_width=max(name_width, MODEL_NAME_WIDTH))
-    spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS, listed)
+    spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS, bool(gpu_map.budgets_listed))
     left_out = _left_out_budgets(budgets, spans, names)
     budgets = [first for first, _ in spans]
     for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
@@ -188,28 +188,27 @@ def map_limits(gpu_map: GpuMap) -> str:
     return "".join((
         f", train batch {gpu_map.train_batch_size}" if gpu_map.train_batch_size else "",
         f", host memory {shown_number(gpu_map.host_ram_gb)} GiB per node" if gpu_map.host_ram_gb is not None else "",
-        f", nodes of {gpu_map.node_gpus} GPUs" if gpu_map.node_gpus is not None else "",
+        f", nodes of {counted(gpu_map.node_gpus, 'GPU')}" if gpu_map.node_gpus is not None else "",
         {"only": ", estimates alone", "never": ", no estimates"}.get(gpu_map.estimate or "", "")))
 
 
-def map_title(gpu_map: GpuMap, weights: str | None = None) -> str:
+def map_title(gpu_map: GpuMap) -> str:
     """`gpu_map`'s title: its GPU type (and model, by length), what its cells are, the limits its plans keep to
-    (`map_limits`), and the choices its question names: a token budget auto, cost weights of one's own (`weights`,
-    their file as given) and a memory model of one's own."""
+    (`map_limits`), and the choices its question names: a token budget auto, the cost weights' file, and a memory
+    model of one's own."""
     mapped = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
               else f"{gpu_map.gpu}: longest context per model and GPU budget")
     return "".join((
         mapped, map_limits(gpu_map), ", token budget auto" if gpu_map.token_budget == "auto" else "",
-        f", weights {weights}" if weights else "",
+        f", weights {gpu_map.weights}" if gpu_map.weights else "",
         f", memory model: {gpu_map.memory_model_source}" if gpu_map.memory_model_source else ""))
 
 
-def map_views(gpu_maps: Sequence[GpuMap], weights: str | None = None, narrow: bool = False, listed: bool = False,
-              names: OptionNames = COMMAND_OPTIONS) -> list[Group]:
-    """`gpu_maps` as `map_view`s, each under its `map_title` (`weights`: the cost weights' file, as given), with the
-    legend its limits and host memory call for (`narrow`, `listed`, `names`: as `map_view`'s)."""
-    return [map_view(gpu_map, map_title(gpu_map, weights), limited=bool(map_limits(gpu_map)),
-                     host_checked=gpu_map.host_ram_gb is not None, narrow=narrow, listed=listed, names=names)
+def map_views(gpu_maps: Sequence[GpuMap], narrow: bool = False, names: OptionNames = COMMAND_OPTIONS) -> list[Group]:
+    """`gpu_maps` as `map_view`s, each under its `map_title`, with the legend its limits and host memory call for
+    (`narrow`, `names`: as `map_view`'s)."""
+    return [map_view(gpu_map, map_title(gpu_map), limited=bool(map_limits(gpu_map)),
+                     host_checked=gpu_map.host_ram_gb is not None, narrow=narrow, names=names)
             for gpu_map in gpu_maps]
 
 
@@ -223,9 +222,8 @@ def map_text(maps: Sequence[GpuMap], *, width: int = PIPED_WIDTH, color: bool = 
              option_names: OptionNames = API_OPTIONS) -> str:
     """The text ``solve map`` prints for `maps` (of `solver.map_plans`), laid out as on a pipe `width` columns wide:
     the maps' tables whole, wider than `width` where they need more (as a pipe gets them), with ANSI colour codes
-    where `color`; the lines name options as `option_names` do (the API's keywords). The budgets count as listed
-    (each a column, as with ``budgets``) unless they are 1 to N. Its titles name no cost weights, which a `GpuMap`
-    does not keep. `QueryError` (one line) for a bad argument."""
+    where `color`; the lines name options as `option_names` do (the API's keywords). `QueryError` (one line) for a
+    bad argument."""
     if isinstance(maps, GpuMap):
         raise QueryError("maps must be a list or tuple of GpuMap, got a GpuMap: pass (gpu_map,), or map_plans' tuple")
     check_types(("maps", maps, list | tuple), ("option_names", option_names, OptionNames))
@@ -234,6 +232,5 @@ def map_text(maps: Sequence[GpuMap], *, width: int = PIPED_WIDTH, color: bool = 
         raise QueryError("maps: an empty list holds no map: pass map_plans' maps")
     for index, gpu_map in enumerate(maps):
         check_types((f"maps[{index}]", gpu_map, GpuMap))
-    listed = any(gpu_map.budget_gpus != tuple(range(1, gpu_map.budget_gpus[-1] + 1)) for gpu_map in maps)
-    views = map_views(maps, listed=listed, names=option_names)
+    views = map_views(maps, names=option_names)
     return view_text(Group(*views), max(width, maps_width(views)), color)

@@ -61,17 +61,16 @@ def _yaml_string(text: str) -> str:
     return dumped.rstrip("\n")
 
 
-def memory_label(answer: MemoryAnswer, moe: bool, memory_source: str | None) -> str:
+def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     """The breakdown's heading: the model (with its active parameters where it is a mixture of experts, `moe`), the
-    GPUs, setting, length and token budget, the margin, and the memory model of one's own (`memory_source`), if
-    any."""
+    GPUs, setting, length and token budget, the margin, and the source of a memory model of one's own, if any."""
     active = f", {answer.model_active_parameters_b:.1f}B active" if moe else ""
     setting = Setting(env=answer.env, offload=answer.offload, sp=answer.sp)
     own_budget = ", your token budget" if answer.max_token_len_per_gpu is not None else ""
     return (f"{answer.model} ({answer.model_parameters_b:.1f}B parameters{active}) on {answer.gpus} x {answer.gpu} "
             f"({answer.memory_gib:.1f} GiB), {setting.label}, {answer.max_model_len} tokens ({answer.tokens_per_gpu} "
             f"per GPU{own_budget}), margin {answer.margin:g}"
-            f"{f', memory model: {memory_source}' if memory_source else ''}")
+            f"{f', memory model: {answer.memory_model_source}' if answer.memory_model_source else ''}")
 
 
 def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: int = PIPED_WIDTH,
@@ -79,39 +78,45 @@ def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: 
     """The text ``solve memory`` prints for `answer` (`solver.api.memory_answer`'s), laid out for `width` columns as on
     a pipe that wide, with ANSI colour codes where `color`; `catalog` the one it was estimated with (default: the
     shipped one). Its lines name the API's keywords (``host_ram_gb``), and where the setting does not train, the
-    planner's call (`planner_call`) in place of the command's ``solve ...`` line. `QueryError` (one line) for a bad
-    argument."""
+    planner's call (`planner_call`) in place of the command's ``solve ...`` line: with the memory-model file the
+    answer was estimated with, or, for a `MemoryModel` passed to `memory_answer`, which the call cannot name, a line
+    above it that asks for it by its source. `QueryError` (one line) for a bad argument."""
     check_types(("answer", answer, MemoryAnswer), ("catalog", catalog, Catalog | None))
     check_text_options(width, color)
     model = (catalog if catalog is not None else load_catalog()).model(answer.model)
-    view = memory_view(answer, memory_label(answer, model.moe is not None, answer.memory_model), answer.gpu,
-                       answer.model, answer.gpus, answer.offload, planner_call(answer),
-                       own_budget=answer.max_token_len_per_gpu is not None, names=API_OPTIONS)
+    passed = answer.memory_model_source if answer.memory_model is None else None  # a MemoryModel, not a file
+    view = memory_view(answer, memory_label(answer, model.moe is not None), answer.gpu, answer.model, answer.gpus,
+                       answer.offload, planner_call(answer), own_budget=answer.max_token_len_per_gpu is not None,
+                       names=API_OPTIONS, passed_memory=passed)
     return view_text(view, width, color)
 
 
 def planner_call(answer: MemoryAnswer) -> str:
     """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
-    type, GPUs (as a budget) and length, its GPUs per node and host memory where given, and its margin where it is
-    not the shipped memory model's default (with ``memory=MEMORY`` for a memory model of one's own); without `sp`,
-    `env`, `offload` and a token budget, which the planner tries for itself."""
+    type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
+    not the shipped memory model's default, and the memory-model file it was estimated with (``memory=
+    solver.load_memory_model(...)``), if any; without `sp`, `env`, `offload` and a token budget, which the planner
+    tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
                 *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
                 *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
-    if answer.memory_model is not None or answer.margin != default_margin(load_memory_model(), answer.memory_gib):
+    own_model = answer.memory_model is not None or answer.memory_model_source is not None
+    if own_model or answer.margin != default_margin(load_memory_model(), answer.memory_gib):
         keywords.append(f"margin={answer.margin:g}")
     if answer.memory_model is not None:
-        keywords.append("memory=MEMORY")
+        keywords.append(f"memory=solver.load_memory_model({json.dumps(answer.memory_model)})")
     return f"solver.plan({', '.join([json.dumps(answer.model), *keywords])})"
 
 
 def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,
-                planner_command: str, own_budget: bool = False, names: OptionNames = COMMAND_OPTIONS) -> Group:
+                planner_command: str, own_budget: bool = False, names: OptionNames = COMMAND_OPTIONS,
+                passed_memory: str | None = None) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
     (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
     too; the host memory option named as `names` do), its cautions, what `gpu`'s tables say of the same setting for
     `model` on `gpus` GPUs (they decide where they speak), and where the setting does not train, the planner's
-    command that finds one that does (`planner_command`, a line of its own to copy)."""
+    command that finds one that does (`planner_command`, a line of its own to copy; `passed_memory`: the source of a
+    memory model the caller passed, which the command cannot name, and the line above it asks for)."""
     lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result),
                                    Text(_fit_words(result), style=_fit_style(result)),
                                    Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
@@ -124,8 +129,9 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
     if result.tables is not None:
         lines.append(_tables_line(result, result.tables, gpu, model, gpus, offload, own_budget))
     if not result.trains:  # solve memory judges one setting: the planner tries them all
+        with_memory = f", with memory= the MemoryModel you passed ({passed_memory})" if passed_memory else ""
         lines += [Text("to find a setting that trains, run the planner, which tries every SP, Env, Offload and token "
-                       "budget:"), Text(f"  {planner_command}", no_wrap=True, overflow="ignore")]
+                       f"budget{with_memory}:"), Text(f"  {planner_command}", no_wrap=True, overflow="ignore")]
     return Group(*lines)
 
 
