@@ -147,7 +147,8 @@ def test_the_default_budget_trains_what_auto_trains_at_the_default_budget(cli, t
     found = []
     for budget in ("default", "auto"):
         status, out, err = cli("--cells", str(cells), "--model", "8B", "--gpu", "H800", "--gpus", "8", "--exact",
-                               "--sp", str(sp), "--no-offload", "--len", str(length), "--token-budget", budget, "--json")
+                               "--sp", str(sp), "--no-offload", "--len", str(length), "--token-budget", budget,
+                               "--json")
         plans = json.loads(out)[0]["plans"]
         found.append((status, plans[0]["max_token_len_per_gpu"] if plans else None))
         assert "Traceback" not in err
