@@ -153,3 +153,16 @@ def test_the_default_budget_trains_what_auto_trains_at_the_default_budget(cli, t
         found.append((status, plans[0]["max_token_len_per_gpu"] if plans else None))
         assert "Traceback" not in err
     assert found == [default, auto]
+
+
+@pytest.mark.parametrize(("budget", "status", "refuted_at"), [(15001, 0, None), (15002, 1, 40000)])
+def test_solve_memory_at_a_budget_the_row_before_measured_is_not_refuted(cli, tmp_path: Path, budget: int, status: int,
+                                                                        refuted_at: int | None):
+    # 15001 tokens per GPU at SP=4 is what 30001 took, where SP=4 trained: the 40000 row speaks of more.
+    cells = tmp_path / "odd.yaml"
+    cells.write_text(ODD_CELLS, encoding="utf-8")
+    exit_status, out, _ = cli("memory", "--cells", str(cells), "--model", "8B", "--gpu", "H800", "--gpus", "8",
+                         "--len", "40000", "--sp", "4", "--env", "--token-budget", str(budget), "--json")
+    tables = json.loads(out)["tables"]
+    assert (exit_status, tables and (tables["trains"], tables["source"]["max_model_len"])) == (
+        status, refuted_at and (False, refuted_at))
