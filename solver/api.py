@@ -791,7 +791,7 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
     # 2L / SP tokens reach it (the longest whose default it is; where budget x SP is odd, no length's is): a cell
     # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
-    # say so of that length (the next row up, as the planner's --token-budget auto takes it).
+    # say so of that length (`refuting_row`, as the planner takes it).
     by_tokens = ceil(budget * setting.sp / 2)
     larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
 

@@ -129,6 +129,13 @@ def token_budget(max_model_len: int, sp: int) -> int:
     return ceil(2 * max_model_len / sp)
 
 
+def default_budget_reach(max_model_len: int, sp: int) -> int:
+    """The longest ``max_model_len`` whose Trinity default budget at `sp` (`token_budget`) is that of `max_model_len`:
+    the lengths up to it take no more tokens per GPU, and so no more memory (with SP above 2, ``ceil(2L/sp)`` may round
+    a length up to the tokens of a longer one: 30001 and 30002 both take 15001 at SP=4)."""
+    return sp * token_budget(max_model_len, sp) // 2
+
+
 def least_token_budget(max_model_len: float, sp: int) -> int:
     """The smallest ``max_token_len_per_gpu`` verl takes: an SP group's micro-batch holds the longest
     sequence, ``ceil(max_model_len / sp)``."""
@@ -215,12 +222,10 @@ def failed_settings(model: Model, gpus: int, cell: Setting | None) -> tuple[Sett
 def refuting_row(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                  gpus: int, setting: Setting, length: int) -> int | None:
     """The row of the table for `gpus` GPUs (of a GPU type's `table_cells`) that says `setting` runs out of
-    memory at `length`: the first row, up to L's (the next row up; every row when L is past the table),
-    where a setting that ran out of memory (`failed_settings`) includes it. None when no row says so, or
-    there is no such table."""
+    memory at `length`: the first row where a setting that ran out of memory (`failed_settings`) includes it, where
+    `length` is past `own_table_limit`. None when no row says so there, or there is no such table."""
     failures = failures_by_row(model, rows, settings, gpus)
-    upto = next((row for row, _ in failures if row >= length), failures[-1][0] if failures else 0)
-    return first_failure(failures, setting, upto)
+    return first_failure(failures, setting) if length > own_table_limit(failures, setting) else None
 
 
 def refuting_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
@@ -246,18 +251,23 @@ def failures_by_row(model: Model, rows: Sequence[tuple[int, int]], settings: Map
             for row in sorted(row for n, row in rows if n == gpus)]
 
 
-def first_failure(failures: list[tuple[int, tuple[Setting, ...]]], setting: Setting, upto: int) -> int | None:
-    """The first row of `failures_by_row`, up to `upto`, where a setting that ran out of memory includes
-    `setting`; None when there is none."""
-    return next((row for row, failed in failures if row <= upto and any(f.includes(setting) for f in failed)), None)
+def first_failure(failures: list[tuple[int, tuple[Setting, ...]]], setting: Setting) -> int | None:
+    """The first row of `failures_by_row` where a setting that ran out of memory includes `setting`; None when
+    there is none."""
+    return next((row for row, failed in failures if any(f.includes(setting) for f in failed)), None)
 
 
 def own_table_limit(failures: list[tuple[int, tuple[Setting, ...]]], setting: Setting) -> int:
     """The longest length at which a count's own table (its `failures_by_row`) does not say `setting` runs
-    out of memory: the row before the first that says so (0 when that is its first row), or `MAX_TOKENS`
-    when none does (`refuting_row`'s rule, for every length at once)."""
-    first = first_failure(failures, setting, MAX_TOKENS)
-    return MAX_TOKENS if first is None else max((row for row, _ in failures if row < first), default=0)
+    out of memory, or `MAX_TOKENS` when no row says so. A row speaks for the lengths between it and the row before
+    (the next row up), except those that take no more tokens per GPU at the setting's SP than the row before
+    (`default_budget_reach`), which speaks for them: the memory follows the tokens. So: the row before the first
+    that says so (0 when that is its first row), as far as its tokens reach, short of that first row."""
+    first = first_failure(failures, setting)
+    if first is None:
+        return MAX_TOKENS
+    before = max((row for row, _ in failures if row < first), default=0)
+    return min(default_budget_reach(before, setting.sp), first - 1)
 
 
 class TableCells(NamedTuple):

@@ -15,7 +15,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   T's cell at row(L) is exactly (env, offload, sp); otherwise inferred when some row R >= L of T, else of
   the table for the most GPUs below n (two or more, n at most 64) that has such a row, has a non-``-``
   cell C (which neither T nor the n-GPU table of a GPU type with at least its memory says ran out of memory
-  at some row up to row(L)) with env >= C.env,
+  at L: at some row up to row(L), unless no row up to L says so and a shorter row takes as many tokens per GPU,
+  ceil(2 x row / s), as L at C's SP s) with env >= C.env,
   offload >= C.offload, sp >= C.sp (the source is the shortest such row; what trains on fewer GPUs trains
   on more); otherwise estimated (below) or infeasible. When maximising, L is a row of the source's table.
 - cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)), where r is
@@ -365,18 +366,24 @@ def _source_order(model: Any, n: int) -> list[tuple[bool, bool, int]]:
 def _ran_out_of_memory(table: Table, model: Any, env: bool, offload: bool, sp: int, length: int) -> bool:
     """Whether `table` (for its own GPU count) says the setting runs out of memory at `length`: at some
     row up to row(L) (every row when L is past the table), a setting the source tried before the cell's
-    (every one it tried, at a `-`) is at least as strong in Env, Offload and SP."""
+    (every one it tried, at a `-`) is at least as strong in Env, Offload and SP; unless no row up to L itself
+    says so and a row shorter than L takes as many tokens per GPU at Trinity's default, ceil(2 x row / sp), as L
+    does (the memory follows the tokens: at SP=4, 30002 takes 15001, as 30001 does)."""
     tried = _source_order(model, table.gpus)
-    last = _row_for_length(table, length) or table.rows[-1]
-    for row in table.rows:
-        if row.max_model_len > last.max_model_len:
-            break
+
+    def says_so(row: Any) -> bool:
         cell = row.setting(_cell_column(table, model))
         key = None if cell is None else (cell.env, cell.offload, cell.sp)
         failed = tried if key is None else tried[: tried.index(key)] if key in tried else []
-        if any(e >= env and o >= offload and s >= sp for e, o, s in failed):
-            return True
-    return False
+        return any(e >= env and o >= offload and s >= sp for e, o, s in failed)
+
+    last = _row_for_length(table, length) or table.rows[-1]
+    if not any(says_so(row) for row in table.rows if row.max_model_len <= last.max_model_len):
+        return False
+    if any(says_so(row) for row in table.rows if row.max_model_len <= length):
+        return True
+    return not any(_max_token_len_per_gpu(row.max_model_len, sp) >= _max_token_len_per_gpu(length, sp)
+                   for row in table.rows if row.max_model_len < length)
 
 
 def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: bool, sp: int,

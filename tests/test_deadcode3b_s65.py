@@ -62,10 +62,10 @@ def test_a_trinity_fields_release_given_a_mapping_names_its_keys_and_no_fields(t
     assert str(raised.value) == f"{path}: releases, 0.5.0: must be a list, got a mapping (keys: algorithm)"
 
 
-# solve.py 1220 (`_lower_budget_reach_words` where --token-budget auto trains the length at Trinity's default budget):
-# a cells file's row of an odd length caps an estimate there (30001 tokens for SP=4, before the row where SP=4 runs
-# out of memory), while --token-budget auto caps it at the tokens per GPU that length's default budget holds (15001,
-# which 30002 tokens' default budget is too). The reason says --token-budget auto trains it; no "reaches" words.
+# A cells file's row of an odd length (30001 tokens, where SP=4 trains, before the row where SP=4 runs out of memory)
+# caps an estimate at the lengths its default budget reaches (30002 takes 15001 tokens per GPU at SP=4, as 30001
+# does), in the default mode as --token-budget auto caps it: the same plan at the same budget (session 65 found the
+# default mode refusing 30002 there; tests/test_oddlen_s66.py has the rule's other cases).
 
 ODD_ROWS = ('gpu: H800-80GB\nmemory_gb: 80\nsource: "made-up: a row of an odd length"\ntables:\n  - gpus: 8\n'
             '    section: "8 x H800"\n    models: [8B]\n    rows:\n'
@@ -73,19 +73,16 @@ ODD_ROWS = ('gpu: H800-80GB\nmemory_gb: 80\nsource: "made-up: a row of an odd le
 ODD_QUERY = ("--model", "8B", "--gpu", "H800", "--gpus", "8", "--len", "30002", "--sp", "4")
 
 
-def test_a_length_auto_trains_at_the_default_budget_gets_the_nearest_words_and_no_reach(cli, tmp_path: Path):
+def test_a_length_auto_trains_at_the_default_budget_trains_in_the_default_mode_too(cli, tmp_path: Path):
     cells = tmp_path / "odd.yaml"
     cells.write_text(ODD_ROWS, encoding="utf-8")
-    status, out, _ = cli("--cells", str(cells), *ODD_QUERY, "--no-offload", "--json")
-    [answer] = json.loads(out)
-    assert (status, answer["status"], answer["reason_code"], answer["reason"]) == (
-        1, "infeasible", "length-beyond-reach",
-        ("30002 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on H800-80GB "
-         "within 8 GPUs with --sp 4 --no-offload: the longest is 30001 (SP=4 on 8 GPUs, documented); 30002 tokens "
-         "trains if you add --token-budget auto: Env + SP=4 on 8 GPUs (estimated, extrapolated)"))
-    status, out, _ = cli("--cells", str(cells), *ODD_QUERY, "--no-offload", "--token-budget", "auto", "--json")
-    [best] = json.loads(out)[0]["plans"][:1]
-    assert (status, best["max_token_len_per_gpu"], best["lowered_budget"]) == (0, 15001, False)
+    found = []
+    for budget in ("default", "auto"):
+        status, out, _ = cli("--cells", str(cells), *ODD_QUERY, "--no-offload", "--token-budget", budget, "--json")
+        [best] = json.loads(out)[0]["plans"][:1]
+        found.append((status, best["env"], best["offload"], best["sp"], best["max_token_len_per_gpu"],
+                      best["lowered_budget"], best["evidence"], best["cost"]))
+    assert found == [(0, True, False, 4, 15001, False, "estimated", 0.164125)] * 2
 
 
 # model_config.py 634->636 (a RoPE scaling without `factor`): transformers 5's `rope_parameters` of a plain model
