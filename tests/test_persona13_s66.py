@@ -65,3 +65,20 @@ def test_a_margin_that_is_no_number_is_told_the_forms_a_margin_takes(cli: Callab
     assert (status, out) == (2, "")
     assert err.splitlines()[-1] == ("solve: error: argument --margin: expected a fraction from 0 to below 1 (0.03) or a "
                                     "percentage (3%), got 'abc'")
+
+
+@pytest.mark.parametrize(("command", "link", "meant"), [
+    ((), "xgmi", "did you mean 'infinity-fabric'? (amd-smi's and rocm-smi's XGMI links are AMD's Infinity Fabric)"),
+    (("memory",), "XGMI", ("did you mean 'infinity-fabric'? (amd-smi's and rocm-smi's XGMI links are AMD's "
+                           "Infinity Fabric)")),
+    (("map",), "nvswitch", "did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)")])
+def test_a_link_by_the_name_amd_smi_prints_is_told_the_interconnect_it_is(
+        cli: Callable[..., tuple[int, str, str]], command: tuple[str, ...], link: str, meant: str):
+    # rocm-smi --showtopo and amd-smi topology name the MI250X's and MI300X's links XGMI.
+    length = () if command == ("map",) else ("--len", "32k", "--gpus", "8")
+    status, out, err = cli(*command, "--model", "8B", "--gpu", "mi250x", "--gpu-memory", "128", *length,
+                           "--gpu-interconnect", link)
+    prog = " ".join(("solve", *command))
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1] == (f"{prog}: error: argument --gpu-interconnect: invalid choice: {link!r} (choose "
+                                    f"from 'nvlink', 'infinity-fabric', 'pcie'); {meant}")
