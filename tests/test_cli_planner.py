@@ -428,7 +428,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "1_0"],
          "solve: error: argument --time-limit: expected a number of seconds, got '1_0'"),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--margin", "0_1"],
-         "solve: error: argument --margin: expected a number, got '0_1'"),
+         ("solve: error: argument --margin: expected a fraction from 0 to below 1 (0.03) or a percentage (3%), got "
+          "'0_1'")),
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          ("solve: error: --sp 8 is not allowed: SP=8 is more GPUs than nodes of 4 (--node-gpus) hold, and an SP "

@@ -68,7 +68,7 @@ def test_a_choice_like_none_gets_no_guess(cli):
     ("150", "must be a fraction from 0 to below 1, got 150"),
     ("100%", "must be a fraction from 0 to below 1, got 100%"),
     ("-1%", "must be a fraction from 0 to below 1, got -1%"),
-    ("lots%", "expected a number, got 'lots%'")])
+    ("lots%", "expected a fraction from 0 to below 1 (0.03) or a percentage (3%), got 'lots%'")])
 def test_a_margin_written_as_a_bare_percentage_is_told_its_fraction(cli, given: str, error: str):
     # The cautions advise --margin 0.03; 3 is the percentage it is.
     status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len", "--margin", given)

@@ -229,7 +229,8 @@ def margin_fraction(text: str) -> float:
     try:
         value = number(text.strip().removesuffix("%") if percent else text) / (100 if percent else 1)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
+        raise argparse.ArgumentTypeError(f"expected a fraction from 0 to below 1 (0.03) or a percentage (3%), got "
+                                         f"{brief(text)}") from None
     if not 0 <= value < 1:
         hint = f" (as a percentage, {value:g}% is {value / 100:g})" if not percent and 1 <= value < 100 else ""
         raise argparse.ArgumentTypeError(f"must be a fraction from 0 to below 1, got {cut(text.strip())}{hint}")

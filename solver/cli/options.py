@@ -79,9 +79,10 @@ def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
                         "the driver's figure of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
     parser.add_argument("--gpu-interconnect", metavar="LINK", choices=INTERCONNECTS,
                         help="with --gpu-memory: how that GPU type's GPUs in a node reach one another: "
-                        f"{', '.join(INTERCONNECTS[:-1])} or {INTERCONNECTS[-1]} (SP's all-to-all then crosses PCIe: "
-                        "the cost weighs SP sp_pcie_factor times, and an SP plan is cautioned); default: not stated, "
-                        "SP weighed as on NVLink, and an SP plan cautioned to state it")
+                        f"{', '.join(INTERCONNECTS[:-1])} or {INTERCONNECTS[-1]} (infinity-fabric: AMD's, whose Env "
+                        "plans are cautioned as ROCm's; pcie: SP's all-to-all then crosses PCIe: the cost weighs SP "
+                        "sp_pcie_factor times, and an SP plan is cautioned); default: not stated, SP weighed as on "
+                        "NVLink, and an SP plan cautioned to state it")
 
 
 def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -72,6 +72,14 @@ FILE_SUFFIXES = (".yaml", ".yml", ".json")
 NAMED_VALUES = {"FILE": "a file name", "PATH": "a file or folder name", "DIR": "a folder name"}
 """What an option's value names, by its metavar: said where the option is given without one (``--write``)."""
 
+VALUES_BY_OTHER_NAMES = {
+    ("gpu_interconnect", "xgmi"): "did you mean 'infinity-fabric'? (amd-smi's and rocm-smi's XGMI links are AMD's "
+                                  "Infinity Fabric)",
+    ("gpu_interconnect", "nvswitch"): "did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)",
+}
+"""Values by another tool's name (``--gpu-interconnect xgmi``, as rocm-smi --showtopo prints the link), with the
+value they mean: every command's `Parser.elsewhere` holds them."""
+
 NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count")
 """Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
 (--gpus, on nodes of --node-gpus) answers with that count."""
@@ -89,7 +97,7 @@ class Parser(argparse.ArgumentParser):
         (``solve cluster --host-ram``: a pool's host_ram_gb), and `instead` to what to run for what it asks (``solve
         memory --from-config``: solve's verdict), each said where that option is refused."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
-        self.elsewhere = elsewhere or {}
+        self.elsewhere = {**VALUES_BY_OTHER_NAMES, **(elsewhere or {})}
         self.in_file = in_file or {}
         self.instead = instead or {}
         self.others: Callable[[], dict[str, Collection[str]]] = dict

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from solver.memory import MemoryAnswer
+from solver.query import check_choice
 from solver.results import Answer, Calibration, ClusterResult, GpuMap, PurchaseResult
 
 JSON_SCHEMA_TYPES: dict[str, Any] = {"solve": list[Answer], "cluster": ClusterResult, "cluster-buy": PurchaseResult,
@@ -22,7 +23,9 @@ def json_schema(command: str) -> str:
     """The JSON Schema (draft 2020-12) of what ``solve`` (`command` ``"solve"``), ``solve cluster`` (``"cluster"``;
     with --buy ``"cluster-buy"``), ``solve memory`` (``"memory"``), ``solve map`` (``"map"``) or ``solve calibrate``
     (``"calibrate"``) prints with --json, as text: pydantic's schema of its result type (`JSON_SCHEMA_TYPES`) for
-    serialization, with the fields' descriptions (docs/schema/ holds them, as tests/shown_output.py writes them)."""
+    serialization, with the fields' descriptions (docs/schema/ holds them, as tests/shown_output.py writes them);
+    `QueryError` naming those six for another `command`."""
+    check_choice("command", command, tuple(JSON_SCHEMA_TYPES))
     schema = TypeAdapter(JSON_SCHEMA_TYPES[command]).json_schema(mode="serialization")
     heading = {"$schema": "https://json-schema.org/draft/2020-12/schema",
                "title": f"solve{'' if command == 'solve' else ' ' + command.replace('-', ' --')} --json"}

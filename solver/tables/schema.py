@@ -848,7 +848,8 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     (what the memory model uses), or both; no tables, so its plans are estimates, unless the MiB are a tabled GPU
     type's (`Catalog.tables_for`; `Catalog.with_gpu_types` adds it). `interconnect`: how its GPUs in a node reach
     one another (`INTERCONNECTS`), as `interconnect_source` (default: `source`) states it; None, not stated, weighs
-    its SP as on NVLink (an SP plan is cautioned to state it). `QueryError` for a name that is blank or not
+    its SP as on NVLink (an SP plan is cautioned to state it); ``infinity-fabric``, AMD's links, makes it an AMD GPU
+    (`GpuType.rocm`: its Env plans are cautioned as ROCm's). `QueryError` for a name that is blank or not
     printable (it is written into configs' comments), a `source` that is empty or not printable, two figures that
     cannot be one GPU's, an interconnect not of `INTERCONNECTS`, and a value of the wrong type."""
     check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
@@ -880,7 +881,7 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
         gib = (memory_mib or 0) / 1024
         memory_gb = min(max(round(gib), ceil(gib / DRIVER_SHARE[1])), floor(gib / DRIVER_SHARE[0]))
     return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source,
-                   interconnect=interconnect, interconnect_source=stated_by)
+                   interconnect=interconnect, interconnect_source=stated_by, rocm=interconnect == "infinity-fabric")
 
 
 class GpuWithoutBf16(Frozen):
