@@ -1,6 +1,7 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
 stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
-`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a test
+`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `unwrapped_fragments`: the Trinity
+fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test
 writes into the shipped tables is removed; and, for every test, no allocator variable set, nor vLLM's long-length
 one) and helpers
 (`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
@@ -97,6 +98,22 @@ def solver_parameters(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(solver.solve, "new_solver", recorded)
     return parameters
+
+
+@pytest.fixture
+def unwrapped_fragments(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each Trinity fragment made while the test runs (by the command or the API), in order, as it is before its
+    comments are wrapped (`solver.trinity.fragment.wrapped_comments`' text); the fragments made are as they are."""
+    import solver.trinity.fragment  # loads ruamel: only for the tests that ask
+
+    wrap, made = solver.trinity.fragment.wrapped_comments, []
+
+    def recorded(text: str) -> str:
+        made.append(text)
+        return wrap(text)
+
+    monkeypatch.setattr(solver.trinity.fragment, "wrapped_comments", recorded)
+    return made
 
 
 @pytest.fixture
