@@ -4,7 +4,7 @@ stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with 
 fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test
 writes into the shipped tables is removed; and, for every test, no allocator variable set, nor vLLM's long-length
 one) and helpers
-(`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
+(`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the hypothesis profiles: ``ci`` (the default: the same examples on
 every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
@@ -143,6 +143,14 @@ def edited_a100_tables(tmp_path: Path) -> Callable[[Callable[[str], str]], Catal
         return load_catalog(tables)
 
     return load
+
+
+def fragment_comment(words: str, indent: str = "") -> str:
+    """A comment of `words` at `indent` as a Trinity fragment writes it: its lines, each with its line break, wrapped
+    at 100 columns (`solver.trinity.fragment.wrapped_comments`, whose wrap test_wrap_s66 checks)."""
+    from solver.trinity.fragment import wrapped_comments
+
+    return wrapped_comments(f"{indent}# {words}")
 
 
 def made_up_table(gpus: int, model: str, max_model_len: int, setting: str) -> str:
