@@ -4,8 +4,8 @@ stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with 
 fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test
 writes into the shipped tables is removed; and, for every test, no allocator variable set, nor vLLM's long-length
 one) and helpers
-(`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the hypothesis profiles: ``ci`` (the default: the same examples on
-every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
+(`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the hypothesis profiles: ``ci`` (the default: the
+same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 

@@ -371,8 +371,8 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
     # the header says so; a fragment made with the config's layout lowers such a budget among its keys instead.
     model, plan = catalog().model("4B"), sp2_plan()
     lines = ["# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu above",
-             (f"# {plan.max_token_len_per_gpu} overrides max_token_len_per_gpu for its role on verl before 0.8: lower it "
-              "to that, or remove"),
+             (f"# {plan.max_token_len_per_gpu} overrides max_token_len_per_gpu for its role on verl before 0.8: "
+              "lower it to that, or remove"),
              "# it."]
     header = trinity_fragment(plan, model).split("\nmodel:\n")[0].splitlines()
     assert header[-3:] == lines
