@@ -1,10 +1,11 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
 stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
-`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a test
-writes into the shipped tables is removed; `no_wall_clock`: the cluster commands' deadlines never pass; and, for every
-test, no allocator variable set, nor vLLM's long-length one) and helpers
-(`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
-every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
+`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `unwrapped_fragments`: the Trinity
+fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test writes into the shipped tables
+is removed; `no_wall_clock`: the cluster commands' deadlines never pass; and, for every test, no allocator variable
+set, nor vLLM's long-length one) and helpers (`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the
+hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
+(``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,22 @@ def solver_parameters(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 @pytest.fixture
+def unwrapped_fragments(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each Trinity fragment made while the test runs (by the command or the API), in order, as it is before its
+    comments are wrapped (`solver.trinity.fragment.wrapped_comments`' text); the fragments made are as they are."""
+    import solver.trinity.fragment  # loads ruamel: only for the tests that ask
+
+    wrap, made = solver.trinity.fragment.wrapped_comments, []
+
+    def recorded(text: str) -> str:
+        made.append(text)
+        return wrap(text)
+
+    monkeypatch.setattr(solver.trinity.fragment, "wrapped_comments", recorded)
+    return made
+
+
+@pytest.fixture
 def shipped_tables_kept() -> Iterator[Path]:
     """The shipped tables' folder; a file or folder a test (one whose refusal failed) wrote there is removed after
     it, so that the test fails alone and not every test after it (a YAML file there loads as a GPU's tables)."""
@@ -137,6 +154,14 @@ def edited_a100_tables(tmp_path: Path) -> Callable[[Callable[[str], str]], Catal
         return load_catalog(tables)
 
     return load
+
+
+def fragment_comment(words: str, indent: str = "") -> str:
+    """A comment of `words` at `indent` as a Trinity fragment writes it: its lines, each with its line break, wrapped
+    at 100 columns (`solver.trinity.fragment.wrapped_comments`, whose wrap test_wrap_s66 checks)."""
+    from solver.trinity.fragment import wrapped_comments
+
+    return wrapped_comments(f"{indent}# {words}")
 
 
 def made_up_table(gpus: int, model: str, max_model_len: int, setting: str) -> str:

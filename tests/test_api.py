@@ -57,6 +57,7 @@ from solver.trinity import (
     read_trinity_config,
     trinity_fragment,
 )
+from solver.trinity.fragment import wrapped_comments
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
@@ -67,13 +68,15 @@ QUERY = solver.make_query(CATALOG, model=CONFIG.model, gpu="h20", max_model_len=
                           budget_gpus=CONFIG.trainer_gpus)
 
 
-def in_api_words(text: str) -> str:
-    """A fragment the command wrote, its notes naming the API's keywords where they name the command's flags."""
-    text = re.sub(r", within --host-ram (\d+)GB\b", r", within host_ram_gb of \1 GiB", text)
+def in_api_words(unwrapped: str) -> str:
+    """A fragment the command made, before its comments were wrapped (`unwrapped_fragments`), its notes naming the
+    API's keywords where they name the command's flags, then wrapped as each fragment is (`wrapped_comments`): the
+    words change a paragraph's length, so they are swapped before it is wrapped."""
+    text = re.sub(r", within --host-ram (\d+)GB\b", r", within host_ram_gb of \1 GiB", unwrapped)
     text = re.sub(r"or plan --len (\d+)\)", r"or plan max_model_len=\1)", text)
-    return (text.replace("not checked: --host-ram not given", "not checked: host_ram_gb not given")
-            .replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out')
-            .replace("(then plan with --no-env)", "(then plan with env=False)"))
+    return wrapped_comments(text.replace("not checked: --host-ram not given", "not checked: host_ram_gb not given")
+                            .replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out')
+                            .replace("(then plan with --no-env)", "(then plan with env=False)"))
 
 
 def test_import_solver_is_cheap_and_exports_the_api():
@@ -166,7 +169,7 @@ def test_place_gives_the_json_the_command_prints(cli):
     assert result.model_dump(mode="json") == json.loads(out)
 
 
-def test_placement_configs_are_what_emit_dir_writes(cli, tmp_path: Path):
+def test_placement_configs_are_what_emit_dir_writes(cli, tmp_path: Path, unwrapped_fragments: list[str]):
     # Each placement's fragment, from the fleet it was placed from (a path, or the Fleet itself, here built in code
     # with short names), is the file --emit-dir writes for its job: a shared node's GPUs, the rollout's engines and
     # nodes as the command gives them.
@@ -179,10 +182,12 @@ def test_placement_configs_are_what_emit_dir_writes(cli, tmp_path: Path):
         "pools": tuple(pool.model_copy(update={"gpu": pool.gpu.split("-")[0].lower()}) for pool in fleet.pools),
         "jobs": tuple(job.model_copy(update={"model": job.model.removeprefix("Qwen3-")}) for job in fleet.jobs)})
     assert ([pool.gpu for pool in short.pools], short.jobs[0].model) == (["a100", "h20"], "4B")
+    del unwrapped_fragments[:]  # the command's, made as the API's below are
     commands = solver.placement_configs(result, fleet_file, option_names=COMMAND_OPTIONS)
+    unwrapped = dict(zip(commands, unwrapped_fragments, strict=True))
     assert commands == solver.placement_configs(result, short, option_names=COMMAND_OPTIONS) == written
     # The API's own (the default) name its keyword where the command's name its flag, and differ in nothing else.
-    assert solver.placement_configs(result, fleet_file) == {job: in_api_words(text) for job, text in written.items()}
+    assert solver.placement_configs(result, fleet_file) == {job: in_api_words(text) for job, text in unwrapped.items()}
     assert any('(0.5 refuses them: version="0.5" leaves them out)' in text
                for text in solver.placement_configs(result, short).values())
     assert sorted(written) == ["chat-14b", "code-8b", "math-4b", "probe-0.6b"]
@@ -428,10 +433,9 @@ def test_a_rebuilt_answers_fragment_differs_only_in_the_memory_figures_the_json_
                             env=True, offload=True)
     rebuilt = solver.Answer.model_validate_json(json.dumps(answer.as_json()))
     ours, again = solver.trinity_config(answer).splitlines(), solver.trinity_config(rebuilt).splitlines()
-    beyond = "; beyond its calibration: 32.8B parameters (calibrated up to 14.8B), 8 GPUs (calibrated up to 6)"
     assert [(line, other) for line, other in zip(ours, again, strict=True) if line != other] == [
-        (f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.5 GiB to spare{beyond}",
-         f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.6 GiB to spare{beyond}")]
+        ("# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.5 GiB to spare; beyond its",
+         "# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.6 GiB to spare; beyond its")]
     assert solver.trinity_settings(rebuilt) == solver.trinity_settings(answer)
     # Only the JSON rounds them: a Python dump keeps them whole, so the answer rebuilt from it is the answer.
     best = answer.plans[0]
@@ -1250,8 +1254,9 @@ def test_a_plan_dumped_without_its_token_budget_keeps_lowered_budget():
     ["--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--train-batch-size", "96"],  # said in a header
     ["--model", "32B", "--gpu", "h100", "--gpus", "16", "--len", "64k"],  # its nodes said in a header
 ])
-def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
+def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str], unwrapped_fragments: list[str]):
     status, out, _ = cli(*flags, "--emit", "trinity")
+    [unwrapped] = unwrapped_fragments
     value = {flag: flags[i + 1] for i, flag in enumerate(flags) if flag.startswith("--")}
     (answer,) = solver.plan(value["--model"], gpu=value["--gpu"], budget_gpus=int(value["--gpus"]),
                             max_model_len=int(value["--len"].replace("k", "")) * 1024,
@@ -1259,7 +1264,8 @@ def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
                             node_gpus=int(value.get("--node-gpus", 8)),
                             train_batch_size=int(value["--train-batch-size"]) if "--train-batch-size" in value
                             else None)
-    assert status == 0 and solver.trinity_config(answer) == in_api_words(out)
+    assert status == 0 and out == wrapped_comments(unwrapped) and solver.trinity_config(answer) == in_api_words(
+        unwrapped)
     assert ("# Planned for a train batch of 96 " in out) == ("--train-batch-size" in value)
     assert ("# The trainer spans 2 whole nodes of 8 GPUs" in out) == (value["--gpus"] == "16")
 

@@ -110,7 +110,7 @@ def test_an_explanation_names_the_keywords():
 
 def test_the_fragment_names_the_length_keyword_past_the_validated_length():
     (answer,) = solver.plan("8B", gpu="h200", objective="max_len", budget_gpus=64)
-    header = "trainer GPUs, max_model_len 367616, past the validated 131072 ("
+    header = "trainer GPUs, max_model_len 367616, past the validated\n# 131072 ("
     assert f"{header}check the model's quality at this length, or plan max_model_len=131072)\n" in (
         solver.trinity_config(answer))
     config = read_trinity_config(TRINITY_YAML, "trinity.yaml", {})

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import qwen3_8b_checkpoint
+from conftest import fragment_comment, qwen3_8b_checkpoint
 from ortools.sat.python import cp_model
 from reference import PLAN_ORDER, check_plan
 from rich.console import Console
@@ -1563,12 +1563,13 @@ def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli, tmp_path):
                                      f"max_token_len_per_gpu = {tokens} (estimated)")
     # Trinity 0.5.0 raises a role's budget below the default back to it (0.5.1 and later only to ceil(L / SP)): the
     # comment says so unless the fragment is for Trinity 0.6.
-    lowered_line = (f"max_token_len_per_gpu: {tokens}  # below Trinity's default ceil(2 * 131072 / 4), which does not "
-                    "fit; at least ceil(131072 / 4)")
+    lowered = "below Trinity's default ceil(2 * 131072 / 4), which does not fit; at least ceil(131072 / 4)"
     raised = "; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"
     for version, tail in (((), raised), (("--trinity-version", "0.5"), raised), (("--trinity-version", "0.6"), "")):
         status, out, err = cli(*query, "--token-budget", "auto", "--emit", "trinity", *version)
-        assert (status, err) == (0, "") and lowered_line + tail + "\n" in out
+        # the key's line with its comment is past the width: the comment goes above it
+        assert (status, err) == (0, "") and (
+            fragment_comment(lowered + tail, "  ") + f"  max_token_len_per_gpu: {tokens}\n") in out
         # The plan's token budget line says it too, in the same words (--trinity-version needs a file to write for).
         status, out, err = cli(*query, "--token-budget", "auto", *version, "--out", str(tmp_path / "fragment.yaml"))
         assert status == 0 and f"more micro-batches, which the cost does not count{tail})" in " ".join(out.split())
@@ -1702,7 +1703,7 @@ def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "160k")
     assert f"factor 4.0; {caution})" in " ".join(out.split())
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "160k", "--emit", "trinity")
-    assert f"    factor: 4.0  # max_model_len / 40960; {caution}\n" in out
+    assert fragment_comment(f"max_model_len / 40960; {caution}", "    ") + "    factor: 4.0\n" in out
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "128k")  # factor 3.2, 131072 tokens
     assert "(YaRN rope scaling, factor 3.2)" in out
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "131073")  # one token past: 3.2000244...
@@ -2154,8 +2155,8 @@ def test_a_trainer_past_one_node_says_so_in_its_plan_line_and_fragment(cli):
     assert ("plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout)\nfor rollout    --total-gpus 8 "
             "--rollout-gpus 4 ") in whole
     fragment = cli(*flags, "--gpus", "16", "--emit", "trinity")[1]
-    assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them "
-            "and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n"
+    assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold them and\n"
+            "# the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n"
             ) in fragment
     assert "cluster:" not in fragment
     for given in (("--gpus", "8"), ("--gpus", "16", "--rollout-gpus", "8")):  # one node, or a cluster section
@@ -3140,7 +3141,8 @@ def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_i
     status, out, _ = cli(*flags)
     assert status == 0 and f"host memory    {words}, within --host-ram 1024 GiB\n" in out
     status, out, _ = cli(*flags, "--emit", "trinity")
-    assert status == 0 and f"\n# host memory: {words}, within --host-ram 1024 GiB\n" in out  # as the summary says it
+    said = fragment_comment(f"host memory: {words}, within --host-ram 1024 GiB")  # as the summary says it, wrapped
+    assert status == 0 and f"\n{said}" in out
 
 
 @pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"], ["examples"]])

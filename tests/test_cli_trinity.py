@@ -105,18 +105,21 @@ def test_a_fragment_carries_the_plans_cautions_it_says_nowhere_else(cli):
     # data-parallel ranks without a batch (3 on 6 A100s at SP=2) get a caution line, as under `solve`'s plan; YaRN
     # past what is validated is said beside rope_scaling only, and a batch given makes the ranks' a header line.
     def header(*flags: str) -> list[str]:
+        """The header's caution lines, wrapped: from the first to the note (after ``#``) that follows them."""
         status, out, _ = cli(*flags, "--emit", "trinity")
         assert status == 0
-        return [line for line in out.splitlines() if line.startswith("# caution: ")]
+        lines = out.split("\n#\n")[0].splitlines()
+        return lines[next((index for index, line in enumerate(lines) if line.startswith("# caution: ")), len(lines)):]
 
-    [thin] = header("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len")
-    assert thin.startswith("# caution: 0.0 GiB to spare where the estimate extrapolates, and its error there is "
-                           "unmeasured") and thin.endswith(
-        "--margin 0.05 keeps 2.6 GiB more to spare than the default 0.01 here, or measure a step first")
-    assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k") == [(
-        "# caution: 3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch evenly over them, so "
-        "buffer.train_batch_size (batch_size x repeat_times) must be a multiple of 3; give --train-batch-size to plan "
-        "for yours")]
+    thin = header("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len")
+    assert thin[0].startswith("# caution: 0.0 GiB to spare where the estimate extrapolates, and its error there is "
+                              "unmeasured") and thin[-2:] == [
+        "# rft-solver's source); --margin 0.05 keeps 2.6 GiB more to spare than the default 0.01 here, or",
+        "# measure a step first"]
+    assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k") == [
+        "# caution: 3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch evenly over",
+        "# them, so buffer.train_batch_size (batch_size x repeat_times) must be a multiple of 3; give",
+        "# --train-batch-size to plan for yours"]
     assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k", "--train-batch-size",
                   "96") == []
     assert header("--model", "4B", "--gpu", "h20", "--gpus", "4", "--maximize", "len") == []  # YaRN's, beside it
@@ -2940,8 +2943,9 @@ def test_a_fragment_without_roles_flags_does_not_point_its_trainer_flags_at_flag
                       "  ulysses_sequence_parallel_size: 4\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--emit", "trinity")
     assert status == 0 and "fsdp_config:" not in out
-    assert ("  param_offload: false  # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves "
-            "them out); on verl before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags\n") in out
+    assert ("  # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl\n"
+            "  # before 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags\n"
+            "  param_offload: false\n") in out
 
 TRAINER_06_KEYS = ("mode: both\nalgorithm: {algorithm_type: grpo}\n"
                    "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"

@@ -65,7 +65,8 @@ def test_the_text_says_it_once_beside_the_length(cli: Cli, tmp_path: Path):
     # The fragment says it in its own note on vLLM's length, not again as a caution comment.
     status, out, _ = cli(*asked, "--emit", "trinity")
     assert status == 0 and "# vLLM's rollout refuses it" not in out
-    assert "derives a longest max_model_len of 8192 from the model's config.json and" in out
+    assert ("# vLLM (the explorer's rollout) derives a longest max_model_len of 8192 from the model's config.json\n"
+            "# and refuses a longer one unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts).\n") in out
 
 
 def test_a_breakdown_past_a_smaller_length_key_has_its_caution_code(cli: Cli, tmp_path: Path):

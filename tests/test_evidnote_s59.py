@@ -59,13 +59,14 @@ def _write(cli, tmp_path: Path, text: str, *flags: str, name: str = "out.yaml") 
     return out.read_text()
 
 
-def _header_lines(cli, tmp_path: Path, text: str, *flags: str) -> list[str]:
-    """The ``# evidence:`` and ``# caution:`` lines of ``--emit trinity``'s header for the config `text`."""
+def _header_lines(cli, tmp_path: Path, made: list[str], text: str, *flags: str) -> list[str]:
+    """The ``# evidence:`` and ``# caution:`` lines of ``--emit trinity``'s header for the config `text`, each before
+    it is wrapped (the last of `made`, the `unwrapped_fragments`)."""
     config = tmp_path / "emit.yaml"
     config.write_text(text)
-    status, out, _ = cli("--from-config", str(config), *flags, "--emit", "trinity")
+    status, _, _ = cli("--from-config", str(config), *flags, "--emit", "trinity")
     assert status == 0
-    return [line for line in out.splitlines() if line.startswith(("# evidence: ", "# caution: "))]
+    return [line for line in made[-1].splitlines() if line.startswith(("# evidence: ", "# caution: "))]
 
 
 def _check(path: Path, gpu: str, env: bool = True, host_ram: str = "") -> str:
@@ -106,7 +107,8 @@ def _without_note(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: st
         return _write(cli, tmp_path, text, *flags, name="bare.yaml")
 
 
-def test_an_estimated_plan_is_written_with_the_headers_evidence_line_above_its_length(cli, tmp_path, monkeypatch):
+def test_an_estimated_plan_is_written_with_the_headers_evidence_line_above_its_length(cli, tmp_path, monkeypatch,
+                                                                                     unwrapped_fragments):
     flags = ("--gpu", "h100", "--token-budget", "auto", "--host-ram", "1TB")  # host memory no caution is about
     written = _write(cli, tmp_path, QWEN32, *flags)
     assert _note(written) == ESTIMATED.splitlines()
@@ -114,27 +116,27 @@ def test_an_estimated_plan_is_written_with_the_headers_evidence_line_above_its_l
     check = _check(tmp_path / "out.yaml", "H100-80GB", host_ram="1024")
     assert ESTIMATED + check + "  max_model_len: 131072  # prompt + response\n" in written
     # The header's own words, and every other byte as the patch wrote it before.
-    assert _unwrapped(_note(written)) == _header_lines(cli, tmp_path, QWEN32, *flags)
+    assert _unwrapped(_note(written)) == _header_lines(cli, tmp_path, unwrapped_fragments, QWEN32, *flags)
     assert written.replace(ESTIMATED + check, "") == _without_note(cli, monkeypatch, tmp_path, QWEN32, *flags)
 
 
-def test_an_inferred_plan_gets_its_evidence_line_naming_the_cell(cli, tmp_path, monkeypatch):
+def test_an_inferred_plan_gets_its_evidence_line_naming_the_cell(cli, tmp_path, monkeypatch, unwrapped_fragments):
     config = EXAMPLE.replace("engine_num: 2", "engine_num: 0")  # 8 trainer GPUs: the 6-GPU table's cell, inferred
     flags = ("--gpu", "a100", "--len", "32k")
     written = _write(cli, tmp_path, config, *flags)
     assert _note(written) == INFERRED.splitlines()
-    assert _unwrapped(_note(written)) == _header_lines(cli, tmp_path, config, *flags)
+    assert _unwrapped(_note(written)) == _header_lines(cli, tmp_path, unwrapped_fragments, config, *flags)
     check = _check(tmp_path / "out.yaml", "A100-80GB")
     assert written.replace(INFERRED + check, "") == _without_note(cli, monkeypatch, tmp_path, config, *flags)
 
 
-def test_a_thin_estimate_gets_the_headers_caution_below_its_evidence(cli, tmp_path):
+def test_a_thin_estimate_gets_the_headers_caution_below_its_evidence(cli, tmp_path, unwrapped_fragments):
     flags = ("--gpu", "h200", "--maximize", "len")
     written = _write(cli, tmp_path, LLAMA70, *flags)
     note = _note(written)
     assert len(note) == 9 and note[0].startswith("  # evidence: estimated: the memory model predicts 128.7 GiB per GPU")
     assert note[4:] == THIN.splitlines()
-    assert _unwrapped(note) == _header_lines(cli, tmp_path, LLAMA70, *flags)
+    assert _unwrapped(note) == _header_lines(cli, tmp_path, unwrapped_fragments, LLAMA70, *flags)
 
 
 def test_a_documented_plans_file_has_no_evidence_note_and_is_as_before_but_for_its_check(cli, tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import fragment_comment
 
 from solver.explain import explain
 from solver.query import make_query
@@ -86,9 +87,9 @@ def test_a_longest_context_past_yarns_validated_length_says_so_first_in_text_jso
     assert apply[2:4] == [("# max_model_len past the validated 131072: check the model's quality at this length, or "
                            "plan --len 131072"), f"model.max_model_len: {length}"]
     status, out, _ = cli(*LONGEST_30B_A3B, "--gpu", gpu, "--emit", "trinity")
-    assert status == 0 and (f"# plan: Env + Offload + SP=8 on 8 {gpu} trainer GPUs, max_model_len {length}, past "
-                            "the validated 131072 (check the model's quality at this length, or plan --len 131072)\n"
-                            ) in out
+    assert status == 0 and fragment_comment(
+        f"plan: Env + Offload + SP=8 on 8 {gpu} trainer GPUs, max_model_len {length}, past the validated 131072 (check "
+        "the model's quality at this length, or plan --len 131072)") in out
     status, out, _ = cli(*LONGEST_30B_A3B, "--gpu", gpu, "--json")
     (answer,) = json.loads(out)
     best = answer["plans"][0]

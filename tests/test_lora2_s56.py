@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fragment_comment
 
 import solver
 from solver.results import CautionCode
@@ -45,7 +46,7 @@ def test_cluster_fragments_for_05_say_that_050_and_051_refuse_a_batch_the_gpus_d
     assert status == 0
     assert "# plan: Env + SP=2 on 6 H100-80GB trainer GPUs, max_model_len 32768\n" in text
     assert text.count("# caution: ") == cautioned
-    assert (f"# caution: {JOB_75}\n" in text) is cautioned
+    assert (fragment_comment(f"caution: {JOB_75}") in text) is cautioned
 
 
 def test_placement_configs_says_it_for_05_only():
@@ -54,7 +55,7 @@ def test_placement_configs_says_it_for_05_only():
                                          "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768,
                                                    "rollout_gpus": 0, "train_batch_size": 75}]})
     result = solver.place(fleet)
-    assert f"# caution: {JOB_75}\n" in solver.placement_configs(result, fleet, version="0.5")["big"]
+    assert fragment_comment(f"caution: {JOB_75}") in solver.placement_configs(result, fleet, version="0.5")["big"]
     assert "# caution: " not in solver.placement_configs(result, fleet)["big"]
 
 
@@ -71,7 +72,7 @@ def test_plan_takes_the_trinity_version_and_its_fragment_says_the_caution_once()
     # gave it: a keyword, a flag or a config's key); for no release, never.
     for planned, words in ((answer, KEYWORD_75), (unnamed, ANSWER_75)):
         fragment = solver.trinity_config(planned, version="0.5")
-        assert (fragment.count("# caution: "), fragment.count(f"# caution: {words}\n")) == (1, 1)
+        assert (fragment.count("# caution: "), fragment.count(fragment_comment(f"caution: {words}"))) == (1, 1)
     assert "# caution: " not in solver.trinity_config(unnamed)
 
 

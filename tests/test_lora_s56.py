@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fragment_comment
 
 import solver
 
@@ -121,7 +122,7 @@ def test_a_05_plan_whose_gpus_do_not_divide_the_batch_says_that_050_and_051_refu
                                                          else ([], []))
     status, out, _ = cli(*flags)
     assert ("caution        --train-batch-size 75 does not divide by the 6 trainer GPUs" in out) is cautioned
-    assert (f"# caution: {BATCH_75}\n" in out_file.read_text(encoding="utf-8")) is cautioned
+    assert (fragment_comment(f"caution: {BATCH_75}") in out_file.read_text(encoding="utf-8")) is cautioned
 
 
 def test_make_query_refuses_a_trinity_version_it_does_not_know():

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_api import in_api_words
 from test_clusterwords_s62 import LONG_JOB_FLEET
 from test_llamalen_s62 import CONFIG as LLAMA
 from test_ropecheck_s62 import CHECK, CONFIG, REFUSED
 
 import solver
 from solver.cli import main
+from solver.trinity.fragment import wrapped_comments
 
 
 @pytest.fixture(autouse=True)
@@ -76,9 +78,9 @@ def test_a_second_write_replaces_the_check_command_that_sets_two_variables(cli, 
 def test_the_fragment_header_says_what_to_do_about_a_length_past_the_validated_one(cli):
     status, out, _ = cli("--model", "qwen3-8b", "--gpu", "h800", "--len", "160k", "--emit", "trinity")
     assert status == 0
-    assert out.splitlines()[1] == ("# plan: Env + Offload + SP=8 on 8 H800-80GB trainer GPUs, max_model_len 163840, "
-                                   "past the validated 131072 (check the model's quality at this length, or plan "
-                                   "--len 131072)")
+    assert out.splitlines()[1:3] == [
+        "# plan: Env + Offload + SP=8 on 8 H800-80GB trainer GPUs, max_model_len 163840, past the validated",
+        "# 131072 (check the model's quality at this length, or plan --len 131072)"]
 
 
 CROWDED = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}], "jobs": [
@@ -202,7 +204,8 @@ def test_no_plan_on_the_nodes_given_under_no_estimate_is_said_once_with_no_estim
         "without --no-estimate and with --token-budget auto: an SP group stays within one node, so SP=2 at most")
 
 
-def test_the_emit_dir_notes_name_the_commands_flag_and_the_apis_configs_its_keyword(cli, tmp_path: Path):
+def test_the_emit_dir_notes_name_the_commands_flag_and_the_apis_configs_its_keyword(cli, tmp_path: Path,
+                                                                                    unwrapped_fragments: list[str]):
     # A placed plan with Offload gets Trinity 0.6's flags under trainer, and their comment names how to leave them
     # out: --emit-dir (the command) by its flag, placement_configs (the API) by its keyword.
     instance = {"pools": [{"name": "h800", "gpu": "H800-80GB", "nodes": 1, "gpus_per_node": 8}],
@@ -210,10 +213,11 @@ def test_the_emit_dir_notes_name_the_commands_flag_and_the_apis_configs_its_keyw
     path = _fleet_file(instance, tmp_path)
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
     written = (tmp_path / "configs" / "long.yaml").read_text(encoding="utf-8")
+    [unwrapped] = unwrapped_fragments  # the words swapped before the wrap (in_api_words): their lengths differ
+    assert written == wrapped_comments(unwrapped) and "or plan --len 131072)" in unwrapped
     assert "(0.5 refuses them: --trinity-version 0.5 leaves them out)" in written
     [api] = solver.placement_configs(solver.place(path), path).values()
-    assert api == written.replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out').replace(
-        "or plan --len 131072", "or plan max_model_len=131072")
+    assert api == in_api_words(unwrapped)
 
 
 def test_no_plan_on_the_nodes_given_names_the_batch_and_the_rollout_among_the_limits_lifted(cli):

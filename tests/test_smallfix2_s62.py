@@ -12,7 +12,7 @@ import pytest
 from solver import plan
 from solver.cli.argtypes import host_memory
 from solver.tables import BARE_HOST_RAM_GB, Pool, TableError, load_catalog, load_fleet, load_weights
-from solver.trinity.patch import NOTE_WIDTH
+from solver.trinity.plan_keys import COMMENT_WIDTH
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog()
@@ -122,7 +122,7 @@ def test_a_check_command_gives_host_ram_past_4096_with_its_unit(cli, tmp_path: P
     assert out.endswith("  solve --model 32B --gpu a100 --gpus 1 --len 131072 --host-ram 6144GB\n")
 
 
-# 3. --write's host memory note, wrapped at NOTE_WIDTH as its other notes are, and replaced whole by a later --write.
+# 3. --write's host memory note, wrapped at COMMENT_WIDTH as its other notes are, and replaced whole by a later --write.
 
 def _two_node_config() -> str:
     """The example config on 2 nodes of 8 with 12 rollout GPUs: a plan whose trainer holds 1 of the 2 nodes, whose
@@ -143,7 +143,7 @@ def test_the_host_memory_note_is_wrapped_and_a_later_write_replaces_it_whole(cli
     assert cli("--from-config", str(config), *flags, "--write", str(first))[0] == 0
     written = first.read_text(encoding="utf-8")
     assert NOTE in written
-    assert all(len(line) <= NOTE_WIDTH for line in NOTE.splitlines())
+    assert all(len(line) <= COMMENT_WIDTH for line in NOTE.splitlines())
     assert cli("--from-config", str(first), *flags, "--write", str(second))[0] == 0
     assert second.read_text(encoding="utf-8") == written.replace(str(first), str(second))
     assert cli("--from-config", str(first), "--gpu", "a100", "--len", "32k", "--write", str(third))[0] == 0

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import fragment_comment
 from test_lora2_s56 import FLEET, JOB_75, _batch_words
 
 import solver
@@ -46,7 +47,7 @@ def test_place_takes_the_trinity_version_as_plan_does():
     # Its fragment says it once, as one of a result placed without the release does.
     fragments = [solver.placement_configs(result, fleet, version="0.5")["big"]
                  for result in (solver.place(fleet, trinity_version="0.5"), solver.place(fleet))]
-    assert [fragment.count(f"# caution: {JOB_75}\n") for fragment in fragments] == [1, 1]
+    assert [fragment.count(fragment_comment(f"caution: {JOB_75}")) for fragment in fragments] == [1, 1]
     assert solver.place(fleet).placements[0].plan.cautions == ()
     with pytest.raises(solver.QueryError, match=(r"^trinity_version takes 0\.5 or 0\.6, or a release of either "
                                                  r"\(0\.5\.2, v0\.6\.1\), got '0\.7' \(rft-solver knows the rules of "
@@ -77,7 +78,7 @@ def test_a_config_planned_without_the_release_names_its_batch_as_the_answers_fie
     (answer,) = solver.api.answer_query(solver.api.config_query(catalog, config, gpu="h100"), catalog)
     assert (answer.best.gpus, answer.best.sp, answer.train_batch_size) == (6, 2, 75)
     fragment = solver.trinity_config(answer, version="0.5")
-    assert f"# caution: {_batch_words(ANSWER_BATCH)}\n" in fragment
+    assert fragment_comment(f"caution: {_batch_words(ANSWER_BATCH)}") in fragment
     assert "--train-batch-size" not in fragment
 
 

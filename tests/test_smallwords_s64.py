@@ -171,7 +171,8 @@ def test_a_model_that_is_not_qwens_is_past_its_native_context_not_a_validated_on
             in out)
     assert "\n^ past the native 32768: check the model's quality at this length, or plan --len 32768\n" in out
     status, out, _ = cli(*asked, "--emit", "trinity")
-    assert status == 0 and ", max_model_len 231424, past the native 32768 (check the model's" in out
+    assert status == 0 and (", max_model_len 231424, past the native\n"
+                            "# 32768 (check the model's quality at this length, or plan --len 32768)\n") in out
     # A Qwen model keeps its words: its model card validates YaRN.
     status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--maximize", "len")
     assert status == 0 and ", past the validated 131072 (" in out and "\nvalidated      at 131072 (" in out

@@ -210,8 +210,8 @@ def test_fragment_content_for_the_long_plan() -> None:
 ENV_ON_ONE_NODE = ["# Env: run this before Ray starts (before `ray start`, or before `trinity run` starts Ray):",
                    "#   export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"]
 ENV_ON_SEVERAL_NODES = [
-    "# Env: run this on every node of the job before `ray start` there (Ray's workers take the environment",
-    "# their node's Ray started with; Trinity passes this variable to none of them):",
+    "# Env: run this on every node of the job before `ray start` there (Ray's workers take the",
+    "# environment their node's Ray started with; Trinity passes this variable to none of them):",
     "#   export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
 ]
 
@@ -319,7 +319,8 @@ def test_fragment_arguments_out_of_their_range_are_one_line_query_errors(argumen
 def test_fragment_says_the_nodes_a_trainer_spans_where_no_cluster_section_does() -> None:
     # long_plan's 4 trainer GPUs on nodes of 2: two whole nodes, said in the header; on nodes of 4, or with a
     # cluster section (rollout GPUs given), nothing more.
-    spans = "# The trainer spans 2 whole nodes of 2 GPUs: your cluster.node_num x gpu_per_node must hold\n"
+    spans = ("# The trainer spans 2 whole nodes of 2 GPUs: your cluster.node_num x gpu_per_node must hold them and\n"
+             "# the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n")
     assert spans in trinity_fragment(long_plan(), catalog().model("4B"), node_gpus=2)
     assert "The trainer spans" not in trinity_fragment(long_plan(), catalog().model("4B"), node_gpus=4)  # one node
     assert "The trainer spans" not in trinity_fragment(long_plan(), catalog().model("4B"), 0, nodes=2, node_gpus=2)
@@ -369,11 +370,12 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
     # Merged into a config that sets a role's own budget above the plan's, that budget would win on verl before 0.8:
     # the header says so; a fragment made with the config's layout lowers such a budget among its keys instead.
     model, plan = catalog().model("4B"), sp2_plan()
-    lines = [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu above "
-              f"{plan.max_token_len_per_gpu}"),
-             "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
+    lines = ["# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu above",
+             (f"# {plan.max_token_len_per_gpu} overrides max_token_len_per_gpu for its role on verl before 0.8: "
+              "lower it to that, or remove"),
+             "# it."]
     header = trinity_fragment(plan, model).split("\nmodel:\n")[0].splitlines()
-    assert header[-2:] == lines
+    assert header[-3:] == lines
     role = {"ppo_max_token_len_per_gpu": 10 * plan.max_token_len_per_gpu}
     fragment = trinity_fragment(plan, model, layout={"trainer": {"trainer_config": {"actor_rollout_ref": {
         "actor": role}}}})
@@ -389,8 +391,9 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
 
 def test_fragment_takes_the_largest_train_batch() -> None:
     fragment = trinity_fragment(vanilla_plan(), catalog().model("4B"), train_batch_size=MAX_TRAIN_BATCH)
-    assert (f"\n# Planned for a train batch of {MAX_TRAIN_BATCH} (buffer.train_batch_size, by default batch_size x "
-            "repeat_times),\n# which its 4 data-parallel ranks (trainer GPUs / SP) divide") in fragment
+    assert (f"\n# Planned for a train batch of {MAX_TRAIN_BATCH} (buffer.train_batch_size, by default batch_size x\n"
+            "# repeat_times), which its 4 data-parallel ranks (trainer GPUs / SP) divide: keep your batch a\n"
+            "# multiple of 4.\n") in fragment
 
 
 def test_fragment_on_rocm_says_the_rocm_env_caution_beside_the_export_alone() -> None:
@@ -401,8 +404,8 @@ def test_fragment_on_rocm_says_the_rocm_env_caution_beside_the_export_alone() ->
     assert "ROCm: PyTorch" not in fragment and fragment.count("PYTORCH_HIP_ALLOC_CONF") == 1
     assert ("#   export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
             "# It is an environment variable, not a config key.\n"
-            "# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same, or not at all; a build\n"
-            "# without expandable segments ignores them with a warning (then plan with --no-env).\n") in fragment
+            "# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same, or not at all; a build without\n"
+            "# expandable segments ignores them with a warning (then plan with --no-env).\n") in fragment
 
 
 def _documented_plans() -> list[tuple[Plan, Model]]:
@@ -1769,10 +1772,11 @@ def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
     assert best.rope_scaling_factor is None
     fragment = trinity_fragment(best, llama)
     assert "rope_scaling" not in fragment.replace("no rope_scaling is written", "")
-    assert ("# max_model_len is beyond Llama-3.1-8B's native context of 131072, which its own llama3 RoPE scaling "
-            "provides:\n") in fragment
-    assert ("# max_model_len of 131072 from the model's config.json and refuses a longer one unless\n"
-            "# VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts).") in fragment
+    assert ("# max_model_len is beyond Llama-3.1-8B's native context of 131072, which its own llama3 RoPE scaling\n"
+            "# provides: no rope_scaling is written (YaRN would replace it). vLLM (the explorer's rollout)\n"
+            "# derives a longest max_model_len of 131072 from the model's config.json and refuses a longer one\n"
+            "# unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts). Check that the model handles\n"
+            "# this length before you train at it.\n") in fragment
     user = "model:\n  max_model_len: 4096\n  rope_scaling: {rope_type: llama3, factor: 8.0}\n"
     assert "rope_scaling: {rope_type: llama3, factor: 8.0}" in patch_trinity_config(user, best, llama)
     long = {"model": {"max_model_len": 200000}}  # no YaRN asked; vLLM takes the length with its variable alone
@@ -1792,9 +1796,9 @@ def test_a_yarn_fragment_says_trinity_06_on_verl_08_gives_the_trainer_only_the_c
     # Trinity 0.6's verl 0.8 path hands model.rope_scaling to vLLM only: the trainer's model reads config.json alone.
     # Trinity 0.5 passes it to the trainer too, and a fragment without YaRN has nothing to say.
     said = "".join(f"# {line}\n" for line in (
-        "model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the trainer,",
-        "whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same rope_scaling",
-        "there, as Qwen's model cards show (memory is the same either way)."))
+        "model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the",
+        "trainer, whose model reads the checkpoint's config.json alone: to train with YaRN too, add the",
+        "same rope_scaling there, as Qwen's model cards show (memory is the same either way)."))
     model = catalog().model("4B")
     assert said in trinity_fragment(long_plan(), model) and said in trinity_fragment(long_plan(), model, version="0.6")
     assert said not in trinity_fragment(long_plan(), model, version="0.5")

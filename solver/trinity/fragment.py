@@ -3,8 +3,8 @@ rules before it is returned."""
 
 from __future__ import annotations
 
+import re
 import shlex
-import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,9 +44,11 @@ from solver.tables import (
 from solver.trinity.checks import check_trinity_config
 from solver.trinity.keys import YARN_TRAINER, yaml_scalar
 from solver.trinity.plan_keys import (
+    COMMENT_WIDTH,
     PlanKey,
     caution_comment,
     check_gpu_name,
+    comment_paragraph,
     evidence_comment,
     host_memory_comment,
 )
@@ -55,11 +57,35 @@ from solver.trinity.settings import check_settings_arguments, fragment_keys
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
 
+_PARAGRAPH_LINE = re.compile(r"( *)# (\S.*)")
+"""A comment line of a fragment that is a paragraph of words (not a command to paste, which its text starts with two
+spaces: ``#   export ...``), its indentation and its words."""
+_KEY_COMMENT_LINE = re.compile(r"( *)([^#\s][^#]*?)  # (.*)")
+"""A key's line of a fragment with an end-of-line comment: its indentation, the key and its value, the comment."""
 
-COMMENT_WIDTH = 108
-"""The width a header comment's text is wrapped to (after its ``# ``), as the hand-wrapped ones are."""
-ENV_COMMENT_WIDTH = 90
-"""The width the Env comment's wrapped text is held to (after its ``# ``), as its hand-wrapped lines are."""
+
+def wrapped_comments(text: str) -> str:
+    """`text`, a fragment whose comment paragraphs are each on one line, with each comment line past `COMMENT_WIDTH`
+    wrapped at it (`comment_paragraph`), its further lines at its indentation after their ``# ``; a key's end-of-line
+    comment that takes the key's line past that width goes on lines of its own just above the key, at its indentation.
+    A command to paste (a comment whose text starts with two spaces) stays whole on its line: it pastes as one."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if len(line) <= COMMENT_WIDTH:
+            lines.append(line)
+        elif paragraph := _PARAGRAPH_LINE.fullmatch(line):
+            lines += _comment_lines(paragraph[2], paragraph[1])
+        elif keyed := _KEY_COMMENT_LINE.fullmatch(line):
+            lines += [*_comment_lines(keyed[3], keyed[1]), keyed[1] + keyed[2]]
+        else:  # a command to paste, or a key's line without a comment
+            lines.append(line)
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _comment_lines(words: str, indent: str) -> list[str]:
+    """`words` as comment lines at `indent`, wrapped at `COMMENT_WIDTH` (`comment_paragraph`)."""
+    return [f"{indent}# {part}" for part in comment_paragraph(words, len(indent))]
+
 
 def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], str]) -> list[str]:
     """Nested block YAML for `keys` (which must come grouped by their parent paths)."""
@@ -144,18 +170,18 @@ def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[st
 
 
 def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Mapping[str, str]) -> list[str]:
-    """The fragment's comment lines: the plan, its evidence, host memory and cautions, what to keep the prompt and
-    response within, and a note for each that applies: the train batch, a length past the native context on the
-    model's own RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), and
-    in mode train without a train batch, that Trinity requires one."""
+    """The fragment's comment lines, each paragraph on one line (`wrapped_comments` wraps them) and each command to
+    paste on one of its own: the plan, its evidence, host memory and cautions, what to keep the prompt and response
+    within, and a note for each that applies: the train batch, a length past the native context on the model's own
+    RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), and in mode train
+    without a train batch, that Trinity requires one."""
     node_gpus, shared_gpus = options.node_gpus, options.shared_gpus
     several = (options.nodes > 1 if options.rollout_gpus is not None
                else bool(node_gpus and plan.gpus > node_gpus))  # nodes, for Env
     notes = [
         _long_length_note(model, plan.max_model_len)
         if LONG_LENGTH_VARIABLE[0] in environment or model.beyond_native_on_own_scaling(plan.max_model_len) else [],
-        [f"# {line}" for line in textwrap.wrap(YARN_TRAINER + ".", COMMENT_WIDTH)]
-        if plan.rope_scaling_factor is not None and options.version != "0.5" else [],
+        [f"# {YARN_TRAINER}."] if plan.rope_scaling_factor is not None and options.version != "0.5" else [],
         _whole_nodes_note(plan.gpus, node_gpus)  # where no cluster section says it
         if options.rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus else [],
         _shared_gpus_note(shared_gpus, environment) if shared_gpus else [],
@@ -191,17 +217,16 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str
     lines += [f"# {caution_comment(caution)}" for caution in plan.cautions if caution not in said]
     ranks = plan.gpus // plan.sp
     if train_batch_size is not None and ranks > 1:  # one rank takes any batch
-        lines += [(f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default "
-                   "batch_size x repeat_times),"),
-                  (f"# which its {ranks} data-parallel ranks (trainer GPUs / SP) divide: keep your batch a multiple of "
-                   f"{ranks}.")]
+        lines.append(f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default "
+                     f"batch_size x repeat_times), which its {ranks} data-parallel ranks (trainer GPUs / SP) divide: "
+                     f"keep your batch a multiple of {ranks}.")
     return lines
 
 
 TRAIN_BATCH_NOTE = [
-    f"# mode train: Trinity requires {TRAIN_BATCH_KEY} (experiences per step; in mode both it defaults to",
-    "# buffer.batch_size x algorithm.repeat_times) and refuses the config without it: set it in your config, or plan",
-    "# with --train-batch-size N (an API query's or a cluster job's train_batch_size), which writes it here.",
+    (f"# mode train: Trinity requires {TRAIN_BATCH_KEY} (experiences per step; in mode both it defaults to "
+     "buffer.batch_size x algorithm.repeat_times) and refuses the config without it: set it in your config, or plan "
+     "with --train-batch-size N (an API query's or a cluster job's train_batch_size), which writes it here."),
 ]
 """The header note of a fragment in mode train (``--rollout-gpus 0``) made without a train batch to write."""
 
@@ -231,16 +256,14 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
     words = (f"max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own "
              f"{model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it). {vllm} "
              "Check that the model handles this length before you train at it.") if own else vllm
-    return [f"# {line}" for line in textwrap.wrap(words, COMMENT_WIDTH)]
+    return [f"# {words}"]
 
 
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:
     """The note on the whole nodes a trainer spans, where no cluster section says it."""
-    return [
-        (f"# The trainer spans {trainer_gpus // node_gpus} whole nodes of {node_gpus} GPUs: your cluster.node_num x "
-         "gpu_per_node must hold"),
-        "# them and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).",
-    ]
+    return [(f"# The trainer spans {trainer_gpus // node_gpus} whole nodes of {node_gpus} GPUs: your cluster.node_num "
+             "x gpu_per_node must hold them and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, "
+             "writes that section).")]
 
 
 def _shared_gpus_note(shared_gpus: tuple[int, ...], environment: Mapping[str, str]) -> list[str]:
@@ -249,9 +272,9 @@ def _shared_gpus_note(shared_gpus: tuple[int, ...], environment: Mapping[str, st
         (f"# The job takes GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} of its node: "
          "before Ray starts,"),
         f"#   export CUDA_VISIBLE_DEVICES={environment['CUDA_VISIBLE_DEVICES']}",
-        "# Each job on the node needs a Ray of its own: start this one's after that export (ray start --head on",
-        "# ports no other job's Ray uses) and set cluster.ray_address to it; the default, auto, joins whichever",
-        "# Ray the node started last.",
+        ("# Each job on the node needs a Ray of its own: start this one's after that export (ray start --head on "
+         "ports no other job's Ray uses) and set cluster.ray_address to it; the default, auto, joins whichever Ray the "
+         "node started last."),
     ]
 
 
@@ -260,12 +283,12 @@ def _env_note(several: bool, rocm: bool, option_names: OptionNames) -> list[str]
     `option_names`' words)."""
     # Each node's Ray workers take the environment its `ray start` had: Trinity passes this variable to none.
     return [
-        *([f"# Env: run this {env_when(several)} (Ray's workers take the environment",
-           "# their node's Ray started with; Trinity passes this variable to none of them):"] if several else
-          [f"# Env: run this {env_when(several)} (before `ray start`, or before `trinity run` starts Ray):"]),
+        (f"# Env: run this {env_when(several)} (Ray's workers take the environment their node's Ray started with; "
+         "Trinity passes this variable to none of them):" if several else
+         f"# Env: run this {env_when(several)} (before `ray start`, or before `trinity run` starts Ray):"),
         f"#   {ENV_EXPORT}",
         "# It is an environment variable, not a config key.",
-        *([f"# {line}" for line in textwrap.wrap(rocm_env_note(option_names), ENV_COMMENT_WIDTH)] if rocm else []),
+        *([f"# {rocm_env_note(option_names)}"] if rocm else []),
     ]
 
 
@@ -339,10 +362,10 @@ def plan_fragment(
     body = _emit(ordered, comments)
     header = _header(plan, model, options, settings.environment)
     if layout is None:  # a config's own per-role budgets above the plan's come down to it among its `keys` instead
-        header += [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu "
-                    f"above {plan.max_token_len_per_gpu}"),
-                   "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
-    text = "\n".join([*header, *body]) + "\n"
+        header.append(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu "
+                      f"above {plan.max_token_len_per_gpu} overrides max_token_len_per_gpu for its role on verl before "
+                      "0.8: lower it to that, or remove it.")
+    text = wrapped_comments("\n".join([*header, *body]))
     loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)
     problems = check_trinity_config(loaded, model, plan.gpus, environ=settings.environment)  # exported, as it says
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here

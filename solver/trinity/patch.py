@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import re
-import textwrap
 from collections.abc import Mapping
 from copy import deepcopy
 from dataclasses import dataclass
@@ -46,9 +45,11 @@ from solver.trinity.keys import (
     yaml_scalar,
 )
 from solver.trinity.plan_keys import (
+    COMMENT_WIDTH,
     PlanKey,
     caution_comment,
     check_gpu_name,
+    comment_paragraph,
     evidence_comment,
     host_memory_comment,
     keys_for_plan,
@@ -324,7 +325,7 @@ _HOST_MEMORY_START = re.compile(r"([ \t]+)#[ \t]*host memory: .* for Offload\b.*
 
 def _without_host_memory_note(text: str) -> str:
     """`text` without the host memory note an earlier --write left just above ``trainer.trainer_strategy``: its
-    first line and the lines that go on with it as a wrap at `NOTE_WIDTH` would (`_paragraph_end`)."""
+    first line and the lines that go on with it as a wrap at `COMMENT_WIDTH` would (`_paragraph_end`)."""
     lines = text.splitlines(keepends=True)
     for start in reversed(range(len(lines))):
         if (first := _HOST_MEMORY_START.fullmatch(lines[start])) is None:
@@ -358,10 +359,6 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
                                                   indent=indent)
 
 
-NOTE_WIDTH = 100
-"""The width --write's note above ``model.max_model_len`` is wrapped to (`_note_evidence`): each of its lines, with
-its indentation and ``# ``, at most this long (bar a single word longer), about as long as a Trinity config's own."""
-
 _NOTE_START = re.compile(r"#[ \t]*(?:evidence: (?:estimated|inferred): |caution: \S+ GiB to spare where the estimate "
                          r"extrapolates)")
 """The first line of a paragraph of --write's note (`_note_evidence`): its evidence, or its caution on a thin
@@ -378,11 +375,10 @@ _CHECK_LINE = re.compile(r"#   (?:\S+=\S+ )*solve --from-config \S.* --check(?: 
 
 
 def _wrapped(words: str, indent: int) -> list[str]:
-    """`words` as the lines of a paragraph of a --write note at column `indent` (without their ``# ``): wrapped on
-    words so that each line, with its indentation and ``# ``, is at most `NOTE_WIDTH` long (bar a single word
-    longer), its further lines indented two spaces more."""
-    return textwrap.wrap(words, NOTE_WIDTH - indent - 2, subsequent_indent="  ", break_long_words=False,
-                         break_on_hyphens=False)
+    """`words` as the lines of a paragraph of a --write note at column `indent` (without their ``# ``), wrapped at
+    `COMMENT_WIDTH` (`comment_paragraph`), its further lines indented two spaces more: a later --write finds where the
+    paragraph ends by them (`_paragraph_end`)."""
+    return comment_paragraph(words, indent, hanging="  ")
 
 
 _OFFLOAD_FLAG_LINE = re.compile(rf"( *)(?:{'|'.join(OFFLOAD_FLAGS)}):", re.MULTILINE)
@@ -432,11 +428,11 @@ def _note_trainer_flags(data: CommentedMap, indent: int, option_names: OptionNam
 
 def _paragraph_end(lines: list[str], start: int, end: int) -> int:
     """Where the paragraph of --write's note starting at `lines[start]` ends (before `end`): after each line that
-    goes on with it, one whose first word a greedy wrap at `NOTE_WIDTH` could not have put on the line before
+    goes on with it, one whose first word a greedy wrap at `COMMENT_WIDTH` could not have put on the line before
     (a comment of the user's below the note, which could have, is not taken for one)."""
     at = start + 1
     while at < end and (more := _NOTE_CONTINUED.match(lines[at].lstrip())) and (
-            len(lines[at - 1].rstrip("\n")) + 1 + len(more[1]) > NOTE_WIDTH):
+            len(lines[at - 1].rstrip("\n")) + 1 + len(more[1]) > COMMENT_WIDTH):
         at += 1
     return at
 
@@ -482,7 +478,7 @@ def _without_notes(text: str) -> str:
 def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int,
                    check: str | None, path: str) -> bool:
     """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
-    caution on a thin headroom (`caution_comment`), each wrapped at `NOTE_WIDTH`, then the command `check` that
+    caution on a thin headroom (`caution_comment`), each wrapped at `COMMENT_WIDTH`, then the command `check` that
     checks the written config (`check_command`; naming `path`, which the note says where it is the placeholder
     `CHECK_PLACEHOLDER`), as comments on their own lines (at column `indent`) just above
     ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Whether a note was due

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -24,6 +25,19 @@ from solver.trinity.keys import (
     trainer_level_offload,
     value_at,
 )
+
+COMMENT_WIDTH = 100
+"""The width rft-solver's comments in a Trinity config are wrapped to (a fragment's, and --write's notes): each line,
+with its indentation and ``# ``, at most this long, bar a single longer word and a command to paste, kept whole; about
+as long as a Trinity config's own lines."""
+
+
+def comment_paragraph(words: str, indent: int, hanging: str = "") -> list[str]:
+    """`words` as the lines of a comment paragraph at column `indent`, without their ``# ``: wrapped at spaces alone
+    (never inside a word, a flag, a path or a URL) so that each line, with its indentation and ``# ``, is at most
+    `COMMENT_WIDTH` long (bar a single word longer), its further lines starting with `hanging`."""
+    return textwrap.wrap(words, COMMENT_WIDTH - indent - 2, subsequent_indent=hanging, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def trinity_06_keys_comment(version_option: str = COMMAND_OPTIONS.trinity_05) -> str:
