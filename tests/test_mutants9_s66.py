@@ -8,17 +8,27 @@ from math import ceil
 from pathlib import Path
 
 import pytest
-from cluster_api import place
+from cluster_api import buy, place
 from test_cluster import CATALOG
 from test_clusterbuy_s60 import fleet_file
 from test_minnodes_s64 import _questions_per_second
 from test_writefix_s56 import catalog, plans
 
 import solver.cluster.options
-from solver.cluster.options import Option, Planner, TooManyPatterns, WaysLimit, fleet_options, host_footprints
+import solver.cluster.search
+from solver.cluster.options import (
+    Option,
+    Planner,
+    TooManyPatterns,
+    WaysLimit,
+    fleet_options,
+    host_footprints,
+    pools_with_ways,
+)
 from solver.query import WAYS_QUESTIONS_PER_SECOND
 from solver.render import cluster_text
 from solver.results import Plan
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import TableError, load_catalog, load_fleet, load_weights
 from solver.tables.reading import load_validated
 from solver.tables.schema import GpuType
@@ -170,3 +180,40 @@ def test_an_infeasible_placement_says_its_cut_short_and_undecided_ways_are_not_t
         ("2 questions about the jobs' ways to run ran out of time (time_limit_s), none behind the required jobs' ways: "
         "the required jobs do not fit whatever they would answer")]
     assert lines[3].startswith("pool a100: ")  # no line beside them that calls the infeasible answer unproven
+
+
+POOL = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
+PROBE = {"name": "probe", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1}
+
+
+def test_a_placed_or_bought_answer_says_what_a_job_cut_short_leaves_and_an_interrupted_one_not_to_raise_the_limit(
+        tmp_path: Path):
+    fleet = load_fleet(fleet_file({"pools": [POOL], "jobs": [PROBE]}, tmp_path), CATALOG)
+    placed, bought = place(fleet, catalog=CATALOG, time_limit_s=5), buy(fleet, catalog=CATALOG, time_limit_s=5)
+    cut = ("the time limit cut working out the jobs' ways short: late got none (the jobs of more priority are asked "
+           "first), ")
+    late = {"ways_cut_short": ("late",)}
+    assert cluster_text(placed.model_copy(update=late), fleet, width=300).splitlines()[1] == (
+        f"{cut}so the placement is not proven best (raise time_limit_s)")
+    assert cluster_text(bought.model_copy(update=late), fleet, width=300).splitlines()[1:3] == [
+        f"{cut}so no purchase places them (raise time_limit_s)",
+        "the placement (solver.placement_configs writes the configs)"]
+    # the command's words name the command that writes them, not the flag alone
+    assert cluster_text(bought, fleet, width=300, option_names=COMMAND_OPTIONS).splitlines()[1] == (
+        "the placement (solve cluster --emit-dir writes the configs)")
+    untied = cluster_text(placed.model_copy(update={"tie_broken": False, "interrupted": True}), fleet, width=300)
+    assert untied.splitlines()[1] == ("placement optimal; tie-break not proven: Ctrl-C stopped the pick among the "
+                                      "equally good placements, so another run or workers may give another of them")
+    interrupted = placed.model_copy(update={"bound": None, "interrupted": True})
+    assert cluster_text(interrupted, fleet, width=300).splitlines()[0] == (
+        "status: optimal; placed priority (of 1): 1, no bound proven (interrupted before the search's first placement: "
+        "the greedy one stands)")
+
+
+def test_the_search_leaves_the_reasons_time_only_where_a_job_with_a_way_lacks_one_in_a_pool_it_may_use(tmp_path: Path):
+    fleet = load_fleet(fleet_file({"pools": [POOL, {**POOL, "name": "more"}], "jobs": [PROBE]}, tmp_path), CATALOG)
+    options = [Option(job=0, pool=pool, plan=Plan.model_construct(), size=4, whole_nodes=0, rollout_gpus=1, gain=0,
+                      cost=0) for pool in (0, 1)]
+    assert solver.cluster.search._time_for_reasons(fleet, pools_with_ways(options), 2.0) == 0.0
+    assert solver.cluster.search._time_for_reasons(fleet, pools_with_ways(options[:1]), 2.0) == (
+        solver.cluster.search.REASONS_SHARE * 2.0)
