@@ -3,6 +3,7 @@ asserts what the code does, where a mutant of it would do otherwise."""
 
 from __future__ import annotations
 
+import importlib
 import time
 from math import ceil
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from cluster_api import buy, place
 from test_cluster import CATALOG
 from test_clusterbuy_s60 import fleet_file
+from test_clusterdedup_s65 import TOO_LONG, UNASKED
 from test_minnodes_s64 import _questions_per_second
 from test_writefix_s56 import catalog, plans
 
@@ -25,6 +27,7 @@ from solver.cluster.options import (
     host_footprints,
     pools_with_ways,
 )
+from solver.cluster.reasons import reasons_may_ask_reach
 from solver.query import WAYS_QUESTIONS_PER_SECOND
 from solver.render import cluster_text
 from solver.results import Plan
@@ -217,3 +220,30 @@ def test_the_search_leaves_the_reasons_time_only_where_a_job_with_a_way_lacks_on
     assert solver.cluster.search._time_for_reasons(fleet, pools_with_ways(options), 2.0) == 0.0
     assert solver.cluster.search._time_for_reasons(fleet, pools_with_ways(options[:1]), 2.0) == (
         solver.cluster.search.REASONS_SHARE * 2.0)
+
+
+def test_whether_reasons_may_ask_reach_asks_nothing_about_a_pool_where_the_job_has_a_way(tmp_path: Path):
+    # a pool where the job has a way trains its length: no question about it, so no deterministic time spent
+    fleet = load_fleet(fleet_file({"pools": [POOL], "jobs": [PROBE]}, tmp_path), CATALOG)
+    planner = Planner(CATALOG, load_weights(), "auto", 5.0)
+    assert not reasons_may_ask_reach(planner, fleet, {0: frozenset({0})})
+    assert (planner.reach_work.spent, planner.asked) == (0.0, 0)
+
+
+def test_a_purchase_says_the_wall_clock_cut_the_reasons_where_the_count_does_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # as a placement's: the jobs' ways end past the net at half of a 2 s limit, so the reason is left unasked
+    _questions_per_second(monkeypatch, 1000, wall_share=0.5)
+    module = importlib.import_module("solver.cluster.buy")  # the package's `buy` is the function
+    tiered = module._ways_by_tier
+
+    def slow(*args: object) -> object:
+        found = tiered(*args)  # type: ignore[arg-type]
+        time.sleep(1.1)
+        return found
+
+    monkeypatch.setattr(module, "_ways_by_tier", slow)
+    result = buy(load_fleet(fleet_file({"pools": [POOL], "jobs": [TOO_LONG]}, tmp_path), CATALOG),
+                 catalog=CATALOG, time_limit_s=2)
+    assert (result.status, result.ways_cut_short, result.wall_clock_stopped) == ("infeasible", (), ("ways",))
+    assert [(entry.reason, entry.reason_code) for entry in result.fits_nowhere] == [(UNASKED, "no-way-to-run")]
