@@ -370,12 +370,11 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
     # Merged into a config that sets a role's own budget above the plan's, that budget would win on verl before 0.8:
     # the header says so; a fragment made with the config's layout lowers such a budget among its keys instead.
     model, plan = catalog().model("4B"), sp2_plan()
-    lines = ["# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu above",
-             (f"# {plan.max_token_len_per_gpu} overrides max_token_len_per_gpu for its role on verl before 0.8: "
-              "lower it to that, or remove"),
-             "# it."]
+    budget = plan.max_token_len_per_gpu
+    lines = ["# On verl before 0.8, a hand-set ppo_max_token_len_per_gpu (actor) or log_prob_max_token_len_per_gpu",
+             f"# (ref, rollout) above {budget} overrides max_token_len_per_gpu: lower it to {budget} or remove it."]
     header = trinity_fragment(plan, model).split("\nmodel:\n")[0].splitlines()
-    assert header[-3:] == lines
+    assert header[-2:] == lines
     role = {"ppo_max_token_len_per_gpu": 10 * plan.max_token_len_per_gpu}
     fragment = trinity_fragment(plan, model, layout={"trainer": {"trainer_config": {"actor_rollout_ref": {
         "actor": role}}}})

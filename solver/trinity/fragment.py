@@ -362,9 +362,10 @@ def plan_fragment(
     body = _emit(ordered, comments)
     header = _header(plan, model, options, settings.environment)
     if layout is None:  # a config's own per-role budgets above the plan's come down to it among its `keys` instead
-        header.append(f"# A hand-set actor ppo_max_token_len_per_gpu or ref or rollout log_prob_max_token_len_per_gpu "
-                      f"above {plan.max_token_len_per_gpu} overrides max_token_len_per_gpu for its role on verl before "
-                      "0.8: lower it to that, or remove it.")
+        budget = plan.max_token_len_per_gpu
+        header.append(f"# On verl before 0.8, a hand-set ppo_max_token_len_per_gpu (actor) or "
+                      f"log_prob_max_token_len_per_gpu (ref, rollout) above {budget} overrides "
+                      f"max_token_len_per_gpu: lower it to {budget} or remove it.")
     text = wrapped_comments("\n".join([*header, *body]))
     loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)
     problems = check_trinity_config(loaded, model, plan.gpus, environ=settings.environment)  # exported, as it says
