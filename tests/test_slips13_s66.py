@@ -58,3 +58,13 @@ def test_cluster_help_says_the_smaller_asks_end_within_the_time_limit(cli: Calla
     assert ("widening after the search, at most a second per stage, and the smaller asks that would place a job left "
             "out for room, until the limit, less the time kept for the reasons of the jobs left out)") in words
     assert "past it)" not in words
+
+
+def test_host_ram_help_says_what_the_option_does_apart_from_what_it_refuses(cli: Callable[..., tuple[int, str, str]]):
+    said = {"": "it rules out plans that do not fit there", "map": "it rules out plans that do not fit there",
+            "memory": "it says whether what the setting holds there fits"}
+    for command, does in said.items():
+        status, out, _ = cli(*([command] if command else []), "--help")
+        assert status == 0
+        words = " ".join(out.split())
+        assert f"free -m's 64214MiB is 62.7 GiB (a bare number past 4096 is refused); {does} (the model while" in words
