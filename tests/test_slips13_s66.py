@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import solver.rules
+from solver.results import MAP_LEFT_OUT_WHEN_NONE
 
 API_PAGE = Path(__file__).resolve().parent.parent / "docs" / "api.md"
 SIGNATURE_ROW = re.compile(r"^\| `(solver(?:\.[a-z_]+)*)\.([a-z_]+)\(([^`]*)\)`", re.MULTILINE)
@@ -68,3 +69,22 @@ def test_host_ram_help_says_what_the_option_does_apart_from_what_it_refuses(cli:
         assert status == 0
         words = " ".join(out.split())
         assert f"free -m's 64214MiB is 62.7 GiB (a bare number past 4096 is refused); {does} (the model while" in words
+
+
+def test_the_guides_map_json_names_every_field_given_only_where_it_applies():
+    guide = (API_PAGE.parent / "guide.md").read_text(encoding="utf-8")
+    section = guide[guide.index("`solve map --json` prints, for programs"):guide.index("Its JSON Schema is")]
+    before_budgets = section[section.index('Before `"budget_gpus"` come:'):section.index("- Each row is")]
+    named = set(re.findall(r'`"([a-z_]+)"`', before_budgets))
+    assert set(MAP_LEFT_OUT_WHEN_NONE) - {"model"} <= named  # `"model"` (with --by len) has a line of its own
+    assert '`"model"` (the model mapped' in section
+
+
+def test_map_budgets_help_says_where_listed_budgets_share_a_column(cli: Callable[..., tuple[int, str, str]]):
+    status, out, _ = cli("map", "--help")
+    assert status == 0
+    assert ("(1,2,4,8,16: a column each, in increasing order; in a map past a node, consecutive ones with the same "
+            "plans share one)") in " ".join(out.split())
+    status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--budgets", "8,9,10,16")
+    assert status == 0
+    assert "≤8-10 GPUs" in out and "≤16 GPUs" in out and "≤9" not in out
