@@ -62,7 +62,8 @@ def build_map_parser() -> Parser:
                          f"column, and at most {PAST_NODE_COLUMNS} columns are shown (--json has every budget)")
     budgets.add_argument("--budgets", metavar="N,N...", type=whole_numbers(1, MAX_ESTIMATED_GPUS, "8,16,32"),
                          help="only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
-                         "order), instead of 1 to --gpus-up-to N")
+                         "order; in a map past a node, consecutive ones with the same plans share one), instead of 1 "
+                         "to --gpus-up-to N")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
     parser.add_argument("--json", action="store_true",
