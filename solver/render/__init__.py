@@ -57,6 +57,7 @@ from solver.render.maps import (
     map_view,
     map_views,
     maps_width,
+    piped_maps,
 )
 from solver.render.memory import (
     calibration_json,
@@ -114,6 +115,7 @@ __all__ = [
     "map_view",
     "map_views",
     "maps_width",
+    "piped_maps",
     "memory_json",
     "memory_label",
     "memory_model_yaml",
