@@ -66,8 +66,9 @@ def build_map_parser() -> Parser:
                         "those any tables document")
     budgets = parser.add_mutually_exclusive_group()
     budgets.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS),
-                         help="GPU budgets 1 to N (default 8); past a node, budgets with the same plans share a "
-                         f"column, and at most {PAST_NODE_COLUMNS} columns are shown (--json has every budget)")
+                         help="GPU budgets 1 to N (default 8); past a node, or where the map is wider than the "
+                         "terminal, budgets with the same plans share a column; past a node at most "
+                         f"{PAST_NODE_COLUMNS} columns are shown (--json has every budget)")
     budgets.add_argument("--budgets", metavar="N,N...", type=whole_numbers(1, MAX_ESTIMATED_GPUS, "8,16,32"),
                          help="only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
                          "order), instead of 1 to --gpus-up-to N")

@@ -218,12 +218,14 @@ def map_views(gpu_maps: Sequence[GpuMap], narrow: bool = False, names: OptionNam
               width: int | None = None) -> list[Group]:
     """`gpu_maps` as `map_view`s, each under its `map_title`, with the legend its limits and host memory call for
     (`narrow`, `names`: as `map_view`'s); a map whose table is wider than `width` (where given) `folded`."""
-    def view(gpu_map: GpuMap, narrow: bool, folded: bool) -> Group:
+    def titled(gpu_map: GpuMap, narrow_cells: bool, folded: bool) -> Group:
         return map_view(gpu_map, map_title(gpu_map), limited=bool(map_limits(gpu_map)),
-                        host_checked=gpu_map.host_ram_gb is not None, narrow=narrow, names=names, folded=folded)
+                        host_checked=gpu_map.host_ram_gb is not None, narrow=narrow_cells, names=names, folded=folded)
 
-    return [view(gpu_map, narrow, width is not None and maps_width([view(gpu_map, False, False)]) > width)
-            for gpu_map in gpu_maps]
+    def too_wide(gpu_map: GpuMap) -> bool:  # as its cells are whole, not narrow: they widen it
+        return width is not None and maps_width([titled(gpu_map, False, False)]) > width
+
+    return [titled(gpu_map, narrow, too_wide(gpu_map)) for gpu_map in gpu_maps]
 
 
 def maps_width(views: Sequence[Group]) -> int:
