@@ -8,11 +8,13 @@ lines around it at the width, and a terminal gets the note it got. A pipe withou
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from test_mapwidth_s64 import _header, _tables
 
 import solver
 import solver.cli.maps
@@ -23,21 +25,6 @@ Cli = Callable[..., tuple[int, str, str]]
 
 ONE_NODE = ["≤1 GPU", "≤2 GPUs", "≤3 GPUs", "≤4 GPUs", "≤5 GPUs", "≤6 GPUs", "≤7 GPUs", "≤8 GPUs"]
 JOINED = "≤a-b: budgets a to b, the same plans"
-
-
-def _tables(out: str) -> list[list[str]]:
-    """Each map's table lines of `out`, top border to bottom border."""
-    tables: list[list[str]] = []
-    for line in out.splitlines():
-        if line.startswith("┏"):
-            tables.append([])
-        if tables and (not tables[-1] or not tables[-1][-1].startswith("└")):
-            tables[-1].append(line)
-    return tables
-
-
-def _header(table: list[str]) -> list[str]:
-    return [cell.strip() for cell in table[1].strip("┃").split("┃")][1:]
 
 
 def _cells(table: list[str]) -> list[list[str]]:
@@ -175,3 +162,16 @@ def test_map_text_is_solve_map_on_a_pipe_of_columns_width(cli: Cli, monkeypatch:
     _, printed, _ = cli("map", "--gpu", "a100,h20", "--gpus-up-to", "6")
     maps = solver.map_plans(gpu=["a100", "h20"], gpus_up_to=6, option_names=COMMAND_OPTIONS)
     assert solver.map_text(maps, width=width, option_names=COMMAND_OPTIONS) == printed
+
+
+def test_the_docs_show_maps_as_a_pipe_without_columns_whatever_the_developer_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    # tests/shown_output.py lays --help out for 100 columns (argparse fills 98), and a map as a pipe without COLUMNS
+    # gets it, whole, whatever COLUMNS the developer's shell exports (and leaves it as it was).
+    from shown_output import BLOCK, printed
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("COLUMNS", "80")
+    for page, command in (("index.md", "$ solve map --gpu a100 --gpus-up-to 6"), ("cli.md", "$ solve map --help")):
+        text = (root / "docs" / page).read_text(encoding="utf-8")
+        [shown] = [match.group(2) for match in BLOCK.finditer(text) if match.group(1) == command]
+        assert printed(command, root) == shown and os.environ["COLUMNS"] == "80"
+        assert max(map(len, shown.splitlines())) == {"index.md": 156, "cli.md": 98}[page]
