@@ -129,8 +129,8 @@ def dangling_links(page: Path) -> list[str]:
     return dangling
 
 
-@pytest.mark.parametrize("page", [ROOT / "README.md", ROOT / "benchmarks" / "README.md",
-                                  *sorted((ROOT / "docs").glob("*.md"))], ids=lambda page: page.name)
+@pytest.mark.parametrize("page", [ROOT / "README.md", ROOT / "benchmarks" / "README.md", ROOT / "tests" / "README.md",
+                                  *sorted((ROOT / "docs").glob("*.md"))], ids=lambda page: str(page.relative_to(ROOT)))
 def test_every_link_of_the_docs_leads_to_a_file_and_heading_that_exist(page: Path):
     assert dangling_links(page) == []
 
