@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.tables import TableError, load_model_config
+from solver.tables import TableError, load_catalog, load_model_config
 from solver.tables.model_config import NO_LIMIT_LENGTH
 from solver.trinity import trinity_config_problems
 
@@ -65,3 +65,39 @@ def test_the_plan_for_a_no_limit_model_exports_no_long_length_variable(cli, tmp_
     status, out, err = cli("--model-config", str(folder), "--gpu", "h800", "--len", "16k", "--gpus", "8")
     assert (status, err) == (0, "")
     assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in out
+
+
+QWEN3_8B = {"model_path": "Qwen/Qwen3-8B", "max_model_len": 4096}
+
+
+def _problems(mapping: dict, version: str | None = None) -> list[tuple[str, str]]:
+    model = load_catalog().model("qwen3-8b")
+    return [(problem.code.value, problem.words)
+            for problem in trinity_config_problems(mapping, model, 8, version=version)]  # type: ignore[arg-type]
+
+
+def _referring(reference: str) -> dict:
+    return {"model": {**QWEN3_8B, "critic_model_path": reference}}
+
+
+# Checked with OmegaConf 2.3.0 and each release's load_config (0.5.0, 0.6.0): the merge fills a section the config
+# lacks with its defaults, then to_object raises InterpolationKeyError ("Interpolation key 'trainer.megatron' not
+# found") on a key below it that those lack, and resolves one they have.
+def test_a_reference_into_a_missing_section_is_refused_where_its_defaults_lack_the_key():
+    assert _problems(_referring("${trainer.megatron}"), "0.5") == [("unresolved-value-refused", (
+        "model.critic_model_path: cannot resolve '${trainer.megatron}': the config has no trainer, which the typed "
+        "config of Trinity 0.5 fills in with its defaults, with no megatron; Trinity 0.5 refuses the config as it "
+        "loads it (OmegaConf resolves each value then)"))]
+    assert _problems(_referring("${trainer.no_such_key}")) == [("unresolved-value-refused", (
+        "model.critic_model_path: cannot resolve '${trainer.no_such_key}': the config has no trainer, which the typed "
+        "config of every Trinity release fills in with its defaults, with no no_such_key; every Trinity release "
+        "refuses the config as it loads it (OmegaConf resolves each value then)"))]
+    assert [code for code, _ in _problems(_referring("${trainer.trainer_config.critic}"))] == [
+        "unresolved-value-refused"]
+
+
+def test_a_reference_into_a_missing_section_whose_defaults_have_the_key_is_not_judged():
+    # megatron is a field of 0.6.0's trainer alone; save_hf_checkpoint is every release's
+    assert _problems(_referring("${trainer.megatron}")) == [("unresolved-value", (
+        "cannot check model.critic_model_path: cannot resolve '${trainer.megatron}': the config has no trainer"))]
+    assert [code for code, _ in _problems(_referring("${trainer.save_hf_checkpoint}"), "0.5")] == ["unresolved-value"]

@@ -119,10 +119,11 @@ class _ConfigChecks:
         except ConfigError as error:
             if isinstance(error, MissingValue):
                 self.say_missing(error)
-            elif isinstance(error, ResolvesToNothing) and not _schema_fills(error.lacking, self.version):
+            elif isinstance(error, ResolvesToNothing) and not _schema_fills(error, self.version):
                 releases = f"Trinity {self.version}" if self.version else "every Trinity release"
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
-                    f"{error}; {releases} refuses the config as it loads it (OmegaConf resolves each value then)"))
+                    f"{error}{_schema_lacks_words(error, self.version, releases)}; {releases} refuses the config as it loads it "
+                    "(OmegaConf resolves each value then)"))
             else:
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
@@ -219,13 +220,28 @@ def _check_missing_kept(checks: _ConfigChecks) -> None:
         walk(value_at(checks.mapping, section), section)
 
 
-def _schema_fills(lacking: Path | None, version: TrinityVersion | None) -> bool:
-    """Whether Trinity's typed ``Config`` may give the key `lacking` (a reference's, which the config lacks) a default
-    as it loads the config, so that the reference resolves there: the name of a field in some release of `version`
-    (None: any release; `solver.tables.load_trinity_fields`) outside ``trainer.trainer_config``, which Trinity types
-    as ``Any`` (nothing is filled there)."""
-    return (lacking is not None and lacking[:2] != ("trainer", "trainer_config")
-            and lacking[-1] in load_trinity_fields().in_any_release(version))
+def _schema_fills(error: ResolvesToNothing, version: TrinityVersion | None) -> bool:
+    """Whether Trinity's typed ``Config`` may give what the reference of `error` lacks a default as it loads the
+    config, so that the reference resolves there: the key the config lacks (`ResolvesToNothing.lacking`) and each key
+    the reference reads below it (`ResolvesToNothing.below`: the merge fills a section the config lacks with the
+    section's defaults, and OmegaConf raises on a key those lack), each the name of a field in some release of
+    `version` (None: any release; `solver.tables.load_trinity_fields`), none of them inside
+    ``trainer.trainer_config``, which Trinity types as ``Any`` (nothing is filled there)."""
+    if error.lacking is None:
+        return False
+    path, names = (*error.lacking, *error.below), load_trinity_fields().in_any_release(version)
+    return path[:2] != UNCHECKED_SECTION and all(key in names for key in path[len(error.lacking) - 1:])
+
+
+def _schema_lacks_words(error: ResolvesToNothing, version: TrinityVersion | None, releases: str) -> str:
+    """Where the key the config lacks (`ResolvesToNothing.lacking`) is a section that Trinity's typed ``Config`` fills
+    in with its defaults (a field's name in `version`'s releases) and the reference of `error` reads keys below it
+    (`ResolvesToNothing.below`), that those defaults lack them, in words (``, which the typed config of Trinity 0.5
+    fills in with its defaults, with no megatron``); "" otherwise."""
+    lacking = error.lacking
+    if lacking is None or not error.below or lacking[-1] not in load_trinity_fields().in_any_release(version):
+        return ""
+    return f", which the typed config of {releases} fills in with its defaults, with no {'.'.join(error.below)}"
 
 
 def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int, version: TrinityVersion | None,
