@@ -101,3 +101,73 @@ def test_a_reference_into_a_missing_section_whose_defaults_have_the_key_is_not_j
     assert _problems(_referring("${trainer.megatron}")) == [("unresolved-value", (
         "cannot check model.critic_model_path: cannot resolve '${trainer.megatron}': the config has no trainer"))]
     assert [code for code, _ in _problems(_referring("${trainer.save_hf_checkpoint}"), "0.5")] == ["unresolved-value"]
+
+
+def _nested(path: tuple[str, ...], value: object) -> dict:
+    mapping: dict = {"model": dict(QWEN3_8B)}
+    node = mapping
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    return mapping
+
+
+EVERY_RELEASE_REFUSES = "every Trinity release refuses the config as it loads it"
+
+
+# Each refused below was checked with OmegaConf 2.3.0 and the load_config of Trinity 0.5.0 and 0.6.0 (the keys under
+# trainer_config with 0.5.0's veRLConfig merged as its validator merges it): "Value 'maybe' is not a valid bool",
+# "Cannot convert 'ListConfig' to string".
+@pytest.mark.parametrize(("path", "value", "code", "words"), [
+    # read by a check (the rollout's engine, the strategy for Offload): its type was said nowhere
+    (("explorer", "rollout_model", "engine_type"), ["vllm"], "wrong-type-refused",
+     f"explorer.rollout_model.engine_type must be text, got ['vllm']: {EVERY_RELEASE_REFUSES} (its typed config's str "
+     "field)"),
+    (("trainer", "trainer_strategy"), {"a": "b"}, "wrong-type-refused",
+     f"trainer.trainer_strategy must be text, got {{'a': 'b'}}: {EVERY_RELEASE_REFUSES} (its typed config's str field)"),
+    (("trainer", "offload_policy"), "maybe", "flag-not-boolean-refused",
+     f"trainer.offload_policy must be true or false, got 'maybe': {EVERY_RELEASE_REFUSES} (its typed config's bool "
+     "field)"),
+    # read for the notes alone
+    (("model", "tinker", "enable"), 1.5, "flag-not-boolean-refused",
+     f"model.tinker.enable must be true or false, got 1.5: {EVERY_RELEASE_REFUSES} (its typed config's bool field)"),
+    (("mode",), ["both"], "wrong-type-refused",
+     f"mode must be text, got ['both']: {EVERY_RELEASE_REFUSES} (its typed config's str field)"),
+])
+def test_a_wrong_type_trinity_types_outside_trainer_config_is_refused(path, value, code: str, words: str):
+    assert _problems(_nested(path, value)) == [(code, words)]
+
+
+def test_a_wrong_type_under_trainer_config_is_refused_with_trinity_05_alone():
+    entropy = ("trainer", "trainer_config", "actor_rollout_ref", "actor", "entropy_checkpointing")
+    adapter = ("trainer", "trainer_config", "actor_rollout_ref", "model", "lora_adapter_path")
+    assert _problems(_nested(entropy, "maybe"), "0.5") == [("flag-not-boolean-refused", (
+        "trainer.trainer_config.actor_rollout_ref.actor.entropy_checkpointing must be true or false, got 'maybe': "
+        "Trinity 0.5 refuses the config as it loads it (its typed config's bool field)"))]
+    assert _problems(_nested(adapter, ["a"]), "0.5") == [("wrong-type-refused", (
+        "trainer.trainer_config.actor_rollout_ref.model.lora_adapter_path must be text, got ['a']: Trinity 0.5 refuses "
+        "the config as it loads it (its typed config's str field)"))]
+    # 0.6 on verl before 0.8 builds trainer_config with build_dataclass_from_mapping, which checks no type
+    for version in (None, "0.6"):
+        assert _problems(_nested(adapter, ["a"]), version) == [("wrong-type", (
+            "trainer.trainer_config.actor_rollout_ref.model.lora_adapter_path must be text, got ['a']: the notes that "
+            "read it are not judged"))]
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    (("model", "tinker", "enable"), 2), (("model", "critic_model_path"), 5), (("trainer", "offload_policy"), "off"),
+    (("explorer", "rollout_model", "engine_type"), True)])
+def test_what_omegaconf_converts_is_no_wrong_type(path: tuple[str, ...], value: object):
+    # OmegaConf's bool field takes a whole number (2: true) and its words; its str field a number or a boolean as text
+    assert _problems(_nested(path, value)) == []
+
+
+def test_a_wrong_type_fails_the_check_command(cli, tmp_path: Path):
+    # (a key the config's reader needs, trainer_strategy say, of a wrong type is bad input already: exit 2)
+    config = tmp_path / "wrong.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 4096}\nmode: both\n"
+                      "trainer: {save_hf_checkpoint: [a]}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--check", "--gpu", "h100", "--gpus", "8")
+    assert (status, err) == (1, "")
+    assert ("  refused: trainer.save_hf_checkpoint must be text, got ['a']: every Trinity release refuses the config as "
+            "it loads it (its typed config's str field)\n") in out

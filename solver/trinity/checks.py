@@ -93,6 +93,8 @@ class _ConfigChecks:
         self.unreadable: set[Path] = set()
         self._values: dict[Path, Any] = {}
         self._resolved: dict[Path, Any] = {}
+        self.flags_judged: set[Path] = set()
+        """The flags whose type a check has judged (`_check_flag_on`), which `_check_read_type` leaves alone."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -708,6 +710,7 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
     before 0.8 does with it, `UNCHECKED_SECTION`), and on (`off`: why it must be, said where it is false, with
     `code`)."""
+    checks.flags_judged.add(path)
     value = checks.flag(path)
     if value is not None and omegaconf_boolean(value) is None:
         wrong = f"{'.'.join(path)} must be true or false, got {brief(value)}"
@@ -916,7 +919,7 @@ def trinity_config_problems(
     _check_whole_nodes(checks, trainer_gpus)
     _check_misspelt_keys(checks, version)
     _check_ref_model(checks, version)
-    _check_keys_read_elsewhere(checks)
+    _check_keys_read_elsewhere(checks, version)
     _check_missing_kept(checks)
     return checks.problems
 
@@ -952,27 +955,45 @@ def _keys_read(checks: _ConfigChecks) -> list[Path]:
     return paths
 
 
-def _check_keys_read_elsewhere(checks: _ConfigChecks) -> None:
+def _check_keys_read_elsewhere(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check each key rft-solver reads (`_keys_read`) that no check above read, as the reader of the config reads it
     for its notes or its plan: one whose interpolation resolves to nothing, or cannot be resolved here (`value`), and
-    one whose value is of a type it cannot read (`NUMBER_KEYS`, `FLAG_KEYS`, `TEXT_KEYS`), a line each; the notes that
-    read it are not judged."""
+    one whose value is not a number (`NUMBER_KEYS`), a line each; and each boolean or text, read above or not, for
+    its type (`_check_read_type`, with `version`)."""
     judged = checks.read()
     for path in _keys_read(checks):
-        if path in judged:
-            continue
         key = path[-1]
-        if key in NUMBER_KEYS:
+        if key in FLAG_KEYS or key in TEXT_KEYS:
+            _check_read_type(checks, path, version)
+        elif path in judged:
+            continue
+        elif key in NUMBER_KEYS:
             checks.number(path)
-        elif key in FLAG_KEYS and checks.value(path) is not None and omegaconf_boolean(checks.flag(path)) is None:
-            checks.add(ConfigProblemCode.WRONG_TYPE, (
-                f"{dotted(path)} must be true or false, got {brief(checks.flag(path))}: the notes that read it are not "
-                "judged"))
-        elif key in TEXT_KEYS and isinstance(checks.value(path), (Mapping, list)):
-            checks.add(ConfigProblemCode.WRONG_TYPE, (
-                f"{dotted(path)} must be text, got {brief(checks.value(path))}: the notes that read it are not judged"))
         else:
             checks.value(path)
+
+
+def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion | None) -> None:
+    """Check that the boolean (`FLAG_KEYS`) or the text (`TEXT_KEYS`) at `path` is of its type (a flag whose type a
+    check judged already, `_ConfigChecks.flags_judged`, is left alone): refused where Trinity's typed config refuses
+    it as it loads the config (`_schema_refuses`: OmegaConf 2.3.0's bool field refuses what `omegaconf_boolean` does
+    not take, its str field a list or a mapping), else the notes that read it are not judged."""
+    if path in checks.flags_judged:
+        return
+    value = checks.flag(path) if path[-1] in FLAG_KEYS else checks.value(path)
+    if path[-1] in FLAG_KEYS and value is not None and omegaconf_boolean(value) is None:
+        wrong, field, code = (f"must be true or false, got {brief(value)}", "bool",
+                              ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED)
+    elif path[-1] in TEXT_KEYS and isinstance(value, (Mapping, list)):
+        wrong, field, code = f"must be text, got {brief(value)}", "str", ConfigProblemCode.WRONG_TYPE_REFUSED
+    else:
+        return
+    if _schema_refuses(path, version):
+        releases = "Trinity 0.5" if path[:len(UNCHECKED_SECTION)] == UNCHECKED_SECTION else "every Trinity release"
+        checks.add(code, (f"{dotted(path)} {wrong}: {releases} refuses the config as it loads it (its typed config's "
+                          f"{field} field)"))
+    else:
+        checks.add(ConfigProblemCode.WRONG_TYPE, f"{dotted(path)} {wrong}: the notes that read it are not judged")
 
 
 MISSPELT_CUTOFF = 0.9
