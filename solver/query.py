@@ -423,6 +423,8 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_SHORT_REFUSED = "rope-scaling-short-refused"
     ROPE_FACTOR_SKIPPED_REFUSED = "rope-factor-skipped-refused"
     ROPE_SCALING_OFF_GUIDE = "rope-scaling-off-guide"
+    ROLLOUT_ROPE_SCALING_DIFFERS = "rollout-rope-scaling-differs"
+    ROLLOUT_LENGTH_SHORT = "rollout-length-short"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
     ROPE_TYPES_DIFFER_REFUSED = "rope-types-differ-refused"

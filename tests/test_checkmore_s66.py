@@ -121,13 +121,14 @@ EVERY_RELEASE_REFUSES = "every Trinity release refuses the config as it loads it
 @pytest.mark.parametrize(("path", "value", "code", "words"), [
     # read by a check (the rollout's engine, the strategy for Offload): its type was said nowhere
     (("explorer", "rollout_model", "engine_type"), ["vllm"], "wrong-type-refused",
-     f"explorer.rollout_model.engine_type must be text, got ['vllm']: {EVERY_RELEASE_REFUSES} (its typed config's str "
-     "field)"),
+     (f"explorer.rollout_model.engine_type must be text, got ['vllm']: {EVERY_RELEASE_REFUSES} (its typed config's "
+      "str field)")),
     (("trainer", "trainer_strategy"), {"a": "b"}, "wrong-type-refused",
-     f"trainer.trainer_strategy must be text, got {{'a': 'b'}}: {EVERY_RELEASE_REFUSES} (its typed config's str field)"),
+     (f"trainer.trainer_strategy must be text, got {{'a': 'b'}}: {EVERY_RELEASE_REFUSES} (its typed config's str "
+      "field)")),
     (("trainer", "offload_policy"), "maybe", "flag-not-boolean-refused",
-     f"trainer.offload_policy must be true or false, got 'maybe': {EVERY_RELEASE_REFUSES} (its typed config's bool "
-     "field)"),
+     (f"trainer.offload_policy must be true or false, got 'maybe': {EVERY_RELEASE_REFUSES} (its typed config's "
+      "bool field)")),
     # read for the notes alone
     (("model", "tinker", "enable"), 1.5, "flag-not-boolean-refused",
      f"model.tinker.enable must be true or false, got 1.5: {EVERY_RELEASE_REFUSES} (its typed config's bool field)"),
@@ -169,5 +170,38 @@ def test_a_wrong_type_fails_the_check_command(cli, tmp_path: Path):
                       "trainer: {save_hf_checkpoint: [a]}\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--check", "--gpu", "h100", "--gpus", "8")
     assert (status, err) == (1, "")
-    assert ("  refused: trainer.save_hf_checkpoint must be text, got ['a']: every Trinity release refuses the config as "
-            "it loads it (its typed config's str field)\n") in out
+    assert ("  refused: trainer.save_hf_checkpoint must be text, got ['a']: every Trinity release refuses the config "
+            "as it loads it (its typed config's str field)\n") in out
+
+
+# Trinity keeps a rollout model's own rope_scaling and max_model_len (set_if_none, config_validator.py:680 to :685
+# in 0.6.0) and its vLLM takes them (vllm_model.py:132 to :152); the trainer takes model's.
+ROLLOUT_YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 40960}
+
+
+def _with_rollout(rollout: dict, **model: object) -> dict:
+    return {"model": {**QWEN3_8B, **model}, "explorer": {"rollout_model": rollout}}
+
+
+def test_a_rollout_rope_scaling_other_than_the_trainers_is_said():
+    assert _problems(_with_rollout({"rope_scaling": ROLLOUT_YARN})) == [("rollout-rope-scaling-differs", (
+        "explorer.rollout_model.rope_scaling ({'factor': 2.0, 'original_max_position_embeddings': 40960...) is not "
+        "what the trainer takes (no model.rope_scaling): the rollout's vLLM samples at other positions than the "
+        "trainer trains at; remove it (Trinity gives the rollout model.rope_scaling)"))]
+    # the same as model's, or no rollout (mode train): nothing
+    same = _with_rollout({"rope_scaling": ROLLOUT_YARN}, max_model_len=81920, rope_scaling=ROLLOUT_YARN)
+    assert [code for code, _ in _problems(same)] == []
+    assert _problems({**_with_rollout({"rope_scaling": ROLLOUT_YARN}), "mode": "train"}) == []
+
+
+def test_a_rollout_length_below_what_it_asks_for_is_said():
+    assert _problems(_with_rollout({"max_model_len": 2048})) == [("rollout-length-short", (
+        "explorer.rollout_model.max_model_len 2048 is below model.max_model_len 4096: the rollout's vLLM stops each "
+        "sequence at 2048 tokens (a longer prompt fails its request); remove it (Trinity gives the rollout "
+        "model.max_model_len)"))]
+    tokens = {"max_prompt_tokens": 1024, "max_response_tokens": 1024}
+    assert [words.split(":")[0] for _, words in _problems(_with_rollout({"max_model_len": 1500}, **tokens))] == [
+        "explorer.rollout_model.max_model_len 1500 is below the 2048 prompt and response tokens it asks for"]
+    # within the prompt and response it asks for (the rollout's own response tokens, else model's): nothing
+    assert _problems(_with_rollout({"max_model_len": 3000}, **tokens)) == []
+    assert _problems(_with_rollout({"max_model_len": 1500, "max_response_tokens": 256}, **tokens)) == []

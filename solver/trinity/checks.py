@@ -124,8 +124,8 @@ class _ConfigChecks:
             elif isinstance(error, ResolvesToNothing) and not _schema_fills(error, self.version):
                 releases = f"Trinity {self.version}" if self.version else "every Trinity release"
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
-                    f"{error}{_schema_lacks_words(error, self.version, releases)}; {releases} refuses the config as it loads it "
-                    "(OmegaConf resolves each value then)"))
+                    f"{error}{_schema_lacks_words(error, self.version, releases)}; {releases} refuses the config as it "
+                    "loads it (OmegaConf resolves each value then)"))
             else:
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
@@ -589,9 +589,47 @@ def _vllm_takes_rope_scaling(checks: _ConfigChecks) -> bool:
     ``train``), an ``engine_type`` vLLM's (unset or starting ``vllm``), and no ``rope_scaling`` of the rollout model's
     own (Trinity gives it ``model``'s where it has none: ``set_if_none``, ``common/config_validator.py:680`` to
     ``:685`` in 0.6.0)."""
+    return _vllm_rollout(checks) and checks.absent((*ROLLOUT_MODEL, "rope_scaling"))
+
+
+def _vllm_rollout(checks: _ConfigChecks) -> bool:
+    """Whether the config starts a vLLM rollout: a mode that explores (all but ``train``), and an ``engine_type``
+    vLLM's (unset or starting ``vllm``)."""
     engine = checks.value((*ROLLOUT_MODEL, "engine_type"))
-    return (checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
-            and checks.absent((*ROLLOUT_MODEL, "rope_scaling")))
+    return checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
+
+
+def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
+    """Check the RoPE scaling and the length the rollout model sets of its own, which Trinity keeps where given (it
+    sets each from ``model`` where unset: ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0,
+    ``:594`` in 0.5.0) and the rollout's vLLM takes (``vllm_model.py:132`` to ``:152`` in 0.6.0): a
+    ``rope_scaling`` other than ``model.rope_scaling``, which the trainer takes (``verl_config.py:537``), samples at
+    other positions than the trainer trains at; a ``max_model_len`` below the longest sequence the rollout asks for
+    (its prompt and response tokens, each its own else ``model``'s, else `length`) stops each sequence there (vLLM
+    0.19.1's ``check_stop``, ``v1/core/sched/utils.py:113``) and fails a longer prompt's request. Where a vLLM
+    rollout starts (`_vllm_rollout`)."""
+    if not _vllm_rollout(checks):
+        return
+    rollout_rope, rope = checks.value((*ROLLOUT_MODEL, "rope_scaling")), checks.value(_ROPE_SCALING)
+    if rollout_rope is not None and rollout_rope != rope:
+        trainer_rope = f"model.rope_scaling, {brief(rope)}" if rope is not None else "no model.rope_scaling"
+        checks.add(ConfigProblemCode.ROLLOUT_ROPE_SCALING_DIFFERS, (
+            f"explorer.rollout_model.rope_scaling ({brief(rollout_rope)}) is not what the trainer takes "
+            f"({trainer_rope}): the rollout's vLLM samples at other positions than the trainer trains at; remove it "
+            "(Trinity gives the rollout model.rope_scaling)"))
+    rollout_length = checks.number((*ROLLOUT_MODEL, "max_model_len"))
+    prompt, response = (checks.number((*ROLLOUT_MODEL, key)) if not checks.absent((*ROLLOUT_MODEL, key))
+                        else checks.number(("model", key)) for key in ("max_prompt_tokens", "max_response_tokens"))
+    both = prompt is not None and response is not None
+    asked = prompt + response if prompt is not None and response is not None else length
+    if rollout_length is None or asked is None or rollout_length >= asked:
+        return
+    what = (f"the {shown_number(asked)} prompt and response tokens it asks for" if both
+            else f"model.max_model_len {shown_number(asked)}")
+    checks.add(ConfigProblemCode.ROLLOUT_LENGTH_SHORT, (
+        f"explorer.rollout_model.max_model_len {shown_number(rollout_length)} is below {what}: the rollout's vLLM "
+        f"stops each sequence at {shown_number(rollout_length)} tokens (a longer prompt fails its request); remove it "
+        "(Trinity gives the rollout model.max_model_len)"))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
@@ -662,7 +700,7 @@ fails as it starts on any other that OmegaConf's bool field refuses (``OmegaConf
 (``trinity/trainer/verl/config.py:204``)."""
 
 
-def _schema_refuses(path: tuple[str, ...], version: TrinityVersion | None) -> bool:
+def _schema_refuses(path: Path, version: TrinityVersion | None) -> bool:
     """Whether every release `version` may be (None: any) refuses a key at `path` that its schema lacks, or a flag
     there that is not a boolean: outside `UNCHECKED_SECTION` all do, inside it Trinity 0.5 alone."""
     return path[:len(UNCHECKED_SECTION)] != UNCHECKED_SECTION or version == "0.5"
@@ -881,6 +919,8 @@ def trinity_config_problems(
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
+    the rollout model's own ``rope_scaling`` is ``model``'s, and its own ``max_model_len`` holds the prompt and
+    response it asks for (`_check_rollout_model`);
     ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
     fsdp2``; dynamic batch sizes and gradient checkpointing stay on, and their flags and the keys rft-solver reads
     are spelt as Trinity takes them (`UNCHECKED_SECTION` says which releases refuse them); no deprecated
@@ -909,6 +949,7 @@ def trinity_config_problems(
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
+    _check_rollout_model(checks, length)
     _check_dynamic_batch(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, version)
