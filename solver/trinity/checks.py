@@ -607,11 +607,12 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
     other positions than the trainer trains at; a ``max_model_len`` below the longest sequence the rollout asks for
     (its prompt and response tokens, each its own else ``model``'s, else `length`) stops each sequence there (vLLM
     0.19.1's ``check_stop``, ``v1/core/sched/utils.py:113``) and fails a longer prompt's request. Where a vLLM
-    rollout starts (`_vllm_rollout`)."""
+    rollout starts (`_vllm_rollout`); a rollout RoPE scaling that is no mapping, or holds ``???``, is left alone
+    (Trinity refuses both as it loads the config; the ``???`` is said by `_check_missing_kept`)."""
     if not _vllm_rollout(checks):
         return
     rollout_rope, rope = checks.value((*ROLLOUT_MODEL, "rope_scaling")), checks.value(_ROPE_SCALING)
-    if rollout_rope is not None and rollout_rope != rope:
+    if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values() and rollout_rope != rope:
         trainer_rope = f"model.rope_scaling, {brief(rope)}" if rope is not None else "no model.rope_scaling"
         checks.add(ConfigProblemCode.ROLLOUT_ROPE_SCALING_DIFFERS, (
             f"explorer.rollout_model.rope_scaling ({brief(rollout_rope)}) is not what the trainer takes "
