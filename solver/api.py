@@ -434,8 +434,8 @@ def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
     """`trinity_config`'s fragment as data (arguments and errors as its): the keys it writes as nested mappings
     (``config``, what a YAML loader reads from it) and the environment variables its comments say to export
     before Ray starts (``environment``). Made without the fragment's text (`plan_settings`), as ``solve --json``'s
-    ``apply`` is: it loads no ruamel."""
-    from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
+    ``apply`` is, and checked against Trinity's rules as the fragment is."""
+    from solver.trinity import plan_settings  # ruamel: only where settings are made (their check reads it)
 
     _, keys = _answer_keys("trinity_settings", answer, catalog, version)
     return plan_settings(**keys._asdict())
@@ -512,8 +512,9 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
                        version: str | None = None) -> dict[str, TrinitySettings]:
     """`placement_configs`' fragments as data, by job name (arguments and errors as its), as `trinity_settings`
     gives an answer's: each job's keys and the environment variables to export (a shared node's
-    ``CUDA_VISIBLE_DEVICES`` among them). Made without the fragments' text (`plan_settings`): it loads no ruamel."""
-    from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
+    ``CUDA_VISIBLE_DEVICES`` among them). Made without the fragments' text (`plan_settings`), and checked as they
+    are."""
+    from solver.trinity import plan_settings  # ruamel: only where settings are made (their check reads it)
 
     _, placements = _placements_made(result, fleet, catalog, version)
     return {placed.job: plan_settings(**placed.keys._asdict()) for placed in placements}

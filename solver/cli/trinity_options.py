@@ -273,7 +273,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
 def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
                config_text: str, node_gpus: int, config: TrinityConfig | None) -> tuple[Answer, ...]:
     """For --json: `answers`, each with a plan given the settings that apply its best plan (``apply``), those of the
-    fragment --emit writes (`plan_settings`, which makes no text and, for no config, loads no ruamel); where the
+    fragment --emit writes (`plan_settings`, which makes no text, and checks them as --emit's); where the
     config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's refusal)."""
     from solver.trinity import EngineError, plan_settings
 

@@ -26,8 +26,8 @@ comments on it that both the fragment and the patch write), `settings` (`plan_se
 order, and as data, `TrinitySettings`, which ``solve --json``'s ``apply`` carries), `fragment` (`trinity_fragment`:
 those keys as YAML text, with its header) and `patch` (`patch_trinity_config`; `patched_trinity_config` with the keys
 it removed; `patched_config_problems`, what ``--write`` warns of the patched config). The names other packages use
-are imported from here, each on first use (`keys`, `plan_keys` and `settings` import no ruamel, so that a plan's
-settings made for no config load none); the rest from their modules.
+are imported from here, each on first use (`keys`, `plan_keys` and `settings` import no ruamel: importing
+`plan_settings` loads none, making settings does, for their check); the rest from their modules.
 
 What rft-solver says of a config comes from four places: `config` refuses what it cannot read or plan with
 (`ConfigError`); `checks` lists what breaks Trinity's or verl's rules (`check_trinity_config`, where a new rule

@@ -41,7 +41,6 @@ from solver.tables import (
     host_ram_argument,
     shown_number,
 )
-from solver.trinity.checks import check_trinity_config
 from solver.trinity.keys import YARN_TRAINER, yaml_scalar
 from solver.trinity.plan_keys import (
     PlanKey,
@@ -344,10 +343,8 @@ def plan_fragment(
                    "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
     text = "\n".join([*header, *body]) + "\n"
     loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)
-    problems = check_trinity_config(loaded, model, plan.gpus, environ=settings.environment)  # exported, as it says
-    if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
-        raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
-    if loaded != settings.config:  # a defect too: the settings are what the text says
+    # The settings passed Trinity's rules (`fragment_keys`); the text says them, so it passes too.
+    if loaded != settings.config:  # a defect of rft-solver's, never of the input: the settings are what the text says
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} reads as {loaded}, not {settings.config}")
     return text, settings
 

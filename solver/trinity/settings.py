@@ -1,7 +1,7 @@
 """plan_settings: the keys a plan's Trinity fragment writes, in its order, and the same keys as data
-(`TrinitySettings`): what `trinity_fragment` writes as YAML and ``solve --json``'s ``apply`` carries. Nothing here
-imports ruamel (`plan_keys` reads a config's values only where one is given), so settings made for no config load
-none."""
+(`TrinitySettings`): what `trinity_fragment` writes as YAML and ``solve --json``'s ``apply`` carries, both checked
+against Trinity's rules (`fragment_keys`) before they are returned. Importing this module loads no ruamel; making
+settings does (the check reads values as Trinity does, `solver.trinity.checks`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def plan_settings(
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds or outside
-    their ranges (`check_settings_arguments`), `EngineError` for rollout GPUs the engines cannot take."""
+    their ranges (`check_settings_arguments`), `EngineError` for rollout GPUs the engines cannot take. Checked against
+    Trinity's rules as the fragment is (`fragment_keys`)."""
     check_settings_arguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                              layout=layout, version=version, train_batch_size=train_batch_size)
     # The options only word the keys' comments, which the settings do not carry.
@@ -42,15 +43,23 @@ def fragment_keys(
     option_names: OptionNames,
 ) -> tuple[list[PlanKey], TrinitySettings]:
     """The keys of `plan_settings`' arguments (checked: `check_settings_arguments`) in the fragment's order, the model
-    section's, the cluster's, then the trainer's, and the settings they make; `EngineError` as `plan_settings`."""
+    section's, the cluster's, then the trainer's, and the settings they make, checked against Trinity's rules
+    (`check_trinity_config`): every fragment and every settings object is made here. `EngineError` as
+    `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never of the input."""
     keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, nodes, engines, layout,
                                                                  train_batch_size)
     ordered = [*(key for key in keys if key.path[0] == "model"), *cluster_keys,
                *(key for key in keys if key.path[0] == "trainer")]
-    return ordered, TrinitySettings(config=_nested(ordered), environment=plan_environment(plan, model, shared_gpus),
-                                    trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
+    settings = TrinitySettings(config=_nested(ordered), environment=plan_environment(plan, model, shared_gpus),
+                               trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
+    from solver.trinity.checks import check_trinity_config  # ruamel: only once settings are made, not on import
+
+    problems = check_trinity_config(settings.config, model, plan.gpus, environ=settings.environment)
+    if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
+        raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
+    return ordered, settings
 
 
 def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
