@@ -1,6 +1,7 @@
 """s64 jsonapply2: ``solve --json``'s ``apply`` is made from the fragment's keys without its text, so it loads none of
-the text's modules (`solver.trinity.plan_settings`; it loaded no ruamel until s66 checked the settings too); where --from-config's engines take no fragment, the JSON says why
-(``apply_left_out``); and the text view takes --trinity-version as --json does, its apply lines following it."""
+the text's modules (`solver.trinity.plan_settings`; it loaded no ruamel until s66 checked the settings too); where
+--from-config's engines take no fragment, the JSON says why (``apply_left_out``); and the text view takes
+--trinity-version as --json does, its apply lines following it."""
 
 from __future__ import annotations
 
