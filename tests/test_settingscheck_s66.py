@@ -1,10 +1,12 @@
 """s66 settingscheck: every way rft-solver gives a plan's Trinity settings (--emit's and --out's fragment, --json's
 ``apply``, `trinity_config`, `trinity_settings`, `placement_configs`, `placement_settings`, `plan_settings`) makes
 them in one function that checks them against Trinity's rules (`solver.trinity.settings.fragment_keys`): settings
-that would break them are an internal error on every path, checked once per fragment."""
+that would break them are an internal error on every path, checked once per fragment; and the arguments that decide
+them are one `SettingsArguments`, of `plan_settings`' names, which `settings_for` and `fragment_for` take."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -15,10 +17,10 @@ import pytest
 import solver
 import solver.trinity.checks
 from solver.query import make_query
-from solver.results import Answer, ClusterResult
+from solver.results import Answer, ClusterResult, SettingsArguments
 from solver.solve import plan as solve
 from solver.tables import load_catalog
-from solver.trinity import plan_fragment, plan_settings
+from solver.trinity import fragment_for, plan_fragment, plan_settings, settings_for
 from solver.trinity.plan_keys import PlanKey
 
 FLEET = Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"
@@ -104,3 +106,16 @@ def test_a_fragment_is_checked_once_and_its_settings_are_what_was_checked(monkey
     assert answer.best is not None
     text, settings = plan_fragment(answer.best, load_catalog().model(answer.model), 2)
     assert checked == [settings.config] and "max_token_len_per_gpu: 24576" in text
+
+
+def test_settings_arguments_are_plan_settings_parameters_with_their_defaults():
+    # docs/api.md: one SettingsArguments, of plan_settings' names and defaults, is what settings_for and fragment_for
+    # take (the API's and the command's answers and placements build it by name, which mypy checks).
+    parameters = inspect.signature(plan_settings).parameters
+    assert SettingsArguments._fields == tuple(parameters)
+    assert SettingsArguments._field_defaults == {name: parameter.default for name, parameter in parameters.items()
+                                                 if parameter.default is not inspect.Parameter.empty}
+    answer = _answer()
+    assert answer.best is not None
+    arguments = SettingsArguments(answer.best, load_catalog().model(answer.model), 2)
+    assert settings_for(arguments) == plan_settings(*arguments[:3]) == fragment_for(arguments)[1]
