@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import itertools
 import re
@@ -14,7 +15,7 @@ from solver.cli.argtypes import output_path
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
 from solver.rules import NODE_GPUS
-from solver.tables import MAX_GPUS, brief, counted, cut
+from solver.tables import MAX_GPUS, QueryError, brief, counted, cut, load_catalog, thousands_of_tokens
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -130,7 +131,7 @@ class Parser(argparse.ArgumentParser):
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
-                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]))
+                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]) or self.value_hint(rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         if any(getattr(parsed, action.dest) is action.default for action in required):
             self.parse_known_args(argv, namespace)  # argparse's own error, naming every option missing
@@ -139,12 +140,17 @@ class Parser(argparse.ArgumentParser):
     def _meant(self, option: str, typos: bool = True) -> str | None:
         """The option of this command that the unknown `option` most likely means: the same with hyphens for
         underscores (--train_batch_size), the first of `MEANT`'s for it that this command has (--max-model-len:
-        --len; solve map's --gpus: --gpus-up-to), or with `typos`, one a typo away (--maximise: --maximize), else the
-        option meant by a name of `MEANT`'s a typo away (--lenght, for --length: --len); None where none is."""
+        --len; solve map's --gpus: --gpus-up-to), or with `typos`, one a typo away (--maximise: --maximize) or the one
+        it starts (--max: --maximize; options are taken by their whole names alone; not --node, which counts nodes),
+        else the option meant by a name of `MEANT`'s a typo away (--lenght, for --length: --len); None where none
+        is."""
         known = [name for name in self._option_string_actions if name.startswith("--")]
         spelled = option.lower().replace("_", "-")
         named = [spelled] if spelled in known else self._meant_by(spelled, known)
-        close = difflib.get_close_matches(option, known, n=1, cutoff=0.8) if typos else []
+        started = [name for name in known
+                   if len(spelled) > 3 and spelled not in NODE_COUNTS and name.startswith(spelled)]
+        close = (difflib.get_close_matches(option, known, n=1, cutoff=0.8) or started[:1 if len(started) == 1 else 0]
+                 if typos else [])
         other_names = [name for name in MEANT if typos and _one_typo_apart(spelled, name)]
         return next(iter(named or close or [meant for name in other_names for meant in self._meant_by(name, known)]),
                     None)
@@ -193,6 +199,24 @@ class Parser(argparse.ArgumentParser):
                    if action.metavar in ("FILE", "PATH") and action.type is not output_path]
         listed = " or ".join((", ".join(options[:-1]), options[-1]) if len(options) > 1 else options)
         return f" (a file is named after its option: {listed})" if options else ""
+
+    def value_hint(self, stray: str) -> str:
+        """Where `stray`, an unrecognized word and no option, is a value of an option this command takes, given
+        without it (``solve 8b 32k``, ``solve memory 8B``): a guess naming that option with it, for a model's name
+        (--model), a GPU type's (--gpu) or a length of 1024 tokens or more (--len: ``32k``); "" otherwise."""
+        if stray.startswith("-"):
+            return ""
+        tokens = thousands_of_tokens(stray)
+        options = self._option_string_actions
+        if "--len" in options and isinstance(tokens, int) and tokens >= 1024:
+            return f" (did you mean --len {stray}?)"
+        catalog = load_catalog()
+        for option, find in (("--model", catalog.model), ("--gpu", catalog.gpu)):
+            if option in options:
+                with contextlib.suppress(QueryError):
+                    find(stray)
+                    return f" (did you mean {option} {stray}?)"
+        return ""
 
     def _refuse_one_hyphen(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` written with one hyphen (``-model 8B``, ``-help``), naming it
