@@ -1,6 +1,7 @@
 """What three more users tripped on (s66, persona14): a model, GPU type or length typed without its option (``solve
 8b 32k``, ``solve memory 8B``) is told the option it needs; an option shortened to the start of one (``--max len``)
-is told which; and --emit trinity with --top says how to write a plan other than the best (pin its settings)."""
+is told which; a word typed in full-width characters (``--len ３２ｋ``) is named in ASCII; and --emit trinity with
+--top says how to write a plan other than the best (pin its settings)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,23 @@ def test_the_pins_the_message_names_write_each_ranked_plan(cli: Cli) -> None:
         assert status == 0
         assert f"max_model_len: {plan['max_model_len']}\n" in fragment
         assert f"on {plan['gpus']} A100-80GB trainer GPUs, max_model_len {plan['max_model_len']}\n" in fragment
+
+
+FULL_WIDTH = "is typed in full-width characters (an input method's): type it in ASCII,"
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["--model", "8B", "--len", "３２ｋ"],
+     ("solve: error: argument --len: expected a whole number, got '３２ｋ' (tokens, or thousands of 1024: 32768 or "
+      f"32k); '３２ｋ' {FULL_WIDTH} '32k'")),
+    (["--model", "8B", "--len", "32k", "--gpus", "４"],
+     f"solve: error: argument --gpus: expected a whole number, got '４'; '４' {FULL_WIDTH} '4'"),
+    (["８Ｂ"], f"solve: error: unknown command '８Ｂ'; {COMMANDS}; '８Ｂ' {FULL_WIDTH} '8B'"),
+    (["--model", "8B", "--len", "\u0668k"],  # an Arabic-Indic digit: no full-width form, no note
+     ("solve: error: argument --len: expected a whole number, got '\u0668k' (tokens, or thousands of 1024: 32768 "
+      "or 32k)")),
+])
+def test_a_full_width_word_is_named_in_ascii(cli: Cli, argv: list[str], error: str) -> None:
+    status, out, err = cli(*argv)
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [PLANNER_USAGE, error]

@@ -8,6 +8,7 @@ import difflib
 import itertools
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -308,9 +309,25 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """A one-line usage and the one-line error, exit status 2 (argparse prints its whole usage); the error's
-        control characters escaped (`escaped_line`: an unrecognized argument is shown as given)."""
+        control characters escaped (`escaped_line`: an unrecognized argument is shown as given), and a word of it
+        typed in full-width characters named with its ASCII (`full_width_note`)."""
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n"
-                             f"{self.prog}: error: {escaped_line(message)}\n")
+                             f"{self.prog}: error: {escaped_line(message + full_width_note(message))}\n")
+
+
+FULL_WIDTH_WORD = re.compile(r"[^\s']*[\uff01-\uff5e][^\s']*")
+"""A word with a full-width form of an ASCII character (U+FF01 to U+FF5E: ３２ｋ, －－json, the comma ，), as a Chinese,
+Japanese or Korean input method types them."""
+
+
+def full_width_note(message: str) -> str:
+    """Where `message` quotes a word typed with full-width characters (``--len ３２ｋ``), which look like ASCII but are
+    no number or option: that word in ASCII, to type instead; "" otherwise."""
+    word = FULL_WIDTH_WORD.search(message)
+    if word is None:
+        return ""
+    return (f"; {brief(word[0])} is typed in full-width characters (an input method's): type it in ASCII, "
+            f"{brief(unicodedata.normalize('NFKC', word[0]))}")
 
 
 class KeptLinesFormatter(argparse.HelpFormatter):
