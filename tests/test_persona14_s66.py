@@ -1,14 +1,19 @@
 """What three more users tripped on (s66, persona14): a model, GPU type or length typed without its option (``solve
 8b 32k``, ``solve memory 8B``) is told the option it needs; an option shortened to the start of one (``--max len``)
 is told which; a word typed in full-width characters (``--len ３２ｋ``) is named in ASCII; and --emit trinity with
---top says how to write a plan other than the best (pin its settings)."""
+--top says how to write a plan other than the best (pin its settings). On a terminal, NO_COLOR turns the colours
+off and TERM=dumb every style, as docs/cli.md says."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from terminal import read_until_closed
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -93,3 +98,22 @@ def test_a_full_width_word_is_named_in_ascii(cli: Cli, argv: list[str], error: s
     status, out, err = cli(*argv)
     assert (status, out) == (2, "")
     assert err.splitlines() == [PLANNER_USAGE, error]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a pseudo-terminal")
+@pytest.mark.parametrize(("variables", "colours", "bold"), [
+    ({"NO_COLOR": ""}, True, True),  # NO_COLOR set but empty: as if unset (the shading is on)
+    ({"NO_COLOR": "1"}, False, True), ({"TERM": "dumb"}, False, False)])
+def test_no_color_and_a_dumb_terminal_on_the_tables_shading(solve_script: Path, variables: dict[str, str],
+                                                           colours: bool, bold: bool) -> None:
+    leader, follower = os.openpty()
+    kept = {name: value for name, value in os.environ.items()
+            if name not in {"NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS"}}
+    process = subprocess.Popen([str(solve_script), "tables", "--gpu", "h20", "--gpus", "2", "--model", "14B"],
+                               stdout=follower, stderr=subprocess.DEVNULL,
+                               env={**kept, "TERM": "xterm-256color", **variables})
+    os.close(follower)
+    shown = read_until_closed(leader)
+    assert process.wait(timeout=60) == 0
+    assert b"Env + Offload + SP=2" in shown
+    assert (b";48;5;" in shown, b"\x1b[1m" in shown) == (colours, bold)  # the cells' shading; the bold header
