@@ -63,7 +63,7 @@ GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one;
 ``gpu: A100`` note says)."""
 
 
-HOST_RAM_UNITS = ("GiB: 512, 512G, 512GB and 512GiB are each 512 GiB (GB as RAM is sold are binary), 2TB is 2048 "
+HOST_RAM_UNITS = ("GiB: 512, 512G, 512GB and 512GiB are each 512 GiB (RAM is sold in binary GB), 2TB is 2048 "
                   "GiB, free -m's 64214MiB is 62.7 GiB (a bare number past 4096 is refused)")
 """What --host-ram's help says of its units (`read_host_ram`), for the commands that take it."""
 
