@@ -12,6 +12,7 @@ from test_cluster import CATALOG, fleet_of, out_of_work
 from test_slips12_s65 import A100_NODE
 
 import solver
+from solver import QueryError, load_catalog
 from solver.cluster.search import StopOnInterrupt
 from solver.tables.text import meant_fleet_name
 
@@ -24,6 +25,14 @@ from solver.tables.text import meant_fleet_name
 def test_a_slip_with_a_zero_before_a_number_is_the_name_with_the_same_numbers(wanted: str, names: list[str],
                                                                               meant: str | None):
     assert meant_fleet_name(wanted, names) == meant
+
+
+def test_four_digits_after_a_model_name_are_no_memory_size_the_name_is_guessed():
+    # A bare number of at most three digits after a name is a memory size (h20-141: another card); a date tag of
+    # four (a checkpoint's, qwen3-8b-0528) is not: the name it extends is guessed.
+    with pytest.raises(QueryError) as raised:
+        load_catalog().model("qwen3-8b-0528")
+    assert str(raised.value).startswith("unknown model 'qwen3-8b-0528' (did you mean Qwen3-8B?); accepted: ")
 
 
 def test_a_required_name_a_slip_and_a_zero_from_a_job_gets_a_guess(cli, tmp_path: Path):
