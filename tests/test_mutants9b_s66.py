@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 from cluster_api import place
-from test_cluster import CATALOG, fleet_of, out_of_work
+from test_cluster import BEYOND_ANY_NODES, CATALOG, fleet_of, out_of_work
 from test_slips12_s65 import A100_NODE
 
 import solver
@@ -77,3 +77,18 @@ def test_memory_text_s_host_memory_that_fits_names_the_api_s_keyword(asked: dict
     answer = solver.memory_answer("8B", "h100", 8, 32768, **asked)  # type: ignore[arg-type]
     text = solver.memory_text(answer, width=300)
     assert [each for each in text.splitlines() if each.startswith("host memory:")] == [line]
+
+
+def test_the_buy_note_s_required_list_leaves_out_a_job_no_number_of_nodes_places(cli, tmp_path: Path):
+    # r (required) and p are placed, c is left out for want of room: --buy names p and c beside r. huge's length is
+    # beyond every number of nodes: naming it too would make a purchase for it required, which none can place.
+    jobs = [{"name": "r", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4, "required": True},
+            {"name": "p", "model": "Qwen3-0.6B", "max_model_len": 4096, "rollout_gpus": 1, "priority": 3},
+            {"name": "c", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4},
+            {"name": "huge", "model": "Qwen3-14B", "max_model_len": 1048576}]
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [A100_NODE], "jobs": jobs}), encoding="utf-8")
+    status, _, err = cli("cluster", str(path))
+    assert (status, err) == (1, BEYOND_ANY_NODES.format(job="huge") + (
+        f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required p,c names the "
+        "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n"))
