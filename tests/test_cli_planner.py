@@ -1299,15 +1299,16 @@ def test_stderr_that_cannot_encode_a_character_writes_the_tools_own_in_ascii():
 
 
 def test_every_character_beyond_ascii_in_the_tools_strings_has_an_ascii_spelling():
-    # A character beyond ASCII written as such in a string of the code (not a docstring, not a comment: the text the
-    # commands print) needs its spelling.
+    # A character beyond ASCII written as such in a string of the code (not a docstring, nor a constant's docstring
+    # below it, nor a comment: the text the commands print) needs its spelling.
     strings = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}  # f-strings' text: Python 3.12
     found = set()
     for path in Path(solver.__file__).parent.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        docstrings = {node.body[0].lineno for node in ast.walk(ast.parse(text))
-                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                      and node.body and isinstance(node.body[0], ast.Expr)}
+        docstrings = {line for node in ast.walk(ast.parse(text))
+                      if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                      and isinstance(node.value.value, str)
+                      for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
         found |= {character for token in tokenize.generate_tokens(io.StringIO(text).readline)
                   if token.type in strings and token.start[0] not in docstrings
                   for character in token.string if not character.isascii()}
