@@ -614,6 +614,10 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
     ("600m", " (did you mean Qwen3-0.6B?)"),  # a size in millions
     ("Qwen3-1700M", " (did you mean Qwen3-1.7B?)"),
     ("Qwen3-8B-FP8", " (did you mean Qwen3-8B?)"),  # an extension: a quantized checkpoint of a known model
+    ("qwen3-4b-instruct", " (did you mean Qwen3-4B-Instruct-2507?)"),  # every part of one name, not a base's extension
+    ("Qwen3-30B-A3B-Thinking", " (did you mean Qwen3-30B-A3B-Thinking-2507?)"),
+    ("qwen3-4b-2507", ""),  # every part of two (Instruct-2507, Thinking-2507): no guess, not Qwen3-4B
+    ("Qwen3-30B-A3B-2507", ""),
     ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", ""),  # a distilled model: no name of ours ends it
     ("DeepSeek-R1-Distill-Qwen-14B", ""),  # only a short form after the prefix
 ])

@@ -60,7 +60,9 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     """The name that `wanted` (normalised) was likely meant to be, among `names` (each known name or alias,
     normalised, to the name it stands for), or None where no single one is likely."""
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in turn;
-    # Qwen3-8B-Instruct: Qwen3-8B; not by a memory size or kind: h20-141gb and h20-3e are not the H20-96GB), or ends
+    # Qwen3-8B-Instruct: Qwen3-8B; not by a memory size or kind: h20-141gb and h20-3e are not the H20-96GB; but
+    # rather a name with every part of it and more: qwen3-4b-instruct is Qwen3-4B-Instruct-2507, and qwen3-4b-2507
+    # either of two, so no guess, not Qwen3-4B), or ends
     # with it as its last part (70B: Llama-3.1-70B), or is it after a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's
     # older id: llama-3.1-8b-instruct; not after a short form, as 8B ends it too), or is it with one keystroke doubled
     # (a1000: a100) or other hyphens (qwen-3-8b: qwen3-8b; tried first), or with its version left out or cut to the
@@ -79,6 +81,8 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
         {names[known] for known in completions if not known.startswith(completions[0])} | {
             names[completions[0]]} if completions else (  # completions, last parts, extensions, then doubled keys
             {entry for known, entry in names.items() if known.endswith("-" + wanted)}
+            or {entry for known, entry in names.items() if set(wanted.split("-")) < set(known.split("-"))
+                and not any(_MEMORY_SIZE.fullmatch(part) for part in wanted.split("-"))}
             or {entry for known, entry in names.items()
                 if wanted.startswith(known + "-") and not _MEMORY_SIZE.fullmatch(wanted[len(known) + 1:])}
             or {entry for known, entry in names.items()
