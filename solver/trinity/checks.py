@@ -608,10 +608,13 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
     (its prompt and response tokens, each its own else ``model``'s, else `length`) stops each sequence there (vLLM
     0.19.1's ``check_stop``, ``v1/core/sched/utils.py:113``) and fails a longer prompt's request. Where a vLLM
     rollout starts (`_vllm_rollout`); a rollout RoPE scaling that is no mapping, or holds ``???``, is left alone
-    (Trinity refuses both as it loads the config; the ``???`` is said by `_check_missing_kept`)."""
+    (Trinity refuses both as it loads the config; the ``???`` is said by `_check_missing_kept`), and one that is
+    ``???`` itself is not read (the merge keeps the typed field's default: none)."""
     if not _vllm_rollout(checks):
         return
-    rollout_rope, rope = checks.value((*ROLLOUT_MODEL, "rope_scaling")), checks.value(_ROPE_SCALING)
+    rollout_rope_path = (*ROLLOUT_MODEL, "rope_scaling")
+    rollout_rope = None if value_at(checks.mapping, rollout_rope_path) == MISSING else checks.value(rollout_rope_path)
+    rope = checks.value(_ROPE_SCALING)
     if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values() and rollout_rope != rope:
         trainer_rope = f"model.rope_scaling, {brief(rope)}" if rope is not None else "no model.rope_scaling"
         checks.add(ConfigProblemCode.ROLLOUT_ROPE_SCALING_DIFFERS, (
