@@ -74,3 +74,22 @@ def test_check_without_estimate_is_unchanged_where_the_tables_refute(cli, tmp_pa
     assert status == 1
     current = json.loads(out)[0]["current"]
     assert current["trains"] is False and current["out_of_memory"]["max_model_len"] == 112640
+
+
+def test_cluster_estimate_places_past_a_refuting_cell_and_its_configs_check_says_so(cli, tmp_path, monkeypatch):
+    # docs/cluster.md: --estimate places by the estimates alone, with no tables line; the --emit-dir config's check
+    # command passes --estimate, and the check then follows the table that says the setting ran out of memory.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 6}\n"
+                     "jobs:\n  - {name: q4, model: 4B, max_model_len: {at_least: 65536}, rollout_gpus: 2}\n",
+                     encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet), "--estimate", "--no-widen", "--emit-dir", str(tmp_path / "configs"))
+    assert status == 0, err
+    fragment = (tmp_path / "configs" / "q4.yaml").read_text(encoding="utf-8")
+    assert "# plan: Env + Offload + SP=4 on 4 A100-80GB trainer GPUs (2 for rollout), max_model_len 110592\n" in fragment
+    assert ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu A100-80GB "
+            "--estimate\n") in fragment
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, _, _ = cli("--from-config", str(_config(tmp_path, 110592, "2.7")), "--check", "--gpu", "A100-80GB",
+                       "--estimate")
+    assert status == 1
