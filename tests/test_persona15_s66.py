@@ -86,7 +86,8 @@ def test_cluster_estimate_places_past_a_refuting_cell_and_its_configs_check_says
     status, _, err = cli("cluster", str(fleet), "--estimate", "--no-widen", "--emit-dir", str(tmp_path / "configs"))
     assert status == 0, err
     fragment = (tmp_path / "configs" / "q4.yaml").read_text(encoding="utf-8")
-    assert "# plan: Env + Offload + SP=4 on 4 A100-80GB trainer GPUs (2 for rollout), max_model_len 110592\n" in fragment
+    plan = "# plan: Env + Offload + SP=4 on 4 A100-80GB trainer GPUs (2 for rollout), max_model_len 110592\n"
+    assert plan in fragment
     assert ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu A100-80GB "
             "--estimate\n") in fragment
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
