@@ -1330,12 +1330,12 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
-    larger = () if query.estimate == "only" else larger_tables(catalog, gpu, model)
     verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns,
-                             larger=larger)
+                             larger=larger_tables(catalog, gpu, model))
     out_of_memory = verdict.source.cited(origins) if verdict and not verdict.trains else None
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
-    # Trinity's default budget, a measurement, decides (as the plan's tables line says).
+    # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
+    # plan's tables line says.
     if vouching is not None and (out_of_memory is None or vouching.lowered_budget):
         return current.model_copy(update={"trains": True, "plan": vouching})
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None

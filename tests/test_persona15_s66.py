@@ -94,3 +94,17 @@ def test_cluster_estimate_places_past_a_refuting_cell_and_its_configs_check_says
     status, _, _ = cli("--from-config", str(_config(tmp_path, 110592, "2.7")), "--check", "--gpu", "A100-80GB",
                        "--estimate")
     assert status == 1
+
+
+def test_check_with_estimate_follows_a_larger_gpu_types_refuting_cell_as_the_tables_line_does(cli, tmp_path,
+                                                                                              monkeypatch):
+    # An H100 (79.6 GiB) borrows the A100-80GB's refutations: the plan's tables line cites that cell, and so does
+    # the verdict now, which said "it trains (estimated ...)" before.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = _config(tmp_path, 109568, "2.675")
+    status, out, err = cli("--from-config", str(config), "--check", "--gpu", "H100-80GB", "--estimate", "--json")
+    assert status == 1, err
+    answer = json.loads(out)[0]
+    assert answer["current"]["trains"] is False
+    assert answer["current"]["out_of_memory"] == answer["tables"]["source"] == {
+        "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-", "gpu": "A100-80GB"}
