@@ -1316,14 +1316,16 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
     judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
-    if vouching is not None:
-        return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
-    larger = () if query.estimate == "only" else larger_tables(catalog, gpu, model)
     verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns,
-                             larger=larger)
+                             larger=larger_tables(catalog, gpu, model))
     out_of_memory = verdict.source.cited(origins) if verdict and not verdict.trains else None
+    # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
+    # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
+    # plan's tables line says.
+    if vouching is not None and (out_of_memory is None or vouching.lowered_budget):
+        return current.model_copy(update={"trains": True, "plan": vouching})
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload):
