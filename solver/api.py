@@ -68,6 +68,7 @@ from solver.results import (
     Plan,
     PurchaseResult,
     RolloutEngines,
+    SettingsArguments,
     TrinitySettings,
     beyond_fields,
 )
@@ -421,42 +422,28 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
     without a plan. An answer rebuilt from its JSON gives the same fragment, but for the evidence comment's memory
     figures, which the JSON rounds to two decimals."""
-    from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
+    from solver.trinity import fragment_for  # ruamel: only where a fragment is made
 
     known, keys = _answer_keys("trinity_config", answer, catalog, version)
-    return plan_fragment(**keys._asdict(), gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm,
-                         node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
-                         check=fragment_check(answer.gpu, known))[0]
+    return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
+                        host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
+                        check=fragment_check(answer.gpu, known))[0]
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
                      version: str | None = None) -> TrinitySettings:
     """`trinity_config`'s fragment as data (arguments and errors as its): the keys it writes as nested mappings
     (``config``, what a YAML loader reads from it) and the environment variables its comments say to export
-    before Ray starts (``environment``). Made without the fragment's text (`plan_settings`), as ``solve --json``'s
-    ``apply`` is: it loads no ruamel."""
-    from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
+    before Ray starts (``environment``). Made without the fragment's text (`settings_for`), as ``solve --json``'s
+    ``apply`` is, and checked against Trinity's rules as the fragment is."""
+    from solver.trinity import settings_for  # ruamel: only where settings are made (their check reads it)
 
     _, keys = _answer_keys("trinity_settings", answer, catalog, version)
-    return plan_settings(**keys._asdict())
-
-
-class _FragmentKeys(NamedTuple):
-    """The arguments that decide the keys of a fragment (an answer's or a placement's), by their names in
-    `plan_settings` and `plan_fragment` (which takes them beside its header's)."""
-
-    plan: Plan
-    model: Model
-    rollout_gpus: int | None
-    nodes: int
-    shared_gpus: tuple[int, ...] | None
-    engines: tuple[int, int]
-    version: TrinityVersion | None
-    train_batch_size: int | None
+    return settings_for(keys)
 
 
 def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
-                 version: str | None) -> tuple[Catalog, _FragmentKeys]:
+                 version: str | None) -> tuple[Catalog, SettingsArguments]:
     """The catalog (default: the shipped one) and the keys' arguments of `answer`'s fragment, for `trinity_config`
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
@@ -476,7 +463,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    return catalog, _FragmentKeys(
+    return catalog, SettingsArguments(
         plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size)
@@ -495,16 +482,16 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     ``solve cluster`` passes `COMMAND_OPTIONS`, its flags). `QueryError` for a placement whose job or pool the fleet
     lacks, or wrong types."""
     from solver.cluster import POOL_HOST_RAM_SOURCE
-    from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
+    from solver.trinity import fragment_for  # ruamel: only where a fragment is made
 
     check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
     known, placements = _placements_made(result, fleet, catalog, version)
     fragments = {}
     for placed in placements:
         check = None if check_options is None else fragment_check(placed.gpu, known, check_options)
-        fragments[placed.job] = plan_fragment(**placed.keys._asdict(), gpu=placed.gpu, rocm=placed.rocm,
-                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
-                                              option_names=option_names, check=check)[0]
+        fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
+                                             host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
+                                             option_names=option_names, check=check)[0]
     return fragments
 
 
@@ -512,11 +499,12 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
                        version: str | None = None) -> dict[str, TrinitySettings]:
     """`placement_configs`' fragments as data, by job name (arguments and errors as its), as `trinity_settings`
     gives an answer's: each job's keys and the environment variables to export (a shared node's
-    ``CUDA_VISIBLE_DEVICES`` among them). Made without the fragments' text (`plan_settings`): it loads no ruamel."""
-    from solver.trinity import plan_settings  # solver.trinity: only where settings are made (this loads no ruamel)
+    ``CUDA_VISIBLE_DEVICES`` among them). Made without the fragments' text (`settings_for`), and checked as they
+    are."""
+    from solver.trinity import settings_for  # ruamel: only where settings are made (their check reads it)
 
     _, placements = _placements_made(result, fleet, catalog, version)
-    return {placed.job: plan_settings(**placed.keys._asdict()) for placed in placements}
+    return {placed.job: settings_for(placed.keys) for placed in placements}
 
 
 class _Placed(NamedTuple):
@@ -528,7 +516,7 @@ class _Placed(NamedTuple):
     gpu: str
     rocm: bool
     host_ram_gb: float | None
-    keys: _FragmentKeys
+    keys: SettingsArguments
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -553,7 +541,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         rocm = known.gpu(placement.gpu).rocm
-        keys = _FragmentKeys(
+        keys = SettingsArguments(
             plan=placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,

@@ -388,6 +388,7 @@ class ConfigProblemCode(str, Enum):
     UNRESOLVED_VALUE = "unresolved-value"
     UNRESOLVED_VALUE_REFUSED = "unresolved-value-refused"
     WRONG_TYPE = "wrong-type"
+    WRONG_TYPE_REFUSED = "wrong-type-refused"
     NUMBER_AS_TEXT = "number-as-text"
     NOT_A_NUMBER = "not-a-number"
     VALUE_OUT_OF_RANGE = "value-out-of-range"
@@ -422,6 +423,8 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_SHORT_REFUSED = "rope-scaling-short-refused"
     ROPE_FACTOR_SKIPPED_REFUSED = "rope-factor-skipped-refused"
     ROPE_SCALING_OFF_GUIDE = "rope-scaling-off-guide"
+    ROLLOUT_ROPE_SCALING_DIFFERS = "rollout-rope-scaling-differs"
+    ROLLOUT_LENGTH_SHORT = "rollout-length-short"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
     ROPE_TYPES_DIFFER_REFUSED = "rope-types-differ-refused"
@@ -470,7 +473,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED,
     ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED,
     ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED, ConfigProblemCode.UNRESOLVED_VALUE_REFUSED,
-    ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED})
+    ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED, ConfigProblemCode.WRONG_TYPE_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above

@@ -1022,6 +1022,22 @@ class TrinitySettings(BaseModel):
         "plan with --trinity-version 0.5, which writes none); empty where a Trinity release was given"))
 
 
+class SettingsArguments(NamedTuple):
+    """The arguments that decide a plan's Trinity settings, by the names `solver.trinity.plan_settings` takes them
+    with (its docstring and `trinity_fragment`'s say what each does): an answer's and a placement's, for the fragment
+    (`solver.trinity.fragment_for`) and for the settings alone (`solver.trinity.settings_for`) alike."""
+
+    plan: Plan
+    model: Model
+    rollout_gpus: int | None = None
+    nodes: int = 1
+    shared_gpus: tuple[int, ...] | None = None
+    engines: tuple[int, int] | None = (0, 1)
+    layout: Any = None
+    version: TrinityVersion | None = None
+    train_batch_size: int | None = None
+
+
 class ApplySettings(TrinitySettings):
     """What applies an answer's best plan (``solve --json``'s ``apply``): the `TrinitySettings` of the fragment
     ``--emit trinity`` writes. Hashable by their JSON, as the answer holding them is by value: change the dicts only

@@ -16,6 +16,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
+from unittest import mock
 
 from solver.cli import main
 from solver.cli.atomic import write_atomically
@@ -34,19 +35,18 @@ def printed(command: str, root: Path) -> str:
     spaces removed, and then ``(exit status N)`` where the status is not 0."""
     out, err = io.StringIO(), io.StringIO()
     status: object = 0
-    here, columns = Path.cwd(), os.environ.get("COLUMNS")
+    here, columns = Path.cwd(), os.environ.pop("COLUMNS", None)  # a pipe without COLUMNS: solve map's maps whole
     os.chdir(root)  # the docs' paths are relative to the repository
-    os.environ["COLUMNS"] = "100"  # argparse wraps --help to the terminal: make it the same everywhere
+    # argparse wraps --help to the terminal (shutil's size, COLUMNS first): make it the same everywhere
+    help_width = mock.patch("shutil.get_terminal_size", return_value=os.terminal_size((100, 24)))
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), help_width:
             status = main(shlex.split(command)[2:])
     except SystemExit as exit_:
         status = exit_.code
     finally:
         os.chdir(here)
-        if columns is None:
-            os.environ.pop("COLUMNS", None)
-        else:
+        if columns is not None:
             os.environ["COLUMNS"] = columns
     shown = [line.rstrip() for line in (out.getvalue() + err.getvalue()).splitlines()]
     return "\n".join([*shown, *([f"(exit status {status})"] if status else [])]) + "\n"

@@ -216,8 +216,8 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),
         (["tabels"], ("solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "
                       "calibrate, memory, map, examples, or none to plan\n")),
-        (["4B", "--len", "8k"], ("solve: error: unknown command '4B'; commands: tables, cluster, calibrate, memory, "
-                                 "map, examples, or none to plan\n")),
+        (["4B", "--len", "8k"], ("solve: error: unknown command '4B' (did you mean --model 4B?); commands: tables, "
+                                 "cluster, calibrate, memory, map, examples, or none to plan\n")),
         (["example"], ("solve: error: unknown command 'example' (did you mean examples?); commands: tables, "
                        "cluster, calibrate, memory, map, examples, or none to plan\n")),
         # the start of one command alone: that command; of two (m: memory, map), none

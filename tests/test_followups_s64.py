@@ -1,7 +1,8 @@
 """s64 follow-ups: the cluster search keeps the more-nodes questions their share only where a job's length may be
 beyond a pool's reach, no longer where the whole pool trains it and only the rollout beside leaves it no layout
 (`reasons_may_ask_reach`); and `solver.trinity_settings` makes an answer's settings without the fragment's text
-(`plan_settings`, as ``solve --json``'s ``apply``), loading no ruamel, the same settings as before."""
+(`plan_settings`, as ``solve --json``'s ``apply``), loading none of its modules, the same settings as before (since
+s66 they are checked against Trinity's rules, which loads ruamel)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ import solver
 settings = [solver.trinity_settings(solver.plan(**query)[0], version=version).model_dump_json()
             for query in {queries!r} for version in {versions!r}]
 print(settings)
-print(sorted(name for name in sys.modules if name.startswith(("ruamel", "solver.trinity"))))
+print(sorted(name for name in sys.modules if name.startswith("solver.trinity")))
 """
 
 
@@ -94,12 +95,14 @@ def _fragment_settings(answer: Answer, version: str | None) -> TrinitySettings:
                          node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS)[1]
 
 
-def test_trinity_settings_load_no_ruamel_and_give_the_fragments_settings():
+def test_trinity_settings_make_no_fragment_text_and_give_the_fragments_settings():
     result = subprocess.run([sys.executable, "-c", SETTINGS.format(queries=QUERIES, versions=VERSIONS)],
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     dumped, loaded = result.stdout.splitlines()
-    assert ast.literal_eval(loaded) == ["solver.trinity", "solver.trinity.keys", "solver.trinity.plan_keys",
+    # The settings and their check (s66), none of the text's modules (fragment, patch, config).
+    assert ast.literal_eval(loaded) == ["solver.trinity", "solver.trinity.checks", "solver.trinity.interpolation",
+                                        "solver.trinity.keys", "solver.trinity.plan_keys", "solver.trinity.reader",
                                         "solver.trinity.settings"]
     expected = [_fragment_settings(solver.plan(**query)[0], version) for query in QUERIES for version in VERSIONS]
     given = [TrinitySettings.model_validate(json.loads(one)) for one in ast.literal_eval(dumped)]

@@ -591,7 +591,13 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     # (config, model, trainer GPUs, Trinity version, the codes of its problems)
     ("model: {max_model_len: '${oc.env:LEN}'}", "8B", 8, None, [C.UNRESOLVED_VALUE]),
     ("model: {critic_model_path: '${model.nope}'}", "8B", 8, None, [C.UNRESOLVED_VALUE_REFUSED]),
-    ("model: {critic_model_path: [a, b]}", "8B", 8, None, [C.WRONG_TYPE]),
+    ("model: {critic_model_path: [a, b]}", "8B", 8, None, [C.WRONG_TYPE_REFUSED]),
+    ("explorer: {rollout_model: {rope_scaling: {rope_type: yarn, factor: 2.0}}}", "8B", 8, None,
+     [C.ROLLOUT_ROPE_SCALING_DIFFERS]),
+    ("model: {max_model_len: 4096}\nexplorer: {rollout_model: {max_model_len: 2048}}", "8B", 8, None,
+     [C.ROLLOUT_LENGTH_SHORT]),
+    ("trainer: {trainer_config: {actor_rollout_ref: {actor: {entropy_checkpointing: [8]}}}}", "8B", 8, None,
+     [C.WRONG_TYPE]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: '${oc.env:F,1.6}', "
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.NUMBER_AS_TEXT]),
     ("trainer: {max_token_len_per_gpu: lots, ulysses_sequence_parallel_size: .inf}", "8B", 8, None,

@@ -1,6 +1,7 @@
-"""s64 jsonapply2: ``solve --json``'s ``apply`` is made from the fragment's keys without its text, so it loads no
-ruamel (`solver.trinity.plan_settings`); where --from-config's engines take no fragment, the JSON says why
-(``apply_left_out``); and the text view takes --trinity-version as --json does, its apply lines following it."""
+"""s64 jsonapply2: ``solve --json``'s ``apply`` is made from the fragment's keys without its text, so it loads none of
+the text's modules (`solver.trinity.plan_settings`; it loaded no ruamel until s66 checked the settings too); where
+--from-config's engines take no fragment, the JSON says why (``apply_left_out``); and the text view takes
+--trinity-version as --json does, its apply lines following it."""
 
 from __future__ import annotations
 
@@ -41,17 +42,20 @@ def _loaded(*queries: list[str]) -> list[str]:
     return loaded
 
 
-def test_solve_json_loads_no_ruamel():
+def test_solve_json_makes_no_fragment_text():
     # Each query of s63's (a cluster section, mode train with a batch, Offload, ROCm, vLLM's long-length variable,
-    # the YaRN keys) and --top, with and without a Trinity release: the settings alone, from three ruamel-free modules.
+    # the YaRN keys) and --top, with and without a Trinity release: the settings alone, and their check against
+    # Trinity's rules (which reads values with ruamel, as --emit's does: s66), none of the text's modules.
     queries = [[*query, *version, "--json"] for query in QUERIES for version in VERSIONS]
     queries.append(["--model", "8B", "--gpu", "h100", "--len", "32k", "--top", "3", "--json"])
-    assert _loaded(*queries) == ["solver.trinity", "solver.trinity.keys", "solver.trinity.plan_keys",
-                                 "solver.trinity.settings"]
+    loaded = _loaded(*queries)
+    assert "ruamel.yaml" in loaded and [name for name in loaded if name.startswith("solver.")] == [
+        "solver.trinity", "solver.trinity.checks", "solver.trinity.interpolation", "solver.trinity.keys",
+        "solver.trinity.plan_keys", "solver.trinity.reader", "solver.trinity.settings"]
 
 
-def test_emit_loads_ruamel_where_json_does_not():
-    # The text and its check against Trinity's rules (checks.py reads interpolations with ruamel): --emit still does.
+def test_emit_loads_the_fragments_module_where_json_does_not():
+    # The text (and its settings' check against Trinity's rules, which reads values with ruamel, as --json's does).
     loaded = _loaded(["--model", "8B", "--gpu", "h100", "--len", "32k", "--emit", "trinity"])
     assert "ruamel.yaml" in loaded and "solver.trinity.fragment" in loaded and "solver.trinity.patch" not in loaded
 

@@ -43,11 +43,13 @@ def test_an_engine_type_that_starts_with_vllm_is_a_vllm_rollout_that_refuses(cli
 
 
 def test_a_rollout_model_with_its_own_rope_scaling_is_no_refusal(cli, tmp_path: Path):
-    # The rollout model takes model.rope_scaling only where it sets none of its own (Trinity's set_if_none).
+    # The rollout model takes model.rope_scaling only where it sets none of its own (Trinity's set_if_none); its own
+    # differs from the trainer's (s66: a line of its own).
     own = CONFIG.replace("enable_prefix_caching: false}", "enable_prefix_caching: false, rope_scaling: {rope_type: "
                          "yarn, factor: 1.6, original_max_position_embeddings: 40960}}")
     status, current = _current(cli, tmp_path, own)
-    assert (status, current["refused"], current["config_problem_codes"]) == (0, False, ["rope-scaling-missing"])
+    assert (status, current["refused"], current["config_problem_codes"]) == (
+        0, False, ["rope-scaling-missing", "rollout-rope-scaling-differs"])
 
 
 def test_a_scaling_other_than_yarn_that_falls_short_is_a_but_line_not_the_yarn_refusal(cli, tmp_path: Path):

@@ -1,7 +1,7 @@
 """s64 settingsfold: `solver.placement_settings` makes each placement's settings without the fragment's text
-(`plan_settings`), so it loads no ruamel, and gives the settings it gave before; `placement_configs` writes the same
-fragments; ``solve``'s --json ``apply`` and --emit's fragment are made of one set of the keys' arguments
-(`_keys_arguments`), written once."""
+(`plan_settings`), so it loads none of the text's modules, and gives the settings it gave before; `placement_configs`
+writes the same fragments; ``solve``'s --json ``apply`` and --emit's fragment are made of one set of the keys'
+arguments (`_keys_arguments`), written once."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ for fleet in {fleets!r}:
     dumped.append([{{job: settings.model_dump_json() for job, settings in
                     solver.placement_settings(result, fleet, version=version).items()}} for version in {versions!r}])
 print(dumped)
-print(sorted(name for name in sys.modules if name.startswith(("ruamel", "solver.trinity"))))
+print(sorted(name for name in sys.modules if name.startswith("solver.trinity")))
 """
 
 
@@ -77,13 +77,15 @@ def _fragments_before(result: ClusterResult, fleet: Fleet,
     return fragments
 
 
-def test_placement_settings_load_no_ruamel_and_are_the_fragments_settings(tmp_path: Path):
+def test_placement_settings_make_no_fragment_text_and_are_the_fragments_settings(tmp_path: Path):
     fleets = _fleets(tmp_path)
     run = subprocess.run([sys.executable, "-c", SETTINGS.format(fleets=fleets, versions=VERSIONS)],
                          capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stderr
     dumped, loaded = run.stdout.splitlines()
-    assert ast.literal_eval(loaded) == ["solver.trinity", "solver.trinity.keys", "solver.trinity.plan_keys",
+    # The settings and their check (s66), none of the text's modules (fragment, patch, config).
+    assert ast.literal_eval(loaded) == ["solver.trinity", "solver.trinity.checks", "solver.trinity.interpolation",
+                                        "solver.trinity.keys", "solver.trinity.plan_keys", "solver.trinity.reader",
                                         "solver.trinity.settings"]
     given = [[{job: TrinitySettings.model_validate(json.loads(one)) for job, one in by_job.items()}
               for by_job in by_version] for by_version in ast.literal_eval(dumped)]

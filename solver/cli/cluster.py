@@ -128,8 +128,8 @@ def build_cluster_parser() -> Parser:
                         f"{WAYS_WALL_SHARE:g} of the limit on the wall clock, the jobs of more priority first: the "
                         "jobs past them are left out, and the answer says so (with --minimize nodes, no placement); "
                         "widening after the search, at most a second per stage, and the smaller "
-                        "asks that would place a job left out for room, until the limit, or for 0.3 of the queries' "
-                        "time past it)")
+                        "asks that would place a job left out for room, until the limit, less the time kept for the "
+                        "reasons of the jobs left out)")
     add_workers_option(parser, "a placement proven best does not depend on it; one the time limit stops is the "
                                "same on every run with 1 worker only: CP-SAT's one repeatable parallel mode found "
                                "less in the same work, and is not used")

@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 
-from rich.console import Console
+from rich.console import Console, Group
 
 from solver.api import map_plans
 from solver.cli.argtypes import (
@@ -37,9 +37,17 @@ from solver.cli.options import (
     model_config_option,
     weights_option,
 )
-from solver.cli.output import escaped_line, new_console, on_terminal, print_note
+from solver.cli.output import escaped_line, new_console, on_terminal, piped_columns, print_note
 from solver.cli.parser import Parser
-from solver.render import PAST_NODE_COLUMNS, PLAIN_TEXT, doubling_budgets, map_json, map_views, maps_width
+from solver.render import (
+    PAST_NODE_COLUMNS,
+    PLAIN_TEXT,
+    doubling_budgets,
+    map_json,
+    map_views,
+    maps_width,
+    piped_maps,
+)
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import MAX_ESTIMATED_GPUS, path_text
 
@@ -58,11 +66,13 @@ def build_map_parser() -> Parser:
                         "those any tables document")
     budgets = parser.add_mutually_exclusive_group()
     budgets.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS),
-                         help="GPU budgets 1 to N (default 8); past a node, budgets with the same plans share a "
-                         f"column, and at most {PAST_NODE_COLUMNS} columns are shown (--json has every budget)")
+                         help="GPU budgets 1 to N (default 8); past a node, or where the map is wider than the "
+                         "terminal, budgets with the same plans share a column; past a node at most "
+                         f"{PAST_NODE_COLUMNS} columns are shown (--json has every budget)")
     budgets.add_argument("--budgets", metavar="N,N...", type=whole_numbers(1, MAX_ESTIMATED_GPUS, "8,16,32"),
                          help="only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
-                         "order), instead of 1 to --gpus-up-to N")
+                         "order; in a map past a node, consecutive ones with the same plans share one), instead of 1 "
+                         "to --gpus-up-to N")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
     parser.add_argument("--json", action="store_true",
@@ -103,12 +113,15 @@ def run_map(args: argparse.Namespace) -> int:
         gpu_maps = tuple(gpu_map.model_copy(update={"weights": path_text(args.weights)}) for gpu_map in gpu_maps)
     screen = new_console()
     whole = map_views(gpu_maps)
-    # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
-    # narrow for them a note (rich would squeeze the columns empty), and cells that fold before their GPU count.
-    needed = maps_width(whole)
-    shown = whole
+    # A map wider than the terminal (or than COLUMNS, on a pipe) joins adjacent budgets whose cells are all the
+    # same into one column. Every column stays readable: a file or pipe gets the tables whole (without COLUMNS, at
+    # the maps' full width, as before), and a terminal still too narrow a note (rich would squeeze the columns
+    # empty), and cells that fold before their GPU count.
+    width = screen.width if on_terminal(screen) else piped_columns()
+    shown = whole if width is None else map_views(gpu_maps, width=width)
+    needed = maps_width(shown)
     if not on_terminal(screen):
-        screen = new_console(max(needed, screen.width))
+        screen = new_console(max(needed, screen.width) if width is None else width)
     elif needed > screen.width and not args.json:
         top = max(gpu_map.budget_gpus[-1] for gpu_map in gpu_maps)
         # past one node the map shows doubling budgets already (at most PAST_NODE_COLUMNS): none fewer to name
@@ -116,17 +129,19 @@ def run_map(args: argparse.Namespace) -> int:
             f" map fewer budgets (--budgets {','.join(map(str, doubling_budgets(top)))}),"
         print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
                    f"pipe the output (| less -S),{fewer} or save it with --svg FILE")
-        shown = map_views(gpu_maps, narrow=True)
+        shown = map_views(gpu_maps, narrow=True, width=width)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
-        recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
+        recorder = Console(record=True, width=max(maps_width(whole), 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in whole:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"), "--svg")
     if args.json:
         sys.stdout.write(map_json(gpu_maps) + "\n")
     else:
-        for view in shown:
-            screen.print(view)
+        if on_terminal(screen):
+            screen.print(Group(*shown))
+        else:  # a line wider than the width (a table's) is whole
+            screen.print(piped_maps(shown), crop=False)
         if args.svg:  # as solve's --out and --write
             screen.print(escaped_line(f"wrote {args.svg}"))
     note_cells_elsewhere("solve map", cells, catalog, args.gpu)

@@ -64,7 +64,7 @@ def build_memory_parser() -> Parser:
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
     add_node_gpus_option(parser)
-    add_host_ram_option(parser, "whether what the setting holds there fits (the model while it loads; with "
+    add_host_ram_option(parser, "it says whether what the setting holds there fits (the model while it loads; with "
                         "--offload, its states too)")
     add_own_gpu_options(parser)
     add_memory_model_options(parser)

@@ -63,8 +63,8 @@ GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one;
 ``gpu: A100`` note says)."""
 
 
-HOST_RAM_UNITS = ("GiB: 512, 512G, 512GB and 512GiB are each 512 GiB (GB as RAM is sold are binary), 2TB is 2048 "
-                  "GiB, free -m's 64214MiB is 62.7 GiB; a bare number past 4096 is refused")
+HOST_RAM_UNITS = ("GiB: 512, 512G, 512GB and 512GiB are each 512 GiB (RAM is sold in binary GB), 2TB is 2048 "
+                  "GiB, free -m's 64214MiB is 62.7 GiB (a bare number past 4096 is refused)")
 """What --host-ram's help says of its units (`read_host_ram`), for the commands that take it."""
 
 
@@ -113,7 +113,7 @@ def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentG
                              f"Trinity requires{default}")
 
 
-PLANS_HOST_RAM = "rules out plans that do not fit there (the model while it loads; with Offload, its states too)"
+PLANS_HOST_RAM = "it rules out plans that do not fit there (the model while it loads; with Offload, its states too)"
 """What --host-ram does for the commands that plan (`add_host_ram_option`'s default)."""
 
 
@@ -122,7 +122,7 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     """--host-ram, for the commands that plan, or with `judged`, what it does for one that judges one setting (`solve
     memory`)."""
     parser.add_argument("--host-ram", metavar="GiB", type=host_memory,
-                        help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}: {judged}; the OS, Ray, "
+                        help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}; {judged}; the OS, Ray, "
                         "the data loader and the rollout are not counted: leave them theirs")
 
 

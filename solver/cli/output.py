@@ -68,6 +68,14 @@ def new_console(width: int = PIPED_WIDTH) -> Console:
     return console
 
 
+def piped_columns() -> int | None:
+    """The columns ``COLUMNS`` gives stdout where it is no terminal (a pipe told its reader's width: ``COLUMNS=100
+    solve map | less``), as rich reads it; None where it is unset or says fewer than `MIN_TERMINAL_WIDTH` (0, as some
+    containers set it)."""
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) >= MIN_TERMINAL_WIDTH else None
+
+
 def on_terminal(console: Console) -> bool:
     """Whether `console` (of `new_console`) lays its output out for a terminal's width, not a pipe's."""
     return console.is_terminal and not isinstance(console, _PipedConsole)

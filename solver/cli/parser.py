@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import itertools
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -14,7 +16,7 @@ from solver.cli.argtypes import output_path
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
 from solver.rules import NODE_GPUS
-from solver.tables import MAX_GPUS, brief, counted, cut
+from solver.tables import MAX_GPUS, QueryError, brief, counted, cut, load_catalog, thousands_of_tokens
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -138,7 +140,7 @@ class Parser(argparse.ArgumentParser):
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
-                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]))
+                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]) or self.value_hint(rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         if any(getattr(parsed, action.dest) is action.default for action in required):
             self.parse_known_args(argv, namespace)  # argparse's own error, naming every option missing
@@ -147,12 +149,17 @@ class Parser(argparse.ArgumentParser):
     def _meant(self, option: str, typos: bool = True) -> str | None:
         """The option of this command that the unknown `option` most likely means: the same with hyphens for
         underscores (--train_batch_size), the first of `MEANT`'s for it that this command has (--max-model-len:
-        --len; solve map's --gpus: --gpus-up-to), or with `typos`, one a typo away (--maximise: --maximize), else the
-        option meant by a name of `MEANT`'s a typo away (--lenght, for --length: --len); None where none is."""
+        --len; solve map's --gpus: --gpus-up-to), or with `typos`, one a typo away (--maximise: --maximize) or the one
+        it starts (--max: --maximize; options are taken by their whole names alone; not --node, which counts nodes),
+        else the option meant by a name of `MEANT`'s a typo away (--lenght, for --length: --len); None where none
+        is."""
         known = [name for name in self._option_string_actions if name.startswith("--")]
         spelled = option.lower().replace("_", "-")
         named = [spelled] if spelled in known else self._meant_by(spelled, known)
-        close = difflib.get_close_matches(option, known, n=1, cutoff=0.8) if typos else []
+        started = [name for name in known
+                   if len(spelled) > 3 and spelled not in NODE_COUNTS and name.startswith(spelled)]
+        close = (difflib.get_close_matches(option, known, n=1, cutoff=0.8) or started[:1 if len(started) == 1 else 0]
+                 if typos else [])
         other_names = [name for name in MEANT if typos and _one_typo_apart(spelled, name)]
         return next(iter(named or close or [meant for name in other_names for meant in self._meant_by(name, known)]),
                     None)
@@ -201,6 +208,24 @@ class Parser(argparse.ArgumentParser):
                    if action.metavar in ("FILE", "PATH") and action.type is not output_path]
         listed = " or ".join((", ".join(options[:-1]), options[-1]) if len(options) > 1 else options)
         return f" (a file is named after its option: {listed})" if options else ""
+
+    def value_hint(self, stray: str) -> str:
+        """Where `stray`, an unrecognized word and no option, is a value of an option this command takes, given
+        without it (``solve 8b 32k``, ``solve memory 8B``): a guess naming that option with it, for a model's name
+        (--model), a GPU type's (--gpu) or a length of 1024 tokens or more (--len: ``32k``); "" otherwise."""
+        if stray.startswith("-"):
+            return ""
+        tokens = thousands_of_tokens(stray)
+        options = self._option_string_actions
+        if "--len" in options and isinstance(tokens, int) and tokens >= 1024:
+            return f" (did you mean --len {stray}?)"
+        catalog = load_catalog()
+        for option, find in (("--model", catalog.model), ("--gpu", catalog.gpu)):
+            if option in options:
+                with contextlib.suppress(QueryError):
+                    find(stray)
+                    return f" (did you mean {option} {stray}?)"
+        return ""
 
     def _refuse_one_hyphen(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` written with one hyphen (``-model 8B``, ``-help``), naming it
@@ -292,9 +317,25 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """A one-line usage and the one-line error, exit status 2 (argparse prints its whole usage); the error's
-        control characters escaped (`escaped_line`: an unrecognized argument is shown as given)."""
+        control characters escaped (`escaped_line`: an unrecognized argument is shown as given), and a word of it
+        typed in full-width characters named with its ASCII (`full_width_note`)."""
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n"
-                             f"{self.prog}: error: {escaped_line(message)}\n")
+                             f"{self.prog}: error: {escaped_line(message + full_width_note(message))}\n")
+
+
+FULL_WIDTH_WORD = re.compile(r"[^\s']*[\uff01-\uff5e][^\s']*")
+"""A word with a full-width form of an ASCII character (U+FF01 to U+FF5E: ３２ｋ, －－json, the comma ，), as a Chinese,
+Japanese or Korean input method types them."""
+
+
+def full_width_note(message: str) -> str:
+    """Where `message` quotes a word typed with full-width characters (``--len ３２ｋ``), which look like ASCII but are
+    no number or option: that word in ASCII, to type instead; "" otherwise."""
+    word = FULL_WIDTH_WORD.search(message)
+    if word is None:
+        return ""
+    return (f"; {brief(word[0])} is typed in full-width characters (an input method's): type it in ASCII, "
+            f"{brief(unicodedata.normalize('NFKC', word[0]))}")
 
 
 class KeptLinesFormatter(argparse.HelpFormatter):

@@ -192,7 +192,9 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
     if args.check and not args.from_config:
         raise QueryError("--check judges the config of --from-config FILE")
     if args.emit and (args.top > 1 or args.explain):
-        raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain")
+        raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain (for another "
+                         "of --top's plans, pin its settings: --gpus N --exact --sp S, --env or --no-env, --offload or "
+                         "--no-offload)")
     check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
                       given=args.from_config is not None)
 

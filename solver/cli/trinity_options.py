@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from solver.api import fragment_check, fragment_engines, fragment_layout
 from solver.cli.atomic import errors_named_by, write_all_atomically
@@ -21,6 +21,7 @@ from solver.results import (
     ApplySettings,
     Plan,
     RolloutEngines,
+    SettingsArguments,
     TrinitySettings,
     env_when,
     lowered_budget_undone,
@@ -273,9 +274,9 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
 def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
                config_text: str, node_gpus: int, config: TrinityConfig | None) -> tuple[Answer, ...]:
     """For --json: `answers`, each with a plan given the settings that apply its best plan (``apply``), those of the
-    fragment --emit writes (`plan_settings`, which makes no text and, for no config, loads no ruamel); where the
+    fragment --emit writes (`settings_for`, which makes no text, and checks them as --emit's); where the
     config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's refusal)."""
-    from solver.trinity import EngineError, plan_settings
+    from solver.trinity import EngineError, settings_for
 
     layout = _config_layout(args, config_text, config)
     applied = []
@@ -285,7 +286,7 @@ def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             continue
         keys = _keys_arguments(args, answer, answer.best, catalog, model, config, layout)
         try:
-            settings = plan_settings(**keys._asdict())
+            settings = settings_for(keys)
         except EngineError as error:
             applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(args, error, node_gpus)}))
         else:
@@ -310,30 +311,15 @@ def _config_layout(args: argparse.Namespace, config_text: str, config: TrinityCo
         return load_config_mapping(config_text, str(args.from_config))
 
 
-class _KeysArguments(NamedTuple):
-    """The arguments that decide the keys of an answer's fragment, by their names in `plan_settings` and
-    `plan_fragment` (which takes them beside its header's): --json's ``apply`` and --emit's fragment are made of the
-    same ones (`_keys_arguments`)."""
-
-    plan: Plan
-    model: Model
-    rollout_gpus: int | None
-    nodes: int
-    engines: tuple[int, int] | None
-    layout: Any
-    version: TrinityVersion | None
-    train_batch_size: int | None
-
-
 def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalog: Catalog, model: Model,
-                    config: TrinityConfig | None, layout: Any) -> _KeysArguments:
+                    config: TrinityConfig | None, layout: Any) -> SettingsArguments:
     """The keys' arguments of the fragment of `answer`'s `best` plan: the ``cluster``'s nodes and rollout GPUs
     (`fragment_layout`), its engines (`_fragment_engines`), --from-config's `layout`, --trinity-version and the
-    answer's train batch."""
+    answer's train batch; --json's ``apply`` and --emit's fragment are made of these same ones."""
     nodes, rollout = fragment_layout(answer)
-    return _KeysArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
-                          engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
-                          version=args.trinity_version, train_batch_size=answer.train_batch_size)
+    return SettingsArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
+                             engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
+                             version=args.trinity_version, train_batch_size=answer.train_batch_size)
 
 
 def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
@@ -423,7 +409,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
     """The Trinity fragment of each answer's best plan and its settings (`write_trinity` says of which engines, and
     where None), and the notes on them: the cluster's layout, the engines' size, an answer without a plan (for
     --emit)."""
-    from solver.trinity import EngineError, plan_fragment
+    from solver.trinity import EngineError, fragment_for
 
     fragments: list[Fragment | None] = []
     notes = []
@@ -440,9 +426,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         check = fragment_check(answer.gpu, catalog, _check_options(args))
         keys = _keys_arguments(args, answer, answer.plans[0], catalog, model, config, layout)
         try:
-            fragments.append(plan_fragment(**keys._asdict(), gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
-                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
-                                           option_names=COMMAND_OPTIONS))
+            fragments.append(fragment_for(keys, gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
+                                          node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
+                                          option_names=COMMAND_OPTIONS))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
             raise QueryError(engines_refusal(args, error, node_gpus)) from None
         if args.emit and answer.status == "feasible":  # the view says so under the plan

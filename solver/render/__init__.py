@@ -57,6 +57,7 @@ from solver.render.maps import (
     map_view,
     map_views,
     maps_width,
+    piped_maps,
 )
 from solver.render.memory import (
     calibration_json,
@@ -120,6 +121,7 @@ __all__ = [
     "memory_text",
     "memory_view",
     "needed_width",
+    "piped_maps",
     "purchase_json",
     "purchase_view",
     "setting_style",

@@ -49,6 +49,19 @@ def view_text(view: RenderableType, width: int, color: bool = False) -> str:
     return without_trailing_spaces(written.getvalue())
 
 
+class WholeWidth:
+    """`renderable` laid out at its own full width where the console's is less, however narrow the lines around it
+    wrap (a pipe's map table, whole, over a legend that wraps at the width); printed with ``crop=False``, so that
+    its lines are not cut."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        whole = console.measure(self.renderable, options=options.update_width(UNBOUNDED_WIDTH)).maximum
+        yield from console.render(self.renderable, options.update_width(max(whole, options.max_width)))
+
+
 def needed_width(table: Table, console: Console, options: ConsoleOptions) -> int:
     """The columns `table` needs not to break words or cut cells: its whole width where no column wraps (a table of
     the source's cells); else its width with the wrapping columns narrowed to the longest word among them. (Rich

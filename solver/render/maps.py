@@ -12,7 +12,14 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.render.layout import PIPED_WIDTH, PLAIN_TEXT, UNBOUNDED_WIDTH, check_text_options, view_text
+from solver.render.layout import (
+    PIPED_WIDTH,
+    PLAIN_TEXT,
+    UNBOUNDED_WIDTH,
+    WholeWidth,
+    check_text_options,
+    view_text,
+)
 from solver.render.phrases import YARN_MARK
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
 from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan, rocm_env_caution
@@ -41,20 +48,20 @@ def doubling_budgets(top: int) -> list[int]:
 
 
 def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int],
-                  node_gpus: int, listed: bool) -> list[tuple[int, int]]:
-    """The map's columns as (first, last) budgets: one per budget, or in a map past one node of `node_gpus`, one
-    per run of consecutive budgets whose plans are the same in every row, bar the GPUs they leave (past a node, a
-    trainer takes whole nodes: 9 to 15 GPUs on nodes of 8 allow what 8 do); and there, unless the budgets are
-    `listed` (each asked), of more than `PAST_NODE_COLUMNS` runs those that hold one of the last
-    `PAST_NODE_COLUMNS` `doubling_budgets`."""
+                  node_gpus: int, listed: bool, folded: bool) -> list[tuple[int, int]]:
+    """The map's columns as (first, last) budgets: one per budget, or in a map past one node of `node_gpus` (or
+    `folded`, one too wide for its width), one per run of consecutive budgets whose plans are the same in every row,
+    bar the GPUs they leave (past a node, a trainer takes whole nodes: 9 to 15 GPUs on nodes of 8 allow what 8 do);
+    and past a node, unless the budgets are `listed` (each asked), of more than `PAST_NODE_COLUMNS` runs those that
+    hold one of the last `PAST_NODE_COLUMNS` `doubling_budgets`."""
     def plans(budget: int) -> list[Plan | None]:
         return [None if (plan := grid[row, budget]) is None else plan.model_copy(update={"unused_gpus": 0})
                 for row in rows]
 
     spans: list[tuple[int, int]] = []
+    runs = folded or budgets[-1] > node_gpus
     for budget in budgets:
-        if (spans and budgets[-1] > node_gpus and budget == spans[-1][1] + 1
-                and plans(budget) == plans(spans[-1][0])):
+        if spans and runs and budget == spans[-1][1] + 1 and plans(budget) == plans(spans[-1][0]):
             spans[-1] = (spans[-1][0], budget)
         else:
             spans.append((budget, budget))
@@ -120,14 +127,16 @@ def _untrained_lengths(map_rows: Sequence[ModelMapRow | LengthMapRow], gpus: int
 
 
 def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False,
-             narrow: bool = False, names: OptionNames = COMMAND_OPTIONS) -> Group:
+             narrow: bool = False, names: OptionNames = COMMAND_OPTIONS, folded: bool = False) -> Group:
     """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost; the lengths past the
     longest any budget trains in one line below it; past one node, at most `PAST_NODE_COLUMNS` columns unless its
     budgets were listed, and a line naming those left out); then a legend (`limited`: the title names limits, a
     train batch or host memory, that the plans keep to; without `host_checked`, a host memory given, it says that
     nothing checked the Offload cells' host memory; `narrow`: for a terminal narrower than the map, where cells fold,
-    a space before each GPU count, so that none is split; the options it names, as `names` do)."""
+    a space before each GPU count, so that none is split; the options it names, as `names` do; `folded`: for a
+    width narrower than the map, within one node too, adjacent budgets whose cells are all the same share a column,
+    as past one node)."""
     by_length, budgets = gpu_map.by == "len", list(gpu_map.budget_gpus)
     map_rows: Sequence[ModelMapRow | LengthMapRow] = gpu_map.rows
     shown, untrained = _untrained_lengths(map_rows, budgets[-1], limited) if by_length else (len(map_rows), "")
@@ -139,7 +148,8 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     name_width = min(max(len(str(row)) for row in rows), MODEL_NAME_WIDTH)  # a longer name folds, as cells do
     view.add_column("length" if by_length else "model", justify="right" if by_length else "left", overflow="fold",
                     min_width=name_width, max_width=max(name_width, MODEL_NAME_WIDTH))
-    spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS, bool(gpu_map.budgets_listed))
+    spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS, bool(gpu_map.budgets_listed),
+                          folded)
     left_out = _left_out_budgets(budgets, spans, names)
     budgets = [first for first, _ in spans]
     for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
@@ -204,12 +214,18 @@ def map_title(gpu_map: GpuMap) -> str:
         f", memory model: {gpu_map.memory_model_source}" if gpu_map.memory_model_source else ""))
 
 
-def map_views(gpu_maps: Sequence[GpuMap], narrow: bool = False, names: OptionNames = COMMAND_OPTIONS) -> list[Group]:
+def map_views(gpu_maps: Sequence[GpuMap], narrow: bool = False, names: OptionNames = COMMAND_OPTIONS,
+              width: int | None = None) -> list[Group]:
     """`gpu_maps` as `map_view`s, each under its `map_title`, with the legend its limits and host memory call for
-    (`narrow`, `names`: as `map_view`'s)."""
-    return [map_view(gpu_map, map_title(gpu_map), limited=bool(map_limits(gpu_map)),
-                     host_checked=gpu_map.host_ram_gb is not None, narrow=narrow, names=names)
-            for gpu_map in gpu_maps]
+    (`narrow`, `names`: as `map_view`'s); a map whose table is wider than `width` (where given) `folded`."""
+    def titled(gpu_map: GpuMap, narrow_cells: bool, folded: bool) -> Group:
+        return map_view(gpu_map, map_title(gpu_map), limited=bool(map_limits(gpu_map)),
+                        host_checked=gpu_map.host_ram_gb is not None, narrow=narrow_cells, names=names, folded=folded)
+
+    def too_wide(gpu_map: GpuMap) -> bool:  # as its cells are whole, not narrow: they widen it
+        return width is not None and maps_width([titled(gpu_map, False, False)]) > width
+
+    return [titled(gpu_map, narrow, too_wide(gpu_map)) for gpu_map in gpu_maps]
 
 
 def maps_width(views: Sequence[Group]) -> int:
@@ -218,12 +234,20 @@ def maps_width(views: Sequence[Group]) -> int:
     return max(unbounded.measure(view.renderables[1]).maximum for view in views)
 
 
+def piped_maps(views: Sequence[Group]) -> Group:
+    """`map_views`' `views` as a pipe gets them: each table whole (`WholeWidth`), wider than the width where it needs
+    more, and its title and the lines under it wrapped at the width (print it with ``crop=False``)."""
+    return Group(*(Group(view.renderables[0], WholeWidth(view.renderables[1]), *view.renderables[2:])
+                   for view in views))
+
+
 def map_text(maps: Sequence[GpuMap], *, width: int = PIPED_WIDTH, color: bool = False,
              option_names: OptionNames = API_OPTIONS) -> str:
-    """The text ``solve map`` prints for `maps` (of `solver.map_plans`), laid out as on a pipe `width` columns wide:
-    the maps' tables whole, wider than `width` where they need more (as a pipe gets them), with ANSI colour codes
-    where `color`; the lines name options as `option_names` do (the API's keywords). `QueryError` (one line) for a
-    bad argument."""
+    """The text ``solve map`` prints for `maps` (of `solver.map_plans`), laid out as on a pipe `width` columns wide
+    (``COLUMNS=width``): a map wider than `width` with adjacent budgets whose cells are all the same in one column,
+    the maps' tables whole, wider than `width` where they need more still (as a pipe gets them), their titles and
+    legends wrapped at `width`, with ANSI colour codes where `color`; the lines name options as `option_names` do
+    (the API's keywords). `QueryError` (one line) for a bad argument."""
     if isinstance(maps, GpuMap):
         raise QueryError("maps must be a list or tuple of GpuMap, got a GpuMap: pass (gpu_map,), or map_plans' tuple")
     check_types(("maps", maps, list | tuple), ("option_names", option_names, OptionNames))
@@ -232,5 +256,4 @@ def map_text(maps: Sequence[GpuMap], *, width: int = PIPED_WIDTH, color: bool = 
         raise QueryError("maps: an empty list holds no map: pass map_plans' maps")
     for index, gpu_map in enumerate(maps):
         check_types((f"maps[{index}]", gpu_map, GpuMap))
-    views = map_views(maps, names=option_names)
-    return view_text(Group(*views), max(width, maps_width(views)), color)
+    return view_text(piped_maps(map_views(maps, names=option_names, width=width)), width, color)

@@ -138,6 +138,11 @@ VLLM_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "se
 null ones skipped, a ``model_max_length`` in that one's place (``derive_max_model_len_and_key``,
 ``transformers_utils/model_arch_config_convertor.py:251-284``, which ``_get_and_verify_max_len`` takes,
 ``vllm/config/model.py:2056-2058``)."""
+NO_LIMIT_LENGTH = int(1e30)
+"""transformers' ``VERY_LARGE_INTEGER`` (``tokenization_utils_base.py``), the ``model_max_length`` it writes for a
+model with no limit: a config.json's is no length past `CONFIG_LIMITS`, but that "no limit", which vLLM 0.19.1 takes
+as the length it derives (``derive_max_model_len_and_key`` takes any ``model_max_length`` in place of the other
+keys), so it refuses no length (`_vllm_length_key`)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "original_max_position_embeddings": 1 << 30,
@@ -606,12 +611,22 @@ def _vllm_length_key(path: Path, config: dict[str, Any]) -> tuple[str, int]:
     """The key of `VLLM_LENGTH_KEYS` vLLM 0.19.1 derives a config.json's length from, and its value, before any RoPE
     scaling (``_get_and_verify_max_len``, ``vllm/config/model.py:2056-2058``, from ``derive_max_model_len_and_key``,
     ``transformers_utils/model_arch_config_convertor.py:251-284``): the smallest of those it gives (the first of them
-    on a tie; null ones skipped), a ``model_max_length`` in its place; `TableError` for one that is not a whole number
-    within `CONFIG_LIMITS`."""
-    given = {key: _config_number(path, config, key) for key in VLLM_LENGTH_KEYS if config.get(key) is not None}
+    on a tie; null ones skipped), a ``model_max_length`` in its place (`NO_LIMIT_LENGTH` too, transformers' "no
+    limit"); `TableError` for one that is not a whole number within `CONFIG_LIMITS`."""
+    unlimited = _no_limit(config.get("model_max_length"))
+    given = {key: _config_number(path, config, key) for key in VLLM_LENGTH_KEYS
+             if config.get(key) is not None and not (unlimited and key == "model_max_length")}
+    if unlimited:  # vLLM derives transformers' "no limit" itself: it refuses no length
+        return "model_max_length", NO_LIMIT_LENGTH
     if "model_max_length" in given:  # Command-R's, taken as it is, above the others or below them
         return "model_max_length", given["model_max_length"]
     return min(given.items(), key=lambda item: item[1])
+
+
+def _no_limit(model_max_length: object) -> bool:
+    """Whether a config.json's ``model_max_length`` is transformers' "no limit" (`NO_LIMIT_LENGTH`, written as a whole
+    number or as ``1e30``)."""
+    return not isinstance(model_max_length, bool) and model_max_length == NO_LIMIT_LENGTH
 
 
 def _vllm_context(path: Path, config: dict[str, Any], length_key: tuple[str, int]) -> float:

@@ -23,11 +23,12 @@ The modules, each using only those above it: `keys` (the keys and paths they all
 `reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`),
 `checks` (`check_trinity_config`; `trinity_config_problems` with codes), `plan_keys` (the keys a plan sets, and the
 comments on it that both the fragment and the patch write), `settings` (`plan_settings`: the fragment's keys, in its
-order, and as data, `TrinitySettings`, which ``solve --json``'s ``apply`` carries), `fragment` (`trinity_fragment`:
-those keys as YAML text, with its header) and `patch` (`patch_trinity_config`; `patched_trinity_config` with the keys
-it removed; `patched_config_problems`, what ``--write`` warns of the patched config). The names other packages use
-are imported from here, each on first use (`keys`, `plan_keys` and `settings` import no ruamel, so that a plan's
-settings made for no config load none); the rest from their modules.
+order, and as data, `TrinitySettings`, which ``solve --json``'s ``apply`` carries, checked against Trinity's rules;
+`settings_for`, the same of a `SettingsArguments`), `fragment` (`trinity_fragment`: those keys as YAML text, with its
+header; `fragment_for`, of a `SettingsArguments`) and `patch` (`patch_trinity_config`; `patched_trinity_config` with
+the keys it removed; `patched_config_problems`, what ``--write`` warns of the patched config). The names other
+packages use are imported from here, each on first use (`keys`, `plan_keys` and `settings` import no ruamel: importing
+`plan_settings` loads none, making settings does, for their check); the rest from their modules.
 
 What rft-solver says of a config comes from four places: `config` refuses what it cannot read or plan with
 (`ConfigError`); `checks` lists what breaks Trinity's or verl's rules (`check_trinity_config`, where a new rule
@@ -56,6 +57,7 @@ _EXPORTS = {
     "check_trinity_config": "solver.trinity.checks",
     "config_keys_changed": "solver.trinity.patch",
     "critic_budget_note": "solver.trinity.keys",
+    "fragment_for": "solver.trinity.fragment",
     "kept_interpolations": "solver.trinity.patch",
     "keys_05_refuses": "solver.trinity.keys",
     "keys_05_refuses_why": "solver.trinity.keys",
@@ -68,6 +70,7 @@ _EXPORTS = {
     "plan_fragment": "solver.trinity.fragment",
     "plan_settings": "solver.trinity.settings",
     "read_trinity_config": "solver.trinity.config",
+    "settings_for": "solver.trinity.settings",
     "trainer_level_offload": "solver.trinity.keys",
     "trinity_config_problems": "solver.trinity.checks",
     "trinity_fragment": "solver.trinity.fragment",
@@ -83,6 +86,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.config import TRINITY_06_OFFLOAD as TRINITY_06_OFFLOAD
     from solver.trinity.config import read_trinity_config as read_trinity_config
     from solver.trinity.fragment import check_flags as check_flags
+    from solver.trinity.fragment import fragment_for as fragment_for
     from solver.trinity.fragment import plan_fragment as plan_fragment
     from solver.trinity.fragment import trinity_fragment as trinity_fragment
     from solver.trinity.keys import ROLE_KEYS_IGNORED as ROLE_KEYS_IGNORED
@@ -107,6 +111,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.reader import unused_length as unused_length
     from solver.trinity.settings import EngineError as EngineError
     from solver.trinity.settings import plan_settings as plan_settings
+    from solver.trinity.settings import settings_for as settings_for
 else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 
     def __getattr__(name: str) -> Any:

@@ -93,6 +93,8 @@ class _ConfigChecks:
         self.unreadable: set[Path] = set()
         self._values: dict[Path, Any] = {}
         self._resolved: dict[Path, Any] = {}
+        self.flags_judged: set[Path] = set()
+        """The flags whose type a check has judged (`_check_flag_on`), which `_check_read_type` leaves alone."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -119,10 +121,11 @@ class _ConfigChecks:
         except ConfigError as error:
             if isinstance(error, MissingValue):
                 self.say_missing(error)
-            elif isinstance(error, ResolvesToNothing) and not _schema_fills(error.lacking, self.version):
+            elif isinstance(error, ResolvesToNothing) and not _schema_fills(error, self.version):
                 releases = f"Trinity {self.version}" if self.version else "every Trinity release"
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
-                    f"{error}; {releases} refuses the config as it loads it (OmegaConf resolves each value then)"))
+                    f"{error}{_schema_lacks_words(error, self.version, releases)}; {releases} refuses the config as it "
+                    "loads it (OmegaConf resolves each value then)"))
             else:
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
@@ -219,13 +222,28 @@ def _check_missing_kept(checks: _ConfigChecks) -> None:
         walk(value_at(checks.mapping, section), section)
 
 
-def _schema_fills(lacking: Path | None, version: TrinityVersion | None) -> bool:
-    """Whether Trinity's typed ``Config`` may give the key `lacking` (a reference's, which the config lacks) a default
-    as it loads the config, so that the reference resolves there: the name of a field in some release of `version`
-    (None: any release; `solver.tables.load_trinity_fields`) outside ``trainer.trainer_config``, which Trinity types
-    as ``Any`` (nothing is filled there)."""
-    return (lacking is not None and lacking[:2] != ("trainer", "trainer_config")
-            and lacking[-1] in load_trinity_fields().in_any_release(version))
+def _schema_fills(error: ResolvesToNothing, version: TrinityVersion | None) -> bool:
+    """Whether Trinity's typed ``Config`` may give what the reference of `error` lacks a default as it loads the
+    config, so that the reference resolves there: the key the config lacks (`ResolvesToNothing.lacking`) and each key
+    the reference reads below it (`ResolvesToNothing.below`: the merge fills a section the config lacks with the
+    section's defaults, and OmegaConf raises on a key those lack), each the name of a field in some release of
+    `version` (None: any release; `solver.tables.load_trinity_fields`), none of them inside
+    ``trainer.trainer_config``, which Trinity types as ``Any`` (nothing is filled there)."""
+    if error.lacking is None:
+        return False
+    path, names = (*error.lacking, *error.below), load_trinity_fields().in_any_release(version)
+    return path[:2] != UNCHECKED_SECTION and all(key in names for key in path[len(error.lacking) - 1:])
+
+
+def _schema_lacks_words(error: ResolvesToNothing, version: TrinityVersion | None, releases: str) -> str:
+    """Where the key the config lacks (`ResolvesToNothing.lacking`) is a section that Trinity's typed ``Config`` fills
+    in with its defaults (a field's name in `version`'s releases) and the reference of `error` reads keys below it
+    (`ResolvesToNothing.below`), that those defaults lack them, in words (``, which the typed config of Trinity 0.5
+    fills in with its defaults, with no megatron``); "" otherwise."""
+    lacking = error.lacking
+    if lacking is None or not error.below or lacking[-1] not in load_trinity_fields().in_any_release(version):
+        return ""
+    return f", which the typed config of {releases} fills in with its defaults, with no {'.'.join(error.below)}"
 
 
 def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int, version: TrinityVersion | None,
@@ -571,9 +589,48 @@ def _vllm_takes_rope_scaling(checks: _ConfigChecks) -> bool:
     ``train``), an ``engine_type`` vLLM's (unset or starting ``vllm``), and no ``rope_scaling`` of the rollout model's
     own (Trinity gives it ``model``'s where it has none: ``set_if_none``, ``common/config_validator.py:680`` to
     ``:685`` in 0.6.0)."""
+    return _vllm_rollout(checks) and checks.absent((*ROLLOUT_MODEL, "rope_scaling"))
+
+
+def _vllm_rollout(checks: _ConfigChecks) -> bool:
+    """Whether the config starts a vLLM rollout: a mode that explores (all but ``train``), and an ``engine_type``
+    vLLM's (unset or starting ``vllm``)."""
     engine = checks.value((*ROLLOUT_MODEL, "engine_type"))
-    return (checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
-            and checks.absent((*ROLLOUT_MODEL, "rope_scaling")))
+    return checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
+
+
+def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
+    """Check the RoPE scaling and the length the rollout model sets of its own, which Trinity keeps where given (it
+    sets each from ``model`` where unset: ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0,
+    ``:594`` in 0.5.0) and the rollout's vLLM takes (``vllm_model.py:132`` to ``:152`` in 0.6.0): a
+    ``rope_scaling`` other than ``model.rope_scaling``, which the trainer takes (``verl_config.py:537``), samples at
+    other positions than the trainer trains at; a ``max_model_len`` below the longest sequence the rollout asks for
+    (its prompt and response tokens, each its own else ``model``'s, else `length`) stops each sequence there (vLLM
+    0.19.1's ``check_stop``, ``v1/core/sched/utils.py:113``) and fails a longer prompt's request. Where a vLLM
+    rollout starts (`_vllm_rollout`); a rollout RoPE scaling that is no mapping, or holds ``???``, is left alone
+    (Trinity refuses both as it loads the config; the ``???`` is said by `_check_missing_kept`)."""
+    if not _vllm_rollout(checks):
+        return
+    rollout_rope, rope = checks.value((*ROLLOUT_MODEL, "rope_scaling")), checks.value(_ROPE_SCALING)
+    if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values() and rollout_rope != rope:
+        trainer_rope = f"model.rope_scaling, {brief(rope)}" if rope is not None else "no model.rope_scaling"
+        checks.add(ConfigProblemCode.ROLLOUT_ROPE_SCALING_DIFFERS, (
+            f"explorer.rollout_model.rope_scaling ({brief(rollout_rope)}) is not what the trainer takes "
+            f"({trainer_rope}): the rollout's vLLM samples at other positions than the trainer trains at; remove it "
+            "(Trinity gives the rollout model.rope_scaling)"))
+    rollout_length = checks.number((*ROLLOUT_MODEL, "max_model_len"))
+    prompt, response = (checks.number((*ROLLOUT_MODEL, key)) if not checks.absent((*ROLLOUT_MODEL, key))
+                        else checks.number(("model", key)) for key in ("max_prompt_tokens", "max_response_tokens"))
+    both = prompt is not None and response is not None
+    asked = prompt + response if prompt is not None and response is not None else length
+    if rollout_length is None or asked is None or rollout_length >= asked:
+        return
+    what = (f"the {shown_number(asked)} prompt and response tokens it asks for" if both
+            else f"model.max_model_len {shown_number(asked)}")
+    checks.add(ConfigProblemCode.ROLLOUT_LENGTH_SHORT, (
+        f"explorer.rollout_model.max_model_len {shown_number(rollout_length)} is below {what}: the rollout's vLLM "
+        f"stops each sequence at {shown_number(rollout_length)} tokens (a longer prompt fails its request); remove it "
+        "(Trinity gives the rollout model.max_model_len)"))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
@@ -644,7 +701,7 @@ fails as it starts on any other that OmegaConf's bool field refuses (``OmegaConf
 (``trinity/trainer/verl/config.py:204``)."""
 
 
-def _schema_refuses(path: tuple[str, ...], version: TrinityVersion | None) -> bool:
+def _schema_refuses(path: Path, version: TrinityVersion | None) -> bool:
     """Whether every release `version` may be (None: any) refuses a key at `path` that its schema lacks, or a flag
     there that is not a boolean: outside `UNCHECKED_SECTION` all do, inside it Trinity 0.5 alone."""
     return path[:len(UNCHECKED_SECTION)] != UNCHECKED_SECTION or version == "0.5"
@@ -692,6 +749,7 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
     before 0.8 does with it, `UNCHECKED_SECTION`), and on (`off`: why it must be, said where it is false, with
     `code`)."""
+    checks.flags_judged.add(path)
     value = checks.flag(path)
     if value is not None and omegaconf_boolean(value) is None:
         wrong = f"{'.'.join(path)} must be true or false, got {brief(value)}"
@@ -862,6 +920,8 @@ def trinity_config_problems(
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
+    the rollout model's own ``rope_scaling`` is ``model``'s, and its own ``max_model_len`` holds the prompt and
+    response it asks for (`_check_rollout_model`);
     ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
     fsdp2``; dynamic batch sizes and gradient checkpointing stay on, and their flags and the keys rft-solver reads
     are spelt as Trinity takes them (`UNCHECKED_SECTION` says which releases refuse them); no deprecated
@@ -890,6 +950,7 @@ def trinity_config_problems(
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
+    _check_rollout_model(checks, length)
     _check_dynamic_batch(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, version)
@@ -900,7 +961,7 @@ def trinity_config_problems(
     _check_whole_nodes(checks, trainer_gpus)
     _check_misspelt_keys(checks, version)
     _check_ref_model(checks, version)
-    _check_keys_read_elsewhere(checks)
+    _check_keys_read_elsewhere(checks, version)
     _check_missing_kept(checks)
     return checks.problems
 
@@ -936,27 +997,45 @@ def _keys_read(checks: _ConfigChecks) -> list[Path]:
     return paths
 
 
-def _check_keys_read_elsewhere(checks: _ConfigChecks) -> None:
+def _check_keys_read_elsewhere(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check each key rft-solver reads (`_keys_read`) that no check above read, as the reader of the config reads it
     for its notes or its plan: one whose interpolation resolves to nothing, or cannot be resolved here (`value`), and
-    one whose value is of a type it cannot read (`NUMBER_KEYS`, `FLAG_KEYS`, `TEXT_KEYS`), a line each; the notes that
-    read it are not judged."""
+    one whose value is not a number (`NUMBER_KEYS`), a line each; and each boolean or text, read above or not, for
+    its type (`_check_read_type`, with `version`)."""
     judged = checks.read()
     for path in _keys_read(checks):
-        if path in judged:
-            continue
         key = path[-1]
-        if key in NUMBER_KEYS:
+        if key in FLAG_KEYS or key in TEXT_KEYS:
+            _check_read_type(checks, path, version)
+        elif path in judged:
+            continue
+        elif key in NUMBER_KEYS:
             checks.number(path)
-        elif key in FLAG_KEYS and checks.value(path) is not None and omegaconf_boolean(checks.flag(path)) is None:
-            checks.add(ConfigProblemCode.WRONG_TYPE, (
-                f"{dotted(path)} must be true or false, got {brief(checks.flag(path))}: the notes that read it are not "
-                "judged"))
-        elif key in TEXT_KEYS and isinstance(checks.value(path), (Mapping, list)):
-            checks.add(ConfigProblemCode.WRONG_TYPE, (
-                f"{dotted(path)} must be text, got {brief(checks.value(path))}: the notes that read it are not judged"))
         else:
             checks.value(path)
+
+
+def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion | None) -> None:
+    """Check that the boolean (`FLAG_KEYS`) or the text (`TEXT_KEYS`) at `path` is of its type (a flag whose type a
+    check judged already, `_ConfigChecks.flags_judged`, is left alone): refused where Trinity's typed config refuses
+    it as it loads the config (`_schema_refuses`: OmegaConf 2.3.0's bool field refuses what `omegaconf_boolean` does
+    not take, its str field a list or a mapping), else the notes that read it are not judged."""
+    if path in checks.flags_judged:
+        return
+    value = checks.flag(path) if path[-1] in FLAG_KEYS else checks.value(path)
+    if path[-1] in FLAG_KEYS and value is not None and omegaconf_boolean(value) is None:
+        wrong, field, code = (f"must be true or false, got {brief(value)}", "bool",
+                              ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED)
+    elif path[-1] in TEXT_KEYS and isinstance(value, (Mapping, list)):
+        wrong, field, code = f"must be text, got {brief(value)}", "str", ConfigProblemCode.WRONG_TYPE_REFUSED
+    else:
+        return
+    if _schema_refuses(path, version):
+        releases = "Trinity 0.5" if path[:len(UNCHECKED_SECTION)] == UNCHECKED_SECTION else "every Trinity release"
+        checks.add(code, (f"{dotted(path)} {wrong}: {releases} refuses the config as it loads it (its typed config's "
+                          f"{field} field)"))
+    else:
+        checks.add(ConfigProblemCode.WRONG_TYPE, f"{dotted(path)} {wrong}: the notes that read it are not judged")
 
 
 MISSPELT_CUTOFF = 0.9

@@ -21,6 +21,7 @@ from solver.results import (
     ENV_VARIABLE,
     LONG_LENGTH_VARIABLE,
     Plan,
+    SettingsArguments,
     TrinitySettings,
     check_or_plan_words,
     env_when,
@@ -41,7 +42,6 @@ from solver.tables import (
     host_ram_argument,
     shown_number,
 )
-from solver.trinity.checks import check_trinity_config
 from solver.trinity.keys import YARN_TRAINER, yaml_scalar
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
@@ -344,34 +344,45 @@ def plan_fragment(
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys (`fragment_keys`, as
     `plan_settings` gives the settings alone)."""
+    return fragment_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
+                                          engines=engines, layout=layout, version=version,
+                                          train_batch_size=train_batch_size),
+                        gpu=gpu, rocm=rocm, node_gpus=node_gpus, host_ram_gb=host_ram_gb,
+                        host_ram_source=host_ram_source, option_names=option_names, check=check)
+
+
+def fragment_for(
+    arguments: SettingsArguments, *, gpu: str | None = None, rocm: bool = False, node_gpus: int | None = None,
+    host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
+    check: tuple[str, ...] | None = None,
+) -> tuple[str, TrinitySettings]:
+    """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
+    are made: `settings_for` gives their settings alone) and the header's."""
+    plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
-    options = _FragmentOptions(rollout_gpus=rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus,
-                               version=version, rocm=rocm, train_batch_size=train_batch_size, node_gpus=node_gpus,
+    options = _FragmentOptions(rollout_gpus=arguments.rollout_gpus, gpu=gpu, nodes=arguments.nodes,
+                               shared_gpus=arguments.shared_gpus, version=arguments.version, rocm=rocm,
+                               train_batch_size=arguments.train_batch_size, node_gpus=node_gpus,
                                host_ram_gb=host_ram_gb, host_ram_source=(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
                                option_names=option_names, check_flags=check)
-    check_settings_arguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
-                             layout=layout, version=version, train_batch_size=train_batch_size)
+    check_settings_arguments(arguments)
     _check_header_arguments(plan, options)
-    ordered, settings = fragment_keys(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
-                                      layout=layout, version=version, train_batch_size=train_batch_size,
-                                      option_names=option_names)
+    ordered, settings = fragment_keys(arguments, option_names)
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit(ordered, comments)
     header = _header(plan, model, options, settings.environment)
-    if layout is None:  # a config's own per-role budgets above the plan's come down to it among its `keys` instead
+    if arguments.layout is None:  # a config's own per-role budgets above the plan's come down to it among its keys
         budget = plan.max_token_len_per_gpu
         header.append(f"# On verl before 0.8, a hand-set ppo_max_token_len_per_gpu (actor) or "
                       f"log_prob_max_token_len_per_gpu (ref, rollout) above {budget} overrides "
                       f"max_token_len_per_gpu: lower it to {budget} or remove it.")
     text = wrapped_comments("\n".join([*header, *body]))
     loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)
-    problems = check_trinity_config(loaded, model, plan.gpus, environ=settings.environment)  # exported, as it says
-    if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
-        raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
-    if loaded != settings.config:  # a defect too: the settings are what the text says
+    # The settings passed Trinity's rules (`fragment_keys`); the text says them, so it passes too.
+    if loaded != settings.config:  # a defect of rft-solver's, never of the input: the settings are what the text says
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} reads as {loaded}, not {settings.config}")
     return text, settings
 

@@ -20,15 +20,17 @@ _SUPPORTED = "only references to keys, ${oc.env:VAR,default} and ${oc.decode:...
 
 class ResolvesToNothing(ConfigError):
     """A value that resolves to nothing whatever the environment: a reference to a key the config lacks (`lacking`,
-    the first key of its path the config lacks; None where a list's index or a value on the way fails it), a cycle.
-    Trinity's ``load_config`` resolves every value of the config (``OmegaConf.to_object``,
-    ``trinity/common/config.py:1059`` in 0.6.0), so it refuses such a config as it loads it, unless its typed
-    ``Config`` gives the key lacking a default. Where an environment variable is read on the way
-    (``${a.${oc.env:K,b}}``), the run's may differ: a plain `ConfigError` then."""
+    the first key of its path the config lacks; None where a list's index or a value on the way fails it; `below`:
+    the keys of the reference's path after that one), a cycle. Trinity's ``load_config`` resolves every value of the
+    config (``OmegaConf.to_object``, ``trinity/common/config.py:1059`` in 0.6.0), so it refuses such a config as it
+    loads it, unless its typed ``Config`` gives the key lacking a default (and, where that is a section, the keys
+    below it too). Where an environment variable is read on the way (``${a.${oc.env:K,b}}``), the run's may differ:
+    a plain `ConfigError` then."""
 
-    def __init__(self, message: str, lacking: Path | None = None):
+    def __init__(self, message: str, lacking: Path | None = None, below: tuple[str, ...] = ()):
         super().__init__(message)
         self.lacking = lacking
+        self.below = below
 
 
 class MissingValue(ConfigError):
@@ -574,17 +576,21 @@ class ConfigValues:
         node_at: Path = ()
         for part in start:  # the mapping or list it starts from (each found before, and resolved)
             node, node_at = self._child(node, node_at, part, where)
-        for part in _split_key(key) if key else []:
-            node, node_at = self._select(node, node_at, part, source, where)
+        parts = _split_key(key) if key else []
+        for index, part in enumerate(parts):
+            node, node_at = self._select(node, node_at, part, source, where, tuple(parts[index + 1:]))
         if node_at == at[: len(node_at)]:  # a section that holds the value itself
             raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: it refers to "
                                     f"{dotted(node_at) or 'the config'}, which holds it")
         return node, node_at
 
-    def _select(self, node: Any, at: Path, part: str, source: str, where: str) -> tuple[Any, Path]:
-        """The value at `part` in `node` (at `at`) for the reference `source`, resolved, and where it is."""
+    def _select(self, node: Any, at: Path, part: str, source: str, where: str,
+                below: tuple[str, ...]) -> tuple[Any, Path]:
+        """The value at `part` in `node` (at `at`) for the reference `source`, resolved, and where it is (`below`: the
+        keys the reference reads after `part`, which a `ResolvesToNothing` for a missing `part` keeps)."""
         def missing(path: Path) -> ResolvesToNothing:
-            return ResolvesToNothing(f"{where}: cannot resolve {source!r}: the config has no {dotted(path)}", path)
+            return ResolvesToNothing(f"{where}: cannot resolve {source!r}: the config has no {dotted(path)}", path,
+                                     below)
 
         if isinstance(node, list):
             try:

@@ -1,7 +1,7 @@
 """plan_settings: the keys a plan's Trinity fragment writes, in its order, and the same keys as data
-(`TrinitySettings`): what `trinity_fragment` writes as YAML and ``solve --json``'s ``apply`` carries. Nothing here
-imports ruamel (`plan_keys` reads a config's values only where one is given), so settings made for no config load
-none."""
+(`TrinitySettings`): what `trinity_fragment` writes as YAML and ``solve --json``'s ``apply`` carries, both checked
+against Trinity's rules (`fragment_keys`) before they are returned. Importing this module loads no ruamel; making
+settings does (the check reads values as Trinity does, `solver.trinity.checks`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, TrinityVersion, check_trinity_version
-from solver.results import Plan, TrinitySettings, plan_environment
+from solver.results import Plan, SettingsArguments, TrinitySettings, plan_environment
 from solver.rules import API_OPTIONS, OptionNames, batch_split_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.keys import REMOTE_ENGINES, value_at
@@ -27,30 +27,42 @@ def plan_settings(
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds or outside
-    their ranges (`check_settings_arguments`), `EngineError` for rollout GPUs the engines cannot take."""
-    check_settings_arguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
-                             layout=layout, version=version, train_batch_size=train_batch_size)
+    their ranges (`check_settings_arguments`), `EngineError` for rollout GPUs the engines cannot take. Checked against
+    Trinity's rules as the fragment is (`fragment_keys`)."""
+    return settings_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
+                                          engines=engines, layout=layout, version=version,
+                                          train_batch_size=train_batch_size))
+
+
+def settings_for(arguments: SettingsArguments) -> TrinitySettings:
+    """`plan_settings` of `arguments` (its arguments as one value, as an answer's or a placement's are made)."""
+    check_settings_arguments(arguments)
     # The options only word the keys' comments, which the settings do not carry.
-    return fragment_keys(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
-                         layout=layout, version=version, train_batch_size=train_batch_size,
-                         option_names=API_OPTIONS)[1]
+    return fragment_keys(arguments, API_OPTIONS)[1]
 
 
-def fragment_keys(
-    plan: Plan, model: Model, rollout_gpus: int | None, *, nodes: int, shared_gpus: tuple[int, ...] | None,
-    engines: tuple[int, int] | None, layout: Any, version: TrinityVersion | None, train_batch_size: int | None,
-    option_names: OptionNames,
-) -> tuple[list[PlanKey], TrinitySettings]:
-    """The keys of `plan_settings`' arguments (checked: `check_settings_arguments`) in the fragment's order, the model
-    section's, the cluster's, then the trainer's, and the settings they make; `EngineError` as `plan_settings`."""
+def fragment_keys(arguments: SettingsArguments, option_names: OptionNames) -> tuple[list[PlanKey], TrinitySettings]:
+    """The keys of `plan_settings`' `arguments` (checked: `check_settings_arguments`) in the fragment's order, the
+    model section's, the cluster's, then the trainer's, and the settings they make, checked against Trinity's rules
+    (`check_trinity_config`): every fragment and every settings object is made here. `EngineError` as
+    `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never of the input."""
+    plan, model, layout, version = arguments.plan, arguments.model, arguments.layout, arguments.version
     keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05)
             if not (key.existing_only and value_at(layout, key.path) is None)]
-    cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, nodes, engines, layout,
-                                                                 train_batch_size)
+    rollout_gpus = arguments.rollout_gpus
+    cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, arguments.nodes, arguments.engines,
+                                                                 layout, arguments.train_batch_size)
     ordered = [*(key for key in keys if key.path[0] == "model"), *cluster_keys,
                *(key for key in keys if key.path[0] == "trainer")]
-    return ordered, TrinitySettings(config=_nested(ordered), environment=plan_environment(plan, model, shared_gpus),
-                                    trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
+    settings = TrinitySettings(config=_nested(ordered),
+                               environment=plan_environment(plan, model, arguments.shared_gpus),
+                               trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
+    from solver.trinity.checks import check_trinity_config  # ruamel: only once settings are made, not on import
+
+    problems = check_trinity_config(settings.config, model, plan.gpus, environ=settings.environment)
+    if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
+        raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
+    return ordered, settings
 
 
 def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
@@ -114,14 +126,12 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
     return keys
 
 
-def check_settings_arguments(
-    plan: Plan, model: Model, rollout_gpus: int | None, *, nodes: int, shared_gpus: tuple[int, ...] | None,
-    engines: tuple[int, int] | None, layout: Any, version: TrinityVersion | None, train_batch_size: int | None,
-) -> None:
-    """`QueryError` unless `plan_settings`' arguments are of their kinds and within their ranges: the rollout GPUs,
+def check_settings_arguments(arguments: SettingsArguments) -> None:
+    """`QueryError` unless `plan_settings`' `arguments` are of their kinds and within their ranges: the rollout GPUs,
     nodes, train batch (which the plan's data-parallel ranks divide), engines and shared GPUs' indices, and, with a
-    cluster section (`rollout_gpus`), the trainer and rollout GPUs split into `nodes` nodes of which the trainer takes
+    cluster section (rollout GPUs), the trainer and rollout GPUs split into their nodes, of which the trainer takes
     one node's share or whole nodes."""
+    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size = arguments
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
                 ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None))
