@@ -109,9 +109,10 @@ class PlanningData:
     """(n, e, o, s, longest length that fits) by the memory model, for every GPU count it covers; on a
     count with a table, no longer than where that table says the setting runs out of memory. With the
     query's token budget ``auto``, the longest length a lowered budget reaches (`lowered_reach`)."""
-    estimate_tokens: Mapping[Combination, int]
-    """With the query's token budget ``auto``: the most tokens per GPU each estimate holds, Trinity's default
-    budget at its longest length at that default (a lowered budget may take no more); empty otherwise."""
+    estimate_longest: Mapping[Combination, int]
+    """With the query's token budget ``auto``: each estimate's longest length at Trinity's default budget, whose
+    default the tokens per GPU of a lowered budget may not exceed (`solver.rules.most_estimated_tokens`); empty
+    otherwise."""
     longest_estimate: Mapping[int, int]
     """The longest length any estimate fits, per GPU count."""
     table_stops: tuple[tuple[int, int, int, int, int], ...]
@@ -307,8 +308,8 @@ def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
         ranks=cost_ranks(counts, inputs.objective, inputs.weights, shape.held_per_active, gpu_type.interconnect),
         settings=settings,
         estimates=estimates,
-        estimate_tokens=MappingProxyType({} if inputs.token_budget == "default" else {
-            (n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
+        estimate_longest=MappingProxyType({} if inputs.token_budget == "default" else {
+            (n, e, o, s): longest for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
         table_stops=() if inputs.token_budget == "auto" or not at_default else stopped_estimates(
             at_default, estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, margin,

@@ -192,6 +192,15 @@ def lowered_token_budget(max_model_len: int, sp: int, most_tokens: int) -> int |
     return max(least, most_tokens - most_tokens % TOKEN_BUDGET_STEP)
 
 
+def most_estimated_tokens(max_model_len: int, sp: int, longest: int) -> int:
+    """The most tokens per GPU an estimate whose longest length at Trinity's default budget is `longest` holds at
+    `max_model_len` (`lowered_token_budget`'s `most_tokens`): that default's at `longest`; past `longest`, also fewer
+    than the default at `max_model_len`, which did not fit there or a table's row says ran out of memory (a row may
+    say so of a length that takes the tokens of a shorter row that trained: cells that contradict themselves)."""
+    most = token_budget(longest, sp)
+    return most if max_model_len <= longest else min(most, token_budget(max_model_len, sp) - 1)
+
+
 def lowered_reach(longest: int, sp: int) -> int:
     """The longest ``max_model_len`` a lowered token budget reaches for a setting whose longest length at
     Trinity's default is `longest`: the tokens per GPU that default holds, times SP (then one sequence fills

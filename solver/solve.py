@@ -57,6 +57,7 @@ from solver.rules import (
     kept_for_rollout,
     larger_tables,
     lowered_token_budget,
+    most_estimated_tokens,
     own_table_cells,
     rollout_layout,
     rollout_layout_violation,
@@ -703,8 +704,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
     source = source.cited(data.table_origins) if source is not None else None
-    tokens = token_budget(length, sp) if source is not None or query.token_budget == "default" else \
-        lowered_token_budget(length, sp, data.estimate_tokens[gpus, env, offload, sp])
+    most = None if source is not None or query.token_budget == "default" else \
+        most_estimated_tokens(length, sp, data.estimate_longest[gpus, env, offload, sp])
+    tokens = token_budget(length, sp) if most is None else lowered_token_budget(length, sp, most)
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
     layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus) if query.rollout_gpus is not None

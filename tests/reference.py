@@ -49,9 +49,9 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   estimated for the setting (the memory model's longest, and no longer than the last row, of each table for
   the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
   vouches for is also estimated at any L with ceil(L / s) <= Tc (L at most 2**21; when maximising, a
-  multiple of 1024), and its max_token_len_per_gpu is ceil(2L / s) when that is <= Tc, else the larger
-  of ceil(L / s) and Tc rounded down to a multiple of 1024 (lowered_budget: whether that is below
-  ceil(2L / s)); its memory fields are the memory model's at that budget.
+  multiple of 1024); where the rule above does not make it estimated at L, its max_token_len_per_gpu is the
+  larger of ceil(L / s) and the lesser of Tc and ceil(2L / s) - 1 rounded down to a multiple of 1024
+  (lowered_budget: whether that is below ceil(2L / s)); its memory fields are the memory model's at that budget.
 
 What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`), for the memory
 figures and for whether an estimate fits; and the words of a plan's cautions (`solver.results.Plan.with_cautions`),
@@ -292,11 +292,13 @@ def _table_stop(tables: list[dict[int, Table]], the_model: Any, memory_gib: floa
 
 
 def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
-    """The token budget of an estimated plan under token_budget="auto"; None when ceil(L / s) > Tc."""
-    if _max_token_len_per_gpu(length, sp) <= most_tokens:
-        return _max_token_len_per_gpu(length, sp)
+    """The token budget of an estimated plan under token_budget="auto" at a length L that the estimate does not
+    vouch for at Trinity's default (`_estimated` does not hold): at most Tc (`most_tokens`) and below ceil(2L / s),
+    the default that did not fit or a table says ran out of memory, rounded down to a multiple of 1024, but at least
+    ceil(L / s); None when that least is more."""
+    most = min(most_tokens, _max_token_len_per_gpu(length, sp) - 1)
     least = -(-length // sp)
-    return None if least > most_tokens else max(least, most_tokens // 1024 * 1024)
+    return None if least > most else max(least, most // 1024 * 1024)
 
 
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
