@@ -136,6 +136,12 @@ def default_budget_reach(max_model_len: int, sp: int) -> int:
     return sp * token_budget(max_model_len, sp) // 2
 
 
+def shortest_length_of_budget(tokens: int, sp: int) -> int:
+    """The shortest ``max_model_len`` whose Trinity default budget at `sp` (`token_budget`) is at least `tokens`:
+    ``floor(sp * (tokens - 1) / 2) + 1`` (15001 tokens at SP=4: 30001, though 30002 takes them too)."""
+    return sp * (tokens - 1) // 2 + 1
+
+
 def least_token_budget(max_model_len: float, sp: int) -> int:
     """The smallest ``max_token_len_per_gpu`` verl takes: an SP group's micro-batch holds the longest
     sequence, ``ceil(max_model_len / sp)``."""

@@ -695,8 +695,9 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
                             found, tokens = ("estimated", None), lowered
-                        if found is None:
-                            continue
+                        if found is None or (objective == "max_len" and found[0] == "estimated"
+                                             and length % 1024 and length != stop):
+                            continue  # when maximising, an estimate is on its grid or where a table stops it
                         evidence, source = found
                         source = None if source is None else _cited(source, catalog, gpu_type, the_model)
                         cost = exact_cost(weights, the_model, gpu_type, n, e, o, s)
