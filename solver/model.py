@@ -31,7 +31,6 @@ from solver.rules import (
     splits_batch,
     table_cells,
     table_words,
-    token_budget,
     whole_nodes_violation,
 )
 from solver.tables import (
@@ -376,8 +375,9 @@ def within_refuting_tables(
     return tuple(capped)
 
 
-def stopped_estimates(capped: tuple[tuple[int, int, int, int, int], ...],
-                      estimates: tuple[tuple[int, int, int, int, int], ...]) -> tuple[tuple[int, int, int, int, int], ...]:
+def stopped_estimates(
+    capped: tuple[tuple[int, int, int, int, int], ...], estimates: tuple[tuple[int, int, int, int, int], ...],
+) -> tuple[tuple[int, int, int, int, int], ...]:
     """The estimates of `capped` (`within_refuting_tables` of `estimates`) that a table stops short of the memory
     model's longest fitting length (in `estimates`)."""
     fitting = {cell[:4]: cell[4] for cell in estimates}

@@ -1227,7 +1227,8 @@ def test_estimates_that_a_larger_gpu_types_table_stops_below_one_grid_step_are_m
     data = prepare(catalog, "A100-80GB", query)
     assert (data.counts, data.lengths, data.table_stops) == ((1,), (512,), ((1, 1, 1, 1, 512),))
     (answer,) = plan(query, catalog)
-    assert [(p.setting.label, p.max_model_len, p.evidence) for p in answer.plans] == [("Env + Offload", 512, "estimated")]
+    assert [(p.setting.label, p.max_model_len, p.evidence) for p in answer.plans] == [
+        ("Env + Offload", 512, "estimated")]
     asked = [plan(make_query(catalog, model="32B", gpu="a100", max_model_len=length, budget_gpus=1), catalog)[0]
              for length in (512, 513)]
     assert [(a.status, [p.max_model_len for p in a.plans]) for a in asked] == [("optimal", [512]), ("infeasible", [])]
