@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import partial
-from math import ceil
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
@@ -85,6 +84,7 @@ from solver.rules import (
     micro_batch_stop_words,
     own_table_cells,
     raised_budget_stop_words,
+    shortest_length_of_budget,
     sp_layout_rule,
     tables_verdict,
     token_budget,
@@ -776,11 +776,11 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
-    # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
-    # 2L / SP tokens reach it (the longest whose default it is; where budget x SP is odd, no length's is): a cell
+    # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
+    # default reaches it (`shortest_length_of_budget`: a row there measured that many tokens per GPU): a cell
     # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
-    # say so of that length (`refuting_row`, as the planner takes it).
-    by_tokens = ceil(budget * setting.sp / 2)
+    # say so of that length (`refuting_row`, as the planner takes it: the lengths of one default budget share it).
+    by_tokens = shortest_length_of_budget(budget, setting.sp)
     larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
 
     def verdict(length: int) -> TablesVerdict | None:

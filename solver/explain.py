@@ -25,6 +25,7 @@ from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
 from solver.rules import (
     failed_settings,
     least_token_budget,
+    most_estimated_tokens,
     no_rollout_layout_words,
     refuting_cell,
     table_words,
@@ -808,7 +809,8 @@ class _Words:
             return ""
         held = []
         for combination in dict.fromkeys(combinations):
-            most = self.data.estimate_tokens.get(combination)
+            longest = self.data.estimate_longest.get(combination)
+            most = None if longest is None else most_estimated_tokens(length, combination[3], longest)
             held.append(f"{_label(combination)} not estimated{'' if combination[1] else ' without Env'}" if most is None else
                         f"{_label(combination)} holds at most {most} tokens per GPU, below ceil({length} / "
                         f"{combination[3]}) = {least_token_budget(length, combination[3])}")

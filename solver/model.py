@@ -31,7 +31,6 @@ from solver.rules import (
     splits_batch,
     table_cells,
     table_words,
-    token_budget,
     whole_nodes_violation,
 )
 from solver.tables import (
@@ -109,11 +108,17 @@ class PlanningData:
     """(n, e, o, s, longest length that fits) by the memory model, for every GPU count it covers; on a
     count with a table, no longer than where that table says the setting runs out of memory. With the
     query's token budget ``auto``, the longest length a lowered budget reaches (`lowered_reach`)."""
-    estimate_tokens: Mapping[Combination, int]
-    """With the query's token budget ``auto``: the most tokens per GPU each estimate holds, Trinity's default
-    budget at its longest length at that default (a lowered budget may take no more); empty otherwise."""
+    estimate_longest: Mapping[Combination, int]
+    """With the query's token budget ``auto``: each estimate's longest length at Trinity's default budget, whose
+    default the tokens per GPU of a lowered budget may not exceed (`solver.rules.most_estimated_tokens`); empty
+    otherwise."""
     longest_estimate: Mapping[int, int]
     """The longest length any estimate fits, per GPU count."""
+    table_stops: tuple[tuple[int, int, int, int, int], ...]
+    """(n, e, o, s, length) of each estimate that a table stops short of the memory model's longest fitting length
+    (`within_refuting_tables`: at `solver.rules.own_table_limit`, which may lie off the grid, 30002 tokens at SP=4
+    past a row at 30001); none with the token budget ``auto``, whose estimates reach further. When maximising, an
+    estimated plan's length is on the grid or its estimate's stop."""
     witnesses: tuple[tuple[int, int, int, int, int, int, int], ...]
     """(plan's GPU count, witness's GPU count, length it vouches up to, e, o, s, estimated) for every cell
     and estimate that may vouch for a plan on that count: a cell of the plan's count's table, or of a
@@ -123,10 +128,12 @@ class PlanningData:
 
     @cached_property
     def lengths(self) -> tuple[int, ...]:
-        """Every length a plan may have when the length is maximised: the rows, and the estimates' grid up to the
-        longest estimate (worked out when first asked: a question of one length never asks)."""
+        """Every length a plan may have when the length is maximised: the rows, the estimates' grid up to the
+        longest estimate, and where tables stop estimates (worked out when first asked: a question of one length never
+        asks)."""
         longest = max(self.longest_estimate.values(), default=0)
-        return tuple(sorted({length for _, length in self.rows} | set(range(GRID, longest + 1, GRID))))
+        return tuple(sorted({length for _, length in self.rows} | set(range(GRID, longest + 1, GRID))
+                            | {stop for *_, stop in self.table_stops}))
 
     def table_gpu(self, count: int) -> str:
         """The GPU type whose table for `count` GPUs it is: `gpu`, or the one it is borrowed from."""
@@ -300,9 +307,12 @@ def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
         ranks=cost_ranks(counts, inputs.objective, inputs.weights, shape.held_per_active, gpu_type.interconnect),
         settings=settings,
         estimates=estimates,
-        estimate_tokens=MappingProxyType({} if inputs.token_budget == "default" else {
-            (n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
+        estimate_longest=MappingProxyType({} if inputs.token_budget == "default" else {
+            (n, e, o, s): longest for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
+        table_stops=() if inputs.token_budget == "auto" or not at_default else stopped_estimates(
+            at_default, estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, margin,
+                                        inputs.without_env)),
         witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)
         + (cell_witnesses(tabled, refuting, shape, counts) if settings else ()),
     )
@@ -363,6 +373,15 @@ def within_refuting_tables(
         if min(longest, limit) > 0:
             capped.append((n, env, offload, sp, min(longest, limit)))
     return tuple(capped)
+
+
+def stopped_estimates(
+    capped: tuple[tuple[int, int, int, int, int], ...], estimates: tuple[tuple[int, int, int, int, int], ...],
+) -> tuple[tuple[int, int, int, int, int], ...]:
+    """The estimates of `capped` (`within_refuting_tables` of `estimates`) that a table stops short of the memory
+    model's longest fitting length (in `estimates`)."""
+    fitting = {cell[:4]: cell[4] for cell in estimates}
+    return tuple(cell for cell in capped if cell[4] < fitting[cell[:4]])
 
 
 @lru_cache(maxsize=256)
@@ -450,7 +469,7 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
     """The plan (n, e, o, s, L), its cost rank, and the documented cell (witness) it rests on.
 
     L is the asked length, or, when maximising, one of the tables' row lengths or, for an estimate, a length on
-    the estimates' grid (`add_length`).
+    the estimates' grid or where a table stops it (`add_length`).
     """
     largest = max(data.counts)
     rank = model.new_int_var(0, len(data.ranks) - 1, "objective_rank")
@@ -591,7 +610,8 @@ def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables, guard
 
 def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """When maximising, L is a row of the witness's table, or for an estimate, a multiple of the
-    estimates' grid up to the longest estimate for the plan's GPU count.
+    estimates' grid up to the longest estimate for the plan's GPU count, or where a table stops the estimate
+    (`PlanningData.table_stops`).
 
     The grid is a linear rule and the per-count limit a small table, rather than one tuple per grid length
     and count (thousands for 64 GPUs, which made CP-SAT's search slow)."""
@@ -603,11 +623,18 @@ def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: 
         limits = [(n, 0, 0) for n in data.counts]  # the witness's rows limit a plan that is not estimated
         limits += [(n, top, 1) for n, top in sorted(data.longest_estimate.items())]
         grid_steps = model.new_int_var(0, longest // GRID, "grid_steps")
+        at_table_stop = model.new_bool_var("at_table_stop")  # else on the grid
+        stops = model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.max_model_len],
+                                              list(data.table_stops))
+        stops.only_enforce_if([plan.estimated, at_table_stop])
+        on_grid = model.add(plan.max_model_len == GRID * grid_steps)
+        on_grid.only_enforce_if([plan.estimated, ~at_table_stop])
         for constraint in (
             rows,
             model.add_allowed_assignments([plan.gpus, count_limit, plan.estimated], limits),
             model.add(plan.max_model_len <= count_limit).only_enforce_if(plan.estimated),
-            model.add(plan.max_model_len == GRID * grid_steps).only_enforce_if(plan.estimated),
+            on_grid,
+            stops,
         ):
             _guarded(constraint, guards, "table_rows")
 

@@ -136,6 +136,12 @@ def default_budget_reach(max_model_len: int, sp: int) -> int:
     return sp * token_budget(max_model_len, sp) // 2
 
 
+def shortest_length_of_budget(tokens: int, sp: int) -> int:
+    """The shortest ``max_model_len`` whose Trinity default budget at `sp` (`token_budget`) is at least `tokens`:
+    ``floor(sp * (tokens - 1) / 2) + 1`` (15001 tokens at SP=4: 30001, though 30002 takes them too)."""
+    return sp * (tokens - 1) // 2 + 1
+
+
 def least_token_budget(max_model_len: float, sp: int) -> int:
     """The smallest ``max_token_len_per_gpu`` verl takes: an SP group's micro-batch holds the longest
     sequence, ``ceil(max_model_len / sp)``."""
@@ -190,6 +196,15 @@ def lowered_token_budget(max_model_len: int, sp: int, most_tokens: int) -> int |
     if least > most_tokens:
         return None
     return max(least, most_tokens - most_tokens % TOKEN_BUDGET_STEP)
+
+
+def most_estimated_tokens(max_model_len: int, sp: int, longest: int) -> int:
+    """The most tokens per GPU an estimate whose longest length at Trinity's default budget is `longest` holds at
+    `max_model_len` (`lowered_token_budget`'s `most_tokens`): that default's at `longest`; past `longest`, also fewer
+    than the default at `max_model_len`, which did not fit there or a table's row says ran out of memory (a row may
+    say so of a length that takes the tokens of a shorter row that trained: cells that contradict themselves)."""
+    most = token_budget(longest, sp)
+    return most if max_model_len <= longest else min(most, token_budget(max_model_len, sp) - 1)
 
 
 def lowered_reach(longest: int, sp: int) -> int:

@@ -57,6 +57,7 @@ from solver.rules import (
     kept_for_rollout,
     larger_tables,
     lowered_token_budget,
+    most_estimated_tokens,
     own_table_cells,
     rollout_layout,
     rollout_layout_violation,
@@ -703,8 +704,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
     source = source.cited(data.table_origins) if source is not None else None
-    tokens = token_budget(length, sp) if source is not None or query.token_budget == "default" else \
-        lowered_token_budget(length, sp, data.estimate_tokens[gpus, env, offload, sp])
+    most = None if source is not None or query.token_budget == "default" else \
+        most_estimated_tokens(length, sp, data.estimate_longest[gpus, env, offload, sp])
+    tokens = token_budget(length, sp) if most is None else lowered_token_budget(length, sp, most)
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
     layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus) if query.rollout_gpus is not None
@@ -1178,9 +1180,13 @@ def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nea
 
 def grid_words(plan: Plan) -> str:
     """For the longest length of `plan`: that an estimated one's is on the estimates' grid (maximising keeps
-    them to it; a length asked with --len may lie up to a grid step past it), in words; "" for a documented
-    or inferred plan, whose longest length is a table's row."""
-    return f" on the {GRID}-token grid" if plan.evidence == "estimated" else ""
+    them to it, or to where a table stops the estimate: `PlanningData.table_stops`; a length asked with --len may
+    lie up to a grid step past it), in words; "" for a documented or inferred plan, whose longest length is a
+    table's row."""
+    if plan.evidence != "estimated":
+        return ""
+    stop = "" if plan.max_model_len % GRID == 0 else " or where a table stops an estimate"
+    return f" on the {GRID}-token grid{stop}"
 
 
 def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,

@@ -40,7 +40,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   out of memory at L (what runs out on more GPUs does on fewer, and with more memory on less), nor any such
   table for fewer GPUs that the setting with Offload did (with Offload a GPU holds the same on any count, and
   without it more);
-  when maximising, L is a multiple of 1024.
+  when maximising, L is a multiple of 1024, or (at the default token budget) the longest length estimated for the
+  setting where a table stops the estimate short of the memory model's longest.
 - A GPU type's own tables for a model include, for each GPU count it has none with the model for, the table
   with the model of another GPU type with tables and the same driver-reported memory (the A800-80GB takes
   the A100-80GB's), its plans' source cells naming that type ("gpu").
@@ -48,9 +49,9 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   estimated for the setting (the memory model's longest, and no longer than the last row, of each table for
   the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
   vouches for is also estimated at any L with ceil(L / s) <= Tc (L at most 2**21; when maximising, a
-  multiple of 1024), and its max_token_len_per_gpu is ceil(2L / s) when that is <= Tc, else the larger
-  of ceil(L / s) and Tc rounded down to a multiple of 1024 (lowered_budget: whether that is below
-  ceil(2L / s)); its memory fields are the memory model's at that budget.
+  multiple of 1024); where the rule above does not make it estimated at L, its max_token_len_per_gpu is the
+  larger of ceil(L / s) and the lesser of Tc and ceil(2L / s) - 1 rounded down to a multiple of 1024
+  (lowered_budget: whether that is below ceil(2L / s)); its memory fields are the memory model's at that budget.
 
 What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`), for the memory
 figures and for whether an estimate fits; and the words of a plan's cautions (`solver.results.Plan.with_cautions`),
@@ -274,12 +275,30 @@ def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list
     return [(table, offload or count < n) for of_type in tables for count, table in sorted(of_type.items())]
 
 
+def _table_stop(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
+                sp: int, env_pinned_off: bool, margin: float | None = None) -> int | None:
+    """Where a refuting table stops the setting's estimate short of the memory model's longest: the longest L that
+    `_estimated` holds at, when it does not hold at the memory model's longest; None otherwise (or when no length is
+    estimated). A bisection: a length that a table says ran out of memory, so does every longer one."""
+    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin)
+    if not longest or _estimated(tables, the_model, memory_gib, n, env, offload, sp, longest, env_pinned_off, margin):
+        return None
+    low, high = 0, longest  # estimated at low (0: none), not at high
+    while high - low > 1:
+        middle = (low + high) // 2
+        estimated = _estimated(tables, the_model, memory_gib, n, env, offload, sp, middle, env_pinned_off, margin)
+        low, high = (middle, high) if estimated else (low, middle)
+    return low or None
+
+
 def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
-    """The token budget of an estimated plan under token_budget="auto"; None when ceil(L / s) > Tc."""
-    if _max_token_len_per_gpu(length, sp) <= most_tokens:
-        return _max_token_len_per_gpu(length, sp)
+    """The token budget of an estimated plan under token_budget="auto" at a length L that the estimate does not
+    vouch for at Trinity's default (`_estimated` does not hold): at most Tc (`most_tokens`) and below ceil(2L / s),
+    the default that did not fit or a table says ran out of memory, rounded down to a multiple of 1024, but at least
+    ceil(L / s); None when that least is more."""
+    most = min(most_tokens, _max_token_len_per_gpu(length, sp) - 1)
     least = -(-length // sp)
-    return None if least > most_tokens else max(least, most_tokens // 1024 * 1024)
+    return None if least > most else max(least, most // 1024 * 1024)
 
 
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
@@ -660,10 +679,12 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         if query.estimates and query.token_budget == "auto" else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
-                    # rows), and the estimate's grid.
+                    # rows), the estimate's grid, and at the default budget where a table stops the estimate.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
-                    lengths = sorted(rows | set(range(1024, reach + 1, 1024))) if objective == "max_len" \
-                        else [query.max_model_len]
+                    stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env,
+                                       query.margin) if query.estimates and query.token_budget == "default" else None
+                    lengths = sorted(rows | set(range(1024, reach + 1, 1024)) | ({stop} if stop else set())) \
+                        if objective == "max_len" else [query.max_model_len]
                     for length in lengths:
                         found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
                         tokens = _max_token_len_per_gpu(length, s)
@@ -674,8 +695,9 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
                             found, tokens = ("estimated", None), lowered
-                        if found is None:
-                            continue
+                        if found is None or (objective == "max_len" and found[0] == "estimated"
+                                             and length % 1024 and length != stop):
+                            continue  # when maximising, an estimate is on its grid or where a table stops it
                         evidence, source = found
                         source = None if source is None else _cited(source, catalog, gpu_type, the_model)
                         cost = exact_cost(weights, the_model, gpu_type, n, e, o, s)
@@ -875,7 +897,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
 
     Checks validity only (not optimality). With no max_model_len (the max_len objective), the plan's
     length must be one of the row lengths of the table that vouches for it (an estimate's: a multiple
-    of 1024).
+    of 1024, or where a table stops the estimate).
     """
     query = Query(**asked)
     weights, gpu_type, the_model, tables, refuting = _resolved(catalog, query)
@@ -965,8 +987,11 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         if length != query.max_model_len:
             problems.append(f"max_model_len={length} but {query.max_model_len} was asked for")
     elif plan["evidence"] == "estimated":
-        if length % 1024:
-            problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid)")
+        stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env, query.margin) \
+            if query.token_budget == "default" else None
+        if length % 1024 and length != stop:
+            problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid), nor where a "
+                            "table stops the estimate")
     elif isinstance(plan["source"], dict) and plan["source"].get("gpus") in tables:
         if length not in [row.max_model_len for row in tables[plan["source"]["gpus"]].rows]:
             problems.append(f"max_model_len={length} is not a row of the table that vouches for the plan")

@@ -1212,9 +1212,10 @@ def test_a_count_whose_estimates_a_larger_tables_first_dash_caps_to_nothing_has_
                              "some length: 2)")
 
 
-def test_estimates_that_a_larger_gpu_types_table_caps_below_one_grid_step_leave_no_length_to_maximise(tmp_path):
+def test_estimates_that_a_larger_gpu_types_table_stops_below_one_grid_step_are_maximised_to_where_it_stops(tmp_path):
     # A user's GPU type with more memory than the A100 says Qwen3-32B trains at 512 tokens on 1 GPU and nothing at 1024:
-    # on 1 A100 (no table of Qwen3-32B) every estimate is capped at 512, short of the 1024-token grid.
+    # on 1 A100 (no table of Qwen3-32B) every estimate is capped at 512, short of the 1024-token grid. Where a table
+    # stops an estimate is a length maximising may take (`PlanningData.table_stops`): --len 512 has that plan too.
     cells_file = tmp_path / "mine.yaml"
     cells_file.write_text(
         "gpu: Mine-200GB\nmemory_gb: 200\nsource: mine\ntables:\n"
@@ -1224,12 +1225,13 @@ def test_estimates_that_a_larger_gpu_types_table_caps_below_one_grid_step_leave_
     catalog = load_catalog().with_cells(cells_file)
     query = make_query(catalog, model="32B", gpu="a100", objective="max_len", budget_gpus=1)
     data = prepare(catalog, "A100-80GB", query)
-    assert data.counts == (1,) and data.lengths == () and data.holds_no_plan(query)
+    assert (data.counts, data.lengths, data.table_stops) == ((1,), (512,), ((1, 1, 1, 1, 512),))
     (answer,) = plan(query, catalog)
-    assert answer.status == "infeasible"
-    assert answer.reason == ("the tables have no Qwen3-32B on A100-80GB, and the memory model estimates that nothing "
-                             "fits (not even 1024 tokens) within what the Mine-200GB tables allow (their GPUs have at "
-                             "least this one's memory)")
+    assert [(p.setting.label, p.max_model_len, p.evidence) for p in answer.plans] == [
+        ("Env + Offload", 512, "estimated")]
+    asked = [plan(make_query(catalog, model="32B", gpu="a100", max_model_len=length, budget_gpus=1), catalog)[0]
+             for length in (512, 513)]
+    assert [(a.status, [p.max_model_len for p in a.plans]) for a in asked] == [("optimal", [512]), ("infeasible", [])]
 
 
 def test_a_cell_vouches_for_a_plan_of_any_higher_sp_degree():

@@ -23,7 +23,7 @@ from reference import (
 
 from solver.memory import breakdown, host_memory_gib
 from solver.model import prepare
-from solver.rules import lowered_token_budget, token_budget
+from solver.rules import lowered_token_budget, most_estimated_tokens, token_budget
 from solver.solve import LIFT_WEIGHTS, USER_LIMIT_WEIGHT, least_host_plan, nearest_plan
 from solver.solve import plan as solve_plan
 from solver.tables import (
@@ -756,11 +756,29 @@ def test_a_lowered_token_budget_keeps_trinitys_default_where_it_is_exactly_the_m
     assert lowered_token_budget(5120, 4, 2559) == 2048
     assert lowered_token_budget(5120, 4, 1280) == 1280  # the least, ceil(5120 / 4), is not a multiple of 1024
     assert lowered_token_budget(5120, 4, 1279) is None
-    for length in (1024, 3072, 5120, 7000, 40960):
+    for length in (1024, 3072, 5120, 7000, 30002, 40960):
         for sp in (1, 2, 3, 4, 8):
             default, least = token_budget(length, sp), -(-length // sp)
-            for most in (default + 1, default, default - 1, least + 1, least, least - 1):
+            for most in (default - 1, least + 1, least, least - 1):  # the reference's lowers past the default alone
                 assert lowered_token_budget(length, sp, most) == _lowered_budget(length, sp, most), (length, sp, most)
+
+
+@pytest.mark.parametrize(("length", "sp", "longest", "budget"), [
+    (30002, 4, 30002, 15001),  # the longest at the default: its default
+    (30002, 4, 30001, 14336),  # past it, though the default is the same 15001: below it (cells that contradict)
+    (30003, 4, 30002, 14336),  # past it, a token more per GPU: at most the longest's 15001, rounded down
+    (5120, 4, 5120, 2560), (5121, 4, 5120, 2048), (5120, 4, 2560, 1280), (5120, 4, 2558, None),
+    (40960, 8, 30002, 7168), (30004, 8, 30001, 7168), (30004, 8, 30004, 7501),
+])
+def test_past_the_longest_length_at_the_default_a_lowered_budget_stays_below_the_default(
+        length: int, sp: int, longest: int, budget: int | None):
+    """Past an estimate's longest length at Trinity's default (`most_estimated_tokens`), the budget is below the
+    default at the length, though that default may be the longest's own (30001 and 30002 take 15001 at SP=4: a row
+    at 30002 that says SP=4 ran out of memory contradicts one at 30001 that says it trained); the reference agrees."""
+    got = lowered_token_budget(length, sp, most_estimated_tokens(length, sp, longest))
+    assert got == budget
+    if length > longest:  # the reference lowers only where the default is not estimated
+        assert _lowered_budget(length, sp, token_budget(longest, sp)) == budget
 
 
 NEAREST_LIMITS = {"sp": "pin_sp", "env": "pin_env", "offload": "pin_offload", "host_ram_gb": "host_ram",
