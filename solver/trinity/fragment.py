@@ -247,7 +247,8 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
     own = model.beyond_native_on_own_scaling(max_model_len)
     longest = model.vllm_longest_as_written(max_model_len)
     derived = (f"vLLM (the explorer's rollout) derives a longest max_model_len of "
-               f"{vllm_length_words(model, longest)} from the model's config.json{'' if model.yarn_factor(max_model_len) is None else ' and the YaRN written'}")
+               f"{vllm_length_words(model, longest)} from the model's config.json"
+               f"{'' if model.yarn_factor(max_model_len) is None else ' and the YaRN written'}")
     if max_model_len <= longest:
         factor = "" if vllm_no_limit(model) else f" (its {model.rope_scaling} scaling's factor applied)"
         vllm = f"{derived}{factor}: it takes this one."
