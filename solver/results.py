@@ -69,7 +69,9 @@ from solver.tables import (
     Setting,
     check_types,
     left_out_when_none,
+    shown_number,
 )
+from solver.tables.model_config import NO_LIMIT_LENGTH
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Amount = Annotated[float, Ge(0), AllowInfNan(False)]
@@ -517,6 +519,23 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
     return (words,)
 
 
+NO_LIMIT_WORDS = "no limit (transformers' no-limit model_max_length: vLLM refuses no length)"
+"""A length vLLM derives from transformers' "no limit" ``model_max_length`` (`NO_LIMIT_LENGTH`), in words."""
+
+
+def vllm_no_limit(model: Model) -> bool:
+    """Whether `model`'s config.json gives transformers' "no limit" ``model_max_length`` (`NO_LIMIT_LENGTH`), which
+    vLLM takes up to: every length it derives for the model is that or more, and it refuses no length."""
+    return model.vllm_allowed_length == NO_LIMIT_LENGTH
+
+
+def vllm_length_words(model: Model, length: float) -> str:
+    """A length vLLM derives from `model`'s config.json (`Model.vllm_longest_length`, `Model.vllm_longest_as_written`,
+    `Model.vllm_longest_given`, `Model.vllm_length_key`'s), as every view shows it: the number (`shown_number`), or
+    `NO_LIMIT_WORDS` where it is transformers' "no limit" (`vllm_no_limit`), 31 digits that say nothing to a reader."""
+    return NO_LIMIT_WORDS if vllm_no_limit(model) else shown_number(length)
+
+
 def own_scaling_words(model: Model, max_model_len: int) -> str:
     """`max_model_len`, past `model`'s native context on its own RoPE scaling, in words: whether vLLM's rollout takes
     it, within the longest length vLLM derives for the model as written (`Model.vllm_longest_as_written`), or refuses
@@ -524,7 +543,8 @@ def own_scaling_words(model: Model, max_model_len: int) -> str:
     longest = math.floor(model.vllm_longest_as_written(max_model_len))
     vllm = (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config, unless "
             f"{'='.join(LONG_LENGTH_VARIABLE)} is set" if max_model_len > longest
-            else f"vLLM's rollout takes it, within the {longest} it derives from the model's config")
+            else f"vLLM's rollout takes it: the longest length it derives from the model's config is "
+                 f"{vllm_length_words(model, longest)}")
     return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
             f"provides: no YaRN written; {vllm}; check the model handles it")
 
@@ -538,7 +558,7 @@ def length_key_words(model: Model) -> str:
     key, value = model.vllm_length_key
     which = ("which vLLM takes in place of the others" if key == "model_max_length"
              else "the smallest of its length keys")
-    return f"its {key} of {value}, {which}"
+    return f"its {key} of {vllm_length_words(model, value)}, {which}"
 
 
 def past_derived_length_words(model: Model, max_model_len: int) -> str | None:

@@ -182,5 +182,5 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
 def test_a_trinity_fragment_carries_the_host_memory_caution(cli):
     status, out, _ = cli("--gpu", "l40s", "--gpus", "1", "--model", "8B", "--len", "4k", "--emit", "trinity")
     assert status == 0 and (
-        "# caution: Offload needs 162.6 GiB of host memory per node (one trainer GPU's), more than the 128\n"
-        "# GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram\n") in out
+        "# caution: Offload needs 162.6 GiB of host memory per node (one trainer GPU's), more than the\n"
+        "# 128 GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give\n") in out

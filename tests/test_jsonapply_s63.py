@@ -174,7 +174,7 @@ def test_a_linear_scalings_export_starts_past_the_length_vllm_derives_not_the_na
     # The max_model_len row's caution says the same of the length, from the same rule.
     said = ("vLLM's rollout refuses it, past the 131072 it derives from the model's config, unless "
             "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set" if exported
-            else "vLLM's rollout takes it, within the 131072 it derives from the model's config;")
+            else "vLLM's rollout takes it: the longest length it derives from the model's config is 131072;")
     assert said in " ".join(text.split())
     (caution,) = [caution for caution in _json_answer(cli, *query)["plans"][0]["cautions"] if "RoPE scaling" in caution]
     assert said in caution

@@ -31,6 +31,8 @@ from solver.results import (
     plan_environment,
     rocm_env_caution,
     rocm_env_note,
+    vllm_length_words,
+    vllm_no_limit,
 )
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, whole_nodes_violation
 from solver.tables import (
@@ -40,7 +42,6 @@ from solver.tables import (
     brief,
     check_types,
     host_ram_argument,
-    shown_number,
 )
 from solver.trinity.keys import YARN_TRAINER, yaml_scalar
 from solver.trinity.plan_keys import (
@@ -245,10 +246,12 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
     it is shorter."""
     own = model.beyond_native_on_own_scaling(max_model_len)
     longest = model.vllm_longest_as_written(max_model_len)
-    derived = (f"vLLM (the explorer's rollout) derives a longest max_model_len of {shown_number(longest)} from the "
-               f"model's config.json{'' if model.yarn_factor(max_model_len) is None else ' and the YaRN written'}")
+    derived = (f"vLLM (the explorer's rollout) derives a longest max_model_len of "
+               f"{vllm_length_words(model, longest)} from the model's config.json"
+               f"{'' if model.yarn_factor(max_model_len) is None else ' and the YaRN written'}")
     if max_model_len <= longest:
-        vllm = f"{derived} (its {model.rope_scaling} scaling's factor applied): it takes this one."
+        factor = "" if vllm_no_limit(model) else f" (its {model.rope_scaling} scaling's factor applied)"
+        vllm = f"{derived}{factor}: it takes this one."
     else:
         skipped = " (it applies no RoPE scaling's factor to a Gemma 3's length)" if model.vllm_skips_rope_factor else ""
         vllm = (f"{derived}{skipped} and refuses a longer one unless {'='.join(LONG_LENGTH_VARIABLE)} is set (before "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -32,12 +33,22 @@ with its indentation and ``# ``, at most this long, bar a single longer word and
 as long as a Trinity config's own lines."""
 
 
+NUMBER_WITH_UNIT = re.compile(r"\b(\d+(?:[.,]\d+)*) (GiB|GB|MiB|TB|GPUs?|tokens?|nodes?|s)\b")
+"""A number and the unit after it (``128 GiB``, ``8 GPUs``, ``131072 tokens``, ``30 s``), which a comment keeps on one
+line (`comment_paragraph`)."""
+_NO_BREAK = "\ue000"
+"""The placeholder that stands for the space between a number and its unit while a comment is wrapped: a private-use
+character, which rft-solver's comments do not hold, and which `textwrap` takes for no space."""
+
+
 def comment_paragraph(words: str, indent: int, hanging: str = "") -> list[str]:
     """`words` as the lines of a comment paragraph at column `indent`, without their ``# ``: wrapped at spaces alone
-    (never inside a word, a flag, a path or a URL) so that each line, with its indentation and ``# ``, is at most
-    `COMMENT_WIDTH` long (bar a single word longer), its further lines starting with `hanging`."""
-    return textwrap.wrap(words, COMMENT_WIDTH - indent - 2, subsequent_indent=hanging, break_long_words=False,
-                         break_on_hyphens=False)
+    (never inside a word, a flag, a path or a URL, nor between a number and its unit, `NUMBER_WITH_UNIT`) so that
+    each line, with its indentation and ``# ``, is at most `COMMENT_WIDTH` long (bar a single word longer), its further
+    lines starting with `hanging`."""
+    joined = NUMBER_WITH_UNIT.sub(rf"\1{_NO_BREAK}\2", words)
+    return [line.replace(_NO_BREAK, " ") for line in textwrap.wrap(
+        joined, COMMENT_WIDTH - indent - 2, subsequent_indent=hanging, break_long_words=False, break_on_hyphens=False)]
 
 
 def trinity_06_keys_comment(version_option: str = COMMAND_OPTIONS.trinity_05) -> str:
