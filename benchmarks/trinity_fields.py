@@ -20,15 +20,20 @@ and walks its dataclass ``Config`` as ``OmegaConf.structured`` types it:
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import subprocess
 import sys
 import tempfile
+import types
 import typing
 import zipfile
 from pathlib import Path
 from typing import Any
+
+UNIONS = (typing.Union, types.UnionType)
+"""``Optional[X]`` and ``X | None``."""
 
 HEADER = """\
 # The sections of Trinity-RFT's typed config (the dataclass Config of trinity/common/config.py), per release, read
@@ -45,14 +50,14 @@ def _dataclass_in(annotation: Any) -> type | None:
     """The dataclass `annotation` names, itself or in ``Optional``; None where it names none."""
     if dataclasses.is_dataclass(annotation):
         return annotation  # type: ignore[return-value]
-    if typing.get_origin(annotation) is typing.Union:
+    if typing.get_origin(annotation) in UNIONS:
         return next((each for each in typing.get_args(annotation) if dataclasses.is_dataclass(each)), None)
     return None
 
 
 def _item_dataclass(annotation: Any) -> type | None:
     """The dataclass of the items of a list or mapping `annotation` (``Optional`` too) names; None otherwise."""
-    if typing.get_origin(annotation) is typing.Union:
+    if typing.get_origin(annotation) in UNIONS:
         return next((found for each in typing.get_args(annotation) if (found := _item_dataclass(each))), None)
     arguments = typing.get_args(annotation)
     return _dataclass_in(arguments[-1]) if typing.get_origin(annotation) in (list, dict) and arguments else None
@@ -60,9 +65,9 @@ def _item_dataclass(annotation: Any) -> type | None:
 
 def _is_open(annotation: Any) -> bool:
     """Whether `annotation` is ``Any``, ``dict`` or a mapping (``Optional`` too), whose keys OmegaConf leaves open."""
-    if typing.get_origin(annotation) is typing.Union:
+    if typing.get_origin(annotation) in UNIONS:
         return any(_is_open(each) for each in typing.get_args(annotation) if each is not type(None))
-    return annotation is Any or annotation in (dict, typing.Dict) or typing.get_origin(annotation) is dict
+    return annotation is Any or annotation is dict or typing.get_origin(annotation) is dict  # typing.Dict's too
 
 
 def _default(field: dataclasses.Field[Any]) -> Any:
@@ -94,7 +99,7 @@ def walk(cls: type, path: str, sections: dict[str, list[str]], open_fields: dict
 
 def _walk_installed() -> None:
     """In the child: print the sections of the ``trinity`` on the path as JSON."""
-    from trinity.common.config import Config  # noqa: PLC0415 - the wheel's, on the child's path alone
+    from trinity.common.config import Config  # the wheel's, on the child's path alone
 
     sections: dict[str, list[str]] = {}
     open_fields: dict[str, list[str]] = {}
@@ -143,8 +148,19 @@ def main(wheels: list[str]) -> None:
     print("\n".join(out))
 
 
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser.add_argument("wheels", nargs="*", metavar="WHEEL", help="a trinity_rft-<release>-py3-none-any.whl")
+    parser.add_argument("--walk", action="store_true", help=argparse.SUPPRESS)  # the child, in an unpacked wheel
+    arguments = parser.parse_args()
+    if not arguments.walk and not arguments.wheels:
+        parser.error("name at least one wheel")
+    return arguments
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--walk"]:
+    ARGUMENTS = _arguments()
+    if ARGUMENTS.walk:
         _walk_installed()
     else:
-        main(sys.argv[1:])
+        main(ARGUMENTS.wheels)

@@ -32,7 +32,7 @@ def _problems(mapping: dict[str, object], model: str = "8B") -> list[tuple[str, 
 
 
 def test_the_shipped_field_names_are_each_releases_as_its_wheel_has_them():
-    # each section's fields as its release's wheel has them (session 66 keyed them by section: tests/test_checkclass_s66)
+    # each section's fields as its release's wheel has them (keyed by section since session 66: test_checkclass_s66)
     releases = load_trinity_fields().releases
     assert list(releases) == ["0.5.0", "0.5.1", "0.5.2", "0.6.0"]
     trainer = {release: set(schema.sections["trainer"]) for release, schema in releases.items()}

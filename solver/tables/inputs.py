@@ -111,8 +111,8 @@ class TrinityRelease(Frozen, defer_build=True):
         if "" not in self.sections:
             raise ValueError('sections: the top, "", is missing; give its field names')
         for kind, paths in (("sections", self.sections), ("open", self.open), ("null", self.null)):
-            if (wrong := next((path for path in paths if not SECTION_PATH.fullmatch(path) and (path or kind != "sections")),
-                              None)) is not None:
+            malformed = (path for path in paths if not SECTION_PATH.fullmatch(path) and (path or kind != "sections"))
+            if (wrong := next(malformed, None)) is not None:
                 raise ValueError(f"{kind}: {wrong!r} is no section path (field names or * joined by dots)")
         for kind, paths in (("sections", self.sections), ("open", self.open)):
             for path, names in paths.items():
