@@ -32,18 +32,21 @@ def _problems(mapping: dict[str, object], model: str = "8B") -> list[tuple[str, 
 
 
 def test_the_shipped_field_names_are_each_releases_as_its_wheel_has_them():
-    releases = {release: set(names) for release, names in load_trinity_fields().releases.items()}
-    assert {release: len(names) for release, names in releases.items()} == {
-        "0.5.0": 241, "0.5.1": 241, "0.5.2": 247, "0.6.0": 287}
-    assert releases["0.5.2"] < releases["0.6.0"] and releases["0.5.0"] - releases["0.5.1"] == {"pad_token_id"}
-    assert {"megatron", "offload_policy"} <= releases["0.6.0"] - releases["0.5.2"]
-    assert "external_model" in releases["0.5.2"] - releases["0.5.1"]
-    assert load_trinity_fields().in_any_release() == set().union(*releases.values())
+    # each section's fields as its release's wheel has them (keyed by section since session 66: test_checkclass_s66)
+    releases = load_trinity_fields().releases
+    assert list(releases) == ["0.5.0", "0.5.1", "0.5.2", "0.6.0"]
+    trainer = {release: set(schema.sections["trainer"]) for release, schema in releases.items()}
+    assert trainer["0.5.2"] < trainer["0.6.0"] and {"megatron", "offload_policy"} <= trainer["0.6.0"] - trainer["0.5.2"]
+    buffer = {release: set(schema.sections["buffer"]) for release, schema in releases.items()}
+    assert buffer["0.5.0"] - buffer["0.5.1"] == {"pad_token_id"}
+    model = {release: set(schema.sections["model"]) for release, schema in releases.items()}
+    assert "external_model" in model["0.5.2"] - model["0.5.1"]
 
 
 @pytest.mark.parametrize(("field", "code"), [
-    ("pad_token_id", "unresolved-value"),  # 0.5.0's ModelConfig alone has it: not every release refuses
-    ("megatron", "unresolved-value"),  # 0.6.0's alone
+    ("tinker", "unresolved-value"),  # a section of every release's ModelConfig: the merge fills it in
+    ("pad_token_id", "unresolved-value-refused"),  # 0.5.0's BufferConfig has it, no release's ModelConfig
+    ("megatron", "unresolved-value-refused"),  # 0.6.0's TrainerConfig alone
     ("pad_token_idz", "unresolved-value-refused"),
 ])
 def test_a_reference_to_a_field_of_some_release_is_not_refused(field: str, code: str):
@@ -51,15 +54,25 @@ def test_a_reference_to_a_field_of_some_release_is_not_refused(field: str, code:
     assert said == code and f"the config has no model.{field}" in words
 
 
+RELEASE = 'releases:\n  "0.6.0":\n    '
+
+
 @pytest.mark.parametrize(("text", "words"), [
-    ('releases:\n  "0.6.0": [b, a]\n', "releases: release 0.6.0's field names are not sorted; sort them"),
-    ('releases:\n  "0.6.0": [a, a]\n', "releases: release 0.6.0 lists the field 'a' twice; list each once"),
-    ('releases:\n  "0.6.0": [a, yes]\n', "releases, 0.6.0, 0.6.0 item 2: must be text, got True"),
-    ('releases:\n  "0.6.0": [a, Max-Len]\n', "releases: release 0.6.0: 'Max-Len' is no field name"),
-    ('releases:\n  "0.6": [a]\n', "releases: '0.6' is no release: name one as 0.6.0 is"),
-    ('releases:\n  "0.6.0": []\n', "releases, 0.6.0: must list at least 1, got []"),
+    (RELEASE + 'sections: {"": [b, a]}\n    open: {}\n    null: []\n',
+     'releases, 0.6.0: sections, "": not sorted; sort them'),
+    (RELEASE + 'sections: {"": [a, a]}\n    open: {}\n    null: []\n',
+     'releases, 0.6.0: sections, "" lists \'a\' twice; list each once'),
+    (RELEASE + 'sections: {"": [a, yes]}\n    open: {}\n    null: []\n',
+     'releases, 0.6.0, sections, "", "" item 2: must be text, got True'),
+    (RELEASE + 'sections: {"": [a, Max-Len]}\n    open: {}\n    null: []\n',
+     'releases, 0.6.0: sections, "": \'Max-Len\' is no field name'),
+    ('releases:\n  "0.6":\n    sections: {"": [a]}\n    open: {}\n    null: []\n',
+     "releases: '0.6' is no release: name one as 0.6.0 is"),
+    (RELEASE + 'sections: {"": []}\n    open: {}\n    null: []\n',
+     'releases, 0.6.0, sections, "": must list at least 1, got []'),
     ("releases: {}\n", "releases: must list at least 1, got {}"),
     ("fields: [a]\n", "unknown field 'fields' (fields: releases)"),
+    ('releases:\n  "0.5.0": [a]\n', "releases, 0.5.0: must be a mapping, got ['a']"),  # session 65's names alone
 ])
 def test_a_malformed_field_names_file_is_refused_in_one_line(tmp_path: Path, text: str, words: str):
     path = tmp_path / "trinity-fields.yaml"
@@ -74,7 +87,8 @@ def test_check_exits_2_in_one_line_where_the_shipped_field_names_are_malformed(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     tables = tmp_path / "tables"
     shutil.copytree(solver.tables.loaders.shipped_tables_directory(), tables)
-    (tables / "trinity-fields.yaml").write_text('releases:\n  "0.6.0": [b, a]\n', encoding="utf-8")
+    (tables / "trinity-fields.yaml").write_text(RELEASE + 'sections: {"": [b, a]}\n    open: {}\n    null: []\n',
+                                                encoding="utf-8")
     config = tmp_path / "c.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 4096\n"
                       "  critic_model_path: ${model.max_prompt_tokens}\n", encoding="utf-8")
@@ -86,8 +100,7 @@ def test_check_exits_2_in_one_line_where_the_shipped_field_names_are_malformed(
         load_trinity_fields.cache_clear()
     assert status == 2 and out == "" and "Traceback" not in err
     assert err.strip().splitlines() == [
-        (f"solve: error: {tables / 'trinity-fields.yaml'}: releases: release 0.6.0's field names are not sorted; "
-         "sort them")]
+        f"solve: error: {tables / 'trinity-fields.yaml'}: releases, 0.6.0: sections, \"\": not sorted; sort them"]
 
 
 TRAINER_CONFIG = ("trainer", "trainer_config")

@@ -113,14 +113,14 @@ def test_a_typed_missing_value_read_directly_and_through_a_reference_is_said_onc
 
 
 def _reference(field: str) -> dict[str, object]:
-    # the trainer section given: where it is absent, the reference lacks trainer itself, which every release types
+    # the trainer and buffer sections given: where one is absent, the reference lacks it, which every release types
     return {"model": {"model_path": "Qwen/Qwen3-8B", "critic_model_path": f"${{{field}}}"},
-            "trainer": {"save_interval": 100}}
+            "trainer": {"save_interval": 100}, "buffer": {"total_epochs": 1}}
 
 
 @pytest.mark.parametrize(("field", "version", "releases"), [
     ("trainer.megatron", "0.5", "Trinity 0.5"),  # 0.6.0's field alone
-    ("model.pad_token_id", "0.6", "Trinity 0.6"),  # 0.5.0's alone
+    ("buffer.pad_token_id", "0.6", "Trinity 0.6"),  # 0.5.0's alone (session 66: its BufferConfig's, not ModelConfig's)
     ("model.pad_token_idz", None, "every Trinity release"),
 ])
 def test_a_reference_to_a_field_the_named_version_lacks_is_refused(field: str, version: str | None, releases: str):
@@ -130,8 +130,8 @@ def test_a_reference_to_a_field_the_named_version_lacks_is_refused(field: str, v
 
 
 @pytest.mark.parametrize(("field", "version"), [
-    ("trainer.megatron", None), ("trainer.megatron", "0.6"), ("model.pad_token_id", None),
-    ("model.pad_token_id", "0.5"),  # 0.5.0 has it, 0.5.1 and 0.5.2 not: not every 0.5 release refuses
+    ("trainer.megatron", None), ("trainer.megatron", "0.6"), ("buffer.pad_token_id", None),
+    ("buffer.pad_token_id", "0.5"),  # 0.5.0 has it, 0.5.1 and 0.5.2 not: not every 0.5 release refuses
 ])
 def test_a_reference_to_a_field_of_some_release_of_the_version_is_not_judged(field: str, version: str | None):
     assert _problems(_reference(field), version) == [("unresolved-value", (

@@ -52,14 +52,16 @@ def test_a_cells_files_source_of_either_form_still_loads(cli, tmp_path: Path):
 
 
 # reading.py 333 (`_model_at` past a field of no model of rft-solver's): reached by the one such field, the
-# maintainer's tables/trinity-fields.yaml's releases, a mapping of lists; a mapping in a list's place names no fields.
+# maintainer's tables/trinity-fields.yaml's sections, a mapping of lists; a mapping in a list's place names no fields.
 
 def test_a_trinity_fields_release_given_a_mapping_names_its_keys_and_no_fields(tmp_path: Path):
     path = tmp_path / "trinity-fields.yaml"
-    path.write_text('releases:\n  "0.5.0": {algorithm: 1}\n', encoding="utf-8")
+    path.write_text('releases:\n  "0.5.0":\n    sections: {"": {algorithm: 1}}\n    open: {}\n    null: []\n',
+                    encoding="utf-8")
     with pytest.raises(TableError) as raised:
         load_validated(TrinityFields, path)
-    assert str(raised.value) == f"{path}: releases, 0.5.0: must be a list, got a mapping (keys: algorithm)"
+    assert str(raised.value) == (f'{path}: releases, 0.5.0, sections, "": must be a list, got a mapping '
+                                 "(keys: algorithm)")
 
 
 # A cells file's row of an odd length (30001 tokens, where SP=4 trains, before the row where SP=4 runs out of memory)

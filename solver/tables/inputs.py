@@ -1,5 +1,5 @@
-"""The schema of cost weights, fleet files (pools and jobs), memory models (coefficients, calibration) and Trinity's
-field names."""
+"""The schema of cost weights, fleet files (pools and jobs), memory models (coefficients, calibration) and the
+sections of Trinity's typed config."""
 
 from __future__ import annotations
 
@@ -75,35 +75,99 @@ TRINITY_RELEASE = re.compile(r"\d+\.\d+\.\d+")
 """A Trinity-RFT release as ``tables/trinity-fields.yaml`` names it (``0.6.0``)."""
 FIELD_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 """A field name of Trinity's config dataclasses: a Python identifier in lower case (``max_model_len``)."""
+SECTION_PATH = re.compile(r"(?:[a-z_][a-z0-9_]*|\*)(?:\.(?:[a-z_][a-z0-9_]*|\*))*")
+"""A section's path in Trinity's typed config: field names and ``*`` (an item of a list or mapping of sections)
+joined by dots (``explorer.auxiliary_models.*``); the top is ``""``."""
+ITEM = "*"
+"""A section path's key for any item of a list or mapping of sections (`SECTION_PATH`)."""
+
+FieldNames = tuple[Annotated[str, Strict()], ...]
+SectionPath = Annotated[str, Strict()]
+
+
+def _sorted_once(where: str, items: tuple[str, ...]) -> None:
+    """Refuse `items` (of `where`) unless they are sorted, each once."""
+    if (repeated := first_repeated(items)) is not None:
+        raise ValueError(f"{where} lists {repeated!r} twice; list each once")
+    if list(items) != sorted(items):
+        raise ValueError(f"{where}: not sorted; sort them")
+
+
+class TrinityRelease(Frozen, defer_build=True):
+    """The sections of one Trinity-RFT release's typed ``Config`` (``trinity/common/config.py``), as
+    ``benchmarks/trinity_fields.py`` reads them from its wheel: what ``load_config``'s merge gives a key a config
+    leaves out."""
+
+    sections: Annotated[dict[SectionPath, Annotated[FieldNames, MinLen(1)]], MinLen(1)]
+    """Each dataclass section's path (`SECTION_PATH`; ``""``: the top) -> its field names."""
+    open: dict[SectionPath, FieldNames]
+    """Each field typed ``Any`` or ``dict`` (OmegaConf keeps what a config writes there) -> its default's keys."""
+    null: tuple[SectionPath, ...]
+    """The sections, open fields and lists of sections whose default is null: nothing is below them where a config
+    leaves them out."""
+
+    @model_validator(mode="after")
+    def _paths_well_formed(self) -> TrinityRelease:
+        if "" not in self.sections:
+            raise ValueError('sections: the top, "", is missing; give its field names')
+        for kind, paths in (("sections", self.sections), ("open", self.open), ("null", self.null)):
+            malformed = (path for path in paths if not SECTION_PATH.fullmatch(path) and (path or kind != "sections"))
+            if (wrong := next(malformed, None)) is not None:
+                raise ValueError(f"{kind}: {wrong!r} is no section path (field names or * joined by dots)")
+        for kind, paths in (("sections", self.sections), ("open", self.open)):
+            for path, names in paths.items():
+                if (wrong := next((name for name in names if not FIELD_NAME.fullmatch(name)), None)) is not None:
+                    raise ValueError(f'{kind}, "{path}": {wrong!r} is no field name (lower-case letters, digits and '
+                                     "'_', not starting with a digit)")
+                _sorted_once(f'{kind}, "{path}"', names)
+        if (both := next((path for path in self.open if path in self.sections), None)) is not None:
+            raise ValueError(f"{both!r} is both a section and open; it is one of them")
+        _sorted_once("null", self.null)
+        if (unknown := next((path for path in self.null if path not in self.sections and path not in self.open
+                             and f"{path}.{ITEM}" not in self.sections), None)) is not None:
+            raise ValueError(f"null: {unknown!r} is no section, open field or list of sections; name one of theirs")
+        return self
+
+    def fills(self, path: tuple[str | int, ...], lacking: int) -> bool:
+        """Whether this release's merge gives the reference `path` a value where the config has its first
+        ``lacking - 1`` keys and lacks the next: that key is a field of the section holding it (or its default's,
+        where that is open), and so is each key below it, in sections the merge fills with their defaults (none
+        below a section whose default is null)."""
+        section = ""
+        for key in path[:lacking - 1]:
+            section = self._child(section, key)
+        for depth in range(lacking - 1, len(path)):
+            if depth >= lacking and section in self.null:
+                return False
+            if path[depth] not in self.sections.get(section, self.open.get(section, ())):
+                return False
+            section = self._child(section, path[depth])
+        return True
+
+    def _child(self, section: str, key: str | int) -> str:
+        """The path of the section at `key` in `section` (its items', where `section` holds sections as items)."""
+        item = f"{section}.{ITEM}".removeprefix(".")
+        return item if item in self.sections else f"{section}.{key}".removeprefix(".")
 
 
 class TrinityFields(Frozen, defer_build=True):
-    """The field names of the dataclasses of Trinity-RFT's ``trinity/common/config.py`` (its typed ``Config``), per
-    release, as read from each release's wheel (``tables/trinity-fields.yaml``): each release's names sorted, each
-    once."""
+    """The sections of Trinity-RFT's typed ``Config``, per release (`TrinityRelease`), as read from each release's
+    wheel (``tables/trinity-fields.yaml``)."""
 
-    releases: Annotated[dict[Annotated[str, Strict()], Annotated[tuple[Annotated[str, Strict()], ...], MinLen(1)]],
-                        MinLen(1)]
+    releases: Annotated[dict[Annotated[str, Strict()], TrinityRelease], MinLen(1)]
 
     @field_validator("releases")
     @classmethod
-    def _names_sorted_once(cls, releases: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-        for release, names in releases.items():
-            if not TRINITY_RELEASE.fullmatch(release):
-                raise ValueError(f"{release!r} is no release: name one as 0.6.0 is")
-            if (wrong := next((name for name in names if not FIELD_NAME.fullmatch(name)), None)) is not None:
-                raise ValueError(f"release {release}: {wrong!r} is no field name (lower-case letters, digits and '_', "
-                                 "not starting with a digit)")
-            if (repeated := first_repeated(names)) is not None:
-                raise ValueError(f"release {release} lists the field {repeated!r} twice; list each once")
-            if list(names) != sorted(names):
-                raise ValueError(f"release {release}'s field names are not sorted; sort them")
+    def _releases_named(cls, releases: dict[str, TrinityRelease]) -> dict[str, TrinityRelease]:
+        if (wrong := next((release for release in releases if not TRINITY_RELEASE.fullmatch(release)), None)):
+            raise ValueError(f"{wrong!r} is no release: name one as 0.6.0 is")
         return releases
 
-    def in_any_release(self, minor: str | None = None) -> frozenset[str]:
-        """The names that are a field in some release (of the `minor` version, ``0.5``, where given)."""
-        return frozenset(name for release, names in self.releases.items()
-                         if minor is None or release.startswith(f"{minor}.") for name in names)
+    def fills(self, path: tuple[str | int, ...], lacking: int, minor: str | None = None) -> bool:
+        """Whether some release (of the `minor` version, ``0.5``, where given) gives the reference `path` a value
+        where the config lacks its key at ``lacking - 1`` (`TrinityRelease.fills`)."""
+        return any(release.fills(path, lacking) for name, release in self.releases.items()
+                   if minor is None or name.startswith(f"{minor}."))
 
 
 UNION_TAGS = ("<tokens>", "<at_least>")

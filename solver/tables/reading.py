@@ -268,9 +268,9 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
         elif isinstance(node, dict) and key in node:
             node = node[key]
-            container = str(key)
+            container = str(key) or '""'  # an empty key (a Trinity section's path, the top) shown, not left blank
             if key not in _ITEM_LABELS or position == len(location) - 1:
-                words.append(str(key))
+                words.append(container)
         else:
             words.append(str(key))
             node = None

@@ -224,24 +224,22 @@ def _check_missing_kept(checks: _ConfigChecks) -> None:
 
 def _schema_fills(error: ResolvesToNothing, version: TrinityVersion | None) -> bool:
     """Whether Trinity's typed ``Config`` may give what the reference of `error` lacks a default as it loads the
-    config, so that the reference resolves there: the key the config lacks (`ResolvesToNothing.lacking`) and each key
-    the reference reads below it (`ResolvesToNothing.below`: the merge fills a section the config lacks with the
-    section's defaults, and OmegaConf raises on a key those lack), each the name of a field in some release of
-    `version` (None: any release; `solver.tables.load_trinity_fields`), none of them inside
-    ``trainer.trainer_config``, which Trinity types as ``Any`` (nothing is filled there)."""
-    if error.lacking is None:
-        return False
-    path, names = (*error.lacking, *error.below), load_trinity_fields().in_any_release(version)
-    return path[:2] != UNCHECKED_SECTION and all(key in names for key in path[len(error.lacking) - 1:])
+    config, so that the reference resolves there: in some release of `version` (None: any release;
+    `solver.tables.load_trinity_fields`), the key the config lacks (`ResolvesToNothing.lacking`) is a field of the
+    section holding it, and each key the reference reads below it (`ResolvesToNothing.below`) a field of the section
+    the merge fills in with its defaults (OmegaConf raises on a key those lack); inside a field typed ``Any`` or
+    ``dict`` (``trainer.trainer_config``), only its default's keys."""
+    lacking = error.lacking
+    return lacking is not None and load_trinity_fields().fills((*lacking, *error.below), len(lacking), version)
 
 
 def _schema_lacks_words(error: ResolvesToNothing, version: TrinityVersion | None, releases: str) -> str:
     """Where the key the config lacks (`ResolvesToNothing.lacking`) is a section that Trinity's typed ``Config`` fills
-    in with its defaults (a field's name in `version`'s releases) and the reference of `error` reads keys below it
-    (`ResolvesToNothing.below`), that those defaults lack them, in words (``, which the typed config of Trinity 0.5
-    fills in with its defaults, with no megatron``); "" otherwise."""
+    in with its defaults (a field of the section holding it in `version`'s releases) and the reference of `error`
+    reads keys below it (`ResolvesToNothing.below`), that those defaults lack them, in words (``, which the typed
+    config of Trinity 0.5 fills in with its defaults, with no megatron``); "" otherwise."""
     lacking = error.lacking
-    if lacking is None or not error.below or lacking[-1] not in load_trinity_fields().in_any_release(version):
+    if lacking is None or not error.below or not load_trinity_fields().fills(lacking, len(lacking), version):
         return ""
     return f", which the typed config of {releases} fills in with its defaults, with no {'.'.join(error.below)}"
 

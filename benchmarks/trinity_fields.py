@@ -1,0 +1,166 @@
+"""Regenerate ``tables/trinity-fields.yaml`` from Trinity-RFT's wheels: the sections of each release's typed config.
+
+Usage (a maintainer's step, not run in CI; it needs the wheels and OmegaConf, not rft-solver)::
+
+    pip download trinity-rft==0.5.0 --no-deps -d wheels   # and each other release
+    pip install omegaconf
+    python benchmarks/trinity_fields.py wheels/trinity_rft-*.whl > tables/trinity-fields.yaml
+
+Each wheel is unpacked into a temporary folder, and a child Python imports its ``trinity.common.config`` (with an
+empty ``ray`` module where ray is not installed: only ``trinity.utils.log`` imports it, and only calls it later)
+and walks its dataclass ``Config`` as ``OmegaConf.structured`` types it:
+
+- a field typed as a dataclass (``Optional`` too) is a section: its path maps to its field names (``""``: the top);
+- a list of a dataclass, or a mapping of text to one, holds items typed so: ``PATH.*`` is their section;
+- a field typed ``Any``, ``dict`` or a mapping of other values is open: its path maps to the keys of its default
+  (OmegaConf keeps what a config writes there as written, and merges the default's keys in);
+- a section or open field whose default is null is listed under ``null``: where a config leaves it out, nothing
+  is below it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+import tempfile
+import types
+import typing
+import zipfile
+from pathlib import Path
+from typing import Any
+
+UNIONS = (typing.Union, types.UnionType)
+"""``Optional[X]`` and ``X | None``."""
+
+HEADER = """\
+# The sections of Trinity-RFT's typed config (the dataclass Config of trinity/common/config.py), per release, read
+# from each release's wheel by benchmarks/trinity_fields.py (which says how to run it). Trinity's load_config merges
+# a config into that Config (OmegaConf.merge), which fills a key the config leaves out with its default, so that a
+# reference to it resolves; rft-solver's --check judges a ${...} reference to a key the config lacks by these.
+# sections: a section's path ("": the top; "*": an item of a list or mapping of sections) -> its field names.
+# open: a field typed Any or dict (Trinity keeps what the config writes there) -> the keys of its default.
+# null: the sections and open fields whose default is null (nothing is below them where the config leaves them out).
+"""
+
+
+def _dataclass_in(annotation: Any) -> type | None:
+    """The dataclass `annotation` names, itself or in ``Optional``; None where it names none."""
+    if dataclasses.is_dataclass(annotation):
+        return annotation  # type: ignore[return-value]
+    if typing.get_origin(annotation) in UNIONS:
+        return next((each for each in typing.get_args(annotation) if dataclasses.is_dataclass(each)), None)
+    return None
+
+
+def _item_dataclass(annotation: Any) -> type | None:
+    """The dataclass of the items of a list or mapping `annotation` (``Optional`` too) names; None otherwise."""
+    if typing.get_origin(annotation) in UNIONS:
+        return next((found for each in typing.get_args(annotation) if (found := _item_dataclass(each))), None)
+    arguments = typing.get_args(annotation)
+    return _dataclass_in(arguments[-1]) if typing.get_origin(annotation) in (list, dict) and arguments else None
+
+
+def _is_open(annotation: Any) -> bool:
+    """Whether `annotation` is ``Any``, ``dict`` or a mapping (``Optional`` too), whose keys OmegaConf leaves open."""
+    if typing.get_origin(annotation) in UNIONS:
+        return any(_is_open(each) for each in typing.get_args(annotation) if each is not type(None))
+    return annotation is Any or annotation is dict or typing.get_origin(annotation) is dict  # typing.Dict's too
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return None if field.default is dataclasses.MISSING else field.default
+
+
+def walk(cls: type, path: str, sections: dict[str, list[str]], open_fields: dict[str, list[str]],
+         null: list[str]) -> None:
+    """Add the section `cls` at `path`, and every section and open field below it."""
+    hints = typing.get_type_hints(cls)
+    sections[path] = sorted(field.name for field in dataclasses.fields(cls))
+    for field in dataclasses.fields(cls):
+        annotation, at = hints[field.name], f"{path}.{field.name}".removeprefix(".")
+        section, item = _dataclass_in(annotation), _item_dataclass(annotation)
+        if section is None and item is None and not _is_open(annotation):
+            continue
+        default = _default(field)
+        if default is None:
+            null.append(at)
+        if section is not None:
+            walk(section, at, sections, open_fields, null)
+        elif item is not None:
+            walk(item, f"{at}.*", sections, open_fields, null)
+        else:
+            open_fields[at] = sorted(default) if isinstance(default, dict) else []
+
+
+def _walk_installed() -> None:
+    """In the child: print the sections of the ``trinity`` on the path as JSON."""
+    from trinity.common.config import Config  # the wheel's, on the child's path alone
+
+    sections: dict[str, list[str]] = {}
+    open_fields: dict[str, list[str]] = {}
+    null: list[str] = []
+    walk(Config, "", sections, open_fields, null)
+    print(json.dumps({"sections": sections, "open": open_fields, "null": sorted(null)}))
+
+
+def release_sections(wheel: Path) -> tuple[str, dict[str, Any]]:
+    """The release `wheel` holds (its file name's) and its sections, walked in a child Python."""
+    release = wheel.name.split("-")[1]
+    with tempfile.TemporaryDirectory() as folder:
+        zipfile.ZipFile(wheel).extractall(folder)
+        try:
+            __import__("ray")
+        except ImportError:
+            (Path(folder) / "ray.py").write_text("", encoding="utf-8")
+        child = subprocess.run([sys.executable, __file__, "--walk"], cwd=folder, env={"PYTHONPATH": folder},
+                               capture_output=True, text=True, check=False)
+    if child.returncode:
+        raise SystemExit(f"{wheel}: walking its config failed:\n{child.stderr}")
+    return release, json.loads(child.stdout)
+
+
+def _flow(key: str, names: list[str], indent: int) -> str:
+    """``key: [names]`` as a YAML flow list at `indent` spaces, wrapped at 118 columns (further lines two deeper)."""
+    lines, line = [], f"{' ' * indent}{key}: ["
+    for name in names:
+        word = json.dumps(name) if name in ("", "*") else name
+        if len(line) + len(word) + 2 > 118:
+            lines.append(line.rstrip())
+            line = " " * (indent + 2)
+        line += f"{word}, "
+    return "\n".join([*lines, line.removesuffix(", ") + "]"])
+
+
+def main(wheels: list[str]) -> None:
+    """Print ``tables/trinity-fields.yaml`` for `wheels`."""
+    out = [HEADER.rstrip("\n"), "releases:"]
+    for release, found in sorted(release_sections(Path(wheel)) for wheel in wheels):
+        out.append(f'  "{release}":')
+        for kind in ("sections", "open"):
+            out.append(f"    {kind}:")
+            out += [_flow(json.dumps(path), names, 6) for path, names in sorted(found[kind].items())]
+        out.append(_flow("null", found["null"], 4))
+    print("\n".join(out))
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser.add_argument("wheels", nargs="*", metavar="WHEEL", help="a trinity_rft-<release>-py3-none-any.whl")
+    parser.add_argument("--walk", action="store_true", help=argparse.SUPPRESS)  # the child, in an unpacked wheel
+    arguments = parser.parse_args()
+    if not arguments.walk and not arguments.wheels:
+        parser.error("name at least one wheel")
+    return arguments
+
+
+if __name__ == "__main__":
+    ARGUMENTS = _arguments()
+    if ARGUMENTS.walk:
+        _walk_installed()
+    else:
+        main(ARGUMENTS.wheels)
