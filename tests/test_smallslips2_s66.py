@@ -58,7 +58,8 @@ def test_a_file_of_the_three_weights_ranks_the_l40s_plans_as_the_shipped_weights
     for more in ((), ("--weights", str(path))):
         status, out, err = cli(*asked, *more)
         assert (status, err) == (0, "")
-        ranked.append([(plan["gpus"], plan["sp"], plan["offload"], plan["cost"]) for plan in json.loads(out)[0]["plans"]])
+        plans = json.loads(out)[0]["plans"]
+        ranked.append([(plan["gpus"], plan["sp"], plan["offload"], plan["cost"]) for plan in plans])
     assert ranked[0] == ranked[1] and ranked[0][0] == (8, 2, True, 0.32825)
 
 

@@ -84,7 +84,8 @@ FILE_SUFFIXES = (".yaml", ".yml", ".json")
 NAMED_VALUES = {"FILE": "a file name", "PATH": "a file or folder name", "DIR": "a folder name"}
 """What an option's value names, by its metavar: said where the option is given without one (``--write``)."""
 
-VALUES_BY_OTHER_NAMES = {("gpu_interconnect", other): interconnect_meant(other) for other in INTERCONNECTS_BY_OTHER_NAMES}
+VALUES_BY_OTHER_NAMES = {("gpu_interconnect", other): interconnect_meant(other)
+                         for other in INTERCONNECTS_BY_OTHER_NAMES}
 """Values by another tool's name (``--gpu-interconnect xgmi``, as rocm-smi --showtopo prints the link), with the
 value they mean: every command's `Parser.elsewhere` holds them."""
 
