@@ -240,15 +240,20 @@ def test_a_cells_file_may_not_give_a_catalogue_gpu_type_another_interconnect(cli
     assert status == 0
 
 
-def test_a_bad_cells_file_interconnect_is_refused_naming_the_accepted_values(cli: Cli, tmp_path: Path):
+@pytest.mark.parametrize(("link", "meant"), [
+    ("pci", ""),
+    ("nvswitch", "; did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)"),  # another tool's name (s66)
+])
+def test_a_bad_cells_file_interconnect_is_refused_naming_the_accepted_values(cli: Cli, tmp_path: Path, link: str,
+                                                                            meant: str):
     cells = tmp_path / "cells.yaml"
     text = Path("docs/examples/my-cells.yaml").read_text(encoding="utf-8")
-    cells.write_text(text.replace("source: ", "interconnect: pci\ninterconnect_source: mine\nsource: ", 1),
+    cells.write_text(text.replace("source: ", f"interconnect: {link}\ninterconnect_source: mine\nsource: ", 1),
                      encoding="utf-8")
     status, out, err = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k", "--cells", str(cells))
     assert (status, out) == (2, "")
     assert err == (f"solve: error: --cells {cells}: interconnect: Input should be 'nvlink', 'infinity-fabric' or "
-                   "'pcie'\n")
+                   f"'pcie'{meant}\n")
 
 
 def test_the_l20_and_h20_interconnect_lines_say_they_are_not_sourced():

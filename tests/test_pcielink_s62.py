@@ -22,8 +22,8 @@ from solver.tables.reading import load_validated
 from solver.tables.schema import GpusFile
 
 CATALOG = solver.load_catalog()
-TODAYS_WEIGHTS = Weights(offload=1.0, sp=0.1, env=0.01)
-"""The weights before the interconnect counted (no sp_pcie_factor: 1)."""
+TODAYS_WEIGHTS = Weights(offload=1.0, sp=0.1, env=0.01, sp_pcie_factor=1.0)
+"""The weights before the interconnect counted (sp_pcie_factor 1: SP weighed as on NVLink)."""
 
 PCIE = {"L40S-48GB", "L40-48GB", "L20-48GB", "A40-48GB", "RTX-A6000-48GB", "RTX-6000-Ada-48GB", "A10-24GB", "L4-24GB",
         "RTX-4090-24GB", "RTX-5090-32GB"}
@@ -72,10 +72,11 @@ def test_an_interconnect_is_one_of_three_and_comes_with_its_source(fields: dict[
     assert GpuType(gpu="Mine-24GB", memory_gb=24, source="mine").interconnect is None  # your own: weighed as NVLink
 
 
-def test_the_shipped_weights_weigh_sp_three_times_over_pcie_and_a_file_without_the_factor_one(tmp_path: Path):
+def test_the_shipped_weights_weigh_sp_three_times_over_pcie_and_a_file_with_the_factor_one_as_on_nvlink(
+        tmp_path: Path):
     assert solver.load_weights() == Weights(offload=1.0, sp=0.1, env=0.01, sp_pcie_factor=3.0)
     older = tmp_path / "weights.yaml"
-    older.write_text("offload: 1.0\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
+    older.write_text("offload: 1.0\nsp: 0.1\nenv: 0.01\nsp_pcie_factor: 1\n", encoding="utf-8")
     assert solver.load_weights(older) == TODAYS_WEIGHTS and TODAYS_WEIGHTS.sp_pcie_factor == 1.0
 
 

@@ -35,13 +35,13 @@ from solver.cli.maps import build_map_parser, run_map
 from solver.cli.memory import build_memory_parser, run_memory
 from solver.cli.notes import note_memory_as_sold, note_short_length
 from solver.cli.output import OutputError, print_escaped, standard_streams_open
-from solver.cli.parser import Parser
+from solver.cli.parser import Parser, full_width_note
 from solver.cli.paths import check_outputs_spare_inputs
 from solver.cli.planner import build_parser, run_planner
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED
 from solver.cli.tables import build_tables_parser, run_tables
 from solver.query import Undecided
-from solver.tables import OneLineError, brief
+from solver.tables import OneLineError, QueryError, brief
 
 __all__ = ["main"]
 
@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return TERMINATED
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
-        print_escaped(f"{parser.prog}: error: {error}", file=sys.stderr)
+        typed = full_width_note(str(error)) if isinstance(error, QueryError) else ""  # --model ８Ｂ, as a usage error's
+        print_escaped(f"{parser.prog}: error: {error}{typed}", file=sys.stderr)
         return BAD_INPUT
     except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
         print_escaped(f"{parser.prog}: undecided: {error}; nothing printed (a longer --time-limit may decide it)",

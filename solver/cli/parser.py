@@ -16,7 +16,17 @@ from solver.cli.argtypes import output_path
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
 from solver.rules import NODE_GPUS
-from solver.tables import MAX_GPUS, QueryError, brief, counted, cut, load_catalog, thousands_of_tokens
+from solver.tables import (
+    INTERCONNECTS_BY_OTHER_NAMES,
+    MAX_GPUS,
+    QueryError,
+    brief,
+    counted,
+    cut,
+    interconnect_meant,
+    load_catalog,
+    thousands_of_tokens,
+)
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -74,11 +84,8 @@ FILE_SUFFIXES = (".yaml", ".yml", ".json")
 NAMED_VALUES = {"FILE": "a file name", "PATH": "a file or folder name", "DIR": "a folder name"}
 """What an option's value names, by its metavar: said where the option is given without one (``--write``)."""
 
-VALUES_BY_OTHER_NAMES = {
-    ("gpu_interconnect", "xgmi"): "did you mean 'infinity-fabric'? (amd-smi's and rocm-smi's XGMI links are AMD's "
-                                  "Infinity Fabric)",
-    ("gpu_interconnect", "nvswitch"): "did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)",
-}
+VALUES_BY_OTHER_NAMES = {("gpu_interconnect", other): interconnect_meant(other)
+                         for other in INTERCONNECTS_BY_OTHER_NAMES}
 """Values by another tool's name (``--gpu-interconnect xgmi``, as rocm-smi --showtopo prints the link), with the
 value they mean: every command's `Parser.elsewhere` holds them."""
 

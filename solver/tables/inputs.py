@@ -57,18 +57,18 @@ class Weights(Frozen):
     """Cost weights: ``cost = (1/n) * (1 + offload*r*o) * (1 + sp*p*(s-1)) * (1 + env*e)``, for a model of r parameters
     held per parameter active (`Model.held_per_active`: 1 for a dense model; r = 1 for every model where
     ``offload_moe_scaling`` is false), with p the `sp_pcie_factor` on a GPU type whose GPUs talk over PCIe
-    (`GpuType.interconnect`), 1 on others."""
+    (`GpuType.interconnect`), 1 on others. A weight left out (``offload_moe_scaling``, ``sp_pcie_factor``; of a file
+    or of the constructor) takes the shipped ``costs.yaml``'s value, its default here."""
 
     offload: Weight
     sp: Weight
     env: Weight
     offload_moe_scaling: Flag = True
     """Whether Offload's weight for a mixture of experts is multiplied by its parameters held per parameter active
-    (`Model.held_per_active`); false: every model's Offload adds ``offload``, as a dense model's does. A file that
-    leaves it out scales, as the shipped ``costs.yaml`` does."""
-    sp_pcie_factor: Annotated[float, Strict(), Ge(1), Le(1000), AllowInfNan(False)] = Field(default=1.0, description=(
+    (`Model.held_per_active`); false: every model's Offload adds ``offload``, as a dense model's does."""
+    sp_pcie_factor: Annotated[float, Strict(), Ge(1), Le(1000), AllowInfNan(False)] = Field(default=3.0, description=(
         "how many times SP's weight counts on a GPU type whose GPUs reach one another over PCIe (interconnect: "
-        "pcie): Ulysses' all-to-all crosses PCIe, or host memory, every layer; 1 (absent) weighs it as on NVLink"))
+        "pcie): Ulysses' all-to-all crosses PCIe, or host memory, every layer; 1 weighs it as on NVLink"))
 
 
 TRINITY_RELEASE = re.compile(r"\d+\.\d+\.\d+")

@@ -20,7 +20,10 @@ from pydantic import (
     GetJsonSchemaHandler,
     Strict,
     Tag,
+    ValidationError,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     field_validator,
     model_validator,
 )
@@ -768,12 +771,42 @@ def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None
     return None
 
 
-Interconnect = Literal["nvlink", "infinity-fabric", "pcie"]
+InterconnectName = Literal["nvlink", "infinity-fabric", "pcie"]
+"""The interconnects a GPU type may state, by name (`Interconnect` checks one as a field)."""
+
+INTERCONNECTS: tuple[str, ...] = get_args(InterconnectName)
+"""The interconnects a GPU type may state, as a refusal of another lists them."""
+
+INTERCONNECTS_BY_OTHER_NAMES = {
+    "xgmi": ("infinity-fabric", "amd-smi's and rocm-smi's XGMI links are AMD's Infinity Fabric"),
+    "nvswitch": ("nvlink", "NVSwitch joins a node's GPUs by NVLink"),
+}
+"""Links by another tool's name (rocm-smi --showtopo's XGMI), with the interconnect each is and why: a refusal of one
+(``--gpu-interconnect``, a pool's ``gpu_interconnect``, a cells file's ``interconnect``, `described_gpu_type`) names
+the interconnect meant (`interconnect_meant`)."""
+
+
+def interconnect_meant(written: object) -> str:
+    """For an interconnect `written` by another tool's name (`INTERCONNECTS_BY_OTHER_NAMES`, in any case), the guess
+    of the one it is: ``did you mean 'infinity-fabric'? (...)``; "" otherwise."""
+    other = INTERCONNECTS_BY_OTHER_NAMES.get(written.strip().lower()) if isinstance(written, str) else None
+    return f"did you mean {other[0]!r}? ({other[1]})" if other else ""
+
+
+def _with_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Pydantic's check of an interconnect, its refusal of one by another tool's name ended with the one meant."""
+    try:
+        return handler(value)
+    except ValidationError as error:
+        meant = interconnect_meant(value)
+        if not meant:
+            raise
+        raise ValueError(f"{error.errors()[0]['msg']}; {meant}") from None
+
+
+Interconnect = Annotated[InterconnectName, WrapValidator(_with_interconnect_meant)]
 """How a GPU type's GPUs in one node reach one another: NVLink, AMD's Infinity Fabric links, or PCIe alone (the
 cost weighs SP's all-to-all more there: `solver.tables.inputs.Weights.sp_pcie_factor`)."""
-
-INTERCONNECTS: tuple[str, ...] = get_args(Interconnect)
-"""The interconnects a GPU type may state, as a refusal of another lists them."""
 
 
 class GpuType(Frozen):
@@ -858,7 +891,9 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     if not source or not source.isprintable():  # as GpuType's own check, but one line
         raise QueryError(f"source must be printable text, got {brief(source)}")
     if interconnect is not None and interconnect not in INTERCONNECTS:
-        raise QueryError(f"interconnect must be one of {', '.join(INTERCONNECTS)}, got {brief(interconnect)}")
+        meant = interconnect_meant(interconnect)
+        raise QueryError(f"interconnect must be one of {', '.join(INTERCONNECTS)}, got {brief(interconnect)}"
+                         f"{f'; {meant}' if meant else ''}")
     stated_by = None if interconnect is None else interconnect_source or source
     if stated_by is not None and not stated_by.isprintable():
         raise QueryError(f"interconnect_source must be printable text, got {brief(stated_by)}")
