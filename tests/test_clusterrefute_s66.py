@@ -42,10 +42,10 @@ def test_the_text_cautions_a_placed_plan_the_a100_table_refutes(cli: Callable[..
     lines = out.splitlines()
     assert "│ 0     │ all  │ q4  │       4 │       4 │ Env + Offload + SP=4 │ 110592 (≥65536) │" in lines[5]
     assert lines[9:] == [
-        "caution: q4: estimated from the memory model alone, but the tables say it runs out of memory (the A100-80GB "
-        "table for 4 GPUs says '-' at 112640: the source's",
-        "cells read as the first setting that trained in their order, '-' where none did, so this setting, or one "
-        "that includes it, ran out of memory there); the table,",
+        ("caution: q4: estimated from the memory model alone, but the tables say it runs out of memory (the A100-80GB "
+         "table for 4 GPUs says '-' at 112640: the source's"),
+        ("cells read as the first setting that trained in their order, '-' where none did, so this setting, or one "
+         "that includes it, ran out of memory there); the table,"),
         "a measurement, decides: drop --estimate to plan with it"]
 
 
