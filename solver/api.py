@@ -79,6 +79,7 @@ from solver.rules import (
     OptionNames,
     TablesVerdict,
     batch_split_violation,
+    cited_tables_verdict,
     larger_tables,
     least_token_budget,
     micro_batch_stop_words,
@@ -1317,10 +1318,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
-    origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
-    verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns,
-                             larger=larger_tables(catalog, gpu, model))
-    out_of_memory = verdict.source.cited(origins) if verdict and not verdict.trains else None
+    verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len)
+    out_of_memory = verdict.source if verdict and not verdict.trains else None
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
     # plan's tables line says.

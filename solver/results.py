@@ -51,6 +51,7 @@ from solver.rules import (
     SourceCell,
     TablesVerdict,
     batch_over_trainer_gpus_words,
+    tables_refute_words,
     token_budget,
     trainer_gpus_on_node,
     trainer_node_count,
@@ -133,6 +134,7 @@ class CautionCode(str, Enum):
     YARN_UNVALIDATED_MODEL = "yarn-unvalidated-model"
     PAST_NATIVE_ON_OWN_SCALING = "past-native-on-own-scaling"
     PAST_DERIVED_LENGTH = "past-derived-length"
+    TABLES_SAY_OUT_OF_MEMORY = "tables-say-out-of-memory"
     THIN_HEADROOM = "thin-headroom"
     HOST_MEMORY_UNCHECKED = "host-memory-unchecked"
     SINGLE_GPU_ADVISED_AGAINST = "single-gpu-advised-against"
@@ -507,6 +509,15 @@ def interconnect_unstated_caution(gpu: GpuType, sp: int, option_names: OptionNam
             f"more: if these do, say so ({pcie_statement(gpu, option_names)})")
 
 
+def tables_refute_caution(tables: TablesVerdict, gpu: str, model: str, plan: Plan,
+                          option_names: OptionNames = COMMAND_OPTIONS) -> Caution:
+    """The caution for an estimated `plan` of `model` on `gpu` made from the memory model alone (``--estimate``) whose
+    setting `gpu`'s tables say runs out of memory there (`tables`, not training), in `tables_refute_words`' words,
+    naming the option as `option_names` do: ``solve cluster --estimate`` places such a plan."""
+    return Caution(CautionCode.TABLES_SAY_OUT_OF_MEMORY, "estimated from the memory model alone, but the tables say "
+                   + tables_refute_words(tables, gpu, model, plan.gpus, plan.offload, option_names))
+
+
 def layout_cautions(model: Model) -> tuple[str, ...]:
     """The caution for a model read from a config.json of a kind whose counts were not checked
     (`Model.unchecked_layout`), in words; none otherwise."""
@@ -765,13 +776,17 @@ class Plan(Frozen):
         not divide `train_batch_size` (from `train_batch_source`), where it lacks it: a plan made without the release
         (a cluster's placements, an answer planned without ``trinity_version``) gets it in its fragment for 0.5."""
         words = self._batch_over_gpus(train_batch_size, train_batch_source, version)
-        if words is None or CautionCode.BATCH_DIVIDES_TRAINER_GPUS in self.caution_codes or words in self.cautions:
+        return self if words is None else self.with_caution(Caution(CautionCode.BATCH_DIVIDES_TRAINER_GPUS, words))
+
+    def with_caution(self, caution: Caution) -> Plan:
+        """This plan with `caution` among its cautions, in their shown order (`in_shown_order`), where it lacks one of
+        its code or words (JSON made before codes, with words alone: after the others)."""
+        if caution.code in self.caution_codes or caution.words in self.cautions:
             return self
-        if self.cautions and not self.caution_codes:  # JSON made before codes: words alone, after the others
-            return self.model_copy(update={"cautions": (*self.cautions, words)})
-        cautions = (*map(Caution, self.caution_codes, self.cautions),
-                    Caution(CautionCode.BATCH_DIVIDES_TRAINER_GPUS, words))
-        return self.model_copy(update=caution_fields(in_shown_order(cautions)))
+        if self.cautions and not self.caution_codes:
+            return self.model_copy(update={"cautions": (*self.cautions, caution.words)})
+        return self.model_copy(update=caution_fields(in_shown_order(
+            (*map(Caution, self.caution_codes, self.cautions), caution))))
 
     def _batch_over_gpus(self, train_batch_size: int | None, train_batch_source: str,
                          version: TrinityVersion | None) -> str | None:

@@ -396,6 +396,56 @@ def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, 
     return tuple((name, cells) for name, cells in found if cells.rows)
 
 
+def tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int, offload: bool) -> str:
+    """What a GPU type's tables say of a setting (with `offload` or not) on `gpus` GPUs, in words: it trains (and which
+    cell vouches), or it runs out of memory (and which cell says so)."""
+    cell = tables.source.words(gpu, model)
+    cells = "your cells" if tables.source.table_source else "the source's cells"
+    return (f"it trains ({tables.evidence}: {cell})" if tables.trains else
+            f"it runs out of memory ({cell}: {cells} read as the first setting that trained in their order, '-' "
+            f"where none did, so this setting, or one that includes it, ran out of memory there"
+            f"{fewer(tables.source, gpus, offload)})")
+
+
+def tables_refute_words(tables: TablesVerdict, gpu: str, model: str, gpus: int, offload: bool,
+                        names: OptionNames) -> str:
+    """Where a GPU type's tables say a setting an estimate made (with ``--estimate``, the memory model alone) runs out
+    of memory, in words: what they say (`tables_said`), and that the table, a measurement, decides (dropping the
+    option, named as `names` name it, plans with it): ``solve``'s ``tables`` row, a placed plan's caution."""
+    return (f"{tables_said(tables, gpu, model, gpus, offload)}; the table, a measurement, decides: drop "
+            f"{names.estimate_only} to plan with it")
+
+
+def fewer(cell: SourceCell, gpus: int, offload: bool) -> str:
+    """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too,
+    as clauses to follow the cell's words (``, and ...``; "" for the count's own table): `fewer_reasons`."""
+    return "".join(f", and {reason}" for reason in fewer_reasons(cell, gpus, offload))
+
+
+def fewer_reasons(cell: SourceCell, gpus: int, offload: bool) -> tuple[str, ...]:
+    """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too, one
+    clause each (none for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs,
+    whose cell says the setting with Offload ran out of memory) each holds as much, and without `offload` more."""
+    if cell.gpus == gpus:
+        return ()
+    if cell.gpus > gpus:
+        return (f"on {counted(gpus, 'GPU')} each holds more",)
+    as_much = f"as much per GPU on {gpus} GPUs as on {cell.gpus} (the states are on the CPU)"
+    return ((f"with Offload it holds {as_much}",) if offload else
+            (f"it ran out with Offload too, which holds {as_much}", "without Offload each GPU holds more"))
+
+
+def cited_tables_verdict(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting,
+                         length: int) -> TablesVerdict | None:
+    """The `tables_verdict` of `gpu`'s tables (`own_table_cells`), or where they say nothing, of those of GPU types
+    with at least its memory (`larger_tables`), on `setting` of `model` on `gpus` GPUs at `length`, its cell cited
+    (`TablesVerdict.cited`); None where none says anything."""
+    origins, cells = own_table_cells(catalog, gpu, model)
+    verdict = tables_verdict(model, cells.rows, cells.settings, gpus, setting, length, columns=cells.columns,
+                             larger=larger_tables(catalog, gpu, model))
+    return None if verdict is None else verdict.cited(origins)
+
+
 def whole_nodes_violation(gpus: int, node_gpus: int, source: str = "--node-gpus") -> str | None:
     """Why `gpus` trainer GPUs cannot run in nodes of `node_gpus` (whose size the message says comes from
     `source`): a trainer that spans nodes uses whole nodes (Trinity's rule); None when they can."""

@@ -54,15 +54,15 @@ from solver.results import (
 from solver.rules import (
     Evidence,
     SourceCell,
+    TablesVerdict,
+    cited_tables_verdict,
     kept_for_rollout,
     larger_tables,
     lowered_token_budget,
     most_estimated_tokens,
-    own_table_cells,
     rollout_layout,
     rollout_layout_violation,
     sp_degrees_within,
-    tables_verdict,
     token_budget,
     trainer_nodes_of,
     validated_length,
@@ -395,14 +395,16 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
     setting on its GPUs at its length (at Trinity's default token budget, which they measured), where they
     speak."""
     best = answer.best
-    if query.estimate != "only" or best is None or best.lowered_budget:
-        return answer
-    model = catalog.model(query.model)
-    origins, cells = own_table_cells(catalog, answer.gpu, model)
-    verdict = tables_verdict(model, cells.rows, cells.settings, best.gpus, best.setting, best.max_model_len,
-                             columns=cells.columns, larger=larger_tables(catalog, answer.gpu, model))
-    return answer if verdict is None else answer.model_copy(update={
-        "tables": verdict.cited(origins)})
+    verdict = None if query.estimate != "only" or best is None else estimate_tables_verdict(
+        catalog, answer.gpu, catalog.model(query.model), best)
+    return answer if verdict is None else answer.model_copy(update={"tables": verdict})
+
+
+def estimate_tables_verdict(catalog: Catalog, gpu: str, model: Model, plan: Plan) -> TablesVerdict | None:
+    """What `gpu`'s tables say of `plan`'s setting of `model` on its GPUs at its length (`cited_tables_verdict`), at
+    Trinity's default token budget, which they measured: None where they do not speak, or the plan lowers it."""
+    return None if plan.lowered_budget else cited_tables_verdict(catalog, gpu, model, plan.gpus, plan.setting,
+                                                                 plan.max_model_len)
 
 
 def more_gpus_changes(data: PlanningData) -> dict[str, object]:

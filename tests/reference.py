@@ -872,6 +872,8 @@ CAUTION_CODES_BY_WORDS = (
     ("YaRN factor ", "YaRN on a model that is not Qwen's", "yarn-unvalidated-model"),
     ("YaRN factor ", "", "past-validated-length"),
     ("ROCm: ", "", "rocm-env-may-not-apply"),
+    ("estimated from the memory model alone, but the tables say it runs out of memory (", "",
+     "tables-say-out-of-memory"),
     ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
     ("Offload needs ", "GiB per GPU servers commonly have", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),

@@ -26,9 +26,9 @@ from solver.query import (
     make_query,
     resolve_margin,
 )
-from solver.results import Answer, CautionCode, Plan, ReasonCode, UnplacedPool
+from solver.results import Answer, CautionCode, Plan, ReasonCode, UnplacedPool, tables_refute_caution
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
-from solver.solve import WorkBudget, answer_for, at_token_budget
+from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict
 from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Model, Pool, Setting, Weights, load_memory_model
 
 COST_SCALE = 10_000
@@ -273,6 +273,16 @@ class Planner:
         query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=plan.gpus,
                               exact=True, objective="cheapest", max_model_len=plan.max_model_len)
         return at_token_budget(self.catalog, query, gpu, plan, plan.max_token_len_per_gpu)
+
+    def with_tables_caution(self, gpu: str, model: str, plan: Plan) -> Plan:
+        """`plan` of `model` on `gpu`, where the estimates alone make the plans (``--estimate``) and the tables say its
+        setting runs out of memory there (`estimate_tables_verdict`), cautioned so (`tables_refute_caution`, as
+        ``solve --estimate``'s tables row says it); else `plan` as it is."""
+        verdict = None if self.estimate != "only" else estimate_tables_verdict(
+            self.catalog, gpu, self.catalog.model(model), plan)
+        if verdict is None or verdict.trains:
+            return plan
+        return plan.with_caution(tables_refute_caution(verdict, gpu, model, plan, self.option_names))
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,

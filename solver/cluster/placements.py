@@ -34,7 +34,8 @@ def first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
 def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
                  widened_from: int | None = None) -> Placement:
     """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all), and,
-    in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`);
+    in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`); its
+    plan cautioned where the tables say it runs out of memory (`Planner.with_tables_caution`, with --estimate);
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
     model = planner.catalog.model(job.model)
@@ -48,6 +49,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      asked_rollout_gpus=job.rollout_gpus, widened_from=widened_from,
                      asked_max_model_len=job.asked_max_model_len, at_least=isinstance(job.max_model_len, AtLeast),
                      at_most=job.at_most,
-                     plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
+                     plan=planner.with_tables_caution(pool.gpu, job.model, option.plan).model_copy(
+                         update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
                      rollout_engines=engines)

@@ -202,8 +202,9 @@ UNPLACED_JOBS_WIDTH = 40
 def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False,
                  names: OptionNames = COMMAND_OPTIONS) -> Group:
     """The status (and the memory model of one's own that estimated, where one did), then a table per pool, a row
-    per placed job with its nodes and plan; the cautions `solve` would give the placed plans (each once, with its
-    jobs); then the unplaced jobs. The view's own lines name options as `names` do."""
+    per placed job with its nodes and plan; the placed plans' cautions (those `solve` would give them, and with
+    --estimate one where the tables refute a plan: each once, with its jobs); then the unplaced jobs. The view's own
+    lines name options as `names` do."""
     renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes, names), *_search_warnings(result, names)]
     if result.memory_model_source:  # as solve's memory line names it: the estimates are its
         renderables.insert(1, Text(f"memory model: {result.memory_model_source}"))
@@ -340,7 +341,7 @@ def _marked_required(required: tuple[str, ...], fleet: Fleet) -> frozenset[str]:
 
 
 def _placed_cautions(placements: tuple[Placement, ...]) -> list[Text]:
-    """The cautions `solve` would give the placed plans, each once, with the jobs it is about."""
+    """The placed plans' cautions (`cluster_view`'s), each once, with the jobs it is about."""
     cautioned: dict[str, list[str]] = {}
     for placement in placements:
         for caution in placement.plan.cautions:

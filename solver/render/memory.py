@@ -13,7 +13,7 @@ from rich.text import Text
 from solver.memory import CEILING, GRID, MemoryAnswer, MemoryEstimate, shown_host_gib
 from solver.query import default_margin
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
-from solver.render.phrases import CEILING_WORDS, fewer, tables_said
+from solver.render.phrases import CEILING_WORDS
 from solver.results import Calibration
 from solver.rules import (
     API_OPTIONS,
@@ -21,8 +21,10 @@ from solver.rules import (
     NODE_GPUS,
     OptionNames,
     TablesVerdict,
+    fewer,
     host_ram_bound_words,
     host_ram_check_words,
+    tables_said,
 )
 from solver.tables import Catalog, MemoryModel, Setting, check_types, load_catalog, load_memory_model, shown_number
 

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from solver.memory import CEILING
 from solver.query import TrinityVersion
-from solver.render.phrases import CEILING_WORDS, tables_said
+from solver.render.phrases import CEILING_WORDS
 from solver.results import (
     LONG_LENGTH_VARIABLE,
     Answer,
@@ -36,6 +36,8 @@ from solver.rules import (
     host_ram_check_words,
     least_token_budget,
     sp_degrees,
+    tables_refute_words,
+    tables_said,
     token_budget,
     trainer_nodes_of,
 )
@@ -234,9 +236,8 @@ def _tables_verdict(answer: Answer, plan: Plan, names: OptionNames) -> Text | No
     speak or without --estimate."""
     if answer.tables is None:
         return None
-    decide = ("" if answer.tables.trains else
-              f"; the table, a measurement, decides: drop {names.estimate_only} to plan with it")
-    return Text(f"{tables_said(answer.tables, answer.gpu, answer.model, plan.gpus, plan.offload)}{decide}",
+    said = (answer.tables, answer.gpu, answer.model, plan.gpus, plan.offload)
+    return Text(tables_said(*said) if answer.tables.trains else tables_refute_words(*said, names),
                 style="green" if answer.tables.trains else "red")
 
 

@@ -7,8 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.query import REFUSED_CONFIG_CODES, Query
-from solver.render.phrases import fewer_reasons
 from solver.results import Answer, CurrentSettings, host_need_words
+from solver.rules import fewer_reasons
 from solver.tables import Setting, counted
 
 
