@@ -51,7 +51,7 @@ def test_a_field_of_its_own_section_is_not_judged(version: str | None):
 
 @pytest.mark.parametrize(("version", "releases"), VERSIONS)
 def test_a_key_inside_the_open_trainer_config_is_refused_with_or_without_the_trainer(version: str | None,
-                                                                                    releases: str):
+                                                                                     releases: str):
     # trainer_config is typed Any with the default {}: the merge adds no key there, whatever the config writes
     reference = "trainer.trainer_config.x"
     assert _problems(reference, version) == _refused(reference, "trainer", releases, "trainer_config.x")

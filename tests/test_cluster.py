@@ -4094,9 +4094,9 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     assert "│ 311.3 (node 0) │\n" in out
     assert f" {solver.render.TRAINER_NODES_NOTE} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
-    assert "\n" + fragment_comment("host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the "
-                                    "other holds only its rollout), within the pool's host_ram_gb of 1024 GiB") in (
-        tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
+    comment = fragment_comment("host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other "
+                               "holds only its rollout), within the pool's host_ram_gb of 1024 GiB")
+    assert "\n" + comment in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
 
 
 def test_the_placed_priority_says_what_the_jobs_with_a_way_to_run_can_reach(cli, tmp_path: Path):

@@ -36,7 +36,7 @@ PLAN = (True, True, 4, 4, 110592, "estimated")
 
 
 def test_the_text_cautions_a_placed_plan_the_a100_table_refutes(cli: Callable[..., tuple[int, str, str]],
-                                                                  tmp_path: Path):
+                                                                tmp_path: Path):
     status, out, err = cli("cluster", str(fleet_file(A100, tmp_path)), "--estimate")
     assert (status, err) == (0, "")
     lines = out.splitlines()

@@ -108,7 +108,7 @@ def _without_note(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: st
 
 
 def test_an_estimated_plan_is_written_with_the_headers_evidence_line_above_its_length(cli, tmp_path, monkeypatch,
-                                                                                     unwrapped_fragments):
+                                                                                      unwrapped_fragments):
     flags = ("--gpu", "h100", "--token-budget", "auto", "--host-ram", "1TB")  # host memory no caution is about
     written = _write(cli, tmp_path, QWEN32, *flags)
     assert _note(written) == ESTIMATED.splitlines()

@@ -75,7 +75,7 @@ def test_columns_on_a_pipe_join_budgets_whose_cells_are_the_same(cli: Cli, monke
 
 
 def test_a_pipe_narrower_than_a_map_that_cannot_join_keeps_its_table_whole(cli: Cli,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # By length on H20s no two adjacent budgets have the same cells: the table stays whole, 79 wide, and the
     # title, the line under it and the legend wrap at 60.
     argv = ("map", "--gpu", "h20", "--model", "14B", "--by", "len", "--gpus-up-to", "6")
@@ -86,7 +86,7 @@ def test_a_pipe_narrower_than_a_map_that_cannot_join_keeps_its_table_whole(cli: 
     assert status == 0 and _tables(out) == whole and {len(line) for line in whole[0]} == {79}
     around = _outside_tables(out)
     assert max(map(len, around)) <= 60 and around[:2] == ["H20-96GB · Qwen3-14B: cheapest setting per length and GPU",
-                                                           "budget"]
+                                                          "budget"]
     assert "122880 to 153600 tokens: nothing trains on up to 6 GPUs\n(rows left out)\n" in out
 
 
@@ -123,7 +123,7 @@ def _terminal(monkeypatch: pytest.MonkeyPatch, width: int) -> io.StringIO:
 
 
 def test_a_terminal_of_100_columns_gets_the_joined_map_and_no_note(cli: Cli,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     screen = _terminal(monkeypatch, 100)
     status, _, err = cli("map", "--gpu", "a100")
     [table] = _tables(screen.getvalue())
@@ -132,7 +132,7 @@ def test_a_terminal_of_100_columns_gets_the_joined_map_and_no_note(cli: Cli,
 
 
 def test_a_terminal_too_narrow_for_the_joined_map_is_told_its_width(cli: Cli,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     screen = _terminal(monkeypatch, 60)
     status, _, err = cli("map", "--gpu", "a100")
     assert status == 0 and err.startswith(

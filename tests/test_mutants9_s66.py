@@ -74,7 +74,7 @@ def test_a_missing_value_in_the_rollout_models_typed_fields_is_not_refused():
     # explorer.rollout_model is a typed section: only inside its rope_scaling does the merge keep a ???
     problems = _problems({"model": {"model_path": "x"}, "explorer": {"rollout_model": {"engine_type": "???"}}})
     assert problems == [("unresolved-value", ("cannot check explorer.rollout_model.engine_type is ???, a value missing "
-                                             "(OmegaConf refuses to read it): give it"))]
+                                              "(OmegaConf refuses to read it): give it"))]
 
 
 @pytest.mark.parametrize("mode", [{}, {"mode": "train"}])
@@ -96,8 +96,8 @@ def test_a_missing_value_deeper_in_the_rollout_model_is_not_its_rope_scalings():
     problems = _problems({"model": {"model_path": "x", "critic_model_path": "${explorer.rollout_model.extra.x}"},
                           "explorer": {"rollout_model": {"extra": {"x": "???"}}}})
     assert problems == [("unresolved-value", ("cannot check model.critic_model_path: cannot resolve "
-                                             "'${explorer.rollout_model.extra.x}': explorer.rollout_model.extra.x is "
-                                             "???, a value missing"))]
+                                              "'${explorer.rollout_model.extra.x}': explorer.rollout_model.extra.x is "
+                                              "???, a value missing"))]
 
 
 def test_write_keeps_the_comment_line_after_a_dropped_sum_comment_on_its_own_line():
@@ -179,9 +179,9 @@ def test_an_infeasible_placement_says_its_cut_short_and_undecided_ways_are_not_t
                          width=300).splitlines()
     assert lines[1:3] == [
         ("the time limit cut working out the jobs' ways short: probe got none (the jobs of more priority are asked "
-        "first), and as none of them is required, their ways would not make room for the required jobs"),
+         "first), and as none of them is required, their ways would not make room for the required jobs"),
         ("2 questions about the jobs' ways to run ran out of time (time_limit_s), none behind the required jobs' ways: "
-        "the required jobs do not fit whatever they would answer")]
+         "the required jobs do not fit whatever they would answer")]
     assert lines[3].startswith("pool a100: ")  # no line beside them that calls the infeasible answer unproven
 
 

@@ -87,7 +87,7 @@ def test_the_longest_plans_are_the_references(tmp_path: Path, cells: str, token_
     (30003, (1, None), (0, 14336)),
 ])
 def test_auto_gives_no_length_the_budget_that_a_row_says_ran_out_of_memory(cli, tmp_path: Path, length: int,
-                                                                            default: tuple, auto: tuple):
+                                                                           default: tuple, auto: tuple):
     catalog, cells = _catalog(tmp_path, CONTRADICTING_CELLS)
     found = []
     for budget in ("default", "auto"):
@@ -111,7 +111,7 @@ def test_the_shortest_length_of_a_budget_is_the_first_whose_default_reaches_it(s
 
 @pytest.mark.parametrize(("budget", "trains_at"), [(15000, 30001), (15001, 30001), (15002, None)])
 def test_solve_memory_at_a_budget_a_row_measured_is_vouched_for_by_that_row(cli, tmp_path: Path, budget: int,
-                                                                             trains_at: int | None):
+                                                                            trains_at: int | None):
     # 20000 tokens at SP=4 take 10000 per GPU by default; 15001, given, is what the row at 30001 trained with (not
     # only 30002's, the longest length of that default): that row vouches. 15002 is more than any row below 40000
     # measured, and the row at 40000 says Env + SP=4 ran out of memory.

@@ -69,7 +69,7 @@ def _failures(catalog: Catalog, gpus: int) -> list:
     (30002, 8, 30004), (30003, 4, 30004), (20000, 3, 20001), (20002, 3, 20002), (0, 4, 0),
 ])
 def test_the_default_budgets_reach_is_the_longest_length_of_the_same_tokens_per_gpu(length: int, sp: int,
-                                                                                     reach: int):
+                                                                                    reach: int):
     assert default_budget_reach(length, sp) == reach
     # brute force: the lengths from `length` up that take no more tokens per GPU end at the reach
     tokens = token_budget(length, sp)
@@ -141,7 +141,7 @@ def test_odd_rows_are_planned_as_the_reference_plans_them(odd_catalog: Catalog, 
     (30004, 8, (0, 7501), (0, 7501)),  # SP=8: documented at 40000, the next row up
 ])
 def test_the_default_budget_trains_what_auto_trains_at_the_default_budget(cli, tmp_path: Path, length: int, sp: int,
-                                                                           default: tuple, auto: tuple):
+                                                                          default: tuple, auto: tuple):
     cells = tmp_path / "odd.yaml"
     cells.write_text(ODD_CELLS, encoding="utf-8")
     found = []
@@ -157,12 +157,12 @@ def test_the_default_budget_trains_what_auto_trains_at_the_default_budget(cli, t
 
 @pytest.mark.parametrize(("budget", "status", "refuted_at"), [(15001, 0, None), (15002, 1, 40000)])
 def test_solve_memory_at_a_budget_the_row_before_measured_is_not_refuted(cli, tmp_path: Path, budget: int, status: int,
-                                                                        refuted_at: int | None):
+                                                                         refuted_at: int | None):
     # 15001 tokens per GPU at SP=4 is what 30001 took, where SP=4 trained: the 40000 row speaks of more.
     cells = tmp_path / "odd.yaml"
     cells.write_text(ODD_CELLS, encoding="utf-8")
     exit_status, out, _ = cli("memory", "--cells", str(cells), "--model", "8B", "--gpu", "H800", "--gpus", "8",
-                         "--len", "40000", "--sp", "4", "--env", "--token-budget", str(budget), "--json")
+                              "--len", "40000", "--sp", "4", "--env", "--token-budget", str(budget), "--json")
     tables = json.loads(out)["tables"]
     assert (exit_status, tables and (tables["trains"], tables["source"]["max_model_len"])) == (
         status, refuted_at and (False, refuted_at))

@@ -245,7 +245,7 @@ def test_a_cells_file_may_not_give_a_catalogue_gpu_type_another_interconnect(cli
     ("nvswitch", "; did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)"),  # another tool's name (s66)
 ])
 def test_a_bad_cells_file_interconnect_is_refused_naming_the_accepted_values(cli: Cli, tmp_path: Path, link: str,
-                                                                            meant: str):
+                                                                             meant: str):
     cells = tmp_path / "cells.yaml"
     text = Path("docs/examples/my-cells.yaml").read_text(encoding="utf-8")
     cells.write_text(text.replace("source: ", f"interconnect: {link}\ninterconnect_source: mine\nsource: ", 1),

@@ -39,7 +39,7 @@ def test_env_on_an_amd_gpu_of_your_own_is_cautioned_as_on_rocm(cli: Callable[...
 
 
 def test_a_cluster_pool_of_an_amd_gpu_of_your_own_cautions_env(cli: Callable[..., tuple[int, str, str]],
-                                                                tmp_path: Path):
+                                                               tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: lab, gpu: MI250X, gpu_memory_gb: 128, gpu_interconnect: infinity-fabric, "
                      "nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: d, model: 8B, max_model_len: 32768, "

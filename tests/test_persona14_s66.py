@@ -105,7 +105,7 @@ def test_a_full_width_word_is_named_in_ascii(cli: Cli, argv: list[str], error: s
     ({"NO_COLOR": ""}, True, True),  # NO_COLOR set but empty: as if unset (the shading is on)
     ({"NO_COLOR": "1"}, False, True), ({"TERM": "dumb"}, False, False)])
 def test_no_color_and_a_dumb_terminal_on_the_tables_shading(solve_script: Path, variables: dict[str, str],
-                                                           colours: bool, bold: bool) -> None:
+                                                            colours: bool, bold: bool) -> None:
     leader, follower = os.openpty()
     kept = {name: value for name, value in os.environ.items()
             if name not in {"NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS"}}

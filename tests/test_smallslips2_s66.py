@@ -72,7 +72,7 @@ def _interrupted(*args: object) -> int:
 
 @pytest.mark.parametrize("command", [None, *solver.cli._COMMANDS])
 def test_ctrl_c_says_the_commands_name_as_its_errors_do(cli: Cli, monkeypatch: pytest.MonkeyPatch,
-                                                          command: str | None):
+                                                        command: str | None):
     monkeypatch.setattr(solver.cli, "_parse_and_run", _interrupted)
     prog = "solve" if command is None else f"solve {command}"
     assert cli(*([command] if command else [])) == (130, "", f"{prog}: interrupted\n")

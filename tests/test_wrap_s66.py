@@ -112,7 +112,7 @@ def test_out_writes_the_fragment_emit_prints_wrapped(cli, tmp_path: Path, unwrap
 
 
 def test_a_cluster_s_job_configs_have_their_comments_within_the_width(cli, tmp_path: Path,
-                                                                       unwrapped_fragments: list[str]) -> None:
+                                                                      unwrapped_fragments: list[str]) -> None:
     # The example fleet: four jobs, one on GPUs of a node it shares (its CUDA_VISIBLE_DEVICES export and Ray note).
     assert cli("cluster", str(EXAMPLES / "fleet.yaml"), "--emit-dir", str(tmp_path))[0] == 0
     written = sorted(tmp_path.iterdir())
@@ -134,7 +134,7 @@ def test_write_s_notes_keep_the_same_width(cli, tmp_path: Path) -> None:
                        "--write", str(tmp_path / "w.yaml"))
     written = (tmp_path / "w.yaml").read_text(encoding="utf-8").splitlines()
     notes = [line for line in written if line.lstrip().startswith(("# evidence", "# caution", "# host memory",
-                                                                    "# these three", "#   "))]
+                                                                   "# these three", "#   "))]
     assert status == 0 and len(notes) >= 8
     assert [line for line in notes if len(line) > COMMENT_WIDTH and " solve --from-config " not in line] == []
     [check] = [line for line in notes if " solve --from-config " in line]  # whole, on one line
