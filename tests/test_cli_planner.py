@@ -49,6 +49,8 @@ from solver.results import BeyondCode, CautionCode, MarginRoom, single_gpu_cauti
 from solver.solve import at_token_budget, plan
 from solver.tables import shipped_tables_directory
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 
 

@@ -67,6 +67,8 @@ from solver.solve import plan
 from solver.tables import AtLeast, Job, Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 CATALOG = load_catalog()
 
 
@@ -324,6 +326,7 @@ def test_widening_and_the_smaller_asks_end_within_the_limit_leaving_the_reasons_
     assert deadlines == pytest.approx({"widening": ends - reasons_s, "hints": ends - reasons_s, "reasons": ends})
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_smaller_asks_past_their_time_are_not_asked(tmp_path: Path):
     # The same placement's hints, asked by a deadline already past: none.
     fleet = fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path)
@@ -343,6 +346,7 @@ SHORT_OF_ROLLOUT_ROOM = {"pools": [ONE_NODE], "jobs": [
 """y leaves 2 GPUs idle; x, left out, would fit them with 1 rollout GPU (not 4)."""
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_without_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C as the hints are asked (after widening): the placement stands, unwidened, interrupted, and the hints are
@@ -363,6 +367,7 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
     assert unplaced.reason.endswith("y (priority 2) holds the room it needs: priority 3 or more places it")
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_search_ctrl_c_stopped_asks_no_smaller_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C during the search: the placement found stands, and the jobs left out are told no smaller asks (asked
     # until the time limit, they would keep the process past the Ctrl-C).
@@ -534,6 +539,7 @@ def widen_limits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return limits
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, widen_limits: list[float]):
     # Widening's solves end by the placement's time limit: each gets at most the time left of it, and where none
     # is left, the least time (enough for a node or two: the lone job above still grows onto its idle GPUs).
@@ -595,6 +601,7 @@ def ctrl_c_after_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(solver.cluster.search, "solve_stages", interrupted_after)
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C during the search (caught by StopOnInterrupt): the placement it found stands, and is not widened.
     ctrl_c_after_the_search(monkeypatch)
@@ -604,6 +611,7 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
     assert (result.interrupted, placement.trainer_gpus, placement.widened_from) == (True, 6, None)
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_ctrl_c_the_process_ignores_does_not_stop_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A job a script starts in the background ignores Ctrl-C (SIGINT: SIG_IGN): the search keeps it ignored, so a
     # Ctrl-C meant for the script's foreground job leaves the placement whole (widened, not marked interrupted).
@@ -2285,6 +2293,7 @@ def test_a_request_to_end_during_the_search_ends_as_ctrl_c_does_with_143(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: Path):
     instance = random_fleet(3, nodes=32, jobs=1000, lengths=[8192, 32768, 65536])
     fleet = fleet_of(instance, tmp_path)
@@ -2456,6 +2465,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
 
 
 @pytest.mark.parametrize("proven", [False, True])
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                   proven: bool):
     # Ctrl-C during the tie-break leaves the placement proven the best (optimal) and its pick unproven: the line
@@ -3006,6 +3016,7 @@ THREE_JOBS_THAT_DO_NOT_PACK = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb":
 that takes CP-SAT's search, not the GPUs' sum alone)."""
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_the_proof_without_host_memory_gets_the_work_left_and_names_the_wall_clock_where_it_stops_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The first stage proves that no placement of the rounded needs exists (in presolve: say it spent 2.5 of the 10 s
@@ -3313,6 +3324,7 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     assert status == 0 and "caution" not in out and "YaRN" not in out
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C that lands in the widening step (its planner questions or its solve) leaves the placement the
     # search found, unwidened and marked interrupted, rather than losing it.
@@ -4217,6 +4229,7 @@ def test_options_are_taken_by_their_whole_names_only(cli, tmp_path: Path, monkey
         2, "solve: error: unrecognized arguments: --le 8192 (did you mean --len?)")
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_sigint_handler_python_did_not_install_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch):
     # A host program's own (C) handler reads as None from Python, which cannot put it back: `place` then leaves
     # Ctrl-C to it rather than keep a handler of its own installed after it returns.

@@ -25,6 +25,8 @@ from solver.query import WAYS_QUESTIONS_PER_SECOND
 from solver.render import cluster_json, purchase_json
 from solver.tables import load_fleet, load_weights
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 QUAD = {"name": "quad", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 4}
 TWO_14B = [{"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2} for name in ("x", "y")]
@@ -118,6 +120,7 @@ def test_the_reasons_of_the_jobs_with_no_way_share_the_limit_and_say_so(
         full.status, full.placements, ("too-long",), (), ())
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_the_wall_clock_cuts_the_reasons_where_the_count_does_not_and_says_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The net at half of a 2 s limit, and the jobs' ways (asked whole: the one job's, checked at its start) ending

@@ -22,6 +22,8 @@ from solver.rules import COMMAND_OPTIONS
 from solver.solve import WorkBudget, work_budget
 from solver.tables import QueryError, load_weights
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 BUY_MODULE = import_module("solver.cluster.buy")
 """`solver.cluster.buy` the module (the package's `buy` is its function)."""
 WIDE = 400
@@ -41,6 +43,7 @@ def test_an_undecided_answer_is_not_kept_and_is_asked_again():
     assert decided.decided and planner.answer(query, "H20-96GB", explained=False) is decided and planner.asked == 3
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_purchase_whose_ways_the_wall_clock_cut_names_the_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     _questions_per_second(monkeypatch, 1000, wall_share=0.0)  # the net at once: no job's ways are asked
     result = solver.buy_nodes(_fleet_file(tmp_path), time_limit_s=4, option_names=COMMAND_OPTIONS)
@@ -75,6 +78,7 @@ def test_a_placement_on_other_pools_is_still_refused_in_one_line(tmp_path: Path)
         solver.cluster_text(result, other)
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_ctrl_c_while_a_purchase_s_placement_widens_keeps_it_as_placed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = fleet_file({"pools": [A100], "jobs": [

@@ -18,6 +18,8 @@ from solver.cli.status import INTERRUPTED
 from solver.tables import load_catalog
 from solver.trinity import ConfigError, anchored_keys, patch_trinity_config, read_trinity_config
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 FLEET = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
 SHIPPED_MEMORY_MODEL = Path(__file__).parents[1] / "tables" / "memory-model.yaml"
 
@@ -38,6 +40,7 @@ def test_buy_with_a_memory_model_names_its_source_under_the_status(tmp_path: Pat
                          "memory model: my calibration"]
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_an_interrupted_buy_prints_its_best_purchase_and_says_so_with_130(monkeypatch: pytest.MonkeyPatch,
                                                                           capsys: pytest.CaptureFixture[str]):
     bought = solver.cli.cluster.buy_nodes

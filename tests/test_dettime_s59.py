@@ -25,6 +25,8 @@ from solver.model import new_cp_solver, stopped_by_wall_clock
 from solver.render.cluster import cluster_view, wall_clock_stopped_words
 from solver.tables import load_catalog, load_fleet, load_weights
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 CATALOG = load_catalog()
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 
@@ -98,6 +100,7 @@ def _stages_timed(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return taken
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_left(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A busy machine works out the jobs' ways more slowly, leaving the search less of the wall clock. Each stage was
@@ -124,6 +127,7 @@ def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_le
     assert whole.status == "feasible"  # the budget ended the stages before their proofs
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The first stage 60% of the limit's deterministic time (here 1.0 a second, 10 s: 10), the second half of what
@@ -183,6 +187,7 @@ def test_which_limit_stopped_a_solve_is_the_one_it_used_more_of(reported: float,
     assert [stopped_by_wall_clock(solver, proven) for proven in (cp_model.OPTIMAL, cp_model.INFEASIBLE)] == [False] * 2
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_widening_solves_the_wall_clock_stops_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The lone job grows from 6 GPUs onto its node's idle ones; with no wall-clock time for widening's solves, it
     # stays as placed and the answer names widening.
@@ -250,6 +255,7 @@ def test_widening_solves_end_on_their_deterministic_time(tmp_path: Path, monkeyp
     assert (result.placements[0].widened_from, result.wall_clock_stopped) == (None, ())
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_widening_stage_the_wall_clock_stopped_is_named_though_a_later_one_ends_on_its_work(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The wall clock stops the first of widening's three solves (its answer still grows the job), not the others.
@@ -259,6 +265,7 @@ def test_a_widening_stage_the_wall_clock_stopped_is_named_though_a_later_one_end
     assert (result.placements[0].widened_from, result.wall_clock_stopped) == (6, ("widening",))
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_smaller_asks_the_wall_clock_cut_are_named_in_the_answer(monkeypatch: pytest.MonkeyPatch):
     fleet = load_fleet(Path(__file__).parents[1] / "docs" / "examples" / "smaller-asks.yaml", CATALOG)
     assert place(fleet, catalog=CATALOG).wall_clock_stopped == ()

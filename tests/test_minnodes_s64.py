@@ -18,6 +18,8 @@ from solver.cli import main
 from solver.render import cluster_json
 from solver.tables import load_catalog, load_fleet
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 CATALOG = load_catalog()
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 CUT_WORDS = ("no ways to run worked out within the time limit (the jobs of more priority are asked first; raise "
@@ -91,6 +93,7 @@ def test_required_jobs_are_asked_first(tmp_path: Path, monkeypatch: pytest.Monke
     assert result.ways_cut_short
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_the_wall_clock_cuts_them_short_where_the_count_does_not_and_says_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     _questions_per_second(monkeypatch, 1000, wall_share=0.0)

@@ -21,6 +21,8 @@ from solver.memory import feed_forward_peak_bytes, router_logits_bytes
 from solver.query import DETERMINISTIC_PER_SECOND
 from solver.tables import Fleet, TableError, load_model_config, shipped_tables_directory
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 CATALOG = solver.load_catalog()
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 GLM_SMALL = {"model_type": "glm4_moe", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 200,
@@ -107,12 +109,14 @@ def test_the_placement_on_a_purchase_gets_what_the_purchase_left_of_the_budget(m
     assert works[0] == 0.6 * budget and 0 < works[2] < 0.6 * budget
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_the_placement_on_a_purchase_names_its_own_stages_the_wall_clock_stopped(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(solver.cluster.search, "stopped_by_wall_clock", lambda cp_solver, status: True)
     result = buy(_four_jobs(("a", "b")), catalog=CATALOG)
     assert result.wall_clock_stopped == ("bought GPUs", "bought nodes", "priority", "length", "cost", "tie-break")
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_ctrl_c_as_the_placements_tie_break_ends_leaves_it_unproven(monkeypatch: pytest.MonkeyPatch):
     # solve_stages keeps a tie-break that ends as Ctrl-C comes proven; the purchase's placement says it is not.
     calls: list[int] = []

@@ -23,6 +23,8 @@ from solver.solve import plan as solve_plan
 from solver.tables import QueryError, TableError, load_catalog, load_fleet
 from solver.tables.schema import host_ram_argument, read_host_ram
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 CATALOG = load_catalog()
 
 

@@ -25,6 +25,8 @@ from solver.tables import MAX_GPUS, Fleet, Job, Pool, QueryError, load_catalog, 
 from solver.tables.model_config import load_model_config
 from solver.trinity import EngineError, plan_settings, trinity_config_problems, trinity_fragment
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = load_catalog()
 A100 = Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8)
@@ -146,6 +148,7 @@ def test_a_required_job_cut_short_builds_no_placement_and_the_api_names_its_keyw
         "no placement found within the time limit (raise time_limit_s)"}
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_purchase_says_where_the_wall_clock_stopped_its_widening(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # b03 (the purchase's wall_clock_stopped without the widening's): where the wall clock stops the widening (here
     # said so, as the clock of a busy machine would), the purchase names the step after the search's, as a placement

@@ -37,6 +37,8 @@ from solver.tables.reading import load_validated
 from solver.tables.schema import GpuType
 from solver.trinity import patch_trinity_config, trinity_config_problems
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768}
 UNRESOLVED_TYPE = ("unresolved-value-refused", (
     "model.rope_scaling.type: cannot resolve '${nope}': the config has no nope; every Trinity release refuses the "
@@ -230,6 +232,7 @@ def test_whether_reasons_may_ask_reach_asks_nothing_about_a_pool_where_the_job_h
     assert (planner.reach_work.spent, planner.asked) == (0.0, 0)
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_purchase_says_the_wall_clock_cut_the_reasons_where_the_count_does_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # as a placement's: the jobs' ways end past the net at half of a 2 s limit, so the reason is left unasked

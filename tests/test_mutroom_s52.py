@@ -23,6 +23,8 @@ from solver.cluster.placements import as_placement
 from solver.cluster.reasons import SmallerAsks
 from solver.tables import load_catalog, load_fleet, load_weights
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 CATALOG = load_catalog()
 TESTS = Path(__file__).parent
 EXAMPLE = TESTS.parent / "docs" / "examples" / "smaller-asks.yaml"
@@ -161,6 +163,7 @@ def test_the_lengths_stop_at_the_deadline(tmp_path: Path, monkeypatch: pytest.Mo
     assert (asks.fits_with(1), calls) == ((), [1])  # the longest length asked, then time is up: no length tried
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_ctrl_c_while_widening_tells_no_smaller_asks(monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C ends the command's work: the placement stands, as placed, and no hint is asked (docs/cluster.md).
     def interrupted(*args: object, **kwargs: object) -> dict:

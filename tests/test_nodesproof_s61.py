@@ -14,6 +14,8 @@ from cluster_api import place
 import solver.cluster.search
 from solver.tables import load_catalog, load_fleet
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 CATALOG = load_catalog()
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 TOO_MANY = ("the jobs do not all fit the fleet together: at their fewest they take 46 GPUs, more than the fleet's 16; "
@@ -76,6 +78,7 @@ def test_jobs_too_many_for_the_one_pool_they_may_use_are_proven_so_with_no_searc
         "fewest 13 GPUs, more than its 8; without --minimize nodes, as many as fit are placed")}
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_fleet_too_small_is_proven_where_the_wall_clock_leaves_the_search_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # As where the jobs' ways took the whole --time-limit on a busy machine: the search's solves get no wall-clock

@@ -69,6 +69,8 @@ from solver.tables import (
     sp_rule_violation,
 )
 
+pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+
 CATALOG = load_catalog()
 DOCUMENTED = [(gpu.name, table, row) for gpu in CATALOG.gpu_types for table in gpu.tables for row in table.rows]
 DENSE = Fraction(1)

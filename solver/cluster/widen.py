@@ -3,6 +3,7 @@ there that runs them longer or faster (a small CP-SAT model of those nodes)."""
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,8 @@ WIDEN_DETERMINISTIC_TIME = 0.5
 the machine's load; a few thousandths of it each, in practice)."""
 
 WIDEN_TIME_LIMIT_S = 1.0
-"""The wall-clock limit of each of `widen_jobs`'s solves, a safety net behind `WIDEN_DETERMINISTIC_TIME`."""
+"""The wall-clock limit of each of `widen_jobs`'s solves, a safety net behind `WIDEN_DETERMINISTIC_TIME` (read on
+`clock`, as the placement's deadlines are: a test of exact answers lets the deterministic limit alone end them)."""
 
 
 WIDEN_LEAST_S = 0.05
@@ -78,7 +80,7 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     memory hold them: the most length gained by ``at_least`` jobs, then the least step-time cost, then
     the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is). Each solve does at most
     `WIDEN_DETERMINISTIC_TIME` of work, and, as a safety net, ends within `WIDEN_TIME_LIMIT_S` and by `until` (a
-    `time.monotonic()`, read on `clock`: the placement's time limit), given at least `WIDEN_LEAST_S`."""
+    `time.monotonic()`: the placement's time limit), both read on `clock`, given at least `WIDEN_LEAST_S`."""
     built = build_widening_model(planner, fleet, chosen, nodes)
     if len(built.ways) == len({o.job for o, _ in built.ways}):  # no job has a wider way
         return Widened({})
@@ -91,7 +93,8 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     wall_clock_stopped = False
     for expression, maximise in stages:
         (built.model.maximize if maximise else built.model.minimize)(expression)
-        solver.parameters.max_time_in_seconds = max(min(WIDEN_TIME_LIMIT_S, clock.seconds_left(until)), WIDEN_LEAST_S)
+        ends_by = min(until, time.monotonic() + WIDEN_TIME_LIMIT_S)  # its own net, or the placement's limit first
+        solver.parameters.max_time_in_seconds = max(clock.seconds_left(ends_by), WIDEN_LEAST_S)
         status = checked(solver, built.model, solver.solve(built.model))
         wall_clock_stopped |= stopped_by_wall_clock(solver, status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
