@@ -322,7 +322,7 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
         length, cost = "", counted(plan.gpus - free.gpus, "GPU")
     else:
         length, cost = "", (f"{plan.cost / free.cost:.2f}x the step time" if plan.cost != free.cost
-                            else "no step time, the same cost")
+                            else "nothing in step time (the same cost)")
     return (f"without {names.joined(pins)}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}"
             f"{length}, cost {free.cost:.4g} ({free.evidence_label}): {the_pins} {costs} {cost}")
 
