@@ -321,8 +321,7 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
     elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
         length, cost = "", counted(plan.gpus - free.gpus, "GPU")
     else:
-        length, cost = "", (f"{plan.cost / free.cost:.2f}x the step time" if plan.cost != free.cost
-                            else "nothing in step time (the same cost)")
+        length, cost = "", f"{plan.cost / free.cost:.2f}x the step time"
     return (f"without {names.joined(pins)}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}"
             f"{length}, cost {free.cost:.4g} ({free.evidence_label}): {the_pins} {costs} {cost}")
 
