@@ -281,11 +281,26 @@ class Query(Frozen):
     def pin_flags(self) -> str:
         """The pinned settings as the options that pin them (``--sp 2 --no-offload``; the API's ``sp=2,
         offload=False``: `option_names`); empty when none."""
+        return self.option_names.joined(self._setting_pins)
+
+    @property
+    def _setting_pins(self) -> tuple[str, ...]:
+        """The pinned settings, each as the option that pins it (``("--sp 2", "--no-offload")``)."""
         names = self.option_names
-        flags = [names.valued(names.named("sp"), self.sp)] if self.sp is not None else []
-        flags += [names.switch(name, pinned)
-                  for name, pinned in (("env", self.env), ("offload", self.offload)) if pinned is not None]
-        return names.joined(flags)
+        pins = [names.valued(names.named("sp"), self.sp)] if self.sp is not None else []
+        return (*pins, *(names.switch(name, pinned)
+                         for name, pinned in (("env", self.env), ("offload", self.offload)) if pinned is not None))
+
+    @property
+    def exact_pinned(self) -> bool:
+        """Whether the caller pinned the GPU count (--exact, the API's ``exact=True``), not a config's cluster."""
+        return self.exact and self.exact_source == self.option_names.exact
+
+    @property
+    def given_pins(self) -> tuple[str, ...]:
+        """The pins the caller gave, each as the option that gives it: `pin_flags`'s, then the exact count where the
+        caller pinned it (`exact_pinned`: ``("--sp 4", "--exact")``); empty when none."""
+        return (*self._setting_pins, *([self.option_names.exact] if self.exact_pinned else []))
 
     @property
     def host_ram_limit_words(self) -> str:

@@ -1091,7 +1091,7 @@ class ApplySettings(TrinitySettings):
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
-                             "token_budget_auto", "tables", "memory_model_margin")
+                             "unpinned", "token_budget_auto", "tables", "memory_model_margin")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1185,6 +1185,10 @@ class Answer(_Timed):
     other_batch: Plan | None = Field(default=None, description=(
         "with a train batch: the best plan without it, where that is better by the objective (cheaper, longer or on "
         "fewer GPUs) than the best plan: what a batch its data-parallel ranks divide would run"))
+    unpinned: Plan | None = Field(default=None, description=(
+        "with pins given (--sp, --env/--no-env, --offload/--no-offload, --exact): the best plan of the same question "
+        "without them, as CP-SAT proves it within the time limit (left out where the limit leaves it unproven); the "
+        "same plan as plans[0] where the pins cost nothing"))
     token_budget_auto: Plan | None = Field(default=None, description=(
         "with --minimize gpus at Trinity's default token budget: the fewest GPUs with --token-budget "
         "auto, where fewer than the best plan's: the same question with that flag, asked within one GPU fewer (a "

@@ -99,6 +99,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
             answer = _with_rollout_kept(catalog, query, answer)
             answer = _with_other_batch(catalog, query, answer)
+            answer = _with_unpinned(catalog, query, answer)
             answer = _with_lowered_fewer(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
@@ -297,6 +298,20 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
                               unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus,
                               option_names=query.option_names)
     return answer.model_copy(update={"other_batch": free})
+
+
+def _with_unpinned(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """Where the caller pinned settings or the GPU count (`Query.given_pins`) and the answer has a plan, the answer with
+    the best plan of the same question without those pins (its own best plan where they cost nothing), as CP-SAT
+    proves it within the query's time limit; the answer as it is where the limit leaves that unproven."""
+    if not query.given_pins or answer.best is None:
+        return answer
+    free = _unpinned(query, top=1, exact=query.exact and not query.exact_pinned)
+    try:
+        best = best_plan(catalog, free, answer.gpu, proven=True)
+    except Undecided:
+        return answer
+    return answer if best is None else answer.model_copy(update={"unpinned": best})
 
 
 def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:

@@ -125,7 +125,9 @@ def test_json_answers_echo_the_length_exact_and_pins_they_were_asked_for(cli):
     assert (within["exact"], exactly["exact"], within["max_model_len"], exactly["max_model_len"]) == (
         False, True, 32768, 32768)
     assert {key: value for key, value in within.items() if key not in ("exact", "rollout_kept")} == {
-        key: value for key, value in exactly.items() if key not in ("exact", "rollout_kept")}
+        key: value for key, value in exactly.items() if key not in ("exact", "rollout_kept", "unpinned")}
+    # --exact pins the count: the answer says what that costs (nothing here: the best plan within 4 is on 4).
+    assert "unpinned" not in within and exactly["unpinned"] == within["plans"][0]
     # Keeping 1 of the 4 for the rollout: 2 trainer GPUs of 3 plan (so 2 are kept), with --exact too (the rollout's
     # question is asked within 3 either way).
     assert within["rollout_kept"] == exactly["rollout_kept"] and within["rollout_kept"]["plan"]["gpus"] == 2

@@ -124,10 +124,10 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
                  memory_source: str | None, several_gpu_types: bool, writing: bool, names: OptionNames,
-                 config_keys: Sequence[str] = ()) -> Group:
+                 config_keys: Sequence[str] = (), pins: Sequence[str] = ()) -> Group:
     """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it: the
     plan's own (`apply_lines`), then the --from-config's keys it changes too (`config_keys`, `_config_key_lines`);
-    the options it points to named as `names` do."""
+    the options it points to named as `names` do, the pins the query gives as `pins` (`Query.given_pins`)."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
@@ -150,6 +150,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("tables", _tables_verdict(answer, plan, names)),
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus, names)),
         ("other batch", _other_batch_words(answer, plan)),
+        ("unpinned", _unpinned_words(answer, plan, pins, names)),
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
         ("apply", _apply_heading(answer, several_gpu_types, writing, names)),
     ]
@@ -305,6 +306,25 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     return (f"with a train batch that {ranks} data-parallel ranks divide: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
             f"({other.evidence_label})")
+
+
+def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: OptionNames) -> str | None:
+    """The summary's ``unpinned`` row: that the `pins` (as `names` give them) cost nothing (the best plan without them
+    is this one), or the best plan without them and what they cost against it, in the objective's terms: tokens (a
+    longer plan), GPUs (the fewest), else the step time (None where the answer has none: `Answer.unpinned`)."""
+    if (free := answer.unpinned) is None:
+        return None
+    the_pins, costs, them = ("the pins", "cost", "them") if len(pins) > 1 else ("the pin", "costs", "it")
+    if (free.gpus, free.setting, free.max_model_len) == (plan.gpus, plan.setting, plan.max_model_len):
+        return f"{the_pins} {costs} nothing: the best plan has {them}"
+    if free.max_model_len != plan.max_model_len:
+        length, cost = f" at {free.max_model_len} tokens", f"{free.max_model_len - plan.max_model_len} tokens"
+    elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
+        length, cost = "", counted(plan.gpus - free.gpus, "GPU")
+    else:
+        length, cost = "", f"{plan.cost / free.cost:.2f}x the step time"
+    return (f"without {names.joined(pins)}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}"
+            f"{length}, cost {free.cost:.4g} ({free.evidence_label}): {the_pins} {costs} {cost}")
 
 
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:

@@ -1,0 +1,128 @@
+"""A pinned answer says what the pins cost (s66, pincost): where --sp, --env/--no-env, --offload/--no-offload or
+--exact are given, the planner asks the same question without them and the answer names that best plan on an
+``unpinned`` line (``Answer.unpinned`` in the JSON and the API), with the step time, tokens or GPUs the pins cost, or
+that they cost nothing; without pins, no line and no extra question."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import solver
+import solver.solve
+from solver.query import Undecided
+
+Cli = Callable[..., tuple[int, str, str]]
+
+ASKED = ("--model", "8B", "--gpu", "a100")
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+
+
+def _row(out: str, label: str) -> list[str]:
+    """The summary rows of `out` that start with `label`, their values only."""
+    return [line[len(label):].strip() for line in out.splitlines() if line.startswith(f"{label} ")]
+
+
+def _best(cli: Cli, *argv: str) -> dict[str, Any]:
+    """The best plan ``solve --json`` gives for `argv`."""
+    status, out, _ = cli(*ASKED, *argv, "--json")
+    assert status == 0
+    return json.loads(out)[0]["plans"][0]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (("--len", "32k", "--sp", "4"),
+     ("without --sp 4, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin costs 1.76x the step "
+      "time")),
+    (("--len", "32k", "--no-env", "--no-offload"),
+     ("without --no-env --no-offload, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pins "
+      "cost 1.76x the step time")),
+    (("--maximize", "len", "--gpus", "6", "--sp", "2"),
+     ("without --sp 2, the best plan is Env + Offload + SP=4 on 4 GPUs at 102400 tokens, cost 0.6565 (documented): "
+      "the pin costs 51200 tokens")),
+    (("--len", "32k", "--minimize", "gpus", "--sp", "4"),
+     "without --sp 4, the best plan is Env + Offload + SP=2 on 2 GPUs, cost 1.111 (documented): the pin costs 2 GPUs"),
+    (("--len", "32k", "--sp", "2"), "the pin costs nothing: the best plan has it"),
+    (("--len", "32k", "--sp", "2", "--env"), "the pins cost nothing: the best plan has them"),
+    (("--len", "32k", "--gpus", "6", "--exact"), "the pin costs nothing: the best plan has it"),
+])
+def test_a_pinned_answer_says_what_the_pins_cost(cli: Cli, argv: tuple[str, ...], line: str) -> None:
+    status, out, err = cli(*ASKED, *argv)
+    assert status == 0 and _row(out, "unpinned") == [line]
+    assert err.count("\n") == 1  # the a100 note alone
+
+
+def test_the_unpinned_plan_is_the_planners_best_without_the_pins(cli: Cli) -> None:
+    """The JSON's unpinned is what the same question without the pins answers, not the pinned plan's; where the pins
+    cost nothing, the pinned answer's own best plan."""
+    status, out, _ = cli(*ASKED, "--len", "32k", "--sp", "4", "--json")
+    answer = json.loads(out)[0]
+    assert status == 0 and answer["pins"] == {"sp": 4, "env": None, "offload": None}
+    assert answer["unpinned"] == _best(cli, "--len", "32k") != answer["plans"][0]
+    assert (answer["plans"][0]["sp"], answer["unpinned"]["sp"]) == (4, 2)
+    kept = json.loads(cli(*ASKED, "--len", "32k", "--sp", "2", "--json")[1])[0]
+    assert kept["unpinned"] == kept["plans"][0]
+
+
+def test_without_pins_there_is_no_line_no_field_and_no_question(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[object] = []
+    unpinned = solver.solve._unpinned
+    monkeypatch.setattr(solver.solve, "_unpinned", lambda query, **changes: asked.append(changes) or
+                        unpinned(query, **changes))
+    status, out, _ = cli(*ASKED, "--len", "32k")
+    assert status == 0 and "unpinned" not in out and asked == []
+    assert "unpinned" not in json.loads(cli(*ASKED, "--len", "32k", "--json")[1])[0]
+    assert asked == []
+    cli(*ASKED, "--len", "32k", "--sp", "4")
+    assert asked == [{"top": 1, "exact": False}]  # one question, once
+
+
+def test_top_with_pins_ranks_the_pinned_plans_and_says_the_cost_once(cli: Cli) -> None:
+    status, out, _ = cli(*ASKED, "--len", "32k", "--no-env", "--top", "3")
+    assert status == 0
+    assert _row(out, "unpinned") == [("without --no-env, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 "
+                                      "(documented): the pin costs 1.76x the step time")]
+    answer = json.loads(cli(*ASKED, "--len", "32k", "--no-env", "--top", "3", "--json")[1])[0]
+    assert len(answer["plans"]) > 1 and not any(plan["env"] for plan in answer["plans"])
+    assert answer["unpinned"] == _best(cli, "--len", "32k")  # the best alone, not a ranking
+
+
+def test_a_configs_gpu_count_is_no_pin(cli: Cli) -> None:
+    """--from-config's exact count is the config's, not the caller's pin: no line without flags that pin; with
+    --no-env, the question without it keeps the config's count."""
+    config = str(EXAMPLES / "trinity.yaml")
+    status, out, _ = cli("--from-config", config, "--gpu", "a100")
+    assert status == 0 and "unpinned" not in out
+    status, out, _ = cli("--from-config", config, "--gpu", "a100", "--no-env")
+    assert status == 0 and _row(out, "unpinned") == [
+        ("without --no-env, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin costs 1.98x the "
+         "step time")]
+
+
+def test_an_unpinned_question_the_time_limit_leaves_open_is_left_out(cli: Cli,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    best_plan = solver.solve.best_plan
+
+    def undecided_unpinned(catalog: Any, query: Any, gpu: str, **kwargs: Any) -> Any:
+        if query.sp is None and kwargs.get("proven"):
+            raise Undecided("left open")
+        return best_plan(catalog, query, gpu, **kwargs)
+
+    monkeypatch.setattr(solver.solve, "best_plan", undecided_unpinned)
+    status, out, _ = cli(*ASKED, "--len", "32k", "--sp", "4")
+    assert status == 0 and _row(out, "plan") == ["SP=4 on 4 of 6 GPUs (2 left for rollout)"] and "unpinned" not in out
+
+
+def test_the_api_answer_holds_it_in_its_own_words() -> None:
+    pinned = solver.plan("8B", gpu="a100", max_model_len=32768, sp=4, exact=False)[0]
+    free = solver.plan("8B", gpu="a100", max_model_len=32768)[0]
+    assert pinned.unpinned == free.best and free.unpinned is None
+    text = solver.answers_text([pinned])
+    assert ("unpinned       without sp=4, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin "
+            "costs 1.76x the step time") in text.splitlines()
+    exact = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=4, exact=True, offload=False)[0]
+    assert "unpinned       the pins cost nothing: the best plan has them" in solver.answers_text([exact]).splitlines()
