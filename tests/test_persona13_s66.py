@@ -65,8 +65,8 @@ def test_a_margin_that_is_no_number_is_told_the_forms_a_margin_takes(cli: Callab
     status, out, err = cli("--model-config", "docs/examples/my-model", "--gpu", "4090", "--gpus", "2", "--len", "4k",
                            "--margin", "abc")
     assert (status, out) == (2, "")
-    assert err.splitlines()[-1] == ("solve: error: argument --margin: expected a fraction from 0 to below 1 (0.03) or a "
-                                    "percentage (3%), got 'abc'")
+    assert err.splitlines()[-1] == ("solve: error: argument --margin: expected a fraction from 0 to below 1 (0.03) or "
+                                    "a percentage (3%), got 'abc'")
 
 
 @pytest.mark.parametrize(("command", "link", "meant"), [

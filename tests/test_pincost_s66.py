@@ -104,7 +104,7 @@ def test_a_configs_gpu_count_is_no_pin(cli: Cli) -> None:
 
 
 def test_an_unpinned_question_the_time_limit_leaves_open_is_left_out(cli: Cli,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     best_plan = solver.solve.best_plan
 
     def undecided_unpinned(catalog: Any, query: Any, gpu: str, **kwargs: Any) -> Any:
