@@ -200,6 +200,7 @@ def test_widening_solves_the_wall_clock_stops_are_named(tmp_path: Path, monkeypa
     assert (stopped.placements[0].widened_from, stopped.wall_clock_stopped) == (None, ("widening",))
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_smaller_asks_the_wall_clock_stops_say_so():
     fleet_file = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
     fleet = load_fleet(fleet_file, CATALOG)
@@ -212,6 +213,7 @@ def test_smaller_asks_the_wall_clock_stops_say_so():
         assert asks.wall_clock_stopped is stopped
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_smaller_asks_the_wall_clock_stops_while_dropping_rollout_gpus_say_so(tmp_path: Path):
     # The job's 8 rollout GPUs fill the node: only fewer rollout GPUs are asked (no trainer GPU is left beside them
     # for a shorter length), and the wall clock that cuts those asks short is said.

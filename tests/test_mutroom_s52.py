@@ -123,6 +123,7 @@ ROLLOUT_JOB = {"model": "Qwen3-0.6B", "max_model_len": 32768, "rollout_gpus": 4}
 fewest, so 1 rollout GPU, the first asked, leaves too few)."""
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_no_hint_is_asked_past_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     asked: list[object] = []
     best = Planner.best
