@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from importlib.metadata import version
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
