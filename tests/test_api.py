@@ -716,6 +716,12 @@ def test_an_empty_path_or_a_files_text_for_its_path_is_refused_in_one_short_line
                                      "a lone surrogate that stands for no byte")
     with pytest.raises(TableError, match="cannot read"):
         call("missing-\udce9")
+    # A NUL names no file either: os.stat raised ValueError ("embedded null byte"), not the API's error.
+    for unnamable in ("cells\0.yaml", Path("cells\0.yaml")):
+        with pytest.raises(QueryError) as caught:
+            call(unnamable)
+        assert str(caught.value) == (f"{name} must be a path the file system can name, got 'cells\\x00.yaml': "
+                                     "a NUL character, which no file name holds")
 
 
 def test_a_name_of_another_type_is_shown_as_check_types_shows_it():
