@@ -17,6 +17,7 @@ from test_oddlen2_s66 import CONTRADICTING_CELLS, _catalog
 from test_oddlen_s66 import ODD_CELLS
 
 import solver
+from solver.maps import length_rows
 from solver.rules import (
     default_budget_reach,
     least_token_budget,
@@ -161,3 +162,15 @@ def test_a_longest_length_on_the_grid_says_that_alone(cli, tmp_path: Path):
     assert reasons["shorter_length"].startswith(
         "on exactly 8 GPUs the longest length with a plan is 59392 tokens on the 1024-token grid (1608 fewer): "
         "Env + SP=4 on 8 GPUs at 59392 tokens with a lowered max_token_len_per_gpu of 14848 (estimated")
+
+
+@pytest.mark.parametrize(("cells", "rows", "first"), [("odd", 5, [15001, 20001, 25003, 30001, 40000, 50176, 60416]),
+                                                      ("tiny", 2, [1, 2, 10240, 20480, 30720])])
+def test_a_by_length_maps_rows_past_an_odd_last_row_are_on_the_grid(tmp_path: Path, cells: str, rows: int,
+                                                                    first: list[int]):
+    catalog, _ = _catalog(tmp_path, ODD_CELLS if cells == "odd" else TINY_CELLS)
+    lengths = length_rows(catalog, "H800-80GB", "Qwen3-8B", [8])
+    assert lengths[:len(first)] == first
+    # past the table's rows, every 10240 tokens on the 1024-token grid, then the longest the budget reaches
+    assert all(later - earlier == 10240 for earlier, later in zip(lengths[rows:-2], lengths[rows + 1:-1]))
+    assert all(length % 1024 == 0 for length in lengths[rows:])
