@@ -236,8 +236,8 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     length = best.max_model_len if query.objective == "max_len" else None
     chosen = f"{best.setting.label} on {words.gpus(best.gpus)}{best.lowered_words}"
     if query.objective == "max_len":
-        choice = (f"{best.max_model_len} tokens is the longest length{grid_words(best)} with a plan "
-                  f"{query.within_budget}, and {chosen} is the cheapest plan there")
+        choice = (f"{best.max_model_len} tokens is the longest length with a plan {query.within_budget}"
+                  f"{grid_words(best)}, and {chosen} is the cheapest plan there")
     elif query.objective == "min_gpus":
         choice = (f"{chosen} is the plan with the fewest GPUs ({scope}), then the cheapest, at {best.max_model_len} "
                   "tokens")
@@ -363,8 +363,9 @@ def _shorter_reasons(words: _Words, query: Query, shorter: Plan) -> list[Reason]
     prompt and response must then fit in."""
     return [
         Reason(rule="shorter_length", detail=(
-            f"{query.within_budget} the longest length{grid_words(shorter)} with a plan is {shorter.max_model_len} "
-            f"tokens ({(query.max_model_len or 0) - shorter.max_model_len} fewer): {words.plan(shorter)}")),
+            f"{query.within_budget} the longest length with a plan is {shorter.max_model_len} tokens"
+            f"{grid_words(shorter)} ({(query.max_model_len or 0) - shorter.max_model_len} fewer): "
+            f"{words.plan(shorter)}")),
         Reason(rule="fewer_tokens", detail=(
             f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
             f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = {shorter.max_token_len_per_gpu} on "

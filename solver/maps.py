@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from solver.memory import GRID
 from solver.model import prepare
 from solver.query import make_query
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
@@ -58,14 +59,16 @@ UNTABLED_LENGTHS = tuple(4096 * step for step in range(1, 33))
 
 def length_rows(catalog: Catalog, gpu: str, model: str, budgets: Sequence[int], **options: Any) -> list[int]:
     """The lengths of a by-length map of `model` on `gpu`: the rows of the tables that speak for it
-    (`Catalog.tables_for`; `UNTABLED_LENGTHS` without), then every `LENGTH_STEP` tokens up to the longest length
-    the largest budget reaches, and that length (`options`: as `longest_by_model`'s)."""
+    (`Catalog.tables_for`; `UNTABLED_LENGTHS` without), then every `LENGTH_STEP` tokens from the last, on the
+    estimates' grid (past a row of your cells off it, 30001, the first is 39936), up to the longest length the largest
+    budget reaches, and that length (`options`: as `longest_by_model`'s)."""
     tabled = sorted({row.max_model_len for table in catalog.tables_for(gpu, catalog.model(model)).tables
                      for row in table.rows}) or list(UNTABLED_LENGTHS)
     most = max(budgets)
     longest = longest_by_model(catalog, gpu, [model], [most], **options)[model, most]
     reach = longest.max_model_len if longest is not None else 0
-    return tabled + [*range(tabled[-1] + LENGTH_STEP, reach, LENGTH_STEP), *([reach] if reach > tabled[-1] else [])]
+    steps = range(tabled[-1] - tabled[-1] % GRID + LENGTH_STEP, reach, LENGTH_STEP)
+    return tabled + [*steps, *([reach] if reach > tabled[-1] else [])]
 
 
 def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int], by_length: bool = False, *,

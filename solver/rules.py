@@ -200,18 +200,22 @@ def lowered_token_budget(max_model_len: int, sp: int, most_tokens: int) -> int |
 
 def most_estimated_tokens(max_model_len: int, sp: int, longest: int) -> int:
     """The most tokens per GPU an estimate whose longest length at Trinity's default budget is `longest` holds at
-    `max_model_len` (`lowered_token_budget`'s `most_tokens`): that default's at `longest`; past `longest`, also fewer
-    than the default at `max_model_len`, which did not fit there or a table's row says ran out of memory (a row may
-    say so of a length that takes the tokens of a shorter row that trained: cells that contradict themselves)."""
+    `max_model_len` (`lowered_token_budget`'s `most_tokens`): that default's at `longest`; past `longest`, one fewer
+    where `longest` stops short of the lengths of its tokens (`default_budget_reach`): a table's row says a longer
+    length with those tokens ran out of memory (cells that contradict themselves: a row at 30002 that says SP=4 did
+    at the 15001 tokens per GPU a row at 30001 trained with). Past `longest` the default at `max_model_len` is more
+    than these: its budget is lowered."""
     most = token_budget(longest, sp)
-    return most if max_model_len <= longest else min(most, token_budget(max_model_len, sp) - 1)
+    return most - 1 if longest < max_model_len and longest < default_budget_reach(longest, sp) else most
 
 
 def lowered_reach(longest: int, sp: int) -> int:
     """The longest ``max_model_len`` a lowered token budget reaches for a setting whose longest length at
-    Trinity's default is `longest`: the tokens per GPU that default holds, times SP (then one sequence fills
-    an SP group's micro-batch)."""
-    return sp * token_budget(longest, sp)
+    Trinity's default is `longest`: the most tokens per GPU past it (`most_estimated_tokens`), times SP (then one
+    sequence fills an SP group's micro-batch); `longest` itself where that is shorter (no token left past it: a
+    row said the setting ran out of memory at one token per GPU). Every length up to it has a budget
+    (`lowered_token_budget`)."""
+    return max(longest, sp * most_estimated_tokens(longest + 1, sp, longest))
 
 
 @lru_cache(maxsize=4096)

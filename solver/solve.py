@@ -1196,14 +1196,13 @@ def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nea
 
 
 def grid_words(plan: Plan) -> str:
-    """For the longest length of `plan`: that an estimated one's is on the estimates' grid (maximising keeps
-    them to it, or to where a table stops the estimate: `PlanningData.table_stops`; a length asked with --len may
-    lie up to a grid step past it), in words; "" for a documented or inferred plan, whose longest length is a
-    table's row."""
+    """For the longest length of `plan`, after it: where maximising put an estimated one, in words: on the
+    estimates' grid (a length asked with --len may lie up to a grid step past it), or, off the grid, where a table
+    stops its estimate (`PlanningData.table_stops`, the only lengths off it); "" for a documented or inferred plan,
+    whose longest length is a table's row."""
     if plan.evidence != "estimated":
         return ""
-    stop = "" if plan.max_model_len % GRID == 0 else " or where a table stops an estimate"
-    return f" on the {GRID}-token grid{stop}"
+    return f" on the {GRID}-token grid" if plan.max_model_len % GRID == 0 else " where a table stops its estimate"
 
 
 def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,

@@ -47,7 +47,9 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   the A100-80GB's), its plans' source cells naming that type ("gpu").
 - With token_budget="auto" (and estimates): let Lc be the longest length that the rule above makes
   estimated for the setting (the memory model's longest, and no longer than the last row, of each table for
-  the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
+  the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s), less one where
+  such a table says the setting ran out of memory at floor(Tc * s / 2), the longest length of Tc tokens per GPU
+  (cells that contradict themselves: a row past Lc fails with the tokens Lc trained with). A plan no cell
   vouches for is also estimated at any L with ceil(L / s) <= Tc (L at most 2**21; when maximising, a
   multiple of 1024); where the rule above does not make it estimated at L, its max_token_len_per_gpu is the
   larger of ceil(L / s) and the lesser of Tc and ceil(2L / s) - 1 rounded down to a multiple of 1024
@@ -256,14 +258,20 @@ def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib
                       offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
-    that does not say the setting ran out of memory); 0 when nothing is."""
+    that does not say the setting ran out of memory); one fewer where a refuting table says the setting ran out of
+    memory at the longest length that takes Tc, floor(Tc x s / 2) (cells that contradict themselves); 0 when
+    nothing is estimated."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin)
-    for table, asked_offload in _tables_asked(tables, n, bool(offload)):
+    asked = _tables_asked(tables, n, bool(offload))
+    for table, asked_offload in asked:
         if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
             standing = [row.max_model_len for row in table.rows
                         if not _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, row.max_model_len)]
             longest = min(longest, max(standing, default=0))
-    return _max_token_len_per_gpu(longest, sp)
+    tokens = _max_token_len_per_gpu(longest, sp)
+    refuted = longest > 0 and any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, tokens * sp // 2)
+                                  for table, asked_offload in asked)
+    return tokens - 1 if refuted else tokens
 
 
 def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list[tuple[Table, bool]]:

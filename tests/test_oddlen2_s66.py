@@ -41,8 +41,8 @@ def test_explain_names_as_the_longest_length_the_one_past_the_row_that_len_plans
     reasons = {reason["rule"]: reason["detail"] for reason in json.loads(out)[0]["explanation"]}
     assert status == 1 and "Traceback" not in err
     assert reasons["shorter_length"].startswith(
-        "on exactly 8 GPUs the longest length on the 1024-token grid or where a table stops an estimate with a plan "
-        "is 30002 tokens (1 fewer): Env + SP=4 on 8 GPUs at 30002 tokens (estimated")
+        "on exactly 8 GPUs the longest length with a plan is 30002 tokens where a table stops its estimate (1 fewer): "
+        "Env + SP=4 on 8 GPUs at 30002 tokens (estimated")
     found = {}
     for asked in (("--len", "30002"), ("--maximize", "len")):
         status, out, _ = cli("--cells", str(cells), *PINNED, *asked, "--json")
