@@ -59,8 +59,8 @@ PCIE_NOTE = ("is taken as {taken}, whose GPUs reach one another over NVLink (its
     ("NVIDIA A100-PCIE-40GB", "A100-40GB", "my-a100-pcie --gpu-memory 40960MiB --gpu-interconnect pcie (40960")])
 def test_a_gpu_named_as_pcie_cards_of_an_sxm_board_gets_a_note(cli: Cli, written: str, taken: str, own: str):
     status, _, err = cli("--model", "8B", "--gpu", written, "--gpus", "4", "--len", "8k")
-    assert (status, err) == (0, f"solve: note: --gpu {written!r} {PCIE_NOTE.format(taken=taken)}--gpu {own}: "
-                                "the SXM board's total; give nvidia-smi's)\n")
+    assert (status, err) == (0, (f"solve: note: --gpu {written!r} {PCIE_NOTE.format(taken=taken)}--gpu {own}: "
+                                 "the SXM board's total; give nvidia-smi's)\n"))
 
 
 @pytest.mark.parametrize("gpu", [["--gpu", "NVIDIA H100 80GB HBM3"], ["--gpu", "l40s-pcie"],
@@ -74,6 +74,6 @@ def test_a_pools_gpu_named_as_pcie_cards_of_an_sxm_board_gets_a_note(cli: Cli, t
     fleet.write_text("pools:\n  - {name: lab, gpu: NVIDIA H100 PCIe, nodes: 1, gpus_per_node: 8}\n"
                      "jobs:\n  - {name: j, model: Qwen3-8B, max_model_len: 8192}\n", encoding="utf-8")
     status, _, err = cli("cluster", str(fleet))
-    assert (status, err) == (0, f"solve cluster: note: pool lab: gpu 'NVIDIA H100 PCIe' "
-                                f"{PCIE_NOTE.format(taken='H100-80GB')}gpu: my-h100-pcie, gpu_memory_mib: 81559, "
-                                "gpu_interconnect: pcie (81559: the SXM board's total; give nvidia-smi's)\n")
+    assert (status, err) == (0, (f"solve cluster: note: pool lab: gpu 'NVIDIA H100 PCIe' "
+                                 f"{PCIE_NOTE.format(taken='H100-80GB')}gpu: my-h100-pcie, gpu_memory_mib: 81559, "
+                                 "gpu_interconnect: pcie (81559: the SXM board's total; give nvidia-smi's)\n"))
