@@ -2,7 +2,8 @@
 memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a
 config.json one term off a tabled model's shape, with multi-token prediction layers (not counted) or with
 output_router_logits (not counted), or whose class computes every expert (Llama 4), or whose YaRN factor the plan
-replaces, a pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too."""
+replaces, a pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too, or
+naming the PCIe cards of a GPU type the catalogue has as SXM boards."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
 from solver.memory import GRID, layer_peak_bytes, router_logits_bytes
-from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs
+from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs, says_pcie
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -229,20 +230,43 @@ def gpu_variant_words(catalog: Catalog, written: str) -> str | None:
             "the plans)")
 
 
+def pcie_board_words(catalog: Catalog, written: str, own_type: str) -> str | None:
+    """Where a GPU name as given (`written`) says PCIe (`says_pcie`: ``h100-pcie``, nvidia-smi's ``NVIDIA H100 PCIe``)
+    and is taken as a catalogue GPU type whose GPUs reach one another over NVLink (the H100-80GB, its SXM boards'),
+    in words, ending with how to give PCIe cards as a GPU type of your own (`own_type`: a format of its ``name`` and
+    ``mib``, the SXM board's, as the command or the file takes them); None otherwise. Weighed as over NVLink, PCIe
+    cards' SP plans would cost less than they do, with no caution."""
+    taken = catalog.gpu(written)
+    if not says_pcie(written) or says_pcie(taken.name) or taken.interconnect != "nvlink":
+        return None
+    own = own_type.format(name=f"my-{_without_memory(taken.name).lower()}-pcie", mib=taken.memory_mib)
+    return (f"{written!r} is taken as {taken.name}, whose GPUs reach one another over NVLink (its SXM boards'), as "
+            "SP's cost weighs them; PCIe cards, which NVLink bridges join in pairs at most, are a GPU type of your "
+            f"own, which weighs SP over PCIe and cautions it: {own}")
+
+
 def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | Sequence[str] | None) -> None:
     """A note on stderr for each name of --gpu (`gpu`: a name or names, of `catalog`) that names a GPU the catalogue
-    has with other memory too (`gpu_variant_words`), as a cluster pool's GPU type gets
-    (`note_gpu_variants_of_pools`)."""
+    has with other memory too (`gpu_variant_words`), or its PCIe cards (`pcie_board_words`), as a cluster pool's GPU
+    type gets (`note_gpu_variants_of_pools`)."""
+    own_type = ("--gpu {name} --gpu-memory {mib}MiB --gpu-interconnect pcie ({mib}: the SXM board's total; give "
+                "nvidia-smi's)")
     for name in dict.fromkeys(given_gpus(gpu)):
-        if words := gpu_variant_words(catalog, name):
-            print_note(f"{prog}: note: --gpu {words}")
+        for words in (gpu_variant_words(catalog, name), pcie_board_words(catalog, name, own_type)):
+            if words:
+                print_note(f"{prog}: note: --gpu {words}")
 
 
 def note_gpu_variants_of_pools(prog: str, catalog: Catalog, fleet: Fleet, written: dict[str, str]) -> None:
     """A note on stderr for each pool whose GPU type, as the file wrote it (`written`, by pool name), names a GPU the
-    catalogue has with other memory too (`gpu_variant_words`), unless the pool gives its memory."""
+    catalogue has with other memory too (`gpu_variant_words`), or its PCIe cards (`pcie_board_words`), unless the
+    pool gives its memory."""
+    own_type = ("gpu: {name}, gpu_memory_mib: {mib}, gpu_interconnect: pcie ({mib}: the SXM board's total; give "
+                "nvidia-smi's)")
     for pool in fleet.pools:
         if pool.gpu_memory_gb is not None or pool.gpu_memory_mib is not None:
             continue
-        if words := gpu_variant_words(catalog, written[pool.name]):
-            print_note(f"{prog}: note: pool {pool.name}: gpu {words}")
+        for words in (gpu_variant_words(catalog, written[pool.name]),
+                      pcie_board_words(catalog, written[pool.name], own_type)):
+            if words:
+                print_note(f"{prog}: note: pool {pool.name}: gpu {words}")

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file
+from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file, yaml_looks_like
 from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
 from solver.tables.text import TableError, brief, first_repeated
 
@@ -238,7 +238,7 @@ def _config_json(path: Path) -> dict[str, Any]:
     try:
         config = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
-        raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno})") from None
+        raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno}){yaml_looks_like(text, Model)}") from None
     except _RepeatedKey as repeated:
         raise TableError(f"{path}: key {repeated} appears twice (JSON readers keep the last)") from None
     except RecursionError:

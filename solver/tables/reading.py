@@ -737,8 +737,20 @@ _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
     "a cost-weights file, for --weights": (Weights, {"offload", "sp", "env"}),
     "a fleet file, for solve cluster": (FleetFile, {"pools", "jobs"}),
     "a Trinity config, for --from-config": (None, {"model", "trainer"}),
+    "a Hugging Face config.json, for --model-config": (Model, {"model_type", "vocab_size"}),
 }
-"""The kinds of file a user gives, each by its schema and the top-level keys that tell it apart."""
+"""The kinds of file a user gives, each by its schema (a config.json's: the `Model` it reads as) and the top-level keys
+that tell it apart."""
+
+
+def yaml_looks_like(text: str, expected: type[BaseModel] | None) -> str:
+    """`looks_like` for a file's `text` read as YAML, as for a config.json that is not JSON (`expected`: `Model`):
+    `` (this looks like a Trinity config, for --from-config)``; "" where it is no YAML mapping of another kind."""
+    try:
+        raw = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return ""
+    return looks_like(raw, expected) if isinstance(raw, dict) else ""
 
 
 def load_models(path: Path) -> tuple[Model, ...]:

@@ -155,6 +155,11 @@ SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce|tesla)-|-(sxm\d*|pcie)
 kind after its size (``80GB HBM3``; not without a size: ``H20 HBM3e`` is the 141GB H20, not the H20-96GB)."""
 
 
+def says_pcie(name: str) -> bool:
+    """Whether a GPU name says the PCIe form factor, as `SMI_WORDS` drops it (``h100-pcie``, ``NVIDIA H100 PCIe``)."""
+    return re.search(r"(^|-)pcie(?=-|$)", normalise(name)) is not None
+
+
 def smi_name_form(name: str) -> str:
     """A GPU name as nvidia-smi or amd-smi prints it, less the words `SMI_WORDS` names (``NVIDIA A100-SXM4-80GB``
     -> ``a100-80gb``, ``AMD Instinct MI300X`` -> ``mi300x``); other names come back normalised."""

@@ -1,0 +1,79 @@
+"""Session 67, helper persona17 (a new user with 8 H100s, 4 L40Ss and an RTX 4090, planning Qwen3-30B-A3B,
+Qwen2.5-7B-Instruct and Llama-3.1-8B): a Hugging Face config.json given where a YAML file goes (--from-config,
+--cells, a fleet file), or a Trinity config or fleet file given to --model-config, is named for the kind it looks
+like; a GPU named as PCIe cards of a GPU type the catalogue has as SXM boards (nvidia-smi's ``NVIDIA H100 PCIe``),
+taken as those boards and their NVLink, gets a note saying how to state PCIe."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from solver.tables import TableError, load_catalog, load_gpu_type
+
+Cli = Callable[..., tuple[int, str, str]]
+
+EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
+HF_CONFIG = EXAMPLES / "my-model" / "config.json"
+TRINITY = EXAMPLES / "trinity.yaml"
+HF_KIND = " (this looks like a Hugging Face config.json, for --model-config)"
+
+
+def test_from_config_given_a_hugging_face_config_json_names_model_config(cli: Cli):
+    assert cli("--from-config", str(HF_CONFIG), "--gpu", "h100") == (
+        2, "", f"solve: error: --from-config {HF_CONFIG}: missing model.model_path{HF_KIND}\n")
+
+
+@pytest.mark.parametrize(("given", "kind"), [(TRINITY, "a Trinity config, for --from-config"),
+                                             (EXAMPLES / "fleet.yaml", "a fleet file, for solve cluster")])
+def test_model_config_given_a_yaml_file_names_the_kind_it_looks_like(cli: Cli, given: Path, kind: str):
+    assert cli("--model-config", str(given), "--gpu", "h100", "--len", "8k") == (
+        2, "", f"solve: error: --model-config {given}: not JSON: Expecting value (line 1) (this looks like {kind})\n")
+
+
+def test_a_config_json_that_is_not_json_nor_yaml_of_a_kind_is_refused_as_before(cli: Cli, tmp_path: Path):
+    path = tmp_path / "config.json"
+    path.write_text("hidden_size: 4096\nvocab: [1, 2\n", encoding="utf-8")  # neither JSON nor YAML
+    assert cli("--model-config", str(path), "--len", "8k") == (
+        2, "", f"solve: error: --model-config {path}: not JSON: Expecting value (line 1)\n")
+
+
+def test_a_cells_file_or_a_fleet_file_that_is_a_config_json_names_model_config(cli: Cli):
+    catalog = load_catalog()
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(HF_CONFIG, catalog.models, catalog.gpu_types)
+    assert str(caught.value).endswith(HF_KIND) and "\n" not in str(caught.value)
+    status, out, err = cli("cluster", str(HF_CONFIG))
+    assert (status, out) == (2, "") and err.endswith(f"{HF_KIND}\n") and err.count("\n") == 1
+
+
+PCIE_NOTE = ("is taken as {taken}, whose GPUs reach one another over NVLink (its SXM boards'), as SP's cost weighs "
+             "them; PCIe cards, which NVLink bridges join in pairs at most, are a GPU type of your own, which weighs SP "
+             "over PCIe and cautions it: ")
+
+
+@pytest.mark.parametrize(("written", "taken", "own"), [
+    ("h100-pcie", "H100-80GB", "my-h100-pcie --gpu-memory 81559MiB --gpu-interconnect pcie (81559"),
+    ("NVIDIA A100-PCIE-40GB", "A100-40GB", "my-a100-pcie --gpu-memory 40960MiB --gpu-interconnect pcie (40960")])
+def test_a_gpu_named_as_pcie_cards_of_an_sxm_board_gets_a_note(cli: Cli, written: str, taken: str, own: str):
+    status, _, err = cli("--model", "8B", "--gpu", written, "--gpus", "4", "--len", "8k")
+    assert (status, err) == (0, (f"solve: note: --gpu {written!r} {PCIE_NOTE.format(taken=taken)}--gpu {own}: "
+                                 "the SXM board's total; give nvidia-smi's)\n"))
+
+
+@pytest.mark.parametrize("gpu", [["--gpu", "NVIDIA H100 80GB HBM3"], ["--gpu", "l40s-pcie"],
+                                 ["--gpu", "my-h100-pcie", "--gpu-memory", "81559MiB", "--gpu-interconnect", "pcie"]])
+def test_no_pcie_note_for_an_sxm_name_a_pcie_card_or_pcie_cards_of_ones_own(cli: Cli, gpu: list[str]):
+    assert cli("--model", "8B", *gpu, "--gpus", "4", "--len", "8k")[::2] == (0, "")
+
+
+def test_a_pools_gpu_named_as_pcie_cards_of_an_sxm_board_gets_a_note(cli: Cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: lab, gpu: NVIDIA H100 PCIe, nodes: 1, gpus_per_node: 8}\n"
+                     "jobs:\n  - {name: j, model: Qwen3-8B, max_model_len: 8192}\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet))
+    assert (status, err) == (0, (f"solve cluster: note: pool lab: gpu 'NVIDIA H100 PCIe' "
+                                 f"{PCIE_NOTE.format(taken='H100-80GB')}gpu: my-h100-pcie, gpu_memory_mib: 81559, "
+                                 "gpu_interconnect: pcie (81559: the SXM board's total; give nvidia-smi's)\n"))
