@@ -547,17 +547,27 @@ def vllm_length_words(model: Model, length: float) -> str:
     return NO_LIMIT_WORDS if vllm_no_limit(model) else shown_number(length)
 
 
-def own_scaling_words(model: Model, max_model_len: int) -> str:
-    """`max_model_len`, past `model`'s native context on its own RoPE scaling, in words: whether vLLM's rollout takes
-    it, within the longest length vLLM derives for the model as written (`Model.vllm_longest_as_written`), or refuses
-    it without `LONG_LENGTH_VARIABLE` (`plan_environment` exports it then)."""
+def own_scaling_parts(model: Model, max_model_len: int) -> tuple[str, str]:
+    """`max_model_len`, past `model`'s native context on its own RoPE scaling, in words, in two parts: what provides
+    that native context (``which Llama-3.1-8B's own llama3 RoPE scaling provides``), and what follows: no YaRN
+    written, whether vLLM's rollout takes the length, within the longest length vLLM derives for the model as written
+    (`Model.vllm_longest_as_written`), or refuses it without `LONG_LENGTH_VARIABLE` (`plan_environment` exports it
+    then). `own_scaling_words` joins them; the summary's ``max_model_len`` row, which names the native context first,
+    sets them beside it."""
     longest = math.floor(model.vllm_longest_as_written(max_model_len))
     vllm = (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config, unless "
             f"{'='.join(LONG_LENGTH_VARIABLE)} is set" if max_model_len > longest
             else f"vLLM's rollout takes it: the longest length it derives from the model's config is "
                  f"{vllm_length_words(model, longest)}")
-    return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
-            f"provides: no YaRN written; {vllm}; check the model handles it")
+    return (f"which {model.name}'s own {model.rope_scaling} RoPE scaling provides",
+            f"no YaRN written; {vllm}; check the model handles it")
+
+
+def own_scaling_words(model: Model, max_model_len: int) -> str:
+    """`max_model_len`, past `model`'s native context on its own RoPE scaling, in words (`own_scaling_parts`):
+    ``beyond the native 131072, which ... provides: no YaRN written; ...``."""
+    provides, follows = own_scaling_parts(model, max_model_len)
+    return f"beyond the native {model.native_context}, {provides}: {follows}"
 
 
 def length_key_words(model: Model) -> str:
