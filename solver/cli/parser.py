@@ -54,6 +54,7 @@ MEANT = {
     **dict.fromkeys(("--format", "--output-format", "--json-output"), ("--json",)),
     **dict.fromkeys(("--rollout", "--rollout-gpu", "--vllm-gpus"), ("--rollout-gpus",)),
     "--batch-size": ("--train-batch-size",),
+    "-v": ("--version",),  # -V, as options are matched in lower case
 }
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node) or another command's, hyphens
 for underscores, and the options they mean, in order: an unknown option is told the first of them the command has."""
@@ -133,6 +134,8 @@ class Parser(argparse.ArgumentParser):
         self._refuse_others_option(argv)
         self._refuse_contradiction(argv)
         helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
+        if not helped:
+            self._refuse_beside_version(argv)
         required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
         for action in required:  # checked last: --max-model-len's guess (--len) before "--len is required"
             action.required = False
@@ -142,8 +145,9 @@ class Parser(argparse.ArgumentParser):
             for action in required:
                 action.required = True
         if rest:
-            options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
-            close = [meant for option in options if (meant := self._command_named(option) or self._meant(option))]
+            options = [word.split("=", 1)[0] for word in rest if word.startswith("-")]
+            close = [meant for option in options if (meant := self._command_named(option)
+                                                      or self._meant(option, typos=option.startswith("--")))]
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
@@ -242,6 +246,13 @@ class Parser(argparse.ArgumentParser):
                 meant = self._meant("-" + option, typos=False)
                 if meant:
                     self.error(f"unrecognized arguments: {word} (did you mean {meant}?)")
+
+    def _refuse_beside_version(self, argv: list[str]) -> None:
+        """A usage error for --version given with other arguments (``solve --version extra``), naming them: argparse
+        prints the version as it reads the option, whatever comes with it."""
+        at = next((at for at, (_, option) in enumerate(_options_named(argv)) if option == "--version"), None)
+        if "--version" in self._option_string_actions and len(argv) > 1 and at is not None:
+            self.error(f"--version prints the version alone, not with {cut(' '.join(argv[:at] + argv[at + 1:]))}")
 
     def _refuse_others_option(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory
