@@ -171,7 +171,7 @@ class Parser(argparse.ArgumentParser):
                    if len(spelled) > 3 and spelled not in NODE_COUNTS and name.startswith(spelled)]
         close = (difflib.get_close_matches(option, known, n=1, cutoff=0.8) or started[:1 if len(started) == 1 else 0]
                  if typos else [])
-        other_names = [name for name in MEANT if typos and _one_typo_apart(spelled, name)]
+        other_names = [name for name in MEANT if typos and name.startswith("--") and _one_typo_apart(spelled, name)]
         return next(iter(named or close or [meant for name in other_names for meant in self._meant_by(name, known)]),
                     None)
 
