@@ -145,9 +145,9 @@ class Parser(argparse.ArgumentParser):
             for action in required:
                 action.required = True
         if rest:
-            options = [word.split("=", 1)[0] for word in rest if word.startswith("-")]
-            close = [meant for option in options if (meant := self._command_named(option)
-                                                      or self._meant(option, typos=option.startswith("--")))]
+            options = [word.split("=", 1)[0] for word in rest if word.startswith("-")]  # -V too: --version
+            close = [meant for option in options
+                     if (meant := self._command_named(option) or self._meant(option, typos=option.startswith("--")))]
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
