@@ -238,8 +238,8 @@ def map_views(gpu_maps: Sequence[GpuMap], narrow: bool = False, names: OptionNam
     def fitted(gpu_map: GpuMap) -> Group:
         folded, columns = too_wide(gpu_map), PAST_NODE_COLUMNS
         view = titled(gpu_map, narrow, folded, columns)
-        past_node = gpu_map.budget_gpus[-1] > (gpu_map.node_gpus or NODE_GPUS)
-        while past_node and columns > PAST_NODE_FEWEST_COLUMNS and maps_width([view]) > (width or PAST_NODE_WIDTH):
+        doubling = not gpu_map.budgets_listed and gpu_map.budget_gpus[-1] > (gpu_map.node_gpus or NODE_GPUS)
+        while doubling and columns > PAST_NODE_FEWEST_COLUMNS and maps_width([view]) > (width or PAST_NODE_WIDTH):
             columns -= 1
             view = titled(gpu_map, narrow, folded, columns)
         return view
