@@ -59,6 +59,7 @@ from solver.results import (
     cautions_of,
     check_beyond_codes,
     check_caution_codes,
+    gpu_runtime,
     single_gpu_caution,
     sp_over_pcie_caution,
     thin_headroom,
@@ -230,7 +231,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
         `node_gpus`, or a workstation for all its cards, where no `host_ram_gib` holds it to anything:
         `unchecked_host_need`), naming the options they point to as `option_names` do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
-                              self.beyond_calibration_codes, option_names) if self.fits else "")
+                              self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
         host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus), offload,
@@ -776,13 +777,14 @@ checkpoints' (`docs/memory.md`)."""
 
 def beyond_calibration(
     calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
-    tokens_per_gpu: int, node_gpus: int,
+    tokens_per_gpu: int, node_gpus: int, rocm: bool = False,
 ) -> tuple[Beyond, ...]:
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
     (`calibrated`), one phrase per quantity with its code, compared as shown (parameters to 0.1B, memory to 1 GiB);
     empty when within it, or when the range is not known. There the prediction extrapolates the fitted
     terms, and a measurement is worth more than usual. A trainer on more than one node of `node_gpus` GPUs is
-    beyond it too: observations record no nodes, and the flat overhead counts NCCL's memory as on one node."""
+    beyond it too: observations record no nodes, and the flat overhead counts NCCL's memory (RCCL's on an AMD GPU,
+    where `rocm`: `gpu_runtime`) as on one node."""
     if calibrated is None:
         return ()
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
@@ -808,7 +810,7 @@ def beyond_calibration(
         (not least <= round(memory_gib) <= most, BeyondCode.OTHER_GPU_MEMORY,
          f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
         (gpus > calibrated.most_gpus, BeyondCode.MORE_GPUS, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
-        (nodes > 1, BeyondCode.MORE_NODES, f"{nodes} nodes (NCCL's memory calibrated on one node)"),
+        (nodes > 1, BeyondCode.MORE_NODES, f"{nodes} nodes ({gpu_runtime(rocm)[1]}'s memory calibrated on one node)"),
         (fewest is not None and gpus < fewest, BeyondCode.FEWER_GPUS,
          f"{counted(gpus, 'GPU')} (calibrated from {fewest})"),
         (setting.sp > calibrated.largest_sp, BeyondCode.LARGER_SP,

@@ -323,6 +323,12 @@ THIN_HEADROOM_GIB = 1.0
 (on a card of at most `SMALL_CARD_GIB`, beyond the GiB its default margin holds back already: `default_margin`)."""
 
 
+def gpu_runtime(rocm: bool) -> tuple[str, str]:
+    """The GPU runtime whose context, and the collectives library whose buffers, the memory model's flat overhead
+    counts, as named on an AMD GPU (`GpuType.rocm`: ``HIP``, ``RCCL``), else NVIDIA's (``CUDA``, ``NCCL``)."""
+    return ("HIP", "RCCL") if rocm else ("CUDA", "NCCL")
+
+
 def rocm_env_caution(option_names: OptionNames = COMMAND_OPTIONS) -> str:
     """What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions, naming the planning without Env in the caller's
     words (`option_names`: ``solve --no-env``, ``solver.plan(env=False)``)."""
@@ -371,38 +377,42 @@ class MarginRoom(NamedTuple):
 
 
 def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float, room: MarginRoom,
-                  beyond_codes: Sequence[BeyondCode], option_names: OptionNames = COMMAND_OPTIONS) -> str:
+                  beyond_codes: Sequence[BeyondCode], option_names: OptionNames = COMMAND_OPTIONS,
+                  rocm: bool = False) -> str:
     """A caution for a prediction on a GPU of `memory_gib` that fits with less than `THIN_HEADROOM_GIB` to spare
     (beyond what the default margin on its card holds back: on a card of at most `SMALL_CARD_GIB`, the GiB such a
     card runs optimistic by), and what its gathered layers may take more than the fit
     counts (`room.shortfall_gib`), where it extrapolates (`beyond_calibration` not empty), in words, naming the
-    error expected there (`known_errors`, from `beyond_codes` and that shortfall) and the margin that keeps that
-    much more (as `option_names` names it: ``--margin 0.05``, ``margin=0.05``); "" otherwise. What a margin raised
-    above the default holds back (`room`) counts as room to spare: the caution asks for no more than it names."""
+    error expected there (`known_errors`, from `beyond_codes` and that shortfall, on an AMD GPU where `rocm`) and the
+    margin that keeps that much more (as `option_names` names it: ``--margin 0.05``, ``margin=0.05``); "" otherwise.
+    What a margin raised above the default holds back (`room`) counts as room to spare: the caution asks for no more
+    than it names."""
     small = memory_gib <= SMALL_CARD_GIB
     thin = room.thin_gib
     if not beyond_calibration or not 0 <= headroom_gib < thin - room.raised_gib:
         return ""
     margin = option_names.valued(option_names.named("margin"), f"{room.keeping(thin):.2f}")
     return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
-            f"({known_errors(small, beyond_codes, room.shortfall_gib)}: docs/memory.md in rft-solver's source); "
+            f"({known_errors(small, beyond_codes, room.shortfall_gib, rocm)}: docs/memory.md in rft-solver's source); "
             f"{margin} keeps {round(thin, 1):g} GiB more to spare than the default {room.default:g} here, or measure a "
             "step first")
 
 
-def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib: float = 0.0) -> str:
+def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib: float = 0.0,
+                 rocm: bool = False) -> str:
     """Where the memory model is expected to err, in words, for an estimate on a card of at most `SMALL_CARD_GIB`
     (`small`) or not, beyond its calibration as `beyond_codes` say: on small cards, optimistic by about a GiB (which
     their default margin holds back: `default_margin`); on
-    more nodes or GPUs than calibrated, by the memory NCCL takes there, for which the flat overhead does not grow;
+    more nodes or GPUs than calibrated, by the memory NCCL takes there (RCCL on an AMD GPU, where `rocm`:
+    `gpu_runtime`), for which the flat overhead does not grow;
     for much larger models, optimistic by about a GiB and more, or by `shortfall_gib` (shown to 0.1 GiB) where the
     model's gathered layers may take that much more than the fit counts; otherwise no error of known direction
     (without codes, the errors known on any card). A small card names much larger models only where the model is
     one."""
-    fabric = ("its flat overhead for the CUDA context and NCCL does not grow across nodes"
-              if BeyondCode.MORE_NODES in beyond_codes
-              else "its flat overhead for the CUDA context and NCCL does not grow with more GPUs than calibrated"
-              if BeyondCode.MORE_GPUS in beyond_codes else "")
+    runtime, collectives = gpu_runtime(rocm)
+    overhead = f"its flat overhead for the {runtime} context and {collectives} does not grow "
+    fabric = (f"{overhead}across nodes" if BeyondCode.MORE_NODES in beyond_codes
+              else f"{overhead}with more GPUs than calibrated" if BeyondCode.MORE_GPUS in beyond_codes else "")
     gathered = (f"its gathered layers may take {shortfall_gib:.1f} GiB more than the fit counts (large layers)"
                 if round(shortfall_gib, 1) > 0 else "")
     if small:
@@ -547,17 +557,27 @@ def vllm_length_words(model: Model, length: float) -> str:
     return NO_LIMIT_WORDS if vllm_no_limit(model) else shown_number(length)
 
 
-def own_scaling_words(model: Model, max_model_len: int) -> str:
-    """`max_model_len`, past `model`'s native context on its own RoPE scaling, in words: whether vLLM's rollout takes
-    it, within the longest length vLLM derives for the model as written (`Model.vllm_longest_as_written`), or refuses
-    it without `LONG_LENGTH_VARIABLE` (`plan_environment` exports it then)."""
+def own_scaling_parts(model: Model, max_model_len: int) -> tuple[str, str]:
+    """`max_model_len`, past `model`'s native context on its own RoPE scaling, in words, in two parts: what provides
+    that native context (``which Llama-3.1-8B's own llama3 RoPE scaling provides``), and what follows: no YaRN
+    written, whether vLLM's rollout takes the length, within the longest length vLLM derives for the model as written
+    (`Model.vllm_longest_as_written`), or refuses it without `LONG_LENGTH_VARIABLE` (`plan_environment` exports it
+    then). `own_scaling_words` joins them; the summary's ``max_model_len`` row, which names the native context first,
+    sets them beside it."""
     longest = math.floor(model.vllm_longest_as_written(max_model_len))
     vllm = (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config, unless "
             f"{'='.join(LONG_LENGTH_VARIABLE)} is set" if max_model_len > longest
             else f"vLLM's rollout takes it: the longest length it derives from the model's config is "
                  f"{vllm_length_words(model, longest)}")
-    return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
-            f"provides: no YaRN written; {vllm}; check the model handles it")
+    return (f"which {model.name}'s own {model.rope_scaling} RoPE scaling provides",
+            f"no YaRN written; {vllm}; check the model handles it")
+
+
+def own_scaling_words(model: Model, max_model_len: int) -> str:
+    """`max_model_len`, past `model`'s native context on its own RoPE scaling, in words (`own_scaling_parts`):
+    ``beyond the native 131072, which ... provides: no YaRN written; ...``."""
+    provides, follows = own_scaling_parts(model, max_model_len)
+    return f"beyond the native {model.native_context}, {provides}: {follows}"
 
 
 def length_key_words(model: Model) -> str:
@@ -758,7 +778,7 @@ class Plan(Frozen):
         on a node of `node_gpus`, or a workstation for all its cards (`unchecked_host_need`); the options the cautions
         point to named as `option_names` name them (the query's)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
-                              self.beyond_calibration_codes, option_names)
+                              self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, version)

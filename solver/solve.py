@@ -745,7 +745,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         cost=float(exact_cost(query.weights, data.shape.held_per_active, data.interconnect, (gpus, env, offload, sp))),
         evidence=evidence,
         source=source,
-        **_memory_figures(data.shape, gpu.memory_gib, query, gpus, setting, length, tokens, estimated=source is None),
+        **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
         host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload))
         if offload or query.host_ram_gb is not None else None,
         trainer_nodes=trainer_nodes_of(gpus, query.node_gpus),
@@ -756,13 +756,14 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
                     query.option_names)
 
 
-def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
+def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting: Setting, length: int,
                     tokens: int, estimated: bool) -> dict[str, Any]:
-    """A plan's memory model figures at `tokens` per GPU: peak and headroom (an estimate's against the margin estimates
-    are held to, `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
-    memory = breakdown(shape, memory_gib, gpus, setting, length, query.memory.coefficients,
-                       query.margin_on(memory_gib, estimated), tokens)
-    beyond = (beyond_calibration(query.memory.fit.range, shape, memory_gib, gpus, setting, tokens, query.node_gpus)
+    """A plan's memory model figures on `gpu` at `tokens` per GPU: peak and headroom (an estimate's against the margin
+    estimates are held to, `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
+    memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
+                       query.margin_on(gpu.memory_gib, estimated), tokens)
+    beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, tokens,
+                                 query.node_gpus, gpu.rocm)
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
             "headroom_at_step": memory.step_binds, **beyond_fields(beyond)}
@@ -772,7 +773,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     """`plan` of `query` on `gpu` with `tokens` per GPU instead of its own budget (a config's own), its memory
     figures at that budget."""
     model, gpu_type = catalog.model(query.model), catalog.gpu(gpu)
-    figures = _memory_figures(model, gpu_type.memory_gib, query, plan.gpus, plan.setting, plan.max_model_len, tokens,
+    figures = _memory_figures(model, gpu_type, query, plan.gpus, plan.setting, plan.max_model_len, tokens,
                               estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,

@@ -3589,8 +3589,8 @@ def test_a_length_past_the_native_context_on_the_models_own_scaling_says_so_besi
     # (once: not again as a caution row).
     status, out, _ = cli("--model", "llama-3.1-8b", "--gpu", "h200", "--gpus", "8", "--len", "200k")
     shown = " ".join(out.split("\n               "))
-    assert status == 0 and ("\nmax_model_len  204800, past the native 131072 (beyond the native 131072, which "
-                            "Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN written; vLLM's rollout "
+    assert status == 0 and ("\nmax_model_len  204800, past the native 131072, which Llama-3.1-8B's own llama3 "
+                            "RoPE scaling provides (no YaRN written; vLLM's rollout "
                             "refuses it, past the 131072 it derives from the model's config, unless "
                             "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it)\n") in shown
     assert "\ncaution " not in out and "rope_scaling" not in out

@@ -79,9 +79,10 @@ def test_a_map_of_five_runs_or_fewer_keeps_them_all(cli: Cli) -> None:
 
 def test_a_narrow_terminal_past_one_node_is_not_told_to_map_more_budgets(cli: Cli,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    # The map shows doubling budgets already: --budgets 1,2,4,8,16,32,64 would be more columns, not fewer.
+    # The map shows doubling budgets already, cut to their fewest columns for 40 (s67): --budgets 1,2,4,8,16,32,64
+    # would be more columns, not fewer.
     monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
-        width=60, force_terminal=True, file=io.StringIO(), **PLAIN_TEXT))
+        width=40, force_terminal=True, file=io.StringIO(), **PLAIN_TEXT))
     status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "64")
     assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), or save it with --svg FILE\n")
 

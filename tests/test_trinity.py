@@ -2030,7 +2030,7 @@ def test_a_tab_after_a_colon_is_refused_as_trinity_refuses_it() -> None:
     # OmegaConf 2.3 reads with PyYAML's pure-Python loader, which takes no tab as a separator (libyaml would).
     with pytest.raises(ConfigError) as raised:
         read_trinity_config("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len:\t32768\n", "t.yaml", {})
-    assert str(raised.value) == "t.yaml: line 3: malformed YAML: found character '\\t' that cannot start any token"
+    assert str(raised.value) == "t.yaml: line 3: a tab (column 17) where the YAML reader takes only spaces; use spaces"
 
 
 def test_a_yarn_that_covers_the_length_otherwise_than_the_guide_says_whether_it_stretches_more() -> None:

@@ -41,7 +41,7 @@ from solver.cli.planner import build_parser, run_planner
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED
 from solver.cli.tables import build_tables_parser, run_tables
 from solver.query import Undecided
-from solver.tables import OneLineError, QueryError, brief
+from solver.tables import OneLineError, brief
 
 __all__ = ["main"]
 
@@ -75,9 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print_escaped(f"{parser.prog}: terminated", file=sys.stderr)
             return TERMINATED
         return status
-    except OneLineError as error:  # bad input: a query, a table or a Trinity config
-        typed = full_width_note(str(error)) if isinstance(error, QueryError) else ""  # --model ８Ｂ, as a usage error's
-        print_escaped(f"{parser.prog}: error: {error}{typed}", file=sys.stderr)
+    except OneLineError as error:  # bad input: a query, a file of the user's (a table, a fleet) or a Trinity config
+        # a word typed in full-width characters (--model ８Ｂ, a fleet's model: ８Ｂ) named in ASCII, as a usage error's
+        print_escaped(f"{parser.prog}: error: {error}{full_width_note(str(error))}", file=sys.stderr)
         return BAD_INPUT
     except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
         print_escaped(f"{parser.prog}: undecided: {error}; nothing printed (a longer --time-limit may decide it)",

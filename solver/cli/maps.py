@@ -41,7 +41,9 @@ from solver.cli.output import escaped_line, new_console, on_terminal, piped_colu
 from solver.cli.parser import Parser
 from solver.render import (
     PAST_NODE_COLUMNS,
+    PAST_NODE_WIDTH,
     PLAIN_TEXT,
+    UNBOUNDED_WIDTH,
     doubling_budgets,
     map_json,
     map_views,
@@ -68,7 +70,8 @@ def build_map_parser() -> Parser:
     budgets.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS),
                          help="GPU budgets 1 to N (default 8); past a node, or where the map is wider than the "
                          "terminal, budgets with the same plans share a column; past a node at most "
-                         f"{PAST_NODE_COLUMNS} columns are shown (--json has every budget)")
+                         f"{PAST_NODE_COLUMNS} columns are shown, fewer where more would be wider than the terminal "
+                         f"(on a pipe, than COLUMNS, else {PAST_NODE_WIDTH}) (--json has every budget)")
     budgets.add_argument("--budgets", metavar="N,N...", type=whole_numbers(1, MAX_ESTIMATED_GPUS, "8,16,32"),
                          help="only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
                          "order; in a map past a node, consecutive ones with the same plans share one), instead of 1 "
@@ -112,13 +115,13 @@ def run_map(args: argparse.Namespace) -> int:
     if args.weights:  # the maps echo the file as given, as map_plans does a path (read once, above)
         gpu_maps = tuple(gpu_map.model_copy(update={"weights": path_text(args.weights)}) for gpu_map in gpu_maps)
     screen = new_console()
-    whole = map_views(gpu_maps)
     # A map wider than the terminal (or than COLUMNS, on a pipe) joins adjacent budgets whose cells are all the
-    # same into one column. Every column stays readable: a file or pipe gets the tables whole (without COLUMNS, at
-    # the maps' full width, as before), and a terminal still too narrow a note (rich would squeeze the columns
-    # empty), and cells that fold before their GPU count.
+    # same into one column; past one node it shows fewer of its doubling budgets. Every column stays readable: a
+    # file or pipe gets the tables whole (without COLUMNS, a map within a node at its full width, as before, one past
+    # a node within PAST_NODE_WIDTH), and a terminal still too narrow a note (rich would squeeze the columns empty),
+    # and cells that fold before their GPU count.
     width = screen.width if on_terminal(screen) else piped_columns()
-    shown = whole if width is None else map_views(gpu_maps, width=width)
+    shown = map_views(gpu_maps, width=width)
     needed = maps_width(shown)
     if not on_terminal(screen):
         screen = new_console(max(needed, screen.width) if width is None else width)
@@ -131,6 +134,7 @@ def run_map(args: argparse.Namespace) -> int:
                    f"pipe the output (| less -S),{fewer} or save it with --svg FILE")
         shown = map_views(gpu_maps, narrow=True, width=width)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
+        whole = map_views(gpu_maps, width=UNBOUNDED_WIDTH)  # whatever the width: every column a map may show
         recorder = Console(record=True, width=max(maps_width(whole), 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in whole:
             recorder.print(view)

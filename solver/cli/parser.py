@@ -54,6 +54,7 @@ MEANT = {
     **dict.fromkeys(("--format", "--output-format", "--json-output"), ("--json",)),
     **dict.fromkeys(("--rollout", "--rollout-gpu", "--vllm-gpus"), ("--rollout-gpus",)),
     "--batch-size": ("--train-batch-size",),
+    "-v": ("--version",),  # -V, as options are matched in lower case
 }
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node) or another command's, hyphens
 for underscores, and the options they mean, in order: an unknown option is told the first of them the command has."""
@@ -133,6 +134,8 @@ class Parser(argparse.ArgumentParser):
         self._refuse_others_option(argv)
         self._refuse_contradiction(argv)
         helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
+        if not helped:
+            self._refuse_beside_version(argv)
         required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
         for action in required:  # checked last: --max-model-len's guess (--len) before "--len is required"
             action.required = False
@@ -142,8 +145,9 @@ class Parser(argparse.ArgumentParser):
             for action in required:
                 action.required = True
         if rest:
-            options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
-            close = [meant for option in options if (meant := self._command_named(option) or self._meant(option))]
+            options = [word.split("=", 1)[0] for word in rest if word.startswith("-")]  # -V too: --version
+            close = [meant for option in options
+                     if (meant := self._command_named(option) or self._meant(option, typos=option.startswith("--")))]
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
             guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
@@ -167,7 +171,7 @@ class Parser(argparse.ArgumentParser):
                    if len(spelled) > 3 and spelled not in NODE_COUNTS and name.startswith(spelled)]
         close = (difflib.get_close_matches(option, known, n=1, cutoff=0.8) or started[:1 if len(started) == 1 else 0]
                  if typos else [])
-        other_names = [name for name in MEANT if typos and _one_typo_apart(spelled, name)]
+        other_names = [name for name in MEANT if typos and name.startswith("--") and _one_typo_apart(spelled, name)]
         return next(iter(named or close or [meant for name in other_names for meant in self._meant_by(name, known)]),
                     None)
 
@@ -242,6 +246,13 @@ class Parser(argparse.ArgumentParser):
                 meant = self._meant("-" + option, typos=False)
                 if meant:
                     self.error(f"unrecognized arguments: {word} (did you mean {meant}?)")
+
+    def _refuse_beside_version(self, argv: list[str]) -> None:
+        """A usage error for --version given with other arguments (``solve --version extra``), naming them: argparse
+        prints the version as it reads the option, whatever comes with it."""
+        at = next((at for at, (_, option) in enumerate(_options_named(argv)) if option == "--version"), None)
+        if "--version" in self._option_string_actions and len(argv) > 1 and at is not None:
+            self.error(f"--version prints the version alone, not with {cut(' '.join(argv[:at] + argv[at + 1:]))}")
 
     def _refuse_others_option(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory

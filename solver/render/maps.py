@@ -39,7 +39,13 @@ MODEL_NAME_WIDTH = 27
 one (a --model-config's) folds onto more lines, so that it widens the map no more than the catalogue's names do."""
 PAST_NODE_COLUMNS = 5
 """The most budget columns a map of budgets 1 to N past one node shows (those holding N and the four largest powers of
-two below it, `doubling_budgets`): the catalogue's maps then fit a terminal of 120 columns."""
+two below it, `doubling_budgets`); fewer, down to `PAST_NODE_FEWEST_COLUMNS`, where these would make it wider than
+its width (`map_views`)."""
+PAST_NODE_FEWEST_COLUMNS = 2
+"""The fewest budget columns a map past one node is cut to for its width (N and the largest power of two below it)."""
+PAST_NODE_WIDTH = 120
+"""The width a map past one node fits where none is given (a pipe without ``COLUMNS``, where a one-node map is whole):
+a terminal's usual 120 columns, its model names (up to `MODEL_NAME_WIDTH`) and cells as long as they get."""
 
 
 def doubling_budgets(top: int) -> list[int]:
@@ -48,12 +54,12 @@ def doubling_budgets(top: int) -> list[int]:
 
 
 def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int],
-                  node_gpus: int, listed: bool, folded: bool) -> list[tuple[int, int]]:
+                  node_gpus: int, listed: bool, folded: bool, most_columns: int) -> list[tuple[int, int]]:
     """The map's columns as (first, last) budgets: one per budget, or in a map past one node of `node_gpus` (or
     `folded`, one too wide for its width), one per run of consecutive budgets whose plans are the same in every row,
     bar the GPUs they leave (past a node, a trainer takes whole nodes: 9 to 15 GPUs on nodes of 8 allow what 8 do);
-    and past a node, unless the budgets are `listed` (each asked), of more than `PAST_NODE_COLUMNS` runs those that
-    hold one of the last `PAST_NODE_COLUMNS` `doubling_budgets`."""
+    and past a node, unless the budgets are `listed` (each asked), of more than `most_columns` runs those that hold
+    one of the last `most_columns` `doubling_budgets`."""
     def plans(budget: int) -> list[Plan | None]:
         return [None if (plan := grid[row, budget]) is None else plan.model_copy(update={"unused_gpus": 0})
                 for row in rows]
@@ -65,9 +71,9 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
             spans[-1] = (spans[-1][0], budget)
         else:
             spans.append((budget, budget))
-    if listed or budgets[-1] <= node_gpus or len(spans) <= PAST_NODE_COLUMNS:
+    if listed or budgets[-1] <= node_gpus or len(spans) <= most_columns:
         return spans
-    kept = doubling_budgets(budgets[-1])[-PAST_NODE_COLUMNS:]
+    kept = doubling_budgets(budgets[-1])[-most_columns:]
     return [(first, last) for first, last in spans if any(first <= budget <= last for budget in kept)]
 
 
@@ -127,10 +133,11 @@ def _untrained_lengths(map_rows: Sequence[ModelMapRow | LengthMapRow], gpus: int
 
 
 def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: bool = False,
-             narrow: bool = False, names: OptionNames = COMMAND_OPTIONS, folded: bool = False) -> Group:
+             narrow: bool = False, names: OptionNames = COMMAND_OPTIONS, folded: bool = False,
+             past_node_columns: int = PAST_NODE_COLUMNS) -> Group:
     """A map (`GpuMap`): its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost; the lengths past the
-    longest any budget trains in one line below it; past one node, at most `PAST_NODE_COLUMNS` columns unless its
+    longest any budget trains in one line below it; past one node, at most `past_node_columns` columns unless its
     budgets were listed, and a line naming those left out); then a legend (`limited`: the title names limits, a
     train batch or host memory, that the plans keep to; without `host_checked`, a host memory given, it says that
     nothing checked the Offload cells' host memory; `narrow`: for a terminal narrower than the map, where cells fold,
@@ -149,7 +156,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     view.add_column("length" if by_length else "model", justify="right" if by_length else "left", overflow="fold",
                     min_width=name_width, max_width=max(name_width, MODEL_NAME_WIDTH))
     spans = _budget_spans(grid, rows, budgets, gpu_map.node_gpus or NODE_GPUS, bool(gpu_map.budgets_listed),
-                          folded)
+                          folded, past_node_columns)
     left_out = _left_out_budgets(budgets, spans, names)
     budgets = [first for first, _ in spans]
     for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
@@ -217,15 +224,27 @@ def map_title(gpu_map: GpuMap) -> str:
 def map_views(gpu_maps: Sequence[GpuMap], narrow: bool = False, names: OptionNames = COMMAND_OPTIONS,
               width: int | None = None) -> list[Group]:
     """`gpu_maps` as `map_view`s, each under its `map_title`, with the legend its limits and host memory call for
-    (`narrow`, `names`: as `map_view`'s); a map whose table is wider than `width` (where given) `folded`."""
-    def titled(gpu_map: GpuMap, narrow_cells: bool, folded: bool) -> Group:
+    (`narrow`, `names`: as `map_view`'s); a map whose table is wider than `width` (where given) `folded`; a map past
+    one node with the most budget columns, from `PAST_NODE_COLUMNS` down to `PAST_NODE_FEWEST_COLUMNS`, that keep it
+    within `width`, else `PAST_NODE_WIDTH`."""
+    def titled(gpu_map: GpuMap, narrow_cells: bool, folded: bool, columns: int = PAST_NODE_COLUMNS) -> Group:
         return map_view(gpu_map, map_title(gpu_map), limited=bool(map_limits(gpu_map)),
-                        host_checked=gpu_map.host_ram_gb is not None, narrow=narrow_cells, names=names, folded=folded)
+                        host_checked=gpu_map.host_ram_gb is not None, narrow=narrow_cells, names=names, folded=folded,
+                        past_node_columns=columns)
 
     def too_wide(gpu_map: GpuMap) -> bool:  # as its cells are whole, not narrow: they widen it
         return width is not None and maps_width([titled(gpu_map, False, False)]) > width
 
-    return [titled(gpu_map, narrow, too_wide(gpu_map)) for gpu_map in gpu_maps]
+    def fitted(gpu_map: GpuMap) -> Group:
+        folded, columns = too_wide(gpu_map), PAST_NODE_COLUMNS
+        view = titled(gpu_map, narrow, folded, columns)
+        doubling = not gpu_map.budgets_listed and gpu_map.budget_gpus[-1] > (gpu_map.node_gpus or NODE_GPUS)
+        while doubling and columns > PAST_NODE_FEWEST_COLUMNS and maps_width([view]) > (width or PAST_NODE_WIDTH):
+            columns -= 1
+            view = titled(gpu_map, narrow, folded, columns)
+        return view
+
+    return [fitted(gpu_map) for gpu_map in gpu_maps]
 
 
 def maps_width(views: Sequence[Group]) -> int:

@@ -22,7 +22,7 @@ from solver.results import (
     known_length_word,
     length_cautions,
     lowered_budget_undone,
-    own_scaling_words,
+    own_scaling_parts,
     past_derived_length_words,
     past_validated_words,
     plan_environment,
@@ -178,8 +178,9 @@ def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
     least`` where the longest length the memory model is asked about fits."""
     yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
             if plan.rope_scaling_factor else "")
-    if model.beyond_native_on_own_scaling(plan.max_model_len):
-        yarn = f" ({own_scaling_words(model, plan.max_model_len)})"
+    if model.beyond_native_on_own_scaling(plan.max_model_len):  # past the native context the row names first
+        provides, follows = own_scaling_parts(model, plan.max_model_len)
+        yarn = f", {provides} ({follows})"
     if (derived := past_derived_length_words(model, plan.max_model_len)) is not None:
         yarn += f" ({derived})"
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:

@@ -62,6 +62,7 @@ from solver.tables.reading import (
     same_file,
     yaml_error_place,
     yaml_limit,
+    yaml_tab_problem,
 )
 from solver.tables.schema import (
     BARE_HOST_RAM_GB,
@@ -231,4 +232,5 @@ __all__ = [
     "with_own_hint",
     "yaml_error_place",
     "yaml_limit",
+    "yaml_tab_problem",
 ]

@@ -227,6 +227,19 @@ def yaml_error_place(error: BaseException, text: str) -> str:
     return "at the end of the file: " if mark.index >= len(text) else f"line {mark.line + 1}: "
 
 
+def yaml_tab_problem(error: BaseException, text: str) -> str | None:
+    """Where a YAML loader's `error` marks a tab in `text` (PyYAML's "found character '\\t' that cannot start any
+    token", libyaml's "found a tab character that violates indentation"), the problem in words, with its fix:
+    a tab that indents its line (YAML indents with spaces alone), or one elsewhere on it (at its column: PyYAML's
+    pure-Python loader, Trinity's, takes no tab after a colon); None for another error."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is None or text[mark.index:mark.index + 1] != "\t":
+        return None
+    if text[:mark.index].rsplit("\n", 1)[-1].strip(" \t"):
+        return f"a tab (column {mark.column + 1}) where the YAML reader takes only spaces; use spaces"
+    return "tabs are not allowed for indentation in YAML; use spaces"
+
+
 def _read_yaml(path: Path) -> Any:
     text = read_user_file(path)
     try:
@@ -238,7 +251,7 @@ def _read_yaml(path: Path) -> Any:
     except yaml.YAMLError as error:
         at = yaml_error_place(error, text)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise TableError(f"{path}: {at}malformed YAML: {problem}") from None
+        raise TableError(f"{path}: {at}{yaml_tab_problem(error, text) or f'malformed YAML: {problem}'}") from None
 
 
 _ITEM_LABELS = {
