@@ -28,8 +28,8 @@ LONG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before Ray starts; set it (and ch
 
 def _problems(mapping: dict[str, Any], version: str | None = None, environ: dict[str, str] | None = None,
               model: str = "8B") -> list[tuple[str, str]]:
-    problems = trinity_config_problems(mapping, load_catalog().model(model), 8, version=version,  # type: ignore[arg-type]
-                                       environ=environ)
+    problems = trinity_config_problems(mapping, load_catalog().model(model), 8,
+                                       version=version, environ=environ)  # type: ignore[arg-type]
     return [(problem.code.value, problem.words) for problem in problems]
 
 
@@ -53,9 +53,8 @@ def test_a_whole_number_or_its_text_in_an_int_key_says_nothing(value: Any):
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_every_release_refuses_what_an_int_field_does_not_take(value: Any, shown: str, version: str | None):
     assert _problems({"model": QWEN, "buffer": {"batch_size": value}}, version) == [(
-        "wrong-type-refused", f"buffer.batch_size must be a whole number, got {shown}: every Trinity release refuses "
-        "the config as it loads it (its typed config's int field)")]
-
+        "wrong-type-refused", (f"buffer.batch_size must be a whole number, got {shown}: every Trinity release "
+                               "refuses the config as it loads it (its typed config's int field)"))]
 
 
 @pytest.mark.parametrize(("written", "refused"), [
@@ -79,8 +78,8 @@ def test_text_the_int_field_takes_is_read_as_it_reads_it_not_as_yaml_does():
 
 def test_a_node_size_that_is_no_whole_number_is_refused_once_not_also_out_of_range():
     assert _problems({"model": QWEN, "cluster": {"gpu_per_node": 2.5}}) == [(
-        "wrong-type-refused", "cluster.gpu_per_node must be a whole number, got 2.5: every Trinity release refuses the "
-        "config as it loads it (its typed config's int field)")]
+        "wrong-type-refused", ("cluster.gpu_per_node must be a whole number, got 2.5: every Trinity release refuses "
+                               "the config as it loads it (its typed config's int field)"))]
 
 
 def test_a_key_two_checks_read_is_said_once():
@@ -121,15 +120,15 @@ def test_under_trainer_config_trinity_05_refuses_and_06_fails_as_the_trainer_sta
 
 def test_a_float_in_an_untyped_rope_scaling_is_a_number():
     # model.rope_scaling is a dict to Trinity: its factor is no int field
-    mapping = {"model": {**QWEN, "max_model_len": 65536,
-                         "rope_scaling": {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960}}}
+    yarn = {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960}
+    mapping = {"model": {**QWEN, "max_model_len": 65536, "rope_scaling": yarn}}
     assert _problems(mapping) == []
 
 
 ROLLOUT_PAST_NATIVE = (
-    "rollout-length-refused", "explorer.rollout_model.max_model_len 65536 is beyond Qwen3-8B's native context of "
-    f"40960, which the rollout's vLLM takes as its longest length: the rollout's vLLM refuses it unless {LONG}, or "
-    "lower explorer.rollout_model.max_model_len to 40960")
+    "rollout-length-refused", ("explorer.rollout_model.max_model_len 65536 is beyond Qwen3-8B's native context of "
+                               f"40960, which the rollout's vLLM takes as its longest length: the rollout's vLLM "
+                               f"refuses it unless {LONG}, or lower explorer.rollout_model.max_model_len to 40960"))
 
 
 def test_the_rollouts_own_length_past_the_native_context_is_refused():
@@ -153,9 +152,10 @@ def test_the_rollouts_own_length_is_judged_by_model_rope_scaling_where_it_has_no
     mapping = {"model": {**QWEN, "max_model_len": 61440, "rope_scaling": yarn},
                "explorer": {"rollout_model": {"max_model_len": 65536}}}
     assert _problems(mapping) == [(
-        "rollout-length-refused", "explorer.rollout_model.max_model_len 65536 is beyond the 61440 that the rollout's "
-        f"vLLM derives from the model.rope_scaling given as its longest length: the rollout's vLLM refuses it unless "
-        f"{LONG}, or lower explorer.rollout_model.max_model_len to 61440")]
+        "rollout-length-refused", ("explorer.rollout_model.max_model_len 65536 is beyond the 61440 that the "
+                                   "rollout's vLLM derives from the model.rope_scaling given as its longest length: "
+                                   f"the rollout's vLLM refuses it unless {LONG}, or lower "
+                                   "explorer.rollout_model.max_model_len to 61440"))]
     covering = {**mapping, "model": {**mapping["model"], "rope_scaling": {**yarn, "factor": 1.6}}}
     assert [code for code, _ in _problems(covering)] == ["rope-scaling-off-guide"]  # 1.6 is more than 61440 needs
 
@@ -168,8 +168,8 @@ def test_models_length_is_judged_by_the_rollouts_own_rope_scaling():
     assert codes == ["rollout-rope-scaling-differs", "rollout-length-refused"]
     assert _problems(mapping)[1][1] == (
         "max_model_len 65536, which the rollout takes, is beyond the 49152 that the rollout's vLLM derives from the "
-        f"explorer.rollout_model.rope_scaling given as its longest length: the rollout's vLLM refuses it unless {LONG}, "
-        "or lower max_model_len to 49152")
+        "explorer.rollout_model.rope_scaling given as its longest length: the rollout's vLLM refuses it unless "
+        f"{LONG}, or lower max_model_len to 49152")
 
 
 def test_a_rollout_rope_scaling_vllm_does_not_stretch_by_is_judged_at_the_native_context():
@@ -184,12 +184,14 @@ def test_a_model_with_its_own_rope_scaling_is_judged_past_its_own_longest_length
     mapping = {"model": {"model_path": "meta-llama/Llama-3.1-8B", "max_model_len": 8192},
                "explorer": {"rollout_model": {"max_model_len": 200000}}}
     assert _problems(mapping, model="llama3.1-8b") == [(
-        "rollout-length-refused", "explorer.rollout_model.max_model_len 200000 is beyond Llama-3.1-8B's native context "
-        "of 131072, which its own llama3 RoPE scaling provides and the rollout's vLLM takes as its longest length: the "
-        f"rollout's vLLM refuses it unless {LONG}, or lower explorer.rollout_model.max_model_len to 131072")]
+        "rollout-length-refused", ("explorer.rollout_model.max_model_len 200000 is beyond Llama-3.1-8B's native "
+                                   "context of 131072, which its own llama3 RoPE scaling provides and the rollout's "
+                                   f"vLLM takes as its longest length: the rollout's vLLM refuses it unless {LONG}, or "
+                                   "lower explorer.rollout_model.max_model_len to 131072"))]
 
 
-@pytest.mark.parametrize("rope", ["yarn", {"rope_type": "yarn", "factor": "lots"}, {"rope_type": "yarn", "factor": "???"}])
+@pytest.mark.parametrize("rope", ["yarn", {"rope_type": "yarn", "factor": "lots"},
+                                  {"rope_type": "yarn", "factor": "???"}])
 def test_a_rollout_rope_scaling_that_cannot_be_read_is_left_to_the_lines_that_say_so(rope: Any):
     mapping = {"model": {**QWEN, "max_model_len": 65536}, "explorer": {"rollout_model": {"rope_scaling": rope}}}
     assert "rollout-length-refused" not in [code for code, _ in _problems(mapping)]

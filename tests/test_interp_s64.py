@@ -129,8 +129,8 @@ INT_06 = ("Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 keeps it a
     (("trainer", "trainer_config", "critic", "ppo_max_token_len_per_gpu"), [8], C.NOT_A_NUMBER,
      f"trainer.trainer_config.critic.ppo_max_token_len_per_gpu must be a whole number, got [8]: {INT_06}"),
     (("trainer", "trainer_config", "actor_rollout_ref", "ref", "ulysses_sequence_parallel_size"), [8], C.NOT_A_NUMBER,
-     f"trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size must be a whole number, got [8]: "
-     f"{INT_06}"),
+     ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size must be a whole number, got [8]: "
+      f"{INT_06}")),
     (("trainer", "trainer_config", "critic", "model", "fsdp_config", "offload_policy"), "maybe", C.WRONG_TYPE,
      ("trainer.trainer_config.critic.model.fsdp_config.offload_policy must be true or false, got 'maybe': the notes "
       "that read it are not judged")),
