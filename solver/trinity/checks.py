@@ -1014,7 +1014,8 @@ def trinity_config_problems(
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
     the rollout model's own ``rope_scaling`` is ``model``'s, and its own ``max_model_len`` holds the prompt and
-    response it asks for (`_check_rollout_model`);
+    response it asks for (`_check_rollout_model`); where it sets either, the length it takes is within what its vLLM
+    derives from the RoPE scaling it takes (`_check_rollout_length_refused`);
     ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
     fsdp2``; dynamic batch sizes and gradient checkpointing stay on, and their flags and the keys rft-solver reads
     are spelt as Trinity takes them (`UNCHECKED_SECTION` says which releases refuse them); no deprecated
