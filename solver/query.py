@@ -440,6 +440,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_OFF_GUIDE = "rope-scaling-off-guide"
     ROLLOUT_ROPE_SCALING_DIFFERS = "rollout-rope-scaling-differs"
     ROLLOUT_LENGTH_SHORT = "rollout-length-short"
+    ROLLOUT_LENGTH_REFUSED = "rollout-length-refused"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
     ROPE_TYPES_DIFFER_REFUSED = "rope-types-differ-refused"
@@ -488,7 +489,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED,
     ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED,
     ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED, ConfigProblemCode.UNRESOLVED_VALUE_REFUSED,
-    ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED, ConfigProblemCode.WRONG_TYPE_REFUSED})
+    ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED, ConfigProblemCode.WRONG_TYPE_REFUSED,
+    ConfigProblemCode.ROLLOUT_LENGTH_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
@@ -496,7 +498,8 @@ an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity doe
 path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads, a LoRA rank that is no whole
 number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks, a
 length past the longest the rollout's vLLM derives from the model's config.json with no ``model.rope_scaling``, or
-past what a given one covers, that vLLM refuses, or a given one naming two types that vLLM refuses): the
+past what a given one covers, that vLLM refuses, the rollout model's own length or RoPE scaling so, or a given one
+naming two types that vLLM refuses): the
 config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve
 --check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity
 release code that refuses it; a

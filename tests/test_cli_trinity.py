@@ -1662,9 +1662,11 @@ def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_
                       encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--write", str(patched))
-    assert status == 0 and err.startswith(
-        f"solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
-        "sets it to 16384 and leaves explorer.rollout_model.max_model_len at 65536 (the anchor moves there)\n")
+    # the rollout's own 65536 left is past Qwen3-8B's native 40960, which vLLM refuses (said first, session 67)
+    assert status == 0 and err.startswith(f"solve: warning: {patched}: explorer.rollout_model.max_model_len 65536 is ")
+    assert (f"solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the "
+            "patch sets it to 16384 and leaves explorer.rollout_model.max_model_len at 65536 (the anchor moves "
+            "there)\n") in err
     assert "  max_model_len: 16384\n" in patched.read_text(encoding="utf-8")
     # An anchor no alias repeats (*len2 is another anchor's; a comment is no alias) gets no warning.
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536  # see *len\n"

@@ -598,13 +598,17 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
      [C.ROLLOUT_ROPE_SCALING_DIFFERS]),
     ("model: {max_model_len: 4096}\nexplorer: {rollout_model: {max_model_len: 2048}}", "8B", 8, None,
      [C.ROLLOUT_LENGTH_SHORT]),
+    ("model: {max_model_len: 32768}\nexplorer: {rollout_model: {max_model_len: 65536}}", "8B", 8, None,
+     [C.ROLLOUT_LENGTH_REFUSED]),
     ("trainer: {trainer_config: {actor_rollout_ref: {actor: {entropy_checkpointing: [8]}}}}", "8B", 8, None,
      [C.WRONG_TYPE]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: '${oc.env:F,1.6}', "
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.NUMBER_AS_TEXT]),
+    # OmegaConf's int field in Trinity's typed config refuses text and a float (s67)
     ("trainer: {max_token_len_per_gpu: lots, ulysses_sequence_parallel_size: .inf}", "8B", 8, None,
-     [C.NOT_A_NUMBER, C.NOT_A_NUMBER]),
-    ("model: {max_prompt_tokens: -1}\ntrainer: {ulysses_sequence_parallel_size: 0}\ncluster: {gpu_per_node: 2.5}",
+     [C.WRONG_TYPE_REFUSED, C.WRONG_TYPE_REFUSED]),
+    ("trainer: {trainer_config: {critic: {ppo_max_token_len_per_gpu: lots}}}", "8B", 8, None, [C.NOT_A_NUMBER]),
+    ("model: {max_prompt_tokens: -1}\ntrainer: {ulysses_sequence_parallel_size: 0}\ncluster: {gpu_per_node: 0}",
      "8B", 8, None, [C.VALUE_OUT_OF_RANGE] * 3),
     # Every release refuses a wrong flag or key under trainer itself (its typed Config); under trainer_config, 0.5 does
     # (its typed veRLConfig), 0.6 on verl before 0.8 does not (build_dataclass_from_mapping).

@@ -42,6 +42,12 @@ ANCHORED = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 
 ANCHORED_WORDS = ("model.max_model_len is the anchor &len, which other keys repeat (*len): the patch sets it to 16384 "
                   "and leaves explorer.rollout_model.max_model_len at 65536 (the anchor moves there)")
 
+ROLLOUT_WORDS = ("explorer.rollout_model.max_model_len 65536 is beyond Qwen3-8B's native context of 40960, which the "
+                 "rollout's vLLM takes as its longest length: the rollout's vLLM refuses it unless "
+                 "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before Ray starts; set it (and check that the model handles "
+                 "this length), or lower explorer.rollout_model.max_model_len to 40960")
+"""The rollout's own length the patch leaves where the anchor moves (session 67: vLLM refuses it, no YaRN given)."""
+
 
 @pytest.fixture(scope="module")
 def plan_and_model() -> tuple[solver.Plan, solver.Model]:
@@ -89,7 +95,7 @@ def test_a_key_the_patch_changes_on_an_anchor_is_a_problem_with_its_code(plan_an
     plan, model = plan_and_model
     patched = patched_trinity_config(ANCHORED, plan, model)
     assert patched_config_problems(ANCHORED, patched, plan, model) == [
-        ConfigProblem(C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
+        ConfigProblem(C.ROLLOUT_LENGTH_REFUSED, ROLLOUT_WORDS), ConfigProblem(C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
 
 
 def test_an_anchored_trainer_key_the_05_patch_removes_is_said_removed_not_left(plan_and_model):
@@ -147,15 +153,15 @@ def test_write_warns_of_the_patched_configs_problems_in_order(cli, tmp_path: Pat
     rule = ("trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy "
             "fsdp2, got none (Trinity before 0.6 takes fsdp)")
     assert (status, [line for line in err.splitlines() if line.startswith("solve: warning:")]) == (0, [
-        f"solve: warning: {patched}: {words}" for words in (MERGED_WORDS, rule, ANCHORED_WORDS)])
+        f"solve: warning: {patched}: {words}" for words in (MERGED_WORDS, ROLLOUT_WORDS, rule, ANCHORED_WORDS)])
     plan, model = solver.plan("8B", gpu="a100-80g", max_model_len=16384, budget_gpus=6, exact=True)[0].best, (
         solver.load_catalog().model("8B"))
     assert plan is not None
     problems = patched_config_problems(text, patched_trinity_config(text, plan, model, version="0.5"), plan, model,
                                        version="0.5")
     assert [(problem.code, problem.words) for problem in problems] == [
-        (C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS), (C.OFFLOAD_NEEDS_FSDP2, rule),
-        (C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
+        (C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS), (C.ROLLOUT_LENGTH_REFUSED, ROLLOUT_WORDS),
+        (C.OFFLOAD_NEEDS_FSDP2, rule), (C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
 
 
 def test_a_key_the_trainer_overrides_on_a_merged_one_is_said_left_where_the_05_patch_removes_its_own(plan_and_model):

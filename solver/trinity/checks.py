@@ -73,7 +73,13 @@ from solver.trinity.keys import (
     trains_critic,
     value_at,
 )
-from solver.trinity.reader import omegaconf_boolean, overlong_words, trainer_strategy, turned_off
+from solver.trinity.reader import (
+    omegaconf_boolean,
+    omegaconf_integer,
+    overlong_words,
+    trainer_strategy,
+    turned_off,
+)
 
 _ROPE_SCALING = ("model", "rope_scaling")
 
@@ -93,6 +99,7 @@ class _ConfigChecks:
         self.unreadable: set[Path] = set()
         self._values: dict[Path, Any] = {}
         self._resolved: dict[Path, Any] = {}
+        self._numbers: dict[Path, float | None] = {}
         self.flags_judged: set[Path] = set()
         """The flags whose type a check has judged (`_check_flag_on`), which `_check_read_type` leaves alone."""
         self.missing_said: set[Path] = set()
@@ -175,10 +182,19 @@ class _ConfigChecks:
         return self.value(path) is None and path not in self.unreadable
 
     def number(self, path: Path) -> float | None:
-        """The number at `path` (`value`); None where absent or unreadable, or not a number (a problem)."""
+        """The number at `path` (`value`); None where absent or unreadable, or not a number (a problem, said once
+        however often the checks look). A key that Trinity types ``int`` (`NUMBER_KEYS`) is read as OmegaConf's int
+        field reads it (`whole_number`)."""
+        if path not in self._numbers:
+            self._numbers[path] = self._number(path)
+        return self._numbers[path]
+
+    def _number(self, path: Path) -> float | None:
         raw = self.value(path)
         if raw is None:
             return None
+        if path[-1] in NUMBER_KEYS:
+            return self.whole_number(path)
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
             self.add(ConfigProblemCode.NOT_A_NUMBER, f"{dotted(path)} must be a number, got {brief(raw)}")
             return None
@@ -187,16 +203,34 @@ class _ConfigChecks:
             return None
         return raw
 
-    def rope_type(self) -> Any:
-        """``model.rope_scaling``'s type (`value`) as the rollout's vLLM reads it (`rope_type_key`); None where it is
-        no mapping. Where it has both keys, the legacy ``type`` is read too (a problem where it cannot be): vLLM
-        compares the two."""
-        rope = self.value(_ROPE_SCALING)
+    def whole_number(self, path: Path) -> int | None:
+        """The value at `path` (read, not absent) as the typed int field Trinity gives it reads it, OmegaConf's
+        (`omegaconf_integer`: text as ``int()`` reads it, no float); None where that field refuses it, a problem:
+        refused where Trinity's typed config refuses it as it loads the config (`_schema_refuses`: under
+        `UNCHECKED_SECTION` with Trinity 0.5 alone), else what Trinity 0.6 does with it."""
+        resolved = self._resolved[path]
+        whole = omegaconf_integer(resolved)
+        if whole is not None:
+            return whole
+        wrong = f"{dotted(path)} must be a whole number, got {brief(resolved)}"
+        if _schema_refuses(path, self.version):
+            self.add(ConfigProblemCode.WRONG_TYPE_REFUSED, f"{wrong}: {_typed_field_refuses_words(path, 'int')}")
+        else:
+            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{wrong}: " + _unchecked_words(self.version, (
+                "keeps it as written, which its trainer's typed config (OmegaConf's int field) refuses as the trainer "
+                "starts")) + "; the notes that read it are not judged")
+        return None
+
+    def rope_type(self, rope_path: Path = _ROPE_SCALING) -> Any:
+        """The type of the RoPE scaling at `rope_path` (``model.rope_scaling``'s by default; `value`) as the rollout's
+        vLLM reads it (`rope_type_key`); None where it is no mapping. Where it has both keys, the legacy ``type`` is
+        read too (a problem where it cannot be): vLLM compares the two."""
+        rope = self.value(rope_path)
         if not isinstance(rope, Mapping):
             return None
-        rope_type = self.value((*_ROPE_SCALING, rope_type_key(rope)))
+        rope_type = self.value((*rope_path, rope_type_key(rope)))
         if "type" in rope:
-            self.value((*_ROPE_SCALING, "type"))
+            self.value((*rope_path, "type"))
         return rope_type
 
 
@@ -522,11 +556,13 @@ def _check_rope_types(checks: _ConfigChecks, rope: Any) -> None:
 
 def _vllm_longest_words(model: Model) -> str:
     """The longest length the rollout's vLLM derives for `model` where no ``model.rope_scaling`` is given
-    (`Model.vllm_longest_length`) and why, in words: its native context, where vLLM applies no factor of its own RoPE
-    scaling, else the length it derives from its length key (`length_key_words`), times that factor."""
+    (`Model.vllm_longest_length`) and why, in words: its native context, where it has no RoPE scaling of its own or
+    vLLM applies no factor of it, else the length it derives from its length key (`length_key_words`), times that
+    factor."""
     if model.vllm_context is None:
-        return (f"{model.name}'s native context of {model.native_context}, which its own {model.rope_scaling} RoPE "
-                "scaling provides and the rollout's vLLM takes as its longest length")
+        provides = f" its own {model.rope_scaling} RoPE scaling provides and" if model.rope_scaling is not None else ""
+        return (f"{model.name}'s native context of {model.native_context}, which{provides} the rollout's vLLM takes "
+                "as its longest length")
     why = (f"its own {model.rope_scaling} RoPE scaling's factor applied to {length_key_words(model)}"
            if model.rope_scaling is not None else length_key_words(model))
     return (f"the {shown_number(model.vllm_context)} that the rollout's vLLM derives from {model.name}'s config.json "
@@ -577,9 +613,14 @@ def _vllm_refuses_past_native(checks: _ConfigChecks) -> bool:
     where ``model.rope_scaling`` is unset: one that takes the RoPE scaling from ``model`` (`_vllm_takes_rope_scaling`)
     and the length too (the rollout model sets no ``max_model_len`` of its own), started without
     `LONG_LENGTH_VARIABLE` in `checks`' environment, read as vLLM reads it."""
-    variable = checks.environ.get(LONG_LENGTH_VARIABLE[0], "0").strip().lower()
     return (_vllm_takes_rope_scaling(checks) and checks.absent((*ROLLOUT_MODEL, "max_model_len"))
-            and variable not in ("1", "true"))
+            and not _long_length_allowed(checks))
+
+
+def _long_length_allowed(checks: _ConfigChecks) -> bool:
+    """Whether `checks`' environment sets `LONG_LENGTH_VARIABLE` so that vLLM takes a length past the longest it
+    derives (as vLLM reads it: ``1`` or ``true``, in any case)."""
+    return checks.environ.get(LONG_LENGTH_VARIABLE[0], "0").strip().lower() in ("1", "true")
 
 
 def _vllm_takes_rope_scaling(checks: _ConfigChecks) -> bool:
@@ -632,6 +673,49 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
         f"explorer.rollout_model.max_model_len {shown_number(rollout_length)} is below {what}: the rollout's vLLM "
         f"stops each sequence at {shown_number(rollout_length)} tokens (a longer prompt fails its request); remove it "
         "(Trinity gives the rollout model.max_model_len)"))
+
+
+def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: float | None) -> None:
+    """Check the length the rollout's vLLM takes against the longest it derives from the RoPE scaling it takes, where
+    the rollout model sets its own ``max_model_len`` or ``rope_scaling`` (the `refused:` lines on
+    ``model.rope_scaling`` judge ``model``'s pair alone, `_vllm_refuses_past_native`): Trinity keeps each where given
+    and gives the rollout ``model``'s where not (`_check_rollout_model`), and hands both to vLLM (``max_model_len``,
+    ``hf_overrides={"rope_parameters": ...}``, ``common/models/vllm_model.py:132`` to ``:152`` in 0.6.0), whose
+    ``_get_and_verify_max_len`` judges them as it judges ``model``'s: past the longest length it derives from the
+    model's config.json (`Model.vllm_longest_length`), or from the RoPE scaling given in place of the config.json's
+    (`Model.vllm_longest_given`), refused where a vLLM rollout starts (`_vllm_rollout`) without
+    `LONG_LENGTH_VARIABLE`. A RoPE scaling that is no mapping, holds ``???``, or whose factor or original length
+    cannot be read, is left alone (said elsewhere)."""
+    own_length = not checks.absent((*ROLLOUT_MODEL, "max_model_len"))
+    rollout_rope_path = (*ROLLOUT_MODEL, "rope_scaling")
+    if value_at(checks.mapping, rollout_rope_path) == MISSING:
+        return
+    own_rope = not checks.absent(rollout_rope_path)
+    if not (own_length or own_rope) or not _vllm_rollout(checks) or _long_length_allowed(checks):
+        return
+    taken = checks.number((*ROLLOUT_MODEL, "max_model_len")) if own_length else length
+    rope_path = rollout_rope_path if own_rope else _ROPE_SCALING
+    rope = checks.value(rope_path)
+    if rope is None:
+        longest, beyond = model.vllm_longest_length, _vllm_longest_words(model)
+    elif isinstance(rope, Mapping) and MISSING not in rope.values():
+        scale_paths = ((*rope_path, "factor"), (*rope_path, "original_max_position_embeddings"))
+        factor, original = (checks.number(path) for path in scale_paths)
+        if any(number is None and not checks.absent(path) for number, path in zip((factor, original), scale_paths)):
+            return
+        longest = model.vllm_longest_given(checks.rope_type(rope_path), factor, original)
+        replaced = f", which it takes in place of {model.name}'s own {model.rope_scaling}" if model.rope_scaling else ""
+        beyond = (f"the {vllm_length_words(model, longest)} that the rollout's vLLM derives from the "
+                  f"{dotted(rope_path)} given as its longest length{replaced}")
+    else:
+        return
+    if taken is None or taken <= longest:
+        return
+    key = dotted((*ROLLOUT_MODEL, "max_model_len")) if own_length else "max_model_len"
+    checks.add(ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, (
+        f"{key} {shown_number(taken)}{'' if own_length else ', which the rollout takes,'} is beyond {beyond}: the "
+        f"rollout's vLLM refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and "
+        f"check that the model handles this length), or lower {key} to {math.floor(longest)}"))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
@@ -706,6 +790,14 @@ def _schema_refuses(path: Path, version: TrinityVersion | None) -> bool:
     """Whether every release `version` may be (None: any) refuses a key at `path` that its schema lacks, or a flag
     there that is not a boolean: outside `UNCHECKED_SECTION` all do, inside it Trinity 0.5 alone."""
     return path[:len(UNCHECKED_SECTION)] != UNCHECKED_SECTION or version == "0.5"
+
+
+def _typed_field_refuses_words(path: Path, field: str) -> str:
+    """That Trinity's typed config refuses, as it loads the config, a value at `path` (where `_schema_refuses`) that
+    its `field` field (``int``, ``bool``, ``str``) does not take, in words: every release, or under
+    `UNCHECKED_SECTION` Trinity 0.5."""
+    releases = "Trinity 0.5" if path[:len(UNCHECKED_SECTION)] == UNCHECKED_SECTION else "every Trinity release"
+    return f"{releases} refuses the config as it loads it (its typed config's {field} field)"
 
 
 def _unchecked_words(version: TrinityVersion | None, taken: str) -> str:
@@ -878,7 +970,7 @@ def _check_no_config_path(checks: _ConfigChecks, version: TrinityVersion | None)
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
     """Check ``cluster.gpu_per_node`` (where given) and that `trainer_gpus` wider than a node take whole nodes."""
     per_node = checks.number(NODE_SIZE_PATH)
-    if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
+    if per_node is not None and per_node < 1:
         checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE,
                    f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {shown_number(per_node)}")
     elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):
@@ -922,7 +1014,8 @@ def trinity_config_problems(
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
     the rollout model's own ``rope_scaling`` is ``model``'s, and its own ``max_model_len`` holds the prompt and
-    response it asks for (`_check_rollout_model`);
+    response it asks for (`_check_rollout_model`); where it sets either, the length it takes is within what its vLLM
+    derives from the RoPE scaling it takes (`_check_rollout_length_refused`);
     ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
     fsdp2``; dynamic batch sizes and gradient checkpointing stay on, and their flags and the keys rft-solver reads
     are spelt as Trinity takes them (`UNCHECKED_SECTION` says which releases refuse them); no deprecated
@@ -952,6 +1045,7 @@ def trinity_config_problems(
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
     _check_rollout_model(checks, length)
+    _check_rollout_length_refused(checks, model, length)
     _check_dynamic_batch(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, version)
@@ -1032,9 +1126,7 @@ def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion 
     else:
         return
     if _schema_refuses(path, version):
-        releases = "Trinity 0.5" if path[:len(UNCHECKED_SECTION)] == UNCHECKED_SECTION else "every Trinity release"
-        checks.add(code, (f"{dotted(path)} {wrong}: {releases} refuses the config as it loads it (its typed config's "
-                          f"{field} field)"))
+        checks.add(code, f"{dotted(path)} {wrong}: {_typed_field_refuses_words(path, field)}")
     else:
         checks.add(ConfigProblemCode.WRONG_TYPE, f"{dotted(path)} {wrong}: the notes that read it are not judged")
 

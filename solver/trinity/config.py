@@ -52,6 +52,7 @@ from solver.trinity.reader import (
     ConfigReader,
     check_config_arguments,
     load_config_mapping,
+    omegaconf_integer,
     read_or_none,
     trainer_strategy,
     turned_off,
@@ -577,24 +578,11 @@ def _lora_config_path_from_08(reader: ConfigReader) -> str | None:
     return "loads no adapter at a lora_rank not above 0"
 
 
-def _typed_int_refuses(value: Any) -> bool:
-    """Whether OmegaConf's typed int field refuses `value` (not None): ``IntegerNode`` takes text or a whole number
-    alone, through ``int`` (``omegaconf/nodes.py:265`` to ``:274`` in 2.3.0), so a boolean, a float, a list, a
-    mapping or text ``int`` cannot read."""
-    if type(value) not in (int, str):
-        return True
-    try:
-        int(value)
-    except ValueError:
-        return True
-    return False
-
-
 def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | None:
-    """The LoRA rank at `path`, in words, where Trinity's typed ``lora_rank: int`` refuses it: a value
-    `_typed_int_refuses`, or null (written so, or an interpolation that gives it), which OmegaConf refuses in a field
-    that is not ``Optional`` ("Incompatible value 'None' for field of type 'int'", checked with omegaconf 2.3.0); None
-    where the key is unset, taken, or cannot be read."""
+    """The LoRA rank at `path`, in words, where Trinity's typed ``lora_rank: int`` refuses it: a value OmegaConf's
+    typed int field refuses (`omegaconf_integer`), or null (written so, or an interpolation that gives it), which
+    OmegaConf refuses in a field that is not ``Optional`` ("Incompatible value 'None' for field of type 'int'",
+    checked with omegaconf 2.3.0); None where the key is unset, taken, or cannot be read."""
     if not _written(reader, path):
         return None
     try:
@@ -603,7 +591,7 @@ def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | No
         return None
     if rank is None:
         return "null"
-    return brief(rank) if _typed_int_refuses(rank) else None
+    return brief(rank) if omegaconf_integer(rank) is None else None
 
 
 def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:

@@ -229,6 +229,19 @@ def omegaconf_boolean(value: Any) -> bool | None:
         return BOOLEAN_WORDS.get(value.lower())
 
 
+def omegaconf_integer(value: Any) -> int | None:
+    """`value` as OmegaConf 2.3.0's int field takes it (``IntegerNode._validate_and_convert_impl``,
+    ``omegaconf/nodes.py:265`` to ``:274``): a whole number as it is, text that Python's ``int()`` reads (spaces
+    around it, a sign, ``_`` between digits) as that number. None where OmegaConf refuses it: a boolean, a float
+    (``8.0``, ``1e3``, ``.inf``), other text (``'8.0'``, ``'0x10'``), a list or a mapping."""
+    if type(value) not in (int, str):
+        return None
+    try:
+        return int(value)
+    except ValueError:  # not a whole number (or longer than Python converts, as in OmegaConf)
+        return None
+
+
 def turned_off(value: Any) -> bool:
     """Whether a config's flag is off as Trinity (OmegaConf) reads it (`omegaconf_boolean`): false, YAML 1.1's
     ``no``, ``off`` and ``n`` in any case, or 0."""
