@@ -270,8 +270,10 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     return prepare_inputs(catalog, PlanningInputs.of(gpu, query))
 
 
+@lru_cache(maxsize=128)
 def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
-    """`prepare`, from what it reads of a query (`PlanningInputs.of`)."""
+    """`prepare`, from what it reads of a query (`PlanningInputs.of`). Cached: the data are the catalogue's (frozen)
+    for those inputs, and an answer's questions, a sweep's and a server's ask again (it was a sixth of a query)."""
     gpu = inputs.gpu
     shape = catalog.model(inputs.model)
     gpu_type, tabled = catalog.gpu(gpu), catalog.tables_for(gpu, shape)  # tabled: with the tables it borrows
