@@ -838,12 +838,15 @@ def _uncounted(data: PlanningData, query: Query) -> str:
     return f"; the memory model estimates that nothing fits on {counted(query.budget_gpus, 'GPU')}{capped}"
 
 
-def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
+def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
     """For an exact GPU count: the cheapest plan at the same length on fewer GPUs, in words ("" when none,
-    and when maximising the length)."""
+    and when maximising the length; `nearby`'s `asked` answer where it is that question)."""
     if not query.exact or query.max_model_len is None:
         return ""
-    fewer = answer_for(catalog, query.model_copy(update={"exact": False, "top": 1}), data.gpu, explained=False)
+    within = query.model_copy(update={"exact": False, "top": 1})
+    fewer = nearby.asked_answer(within)
+    if fewer is None:
+        fewer = answer_for(catalog, within, data.gpu, explained=False)
     if not fewer.plans:
         return ""
     plan = fewer.plans[0]
@@ -1065,8 +1068,8 @@ class _Nearby:
         if name in self.found:
             return self.found[name]
         changed = _changed(self.query, name)
-        if changed is not None and self.asked is not None and changed == self.asked.query:
-            best, decided = self.asked.answer.best, self.asked.answer.decided
+        if changed is not None and (asked := self.asked_answer(changed)) is not None:
+            best, decided = asked.best, asked.decided
         else:
             best, decided = (None, True) if changed is None else _alternative_best(self.catalog, self.query, changed,
                                                                                    name, self.gpu)
@@ -1074,6 +1077,10 @@ class _Nearby:
         if not decided:
             self.undecided.add(name)
         return best
+
+    def asked_answer(self, question: Query) -> Answer | None:
+        """The answer of `asked` (unexplained) where `question` is its question; None otherwise."""
+        return self.asked.answer if self.asked is not None and question == self.asked.query else None
 
     def solved(self) -> Alternatives:
         return Alternatives(**self.found, solved=frozenset(self.found.keys() - self.undecided))
@@ -1134,7 +1141,7 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
     and pins."""
     where = f"{data.model} on {data.gpu}"
-    if query.exact and (exact := _exact_count_reason(catalog, data, query, where)):
+    if query.exact and (exact := _exact_count_reason(catalog, data, query, where, nearby)):
         return _NoPlanReason(ReasonCode.EXACT_COUNT_HAS_NO_PLAN, exact)
     if min(data.counts) > query.budget_gpus:
         return _NoPlanReason(ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,
@@ -1162,9 +1169,10 @@ def _counts_words(data: PlanningData) -> str:
     return "counts with a plan at some length: " + ", ".join(map(str, data.counts))
 
 
-def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
+def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, where: str, nearby: _Nearby) -> str:
     """Why no plan takes `query`'s exact GPU count (no plan `where` says): the count's layout on the nodes, or no
-    plan at it at any length; with the plan on fewer GPUs, else the nearest plan ("" where neither stops it)."""
+    plan at it at any length; with the plan on fewer GPUs (`_fewer_gpus_words`, of `nearby`), else the nearest plan
+    ("" where neither stops it)."""
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus,
                                           query.option_names.rollout_gpus))
@@ -1175,7 +1183,7 @@ def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, wher
         head = f"{exactly} ({_counts_words(data)}){_uncounted(data, query)}"
     else:
         return ""
-    return f"{head}{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"
+    return f"{head}{_fewer_gpus_words(catalog, data, query, nearby) or _nearest_words(catalog, data, query)}"
 
 
 def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
@@ -1235,7 +1243,7 @@ def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nea
     budget ("" where none does), and whether the last is said; `named`: the words before name the query's limits
     (`_host_need`)."""
     host, batch = _host_need(catalog, data, query, nearby, named), _batch_need(catalog, data, query)
-    fewer = _fewer_gpus_words(catalog, data, query)
+    fewer = _fewer_gpus_words(catalog, data, query, nearby)
     lowered = _lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))
     return _LiftedLimits(f"{host}{batch}{fewer}{lowered}", lowered_named=bool(lowered))
 
