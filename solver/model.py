@@ -271,7 +271,31 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
 
 
 def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
-    """`prepare`, from what it reads of a query (`PlanningInputs.of`)."""
+    """`prepare`, from what it reads of a query (`PlanningInputs.of`). Cached: the data are the catalogue's (frozen)
+    for those inputs, and an answer's questions, a sweep's and a server's ask again."""
+    return _prepared_inputs(_SameCatalog(catalog), inputs)
+
+
+class _SameCatalog:
+    """A catalogue as a cache's key: by identity (the cache keeps it, so no other takes its id), since hashing all of
+    it took longer than the lookup saves (a catalogue equal to it but another object is another key)."""
+
+    __slots__ = ("catalog",)
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def __hash__(self) -> int:
+        return id(self.catalog)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _SameCatalog) and other.catalog is self.catalog
+
+
+@lru_cache(maxsize=128)
+def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData:
+    """`prepare_inputs`, worked out."""
+    catalog = same.catalog
     gpu = inputs.gpu
     shape = catalog.model(inputs.model)
     gpu_type, tabled = catalog.gpu(gpu), catalog.tables_for(gpu, shape)  # tabled: with the tables it borrows

@@ -95,11 +95,12 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
         try:
-            answer = _with_measured(catalog, query, answer_for(catalog, query, gpu))
+            asked = _unpinned_first(catalog, query, gpu)
+            answer = _with_measured(catalog, query, answer_for(catalog, query, gpu, unpinned=asked))
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
             answer = _with_rollout_kept(catalog, query, answer)
             answer = _with_other_batch(catalog, query, answer)
-            answer = _with_unpinned(catalog, query, answer)
+            answer = _with_unpinned(catalog, query, answer, asked)
             answer = _with_lowered_fewer(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
@@ -300,18 +301,52 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     return answer.model_copy(update={"other_batch": free})
 
 
-def _with_unpinned(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+def _with_unpinned(catalog: Catalog, query: Query, answer: Answer, asked: _Asked | None) -> Answer:
     """Where the caller pinned settings or the GPU count (`Query.given_pins`) and the answer has a plan, the answer with
-    the best plan of the same question without those pins (its own best plan where they cost nothing), as CP-SAT
-    proves it within the query's time limit; the answer as it is where the limit leaves that unproven."""
+    the best plan of the same question without those pins (`_unpinned_question`; its own best plan where they cost
+    nothing), as CP-SAT proves it within the query's time limit (`asked`: where it was asked before the query,
+    `_unpinned_first`); the answer as it is where the limit leaves that unproven."""
     if not query.given_pins or answer.best is None:
         return answer
-    free = _unpinned(query, top=1, exact=query.exact and not query.exact_pinned)
-    try:
-        best = best_plan(catalog, free, answer.gpu, proven=True)
-    except Undecided:
+    free = asked.answer if asked is not None else answer_for(catalog, _unpinned_question(query), answer.gpu,
+                                                             explained=False)
+    if not free.decided or free.best is None:
         return answer
-    return answer if best is None else answer.model_copy(update={"unpinned": best})
+    return answer.model_copy(update={"unpinned": free.best})
+
+
+class _Asked(NamedTuple):
+    """A question asked on the way to another's answer, and its answer (`_unpinned_first`)."""
+
+    query: Query
+    answer: Answer
+
+
+def _unpinned_question(query: Query) -> Query:
+    """`query` without the pins the caller gave (`Query.given_pins`: a config's exact count is kept), one plan asked:
+    the question whose best plan says what the pins cost (`_with_unpinned`)."""
+    return _unpinned(query, top=1, exact=query.exact and not query.exact_pinned)
+
+
+def _unpinned_first(catalog: Catalog, query: Query, gpu: str) -> _Asked | None:
+    """Where `query` has pins (`Query.given_pins`), asks one plan, and its pins leave what `prepare` gives as it is (all
+    but --no-env, whose estimates are without Env): `_unpinned_question` on `gpu` and its answer (unexplained), asked
+    before `query`, so that `answer_for` may answer `query` from it; None otherwise. Its plans are `query`'s and more,
+    in the same order (the objective's rank, of the same data), so its proven best, where it has every pin, is
+    `query`'s best too: one solve answers both, where the pins cost nothing."""
+    if not query.given_pins or query.top != 1:
+        return None
+    free = _unpinned_question(query)
+    if PlanningInputs.of(gpu, free) != PlanningInputs.of(gpu, query):
+        return None
+    return _Asked(free, answer_for(catalog, free, gpu, explained=False))
+
+
+def _has_pins(query: Query, plan: Plan) -> bool:
+    """Whether `plan` has every setting `query` pins and, where its count is exact, that count."""
+    pinned = ((query.sp, plan.sp), (query.env, plan.env), (query.offload, plan.offload))
+    return all(pin is None or pin == value for pin, value in pinned) and (
+        not query.exact or plan.gpus == query.budget_gpus)
 
 
 def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -484,18 +519,24 @@ def estimated_plan_words(plan: Plan) -> str:
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
-               data: PlanningData | None = None) -> Answer:
+               data: PlanningData | None = None, unpinned: _Asked | None = None) -> Answer:
     """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none (unless
     `explained` is False: working it out takes more solves, which a caller that only wants plans spares).
     `data`: what `prepare` gives for the query on `catalog`, prepared before (for a question of the same
-    `PlanningInputs`); a `ValueError` where it was prepared for other inputs."""
+    `PlanningInputs`); a `ValueError` where it was prepared for other inputs. `unpinned`: `query` without its pins,
+    asked before (`_unpinned_first`): where its best plan is proven and has the pins, it is the answer's, without a
+    solve; where it has no plan, neither has `query`; and a reason that asks it again takes its answer."""
     data = _prepared(catalog, query, gpu, data)
     started = time.monotonic()
     if data.holds_no_plan(query):
         return _answer(catalog, query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu),
                        reason_code=(ReasonCode.ESTIMATE_FITS_NOTHING if query.estimate == "only"
                                     else ReasonCode.NO_TABLE_FOR_MODEL))
-    ranked = _ranked_plans(catalog, data, query, started + query.time_limit_s)
+    free = unpinned.answer if unpinned is not None else None
+    if free is not None and free.status == "optimal" and _has_pins(query, free.plans[0]):
+        return _answer(catalog, query, gpu, "optimal", free.plans, started, free.objective_value, free.bound)
+    ranked = (_Ranked([], [cp_model.INFEASIBLE], None, None) if free is not None and free.status == "infeasible"
+              else _ranked_plans(catalog, data, query, started + query.time_limit_s))
     if ranked.plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in ranked.statuses)
         return _answer(catalog, query, gpu, "optimal" if proven else "feasible", ranked.plans, started,
@@ -504,7 +545,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         if not explained:
             return _answer(catalog, query, gpu, "infeasible", (), started, reason="no plan",
                            reason_code=ReasonCode.NOT_EXPLAINED)
-        nearby = _Nearby(catalog, query, gpu)
+        nearby = _Nearby(catalog, query, gpu, unpinned)
         why = _no_plan_reason(catalog, data, query, nearby)
         return _answer(catalog, query, gpu, "infeasible", (), started, reason=why.text, reason_code=why.code,
                        nearest=why.nearest, alternatives=nearby.solved(), limits_named=why.limits_named)
@@ -798,12 +839,15 @@ def _uncounted(data: PlanningData, query: Query) -> str:
     return f"; the memory model estimates that nothing fits on {counted(query.budget_gpus, 'GPU')}{capped}"
 
 
-def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
+def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
     """For an exact GPU count: the cheapest plan at the same length on fewer GPUs, in words ("" when none,
-    and when maximising the length)."""
+    and when maximising the length; `nearby`'s `asked` answer where it is that question)."""
     if not query.exact or query.max_model_len is None:
         return ""
-    fewer = answer_for(catalog, query.model_copy(update={"exact": False, "top": 1}), data.gpu, explained=False)
+    within = query.model_copy(update={"exact": False, "top": 1})
+    fewer = nearby.asked_answer(within)
+    if fewer is None:
+        fewer = answer_for(catalog, within, data.gpu, explained=False)
     if not fewer.plans:
         return ""
     plan = fewer.plans[0]
@@ -1014,22 +1058,30 @@ class _Nearby:
     """The best plans on one GPU type of an infeasible query changed one way, each solved when its reason
     asks for it (`solved` records them for the explanation)."""
 
-    def __init__(self, catalog: Catalog, query: Query, gpu: str) -> None:
-        self.catalog, self.query, self.gpu = catalog, query, gpu
+    def __init__(self, catalog: Catalog, query: Query, gpu: str, asked: _Asked | None = None) -> None:
+        self.catalog, self.query, self.gpu, self.asked = catalog, query, gpu, asked
         self.found: dict[AlternativeName, Plan | None] = {}
         self.undecided: set[AlternativeName] = set()
 
     def plan(self, name: AlternativeName) -> Plan | None:
-        """The best plan changed as `name` says (solved once, however often a reason asks)."""
+        """The best plan changed as `name` says (solved once, however often a reason asks; not at all where `asked`
+        is that question)."""
         if name in self.found:
             return self.found[name]
         changed = _changed(self.query, name)
-        best, decided = (None, True) if changed is None else _alternative_best(self.catalog, self.query, changed,
-                                                                               name, self.gpu)
+        if changed is not None and (asked := self.asked_answer(changed)) is not None:
+            best, decided = asked.best, asked.decided
+        else:
+            best, decided = (None, True) if changed is None else _alternative_best(self.catalog, self.query, changed,
+                                                                                   name, self.gpu)
         self.found[name] = best
         if not decided:
             self.undecided.add(name)
         return best
+
+    def asked_answer(self, question: Query) -> Answer | None:
+        """The answer of `asked` (unexplained) where `question` is its question; None otherwise."""
+        return self.asked.answer if self.asked is not None and question == self.asked.query else None
 
     def solved(self) -> Alternatives:
         return Alternatives(**self.found, solved=frozenset(self.found.keys() - self.undecided))
@@ -1090,7 +1142,7 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
     and pins."""
     where = f"{data.model} on {data.gpu}"
-    if query.exact and (exact := _exact_count_reason(catalog, data, query, where)):
+    if query.exact and (exact := _exact_count_reason(catalog, data, query, where, nearby)):
         return _NoPlanReason(ReasonCode.EXACT_COUNT_HAS_NO_PLAN, exact)
     if min(data.counts) > query.budget_gpus:
         return _NoPlanReason(ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,
@@ -1118,9 +1170,10 @@ def _counts_words(data: PlanningData) -> str:
     return "counts with a plan at some length: " + ", ".join(map(str, data.counts))
 
 
-def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
+def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, where: str, nearby: _Nearby) -> str:
     """Why no plan takes `query`'s exact GPU count (no plan `where` says): the count's layout on the nodes, or no
-    plan at it at any length; with the plan on fewer GPUs, else the nearest plan ("" where neither stops it)."""
+    plan at it at any length; with the plan on fewer GPUs (`_fewer_gpus_words`, of `nearby`), else the nearest plan
+    ("" where neither stops it)."""
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus,
                                           query.option_names.rollout_gpus))
@@ -1131,7 +1184,7 @@ def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, wher
         head = f"{exactly} ({_counts_words(data)}){_uncounted(data, query)}"
     else:
         return ""
-    return f"{head}{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"
+    return f"{head}{_fewer_gpus_words(catalog, data, query, nearby) or _nearest_words(catalog, data, query)}"
 
 
 def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
@@ -1191,7 +1244,7 @@ def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nea
     budget ("" where none does), and whether the last is said; `named`: the words before name the query's limits
     (`_host_need`)."""
     host, batch = _host_need(catalog, data, query, nearby, named), _batch_need(catalog, data, query)
-    fewer = _fewer_gpus_words(catalog, data, query)
+    fewer = _fewer_gpus_words(catalog, data, query, nearby)
     lowered = _lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))
     return _LiftedLimits(f"{host}{batch}{fewer}{lowered}", lowered_named=bool(lowered))
 

@@ -539,8 +539,8 @@ def test_a_nearby_plan_undecided_in_time_is_solved_again_by_the_explanation(monk
     # not count it as solved and the explanation solves it again.
     real = solve_module.answer_for
 
-    def timing_out_with_auto_budgets(catalog, query, gpu, explained=True):
-        found = real(catalog, query, gpu, explained)
+    def timing_out_with_auto_budgets(catalog, query, gpu, explained=True, **given):
+        found = real(catalog, query, gpu, explained, **given)
         return found.model_copy(update={"status": "unknown", "plans": ()}) if query.token_budget == "auto" else found
 
     query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=40960, budget_gpus=6, offload=False)

@@ -14,7 +14,6 @@ import pytest
 
 import solver
 import solver.solve
-from solver.query import Undecided
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -103,16 +102,16 @@ def test_a_configs_gpu_count_is_no_pin(cli: Cli) -> None:
          "step time")]
 
 
-def test_an_unpinned_question_the_time_limit_leaves_open_is_left_out(cli: Cli,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    best_plan = solver.solve.best_plan
+@pytest.mark.parametrize("left_open", ["feasible", "unknown"])  # found but not proven the best; nothing found
+def test_an_unpinned_question_the_time_limit_leaves_open_is_left_out(cli: Cli, monkeypatch: pytest.MonkeyPatch,
+                                                                     left_open: str) -> None:
+    answer_for = solver.solve.answer_for
 
-    def undecided_unpinned(catalog: Any, query: Any, gpu: str, **kwargs: Any) -> Any:
-        if query.sp is None and kwargs.get("proven"):
-            raise Undecided("left open")
-        return best_plan(catalog, query, gpu, **kwargs)
+    def undecided_unpinned(catalog: Any, query: Any, gpu: str, *args: Any, **kwargs: Any) -> Any:
+        found = answer_for(catalog, query, gpu, *args, **kwargs)
+        return found.model_copy(update={"status": left_open}) if query.sp is None else found
 
-    monkeypatch.setattr(solver.solve, "best_plan", undecided_unpinned)
+    monkeypatch.setattr(solver.solve, "answer_for", undecided_unpinned)
     status, out, _ = cli(*ASKED, "--len", "32k", "--sp", "4")
     assert status == 0 and _row(out, "plan") == ["SP=4 on 4 of 6 GPUs (2 left for rollout)"] and "unpinned" not in out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from fractions import Fraction
+from functools import lru_cache
 from math import ceil, floor, inf, isfinite, nextafter
 from typing import Annotated, Any, Literal, get_args
 
@@ -313,6 +314,14 @@ VLLM_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
 (Llama 3.1's 131072)."""
 
 
+@lru_cache(maxsize=256)
+def _held_per_active(parameters_b: float, idle_expert_parameters: int) -> Fraction:
+    """`Model.held_per_active` of a model holding `parameters_b` billion parameters, `idle_expert_parameters` of them
+    idle for a token (cached: each plan's cost asks again, and fractions are slow)."""
+    held = Fraction(repr(parameters_b))
+    return held / (held - Fraction(idle_expert_parameters, 10**9))
+
+
 class Model(Frozen):
     """A model's shape, from its Hugging Face config.json."""
 
@@ -423,8 +432,7 @@ class Model(Frozen):
         Qwen3-30B-A3B."""
         if self.moe is not None and self.moe.computes_every_expert:
             return Fraction(1)
-        held = Fraction(repr(self.parameters_b))
-        return held / (held - Fraction(self.idle_expert_parameters, 10**9))
+        return _held_per_active(self.parameters_b, self.idle_expert_parameters)
 
     @model_validator(mode="after")
     def _check_active_parameters(self) -> Model:
