@@ -50,8 +50,8 @@ def test_a_cells_file_or_a_fleet_file_that_is_a_config_json_names_model_config(c
 
 
 PCIE_NOTE = ("is taken as {taken}, whose GPUs reach one another over NVLink (its SXM boards'), as SP's cost weighs "
-             "them; PCIe cards, which NVLink bridges join in pairs at most, are a GPU type of your own, which weighs SP "
-             "over PCIe and cautions it: ")
+             "them; PCIe cards, which NVLink bridges join in pairs at most, are a GPU type of your own, which "
+             "weighs SP over PCIe and cautions it: ")
 
 
 @pytest.mark.parametrize(("written", "taken", "own"), [
