@@ -6,15 +6,21 @@ past a node that are not consecutive."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
+from pathlib import Path
 
 import pytest
+from test_pincost_s66 import _row
 
 import solver
 from solver.results import Answer, Caution, CautionCode
+from solver.tables import load_catalog
+from solver.trinity import trinity_config_problems
 from solver.cli.output import piped_columns
 from solver.render.layout import MIN_TERMINAL_WIDTH
 
 Cli = Callable[..., tuple[int, str, str]]
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 
 
 @pytest.mark.parametrize(("word", "hint"), [
@@ -101,3 +107,81 @@ def test_an_answer_compares_equal_whatever_query_it_holds() -> None:
     assert answer.query is not None
     without = answer.model_copy(update={"query": None})
     assert without == answer and hash(without) == hash(answer)
+
+
+def test_an_exact_count_pinned_is_left_out_of_the_question_without_the_pins(cli: Cli) -> None:
+    """--exact is a pin: without it, Qwen3-4B's longest context within 6 A100s is on 4 of them."""
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--maximize", "len", "--gpus", "6", "--exact")
+    assert status == 0 and _row(out, "unpinned") == [
+        ("without --exact, the best plan is Env + Offload + SP=4 on 4 GPUs at 102400 tokens, cost 0.6565 "
+         "(documented): the pin costs 51200 tokens")]
+
+
+def test_a_configs_exact_count_stays_in_the_question_without_the_pins(cli: Cli) -> None:
+    """The example config's 6 trainer GPUs are its cluster's, no pin: without --no-env the plan stays on 6 of them
+    (not on 4, which would reach 102400 tokens)."""
+    status, out, _ = cli("--from-config", str(EXAMPLES / "trinity.yaml"), "--gpu", "a100", "--no-env", "--maximize",
+                         "len")
+    assert status == 0 and _row(out, "unpinned") == [
+        ("without --no-env, the best plan is Env + Offload + SP=2 on 6 GPUs at 51200 tokens, cost 0.3703 "
+         "(documented): the pin costs 8192 tokens")]
+
+
+def test_an_estimate_with_a_lowered_budget_is_not_judged_by_the_tables(cli: Cli) -> None:
+    """The tables measured Trinity's default budget: Qwen3-8B at 40960 tokens on one A100 with a budget lowered to
+    52224 (--token-budget auto) is the estimate's alone, with no tables row (the 1-GPU table's '-' is at the default)."""
+    status, out, _ = cli("--model", "8B", "--gpus", "1", "--len", "40k", "--gpu", "a100", "--estimate",
+                         "--token-budget", "auto")
+    assert status == 0 and _row(out, "plan") == ["Env + Offload on 1 of 1 GPU (none left for rollout)"]
+    assert _row(out, "token budget")[0].startswith("max_token_len_per_gpu = 52224 (lowered from Trinity's default")
+    assert _row(out, "tables") == []
+
+
+QWEN3_8B = {"model_path": "Qwen/Qwen3-8B", "max_model_len": 4096}
+ACTOR = ("trainer", "trainer_config", "actor_rollout_ref", "actor")
+
+
+def _problems(mapping: dict[str, Any]) -> list[tuple[str, str]]:
+    model = load_catalog().model("qwen3-8b")
+    return [(problem.code.value, problem.words) for problem in trinity_config_problems(mapping, model, 8)]
+
+
+def _nested(path: tuple[str, ...], value: object) -> dict[str, Any]:
+    mapping: dict[str, Any] = {"model": dict(QWEN3_8B)}
+    node = mapping
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    return mapping
+
+
+@pytest.mark.parametrize(("path", "value", "problem"), [
+    # a flag the dynamic-batch check judges, which the keys read elsewhere read too
+    ((*ACTOR, "use_dynamic_bsz"), "maybe", (
+        "flag-not-boolean", "trainer.trainer_config.actor_rollout_ref.actor.use_dynamic_bsz must be true or false, got "
+        "'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 sets it to trainer.use_dynamic_bsz")),
+    # a number a check above reads, read again as a key read elsewhere
+    ((*ACTOR, "ppo_max_token_len_per_gpu"), "many", (
+        "not-a-number", "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu must be a number, "
+        "got 'many'")),
+    # model's prompt tokens, which the rollout model's length check reads too
+    (("model", "max_prompt_tokens"), "many", ("not-a-number", "model.max_prompt_tokens must be a number, got 'many'")),
+])
+def test_a_key_of_a_wrong_type_two_checks_read_is_one_problem(path: tuple[str, ...], value: object,
+                                                              problem: tuple[str, str]) -> None:
+    assert _problems(_nested(path, value)) == [problem]
+
+
+def test_the_check_command_says_a_number_two_checks_read_once(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "prompt.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 4096, max_prompt_tokens: many}\nmode: both\n",
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--check", "--gpu", "h100", "--gpus", "8")
+    assert status == 0
+    assert out.count("model.max_prompt_tokens must be a number") == 1
+
+
+def test_a_rollout_rope_scaling_that_is_missing_itself_is_not_read() -> None:
+    """``explorer.rollout_model.rope_scaling: ???``: the merge keeps the typed field's default (none), so nothing is
+    said of it."""
+    assert _problems(_nested(("explorer", "rollout_model", "rope_scaling"), "???")) == []
