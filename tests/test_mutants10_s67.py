@@ -16,6 +16,8 @@ import solver
 from solver.results import Answer, Caution, CautionCode
 from solver.tables import load_catalog
 from solver.trinity import trinity_config_problems
+from solver.trinity.fragment import wrapped_comments
+from solver.trinity.plan_keys import COMMENT_WIDTH
 from solver.cli.output import piped_columns
 from solver.render.layout import MIN_TERMINAL_WIDTH
 
@@ -185,3 +187,47 @@ def test_a_rollout_rope_scaling_that_is_missing_itself_is_not_read() -> None:
     """``explorer.rollout_model.rope_scaling: ???``: the merge keeps the typed field's default (none), so nothing is
     said of it."""
     assert _problems(_nested(("explorer", "rollout_model", "rope_scaling"), "???")) == []
+
+
+def test_without_estimate_only_the_answer_has_no_tables_row(cli: Cli) -> None:
+    """The tables row says what the tables say of an --estimate plan; a documented plan's evidence says it already."""
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "32k")
+    assert status == 0 and _row(out, "plan") == ["Env + SP=2 on 6 of 6 GPUs (none left for rollout)"]
+    assert _row(out, "tables") == []
+
+
+def test_an_estimate_the_tables_vouch_for_says_so_and_no_more(cli: Cli) -> None:
+    """--estimate's tables row where the table trains the plan's setting: what it says, without the words of a
+    table that decides against the estimate."""
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "32k", "--estimate")
+    assert status == 0 and _row(out, "tables") == [
+        "it trains (documented: the A100-80GB table for 6 GPUs says 'Env + SP=2' at 32768)"]
+
+
+ROLLOUT = ("explorer", "rollout_model")
+
+
+@pytest.mark.parametrize(("key", "value", "problems"), [
+    # a rollout RoPE scaling holding ???: the ??? is said, no comparison with model.rope_scaling
+    ("rope_scaling", {"rope_type": "yarn", "factor": "???", "original_max_position_embeddings": 40960}, [(
+        "unresolved-value-refused", "explorer.rollout_model.rope_scaling.factor is ???, a value missing: every "
+        "Trinity release refuses the config as it loads it (explorer.rollout_model.rope_scaling is no typed section, "
+        "so the merge keeps the ??? and OmegaConf.to_object raises on it); give it a value, or remove the key")]),
+    ("rope_scaling", "yarn", []),  # no mapping: left alone
+    ("max_model_len", 4096, []),  # as long as model's: no problem
+    ("max_model_len", 4095, [(
+        "rollout-length-short", "explorer.rollout_model.max_model_len 4095 is below model.max_model_len 4096: the "
+        "rollout's vLLM stops each sequence at 4095 tokens (a longer prompt fails its request); remove it (Trinity "
+        "gives the rollout model.max_model_len)")]),
+])
+def test_the_rollout_models_own_keys_at_their_edges(key: str, value: object, problems: list[tuple[str, str]]) -> None:
+    assert _problems(_nested((*ROLLOUT, key), value)) == problems
+
+
+def test_a_key_line_exactly_as_wide_as_the_comments_stays_whole() -> None:
+    """A key's line with its end-of-line comment at `COMMENT_WIDTH` is kept; one character more puts the comment on a
+    line of its own above the key."""
+    key = "trainer.max_token_len_per_gpu: 32768  # "
+    fitting = key + "x" * (COMMENT_WIDTH - len(key))
+    assert len(fitting) == COMMENT_WIDTH and wrapped_comments(fitting) == f"{fitting}\n"
+    assert wrapped_comments(fitting + "y") == f"# {'x' * (COMMENT_WIDTH - len(key))}y\n{key[:-4]}\n"
