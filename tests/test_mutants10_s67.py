@@ -6,20 +6,20 @@ past a node that are not consecutive."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_pincost_s66 import _row
 
 import solver
+from solver.cli.output import piped_columns
+from solver.render.layout import MIN_TERMINAL_WIDTH
 from solver.results import Answer, Caution, CautionCode
 from solver.tables import load_catalog
 from solver.trinity import trinity_config_problems
 from solver.trinity.fragment import wrapped_comments
 from solver.trinity.plan_keys import COMMENT_WIDTH
-from solver.cli.output import piped_columns
-from solver.render.layout import MIN_TERMINAL_WIDTH
 
 Cli = Callable[..., tuple[int, str, str]]
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
@@ -46,8 +46,9 @@ def test_three_characters_are_too_short_to_guess_the_option_they_start(cli: Cli)
     (str(MIN_TERMINAL_WIDTH), MIN_TERMINAL_WIDTH), (str(MIN_TERMINAL_WIDTH - 1), None), ("0", None), ("", None),
     ("wide", None), ("120", 120),
 ])
-def test_columns_are_read_from_the_narrowest_terminal_width_up(monkeypatch: pytest.MonkeyPatch, columns: str,
-                                                                read: int | None) -> None:
+def test_columns_are_read_from_the_narrowest_terminal_width_up(
+    monkeypatch: pytest.MonkeyPatch, columns: str, read: int | None,
+) -> None:
     monkeypatch.setenv("COLUMNS", columns)
     assert piped_columns() == read
 
@@ -131,7 +132,8 @@ def test_a_configs_exact_count_stays_in_the_question_without_the_pins(cli: Cli) 
 
 def test_an_estimate_with_a_lowered_budget_is_not_judged_by_the_tables(cli: Cli) -> None:
     """The tables measured Trinity's default budget: Qwen3-8B at 40960 tokens on one A100 with a budget lowered to
-    52224 (--token-budget auto) is the estimate's alone, with no tables row (the 1-GPU table's '-' is at the default)."""
+    52224 (--token-budget auto) is the estimate's alone, with no tables row (the 1-GPU table's '-' is at the
+    default)."""
     status, out, _ = cli("--model", "8B", "--gpus", "1", "--len", "40k", "--gpu", "a100", "--estimate",
                          "--token-budget", "auto")
     assert status == 0 and _row(out, "plan") == ["Env + Offload on 1 of 1 GPU (none left for rollout)"]
@@ -160,12 +162,13 @@ def _nested(path: tuple[str, ...], value: object) -> dict[str, Any]:
 @pytest.mark.parametrize(("path", "value", "problem"), [
     # a flag the dynamic-batch check judges, which the keys read elsewhere read too
     ((*ACTOR, "use_dynamic_bsz"), "maybe", (
-        "flag-not-boolean", "trainer.trainer_config.actor_rollout_ref.actor.use_dynamic_bsz must be true or false, got "
-        "'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 sets it to trainer.use_dynamic_bsz")),
+        "flag-not-boolean", ("trainer.trainer_config.actor_rollout_ref.actor.use_dynamic_bsz must be true or false, "
+                             "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 sets it to "
+                             "trainer.use_dynamic_bsz"))),
     # a number a check above reads, read again as a key read elsewhere
     ((*ACTOR, "ppo_max_token_len_per_gpu"), "many", (
-        "not-a-number", "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu must be a number, "
-        "got 'many'")),
+        "not-a-number", ("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu must be a number, "
+                         "got 'many'"))),
     # model's prompt tokens, which the rollout model's length check reads too
     (("model", "max_prompt_tokens"), "many", ("not-a-number", "model.max_prompt_tokens must be a number, got 'many'")),
 ])
@@ -210,15 +213,17 @@ ROLLOUT = ("explorer", "rollout_model")
 @pytest.mark.parametrize(("key", "value", "problems"), [
     # a rollout RoPE scaling holding ???: the ??? is said, no comparison with model.rope_scaling
     ("rope_scaling", {"rope_type": "yarn", "factor": "???", "original_max_position_embeddings": 40960}, [(
-        "unresolved-value-refused", "explorer.rollout_model.rope_scaling.factor is ???, a value missing: every "
-        "Trinity release refuses the config as it loads it (explorer.rollout_model.rope_scaling is no typed section, "
-        "so the merge keeps the ??? and OmegaConf.to_object raises on it); give it a value, or remove the key")]),
+        "unresolved-value-refused", (
+            "explorer.rollout_model.rope_scaling.factor is ???, a value missing: every Trinity release refuses the "
+            "config as it loads it (explorer.rollout_model.rope_scaling is no typed section, so the merge keeps the "
+            "??? and OmegaConf.to_object raises on it); give it a value, or remove the key"))]),
     ("rope_scaling", "yarn", []),  # no mapping: left alone
     ("max_model_len", 4096, []),  # as long as model's: no problem
     ("max_model_len", 4095, [(
-        "rollout-length-short", "explorer.rollout_model.max_model_len 4095 is below model.max_model_len 4096: the "
-        "rollout's vLLM stops each sequence at 4095 tokens (a longer prompt fails its request); remove it (Trinity "
-        "gives the rollout model.max_model_len)")]),
+        "rollout-length-short", (
+            "explorer.rollout_model.max_model_len 4095 is below model.max_model_len 4096: the rollout's vLLM stops "
+            "each sequence at 4095 tokens (a longer prompt fails its request); remove it (Trinity gives the rollout "
+            "model.max_model_len)"))]),
 ])
 def test_the_rollout_models_own_keys_at_their_edges(key: str, value: object, problems: list[tuple[str, str]]) -> None:
     assert _problems(_nested((*ROLLOUT, key), value)) == problems
