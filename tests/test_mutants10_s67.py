@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_clusterbuy_s60 import fleet_file
 from test_pincost_s66 import _row
 
 import solver
@@ -236,3 +237,35 @@ def test_a_key_line_exactly_as_wide_as_the_comments_stays_whole() -> None:
     fitting = key + "x" * (COMMENT_WIDTH - len(key))
     assert len(fitting) == COMMENT_WIDTH and wrapped_comments(fitting) == f"{fitting}\n"
     assert wrapped_comments(fitting + "y") == f"# {'x' * (COMMENT_WIDTH - len(key))}y\n{key[:-4]}\n"
+
+
+SHORT_ON_A100 = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}],
+                 "jobs": [{"name": "short", "model": "Qwen3-4B", "max_model_len": 16384, "rollout_gpus": 2}]}
+
+
+@pytest.mark.usefixtures("no_wall_clock")
+def test_a_placed_estimate_the_tables_vouch_for_has_no_tables_caution(cli: Cli, tmp_path: Path) -> None:
+    """--estimate places Qwen3-4B at 16384 tokens on 6 A100s, which the 6-GPU table trains: its one caution is the
+    batch's, none that the tables say otherwise."""
+    status, out, err = cli("cluster", str(fleet_file(SHORT_ON_A100, tmp_path)), "--estimate")
+    assert (status, err) == (0, "")
+    assert [line for line in out.splitlines() if line.startswith("caution:")] == [
+        ("caution: short: 6 data-parallel ranks (6 GPUs / SP=1): Trinity splits each training batch evenly over them, "
+         "so buffer.train_batch_size (batch_size x")]
+
+
+def test_a_trainer_on_whole_nodes_is_told_how_many(cli: Cli) -> None:
+    status, out, _ = cli("--model", "32B", "--gpu", "a100", "--len", "64k", "--gpus", "16", "--emit", "trinity")
+    assert status == 0
+    assert ("# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold them and"
+            in out.splitlines())
+
+
+def test_settings_for_a_release_given_have_no_keys_only_06_takes() -> None:
+    """Env + Offload + SP=4 (Qwen3-4B's longest within 6 A100s): for no release, Trinity 0.6's trainer offload keys
+    are the ones 0.5 refuses; for 0.5 or 0.6 given, the keys are that release's own."""
+    answer = solver.plan("4B", gpu="a100", objective="max_len", budget_gpus=6)[0]
+    assert solver.trinity_settings(answer).trinity_06_keys == (
+        ("trainer", "param_offload"), ("trainer", "optimizer_offload"), ("trainer", "offload_policy"))
+    for version in ("0.5", "0.6"):
+        assert solver.trinity_settings(answer, version=version).trinity_06_keys == ()
