@@ -269,3 +269,13 @@ def test_settings_for_a_release_given_have_no_keys_only_06_takes() -> None:
         ("trainer", "param_offload"), ("trainer", "optimizer_offload"), ("trainer", "offload_policy"))
     for version in ("0.5", "0.6"):
         assert solver.trinity_settings(answer, version=version).trinity_06_keys == ()
+
+
+def test_a_pools_unknown_link_is_refused_without_a_guess(cli: Cli, tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: lab, gpu: MI250X, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 128, "
+                     "gpu_interconnect: foo}\njobs:\n  - {name: a, model: Qwen3-8B, max_model_len: 8192}\n",
+                     encoding="utf-8")
+    assert cli("cluster", str(fleet)) == (
+        2, "", (f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: Input should be 'nvlink', "
+                "'infinity-fabric' or 'pcie'\n"))
