@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from test_clusterbuy_s60 import fleet_file
 from test_pincost_s66 import _row
 
@@ -17,7 +18,9 @@ import solver
 from solver.cli.output import piped_columns
 from solver.render.layout import MIN_TERMINAL_WIDTH
 from solver.results import Answer, Caution, CautionCode
-from solver.tables import load_catalog
+from solver.tables import TableError, load_catalog
+from solver.tables.inputs import TrinityFields
+from solver.tables.loaders import load_validated
 from solver.trinity import trinity_config_problems
 from solver.trinity.fragment import wrapped_comments
 from solver.trinity.plan_keys import COMMENT_WIDTH
@@ -279,3 +282,38 @@ def test_a_pools_unknown_link_is_refused_without_a_guess(cli: Cli, tmp_path: Pat
     assert cli("cluster", str(fleet)) == (
         2, "", (f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: Input should be 'nvlink', "
                 "'infinity-fabric' or 'pcie'\n"))
+
+
+@pytest.mark.parametrize(("section", "where"), [("", '"", "" item 1'), ("model", "model, model item 1")])
+def test_a_trinity_fields_error_names_the_top_section_as_quotes(tmp_path: Path, section: str, where: str) -> None:
+    """The top section's path is "": an error inside it names it so, not as a blank."""
+    path = tmp_path / "trinity-fields.yaml"
+    sections = {"": ["a"], "model": ["b"], section: [1]}
+    path.write_text(yaml.safe_dump({"releases": {"0.6.0": {"sections": sections, "open": {}, "null": []}}}),
+                    encoding="utf-8")
+    with pytest.raises(TableError) as raised:
+        load_validated(TrinityFields, path)
+    assert str(raised.value) == (f"{path}: releases, 0.6.0, sections, {where}: must be text, got 1 (YAML reads it, "
+                                 "unquoted, as a number: put it in quotes)")
+
+
+@pytest.mark.parametrize(("release", "error"), [
+    ({"sections": {"": ["b", "a"]}}, 'sections, "": not sorted; sort them'),
+    ({"sections": {"": ["a", "a"]}}, "sections, \"\" lists 'a' twice; list each once"),
+    ({"sections": {"model": ["a"]}}, 'sections: the top, "", is missing; give its field names'),
+    ({"sections": {"": ["a"], "A.b": ["a"]}}, "sections: 'A.b' is no section path (field names or * joined by dots)"),
+    ({"sections": {"": ["a"]}, "open": {"": []}}, "open: '' is no section path (field names or * joined by dots)"),
+    ({"sections": {"": ["a"], "a": ["b"]}, "open": {"a": []}}, "'a' is both a section and open; it is one of them"),
+    ({"sections": {"": ["a"]}, "null": ["zz"]},
+     "null: 'zz' is no section, open field or list of sections; name one of theirs"),
+    ({"sections": {"": ["a"], "a.*": ["b"]}, "null": ["a"]}, None),  # a list of sections whose default is null
+])
+def test_trinity_fields_of_a_release_are_checked(tmp_path: Path, release: dict[str, Any], error: str | None) -> None:
+    path = tmp_path / "trinity-fields.yaml"
+    path.write_text(yaml.safe_dump({"releases": {"0.6.0": {"open": {}, "null": [], **release}}}), encoding="utf-8")
+    if error is None:
+        assert load_validated(TrinityFields, path).releases["0.6.0"].null == ("a",)
+        return
+    with pytest.raises(TableError) as raised:
+        load_validated(TrinityFields, path)
+    assert str(raised.value) == f"{path}: releases, 0.6.0: {error}"
