@@ -1,7 +1,9 @@
 """Session 67, mutants10: tests that kill mutants of session 66's changes which its tests let live (the table is in
 /work/keep/review-s67-mutants10-table.md): the length a stray word names from 1024 tokens on, an option's start of
 three characters, ``COLUMNS`` at the narrowest width it is read at, a map exactly as wide as its width, listed budgets
-past a node that are not consecutive."""
+past a node that are not consecutive, `Plan.with_caution`, the pins' question (--exact, a config's count), the tables
+row and caution of estimates, --check's problems said once and the rollout model's own keys, comment wrapping at
+`COMMENT_WIDTH`, an unknown link, and trinity-fields.yaml's checks."""
 
 from __future__ import annotations
 
