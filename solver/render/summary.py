@@ -312,7 +312,8 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
 def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: OptionNames) -> str | None:
     """The summary's ``unpinned`` row: that the `pins` (as `names` give them) cost nothing (the best plan without them
     is this one), or the best plan without them and what they cost against it, in the objective's terms: tokens (a
-    longer plan), GPUs (the fewest), else the step time (None where the answer has none: `Answer.unpinned`)."""
+    longer plan), GPUs (the fewest), else the step time, none where the pinned plan ranks cheaper (a plan the question
+    without the pins does not ask; None where the answer has none: `Answer.unpinned`)."""
     if (free := answer.unpinned) is None:
         return None
     the_pins, costs, them = ("the pins", "cost", "them") if len(pins) > 1 else ("the pin", "costs", "it")
@@ -322,6 +323,9 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
         length, cost = f" at {free.max_model_len} tokens", f"{free.max_model_len - plan.max_model_len} tokens"
     elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
         length, cost = "", counted(plan.gpus - free.gpus, "GPU")
+    elif plan.cost < free.cost:  # a plan the question without the pins does not ask (--no-env's estimates)
+        rests = f", but this plan is {plan.evidence_label}" if plan.evidence != free.evidence else ""
+        length, cost = "", f"no step time ({plan.cost / free.cost:.2f}x){rests}"
     else:
         length, cost = "", f"{plan.cost / free.cost:.2f}x the step time"
     return (f"without {names.joined(pins)}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}"
