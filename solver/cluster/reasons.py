@@ -11,9 +11,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from solver.cluster import clock
 from solver.cluster.model import fewest_gpus
 from solver.cluster.options import (
+    HINTS_QUESTIONS_PER_SECOND,
+    REASONS_QUESTIONS_PER_SECOND,
     Footprint,
     NoWayReason,
     Option,
@@ -58,16 +59,18 @@ class LeftOut(NamedTuple):
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
                      certain: bool = False, smaller_asks: SmallerAsks | None = None,
-                     cut_short: Collection[int] = (), limit: WaysLimit | None = None) -> LeftOut:
+                     cut_short: Collection[int] = (), reasons_by: float | None = None) -> LeftOut:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
     none left out, their host memory exact), the priority that places it; where `smaller_asks` (None: no hints) finds
     one of its ways that would fit the room the final placement leaves idle with fewer rollout GPUs or at a shorter
     length, the least of each change; and why the other pools it may use have no plan for it; or no plan that fits
-    any pool it may use; or, for the jobs `cut_short`, that the time limit left their ways unasked. The planner's
-    questions why the other pools have no plan are asked within `limit` (None: none); a job shape reached past it is
-    told that why was not worked out (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
+    any pool it may use; or, for the jobs `cut_short`, that the time limit left their ways unasked. The smaller asks
+    come first (on their own count of questions), then the planner's questions why the other pools have no plan, within
+    `REASONS_QUESTIONS_PER_SECOND` new ones per second of the time limit and the wall clock's `reasons_by` (a
+    `time.monotonic()`; None: no limit): a job shape reached past it is told that why was not worked out
+    (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   f"limit (raise {planner.option_names.time_limit})")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -78,6 +81,10 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     holders = _RoomHolders(fleet, placed, options)
+    short_of_room = [index for index in range(len(fleet.jobs))
+                     if index not in placed and index not in cut_short and pools[index]]
+    fits_with = {index: () if smaller_asks is None else smaller_asks.fits_with(index) for index in short_of_room}
+    limit = None if reasons_by is None else WaysLimit.after_search(planner, REASONS_QUESTIONS_PER_SECOND, reasons_by)
     unplaced = []
     wall_clock_cut = False
     for index, job in enumerate(fleet.jobs):
@@ -93,14 +100,13 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]), limit)
         wall_clock_cut |= elsewhere.cut_short == "wall clock"
-        fits_with = () if smaller_asks is None else smaller_asks.fits_with(index)
         room = _NoRoom(planner, job, pools[index], host_checked[index], unproven, holders, certain, elsewhere,
-                       smaller_asks, fits_with)
+                       smaller_asks, fits_with[index])
         unplaced.append(Unplaced(
             job=job.name, reason_code=no_room, reason=room.words(several=False),
             reason_for_several=room.words(several=True),
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
-            fits_with=fits_with))
+            fits_with=fits_with[index]))
     return LeftOut(tuple(unplaced), wall_clock_cut)
 
 
@@ -289,12 +295,15 @@ class SmallerAsks:
     """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
     pool, each node's idle GPUs and host memory (the placed jobs' own needs, `Planner.host_tenths`), and the nodes no
     job uses; and, for a job left out for want of room, the smaller asks with which one of the planner's ways for it
-    (`job_options`) fits there (`fits_with`): the fewest rollout GPUs dropped, and the least length cut, asked until
-    `until` (a `time.monotonic()`, read on `clock`; `wall_clock_stopped` says whether it cut them short)."""
+    (`job_options`) fits there (`fits_with`): the fewest rollout GPUs dropped, and the least length cut, asked within
+    `HINTS_QUESTIONS_PER_SECOND` new questions per second of the time limit, counted from those asked as it is made,
+    and until the wall clock's `until` (a `time.monotonic()`, read on `clock`), the safety net (`limit`;
+    `wall_clock_stopped` says whether the wall clock cut them short)."""
 
     def __init__(self, planner: Planner, fleet: Fleet, final: dict[int, tuple[Option, list[int]]],
                  until: float) -> None:
-        self.planner, self.fleet, self.until = planner, fleet, until
+        self.planner, self.fleet = planner, fleet
+        self.limit = WaysLimit.after_search(planner, HINTS_QUESTIONS_PER_SECOND, until)
         self.wall_clock_stopped = False
         self.idle_gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
         self.idle_host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
@@ -356,9 +365,11 @@ class SmallerAsks:
         return None
 
     def _out_of_time(self) -> bool:
-        """Whether `until` has passed (the hints left are then not asked, and `wall_clock_stopped` says so)."""
-        self.wall_clock_stopped = clock.seconds_left(self.until) < 0
-        return self.wall_clock_stopped
+        """Whether the hints' `limit` is reached (the hints left are then not asked); `wall_clock_stopped` says whether
+        the wall clock reached it (before their count of questions)."""
+        reached = self.limit.reached(self.planner)
+        self.wall_clock_stopped |= reached == "wall clock"
+        return reached is not None
 
     def _first_fit(self, index: int, change: dict[str, object]) -> FitsWith | None:
         """The first of the planner's ways for job `index` with its fields set as `change` says (`job_options`) that
