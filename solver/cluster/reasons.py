@@ -305,6 +305,9 @@ class SmallerAsks:
         self.planner, self.fleet = planner, fleet
         self.limit = WaysLimit.after_search(planner, HINTS_QUESTIONS_PER_SECOND, until)
         self.wall_clock_stopped = False
+        self.cut_short: dict[str, str] = {}
+        """The jobs (names) whose smaller asks the limit left some of unasked, with those, in words (their reasons say
+        so)."""
         self.idle_gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
         self.idle_host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
         for job, (option, nodes) in final.items():
@@ -332,7 +335,7 @@ class SmallerAsks:
         most = max((max(*self.idle_gpus[p], len(self.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
                     for p in usable), default=-1)
         for rollout in range(min(most, job.rollout_gpus - 1), -1, -1)[:FEWER_ROLLOUT_TRIES]:
-            if self._out_of_time():
+            if self._out_of_time(index, "fewer rollout GPUs or a shorter length"):
                 return None
             if fits := self._first_fit(index, {"rollout_gpus": rollout}):
                 return fits
@@ -351,24 +354,27 @@ class SmallerAsks:
             if not job.may_use(pool):
                 continue
             for trainer_gpus in range(1, max(self.idle_gpus[p]) - job.rollout_gpus + 1):
-                if self._out_of_time():
+                if self._out_of_time(index, "a shorter length"):
                     return None
                 longest = self.planner.best(pool.gpu, job.model, trainer_gpus, None, pool.gpus_per_node,
                                             self.planner.estimate, pool.host_ram_gb, None, job.train_batch_size)
                 cuts |= {longest.max_model_len} if longest is not None and longest.max_model_len < length else set()
         for cut in sorted(cuts, reverse=True)[:SHORTER_TRIES]:
-            if self._out_of_time():
+            if self._out_of_time(index, "a shorter length"):
                 return None
             shorter = AtLeast(at_least=cut, at_most=job.at_most) if isinstance(job.max_model_len, AtLeast) else cut
             if fits := self._first_fit(index, {"max_model_len": shorter}):
                 return fits
         return None
 
-    def _out_of_time(self) -> bool:
-        """Whether the hints' `limit` is reached (the hints left are then not asked); `wall_clock_stopped` says whether
-        the wall clock reached it (before their count of questions)."""
+    def _out_of_time(self, index: int, unasked: str) -> bool:
+        """Whether the hints' `limit` is reached as job `index`'s next ask comes (the asks left, `unasked` in words, are
+        then not asked: `cut_short`); `wall_clock_stopped` says whether the wall clock reached it (before their count
+        of questions)."""
         reached = self.limit.reached(self.planner)
         self.wall_clock_stopped |= reached == "wall clock"
+        if reached is not None:
+            self.cut_short.setdefault(self.fleet.jobs[index].name, unasked)  # the first: the asks left after it
         return reached is not None
 
     def _first_fit(self, index: int, change: dict[str, object]) -> FitsWith | None:
@@ -399,7 +405,7 @@ class SmallerAsks:
     def words(self, job: Job, fits_with: tuple[FitsWith, ...], several: bool) -> str:
         """The clause saying that `job` would fit the idle room each of `fits_with` names with its smaller ask ("" for
         none): with fewer rollout GPUs, or at a shorter length; where `several` jobs are given it, that one of them
-        would (the room holds one)."""
+        would (the room holds one); and, where the limit left some of its asks unasked (`cut_short`), which."""
         length = job.asked_max_model_len
         at = "with at_least" if isinstance(job.max_model_len, AtLeast) else "at"
         clauses: list[str] = []
@@ -410,7 +416,11 @@ class SmallerAsks:
                       if fits.rollout_gpus != job.rollout_gpus else f"{at} {fits.max_model_len} tokens (not {length})")
             would = f" {'one of them' if several else 'it'} would fit" if not clauses else ""
             clauses.append(f"{change}{would} {self._room_words(fits)}")
-        return f"; {', or '.join(clauses)}" if clauses else ""
+        found = f"; {', or '.join(clauses)}" if clauses else ""
+        if job.name not in self.cut_short:
+            return found
+        return (f"{found}; whether {self.cut_short[job.name]} would fit {'one of them' if several else 'it'} in the "
+                f"idle room was not worked out within the time limit (raise {self.planner.option_names.time_limit})")
 
     def _room_words(self, fits: FitsWith) -> str:
         """The idle room `fits` names, in words, with the trainer GPUs of the way that fits it."""
