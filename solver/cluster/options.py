@@ -50,20 +50,6 @@ REACH_SHARE = 0.02
 questions whether more of a pool's nodes train a length (`reasons`' `more_nodes_reach`) may take together, taken from
 the search's (`search.place`, `buy.buy`): about 0.0001 each, so about a thousand at the default 10 s."""
 
-HINTS_QUESTIONS_PER_SECOND = 20
-"""The planner's new questions that the smaller asks of the jobs left out (`reasons.SmallerAsks`) may ask, per second
-of the time limit: a count, so that where it ends them the answer is the same on every run, whatever the machine's
-load (the wall clock, until the time kept for the reasons, is the safety net). Their questions are the ways' kind, a
-few milliseconds each; a job's asks take about six (docs/examples/smaller-asks.yaml), and benchmarks/cluster.py's
-fleets none (no idle room): 200 at the default 10 s, in a second or two."""
-
-REASONS_QUESTIONS_PER_SECOND = 5
-"""The planner's new questions that the reasons of the jobs left out, asked after the search (why the other pools a
-job with ways may use have none: `reasons.unplaced_reasons`), may ask, per second of the time limit: a count, so that
-where it ends them the answer is the same on every run (the wall clock, until the time limit, is the safety net).
-Their questions are explained, tens of milliseconds each (0.08 to 0.27 s on the busy 2-core development machine,
-2026-12-05); benchmarks/cluster.py's fleets ask 2 to 6 of them: 50 at the default 10 s."""
-
 
 @dataclass(frozen=True)
 class WaysLimit:
@@ -84,10 +70,10 @@ class WaysLimit:
 
     @classmethod
     def after_search(cls, planner: Planner, per_second: float, deadline: float) -> WaysLimit:
-        """The limit of a step after the search that asks the planner (the smaller asks, `HINTS_QUESTIONS_PER_SECOND`;
-        the reasons of the jobs left out, `REASONS_QUESTIONS_PER_SECOND`): `per_second` new questions per second of
-        `planner`'s time limit, counted from those it has asked by now, and, as a safety net, the wall clock's
-        `deadline`."""
+        """The limit of a step after the search that asks the planner (the smaller asks,
+        `solver.query.HINTS_QUESTIONS_PER_SECOND`; the reasons of the jobs left out,
+        `solver.query.REASONS_QUESTIONS_PER_SECOND`): `per_second` new questions per second of `planner`'s time limit,
+        counted from those it has asked by now, and, as a safety net, the wall clock's `deadline`."""
         return cls(questions=planner.asked + ceil(per_second * planner.time_limit_s), deadline=deadline)
 
     def reached(self, planner: Planner) -> Literal["questions", "wall clock"] | None:

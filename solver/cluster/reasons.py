@@ -13,8 +13,6 @@ from typing import Literal, NamedTuple
 
 from solver.cluster.model import fewest_gpus
 from solver.cluster.options import (
-    HINTS_QUESTIONS_PER_SECOND,
-    REASONS_QUESTIONS_PER_SECOND,
     Footprint,
     NoWayReason,
     Option,
@@ -24,7 +22,7 @@ from solver.cluster.options import (
     job_options,
     layout,
 )
-from solver.query import Query, TokenBudgetMode
+from solver.query import HINTS_QUESTIONS_PER_SECOND, REASONS_QUESTIONS_PER_SECOND, Query, TokenBudgetMode
 from solver.results import (
     FitsWith,
     Plan,
