@@ -128,6 +128,21 @@ WAYS_WALL_SHARE = 0.6
 """The share of the time limit by which working out the jobs' ways ends on the wall clock, the safety net behind
 `WAYS_QUESTIONS_PER_SECOND` (a busy machine): `solver.cluster.options.WaysLimit`."""
 
+HINTS_QUESTIONS_PER_SECOND = 20
+"""The planner's new questions that the smaller asks of the jobs left out (`solver.cluster.reasons.SmallerAsks`) may
+ask, per second of the time limit: a count, so that where it ends them the answer is the same on every run, whatever
+the machine's load (the wall clock, until the time kept for the reasons, is the safety net). Their questions are the
+ways' kind, a few milliseconds each; a job's asks took 2 to 6 in the fleets measured (docs/examples/smaller-asks.yaml:
+6), and benchmarks/cluster.py's fleets none (no idle room): 200 at the default 10 s, a second or two."""
+
+REASONS_QUESTIONS_PER_SECOND = 5
+"""The planner's new questions that the reasons of the jobs left out, asked after the search (why the other pools a
+job with ways may use have none: `solver.cluster.reasons.unplaced_reasons`), may ask, per second of the time limit: a
+count, so that where it ends them the answer is the same on every run (the wall clock, until the time limit, is the
+safety net). Their questions are explained, tens of milliseconds each (0.06 to 0.27 s on the busy 2-core development
+machine, 2026-12-05: 2 to 3 per job shape); benchmarks/cluster.py's fleets ask 2 to 6 of them: 50 at the default
+10 s."""
+
 NODE_SIZE_PATH = ("cluster", "gpu_per_node")
 NODE_SIZE_KEY = ".".join(NODE_SIZE_PATH)
 """The Trinity config key that gives the GPUs of a node."""

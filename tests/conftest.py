@@ -52,8 +52,8 @@ def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
 def no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cluster commands' wall-clock deadlines never pass (`solver.cluster.clock.seconds_left` reads infinity;
     CP-SAT's solves get no wall-clock limit): only the limits that are the same on every run end their steps (CP-SAT's
-    deterministic time, the count of the planner's questions, the smaller asks' tries), so that a test of exact
-    answers gets the same ones on a loaded machine. The seconds an answer reports are the real ones. A test marked
+    deterministic time, the counts of the planner's questions), so that a test of exact answers gets the same ones on
+    a loaded machine. The seconds an answer reports are the real ones. A test marked
     ``wall_clock`` (one about the time limit, Ctrl-C or `wall_clock_stopped`) keeps the real clock where its
     module applies this fixture to every test."""
     if request.node.get_closest_marker("wall_clock") is None:

@@ -15,6 +15,7 @@ from test_clusterbuy_s60 import fleet_file
 
 import solver.cluster.reasons
 from solver.cluster.options import WaysLimit
+from solver.query import REASONS_QUESTIONS_PER_SECOND
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 PAIR = {"name": "pair", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2}
@@ -67,7 +68,10 @@ def test_reasons_past_their_deadline_are_not_asked_and_the_text_says_so(
         cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # On a deadline already past as the search ends (a clock of no load: the same on every run).
     asked = slow_reasons(monkeypatch, 0.0)
-    monkeypatch.setattr(WaysLimit, "wall_clock", classmethod(lambda cls, deadline: cls(math.inf, -math.inf)))
+    hints_limit = WaysLimit.after_search  # the smaller asks keep theirs
+    monkeypatch.setattr(WaysLimit, "after_search", classmethod(
+        lambda cls, planner, per_second, deadline: cls(math.inf, -math.inf)
+        if per_second == REASONS_QUESTIONS_PER_SECOND else hints_limit(planner, per_second, deadline)))
     path = str(fleet_file(SHAPES, tmp_path))
     status, out, err = cli("cluster", path)
     assert (status, asked) == (1, []) and err.startswith("solve cluster: note: to place every job: ")

@@ -8,6 +8,7 @@ import ast
 import json
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -133,7 +134,7 @@ def test_no_hint_is_asked_past_the_deadline(tmp_path: Path, monkeypatch: pytest.
     for job in (ROLLOUT_JOB, {"model": "Qwen3-4B", "max_model_len": 131072}):
         asks, _, _ = smaller_asks(tmp_path, pool_of(1), [filler(0, 4, 2, "Qwen3-14B")], job, until=math.inf)
         assert asks.fits_with(1) != ()  # in time, it is told
-        asks.until, asked[:] = time.monotonic() - 1, []
+        asks.limit, asked[:] = replace(asks.limit, deadline=time.monotonic() - 1), []
         assert (asks.fits_with(1), asked) == ((), [])
 
 

@@ -46,7 +46,13 @@ from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
-from solver.query import DETERMINISTIC_PER_SECOND, WAYS_QUESTIONS_PER_SECOND, WAYS_WALL_SHARE
+from solver.query import (
+    DETERMINISTIC_PER_SECOND,
+    HINTS_QUESTIONS_PER_SECOND,
+    REASONS_QUESTIONS_PER_SECOND,
+    WAYS_QUESTIONS_PER_SECOND,
+    WAYS_WALL_SHARE,
+)
 from solver.render import cluster_json, cluster_view, purchase_json, purchase_view
 from solver.results import ClusterResult, Placement, PoolCode, PurchaseResult, ReasonCode, Unplaced, UnplacedCode
 from solver.rules import COMMAND_OPTIONS
@@ -127,9 +133,10 @@ def build_cluster_parser() -> Parser:
                         f"jobs' ways, at most {WAYS_QUESTIONS_PER_SECOND} new ones per second, and by "
                         f"{WAYS_WALL_SHARE:g} of the limit on the wall clock, the jobs of more priority first: the "
                         "jobs past them are left out, and the answer says so (with --minimize nodes, no placement); "
-                        "widening after the search, at most a second per stage, and the smaller "
-                        "asks that would place a job left out for room, until the limit, less the time kept for the "
-                        "reasons of the jobs left out)")
+                        "widening after the search, at most a second per stage, then the smaller asks that would "
+                        "place a job left out for room and the reasons of the jobs left out, at most "
+                        f"{HINTS_QUESTIONS_PER_SECOND} and {REASONS_QUESTIONS_PER_SECOND} new questions per second, "
+                        "and by the limit on the wall clock)")
     add_workers_option(parser, "a placement proven best does not depend on it; one the time limit stops is the "
                                "same on every run with 1 worker only: CP-SAT's one repeatable parallel mode found "
                                "less in the same work, and is not used")

@@ -24,8 +24,9 @@ run, and the patterns that fill a node), `model` (the CP-SAT placement model), `
 the same model and stages). The names other layers use are imported from here (`__all__`); those the modules share with
 each other alone, the private ones and the knobs a test may patch (`PATTERN_GROWTH`, `PATTERN_FLOOR` and
 `PATTERN_BUDGET` in `options`, `WIDEN_DETERMINISTIC_TIME`, `WIDEN_TIME_LIMIT_S` and `WIDEN_LEAST_S` in `widen`,
-`REASONS_SHARE` and `DETERMINISTIC_PER_SECOND` in `search`, `seconds_left` in `clock`), from their modules: a patch
-takes effect only where the code reads it.
+`REASONS_SHARE` and `DETERMINISTIC_PER_SECOND` in `search`, `HINTS_QUESTIONS_PER_SECOND` and
+`REASONS_QUESTIONS_PER_SECOND` in `reasons`, `seconds_left` in `clock`), from their modules: a patch takes effect only
+where the code reads it.
 """
 
 from solver.cluster.buy import buy

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from math import ceil, inf
+from math import ceil
 from typing import Literal
 
 from solver.cluster import clock
@@ -53,9 +53,10 @@ the search's (`search.place`, `buy.buy`): about 0.0001 each, so about a thousand
 
 @dataclass(frozen=True)
 class WaysLimit:
-    """How far working out the jobs' ways, and why the jobs with none have none, may go: until the planner has asked
-    `questions` new questions in all (`Planner.asked`), and, as a safety net, until the wall clock's `deadline` (a
-    `time.monotonic()`, read on `clock`). A job's ways, and a job shape's reasons, are asked whole or not at all."""
+    """How far working out the jobs' ways, and why the jobs with none have none, may go (or, after the search, the
+    smaller asks or the reasons of the jobs left out: `after_search`): until the planner has asked `questions` new
+    questions in all (`Planner.asked`), and, as a safety net, until the wall clock's `deadline` (a `time.monotonic()`,
+    read on `clock`). A job's ways, a job shape's reasons and each smaller ask are asked whole or not at all."""
 
     questions: float
     deadline: float
@@ -68,10 +69,12 @@ class WaysLimit:
                    deadline=started + WAYS_WALL_SHARE * planner.time_limit_s)
 
     @classmethod
-    def wall_clock(cls, deadline: float) -> WaysLimit:
-        """A limit of the wall clock's `deadline` alone, with no count of questions: the reasons asked after the
-        search (`reasons.unplaced_reasons`), whose questions are few and not counted against the ways'."""
-        return cls(questions=inf, deadline=deadline)
+    def after_search(cls, planner: Planner, per_second: float, deadline: float) -> WaysLimit:
+        """The limit of a step after the search that asks the planner (the smaller asks,
+        `solver.query.HINTS_QUESTIONS_PER_SECOND`; the reasons of the jobs left out,
+        `solver.query.REASONS_QUESTIONS_PER_SECOND`): `per_second` new questions per second of `planner`'s time limit,
+        counted from those it has asked by now, and, as a safety net, the wall clock's `deadline`."""
+        return cls(questions=planner.asked + ceil(per_second * planner.time_limit_s), deadline=deadline)
 
     def reached(self, planner: Planner) -> Literal["questions", "wall clock"] | None:
         """What of the limit `planner` has reached: its count of questions (the same on every run), or else the wall

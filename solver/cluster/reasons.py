@@ -11,7 +11,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from solver.cluster import clock
 from solver.cluster.model import fewest_gpus
 from solver.cluster.options import (
     Footprint,
@@ -23,7 +22,7 @@ from solver.cluster.options import (
     job_options,
     layout,
 )
-from solver.query import Query, TokenBudgetMode
+from solver.query import HINTS_QUESTIONS_PER_SECOND, REASONS_QUESTIONS_PER_SECOND, Query, TokenBudgetMode
 from solver.results import (
     FitsWith,
     Plan,
@@ -58,16 +57,18 @@ class LeftOut(NamedTuple):
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
                      certain: bool = False, smaller_asks: SmallerAsks | None = None,
-                     cut_short: Collection[int] = (), limit: WaysLimit | None = None) -> LeftOut:
+                     cut_short: Collection[int] = (), reasons_by: float | None = None) -> LeftOut:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
     none left out, their host memory exact), the priority that places it; where `smaller_asks` (None: no hints) finds
     one of its ways that would fit the room the final placement leaves idle with fewer rollout GPUs or at a shorter
     length, the least of each change; and why the other pools it may use have no plan for it; or no plan that fits
-    any pool it may use; or, for the jobs `cut_short`, that the time limit left their ways unasked. The planner's
-    questions why the other pools have no plan are asked within `limit` (None: none); a job shape reached past it is
-    told that why was not worked out (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
+    any pool it may use; or, for the jobs `cut_short`, that the time limit left their ways unasked. The smaller asks
+    come first (on their own count of questions), then the planner's questions why the other pools have no plan, within
+    `REASONS_QUESTIONS_PER_SECOND` new ones per second of the time limit and the wall clock's `reasons_by` (a
+    `time.monotonic()`; None: no limit): a job shape reached past it is told that why was not worked out
+    (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   f"limit (raise {planner.option_names.time_limit})")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -78,6 +79,10 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     holders = _RoomHolders(fleet, placed, options)
+    short_of_room = [index for index in range(len(fleet.jobs))
+                     if index not in placed and index not in cut_short and pools[index]]
+    fits_with = {index: () if smaller_asks is None else smaller_asks.fits_with(index) for index in short_of_room}
+    limit = None if reasons_by is None else WaysLimit.after_search(planner, REASONS_QUESTIONS_PER_SECOND, reasons_by)
     unplaced = []
     wall_clock_cut = False
     for index, job in enumerate(fleet.jobs):
@@ -93,14 +98,13 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]), limit)
         wall_clock_cut |= elsewhere.cut_short == "wall clock"
-        fits_with = () if smaller_asks is None else smaller_asks.fits_with(index)
         room = _NoRoom(planner, job, pools[index], host_checked[index], unproven, holders, certain, elsewhere,
-                       smaller_asks, fits_with)
+                       smaller_asks, fits_with[index])
         unplaced.append(Unplaced(
             job=job.name, reason_code=no_room, reason=room.words(several=False),
             reason_for_several=room.words(several=True),
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
-            fits_with=fits_with))
+            fits_with=fits_with[index]))
     return LeftOut(tuple(unplaced), wall_clock_cut)
 
 
@@ -289,13 +293,19 @@ class SmallerAsks:
     """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
     pool, each node's idle GPUs and host memory (the placed jobs' own needs, `Planner.host_tenths`), and the nodes no
     job uses; and, for a job left out for want of room, the smaller asks with which one of the planner's ways for it
-    (`job_options`) fits there (`fits_with`): the fewest rollout GPUs dropped, and the least length cut, asked until
-    `until` (a `time.monotonic()`, read on `clock`; `wall_clock_stopped` says whether it cut them short)."""
+    (`job_options`) fits there (`fits_with`): the fewest rollout GPUs dropped, and the least length cut, asked within
+    `HINTS_QUESTIONS_PER_SECOND` new questions per second of the time limit, counted from those asked as it is made,
+    and until the wall clock's `until` (a `time.monotonic()`, read on `clock`), the safety net (`limit`;
+    `wall_clock_stopped` says whether the wall clock cut them short)."""
 
     def __init__(self, planner: Planner, fleet: Fleet, final: dict[int, tuple[Option, list[int]]],
                  until: float) -> None:
-        self.planner, self.fleet, self.until = planner, fleet, until
+        self.planner, self.fleet = planner, fleet
+        self.limit = WaysLimit.after_search(planner, HINTS_QUESTIONS_PER_SECOND, until)
         self.wall_clock_stopped = False
+        self.cut_short: dict[str, str] = {}
+        """The jobs (names) whose smaller asks the limit left some of unasked, with those, in words (their reasons say
+        so)."""
         self.idle_gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
         self.idle_host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
         for job, (option, nodes) in final.items():
@@ -323,7 +333,7 @@ class SmallerAsks:
         most = max((max(*self.idle_gpus[p], len(self.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
                     for p in usable), default=-1)
         for rollout in range(min(most, job.rollout_gpus - 1), -1, -1)[:FEWER_ROLLOUT_TRIES]:
-            if self._out_of_time():
+            if self._out_of_time(index, "fewer rollout GPUs or a shorter length"):
                 return None
             if fits := self._first_fit(index, {"rollout_gpus": rollout}):
                 return fits
@@ -342,23 +352,28 @@ class SmallerAsks:
             if not job.may_use(pool):
                 continue
             for trainer_gpus in range(1, max(self.idle_gpus[p]) - job.rollout_gpus + 1):
-                if self._out_of_time():
+                if self._out_of_time(index, "a shorter length"):
                     return None
                 longest = self.planner.best(pool.gpu, job.model, trainer_gpus, None, pool.gpus_per_node,
                                             self.planner.estimate, pool.host_ram_gb, None, job.train_batch_size)
                 cuts |= {longest.max_model_len} if longest is not None and longest.max_model_len < length else set()
         for cut in sorted(cuts, reverse=True)[:SHORTER_TRIES]:
-            if self._out_of_time():
+            if self._out_of_time(index, "a shorter length"):
                 return None
             shorter = AtLeast(at_least=cut, at_most=job.at_most) if isinstance(job.max_model_len, AtLeast) else cut
             if fits := self._first_fit(index, {"max_model_len": shorter}):
                 return fits
         return None
 
-    def _out_of_time(self) -> bool:
-        """Whether `until` has passed (the hints left are then not asked, and `wall_clock_stopped` says so)."""
-        self.wall_clock_stopped = clock.seconds_left(self.until) < 0
-        return self.wall_clock_stopped
+    def _out_of_time(self, index: int, unasked: str) -> bool:
+        """Whether the hints' `limit` is reached as job `index`'s next ask comes (the asks left, `unasked` in words, are
+        then not asked: `cut_short`); `wall_clock_stopped` says whether the wall clock reached it (before their count
+        of questions)."""
+        reached = self.limit.reached(self.planner)
+        self.wall_clock_stopped |= reached == "wall clock"
+        if reached is not None:
+            self.cut_short.setdefault(self.fleet.jobs[index].name, unasked)  # the first: the asks left after it
+        return reached is not None
 
     def _first_fit(self, index: int, change: dict[str, object]) -> FitsWith | None:
         """The first of the planner's ways for job `index` with its fields set as `change` says (`job_options`) that
@@ -388,7 +403,7 @@ class SmallerAsks:
     def words(self, job: Job, fits_with: tuple[FitsWith, ...], several: bool) -> str:
         """The clause saying that `job` would fit the idle room each of `fits_with` names with its smaller ask ("" for
         none): with fewer rollout GPUs, or at a shorter length; where `several` jobs are given it, that one of them
-        would (the room holds one)."""
+        would (the room holds one); and, where the limit left some of its asks unasked (`cut_short`), which."""
         length = job.asked_max_model_len
         at = "with at_least" if isinstance(job.max_model_len, AtLeast) else "at"
         clauses: list[str] = []
@@ -399,7 +414,11 @@ class SmallerAsks:
                       if fits.rollout_gpus != job.rollout_gpus else f"{at} {fits.max_model_len} tokens (not {length})")
             would = f" {'one of them' if several else 'it'} would fit" if not clauses else ""
             clauses.append(f"{change}{would} {self._room_words(fits)}")
-        return f"; {', or '.join(clauses)}" if clauses else ""
+        found = f"; {', or '.join(clauses)}" if clauses else ""
+        if job.name not in self.cut_short:
+            return found
+        return (f"{found}; whether {self.cut_short[job.name]} would fit {'one of them' if several else 'it'} in the "
+                f"idle room was not worked out within the time limit (raise {self.planner.option_names.time_limit})")
 
     def _room_words(self, fits: FitsWith) -> str:
         """The idle room `fits` names, in words, with the trainer GPUs of the way that fits it."""

@@ -525,9 +525,10 @@ def _decode(
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
     and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
     reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
-    priority places them); the hints of smaller asks, on the placement as grown, are asked until `asked_by`'s first
-    (None: no hints), and why the other pools a job left out may use have no way for it until its second (None: no
-    limit; each a `time.monotonic()`); the jobs `cut_short` (their ways left unasked) are left out for want of time.
+    priority places them); the hints of smaller asks, on the placement as grown, are asked within their count of
+    questions and until `asked_by`'s first (None: no hints), and why the other pools a job left out may use have no way
+    for it within theirs and until its second (None: no limit; each a `time.monotonic()`, the wall clock's safety
+    net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left unasked) are left out for want of time.
     Last, the steps the wall clock stopped (``widening``, ``hints``, ``reasons``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts)
@@ -536,8 +537,7 @@ def _decode(
     final = {job: (option, nodes[job]) for job, option in grown.ways.items()}
     hints_by, reasons_by = asked_by
     smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
-    left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short,
-                                None if reasons_by is None else WaysLimit.wall_clock(reasons_by))
+    left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
                                            else ()) + (("reasons",) if left_out.wall_clock_cut else ()))
     return grown.placements, left_out.unplaced, stopped
