@@ -86,7 +86,7 @@ def test_report_shows_each_case_its_outcome_and_each_models_growth(capsys: pytes
 
 
 def test_a_set_not_yet_measured_reads_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     GPU_STEP.write_cases("H200-141GB", "env", tmp_path / "env-cases.json")
     shown = _report(capsys, monkeypatch, str(tmp_path))
     assert shown.count("not run") == len(GPU_STEP.CASE_SETS["env"])
