@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import functools
 import io
 import json
 import os
@@ -1229,37 +1228,49 @@ def test_stdout_that_cannot_encode_a_character_writes_the_tools_own_in_ascii(sol
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names are bytes")
 @pytest.mark.parametrize(("environment", "name", "shown"), [
-    ({}, b"caf\xe9", "caf\\xe9"),  # Latin-1's e-acute: not UTF-8
+    (None, b"caf\xe9", "caf\\xe9"),  # Latin-1's e-acute: not UTF-8 (in-process: the locale the tests run in)
     ({"LC_ALL": "C", "PYTHONUTF8": "0"}, b"caf\xc3\xa9", "caf\\xc3\\xa9"),  # UTF-8's, in the C locale: not ASCII
 ], ids=["not-utf8", "c-locale-without-utf8-mode"])
 def test_a_file_names_bytes_that_the_locale_cannot_decode_are_written_as_bytes(
-        solve_script: Path, tmp_path: Path, environment: dict[str, str], name: bytes, shown: str):
+        cli, monkeypatch: pytest.MonkeyPatch, solve_script: Path, tmp_path: Path, environment: dict[str, str] | None,
+        name: bytes, shown: str):
     # Python holds such a byte as a lone surrogate: the wrote line and the error line said 'caf\udce9', which names
-    # no file (bash's $'caf\xe9' does).
-    command = [os.fsencode(solve_script), b"--model", b"4B", b"--gpu", b"h20", b"--gpus", b"4", b"--len", b"32k"]
-    run = functools.partial(subprocess.run, cwd=tmp_path, capture_output=True, timeout=60, check=False,
-                            env={**os.environ, "PYTHONIOENCODING": "", **environment})
-    wrote = run([*command, b"--out", name + b" plan.yaml"])
-    assert (wrote.returncode, wrote.stderr) == (0, b"")
-    assert wrote.stdout.endswith(f"\nwrote {shown} plan.yaml\n".encode())
+    # no file (bash's $'caf\xe9' does). Another locale is a new interpreter's, read as it starts; the tests' own is
+    # run in-process, the arguments as Python decodes a command line's bytes (os.fsdecode) and stdout as UTF-8 that
+    # refuses a lone surrogate, as a real one does.
+    command = [b"--model", b"4B", b"--gpu", b"h20", b"--gpus", b"4", b"--len", b"32k"]
+
+    def run(argv: list[bytes]) -> tuple[int, bytes, bytes]:
+        if environment is None:
+            status, out, err = cli(*map(os.fsdecode, argv))
+            return status, out.encode("utf-8", "strict"), err.encode("utf-8", "strict")
+        result = subprocess.run([os.fsencode(solve_script), *argv], cwd=tmp_path, capture_output=True, timeout=60,
+                                check=False, env={**os.environ, "PYTHONIOENCODING": "", **environment})
+        return result.returncode, result.stdout, result.stderr
+
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run([*command, b"--out", name + b" plan.yaml"])
+    assert (status, err) == (0, b"")
+    assert out.endswith(f"\nwrote {shown} plan.yaml\n".encode())
     assert (tmp_path / os.fsdecode(name + b" plan.yaml")).read_text(encoding="utf-8").startswith("# Trinity-RFT")
-    refused = run([*command, b"--from-config", name + b" missing.yaml"])
-    assert (refused.returncode, refused.stdout, refused.stderr) == (2, b"", (
+    assert run([*command, b"--from-config", name + b" missing.yaml"]) == (2, b"", (
         f"solve: error: --from-config {shown} missing.yaml: cannot read: No such file or directory\n").encode())
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names are bytes")
-def test_a_memory_model_files_undecodable_byte_is_echoed_in_json_as_its_escape(solve_script: Path, tmp_path: Path):
+def test_a_memory_model_files_undecodable_byte_is_echoed_in_json_as_its_escape(cli, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch):
     # solve memory --json echoed --memory-model as Python holds it: "mm\udce9.yaml", a lone surrogate that no
-    # UTF-8 reader takes (jq shows U+FFFD); now as the wrote lines write it.
+    # UTF-8 reader takes (jq shows U+FFFD); now as the wrote lines write it. In-process, the name as Python decodes a
+    # command line's bytes (os.fsdecode), and stdout as UTF-8 that refuses a lone surrogate, as a real one does.
     name = b"mm\xe9.yaml"
     shipped = solver.tables.shipped_tables_directory() / solver.tables.MEMORY_MODEL_FILE
     (tmp_path / os.fsdecode(name)).write_bytes(shipped.read_bytes())
-    result = subprocess.run([os.fsencode(solve_script), b"memory", b"--model", b"4B", b"--gpu", b"h100", b"--gpus",
-                             b"4", b"--len", b"32k", b"--env", b"--sp", b"2", b"--json", b"--memory-model", name],
-                            cwd=tmp_path, capture_output=True, timeout=60, check=False)
-    assert (result.returncode, result.stderr) == (0, b"")
-    printed = json.loads(result.stdout.decode("utf-8", "strict"))
+    monkeypatch.chdir(tmp_path)
+    status, out, err = cli("memory", "--model", "4B", "--gpu", "h100", "--gpus", "4", "--len", "32k", "--env", "--sp",
+                           "2", "--json", "--memory-model", os.fsdecode(name))
+    assert (status, err) == (0, "")
+    printed = json.loads(out.encode("utf-8", "strict").decode("utf-8", "strict"))
     assert printed["memory_model"] == "mm\\xe9.yaml"
     assert solver.MemoryAnswer.model_validate(printed).memory_model == "mm\\xe9.yaml"
     in_api = solver.memory_answer("4B", "h100", 4, 32768, sp=2, env=True, memory=tmp_path / os.fsdecode(name))

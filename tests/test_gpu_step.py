@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -67,9 +66,16 @@ def test_every_measurement_is_of_a_case_on_an_h200(case_set: str) -> None:
             assert versions == ("NVIDIA H200", "2.11.0+cu130", "5.17.0")
 
 
-def test_report_shows_each_case_its_outcome_and_each_models_growth() -> None:
-    shown = subprocess.run([sys.executable, str(BENCHMARKS / "gpu_step.py"), "report"], capture_output=True,
-                           text=True, check=True).stdout
+def _report(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *folder: str) -> str:
+    """What `benchmarks/gpu_step.py report [folder]` prints, run in-process through the script's `main`."""
+    monkeypatch.setattr(sys, "argv", [str(BENCHMARKS / "gpu_step.py"), "report", *folder])
+    GPU_STEP.main()
+    return capsys.readouterr().out
+
+
+def test_report_shows_each_case_its_outcome_and_each_models_growth(capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = _report(capsys, monkeypatch)
     rows = [line for line in shown.splitlines() if line.startswith("│")]
     cases = sum(len(tuples) for tuples in GPU_STEP.CASE_SETS.values())
     growths = [row for row in rows if " to " in row]
@@ -79,10 +85,10 @@ def test_report_shows_each_case_its_outcome_and_each_models_growth() -> None:
     assert "not run" not in shown
 
 
-def test_a_set_not_yet_measured_reads_not_run(tmp_path: Path) -> None:
+def test_a_set_not_yet_measured_reads_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     GPU_STEP.write_cases("H200-141GB", "env", tmp_path / "env-cases.json")
-    shown = subprocess.run([sys.executable, str(BENCHMARKS / "gpu_step.py"), "report", str(tmp_path)],
-                           capture_output=True, text=True, check=True).stdout
+    shown = _report(capsys, monkeypatch, str(tmp_path))
     assert shown.count("not run") == len(GPU_STEP.CASE_SETS["env"])
 
 

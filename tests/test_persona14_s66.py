@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
+import sys
+import threading
 from collections.abc import Callable
 from importlib.metadata import version
-from pathlib import Path
 
 import pytest
 from terminal import read_until_closed
@@ -107,16 +107,23 @@ def test_a_full_width_word_is_named_in_ascii(cli: Cli, argv: list[str], error: s
     # NO_COLOR set but empty: as if unset (the shading is on), from rich 14 (before it, set at all turns colour off)
     ({"NO_COLOR": ""}, RICH_MAJOR >= 14, True),
     ({"NO_COLOR": "1"}, False, True), ({"TERM": "dumb"}, False, False)])
-def test_no_color_and_a_dumb_terminal_on_the_tables_shading(solve_script: Path, variables: dict[str, str],
-                                                            colours: bool, bold: bool) -> None:
+def test_no_color_and_a_dumb_terminal_on_the_tables_shading(cli: Cli, monkeypatch: pytest.MonkeyPatch,
+                                                            variables: dict[str, str], colours: bool,
+                                                            bold: bool) -> None:
+    # In-process, stdout a pseudo-terminal (read as it is written: a table longer than its buffer would wait on it):
+    # rich reads NO_COLOR and TERM as the command makes its console. test_cli_planner's terminal test runs the
+    # installed command on one.
     leader, follower = os.openpty()
-    kept = {name: value for name, value in os.environ.items()
-            if name not in {"NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS"}}
-    process = subprocess.Popen([str(solve_script), "tables", "--gpu", "h20", "--gpus", "2", "--model", "14B"],
-                               stdout=follower, stderr=subprocess.DEVNULL,
-                               env={**kept, "TERM": "xterm-256color", **variables})
-    os.close(follower)
-    shown = read_until_closed(leader)
-    assert process.wait(timeout=60) == 0
-    assert b"Env + Offload + SP=2" in shown
-    assert (b";48;5;" in shown, b"\x1b[1m" in shown) == (colours, bold)  # the cells' shading; the bold header
+    shown: list[bytes] = []
+    reader = threading.Thread(target=lambda: shown.append(read_until_closed(leader)))
+    reader.start()
+    with open(follower, "w", encoding="utf-8") as terminal, monkeypatch.context() as patch:
+        for name in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS"):
+            patch.delenv(name, raising=False)
+        for name, value in {"TERM": "xterm-256color", **variables}.items():
+            patch.setenv(name, value)
+        patch.setattr(sys, "stdout", terminal)
+        status = cli("tables", "--gpu", "h20", "--gpus", "2", "--model", "14B")[0]
+    reader.join(timeout=60)
+    assert status == 0 and b"Env + Offload + SP=2" in shown[0]
+    assert (b";48;5;" in shown[0], b"\x1b[1m" in shown[0]) == (colours, bold)  # the cells' shading; the bold header
