@@ -19,7 +19,17 @@ from solver.query import (
     TrinityVersion,
 )
 from solver.rules import API_OPTIONS, OptionNames
-from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, check_types, counted, looks_like, model_name_from_path
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TRAIN_BATCH,
+    and_joined,
+    brief,
+    check_types,
+    counted,
+    it_or_them,
+    looks_like,
+    model_name_from_path,
+)
 from solver.trinity.interpolation import dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
@@ -63,6 +73,11 @@ TRAINER_MODES = ("both", "train")
 NO_TRAINER_MODES = ("explore", "bench", "serve")
 """Trinity modes that run no trainer."""
 
+
+STAGE_SECTIONS = ("mode", "algorithm", "buffer", "explorer", "trainer")
+"""A stage's fields that, set (not null), replace the config's own for that stage (Trinity's ``Config.__iter__``,
+``trinity/common/config.py:977`` in 0.6.0, ``:901`` in 0.5.2, which runs only the stages where there are any): its
+trainer, the GPUs the explorer leaves it, or the train batch it must divide."""
 
 TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
                       "optimizer_offload and offload_policy (false where unset): there, set those to true too")
@@ -140,6 +155,26 @@ def _read_mode(reader: ConfigReader) -> str | None:
         raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
                           f"colocate, as Trinity takes it, got {brief(mode)}")
     return mode
+
+
+def _check_one_trainer(reader: ConfigReader) -> None:
+    """`ConfigError` for ``stages`` of which one sets a section of `STAGE_SECTIONS`: Trinity runs that stage with
+    its own in place of the config's, which the verdict, the plan and ``--write`` are for."""
+    stages = reader.get(("stages",))
+    if stages is None:
+        return
+    if not isinstance(stages, list):
+        raise ConfigError(f"{reader.where(('stages',))} must be a list of stages, got {brief(stages)}")
+    for index in range(len(stages)):
+        if not isinstance(reader.get(("stages", index)), Mapping):
+            raise ConfigError(f"{reader.where(('stages', index))} must be a mapping")
+        replaced = [section for section in STAGE_SECTIONS if reader.get(("stages", index, section)) is not None]
+        if replaced:
+            raise ConfigError(
+                f"{reader.where(('stages', index))} sets {and_joined(replaced)}: Trinity runs that stage with "
+                f"{it_or_them(len(replaced))} in place of the config's own, whole, so not the trainer rft-solver "
+                "plans from the config (or not on its GPUs, or at its batch); plan each stage from a config of its "
+                "own, with that stage's sections in place of the config's")
 
 
 def _check_verl_trainer(reader: ConfigReader) -> None:
@@ -810,8 +845,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not
     booleans, unresolvable interpolations (in a key read only for a note, that note is skipped),
-    and configs that leave the trainer no GPU; `QueryError` for arguments of the wrong type, or a `version`
-    that is not a Trinity release rft-solver knows.
+    configs that leave the trainer no GPU, and stages that replace its sections (`_check_one_trainer`); `QueryError`
+    for arguments of the wrong type, or a `version` that is not a Trinity release rft-solver knows.
     """
     check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
@@ -819,6 +854,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     reader = ConfigReader(data, name, environ)
     model_path, model = _read_model(reader, option_names)
     mode = _read_mode(reader)
+    _check_one_trainer(reader)
     _check_verl_trainer(reader)
     _check_local_rollout(reader, mode)
     rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)

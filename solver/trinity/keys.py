@@ -255,7 +255,7 @@ ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")
 """How verl computes the actor's entropy: in chunks, and checkpointed (under the actor before verl 0.8, under its
 ``fsdp_config`` from 0.8): read for a note."""
 READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
-    (): ("mode", "algorithm", "buffer", "model", "cluster", "explorer", "trainer"),
+    (): ("mode", "algorithm", "buffer", "model", "cluster", "explorer", "trainer", "stages"),
     ("algorithm",): ("algorithm_type", "repeat_times", "entropy_loss_fn"),
     ("buffer",): ("batch_size", "train_batch_size"),
     ("model",): ("model_path", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling",
