@@ -1566,11 +1566,11 @@ def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
     assert rebuilt.model_dump(mode="json") == result.model_dump(mode="json")
 
 
-@pytest.mark.parametrize(("page", "values"), [("api.md", 9), ("json.md", 4), ("planner.md", 0)])
+@pytest.mark.parametrize(("page", "values"), [("api.md", 12), ("json.md", 4), ("planner.md", 0)])
 def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
         monkeypatch: pytest.MonkeyPatch, page: str, values: int):
     """Every ```python block of the docs' pages runs, and an expression followed by a comment that is a Python value
-    (`# 2`) gives it."""
+    (`# 2`), or starts with one before a colon (`# 0.06: why`), gives it."""
     monkeypatch.chdir(EXAMPLES.parent.parent)
     shown = 0
     for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / page).read_text(encoding="utf-8"),
@@ -1578,11 +1578,14 @@ def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_giv
         lines, names = block.splitlines(), {}
         for statement in ast.parse(block).body:
             if isinstance(statement, ast.Expr) and statement.end_lineno == statement.lineno:
-                comment = lines[statement.lineno - 1][statement.end_col_offset:].strip().removeprefix("#")
-                try:
-                    value = ast.literal_eval(comment.strip())
-                except (ValueError, SyntaxError):
-                    value = None
+                comment = lines[statement.lineno - 1][statement.end_col_offset:].strip().removeprefix("#").strip()
+                value = None
+                for shown_part in (comment, comment.split(": ")[0]):  # `# 4, 2: why` shows the value 4, 2
+                    try:
+                        value = ast.literal_eval(shown_part)
+                        break
+                    except (ValueError, SyntaxError):
+                        continue
                 if value is not None:
                     shown += 1
                     expression = compile(ast.Expression(statement.value), f"docs/{page}", "eval")

@@ -1,0 +1,50 @@
+"""The docs' claims that drift as a class (session 67's review of README.md and docs/): the options the pages name.
+(The values their Python examples show in comments: test_api.py.)"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from solver.cli.calibrate import build_calibrate_parser
+from solver.cli.cluster import build_cluster_parser
+from solver.cli.examples import build_examples_parser
+from solver.cli.maps import build_map_parser
+from solver.cli.memory import build_memory_parser
+from solver.cli.planner import build_parser
+from solver.cli.tables import build_tables_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+
+
+SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus-per-node", "--nproc-per-node",
+                 "--trinity", "--vram", "--cpu-ram", "--format", "--lenght", "--length", "--nodes", "--node",
+                 "--memory", "--cluster")
+"""The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips)."""
+
+OTHER_TOOLS = {"--clear": "python3 -m venv", "--strict": "mypy", "--head": "ray start", "--nnodes": "torchrun"}
+"""The options the pages name of other tools than rft-solver's commands and benchmarks."""
+
+
+def options_named(page: Path) -> set[str]:
+    """The ``--options`` `page` names, but in the outputs it shows (``$ solve ...`` blocks, which
+    tests/shown_output.py keeps true, wrapping help lines at hyphens) and in links to its ``#--heading`` anchors."""
+    text = re.sub(r"```[a-z]*\n\$ .*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    text = re.sub(r"\(#--[a-z-]+\)", "", text)
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
+
+
+def test_every_option_the_pages_name_is_taken_by_a_command_or_shown_refused(cli: Callable[..., tuple[int, str, str]]):
+    parsers = (build_parser, build_tables_parser, build_map_parser, build_memory_parser, build_calibrate_parser,
+               build_cluster_parser, build_examples_parser)
+    taken = {option for build in parsers for action in build()._actions for option in action.option_strings}
+    benchmarks = {option for script in (ROOT / "benchmarks").glob("*.py")
+                  for option in re.findall(r"add_argument\(\"(--[a-z-]+)\"", script.read_text(encoding="utf-8"))}
+    named = {option: page.name for page in PAGES for option in options_named(page)}
+    assert {option: page for option, page in named.items()
+            if option not in taken | benchmarks | set(OTHER_TOOLS) | set(SHOWN_REFUSED)} == {}
+    for option in SHOWN_REFUSED:
+        status, _, err = cli(option)
+        assert status == 2 and f"{option} " in err.splitlines()[-1] + " ", (option, err)
