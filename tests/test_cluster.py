@@ -1723,7 +1723,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "big (beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
         "Offload on 1 GPU, documented); no count of nodes of 3 GPUs (the pool's gpus_per_node) trains it, even "
-        "without --rollout-gpus 2 and with --token-budget auto: an SP group stays within one node, so SP=2 at most; "
+        "without its 2 rollout GPUs (the job's rollout_gpus) and with --token-budget auto: an SP group stays within "
+        "one node, so SP=2 at most; "
         "--token-budget auto reaches 49152 tokens on the 1024-token grid: Env + Offload on 1 GPU with "
         "max_token_len_per_gpu = 49152 (estimated)"),
                                                        "reason_for_several": None, "reason_code": "no-way-to-run",
