@@ -214,6 +214,9 @@ class Query(Frozen):
         "pool of so many nodes); false: the planner's, whose node count is open"))
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
+    rollout_source: str | None = Field(default=None, description=(
+        "where the rollout GPUs came from, as messages name them (a cluster job's rollout_gpus); null: the option "
+        "option_names names (--rollout-gpus)"))
     total_gpus: int | None = Field(default=None, gt=0, description=(
         "the trainer's and the rollout's GPUs together (--total-gpus), whose rollout_gpus the trainer's budget_gpus "
         "leaves; null where the budget is the trainer's alone"))
@@ -377,6 +380,16 @@ class Query(Frozen):
         """The host memory given (`host_ram_limit_words`; empty when none) and whether it is an option the caller
         gave (a flag or the API's keyword), not words of another source's (a pool's)."""
         return self.host_ram_limit_words, option_names_of(self.host_ram_source) is not None
+
+    @property
+    def rollout_limit(self) -> tuple[str, bool]:
+        """The rollout GPUs given (empty when none) and whether they are named as an option (``--rollout-gpus 4``),
+        not in words of their source's (``its 4 rollout GPUs (the job's rollout_gpus)``: `rollout_source`)."""
+        if self.rollout_gpus is None:
+            return "", True
+        if self.rollout_source is None:
+            return self.option_names.valued(self.option_names.rollout_gpus, self.rollout_gpus), True
+        return f"its {counted(self.rollout_gpus, 'rollout GPU')} ({self.rollout_source})", False
 
     @property
     def batch_limit(self) -> tuple[str, bool]:

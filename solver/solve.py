@@ -952,11 +952,12 @@ class _Nearest(NamedTuple):
         (`nodes_words`), in words: ``drop --no-estimate and --sp 1 --host-ram 32 GiB and add --token-budget auto`` (the
         API's ``drop estimate="never" and sp=1, host_ram_gb=32 and add token_budget="auto"``: `Query.option_names`)."""
         lifted, names = self.lifted, query.option_names
-        flags = names.joined(list(filter(None, (
-            query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
-                                     for pin in ("sp", "env", "offload")}).pin_flags,
-            query.host_ram_limit_words if "host_ram" in lifted and not query.more_host_ram_words() else "",
-            names.valued(names.rollout_gpus, query.rollout_gpus) if "rollout_layout" in lifted else ""))))
+        rollout = query.rollout_limit if "rollout_layout" in lifted else ("", True)
+        flags = query.options_then_words((
+            (query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
+                                      for pin in ("sp", "env", "offload")}).pin_flags, True),
+            (query.host_ram_limit_words if "host_ram" in lifted and not query.more_host_ram_words() else "", True),
+            rollout))
         drops = " and ".join(filter(None, (names.no_estimate if "estimate" in lifted else "", flags)))
         return " and ".join(filter(None, (
             drops and f"drop {drops}", f"add {names.token_budget_auto}" if "token_budget" in lifted else "",
@@ -996,8 +997,7 @@ def _no_nearest_words(catalog: Catalog, query: Query, no_estimate: bool = False)
     node_gpus, more_host, names = query.node_gpus, query.more_host_ram_words(), query.option_names
     dropped = query.options_then_words((
         (names.no_estimate if no_estimate else "", True), (query.pin_flags, True),
-        ("", False) if more_host else query.host_ram_limit, query.batch_limit,
-        (names.valued(names.rollout_gpus, query.rollout_gpus) if query.rollout_gpus is not None else "", True)))
+        ("", False) if more_host else query.host_ram_limit, query.batch_limit, query.rollout_limit))
     lowered = f"with {names.token_budget_auto}" if _may_lower_budget(query) else ""
     lifted = [dropped and f"without {dropped}", more_host, lowered]
     even = f", even {' and '.join(filter(None, lifted))}" if any(lifted) else ""
@@ -1197,8 +1197,8 @@ def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, w
                                                     for n in laid_out)):
         return ""
     return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
-            f"{counted(query.rollout_gpus, 'rollout GPU')} ({query.option_names.rollout_gpus}) room on nodes of "
-            f"{query.node_gpus}, "
+            f"{counted(query.rollout_gpus, 'rollout GPU')} ({query.rollout_source or query.option_names.rollout_gpus}) "
+            f"room on nodes of {query.node_gpus}, "
             "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
             f"whole nodes{_nearest_words(catalog, data, query)}")
 

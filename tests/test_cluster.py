@@ -1258,8 +1258,9 @@ def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: 
                     "priority: -1}\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: pool a, nodes: must be above 0, got 0 (and 4 more problems, at 'pool a, x', "
-                                 "'pool b, nodes', 'job j, max_model_len', ...)")
+    assert str(caught.value) == (f"{path}: pool a, nodes: must be above 0, got 0 (to weigh buying a GPU type you have "
+                                 "none of, give its pool nodes: 1 and run --buy: that node counts as yours) (and 4 "
+                                 "more problems, at 'pool a, x', 'pool b, nodes', 'job j, max_model_len', ...)")
 
 
 def _config_of(model_name: str, **changes: object) -> dict:
@@ -1723,7 +1724,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "big (beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
         "Offload on 1 GPU, documented); no count of nodes of 3 GPUs (the pool's gpus_per_node) trains it, even "
-        "without --rollout-gpus 2 and with --token-budget auto: an SP group stays within one node, so SP=2 at most; "
+        "without its 2 rollout GPUs (the job's rollout_gpus) and with --token-budget auto: an SP group stays within "
+        "one node, so SP=2 at most; "
         "--token-budget auto reaches 49152 tokens on the 1024-token grid: Env + Offload on 1 GPU with "
         "max_token_len_per_gpu = 49152 (estimated)"),
                                                        "reason_for_several": None, "reason_code": "no-way-to-run",

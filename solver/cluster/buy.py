@@ -64,9 +64,10 @@ def buy(
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
     limit = WaysLimit.of(planner, started)
-    ways = _ways_by_tier(planner, _raised(fleet, [
-        sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
-            if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))]), limit)
+    # The fleet the jobs' ways are asked on: each pool with room for every way its jobs may have, side by side.
+    asked = _raised(fleet, [sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
+                                if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))])
+    ways = _ways_by_tier(planner, asked, limit)
     options, tiers = ways.options, ways.tiers
     most_by_job: dict[tuple[int, int], int] = {}  # (job, pool): the most nodes a way of the job's there takes
     for option in options:
@@ -76,7 +77,8 @@ def buy(
     raised = _raised(fleet, most)
     options, host_rounded = host_footprints(raised, options)
     stuck = [job for job in jobs_without_ways(raised, options) if job not in ways.cut_short]
-    reasons = [why_no_option(planner, raised, job, limit=limit) for job in stuck]
+    # Asked where the ways were, so that a reason's GPUs are those no purchase goes past, not what the others need.
+    reasons = [why_no_option(planner, asked, job, limit=limit) for job in stuck]
     fits_nowhere = tuple(unplaced_without_a_way(raised.jobs[job], why) for job, why in zip(stuck, reasons))
     # Where the time limit cut the jobs' ways (or the reasons of those with none) short on the wall clock.
     ways_stopped = ("ways",) if ways.wall_clock_cut or any(why.cut_short == "wall clock" for why in reasons) else ()

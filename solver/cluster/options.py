@@ -38,6 +38,9 @@ COST_SCALE = 10_000
 JOB_BATCH_SOURCE = "the job's train_batch_size"
 """Where a job's train batch comes from, as messages name it."""
 
+JOB_ROLLOUT_SOURCE = "the job's rollout_gpus"
+"""Where a job's rollout GPUs come from, as messages name them (`Query.rollout_source`)."""
+
 
 POOL_HOST_RAM_SOURCE = "the pool's host_ram_gb"
 """Where a job's host memory per node comes from, as messages name it (`host_ram_words`, `host_ram_bound_words`)."""
@@ -257,7 +260,8 @@ class Planner:
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version, option_names=self.option_names,
-                          ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True})
+                          ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
+                                               "rollout_source": JOB_ROLLOUT_SOURCE})
 
     def roomy_margin(self, gpu: str, model: str) -> float:
         """The margin at which an estimate of `model` with Env on `gpu` fits exactly where, at the planner's margin,

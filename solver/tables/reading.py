@@ -664,6 +664,15 @@ def _node_past_one_host(refused: _Refused) -> str | None:
             "give more GPUs as more nodes)")
 
 
+def _pool_of_no_nodes(refused: _Refused) -> str | None:
+    """A pool of no nodes, as for a GPU type you have none of yet: how ``solve cluster --buy`` weighs one (a pool of it
+    with a node, which it counts as one you have)."""
+    if not (refused.location[:1] == ("pools",) and refused.field == "nodes" and refused.kind == "greater_than"
+            and refused.value == 0):
+        return None
+    return " (to weigh buying a GPU type you have none of, give its pool nodes: 1 and run --buy: that node counts as yours)"
+
+
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
     """A pool's GPU memory with its unit (``48GB``, ``81559 MiB``), where a number is asked: the number it starts
     with, or an example where it starts with none."""
@@ -693,6 +702,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _priority_as_word,
     _mib_as_gb,
     _node_past_one_host,
+    _pool_of_no_nodes,
     _gpu_memory_with_unit,
     _text_read_unquoted_as_another_type,
 )
