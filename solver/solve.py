@@ -320,8 +320,8 @@ def _with_more_host_ram(catalog: Catalog, query: Query, answer: Answer) -> Answe
                               "more_host_ram")
 
 
-def _with_limit_lifted(catalog: Catalog, lifted: Query, answer: Answer, field: Literal["unpinned", "more_host_ram"],
-                       ) -> Answer:
+def _with_limit_lifted(catalog: Catalog, lifted: Query, answer: Answer,
+                       field: Literal["unpinned", "more_host_ram"]) -> Answer:
     """Where the answer has a plan, the answer with `lifted`'s best plan (the same question without one of the
     caller's limits) as its `field` (its own best plan where the limit costs nothing), as CP-SAT proves it within
     the query's time limit; the answer as it is where the limit leaves that unproven."""
