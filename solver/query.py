@@ -345,8 +345,16 @@ class Query(Frozen):
         GiB``); empty otherwise."""
         if self.host_ram_gb is None or option_names_of(self.host_ram_source) is not None:
             return ""
-        than = "" if named else f" than {self.host_ram_hardware_words or self.host_ram_bound_words}"
-        return f"with more host memory{than}"
+        return f"with more host memory{'' if named else f' than {self.host_ram_named}'}"
+
+    @property
+    def host_ram_named(self) -> str:
+        """The host memory given, named briefly: as the caller gave the option (`host_ram_limit_words`: ``--host-ram 64
+        GiB``, ``host_ram_gb=64``), ``the pool's 32 GiB`` (`host_ram_hardware_words`), or ``the node's RAM of 64 GiB``
+        (`host_ram_bound_words`); empty when none."""
+        if option_names_of(self.host_ram_source) is not None:
+            return self.host_ram_limit_words
+        return self.host_ram_hardware_words or self.host_ram_bound_words
 
     @property
     def host_ram_hardware_words(self) -> str:

@@ -1111,7 +1111,7 @@ class ApplySettings(TrinitySettings):
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
-                             "unpinned", "token_budget_auto", "tables", "memory_model_margin")
+                             "unpinned", "more_host_ram", "token_budget_auto", "tables", "memory_model_margin")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1209,6 +1209,10 @@ class Answer(_Timed):
         "with pins given (--sp, --env/--no-env, --offload/--no-offload, --exact): the best plan of the same question "
         "without them, as CP-SAT proves it within the time limit (left out where the limit leaves it unproven); the "
         "same plan as plans[0] where the pins cost nothing"))
+    more_host_ram: Plan | None = Field(default=None, description=(
+        "with a node's host memory given (--host-ram): the best plan of the same question without that limit, as "
+        "CP-SAT proves it within the time limit (left out where the limit leaves it unproven); its host_memory_gb is "
+        "what it needs per node; the same plan as plans[0] where the limit costs nothing"))
     token_budget_auto: Plan | None = Field(default=None, description=(
         "with --minimize gpus at Trinity's default token budget: the fewest GPUs with --token-budget "
         "auto, where fewer than the best plan's: the same question with that flag, asked within one GPU fewer (a "

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ortools.sat.python import cp_model
 
@@ -71,6 +71,7 @@ from solver.rules import (
 )
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
+    MAX_HOST_RAM_GB,
     MAX_NODE_GPUS,
     Catalog,
     GpuType,
@@ -100,7 +101,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
             answer = _with_rollout_kept(catalog, query, answer)
             answer = _with_other_batch(catalog, query, answer)
-            answer = _with_unpinned(catalog, query, answer, asked)
+            answer = _with_more_host_ram(catalog, query, _with_unpinned(catalog, query, answer, asked))
             answer = _with_lowered_fewer(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
@@ -302,17 +303,41 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
 
 
 def _with_unpinned(catalog: Catalog, query: Query, answer: Answer, asked: _Asked | None) -> Answer:
-    """Where the caller pinned settings or the GPU count (`Query.given_pins`) and the answer has a plan, the answer with
-    the best plan of the same question without those pins (`_unpinned_question`; its own best plan where they cost
-    nothing), as CP-SAT proves it within the query's time limit (`asked`: where it was asked before the query,
-    `_unpinned_first`); the answer as it is where the limit leaves that unproven."""
-    if not query.given_pins or answer.best is None:
+    """Where the caller pinned settings or the GPU count (`Query.given_pins`), the answer with the best plan of the
+    same question without those pins (`_unpinned_question`, `_with_limit_lifted`; `asked`: where it was asked before
+    the query, `_unpinned_first`, and its answer)."""
+    if not query.given_pins:
         return answer
-    free = asked.answer if asked is not None else answer_for(catalog, _unpinned_question(query), answer.gpu,
-                                                             explained=False)
-    if not free.decided or free.best is None:
+    question, answered = (asked.query, asked.answer) if asked is not None else (_unpinned_question(query), None)
+    return _with_limit_lifted(catalog, question, answer, "unpinned", answered)
+
+
+def _with_more_host_ram(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """Where a node's host memory was given (`Query.host_ram_gb`: --host-ram, or a source's own), the answer with the
+    best plan of the same question on nodes with the most host memory any has (`MAX_HOST_RAM_GB`, past every plan's
+    need, which its plans then state) (`_with_limit_lifted`): what more host memory would run."""
+    if query.host_ram_gb is None:
         return answer
-    return answer.model_copy(update={"unpinned": free.best})
+    return _with_limit_lifted(catalog, query.model_copy(update={"host_ram_gb": MAX_HOST_RAM_GB, "top": 1}), answer,
+                              "more_host_ram")
+
+
+def _with_limit_lifted(catalog: Catalog, lifted: Query, answer: Answer, field: Literal["unpinned", "more_host_ram"],
+                       answered: Answer | None = None) -> Answer:
+    """Where the answer has a plan, the answer with `lifted`'s best plan (the same question without one of the
+    caller's limits; `answered`: its answer, where it was asked before) as its `field` (its own best plan where the
+    limit costs nothing), as CP-SAT proves it within the query's time limit; the answer as it is where the limit
+    leaves that unproven."""
+    if answer.best is None:
+        return answer
+    if answered is not None:
+        best = answered.best if answered.decided else None
+    else:
+        try:
+            best = best_plan(catalog, lifted, answer.gpu, proven=True)
+        except Undecided:
+            return answer
+    return answer if best is None else answer.model_copy(update={field: best})
 
 
 class _Asked(NamedTuple):

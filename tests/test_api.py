@@ -1442,15 +1442,16 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     monkeypatch.setattr(solve_module, "least_host_plan", counted_least_host_plan)
     monkeypatch.setattr(solve_module, "nearest_plan", counted_nearest_plan)
     # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes: one solve), a batch
-    # (other_batch), a pin (unpinned; Env, which the estimates keep on anyway).
+    # (other_batch), a pin (unpinned; Env, which the estimates keep on anyway), host memory (more_host_ram).
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=12, rollout_gpus=2, train_batch_size=96,
-                            env=True)
+                            env=True, host_ram_gb=1024.0)
     assert answer.plans and len(solves) == int(with_plan) - 1
     solves.clear()
     # Without rollout GPUs the plan takes all 32: the last node of 8 kept for the rollout leaves 8 of 24 unused (no SP
     # that divides the heads leaves 24 GPUs ranks that divide a batch of 40), so rollout_kept is asked twice (8 kept,
     # then 16; within one node the second question's answer is the first's plan, without a solve).
-    (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=32, train_batch_size=40, env=True)
+    (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=32, train_batch_size=40, env=True,
+                            host_ram_gb=1024.0)
     assert answer.plans and len(solves) == int(with_plan) and answer.rollout_kept is not None
     assert answer.rollout_kept.rollout_gpus == 16
     solves.clear()

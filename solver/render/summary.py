@@ -124,10 +124,11 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
                  memory_source: str | None, several_gpu_types: bool, writing: bool, names: OptionNames,
-                 config_keys: Sequence[str] = (), pins: Sequence[str] = ()) -> Group:
+                 config_keys: Sequence[str] = (), pins: Sequence[str] = (), host_limit: str = "") -> Group:
     """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it: the
     plan's own (`apply_lines`), then the --from-config's keys it changes too (`config_keys`, `_config_key_lines`);
-    the options it points to named as `names` do, the pins the query gives as `pins` (`Query.given_pins`)."""
+    the options it points to named as `names` do, the pins the query gives as `pins` (`Query.given_pins`) and its
+    host memory as `host_limit` (`Query.host_ram_named`)."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
@@ -151,6 +152,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus, names)),
         ("other batch", _other_batch_words(answer, plan)),
         ("unpinned", _unpinned_words(answer, plan, pins, names)),
+        ("host limit", _host_limit_words(answer, plan, host_limit)),
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
         ("apply", _apply_heading(answer, several_gpu_types, writing, names)),
     ]
@@ -310,15 +312,32 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
 
 
 def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: OptionNames) -> str | None:
-    """The summary's ``unpinned`` row: that the `pins` (as `names` give them) cost nothing (the best plan without them
-    is this one), or the best plan without them and what they cost against it, in the objective's terms: tokens (a
-    longer plan), GPUs (the fewest), else the step time, none where the pinned plan ranks cheaper (a plan the question
-    without the pins does not ask; None where the answer has none: `Answer.unpinned`)."""
+    """The summary's ``unpinned`` row: what the `pins` (as `names` give them) cost (`_limit_cost_words`: ``the pin
+    costs nothing: the best plan has it``; None where the answer has no best plan without them: `Answer.unpinned`)."""
     if (free := answer.unpinned) is None:
         return None
     the_pins, costs, them = ("the pins", "cost", "them") if len(pins) > 1 else ("the pin", "costs", "it")
+    return _limit_cost_words(answer, plan, free, f"without {names.joined(pins)}", f"{the_pins} {costs}",
+                             f"the best plan has {them}")
+
+
+def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None:
+    """The summary's ``host limit`` row: what the host memory given (`host_limit`, `Query.host_ram_named`) costs, with
+    the host memory per node the better plan needs (`_limit_cost_words`; None where the answer has no best plan
+    without the limit, `Answer.more_host_ram`, or none was given)."""
+    if (free := answer.more_host_ram) is None or not host_limit:
+        return None
+    return _limit_cost_words(answer, plan, free, f"with {free.host_memory_gb:.1f} GiB of host memory per node",
+                             f"{host_limit} costs", "the best plan fits in it")
+
+
+def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
+    """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
+    without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
+    tokens (a longer plan), GPUs (the fewest), else the step time (none where `plan` ranks cheaper, a plan the
+    question without the pins does not ask): ``{lifted}, the best plan is ...: {limit_costs} ...``."""
     if (free.gpus, free.setting, free.max_model_len) == (plan.gpus, plan.setting, plan.max_model_len):
-        return f"{the_pins} {costs} nothing: the best plan has {them}"
+        return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:
         length, cost = f" at {free.max_model_len} tokens", f"{free.max_model_len - plan.max_model_len} tokens"
     elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
@@ -328,8 +347,8 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
         length, cost = "", f"no step time ({plan.cost / free.cost:.2f}x){rests}"
     else:
         length, cost = "", f"{plan.cost / free.cost:.2f}x the step time"
-    return (f"without {names.joined(pins)}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}"
-            f"{length}, cost {free.cost:.4g} ({free.evidence_label}): {the_pins} {costs} {cost}")
+    return (f"{lifted}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}{length}, cost "
+            f"{free.cost:.4g} ({free.evidence_label}): {limit_costs} {cost}")
 
 
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
