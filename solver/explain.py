@@ -537,7 +537,7 @@ class _Words:
         if "budget" in rules:
             parts.append(f"the budget ({query.within_budget})")
         if "whole_nodes" in rules:
-            parts.append(f"a trainer that spans nodes uses whole nodes of {query.node_gpus} GPUs")
+            parts.append(f"a trainer that spans nodes uses whole nodes of {counted(query.node_gpus, 'GPU')}")
         if "rollout_layout" in rules:
             rollout = query.rollout_gpus or 0
             parts.append(f"the {counted(rollout, 'rollout GPU')} {'needs' if rollout == 1 else 'need'} room beside the "
@@ -558,7 +558,7 @@ class _Words:
         words = {"sp_divides_gpus": "SP must divide the trainer GPUs",
                  "sp_divides_heads": f"SP must divide the {data.shape.num_attention_heads} attention heads",
                  "sp_kv_heads": f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another",
-                 "sp_within_node": f"SP must divide the {query.node_gpus} GPUs of a node",
+                 "sp_within_node": f"SP must divide the {counted(query.node_gpus, 'GPU')} of a node",
                  "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
                                    f"{query.train_batch_size} ({query.train_batch_source})")}
         return [text for rule, text in words.items() if rule in rules]
@@ -644,8 +644,8 @@ class _Words:
                 f"rules out SP={sps} (on {on})"))
         if rule == "sp_within_node":
             return Reason(rule="sp_within_node", detail=(
-                f"a trainer on {first} spans nodes of {query.node_gpus} GPUs and each SP group must fit in one: that "
-                f"rules out SP={sps}"))
+                f"a trainer on {first} spans nodes of {counted(query.node_gpus, 'GPU')} and each SP group must fit in "
+                f"one: that rules out SP={sps}"))
         batch = f"{query.train_batch_size} ({query.train_batch_source})"
         return Reason(rule="batch_divides", detail=(
             f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP): on {first} that "

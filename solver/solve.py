@@ -896,7 +896,7 @@ class _Nearest(NamedTuple):
         ``, ``on nodes of 8 GPUs, ``; the figure left out where the words before have `named` the host memory:
         `Query.more_host_ram_words`); "" otherwise."""
         spans = (query.count_nodes or query.node_gpus_given) and self.plan.gpus > query.node_gpus
-        size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus or spans else ""
+        size = f" of {counted(self.node_gpus, 'GPU')}" if self.node_gpus != query.node_gpus or spans else ""
         more = query.more_host_ram_words(named)
         host = f" {more}" if "host_ram" in self.lifted and more else ""
         layout = (rollout_layout(self.plan.gpus, query.rollout_gpus, self.node_gpus)

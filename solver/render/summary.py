@@ -248,7 +248,7 @@ def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int, names: Option
     (None where the answer has none)."""
     if (fewer := answer.fewer_nodes) is None:
         return None
-    return (f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
+    return (f"{counted(fewer.nodes or 1, 'node')} of {counted(node_gpus, 'GPU')} instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
             f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_label}): "
             f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}")
@@ -362,8 +362,9 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int, name
     across = [sp for sp in allowed if sp > node_gpus]
     if plan.sp != within or not across:
         return None
-    return (f"SP={across[0]} or more may reach further, but its groups would span nodes of {node_gpus} GPUs: "
-            f"rft-solver keeps each SP group inside a node ({names.node_gpus}), as the tables measured")
+    return (f"SP={across[0]} or more may reach further, but its groups would span nodes of "
+            f"{counted(node_gpus, 'GPU')}: rft-solver keeps each SP group inside a node ({names.node_gpus}), as the "
+            "tables measured")
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNames) -> str:
