@@ -266,8 +266,8 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:
     """The note on the whole nodes a trainer spans, where no cluster section says it."""
     return [(f"# The trainer spans {trainer_gpus // node_gpus} whole nodes of {counted(node_gpus, 'GPU')}: your "
-             "cluster.node_num x gpu_per_node must hold them and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, "
-             "writes that section).")]
+             "cluster.node_num x gpu_per_node must hold them and the rollout's GPUs (--rollout-gpus R, or "
+             "solver.plan's rollout_gpus, writes that section).")]
 
 
 def _shared_gpus_note(shared_gpus: tuple[int, ...], environment: Mapping[str, str]) -> list[str]:
