@@ -566,7 +566,7 @@ class _Words:
     def _unvouched_words(self) -> str:
         """``nothing in the tables vouches for Qwen3-8B on A100-80GB at 32768 tokens``: the evidence rule in words."""
         query = self.query
-        asked = counted(query.max_model_len, 'token') if query.max_model_len else "any length"
+        asked = counted(query.max_model_len, "token") if query.max_model_len else "any length"
         return f"nothing in {query.evidence_sources} vouches for {self.data.model} on {self.data.gpu} at {asked}"
 
     def group(self, excluded: list[tuple[Combination, str]], length: int) -> list[Reason]:
