@@ -353,9 +353,11 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
     if not required:
         raise QueryError(f"{option_names.required} names no job: name one or more of the fleet's jobs "
                          f"({named_jobs(names)})")
+    for index, name in enumerate(required):
+        check_types((f"required[{index}]", name, str))
     for name in required:
         if name not in names:
-            meant = meant_fleet_name(name, names) if isinstance(name, str) else None
+            meant = meant_fleet_name(name, names)
             raise QueryError(f"{option_names.item(option_names.required, shown_value(name))}: no job of the fleet "
                              f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
 

@@ -236,13 +236,13 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     length = best.max_model_len if query.objective == "max_len" else None
     chosen = f"{best.setting.label} on {words.gpus(best.gpus)}{best.lowered_words}"
     if query.objective == "max_len":
-        choice = (f"{best.max_model_len} tokens is the longest length with a plan {query.within_budget}"
+        choice = (f"{counted(best.max_model_len, 'token')} is the longest length with a plan {query.within_budget}"
                   f"{grid_words(best)}, and {chosen} is the cheapest plan there")
     elif query.objective == "min_gpus":
         choice = (f"{chosen} is the plan with the fewest GPUs ({scope}), then the cheapest, at {best.max_model_len} "
                   "tokens")
     else:
-        choice = f"{chosen} is the cheapest plan at {best.max_model_len} tokens {query.within_budget}"
+        choice = f"{chosen} is the cheapest plan at {counted(best.max_model_len, 'token')} {query.within_budget}"
     of = "of GPU count, Env, Offload and SP"
     ranked = (f"no combination {of} ranks before it" if not cheaper else
               f"the one combination {of} that would rank before it fails a rule:" if len(cheaper) == 1 else
@@ -258,10 +258,11 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
         if not longer:
             reasons.append(Reason(rule="longest_documented", detail=(
                 f"nothing for {data.model} on {data.gpu} {query.within_budget}, in {query.evidence_sources}, "
-                f"goes beyond {best.max_model_len} tokens{grid_words(best)}")))
+                f"goes beyond {counted(best.max_model_len, 'token')}{grid_words(best)}")))
         else:
             everything = [entry.combination for entry in data.ranks]
-            reasons.append(Reason(rule="longer", detail=f"no plan reaches the next length, {longer[0]} tokens:"))
+            reasons.append(Reason(rule="longer", detail="no plan reaches the next length, "
+                                                        f"{counted(longer[0], 'token')}:"))
             reasons += words.group(prober.classify(everything, longer[0]), longer[0])
     return tuple(reasons)
 
@@ -287,11 +288,11 @@ def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, que
             "tables measure")
     if fewer is None:
         return [Reason(rule="lower_token_budget", detail=(
-            f"{held}; a budget lowered by {query.option_names.token_budget_auto} trains {asked} tokens on no fewer "
-            "than "
+            f"{held}; a budget lowered by {query.option_names.token_budget_auto} trains {counted(asked, 'token')} on "
+            "no fewer than "
             f"{words.gpus(best.gpus)} either"))]
     return [Reason(rule="lower_token_budget", detail=(
-        f"{held}; {query.option_names.token_budget_auto} trains {asked} tokens on {words.gpus(fewer.gpus)}, "
+        f"{held}; {query.option_names.token_budget_auto} trains {counted(asked, 'token')} on {words.gpus(fewer.gpus)}, "
         f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer)}"))]
 
 
@@ -344,14 +345,15 @@ def _why_no_plan(
         reasons += _more_gpus_reasons(catalog, prober, words, data, query)
         if lowered := alternative("token_budget_auto"):
             reasons.append(Reason(rule="lower_token_budget", detail=(
-                f"{query.option_names.token_budget_auto} trains {query.max_model_len or 0} tokens "
+                f"{query.option_names.token_budget_auto} trains {counted(query.max_model_len or 0, 'token')} "
                 f"{query.within_budget}: "
                 f"{words.plan(lowered)}")))
         elif (shorter or answer.reason_code == ReasonCode.NOTHING_TRAINS) and (
                 reach := alternative("token_budget_auto_longest")) and (
                 reach.max_model_len > (shorter.max_model_len if shorter else 0)):  # as the answer's reason says
             reasons.append(Reason(rule="lower_token_budget", detail=(
-                f"{query.option_names.token_budget_auto} reaches {reach.max_model_len} tokens{grid_words(reach)} "
+                f"{query.option_names.token_budget_auto} reaches "
+                f"{counted(reach.max_model_len, 'token')}{grid_words(reach)} "
                 f"{query.within_budget}: {words.plan(reach)}")))
     if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
@@ -363,12 +365,13 @@ def _shorter_reasons(words: _Words, query: Query, shorter: Plan) -> list[Reason]
     prompt and response must then fit in."""
     return [
         Reason(rule="shorter_length", detail=(
-            f"{query.within_budget} the longest length with a plan is {shorter.max_model_len} tokens"
+            f"{query.within_budget} the longest length with a plan is {counted(shorter.max_model_len, 'token')}"
             f"{grid_words(shorter)} ({(query.max_model_len or 0) - shorter.max_model_len} fewer): "
             f"{words.plan(shorter)}")),
         Reason(rule="fewer_tokens", detail=(
             f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
-            f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = {shorter.max_token_len_per_gpu} on "
+            f"{counted(shorter.max_model_len, 'token')}, which is max_token_len_per_gpu = "
+            f"{shorter.max_token_len_per_gpu} on "
             f"{'its 1 GPU' if shorter.gpus == 1 else f'each of {shorter.gpus} GPUs'} with SP={shorter.sp}")),
     ]
 
@@ -383,11 +386,12 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
     more, decided = _best(catalog, query, prober, **more_gpus)
     if more and more.gpus > query.budget_gpus:
         alone = _best(catalog, query, prober, **more_gpus, rollout_gpus=None)[0] if query.rollout_gpus else None
-        need = (f"{asked} tokens need {words.gpus(alone.gpus)}, but beside the "
+        tokens_need = f"{counted(asked, 'token')} {'needs' if asked == 1 else 'need'}"
+        need = (f"{tokens_need} {words.gpus(alone.gpus)}, but beside the "
                 f"{counted(query.rollout_gpus or 0, 'rollout GPU')} ({query.option_names.rollout_gpus}) a trainer "
                 "takes "
                 f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
-                else f"{asked} tokens need {words.gpus(more.gpus)}")
+                else f"{tokens_need} {words.gpus(more.gpus)}")
         rollout = "" if not query.rollout_gpus else _with_rollout_words(more, query.rollout_gpus)
         return [Reason(rule="more_gpus", detail=(
             f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more)}"))]
@@ -410,7 +414,8 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
             held += ", by the tables"
             notes.append(f"{query.option_names.no_estimate} turns off the estimates")
         return [Reason(rule="more_gpus", detail="; ".join((
-            f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens{held}",
+            (f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at "
+             f"{counted(asked, 'token')}{held}"),
             *notes)))]
     return []
 
@@ -488,7 +493,8 @@ class _Words:
         return counted(count, "GPU")
 
     def plan(self, plan: Plan) -> str:
-        return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens{plan.lowered_words} "
+        return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at "
+                f"{counted(plan.max_model_len, 'token')}{plan.lowered_words} "
                 f"({plan.evidence_text(self.data.gpu, self.data.model)})")
 
     def column(self, count: int) -> str:
@@ -531,7 +537,7 @@ class _Words:
         if "budget" in rules:
             parts.append(f"the budget ({query.within_budget})")
         if "whole_nodes" in rules:
-            parts.append(f"a trainer that spans nodes uses whole nodes of {query.node_gpus} GPUs")
+            parts.append(f"a trainer that spans nodes uses whole nodes of {counted(query.node_gpus, 'GPU')}")
         if "rollout_layout" in rules:
             rollout = query.rollout_gpus or 0
             parts.append(f"the {counted(rollout, 'rollout GPU')} {'needs' if rollout == 1 else 'need'} room beside the "
@@ -552,7 +558,7 @@ class _Words:
         words = {"sp_divides_gpus": "SP must divide the trainer GPUs",
                  "sp_divides_heads": f"SP must divide the {data.shape.num_attention_heads} attention heads",
                  "sp_kv_heads": f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another",
-                 "sp_within_node": f"SP must divide the {query.node_gpus} GPUs of a node",
+                 "sp_within_node": f"SP must divide the {counted(query.node_gpus, 'GPU')} of a node",
                  "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
                                    f"{query.train_batch_size} ({query.train_batch_source})")}
         return [text for rule, text in words.items() if rule in rules]
@@ -560,7 +566,7 @@ class _Words:
     def _unvouched_words(self) -> str:
         """``nothing in the tables vouches for Qwen3-8B on A100-80GB at 32768 tokens``: the evidence rule in words."""
         query = self.query
-        asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
+        asked = counted(query.max_model_len, "token") if query.max_model_len else "any length"
         return f"nothing in {query.evidence_sources} vouches for {self.data.model} on {self.data.gpu} at {asked}"
 
     def group(self, excluded: list[tuple[Combination, str]], length: int) -> list[Reason]:
@@ -638,8 +644,8 @@ class _Words:
                 f"rules out SP={sps} (on {on})"))
         if rule == "sp_within_node":
             return Reason(rule="sp_within_node", detail=(
-                f"a trainer on {first} spans nodes of {query.node_gpus} GPUs and each SP group must fit in one: that "
-                f"rules out SP={sps}"))
+                f"a trainer on {first} spans nodes of {counted(query.node_gpus, 'GPU')} and each SP group must fit in "
+                f"one: that rules out SP={sps}"))
         batch = f"{query.train_batch_size} ({query.train_batch_source})"
         return Reason(rule="batch_divides", detail=(
             f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP): on {first} that "
@@ -663,7 +669,7 @@ class _Words:
         if not over:
             return ""
         gib, gpus, setting, result, least = min(over, key=lambda nearest: nearest[0])
-        budget = f" at {least} tokens per GPU, its least budget" if least else ""
+        budget = f" at {counted(least, 'token')} per GPU, its least budget" if least else ""
         return (f" (the nearest, {setting.label} on {self.gpus(gpus)}: the memory model predicts "
                 f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, {gib:.1f} GiB over{budget})")
 
@@ -720,11 +726,11 @@ class _Words:
                                 if result.total_gib > result.usable_gib or result.step_fits else
                                 f"{setting.label} {result.step_gib:.2f} GiB at the optimizer step, more than the "
                                 f"{result.step_usable_gib:.2f} it may take")
-                               + (f" (at {least} tokens per GPU, its least budget)" if least else ""))
+                               + (f" (at {counted(least, 'token')} per GPU, its least budget)" if least else ""))
         if unestimated:
             predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless "
                                f"{self.query.option_names.switch('env', False)})")
-        return f"the memory model predicts at {length} tokens: {'; '.join(predictions)}"
+        return f"the memory model predicts at {counted(length, 'token')}: {'; '.join(predictions)}"
 
     def _no_table(self, n: int) -> str:
         """That no table speaks for `n` GPUs: none of the GPU type names the model at all, or none for `n`
@@ -760,7 +766,7 @@ class _Words:
                 f"{self.data.table_words(n)} says '-' for {self.column(n)} from {first} "
                 f"tokens on, to its last row ({rows[-1]}): nothing trained there{nor}"))
         return Reason(rule="beyond_table", detail=(
-            f"{self.data.table_words(n)} ends at {rows[-1]} tokens, where {self.column(n)} "
+            f"{self.data.table_words(n)} ends at {counted(rows[-1], 'token')}, where {self.column(n)} "
             f"still trains{nor}"))
 
     def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
@@ -777,7 +783,8 @@ class _Words:
         if not any((n, r) in data.settings for r in rows):  # '-' from the row after the last that trains
             first = min(r for r in self.rows(n) if r > max((r for r in self.rows(n) if (n, r) in data.settings),
                                                            default=0))
-            return [Reason(rule="no_setting", detail=f"{table} says '-' for {self.column(n)} from {first} tokens on: "
+            return [Reason(rule="no_setting", detail=f"{table} says '-' for {self.column(n)} from "
+                                                     f"{counted(first, 'token')} on: "
                                                      f"nothing trained there{self._lowered(length, combinations)}")]
         cell = data.settings.get((n, row))
         order = [setting.label for setting in tried_settings(data.shape, n)]
@@ -787,7 +794,7 @@ class _Words:
         others = [label for label in labels if label not in tried]
         reasons = []
         falls = f", the row that {length} falls to," if row > length else ""
-        said = f"at {row} tokens{falls} {table} says '{cell.label if cell else '-'}'{self.whose(n)}"
+        said = f"at {counted(row, 'token')}{falls} {table} says '{cell.label if cell else '-'}'{self.whose(n)}"
         if failed:
             reasons.append(Reason(rule="out_of_memory", detail=(
                 f"{said}; its cells read as the first setting that trained in the order {', '.join(order)} "
@@ -798,7 +805,7 @@ class _Words:
             unmeasured = [c for c in combinations if _label(c) in others]
             reasons.append(Reason(rule="undocumented", detail=(
                 f"{', '.join(others)} on {self.gpus(n)}: never measured, and no cell of {table}{self.whose(n)} from "
-                f"{row} tokens on is a setting they include (at {row}: '{cell.label if cell else '-'}')"
+                f"{counted(row, 'token')} on is a setting they include (at {row}: '{cell.label if cell else '-'}')"
                 f"{', nor a cell of a table for fewer GPUs' if self._nor_fewer(n) else ''}; "
                 f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
@@ -812,9 +819,14 @@ class _Words:
         for combination in dict.fromkeys(combinations):
             longest = self.data.estimate_longest.get(combination)
             most = None if longest is None else most_estimated_tokens(length, combination[3], longest)
-            held.append(f"{_label(combination)} not estimated{'' if combination[1] else ' without Env'}" if most is None else
-                        f"{_label(combination)} holds at most {most} tokens per GPU, below ceil({length} / "
-                        f"{combination[3]}) = {least_token_budget(length, combination[3])}")
+            if most is None:
+                held.append(f"{_label(combination)} not estimated{'' if combination[1] else ' without Env'}")
+            elif most == 0:  # cells that contradict themselves at the least budget
+                held.append(f"{_label(combination)} has no budget left: a row says it ran out of memory at 1 token "
+                            "per GPU, the least budget")
+            else:
+                held.append(f"{_label(combination)} holds at most {counted(most, 'token')} per GPU, below "
+                            f"ceil({length} / {combination[3]}) = {least_token_budget(length, combination[3])}")
         return f" (at Trinity's default budget; lowered, {'; '.join(held)})"
 
 

@@ -931,7 +931,7 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
         named = f" for {model.name}" if refused else ""
         raise QueryError(f"{option_names.valued(option_names.named('sp'), sp)} is not allowed{named}: {problem} "
                          f"(the degrees {room}that {model.name}'s heads allow and that keep an SP group in a node of "
-                         f"{node_gpus} GPUs: {', '.join(map(str, allowed))})")
+                         f"{counted(node_gpus, 'GPU')}: {', '.join(map(str, allowed))})")
 
 
 SMALL_CARD_GIB = 48.0

@@ -540,7 +540,7 @@ def estimated_plan_words(plan: Plan) -> str:
     estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens`` (its lowered token budget, where it takes one, is the
     caller's to add: ``--no-estimate`` refuses ``--token-budget auto``)."""
     return (f"the memory model estimates a plan, {plan.setting.label} on {counted(plan.gpus, 'GPU')} at "
-            f"{plan.max_model_len} tokens")
+            f"{counted(plan.max_model_len, 'token')}")
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
@@ -876,7 +876,8 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby
     if not fewer.plans:
         return ""
     plan = fewer.plans[0]
-    return (f"; fewer trainer GPUs train {query.max_model_len} tokens: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
+    return (f"; fewer trainer GPUs train {counted(query.max_model_len, 'token')}: {plan.setting.label} on "
+            f"{counted(plan.gpus, 'GPU')}"
             f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
@@ -964,7 +965,7 @@ class _Nearest(NamedTuple):
         ``, ``on nodes of 8 GPUs, ``; the figure left out where the words before have `named` the host memory:
         `Query.more_host_ram_words`); "" otherwise."""
         spans = (query.count_nodes or query.node_gpus_given) and self.plan.gpus > query.node_gpus
-        size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus or spans else ""
+        size = f" of {counted(self.node_gpus, 'GPU')}" if self.node_gpus != query.node_gpus or spans else ""
         more = query.more_host_ram_words(named)
         host = f" {more}" if "host_ram" in self.lifted and more else ""
         layout = (rollout_layout(self.plan.gpus, query.rollout_gpus, self.node_gpus)
@@ -1055,8 +1056,9 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bo
     if query.max_model_len is None:
         said = f"{head or 'there is'} {'have ' if head else ''}a plan{condition}"
     else:
-        said = f"{head + ' train' if head else ''} {query.max_model_len} tokens{'' if head else ' trains'}{condition}"
-    at_length = f" at {plan.max_model_len} tokens" if query.max_model_len is None else ""
+        tokens = counted(query.max_model_len, "token")
+        said = f"{head + ' train' if head else ''} {tokens}{'' if head else ' trains'}{condition}"
+    at_length = f" at {counted(plan.max_model_len, 'token')}" if query.max_model_len is None else ""
     free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
     return (f"; {nearest.nodes_words(query, named)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
             f"{at_length}{plan.lowered_words} ({plan.evidence_label}){free}{nearest.host_words(data.shape)}")
@@ -1238,8 +1240,8 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                          data.gpu, explained=False)
     if longest.status == "unknown":  # a shorter length may train: that much is open
         return _NoPlanReason(ReasonCode.SHORTER_LENGTH_UNDECIDED,
-                             f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a "
-                             "shorter length has one was not decided within the time limit of "
+                             f"{counted(query.max_model_len or 0, 'token')} has no plan in {sources} for {where} "
+                             f"{within}; whether a shorter length has one was not decided within the time limit of "
                              f"{time_limit_words(query)}")
     if not longest.plans:
         return None
@@ -1248,7 +1250,8 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
     lifted = _lifted_limits_words(catalog, data, query, nearby, named)
     reach = "" if lifted.lowered_named else _lower_budget_reach_words(query, nearby, best.max_model_len)
     return _NoPlanReason(ReasonCode.LENGTH_BEYOND_REACH,
-                         f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
+                         f"{counted(query.max_model_len or 0, 'token')} is beyond what {sources} allow for {where} "
+                         f"{within}{limit}: "
                          f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
                          f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
                          f"{lifted.words or _nearest_words(catalog, data, query, named)}{reach}", best, named)
@@ -1298,9 +1301,10 @@ def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, near
         return ""
     plan = _lowered_plan_words(lowered)
     if query.exact and lowered.gpus < query.budget_gpus:
-        return (f"; with {query.option_names.token_budget_auto} fewer trainer GPUs train {query.max_model_len} "
-                f"tokens: {plan}, the other {query.budget_gpus - lowered.gpus} free for rollout")
-    return f"; {query.option_names.token_budget_auto} trains {query.max_model_len} tokens: {plan}"
+        return (f"; with {query.option_names.token_budget_auto} fewer trainer GPUs train "
+                f"{counted(query.max_model_len or 0, 'token')}: {plan}, the other {query.budget_gpus - lowered.gpus} "
+                "free for rollout")
+    return f"; {query.option_names.token_budget_auto} trains {counted(query.max_model_len or 0, 'token')}: {plan}"
 
 
 def _lowered_plan_words(plan: Plan) -> str:
@@ -1322,7 +1326,8 @@ def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> st
     reach = nearby.plan("token_budget_auto_longest")
     if reach is None or reach.max_model_len <= longest:
         return ""
-    return (f"; {query.option_names.token_budget_auto} reaches {reach.max_model_len} tokens{grid_words(reach)}: "
+    return (f"; {query.option_names.token_budget_auto} reaches {counted(reach.max_model_len, 'token')}"
+            f"{grid_words(reach)}: "
             f"{_lowered_plan_words(reach)}")
 
 
@@ -1414,7 +1419,7 @@ def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
         return ""
     ranks = best.gpus // best.sp
     return (f"; a train batch that {ranks} data-parallel ranks divide lets {best.setting.label} on "
-            f"{counted(best.gpus, 'GPU')} train it ({best.max_model_len} tokens, {best.evidence_label})")
+            f"{counted(best.gpus, 'GPU')} train it ({counted(best.max_model_len, 'token')}, {best.evidence_label})")
 
 
 def _shown_host_need(model: Model, node_gpus: int, plan: Plan) -> float:
@@ -1430,4 +1435,4 @@ def _host_need_words(model: Model, node_gpus: int, plan: Plan) -> str:
 def _host_words(model: Model, node_gpus: int, plan: Plan) -> str:
     """A plan found without --host-ram and the host memory per node it needs, in words."""
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')}{plan.lowered_words} trains it "
-            f"({plan.max_model_len} tokens), and {_host_need_words(model, node_gpus, plan)}")
+            f"({counted(plan.max_model_len, 'token')}), and {_host_need_words(model, node_gpus, plan)}")

@@ -104,8 +104,8 @@ def test_the_api_answers_without_a_plan_where_it_raised(tmp_path: Path, budget: 
     reasons = {reason.rule: reason.detail for reason in answer.explanation}
     assert (answer.status, answer.plans, answer.nearest.max_model_len if answer.nearest else None) == (
         "infeasible", (), 1)
-    lowered = {"default": "", "auto": " (at Trinity's default budget; lowered, SP=8 holds at most 0 tokens per GPU, "
-                                      "below ceil(3 / 8) = 1)"}
+    lowered = {"default": "", "auto": " (at Trinity's default budget; lowered, SP=8 has no budget left: a row says it "
+                                      "ran out of memory at 1 token per GPU, the least budget)"}
     assert reasons["beyond_table"] == ("the H800-80GB table for 8 GPUs of your cells (made-up: a row of 1 token) ends "
                                        f"at 2 tokens, where Qwen3-8B still trains{lowered[budget]}")
 

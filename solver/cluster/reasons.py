@@ -411,7 +411,8 @@ class SmallerAsks:
             explorer = "the explorer" if several else "its explorer"
             outside = f"; {explorer} on GPUs outside the fleet" if not fits.rollout_gpus else ""
             change = (f"with rollout_gpus {fits.rollout_gpus} (not {job.rollout_gpus}{outside})"
-                      if fits.rollout_gpus != job.rollout_gpus else f"{at} {fits.max_model_len} tokens (not {length})")
+                      if fits.rollout_gpus != job.rollout_gpus else f"{at} {counted(fits.max_model_len, 'token')} "
+                                                                    f"(not {length})")
             would = f" {'one of them' if several else 'it'} would fit" if not clauses else ""
             clauses.append(f"{change}{would} {self._room_words(fits)}")
         found = f"; {', or '.join(clauses)}" if clauses else ""

@@ -26,7 +26,16 @@ from solver.rules import (
     host_ram_check_words,
     tables_said,
 )
-from solver.tables import Catalog, MemoryModel, Setting, check_types, load_catalog, load_memory_model, shown_number
+from solver.tables import (
+    Catalog,
+    MemoryModel,
+    Setting,
+    check_types,
+    counted,
+    load_catalog,
+    load_memory_model,
+    shown_number,
+)
 
 
 def calibration_json(fitted: Calibration) -> str:
@@ -70,8 +79,8 @@ def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     setting = Setting(env=answer.env, offload=answer.offload, sp=answer.sp)
     own_budget = ", your token budget" if answer.max_token_len_per_gpu is not None else ""
     return (f"{answer.model} ({answer.model_parameters_b:.1f}B parameters{active}) on {answer.gpus} x {answer.gpu} "
-            f"({answer.memory_gib:.1f} GiB), {setting.label}, {answer.max_model_len} tokens ({answer.tokens_per_gpu} "
-            f"per GPU{own_budget}), margin {answer.margin:g}"
+            f"({answer.memory_gib:.1f} GiB), {setting.label}, {counted(answer.max_model_len, 'token')} "
+            f"({answer.tokens_per_gpu} per GPU{own_budget}), margin {answer.margin:g}"
             f"{f', memory model: {answer.memory_model_source}' if answer.memory_model_source else ''}")
 
 
@@ -210,7 +219,7 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offl
     train longer."""
     if own_budget:  # the memory is the budget's whatever the length
         return (f"longest length its token budget holds (budget x SP), which the memory model fits: "
-                f"{result.longest_len} tokens" if result.longest_len else
+                f"{counted(result.longest_len, 'token')}" if result.longest_len else
                 "no length fits with this setting and token budget, by the memory model")
     at_least = "at least " if result.longest_len == CEILING else ""  # the longest length it is asked about
     longest = (f"longest length the memory model fits with this setting: {at_least}{result.longest_len} tokens (on "

@@ -250,7 +250,7 @@ def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int, names: Option
     (None where the answer has none)."""
     if (fewer := answer.fewer_nodes) is None:
         return None
-    return (f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
+    return (f"{counted(fewer.nodes or 1, 'node')} of {counted(node_gpus, 'GPU')} instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
             f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_label}): "
             f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}")
@@ -268,8 +268,8 @@ def _trade_words(other: Plan, plan: Plan) -> str:
     """What a plan that leaves the rollout GPUs the best `plan` does not trades against it, in words: its shorter
     length, or at the same length its step time against the best's."""
     if other.max_model_len != plan.max_model_len:
-        return f"{other.max_model_len} tokens instead of {plan.max_model_len}"
-    return f"{other.max_model_len} tokens, {other.cost / plan.cost:.2f}x the step time"
+        return f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}"
+    return f"{counted(other.max_model_len, 'token')}, {other.cost / plan.cost:.2f}x the step time"
 
 
 def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
@@ -287,7 +287,7 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
         return (f"the rollout (explorer) takes GPUs of its own beside the trainer's, and keeping the {budget} GPU for "
                 f"it leaves the trainer none: give the rollout GPUs beside it instead: {beside}")
     if (other := kept.plan) is None:
-        trains = "at any length" if answer.objective == "max_len" else f"for {plan.max_model_len} tokens"
+        trains = "at any length" if answer.objective == "max_len" else f"for {counted(plan.max_model_len, 'token')}"
         return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout}); give "
                 f"the rollout GPUs beside these instead: {beside}")
     kept_for_it = names.joined([names.valued(names.total_gpus, budget), names.valued(names.rollout_gpus, rollout)])
@@ -304,7 +304,7 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     ranks = other.gpus // other.sp
     step = f"{other.cost / plan.cost:.2f}x the step time"
     longer = other.max_model_len != plan.max_model_len
-    trade = (f"{other.max_model_len} tokens instead of {plan.max_model_len}" if longer
+    trade = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}" if longer
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
     return (f"with a train batch that {ranks} data-parallel ranks divide: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
@@ -339,7 +339,8 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
     if (free.gpus, free.setting, free.max_model_len) == (plan.gpus, plan.setting, plan.max_model_len):
         return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:
-        length, cost = f" at {free.max_model_len} tokens", f"{free.max_model_len - plan.max_model_len} tokens"
+        length = f" at {counted(free.max_model_len, 'token')}"
+        cost = counted(free.max_model_len - plan.max_model_len, "token")
     elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
         length, cost = "", counted(plan.gpus - free.gpus, "GPU")
     elif plan.cost < free.cost:  # a plan the question without the pins does not ask (--no-env's estimates)
@@ -384,8 +385,9 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int, name
     across = [sp for sp in allowed if sp > node_gpus]
     if plan.sp != within or not across:
         return None
-    return (f"SP={across[0]} or more may reach further, but its groups would span nodes of {node_gpus} GPUs: "
-            f"rft-solver keeps each SP group inside a node ({names.node_gpus}), as the tables measured")
+    return (f"SP={across[0]} or more may reach further, but its groups would span nodes of "
+            f"{counted(node_gpus, 'GPU')}: rft-solver keeps each SP group inside a node ({names.node_gpus}), as the "
+            "tables measured")
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNames) -> str:

@@ -31,7 +31,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
     env = f"Env {'on' if current.env else 'off'}, read from this shell's {current.env_variable}"
     length = "" if current.length_given else f"{query.option_names.length}; "
-    said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({length}{env}): "
+    said = f"{runs} {setting.label} on {count} at {counted(current.max_model_len, 'token')} ({length}{env}): "
     if current.plan is not None:
         evidence = current.plan.evidence_text(answer.gpu, answer.model)
         if current.refused:
@@ -47,7 +47,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
         verdict = [f"it breaks a rule: {current.broken_rule}", *host]
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
         fewer = "; ".join(fewer_reasons(cell, current.gpus, current.offload))
-        longer = (f"at {current.max_model_len} tokens each GPU holds more than at {cell.max_model_len}" if
+        longer = (f"at {counted(current.max_model_len, 'token')} each GPU holds more than at {cell.max_model_len}" if
                   cell.max_model_len < current.max_model_len and current.max_token_len_per_gpu is None else "")
         verdict = [f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there",
                    *filter(None, (fewer, longer)), *host]

@@ -149,15 +149,20 @@ def _unhyphenated(name: str) -> str:
     return re.sub(r"[-_ ]", "", name)
 
 
-SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce|tesla)-|-(sxm\d*|pcie)(?=-|$)"
+_FORM_FACTOR_AFTER = r"(?:-|(?<=\d))"
+"""Where a GPU's form factor follows its model: after a hyphen (``h100-sxm``, nvidia-smi's ``H100 PCIe``) or, as
+people write it, right after the model's number (``h100sxm``, ``a100sxm4``, ``h100pcie``)."""
+SMI_WORDS = re.compile(rf"^(nvidia|amd)-|(instinct|geforce|tesla)-|{_FORM_FACTOR_AFTER}(sxm\d*|pcie)(?=-|$)"
                        r"|(?:(?<=\dg)|(?<=\dgb))-hbm\d*e?(?=-|$)")
-"""What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor, and the memory's
-kind after its size (``80GB HBM3``; not without a size: ``H20 HBM3e`` is the 141GB H20, not the H20-96GB)."""
+"""What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor (hyphenated or
+not: `_FORM_FACTOR_AFTER`), and the memory's kind after its size (``80GB HBM3``; not without a size: ``H20 HBM3e`` is
+the 141GB H20, not the H20-96GB)."""
 
 
 def says_pcie(name: str) -> bool:
-    """Whether a GPU name says the PCIe form factor, as `SMI_WORDS` drops it (``h100-pcie``, ``NVIDIA H100 PCIe``)."""
-    return re.search(r"(^|-)pcie(?=-|$)", normalise(name)) is not None
+    """Whether a GPU name says the PCIe form factor, as `SMI_WORDS` drops it (``h100-pcie``, ``h100pcie``, ``NVIDIA
+    H100 PCIe``)."""
+    return re.search(rf"(^|{_FORM_FACTOR_AFTER})pcie(?=-|$)", normalise(name)) is not None
 
 
 def smi_name_form(name: str) -> str:

@@ -41,6 +41,7 @@ from solver.tables import (
     QueryError,
     brief,
     check_types,
+    counted,
     host_ram_argument,
 )
 from solver.trinity.keys import YARN_TRAINER, yaml_scalar
@@ -264,9 +265,9 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
 
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:
     """The note on the whole nodes a trainer spans, where no cluster section says it."""
-    return [(f"# The trainer spans {trainer_gpus // node_gpus} whole nodes of {node_gpus} GPUs: your cluster.node_num "
-             "x gpu_per_node must hold them and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, "
-             "writes that section).")]
+    return [(f"# The trainer spans {trainer_gpus // node_gpus} whole nodes of {counted(node_gpus, 'GPU')}: your "
+             "cluster.node_num x gpu_per_node must hold them and the rollout's GPUs (--rollout-gpus R, or "
+             "solver.plan's rollout_gpus, writes that section).")]
 
 
 def _shared_gpus_note(shared_gpus: tuple[int, ...], environment: Mapping[str, str]) -> list[str]:
