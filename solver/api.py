@@ -1235,7 +1235,7 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     (`TrinityConfig.lora_ref_sp`), the line on the actor's log-prob pass that gives them where it holds no sequence of
     the length: it takes the ref's budget (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2)
     x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467`` in 0.7.1), a budget Trinity 0.5 raises at the
-    ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:570`` in 0.5.2: to ``ceil(L / the ref's SP)``,
+    ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:578`` in 0.5.2: to ``ceil(L / the ref's SP)``,
     0.5.0 to ``ceil(2L / the ref's SP)``), and verl asserts that each step's batch fits a micro-batch (0.5.2 at its
     longest sequence, 0.5.0 and 0.5.1 at its padded width: `micro_batch_stop_words`): a ``but:`` line, for a batch
     whose sequences are short enough passes; none where the budget holds a sequence of the length."""

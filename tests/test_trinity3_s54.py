@@ -40,7 +40,7 @@ def _current(cli, config: Path, *args: str) -> tuple[int, dict]:
     ((), "role-sp-differs", FAILS_BEFORE_08, 0)])
 def test_a_ref_sp_above_an_actor_sp_of_one(cli, tmp_path: Path, version: tuple[str, ...], code: str, words: str,
                                            check: int):
-    # Trinity 0.5 sets no Ulysses group at the actor's SP 1 (fsdp_workers.py:140, :144 in 0.5.2), so verl 0.7.0 and
+    # Trinity 0.5 sets no Ulysses group at the actor's SP 1 (fsdp_workers.py:140, :148 in 0.5.2), so verl 0.7.0 and
     # 0.7.1 slice the ref's input over the default group at rank 0 and gather nothing back (ulysses.py:119-120, :267):
     # pad_input raises at the first ref step, a refusal (--check fails). Trinity 0.6.0's verl_legacy path (verl 0.7.1)
     # does the same, but on verl 0.8 or later it runs the ref at the trainer's SP: said, not refused.

@@ -645,13 +645,13 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
     """Check the RoPE scaling and the length the rollout model sets of its own, which Trinity keeps where given (it
     sets each from ``model`` where unset: ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0,
     ``:594`` in 0.5.0) and the rollout's vLLM takes (``vllm_model.py:132`` to ``:152`` in 0.6.0): a
-    ``rope_scaling`` other than ``model.rope_scaling``, which the trainer takes (``verl_config.py:537``), samples at
-    other positions than the trainer trains at; a ``max_model_len`` below the longest sequence the rollout asks for
-    (its prompt and response tokens, each its own else ``model``'s, else `length`) stops each sequence there (vLLM
-    0.19.1's ``check_stop``, ``v1/core/sched/utils.py:113``) and fails a longer prompt's request. Where a vLLM
-    rollout starts (`_vllm_rollout`); a rollout RoPE scaling that is no mapping, or holds ``???``, is left alone
-    (Trinity refuses both as it loads the config; the ``???`` is said by `_check_missing_kept`), and one that is
-    ``???`` itself is not read (the merge keeps the typed field's default: none)."""
+    ``rope_scaling`` other than ``model.rope_scaling``, which the trainer takes (``verl_legacy/verl_config.py:537`` in
+    0.6.0), samples at other positions than the trainer trains at; a ``max_model_len`` below the longest sequence the
+    rollout asks for (its prompt and response tokens, each its own else ``model``'s, else `length`) stops each sequence
+    there (vLLM 0.19.1's ``check_stop``, ``v1/core/sched/utils.py:113``) and fails a longer prompt's request. Where a
+    vLLM rollout starts (`_vllm_rollout`); a rollout RoPE scaling that is no mapping, or holds ``???``, is left alone
+    (Trinity refuses both as it loads the config; the ``???`` is said by `_check_missing_kept`), and one that is ``???``
+    itself is not read (the merge keeps the typed field's default: none)."""
     if not _vllm_rollout(checks):
         return
     rollout_rope_path = (*ROLLOUT_MODEL, "rope_scaling")

@@ -436,7 +436,8 @@ NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_d
 LORA_KEYS = (LORA_CONFIGS, (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
              (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
 """Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
-0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``)."""
+0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``
+in 0.5.2)."""
 
 
 def _ref_removes_padding(reader: ConfigReader, version: TrinityVersion | None) -> bool:
@@ -744,13 +745,13 @@ def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None,
     (``utils/fs.py:238`` in verl 0.7.0, 0.7.1 and 0.8.0), so the trainer fails as it starts. Refused
     (`ConfigProblemCode.TRAILING_SLASH_REFUSED`) where every release on every verl loads it: ``model.model_path``
     (the actor, ``fsdp_workers.py:643`` in 0.5.2; 0.6.0 on verl 0.8, ``trainer/verl/trainer.py:281``), a trained
-    critic's ``model.critic_model_path`` (``:1253``; 0.6.0 on verl 0.8, ``HFModelConfig``,
-    ``workers/config/model.py:156`` in verl 0.8.0), the one LoRA config's ``path`` at a rank above 0 (``:447``;
-    ``engine/fsdp/transformer_impl.py:318`` in verl 0.8.0). Where only verl before 0.8 loads it, refused with
-    `version` 0.5, else said (`ConfigProblemCode.TRAILING_SLASH`): a LoRA config's path at a rank not above 0 (verl
-    0.8's engine then loads no adapter, ``transformer_impl.py:141``), and ``actor_rollout_ref.model.lora_adapter_path``
-    that no LoRA config's path replaces (``FROZEN_KEYS`` from 0.8). The slash is the user's to remove: ``--write``
-    leaves these keys as they are."""
+    critic's ``model.critic_model_path`` (``fsdp_workers.py:1253`` in 0.5.2; 0.6.0 on verl 0.8, ``HFModelConfig``,
+    ``workers/config/model.py:156`` in verl 0.8.0), the one LoRA config's ``path`` at a rank above 0
+    (``fsdp_workers.py:447`` in 0.5.2; ``engine/fsdp/transformer_impl.py:318`` in verl 0.8.0). Where only verl before
+    0.8 loads it, refused with `version` 0.5, else said (`ConfigProblemCode.TRAILING_SLASH`): a LoRA config's path at a
+    rank not above 0 (verl 0.8's engine then loads no adapter, ``transformer_impl.py:141``), and
+    ``actor_rollout_ref.model.lora_adapter_path`` that no LoRA config's path replaces (``FROZEN_KEYS`` from 0.8). The
+    slash is the user's to remove: ``--write`` leaves these keys as they are."""
     lora_config_path = _lora_config_path(reader)
     critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
     loaded = [("model.model_path", read_or_none(reader.get, ("model", "model_path")), None),
@@ -769,7 +770,7 @@ def _trailing_slash_notes(reader: ConfigReader, version: TrinityVersion | None,
 def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int, skipped: RefSkip | None,
                            names: OptionNames) -> ConfigProblem:
     """The line on a ref SP `ref_sp` above an actor SP of 1, with Trinity 0.5 (verl 0.7.0 and 0.7.1 alike): the
-    worker builds no SP group (``fsdp_workers.py:140`` in 0.5.0, ``:144`` in 0.5.2), so with remove padding on, verl's
+    worker builds no SP group (``fsdp_workers.py:140`` in 0.5.0, ``:148`` in 0.5.2), so with remove padding on, verl's
     ref forward slices each packed micro-batch over the default group, every GPU taking the first slice
     (``utils/ulysses.py:119``, ``:120``; rank 0 without a group, ``:59``), and gathers nothing back (``:267``):
     ``pad_input`` gets fewer log-probs than tokens (``dp_actor.py:264`` in 0.7.0, ``:331`` in 0.7.1) and raises at

@@ -232,11 +232,12 @@ MISSING_KEPT_SECTIONS = (("trainer", "trainer_config"), ("model", "rope_scaling"
 ``Config`` (``OmegaConf.merge``, ``trinity/common/config.py:983`` in 0.5.2, ``:1058`` in 0.6.0): over a typed field,
 the section itself too, the merge keeps the field's default (``omegaconf/basecontainer.py:400``, ``:410``, ``:419`` in
 OmegaConf 2.3.0), but a key the schema lacks is copied as written, ``???`` too (``:432``); ``OmegaConf.to_object``
-(``:985``, ``:1059``) then converts every value, throwing on a missing one (``throw_on_missing=True``,
-``omegaconf.py:597``), so ``load_config`` raises "Invalid configuration: Missing mandatory value". Run with
-``load_config`` of 0.5.0, 0.5.1, 0.5.2 and 0.6.0 (their other imports stubbed) on OmegaConf 2.3.0: ``???`` under
-``trainer.trainer_config`` or ``model.rope_scaling`` refused; as ``model.max_model_len``, ``trainer.trainer_config``,
-``model.rope_scaling``, a whole typed section or an ``auxiliary_models`` entry's key, loaded with the default."""
+(``trinity/common/config.py:984`` in 0.5.2, ``:1059`` in 0.6.0) then converts every value, throwing on a missing one
+(``throw_on_missing=True``, ``omegaconf.py:597``), so ``load_config`` raises "Invalid configuration: Missing mandatory
+value". Run with ``load_config`` of 0.5.0, 0.5.1, 0.5.2 and 0.6.0 (their other imports stubbed) on OmegaConf 2.3.0:
+``???`` under ``trainer.trainer_config`` or ``model.rope_scaling`` refused; as ``model.max_model_len``,
+``trainer.trainer_config``, ``model.rope_scaling``, a whole typed section or an ``auxiliary_models`` entry's key, loaded
+with the default."""
 
 
 def value_at(mapping: Mapping[str, Any], path: tuple[str | int, ...]) -> Any:
@@ -407,9 +408,9 @@ value, or the trainer's (``trainer/verl/config.py:204``; remove padding is froze
 config from it as written (``omega_conf_to_dataclass``, ``workers/engine_workers.py:501`` in verl 0.8.0; checked with
 hydra-core 1.3.8): the FSDP engine reads None as false (``workers/engine/fsdp/transformer_impl.py:139``, ``:303``,
 ``:414``) and the actor's own entropy keys not at all (its ``fsdp_config``'s instead, ``:157``). Read from the code,
-not run on a GPU. The critic's ``model.fsdp_config`` flags alike with 0.5 (``CriticModel``, ``:244`` in 0.5.2) and
-with 0.6.0 on verl before 0.8, which sets only the actor's and the ref's to the trainer's; what verl 0.8 does with them
-was not checked. With 0.5, run as `KEYS_05_LACKS`."""
+not run on a GPU. The critic's ``model.fsdp_config`` flags alike with 0.5 (``CriticModel``,
+``trainer/verl/verl_config.py:244`` in 0.5.2) and with 0.6.0 on verl before 0.8, which sets only the actor's and the
+ref's to the trainer's; what verl 0.8 does with them was not checked. With 0.5, run as `KEYS_05_LACKS`."""
 
 _FAILS_VALIDATING = ("fails on it as it checks the config with verl before 0.8 (synchronize_config reads the "
                      "section)")
