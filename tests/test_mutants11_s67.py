@@ -1,0 +1,90 @@
+"""Session 67, mutants11: tests that kill mutants of session 67's first merges which their tests let live (the table
+is in /work/keep/review-s67-mutants11-table.md): --check's count of 0 and of 1 GPU a node, ``true`` for vLLM's
+long-length variable, the rollout model's RoPE scaling (its ``type`` unresolved, its type ``???``, one in place of a
+model's own, a factor whose length is no whole number), and a model's length with no rollout keys of its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from solver.tables import load_catalog
+from solver.trinity import trinity_config_problems
+
+QWEN = {"model_path": "Qwen/Qwen3-8B"}
+YARN = {"rope_type": "yarn", "factor": 1.2, "original_max_position_embeddings": 40960}
+LONG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before Ray starts; set it (and check that the model handles this length)"
+DIFFERS = ("rollout-rope-scaling-differs", (
+    "explorer.rollout_model.rope_scaling ({'factor': 1.2, 'original_max_position_embeddings': 40960...) is not what "
+    "the trainer takes (no model.rope_scaling): the rollout's vLLM samples at other positions than the trainer trains "
+    "at; remove it (Trinity gives the rollout model.rope_scaling)"))
+
+
+def _problems(mapping: dict[str, Any], model: str = "8B", gpus: int = 8,
+              environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    problems = trinity_config_problems(mapping, load_catalog().model(model), gpus, environ=environ)
+    return [(problem.code.value, problem.words) for problem in problems]
+
+
+@pytest.mark.parametrize("count", [0, "0"])
+def test_a_node_of_no_gpus_is_out_of_range_not_a_wrong_type(count: Any) -> None:
+    # 0 is a whole number OmegaConf's int field takes: the range is what is wrong
+    assert _problems({"model": QWEN, "cluster": {"gpu_per_node": count}}) == [
+        ("value-out-of-range", "cluster.gpu_per_node must be a whole number of at least 1, got 0")]
+
+
+def test_a_node_of_one_gpu_is_in_range() -> None:
+    assert _problems({"model": QWEN, "cluster": {"gpu_per_node": 1}}, gpus=1) == []
+
+
+@pytest.mark.parametrize("allowed", ["true", " TRUE ", "1 "])
+def test_vllms_long_length_variable_set_to_true_in_any_case_lets_the_rollout_take_its_length(allowed: str) -> None:
+    environ = {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": allowed}
+    own = {"model": {**QWEN, "max_model_len": 32768}, "explorer": {"rollout_model": {"max_model_len": 65536}}}
+    assert _problems(own, environ=environ) == []
+    assert [code for code, _ in _problems({"model": {**QWEN, "max_model_len": 65536}}, environ=environ)] == [
+        "rope-scaling-missing"]  # not refused: vLLM takes the length
+
+
+def test_a_models_length_without_rollout_keys_of_its_own_is_said_once_by_the_models_line() -> None:
+    assert [code for code, _ in _problems({"model": {**QWEN, "max_model_len": 65536}})] == [
+        "rope-scaling-missing-refused"]
+
+
+def test_a_rollout_rope_scalings_legacy_type_that_cannot_resolve_is_refused() -> None:
+    rope = {**YARN, "type": "${nothing.here}"}
+    mapping = {"model": {**QWEN, "max_model_len": 32768},
+               "explorer": {"rollout_model": {"max_model_len": 45000, "rope_scaling": rope}}}
+    assert _problems(mapping) == [DIFFERS, (
+        "unresolved-value-refused", ("explorer.rollout_model.rope_scaling.type: cannot resolve '${nothing.here}': the "
+                                     "config has no nothing; every Trinity release refuses the config as it loads it "
+                                     "(OmegaConf resolves each value then)"))]
+
+
+def test_a_rollout_rope_scaling_whose_type_is_missing_judges_no_length() -> None:
+    mapping = {"model": {**QWEN, "max_model_len": 65536},
+               "explorer": {"rollout_model": {"rope_scaling": {**YARN, "rope_type": "???"}}}}
+    assert [code for code, _ in _problems(mapping)] == ["rope-scaling-missing", "unresolved-value-refused"]
+
+
+def test_a_rollout_rope_scaling_in_place_of_the_models_own_says_so() -> None:
+    rope = {"rope_type": "yarn", "factor": 1.2, "original_max_position_embeddings": 131072}
+    mapping = {"model": {"model_path": "meta-llama/Llama-3.1-8B", "max_model_len": 8192},
+               "explorer": {"rollout_model": {"max_model_len": 200000, "rope_scaling": rope}}}
+    assert _problems(mapping, model="llama3.1-8b")[1] == (
+        "rollout-length-refused", ("explorer.rollout_model.max_model_len 200000 is beyond the 157286.4 that the "
+                                   "rollout's vLLM derives from the explorer.rollout_model.rope_scaling given as its "
+                                   "longest length, which it takes in place of Llama-3.1-8B's own llama3: the "
+                                   f"rollout's vLLM refuses it unless {LONG}, or lower "
+                                   "explorer.rollout_model.max_model_len to 157286"))
+
+
+def test_a_longest_length_that_is_no_whole_number_is_lowered_to_the_whole_number_below() -> None:
+    mapping = {"model": {**QWEN, "max_model_len": 32768},
+               "explorer": {"rollout_model": {"max_model_len": 65536, "rope_scaling": {**YARN, "factor": 1.23}}}}
+    assert _problems(mapping)[1] == (
+        "rollout-length-refused", ("explorer.rollout_model.max_model_len 65536 is beyond the 50380.8 that the "
+                                   "rollout's vLLM derives from the explorer.rollout_model.rope_scaling given as its "
+                                   f"longest length: the rollout's vLLM refuses it unless {LONG}, or lower "
+                                   "explorer.rollout_model.max_model_len to 50380"))
