@@ -1,16 +1,24 @@
 """Session 67, mutants11: tests that kill mutants of session 67's first merges which their tests let live (the table
 is in /work/keep/review-s67-mutants11-table.md): --check's count of 0 and of 1 GPU a node, ``true`` for vLLM's
 long-length variable, the rollout model's RoPE scaling (its ``type`` unresolved, its type ``???``, one in place of a
-model's own, a factor whose length is no whole number), and a model's length with no rollout keys of its own."""
+model's own, a factor whose length is no whole number), and a model's length with no rollout keys of its own; a path ending in NUL, a tab's column, a config.json whose YAML
+reading fails (a date past its month's end), and a --no-env pin whose estimate ranks cheaper than an estimate."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from test_pincost_s66 import _row
 
-from solver.tables import load_catalog
+from solver.tables import QueryError, given_path, load_catalog
 from solver.trinity import trinity_config_problems
+from solver.trinity.keys import ConfigError
+from solver.trinity.reader import load_config_mapping
+
+Cli = Callable[..., tuple[int, str, str]]
 
 QWEN = {"model_path": "Qwen/Qwen3-8B"}
 YARN = {"rope_type": "yarn", "factor": 1.2, "original_max_position_embeddings": 40960}
@@ -88,3 +96,33 @@ def test_a_longest_length_that_is_no_whole_number_is_lowered_to_the_whole_number
                                    "rollout's vLLM derives from the explorer.rollout_model.rope_scaling given as its "
                                    f"longest length: the rollout's vLLM refuses it unless {LONG}, or lower "
                                    "explorer.rollout_model.max_model_len to 50380"))
+
+
+def test_a_path_ending_in_a_nul_character_is_refused_in_one_line() -> None:
+    with pytest.raises(QueryError) as caught:
+        given_path("cells", "cells.yaml\0")
+    assert str(caught.value) == ("cells must be a path the file system can name, got 'cells.yaml\\x00': a NUL "
+                                 "character, which no file name holds")
+
+
+@pytest.mark.parametrize(("text", "column"), [("model: \tx\n", 8), ("a: [1,\t2]\n", 7)])
+def test_a_tab_after_a_colon_or_comma_is_named_at_its_column_from_1(text: str, column: int) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config_mapping(text, "trinity.yaml")
+    assert str(caught.value) == (f"trinity.yaml: line 1: a tab (column {column}) where the YAML reader takes only "
+                                 "spaces; use spaces")
+
+
+def test_a_config_json_whose_yaml_reading_fails_on_a_value_is_refused_as_not_json(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text("hidden_size: 2001-02-30\n", encoding="utf-8")  # YAML reads a date, past February's end
+    assert cli("--model-config", str(path), "--gpu", "h100", "--len", "8k") == (
+        2, "", f"solve: error: --model-config {path}: not JSON: Expecting value (line 1)\n")
+
+
+def test_a_no_env_pin_whose_estimate_ranks_cheaper_than_an_estimate_costs_no_step_time(cli: Cli) -> None:
+    # both plans estimated (no table speaks for an MI300X): no 'but this plan is estimated'
+    status, out, _ = cli("--model", "Qwen3-8B", "--gpu", "MI300X", "--len", "32k", "--minimize", "gpus", "--no-env")
+    assert (status, _row(out, "unpinned")) == (0, [
+        "without --no-env, the best plan is Env + Offload on 1 GPU, cost 2.02 (estimated, extrapolated): the pin costs "
+        "no step time (0.99x)"])
