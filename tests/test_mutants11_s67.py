@@ -126,3 +126,9 @@ def test_a_no_env_pin_whose_estimate_ranks_cheaper_than_an_estimate_costs_no_ste
     assert (status, _row(out, "unpinned")) == (0, [
         "without --no-env, the best plan is Env + Offload on 1 GPU, cost 2.02 (estimated, extrapolated): the pin costs "
         "no step time (0.99x)"])
+
+
+def test_no_pcie_note_for_a_gpu_type_of_ones_own_named_pcie_over_nvlink(cli: Cli) -> None:
+    # its name says PCIe, and the user said how its GPUs reach one another: nothing to tell
+    assert cli("--model", "8B", "--gpu", "my-h100-pcie", "--gpu-memory", "81559MiB", "--gpu-interconnect", "nvlink",
+               "--gpus", "4", "--len", "8k")[::2] == (0, "")
