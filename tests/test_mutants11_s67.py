@@ -11,14 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from command_words import make_query
 from test_pincost_s66 import _row
 
+from solver.query import Query
+from solver.solve import _Asked, _unpinned_first, answer_for
 from solver.tables import QueryError, given_path, load_catalog
 from solver.trinity import trinity_config_problems
 from solver.trinity.keys import ConfigError
 from solver.trinity.reader import load_config_mapping
 
 Cli = Callable[..., tuple[int, str, str]]
+CATALOG = load_catalog()
 
 QWEN = {"model_path": "Qwen/Qwen3-8B"}
 YARN = {"rope_type": "yarn", "factor": 1.2, "original_max_position_embeddings": 40960}
@@ -31,7 +35,7 @@ DIFFERS = ("rollout-rope-scaling-differs", (
 
 def _problems(mapping: dict[str, Any], model: str = "8B", gpus: int = 8,
               environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
-    problems = trinity_config_problems(mapping, load_catalog().model(model), gpus, environ=environ)
+    problems = trinity_config_problems(mapping, CATALOG.model(model), gpus, environ=environ)
     return [(problem.code.value, problem.words) for problem in problems]
 
 
@@ -132,3 +136,24 @@ def test_no_pcie_note_for_a_gpu_type_of_ones_own_named_pcie_over_nvlink(cli: Cli
     # its name says PCIe, and the user said how its GPUs reach one another: nothing to tell
     assert cli("--model", "8B", "--gpu", "my-h100-pcie", "--gpu-memory", "81559MiB", "--gpu-interconnect", "nvlink",
                "--gpus", "4", "--len", "8k")[::2] == (0, "")
+
+
+@pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
+def test_an_unproven_answer_without_the_pins_is_not_taken_for_the_pinned_one() -> None:
+    # the question without the pins, answered 'feasible' (a time limit left it unproven) with a plan that has the pin
+    # but is not the pinned question's best: the pinned question is solved, not answered from it
+    query = _query_with_pin(sp=2)
+    asked = _unpinned_first(CATALOG, query, "A100-80GB")
+    assert asked is not None
+    second = answer_for(CATALOG, query.model_copy(update={"top": 2}), "A100-80GB", explained=False).plans[1]
+    unproven = asked.answer.model_copy(update={"status": "feasible", "plans": (second,)})
+    answer = answer_for(CATALOG, query, "A100-80GB", unpinned=_Asked(asked.query, unproven))
+    assert answer.model_dump(exclude={"wall_time_s"}) == answer_for(CATALOG, query, "A100-80GB").model_dump(
+        exclude={"wall_time_s"})
+    assert answer.status == "optimal" and answer.plans[0] != second
+
+
+def _query_with_pin(**pins: Any) -> Query:
+    """Qwen3-8B at 32768 tokens within 6 A100s, the cheapest plan, with `pins`."""
+    return make_query(CATALOG, gpu="A100-80GB", model="Qwen3-8B", objective="cheapest", budget_gpus=6,
+                      max_model_len=32768, **pins)
