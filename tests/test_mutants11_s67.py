@@ -157,3 +157,12 @@ def _query_with_pin(**pins: Any) -> Query:
     """Qwen3-8B at 32768 tokens within 6 A100s, the cheapest plan, with `pins`."""
     return make_query(CATALOG, gpu="A100-80GB", model="Qwen3-8B", objective="cheapest", budget_gpus=6,
                       max_model_len=32768, **pins)
+
+
+def test_a_one_dash_word_is_told_only_an_option_it_spells_not_a_typos_guess(cli: Cli) -> None:
+    # -json spells --json with one dash; -exat is no option's spelling, and typos are guessed for -- words alone
+    assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "-json")[::2] == (
+        2, "usage: solve [options] (--help lists them)\nsolve: error: unrecognized arguments: -json (did you mean "
+           "--json?)\n")
+    assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "-exat")[::2] == (
+        2, "usage: solve [options] (--help lists them)\nsolve: error: unrecognized arguments: -exat\n")
