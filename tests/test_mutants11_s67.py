@@ -15,7 +15,7 @@ from command_words import make_query
 from test_pincost_s66 import _row
 
 from solver.query import Query
-from solver.solve import _Asked, _unpinned_first, answer_for
+from solver.solve import _Asked, _Nearby, _unpinned_first, answer_for
 from solver.tables import QueryError, given_path, load_catalog
 from solver.trinity import trinity_config_problems
 from solver.trinity.keys import ConfigError
@@ -166,3 +166,29 @@ def test_a_one_dash_word_is_told_only_an_option_it_spells_not_a_typos_guess(cli:
            "--json?)\n")
     assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "-exat")[::2] == (
         2, "usage: solve [options] (--help lists them)\nsolve: error: unrecognized arguments: -exat\n")
+
+
+def test_an_exact_counts_fewer_gpus_keep_the_pins_not_the_answer_without_them(cli: Cli) -> None:
+    # the question without the pins (SP=4 on 4 trains 65536 tokens) is not the fewer GPUs' question, which keeps SP=2
+    assert cli("--model", "Qwen3-14B", "--gpu", "A100-80GB", "--gpus", "6", "--exact", "--len", "64k", "--sp", "2") == (
+        1, ("A100-80GB · Qwen3-14B · cheapest plan for 65536 tokens on exactly 6 GPUs: infeasible\nno plan: 65536 "
+            "tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB on "
+            "exactly 6 GPUs with --sp 2: the longest is\n40960 (Env + Offload + SP=2 on 6 GPUs, documented); "
+            "--token-budget auto trains 65536 tokens: Env + Offload + SP=2 on 6 GPUs with max_token_len_per_gpu = "
+            "40960\n(estimated)\n--explain says why, rule by rule, and names plans beyond these limits where there "
+            "are any\n\n"), "")
+
+
+@pytest.mark.usefixtures("no_wall_clock")
+def test_a_reason_that_takes_an_undecided_answer_without_the_pins_leaves_it_unsolved() -> None:
+    # the question without the pins, left open by a time limit ('unknown'): its alternative is not solved
+    query = make_query(CATALOG, gpu="H20-96GB", model="Qwen3-14B", objective="cheapest", budget_gpus=4,
+                       max_model_len=131072, sp=4)
+    asked = _unpinned_first(CATALOG, query, "H20-96GB")
+    assert asked is not None
+    nearby = _Nearby(CATALOG, query, "H20-96GB", _Asked(asked.query, asked.answer.model_copy(
+        update={"status": "unknown"})))
+    assert nearby.plan("without_pins") is None
+    assert "without_pins" not in nearby.solved().solved
+    decided = _Nearby(CATALOG, query, "H20-96GB", asked)
+    assert decided.plan("without_pins") is None and "without_pins" in decided.solved().solved
