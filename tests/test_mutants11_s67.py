@@ -1,8 +1,10 @@
 """Session 67, mutants11: tests that kill mutants of session 67's first merges which their tests let live (the table
 is in /work/keep/review-s67-mutants11-table.md): --check's count of 0 and of 1 GPU a node, ``true`` for vLLM's
 long-length variable, the rollout model's RoPE scaling (its ``type`` unresolved, its type ``???``, one in place of a
-model's own, a factor whose length is no whole number), and a model's length with no rollout keys of its own; a path ending in NUL, a tab's column, a config.json whose YAML
-reading fails (a date past its month's end), and a --no-env pin whose estimate ranks cheaper than an estimate."""
+model's own, a factor whose length is no whole number), a model's length with no rollout keys of its own; a path
+ending in NUL, a tab's column, a config.json whose YAML reading fails (a date past its month's end), a --no-env pin
+whose estimate ranks cheaper than an estimate, one's own GPU type named PCIe over NVLink, a one-dash typo; and the
+question without the pins: unproven, undecided, and not an exact count's fewer GPUs question."""
 
 from __future__ import annotations
 
@@ -127,9 +129,9 @@ def test_a_config_json_whose_yaml_reading_fails_on_a_value_is_refused_as_not_jso
 def test_a_no_env_pin_whose_estimate_ranks_cheaper_than_an_estimate_costs_no_step_time(cli: Cli) -> None:
     # both plans estimated (no table speaks for an MI300X): no 'but this plan is estimated'
     status, out, _ = cli("--model", "Qwen3-8B", "--gpu", "MI300X", "--len", "32k", "--minimize", "gpus", "--no-env")
-    assert (status, _row(out, "unpinned")) == (0, [
+    assert (status, _row(out, "unpinned")) == (0, [(
         "without --no-env, the best plan is Env + Offload on 1 GPU, cost 2.02 (estimated, extrapolated): the pin costs "
-        "no step time (0.99x)"])
+        "no step time (0.99x)")])
 
 
 def test_no_pcie_note_for_a_gpu_type_of_ones_own_named_pcie_over_nvlink(cli: Cli) -> None:
@@ -162,8 +164,8 @@ def _query_with_pin(**pins: Any) -> Query:
 def test_a_one_dash_word_is_told_only_an_option_it_spells_not_a_typos_guess(cli: Cli) -> None:
     # -json spells --json with one dash; -exat is no option's spelling, and typos are guessed for -- words alone
     assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "-json")[::2] == (
-        2, "usage: solve [options] (--help lists them)\nsolve: error: unrecognized arguments: -json (did you mean "
-           "--json?)\n")
+        2, ("usage: solve [options] (--help lists them)\nsolve: error: unrecognized arguments: -json (did you mean "
+            "--json?)\n"))
     assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "-exat")[::2] == (
         2, "usage: solve [options] (--help lists them)\nsolve: error: unrecognized arguments: -exat\n")
 
