@@ -8,6 +8,7 @@ question without the pins: unproven, undecided, and not an exact count's fewer G
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -194,3 +195,25 @@ def test_a_reason_that_takes_an_undecided_answer_without_the_pins_leaves_it_unso
     assert "without_pins" not in nearby.solved().solved
     decided = _Nearby(CATALOG, query, "H20-96GB", asked)
     assert decided.plan("without_pins") is None and "without_pins" in decided.solved().solved
+
+
+@pytest.mark.parametrize(("columns", "first"), [("103", "≤1 GPU"), ("102", "≤2-3 GPUs")])
+def test_a_map_past_one_node_exactly_as_wide_as_columns_keeps_its_five_columns(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch, columns: str, first: str) -> None:
+    # H100's map to 16 GPUs is 103 columns wide with all five budget columns: at 103 it fits, at 102 one goes
+    monkeypatch.setenv("COLUMNS", columns)
+    status, out, _ = cli("map", "--gpu", "h100", "--gpus-up-to", "16")
+    header = out.splitlines()[2]
+    assert (status, header.split("┃")[2].strip(), len(header) <= int(columns)) == (0, first, True)
+
+
+def test_solve_memory_on_mi300x_names_hip_and_rccl(cli: Cli) -> None:
+    # at its longest length on two nodes: the thin-headroom caution and the more-nodes evidence of `solve memory`
+    status, out, _ = cli("memory", "--gpu", "mi300x", "--gpus", "16", "--model", "8B", "--len", "409600", "--sp", "8",
+                         "--json")
+    estimate = json.loads(out)
+    assert (status, estimate["cautions"][1]) == (0, (
+        "0.0 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat overhead for "
+        "the HIP context and RCCL does not grow across nodes: docs/memory.md in rft-solver's source); --margin 0.02 "
+        "keeps 1 GiB more to spare than the default 0.01 here, or measure a step first"))
+    assert "2 nodes (RCCL's memory calibrated on one node)" in estimate["beyond_calibration"]
