@@ -36,7 +36,7 @@ from solver.cli.memory import build_memory_parser, run_memory
 from solver.cli.notes import note_memory_as_sold, note_short_length
 from solver.cli.output import OutputError, print_escaped, standard_streams_open
 from solver.cli.parser import Parser, full_width_note
-from solver.cli.paths import check_outputs_spare_inputs
+from solver.cli.paths import check_outputs_spare_inputs, refuse_missing_examples
 from solver.cli.planner import build_parser, run_planner
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED
 from solver.cli.tables import build_tables_parser, run_tables
@@ -135,6 +135,7 @@ def _parse_and_run(parser: Parser, handler: Callable[[argparse.Namespace], int],
         args = parser.parse_args(argv)
     except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
         return int(done.code or 0)
+    refuse_missing_examples(args)
     check_outputs_spare_inputs(args)
     status = handler(args)
     note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr

@@ -11,11 +11,8 @@ from solver.cli.argtypes import path_argument
 from solver.cli.atomic import not_a_regular_file, writable_status, write_all_atomically
 from solver.cli.output import print_escaped
 from solver.cli.parser import FILE_SUFFIXES, Parser
-from solver.cli.paths import refuse_tables_folder
+from solver.cli.paths import EXAMPLES_FOLDER, refuse_tables_folder
 from solver.tables import QueryError, holds_text, it_or_them, resolved_path, shipped_examples
-
-DEFAULT_FOLDER = Path("docs", "examples")
-"""Where the docs' commands look for the examples, relative to the folder they run in."""
 
 
 def build_examples_parser() -> Parser:
@@ -30,8 +27,8 @@ def build_examples_parser() -> Parser:
                     "differs without --force, a DIR that is not a folder (or, not made yet, is named like a file: "
                     "x.yaml), cannot be written or is the shipped GPU tables' folder, feasibility/).")
     parser.add_argument("dir", metavar="DIR", nargs="?", type=path_argument("folder to write in"),
-                        default=DEFAULT_FOLDER,
-                        help=f"the folder to write them into, made if missing; default: {DEFAULT_FOLDER.as_posix()} "
+                        default=EXAMPLES_FOLDER,
+                        help=f"the folder to write them into, made if missing; default: {EXAMPLES_FOLDER.as_posix()} "
                         "under the current directory, where the docs' commands, run from this directory, find them")
     parser.add_argument("--force", action="store_true", help="overwrite the files there that differ from the examples")
     return parser
@@ -44,7 +41,7 @@ def run_examples(args: argparse.Namespace) -> int:
     refuse_tables_folder(folder, str(folder), "examples")
     if folder.suffix.lower() in FILE_SUFFIXES and not folder.is_dir():  # solve examples x.yaml: a file's name
         raise QueryError(f"{folder}: named like a file, and DIR is the folder to write all the examples into: name a "
-                         f"folder (made if missing; default {DEFAULT_FOLDER.as_posix()}), or make this one first")
+                         f"folder (made if missing; default {EXAMPLES_FOLDER.as_posix()}), or make this one first")
     targets = {folder / name: text for name, text in shipped_examples().items()}
     try:
         unchanged = {target for target, text in targets.items() if _holds_example(target, text)}

@@ -4,7 +4,8 @@ is given once)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import os
+from pathlib import Path, PurePosixPath
 
 from solver.cli.atomic import errors_named_by, writable_status
 from solver.tables import (
@@ -13,6 +14,7 @@ from solver.tables import (
     model_config_file,
     resolved_path,
     same_file,
+    shipped_examples,
     shipped_table_files,
     shipped_tables_directory,
 )
@@ -21,6 +23,25 @@ INPUT_FLAGS = ("from_config", "weights", "memory_model", "model_config", "cells"
 """The arguments that name files the command reads (cells is a list)."""
 OUTPUT_FLAGS = ("out", "write", "svg")
 """The arguments that name files the command writes."""
+EXAMPLES_FOLDER = Path("docs", "examples")
+"""Where the docs' commands look for the example files, relative to the folder they run in (`solve examples`)."""
+
+
+def refuse_missing_examples(args: argparse.Namespace) -> None:
+    """`QueryError`, before any work, where a file the command reads is one of the docs' examples as the docs name
+    it (``docs/examples/my-cells.yaml``) and is not here: it says where they are and that `solve examples` writes
+    them."""
+    for name in INPUT_FLAGS:
+        value = getattr(args, name, None)
+        for path in value if isinstance(value, list) else [value]:
+            if path is None or path.parts[:2] != EXAMPLES_FOLDER.parts or os.path.exists(path):
+                continue
+            named = PurePosixPath(*path.parts[2:])
+            if named.parts and any(named in (shipped, *shipped.parents) for shipped in shipped_examples()):
+                flag = "" if name == "file" else f"--{name.replace('_', '-')} "
+                raise QueryError(f"{flag}{path}: no such file here: it is one of the docs' example files, relative to the "
+                                 f"repository's root; run the command there, or run `solve examples` here first, "
+                                 f"which writes them to {EXAMPLES_FOLDER.as_posix()}")
 
 
 def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
