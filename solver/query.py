@@ -590,6 +590,10 @@ class TrinityConfig(Frozen, defer_build=True):
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""
+    environment: tuple[tuple[str, str], ...] = ()
+    """(name, value) of each environment variable set in the shell that read the config whose value an
+    interpolation in a key rft-solver read took (``${oc.env:NGPUS,8}``): the plan was made with them, so the command
+    that checks a config as it was planned sets them (`solver.trinity.check_command`)."""
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""

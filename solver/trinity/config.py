@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from solver.query import (
@@ -814,13 +814,34 @@ def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigPr
         f"{prompt} + {response} = {length}, as the verdict does"))]
 
 
+class _VariablesRead(Mapping[str, str]):
+    """`environ` as the config's interpolations read it, noting each variable that they find set there (`found`, in
+    the order first read, with its value): those the command checking the config as it was planned sets too."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self.environ = environ
+        self.found: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> str:
+        value = self.environ[name]
+        self.found[name] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.environ)
+
+    def __len__(self) -> int:
+        return len(self.environ)
+
+
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
                         option_names: OptionNames = API_OPTIONS) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
 
     Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
     be, or contain, ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the
-    default; unset without a default is an error), possibly wrapped in ``${oc.decode:...}``, or a reference to
+    default; unset without a default is an error; those set in `environ` are given with their values, in
+    ``environment``), possibly wrapped in ``${oc.decode:...}``, or a reference to
     another key (``${model.max_model_len}``, ``${..key}``, ``${a.b[0]}``), all read and resolved as OmegaConf does
     (`ConfigValues`; sections given as interpolations too); any other resolver (``${oc.select:...}``) raises
     `ConfigError`. Whole numbers written as text
@@ -851,7 +872,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
     data = load_config_mapping(text, name)
-    reader = ConfigReader(data, name, environ)
+    variables = _VariablesRead(environ)
+    reader = ConfigReader(data, name, variables)
     model_path, model = _read_model(reader, option_names)
     mode = _read_mode(reader)
     _check_one_trainer(reader)
@@ -883,7 +905,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         trainer_sp=trainer_sp,
         offload=offload,
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
-        role_token_budgets=_role_token_budgets(data, name, environ),
+        role_token_budgets=_role_token_budgets(data, name, variables),
         strategy=given,
         notes=tuple(note.words for note in notes),
         note_codes=tuple(note.code for note in notes),
@@ -897,6 +919,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         lora_ref_sp=lora_ref_sp,
         ref_forward_runs=no_ref is None,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
+        environment=tuple(variables.found.items()),
     )
 
 
