@@ -479,6 +479,7 @@ class ConfigProblemCode(str, Enum):
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
     TRAIN_BATCH_REQUIRED = "train-batch-required"
     CRITIC_NOT_COUNTED = "critic-not-counted"
+    LORA_COUNTED_AS_FULL = "lora-counted-as-full"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"

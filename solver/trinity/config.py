@@ -475,14 +475,19 @@ def _ref_step_skipped(reader: ConfigReader, no_ref: str | None, version: Trinity
     0.8 reads (0.6.0's ``verl_legacy/fsdp_workers.py:181`` to ``:184``; 0.5's worker, which runs no other verl)."""
     if no_ref is not None:
         return RefSkip(no_ref, lora=False)
-    lora = [path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))]
-    if not lora:
+    lora = _lora_key(reader)
+    if lora is None:
         return None
-    key = ".".join(lora[0])
-    if version == "0.5" or lora[0] == LORA_KEYS[0]:
+    key = ".".join(lora)
+    if version == "0.5" or lora == LORA_KEYS[0]:
         return RefSkip(f"with LoRA ({key}) the actor, at its own SP, gives the ref's log-probs", lora=True)
     return RefSkip(f"with verl before 0.8 LoRA ({key}) has the actor, at its own SP, give the ref's log-probs",
-                   lora=True, ignored_from_08=lora[0][-1])
+                   lora=True, ignored_from_08=lora[-1])
+
+
+def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
+    """The first of `LORA_KEYS` that turns LoRA on (`_turns_lora_on`); None without LoRA."""
+    return next((path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))), None)
 
 
 def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
@@ -500,6 +505,26 @@ def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
         rank = value.strip() if isinstance(value, str) else value
         return int(rank) > 0 if isinstance(rank, int) or isinstance(rank, str) and rank.isdigit() else False
     return isinstance(value, list) and len(value) > 0
+
+
+def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone:
+    the tables and the memory model measured full fine-tuning, whose gradients and optimizer states the verdict and
+    the plans count, so they are conservative for it (`ConfigProblemCode.LORA_COUNTED_AS_FULL`). Where only verl
+    before 0.8 reads the key, without `version` 0.5, it says so: Trinity 0.6 on verl 0.8 or later ignores the key
+    (``FROZEN_KEYS``) and trains every parameter, as counted. None without LoRA, and for LoRA configs Trinity does not
+    load (`_lora_configs_notes` refuses them)."""
+    lora = _lora_key(reader)
+    if lora is None or lora == LORA_KEYS[0] and not _one_lora_config(reader):
+        return []
+    key = ".".join(lora)
+    every_release = version == "0.5" or lora == LORA_KEYS[0]
+    when = f"with LoRA ({key})" if every_release else f"with verl before 0.8 LoRA ({key})"
+    from_08 = "" if every_release else "; Trinity 0.6 on verl 0.8 or later ignores the key and trains every parameter"
+    return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
+        f"{when} the trainer holds gradients and optimizer states for the adapter alone, while the tables and the "
+        "memory model measured full fine-tuning: the verdict and the plans count full fine-tuning's gradients and "
+        f"optimizer states, so a LoRA run needs less memory than shown (conservative){from_08}"))]
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
@@ -891,7 +916,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
-             *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
+             *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
+             *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
              *_lora_rank_notes(reader, version), *_null_notes(reader, version))
     return TrinityConfig(
