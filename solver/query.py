@@ -487,6 +487,7 @@ class ConfigProblemCode(str, Enum):
     ALLOC_CONF_REFUSED = "alloc-conf-refused"
     ALLOC_CONFS_DISAGREE = "alloc-confs-disagree"
     ALLOC_CONF_NEW_NAME = "alloc-conf-new-name"
+    ALLOC_CONF_IN_EXPLORER = "alloc-conf-in-explorer"
     CHUNKED_ENTROPY = "chunked-entropy"
     ANCHORED_KEY_CHANGED = "anchored-key-changed"
 

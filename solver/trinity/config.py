@@ -18,6 +18,7 @@ from solver.query import (
     TrinityConfig,
     TrinityVersion,
 )
+from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
 from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import (
     MAX_GPUS,
@@ -919,7 +920,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
-             *_lora_rank_notes(reader, version), *_null_notes(reader, version))
+             *_lora_rank_notes(reader, version), *_null_notes(reader, version), *_explorer_alloc_conf_notes(reader))
     return TrinityConfig(
         model=model,
         model_path=model_path,
@@ -947,6 +948,29 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
         environment=tuple(variables.found.items()),
     )
+
+
+EXPLORER_ENV_VARS = ("explorer", "env_vars")
+"""The environment variables Trinity sets for the rollout's workflow runners alone (``explorer/scheduler.py:86`` in
+0.6.0, ``:154`` in 0.5.2): not the trainer's, nor the Ray job's (docs/trinity.md)."""
+
+
+def _explorer_alloc_conf_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """A line on each allocator variable (`ALLOC_CONF_VARIABLES`) that ``explorer.env_vars`` (`EXPLORER_ENV_VARS`)
+    gives an ``expandable_segments`` value: it reaches the rollout's workflow runners alone, not the trainer, whose Env
+    the verdict reads from this shell, so the line says where Env must be set, as ``--write``'s Env note does
+    (`ConfigProblemCode.ALLOC_CONF_IN_EXPLORER`). None where it sets none, or cannot be read."""
+    variables = read_or_none(reader.get, EXPLORER_ENV_VARS)
+    if not isinstance(variables, Mapping):
+        return []
+    several = (read_or_none(reader.integer, ("cluster", "node_num")) or 1) > 1
+    settings = ((name, read_or_none(reader.get, (*EXPLORER_ENV_VARS, name)))
+                for name in ALLOC_CONF_VARIABLES if name in variables)
+    return [ConfigProblem(ConfigProblemCode.ALLOC_CONF_IN_EXPLORER, (
+        f"{dotted(EXPLORER_ENV_VARS)} sets {name} with expandable_segments, which reaches the rollout's workflow "
+        f"runners alone, not the trainer, whose Env the verdict reads from this shell: the trainer needs Env, which a "
+        f"config cannot set: {ENV_EXPORT} {env_when(several)}"))
+        for name, setting in settings if isinstance(setting, str) and expandable_segments(setting)]
 
 
 def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
