@@ -51,8 +51,8 @@ def test_the_written_check_command_sets_the_shells_gpu_count_and_judges_the_plan
                        "--check --gpu A100-80GB")
     status, out, err = _run(cli, monkeypatch, command)
     assert (status, err) == (0, "")
-    assert out.splitlines()[1].startswith(f"{patched.name} runs Env + SP=2 on 8 trainer GPUs at 32768 tokens (Env on, read "
-                                          "from this shell's PYTORCH_CUDA_ALLOC_CONF): it trains")
+    assert out.splitlines()[1].startswith(f"{patched.name} runs Env + SP=2 on 8 trainer GPUs at 32768 tokens (Env on, "
+                                          "read from this shell's PYTORCH_CUDA_ALLOC_CONF): it trains")
     # Without NGPUS, as before: the check reads 8 GPUs per node, 4 trainer GPUs, and judges another plan.
     status, out, _ = _run(cli, monkeypatch, command.removeprefix("NGPUS=12 "))
     assert (status, "on 4 trainer GPUs" in out.splitlines()[1]) == (1, True)
@@ -81,8 +81,8 @@ _PLAN = plan("4B", max_model_len=8192, gpu="a100")[0].plans[0]
     ((("LEN", "32 768"), ("B", "x'y")), "LEN='32 768' B='x'\"'\"'y' solve"),  # quoted as the shell reads them
     ((("MY-VAR", "1"), ("NGPUS", "12")), "env MY-VAR=1 NGPUS=12 solve"),  # no name a shell's assignment takes
 ])
-def test_the_check_command_sets_the_variables_as_a_shell_reads_them(environment: tuple[tuple[str, str], ...],
-                                                                     words: str):
+def test_the_check_command_sets_the_variables_as_a_shell_reads_them(
+        environment: tuple[tuple[str, str], ...], words: str):
     assert check_command(_PLAN, load_catalog().model("4B"), ("--gpu", "A100-80GB"), None, None,
                          environment=environment) == (
         f"{words} --from-config CONFIG --check --gpu A100-80GB")

@@ -40,8 +40,8 @@ def _lines(env_vars: str, nodes: int = 1) -> list[str]:
     ('{HF_HOME: /cache}', 1, []),
     ("null", 1, []),
 ])
-def test_an_allocator_variable_in_the_explorers_env_vars_is_said_to_miss_the_trainer(env_vars: str, nodes: int,
-                                                                                       lines: list[str]):
+def test_an_allocator_variable_in_the_explorers_env_vars_is_said_to_miss_the_trainer(
+        env_vars: str, nodes: int, lines: list[str]):
     assert _lines(env_vars, nodes) == lines
 
 

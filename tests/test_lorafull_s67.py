@@ -34,8 +34,8 @@ MODEL = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768%s}\n"
     (MODEL % ", lora_configs: [{lora_rank: 64}]", "0.6", [f"with LoRA (model.lora_configs) {COUNTED}"]),
     # The roles' keys: only verl before 0.8 reads them (Trinity 0.6 on verl 0.8 or later ignores them, FROZEN_KEYS).
     (MODEL % "" + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: 8}}}}\n", None,
-     [f"with verl before 0.8 LoRA ({ROLE_MODEL}.lora_rank) {COUNTED}; Trinity 0.6 on verl 0.8 or later ignores the "
-      "key and trains every parameter"]),
+     [(f"with verl before 0.8 LoRA ({ROLE_MODEL}.lora_rank) {COUNTED}; Trinity 0.6 on verl 0.8 or later ignores "
+       "the key and trains every parameter")]),
     (MODEL % "" + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: a}}}}\n", "0.5",
      [f"with LoRA ({ROLE_MODEL}.lora_adapter_path) {COUNTED}"]),
     # No LoRA: none; a rank of 0 is none; two LoRA configs, which Trinity refuses to load, are said so alone.
@@ -43,8 +43,8 @@ MODEL = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768%s}\n"
     (MODEL % "" + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: 0}}}}\n", "0.5", []),
     (MODEL % ", lora_configs: [{lora_rank: 8}, {lora_rank: 16}]", None, []),
 ])
-def test_lora_gets_a_line_that_the_verdict_counts_full_fine_tuning(text: str, version: str | None,
-                                                                     lines: list[str]):
+def test_lora_gets_a_line_that_the_verdict_counts_full_fine_tuning(
+        text: str, version: str | None, lines: list[str]):
     assert _lora_lines(text, version) == lines
 
 
