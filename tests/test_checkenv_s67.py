@@ -4,10 +4,10 @@ and judges another plan (s67, the Trinity user's review)."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import pytest
+from test_writecheck_s60 import run_as_shell, written_check
 
 from solver.api import plan
 from solver.tables import QueryError, load_catalog
@@ -21,24 +21,6 @@ CONFIG = ("mode: both\nalgorithm: {algorithm_type: grpo, repeat_times: 8}\nbuffe
 """Qwen3-8B at 32768 tokens, its GPUs per node from NGPUS (8 by default), 4 of them the rollout's."""
 
 
-def _written_check(patched: Path) -> str:
-    """The command the --write note holds, below its intro line."""
-    lines = patched.read_text(encoding="utf-8").splitlines()
-    intro = lines.index("  # To check this file as its plan was made:")
-    return lines[intro + 1].removeprefix("  #   ")
-
-
-def _run(cli, monkeypatch: pytest.MonkeyPatch, command: str) -> tuple[int, str, str]:
-    """`command` (``NAME=value ... solve ARGS``) run in-process, its variables set, in a shell without NGPUS."""
-    monkeypatch.delenv("NGPUS", raising=False)
-    words = shlex.split(command)
-    while "=" in words[0]:
-        name, _, value = words.pop(0).partition("=")
-        monkeypatch.setenv(name, value)
-    assert words[0] == "solve"
-    return cli(*words[1:])
-
-
 def test_the_written_check_command_sets_the_shells_gpu_count_and_judges_the_plan(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
@@ -46,15 +28,17 @@ def test_the_written_check_command_sets_the_shells_gpu_count_and_judges_the_plan
     monkeypatch.setenv("NGPUS", "12")  # 12 - 4 rollout GPUs: 8 trainer GPUs
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--write", str(patched))
     assert (status, "plan           Env + SP=2 on 8 of 8 GPUs, with 4 rollout GPUs\n" in out) == (0, True)
-    command = _written_check(patched)
+    command = written_check(patched.read_text(encoding="utf-8"))
     assert command == (f"NGPUS=12 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config {patched} "
                        "--check --gpu A100-80GB")
-    status, out, err = _run(cli, monkeypatch, command)
+    monkeypatch.delenv("NGPUS")  # the check's shell: its command sets it
+    status, out, err = run_as_shell(cli, monkeypatch, command)
     assert (status, err) == (0, "")
     assert out.splitlines()[1].startswith(f"{patched.name} runs Env + SP=2 on 8 trainer GPUs at 32768 tokens (Env on, "
                                           "read from this shell's PYTORCH_CUDA_ALLOC_CONF): it trains")
     # Without NGPUS, as before: the check reads 8 GPUs per node, 4 trainer GPUs, and judges another plan.
-    status, out, _ = _run(cli, monkeypatch, command.removeprefix("NGPUS=12 "))
+    monkeypatch.delenv("NGPUS")
+    status, out, _ = run_as_shell(cli, monkeypatch, command.removeprefix("NGPUS=12 "))
     assert (status, "on 4 trainer GPUs" in out.splitlines()[1]) == (1, True)
 
 
