@@ -863,6 +863,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.TRAINER_KEYS_MERGED_REFUSED, C.ANCHORED_KEY_CHANGED]  # a patched config's: test_patchcheck_s57
     given += [C.ROPE_FACTOR_SKIPPED_REFUSED]  # a Gemma 3's, read from its config.json: test_vllmlen2_s63
     given += [C.PAST_DERIVED_LENGTH_REFUSED]  # a shorter length key, read from a config.json: test_vllmkeys_s64
+    given += [C.ALLOC_CONF_IN_EXPLORER]  # explorer.env_vars, beside CONFIG_HEAD's explorer: test_explorerenv_s67
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 
