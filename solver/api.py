@@ -70,6 +70,7 @@ from solver.results import (
     SettingsArguments,
     TrinitySettings,
     beyond_fields,
+    expandable_segments,
 )
 from solver.rules import (
     API_OPTIONS,
@@ -963,7 +964,7 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
     Env."""
     names = [name for name in ALLOC_CONF_VARIABLES if name in environ]
     variable = next(iter(names), ENV_VARIABLE[0])
-    values = _expandable_segments(environ.get(variable, ""))
+    values = expandable_segments(environ.get(variable, ""))
     env = values[-1:] == ["True"]  # the last word on them wins
     problems = [ConfigProblem(ConfigProblemCode.ALLOC_CONF_REFUSED, (
                     f"{variable} has expandable_segments:{value}, which PyTorch refuses (it takes True "
@@ -977,7 +978,7 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
                      f"{name} turns Env {'off' if env else 'on'} where {variable} turns it {'on' if env else 'off'}: "
                      f"every PyTorch release that takes Env from {name} takes it from {variable} first, as this "
                      f"verdict does: unset {name}"))
-                 for name in names[1:] if (_expandable_segments(environ[name])[-1:] == ["True"]) != env]
+                 for name in names[1:] if (expandable_segments(environ[name])[-1:] == ["True"]) != env]
     return current.model_copy(update={
         "env": env, "env_variable": variable,
         "config_problems": (*current.config_problems, *(problem.words for problem in problems)),
@@ -1364,7 +1365,3 @@ def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentS
     return at_token_budget(catalog, judged, gpu, vouching, own)
 
 
-def _expandable_segments(setting: str) -> list[str]:
-    """The values an allocator setting (PYTORCH_CUDA_ALLOC_CONF's) gives expandable segments, in order."""
-    return [value.strip() for key, _, value in (part.partition(":") for part in setting.split(","))
-            if key.strip() == "expandable_segments"]

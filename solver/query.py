@@ -500,6 +500,7 @@ class ConfigProblemCode(str, Enum):
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
     TRAIN_BATCH_REQUIRED = "train-batch-required"
     CRITIC_NOT_COUNTED = "critic-not-counted"
+    LORA_COUNTED_AS_FULL = "lora-counted-as-full"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
@@ -507,6 +508,7 @@ class ConfigProblemCode(str, Enum):
     ALLOC_CONF_REFUSED = "alloc-conf-refused"
     ALLOC_CONFS_DISAGREE = "alloc-confs-disagree"
     ALLOC_CONF_NEW_NAME = "alloc-conf-new-name"
+    ALLOC_CONF_IN_EXPLORER = "alloc-conf-in-explorer"
     CHUNKED_ENTROPY = "chunked-entropy"
     ANCHORED_KEY_CHANGED = "anchored-key-changed"
 
@@ -611,6 +613,10 @@ class TrinityConfig(Frozen, defer_build=True):
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""
+    environment: tuple[tuple[str, str], ...] = ()
+    """(name, value) of each environment variable set in the shell that read the config whose value an
+    interpolation in a key rft-solver read took (``${oc.env:NGPUS,8}``): the plan was made with them, so the command
+    that checks a config as it was planned sets them (`solver.trinity.check_command`)."""
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""

@@ -98,6 +98,13 @@ ALLOC_CONF_VARIABLES = (ENV_VARIABLE[0], ROCM_ENV_VARIABLE, GENERIC_ENV_VARIABLE
 """The allocator variables in the order PyTorch 2.10 and 2.11 read them on every GPU, the first one set being the one
 read (PyTorch's CUDA builds before 2.10 take Env from the first only)."""
 
+
+def expandable_segments(setting: str) -> list[str]:
+    """The values an allocator setting (PYTORCH_CUDA_ALLOC_CONF's) gives expandable segments, in order."""
+    return [value.strip() for key, _, value in (part.partition(":") for part in setting.split(","))
+            if key.strip() == "expandable_segments"]
+
+
 ENV_EXPORT = f"export {ENV_VARIABLE[0]}={ENV_VARIABLE[1]}"
 """The shell line that turns Env on; it must run before Ray starts (`env_when`)."""
 

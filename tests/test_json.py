@@ -710,6 +710,7 @@ NOTED: list[tuple[str, list[ConfigProblemCode]]] = [
     (ROLES % ("fsdp", "", "{ulysses_sequence_parallel_size: 2}"), [C.ROLE_SP_DIFFERS]),
     ("mode: train\n" + GRPO, [C.TRAIN_BATCH_REQUIRED]),
     ("algorithm: {algorithm_type: ppo}\n", [C.CRITIC_NOT_COUNTED]),
+    (GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: 8}}}}\n", [C.LORA_COUNTED_AS_FULL]),
     (ROLES % ("fsdp", "", "{entropy_from_logits_with_chunking: true}"), [C.CHUNKED_ENTROPY]),
     (GRPO, []),
 ]
@@ -790,18 +791,18 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
     # An empty adapter path turns LoRA on, and verl's copy_to_local fails on it: refused under Trinity 0.5; Trinity 0.6
     # on verl 0.8 or later ignores the key.
     (CONFIG_HEAD + GRPO + 'trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: ""}}}}\n',
-     ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.EMPTY_ADAPTER_PATH_REFUSED]),
+     ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.LORA_COUNTED_AS_FULL, C.EMPTY_ADAPTER_PATH_REFUSED]),
     (CONFIG_HEAD + GRPO + 'trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: ""}}}}\n',
-     ("--gpu", "h100"), "", None, [C.EMPTY_ADAPTER_PATH]),
+     ("--gpu", "h100"), "", None, [C.LORA_COUNTED_AS_FULL, C.EMPTY_ADAPTER_PATH]),
     # A path ending in "/": verl's copy_to_local asserts it does not; the model's fails with every release, an adapter
     # path under trainer_config only with verl before 0.8.
     (CONFIG_HEAD.replace("Qwen3-8B,", "Qwen3-8B/,") + GRPO, ("--gpu", "h100"), "", None, [C.TRAILING_SLASH_REFUSED]),
     (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: a/}}}}\n",
-     ("--gpu", "h100"), "", None, [C.TRAILING_SLASH]),
+     ("--gpu", "h100"), "", None, [C.LORA_COUNTED_AS_FULL, C.TRAILING_SLASH]),
     # A LoRA rank of true: Trinity's typed int field refuses it; under trainer_config, Trinity 0.6 on verl 0.8 or later
     # ignores the key.
     (CONFIG_HEAD.replace("32768}", "32768, lora_configs: [{lora_rank: true}]}") + GRPO, ("--gpu", "h100"), "", None,
-     [C.LORA_RANK_NOT_A_NUMBER_REFUSED]),
+     [C.LORA_COUNTED_AS_FULL, C.LORA_RANK_NOT_A_NUMBER_REFUSED]),
     (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: true}}}}\n",
      ("--gpu", "h100"), "", None, [C.LORA_RANK_NOT_A_NUMBER]),
     # A null where Trinity's own config takes no null: every release refuses it as it loads the config.
@@ -862,6 +863,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.TRAINER_KEYS_MERGED_REFUSED, C.ANCHORED_KEY_CHANGED]  # a patched config's: test_patchcheck_s57
     given += [C.ROPE_FACTOR_SKIPPED_REFUSED]  # a Gemma 3's, read from its config.json: test_vllmlen2_s63
     given += [C.PAST_DERIVED_LENGTH_REFUSED]  # a shorter length key, read from a config.json: test_vllmkeys_s64
+    given += [C.ALLOC_CONF_IN_EXPLORER]  # explorer.env_vars, beside CONFIG_HEAD's explorer: test_explorerenv_s67
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

@@ -119,8 +119,10 @@ def test_an_empty_adapter_path_fails_to_load_before_the_trainer_starts(
     # verl's copy_local_path_from_hdfs asserts src[-1] != "/": an empty path raises IndexError (utils/fs.py:238).
     current = _current(cli, tmp_path, *flags, roles='      model: {lora_adapter_path: ""}\n')
     code, refused, words = line
-    assert (current["config_problem_codes"], current["refused"]) == ([code], refused)
-    assert current["config_problems"][0].startswith(words)
+    # An adapter path turns LoRA on (with verl before 0.8 alone without 0.5), which the verdict counts as full
+    # fine-tuning (test_lorafull_s67).
+    assert (current["config_problem_codes"], current["refused"]) == (["lora-counted-as-full", code], refused)
+    assert current["config_problems"][1].startswith(words)
 
 
 @pytest.mark.parametrize(("lora", "path", "said"), [
@@ -131,7 +133,9 @@ def test_only_an_empty_adapter_path_that_lora_configs_leaves_is_said(
         cli, tmp_path: Path, lora: str, path: str, said: bool):
     current = _current(cli, tmp_path, "--trinity-version", "0.5", lora=lora,
                        roles=f"      model: {{lora_adapter_path: {path}}}\n")
-    assert current["config_problem_codes"] == (["empty-adapter-path-refused"] if said else [])
+    lora_on = lora or path != "null"  # LoRA's line: test_lorafull_s67
+    assert current["config_problem_codes"] == [*(["lora-counted-as-full"] if lora_on else []),
+                                               *(["empty-adapter-path-refused"] if said else [])]
 
 
 LORA_CONFIG_FAILS = (
@@ -157,8 +161,8 @@ def test_an_empty_lora_config_path_is_loaded_as_the_adapter_and_fails(
     # lora_adapter_path (verl_config.py:624) and fails in copy_to_local as the key itself does.
     current = _current(cli, tmp_path, *flags, lora=lora)
     code, refused, words = line
-    assert (current["config_problem_codes"], current["refused"], current["config_problems"]) == (
-        [code], refused, [words])
+    assert (current["config_problem_codes"], current["refused"], current["config_problems"][1:]) == (
+        ["lora-counted-as-full", code], refused, [words])  # LoRA's line first: test_lorafull_s67
 
 
 LORA = "  lora_configs: [{lora_rank: 32}]\n"
@@ -250,5 +254,5 @@ def test_without_05_lora_from_the_roles_keys_is_verl_before_08s_alone(cli, tmp_p
                                                                       lora: str, model: str, line: str):
     current = _current(cli, tmp_path, *flags, lora=lora,
                        roles=f"      model: {{{model}}}\n      ref: {{ulysses_sequence_parallel_size: 2}}\n")
-    assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [
-        ("role-sp-differs", line)]
+    assert (current["config_problem_codes"], current["config_problems"][0]) == (
+        ["role-sp-differs", "lora-counted-as-full"], line)  # LoRA's line: test_lorafull_s67

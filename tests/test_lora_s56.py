@@ -43,7 +43,8 @@ def test_any_adapter_path_turns_lora_on_an_empty_one_too(cli, tmp_path: Path, pa
     current = _current(cli, tmp_path, roles=REF_SP_2 + f"      model: {{lora_adapter_path: {path}}}\n")
     empty = ["empty-adapter-path-refused"] if path in ("''", '""') else []
     assert (current["refused"], current["config_problem_codes"]) == (
-        (bool(empty), ["role-sp-differs", *empty]) if lora else (True, ["ref-sp-ungrouped-refused"]))
+        (bool(empty), ["role-sp-differs", "lora-counted-as-full", *empty]) if lora
+        else (True, ["ref-sp-ungrouped-refused"]))
     if lora:
         assert ("with LoRA (trainer.trainer_config.actor_rollout_ref.model.lora_adapter_path) the actor, at its own "
                 "SP, gives the ref's log-probs, so it never runs") in current["config_problems"][0]
@@ -61,9 +62,10 @@ def test_lora_configs_trinity_does_not_load_refuse_the_config(cli, tmp_path: Pat
         "lora-configs-refused", f"model.lora_configs {why}: give it one LoRA config, or drop it for no LoRA")]
 
 
-def test_one_lora_config_is_no_problem_and_the_refusal_is_a_refused_line(cli, tmp_path: Path):
-    assert _current(cli, tmp_path, lora="  lora_configs: [{lora_rank: 32}]\n", roles="      model: {}\n")[
-        "config_problem_codes"] == []
+def test_one_lora_config_is_no_refusal_and_the_refusal_is_a_refused_line(cli, tmp_path: Path):
+    # One LoRA config is said only as the tables' full fine-tuning, which the verdict counts (test_lorafull_s67).
+    current = _current(cli, tmp_path, lora="  lora_configs: [{lora_rank: 32}]\n", roles="      model: {}\n")
+    assert (current["refused"], current["config_problem_codes"]) == (False, ["lora-counted-as-full"])
     path = tmp_path / "trinity.yaml"
     path.write_text(CONFIG.format(algorithm="grpo", lora="  lora_configs: []\n", trainer="", roles="      model: {}\n",
                                   length=16384), encoding="utf-8")
@@ -85,7 +87,7 @@ def test_the_budget_in_effect_counts_the_refs_only_where_the_algorithm_uses_a_re
     current = _current(cli, tmp_path, algorithm=algorithm, lora=lora, trainer=BUDGETS, length=32768,
                        roles="      ref: {log_prob_max_token_len_per_gpu: 50000}\n")
     assert current["max_token_len_per_gpu"] == judged
-    assert current["config_problems"][0] == (
+    assert current["config_problems"][1 if lora else 0] == (  # after LoRA's line (test_lorafull_s67)
         f"the token budget in effect, {judged} (the most any role takes), is below Trinity's default ceil(2 x 32768 "
         f"/ 1) = 65536, which the tables measured: the verdict is at {judged} tokens per GPU (each step takes more "
         "micro-batches)")
@@ -95,7 +97,7 @@ def test_with_lora_the_refs_own_budget_is_compared_with_the_verdicts(cli, tmp_pa
     # The actor's log-prob pass gives the ref's log-probs at the ref's 35000 tokens per GPU (at the actor's SP).
     current = _current(cli, tmp_path, lora="  lora_configs: [{lora_rank: 32}]\n", trainer=BUDGETS, length=32768,
                        roles="      ref: {log_prob_max_token_len_per_gpu: 35000}\n")
-    assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True))[1:] == [(
+    assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True))[2:] == [(
         "token-budget-below-verdict", (f"{REF_BUDGET} 35000 is below the verdict's budget: fewer tokens per GPU than "
                                        "the verdict assumes (so it is cautious; each step takes more micro-batches)"))]
 

@@ -136,7 +136,9 @@ def test_a_lora_rank_of_0_is_no_lora_and_the_refs_forward_runs(cli, tmp_path: Pa
     current = json.loads(out)[0]["current"]
     lora = ("with LoRA (trainer.trainer_config.actor_rollout_ref.model.lora_rank) the actor, at its own SP, gives the "
             "ref's log-probs")
-    assert (status, current["refused"], current["config_problems"]) == (0, refused, [
+    lora_line = [] if refused else ["lora-counted-as-full"]  # a rank above 0 is LoRA: test_lorafull_s67
+    assert current["config_problem_codes"][1:] == lora_line
+    assert (status, current["refused"], current["config_problems"][:1]) == (0, refused, [
         f"{SLICED}, so the first ref step fails (remove padding on, its default): set the ref's SP to the actor's "
         "(--write does)" if refused else
         f"{SLICED}, which would fail its first step, but {lora}, so it never runs; set the ref's SP to the actor's "

@@ -34,9 +34,11 @@ def _problems(cli, tmp_path: Path, algorithm: str, lora: str = "", roles: str = 
      "with LoRA (model.lora_configs) the actor, at its own SP, gives the ref's log-probs")])
 def test_a_ref_that_runs_no_forward_gets_no_line_on_its_tokens_per_gpu(
         cli, tmp_path: Path, algorithm: str, lora: str, reason: str):
-    assert _problems(cli, tmp_path, algorithm, lora) == [("role-sp-differs", (
+    problems = _problems(cli, tmp_path, algorithm, lora)
+    assert problems[0] == ("role-sp-differs", (
         f"{REF_SP} 4 is not the actor's 2, but {reason}, so its forward never runs; the verdict is at SP 2: set them "
-        "alike (--write does)"))]
+        "alike (--write does)"))
+    assert [code for code, _ in problems[1:]] == (["lora-counted-as-full"] if lora else [])  # test_lorafull_s67
 
 
 @pytest.mark.parametrize(("lora", "roles"), [
@@ -69,7 +71,7 @@ def test_at_an_actor_sp_of_1_only_a_rank_above_0_keeps_the_ref_from_failing(cli,
     _, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--trinity-version", "0.5", "--json")
     current = json.loads(out)[0]["current"]
     ranked = "8" in roles  # vanilla does not train at 16384 tokens on 4 A100s either way: --check exits 1 for both
-    assert (current["refused"], current["config_problem_codes"][-1]) == (
+    assert (current["refused"], current["config_problem_codes"][0]) == (  # LoRA's line after it: test_lorafull_s67
         (False, "role-sp-differs") if ranked else (True, "ref-sp-ungrouped-refused"))
 
 

@@ -36,13 +36,13 @@ def _write(cli, config: Path, out: Path, text: str, *flags: str) -> tuple[str, s
     return out.read_text(), err
 
 
-def _command(written: str) -> str:
+def written_check(written: str) -> str:
     """The check command of the written config's note: the line after its lead-in."""
     lines = [line.strip() for line in written.splitlines()]
     return lines[lines.index(INTRO) + 1].removeprefix("#   ")
 
 
-def _run(cli, monkeypatch: pytest.MonkeyPatch, command: str) -> tuple[int, str, str]:
+def run_as_shell(cli, monkeypatch: pytest.MonkeyPatch, command: str) -> tuple[int, str, str]:
     """`command` (``[VARIABLE=VALUE] solve ...``) run as a shell would, in-process."""
     words = shlex.split(command)
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
@@ -64,12 +64,12 @@ def test_the_written_command_is_the_emitted_headers_naming_the_file_with_the_pla
     status, emitted, _ = cli("--from-config", str(config), *flags, "--emit", "trinity")
     assert status == 0
     header = next(line for line in emitted.splitlines() if " solve --from-config CONFIG --check " in line)
-    assert _command(written) == header.removeprefix("#   ").replace("CONFIG", shlex.quote(str(out)))
-    assert _command(written) == (
+    assert written_check(written) == header.removeprefix("#   ").replace("CONFIG", shlex.quote(str(out)))
+    assert written_check(written) == (
         f"{ENV} solve --from-config '{out}' --check --gpu H100-80GB --cells "
         f"{ROOT / 'docs' / 'examples' / 'my-cells.yaml'} --margin 0.02")
     # Pasted as it is, it checks the written file: it trains.
-    status, out_text, err = _run(cli, monkeypatch, _command(written))
+    status, out_text, err = run_as_shell(cli, monkeypatch, written_check(written))
     assert status == 0, err
     assert re.search(r"t32 h100\.yaml runs Env \+ Offload \+ SP=4 on 4 trainer GPUs at 131072 tokens .*: it trains",
                      " ".join(out_text.split("\n")))
@@ -88,9 +88,9 @@ def test_the_printed_command_passes_on_the_written_file_and_a_rewrite_stacks_no_
     assert written.count(INTRO) == 1 and written.count("# evidence") == (evidence != "documented")
     lines = written.splitlines()
     length = next(index for index, line in enumerate(lines) if line.startswith("  max_model_len: "))
-    assert lines[length - 2:length] == [f"  {INTRO}", f"  #   {_command(written)}"]  # just above the length
-    assert ("--host-ram 1024" in _command(written)) == ("--host-ram" in flags)
-    assert _run(cli, monkeypatch, _command(written))[0] == 0
+    assert lines[length - 2:length] == [f"  {INTRO}", f"  #   {written_check(written)}"]  # just above the length
+    assert ("--host-ram 1024" in written_check(written)) == ("--host-ram" in flags)
+    assert run_as_shell(cli, monkeypatch, written_check(written))[0] == 0
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     # Written again from its own output: the same file (but for the name the command gives it), one note.
     again = tmp_path / "again.yaml"
@@ -159,7 +159,7 @@ def test_a_flow_style_model_gets_its_note_above_its_line_and_checks(cli, tmp_pat
     assert "flow style" not in err
     again = tmp_path / "again.yaml"
     assert _write(cli, out, again, written, "--gpu", "a100")[0] == written.replace(str(out), str(again))  # once
-    assert _run(cli, monkeypatch, _command(written))[0] == 0
+    assert run_as_shell(cli, monkeypatch, written_check(written))[0] == 0
 
 
 def test_a_config_all_in_flow_style_gets_the_command_on_stderr(cli, tmp_path, monkeypatch):
@@ -170,7 +170,7 @@ def test_a_config_all_in_flow_style_gets_the_command_on_stderr(cli, tmp_path, mo
     command = f"{ENV} solve --from-config {out} --check --gpu A100-80GB"
     assert (f"solve: note: {out}: a config in flow style ({{...}}) holds no comment line, so the note on its plan is "
             f"not written in it: check the file with: {command}\n") in err
-    assert _run(cli, monkeypatch, command)[0] == 0
+    assert run_as_shell(cli, monkeypatch, command)[0] == 0
 
 
 @pytest.mark.parametrize(("check", "path", "message"), [
@@ -195,7 +195,7 @@ def test_a_model_named_by_option_is_in_the_command_as_in_the_headers(cli, tmp_pa
             "cluster: {node_num: 1, gpu_per_node: 8}\n")
     config, out = tmp_path / "in.yaml", tmp_path / "out.yaml"
     written, _ = _write(cli, config, out, text, "--gpu", "a100", *model)
-    assert _command(written).endswith(f" --check --gpu A100-80GB {shlex.join(model)}")
+    assert written_check(written).endswith(f" --check --gpu A100-80GB {shlex.join(model)}")
     status, emitted, _ = cli("--from-config", str(config), "--gpu", "a100", *model, "--emit", "trinity")
     assert status == 0 and f" solve --from-config CONFIG --check --gpu A100-80GB {shlex.join(model)}\n" in emitted
-    assert _run(cli, monkeypatch, _command(written))[0] == 0
+    assert run_as_shell(cli, monkeypatch, written_check(written))[0] == 0

@@ -255,7 +255,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
-        patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu, catalog)
+        patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu, catalog, config)
         files[args.write] = patched.text
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
@@ -348,10 +348,11 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
             for answer in answers if answer.best is not None}
 
 
-def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
-                    gpu: str, catalog: Catalog) -> tuple[PatchedConfig, list[str], str | None]:
-    """The --from-config `config_text` patched for `best`, a plan on `gpu` of `catalog` (for --write), with the command
-    that checks the written file as the plan was made (`fragment_check`, as the fragment's header has it): the patched
+def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, model: Model, gpu: str, catalog: Catalog,
+                    config: TrinityConfig | None) -> tuple[PatchedConfig, list[str], str | None]:
+    """The --from-config `config_text` (read as `config`) patched for `best`, a plan on `gpu` of `catalog` (for
+    --write), with the command that checks the written file as the plan was made (`fragment_check`, and the
+    environment variables the config read, as the fragment's header has them): the patched
     config (its text, the keys it removed), a warning for each of its problems (`patched_config_problems`: the rules of
     Trinity's it still breaks, keys it changed on a YAML anchor, ...) and a note where the command could not be
     written in it, and the length it pays for that no sequence uses (`unused_length`); `QueryError` where its prompt
@@ -370,7 +371,8 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     with errors_named_by("--from-config"):
         patched = patched_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                          version=args.trinity_version, host_ram_gb=args.host_ram, gpu=gpu,
-                                         check=check, path=path, option_names=COMMAND_OPTIONS)
+                                         check=check, path=path, option_names=COMMAND_OPTIONS,
+                                         check_environment=_config_environment(config))
     # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
     mapping = load_config_mapping(patched.text, str(args.write))
     overlong = overlong_sequences(mapping, str(args.write), os.environ)
@@ -396,6 +398,12 @@ def _check_options(args: argparse.Namespace) -> tuple[str, ...]:
     model = (*(("--model", args.model) if args.model is not None else ()),
              *(("--model-config", str(args.model_config)) if args.model_config is not None else ()))
     return (*planning_check_options(args), *(model if args.from_config is not None else ()))
+
+
+def _config_environment(config: TrinityConfig | None) -> tuple[tuple[str, str], ...]:
+    """The environment variables --from-config's `config` read (`TrinityConfig.environment`), which the command
+    checking it as the plan was made sets: none without a config."""
+    return () if config is None else config.environment
 
 
 def _writing_trinity(args: argparse.Namespace) -> bool:
@@ -428,7 +436,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         try:
             fragments.append(fragment_for(keys, gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
-                                          option_names=COMMAND_OPTIONS))
+                                          option_names=COMMAND_OPTIONS,
+                                          check_environment=_config_environment(config)))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
             raise QueryError(engines_refusal(args, error, node_gpus)) from None
         if args.emit and answer.status == "feasible":  # the view says so under the plan

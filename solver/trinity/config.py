@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from solver.query import (
@@ -18,6 +18,7 @@ from solver.query import (
     TrinityConfig,
     TrinityVersion,
 )
+from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
 from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import (
     MAX_GPUS,
@@ -476,14 +477,19 @@ def _ref_step_skipped(reader: ConfigReader, no_ref: str | None, version: Trinity
     0.8 reads (0.6.0's ``verl_legacy/fsdp_workers.py:181`` to ``:184``; 0.5's worker, which runs no other verl)."""
     if no_ref is not None:
         return RefSkip(no_ref, lora=False)
-    lora = [path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))]
-    if not lora:
+    lora = _lora_key(reader)
+    if lora is None:
         return None
-    key = ".".join(lora[0])
-    if version == "0.5" or lora[0] == LORA_KEYS[0]:
+    key = ".".join(lora)
+    if version == "0.5" or lora == LORA_KEYS[0]:
         return RefSkip(f"with LoRA ({key}) the actor, at its own SP, gives the ref's log-probs", lora=True)
     return RefSkip(f"with verl before 0.8 LoRA ({key}) has the actor, at its own SP, give the ref's log-probs",
-                   lora=True, ignored_from_08=lora[0][-1])
+                   lora=True, ignored_from_08=lora[-1])
+
+
+def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
+    """The first of `LORA_KEYS` that turns LoRA on (`_turns_lora_on`); None without LoRA."""
+    return next((path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))), None)
 
 
 def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
@@ -501,6 +507,26 @@ def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
         rank = value.strip() if isinstance(value, str) else value
         return int(rank) > 0 if isinstance(rank, int) or isinstance(rank, str) and rank.isdigit() else False
     return isinstance(value, list) and len(value) > 0
+
+
+def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone:
+    the tables and the memory model measured full fine-tuning, whose gradients and optimizer states the verdict and
+    the plans count, so they are conservative for it (`ConfigProblemCode.LORA_COUNTED_AS_FULL`). Where only verl
+    before 0.8 reads the key, without `version` 0.5, it says so: Trinity 0.6 on verl 0.8 or later ignores the key
+    (``FROZEN_KEYS``) and trains every parameter, as counted. None without LoRA, and for LoRA configs Trinity does not
+    load (`_lora_configs_notes` refuses them)."""
+    lora = _lora_key(reader)
+    if lora is None or lora == LORA_KEYS[0] and not _one_lora_config(reader):
+        return []
+    key = ".".join(lora)
+    every_release = version == "0.5" or lora == LORA_KEYS[0]
+    when = f"with LoRA ({key})" if every_release else f"with verl before 0.8 LoRA ({key})"
+    from_08 = "" if every_release else "; Trinity 0.6 on verl 0.8 or later ignores the key and trains every parameter"
+    return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
+        f"{when} the trainer holds gradients and optimizer states for the adapter alone, while the tables and the "
+        "memory model measured full fine-tuning: the verdict and the plans count full fine-tuning's gradients and "
+        f"optimizer states, so a LoRA run needs less memory than shown (conservative){from_08}"))]
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
@@ -815,13 +841,34 @@ def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigPr
         f"{prompt} + {response} = {length}, as the verdict does"))]
 
 
+class _VariablesRead(Mapping[str, str]):
+    """`environ` as the config's interpolations read it, noting each variable that they find set there (`found`, in
+    the order first read, with its value): those the command checking the config as it was planned sets too."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self.environ = environ
+        self.found: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> str:
+        value = self.environ[name]
+        self.found[name] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.environ)
+
+    def __len__(self) -> int:
+        return len(self.environ)
+
+
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
                         option_names: OptionNames = API_OPTIONS) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
 
     Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
     be, or contain, ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the
-    default; unset without a default is an error), possibly wrapped in ``${oc.decode:...}``, or a reference to
+    default; unset without a default is an error; those set in `environ` are given with their values, in
+    ``environment``), possibly wrapped in ``${oc.decode:...}``, or a reference to
     another key (``${model.max_model_len}``, ``${..key}``, ``${a.b[0]}``), all read and resolved as OmegaConf does
     (`ConfigValues`; sections given as interpolations too); any other resolver (``${oc.select:...}``) raises
     `ConfigError`. Whole numbers written as text
@@ -852,7 +899,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
     data = load_config_mapping(text, name)
-    reader = ConfigReader(data, name, environ)
+    variables = _VariablesRead(environ)
+    reader = ConfigReader(data, name, variables)
     model_path, model = _read_model(reader, option_names)
     mode = _read_mode(reader)
     _check_one_trainer(reader)
@@ -870,9 +918,10 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     critic_budgets, critic_notes = _read_critic(reader, strategy)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
-             *_chunked_entropy_notes(reader, version), *_lora_configs_notes(reader),
+             *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
+             *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
-             *_lora_rank_notes(reader, version), *_null_notes(reader, version))
+             *_lora_rank_notes(reader, version), *_null_notes(reader, version), *_explorer_alloc_conf_notes(reader))
     return TrinityConfig(
         model=model,
         model_path=model_path,
@@ -884,7 +933,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         trainer_sp=trainer_sp,
         offload=offload,
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
-        role_token_budgets=_role_token_budgets(data, name, environ),
+        role_token_budgets=_role_token_budgets(data, name, variables),
         strategy=given,
         notes=tuple(note.words for note in notes),
         note_codes=tuple(note.code for note in notes),
@@ -898,7 +947,31 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         lora_ref_sp=lora_ref_sp,
         ref_forward_runs=no_ref is None,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
+        environment=tuple(variables.found.items()),
     )
+
+
+EXPLORER_ENV_VARS = ("explorer", "env_vars")
+"""The environment variables Trinity sets for the rollout's workflow runners alone (``explorer/scheduler.py:86`` in
+0.6.0, ``:154`` in 0.5.2): not the trainer's, nor the Ray job's (docs/trinity.md)."""
+
+
+def _explorer_alloc_conf_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """A line on each allocator variable (`ALLOC_CONF_VARIABLES`) that ``explorer.env_vars`` (`EXPLORER_ENV_VARS`)
+    gives an ``expandable_segments`` value: it reaches the rollout's workflow runners alone, not the trainer, whose Env
+    the verdict reads from this shell, so the line says where Env must be set, as ``--write``'s Env note does
+    (`ConfigProblemCode.ALLOC_CONF_IN_EXPLORER`). None where it sets none, or cannot be read."""
+    variables = read_or_none(reader.get, EXPLORER_ENV_VARS)
+    if not isinstance(variables, Mapping):
+        return []
+    several = (read_or_none(reader.integer, ("cluster", "node_num")) or 1) > 1
+    settings = ((name, read_or_none(reader.get, (*EXPLORER_ENV_VARS, name)))
+                for name in ALLOC_CONF_VARIABLES if name in variables)
+    return [ConfigProblem(ConfigProblemCode.ALLOC_CONF_IN_EXPLORER, (
+        f"{dotted(EXPLORER_ENV_VARS)} sets {name} with expandable_segments, which reaches the rollout's workflow "
+        f"runners alone, not the trainer, whose Env the verdict reads from this shell: the trainer needs Env, which a "
+        f"config cannot set: {ENV_EXPORT} {env_when(several)}"))
+        for name, setting in settings if isinstance(setting, str) and expandable_segments(setting)]
 
 
 def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:

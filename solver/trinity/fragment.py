@@ -128,6 +128,7 @@ class _FragmentOptions:
     host_ram_source: str
     option_names: OptionNames
     check_flags: tuple[str, ...] | None
+    check_environment: tuple[tuple[str, str], ...]
 
 
 def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
@@ -142,19 +143,38 @@ def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
 
 
 def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb: float | None,
-                  version: TrinityVersion | None, config: str = "CONFIG") -> str:
+                  version: TrinityVersion | None, config: str = "CONFIG",
+                  environment: tuple[tuple[str, str], ...] = ()) -> str:
     """The command that checks the Trinity config at `config` as `plan` was made for `model`: ``solve --from-config
     CONFIG --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`), the Trinity
-    release (`version`), and Env's variable set as the Env note says (and vLLM's long-length one as its note says,
-    past the longest length vLLM derives, `Model.vllm_longest_as_written`); shell-quoted, to paste as it is.
-    `QueryError` unless `flags` and `config` are printable text (a comment's words: a line break would end it)."""
+    release (`version`), the environment variables the config's keys read as the plan was made (`environment`,
+    `TrinityConfig.environment`: ``NGPUS=12``, which the check's config reads as the plan's did), and Env's variable
+    set as the Env note says (and vLLM's long-length one as its note says, past the longest length vLLM derives,
+    `Model.vllm_longest_as_written`); shell-quoted, to paste as it is. `QueryError` unless `flags`, `config` and the
+    variables are printable text (a comment's words: a line break would end it)."""
     if not _printable((*flags, config)):
         raise QueryError(f"the check command's options and file must be printable strings, got "
                          f"{brief((*flags, config))}")
+    for name, value in environment:
+        if not _printable((name, value)):
+            raise QueryError(f"the config reads the environment variable {brief(name)}, whose value {brief(value)} "
+                             "the command that checks it as it was planned cannot hold on a comment's line")
     options = [*flags, *(("--host-ram", host_ram_argument(host_ram_gb)) if host_ram_gb is not None else ()),
                *(("--trinity-version", version) if version is not None else ())]
-    env = "".join(f"{name}={value} " for name, value in plan_environment(plan, model).items())
-    return f"{env}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
+    variables = {**dict(environment), **plan_environment(plan, model)}
+    return f"{_assignments(variables)}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
+
+
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A name the shell sets in an assignment before a command (``NAME=value solve ...``)."""
+
+
+def _assignments(variables: Mapping[str, str]) -> str:
+    """The words before a command that set `variables` for it: ``NAME=value`` each (the value shell-quoted), after
+    ``env`` where a name is none the shell's assignment takes (``MY-VAR``); nothing for none."""
+    if all(_SHELL_NAME.fullmatch(name) for name in variables):
+        return "".join(f"{name}={shlex.quote(value)} " for name, value in variables.items())
+    return f"env {shlex.join(f'{name}={value}' for name, value in variables.items())} "
 
 
 def _printable(texts: tuple[object, ...]) -> bool:
@@ -167,8 +187,10 @@ def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[st
     none without `check_flags`."""
     if options.check_flags is None:
         return []
+    command = check_command(plan, model, options.check_flags, options.host_ram_gb, options.version,
+                            environment=options.check_environment)
     return ["# To check your config once these keys are in it (CONFIG: its file), as this plan was made:",
-            f"#   {check_command(plan, model, options.check_flags, options.host_ram_gb, options.version)}"]
+            f"#   {command}"]
 
 
 def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Mapping[str, str]) -> list[str]:
@@ -358,10 +380,11 @@ def plan_fragment(
 def fragment_for(
     arguments: SettingsArguments, *, gpu: str | None = None, rocm: bool = False, node_gpus: int | None = None,
     host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
-    check: tuple[str, ...] | None = None,
+    check: tuple[str, ...] | None = None, check_environment: tuple[tuple[str, str], ...] = (),
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
-    are made: `settings_for` gives their settings alone) and the header's."""
+    are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
+    variables the config planned from read (`TrinityConfig.environment`), which the header's command sets."""
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=arguments.rollout_gpus, gpu=gpu, nodes=arguments.nodes,
@@ -369,7 +392,7 @@ def fragment_for(
                                train_batch_size=arguments.train_batch_size, node_gpus=node_gpus,
                                host_ram_gb=host_ram_gb, host_ram_source=(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
-                               option_names=option_names, check_flags=check)
+                               option_names=option_names, check_flags=check, check_environment=check_environment)
     check_settings_arguments(arguments)
     _check_header_arguments(plan, options)
     ordered, settings = fragment_keys(arguments, option_names)

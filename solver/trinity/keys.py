@@ -264,7 +264,7 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("model", "external_model"): ("enable",),
     ("model", "tinker"): ("enable",),
     ("cluster",): ("node_num", "gpu_per_node"),
-    ("explorer",): ("rollout_model", "auxiliary_models"),
+    ("explorer",): ("rollout_model", "auxiliary_models", "env_vars"),
     ("explorer", "rollout_model"): ("engine_num", "tensor_parallel_size", "engine_type", "data_parallel_size",
                                     "pipeline_parallel_size"),
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",

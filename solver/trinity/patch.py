@@ -599,11 +599,12 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
                          host_ram_gb: float | None = None, gpu: str | None = None,
                          check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER,
-                         option_names: OptionNames = API_OPTIONS) -> str:
+                         option_names: OptionNames = API_OPTIONS,
+                         check_environment: tuple[tuple[str, str], ...] = ()) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept: `patched_trinity_config`'s text."""
     return patched_trinity_config(text, plan, model, name=name, environ=environ, version=version,
                                   host_ram_gb=host_ram_gb, gpu=gpu, check=check, path=path,
-                                  option_names=option_names).text
+                                  option_names=option_names, check_environment=check_environment).text
 
 
 @parsing_once()
@@ -611,7 +612,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
                            host_ram_gb: float | None = None, gpu: str | None = None,
                            check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER,
-                           option_names: OptionNames = API_OPTIONS) -> PatchedConfig:
+                           option_names: OptionNames = API_OPTIONS,
+                           check_environment: tuple[tuple[str, str], ...] = ()) -> PatchedConfig:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
     Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``), and the
     keys removed for that release (`PatchedConfig`).
@@ -620,7 +622,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     header comment but for what a plan that is not documented rests on, as the header says it for the GPU type `gpu`,
     and with `check`, the options that check a config as the plan was made (`check_flags`), the header's command
     that does so, naming the patched config's `path` (`check_command`; by default `CHECK_PLACEHOLDER`, which the note
-    says is its path), above ``model.max_model_len``
+    says is its path), setting the environment variables the config was planned with (`check_environment`,
+    `TrinityConfig.environment`), above ``model.max_model_len``
     (`_note_evidence`), and an Offload plan's host memory and whether it was held to `host_ram_gb`,
     `_note_host_memory`); the notes name the options as `option_names` do (this API's keywords, ``host_ram_gb`` and
     ``version="0.5"``; ``--write`` passes its flags, `COMMAND_OPTIONS`); every other key, the key order, the
@@ -671,7 +674,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     check_host_ram(host_ram_gb, option_names)
     check_gpu_name(gpu)
     check_config_arguments(text, name, {} if environ is None else environ, version)
-    command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path)
+    command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path,
+                                                       check_environment)
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
