@@ -92,3 +92,17 @@ def test_the_same_file_gives_the_same_json_in_a_process_of_another_hash_seed(
     assert run.stdout == cli("cluster", path, "--json")[1]
     unplaced = _unplaced(run.stdout)
     assert all(PAIR_WORDS.format(length) in unplaced[name]["reason"] for name, length in LENGTHS.items())
+
+
+def test_a_count_reached_between_a_jobs_lengths_and_their_fit_leaves_its_hint_unasked(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # 2 questions: j2's longest lengths on pair's one and two GPUs take both, so the count stops it before it asks
+    # whether the shorter length fits the idle GPUs (the one hint the other count finds): no job gets a hint, and
+    # each reason says what was left unasked.
+    monkeypatch.setattr(solver.cluster.reasons, "HINTS_QUESTIONS_PER_SECOND", 0.2)
+    out = cli("cluster", str(fleet_file(FLEET, tmp_path)), "--json")[1]
+    unplaced = _unplaced(out)
+    for name, length in LENGTHS.items():
+        assert unplaced[name]["reason"].endswith(f"(estimated); {HINT_NOT_ASKED}"), name
+        assert PAIR_WORDS.format(length) in unplaced[name]["reason"]
+        assert unplaced[name]["fits_with"] == []

@@ -107,11 +107,9 @@ class _ConfigChecks:
         many values read it."""
 
     def add(self, code: ConfigProblemCode, words: str) -> None:
-        """Report a problem: its `code` and its `words`; once, where two checks read the same key (a number of
-        ``model`` the rollout model's check reads too)."""
-        problem = ConfigProblem(code, words)
-        if problem not in self.problems:
-            self.problems.append(problem)
+        """Report a problem: its `code` and its `words` (a key two checks read is said once: each path is read once,
+        `value`, and each number, `number`)."""
+        self.problems.append(ConfigProblem(code, words))
 
     def value(self, path: Path) -> Any:
         """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem, in
