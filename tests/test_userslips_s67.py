@@ -72,8 +72,8 @@ NO_ROOM = ("no room left in h20 ({} at least 6 GPUs of one node) after the jobs 
            "length, then cost); big (priority 2) holds the room {}: priority 3 or more places {}")
 
 
-def test_a_pinned_job_left_out_beside_another_pools_idle_node_is_told_its_pool_keeps_it_there(tmp_path: Path,
-                                                                                               capsys):
+def test_a_pinned_job_left_out_beside_another_pools_idle_node_is_told_its_pool_keeps_it_there(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["cluster", str(_fleet(tmp_path, PINNED)), "--json"]) == 1
     [unplaced] = json.loads(capsys.readouterr().out)["unplaced"]
     assert (unplaced["reason"], unplaced["reason_for_several"]) == (
@@ -121,8 +121,9 @@ def test_a_jobs_pool_with_a_letter_for_a_digit_gets_did_you_mean(pool: str, mean
              "jobs": [{**PINNED["jobs"][1], "pool": pool}]}
     path = _fleet(tmp_path, fleet)
     guess = f"did you mean {meant}? " if meant else ""
-    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: job pinned, pool: no pool named "
-                                                f"{pool!r} ({guess}pools: {', '.join(pools)})\n")
+    named = ", ".join(pools)
+    message = f"solve cluster: error: {path}: job pinned, pool: no pool named {pool!r} ({guess}pools: {named})\n"
+    assert cli("cluster", str(path)) == (2, "", message)
 
 
 def test_a_weights_file_overrides_only_the_weights_it_gives(cli, tmp_path: Path):
