@@ -3558,7 +3558,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
             "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with 256 GiB of host memory per node "
             "(the pool's host_ram_gb)"
             in unplaced["reason"])
-    # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
+    # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names the pin that
+    # keeps it off the idle L40S node.
     pools[1]["host_ram_gb"] = 1024
     assert sorted(p["pool"] for p in solved({"pools": pools, "jobs": jobs}, tmp_path)["placements"]) == ["h200", "l40s"]
     for job in jobs:
@@ -3566,7 +3567,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"] == ("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed "
                                   "(the most priority in all, then length, then cost); first (priority 10) holds the "
-                                  "room it needs: priority 11 or more places it")
+                                  "room it needs: priority 11 or more places it; its pool: h200 keeps it out of l40s "
+                                  "(1 idle node)")
 
 
 def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_path: Path):

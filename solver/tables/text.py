@@ -59,17 +59,18 @@ def normalise(name: str) -> str:
 def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     """The name that `wanted` (normalised) was likely meant to be, among `names` (each known name or alias,
     normalised, to the name it stands for), or None where no single one is likely: a name the same but for letters
-    that pass for digits (`digits_read`: h10o, H100), else one `_guessed_name` finds for it with those letters read
-    as digits (h2o: H20-96GB; a100-4o: A100-40GB) or as written, else one with two adjacent digits swapped
-    (h20-69gb: H20-96GB; a memory size of another card, h20-141gb, is no slip)."""
+    that pass for digits (`digits_read`: h10o, H100), else one `_guessed_name` finds for it as written or with those
+    letters read as digits (h2o: H20-96GB; a100-4o: A100-40GB), else one with two adjacent digits of a memory size
+    swapped (h20-69gb: H20-96GB; a memory size of another card, h20-141gb, is no slip, nor a model's other size,
+    qwen3-41b)."""
     read = digits_read(wanted)
     same = {entry for known, entry in names.items() if digits_read(known) == read}
     if same:
         return same.pop() if len(same) == 1 else None
-    guess = (_guessed_name(read, names) if read != wanted else None) or _guessed_name(wanted, names)
+    guess = _guessed_name(wanted, names) or (_guessed_name(read, names) if read != wanted else None)
     if guess is not None:
         return guess
-    swapped = {names[known] for known in _with_adjacent_digits_swapped(wanted) if known in names}
+    swapped = {names[known] for known in _memory_size_digits_swapped(wanted) if known in names}
     return swapped.pop() if len(swapped) == 1 else None
 
 
@@ -85,10 +86,15 @@ def digits_read(name: str) -> str:
     return name
 
 
-def _with_adjacent_digits_swapped(name: str) -> set[str]:
-    """`name` with two adjacent different digits swapped, each way it has (``h20-69gb``: h02-69gb, h20-96gb)."""
-    return {name[:at] + name[at + 1] + name[at] + name[at + 2:] for at in range(len(name) - 1)
-            if name[at].isdigit() and name[at + 1].isdigit() and name[at] != name[at + 1]}
+_MEMORY_SIZE_PART = re.compile(r"(?<=-)\d+(?=gi?b?(-|$))")
+"""The digits of a name's memory size in GB, a part of its own (``h20-69gb``: 69)."""
+
+
+def _memory_size_digits_swapped(name: str) -> set[str]:
+    """`name` with two adjacent different digits of its memory size swapped, each way it has (``h20-169gb``:
+    h20-619gb, h20-196gb)."""
+    return {name[:at] + name[at + 1] + name[at] + name[at + 2:] for size in _MEMORY_SIZE_PART.finditer(name)
+            for at in range(size.start(), size.end() - 1) if name[at] != name[at + 1]}
 
 
 def _guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
@@ -117,8 +123,8 @@ def _guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
             {entry for known, entry in names.items() if known.endswith("-" + wanted)}
             or {entry for known, entry in names.items() if set(wanted.split("-")) < set(known.split("-"))
                 and not any(_MEMORY_SIZE.fullmatch(part) for part in wanted.split("-"))}
-            or {entry for known, entry in names.items()
-                if wanted.startswith(known + "-") and not _MEMORY_SIZE.fullmatch(wanted[len(known) + 1:])}
+            or {entry for known, entry in names.items()  # a memory size with a letter for a digit too (a100-4o)
+                if wanted.startswith(known + "-") and not _MEMORY_SIZE.fullmatch(digits_read(wanted[len(known) + 1:]))}
             or {entry for known, entry in names.items()
                 if wanted.endswith("-" + known) and not _is_short_form(known, entry)}
             or {entry for known, entry in names.items() if known in undoubled}
