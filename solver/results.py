@@ -1451,6 +1451,11 @@ class UnplacedPool(Frozen, defer_build=True):
         "where more_nodes_reach is true: the token budget with which more of the pool's GPUs train the length: "
         "'default' (Trinity's), or 'auto' (--token-budget auto, which --buy then needs too; asked only where the "
         "run's is the default and estimates are on); null otherwise"))
+    token_budget_auto_reach: bool | None = Field(default=None, description=(
+        "where plan_reason_code is length-beyond-reach at Trinity's default token budget with estimates on: whether "
+        "--token-budget auto trains the job's length on the pool's nodes as they are (on the fewest GPUs that do, "
+        "with a layout beside its rollout), so that a run with it may place the job there with no nodes added; null "
+        "otherwise, or where that was not decided within the time limit"))
 
 
 class FitsWith(Frozen, defer_build=True):

@@ -86,11 +86,13 @@ BEYOND_ANY_NODES = ("solve cluster: note: {job}: no number of nodes trains its m
 def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | None]]:
     """An unplaced job's `pools` in JSON, from (pool, code) or (pool, "no-plan", the planner's code) each, with
     whether more nodes reach the length after a length-beyond-reach code (and then the token budget with which they
-    do, "default" where not given)."""
+    do, "default" where not given; then whether --token-budget auto trains it on the pool as it is, False where not
+    given)."""
     return [{"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
              "more_nodes_reach": planner[1] if len(planner) > 1 else None,
              "more_nodes_token_budget": (planner[2] if len(planner) > 2 else "default") if len(planner) > 1
-             and planner[1] is True else None}
+             and planner[1] is True else None,
+             "token_budget_auto_reach": (planner[3] if len(planner) > 3 else False) if len(planner) > 1 else None}
             for pool, code, *planner in pools]
 
 
@@ -697,7 +699,7 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "no-plan", "length-beyond-reach",
-                                                                             False)),
+                                                                             False, None, None)),
                                                                         "fits_with": []}]
 
 
@@ -1653,7 +1655,7 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
                                                                         "pools": pool_codes(
                                                                             ("a", "rollout-takes-pool"),
                                                                             ("b", "no-plan", "length-beyond-reach",
-                                                                             False)),
+                                                                             False, None, None)),
                                                                         "fits_with": []}]
 
 
@@ -1683,10 +1685,11 @@ def test_jobs_alike_but_for_the_pool_they_may_use_get_their_own_reasons(tmp_path
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [
         {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB", "reason_for_several": None,
          "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "no-plan", "length-beyond-reach", False), ("h", "no-plan", "no-table-for-model")),
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach", False, None, None),
+                             ("h", "no-plan", "no-table-for-model")),
          "fits_with": []},
         {"job": "pinned", "reason": a, "reason_for_several": None, "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "no-plan", "length-beyond-reach", False)), "fits_with": []}]
+         "pools": pool_codes(("a", "no-plan", "length-beyond-reach", False, None, None)), "fits_with": []}]
 
 
 def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_path: Path):
@@ -3555,7 +3558,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
             "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with 256 GiB of host memory per node "
             "(the pool's host_ram_gb)"
             in unplaced["reason"])
-    # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
+    # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names the pin that
+    # keeps it off the idle L40S node.
     pools[1]["host_ram_gb"] = 1024
     assert sorted(p["pool"] for p in solved({"pools": pools, "jobs": jobs}, tmp_path)["placements"]) == ["h200", "l40s"]
     for job in jobs:
@@ -3563,7 +3567,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"] == ("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed "
                                   "(the most priority in all, then length, then cost); first (priority 10) holds the "
-                                  "room it needs: priority 11 or more places it")
+                                  "room it needs: priority 11 or more places it; its pool: h200 keeps it out of l40s "
+                                  "(1 idle node)")
 
 
 def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_path: Path):

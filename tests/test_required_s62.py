@@ -159,7 +159,8 @@ def test_more_nodes_reaching_a_length_is_told_of_buy_and_none_plainly(tmp_path: 
     captured = capsys.readouterr()
     assert [(entry["job"], entry["pools"]) for entry in json.loads(captured.out)["unplaced"]] == [
         (name, [{"pool": "box", "reason_code": "no-plan", "plan_reason_code": "length-beyond-reach",
-                 "more_nodes_reach": reach, "more_nodes_token_budget": budget}])
+                 "more_nodes_reach": reach, "more_nodes_token_budget": budget,
+                 "token_budget_auto_reach": False}])
         for name, reach, budget in (("mid", True, "default"), ("huge", False, None))]
     assert captured.err == ""  # --json: the notes are its more_nodes_reach
     assert main(["cluster", str(path)]) == 1

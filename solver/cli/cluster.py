@@ -175,20 +175,25 @@ def run_cluster(args: argparse.Namespace) -> int:
 
 
 def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> None:
-    """On stderr, where jobs are left out for want of room, or have no way to run that more nodes may give them
-    (`SHORT_OF_NODES`, `SHORT_OF_GPUS`, or a length that more of a pool's GPUs train), that --buy names the fewest
+    """On stderr, the jobs with no way to run that --token-budget auto trains on the pools' nodes as they are
+    (`_note_token_budget_auto`); where jobs are left out for want of room, or have no way to run that more nodes may
+    give them (`SHORT_OF_NODES`, `SHORT_OF_GPUS`, or a length that more of a pool's GPUs train), and that
+    --token-budget auto does not give them, that --buy names the fewest
     nodes to add (with --required naming every job not required but those no nodes place, where the required jobs
     are placed or with --minimize nodes: --buy buys for the required ones alone, and drops the others it need not;
-    with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes); and
-    the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
+    with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
+    the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     unplaced = result.unplaced
     short_of_room = [job.job for job in unplaced if job.reason_code in FOR_WANT_OF_ROOM]
+    wayless_jobs = [job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN]
+    auto_now = [job.job for job in wayless_jobs if any(pool.token_budget_auto_reach for pool in job.pools)]
     more_nodes = {job.job: [pool.more_nodes_token_budget or "default" for pool in job.pools
                             if pool.reason_code in SHORT_OF_NODES or pool.plan_reason_code in SHORT_OF_GPUS
                             or pool.more_nodes_reach]
-                  for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN}
+                  for job in wayless_jobs if job.job not in auto_now}
     wayless = [job for job, budgets in more_nodes.items() if budgets]
     auto_only = [job for job, budgets in more_nodes.items() if budgets and "default" not in budgets]
+    _note_token_budget_auto(auto_now)
     _note_beyond_any_nodes(unplaced)
     if not short_of_room and not wayless:
         return
@@ -197,7 +202,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     if result.required:
         if result.placements or args.minimize:  # --buy would buy for the required jobs alone
             placed = [placement.job for placement in result.placements]
-            placeable = {*placed, *short_of_room, *wayless, *result.ways_cut_short}
+            placeable = {*placed, *short_of_room, *wayless, *auto_now, *result.ways_cut_short}
             others = [job.name for job in fleet.jobs if job.name in placeable and job.name not in result.required]
             named = dict.fromkeys([*(args.required or ()), *others])  # --required's, then the others
             if named:
@@ -205,7 +210,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             goal = "to place the jobs left out too" if result.placements else goal
         else:
             goal = "to place the required jobs"
-    if auto_only or args.token_budget == "auto":  # a length only --token-budget auto reaches, or the run's own
+    if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
         command += " --token-budget auto"
     auto = f" ({named_jobs(auto_only)} with --token-budget auto)" if auto_only and args.token_budget != "auto" else ""
     may = f"more nodes may give {it_or_them(len(wayless))} a way to run{auto}"
@@ -213,6 +218,16 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
            else f"{goal} ({named_jobs(wayless)} too: {may})" if wayless else goal)
     print_note(f"solve cluster: note: {why}: {command} names the fewest nodes to add to the pools (and the jobs no "
                "number of nodes runs)")
+
+
+def _note_token_budget_auto(jobs: list[str]) -> None:
+    """On stderr, the `jobs` with no way to run at Trinity's default token budget that --token-budget auto trains
+    on the pools' nodes as they are (`UnplacedPool.token_budget_auto_reach`): that before any nodes are bought."""
+    if jobs:
+        print_note(f"solve cluster: note: {named_jobs(jobs)}: --token-budget auto trains "
+                   f"{'its' if len(jobs) == 1 else 'their'} max_model_len on the pools' nodes as they are (Trinity's "
+                   f"default token budget does not): run again with it to place {it_or_them(len(jobs))} "
+                   "where there is room")
 
 
 def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:

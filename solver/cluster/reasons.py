@@ -24,6 +24,7 @@ from solver.cluster.options import (
 )
 from solver.query import HINTS_QUESTIONS_PER_SECOND, REASONS_QUESTIONS_PER_SECOND, Query, TokenBudgetMode
 from solver.results import (
+    Answer,
     FitsWith,
     Plan,
     PoolCode,
@@ -41,6 +42,7 @@ from solver.tables import (
     Fleet,
     Job,
     Pool,
+    and_joined,
     counted,
     named_jobs,
 )
@@ -132,7 +134,8 @@ class _NoRoom:
         return (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in "
                 f"{_least_rooms(self.planner, self.job, self.ways, several)} after the jobs placed (the most priority "
                 f"in all, then length, then cost){self.unproven}"
-                f"{self.holders.words(self.job, self.ways, self.certain, several)}{'; ' if elsewhere else ''}"
+                f"{self.holders.words(self.job, self.ways, self.certain, several)}"
+                f"{self.holders.pin_words(self.job, several)}{'; ' if elsewhere else ''}"
                 f"{elsewhere}"
                 f"{'' if self.smaller_asks is None else self.smaller_asks.words(self.job, self.fits_with, several)}")
 
@@ -210,6 +213,24 @@ class _RoomHolders:
                     f"priority {room.priority + 1} is the least that places {places}")
         return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: priority "
                 f"{room.priority + 1} or more places {places}")
+
+    def pin_words(self, job: Job, several: bool) -> str:
+        """Where `job` names its pool (``pool:``) and other pools have nodes the placement leaves idle (no job on
+        them, so none grows onto them either): that its pool keeps it out of them, in words after a semicolon, for
+        one job or `several` ("" otherwise)."""
+        if job.pool is None:
+            return ""
+        idle = [f"{pool.name} ({counted(idle_nodes, 'idle node')})" for index, pool in enumerate(self.fleet.pools)
+                if pool.name != job.pool and (idle_nodes := self._idle_nodes(index))]
+        if not idle:
+            return ""
+        whose, kept = ("their", "them") if several else ("its", "it")
+        return f"; {whose} pool: {job.pool} keeps {kept} out of {and_joined(idle)}"
+
+    def _idle_nodes(self, pool_index: int) -> int:
+        """The nodes of the pool that no placed job is on."""
+        return sum(node not in self.whole[pool_index] and not self.shared[pool_index][node]
+                   for node in range(self.fleet.pools[pool_index].nodes))
 
     def _least_room(self, option: Option) -> _Room:
         """The least priority of placed jobs whose removal leaves room for `option` (a way of a job left out)."""
@@ -563,12 +584,26 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             reasons.append((words, words))  # the planner's reason speaks of the model, for one job or several
             reach, budget = ((None, None) if answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH
                              else _more_nodes_reach(planner, whole_pool, pool))
+            auto_reach = _token_budget_auto_reach(query, answer, pool, job.rollout_gpus)
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_PLAN,
                                       plan_reason_code=answer.reason_code, more_nodes_reach=reach,
-                                      more_nodes_token_budget=budget))
+                                      more_nodes_token_budget=budget, token_budget_auto_reach=auto_reach))
     # One pool at least: every job may use one (`Fleet` checks a job's pool), and `_elsewhere` asks where one is left.
     return NoWayReason("; ".join(one for one, _ in reasons), "; ".join(several for _, several in reasons),
                        tuple(codes))
+
+
+def _token_budget_auto_reach(query: Query, answer: Answer, pool: Pool, rollout_gpus: int) -> bool | None:
+    """Where `answer` (to `query`, or to it without the rollout) finds a job's length beyond the reach of the pool's
+    GPUs at Trinity's default token budget with estimates on: whether ``--token-budget auto`` trains it on them as
+    they are, as the answer's reason found (its plan on the fewest GPUs, with a layout beside the job's
+    `rollout_gpus`); None otherwise, or where the reason left that undecided."""
+    alternatives = answer.alternatives
+    if (answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH or query.token_budget != "default"
+            or query.estimate == "never" or alternatives is None or "token_budget_auto" not in alternatives.solved):
+        return None
+    lowered = alternatives.token_budget_auto
+    return lowered is not None and _beside(lowered.gpus, rollout_gpus, pool)
 
 
 def _whole_pool_question(planner: Planner, job: Job, pool: Pool, length: int | None) -> Query:

@@ -153,11 +153,6 @@ def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], form: Callabl
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
 
-def _confusable(name: str) -> str:
-    """A GPU name (normalised) with the letters that pass for digits as those digits (O for 0, I and l for 1)."""
-    return name.translate(str.maketrans("oil", "011"))
-
-
 def vouches_for(table_gpus: int, gpus: int, most: int = MAX_ESTIMATED_GPUS) -> bool:
     """Whether a table for `table_gpus` GPUs may vouch for a plan on `gpus` GPUs: its own count, or more GPUs than
     a table of two or more (one GPU has no collective-communication buffers), up to `most` (the planner's
@@ -269,9 +264,9 @@ class Catalog(Frozen):
         return _find_entry("GPU", name, self.gpu_types, form=smi_name_form, refused=self.without_bf16)
 
     def meant_gpu_type(self, name: str) -> str | None:
-        """The GPU type that a GPU name the catalogue lacks (`name`, a cells file's) was likely meant to be: one with
-        its name but for letters that pass for digits (`_confusable`: H10O for H100, not RTX-3090 for RTX-4090, another
-        card), or the one `guessed_name` finds, as for a model's name (h1000: H100-80GB, a100-80: A100-80GB), unless
+        """The GPU type that a GPU name the catalogue lacks (`name`, a cells file's) was likely meant to be: the one
+        `guessed_name` finds, as for a model's name (H10O, with a letter O for a zero, h1000: H100-80GB;
+        a100-80: A100-80GB; not RTX-3090 for RTX-4090, another card), unless
         the name could as well be a GPU type without bf16 that the catalogue refuses; None for a name or alias the
         catalogue has (h100-80g, an alias of H100-80GB), or one close to none of them."""
         names = {normalise(known): gpu_type.name for gpu_type in self.gpu_types
@@ -279,11 +274,9 @@ class Catalog(Frozen):
         wanted = normalise(name)
         if wanted in names:
             return None
-        confusable = {_confusable(known): entry for known, entry in names.items()}
         refused = {normalise(known): entry.name for entry in self.without_bf16
                    for known in (entry.name, *entry.aliases)}
-        return confusable.get(_confusable(wanted)) or (
-            guessed_name(wanted, names) if guessed_name(wanted, refused) is None else None)
+        return guessed_name(wanted, names) if guessed_name(wanted, refused) is None else None
 
     def refuse_without_bf16(self, name: str) -> None:
         """`QueryError` where `name` (in any case, or as nvidia-smi prints it) names a GPU type without bf16."""

@@ -57,12 +57,12 @@ class Weights(Frozen):
     """Cost weights: ``cost = (1/n) * (1 + offload*r*o) * (1 + sp*p*(s-1)) * (1 + env*e)``, for a model of r parameters
     held per parameter active (`Model.held_per_active`: 1 for a dense model; r = 1 for every model where
     ``offload_moe_scaling`` is false), with p the `sp_pcie_factor` on a GPU type whose GPUs talk over PCIe
-    (`GpuType.interconnect`), 1 on others. A weight left out (``offload_moe_scaling``, ``sp_pcie_factor``; of a file
-    or of the constructor) takes the shipped ``costs.yaml``'s value, its default here."""
+    (`GpuType.interconnect`), 1 on others. A weight left out (of a file or of the constructor: ``offload: 2`` alone
+    changes Offload's weight only) takes the shipped ``costs.yaml``'s value, its default here."""
 
-    offload: Weight
-    sp: Weight
-    env: Weight
+    offload: Weight = 1.0
+    sp: Weight = 0.1
+    env: Weight = 0.01
     offload_moe_scaling: Flag = True
     """Whether Offload's weight for a mixture of experts is multiplied by its parameters held per parameter active
     (`Model.held_per_active`); false: every model's Offload adds ``offload``, as a dense model's does."""

@@ -58,7 +58,47 @@ def normalise(name: str) -> str:
 
 def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     """The name that `wanted` (normalised) was likely meant to be, among `names` (each known name or alias,
-    normalised, to the name it stands for), or None where no single one is likely."""
+    normalised, to the name it stands for), or None where no single one is likely: a name the same but for letters
+    that pass for digits (`digits_read`: h10o, H100), else one `_guessed_name` finds for it as written or with those
+    letters read as digits (h2o: H20-96GB; a100-4o: A100-40GB), else one with two adjacent digits of a memory size
+    swapped (h20-69gb: H20-96GB; a memory size of another card, h20-141gb, is no slip, nor a model's other size,
+    qwen3-41b)."""
+    read = digits_read(wanted)
+    same = {entry for known, entry in names.items() if digits_read(known) == read}
+    if same:
+        return same.pop() if len(same) == 1 else None
+    guess = _guessed_name(wanted, names) or (_guessed_name(read, names) if read != wanted else None)
+    if guess is not None:
+        return guess
+    swapped = {names[known] for known in _memory_size_digits_swapped(wanted) if known in names}
+    return swapped.pop() if len(swapped) == 1 else None
+
+
+_DIGIT_LIKE = re.compile(r"(?<=\d)[oil]|[oil](?=\d)")
+"""A letter that passes for a digit (o for 0, i and l for 1) next to a digit."""
+
+
+def digits_read(name: str) -> str:
+    """`name` (in lower case) with each letter that passes for a digit next to a digit read as that digit, as far
+    as the digits run (``h2o``: h20, ``a1oo``: a100, ``hl00``: h100; ``pool``, ``l40s`` with its letter l: 140s)."""
+    while (read := _DIGIT_LIKE.sub(lambda letter: "0" if letter[0] == "o" else "1", name)) != name:
+        name = read
+    return name
+
+
+_MEMORY_SIZE_PART = re.compile(r"(?<=-)\d+(?=gi?b?(-|$))")
+"""The digits of a name's memory size in GB, a part of its own (``h20-69gb``: 69)."""
+
+
+def _memory_size_digits_swapped(name: str) -> set[str]:
+    """`name` with two adjacent different digits of its memory size swapped, each way it has (``h20-169gb``:
+    h20-619gb, h20-196gb)."""
+    return {name[:at] + name[at + 1] + name[at] + name[at + 2:] for size in _MEMORY_SIZE_PART.finditer(name)
+            for at in range(size.start(), size.end() - 1) if name[at] != name[at + 1]}
+
+
+def _guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
+    """`guessed_name`'s guess by the name's parts, as written."""
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in turn;
     # Qwen3-8B-Instruct: Qwen3-8B; not by a memory size or kind: h20-141gb and h20-3e are not the H20-96GB; but
     # rather a name with every part of it and more: qwen3-4b-instruct is Qwen3-4B-Instruct-2507, and qwen3-4b-2507
@@ -71,7 +111,7 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     # put a colon before the size (qwen3:32b, llama3.1:8b): they are tried as the name with a hyphen there.
     in_billions = _MILLIONS.sub(lambda size: f"{int(size[1]) / 1000:g}b", wanted.replace(":", "-"))
     if in_billions != wanted:
-        return names.get(in_billions) or guessed_name(in_billions, names)
+        return names.get(in_billions) or _guessed_name(in_billions, names)
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
     # Only where a known name is one key shorter: a long name makes no copies of itself.
     undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]
@@ -83,8 +123,8 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
             {entry for known, entry in names.items() if known.endswith("-" + wanted)}
             or {entry for known, entry in names.items() if set(wanted.split("-")) < set(known.split("-"))
                 and not any(_MEMORY_SIZE.fullmatch(part) for part in wanted.split("-"))}
-            or {entry for known, entry in names.items()
-                if wanted.startswith(known + "-") and not _MEMORY_SIZE.fullmatch(wanted[len(known) + 1:])}
+            or {entry for known, entry in names.items()  # a memory size with a letter for a digit too (a100-4o)
+                if wanted.startswith(known + "-") and not _MEMORY_SIZE.fullmatch(digits_read(wanted[len(known) + 1:]))}
             or {entry for known, entry in names.items()
                 if wanted.endswith("-" + known) and not _is_short_form(known, entry)}
             or {entry for known, entry in names.items() if known in undoubled}
@@ -99,15 +139,22 @@ as a file's unknown field is taken for a field."""
 
 def meant_fleet_name(wanted: str, names: Iterable[str]) -> str | None:
     """The one of a fleet's pool or job `names` that `wanted` (not among them) was likely meant to be: the same but for
-    case and zeros before a number (``J8``, ``j8``: j08), else the one alike at least `FLEET_NAME_CUTOFF` with the same
+    case, zeros before a number (``J8``, ``j8``: j08) and letters that pass for digits (`digits_read`: ``h2o``: h20),
+    else the one alike at least `FLEET_NAME_CUTOFF` with the same
     numbers (``agent8b``: agent-8b; not job-2 for job-1, nor h200 for h100); None where none or more than one is."""
     names = list(names)
-    close = [name for name in names if _unpadded(name.casefold()) == _unpadded(wanted.casefold())]
+    close = [name for name in names if _fleet_form(name) == _fleet_form(wanted)]
     if not close:
         alike = {name.casefold(): name for name in names if _numbers(name) == _numbers(wanted)}
         close = [alike[near] for near in difflib.get_close_matches(wanted.casefold(), alike, n=2,
                                                                    cutoff=FLEET_NAME_CUTOFF)]
     return close[0] if len(close) == 1 else None
+
+
+def _fleet_form(name: str) -> str:
+    """A fleet's name as `meant_fleet_name` matches it first: in any case, with letters that pass for digits read as
+    them and no zeros before a number (``H2O``, ``h020``: h20)."""
+    return _unpadded(digits_read(name.casefold()))
 
 
 def _unpadded(name: str) -> str:
