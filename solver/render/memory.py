@@ -18,7 +18,6 @@ from solver.results import Calibration
 from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
-    NODE_GPUS,
     OptionNames,
     TablesVerdict,
     fewer,
@@ -26,7 +25,16 @@ from solver.rules import (
     host_ram_check_words,
     tables_said,
 )
-from solver.tables import Catalog, MemoryModel, Setting, check_types, load_catalog, load_memory_model, shown_number
+from solver.tables import (
+    NODE_GPUS,
+    Catalog,
+    MemoryModel,
+    Setting,
+    check_types,
+    load_catalog,
+    load_memory_model,
+    shown_number,
+)
 
 
 def calibration_json(fitted: Calibration) -> str:

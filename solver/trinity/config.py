@@ -16,12 +16,12 @@ from solver.query import (
     ConfigProblem,
     ConfigProblemCode,
     TrinityConfig,
-    TrinityVersion,
 )
 from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
+    TrinityVersion,
     and_joined,
     brief,
     check_types,
