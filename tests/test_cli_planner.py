@@ -3508,7 +3508,7 @@ def test_every_file_a_command_is_given_is_read_once(cli, monkeypatch: pytest.Mon
         read.append(path)
         return unread(path, *limit)
 
-    for module in (solver.tables.reading, solver.tables.model_config, solver.cli.trinity_options):
+    for module in (solver.tables.reading, solver.tables.model_config):  # solver.tables gives reading's
         monkeypatch.setattr(module, "read_user_file", reading)
     status, _, err = cli(*(word.format(**files) for word in argv))
     assert (status, err.count("error")) == (0, 0)

@@ -157,12 +157,12 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
 else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 
     def __getattr__(name: str) -> Any:
-        """`name` of __all__ from the first of `_MODULES` that has it, importing them in turn, as first used."""
+        """`name` of __all__ from the first of `_MODULES` that has it, importing them in turn as needed: looked up on
+        each use, so that it is always the module's own (as a test may replace it there)."""
         if name in __all__:
             for module in _MODULES:
                 names = vars(import_module(f"solver.tables.{module}"))
                 if name in names:
-                    globals()[name] = names[name]
                     return names[name]
         raise AttributeError(f"module 'solver.tables' has no attribute {name!r}")
 
