@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 
 from solver.calibrate import calibrate, observations
-from solver.memory import DEFAULT_MARGIN, GIB, breakdown
+from solver.memory import GIB, breakdown
 from solver.rules import token_budget, tried_settings
-from solver.tables import ESCALATION_ORDER, Catalog, Coefficients, Model, Setting, load_catalog
+from solver.tables import DEFAULT_MARGIN, ESCALATION_ORDER, Catalog, Coefficients, Model, Setting, load_catalog
 
 Keep = Callable[[str, int, str], bool]
 ORDER = [setting.label for setting in ESCALATION_ORDER]

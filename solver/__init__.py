@@ -68,11 +68,11 @@ _EXPORTS = {
     "ModelMapRow": "solver.results",
     "LengthMapRow": "solver.results",
     "Pins": "solver.query",
-    "Undecided": "solver.query",
+    "Undecided": "solver.tables",
     "Objective": "solver.query",
     "EstimateMode": "solver.query",
-    "TokenBudgetMode": "solver.query",
-    "TrinityVersion": "solver.query",
+    "TokenBudgetMode": "solver.tables",
+    "TrinityVersion": "solver.tables",
     "Breakdown": "solver.memory",
     "MemoryEstimate": "solver.memory",
     "MemoryAnswer": "solver.memory",
@@ -132,9 +132,6 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import Objective as Objective
     from solver.query import Pins as Pins
     from solver.query import Query as Query
-    from solver.query import TokenBudgetMode as TokenBudgetMode
-    from solver.query import TrinityVersion as TrinityVersion
-    from solver.query import Undecided as Undecided
     from solver.query import make_query as make_query
     from solver.render import answers_text as answers_text
     from solver.render import cluster_text as cluster_text
@@ -184,6 +181,9 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.tables import QueryError as QueryError
     from solver.tables import Setting as Setting
     from solver.tables import TableError as TableError
+    from solver.tables import TokenBudgetMode as TokenBudgetMode
+    from solver.tables import TrinityVersion as TrinityVersion
+    from solver.tables import Undecided as Undecided
     from solver.tables import Weights as Weights
     from solver.tables import described_gpu_type as described_gpu_type
     from solver.tables import load_catalog as load_catalog

@@ -28,7 +28,6 @@ from solver.memory import (
     shown_host_need,
 )
 from solver.query import (
-    MAX_WORKERS,
     NODE_SIZE_KEY,
     ROLE_TOKEN_BUDGETS,
     TRAINER_TOKEN_BUDGET,
@@ -39,11 +38,8 @@ from solver.query import (
     Objective,
     Progress,
     Query,
-    TokenBudgetMode,
     TrinityConfig,
-    TrinityVersion,
     asked_gpus,
-    check_choice,
     check_counts,
     check_host_ram,
     check_margin,
@@ -53,7 +49,6 @@ from solver.query import (
     check_token_budget,
     make_query,
     resolve_margin,
-    trinity_release,
 )
 from solver.results import (
     ALLOC_CONF_VARIABLES,
@@ -74,7 +69,6 @@ from solver.results import (
 )
 from solver.rules import (
     API_OPTIONS,
-    NODE_GPUS,
     BrokenRule,
     BrokenRuleCode,
     OptionNames,
@@ -96,6 +90,8 @@ from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_TOKENS,
+    MAX_WORKERS,
+    NODE_GPUS,
     OWN_GPU_HINT,
     OWN_MODEL_HINT,
     Catalog,
@@ -104,8 +100,11 @@ from solver.tables import (
     Model,
     QueryError,
     Setting,
+    TokenBudgetMode,
+    TrinityVersion,
     Weights,
     and_joined,
+    check_choice,
     check_once,
     check_types,
     counted,
@@ -120,6 +119,7 @@ from solver.tables import (
     path_text,
     read_cells_files,
     shown_value,
+    trinity_release,
     with_own_hint,
 )
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from ortools.linear_solver import pywraplp
 
 from solver.memory import (
-    DEFAULT_MARGIN,
     PER_TOKEN_TERMS,
     PRIOR,
     STEP_USABLE,
@@ -35,6 +34,7 @@ from solver.memory import (
 from solver.results import Calibration, UnphysicalCode
 from solver.rules import failed_settings, token_budget
 from solver.tables import (
+    DEFAULT_MARGIN,
     CalibrationRange,
     Catalog,
     Coefficients,

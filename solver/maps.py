@@ -18,9 +18,8 @@ from solver.memory import GRID
 from solver.model import prepare
 from solver.query import make_query
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
-from solver.rules import NODE_GPUS
 from solver.solve import best_plan
-from solver.tables import Catalog
+from solver.tables import NODE_GPUS, Catalog
 
 Grid = dict[tuple[str | int, int], Plan | None]
 """(row, GPU budget) -> the best plan, or None."""

@@ -67,7 +67,6 @@ from solver.results import (
 )
 from solver.rules import (
     COMMAND_OPTIONS,
-    NODE_GPUS,
     OptionNames,
     TablesVerdict,
     sp_degrees,
@@ -78,6 +77,7 @@ from solver.rules import (
 )
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
+    NODE_GPUS,
     CalibrationRange,
     Coefficients,
     Frozen,
@@ -90,8 +90,6 @@ from solver.tables import (
 )
 
 GIB = 1024**3
-DEFAULT_MARGIN = 0.01
-"""The safety margin estimates keep by default: a plan must fit in 99% of the usable memory."""
 GRID = 1024
 """Estimated lengths are multiples of this many tokens."""
 CEILING = 1 << 21

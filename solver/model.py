@@ -18,7 +18,7 @@ from typing import NamedTuple
 from ortools.sat.python import cp_model
 
 from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram, shown_host_need
-from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, resolve_margin
+from solver.query import EstimateMode, Objective, Query, resolve_margin
 from solver.rules import (
     NO_CELLS,
     TableCells,
@@ -43,6 +43,7 @@ from solver.tables import (
     Model,
     Setting,
     TableOrigin,
+    TokenBudgetMode,
     Weights,
     sp_suits_kv_heads,
     vouches_for,

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import numbers
-import re
 from collections.abc import Callable, Collection, Sequence
 from enum import Enum
 from math import ceil
@@ -16,7 +14,6 @@ from pydantic import Field, PositiveInt, model_validator
 from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
-    NODE_GPUS,
     OptionNames,
     batch_words,
     host_ram_bound_words,
@@ -34,16 +31,24 @@ from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
+    MAX_TIME_LIMIT_S,
     MAX_TOKENS,
+    MAX_TOP,
     MAX_TRAIN_BATCH,
+    MAX_WORKERS,
+    NODE_GPUS,
+    SMALL_CARD_GIB,
     Catalog,
     Frozen,
     MemoryModel,
     Model,
     QueryError,
     RefusedNameError,
+    TokenBudgetMode,
+    TrinityVersion,
     Weights,
     brief,
+    check_choice,
     check_types,
     counted,
     host_mib_as_gb_hint,
@@ -51,31 +56,8 @@ from solver.tables import (
     load_weights,
     shown_number,
     sp_rule_violation,
+    trinity_release,
 )
-
-TrinityVersion = Literal["0.5", "0.6"]
-"""The Trinity-RFT releases whose offload keys differ: 0.6 has them under ``trainer`` too, 0.5 refuses those."""
-TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.[0-9]+)?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
-"""A Trinity-RFT release as users write it, its minor version the group: ``0.5``, ``0.5.2`` (``pip show
-trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""
-TRINITY_RELEASE_FORMS = "0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
-"""The releases `trinity_release` takes, as its refusals name them."""
-
-
-def trinity_release(name: str, value: object) -> TrinityVersion | None:
-    """The Trinity release `value` names (None: none named) as the minor version whose rules rft-solver knows:
-    ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another minor (``0.4.2``, ``0.7``) or a value that is no
-    release, naming `name` (the argument it was given as) and the releases taken."""
-    if not isinstance(value, str):
-        check_choice(name, value, (None, *get_args(TrinityVersion)))  # a float 0.5 is told to pass the string
-        return None
-    release = TRINITY_RELEASE.fullmatch(value.strip()) if value.isascii() else None
-    known: tuple[TrinityVersion, ...] = get_args(TrinityVersion)
-    for minor in known:
-        if release is not None and release[1] == minor:
-            return minor
-    raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, got {brief(value)}"
-                     f"{' (rft-solver knows the rules of 0.5 and 0.6 alone)' if release else ''}")
 
 
 def check_trinity_version(name: str, value: object) -> None:
@@ -94,54 +76,10 @@ GpuNames = str | list[str] | tuple[str, ...] | None
 """The GPU types a question asks about (`asked_gpus`): a name, a list or tuple of names, or None for each GPU type with
 tables."""
 EstimateMode = Literal["auto", "only", "never"]
-TokenBudgetMode = Literal["default", "auto"]
-"""``default``: every plan at Trinity's default ``max_token_len_per_gpu``, ``ceil(2L/s)``, which the tables
-measured; ``auto``: an estimated plan whose default does not fit takes a lower one (`lowered_token_budget`)."""
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement
 (`solver.cluster.place`'s `progress`)."""
 
-MAX_WORKERS = 1024
-"""The most CP-SAT search workers a query may ask for (CP-SAT refuses more than 10000; more than the
-machine's cores only slow it down)."""
-MAX_TIME_LIMIT_S = 1e9
-"""The longest time limit, in seconds (about 30 years): finite, and a number CP-SAT takes."""
-DETERMINISTIC_PER_SECOND = 0.6
-"""The work the cluster's placement search is given per second of its time limit, in CP-SAT's deterministic time
-(`max_deterministic_time`: the solver's count of its work, the same on every run whatever the machine's load), shared
-among its stages as `solver.cluster.search.solve_stages` says, so that the same fleet, options and seed give the same
-placement on every run; the wall clock (the time limit, less the time the jobs' ways took) is only a safety net, and
-the answer names each step it stopped first (`ClusterResult.wall_clock_stopped`). Calibrated on
-benchmarks/cluster.py's fleets on the 2-core development machine (benchmarks/README.md): at 0.6 the 1000-job fleet's
-search ends in about 5 s of the default 10 s and the 5000-job fleet's in about 50 s of its 60 s, both on their budget,
-not the wall clock, with room for a slower machine; 1.0 proves the 1000-job fleet's length and cost stages too (4% more
-length) but takes about 8 s there, and leaves the 5000-job fleet to the wall clock on every run."""
-
-WAYS_QUESTIONS_PER_SECOND = 100
-"""The planner's new questions that working out the jobs' ways may ask (`solver.cluster.options.fleet_options`), per
-second of the time limit: a count, so that where it cuts them short the answer is the same on every run, whatever the
-machine's load. They took 2 to 10 ms each on the 2-core development machine (2026-12-04, busy: 498 questions in 2.3 s
-for 500 jobs, 460 in 4.5 s for 100), so the count ends them within about half the limit; benchmarks/cluster.py's
-fleets ask fewer (738 for its 1000 jobs at 10 s)."""
-
-WAYS_WALL_SHARE = 0.6
-"""The share of the time limit by which working out the jobs' ways ends on the wall clock, the safety net behind
-`WAYS_QUESTIONS_PER_SECOND` (a busy machine): `solver.cluster.options.WaysLimit`."""
-
-HINTS_QUESTIONS_PER_SECOND = 20
-"""The planner's new questions that the smaller asks of the jobs left out (`solver.cluster.reasons.SmallerAsks`) may
-ask, per second of the time limit: a count, so that where it ends them the answer is the same on every run, whatever
-the machine's load (the wall clock, until the time kept for the reasons, is the safety net). Their questions are the
-ways' kind, a few milliseconds each; a job's asks took 2 to 6 in the fleets measured (docs/examples/smaller-asks.yaml:
-6), and benchmarks/cluster.py's fleets none (no idle room): 200 at the default 10 s, a second or two."""
-
-REASONS_QUESTIONS_PER_SECOND = 5
-"""The planner's new questions that the reasons of the jobs left out, asked after the search (why the other pools a
-job with ways may use have none: `solver.cluster.reasons.unplaced_reasons`), may ask, per second of the time limit: a
-count, so that where it ends them the answer is the same on every run (the wall clock, until the time limit, is the
-safety net). Their questions are explained, tens of milliseconds each (0.06 to 0.27 s on the busy 2-core development
-machine, 2026-12-05: 2 to 3 per job shape); benchmarks/cluster.py's fleets ask 2 to 6 of them: 50 at the default
-10 s."""
 
 NODE_SIZE_PATH = ("cluster", "gpu_per_node")
 NODE_SIZE_KEY = ".".join(NODE_SIZE_PATH)
@@ -162,14 +100,8 @@ TRAIN_BATCH_PATH = ("buffer", "train_batch_size")
 TRAIN_BATCH_KEY = ".".join(TRAIN_BATCH_PATH)
 """Trinity's experiences per training step (0, its default: ``buffer.batch_size`` x ``algorithm.repeat_times``), which
 the trainer's data-parallel ranks must divide."""
-MAX_TOP = 100
-"""The most ranked plans one query may ask for."""
 MAX_SEED = 2**31 - 1
 """The largest CP-SAT random seed (its ``random_seed`` is a 32-bit signed integer)."""
-
-
-class Undecided(Exception):
-    """A question CP-SAT could not decide within its time limit: neither a plan nor the proof that none exists."""
 
 
 class Pins(Frozen):
@@ -940,10 +872,6 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
                          f"{counted(node_gpus, 'GPU')}: {', '.join(map(str, allowed))})")
 
 
-SMALL_CARD_GIB = 48.0
-"""On cards of at most this much memory, estimates run optimistic by about `SMALL_CARD_OPTIMISM_GIB`: the usable
-fraction's reserve scales with the card, and the CUDA context, NCCL and cuBLAS workspaces do not (docs/memory.md,
-"Where we expect the extrapolation to err")."""
 SMALL_CARD_OPTIMISM_GIB = 1.0
 """What estimates on a card of at most `SMALL_CARD_GIB` run optimistic by (docs/memory.md, "Where we expect the
 extrapolation to err": the reserve the usable fraction leaves is about a GiB less than the fixed costs need there),
@@ -990,18 +918,6 @@ def check_token_budget(token_budget: object, estimate: EstimateMode,
     if token_budget == "auto" and estimate == "never":
         raise QueryError(f"{option_names.token_budget_auto} lowers the token budget of estimated plans, which "
                          f"{option_names.no_estimate} turns off: drop one of them")
-
-
-def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:
-    """`QueryError` unless `value` is one of `accepted` (and of its type: ``0.5`` is not ``"0.5"``; an array,
-    whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice."""
-    if any(isinstance(value, type(choice)) and value == choice for choice in accepted):
-        return
-    hint = ""
-    strings = [choice for choice in accepted if isinstance(choice, str)]
-    if isinstance(value, numbers.Number) and not isinstance(value, int) and str(value) in strings:  # no 10**5000
-        hint = f" (a {type(value).__name__}: pass the string {str(value)!r})"
-    raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {brief(value)}{hint}")
 
 
 def check_seed(seed: int) -> None:

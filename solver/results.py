@@ -31,20 +31,9 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from solver.query import (
-    REFUSED_CONFIG_CODES,
-    SMALL_CARD_GIB,
-    ConfigProblemCode,
-    Objective,
-    Pins,
-    Query,
-    TokenBudgetMode,
-    TrinityVersion,
-    margin_keeping,
-)
+from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode, Objective, Pins, Query, margin_keeping
 from solver.rules import (
     COMMAND_OPTIONS,
-    NODE_GPUS,
     BrokenRuleCode,
     Evidence,
     OptionNames,
@@ -60,7 +49,9 @@ from solver.rules import (
 )
 from solver.tables import (
     MAX_HOST_RAM_GB,
+    NODE_GPUS,
     POOL_GPU_SOURCE,
+    SMALL_CARD_GIB,
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     Frozen,
@@ -68,6 +59,8 @@ from solver.tables import (
     MemoryModel,
     Model,
     Setting,
+    TokenBudgetMode,
+    TrinityVersion,
     check_types,
     left_out_when_none,
     shown_number,

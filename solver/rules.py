@@ -17,6 +17,7 @@ from pydantic_core import CoreSchema
 
 from solver.tables import (
     MAX_TOKENS,
+    NODE_GPUS,
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     Catalog,
@@ -34,9 +35,6 @@ from solver.tables import (
 )
 
 Evidence = Literal["documented", "inferred", "estimated"]
-
-NODE_GPUS = 8
-"""GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
 
 
 class BrokenRuleCode(str, Enum):

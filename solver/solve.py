@@ -37,7 +37,7 @@ from solver.model import (
     objective_expression,
     prepare,
 )
-from solver.query import Pins, Query, Undecided
+from solver.query import Pins, Query
 from solver.results import (
     AlternativeName,
     Alternatives,
@@ -77,6 +77,7 @@ from solver.tables import (
     GpuType,
     Model,
     Setting,
+    Undecided,
     counted,
     load_catalog,
 )

@@ -27,6 +27,7 @@ import solver.cli.maps
 import solver.cli.memory
 import solver.cli.output
 import solver.cluster.clock
+import solver.render
 import solver.solve
 from solver.cli import main
 from solver.results import ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE
@@ -92,7 +93,7 @@ def coloured_screen(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
 
     def coloured(width: int = 160) -> Console:
         return Console(width=200, force_terminal=True, color_system="standard", file=screen,
-                       **solver.cli.output.PLAIN_TEXT)
+                       **solver.render.PLAIN_TEXT)
 
     for command in (solver.cli.output, solver.cli.memory, solver.cli.maps):  # those that make their consoles
         monkeypatch.setattr(command, "new_console", coloured)

@@ -18,8 +18,7 @@ from test_minnodes_s64 import _questions_per_second
 
 import solver
 from solver.cli import main
-from solver.query import WAYS_QUESTIONS_PER_SECOND
-from solver.tables import QueryError, load_fleet
+from solver.tables import WAYS_QUESTIONS_PER_SECOND, QueryError, load_fleet
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")
 """Exact answers: the deterministic limits alone end the search, whatever the machine's load."""

@@ -26,10 +26,12 @@ from rich.console import Console
 from terminal import read_until_closed
 
 import solver
+import solver.api
 import solver.cli.atomic
 import solver.cli.output
 import solver.cli.planner
 import solver.cli.trinity_options
+import solver.render
 import solver.solve
 import solver.tables
 import solver.tables.model_config
@@ -831,8 +833,8 @@ def test_top_with_one_plan_ranks_it_in_a_table_of_one_row(cli):
 
 
 def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(cli, monkeypatch: pytest.MonkeyPatch):
-    answer_query = solver.cli.planner.answer_query
-    monkeypatch.setattr(solver.cli.planner, "answer_query", lambda *args, **kwargs: tuple(
+    answer_query = solver.api.answer_query
+    monkeypatch.setattr(solver.api, "answer_query", lambda *args, **kwargs: tuple(
         answer.model_copy(update={"status": "feasible"}) for answer in answer_query(*args, **kwargs)))
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
     assert status == 0 and out.endswith("\n1 plan of the 3 asked for: the time limit stopped the search; a longer "
@@ -842,8 +844,8 @@ def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(
 @pytest.mark.parametrize(("top", "which"), [("1", "this plan"), ("2", "these plans")])
 def test_a_plan_the_time_limit_left_unproven_is_not_called_the_best(cli, monkeypatch: pytest.MonkeyPatch, top: str,
                                                                     which: str):
-    answer_query = solver.cli.planner.answer_query
-    monkeypatch.setattr(solver.cli.planner, "answer_query", lambda *args, **kwargs: tuple(
+    answer_query = solver.api.answer_query
+    monkeypatch.setattr(solver.api, "answer_query", lambda *args, **kwargs: tuple(
         answer.model_copy(update={"status": "feasible"}) for answer in answer_query(*args, **kwargs)))
     status, out, _ = cli("--model", "4B", "--gpu", "a100-80g", "--len", "32k", "--top", top)
     assert status == 0 and "\ncost           0.1833 relative step time (best found)\n" in out
@@ -1339,12 +1341,12 @@ def test_every_character_beyond_ascii_in_the_tools_strings_has_an_ascii_spelling
 def test_a_request_to_end_says_terminated_and_exits_143(cli, tmp_path: Path, ctrl_c: str, when: str,
                                                         written: list[str]):
     # SIGTERM (kill, timeout, a batch scheduler) ends the command as Ctrl-C does, with a line and 143 of its own.
-    code = ("import os, signal, sys\nimport solver.cli.atomic, solver.cli.planner\nfrom solver.cli import main\n"
+    code = ("import os, signal, sys\nimport solver.api, solver.cli.atomic\nfrom solver.cli import main\n"
             "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
             "def ended(real):\n"
             "    return lambda *args, **kwargs: (os.kill(os.getpid(), signal.SIGTERM), real(*args, **kwargs))[1]\n"
             "if sys.argv[2] == 'solving':\n"
-            "    solver.cli.planner.answer_query = ended(solver.cli.planner.answer_query)\n"
+            "    solver.api.answer_query = ended(solver.api.answer_query)\n"
             "else:\n"
             "    solver.cli.atomic.os.fsync = ended(os.fsync)\n"
             "sys.exit(main(['--model', '4B', '--len', '32k', '--gpu', 'a100', '--out', 'plan.yaml']))\n")
@@ -1361,20 +1363,20 @@ def test_a_request_to_end_is_left_to_a_host_programs_own_handler(cli, monkeypatc
     # A program that runs main() with its own SIGTERM handler keeps it: main's is put in place only over the default,
     # and taken away when main returns.
     received: list[int] = []
-    real = solver.cli.planner.answer_query
+    real = solver.api.answer_query
 
     def answer_query(*args: Any, **kwargs: Any) -> Any:
         os.kill(os.getpid(), signal.SIGTERM)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(solver.cli.planner, "answer_query", answer_query)
+    monkeypatch.setattr(solver.api, "answer_query", answer_query)
     previous = signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
     try:
         status, out, err = cli("--model", "4B", "--len", "32k", "--gpu", "a100-80g")
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert (status, received, err) == (0, [signal.SIGTERM], "") and out.startswith("A100-80GB")
-    monkeypatch.setattr(solver.cli.planner, "answer_query", real)
+    monkeypatch.setattr(solver.api, "answer_query", real)
     assert cli("--model", "4B", "--len", "32k", "--gpu", "a100-80g")[0] == 0
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 
@@ -1845,14 +1847,13 @@ def interrupted(*args: Any, **kwargs: Any) -> None:
     raise KeyboardInterrupt  # as Ctrl-C does while a command works out its answer
 
 
-@pytest.mark.parametrize(("module", "name", "argv", "prog"), [
-    ("planner", "answer_query", ("--model", "4B", "--len", "8k"), "solve"),
-    ("memory", "memory_answer", ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k"),
-     "solve memory"),
+@pytest.mark.parametrize(("name", "argv", "prog"), [
+    ("answer_query", ("--model", "4B", "--len", "8k"), "solve"),
+    ("memory_answer", ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k"), "solve memory"),
 ])
-def test_ctrl_c_while_a_command_works_is_one_line_and_status_130(cli, monkeypatch: pytest.MonkeyPatch, module: str,
-                                                                 name: str, argv: tuple[str, ...], prog: str):
-    monkeypatch.setattr(getattr(solver.cli, module), name, interrupted)
+def test_ctrl_c_while_a_command_works_is_one_line_and_status_130(cli, monkeypatch: pytest.MonkeyPatch, name: str,
+                                                                 argv: tuple[str, ...], prog: str):
+    monkeypatch.setattr(solver.api, name, interrupted)  # the library call the command makes
     assert cli(*argv) == (130, "", f"{prog}: interrupted\n")
 
 
@@ -1926,9 +1927,9 @@ def missing_library(*args: Any, **kwargs: Any) -> None:
 
 
 def test_ctrl_c_while_a_library_loads_is_one_line_and_status_130(cli, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(solver.cli.planner, "answer_query", stopped_loading)
+    monkeypatch.setattr(solver.api, "answer_query", stopped_loading)
     assert cli("--model", "4B", "--len", "8k") == (130, "", "solve: interrupted\n")
-    monkeypatch.setattr(solver.cli.planner, "answer_query", missing_library)
+    monkeypatch.setattr(solver.api, "answer_query", missing_library)
     with pytest.raises(ModuleNotFoundError, match="ortools"):  # an import that fails of itself is a bug to see
         cli("--model", "4B", "--len", "8k")
 
@@ -2023,7 +2024,7 @@ def test_a_terminal_too_narrow_for_the_ranking_shows_a_block_per_plan(cli, monke
     # Each plan's cells, whole, beside their headers instead; where the table fits, the table, every word whole.
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+        width=columns, force_terminal=True, color_system=None, file=screen, **solver.render.PLAIN_TEXT))
     status, _, err = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", "--top", "4")
     lines = [line.rstrip() for line in screen.getvalue().split("\n")]
     start = lines.index("ranked plans")
@@ -2039,7 +2040,7 @@ def test_a_block_shades_the_setting_itself_not_its_column(cli, monkeypatch: pyte
     # the widest value ('1 GPU @ 32768: Env + Offload', 28 columns) are not.
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=80, force_terminal=True, color_system="truecolor", file=screen, **solver.cli.output.PLAIN_TEXT))
+        width=80, force_terminal=True, color_system="truecolor", file=screen, **solver.render.PLAIN_TEXT))
     status, _, _ = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", "--top", "4")
     settings = [line.split("setting", 1)[1] for line in screen.getvalue().split("\n") if "setting  " in line]
     # In truecolor, as a terminal of today shows it (rich keeps a parsed style's codes for the first colour system
@@ -2052,7 +2053,7 @@ def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeyp
     # On 40 columns a config key wider than its column breaks onto the next line: every character is there.
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+        width=40, force_terminal=True, color_system=None, file=screen, **solver.render.PLAIN_TEXT))
     status, _, err = cli("--model", "14B", "--gpu", "a100-80g", "--len", "64k")
     assert (status, err) == (0, "")  # no note: the summary's words fold; only a ranking needs its columns
     shown = screen.getvalue()
@@ -3216,7 +3217,7 @@ def test_the_apply_lines_paste_whole_at_any_terminal_width(cli, monkeypatch: pyt
     # copies it as one): a pasted comment keeps its '#', a key its value. The rows above still fit the width.
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+        width=columns, force_terminal=True, color_system=None, file=screen, **solver.render.PLAIN_TEXT))
     status, _, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100-80g")
     lines = [line.rstrip() for line in screen.getvalue().split("\n")]
     applied = [*APPLIED_4B[1:], ""]  # the heading beside `apply` wraps like the rows above
@@ -3506,7 +3507,7 @@ def test_every_file_a_command_is_given_is_read_once(cli, monkeypatch: pytest.Mon
         read.append(path)
         return unread(path, *limit)
 
-    for module in (solver.tables.reading, solver.tables.model_config, solver.cli.trinity_options):
+    for module in (solver.tables.reading, solver.tables.model_config):  # solver.tables gives reading's
         monkeypatch.setattr(module, "read_user_file", reading)
     status, _, err = cli(*(word.format(**files) for word in argv))
     assert (status, err.count("error")) == (0, 0)

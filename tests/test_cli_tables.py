@@ -17,6 +17,7 @@ import yaml
 from rich.console import Console
 
 import solver.cli.output
+import solver.render
 from solver.render import NO_SETTING_STYLE, SHADES, setting_style, tables_view
 from solver.tables import Setting, load_catalog
 
@@ -642,7 +643,7 @@ def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch
     # 6-GPU table needs all of its 112 columns.
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=columns, force_terminal=True, file=screen, **solver.cli.output.PLAIN_TEXT))
+        width=columns, force_terminal=True, file=screen, **solver.render.PLAIN_TEXT))
     status, _, err = cli("tables", "--gpu", "a100-80g", "--gpus", "6")
     assert status == 0 and err == (f"solve tables: note: the table needs 112 columns and the terminal has {columns}: "
                                    "widen it, pipe the output (| less -S), or use --json\n" if note else "")

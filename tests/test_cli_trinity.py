@@ -18,6 +18,7 @@ import yaml
 from conftest import PADDED_051, qwen3_8b_checkpoint
 
 import solver
+import solver.api
 import solver.cli.atomic
 import solver.cli.planner
 from solver.cli.atomic import write_all_atomically
@@ -2866,13 +2867,13 @@ def test_a_config_whose_sp_does_not_divide_its_trainer_gpus_hears_it_once(cli, t
 
 
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
-    real = solver.cli.planner.answer_query
+    real = solver.api.answer_query
 
     def out_of_time(query, catalog, explain=False):
         return tuple(answer.model_copy(update={"status": "unknown", "plans": (), "reason": "no plan found within the "
                                                "time limit of 10 s"}) for answer in real(query, catalog, explain=explain))
 
-    monkeypatch.setattr(solver.cli.planner, "answer_query", out_of_time)
+    monkeypatch.setattr(solver.api, "answer_query", out_of_time)
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     status, out, _ = cli("--from-config", str(example), "--gpu", "h20")
     assert status == 1 and "No plan was found within the time limit." in " ".join(out.split())

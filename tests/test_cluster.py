@@ -46,6 +46,7 @@ from rich.console import Console
 from terminal import read_until_closed
 
 import solver
+import solver.api
 import solver.cli
 import solver.cli.atomic
 import solver.cli.cluster
@@ -2094,7 +2095,7 @@ def test_emit_dir_refuses_two_jobs_configs_that_are_one_file_before_the_search(c
     def searched(*args: object, **kwargs: object) -> None:
         raise AssertionError("placed before the configs were checked")
 
-    monkeypatch.setattr(solver.cli.cluster, "place", searched)
+    monkeypatch.setattr(solver.api, "place", searched)
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")
     configs = tmp_path / "configs"
@@ -4179,7 +4180,7 @@ def test_a_job_name_wider_than_its_block_column_folds_whole(cli, tmp_path: Path,
     # On 40 columns a 40-character job name takes its block's first column as 4 lines, every character kept.
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+        width=40, force_terminal=True, color_system=None, file=screen, **solver.render.PLAIN_TEXT))
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: lab, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: the-math-reasoning-run-of-qwen3-4b-at-8k, model: Qwen3-4B, max_model_len: 8192}]\n",
@@ -4198,7 +4199,7 @@ def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monke
     # table's notes; each pool's table where it fits.
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+        width=columns, force_terminal=True, color_system=None, file=screen, **solver.render.PLAIN_TEXT))
     example = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
     status, _, err = cli("cluster", str(example))
     lines = [line.rstrip() for line in screen.getvalue().split("\n")]

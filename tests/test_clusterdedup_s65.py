@@ -21,9 +21,8 @@ import solver.cluster.reasons
 import solver.cluster.search
 from solver.cli import main
 from solver.cluster.options import Option, Planner, fleet_options, pools_with_ways
-from solver.query import WAYS_QUESTIONS_PER_SECOND
 from solver.render import cluster_json, purchase_json
-from solver.tables import load_fleet, load_weights
+from solver.tables import WAYS_QUESTIONS_PER_SECOND, load_fleet, load_weights
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 

@@ -15,7 +15,7 @@ from test_clusterbuy_s60 import fleet_file
 
 import solver.cluster.reasons
 from solver.cluster.options import WaysLimit
-from solver.query import REASONS_QUESTIONS_PER_SECOND
+from solver.tables import REASONS_QUESTIONS_PER_SECOND
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 PAIR = {"name": "pair", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2}

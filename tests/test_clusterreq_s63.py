@@ -20,10 +20,9 @@ import solver.cluster.search
 from solver.cli import main
 from solver.cluster import greedy
 from solver.cluster.options import REACH_SHARE
-from solver.query import DETERMINISTIC_PER_SECOND
 from solver.render.cluster import REQUIRED_NOTE
 from solver.solve import WorkBudget, work_budget
-from solver.tables import load_fleet
+from solver.tables import DETERMINISTIC_PER_SECOND, load_fleet
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 

@@ -23,10 +23,9 @@ import solver.cluster.reasons
 import solver.cluster.search
 from solver.cli import main
 from solver.cluster.options import Planner
-from solver.query import DETERMINISTIC_PER_SECOND
 from solver.render import AT_LEAST_NOTE, AT_MOST_NOTE
 from solver.results import CautionCode
-from solver.tables import load_fleet, load_weights
+from solver.tables import DETERMINISTIC_PER_SECOND, load_fleet, load_weights
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 

@@ -19,8 +19,8 @@ import solver.cluster.reasons
 import solver.cluster.search
 from solver import plan
 from solver.cluster.options import Planner
-from solver.query import DETERMINISTIC_PER_SECOND, ConfigProblemCode
-from solver.tables import Fleet, Job, Pool, load_fleet
+from solver.query import ConfigProblemCode
+from solver.tables import DETERMINISTIC_PER_SECOND, Fleet, Job, Pool, load_fleet
 from solver.trinity import ConfigError, anchored_keys, trinity_config_problems
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import solver
+import solver.api
 import solver.cli.cluster
 from solver.api import plan
 from solver.cli import main
@@ -43,12 +44,12 @@ def test_buy_with_a_memory_model_names_its_source_under_the_status(tmp_path: Pat
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_an_interrupted_buy_prints_its_best_purchase_and_says_so_with_130(monkeypatch: pytest.MonkeyPatch,
                                                                           capsys: pytest.CaptureFixture[str]):
-    bought = solver.cli.cluster.buy_nodes
+    bought = solver.api.buy_nodes
 
     def interrupted(*args: object, **kwargs: object) -> object:  # as Ctrl-C during the search leaves it
         return bought(*args, **kwargs).model_copy(update={"interrupted": True})
 
-    monkeypatch.setattr(solver.cli.cluster, "buy_nodes", interrupted)
+    monkeypatch.setattr(solver.api, "buy_nodes", interrupted)
     assert main(["cluster", str(FLEET), "--buy"]) == INTERRUPTED
     out, err = capsys.readouterr()
     assert out.startswith("status: optimal; nothing to buy")

@@ -18,10 +18,9 @@ from test_clustersearch_s64 import A100, TWO_14B, _Recorder
 
 import solver
 from solver.api import ANSWER_BATCH_SOURCE, fragment_engines, fragment_layout
-from solver.query import DETERMINISTIC_PER_SECOND, trinity_release
 from solver.results import Answer, TrinitySettings
 from solver.rules import API_OPTIONS
-from solver.tables import load_catalog
+from solver.tables import DETERMINISTIC_PER_SECOND, load_catalog, trinity_release
 from solver.trinity import plan_fragment
 
 FULL = 0.6 * DETERMINISTIC_PER_SECOND * 10

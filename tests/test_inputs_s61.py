@@ -10,8 +10,7 @@ import pytest
 
 import solver
 from solver.cli.argtypes import gpu_memory, trinity_version
-from solver.query import trinity_release
-from solver.tables import load_catalog
+from solver.tables import load_catalog, trinity_release
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 

@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 import solver
 from solver.memory import JSON_GIB_SLACK, VERDICTS, MemoryAnswer, MemoryEstimate, MemoryQuestion
-from solver.query import ConfigProblemCode, Query, TrinityVersion, make_query
+from solver.query import ConfigProblemCode, Query, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
 from solver.results import (
     ANSWER_LEFT_OUT_WHEN_NONE,
@@ -38,6 +38,7 @@ from solver.results import (
 )
 from solver.rules import BrokenRuleCode
 from solver.solve import answer_for
+from solver.tables import TrinityVersion
 from solver.trinity import check_trinity_config, load_config_mapping, read_trinity_config, trinity_config_problems
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps

@@ -15,7 +15,7 @@ LAYERS = ("tables", "rules", "query", "results", "memory", "model", "solve", "ex
           "trinity", "api", "render", "cli")
 """docs/api.md's order; `tables`, `cluster`, `trinity`, `render` and `cli` are packages."""
 PACKAGES = {
-    "tables": ("text", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
+    "tables": ("text", "bounds", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
     "cluster": ("clock", "options", "model", "placements", "reasons", "widen", "greedy", "search", "buy"),
     "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "settings", "fragment", "patch"),
     "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",

@@ -457,7 +457,7 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
     # A contradiction is named, and the exit status is 1 (as for a question without a plan).
     edited = edited_a100_tables(lambda text: text.replace('{max_model_len: 16384, cells: {Qwen3-0.6B: vanilla',
                                                           '{max_model_len: 16384, cells: {Qwen3-0.6B: Env', 1))
-    monkeypatch.setattr("solver.cli.catalogs.load_catalog", lambda: edited)
+    monkeypatch.setattr("solver.tables.load_catalog", lambda: edited)  # as the commands read it
     found = ("A100-80GB, 1 GPU, Qwen3-0.6B: Env at 16384 but vanilla trains at the longer 20480 (memory only grows "
              "with the length)")
     assert cli("tables", "--check") == (1, f"solve tables: warning: {found}\n1 contradiction in 560 cells\n", "")

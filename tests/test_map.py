@@ -15,13 +15,12 @@ import solver
 import solver.cli.maps
 import solver.maps
 import solver.solve
-from solver.cli.output import PLAIN_TEXT
 from solver.maps import UNTABLED_LENGTHS, cheapest_by_length, gpu_map, length_rows, longest_by_model, mapped_models
-from solver.query import Undecided, make_query
-from solver.render import map_view, short_label
+from solver.query import make_query
+from solver.render import PLAIN_TEXT, map_view, short_label
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, single_gpu_caution
 from solver.solve import best_plan
-from solver.tables import Setting, load_catalog
+from solver.tables import Setting, Undecided, load_catalog
 
 CATALOG = load_catalog()
 

@@ -14,7 +14,7 @@ from rich.console import Console
 
 import solver
 import solver.cli.maps
-from solver.cli.output import PLAIN_TEXT
+from solver.render import PLAIN_TEXT
 from solver.tables import QueryError
 
 Cli = Callable[..., tuple[int, str, str]]

@@ -14,8 +14,7 @@ import pytest
 from rich.console import Console
 
 import solver.cli.maps
-from solver.cli.output import PLAIN_TEXT
-from solver.render import doubling_budgets
+from solver.render import PLAIN_TEXT, doubling_budgets
 
 Cli = Callable[..., tuple[int, str, str]]
 

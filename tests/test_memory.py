@@ -23,7 +23,6 @@ from solver import estimate_memory
 from solver.calibrate import Observation, calibrate, fit_summary, mispredicted, observations, optimistic
 from solver.memory import (
     CEILING,
-    DEFAULT_MARGIN,
     GRID,
     PRIOR,
     TERMS,
@@ -47,9 +46,11 @@ from solver.memory import (
     weight_shapes,
 )
 from solver.results import CautionCode, MarginRoom
-from solver.rules import COMMAND_OPTIONS, NODE_GPUS, SourceCell, tried_settings, validated_length
+from solver.rules import COMMAND_OPTIONS, SourceCell, tried_settings, validated_length
 from solver.solve import plan
 from solver.tables import (
+    DEFAULT_MARGIN,
+    NODE_GPUS,
     MemoryModel,
     QueryError,
     Setting,

@@ -23,8 +23,8 @@ from memory_benchmark_reference import (
 )
 
 from solver.calibrate import calibrate, observations
-from solver.memory import DEFAULT_MARGIN, breakdown
-from solver.tables import Setting, load_catalog
+from solver.memory import breakdown
+from solver.tables import DEFAULT_MARGIN, Setting, load_catalog
 
 BENCHMARK = load_benchmark("memory_model")
 CATALOG = load_catalog()

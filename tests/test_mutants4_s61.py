@@ -18,8 +18,7 @@ import solver
 import solver.cluster.search
 from solver.cluster.search import StopOnInterrupt
 from solver.memory import feed_forward_peak_bytes, router_logits_bytes
-from solver.query import DETERMINISTIC_PER_SECOND
-from solver.tables import Fleet, TableError, load_model_config, shipped_tables_directory
+from solver.tables import DETERMINISTIC_PER_SECOND, Fleet, TableError, load_model_config, shipped_tables_directory
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 

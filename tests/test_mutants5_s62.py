@@ -20,8 +20,7 @@ from test_nodesproof_s61 import _fleet, _no_search_work
 
 from solver.explain import LONG_RUNS, condensed_runs
 from solver.solve import plan as solve_plan
-from solver.tables import QueryError, TableError, load_catalog, load_fleet
-from solver.tables.schema import host_ram_argument, read_host_ram
+from solver.tables import QueryError, TableError, host_ram_argument, load_catalog, load_fleet, read_host_ram
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 

@@ -18,10 +18,10 @@ import solver.cluster.reasons
 import solver.cluster.search
 from solver.api import config_query
 from solver.cluster.options import REACH_SHARE
-from solver.query import DETERMINISTIC_PER_SECOND, MAX_ESTIMATED_GPUS, Query, QueryError
+from solver.query import MAX_ESTIMATED_GPUS, Query, QueryError
 from solver.results import Answer, CautionCode
 from solver.rules import API_OPTIONS
-from solver.tables import load_catalog, load_fleet, load_model_config
+from solver.tables import DETERMINISTIC_PER_SECOND, load_catalog, load_fleet, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps

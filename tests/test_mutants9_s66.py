@@ -28,11 +28,10 @@ from solver.cluster.options import (
     pools_with_ways,
 )
 from solver.cluster.reasons import reasons_may_ask_reach
-from solver.query import WAYS_QUESTIONS_PER_SECOND
 from solver.render import cluster_text
 from solver.results import Plan
 from solver.rules import COMMAND_OPTIONS
-from solver.tables import TableError, load_catalog, load_fleet, load_weights
+from solver.tables import WAYS_QUESTIONS_PER_SECOND, TableError, load_catalog, load_fleet, load_weights
 from solver.tables.reading import load_validated
 from solver.tables.schema import GpuType
 from solver.trinity import patch_trinity_config, trinity_config_problems

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from solver.cli import _COMMANDS, main
+from solver.cli import _COMMANDS, _command, main
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
@@ -33,8 +33,8 @@ def test_the_buy_note_beside_placed_jobs_not_required_names_them_too(tmp_path: P
 def test_json_md_names_every_command_that_prints_json():
     # docs/json.md, "for programs", named five commands' --json; solve tables --json was left out.
     intro = (Path(__file__).parent.parent / "docs" / "json.md").read_text(encoding="utf-8").split("\n## ")[0]
-    with_json = [name for name, (build, _) in _COMMANDS.items()
-                 if any("--json" in action.option_strings for action in build()._actions)]
+    with_json = [name for name, names in _COMMANDS.items()
+                 if any("--json" in action.option_strings for action in _command(names)[0]()._actions)]
     assert with_json == ["tables", "cluster", "calibrate", "memory", "map"]
     assert [name for name in with_json if f"`solve {name} --json`" not in intro] == []
     assert "`solve --json`" in intro

@@ -38,7 +38,7 @@ from solver.model import (
     table_values,
     within_refuting_tables,
 )
-from solver.query import Undecided, check_sp
+from solver.query import check_sp
 from solver.results import Answer, ReasonCode, RolloutKept
 from solver.rules import (
     SourceCell,
@@ -64,6 +64,7 @@ from solver.tables import (
     Interconnect,
     QueryError,
     Setting,
+    Undecided,
     Weights,
     load_catalog,
     sp_rule_violation,

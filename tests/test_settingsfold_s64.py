@@ -19,10 +19,9 @@ import solver
 from solver.api import fragment_check
 from solver.cli import trinity_options
 from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
-from solver.query import trinity_release
 from solver.results import ClusterResult, TrinitySettings
 from solver.rules import API_OPTIONS
-from solver.tables import Fleet, load_catalog
+from solver.tables import Fleet, load_catalog, trinity_release
 from solver.trinity import plan_fragment
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps

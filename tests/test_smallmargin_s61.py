@@ -12,9 +12,9 @@ import pytest
 from solver import estimate_memory, place, plan
 from solver.cli import main
 from solver.memory import breakdown
-from solver.query import SMALL_CARD_GIB, SMALL_CARD_OPTIMISM_GIB, default_margin, resolve_margin
+from solver.query import SMALL_CARD_OPTIMISM_GIB, default_margin, resolve_margin
 from solver.results import Answer, BeyondCode, CautionCode, MarginRoom, thin_headroom
-from solver.tables import Setting, load_catalog, load_memory_model
+from solver.tables import SMALL_CARD_GIB, Setting, load_catalog, load_memory_model
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 

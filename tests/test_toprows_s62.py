@@ -97,7 +97,7 @@ def test_the_table_rows_rule_alone_never_stops_a_gpu_count(gpu: str, model: str,
 
 @pytest.mark.parametrize("node_gpus", [1, 2, 4, 6, 8, 16])
 def test_a_pools_trainer_room_beside_its_rollout_or_a_node_of_it_always_has_a_layout(node_gpus: int):
-    # Why a pool never gets the planner's rollout-leaves-no-layout (SHORT_OF_GPUS leaves it out): the room the
+    # Why a pool never gets the planner's rollout-leaves-no-layout (`_note_buy` leaves it out): the room the
     # rollout leaves on the pool's nodes, or one whole node of it, is a trainer count with a layout beside it.
     for nodes in range(1, 9):
         for rollout in range(1, nodes * node_gpus):

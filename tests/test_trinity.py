@@ -35,12 +35,12 @@ from command_words import (
 from conftest import PADDED_051
 from ruamel.yaml import YAML
 
-from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode, TrinityVersion
+from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode
 from solver.render import apply_lines
 from solver.results import Plan, rocm_env_caution, yarn_caution
 from solver.rules import COMMAND_OPTIONS, SourceCell, token_budget
 from solver.solve import plan as solve
-from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, brief, load_catalog
+from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, TrinityVersion, brief, load_catalog
 from solver.trinity import (
     TRINITY_06_OFFLOAD,
     ConfigError,

@@ -18,7 +18,7 @@ from test_mapwidth_s64 import _header, _tables
 
 import solver
 import solver.cli.maps
-from solver.cli.output import PLAIN_TEXT
+from solver.render import PLAIN_TEXT
 from solver.results import BeyondCode, known_errors
 
 Cli = Callable[..., tuple[int, str, str]]

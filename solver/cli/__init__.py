@@ -25,36 +25,43 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from importlib import import_module
 from types import FrameType
 from typing import NoReturn
 
-from solver.cli.calibrate import build_calibrate_parser, run_calibrate
-from solver.cli.cluster import build_cluster_parser, run_cluster
-from solver.cli.examples import build_examples_parser, run_examples
-from solver.cli.maps import build_map_parser, run_map
-from solver.cli.memory import build_memory_parser, run_memory
 from solver.cli.notes import note_memory_as_sold, note_short_length
 from solver.cli.output import OutputError, print_escaped, standard_streams_open
 from solver.cli.parser import Parser, full_width_note
 from solver.cli.paths import check_outputs_spare_inputs, refuse_missing_examples
-from solver.cli.planner import build_parser, run_planner
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED
-from solver.cli.tables import build_tables_parser, run_tables
-from solver.query import Undecided
-from solver.tables import OneLineError, brief
+from solver.tables import OneLineError, Undecided, brief
 
 __all__ = ["main"]
 
 
-_COMMANDS: dict[str, tuple[Callable[[], Parser], Callable[[argparse.Namespace], int]]] = {
-    "tables": (build_tables_parser, run_tables),
-    "cluster": (build_cluster_parser, run_cluster),
-    "calibrate": (build_calibrate_parser, run_calibrate),
-    "memory": (build_memory_parser, run_memory),
-    "map": (build_map_parser, run_map),
-    "examples": (build_examples_parser, run_examples),
+Command = tuple[Callable[[], Parser], Callable[[argparse.Namespace], int]]
+"""A command's parser (what builds it) and what runs it."""
+
+_PLANNER = ("planner", "build_parser", "run_planner")
+"""The module of ``solve [options]``, the planner, with the names of what builds its parser and what runs it."""
+_COMMANDS = {
+    "tables": ("tables", "build_tables_parser", "run_tables"),
+    "cluster": ("cluster", "build_cluster_parser", "run_cluster"),
+    "calibrate": ("calibrate", "build_calibrate_parser", "run_calibrate"),
+    "memory": ("memory", "build_memory_parser", "run_memory"),
+    "map": ("maps", "build_map_parser", "run_map"),
+    "examples": ("examples", "build_examples_parser", "run_examples"),
 }
-"""The commands a first word names, by it: the parser of each and what runs it (without one, the planner)."""
+"""The commands a first word names, by it, as `_PLANNER` names the planner. Only the command asked for is imported
+(`_command`), and what its parser needs: what it runs with is imported as it runs, so that ``solve --help``,
+``--version`` and a usage error load no models nor OR-Tools."""
+
+
+def _command(names: tuple[str, str, str]) -> Command:
+    """The parser and the runner of the command `names` names (`_COMMANDS`), its module imported."""
+    module, build, run = names
+    commands = import_module(f"solver.cli.{module}")
+    return getattr(commands, build), getattr(commands, run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -108,10 +115,11 @@ def _command_asked(argv: list[str]) -> tuple[str | None, list[str]]:
 def _command_parser(asked: str | None) -> tuple[Parser, Callable[[argparse.Namespace], int]]:
     """The parser of the command `asked` (None: the planner), which knows the other commands' options (to say whose
     an option it lacks is), and what runs the command."""
-    build, handler = _COMMANDS[asked] if asked is not None else (build_parser, run_planner)
+    names = _COMMANDS[asked] if asked is not None else _PLANNER
+    build, handler = _command(names)
     parser = build()
     parser.others = lambda: {other.prog: other._option_string_actions.keys() for other in (  # an option of theirs
-        make() for make in (build_parser, *(make for make, _ in _COMMANDS.values())) if make is not build)}
+        _command(each)[0]() for each in (_PLANNER, *_COMMANDS.values()) if each != names)}
     return parser, handler
 
 

@@ -10,13 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, get_args
 
-from solver.query import MAX_TIME_LIMIT_S, TokenBudgetMode, TrinityVersion, trinity_release
 from solver.tables import (
     LEAST_DRIVER_MIB,
     LEAST_GPU_MEMORY_GB,
     MAX_GPU_MEMORY_GB,
+    MAX_TIME_LIMIT_S,
     MAX_TOKENS,
     QueryError,
+    TokenBudgetMode,
+    TrinityVersion,
     ascii_number,
     brief,
     cut,
@@ -24,6 +26,7 @@ from solver.tables import (
     mib_as_gb_hint,
     read_host_ram,
     thousands_of_tokens,
+    trinity_release,
 )
 
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from solver.tables import OneLineError, QueryError, file_identity, resolved_path
+from solver.tables import OneLineError, QueryError
 
 HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 """Ctrl-C and the requests to end (``kill``, ``timeout``, a closed terminal): held while files are written."""
@@ -39,6 +39,7 @@ def write_all_atomically(files: dict[Path, str], options: Mapping[Path, str] | N
     message names the files already in place. Two paths that are one file (a link to the other) are refused:
     the second written would replace the first. An error about a file names the option that gives it, from
     `options` (by path; a file of none, in a positional argument's folder, is named alone)."""
+    from solver.tables import resolved_path
     refuse_one_file_twice(list(files))
     staged: list[tuple[str, Path, Path]] = []  # (temporary name, target, the path given)
     with _signals_held():
@@ -79,6 +80,7 @@ def _named_by(path: Path, options: Mapping[Path, str] | None) -> contextlib.Abst
 def refuse_one_file_twice(paths: Sequence[Path]) -> None:
     """`QueryError` when two of the `paths` to write are one file (one a link to the other, or to where the other
     would be made): written in turn, the second would replace the first."""
+    from solver.tables import file_identity
     seen: dict[tuple[int, int] | str, Path] = {}  # each path looked at once: a cluster file may have 20000 jobs
     for path in paths:
         identity = file_identity(path)

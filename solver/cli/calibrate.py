@@ -14,9 +14,8 @@ from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import MODEL_CONFIG_HELP, model_config_option
 from solver.cli.output import print_escaped, print_note
 from solver.cli.parser import Parser
-from solver.memory import DEFAULT_MARGIN, TERMS
-from solver.render import calibration_json, memory_model_yaml
 from solver.tables import (
+    DEFAULT_MARGIN,
     MEMORY_MODEL_FILE,
     QueryError,
     and_more,
@@ -99,6 +98,7 @@ def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
     """Say which multipliers the fit moved from first principles, and which it left there: estimates rest on the
     cells' fit for the first, on the derivation for the others (one cell moves one or two). `with_tables`: the fit
     was on your cells and the documented tables, so it is the observations, not your cells, that leave them."""
+    from solver.memory import TERMS
     coefficients = fitted.memory_model.coefficients
     moved = [f"{term} ({coefficients.multiplier(term):.2f})" for term in TERMS if term not in fitted.first_principles]
     stayed = fitted.first_principles
@@ -144,6 +144,7 @@ def _warn_of_unphysical(args: argparse.Namespace, fitted: Calibration) -> None:
 def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
     """Print (or write to --out) the memory-model file, or with --json print the fit as JSON, with warnings and notes
     on stderr: coefficients at an edge of their range, and which of your cells the fit predicts the other way."""
+    from solver.render import calibration_json, memory_model_yaml
     fit = fitted.memory_model.fit
     text = memory_model_yaml(fitted.memory_model)
     if fitted.at_bounds:

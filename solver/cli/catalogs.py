@@ -6,24 +6,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from solver.tables import (
-    OWN_GPU_HINT,
-    OWN_MODEL_HINT,
-    Catalog,
-    GpuType,
-    Interconnect,
-    Model,
-    QueryError,
-    brief,
-    check_once,
-    cut,
-    described_gpu_type,
-    load_catalog,
-    read_cells_files,
-    with_own_hint,
-)
+from solver.tables import QueryError, brief, cut, with_own_hint
+
+if TYPE_CHECKING:
+    from solver.tables import Catalog, GpuType, Interconnect, Model
 
 
 class CommandCatalog(NamedTuple):
@@ -52,6 +40,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
     and the GPU type that --gpu NAME --gpu-memory M describes (`gpu`: --gpu's name, or its names, of which that is
     the one the catalogue lacks), with --gpu-interconnect's `interconnect` where given; and that model's name as
     the catalogue gives it ("" without one); and the GPU type each --cells file gave (`CommandCatalog`)."""
+    from solver.tables import OWN_GPU_HINT, check_once, described_gpu_type, load_catalog, read_cells_files
     catalog, added = start or load_catalog(), ""
     if model is not None:
         catalog = catalog.with_model(model)
@@ -101,6 +90,7 @@ def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) 
 def catalogue_model(catalog: Catalog, name: str) -> Model:
     """The model `name` names in `catalog`; `QueryError` for an unknown name, which also says how to give a model
     the catalogue lacks (--model-config)."""
+    from solver.tables import OWN_MODEL_HINT
     try:
         return catalog.model(name)
     except QueryError as error:

@@ -10,9 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from solver.api import buy_nodes, place, placement_configs
 from solver.cli.argtypes import comma_names, path_argument, positive_seconds
 from solver.cli.atomic import (
     errors_named_by,
@@ -46,41 +45,23 @@ from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
-from solver.query import (
+from solver.tables import (
     DETERMINISTIC_PER_SECOND,
     HINTS_QUESTIONS_PER_SECOND,
     REASONS_QUESTIONS_PER_SECOND,
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
-)
-from solver.render import cluster_json, cluster_view, purchase_json, purchase_view
-from solver.results import ClusterResult, Placement, PoolCode, PurchaseResult, ReasonCode, Unplaced, UnplacedCode
-from solver.rules import COMMAND_OPTIONS
-from solver.tables import (
-    Catalog,
-    Fleet,
-    GpuType,
     QueryError,
-    Weights,
-    checked_fleet,
     it_or_them,
-    load_catalog,
     named_jobs,
-    read_fleet,
-    resolved_path,
 )
 
-FOR_WANT_OF_ROOM = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
-"""The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json) names --buy
-in a note on stderr."""
+if TYPE_CHECKING:
+    from solver.results import ClusterResult, Placement, PurchaseResult, Unplaced
+    from solver.tables import Catalog, Fleet, GpuType, Weights
 
-SHORT_OF_NODES = (PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
-"""Why a pool has no way for a job that more of its nodes may give one: its rollout takes the pool's GPUs, or leaves
-no trainer count a layout on its nodes (a job with no way to run for one of them is named in the --buy note)."""
-SHORT_OF_GPUS = (ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,)
-"""The planner's reasons for a pool's having no plan for a job that more of the pool's GPUs may remove. (Not
-`ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT`: a pool's trainer room beside the rollout, or a node of it, always has a layout,
-and the planner's counts run unbroken up to it, so a pool never gets that code.)"""
+    Found = TypeVar("Found", ClusterResult, PurchaseResult)
+    """What a search of the fleet finds: a placement, or (--buy) a purchase."""
 
 FILE_FIELDS = {
     "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",
@@ -91,9 +72,6 @@ FILE_FIELDS = {
     "--rollout-gpus": "a job's rollout_gpus", "--train-batch-size": "a job's train_batch_size",
 }
 """The planner's options whose values a cluster file gives, by the field that gives them."""
-
-Found = TypeVar("Found", ClusterResult, PurchaseResult)
-"""What a search of the fleet finds: a placement, or (--buy) a purchase."""
 
 
 def build_cluster_parser() -> Parser:
@@ -155,6 +133,7 @@ def build_cluster_parser() -> Parser:
 
 def run_cluster(args: argparse.Namespace) -> int:
     """``solve cluster``: place the jobs of a cluster file on its pools (with --buy, say what to add to them)."""
+    from solver.api import place
     _refuse_beside_buy(args)
     fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
     weights = weights_option(args.weights)
@@ -177,18 +156,29 @@ def run_cluster(args: argparse.Namespace) -> int:
 def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> None:
     """On stderr, the jobs with no way to run that --token-budget auto trains on the pools' nodes as they are
     (`_note_token_budget_auto`); where jobs are left out for want of room, or have no way to run that more nodes may
-    give them (`SHORT_OF_NODES`, `SHORT_OF_GPUS`, or a length that more of a pool's GPUs train), and that
+    give them (`short_of_nodes`, `short_of_gpus`, or a length that more of a pool's GPUs train), and that
     --token-budget auto does not give them, that --buy names the fewest
     nodes to add (with --required naming every job not required but those no nodes place, where the required jobs
     are placed or with --minimize nodes: --buy buys for the required ones alone, and drops the others it need not;
     with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
     the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
+    from solver.results import PoolCode, ReasonCode, UnplacedCode
+    # The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json)
+    # names --buy in a note on stderr.
+    for_want_of_room = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
+    # Why a pool has no way for a job that more of its nodes may give one: its rollout takes the pool's GPUs, or
+    # leaves no trainer count a layout on its nodes (a job with no way to run for one of them is named).
+    short_of_nodes = (PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
+    # The planner's reasons for a pool's having no plan for a job that more of the pool's GPUs may remove. (Not
+    # ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT: a pool's trainer room beside the rollout, or a node of it, always has a
+    # layout, and the planner's counts run unbroken up to it, so a pool never gets that code.)
+    short_of_gpus = (ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,)
     unplaced = result.unplaced
-    short_of_room = [job.job for job in unplaced if job.reason_code in FOR_WANT_OF_ROOM]
+    short_of_room = [job.job for job in unplaced if job.reason_code in for_want_of_room]
     wayless_jobs = [job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN]
     auto_now = [job.job for job in wayless_jobs if any(pool.token_budget_auto_reach for pool in job.pools)]
     more_nodes = {job.job: [pool.more_nodes_token_budget or "default" for pool in job.pools
-                            if pool.reason_code in SHORT_OF_NODES or pool.plan_reason_code in SHORT_OF_GPUS
+                            if pool.reason_code in short_of_nodes or pool.plan_reason_code in short_of_gpus
                             or pool.more_nodes_reach]
                   for job in wayless_jobs if job.job not in auto_now}
     wayless = [job for job, budgets in more_nodes.items() if budgets]
@@ -233,6 +223,7 @@ def _note_token_budget_auto(jobs: list[str]) -> None:
 def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:
     """On stderr, the jobs with no way to run whose length is beyond reach in every pool they may use however many
     nodes it has (`UnplacedPool.more_nodes_reach` false in each): --buy would not place them either."""
+    from solver.results import UnplacedCode
     beyond = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN
               and all(pool.more_nodes_reach is False for pool in job.pools)]
     if beyond:
@@ -258,6 +249,8 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     """``solve cluster --buy``: the fewest nodes to add so that every job (or every --required one) is placed, and the
     placement with them, on stdout; 0 where every required job is placed with them, 1 where one fits no pool's nodes
     or no purchase was found."""
+    from solver.api import buy_nodes
+    from solver.render import purchase_json, purchase_view
     result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen))
     if args.json:
         sys.stdout.write(purchase_json(result) + "\n")
@@ -286,6 +279,7 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
               search: Callable[..., Found]) -> Found:
     """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
     line on a terminal meanwhile."""
+    from solver.rules import COMMAND_OPTIONS
     progress = ProgressLine()
     result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
                     progress=progress, estimate=args.estimate_mode, memory=memory_model_option(args.memory_model),
@@ -298,6 +292,8 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
 def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Fleet, catalog: Catalog) -> list[Path]:
     """The configs of the placed jobs, written to --emit-dir (none where the search was interrupted, which it says),
     with notes on their rollout engines and on the folder's configs this run did not write; the paths written."""
+    from solver.api import placement_configs
+    from solver.rules import COMMAND_OPTIONS
     if result.interrupted:
         print_escaped(
             f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
@@ -354,6 +350,7 @@ def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, f
 
 def _print_placement(args: argparse.Namespace, result: ClusterResult, fleet: Fleet, written: list[Path]) -> None:
     """The placement on stdout: as JSON, or as tables followed by a line per config written."""
+    from solver.render import cluster_json, cluster_view
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
         return
@@ -397,6 +394,7 @@ def _configs_of_no_job(folder: Path, fleet: Fleet, inputs: list[tuple[str, Path]
 def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]]) -> None:
     """`QueryError` unless `folder` is one, or can be made, and each job's config in it is a file to write
     that overwrites none of the `inputs`: every target checked before the first is written."""
+    from solver.tables import resolved_path
     if not folder.is_dir() and (folder.exists() or folder.is_symlink() or not folder.absolute().parent.is_dir()):
         problem = ("not a folder" if folder.exists() or folder.is_symlink()
                    else "no such folder, nor a folder to make it in")
@@ -430,6 +428,7 @@ def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[
     job's model_config model, so the fleet's models come before them; they may define a GPU type the fleet's pools
     name, so its pools are checked after them, and its jobs' names against the catalogue's models, as `load_fleet`
     checks them (a job's model is the catalogue's or its own model_config's)."""
+    from solver.tables import checked_fleet, load_catalog, read_fleet
     shipped = load_catalog()
     read = read_fleet(path, shipped)
     base, _, measured = catalog_with(None, cells=cells, start=shipped.with_models(read.models))

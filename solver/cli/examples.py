@@ -12,7 +12,7 @@ from solver.cli.atomic import not_a_regular_file, writable_status, write_all_ato
 from solver.cli.output import print_escaped
 from solver.cli.parser import FILE_SUFFIXES, Parser
 from solver.cli.paths import EXAMPLES_FOLDER, refuse_tables_folder
-from solver.tables import QueryError, holds_text, it_or_them, resolved_path, shipped_examples
+from solver.tables import QueryError, it_or_them
 
 
 def build_examples_parser() -> Parser:
@@ -37,6 +37,7 @@ def build_examples_parser() -> Parser:
 def run_examples(args: argparse.Namespace) -> int:
     """``solve examples``: every target checked before the first is written, then all written at once; a line for
     each file, written or unchanged."""
+    from solver.tables import resolved_path, shipped_examples
     folder: Path = args.dir
     refuse_tables_folder(folder, str(folder), "examples")
     if folder.suffix.lower() in FILE_SUFFIXES and not folder.is_dir():  # solve examples x.yaml: a file's name
@@ -75,6 +76,7 @@ def run_examples(args: argparse.Namespace) -> int:
 def _holds_example(target: Path, text: str) -> bool:
     """Whether `target` is a file that holds the example's `text` already; `QueryError` where something there is
     not a file a write would replace (a folder, a dangling link)."""
+    from solver.tables import holds_text, resolved_path
     resolved = resolved_path(target)
     if not_a_regular_file(resolved) or (target.is_symlink() and not resolved.parent.is_dir()):
         raise QueryError(f"{target}: not a regular file (or a link to a place one can be written); move it, or "

@@ -6,9 +6,6 @@ import argparse
 import io
 import sys
 
-from rich.console import Console, Group
-
-from solver.api import map_plans
 from solver.cli.argtypes import (
     gpu_names,
     output_path,
@@ -39,19 +36,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import escaped_line, new_console, on_terminal, piped_columns, print_note
 from solver.cli.parser import Parser
-from solver.render import (
-    PAST_NODE_COLUMNS,
-    PAST_NODE_WIDTH,
-    PLAIN_TEXT,
-    UNBOUNDED_WIDTH,
-    doubling_budgets,
-    map_json,
-    map_views,
-    maps_width,
-    piped_maps,
-)
-from solver.rules import COMMAND_OPTIONS
-from solver.tables import MAX_ESTIMATED_GPUS, path_text
+from solver.tables import MAX_ESTIMATED_GPUS, PAST_NODE_COLUMNS, PAST_NODE_WIDTH, path_text
 
 
 def build_map_parser() -> Parser:
@@ -99,6 +84,11 @@ def build_map_parser() -> Parser:
 
 def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
+    from rich.console import Console, Group
+
+    from solver.api import map_plans
+    from solver.render import PLAIN_TEXT, UNBOUNDED_WIDTH, doubling_budgets, map_json, map_views, maps_width, piped_maps
+    from solver.rules import COMMAND_OPTIONS
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          args.gpu, args.gpu_memory, args.cells or (),

@@ -6,7 +6,6 @@ import argparse
 import shlex
 import sys
 
-from solver.api import memory_answer
 from solver.cli.argtypes import path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
@@ -25,9 +24,7 @@ from solver.cli.options import (
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN
-from solver.render import memory_json, memory_label, memory_view
-from solver.rules import COMMAND_OPTIONS, NODE_GPUS
-from solver.tables import MAX_GPUS, host_ram_argument, load_memory_model, path_text, shown_number
+from solver.tables import MAX_GPUS, NODE_GPUS, host_ram_argument, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
                   "on them (whether they train, and why) and its best plan")
@@ -74,6 +71,10 @@ def build_memory_parser() -> Parser:
 
 def run_memory(args: argparse.Namespace) -> int:
     """``solve memory``: one GPU's predicted peak memory and the verdict; exit 1 when it does not fit."""
+    from solver.api import memory_answer
+    from solver.render import memory_json, memory_label, memory_view
+    from solver.rules import COMMAND_OPTIONS
+    from solver.tables import load_memory_model
 
     check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
     catalog, added, cells = catalog_with(model_config_option(args.model_config),

@@ -11,11 +11,14 @@ import argparse
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
-from solver.memory import GRID, layer_peak_bytes, router_logits_bytes
-from solver.tables import Catalog, Fleet, GpuType, Model, counted, load_catalog, named_jobs, says_pcie
+from solver.tables import counted, named_jobs, says_pcie
+
+if TYPE_CHECKING:
+    from solver.tables import Catalog, Fleet, GpuType, Model
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -59,6 +62,7 @@ def note_router_logits_output(prog: str, catalog: Catalog, added: str, jobs: Seq
     """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) sets
     ``output_router_logits`` (`Model.router_logits_output`): what it takes through the forward, which the estimate
     does not count (`router_logits_bytes`). `jobs`: the cluster jobs that give it."""
+    from solver.memory import router_logits_bytes
     if not added or not (model := catalog.model(added)).router_logits_output:
         return
     kept, one_hot = router_logits_bytes(model)
@@ -75,6 +79,7 @@ def note_every_expert_computed(prog: str, catalog: Catalog, added: str, jobs: Se
     transformers class computes every expert for every token (`MoE.computes_every_expert`: Llama 4's), which makes
     its recompute and one expert layer's peak far larger than routing would, and its Offload cost a dense model's.
     `jobs`: the cluster jobs that give it."""
+    from solver.memory import layer_peak_bytes
     if not added or (moe := (model := catalog.model(added)).moe) is None or not moe.computes_every_expert:
         return
     routed_moe = moe.model_copy(update={"computes_every_expert": False})
@@ -138,6 +143,7 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
     cells that say a setting ran out of memory are (`larger_gpu_types`); one for a GPU type of its own given by its
     memory as sold (`memory_gb` alone), as `note_memory_as_sold`; and one for rows off the 1024-token grid
     (`note_rows_off_grid`)."""
+    from solver.tables import load_catalog
     named = dict.fromkeys(catalog.gpu(name).name for name in given_gpus(gpu))
     asked = [catalog.with_same_memory(name) for name in named]
     shipped = load_catalog()
@@ -169,6 +175,7 @@ def note_rows_off_grid(prog: str, path: Path, gpu_type: GpuType) -> None:
     multiple of `GRID` (the source's rows all are, and ``--len 64k`` asks for one): a row speaks for its length and the
     shorter ones down to the row before, so a row at 65000 says nothing of 65536 (64k), which a typo there would hide.
     Named: the first such row, and how many more."""
+    from solver.memory import GRID
     off = [(table.gpus, row.max_model_len) for table in gpu_type.tables for row in table.rows
            if row.max_model_len % GRID]
     if off:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from solver.cli.argtypes import (
     gpu_memory,
@@ -19,21 +19,19 @@ from solver.cli.argtypes import (
     whole_number,
 )
 from solver.cli.atomic import errors_named_by
-from solver.memory import DEFAULT_MARGIN
-from solver.query import MAX_WORKERS, SMALL_CARD_GIB
-from solver.rules import NODE_GPUS
 from solver.tables import (
+    DEFAULT_MARGIN,
     INTERCONNECTS,
     MAX_GPUS,
     MAX_TRAIN_BATCH,
-    MemoryModel,
-    Model,
-    Weights,
-    load_memory_model,
-    load_model_config,
-    load_weights,
+    MAX_WORKERS,
+    NODE_GPUS,
+    SMALL_CARD_GIB,
     shown_number,
 )
+
+if TYPE_CHECKING:
+    from solver.tables import MemoryModel, Model, Weights
 
 _Loaded = TypeVar("_Loaded")
 
@@ -147,16 +145,19 @@ def option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -
 
 def memory_model_option(path: Path | None) -> MemoryModel | None:
     """The --memory-model file's memory model (None without one); its errors name the option."""
+    from solver.tables import load_memory_model
     return option_file("--memory-model", load_memory_model, path)
 
 
 def model_config_option(path: Path | None) -> Model | None:
     """The --model-config file's model (None without one); its errors name the option."""
+    from solver.tables import load_model_config
     return option_file("--model-config", load_model_config, path)
 
 
 def weights_option(path: Path | None) -> Weights | None:
     """The --weights file's cost weights (None without one); its errors name the option."""
+    from solver.tables import load_weights
     return option_file("--weights", load_weights, path)
 
 

@@ -11,13 +11,13 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable
-from typing import IO, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console, Group, RenderableType
-from rich.table import Table
-from rich.text import Text
+from rich.console import Console
 
-from solver.render import MIN_TERMINAL_WIDTH, PIPED_WIDTH, PLAIN_TEXT, needed_width, without_trailing_spaces
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.text import Text
 
 
 class ProgressLine:
@@ -43,6 +43,10 @@ def print_view(view: RenderableType, prog: str) -> Console:
     one of its tables with a header (the source's cells), a note on stderr first: rich would break their words or cut
     their cells (the ranked plans and the placements print as blocks there instead: `TableOrBlocks`). The console,
     for more lines."""
+    from rich.console import Group
+    from rich.table import Table
+
+    from solver.render import needed_width
     console = new_console()
     if on_terminal(console):
         parts = view.renderables if isinstance(view, Group) else [view]
@@ -55,14 +59,16 @@ def print_view(view: RenderableType, prog: str) -> Console:
     return console
 
 
-def new_console(width: int = PIPED_WIDTH) -> Console:
-    """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
-    and its lines come without the padding to the tables' width. A pipe is laid out as one also where the
+def new_console(width: int | None = None) -> Console:
+    """A console for stdout; piped output gets room for `width` columns (the widest table; None: `PIPED_WIDTH`)
+    instead of 80, and its lines come without the padding to the tables' width. A pipe is laid out as one also where the
     environment has rich take it for a terminal (``FORCE_COLOR``, ``TTY_COMPATIBLE``: colour in a CI's log), which
     would lay it out for 80 columns and cut the tables' cells: those variables give colour, not a terminal's width."""
+    from solver.render import MIN_TERMINAL_WIDTH, PIPED_WIDTH, PLAIN_TEXT
     console = _SpelledConsole(**PLAIN_TEXT)
     if not _isatty(console.file):  # the height too, or rich takes TERM=dumb's 80 columns over the width
-        return _PipedConsole(width=max(console.width, width), height=console.height, **PLAIN_TEXT)
+        return _PipedConsole(width=max(console.width, PIPED_WIDTH if width is None else width), height=console.height,
+                             **PLAIN_TEXT)
     if console.width < MIN_TERMINAL_WIDTH:  # COLUMNS=0, say: nothing would print
         return _SpelledConsole(width=80, **PLAIN_TEXT)
     return console
@@ -72,6 +78,7 @@ def piped_columns() -> int | None:
     """The columns ``COLUMNS`` gives stdout where it is no terminal (a pipe told its reader's width: ``COLUMNS=100
     solve map | less``), as rich reads it; None where it is unset or says fewer than `MIN_TERMINAL_WIDTH` (0, as some
     containers set it)."""
+    from solver.render import MIN_TERMINAL_WIDTH
     columns = os.environ.get("COLUMNS", "")
     return int(columns) if columns.isdigit() and int(columns) >= MIN_TERMINAL_WIDTH else None
 
@@ -120,6 +127,7 @@ class _PipedConsole(_SpelledConsole):
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """Rich's print, with the trailing spaces of every line removed."""
+        from solver.render import without_trailing_spaces
         with self.capture() as captured:
             super().print(*objects, **kwargs)
         self.file.write(without_trailing_spaces(captured.get()))
@@ -280,6 +288,7 @@ def note_width() -> int | None:
     `MIN_TERMINAL_WIDTH` taken as 80); None where stderr is a pipe or a file, even one that ``FORCE_COLOR`` or
     ``TTY_COMPATIBLE=1`` has rich take for a terminal (colour, not a width: as `new_console` lays out stdout), or a
     terminal that ``TTY_COMPATIBLE=0`` says is none."""
+    from solver.render import MIN_TERMINAL_WIDTH, PLAIN_TEXT
     console = Console(file=sys.stderr, **PLAIN_TEXT)
     if not (_isatty(console.file) and console.is_terminal):
         return None

@@ -15,16 +15,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from solver.cli.argtypes import output_path
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
-from solver.rules import NODE_GPUS
 from solver.tables import (
     INTERCONNECTS_BY_OTHER_NAMES,
     MAX_GPUS,
+    NODE_GPUS,
     QueryError,
     brief,
     counted,
     cut,
     interconnect_meant,
-    load_catalog,
     thousands_of_tokens,
 )
 
@@ -230,6 +229,7 @@ class Parser(argparse.ArgumentParser):
         options = self._option_string_actions
         if "--len" in options and isinstance(tokens, int) and tokens >= 1024:
             return f" (did you mean --len {stray}?)"
+        from solver.tables import load_catalog  # the models' validation: for a stray word alone
         catalog = load_catalog()
         for option, find in (("--model", catalog.model), ("--gpu", catalog.gpu)):
             if option in options:

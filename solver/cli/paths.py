@@ -8,16 +8,7 @@ import os
 from pathlib import Path, PurePosixPath
 
 from solver.cli.atomic import errors_named_by, writable_status
-from solver.tables import (
-    QueryError,
-    file_identity,
-    model_config_file,
-    resolved_path,
-    same_file,
-    shipped_examples,
-    shipped_table_files,
-    shipped_tables_directory,
-)
+from solver.tables import QueryError
 
 INPUT_FLAGS = ("from_config", "weights", "memory_model", "model_config", "cells", "file")
 """The arguments that name files the command reads (cells is a list)."""
@@ -36,6 +27,7 @@ def refuse_missing_examples(args: argparse.Namespace) -> None:
         for path in value if isinstance(value, list) else [value]:
             if path is None or path.parts[:2] != EXAMPLES_FOLDER.parts or os.path.exists(path):
                 continue
+            from solver.tables import shipped_examples
             named = PurePosixPath(*path.parts[2:])
             if named.parts and any(named in (shipped, *shipped.parents) for shipped in shipped_examples()):
                 flag = "" if name == "file" else f"--{name.replace('_', '-')} "
@@ -48,6 +40,7 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
     is ever lost), is not a regular file, is not writable, is where the command's own output goes, has no
     folder to go in, or goes in the shipped GPU tables' folder (`refuse_tables_folder`)."""
+    from solver.tables import resolved_path, same_file
     inputs = input_paths(args)
     written: list[tuple[str, Path]] = []
     for name in OUTPUT_FLAGS:
@@ -72,6 +65,7 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
 def refuse_nameless(flag: str, path: Path) -> None:
     """`QueryError` naming `flag` where `path` names no file: a relative one, where the working directory has been
     removed under the command (`file_identity`)."""
+    from solver.tables import file_identity
     with errors_named_by(flag):
         file_identity(path)
 
@@ -87,6 +81,7 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`; for --model-config of a
     folder, the folder's config.json), and the shipped tables every command reads (but the memory model that
     `solve calibrate --out` regenerates from the shipped tables alone)."""
+    from solver.tables import model_config_file, shipped_table_files
     regenerates = getattr(args, "regenerates", None)
     yours = regenerates is not None and getattr(args, "cells", None)  # a fit on your cells is not the shipped one
     inputs = [("the shipped memory model (a fit on your cells goes to a file of its own, for --memory-model FILE)"
@@ -104,12 +99,14 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
 
 def input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
     """Which of the `inputs` writing `target` would overwrite, in words (None when none)."""
+    from solver.tables import same_file
     return next((words for words, path in inputs if same_file(target, path)), None)
 
 
 def refuse_tables_folder(folder: Path, named: str, written: str) -> None:
     """`QueryError` where `folder` is the shipped tables' folder of GPU tables, which every command reads whole:
     a YAML file written there (`written`, in words; the folder as the error names it: `named`) would load as one."""
+    from solver.tables import same_file, shipped_tables_directory
     if same_file(folder, shipped_tables_directory() / "feasibility"):
         raise QueryError(f"{named}: the shipped tables are read from there (every YAML file in it): write the "
                          f"{written} to another folder")

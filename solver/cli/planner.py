@@ -9,10 +9,9 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from math import ceil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solver import __version__
-from solver.api import answer_query, config_query, with_config_verdicts
 from solver.cli.argtypes import (
     gpu_names,
     output_path,
@@ -55,7 +54,6 @@ from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import NO_PLAN
 from solver.cli.trinity_options import (
     MODEL_PATH,
-    Fragment,
     check_planner_config,
     hand_applied_keys,
     local_config_json,
@@ -64,20 +62,13 @@ from solver.cli.trinity_options import (
     with_apply,
     write_trinity,
 )
-from solver.query import MAX_TOP, Objective, Query, TrinityConfig, make_query
-from solver.render import answers_json, answers_view
-from solver.results import Answer
-from solver.rules import COMMAND_OPTIONS, NODE_GPUS
-from solver.tables import (
-    MAX_ESTIMATED_GPUS,
-    MAX_GPUS,
-    Catalog,
-    GpuType,
-    Model,
-    QueryError,
-    counted,
-    parsing_once,
-)
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_TOP, NODE_GPUS, QueryError, counted
+
+if TYPE_CHECKING:
+    from solver.cli.trinity_options import Fragment
+    from solver.query import Objective, Query, TrinityConfig
+    from solver.results import Answer
+    from solver.tables import Catalog, GpuType, Model
 
 
 def build_parser() -> Parser:
@@ -199,10 +190,17 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
                       given=args.from_config is not None)
 
 
-@parsing_once()
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about (--from-config's text read once as
     Trinity reads it, however many of the steps below read it: `parsing_once`)."""
+    from solver.tables import parsing_once
+    with parsing_once():
+        return _answer(args)
+
+
+def _answer(args: argparse.Namespace) -> int:
+    """`run_planner`'s work: check the flags, read the config, plan, print the answers and their notes."""
+    from solver.api import answer_query, with_config_verdicts
     _check_trinity_flags(args)
     config_text, config = option_file("--from-config", partial(read_config_file, version=args.trinity_version),
                                       args.from_config) or ("", None)
@@ -260,6 +258,9 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
                    objective: Objective) -> Query:
     """The query the options (and --from-config's config) ask; `QueryError` where --out or --write would have
     more than one GPU type's plan."""
+    from solver.api import config_query
+    from solver.query import make_query
+    from solver.rules import COMMAND_OPTIONS
     asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
              "offload": args.offload, "top": args.top, "weights": weights_option(args.weights),
@@ -292,6 +293,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view (with, per GPU type, the
     --from-config's keys its apply lines change too, `config_keys`), with the --cells optimism note on stderr, a line
     for each file written and the --cells notes (`note_cells_elsewhere`)."""
+    from solver.render import answers_json, answers_view
     if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
         print_note(note)
     if args.emit:

@@ -6,6 +6,7 @@ import argparse
 import json
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from solver.cli.argtypes import path_argument, whole_number
 from solver.cli.catalogs import catalog_with
@@ -14,8 +15,10 @@ from solver.cli.options import MODEL_CONFIG_HELP, add_cells_option, model_config
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
-from solver.render import cells_json, tables_view
-from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, Catalog, QueryError, counted
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, QueryError, counted
+
+if TYPE_CHECKING:
+    from solver.tables import Catalog
 
 
 def build_tables_parser() -> Parser:
@@ -67,6 +70,7 @@ def _map_command(args: argparse.Namespace) -> str:
 def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
     """Print the tables of `full` (the catalogue with the --cells tables) the filters keep, or with --check where
     they contradict the semantics; the exit status."""
+    from solver.render import cells_json, tables_view
     if args.gpu is not None:  # an unknown name is refused as such, without the map's hint below
         full.gpu(args.gpu)
     if args.model is not None:

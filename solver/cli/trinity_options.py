@@ -8,46 +8,19 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solver.api import fragment_check, fragment_engines, fragment_layout
 from solver.cli.atomic import errors_named_by, write_all_atomically
 from solver.cli.options import planning_check_options
 from solver.cli.output import print_note
-from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
-from solver.query import Objective, TrinityConfig, TrinityVersion
-from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
-from solver.results import (
-    ENV_EXPORT,
-    Answer,
-    ApplySettings,
-    Plan,
-    RolloutEngines,
-    SettingsArguments,
-    TrinitySettings,
-    env_when,
-    lowered_budget_undone,
-    rocm_env_note,
-    spans_nodes,
-)
-from solver.rules import COMMAND_OPTIONS, token_budget
-from solver.tables import (
-    CONFIG_SHAPE,
-    Catalog,
-    Model,
-    QueryError,
-    TableError,
-    counted,
-    load_catalog,
-    load_model_config,
-    model_config_file,
-    read_user_file,
-    same_file,
-)
+from solver.tables import CONFIG_SHAPE, QueryError, TableError, TrinityVersion, counted
 
-if TYPE_CHECKING:  # solver.trinity's modules are imported where a Trinity flag needs them (ruamel where it reads)
+if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
+    from solver.query import Objective, TrinityConfig
+    from solver.results import Answer, Plan, RolloutEngines, SettingsArguments, TrinitySettings
+    from solver.tables import Catalog, Model
     from solver.trinity import EngineError, PatchedConfig
 
-Fragment = tuple[str, TrinitySettings]
-"""A plan's Trinity fragment and its settings as data (`solver.trinity.plan_fragment`)."""
+    Fragment = tuple[str, TrinitySettings]
+    """A plan's Trinity fragment and its settings as data (`solver.trinity.plan_fragment`)."""
 
 MAX_CONFIG_BYTES = 256 * 1024
 """The largest Trinity config read: they run to a few KB, and the YAML parsers written in Python take seconds per
@@ -61,6 +34,8 @@ MODEL_PATH = "model.model_path"
 
 def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
     """A Trinity config's text and what rft-solver reads of it (`QueryError` in one line where it cannot)."""
+    from solver.rules import COMMAND_OPTIONS
+    from solver.tables import read_user_file
     from solver.trinity import ConfigError, read_trinity_config
 
     text = read_user_file(path, MAX_CONFIG_BYTES)
@@ -74,6 +49,7 @@ def local_config_json(config: TrinityConfig | None) -> Path | None:
     """The config.json that the config's ``model.model_path`` names on this machine (a folder holding one,
     or the file itself; relative to the working directory, as Trinity reads it); None otherwise (a Hugging
     Face id, say: nothing is fetched)."""
+    from solver.tables import model_config_file
     if config is None or config.model_path is None:
         return None
     try:
@@ -99,6 +75,7 @@ def local_model(file: Path, config: TrinityConfig) -> Model | None:
     (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model,
     whatever its ``_name_or_path``). None where it cannot be read (a mixture of experts with shared experts, say)
     and the path names a catalogue model: the name stands, as for a Hugging Face id."""
+    from solver.tables import load_catalog, load_model_config
     try:
         return load_model_config(file)
     except TableError as unreadable:
@@ -150,6 +127,7 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
 def engines_note(engines: RolloutEngines, model: str, gpu: str, prefix: str = "solve: note: ") -> str | None:
     """Why the rollout engines of `model` (its name) on `gpu` are larger than one GPU, or that even the largest holds
     too little, after `prefix` (`solve cluster` names the job there); None for engines of one GPU that hold enough."""
+    from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
     held = (f"{model}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
     advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
@@ -173,6 +151,7 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
     """--write patches the config's model, and --out and --emit give keys to merge into it: a --model, or a
     --model-config named after a catalogue model, that names another catalogue model would apply that model's
     plan to it. (A name the catalogue does not know, a local path say, is the user's to give.)"""
+    from solver.tables import load_catalog, model_config_file, same_file
     flag = "--model" if args.model else "--model-config"
     local = local_config_json(config)
     if args.model_config and local is not None and same_file(model_config_file(args.model_config), local):
@@ -232,6 +211,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     that still breaks them (a hand-set token limit, say) is written with a warning on stderr, except one whose
     prompt and response exceed the plan's length, which Trinity refuses to load (`QueryError`: nothing written).
     """
+    from solver.api import fragment_layout
     if not _writing_trinity(args):
         return []
     from solver.trinity import trainer_level_offload
@@ -276,6 +256,7 @@ def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
     """For --json: `answers`, each with a plan given the settings that apply its best plan (``apply``), those of the
     fragment --emit writes (`settings_for`, which makes no text, and checks them as --emit's); where the
     config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's refusal)."""
+    from solver.results import ApplySettings
     from solver.trinity import EngineError, settings_for
 
     layout = _config_layout(args, config_text, config)
@@ -316,6 +297,8 @@ def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalo
     """The keys' arguments of the fragment of `answer`'s `best` plan: the ``cluster``'s nodes and rollout GPUs
     (`fragment_layout`), its engines (`_fragment_engines`), --from-config's `layout`, --trinity-version and the
     answer's train batch; --json's ``apply`` and --emit's fragment are made of these same ones."""
+    from solver.api import fragment_layout
+    from solver.results import SettingsArguments
     nodes, rollout = fragment_layout(answer)
     return SettingsArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
                              engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
@@ -327,6 +310,7 @@ def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | 
     """The rollout engines of `answer`'s fragment, as `plan_fragment`'s `engines`: with a `config`, none where the
     fragment's `rollout` GPUs are its own (its engines take them), else engines of its engines' size beside its
     auxiliary models; without, engines of the size `fragment_engines` suggests (one GPU where it suggests none)."""
+    from solver.api import fragment_engines
     if config is not None:
         return None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
     suggested = fragment_engines(answer, catalog)
@@ -357,6 +341,8 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     Trinity's it still breaks, keys it changed on a YAML anchor, ...) and a note where the command could not be
     written in it, and the length it pays for that no sequence uses (`unused_length`); `QueryError` where its prompt
     and response exceed the plan's length, which Trinity refuses to load."""
+    from solver.api import fragment_check
+    from solver.rules import COMMAND_OPTIONS
     from solver.trinity import (
         CHECK_PLACEHOLDER,
         load_config_mapping,
@@ -417,6 +403,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
     """The Trinity fragment of each answer's best plan and its settings (`write_trinity` says of which engines, and
     where None), and the notes on them: the cluster's layout, the engines' size, an answer without a plan (for
     --emit)."""
+    from solver.api import fragment_check, fragment_engines
+    from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
+    from solver.rules import COMMAND_OPTIONS
     from solver.trinity import EngineError, fragment_for
 
     fragments: list[Fragment | None] = []
@@ -454,6 +443,8 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     no sequence uses (`unused`), role token budgets set to the plan's, a critic's budget above the plan's (kept),
     YaRN's reach (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no
     config key can carry (on ROCm, with the word on its other variable, `rocm_env_note`)."""
+    from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
+    from solver.rules import token_budget
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
         YARN_TRAINER,
@@ -494,6 +485,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
 def _layout_note(answer: Answer) -> str | None:
     """The note for stderr when the fragment's rollout gets more GPUs than asked (`fragment_layout`): the trainer
     takes whole nodes."""
+    from solver.api import fragment_layout
     nodes, rollout = fragment_layout(answer)
     if rollout is None or rollout == answer.rollout_gpus or answer.best is None:
         return None

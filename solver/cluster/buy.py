@@ -42,9 +42,9 @@ from solver.cluster.search import (
     placement_stages,
     solve_stages,
 )
-from solver.query import DETERMINISTIC_PER_SECOND, Progress
+from solver.query import Progress
 from solver.results import PoolPurchase, PurchaseResult, Status
-from solver.tables import MAX_ESTIMATED_GPUS, Fleet
+from solver.tables import DETERMINISTIC_PER_SECOND, MAX_ESTIMATED_GPUS, Fleet
 
 
 def buy(

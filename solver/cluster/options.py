@@ -14,22 +14,26 @@ from typing import Literal
 from solver.cluster import clock
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, margin_room, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
-from solver.query import (
-    DETERMINISTIC_PER_SECOND,
-    WAYS_QUESTIONS_PER_SECOND,
-    WAYS_WALL_SHARE,
-    EstimateMode,
-    Objective,
-    Query,
-    TokenBudgetMode,
-    TrinityVersion,
-    make_query,
-    resolve_margin,
-)
+from solver.query import EstimateMode, Objective, Query, make_query, resolve_margin
 from solver.results import Answer, CautionCode, Plan, ReasonCode, UnplacedPool, tables_refute_caution
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
 from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict
-from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Model, Pool, Setting, Weights, load_memory_model
+from solver.tables import (
+    DETERMINISTIC_PER_SECOND,
+    WAYS_QUESTIONS_PER_SECOND,
+    WAYS_WALL_SHARE,
+    AtLeast,
+    Catalog,
+    Fleet,
+    MemoryModel,
+    Model,
+    Pool,
+    Setting,
+    TokenBudgetMode,
+    TrinityVersion,
+    Weights,
+    load_memory_model,
+)
 
 COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""
@@ -74,8 +78,8 @@ class WaysLimit:
     @classmethod
     def after_search(cls, planner: Planner, per_second: float, deadline: float) -> WaysLimit:
         """The limit of a step after the search that asks the planner (the smaller asks,
-        `solver.query.HINTS_QUESTIONS_PER_SECOND`; the reasons of the jobs left out,
-        `solver.query.REASONS_QUESTIONS_PER_SECOND`): `per_second` new questions per second of `planner`'s time limit,
+        `solver.tables.HINTS_QUESTIONS_PER_SECOND`; the reasons of the jobs left out,
+        `solver.tables.REASONS_QUESTIONS_PER_SECOND`): `per_second` new questions per second of `planner`'s time limit,
         counted from those it has asked by now, and, as a safety net, the wall clock's `deadline`."""
         return cls(questions=planner.asked + ceil(per_second * planner.time_limit_s), deadline=deadline)
 

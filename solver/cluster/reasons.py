@@ -22,7 +22,7 @@ from solver.cluster.options import (
     job_options,
     layout,
 )
-from solver.query import HINTS_QUESTIONS_PER_SECOND, REASONS_QUESTIONS_PER_SECOND, Query, TokenBudgetMode
+from solver.query import Query
 from solver.results import (
     Answer,
     FitsWith,
@@ -37,11 +37,14 @@ from solver.results import (
 from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation
 from solver.solve import estimated_plan_words, host_over_words, least_host_words, work_budget
 from solver.tables import (
+    HINTS_QUESTIONS_PER_SECOND,
     MAX_ESTIMATED_GPUS,
+    REASONS_QUESTIONS_PER_SECOND,
     AtLeast,
     Fleet,
     Job,
     Pool,
+    TokenBudgetMode,
     and_joined,
     counted,
     named_jobs,

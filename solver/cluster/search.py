@@ -46,7 +46,7 @@ from solver.cluster.reasons import (
 )
 from solver.cluster.widen import widen_jobs
 from solver.model import new_cp_solver, stopped_by_wall_clock
-from solver.query import DETERMINISTIC_PER_SECOND, Progress
+from solver.query import Progress
 from solver.results import (
     ClusterResult,
     Placement,
@@ -57,7 +57,7 @@ from solver.results import (
 )
 from solver.rules import OptionNames
 from solver.solve import checked
-from solver.tables import Fleet
+from solver.tables import DETERMINISTIC_PER_SECOND, Fleet
 
 REASONS_SHARE = 0.6
 """The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways

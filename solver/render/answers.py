@@ -11,14 +11,14 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.query import Query, TrinityVersion
+from solver.query import Query
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.ranking import ranking_view
 from solver.render.summary import plan_summary
 from solver.render.verdict import current_view
 from solver.results import Answer, Reason
 from solver.rules import COMMAND_OPTIONS, OptionNames, batch_words
-from solver.tables import Catalog, QueryError, and_joined, check_types, counted, load_catalog
+from solver.tables import Catalog, QueryError, TrinityVersion, and_joined, check_types, counted, load_catalog
 
 
 def answers_json(answers: Iterable[Answer]) -> str:

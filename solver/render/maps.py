@@ -23,8 +23,18 @@ from solver.render.layout import (
 from solver.render.phrases import YARN_MARK
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
 from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan, rocm_env_caution
-from solver.rules import API_OPTIONS, COMMAND_OPTIONS, NODE_GPUS, OptionNames, host_ram_unchecked_words
-from solver.tables import NO_SETTING, QueryError, check_types, consecutive_runs, counted, shown_number
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, host_ram_unchecked_words
+from solver.tables import (
+    NO_SETTING,
+    NODE_GPUS,
+    PAST_NODE_COLUMNS,
+    PAST_NODE_WIDTH,
+    QueryError,
+    check_types,
+    consecutive_runs,
+    counted,
+    shown_number,
+)
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
@@ -37,15 +47,8 @@ LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "bl
 MODEL_NAME_WIDTH = 27
 """The widest a map's model column gets: the catalogue's longest name (Qwen3-30B-A3B-Instruct-2507) whole; a longer
 one (a --model-config's) folds onto more lines, so that it widens the map no more than the catalogue's names do."""
-PAST_NODE_COLUMNS = 5
-"""The most budget columns a map of budgets 1 to N past one node shows (those holding N and the four largest powers of
-two below it, `doubling_budgets`); fewer, down to `PAST_NODE_FEWEST_COLUMNS`, where these would make it wider than
-its width (`map_views`)."""
 PAST_NODE_FEWEST_COLUMNS = 2
 """The fewest budget columns a map past one node is cut to for its width (N and the largest power of two below it)."""
-PAST_NODE_WIDTH = 120
-"""The width a map past one node fits where none is given (a pipe without ``COLUMNS``, where a one-node map is whole):
-a terminal's usual 120 columns, its model names (up to `MODEL_NAME_WIDTH`) and cells as long as they get."""
 
 
 def doubling_budgets(top: int) -> list[int]:

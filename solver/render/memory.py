@@ -18,7 +18,6 @@ from solver.results import Calibration
 from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
-    NODE_GPUS,
     OptionNames,
     TablesVerdict,
     fewer,
@@ -27,6 +26,7 @@ from solver.rules import (
     tables_said,
 )
 from solver.tables import (
+    NODE_GPUS,
     Catalog,
     MemoryModel,
     Setting,

@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from solver.memory import MemoryAnswer
-from solver.query import check_choice
 from solver.results import Answer, Calibration, ClusterResult, GpuMap, PurchaseResult
+from solver.tables import check_choice
 
 JSON_SCHEMA_TYPES: dict[str, Any] = {"solve": list[Answer], "cluster": ClusterResult, "cluster-buy": PurchaseResult,
                                      "memory": MemoryAnswer, "map": list[GpuMap], "calibrate": Calibration}

@@ -11,7 +11,6 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING
-from solver.query import TrinityVersion
 from solver.render.phrases import CEILING_WORDS
 from solver.results import (
     LONG_LENGTH_VARIABLE,
@@ -31,7 +30,6 @@ from solver.results import (
 )
 from solver.rules import (
     COMMAND_OPTIONS,
-    NODE_GPUS,
     OptionNames,
     host_ram_check_words,
     least_token_budget,
@@ -41,7 +39,7 @@ from solver.rules import (
     token_budget,
     trainer_nodes_of,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, Model, counted, it_or_them
+from solver.tables import MAX_ESTIMATED_GPUS, NODE_GPUS, Model, TrinityVersion, counted, it_or_them
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,

@@ -2,134 +2,182 @@
 
 This is the only package that reads files. Everything is checked on load; a broken file raises
 `TableError` with one line naming the file, the table and the row at fault. Its modules, each using only
-those before it: `text`, `schema`, `inputs`, `reading`, `catalog`, `loaders`, `model_config`, `fleets`.
-The names other packages use are here, as `solver.tables.X`; the rest are imported from their modules. The
+those before it: `text`, `bounds`, `schema`, `inputs`, `reading`, `catalog`, `loaders`, `model_config`, `fleets`.
+The names other packages use are here, as `solver.tables.X`, each imported as first used (a name of `text`'s or
+`bounds`' loads neither pydantic nor the models); the rest are imported from their modules. The
 YAML it ships is the repository's top-level ``tables/`` folder, installed as ``solver.data``.
 """
 
 from __future__ import annotations
 
-from solver.tables.catalog import (
-    Catalog,
-    Cell,
-    TableOrigin,
-    contradictions_refused,
-    model_name_from_path,
-    read_cells_files,
-    vouches_for,
-)
-from solver.tables.fleets import OWN_GPU_HINT, OWN_MODEL_HINT, checked_fleet, load_fleet, read_fleet
-from solver.tables.inputs import (
-    POOL_GPU_SOURCE,
-    AtLeast,
-    CalibrationRange,
-    Coefficients,
-    FitSummary,
-    Fleet,
-    Job,
-    MemoryModel,
-    Pool,
-    Weights,
-)
-from solver.tables.loaders import (
-    MEMORY_MODEL_FILE,
-    load_catalog,
-    load_memory_model,
-    load_trinity_fields,
-    load_weights,
-    shipped_examples,
-    shipped_table_files,
-    shipped_tables_directory,
-)
-from solver.tables.model_config import (
-    load_model_config,
-    model_config_file,
-)
-from solver.tables.reading import (
-    NUMBER_TOO_LONG,
-    UniqueKeys,
-    check_once,
-    file_identity,
-    given_path,
-    holds_text,
-    load_cells,
-    load_gpu_type,
-    looks_like,
-    parsed_once,
-    parsing_once,
-    read_user_file,
-    resolved_path,
-    same_file,
-    yaml_error_place,
-    yaml_limit,
-    yaml_tab_problem,
-)
-from solver.tables.schema import (
-    BARE_HOST_RAM_GB,
-    CONFIG_SHAPE,
-    ESCALATION_ORDER,
-    INTERCONNECTS,
-    INTERCONNECTS_BY_OTHER_NAMES,
-    LEAST_DRIVER_MIB,
-    LEAST_GPU_MEMORY_GB,
-    MAX_ESTIMATED_GPUS,
-    MAX_GPU_MEMORY_GB,
-    MAX_GPUS,
-    MAX_HOST_RAM_GB,
-    MAX_NODE_GPUS,
-    MAX_TOKENS,
-    MAX_TRAIN_BATCH,
-    NO_SETTING,
-    YARN_VALIDATED_FACTOR,
-    YARN_VALIDATED_TOKENS,
-    Frozen,
-    GpuType,
-    Interconnect,
-    Model,
-    Setting,
-    Table,
-    cell_text,
-    described_gpu_type,
-    host_mib_as_gb_hint,
-    host_ram_argument,
-    interconnect_meant,
-    left_out_when_none,
-    mib_as_gb_hint,
-    read_host_ram,
-    source_words,
-    sp_rule_violation,
-    sp_suits_kv_heads,
-    tenths_down,
-)
-from solver.tables.text import (
-    OneLineError,
-    QueryError,
-    RefusedNameError,
-    TableError,
-    and_joined,
-    and_more,
-    ascii_number,
-    brief,
-    check_types,
-    consecutive_runs,
-    counted,
-    cut,
-    it_or_them,
-    length_forms,
-    meant_fleet_name,
-    named_jobs,
-    path_text,
-    says_pcie,
-    shown_number,
-    shown_value,
-    thousands_of_tokens,
-    with_own_hint,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_MODULES = ("text", "bounds", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets")
+"""The package's modules in its order: a name is looked up in them in turn, so that one of `text`'s or `bounds`'s
+imports neither pydantic nor the tables' models (``solve --help`` needs those alone)."""
+
+if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli_s67.py checks that they agree)
+    from solver.tables.bounds import (
+        BARE_HOST_RAM_GB,
+        CONFIG_SHAPE,
+        DEFAULT_MARGIN,
+        DETERMINISTIC_PER_SECOND,
+        HINTS_QUESTIONS_PER_SECOND,
+        INTERCONNECTS,
+        INTERCONNECTS_BY_OTHER_NAMES,
+        LEAST_DRIVER_MIB,
+        LEAST_GPU_MEMORY_GB,
+        MAX_ESTIMATED_GPUS,
+        MAX_GPU_MEMORY_GB,
+        MAX_GPUS,
+        MAX_HOST_RAM_GB,
+        MAX_NODE_GPUS,
+        MAX_TIME_LIMIT_S,
+        MAX_TOKENS,
+        MAX_TOP,
+        MAX_TRAIN_BATCH,
+        MAX_WORKERS,
+        MEMORY_MODEL_FILE,
+        NODE_GPUS,
+        PAST_NODE_COLUMNS,
+        PAST_NODE_WIDTH,
+        REASONS_QUESTIONS_PER_SECOND,
+        SMALL_CARD_GIB,
+        WAYS_QUESTIONS_PER_SECOND,
+        WAYS_WALL_SHARE,
+        TokenBudgetMode,
+        TrinityVersion,
+        check_choice,
+        host_mib_as_gb_hint,
+        host_ram_argument,
+        interconnect_meant,
+        mib_as_gb_hint,
+        read_host_ram,
+        tenths_down,
+        trinity_release,
+    )
+    from solver.tables.catalog import (
+        Catalog,
+        Cell,
+        TableOrigin,
+        contradictions_refused,
+        model_name_from_path,
+        read_cells_files,
+        vouches_for,
+    )
+    from solver.tables.fleets import OWN_GPU_HINT, OWN_MODEL_HINT, checked_fleet, load_fleet, read_fleet
+    from solver.tables.inputs import (
+        POOL_GPU_SOURCE,
+        AtLeast,
+        CalibrationRange,
+        Coefficients,
+        FitSummary,
+        Fleet,
+        Job,
+        MemoryModel,
+        Pool,
+        Weights,
+    )
+    from solver.tables.loaders import (
+        load_catalog,
+        load_memory_model,
+        load_trinity_fields,
+        load_weights,
+        shipped_examples,
+        shipped_table_files,
+        shipped_tables_directory,
+    )
+    from solver.tables.model_config import (
+        load_model_config,
+        model_config_file,
+    )
+    from solver.tables.reading import (
+        NUMBER_TOO_LONG,
+        UniqueKeys,
+        check_once,
+        file_identity,
+        given_path,
+        holds_text,
+        load_cells,
+        load_gpu_type,
+        looks_like,
+        parsed_once,
+        parsing_once,
+        read_user_file,
+        resolved_path,
+        same_file,
+        yaml_error_place,
+        yaml_limit,
+        yaml_tab_problem,
+    )
+    from solver.tables.schema import (
+        ESCALATION_ORDER,
+        NO_SETTING,
+        YARN_VALIDATED_FACTOR,
+        YARN_VALIDATED_TOKENS,
+        Frozen,
+        GpuType,
+        Interconnect,
+        Model,
+        Setting,
+        Table,
+        cell_text,
+        described_gpu_type,
+        left_out_when_none,
+        source_words,
+        sp_rule_violation,
+        sp_suits_kv_heads,
+    )
+    from solver.tables.text import (
+        OneLineError,
+        QueryError,
+        RefusedNameError,
+        TableError,
+        Undecided,
+        and_joined,
+        and_more,
+        ascii_number,
+        brief,
+        check_types,
+        consecutive_runs,
+        counted,
+        cut,
+        it_or_them,
+        length_forms,
+        meant_fleet_name,
+        named_jobs,
+        path_text,
+        says_pcie,
+        shown_number,
+        shown_value,
+        thousands_of_tokens,
+        with_own_hint,
+    )
+else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
+
+    def __getattr__(name: str) -> Any:
+        """`name` of __all__ from the first of `_MODULES` that has it, importing them in turn as needed: looked up on
+        each use, so that it is always the module's own (as a test may replace it there)."""
+        if name in __all__:
+            for module in _MODULES:
+                names = vars(import_module(f"solver.tables.{module}"))
+                if name in names:
+                    return names[name]
+        raise AttributeError(f"module 'solver.tables' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "BARE_HOST_RAM_GB",
     "CONFIG_SHAPE",
+    "DEFAULT_MARGIN",
+    "DETERMINISTIC_PER_SECOND",
     "ESCALATION_ORDER",
+    "HINTS_QUESTIONS_PER_SECOND",
     "INTERCONNECTS",
     "INTERCONNECTS_BY_OTHER_NAMES",
     "LEAST_DRIVER_MIB",
@@ -139,14 +187,24 @@ __all__ = [
     "MAX_GPU_MEMORY_GB",
     "MAX_HOST_RAM_GB",
     "MAX_NODE_GPUS",
+    "MAX_TIME_LIMIT_S",
     "MAX_TOKENS",
+    "MAX_TOP",
     "MAX_TRAIN_BATCH",
+    "MAX_WORKERS",
     "MEMORY_MODEL_FILE",
+    "NODE_GPUS",
     "NO_SETTING",
     "NUMBER_TOO_LONG",
     "OWN_GPU_HINT",
     "OWN_MODEL_HINT",
+    "PAST_NODE_COLUMNS",
+    "PAST_NODE_WIDTH",
     "POOL_GPU_SOURCE",
+    "REASONS_QUESTIONS_PER_SECOND",
+    "SMALL_CARD_GIB",
+    "WAYS_QUESTIONS_PER_SECOND",
+    "WAYS_WALL_SHARE",
     "YARN_VALIDATED_FACTOR",
     "YARN_VALIDATED_TOKENS",
     "AtLeast",
@@ -170,6 +228,9 @@ __all__ = [
     "Table",
     "TableError",
     "TableOrigin",
+    "TokenBudgetMode",
+    "TrinityVersion",
+    "Undecided",
     "UniqueKeys",
     "Weights",
     "and_joined",
@@ -177,6 +238,7 @@ __all__ = [
     "ascii_number",
     "brief",
     "cell_text",
+    "check_choice",
     "check_once",
     "check_types",
     "checked_fleet",
@@ -228,6 +290,7 @@ __all__ = [
     "sp_suits_kv_heads",
     "tenths_down",
     "thousands_of_tokens",
+    "trinity_release",
     "vouches_for",
     "with_own_hint",
     "yaml_error_place",

@@ -11,22 +11,10 @@ from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field
 
+from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS
 from solver.tables.inputs import Fleet, Pool
 from solver.tables.reading import given_path, load_cells
-from solver.tables.schema import (
-    CONFIG_SHAPE,
-    MAX_ESTIMATED_GPUS,
-    MAX_GPUS,
-    SHAPE_TERMS,
-    Frozen,
-    GpuType,
-    GpuWithoutBf16,
-    Model,
-    Setting,
-    Shape,
-    Table,
-    cell_text,
-)
+from solver.tables.schema import SHAPE_TERMS, Frozen, GpuType, GpuWithoutBf16, Model, Setting, Shape, Table, cell_text
 from solver.tables.text import (
     OneLineError,
     QueryError,

@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from solver.tables.schema import (
+from solver.tables.bounds import (
     BARE_HOST_RAM_GB,
     MAX_GPU_MEMORY_GB,
     MAX_GPUS,
@@ -30,6 +30,10 @@ from solver.tables.schema import (
     MAX_JOBS,
     MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
+    checked_host_ram,
+    read_host_ram,
+)
+from solver.tables.schema import (
     AskedTokens,
     Count,
     Flag,
@@ -42,9 +46,7 @@ from solver.tables.schema import (
     PrintableText,
     Text,
     Weight,
-    checked_host_ram,
     described_gpu_type,
-    read_host_ram,
 )
 from solver.tables.text import first_repeated, meant_fleet_name, shown_number
 

@@ -7,6 +7,7 @@ import importlib.util
 from functools import cache
 from pathlib import Path, PurePosixPath
 
+from solver.tables.bounds import MEMORY_MODEL_FILE
 from solver.tables.catalog import Catalog
 from solver.tables.inputs import MemoryModel, TrinityFields, Weights
 from solver.tables.reading import given_path, load_gpu_type, load_models, load_validated
@@ -43,10 +44,6 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
     if duplicate is not None:
         raise TableError(f"{directory}: the name {duplicate!r} is given to two GPU types")
     return Catalog(models=models, gpu_types=gpu_types, without_bf16=gpus_file.without_bf16)
-
-
-MEMORY_MODEL_FILE = "memory-model.yaml"
-"""The shipped memory model's file in the tables, which `solve calibrate --out` regenerates."""
 
 
 def load_memory_model(path: Path | str | None = None) -> MemoryModel:

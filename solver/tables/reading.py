@@ -21,17 +21,9 @@ from typing import Any, TypeVar, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from solver.tables.bounds import MAX_FILE_BYTES, MAX_NODE_GPUS, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
-from solver.tables.schema import (
-    MAX_FILE_BYTES,
-    MAX_NODE_GPUS,
-    SOURCE_TAGS,
-    GpuType,
-    Model,
-    ModelsFile,
-    mib_as_gb_hint,
-    sp_rule_violation,
-)
+from solver.tables.schema import SOURCE_TAGS, GpuType, Model, ModelsFile, sp_rule_violation
 from solver.tables.text import (
     QueryError,
     TableError,

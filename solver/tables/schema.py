@@ -6,8 +6,8 @@ import re
 from collections.abc import Collection, Mapping
 from fractions import Fraction
 from functools import lru_cache
-from math import ceil, floor, inf, isfinite, nextafter
-from typing import Annotated, Any, Literal, get_args
+from math import ceil, floor, inf, nextafter
+from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le, MinLen
 from pydantic import (
@@ -30,34 +30,31 @@ from pydantic import (
 )
 from pydantic.json_schema import JsonSchemaValue
 
+from solver.tables.bounds import (
+    DRIVER_SHARE,
+    INTERCONNECTS,
+    LEAST_DRIVER_MIB,
+    LEAST_GPU_MEMORY_GB,
+    MAX_CELLS,
+    MAX_GPU_MEMORY_GB,
+    MAX_GPUS,
+    MAX_HOST_RAM_GB,
+    MAX_TOKENS,
+    InterconnectName,
+    interconnect_meant,
+    mib_as_gb_hint,
+)
 from solver.tables.text import (
     QueryError,
-    ascii_number,
     brief,
     check_types,
     counted,
-    cut,
     first_repeated,
     guessed_name,
     normalise,
     require_printable,
-    shown_number,
     thousands_of_tokens,
 )
-
-MAX_FILE_BYTES = 16 * 1024 * 1024
-"""The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
-MAX_TOKENS = 1 << 24
-"""The longest ``max_model_len`` anything may ask for (16M tokens)."""
-MAX_GPUS = 1 << 16
-"""The most GPUs a count, a budget or a pool may have."""
-MAX_JOBS = 20_000
-"""The most jobs a cluster file may list."""
-MAX_CELLS = 2048
-"""The most cells one GPU type's tables may have (a cells file's: each is a measured run; the shipped files have
-about 270): `solve calibrate` fits 2048 in seconds, and its linear program grows faster than the cells."""
-MAX_TRAIN_BATCH = 1 << 24
-"""The largest train batch (experiences per training step) a query, a job or a Trinity config may give."""
 
 Count = Annotated[int, Strict(), Gt(0)]
 """A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""
@@ -75,21 +72,6 @@ def _asked_tokens(value: Any) -> Any:
 AskedTokens = Annotated[Tokens, BeforeValidator(_asked_tokens)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
-MAX_GPU_MEMORY_GB = 1 << 12
-"""Far more memory than any GPU has (4 TB), and below the least MiB a GPU type may report (`LEAST_DRIVER_MIB`): a
-driver's MiB figure given as GB (nvidia-smi's 15360 for a T4) is never taken for a GPU's GB (`mib_as_gb_hint`)."""
-CONFIG_SHAPE = " (config shape)"
-"""Added to the name of a --model-config model whose shape is not that of the catalogue model it names."""
-MAX_NODE_GPUS = 16
-"""The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
-bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
-MAX_HOST_RAM_GB = 48 * 1024
-"""The most host memory per node a request or a pool may give, GiB (48 TB): the most one system is sold with (HPE's
-Superdome Flex, 32 sockets: 48 TB; its successor, the Compute Scale-up Server 3200: 32 TB), far past any plan's host
-need, so a larger node loses nothing by giving it. It is below ``free -m``'s total (MiB) of a node from 64 GB, so
-that figure given as GB (515870 for 512 GB) is refused with both readings (`host_mib_as_gb_hint`), not taken."""
-MAX_ESTIMATED_GPUS = 64
-"""The most trainer GPUs the memory model's estimates consider (eight nodes of eight)."""
 Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
@@ -666,106 +648,6 @@ class Table(Frozen):
         return self.model_copy(update={"models": (model,), "rows": rows})
 
 
-DRIVER_SHARE = (0.85, 1.05)
-"""The driver's MiB over the GB a GPU is sold with, times 1024: 0.937 (L40S) to 1.0 in the catalogue."""
-LEAST_DRIVER_MIB = 8192
-"""The least memory a GPU type of your own may report: below it, no whole GB is sure to be its."""
-LEAST_GPU_MEMORY_GB = LEAST_DRIVER_MIB // 1024
-"""The least memory as sold a GPU type of your own may have, the same floor: smaller cards lie far outside what
-the memory model was fitted on."""
-
-
-def mib_as_gb_hint(value: int, mib_form: str) -> str:
-    """For a figure given as GB past `MAX_GPU_MEMORY_GB` that a GPU's driver may report in MiB (nvidia-smi's total):
-    `` (no GPU has 15360 GB; if it is nvidia-smi's total in MiB, 15.0 GiB, give 15360MiB)``, with `mib_form`, how
-    to give it in MiB; "" for any other figure."""
-    if not MAX_GPU_MEMORY_GB < value <= MAX_GPU_MEMORY_GB * 1024 or value < LEAST_DRIVER_MIB:
-        return ""
-    return f" (no GPU has {value} GB; if it is nvidia-smi's total in MiB, {value / 1024:.1f} GiB, give {mib_form})"
-
-
-def tenths_down(gib: float) -> float:
-    """`gib` rounded down to a tenth: a node's host memory read from a finer unit, never more than the node has."""
-    return floor(gib * 10) / 10
-
-
-BARE_HOST_RAM_GB = 4096
-"""The most GB a node's host memory written as a bare number is taken as (4 TB), wherever a person writes it:
-``--host-ram`` without a unit and a cluster file's ``host_ram_gb`` (`read_host_ram`). ``free -m``'s total of any node of
-more than 4 GB is past it, and so is ``/proc/meminfo``'s of any node, so a bigger number is refused naming the unit
-each reading needs, not taken as GB; a node of more than 4 TB is given with its unit (``6TB``, ``6144GB``). Python's
-numbers (the API's ``host_ram_gb=``, a `Pool` built in Python) are GiB up to `MAX_HOST_RAM_GB`."""
-HOST_MEMORY_UNITS = {"t": 1024.0, "g": 1.0, "m": 1 / 1024, "k": 1 / 1024**2}
-"""What `read_host_ram` reads a unit's first letter as, in GiB: GB as RAM is sold are GiB, and so TB, MB (``free -m``'s
-MiB) and kB (``/proc/meminfo``'s KiB) are binary too."""
-HOST_MEMORY_UNIT = re.compile(r"\s*([tgm](?:ib|b|i)?|kib|kb)\s*$", flags=re.IGNORECASE)
-"""A unit `read_host_ram` takes after the number: TB, GB, MB (or MiB, ``free -h``'s Gi, M) and kB (or KiB; a ``k``
-alone is not one: ``--len 32k`` counts thousands)."""
-HOST_MEMORY_FORMS = "512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or 528280000kB (/proc/meminfo)"
-"""The forms `read_host_ram` accepts, as its refusals name them."""
-
-
-def read_host_ram(text: str) -> float:
-    """A node's host memory as a person writes it (``--host-ram``, a cluster file's ``host_ram_gb``), in GiB: GB as RAM
-    is sold (binary, so GiB): ``512``, ``512GB`` or ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB);
-    ``free -h``'s ``503Gi`` and ``1.5Ti`` too; ``free -m``'s total with its unit (``515870MiB``), ``/proc/meminfo``'s
-    too (``528280000kB``), to a tenth of a GiB (rounded down, as messages show it: ``--host-ram 503.7 GiB``). Without a
-    unit, at most `BARE_HOST_RAM_GB`: past it, the refusal names the unit each reading of the number needs. At most
-    `MAX_HOST_RAM_GB` in all. `QueryError`, naming the amount as given, for anything else."""
-    unit = HOST_MEMORY_UNIT.search(text)
-    amount = text if unit is None else text[:unit.start()]
-    try:
-        scale = HOST_MEMORY_UNITS[unit[1][0].lower()] if unit else 1
-        value = ascii_number(amount) * scale
-    except QueryError:
-        raise QueryError(f"expected {HOST_MEMORY_FORMS}, got {brief(text)}") from None
-    if scale < 1 and isfinite(value):  # MiB or kB: to a tenth of a GiB, rounded down (never more than the node has)
-        value = tenths_down(value)
-    return checked_host_ram(value, text.strip(), bare=unit is None)
-
-
-def checked_host_ram(value: float, written: str, *, bare: bool) -> float:
-    """`value` GiB of a node's host memory, as a person wrote it (`written`; `bare`: a number without a unit, which is
-    GB up to `BARE_HOST_RAM_GB`); `QueryError` naming it as written past that (with the unit each reading of it needs)
-    or outside 0 to `MAX_HOST_RAM_GB` (as `check_host_ram`, but naming the amount as given: -1TB, not -1024)."""
-    readings = _unit_readings(written, value) if bare and value > BARE_HOST_RAM_GB else ""
-    if readings:
-        raise QueryError(f"a number without a unit is GB up to {BARE_HOST_RAM_GB}, got {cut(written)}: give its "
-                         f"unit, {readings}")
-    if not 0 < value <= MAX_HOST_RAM_GB:
-        raise QueryError(f"must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {cut(written)}")
-    return value
-
-
-def host_ram_argument(gib: float) -> str:
-    """``--host-ram``'s argument that `read_host_ram` reads as `gib`: the number, with its unit past
-    `BARE_HOST_RAM_GB` (``6144GB``), which a bare number is not taken as."""
-    return f"{shown_number(gib)}{'GB' if gib > BARE_HOST_RAM_GB else ''}"
-
-
-def _unit_readings(amount: str, value: float) -> str:
-    """What a number `amount` (`value`, past `BARE_HOST_RAM_GB`) given without a unit may be, each with the unit that
-    says so and its GiB where that is not the number: ``free -m``'s MiB and ``/proc/meminfo``'s kB (for a whole number
-    that they make at least 1 GiB and at most `MAX_HOST_RAM_GB`), GB (at most that), joined by "or"; "" for none."""
-    whole = amount.isdigit()
-    readings = [f"{amount}{unit} if it is {source} ({tenths_down(value * scale):.1f} GiB)"
-                for unit, source, scale in (("MiB", "free -m's total", 1 / 1024),
-                                            ("kB", "/proc/meminfo's MemTotal", 1 / 1024**2))
-                if whole and 1 <= value * scale <= MAX_HOST_RAM_GB]
-    readings += [f"{amount}GB if it is GB"] if value <= MAX_HOST_RAM_GB else []
-    return " or ".join(readings)
-
-
-def host_mib_as_gb_hint(value: float, gib_form: str) -> str:
-    """For a node's host memory given as GB past `MAX_HOST_RAM_GB` that ``free -m`` may print in MiB: `` (no node has
-    515870 GB; if it is free -m's total in MiB, 503.7 GiB, give --host-ram 503.7)``, with `gib_form`, how to give an
-    amount (``--host-ram ``), before the GiB, cut to tenths (never more than the node has); "" for any other figure."""
-    if not MAX_HOST_RAM_GB < value <= MAX_HOST_RAM_GB * 1024:
-        return ""
-    gib = shown_number(tenths_down(value / 1024))
-    return f" (no node has {shown_number(value)} GB; if it is free -m's total in MiB, {gib} GiB, give {gib_form}{gib})"
-
-
 def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None) -> str | None:
     """What makes a GPU type's name and memory unusable, in words (None when nothing): a name that is
     blank or not printable (it is written into configs' comments), or GB and MiB that cannot be one GPU's."""
@@ -777,28 +659,6 @@ def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None
                 f"{ceil(memory_gb * 1024 * DRIVER_SHARE[0])} to {int(memory_gb * 1024 * DRIVER_SHARE[1])} MiB): "
                 "give one of the two")
     return None
-
-
-InterconnectName = Literal["nvlink", "infinity-fabric", "pcie"]
-"""The interconnects a GPU type may state, by name (`Interconnect` checks one as a field)."""
-
-INTERCONNECTS: tuple[str, ...] = get_args(InterconnectName)
-"""The interconnects a GPU type may state, as a refusal of another lists them."""
-
-INTERCONNECTS_BY_OTHER_NAMES = {
-    "xgmi": ("infinity-fabric", "amd-smi's and rocm-smi's XGMI links are AMD's Infinity Fabric"),
-    "nvswitch": ("nvlink", "NVSwitch joins a node's GPUs by NVLink"),
-}
-"""Links by another tool's name (rocm-smi --showtopo's XGMI), with the interconnect each is and why: a refusal of one
-(``--gpu-interconnect``, a pool's ``gpu_interconnect``, a cells file's ``interconnect``, `described_gpu_type`) names
-the interconnect meant (`interconnect_meant`)."""
-
-
-def interconnect_meant(written: object) -> str:
-    """For an interconnect `written` by another tool's name (`INTERCONNECTS_BY_OTHER_NAMES`, in any case), the guess
-    of the one it is: ``did you mean 'infinity-fabric'? (...)``; "" otherwise."""
-    other = INTERCONNECTS_BY_OTHER_NAMES.get(written.strip().lower()) if isinstance(written, str) else None
-    return f"did you mean {other[0]!r}? ({other[1]})" if other else ""
 
 
 def _with_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:

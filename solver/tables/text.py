@@ -1,5 +1,5 @@
-"""One-line errors and the helpers that word them: printable text, names as matched, brief, cut, numbers as shown,
-counted, and_more."""
+"""One-line errors (and `Undecided`, a question left open) and the helpers that word them: printable text, names as
+matched, brief, cut, numbers as shown, counted, and_more."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ def require_printable(text: str) -> str:
     if not text.isprintable():
         raise ValueError(f"must be printable text (no control characters), got {text!r}")
     return text
+
+
+class Undecided(Exception):
+    """A question CP-SAT could not decide within its time limit: neither a plan nor the proof that none exists."""
 
 
 class OneLineError(ValueError):

@@ -16,7 +16,6 @@ from solver.query import (
     TRAIN_BATCH_KEY,
     ConfigProblem,
     ConfigProblemCode,
-    TrinityVersion,
 )
 from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
@@ -31,7 +30,7 @@ from solver.rules import (
     splits_batch,
     whole_nodes_violation,
 )
-from solver.tables import Model, brief, it_or_them, load_trinity_fields, shown_number, sp_rule_violation
+from solver.tables import Model, TrinityVersion, brief, it_or_them, load_trinity_fields, shown_number, sp_rule_violation
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,

@@ -16,13 +16,13 @@ from solver.query import (
     ConfigProblem,
     ConfigProblemCode,
     TrinityConfig,
-    TrinityVersion,
 )
 from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
 from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
+    TrinityVersion,
     and_joined,
     brief,
     check_types,

@@ -11,11 +11,7 @@ from typing import Any
 
 import yaml as pyyaml
 
-from solver.query import (
-    TRAIN_BATCH_KEY,
-    TrinityVersion,
-    check_host_ram,
-)
+from solver.query import TRAIN_BATCH_KEY, check_host_ram
 from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
@@ -39,6 +35,7 @@ from solver.tables import (
     MAX_GPUS,
     Model,
     QueryError,
+    TrinityVersion,
     brief,
     check_types,
     counted,

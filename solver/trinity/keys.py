@@ -8,15 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from solver.query import (
-    ACTOR_ROLLOUT_REF,
-    NODE_SIZE_PATH,
-    ROLE_TOKEN_BUDGETS,
-    ROLLOUT_TOKEN_BUDGET,
-    TRAIN_BATCH_PATH,
-    TrinityVersion,
-)
-from solver.tables import OneLineError
+from solver.query import ACTOR_ROLLOUT_REF, NODE_SIZE_PATH, ROLE_TOKEN_BUDGETS, ROLLOUT_TOKEN_BUDGET, TRAIN_BATCH_PATH
+from solver.tables import OneLineError, TrinityVersion
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 TRINITY_06_TRAINER_KEYS = ("use_remove_padding", "balance_batch", "critic_warmup", "grad_offload", "megatron",

@@ -25,10 +25,10 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import ConfigProblem, ConfigProblemCode, TrinityVersion, check_host_ram
+from solver.query import ConfigProblem, ConfigProblemCode, check_host_ram
 from solver.results import CautionCode, Plan
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
-from solver.tables import Model, brief, check_types, it_or_them, parsing_once
+from solver.tables import Model, TrinityVersion, brief, check_types, it_or_them, parsing_once
 from solver.trinity.checks import trinity_config_problems
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation

@@ -9,10 +9,10 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
+from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS
 from solver.results import Plan, lowered_budget_undone, yarn_caution
 from solver.rules import COMMAND_OPTIONS, host_ram_check_words
-from solver.tables import Model, QueryError, brief
+from solver.tables import Model, QueryError, TrinityVersion, brief
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,

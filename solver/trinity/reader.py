@@ -14,12 +14,13 @@ import yaml as pyyaml
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from solver.query import TrinityVersion, check_trinity_version
+from solver.query import check_trinity_version
 from solver.tables import (
     MAX_GPUS,
     MAX_TOKENS,
     NUMBER_TOO_LONG,
     TableError,
+    TrinityVersion,
     UniqueKeys,
     brief,
     check_types,

@@ -8,10 +8,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, TrinityVersion, check_trinity_version
+from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, check_trinity_version
 from solver.results import Plan, SettingsArguments, TrinitySettings, plan_environment
 from solver.rules import API_OPTIONS, OptionNames, batch_split_violation, whole_nodes_violation
-from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TRAIN_BATCH,
+    Model,
+    OneLineError,
+    QueryError,
+    TrinityVersion,
+    brief,
+    check_types,
+    counted,
+)
 from solver.trinity.keys import REMOTE_ENGINES, value_at
 from solver.trinity.plan_keys import PlanKey, keys_for_plan
 

@@ -1,0 +1,278 @@
+"""The bounds and defaults of what a person gives, and the words that read them, without pydantic: the limits of
+counts, lengths and memory, host memory and interconnects as written, the Trinity releases known, the planner's and
+the cluster search's limits. The argument types and the help of the ``solve`` commands need these alone, so that
+``solve --help`` and a usage error build no models; the modules that check inputs take them from here."""
+
+from __future__ import annotations
+
+import numbers
+import re
+from math import floor, isfinite
+from typing import Literal, get_args
+
+from solver.tables.text import QueryError, ascii_number, brief, cut, shown_number
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
+MAX_TOKENS = 1 << 24
+"""The longest ``max_model_len`` anything may ask for (16M tokens)."""
+MAX_GPUS = 1 << 16
+"""The most GPUs a count, a budget or a pool may have."""
+MAX_JOBS = 20_000
+"""The most jobs a cluster file may list."""
+MAX_CELLS = 2048
+"""The most cells one GPU type's tables may have (a cells file's: each is a measured run; the shipped files have
+about 270): `solve calibrate` fits 2048 in seconds, and its linear program grows faster than the cells."""
+MAX_TRAIN_BATCH = 1 << 24
+"""The largest train batch (experiences per training step) a query, a job or a Trinity config may give."""
+
+MAX_GPU_MEMORY_GB = 1 << 12
+"""Far more memory than any GPU has (4 TB), and below the least MiB a GPU type may report (`LEAST_DRIVER_MIB`): a
+driver's MiB figure given as GB (nvidia-smi's 15360 for a T4) is never taken for a GPU's GB (`mib_as_gb_hint`)."""
+CONFIG_SHAPE = " (config shape)"
+"""Added to the name of a --model-config model whose shape is not that of the catalogue model it names."""
+MAX_NODE_GPUS = 16
+"""The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
+bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
+MAX_HOST_RAM_GB = 48 * 1024
+"""The most host memory per node a request or a pool may give, GiB (48 TB): the most one system is sold with (HPE's
+Superdome Flex, 32 sockets: 48 TB; its successor, the Compute Scale-up Server 3200: 32 TB), far past any plan's host
+need, so a larger node loses nothing by giving it. It is below ``free -m``'s total (MiB) of a node from 64 GB, so
+that figure given as GB (515870 for 512 GB) is refused with both readings (`host_mib_as_gb_hint`), not taken."""
+MAX_ESTIMATED_GPUS = 64
+"""The most trainer GPUs the memory model's estimates consider (eight nodes of eight)."""
+
+DRIVER_SHARE = (0.85, 1.05)
+"""The driver's MiB over the GB a GPU is sold with, times 1024: 0.937 (L40S) to 1.0 in the catalogue."""
+LEAST_DRIVER_MIB = 8192
+"""The least memory a GPU type of your own may report: below it, no whole GB is sure to be its."""
+LEAST_GPU_MEMORY_GB = LEAST_DRIVER_MIB // 1024
+"""The least memory as sold a GPU type of your own may have, the same floor: smaller cards lie far outside what
+the memory model was fitted on."""
+
+
+def mib_as_gb_hint(value: int, mib_form: str) -> str:
+    """For a figure given as GB past `MAX_GPU_MEMORY_GB` that a GPU's driver may report in MiB (nvidia-smi's total):
+    `` (no GPU has 15360 GB; if it is nvidia-smi's total in MiB, 15.0 GiB, give 15360MiB)``, with `mib_form`, how
+    to give it in MiB; "" for any other figure."""
+    if not MAX_GPU_MEMORY_GB < value <= MAX_GPU_MEMORY_GB * 1024 or value < LEAST_DRIVER_MIB:
+        return ""
+    return f" (no GPU has {value} GB; if it is nvidia-smi's total in MiB, {value / 1024:.1f} GiB, give {mib_form})"
+
+
+def tenths_down(gib: float) -> float:
+    """`gib` rounded down to a tenth: a node's host memory read from a finer unit, never more than the node has."""
+    return floor(gib * 10) / 10
+
+
+BARE_HOST_RAM_GB = 4096
+"""The most GB a node's host memory written as a bare number is taken as (4 TB), wherever a person writes it:
+``--host-ram`` without a unit and a cluster file's ``host_ram_gb`` (`read_host_ram`). ``free -m``'s total of any node of
+more than 4 GB is past it, and so is ``/proc/meminfo``'s of any node, so a bigger number is refused naming the unit
+each reading needs, not taken as GB; a node of more than 4 TB is given with its unit (``6TB``, ``6144GB``). Python's
+numbers (the API's ``host_ram_gb=``, a `Pool` built in Python) are GiB up to `MAX_HOST_RAM_GB`."""
+HOST_MEMORY_UNITS = {"t": 1024.0, "g": 1.0, "m": 1 / 1024, "k": 1 / 1024**2}
+"""What `read_host_ram` reads a unit's first letter as, in GiB: GB as RAM is sold are GiB, and so TB, MB (``free -m``'s
+MiB) and kB (``/proc/meminfo``'s KiB) are binary too."""
+HOST_MEMORY_UNIT = re.compile(r"\s*([tgm](?:ib|b|i)?|kib|kb)\s*$", flags=re.IGNORECASE)
+"""A unit `read_host_ram` takes after the number: TB, GB, MB (or MiB, ``free -h``'s Gi, M) and kB (or KiB; a ``k``
+alone is not one: ``--len 32k`` counts thousands)."""
+HOST_MEMORY_FORMS = "512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or 528280000kB (/proc/meminfo)"
+"""The forms `read_host_ram` accepts, as its refusals name them."""
+
+
+def read_host_ram(text: str) -> float:
+    """A node's host memory as a person writes it (``--host-ram``, a cluster file's ``host_ram_gb``), in GiB: GB as RAM
+    is sold (binary, so GiB): ``512``, ``512GB`` or ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB);
+    ``free -h``'s ``503Gi`` and ``1.5Ti`` too; ``free -m``'s total with its unit (``515870MiB``), ``/proc/meminfo``'s
+    too (``528280000kB``), to a tenth of a GiB (rounded down, as messages show it: ``--host-ram 503.7 GiB``). Without a
+    unit, at most `BARE_HOST_RAM_GB`: past it, the refusal names the unit each reading of the number needs. At most
+    `MAX_HOST_RAM_GB` in all. `QueryError`, naming the amount as given, for anything else."""
+    unit = HOST_MEMORY_UNIT.search(text)
+    amount = text if unit is None else text[:unit.start()]
+    try:
+        scale = HOST_MEMORY_UNITS[unit[1][0].lower()] if unit else 1
+        value = ascii_number(amount) * scale
+    except QueryError:
+        raise QueryError(f"expected {HOST_MEMORY_FORMS}, got {brief(text)}") from None
+    if scale < 1 and isfinite(value):  # MiB or kB: to a tenth of a GiB, rounded down (never more than the node has)
+        value = tenths_down(value)
+    return checked_host_ram(value, text.strip(), bare=unit is None)
+
+
+def checked_host_ram(value: float, written: str, *, bare: bool) -> float:
+    """`value` GiB of a node's host memory, as a person wrote it (`written`; `bare`: a number without a unit, which is
+    GB up to `BARE_HOST_RAM_GB`); `QueryError` naming it as written past that (with the unit each reading of it needs)
+    or outside 0 to `MAX_HOST_RAM_GB` (as `check_host_ram`, but naming the amount as given: -1TB, not -1024)."""
+    readings = _unit_readings(written, value) if bare and value > BARE_HOST_RAM_GB else ""
+    if readings:
+        raise QueryError(f"a number without a unit is GB up to {BARE_HOST_RAM_GB}, got {cut(written)}: give its "
+                         f"unit, {readings}")
+    if not 0 < value <= MAX_HOST_RAM_GB:
+        raise QueryError(f"must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {cut(written)}")
+    return value
+
+
+def host_ram_argument(gib: float) -> str:
+    """``--host-ram``'s argument that `read_host_ram` reads as `gib`: the number, with its unit past
+    `BARE_HOST_RAM_GB` (``6144GB``), which a bare number is not taken as."""
+    return f"{shown_number(gib)}{'GB' if gib > BARE_HOST_RAM_GB else ''}"
+
+
+def _unit_readings(amount: str, value: float) -> str:
+    """What a number `amount` (`value`, past `BARE_HOST_RAM_GB`) given without a unit may be, each with the unit that
+    says so and its GiB where that is not the number: ``free -m``'s MiB and ``/proc/meminfo``'s kB (for a whole number
+    that they make at least 1 GiB and at most `MAX_HOST_RAM_GB`), GB (at most that), joined by "or"; "" for none."""
+    whole = amount.isdigit()
+    readings = [f"{amount}{unit} if it is {source} ({tenths_down(value * scale):.1f} GiB)"
+                for unit, source, scale in (("MiB", "free -m's total", 1 / 1024),
+                                            ("kB", "/proc/meminfo's MemTotal", 1 / 1024**2))
+                if whole and 1 <= value * scale <= MAX_HOST_RAM_GB]
+    readings += [f"{amount}GB if it is GB"] if value <= MAX_HOST_RAM_GB else []
+    return " or ".join(readings)
+
+
+def host_mib_as_gb_hint(value: float, gib_form: str) -> str:
+    """For a node's host memory given as GB past `MAX_HOST_RAM_GB` that ``free -m`` may print in MiB: `` (no node has
+    515870 GB; if it is free -m's total in MiB, 503.7 GiB, give --host-ram 503.7)``, with `gib_form`, how to give an
+    amount (``--host-ram ``), before the GiB, cut to tenths (never more than the node has); "" for any other figure."""
+    if not MAX_HOST_RAM_GB < value <= MAX_HOST_RAM_GB * 1024:
+        return ""
+    gib = shown_number(tenths_down(value / 1024))
+    return f" (no node has {shown_number(value)} GB; if it is free -m's total in MiB, {gib} GiB, give {gib_form}{gib})"
+
+
+InterconnectName = Literal["nvlink", "infinity-fabric", "pcie"]
+"""The interconnects a GPU type may state, by name (`Interconnect` checks one as a field)."""
+
+INTERCONNECTS: tuple[str, ...] = get_args(InterconnectName)
+"""The interconnects a GPU type may state, as a refusal of another lists them."""
+
+INTERCONNECTS_BY_OTHER_NAMES = {
+    "xgmi": ("infinity-fabric", "amd-smi's and rocm-smi's XGMI links are AMD's Infinity Fabric"),
+    "nvswitch": ("nvlink", "NVSwitch joins a node's GPUs by NVLink"),
+}
+"""Links by another tool's name (rocm-smi --showtopo's XGMI), with the interconnect each is and why: a refusal of one
+(``--gpu-interconnect``, a pool's ``gpu_interconnect``, a cells file's ``interconnect``, `described_gpu_type`) names
+the interconnect meant (`interconnect_meant`)."""
+
+
+def interconnect_meant(written: object) -> str:
+    """For an interconnect `written` by another tool's name (`INTERCONNECTS_BY_OTHER_NAMES`, in any case), the guess
+    of the one it is: ``did you mean 'infinity-fabric'? (...)``; "" otherwise."""
+    other = INTERCONNECTS_BY_OTHER_NAMES.get(written.strip().lower()) if isinstance(written, str) else None
+    return f"did you mean {other[0]!r}? ({other[1]})" if other else ""
+
+
+MEMORY_MODEL_FILE = "memory-model.yaml"
+"""The shipped memory model's file in the tables, which `solve calibrate --out` regenerates."""
+
+TrinityVersion = Literal["0.5", "0.6"]
+"""The Trinity-RFT releases whose offload keys differ: 0.6 has them under ``trainer`` too, 0.5 refuses those."""
+
+TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.[0-9]+)?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
+"""A Trinity-RFT release as users write it, its minor version the group: ``0.5``, ``0.5.2`` (``pip show
+trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""
+
+TRINITY_RELEASE_FORMS = "0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
+"""The releases `trinity_release` takes, as its refusals name them."""
+
+
+def trinity_release(name: str, value: object) -> TrinityVersion | None:
+    """The Trinity release `value` names (None: none named) as the minor version whose rules rft-solver knows:
+    ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another minor (``0.4.2``, ``0.7``) or a value that is no
+    release, naming `name` (the argument it was given as) and the releases taken."""
+    if not isinstance(value, str):
+        check_choice(name, value, (None, *get_args(TrinityVersion)))  # a float 0.5 is told to pass the string
+        return None
+    release = TRINITY_RELEASE.fullmatch(value.strip()) if value.isascii() else None
+    known: tuple[TrinityVersion, ...] = get_args(TrinityVersion)
+    for minor in known:
+        if release is not None and release[1] == minor:
+            return minor
+    raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, got {brief(value)}"
+                     f"{' (rft-solver knows the rules of 0.5 and 0.6 alone)' if release else ''}")
+
+
+TokenBudgetMode = Literal["default", "auto"]
+"""``default``: every plan at Trinity's default ``max_token_len_per_gpu``, ``ceil(2L/s)``, which the tables
+measured; ``auto``: an estimated plan whose default does not fit takes a lower one (`lowered_token_budget`)."""
+
+MAX_WORKERS = 1024
+"""The most CP-SAT search workers a query may ask for (CP-SAT refuses more than 10000; more than the
+machine's cores only slow it down)."""
+
+MAX_TIME_LIMIT_S = 1e9
+"""The longest time limit, in seconds (about 30 years): finite, and a number CP-SAT takes."""
+
+DETERMINISTIC_PER_SECOND = 0.6
+"""The work the cluster's placement search is given per second of its time limit, in CP-SAT's deterministic time
+(`max_deterministic_time`: the solver's count of its work, the same on every run whatever the machine's load), shared
+among its stages as `solver.cluster.search.solve_stages` says, so that the same fleet, options and seed give the same
+placement on every run; the wall clock (the time limit, less the time the jobs' ways took) is only a safety net, and
+the answer names each step it stopped first (`ClusterResult.wall_clock_stopped`). Calibrated on
+benchmarks/cluster.py's fleets on the 2-core development machine (benchmarks/README.md): at 0.6 the 1000-job fleet's
+search ends in about 5 s of the default 10 s and the 5000-job fleet's in about 50 s of its 60 s, both on their budget,
+not the wall clock, with room for a slower machine; 1.0 proves the 1000-job fleet's length and cost stages too (4% more
+length) but takes about 8 s there, and leaves the 5000-job fleet to the wall clock on every run."""
+
+WAYS_QUESTIONS_PER_SECOND = 100
+"""The planner's new questions that working out the jobs' ways may ask (`solver.cluster.options.fleet_options`), per
+second of the time limit: a count, so that where it cuts them short the answer is the same on every run, whatever the
+machine's load. They took 2 to 10 ms each on the 2-core development machine (2026-12-04, busy: 498 questions in 2.3 s
+for 500 jobs, 460 in 4.5 s for 100), so the count ends them within about half the limit; benchmarks/cluster.py's
+fleets ask fewer (738 for its 1000 jobs at 10 s)."""
+
+WAYS_WALL_SHARE = 0.6
+"""The share of the time limit by which working out the jobs' ways ends on the wall clock, the safety net behind
+`WAYS_QUESTIONS_PER_SECOND` (a busy machine): `solver.cluster.options.WaysLimit`."""
+
+HINTS_QUESTIONS_PER_SECOND = 20
+"""The planner's new questions that the smaller asks of the jobs left out (`solver.cluster.reasons.SmallerAsks`) may
+ask, per second of the time limit: a count, so that where it ends them the answer is the same on every run, whatever
+the machine's load (the wall clock, until the time kept for the reasons, is the safety net). Their questions are the
+ways' kind, a few milliseconds each; a job's asks took 2 to 6 in the fleets measured (docs/examples/smaller-asks.yaml:
+6), and benchmarks/cluster.py's fleets none (no idle room): 200 at the default 10 s, a second or two."""
+
+REASONS_QUESTIONS_PER_SECOND = 5
+"""The planner's new questions that the reasons of the jobs left out, asked after the search (why the other pools a
+job with ways may use have none: `solver.cluster.reasons.unplaced_reasons`), may ask, per second of the time limit: a
+count, so that where it ends them the answer is the same on every run (the wall clock, until the time limit, is the
+safety net). Their questions are explained, tens of milliseconds each (0.06 to 0.27 s on the busy 2-core development
+machine, 2026-12-05: 2 to 3 per job shape); benchmarks/cluster.py's fleets ask 2 to 6 of them: 50 at the default
+10 s."""
+
+MAX_TOP = 100
+"""The most ranked plans one query may ask for."""
+
+SMALL_CARD_GIB = 48.0
+"""On cards of at most this much memory, estimates run optimistic by about `SMALL_CARD_OPTIMISM_GIB`: the usable
+fraction's reserve scales with the card, and the CUDA context, NCCL and cuBLAS workspaces do not (docs/memory.md,
+"Where we expect the extrapolation to err")."""
+
+NODE_GPUS = 8
+"""GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
+
+DEFAULT_MARGIN = 0.01
+"""The safety margin estimates keep by default: a plan must fit in 99% of the usable memory."""
+
+PAST_NODE_COLUMNS = 5
+"""The most budget columns a map of budgets 1 to N past one node shows (those holding N and the four largest powers of
+two below it, `doubling_budgets`); fewer, down to `PAST_NODE_FEWEST_COLUMNS`, where these would make it wider than
+its width (`map_views`)."""
+
+PAST_NODE_WIDTH = 120
+"""The width a map past one node fits where none is given (a pipe without ``COLUMNS``, where a one-node map is whole):
+a terminal's usual 120 columns, its model names (up to `MODEL_NAME_WIDTH`) and cells as long as they get."""
+
+
+def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:
+    """`QueryError` unless `value` is one of `accepted` (and of its type: ``0.5`` is not ``"0.5"``; an array,
+    whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice."""
+    if any(isinstance(value, type(choice)) and value == choice for choice in accepted):
+        return
+    hint = ""
+    strings = [choice for choice in accepted if isinstance(choice, str)]
+    if isinstance(value, numbers.Number) and not isinstance(value, int) and str(value) in strings:  # no 10**5000
+        hint = f" (a {type(value).__name__}: pass the string {str(value)!r})"
+    raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {brief(value)}{hint}")
