@@ -915,7 +915,8 @@ def test_the_yarn_factor_is_shown_exactly_as_the_config_gets_it(cli):
     # 142720 / 40960 = 3.484375: the header, the ranked table and the config line agree to the last digit.
     flags = ["--model", "0.6B", "--gpu", "h200", "--gpus", "8", "--len", "142720"]
     status, out, _ = cli(*flags)
-    assert status == 0 and "(YaRN rope scaling, factor 3.484375; Qwen's model cards validate" in out and "factor: 3.484375," in out
+    assert (status == 0 and "(YaRN rope scaling, factor 3.484375; Qwen's model cards validate" in out
+            and "factor: 3.484375," in out)
     status, out, _ = cli(*flags, "--top", "2")
     assert status == 0 and " 3.484375 " in out
 

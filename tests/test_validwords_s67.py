@@ -33,14 +33,14 @@ def length_row(out: str) -> str:
 @pytest.mark.parametrize(("config", "length", "row"), [
     ({}, "133120", f"133120, past the validated 131072 (YaRN rope scaling, factor 3.25; {CARDS}; {CHECK})"),
     ({"max_position_embeddings": 4096}, "20000",
-     f"20000, past the validated 16384 (YaRN rope scaling, factor 4.8828125; {CARDS}; 4 times its native 4096 is "
-     f"16384; {CHECK})"),
+     (f"20000, past the validated 16384 (YaRN rope scaling, factor 4.8828125; {CARDS}; 4 times its native 4096 is "
+      f"16384; {CHECK})")),
     ({"max_position_embeddings": 131072}, "190000",
-     f"190000, past the native 131072 (YaRN rope scaling, factor 1.4495849609375; {CARDS}, which its native 131072 "
-     f"already covers; {CHECK})"),
+     (f"190000, past the native 131072 (YaRN rope scaling, factor 1.4495849609375; {CARDS}, which its native 131072 "
+      f"already covers; {CHECK})")),
     ({"model_type": "mistral", "max_position_embeddings": 32768}, "65536",
-     "65536, past the native 32768 (YaRN rope scaling, factor 2.0; rft-solver knows of no validation of YaRN on a "
-     f"model that is not Qwen's; {CHECK})"),
+     ("65536, past the native 32768 (YaRN rope scaling, factor 2.0; rft-solver knows of no validation of YaRN on a "
+      f"model that is not Qwen's; {CHECK})")),
 ])
 def test_the_length_row_says_past_the_known_length_once_without_nested_parentheses(
         cli: Callable[..., tuple[int, str, str]], tmp_path: Path, config: dict[str, object], length: str, row: str):
