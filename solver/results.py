@@ -289,8 +289,9 @@ VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACT
                   f"{int(YARN_VALIDATED_TOKENS / YARN_VALIDATED_FACTOR)} positions: {YARN_VALIDATED_TOKENS} tokens")
 """What Qwen's model cards validate of YaRN, in words: the cards' factor is over their 32768 positions, not over a
 model's native context (40960 for Qwen3, whose YaRN factor reaches 3.2 at 131072 tokens)."""
-OTHER_YARN_CAUTION = ("YaRN on a model that is not Qwen's, for which rft-solver knows of no validation: check the "
-                      "model's quality at this length")
+CHECK_QUALITY = "check the model's quality at this length"
+"""What to do about a length past what a model is known to handle, in words (`yarn_caution`, `check_or_plan_words`)."""
+OTHER_YARN_CAUTION = f"YaRN on a model that is not Qwen's, for which rft-solver knows of no validation: {CHECK_QUALITY}"
 
 
 TRINITY_050_RAISES_BUDGET = "Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"
@@ -304,18 +305,28 @@ def lowered_budget_undone(plan: Plan, version: TrinityVersion | None) -> str | N
     return TRINITY_050_RAISES_BUDGET if plan.lowered_budget and version != "0.6" else None
 
 
-def yarn_caution(model: Model) -> str:
-    """The caution for a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`):
-    past what Qwen's model cards validate (`validated_length`: for a model of a native context of 131072 or more, any
-    YaRN; for one of less than 32768, 4 times its native context), or any YaRN for a model that is not Qwen's
-    (`Model.qwen_yarn`)."""
+def yarn_validation_words(model: Model) -> str:
+    """What is known of YaRN's validation for `model`, in words: what Qwen's model cards validate (`validated_length`:
+    for a model of a native context of 131072 or more, any YaRN is past it; for one of less than 32768, 4 times its
+    native context), or, for a model that is not Qwen's (`Model.qwen_yarn`), that rft-solver knows of none. The
+    summary's ``max_model_len`` row, which says first that the length is past it, sets them beside the YaRN factor;
+    `yarn_caution` says them alone."""
     if not model.qwen_yarn:
-        return OTHER_YARN_CAUTION
+        return "rft-solver knows of no validation of YaRN on a model that is not Qwen's"
     validated = validated_length(model)
     within = (f"; 4 times its native {model.native_context} is {validated}" if validated < YARN_VALIDATED_TOKENS
               else f", which its native {validated} already covers" if validated == model.native_context
               else "")
-    return f"longer than YaRN is validated for ({VALIDATED_YARN}{within}): check the model's quality at this length"
+    return f"{VALIDATED_YARN}{within}"
+
+
+def yarn_caution(model: Model) -> str:
+    """The caution for a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`):
+    past what Qwen's model cards validate (`yarn_validation_words`), or any YaRN for a model that is not Qwen's
+    (`OTHER_YARN_CAUTION`)."""
+    if not model.qwen_yarn:
+        return OTHER_YARN_CAUTION
+    return f"longer than YaRN is validated for ({yarn_validation_words(model)}): {CHECK_QUALITY}"
 
 
 THIN_HEADROOM_GIB = 1.0
@@ -644,7 +655,7 @@ def past_validated_words(model: Model, validated: int) -> str:
 def check_or_plan_words(validated: int, option_names: OptionNames = COMMAND_OPTIONS) -> str:
     """What to do about a length past the validated `validated` tokens, in words: check the model, or plan within
     it (``plan --len 131072``; the API's ``plan max_model_len=131072``: `option_names`)."""
-    return f"check the model's quality at this length, or plan {option_names.valued(option_names.length, validated)}"
+    return f"{CHECK_QUALITY}, or plan {option_names.valued(option_names.length, validated)}"
 
 
 def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:

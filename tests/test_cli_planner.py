@@ -916,7 +916,8 @@ def test_the_yarn_factor_is_shown_exactly_as_the_config_gets_it(cli):
     # 142720 / 40960 = 3.484375: the header, the ranked table and the config line agree to the last digit.
     flags = ["--model", "0.6B", "--gpu", "h200", "--gpus", "8", "--len", "142720"]
     status, out, _ = cli(*flags)
-    assert status == 0 and "(YaRN rope scaling, factor 3.484375; longer than YaRN is validated for" in out and "factor: 3.484375," in out
+    assert (status == 0 and "(YaRN rope scaling, factor 3.484375; Qwen's model cards validate" in out
+            and "factor: 3.484375," in out)
     status, out, _ = cli(*flags, "--top", "2")
     assert status == 0 and " 3.484375 " in out
 
@@ -1714,19 +1715,21 @@ def test_gpus_are_found_by_the_names_nvidia_smi_prints(cli, printed: str, name: 
 def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")  # 102400: factor 2.5
     assert "(YaRN rope scaling, factor 2.5)" in out
-    caution = ("longer than YaRN is validated for (Qwen's model cards validate a factor of 4 over 32768 positions: "
-               "131072 tokens): check the model's quality at this length")
+    cards = "Qwen's model cards validate a factor of 4 over 32768 positions: 131072 tokens"
+    # The row says "past the validated 131072" first, then why, once; the caution, said alone, says so in its words.
+    row = f"; {cards}; check the model's quality at this length)"
+    caution = f"longer than YaRN is validated for ({cards}): check the model's quality at this length"
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
-    assert f"factor 4.8828125; {caution})" in " ".join(out.split())
+    assert f"200000, past the validated 131072 (YaRN rope scaling, factor 4.8828125{row}" in " ".join(out.split())
     # Qwen3's native 40960: 163840 tokens is a factor of 4, but beyond 131072; the written config says so too
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "160k")
-    assert f"factor 4.0; {caution})" in " ".join(out.split())
+    assert f"factor 4.0{row}" in " ".join(out.split())
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "160k", "--emit", "trinity")
     assert fragment_comment(f"max_model_len / 40960; {caution}", "    ") + "    factor: 4.0\n" in out
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "128k")  # factor 3.2, 131072 tokens
     assert "(YaRN rope scaling, factor 3.2)" in out
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "131073")  # one token past: 3.2000244...
-    assert f"(YaRN rope scaling, factor 3.2000244140625; {caution})" in " ".join(out.split())
+    assert f"(YaRN rope scaling, factor 3.2000244140625{row}" in " ".join(out.split())
     assert "model.rope_scaling: {rope_type: yarn, factor: 3.2000244140625," in out  # the config takes it exactly
 
 
@@ -1734,15 +1737,16 @@ def test_the_yarn_caution_says_what_the_cards_factor_of_4_is_over_beside_a_small
     # Qwen2.5-7B's native context is 131072: any YaRN is past what the cards validate, at a factor of 1.45 too, so the
     # caution says that its native context already covers the cards' 131072 tokens (their factor of 4 being over
     # 32768 positions). A Qwen checkpoint of a native 4096 is held to 4 times it, and says so.
-    cards = "longer than YaRN is validated for (Qwen's model cards validate a factor of 4 over 32768 positions: 131072"
+    cards = "Qwen's model cards validate a factor of 4 over 32768 positions: 131072"
     _, out, _ = cli("--model", "Qwen2.5-7B", "--gpu", "h200", "--gpus", "8", "--len", "190000")
-    assert (f"(YaRN rope scaling, factor 1.4495849609375; {cards} tokens, which its native 131072 already covers): "
-            "check the model's quality at this length)") in " ".join(out.split())
+    assert (f"190000, past the native 131072 (YaRN rope scaling, factor 1.4495849609375; {cards} tokens, which its "
+            "native 131072 already covers; check the model's quality at this length)") in " ".join(out.split())
     short = qwen3_8b_checkpoint(tmp_path / "short-ctx", max_position_embeddings=4096)
     status, [answer] = run_json(cli, "--model-config", str(short), "--gpu", "h200", "--gpus", "8", "--len", "20000")
     assert status == 0 and answer["plans"][0]["yarn_beyond_validated"]
-    assert answer["plans"][0]["cautions"][0] == (f"YaRN factor 4.8828125 at 20000 tokens: {cards} tokens; 4 times its "
-                                                 "native 4096 is 16384): check the model's quality at this length")
+    assert answer["plans"][0]["cautions"][0] == (
+        f"YaRN factor 4.8828125 at 20000 tokens: longer than YaRN is validated for ({cards} tokens; 4 times its native "
+        "4096 is 16384): check the model's quality at this length")
 
 
 def test_a_gpu_type_with_the_memory_of_one_with_tables_plans_with_its_tables(cli):

@@ -13,6 +13,7 @@ from rich.text import Text
 from solver.memory import CEILING
 from solver.render.phrases import CEILING_WORDS
 from solver.results import (
+    CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
     Answer,
     Plan,
@@ -26,7 +27,7 @@ from solver.results import (
     past_validated_words,
     plan_environment,
     spans_nodes,
-    yarn_caution,
+    yarn_validation_words,
 )
 from solver.rules import (
     COMMAND_OPTIONS,
@@ -80,9 +81,10 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
 
 
 def _yarn_caution(plan: Plan, model: Model) -> str:
-    """A caution for YaRN beyond what Qwen's model cards validate (`yarn_beyond_validated`; "" otherwise):
-    memory fits, quality is untested."""
-    return f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else ""
+    """The caution for YaRN beyond what is validated (`yarn_beyond_validated`; "" otherwise), beside the YaRN factor
+    in the ``max_model_len`` row, which says first that the length is past it: what is validated
+    (`yarn_validation_words`) and what to do. Memory fits, quality is untested."""
+    return f"; {yarn_validation_words(model)}; {CHECK_QUALITY}" if plan.yarn_beyond_validated else ""
 
 
 def _budget_origin(plan: Plan, version: TrinityVersion | None) -> str:
