@@ -16,9 +16,9 @@ import solver
 import solver.solve
 from solver.api import answer_query
 from solver.cluster import POOL_HOST_RAM_SOURCE
-from solver.query import Undecided, make_query
+from solver.query import make_query
 from solver.render import json_schema
-from solver.tables import MAX_HOST_RAM_GB, load_catalog
+from solver.tables import MAX_HOST_RAM_GB, Undecided, load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
 
