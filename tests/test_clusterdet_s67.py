@@ -28,7 +28,8 @@ planner why pair's two H20s have no way for it (three questions a shape); each o
 length fits pair's idle GPUs (two questions a job)."""
 
 NOT_ASKED = "no way to run in pair (why was not worked out within the time limit; raise --time-limit)"
-PAIR_WORDS = "pair: {} tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on H20-96GB"
+PAIR_WORDS = ("pair: {} tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
+              "H20-96GB")
 HINT = "at 51200 tokens (not {}) it would fit in node 0's 2 idle GPUs in pair (a trainer of 2 GPUs)"
 HINT_NOT_ASKED = ("whether a shorter length would fit it in the idle room was not worked out within the time limit "
                   "(raise --time-limit)")

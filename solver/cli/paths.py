@@ -31,9 +31,9 @@ def refuse_missing_examples(args: argparse.Namespace) -> None:
             named = PurePosixPath(*path.parts[2:])
             if named.parts and any(named in (shipped, *shipped.parents) for shipped in shipped_examples()):
                 flag = "" if name == "file" else f"--{name.replace('_', '-')} "
-                raise QueryError(f"{flag}{path}: no such file here: it is one of the docs' example files, relative to the "
-                                 f"repository's root; run the command there, or run `solve examples` here first, "
-                                 f"which writes them to {EXAMPLES_FOLDER.as_posix()}")
+                raise QueryError(f"{flag}{path}: no such file here: it is one of the docs' example files, relative "
+                                 "to the repository's root; run the command there, or run `solve examples` here "
+                                 f"first, which writes them to {EXAMPLES_FOLDER.as_posix()}")
 
 
 def check_outputs_spare_inputs(args: argparse.Namespace) -> None:

@@ -662,7 +662,8 @@ def _pool_of_no_nodes(refused: _Refused) -> str | None:
     if not (refused.location[:1] == ("pools",) and refused.field == "nodes" and refused.kind == "greater_than"
             and refused.value == 0):
         return None
-    return " (to weigh buying a GPU type you have none of, give its pool nodes: 1 and run --buy: that node counts as yours)"
+    return (" (to weigh buying a GPU type you have none of, give its pool nodes: 1 and run --buy: that node counts as "
+            "yours)")
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
