@@ -1,8 +1,11 @@
 """Session 67, mutants12: tests that kill mutants of session 67's later merges which their tests let live (the table
-is in /work/keep/review-s67-mutants12-table.md): the ``host limit`` row after the ``unpinned`` one, the question
-without the pins keeping the host limit where it is asked on its own (``--top 2``), no host row for a query that gives
-no limit; the exact count of the reasons' questions after the search (rounded up, not one more), and the smaller asks
-cut short at a job's first ask of fewer rollout GPUs, named as the API names the time limit."""
+is in /work/keep/review-s67-mutants12-table.md): the ``host limit`` row right after the ``unpinned`` one, the GPUs a
+limit costs under --minimize gpus, the question without the pins keeping the host limit where it is asked on its own
+(``--top 2``), no host row for a query that gives no limit; the count of the reasons' questions after the search
+(rounded up, not one more), the smaller asks cut short at a job's first ask of fewer rollout GPUs (the API's words,
+and both asks left named), a job with no way asking none of the hints' count; a job's train batch then rollout in a
+reason's words, and the flags' in that order too; the --buy hint for a pool's nodes of 0 alone; a stage's empty
+trainer; and 1 token in explain's ``more_gpus`` and a config's verdict."""
 
 from __future__ import annotations
 
@@ -170,3 +173,16 @@ def test_a_job_with_no_way_asks_no_smaller_asks_of_the_count(
     result = json.loads(cli("cluster", str(fleet_file(fleet, tmp_path)), "--json")[1])
     assert [job["job"] for job in result["unplaced"] if job["fits_with"]] == ["j2"]
     assert [job["job"] for job in result["unplaced"] if HINT_NOT_ASKED in job["reason"]] == ["j3", "j4", "j5"]
+
+
+def test_a_jobs_smaller_asks_cut_short_name_the_first_ask_left(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No question: j2 (1 rollout GPU) is cut at its ask of fewer rollout GPUs, and its shorter length, asked after,
+    # is left too: it names both; j3 (no rollout) has the shorter length alone to ask.
+    monkeypatch.setattr(solver.cluster.reasons, "HINTS_QUESTIONS_PER_SECOND", 0)
+    fleet = {**FLEET, "jobs": [FLEET["jobs"][0], {**FLEET["jobs"][1], "rollout_gpus": 1}, *FLEET["jobs"][2:]]}
+    unplaced = _unplaced(cli("cluster", str(fleet_file(fleet, tmp_path)), "--json")[1])
+    assert unplaced["j2"]["reason"].endswith(
+        "; whether fewer rollout GPUs or a shorter length would fit it in the idle room was not worked out within the "
+        "time limit (raise --time-limit)")
+    assert unplaced["j3"]["reason"].endswith(f"; {HINT_NOT_ASKED}")
