@@ -5,7 +5,8 @@ limit costs under --minimize gpus, the question without the pins keeping the hos
 (rounded up, not one more), the smaller asks cut short at a job's first ask of fewer rollout GPUs (the API's words,
 and both asks left named), a job with no way asking none of the hints' count; a job's train batch then rollout in a
 reason's words, and the flags' in that order too; the --buy hint for a pool's nodes of 0 alone; a stage's empty
-trainer; and 1 token in explain's ``more_gpus`` and a config's verdict."""
+trainer; 1 token in explain's ``more_gpus``, a config's verdict and ``solve memory``'s heading; nodes of 1 GPU in the
+--sp refusal and the written whole-nodes note."""
 
 from __future__ import annotations
 
@@ -186,3 +187,17 @@ def test_a_jobs_smaller_asks_cut_short_name_the_first_ask_left(
         "; whether fewer rollout GPUs or a shorter length would fit it in the idle room was not worked out within the "
         "time limit (raise --time-limit)")
     assert unplaced["j3"]["reason"].endswith(f"; {HINT_NOT_ASKED}")
+
+
+def test_one_token_and_nodes_of_one_gpu_are_counted_as_one_in_memory_sp_and_the_written_note(cli: Cli) -> None:
+    # Exit 1: the setting does not train (vanilla 8B on one GPU); its heading counts the token.
+    status, out, _ = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "1", "--len", "1")
+    assert status == 1 and out.splitlines()[0] == ("Qwen3-8B (8.2B parameters) on 1 x H100-80GB (79.6 GiB), vanilla, "
+                                                   "1 token (2 per GPU), margin 0.01")
+    status, out, err = cli("--model", "8B", "--gpu", "h100", "--gpus", "4", "--len", "8k", "--sp", "2",
+                           "--node-gpus", "1")
+    assert (status, out) == (2, "") and err.endswith(
+        "(the degrees that Qwen3-8B's heads allow and that keep an SP group in a node of 1 GPU: 1)\n")
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "2", "--exact", "--len", "8k", "--node-gpus",
+                         "1", "--emit", "trinity")
+    assert status == 0 and "# The trainer spans 2 whole nodes of 1 GPU: your cluster.node_num" in out
