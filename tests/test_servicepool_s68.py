@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import solver
+import solver.model
 import solver.solve
 
 POOL_THREADS = 8
@@ -32,9 +33,27 @@ def test_plan_answers_every_gpu_type_while_the_pool_is_busy() -> None:
         for blocker in blockers:
             blocker.result()
     assert answered_while_busy
-    assert [(a.gpu, a.best.gpus, a.best.setting.label, a.best.evidence) for a in answers] == [
+    assert [(a.gpu, a.plans[0].gpus, a.plans[0].setting.label, a.plans[0].evidence) for a in answers] == [
         ("A100-80GB", 2, "vanilla", "documented"),
         ("H100-80GB", 2, "Env", "estimated"),
         ("H20-96GB", 2, "vanilla", "documented"),
     ]
     assert answers == solver.plan(**asked)  # type: ignore[arg-type]
+
+
+def test_prepared_data_is_cached_per_catalogue_object_the_last_128() -> None:
+    # docs/api.md's "In a service": a catalogue reused hits the cache; an equal one made anew is prepared anew.
+    def own_catalog() -> solver.Catalog:
+        return solver.load_catalog().with_gpu_types([solver.described_gpu_type("Service-24GB", memory_mib=24576)])
+
+    asked = {"gpu": "Service-24GB", "max_model_len": 8192, "budget_gpus": 2}
+    reused = own_catalog()
+    solver.plan("1.7B", catalog=reused, **asked)  # type: ignore[arg-type]
+    before = solver.model._prepared_inputs.cache_info()
+    solver.plan("1.7B", catalog=reused, **asked)  # type: ignore[arg-type]
+    after_reused = solver.model._prepared_inputs.cache_info()
+    solver.plan("1.7B", catalog=own_catalog(), **asked)  # type: ignore[arg-type]
+    after_new = solver.model._prepared_inputs.cache_info()
+    assert (after_reused.hits > before.hits, after_reused.misses - before.misses) == (True, 0)
+    assert after_new.misses > after_reused.misses
+    assert after_new.maxsize == 128
