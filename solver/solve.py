@@ -89,7 +89,8 @@ the objective's order; past it, CP-SAT's own."""
 
 def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     """Answer `query` for each of its GPU types, in order. The GPU types after the first are solved in
-    worker threads while this one solves the first (CP-SAT releases the interpreter while it searches);
+    worker threads while this one solves the first (CP-SAT releases the interpreter while it searches), and those
+    no worker has started by then in this one;
     each answer depends only on its own model, so the answers are the same as one after the other."""
     catalog = catalog if catalog is not None else load_catalog()
     group, deadline = _SolveGroup(), _CALL_DEADLINE.get()
@@ -113,7 +114,10 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     others = [_workers().submit(answer, gpu) for gpu in query.gpus[1:]]
     try:
         first = answer(query.gpus[0])
-        return (first, *(other.result() for other in others))
+        # One no pool thread has started (other calls' solves keep them busy) this thread solves itself: a call never
+        # waits behind another's solves, so its deadline_s holds however busy the pool is.
+        rest = zip(query.gpus[1:], others, strict=True)
+        return (first, *(answer(gpu) if other.cancel() else other.result() for gpu, other in rest))
     except KeyboardInterrupt:  # Ctrl-C: stop the other GPU types' solves too, so that the process can exit now
         group.stop()
         while wait(others, timeout=STOP_AGAIN_S).not_done:  # a stop that comes as a solve starts is lost: again
