@@ -148,10 +148,12 @@ def memory_model_option(path: Path | None, prog: str) -> MemoryModel | None:
     """The --memory-model file's memory model (None without one); its errors name the option. Where its fit is one
     that `solve calibrate` warned of (`implausible`), a warning on stderr says so, naming the command (`prog`): the
     plans it estimates say only that it is the file's, and their room to spare may be more than the GPUs have."""
-    from solver.calibrate import implausible
     from solver.tables import load_memory_model
     memory = option_file("--memory-model", load_memory_model, path)
-    if memory is not None and (odd := implausible(memory.coefficients)):
+    if memory is None:
+        return None
+    from solver.calibrate import implausible  # (it imports OR-Tools' linear solver: only for a file)
+    if odd := implausible(memory.coefficients):
         print_note(f"{prog}: warning: --memory-model {path}: {'; '.join(odd)}, as solve calibrate warned when it "
                    "fitted it: estimates from it may not hold (fit it on more cells, or with --with-tables)")
     return memory
