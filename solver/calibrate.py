@@ -314,9 +314,9 @@ def at_bounds(coefficients: Coefficients) -> list[str]:
     return edges
 
 
-def unphysical(coefficients: Coefficients) -> list[tuple[UnphysicalCode, str]]:
-    """The fitted multipliers outside their physical range (`PHYSICAL`), in the order of `TERMS`, each with its code
-    and in words: ``states 0.8 is below its physical range, 1 to 1.25: 16 to 20 bytes ...``."""
+def _outside_physical(coefficients: Coefficients) -> list[tuple[str, str, PhysicalRange]]:
+    """The fitted multipliers outside their physical range (`PHYSICAL`), in the order of `TERMS`, each with the side
+    it is on (``below`` or ``above``) and that range."""
     found = []
     for term in TERMS:
         if (physical := PHYSICAL.get(term)) is None:
@@ -324,10 +324,25 @@ def unphysical(coefficients: Coefficients) -> list[tuple[UnphysicalCode, str]]:
         value = coefficients.multiplier(term)
         below = physical.low is not None and value < physical.low
         if below or (physical.high is not None and value > physical.high):
-            side = "below" if below else "above"
-            found.append((UnphysicalCode(f"{term.replace('_', '-')}-{side}-range"),
-                          f"{term} {value:g} is {side} its physical range, {physical.words()}"))
+            found.append((term, "below" if below else "above", physical))
     return found
+
+
+def unphysical(coefficients: Coefficients) -> list[tuple[UnphysicalCode, str]]:
+    """The fitted multipliers outside their physical range (`PHYSICAL`), in the order of `TERMS`, each with its code
+    and in words: ``states 0.8 is below its physical range, 1 to 1.25: 16 to 20 bytes ...``."""
+    return [(UnphysicalCode(f"{term.replace('_', '-')}-{side}-range"),
+             f"{term} {coefficients.multiplier(term):g} is {side} its physical range, {physical.words()}")
+            for term, side, physical in _outside_physical(coefficients)]
+
+
+def implausible(coefficients: Coefficients) -> list[str]:
+    """What `solve calibrate` warned of in a fit, in short words for a note where the fit is used: each multiplier
+    outside its physical range (``states 0.97 below its physical range``), then each value at an edge of its
+    plausible range (`at_bounds`: ``usable_env 1 at the edge of its plausible range``)."""
+    return [*(f"{term} {coefficients.multiplier(term):g} {side} its physical range"
+              for term, side, _ in _outside_physical(coefficients)),
+            *(f"{edge} at the edge of its plausible range" for edge in at_bounds(coefficients))]
 
 
 def at_first_principles(coefficients: Coefficients) -> list[str]:

@@ -145,7 +145,10 @@ TABLE_MESSAGES = [
      "row max_model_len=4096 comes after max_model_len=8192; rows must increase"),
     (2, PAIR, "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla, Qwen3-4B: Env, Qwen3-9B: vanilla}}]",
      "row max_model_len=4096: cell for unknown model 'Qwen3-9B' (this table's models: Qwen3-0.6B, Qwen3-4B)"),
-    (2, PAIR, "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla}}]", "row max_model_len=4096: no cell for Qwen3-4B"),
+    (2, PAIR, "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla}}]",
+     ("row max_model_len=4096: no cell for Qwen3-4B (a row gives every model of its table a cell: the first setting "
+      "that trained, or '-' where none did; no cell says 'not measured', so give rows only at lengths where you "
+      "measured every model of the table)")),
     (1, "[Qwen3-0.6B]", "[{max_model_len: 4096, cells: {Qwen3-0.6B: SP=2}}]",
      "row max_model_len=4096, Qwen3-0.6B: SP=2 does not divide the table's 1 GPU (it takes no SP)"),
     (8, "[Qwen3-0.6B]", "[{max_model_len: 4096, cells: {Qwen3-0.6B: SP=3}}]",

@@ -280,9 +280,10 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
     """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
     line on a terminal meanwhile."""
     from solver.rules import COMMAND_OPTIONS
+    memory = memory_model_option(args.memory_model, "solve cluster")  # its warning before the progress line
     progress = ProgressLine()
     result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
-                    progress=progress, estimate=args.estimate_mode, memory=memory_model_option(args.memory_model),
+                    progress=progress, estimate=args.estimate_mode, memory=memory,
                     margin=args.margin, token_budget=args.token_budget or "default",
                     trinity_version=args.trinity_version, required=args.required, option_names=COMMAND_OPTIONS)
     progress.close()

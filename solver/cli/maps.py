@@ -93,7 +93,7 @@ def run_map(args: argparse.Namespace) -> int:
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          args.gpu, args.gpu_memory, args.cells or (),
                                          interconnect=args.gpu_interconnect)
-    memory, weights = memory_model_option(args.memory_model), weights_option(args.weights)
+    memory, weights = memory_model_option(args.memory_model, "solve map"), weights_option(args.weights)
     asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
         if args.model is not None else [added] if added else None
     gpu_maps = map_plans(asked, gpu=args.gpu, by=args.by, gpus_up_to=args.gpus_up_to, budgets=args.budgets,

@@ -82,7 +82,7 @@ def run_memory(args: argparse.Namespace) -> int:
                                          interconnect=args.gpu_interconnect)
     model = catalogue_model(catalog, args.model or added)
     gpu = catalog.gpu(args.gpu)
-    memory_model = memory_model_option(args.memory_model) or load_memory_model()
+    memory_model = memory_model_option(args.memory_model, "solve memory") or load_memory_model()
     result = memory_answer(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,

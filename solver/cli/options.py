@@ -19,6 +19,7 @@ from solver.cli.argtypes import (
     whole_number,
 )
 from solver.cli.atomic import errors_named_by
+from solver.cli.output import print_note
 from solver.tables import (
     DEFAULT_MARGIN,
     INTERCONNECTS,
@@ -143,10 +144,19 @@ def option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -
         return load(path)
 
 
-def memory_model_option(path: Path | None) -> MemoryModel | None:
-    """The --memory-model file's memory model (None without one); its errors name the option."""
+def memory_model_option(path: Path | None, prog: str) -> MemoryModel | None:
+    """The --memory-model file's memory model (None without one); its errors name the option. Where its fit is one
+    that `solve calibrate` warned of (`implausible`), a warning on stderr says so, naming the command (`prog`): the
+    plans it estimates say only that it is the file's, and their room to spare may be more than the GPUs have."""
     from solver.tables import load_memory_model
-    return option_file("--memory-model", load_memory_model, path)
+    memory = option_file("--memory-model", load_memory_model, path)
+    if memory is None:
+        return None
+    from solver.calibrate import implausible  # (it imports OR-Tools' linear solver: only for a file)
+    if odd := implausible(memory.coefficients):
+        print_note(f"{prog}: warning: --memory-model {path}: {'; '.join(odd)}, as solve calibrate warned when it "
+                   "fitted it: estimates from it may not hold (fit it on more cells, or with --with-tables)")
+    return memory
 
 
 def model_config_option(path: Path | None) -> Model | None:

@@ -265,7 +265,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
              "offload": args.offload, "top": args.top, "weights": weights_option(args.weights),
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode,
-             "memory": memory_model_option(args.memory_model), "margin": args.margin,
+             "memory": memory_model_option(args.memory_model, "solve"), "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus, "total_gpus": args.total_gpus,
              "train_batch_size": args.train_batch_size,
              "trinity_version": args.trinity_version}  # --model-config describes the model

@@ -623,7 +623,9 @@ class Table(Frozen):
                              f"{', '.join(self.models)})")
         lacking = next((model for model in self.models if model not in present), None)
         if lacking is not None:
-            raise ValueError(f"{where}: no cell for {lacking}")
+            raise ValueError(f"{where}: no cell for {lacking} (a row gives every model of its table a cell: the first "
+                             "setting that trained, or '-' where none did; no cell says 'not measured', so give rows "
+                             "only at lengths where you measured every model of the table)")
         for model, setting in row.cells:
             if setting is not None and self.gpus % setting.sp:
                 raise ValueError(f"{where}, {model}: SP={setting.sp} does not divide the table's "
