@@ -16,8 +16,10 @@ import pytest
 
 import solver.api
 from solver.__main__ import main
+from solver.tables import Undecided
 
 FLEET = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
+TRINITY = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
 
 CRASH_LINE = "solve: internal error (the traceback above): no answer, and no bad input; exit status 70\n"
 
@@ -48,6 +50,19 @@ def test_a_crash_with_standard_error_closed_still_exits_70_and_prints_nothing(
     monkeypatch.setattr(sys, "stderr", None)  # 2>&-: Python starts with no sys.stderr
     assert main() == 70
     assert capsys.readouterr() == ("", "")
+
+
+def test_an_undecided_config_verdict_exits_1_with_no_json(
+        cli: Callable[..., tuple[int, str, str]], monkeypatch: pytest.MonkeyPatch):
+    # Exit 1 of `solve --json` comes with the answers, but for a --from-config verdict the time limit left open
+    # (docs/cli.md's (a)): then stdout is empty, so a script's JSON parser must not be handed it.
+    def undecided(*args: Any, **kwargs: Any) -> NoReturn:
+        raise Undecided("no plan found for Qwen3-8B on H100-80GB within the time limit of 0.01 s")
+
+    monkeypatch.setattr(solver.api, "with_config_verdicts", undecided)
+    assert cli("--from-config", str(TRINITY), "--gpu", "h100", "--json") == (
+        1, "", ("solve: undecided: no plan found for Qwen3-8B on H100-80GB within the time limit of 0.01 s; nothing "
+                "printed (a longer --time-limit may decide it)\n"))
 
 
 @pytest.fixture
