@@ -1,12 +1,32 @@
 """``python -m solver`` and the ``solve`` command: the command line of `solver.cli`, loaded here so that Ctrl-C or
 a request to end (SIGTERM) while its libraries load ends as quietly as it does while it solves."""
 
+import contextlib
 import signal
 import sys
+import traceback
 from types import FrameType
+
+INTERNAL_ERROR = 70
+"""The exit status of an exception no command handles (a defect, or a library that fails to load; sysexits'
+EX_SOFTWARE): not 1, which says an answer has no plan, so that a script never takes a crash for one."""
 
 
 def main() -> int:
+    """`_load_and_run`, whose uncaught exception (a defect, not bad input) prints its traceback and a line saying so,
+    with exit status `INTERNAL_ERROR`."""
+    try:
+        return _load_and_run()
+    except Exception:  # noqa: BLE001 (any exception left is a defect: its traceback is what a report needs)
+        if sys.stderr is not None:  # closed (2>&-) or full, it loses the words, not the status
+            with contextlib.suppress(OSError):
+                traceback.print_exc()
+                print(f"solve: internal error (the traceback above): no answer, and no bad input; exit status "
+                      f"{INTERNAL_ERROR}", file=sys.stderr)
+        return INTERNAL_ERROR
+
+
+def _load_and_run() -> int:
     """Load `solver.cli` and run its `main`; exit status 130 for Ctrl-C and 143 for SIGTERM while loading, one line
     each (``solve: interrupted``, ``solve: terminated``), as `solver.cli.main` says them later."""
     terminated: list[int] = []

@@ -1874,15 +1874,16 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
 
 def test_a_library_that_fails_to_load_of_itself_is_no_interrupt():
     # An import that fails for a reason of its own (a missing library), not from Ctrl-C, is a bug to see: its
-    # traceback and status 1, not "solve: interrupted".
+    # traceback and status 70 (not 1, which says an answer has no plan), not "solve: interrupted".
     script = ("import builtins, sys\nreal = builtins.__import__\n"
               "def missing(name, *args, **kwargs):\n"
               "    if name == 'solver.cli':\n        raise ModuleNotFoundError(\"No module named 'ortools'\")\n"
               "    return real(name, *args, **kwargs)\n"
               "builtins.__import__ = missing\nfrom solver.__main__ import main\nsys.exit(main())\n")
     process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
-    assert (process.returncode, process.stdout) == (1, "")
-    assert process.stderr.endswith("ModuleNotFoundError: No module named 'ortools'\n")
+    assert (process.returncode, process.stdout) == (70, "")
+    assert process.stderr.endswith("ModuleNotFoundError: No module named 'ortools'\nsolve: internal error (the "
+                                   "traceback above): no answer, and no bad input; exit status 70\n")
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")

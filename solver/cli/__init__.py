@@ -3,7 +3,7 @@
 Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why; or none was
 found within the time limit), 2 for bad input or output that cannot be written (one line on stderr, after a
 one-line usage for argument errors; no traceback), 130 for Ctrl-C, 143 for a request to end (SIGTERM), 141 when a
-write to stdout fails because its reader has gone.
+write to stdout fails because its reader has gone; `solver.__main__` gives 70 for an exception no command handles.
 
 The command is a package: `solver.cli.planner` (``solve [options]``) with `solver.cli.trinity_options` (its Trinity
 configs), one module per other command (`tables`, `cluster`, `calibrate`, `memory`, `maps`, `examples`), and what

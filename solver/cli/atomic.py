@@ -105,15 +105,31 @@ def writable_status(path: Path) -> os.stat_result | None:
             raise QueryError(f"{path}: not a regular file; give a file name to write")
         existing = path.stat() if path.exists() else None
         if existing is not None and not os.access(path, os.W_OK):
-            raise QueryError(f"{path}: cannot write: Permission denied (the file is not writable)")
+            raise QueryError(f"{path}: cannot write: Read-only file system" if on_read_only_mount(path) else
+                             f"{path}: cannot write: Permission denied (the file is not writable)")
         if existing is not None and any(_stream_writes_to(existing, stream) for stream in (1, 2)):
             raise QueryError(f"{path}: the command's own output goes there; name another file, or drop the option to "
                              "print it")
         if path.parent.is_dir() and not os.access(path.parent, os.W_OK | os.X_OK):
-            raise _no_temporary_file(path, "the folder is not writable")
+            raise _no_temporary_file(path, f"the folder {not_writable_words(path.parent)}")
     except OSError as error:
         raise QueryError(f"{path}: cannot write: {error.strerror}") from None
     return existing
+
+
+def on_read_only_mount(path: Path) -> bool:
+    """Whether `path` lies on a file system mounted read-only (a container's, say), where no permission lets it be
+    written: said so, rather than "Permission denied", which would send the user to chmod."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # statvfs is POSIX's alone
+        return False
+
+
+def not_writable_words(folder: Path) -> str:
+    """What keeps files from being made in `folder`, which `os.access` says may not be written: "is on a read-only
+    file system" or "is not writable"."""
+    return "is on a read-only file system" if on_read_only_mount(folder) else "is not writable"
 
 
 def _staged(path: Path, text: str) -> tuple[str, Path]:

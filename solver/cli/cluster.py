@@ -16,6 +16,7 @@ from solver.cli.argtypes import comma_names, path_argument, positive_seconds
 from solver.cli.atomic import (
     errors_named_by,
     not_a_regular_file,
+    not_writable_words,
     refuse_one_file_twice,
     writable_status,
     write_all_atomically,
@@ -418,7 +419,8 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
     with errors_named_by("--emit-dir"):
         refuse_one_file_twice([folder / f"{job}.yaml" for job in jobs])
     if not folder.is_dir() and not os.access(folder.absolute().parent, os.W_OK | os.X_OK):
-        raise QueryError(f"--emit-dir {folder}: cannot make the folder: {folder.parent} is not writable")
+        raise QueryError(f"--emit-dir {folder}: cannot make the folder: {folder.parent} "
+                         f"{not_writable_words(folder.absolute().parent)}")
 
 
 def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from solver.cli.argtypes import path_argument
-from solver.cli.atomic import not_a_regular_file, writable_status, write_all_atomically
+from solver.cli.atomic import not_a_regular_file, not_writable_words, writable_status, write_all_atomically
 from solver.cli.output import print_escaped
 from solver.cli.parser import FILE_SUFFIXES, Parser
 from solver.cli.paths import EXAMPLES_FOLDER, refuse_tables_folder
@@ -91,7 +91,7 @@ def _check_folder(parent: Path) -> None:
         raise QueryError(f"{parent}: not a folder; name a folder (made if missing) to write the examples into"
                          if existing == parent else f"{parent}: cannot make the folder: {existing} is not a folder")
     if existing != parent and not os.access(existing, os.W_OK | os.X_OK):
-        raise QueryError(f"{parent}: cannot make the folder: {existing} is not writable")
+        raise QueryError(f"{parent}: cannot make the folder: {existing} {not_writable_words(existing)}")
 
 
 def _make_folders(folders: list[Path], made: list[Path]) -> None:
