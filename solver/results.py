@@ -612,8 +612,8 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
     longest = math.floor(model.vllm_longest_as_written(max_model_len))
     if model.vllm_length_key is None or max_model_len <= longest or model.beyond_native_on_own_scaling(max_model_len):
         return None
-    return (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config "
-            f"({length_key_words(model)}), unless {'='.join(LONG_LENGTH_VARIABLE)} is set")
+    return (f"vLLM's rollout refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set, past the {longest} it derives "
+            f"from the model's config: {length_key_words(model)}")
 
 
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
