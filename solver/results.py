@@ -291,7 +291,7 @@ VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACT
 model's native context (40960 for Qwen3, whose YaRN factor reaches 3.2 at 131072 tokens)."""
 CHECK_QUALITY = "check the model's quality at this length"
 """What to do about a length past what a model is known to handle, in words (`yarn_caution`, `check_or_plan_words`)."""
-OTHER_YARN_CAUTION = f"YaRN on a model that is not Qwen's, for which rft-solver knows of no validation: {CHECK_QUALITY}"
+OTHER_YARN = "YaRN on a model that is not Qwen's, for which rft-solver knows of no validation"
 
 
 TRINITY_050_RAISES_BUDGET = "Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"
@@ -320,13 +320,19 @@ def yarn_validation_words(model: Model) -> str:
     return f"{VALIDATED_YARN}{within}"
 
 
-def yarn_caution(model: Model) -> str:
-    """The caution for a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`):
-    past what Qwen's model cards validate (`yarn_validation_words`), or any YaRN for a model that is not Qwen's
-    (`OTHER_YARN_CAUTION`)."""
+def yarn_beyond_words(model: Model) -> str:
+    """Why a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`) is past it, in
+    words: past what Qwen's model cards validate (`yarn_validation_words`), or any YaRN for a model that is not Qwen's
+    (`OTHER_YARN`). A fragment's YaRN factor says it beside the factor; its header says what to do."""
     if not model.qwen_yarn:
-        return OTHER_YARN_CAUTION
-    return f"longer than YaRN is validated for ({yarn_validation_words(model)}): {CHECK_QUALITY}"
+        return OTHER_YARN
+    return f"longer than YaRN is validated for ({yarn_validation_words(model)})"
+
+
+def yarn_caution(model: Model) -> str:
+    """The caution for a plan of `model` whose YaRN goes beyond what is validated: why (`yarn_beyond_words`), and
+    what to do (`CHECK_QUALITY`)."""
+    return f"{yarn_beyond_words(model)}: {CHECK_QUALITY}"
 
 
 THIN_HEADROOM_GIB = 1.0
