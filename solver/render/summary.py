@@ -68,7 +68,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
-        lines += ["# as in the A100 offload measurements of Trinity-RFT's guide:", "trainer.save_hf_checkpoint: never"]
+        lines += ["# as in the A100 offload measurements of Trinity-RFT's guide (its H20 tables do not say):",
+                  "trainer.save_hf_checkpoint: never"]
         lines.append(
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"

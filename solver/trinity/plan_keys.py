@@ -196,7 +196,8 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
     no_checkpoint = PlanKey(
         path=("trainer", "save_hf_checkpoint"),
         value="never",
-        comment="no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide",
+        comment=("no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide (its H20 "
+                 "tables do not say)"),
         default_only=True,
     )
     return [
