@@ -691,8 +691,8 @@ def test_a_tabled_plan_the_memory_model_doubts_says_the_table_decides(cli):
     assert best["evidence"] == "documented" and best["headroom_gb"] < 0  # the model is cautious for this cell
     status, out, _ = cli(*flags)
     assert status == 0 and (f"{best['memory_gb']:.1f} GiB per GPU predicted, {-best['headroom_gb']:.1f} GiB over what "
-                            "it may take (memory model; it is cautious here, and the table, a measurement, decides)"
-                            ) in " ".join(out.split())  # an Offload plan: its optimizer step runs on the CPU
+                            "it may take (memory model, which errs on the safe side; the table, a measurement, says it "
+                            "trains)") in " ".join(out.split())  # an Offload plan: its optimizer step runs on the CPU
 
 
 def test_a_hugging_face_id_names_its_model(cli):

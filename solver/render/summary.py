@@ -365,14 +365,14 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
 def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
     """The memory model's prediction for a plan (naming a model of your own by `memory_source`, and for an estimate
     the margin it is held to where that is not the memory model's default); where it says a documented or inferred
-    plan does not fit, that the table (a measurement) decides."""
+    plan does not fit, why: the memory model errs on the safe side, and the table (a measurement) says the plan trains."""
     predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.room_words}"
     named = f"memory model: {memory_source}" if memory_source else "memory model"
     if plan.source is None and answer.memory_model_margin is not None and answer.margin is not None:
         named += f"; margin {answer.margin:g}, the memory model's own {answer.memory_model_margin:g}"
     if plan.headroom_gb >= 0:
         return f"{predicted} ({named})"
-    return f"{predicted} ({named}; it is cautious here, and the table, a measurement, decides)"
+    return f"{predicted} ({named}, which errs on the safe side; the table, a measurement, says it trains)"
 
 
 def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int, names: OptionNames) -> str | None:
