@@ -904,15 +904,20 @@ class Plan(Frozen):
         over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"
         return f"{over} GiB over what it may take{at}"
 
+    @property
+    def beyond_calibration_words(self) -> str:
+        """``; beyond its calibration: ...`` where an estimate extrapolates (`beyond_calibration`), said after what it
+        rests on; "" otherwise."""
+        return f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration else ""
+
     def evidence_text(self, gpu: str, model: str | None = None) -> str:
         """What the plan of `model` on `gpu` rests on, in words: the documented cell (naming whose it is where
         it is another model's of the same shape, given `model`), or the memory model's prediction; `QueryError`
         for a `gpu` or `model` that is not a str (an Answer's ``gpu`` and ``model`` are)."""
         check_types(("gpu", gpu, str), ("model", model, str | None))
         if self.source is None:
-            beyond = (f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration
-                      else "")
-            return f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, {self.room_words}{beyond}"
+            return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, {self.room_words}"
+                    f"{self.beyond_calibration_words}")
         cell = self.source.words(gpu, model)
         if self.evidence == "documented":
             between = (f", the row that {self.max_model_len} falls to"

@@ -143,7 +143,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         (known_length_word(model), _validated_words(answer, plan, model, names)),
         ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"),
-        ("evidence", plan.evidence_text(answer.gpu, answer.model)),
+        ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in beside_length),
@@ -360,6 +360,14 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
         return None
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
             f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_label})")
+
+
+def _evidence_words(answer: Answer, plan: Plan) -> str:
+    """The summary's ``evidence`` row: what the plan rests on (`Plan.evidence_text`), but for an estimate without the
+    memory model's figures, which the ``memory`` row below it gives."""
+    if plan.source is None:
+        return f"estimated: the memory model's prediction (below){plan.beyond_calibration_words}"
+    return plan.evidence_text(answer.gpu, answer.model)
 
 
 def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
