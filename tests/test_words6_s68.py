@@ -12,20 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import qwen3_8b_checkpoint
+from test_validwords_s67 import deepest_parentheses
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = "check the model's quality at this length"
 
 Cli = Callable[..., tuple[int, str, str]]
-
-
-def deepest_parentheses(text: str) -> int:
-    """How deep `text`'s parentheses nest (1 for ``a (b) (c)``)."""
-    depth = deepest = 0
-    for character in text:
-        depth += {"(": 1, ")": -1}.get(character, 0)
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def row(out: str, label: str) -> str:

@@ -373,7 +373,8 @@ def _evidence_words(answer: Answer, plan: Plan) -> str:
 def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
     """The memory model's prediction for a plan (naming a model of your own by `memory_source`, and for an estimate
     the margin it is held to where that is not the memory model's default); where it says a documented or inferred
-    plan does not fit, why: the memory model errs on the safe side, and the table (a measurement) says the plan trains."""
+    plan does not fit, why: the memory model errs on the safe side, and the table (a measurement) says the plan
+    trains."""
     predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.room_words}"
     named = f"memory model: {memory_source}" if memory_source else "memory model"
     if plan.source is None and answer.memory_model_margin is not None and answer.margin is not None:
