@@ -291,7 +291,7 @@ VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACT
 model's native context (40960 for Qwen3, whose YaRN factor reaches 3.2 at 131072 tokens)."""
 CHECK_QUALITY = "check the model's quality at this length"
 """What to do about a length past what a model is known to handle, in words (`yarn_caution`, `check_or_plan_words`)."""
-OTHER_YARN_CAUTION = f"YaRN on a model that is not Qwen's, for which rft-solver knows of no validation: {CHECK_QUALITY}"
+OTHER_YARN = "YaRN on a model that is not Qwen's, for which rft-solver knows of no validation"
 
 
 TRINITY_050_RAISES_BUDGET = "Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"
@@ -320,13 +320,19 @@ def yarn_validation_words(model: Model) -> str:
     return f"{VALIDATED_YARN}{within}"
 
 
-def yarn_caution(model: Model) -> str:
-    """The caution for a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`):
-    past what Qwen's model cards validate (`yarn_validation_words`), or any YaRN for a model that is not Qwen's
-    (`OTHER_YARN_CAUTION`)."""
+def yarn_beyond_words(model: Model) -> str:
+    """Why a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`) is past it, in
+    words: past what Qwen's model cards validate (`yarn_validation_words`), or any YaRN for a model that is not Qwen's
+    (`OTHER_YARN`). A fragment's YaRN factor says it beside the factor; its header says what to do."""
     if not model.qwen_yarn:
-        return OTHER_YARN_CAUTION
-    return f"longer than YaRN is validated for ({yarn_validation_words(model)}): {CHECK_QUALITY}"
+        return OTHER_YARN
+    return f"longer than YaRN is validated for ({yarn_validation_words(model)})"
+
+
+def yarn_caution(model: Model) -> str:
+    """The caution for a plan of `model` whose YaRN goes beyond what is validated: why (`yarn_beyond_words`), and
+    what to do (`CHECK_QUALITY`)."""
+    return f"{yarn_beyond_words(model)}: {CHECK_QUALITY}"
 
 
 THIN_HEADROOM_GIB = 1.0
@@ -612,8 +618,8 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
     longest = math.floor(model.vllm_longest_as_written(max_model_len))
     if model.vllm_length_key is None or max_model_len <= longest or model.beyond_native_on_own_scaling(max_model_len):
         return None
-    return (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config "
-            f"({length_key_words(model)}), unless {'='.join(LONG_LENGTH_VARIABLE)} is set")
+    return (f"vLLM's rollout refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set, past the {longest} it derives "
+            f"from the model's config: {length_key_words(model)}")
 
 
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
@@ -898,15 +904,20 @@ class Plan(Frozen):
         over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"
         return f"{over} GiB over what it may take{at}"
 
+    @property
+    def beyond_calibration_words(self) -> str:
+        """``; beyond its calibration: ...`` where an estimate extrapolates (`beyond_calibration`), said after what it
+        rests on; "" otherwise."""
+        return f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration else ""
+
     def evidence_text(self, gpu: str, model: str | None = None) -> str:
         """What the plan of `model` on `gpu` rests on, in words: the documented cell (naming whose it is where
         it is another model's of the same shape, given `model`), or the memory model's prediction; `QueryError`
         for a `gpu` or `model` that is not a str (an Answer's ``gpu`` and ``model`` are)."""
         check_types(("gpu", gpu, str), ("model", model, str | None))
         if self.source is None:
-            beyond = (f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration
-                      else "")
-            return f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, {self.room_words}{beyond}"
+            return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, {self.room_words}"
+                    f"{self.beyond_calibration_words}")
         cell = self.source.words(gpu, model)
         if self.evidence == "documented":
             between = (f", the row that {self.max_model_len} falls to"

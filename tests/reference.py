@@ -887,7 +887,7 @@ CAUTION_CODES_BY_WORDS = (
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
     ("", "data-parallel ranks", "uneven-data-parallel"),
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
-    ("vLLM's rollout refuses it, past the ", "it derives from the model's config (", "past-derived-length"),
+    ("vLLM's rollout refuses it unless ", "it derives from the model's config: ", "past-derived-length"),
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),

@@ -60,9 +60,9 @@ def test_a_greedy_placement_has_a_null_bound_in_json(tmp_path: Path):
 def test_the_time_limit_help_says_how_the_queries_are_cut_short(cli):
     status, out, _ = cli("cluster", "--help")
     assert status == 0
-    assert ("the queries that work out the jobs' ways, at most 100 new ones per second, and by 0.6 of the limit on "
-            "the wall clock, the jobs of more priority first: the jobs past them are left out, and the answer says so "
-            "(with --minimize nodes, no placement)") in " ".join(out.split())
+    assert ("The queries that work out the jobs' ways come first: at most 100 new ones per second, ending by 0.6 of "
+            "the limit on the wall clock, the jobs of more priority first; the jobs past them are left out, and the "
+            "answer says so (with --minimize nodes, no placement).") in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("rollout", "hint"), [

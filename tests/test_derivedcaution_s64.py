@@ -18,8 +18,8 @@ MY_MODEL = ROOT / "docs" / "examples" / "my-model"
 
 Cli = Callable[..., tuple[int, str, str]]
 
-PAST_SEQ_LENGTH = ("vLLM's rollout refuses it, past the 8192 it derives from the model's config (its seq_length of "
-                   "8192, the smallest of its length keys), unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")
+PAST_SEQ_LENGTH = ("vLLM's rollout refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set, past the 8192 it derives "
+                   "from the model's config: its seq_length of 8192, the smallest of its length keys")
 
 
 @pytest.fixture(autouse=True)

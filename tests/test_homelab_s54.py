@@ -14,7 +14,7 @@ import pytest
 from solver.tables import load_catalog, load_memory_model
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide.md"
-NOT_COUNTED = "the OS, Ray, the data loader and the rollout are not counted: leave them theirs"
+NOT_COUNTED = "the OS, Ray, the data loader and the rollout are not counted: leave room for them"
 GIB = 2**30
 
 

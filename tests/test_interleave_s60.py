@@ -8,5 +8,5 @@ from __future__ import annotations
 def test_the_workers_help_says_why_more_workers_are_not_repeatable(cli):
     status, out, _ = cli("cluster", "--help")
     assert status == 0
-    assert ("one the time limit stops is the same on every run with 1 worker only: CP-SAT's one repeatable parallel "
-            "mode found less in the same work, and is not used") in " ".join(out.split())
+    assert ("one the time limit stops is the same on every run only with 1 worker (CP-SAT's one repeatable parallel "
+            "mode found less in the same work, so it is not used)") in " ".join(out.split())

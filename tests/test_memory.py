@@ -1205,7 +1205,7 @@ def test_yarn_is_validated_for_qwen_models_only(cli, tmp_path: Path, extra: dict
     _, out, _ = cli("--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "65536", "--emit", "trinity")
     assert ("    factor: 2.0  # max_model_len / 32768\n" if qwen else
             "    # max_model_len / 32768; YaRN on a model that is not Qwen's, for which rft-solver knows of no\n"
-            "    # validation: check the model's quality at this length\n    factor: 2.0\n") in out
+            "    # validation\n    factor: 2.0\n") in out
 
 
 def test_the_known_length_is_the_native_one_with_a_scaling_of_its_own_and_at_most_131072_by_yarn(tmp_path: Path):

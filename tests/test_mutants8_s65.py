@@ -243,8 +243,8 @@ def test_the_derived_length_caution_floors_a_fraction_and_leaves_past_native_to_
     assert (model.native_context, model.vllm_length_key, model.vllm_context) == (32768, ("seq_length", 8192), 9011.2)
     assert past_derived_length_words(model, 9011) is None
     assert past_derived_length_words(model, 9012) == (
-        "vLLM's rollout refuses it, past the 9011 it derives from the model's config (its seq_length of 8192, the "
-        "smallest of its length keys), unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")
+        "vLLM's rollout refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set, past the 9011 it derives from the "
+        "model's config: its seq_length of 8192, the smallest of its length keys")
     assert model.beyond_native_on_own_scaling(40000) and past_derived_length_words(model, 40000) is None
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 SP_RULES = ("it must divide the trainer GPUs and the attention heads, SP and the KV heads must divide one another, "
-            "and a trainer that spans nodes keeps each SP group in one")
+            "and a trainer that spans nodes keeps each SP group in one node")
 
 
 @pytest.mark.parametrize(("command", "option"), [((), "--sp N pin the Ulysses SP degree: "),

@@ -56,9 +56,9 @@ def test_cluster_help_says_the_smaller_asks_end_within_the_time_limit(cli: Calla
     status, out, _ = cli("cluster", "--help")
     assert status == 0
     words = " ".join(out.split())
-    assert ("widening after the search, at most a second per stage, then the smaller asks that would place a job left "
-            "out for room and the reasons of the jobs left out, at most 20 and 5 new questions per second, and by the "
-            "limit on the wall clock)") in words
+    assert ("After the search: widening, at most a second per stage, then the smaller asks that would place a job left "
+            "out for room and the reasons of the jobs left out, at most 20 and 5 new questions per second, ending by "
+            "the limit on the wall clock") in words
     assert "past it)" not in words
 
 

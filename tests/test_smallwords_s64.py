@@ -200,9 +200,9 @@ def test_a_length_past_a_shorter_length_key_is_said_beside_it(cli: Cli, tmp_path
     asked = ("--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "4")
     status, out, _ = cli(*asked, "--len", "16k")
     assert status == 0 and " ".join(out.split()).count(
-        "max_model_len 16384 (vLLM's rollout refuses it, past the 8192 it derives from the model's config (its "
-        "seq_length of 8192, the smallest of its length keys), unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set) "
-        "token budget") == 1
+        "max_model_len 16384 (vLLM's rollout refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set, past the 8192 "
+        "it derives from the model's config: its seq_length of 8192, the smallest of its length keys) token "
+        "budget") == 1
     assert "\nexport VLLM_ALLOW_LONG_MAX_MODEL_LEN=1\n" in out
     status, out, _ = cli(*asked, "--len", "8k")
     assert status == 0 and "\nmax_model_len  8192\n" in out and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in out

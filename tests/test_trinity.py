@@ -37,7 +37,7 @@ from ruamel.yaml import YAML
 
 from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode
 from solver.render import apply_lines
-from solver.results import Plan, rocm_env_caution, yarn_caution
+from solver.results import Plan, rocm_env_caution, yarn_beyond_words
 from solver.rules import COMMAND_OPTIONS, SourceCell, token_budget
 from solver.solve import plan as solve
 from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, TrinityVersion, brief, load_catalog
@@ -205,7 +205,8 @@ def test_fragment_content_for_the_long_plan() -> None:
     ]
     assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in header
     assert "before Ray starts" in header
-    assert "no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide" in text
+    assert ("no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide (its H20 tables "
+            "do not say)") in " ".join(line.strip(" #") for line in text.splitlines())
     assert "." not in "".join(k for k in data)  # nested mappings, no dotted keys
 
 
@@ -2346,7 +2347,7 @@ def test_plan_keys_name_the_yarn_type_as_the_config_does_and_caution_beyond_the_
     assert _key(old, (*rope, "type")) is not None and _key(old, (*rope, "rope_type")) is None
     assert not plan.yarn_beyond_validated and _key(old, (*rope, "factor")).comment == "max_model_len / 40960"
     beyond = keys_for_plan(plan.model_copy(update={"yarn_beyond_validated": True}), model)
-    assert _key(beyond, (*rope, "factor")).comment == f"max_model_len / 40960; {yarn_caution(model)}"
+    assert _key(beyond, (*rope, "factor")).comment == f"max_model_len / 40960; {yarn_beyond_words(model)}"
 
 
 def test_plan_keys_set_trinity_06_trainer_flags_as_the_version_and_config_call_for() -> None:

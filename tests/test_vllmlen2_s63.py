@@ -226,6 +226,6 @@ def test_the_yarn_written_covers_the_length_as_vllm_multiplies_it(cli, tmp_path:
                          "--emit", "trinity")
     assert status == 0
     assert ("    # max_model_len / 24000; YaRN on a model that is not Qwen's, for which rft-solver knows of no\n"
-            "    # validation: check the model's quality at this length\n"
+            "    # validation\n"
             "    factor: 1.1520000000000001\n") in out  # its comment past the width: above it
     assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in out

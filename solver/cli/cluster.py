@@ -105,20 +105,19 @@ def build_cluster_parser() -> Parser:
                         "more GPUs run it faster, or longer for at_least)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds from the start for the planner's queries and the placement search after "
-                        f"them (default 10; the search's work is CP-SAT's deterministic time, "
-                        f"{DETERMINISTIC_PER_SECOND:g} per second, so that "
-                        "the same file gives the same placement whatever the machine's load, with the wall clock as "
-                        "the bound: where that stops it first, the answer says so; the queries that work out the "
-                        f"jobs' ways, at most {WAYS_QUESTIONS_PER_SECOND} new ones per second, and by "
-                        f"{WAYS_WALL_SHARE:g} of the limit on the wall clock, the jobs of more priority first: the "
-                        "jobs past them are left out, and the answer says so (with --minimize nodes, no placement); "
-                        "widening after the search, at most a second per stage, then the smaller asks that would "
-                        "place a job left out for room and the reasons of the jobs left out, at most "
-                        f"{HINTS_QUESTIONS_PER_SECOND} and {REASONS_QUESTIONS_PER_SECOND} new questions per second, "
-                        "and by the limit on the wall clock)")
+                        "them (default 10). The queries that work out the jobs' ways come first: at most "
+                        f"{WAYS_QUESTIONS_PER_SECOND} new ones per second, ending by {WAYS_WALL_SHARE:g} of the limit "
+                        "on the wall clock, the jobs of more priority first; the jobs past them are left out, and the "
+                        "answer says so (with --minimize nodes, no placement). The search's work is CP-SAT's "
+                        f"deterministic time, {DETERMINISTIC_PER_SECOND:g} per second, so that the same file gives the "
+                        "same placement whatever the machine's load; the wall clock bounds it, and where that stops "
+                        "it first, the answer says so. After the search: widening, at most a second per stage, then "
+                        "the smaller asks that would place a job left out for room and the reasons of the jobs left "
+                        f"out, at most {HINTS_QUESTIONS_PER_SECOND} and {REASONS_QUESTIONS_PER_SECOND} new questions "
+                        "per second, ending by the limit on the wall clock")
     add_workers_option(parser, "a placement proven best does not depend on it; one the time limit stops is the "
-                               "same on every run with 1 worker only: CP-SAT's one repeatable parallel mode found "
-                               "less in the same work, and is not used")
+                               "same on every run only with 1 worker (CP-SAT's one repeatable parallel mode found "
+                               "less in the same work, so it is not used)")
     add_weights_option(parser)
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),

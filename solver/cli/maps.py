@@ -47,7 +47,7 @@ def build_map_parser() -> Parser:
                     "printed), 2 bad input.")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100): a map for each, in "
-                        "that order (a GPU type named twice, once); default: each with tables")
+                        "that order (a GPU type named twice is answered once); default: each with tables")
     parser.add_argument("--model", metavar="M", help="only these models, comma-separated (32B,8B), or with --by "
                         "len the one mapped (needed there); default: those the GPU type's tables document, else "
                         "those any tables document")

@@ -39,7 +39,7 @@ _Loaded = TypeVar("_Loaded")
 MODEL_CONFIG_HELP = "a local Hugging Face config.json (or the checkpoint folder holding it)"
 """The start of ``--model-config``'s help in every command that takes it: a folder is read as its config.json."""
 SP_RULES_HELP = ("it must divide the trainer GPUs and the attention heads, SP and the KV heads must divide one "
-                 "another, and a trainer that spans nodes keeps each SP group in one")
+                 "another, and a trainer that spans nodes keeps each SP group in one node")
 """The rules an SP degree keeps (Trinity's and verl's, and rft-solver's node rule), in the help of the commands
 that take ``--sp``: the heads' rules are the ones users of models with few KV heads (Qwen3-30B-A3B's 4) miss."""
 
@@ -74,8 +74,9 @@ def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
                         help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
                         "64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, exactly: "
-                        "nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB); its plans are estimates, or with "
-                        "the driver's figure of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
+                        "nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB); its plans are estimates, unless the "
+                        "driver's figure is that of a GPU type with tables (81920MiB or 80GiB: the A100-80GB's), "
+                        "whose plans it then gets")
     parser.add_argument("--gpu-interconnect", metavar="LINK", choices=INTERCONNECTS,
                         help="with --gpu-memory: how that GPU type's GPUs in a node reach one another: "
                         f"{', '.join(INTERCONNECTS[:-1])} or {INTERCONNECTS[-1]} (infinity-fabric: AMD's, whose Env "
@@ -122,15 +123,15 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     memory`)."""
     parser.add_argument("--host-ram", metavar="GiB", type=host_memory,
                         help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}; {judged}; the OS, Ray, "
-                        "the data loader and the rollout are not counted: leave them theirs")
+                        "the data loader and the rollout are not counted: leave room for them")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--margin and --memory-model, for the commands that estimate."""
     parser.add_argument("--margin", metavar="F", type=margin_fraction,
-                        help="safety margin of estimates, a fraction of usable memory, or a percentage (3%%) "
-                        f"(default: the memory model's, {DEFAULT_MARGIN} for the shipped one, and on cards of at "
-                        f"most {SMALL_CARD_GIB:g} GiB as much more as keeps the GiB their estimates run optimistic by)")
+                        help="safety margin of estimates, a fraction of usable memory (0.03) or a percentage (3%%); "
+                        f"default: the memory model's ({DEFAULT_MARGIN} for the shipped one), more on cards of at most "
+                        f"{SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
                         help="coefficients from `solve calibrate --out`")
 
@@ -202,7 +203,7 @@ def add_workers_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup
                        answers: str = "answers do not depend on it") -> None:
     """--workers, for the commands that solve (`answers`: what depends on it)."""
     parser.add_argument("--workers", metavar="W", type=whole_number(1, MAX_WORKERS), default=1,
-                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS}; {answers})")
+                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS}): {answers}")
 
 
 def add_node_gpus_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,

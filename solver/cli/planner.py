@@ -106,7 +106,7 @@ def build_parser() -> Parser:
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100,h200): an answer for "
-                        "each, in that order (a GPU type named twice, once); default: each one with tables")
+                        "each, in that order (a GPU type named twice is answered once); default: each one with tables")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
                         help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
                         "--total-gpus counts them); "
@@ -131,10 +131,10 @@ def build_parser() -> Parser:
                              f"than those before it (default 1, at most {MAX_TOP})")
     add_weights_option(parser)
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
-                        help="seconds the solver may take per answer, its ranked plans together; the questions "
-                        "behind its reasons get their own (default 10)")
-    add_workers_option(parser, "an answer the search proved does not depend on it; one the time limit stops, on the "
-                               "wall clock (the answer says so), may differ with it and from run to run")
+                        help="seconds the solver may take per answer, for all its ranked plans together (default "
+                        "10); the extra solves that give its reasons get time of their own")
+    add_workers_option(parser, "an answer the search proved does not depend on it; one that the time limit stopped "
+                               "on the wall clock, as the answer says, may differ with it and from run to run")
     estimates = parser.add_argument_group("memory model")
     add_estimate_options(estimates)
     add_memory_model_options(estimates)

@@ -68,7 +68,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
-        lines += ["# as in the A100 offload measurements of Trinity-RFT's guide:", "trainer.save_hf_checkpoint: never"]
+        lines += ["# as in the A100 offload measurements of Trinity-RFT's guide (its H20 tables do not say):",
+                  "trainer.save_hf_checkpoint: never"]
         lines.append(
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"
@@ -142,7 +143,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         (known_length_word(model), _validated_words(answer, plan, model, names)),
         ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"),
-        ("evidence", plan.evidence_text(answer.gpu, answer.model)),
+        ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in beside_length),
@@ -361,17 +362,26 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
             f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_label})")
 
 
+def _evidence_words(answer: Answer, plan: Plan) -> str:
+    """The summary's ``evidence`` row: what the plan rests on (`Plan.evidence_text`), but for an estimate without the
+    memory model's figures, which the ``memory`` row below it gives."""
+    if plan.source is None:
+        return f"estimated: the memory model's prediction (below){plan.beyond_calibration_words}"
+    return plan.evidence_text(answer.gpu, answer.model)
+
+
 def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
     """The memory model's prediction for a plan (naming a model of your own by `memory_source`, and for an estimate
     the margin it is held to where that is not the memory model's default); where it says a documented or inferred
-    plan does not fit, that the table (a measurement) decides."""
+    plan does not fit, why: the memory model errs on the safe side, and the table (a measurement) says the plan
+    trains."""
     predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.room_words}"
     named = f"memory model: {memory_source}" if memory_source else "memory model"
     if plan.source is None and answer.memory_model_margin is not None and answer.margin is not None:
         named += f"; margin {answer.margin:g}, the memory model's own {answer.memory_model_margin:g}"
     if plan.headroom_gb >= 0:
         return f"{predicted} ({named})"
-    return f"{predicted} ({named}; it is cautious here, and the table, a measurement, decides)"
+    return f"{predicted} ({named}, which errs on the safe side; the table, a measurement, says it trains)"
 
 
 def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int, names: OptionNames) -> str | None:

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS
-from solver.results import Plan, lowered_budget_undone, yarn_caution
+from solver.results import Plan, lowered_budget_undone, yarn_beyond_words
 from solver.rules import COMMAND_OPTIONS, host_ram_check_words
 from solver.tables import Model, QueryError, TrinityVersion, brief
 from solver.trinity.keys import (
@@ -179,7 +179,7 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
         PlanKey(path=(*rope, named), value="yarn"),
         *([PlanKey(path=(*rope, "type"), value="yarn", existing_only=True)] if both else []),
         PlanKey(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
-                + (f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else "")),
+                + (f"; {yarn_beyond_words(model)}" if plan.yarn_beyond_validated else "")),
         PlanKey(path=(*rope, "original_max_position_embeddings"), value=native),
     ]
 
@@ -196,7 +196,8 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
     no_checkpoint = PlanKey(
         path=("trainer", "save_hf_checkpoint"),
         value="never",
-        comment="no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide",
+        comment=("no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide (its H20 "
+                 "tables do not say)"),
         default_only=True,
     )
     return [
