@@ -5,7 +5,7 @@ parser's rules, quotes and escapes as it takes them)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -476,6 +476,27 @@ class _Resolution:
         if not name:
             raise ConfigError(f"{self.where}: {source!r} names no environment variable")
         raise ConfigError(f"{self.where}: environment variable {name} is not set and {source!r} has no default")
+
+
+class VariablesRead(Mapping[str, str]):
+    """`environ` as a config's interpolations read it (`ConfigValues`' ``oc.env``), noting each variable that they
+    find set there (`found`, in the order first read, with its value): those the command checking the config as it
+    was planned sets too (`solver.trinity.check_command`), whether the reader of the config or its checks read them."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self.environ = environ
+        self.found: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> str:
+        value = self.environ[name]
+        self.found[name] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.environ)
+
+    def __len__(self) -> int:
+        return len(self.environ)
 
 
 class ConfigValues:
