@@ -114,10 +114,10 @@ def _pasted_into_bash(tmp_path: Path, command: str, environ: dict[str, str]
         output.unlink(missing_ok=True)
     done = subprocess.run(["bash", "-c", command], env={**environ, "PATH": f"{stub.parent}{os.pathsep}/usr/bin:/bin"},
                           capture_output=True, text=True, check=False, cwd=tmp_path)
-    if not Path(f"{stub}.args").exists():
+    if not stub.with_suffix(".args").exists():
         return done.returncode, done.stderr, None
-    variables = dict(line.split("=", 1) for line in Path(f"{stub}.env").read_text(encoding="utf-8").splitlines())
-    return done.returncode, done.stderr, (variables, Path(f"{stub}.args").read_text(encoding="utf-8").splitlines())
+    variables = dict(line.split("=", 1) for line in stub.with_suffix(".env").read_text(encoding="utf-8").splitlines())
+    return done.returncode, done.stderr, (variables, stub.with_suffix(".args").read_text(encoding="utf-8").splitlines())
 
 
 def _run_pasted(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, command: str) -> tuple[int, str, str]:
@@ -144,8 +144,8 @@ _PLAN = plan("4B", max_model_len=8192, gpu="a100")[0].plans[0]
     ((("MODEL_PATH", PATH),), 'MODEL_PATH="${MODEL_PATH:?}" solve'),  # a user's name in a path
     ((("MODEL", "Qwen/Qwen3-8B"), ("LEN", "32 768")), 'MODEL="${MODEL:?}" LEN="${LEN:?}" solve'),  # no number
     ((("HF_TOKEN", "12345"), ("WANDB_API_KEY", "1"), ("DB_PASSWD", "true"), ("MY_SECRET_N", "8")),
-     'HF_TOKEN="${HF_TOKEN:?}" WANDB_API_KEY="${WANDB_API_KEY:?}" DB_PASSWD="${DB_PASSWD:?}" '
-     'MY_SECRET_N="${MY_SECRET_N:?}" solve'),  # a private name: even a number is not written
+     ('HF_TOKEN="${HF_TOKEN:?}" WANDB_API_KEY="${WANDB_API_KEY:?}" DB_PASSWD="${DB_PASSWD:?}" '
+      'MY_SECRET_N="${MY_SECRET_N:?}" solve')),  # a private name: even a number is not written
     ((("NGPUS", "1\n2"),), 'NGPUS="${NGPUS:?}" solve'),  # not written, so no line break in the comment
     ((("MY-VAR", "1"), ("API_KEY", "x")), "env MY-VAR=1 API_KEY=\"${API_KEY:?}\" solve"),
     ((("MY-VAR", PATH), ("NGPUS", "12")), "NGPUS=12 solve"),  # no shell can expand MY-VAR: env passes it on
@@ -182,7 +182,8 @@ def _batch_problems(value: str, environ: dict[str, str] | None = None) -> list[t
      "'${oc.decode:${cluster.node_num}}': OmegaConf's oc.decode takes text or null, not 1"),
     ("${oc.decode:}", "'${oc.decode:}' gives oc.decode no text"),  # "decode() missing 1 required positional argument"
     ("${oc.decode:1,000}", "'${oc.decode:1,000}' gives oc.decode 2 arguments, not one text (quote a comma in it)"),
-    ("\"${oc.decode:'a}'}\"", "OmegaConf cannot decode 'a}' in \"${oc.decode:'a}'}\": '}' closes nothing (character 2)"),
+    ("\"${oc.decode:'a}'}\"",
+     "OmegaConf cannot decode 'a}' in \"${oc.decode:'a}'}\": '}' closes nothing (character 2)"),
 ])
 def test_an_oc_decode_omegaconf_refuses_in_any_environment_is_refused(value: str, words: str):
     assert _batch_problems(value) == [("unresolved-value-refused", f"buffer.batch_size: {words}{REFUSED}")]
@@ -190,14 +191,15 @@ def test_an_oc_decode_omegaconf_refuses_in_any_environment_is_refused(value: str
 
 @pytest.mark.parametrize(("value", "environ", "problem"), [
     # quoted, oc.decode reads the text: the float 8.0, which the int field refuses
-    ('${oc.decode:"8.0"}', None, ("wrong-type-refused", "buffer.batch_size must be a whole number, got 8.0: every "
-                                  "Trinity release refuses the config as it loads it (its typed config's int field)")),
+    ('${oc.decode:"8.0"}', None, ("wrong-type-refused", (
+        "buffer.batch_size must be a whole number, got 8.0: every Trinity release refuses the config as it loads it "
+        "(its typed config's int field)"))),
     ("${oc.decode:'8'}", None, None), ("${oc.decode:${oc.env:B}}", {"B": "8"}, None),
     # the text came from this shell: the run's may decode, so it is not judged
-    ("${oc.decode:${oc.env:B}}", {"B": "~"}, ("unresolved-value", "cannot check buffer.batch_size: OmegaConf cannot "
-                                               "decode '~' in '${oc.decode:${oc.env:B}}': '~' outside quotes "
-                                               "(character 1)")),
+    ("${oc.decode:${oc.env:B}}", {"B": "~"}, ("unresolved-value", (
+        "cannot check buffer.batch_size: OmegaConf cannot decode '~' in '${oc.decode:${oc.env:B}}': '~' outside "
+        "quotes (character 1)"))),
 ])
-def test_an_oc_decode_of_text_is_judged_by_what_it_decodes_to(value: str, environ: dict[str, str] | None,
-                                                               problem: tuple[str, str] | None):
+def test_an_oc_decode_of_text_is_judged_by_what_it_decodes_to(
+        value: str, environ: dict[str, str] | None, problem: tuple[str, str] | None):
     assert _batch_problems(value, environ) == ([problem] if problem else [])

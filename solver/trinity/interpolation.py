@@ -24,9 +24,9 @@ class ResolvesToNothing(ConfigError):
     the keys of the reference's path after that one), a cycle, an ``oc.decode`` that OmegaConf refuses (given no text,
     or more than one: ``${oc.decode:8.0}`` is a float, not text; text its grammar cannot read). Trinity's
     ``load_config`` resolves every value of the config (``OmegaConf.to_object``, ``trinity/common/config.py:1059`` in
-    0.6.0), so it refuses such a config as it loads it, unless its typed ``Config`` gives the key lacking a default (and, where that is a section, the keys
-    below it too). Where an environment variable is read on the way (``${a.${oc.env:K,b}}``), the run's may differ:
-    a plain `ConfigError` then."""
+    0.6.0), so it refuses such a config as it loads it, unless its typed ``Config`` gives the key lacking a default
+    (and, where that is a section, the keys below it too). Where an environment variable is read on the way
+    (``${a.${oc.env:K,b}}``), the run's may differ: a plain `ConfigError` then."""
 
     def __init__(self, message: str, lacking: Path | None = None, below: tuple[str, ...] = ()):
         super().__init__(message)
