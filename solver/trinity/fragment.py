@@ -401,7 +401,7 @@ def fragment_for(
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
-    variables the config planned from read (`TrinityConfig.environment`), which the header's command sets."""
+    variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets."""
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=arguments.rollout_gpus, gpu=gpu, nodes=arguments.nodes,
