@@ -139,10 +139,11 @@ _PLAN = plan("4B", max_model_len=8192, gpu="a100")[0].plans[0]
 
 
 @pytest.mark.parametrize(("environment", "words"), [
-    ((("NGPUS", "12"), ("DYN", "false"), ("LEN", " 8"), ("F", "1.5e3"), ("N", "null")),
-     "NGPUS=12 DYN=false LEN=' 8' F=1.5e3 N=null solve"),  # numbers and flags: what the verdict judges
+    ((("NGPUS", "12"), ("DYN", "false"), ("LEN", " 8"), ("F", "1.5e3"), ("N", "null"), ("G", ".5"), ("K", "1_000")),
+     "NGPUS=12 DYN=false LEN=' 8' F=1.5e3 N=null G=.5 K=1_000 solve"),  # numbers and flags: what the verdict judges
     ((("MODEL_PATH", PATH),), 'MODEL_PATH="${MODEL_PATH:?}" solve'),  # a user's name in a path
-    ((("MODEL", "Qwen/Qwen3-8B"), ("LEN", "32 768")), 'MODEL="${MODEL:?}" LEN="${LEN:?}" solve'),  # no number
+    ((("MODEL", "Qwen/Qwen3-8B"), ("LEN", "32 768"), ("HOST", "10.0.0.1")),
+     'MODEL="${MODEL:?}" LEN="${LEN:?}" HOST="${HOST:?}" solve'),  # no number
     ((("HF_TOKEN", "12345"), ("WANDB_API_KEY", "1"), ("DB_PASSWD", "true"), ("MY_SECRET_N", "8")),
      ('HF_TOKEN="${HF_TOKEN:?}" WANDB_API_KEY="${WANDB_API_KEY:?}" DB_PASSWD="${DB_PASSWD:?}" '
       'MY_SECRET_N="${MY_SECRET_N:?}" solve')),  # a private name: even a number is not written

@@ -166,9 +166,10 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
 _SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A name the shell sets in an assignment before a command (``NAME=value solve ...``)."""
 
-_SHOWN_VALUE = re.compile(r"[ \t]*(?:[+-]?[0-9._]*[0-9][0-9._]*(?:[eE][+-]?[0-9]+)?|(?i:true|false|null))[ \t]*")
+_SHOWN_VALUE = re.compile(r"[ \t]*(?:[+-]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?"
+                          r"|(?i:true|false|null))[ \t]*")
 """A value the check command writes as it is: a number or a flag (the counts, lengths and switches the verdict
-judges), never a secret."""
+judges), never a secret (not an address, ``10.0.0.1``)."""
 
 _PRIVATE_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|AUTH", re.IGNORECASE)
 """Words in a variable's name that say its value is private (``HF_TOKEN``, ``WANDB_API_KEY``, ``DB_PASSWORD``)."""
