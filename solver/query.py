@@ -548,7 +548,8 @@ class TrinityConfig(Frozen, defer_build=True):
     environment: tuple[tuple[str, str], ...] = ()
     """(name, value) of each environment variable set in the shell that read the config whose value an
     interpolation in a key rft-solver read took (``${oc.env:NGPUS,8}``): the plan was made with them, so the command
-    that checks a config as it was planned sets them (`solver.trinity.check_command`)."""
+    that checks a config as it was planned sets them, with those the check reads (`solver.trinity.check_environment`,
+    `solver.trinity.check_command`)."""
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""

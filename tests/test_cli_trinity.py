@@ -894,10 +894,11 @@ def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_pat
                        "    factor: ${oc.decode:${oc.env:FACTOR}}  # 推荐值 = MAX_MODEL_LEN / 40960",
                        "    original_max_position_embeddings: 40960"]
     # The check sets the variables the config's keys read here: without MAX_MODEL_LEN, the length it keeps would give
-    # 4096, another plan's (test_checkenv_s67).
+    # 4096, another plan's (test_checkenv_s67). MODEL_PATH, no number, is the shell's own, its value unwritten
+    # (test_checkvars_s68).
     assert added == ["  # To check this file as its plan was made:",
-                     (f"  #   MODEL_PATH=Qwen/Qwen3-8B MAX_MODEL_LEN=32768 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:"
-                      f"True solve --from-config {patched} --check --gpu A100-80GB"),
+                     (f"  #   MODEL_PATH=\"${{MODEL_PATH:?}}\" MAX_MODEL_LEN=32768 PYTORCH_CUDA_ALLOC_CONF="
+                      f"expandable_segments:True solve --from-config {patched} --check --gpu A100-80GB"),
                      "  ulysses_sequence_parallel_size: 2", "  max_token_len_per_gpu: 32768"]
 
 

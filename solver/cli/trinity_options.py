@@ -358,7 +358,8 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
         patched = patched_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                          version=args.trinity_version, host_ram_gb=args.host_ram, gpu=gpu,
                                          check=check, path=path, option_names=COMMAND_OPTIONS,
-                                         check_environment=_config_environment(config))
+                                         check_environment=_config_environment(
+                                             args, config, _config_layout(args, config_text, config), best, model))
     # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
     mapping = load_config_mapping(patched.text, str(args.write))
     overlong = overlong_sequences(mapping, str(args.write), os.environ)
@@ -386,10 +387,18 @@ def _check_options(args: argparse.Namespace) -> tuple[str, ...]:
     return (*planning_check_options(args), *(model if args.from_config is not None else ()))
 
 
-def _config_environment(config: TrinityConfig | None) -> tuple[tuple[str, str], ...]:
-    """The environment variables --from-config's `config` read (`TrinityConfig.environment`), which the command
-    checking it as the plan was made sets: none without a config."""
-    return () if config is None else config.environment
+def _config_environment(args: argparse.Namespace, config: TrinityConfig | None, layout: Any, best: Plan,
+                        model: Model) -> tuple[tuple[str, str], ...]:
+    """The environment variables that --from-config's `config` (`layout`: as nested mappings) read, in the keys read
+    for the plan and in those its check reads on `best`'s trainer GPUs and length (`check_environment`), which the
+    command checking it as the plan was made sets (the fragment's header and --write's note): none without a
+    config."""
+    if config is None:
+        return ()
+    from solver.trinity import check_environment
+
+    return check_environment(config, layout, model, best.gpus, environ=os.environ, version=args.trinity_version,
+                             max_model_len=best.max_model_len)
 
 
 def _writing_trinity(args: argparse.Namespace) -> bool:
@@ -426,7 +435,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             fragments.append(fragment_for(keys, gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
                                           option_names=COMMAND_OPTIONS,
-                                          check_environment=_config_environment(config)))
+                                          check_environment=_config_environment(args, config, layout,
+                                                                                answer.plans[0], model)))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
             raise QueryError(engines_refusal(args, error, node_gpus)) from None
         if args.emit and answer.status == "feasible":  # the view says so under the plan

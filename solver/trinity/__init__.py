@@ -21,12 +21,13 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
 The modules, each using only those above it: `keys` (the keys and paths they all share, `ConfigError`),
 `interpolation` (references to keys, ``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them),
 `reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`),
-`checks` (`check_trinity_config`; `trinity_config_problems` with codes), `plan_keys` (the keys a plan sets, and the
-comments on it that both the fragment and the patch write), `settings` (`plan_settings`: the fragment's keys, in its
-order, and as data, `TrinitySettings`, which ``solve --json``'s ``apply`` carries, checked against Trinity's rules;
-`settings_for`, the same of a `SettingsArguments`), `fragment` (`trinity_fragment`: those keys as YAML text, with its
-header; `fragment_for`, of a `SettingsArguments`) and `patch` (`patch_trinity_config`; `patched_trinity_config` with
-the keys it removed; `patched_config_problems`, what ``--write`` warns of the patched config). The names other
+`checks` (`check_trinity_config`; `trinity_config_problems` with codes; `check_environment`, the variables they
+read), `plan_keys` (the keys a plan sets, and the comments on it that both the fragment and the patch write),
+`settings` (`plan_settings`: the fragment's keys, in its order, and as data, `TrinitySettings`, which ``solve
+--json``'s ``apply`` carries, checked against Trinity's rules; `settings_for`, the same of a `SettingsArguments`),
+`fragment` (`trinity_fragment`: those keys as YAML text, with its header; `fragment_for`, of a `SettingsArguments`)
+and `patch` (`patch_trinity_config`; `patched_trinity_config` with the keys it removed; `patched_config_problems`,
+what ``--write`` warns of the patched config). The names other
 packages use are imported from here, each on first use (`keys`, `plan_keys` and `settings` import no ruamel: importing
 `plan_settings` loads none, making settings does, for their check); the rest from their modules.
 
@@ -53,6 +54,7 @@ _EXPORTS = {
     "TrinitySettings": "solver.results",
     "anchored_keys": "solver.trinity.patch",
     "check_config_arguments": "solver.trinity.reader",
+    "check_environment": "solver.trinity.checks",
     "check_flags": "solver.trinity.fragment",
     "check_trinity_config": "solver.trinity.checks",
     "config_keys_changed": "solver.trinity.patch",
@@ -81,6 +83,7 @@ __all__ = [*_EXPORTS]  # noqa: PLE0604 (strings: the keys of _EXPORTS)
 if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonapply2_s64.py checks that they agree)
     from solver.query import TrinityConfig as TrinityConfig
     from solver.results import TrinitySettings as TrinitySettings
+    from solver.trinity.checks import check_environment as check_environment
     from solver.trinity.checks import check_trinity_config as check_trinity_config
     from solver.trinity.checks import trinity_config_problems as trinity_config_problems
     from solver.trinity.config import TRINITY_06_OFFLOAD as TRINITY_06_OFFLOAD

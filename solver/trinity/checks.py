@@ -16,6 +16,7 @@ from solver.query import (
     TRAIN_BATCH_KEY,
     ConfigProblem,
     ConfigProblemCode,
+    TrinityConfig,
 )
 from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
@@ -37,6 +38,7 @@ from solver.trinity.interpolation import (
     MissingValue,
     Path,
     ResolvesToNothing,
+    VariablesRead,
     decode_scalar,
     dotted,
 )
@@ -89,7 +91,9 @@ class _ConfigChecks:
 
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str], option_names: OptionNames,
                  version: TrinityVersion | None = None):
-        self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, environ)
+        self.variables = VariablesRead(environ)
+        """The environment variables the checks' interpolations found set (`VariablesRead.found`)."""
+        self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, self.variables)
         self.names = option_names
         """How the problems' words name the caller's options (the patch's, the length's)."""
         self.version = version
@@ -1036,8 +1040,29 @@ def trinity_config_problems(
     (`solver.rules.API_OPTIONS`: ``(solver.trinity.patch_trinity_config does)``, ``(max_model_len=4096)``),
     `COMMAND_OPTIONS` for the command's flags (``(--write does)``, ``(--len 4096)``), as it passes them.
     """
-    checks = _ConfigChecks(mapping, environ or {}, option_names, version)
-    batch = TrainBatch(train_batch_size, train_batch_source)
+    return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
+                    TrainBatch(train_batch_size, train_batch_source), max_model_len, option_names).problems
+
+
+def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
+                      environ: Mapping[str, str], version: TrinityVersion | None = None,
+                      max_model_len: int | None = None) -> tuple[tuple[str, str], ...]:
+    """The environment variables the command that checks a config as its plan was made sets (`check_command`):
+    (name, value) of each set in `environ` that an interpolation read, in a key rft-solver read for the plan
+    (`config`, as `read_trinity_config` read it from `environ`: its `TrinityConfig.environment`), then in a key its
+    checks read (`trinity_config_problems` on the same config as nested `mapping`s, for `model` on `trainer_gpus` at
+    `max_model_len`, with `version`), in the order first read. Unset ones are left out: their defaults apply in any
+    shell. The command reads them so, and so judges the same config in a shell without them."""
+    checked = _checked(mapping, model, trainer_gpus, environ, version, False, TrainBatch(None, TRAIN_BATCH_KEY),
+                       max_model_len, API_OPTIONS)
+    return tuple({**dict(config.environment), **checked.variables.found}.items())
+
+
+def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, environ: Mapping[str, str],
+             version: TrinityVersion | None, strategy_noted: bool, batch: TrainBatch, max_model_len: int | None,
+             option_names: OptionNames) -> _ConfigChecks:
+    """`trinity_config_problems`' checks, run (their `problems`, and the variables they read)."""
+    checks = _ConfigChecks(mapping, environ, option_names, version)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
@@ -1058,7 +1083,7 @@ def trinity_config_problems(
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version)
     _check_missing_kept(checks)
-    return checks.problems
+    return checks
 
 
 NUMBER_KEYS = frozenset((

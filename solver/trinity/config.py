@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from solver.query import (
@@ -31,7 +31,7 @@ from solver.tables import (
     looks_like,
     model_name_from_path,
 )
-from solver.trinity.interpolation import dotted
+from solver.trinity.interpolation import VariablesRead, dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC,
@@ -841,26 +841,6 @@ def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigPr
         f"{prompt} + {response} = {length}, as the verdict does"))]
 
 
-class _VariablesRead(Mapping[str, str]):
-    """`environ` as the config's interpolations read it, noting each variable that they find set there (`found`, in
-    the order first read, with its value): those the command checking the config as it was planned sets too."""
-
-    def __init__(self, environ: Mapping[str, str]):
-        self.environ = environ
-        self.found: dict[str, str] = {}
-
-    def __getitem__(self, name: str) -> str:
-        value = self.environ[name]
-        self.found[name] = value
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.environ)
-
-    def __len__(self) -> int:
-        return len(self.environ)
-
-
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
                         option_names: OptionNames = API_OPTIONS) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
@@ -899,7 +879,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
     data = load_config_mapping(text, name)
-    variables = _VariablesRead(environ)
+    variables = VariablesRead(environ)
     reader = ConfigReader(data, name, variables)
     model_path, model = _read_model(reader, option_names)
     mode = _read_mode(reader)

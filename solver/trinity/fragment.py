@@ -145,33 +145,54 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
     """The command that checks the Trinity config at `config` as `plan` was made for `model`: ``solve --from-config
     CONFIG --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`), the Trinity
     release (`version`), the environment variables the config's keys read as the plan was made (`environment`,
-    `TrinityConfig.environment`: ``NGPUS=12``, which the check's config reads as the plan's did), and Env's variable
-    set as the Env note says (and vLLM's long-length one as its note says, past the longest length vLLM derives,
-    `Model.vllm_longest_as_written`); shell-quoted, to paste as it is. `QueryError` unless `flags`, `config` and the
-    variables are printable text (a comment's words: a line break would end it)."""
+    `solver.trinity.check_environment`: ``NGPUS=12``, which the check's config reads as the plan's did; a value that
+    is no number or flag, or whose variable's name looks private, as the shell's own: `_carried`), and Env's
+    variable set as the Env note says (and vLLM's long-length one as its note says, past the longest length vLLM
+    derives, `Model.vllm_longest_as_written`); shell-quoted, to paste as it is. `QueryError` unless `flags`, `config`
+    and the variables' names are printable text (a comment's words: a line break would end it)."""
     if not _printable((*flags, config)):
         raise QueryError(f"the check command's options and file must be printable strings, got "
                          f"{brief((*flags, config))}")
-    for name, value in environment:
-        if not _printable((name, value)):
-            raise QueryError(f"the config reads the environment variable {brief(name)}, whose value {brief(value)} "
-                             "the command that checks it as it was planned cannot hold on a comment's line")
+    for name, _ in environment:
+        if not _printable((name,)):
+            raise QueryError(f"the config reads the environment variable {brief(name)}, whose name the command that "
+                             "checks it as it was planned cannot hold on a comment's line")
     options = [*flags, *(("--host-ram", host_ram_argument(host_ram_gb)) if host_ram_gb is not None else ()),
                *(("--trinity-version", version) if version is not None else ())]
-    variables = {**dict(environment), **plan_environment(plan, model)}
+    variables = {**{name: _carried(name, value) for name, value in environment}, **plan_environment(plan, model)}
     return f"{_assignments(variables)}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
 
 
 _SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A name the shell sets in an assignment before a command (``NAME=value solve ...``)."""
 
+_SHOWN_VALUE = re.compile(r"[ \t]*(?:[+-]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?"
+                          r"|(?i:true|false|null))[ \t]*")
+"""A value the check command writes as it is: a number or a flag (the counts, lengths and switches the verdict
+judges), never a secret (not an address, ``10.0.0.1``)."""
 
-def _assignments(variables: Mapping[str, str]) -> str:
-    """The words before a command that set `variables` for it: ``NAME=value`` each (the value shell-quoted), after
-    ``env`` where a name is none the shell's assignment takes (``MY-VAR``); nothing for none."""
-    if all(_SHELL_NAME.fullmatch(name) for name in variables):
-        return "".join(f"{name}={shlex.quote(value)} " for name, value in variables.items())
-    return f"env {shlex.join(f'{name}={value}' for name, value in variables.items())} "
+_PRIVATE_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|AUTH", re.IGNORECASE)
+"""Words in a variable's name that say its value is private (``HF_TOKEN``, ``WANDB_API_KEY``, ``DB_PASSWORD``)."""
+
+
+def _carried(name: str, value: str) -> str | None:
+    """How the check command carries the variable `name`, set to `value` as the plan was made: `value` itself, where
+    it is a number or a flag (`_SHOWN_VALUE`: what the verdict judges, so a shell without it judges the same numbers)
+    and `name` does not look private (`_PRIVATE_NAME`); else None, the shell's own value, not written: a path, a model
+    id, a token (`_assignments` writes ``NAME="${NAME:?}"``, which stops the command where the shell lacks it)."""
+    return value if _SHOWN_VALUE.fullmatch(value) and not _PRIVATE_NAME.search(name) else None
+
+
+def _assignments(variables: Mapping[str, str | None]) -> str:
+    """The words before a command that set `variables` for it: ``NAME=value`` each (the value shell-quoted), and
+    ``NAME="${NAME:?}"`` for one given None (the shell's own value, which it must have: the shell stops the command
+    where it is unset or empty), after ``env`` where a name is none the shell's assignment takes (``MY-VAR``: one of
+    those given None is left out, and ``env`` passes the shell's on, as no shell can expand it); nothing for none."""
+    written = {name: value for name, value in variables.items() if value is not None or _SHELL_NAME.fullmatch(name)}
+    plain = all(_SHELL_NAME.fullmatch(name) for name in written)
+    words = [f'{name}="${{{name}:?}}"' if value is None else f"{name}={shlex.quote(value)}" if plain
+             else shlex.quote(f"{name}={value}") for name, value in written.items()]
+    return ("" if plain else "env ") + "".join(f"{word} " for word in words)
 
 
 def _printable(texts: tuple[object, ...]) -> bool:
@@ -381,7 +402,7 @@ def fragment_for(
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
-    variables the config planned from read (`TrinityConfig.environment`), which the header's command sets."""
+    variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets."""
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=arguments.rollout_gpus, gpu=gpu, nodes=arguments.nodes,

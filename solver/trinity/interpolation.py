@@ -5,7 +5,7 @@ parser's rules, quotes and escapes as it takes them)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -21,11 +21,12 @@ _SUPPORTED = "only references to keys, ${oc.env:VAR,default} and ${oc.decode:...
 class ResolvesToNothing(ConfigError):
     """A value that resolves to nothing whatever the environment: a reference to a key the config lacks (`lacking`,
     the first key of its path the config lacks; None where a list's index or a value on the way fails it; `below`:
-    the keys of the reference's path after that one), a cycle. Trinity's ``load_config`` resolves every value of the
-    config (``OmegaConf.to_object``, ``trinity/common/config.py:1059`` in 0.6.0), so it refuses such a config as it
-    loads it, unless its typed ``Config`` gives the key lacking a default (and, where that is a section, the keys
-    below it too). Where an environment variable is read on the way (``${a.${oc.env:K,b}}``), the run's may differ:
-    a plain `ConfigError` then."""
+    the keys of the reference's path after that one), a cycle, an ``oc.decode`` that OmegaConf refuses (given no text,
+    or more than one: ``${oc.decode:8.0}`` is a float, not text; text its grammar cannot read). Trinity's
+    ``load_config`` resolves every value of the config (``OmegaConf.to_object``, ``trinity/common/config.py:1059`` in
+    0.6.0), so it refuses such a config as it loads it, unless its typed ``Config`` gives the key lacking a default
+    (and, where that is a section, the keys below it too). Where an environment variable is read on the way
+    (``${a.${oc.env:K,b}}``), the run's may differ: a plain `ConfigError` then."""
 
     def __init__(self, message: str, lacking: Path | None = None, below: tuple[str, ...] = ()):
         super().__init__(message)
@@ -419,9 +420,11 @@ class _Resolution:
         arguments = [self.value(argument) for argument in interpolation.arguments]
         if interpolation.resolver == "oc.env":
             return self.env(source, arguments), None
+        # What oc.decode refuses here it refuses in every environment (`ResolvesToNothing`), unless an environment
+        # variable was read on the way (`ConfigValues._resolve` says so): OmegaConf 2.3.0 raises as it resolves it.
         if len(arguments) != 1:
             given = "no text" if not arguments else f"{len(arguments)} arguments, not one text (quote a comma in it)"
-            raise ConfigError(f"{self.where}: {source!r} gives oc.decode {given}")
+            raise ResolvesToNothing(f"{self.where}: {source!r} gives oc.decode {given}")
         text = arguments[0]
         if text is None:
             return None, None
@@ -429,11 +432,13 @@ class _Resolution:
             given = "a list or mapping" if isinstance(text, (list, dict)) else brief(text)
             written = interpolation.arguments[0]
             hint = f' (quote it: "{written.text}")' if isinstance(written, _Token) else ""
-            raise ConfigError(f"{self.where}: {source!r}: OmegaConf's oc.decode takes text or null, not {given}{hint}")
+            raise ResolvesToNothing(
+                f"{self.where}: {source!r}: OmegaConf's oc.decode takes text or null, not {given}{hint}")
         try:
             element = _Parser(text, _lex(text, "value")).single_element()
         except _GrammarError as error:
-            raise ConfigError(f"{self.where}: OmegaConf cannot decode {brief(text)} in {source!r}: {error}") from None
+            raise ResolvesToNothing(
+                f"{self.where}: OmegaConf cannot decode {brief(text)} in {source!r}: {error}") from None
         if isinstance(element, _Interpolation):
             return self.located(element)
         return self.value(element), None
@@ -471,6 +476,27 @@ class _Resolution:
         if not name:
             raise ConfigError(f"{self.where}: {source!r} names no environment variable")
         raise ConfigError(f"{self.where}: environment variable {name} is not set and {source!r} has no default")
+
+
+class VariablesRead(Mapping[str, str]):
+    """`environ` as a config's interpolations read it (`ConfigValues`' ``oc.env``), noting each variable that they
+    find set there (`found`, in the order first read, with its value): those the command checking the config as it
+    was planned sets too (`solver.trinity.check_command`), whether the reader of the config or its checks read them."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self.environ = environ
+        self.found: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> str:
+        value = self.environ[name]
+        self.found[name] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.environ)
+
+    def __len__(self) -> int:
+        return len(self.environ)
 
 
 class ConfigValues:

@@ -622,8 +622,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     header comment but for what a plan that is not documented rests on, as the header says it for the GPU type `gpu`,
     and with `check`, the options that check a config as the plan was made (`check_flags`), the header's command
     that does so, naming the patched config's `path` (`check_command`; by default `CHECK_PLACEHOLDER`, which the note
-    says is its path), setting the environment variables the config was planned with (`check_environment`,
-    `TrinityConfig.environment`), above ``model.max_model_len``
+    says is its path), setting the environment variables the config was planned with (`check_environment`, as
+    `solver.trinity.check_environment` gives them), above ``model.max_model_len``
     (`_note_evidence`), and an Offload plan's host memory and whether it was held to `host_ram_gb`,
     `_note_host_memory`); the notes name the options as `option_names` do (this API's keywords, ``host_ram_gb`` and
     ``version="0.5"``; ``--write`` passes its flags, `COMMAND_OPTIONS`); every other key, the key order, the
