@@ -86,7 +86,7 @@ def test_l40spcie_names_the_l40s_in_a_pool_and_a_cells_file_too(written: str, cl
     ("16gb", ""),  # only GPU types without bf16 (V100, T4, P100) have 16GB: none to name
 ])
 def test_a_memory_size_alone_names_every_gpu_type_with_it_in_one_line(name: str, guess: str, cli: Cli,
-                                                                     tmp_path: Path):
+                                                                      tmp_path: Path):
     # Before: 96gb got no guess (two cards end with it) while 141gb did (one does).
     status, out, err = _run(cli, name)
     assert (status, out, err) == (2, "", _unknown_gpu_error(cli, name, guess)) and err.count("\n") == 1
