@@ -23,6 +23,7 @@ from solver.tables import (
     brief,
     counted,
     cut,
+    either,
     interconnect_meant,
     thousands_of_tokens,
 )
@@ -216,8 +217,7 @@ class Parser(argparse.ArgumentParser):
             return ""
         options = [f"{action.option_strings[0]} {action.metavar}" for action in self._actions
                    if action.metavar in ("FILE", "PATH") and action.type is not output_path]
-        listed = " or ".join((", ".join(options[:-1]), options[-1]) if len(options) > 1 else options)
-        return f" (a file is named after its option: {listed})" if options else ""
+        return f" (a file is named after its option: {either(options)})" if options else ""
 
     def value_hint(self, stray: str) -> str:
         """Where `stray`, an unrecognized word and no option, is a value of an option this command takes, given

@@ -24,10 +24,12 @@ from solver.tables.text import (
     brief,
     check_types,
     counted,
+    either,
+    gpu_name_forms,
     guessed_name,
+    memory_size_alone,
     normalise,
     shown_value,
-    smi_name_form,
 )
 
 
@@ -105,39 +107,57 @@ def _one_asked_for(value: object) -> str:
     return f", which lists {len(value)} where one is asked for: give one, and ask for each in turn"
 
 
-def _named_entry(wanted: str, entries: tuple[_Entry, ...]) -> _Entry | None:
-    """The entry whose name or an alias is `wanted` (normalised), or None."""
-    return next((entry for entry in entries if wanted in {normalise(known) for known in (entry.name, *entry.aliases)}),
-                None)
+def _named_entry(wanted: tuple[str, ...], entries: tuple[_Entry, ...]) -> _Entry | None:
+    """The entry whose name or an alias (normalised) is the first of the `wanted` forms that one's is, or None."""
+    return next((entry for form in wanted for entry in entries
+                 if form in {normalise(known) for known in (entry.name, *entry.aliases)}), None)
 
 
-def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], form: Callable[[str], str] = normalise,
+def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWithoutBf16, ...]) -> list[str]:
+    """What `wanted` (normalised), a name none of `entries` has, was likely meant to be: for a GPU's memory size
+    alone (``96gb``), every GPU type with that memory as sold (H20-96GB and GH200-96GB; those without bf16,
+    `refused`, are none); else the one name `guessed_name` finds, unless it could as well be a `refused` name
+    (``rtx-6000``: the Quadro RTX 6000, without bf16, as much as the RTX 6000 Ada); else none."""
+    size = memory_size_alone(wanted)
+    sized = [entry.name for entry in entries if isinstance(entry, GpuType) and entry.memory_gb == size]
+    if sized:
+        return sized
+    names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
+    refused_names = {normalise(known): entry.name for entry in refused for known in (entry.name, *entry.aliases)}
+    meant = guessed_name(wanted, names) if guessed_name(wanted, refused_names) is None else None
+    return [meant] if meant else []
+
+
+def _model_name_forms(given: str) -> tuple[str, ...]:
+    """The form a model's name is matched by: a Hugging Face id's or a path's last part, normalised."""
+    return (normalise(model_name_from_path(given)),)
+
+
+def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], forms: Callable[[str], tuple[str, ...]],
                 refused: tuple[GpuWithoutBf16, ...] = ()) -> _Entry:
-    """The entry that `name` names in its normalised `form` (and each name of a list that `name` gives, which is
-    refused: `RefusedNameError`); `QueryError` naming `name`, with a guess at what it meant unless it could as well
-    be a `refused` name (``rtx-6000``: the Quadro RTX 6000, without bf16, as much as the RTX 6000 Ada)."""
+    """The entry that `name` names in one of its `forms` (and each name of a list that `name` gives, which is
+    refused: `RefusedNameError`); `QueryError` naming `name`, with what its last form was likely meant to be
+    (`_meant_names`)."""
     if not isinstance(name, str):
         if isinstance(name, Model | GpuType):  # a config.json's model or a GPU type of your own: its name, and where
             added = "with_model(model)" if isinstance(name, Model) else "with_gpu_types([gpu_type])"
             raise QueryError(f"a {kind} is named by a string, got a {type(name).__name__}: pass its name, "
                              f"{brief(name.name)}, with catalog=catalog.{added}")
         raise QueryError(f"a {kind} is named by a string, got {shown_value(name)}{_one_asked_for(name)}")
-    listed = [_named_entry(form(part), entries) for part in name.split(",")] if "," in name else []
+    listed = [_named_entry(forms(part), entries) for part in name.split(",")] if "," in name else []
     if listed and all(listed):  # a list where one is asked (as solve map's --model takes them), even where its
         listed_names = ", ".join(entry.name for entry in listed if entry)  # path form names its last: not a typo
         raise RefusedNameError(f"{kind} {brief(name)} lists {len(listed)} ({listed_names}) where one is asked for: "
                                "give one, and ask for each in turn")
-    wanted = form(name)
+    wanted = forms(name)
     found = _named_entry(wanted, entries)
     if found is not None:
         return found
     accepted = _accepted(entries)
     short = min(((alias, e.name) for e in entries for alias in e.aliases), key=lambda pair: len(pair[0]), default=None)
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
-    names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
-    refused_names = {normalise(known): entry.name for entry in refused for known in (entry.name, *entry.aliases)}
-    meant = guessed_name(wanted, names) if guessed_name(wanted, refused_names) is None else None
-    guess = f" (did you mean {meant}?)" if meant else ""
+    meant = _meant_names(wanted[-1], entries, refused)
+    guess = f" (did you mean {either(meant)}?)" if meant else ""
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
 
@@ -237,40 +257,32 @@ class Catalog(Frozen):
     def model(self, name: str) -> Model:
         """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
         (``Qwen/Qwen3-4B``) by its last part."""
-        return _find_entry("model", name, self.models, form=lambda given: normalise(model_name_from_path(given)))
+        return _find_entry("model", name, self.models, _model_name_forms)
 
     def gpu(self, name: str) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
-        prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``: `smi_name_form`); `QueryError` for a GPU
-        type without bf16 (`refuse_without_bf16`)."""
+        prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``), its form factor hyphenated or not
+        (``l40s-pcie``, ``l40spcie``): `gpu_name_forms`; `QueryError` for a GPU type without bf16
+        (`refuse_without_bf16`)."""
         self.refuse_without_bf16(name)
-        try:
-            return _find_entry("GPU", name, self.gpu_types, refused=self.without_bf16)
-        except QueryError:
-            if not isinstance(name, str) or smi_name_form(name) == normalise(name):
-                raise
-        return _find_entry("GPU", name, self.gpu_types, form=smi_name_form, refused=self.without_bf16)
+        return _find_entry("GPU", name, self.gpu_types, gpu_name_forms, refused=self.without_bf16)
 
     def meant_gpu_type(self, name: str) -> str | None:
-        """The GPU type that a GPU name the catalogue lacks (`name`, a cells file's) was likely meant to be: the one
-        `guessed_name` finds, as for a model's name (H10O, with a letter O for a zero, h1000: H100-80GB;
-        a100-80: A100-80GB; not RTX-3090 for RTX-4090, another card), unless
-        the name could as well be a GPU type without bf16 that the catalogue refuses; None for a name or alias the
-        catalogue has (h100-80g, an alias of H100-80GB), or one close to none of them."""
-        names = {normalise(known): gpu_type.name for gpu_type in self.gpu_types
-                 for known in (gpu_type.name, *gpu_type.aliases)}
-        wanted = normalise(name)
-        if wanted in names:
+        """What a GPU name the catalogue lacks (`name`, a cells file's) was likely meant to be, as --gpu's guess
+        says it (`_meant_names`): the one GPU type `guessed_name` finds (H10O, with a letter O for a zero, h1000:
+        H100-80GB; a100-80: A100-80GB; not RTX-3090 for RTX-4090, another card), or, for a memory size alone, the
+        GPU types with it in words (``96gb``: ``H20-96GB or GH200-96GB``); None for a name the catalogue has in one
+        of its forms (h100-80g, an alias of H100-80GB; l40spcie), or one close to none of them."""
+        forms = gpu_name_forms(name)
+        if _named_entry(forms, self.gpu_types) is not None:
             return None
-        refused = {normalise(known): entry.name for entry in self.without_bf16
-                   for known in (entry.name, *entry.aliases)}
-        return guessed_name(wanted, names) if guessed_name(wanted, refused) is None else None
+        return either(_meant_names(forms[-1], self.gpu_types, self.without_bf16)) or None
 
     def refuse_without_bf16(self, name: str) -> None:
         """`QueryError` where `name` (in any case, or as nvidia-smi prints it) names a GPU type without bf16."""
         if not isinstance(name, str):
             return
-        wanted = {normalise(name), smi_name_form(name)}
+        wanted = set(gpu_name_forms(name))
         for refused in self.without_bf16:
             if wanted & {normalise(known) for known in (refused.name, *refused.aliases)}:
                 article = "an" if refused.name[0] in "AEFHILMNORSX" else "a"  # as the letter is said: an RTX

@@ -32,10 +32,10 @@ from solver.tables.text import (
     counted,
     cut,
     first_repeated,
+    gpu_name_forms,
     length_forms,
     named_jobs,
     normalise,
-    smi_name_form,
     thousands_of_tokens,
 )
 
@@ -799,7 +799,7 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
                 if heads:
                     raise TableError(f"{path}: table gpus={table.gpus}: row max_model_len={row.max_model_len}, "
                                      f"{name}: {heads} (Trinity and verl refuse it)")
-    known = next((gpu for wanted in dict.fromkeys((normalise(tabled.name), smi_name_form(tabled.name)))
+    known = next((gpu for wanted in gpu_name_forms(tabled.name)
                   for gpu in hardware if wanted in {normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:
         return tabled

@@ -49,6 +49,7 @@ from solver.tables.text import (
     brief,
     check_types,
     counted,
+    either,
     first_repeated,
     guessed_name,
     normalise,
@@ -636,8 +637,7 @@ class Table(Frozen):
         known) allows, in words (``SP=2, SP=4 or SP=8``; ``no SP`` where none does)."""
         degrees = [f"SP={sp}" for sp in range(2, self.gpus + 1)
                    if self.gpus % sp == 0 and not (heads and sp_rule_violation(heads[0], heads[1], sp))]
-        takes = " or ".join((", ".join(degrees[:-1]), degrees[-1]) if len(degrees) > 1 else degrees)
-        return takes or "no SP"
+        return either(degrees) or "no SP"
 
     def name_for(self, model: Model) -> str | None:
         """The name this table gives `model`'s cells: its own where the table names it (cells you measured,

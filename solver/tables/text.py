@@ -64,9 +64,9 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     """The name that `wanted` (normalised) was likely meant to be, among `names` (each known name or alias,
     normalised, to the name it stands for), or None where no single one is likely: a name the same but for letters
     that pass for digits (`digits_read`: h10o, H100), else one `_guessed_name` finds for it as written or with those
-    letters read as digits (h2o: H20-96GB; a100-4o: A100-40GB), else one with two adjacent digits of a memory size
-    swapped (h20-69gb: H20-96GB; a memory size of another card, h20-141gb, is no slip, nor a model's other size,
-    qwen3-41b)."""
+    letters read as digits (h2o: H20-96GB; a100-4o: A100-40GB), else one with two adjacent characters swapped
+    (`_transposed`: h02, H20-96GB's alias h20; h20-69gb: H20-96GB; a memory size of another card, h20-141gb, is no
+    slip, nor a model's other size, qwen3-41b), and only one: none where two names are as close."""
     read = digits_read(wanted)
     same = {entry for known, entry in names.items() if digits_read(known) == read}
     if same:
@@ -74,7 +74,9 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     guess = _guessed_name(wanted, names) or (_guessed_name(read, names) if read != wanted else None)
     if guess is not None:
         return guess
-    swapped = {names[known] for known in _memory_size_digits_swapped(wanted) if known in names}
+    # Only where a known name is as long: a long name makes no copies of itself.
+    swapped = {names[known] for known in _transposed(wanted) | _transposed(read) if known in names
+               } if any(len(known) == len(wanted) for known in names) else set()
     return swapped.pop() if len(swapped) == 1 else None
 
 
@@ -90,15 +92,16 @@ def digits_read(name: str) -> str:
     return name
 
 
-_MEMORY_SIZE_PART = re.compile(r"(?<=-)\d+(?=gi?b?(-|$))")
-"""The digits of a name's memory size in GB, a part of its own (``h20-69gb``: 69)."""
+_MODEL_SIZE_PART = re.compile(r"(?<![^-])\d+(?:\.\d+)?[bm](?=-|$)")
+"""A model's size, a part of its own (``qwen3-14b``: 14b), whose digits `_transposed` keeps in their order."""
 
 
-def _memory_size_digits_swapped(name: str) -> set[str]:
-    """`name` with two adjacent different digits of its memory size swapped, each way it has (``h20-169gb``:
-    h20-619gb, h20-196gb)."""
-    return {name[:at] + name[at + 1] + name[at] + name[at + 2:] for size in _MEMORY_SIZE_PART.finditer(name)
-            for at in range(size.start(), size.end() - 1) if name[at] != name[at + 1]}
+def _transposed(name: str) -> set[str]:
+    """`name` with two adjacent different characters swapped, each way it has (``h02``: 0h2, h20; ``h20-69gb``:
+    h20-96gb, ...), but for two digits of a model's size (``qwen3-41b`` is no slip of Qwen3-14B: another size)."""
+    sizes = [range(size.start(), size.end()) for size in _MODEL_SIZE_PART.finditer(name)]
+    return {name[:at] + name[at + 1] + name[at] + name[at + 2:] for at in range(len(name) - 1)
+            if name[at] != name[at + 1] and not (name[at:at + 2].isdigit() and any(at in size for size in sizes))}
 
 
 def _guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
@@ -200,9 +203,10 @@ def _unhyphenated(name: str) -> str:
     return re.sub(r"[-_ ]", "", name)
 
 
-_FORM_FACTOR_AFTER = r"(?:-|(?<=\d))"
+_FORM_FACTOR_AFTER = r"(?:-|(?<=\d)|(?<=\d[a-z]))"
 """Where a GPU's form factor follows its model: after a hyphen (``h100-sxm``, nvidia-smi's ``H100 PCIe``) or, as
-people write it, right after the model's number (``h100sxm``, ``a100sxm4``, ``h100pcie``)."""
+people write it, right after the model's number or the one letter after it (``h100sxm``, ``a100sxm4``, ``h100pcie``,
+``l40spcie``)."""
 SMI_WORDS = re.compile(rf"^(nvidia|amd)-|(instinct|geforce|tesla)-|{_FORM_FACTOR_AFTER}(sxm\d*|pcie)(?=-|$)"
                        r"|(?:(?<=\dg)|(?<=\dgb))-hbm\d*e?(?=-|$)")
 """What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor (hyphenated or
@@ -220,6 +224,28 @@ def smi_name_form(name: str) -> str:
     """A GPU name as nvidia-smi or amd-smi prints it, less the words `SMI_WORDS` names (``NVIDIA A100-SXM4-80GB``
     -> ``a100-80gb``, ``AMD Instinct MI300X`` -> ``mi300x``); other names come back normalised."""
     return SMI_WORDS.sub("", normalise(name))
+
+
+@lru_cache(maxsize=4096)
+def gpu_name_forms(name: str) -> tuple[str, ...]:
+    """The forms a GPU name is matched by, in turn, wherever one is read (--gpu, a cluster file's pools, a cells
+    file): `normalise`'s, then `smi_name_form`'s where it differs (``L40S PCIe``, ``l40spcie``: l40s)."""
+    return tuple(dict.fromkeys((normalise(name), smi_name_form(name))))
+
+
+_MEMORY_SIZE_ALONE = re.compile(r"(\d+(?:\.\d+)?)-?g(?:i?b)?")
+"""A GPU name that is a memory size alone, in GB (``96gb``, ``96 GB``, ``141g``): the digits."""
+
+
+def memory_size_alone(name: str) -> float | None:
+    """The memory size in GB that a GPU name (`normalise`d) is alone (``96gb``: 96.0), or None for any other name."""
+    size = _MEMORY_SIZE_ALONE.fullmatch(name)
+    return float(size[1]) if size else None
+
+
+def either(names: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``: one of `names`, in words."""
+    return " or ".join((", ".join(names[:-1]), names[-1]) if len(names) > 1 else names)
 
 
 _Item = TypeVar("_Item", bound=Hashable)

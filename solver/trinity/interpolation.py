@@ -9,9 +9,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from solver.tables import NUMBER_TOO_LONG, brief
 from solver.trinity.keys import ConfigError
 
@@ -43,10 +40,22 @@ class MissingValue(ConfigError):
         self.at = at
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+"""A word that YAML 1.2 reads as the text it is (``yarn``, ``fsdp2``), but for `_YAML_WORDS`."""
+_YAML_WORDS = ("true", "false", "null")
+"""The words YAML 1.2 reads as a boolean or null (in some cases: ``True``; not ``tRUE``, which ruamel decides)."""
+
+
 def decode_scalar(text: str) -> Any:
     """`text` as the config checks read plain text for a typed field: the YAML scalar it spells (a number, a
     boolean), else itself; close to, not quite, OmegaConf's int()/float() conversion (``oc.decode``'s is
-    OmegaConf's grammar, `ConfigValues`)."""
+    OmegaConf's grammar, `ConfigValues`). A plain word (`_PLAIN_WORD`: a plan's ``yarn``) is itself without
+    ruamel, which is loaded only for other text."""
+    if _PLAIN_WORD.fullmatch(text) and text.casefold() not in _YAML_WORDS:
+        return text
+    from ruamel.yaml import YAML  # ruamel: only where a value is read as YAML, not on import
+    from ruamel.yaml.error import YAMLError
+
     try:
         value = YAML(typ="safe", pure=True).load(text)
     except (YAMLError, ValueError, RecursionError):  # not YAML, or not a value YAML builds: the text stays text

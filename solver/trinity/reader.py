@@ -8,11 +8,9 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import yaml as pyyaml
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
 from solver.query import check_trinity_version
 from solver.tables import (
@@ -32,6 +30,9 @@ from solver.tables import (
 )
 from solver.trinity.interpolation import ConfigValues, Path
 from solver.trinity.keys import ConfigError, trainer_level_offload
+
+if TYPE_CHECKING:  # ruamel is imported where a config is read round trip (`load_config_mapping` given a YAML)
+    from ruamel.yaml import YAML
 
 _Key = TypeVar("_Key", bound=Path)
 """A key's path as a reader takes it: names alone (`ConfigReader.word`), or with a list's index (`ConfigReader.get`)."""
@@ -103,6 +104,16 @@ def _read_as_trinity(text: str) -> _TrinityRead:
         loader.dispose()
 
 
+def _ruamel_errors(yaml: YAML | None) -> tuple[type[Exception], ...]:
+    """ruamel's YAML error, where `yaml` (ruamel's round trip, imported by whoever made it) reads the config; none
+    where PyYAML alone does, so that reading a config as Trinity does loads no ruamel."""
+    if yaml is None:
+        return ()
+    from ruamel.yaml.error import YAMLError
+
+    return (YAMLError,)
+
+
 def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     """A Trinity config's text as nested mappings, or `ConfigError`, one line naming the file, for text that
     is not YAML or not a mapping: as Trinity reads it (`_OmegaConfLoader`; within `parsing_once`, read once and the
@@ -123,7 +134,7 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
                           f"{' '.join(str(error).split())}") from None
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built
         raise ConfigError(f"{name}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
-    except (YAMLError, pyyaml.YAMLError) as error:
+    except (pyyaml.YAMLError, *_ruamel_errors(yaml)) as error:
         at = yaml_error_place(error, text)
         problem = getattr(error, "problem", None) or str(error).strip().splitlines()[0]
         first = getattr(error, "context_mark", None)
