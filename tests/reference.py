@@ -706,39 +706,9 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         if found is None or (objective == "max_len" and found[0] == "estimated"
                                              and length % 1024 and length != stop):
                             continue  # when maximising, an estimate is on its grid or where a table stops it
-                        evidence, source = found
-                        source = None if source is None else _cited(source, catalog, gpu_type, the_model)
                         cost = exact_cost(weights, the_model, gpu_type, n, e, o, s)
-                        plan = {
-                            "gpus": n,
-                            "unused_gpus": query.budget_gpus - n,
-                            "env": bool(e),
-                            "offload": bool(o),
-                            "sp": s,
-                            "max_model_len": length,
-                            "max_token_len_per_gpu": tokens,
-                            "lowered_budget": tokens < _max_token_len_per_gpu(length, s),
-                            "rope_scaling_factor": _rope_scaling_factor(the_model, length),
-                            "yarn_beyond_validated": _yarn_beyond_validated(the_model, length),
-                            "past_validated_length": _past_validated_length(the_model, length),
-                            "cost": float(cost),
-                            "evidence": evidence,
-                            "source": source,
-                            **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus,
-                                      tokens, query.host_ram_gb, evidence == "estimated", query.margin),
-                            **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens,
-                                                                 query.node_gpus)
-                                             if evidence == "estimated" else []),
-                            "trainer_nodes": _trainer_nodes(n, query.node_gpus),
-                            **_layout(n, query.rollout_gpus, query.node_gpus),
-                        }
-                        plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type,
-                                                                            query.train_batch_size,
-                                                                            None if query.host_ram_gb is not None
-                                                                            else "--host-ram", query.node_gpus,
-                                                                            query.margin)
-                        plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
-                        ranked.append((rank_key(objective, n, e, o, s, length, cost), plan))
+                        ranked.append((rank_key(objective, n, e, o, s, length, cost),
+                                       (n, bool(e), bool(o), s, length, tokens, found, cost)))
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
     assert len(set(keys)) == len(keys), "the ranking key is not a total order over distinct plans"
@@ -747,13 +717,48 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
         # at its longest length the tables vouch for too (a shorter, measured alternative).
         listed: dict[tuple, list[str]] = {}  # combination -> the evidence of the lengths kept, longest first
         kept = []
-        for key, plan in ranked:
-            evidence = listed.setdefault((plan["gpus"], plan["env"], plan["offload"], plan["sp"]), [])
-            if not evidence or (evidence == ["estimated"] and plan["evidence"] != "estimated"):
-                evidence.append(plan["evidence"])
-                kept.append((key, plan))
+        for key, found in ranked:
+            evidence = listed.setdefault(found[:4], [])
+            if not evidence or (evidence == ["estimated"] and found[6][0] != "estimated"):
+                evidence.append(found[6][0])
+                kept.append((key, found))
         ranked = kept
-    return [plan for _, plan in ranked]
+    return [_plan(catalog, query, gpu_type, the_model, *found) for _, found in ranked]
+
+
+def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int, env: bool, offload: bool, sp: int,
+          length: int, tokens: int, found: tuple[str, Any], cost: Fraction) -> dict:
+    """The plan `enumerate_plans` lists for the combination (n, env, offload, sp) at `length` with `tokens` per GPU,
+    of the evidence and source `found` and the exact `cost`: made only for the plans it lists (when maximising,
+    most lengths it weighs are not)."""
+    evidence, source = found
+    plan = {
+        "gpus": n,
+        "unused_gpus": query.budget_gpus - n,
+        "env": env,
+        "offload": offload,
+        "sp": sp,
+        "max_model_len": length,
+        "max_token_len_per_gpu": tokens,
+        "lowered_budget": tokens < _max_token_len_per_gpu(length, sp),
+        "rope_scaling_factor": _rope_scaling_factor(the_model, length),
+        "yarn_beyond_validated": _yarn_beyond_validated(the_model, length),
+        "past_validated_length": _past_validated_length(the_model, length),
+        "cost": float(cost),
+        "evidence": evidence,
+        "source": None if source is None else _cited(source, catalog, gpu_type, the_model),
+        **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
+                  query.host_ram_gb, evidence == "estimated", query.margin),
+        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus)
+                         if evidence == "estimated" else []),
+        "trainer_nodes": _trainer_nodes(n, query.node_gpus),
+        **_layout(n, query.rollout_gpus, query.node_gpus),
+    }
+    plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type, query.train_batch_size,
+                                                        None if query.host_ram_gb is not None else "--host-ram",
+                                                        query.node_gpus, query.margin)
+    plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
+    return plan
 
 
 def ranked_alternatives(plans: list[dict], model: Any, gpu: Any, weights: Weights | None = None) -> list[dict]:

@@ -16,6 +16,7 @@ from test_cluster import CATALOG
 from test_clusterbuy_s60 import fleet_file
 from test_minnodes_s64 import _fleet_file, _questions_per_second
 
+import solver.cluster.clock
 import solver.cluster.options
 import solver.cluster.reasons
 import solver.cluster.search
@@ -119,20 +120,28 @@ def test_the_reasons_of_the_jobs_with_no_way_share_the_limit_and_say_so(
         full.status, full.placements, ("too-long",), (), ())
 
 
+def taking_longer(monkeypatch: pytest.MonkeyPatch, module: object, name: str, seconds: float) -> None:
+    """`module.name` takes `seconds` longer as the cluster commands read the wall clock (`seconds_left` reads that
+    much later once it has returned), as on a busy machine, without waiting them out: the real clock goes on too."""
+    late = [0.0]
+    step = getattr(module, name)
+
+    def slow(*args: object) -> object:
+        found = step(*args)
+        late[0] += seconds
+        return found
+
+    monkeypatch.setattr(module, name, slow)
+    monkeypatch.setattr(solver.cluster.clock, "seconds_left", lambda deadline: deadline - time.monotonic() - late[0])
+
+
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_the_wall_clock_cuts_the_reasons_where_the_count_does_not_and_says_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The net at half of a 2 s limit, and the jobs' ways (asked whole: the one job's, checked at its start) ending
     # past it: the reason, checked as it begins, is left unasked, and the answer names the step the wall clock cut.
     _questions_per_second(monkeypatch, 1000, wall_share=0.5)
-    fleet_ways = solver.cluster.search.fleet_options
-
-    def slow(*args: object) -> object:
-        found = fleet_ways(*args)  # type: ignore[arg-type]
-        time.sleep(1.1)
-        return found
-
-    monkeypatch.setattr(solver.cluster.search, "fleet_options", slow)
+    taking_longer(monkeypatch, solver.cluster.search, "fleet_options", 1.1)
     result = place(load_fleet(fleet_file({"pools": [A100], "jobs": [TOO_LONG]}, tmp_path), CATALOG),
                    catalog=CATALOG, time_limit_s=2)
     assert (result.ways_cut_short, result.wall_clock_stopped) == ((), ("ways",))

@@ -12,7 +12,7 @@ import pytest
 from cluster_api import buy, place
 from test_cluster import CATALOG
 from test_clusterbuy_s60 import fleet_file
-from test_clusterdedup_s65 import TOO_LONG, UNASKED
+from test_clusterdedup_s65 import TOO_LONG, UNASKED, taking_longer
 from test_minnodes_s64 import _questions_per_second
 from test_writefix_s56 import catalog, plans
 
@@ -237,14 +237,7 @@ def test_a_purchase_says_the_wall_clock_cut_the_reasons_where_the_count_does_not
     # as a placement's: the jobs' ways end past the net at half of a 2 s limit, so the reason is left unasked
     _questions_per_second(monkeypatch, 1000, wall_share=0.5)
     module = importlib.import_module("solver.cluster.buy")  # the package's `buy` is the function
-    tiered = module._ways_by_tier
-
-    def slow(*args: object) -> object:
-        found = tiered(*args)  # type: ignore[arg-type]
-        time.sleep(1.1)
-        return found
-
-    monkeypatch.setattr(module, "_ways_by_tier", slow)
+    taking_longer(monkeypatch, module, "_ways_by_tier", 1.1)
     result = buy(load_fleet(fleet_file({"pools": [POOL], "jobs": [TOO_LONG]}, tmp_path), CATALOG),
                  catalog=CATALOG, time_limit_s=2)
     assert (result.status, result.ways_cut_short, result.wall_clock_stopped) == ("infeasible", (), ("ways",))

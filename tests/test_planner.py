@@ -1546,17 +1546,18 @@ def test_cost_ranks_order_combinations_by_their_exact_costs(objective: str, mode
     weights, counts = Weights(offload=0.07, sp=0.2, env=0.13, sp_pcie_factor=2.5), (1, 2, 3, 6, 8, 16)
     held_per_active = CATALOG.model(model).held_per_active
 
-    def cost(combination: tuple[int, int, int, int]) -> Fraction:
-        return exact_cost(weights, held_per_active, interconnect, combination)
-
     combinations = [(n, e, o, s) for n in counts for e in (0, 1) for o in (0, 1) for s in range(1, 17)]
-    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, cost(c)))
-    ordered = sorted(combinations, key=lambda c: ranking_key(objective, c, cost(c)))
+    cost = {c: exact_cost(weights, held_per_active, interconnect, c) for c in combinations}
+    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, cost[c]))
+    ordered = sorted(combinations, key=lambda c: ranking_key(objective, c, cost[c]))
     ranks = cost_ranks(counts, objective, weights, held_per_active, interconnect)
     assert [entry.combination for entry in ranks] == ordered and [entry.rank for entry in ranks] == list(range(384))
     assert [by_cost[entry.cost_rank] for entry in ranks] == ordered
+    first_of_cost: dict[Fraction, int] = {}
+    for rank, combination in enumerate(by_cost):
+        first_of_cost.setdefault(cost[combination], rank)
     for entry in ranks:  # the tier: the cost rank of the first combination of exactly its cost
-        assert entry.cost_tier == min(rank for rank, c in enumerate(by_cost) if cost(c) == cost(entry.combination))
+        assert entry.cost_tier == first_of_cost[cost[entry.combination]]
 
 
 @pytest.mark.parametrize("node_gpus", [4, 8])
