@@ -962,7 +962,7 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby
     within = query.model_copy(update={"exact": False, "top": 1})
     fewer = nearby.asked_answer(within)
     if fewer is None:
-        fewer = answer_for(catalog, within, data.gpu, explained=False)
+        fewer = answer_for(catalog, within, data.gpu, explained=False, asked=nearby.wider(within))
     if not fewer.plans:
         return ""
     plan = fewer.plans[0]
@@ -1190,7 +1190,7 @@ class _Nearby:
             best, decided = asked.best, asked.decided
         else:
             best, decided = (None, True) if changed is None else _alternative_best(self.catalog, self.query, changed,
-                                                                                   name, self.gpu)
+                                                                                   name, self.gpu, self.wider(changed))
         self.found[name] = best
         if not decided:
             self.undecided.add(name)
@@ -1199,6 +1199,11 @@ class _Nearby:
     def asked_answer(self, question: Query) -> Answer | None:
         """The answer (unexplained) of the question of `asked` that is `question`; None where none is."""
         return _asked_answer(self.asked, question)
+
+    def wider(self, question: Query) -> tuple[_Asked, ...]:
+        """Those of `asked` whose question is `question` without its pins (`_unpinned_question`): its plans and more,
+        of the same data where it was asked (`_unpinned_first`), for `answer_for`'s `asked`."""
+        return tuple(asked for asked in self.asked if asked.query == _unpinned_question(question))
 
     def solved(self) -> Alternatives:
         return Alternatives(**self.found, solved=frozenset(self.found.keys() - self.undecided))
@@ -1218,11 +1223,11 @@ def alternative_plan(catalog: Catalog, query: Query, answer: Answer, name: Alter
 
 
 def _alternative_best(catalog: Catalog, query: Query, changed: Query, name: AlternativeName,
-                      gpu: str) -> tuple[Plan | None, bool]:
-    """The best plan of `changed` (`query` changed as `name` says) on `gpu`, and whether that was decided; for the
-    longest at a lowered budget, on the fewest GPUs at its length where `query` minimises them (`_fewest_at_length`),
-    as the query's own longest is."""
-    found = answer_for(catalog, changed, gpu, explained=False)
+                      gpu: str, asked: tuple[_Asked, ...] = ()) -> tuple[Plan | None, bool]:
+    """The best plan of `changed` (`query` changed as `name` says) on `gpu`, and whether that was decided (`asked`:
+    questions wider than `changed` asked before, as `answer_for` takes them); for the longest at a lowered budget, on
+    the fewest GPUs at its length where `query` minimises them (`_fewest_at_length`), as the query's own longest is."""
+    found = answer_for(catalog, changed, gpu, explained=False, asked=asked)
     if found.best is None or name != "token_budget_auto_longest":
         return found.best, found.decided
     asked = changed.model_copy(update={"objective": query.objective})
