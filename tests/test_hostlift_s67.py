@@ -125,15 +125,9 @@ def test_pins_and_a_limit_each_say_what_they_cost_alone(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("left_open", ["feasible", "unknown"])  # found but not proven the best; nothing found
-def test_a_host_question_the_time_limit_leaves_open_is_left_out(cli: Cli, monkeypatch: pytest.MonkeyPatch,
-                                                                left_open: str) -> None:
-    answer_for = solver.solve.answer_for
-
-    def undecided_lifted(catalog: Any, query: Any, gpu: str, *args: Any, **kwargs: Any) -> Any:
-        found = answer_for(catalog, query, gpu, *args, **kwargs)
-        return found.model_copy(update={"status": left_open}) if query.host_ram_gb == MAX_HOST_RAM_GB else found
-
-    monkeypatch.setattr(solver.solve, "answer_for", undecided_lifted)
+def test_a_host_question_the_time_limit_leaves_open_is_left_out(
+        cli: Cli, answers_left_open: Callable[[Callable[[Any], bool], str], None], left_open: str) -> None:
+    answers_left_open(lambda query: query.host_ram_gb == MAX_HOST_RAM_GB, left_open)
     status, out, _ = cli(*ASKED, *LONGEST, "--host-ram", "64")
     assert status == 0 and _row(out, "max_model_len") == ["51200 (YaRN rope scaling, factor 1.25)"]
     assert "host limit" not in out
