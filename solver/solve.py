@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import cache, partial
+from functools import cache
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
@@ -643,12 +643,12 @@ class _Ranked(NamedTuple):
         return self.scores[0] if self.scores else None
 
 
-def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: float, found: _Ranked | None = None,
-                  within: Callable[[Plan], bool] | None = None) -> _Ranked:
+def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: float,
+                  found: _Ranked | None = None) -> _Ranked:
     """Up to `query.top` distinct plans for `query` on `data`'s GPU type, best first, solved one after another by
     `deadline` (each solve excluding the plans found and those they dominate), until the search stops finding
-    them; ranked on from `found` (its plans `query`'s first, each proven the best of those left: a wider question's,
-    `_ranked_from_asked`) where given, and stopping after a plan that is not `within` where that is given."""
+    them; ranked on from `found` where given (`query`'s first plans, each proven the best of those left: a wider
+    question's best, `_ranked_from_asked`), as its own first solves would have left the search."""
     model, variables, _ = build_model(data, query)
     solver = _ranking_solver(data, query)
     ranked = _Ranked([], [], [], None) if found is None else found._replace(
@@ -668,7 +668,7 @@ def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: 
         values = [solver.value(variable) for variable in variables.plan]
         ranked.plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
         ranked.scores.append(int(solver.objective_value))
-        if len(ranked.plans) == query.top or (within is not None and not within(ranked.plans[-1])):
+        if len(ranked.plans) == query.top:
             break
         _exclude_found(model, data, query, variables, ranked.plans[-1],
                        ranked.scores[-1] if status == cp_model.OPTIMAL else None)
@@ -692,30 +692,17 @@ def _exclude_found(model: cp_model.CpModel, data: PlanningData, query: Query, va
 
 def _ranked_from_asked(catalog: Catalog, data: PlanningData, query: Query, asked: tuple[_Asked, ...],
                        deadline: float) -> _Ranked | None:
-    """`query`'s ranked plans (`_ranked_plans`) where a wider question asked before settles them (`asked`: their
-    plans `query`'s and more, of the same data, ranked by the same objective, `_asked_first`): where one has no plan,
-    none; where one's best, proven, is within `query` (`_within`), it is `query`'s best, and `query`'s next best
-    are the wider question's ranked on from it while they are within `query` and proven (each solve of either
-    ranking excludes the same plans, those the plans before dominate or outscore, so the best of the wider
-    question's left, where within `query`, is the best of `query`'s left), then `query`'s own from there (no
-    more solves than its own ranking); None where none settles them."""
+    """`query`'s ranked plans (`_ranked_plans`) where a wider question asked before settles its first solve (`asked`:
+    their plans `query`'s and more, of the same data, ranked by the same objective, `_asked_first`): where one has no
+    plan, none; where one's best, proven, is within `query` (`_within`), it is `query`'s best (distinct plans score
+    differently), and `query`'s next best are ranked on from it (one solve fewer); None where none settles it."""
     for wider in asked:
         first = wider.answer
         if first.status == "infeasible":
             return _Ranked([], [cp_model.INFEASIBLE], [], None)
-        if first.status != "optimal" or first.objective_value is None or not _within(query, data, first.plans[0]):
-            continue
-        ranked = _Ranked([first.plans[0]], [cp_model.OPTIMAL], [first.objective_value], first.bound)
-        if query.top == 1:
-            return ranked
-        wide = _ranked_plans(catalog, data, wider.query.model_copy(update={"top": query.top}), deadline, ranked,
-                             partial(_within, query, data))
-        kept = next((at for at, (plan, status) in enumerate(zip(wide.plans, wide.statuses))
-                     if status != cp_model.OPTIMAL or not _within(query, data, plan)), len(wide.plans))
-        if kept == query.top or wide.statuses[kept:] == [cp_model.INFEASIBLE]:  # all of query's, or no more
-            return wide
-        return _ranked_plans(catalog, data, query, deadline, _Ranked(wide.plans[:kept], wide.statuses[:kept],
-                                                                     wide.scores[:kept], wide.bound))
+        if first.status == "optimal" and first.objective_value is not None and _within(query, data, first.plans[0]):
+            ranked = _Ranked([first.plans[0]], [cp_model.OPTIMAL], [first.objective_value], first.bound)
+            return ranked if query.top == 1 else _ranked_plans(catalog, data, query, deadline, ranked)
     return None
 
 
@@ -1230,8 +1217,8 @@ def _alternative_best(catalog: Catalog, query: Query, changed: Query, name: Alte
     found = answer_for(catalog, changed, gpu, explained=False, asked=asked)
     if found.best is None or name != "token_budget_auto_longest":
         return found.best, found.decided
-    asked = changed.model_copy(update={"objective": query.objective})
-    return _fewest_at_length(catalog, asked, gpu, found.best), found.decided
+    as_asked = changed.model_copy(update={"objective": query.objective})
+    return _fewest_at_length(catalog, as_asked, gpu, found.best), found.decided
 
 
 def _fewest_at_length(catalog: Catalog, query: Query, gpu: str, longest: Plan) -> Plan:

@@ -1,10 +1,10 @@
 """A wider question first (s68, pins2): with pins and any --top, and with a host limit (--host-ram), the planner asks
 the questions behind the answer's `unpinned` and `more_host_ram` (the same question without the pins; on nodes with
 the most host memory) before the query's own. Their plans are the query's and more, of the same data and ranked the
-same way, so where the wider question's best plan is within the query (its pins, exact count and host limit) it is
-the query's best, and the plans ranked after it are the query's while they are within it; the query's own solves
-rank on from there. Every answer is the one the query's own solves give, its plans the brute-force reference's, and
-no answer with a plan takes more solves than before; where the limits cost nothing, fewer."""
+same way, so where the wider question's proven best plan is within the query (its pins, exact count and host limit)
+it is the query's best too, and the query's own ranking goes on from it, one solve fewer; where the wider question
+has no plan, neither has the query. Every answer is the one the query's own solves give, its plans the brute-force
+reference's; no answer with a plan takes more solves than before, and where a limit costs nothing, one fewer."""
 
 from __future__ import annotations
 
@@ -44,6 +44,9 @@ CASES = [  # (gpu, model, budget, length (None: the longest), the rest of the qu
     ("A100-80GB", "Qwen3-14B", 8, 65536, {"host_ram_gb": 16}),  # no plan; without the limit one
     ("A100-80GB", "Qwen3-14B", 1, 65536, {"host_ram_gb": 64}),  # no plan, nor without the limit
     ("A100-80GB", "Qwen3-14B", 6, 65536, {"exact": True, "sp": 2, "host_ram_gb": 64}),  # no plan
+    # no plan on exactly 6; the host question (exactly 6 too) has none either, and fewer GPUs train it: not settled by
+    # the host question, which is no wider than the reason's question on fewer GPUs
+    ("A100-80GB", "Qwen3-14B", 6, 65536, {"exact": True, "env": False, "host_ram_gb": 1024}),
 ]
 
 
@@ -96,16 +99,16 @@ def test_the_wider_questions_answers_are_the_querys_own_and_the_references(case:
 
 
 SOLVES = [  # (case, solves of the wider questions, the query's own solves after them, and without them)
-    (CASES[0], 1, 3, 3),  # SP=2's best is the free best, the free second not: one more free solve, two pinned
+    (CASES[0], 1, 2, 3),  # SP=2's best is the free best: the pinned ranking goes on from it
     (CASES[1], 1, 2, 2),  # SP=4's best is not the free one: solved as before (a plan, then no other)
-    (CASES[2], 1, 2, 3),  # the free second and third have Env too: three free solves, none pinned
-    (CASES[3], 1, 3, 3),  # the free second has no Offload: one more free solve, two pinned
-    (CASES[4], 1, 4, 4),  # the fewest GPUs (cost ranks apart): as many
-    (CASES[6], 1, 1, 2),  # the free best is on exactly 4 GPUs and the free question has no second: done
+    (CASES[2], 1, 2, 3),  # Env's: the free best
+    (CASES[3], 1, 2, 3),  # Offload's: the free best
+    (CASES[4], 1, 3, 4),  # the fewest GPUs (cost ranks apart), Env's: the free best
+    (CASES[5], 1, 1, 2),  # exactly 8 GPUs: the free best, and no other (one solve finds none)
     (CASES[8], 1, 0, 1),  # the host limit costs nothing: one solve answers both
     (CASES[9], 1, 1, 1),  # it costs: both solved
-    (CASES[10], 1, 2, 3),  # all three fit: three solves, not four
-    (CASES[12], 1, 2, 3),  # all three fit 170 GiB too
+    (CASES[10], 1, 2, 3),  # the best fits: the limited ranking goes on from it
+    (CASES[11], 1, 3, 3),  # the best does not fit: solved as before
     (CASES[13], 1, 0, 1),  # the host question is the query's
     (CASES[14], 2, 0, 1),  # both cost nothing: two solves, not three
 ]
@@ -124,6 +127,25 @@ def test_a_wider_question_first_saves_the_solves_its_plans_settle(monkeypatch: p
     count[0] = 0
     answer_for(CATALOG, query, gpu, explained=False)
     assert count[0] == alone  # before: the query's own solves, and the wider questions' after them
+
+
+@pytest.mark.parametrize(("case", "own", "alone"), [
+    (CASES[18], 5, 6),  # the reason's plan without the limit is the host question's
+    (CASES[19], 5, 7),  # the host question has no plan: nor the query, nor the question without the limit
+    (CASES[20], 7, 9),  # the question without the pins has none: nor the query, nor the reason's without its pins
+    (CASES[21], 4, 6),  # the host question on exactly 6 has none: nor the query, nor the one without the limit
+])
+def test_a_reason_asks_no_question_that_one_asked_first_settles(monkeypatch: pytest.MonkeyPatch, case: Any, own: int,
+                                                               alone: int) -> None:
+    query = _query(*case[:4], dict(case[4]))
+    gpu = query.gpus[0]
+    asked = _asked_first(CATALOG, query, gpu)
+    count = _solves(monkeypatch)
+    assert answer_for(CATALOG, query, gpu, asked=asked.questions).status == "infeasible"
+    assert (len(asked.questions), count[0]) == (1, own)
+    count[0] = 0
+    answer_for(CATALOG, query, gpu)
+    assert count[0] == alone  # before: these, and no question asked after an answer without a plan
 
 
 def test_no_env_asks_only_the_host_question_first() -> None:
