@@ -654,7 +654,9 @@ def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: 
     ranked = _Ranked([], [], [], None) if found is None else found._replace(
         plans=list(found.plans), statuses=list(found.statuses), scores=list(found.scores))
     for plan, score in zip(ranked.plans, ranked.scores, strict=True):  # each proven the best of those left
-        _exclude_found(model, data, query, variables, plan, score)
+        cost_rank = next(entry.cost_rank for entry in data.ranks if (entry.gpus, entry.env, entry.offload, entry.sp)
+                         == (plan.gpus, plan.env, plan.offload, plan.sp))
+        _exclude_found(model, data, query, variables, plan, cost_rank, score)
     if ranked.plans:
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # as for a ranking's later solves
     while len(ranked.plans) < query.top:  # until the query's top plans are found, or the search stops finding them
@@ -670,21 +672,19 @@ def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: 
         ranked.scores.append(int(solver.objective_value))
         if len(ranked.plans) == query.top:
             break
-        _exclude_found(model, data, query, variables, ranked.plans[-1],
+        _exclude_found(model, data, query, variables, ranked.plans[-1], solver.value(variables.cost_rank),
                        ranked.scores[-1] if status == cp_model.OPTIMAL else None)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
     return ranked
 
 
 def _exclude_found(model: cp_model.CpModel, data: PlanningData, query: Query, variables: PlanVariables, plan: Plan,
-                   proven_score: int | None) -> None:
-    """Exclude `plan`, which a solve of a ranking found, and the plans it dominates (`exclude_dominated`); and where
-    the solve proved it the best (`proven_score`: its objective value), every plan that scores no better: the next
-    solve finds the next best (distinct plans score differently)."""
-    entry = next(entry for entry in data.ranks if entry.combination == (plan.gpus, plan.env, plan.offload, plan.sp))
+                   cost_rank: int, proven_score: int | None) -> None:
+    """Exclude `plan`, which a solve of a ranking found (its combination's `cost_rank`), and the plans it dominates
+    (`exclude_dominated`); and where the solve proved it the best (`proven_score`: its objective value), every plan
+    that scores no better: the next solve finds the next best (distinct plans score differently)."""
     exclude_dominated(model, data, variables, FoundPlan(gpus=plan.gpus, max_model_len=plan.max_model_len,
-                                                        cost_rank=entry.cost_rank,
-                                                        estimated=plan.evidence == "estimated"),
+                                                        cost_rank=cost_rank, estimated=plan.evidence == "estimated"),
                       longer_possible=query.objective == "max_len" and proven_score is None)
     if proven_score is not None:
         model.add(objective_expression(data, query, variables) >= proven_score + 1)
