@@ -23,19 +23,19 @@ pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only det
 CATALOG = load_catalog()
 
 CASES = [  # (gpu, model, budget, length (None: the longest), the rest of the query)
-    ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 2, "top": 3}),  # the best has SP=2, the second not
-    ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 4, "top": 3}),  # the best has not SP=4
-    ("A100-80GB", "Qwen3-8B", 8, None, {"env": True, "top": 3}),  # the longest three all have Env
-    ("A100-80GB", "Qwen3-8B", 8, None, {"offload": True, "top": 3}),  # the first two of them have Offload
+    ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 2, "top": 3}),  # the free best has SP=2
+    ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 4, "top": 3}),  # the free best has not SP=4
+    ("A100-80GB", "Qwen3-8B", 6, None, {"env": True, "top": 3}),  # the longest has Env
+    ("A100-80GB", "Qwen3-8B", 6, None, {"offload": True, "top": 3}),  # the longest has Offload
     ("A100-80GB", "Qwen3-8B", 8, 32768, {"env": True, "top": 4, "objective": "min_gpus"}),
     ("A100-80GB", "Qwen3-8B", 8, 32768, {"exact": True, "top": 3}),
     ("H20-96GB", "Qwen3-14B", 4, 65536, {"exact": True, "top": 3}),
     ("A100-80GB", "Qwen3-14B", 1, 8192, {"offload": False, "top": 2}),  # no plan; without the pin one
     ("A100-80GB", "Qwen3-8B", 8, 32768, {"host_ram_gb": 64}),  # the best plan fits: the limit costs nothing
     ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 64}),  # Offload's 162.6 GiB does not fit: it costs
-    ("A100-80GB", "Qwen3-8B", 8, None, {"host_ram_gb": 512, "top": 3}),  # all three fit
-    ("A100-80GB", "Qwen3-8B", 8, None, {"host_ram_gb": 64, "top": 3}),  # the best does not fit
-    ("A100-80GB", "Qwen3-8B", 8, None, {"host_ram_gb": 170, "top": 3}),  # Offload's 162.6 GiB fits
+    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 512, "top": 3}),  # all three fit
+    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 64, "top": 3}),  # the best does not fit
+    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 162.6, "top": 3}),  # Offload needs 162.6 GiB: it just fits
     ("A100-80GB", "Qwen3-8B", 8, 32768, {"host_ram_gb": MAX_HOST_RAM_GB}),  # the wider question is the query's
     ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 2, "host_ram_gb": 64}),  # both cost nothing
     ("A100-80GB", "Qwen3-8B", 6, None, {"sp": 2, "host_ram_gb": 64}),  # both cost tokens
@@ -109,6 +109,7 @@ SOLVES = [  # (case, solves of the wider questions, the query's own solves after
     (CASES[9], 1, 1, 1),  # it costs: both solved
     (CASES[10], 1, 2, 3),  # the best fits: the limited ranking goes on from it
     (CASES[11], 1, 3, 3),  # the best does not fit: solved as before
+    (CASES[12], 1, 2, 3),  # the best just fits
     (CASES[13], 1, 0, 1),  # the host question is the query's
     (CASES[14], 2, 0, 1),  # both cost nothing: two solves, not three
 ]
