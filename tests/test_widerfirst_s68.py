@@ -136,8 +136,8 @@ def test_a_wider_question_first_saves_the_solves_its_plans_settle(monkeypatch: p
     (CASES[20], 7, 9),  # the question without the pins has none: nor the query, nor the reason's without its pins
     (CASES[21], 4, 6),  # the host question on exactly 6 has none: nor the query, nor the one without the limit
 ])
-def test_a_reason_asks_no_question_that_one_asked_first_settles(monkeypatch: pytest.MonkeyPatch, case: Any, own: int,
-                                                               alone: int) -> None:
+def test_a_reason_asks_no_question_that_one_asked_first_settles(
+        monkeypatch: pytest.MonkeyPatch, case: Any, own: int, alone: int) -> None:
     query = _query(*case[:4], dict(case[4]))
     gpu = query.gpus[0]
     asked = _asked_first(CATALOG, query, gpu)
