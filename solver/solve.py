@@ -20,7 +20,7 @@ from typing import Any, Literal, NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, beyond_calibration, breakdown, margin_room, shown_host_need
+from solver.memory import GRID, beyond_calibration, breakdown, fits_host_ram, margin_room, shown_host_need
 from solver.model import (
     FoundPlan,
     PlanningData,
@@ -98,12 +98,13 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
         try:
-            asked = _unpinned_first(catalog, query, gpu)
-            answer = _with_measured(catalog, query, answer_for(catalog, query, gpu, unpinned=asked))
+            asked = _asked_first(catalog, query, gpu)
+            answer = _with_measured(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions))
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
             answer = _with_rollout_kept(catalog, query, answer)
             answer = _with_other_batch(catalog, query, answer)
-            answer = _with_more_host_ram(catalog, query, _with_unpinned(catalog, query, answer, asked))
+            answer = _with_unpinned(catalog, query, answer, asked.unpinned)
+            answer = _with_more_host_ram(catalog, query, answer, asked.more_host_ram)
             answer = _with_lowered_fewer(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
@@ -310,21 +311,21 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
 def _with_unpinned(catalog: Catalog, query: Query, answer: Answer, asked: _Asked | None) -> Answer:
     """Where the caller pinned settings or the GPU count (`Query.given_pins`), the answer with the best plan of the
     same question without those pins (`_unpinned_question`, `_with_limit_lifted`; `asked`: where it was asked before
-    the query, `_unpinned_first`, and its answer)."""
+    the query, `_asked_first`, and its answer)."""
     if not query.given_pins:
         return answer
     question, answered = (asked.query, asked.answer) if asked is not None else (_unpinned_question(query), None)
     return _with_limit_lifted(catalog, question, answer, "unpinned", answered)
 
 
-def _with_more_host_ram(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+def _with_more_host_ram(catalog: Catalog, query: Query, answer: Answer, asked: _Asked | None) -> Answer:
     """Where a node's host memory was given (`Query.host_ram_gb`: --host-ram, or a source's own), the answer with the
-    best plan of the same question on nodes with the most host memory any has (`MAX_HOST_RAM_GB`, past every plan's
-    need, which its plans then state) (`_with_limit_lifted`): what more host memory would run."""
+    best plan of the same question on nodes with the most host memory any has (`_more_host_ram_question`,
+    `_with_limit_lifted`; `asked` as `_with_unpinned`'s): what more host memory would run."""
     if query.host_ram_gb is None:
         return answer
-    return _with_limit_lifted(catalog, query.model_copy(update={"host_ram_gb": MAX_HOST_RAM_GB, "top": 1}), answer,
-                              "more_host_ram")
+    question, answered = (asked.query, asked.answer) if asked is not None else (_more_host_ram_question(query), None)
+    return _with_limit_lifted(catalog, question, answer, "more_host_ram", answered)
 
 
 def _with_limit_lifted(catalog: Catalog, lifted: Query, answer: Answer, field: Literal["unpinned", "more_host_ram"],
@@ -346,10 +347,48 @@ def _with_limit_lifted(catalog: Catalog, lifted: Query, answer: Answer, field: L
 
 
 class _Asked(NamedTuple):
-    """A question asked on the way to another's answer, and its answer (`_unpinned_first`)."""
+    """A question asked on the way to another's answer (`_asked_first`), and its answer."""
 
     query: Query
     answer: Answer
+
+
+def _asked_answer(asked: tuple[_Asked, ...], question: Query) -> Answer | None:
+    """The answer of the question of `asked` that is `question`; None where none is."""
+    return next((answered.answer for answered in asked if answered.query == question), None)
+
+
+class _AskedFirst(NamedTuple):
+    """The questions `_asked_first` asked, each with its answer, None where it was not asked."""
+
+    unpinned: _Asked | None
+    more_host_ram: _Asked | None
+
+    @property
+    def questions(self) -> tuple[_Asked, ...]:
+        """Those asked."""
+        return tuple(asked for asked in self if asked is not None)
+
+
+def _asked_first(catalog: Catalog, query: Query, gpu: str) -> _AskedFirst:
+    """The questions wider than `query` (their plans `query`'s and more, of the same prepared data) that `plan` asks
+    for its answer's `unpinned` and `more_host_ram`, asked before `query` on `gpu` with their answers (unexplained), so
+    that `answer_for` may answer `query` from them (`_ranked_from_asked`): `query` without its pins
+    (`_unpinned_first`), then, where a node's host memory is given and that leaves `query` a plan to have (the
+    field is asked only then), `query` on nodes with the most host memory (`_more_host_ram_question`). Where a
+    wider question's best plan is within `query`, one solve answers both: where the limit costs nothing."""
+    unpinned = _unpinned_first(catalog, query, gpu)
+    if query.host_ram_gb is None or (unpinned is not None and unpinned.answer.status == "infeasible"):
+        return _AskedFirst(unpinned, None)
+    lifted = _more_host_ram_question(query)
+    return _AskedFirst(unpinned, _Asked(lifted, answer_for(catalog, lifted, gpu, explained=False)))
+
+
+def _more_host_ram_question(query: Query) -> Query:
+    """`query` on nodes with the most host memory a node may have (`MAX_HOST_RAM_GB`, past every plan's need, which its
+    plans then state), one plan asked: the question whose best plan says what the host memory given costs
+    (`_with_more_host_ram`)."""
+    return query.model_copy(update={"host_ram_gb": MAX_HOST_RAM_GB, "top": 1})
 
 
 def _unpinned_question(query: Query) -> Query:
@@ -359,12 +398,10 @@ def _unpinned_question(query: Query) -> Query:
 
 
 def _unpinned_first(catalog: Catalog, query: Query, gpu: str) -> _Asked | None:
-    """Where `query` has pins (`Query.given_pins`), asks one plan, and its pins leave what `prepare` gives as it is (all
-    but --no-env, whose estimates are without Env): `_unpinned_question` on `gpu` and its answer (unexplained), asked
-    before `query`, so that `answer_for` may answer `query` from it; None otherwise. Its plans are `query`'s and more,
-    in the same order (the objective's rank, of the same data), so its proven best, where it has every pin, is
-    `query`'s best too: one solve answers both, where the pins cost nothing."""
-    if not query.given_pins or query.top != 1:
+    """Where `query` has pins (`Query.given_pins`) that leave what `prepare` gives as it is (all but --no-env, whose
+    estimates are without Env): `_unpinned_question` on `gpu` and its answer (unexplained), asked before `query`
+    (`_asked_first`); None otherwise."""
+    if not query.given_pins:
         return None
     free = _unpinned_question(query)
     if PlanningInputs.of(gpu, free) != PlanningInputs.of(gpu, query):
@@ -372,11 +409,14 @@ def _unpinned_first(catalog: Catalog, query: Query, gpu: str) -> _Asked | None:
     return _Asked(free, answer_for(catalog, free, gpu, explained=False))
 
 
-def _has_pins(query: Query, plan: Plan) -> bool:
-    """Whether `plan` has every setting `query` pins and, where its count is exact, that count."""
+def _within(query: Query, data: PlanningData, plan: Plan) -> bool:
+    """Whether `plan`, of a question wider than `query` on `data` (`_asked_first`), is one of `query`'s: it has every
+    setting `query` pins, where its count is exact that count, and it fits a node's host memory where that is given
+    (`fits_host_ram`, the model's rule)."""
     pinned = ((query.sp, plan.sp), (query.env, plan.env), (query.offload, plan.offload))
-    return all(pin is None or pin == value for pin, value in pinned) and (
-        not query.exact or plan.gpus == query.budget_gpus)
+    return (all(pin is None or pin == value for pin, value in pinned)
+            and (not query.exact or plan.gpus == query.budget_gpus)
+            and fits_host_ram(data.shape, plan.gpus, query.node_gpus, query.host_ram_gb, plan.offload))
 
 
 def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -549,24 +589,22 @@ def estimated_plan_words(plan: Plan) -> str:
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
-               data: PlanningData | None = None, unpinned: _Asked | None = None) -> Answer:
+               data: PlanningData | None = None, asked: tuple[_Asked, ...] = ()) -> Answer:
     """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none (unless
     `explained` is False: working it out takes more solves, which a caller that only wants plans spares).
     `data`: what `prepare` gives for the query on `catalog`, prepared before (for a question of the same
-    `PlanningInputs`); a `ValueError` where it was prepared for other inputs. `unpinned`: `query` without its pins,
-    asked before (`_unpinned_first`): where its best plan is proven and has the pins, it is the answer's, without a
-    solve; where it has no plan, neither has `query`; and a reason that asks it again takes its answer."""
+    `PlanningInputs`); a `ValueError` where it was prepared for other inputs. `asked`: questions wider than `query`,
+    asked before (`_asked_first`): where one's best plan is proven and within `query`, it is the answer's best, without
+    a solve, and the plans after it are ranked on from it (`_ranked_from_asked`); where one has no plan, neither has
+    `query`; and a reason that asks one of them again takes its answer."""
     data = _prepared(catalog, query, gpu, data)
     started = time.monotonic()
     if data.holds_no_plan(query):
         return _answer(catalog, query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu),
                        reason_code=(ReasonCode.ESTIMATE_FITS_NOTHING if query.estimate == "only"
                                     else ReasonCode.NO_TABLE_FOR_MODEL))
-    free = unpinned.answer if unpinned is not None else None
-    if free is not None and free.status == "optimal" and _has_pins(query, free.plans[0]):
-        return _answer(catalog, query, gpu, "optimal", free.plans, started, free.objective_value, free.bound)
-    ranked = (_Ranked([], [cp_model.INFEASIBLE], None, None) if free is not None and free.status == "infeasible"
-              else _ranked_plans(catalog, data, query, started + query.time_limit_s))
+    ranked = (_ranked_from_asked(catalog, data, query, asked, started + query.time_limit_s)
+              or _ranked_plans(catalog, data, query, started + query.time_limit_s))
     if ranked.plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in ranked.statuses)
         return _answer(catalog, query, gpu, "optimal" if proven else "feasible", ranked.plans, started,
@@ -575,7 +613,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         if not explained:
             return _answer(catalog, query, gpu, "infeasible", (), started, reason="no plan",
                            reason_code=ReasonCode.NOT_EXPLAINED)
-        nearby = _Nearby(catalog, query, gpu, unpinned)
+        nearby = _Nearby(catalog, query, gpu, asked)
         why = _no_plan_reason(catalog, data, query, nearby)
         return _answer(catalog, query, gpu, "infeasible", (), started, reason=why.text, reason_code=why.code,
                        nearest=why.nearest, alternatives=nearby.solved(), limits_named=why.limits_named)
@@ -595,43 +633,81 @@ def _prepared(catalog: Catalog, query: Query, gpu: str, data: PlanningData | Non
 
 
 class _Ranked(NamedTuple):
-    """The plans `_ranked_plans` found, best first, with the status of each solve and the first one's objective."""
+    """The plans `_ranked_plans` found, best first, with the status of each solve, each plan's objective value
+    (`objective_expression`) and the first solve's bound."""
 
     plans: list[Plan]
     statuses: list[cp_model.CpSolverStatus]
-    objective_value: int | None
+    scores: list[int]
     bound: float | None
 
+    @property
+    def objective_value(self) -> int | None:
+        """The best plan's objective value; None where there is none."""
+        return self.scores[0] if self.scores else None
 
-def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: float) -> _Ranked:
+
+def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: float,
+                  found: _Ranked | None = None) -> _Ranked:
     """Up to `query.top` distinct plans for `query` on `data`'s GPU type, best first, solved one after another by
     `deadline` (each solve excluding the plans found and those they dominate), until the search stops finding
-    them."""
+    them; ranked on from `found` where given (`query`'s first plans, each proven the best of those left: a wider
+    question's best, `_ranked_from_asked`), as its own first solves would have left the search."""
     model, variables, _ = build_model(data, query)
     solver = _ranking_solver(data, query)
-    plans: list[Plan] = []
-    statuses: list[cp_model.CpSolverStatus] = []
-    objective_value = bound = None
-    while True:  # until the query's top plans are found (top >= 1), or the search stops finding them
+    ranked = _Ranked([], [], [], None) if found is None else found._replace(
+        plans=list(found.plans), statuses=list(found.statuses), scores=list(found.scores))
+    for plan, score in zip(ranked.plans, ranked.scores, strict=True):  # each proven the best of those left
+        cost_rank = next(entry.cost_rank for entry in data.ranks if (entry.gpus, entry.env, entry.offload, entry.sp)
+                         == (plan.gpus, plan.env, plan.offload, plan.sp))
+        _exclude_found(model, data, query, variables, plan, cost_rank, score)
+    if ranked.plans:
+        solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # as for a ranking's later solves
+    while len(ranked.plans) < query.top:  # until the query's top plans are found, or the search stops finding them
         solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.001)
         status = _solved(solver, model)
-        statuses.append(status)
+        ranked.statuses.append(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
-        if not plans:
-            objective_value, bound = int(solver.objective_value), solver.best_objective_bound
+        if not ranked.plans:
+            ranked = ranked._replace(bound=solver.best_objective_bound)
         values = [solver.value(variable) for variable in variables.plan]
-        plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
-        if len(plans) == query.top:
+        ranked.plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
+        ranked.scores.append(int(solver.objective_value))
+        if len(ranked.plans) == query.top:
             break
-        exclude_dominated(model, data, variables, FoundPlan(gpus=values[0], max_model_len=values[4],
-                                                            cost_rank=solver.value(variables.cost_rank),
-                                                            estimated=plans[-1].evidence == "estimated"),
-                          longer_possible=query.objective == "max_len" and status != cp_model.OPTIMAL)
-        if status == cp_model.OPTIMAL:  # the next plan scores worse (distinct plans score differently)
-            model.add(objective_expression(data, query, variables) >= int(solver.objective_value) + 1)
+        _exclude_found(model, data, query, variables, ranked.plans[-1], solver.value(variables.cost_rank),
+                       ranked.scores[-1] if status == cp_model.OPTIMAL else None)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
-    return _Ranked(plans, statuses, objective_value, bound)
+    return ranked
+
+
+def _exclude_found(model: cp_model.CpModel, data: PlanningData, query: Query, variables: PlanVariables, plan: Plan,
+                   cost_rank: int, proven_score: int | None) -> None:
+    """Exclude `plan`, which a solve of a ranking found (its combination's `cost_rank`), and the plans it dominates
+    (`exclude_dominated`); and where the solve proved it the best (`proven_score`: its objective value), every plan
+    that scores no better: the next solve finds the next best (distinct plans score differently)."""
+    exclude_dominated(model, data, variables, FoundPlan(gpus=plan.gpus, max_model_len=plan.max_model_len,
+                                                        cost_rank=cost_rank, estimated=plan.evidence == "estimated"),
+                      longer_possible=query.objective == "max_len" and proven_score is None)
+    if proven_score is not None:
+        model.add(objective_expression(data, query, variables) >= proven_score + 1)
+
+
+def _ranked_from_asked(catalog: Catalog, data: PlanningData, query: Query, asked: tuple[_Asked, ...],
+                       deadline: float) -> _Ranked | None:
+    """`query`'s ranked plans (`_ranked_plans`) where a wider question asked before settles its first solve (`asked`:
+    their plans `query`'s and more, of the same data, ranked by the same objective, `_asked_first`): where one has no
+    plan, none; where one's best, proven, is within `query` (`_within`), it is `query`'s best (distinct plans score
+    differently), and `query`'s next best are ranked on from it (one solve fewer); None where none settles it."""
+    for wider in asked:
+        first = wider.answer
+        if first.status == "infeasible":
+            return _Ranked([], [cp_model.INFEASIBLE], [], None)
+        if first.status == "optimal" and first.objective_value is not None and _within(query, data, first.plans[0]):
+            ranked = _Ranked([first.plans[0]], [cp_model.OPTIMAL], [first.objective_value], first.bound)
+            return ranked if query.top == 1 else _ranked_plans(catalog, data, query, deadline, ranked)
+    return None
 
 
 def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
@@ -877,7 +953,7 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby
     within = query.model_copy(update={"exact": False, "top": 1})
     fewer = nearby.asked_answer(within)
     if fewer is None:
-        fewer = answer_for(catalog, within, data.gpu, explained=False)
+        fewer = answer_for(catalog, within, data.gpu, explained=False, asked=nearby.wider(within))
     if not fewer.plans:
         return ""
     plan = fewer.plans[0]
@@ -1090,14 +1166,14 @@ class _Nearby:
     """The best plans on one GPU type of an infeasible query changed one way, each solved when its reason
     asks for it (`solved` records them for the explanation)."""
 
-    def __init__(self, catalog: Catalog, query: Query, gpu: str, asked: _Asked | None = None) -> None:
+    def __init__(self, catalog: Catalog, query: Query, gpu: str, asked: tuple[_Asked, ...] = ()) -> None:
         self.catalog, self.query, self.gpu, self.asked = catalog, query, gpu, asked
         self.found: dict[AlternativeName, Plan | None] = {}
         self.undecided: set[AlternativeName] = set()
 
     def plan(self, name: AlternativeName) -> Plan | None:
-        """The best plan changed as `name` says (solved once, however often a reason asks; not at all where `asked`
-        is that question)."""
+        """The best plan changed as `name` says (solved once, however often a reason asks; not at all where one of
+        `asked` is that question)."""
         if name in self.found:
             return self.found[name]
         changed = _changed(self.query, name)
@@ -1105,15 +1181,20 @@ class _Nearby:
             best, decided = asked.best, asked.decided
         else:
             best, decided = (None, True) if changed is None else _alternative_best(self.catalog, self.query, changed,
-                                                                                   name, self.gpu)
+                                                                                   name, self.gpu, self.wider(changed))
         self.found[name] = best
         if not decided:
             self.undecided.add(name)
         return best
 
     def asked_answer(self, question: Query) -> Answer | None:
-        """The answer of `asked` (unexplained) where `question` is its question; None otherwise."""
-        return self.asked.answer if self.asked is not None and question == self.asked.query else None
+        """The answer (unexplained) of the question of `asked` that is `question`; None where none is."""
+        return _asked_answer(self.asked, question)
+
+    def wider(self, question: Query) -> tuple[_Asked, ...]:
+        """Those of `asked` whose question is `question` without its pins (`_unpinned_question`): its plans and more,
+        of the same data where it was asked (`_unpinned_first`), for `answer_for`'s `asked`."""
+        return tuple(asked for asked in self.asked if asked.query == _unpinned_question(question))
 
     def solved(self) -> Alternatives:
         return Alternatives(**self.found, solved=frozenset(self.found.keys() - self.undecided))
@@ -1133,15 +1214,15 @@ def alternative_plan(catalog: Catalog, query: Query, answer: Answer, name: Alter
 
 
 def _alternative_best(catalog: Catalog, query: Query, changed: Query, name: AlternativeName,
-                      gpu: str) -> tuple[Plan | None, bool]:
-    """The best plan of `changed` (`query` changed as `name` says) on `gpu`, and whether that was decided; for the
-    longest at a lowered budget, on the fewest GPUs at its length where `query` minimises them (`_fewest_at_length`),
-    as the query's own longest is."""
-    found = answer_for(catalog, changed, gpu, explained=False)
+                      gpu: str, asked: tuple[_Asked, ...] = ()) -> tuple[Plan | None, bool]:
+    """The best plan of `changed` (`query` changed as `name` says) on `gpu`, and whether that was decided (`asked`:
+    questions wider than `changed` asked before, as `answer_for` takes them); for the longest at a lowered budget, on
+    the fewest GPUs at its length where `query` minimises them (`_fewest_at_length`), as the query's own longest is."""
+    found = answer_for(catalog, changed, gpu, explained=False, asked=asked)
     if found.best is None or name != "token_budget_auto_longest":
         return found.best, found.decided
-    asked = changed.model_copy(update={"objective": query.objective})
-    return _fewest_at_length(catalog, asked, gpu, found.best), found.decided
+    as_asked = changed.model_copy(update={"objective": query.objective})
+    return _fewest_at_length(catalog, as_asked, gpu, found.best), found.decided
 
 
 def _fewest_at_length(catalog: Catalog, query: Query, gpu: str, longest: Plan) -> Plan:
@@ -1362,7 +1443,10 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     if query.host_ram_gb is None:
         return ""
     unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
-    best = answer_for(catalog, unlimited, data.gpu, explained=False).best
+    lifted = nearby.asked_answer(_more_host_ram_question(query))
+    if lifted is None or not _lifts_every_need(data, query):
+        lifted = answer_for(catalog, unlimited, data.gpu, explained=False)
+    best = lifted.best
     if best is not None:
         return (f"; {query.without_host_ram_words(named)}, {_host_words(data.shape, query.node_gpus, best)}"
                 f"{least_host_words(catalog, unlimited, best, data.gpu)}")
@@ -1379,6 +1463,15 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
         return ""
     return (f"; {query.without_host_ram_words(named)} and with {query.option_names.token_budget_auto}, "
             f"{_host_words(data.shape, query.node_gpus, best)}")
+
+
+def _lifts_every_need(data: PlanningData, query: Query) -> bool:
+    """Whether the most host memory a node may have (`_more_host_ram_question`'s) holds what every plan of `data` needs
+    (`fits_host_ram`, the model's rule), so that the question on such nodes has the plans of the one without a host
+    limit, and its best plan their GPUs, settings and length (not their words: it states its host need, with no
+    caution on an unchecked one)."""
+    return all(fits_host_ram(data.shape, gpus, query.node_gpus, MAX_HOST_RAM_GB, offload)
+               for gpus in data.counts for offload in (False, True))
 
 
 def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -> str:

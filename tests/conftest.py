@@ -1,6 +1,7 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
 stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
-`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `unwrapped_fragments`: the Trinity
+`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `answers_left_open`: answers a time
+limit left open; `unwrapped_fragments`: the Trinity
 fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test writes into the shipped tables
 is removed; `no_wall_clock`: the cluster commands' deadlines never pass; and, for every test, no allocator variable
 set, nor vLLM's long-length one) and helpers (`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the
@@ -113,6 +114,22 @@ def solver_parameters(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(solver.solve, "new_solver", recorded)
     return parameters
+
+
+@pytest.fixture
+def answers_left_open(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Any], bool], str], None]:
+    """A function that makes the planner's answers to the questions `which` picks (a `Query`) take the `status`
+    given, ``feasible`` or ``unknown``, as a time limit that left them open would (their plans as solved)."""
+    def left_open(which: Callable[[Any], bool], status: str) -> None:
+        answer_for = solver.solve.answer_for
+
+        def answered(catalog: Any, query: Any, gpu: str, *args: Any, **kwargs: Any) -> Any:
+            found = answer_for(catalog, query, gpu, *args, **kwargs)
+            return found.model_copy(update={"status": status}) if which(query) else found
+
+        monkeypatch.setattr(solver.solve, "answer_for", answered)
+
+    return left_open
 
 
 @pytest.fixture

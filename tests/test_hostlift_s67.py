@@ -18,7 +18,7 @@ from solver.api import answer_query
 from solver.cluster import POOL_HOST_RAM_SOURCE
 from solver.query import make_query
 from solver.render import json_schema
-from solver.tables import MAX_HOST_RAM_GB, Undecided, load_catalog
+from solver.tables import MAX_HOST_RAM_GB, load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -94,19 +94,19 @@ def test_the_json_holds_the_planners_best_without_the_limit(cli: Cli) -> None:
 def test_without_a_limit_there_is_no_line_no_field_and_no_question(
         cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[float | None] = []
-    best_plan = solver.solve.best_plan
+    answer_for = solver.solve.answer_for
 
-    def recorded(catalog: Any, query: Any, gpu: str, **kwargs: Any) -> Any:
-        if kwargs.get("proven"):
+    def recorded(catalog: Any, query: Any, gpu: str, *args: Any, **kwargs: Any) -> Any:
+        if query.host_ram_gb == MAX_HOST_RAM_GB:
             asked.append(query.host_ram_gb)
-        return best_plan(catalog, query, gpu, **kwargs)
+        return answer_for(catalog, query, gpu, *args, **kwargs)
 
-    monkeypatch.setattr(solver.solve, "best_plan", recorded)
+    monkeypatch.setattr(solver.solve, "answer_for", recorded)
     status, out, _ = cli(*ASKED, *LONGEST)
     assert status == 0 and "host limit" not in out and asked == []
     assert "more_host_ram" not in _answer(cli, *LONGEST) and asked == []
     cli(*ASKED, *LONGEST, "--host-ram", "64")
-    assert asked == [MAX_HOST_RAM_GB]  # one question, once
+    assert asked == [MAX_HOST_RAM_GB]  # one question, once (s68: asked before the query's own)
 
 
 def test_pins_and_a_limit_each_say_what_they_cost_alone(cli: Cli) -> None:
@@ -124,15 +124,10 @@ def test_pins_and_a_limit_each_say_what_they_cost_alone(cli: Cli) -> None:
     assert (answer["more_host_ram"]["offload"], answer["more_host_ram"]["sp"]) == (True, 2)
 
 
-def test_a_host_question_the_time_limit_leaves_open_is_left_out(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    best_plan = solver.solve.best_plan
-
-    def undecided_lifted(catalog: Any, query: Any, gpu: str, **kwargs: Any) -> Any:
-        if query.host_ram_gb == MAX_HOST_RAM_GB:
-            raise Undecided("left open")
-        return best_plan(catalog, query, gpu, **kwargs)
-
-    monkeypatch.setattr(solver.solve, "best_plan", undecided_lifted)
+@pytest.mark.parametrize("left_open", ["feasible", "unknown"])  # found but not proven the best; nothing found
+def test_a_host_question_the_time_limit_leaves_open_is_left_out(
+        cli: Cli, answers_left_open: Callable[[Callable[[Any], bool], str], None], left_open: str) -> None:
+    answers_left_open(lambda query: query.host_ram_gb == MAX_HOST_RAM_GB, left_open)
     status, out, _ = cli(*ASKED, *LONGEST, "--host-ram", "64")
     assert status == 0 and _row(out, "max_model_len") == ["51200 (YaRN rope scaling, factor 1.25)"]
     assert "host limit" not in out

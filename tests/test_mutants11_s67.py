@@ -150,7 +150,7 @@ def test_an_unproven_answer_without_the_pins_is_not_taken_for_the_pinned_one() -
     assert asked is not None
     second = answer_for(CATALOG, query.model_copy(update={"top": 2}), "A100-80GB", explained=False).plans[1]
     unproven = asked.answer.model_copy(update={"status": "feasible", "plans": (second,)})
-    answer = answer_for(CATALOG, query, "A100-80GB", unpinned=_Asked(asked.query, unproven))
+    answer = answer_for(CATALOG, query, "A100-80GB", asked=(_Asked(asked.query, unproven),))
     assert answer.model_dump(exclude={"wall_time_s"}) == answer_for(CATALOG, query, "A100-80GB").model_dump(
         exclude={"wall_time_s"})
     assert answer.status == "optimal" and answer.plans[0] != second
@@ -189,11 +189,11 @@ def test_a_reason_that_takes_an_undecided_answer_without_the_pins_leaves_it_unso
                        max_model_len=131072, sp=4)
     asked = _unpinned_first(CATALOG, query, "H20-96GB")
     assert asked is not None
-    nearby = _Nearby(CATALOG, query, "H20-96GB", _Asked(asked.query, asked.answer.model_copy(
-        update={"status": "unknown"})))
+    nearby = _Nearby(CATALOG, query, "H20-96GB", (_Asked(asked.query, asked.answer.model_copy(
+        update={"status": "unknown"})),))
     assert nearby.plan("without_pins") is None
     assert "without_pins" not in nearby.solved().solved
-    decided = _Nearby(CATALOG, query, "H20-96GB", asked)
+    decided = _Nearby(CATALOG, query, "H20-96GB", (asked,))
     assert decided.plan("without_pins") is None and "without_pins" in decided.solved().solved
 
 

@@ -117,15 +117,9 @@ def test_a_configs_gpu_count_is_no_pin(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("left_open", ["feasible", "unknown"])  # found but not proven the best; nothing found
-def test_an_unpinned_question_the_time_limit_leaves_open_is_left_out(cli: Cli, monkeypatch: pytest.MonkeyPatch,
-                                                                     left_open: str) -> None:
-    answer_for = solver.solve.answer_for
-
-    def undecided_unpinned(catalog: Any, query: Any, gpu: str, *args: Any, **kwargs: Any) -> Any:
-        found = answer_for(catalog, query, gpu, *args, **kwargs)
-        return found.model_copy(update={"status": left_open}) if query.sp is None else found
-
-    monkeypatch.setattr(solver.solve, "answer_for", undecided_unpinned)
+def test_an_unpinned_question_the_time_limit_leaves_open_is_left_out(
+        cli: Cli, answers_left_open: Callable[[Callable[[Any], bool], str], None], left_open: str) -> None:
+    answers_left_open(lambda query: query.sp is None, left_open)
     status, out, _ = cli(*ASKED, "--len", "32k", "--sp", "4")
     assert status == 0 and _row(out, "plan") == ["SP=4 on 4 of 6 GPUs (2 left for rollout)"] and "unpinned" not in out
 

@@ -69,7 +69,7 @@ def test_one_solve_gives_the_answer_of_two_and_the_references_plans(gpu: str, mo
     query = _query(gpu, model, budget, length, pins)
     asked = _unpinned_first(CATALOG, query, gpu)
     assert asked is not None and asked.query == _unpinned_question(query)
-    assert _fields(answer_for(CATALOG, query, gpu, unpinned=asked)) == _fields(answer_for(CATALOG, query, gpu))
+    assert _fields(answer_for(CATALOG, query, gpu, asked=(asked,))) == _fields(answer_for(CATALOG, query, gpu))
     (answer,) = plan(query, CATALOG)
     pinned_best = _reference_best(query)
     assert [p.model_dump(mode="json") for p in answer.plans] == ([pinned_best] if pinned_best else [])
@@ -84,9 +84,9 @@ def test_where_the_best_plan_has_the_pins_one_solve_answers_both(monkeypatch: py
     solved: list[Any] = []  # the questions solved
     ranked_plans = solver.solve._ranked_plans
 
-    def counted(catalog: Any, data: Any, query: Any, deadline: float) -> Any:
+    def counted(catalog: Any, data: Any, query: Any, deadline: float, *args: Any) -> Any:
         solved.append(query)
-        return ranked_plans(catalog, data, query, deadline)
+        return ranked_plans(catalog, data, query, deadline, *args)
 
     monkeypatch.setattr(solver.solve, "_ranked_plans", counted)
     for sp, pinned_solves in ((2, 0), (4, 1)):  # SP=2 is the best plan's (Env + SP=2 on 6); SP=4 is not
@@ -108,9 +108,9 @@ def test_where_the_best_plan_has_the_pins_one_solve_answers_both(monkeypatch: py
 
 
 @pytest.mark.parametrize(("pins", "first"), [({"env": False}, False), ({"sp": 2}, True)])
-def test_only_pins_that_keep_the_prepared_data_and_one_plan_ask_the_unpinned_question_first(
+def test_only_pins_that_keep_the_prepared_data_ask_the_unpinned_question_first(
         pins: dict[str, Any], first: bool) -> None:
-    # --no-env prepares estimates without Env; --top 3 asks three plans: the pinned question is solved first.
+    # --no-env prepares estimates without Env: the pinned question is solved first; --top 3 asks it first too (s68)
     query = _query("A100-80GB", "Qwen3-8B", 6, 32768, pins)
-    assert (_unpinned_first(CATALOG, query, "A100-80GB") is not None) is first
-    assert _unpinned_first(CATALOG, query.model_copy(update={"top": 3}), "A100-80GB") is None
+    for top in (1, 3):
+        assert (_unpinned_first(CATALOG, query.model_copy(update={"top": top}), "A100-80GB") is not None) is first

@@ -876,9 +876,9 @@ def test_an_alternative_the_reason_did_not_solve_is_solved_within_the_time_given
     limits: list[float] = []
     real = solver.solve.answer_for
 
-    def recorded(catalog, asked, gpu, explained=True, data=None):
-        limits.append(asked.time_limit_s)
-        return real(catalog, asked, gpu, explained, data)
+    def recorded(catalog, question, gpu, *args, **kwargs):
+        limits.append(question.time_limit_s)
+        return real(catalog, question, gpu, *args, **kwargs)
 
     monkeypatch.setattr(solver.solve, "answer_for", recorded)
     assert alternative_plan(CATALOG, query, answer, "without_pins", 2.5) == (answer.alternatives.without_pins, True)
