@@ -523,7 +523,10 @@ class _Words:
         (and a core of one rule needs it)."""
         parts = self._limit_words(core.rules)
         if "evidence" in core.rules:  # not table_rows: it never stops a count alone, so a minimal core lacks it
-            within = f" within the limits above{nearest()}" if parts else f" (longest per GPU count: {reach()})"
+            # Alone, the evidence rule still speaks for the budget's counts, which `reach` lists: a count past them may
+            # train the length (`more_gpus` names it), so the words keep to the budget.
+            within = (f" within the limits above{nearest()}" if parts
+                      else f" {self.query.within_budget} (longest per GPU count: {reach()})")
             parts.append(self._unvouched_words() + within)
         together = ("these rules together: " if core.minimal else
                     "these rules together (the time limit ran out before it showed that each is needed): ")

@@ -265,8 +265,8 @@ def test_the_plans_a_reason_names_are_the_answers_own_and_not_solved_again(
 def test_a_length_beyond_the_tables_offers_a_shorter_one():
     _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4)
     assert details(reasons, "limit") == [
-        "no plan passes this rule: nothing in the tables vouches for Qwen3-8B on H20-96GB at 131072 tokens "
-        "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 3 GPUs: 28672, 4 GPUs: 122880)"]  # the budget's
+        "no plan passes this rule: nothing in the tables vouches for Qwen3-8B on H20-96GB at 131072 tokens within 4 "
+        "GPUs (longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 3 GPUs: 28672, 4 GPUs: 122880)"]  # the budget's
     assert details(reasons, "shorter_length")[0].startswith(
         "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
     assert details(reasons, "more_gpus") == [
@@ -291,8 +291,8 @@ def test_a_length_beyond_the_estimates_gives_the_longest_per_gpu_count_and_where
     _, reasons = explained(gpu="a100", model="14B", max_model_len=400000, budget_gpus=8, estimate="auto")
     (limit,) = details(reasons, "limit")
     assert limit.startswith("no plan passes this rule: nothing in the tables and the memory model's estimates "
-                            "vouches for Qwen3-14B on A100-80GB at 400000 tokens (longest per GPU count: 1 GPU: 24576, "
-                            "2 GPUs: 40960, 3 GPUs: ")
+                            "vouches for Qwen3-14B on A100-80GB at 400000 tokens within 8 GPUs (longest per GPU count: "
+                            "1 GPU: 24576, 2 GPUs: 40960, 3 GPUs: ")
     longest = dict(re.findall(r"(\d+ GPUs?): (\d+(?: \([^)]*\))?)", limit))
     assert longest["4 GPUs"] == "92160" and longest["7 GPUs"] == "24576"  # inferred from the tables
     (answer,) = plan(make_query(CATALOG, gpu="a100", model="14B", objective="max_len", budget_gpus=8, exact=True),
@@ -631,8 +631,8 @@ def test_a_count_the_pins_leave_without_a_plan_at_any_length_reaches_none():
     # --sp 2 leaves 1 GPU nothing, and 3 GPUs too (SP must divide them).
     _, reasons = explained(gpu="a100", model="14B", max_model_len=200000, budget_gpus=4, sp=2)
     assert details(reasons, "limit") == [
-        ("no plan passes this rule: nothing in the tables vouches for Qwen3-14B on A100-80GB at 200000 tokens (longest "
-         "per GPU count: 1 GPU: none, 2 GPUs: 40960, 3 GPUs: none, 4 GPUs: 40960)")]
+        ("no plan passes this rule: nothing in the tables vouches for Qwen3-14B on A100-80GB at 200000 tokens within 4 "
+         "GPUs (longest per GPU count: 1 GPU: none, 2 GPUs: 40960, 3 GPUs: none, 4 GPUs: 40960)")]
 
 
 def test_the_longest_context_the_pins_leave_without_a_plan_names_the_limit_and_the_plan_without_them():
@@ -654,9 +654,9 @@ def test_a_longest_estimate_at_the_memory_models_ceiling_names_no_table_that_cap
     status, out, _ = cli("--model", "0.6B", "--gpu", "mine", "--gpu-memory", "4096", "--gpus", "2", "--len",
                          "3000000", "--explain")
     assert status == 1 and ("limit no plan passes this rule: nothing in the tables and the memory model's estimates "
-                            "vouches for Qwen3-0.6B on mine at 3000000 tokens (longest per GPU count: 1 GPU: 1639424 "
-                            "(estimated, extrapolated), 2 GPUs: 2097152 (estimated, extrapolated)) ") in " ".join(
-        out.split())
+                            "vouches for Qwen3-0.6B on mine at 3000000 tokens within 2 GPUs (longest per GPU count: "
+                            "1 GPU: 1639424 (estimated, extrapolated), 2 GPUs: 2097152 (estimated, "
+                            "extrapolated)) ") in " ".join(out.split())
 
 
 def test_the_fewest_gpus_for_a_length_nothing_trains_is_explained_up_to_the_most_gpus():
