@@ -1,18 +1,31 @@
 """Mutation testing of s68's merges (mutants13): the behaviours of the wider questions asked first (pins2) that no test
 held. The host question settles a pinned query's first solve where the pins cost and the limit does not; an unproven
 wider answer settles nothing; a ranked answer's objective value and bound are its best plan's; and a reason takes the
-host question's plan for the one without a limit only where every plan's need fits the most host memory."""
+host question's plan for the one without a limit only where every plan's need fits the most host memory. And of
+persona22's and persona23's: a fit's short warning names every multiplier outside its range, on its side; a crash of
+any kind exits 70, also where stderr cannot take the words. Of checkvars': a private name in any case hides its value;
+the check command carries a variable that only the check at the plan's own length reads. Of smallnames': a memory
+size with a decimal, a GPU name as nvidia-smi prints it with a slip, a slip read as digits then swapped. Of words6:
+--sp's help names the node."""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
+import yaml
 from command_words import make_query
 
+import solver.api
 import solver.solve
+from solver.__main__ import main
+from solver.calibrate import implausible
 from solver.solve import _asked_first, answer_for
-from solver.tables import load_catalog
+from solver.tables import QueryError, load_catalog, load_memory_model
+from solver.trinity.fragment import check_command
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
@@ -89,3 +102,95 @@ def test_a_reason_solves_the_plan_without_the_limit_where_a_larger_count_needs_m
     asked = _asked_first(CATALOG, query, "A100-80GB")
     assert asked.more_host_ram is not None and asked.more_host_ram.answer.plans[0].gpus == 4
     assert _fields(answer_for(CATALOG, query, "A100-80GB", asked=asked.questions)) == _fields(expected)
+
+
+def test_the_short_words_name_every_multiplier_outside_its_range_each_on_its_side(tmp_path: Path) -> None:
+    shipped = Path(__file__).parent.parent / "tables" / "memory-model.yaml"
+    text = yaml.safe_load(shipped.read_text(encoding="utf-8"))
+    text["coefficients"].update(states=1.3, gathered=0.3, fragmentation=1.5)
+    path = tmp_path / "odd.yaml"
+    path.write_text(yaml.safe_dump(text), encoding="utf-8")
+    assert implausible(load_memory_model(path).coefficients) == [
+        "states 1.3 above its physical range", "gathered 0.3 below its physical range",
+        "fragmentation 1.5 above its physical range"]
+
+
+ANSWER_ARGV = ["solve", "--model", "4B", "--gpu", "a100", "--len", "8k", "--json"]
+
+
+def test_a_crash_of_any_exception_type_exits_70(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    def crashed(*args: Any, **kwargs: Any) -> NoReturn:
+        raise AttributeError("a defect")
+
+    monkeypatch.setattr(solver.api, "answer_query", crashed)
+    monkeypatch.setattr(sys, "argv", ANSWER_ARGV)
+    assert main() == 70
+    out, err = capsys.readouterr()
+    assert (out, err.splitlines()[-2:]) == ("", [
+        "AttributeError: a defect",
+        "solve: internal error (the traceback above): no answer, and no bad input; exit status 70"])
+
+
+class _FullStream:
+    """A standard error that takes no words (2>/dev/full): each write fails."""
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_crash_with_standard_error_full_still_exits_70(monkeypatch: pytest.MonkeyPatch) -> None:
+    def crashed(*args: Any, **kwargs: Any) -> NoReturn:
+        raise RuntimeError("a defect")
+
+    monkeypatch.setattr(solver.api, "answer_query", crashed)
+    monkeypatch.setattr(sys, "argv", ANSWER_ARGV)
+    monkeypatch.setattr(sys, "stderr", _FullStream())
+    assert main() == 70
+
+
+def test_a_private_name_in_any_case_hides_its_value() -> None:
+    plan = answer_for(CATALOG, _query("Qwen3-4B", 1, 8192), "A100-80GB").plans[0]
+    command = check_command(plan, CATALOG.model("Qwen3-4B"), ("--gpu", "A100-80GB"), None, None,
+                            environment=(("hf_token", "12"), ("Wandb_Api_Key", "1"), ("ngpus", "8")))
+    assert command == ('hf_token="${hf_token:?}" Wandb_Api_Key="${Wandb_Api_Key:?}" ngpus=8 '
+                       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu "
+                       "A100-80GB")  # the plan has Env: its variable too
+
+
+YARN_FROM_SHELL = ("mode: both\nalgorithm: {algorithm_type: grpo, repeat_times: 8}\nbuffer: {batch_size: 32}\n"
+                   "model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 2048\n  max_response_tokens: 2048\n"
+                   '  rope_scaling: {rope_type: yarn, factor: "${oc.env:FACTOR,1.0}", '
+                   "original_max_position_embeddings: 40960}\n"
+                   "cluster: {node_num: 1, gpu_per_node: 8}\n"
+                   "explorer:\n  rollout_model: {engine_num: 2, tensor_parallel_size: 2}\n")
+"""Qwen3-8B without model.max_model_len (the plan's is prompt + response, 4096), with a YaRN factor from FACTOR that
+only the check reads, at the plan's length (within the native context: YaRN is not needed, and its factor is read)."""
+
+
+def test_the_check_command_carries_a_variable_only_the_check_at_the_plans_length_reads(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "trinity.yaml"
+    config.write_text(YARN_FROM_SHELL, encoding="utf-8")
+    monkeypatch.setenv("FACTOR", "1.0")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--emit", "trinity")
+    assert status == 0 and "# plan: vanilla on 4 A100-80GB trainer GPUs (4 for rollout), max_model_len 4096\n" in out
+    assert "#   FACTOR=1.0 solve --from-config CONFIG --check --gpu A100-80GB\n" in out
+
+
+@pytest.mark.parametrize(("name", "guess"), [
+    ("96.0gb", "H20-96GB or GH200-96GB"),  # a memory size with a decimal
+    ("NVIDIA H10O PCIe", "H100-80GB"),  # nvidia-smi's words around a slip: the guess is of the name without them
+    ("ho2", "H20-96GB"),  # a letter for a digit, then two characters swapped: h02, h20
+])
+def test_an_unknown_gpu_name_gets_the_guess_of_what_it_was_meant_to_be(name: str, guess: str) -> None:
+    with pytest.raises(QueryError, match=rf"^unknown GPU '{name}' \(did you mean {guess}\?\); accepted: "):
+        CATALOG.gpu(name)
+
+
+def test_sp_help_says_an_sp_group_stays_in_one_node(cli: Callable[..., tuple[int, str, str]]) -> None:
+    status, out, _ = cli("--help")
+    assert status == 0 and "a trainer that spans nodes keeps each SP group in one node --env, --no-env" in " ".join(out.split())
