@@ -5,11 +5,12 @@ host question's plan for the one without a limit only where every plan's need fi
 persona22's and persona23's: a fit's short warning names every multiplier outside its range, on its side; a crash of
 any kind exits 70, also where stderr cannot take the words. Of checkvars': a private name in any case hides its value;
 the check command carries a variable that only the check at the plan's own length reads. Of smallnames': a memory
-size with a decimal, a GPU name as nvidia-smi prints it with a slip, a slip read as digits then swapped. Of words6:
---sp's help names the node."""
+size with a decimal, a GPU name as nvidia-smi prints it with a slip, a slip read as digits then swapped; a scalar that is no plain word read as YAML, and no ruamel loaded to
+refuse a malformed config read as Trinity does. Of words6: --sp's help names the node."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from solver.calibrate import implausible
 from solver.solve import _asked_first, answer_for
 from solver.tables import QueryError, load_catalog, load_memory_model
 from solver.trinity.fragment import check_command
+from solver.trinity.interpolation import decode_scalar
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
@@ -194,3 +196,32 @@ def test_an_unknown_gpu_name_gets_the_guess_of_what_it_was_meant_to_be(name: str
 def test_sp_help_says_an_sp_group_stays_in_one_node(cli: Callable[..., tuple[int, str, str]]) -> None:
     status, out, _ = cli("--help")
     assert status == 0 and "a trainer that spans nodes keeps each SP group in one node --env, --no-env" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("8", 8), ("1_000", 1000), ("0x10", 16), ("1e3", 1000.0),  # numbers, which start with no letter: YAML's
+    ("yarn # the type", "yarn"),  # a word and a comment: not a plain word alone, read as YAML (the word)
+])
+def test_text_that_is_no_plain_word_alone_decodes_as_yaml(text: str, value: object) -> None:
+    assert decode_scalar(text) == value and type(decode_scalar(text)) is type(value)
+
+
+MALFORMED_LOADS_NO_RUAMEL = """\
+import sys
+from solver.trinity.keys import ConfigError
+from solver.trinity.reader import load_config_mapping
+try:
+    load_config_mapping("model: [1\\n", "user.yaml")
+except ConfigError as error:
+    print(error)
+print("ruamel" in sys.modules)
+"""
+
+
+def test_a_malformed_config_read_as_trinity_does_is_refused_without_loading_ruamel() -> None:
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", MALFORMED_LOADS_NO_RUAMEL], capture_output=True, text=True,
+                            timeout=120, check=False, cwd=root)
+    assert (result.returncode, result.stdout) == (0, (
+        "user.yaml: at the end of the file: malformed YAML: expected ',' or ']', but got '<stream end>'\nFalse\n")), \
+        result.stderr
