@@ -5,8 +5,9 @@ host question's plan for the one without a limit only where every plan's need fi
 persona22's and persona23's: a fit's short warning names every multiplier outside its range, on its side; a crash of
 any kind exits 70, also where stderr cannot take the words. Of checkvars': a private name in any case hides its value;
 the check command carries a variable that only the check at the plan's own length reads. Of smallnames': a memory
-size with a decimal, a GPU name as nvidia-smi prints it with a slip, a slip read as digits then swapped; a scalar that is no plain word read as YAML, and no ruamel loaded to
-refuse a malformed config read as Trinity does. Of words6: --sp's help names the node."""
+size with a decimal, a GPU name as nvidia-smi prints it with a slip, a slip read as digits then swapped, a model's
+size in millions kept; a scalar that is no plain word read as YAML, and no ruamel loaded to refuse a malformed config
+read as Trinity does. Of words6: --sp's help names the node."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from solver.__main__ import main
 from solver.calibrate import implausible
 from solver.solve import _asked_first, answer_for
 from solver.tables import QueryError, load_catalog, load_memory_model
+from solver.tables.text import guessed_name
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import decode_scalar
 
@@ -85,8 +87,8 @@ def test_an_unproven_wider_answer_settles_nothing() -> None:
 
 def test_a_ranked_answers_objective_value_and_bound_are_its_best_plans() -> None:
     query = _query("Qwen3-8B", 6, 32768, top=3)
-    ranked, best = answer_for(CATALOG, query, "A100-80GB"), answer_for(CATALOG, query.model_copy(update={"top": 1}),
-                                                                         "A100-80GB")
+    ranked = answer_for(CATALOG, query, "A100-80GB")
+    best = answer_for(CATALOG, query.model_copy(update={"top": 1}), "A100-80GB")
     assert (ranked.status, len(ranked.plans), ranked.objective_value, ranked.bound) == ("optimal", 3, 3, 3.0)
     assert (best.objective_value, best.bound) == (3, 3.0)
 
@@ -195,7 +197,8 @@ def test_an_unknown_gpu_name_gets_the_guess_of_what_it_was_meant_to_be(name: str
 
 def test_sp_help_says_an_sp_group_stays_in_one_node(cli: Callable[..., tuple[int, str, str]]) -> None:
     status, out, _ = cli("--help")
-    assert status == 0 and "a trainer that spans nodes keeps each SP group in one node --env, --no-env" in " ".join(out.split())
+    shown = " ".join(out.split())  # as argparse wraps it at any width
+    assert status == 0 and "a trainer that spans nodes keeps each SP group in one node --env, --no-env" in shown
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -225,3 +228,9 @@ def test_a_malformed_config_read_as_trinity_does_is_refused_without_loading_ruam
     assert (result.returncode, result.stdout) == (0, (
         "user.yaml: at the end of the file: malformed YAML: expected ',' or ']', but got '<stream end>'\nFalse\n")), \
         result.stderr
+
+
+def test_a_model_size_in_millions_is_no_slip_of_its_digits_swapped() -> None:
+    # as qwen3-41b is no slip of Qwen3-14B, smollm-153m is none of SmolLM-135M: another size; a swap elsewhere is
+    names = {"smollm-135m": "SmolLM-135M"}
+    assert (guessed_name("smollm-153m", names), guessed_name("smolml-135m", names)) == (None, "SmolLM-135M")
