@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 import pytest
 import yaml
 from command_words import make_query
+from test_widerfirst_s68 import _fields, _solves
 
 import solver.api
 import solver.solve
@@ -39,22 +40,6 @@ CATALOG = load_catalog()
 def _query(model: str, budget: int, length: int, **rest: Any) -> Any:
     return make_query(CATALOG, gpu="A100-80GB", model=model, objective="cheapest", budget_gpus=budget,
                       max_model_len=length, **rest)
-
-
-def _fields(answer: Any) -> dict[str, Any]:
-    return answer.model_dump(exclude={"wall_time_s"})
-
-
-def _solves(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    count = [0]
-    solved = solver.solve._solved
-
-    def counted(*args: Any) -> Any:
-        count[0] += 1
-        return solved(*args)
-
-    monkeypatch.setattr(solver.solve, "_solved", counted)
-    return count
 
 
 def test_the_host_question_settles_a_pinned_query_whose_pins_cost(monkeypatch: pytest.MonkeyPatch) -> None:
