@@ -654,11 +654,13 @@ LOAD_BYTES = 4
 
 def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of each kind of weight tensor the model holds, as Hugging Face's Qwen3 code lays
-    them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (each
-    expert's, the router and a shared expert with its gate, for a MoE model) and the norms, Qwen3's query and key
+    them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (for a MoE model
+    the router, the routed experts and a shared expert with its gate) and the norms, Qwen3's query and key
     norms among them (for Llama and Qwen2.5, which have none, or q/k/v biases instead, the sizes differ by less
     than 0.01%); a latent attention's projections and latent norms instead (`MLA`), and
-    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows."""
+    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows. An expert layer's routed experts
+    are two tensors of one row per expert (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds
+    them."""
     hidden, layers = model.hidden_size, model.num_layers
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
     if model.moe is None:
@@ -669,8 +671,16 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
     return (embeddings + _attention_shapes(model) + router
-            + _mlp_shapes(hidden, moe.moe_intermediate_size, moe.experts * sparse) + shared + gate
+            + _routed_expert_shapes(hidden, moe.moe_intermediate_size, moe.experts, sparse) + shared + gate
             + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers))
+
+
+def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of the routed experts' tensors in `layers` expert layers, as transformers 5 holds them
+    (`Qwen3MoeExperts`: `gate_up_proj` of experts x 2 width x hidden, `down_proj` of experts x hidden x width): a row
+    per expert, which FSDP2 shards whole, so on a GPU count that does not divide the experts each shard holds the
+    rounded-up count of experts (Qwen3-30B-A3B's 128 on 6 GPUs: 22 a GPU)."""
+    return ((experts, 2 * width * hidden, layers), (experts, hidden * width, layers))
 
 
 def _mlp_shapes(hidden: int, width: int, count: int) -> tuple[tuple[int, int, int], ...]:
