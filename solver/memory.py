@@ -5,7 +5,8 @@ Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` 
 
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
-  FSDP; with Offload they live in host memory instead;
+  FSDP (a mixture of experts' routed experts whole: the fullest GPU holds the rounded-up count of them,
+  `expert_padding`); with Offload they live in host memory instead;
 - **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
   computed and reduced it holds that layer's bf16 weights and the next one's (prefetched), its bf16
   gradients and their fp32 copy for the reduction, 10 bytes per parameter of a layer, and the embedding
@@ -384,7 +385,7 @@ def token_features(model: Model, gpus: int, setting: Setting, tokens: int) -> di
     parameters = model.parameters_b * 1e9
     embedding = model.vocab_size * model.hidden_size
     return {
-        "states": 0.0 if setting.offload else 16 * parameters / gpus / GIB,
+        "states": 0.0 if setting.offload else (16 * parameters / gpus + 16 * expert_padding(model, gpus)) / GIB,
         "gathered": (4 * embedding + 10 * (parameters - embedding * (1 if model.tied_embeddings else 2))
                      / model.num_layers) / GIB,
         "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
@@ -457,7 +458,19 @@ def optimizer_step_states_gib(model: Model, gpus: int) -> float:
     """What the optimizer step holds without Offload besides the overhead, GiB: the states as first principles count
     them (16 bytes per parameter of the shard; the calibrated multiplier also carries what the activation peak holds
     besides) and `ADAM_STEP_BYTES` more. The calibration fits the overhead against it."""
-    return (16 + ADAM_STEP_BYTES) * model.parameters_b * 1e9 / gpus / GIB
+    step_bytes = 16 + ADAM_STEP_BYTES
+    return (step_bytes * model.parameters_b * 1e9 / gpus + step_bytes * expert_padding(model, gpus)) / GIB
+
+
+def expert_padding(model: Model, gpus: int) -> float:
+    """Parameters the fullest of `gpus` GPUs holds beyond an even share of the model's: FSDP2 shards a mixture of
+    experts' routed experts whole (`_routed_expert_shapes`), so each GPU holds the rounded-up count of every expert
+    layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do; 0 for a dense model and where the
+    GPUs divide the experts."""
+    if model.moe is None:
+        return 0.0
+    experts = model.moe.experts
+    return model.routed_expert_parameters * (ceil(experts / gpus) * gpus - experts) / (experts * gpus)
 
 
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
