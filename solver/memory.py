@@ -5,7 +5,8 @@ Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` 
 
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
-  FSDP; with Offload they live in host memory instead;
+  FSDP (a mixture of experts' routed experts whole: the fullest GPU holds the rounded-up count of them,
+  `expert_padding`); with Offload they live in host memory instead;
 - **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
   computed and reduced it holds that layer's bf16 weights and the next one's (prefetched), its bf16
   gradients and their fp32 copy for the reduction, 10 bytes per parameter of a layer, and the embedding
@@ -384,7 +385,7 @@ def token_features(model: Model, gpus: int, setting: Setting, tokens: int) -> di
     parameters = model.parameters_b * 1e9
     embedding = model.vocab_size * model.hidden_size
     return {
-        "states": 0.0 if setting.offload else 16 * parameters / gpus / GIB,
+        "states": 0.0 if setting.offload else (16 * parameters / gpus + 16 * expert_padding(model, gpus)) / GIB,
         "gathered": (4 * embedding + 10 * (parameters - embedding * (1 if model.tied_embeddings else 2))
                      / model.num_layers) / GIB,
         "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
@@ -457,7 +458,19 @@ def optimizer_step_states_gib(model: Model, gpus: int) -> float:
     """What the optimizer step holds without Offload besides the overhead, GiB: the states as first principles count
     them (16 bytes per parameter of the shard; the calibrated multiplier also carries what the activation peak holds
     besides) and `ADAM_STEP_BYTES` more. The calibration fits the overhead against it."""
-    return (16 + ADAM_STEP_BYTES) * model.parameters_b * 1e9 / gpus / GIB
+    step_bytes = 16 + ADAM_STEP_BYTES
+    return (step_bytes * model.parameters_b * 1e9 / gpus + step_bytes * expert_padding(model, gpus)) / GIB
+
+
+def expert_padding(model: Model, gpus: int) -> float:
+    """Parameters the fullest of `gpus` GPUs holds beyond an even share of the model's: FSDP2 shards a mixture of
+    experts' routed experts whole (`_routed_expert_shapes`), so each GPU holds the rounded-up count of every expert
+    layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do; 0 for a dense model and where the
+    GPUs divide the experts."""
+    if model.moe is None:
+        return 0.0
+    experts = model.moe.experts
+    return model.routed_expert_parameters * (ceil(experts / gpus) * gpus - experts) / (experts * gpus)
 
 
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
@@ -654,11 +667,13 @@ LOAD_BYTES = 4
 
 def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of each kind of weight tensor the model holds, as Hugging Face's Qwen3 code lays
-    them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (each
-    expert's, the router and a shared expert with its gate, for a MoE model) and the norms, Qwen3's query and key
+    them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (for a MoE model
+    the router, the routed experts and a shared expert with its gate) and the norms, Qwen3's query and key
     norms among them (for Llama and Qwen2.5, which have none, or q/k/v biases instead, the sizes differ by less
     than 0.01%); a latent attention's projections and latent norms instead (`MLA`), and
-    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows."""
+    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows. An expert layer's routed experts
+    are two tensors of one row per expert (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds
+    them."""
     hidden, layers = model.hidden_size, model.num_layers
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
     if model.moe is None:
@@ -669,8 +684,16 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
     return (embeddings + _attention_shapes(model) + router
-            + _mlp_shapes(hidden, moe.moe_intermediate_size, moe.experts * sparse) + shared + gate
+            + _routed_expert_shapes(hidden, moe.moe_intermediate_size, moe.experts, sparse) + shared + gate
             + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers))
+
+
+def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of the routed experts' tensors in `layers` expert layers, as transformers 5 holds them
+    (`Qwen3MoeExperts`: `gate_up_proj` of experts x 2 width x hidden, `down_proj` of experts x hidden x width): a row
+    per expert, which FSDP2 shards whole, so on a GPU count that does not divide the experts each shard holds the
+    rounded-up count of experts (Qwen3-30B-A3B's 128 on 6 GPUs: 22 a GPU)."""
+    return ((experts, 2 * width * hidden, layers), (experts, hidden * width, layers))
 
 
 def _mlp_shapes(hidden: int, width: int, count: int) -> tuple[tuple[int, int, int], ...]:

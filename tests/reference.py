@@ -529,10 +529,9 @@ def _host_need(model: Any, n: int, node_gpus: int) -> float:
         if model.moe is None:
             weights += [(model.intermediate_size, h), (model.intermediate_size, h), (h, model.intermediate_size)]
         else:
-            weights.append((model.moe.experts, h))
-            for _ in range(model.moe.experts):
-                width = model.moe.moe_intermediate_size
-                weights += [(width, h), (width, h), (h, width)]
+            # The router, then the experts as transformers 5 holds them: gate_up_proj and down_proj, a row per expert.
+            width = model.moe.moe_intermediate_size
+            weights += [(model.moe.experts, h), (model.moe.experts, 2 * width * h), (model.moe.experts, h * width)]
         tensors[f"layers.{layer}"] = weights
 
     def block(size: int) -> int:

@@ -151,9 +151,10 @@ def test_the_weight_shapes_hold_each_catalogued_models_parameters():
     assert weight_shapes(CATALOG.model("0.6B")) == (
         (151936, 1024, 1), (1024, 1, 1), (2048, 1024, 28), (1024, 1024, 56), (1024, 2048, 28), (1024, 1, 56),
         (128, 1, 56), (3072, 1024, 56), (1024, 3072, 28))
-    # Qwen3-30B-A3B (48 layers, 128 experts of 768, hidden 2048): the router, then every expert's MLP.
+    # Qwen3-30B-A3B (48 layers, 128 experts of 768, hidden 2048): the router, then each layer's experts in two
+    # tensors of a row per expert, gate_up_proj (2 x 768 x 2048 a row) and down_proj (2048 x 768), as transformers 5.
     assert weight_shapes(CATALOG.model("30B-A3B"))[-3:] == (
-        (128, 2048, 48), (768, 2048, 2 * 128 * 48), (2048, 768, 128 * 48))
+        (128, 2048, 48), (128, 2 * 768 * 2048, 48), (128, 2048 * 768, 48))
 
 
 def test_the_readme_plans_breakdown_by_hand_with_the_shipped_coefficients():

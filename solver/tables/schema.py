@@ -392,13 +392,20 @@ class Model(Frozen):
                 self.logit_softcapping, latent)
 
     @property
+    def routed_expert_parameters(self) -> int:
+        """Parameters of the routed experts' gated MLPs in the mixture-of-experts layers: 0 for a dense model."""
+        if self.moe is None:
+            return 0
+        routed = (self.num_layers - self.moe.dense_layers) * self.moe.experts
+        return routed * 3 * self.hidden_size * self.moe.moe_intermediate_size
+
+    @property
     def idle_expert_parameters(self) -> int:
         """Parameters a token does not pass through: 0 for a dense model; for a mixture of experts, the gated MLPs
         of the experts it does not take in its mixture-of-experts layers."""
         if self.moe is None:
             return 0
-        idle = (self.num_layers - self.moe.dense_layers) * (self.moe.experts - self.moe.active_experts)
-        return idle * 3 * self.hidden_size * self.moe.moe_intermediate_size
+        return self.routed_expert_parameters // self.moe.experts * (self.moe.experts - self.moe.active_experts)
 
     @property
     def active_parameters_b(self) -> float:
