@@ -118,6 +118,18 @@ def plan_environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | No
     return dict(variable for wants, variable in wanted if wants)
 
 
+NO_CHECKPOINT_SILENT_GPU = "H20-96GB"
+"""The GPU type whose tables in Trinity-RFT's guide do not say whether its runs saved Hugging Face weights (the
+guide's A100 offload measurements saved none: `no_checkpoint_words`)."""
+
+
+def no_checkpoint_words(gpu: str | None) -> str:
+    """Where an Offload plan's ``trainer.save_hf_checkpoint: never`` comes from, said for a plan on `gpu` (None: not
+    known): the A100 offload measurements of Trinity-RFT's guide, and on the H20 that its own tables do not say."""
+    silent = " (its H20 tables do not say)" if gpu == NO_CHECKPOINT_SILENT_GPU else ""
+    return f"as in the A100 offload measurements of Trinity-RFT's guide{silent}"
+
+
 def env_when(several_nodes: bool) -> str:
     """When `ENV_EXPORT` must run, in words: before Ray starts, and for a job on several nodes on each of them (each
     node's Ray workers take the environment its ``ray start`` had; Trinity passes the variable to none of them)."""
