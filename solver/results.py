@@ -676,6 +676,16 @@ def check_or_plan_words(validated: int, option_names: OptionNames = COMMAND_OPTI
     return f"{CHECK_QUALITY}, or plan {option_names.valued(option_names.length, validated)}"
 
 
+def past_validated_note(plan: Plan, model: Model, option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+    """``max_model_len past the validated 131072: check the model's quality at this length, or plan --len 131072``
+    (`past_validated_words`, `check_or_plan_words`) for a `plan` of `model` past what it is known to handle
+    (`Plan.past_validated_length`), said once above the length where the plan is applied: its apply lines, a config
+    --write writes (whose header-less note is all it says); None within it."""
+    if (validated := plan.past_validated_length) is None:
+        return None
+    return f"max_model_len {past_validated_words(model, validated)}: {check_or_plan_words(validated, option_names)}"
+
+
 def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
     """The cautions about `model` at `max_model_len` tokens, in words: YaRN past what is validated, a length past its
     native context on its own RoPE scaling, or past the shorter length vLLM derives from its config.json."""

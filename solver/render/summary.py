@@ -17,7 +17,6 @@ from solver.results import (
     LONG_LENGTH_VARIABLE,
     Answer,
     Plan,
-    check_or_plan_words,
     env_when,
     known_length_word,
     length_cautions,
@@ -25,6 +24,7 @@ from solver.results import (
     no_checkpoint_words,
     own_scaling_parts,
     past_derived_length_words,
+    past_validated_note,
     past_validated_words,
     plan_environment,
     spans_nodes,
@@ -57,9 +57,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         why = (f"vLLM's rollout takes a max_model_len past the {longest} it derives from the model's config only "
                "with this, " if name == LONG_LENGTH_VARIABLE[0] else "")
         lines += [f"# {why}{when}:", f"export {name}={value}"]
-    if (validated := plan.past_validated_length) is not None:
-        lines.append(f"# max_model_len {past_validated_words(model, validated)}: "
-                     f"{check_or_plan_words(validated, names)}")
+    if (past := past_validated_note(plan, model, names)) is not None:
+        lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
