@@ -345,8 +345,8 @@ def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, f
                    f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place")
     if others := _configs_of_no_job(args.emit_dir, fleet, input_paths(args)):
         print_note(f"solve cluster: note: {args.emit_dir} also holds {named_jobs(others, 'file')}, named for no "
-                   f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left as they "
-                   "are; start only the configs this run wrote")
+                   f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left in place; "
+                   "start only the configs this run wrote")
 
 
 def _print_placement(args: argparse.Namespace, result: ClusterResult, fleet: Fleet, written: list[Path]) -> None:
