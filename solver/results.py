@@ -1191,8 +1191,8 @@ class Answer(_Timed):
         "was given"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
-        f"model's, and on a card of at most {SMALL_CARD_GIB:g} GiB that much more as holds back the GiB such a card "
-        "runs optimistic by); null only in JSON made before answers echoed it"))
+        f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "
+        "only in JSON made before answers echoed it"))
     memory_model_margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the memory model's own default margin where `margin` is not it (--margin, or a small card's default); left "
         "out otherwise"))
