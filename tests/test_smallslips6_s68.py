@@ -39,15 +39,19 @@ def test_the_no_checkpoint_words_speak_of_the_h20_tables_on_an_h20_plan_alone(gp
     assert no_checkpoint_words(gpu) == words
 
 
-def test_an_h100_plans_offload_lines_and_fragment_leave_the_h20_tables_out(cli: Cli):
-    flags = ("--model", "14B", "--gpu", "h100", "--gpus", "2", "--len", "32768", "--offload")
+@pytest.mark.parametrize(("gpu", "aside", "fragment_lines"), [
+    ("h100", "", "guide\n"),
+    ("h20", " (its H20 tables do not say)", "guide (its\n  # H20 tables do not say)\n"),
+])
+def test_a_plans_offload_lines_and_fragment_speak_of_the_h20_tables_on_an_h20_plan_alone(
+        cli: Cli, gpu: str, aside: str, fragment_lines: str):
+    flags = ("--model", "14B", "--gpu", gpu, "--gpus", "2", "--len", "20480", "--offload")
     status, out, _ = cli(*flags)
-    assert status == 0 and ("trainer.trainer_strategy: fsdp2\n# as in the A100 offload measurements of Trinity-RFT's "
-                            "guide:\ntrainer.save_hf_checkpoint: never\n") in out
+    assert status == 0 and (f"trainer.trainer_strategy: fsdp2\n# as in the A100 offload measurements of "
+                            f"Trinity-RFT's guide{aside}:\ntrainer.save_hf_checkpoint: never\n") in out
     status, out, _ = cli(*flags, "--emit", "trinity")
     assert status == 0 and ("  # no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's "
-                            "guide\n  save_hf_checkpoint: never\n") in out
-    assert "H20" not in out
+                            f"{fragment_lines}  save_hf_checkpoint: never\n") in out
 
 
 CONFIG = """\
