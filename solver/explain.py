@@ -736,9 +736,14 @@ class _Words:
         return f"the memory model predicts at {counted(length, 'token')}: {'; '.join(predictions)}"
 
     def _no_table(self, n: int) -> str:
-        """That no table speaks for `n` GPUs: none of the GPU type names the model at all, or none for `n`
+        """That no table speaks for `n` GPUs: none of the GPU type names the model at all (none has its memory,
+        though those of GPU types with more may cap its estimates: `PlanningData.capping_gpus`), or none for `n`
         GPUs (nor, `_nor_fewer`, a cell of a table for fewer)."""
         if not self.data.rows and not self.catalog.tabled_counts(self.data.gpu):
+            if capping := self.data.capping_gpus:
+                return (f"on {self.gpus(n)}: no table vouches for {self.data.gpu} (none has its memory; the {capping} "
+                        "tables, whose GPUs have at least its memory, cap its estimates where they say a setting ran "
+                        "out of memory)")
             return f"on {self.gpus(n)}: no table speaks for {self.data.gpu} (none has its memory)"
         if not self.data.rows:
             return f"on {self.gpus(n)}: no {self.data.gpu} table names {self.data.model}"

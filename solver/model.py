@@ -148,6 +148,12 @@ class PlanningData:
         return table_words(self.table_gpu(count), count, origin.source if origin is not None else None)
 
     @property
+    def capping_gpus(self) -> str:
+        """The GPU types of the `larger` tables that cap the estimates, in words (``A100-80GB and H20-96GB``); "" for
+        none."""
+        return " and ".join(name for name, _ in self.larger)
+
+    @property
     def sp_degrees(self) -> range:
         """The SP degrees a plan may take before the divisibility rules: 1 to the most GPUs it may use."""
         return range(1, max(self.counts) + 1)

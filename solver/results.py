@@ -118,6 +118,18 @@ def plan_environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | No
     return dict(variable for wants, variable in wanted if wants)
 
 
+NO_CHECKPOINT_SILENT_GPU = "H20-96GB"
+"""The GPU type whose tables in Trinity-RFT's guide do not say whether its runs saved Hugging Face weights (the
+guide's A100 offload measurements saved none: `no_checkpoint_words`)."""
+
+
+def no_checkpoint_words(gpu: str | None) -> str:
+    """Where an Offload plan's ``trainer.save_hf_checkpoint: never`` comes from, said for a plan on `gpu` (None: not
+    known): the A100 offload measurements of Trinity-RFT's guide, and on the H20 that its own tables do not say."""
+    silent = " (its H20 tables do not say)" if gpu == NO_CHECKPOINT_SILENT_GPU else ""
+    return f"as in the A100 offload measurements of Trinity-RFT's guide{silent}"
+
+
 def env_when(several_nodes: bool) -> str:
     """When `ENV_EXPORT` must run, in words: before Ray starts, and for a job on several nodes on each of them (each
     node's Ray workers take the environment its ``ray start`` had; Trinity passes the variable to none of them)."""
@@ -664,6 +676,16 @@ def check_or_plan_words(validated: int, option_names: OptionNames = COMMAND_OPTI
     return f"{CHECK_QUALITY}, or plan {option_names.valued(option_names.length, validated)}"
 
 
+def past_validated_note(plan: Plan, model: Model, option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+    """``max_model_len past the validated 131072: check the model's quality at this length, or plan --len 131072``
+    (`past_validated_words`, `check_or_plan_words`) for a `plan` of `model` past what it is known to handle
+    (`Plan.past_validated_length`), said once above the length where the plan is applied: its apply lines, a config
+    --write writes (whose header-less note is all it says); None within it."""
+    if (validated := plan.past_validated_length) is None:
+        return None
+    return f"max_model_len {past_validated_words(model, validated)}: {check_or_plan_words(validated, option_names)}"
+
+
 def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
     """The cautions about `model` at `max_model_len` tokens, in words: YaRN past what is validated, a length past its
     native context on its own RoPE scaling, or past the shorter length vLLM derives from its config.json."""
@@ -1169,8 +1191,8 @@ class Answer(_Timed):
         "was given"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
-        f"model's, and on a card of at most {SMALL_CARD_GIB:g} GiB that much more as holds back the GiB such a card "
-        "runs optimistic by); null only in JSON made before answers echoed it"))
+        f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "
+        "only in JSON made before answers echoed it"))
     memory_model_margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the memory model's own default margin where `margin` is not it (--margin, or a small card's default); left "
         "out otherwise"))

@@ -713,7 +713,7 @@ def _ranked_from_asked(catalog: Catalog, data: PlanningData, query: Query, asked
 def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
     """Why `query` has no plan on `gpu` where `data` holds none (`PlanningData.holds_no_plan`): no table of the model,
     and (where estimates are on) nothing the memory model fits, within what larger GPUs' tables allow."""
-    capping = " and ".join(name for name, _ in data.larger)  # their failures cap the estimates too
+    capping = data.capping_gpus  # their failures cap the estimates too
     nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)" + (
         f" within what the {capping} tables allow (their GPUs have at least this one's memory)" if capping else "")
     if query.estimate == "only":

@@ -3207,7 +3207,7 @@ APPLIED_4B = [
     "trainer.ulysses_sequence_parallel_size: 4",
     "trainer.max_token_len_per_gpu: 51200",
     "trainer.trainer_strategy: fsdp2",
-    "# as in the A100 offload measurements of Trinity-RFT's guide (its H20 tables do not say):",
+    "# as in the A100 offload measurements of Trinity-RFT's guide:",
     "trainer.save_hf_checkpoint: never",
     ("trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: {param_offload: true, optimizer_offload: true, "
      "offload_policy: true}"),

@@ -1262,8 +1262,9 @@ def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: 
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == (f"{path}: pool a, nodes: must be above 0, got 0 (to weigh buying a GPU type you have "
-                                 "none of, give its pool nodes: 1 and run --buy: that node counts as yours) (and 4 "
-                                 "more problems, at 'pool a, x', 'pool b, nodes', 'job j, max_model_len', ...)")
+                                 "none of, give its pool nodes: 1 and ask what to buy, with solve cluster --buy or "
+                                 "solver.buy_nodes: that node counts as yours) (and 4 more problems, at 'pool a, x', "
+                                 "'pool b, nodes', 'job j, max_model_len', ...)")
 
 
 def _config_of(model_name: str, **changes: object) -> dict:

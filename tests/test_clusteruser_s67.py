@@ -46,8 +46,8 @@ def test_a_pool_of_no_nodes_is_told_how_buy_weighs_a_gpu_type_you_have_none_of(
     # A planner who writes nodes: 0 for the GPU type they have none of yet, to ask --buy about it, learns the way
     # docs/cluster.md gives: a pool of one node, which the purchase counts as theirs. Other counts get no such hint.
     fleet = tmp_path / "fleet.yaml"
-    buy_hint = (" (to weigh buying a GPU type you have none of, give its pool nodes: 1 and run --buy: that node counts "
-                "as yours)")
+    buy_hint = (" (to weigh buying a GPU type you have none of, give its pool nodes: 1 and ask what to buy, with solve "
+                "cluster --buy or solver.buy_nodes: that node counts as yours)")
     for nodes, hint in (("0", buy_hint), ("-1", "")):
         fleet.write_text(yaml.safe_dump({**ONE_H20, "pools": [{**ONE_H20["pools"][0], "nodes": int(nodes)}]}),
                          encoding="utf-8")

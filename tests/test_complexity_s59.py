@@ -104,7 +104,8 @@ MESSAGES = [
       "{name: b, gpu: a100, nodes: 0, gpus_per_node: 8}]"),
      "name: j, model: 4B, max_model_len: 0",
      ("pool a, nodes: must be above 0, got 0 (to weigh buying a GPU type you have none of, give its pool nodes: 1 "
-      "and run --buy: that node counts as yours) (and 4 more problems, at 'pool a, gpus_per_node', 'pool a, "
+      "and ask what to buy, with solve cluster --buy or solver.buy_nodes: that node counts as yours) (and 4 more "
+      "problems, at 'pool a, gpus_per_node', 'pool a, "
       "host_ram_gb', 'pool b, nodes', ...)")),
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: {exactly: 4096}",
      ("job j, max_model_len: unknown field 'exactly' (fields: at_least, at_most) (and 1 more problem, at 'job j, "

@@ -134,9 +134,12 @@ def test_a_thin_estimate_gets_the_headers_caution_below_its_evidence(cli, tmp_pa
     flags = ("--gpu", "h200", "--maximize", "len")
     written = _write(cli, tmp_path, LLAMA70, *flags)
     note = _note(written)
-    assert len(note) == 9 and note[0].startswith("  # evidence: estimated: the memory model predicts 128.7 GiB per GPU")
-    assert note[4:] == THIN.splitlines()
-    assert _unwrapped(note) == _header_lines(cli, tmp_path, unwrapped_fragments, LLAMA70, *flags)
+    assert len(note) == 11
+    assert note[0].startswith("  # evidence: estimated: the memory model predicts 128.7 GiB per GPU")
+    assert note[4:9] == THIN.splitlines()
+    assert _unwrapped(note[:9]) == _header_lines(cli, tmp_path, unwrapped_fragments, LLAMA70, *flags)
+    assert _unwrapped(note[9:]) == [  # past the native length, what to do: the header's # plan: line says it too
+        "# max_model_len past the native 131072: check the model's quality at this length, or plan --len 131072"]
 
 
 def test_a_documented_plans_file_has_no_evidence_note_and_is_as_before_but_for_its_check(cli, tmp_path, monkeypatch):

@@ -336,12 +336,18 @@ def test_cli_explain_adds_the_explanation(cli):
     assert "explanation" not in json.loads(out)[0]
 
 
+H100_CAPPED = ("(none has its memory; the A100-80GB and H20-96GB tables, whose GPUs have at least its memory, cap its "
+               "estimates where they say a setting ran out of memory)")
+"""What an explanation says of the tables for a GPU type of no table's memory, less than the A100's (the H100's)."""
+
+
 def test_estimated_answers_are_explained_by_the_memory_model():
     answer, reasons = explained(gpu="h100", model="Qwen2.5-7B", objective="max_len", budget_gpus=6, exact=True,
                                 estimate="auto")
     best = answer.plans[0]
     assert best.evidence == "estimated" and best.sp in (1, 2)
     assert f"no plan reaches the next length, {best.max_model_len + 1024} tokens:" in details(reasons, "longer")
+    # No A100 or H20 table has Qwen2.5-7B: none caps its estimates either.
     assert any(d.startswith("on 6 GPUs: no table speaks for H100-80GB (none has its memory); the memory model")
                for d in details(reasons, "memory_model"))
     assert any("SP must divide the 28 attention heads of Qwen2.5-7B" in d for d in details(reasons, "sp_divides_heads"))
@@ -366,23 +372,23 @@ def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate(edited_a100
     _, reasons = explained(gpu="h100", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
     # The A100's table for 4 GPUs, whose GPU has at least the H100's memory, says '-' at 102400.
     found = details(reasons, "memory_model")
-    assert ("on 4 GPUs: no table speaks for H100-80GB (none has its memory); the memory model's longest fitting "
+    assert (f"on 4 GPUs: no table vouches for H100-80GB {H100_CAPPED}; the memory model's longest fitting "
             "length there is 92160 tokens, no further: the A100-80GB table for 4 GPUs, whose GPU has at least this "
             "one's memory, says Env + Offload + SP=4 ran out of memory at 102400") in found
     # Where the memory model stops by itself, no table is named.
-    assert ("on 3 GPUs: no table speaks for H100-80GB (none has its memory); the memory model's longest fitting "
+    assert (f"on 3 GPUs: no table vouches for H100-80GB {H100_CAPPED}; the memory model's longest fitting "
             "length there is 23552 tokens") in found
     # One setting asked for: where the memory model fits it, the larger GPU's table that caps it is named.
     _, reasons = explained(gpu="h100", model="14B", max_model_len=45056, budget_gpus=2, exact=True, estimate="auto",
                            env=True, offload=True, sp=2)
     assert details(reasons, "memory_model") == [(
-        "on 2 GPUs: no table speaks for H100-80GB (none has its memory); the memory model predicts at 45056 tokens: "
+        f"on 2 GPUs: no table vouches for H100-80GB {H100_CAPPED}; the memory model predicts at 45056 tokens: "
         "Env + Offload + SP=2 71.0 GiB of 73.2 usable, but the A100-80GB table for 2 GPUs, whose GPU has at least "
         "this one's memory, says it ran out of memory at 51200")]
     _, reasons = explained(gpu="h100", model="14B", max_model_len=51200, budget_gpus=2, exact=True, estimate="auto",
                            env=True, offload=True, sp=2)
     assert details(reasons, "memory_model") == [(  # where it does not fit, the model's own figures say why
-        "on 2 GPUs: no table speaks for H100-80GB (none has its memory); the memory model predicts at 51200 tokens: "
+        f"on 2 GPUs: no table vouches for H100-80GB {H100_CAPPED}; the memory model predicts at 51200 tokens: "
         "Env + Offload + SP=2 79.9 GiB of 73.2 usable")]
     _, reasons = explained(gpu="h200", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
     assert any(detail.startswith("on 4 GPUs: no table speaks for H200-141GB (none has its memory); the memory model's "
@@ -850,7 +856,7 @@ def test_a_gpu_type_no_table_speaks_for_is_not_said_to_have_tables():
     # No table has an RTX 4090's memory: "no RTX-4090-24GB table names Qwen3-1.7B" would imply some do.
     _, reasons = explained(gpu="4090", model="1.7B", max_model_len=8192, budget_gpus=2, estimate="auto")
     found = details(reasons, "memory_model")
-    assert found and all(detail.startswith(f"on {count}: no table speaks for RTX-4090-24GB (none has its memory); ")
+    assert found and all(detail.startswith(f"on {count}: no table vouches for RTX-4090-24GB {H100_CAPPED}; ")
                          for detail, count in zip(found, ("1 GPU", "2 GPUs")))
     # The A100's own tables that leave a model out still say so by its name.
     _, reasons = explained(gpu="a100", model="Qwen2.5-7B", objective="max_len", budget_gpus=2, estimate="auto")

@@ -121,7 +121,7 @@ def test_emit_dir_names_the_configs_of_jobs_the_file_no_longer_has(cli, tmp_path
     status, _, err = cli("cluster", str(fleet), "--emit-dir", str(out))
     assert status == 0
     assert f"solve cluster: note: {out} also holds a.yaml, named for no job of {fleet} (from an earlier run, of a " \
-           "job since renamed or removed?): left as they are; start only the configs this run wrote\n" in err
+           "job since renamed or removed?): left in place; start only the configs this run wrote\n" in err
     assert sorted(path.name for path in out.iterdir()) == ["a-v2.yaml", "a.yaml", "b.yaml", "fleet.yaml", "notes.txt"]
     for name in ("c", "d", "e", "f"):
         (out / f"{name}.yaml").write_text("x: 1\n", encoding="utf-8")

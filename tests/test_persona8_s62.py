@@ -62,4 +62,4 @@ def test_the_exit_table_says_what_buy_exits_with(cli, tmp_path):
     assert (placed, bought, json.loads(out)["nodes"]) == (1, 0, 1)
     rows = (ROOT / "docs/cli.md").read_text().splitlines()
     row = next(line for line in rows if line.startswith("| `solve cluster`"))
-    assert "with `--buy`, every required job placed with the nodes bought" in row
+    assert "with `--buy`, every required job placed once the nodes it names are added" in row

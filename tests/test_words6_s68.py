@@ -1,8 +1,8 @@
 """Words a user reads, said once and plainly (session 68, helper words6): a length past a config.json's shorter
 length key nests no parentheses in its row; a fragment's YaRN factor says why beside the key and the header what to
-do, once; the offload lines' ``save_hf_checkpoint`` is true on an H20 plan; a documented plan over the memory model's
-estimate says why; an estimate's evidence row does not repeat the memory row's figures; the docs' calibrate examples
-name no file as a folder of docs/examples is named."""
+do, once (the offload lines' ``save_hf_checkpoint`` on an H20 plan: test_smallslips6_s68.py); a documented plan over
+the memory model's estimate says why; an estimate's evidence row does not repeat the memory row's figures; the docs'
+calibrate examples name no file as a folder of docs/examples is named."""
 
 from __future__ import annotations
 
@@ -51,16 +51,6 @@ def test_a_fragment_says_what_to_do_past_the_validated_length_once(cli: Cli):
     status, out, _ = cli(*flags, "--json")
     [caution] = [words for words in json.loads(out)[0]["plans"][0]["cautions"] if words.startswith("YaRN factor")]
     assert status == 0 and caution.endswith(f"): {CHECK}")
-
-
-def test_the_offload_lines_of_an_h20_plan_say_what_its_tables_say_of_checkpoints(cli: Cli):
-    flags = ("--model", "14B", "--gpu", "h20", "--gpus", "2", "--len", "20480")
-    status, out, _ = cli(*flags)
-    assert status == 0 and ("# as in the A100 offload measurements of Trinity-RFT's guide (its H20 tables do not "
-                            "say):\ntrainer.save_hf_checkpoint: never\n") in out
-    status, out, _ = cli(*flags, "--emit", "trinity")
-    assert status == 0 and ("  # no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's "
-                            "guide (its\n  # H20 tables do not say)\n  save_hf_checkpoint: never\n") in out
 
 
 def test_a_documented_plan_over_the_estimate_says_why_and_keeps_the_number(cli: Cli):

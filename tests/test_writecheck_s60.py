@@ -101,7 +101,10 @@ def test_the_notes_lines_are_wrapped_at_100_columns_on_words(cli, tmp_path):
     written, _ = _write(cli, tmp_path / "in.yaml", tmp_path / "out.yaml", LLAMA70, "--gpu", "h200", "--maximize", "len")
     lines = written.splitlines()
     length = next(index for index, line in enumerate(lines) if line.startswith("  max_model_len: "))
-    note = lines[length - 11:length - 2]
+    note = lines[length - 13:length - 4]
+    assert lines[length - 4:length - 2] == [  # past the native length: what to do, as the apply lines say it
+        "  # max_model_len past the native 131072: check the model's quality at this length, or plan --len",
+        "  #   131072"]
     assert note[0].startswith("  # evidence: estimated: ") and note[4].startswith("  # caution: 0.4 GiB to spare")
     assert all(len(line) <= 100 for line in note) and max(map(len, note)) >= 95
     assert all(line.startswith("  #   ") for index, line in enumerate(note) if index not in (0, 4))

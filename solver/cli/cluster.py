@@ -80,8 +80,8 @@ def build_cluster_parser() -> Parser:
     parser = Parser(
         prog="solve cluster",
         description="Place many Trinity jobs on a fleet of GPU node pools: which fit, where, with which plans.",
-        epilog=("Exit status: 0 every job placed (with --buy, every required job placed with the nodes bought, "
-                "whatever it buys; a job not required and left out leaves it 0), 1 some job unplaced, or no "
+        epilog=("Exit status: 0 every job placed (with --buy, every required job placed once the nodes it names "
+                "are added, however many; a job not required and left out leaves it 0), 1 some job unplaced, or no "
                 "placement (required jobs that do not all fit; with --buy, a required job that no purchase places, "
                 "or no purchase found), 2 bad input."),
         elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
@@ -102,7 +102,7 @@ def build_cluster_parser() -> Parser:
                         "placed where the nodes bought for them leave room)")
     parser.add_argument("--no-widen", action="store_false", dest="widen",
                         help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "
-                        "more GPUs run it faster, or longer for at_least)")
+                        "more GPUs run it faster or, for a max_model_len of at_least N, at a longer length)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds from the start for the planner's queries and the placement search after "
                         "them (default 10). The queries that work out the jobs' ways come first: at most "
@@ -345,8 +345,8 @@ def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, f
                    f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place")
     if others := _configs_of_no_job(args.emit_dir, fleet, input_paths(args)):
         print_note(f"solve cluster: note: {args.emit_dir} also holds {named_jobs(others, 'file')}, named for no "
-                   f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left as they "
-                   "are; start only the configs this run wrote")
+                   f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left in place; "
+                   "start only the configs this run wrote")
 
 
 def _print_placement(args: argparse.Namespace, result: ClusterResult, fleet: Fleet, written: list[Path]) -> None:

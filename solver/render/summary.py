@@ -17,13 +17,14 @@ from solver.results import (
     LONG_LENGTH_VARIABLE,
     Answer,
     Plan,
-    check_or_plan_words,
     env_when,
     known_length_word,
     length_cautions,
     lowered_budget_undone,
+    no_checkpoint_words,
     own_scaling_parts,
     past_derived_length_words,
+    past_validated_note,
     past_validated_words,
     plan_environment,
     spans_nodes,
@@ -44,10 +45,11 @@ from solver.tables import MAX_ESTIMATED_GPUS, NODE_GPUS, Model, TrinityVersion, 
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
-                node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS) -> list[str]:
+                node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
-    given: 0.5 refuses the trainer's own offload flags); a comment names an option as `names` do."""
+    given: 0.5 refuses the trainer's own offload flags); a comment names an option as `names` do, and says where
+    no Hugging Face checkpoint comes from as for a plan on `gpu` (`no_checkpoint_words`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -55,9 +57,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         why = (f"vLLM's rollout takes a max_model_len past the {longest} it derives from the model's config only "
                "with this, " if name == LONG_LENGTH_VARIABLE[0] else "")
         lines += [f"# {why}{when}:", f"export {name}={value}"]
-    if (validated := plan.past_validated_length) is not None:
-        lines.append(f"# max_model_len {past_validated_words(model, validated)}: "
-                     f"{check_or_plan_words(validated, names)}")
+    if (past := past_validated_note(plan, model, names)) is not None:
+        lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
@@ -68,8 +69,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
-        lines += ["# as in the A100 offload measurements of Trinity-RFT's guide (its H20 tables do not say):",
-                  "trainer.save_hf_checkpoint: never"]
+        lines += [f"# {no_checkpoint_words(gpu)}:", "trainer.save_hf_checkpoint: never"]
         lines.append(
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"
@@ -161,7 +161,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    lines = [*apply_lines(plan, model, version, node_gpus, names), *_config_key_lines(answer, config_keys)]
+    lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu), *_config_key_lines(answer, config_keys)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 
 

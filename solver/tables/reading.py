@@ -657,13 +657,14 @@ def _node_past_one_host(refused: _Refused) -> str | None:
 
 
 def _pool_of_no_nodes(refused: _Refused) -> str | None:
-    """A pool of no nodes, as for a GPU type you have none of yet: how ``solve cluster --buy`` weighs one (a pool of it
-    with a node, which it counts as one you have)."""
+    """A pool of no nodes, as for a GPU type you have none of yet: how buying weighs one (a pool of it with a node,
+    which it counts as one you have), named for the command (``solve cluster --buy``) and the API
+    (``solver.buy_nodes``) alike: a cluster file is read for both, and this layer knows no option names."""
     if not (refused.location[:1] == ("pools",) and refused.field == "nodes" and refused.kind == "greater_than"
             and refused.value == 0):
         return None
-    return (" (to weigh buying a GPU type you have none of, give its pool nodes: 1 and run --buy: that node counts as "
-            "yours)")
+    return (" (to weigh buying a GPU type you have none of, give its pool nodes: 1 and ask what to buy, with solve "
+            "cluster --buy or solver.buy_nodes: that node counts as yours)")
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:

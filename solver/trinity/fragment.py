@@ -413,7 +413,7 @@ def fragment_for(
                                option_names=option_names, check_flags=check, check_environment=check_environment)
     check_settings_arguments(arguments)
     _check_header_arguments(plan, options)
-    ordered, settings = fragment_keys(arguments, option_names)
+    ordered, settings = fragment_keys(arguments, option_names, gpu)
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }

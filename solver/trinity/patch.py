@@ -26,7 +26,7 @@ from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ConfigProblem, ConfigProblemCode, check_host_ram
-from solver.results import CautionCode, Plan
+from solver.results import CautionCode, Plan, past_validated_note
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import Model, TrinityVersion, brief, check_types, it_or_them, parsing_once
 from solver.trinity.checks import trinity_config_problems
@@ -360,9 +360,9 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 
 _NOTE_START = re.compile(r"#[ \t]*(?:evidence: (?:estimated|inferred): |caution: \S+ GiB to spare where the estimate "
-                         r"extrapolates)")
-"""The first line of a paragraph of --write's note (`_note_evidence`): its evidence, or its caution on a thin
-headroom, after the line's indentation."""
+                         r"extrapolates|max_model_len past the \w+ \d+: )")
+"""The first line of a paragraph of --write's note (`_note_evidence`): its evidence, its caution on a thin
+headroom, or what to do past the validated length (`past_validated_note`), after the line's indentation."""
 _NOTE_CONTINUED = re.compile(r"#   (\S+)")
 """A line that goes on with a paragraph of --write's note (its hanging indentation, two spaces), and its first word."""
 CHECK_PLACEHOLDER = "CONFIG"
@@ -452,8 +452,9 @@ def _note_end(lines: list[str], start: int, end: int, indent: str) -> int:
 
 def _without_notes(text: str) -> str:
     """`text` without the notes an earlier --write left among the comment lines just above each ``max_model_len`` and
-    the top-level ``model`` (`_note_evidence`: its evidence, its caution on a thin headroom, each wrapped, and the
-    command that checks the file), with the user's own comment lines there kept."""
+    the top-level ``model`` (`_note_evidence`: its evidence, its caution on a thin headroom, what to do past the
+    validated length, each wrapped, and the command that checks the file), with the user's own comment lines there
+    kept."""
     lines = text.splitlines(keepends=True)
     kept: list[str] = []
     done = 0
@@ -476,9 +477,11 @@ def _without_notes(text: str) -> str:
 
 
 def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int,
-                   check: str | None, path: str) -> bool:
+                   check: str | None, path: str, option_names: OptionNames) -> bool:
     """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
-    caution on a thin headroom (`caution_comment`), each wrapped at `COMMENT_WIDTH`, then the command `check` that
+    caution on a thin headroom (`caution_comment`), and where its length is past what the model is validated for, what
+    to do (`past_validated_note`, naming the length to plan as `option_names` do, as the fragment's header says it),
+    each wrapped at `COMMENT_WIDTH`, then the command `check` that
     checks the written config (`check_command`; naming `path`, which the note says where it is the placeholder
     `CHECK_PLACEHOLDER`), as comments on their own lines (at column `indent`) just above
     ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Whether a note was due
@@ -487,6 +490,7 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     thin = [caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
             if code is CautionCode.THIN_HEADROOM]
     said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
+    said += filter(None, [past_validated_note(plan, model, option_names)])
     wrapped = [line for words in said for line in _wrapped(words, indent)]
     placeholder = f" ({CHECK_PLACEHOLDER}: its path)" if path == CHECK_PLACEHOLDER else ""
     intro = f"To check this file{placeholder} as its plan was made:"
@@ -525,7 +529,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         _set(data, key.path, key.value, lines, aliased)
     _alias_comments_copied(places, aliased)
     _drop_stale_sum_comment(data, reading, plan, environ)
-    left_out = _note_evidence(data, plan, model, gpu, indent, check, path)
+    left_out = _note_evidence(data, plan, model, gpu, indent, check, path, option_names)
     _note_host_memory(data, plan, host_ram_gb, indent, option_names.host_ram)
     if version is None and (flags_noted or not trainer_level_offload(reading)):
         _note_trainer_flags(data, indent, option_names)

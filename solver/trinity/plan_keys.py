@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS
-from solver.results import Plan, lowered_budget_undone, yarn_beyond_words
+from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import COMMAND_OPTIONS, host_ram_check_words
 from solver.tables import Model, QueryError, TrinityVersion, brief
 from solver.trinity.keys import (
@@ -102,18 +102,19 @@ def check_gpu_name(gpu: str | None) -> None:
 
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
                   version: TrinityVersion | None = None,
-                  version_option: str = COMMAND_OPTIONS.trinity_05) -> list[PlanKey]:
+                  version_option: str = COMMAND_OPTIONS.trinity_05, gpu: str | None = None) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
     under each role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has,
     set to false; Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5);
     dynamic batch sizes, gradient checkpointing and remove padding back on where `config` turns them off (its
     interpolations resolved from `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses
     it). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the
-    caller's name for that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`)."""
+    caller's name for that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU
+    type, as the comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     return [
         *_model_keys(plan, model, config),
-        *_trainer_keys(plan, version),
+        *_trainer_keys(plan, version, gpu),
         *_turned_back_on(readings, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
         *(_turned_back_on(readings, [REMOVE_PADDING_KEYS[0]]) if version != "0.5" else []),  # a key 0.5 refuses
         *_trainer_offload_flags(plan, config, version, version_option),
@@ -184,10 +185,10 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
     ]
 
 
-def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
-    """The trainer's own keys: SP and the token budget, and with Offload FSDP2 and no Hugging Face checkpoints. A
-    lowered budget's comment says, unless `version` is 0.6, that Trinity 0.5.0 raises it back to the default
-    (`lowered_budget_undone`)."""
+def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None) -> list[PlanKey]:
+    """The trainer's own keys: SP and the token budget, and with Offload FSDP2 and no Hugging Face checkpoints (its
+    comment as for a plan on `gpu`: `no_checkpoint_words`). A lowered budget's comment says, unless `version` is 0.6,
+    that Trinity 0.5.0 raises it back to the default (`lowered_budget_undone`)."""
     length = plan.max_model_len
     strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
     undone = lowered_budget_undone(plan, version)
@@ -196,8 +197,7 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None) -> list[PlanKey]:
     no_checkpoint = PlanKey(
         path=("trainer", "save_hf_checkpoint"),
         value="never",
-        comment=("no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide (its H20 "
-                 "tables do not say)"),
+        comment=f"no Hugging Face weights saved, {no_checkpoint_words(gpu)}",
         default_only=True,
     )
     return [

@@ -51,13 +51,16 @@ def settings_for(arguments: SettingsArguments) -> TrinitySettings:
     return fragment_keys(arguments, API_OPTIONS)[1]
 
 
-def fragment_keys(arguments: SettingsArguments, option_names: OptionNames) -> tuple[list[PlanKey], TrinitySettings]:
+def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
+                  gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings]:
     """The keys of `plan_settings`' `arguments` (checked: `check_settings_arguments`) in the fragment's order, the
     model section's, the cluster's, then the trainer's, and the settings they make, checked against Trinity's rules
-    (`check_trinity_config`): every fragment and every settings object is made here. `EngineError` as
+    (`check_trinity_config`): every fragment and every settings object is made here. `option_names` and the plan's
+    GPU type `gpu` (None: not known) word the keys' comments only. `EngineError` as
     `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never of the input."""
     plan, model, layout, version = arguments.plan, arguments.model, arguments.layout, arguments.version
-    keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05)
+    keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05,
+                                         gpu=gpu)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     rollout_gpus = arguments.rollout_gpus
     cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, arguments.nodes, arguments.engines,
