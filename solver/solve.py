@@ -1197,6 +1197,7 @@ class _Nearby:
         return tuple(asked for asked in self.asked if asked.query == _unpinned_question(question))
 
     def solved(self) -> Alternatives:
+        """The plans solved so far, and which of them were decided, for the answer's `alternatives`."""
         return Alternatives(**self.found, solved=frozenset(self.found.keys() - self.undecided))
 
 
