@@ -490,9 +490,11 @@ class _Words:
 
     @staticmethod
     def gpus(count: int) -> str:
+        """``1 GPU``, ``4 GPUs``."""
         return counted(count, "GPU")
 
     def plan(self, plan: Plan) -> str:
+        """`plan` in words: its setting, GPUs and length, and the evidence for it."""
         return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at "
                 f"{counted(plan.max_model_len, 'token')}{plan.lowered_words} "
                 f"({plan.evidence_text(self.data.gpu, self.data.model)})")
@@ -509,9 +511,11 @@ class _Words:
         return "" if self.data.columns.get(count, self.data.model) == self.data.model else f" for {self.column(count)}"
 
     def rows(self, count: int) -> list[int]:
+        """The lengths of the rows of the tables for `count` GPUs, shortest first."""
         return sorted(length for n, length in self.data.rows if n == count)
 
     def longest_documented(self, count: int) -> int | None:
+        """The longest length where the tables for `count` GPUs document a setting that trains; None where none."""
         return max((row for n, row in self.data.settings if n == count), default=None)
 
     def binding(self, core: _Core, reach: Callable[[], str], nearest: Callable[[], str]) -> str:

@@ -1197,6 +1197,7 @@ class _Nearby:
         return tuple(asked for asked in self.asked if asked.query == _unpinned_question(question))
 
     def solved(self) -> Alternatives:
+        """The plans solved so far, and which of them were decided, for the answer's `alternatives`."""
         return Alternatives(**self.found, solved=frozenset(self.found.keys() - self.undecided))
 
 
@@ -1404,11 +1405,9 @@ def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> st
     """When a lowered token budget (``--token-budget auto``) does not train the asked length but reaches further
     than `longest` (the longest at Trinity's default budget, within the same budget and pins, 0 where none trains; on
     an exact count, on it): the longest it reaches and its plan, in words, which CP-SAT finds maximising the length.
-    "" where it trains the asked length, reaches no further, and where the query lowers budgets already or has no
-    estimates (where it trains it on fewer GPUs than an exact count, `_lower_budget_words` says so, and the caller
-    asks not)."""
-    if nearby.plan("token_budget_auto") is not None:
-        return ""
+    "" where it reaches no further, and where the query lowers budgets already or has no estimates. Asked only where
+    `_lower_budget_words` named no plan: a lowered budget trains the asked length nowhere (a plan of
+    ``token_budget_auto`` at the default budget would be the query's own, which has none)."""
     reach = nearby.plan("token_budget_auto_longest")
     if reach is None or reach.max_model_len <= longest:
         return ""

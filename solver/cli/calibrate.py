@@ -18,6 +18,7 @@ from solver.tables import (
     DEFAULT_MARGIN,
     MEMORY_MODEL_FILE,
     QueryError,
+    and_joined,
     and_more,
     counted,
     it_or_them,
@@ -104,14 +105,9 @@ def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
     stayed = fitted.first_principles
     one = len(stayed) == 1
     evidence = "your cells and the documented tables do" if with_tables else "the cells do"
-    left = (f"; {_listed(stayed)} {'stays' if one else 'stay'} at 1, as derived ({evidence} not move "
+    left = (f"; {and_joined(stayed)} {'stays' if one else 'stay'} at 1, as derived ({evidence} not move "
             f"{it_or_them(len(stayed))})") if moved and stayed else ""
-    print_escaped(f"the fit moved {_listed(moved) or 'no multiplier'} from first principles{left}")
-
-
-def _listed(words: list[str] | tuple[str, ...]) -> str:
-    """``a, b and c``."""
-    return " and ".join(filter(None, (", ".join(words[:-1]), *words[-1:])))
+    print_escaped(f"the fit moved {and_joined(moved) or 'no multiplier'} from first principles{left}")
 
 
 def _say_how_to_plan(args: argparse.Namespace, gpu_names: list[str]) -> None:

@@ -28,6 +28,7 @@ from solver.tables import (
     MAX_WORKERS,
     NODE_GPUS,
     SMALL_CARD_GIB,
+    either,
     shown_number,
 )
 
@@ -79,7 +80,7 @@ def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
                         "whose plans it then gets")
     parser.add_argument("--gpu-interconnect", metavar="LINK", choices=INTERCONNECTS,
                         help="with --gpu-memory: how that GPU type's GPUs in a node reach one another: "
-                        f"{', '.join(INTERCONNECTS[:-1])} or {INTERCONNECTS[-1]} (infinity-fabric: AMD's, whose Env "
+                        f"{either(INTERCONNECTS)} (infinity-fabric: AMD's, whose Env "
                         "plans are cautioned as ROCm's; pcie: SP's all-to-all then crosses PCIe: the cost weighs SP "
                         "sp_pcie_factor times, and an SP plan is cautioned); default: not stated, SP weighed as on "
                         "NVLink, and an SP plan cautioned to state it")

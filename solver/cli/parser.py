@@ -20,6 +20,7 @@ from solver.tables import (
     MAX_GPUS,
     NODE_GPUS,
     QueryError,
+    and_joined,
     brief,
     counted,
     cut,
@@ -262,7 +263,7 @@ class Parser(argparse.ArgumentParser):
                 continue
             owners = [command for command, options in self.others().items() if option in options]
             if owners:
-                names = ", ".join(owners[:-1]) + (" and " if len(owners) > 1 else "") + owners[-1]
+                names = and_joined(owners)
                 meant = self._meant(option, typos=False)
                 field, instead = self.in_file.get(option), self.instead.get(option)
                 self.error(f"{option} is an option of {names}, not of {self.prog}"

@@ -30,6 +30,7 @@ from solver.tables import (
     PAST_NODE_COLUMNS,
     PAST_NODE_WIDTH,
     QueryError,
+    and_joined,
     check_types,
     consecutive_runs,
     counted,
@@ -89,7 +90,7 @@ def _left_out_budgets(budgets: list[int], spans: list[tuple[int, int]], names: O
     if not runs:
         return ""
     words = [f"{run[0]}" if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs]
-    listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+    listed = and_joined(words)
     listing = names.valued(names.budgets, "[...]") if names.keywords else names.budgets  # a keyword with its list
     return (f"budget{'s' if len(left_out) > 1 else ''} {listed}: columns left out ({listing} maps them; "
             f"{names.map_data} has every budget)")

@@ -20,6 +20,7 @@ from solver.tables.text import (
     QueryError,
     RefusedNameError,
     TableError,
+    and_joined,
     and_more,
     brief,
     check_types,
@@ -387,7 +388,7 @@ class Catalog(Frozen):
                              f"earlier cells file's), whose aliases for it stand ({stand}); give it none here")
         taken = sorted({table.gpus for table in known.tables} & {table.gpus for table in gpu_type.tables})
         if taken:
-            counts = ", ".join(map(str, taken[:-1])) + " and " * (len(taken) > 1) + str(taken[-1])
+            counts = and_joined([str(count) for count in taken])
             raise QueryError(f"{known.name} has a table for {counts} GPU{'s' if taken != [1] else ''} already; measured "
                              "cells join the tables where they have none (give the GPU type a name of its own to "
                              "plan with yours alone)")

@@ -10,7 +10,7 @@ from typing import Any, TypeGuard
 
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file, yaml_looks_like
 from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
-from solver.tables.text import TableError, brief, first_repeated
+from solver.tables.text import TableError, brief, either, first_repeated
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
@@ -498,7 +498,7 @@ def _deepseek_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) 
 def _check_no_expert_count(path: Path, config: dict[str, Any]) -> None:
     """`TableError` for a config that gives no count of routed experts (`MOE_CONFIG_KEYS`) but is a mixture of
     experts by its ``model_type`` (`MOE_MODEL_TYPES`) or by a key only such a config gives (`MOE_ONLY_KEYS`)."""
-    counts = f"{', '.join(MOE_CONFIG_KEYS[:-1])} or {MOE_CONFIG_KEYS[-1]}"
+    counts = either(MOE_CONFIG_KEYS)
     given = [key for key in MOE_ONLY_KEYS if config.get(key) is not None]
     if config.get("model_type") in MOE_MODEL_TYPES:
         raise TableError(f"{path}: missing the count of routed experts ({counts}): model_type "

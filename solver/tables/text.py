@@ -243,9 +243,15 @@ def memory_size_alone(name: str) -> float | None:
     return float(size[1]) if size else None
 
 
+def _listed(items: Sequence[str], conjunction: str) -> str:
+    """`items` as a sentence lists them, the last two joined by `conjunction`: ``a``, ``a or b``, ``a, b or c``;
+    empty for none."""
+    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}" if len(items) > 1 else "".join(items)
+
+
 def either(names: Sequence[str]) -> str:
     """``a``, ``a or b``, ``a, b or c``: one of `names`, in words."""
-    return " or ".join((", ".join(names[:-1]), names[-1]) if len(names) > 1 else names)
+    return _listed(names, "or")
 
 
 _Item = TypeVar("_Item", bound=Hashable)
@@ -313,7 +319,7 @@ def consecutive_runs(values: Iterable[int]) -> list[list[int]]:
 
 def and_joined(items: Sequence[str]) -> str:
     """`items` as a sentence lists them: ``a``, ``a and b``, ``a, b and c``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+    return _listed(items, "and")
 
 
 def it_or_them(count: int) -> str:
@@ -430,7 +436,7 @@ def check_types(*values: tuple[str, object, Any]) -> None:
         kinds = get_args(kind) or (kind,)
         if not any(_is_kind(value, one) for one in kinds):
             words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
-            accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
+            accepted = either(words)
             hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
                     else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
                     else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping) else "")

@@ -206,6 +206,7 @@ class _Parser:
         self.text, self.tokens, self.at = text, tokens, 0
 
     def peek(self) -> str:
+        """The kind of the next token, ``EOF`` past the last."""
         return self.tokens[self.at].kind if self.at < len(self.tokens) else "EOF"
 
     def take(self, kind: str, missing: str) -> _Token:
@@ -216,6 +217,7 @@ class _Parser:
         return self.tokens[self.at - 1]
 
     def unexpected(self, missing: str) -> _GrammarError:
+        """The error for the next token, which the grammar does not take there (`missing` where the text ended)."""
         if self.at == len(self.tokens):
             return _GrammarError(missing)
         token = self.tokens[self.at]
@@ -378,6 +380,7 @@ class _Resolution:
         self.config, self.at, self.where, self.environ = config, at, where, config.environ
 
     def value(self, element: Any) -> Any:
+        """What `element`, as `_Parser` read it, resolves to."""
         if isinstance(element, _Interpolation):
             return self.resolve(element)
         if isinstance(element, _Token):
@@ -416,6 +419,7 @@ class _Resolution:
         return None if token.kind == "NULL" else _unescaped(token)
 
     def resolve(self, interpolation: _Interpolation) -> Any:
+        """What `interpolation` gives (`located`'s value)."""
         return self.located(interpolation)[0]
 
     def located(self, interpolation: _Interpolation) -> tuple[Any, Path | None]:
