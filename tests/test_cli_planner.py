@@ -1014,7 +1014,9 @@ def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
 def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path, solve_script: Path):
-    # Only a folder still to make needs its folder writable: one that is there takes the configs.
+    # Only a folder still to make needs its folder writable: one that is there takes the configs. (A process of its
+    # own cannot take `no_wall_clock`: a limit of 60 s keeps the cluster's wall-clock nets out of a busy machine's
+    # reach.)
     prefix = _without_dac_override()
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
@@ -1022,8 +1024,9 @@ def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path
     (tmp_path / "ro" / "configs").mkdir(parents=True)
     (tmp_path / "ro").chmod(0o555)
     try:
-        result = subprocess.run([*prefix, str(solve_script), "cluster", str(fleet), "--emit-dir", "ro/configs"],
-                                cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+        result = subprocess.run([*prefix, str(solve_script), "cluster", str(fleet), "--emit-dir", "ro/configs",
+                                 "--time-limit", "60"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                                check=False)
     finally:
         (tmp_path / "ro").chmod(0o755)
     assert (result.returncode, result.stderr) == (0, "")
@@ -1295,12 +1298,12 @@ def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as
 def test_an_ascii_stdout_spells_a_placements_asked_length_before_its_table_is_laid_out(
         solve_script: Path, tmp_path: Path):
     # Spelled as the stream writes it, "(>=32768)" was one character wider than rich had measured "(≥32768)": the
-    # row's borders stood out of line with the header's.
+    # row's borders stood out of line with the header's. (60 s: the wall-clock nets out of a busy machine's reach.)
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\njobs: [{name: long-4b, model: "
                      "Qwen3-4B, max_model_len: {at_least: 32768}, rollout_gpus: 2}]\n", encoding="utf-8")
-    result = subprocess.run([str(solve_script), "cluster", str(fleet)], capture_output=True, text=True, timeout=60,
-                            check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    result = subprocess.run([str(solve_script), "cluster", str(fleet), "--time-limit", "60"], capture_output=True,
+                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
     table = [line for line in result.stdout.splitlines() if line[:1] in "+|"]
     assert (result.returncode, result.stderr) == (0, "") and "| 102400 (>=32768) |" in table[3]
     assert len({len(line) for line in table}) == 1

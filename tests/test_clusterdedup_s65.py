@@ -121,9 +121,11 @@ def test_the_reasons_of_the_jobs_with_no_way_share_the_limit_and_say_so(
 
 
 def taking_longer(monkeypatch: pytest.MonkeyPatch, module: object, name: str, seconds: float) -> None:
-    """`module.name` takes `seconds` longer as the cluster commands read the wall clock (`seconds_left` reads that
-    much later once it has returned), as on a busy machine, without waiting them out: the real clock goes on too."""
+    """`module.name` takes `seconds` as one cluster command reads the wall clock (`seconds_left` reads that much later
+    each time it has returned), as on a busy machine, without waiting them out; else the clock stands still from its
+    first reading (as the jobs' ways begin), so that those seconds alone move it, whatever the machine's load."""
     late = [0.0]
+    first_reading: list[float] = []
     step = getattr(module, name)
 
     def slow(*args: object) -> object:
@@ -131,8 +133,13 @@ def taking_longer(monkeypatch: pytest.MonkeyPatch, module: object, name: str, se
         late[0] += seconds
         return found
 
+    def seconds_left(deadline: float) -> float:
+        if not first_reading:
+            first_reading.append(time.monotonic())
+        return deadline - first_reading[0] - late[0]
+
     monkeypatch.setattr(module, name, slow)
-    monkeypatch.setattr(solver.cluster.clock, "seconds_left", lambda deadline: deadline - time.monotonic() - late[0])
+    monkeypatch.setattr(solver.cluster.clock, "seconds_left", seconds_left)
 
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one

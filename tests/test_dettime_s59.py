@@ -5,6 +5,7 @@ is only a safety net, named in the answer (`wall_clock_stopped`) where it stoppe
 from __future__ import annotations
 
 import io
+import math
 import random
 import time
 from pathlib import Path
@@ -45,15 +46,19 @@ def _fleet(tmp_path: Path, jobs: int = 1000, nodes: int = 32, seed: int = 3):
     return load_fleet(path, CATALOG)
 
 
-def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float) -> None:
-    """The search's clock reads late as the search starts, so that the wall clock leaves it `left_s` seconds (as if
-    the jobs' ways had taken that much longer on a busy machine)."""
-    offset = [0.0]
+def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float | None) -> None:
+    """The cluster's wall clock reaches the search's stages alone (the other steps end on their counts, as under
+    `no_wall_clock`, whatever the machine's load), and reads late as they start, leaving them `left_s` seconds (as if
+    the jobs' ways had taken that much longer on a busy machine; None: what the limit leaves them)."""
+    offset = [-math.inf]  # outside the stages: no deadline passes
     solve_stages = solver.cluster.search.solve_stages
 
     def late(start, built, stages, interrupt, deadline, *rest):
-        offset[0] = deadline - time.monotonic() - left_s
-        return solve_stages(start, built, stages, interrupt, deadline, *rest)
+        offset[0] = 0.0 if left_s is None else deadline - time.monotonic() - left_s
+        try:
+            return solve_stages(start, built, stages, interrupt, deadline, *rest)
+        finally:
+            offset[0] = -math.inf
 
     monkeypatch.setattr(solver.cluster.search, "solve_stages", late)
     monkeypatch.setattr(solver.cluster.clock, "seconds_left", lambda deadline: deadline - time.monotonic() - offset[0])
@@ -116,6 +121,7 @@ def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_le
     fleet = _fleet(tmp_path)
     with monkeypatch.context() as patched:
         taken = _stages_timed(patched)
+        _search_left(patched, None)
         whole = place(fleet, catalog=CATALOG, time_limit_s=30)
     with monkeypatch.context() as patched:
         _search_left(patched, max(2.0, min(5 * sum(taken), 14.0)))
