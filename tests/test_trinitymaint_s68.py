@@ -36,3 +36,28 @@ def test_a_lowered_budgets_verdict_line_says_that_trinity_050_raises_it(
     assert (status, err, current["max_token_len_per_gpu"]) == (0, "", 40000)
     assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [
         ("lowered-token-budget", LOWERED + words)]
+
+
+OFFLOAD_PLAN = ("--model", "4B", "--gpu", "a100-80gb", "--gpus", "6", "--maximize", "len", "--rollout-gpus", "2",
+                "--emit", "trinity")
+"""Qwen3-4B's longest length on 4 A100s beside 2 rollout GPUs: Env + Offload + SP=4 (documented)."""
+
+FOR_05 = ["  # written for Trinity 0.5 (--trinity-version 0.5), which refuses these flags under trainer itself;",
+          "  # Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload,",
+          "  # optimizer_offload and offload_policy (false where unset): there, set those to true too",
+          "  trainer_config:"]
+"""The comment above a 0.5 fragment's ``trainer.trainer_config``, which holds Offload's flags alone."""
+
+
+@pytest.mark.parametrize("release", [("--trinity-version", "0.5"), ("--trinity-version", "0.6"), ()])
+def test_a_05_fragments_offload_flags_say_what_trinity_06_takes_instead(
+        cli: Callable[..., tuple[int, str, str]], release: tuple[str, ...]):
+    # Loaded by Trinity 0.6.0 on verl 0.7.1, the 0.5 fragment keeps trainer.param_offload and the rest false, and
+    # synchronize_config copies them over the roles' (verl_legacy/verl_config.py:646 to :648, run on the wheel):
+    # Offload is off. A fragment with the flags under trainer too needs no such comment.
+    status, out, _ = cli(*OFFLOAD_PLAN, *release)
+    lines = out.splitlines()
+    start = lines.index("  trainer_config:")
+    assert status == 0
+    assert (lines[start - 3:start + 1] == FOR_05) == (release == ("--trinity-version", "0.5"))
+    assert ("  param_offload: true" in lines) == ("0.5" not in release)  # the flags under trainer itself
