@@ -66,6 +66,7 @@ from solver.results import (
     TrinitySettings,
     beyond_fields,
     expandable_segments,
+    lowered_budget_raised_by,
 )
 from solver.rules import (
     API_OPTIONS,
@@ -1128,15 +1129,17 @@ def _roles_scope(config: TrinityConfig, keys: Iterable[str]) -> str:
 
 
 def _lowered_budget_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
-    """The line on the config's lowered budget that the verdict is at (none where it is at the default)."""
+    """The line on the config's lowered budget that the verdict is at (none where it is at the default), saying that
+    Trinity 0.5.0 raises it where the release may be 0.5.0 (`lowered_budget_raised_by`)."""
     lowered, fill = verdict.lowered, verdict.fill
     if lowered is None:
         return []
     named = (f"the token budget in effect, {lowered} (the most any role takes)," if verdict.config.role_token_budgets
              else fill.words if fill else f"{TRAINER_TOKEN_BUDGET} {lowered}")
+    raised = lowered_budget_raised_by(verdict.config.version)
     return [ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
         f"{named} is below Trinity's default {verdict.default_words}, which the tables measured: the verdict is at "
-        f"{lowered} tokens per GPU (each step takes more micro-batches)"))]
+        f"{lowered} tokens per GPU (each step takes more micro-batches){f'; {raised}' if raised else ''}"))]
 
 
 def _set_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:

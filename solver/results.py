@@ -313,8 +313,14 @@ twice the length (0.5.1 and later, once), so it raises any budget below the defa
 
 def lowered_budget_undone(plan: Plan, version: TrinityVersion | None) -> str | None:
     """`TRINITY_050_RAISES_BUDGET` where `plan` lowers its token budget and the Trinity release `version` may be 0.5.0
-    (not 0.6); None otherwise."""
-    return TRINITY_050_RAISES_BUDGET if plan.lowered_budget and version != "0.6" else None
+    (`lowered_budget_raised_by`); None otherwise."""
+    return lowered_budget_raised_by(version) if plan.lowered_budget else None
+
+
+def lowered_budget_raised_by(version: TrinityVersion | None) -> str | None:
+    """`TRINITY_050_RAISES_BUDGET` where the Trinity release `version` may be 0.5.0 (not 0.6), which raises a token
+    budget below the default back to it; None otherwise."""
+    return TRINITY_050_RAISES_BUDGET if version != "0.6" else None
 
 
 def yarn_validation_words(model: Model) -> str:

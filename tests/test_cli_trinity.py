@@ -1315,7 +1315,8 @@ def test_a_token_budget_below_the_default_is_legal_and_the_verdict_is_at_it(cli,
     assert (status, current["gpus"], current["sp"], current["broken_rule"]) == (1, 6, 2, None)  # too long for 6
     assert current["config_problems"] == [
         "trainer.max_token_len_per_gpu 65536 is below Trinity's default ceil(2 x 131072 / 2) = 131072, which the "
-        "tables measured: the verdict is at 65536 tokens per GPU (each step takes more micro-batches)"]
+        "tables measured: the verdict is at 65536 tokens per GPU (each step takes more micro-batches); Trinity 0.5.0 "
+        "raises it back to the default: use 0.5.1 or later"]
     assert current["max_token_len_per_gpu"] == 65536 and not current["trains"]
     # Lowering budgets as the config does, the planner finds 4 of the 6 GPUs with SP=4 (28 heads: not on 6).
     assert ("fewer trainer GPUs train 131072 tokens: Env + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of "
@@ -2049,8 +2050,8 @@ def test_a_config_with_its_own_lower_token_budget_is_judged_at_it(cli, user_conf
     assert status == 0 and (current["trains"], current["max_token_len_per_gpu"]) == (True, 35840)
     assert current["plan"]["max_token_len_per_gpu"] == 35840 and current["plan"]["evidence"] == "estimated"
     assert "trainer.max_token_len_per_gpu 35840 is below Trinity's default ceil(2 x 131072 / 4) = 65536, which the " \
-           "tables measured: the verdict is at 35840 tokens per GPU (each step takes more micro-batches)" in \
-           current["config_problems"]
+           "tables measured: the verdict is at 35840 tokens per GPU (each step takes more micro-batches); Trinity " \
+           "0.5.0 raises it back to the default: use 0.5.1 or later" in current["config_problems"]
     best = answer["plans"][0]
     assert (best["sp"], best["env"], best["offload"]) == (4, True, False) and best["max_token_len_per_gpu"] >= 35840
     # At Trinity's default budget (--token-budget default) nothing trains the length on these 4 GPUs.
@@ -2260,7 +2261,7 @@ def test_the_verdict_is_at_the_most_tokens_any_role_takes(cli, tmp_path: Path, m
     assert current["config_problems"][:2] == [
         ("the token budget in effect, 50000 (the most any role takes), is below Trinity's default ceil(2 x 131072 / 4) "
          "= 65536, which the tables measured: the verdict is at 50000 tokens per GPU (each step takes more "
-         "micro-batches)"),
+         "micro-batches); Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"),
         ("trainer.max_token_len_per_gpu 40960 is below the verdict's budget: fewer tokens per GPU than the verdict "
          "assumes (so it is cautious; each step takes more micro-batches)")]
 
@@ -3590,7 +3591,8 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
     assert budget_lines(lowered) == [("lowered-token-budget", (
         "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 2 with ceil(2 x 32768 / "
         "2) = 32768, is below Trinity's default ceil(2 x 32768 / 1) = 65536, which the tables measured: the verdict "
-        "is at 32768 tokens per GPU (each step takes more micro-batches)"))]
+        "is at 32768 tokens per GPU (each step takes more micro-batches); Trinity 0.5.0 raises it back to the "
+        "default: use 0.5.1 or later"))]
     # Filled at SP 4, 16384: no sequence fits at SP 1, so Trinity raises the actor's; the verdict stays at 65536.
     raised = verdict("  ulysses_sequence_parallel_size: 4\n", 1)
     assert (raised["sp"], raised["max_token_len_per_gpu"]) == (1, None)

@@ -98,7 +98,7 @@ def test_05_raise_of_a_fill_holding_no_sequence_is_said_only_where_the_actor_tak
         "lowered-token-budget",
         ("the token budget in effect, 40000 (the most any role takes), is below Trinity's default ceil(2 x 32768 / 1) "
          "= 65536, which the tables measured: the verdict is at 40000 tokens per GPU (each step takes more "
-         "micro-batches)"))])
+         "micro-batches); Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))])
     # With the rollout's own 40000 the actor still takes the fill, which holds no sequence: Trinity 0.5 raises it
     # (0.5.0 to its default 65536, above the rollout's), so the verdict is at the default and the raise is said, then
     # (s58) that 0.5.1's verl still stops at a batch padded wider than the raised budget.
@@ -116,7 +116,7 @@ def test_05_lowered_fill_beside_a_roles_own_budget(cli, tmp_path: Path):
         ("lowered-token-budget",
          ("the token budget in effect, 40000 (the most any role takes), is below Trinity's default ceil(2 x 32768 / 1) "
           "= 65536, which the tables measured: the verdict is at 40000 tokens per GPU (each step takes more "
-          "micro-batches)")),
+          "micro-batches); Trinity 0.5.0 raises it back to the default: use 0.5.1 or later")),
         ("token-budget-below-verdict",
          ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 2 with ceil(2 x 32768 "
           "/ 2) = 32768, is below the verdict's budget: fewer tokens per GPU than the verdict assumes (so it is "

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "CHECK_PLACEHOLDER": "solver.trinity.patch",
     "ROLE_KEYS_IGNORED": "solver.trinity.keys",
-    "TRINITY_06_OFFLOAD": "solver.trinity.config",
+    "TRINITY_06_OFFLOAD": "solver.trinity.keys",
     "YARN_TRAINER": "solver.trinity.keys",
     "ConfigError": "solver.trinity.keys",
     "EngineError": "solver.trinity.settings",
@@ -86,13 +86,13 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.checks import check_environment as check_environment
     from solver.trinity.checks import check_trinity_config as check_trinity_config
     from solver.trinity.checks import trinity_config_problems as trinity_config_problems
-    from solver.trinity.config import TRINITY_06_OFFLOAD as TRINITY_06_OFFLOAD
     from solver.trinity.config import read_trinity_config as read_trinity_config
     from solver.trinity.fragment import check_flags as check_flags
     from solver.trinity.fragment import fragment_for as fragment_for
     from solver.trinity.fragment import plan_fragment as plan_fragment
     from solver.trinity.fragment import trinity_fragment as trinity_fragment
     from solver.trinity.keys import ROLE_KEYS_IGNORED as ROLE_KEYS_IGNORED
+    from solver.trinity.keys import TRINITY_06_OFFLOAD as TRINITY_06_OFFLOAD
     from solver.trinity.keys import YARN_TRAINER as YARN_TRAINER
     from solver.trinity.keys import ConfigError as ConfigError
     from solver.trinity.keys import critic_budget_note as critic_budget_note

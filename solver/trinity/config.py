@@ -52,6 +52,7 @@ from solver.trinity.keys import (
     TRAINER_CONFIG_NULLS,
     TRAINER_CONFIG_SECTIONS,
     TRAINER_SP_KEY,
+    TRINITY_06_OFFLOAD,
     ConfigError,
     keys_05_refuses,
     offload_path,
@@ -79,12 +80,6 @@ STAGE_SECTIONS = ("mode", "algorithm", "buffer", "explorer", "trainer")
 """A stage's fields that, set (not null), replace the config's own for that stage (Trinity's ``Config.__iter__``,
 ``trinity/common/config.py:977`` in 0.6.0, ``:901`` in 0.5.2, which runs only the stages where there are any): its
 trainer, the GPUs the explorer leaves it, or the train batch it must divide."""
-
-TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
-                      "optimizer_offload and offload_policy (false where unset): there, set those to true too")
-"""What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
-refuses the keys)."""
-
 
 def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int]:
     """GPUs the explorer holds: (all of them, one rollout engine's GPUs, the auxiliary models' GPUs); all =

@@ -18,6 +18,10 @@ TRINITY_06_TRAINER_KEYS = ("use_remove_padding", "balance_batch", "critic_warmup
 0.5.1 and 0.5.2: a subset of 0.6.0's) lacks, besides `OFFLOAD_FLAGS`: Trinity 0.5 refuses a config with any of them
 under ``trainer`` (`keys_05_refuses`)."""
 ROLES = ("actor", "ref")
+TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
+                      "optimizer_offload and offload_policy (false where unset): there, set those to true too")
+"""What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
+refuses the keys): `--check`'s line on such a config, and the comment on them in a fragment made for Trinity 0.5."""
 
 
 REMOTE_ENGINES = ("tinker", "external")
