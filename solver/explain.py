@@ -339,7 +339,7 @@ def _why_no_plan(
         # count the planner never weighs (not whole nodes, past the estimates' counts) the limit says why alone.
         combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp)
         reasons += words.group(prober.classify([combination], None), query.max_model_len)  # the model fixes the length
-    elif "evidence" in (binding or ()) and query.max_model_len is not None:
+    elif query.objective == "cheapest" and query.max_model_len is not None and "evidence" in (binding or ()):
         reasons += _dash_reasons(prober, words, data, query.budget_gpus, query.max_model_len)
     if query.objective != "max_len":
         if shorter:
