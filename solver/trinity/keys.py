@@ -21,7 +21,14 @@ ROLES = ("actor", "ref")
 TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
                       "optimizer_offload and offload_policy (false where unset): there, set those to true too")
 """What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
-refuses the keys): `--check`'s line on such a config, and the comment on them in a fragment made for Trinity 0.5."""
+refuses the keys): `--check`'s line on such a config, and the comment on them in a fragment or --write made for
+Trinity 0.5 (`written_for_05_comment`)."""
+
+
+def written_for_05_comment(trinity_05: str, flags: str) -> str:
+    """The comment on an Offload plan written for Trinity 0.5 (`trinity_05`: the option that asks for it), whose
+    roles' offload flags (`flags`, as the comment's place names them) 0.6 may override: `TRINITY_06_OFFLOAD`."""
+    return f"written for Trinity 0.5 ({trinity_05}), which refuses {flags} under trainer itself; {TRINITY_06_OFFLOAD}"
 
 
 REMOTE_ENGINES = ("tinker", "external")
