@@ -291,6 +291,14 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
 `IGNORED_SECTION`, read only to say nothing reads them there: tests/test_trinity.py checks this): a key beside them
 spelt almost as one the section lacks is likely that key misspelt (`check_trinity_config` says so)."""
 
+NUMBER_KEYS = frozenset((
+    "max_model_len", "max_prompt_tokens", "max_response_tokens", "batch_size", "train_batch_size", "repeat_times",
+    "node_num", "gpu_per_node", "engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
+    "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "ppo_max_token_len_per_gpu",
+    "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu"))
+"""The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines or experiences): each
+Trinity types ``int``."""
+
 
 NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {
     ("mode",): "str",
