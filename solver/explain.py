@@ -339,6 +339,8 @@ def _why_no_plan(
         # count the planner never weighs (not whole nodes, past the estimates' counts) the limit says why alone.
         combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp)
         reasons += words.group(prober.classify([combination], None), query.max_model_len)  # the model fixes the length
+    elif query.objective == "cheapest" and query.max_model_len is not None and "evidence" in (binding or ()):
+        reasons += _dash_reasons(prober, words, data, query.budget_gpus, query.max_model_len)
     if query.objective != "max_len":
         if shorter:
             reasons += _shorter_reasons(words, query, shorter)
@@ -358,6 +360,17 @@ def _why_no_plan(
     if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)
+
+
+def _dash_reasons(prober: _Prober, words: _Words, data: PlanningData, budget: int, length: int) -> list[Reason]:
+    """The document's own reason on each count within `budget` whose table says '-' at `length` (its row, or its last
+    row where the length is past it): the `no_setting` line --maximize len gives, for the combinations there that the
+    evidence rule excludes."""
+    dashed = [entry.combination for entry in data.ranks if entry.combination[0] <= budget
+              and (rows := words.rows(entry.combination[0]))
+              and (entry.combination[0], next((row for row in rows if row >= length), rows[-1])) not in data.settings]
+    return words.group([(combination, rule) for combination, rule in prober.classify(dashed, None)
+                        if rule == "evidence"], length)
 
 
 def _shorter_reasons(words: _Words, query: Query, shorter: Plan) -> list[Reason]:

@@ -485,6 +485,11 @@ def single_gpu_caution(model: Model, gpus: int, max_model_len: int, memory_gib: 
             "where one GPU's memory suffices")
 
 
+SINGLE_GPU_CAUTION_SHORT = "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs"
+"""`single_gpu_caution` in short, beside a plan shown in a row or line of its own (a ranked plan, a ``for rollout``
+plan): the headline plan carries it whole."""
+
+
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
 """The host memory per GPU that GPU servers commonly have, GiB: a DGX A100's 1 TB for its 8 GPUs (a DGX H100 has 2 TB
 for 8): on a GPU type sold in servers (no `GpuType.workstation_host_ram_gib`), an Offload plan that needs more per

@@ -197,7 +197,7 @@ def test_the_api_page_shows_the_api_s_text_and_the_words_it_changes() -> None:
                             ("--emit trinity", "solver.trinity_config")):
         assert f"`{flags}`" in section and f"`{keywords}`" in section
         command = command.replace(flags, keywords)
-    assert command == text
+    assert command.split() == text.split()  # the words the same; a shorter keyword may wrap a row's line elsewhere
 
 
 def test_the_api_page_shows_memory_text_s_text() -> None:

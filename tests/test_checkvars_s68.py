@@ -177,7 +177,7 @@ def _batch_problems(value: str, environ: dict[str, str] | None = None) -> list[t
 
 @pytest.mark.parametrize(("value", "words"), [
     # OmegaConf 2.3.0: "`oc.decode` can only take strings or None as input, but `8.0` is float", before the int field
-    ("${oc.decode:8.0}", "'${oc.decode:8.0}': OmegaConf's oc.decode takes text or null, not 8.0 (quote it: \"8.0\")"),
+    ("${oc.decode:8.0}", "'${oc.decode:8.0}': OmegaConf's oc.decode takes text or null, not 8.0 (quote it: \"8\")"),
     ("${oc.decode:8}", "'${oc.decode:8}': OmegaConf's oc.decode takes text or null, not 8 (quote it: \"8\")"),
     ("${oc.decode:${cluster.node_num}}",
      "'${oc.decode:${cluster.node_num}}': OmegaConf's oc.decode takes text or null, not 1"),

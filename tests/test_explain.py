@@ -508,11 +508,14 @@ def test_one_asked_setting_without_a_plan_gets_what_the_tables_and_the_model_say
                              "for 4 GPUs from 71680 tokens on is a setting they include (at 71680: 'SP=4')")
     assert detail.endswith("Env + Offload + SP=2 85.9 GiB of 87.9 usable, but the H20-96GB table for 6 GPUs says it "
                            "ran out of memory at 71680, and on fewer GPUs each holds more")
-    # Within the budget, not --exact, the pins are on no one count: what the tables say of each is not asked.
+    # Within the budget, not --exact, the pins are on no one count: the tables are asked only where the row says '-'
+    # (two GPUs; four say 'SP=4' at 71680).
     _, reasons = explained(gpu="h20", model="4B", budget_gpus=4, max_model_len=65536, sp=2, env=True, offload=True,
                            estimate="auto")
     assert [reason.rule for reason in reasons] == [
-        "limit", "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins"]
+        "limit", "no_setting", "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins"]
+    assert details(reasons, "no_setting") == [
+        "the H20-96GB table for 2 GPUs says '-' for Qwen3-4B from 71680 tokens on: nothing trained there"]
 
 
 def test_an_estimated_longest_length_is_said_to_be_on_the_grid():

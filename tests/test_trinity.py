@@ -1058,7 +1058,11 @@ def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeat
     assert (plan.setting.label, plan.max_token_len_per_gpu) == ("Env + Offload", 16384)
     assert patch_trinity_config(text, plan, catalog().model("4B"), version="0.5") == (
         f"{trainer}  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given\n"
-        "  trainer_strategy: fsdp2\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n")
+        "  trainer_strategy: fsdp2\nmodel:\n  model_path: q/Qwen3-4B\n"
+        "  # written for Trinity 0.5 (version=\"0.5\"), which refuses the offload flags under trainer itself;\n"
+        "  #   Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload,\n"
+        "  #   optimizer_offload and offload_policy (false where unset): there, set those to true too\n"
+        "  max_model_len: 8192\n")  # Offload for 0.5: the roles' flags alone, which 0.6 on verl before 0.8 overrides
 
 
 def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:

@@ -8,7 +8,14 @@ from rich.text import Text
 from solver.render.layout import TableOrBlocks
 from solver.render.phrases import YARN_MARK, lowered_note
 from solver.render.styles import setting_style
-from solver.results import Answer, Plan, check_or_plan_words, past_validated_words
+from solver.results import (
+    SINGLE_GPU_CAUTION_SHORT,
+    Answer,
+    CautionCode,
+    Plan,
+    check_or_plan_words,
+    past_validated_words,
+)
 from solver.rules import COMMAND_OPTIONS, OptionNames, trainer_node_count
 from solver.tables import Model, counted
 
@@ -49,9 +56,12 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
     host_needs = any(need is not None for need in needs)
     on = [_on_trainer_nodes(plan) if need is not None else "" for plan, need in zip(answer.plans, needs, strict=True)]
     past = {plan.past_validated_length for plan in answer.plans if plan.past_validated_length is not None}
+    single = [f"#{rank}" for rank, plan in enumerate(answer.plans, start=1)
+              if CautionCode.SINGLE_GPU_ADVISED_AGAINST in plan.caution_codes]
     notes = ([lowered_note(names)] if lowered else []) + [past_validated_note(model, validated, names)
                                                           for validated in sorted(past)] + (
-        [RANKED_TRAINER_NODES_NOTE] if any(on) else [])
+        [RANKED_TRAINER_NODES_NOTE] if any(on) else []) + (
+        [f"{', '.join(single)}: {SINGLE_GPU_CAUTION_SHORT}"] if single else [])
     view = Table(title="ranked plans", title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
     yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")

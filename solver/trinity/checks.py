@@ -54,6 +54,7 @@ from solver.trinity.keys import (
     KEYS_05_LACKS,
     LORA_CONFIGS,
     MISSING_KEPT_SECTIONS,
+    NUMBER_KEYS,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
     READ_KEYS,
@@ -1086,12 +1087,6 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     return checks
 
 
-NUMBER_KEYS = frozenset((
-    "max_model_len", "max_prompt_tokens", "max_response_tokens", "batch_size", "train_batch_size", "repeat_times",
-    "node_num", "gpu_per_node", "engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
-    "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "ppo_max_token_len_per_gpu",
-    "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu"))
-"""The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines or experiences)."""
 FLAG_KEYS = frozenset(("enable", "use_dynamic_bsz", "log_prob_use_dynamic_bsz", "use_remove_padding",
                        *OFFLOAD_FLAGS, *ENTROPY_KEYS))
 """The keys of `READ_KEYS` that hold a boolean."""

@@ -41,7 +41,7 @@ from solver.tables import (
     counted,
     host_ram_argument,
 )
-from solver.trinity.keys import TRINITY_06_OFFLOAD, YARN_TRAINER, yaml_scalar
+from solver.trinity.keys import YARN_TRAINER, written_for_05_comment, yaml_scalar
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
     PlanKey,
@@ -418,8 +418,7 @@ def fragment_for(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     if plan.offload and arguments.version == "0.5":  # Offload in the roles' flags alone, which 0.6 may override
-        comments["trainer", "trainer_config"] = (f"written for Trinity 0.5 ({option_names.trinity_05}), which refuses "
-                                                 f"these flags under trainer itself; {TRINITY_06_OFFLOAD}")
+        comments["trainer", "trainer_config"] = written_for_05_comment(option_names.trinity_05, "these flags")
     body = _emit(ordered, comments)
     header = _header(plan, model, options, settings.environment)
     if arguments.layout is None:  # a config's own per-role budgets above the plan's come down to it among its keys

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from solver.tables import NUMBER_TOO_LONG, brief
-from solver.trinity.keys import ConfigError
+from solver.trinity.keys import NUMBER_KEYS, ConfigError
 
 _SUPPORTED = "only references to keys, ${oc.env:VAR,default} and ${oc.decode:...} are supported"
 
@@ -444,7 +444,8 @@ class _Resolution:
         if not isinstance(text, str):
             given = "a list or mapping" if isinstance(text, (list, dict)) else brief(text)
             written = interpolation.arguments[0]
-            hint = f' (quote it: "{written.text}")' if isinstance(written, _Token) else ""
+            quoted = self._decodable(text, written.text) if isinstance(written, _Token) else None
+            hint = f' (quote it: "{quoted}")' if quoted is not None else ""
             raise ResolvesToNothing(
                 f"{self.where}: {source!r}: OmegaConf's oc.decode takes text or null, not {given}{hint}")
         try:
@@ -455,6 +456,14 @@ class _Resolution:
         if isinstance(element, _Interpolation):
             return self.located(element)
         return self.value(element), None
+
+    def _decodable(self, value: Any, written: str) -> str | None:
+        """The text to quote for oc.decode where it was given `written`, which reads as `value` (no text): as written,
+        but in an int field (`NUMBER_KEYS`) the whole number a float stands for (``8`` for ``8.0``, which decodes to
+        a float the field refuses); None where no text decodes to what that field takes (a boolean, ``8.5``)."""
+        if self.at[-1] not in NUMBER_KEYS or type(value) is int:
+            return written
+        return str(int(value)) if isinstance(value, float) and value.is_integer() else None
 
     def key(self, reference: _Interpolation) -> str:
         """A reference's key path as text, its interpolations resolved (each to a key's name)."""

@@ -21,7 +21,14 @@ ROLES = ("actor", "ref")
 TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
                       "optimizer_offload and offload_policy (false where unset): there, set those to true too")
 """What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
-refuses the keys): `--check`'s line on such a config, and the comment on them in a fragment made for Trinity 0.5."""
+refuses the keys): `--check`'s line on such a config, and the comment on them in a fragment or --write made for
+Trinity 0.5 (`written_for_05_comment`)."""
+
+
+def written_for_05_comment(trinity_05: str, flags: str) -> str:
+    """The comment on an Offload plan written for Trinity 0.5 (`trinity_05`: the option that asks for it), whose
+    roles' offload flags (`flags`, as the comment's place names them) 0.6 may override: `TRINITY_06_OFFLOAD`."""
+    return f"written for Trinity 0.5 ({trinity_05}), which refuses {flags} under trainer itself; {TRINITY_06_OFFLOAD}"
 
 
 REMOTE_ENGINES = ("tinker", "external")
@@ -283,6 +290,14 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
 """Per section, the keys of it that rft-solver reads (all that `ConfigReader` reads but the offload flags of a role's
 `IGNORED_SECTION`, read only to say nothing reads them there: tests/test_trinity.py checks this): a key beside them
 spelt almost as one the section lacks is likely that key misspelt (`check_trinity_config` says so)."""
+
+NUMBER_KEYS = frozenset((
+    "max_model_len", "max_prompt_tokens", "max_response_tokens", "batch_size", "train_batch_size", "repeat_times",
+    "node_num", "gpu_per_node", "engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
+    "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "ppo_max_token_len_per_gpu",
+    "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu"))
+"""The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines or experiences): each
+Trinity types ``int``."""
 
 
 NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {

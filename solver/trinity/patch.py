@@ -42,6 +42,7 @@ from solver.trinity.keys import (
     rope_type_key,
     trainer_level_offload,
     value_at,
+    written_for_05_comment,
     yaml_scalar,
 )
 from solver.trinity.plan_keys import (
@@ -360,9 +361,10 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 
 _NOTE_START = re.compile(r"#[ \t]*(?:evidence: (?:estimated|inferred): |caution: \S+ GiB to spare where the estimate "
-                         r"extrapolates|max_model_len past the \w+ \d+: )")
+                         r"extrapolates|max_model_len past the \w+ \d+: |written for Trinity 0\.5 \()")
 """The first line of a paragraph of --write's note (`_note_evidence`): its evidence, its caution on a thin
-headroom, or what to do past the validated length (`past_validated_note`), after the line's indentation."""
+headroom, what to do past the validated length (`past_validated_note`), or what Offload written for Trinity 0.5 needs
+on 0.6 (`written_for_05_comment`), after the line's indentation."""
 _NOTE_CONTINUED = re.compile(r"#   (\S+)")
 """A line that goes on with a paragraph of --write's note (its hanging indentation, two spaces), and its first word."""
 CHECK_PLACEHOLDER = "CONFIG"
@@ -477,11 +479,12 @@ def _without_notes(text: str) -> str:
 
 
 def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int,
-                   check: str | None, path: str, option_names: OptionNames) -> bool:
+                   check: str | None, path: str, version: TrinityVersion | None, option_names: OptionNames) -> bool:
     """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
     caution on a thin headroom (`caution_comment`), and where its length is past what the model is validated for, what
     to do (`past_validated_note`, naming the length to plan as `option_names` do, as the fragment's header says it),
-    each wrapped at `COMMENT_WIDTH`, then the command `check` that
+    and for an Offload plan written for Trinity `version` 0.5, what 0.6 on verl before 0.8 needs (the fragment's
+    comment on its flags, `written_for_05_comment`), each wrapped at `COMMENT_WIDTH`, then the command `check` that
     checks the written config (`check_command`; naming `path`, which the note says where it is the placeholder
     `CHECK_PLACEHOLDER`), as comments on their own lines (at column `indent`) just above
     ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Whether a note was due
@@ -491,6 +494,8 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
             if code is CautionCode.THIN_HEADROOM]
     said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
     said += filter(None, [past_validated_note(plan, model, option_names)])
+    if plan.offload and version == "0.5":
+        said.append(written_for_05_comment(option_names.trinity_05, "the offload flags"))
     wrapped = [line for words in said for line in _wrapped(words, indent)]
     placeholder = f" ({CHECK_PLACEHOLDER}: its path)" if path == CHECK_PLACEHOLDER else ""
     intro = f"To check this file{placeholder} as its plan was made:"
@@ -529,7 +534,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         _set(data, key.path, key.value, lines, aliased)
     _alias_comments_copied(places, aliased)
     _drop_stale_sum_comment(data, reading, plan, environ)
-    left_out = _note_evidence(data, plan, model, gpu, indent, check, path, option_names)
+    left_out = _note_evidence(data, plan, model, gpu, indent, check, path, version, option_names)
     _note_host_memory(data, plan, host_ram_gb, indent, option_names.host_ram)
     if version is None and (flags_noted or not trainer_level_offload(reading)):
         _note_trainer_flags(data, indent, option_names)
