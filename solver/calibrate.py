@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ortools.linear_solver import pywraplp
-
 from solver.memory import (
     PER_TOKEN_TERMS,
     PRIOR,
@@ -233,6 +231,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
 
 def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary]:
     """Fit the coefficients to the evidence (see the module's docstring); deterministic."""
+    from ortools.linear_solver import pywraplp  # here: a plan that only checks a fit (`implausible`) needs no solver
     evidence = list(evidence)
     solver = pywraplp.Solver.CreateSolver("GLOP")
     multiplier = {term: solver.NumVar(*BOUNDS[term], term) for term in TERMS}

@@ -5,6 +5,8 @@ its table's models says what a row needs."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,3 +90,13 @@ def test_a_cells_row_without_a_model_of_its_table_says_what_a_row_needs(cli: Cli
                    "row gives every model of its table a cell: the first setting that trained, or '-' where none did; "
                    "no cell says 'not measured', so give rows only at lengths where you measured every model of the "
                    "table)\n")
+
+
+def test_checking_a_memory_model_file_loads_no_linear_solver():
+    # `implausible` checks a fit without fitting one: OR-Tools' linear solver, which only `calibrate` uses, stays
+    # unloaded (a fresh interpreter, since other tests calibrate in this one).
+    code = ("import sys; from pathlib import Path; from solver.cli.options import memory_model_option; "
+            f"memory_model_option(Path({str(SHIPPED)!r}), 'solve memory'); "
+            "print('ortools.linear_solver' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert (done.stdout, done.stderr) == ("False\n", "")

@@ -154,7 +154,7 @@ def memory_model_option(path: Path | None, prog: str) -> MemoryModel | None:
     memory = option_file("--memory-model", load_memory_model, path)
     if memory is None:
         return None
-    from solver.calibrate import implausible  # (it imports OR-Tools' linear solver: only for a file)
+    from solver.calibrate import implausible  # only for a file
     if odd := implausible(memory.coefficients):
         print_note(f"{prog}: warning: --memory-model {path}: {'; '.join(odd)}, as solve calibrate warned when it "
                    "fitted it: estimates from it may not hold (fit it on more cells, or with --with-tables)")
