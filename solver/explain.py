@@ -507,10 +507,11 @@ class _Words:
         return counted(count, "GPU")
 
     def plan(self, plan: Plan) -> str:
-        """`plan` in words: its setting, GPUs and length, and the evidence for it."""
+        """`plan` in words: its setting, GPUs and length, the evidence for it, and the guide's caution against one
+        GPU in short where the plan carries it (`Plan.with_single_gpu_caution`)."""
         return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at "
                 f"{counted(plan.max_model_len, 'token')}{plan.lowered_words} "
-                f"({plan.evidence_text(self.data.gpu, self.data.model)})")
+                f"({plan.with_single_gpu_caution(plan.evidence_text(self.data.gpu, self.data.model))})")
 
     def column(self, count: int) -> str:
         """The model as the table for `count` GPUs names its cells: itself, or a tabled model of its shape."""

@@ -234,7 +234,7 @@ def test_no_plan_names_the_binding_limit_and_the_nearest_plans():
         "(documented: the A100-80GB table for 4 GPUs says 'Env + SP=2' at 8192)"]
     assert details(reasons, "without_pins") == [
         "without --no-offload: Env + Offload on 1 GPU at 8192 tokens (documented: the A100-80GB table for 1 GPU "
-        "says 'Env + Offload' at 8192)"]
+        "says 'Env + Offload' at 8192; one trainer GPU: Trinity-RFT's guide strongly advises more GPUs)"]
 
 
 @pytest.mark.parametrize(("request_", "rule"), [
@@ -256,9 +256,9 @@ def test_the_plans_a_reason_names_are_the_answers_own_and_not_solved_again(
 
     monkeypatch.setattr("solver.explain.answer_for", solved)
     (detail,) = details(explain(CATALOG, query, answer), rule)
+    evidence = alternative.with_single_gpu_caution(alternative.evidence_text(answer.gpu, answer.model))
     assert detail.endswith(f"{alternative.setting.label} on {counted(alternative.gpus, 'GPU')} at "
-                           f"{alternative.max_model_len} tokens{alternative.lowered_words} "
-                           f"({alternative.evidence_text(answer.gpu, answer.model)})")
+                           f"{alternative.max_model_len} tokens{alternative.lowered_words} ({evidence})")
     assert asked and all(changed.token_budget == "default" and changed.offload == query.offload for changed in asked)
 
 

@@ -5,7 +5,7 @@ caution says too, is `solver.rules.tables_said`.)"""
 from __future__ import annotations
 
 from solver.memory import CEILING
-from solver.results import SINGLE_GPU_CAUTION_SHORT, CautionCode, Plan
+from solver.results import Plan
 from solver.rules import OptionNames
 
 CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
@@ -25,5 +25,4 @@ map's cell (by length: the row's length), a ranked plan's length."""
 def evidence_and_single_gpu(plan: Plan) -> str:
     """A plan shown beside the headline one, its evidence in a word or two (`Plan.evidence_label`), and where it
     carries the guide's caution against one GPU, that in short: ``documented; one trainer GPU: ...``."""
-    single = CautionCode.SINGLE_GPU_ADVISED_AGAINST in plan.caution_codes
-    return plan.evidence_label + (f"; {SINGLE_GPU_CAUTION_SHORT}" if single else "")
+    return plan.with_single_gpu_caution(plan.evidence_label)
