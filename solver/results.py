@@ -911,12 +911,16 @@ class Plan(Frozen):
         model's calibration (`beyond_calibration`)."""
         return self.evidence + (", extrapolated" if self.beyond_calibration else "")
 
+    @property
+    def single_gpu_advised_against(self) -> bool:
+        """Whether the plan carries the guide's caution against one GPU (`single_gpu_caution`)."""
+        return CautionCode.SINGLE_GPU_ADVISED_AGAINST in self.caution_codes
+
     def with_single_gpu_caution(self, words: str) -> str:
         """`words` on the plan (its evidence), and where it carries the guide's caution against one GPU
-        (`single_gpu_caution`), that in short after them: ``documented; one trainer GPU: ...``
+        (`single_gpu_advised_against`), that in short after them: ``documented; one trainer GPU: ...``
         (`SINGLE_GPU_CAUTION_SHORT`)."""
-        single = CautionCode.SINGLE_GPU_ADVISED_AGAINST in self.caution_codes
-        return words + (f"; {SINGLE_GPU_CAUTION_SHORT}" if single else "")
+        return words + (f"; {SINGLE_GPU_CAUTION_SHORT}" if self.single_gpu_advised_against else "")
 
     def host_memory_words(self, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
         """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout

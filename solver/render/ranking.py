@@ -11,7 +11,6 @@ from solver.render.styles import setting_style
 from solver.results import (
     SINGLE_GPU_CAUTION_SHORT,
     Answer,
-    CautionCode,
     Plan,
     check_or_plan_words,
     past_validated_words,
@@ -56,8 +55,7 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
     host_needs = any(need is not None for need in needs)
     on = [_on_trainer_nodes(plan) if need is not None else "" for plan, need in zip(answer.plans, needs, strict=True)]
     past = {plan.past_validated_length for plan in answer.plans if plan.past_validated_length is not None}
-    single = [f"#{rank}" for rank, plan in enumerate(answer.plans, start=1)
-              if CautionCode.SINGLE_GPU_ADVISED_AGAINST in plan.caution_codes]
+    single = [f"#{rank}" for rank, plan in enumerate(answer.plans, start=1) if plan.single_gpu_advised_against]
     notes = ([lowered_note(names)] if lowered else []) + [past_validated_note(model, validated, names)
                                                           for validated in sorted(past)] + (
         [RANKED_TRAINER_NODES_NOTE] if any(on) else []) + (
