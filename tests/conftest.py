@@ -40,6 +40,12 @@ settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# The commands lay out their output as on a pipe that names no width, whatever terminal runs the suite: pytest-xdist's
+# workers start with COLUMNS=80 and LINES set (a test that wants a width sets its own). The subprocesses the tests start
+# inherit this too.
+for _terminal_size in ("COLUMNS", "LINES"):
+    os.environ.pop(_terminal_size, None)
+
 
 @pytest.fixture(autouse=True)
 def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:

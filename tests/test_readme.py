@@ -16,7 +16,7 @@ def test_readme_starts_with_the_install_and_test_commands():
     install_and_run, install_and_test = readme_commands()[:2]
     assert "pip install ." in install_and_run
     assert install_and_run.endswith("solve --maximize len --gpus 6 --model 4B")
-    assert "pip install '.[test]'" in install_and_test and install_and_test.endswith("pytest")
+    assert "pip install '.[test]'" in install_and_test and install_and_test.endswith(".venv/bin/pytest -n auto")
 
 
 def test_ci_runs_exactly_the_readme_test_command():
