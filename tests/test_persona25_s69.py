@@ -49,8 +49,8 @@ def test_the_guides_gpu_hours_are_the_rankings_gpus_times_cost(cli: Callable[...
     ("1.7B", "24576", "A100-80GB", True),  # past 20K tokens
     ("4B", "16384", "H20-96GB", False),  # a card of more memory than the A100 80GB
 ])
-def test_the_guides_one_gpu_caution_is_the_rule_solve_applies(cli: Callable[..., tuple[int, str, str]], model: str,
-                                                             length: str, gpu: str, cautioned: bool):
+def test_the_guides_one_gpu_caution_is_the_rule_solve_applies(
+        cli: Callable[..., tuple[int, str, str]], model: str, length: str, gpu: str, cautioned: bool):
     (plan, *_) = only_answer(cli, "--model", model, "--len", length, "--gpus", "1", "--gpu", gpu)["plans"]
     assert plan["gpus"] == 1 and (SINGLE_GPU_CODE in plan["caution_codes"]) == cautioned
     assert ("one trainer GPU on an A100 80GB or a card of less memory for a model of 4B or more or past 20K tokens, "
@@ -67,4 +67,5 @@ def test_the_shown_from_config_verdict_assumes_the_allocator_variable_unset(
         monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", alloc_conf)
     status, out, _ = cli("--from-config", "docs/examples/trinity.yaml", "--gpu", "h20")
     assert status == 0 and f"trinity.yaml {runs} on 6 trainer GPUs" in out
-    assert "with `PYTORCH_CUDA_ALLOC_CONF` unset (`--from-config` reads Env from it)" in flat(ROOT / "docs" / "index.md")
+    index = flat(ROOT / "docs" / "index.md")
+    assert "with `PYTORCH_CUDA_ALLOC_CONF` unset (`--from-config` reads Env from it)" in index
