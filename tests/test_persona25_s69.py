@@ -47,13 +47,14 @@ def test_the_guides_gpu_hours_are_the_rankings_gpus_times_cost(cli: Callable[...
     ("4B", "16384", "A100-80GB", True),  # a model of 4B or more
     ("1.7B", "20480", "A100-80GB", False),  # a smaller model at 20K tokens
     ("1.7B", "24576", "A100-80GB", True),  # past 20K tokens
-    ("4B", "16384", "H20-96GB", False),  # a card of more memory than the A100 80GB
+    ("4B", "16384", "H100-80GB", True),  # 80 GB too
+    ("4B", "16384", "H20-96GB", False),  # more than 80 GB
 ])
 def test_the_guides_one_gpu_caution_is_the_rule_solve_applies(
         cli: Callable[..., tuple[int, str, str]], model: str, length: str, gpu: str, cautioned: bool):
     (plan, *_) = only_answer(cli, "--model", model, "--len", length, "--gpus", "1", "--gpu", gpu)["plans"]
     assert plan["gpus"] == 1 and (SINGLE_GPU_CODE in plan["caution_codes"]) == cautioned
-    assert ("one trainer GPU on an A100 80GB or a card of less memory for a model of 4B or more or past 20K tokens, "
+    assert ("one trainer GPU of 80 GB or less (an A100 80GB, an H100) for a model of 4B or more or past 20K tokens, "
             "which Trinity-RFT's guide strongly advises against") in flat(ROOT / "docs" / "guide.md")
 
 
