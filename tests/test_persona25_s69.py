@@ -70,3 +70,21 @@ def test_the_shown_from_config_verdict_assumes_the_allocator_variable_unset(
     assert status == 0 and f"trinity.yaml {runs} on 6 trainer GPUs" in out
     index = flat(ROOT / "docs" / "index.md")
     assert "with `PYTORCH_CUDA_ALLOC_CONF` unset (`--from-config` reads Env from it)" in index
+
+
+def test_the_guides_refit_example_plans_what_the_cells_do_not_cover(
+        cli: Callable[..., tuple[int, str, str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    # "Your own measurements", step 3: the fit estimates a model the cells lack, within its calibration on 8 GPUs
+    monkeypatch.chdir(ROOT)
+    fit = tmp_path / "my-fit.yaml"
+    cells = ("--cells", "docs/examples/my-cells.yaml")
+    status, _, _ = cli("calibrate", *cells, "--with-tables", "--out", str(fit))
+    assert status == 0
+    ask = ("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "96k", *cells)
+    (shipped,) = only_answer(cli, *ask)["plans"][:1]
+    (fitted,) = only_answer(cli, *ask, "--memory-model", str(fit))["plans"][:1]
+    assert (shipped["evidence"], shipped["beyond_calibration_codes"]) == ("estimated", ["more-gpus"])
+    assert (fitted["evidence"], fitted["beyond_calibration_codes"]) == ("estimated", [])
+    guide = flat(ROOT / "docs" / "guide.md")
+    assert f"solve {' '.join(ask)} --memory-model my-fit.yaml" in guide
+    assert "Here the fit estimates Qwen3-4B, which the cells lack, on 8 GPUs no longer beyond its calibration." in guide
