@@ -250,8 +250,7 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     reasons = [Reason(rule="choice", detail=f"{choice}; {ranked}")]
     excluded = prober.classify(cheaper, length)
     # Counts within the budget that the planner never weighs (more GPUs would cost less): the whole-nodes rule's too.
-    excluded += [((n, 0, 0, 1), "whole_nodes") for n in range(best.gpus + 1, query.budget_gpus + 1)
-                 if n not in data.counts and whole_nodes_violation(n, query.node_gpus) and not query.exact]
+    excluded += _not_whole_nodes(data, query, range(best.gpus + 1, query.budget_gpus + 1))
     reasons += words.group(excluded, best.max_model_len)
     if query.objective == "max_len":
         longer = [length for length in data.lengths if length > best.max_model_len]
@@ -263,8 +262,16 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
             everything = [entry.combination for entry in data.ranks]
             reasons.append(Reason(rule="longer", detail="no plan reaches the next length, "
                                                         f"{counted(longer[0], 'token')}:"))
-            reasons += words.group(prober.classify(everything, longer[0]), longer[0])
+            unweighed = _not_whole_nodes(data, query, range(1, query.budget_gpus + 1))
+            reasons += words.group(prober.classify(everything, longer[0]) + unweighed, longer[0])
     return tuple(reasons)
+
+
+def _not_whole_nodes(data: PlanningData, query: Query, counts: range) -> list[tuple[Combination, str]]:
+    """The GPU counts of `counts` that the planner never weighs because they span nodes but are not whole nodes (none
+    under --exact, whose count is the query's), as the whole-nodes rule's exclusions."""
+    return [((n, 0, 0, 1), "whole_nodes") for n in counts
+            if n not in data.counts and whole_nodes_violation(n, query.node_gpus) and not query.exact]
 
 
 def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, query: Query,
@@ -618,7 +625,7 @@ class _Words:
         excludes `combinations`."""
         query = self.query
         counts = sorted({c[0] for c in combinations})
-        on = counted(counts, "GPU")
+        on = _counted_runs(counts, "GPU")
         if rule == "budget":
             if query.exact:
                 return Reason(rule="budget", detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")
@@ -629,7 +636,7 @@ class _Words:
                 "that spans nodes must use"))
         if rule == "rollout_layout":
             return Reason(rule="rollout_layout", detail=(
-                f"{counted(counts, 'trainer GPU')}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
+                f"{_counted_runs(counts, 'trainer GPU')}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
                 f"({query.option_names.rollout_gpus}) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
             what = ("Offload needs more host memory (its states, or the model while it loads)"
@@ -644,7 +651,7 @@ class _Words:
         degrees of `combinations`."""
         data, query = self.data, self.query
         counts = sorted({c[0] for c in combinations})
-        on, first = counted(counts, "GPU"), self.gpus(counts[0])
+        on, first = _counted_runs(counts, "GPU"), self.gpus(counts[0])
         degrees = sorted({c[3] for c in combinations})
         sps = runs(degrees)
         if rule == "sp_divides_gpus":
@@ -865,6 +872,12 @@ def _run_groups(values: list[int]) -> list[str]:
 def runs(values: list[int]) -> str:
     """Sorted whole numbers in words, three or more in a row as a range: ``3, 5-7, 9-64``."""
     return ", ".join(_run_groups(values))
+
+
+def _counted_runs(counts: list[int], noun: str) -> str:
+    """Sorted whole numbers of `noun` as `counted` words them, three or more in a row as a range (`runs`):
+    ``9-15, 17 GPUs``."""
+    return f"{runs(counts)} {noun}{'s' if counts != [1] else ''}"
 
 
 LONG_RUNS = 5

@@ -42,7 +42,7 @@ def test_six_gpus_exact_names_the_divisibility_rules():
     assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-4B from 61440 tokens on: nothing trained there"
             in details(reasons, "no_setting"))
     # 3 and 5 GPUs have no table, but the cells of the tables for fewer GPUs vouch for plans there.
-    assert details(reasons, "budget") == ["3, 4, 5 GPUs: --exact asks for 6", "1, 2, 3, 4, 5 GPUs: --exact asks for 6"]
+    assert details(reasons, "budget") == ["3-5 GPUs: --exact asks for 6", "1-5 GPUs: --exact asks for 6"]
 
 
 def test_a_count_that_both_an_exact_budget_and_whole_nodes_rule_out_is_blamed_on_the_budget():
@@ -324,7 +324,7 @@ def test_cli_explain_adds_the_explanation(cli):
     # On exactly 6 GPUs: SP=4 does not divide 6, SP=3 and 6 do not divide 4B's 32 heads, so SP=2 (51200) is the longest.
     choice = ("why choice 51200 tokens is the longest length with a plan on exactly 6 GPUs, and Env + Offload + SP=2 "
               "on 6 GPUs is the cheapest plan there")
-    rules = ("budget 3, 4, 5 GPUs: --exact asks for 6 sp_divides_gpus SP must divide the trainer GPUs: on 6 GPUs that "
+    rules = ("budget 3-5 GPUs: --exact asks for 6 sp_divides_gpus SP must divide the trainer GPUs: on 6 GPUs that "
              "rules out SP=4, 5 sp_divides_heads SP must divide the 32 attention heads of Qwen3-4B: that rules out "
              "SP=3, 6")
     assert "\nwhy\n" in out and choice in words and rules in words
@@ -585,7 +585,7 @@ def test_counts_a_budget_past_a_node_allows_but_the_planner_never_weighs_are_exp
     assert answer.plans[0].gpus == 8 and [(r.rule, r.detail) for r in reasons] == [
         ("choice", ("vanilla on 8 GPUs is the cheapest plan at 8192 tokens within 12 GPUs; no combination of GPU "
                     "count, Env, Offload and SP ranks before it")),
-        ("whole_nodes", ("9, 10, 11, 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer "
+        ("whole_nodes", ("9-12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer "
                          "that spans nodes must use"))]
     # Exactly 12: the count asked for breaks the rule, which the limit names (not the budget).
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12, exact=True)
