@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from math import ceil
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 from annotated_types import Ge, Gt
 from pydantic import (
@@ -31,6 +31,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from solver import __version__
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode, Objective, Pins, Query, margin_keeping
 from solver.rules import (
     COMMAND_OPTIONS,
@@ -278,6 +279,44 @@ def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], boo
     if raw[name] != derived:
         raise ValueError(f"{name} is {raw[name]!r}, but {said_by.format_map(data)} {derived!r}")
     return data
+
+
+SchemaVersion = Literal[1]
+"""The version of the JSON the commands print (``schema_version``, in each top-level object of every schema in
+docs/schema, which requires this value): raised when a key is removed or renamed, or its type or meaning changes. A
+new key or code does not raise it (``rft_solver_version`` names the release, whose schema files list them)."""
+SCHEMA_VERSION: SchemaVersion = get_args(SchemaVersion)[0]
+
+
+class Versioned(BaseModel):
+    """A result printed as a top-level JSON object (an answer, a map, a placement, a purchase, a memory breakdown, a
+    calibration): it says its `schema_version` and the `rft_solver_version` that printed it, after its other keys.
+    JSON read back may hold them (JSON made before them does not): another schema version is refused."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def schema_version(self) -> SchemaVersion:
+        """The version of this JSON's format (`SCHEMA_VERSION`: docs/json.md#json-schemas); raised when a key is
+        removed or renamed, or changes its type or meaning, not for a new key or code."""
+        return SCHEMA_VERSION
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def rft_solver_version(self) -> str:
+        """The release of rft-solver that printed this JSON (its package version, as `solve --version` says)."""
+        return __version__
+
+    @model_validator(mode="before")
+    @classmethod
+    def _versions_read_back(cls, raw: Any) -> Any:
+        """A result rebuilt from its JSON: ``schema_version`` and ``rft_solver_version`` are dropped (printed again,
+        they are this release's), and JSON of another schema version is refused."""
+        if not isinstance(raw, dict) or not raw.keys() & {"schema_version", "rft_solver_version"}:
+            return raw
+        if raw.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+            raise ValueError(f"schema_version is {raw['schema_version']!r}: this release of rft-solver reads "
+                             f"{SCHEMA_VERSION} (and JSON without one)")
+        return {key: value for key, value in raw.items() if key not in ("schema_version", "rft_solver_version")}
 
 
 class UnphysicalCode(str, Enum):
@@ -1181,7 +1220,7 @@ ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current"
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
-class Answer(_Timed):
+class Answer(_Timed, Versioned):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
     gpu: str = Field(description="the GPU type, as the catalogue names it")
@@ -1342,7 +1381,7 @@ MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
 
-class GpuMap(Frozen, defer_build=True):
+class GpuMap(Frozen, Versioned, defer_build=True):
     """One GPU type's map (``solve map --json`` prints one per GPU type): the options given that change its cells,
     then a row per model (or per length of one model) with its best plan at each GPU budget."""
 
@@ -1565,7 +1604,7 @@ class PoolUse(Frozen, defer_build=True):
                            "may leave some of them idle)")
 
 
-class ClusterResult(_Timed, defer_build=True):
+class ClusterResult(_Timed, Versioned, defer_build=True):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
     status: Status = Field(description=(
@@ -1649,7 +1688,7 @@ class PoolPurchase(Frozen, defer_build=True):
     gpus_used: int = Field(description="the GPUs the placement with them runs on there, trainer and rollout")
 
 
-class PurchaseResult(_Timed, defer_build=True):
+class PurchaseResult(_Timed, Versioned, defer_build=True):
     """The fewest nodes to buy so that every job of a fleet is placed (`solve cluster --buy`): the fewest GPUs, then
     the fewest nodes; the jobs that no number of nodes of any pool they may use runs are named apart."""
 
@@ -1700,7 +1739,7 @@ def _poor_fit(mispredicted: int, your_cells: int) -> bool:
     return mispredicted * 4 > your_cells
 
 
-class Calibration(Frozen, defer_build=True):
+class Calibration(Frozen, Versioned, defer_build=True):
     """A memory model fitted on cells, as ``solve calibrate`` fits it, with what the fit found in them (each a
     phrase, as the command's warnings and notes give it)."""
 
