@@ -233,8 +233,8 @@ def test_a_schema_starts_with_its_draft_and_the_command_as_its_title(command: st
 
 
 def _as_pydantic_writes_now(schema: Any) -> Any:
-    """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, each text or true/false
-    ``{"const": C}`` given its ``"type"`` (``"string"``, ``"boolean"``), and each object of any keys
+    """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, each text, true/false or
+    whole-number ``{"const": C}`` given its ``"type"`` (``"string"``, ``"boolean"``, ``"integer"``), and each object of any keys
     (``dict[str, Any]``) given its ``"additionalProperties": true``, which pydantic 2.6 leaves out (JSON Schema's
     default: the same schema)."""
     if isinstance(schema, list):
@@ -244,8 +244,9 @@ def _as_pydantic_writes_now(schema: Any) -> Any:
     unwrapped = {key: _as_pydantic_writes_now(value) for key, value in schema.items()}
     if [set(item) for item in unwrapped.get("allOf", ())] == [{"$ref"}]:
         unwrapped |= unwrapped.pop("allOf")[0]
-    if isinstance(unwrapped.get("const"), (str, bool)):
-        unwrapped.setdefault("type", "boolean" if isinstance(unwrapped["const"], bool) else "string")
+    if isinstance(const := unwrapped.get("const"), (str, bool, int)):
+        unwrapped.setdefault("type", "boolean" if isinstance(const, bool) else "integer" if isinstance(const, int)
+                             else "string")
     if unwrapped.get("type") == "object" and not {"properties", "$ref"} & set(unwrapped):
         unwrapped.setdefault("additionalProperties", True)
     return unwrapped
