@@ -1,7 +1,8 @@
 """What the planner answers: plans (`Plan`, with their cautions), answers for a GPU type (`Answer`), a Trinity
-config's settings judged (`CurrentSettings`), maps over GPU budgets (`GpuMap`), a fleet's placement
-(`ClusterResult`), a memory model fitted on cells (`Calibration`), and a Trinity fragment's settings as data
-(`TrinitySettings`)."""
+config's settings judged (`CurrentSettings`, with the verdict's words: `config_verdict`), maps over GPU budgets
+(`GpuMap`), a fleet's placement (`ClusterResult`), a memory model fitted on cells (`Calibration`), and a Trinity
+fragment's settings as data (`TrinitySettings`); the results printed as top-level JSON say their format
+(`Versioned`)."""
 
 from __future__ import annotations
 
