@@ -65,6 +65,7 @@ from solver.results import (
     SettingsArguments,
     TrinitySettings,
     beyond_fields,
+    config_verdict,
     expandable_segments,
     lowered_budget_raised_by,
 )
@@ -952,9 +953,15 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
         return answers
     query, settings = current
     # The config's explorer has GPUs of its own (its cluster's, or elsewhere): none of the budget to keep for it.
-    return tuple(answer.model_copy(update={"current": _vouched(
-        catalog, query, _with_env(settings, environ, catalog.gpu(answer.gpu).rocm), answer.gpu), "rollout_kept": None})
+    return tuple(answer.model_copy(update={"current": _in_words(answer, query, _vouched(
+        catalog, query, _with_env(settings, environ, catalog.gpu(answer.gpu).rocm), answer.gpu)), "rollout_kept": None})
         for answer in answers)
+
+
+def _in_words(answer: Answer, query: Query, current: CurrentSettings) -> CurrentSettings:
+    """`current`, judged on `answer`'s GPU type, with its verdict in words (``verdict``: `config_verdict`'s, the
+    text's)."""
+    return current.model_copy(update={"verdict": config_verdict(answer, current, query)})
 
 
 def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) -> CurrentSettings:

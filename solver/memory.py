@@ -56,6 +56,7 @@ from solver.results import (
     CautionCode,
     MarginRoom,
     RolloutEngines,
+    Versioned,
     caution_fields,
     cautions_of,
     check_beyond_codes,
@@ -296,7 +297,7 @@ VERDICTS = ("step_fits", "fits", "headroom_gib", "step_binds", "host_fits", "tra
 """The verdicts ``solve memory --json`` prints after the estimate's fields (`MemoryAnswer`'s computed fields)."""
 
 
-class MemoryAnswer(MemoryEstimate, MemoryQuestion, defer_build=True):
+class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
     """What ``solve memory --json`` prints: the question (`MemoryQuestion`), the estimate (`MemoryEstimate`), then
     the verdicts its properties give; in JSON the estimate's GiB are rounded to 4 decimals (0.1 MiB).
     Its JSON reads back into it (``MemoryAnswer.model_validate_json``): the verdicts are derived again."""

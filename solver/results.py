@@ -1,7 +1,8 @@
 """What the planner answers: plans (`Plan`, with their cautions), answers for a GPU type (`Answer`), a Trinity
-config's settings judged (`CurrentSettings`), maps over GPU budgets (`GpuMap`), a fleet's placement
-(`ClusterResult`), a memory model fitted on cells (`Calibration`), and a Trinity fragment's settings as data
-(`TrinitySettings`)."""
+config's settings judged (`CurrentSettings`, with the verdict's words: `config_verdict`), maps over GPU budgets
+(`GpuMap`), a fleet's placement (`ClusterResult`), a memory model fitted on cells (`Calibration`), and a Trinity
+fragment's settings as data (`TrinitySettings`); the results printed as top-level JSON say their format
+(`Versioned`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from math import ceil
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 from annotated_types import Ge, Gt
 from pydantic import (
@@ -31,6 +32,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from solver import __version__
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode, Objective, Pins, Query, margin_keeping
 from solver.rules import (
     COMMAND_OPTIONS,
@@ -40,6 +42,7 @@ from solver.rules import (
     SourceCell,
     TablesVerdict,
     batch_over_trainer_gpus_words,
+    fewer_reasons,
     tables_refute_words,
     token_budget,
     trainer_gpus_on_node,
@@ -62,6 +65,7 @@ from solver.tables import (
     TokenBudgetMode,
     TrinityVersion,
     check_types,
+    counted,
     left_out_when_none,
     shown_number,
 )
@@ -278,6 +282,44 @@ def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], boo
     if raw[name] != derived:
         raise ValueError(f"{name} is {raw[name]!r}, but {said_by.format_map(data)} {derived!r}")
     return data
+
+
+SchemaVersion = Literal[1]
+"""The version of the JSON the commands print (``schema_version``, in each top-level object of every schema in
+docs/schema, which requires this value): raised when a key is removed or renamed, or its type or meaning changes. A
+new key or code does not raise it (``rft_solver_version`` names the release, whose schema files list them)."""
+SCHEMA_VERSION: SchemaVersion = get_args(SchemaVersion)[0]
+
+
+class Versioned(BaseModel):
+    """A result printed as a top-level JSON object (an answer, a map, a placement, a purchase, a memory breakdown, a
+    calibration): it says its `schema_version` and the `rft_solver_version` that printed it, after its other keys.
+    JSON read back may hold them (JSON made before them does not): another schema version is refused."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def schema_version(self) -> SchemaVersion:
+        """The version of this JSON's format (`SCHEMA_VERSION`: docs/json.md#json-schemas); raised when a key is
+        removed or renamed, or changes its type or meaning, not for a new key or code."""
+        return SCHEMA_VERSION
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def rft_solver_version(self) -> str:
+        """The release of rft-solver that printed this JSON (its package version, as `solve --version` says)."""
+        return __version__
+
+    @model_validator(mode="before")
+    @classmethod
+    def _versions_read_back(cls, raw: Any) -> Any:
+        """A result rebuilt from its JSON: ``schema_version`` and ``rft_solver_version`` are dropped (printed again,
+        they are this release's), and JSON of another schema version is refused."""
+        if not isinstance(raw, dict) or not raw.keys() & {"schema_version", "rft_solver_version"}:
+            return raw
+        if raw.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+            raise ValueError(f"schema_version is {raw['schema_version']!r}: this release of rft-solver reads "
+                             f"{SCHEMA_VERSION} (and JSON without one)")
+        return {key: value for key, value in raw.items() if key not in ("schema_version", "rft_solver_version")}
 
 
 class UnphysicalCode(str, Enum):
@@ -1037,6 +1079,11 @@ class CurrentSettings(Frozen, defer_build=True):
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
     config_problem_codes: tuple[ConfigProblemCode, ...] = Field(default=(), description=(
         "the code of each of `config_problems`, in the same order (docs/json.md); empty in JSON made before codes"))
+    verdict: str | None = Field(default=None, description=(
+        "the verdict in words, one line, as the text prints it under the answer's heading: whether these settings "
+        "train, and why not (the rule, the cell, the host memory or the memory model's figures), and that the config "
+        "is refused where `refused`; with `--check`, why it exits 1 where `trains` is false or `refused` true (the "
+        "answer's `reason` is about the best plan, null where there is one); null in JSON made before it"))
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -1181,7 +1228,7 @@ ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current"
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
-class Answer(_Timed):
+class Answer(_Timed, Versioned):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
     gpu: str = Field(description="the GPU type, as the catalogue names it")
@@ -1319,6 +1366,112 @@ class Answer(_Timed):
         return left_out_when_none(handler(core_schema), handler, ANSWER_LEFT_OUT_WHEN_NONE)
 
 
+def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> str:
+    """The verdict on a config's own settings (`current`, judged on `answer`'s GPU type) in words, one line, as
+    ``solve --from-config`` prints it and `CurrentSettings.verdict` holds it: whether they train, and why not (a
+    broken rule, a cell that ran out of memory, the host memory, or nothing that vouches), in short sentences; options
+    named as `query` names them."""
+    setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
+    count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
+                                                    " (the budget's: the config does not give its GPUs)")
+    runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
+    env = f"Env {'on' if current.env else 'off'}, read from this shell's {current.env_variable}"
+    length = "" if current.length_given else f"{query.option_names.length}; "
+    said = f"{runs} {setting.label} on {count} at {counted(current.max_model_len, 'token')} ({length}{env}): "
+    if current.plan is not None:
+        evidence = current.plan.evidence_text(answer.gpu, answer.model)
+        if current.refused:
+            return (f"{said}it fits in memory ({evidence}), but the config as written is refused "
+                    f"({_refusing_lines(current)}).{_dearer(answer, current, query)}")
+        return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
+    cell = current.out_of_memory
+    host = [] if current.host_memory_needed is None else [(
+        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than "
+        f"{query.host_ram_bound_words}")]
+    if current.broken_rule:
+        verdict = [f"it breaks a rule: {current.broken_rule}", *host]
+    elif cell is not None:  # the GPU memory first: more host memory would not make it train
+        fewer = "; ".join(fewer_reasons(cell, current.gpus, current.offload))
+        longer = (f"at {counted(current.max_model_len, 'token')} each GPU holds more than at {cell.max_model_len}" if
+                  cell.max_model_len < current.max_model_len and current.max_token_len_per_gpu is None else "")
+        verdict = [f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there",
+                   *filter(None, (fewer, longer)), *host]
+    elif host and not _short_of_gpu_memory(current):
+        verdict = host
+    else:
+        verdict = [f"nothing in {query.evidence_sources} says it trains{_predicted(current)}", *host]
+    refused = [f"the config as written is refused too ({_refusing_lines(current)})"] if current.refused else []
+    follows = ("the best plan follows" if answer.plans else "no plan was found within the time limit"
+               if answer.status == "unknown" else "no plan trains either (the reason follows)")
+    sentences = [*verdict, *refused, follows]
+    return said + " ".join(_sentence(words, first=not i) for i, words in enumerate(sentences))
+
+
+def _sentence(words: str, first: bool = False) -> str:
+    """`words` as a sentence of the verdict: with a capital and a full stop (the `first` goes on after the colon of
+    what the config runs, so it keeps its case)."""
+    return f"{words if first else words[:1].upper() + words[1:]}."
+
+
+def refusing_problems(current: CurrentSettings) -> list[bool]:
+    """For each of the config's problems, whether it refuses the config (its code in `REFUSED_CONFIG_CODES`; none
+    does in JSON made before codes)."""
+    codes = current.config_problem_codes or (None,) * len(current.config_problems)
+    return [code in REFUSED_CONFIG_CODES for code in codes]
+
+
+def _refusing_lines(current: CurrentSettings) -> str:
+    """Which lines below say why the config is refused, in words: ``the refused: line below says why`` (or
+    ``lines ... say``); `current_view` marks them ``refused:`` rather than ``but:``, so none need counting."""
+    several = sum(refusing_problems(current)) > 1
+    return f"the refused: {'lines' if several else 'line'} below {'say' if several else 'says'} why"
+
+
+def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:
+    """Where a config's own settings train by estimate without Env and the best plan, at the same length, costs more:
+    why that plan ranks first and what differs, in sentences after a space ("" otherwise: a longer plan's cost is
+    its length's). Estimates keep Env on unless --no-env (`estimates_setting`), so the config's were no candidate;
+    where the plan differs in Env alone, Env's ranking weight is all its cost adds. A token budget that
+    differs too (the config's own lowered one; the plan's, the most that fits) the cost does not count. Options are
+    named as `query`'s names do."""
+    own, best = current.plan, answer.plans[0] if answer.plans else None
+    if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
+            or best.max_model_len != own.max_model_len):
+        return ""
+    costs = f"{best.cost:.4g} against {own.cost:.4g}"
+    if (best.offload, best.sp, best.gpus) != (own.offload, own.sp, own.gpus):
+        runs = (f"{best.setting.label}, not {own.setting.label}" if best.gpus == own.gpus else
+                f"{best.setting.label} on {counted(best.gpus, 'GPU')}, not {own.setting.label} on {own.gpus}")
+        differs = f"The plan below runs {runs}, and costs more ({costs})."
+    else:  # Env alone (the cost does not count the token budget)
+        differs = f"The plan below adds Env: its cost is higher ({costs}) by Env's ranking weight alone, not step time."
+    without_env = query.option_names.switch("env", False)
+    said = [f"The planner did not rank these settings: its estimates keep Env on ({without_env} estimates without it).",
+            differs]
+    if best.max_token_len_per_gpu != own.max_token_len_per_gpu:
+        fewer = "fewer" if best.max_token_len_per_gpu > own.max_token_len_per_gpu else "more"
+        said.append(f"Its max_token_len_per_gpu is {best.max_token_len_per_gpu}, not {own.max_token_len_per_gpu} "
+                    f"({fewer} micro-batches, which the cost does not count).")
+    return "".join(f" {sentence}" for sentence in said)
+
+
+def _short_of_gpu_memory(current: CurrentSettings) -> bool:
+    """Whether the memory model predicts the settings do not fit the GPUs (their peak, or the optimizer step's)."""
+    return current.predicted is not None and (current.predicted[0] > current.predicted[1]
+                                              or current.predicted_step is not None)
+
+
+def _predicted(current: CurrentSettings) -> str:
+    """The memory model's figures for settings no table speaks of, in words ("" without them)."""
+    if current.predicted is None:
+        return ""
+    total, usable = current.predicted
+    step = "" if current.predicted_step is None else (
+        f", but {current.predicted_step[0]:.2f} GiB at the optimizer step, more than the "
+        f"{current.predicted_step[1]:.2f} it may take")
+    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step})"
+
+
 class ModelMapRow(Frozen, defer_build=True):
     """A row of a map by model (`GpuMap`): a model's best plan at each GPU budget."""
 
@@ -1342,7 +1495,7 @@ MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
 
-class GpuMap(Frozen, defer_build=True):
+class GpuMap(Frozen, Versioned, defer_build=True):
     """One GPU type's map (``solve map --json`` prints one per GPU type): the options given that change its cells,
     then a row per model (or per length of one model) with its best plan at each GPU budget."""
 
@@ -1565,7 +1718,7 @@ class PoolUse(Frozen, defer_build=True):
                            "may leave some of them idle)")
 
 
-class ClusterResult(_Timed, defer_build=True):
+class ClusterResult(_Timed, Versioned, defer_build=True):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
     status: Status = Field(description=(
@@ -1649,7 +1802,7 @@ class PoolPurchase(Frozen, defer_build=True):
     gpus_used: int = Field(description="the GPUs the placement with them runs on there, trainer and rollout")
 
 
-class PurchaseResult(_Timed, defer_build=True):
+class PurchaseResult(_Timed, Versioned, defer_build=True):
     """The fewest nodes to buy so that every job of a fleet is placed (`solve cluster --buy`): the fewest GPUs, then
     the fewest nodes; the jobs that no number of nodes of any pool they may use runs are named apart."""
 
@@ -1700,7 +1853,7 @@ def _poor_fit(mispredicted: int, your_cells: int) -> bool:
     return mispredicted * 4 > your_cells
 
 
-class Calibration(Frozen, defer_build=True):
+class Calibration(Frozen, Versioned, defer_build=True):
     """A memory model fitted on cells, as ``solve calibrate`` fits it, with what the fit found in them (each a
     phrase, as the command's warnings and notes give it)."""
 

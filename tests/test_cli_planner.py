@@ -90,7 +90,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
                                 "pins", "train_batch_size", "rollout_gpus", "total_gpus", "node_gpus", "host_ram_gb",
                                 "margin",
                                 "token_budget", "memory_model_source", "status", "reason", "reason_code", "plans",
-                                "apply", "rollout_kept"]
+                                "apply", "rollout_kept", "schema_version", "rft_solver_version"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
                 answer["pins"], answer["rollout_gpus"], answer["node_gpus"], answer["status"], answer["reason"],
                 answer["reason_code"]) == (
@@ -1130,14 +1130,15 @@ def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script:
         result = subprocess.run([str(solve_script), *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
                                 check=False)
     prog = "solve tables" if argv[0] == "tables" else "solve"
-    assert (result.returncode, result.stderr) == (2, f"{prog}: error: cannot write the output: No space left on device\n")
+    assert (result.returncode, result.stderr) == (  # a full disk: 74 (EX_IOERR), which a pipeline may retry
+        74, f"{prog}: error: cannot write the output: No space left on device\n")
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
 @pytest.mark.parametrize(("argv", "stdout", "status"), [
     (["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k", "--json"], "pipe", 0),  # with a note
     (["cluster", "missing.yaml"], "pipe", 2),  # bad input
-    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 2),  # output that cannot be written
+    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 74),  # output the full disk could not take
     (["--model", "4B", "--len", "32k", "--gpu", "a100"], "closed", 2),
 ], ids=["note", "bad-input", "full-stdout", "closed-stdout"])
 def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: Path, tmp_path: Path, argv: list[str],

@@ -545,6 +545,13 @@ FACTOR_UNSET = ("cannot check model.rope_scaling.factor: environment variable FA
 """The same block's factor, the source guide's ${oc.env:FACTOR} without a default: Trinity refuses it unset."""
 
 
+VANILLA_RAN_OUT = ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
+                   "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out "
+                   "of memory there. At 32768 tokens each GPU holds more than at 16384. The best plan follows.")
+"""The verdict on the user config's settings on an A100-80GB, as the text prints it and the JSON's ``verdict`` holds
+it."""
+
+
 def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--json")
     (answer,) = json.loads(out)
@@ -559,14 +566,11 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET],
                                  "config_problem_codes": ["rope-scaling-unneeded", "unresolved-value"],
-                                 "refused": False}
+                                 "verdict": VANILLA_RAN_OUT, "refused": False}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g")
     # The cell is at a shorter length than the config's: the verdict says why it holds at the config's too.
-    assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's " \
-           "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of " \
-           "memory there. At 32768 tokens each GPU holds more than at 16384. The best plan follows." in " ".join(
-               out.split())
+    assert VANILLA_RAN_OUT in " ".join(out.split())  # the words of the JSON's verdict
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--len", "16384")
     assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there. The best plan "
             "follows.") in " ".join(out.split())
@@ -916,7 +920,7 @@ def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_co
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(solver.cli.atomic.os, "fsync", full)
-    assert cli(*flags) == (2, "", f"solve: error: --write {patched}: cannot write: No space left on device\n")
+    assert cli(*flags) == (74, "", f"solve: error: --write {patched}: cannot write: No space left on device\n")
     assert sorted(tmp_path.iterdir()) == before  # no file, nor a temporary one
 
 
@@ -931,13 +935,14 @@ def test_a_failed_write_names_the_option_of_its_file_and_writes_neither(
 
     def full_for_one(path: Path, text: str) -> tuple[str, Path]:
         if path == files[failing]:
-            raise QueryError(f"{path}: cannot write: No space left on device")
+            raise solver.cli.atomic.WriteFailed(f"{path}: cannot write: No space left on device")
         return staged(path, text)
 
     monkeypatch.setattr(solver.cli.atomic, "_staged", full_for_one)
     outputs = [str(word) for option_and_path in files.items() for word in option_and_path]
     flags = ("--from-config", str(user_config), "--gpu", "a100", *outputs)
-    assert cli(*flags) == (2, "", f"solve: error: {failing} {files[failing]}: cannot write: No space left on device\n")
+    assert cli(*flags) == (  # a full disk: 74, its error still one once named by its option
+        74, "", f"solve: error: {failing} {files[failing]}: cannot write: No space left on device\n")
     assert [path.read_text(encoding="utf-8") for path in files.values()] == ["mine\n", "mine\n"]
     real_replace = os.replace
 

@@ -1453,7 +1453,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
                             "required", "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken",
-                            "wall_clock_stopped", "ways_cut_short", "memory_model_source", "interrupted"]
+                            "wall_clock_stopped", "ways_cut_short", "memory_model_source", "interrupted",
+                            "schema_version", "rft_solver_version"]
     assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},
@@ -2155,7 +2156,7 @@ def test_emit_dir_on_a_full_disk_is_one_line_and_only_a_folder_the_command_made_
     if existing:
         configs.mkdir()
     monkeypatch.setattr(solver.cli.atomic.tempfile, "NamedTemporaryFile", full_disk)  # where each config goes first
-    assert cli("cluster", str(path), "--emit-dir", str(configs)) == (2, "", (
+    assert cli("cluster", str(path), "--emit-dir", str(configs)) == (74, "", (  # a full disk: 74, not bad input
         f"solve cluster: error: --emit-dir {configs}/j.yaml: cannot write: a temporary file cannot be created in "
         f"{configs} (No space left on device); the file is written there first, then renamed into place\n"))
     assert configs.exists() == existing  # one there already stays; one made for the configs goes
@@ -2168,7 +2169,7 @@ def test_emit_dir_that_cannot_be_made_on_a_full_disk_is_one_line(cli, tmp_path: 
                     "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
     monkeypatch.setattr(Path, "mkdir", full_disk)  # made once there is a config to write, after every check
     assert cli("cluster", str(path), "--emit-dir", str(configs)) == (
-        2, "", f"solve cluster: error: --emit-dir {configs}: cannot make the folder: No space left on device\n")
+        74, "", f"solve cluster: error: --emit-dir {configs}: cannot make the folder: No space left on device\n")
     assert not configs.exists()
 
 

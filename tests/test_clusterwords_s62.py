@@ -79,7 +79,7 @@ def test_the_help_gives_the_exit_statuses_of_buy_and_of_required_jobs_as_the_exi
         "| `solve cluster` | every job placed (with `--buy`, every required job placed once the nodes it names are "
         "added, however many; a job not required and left out leaves it 0) | some job unplaced, or no placement "
         "(required jobs that do not all fit; with `--buy`, a required job that no purchase places, or no purchase "
-        "found) | bad input (b) |")
+        "found) | bad input (b) | a full disk (d) |")
     # Required jobs that do not all fit: no placement, exit 1.
     status, out, _ = cli("cluster", str(ROOT / "docs/examples/required.yaml"), "--json")
     assert (status, json.loads(out)["status"], json.loads(out)["placements"]) == (1, "infeasible", [])

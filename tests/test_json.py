@@ -233,8 +233,8 @@ def test_a_schema_starts_with_its_draft_and_the_command_as_its_title(command: st
 
 
 def _as_pydantic_writes_now(schema: Any) -> Any:
-    """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, each text or true/false
-    ``{"const": C}`` given its ``"type"`` (``"string"``, ``"boolean"``), and each object of any keys
+    """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, each text, true/false or
+    whole-number ``{"const": C}`` given its ``"type"`` (``"string"``, ``"boolean"``, ``"integer"``), and each object of any keys
     (``dict[str, Any]``) given its ``"additionalProperties": true``, which pydantic 2.6 leaves out (JSON Schema's
     default: the same schema)."""
     if isinstance(schema, list):
@@ -244,8 +244,9 @@ def _as_pydantic_writes_now(schema: Any) -> Any:
     unwrapped = {key: _as_pydantic_writes_now(value) for key, value in schema.items()}
     if [set(item) for item in unwrapped.get("allOf", ())] == [{"$ref"}]:
         unwrapped |= unwrapped.pop("allOf")[0]
-    if isinstance(unwrapped.get("const"), (str, bool)):
-        unwrapped.setdefault("type", "boolean" if isinstance(unwrapped["const"], bool) else "string")
+    if isinstance(const := unwrapped.get("const"), (str, bool, int)):
+        unwrapped.setdefault("type", "boolean" if isinstance(const, bool) else "integer" if isinstance(const, int)
+                             else "string")
     if unwrapped.get("type") == "object" and not {"properties", "$ref"} & set(unwrapped):
         unwrapped.setdefault("additionalProperties", True)
     return unwrapped
@@ -300,7 +301,11 @@ CURRENT_SETTINGS = {"config": "trinity.yaml", "gpus": 8, "gpus_given": True, "en
                     "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None, "trains": False,
                     "plan": None, "broken_rule": None, "host_memory_needed": None, "predicted": [90.1, 71.3],
                     "predicted_step": None, "out_of_memory": None, "config_problems": [], "broken_rule_code": None,
-                    "config_problem_codes": [], "refused": False, "env_variable": "PYTORCH_CUDA_ALLOC_CONF"}
+                    "config_problem_codes": [], "refused": False, "env_variable": "PYTORCH_CUDA_ALLOC_CONF",
+                    "verdict": ("trinity.yaml runs vanilla on 8 trainer GPUs at 32768 tokens (Env off, read from this "
+                                "shell's PYTORCH_CUDA_ALLOC_CONF): nothing in the tables and the memory model's "
+                                "estimates says it trains (the memory model predicts 90.1 GiB per GPU, of 71.3 "
+                                "usable). The best plan follows.")}
 """A config's settings as ``solve --from-config --json`` prints them, where they do not fit by the memory model."""
 
 

@@ -282,7 +282,7 @@ def test_a_map_with_host_memory_keeps_to_plans_that_fit_there(cli):
     out = cli("map", "--gpu", "h100", "--model", "32B", "--host-ram", "1024", "--json")[1]
     [h100] = json.loads(out)
     assert '"host_ram_gb": 1024,' in out  # as given, not 1024.0
-    assert list(h100) == ["gpu", "by", "host_ram_gb", "budget_gpus", "rows"] and h100["host_ram_gb"] == 1024
+    assert list(h100) == ["gpu", "by", "host_ram_gb", "budget_gpus", "rows", "schema_version", "rft_solver_version"] and h100["host_ram_gb"] == 1024
     [plans] = [row["plans"] for row in h100["rows"]]
     for budget in (1, 6, 8):
         [answer] = json.loads(cli("--model", "32B", "--gpu", "h100", "--maximize", "len", "--gpus", str(budget),
@@ -428,12 +428,12 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
     cells = {row["max_model_len"]: row["plans"] for row in by_length["rows"]}
     assert by_length["by"] == "len" and cells[133120] == [None] * 4 and cells[32768][3]["sp"] == 4
     # A length map names its model, as its title does; a model map's rows name theirs.
-    assert list(by_length) == ["gpu", "by", "model", "budget_gpus", "rows"] and by_length["model"] == "Qwen3-8B"
-    assert list(a100) == ["gpu", "by", "budget_gpus", "rows"]
+    assert list(by_length) == ["gpu", "by", "model", "budget_gpus", "rows", "schema_version", "rft_solver_version"] and by_length["model"] == "Qwen3-8B"
+    assert list(a100) == ["gpu", "by", "budget_gpus", "rows", "schema_version", "rft_solver_version"]
     # A model map of one model is still a model map: its row names the model.
     [one] = json.loads(cli("map", "--gpu", "a100-80g", "--model", "8B", "--gpus-up-to", "2", "--json")[1])
     assert (list(one), one["by"], [row["model"] for row in one["rows"]]) == (
-        ["gpu", "by", "budget_gpus", "rows"], "model", ["Qwen3-8B"])
+        ["gpu", "by", "budget_gpus", "rows", "schema_version", "rft_solver_version"], "model", ["Qwen3-8B"])
 
 
 def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
@@ -444,7 +444,8 @@ def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
               "--train-batch-size", "256", "--host-ram", "1TB")[1]
     [a100] = json.loads(out)
     cells = {row["max_model_len"]: row["plans"] for row in a100["rows"]}
-    assert list(a100) == ["gpu", "by", "model", "train_batch_size", "host_ram_gb", "budget_gpus", "rows"]
+    assert list(a100) == ["gpu", "by", "model", "train_batch_size", "host_ram_gb", "budget_gpus", "rows",
+                          "schema_version", "rft_solver_version"]
     assert a100["train_batch_size"] == 256 and [plan["gpus"] for plan in cells[4096]] == [1, 2, 2, 4, 4, 4]
     # No caution on the ranks; one A100 for Qwen3-8B has the guide's advice for more GPUs, and nothing else.
     eight_b = solver.tables.load_catalog().model("8B")
@@ -531,7 +532,8 @@ def test_a_maps_cells_take_the_planners_knobs_as_solve_does(cli, tmp_path: Path,
     assert cell(with_knob) == ({**answer["plans"][0], "unused_gpus": budget - answer["plans"][0]["gpus"]}
                                if answer["plans"] else None)
     assert cell(with_knob) != cell(grid())
-    assert {name: with_knob[name] for name in echo} == echo and list(with_knob)[-2:] == ["budget_gpus", "rows"]
+    assert {name: with_knob[name] for name in echo} == echo and list(with_knob)[-4:] == [
+        "budget_gpus", "rows", "schema_version", "rft_solver_version"]
     assert cli(*mapped, *knob)[1].splitlines()[0].endswith(title.replace("WEIGHTS", str(weights)))
 
 

@@ -921,7 +921,8 @@ def test_a_lowered_token_budget_reaches_no_further_than_the_longest_length_asked
 
 
 def test_cli_calibrate_out_that_cannot_be_written_names_out(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # The disk fills as the model is written: one line naming the option, exit 2, the file left as it was.
+    # The disk fills as the model is written: one line naming the option, exit 74 (a full disk, which a pipeline may
+    # retry, not bad input's 2), the file left as it was.
     target = tmp_path / "mine.yaml"
     target.write_text("old\n", encoding="utf-8")
 
@@ -930,7 +931,7 @@ def test_cli_calibrate_out_that_cannot_be_written_names_out(cli, tmp_path: Path,
 
     monkeypatch.setattr(solver.cli.atomic.os, "fsync", full)
     assert cli("calibrate", "--out", str(target)) == (
-        2, "", f"solve calibrate: error: --out {target}: cannot write: No space left on device\n")
+        74, "", f"solve calibrate: error: --out {target}: cannot write: No space left on device\n")
     assert [(path.name, path.read_text(encoding="utf-8")) for path in tmp_path.iterdir()] == [("mine.yaml", "old\n")]
 
 

@@ -1,8 +1,9 @@
 """The ``solve`` command line: parse arguments, call the library, print. The only code that prints.
 
 Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why; or none was
-found within the time limit), 2 for bad input or output that cannot be written (one line on stderr, after a
-one-line usage for argument errors; no traceback), 130 for Ctrl-C, 143 for a request to end (SIGTERM), 141 when a
+found within the time limit), 2 for bad input or output that cannot be written where named (one line on stderr,
+after a one-line usage for argument errors; no traceback), 74 for output the file system could not take (a full
+disk, an I/O error: `status.WRITE_FAILURES`), 130 for Ctrl-C, 143 for a request to end (SIGTERM), 141 when a
 write to stdout fails because its reader has gone; `solver.__main__` gives 70 for an exception no command handles.
 
 The command is a package: `solver.cli.planner` (``solve [options]``) with `solver.cli.trinity_options` (its Trinity
@@ -29,11 +30,12 @@ from importlib import import_module
 from types import FrameType
 from typing import NoReturn
 
+from solver.cli.atomic import WriteFailed
 from solver.cli.notes import note_memory_as_sold, note_short_length
 from solver.cli.output import OutputError, print_escaped, standard_streams_open
 from solver.cli.parser import Parser, full_width_note
 from solver.cli.paths import check_outputs_spare_inputs, refuse_missing_examples
-from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED
+from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED, WRITE_FAILED, WRITE_FAILURES
 from solver.tables import OneLineError, Undecided, brief
 
 __all__ = ["main"]
@@ -85,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OneLineError as error:  # bad input: a query, a file of the user's (a table, a fleet) or a Trinity config
         # a word typed in full-width characters (--model ８Ｂ, a fleet's model: ８Ｂ) named in ASCII, as a usage error's
         print_escaped(f"{parser.prog}: error: {error}{full_width_note(str(error))}", file=sys.stderr)
-        return BAD_INPUT
+        return WRITE_FAILED if isinstance(error, WriteFailed) else BAD_INPUT
     except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
         print_escaped(f"{parser.prog}: undecided: {error}; nothing printed (a longer --time-limit may decide it)",
                       file=sys.stderr)
@@ -101,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(error, BrokenPipeError):  # the reader stopped early (| head): quietly, as SIGPIPE's victim
             return CLOSED_PIPE
         print_escaped(f"{parser.prog}: error: cannot write the output: {error}", file=sys.stderr)
-        return BAD_INPUT
+        return WRITE_FAILED if error.errno in WRITE_FAILURES else BAD_INPUT
 
 
 def _command_asked(argv: list[str]) -> tuple[str | None, list[str]]:

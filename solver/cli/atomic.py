@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from solver.cli.status import WRITE_FAILURES
 from solver.tables import OneLineError, QueryError
 
 HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -19,6 +20,17 @@ HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SI
 TEMPORARY_NAME_CHARACTERS = 32
 """At most this much of a file's name goes into its temporary file's name (``.NAME.RANDOM.tmp``), which must
 stay within the folder's limit (255 bytes, mostly) for any name that is within it."""
+
+
+class WriteFailed(QueryError):
+    """A file the command was asked to write (or a folder for it) that the file system could not take for want of
+    room or an I/O error (`WRITE_FAILURES`): the command exits with 74 (`WRITE_FAILED`), not bad input's 2."""
+
+
+def cannot_write(error: OSError) -> type[QueryError]:
+    """The error to raise for a file or folder that `error` kept from being written: `WriteFailed` for want of room
+    or an I/O error (`WRITE_FAILURES`), `QueryError` for the place named (permission, no such folder, ...)."""
+    return WriteFailed if error.errno in WRITE_FAILURES else QueryError
 
 
 def write_atomically(path: Path, text: str, option: str | None = None) -> None:
@@ -54,7 +66,7 @@ def write_all_atomically(files: dict[Path, str], options: Mapping[Path, str] | N
                     written = [str(placed) for _, placed, _ in staged[:done]]
                     also = f" (already written: {', '.join(written)})" if written else ""
                     with _named_by(path, options):
-                        raise QueryError(f"{target}: cannot write: {error.strerror}{also}") from None
+                        raise cannot_write(error)(f"{target}: cannot write: {error.strerror}{also}") from None
         finally:
             for temporary, _, _ in staged:
                 Path(temporary).unlink(missing_ok=True)  # those not renamed into place
@@ -113,7 +125,7 @@ def writable_status(path: Path) -> os.stat_result | None:
         if path.parent.is_dir() and not os.access(path.parent, os.W_OK | os.X_OK):
             raise _no_temporary_file(path, f"the folder {not_writable_words(path.parent)}")
     except OSError as error:
-        raise QueryError(f"{path}: cannot write: {error.strerror}") from None
+        raise cannot_write(error)(f"{path}: cannot write: {error.strerror}") from None
     return existing
 
 
@@ -142,7 +154,7 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
             "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name[:TEMPORARY_NAME_CHARACTERS]}.",
             suffix=".tmp", delete=False)
     except OSError as error:  # the new text goes beside it first, then takes its place
-        raise _no_temporary_file(path, error.strerror or str(error)) from None
+        raise _no_temporary_file(path, error.strerror or str(error), cannot_write(error)) from None
     try:
         with handle:
             handle.write(text)
@@ -156,15 +168,16 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
     except BaseException as error:
         Path(handle.name).unlink(missing_ok=True)
         if isinstance(error, OSError):
-            raise QueryError(f"{path}: cannot write: {error.strerror}") from None
+            raise cannot_write(error)(f"{path}: cannot write: {error.strerror}") from None
         raise
     return handle.name, path
 
 
-def _no_temporary_file(path: Path, reason: str) -> QueryError:
-    """The error for a file whose temporary file cannot be made beside it, for `reason`."""
-    return QueryError(f"{path}: cannot write: a temporary file cannot be created in {path.parent} ({reason}); the file "
-                      "is written there first, then renamed into place")
+def _no_temporary_file(path: Path, reason: str, kind: type[QueryError] = QueryError) -> QueryError:
+    """The error (of `kind`: `cannot_write`'s) for a file whose temporary file cannot be made beside it, for
+    `reason`."""
+    return kind(f"{path}: cannot write: a temporary file cannot be created in {path.parent} ({reason}); the file is "
+                "written there first, then renamed into place")
 
 
 @contextlib.contextmanager

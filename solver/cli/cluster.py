@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from solver.cli.argtypes import comma_names, path_argument, positive_seconds
 from solver.cli.atomic import (
+    cannot_write,
     errors_named_by,
     not_a_regular_file,
     not_writable_words,
@@ -331,7 +332,7 @@ def _made_folder(folder: Path) -> bool:
         folder.mkdir()
     except OSError as error:
         if not os.path.isdir(folder):  # (Path.is_dir raises on a name too long)
-            raise QueryError(f"--emit-dir {folder}: cannot make the folder: {error.strerror}") from None
+            raise cannot_write(error)(f"--emit-dir {folder}: cannot make the folder: {error.strerror}") from None
         return False
     return True
 

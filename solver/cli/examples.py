@@ -8,7 +8,13 @@ import os
 from pathlib import Path
 
 from solver.cli.argtypes import path_argument
-from solver.cli.atomic import not_a_regular_file, not_writable_words, writable_status, write_all_atomically
+from solver.cli.atomic import (
+    cannot_write,
+    not_a_regular_file,
+    not_writable_words,
+    writable_status,
+    write_all_atomically,
+)
 from solver.cli.output import print_escaped
 from solver.cli.parser import FILE_SUFFIXES, Parser
 from solver.cli.paths import EXAMPLES_FOLDER, refuse_tables_folder
@@ -104,5 +110,5 @@ def _make_folders(folders: list[Path], made: list[Path]) -> None:
             except OSError as error:
                 if os.path.isdir(path):  # another run made it meanwhile (two writing one folder at once)
                     continue
-                raise QueryError(f"{path}: cannot make the folder: {error.strerror or error}") from None
+                raise cannot_write(error)(f"{path}: cannot make the folder: {error.strerror or error}") from None
             made.append(path)

@@ -139,7 +139,11 @@ class _PipedConsole(_SpelledConsole):
 
 class OutputError(Exception):
     """Stdout refused a write for another reason than a closed pipe (a full disk, say): the message is
-    the reason (``No space left on device``)."""
+    the reason (``No space left on device``), `errno` the error's number."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.errno = error.errno
 
 
 class _WholeWrites(io.RawIOBase):
@@ -166,7 +170,7 @@ class _WholeWrites(io.RawIOBase):
             except BrokenPipeError:
                 raise
             except OSError as error:
-                raise OutputError(error.strerror or str(error)) from None
+                raise OutputError(error) from None
         return written
 
 

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import errno
+
 NO_PLAN = 1
 BAD_INPUT = 2
+WRITE_FAILED = 74
+"""sysexits' EX_IOERR: output (a file asked for, or stdout) that the file system could not take for want of room or
+an I/O error (`WRITE_FAILURES`): the same command may succeed once there is room, where bad input (2) would not."""
+WRITE_FAILURES = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EIO") if hasattr(errno, name))
+"""The errors of a write that exit with `WRITE_FAILED`: no space left, a disk quota exceeded, an I/O error. Any
+other failure to write (permission, a read-only file system, no such folder) is the place named, exit 2."""
 INTERRUPTED = 130
 TERMINATED = 143
 """128 + SIGTERM: the exit status of a command ended by ``kill``, ``timeout`` or a batch scheduler."""
