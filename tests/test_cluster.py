@@ -2071,11 +2071,11 @@ def test_emit_dir_that_cannot_be_written_leaves_no_folder(cli, tmp_path: Path, m
     path.write_text(FLEET_FILE, encoding="utf-8")
 
     def full_disk(target: Path, text: str) -> tuple[str, Path]:
-        raise solver.QueryError(f"{target}: cannot write: No space left on device")
+        raise solver.cli.atomic.WriteFailed(f"{target}: cannot write: No space left on device")
 
     monkeypatch.setattr(solver.cli.atomic, "_staged", full_disk)
     status, out, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))
-    assert (status, out) == (2, "") and "No space left on device" in err
+    assert (status, out) == (74, "") and "No space left on device" in err
     assert not (tmp_path / "configs").exists()
 
 

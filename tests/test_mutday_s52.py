@@ -16,6 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
+import solver.cli.atomic
 import solver.cli.cluster
 import solver.cli.examples
 from solver.cli.output import escaped_line, new_console, on_terminal
@@ -224,7 +225,7 @@ def _made_meanwhile_and_the_write_fails(monkeypatch: pytest.MonkeyPatch, module:
         make_folder(folder, *args, **kwargs)
 
     def full_disk(*_: object) -> None:
-        raise QueryError("cannot write: No space left on device")
+        raise solver.cli.atomic.WriteFailed("cannot write: No space left on device")
 
     monkeypatch.setattr(Path, "mkdir", made_first_by_another_run)
     monkeypatch.setattr(module, "write_all_atomically", full_disk)
@@ -236,7 +237,7 @@ def test_an_emit_dir_another_run_made_stays_when_the_write_fails(cli, tmp_path: 
     (tmp_path / "fleet.yaml").write_text(ONE_JOB_FLEET, encoding="utf-8")
     _made_meanwhile_and_the_write_fails(monkeypatch, solver.cli.cluster)
     status, out, err = cli("cluster", str(tmp_path / "fleet.yaml"), "--emit-dir", str(tmp_path / "configs"))
-    assert (status, out, err) == (2, "", "solve cluster: error: cannot write: No space left on device\n")
+    assert (status, out, err) == (74, "", "solve cluster: error: cannot write: No space left on device\n")
     assert (tmp_path / "configs").is_dir()
 
 
@@ -244,7 +245,7 @@ def test_an_examples_folder_another_run_made_stays_when_the_write_fails(cli, tmp
                                                                         monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(tmp_path)
     _made_meanwhile_and_the_write_fails(monkeypatch, solver.cli.examples)
-    assert cli("examples", "mine/inner") == (2, "", "solve examples: error: cannot write: No space left on device\n")
+    assert cli("examples", "mine/inner") == (74, "", "solve examples: error: cannot write: No space left on device\n")
     assert sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*")) == [
         "mine", "mine/inner", "mine/inner/linear-model", "mine/inner/my-model"]
 
