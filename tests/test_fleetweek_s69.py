@@ -53,3 +53,20 @@ def test_a_buy_note_that_would_name_every_job_gives_buy_alone(cli: Cli, tmp_path
     goal = "to place every job" if flags else "to place the jobs left out too"
     assert (status, err) == (1, f"solve cluster: note: {goal}: solve cluster {path} --buy{TAIL}")
     assert _purchase(cli, path) == _purchase(cli, path, "--required", "a,b,c") == (0, [("a100", 16)])
+
+
+def test_a_job_whose_reason_was_left_unasked_is_not_told_no_number_of_nodes_runs_it(cli: Cli, tmp_path: Path):
+    # Qwen3-14B at 262144 tokens with 4 rollout GPUs has no way on a node of 8 H20s; more nodes, with --token-budget
+    # auto, give it one. At 0.05 s its reason is not asked, so its pools are unknown: the note said "no number of
+    # nodes trains its max_model_len in any pool it may use" (all() of no pools), which 0.1 s refutes.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}],
+                                    "jobs": [{"name": "huge", "model": "Qwen3-14B", "max_model_len": 262144,
+                                              "rollout_gpus": 4}]}), encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--time-limit", "0.05")
+    assert (status, err) == (1, "")
+    assert "│ huge │ no way to run in any pool it may use (why was not worked out within the time limit" in out
+    status, _, err = cli("cluster", str(path), "--time-limit", "0.1")
+    assert status == 1 and err == (
+        "solve cluster: note: huge: no way to run on the pools' nodes as they are, but more nodes may give it a way to "
+        f"run (huge with --token-budget auto): solve cluster {path} --buy --token-budget auto{TAIL}")

@@ -227,10 +227,11 @@ def _note_token_budget_auto(jobs: list[str]) -> None:
 
 def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:
     """On stderr, the jobs with no way to run whose length is beyond reach in every pool they may use however many
-    nodes it has (`UnplacedPool.more_nodes_reach` false in each): --buy would not place them either."""
+    nodes it has (`UnplacedPool.more_nodes_reach` false in each; a job whose reason the time limit left unasked names
+    no pool, and is not one): --buy would not place them either."""
     from solver.results import UnplacedCode
     beyond = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN
-              and all(pool.more_nodes_reach is False for pool in job.pools)]
+              and job.pools and all(pool.more_nodes_reach is False for pool in job.pools)]
     if beyond:
         print_note(f"solve cluster: note: {named_jobs(beyond)}: no number of nodes trains "
                    f"{'its' if len(beyond) == 1 else 'their'} max_model_len in any pool "
