@@ -159,8 +159,10 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     (`_note_token_budget_auto`); where jobs are left out for want of room, or have no way to run that more nodes may
     give them (`short_of_nodes`, `short_of_gpus`, or a length that more of a pool's GPUs train), and that
     --token-budget auto does not give them, that --buy names the fewest
-    nodes to add (with --required naming every job not required but those no nodes place, where the required jobs
-    are placed or with --minimize nodes: --buy buys for the required ones alone, and drops the others it need not;
+    nodes to add (with --required naming the run's --required jobs and, where the required jobs are placed or with
+    --minimize nodes, every other job but those no nodes place: --buy buys for the required ones alone, and drops the
+    others it need not; with none where the file marks no job required and nodes may place each one it would name:
+    --buy alone buys for every such job;
     with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
     the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     from solver.results import PoolCode, ReasonCode, UnplacedCode
@@ -191,16 +193,19 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     command = f"solve cluster {shlex.quote(str(args.file))} --buy"
     goal = "to place every job"
     if result.required:
+        named = dict.fromkeys(args.required or ())  # a new run needs --required's jobs again; the file's stay required
         if result.placements or args.minimize:  # --buy would buy for the required jobs alone
             placed = [placement.job for placement in result.placements]
             placeable = {*placed, *short_of_room, *wayless, *auto_now, *result.ways_cut_short}
-            others = [job.name for job in fleet.jobs if job.name in placeable and job.name not in result.required]
-            named = dict.fromkeys([*(args.required or ()), *others])  # --required's, then the others
-            if named:
-                command += f" --required {shlex.quote(','.join(named))}"
+            named.update(dict.fromkeys(job.name for job in fleet.jobs
+                                       if job.name in placeable and job.name not in result.required))
+            if not any(job.required for job in fleet.jobs) and placeable.issuperset(named):
+                named = {}  # every job nodes place is named: --buy alone buys for them all, the same purchase
             goal = "to place the jobs left out too" if result.placements else goal
         else:
             goal = "to place the required jobs"
+        if named:
+            command += f" --required {shlex.quote(','.join(named))}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
         command += " --token-budget auto"
     auto = f" ({named_jobs(auto_only)} with --token-budget auto)" if auto_only and args.token_budget != "auto" else ""
@@ -223,10 +228,11 @@ def _note_token_budget_auto(jobs: list[str]) -> None:
 
 def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:
     """On stderr, the jobs with no way to run whose length is beyond reach in every pool they may use however many
-    nodes it has (`UnplacedPool.more_nodes_reach` false in each): --buy would not place them either."""
+    nodes it has (`UnplacedPool.more_nodes_reach` false in each; a job whose reason the time limit left unasked names
+    no pool, and is not one): --buy would not place them either."""
     from solver.results import UnplacedCode
     beyond = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN
-              and all(pool.more_nodes_reach is False for pool in job.pools)]
+              and job.pools and all(pool.more_nodes_reach is False for pool in job.pools)]
     if beyond:
         print_note(f"solve cluster: note: {named_jobs(beyond)}: no number of nodes trains "
                    f"{'its' if len(beyond) == 1 else 'their'} max_model_len in any pool "
