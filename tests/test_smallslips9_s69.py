@@ -105,12 +105,12 @@ def test_the_oc_decode_hint_in_a_lora_rank_quotes_the_whole_number_and_following
         checks = trinity_config_problems(load_config_mapping(text, "trinity.yaml"), CATALOG.model("8B"), 4,
                                          version="0.5")
         return [code.value for code in config.note_codes] + [f"{problem.code.value}: {problem.words}"
-                                                              for problem in checks]
+                                                             for problem in checks]
 
-    assert said("'${oc.decode:8.0}'") == [
+    assert said("'${oc.decode:8.0}'") == [(
         "unresolved-value-refused: trainer.trainer_config.actor_rollout_ref.model.lora_rank: '${oc.decode:8.0}': "
         "OmegaConf's oc.decode takes text or null, not 8.0 (quote it: \"8\"); Trinity 0.5 refuses the config as it "
-        "loads it (OmegaConf resolves each value then)"]
+        "loads it (OmegaConf resolves each value then)")]
     assert said("'${oc.decode:\"8\"}'") == ["lora-counted-as-full"]  # the hint followed: taken
     assert said("'${oc.decode:\"8.0\"}'") == ["lora-rank-not-a-number-refused"]  # the old hint: a float, refused
 

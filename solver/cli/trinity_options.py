@@ -373,9 +373,9 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     warnings = [f"solve: warning: {args.write}: {problem.words}" for problem in problems]
     if patched.unwritten_check is not None:
         said = "".join(f"{paragraph}; " for paragraph in patched.unwritten_note)
-        warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so --write "
-                        "set the plan's keys in it without the note a block config gets above model.max_model_len: "
-                        f"{said}check the file with: {patched.unwritten_check}")
+        warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so "
+                        "--write set the plan's keys in it without the note a block config gets above "
+                        f"model.max_model_len: {said}check the file with: {patched.unwritten_check}")
     return patched, warnings, unused_length(mapping, str(args.write), os.environ)
 
 
