@@ -58,7 +58,7 @@ COUNTED = ("the trainer holds gradients and optimizer states for the adapter alo
            "each GPU's shard about 4 of the 16 bytes per parameter counted; the plans hold for it as they are)")
 DUMMY = ("model.lora_configs[0].lora_rank {rank} without a path: Trinity makes a dummy adapter of that rank, which "
          "peft refuses (\"`r` should be a positive integer value\") before the trainer starts: give a rank above 0 "
-         "for LoRA, or drop model.lora_configs for none")
+         "for LoRA, or drop model.lora_configs for no LoRA")
 
 
 def _lines(text: str, version: str | None = None) -> list[tuple[str, str]]:

@@ -514,10 +514,11 @@ def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
 def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
     """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone:
     the tables and the memory model measured full fine-tuning, whose gradients and optimizer states the verdict and
-    the plans count, so they are conservative for it (`ConfigProblemCode.LORA_COUNTED_AS_FULL`). Where only verl
-    before 0.8 reads the key, without `version` 0.5, it says so: Trinity 0.6 on verl 0.8 or later ignores the key
-    (``FROZEN_KEYS``) and trains every parameter, as counted. None without LoRA, and for LoRA configs Trinity does not
-    load (`_lora_configs_notes` refuses them)."""
+    the plans count, so they are conservative for it (`ConfigProblemCode.LORA_COUNTED_AS_FULL`), by about 12 of the
+    16 bytes per parameter of each GPU's shard without Offload (the gradients and Adam's moments of the frozen
+    weights). Where only verl before 0.8 turns LoRA on, without `version` 0.5, it says so: Trinity 0.6 on verl 0.8 or
+    later ignores the key, or loads no adapter at a rank not above 0 (`_lora_from_08`), and trains every parameter, as
+    counted. None without LoRA, and for LoRA configs Trinity does not load (`_lora_configs_notes` refuses them)."""
     lora = _lora_key(reader)
     if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
         return []
@@ -562,7 +563,7 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
             return None
         return (f"{key}[0].lora_rank {rank} without a path: Trinity makes a dummy adapter of that rank, which peft "
                 "refuses (\"`r` should be a positive integer value\") before the trainer starts: give a rank above 0 "
-                "for LoRA, or drop model.lora_configs for none")
+                "for LoRA, or drop model.lora_configs for no LoRA")
     why = ("is not a list: Trinity's typed config refuses it when it loads the config" if not isinstance(value, list)
            else "is an empty list: Trinity takes its first LoRA config (lora_configs[0]) and so fails to load the "
            "config" if not value else
