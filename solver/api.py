@@ -610,7 +610,11 @@ def estimate_memory(
     (`host_memory_gib`: the model while it loads, and with Offload the states) fits there (``host_fits``).
 
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
-    memory`` passes its flags, `COMMAND_OPTIONS`)."""
+    memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
+    so: the estimate is of one setting, its SP given."""
+    if sp is None:
+        raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
+                         "(1 for none); plan(..., sp=None) picks the SP")
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),

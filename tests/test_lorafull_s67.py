@@ -16,7 +16,8 @@ HEAD = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node:
 """Qwen3-8B's GRPO on 8 GPUs, 4 of them the rollout's: what the `model` section below follows."""
 COUNTED = ("the trainer holds gradients and optimizer states for the adapter alone, while the tables and the memory "
            "model measured full fine-tuning: the verdict and the plans count full fine-tuning's gradients and "
-           "optimizer states, so a LoRA run needs less memory than shown (conservative)")
+           "optimizer states, so a LoRA run needs less memory than shown (conservative: without Offload, LoRA leaves "
+           "each GPU's shard about 4 of the 16 bytes per parameter counted; the plans hold for it as they are)")
 ROLE_MODEL = "trainer.trainer_config.actor_rollout_ref.model"
 
 
@@ -35,7 +36,7 @@ MODEL = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768%s}\n"
     # The roles' keys: only verl before 0.8 reads them (Trinity 0.6 on verl 0.8 or later ignores them, FROZEN_KEYS).
     (MODEL % "" + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: 8}}}}\n", None,
      [(f"with verl before 0.8 LoRA ({ROLE_MODEL}.lora_rank) {COUNTED}; Trinity 0.6 on verl 0.8 or later ignores "
-       "the key and trains every parameter")]),
+       "lora_rank and trains every parameter")]),
     (MODEL % "" + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: a}}}}\n", "0.5",
      [f"with LoRA ({ROLE_MODEL}.lora_adapter_path) {COUNTED}"]),
     # No LoRA: none; a rank of 0 is none; two LoRA configs, which Trinity refuses to load, are said so alone.
@@ -51,7 +52,7 @@ def test_lora_gets_a_line_that_the_verdict_counts_full_fine_tuning(
 def test_the_line_is_a_but_line_and_no_refusal(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     config = tmp_path / "trinity.yaml"
     config.write_text(HEAD + MODEL % ", lora_configs: [{lora_rank: 64}]", encoding="utf-8")
-    monkeypatch.setenv("COLUMNS", "400")  # the line unwrapped
+    monkeypatch.setenv("COLUMNS", "600")  # the line unwrapped
     status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g")
     assert (status, err) == (0, "")
     assert f"  but: with LoRA (model.lora_configs) {COUNTED}\n" in out

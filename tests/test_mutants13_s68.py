@@ -164,10 +164,10 @@ def test_the_check_command_carries_a_variable_only_the_check_at_the_plans_length
         cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "trinity.yaml"
     config.write_text(YARN_FROM_SHELL, encoding="utf-8")
-    monkeypatch.setenv("FACTOR", "1.0")
+    monkeypatch.setenv("FACTOR", "2.0")  # not its default, 1.0, which a shell without it reads the same (s69)
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--emit", "trinity")
     assert status == 0 and "# plan: vanilla on 4 A100-80GB trainer GPUs (4 for rollout), max_model_len 4096\n" in out
-    assert "#   FACTOR=1.0 solve --from-config CONFIG --check --gpu A100-80GB\n" in out
+    assert "#   FACTOR=2.0 solve --from-config CONFIG --check --gpu A100-80GB\n" in out
 
 
 @pytest.mark.parametrize(("name", "guess"), [

@@ -171,8 +171,10 @@ def test_a_config_all_in_flow_style_gets_the_command_on_stderr(cli, tmp_path, mo
     written, err = _write(cli, tmp_path / "in.yaml", out, text, "--gpu", "a100")
     assert "#" not in written
     command = f"{ENV} solve --from-config {out} --check --gpu A100-80GB"
-    assert (f"solve: note: {out}: a config in flow style ({{...}}) holds no comment line, so the note on its plan is "
-            f"not written in it: check the file with: {command}\n") in err
+    assert (f"solve: note: {out}: a config in flow style ({{...}}) holds no comment line, so --write set the plan's "
+            "keys in it without the note a block config gets above model.max_model_len: evidence: inferred: the "
+            "A100-80GB table for 6 GPUs says 'Env' at 16384, and this plan includes that setting on more GPUs (which "
+            f"hold no more per GPU); check the file with: {command}\n") in err
     assert run_as_shell(cli, monkeypatch, command)[0] == 0
 
 

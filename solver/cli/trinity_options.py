@@ -372,8 +372,10 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
                                        option_names=COMMAND_OPTIONS)
     warnings = [f"solve: warning: {args.write}: {problem.words}" for problem in problems]
     if patched.unwritten_check is not None:
-        warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so the "
-                        f"note on its plan is not written in it: check the file with: {patched.unwritten_check}")
+        said = "".join(f"{paragraph}; " for paragraph in patched.unwritten_note)
+        warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so "
+                        "--write set the plan's keys in it without the note a block config gets above "
+                        f"model.max_model_len: {said}check the file with: {patched.unwritten_check}")
     return patched, warnings, unused_length(mapping, str(args.write), os.environ)
 
 

@@ -84,8 +84,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
 def _yarn_caution(plan: Plan, model: Model) -> str:
     """The caution for YaRN beyond what is validated (`yarn_beyond_validated`; "" otherwise), beside the YaRN factor
     in the ``max_model_len`` row, which says first that the length is past it: what is validated
-    (`yarn_validation_words`) and what to do. Memory fits, quality is untested."""
-    return f"; {yarn_validation_words(model)}; {CHECK_QUALITY}" if plan.yarn_beyond_validated else ""
+    (`yarn_validation_words`), and what to do unless the apply lines below say it (`past_validated_note`, whose
+    comment is pasted alone). Memory fits, quality is untested."""
+    if not plan.yarn_beyond_validated:
+        return ""
+    return f"; {yarn_validation_words(model)}" + (f"; {CHECK_QUALITY}" if plan.past_validated_length is None else "")
 
 
 def _budget_origin(plan: Plan, version: TrinityVersion | None) -> str:

@@ -233,12 +233,14 @@ def gpu_name_forms(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((normalise(name), smi_name_form(name))))
 
 
-_MEMORY_SIZE_ALONE = re.compile(r"(\d+(?:\.\d+)?)-?g(?:i?b)?")
-"""A GPU name that is a memory size alone, in GB (``96gb``, ``96 GB``, ``141g``): the digits."""
+_MEMORY_SIZE_ALONE = re.compile(r"(\d+(?:\.\d+)?)(?:-?g(?:i?b)?)?")
+"""A GPU name that is a memory size alone, in GB (``96gb``, ``96 GB``, ``141g``, or a bare number, ``96``): the
+digits."""
 
 
 def memory_size_alone(name: str) -> float | None:
-    """The memory size in GB that a GPU name (`normalise`d) is alone (``96gb``: 96.0), or None for any other name."""
+    """The memory size in GB that a GPU name (`normalise`d) is alone (``96gb``, ``96``: 96.0), or None for any other
+    name. A bare number is only guessed as a size: a name or alias that is one (``4090``) is matched first."""
     size = _MEMORY_SIZE_ALONE.fullmatch(name)
     return float(size[1]) if size else None
 

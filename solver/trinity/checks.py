@@ -1052,8 +1052,9 @@ def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: 
     (name, value) of each set in `environ` that an interpolation read, in a key rft-solver read for the plan
     (`config`, as `read_trinity_config` read it from `environ`: its `TrinityConfig.environment`), then in a key its
     checks read (`trinity_config_problems` on the same config as nested `mapping`s, for `model` on `trainer_gpus` at
-    `max_model_len`, with `version`), in the order first read. Unset ones are left out: their defaults apply in any
-    shell. The command reads them so, and so judges the same config in a shell without them."""
+    `max_model_len`, with `version`), in the order first read. Unset ones are left out, and so are those set to the
+    default of each ``oc.env`` that reads them (`VariablesRead.or_default`): their defaults apply in any shell. The
+    command reads them so, and so judges the same config in a shell without them."""
     checked = _checked(mapping, model, trainer_gpus, environ, version, False, TrainBatch(None, TRAIN_BATCH_KEY),
                        max_model_len, API_OPTIONS)
     return tuple({**dict(config.environment), **checked.variables.found}.items())

@@ -387,8 +387,8 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
             continue
         if skipped is not None and path == ROLE_SP_KEYS[1]:
             runs = f", but {skipped.why}, so its forward never runs"
-            if skipped.ignored_from_08 is not None:
-                runs += (f" there; Trinity 0.6 on verl 0.8 or later ignores {skipped.ignored_from_08} (no LoRA) and "
+            if skipped.from_08 is not None:
+                runs += (f" there; Trinity 0.6 on verl 0.8 or later {skipped.from_08} (no LoRA) and "
                          f"runs the ref at SP {sp}")
         elif version == "0.5":
             runs = f": Trinity 0.5 runs that role's forward at SP {role_sp} within the actor's SP groups"
@@ -456,12 +456,12 @@ def _no_ref_algorithm(reader: ConfigReader, version: TrinityVersion | None) -> s
 class RefSkip(NamedTuple):
     """Why Trinity runs no forward of a ref model of its own (`_ref_step_skipped`): in words (`why`), whether LoRA is
     why (`lora`: the actor's log-prob pass, at the actor's SP, gives the ref's log-probs with the ref's budget), and,
-    where only verl before 0.8 reads the key that turns LoRA on, that key (`ignored_from_08`: Trinity 0.6 on verl 0.8
-    or later ignores it), else None."""
+    where only verl before 0.8 turns LoRA on, what Trinity 0.6 on verl 0.8 or later does instead (`from_08`,
+    `_lora_from_08`), else None."""
 
     why: str
     lora: bool
-    ignored_from_08: str | None = None
+    from_08: str | None = None
 
 
 def _ref_step_skipped(reader: ConfigReader, no_ref: str | None, version: TrinityVersion | None) -> RefSkip | None:
@@ -476,10 +476,18 @@ def _ref_step_skipped(reader: ConfigReader, no_ref: str | None, version: Trinity
     if lora is None:
         return None
     key = ".".join(lora)
-    if version == "0.5" or lora == LORA_KEYS[0]:
+    from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
+    if from_08 is None:
         return RefSkip(f"with LoRA ({key}) the actor, at its own SP, gives the ref's log-probs", lora=True)
     return RefSkip(f"with verl before 0.8 LoRA ({key}) has the actor, at its own SP, give the ref's log-probs",
-                   lora=True, ignored_from_08=lora[-1])
+                   lora=True, from_08=from_08)
+
+
+def _lora_from_08(reader: ConfigReader, lora: tuple[str, ...]) -> str | None:
+    """What Trinity 0.6 on verl 0.8 or later does, in words, with the key of `LORA_KEYS` that turns LoRA on with verl
+    before 0.8 (`lora`): it ignores ``lora_rank`` and ``lora_adapter_path`` (``FROZEN_KEYS``), and loads no adapter of
+    ``model.lora_configs`` at a rank not above 0 (`_lora_config_path_from_08`); None where it turns LoRA on too."""
+    return _lora_config_path_from_08(reader) if lora == LORA_KEYS[0] else f"ignores {lora[-1]}"
 
 
 def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
@@ -499,29 +507,31 @@ def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
     if isinstance(value, bool):
         return False
     if path == LORA_KEYS[1]:
-        rank = value.strip() if isinstance(value, str) else value
-        return int(rank) > 0 if isinstance(rank, int) or isinstance(rank, str) and rank.isdigit() else False
+        return (omegaconf_integer(value) or 0) > 0
     return isinstance(value, list) and len(value) > 0
 
 
 def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
     """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone:
     the tables and the memory model measured full fine-tuning, whose gradients and optimizer states the verdict and
-    the plans count, so they are conservative for it (`ConfigProblemCode.LORA_COUNTED_AS_FULL`). Where only verl
-    before 0.8 reads the key, without `version` 0.5, it says so: Trinity 0.6 on verl 0.8 or later ignores the key
-    (``FROZEN_KEYS``) and trains every parameter, as counted. None without LoRA, and for LoRA configs Trinity does not
-    load (`_lora_configs_notes` refuses them)."""
+    the plans count, so they are conservative for it (`ConfigProblemCode.LORA_COUNTED_AS_FULL`), by about 12 of the
+    16 bytes per parameter of each GPU's shard without Offload (the gradients and Adam's moments of the frozen
+    weights). Where only verl before 0.8 turns LoRA on, without `version` 0.5, it says so: Trinity 0.6 on verl 0.8 or
+    later ignores the key, or loads no adapter at a rank not above 0 (`_lora_from_08`), and trains every parameter, as
+    counted. None without LoRA, and for LoRA configs Trinity does not load (`_lora_configs_notes` refuses them)."""
     lora = _lora_key(reader)
-    if lora is None or lora == LORA_KEYS[0] and not _one_lora_config(reader):
+    if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
         return []
     key = ".".join(lora)
-    every_release = version == "0.5" or lora == LORA_KEYS[0]
-    when = f"with LoRA ({key})" if every_release else f"with verl before 0.8 LoRA ({key})"
-    from_08 = "" if every_release else "; Trinity 0.6 on verl 0.8 or later ignores the key and trains every parameter"
+    from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
+    when = f"with LoRA ({key})" if from_08 is None else f"with verl before 0.8 LoRA ({key})"
+    instead = "" if from_08 is None else f"; Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"
     return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
         f"{when} the trainer holds gradients and optimizer states for the adapter alone, while the tables and the "
         "memory model measured full fine-tuning: the verdict and the plans count full fine-tuning's gradients and "
-        f"optimizer states, so a LoRA run needs less memory than shown (conservative){from_08}"))]
+        "optimizer states, so a LoRA run needs less memory than shown (conservative: without Offload, LoRA leaves "
+        "each GPU's shard about 4 of the 16 bytes per parameter counted; the plans hold for it as they are)"
+        f"{instead}"))]
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
@@ -533,17 +543,34 @@ def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
     0.6.0); none where it is unset or cannot be read. Every release checks these only with ``model.tinker.enable``
     off (``:699`` in 0.5.2, ``:668`` in 0.5.0, ``:667`` in 0.5.1, ``:780`` in 0.6.0), a config rft-solver refuses
     before it reads this (`_check_verl_trainer`: Tinker trains it on no GPU of its own)."""
+    refusal = _lora_configs_refusal(reader)
+    return [] if refusal is None else [ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, refusal)]
+
+
+def _lora_configs_refusal(reader: ConfigReader) -> str | None:
+    """`_lora_configs_notes`' line, or None where Trinity loads ``model.lora_configs``; also refused: one LoRA config
+    without a ``path`` whose ``lora_rank`` is a whole number not above 0, from which Trinity makes a dummy adapter
+    (``create_dummy_lora``, ``config_validator.py:704`` to ``:706`` in 0.5.2, ``:785`` to ``:787`` in 0.6.0) that
+    peft refuses (``get_peft_model``: ``r <= 0`` raises in ``LoraLayer.update_layer``, ``tuners/lora/layer.py:239``
+    in peft 0.21.2)."""
     value = read_or_none(reader.get, LORA_KEYS[0])
-    if value is None or isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
-        return []
+    key = ".".join(LORA_KEYS[0])
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
+        rank = omegaconf_integer(_lora_config_value(reader, "lora_rank"))
+        if rank is None or rank > 0 or _lora_config_path(reader) is not None:
+            return None
+        return (f"{key}[0].lora_rank {rank} without a path: Trinity makes a dummy adapter of that rank, which peft "
+                "refuses (\"`r` should be a positive integer value\") before the trainer starts: give a rank above 0 "
+                "for LoRA, or drop model.lora_configs for no LoRA")
     why = ("is not a list: Trinity's typed config refuses it when it loads the config" if not isinstance(value, list)
            else "is an empty list: Trinity takes its first LoRA config (lora_configs[0]) and so fails to load the "
            "config" if not value else
            f"holds {brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it loads "
            "the config" if len(value) == 1 else
            f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
-    return [ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
-        f"{'.'.join(LORA_KEYS[0])} {why}: give it one LoRA config, or drop it for no LoRA"))]
+    return f"{key} {why}: give it one LoRA config, or drop it for no LoRA"
 
 
 def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from solver.tables import NUMBER_TOO_LONG, brief
-from solver.trinity.keys import NUMBER_KEYS, ConfigError
+from solver.trinity.keys import INT_FIELDS, ConfigError
 
 _SUPPORTED = "only references to keys, ${oc.env:VAR,default} and ${oc.decode:...} are supported"
 
@@ -459,9 +459,9 @@ class _Resolution:
 
     def _decodable(self, value: Any, written: str) -> str | None:
         """The text to quote for oc.decode where it was given `written`, which reads as `value` (no text): as written,
-        but in an int field (`NUMBER_KEYS`) the whole number a float stands for (``8`` for ``8.0``, which decodes to
+        but in an int field (`INT_FIELDS`) the whole number a float stands for (``8`` for ``8.0``, which decodes to
         a float the field refuses); None where no text decodes to what that field takes (a boolean, ``8.5``)."""
-        if self.at[-1] not in NUMBER_KEYS or type(value) is int:
+        if self.at[-1] not in INT_FIELDS or type(value) is int:
             return written
         return str(int(value)) if isinstance(value, float) and value.is_integer() else None
 
@@ -491,10 +491,13 @@ class _Resolution:
             raise ConfigError(f"{self.where}: cannot resolve {source!r}: oc.env takes a variable's name, not "
                               f"{brief(name)}")
         self.config.environment_read()
+        if len(arguments) == 2:
+            default = None if arguments[1] is None else str(arguments[1])
+            if isinstance(self.environ, VariablesRead):
+                return self.environ.or_default(name, default)
+            return self.environ.get(name, default)
         if name in self.environ:
             return self.environ[name]
-        if len(arguments) == 2:
-            return None if arguments[1] is None else str(arguments[1])
         if not name:
             raise ConfigError(f"{self.where}: {source!r} names no environment variable")
         raise ConfigError(f"{self.where}: environment variable {name} is not set and {source!r} has no default")
@@ -503,7 +506,8 @@ class _Resolution:
 class VariablesRead(Mapping[str, str]):
     """`environ` as a config's interpolations read it (`ConfigValues`' ``oc.env``), noting each variable that they
     find set there (`found`, in the order first read, with its value): those the command checking the config as it
-    was planned sets too (`solver.trinity.check_command`), whether the reader of the config or its checks read them."""
+    was planned sets too (`solver.trinity.check_command`), whether the reader of the config or its checks read them.
+    A read with a default its value equals (`or_default`) is not noted: a shell without the variable reads the same."""
 
     def __init__(self, environ: Mapping[str, str]):
         self.environ = environ
@@ -512,6 +516,16 @@ class VariablesRead(Mapping[str, str]):
     def __getitem__(self, name: str) -> str:
         value = self.environ[name]
         self.found[name] = value
+        return value
+
+    def or_default(self, name: str, default: str | None) -> str | None:
+        """The variable's value, else `default` (``oc.env``'s), noting it as `__getitem__` does unless it is
+        `default`."""
+        if name not in self.environ:
+            return default
+        value = self.environ[name]
+        if value != default:
+            self.found[name] = value
         return value
 
     def __iter__(self) -> Iterator[str]:

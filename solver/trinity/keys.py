@@ -299,6 +299,10 @@ NUMBER_KEYS = frozenset((
 """The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines or experiences): each
 Trinity types ``int``."""
 
+INT_FIELDS = NUMBER_KEYS | {"lora_rank"}
+"""The keys rft-solver reads that Trinity types ``int``: `NUMBER_KEYS`, and the LoRA ranks (``LoRAConfig``'s,
+``common/config.py:109`` in 0.5.2, and ``ActorModel``'s, ``trainer/verl/verl_config.py:50``)."""
+
 
 NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {
     ("mode",): "str",

@@ -478,8 +478,8 @@ def _without_notes(text: str) -> str:
     return "".join(kept + lines[done:])
 
 
-def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int,
-                   check: str | None, path: str, version: TrinityVersion | None, option_names: OptionNames) -> bool:
+def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int, check: str | None,
+                   path: str, version: TrinityVersion | None, option_names: OptionNames) -> tuple[str, ...] | None:
     """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
     caution on a thin headroom (`caution_comment`), and where its length is past what the model is validated for, what
     to do (`past_validated_note`, naming the length to plan as `option_names` do, as the fragment's header says it),
@@ -487,9 +487,10 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     comment on its flags, `written_for_05_comment`), each wrapped at `COMMENT_WIDTH`, then the command `check` that
     checks the written config (`check_command`; naming `path`, which the note says where it is the placeholder
     `CHECK_PLACEHOLDER`), as comments on their own lines (at column `indent`) just above
-    ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Whether a note was due
-    and could not go anywhere: a config in flow style holds no comment line. The note as an earlier --write left it
-    is gone before the config is read (`_without_notes`)."""
+    ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Where a note was due
+    and could not go anywhere (a config in flow style holds no comment line), its paragraphs but the command, unwrapped
+    (none where the command was all); else None. The note as an earlier --write left it is gone before the config is
+    read (`_without_notes`)."""
     thin = [caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
             if code is CautionCode.THIN_HEADROOM]
     said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
@@ -501,22 +502,22 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     intro = f"To check this file{placeholder} as its plan was made:"
     note = [*wrapped, *([intro, f"  {check}"] if check is not None else [])]
     if not note:
-        return False
+        return None
     section = data.get("model")
     if not isinstance(section, CommentedMap) or "max_model_len" not in section or data.fa.flow_style():
-        return True
+        return tuple(said)
     if section.fa.flow_style():  # on the model line's: above it
         data.yaml_set_comment_before_after_key("model", before="\n".join(note), indent=0)
     else:
         section.yaml_set_comment_before_after_key("max_model_len", before="\n".join(note), indent=indent)
-    return False
+    return None
 
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
                 gpu: str | None, indent: int, places: dict[int, list[_Place]],
                 check: str | None, path: str, flags_noted: bool,
-                option_names: OptionNames) -> tuple[tuple[str, ...], bool]:
+                option_names: OptionNames) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note what a plan that is not documented rests on and the command `check` that checks the written config
     at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory (`_note_host_memory`), and, for
@@ -525,7 +526,8 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     column `indent`, the config's mapping indentation, naming the options as `option_names` do (`places`: where the
     scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity
     0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return
-    those removed, dotted, and whether the note above ``model.max_model_len`` was due and could not go there."""
+    those removed, dotted, and, where the note above ``model.max_model_len`` was due and could not go there, its
+    paragraphs but the command (`_note_evidence`), else None."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
@@ -595,13 +597,15 @@ class PatchedConfig:
     ``trainer.megatron``, for 0.5; none for other releases), and those of them it left (`merged_for_05`: merged into
     ``trainer`` by a ``<<: *anchor``, whose anchor other sections may share; one the section set too is in both, the
     anchor's showing through), and the command that checks it (`check_command`) where the patch was given one to
-    write and could not write it in the config (`unwritten_check`: a flow-style ``model``, on one line, holds no
-    comment line), for the caller to say."""
+    write and could not write it in the config (`unwritten_check`: a config in flow style, ``{...}``, holds no
+    comment line), and the note's other paragraphs it left out so (`unwritten_note`: what the plan rests on, its
+    cautions, what to do past the validated length), for the caller to say."""
 
     text: str
     removed_for_05: tuple[str, ...]
     merged_for_05: tuple[str, ...] = ()
     unwritten_check: str | None = None
+    unwritten_note: tuple[str, ...] = ()
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
@@ -706,7 +710,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     if ending != "\n":
         patched = patched.replace("\n", ending)
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
-                         command if left_out else None)
+                         command if left_out is not None else None, left_out or ())
 
 
 def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
