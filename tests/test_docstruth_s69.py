@@ -1,5 +1,6 @@
-"""The pages that spell out a command's `--json` object name every top-level key its JSON Schema gives it (s69: the
-two cluster objects and `solve map`'s had not gained `schema_version` and `rft_solver_version`)."""
+"""The pages that spell out a command's `--json` object name every top-level key its JSON Schema gives it (s69:
+`solve --json`'s answer, the two cluster objects and `solve map`'s had not gained `schema_version` and
+`rft_solver_version`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from solver.render import json_schema
 ROOT = Path(__file__).resolve().parent.parent
 
 SPELLED_OUT = [
+    ("solve", "docs/planner.md", "- `--json`: an array, one object per GPU type:", "- Exit status: 0 when every"),
     ("cluster", "docs/cluster.md", '- `--json`: `{"status": "optimal"', "- `--emit-dir DIR` writes"),
     ("cluster-buy", "docs/cluster.md", '- `--json`: `{"status", "gpus"', "[schema/cluster-buy.json]"),
     ("map", "docs/guide.md", "`solve map --json` prints, for programs,", "Its JSON Schema is"),
