@@ -26,7 +26,8 @@ def build_tables_parser() -> Parser:
     parser = Parser(
         prog="solve tables",
         description="Show the source's feasibility tables: one per GPU type and trainer GPU count.",
-        epilog=f"Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input, {FULL_DISK_STATUS}.",
+        epilog=f"Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input, "
+        f"{FULL_DISK_STATUS}.",
     )
     parser.add_argument("--gpu", metavar="G",
                         help="only this GPU type, one (A100-80GB, H20-96GB; a100, h20); without it, each")
