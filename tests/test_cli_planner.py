@@ -3180,6 +3180,7 @@ def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]
     assert status == 0
     statuses = " ".join(out.split()).rsplit("Exit status: ", 1)[1]
     assert statuses.startswith("0 ") and ", 2 bad input" in statuses, statuses
+    assert statuses.endswith(", 74 a full disk."), statuses  # as docs/cli.md's exit table has a 74 for each
 
 
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):

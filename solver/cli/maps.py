@@ -36,6 +36,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import escaped_line, new_console, on_terminal, piped_columns, print_note
 from solver.cli.parser import Parser
+from solver.cli.status import FULL_DISK_STATUS
 from solver.tables import MAX_ESTIMATED_GPUS, PAST_NODE_COLUMNS, PAST_NODE_WIDTH, path_text
 
 
@@ -44,7 +45,7 @@ def build_map_parser() -> Parser:
     parser = Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
                     "budget, or (--by len) the cheapest setting per length and budget.",
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
-                    "printed), 2 bad input.")
+                    f"printed), 2 bad input, {FULL_DISK_STATUS}.")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100): a map for each, in "
                         "that order (a GPU type named twice is answered once); default: each with tables")

@@ -23,7 +23,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
-from solver.cli.status import NO_PLAN
+from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
 from solver.tables import MAX_GPUS, NODE_GPUS, host_ram_argument, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
@@ -40,7 +40,7 @@ def build_memory_parser() -> Parser:
                     instead={"--from-config": CONFIG_VERDICT},
                     epilog="Exit status: 0 the setting trains, 1 it does not (a table says it ran out of memory, "
                     "the prediction exceeds the GPU's memory where no table says it trains, or the host memory it "
-                    "needs exceeds --host-ram), 2 bad input.")
+                    f"needs exceeds --host-ram), 2 bad input, {FULL_DISK_STATUS}.")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks (in place of --model)")

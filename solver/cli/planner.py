@@ -51,7 +51,7 @@ from solver.cli.options import (
 from solver.cli.output import escaped_line, print_note, print_view
 from solver.cli.parser import KeptLinesFormatter, OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
-from solver.cli.status import NO_PLAN
+from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
 from solver.cli.trinity_options import (
     MODEL_PATH,
     check_planner_config,
@@ -93,7 +93,8 @@ def build_parser() -> Parser:
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
         "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
-        "or with --check the config's own settings do not train or Trinity refuses the config), 2 bad input.",
+        f"or with --check the config's own settings do not train or Trinity refuses the config), 2 bad input, "
+        f"{FULL_DISK_STATUS}.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
                    ("maximize", "gpus"): "did you mean --minimize gpus (the fewest trainer GPUs for --len)?",
                    ("minimize", "len"): "did you mean --maximize len (the longest context within --gpus)?",

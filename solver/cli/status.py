@@ -9,6 +9,8 @@ BAD_INPUT = 2
 WRITE_FAILED = 74
 """sysexits' EX_IOERR: output (a file asked for, or stdout) that the file system could not take for want of room or
 an I/O error (`WRITE_FAILURES`): the same command may succeed once there is room, where bad input (2) would not."""
+FULL_DISK_STATUS = f"{WRITE_FAILED} a full disk"
+"""How each command's help ends its exit statuses with `WRITE_FAILED` (docs/cli.md's exit table: its 74 column)."""
 WRITE_FAILURES = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EIO") if hasattr(errno, name))
 """The errors of a write that exit with `WRITE_FAILED`: no space left, a disk quota exceeded, an I/O error. Any
 other failure to write (permission, a read-only file system, no such folder) is the place named, exit 2."""

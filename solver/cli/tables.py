@@ -14,7 +14,7 @@ from solver.cli.notes import note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import MODEL_CONFIG_HELP, add_cells_option, model_config_option
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
-from solver.cli.status import NO_PLAN
+from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
 from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, QueryError, counted
 
 if TYPE_CHECKING:
@@ -26,7 +26,8 @@ def build_tables_parser() -> Parser:
     parser = Parser(
         prog="solve tables",
         description="Show the source's feasibility tables: one per GPU type and trainer GPU count.",
-        epilog="Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input.",
+        epilog=f"Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input, "
+        f"{FULL_DISK_STATUS}.",
     )
     parser.add_argument("--gpu", metavar="G",
                         help="only this GPU type, one (A100-80GB, H20-96GB; a100, h20); without it, each")

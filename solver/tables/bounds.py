@@ -22,7 +22,8 @@ MAX_JOBS = 20_000
 """The most jobs a cluster file may list."""
 MAX_CELLS = 2048
 """The most cells one GPU type's tables may have (a cells file's: each is a measured run; the shipped files have
-about 270): `solve calibrate` fits 2048 in seconds, and its linear program grows faster than the cells."""
+about 270): `solve calibrate` fits 2048 within a minute (docs/tables.md), and its linear program grows faster than
+the cells."""
 MAX_TRAIN_BATCH = 1 << 24
 """The largest train batch (experiences per training step) a query, a job or a Trinity config may give."""
 
