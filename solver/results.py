@@ -490,6 +490,13 @@ SINGLE_GPU_CAUTION_SHORT = "one trainer GPU: Trinity-RFT's guide strongly advise
 plan): the headline plan carries it whole."""
 
 
+def reason_caution_codes(reason: str | None) -> tuple[CautionCode, ...] | None:
+    """The codes of the cautions a no-plan `reason` says in short beside a plan it names: the guide's caution against
+    one GPU (`SINGLE_GPU_CAUTION_SHORT`, which `Plan.with_single_gpu_caution` adds to such a plan's words alone);
+    None where it says none."""
+    return (CautionCode.SINGLE_GPU_ADVISED_AGAINST,) if reason and SINGLE_GPU_CAUTION_SHORT in reason else None
+
+
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
 """The host memory per GPU that GPU servers commonly have, GiB: a DGX A100's 1 TB for its 8 GPUs (a DGX H100 has 2 TB
 for 8): on a GPU type sold in servers (no `GpuType.workstation_host_ram_gib`), an Offload plan that needs more per
@@ -919,8 +926,15 @@ class Plan(Frozen):
     def with_single_gpu_caution(self, words: str) -> str:
         """`words` on the plan (its evidence), and where it carries the guide's caution against one GPU
         (`single_gpu_advised_against`), that in short after them: ``documented; one trainer GPU: ...``
-        (`SINGLE_GPU_CAUTION_SHORT`)."""
-        return words + (f"; {SINGLE_GPU_CAUTION_SHORT}" if self.single_gpu_advised_against else "")
+        (`SINGLE_GPU_CAUTION_SHORT`; alone where `words` is "")."""
+        return "; ".join(filter(None, (words, SINGLE_GPU_CAUTION_SHORT if self.single_gpu_advised_against else "")))
+
+    @property
+    def evidence_and_single_gpu(self) -> str:
+        """The plan's evidence in a word or two (`evidence_label`), and where it carries the guide's caution against
+        one GPU, that in short (`with_single_gpu_caution`): ``documented; one trainer GPU: ...``, as a plan shown
+        beside another (a summary's row, a reason's plan) says it."""
+        return self.with_single_gpu_caution(self.evidence_label)
 
     def host_memory_words(self, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
         """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout
@@ -1177,7 +1191,8 @@ class ApplySettings(TrinitySettings):
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
-                             "unpinned", "more_host_ram", "token_budget_auto", "tables", "memory_model_margin")
+                             "unpinned", "more_host_ram", "token_budget_auto", "tables", "memory_model_margin",
+                             "reason_caution_codes")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1290,6 +1305,25 @@ class Answer(_Timed):
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
         "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
+
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "where the reason names a plan with a caution it says in short beside it, that caution's code "
+        "(docs/json.md): single-gpu-advised-against for a plan on one trainer GPU against Trinity-RFT's guide's "
+        "advice; left out where it names none"))
+    @property
+    def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
+        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
+        return reason_caution_codes(self.reason)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_reason_cautions(cls, raw: Any) -> Any:
+        """An answer rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is dropped
+        where it agrees with it (and refused where it does not)."""
+        def derive(data: dict[str, Any]) -> list[str] | None:
+            codes = reason_caution_codes(data.get("reason"))
+            return None if codes is None else [code.value for code in codes]
+        return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
 
     @property
     def best(self) -> Plan | None:
