@@ -962,8 +962,8 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby
     plan = fewer.plans[0]
     return (f"; fewer trainer GPUs train {counted(query.max_model_len, 'token')}: {plan.setting.label} on "
             f"{counted(plan.gpus, 'GPU')}"
-            f"{plan.lowered_words} ({plan.evidence_and_single_gpu}), the other {query.budget_gpus - plan.gpus} free for "
-            "rollout")
+            f"{plan.lowered_words} ({plan.evidence_and_single_gpu}), the other {query.budget_gpus - plan.gpus} free "
+            "for rollout")
 
 
 SOFT_LIMITS: Mapping[str, str] = MappingProxyType({

@@ -124,8 +124,8 @@ def _past_known_legend(plans: Sequence[Plan]) -> str:
 
 
 def _single_gpu_legend(plans: Iterable[Plan | None]) -> str:
-    """The legend's line for `SINGLE_GPU_MARK` where a cell has it: ``† one trainer GPU: Trinity-RFT's guide strongly
-    advises more GPUs`` (`SINGLE_GPU_CAUTION_SHORT`; "" for none)."""
+    """The legend's line for `SINGLE_GPU_MARK` where a cell shown (of `plans`) has it: ``† one trainer GPU:
+    Trinity-RFT's guide strongly advises more GPUs`` (`SINGLE_GPU_CAUTION_SHORT`; "" for none)."""
     marked = any(plan.single_gpu_advised_against for plan in plans if plan)
     return f"\n{SINGLE_GPU_MARK} {SINGLE_GPU_CAUTION_SHORT}" if marked else ""
 
@@ -216,7 +216,8 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
-                  f"{_single_gpu_legend(grid.values())}{_rocm_caution(grid.values(), names)}")
+                  f"{_single_gpu_legend(grid[row, budget] for row in rows for budget in budgets)}"
+                  f"{_rocm_caution(grid.values(), names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)
