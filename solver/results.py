@@ -261,7 +261,7 @@ def beyond_fields(beyond: Sequence[Beyond]) -> dict[str, Any]:
             "beyond_calibration_codes": tuple(way.code for way in beyond)}
 
 
-def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], bool],
+def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], object],
                      errors: tuple[type[Exception], ...], said_by: str) -> Any:
     """A result's input `raw` (JSON read back) without its computed field `name`, which `derive` gives from the other
     fields: dropped where it agrees with them, a `ValueError` naming the fields (`said_by`, formatted with them:
