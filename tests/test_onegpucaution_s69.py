@@ -30,9 +30,9 @@ def _answer(cli: Cli, *argv: str) -> dict[str, object]:
 def test_the_longest_and_the_lowered_budget_on_one_a100_carry_the_caution_and_its_code(cli: Cli):
     answer = _answer(cli, "--gpu", "a100-80gb", "--model", "8B", "--len", "32768", "--gpus", "1")
     assert answer["reason"] == (
-        "32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on A100-80GB within "
-        f"1 GPU: the longest is 24576 (Env + Offload on 1 GPU, documented; {SHORT}); --token-budget auto trains 32768 "
-        f"tokens: Env + Offload on 1 GPU with max_token_len_per_gpu = 49152 (estimated; {SHORT})")
+        "32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on A100-80GB "
+        f"within 1 GPU: the longest is 24576 (Env + Offload on 1 GPU, documented; {SHORT}); --token-budget auto trains "
+        f"32768 tokens: Env + Offload on 1 GPU with max_token_len_per_gpu = 49152 (estimated; {SHORT})")
     assert answer["reason_caution_codes"] == CODES
     assert "single-gpu-advised-against" in answer["nearest"]["caution_codes"]  # type: ignore[index]
 
