@@ -265,7 +265,7 @@ def beyond_fields(beyond: Sequence[Beyond]) -> dict[str, Any]:
             "beyond_calibration_codes": tuple(way.code for way in beyond)}
 
 
-def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], bool],
+def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], object],
                      errors: tuple[type[Exception], ...], said_by: str) -> Any:
     """A result's input `raw` (JSON read back) without its computed field `name`, which `derive` gives from the other
     fields: dropped where it agrees with them, a `ValueError` naming the fields (`said_by`, formatted with them:
@@ -530,6 +530,13 @@ def single_gpu_caution(model: Model, gpus: int, max_model_len: int, memory_gib: 
 SINGLE_GPU_CAUTION_SHORT = "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs"
 """`single_gpu_caution` in short, beside a plan shown in a row or line of its own (a ranked plan, a ``for rollout``
 plan): the headline plan carries it whole."""
+
+
+def reason_caution_codes(reason: str | None) -> tuple[CautionCode, ...] | None:
+    """The codes of the cautions a no-plan `reason` says in short beside a plan it names: the guide's caution against
+    one GPU (`SINGLE_GPU_CAUTION_SHORT`, which `Plan.with_single_gpu_caution` adds to such a plan's words alone);
+    None where it says none."""
+    return (CautionCode.SINGLE_GPU_ADVISED_AGAINST,) if reason and SINGLE_GPU_CAUTION_SHORT in reason else None
 
 
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
@@ -961,8 +968,15 @@ class Plan(Frozen):
     def with_single_gpu_caution(self, words: str) -> str:
         """`words` on the plan (its evidence), and where it carries the guide's caution against one GPU
         (`single_gpu_advised_against`), that in short after them: ``documented; one trainer GPU: ...``
-        (`SINGLE_GPU_CAUTION_SHORT`)."""
-        return words + (f"; {SINGLE_GPU_CAUTION_SHORT}" if self.single_gpu_advised_against else "")
+        (`SINGLE_GPU_CAUTION_SHORT`; alone where `words` is "")."""
+        return "; ".join(filter(None, (words, SINGLE_GPU_CAUTION_SHORT if self.single_gpu_advised_against else "")))
+
+    @property
+    def evidence_and_single_gpu(self) -> str:
+        """The plan's evidence in a word or two (`evidence_label`), and where it carries the guide's caution against
+        one GPU, that in short (`with_single_gpu_caution`): ``documented; one trainer GPU: ...``, as a plan shown
+        beside another (a summary's row, a reason's plan) says it."""
+        return self.with_single_gpu_caution(self.evidence_label)
 
     def host_memory_words(self, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
         """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout
@@ -1224,7 +1238,8 @@ class ApplySettings(TrinitySettings):
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
-                             "unpinned", "more_host_ram", "token_budget_auto", "tables", "memory_model_margin")
+                             "unpinned", "more_host_ram", "token_budget_auto", "tables", "memory_model_margin",
+                             "reason_caution_codes")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1337,6 +1352,25 @@ class Answer(_Timed, Versioned):
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
         "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
+
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "where the reason names a plan with a caution it says in short beside it, that caution's code "
+        "(docs/json.md): single-gpu-advised-against for a plan on one trainer GPU against Trinity-RFT's guide's "
+        "advice; left out where it names none"))
+    @property
+    def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
+        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
+        return reason_caution_codes(self.reason)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_reason_cautions(cls, raw: Any) -> Any:
+        """An answer rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is dropped
+        where it agrees with it (and refused where it does not)."""
+        def derive(data: dict[str, Any]) -> list[str] | None:
+            codes = reason_caution_codes(data.get("reason"))
+            return None if codes is None else [code.value for code in codes]
+        return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
 
     @property
     def best(self) -> Plan | None:

@@ -570,8 +570,8 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
     gpus = f" and take {query.budget_option(estimated.gpus)}" if other_count else ""
     return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {nearest.nodes_words(query, answer.limits_named)}{estimated_plan_words(estimated)}"
-        f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
+        f"{answer.reason}; {nearest.nodes_words(query, answer.limits_named)}{estimated_plan_words(estimated)}: "
+        f"{nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str:
@@ -582,10 +582,13 @@ def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str
 
 def estimated_plan_words(plan: Plan) -> str:
     """The plan the memory model estimates where estimates are off (``--no-estimate``), in words: ``the memory model
-    estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens`` (its lowered token budget, where it takes one, is the
-    caller's to add: ``--no-estimate`` refuses ``--token-budget auto``)."""
+    estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens``, with its lowered token budget where it takes one (a
+    nearest plan's, which lifting ``--no-estimate`` for ``--token-budget auto`` allows), and the guide's caution
+    against one GPU in short where it carries it (`Plan.with_single_gpu_caution`): ``... on 1 GPU at 40960 tokens
+    (one trainer GPU: ...)``."""
+    caution = plan.with_single_gpu_caution("")
     return (f"the memory model estimates a plan, {plan.setting.label} on {counted(plan.gpus, 'GPU')} at "
-            f"{counted(plan.max_model_len, 'token')}")
+            f"{counted(plan.max_model_len, 'token')}{plan.lowered_words}{f' ({caution})' if caution else ''}")
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
@@ -959,7 +962,8 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby
     plan = fewer.plans[0]
     return (f"; fewer trainer GPUs train {counted(query.max_model_len, 'token')}: {plan.setting.label} on "
             f"{counted(plan.gpus, 'GPU')}"
-            f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
+            f"{plan.lowered_words} ({plan.evidence_and_single_gpu}), the other {query.budget_gpus - plan.gpus} free "
+            "for rollout")
 
 
 SOFT_LIMITS: Mapping[str, str] = MappingProxyType({
@@ -1142,7 +1146,7 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bo
     at_length = f" at {counted(plan.max_model_len, 'token')}" if query.max_model_len is None else ""
     free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
     return (f"; {nearest.nodes_words(query, named)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
-            f"{at_length}{plan.lowered_words} ({plan.evidence_label}){free}{nearest.host_words(data.shape)}")
+            f"{at_length}{plan.lowered_words} ({plan.evidence_and_single_gpu}){free}{nearest.host_words(data.shape)}")
 
 
 def _changed(query: Query, name: AlternativeName) -> Query | None:
@@ -1340,7 +1344,7 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                          f"{counted(query.max_model_len or 0, 'token')} is beyond what {sources} allow for {where} "
                          f"{within}{limit}: "
                          f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
-                         f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
+                         f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_and_single_gpu})"
                          f"{lifted.words or _nearest_words(catalog, data, query, named)}{reach}", best, named)
 
 
@@ -1398,7 +1402,7 @@ def _lowered_plan_words(plan: Plan) -> str:
     """A plan at a lowered token budget, in words: ``Env + SP=2 on 2 GPUs with max_token_len_per_gpu = 14848
     (estimated)``."""
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} with max_token_len_per_gpu = "
-            f"{plan.max_token_len_per_gpu} ({plan.evidence_label})")
+            f"{plan.max_token_len_per_gpu} ({plan.evidence_and_single_gpu})")
 
 
 def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> str:
@@ -1425,12 +1429,12 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
     if query.objective != "max_len":
         if best is not None:
             return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"
-                    f"{best.lowered_words} trains it, {best.evidence_label})")
+                    f"{best.lowered_words} trains it, {best.evidence_and_single_gpu})")
         best = optional_best(catalog, _unpinned(query, top=1, objective="max_len", max_model_len=None), data.gpu)
     if best is None:
         return ""
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}{grid_words(best)}: "
-            f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})")
+            f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_and_single_gpu})")
 
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby, named: bool = False) -> str:
@@ -1516,7 +1520,8 @@ def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
         return ""
     ranks = best.gpus // best.sp
     return (f"; a train batch that {ranks} data-parallel ranks divide lets {best.setting.label} on "
-            f"{counted(best.gpus, 'GPU')} train it ({counted(best.max_model_len, 'token')}, {best.evidence_label})")
+            f"{counted(best.gpus, 'GPU')} train it ({counted(best.max_model_len, 'token')}, "
+            f"{best.evidence_and_single_gpu})")
 
 
 def _shown_host_need(model: Model, node_gpus: int, plan: Plan) -> float:
@@ -1532,4 +1537,5 @@ def _host_need_words(model: Model, node_gpus: int, plan: Plan) -> str:
 def _host_words(model: Model, node_gpus: int, plan: Plan) -> str:
     """A plan found without --host-ram and the host memory per node it needs, in words."""
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')}{plan.lowered_words} trains it "
-            f"({counted(plan.max_model_len, 'token')}), and {_host_need_words(model, node_gpus, plan)}")
+            f"({plan.with_single_gpu_caution(counted(plan.max_model_len, 'token'))}), and "
+            f"{_host_need_words(model, node_gpus, plan)}")

@@ -53,6 +53,8 @@ from solver.tables import shipped_tables_directory
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
+ONE_GPU = "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs"
+"""The guide's one-GPU caution in short, as a reason says it beside a plan on one A100."""
 
 
 def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
@@ -236,7 +238,7 @@ def test_pins_fix_part_of_the_plan(cli):
                                "a100-80g")
     assert status == 1 and answers[0]["plans"] == []
     assert answers[0]["reason"].endswith("within 1 GPU trains with --no-offload (without --no-offload: Env + Offload "
-                                         "on 1 GPU trains it, documented)")
+                                         f"on 1 GPU trains it, documented; {ONE_GPU})")
 
 
 def test_weights_file_changes_the_cost(cli, tmp_path: Path):
@@ -1288,7 +1290,8 @@ def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as
                             capture_output=True, text=True, timeout=60, check=False,
                             env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU  "]
+    assert result.stdout.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU   "]
+    assert "| 28k E+O@1# |" in result.stdout and f"\n# {ONE_GPU}\n" in result.stdout  # the one-GPU mark spelled
     assert len({len(line) for line in result.stdout.splitlines() if line[:1] in "+|"}) == 1  # the borders in line
     result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "m\u00e9", "--gpu-memory",
                              "80GiB"], capture_output=True, text=True, timeout=60, check=False,
@@ -1333,7 +1336,7 @@ def test_every_character_beyond_ascii_in_the_tools_strings_has_an_ascii_spelling
         found |= {character for token in tokenize.generate_tokens(io.StringIO(text).readline)
                   if token.type in strings and token.start[0] not in docstrings
                   for character in token.string if not character.isascii()}
-    assert found == {"\u2264", "\u2265", "\u00b7"}  # the rest of ASCII_SPELLINGS: rich's "\u2026"
+    assert found == {"\u2264", "\u2265", "\u00b7", "\u2020"}  # the rest of ASCII_SPELLINGS: rich's "\u2026"
     assert found <= solver.cli.output.ASCII_SPELLINGS.keys()
 
 
@@ -1637,7 +1640,7 @@ def test_a_no_plan_line_says_no_reach_where_a_lowered_budget_reaches_no_further(
     # The same 8B query with estimates, at the default budget: it reaches 49152, past the table's 24576.
     status, out, _ = cli("--model", "8B", "--len", "64k", "--gpus", "1", "--gpu", "a100-80g")
     assert status == 1 and ("--token-budget auto reaches 49152 tokens on the 1024-token grid: Env + Offload on 1 GPU "
-                            "with max_token_len_per_gpu = 49152 (estimated)") in " ".join(out.split())
+                            f"with max_token_len_per_gpu = 49152 (estimated; {ONE_GPU})") in " ".join(out.split())
 
 
 def test_a_lowered_token_budget_never_shortens_the_longest_context(cli):
@@ -2145,7 +2148,8 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_too(cli)
 def test_no_estimate_names_an_estimate_on_one_gpu_in_the_singular(cli):
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8192", "--minimize", "gpus", "--no-estimate")
     assert status == 1 and ("no plan: the tables have no Qwen3-4B on H100-80GB; the memory model estimates a plan, "
-                            "Env + Offload on 1 GPU at 8192 tokens: drop --no-estimate") in " ".join(out.split())
+                            f"Env + Offload on 1 GPU at 8192 tokens ({ONE_GPU}): drop --no-estimate"
+                            ) in " ".join(out.split())
 
 
 def test_the_host_memory_a_refusal_names_is_per_node_of_the_node_gpus_given(cli):
@@ -2379,7 +2383,7 @@ def test_the_nearest_plan_may_lift_the_train_batch_or_the_rollout_gpus(cli):
                          "--node-gpus", "128")
     assert status == 1 and ("; 65536 tokens trains if you drop --rollout-gpus 127: Env + Offload + SP=4 on 4 GPUs "
                             "(documented); --token-budget auto reaches 49152 tokens on the 1024-token grid: Env + "
-                            "Offload on 1 GPU with max_token_len_per_gpu = 49152 (estimated) --explain"
+                            f"Offload on 1 GPU with max_token_len_per_gpu = 49152 (estimated; {ONE_GPU}) --explain"
                             ) in " ".join(out.split())
 
 
@@ -2394,10 +2398,11 @@ def test_the_nearest_plan_says_fewer_gpus_only_below_an_exact_count(cli):
                                 "--explain") in " ".join(out.split())
     # The fewest GPUs, no --gpus: the planner chose the budget, so the nearest plan's count is no change of it.
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "131072", "--minimize", "gpus", "--sp", "1")
-    assert status == 1 and ("with --sp 1: the longest is 24576 (Env + Offload on 1 GPU, documented); 131072 tokens "
-                            "trains if you drop --sp 1: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated); "
-                            "--token-budget auto reaches 48128 tokens on the 1024-token grid: Env + Offload on 1 GPU "
-                            "with max_token_len_per_gpu = 48128 (estimated) --explain says why"
+    assert status == 1 and (f"with --sp 1: the longest is 24576 (Env + Offload on 1 GPU, documented; {ONE_GPU}); "
+                            "131072 tokens trains if you drop --sp 1: Env + Offload + SP=8 on 8 GPUs (estimated, "
+                            "extrapolated); --token-budget auto reaches 48128 tokens on the 1024-token grid: Env + "
+                            f"Offload on 1 GPU with max_token_len_per_gpu = 48128 (estimated; {ONE_GPU}) --explain "
+                            "says why"
                             ) in " ".join(out.split())  # the fewest GPUs at that length, as the longest
 
 
@@ -2510,7 +2515,7 @@ def test_no_estimate_with_tables_names_the_estimates_nearest_plan_once(cli):
     status, out, _ = cli("--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu", "a100",
                          "--no-estimate")
     assert status == 1 and ("trains with --no-offload (without --no-offload: Env + Offload on 1 GPU trains it, "
-                            "documented) --explain") in " ".join(out.split())
+                            f"documented; {ONE_GPU}) --explain") in " ".join(out.split())
 
 
 def test_a_refusal_on_the_nodes_given_says_plainly_that_no_count_of_them_trains_it(cli):
@@ -2547,9 +2552,9 @@ def test_the_fewest_gpus_without_a_budget_name_the_nearest_plan(cli):
     # none does, which it says (an open budget is no reason to name nothing).
     for flags, said in (
         (["--model", "14B", "--gpu", "a100", "--len", "65536", "--sp", "1"],
-         ("the longest is 24576 (Env + Offload on 1 GPU, documented); 65536 tokens trains if you drop --sp 1: Env + "
-          "Offload + SP=4 on 4 GPUs (documented); --token-budget auto reaches 48128 tokens on the 1024-token grid: "
-          "Env + Offload on 1 GPU with max_token_len_per_gpu = 48128 (estimated)")),
+         (f"the longest is 24576 (Env + Offload on 1 GPU, documented; {ONE_GPU}); 65536 tokens trains if you drop "
+          "--sp 1: Env + Offload + SP=4 on 4 GPUs (documented); --token-budget auto reaches 48128 tokens on the "
+          f"1024-token grid: Env + Offload on 1 GPU with max_token_len_per_gpu = 48128 (estimated; {ONE_GPU})")),
         (["--model", "32B", "--gpu", "a100-40g", "--len", "131072", "--host-ram", "32", "--node-gpus", "4"],
          ("within 64 GPUs trains with --host-ram 32 GiB; no count of nodes of 4 GPUs (--node-gpus) trains it, even "
           "without --host-ram 32 GiB and with --token-budget auto: an SP group stays within one node, so SP=4 at "
@@ -2623,8 +2628,9 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                             "Offload, or for the model while it loads)") in " ".join(out.split())
     # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 30.6 GiB).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
-    assert status == 1 and ("without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload it needs 162.6 GiB "
-                            "of host memory per node; at the least, Env on 3 GPUs trains it (8192 tokens), and it needs "
+    assert status == 1 and (f"without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens; {ONE_GPU}), and with "
+                            "Offload it needs 162.6 GiB of host memory per node; at the least, Env on 3 GPUs trains it "
+                            "(8192 tokens), and it needs "
                             "30.6 GiB of host memory per node while the model loads") in " ".join(out.split())
     # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 30 GiB on 2).
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--gpus", "8", "--host-ram", "20")

@@ -71,6 +71,8 @@ from solver.tables.fleets import read_fleet
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 CATALOG = load_catalog()
+ONE_GPU = "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs"
+"""The guide's one-GPU caution in short, as a reason says it beside a plan on one A100."""
 
 
 def fleet_of(instance: dict, tmp_path: Path):
@@ -1606,8 +1608,8 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
          "reason_code": "no-way-to-run", "pools": pool_codes(("p", "no-plan", "nothing-trains")), "fits_with": []},
         {"job": "k", "reason": (
             "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU "
-            "at 16384 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
-            "host_ram_gb of 16 GiB)"),
+            f"at 16384 tokens ({ONE_GPU}), but with Offload it "
+            "needs 594.2 GiB of host memory per node, more than the pool's host_ram_gb of 16 GiB)"),
             "reason_for_several": None,
             "reason_code": "no-way-to-run",
          "pools": pool_codes(("p", "no-plan", "no-table-for-model")), "fits_with": []}]
@@ -1729,11 +1731,11 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big (beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
         "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
-        "Offload on 1 GPU, documented); no count of nodes of 3 GPUs (the pool's gpus_per_node) trains it, even "
-        "without its 2 rollout GPUs (the job's rollout_gpus) and with --token-budget auto: an SP group stays within "
-        "one node, so SP=2 at most; "
+        f"Offload on 1 GPU, documented; {ONE_GPU}); no count of nodes of 3 GPUs (the pool's gpus_per_node) trains "
+        "it, even without its 2 rollout GPUs (the job's rollout_gpus) and with --token-budget auto: an SP group stays "
+        "within one node, so SP=2 at most; "
         "--token-budget auto reaches 49152 tokens on the 1024-token grid: Env + Offload on 1 GPU with "
-        "max_token_len_per_gpu = 49152 (estimated)"),
+        f"max_token_len_per_gpu = 49152 (estimated; {ONE_GPU})"),
                                                        "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
                                                            ("big", "no-plan", "length-beyond-reach", False)),

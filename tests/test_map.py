@@ -326,7 +326,8 @@ def test_a_map_of_a_model_from_its_config(cli, tmp_path: Path):
                               "--json")[1])[0]["plans"][0]
         assert (best["env"], best["offload"], best["evidence"]) == (True, True, "estimated")
         sp = f"+SP{best['sp']}" if best["sp"] > 1 else ""
-        expected.append(f"{best['max_model_len'] // 1024}k E+O{sp}@{best['gpus']}~!")
+        one_gpu = "†" if "single-gpu-advised-against" in best["caution_codes"] else ""  # the guide advises more GPUs
+        expected.append(f"{best['max_model_len'] // 1024}k E+O{sp}@{best['gpus']}~!{one_gpu}")
     row = next(line for line in out.splitlines() if line.startswith("│ Coder-8B "))
     assert status == 0 and [cell.strip() for cell in row.split("│")[2:-1]] == expected
     status, out, _ = cli("map", "--gpu", "h100", "--model-config", str(folder), "--by", "len", "--gpus-up-to", "2")
@@ -566,15 +567,17 @@ def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_r
     to 8 GPUs: without --host-ram the legend says nothing checked that; with it, the cells keep within it."""
     flags = ("map", "--gpu", "h100", "--model", "llama3.1-70b", "--gpus-up-to", "2")
     status, out, _ = cli(*flags)
-    assert status == 0 and "14k E+O@1~!" in out
+    assert status == 0 and "14k E+O@1~!†" in out
     assert out.endswith("settings: E Env, O Offload (host memory per node not checked: --host-ram not given), "
-                        "SPn Ulysses SP, van vanilla\n")
+                        "SPn Ulysses SP, van vanilla\n"
+                        "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n")
     status, out, _ = cli(*flags, "--host-ram", "1024")
     assert status == 0 and "14k" not in out
     assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n")
     status, out, _ = cli(*flags, "--host-ram", "2048")  # its Offload cells checked: within 2048 GiB
-    assert status == 0 and "14k E+O@1~!" in out
-    assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n")
+    assert status == 0 and "14k E+O@1~!†" in out
+    assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n"
+                        "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n")
     grid = cheapest_by_length(load_catalog(), "A100-80GB", "Qwen3-0.6B", [4096], [1, 2])  # vanilla: no Offload
     row = LengthMapRow(max_model_len=4096, plans=(grid[4096, 1], grid[4096, 2]))
     out_file = io.StringIO()

@@ -53,7 +53,7 @@ def a100_whole(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_a_pipe_without_columns_gets_every_budget_of_a_node_at_full_width(a100_whole: str) -> None:
     [table] = _tables(a100_whole)
-    assert _header(table) == ONE_NODE and {len(line) for line in table} == {146}
+    assert _header(table) == ONE_NODE and {len(line) for line in table} == {147}
     # Laid out for 160 columns, as before: the legend's first line wraps there.
     legend = a100_whole.splitlines()[len(table) + 1]
     assert legend.endswith("calibration; -") and len(legend) == 156 and JOINED not in a100_whole
@@ -66,7 +66,7 @@ def test_columns_on_a_pipe_join_budgets_whose_cells_are_the_same(cli: Cli, monke
     status, out, _ = cli("map", "--gpu", "a100")
     [table], [whole] = _tables(out), _tables(a100_whole)
     assert status == 0 and _header(table) == ["≤1 GPU", "≤2-3 GPUs", "≤4-7 GPUs", "≤8 GPUs"]
-    assert max(map(len, out.splitlines())) <= columns and {len(line) for line in table} == {79}
+    assert max(map(len, out.splitlines())) <= columns and {len(line) for line in table} == {80}
     # The joined budgets' cells are the same in every row, and each column shows them.
     for folded, cells in zip(_cells(table), _cells(whole), strict=True):
         assert cells[1] == cells[2] and cells[3] == cells[4] == cells[5] == cells[6]
@@ -91,12 +91,13 @@ def test_a_pipe_narrower_than_a_map_that_cannot_join_keeps_its_table_whole(cli: 
 
 
 def test_each_gpu_type_s_map_joins_only_where_it_is_too_wide(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Up to 6 GPUs the A100 map is 109 wide, the H20's 112 (its cells carry ^): at 110 only the H20's joins.
+    # Up to 6 GPUs the A100 map is 110 wide (its 1-GPU cells carry †), the H20's 112 (its cells carry ^): at 110 only
+    # the H20's joins.
     monkeypatch.setenv("COLUMNS", "110")
     status, out, _ = cli("map", "--gpu", "a100,h20", "--gpus-up-to", "6")
     a100, h20 = _tables(out)
     assert status == 0 and _header(a100) == ONE_NODE[:6] and _header(h20) == ["≤1 GPU", "≤2-3 GPUs", "≤4-6 GPUs"]
-    assert [len(a100[0]), len(h20[0])] == [109, 60] and out.count(JOINED) == 1
+    assert [len(a100[0]), len(h20[0])] == [110, 60] and out.count(JOINED) == 1
 
 
 def test_budgets_asked_join_only_where_consecutive_and_none_is_left_out(cli: Cli,
@@ -136,7 +137,7 @@ def test_a_terminal_too_narrow_for_the_joined_map_is_told_its_width(cli: Cli,
     screen = _terminal(monkeypatch, 60)
     status, _, err = cli("map", "--gpu", "a100")
     assert status == 0 and err.startswith(
-        "solve map: note: the maps need 79 columns and the terminal has 60: widen it, pipe the output (| less -S), map "
+        "solve map: note: the maps need 80 columns and the terminal has 60: widen it, pipe the output (| less -S), map "
         "fewer budgets (--budgets 1,2,4,8), or save it with --svg FILE\n")
     assert max(map(len, screen.getvalue().splitlines())) <= 60 and "≤4-7" in screen.getvalue()
 

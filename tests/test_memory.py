@@ -1019,8 +1019,8 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
                      CATALOG)
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
-        "with --host-ram 200 GiB; without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload "
-        "it needs 311.3 GiB of host memory per node")
+        "with --host-ram 200 GiB; without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens; one trainer GPU: "
+        "Trinity-RFT's guide strongly advises more GPUs), and with Offload it needs 311.3 GiB of host memory per node")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"

@@ -197,10 +197,11 @@ def test_a_reason_that_takes_an_undecided_answer_without_the_pins_leaves_it_unso
     assert decided.plan("without_pins") is None and "without_pins" in decided.solved().solved
 
 
-@pytest.mark.parametrize(("columns", "first"), [("103", "≤1 GPU"), ("102", "≤2-3 GPUs")])
+@pytest.mark.parametrize(("columns", "first"), [("104", "≤1 GPU"), ("103", "≤2-3 GPUs")])
 def test_a_map_past_one_node_exactly_as_wide_as_columns_keeps_its_five_columns(
         cli: Cli, monkeypatch: pytest.MonkeyPatch, columns: str, first: str) -> None:
-    # H100's map to 16 GPUs is 103 columns wide with all five budget columns: at 103 it fits, at 102 one goes
+    # H100's map to 16 GPUs is 104 columns wide with all five budget columns (its 1-GPU cells marked †): at 104 it
+    # fits, at 103 one goes
     monkeypatch.setenv("COLUMNS", columns)
     status, out, _ = cli("map", "--gpu", "h100", "--gpus-up-to", "16")
     header = out.splitlines()[2]

@@ -73,6 +73,8 @@ from solver.tables import (
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 CATALOG = load_catalog()
+ONE_GPU = "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs"
+"""The guide's one-GPU caution in short, as a reason says it beside a plan on one A100."""
 DOCUMENTED = [(gpu.name, table, row) for gpu in CATALOG.gpu_types for table in gpu.tables for row in table.rows]
 DENSE = Fraction(1)
 """A dense model's parameters held per parameter active (`Model.held_per_active`): Offload's weight unscaled."""
@@ -240,8 +242,8 @@ def test_estimates_alone_that_find_no_plan_say_nothing_of_the_tables_or_of_no_es
     answer = solve_one("A100-80GB", model="4B", max_model_len=28672, budget_gpus=1, estimate="only")
     assert (answer.status, answer.reason) == ("infeasible", (
         "28672 tokens is beyond what the memory model's estimates allow for Qwen3-4B on A100-80GB within 1 GPU: the "
-        "longest is 27648 on the 1024-token grid (Env + Offload on 1 GPU, estimated); --token-budget auto trains 28672 "
-        "tokens: Env + Offload on 1 GPU with max_token_len_per_gpu = 56320 (estimated)"))
+        f"longest is 27648 on the 1024-token grid (Env + Offload on 1 GPU, estimated; {ONE_GPU}); --token-budget auto "
+        f"trains 28672 tokens: Env + Offload on 1 GPU with max_token_len_per_gpu = 56320 (estimated; {ONE_GPU})"))
 
 
 def test_on_an_exact_count_a_lowered_budget_reaches_as_far_as_that_count_does():
@@ -285,16 +287,16 @@ def test_pins_that_leave_nothing_are_explained():
     assert answer.status == "infeasible"
     assert answer.reason == ("nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB "
                              "within 1 GPU trains with --no-offload (without --no-offload: Env + Offload on 1 GPU "
-                             "trains it, documented)")
+                             f"trains it, documented; {ONE_GPU})")
     # Past the longest length without the pins too, the pins' note gives that length (no way forward: the fewest
     # GPUs that train it as pinned follow).
     answer = solve_one("A100-80GB", model="4B", max_model_len=32768, budget_gpus=1, offload=False)
     assert answer.reason.endswith("trains with --no-offload (without --no-offload the longest is 28672: Env + Offload "
-                                  "on 1 GPU, documented); more trainer GPUs train 32768 tokens: Env + SP=2 on 2 GPUs "
-                                  "(documented)")
+                                  f"on 1 GPU, documented; {ONE_GPU}); more trainer GPUs train 32768 tokens: Env + SP=2 "
+                                  "on 2 GPUs (documented)")
     answer = solve_one("A100-80GB", model="4B", objective="max_len", max_model_len=None, budget_gpus=1, offload=False)
     assert answer.reason.endswith("trains with --no-offload (without --no-offload the longest is 28672: Env + Offload "
-                                  "on 1 GPU, documented)")
+                                  f"on 1 GPU, documented; {ONE_GPU})")
     # Without pins there is no such note.
     answer = solve_one("A100-80GB", model="4B", max_model_len=32768, budget_gpus=1)
     assert "without" not in answer.reason

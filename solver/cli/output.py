@@ -219,9 +219,10 @@ def _unwritable_stderr_dropped() -> None:
                                   encoding=stderr.encoding, errors=errors, line_buffering=True, write_through=True)
 
 
-ASCII_SPELLINGS = {"\u2264": "<=", "\u2265": ">=", "\u00b7": "-", "\u2026": "..."}
-"""The characters the commands write of their own (a map's ``\u22648 GPUs``, a cluster's ``(\u226532768)``, a title's
-`` \u00b7 ``; rich's ``\u2026`` where it cuts a cell), as a stream that cannot encode them gets them."""
+ASCII_SPELLINGS = {"\u2264": "<=", "\u2265": ">=", "\u00b7": "-", "\u2026": "...", "\u2020": "#"}
+"""The characters the commands write of their own (a map's ``\u22648 GPUs`` and one-GPU mark ``\u2020``, a cluster's
+``(\u226532768)``, a title's `` \u00b7 ``; rich's ``\u2026`` where it cuts a cell), as a stream that cannot encode them
+gets them."""
 
 
 def _spelled_in_ascii(fallback: str, other: Callable[[str], str]) -> str:

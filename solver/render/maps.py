@@ -22,7 +22,15 @@ from solver.render.layout import (
 )
 from solver.render.phrases import YARN_MARK
 from solver.render.styles import NO_SETTING_STYLE, setting_style, short_label
-from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, Plan, rocm_env_caution
+from solver.results import (
+    SINGLE_GPU_CAUTION_SHORT,
+    CautionCode,
+    GpuMap,
+    LengthMapRow,
+    ModelMapRow,
+    Plan,
+    rocm_env_caution,
+)
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, host_ram_unchecked_words
 from solver.tables import (
     NO_SETTING,
@@ -40,6 +48,9 @@ from solver.tables import (
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
 """Added to an estimate's mark beyond the memory model's calibration (`Plan.beyond_calibration`)."""
+SINGLE_GPU_MARK = "†"
+"""Added to a cell whose plan is on one GPU against Trinity-RFT's guide's advice (`Plan.single_gpu_advised_against`),
+which the legend says in short (`SINGLE_GPU_CAUTION_SHORT`)."""
 LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
                  "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
 """Shades of the longest-context map, shortest to longest."""
@@ -112,6 +123,13 @@ def _past_known_legend(plans: Sequence[Plan]) -> str:
     return f"; {YARN_MARK} {', or '.join(kinds)} (quality untested)" if kinds else ""
 
 
+def _single_gpu_legend(plans: Iterable[Plan | None]) -> str:
+    """The legend's line for `SINGLE_GPU_MARK` where a cell shown (of `plans`) has it: ``† one trainer GPU:
+    Trinity-RFT's guide strongly advises more GPUs`` (`SINGLE_GPU_CAUTION_SHORT`; "" for none)."""
+    marked = any(plan.single_gpu_advised_against for plan in plans if plan)
+    return f"\n{SINGLE_GPU_MARK} {SINGLE_GPU_CAUTION_SHORT}" if marked else ""
+
+
 def _rocm_caution(plans: Iterable[Plan | None], names: OptionNames) -> str:
     """The legend's caution line where an Env cell is on an AMD GPU (`CautionCode.ROCM_ENV_MAY_NOT_APPLY`), in the
     words `solve`'s and `solve cluster`'s caution lines use, named as `names` do ("" for none)."""
@@ -177,6 +195,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                 cells.append(Text(NO_SETTING, style=NO_SETTING_STYLE))
                 continue
             mark = EVIDENCE_MARKS[plan.evidence] + (EXTRAPOLATED_MARK if plan.beyond_calibration else "")
+            mark += SINGLE_GPU_MARK if plan.single_gpu_advised_against else ""
             if by_length:
                 cells.append(Text(f"{short_label(plan.setting)}{at}{plan.gpus}{mark}",
                                   style=setting_style(plan.setting)))
@@ -197,6 +216,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
+                  f"{_single_gpu_legend(grid[row, budget] for row in rows for budget in budgets)}"
                   f"{_rocm_caution(grid.values(), names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap

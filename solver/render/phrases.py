@@ -5,7 +5,6 @@ caution says too, is `solver.rules.tables_said`.)"""
 from __future__ import annotations
 
 from solver.memory import CEILING
-from solver.results import Plan
 from solver.rules import OptionNames
 
 CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
@@ -20,9 +19,3 @@ def lowered_note(names: OptionNames) -> str:
 YARN_MARK = "^"
 """Added to a length past what the model is known to handle (`Plan.past_validated_length`), as `solve` cautions: a
 map's cell (by length: the row's length), a ranked plan's length."""
-
-
-def evidence_and_single_gpu(plan: Plan) -> str:
-    """A plan shown beside the headline one, its evidence in a word or two (`Plan.evidence_label`), and where it
-    carries the guide's caution against one GPU, that in short: ``documented; one trainer GPU: ...``."""
-    return plan.with_single_gpu_caution(plan.evidence_label)

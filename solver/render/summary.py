@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING
-from solver.render.phrases import CEILING_WORDS, evidence_and_single_gpu
+from solver.render.phrases import CEILING_WORDS
 from solver.results import (
     CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
@@ -208,7 +208,7 @@ def _validated_words(answer: Answer, plan: Plan, model: Model, names: OptionName
     if (within.gpus, within.setting) == (plan.gpus, plan.setting):
         return f"at {within.max_model_len}{known}, the cheapest plan is this one ({within.evidence_label}): {length}"
     return (f"at {within.max_model_len}{known}, the cheapest plan is {within.setting.label} on "
-            f"{counted(within.gpus, 'GPU')} ({evidence_and_single_gpu(within)}; {within.cost / plan.cost:.2f}x "
+            f"{counted(within.gpus, 'GPU')} ({within.evidence_and_single_gpu}; {within.cost / plan.cost:.2f}x "
             f"the cost): {length}")
 
 
@@ -234,7 +234,7 @@ def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
     if (measured := answer.measured) is None:
         return None
     return (f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
-            f"({evidence_and_single_gpu(measured)}; {measured.cost / plan.cost:.2f}x the cost), if you "
+            f"({measured.evidence_and_single_gpu}; {measured.cost / plan.cost:.2f}x the cost), if you "
             "prefer the tables' evidence to the memory model's")
 
 
@@ -256,7 +256,7 @@ def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int, names: Option
         return None
     return (f"{counted(fewer.nodes or 1, 'node')} of {counted(node_gpus, 'GPU')} instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
-            f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({evidence_and_single_gpu(fewer)}): "
+            f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_and_single_gpu}): "
             f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}")
 
 
@@ -297,7 +297,7 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
     kept_for_it = names.joined([names.valued(names.total_gpus, budget), names.valued(names.rollout_gpus, rollout)])
     return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
-            f"({evidence_and_single_gpu(other)})")
+            f"({other.evidence_and_single_gpu})")
 
 
 def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
@@ -312,7 +312,7 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
     return (f"with a train batch that {ranks} data-parallel ranks divide: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
-            f"({evidence_and_single_gpu(other)})")
+            f"({other.evidence_and_single_gpu})")
 
 
 def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: OptionNames) -> str | None:
@@ -353,7 +353,7 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
     else:
         length, cost = "", f"{plan.cost / free.cost:.2f}x the step time"
     return (f"{lifted}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}{length}, cost "
-            f"{free.cost:.4g} ({evidence_and_single_gpu(free)}): {limit_costs} {cost}")
+            f"{free.cost:.4g} ({free.evidence_and_single_gpu}): {limit_costs} {cost}")
 
 
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
@@ -362,7 +362,7 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
     if (fewer := answer.token_budget_auto) is None:
         return None
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
-            f"{fewer.setting.label}{fewer.lowered_words} ({evidence_and_single_gpu(fewer)})")
+            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu})")
 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:
