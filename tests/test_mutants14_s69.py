@@ -2,9 +2,9 @@
 model's shards hold no expert padding. Of smallslips6: a GPU type without tables whose estimates fit nothing names
 the larger GPU types' tables that cap them; the API says the length to plan past the validated one as its keyword.
 Of deadcode6: a fit that moves no multiplier says so. Of trinitymaint: a 0.5 fragment without Offload carries no
-comment on Offload's flags. Of smallslips7: the ranking's note names every ranked plan on one GPU, the host limit's
-and the lowered budget's plans on one A100 carry the guide's caution, and a length on a row that trains quotes no
-'-'."""
+comment on Offload's flags. Of smallslips7: the ranking's note names every ranked plan on one GPU; the host
+limit's, the lowered budget's and the fewer nodes' plans on one A100 carry the guide's caution; a length on a row
+that trains quotes no '-'."""
 
 from __future__ import annotations
 
@@ -89,9 +89,9 @@ def test_a_length_on_a_row_that_trains_quotes_no_dash(cli: Cli):
     assert [reason["rule"] for reason in answer["explanation"]] == ["limit", "more_gpus", "without_pins"]
 
 
-def test_the_host_limits_and_the_lowered_budgets_plans_on_one_a100_carry_the_guides_caution(cli: Cli):
+def test_the_side_rows_plans_on_one_a100_carry_the_guides_caution(cli: Cli):
     # Qwen3-4B at 28672 tokens on the fewest A100s: 64 GiB of host memory keeps Env + Offload off its one GPU; at
-    # 32768, a lowered token budget trains it on one.
+    # 32768, a lowered token budget trains it on one; on nodes of 2 beside 1 rollout GPU, one node holds both.
     status, out, _ = cli("--gpu", "a100-80gb", "--model", "4B", "--len", "28672", "--minimize", "gpus",
                          "--host-ram", "64")
     assert status == 0 and _row(out, "host limit") == (
@@ -101,6 +101,11 @@ def test_the_host_limits_and_the_lowered_budgets_plans_on_one_a100_carry_the_gui
     assert status == 0 and _row(out, "fewer GPUs") == (
         "--token-budget auto trains it on 1 GPU (1 fewer): Env + Offload with a lowered max_token_len_per_gpu of 56320 "
         f"(estimated; {SHORT})")
+    status, out, _ = cli("--gpu", "a100-80gb", "--model", "4B", "--len", "28672", "--total-gpus", "4",
+                         "--rollout-gpus", "1", "--node-gpus", "2")
+    assert status == 0 and _row(out, "fewer nodes") == (
+        "1 node of 2 GPUs instead of 2 nodes: Env + Offload on 1 trainer + 1 rollout GPUs, 28672 tokens, 3.64x the "
+        f"step time (documented; {SHORT}): --total-gpus 2")
 
 
 def test_the_api_names_the_length_to_plan_past_the_validated_one_as_its_keyword():
