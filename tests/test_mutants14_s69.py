@@ -1,10 +1,11 @@
 """Mutation testing of s68's later merges (mutants14): the behaviours their tests let change. Of moeuser: a dense
 model's shards hold no expert padding. Of smallslips6: a GPU type without tables whose estimates fit nothing names
 the larger GPU types' tables that cap them; the API says the length to plan past the validated one as its keyword.
-Of deadcode6: a fit that moves no multiplier says so. Of trinitymaint: a 0.5 fragment without Offload carries no
-comment on Offload's flags. Of smallslips7: the ranking's note names every ranked plan on one GPU; the host
-limit's, the lowered budget's and the fewer nodes' plans on one A100 carry the guide's caution; a length on a row
-that trains quotes no '-'."""
+Of deadcode6: a fit that moves no multiplier says so; --gpu-interconnect's help lists its values as a choice. Of
+trinitymaint: a 0.5 fragment without Offload carries no comment on Offload's flags. Of smallslips7: the ranking's
+note names every ranked plan on one GPU; the host limit's, the lowered budget's and the fewer nodes' plans on one
+A100 carry the guide's caution; a length on a row that trains quotes no '-'; oc.decode's hint quotes the whole
+number SP stands for."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_smallslips7_s68 import SHORT, _row
+from test_smallslips7_s68 import REFUSED, SHORT, _row, _words
 
 import solver
 import solver.calibrate
@@ -118,3 +119,17 @@ def test_the_api_names_the_length_to_plan_past_the_validated_one_as_its_keyword(
     config = (TRINITY_DATA / "user-config.yaml").read_text(encoding="utf-8")
     written = patch_trinity_config(config, answer.best, load_catalog().model(answer.model))
     assert f"  # {note}\n  #   max_model_len=131072\n" in written
+
+
+def test_oc_decodes_hint_in_the_sp_field_quotes_the_whole_number():
+    # Trinity types ulysses_sequence_parallel_size int: "2.0" decodes to the float it refuses; the hint says "2".
+    words = ("trainer.ulysses_sequence_parallel_size: '${oc.decode:2.0}': OmegaConf's oc.decode takes text or null, "
+             f'not 2.0 (quote it: "2"){REFUSED}')
+    assert _words("trainer", "{ulysses_sequence_parallel_size: '${oc.decode:2.0}'}") == [words]
+
+
+def test_the_gpu_interconnect_help_lists_its_values_as_a_choice(cli: Cli, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # one line an option
+    status, out, _ = cli("--help")
+    assert status == 0 and ("how that GPU type's GPUs in a node reach one another: nvlink, infinity-fabric or pcie "
+                            "(infinity-fabric: AMD's") in out
