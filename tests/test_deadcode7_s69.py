@@ -24,8 +24,9 @@ def test_trainer_counts_the_rollout_layout_rules_out_are_worded_as_a_range(rollo
                        estimate="never")
     (answer,) = plan(query, CATALOG)
     assert [(reason.rule, reason.detail) for reason in explain(CATALOG, query, answer) if reason.rule != "choice"] == [
-        ("rollout_layout", f"{counts}: with the {rollout} rollout GPUs (--rollout-gpus) they fit neither one node of "
-                           "8, nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")]
+        ("rollout_layout", (f"{counts}: with the {rollout} rollout GPUs (--rollout-gpus) they fit neither one node "
+                            "of 8, nor whole nodes with the trainer in one of them, nor with the trainer on whole "
+                            "nodes"))]
 
 
 def test_counted_words_its_numbers_as_the_function_given_and_the_noun_as_their_count_asks():
