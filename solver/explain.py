@@ -625,7 +625,7 @@ class _Words:
         excludes `combinations`."""
         query = self.query
         counts = sorted({c[0] for c in combinations})
-        on = _counted_runs(counts, "GPU")
+        on = counted(counts, "GPU", runs)
         if rule == "budget":
             if query.exact:
                 return Reason(rule="budget", detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")
@@ -636,7 +636,7 @@ class _Words:
                 "that spans nodes must use"))
         if rule == "rollout_layout":
             return Reason(rule="rollout_layout", detail=(
-                f"{_counted_runs(counts, 'trainer GPU')}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
+                f"{counted(counts, 'trainer GPU', runs)}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
                 f"({query.option_names.rollout_gpus}) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
             what = ("Offload needs more host memory (its states, or the model while it loads)"
@@ -651,7 +651,7 @@ class _Words:
         degrees of `combinations`."""
         data, query = self.data, self.query
         counts = sorted({c[0] for c in combinations})
-        on, first = _counted_runs(counts, "GPU"), self.gpus(counts[0])
+        on, first = counted(counts, "GPU", runs), self.gpus(counts[0])
         degrees = sorted({c[3] for c in combinations})
         sps = runs(degrees)
         if rule == "sp_divides_gpus":
@@ -872,12 +872,6 @@ def _run_groups(values: list[int]) -> list[str]:
 def runs(values: list[int]) -> str:
     """Sorted whole numbers in words, three or more in a row as a range: ``3, 5-7, 9-64``."""
     return ", ".join(_run_groups(values))
-
-
-def _counted_runs(counts: list[int], noun: str) -> str:
-    """Sorted whole numbers of `noun` as `counted` words them, three or more in a row as a range (`runs`):
-    ``9-15, 17 GPUs``."""
-    return f"{runs(counts)} {noun}{'s' if counts != [1] else ''}"
 
 
 LONG_RUNS = 5

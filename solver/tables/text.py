@@ -302,10 +302,10 @@ def named_jobs(jobs: Sequence[str], noun: str = "job") -> str:
     return ", ".join(jobs[:JOBS_NAMED]) + (f" and {counted(more, f'more {noun}')}" if more > 0 else "")
 
 
-def counted(number: int | Sequence[int], noun: str) -> str:
-    """``1 GPU``, ``4 GPUs``; of several numbers, ``1, 2 GPUs``."""
+def counted(number: int | Sequence[int], noun: str, written: Callable[[list[int]], str] | None = None) -> str:
+    """``1 GPU``, ``4 GPUs``; of several numbers, ``1, 2 GPUs``, or as `written` words them (``1-3, 5 GPUs``)."""
     numbers = [number] if isinstance(number, int) else list(number)
-    return f"{', '.join(map(str, numbers))} {noun}{'s' if numbers != [1] else ''}"
+    return f"{written(numbers) if written else ', '.join(map(str, numbers))} {noun}{'s' if numbers != [1] else ''}"
 
 
 def consecutive_runs(values: Iterable[int]) -> list[list[int]]:
