@@ -231,6 +231,7 @@ class PoolCode(str, Enum):
     ROLLOUT_TAKES_POOL = "rollout-takes-pool"
     NO_LAYOUT_BESIDE_ROLLOUT = "no-layout-beside-rollout"
     NO_PLAN = "no-plan"
+    NO_NODES = "no-nodes"
 
 
 class BeyondCode(str, Enum):

@@ -169,9 +169,9 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     # The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json)
     # names --buy in a note on stderr.
     for_want_of_room = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
-    # Why a pool has no way for a job that more of its nodes may give one: its rollout takes the pool's GPUs, or
-    # leaves no trainer count a layout on its nodes (a job with no way to run for one of them is named).
-    short_of_nodes = (PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
+    # Why a pool has no way for a job that more of its nodes may give one: it has none (nodes: 0), or its rollout
+    # takes the pool's GPUs, or leaves no trainer count a layout on its nodes (a job with no way for one is named).
+    short_of_nodes = (PoolCode.NO_NODES, PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
     # The planner's reasons for a pool's having no plan for a job that more of the pool's GPUs may remove. (Not
     # ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT: a pool's trainer room beside the rollout, or a node of it, always has a
     # layout, and the planner's counts run unbroken up to it, so a pool never gets that code.)

@@ -111,8 +111,9 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
     evidence and host memory), or its title alone where nothing is placed; its notes name options as `names` do."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
-    title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; "
-             f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used")
+    used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
+            else "no nodes now (nodes: 0): nothing runs there")
+    title = f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; {used}"
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
     columns = _PoolColumns.of(pool, here, required)
