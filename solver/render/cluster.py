@@ -454,9 +454,11 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
     """The status line of what to buy: the GPUs and nodes, and how far they are proven the fewest (the time limit
     named as `names` do)."""
     if result.gpus is None:
+        searched = ("interrupted" if result.interrupted else "time ran out") + " before the search found a purchase"
         why = {"infeasible": "no job has a way to run on any pool's nodes, so nothing to buy places one",
-               "unknown": ("interrupted" if result.interrupted else "time ran out")
-               + f" before the search found a purchase that places every job (raise {names.time_limit})"}
+               "unknown": (f"{searched} that places every job" if result.searched is not False else
+                           "time ran out working out the jobs' ways to run, so the search for a purchase never ran")
+               + f" (raise {names.time_limit})"}
         return Text(f"status: {result.status}: {why.get(result.status, '')}", style="bold red")
     nowhere = {job.job for job in result.fits_nowhere}
     if len(result.required) < len(fleet.jobs):
