@@ -38,7 +38,6 @@ from solver.tables.schema import (
     Count,
     Flag,
     Frozen,
-    GpuCount,
     GpuType,
     Interconnect,
     Model,
