@@ -1462,10 +1462,13 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
                                             "rollout_gpus", "asked_rollout_gpus", "asked_max_model_len", "at_least",
                                             "at_most", "plan", "widened_from",
-                                            "host_memory_gb", "rollout_engine_size", "rollout_engines"}
-    # The engines' object came last, after the keys scripts read before it, in their order.
-    assert tuple(result["placements"][0])[-4:] == (
-        "widened_from", "host_memory_gb", "rollout_engine_size", "rollout_engines")
+                                            "host_memory_gb", "rollout_engine_size", "rollout_engines",
+                                            "config_file"}
+    # The engines' object came after the keys scripts read before it, in their order; the config's path (session 69,
+    # null without --emit-dir) after it.
+    assert tuple(result["placements"][0])[-5:] == (
+        "widened_from", "host_memory_gb", "rollout_engine_size", "rollout_engines", "config_file")
+    assert {placement["config_file"] for placement in result["placements"]} == {None}
     assert all(tuple(placement["plan"]) == PLAN_ORDER for placement in result["placements"])
     assert [placement["plan"]["lowered_budget"] for placement in result["placements"]] == [False] * 4
     assert [(p["job"], p["model"], p["gpu"]) for p in result["placements"]] == [

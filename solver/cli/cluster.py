@@ -96,7 +96,7 @@ def build_cluster_parser() -> Parser:
                         help="instead of placing the jobs, say the fewest nodes to add to the pools (by their GPUs, "
                         "then nodes) with which every job is placed, the placement with them, and the jobs no number "
                         "of nodes would place; only the file's pools grow (for a GPU type it lacks, add a pool of it "
-                        "with nodes: 1)")
+                        "with nodes: 0)")
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
                         help="these jobs must be placed, besides those the file marks required: true (a placement "
                         "that cannot place them all is infeasible; --buy buys for the required jobs only, the others "
