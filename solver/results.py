@@ -231,6 +231,7 @@ class PoolCode(str, Enum):
     ROLLOUT_TAKES_POOL = "rollout-takes-pool"
     NO_LAYOUT_BESIDE_ROLLOUT = "no-layout-beside-rollout"
     NO_PLAN = "no-plan"
+    NO_NODES = "no-nodes"
 
 
 class BeyondCode(str, Enum):
@@ -1656,6 +1657,10 @@ class Placement(Frozen, defer_build=True):
     rollout_engines: RolloutEngines | None = Field(default=None, description=(
         "those engines (`size` is rollout_engine_size) and what one GPU of an engine holds: what solve cluster "
         "--emit-dir notes of them; null without rollout GPUs"))
+    config_file: str | None = Field(default=None, description=(
+        "the Trinity config that solve cluster --emit-dir wrote for the job: DIR/JOB.yaml, DIR as given (relative "
+        "to the working directory where it is relative); null without --emit-dir, and from the API, which writes "
+        "none"))
 
     @model_validator(mode="after")
     def _engine_sizes_agree(self) -> Placement:
@@ -1872,6 +1877,10 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
         "as a placement's: the jobs whose ways to run the time limit left unasked (the required jobs, then those of "
         "more priority, are asked first); no purchase places them, and the status is at best 'feasible' ('unknown' "
         "where one must be placed)"))
+    searched: bool | None = Field(default=None, description=(
+        "whether the search for a purchase ran: false where it never started, as no job with a way to run was left to "
+        "place, or the time limit ran out working out the jobs' ways before a job that must be placed got its own "
+        "(ways_cut_short names them; status 'unknown'); null in JSON made before the key"))
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the stages the time limit's wall clock stopped (working out the jobs' ways: 'ways', then 'bought GPUs', "
         "'bought nodes', then the placement's on the purchase: 'priority', 'length', 'cost', 'tie-break', and its "

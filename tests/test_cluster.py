@@ -949,8 +949,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool a, gpu: unknown GPU 'a30'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 5B, max_model_len: 4096}\n",
          "job j, model: unknown model '5B'"),
-        ("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a, nodes: must be above 0, got 0"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: -1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a, nodes: must be at least 0, got -1"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, rollout_gpus: -1}\n",
          "job j, rollout_gpus: must be at least 0, got -1"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 0}}\n",
@@ -1257,16 +1257,14 @@ def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: 
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == f"{path}: pools: must list at least 1, got [] (and 1 more problem, at 'jobs')"
-    path.write_text("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8, x: 1}\n"
+    path.write_text("pools:\n  - {name: a, gpu: a100, nodes: -1, gpus_per_node: 8, x: 1}\n"
                     "  - {name: b, gpu: a100, nodes: -1, gpus_per_node: 8}\njobs:\n"
                     "  - {name: j, model: 4B, max_model_len: -5}\n  - {name: k, model: 4B, max_model_len: 5, "
                     "priority: -1}\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: pool a, nodes: must be above 0, got 0 (to weigh buying a GPU type you have "
-                                 "none of, give its pool nodes: 1 and ask what to buy, with solve cluster --buy or "
-                                 "solver.buy_nodes: that node counts as yours) (and 4 more problems, at 'pool a, x', "
-                                 "'pool b, nodes', 'job j, max_model_len', ...)")
+    assert str(caught.value) == (f"{path}: pool a, nodes: must be at least 0, got -1 (and 4 more problems, at 'pool a, "
+                                 "x', 'pool b, nodes', 'job j, max_model_len', ...)")
 
 
 def _config_of(model_name: str, **changes: object) -> dict:
@@ -1466,10 +1464,13 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
                                             "rollout_gpus", "asked_rollout_gpus", "asked_max_model_len", "at_least",
                                             "at_most", "plan", "widened_from",
-                                            "host_memory_gb", "rollout_engine_size", "rollout_engines"}
-    # The engines' object came last, after the keys scripts read before it, in their order.
-    assert tuple(result["placements"][0])[-4:] == (
-        "widened_from", "host_memory_gb", "rollout_engine_size", "rollout_engines")
+                                            "host_memory_gb", "rollout_engine_size", "rollout_engines",
+                                            "config_file"}
+    # The engines' object came after the keys scripts read before it, in their order; the config's path (session 69,
+    # null without --emit-dir) after it.
+    assert tuple(result["placements"][0])[-5:] == (
+        "widened_from", "host_memory_gb", "rollout_engine_size", "rollout_engines", "config_file")
+    assert {placement["config_file"] for placement in result["placements"]} == {None}
     assert all(tuple(placement["plan"]) == PLAN_ORDER for placement in result["placements"])
     assert [placement["plan"]["lowered_budget"] for placement in result["placements"]] == [False] * 4
     assert [(p["job"], p["model"], p["gpu"]) for p in result["placements"]] == [

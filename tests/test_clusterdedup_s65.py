@@ -182,8 +182,9 @@ def test_the_command_says_the_limit_cut_the_purchase_short(
     _questions_per_second(monkeypatch, 3)
     assert main(["cluster", str(_fleet_file(tmp_path)), "--buy", "--time-limit", "4"]) == 1
     out = " ".join(capsys.readouterr().out.split())
-    assert out.startswith("status: unknown: time ran out before the search found a purchase that places every job "
-                          "(raise --time-limit) the time limit cut working out the jobs' ways short: job-")
+    assert out.startswith("status: unknown: time ran out working out the jobs' ways to run, so the search for a "
+                          "purchase never ran (raise --time-limit) the time limit cut working out the jobs' ways "
+                          "short: job-")
     assert "got none (the jobs of more priority are asked first), so no purchase places them (raise --time-limit)" in (
         out)
 

@@ -1,10 +1,11 @@
 """A capacity planner's review of `solve cluster` (session 67): `--buy`'s jobs no purchase places are told why within
 the GPUs no purchase goes past, not within the room the other jobs' ways happened to raise their pool to (the reasons
-naming a job's rollout as the fleet file gives it, `rollout_gpus`, are test_cluster.py's); a pool of no nodes is told
-how `--buy` weighs a GPU type you have none of."""
+naming a job's rollout as the fleet file gives it, `rollout_gpus`, are test_cluster.py's); a pool of no nodes is what
+`--buy` weighs for a GPU type you have none of."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,15 +42,18 @@ def test_buy_tells_a_job_no_purchase_places_why_within_the_estimates_gpus_not_th
         "max_token_len_per_gpu = 56320 (estimated, extrapolated)"))]
 
 
-def test_a_pool_of_no_nodes_is_told_how_buy_weighs_a_gpu_type_you_have_none_of(
+def test_a_pool_of_no_nodes_is_what_buy_weighs_for_a_gpu_type_you_have_none_of(
         tmp_path: Path, cli: Callable[..., tuple[int, str, str]]):
-    # A planner who writes nodes: 0 for the GPU type they have none of yet, to ask --buy about it, learns the way
-    # docs/cluster.md gives: a pool of one node, which the purchase counts as theirs. Other counts get no such hint.
+    # A planner who writes nodes: 0 for the GPU type they have none of yet asks --buy about it: the nodes to buy there
+    # are all the pool would have (before session 69 it was refused, with a hint to give nodes: 1 instead). A
+    # negative count is still refused.
     fleet = tmp_path / "fleet.yaml"
-    buy_hint = (" (to weigh buying a GPU type you have none of, give its pool nodes: 1 and ask what to buy, with solve "
-                "cluster --buy or solver.buy_nodes: that node counts as yours)")
-    for nodes, hint in (("0", buy_hint), ("-1", "")):
-        fleet.write_text(yaml.safe_dump({**ONE_H20, "pools": [{**ONE_H20["pools"][0], "nodes": int(nodes)}]}),
-                         encoding="utf-8")
-        assert cli("cluster", str(fleet), "--buy") == (
-            2, "", f"solve cluster: error: {fleet}: pool h20, nodes: must be above 0, got {nodes}{hint}\n")
+    fleet.write_text(yaml.safe_dump({**ONE_H20, "pools": [{**ONE_H20["pools"][0], "nodes": 0}]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--buy", "--json")
+    bought = json.loads(out)
+    assert (status, bought["status"], bought["gpus"]) == (1, "optimal", 8)  # 1: huge, which --buy must place, cannot
+    assert [(pool["pool"], pool["nodes"], pool["nodes_after"]) for pool in bought["pools"]] == [("h20", 1, 1)]
+    assert [job["job"] for job in bought["fits_nowhere"]] == ["huge"]
+    fleet.write_text(yaml.safe_dump({**ONE_H20, "pools": [{**ONE_H20["pools"][0], "nodes": -1}]}), encoding="utf-8")
+    assert cli("cluster", str(fleet), "--buy") == (
+        2, "", f"solve cluster: error: {fleet}: pool h20, nodes: must be at least 0, got -1\n")

@@ -100,12 +100,10 @@ MESSAGES = [
     (f"[{{{POOL}}}]", f"{JOB}, rollout_gpus: [1]", "job j, rollout_gpus: must be a whole number, got [1]"),
     ("3", JOB, "pools: must be a list, got 3"),
     # The other problems, by place, after the first.
-    (("[{name: a, gpu: a100, nodes: 0, gpus_per_node: 0, host_ram_gb: 0}, "
-      "{name: b, gpu: a100, nodes: 0, gpus_per_node: 8}]"),
+    (("[{name: a, gpu: a100, nodes: -1, gpus_per_node: 0, host_ram_gb: 0}, "
+      "{name: b, gpu: a100, nodes: -1, gpus_per_node: 8}]"),
      "name: j, model: 4B, max_model_len: 0",
-     ("pool a, nodes: must be above 0, got 0 (to weigh buying a GPU type you have none of, give its pool nodes: 1 "
-      "and ask what to buy, with solve cluster --buy or solver.buy_nodes: that node counts as yours) (and 4 more "
-      "problems, at 'pool a, gpus_per_node', 'pool a, "
+     ("pool a, nodes: must be at least 0, got -1 (and 4 more problems, at 'pool a, gpus_per_node', 'pool a, "
       "host_ram_gb', 'pool b, nodes', ...)")),
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: {exactly: 4096}",
      ("job j, max_model_len: unknown field 'exactly' (fields: at_least, at_most) (and 1 more problem, at 'job j, "

@@ -172,6 +172,6 @@ def test_buy_says_only_the_files_pools_grow(cli):
     status, out, _ = cli("cluster", "--help")
     assert status == 0
     help_text = " ".join(out.split())
-    assert "only the file's pools grow (for a GPU type it lacks, add a pool of it with nodes: 1)" in help_text
+    assert "only the file's pools grow (for a GPU type it lacks, add a pool of it with nodes: 0)" in help_text
     docs = " ".join((ROOT / "docs" / "cluster.md").read_text(encoding="utf-8").split())
     assert "**Only the fleet's pools grow.**" in docs and "Buying pools of new types is not built." in docs

@@ -96,7 +96,7 @@ def build_cluster_parser() -> Parser:
                         help="instead of placing the jobs, say the fewest nodes to add to the pools (by their GPUs, "
                         "then nodes) with which every job is placed, the placement with them, and the jobs no number "
                         "of nodes would place; only the file's pools grow (for a GPU type it lacks, add a pool of it "
-                        "with nodes: 1)")
+                        "with nodes: 0)")
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
                         help="these jobs must be placed, besides those the file marks required: true (a placement "
                         "that cannot place them all is infeasible; --buy buys for the required jobs only, the others "
@@ -143,8 +143,9 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.emit_dir is not None:
         _check_emit_dir_before_placing(args, fleet)
     result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen))
-    written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else []
-    _print_placement(args, result, fleet, written)
+    written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else {}
+    result = _naming_configs(result, written)
+    _print_placement(args, result, fleet, list(written.values()))
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
     if not args.json:
         _note_buy(args, result, fleet)
@@ -169,9 +170,9 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     # The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json)
     # names --buy in a note on stderr.
     for_want_of_room = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
-    # Why a pool has no way for a job that more of its nodes may give one: its rollout takes the pool's GPUs, or
-    # leaves no trainer count a layout on its nodes (a job with no way to run for one of them is named).
-    short_of_nodes = (PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
+    # Why a pool has no way for a job that more of its nodes may give one: it has none (nodes: 0), or its rollout
+    # takes the pool's GPUs, or leaves no trainer count a layout on its nodes (a job with no way for one is named).
+    short_of_nodes = (PoolCode.NO_NODES, PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
     # The planner's reasons for a pool's having no plan for a job that more of the pool's GPUs may remove. (Not
     # ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT: a pool's trainer room beside the rollout, or a node of it, always has a
     # layout, and the planner's counts run unbroken up to it, so a pool never gets that code.)
@@ -297,16 +298,18 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
     return result
 
 
-def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Fleet, catalog: Catalog) -> list[Path]:
+def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Fleet,
+                    catalog: Catalog) -> dict[str, Path]:
     """The configs of the placed jobs, written to --emit-dir (none where the search was interrupted, which it says),
-    with notes on their rollout engines and on the folder's configs this run did not write; the paths written."""
+    with notes on their rollout engines and on the folder's configs this run did not write; the path written for
+    each job."""
     from solver.api import placement_configs
     from solver.rules import COMMAND_OPTIONS
     if result.interrupted:
         print_escaped(
             f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
             file=sys.stderr)
-        return []
+        return {}
     fragments = placement_configs(result, fleet, catalog, version=args.trinity_version,
                                   check_options=planning_check_options(args), option_names=COMMAND_OPTIONS)
     written = _write_configs(args.emit_dir, fragments)
@@ -315,13 +318,21 @@ def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Flee
     return written
 
 
-def _write_configs(folder: Path, fragments: dict[str, str]) -> list[Path]:
+def _naming_configs(result: ClusterResult, written: dict[str, Path]) -> ClusterResult:
+    """`result` with each placement naming the config --emit-dir wrote for its job (`written`, by job)."""
+    return result.model_copy(update={"placements": tuple(
+        placement.model_copy(update={"config_file": str(written[placement.job])}) if placement.job in written
+        else placement for placement in result.placements)})
+
+
+def _write_configs(folder: Path, fragments: dict[str, str]) -> dict[str, Path]:
     """Each job's config of `fragments` (by job) written as ``JOB.yaml`` in `folder`, all or none, the folder made
-    only now that there is an answer to write (and removed again where nothing could be written); their paths."""
+    only now that there is an answer to write (and removed again where nothing could be written); their paths, by
+    job."""
     made = bool(fragments) and not folder.is_dir() and _made_folder(folder)
-    written = [folder / f"{name}.yaml" for name in fragments]
+    written = {name: folder / f"{name}.yaml" for name in fragments}
     try:
-        texts = dict(zip(written, fragments.values(), strict=True))
+        texts = dict(zip(written.values(), fragments.values(), strict=True))
         write_all_atomically(texts, dict.fromkeys(texts, "--emit-dir"))
     except QueryError:
         if made:  # nothing written (or, rarely, some: then the folder stays with them)

@@ -86,7 +86,7 @@ def buy(
     placed = [job for job in range(len(fleet.jobs)) if job not in stuck and job not in ways.cut_short]
     if not placed or set(cut_short) & set(must):  # no job to place, or one that must be has no ways yet
         return PurchaseResult(status="unknown" if cut_short else "infeasible", gpus=None, nodes=None, bound=None,
-                              pools=(), fits_nowhere=fits_nowhere, required=tuple(must),
+                              pools=(), fits_nowhere=fits_nowhere, required=tuple(must), searched=False,
                               undecided_ways=planner.undecided, ways_cut_short=cut_short,
                               wall_clock_stopped=ways_stopped, wall_time_s=time.monotonic() - started)
     index = {job: new for new, job in enumerate(placed)}
@@ -112,7 +112,8 @@ def buy(
         search = staged.search if staged.first_failed is not None else solve_stages(
             staged.search, built, placing, interrupt, deadline, budget - staged.spent, int, report).search
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
-                             required=tuple(must), host_rounded=host_rounded, undecided_ways=planner.undecided,
+                             required=tuple(must), searched=True, host_rounded=host_rounded,
+                             undecided_ways=planner.undecided,
                              ways_cut_short=cut_short, interrupted=interrupt.caught,
                              wall_clock_stopped=ways_stopped + staged.search.wall_clock_stopped)
     if staged.first_failed is not None:  # no purchase found (none exists only where CP-SAT proved it)

@@ -314,7 +314,7 @@ def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
     keeps the placement model small: the tables' counts alone give most jobs their ways."""
     options = []
     for pool_index, pool in enumerate(fleet.pools):
-        if not fleet.jobs[index].may_use(pool):
+        if not fleet.jobs[index].may_use(pool) or not pool.nodes:  # a pool out of service (nodes: 0) runs nothing
             continue
         found: list[Option] = []
         for tier_counts, estimate in evidence_tiers(planner, fleet, index, pool_index):

@@ -352,7 +352,7 @@ class SmallerAsks:
         idle room (within `FEWER_ROLLOUT_TRIES` counts, from the most that leave a trainer GPU room on one node's idle
         GPUs or on the idle nodes of a pool it may use), and where; None where none does."""
         job = self.fleet.jobs[index]
-        usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_use(pool)]
+        usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_use(pool) and pool.nodes]
         # A rollout of more than this leaves no trainer GPU room on any one node's idle GPUs or all the idle nodes.
         most = max((max(*self.idle_gpus[p], len(self.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
                     for p in usable), default=-1)
@@ -373,7 +373,7 @@ class SmallerAsks:
         length = job.asked_max_model_len
         cuts = set()
         for p, pool in enumerate(self.fleet.pools):
-            if not job.may_use(pool):
+            if not (job.may_use(pool) and pool.nodes):
                 continue
             for trainer_gpus in range(1, max(self.idle_gpus[p]) - job.rollout_gpus + 1):
                 if self._out_of_time(index, "a shorter length"):
@@ -546,6 +546,11 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
     rollout = counted(job.rollout_gpus, "rollout GPU")
     for pool in fleet.pools:
         if not job.may_use(pool) or pool.name in without:
+            continue
+        if not pool.nodes:
+            out_of_service = f"{pool.name}: the pool has no nodes now (nodes: 0)"
+            reasons.append((out_of_service, out_of_service))
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_NODES))
             continue
         pool_gpus = pool.nodes * pool.gpus_per_node
         trainer_room = pool_gpus - job.rollout_gpus

@@ -111,8 +111,9 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
     evidence and host memory), or its title alone where nothing is placed; its notes name options as `names` do."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
-    title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; "
-             f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used")
+    used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
+            else "no nodes now (nodes: 0): nothing runs there")
+    title = f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; {used}"
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
     columns = _PoolColumns.of(pool, here, required)
@@ -453,9 +454,11 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
     """The status line of what to buy: the GPUs and nodes, and how far they are proven the fewest (the time limit
     named as `names` do)."""
     if result.gpus is None:
+        searched = ("interrupted" if result.interrupted else "time ran out") + " before the search found a purchase"
         why = {"infeasible": "no job has a way to run on any pool's nodes, so nothing to buy places one",
-               "unknown": ("interrupted" if result.interrupted else "time ran out")
-               + f" before the search found a purchase that places every job (raise {names.time_limit})"}
+               "unknown": (f"{searched} that places every job" if result.searched is not False else
+                           "time ran out working out the jobs' ways to run, so the search for a purchase never ran")
+               + f" (raise {names.time_limit})"}
         return Text(f"status: {result.status}: {why.get(result.status, '')}", style="bold red")
     nowhere = {job.job for job in result.fits_nowhere}
     if len(result.required) < len(fleet.jobs):

@@ -656,17 +656,6 @@ def _node_past_one_host(refused: _Refused) -> str | None:
             "give more GPUs as more nodes)")
 
 
-def _pool_of_no_nodes(refused: _Refused) -> str | None:
-    """A pool of no nodes, as for a GPU type you have none of yet: how buying weighs one (a pool of it with a node,
-    which it counts as one you have), named for the command (``solve cluster --buy``) and the API
-    (``solver.buy_nodes``) alike: a cluster file is read for both, and this layer knows no option names."""
-    if not (refused.location[:1] == ("pools",) and refused.field == "nodes" and refused.kind == "greater_than"
-            and refused.value == 0):
-        return None
-    return (" (to weigh buying a GPU type you have none of, give its pool nodes: 1 and ask what to buy, with solve "
-            "cluster --buy or solver.buy_nodes: that node counts as yours)")
-
-
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
     """A pool's GPU memory with its unit (``48GB``, ``81559 MiB``), where a number is asked: the number it starts
     with, or an example where it starts with none."""
@@ -696,7 +685,6 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _priority_as_word,
     _mib_as_gb,
     _node_past_one_host,
-    _pool_of_no_nodes,
     _gpu_memory_with_unit,
     _text_read_unquoted_as_another_type,
 )
