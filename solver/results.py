@@ -539,6 +539,15 @@ def reason_caution_codes(reason: str | None) -> tuple[CautionCode, ...] | None:
     return (CautionCode.SINGLE_GPU_ADVISED_AGAINST,) if reason and SINGLE_GPU_CAUTION_SHORT in reason else None
 
 
+def _without_reason_cautions(raw: Any) -> Any:
+    """A result's input `raw` (JSON read back) without its ``reason_caution_codes``, which `reason_caution_codes`
+    derives from its ``reason``: dropped where it agrees with it, refused where it does not (`_without_derived`)."""
+    def derive(data: dict[str, Any]) -> list[str] | None:
+        codes = reason_caution_codes(data.get("reason"))
+        return None if codes is None else [code.value for code in codes]
+    return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
+
+
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
 """The host memory per GPU that GPU servers commonly have, GiB: a DGX A100's 1 TB for its 8 GPUs (a DGX H100 has 2 TB
 for 8): on a GPU type sold in servers (no `GpuType.workstation_host_ram_gib`), an Offload plan that needs more per
@@ -1367,10 +1376,7 @@ class Answer(_Timed, Versioned):
     def _derived_reason_cautions(cls, raw: Any) -> Any:
         """An answer rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is dropped
         where it agrees with it (and refused where it does not)."""
-        def derive(data: dict[str, Any]) -> list[str] | None:
-            codes = reason_caution_codes(data.get("reason"))
-            return None if codes is None else [code.value for code in codes]
-        return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
+        return _without_reason_cautions(raw)
 
     @property
     def best(self) -> Plan | None:
@@ -1719,6 +1725,10 @@ class FitsWith(Frozen, defer_build=True):
     trainer_gpus: int = Field(description="the trainer GPUs of the planner's plan for it there")
 
 
+UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes",)
+"""The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
+
+
 class Unplaced(Frozen, defer_build=True):
     """A job left out, and why."""
 
@@ -1739,6 +1749,33 @@ class Unplaced(Frozen, defer_build=True):
         "for a job left out for no room: the smaller asks with which one of the planner's ways for it would fit the "
         "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "
         "fewest rollout GPUs dropped, then the least length cut, each where one would; empty otherwise"))
+
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "where the reason names a plan with a caution it says in short beside it, that caution's code "
+        "(docs/json.md), as an answer's reason_caution_codes: single-gpu-advised-against for a plan on one trainer "
+        "GPU against Trinity-RFT's guide's advice; left out where it names none"))
+    @property
+    def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
+        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
+        return reason_caution_codes(self.reason)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_reason_cautions(cls, raw: Any) -> Any:
+        """A job left out, rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is
+        dropped where it agrees with it (and refused where it does not)."""
+        return _without_reason_cautions(raw)
+
+    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
+    def _reason_cautions_where_said(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        data: dict[str, Any] = handler(self)
+        return {name: value for name, value in data.items()
+                if not (name in UNPLACED_LEFT_OUT_WHEN_NONE and value is None)}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: the fields of `UNPLACED_LEFT_OUT_WHEN_NONE` are optional, never null."""
+        return left_out_when_none(handler(core_schema), handler, UNPLACED_LEFT_OUT_WHEN_NONE)
 
 
 class PoolUse(Frozen, defer_build=True):
