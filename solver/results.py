@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from math import ceil
-from typing import Annotated, Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_args
 
 from annotated_types import Ge, Gt
 from pydantic import (
@@ -539,13 +539,31 @@ def reason_caution_codes(reason: str | None) -> tuple[CautionCode, ...] | None:
     return (CautionCode.SINGLE_GPU_ADVISED_AGAINST,) if reason and SINGLE_GPU_CAUTION_SHORT in reason else None
 
 
-def _without_reason_cautions(raw: Any) -> Any:
-    """A result's input `raw` (JSON read back) without its ``reason_caution_codes``, which `reason_caution_codes`
-    derives from its ``reason``: dropped where it agrees with it, refused where it does not (`_without_derived`)."""
-    def derive(data: dict[str, Any]) -> list[str] | None:
-        codes = reason_caution_codes(data.get("reason"))
-        return None if codes is None else [code.value for code in codes]
-    return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
+class _ReasonCautions(Frozen):
+    """A result with a ``reason`` in words that may name a plan with a caution it says in short beside it (an answer
+    without a plan, a job left out): the codes of those cautions, in its JSON as ``reason_caution_codes``."""
+
+    if TYPE_CHECKING:  # each result's own field, described there
+        reason: str | None
+
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "where the reason names a plan with a caution it says in short beside it, that caution's code "
+        "(docs/json.md): single-gpu-advised-against for a plan on one trainer GPU against Trinity-RFT's guide's "
+        "advice; left out where it names none"))
+    @property
+    def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
+        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
+        return reason_caution_codes(self.reason)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_reason_cautions(cls, raw: Any) -> Any:
+        """A result rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is dropped
+        where it agrees with it (and refused where it does not)."""
+        def derive(data: dict[str, Any]) -> list[str] | None:
+            codes = reason_caution_codes(data.get("reason"))
+            return None if codes is None else [code.value for code in codes]
+        return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
 
 
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
@@ -1252,7 +1270,7 @@ ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current"
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
-class Answer(_Timed, Versioned):
+class Answer(_Timed, Versioned, _ReasonCautions):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
     gpu: str = Field(description="the GPU type, as the catalogue names it")
@@ -1361,22 +1379,6 @@ class Answer(_Timed, Versioned):
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
         "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
-
-    @computed_field(description=(  # type: ignore[prop-decorator]
-        "where the reason names a plan with a caution it says in short beside it, that caution's code "
-        "(docs/json.md): single-gpu-advised-against for a plan on one trainer GPU against Trinity-RFT's guide's "
-        "advice; left out where it names none"))
-    @property
-    def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
-        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
-        return reason_caution_codes(self.reason)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _derived_reason_cautions(cls, raw: Any) -> Any:
-        """An answer rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is dropped
-        where it agrees with it (and refused where it does not)."""
-        return _without_reason_cautions(raw)
 
     @property
     def best(self) -> Plan | None:
@@ -1729,7 +1731,7 @@ UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes",)
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
-class Unplaced(Frozen, defer_build=True):
+class Unplaced(_ReasonCautions, defer_build=True):
     """A job left out, and why."""
 
     job: str = Field(description="the job's name, as the cluster file gives it")
@@ -1749,22 +1751,6 @@ class Unplaced(Frozen, defer_build=True):
         "for a job left out for no room: the smaller asks with which one of the planner's ways for it would fit the "
         "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "
         "fewest rollout GPUs dropped, then the least length cut, each where one would; empty otherwise"))
-
-    @computed_field(description=(  # type: ignore[prop-decorator]
-        "where the reason names a plan with a caution it says in short beside it, that caution's code "
-        "(docs/json.md), as an answer's reason_caution_codes: single-gpu-advised-against for a plan on one trainer "
-        "GPU against Trinity-RFT's guide's advice; left out where it names none"))
-    @property
-    def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
-        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
-        return reason_caution_codes(self.reason)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _derived_reason_cautions(cls, raw: Any) -> Any:
-        """A job left out, rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is
-        dropped where it agrees with it (and refused where it does not)."""
-        return _without_reason_cautions(raw)
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _reason_cautions_where_said(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]

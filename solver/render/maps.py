@@ -131,8 +131,9 @@ def _single_gpu_legend(plans: Sequence[Plan]) -> str:
 
 
 def _rocm_caution(plans: Sequence[Plan], names: OptionNames) -> str:
-    """The legend's caution line where an Env cell shown (`plans`) is on an AMD GPU (`CautionCode.ROCM_ENV_MAY_NOT_APPLY`), in the
-    words `solve`'s and `solve cluster`'s caution lines use, named as `names` do ("" for none)."""
+    """The legend's caution line where an Env cell shown (`plans`) is on an AMD GPU
+    (`CautionCode.ROCM_ENV_MAY_NOT_APPLY`), in the words `solve`'s and `solve cluster`'s caution lines use, named as
+    `names` do ("" for none)."""
     rocm = any(CautionCode.ROCM_ENV_MAY_NOT_APPLY in plan.caution_codes for plan in plans)
     return f"\ncaution: {rocm_env_caution(names)}" if rocm else ""
 
