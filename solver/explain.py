@@ -243,15 +243,10 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
                   "tokens")
     else:
         choice = f"{chosen} is the cheapest plan at {counted(best.max_model_len, 'token')} {query.within_budget}"
-    of = "of GPU count, Env, Offload and SP"
-    ranked = (f"no combination {of} ranks before it" if not cheaper else
-              f"the one combination {of} that would rank before it fails a rule:" if len(cheaper) == 1 else
-              f"each of the {len(cheaper)} combinations {of} that would rank before it fails a rule:")
-    reasons = [Reason(rule="choice", detail=f"{choice}; {ranked}")]
-    excluded = prober.classify(cheaper, length)
     # Counts within the budget that the planner never weighs (more GPUs would cost less): the whole-nodes rule's too.
-    excluded += _not_whole_nodes(data, query, range(best.gpus + 1, query.budget_gpus + 1))
-    reasons += words.group(excluded, best.max_model_len)
+    unweighed = _not_whole_nodes(data, query, range(best.gpus + 1, query.budget_gpus + 1))
+    reasons = [Reason(rule="choice", detail=f"{choice}; {_ranked_before(cheaper, unweighed)}")]
+    reasons += words.group(prober.classify(cheaper, length) + unweighed, best.max_model_len)
     if query.objective == "max_len":
         longer = [length for length in data.lengths if length > best.max_model_len]
         if not longer:
@@ -265,6 +260,23 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
             unweighed = _not_whole_nodes(data, query, range(1, query.budget_gpus + 1))
             reasons += words.group(prober.classify(everything, longer[0]) + unweighed, longer[0])
     return tuple(reasons)
+
+
+def _ranked_before(cheaper: list[Combination], unweighed: list[tuple[Combination, str]]) -> str:
+    """The `choice` line's words on what would rank before the plan: how many of the combinations the planner weighs
+    (`cheaper`), on which GPU counts (a longest length's are only those that cost less there: fewer GPUs may come
+    under what stops the next length alone), and the counts it never weighs (`unweighed`, `_not_whole_nodes`)."""
+    of = "of GPU count, Env, Offload and SP"
+    never = _counted_runs([combination[0] for combination, _ in unweighed], "GPU") if unweighed else ""
+    if not cheaper:
+        return (f"no combination {of} ranks before it" if not never else
+                f"no combination {of} that the planner weighs ranks before it; those on {never} would, and fail a "
+                "rule:")
+    on = _counted_runs(sorted({combination[0] for combination in cheaper}), "GPU")
+    also = f", as do those on {never}, which the planner does not weigh" if never else ""
+    return (f"the one combination {of} that would rank before it (on {on}) fails a rule{also}:" if len(cheaper) == 1
+            else f"each of the {len(cheaper)} combinations {of} that would rank before it (on {on}) fails a "
+                 f"rule{also}:")
 
 
 def _not_whole_nodes(data: PlanningData, query: Query, counts: range) -> list[tuple[Combination, str]]:

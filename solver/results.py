@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from math import ceil
-from typing import Annotated, Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_args
 
 from annotated_types import Ge, Gt
 from pydantic import (
@@ -538,6 +538,33 @@ def reason_caution_codes(reason: str | None) -> tuple[CautionCode, ...] | None:
     one GPU (`SINGLE_GPU_CAUTION_SHORT`, which `Plan.with_single_gpu_caution` adds to such a plan's words alone);
     None where it says none."""
     return (CautionCode.SINGLE_GPU_ADVISED_AGAINST,) if reason and SINGLE_GPU_CAUTION_SHORT in reason else None
+
+
+class _ReasonCautions(Frozen):
+    """A result with a ``reason`` in words that may name a plan with a caution it says in short beside it (an answer
+    without a plan, a job left out): the codes of those cautions, in its JSON as ``reason_caution_codes``."""
+
+    if TYPE_CHECKING:  # each result's own field, described there
+        reason: str | None
+
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "where the reason names a plan with a caution it says in short beside it, that caution's code "
+        "(docs/json.md): single-gpu-advised-against for a plan on one trainer GPU against Trinity-RFT's guide's "
+        "advice; left out where it names none"))
+    @property
+    def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
+        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
+        return reason_caution_codes(self.reason)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_reason_cautions(cls, raw: Any) -> Any:
+        """A result rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is dropped
+        where it agrees with it (and refused where it does not)."""
+        def derive(data: dict[str, Any]) -> list[str] | None:
+            codes = reason_caution_codes(data.get("reason"))
+            return None if codes is None else [code.value for code in codes]
+        return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
 
 
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
@@ -1244,7 +1271,7 @@ ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current"
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
-class Answer(_Timed, Versioned):
+class Answer(_Timed, Versioned, _ReasonCautions):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
     gpu: str = Field(description="the GPU type, as the catalogue names it")
@@ -1353,25 +1380,6 @@ class Answer(_Timed, Versioned):
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
         "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
-
-    @computed_field(description=(  # type: ignore[prop-decorator]
-        "where the reason names a plan with a caution it says in short beside it, that caution's code "
-        "(docs/json.md): single-gpu-advised-against for a plan on one trainer GPU against Trinity-RFT's guide's "
-        "advice; left out where it names none"))
-    @property
-    def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
-        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
-        return reason_caution_codes(self.reason)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _derived_reason_cautions(cls, raw: Any) -> Any:
-        """An answer rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is dropped
-        where it agrees with it (and refused where it does not)."""
-        def derive(data: dict[str, Any]) -> list[str] | None:
-            codes = reason_caution_codes(data.get("reason"))
-            return None if codes is None else [code.value for code in codes]
-        return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
 
     @property
     def best(self) -> Plan | None:
@@ -1724,7 +1732,11 @@ class FitsWith(Frozen, defer_build=True):
     trainer_gpus: int = Field(description="the trainer GPUs of the planner's plan for it there")
 
 
-class Unplaced(Frozen, defer_build=True):
+UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes",)
+"""The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
+
+
+class Unplaced(_ReasonCautions, defer_build=True):
     """A job left out, and why."""
 
     job: str = Field(description="the job's name, as the cluster file gives it")
@@ -1744,6 +1756,17 @@ class Unplaced(Frozen, defer_build=True):
         "for a job left out for no room: the smaller asks with which one of the planner's ways for it would fit the "
         "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "
         "fewest rollout GPUs dropped, then the least length cut, each where one would; empty otherwise"))
+
+    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
+    def _reason_cautions_where_said(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        data: dict[str, Any] = handler(self)
+        return {name: value for name, value in data.items()
+                if not (name in UNPLACED_LEFT_OUT_WHEN_NONE and value is None)}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: the fields of `UNPLACED_LEFT_OUT_WHEN_NONE` are optional, never null."""
+        return left_out_when_none(handler(core_schema), handler, UNPLACED_LEFT_OUT_WHEN_NONE)
 
 
 class PoolUse(Frozen, defer_build=True):

@@ -1613,7 +1613,8 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
             "needs 594.2 GiB of host memory per node, more than the pool's host_ram_gb of 16 GiB)"),
             "reason_for_several": None,
             "reason_code": "no-way-to-run",
-         "pools": pool_codes(("p", "no-plan", "no-table-for-model")), "fits_with": []}]
+         "pools": pool_codes(("p", "no-plan", "no-table-for-model")), "fits_with": [],
+         "reason_caution_codes": ["single-gpu-advised-against"]}]
 
 
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
@@ -1740,7 +1741,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                                                        "reason_for_several": None, "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(
                                                            ("big", "no-plan", "length-beyond-reach", False)),
-                                                       "fits_with": []}]
+                                                       "fits_with": [],
+                                                       "reason_caution_codes": ["single-gpu-advised-against"]}]
 
 
 def test_jobs_whose_fewest_gpus_are_all_the_fleet_has_are_told_their_layouts_do_not_pack(tmp_path: Path):

@@ -454,8 +454,8 @@ def test_the_fewest_gpus_without_a_budget_is_explained_within_the_plans_count():
     assert rules[0] == "choice" and "incomplete" not in rules  # every question answered in the time limit
     assert reasons[0].detail == (
         "Env + Offload + SP=4 on 4 GPUs is the plan with the fewest GPUs (any count up to 64), then the cheapest, at "
-        "65536 tokens; each of the 91 combinations of GPU count, Env, Offload and SP that would rank before it fails a "
-        "rule:")
+        "65536 tokens; each of the 91 combinations of GPU count, Env, Offload and SP that would rank before it (on 1-4 "
+        "GPUs) fails a rule:")
 
 
 def test_without_estimates_a_count_past_the_tables_is_not_blamed_on_the_memory_model():
@@ -584,7 +584,8 @@ def test_counts_a_budget_past_a_node_allows_but_the_planner_never_weighs_are_exp
     answer, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12)
     assert answer.plans[0].gpus == 8 and [(r.rule, r.detail) for r in reasons] == [
         ("choice", ("vanilla on 8 GPUs is the cheapest plan at 8192 tokens within 12 GPUs; no combination of GPU "
-                    "count, Env, Offload and SP ranks before it")),
+                    "count, Env, Offload and SP that the planner weighs ranks before it; those on 9-12 GPUs would, "
+                    "and fail a rule:")),
         ("whole_nodes", ("9-12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer "
                          "that spans nodes must use"))]
     # Exactly 12: the count asked for breaks the rule, which the limit names (not the budget).
@@ -626,7 +627,7 @@ def test_a_single_cheaper_combination_is_said_to_be_the_one():
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=4096, budget_gpus=6, exact=True, env=True)
     assert [(reason.rule, reason.detail) for reason in reasons] == [
         ("choice", ("Env on 6 GPUs is the cheapest plan at 4096 tokens on exactly 6 GPUs; the one combination of GPU "
-                    "count, Env, Offload and SP that would rank before it fails a rule:")),
+                    "count, Env, Offload and SP that would rank before it (on 6 GPUs) fails a rule:")),
         ("pin", "--env rules out vanilla on 6 GPUs")]
 
 

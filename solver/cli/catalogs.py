@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from solver.tables import QueryError, brief, cut, with_own_hint
+from solver.tables import QueryError, brief, counted, cut, with_own_hint
 
 if TYPE_CHECKING:
     from solver.tables import Catalog, GpuType, Interconnect, Model
@@ -33,13 +33,15 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
                  memory: tuple[int | None, int | None] | None = None,
                  cells: Sequence[Path] = (), start: Catalog | None = None,
                  keep_contradictions: bool = False, join: bool = True,
-                 interconnect: Interconnect | None = None) -> CommandCatalog:
+                 interconnect: Interconnect | None = None, count_option: str = "--gpus") -> CommandCatalog:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
     files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
     list them; without `join`, their GPU types alone, as `solve calibrate` reads them: `read_cells_files`),
     and the GPU type that --gpu NAME --gpu-memory M describes (`gpu`: --gpu's name, or its names, of which that is
     the one the catalogue lacks), with --gpu-interconnect's `interconnect` where given; and that model's name as
-    the catalogue gives it ("" without one); and the GPU type each --cells file gave (`CommandCatalog`)."""
+    the catalogue gives it ("" without one); and the GPU type each --cells file gave (`CommandCatalog`). An unknown
+    --gpu name that is a known one with a count (``a100x4``) is refused with the options that give them apart, the
+    count to `count_option`."""
     from solver.tables import OWN_GPU_HINT, check_once, described_gpu_type, load_catalog, read_cells_files
     catalog, added = start or load_catalog(), ""
     if model is not None:
@@ -61,6 +63,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
         except QueryError as error:
             unknown.append((name, error))
     if memory is None and unknown:
+        _refuse_a_count(catalog, names, unknown[0][0], count_option)
         raise QueryError(with_own_hint(unknown[0][1], OWN_GPU_HINT.format('--gpu-memory M')))
     if memory is not None:
         if len(unknown) > 1:
@@ -77,6 +80,21 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
                                                              interconnect=interconnect,
                                                              interconnect_source="--gpu-interconnect")])
     return CommandCatalog(catalog, added, loaded)
+
+
+def _refuse_a_count(catalog: Catalog, names: Sequence[str], name: str, count_option: str) -> None:
+    """`QueryError` where `name`, of --gpu's `names`, which the catalogue lacks, is a GPU type it has with a count
+    (``a100x4``, `gpu_with_count`), naming the options that give them apart (``--gpu a100 --gpus 4``); nothing
+    otherwise."""
+    from solver.tables import gpu_with_count
+    for gpu, count in gpu_with_count(name):
+        try:
+            gpu_type = catalog.gpu(gpu)
+        except QueryError:
+            continue
+        apart = ",".join(gpu if listed == name else listed for listed in names)
+        raise QueryError(f"--gpu {brief(name)} gives {counted(count, gpu_type.name + ' GPU')} in one name: give "
+                         f"the GPU type and the count apart: --gpu {apart} {count_option} {count}")
 
 
 def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:

@@ -93,7 +93,7 @@ def run_map(args: argparse.Namespace) -> int:
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          args.gpu, args.gpu_memory, args.cells or (),
-                                         interconnect=args.gpu_interconnect)
+                                         interconnect=args.gpu_interconnect, count_option="--gpus-up-to")
     memory, weights = memory_model_option(args.memory_model, "solve map"), weights_option(args.weights)
     asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
         if args.model is not None else [added] if added else None

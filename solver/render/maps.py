@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console, Group
@@ -114,8 +114,8 @@ def past_known_length(plan: Plan) -> bool:
 
 
 def _past_known_legend(plans: Sequence[Plan]) -> str:
-    """The legend's words for `YARN_MARK`, naming the kinds of length past what is known among `plans` ("" for
-    none)."""
+    """The legend's words for `YARN_MARK`, naming the kinds of length past what is known among `plans` (the cells
+    shown; "" for none)."""
     kinds = [words for kind, words in (
         (any(plan.yarn_beyond_validated for plan in plans), "YaRN past what is validated"),
         (any(CautionCode.PAST_NATIVE_ON_OWN_SCALING in plan.caution_codes for plan in plans),
@@ -123,17 +123,18 @@ def _past_known_legend(plans: Sequence[Plan]) -> str:
     return f"; {YARN_MARK} {', or '.join(kinds)} (quality untested)" if kinds else ""
 
 
-def _single_gpu_legend(plans: Iterable[Plan | None]) -> str:
-    """The legend's line for `SINGLE_GPU_MARK` where a cell shown (of `plans`) has it: ``† one trainer GPU:
+def _single_gpu_legend(plans: Sequence[Plan]) -> str:
+    """The legend's line for `SINGLE_GPU_MARK` where a cell shown (`plans`) has it: ``† one trainer GPU:
     Trinity-RFT's guide strongly advises more GPUs`` (`SINGLE_GPU_CAUTION_SHORT`; "" for none)."""
-    marked = any(plan.single_gpu_advised_against for plan in plans if plan)
+    marked = any(plan.single_gpu_advised_against for plan in plans)
     return f"\n{SINGLE_GPU_MARK} {SINGLE_GPU_CAUTION_SHORT}" if marked else ""
 
 
-def _rocm_caution(plans: Iterable[Plan | None], names: OptionNames) -> str:
-    """The legend's caution line where an Env cell is on an AMD GPU (`CautionCode.ROCM_ENV_MAY_NOT_APPLY`), in the
-    words `solve`'s and `solve cluster`'s caution lines use, named as `names` do ("" for none)."""
-    rocm = any(CautionCode.ROCM_ENV_MAY_NOT_APPLY in plan.caution_codes for plan in plans if plan)
+def _rocm_caution(plans: Sequence[Plan], names: OptionNames) -> str:
+    """The legend's caution line where an Env cell shown (`plans`) is on an AMD GPU
+    (`CautionCode.ROCM_ENV_MAY_NOT_APPLY`), in the words `solve`'s and `solve cluster`'s caution lines use, named as
+    `names` do ("" for none)."""
+    rocm = any(CautionCode.ROCM_ENV_MAY_NOT_APPLY in plan.caution_codes for plan in plans)
     return f"\ncaution: {rocm_env_caution(names)}" if rocm else ""
 
 
@@ -208,16 +209,16 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
         row_yarn = by_length and any(past_known_length(plan) for budget in budgets if (plan := grid[(row, budget)]))
         view.add_row(f"{row}{YARN_MARK if row_yarn else ''}", *cells)
     merged = "; ≤a-b: budgets a to b, the same plans" if any(first != last for first, last in spans) else ""
-    yarn = _past_known_legend([plan for plan in grid.values() if plan])
-    unchecked = not host_checked and any(plan.offload for plan in grid.values() if plan)
+    shown_plans = [plan for row in rows for budget in budgets if (plan := grid[row, budget])]  # not columns left out
+    yarn = _past_known_legend(shown_plans)
+    unchecked = not host_checked and any(plan.offload for plan in shown_plans)
     offload = f" (host memory per node {host_ram_unchecked_words(names.host_ram)})" if unchecked else ""
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
-                  f"{_single_gpu_legend(grid[row, budget] for row in rows for budget in budgets)}"
-                  f"{_rocm_caution(grid.values(), names)}")
+                  f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)

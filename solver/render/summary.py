@@ -137,6 +137,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
     best = "best" if answer.status == "optimal" else "best found"  # feasible: the time limit stopped the search
+    best += f" with {names.joined(pins)}" if pins else ""  # the unpinned row may show a cheaper plan
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),

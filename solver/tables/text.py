@@ -245,6 +245,20 @@ def memory_size_alone(name: str) -> float | None:
     return float(size[1]) if size else None
 
 
+_COUNT_BEFORE = re.compile(r"(\d+)\s*[x\u00d7*]\s*(\S.*?)", re.IGNORECASE)
+_COUNT_AFTER = re.compile(r"(\S.*?)\s*[x\u00d7*:]\s*(\d+)", re.IGNORECASE)
+"""A GPU name given with a count, before it (``4xA100``, ``4 x a100``, ``4*a100``) or after it (``a100x4``,
+``a100*4``, ``a100:4``)."""
+
+
+def gpu_with_count(name: str) -> list[tuple[str, int]]:
+    """The readings of `name` as a GPU name and a count given together (`_COUNT_BEFORE`, `_COUNT_AFTER`): ``a100x4``
+    as ``("a100", 4)``; ``4090x2`` as ``("2", 4090)`` and ``("4090", 2)``; none for a name without a count. The
+    names are not checked: a catalogue's name that looks so (``mi300x``) is matched first."""
+    readings = [(given[2], int(given[1])) for given in [_COUNT_BEFORE.fullmatch(name.strip())] if given]
+    return readings + [(given[1], int(given[2])) for given in [_COUNT_AFTER.fullmatch(name.strip())] if given]
+
+
 def _listed(items: Sequence[str], conjunction: str) -> str:
     """`items` as a sentence lists them, the last two joined by `conjunction`: ``a``, ``a or b``, ``a, b or c``;
     empty for none."""
