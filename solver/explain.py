@@ -267,12 +267,12 @@ def _ranked_before(cheaper: list[Combination], unweighed: list[tuple[Combination
     (`cheaper`), on which GPU counts (a longest length's are only those that cost less there: fewer GPUs may come
     under what stops the next length alone), and the counts it never weighs (`unweighed`, `_not_whole_nodes`)."""
     of = "of GPU count, Env, Offload and SP"
-    never = _counted_runs([combination[0] for combination, _ in unweighed], "GPU") if unweighed else ""
+    never = counted([combination[0] for combination, _ in unweighed], "GPU", runs) if unweighed else ""
     if not cheaper:
         return (f"no combination {of} ranks before it" if not never else
                 f"no combination {of} that the planner weighs ranks before it; those on {never} would, and fail a "
                 "rule:")
-    on = _counted_runs(sorted({combination[0] for combination in cheaper}), "GPU")
+    on = counted(sorted({combination[0] for combination in cheaper}), "GPU", runs)
     also = f", as do those on {never}, which the planner does not weigh" if never else ""
     return (f"the one combination {of} that would rank before it (on {on}) fails a rule{also}:" if len(cheaper) == 1
             else f"each of the {len(cheaper)} combinations {of} that would rank before it (on {on}) fails a "
