@@ -180,3 +180,13 @@ def test_a_summary_row_on_one_gpu_beside_the_plan_carries_the_caution_in_short(
     monkeypatch.setenv("COLUMNS", "300")
     status, out, _ = cli("--gpu", "a100-80gb", *flags)
     assert status == 0 and row in out.splitlines()
+
+
+def test_stdout_that_refuses_writes_for_another_reason_than_the_disk_stays_exit_2(solve_script: Path, tmp_path: Path):
+    # A stdout opened for reading (`1< file`): each write fails with EBADF, the place's fault, not the disk's.
+    (tmp_path / "read-only").write_text("", encoding="utf-8")
+    with open(tmp_path / "read-only", "rb") as reading:
+        result = subprocess.run([str(solve_script), "tables", "--json"], stdout=reading, stderr=subprocess.PIPE,
+                                text=True, timeout=60, check=False)
+    message = "solve tables: error: cannot write the output: Bad file descriptor\n"
+    assert (result.returncode, result.stderr) == (2, message)
