@@ -4,9 +4,9 @@ stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with 
 limit left open; `unwrapped_fragments`: the Trinity
 fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test writes into the shipped tables
 is removed; `no_wall_clock`: the cluster commands' deadlines never pass; and, for every test, no allocator variable
-set, nor vLLM's long-length one) and helpers (`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the
-hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
-(``HYPOTHESIS_PROFILE=explore``: new ones)."""
+set, nor vLLM's long-length one, and no wall-clock limit on the planner's solves unless marked ``wall_clock``) and
+helpers (`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the hypothesis profiles: ``ci`` (the
+default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,18 @@ def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     (tests that want one set it); nor with VLLM_ALLOW_LONG_MAX_MODEL_LEN, which a config's vLLM rollout reads."""
     for variable in (*ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE[0]):
         monkeypatch.delenv(variable, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_planner_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For every test, the planner's solves get no wall-clock limit (`solver.solve.seconds_left` reads infinity:
+    neither the query's time limit nor a call's deadline_s ends them, nor an explanation's questions): they end on
+    their proofs, or on a deterministic limit where one is set (a cluster step's `work_budget`), so that a test of
+    exact answers gets the same ones on a loaded machine (the solves, a few dozen variables each, are proven in
+    milliseconds). The seconds an answer reports are the real ones. A test marked ``wall_clock`` (one about the time
+    limit or deadline_s) keeps the real clock."""
+    if request.node.get_closest_marker("wall_clock") is None:
+        monkeypatch.setattr(solver.solve, "seconds_left", lambda deadline: math.inf)
 
 
 @pytest.fixture

@@ -100,6 +100,7 @@ def test_the_cautions_name_the_keywords():
     assert three is not None and three.cautions[-1].endswith("; give train_batch_size to plan for yours")
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_an_explanation_names_the_keywords():
     (answer,) = solver.plan("32B", gpu="a100", max_model_len=600000, budget_gpus=64, time_limit_s=0.001, explain=True)
     assert answer.explanation is not None and answer.explanation[0].detail == (
@@ -195,6 +196,7 @@ API_QUESTIONS: list[dict[str, Any]] = [
 budgets, estimates on and off, a train batch, an exact count, past the validated length, a time limit, PCIe, ROCm."""
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_no_api_answer_names_a_flag_but_in_a_command_to_run():
     # Every string of the answers (and of the alternatives behind a reason), their fragments, maps, estimates, and the
     # queries make_query and config_query build (the API's words by default).

@@ -395,6 +395,7 @@ def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate(edited_a100
                                  "longest fitting length there is ") for detail in details(reasons, "memory_model"))
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch: pytest.MonkeyPatch):
     query = make_query(CATALOG, gpu="a100", model="4B", objective="max_len", budget_gpus=6, exact=True,
                        estimate="never", time_limit_s=5)
@@ -410,6 +411,7 @@ def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch
     assert details(explain(CATALOG, query, answer), "incomplete") == []  # with the time it needs: complete
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_a_no_plan_explanation_out_of_time_states_nothing_it_did_not_decide(monkeypatch: pytest.MonkeyPatch):
     # Qwen3-14B at 131072 tokens on 4 A100s has no plan; with every question out of time, the explanation
     # must not say which rules stop it, nor that no GPU count trains it.
@@ -430,6 +432,7 @@ def test_a_no_plan_explanation_out_of_time_states_nothing_it_did_not_decide(monk
     assert [r.rule for r in decided][:1] == ["limit"] and details(decided, "more_gpus")
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_an_answer_whose_search_ran_out_of_time_is_explained_as_undecided():
     query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=32768, budget_gpus=4, time_limit_s=0.5)
     (answer,) = plan(query, CATALOG)

@@ -150,6 +150,7 @@ def test_a_lowered_fewest_gpus_plan_is_explained_with_its_budget_on_every_count_
         "65536)")
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_the_explanations_fewer_gpus_question_keeps_to_its_deadline(monkeypatch):
     # Where the answer has no plan on fewer GPUs (as where its own question ran out of time), the explanation asks it
     # within what is left of its deadline; left undecided, it is counted (incomplete), and no claim is made.

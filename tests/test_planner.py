@@ -853,6 +853,7 @@ def test_more_trainer_gpus_never_lay_out_on_fewer_nodes():
     assert [rollout_layout(n, 2, 8) for n in (6, 7, 8, 16)] == [(1, 2), None, (2, 8), (3, 8)]
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_ranked_plans_share_one_time_limit(monkeypatch: pytest.MonkeyPatch):
     # Each next plan is solved within what the earlier ones left of --time-limit, not within a whole one again.
     limits: list[float] = []
@@ -1006,6 +1007,7 @@ def test_a_length_without_a_plan_whose_longest_is_open_says_what_was_decided(mon
 PASSED_DEADLINE = "10 s, or the call's deadline_s, which came first"
 
 
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_what_a_passed_call_deadline_left_open_names_it(monkeypatch: pytest.MonkeyPatch):
     # Within a call_deadline that has passed (solver.plan's deadline_s), each solve left open says the deadline may
     # be what stopped it: the answer's reason, best_plan's and nearest_plan's Undecided, a length's open longest.
