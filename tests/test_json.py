@@ -235,9 +235,9 @@ def test_a_schema_starts_with_its_draft_and_the_command_as_its_title(command: st
 
 def _as_pydantic_writes_now(schema: Any) -> Any:
     """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, each text, true/false or
-    whole-number ``{"const": C}`` given its ``"type"`` (``"string"``, ``"boolean"``, ``"integer"``), and each object of any keys
-    (``dict[str, Any]``) given its ``"additionalProperties": true``, which pydantic 2.6 leaves out (JSON Schema's
-    default: the same schema)."""
+    whole-number ``{"const": C}`` given its ``"type"`` (``"string"``, ``"boolean"``, ``"integer"``), and each object
+    of any keys (``dict[str, Any]``) given its ``"additionalProperties": true``, which pydantic 2.6 leaves out (JSON
+    Schema's default: the same schema)."""
     if isinstance(schema, list):
         return [_as_pydantic_writes_now(item) for item in schema]
     if not isinstance(schema, dict):

@@ -282,7 +282,8 @@ def test_a_map_with_host_memory_keeps_to_plans_that_fit_there(cli):
     out = cli("map", "--gpu", "h100", "--model", "32B", "--host-ram", "1024", "--json")[1]
     [h100] = json.loads(out)
     assert '"host_ram_gb": 1024,' in out  # as given, not 1024.0
-    assert list(h100) == ["gpu", "by", "host_ram_gb", "budget_gpus", "rows", "schema_version", "rft_solver_version"] and h100["host_ram_gb"] == 1024
+    assert list(h100) == ["gpu", "by", "host_ram_gb", "budget_gpus", "rows", "schema_version",
+                          "rft_solver_version"] and h100["host_ram_gb"] == 1024
     [plans] = [row["plans"] for row in h100["rows"]]
     for budget in (1, 6, 8):
         [answer] = json.loads(cli("--model", "32B", "--gpu", "h100", "--maximize", "len", "--gpus", str(budget),
@@ -429,7 +430,8 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
     cells = {row["max_model_len"]: row["plans"] for row in by_length["rows"]}
     assert by_length["by"] == "len" and cells[133120] == [None] * 4 and cells[32768][3]["sp"] == 4
     # A length map names its model, as its title does; a model map's rows name theirs.
-    assert list(by_length) == ["gpu", "by", "model", "budget_gpus", "rows", "schema_version", "rft_solver_version"] and by_length["model"] == "Qwen3-8B"
+    assert list(by_length) == ["gpu", "by", "model", "budget_gpus", "rows", "schema_version",
+                               "rft_solver_version"] and by_length["model"] == "Qwen3-8B"
     assert list(a100) == ["gpu", "by", "budget_gpus", "rows", "schema_version", "rft_solver_version"]
     # A model map of one model is still a model map: its row names the model.
     [one] = json.loads(cli("map", "--gpu", "a100-80g", "--model", "8B", "--gpus-up-to", "2", "--json")[1])

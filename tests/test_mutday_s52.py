@@ -23,7 +23,7 @@ from solver.cli.output import escaped_line, new_console, on_terminal
 from solver.memory import JSON_GIB_SLACK, MemoryAnswer, weight_shapes
 from solver.render import json_schema
 from solver.results import GpuMap
-from solver.tables import QueryError, TableError, load_model_config
+from solver.tables import TableError, load_model_config
 from solver.tables.schema import MoE
 
 pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
