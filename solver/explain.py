@@ -80,6 +80,7 @@ class _Prober:
         self.solver.parameters.cp_model_presolve = True
         # One round of it proves as much here, and most of a question that a plan passes went to further rounds.
         self.solver.parameters.max_presolve_iterations = 1
+        self._first_rules: dict[tuple[object, ...], str | None] = {}
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb,
@@ -158,26 +159,35 @@ class _Prober:
         return _Core(rules=tuple(rule for rule in RULES if rule in core), minimal=self.undecided == undecided)
 
     def classify(self, candidates: list[Combination], length: int | None) -> list[tuple[Combination, str]]:
-        """The rule that excludes each candidate: by GPU count, then SP degree, then setting."""
-        excluded = []
-        for n in sorted({c[0] for c in candidates}):
-            at_n = [c for c in candidates if c[0] == n]
-            rule = self.first_rule(GPU_RULES, gpus=n, length=length)
-            if rule:
-                excluded += [(c, rule) for c in at_n]
-                continue
-            for sp in sorted({c[3] for c in at_n}):
-                at_sp = [c for c in at_n if c[3] == sp]
-                rule = self.first_rule(SP_RULES, gpus=n, sp=sp, length=length)
-                if rule:
-                    excluded += [(c, rule) for c in at_sp]
-                    continue
-                for c in at_sp:
-                    values = dict(gpus=c[0], env=c[1], offload=c[2], sp=c[3], length=length)
-                    rule = self.first_rule(SETTING_RULES, **values) or self._needed_rule(**values)
-                    if rule:
-                        excluded.append((c, rule))
-        return excluded
+        """The rule that excludes each candidate (`excluding_rule`), by GPU count, then SP degree."""
+        return [(c, rule) for c in sorted(candidates, key=count_then_degree)
+                if (rule := self.excluding_rule(c, length))]
+
+    def excluding_rule(self, combination: Combination, length: int | None) -> str | None:
+        """The rule that excludes `combination` at `length`, None where none is known to: its GPU count's, else its
+        SP degree's (each asked once a prober, so that one answer covers every setting it excludes), else its
+        setting's."""
+        n, env, offload, sp = combination
+        rule = self._first_rule_once(GPU_RULES, gpus=n, length=length) or self._first_rule_once(
+            SP_RULES, gpus=n, sp=sp, length=length)
+        if rule:
+            return rule
+        values = dict(gpus=n, env=env, offload=offload, sp=sp, length=length)
+        return self.first_rule(SETTING_RULES, **values) or self._needed_rule(**values)
+
+    def evidence_excludes(self, combination: Combination, length: int | None) -> bool:
+        """Whether `excluding_rule` puts `combination` down to the evidence, its SP degree's rules asked before its GPU
+        count's (where either excludes it, the evidence does not; an SP question costs a fraction of a count's)."""
+        n, _, _, sp = combination
+        return (self._first_rule_once(SP_RULES, gpus=n, sp=sp, length=length) is None
+                and self.excluding_rule(combination, length) == "evidence")
+
+    def _first_rule_once(self, rules: tuple[str, ...], **values: int | None) -> str | None:
+        """`first_rule`, asked of CP-SAT once a prober for these rules and values."""
+        key = (rules, *values.items())
+        if key not in self._first_rules:
+            self._first_rules[key] = self.first_rule(rules, **values)
+        return self._first_rules[key]
 
     def sp_excluded(self, gpus: int, length: int | None) -> list[tuple[Combination, str]]:
         """The SP degrees above 1 on `gpus` GPUs that an SP rule of the model's (`SP_RULES`) excludes on its own, each
@@ -476,7 +486,8 @@ def _nearest_estimate(prober: _Prober, words: _Words, data: PlanningData, query:
         return ""
     candidates = [entry.combination for entry in data.ranks if not words.rows(entry.combination[0])
                   and estimates_setting(_setting(entry.combination), without_env=query.env is False)]
-    return words.nearest_over(prober.classify(candidates, None), query.max_model_len)
+    return words.nearest_over(sorted(candidates, key=count_then_degree), query.max_model_len,
+                              lambda combination: prober.evidence_excludes(combination, None))
 
 
 def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, setting: Setting, length: int) -> str:
@@ -691,26 +702,28 @@ class _Words:
             f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP): on {first} that "
             f"rules out SP={sps}"))
 
-    def nearest_over(self, excluded: list[tuple[Combination, str]], length: int) -> str:
-        """Of the combinations the evidence alone excludes (`excluded`, each with its rule), the one the memory model
-        predicts least over the usable memory at `length`, with its figures, in parentheses (the first in rank
-        order of those as near); "" where none is over it (a table, or the optimizer step, rules them out)."""
+    def nearest_over(self, candidates: list[Combination], length: int,
+                     evidence_excludes: Callable[[Combination], bool]) -> str:
+        """Of the `candidates` that the evidence alone excludes (`evidence_excludes`, asked only of those over, nearest
+        first, until one is), the one the memory model predicts least over the usable memory at `length`, with its
+        figures, in parentheses (the first in `candidates`' order of those as near); "" where none is over it (a
+        table, or the optimizer step, rules them out)."""
         coefficients, margin = self.query.memory.coefficients, self.query.margin_on(self.memory_gib)
         over = []
-        for combination, rule in excluded:
-            if rule != "evidence":
-                continue
+        for combination in candidates:
             setting = _setting(combination)
             least = least_token_budget(length, setting.sp) if self.query.token_budget == "auto" else None
             result = breakdown(self.model, self.memory_gib, combination[0], setting, length, coefficients, margin,
                                least)
             if result.total_gib > result.usable_gib:
-                over.append((result.total_gib - result.usable_gib, combination[0], setting, result, least))
-        if not over:
+                over.append((result.total_gib - result.usable_gib, combination, setting, result, least))
+        over.sort(key=lambda nearest: nearest[0])  # stable: of those as near, the first in `candidates`' order
+        found = next((nearest for nearest in over if evidence_excludes(nearest[1])), None)
+        if found is None:
             return ""
-        gib, gpus, setting, result, least = min(over, key=lambda nearest: nearest[0])
+        gib, combination, setting, result, least = found
         budget = f" at {counted(least, 'token')} per GPU, its least budget" if least else ""
-        return (f" (the nearest, {setting.label} on {self.gpus(gpus)}: the memory model predicts "
+        return (f" (the nearest, {setting.label} on {self.gpus(combination[0])}: the memory model predicts "
                 f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, {gib:.1f} GiB over{budget})")
 
     def _no_estimate_reason(self, n: int, length: int, combinations: list[Combination]) -> Reason:
@@ -896,6 +909,11 @@ def condensed_runs(values: list[int]) -> str:
     For a list whose words say which numbers it holds."""
     groups = _run_groups(values)
     return ", ".join(groups if len(groups) <= LONG_RUNS else [*groups[:3], "...", groups[-1]])
+
+
+def count_then_degree(combination: Combination) -> tuple[int, int]:
+    """The order `_Prober.classify` puts combinations in: by GPU count, then SP degree."""
+    return combination[0], combination[3]
 
 
 def _setting(combination: Combination) -> Setting:
