@@ -105,8 +105,8 @@ _EXPORTS = {
 }
 __all__ = ["__version__", *_EXPORTS]
 
-_MODULES = frozenset({"tables", "rules", "query", "results", "memory", "model", "solve", "explain", "maps", "cluster",
-                      "calibrate", "trinity", "api", "render", "cli"})
+_MODULES = frozenset({"tables", "rules", "query", "results", "memory", "model", "clock", "solve", "explain", "maps",
+                      "cluster", "calibrate", "trinity", "api", "render", "cli"})
 """The package's modules, which `import solver` alone gives as attributes too (``solver.api.config_query``, as
 docs/api.md writes it), each imported on first use."""
 

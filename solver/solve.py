@@ -20,6 +20,7 @@ from typing import Any, Literal, NamedTuple
 
 from ortools.sat.python import cp_model
 
+from solver import clock
 from solver.memory import GRID, beyond_calibration, breakdown, fits_host_ram, margin_room, shown_host_need
 from solver.model import (
     FoundPlan,
@@ -210,19 +211,11 @@ def work_budget(budget: WorkBudget) -> Iterator[None]:
         _WORK_BUDGET.reset(token)
 
 
-def seconds_left(deadline: float) -> float:
-    """Seconds of the wall clock left until `deadline` (a `time.monotonic()`): 0 or less once it has passed. Every
-    wall-clock limit of the planner's solves is read from it (`within_deadline`: an explanation's deadline too); the
-    tests replace it (conftest's ``_no_planner_wall_clock``) so that the solves end on their proofs alone, whatever
-    the machine's load. The seconds an answer reports it took are the real ones."""
-    return deadline - time.monotonic()
-
-
 def within_deadline(seconds: float) -> float:
     """The seconds of the wall clock a solve that starts now may run: `seconds`, or fewer where this thread's
-    `call_deadline` comes sooner (`seconds_left`; at least a millisecond, CP-SAT's smallest useful limit)."""
+    `call_deadline` comes sooner (`clock.seconds_left`; at least a millisecond, CP-SAT's smallest useful limit)."""
     ends_by, deadline = time.monotonic() + seconds, _CALL_DEADLINE.get()
-    return max(seconds_left(ends_by if deadline is None else min(ends_by, deadline)), 0.001)
+    return max(clock.seconds_left(ends_by if deadline is None else min(ends_by, deadline)), 0.001)
 
 
 def time_limit_words(query: Query) -> str:
@@ -235,7 +228,7 @@ def deadline_words() -> str:
     """Where this thread's `call_deadline` has passed, that it may have cut the solves short, in words to follow a
     time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""
     deadline = _CALL_DEADLINE.get()
-    passed = deadline is not None and seconds_left(deadline) <= 0
+    passed = deadline is not None and clock.seconds_left(deadline) <= 0
     return ", or the call's deadline_s, which came first" if passed else ""
 
 
@@ -675,7 +668,7 @@ def _ranked_plans(catalog: Catalog, data: PlanningData, query: Query, deadline: 
     if ranked.plans:
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # as for a ranking's later solves
     while len(ranked.plans) < query.top:  # until the query's top plans are found, or the search stops finding them
-        solver.parameters.max_time_in_seconds = max(seconds_left(deadline), 0.001)
+        solver.parameters.max_time_in_seconds = max(clock.seconds_left(deadline), 0.001)
         status = _solved(solver, model)
         ranked.statuses.append(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -3,8 +3,8 @@ stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with 
 `solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `answers_left_open`: answers a time
 limit left open; `unwrapped_fragments`: the Trinity
 fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test writes into the shipped tables
-is removed; `no_wall_clock`: the cluster commands' deadlines never pass; and, for every test, no allocator variable
-set, nor vLLM's long-length one, and no wall-clock limit on the planner's solves unless marked ``wall_clock``) and
+is removed; and, for every test, no allocator variable set, nor vLLM's long-length one, and no deadline that passes,
+the planner's nor the cluster commands', unless marked ``wall_clock``) and
 helpers (`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the hypothesis profiles: ``ci`` (the
 default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
@@ -27,7 +27,7 @@ from rich.console import Console
 import solver.cli.maps
 import solver.cli.memory
 import solver.cli.output
-import solver.cluster.clock
+import solver.clock
 import solver.render
 import solver.solve
 from solver.cli import main
@@ -57,27 +57,16 @@ def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _no_planner_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """For every test, the planner's solves get no wall-clock limit (`solver.solve.seconds_left` reads infinity:
-    neither the query's time limit nor a call's deadline_s ends them, nor an explanation's questions): they end on
-    their proofs, or on a deterministic limit where one is set (a cluster step's `work_budget`), so that a test of
-    exact answers gets the same ones on a loaded machine (the solves, a few dozen variables each, are proven in
-    milliseconds). The seconds an answer reports are the real ones. A test marked ``wall_clock`` (one about the time
-    limit or deadline_s) keeps the real clock."""
+def _no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For every test, no deadline passes (`solver.clock.seconds_left` reads infinity; CP-SAT's solves get no
+    wall-clock limit): the planner's solves end on their proofs (neither the query's time limit nor a call's
+    deadline_s ends them, nor an explanation's questions), the cluster commands' steps on the limits that are the same
+    on every run (CP-SAT's deterministic time, a `work_budget`, the counts of the planner's questions), so that a test
+    of exact answers gets the same ones on a loaded machine. The seconds an answer reports are the real ones. A test
+    marked ``wall_clock`` (one about the time limit, deadline_s, Ctrl-C or `wall_clock_stopped`) keeps the real
+    clock."""
     if request.node.get_closest_marker("wall_clock") is None:
-        monkeypatch.setattr(solver.solve, "seconds_left", lambda deadline: math.inf)
-
-
-@pytest.fixture
-def no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cluster commands' wall-clock deadlines never pass (`solver.cluster.clock.seconds_left` reads infinity;
-    CP-SAT's solves get no wall-clock limit): only the limits that are the same on every run end their steps (CP-SAT's
-    deterministic time, the counts of the planner's questions), so that a test of exact answers gets the same ones on
-    a loaded machine. The seconds an answer reports are the real ones. A test marked
-    ``wall_clock`` (one about the time limit, Ctrl-C or `wall_clock_stopped`) keeps the real clock where its
-    module applies this fixture to every test."""
-    if request.node.get_closest_marker("wall_clock") is None:
-        monkeypatch.setattr(solver.cluster.clock, "seconds_left", lambda deadline: math.inf)
+        monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: math.inf)
 
 
 @pytest.fixture

@@ -59,8 +59,6 @@ from solver.trinity import (
 )
 from solver.trinity.fragment import wrapped_comments
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
 CATALOG = solver.load_catalog()

@@ -18,8 +18,6 @@ from solver.rules import COMMAND_OPTIONS
 from solver.tables import QueryError
 from solver.trinity import read_trinity_config
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = solver.load_catalog()
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,8 +18,6 @@ from solver.query import make_query
 from solver.rules import COMMAND_OPTIONS
 from solver.trinity import patch_trinity_config, read_trinity_config
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ROOT = Path(__file__).resolve().parent.parent
 TRINITY_YAML = (ROOT / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
 

@@ -18,8 +18,6 @@ from solver.cli import main
 from solver.cluster.options import stretch_ceiling
 from solver.tables import AtLeast
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 H20_NODE = {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}
 
 

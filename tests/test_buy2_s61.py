@@ -20,9 +20,6 @@ import solver
 from solver.cli import main
 from solver.tables import WAYS_QUESTIONS_PER_SECOND, QueryError, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")
-"""Exact answers: the deterministic limits alone end the search, whatever the machine's load."""
-
 
 def best_with_required(instance: dict, required: set[str]) -> tuple[int, int, int] | None:
     """The reference's best (priority of the jobs not required, length gained, cost) of a placement that places every

@@ -10,8 +10,6 @@ import pytest
 
 from solver.tables import load_memory_model
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 OFF_GRID_CELLS = (  # 8 H100s, the middle row typed as 65000 where 65536 (64k) was measured
     "gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
     "  - gpus: 8\n    section: 8 x H100\n    models: [Qwen3-8B]\n    rows:\n"

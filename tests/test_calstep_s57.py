@@ -13,8 +13,6 @@ import solver
 from solver.calibrate import GAP
 from solver.tables import load_catalog
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 MISTRAL_7B = {
     "architectures": ["MistralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
     "max_position_embeddings": 32768, "model_type": "mistral", "num_attention_heads": 32, "num_hidden_layers": 32,

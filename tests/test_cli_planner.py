@@ -50,8 +50,6 @@ from solver.results import BeyondCode, CautionCode, MarginRoom, single_gpu_cauti
 from solver.solve import at_token_budget, plan
 from solver.tables import shipped_tables_directory
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 ONE_GPU = "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs"
 """The guide's one-GPU caution in short, as a reason says it beside a plan on one A100."""
@@ -1017,8 +1015,8 @@ def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
 def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path, solve_script: Path):
     # Only a folder still to make needs its folder writable: one that is there takes the configs. (A process of its
-    # own cannot take `no_wall_clock`: a limit of 60 s keeps the cluster's wall-clock nets out of a busy machine's
-    # reach.)
+    # own keeps the real clock, whatever conftest patches: a limit of 60 s keeps the cluster's wall-clock nets out of a
+    # busy machine's reach.)
     prefix = _without_dac_override()
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"

@@ -50,8 +50,8 @@ import solver.api
 import solver.cli
 import solver.cli.atomic
 import solver.cli.cluster
+import solver.clock
 import solver.cluster
-import solver.cluster.clock
 import solver.cluster.options
 import solver.cluster.reasons
 import solver.cluster.search
@@ -67,8 +67,6 @@ from solver.results import ClusterResult, Placement, PoolCode, RolloutEngines, U
 from solver.solve import plan
 from solver.tables import AtLeast, Job, Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 CATALOG = load_catalog()
 ONE_GPU = "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs"
@@ -579,13 +577,15 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
 
 def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                widen_limits: list[float]):
-    # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s, 0.4 s, then 0.1 s.
+    # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s, 0.4 s, then 0.1 s (the
+    # planner's questions of the wider ways read the clock of no deadline that conftest gives them).
     widen = solver.cluster.search.widen_jobs
 
     def on_a_fake_clock(*args):
         ticks = iter(range(1, 100))
+        fake = SimpleNamespace(seconds_left=lambda deadline: deadline - 100 - 0.3 * next(ticks))
         with monkeypatch.context() as patched:
-            patched.setattr(solver.cluster.clock, "seconds_left", lambda deadline: deadline - 100 - 0.3 * next(ticks))
+            patched.setattr(solver.cluster.widen, "clock", fake)
             return widen(*args[:-1], 101.0)
 
     monkeypatch.setattr(solver.cluster.search, "widen_jobs", on_a_fake_clock)

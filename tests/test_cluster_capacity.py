@@ -20,8 +20,6 @@ from solver.render import cluster_json, cluster_view
 from solver.results import ClusterResult
 from solver.tables import load_catalog, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 MODELS = ("0.6B", "1.7B", "4B", "8B", "14B", "32B")
 

@@ -23,9 +23,6 @@ from reference import enumerate_plans
 
 from solver.tables import load_catalog
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")
-"""Exact answers: the deterministic limits alone end the search, whatever the machine's load."""
-
 CATALOG = load_catalog()
 
 

@@ -21,9 +21,6 @@ from solver.cli import main
 from solver.cluster.search import StopOnInterrupt
 from solver.tables import load_catalog, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")
-"""Exact answers: the deterministic limits alone end the search, whatever the machine's load."""
-
 CATALOG = load_catalog()
 
 FOUR_JOBS = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},

@@ -16,7 +16,7 @@ from test_cluster import CATALOG
 from test_clusterbuy_s60 import fleet_file
 from test_minnodes_s64 import _fleet_file, _questions_per_second
 
-import solver.cluster.clock
+import solver.clock
 import solver.cluster.options
 import solver.cluster.reasons
 import solver.cluster.search
@@ -24,8 +24,6 @@ from solver.cli import main
 from solver.cluster.options import Option, Planner, fleet_options, pools_with_ways
 from solver.render import cluster_json, purchase_json
 from solver.tables import WAYS_QUESTIONS_PER_SECOND, load_fleet, load_weights
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 QUAD = {"name": "quad", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 4}
@@ -139,7 +137,7 @@ def taking_longer(monkeypatch: pytest.MonkeyPatch, module: object, name: str, se
         return deadline - first_reading[0] - late[0]
 
     monkeypatch.setattr(module, name, slow)
-    monkeypatch.setattr(solver.cluster.clock, "seconds_left", seconds_left)
+    monkeypatch.setattr(solver.clock, "seconds_left", seconds_left)
 
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one

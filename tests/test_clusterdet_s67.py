@@ -16,8 +16,6 @@ from test_clusterbuy_s60 import fleet_file
 
 import solver.cluster.reasons
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 FLEET = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},
                    {"name": "pair", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 2}],
          "jobs": [{"name": "j1", "model": "Qwen3-14B", "max_model_len": 98304, "priority": 3},

@@ -11,8 +11,6 @@ from cluster_api import place
 from solver.results import PoolCode, UnplacedCode
 from solver.tables import Fleet, Job, load_catalog
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 
 

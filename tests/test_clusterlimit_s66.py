@@ -62,6 +62,7 @@ def test_a_tiny_time_limit_holds_the_reasons_after_the_search_and_the_answer_say
         assert [pool["pool"] for pool in job["pools"]] == (["a100", "pair"] if name in asked else ["a100"])
 
 
+@pytest.mark.wall_clock  # a deadline the real clock has passed
 def test_reasons_past_their_deadline_are_not_asked_and_the_text_says_so(
         cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # On a deadline already past as the search ends (a clock of no load: the same on every run).
@@ -81,8 +82,7 @@ def test_reasons_past_their_deadline_are_not_asked_and_the_text_says_so(
 
 
 def test_reasons_within_their_deadline_are_asked_as_before(
-        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        no_wall_clock: None):
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     asked = recorded_reasons(monkeypatch)
     status, out, _ = cli("cluster", str(fleet_file(SHAPES, tmp_path)), "--json")
     result = json.loads(out)

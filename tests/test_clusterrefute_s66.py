@@ -9,12 +9,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from test_clusterbuy_s60 import fleet_file
 
 import solver
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")
 
 Q4 = {"name": "q4", "model": "Qwen3-4B", "max_model_len": {"at_least": 65536}, "rollout_gpus": 4}
 SHORT = {"name": "short", "model": "Qwen3-4B", "max_model_len": 16384, "rollout_gpus": 0}

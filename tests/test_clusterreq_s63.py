@@ -24,8 +24,6 @@ from solver.render.cluster import REQUIRED_NOTE
 from solver.solve import WorkBudget, work_budget
 from solver.tables import DETERMINISTIC_PER_SECOND, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ONE_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 TWO_SMALL = {"pools": [ONE_NODE], "jobs": [
     {"name": "a", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "required": True},

@@ -27,8 +27,6 @@ from solver.render import AT_LEAST_NOTE, AT_MOST_NOTE
 from solver.results import CautionCode
 from solver.tables import DETERMINISTIC_PER_SECOND, load_fleet, load_weights
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 TWO_14B = [{"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2} for name in ("x", "y")]
 """Two jobs that each take 6 of the a100 node's GPUs (4 trainer, 2 rollout): one is left out."""

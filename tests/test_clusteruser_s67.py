@@ -9,14 +9,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 import yaml
 from cluster_api import buy
 
 from solver.tables import load_catalog, load_fleet
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")
-"""Exact answers: the deterministic limits alone end the search, whatever the machine's load."""
 
 CATALOG = load_catalog()
 

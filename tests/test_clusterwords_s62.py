@@ -6,13 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from cluster_api import place
 
 from solver.render import json_schema
 from solver.tables import load_catalog, load_fleet
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = load_catalog()

@@ -23,8 +23,6 @@ from solver.query import ConfigProblemCode
 from solver.tables import DETERMINISTIC_PER_SECOND, Fleet, Job, Pool, load_fleet
 from solver.trinity import ConfigError, anchored_keys, trinity_config_problems
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 Cli = Callable[..., tuple[int, str, str]]
 
 BIG_4090 = {"name": "big", "gpu": "RTX-4090", "nodes": 16, "gpus_per_node": 4, "host_ram_gb": 64}

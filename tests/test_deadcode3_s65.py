@@ -22,8 +22,6 @@ from solver.rules import COMMAND_OPTIONS
 from solver.solve import WorkBudget, work_budget
 from solver.tables import QueryError, load_weights
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 BUY_MODULE = import_module("solver.cluster.buy")
 """`solver.cluster.buy` the module (the package's `buy` is its function)."""
 WIDE = 400

@@ -19,8 +19,6 @@ from solver.cli.status import INTERRUPTED
 from solver.tables import load_catalog
 from solver.trinity import ConfigError, anchored_keys, patch_trinity_config, read_trinity_config
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 FLEET = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
 SHIPPED_MEMORY_MODEL = Path(__file__).parents[1] / "tables" / "memory-model.yaml"
 

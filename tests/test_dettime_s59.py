@@ -17,7 +17,7 @@ from cluster_api import place
 from ortools.sat.python import cp_model
 from rich.console import Console
 
-import solver.cluster.clock
+import solver.clock
 import solver.cluster.search
 import solver.cluster.widen
 from solver.cluster.options import Planner, job_options
@@ -25,8 +25,6 @@ from solver.cluster.reasons import SmallerAsks
 from solver.model import new_cp_solver, stopped_by_wall_clock
 from solver.render.cluster import cluster_view, wall_clock_stopped_words
 from solver.tables import load_catalog, load_fleet, load_weights
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 CATALOG = load_catalog()
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
@@ -47,9 +45,9 @@ def _fleet(tmp_path: Path, jobs: int = 1000, nodes: int = 32, seed: int = 3):
 
 
 def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float | None) -> None:
-    """The cluster's wall clock reaches the search's stages alone (the other steps end on their counts, as under
-    `no_wall_clock`, whatever the machine's load), and reads late as they start, leaving them `left_s` seconds (as if
-    the jobs' ways had taken that much longer on a busy machine; None: what the limit leaves them)."""
+    """The cluster's wall clock reaches the search's stages alone (the other steps end on their counts, as conftest's
+    `_no_wall_clock` has them, whatever the machine's load), and reads late as they start, leaving them `left_s`
+    seconds (as if the jobs' ways had taken that much longer on a busy machine; None: what the limit leaves them)."""
     offset = [-math.inf]  # outside the stages: no deadline passes
     solve_stages = solver.cluster.search.solve_stages
 
@@ -61,7 +59,7 @@ def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float | None) -> None:
             offset[0] = -math.inf
 
     monkeypatch.setattr(solver.cluster.search, "solve_stages", late)
-    monkeypatch.setattr(solver.cluster.clock, "seconds_left", lambda deadline: deadline - time.monotonic() - offset[0])
+    monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: deadline - time.monotonic() - offset[0])
 
 
 def _limits_given(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[float, float]], list[float]]:

@@ -12,8 +12,6 @@ import pytest
 import solver
 from solver import model, solve
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 

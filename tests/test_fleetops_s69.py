@@ -9,13 +9,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 import yaml
 
 import solver
 from solver.tables import load_catalog, load_fleet
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 Cli = Callable[..., tuple[int, str, str]]
 

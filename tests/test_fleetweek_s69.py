@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 Cli = Callable[..., tuple[int, str, str]]
 
 FIVE_GPU_JOBS = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}], "jobs": [

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 MEMORY_32B_16 = ("memory", "--model", "32B", "--gpu", "h100", "--gpus", "16", "--len", "65536", "--sp", "8", "--env")
 

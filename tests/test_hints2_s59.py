@@ -17,8 +17,6 @@ import solver.solve
 import solver.trinity
 from solver.tables import TableError, load_catalog, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 
 

@@ -11,8 +11,6 @@ import solver
 from solver.results import CautionCode, unchecked_host_need
 from solver.rules import COMMAND_OPTIONS
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 USAGE = "usage: solve [options] (--help lists them)"
 ASK = ("--model", "0.6B", "--gpu", "h100", "--gpus", "1", "--len", "4k", "--json")
 

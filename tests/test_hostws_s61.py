@@ -16,8 +16,6 @@ from solver.tables import TableError
 from solver.tables.reading import load_gpu_type, load_validated
 from solver.tables.schema import GpusFile
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = solver.load_catalog()
 
 

@@ -12,8 +12,6 @@ import solver
 from solver.cli.argtypes import gpu_memory, trinity_version
 from solver.tables import load_catalog, trinity_release
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 MEMORY_FORMS = "a whole number: 64, 64G or 64GB (as sold), 64GiB, or 65536MiB (nvidia-smi's total)"
 RELEASE_FORMS = "takes 0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"

@@ -42,8 +42,6 @@ from solver.solve import answer_for
 from solver.tables import TrinityVersion
 from solver.trinity import check_trinity_config, load_config_mapping, read_trinity_config, trinity_config_problems
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ROOT = Path(__file__).resolve().parent.parent
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 

@@ -11,12 +11,12 @@ import pytest
 import solver
 
 SOLVER = Path(__file__).resolve().parent.parent / "solver"
-LAYERS = ("tables", "rules", "query", "results", "memory", "model", "solve", "explain", "maps", "cluster", "calibrate",
-          "trinity", "api", "render", "cli")
+LAYERS = ("tables", "rules", "query", "results", "memory", "model", "clock", "solve", "explain", "maps", "cluster",
+          "calibrate", "trinity", "api", "render", "cli")
 """docs/api.md's order; `tables`, `cluster`, `trinity`, `render` and `cli` are packages."""
 PACKAGES = {
     "tables": ("text", "bounds", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
-    "cluster": ("clock", "options", "model", "placements", "reasons", "widen", "greedy", "search", "buy"),
+    "cluster": ("options", "model", "placements", "reasons", "widen", "greedy", "search", "buy"),
     "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "settings", "fragment", "patch"),
     "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",
                "cluster", "memory", "maps"),
@@ -28,12 +28,13 @@ PACKAGES = {
 
 def _imports(path: Path) -> set[str]:
     """The solver modules `path` imports, wherever in it (in functions too, and for type checking only); a name
-    from ``solver`` itself counts as the module it comes from (`solver._EXPORTS`), a module from its package as
-    itself (``from solver.cluster import clock``)."""
+    from ``solver`` itself counts as the module it comes from (`solver._EXPORTS`), a module as itself (``from solver
+    import clock``, ``from solver.cluster import buy``)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module == "solver":
-            found.update(solver._EXPORTS[alias.name] for alias in node.names if alias.name != "__version__")
+            found.update(f"solver.{alias.name}" if alias.name in solver._MODULES else solver._EXPORTS[alias.name]
+                         for alias in node.names if alias.name != "__version__")
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("solver."):
             package = SOLVER.joinpath(*node.module.split(".")[1:])
             found.update(f"{node.module}.{alias.name}" if (package / f"{alias.name}.py").is_file() else node.module

@@ -10,8 +10,6 @@ from test_minnodes_s64 import _fleet_file, _questions_per_second
 import solver
 from solver.tables import load_catalog, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 
 

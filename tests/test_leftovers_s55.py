@@ -17,8 +17,6 @@ import solver
 from solver.render import cluster_json, cluster_view
 from solver.trinity import PatchedConfig, patch_trinity_config, patched_trinity_config
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
         "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
         "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n")

@@ -15,8 +15,6 @@ from conftest import fragment_comment
 import solver
 from solver.results import CautionCode
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 FLEET = ("pools:\n  - {name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 6}\n"
          "jobs:\n  - {name: big, model: 8B, max_model_len: 32768, rollout_gpus: 0, train_batch_size: BATCH}\n")
 """One job of Qwen3-8B at 32768 that takes a whole 6-GPU node at Env + SP=2 (3 data-parallel ranks)."""

@@ -65,8 +65,6 @@ from solver.tables import (
 )
 from solver.tables.schema import MoE
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 FIXTURE = Path(__file__).parent / "data" / "model-config" / "config.json"
 

@@ -18,8 +18,6 @@ from solver.cli import main
 from solver.render import cluster_json
 from solver.tables import load_catalog, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 CUT_WORDS = ("no ways to run worked out within the time limit (the jobs of more priority are asked first; raise "

@@ -12,8 +12,6 @@ import pytest
 from solver.tables import TableError, load_model_config
 from solver.tables.schema import Model, MoE
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ERNIE_DEFAULTS = {
     "model_type": "ernie4_5_moe", "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288,
     "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4, "max_position_embeddings": 131072,

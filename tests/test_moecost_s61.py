@@ -18,8 +18,6 @@ from reference import held_per_active
 import solver
 from solver.tables import TableError, shipped_tables_directory
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = solver.load_catalog()
 QWEN3_30B_A3B_IDLE = 48 * (128 - 8) * 3 * 2048 * 768
 """Qwen3-30B-A3B's parameters a token does not pass through: in each of its 48 layers, the gated MLPs (3 matrices of

@@ -19,8 +19,6 @@ import solver
 from solver.model import cost_ranks, exact_cost
 from solver.tables import Weights, load_weights
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = solver.load_catalog()
 A100 = CATALOG.gpu("A100-80GB")
 DOCS = Path(__file__).parent.parent / "docs"

@@ -252,7 +252,6 @@ SHORT_ON_A100 = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpu
                  "jobs": [{"name": "short", "model": "Qwen3-4B", "max_model_len": 16384, "rollout_gpus": 2}]}
 
 
-@pytest.mark.usefixtures("no_wall_clock")
 def test_a_placed_estimate_the_tables_vouch_for_has_no_tables_caution(cli: Cli, tmp_path: Path) -> None:
     """--estimate places Qwen3-4B at 16384 tokens on 6 A100s, which the 6-GPU table trains: its one caution is the
     batch's, none that the tables say otherwise."""

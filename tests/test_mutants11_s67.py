@@ -141,7 +141,6 @@ def test_no_pcie_note_for_a_gpu_type_of_ones_own_named_pcie_over_nvlink(cli: Cli
                "--gpus", "4", "--len", "8k")[::2] == (0, "")
 
 
-@pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 def test_an_unproven_answer_without_the_pins_is_not_taken_for_the_pinned_one() -> None:
     # the question without the pins, answered 'feasible' (a time limit left it unproven) with a plan that has the pin
     # but is not the pinned question's best: the pinned question is solved, not answered from it
@@ -182,7 +181,6 @@ def test_an_exact_counts_fewer_gpus_keep_the_pins_not_the_answer_without_them(cl
             "are any\n\n"), "")
 
 
-@pytest.mark.usefixtures("no_wall_clock")
 def test_a_reason_that_takes_an_undecided_answer_without_the_pins_leaves_it_unsolved() -> None:
     # the question without the pins, left open by a time limit ('unknown'): its alternative is not solved
     query = make_query(CATALOG, gpu="H20-96GB", model="Qwen3-14B", objective="cheapest", budget_gpus=4,

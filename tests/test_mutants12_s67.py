@@ -29,7 +29,6 @@ from solver.render import answers_text
 from solver.tables import load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact cluster answers: only the counts end the steps
 PINNED = (*ASKED, *LONGEST, "--sp", "2", "--host-ram", "64")
 UNPINNED_ROW = ("without --sp 2, the best plan is Env + SP=4 on 4 GPUs at 51200 tokens, cost 0.3282 (documented): the "
                 "pin costs 18432 tokens")

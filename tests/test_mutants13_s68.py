@@ -32,8 +32,6 @@ from solver.tables.text import guessed_name
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import decode_scalar
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 
 

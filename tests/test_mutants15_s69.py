@@ -125,7 +125,6 @@ BEYOND_AND_WAYLESS = {"pools": [{"name": "h20", "gpu": "H20-96GB", "nodes": 1, "
 """`way` has a way to run only on more nodes (with --token-budget auto), `huge` on none, `small` fits."""
 
 
-@pytest.mark.usefixtures("no_wall_clock")
 def test_a_required_job_no_nodes_place_keeps_the_buy_note_s_required_list(cli, tmp_path: Path):
     # --required names huge, which no number of nodes places: --buy alone would buy for small too (16 GPUs, not 8),
     # so the note keeps --required, though the file marks no job required.

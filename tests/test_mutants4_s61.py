@@ -20,8 +20,6 @@ from solver.cluster.search import StopOnInterrupt
 from solver.memory import feed_forward_peak_bytes, router_logits_bytes
 from solver.tables import DETERMINISTIC_PER_SECOND, Fleet, TableError, load_model_config, shipped_tables_directory
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = solver.load_catalog()
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 GLM_SMALL = {"model_type": "glm4_moe", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 200,

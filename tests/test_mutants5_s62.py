@@ -22,8 +22,6 @@ from solver.explain import LONG_RUNS, condensed_runs
 from solver.solve import plan as solve_plan
 from solver.tables import QueryError, TableError, host_ram_argument, load_catalog, load_fleet, read_host_ram
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 
 

@@ -17,8 +17,6 @@ import solver
 from solver.cli import main
 from solver.trinity.fragment import wrapped_comments
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 
 @pytest.fixture(autouse=True)
 def _no_long_length_variable(monkeypatch: pytest.MonkeyPatch) -> None:

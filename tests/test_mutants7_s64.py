@@ -24,8 +24,6 @@ from solver.rules import API_OPTIONS
 from solver.tables import DETERMINISTIC_PER_SECOND, load_catalog, load_fleet, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 
 def _codes(model_folder: Path, mapping: dict) -> list[str]:
     return [problem.code.value for problem in trinity_config_problems(mapping, load_model_config(model_folder), 8)]

@@ -25,8 +25,6 @@ from solver.tables import MAX_GPUS, Fleet, Job, Pool, QueryError, load_catalog, 
 from solver.tables.model_config import load_model_config
 from solver.trinity import EngineError, plan_settings, trinity_config_problems, trinity_fragment
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = load_catalog()
 A100 = Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8)

@@ -21,8 +21,6 @@ from solver.tables import AtLeast, Fleet, Job, Pool, QueryError, Setting, load_c
 from solver.trinity import plan_settings, trinity_fragment
 from solver.trinity.interpolation import ConfigError, ConfigValues, ResolvesToNothing
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 CHAT_A = Job(name="chat-a", model="Qwen3-14B", max_model_len=65536, rollout_gpus=4, required=True)
 CHAT_B = Job(name="chat-b", model="Qwen3-14B", max_model_len=32768, rollout_gpus=4, required=True)

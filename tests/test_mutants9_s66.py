@@ -36,8 +36,6 @@ from solver.tables.reading import load_validated
 from solver.tables.schema import GpuType
 from solver.trinity import patch_trinity_config, trinity_config_problems
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768}
 UNRESOLVED_TYPE = ("unresolved-value-refused", (
     "model.rope_scaling.type: cannot resolve '${nope}': the config has no nope; every Trinity release refuses the "

@@ -16,8 +16,6 @@ from solver import QueryError, load_catalog
 from solver.cluster.search import StopOnInterrupt
 from solver.tables.text import meant_fleet_name
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 
 @pytest.mark.parametrize(("wanted", "names", "meant"), [
     ("agent08b", ["math-4b", "agent-8b"], "agent-8b"),  # its numbers are the same but for the zero before one

@@ -26,8 +26,6 @@ from solver.results import GpuMap
 from solver.tables import TableError, load_model_config
 from solver.tables.schema import MoE
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 
 FAR = {"total_gib": 50.0, "usable_gib": 60.0, "step_gib": 20.0, "step_usable_gib": 40.0, "host_memory_gib": 100.0,

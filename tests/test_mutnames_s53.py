@@ -23,8 +23,6 @@ from solver.tables import (
 )
 from solver.tables.text import guessed_name
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 OFF_GRID_H100_CELLS = (  # 8 H100s: the second table's row typed as 65000 where 65536 was measured
     "gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
     "  - gpus: 4\n    section: 4 x H100\n    models: [Qwen3-8B]\n    rows:\n"

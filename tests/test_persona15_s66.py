@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 # Qwen3-4B with Env + Offload + SP=4 on 4 of 6 A100s at 110592 tokens: the memory model fits it (0.6 GiB to spare),
 # but the A100-80GB table for 4 GPUs says '-' at 112640, the row 110592 falls to (what `solve cluster --estimate`
 # places and its --emit-dir config's check command then judges).

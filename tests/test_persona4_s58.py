@@ -20,8 +20,6 @@ from solver.render.cluster import cluster_view
 from solver.results import UnplacedCode
 from solver.tables import TableError, load_catalog, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 FLEET = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
          "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192},

@@ -8,8 +8,6 @@ import pytest
 
 from solver.render import json_schema
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ROOT = Path(__file__).resolve().parent.parent
 
 # The memory model's terms (solver/memory.py's Terms) are described by docs/memory.md's breakdown, not here.

@@ -16,8 +16,6 @@ import solver.solve
 from solver.solve import _unpinned_first, _unpinned_question, answer_for, plan
 from solver.tables import load_catalog
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 
 PINNED = [  # (gpu, model, budget, length (None: the longest), pins)

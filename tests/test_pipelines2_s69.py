@@ -20,8 +20,6 @@ import solver.cli.atomic
 from solver.render import JSON_SCHEMA_TYPES, json_schema
 from solver.results import SCHEMA_VERSION, Answer, GpuMap
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ROOT = Path(__file__).resolve().parent.parent
 FLEET = "docs/examples/fleet.yaml"
 CONFIG = "docs/examples/trinity.yaml"

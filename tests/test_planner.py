@@ -70,8 +70,6 @@ from solver.tables import (
     sp_rule_violation,
 )
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 ONE_GPU = "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs"
 """The guide's one-GPU caution in short, as a reason says it beside a plan on one A100."""

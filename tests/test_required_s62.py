@@ -20,8 +20,6 @@ from solver.cli import main
 from solver.cluster import greedy
 from solver.tables import QueryError, load_fleet
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ONE_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 CROWDED = {"pools": [ONE_NODE], "jobs": [
     {"name": "a", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4, "required": True},

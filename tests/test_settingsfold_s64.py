@@ -24,8 +24,6 @@ from solver.rules import API_OPTIONS
 from solver.tables import Fleet, load_catalog, trinity_release
 from solver.trinity import plan_fragment
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 EXAMPLE_FLEET = Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"
 ROCM_FLEET = {
     "pools": [{"name": "mi", "gpu": "MI300X", "nodes": 2, "gpus_per_node": 8}],

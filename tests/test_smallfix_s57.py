@@ -16,8 +16,6 @@ import solver
 from solver.results import CautionCode
 from solver.trinity import read_trinity_config
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 ANSWER_BATCH = "a train batch of 75 (the answer's train_batch_size)"
 
 

@@ -16,8 +16,6 @@ from solver.query import SMALL_CARD_OPTIMISM_GIB, default_margin, resolve_margin
 from solver.results import Answer, BeyondCode, CautionCode, MarginRoom, thin_headroom
 from solver.tables import SMALL_CARD_GIB, Setting, load_catalog, load_memory_model
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG, MEMORY = load_catalog(), load_memory_model()
 REVIEWED = (  # the review's commands: (model, gpu, objective, budget, length) and their plan at the new default
     (("0.6B", "L40S-48GB", "max_len", 4, None), (4, Setting(env=True, offload=True, sp=4), 65536)),

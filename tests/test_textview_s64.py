@@ -18,8 +18,6 @@ from solver.query import Query
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import QueryError
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = solver.load_catalog()
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,8 +14,6 @@ import yaml
 
 import solver
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CLI = Callable[..., tuple[int, str, str]]
 VERSIONS = ("0.5", "0.6")
 PLANS = {  # the flags of `solve` for each plan: their kinds of fragment differ in what they write

@@ -14,9 +14,6 @@ import yaml
 from solver.cli import main
 from solver.tables import Weights, load_catalog, load_weights
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")
-"""Exact answers: the deterministic limits alone end the search, whatever the machine's load."""
-
 TWO_A100_NODES = {"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4}
 LONG_14B = {"model": "Qwen3-14B", "max_model_len": 131072}
 """Qwen3-14B at 128k on A100s: beyond Trinity's default token budget on 4 of them, trained with a lowered one."""

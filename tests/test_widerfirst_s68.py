@@ -18,8 +18,6 @@ import solver.solve
 from solver.solve import _asked_first, answer_for, plan
 from solver.tables import MAX_HOST_RAM_GB, load_catalog
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 CATALOG = load_catalog()
 
 CASES = [  # (gpu, model, budget, length (None: the longest), the rest of the query)

@@ -19,8 +19,6 @@ import solver
 from solver.trinity.fragment import wrapped_comments
 from solver.trinity.plan_keys import COMMENT_WIDTH
 
-pytestmark = pytest.mark.usefixtures("no_wall_clock")  # exact answers: only deterministic limits end the steps
-
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 CHECK_INTRO = "# To check your config once these keys are in it (CONFIG: its file), as this plan was made:"
 COMMAND = re.compile(r" *#   \S.*")

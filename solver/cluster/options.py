@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from math import ceil
 from typing import Literal
 
-from solver.cluster import clock
+from solver import clock
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, margin_room, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import EstimateMode, Objective, Query, make_query, resolve_margin

@@ -15,7 +15,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.cluster import clock
+from solver import clock
 from solver.cluster.greedy import greedy_choice
 from solver.cluster.model import (
     PlacementModel,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from solver.cluster import clock
+from solver import clock
 from solver.cluster.options import Option, Planner, host_capacity_tenths, option_name, ways_in_pool
 from solver.model import LeanCpModel, new_cp_solver, stopped_by_wall_clock
 from solver.solve import checked
