@@ -4,7 +4,6 @@ the merges' own tests let live (s69 mutants16; the table: /work/keep/review-s69-
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from command_words import make_query
 import solver
 from solver.explain import explain
 from solver.results import PurchaseResult
-from solver.solve import call_deadline, deadline_words, plan, within_deadline
+from solver.solve import plan
 from solver.tables import load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -38,7 +37,6 @@ def _fleet(tmp_path: Path, *pinned: str) -> Path:
     return path
 
 
-@pytest.mark.usefixtures("no_wall_clock")
 def test_jobs_pinned_to_a_pool_of_no_nodes_share_one_row_whose_reason_reads_true_of_each(cli: Cli, tmp_path: Path):
     # The out-of-service clause reads the same for one job and for several: no words of its own for several.
     path = _fleet(tmp_path, "pinned", "pinned2")
@@ -49,7 +47,6 @@ def test_jobs_pinned_to_a_pool_of_no_nodes_share_one_row_whose_reason_reads_true
         ("pinned", OUT_OF_SERVICE, None), ("pinned2", OUT_OF_SERVICE, None)]
 
 
-@pytest.mark.usefixtures("no_wall_clock")
 def test_a_purchase_read_from_json_made_before_searched_keeps_the_words_of_a_search_that_ran(cli: Cli, tmp_path: Path):
     # At 0.01 s the planner's questions end before the pinned jobs' ways (as in test_fleetops_s69), so no search ran.
     # JSON made before the key (`searched` null) cannot say so: its status line is the one it had then.
@@ -82,13 +79,6 @@ def test_two_combinations_that_would_rank_before_the_plan_are_each_said_to_fail_
 def test_a_gpu_name_with_a_count_in_capitals_or_after_a_space_is_told_to_give_the_count_apart(
         cli: Cli, argv: tuple[str, ...], error: str):
     assert cli(*argv) == (2, "", error)
-
-
-def test_under_the_tests_clock_a_passed_call_deadline_neither_limits_a_solve_nor_is_named():
-    # Both read `seconds_left`: a deadline the tests' clock says never passes cuts nothing short, so no answer may
-    # say it came first (`deadline_words` read the clock itself before).
-    with call_deadline(-1.0):
-        assert (within_deadline(5.0), deadline_words()) == (math.inf, "")
 
 
 MI300X_CELLS = {"gpu": "MI300X", "memory_gb": 192, "source": "made-up cells",
