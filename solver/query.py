@@ -339,6 +339,17 @@ class Query(Frozen):
             return "", False
         return batch_words(self.train_batch_size, self.train_batch_source), self.train_batch_source.startswith("--")
 
+    @property
+    def batch_named(self) -> str:
+        """The train batch given, named briefly: as the caller gave the option (``--train-batch-size 256``,
+        ``train_batch_size=256``), else ``a train batch of 256`` (a config's); empty when none."""
+        if not self.train_batch_size:
+            return ""
+        names = self.option_names
+        if self.train_batch_source == names.train_batch:
+            return names.valued(names.train_batch, self.train_batch_size)
+        return f"a train batch of {self.train_batch_size}"
+
     def options_then_words(self, limits: Sequence[tuple[str, bool]]) -> str:
         """`limits` (each its words, empty for none, and whether they are an option) as a reason names them: the
         options together as the caller writes them (`OptionNames.joined`), then the others, joined with "and"."""

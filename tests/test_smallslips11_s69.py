@@ -61,3 +61,44 @@ def test_a_placement_whose_jobs_not_required_were_cut_short_searched(tmp_path: P
     assert cut.search_never_ran and solver.cluster_text(cut, fleet).splitlines()[0] == (
         "status: unknown: time ran out working out the jobs' ways to run, so the search for a placement never ran "
         "(raise time_limit_s)")
+
+
+def _row(out: str, label: str) -> str:
+    """The summary row of `out` that starts with `label`, its value only (its first line)."""
+    [row] = [line[len(label):].strip() for line in out.splitlines() if line.startswith(f"{label} ")]
+    return row
+
+
+A100_8B = ("--model", "8B", "--gpu", "a100")
+
+
+@pytest.mark.parametrize(("argv", "best"), [
+    # A batch that 3 ranks divide runs Env + SP=2 on 6 GPUs (the other batch row): the plan is best within 256.
+    (("--gpus", "6", "--len", "32768", "--train-batch-size", "256"), "best with --train-batch-size 256"),
+    # A batch the best plan's ranks divide shows no other plan: best, as without it.
+    (("--gpus", "6", "--len", "32768", "--train-batch-size", "96"), "best"),
+    # More host memory reaches 102400 tokens (the host limit row): the plan is best within 64 GiB, pins first.
+    (("--maximize", "len", "--gpus", "6", "--host-ram", "64"), "best with --host-ram 64 GiB"),
+    (("--maximize", "len", "--gpus", "6", "--host-ram", "64", "--sp", "4"), "best with --sp 4 and --host-ram 64 GiB"),
+    (("--maximize", "len", "--gpus", "6", "--host-ram", "64", "--train-batch-size", "256"),
+     "best with --host-ram 64 GiB"),
+    # The host memory the best plan fits in costs nothing: best, as without it.
+    (("--len", "32k", "--host-ram", "64"), "best"),
+])
+def test_the_cost_line_names_the_limits_a_better_plan_beside_it_lifts(cli: Cli, argv: tuple[str, ...], best: str):
+    status, out, _ = cli(*A100_8B, *argv)
+    assert status == 0 and _row(out, "cost").endswith(f" relative step time ({best})")
+
+
+def test_the_apis_cost_line_names_the_batch_as_its_keyword():
+    answers = solver.plan(model="8B", gpu="A100-80GB", budget_gpus=6, max_model_len=32768, train_batch_size=256)
+    assert _row(solver.answers_text(answers), "cost") == "0.325 relative step time (best with train_batch_size=256)"
+
+
+def test_a_configs_batch_is_named_in_words_on_the_cost_line(cli: Cli, tmp_path: Path):
+    config = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768},
+              "cluster": {"node_num": 1, "gpu_per_node": 8}, "buffer": {"train_batch_size": 256},
+              "explorer": {"rollout_model": {"engine_num": 2}}}
+    path = _write(tmp_path, config)
+    status, out, _ = cli("--from-config", str(path), "--gpu", "a100", "--total-gpus", "8")
+    assert status == 0 and _row(out, "cost") == "0.325 relative step time (best with a train batch of 256)"
