@@ -1,5 +1,7 @@
 """Small slips left by session 69's reviews (helper smallslips11): a placement whose search never ran says so (a
-required job's ways cut short by the time limit); ..."""
+required job's ways cut short by the time limit); the cost line's ``(best with ...)`` names the host memory and the
+train batch where a row beside it shows a better plan without them; a GPU name with a count (``a100x4``) is told to
+give the count apart in ``solve tables``, a cluster file, and the API, each in its own words."""
 
 from __future__ import annotations
 
@@ -40,8 +42,8 @@ def test_a_placement_whose_required_jobs_ways_were_cut_short_says_its_search_nev
     status, out, err = cli("cluster", str(_write(tmp_path, TWO_REQUIRED)), "--time-limit", "0.01", *options)
     assert (status, err, out.splitlines()[:2]) == (1, "", [
         NEVER_RAN,
-        "the time limit cut working out the jobs' ways short: b, c got none (the jobs of more priority are asked "
-        "first), so no placement was found (raise --time-limit)"])
+        ("the time limit cut working out the jobs' ways short: b, c got none (the jobs of more priority are asked "
+         "first), so no placement was found (raise --time-limit)")])
     placed = json.loads(cli("cluster", str(_write(tmp_path, TWO_REQUIRED)), "--time-limit", "0.01", "--json",
                             *options)[1])
     assert (placed["status"], placed["placements"], placed["ways_cut_short"]) == ("unknown", [], ["b", "c"])
@@ -102,3 +104,48 @@ def test_a_configs_batch_is_named_in_words_on_the_cost_line(cli: Cli, tmp_path: 
     path = _write(tmp_path, config)
     status, out, _ = cli("--from-config", str(path), "--gpu", "a100", "--total-gpus", "8")
     assert status == 0 and _row(out, "cost") == "0.325 relative step time (best with a train batch of 256)"
+
+
+COUNT_IN_NAME = "gives {} A100-80GB GPUs in one name: give the GPU type and the count{} apart: {}"
+
+
+def test_solve_tables_tells_a_gpu_name_with_a_count_to_give_it_apart(cli: Cli):
+    # It said "unknown GPU 'a100x4'; accepted: ...", as solve, map and memory did before smallslips10.
+    assert cli("tables", "--gpu", "a100x4") == (2, "", "solve tables: error: --gpu 'a100x4' " + COUNT_IN_NAME.format(
+        4, "", "--gpu a100 --gpus 4") + "\n")
+
+
+def test_a_cluster_files_pool_with_a_count_in_its_gpu_is_told_the_fields(cli: Cli, tmp_path: Path):
+    pools = [{"name": "a100", "gpu": "a100x8", "nodes": 1, "gpus_per_node": 8}]
+    path = _write(tmp_path, {**TWO_REQUIRED, "pools": pools})
+    refused = f"{path}: pool a100, gpu: 'a100x8' " + COUNT_IN_NAME.format(8, " per node", "gpu: a100, gpus_per_node: 8")
+    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {refused}\n")
+    with pytest.raises(solver.TableError) as raised:
+        load_fleet(path, CATALOG)
+    assert str(raised.value) == refused
+
+
+@pytest.mark.parametrize(("call", "error"), [
+    (lambda: solver.plan(model="4B", gpu="a100x4"),
+     "gpu='a100x4' " + COUNT_IN_NAME.format(4, "", "gpu='a100', budget_gpus=4")),
+    (lambda: solver.plan(model="4B", gpu=["h20", "4xA100"]),
+     "gpu='4xA100' " + COUNT_IN_NAME.format(4, "", "gpu=['h20', 'A100'], budget_gpus=4")),
+    (lambda: solver.map_plans(model="4B", gpu="a100*4"),
+     "gpu='a100*4' " + COUNT_IN_NAME.format(4, "", "gpu='a100', gpus_up_to=4")),
+    (lambda: solver.estimate_memory(model="4B", gpu="a100:4", gpus=4, max_model_len=4096, sp=1, env=False,
+                                    offload=False),
+     "gpu='a100:4' " + COUNT_IN_NAME.format(4, "", "gpu='a100', gpus=4")),
+    (lambda: solver.place(solver.Fleet(pools=(solver.Pool(name="p", gpu="a100x8", nodes=1, gpus_per_node=8),),
+                                       jobs=(solver.Job(name="a", model="4B", max_model_len=4096),))),
+     "pool p: gpu='a100x8' " + COUNT_IN_NAME.format(8, " per node", "gpu='a100', gpus_per_node=8")),
+])
+def test_the_api_tells_a_gpu_name_with_a_count_to_give_it_apart(call: Callable[[], object], error: str):
+    with pytest.raises(solver.QueryError) as raised:
+        call()
+    assert str(raised.value) == error
+
+
+def test_a_name_the_catalogue_has_or_a_count_of_no_gpu_type_is_read_as_before(cli: Cli):
+    assert solver.plan(model="4B", gpu="MI300X", max_model_len=4096)[0].gpu == "MI300X"  # an x, no count
+    status, _, err = cli("tables", "--gpu", "zz9x4")
+    assert (status, err.startswith("solve tables: error: unknown GPU 'zz9x4'; accepted: ")) == (2, True)

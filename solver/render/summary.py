@@ -344,8 +344,8 @@ def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None
 def _another_plan(free: Plan | None, plan: Plan) -> bool:
     """Whether `free`, the best plan of the question without one of the caller's limits, is another than `plan` (its
     GPUs, setting or length)."""
-    return free is not None and (free.gpus, free.setting, free.max_model_len) != (plan.gpus, plan.setting,
-                                                                                 plan.max_model_len)
+    return free is not None and ((free.gpus, free.setting, free.max_model_len)
+                                 != (plan.gpus, plan.setting, plan.max_model_len))
 
 
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
