@@ -84,7 +84,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
 
 def _refuse_a_count(catalog: Catalog, names: Sequence[str], name: str, count_option: str) -> None:
     """`QueryError` where `name`, of --gpu's `names`, which the catalogue lacks, is a GPU type it has with a count
-    (``a100x4``, `gpu_with_count`), naming the options that give them apart (``--gpu a100 --gpus 4``); nothing
+    (``a100x4``, `Catalog.counted_gpu`), naming the options that give them apart (``--gpu a100 --gpus 4``); nothing
     otherwise."""
     if (found := catalog.counted_gpu(name)) is not None:
         apart = ",".join(found.name if listed == name else listed for listed in names)
