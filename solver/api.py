@@ -97,9 +97,11 @@ from solver.tables import (
     OWN_GPU_HINT,
     OWN_MODEL_HINT,
     Catalog,
+    CountedGpu,
     Fleet,
     MemoryModel,
     Model,
+    Pool,
     QueryError,
     Setting,
     TokenBudgetMode,
@@ -163,12 +165,20 @@ ANSWER_BATCH_SOURCE = "the answer's train_batch_size"
 it was planned from (a keyword, a flag, a config's key)."""
 
 
-def _check_named(catalog: Catalog, model: object, gpu: object, *, gpu_lists: bool = False) -> None:
+def _check_named(catalog: Catalog, model: object, gpu: object, count_keyword: str, *,
+                 gpu_lists: bool = False) -> None:
     """`QueryError` for a `model` or `gpu` name (a string, or, where `gpu_lists`, a list or tuple of them, as
     `asked_gpus` reads them; None for no GPU type) that `catalog` lacks, saying how code gives one of its own
-    (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`); other values are left to the checks that name their types."""
+    (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`), or, for a GPU type with a count (``a100x4``), the keywords that give them
+    apart (the count to `count_keyword`); other values are left to the checks that name their types."""
     gpus = gpu if gpu_lists and isinstance(gpu, list | tuple) else [gpu]
-    find_gpu = partial(asked_gpus, catalog) if gpu_lists else catalog.gpu
+
+    def with_count(found: CountedGpu) -> str:
+        apart = [found.name if given == found.given else given for given in gpus] if gpus is gpu else found.name
+        return found.refused("gpu=", f"gpu={apart!r}, {count_keyword}={found.gpus}")
+
+    find_gpu = (partial(asked_gpus, catalog, with_count=with_count) if gpu_lists
+                else partial(catalog.gpu, with_count=with_count))
     for name, find, hint in ((model, catalog.model, OWN_MODEL_IN_CODE),
                              *((gpu_name, find_gpu, OWN_GPU_IN_CODE) for gpu_name in gpus)):
         if isinstance(name, str):
@@ -230,7 +240,7 @@ def plan(
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
-    _check_named(catalog, model, gpu, gpu_lists=True)
+    _check_named(catalog, model, gpu, "budget_gpus", gpu_lists=True)
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                        max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
@@ -403,8 +413,16 @@ def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
     -> ``A100-80GB``), as `load_fleet` gives a cluster file's; `QueryError` for a name the catalogue lacks."""
     known = catalog.for_fleet(fleet)
     return fleet.model_copy(update={
-        "pools": tuple(pool.model_copy(update={"gpu": known.gpu(pool.gpu).name}) for pool in fleet.pools),
+        "pools": tuple(pool.model_copy(update={"gpu": known.gpu(pool.gpu, partial(_pool_gpu_with_count, pool)).name})
+                       for pool in fleet.pools),
         "jobs": tuple(job.model_copy(update={"model": known.model(job.model).name}) for job in fleet.jobs)})
+
+
+def _pool_gpu_with_count(pool: Pool, found: CountedGpu) -> str:
+    """Why a `Pool` built in code whose ``gpu`` gives a GPU type with a count (``a100x8``) is refused, and the
+    keywords that give them apart (``gpu='a100', gpus_per_node=8``)."""
+    return found.refused(f"pool {pool.name}: gpu=", f"gpu={found.name!r}, gpus_per_node={found.gpus}",
+                         "the count per node")
 
 
 def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -620,7 +638,7 @@ def estimate_memory(
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames))
     catalog = catalog if catalog is not None else load_catalog()
-    _check_named(catalog, model, gpu)
+    _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin, catalog.gpu(gpu).memory_gib, option_names)
     names = option_names
@@ -738,7 +756,7 @@ def map_plans(
         check_types((f"model[{index}]", name, str))
     catalog = catalog if catalog is not None else load_catalog()
     for named in [*names, None]:  # the models first, then the GPU type, as `plan` checks them
-        _check_named(catalog, named, gpu if named is None else None, gpu_lists=True)
+        _check_named(catalog, named, gpu if named is None else None, "gpus_up_to", gpu_lists=True)
     check_choice("by", by, ("model", "len"))
     check_counts((option_names.gpus_up_to, gpus_up_to, MAX_ESTIMATED_GPUS),
                  *((option_names.budgets, budget, MAX_ESTIMATED_GPUS) for budget in budgets or ()))

@@ -39,6 +39,7 @@ from solver.tables import (
     NODE_GPUS,
     SMALL_CARD_GIB,
     Catalog,
+    CountedGpu,
     Frozen,
     MemoryModel,
     Model,
@@ -338,6 +339,17 @@ class Query(Frozen):
         if not self.train_batch_size:
             return "", False
         return batch_words(self.train_batch_size, self.train_batch_source), self.train_batch_source.startswith("--")
+
+    @property
+    def batch_named(self) -> str:
+        """The train batch given, named briefly: as the caller gave the option (``--train-batch-size 256``,
+        ``train_batch_size=256``), else ``a train batch of 256`` (a config's); empty when none."""
+        if not self.train_batch_size:
+            return ""
+        names = self.option_names
+        if self.train_batch_source == names.train_batch:
+            return names.valued(names.train_batch, self.train_batch_size)
+        return f"a train batch of {self.train_batch_size}"
 
     def options_then_words(self, limits: Sequence[tuple[str, bool]]) -> str:
         """`limits` (each its words, empty for none, and whether they are an option) as a reason names them: the
@@ -786,15 +798,16 @@ def total_budget(total_gpus: int, budget_gpus: int | None, rollout_gpus: int | N
     return total_gpus - rollout_gpus
 
 
-def asked_gpus(catalog: Catalog, gpu: GpuNames) -> tuple[str, ...]:
+def asked_gpus(catalog: Catalog, gpu: GpuNames,
+               with_count: Callable[[CountedGpu], str] | None = None) -> tuple[str, ...]:
     """The GPU types that `gpu` names (a name, or a list or tuple of names; None: each documented one), as the
     catalogue names them, in the order given, a GPU type named twice (``a100`` and ``A100-80GB``) once; `QueryError`
-    for an unknown name or an empty list."""
+    for an unknown name (with `with_count`'s words for a GPU type with a count: `Catalog.gpu`) or an empty list."""
     if gpu is None:
         return tuple(gpu_type.name for gpu_type in catalog.documented_gpu_types)
     if not isinstance(gpu, list | tuple):  # one name; another value, the catalogue says what names a GPU type
         try:
-            return (catalog.gpu(gpu).name,)
+            return (catalog.gpu(gpu, with_count).name,)
         except RefusedNameError:  # a comma list of names it knows: the list this takes
             if not isinstance(gpu, str) or "," not in gpu:
                 raise
@@ -806,7 +819,7 @@ def asked_gpus(catalog: Catalog, gpu: GpuNames) -> tuple[str, ...]:
                          "with tables")
     for index, name in enumerate(gpu):
         check_types((f"gpu[{index}]", name, str))
-    return tuple(dict.fromkeys(catalog.gpu(name).name for name in gpu))
+    return tuple(dict.fromkeys(catalog.gpu(name, with_count).name for name in gpu))
 
 
 def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,

@@ -1825,8 +1825,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "workers=1); otherwise another run may give another"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
-        "left out, for want of time, the status is at best 'feasible' (with every job required, as --minimize "
-        "nodes asks, 'unknown'), and the bound counts the other jobs alone"))
+        "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "
+        "where one of them must be placed (a required job, or any with minimize='nodes'), the search for a placement "
+        "never ran: status 'unknown'"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))
@@ -1841,6 +1842,14 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the search found none for another reason than time (none exists, or Ctrl-C came first)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
+
+    @property
+    def search_never_ran(self) -> bool:
+        """Whether the time limit ran out working out the jobs' ways before a job that must be placed (a required
+        job, or any with minimize='nodes') got its own, so that no placement was searched for (status unknown)."""
+        if self.objective_counts == "nodes":
+            return bool(self.ways_cut_short)
+        return bool(set(self.required) & set(self.ways_cut_short))
 
     @property
     def gap(self) -> float | None:

@@ -105,7 +105,9 @@ def test_the_command_says_the_limit_cut_the_ways_short(
     path = _fleet_file(tmp_path)
     assert main(["cluster", str(path), "--minimize", "nodes", "--time-limit", "4"]) == 1
     out = " ".join(capsys.readouterr().out.split())
-    assert out.startswith("status: unknown the time limit cut working out the jobs' ways short: job-")
+    assert out.startswith("status: unknown: time ran out working out the jobs' ways to run, so the search for a "
+                          "placement never ran (raise --time-limit) the time limit cut working out the jobs' ways "
+                          "short: job-")
     assert ("got none (the jobs of more priority are asked first), so no placement was found (raise --time-limit)"
             in out)
 

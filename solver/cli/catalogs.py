@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from solver.tables import QueryError, brief, counted, cut, with_own_hint
+from solver.tables import QueryError, brief, cut, with_own_hint
 
 if TYPE_CHECKING:
     from solver.tables import Catalog, GpuType, Interconnect, Model
@@ -84,17 +84,11 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
 
 def _refuse_a_count(catalog: Catalog, names: Sequence[str], name: str, count_option: str) -> None:
     """`QueryError` where `name`, of --gpu's `names`, which the catalogue lacks, is a GPU type it has with a count
-    (``a100x4``, `gpu_with_count`), naming the options that give them apart (``--gpu a100 --gpus 4``); nothing
+    (``a100x4``, `Catalog.counted_gpu`), naming the options that give them apart (``--gpu a100 --gpus 4``); nothing
     otherwise."""
-    from solver.tables import gpu_with_count
-    for gpu, count in gpu_with_count(name):
-        try:
-            gpu_type = catalog.gpu(gpu)
-        except QueryError:
-            continue
-        apart = ",".join(gpu if listed == name else listed for listed in names)
-        raise QueryError(f"--gpu {brief(name)} gives {counted(count, gpu_type.name + ' GPU')} in one name: give "
-                         f"the GPU type and the count apart: --gpu {apart} {count_option} {count}")
+    if (found := catalog.counted_gpu(name)) is not None:
+        apart = ",".join(found.name if listed == name else listed for listed in names)
+        raise QueryError(found.refused("--gpu ", f"--gpu {apart} {count_option} {found.gpus}"))
 
 
 def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:

@@ -73,7 +73,7 @@ def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
     they contradict the semantics; the exit status."""
     from solver.render import cells_json, tables_view
     if args.gpu is not None:  # an unknown name is refused as such, without the map's hint below
-        full.gpu(args.gpu)
+        full.gpu(args.gpu, lambda found: found.refused("--gpu ", f"--gpu {found.name} --gpus {found.gpus}"))
     if args.model is not None:
         full.model(args.model)
     try:

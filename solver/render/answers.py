@@ -79,7 +79,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
             renderables.append(plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
                                             query.memory.own_source, len(query.gpus) > 1, writing, names,
                                             (config_keys or {}).get(answer.gpu, ()), query.given_pins,
-                                            query.host_ram_named))
+                                            query.host_ram_named, query.batch_named))
             after_apply = len(renderables)
             if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
                 renderables.append(ranking_view(answer, model, names))

@@ -246,6 +246,9 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool, nam
     """A placement's status, with what it counts (the nodes used where `minimize_nodes`, else the placed priority),
     its bound and gap; and, without a bound, how long working out the jobs' ways took (the time limit named as
     `names` do)."""
+    if result.search_never_ran:
+        return [Text(f"status: {result.status}: time ran out working out the jobs' ways to run, so the search for a "
+                     f"placement never ran (raise {names.time_limit})", style="bold red")]
     if result.objective is None:
         out_of_time = result.least_time_limit_s is not None  # no placement: time ran out before the first
         return [Text(f"status: {result.status}"

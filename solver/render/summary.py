@@ -41,7 +41,7 @@ from solver.rules import (
     token_budget,
     trainer_nodes_of,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, NODE_GPUS, Model, TrinityVersion, counted, it_or_them
+from solver.tables import MAX_ESTIMATED_GPUS, NODE_GPUS, Model, TrinityVersion, and_joined, counted, it_or_them
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
@@ -128,16 +128,21 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
                  memory_source: str | None, several_gpu_types: bool, writing: bool, names: OptionNames,
-                 config_keys: Sequence[str] = (), pins: Sequence[str] = (), host_limit: str = "") -> Group:
+                 config_keys: Sequence[str] = (), pins: Sequence[str] = (), host_limit: str = "",
+                 batch: str = "") -> Group:
     """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it: the
     plan's own (`apply_lines`), then the --from-config's keys it changes too (`config_keys`, `_config_key_lines`);
-    the options it points to named as `names` do, the pins the query gives as `pins` (`Query.given_pins`) and its
-    host memory as `host_limit` (`Query.host_ram_named`)."""
+    the options it points to named as `names` do, the pins the query gives as `pins` (`Query.given_pins`), its
+    host memory as `host_limit` (`Query.host_ram_named`) and its train batch as `batch` (`Query.batch_named`)."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
     best = "best" if answer.status == "optimal" else "best found"  # feasible: the time limit stopped the search
-    best += f" with {names.joined(pins)}" if pins else ""  # the unpinned row may show a cheaper plan
+    # The unpinned row may show a cheaper plan; the host limit and other batch rows show one beside it.
+    kept = [names.joined(pins)] if pins else []
+    kept += [host_limit] if host_limit and _another_plan(answer.more_host_ram, plan) else []
+    kept += [batch] if batch and answer.other_batch is not None else []
+    best += f" with {and_joined(kept)}" if kept else ""
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
@@ -336,12 +341,19 @@ def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None
                              f"{host_limit} costs", "the best plan fits in it")
 
 
+def _another_plan(free: Plan | None, plan: Plan) -> bool:
+    """Whether `free`, the best plan of the question without one of the caller's limits, is another than `plan` (its
+    GPUs, setting or length)."""
+    return free is not None and ((free.gpus, free.setting, free.max_model_len)
+                                 != (plan.gpus, plan.setting, plan.max_model_len))
+
+
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
     """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
     without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
     tokens (a longer plan), GPUs (the fewest), else the step time (none where `plan` ranks cheaper, a plan the
     question without the pins does not ask): ``{lifted}, the best plan is ...: {limit_costs} ...``."""
-    if (free.gpus, free.setting, free.max_model_len) == (plan.gpus, plan.setting, plan.max_model_len):
+    if not _another_plan(free, plan):
         return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:
         length = f" at {counted(free.max_model_len, 'token')}"

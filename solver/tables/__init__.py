@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     from solver.tables.catalog import (
         Catalog,
         Cell,
+        CountedGpu,
         TableOrigin,
         contradictions_refused,
         model_name_from_path,
@@ -214,6 +215,7 @@ __all__ = [
     "Catalog",
     "Cell",
     "Coefficients",
+    "CountedGpu",
     "FitSummary",
     "Fleet",
     "Frozen",

@@ -27,11 +27,30 @@ from solver.tables.text import (
     counted,
     either,
     gpu_name_forms,
+    gpu_with_count,
     guessed_name,
     memory_size_alone,
     normalise,
     shown_value,
 )
+
+
+class CountedGpu(NamedTuple):
+    """A GPU type and a count given in one name (``a100x4``: `Catalog.counted_gpu`)."""
+
+    given: str
+    """The name as given (``a100x4``)."""
+    name: str
+    """Its GPU type's part, as written (``a100``)."""
+    gpu_type: GpuType
+    gpus: int
+    """The count (``4``)."""
+
+    def refused(self, option: str, apart: str, count_words: str = "the count") -> str:
+        """Why the name, given to `option` (``--gpu ``, ``gpu=``, or none), is refused, and how to give the GPU type and
+        the count (`count_words`) `apart` (``--gpu a100 --gpus 4``), in words."""
+        return (f"{option}{brief(self.given)} gives {counted(self.gpus, self.gpu_type.name + ' GPU')} in one name: "
+                f"give the GPU type and {count_words} apart: {apart}")
 
 
 class TableOrigin(NamedTuple):
@@ -260,13 +279,31 @@ class Catalog(Frozen):
         (``Qwen/Qwen3-4B``) by its last part."""
         return _find_entry("model", name, self.models, _model_name_forms)
 
-    def gpu(self, name: str) -> GpuType:
+    def gpu(self, name: str, with_count: Callable[[CountedGpu], str] | None = None) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
         prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``), its form factor hyphenated or not
         (``l40s-pcie``, ``l40spcie``): `gpu_name_forms`; `QueryError` for a GPU type without bf16
-        (`refuse_without_bf16`)."""
+        (`refuse_without_bf16`), or an unknown name: `RefusedNameError` with `with_count`'s words where it is a GPU
+        type with a count (``a100x4``: `counted_gpu`)."""
         self.refuse_without_bf16(name)
-        return _find_entry("GPU", name, self.gpu_types, gpu_name_forms, refused=self.without_bf16)
+        try:
+            return _find_entry("GPU", name, self.gpu_types, gpu_name_forms, refused=self.without_bf16)
+        except RefusedNameError:
+            raise
+        except QueryError:
+            if with_count is None or not isinstance(name, str) or (found := self.counted_gpu(name)) is None:
+                raise
+            raise RefusedNameError(with_count(found)) from None
+
+    def counted_gpu(self, name: str) -> CountedGpu | None:
+        """The GPU type and the count that `name`, a GPU name the catalogue lacks, gives together (``a100x4``:
+        `gpu_with_count`'s first reading whose GPU part the catalogue has); None where it gives none."""
+        for gpu, count in gpu_with_count(name):
+            try:
+                return CountedGpu(name, gpu, self.gpu(gpu), count)
+            except QueryError:
+                continue
+        return None
 
     def meant_gpu_type(self, name: str) -> str | None:
         """What a GPU name the catalogue lacks (`name`, a cells file's) was likely meant to be, as --gpu's guess

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from solver.tables.catalog import Catalog, pools_gpu_types
+from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import TYPED, Fleet, FleetFile, Job, JobEntry
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
@@ -64,9 +65,8 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
         raise TableError(f"{path}: {error}") from None
     with_gpus = catalog.with_gpu_types(described)
     hint = OWN_GPU_HINT.format("gpu_memory_gb")
-    pools = tuple(pool.model_copy(update={"gpu": _canonical_name(path, "pool", pool.name, "gpu", with_gpus.gpu,
-                                                                 pool.gpu, hint)})
-                  for pool in entries.pools)
+    pools = tuple(pool.model_copy(update={"gpu": _canonical_name(path, "pool", pool.name, "gpu", partial(
+        with_gpus.gpu, with_count=pool_gpu_with_count), pool.gpu, hint)}) for pool in entries.pools)
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}, exclude_unset=True),  # rollout_gpus_given
                      model=configured[job.config_path].name if job.config_path is not None
                      else _canonical_name(path, "job", job.name, "model", catalog.model, job.model or "",
@@ -75,6 +75,12 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     _check_one_context_per_model(path, entries.jobs, jobs, configured, catalog)
     return Fleet(pools=pools, jobs=jobs, models=read.models, gpu_types=described,
                  model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
+
+
+def pool_gpu_with_count(found: CountedGpu) -> str:
+    """Why a pool's ``gpu`` that gives a GPU type with a count (``a100x8``) is refused, and the fields that give them
+    apart (``gpu: a100, gpus_per_node: 8``)."""
+    return found.refused("", f"gpu: {found.name}, gpus_per_node: {found.gpus}", "the count per node")
 
 
 def _check_one_context_per_model(path: Path, entries: Iterable[JobEntry], jobs: Iterable[Job],
