@@ -34,7 +34,6 @@ def _write(tmp_path: Path, fleet: dict) -> Path:
     return path
 
 
-@pytest.mark.usefixtures("no_wall_clock")
 @pytest.mark.parametrize("options", [(), ("--minimize", "nodes")])
 def test_a_placement_whose_required_jobs_ways_were_cut_short_says_its_search_never_ran(
         cli: Cli, tmp_path: Path, options: tuple[str, ...]):
@@ -49,7 +48,6 @@ def test_a_placement_whose_required_jobs_ways_were_cut_short_says_its_search_nev
     assert (placed["status"], placed["placements"], placed["ways_cut_short"]) == ("unknown", [], ["b", "c"])
 
 
-@pytest.mark.usefixtures("no_wall_clock")
 def test_a_placement_whose_jobs_not_required_were_cut_short_searched(tmp_path: Path):
     fleet = load_fleet(_write(tmp_path, {**TWO_REQUIRED, "jobs": TWO_REQUIRED["jobs"][:1] + [
         {**job, "required": False} for job in TWO_REQUIRED["jobs"][1:]]}), CATALOG)
