@@ -293,7 +293,7 @@ def _search_warnings(result: ClusterResult, names: OptionNames) -> list[Text]:
         warnings.append(_ways_cut_short_warning(result.ways_cut_short, (
             "so the placement is not proven best" + raise_limit if result.placements else
             "and as none of them is required, their ways would not make room for the required jobs" if infeasible else
-            "so no placement was found" + raise_limit)))
+            "so no placement was found" + ("" if result.search_never_ran else raise_limit))))
     if infeasible and result.undecided_ways:
         warnings.append(Text(f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run ran out of "
                              f"time ({names.time_limit}), none behind the required jobs' ways: the required jobs do "
@@ -406,8 +406,8 @@ def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COM
     if result.memory_model_source:
         renderables.append(Text(f"memory model: {result.memory_model_source}"))
     if result.ways_cut_short:
-        renderables.append(_ways_cut_short_warning(result.ways_cut_short,
-                                                   f"so no purchase places them (raise {names.time_limit})"))
+        raise_limit = "" if result.searched is False else f" (raise {names.time_limit})"  # the status line says it
+        renderables.append(_ways_cut_short_warning(result.ways_cut_short, f"so no purchase places them{raise_limit}"))
     renderables += _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways, "",
                                       "purchase", names)
     if result.gpus:
