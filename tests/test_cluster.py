@@ -949,8 +949,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool a, gpu: unknown GPU 'a30'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 5B, max_model_len: 4096}\n",
          "job j, model: unknown model '5B'"),
-        ("pools:\n  - {name: a, gpu: a100, nodes: -1, gpus_per_node: 8}\n"
-         "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+        (("pools:\n  - {name: a, gpu: a100, nodes: -1, gpus_per_node: 8}\n"
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool a, nodes: must be at least 0, got -1"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, rollout_gpus: -1}\n",
          "job j, rollout_gpus: must be at least 0, got -1"),
