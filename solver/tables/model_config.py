@@ -127,9 +127,9 @@ UNREAD_MODEL_TYPES = {
 CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
 """Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP (or routed experts
 of gated MLPs; DeepSeek's dense first layers and latent attention) in every layer (tests/data/hf-configs: published
-llama, mistral, mixtral, gemma2, phi3, qwen3 and qwen3_moe configs within 1% of their model cards' sizes;
-tests/test_latent_moe.py: DeepSeek-V2-Lite's, DeepSeek-MoE-16B's, DeepSeek-V3's and GLM-4.5-Air's shapes within 1%
-of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's, Hunyuan-MoE's and Llama 4 text's layouts, read
+llama, mistral, mixtral, gemma2, gemma3_text, phi3, qwen2_moe, qwen3, qwen3_moe, internlm2 and deepseek_v2 configs
+within 1% of their model cards' sizes; tests/test_latent_moe.py: DeepSeek-V2-Lite's, DeepSeek-MoE-16B's,
+DeepSeek-V3's and GLM-4.5-Air's shapes within 1% of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's, Hunyuan-MoE's and Llama 4 text's layouts, read
 from transformers' classes, within 1% of their cards' totals); a config of another reads the same way, with a caution
 (`Model.unchecked_layout`)."""
 VLLM_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
@@ -231,10 +231,14 @@ def _unchecked_layout(config: dict[str, Any]) -> str | None:
 
 
 def _config_json(path: Path) -> dict[str, Any]:
-    """The JSON object of the config.json at `path`; `TableError` for a byte-order mark, bad JSON or a non-object."""
+    """The JSON object of the config.json at `path`; `TableError` for a byte-order mark, an empty file, bad JSON or a
+    non-object."""
     text = read_user_file(path)
     if text.startswith("\ufeff"):  # as transformers reads it: a JSON error
         raise TableError(f"{path}: starts with a byte-order mark, which JSON readers refuse: save it without one")
+    if not text.strip():  # a cut-short download, say: JSON's own "Expecting value" would not say so
+        raise TableError(f"{path}: an empty file: a config.json is a JSON object, as a model's Hugging Face "
+                         "checkpoint gives it")
     try:
         config = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
