@@ -584,9 +584,9 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
           '"vocab_size": 1000, "model_type": "llama", "rope_scaling": {"rope_type": null, "type": ""}}'),
          r"rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got ''$"),
         ('{"final_logit_softcapping": 0, "hidden_size": 64}',
-         "final_logit_softcapping: expected a number above 0 or null, got 0"),
+         "final_logit_softcapping: expected a finite number above 0 or null, got 0"),
         ('{"final_logit_softcapping": "30", "hidden_size": 64}',
-         "final_logit_softcapping: expected a number above 0 or null, got '30'"),
+         "final_logit_softcapping: expected a finite number above 0 or null, got '30'"),
         ('{"model_type": "gpt_neox", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}',
          (r"model_type gpt_neox: its MLP has two matrices, not the three of a gated MLP \(gate, up, down\) that "
           r"rft-solver counts; it reads gated-MLP models \(Llama, Qwen, Mistral, Gemma, Phi-3 and the like\)$")),
@@ -2868,7 +2868,7 @@ def test_every_listed_model_type_ties_its_embeddings_as_its_class_does(tmp_path:
 
 @pytest.mark.parametrize("capping", [True, False])
 def test_a_boolean_logit_softcapping_is_refused(tmp_path: Path, capping: bool):
-    with pytest.raises(TableError, match=f"final_logit_softcapping: expected a number above 0 or null, got {capping}"):
+    with pytest.raises(TableError, match=f"final_logit_softcapping: expected a finite number above 0 or null, got {capping}"):
         load_model_config(_dense_config(tmp_path, model_type="llama", final_logit_softcapping=capping))
 
 

@@ -78,3 +78,16 @@ def test_an_empty_config_json_is_named_as_empty(cli: Cli, tmp_path: Path, text: 
     assert cli("--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "32768") == (
         2, "", f"solve: error: --model-config {path}: an empty file: a config.json is a JSON object, as a model's "
                "Hugging Face checkpoint gives it\n")
+
+
+@pytest.mark.parametrize(("written", "shown"), [("Infinity", "inf"), ("1e400", "inf"), ("NaN", "nan")])
+def test_a_logit_cap_that_is_no_finite_number_is_refused(cli: Cli, tmp_path: Path, written: str, shown: str):
+    # Gemma-2's config with its cap of 30 written as JSON's Infinity (or too large a number, read as one):
+    # transformers' tanh(logits / cap) * cap would turn every logit NaN, and it was planned as capped logits.
+    text = (HF_CONFIGS / "gemma-2-9b.json").read_text(encoding="utf-8")
+    path = tmp_path / "config.json"
+    path.write_text(text.replace('"final_logit_softcapping": 30.0', f'"final_logit_softcapping": {written}'),
+                    encoding="utf-8")
+    assert cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32k") == (
+        2, "", f"solve memory: error: --model-config {path}: final_logit_softcapping: expected a finite number above 0 "
+               f"or null, got {shown}\n")

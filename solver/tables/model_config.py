@@ -261,8 +261,10 @@ def _check_text_model(path: Path, config: dict[str, Any]) -> None:
     if config.get("model_type") is not None and not _is_name(config["model_type"]):
         raise TableError(f"{path}: model_type: expected text such as \"llama\", got {brief(config['model_type'])}")
     capping = config.get("final_logit_softcapping")
-    if capping is not None and (isinstance(capping, bool) or not isinstance(capping, int | float) or not capping > 0):
-        raise TableError(f"{path}: final_logit_softcapping: expected a number above 0 or null, got {brief(capping)}")
+    if capping is not None and (isinstance(capping, bool) or not isinstance(capping, int | float)
+                                or not 0 < capping < math.inf):  # Infinity, 1e400: transformers' logits turn NaN
+        raise TableError(f"{path}: final_logit_softcapping: expected a finite number above 0 or null, got "
+                         f"{brief(capping)}")
     if config.get("model_type") in UNGATED_MODEL_TYPES:
         raise TableError(f"{path}: model_type {config['model_type']}: its MLP has two matrices, not the three of a "
                          "gated MLP (gate, up, down) that rft-solver counts; it reads gated-MLP models (Llama, Qwen, "
