@@ -2868,7 +2868,8 @@ def test_every_listed_model_type_ties_its_embeddings_as_its_class_does(tmp_path:
 
 @pytest.mark.parametrize("capping", [True, False])
 def test_a_boolean_logit_softcapping_is_refused(tmp_path: Path, capping: bool):
-    with pytest.raises(TableError, match=f"final_logit_softcapping: expected a finite number above 0 or null, got {capping}"):
+    with pytest.raises(TableError,
+                       match=f"final_logit_softcapping: expected a finite number above 0 or null, got {capping}"):
         load_model_config(_dense_config(tmp_path, model_type="llama", final_logit_softcapping=capping))
 
 

@@ -1,6 +1,7 @@
 """A user bringing their own Hugging Face config.json files (session 70): published configs the catalogue lacks
 read as their model cards size them, SP degrees their attention and KV heads rule out refused as verl refuses them,
-a vision model's config refused with its text fields at the top, and an empty config.json named as empty."""
+a vision model's config refused with its text fields at the top, an empty config.json named as empty, and a logit
+cap that is no finite number refused."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ Cli = Callable[..., tuple[int, str, str]]
         ("gemma-3-1b-pt", (26, 1152, 4, 1, 256, 262144, True), 1.00),  # head_dim 256, not 1152 / 4; tied
     ],
 )
-def test_published_configs_the_catalogue_lacks_read_as_their_cards_size_them(file: str, shape: tuple,
-                                                                              parameters_b: float):
+def test_published_configs_the_catalogue_lacks_read_as_their_cards_size_them(
+        file: str, shape: tuple, parameters_b: float):
     model = load_model_config(HF_CONFIGS / f"{file}.json")
     assert (model.num_layers, model.hidden_size, model.num_attention_heads, model.num_key_value_heads,
             model.head_size, model.vocab_size, model.tied_embeddings) == shape
@@ -43,31 +44,31 @@ def test_qwen2_moe_shared_expert_counts_in_the_active_parameters():
     assert (round(model.parameters_b, 2), round(model.active_parameters_b, 2)) == (57.41, 14.25)
 
 
+KV_HEADS_RULE_OUT = ("SP={sp} and its {kv} KV heads do not divide one another (the degrees that divide the {gpus} "
+                     "trainer GPUs, that {file}'s heads allow and that keep an SP group in a node of 8 GPUs: {left})")
+HEADS_RULE_OUT = ("SP={sp} does not divide its {heads} attention heads (the degrees that divide the {gpus} trainer "
+                  "GPUs, that {file}'s heads allow and that keep an SP group in a node of 8 GPUs: {left})")
+
+
 @pytest.mark.parametrize(
     ("file", "gpus", "sp", "why"),
-    [("Qwen2-57B-A14B", "7", "7", "SP=7 and its 4 KV heads do not divide one another (the degrees that divide the 7 "
-                                  "trainer GPUs, that Qwen2-57B-A14B's heads allow and that keep an SP group in a "
-                                  "node of 8 GPUs: 1)"),
-     ("Llama-3.2-3B", "6", "3", "SP=3 and its 8 KV heads do not divide one another (the degrees that divide the 6 "
-                                "trainer GPUs, that Llama-3.2-3B's heads allow and that keep an SP group in a node of "
-                                "8 GPUs: 1, 2)"),
-     ("gemma-3-1b-pt", "8", "8", "SP=8 does not divide its 4 attention heads (the degrees that divide the 8 trainer "
-                                 "GPUs, that gemma-3-1b-pt's heads allow and that keep an SP group in a node of 8 "
-                                 "GPUs: 1, 2, 4)")])
-def test_an_sp_the_heads_rule_out_is_refused_naming_the_heads(cli: Cli, file: str, gpus: str, sp: str, why: str):
+    [("Qwen2-57B-A14B", 7, 7, KV_HEADS_RULE_OUT.format(sp=7, kv=4, gpus=7, file="Qwen2-57B-A14B", left="1")),
+     ("Llama-3.2-3B", 6, 3, KV_HEADS_RULE_OUT.format(sp=3, kv=8, gpus=6, file="Llama-3.2-3B", left="1, 2")),
+     ("gemma-3-1b-pt", 8, 8, HEADS_RULE_OUT.format(sp=8, heads=4, gpus=8, file="gemma-3-1b-pt", left="1, 2, 4"))])
+def test_an_sp_the_heads_rule_out_is_refused_naming_the_heads(cli: Cli, file: str, gpus: int, sp: int, why: str):
     # SP=7 divides Qwen2-57B-A14B's 28 attention heads, SP=3 Llama-3.2-3B's 24, but not their KV heads (verl's
     # Ulysses check: KV heads and SP divide one another).
-    assert cli("memory", "--model-config", str(HF_CONFIGS / f"{file}.json"), "--gpu", "h100", "--gpus", gpus,
-               "--len", "32k", "--sp", sp) == (2, "", f"solve memory: error: --sp {sp} is not allowed for {file}: "
-                                                    f"{why}\n")
+    status, out, err = cli("memory", "--model-config", str(HF_CONFIGS / f"{file}.json"), "--gpu", "h100",
+                           "--gpus", str(gpus), "--len", "32k", "--sp", str(sp))
+    assert (status, out, err) == (2, "", f"solve memory: error: --sp {sp} is not allowed for {file}: {why}\n")
 
 
 def test_a_vision_model_config_with_its_text_fields_at_the_top_is_refused(cli: Cli):
     # Qwen2-VL-7B's config.json gives its language model's sizes at the top level and its vision tower beside them.
     path = HF_CONFIGS / "Qwen2-VL-7B-Instruct.json"
-    assert cli("--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768") == (
-        2, "", f"solve: error: --model-config {path}: a multimodal config (vision_config); only a text model's "
+    refused = (f"solve: error: --model-config {path}: a multimodal config (vision_config); only a text model's "
                "config.json is read (the memory model has no term for a vision or audio tower or its tokens)\n")
+    assert cli("--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768") == (2, "", refused)
 
 
 @pytest.mark.parametrize("text", ["", " \n"])
@@ -75,9 +76,9 @@ def test_an_empty_config_json_is_named_as_empty(cli: Cli, tmp_path: Path, text: 
     # A cut-short download: JSON's "Expecting value (line 1)" said nothing of what the file lacks.
     path = tmp_path / "config.json"
     path.write_text(text, encoding="utf-8")
-    assert cli("--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "32768") == (
-        2, "", f"solve: error: --model-config {path}: an empty file: a config.json is a JSON object, as a model's "
+    refused = (f"solve: error: --model-config {path}: an empty file: a config.json is a JSON object, as a model's "
                "Hugging Face checkpoint gives it\n")
+    assert cli("--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "32768") == (2, "", refused)
 
 
 @pytest.mark.parametrize(("written", "shown"), [("Infinity", "inf"), ("1e400", "inf"), ("NaN", "nan")])
@@ -88,6 +89,7 @@ def test_a_logit_cap_that_is_no_finite_number_is_refused(cli: Cli, tmp_path: Pat
     path = tmp_path / "config.json"
     path.write_text(text.replace('"final_logit_softcapping": 30.0', f'"final_logit_softcapping": {written}'),
                     encoding="utf-8")
+    refused = (f"solve memory: error: --model-config {path}: final_logit_softcapping: expected a finite number above "
+               f"0 or null, got {shown}\n")
     assert cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32k") == (
-        2, "", f"solve memory: error: --model-config {path}: final_logit_softcapping: expected a finite number above 0 "
-               f"or null, got {shown}\n")
+        2, "", refused)

@@ -129,9 +129,9 @@ CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
 of gated MLPs; DeepSeek's dense first layers and latent attention) in every layer (tests/data/hf-configs: published
 llama, mistral, mixtral, gemma2, gemma3_text, phi3, qwen2_moe, qwen3, qwen3_moe, internlm2 and deepseek_v2 configs
 within 1% of their model cards' sizes; tests/test_latent_moe.py: DeepSeek-V2-Lite's, DeepSeek-MoE-16B's,
-DeepSeek-V3's and GLM-4.5-Air's shapes within 1% of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's, Hunyuan-MoE's and Llama 4 text's layouts, read
-from transformers' classes, within 1% of their cards' totals); a config of another reads the same way, with a caution
-(`Model.unchecked_layout`)."""
+DeepSeek-V3's and GLM-4.5-Air's shapes within 1% of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's,
+Hunyuan-MoE's and Llama 4 text's layouts, read from transformers' classes, within 1% of their cards' totals); a config
+of another reads the same way, with a caution (`Model.unchecked_layout`)."""
 VLLM_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                     "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
 """The config.json keys vLLM 0.19.1 derives a model's length from (`_vllm_length_key`): the smallest of those it gives,
