@@ -2537,8 +2537,9 @@ def test_estimate_memory_takes_host_ram():
 
 
 # Env + Offload + SP=2 on four GPUs, never measured on four: the table for six says it ran out of memory
-# ('-', or a setting tried after it) at a row that covers the length, and on four GPUs each holds more. The
-# planner caps its estimates so (`within_refuting_tables`); `solve memory` and the tables' verdict agree.
+# ('-', or a setting tried after it) at a row that covers the length, and with Offload each GPU holds as much on
+# four as on six (the states are on the CPU). The planner caps its estimates so (`within_refuting_tables`); `solve
+# memory` and the tables' verdict agree.
 @pytest.mark.parametrize(("model", "gpu", "length"), [
     ("4B", "h20", 65536), ("0.6B", "h20", 73728), ("1.7B", "a100", 53248), ("1.7B", "a100", 57344),
     ("4B", "a100", 53248),
@@ -2558,8 +2559,9 @@ def test_solve_memory_names_the_table_for_more_gpus_that_refutes_it(cli):
     status, out, _ = cli(*asked)
     assert status == 1 and ("tables: it runs out of memory (the H20-96GB table for 6 GPUs says '-' at 71680: the "
                             "source's cells read as the first setting that trained in their order, '-' where none "
-                            "did, so this setting, or one that includes it, ran out of memory there, and on 4 GPUs "
-                            "each holds more)") in " ".join(out.split())
+                            "did, so this setting, or one that includes it, ran out of memory there, and with "
+                            "Offload it holds as much per GPU on 4 GPUs as on 6 (the states are on the CPU))"
+                            ) in " ".join(out.split())
     status, out, _ = cli(*asked, "--json")
     found = json.loads(out)
     assert (status, found["fits"], found["trains"], found["tables"]["source"]) == (
