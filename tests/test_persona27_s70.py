@@ -1,4 +1,5 @@
-"""Hand-checked words of s70's persona27: why a table for another GPU count speaks for a setting with Offload."""
+"""Hand-checked words of s70's persona27: why a table for another GPU count speaks for an Offload setting, and what
+the tables let a setting train past the memory model's longest length."""
 from __future__ import annotations
 
 import json
@@ -36,3 +37,16 @@ def test_solve_memory_says_an_offload_setting_holds_as_much_on_fewer_gpus(cli):
     totals = [json.loads(cli("memory", "--model", "4B", "--gpu", "h20", "--gpus", gpus, "--len", "65536", "--sp", "2",
                              "--env", "--offload", "--json")[1])["total_gib"] for gpus in ("4", "6")]
     assert totals == [85.9338, 85.9338]
+
+
+def test_the_longest_length_says_the_tables_let_the_setting_train_at_least_to_the_next_length(cli):
+    # Qwen3-8B, SP=2, on 2 H20s: the memory model fits 11264 tokens; the table's 'SP=2' at 12288 vouches for the next
+    # length, and its 'SP=2' at 16384 (the tables line, asked there) for more: 12288 is a bound, not the limit.
+    status, out, _ = cli("memory", "--model", "8B", "--gpu", "h20", "--gpus", "2", "--len", "16384", "--sp", "2",
+                         "--no-env")
+    words = " ".join(out.split())
+    assert status == 0 and (
+        "longest length the memory model fits with this setting: 11264 tokens (on a 1024-token grid); the tables let "
+        "it train at least to 12288 (documented: the H20-96GB table for 2 GPUs says 'SP=2' at 12288), and they decide "
+        "host memory:") in words
+    assert "tables: it trains (documented: the H20-96GB table for 2 GPUs says 'SP=2' at 16384)" in words
