@@ -755,8 +755,7 @@ class _Words:
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
             other = refuting_cell(self.model, self.data.rows, self.data.settings, n, setting, length, others_only=True)
             if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
-                why = ("on fewer GPUs each holds more" if other[0] > n else
-                       "with Offload each GPU holds as much on any count" + ("" if offload else ", without it more"))
+                why = _why_another_count_speaks(other[0], n, bool(offload))
                 table = self.data.table_words(other[0])
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
                                    f"but {table} says it ran out of memory{self.whose(other[0])} at {other[1]}, and "
@@ -768,9 +767,7 @@ class _Words:
             if result.fits and larger is not None:  # capped by a GPU type with more memory (`least_limits`)
                 gpu, (count, row), column = larger
                 whose = "" if column == self.data.model else f" (for {column}, of the same shape)"
-                fewer = "" if count == n else (", and on fewer GPUs each holds more" if count > n else
-                                               ", and with Offload each GPU holds as much on any count"
-                                               + ("" if offload else ", without it more"))
+                fewer = "" if count == n else f", and {_why_another_count_speaks(count, n, bool(offload))}"
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
                                    f"but the {gpu} table for {self.gpus(count)}, whose GPU has at least this one's "
                                    f"memory, says it ran out of memory{whose} at {row}{fewer}")
@@ -886,6 +883,16 @@ class _Words:
                 held.append(f"{_label(combination)} holds at most {counted(most, 'token')} per GPU, below "
                             f"ceil({length} / {combination[3]}) = {least_token_budget(length, combination[3])}")
         return f" (at Trinity's default budget; lowered, {'; '.join(held)})"
+
+
+def _why_another_count_speaks(count: int, gpus: int, offload: bool) -> str:
+    """Why a table for `count` GPUs that says a setting (with `offload` or not) ran out of memory speaks for `gpus`
+    GPUs too, in words: with Offload each GPU holds as much on any count (the states are on the CPU); without it, a
+    table for more GPUs speaks since on fewer each holds more, and one for fewer through its cell's setting with
+    Offload, which holds as much."""
+    if count > gpus and not offload:
+        return "on fewer GPUs each holds more"
+    return "with Offload each GPU holds as much on any count" + ("" if offload else ", without it more")
 
 
 def _run_groups(values: list[int]) -> list[str]:

@@ -426,15 +426,17 @@ def fewer(cell: SourceCell, gpus: int, offload: bool) -> str:
 
 def fewer_reasons(cell: SourceCell, gpus: int, offload: bool) -> tuple[str, ...]:
     """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too, one
-    clause each (none for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs,
-    whose cell says the setting with Offload ran out of memory) each holds as much, and without `offload` more."""
+    clause each (none for the count's own table): with `offload` each holds as much on any count (the states are on
+    the CPU); without it, on fewer GPUs each holds more, and a table for fewer GPUs speaks through its cell's setting
+    with Offload, which holds as much."""
     if cell.gpus == gpus:
         return ()
+    as_much = f"as much per GPU on {gpus} GPUs as on {cell.gpus} (the states are on the CPU)"
+    if offload:
+        return (f"with Offload it holds {as_much}",)
     if cell.gpus > gpus:
         return (f"on {counted(gpus, 'GPU')} each holds more",)
-    as_much = f"as much per GPU on {gpus} GPUs as on {cell.gpus} (the states are on the CPU)"
-    return ((f"with Offload it holds {as_much}",) if offload else
-            (f"it ran out with Offload too, which holds {as_much}", "without Offload each GPU holds more"))
+    return (f"it ran out with Offload too, which holds {as_much}", "without Offload each GPU holds more")
 
 
 def cited_tables_verdict(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting,

@@ -2404,7 +2404,8 @@ def test_from_config_names_a_table_for_more_gpus_that_says_its_settings_ran_out(
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
     assert status == 0 and ("trinity.yaml runs Env + Offload + SP=2 on 4 trainer GPUs at 65536 tokens (Env on, read "
                             "from this shell's PYTORCH_CUDA_ALLOC_CONF): the H20-96GB table for 6 GPUs says '-' at "
-                            "71680, so Env + Offload + SP=2 ran out of memory there. On 4 GPUs each holds more. "
+                            "71680, so Env + Offload + SP=2 ran out of memory there. With Offload it holds as much "
+                            "per GPU on 4 GPUs as on 6 (the states are on the CPU). "
                             "The best plan follows."
                             ) in " ".join(out.split())
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")

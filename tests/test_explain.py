@@ -510,7 +510,7 @@ def test_one_asked_setting_without_a_plan_gets_what_the_tables_and_the_model_say
     assert detail.startswith("Env + Offload + SP=2 on 4 GPUs: never measured, and no cell of the H20-96GB table "
                              "for 4 GPUs from 71680 tokens on is a setting they include (at 71680: 'SP=4')")
     assert detail.endswith("Env + Offload + SP=2 85.9 GiB of 87.9 usable, but the H20-96GB table for 6 GPUs says it "
-                           "ran out of memory at 71680, and on fewer GPUs each holds more")
+                           "ran out of memory at 71680, and with Offload each GPU holds as much on any count")
     # Within the budget, not --exact, the pins are on no one count: the tables are asked only where the row says '-'
     # (two GPUs; four say 'SP=4' at 71680).
     _, reasons = explained(gpu="h20", model="4B", budget_gpus=4, max_model_len=65536, sp=2, env=True, offload=True,

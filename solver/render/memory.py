@@ -238,7 +238,8 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offl
         longer = result.tables_longer
         cited = ("the cell on the tables line" if result.tables is not None and result.tables.source == longer.source
                  else tables_said(longer, gpu, model, gpus, offload).removeprefix('it trains (').removesuffix(')'))
-        longest += f"; the tables let it train at {longer.source.max_model_len} ({cited}), and they decide"
+        # at least: the cell vouches for the next length on the grid, and the tables may reach further still
+        longest += f"; the tables let it train at least to {longer.source.max_model_len} ({cited}), and they decide"
     return longest
 
 
