@@ -19,7 +19,7 @@ from typing import NamedTuple
 from ortools.sat.python import cp_model
 
 from solver.memory import GRID, breakdown, estimates_setting
-from solver.model import RULES, Combination, PlanningData, build_model, prepare
+from solver.model import RULES, Combination, PlanningData, SolverStatus, build_model, prepare
 from solver.query import Query
 from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
 from solver.rules import (
@@ -112,7 +112,7 @@ class _Prober:
         """Seconds left before the deadline (at least a millisecond, CP-SAT's smallest useful limit)."""
         return max(self.deadline - monotonic(), 0.001)
 
-    def _status(self, assumptions: list[cp_model.LiteralT]) -> cp_model.CpSolverStatus:
+    def _status(self, assumptions: list[cp_model.LiteralT]) -> SolverStatus:
         self.model.clear_assumptions()
         self.model.add_assumptions(assumptions)
         self.solver.parameters.max_time_in_seconds = self.remaining_s()
@@ -625,10 +625,9 @@ class _Words:
         groups: dict[tuple[int, ...], list[Combination]] = defaultdict(list)
         for combination, rule in excluded:
             n = combination[0]
-            where = {"sp_divides_heads": (0,), "sp_kv_heads": (0,), "pin_sp": (0,), "pin_env": (0,),
-                     "pin_offload": (0,), "budget": (0,), "whole_nodes": (0,),
-                     "rollout_layout": (0,)}.get(rule, (n,))
-            groups[(RULES.index(rule), *where)].append(combination)
+            where = {"sp_divides_heads": 0, "sp_kv_heads": 0, "pin_sp": 0, "pin_env": 0, "pin_offload": 0, "budget": 0,
+                     "whole_nodes": 0, "rollout_layout": 0}.get(rule, n)
+            groups[(RULES.index(rule), where)].append(combination)
         return [reason for key in sorted(groups) for reason in self._reasons(RULES[key[0]], groups[key], length)]
 
     def _reasons(self, rule: str, combinations: list[Combination], length: int) -> list[Reason]:

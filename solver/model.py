@@ -55,6 +55,11 @@ Combination = tuple[int, int, int, int]
 TableValues = tuple[int, ...]
 """The rows a CP-SAT table constraint allows, row after row in one flat tuple (`table_values`)."""
 
+SolverStatus = object
+"""What `CpSolver.solve` returns, compared with `cp_model.OPTIMAL`, `FEASIBLE`, `INFEASIBLE`, `UNKNOWN` and
+`MODEL_INVALID`: OR-Tools 9.12's annotations call it `cp_model_pb2.CpSolverStatus`, 9.15's `cp_model.CpSolverStatus`,
+and neither name is in the other (the package supports both)."""
+
 
 class RankedCombination(NamedTuple):
     """A combination (n, e, o, s) and its places in the orders plans are ranked by (`cost_ranks`)."""
@@ -770,14 +775,23 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     model.minimize(objective_expression(data, query, plan))
     if query.objective == "max_len":
         # Search the longest lengths first, then the cheapest ranks (solve.py makes the search follow it).
-        model.add_decision_strategy([plan.max_model_len], cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
-        model.add_decision_strategy([plan.rank], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
+        _decide_next(model, plan.max_model_len, largest_first=True)
+        _decide_next(model, plan.rank)
     else:
         # Search the fewest GPUs first when they come first, then the cheapest ranks: the first plan found
         # is then the best one, which large budgets (up to 64 GPUs) make worth it.
         if query.objective == "min_gpus":
-            model.add_decision_strategy([plan.gpus], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
-        model.add_decision_strategy([plan.rank], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
+            _decide_next(model, plan.gpus)
+        _decide_next(model, plan.rank)
+
+
+def _decide_next(model: cp_model.CpModel, variable: cp_model.IntVar, *, largest_first: bool = False) -> None:
+    """Make CP-SAT's search fix `variable` after the variables of the earlier calls, trying its smallest value first
+    (its largest with `largest_first`)."""
+    values = cp_model.SELECT_MAX_VALUE if largest_first else cp_model.SELECT_MIN_VALUE
+    # OR-Tools 9.12's annotations want the strategy enums' classes, not these values of them (9.15's take them):
+    # the ignore is for 9.12, unused (and not reported) with 9.15.
+    model.add_decision_strategy([variable], cp_model.CHOOSE_FIRST, values)  # type: ignore[arg-type, unused-ignore]
 
 
 class LeanCpModel(cp_model.CpModel):
@@ -798,7 +812,7 @@ def new_cp_solver(workers: int, seed: int) -> cp_model.CpSolver:
     return solver
 
 
-def stopped_by_wall_clock(solver: cp_model.CpSolver, status: cp_model.CpSolverStatus) -> bool:
+def stopped_by_wall_clock(solver: cp_model.CpSolver, status: SolverStatus) -> bool:
     """Whether `solver`'s last solve (its `status`) ended on its wall-clock limit (`max_time_in_seconds`), not on
     its deterministic one (`max_deterministic_time`) or a proof: the one stop that depends on the machine's load,
     so that another run may end elsewhere. Told by which of the two limits it used the larger share of: neither is

@@ -27,6 +27,7 @@ from solver.model import (
     PlanningData,
     PlanningInputs,
     PlanVariables,
+    SolverStatus,
     add_lifted_budget,
     add_lifted_token_budget,
     build_model,
@@ -136,7 +137,7 @@ class _SolveGroup:
         self.running: set[cp_model.CpSolver] = set()
         self.lock = threading.Lock()
 
-    def solve(self, solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
+    def solve(self, solver: cp_model.CpSolver, model: cp_model.CpModel) -> SolverStatus:
         """`solver.solve(model)`, unless the group is stopped (before or during it)."""
         with self.lock:
             if self.stopped:
@@ -641,7 +642,7 @@ class _Ranked(NamedTuple):
     (`objective_expression`) and the first solve's bound."""
 
     plans: list[Plan]
-    statuses: list[cp_model.CpSolverStatus]
+    statuses: list[SolverStatus]
     scores: list[int]
     bound: float | None
 
@@ -743,7 +744,7 @@ def _ranking_solver(data: PlanningData, query: Query) -> cp_model.CpSolver:
     return solver
 
 
-def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
+def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> SolverStatus:
     """`solver.solve(model)`, `checked`, within this thread's `plan` call (whose Ctrl-C stops it), its deadline
     (`call_deadline`) and its deterministic time (`work_budget`)."""
     solver.parameters.max_time_in_seconds = within_deadline(solver.parameters.max_time_in_seconds)
@@ -757,8 +758,7 @@ def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSo
     return status
 
 
-def checked(solver: cp_model.CpSolver, model: cp_model.CpModel,
-            status: cp_model.CpSolverStatus) -> cp_model.CpSolverStatus:
+def checked(solver: cp_model.CpSolver, model: cp_model.CpModel, status: SolverStatus) -> SolverStatus:
     """`status`, which `solver` returned for `model`; `RuntimeError` for MODEL_INVALID, a defect of the
     model's (never of the input) that must not pass for a time-out."""
     if status == cp_model.MODEL_INVALID:

@@ -9,7 +9,7 @@ import itertools
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from solver.cli.argtypes import output_path
@@ -126,7 +126,7 @@ class Parser(argparse.ArgumentParser):
         namespace.__dict__.pop("_given_once", None)
         return namespace, rest
 
-    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+    def parse_args(self, args: Iterable[str] | None = None, namespace: Any = None) -> Any:
         """argparse's, with the unrecognized arguments cut as `cut` cuts (argparse names them all), and the option
         the first unknown one most likely meant (--maximise: --maximize), or the option that took the word before it
         (`_took_one_word`); an unrecognized argument is named before a required option that is missing."""

@@ -45,7 +45,7 @@ from solver.cluster.reasons import (
     why_no_option,
 )
 from solver.cluster.widen import widen_jobs
-from solver.model import new_cp_solver, stopped_by_wall_clock
+from solver.model import SolverStatus, new_cp_solver, stopped_by_wall_clock
 from solver.query import Progress
 from solver.results import (
     ClusterResult,
@@ -401,7 +401,7 @@ class _Staged:
     deterministic time its stages spent."""
 
     search: Search
-    first_failed: cp_model.CpSolverStatus | None = None
+    first_failed: SolverStatus | None = None
     spent: float = 0.0
 
 
@@ -469,13 +469,12 @@ class StopOnInterrupt:
         self.caught = True
         self.solver.stop_search()
 
-    def solve(self, model: cp_model.CpModel, callback: cp_model.CpSolverSolutionCallback | None
-              ) -> cp_model.CpSolverStatus:
+    def solve(self, model: cp_model.CpModel, callback: cp_model.CpSolverSolutionCallback | None) -> SolverStatus:
         """Solve in a worker thread, so that this (main) thread stays free to take Ctrl-C; what the worker
         raises is raised here. What a signal's handler raises here while it waits (KeyboardInterrupt where Ctrl-C is
         not ours to catch, or a request to end) stops the search, which ends before it is raised: a search left
         running would abort the process as it exits."""
-        outcome: list[cp_model.CpSolverStatus] = []
+        outcome: list[SolverStatus] = []
         failure: list[BaseException] = []
         finished = threading.Event()  # not the thread's join, which an exception can leave taking it for ended
 

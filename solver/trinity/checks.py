@@ -920,7 +920,7 @@ def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) 
     auxiliary = checks.value(AUXILIARY_MODELS)
     entries = enumerate(auxiliary if isinstance(auxiliary, list) else [])
     written = [*(((path, checks.value(path[:-1])), lacking) for path, lacking in KEYS_05_LACKS.items()),
-               *((((*AUXILIARY_MODELS, index, key), entry), KEYS_05_LACKS[(*ROLLOUT_MODEL, key)])
+               *((((*AUXILIARY_MODELS, index, key), entry), KEYS_05_LACKS[ROLLOUT_MODEL + (key,)])
                  for index, entry in entries for key in ROLLOUT_PARALLEL_KEYS)]
     for (path, section), lacking in written:
         if isinstance(section, Mapping) and path[-1] in section:
