@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from math import ceil
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, TypeVar, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_args
 
 from annotated_types import Ge, Gt
 from pydantic import (
@@ -73,6 +73,9 @@ from solver.tables import (
     shown_number,
 )
 from solver.tables.model_config import NO_LIMIT_LENGTH
+
+if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
+    from typing_extensions import Self
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Amount = Annotated[float, Ge(0), AllowInfNan(False)]
@@ -575,9 +578,6 @@ SINGLE_GPU_CAUTION_SHORT = "one trainer GPU: Trinity-RFT's guide strongly advise
 plan): the headline plan carries it whole."""
 
 
-_Cautioned = TypeVar("_Cautioned", bound="_ReasonCautions")
-
-
 class _ReasonCautions(Frozen):
     """A result with a ``reason`` in words that may name a plan with a caution it says in short beside it (an answer
     without a plan, a job left out): the codes of those cautions, carried with the words where the reason is built
@@ -603,7 +603,7 @@ class _ReasonCautions(Frozen):
         """The reason ("" where none) with the codes of its cautions, to build longer words on."""
         return ReasonWords(self.reason or "", frozenset(self._reason_cautions or ()))
 
-    def with_reason(self: _Cautioned, reason: ReasonWords) -> _Cautioned:
+    def with_reason(self, reason: ReasonWords) -> Self:
         """A copy whose reason is `reason`'s words, with its cautions' codes."""
         changed = self.model_copy(update={"reason": reason.text})
         changed._reason_cautions = reason.shown_codes
@@ -611,8 +611,7 @@ class _ReasonCautions(Frozen):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _reason_cautions_read_back(cls: type[_Cautioned], raw: Any,
-                                   handler: ModelWrapValidatorHandler[_Cautioned]) -> _Cautioned:
+    def _reason_cautions_read_back(cls, raw: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         """A result rebuilt from its JSON: its ``reason_caution_codes`` (a list of `CautionCode` values, or null),
         validated, are its reason's codes; codes without a reason are refused."""
         if not isinstance(raw, dict) or "reason_caution_codes" not in raw:

@@ -1439,7 +1439,8 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
     if best is None:
         return ReasonWords()
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}{grid_words(best)}: "
-            f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, " + best.evidence_cautioned + ")")
+            f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, "
+            + best.evidence_cautioned + ")")
 
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,

@@ -506,7 +506,8 @@ def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[
     use has none, asked within `limit` (None: none; no words where there is no other)."""
     job = fleet.jobs[index]
     others = [pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in with_room]
-    return why_no_option(planner, fleet, index, with_room, limit) if others else NoWayReason(ReasonWords(), ReasonWords())
+    none = ReasonWords()
+    return why_no_option(planner, fleet, index, with_room, limit) if others else NoWayReason(none, none)
 
 
 def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset(),
