@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from math import ceil
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_args
@@ -21,9 +22,11 @@ from pydantic import (
     Field,
     FiniteFloat,
     GetJsonSchemaHandler,
+    ModelWrapValidatorHandler,
     NonNegativeInt,
     PlainSerializer,
     PositiveInt,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     computed_field,
     model_serializer,
@@ -70,6 +73,9 @@ from solver.tables import (
     shown_number,
 )
 from solver.tables.model_config import NO_LIMIT_LENGTH
+
+if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
+    from typing_extensions import Self
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Amount = Annotated[float, Ge(0), AllowInfNan(False)]
@@ -172,6 +178,45 @@ def in_shown_order(cautions: Iterable[Caution]) -> tuple[Caution, ...]:
     """`cautions` in the order a result shows them: their codes' in `CautionCode` (the order of its members)."""
     order = list(CautionCode)
     return tuple(sorted(cautions, key=lambda caution: order.index(caution.code)))
+
+
+@dataclass(frozen=True)
+class ReasonWords:
+    """Words of a no-plan reason, or of a part of one, as data: their `text`, and the codes of the cautions it says in
+    short beside a plan it names (`Plan.cautioned`), carried from where each is said. Joined with ``+`` (to each other
+    or to plain words, which say no caution) or `joined`; never formatted into an f-string, which would drop the
+    codes (`__format__` refuses)."""
+
+    text: str = ""
+    caution_codes: frozenset[CautionCode] = frozenset()
+
+    def __add__(self, other: ReasonWords | str) -> ReasonWords:
+        if isinstance(other, str):
+            return ReasonWords(self.text + other, self.caution_codes)
+        return ReasonWords(self.text + other.text, self.caution_codes | other.caution_codes)
+
+    def __radd__(self, other: str) -> ReasonWords:
+        return ReasonWords(other + self.text, self.caution_codes)
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError("ReasonWords in an f-string would drop their caution codes: join them with + instead")
+
+    @classmethod
+    def joined(cls, separator: str, parts: Iterable[ReasonWords | str]) -> ReasonWords:
+        """`parts` joined by `separator`, as `str.join` does, with the codes of each."""
+        joined = cls()
+        for index, part in enumerate(parts):
+            joined = (joined + separator if index else joined) + part
+        return joined
+
+    @property
+    def shown_codes(self) -> tuple[CautionCode, ...] | None:
+        """`caution_codes` in the order a result shows cautions (`CautionCode`'s), as a result's JSON gives them; None
+        where there are none."""
+        return tuple(code for code in CautionCode if code in self.caution_codes) or None
 
 
 def caution_fields(cautions: Sequence[Caution]) -> dict[str, tuple[Any, ...]]:
@@ -533,19 +578,15 @@ SINGLE_GPU_CAUTION_SHORT = "one trainer GPU: Trinity-RFT's guide strongly advise
 plan): the headline plan carries it whole."""
 
 
-def reason_caution_codes(reason: str | None) -> tuple[CautionCode, ...] | None:
-    """The codes of the cautions a no-plan `reason` says in short beside a plan it names: the guide's caution against
-    one GPU (`SINGLE_GPU_CAUTION_SHORT`, which `Plan.with_single_gpu_caution` adds to such a plan's words alone);
-    None where it says none."""
-    return (CautionCode.SINGLE_GPU_ADVISED_AGAINST,) if reason and SINGLE_GPU_CAUTION_SHORT in reason else None
-
-
 class _ReasonCautions(Frozen):
     """A result with a ``reason`` in words that may name a plan with a caution it says in short beside it (an answer
-    without a plan, a job left out): the codes of those cautions, in its JSON as ``reason_caution_codes``."""
+    without a plan, a job left out): the codes of those cautions, carried with the words where the reason is built
+    (`ReasonWords`, set by `with_reason`), in its JSON as ``reason_caution_codes``, and read back from that key."""
 
     if TYPE_CHECKING:  # each result's own field, described there
         reason: str | None
+
+    _reason_cautions: tuple[CautionCode, ...] | None = PrivateAttr(default=None)
 
     @computed_field(description=(  # type: ignore[prop-decorator]
         "where the reason names a plan with a caution it says in short beside it, that caution's code "
@@ -553,18 +594,41 @@ class _ReasonCautions(Frozen):
         "advice; left out where it names none"))
     @property
     def reason_caution_codes(self) -> tuple[CautionCode, ...] | None:
-        """The codes of the cautions the reason says in short beside a plan it names (`reason_caution_codes`)."""
-        return reason_caution_codes(self.reason)
+        """The codes of the cautions the reason says in short beside a plan it names, as its words were built with
+        them (`ReasonWords.shown_codes`); None where it says none."""
+        return self._reason_cautions
 
-    @model_validator(mode="before")
+    @property
+    def reason_words(self) -> ReasonWords:
+        """The reason ("" where none) with the codes of its cautions, to build longer words on."""
+        return ReasonWords(self.reason or "", frozenset(self._reason_cautions or ()))
+
+    def with_reason(self, reason: ReasonWords) -> Self:
+        """A copy whose reason is `reason`'s words, with its cautions' codes."""
+        changed = self.model_copy(update={"reason": reason.text})
+        changed._reason_cautions = reason.shown_codes
+        return changed
+
+    @model_validator(mode="wrap")
     @classmethod
-    def _derived_reason_cautions(cls, raw: Any) -> Any:
-        """A result rebuilt from its JSON: ``reason_caution_codes`` is derived from its reason, so it is dropped
-        where it agrees with it (and refused where it does not)."""
-        def derive(data: dict[str, Any]) -> list[str] | None:
-            codes = reason_caution_codes(data.get("reason"))
-            return None if codes is None else [code.value for code in codes]
-        return _without_derived(raw, "reason_caution_codes", derive, (TypeError,), "the reason says")
+    def _reason_cautions_read_back(cls, raw: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """A result rebuilt from its JSON: its ``reason_caution_codes`` (a list of `CautionCode` values, or null),
+        validated, are its reason's codes; codes without a reason are refused."""
+        if not isinstance(raw, dict) or "reason_caution_codes" not in raw:
+            return handler(raw)
+        given = raw["reason_caution_codes"]
+        known = [code.value for code in CautionCode]
+        listed = (isinstance(given, (list, tuple)) and given and all(code in known for code in given)
+                  and len(set(given)) == len(given))
+        if given is not None and not listed:
+            raise ValueError(f"reason_caution_codes is {given!r}: give null or a list of distinct caution codes "
+                             f"({', '.join(known)})")
+        result = handler({key: value for key, value in raw.items() if key != "reason_caution_codes"})
+        if given is not None and result.reason is None:
+            raise ValueError(f"reason_caution_codes is {given!r}, but there is no reason to say them")
+        result._reason_cautions = None if given is None else ReasonWords(
+            "", frozenset(CautionCode(code) for code in given)).shown_codes
+        return result
 
 
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
@@ -993,18 +1057,31 @@ class Plan(Frozen):
         """Whether the plan carries the guide's caution against one GPU (`single_gpu_caution`)."""
         return CautionCode.SINGLE_GPU_ADVISED_AGAINST in self.caution_codes
 
-    def with_single_gpu_caution(self, words: str) -> str:
+    def cautioned(self, words: str) -> ReasonWords:
         """`words` on the plan (its evidence), and where it carries the guide's caution against one GPU
-        (`single_gpu_advised_against`), that in short after them: ``documented; one trainer GPU: ...``
-        (`SINGLE_GPU_CAUTION_SHORT`; alone where `words` is "")."""
-        return "; ".join(filter(None, (words, SINGLE_GPU_CAUTION_SHORT if self.single_gpu_advised_against else "")))
+        (`single_gpu_advised_against`), that in short after them, with its code: ``documented; one trainer GPU: ...``
+        (`SINGLE_GPU_CAUTION_SHORT`; alone where `words` is ""), as a reason names the plan."""
+        if not self.single_gpu_advised_against:
+            return ReasonWords(words)
+        return ReasonWords("; ".join(filter(None, (words, SINGLE_GPU_CAUTION_SHORT))),
+                           frozenset({CautionCode.SINGLE_GPU_ADVISED_AGAINST}))
+
+    def with_single_gpu_caution(self, words: str) -> str:
+        """`cautioned`'s words alone, as a plan shown beside another outside a reason (an explanation's) says them."""
+        return self.cautioned(words).text
+
+    @property
+    def evidence_cautioned(self) -> ReasonWords:
+        """The plan's evidence in a word or two (`evidence_label`), and where it carries the guide's caution against
+        one GPU, that in short, with its code (`cautioned`): ``documented; one trainer GPU: ...``, as a reason's plan
+        says it."""
+        return self.cautioned(self.evidence_label)
 
     @property
     def evidence_and_single_gpu(self) -> str:
-        """The plan's evidence in a word or two (`evidence_label`), and where it carries the guide's caution against
-        one GPU, that in short (`with_single_gpu_caution`): ``documented; one trainer GPU: ...``, as a plan shown
-        beside another (a summary's row, a reason's plan) says it."""
-        return self.with_single_gpu_caution(self.evidence_label)
+        """`evidence_cautioned`'s words alone, as a plan shown beside another outside a reason (a summary's row) says
+        them."""
+        return self.evidence_cautioned.text
 
     def host_memory_words(self, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
         """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout

@@ -47,6 +47,7 @@ from solver.results import (
     MarginRoom,
     Plan,
     ReasonCode,
+    ReasonWords,
     RolloutKept,
     Status,
     beyond_fields,
@@ -546,16 +547,16 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         return answer
     with_estimates = query.model_copy(update={"estimate": "auto", "top": 1})
     if estimated := optional_best(catalog, with_estimates, answer.gpu):
-        return answer.model_copy(update={"reason": (
-            f"{answer.reason}; {estimated_plan_words(estimated)}: drop {query.option_names.no_estimate}")})
+        return answer.with_reason(answer.reason_words + "; " + estimated_plan_words(estimated)
+                                  + f": drop {query.option_names.no_estimate}")
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
     if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
         if optional_best(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), answer.gpu):
             return answer  # the tables train it without --host-ram: the reason names that plan and its need already
         over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_bound_words)
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
-        return answer.model_copy(update={"reason": (
-            f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
+        return answer.with_reason(answer.reason_words + "; " + estimated_plan_words(estimated) + f", but {over}"
+                                  + least)
     # Where the estimates alone give none: the nearest plan with them (`nearest_plan`, lifting --no-estimate), unless
     # the tables vouch for one as near (the reason's own ways are the tables').
     data = prepare(catalog, answer.gpu, query)
@@ -564,16 +565,15 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     except Undecided:
         return answer
     if nearest is None:  # none with the estimates either, so none of the tables' (`_nearest_words` said nothing)
-        return answer.model_copy(update={"reason": (
-            f"{answer.reason}{_no_nearest_words(catalog, with_estimates, no_estimate=True)}")})
+        return answer.with_reason(answer.reason_words + _no_nearest_words(catalog, with_estimates, no_estimate=True))
     if "estimate" not in nearest.lifted:
         return answer
     estimated = nearest.plan
     other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
     gpus = f" and take {query.budget_option(estimated.gpus)}" if other_count else ""
-    return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {nearest.nodes_words(query, answer.limits_named)}{estimated_plan_words(estimated)}: "
-        f"{nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
+    return answer.with_reason(answer.reason_words + f"; {nearest.nodes_words(query, answer.limits_named)}"
+                              + estimated_plan_words(estimated)
+                              + f": {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str:
@@ -582,15 +582,16 @@ def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str
     return f"{_host_need_words(model, node_gpus, plan)}, more than {limit}"
 
 
-def estimated_plan_words(plan: Plan) -> str:
+def estimated_plan_words(plan: Plan) -> ReasonWords:
     """The plan the memory model estimates where estimates are off (``--no-estimate``), in words: ``the memory model
     estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens``, with its lowered token budget where it takes one (a
     nearest plan's, which lifting ``--no-estimate`` for ``--token-budget auto`` allows), and the guide's caution
-    against one GPU in short where it carries it (`Plan.with_single_gpu_caution`): ``... on 1 GPU at 40960 tokens
+    against one GPU in short where it carries it, with its code (`Plan.cautioned`): ``... on 1 GPU at 40960 tokens
     (one trainer GPU: ...)``."""
-    caution = plan.with_single_gpu_caution("")
+    caution = plan.cautioned("")
     return (f"the memory model estimates a plan, {plan.setting.label} on {counted(plan.gpus, 'GPU')} at "
-            f"{counted(plan.max_model_len, 'token')}{plan.lowered_words}{f' ({caution})' if caution else ''}")
+            f"{counted(plan.max_model_len, 'token')}{plan.lowered_words}"
+            + (" (" + caution + ")" if caution else ReasonWords()))
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
@@ -818,16 +819,18 @@ def _answer(
     started: float,
     objective_value: int | None = None,
     bound: float | None = None,
-    reason: str | None = None,
+    reason: ReasonWords | str | None = None,
     reason_code: ReasonCode | None = None,
     nearest: Plan | None = None,
     alternatives: Alternatives | None = None,
     limits_named: bool = False,
 ) -> Answer:
     """The answer on `gpu`: what `query` asked (with the margin its estimates there are held to, and the memory
-    model's own where that is not it), its status, plans and reason (with its code), and the time since `started`."""
+    model's own where that is not it), its status, plans and reason (with its code, and the codes of the cautions its
+    words say: plain words say none), and the time since `started`."""
     margin = query.margin_on(catalog.gpu(gpu).memory_gib)
-    return Answer(
+    words = ReasonWords(reason) if isinstance(reason, str) else reason
+    answer = Answer(
         gpu=gpu,
         model=query.model,
         objective=query.objective,
@@ -846,7 +849,7 @@ def _answer(
         token_budget=query.token_budget,
         memory_model_source=query.memory.own_source,
         status=status,
-        reason=reason,
+        reason=None if words is None else words.text,
         reason_code=reason_code,
         plans=tuple(plans),
         nearest=nearest,
@@ -856,6 +859,7 @@ def _answer(
         bound=bound,
         wall_time_s=time.monotonic() - started,
     )
+    return answer if words is None else answer.with_reason(words)
 
 
 def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int], estimated: bool) -> Plan:
@@ -949,22 +953,21 @@ def _uncounted(data: PlanningData, query: Query) -> str:
     return f"; the memory model estimates that nothing fits on {counted(query.budget_gpus, 'GPU')}{capped}"
 
 
-def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
+def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> ReasonWords:
     """For an exact GPU count: the cheapest plan at the same length on fewer GPUs, in words ("" when none,
     and when maximising the length; `nearby`'s `asked` answer where it is that question)."""
     if not query.exact or query.max_model_len is None:
-        return ""
+        return ReasonWords()
     within = query.model_copy(update={"exact": False, "top": 1})
     fewer = nearby.asked_answer(within)
     if fewer is None:
         fewer = answer_for(catalog, within, data.gpu, explained=False, asked=nearby.wider(within))
     if not fewer.plans:
-        return ""
+        return ReasonWords()
     plan = fewer.plans[0]
     return (f"; fewer trainer GPUs train {counted(query.max_model_len, 'token')}: {plan.setting.label} on "
-            f"{counted(plan.gpus, 'GPU')}"
-            f"{plan.lowered_words} ({plan.evidence_and_single_gpu}), the other {query.budget_gpus - plan.gpus} free "
-            "for rollout")
+            f"{counted(plan.gpus, 'GPU')}{plan.lowered_words} (" + plan.evidence_cautioned
+            + f"), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
 SOFT_LIMITS: Mapping[str, str] = MappingProxyType({
@@ -1119,7 +1122,7 @@ def _no_nearest_words(catalog: Catalog, query: Query, no_estimate: bool = False)
             f"stays within one node, so {within}")
 
 
-def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bool = False) -> str:
+def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bool = False) -> ReasonWords:
     """The nearest plan of `query`, which has none (`_nearest_on_nodes`), and the changes it takes, in words: ``; more
     trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``,
     ``; on nodes of 8 GPUs, 131072 tokens trains: ...``; where the nodes given have none, that (`_no_nearest_words`;
@@ -1127,13 +1130,13 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bo
     for an exact count when maximising the length: which count's longest is nearest is no question of lifts;
     `named`: the words before name the query's limits (`_Nearest.nodes_words`)."""
     if query.exact and query.max_model_len is None:
-        return ""
+        return ReasonWords()
     try:
         nearest = _nearest_on_nodes(catalog, data, query)
     except Undecided:
-        return ""
+        return ReasonWords()
     if nearest is None:
-        return "" if data.inputs.estimate == "never" else _no_nearest_words(catalog, query)
+        return ReasonWords("" if data.inputs.estimate == "never" else _no_nearest_words(catalog, query))
     plan = nearest.plan
     changes = nearest.lift_words(query)
     fewer = query.exact and plan.gpus < query.budget_gpus
@@ -1147,7 +1150,7 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bo
     at_length = f" at {counted(plan.max_model_len, 'token')}" if query.max_model_len is None else ""
     free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
     return (f"; {nearest.nodes_words(query, named)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
-            f"{at_length}{plan.lowered_words} ({plan.evidence_and_single_gpu}){free}{nearest.host_words(data.shape)}")
+            f"{at_length}{plan.lowered_words} (" + plan.evidence_cautioned + f"){free}{nearest.host_words(data.shape)}")
 
 
 def _changed(query: Query, name: AlternativeName) -> Query | None:
@@ -1251,7 +1254,7 @@ class _NoPlanReason(NamedTuple):
     is out of reach (`nearest`); and whether `text` names the query's limits (`Query.limit_flags`) in full."""
 
     code: ReasonCode
-    text: str
+    text: ReasonWords
     nearest: Plan | None = None
     limits_named: bool = False
 
@@ -1265,8 +1268,8 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
         return _NoPlanReason(ReasonCode.EXACT_COUNT_HAS_NO_PLAN, exact)
     if min(data.counts) > query.budget_gpus:
         return _NoPlanReason(ReasonCode.BUDGET_BELOW_SMALLEST_COUNT,
-                             f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} "
-                             f"({_counts_words(data)})")
+                             ReasonWords(f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} "
+                                         f"({_counts_words(data)})"))
     if rollout := _rollout_layout_reason(catalog, data, query, where):
         return _NoPlanReason(ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT, rollout)
     if query.objective != "max_len" and (beyond := _beyond_length_reason(catalog, data, query, nearby, where)):
@@ -1277,11 +1280,13 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     pins, lifted = (_without_pins(catalog, data, query, nearby),
                     _lifted_limits_words(catalog, data, query, nearby, named))
     # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
-    way = lifted.words or (query.pin_flags and nearby.plan("without_pins") is not None)
-    reach = "" if lifted.lowered_named else _lower_budget_reach_words(query, nearby, 0)  # the default reaches none
+    way = bool(lifted.words) or bool(query.pin_flags and nearby.plan("without_pins") is not None)
+    # The default budget reaches none.
+    reach = ReasonWords() if lifted.lowered_named else _lower_budget_reach_words(query, nearby, 0)
     return _NoPlanReason(ReasonCode.NOTHING_TRAINS,
-                         f"nothing in {sources} for {where} {within} {trains}{pins}{lifted.words}"
-                         f"{'' if way else _nearest_words(catalog, data, query, named)}{reach}", limits_named=named)
+                         f"nothing in {sources} for {where} {within} {trains}" + pins + lifted.words
+                         + (ReasonWords() if way else _nearest_words(catalog, data, query, named)) + reach,
+                         limits_named=named)
 
 
 def _counts_words(data: PlanningData) -> str:
@@ -1289,7 +1294,8 @@ def _counts_words(data: PlanningData) -> str:
     return "counts with a plan at some length: " + ", ".join(map(str, data.counts))
 
 
-def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, where: str, nearby: _Nearby) -> str:
+def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, where: str,
+                        nearby: _Nearby) -> ReasonWords:
     """Why no plan takes `query`'s exact GPU count (no plan `where` says): the count's layout on the nodes, or no
     plan at it at any length; with the plan on fewer GPUs (`_fewer_gpus_words`, of `nearby`), else the nearest plan
     ("" where neither stops it)."""
@@ -1302,11 +1308,11 @@ def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, wher
     elif query.budget_gpus not in data.counts:
         head = f"{exactly} ({_counts_words(data)}){_uncounted(data, query)}"
     else:
-        return ""
-    return f"{head}{_fewer_gpus_words(catalog, data, query, nearby) or _nearest_words(catalog, data, query)}"
+        return ReasonWords()
+    return head + (_fewer_gpus_words(catalog, data, query, nearby) or _nearest_words(catalog, data, query))
 
 
-def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
+def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> ReasonWords:
     """Where the rollout's GPUs (--rollout-gpus) rule out every count within `query`'s budget that a trainer may take
     whole-node-wise: that, with the nearest plan ("" where they do not, and where no count is left: the rollout is
     then not what stops a plan)."""
@@ -1314,12 +1320,12 @@ def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, w
                 and not whole_nodes_violation(n, query.node_gpus, query.node_source)]
     if not (query.rollout_gpus and laid_out and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus)
                                                     for n in laid_out)):
-        return ""
+        return ReasonWords()
     return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
             f"{counted(query.rollout_gpus, 'rollout GPU')} ({query.rollout_source or query.option_names.rollout_gpus}) "
             f"room on nodes of {query.node_gpus}, "
             "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
-            f"whole nodes{_nearest_words(catalog, data, query)}")
+            "whole nodes" + _nearest_words(catalog, data, query))
 
 
 def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
@@ -1331,29 +1337,28 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
     longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None, "top": 1}),
                          data.gpu, explained=False)
     if longest.status == "unknown":  # a shorter length may train: that much is open
-        return _NoPlanReason(ReasonCode.SHORTER_LENGTH_UNDECIDED,
-                             f"{counted(query.max_model_len or 0, 'token')} has no plan in {sources} for {where} "
-                             f"{within}; whether a shorter length has one was not decided within the time limit of "
-                             f"{time_limit_words(query)}")
+        return _NoPlanReason(ReasonCode.SHORTER_LENGTH_UNDECIDED, ReasonWords(
+            f"{counted(query.max_model_len or 0, 'token')} has no plan in {sources} for {where} {within}; whether a "
+            f"shorter length has one was not decided within the time limit of {time_limit_words(query)}"))
     if not longest.plans:
         return None
     best = _fewest_at_length(catalog, query, data.gpu, longest.plans[0])
     limit, named = (f" with {limits}" if limits else ""), bool(limits)
     lifted = _lifted_limits_words(catalog, data, query, nearby, named)
-    reach = "" if lifted.lowered_named else _lower_budget_reach_words(query, nearby, best.max_model_len)
+    reach = ReasonWords() if lifted.lowered_named else _lower_budget_reach_words(query, nearby, best.max_model_len)
     return _NoPlanReason(ReasonCode.LENGTH_BEYOND_REACH,
                          f"{counted(query.max_model_len or 0, 'token')} is beyond what {sources} allow for {where} "
                          f"{within}{limit}: "
                          f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
-                         f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_and_single_gpu})"
-                         f"{lifted.words or _nearest_words(catalog, data, query, named)}{reach}", best, named)
+                         f"{counted(best.gpus, 'GPU')}{best.lowered_words}, " + best.evidence_cautioned + ")"
+                         + (lifted.words or _nearest_words(catalog, data, query, named)) + reach, best, named)
 
 
 class _LiftedLimits(NamedTuple):
     """What trains the asked length with one of a query's limits lifted, in words (`_lifted_limits_words`), and
     whether they name a plan at a lowered token budget that trains it (`_lower_budget_words`)."""
 
-    words: str
+    words: ReasonWords
     lowered_named: bool
 
 
@@ -1366,7 +1371,7 @@ def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nea
     host, batch = _host_need(catalog, data, query, nearby, named), _batch_need(catalog, data, query)
     fewer = _fewer_gpus_words(catalog, data, query, nearby)
     lowered = _lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))
-    return _LiftedLimits(f"{host}{batch}{fewer}{lowered}", lowered_named=bool(lowered))
+    return _LiftedLimits(host + batch + fewer + lowered, lowered_named=bool(lowered))
 
 
 def grid_words(plan: Plan) -> str:
@@ -1380,7 +1385,7 @@ def grid_words(plan: Plan) -> str:
 
 
 def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
-                        fewer_said: bool = False) -> str:
+                        fewer_said: bool = False) -> ReasonWords:
     """When a lowered token budget (``--token-budget auto``) trains the asked length: its plan, in words; for an
     exact count, on that count, else (unless `fewer_said`: fewer GPUs were named already) on fewer GPUs, said
     so. "" when it does not, when the query lowers budgets already or has no estimates, and when maximising
@@ -1390,23 +1395,23 @@ def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, near
         lowered = optional_best(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
                                 data.gpu)
     if lowered is None or not lowered.lowered_budget:  # a plan at the default budget is not the lowered one's
-        return ""
+        return ReasonWords()
     plan = _lowered_plan_words(lowered)
     if query.exact and lowered.gpus < query.budget_gpus:
         return (f"; with {query.option_names.token_budget_auto} fewer trainer GPUs train "
-                f"{counted(query.max_model_len or 0, 'token')}: {plan}, the other {query.budget_gpus - lowered.gpus} "
-                "free for rollout")
-    return f"; {query.option_names.token_budget_auto} trains {counted(query.max_model_len or 0, 'token')}: {plan}"
+                f"{counted(query.max_model_len or 0, 'token')}: " + plan
+                + f", the other {query.budget_gpus - lowered.gpus} free for rollout")
+    return f"; {query.option_names.token_budget_auto} trains {counted(query.max_model_len or 0, 'token')}: " + plan
 
 
-def _lowered_plan_words(plan: Plan) -> str:
+def _lowered_plan_words(plan: Plan) -> ReasonWords:
     """A plan at a lowered token budget, in words: ``Env + SP=2 on 2 GPUs with max_token_len_per_gpu = 14848
     (estimated)``."""
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} with max_token_len_per_gpu = "
-            f"{plan.max_token_len_per_gpu} ({plan.evidence_and_single_gpu})")
+            f"{plan.max_token_len_per_gpu} (" + plan.evidence_cautioned + ")")
 
 
-def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> str:
+def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> ReasonWords:
     """When a lowered token budget (``--token-budget auto``) does not train the asked length but reaches further
     than `longest` (the longest at Trinity's default budget, within the same budget and pins, 0 where none trains; on
     an exact count, on it): the longest it reaches and its plan, in words, which CP-SAT finds maximising the length.
@@ -1415,58 +1420,59 @@ def _lower_budget_reach_words(query: Query, nearby: _Nearby, longest: int) -> st
     ``token_budget_auto`` at the default budget would be the query's own, which has none)."""
     reach = nearby.plan("token_budget_auto_longest")
     if reach is None or reach.max_model_len <= longest:
-        return ""
+        return ReasonWords()
     return (f"; {query.option_names.token_budget_auto} reaches {counted(reach.max_model_len, 'token')}"
-            f"{grid_words(reach)}: "
-            f"{_lowered_plan_words(reach)}")
+            f"{grid_words(reach)}: " + _lowered_plan_words(reach))
 
 
-def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
+def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> ReasonWords:
     """When the pins leave no plan at any length: what the same question gets without them, or else the longest
     length it gets, in words ("" when nothing, or no pins)."""
     if not query.pin_flags:
-        return ""
+        return ReasonWords()
     best = nearby.plan("without_pins")  # maximising the length: the longest
     if query.objective != "max_len":
         if best is not None:
             return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"
-                    f"{best.lowered_words} trains it, {best.evidence_and_single_gpu})")
+                    f"{best.lowered_words} trains it, " + best.evidence_cautioned + ")")
         best = optional_best(catalog, _unpinned(query, top=1, objective="max_len", max_model_len=None), data.gpu)
     if best is None:
-        return ""
+        return ReasonWords()
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}{grid_words(best)}: "
-            f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_and_single_gpu})")
+            f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, "
+            + best.evidence_cautioned + ")")
 
 
-def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby, named: bool = False) -> str:
+def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
+               named: bool = False) -> ReasonWords:
     """When --host-ram is what rules the plans out (without it one exists): the plan without it, and the host
     memory per node it needs, in words, with the least a plan needs where that is less; where the pins rule out
     the plans without it, the plan without both; else where Trinity's default token budget rules them out too (a
     lowered one alone trains nothing), the plan without it at a lowered one (``--token-budget auto``); "" otherwise.
     `named`: the words before name the query's host memory (`Query.without_host_ram_words`)."""
     if query.host_ram_gb is None:
-        return ""
+        return ReasonWords()
     unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
     lifted = nearby.asked_answer(_more_host_ram_question(query))
     if lifted is None or not _lifts_every_need(data, query):
         lifted = answer_for(catalog, unlimited, data.gpu, explained=False)
     best = lifted.best
     if best is not None:
-        return (f"; {query.without_host_ram_words(named)}, {_host_words(data.shape, query.node_gpus, best)}"
-                f"{least_host_words(catalog, unlimited, best, data.gpu)}")
+        return (f"; {query.without_host_ram_words(named)}, " + _host_words(data.shape, query.node_gpus, best)
+                + least_host_words(catalog, unlimited, best, data.gpu))
     if query.pin_flags:
         best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
             return (f"; without {query.pin_flags} and {query.host_ram_source}, "
-                    f"{_host_words(data.shape, query.node_gpus, best)}")
+                    + _host_words(data.shape, query.node_gpus, best))
     if not _may_lower_budget(query) or nearby.plan("token_budget_auto") is not None:  # lowering alone trains it
-        return ""
+        return ReasonWords()
     lowered = unlimited.model_copy(update={"token_budget": "auto"})
     best = answer_for(catalog, lowered, data.gpu, explained=False).best
     if best is None or not best.lowered_budget:
-        return ""
+        return ReasonWords()
     return (f"; {query.without_host_ram_words(named)} and with {query.option_names.token_budget_auto}, "
-            f"{_host_words(data.shape, query.node_gpus, best)}")
+            + _host_words(data.shape, query.node_gpus, best))
 
 
 def _lifts_every_need(data: PlanningData, query: Query) -> bool:
@@ -1478,7 +1484,7 @@ def _lifts_every_need(data: PlanningData, query: Query) -> bool:
                for gpus in data.counts for offload in (False, True))
 
 
-def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -> str:
+def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -> ReasonWords:
     """Where a plan that `unlimited` (a question without --host-ram) gets at `best`'s length needs less host memory
     per node than `best`, its best plan: the one that needs the least (`least_host_plan`), and its need, in words
     (``; at the least, ...``); "" otherwise."""
@@ -1488,8 +1494,8 @@ def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -
     lighter = least_host_plan(catalog, at_length, gpu)
     model, node_gpus = catalog.model(unlimited.model), unlimited.node_gpus
     if lighter is None or _shown_host_need(model, node_gpus, lighter) >= _shown_host_need(model, node_gpus, best):
-        return ""
-    return f"; at the least, {_host_words(model, node_gpus, lighter)}"
+        return ReasonWords()
+    return "; at the least, " + _host_words(model, node_gpus, lighter)
 
 
 def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
@@ -1510,19 +1516,19 @@ def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
     return _plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated)))
 
 
-def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
+def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
     """When the train batch is what rules the plans out (without it one exists): the plan without it and the
     data-parallel ranks a batch must split over for it, in words ("" otherwise)."""
     if query.train_batch_size is None:
-        return ""
+        return ReasonWords()
     best = answer_for(catalog, query.model_copy(update={"train_batch_size": None, "top": 1}), data.gpu,
                       explained=False).best
     if best is None:
-        return ""
+        return ReasonWords()
     ranks = best.gpus // best.sp
     return (f"; a train batch that {ranks} data-parallel ranks divide lets {best.setting.label} on "
             f"{counted(best.gpus, 'GPU')} train it ({counted(best.max_model_len, 'token')}, "
-            f"{best.evidence_and_single_gpu})")
+            + best.evidence_cautioned + ")")
 
 
 def _shown_host_need(model: Model, node_gpus: int, plan: Plan) -> float:
@@ -1535,8 +1541,9 @@ def _host_need_words(model: Model, node_gpus: int, plan: Plan) -> str:
     return host_need_words(f"{_shown_host_need(model, node_gpus, plan):.1f}", plan.offload)
 
 
-def _host_words(model: Model, node_gpus: int, plan: Plan) -> str:
-    """A plan found without --host-ram and the host memory per node it needs, in words."""
-    return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')}{plan.lowered_words} trains it "
-            f"({plan.with_single_gpu_caution(counted(plan.max_model_len, 'token'))}), and "
-            f"{_host_need_words(model, node_gpus, plan)}")
+def _host_words(model: Model, node_gpus: int, plan: Plan) -> ReasonWords:
+    """A plan found without --host-ram and the host memory per node it needs, in words, with the codes of the cautions
+    they say (`Plan.cautioned`)."""
+    return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')}{plan.lowered_words} trains it ("
+            + plan.cautioned(counted(plan.max_model_len, 'token'))
+            + f"), and {_host_need_words(model, node_gpus, plan)}")

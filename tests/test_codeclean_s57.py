@@ -31,11 +31,11 @@ def test_the_lowered_budgets_reach_is_worded_alike_before_and_after_a_reason_nam
     query = make_query(CATALOG, gpu="H20-96GB", model="Qwen2.5-7B", max_model_len=131072, budget_gpus=6, exact=True)
     data = prepare(CATALOG, "H20-96GB", query)
     reach = _lower_budget_reach_words(query, _Nearby(CATALOG, query, "H20-96GB"), 63488)
-    assert reach.startswith("; --token-budget auto reaches 126976 tokens on the 1024-token grid: Env + Offload + SP=2 "
-                            "on 6 GPUs with max_token_len_per_gpu = 63488 (estimated)")
+    assert reach.text.startswith("; --token-budget auto reaches 126976 tokens on the 1024-token grid: Env + Offload "
+                                 "+ SP=2 on 6 GPUs with max_token_len_per_gpu = 63488 (estimated)")
     nearby = _Nearby(CATALOG, query, "H20-96GB")
     lifted = _lifted_limits_words(CATALOG, data, query, nearby)
-    assert lifted.lowered_named and lifted.words.endswith(
+    assert lifted.lowered_named and lifted.words.text.endswith(
         "; with --token-budget auto fewer trainer GPUs train 131072 tokens: Env + SP=4 on 4 GPUs with "
         "max_token_len_per_gpu = 40960 (estimated), the other 2 free for rollout")
     assert _lower_budget_reach_words(query, nearby, 63488) == reach
@@ -45,7 +45,7 @@ def test_the_lowered_budgets_reach_is_worded_alike_before_and_after_a_reason_nam
     assert answer.reason == (
         "131072 tokens is beyond what the tables and the memory model's estimates allow for Qwen2.5-7B on H20-96GB on "
         "exactly 6 GPUs: the longest is 63488 on the 1024-token grid (Env + Offload + SP=2 on 6 GPUs, estimated)"
-        + lifted.words)
+        + lifted.words.text)
 
 
 def test_the_keys_05_refuses_are_worded_by_one_helper_which_the_checks_line_opens_with():

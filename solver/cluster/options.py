@@ -15,7 +15,7 @@ from solver import clock
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, margin_room, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import EstimateMode, Objective, Query, make_query, resolve_margin
-from solver.results import Answer, CautionCode, Plan, ReasonCode, UnplacedPool, tables_refute_caution
+from solver.results import Answer, CautionCode, Plan, ReasonCode, ReasonWords, UnplacedPool, tables_refute_caution
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
 from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict
 from solver.tables import (
@@ -165,10 +165,11 @@ def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
 @dataclass(frozen=True)
 class NoWayReason:
     """Why a job has no way to run in the pools it may use: in words, in the words for several jobs it is true of
-    each alone (`Unplaced.reason_for_several`), and each pool's code in the order the words name them."""
+    each alone (`Unplaced.reason_for_several`), each with the codes of the cautions they say, and each pool's code in
+    the order the words name them."""
 
-    words: str
-    words_for_several: str
+    words: ReasonWords
+    words_for_several: ReasonWords
     pools: tuple[UnplacedPool, ...] = ()
     cut_short: Literal["questions", "wall clock"] | None = None
     """Where the time limit left the reason unasked, which of its limits did (`WaysLimit.reached`); else None."""

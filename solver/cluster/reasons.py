@@ -29,6 +29,7 @@ from solver.results import (
     Plan,
     PoolCode,
     ReasonCode,
+    ReasonWords,
     Status,
     Unplaced,
     UnplacedCode,
@@ -105,11 +106,12 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
         wall_clock_cut |= elsewhere.cut_short == "wall clock"
         room = _NoRoom(planner, job, pools[index], host_checked[index], unproven, holders, certain, elsewhere,
                        smaller_asks, fits_with[index])
+        words = room.words(several=False)
         unplaced.append(Unplaced(
-            job=job.name, reason_code=no_room, reason=room.words(several=False),
-            reason_for_several=room.words(several=True),
+            job=job.name, reason_code=no_room, reason=words.text,
+            reason_for_several=room.words(several=True).text,
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
-            fits_with=fits_with[index]))
+            fits_with=fits_with[index]).with_reason(words))
     return LeftOut(tuple(unplaced), wall_clock_cut)
 
 
@@ -131,16 +133,16 @@ class _NoRoom:
     smaller_asks: SmallerAsks | None
     fits_with: tuple[FitsWith, ...]
 
-    def words(self, several: bool) -> str:
-        """The reason, in words for one job or, where `several`, for several jobs given it, true of each alone."""
+    def words(self, several: bool) -> ReasonWords:
+        """The reason, in words for one job or, where `several`, for several jobs given it, true of each alone, with
+        the codes of the cautions they say."""
         elsewhere = self.elsewhere.words_for_several if several else self.elsewhere.words
         return (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in "
                 f"{_least_rooms(self.planner, self.job, self.ways, several)} after the jobs placed (the most priority "
                 f"in all, then length, then cost){self.unproven}"
                 f"{self.holders.words(self.job, self.ways, self.certain, several)}"
-                f"{self.holders.pin_words(self.job, several)}{'; ' if elsewhere else ''}"
-                f"{elsewhere}"
-                f"{'' if self.smaller_asks is None else self.smaller_asks.words(self.job, self.fits_with, several)}")
+                f"{self.holders.pin_words(self.job, several)}{'; ' if elsewhere else ''}" + elsewhere
+                + ('' if self.smaller_asks is None else self.smaller_asks.words(self.job, self.fits_with, several)))
 
 
 @dataclass(frozen=True)
@@ -464,9 +466,9 @@ class SmallerAsks:
 def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
     """A job left out for want of a way to run in any pool it may use, and `why` (no words for several jobs where
     its words read true of each as they are: `Unplaced.reason_for_several`)."""
-    several = None if why.words_for_several == why.words else why.words_for_several
-    return Unplaced(job=job.name, reason=why.words, reason_for_several=several,
-                    reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools)
+    several = None if why.words_for_several == why.words else why.words_for_several.text
+    return Unplaced(job=job.name, reason=why.words.text, reason_for_several=several,
+                    reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools).with_reason(why.words)
 
 
 def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:
@@ -504,7 +506,8 @@ def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[
     use has none, asked within `limit` (None: none; no words where there is no other)."""
     job = fleet.jobs[index]
     others = [pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in with_room]
-    return why_no_option(planner, fleet, index, with_room, limit) if others else NoWayReason("", "")
+    none = ReasonWords()
+    return why_no_option(planner, fleet, index, with_room, limit) if others else NoWayReason(none, none)
 
 
 def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset(),
@@ -527,11 +530,11 @@ def _not_asked(planner: Planner, fleet: Fleet, index: int, without: frozenset[st
     the time limit left unasked (`reached`: which of its limits, `WaysLimit`)."""
     unasked = f"why was not worked out within the time limit; raise {planner.option_names.time_limit}"
     if not without:
-        return NoWayReason(f"no way to run in any pool it may use ({unasked})",
-                           f"no way to run in any pool each may use ({unasked})", cut_short=reached)
+        return NoWayReason(ReasonWords(f"no way to run in any pool it may use ({unasked})"),
+                           ReasonWords(f"no way to run in any pool each may use ({unasked})"), cut_short=reached)
     job = fleet.jobs[index]
     others = " or ".join(pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in without)
-    words = f"no way to run in {others} ({unasked})"
+    words = ReasonWords(f"no way to run in {others} ({unasked})")
     return NoWayReason(words, words, cut_short=reached)
 
 
@@ -541,7 +544,7 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
     reason (with what estimates would give, under ``--no-estimate``), joined by semicolons, each with its code; and in
     the words for several jobs given it, true of each alone."""
     job = fleet.jobs[index]
-    reasons: list[tuple[str, str]] = []  # each pool's, for one job and for several
+    reasons: list[tuple[ReasonWords | str, ReasonWords | str]] = []  # each pool's, for one job and for several
     codes = []
     rollout = counted(job.rollout_gpus, "rollout GPU")
     for pool in fleet.pools:
@@ -587,8 +590,8 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                             else "")
                     where = f"{pool.name} ({room}beside {rollout})"
                     answer = beside
-            words = (f"{where}: {answer.reason}"
-                     f"{_estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)}")
+            words = (f"{where}: " + answer.reason_words
+                     + _estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named))
             reasons.append((words, words))  # the planner's reason speaks of the model, for one job or several
             reach, budget = ((None, None) if answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH
                              else _more_nodes_reach(planner, whole_pool, pool))
@@ -597,8 +600,8 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                                       plan_reason_code=answer.reason_code, more_nodes_reach=reach,
                                       more_nodes_token_budget=budget, token_budget_auto_reach=auto_reach))
     # One pool at least: every job may use one (`Fleet` checks a job's pool), and `_elsewhere` asks where one is left.
-    return NoWayReason("; ".join(one for one, _ in reasons), "; ".join(several for _, several in reasons),
-                       tuple(codes))
+    return NoWayReason(ReasonWords.joined("; ", (one for one, _ in reasons)),
+                       ReasonWords.joined("; ", (several for _, several in reasons)), tuple(codes))
 
 
 def _token_budget_auto_reach(query: Query, answer: Answer, pool: Pool, rollout_gpus: int) -> bool | None:
@@ -713,7 +716,8 @@ def _fewer_rollout_words(trainer_gpus: int, rollout_gpus: int, pool: Pool, sever
     return f"; with rollout_gpus: {rollout}, a trainer of {counted(trainer_gpus, 'GPU')} has one"
 
 
-def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, limits_named: bool) -> str:
+def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: int,
+                     limits_named: bool) -> ReasonWords:
     """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
     on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
     where the pool's host memory rules theirs out and the tables' too (a plan of the tables on nodes with more of it
@@ -721,21 +725,21 @@ def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: i
     memory one of theirs beside the rollout needs, where that is less ("" otherwise): in parentheses after the
     planner's reason, or, where that named the pool's host memory in full already among its limits (`limits_named`;
     it may end in their parentheses), in a clause after a semicolon, as the reason's own, that does not name the
-    figure again."""
+    figure again; with the codes of the cautions they say."""
     if planner.estimate != "never":
-        return ""
+        return ReasonWords()
     (opening, closing) = ("; ", "") if limits_named else (" (", ")")
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
-        return f"{opening}{estimated_plan_words(plan)}: drop {planner.option_names.no_estimate}{closing}"
+        return opening + estimated_plan_words(plan) + f": drop {planner.option_names.no_estimate}{closing}"
     if pool.host_ram_gb is None or _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None):
-        return ""
+        return ReasonWords()
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto", host_ram_gb=None):
         lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
         least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
         bound = "the pool's nodes have" if limits_named else query.host_ram_bound_words
-        return (f"{opening}{estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query, plan, bound)}"
-                f"{least}{closing}")
-    return ""
+        return (opening + estimated_plan_words(plan) + f", but {_host_over_pool_words(planner, query, plan, bound)}"
+                + least + closing)
+    return ReasonWords()
 
 
 def _host_over_pool_words(planner: Planner, query: Query, plan: Plan, bound: str) -> str:
