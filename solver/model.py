@@ -830,13 +830,15 @@ def stopped_by_wall_clock(solver: cp_model.CpSolver, status: SolverStatus) -> bo
 
 
 def build_model(
-    data: PlanningData, query: Query, guarded: bool = False
+    data: PlanningData, query: Query, guarded: bool = False, ranked: bool = True
 ) -> tuple[cp_model.CpModel, PlanVariables, Guards]:
     """The whole CP-SAT model for `query` on the prepared `data` (which must hold a plan's GPU counts:
     `PlanningData.holds_no_plan` is false).
 
     With `guarded`, every rule of `RULES` holds only under its own literal (returned), so that solving
-    under assumptions tells which rules rule a plan out; otherwise every rule simply holds.
+    under assumptions tells which rules rule a plan out; otherwise every rule simply holds. Without `ranked`,
+    for questions of feasibility alone, the model lacks the objective (`add_objective`): its ranks table gives
+    every combination of the plan's domains a rank, so it rules no plan out.
     """
     model = LeanCpModel()
     model.name = f"plan {data.model} on {data.gpu}"
@@ -850,7 +852,8 @@ def build_model(
     add_length(model, data, query, plan, guards)
     add_pins(model, query, plan, guards)
     add_host_ram(model, data, query, plan, guards)
-    add_objective(model, data, query, plan)
+    if ranked:
+        add_objective(model, data, query, plan)
     return model, plan, guards
 
 
