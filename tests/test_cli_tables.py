@@ -187,7 +187,8 @@ def test_json_for_one_model_across_all_tables(cli):
         (["tables", "--gpu", "a100", "--gpus", "4", "x", "y"],
          ("solve tables: error: unrecognized arguments: x y (--gpus took '4': an option's value is one word; quote "
           "one with spaces)\n")),
-        (["--model", "8B", "--len", "8k", "--explain", "foo"], "solve: error: unrecognized arguments: foo\n"),
+        (["--model", "8B", "--len", "8k", "--explain", "foo"],
+         "solve: error: unrecognized arguments: foo (--explain takes no value: --explain, or leave it out)\n"),
         # a value after a flag pair, which takes none: the pair's two spellings
         (["--model", "8B", "--len", "8k", "--env", "true"],
          "solve: error: unrecognized arguments: true (--env takes no value: --env or --no-env)\n"),
