@@ -1,6 +1,7 @@
 """A CLI reviewer's slips, across the commands: an option that says the opposite of a flag is told the default, not
-the flag; a flag given a value is told how to give it, with ``=`` or after it; a last ``--`` ends the options; solve
-map's --model list refuses an empty name as --gpu's does."""
+the flag; a flag given a value is told how to give it, with ``=`` or after it; a last ``--`` ends the options, and
+a word after one is not told the option it spells; an option's name without hyphens is told the option in every
+command; solve map's --model list refuses an empty name as --gpu's does."""
 
 from __future__ import annotations
 
@@ -56,8 +57,27 @@ def test_a_last_double_hyphen_ends_the_options_of_every_command(cli, tmp_path):
     assert (status, err) == (0, "") and out.startswith(f"wrote {tmp_path / 'ex' / 'few-cells.yaml'}\n")
     table = ["tables", "--gpu", "h20", "--gpus", "1", "--json"]
     assert cli(*table, "--") == cli(*table)
-    refused = "solve tables: error: unrecognized arguments: -- extra\n"
+    refused = ("solve tables: error: unrecognized arguments: -- extra (after --, no word is an option, and solve "
+               "tables takes none there)\n")
     assert cli("tables", "--", "extra") == (2, "", USAGE.format("solve tables") + refused)
+
+
+def test_an_option_after_a_double_hyphen_is_not_told_itself(cli):
+    """`solve -- --model 8B` was told 'did you mean --model?', the word it gave, which `--` made no option."""
+    assert cli("--", "--model", "8B") == (2, "", USAGE.format("solve") + "solve: error: unrecognized arguments: -- "
+                                          "--model 8B (after --, no word is an option, and solve takes none there)\n")
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["map", "help"], "solve map: error: unrecognized arguments: help (did you mean the option --help?)"),
+    (["tables", "json"], "solve tables: error: unrecognized arguments: json (did you mean the option --json?)"),
+    (["help"], ("solve: error: unknown command 'help' (did you mean the option --help?); commands: tables, cluster, "
+                "calibrate, memory, map, examples, or none to plan")),
+])
+def test_an_options_name_without_hyphens_is_told_the_option_in_every_command(cli, argv, error):
+    """`solve help` was told --help, but `solve map help` nothing."""
+    prog = error.split(": error")[0]
+    assert cli(*argv) == (2, "", USAGE.format(prog) + error + "\n")
 
 
 @pytest.mark.parametrize("models", ["8B,", "8B,,14B", " , "])

@@ -147,12 +147,14 @@ class Parser(argparse.ArgumentParser):
             for action in required:
                 action.required = True
         if rest and rest != ["--"]:  # a last ``--`` ends the options (POSIX): none follows, no word is left
-            options = [word.split("=", 1)[0] for word in rest if word.startswith("-")]  # -V too: --version
+            options = [option for word, option in _options_named(rest) if word.startswith("-")]  # -V too: --version
             close = [hint for option in options if (hint := self._option_hint(option))]
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, f" (did you mean {command}?)")  # ``solve --gpu h100 memory``: the command first
-            guess = (close[0] if close else self._counted_in_gpus(rest, parsed)
-                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]) or self.value_hint(rest[0]))
+            after_options = f" (after --, no word is an option, and {self.prog} takes none there)"
+            guess = (close[0] if close else after_options if rest[0] == "--" else self._counted_in_gpus(rest, parsed)
+                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]) or self.option_word_hint(rest[0])
+                     or self.value_hint(rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         if any(getattr(parsed, action.dest) is action.default for action in required):
             self.parse_known_args(argv, namespace)  # argparse's own error, naming every option missing
@@ -241,6 +243,11 @@ class Parser(argparse.ArgumentParser):
         options = [f"{action.option_strings[0]} {action.metavar}" for action in self._actions
                    if action.metavar in ("FILE", "PATH") and action.type is not output_path]
         return f" (a file is named after its option: {either(options)})" if options else ""
+
+    def option_word_hint(self, stray: str) -> str:
+        """Where `stray`, an unrecognized word, is the name of an option of this command without its hyphens (``solve
+        map help``, ``solve tables json``): that option; "" otherwise."""
+        return f" (did you mean the option --{stray}?)" if f"--{stray}" in self._option_string_actions else ""
 
     def value_hint(self, stray: str) -> str:
         """Where `stray`, an unrecognized word and no option, is a value of an option this command takes, given
