@@ -92,3 +92,16 @@ def test_solve_maps_model_list_still_takes_spaces_after_its_commas(cli):
     status, out, err = cli("map", "--gpu", "h20", "--gpus-up-to", "1", "--model", "8B, 14B", "--json")
     assert (status, err) == (0, "")
     assert [row["model"] for row in json.loads(out)[0]["rows"]] == ["Qwen3-8B", "Qwen3-14B"]
+
+
+@pytest.mark.parametrize(("command", "defaults"), [
+    ([], ["default: the shipped costs.yaml", "default: the shipped memory-model.yaml", "(default: not checked)"]),
+    (["map"], ["default: the shipped costs.yaml", "default: the shipped memory-model.yaml", "(default: not checked)"]),
+    (["cluster"], ["default: the shipped costs.yaml", "default: the shipped memory-model.yaml"]),
+    (["memory"], ["default: the shipped memory-model.yaml", "(default: not checked)"]),
+])
+def test_the_help_shows_the_defaults_of_the_files_and_the_host_memory(cli, command, defaults):
+    """--weights, --memory-model and --host-ram said nothing of what applies without them."""
+    status, out, err = cli(*command, "--help")
+    flat = " ".join(out.split())
+    assert (status, err) == (0, "") and [default in flat for default in defaults] == [True] * len(defaults)
