@@ -187,7 +187,8 @@ def test_json_for_one_model_across_all_tables(cli):
         (["tables", "--gpu", "a100", "--gpus", "4", "x", "y"],
          ("solve tables: error: unrecognized arguments: x y (--gpus took '4': an option's value is one word; quote "
           "one with spaces)\n")),
-        (["--model", "8B", "--len", "8k", "--explain", "foo"], "solve: error: unrecognized arguments: foo\n"),
+        (["--model", "8B", "--len", "8k", "--explain", "foo"],
+         "solve: error: unrecognized arguments: foo (--explain takes no value: --explain, or leave it out)\n"),
         # a value after a flag pair, which takes none: the pair's two spellings
         (["--model", "8B", "--len", "8k", "--env", "true"],
          "solve: error: unrecognized arguments: true (--env takes no value: --env or --no-env)\n"),
@@ -252,8 +253,9 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve: error: unrecognized arguments: -json (did you mean --json?)\n"),
         (["--model", "8B", "--len", "32k", "-sp", "2"],  # the shortest such option: two letters after the hyphen
          "solve: error: unrecognized arguments: -sp (did you mean --sp?)\n"),
-        (["--model", "8B", "--len", "32k", "--", "-json"],  # after "--" no word is an option: no guess
-         "solve: error: unrecognized arguments: -- -json\n"),
+        (["--model", "8B", "--len", "32k", "--", "-json"],  # after "--" no word is an option: told so, no guess
+         ("solve: error: unrecognized arguments: -- -json (after --, no word is an option, and solve takes none "
+          "there)\n")),
         # inside another command, the command is one of its own, not an option there
         (["map", "--cluster"], ("solve map: error: unrecognized arguments: --cluster (did you mean the command solve "
                                 "cluster, not an option of solve map: solve cluster [options]?)\n")),
@@ -317,7 +319,8 @@ def test_help_beside_an_unknown_option_shows_the_required_options_as_required(cl
 
 def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli):
     assert cli("memory", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--model", "4B", "--", "--explain")[2].endswith(
-        "solve memory: error: unrecognized arguments: -- --explain\n")
+        "solve memory: error: unrecognized arguments: -- --explain (after --, no word is an option, and solve memory "
+        "takes none there)\n")
     assert cli("tables", "--colour")[2].endswith("solve tables: error: unrecognized arguments: --colour\n")
 
 

@@ -21,8 +21,9 @@ PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus-per-node", "--nproc-per-node",
                  "--trinity", "--vram", "--cpu-ram", "--format", "--lenght", "--length", "--nodes", "--node",
-                 "--memory", "--cluster")
-"""The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips)."""
+                 "--memory", "--cluster", "--no-json", "--widen", "--without-tables")
+"""The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
+opposite)."""
 
 OTHER_TOOLS = {"--clear": "python3 -m venv", "--strict": "mypy", "--head": "ray start", "--nnodes": "torchrun"}
 """The options the pages name of other tools than rft-solver's commands and benchmarks."""

@@ -51,9 +51,10 @@ def test_an_empty_list_of_models_is_refused_by_map_plans(empty: list[str] | tupl
                                  "models the tables document")
 
 
-def test_an_empty_model_for_solve_map_is_an_unknown_model(cli):
+def test_an_empty_model_for_solve_map_is_an_empty_name(cli):
     status, out, err = cli("map", "--gpu", "h100", "--gpus-up-to", "2", "--model", "")
-    assert (status, out) == (2, "") and err.startswith("solve map: error: unknown model ''; accepted: Qwen3-0.6B/")
+    assert (status, out) == (2, "") and err.endswith("solve map: error: argument --model: an empty name in '': give a "
+                                                     "model, or several separated by commas (32B,8B)\n")
 
 
 def test_solve_map_without_a_model_maps_the_tables_models(cli):

@@ -131,10 +131,8 @@ def _refuse_unknown_command(parser: Parser, word: str) -> NoReturn:
     explain``: --explain), or the option whose value it is (``solve 8b 32k``: --model 8b)."""
     started = [command for command in _COMMANDS if len(word) > 1 and command.startswith(word.lower())]
     close = difflib.get_close_matches(word, _COMMANDS, n=1, cutoff=0.7) or (started if len(started) == 1 else [])
-    flag = f"--{word}"  # solve explain: the planner's --explain (argparse's own option lookup, unexported)
     guess = (f" (did you mean {close[0]}?)" if close else
-             f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else
-             parser.file_hint(word) or parser.value_hint(word))
+             parser.option_word_hint(word) or parser.file_hint(word) or parser.value_hint(word))
     parser.error(f"unknown command {brief(word)}{guess}; commands: {', '.join(_COMMANDS)}, or none to plan")
 
 

@@ -7,6 +7,7 @@ import io
 import sys
 
 from solver.cli.argtypes import (
+    comma_names,
     gpu_names,
     output_path,
     path_argument,
@@ -49,9 +50,9 @@ def build_map_parser() -> Parser:
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100): a map for each, in "
                         "that order (a GPU type named twice is answered once); default: each with tables")
-    parser.add_argument("--model", metavar="M", help="only these models, comma-separated (32B,8B), or with --by "
-                        "len the one mapped (needed there); default: those the GPU type's tables document, else "
-                        "those any tables document")
+    parser.add_argument("--model", metavar="M", type=comma_names("a model", "32B,8B"),
+                        help="only these models, comma-separated (32B,8B), or with --by len the one mapped (needed "
+                        "there); default: those the GPU type's tables document, else those any tables document")
     budgets = parser.add_mutually_exclusive_group()
     budgets.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS),
                          help="GPU budgets 1 to N (default 8); past a node, or where the map is wider than the "
@@ -95,7 +96,7 @@ def run_map(args: argparse.Namespace) -> int:
                                          args.gpu, args.gpu_memory, args.cells or (),
                                          interconnect=args.gpu_interconnect, count_option="--gpus-up-to")
     memory, weights = memory_model_option(args.memory_model, "solve map"), weights_option(args.weights)
-    asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
+    asked = list(dict.fromkeys(catalogue_model(catalog, name).name for name in args.model)) \
         if args.model is not None else [added] if added else None
     gpu_maps = map_plans(asked, gpu=args.gpu, by=args.by, gpus_up_to=args.gpus_up_to, budgets=args.budgets,
                          weights=weights, estimate=args.estimate_mode, margin=args.margin,

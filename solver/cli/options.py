@@ -124,7 +124,7 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     memory`)."""
     parser.add_argument("--host-ram", metavar="GiB", type=host_memory,
                         help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}; {judged}; the OS, Ray, "
-                        "the data loader and the rollout are not counted: leave room for them")
+                        "the data loader and the rollout are not counted: leave room for them (default: not checked)")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -134,7 +134,7 @@ def add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argumen
                         f"default: the memory model's ({DEFAULT_MARGIN} for the shipped one), more on cards of at most "
                         f"{SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
-                        help="coefficients from `solve calibrate --out`")
+                        help="coefficients from `solve calibrate --out` (default: the shipped memory-model.yaml)")
 
 
 def option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -> _Loaded | None:
@@ -197,7 +197,8 @@ def planning_check_options(args: argparse.Namespace) -> tuple[str, ...]:
 def add_weights_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--weights, for the commands that plan."""
     parser.add_argument("--weights", metavar="FILE", type=path_argument("file to read"),
-                        help="cost weights YAML (offload, sp, env, offload_moe_scaling, sp_pcie_factor)")
+                        help="cost weights YAML (offload, sp, env, offload_moe_scaling, sp_pcie_factor; default: the "
+                        "shipped costs.yaml)")
 
 
 def add_workers_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,

@@ -134,6 +134,7 @@ class Parser(argparse.ArgumentParser):
         self._refuse_one_hyphen(argv)
         self._refuse_others_option(argv)
         self._refuse_contradiction(argv)
+        self._refuse_flag_value(argv)
         helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
         if not helped:
             self._refuse_beside_version(argv)
@@ -145,18 +146,41 @@ class Parser(argparse.ArgumentParser):
         finally:
             for action in required:
                 action.required = True
-        if rest:
-            options = [word.split("=", 1)[0] for word in rest if word.startswith("-")]  # -V too: --version
-            close = [meant for option in options
-                     if (meant := self._command_named(option) or self._meant(option, typos=option.startswith("--")))]
+        if rest and rest != ["--"]:  # a last ``--`` ends the options (POSIX): none follows, no word is left
+            options = [option for word, option in _options_named(rest) if word.startswith("-")]  # -V too: --version
+            close = [hint for option in options if (hint := self._option_hint(option))]
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
-                close.insert(0, command)  # ``solve --gpu h100 memory``: the command, not the option before it
-            guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
-                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]) or self.value_hint(rest[0]))
+                close.insert(0, f" (did you mean {command}?)")  # ``solve --gpu h100 memory``: the command first
+            after_options = f" (after --, no word is an option, and {self.prog} takes none there)"
+            guess = (close[0] if close else after_options if rest[0] == "--" else self._counted_in_gpus(rest, parsed)
+                     or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]) or self.option_word_hint(rest[0])
+                     or self.value_hint(rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         if any(getattr(parsed, action.dest) is action.default for action in required):
             self.parse_known_args(argv, namespace)  # argparse's own error, naming every option missing
         return parsed
+
+    def _option_hint(self, option: str) -> str:
+        """The guess for an unknown `option`: where it is the opposite of a flag of this command (--no-json,
+        --widen for --no-widen), that leaving it out is the default (the flag's name would be its opposite's
+        meaning); else the command it names, or the option it most likely means; "" where none is."""
+        opposite = _opposite(option)
+        if option.startswith("--") and self._flag(opposite) is not None:
+            return f" (the default is without {opposite}: leave {option} out)"
+        meant = self._command_named(option) or self._meant(option, typos=option.startswith("--"))
+        return f" (did you mean {meant}?)" if meant else ""
+
+    def _flag(self, option: str) -> argparse.Action | None:
+        """The action of this command's `option` where it is a flag, which takes no value (--json, --env, --no-widen;
+        not --help nor --version); None otherwise."""
+        action = self._option_string_actions.get(option)
+        return action if action is not None and action.nargs == 0 and action.dest not in ("help", "version") else None
+
+    def _flag_forms(self, flag: str) -> str:
+        """How to give the flag `flag`: with its opposite where this command has both (--env or --no-env), else
+        alone or not at all."""
+        pair = [name for name in (flag, _opposite(flag)) if name in self._option_string_actions]
+        return " or ".join(sorted(pair, key=len)) if len(pair) == 2 else f"{flag}, or leave it out"
 
     def _meant(self, option: str, typos: bool = True) -> str | None:
         """The option of this command that the unknown `option` most likely means: the same with hyphens for
@@ -220,6 +244,11 @@ class Parser(argparse.ArgumentParser):
                    if action.metavar in ("FILE", "PATH") and action.type is not output_path]
         return f" (a file is named after its option: {either(options)})" if options else ""
 
+    def option_word_hint(self, stray: str) -> str:
+        """Where `stray`, an unrecognized word, is the name of an option of this command without its hyphens (``solve
+        map help``, ``solve tables json``): that option; "" otherwise."""
+        return f" (did you mean the option --{stray}?)" if f"--{stray}" in self._option_string_actions else ""
+
     def value_hint(self, stray: str) -> str:
         """Where `stray`, an unrecognized word and no option, is a value of an option this command takes, given
         without it (``solve 8b 32k``, ``solve memory 8B``): a guess naming that option with it, for a model's name
@@ -275,9 +304,16 @@ class Parser(argparse.ArgumentParser):
         --no-env``, ``--estimate --no-estimate``), in the order given: neither is the user's answer, nor the last."""
         given = [option for _, option in _options_named(argv) if option.startswith("--")]
         for at, option in enumerate(given):
-            opposite = f"--{option[5:]}" if option.startswith("--no-") else f"--no-{option[2:]}"
+            opposite = _opposite(option)
             if opposite in given[at + 1:] and {option, opposite} <= self._option_string_actions.keys():
                 self.error(f"{option} and {opposite} contradict each other: give one of them")
+
+    def _refuse_flag_value(self, argv: list[str]) -> None:
+        """A usage error for the first flag of this command given a value with ``=`` (``--env=true``, ``--json=no``),
+        saying how to give it, as for a value after it (`_took_one_word`); argparse says it ignored the value."""
+        for word, option in _options_named(argv):
+            if word != option and self._flag(option) is not None:
+                self.error(f"{option} takes no value, got {brief(word[len(option) + 1:])}: {self._flag_forms(option)}")
 
     def _took_one_word(self, argv: list[str], stray: str) -> str:
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3
@@ -289,9 +325,8 @@ class Parser(argparse.ArgumentParser):
             action = self._option_string_actions.get(option)
             if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
-            flag = self._option_string_actions.get(before)
-            if word == stray and isinstance(flag, argparse.BooleanOptionalAction):
-                return f" ({before} takes no value: {' or '.join(flag.option_strings)})"
+            if word == stray and self._flag(before) is not None:
+                return f" ({before} takes no value: {self._flag_forms(before)})"
         return ""
 
     def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
@@ -340,6 +375,16 @@ class Parser(argparse.ArgumentParser):
         typed in full-width characters named with its ASCII (`full_width_note`)."""
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n"
                              f"{self.prog}: error: {escaped_line(message + full_width_note(message))}\n")
+
+
+def _opposite(option: str) -> str:
+    """The option whose name says the opposite of `option`'s: --env's --no-env, --no-widen's --widen,
+    --with-tables' --without-tables."""
+    for on, off in (("--with-", "--without-"), ("--", "--no-")):
+        if option.startswith(off):
+            return on + option.removeprefix(off)
+    return ("--without-" + option.removeprefix("--with-") if option.startswith("--with-")
+            else "--no-" + option.removeprefix("--"))
 
 
 FULL_WIDTH_WORD = re.compile(r"[^\s']*[\uff01-\uff5e][^\s']*")
