@@ -1669,6 +1669,20 @@ class Placement(Frozen, defer_build=True):
         "the Trinity config that solve cluster --emit-dir wrote for the job: DIR/JOB.yaml, DIR as given (relative "
         "to the working directory where it is relative); null without --emit-dir, and from the API, which writes "
         "none"))
+    current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
+        "with --current (the placement the fleet runs now): stays where the job runs as it does now (its pool, "
+        "nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it runs "
+        "otherwise now (a restart), starts where it does not run now; left out without --current"))
+
+    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
+    def _current_where_given(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        data: dict[str, Any] = handler(self)
+        return {name: value for name, value in data.items() if not (name == "current" and value is None)}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: ``current`` is optional, never null (`_current_where_given`)."""
+        return left_out_when_none(handler(core_schema), handler, ("current",))
 
     @model_validator(mode="after")
     def _engine_sizes_agree(self) -> Placement:
@@ -1732,7 +1746,7 @@ class FitsWith(Frozen, defer_build=True):
     trainer_gpus: int = Field(description="the trainer GPUs of the planner's plan for it there")
 
 
-UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes",)
+UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1756,6 +1770,8 @@ class Unplaced(_ReasonCautions, defer_build=True):
         "for a job left out for no room: the smaller asks with which one of the planner's ways for it would fit the "
         "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "
         "fewest rollout GPUs dropped, then the least length cut, each where one would; empty otherwise"))
+    current: Literal["stops"] | None = Field(default=None, description=(
+        "with --current (the placement the fleet runs now): stops where the job runs now; left out otherwise"))
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _reason_cautions_where_said(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
