@@ -58,6 +58,7 @@ from solver.tables import (
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     Frozen,
+    consecutive_runs,
     GpuType,
     MemoryModel,
     Model,
@@ -1705,8 +1706,9 @@ def spans_nodes(plan: Plan, node_gpus: int) -> bool:
 
 
 def index_range(indexes: tuple[int, ...]) -> str:
-    """Consecutive GPU indexes in words: ``4-6``, or ``5`` for one."""
-    return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"{indexes[0]}"
+    """GPU indexes in words, by runs of consecutive ones: ``4-6``, ``5`` for one, ``0-1, 6-7`` for a job that stays
+    where it runs now beside GPUs others left (``solve cluster --current``)."""
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}" for run in consecutive_runs(indexes))
 
 
 class UnplacedPool(Frozen, defer_build=True):
