@@ -166,7 +166,8 @@ def read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[Running
     except ValidationError as error:
         first = error.errors()[0]
         where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
-        raise TableError(f"{path}: {where}: {first['msg'].lower()}") from None
+        said = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
+        raise TableError(f"{path}: {where + ': ' if where else ''}{said[:1].lower()}{said[1:]}") from None
     jobs = {job.name: index for index, job in enumerate(fleet.jobs)}
     pools = {pool.name: index for index, pool in enumerate(fleet.pools)}
     return tuple(_running(placed, jobs[placed.job], pools[placed.pool]) for placed in current.placements
