@@ -86,8 +86,8 @@ def least_time_limit_to_search_s(planning_s: float, building_s: float = 0.0) -> 
     return (planning_s * (1 + REASONS_SHARE) + building_s + READ_BACK_S) / SEARCH_SHARE
 
 
-STAGES = {"priority": "placed priority", "nodes": "nodes used", "stays": "running jobs kept", "length": "longer contexts",
-          "cost": "step-time cost",
+STAGES = {"priority": "placed priority", "nodes": "nodes used", "stays": "running jobs kept",
+          "length": "longer contexts", "cost": "step-time cost",
           "tie-break": "tie-break", "bought GPUs": "GPUs bought", "bought nodes": "nodes bought"}
 
 

@@ -171,7 +171,8 @@ def read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[Running
     jobs = {job.name: index for index, job in enumerate(fleet.jobs)}
     pools = {pool.name: index for index, pool in enumerate(fleet.pools)}
     return tuple(_running(placed, jobs[placed.job], pools[placed.pool]) for placed in current.placements
-                 if placed.job in jobs and placed.pool in pools and _still_there(placed, fleet.pools[pools[placed.pool]]))
+                 if placed.job in jobs and placed.pool in pools
+                 and _still_there(placed, fleet.pools[pools[placed.pool]]))
 
 
 def _current_json(path: Path) -> dict[str, Any]:
