@@ -1628,6 +1628,10 @@ class RolloutEngines(Frozen, defer_build=True):
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
+PLACEMENT_LEFT_OUT_WHEN_NONE = ("current",)
+"""The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
+
+
 class Placement(Frozen, defer_build=True):
     """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
 
@@ -1678,12 +1682,13 @@ class Placement(Frozen, defer_build=True):
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _current_where_given(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         data: dict[str, Any] = handler(self)
-        return {name: value for name, value in data.items() if not (name == "current" and value is None)}
+        return {name: value for name, value in data.items()
+                if not (name in PLACEMENT_LEFT_OUT_WHEN_NONE and value is None)}
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        """Its JSON Schema: ``current`` is optional, never null (`_current_where_given`)."""
-        return left_out_when_none(handler(core_schema), handler, ("current",))
+        """Its JSON Schema: the fields of `PLACEMENT_LEFT_OUT_WHEN_NONE` are optional, never null."""
+        return left_out_when_none(handler(core_schema), handler, PLACEMENT_LEFT_OUT_WHEN_NONE)
 
     @model_validator(mode="after")
     def _engine_sizes_agree(self) -> Placement:

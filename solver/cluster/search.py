@@ -408,11 +408,11 @@ class Search:
     proven: bool = True
     tie_broken: bool = False
     """Whether the tie-break ran and proved its pick among the equally good placements."""
+    wall_clock_stopped: tuple[str, ...] = ()
+    """The stages (`STAGES`' keys) the wall clock stopped before their deterministic time ran out."""
     kept: Kept | None = None
     """The running jobs that stay, and the pattern that fills each node they share (`KeptJobs.kept`); None where the
     fleet runs nothing now, or the search found no placement."""
-    wall_clock_stopped: tuple[str, ...] = ()
-    """The stages (`STAGES`' keys) the wall clock stopped before their deterministic time ran out."""
 
 
 @dataclass(frozen=True)
@@ -587,8 +587,8 @@ def grown_placements(planner: Planner, fleet: Fleet, chosen: dict[int, Option], 
     jobs `staying` keep their GPUs, not grown (more GPUs would restart them)."""
     placed = dict(chosen)
     staying = staying or {}
-    widened = None if widen_by is None else widen_jobs(planner, fleet, chosen, nodes, seed, widen_by,
-                                                       frozenset(staying))
+    widened = None if widen_by is None else widen_jobs(planner, fleet, chosen, nodes, seed, frozenset(staying),
+                                                       widen_by)
     if widened is not None:
         placed.update(widened.grown)
     gpus = gpus_on_nodes(fleet, ((job, option, nodes[job][0]) for job, option in sorted(placed.items())), staying)

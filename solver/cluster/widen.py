@@ -71,7 +71,7 @@ class Widened:
 
 
 def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
-               until: float, kept: frozenset[int] = frozenset()) -> Widened:
+               kept: frozenset[int], until: float) -> Widened:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (`Widened`).
 
     A job on a node with idle GPUs may take more trainer GPUs there (`_widening_counts`), where the planner has a
