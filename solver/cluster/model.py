@@ -247,9 +247,11 @@ def keep_running_jobs(built: PlacementModel, fleet: Fleet, options: list[Option]
 
 def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_model.LinearExprT:
     """An objective that picks one placement among equally good ones, the same whatever the search did:
-    a fixed pseudo-random weight per option and per node pattern (CRC-32 of their names) makes the
-    lightest of the optimal placements unique with high probability (the isolation lemma)."""
-    spread = 4 * (len(options) + len(built.pattern_counts)) ** 2
+    a fixed pseudo-random weight per option and per node pattern (CRC-32 of their names; with running jobs, per job
+    kept and per pattern that may fill a node they share too) makes the lightest of the optimal placements unique
+    with high probability (the isolation lemma)."""
+    kept_literals = 0 if built.kept is None else len(built.kept.stays) + sum(map(len, built.kept.fills.values()))
+    spread = 4 * (len(options) + len(built.pattern_counts) + kept_literals) ** 2
 
     def weight(text: str) -> int:
         return 1 + zlib.crc32(text.encode()) % spread
@@ -258,7 +260,11 @@ def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_
               for o, x in zip(options, built.chosen)]
     filled = [weight(f"{fleet.pools[pool].name}|{pattern_name(pattern)}") * count for (pool, pattern), count
               in built.pattern_counts.items()]
-    return sum(chosen) + sum(filled)
+    kept = [] if built.kept is None else [
+        *(weight(f"stays|{fleet.jobs[job].name}") * literal for job, literal in built.kept.stays.items()),
+        *(weight(f"{fleet.pools[pool].name}|{node}|{pattern_name(pattern)}") * literal
+          for (pool, node), by_pattern in built.kept.fills.items() for pattern, literal in by_pattern.items())]
+    return sum(chosen) + sum(filled) + sum(kept)
 
 
 def hint_placement(built: PlacementModel, values: list[int],
