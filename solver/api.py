@@ -54,6 +54,7 @@ from solver.results import (
     ALLOC_CONF_VARIABLES,
     ENV_VARIABLE,
     ROCM_ENV_VARIABLE,
+    SCHEMA_VERSION,
     Answer,
     Calibration,
     ClusterResult,
@@ -291,6 +292,7 @@ def place(
     trinity_version: str | None = None,
     required: Sequence[str] | None = None,
     option_names: OptionNames = API_OPTIONS,
+    current: Path | str | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
@@ -298,16 +300,21 @@ def place(
     `progress` called at each better placement (`solver.query.Progress`), `widen` False to leave idle GPUs idle
     (placed jobs otherwise grow onto them where that makes them faster or longer), `required` the names of jobs that
     must be placed besides those the fleet marks ``required`` (the answer is infeasible where they cannot all be),
-    `option_names` as `plan`'s (its reasons name ``minimize="nodes"``, ``solver.buy_nodes``, ``time_limit_s``).
-    Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
+    `option_names` as `plan`'s (its reasons name ``minimize="nodes"``, ``solver.buy_nodes``, ``time_limit_s``),
+    `current` the path of the placement the fleet runs now (an earlier ``solve cluster --json``: its running jobs stay
+    where they run unless moving one places more priority; each placement says whether it stays, moves or starts).
+    Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster or `current` file."""
     from solver.cluster import place as place_jobs
+    from solver.tables import read_current
 
     check_types(("option_names", option_names, OptionNames))
     fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version, required=required, widen=widen, minimize=minimize, option_names=option_names)
-    result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen)
+    running = () if current is None else read_current(given_path("current", current), fleet, SCHEMA_VERSION)
+    result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
+                        running=running)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 

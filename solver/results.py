@@ -68,6 +68,7 @@ from solver.tables import (
     TokenBudgetMode,
     TrinityVersion,
     check_types,
+    consecutive_runs,
     counted,
     left_out_when_none,
     shown_number,
@@ -1704,6 +1705,10 @@ class RolloutEngines(Frozen, defer_build=True):
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
+PLACEMENT_LEFT_OUT_WHEN_NONE = ("current",)
+"""The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
+
+
 class Placement(Frozen, defer_build=True):
     """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
 
@@ -1746,6 +1751,21 @@ class Placement(Frozen, defer_build=True):
         "the Trinity config that solve cluster --emit-dir wrote for the job: DIR/JOB.yaml, DIR as given (relative "
         "to the working directory where it is relative); null without --emit-dir, and from the API, which writes "
         "none"))
+    current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
+        "with --current (the placement the fleet runs now): stays where the job runs as it does now (its pool, "
+        "nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it runs "
+        "otherwise now (a restart), starts where it does not run now; left out without --current"))
+
+    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
+    def _current_where_given(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        data: dict[str, Any] = handler(self)
+        return {name: value for name, value in data.items()
+                if not (name in PLACEMENT_LEFT_OUT_WHEN_NONE and value is None)}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: the fields of `PLACEMENT_LEFT_OUT_WHEN_NONE` are optional, never null."""
+        return left_out_when_none(handler(core_schema), handler, PLACEMENT_LEFT_OUT_WHEN_NONE)
 
     @model_validator(mode="after")
     def _engine_sizes_agree(self) -> Placement:
@@ -1768,8 +1788,9 @@ def spans_nodes(plan: Plan, node_gpus: int) -> bool:
 
 
 def index_range(indexes: tuple[int, ...]) -> str:
-    """Consecutive GPU indexes in words: ``4-6``, or ``5`` for one."""
-    return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"{indexes[0]}"
+    """GPU indexes in words, by runs of consecutive ones: ``4-6``, ``5`` for one, ``0-1, 6-7`` for a job that stays
+    where it runs now beside GPUs others left (``solve cluster --current``)."""
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}" for run in consecutive_runs(indexes))
 
 
 class UnplacedPool(Frozen, defer_build=True):
@@ -1809,7 +1830,7 @@ class FitsWith(Frozen, defer_build=True):
     trainer_gpus: int = Field(description="the trainer GPUs of the planner's plan for it there")
 
 
-UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes",)
+UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1833,6 +1854,8 @@ class Unplaced(_ReasonCautions, defer_build=True):
         "for a job left out for no room: the smaller asks with which one of the planner's ways for it would fit the "
         "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "
         "fewest rollout GPUs dropped, then the least length cut, each where one would; empty otherwise"))
+    current: Literal["stops"] | None = Field(default=None, description=(
+        "with --current (the placement the fleet runs now): stops where the job runs now; left out otherwise"))
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _reason_cautions_where_said(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]

@@ -58,7 +58,7 @@ def smaller_asks(tmp_path: Path, pools: dict | list[dict], fillers: list[dict], 
     for i, f in enumerate(fillers):
         final[i] = (next(o for o in job_options(planner, fleet, i) if o.pool == f["pool"] and o.size
                          and o.plan.gpus == f["trainer"] and f["offload"] in (None, o.plan.offload)), [f["node"]])
-    placements = [json.loads(as_placement(planner, fleet, option, nodes, 0).model_dump_json())
+    placements = [json.loads(as_placement(planner, fleet, option, nodes, tuple(range(option.size))).model_dump_json())
                   for option, nodes in final.values()]
     return SmallerAsks(planner, fleet, final, until), instance, {"placements": placements}
 

@@ -101,6 +101,11 @@ def build_cluster_parser() -> Parser:
                         help="these jobs must be placed, besides those the file marks required: true (a placement "
                         "that cannot place them all is infeasible; --buy buys for the required jobs only, the others "
                         "placed where the nodes bought for them leave room)")
+    parser.add_argument("--current", metavar="PLACEMENT.json", type=path_argument("file to read"),
+                        help="the placement the fleet runs now (what solve cluster --json printed): its jobs stay on "
+                        "their nodes and GPUs unless moving one places more priority (with --minimize nodes, uses "
+                        "fewer nodes); each placed job is marked stays, moves or starts, and a job left out that runs "
+                        "now, stops")
     parser.add_argument("--no-widen", action="store_false", dest="widen",
                         help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "
                         "more GPUs run it faster or, for a max_model_len of at_least N, at a longer length)")
@@ -142,7 +147,8 @@ def run_cluster(args: argparse.Namespace) -> int:
         return _run_buy(args, fleet, catalog, weights, cells, written_gpus)
     if args.emit_dir is not None:
         _check_emit_dir_before_placing(args, fleet)
-    result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen))
+    result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen,
+                                                              current=args.current))
     written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else {}
     result = _naming_configs(result, written)
     _print_placement(args, result, fleet, list(written.values()))
@@ -242,11 +248,14 @@ def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:
 
 
 def _refuse_beside_buy(args: argparse.Namespace) -> None:
-    """`QueryError` for --buy beside an option of a placement: --minimize nodes (--buy places every job already) or
-    --emit-dir (it writes no placement)."""
+    """`QueryError` for --buy beside an option of a placement: --minimize nodes (--buy places every job already),
+    --current (it keeps no running jobs) or --emit-dir (it writes no placement)."""
     if args.buy and args.minimize is not None:
         raise QueryError("--buy with --minimize nodes: --buy places every job on the pools with the nodes it adds; "
                          "give one of them")
+    if args.buy and args.current is not None:
+        raise QueryError("--buy with --current: --buy weighs no running jobs; run solve cluster --current on the "
+                         "file with the nodes it names added")
     if args.buy and args.emit_dir is not None:
         raise QueryError("--buy with --emit-dir: --buy writes no configs; add the nodes it names to the file and "
                          "run solve cluster --emit-dir on it")

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from solver.cli.atomic import errors_named_by, writable_status
 from solver.tables import QueryError
 
-INPUT_FLAGS = ("from_config", "weights", "memory_model", "model_config", "cells", "file")
+INPUT_FLAGS = ("from_config", "weights", "memory_model", "model_config", "cells", "file", "current")
 """The arguments that name files the command reads (cells is a list)."""
 OUTPUT_FLAGS = ("out", "write", "svg")
 """The arguments that name files the command writes."""

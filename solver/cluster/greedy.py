@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from solver.cluster.model import required_names
 from solver.cluster.options import Option, Planner, fleet_options, host_capacity_tenths, jobs_without_ways
-from solver.cluster.placements import as_placement, first_gpus, pool_use
+from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use
 from solver.cluster.reasons import unplaced_reasons
 from solver.query import EstimateMode
 from solver.results import ClusterResult
@@ -53,8 +53,8 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     options = fleet_options(planner, fleet).options
     choice = greedy_choice(fleet, options)
     # In the order they were placed.
-    first_gpu = first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())
-    placements = tuple(as_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
+    gpus = gpus_on_nodes(fleet, ((index, option, spot[0]) for index, (option, spot) in choice.items()))
+    placements = tuple(as_placement(planner, fleet, o, spot, gpus[i]) for i, (o, spot) in sorted(choice.items()))
     unplaced = unplaced_reasons(planner, fleet, options, choice).unplaced
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,

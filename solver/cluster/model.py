@@ -1,15 +1,15 @@
 """The CP-SAT placement model: a literal per way to run a job and, per pool, how many of its nodes each pattern
 fills (`build_placement_model`), with the GPUs each job takes at its fewest (`fewest_gpus`) held to the pools' where
 every job runs; the nodes a placement uses (`nodes_used`), the nodes bought where a pool may grow
-(`add_bought_nodes`); the tie-break among equally good placements (`tie_break`), and a placement hinted as the next
-search's start (`hint_placement`)."""
+(`add_bought_nodes`); the running jobs kept where they run (`keep_running_jobs`); the tie-break among equally good
+placements (`tie_break`), and a placement hinted as the next search's start (`hint_placement`)."""
 
 from __future__ import annotations
 
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
 
@@ -23,7 +23,7 @@ from solver.cluster.options import (
     pools_with_ways,
 )
 from solver.model import LeanCpModel
-from solver.tables import Fleet, Pool
+from solver.tables import Fleet, Pool, RunningJob
 
 PatternCounts = dict[tuple[int, tuple[Footprint, ...]], cp_model.IntVar]
 """Per (pool index, node pattern), how many of the pool's nodes the pattern fills."""
@@ -36,6 +36,35 @@ class PlacementModel:
     model: cp_model.CpModel
     chosen: list[cp_model.IntVar]
     pattern_counts: PatternCounts
+    kept: KeptJobs | None = None
+    """The running jobs' literals (`keep_running_jobs`), where the fleet runs a placement now."""
+
+
+@dataclass(frozen=True)
+class KeptJobs:
+    """The running jobs in the placement model (`keep_running_jobs`): per running job that a way of its keeps as it
+    runs, that way (`ways`, job -> option) and a literal true where it stays on its nodes and GPUs (`stays`); per node
+    that running jobs share, a literal per pattern of its pool that may fill it (`fills`, by (pool, node))."""
+
+    running: dict[int, RunningJob]
+    ways: dict[int, Option]
+    stays: dict[int, cp_model.IntVar]
+    fills: dict[tuple[int, int], dict[tuple[Footprint, ...], cp_model.IntVar]]
+
+    def kept(self, value: Callable[[cp_model.IntVar], int]) -> Kept:
+        """The jobs that stay, and the pattern that fills each node running jobs share, as `value` reads them."""
+        fills = {node: next(pattern for pattern, literal in by_pattern.items() if value(literal))
+                 for node, by_pattern in self.fills.items() if any(map(value, by_pattern.values()))}
+        return Kept({job: self.running[job] for job, literal in self.stays.items() if value(literal)}, fills)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A placement's running jobs that stay (`staying`: job -> where it runs), and the pattern that fills each node
+    that running jobs share and the placement keeps (`fills`, by (pool, node): those nodes keep their indexes)."""
+
+    staying: dict[int, RunningJob]
+    fills: dict[tuple[int, int], tuple[Footprint, ...]]
 
 
 def required_jobs(fleet: Fleet, every_job: bool) -> frozenset[int]:
@@ -171,11 +200,58 @@ def add_bought_nodes(built: PlacementModel, owned: Fleet, options: list[Option],
     return bought
 
 
+def keeps_running(option: Option, running: RunningJob, node_gpus: int) -> bool:
+    """Whether `option` runs its job as it runs now (`running`): in its pool, on as many nodes and GPUs of them, with
+    its trainer and rollout GPUs and its plan's length, SP degree and Offload."""
+    plan = option.plan
+    return (option.pool == running.pool and option.nodes == len(running.nodes)
+            and option.gpus_per_node(node_gpus) == len(running.gpu_indexes) and plan.gpus == running.trainer_gpus
+            and option.rollout_gpus == running.rollout_gpus and plan.max_model_len == running.max_model_len
+            and plan.sp == running.sp and plan.offload == running.offload)
+
+
+def keep_running_jobs(built: PlacementModel, fleet: Fleet, options: list[Option],
+                      running: Sequence[RunningJob]) -> PlacementModel:
+    """`built` with a literal per `running` job that one of its ways keeps as it runs (`keeps_running`): true only where
+    the job runs that way on its nodes. A job on whole nodes keeps them with its way; a job sharing a node keeps it
+    where one of the patterns the pool fills is that node's (a literal per pattern, at most one; a pattern's nodes
+    kept are among those it fills) and holds, with the other running jobs that stay there, their footprints."""
+    model = built.model
+    ways: dict[int, Option] = {}
+    stays: dict[int, cp_model.IntVar] = {}
+    on_node: dict[tuple[int, int], list[tuple[Footprint, cp_model.IntVar]]] = defaultdict(list)
+    for job in running:
+        node_gpus = fleet.pools[job.pool].gpus_per_node
+        found = next(((o, x) for o, x in zip(options, built.chosen)
+                      if o.job == job.job and keeps_running(o, job, node_gpus)), None)
+        if found is None:
+            continue
+        ways[job.job], way = found
+        stays[job.job] = model.new_bool_var(f"stays_{fleet.jobs[job.job].name}")
+        model.add_implication(stays[job.job], way)
+        if ways[job.job].size:
+            on_node[job.pool, job.nodes[0]].append((ways[job.job].footprint, stays[job.job]))
+    fills = {(pool, node): {pattern: model.new_bool_var(f"pool{pool}_node{node}_kept_{pattern_name(pattern)}")
+                            for (p, pattern) in built.pattern_counts if p == pool} for pool, node in on_node}
+    for spot, staying in on_node.items():
+        model.add_at_most_one(fills[spot].values())
+        for footprint in {footprint for footprint, _ in staying}:
+            model.add(sum(stay for f, stay in staying if f == footprint)
+                      <= sum(pattern.count(footprint) * literal for pattern, literal in fills[spot].items()))
+    for (pool, pattern), count in built.pattern_counts.items():
+        kept_here = [by_pattern[pattern] for (p, _), by_pattern in fills.items() if p == pool]
+        if kept_here:
+            model.add(count >= sum(kept_here))
+    return replace(built, kept=KeptJobs({job.job: job for job in running}, ways, stays, fills))
+
+
 def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_model.LinearExprT:
     """An objective that picks one placement among equally good ones, the same whatever the search did:
-    a fixed pseudo-random weight per option and per node pattern (CRC-32 of their names) makes the
-    lightest of the optimal placements unique with high probability (the isolation lemma)."""
-    spread = 4 * (len(options) + len(built.pattern_counts)) ** 2
+    a fixed pseudo-random weight per option and per node pattern (CRC-32 of their names; with running jobs, per job
+    kept and per pattern that may fill a node they share too) makes the lightest of the optimal placements unique
+    with high probability (the isolation lemma)."""
+    kept_literals = 0 if built.kept is None else len(built.kept.stays) + sum(map(len, built.kept.fills.values()))
+    spread = 4 * (len(options) + len(built.pattern_counts) + kept_literals) ** 2
 
     def weight(text: str) -> int:
         return 1 + zlib.crc32(text.encode()) % spread
@@ -184,7 +260,11 @@ def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_
               for o, x in zip(options, built.chosen)]
     filled = [weight(f"{fleet.pools[pool].name}|{pattern_name(pattern)}") * count for (pool, pattern), count
               in built.pattern_counts.items()]
-    return sum(chosen) + sum(filled)
+    kept = [] if built.kept is None else [
+        *(weight(f"stays|{fleet.jobs[job].name}") * literal for job, literal in built.kept.stays.items()),
+        *(weight(f"{fleet.pools[pool].name}|{node}|{pattern_name(pattern)}") * literal
+          for (pool, node), by_pattern in built.kept.fills.items() for pattern, literal in by_pattern.items())]
+    return sum(chosen) + sum(filled) + sum(kept)
 
 
 def hint_placement(built: PlacementModel, values: list[int],

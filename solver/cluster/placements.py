@@ -1,15 +1,16 @@
-"""Chosen ways as `Placement`s (`as_placement`), where each job's GPUs start on its node (`first_gpus`), and what
-they use of each pool (`pool_use`): the search and the greedy baseline give their answers so."""
+"""Chosen ways as `Placement`s (`as_placement`), which GPUs each job takes on its node (`gpus_on_nodes`), and what
+they use of each pool (`pool_use`): the search and the greedy baseline give their answers so; and which of them stay
+where they run now, move, start or stop (`with_current`)."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 
 from solver.cluster.options import Option, Planner
 from solver.memory import rollout_engines, shown_host_need
-from solver.results import Placement, PoolUse
-from solver.tables import AtLeast, Fleet
+from solver.results import ClusterResult, Placement, PoolUse
+from solver.tables import AtLeast, Fleet, RunningJob
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
@@ -20,20 +21,31 @@ def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ..
                  for pool in fleet.pools)
 
 
-def first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
-    """Where each job's GPUs start on its first node, given (job, option, first node) in the order a shared node
-    fills from GPU 0; 0 for a job on whole nodes."""
-    first_gpu: dict[int, int] = {}
-    used: Counter[tuple[int, int]] = Counter()
+def gpus_on_nodes(fleet: Fleet, in_order: Iterable[tuple[int, Option, int]],
+                  staying: Mapping[int, RunningJob] | None = None) -> dict[int, tuple[int, ...]]:
+    """The GPUs each job takes on each of its nodes, given (job, option, first node) in the order a shared node fills
+    from GPU 0: the lowest GPUs the jobs before it leave; a running job that stays (`staying`) those it runs on, which
+    the others then leave to it; every GPU of a node taken whole."""
+    in_order = list(in_order)
+    staying = staying or {}
+    used: dict[tuple[int, int], set[int]] = defaultdict(set)
     for job, option, node in in_order:
-        first_gpu[job] = used[option.pool, node] if option.size else 0
-        used[option.pool, node] += option.size
-    return first_gpu
+        if job in staying and option.size:
+            used[option.pool, node].update(staying[job].gpu_indexes)
+    gpus: dict[int, tuple[int, ...]] = {}
+    for job, option, node in in_order:
+        node_gpus = range(fleet.pools[option.pool].gpus_per_node)
+        if not option.size or job in staying:
+            gpus[job] = tuple(node_gpus) if not option.size else staying[job].gpu_indexes
+            continue
+        gpus[job] = tuple([gpu for gpu in node_gpus if gpu not in used[option.pool, node]][:option.size])
+        used[option.pool, node].update(gpus[job])
+    return gpus
 
 
-def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
+def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int], gpus: tuple[int, ...],
                  widened_from: int | None = None) -> Placement:
-    """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all), and,
+    """A chosen option on its nodes, taking `gpus` of each (`gpus_on_nodes`), and,
     in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`); its
     plan cautioned where the tables say it runs out of memory (`Planner.with_tables_caution`, with --estimate);
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
@@ -44,7 +56,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
                               option.plan.max_model_len, pool.gpus_per_node) if option.rollout_gpus else None
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
-                     gpu_indexes=tuple(range(first_gpu, first_gpu + option.gpus_per_node(pool.gpus_per_node))),
+                     gpu_indexes=gpus,
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
                      asked_rollout_gpus=job.rollout_gpus, widened_from=widened_from,
                      asked_max_model_len=job.asked_max_model_len, at_least=isinstance(job.max_model_len, AtLeast),
@@ -53,3 +65,26 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                          update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
                      rollout_engines=engines)
+
+
+def with_current(fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob]) -> ClusterResult:
+    """`result` with each placement's `current`, where the fleet runs `running` now: ``stays`` where it runs as it
+    does now (its pool, nodes, GPUs, trainer and rollout GPUs, and its plan's length, SP and Offload), ``moves``
+    otherwise, ``starts`` where it does not run now; and each unplaced job that runs now marked ``stops``."""
+    now = {fleet.jobs[job.job].name: job for job in running}
+
+    def current(placed: Placement) -> str:
+        job = now.get(placed.job)
+        if job is None:
+            return "starts"
+        as_now = (fleet.pools[job.pool].name, job.nodes, job.gpu_indexes, job.trainer_gpus, job.rollout_gpus,
+                  job.max_model_len, job.sp, job.offload)
+        plan = placed.plan
+        as_placed = (placed.pool, placed.nodes, placed.gpu_indexes, placed.trainer_gpus, placed.rollout_gpus,
+                     plan.max_model_len, plan.sp, plan.offload)
+        return "stays" if as_now == as_placed else "moves"
+
+    return result.model_copy(update={
+        "placements": tuple(placed.model_copy(update={"current": current(placed)}) for placed in result.placements),
+        "unplaced": tuple(left.model_copy(update={"current": "stops" if left.job in now else None})
+                          for left in result.unplaced)})

@@ -8,7 +8,7 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal
@@ -18,9 +18,11 @@ from ortools.sat.python import cp_model
 from solver import clock
 from solver.cluster.greedy import greedy_choice
 from solver.cluster.model import (
+    Kept,
     PlacementModel,
     build_placement_model,
     hint_placement,
+    keep_running_jobs,
     nodes_used,
     required_jobs,
     required_names,
@@ -35,7 +37,7 @@ from solver.cluster.options import (
     jobs_without_ways,
     pools_with_ways,
 )
-from solver.cluster.placements import as_placement, first_gpus, pool_use
+from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, with_current
 from solver.cluster.reasons import (
     SmallerAsks,
     all_unplaced,
@@ -57,7 +59,7 @@ from solver.results import (
 )
 from solver.rules import OptionNames
 from solver.solve import checked
-from solver.tables import DETERMINISTIC_PER_SECOND, Fleet
+from solver.tables import DETERMINISTIC_PER_SECOND, Fleet, RunningJob
 
 REASONS_SHARE = 0.6
 """The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
@@ -84,7 +86,8 @@ def least_time_limit_to_search_s(planning_s: float, building_s: float = 0.0) -> 
     return (planning_s * (1 + REASONS_SHARE) + building_s + READ_BACK_S) / SEARCH_SHARE
 
 
-STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost",
+STAGES = {"priority": "placed priority", "nodes": "nodes used", "stays": "running jobs kept",
+          "length": "longer contexts", "cost": "step-time cost",
           "tie-break": "tie-break", "bought GPUs": "GPUs bought", "bought nodes": "nodes bought"}
 
 
@@ -109,11 +112,21 @@ def place(
     seed: int = 0,
     progress: Progress | None = None,
     widen: bool = True,
+    running: Sequence[RunningJob] = (),
 ) -> ClusterResult:
     """Place `fleet`'s jobs on its pools (see `solver.cluster`'s docstring for the model and objectives), within
     `planner`'s time limit, with its ways to run (a `Planner` of `fleet`'s catalogue, fresh: it keeps this run's
     answers and spends its deterministic time); `widen`: let placed jobs grow onto idle GPUs of their nodes where that
-    makes them faster or longer."""
+    makes them faster or longer; `running`: the jobs that run now (`read_current`), kept where they run unless moving
+    one places more priority (or, with `minimize`, uses fewer nodes); each placement and unplaced job then says
+    whether it stays, moves, starts or stops (`with_current`)."""
+    result = _place(fleet, planner, minimize, workers, seed, progress, widen, running)
+    return with_current(fleet, result, running) if running else result
+
+
+def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, workers: int, seed: int,
+           progress: Progress | None, widen: bool, running: Sequence[RunningJob]) -> ClusterResult:
+    """`place`'s placement, before it says which jobs stay."""
     started = time.monotonic()
     time_limit_s = planner.time_limit_s
     every_job = minimize == "nodes"
@@ -125,6 +138,8 @@ def place(
         return _none_placed(planned, [job for job in stuck if job in required], unplaced)
     options = planned.options
     built = build_placement_model(fleet, options, every_job)
+    if running:
+        built = keep_running_jobs(built, fleet, options, running)
     stages = placement_stages(fleet, options, built, every_job)
     start = greedy_start(fleet, options, built)
     solver = placement_solver(workers, seed)
@@ -262,12 +277,12 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     certain = first_proven and not planned.unproven
     try:
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed,
-                                                certain, (hints_by, reasons_by), planned.cut_short)
+                                                certain, (hints_by, reasons_by), planned.cut_short, search.kept)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted = True
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, None, first_proven,
                                                 certain=certain, asked_by=(None, reasons_by),
-                                                cut_short=planned.cut_short)
+                                                cut_short=planned.cut_short, kept=search.kept)
     proven = search.proven and not planned.unproven
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -354,13 +369,16 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
 def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
                      every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
     """The objectives `solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
-    placed jobs (with `every_job`, the fewest nodes used instead), the length the ``at_least`` jobs gain, the
-    least total cost, and last a tie-break."""
+    placed jobs (with `every_job`, the fewest nodes used instead), the running jobs kept where they run (where
+    `built` keeps them: `keep_running_jobs`), the length the ``at_least`` jobs gain, the least total cost, and last a
+    tie-break."""
     priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
     gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
     first_stage = ("nodes", nodes_used(built, options), False) if every_job else ("priority", priority, True)
-    return [first_stage, ("length", gain, True), ("cost", cost, False),
+    stays: list[tuple[str, cp_model.LinearExprT, bool]] = [] if built.kept is None else [
+        ("stays", sum(built.kept.stays.values()), True)]
+    return [first_stage, *stays, ("length", gain, True), ("cost", cost, False),
             ("tie-break", tie_break(fleet, options, built), False)]
 
 
@@ -392,6 +410,9 @@ class Search:
     """Whether the tie-break ran and proved its pick among the equally good placements."""
     wall_clock_stopped: tuple[str, ...] = ()
     """The stages (`STAGES`' keys) the wall clock stopped before their deterministic time ran out."""
+    kept: Kept | None = None
+    """The running jobs that stay, and the pattern that fills each node they share (`KeptJobs.kept`); None where the
+    fleet runs nothing now, or the search found no placement."""
 
 
 @dataclass(frozen=True)
@@ -411,7 +432,8 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within `budget`
     of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
     (the first from `start`, a greedy placement); the first stage gets 60% of the budget, the second half of what is
-    left then, the rest the rest (what a stage leaves goes to the next). The wall clock's `deadline` is a safety net
+    left then (as does the length stage after the running jobs' kept), the rest the rest (what a stage leaves goes to
+    the next). The wall clock's `deadline` is a safety net
     for all of them together: a stage it stops first is named in the answer (`Search.wall_clock_stopped`).
     Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
     later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every stage
@@ -421,7 +443,8 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     for position, (name, expression, maximise) in enumerate(stages):
         if interrupt.caught or (name == "tie-break" and not search.proven):
             return _Staged(replace(search, proven=search.proven and not interrupt.caught), spent=spent)
-        _set_limits(solver, (budget - spent) * (0.6 if position == 0 else 0.5 if position == 1 else 1.0), deadline)
+        share = 0.6 if position == 0 else 0.5 if position == 1 or name == "length" else 1.0
+        _set_limits(solver, (budget - spent) * share, deadline)
         (model.maximize if maximise else model.minimize)(expression)
         callback = None if progress is None else progress(STAGES[name], bounded=first_bound if position == 0 else int)
         status = checked(solver, model, interrupt.solve(model, callback))
@@ -434,7 +457,8 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
             # A stage left unsolved proves nothing; the previous stage's answer stands (its hint is still in the model).
             return _Staged(replace(search, proven=search.proven and name == "tie-break"), spent=spent)
         search = replace(search, values=[solver.value(x) for x in built.chosen],
-                         counts={key: solver.value(var) for key, var in built.pattern_counts.items()})
+                         counts={key: solver.value(var) for key, var in built.pattern_counts.items()},
+                         kept=None if built.kept is None else built.kept.kept(solver.value))
         if name != "tie-break":
             search = replace(search, proven=search.proven and status == cp_model.OPTIMAL and not interrupt.caught)
         else:  # its outcome leaves the status as it is: only which of the equally good placements comes out
@@ -519,6 +543,7 @@ def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     asked_by: tuple[float | None, float | None] = (None, None), cut_short: tuple[int, ...] = (),
+    kept: Kept | None = None,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them
     (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
@@ -527,11 +552,12 @@ def _decode(
     priority places them); the hints of smaller asks, on the placement as grown, are asked within their count of
     questions and until `asked_by`'s first (None: no hints), and why the other pools a job left out may use have no way
     for it within theirs and until its second (None: no limit; each a `time.monotonic()`, the wall clock's safety
-    net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left unasked) are left out for want of time.
-    Last, the steps the wall clock stopped (``widening``, ``hints``, ``reasons``)."""
+    net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left unasked) are left out for want of time;
+    the running jobs `kept` stay where they run. Last, the steps the wall clock stopped (``widening``, ``hints``,
+    ``reasons``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
-    nodes = node_indexes(fleet, chosen, counts)
-    grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by)
+    nodes = node_indexes(fleet, chosen, counts, kept)
+    grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by, {} if kept is None else kept.staying)
     where = {job: (option, nodes[job]) for job, option in chosen.items()}
     final = {job: (option, nodes[job]) for job, option in grown.ways.items()}
     hints_by, reasons_by = asked_by
@@ -553,44 +579,56 @@ class Grown:
 
 
 def grown_placements(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]],
-                     seed: int, widen_by: float | None) -> Grown:
+                     seed: int, widen_by: float | None, staying: dict[int, RunningJob] | None = None) -> Grown:
     """The `chosen` ways (job -> option) on their `nodes` as `Placement`s, the jobs of a node with idle GPUs grown onto
     them (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: not grown),
-    a job's GPUs on a shared node starting where the jobs before it in file order end."""
+    a job's GPUs on a shared node starting where the jobs before it in file order end (`gpus_on_nodes`); the running
+    jobs `staying` keep their GPUs, not grown (more GPUs would restart them)."""
     placed = dict(chosen)
-    widened = None if widen_by is None else widen_jobs(planner, fleet, chosen, nodes, seed, widen_by)
+    staying = staying or {}
+    widened = None if widen_by is None else widen_jobs(planner, fleet, chosen, nodes, seed, frozenset(staying),
+                                                       widen_by)
     if widened is not None:
         placed.update(widened.grown)
-    first_gpu = first_gpus((job, option, nodes[job][0]) for job, option in sorted(placed.items()))
-    placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
+    gpus = gpus_on_nodes(fleet, ((job, option, nodes[job][0]) for job, option in sorted(placed.items())), staying)
+    placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], gpus[job],
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
     return Grown(placements, placed, ("widening",) if widened is not None and widened.wall_clock_stopped else ())
 
 
-def node_indexes(fleet: Fleet, chosen: dict[int, Option],
-                 counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> dict[int, list[int]]:
-    """The nodes of its pool each chosen option (job -> option) takes: whole-node jobs first, then the nodes that
-    the chosen patterns (`counts`) fill, in order."""
-    nodes: dict[int, list[int]] = {}
-    for pool_index in range(len(fleet.pools)):
-        here = sorted((o for o in chosen.values() if o.pool == pool_index), key=lambda o: o.job)
-        next_node = 0
+def node_indexes(fleet: Fleet, chosen: dict[int, Option], counts: dict[tuple[int, tuple[Footprint, ...]], int],
+                 kept: Kept | None = None) -> dict[int, list[int]]:
+    """The nodes of its pool each chosen option (job -> option) takes: the running jobs that stay (`kept`) their own,
+    the nodes they share filled with the patterns `kept` gives them; then, on the nodes left in order, whole-node jobs,
+    then the nodes that the other chosen patterns (`counts`) fill."""
+    kept = kept or Kept({}, {})
+    nodes: dict[int, list[int]] = {job: list(running.nodes) for job, running in kept.staying.items()}
+    for pool_index, pool in enumerate(fleet.pools):
+        here = sorted((o for o in chosen.values() if o.pool == pool_index and o.job not in nodes), key=lambda o: o.job)
+        own = {node for (p, node) in kept.fills if p == pool_index} | {
+            node for running in kept.staying.values() if running.pool == pool_index for node in running.nodes}
+        free = iter([node for node in range(pool.nodes) if node not in own])
         for option in (o for o in here if o.whole_nodes):
-            nodes[option.job] = list(range(next_node, next_node + option.whole_nodes))
-            next_node += option.whole_nodes
+            nodes[option.job] = [next(free) for _ in range(option.whole_nodes)]
         waiting: dict[Footprint, deque[Option]] = defaultdict(deque)
         for option in (o for o in here if o.size):
             waiting[option.footprint].append(option)
-        for (p, pattern), count in sorted(counts.items()):
-            if p != pool_index:
-                continue
-            for _ in range(count):
-                filled = False
-                for footprint in pattern:
+        left = {pattern: count for (p, pattern), count in counts.items() if p == pool_index}
+        for (p, node), pattern in sorted(kept.fills.items()):
+            if p == pool_index:
+                left[pattern] -= 1
+                slots = Counter(pattern) - Counter(chosen[job].footprint for job, running in kept.staying.items()
+                                                   if (running.pool, running.nodes[0]) == (p, node))
+                for footprint in slots.elements():
                     if waiting[footprint]:
-                        nodes[waiting[footprint].popleft().job], filled = [next_node], True
-                next_node += filled
+                        nodes[waiting[footprint].popleft().job] = [node]
+        for pattern, count in sorted(left.items()):
+            for _ in range(count):
+                fill = [waiting[footprint].popleft().job for footprint in pattern if waiting[footprint]]
+                if fill:
+                    node = next(free)
+                    nodes.update((job, [node]) for job in fill)
     return nodes
 
 

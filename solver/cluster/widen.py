@@ -71,7 +71,7 @@ class Widened:
 
 
 def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
-               until: float) -> Widened:
+               kept: frozenset[int], until: float) -> Widened:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (`Widened`).
 
     A job on a node with idle GPUs may take more trainer GPUs there (`_widening_counts`), where the planner has a
@@ -80,8 +80,9 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     memory hold them: the most length gained by ``at_least`` jobs, then the least step-time cost, then
     the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is). Each solve does at most
     `WIDEN_DETERMINISTIC_TIME` of work, and, as a safety net, ends within `WIDEN_TIME_LIMIT_S` and by `until` (a
-    `time.monotonic()`: the placement's time limit), both read on `clock`, given at least `WIDEN_LEAST_S`."""
-    built = build_widening_model(planner, fleet, chosen, nodes)
+    `time.monotonic()`: the placement's time limit), both read on `clock`, given at least `WIDEN_LEAST_S`. The jobs
+    `kept` where they run now do not grow (more GPUs would restart them)."""
+    built = build_widening_model(planner, fleet, chosen, nodes, kept)
     if len(built.ways) == len({o.job for o, _ in built.ways}):  # no job has a wider way
         return Widened({})
     picked = [o for o, _ in built.ways if o is chosen[o.job]]
@@ -107,9 +108,10 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
 
 
 def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Option],
-                         nodes: dict[int, list[int]]) -> WideningModel:
+                         nodes: dict[int, list[int]], kept: frozenset[int] = frozenset()) -> WideningModel:
     """`widen_jobs`'s model: for each job on a node with idle GPUs, one literal per way (its own, and each wider one the
-    planner has), exactly one of them chosen, within the node's GPUs and host memory."""
+    planner has; the jobs `kept` where they run, their own alone), exactly one of them chosen, within the node's GPUs
+    and host memory."""
     by_node: dict[tuple[int, int], list[Option]] = defaultdict(list)
     for job, option in sorted(chosen.items()):
         if option.size:
@@ -124,7 +126,7 @@ def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Optio
             continue
         on_node: list[Way] = []
         for option in here:
-            ways = _ways_to_grow(planner, fleet, option, idle)
+            ways = [option] if option.job in kept else _ways_to_grow(planner, fleet, option, idle)
             literals = [model.new_bool_var(f"pool{pool_index}_node{node}_{option_name(fleet, o)}") for o in ways]
             _one_way_per_job(model, literals)
             on_node += zip(ways, literals)

@@ -4,6 +4,7 @@ jobs; and the placement as JSON."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from math import ceil
@@ -142,13 +143,14 @@ class _PoolColumns:
     offloads), YaRN's factor as --top shows it (`scaled`), the token budget where --token-budget auto lowered one
     (`lowered`); the jobs that asked for at_least a length and run longer (`lengthened`, their names, each with its
     at_most cap or None: at the length asked, "(≥N)" would add nothing); and the jobs placed here that must be
-    (`required`, their names)."""
+    (`required`, their names); whether each job says if it stays where it runs now (`current`: with --current)."""
 
     offloads: bool
     scaled: bool
     lowered: bool
     lengthened: Mapping[str, int | None]
     required: frozenset[str]
+    current: bool = False
 
     @classmethod
     def of(cls, pool: Pool, here: list[Placement], required: frozenset[str]) -> _PoolColumns:
@@ -158,20 +160,21 @@ class _PoolColumns:
                    lowered=any(placement.plan.lowered_budget for placement in here),
                    lengthened={placement.job: placement.at_most for placement in here if placement.at_least
                                and placement.plan.max_model_len > placement.asked_max_model_len},
-                   required=frozenset(placement.job for placement in here if placement.job in required))
+                   required=frozenset(placement.job for placement in here if placement.job in required),
+                   current=any(placement.current is not None for placement in here))
 
     @property
     def headers(self) -> tuple[str, ...]:
         """The table's headers, in order."""
         return ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                 *(("YaRN",) if self.scaled else ()), *(("tokens/GPU",) if self.lowered else ()), "cost", "evidence",
-                *(("host GiB/node",) if self.offloads else ()))
+                *(("host GiB/node",) if self.offloads else ()), *(("now",) if self.current else ()))
 
 
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
     """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
     required), trainer GPUs (with those widening added) and rollout GPUs (against those it asked), plan, length, cost,
-    evidence and host memory."""
+    evidence, host memory, and whether it stays where it runs now (--current)."""
     plan = placement.plan
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
@@ -193,7 +196,7 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
             Text(plan.setting.label, style=setting_style(plan.setting)), length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
-            f"{plan.cost:.4g}", plan.evidence_label, *host)
+            f"{plan.cost:.4g}", plan.evidence_label, *host, *((placement.current or "",) if columns.current else ()))
 
 
 UNPLACED_JOBS_WIDTH = 40
@@ -206,7 +209,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     per placed job with its nodes and plan; the placed plans' cautions (those `solve` would give them, and with
     --estimate one where the tables refute a plan: each once, with its jobs); then the unplaced jobs. The view's own
     lines name options as `names` do."""
-    renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes, names), *_search_warnings(result, names)]
+    renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes, names), *_running_now(result),
+                              *_search_warnings(result, names)]
     if result.memory_model_source:  # as solve's memory line names it: the estimates are its
         renderables.insert(1, Text(f"memory model: {result.memory_model_source}"))
     required = _marked_required(result.required, fleet)
@@ -268,6 +272,17 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool, nam
     if result.bound is None and not result.interrupted:
         lines += _time_to_search(result, names)
     return lines
+
+
+def _running_now(result: ClusterResult) -> list[Text]:
+    """With --current, how many of the jobs that run now stay, move and stop, and how many jobs start; else none."""
+    said: Counter[str] = Counter(placement.current for placement in result.placements if placement.current is not None)
+    said.update(job.current for job in result.unplaced if job.current is not None)
+    if not said:
+        return []
+    stay, move, stop, start = (said[word] for word in ("stays", "moves", "stops", "starts"))
+    return [Text(f"running now: {stay} {'stays' if stay == 1 else 'stay'}, {move} {'moves' if move == 1 else 'move'}, "
+                 f"{stop} {'stops' if stop == 1 else 'stop'}; {start} {'starts' if start == 1 else 'start'}")]
 
 
 def _time_to_search(result: ClusterResult, names: OptionNames) -> list[Text]:
@@ -382,7 +397,7 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     view.add_column("reason")
     for reason, given in by_reason.items():
         several = len(given) > 1 and given[0].reason_for_several
-        view.add_row(", ".join(job.job for job in given), several or reason)
+        view.add_row(", ".join(job.job + (" (stops)" if job.current else "") for job in given), several or reason)
     return view
 
 

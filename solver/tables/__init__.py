@@ -67,7 +67,15 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         read_cells_files,
         vouches_for,
     )
-    from solver.tables.fleets import OWN_GPU_HINT, OWN_MODEL_HINT, checked_fleet, load_fleet, read_fleet
+    from solver.tables.fleets import (
+        OWN_GPU_HINT,
+        OWN_MODEL_HINT,
+        RunningJob,
+        checked_fleet,
+        load_fleet,
+        read_current,
+        read_fleet,
+    )
     from solver.tables.inputs import (
         POOL_GPU_SOURCE,
         AtLeast,
@@ -228,6 +236,7 @@ __all__ = [
     "Pool",
     "QueryError",
     "RefusedNameError",
+    "RunningJob",
     "Setting",
     "Table",
     "TableError",
@@ -280,6 +289,7 @@ __all__ = [
     "parsing_once",
     "path_text",
     "read_cells_files",
+    "read_current",
     "read_fleet",
     "read_host_ram",
     "read_user_file",

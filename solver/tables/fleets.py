@@ -1,17 +1,21 @@
-"""Loading a fleet file (solve cluster): its pools' GPU types and its jobs' models."""
+"""Loading a fleet file (solve cluster): its pools' GPU types and its jobs' models; and reading the placement the
+fleet runs now (`read_current`: an earlier ``solve cluster --json``)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pydantic import ValidationError
+
 from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
-from solver.tables.inputs import TYPED, Fleet, FleetFile, Job, JobEntry
+from solver.tables.inputs import TYPED, CurrentFile, CurrentPlacement, Fleet, FleetFile, Job, JobEntry, Pool
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
-from solver.tables.reading import given_path, load_validated
+from solver.tables.reading import given_path, load_validated, read_user_file
 from solver.tables.schema import Model
 from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint
 
@@ -132,3 +136,65 @@ def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, 
         return str(resolve(value).name)
     except QueryError as error:
         raise TableError(f"{path}: {kind} {name}, {field}: {with_own_hint(error, hint)}") from None
+
+
+class RunningJob(NamedTuple):
+    """A job of the fleet as the placement it runs now places it (`read_current`): indexes of the job and its pool,
+    its nodes and GPUs there, its trainer and rollout GPUs, and its plan's length, SP degree and Offload."""
+
+    job: int
+    pool: int
+    nodes: tuple[int, ...]
+    gpu_indexes: tuple[int, ...]
+    trainer_gpus: int
+    rollout_gpus: int
+    max_model_len: int
+    sp: int
+    offload: bool
+
+
+def read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[RunningJob, ...]:
+    """The jobs of `fleet` that run now, as the placement at `path` (``solve cluster --json``'s output, of
+    `schema_version`) places them, in its order; a job, pool, node or GPU the fleet no longer has is not running
+    (its entry is skipped). `TableError`, one line, for a file that is no such placement."""
+    raw = _current_json(path)
+    if raw["schema_version"] != schema_version:
+        raise TableError(f"{path}: schema_version is {raw['schema_version']!r}: this release of rft-solver reads "
+                         f"{schema_version} (place the fleet again with this release's solve cluster --json)")
+    try:
+        current = CurrentFile.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+        said = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
+        raise TableError(f"{path}: {where + ': ' if where else ''}{said[:1].lower()}{said[1:]}") from None
+    jobs = {job.name: index for index, job in enumerate(fleet.jobs)}
+    pools = {pool.name: index for index, pool in enumerate(fleet.pools)}
+    return tuple(_running(placed, jobs[placed.job], pools[placed.pool]) for placed in current.placements
+                 if placed.job in jobs and placed.pool in pools
+                 and _still_there(placed, fleet.pools[pools[placed.pool]]))
+
+
+def _current_json(path: Path) -> dict[str, Any]:
+    """The JSON object at `path`, with the two keys every ``solve cluster --json`` has; `TableError` otherwise."""
+    try:
+        raw = json.loads(read_user_file(path))
+    except ValueError as error:
+        raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}): --current reads what solve cluster "
+                         "--json printed") from None
+    if not isinstance(raw, dict) or not {"schema_version", "placements"} <= raw.keys():
+        raise TableError(f"{path}: not solve cluster --json's output (a JSON object with schema_version and "
+                         "placements): --current reads what solve cluster --json printed")
+    return raw
+
+
+def _still_there(placed: CurrentPlacement, pool: Pool) -> bool:
+    """Whether the fleet's `pool` still has every node and GPU that `placed` takes."""
+    return max(placed.nodes) < pool.nodes and max(placed.gpu_indexes) < pool.gpus_per_node
+
+
+def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
+    """`placed` as job `job` of the fleet, in its pool `pool` (indexes)."""
+    return RunningJob(job=job, pool=pool, nodes=placed.nodes, gpu_indexes=placed.gpu_indexes,
+                      trainer_gpus=placed.trainer_gpus, rollout_gpus=placed.rollout_gpus,
+                      max_model_len=placed.plan.max_model_len, sp=placed.plan.sp, offload=placed.plan.offload)

@@ -12,6 +12,8 @@ from annotated_types import Ge, Gt, Le, Lt, MinLen
 from pydantic import (
     AfterValidator,
     AllowInfNan,
+    BaseModel,
+    ConfigDict,
     Discriminator,
     Field,
     Strict,
@@ -500,3 +502,54 @@ class MemoryModel(Frozen):
         """Where a memory model of your own comes from (``calibrated on my-cells.yaml``); None for the one fitted on
         the documented tables, which answers need not name."""
         return None if self.source == DOCUMENTED_CALIBRATION else self.source
+
+
+class _Read(BaseModel):
+    """Part of a JSON file that another command printed: the fields read, the others ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+
+
+Index = Annotated[int, Strict(), Ge(0)]
+"""A node's or a GPU's index, from 0 (an integer in the JSON, not a string or true)."""
+
+
+class _CurrentPlan(_Read):
+    """The settings of a running job's plan that a move would change."""
+
+    max_model_len: Annotated[int, Strict(), Gt(0)]
+    sp: Annotated[int, Strict(), Gt(0)]
+    offload: Annotated[bool, Strict()]
+
+
+class CurrentPlacement(_Read):
+    """One job of an earlier placement (an entry of ``solve cluster --json``'s ``placements``), as it runs."""
+
+    job: Annotated[str, Strict()]
+    pool: Annotated[str, Strict()]
+    nodes: tuple[Index, ...] = Field(min_length=1)
+    gpu_indexes: tuple[Index, ...] = Field(min_length=1)
+    trainer_gpus: Annotated[int, Strict(), Gt(0)]
+    rollout_gpus: Index
+    plan: _CurrentPlan
+
+
+class CurrentFile(_Read):
+    """An earlier ``solve cluster --json`` (``--current``): its placements, each job once, no GPU taken twice."""
+
+    schema_version: Annotated[int, Strict()]
+    placements: tuple[CurrentPlacement, ...]
+
+    @model_validator(mode="after")
+    def _each_gpu_once(self) -> CurrentFile:
+        repeated = first_repeated([placed.job for placed in self.placements])
+        if repeated is not None:
+            raise ValueError(f"job {repeated} is placed twice")
+        taken: dict[tuple[str, int, int], str] = {}
+        for placed in self.placements:
+            for spot in ((placed.pool, node, gpu) for node in placed.nodes for gpu in placed.gpu_indexes):
+                other = taken.setdefault(spot, placed.job)
+                if other != placed.job:
+                    raise ValueError(f"jobs {other} and {placed.job} both take GPU {spot[2]} of node {spot[1]} in "
+                                     f"pool {spot[0]}")
+        return self

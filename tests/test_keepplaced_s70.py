@@ -1,0 +1,150 @@
+"""`solve cluster --current PLACEMENT.json` (session 70): the jobs the fleet runs now stay on their nodes and GPUs
+unless moving one places more priority (a CP-SAT stage after the placed priority); each job says whether it stays,
+moves, starts or stops; a bad placement file is refused in one line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+import solver
+from solver.results import index_range
+
+Cli = Callable[..., tuple[int, str, str]]
+
+POOLS = [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8},
+         {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]
+JOBS = [{"name": "p06-a", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1},
+        {"name": "m4-a", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 2},
+        {"name": "m4-b", "model": "Qwen3-4B", "max_model_len": 16384, "rollout_gpus": 1},
+        {"name": "c8-a", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2},
+        {"name": "c8-b", "model": "Qwen3-8B", "max_model_len": 98304, "rollout_gpus": 4},
+        {"name": "q14-a", "model": "Qwen3-14B", "max_model_len": 32768, "rollout_gpus": 4, "priority": 2},
+        {"name": "q14-b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4}]
+"""A team's fleet, persona26's in small (s69): five of seven jobs placed; c8-b and q14-b left out for room."""
+
+RUNNING = [("m4-a", "a100", [0], [0, 1, 2, 3]), ("m4-b", "a100", [0], [4, 5, 6]), ("p06-a", "a100", [1], [0, 1]),
+           ("c8-a", "a100", [1], [2, 3, 4, 5, 6, 7]), ("q14-a", "h20", [0], [0, 1, 2, 3, 4, 5, 6, 7])]
+"""Where the fleet's placement runs its jobs: (job, pool, nodes, GPUs)."""
+
+
+def _write(path: Path, jobs: list[dict[str, object]], pools: list[dict[str, object]] = POOLS) -> Path:
+    path.write_text(yaml.safe_dump({"pools": pools, "jobs": jobs}), encoding="utf-8")
+    return path
+
+
+def _raised(job: str, priority: int) -> list[dict[str, object]]:
+    return [{**entry, "priority": priority} if entry["name"] == job else entry for entry in JOBS]
+
+
+def _where(out: str) -> list[tuple[str, str, list[int], list[int]]]:
+    return [(p["job"], p["pool"], p["nodes"], p["gpu_indexes"]) for p in json.loads(out)["placements"]]
+
+
+@pytest.fixture
+def current(cli: Cli, tmp_path: Path) -> Path:
+    """The placement the fleet runs now: `solve cluster --json` of `JOBS`."""
+    status, out, _ = cli("cluster", str(_write(tmp_path / "now.yaml", JOBS)), "--json")
+    assert status == 1 and sorted(_where(out)) == sorted(RUNNING)
+    path = tmp_path / "now.json"
+    path.write_text(out, encoding="utf-8")
+    return path
+
+
+def test_a_priority_raised_moves_one_job_with_current_four_without(cli: Cli, tmp_path: Path, current: Path):
+    # c8-b raised to priority 3 takes a whole node: without --current the placement reshuffles p06-a, m4-a, m4-b and
+    # q14-a (c8-a stops either way); with it, only q14-a moves (out of h20, for c8-b), the others stay where they run.
+    fleet = _write(tmp_path / "raised.yaml", _raised("c8-b", 3))
+    moved = {job for job, *where in _where(cli("cluster", str(fleet), "--json")[1])
+             if job in {r[0] for r in RUNNING} and (job, *where) not in RUNNING}
+    assert moved == {"p06-a", "m4-a", "m4-b", "q14-a"}
+    status, out, _ = cli("cluster", str(fleet), "--current", str(current), "--json")
+    placed = json.loads(out)
+    assert (status, placed["status"], placed["objective"]) == (1, "optimal", 9)
+    assert [(p["job"], p["current"]) for p in placed["placements"]] == [
+        ("p06-a", "stays"), ("m4-a", "stays"), ("m4-b", "stays"), ("c8-b", "starts"), ("q14-a", "moves")]
+    assert [(u["job"], u.get("current")) for u in placed["unplaced"]] == [("c8-a", "stops"), ("q14-b", None)]
+    text = cli("cluster", str(fleet), "--current", str(current))[1].splitlines()
+    assert text[:2] == ["status: optimal; placed priority (of 11): 9, proven bound 9",
+                        "running now: 3 stay, 1 moves, 1 stops; 1 starts"]
+    on_node_1 = [line.split("│") for line in text if "│ 1     │" in line]
+    assert [(cells[3].strip(), cells[-2].strip()) for cells in on_node_1] == [("p06-a", "stays"), ("q14-a", "moves")]
+
+
+def test_the_same_fleet_keeps_every_job_and_the_text_says_so(cli: Cli, tmp_path: Path, current: Path):
+    status, out, _ = cli("cluster", str(_write(tmp_path / "same.yaml", JOBS)), "--current", str(current))
+    lines = out.splitlines()
+    assert (status, lines[1]) == (1, "running now: 5 stay, 0 move, 0 stop; 0 start")
+    assert "│ c8-b, q14-b │" in out  # the jobs left out do not run now: no (stops)
+
+
+def test_a_job_whose_pool_is_gone_is_not_running_and_starts(cli: Cli, tmp_path: Path, current: Path):
+    # Pool h20 is renamed: q14-a's entry names a pool the fleet lacks, so it runs nowhere now; the others stay.
+    pools = [POOLS[0], {**POOLS[1], "name": "h20-new"}]
+    status, out, _ = cli("cluster", str(_write(tmp_path / "renamed.yaml", JOBS, pools)), "--current", str(current),
+                         "--json")
+    placed = json.loads(out)
+    assert (status, placed["unplaced"][0]["job"]) == (1, "c8-b")
+    assert [(p["job"], p["pool"], p["current"]) for p in placed["placements"]] == [
+        ("p06-a", "a100", "stays"), ("m4-a", "a100", "stays"), ("m4-b", "a100", "stays"), ("c8-a", "a100", "stays"),
+        ("q14-a", "h20-new", "starts")]
+
+
+def test_a_node_the_pool_no_longer_has_is_not_running(cli: Cli, tmp_path: Path, current: Path):
+    # a100 down to one node: p06-a and c8-a ran on node 1, which is gone, so they run nowhere now; m4-a and m4-b stay
+    # on node 0. q14-a moves: beside it on h20 p06-a starts too (priority 6, not 5: the placed priority comes first).
+    pools = [{**POOLS[0], "nodes": 1}, POOLS[1]]
+    status, out, _ = cli("cluster", str(_write(tmp_path / "smaller.yaml", JOBS, pools)), "--current", str(current),
+                         "--json")
+    placed = json.loads(out)
+    assert (status, placed["status"]) == (1, "optimal")
+    assert [(p["job"], p["pool"], p["current"]) for p in placed["placements"]] == [
+        ("p06-a", "h20", "starts"), ("m4-a", "a100", "stays"), ("m4-b", "a100", "stays"), ("q14-a", "h20", "moves")]
+    left_out = [(u["job"], u.get("current")) for u in placed["unplaced"]]
+    assert left_out == [("c8-a", None), ("c8-b", None), ("q14-b", None)]
+
+
+def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):
+    fleet = _write(tmp_path / "raised.yaml", _raised("c8-b", 3))
+    result = solver.place(fleet, current=current)
+    assert [(p.job, p.current) for p in result.placements] == [
+        ("p06-a", "stays"), ("m4-a", "stays"), ("m4-b", "stays"), ("c8-b", "starts"), ("q14-a", "moves")]
+    assert "current" not in json.loads(solver.place(fleet).model_dump_json())["placements"][0]
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    ("status: optimal\n", ("not JSON (Expecting value: line 1 column 1 (char 0)): --current reads what solve "
+                           "cluster --json printed")),
+    ('[{"gpu": "A100-80GB"}]', ("not solve cluster --json's output (a JSON object with schema_version and "
+                                "placements): --current reads what solve cluster --json printed")),
+    ('{"schema_version": 2, "placements": []}', ("schema_version is 2: this release of rft-solver reads 1 (place "
+                                                 "the fleet again with this release's solve cluster --json)")),
+    (('{"schema_version": 1, "placements": [{"job": "a", "pool": "p", "nodes": ["0"], "gpu_indexes": [0], '
+      '"trainer_gpus": 1, "rollout_gpus": 0, "plan": {"max_model_len": 8192, "sp": 1, "offload": false}}]}'),
+     "placements[0].nodes[0]: input should be a valid integer"),
+    (('{"schema_version": 1, "placements": [{"job": "a", "pool": "p", "nodes": [0], "gpu_indexes": [0, 1], '
+      '"trainer_gpus": 1, "rollout_gpus": 1, "plan": {"max_model_len": 8192, "sp": 1, "offload": false}}, '
+      '{"job": "b", "pool": "p", "nodes": [0], "gpu_indexes": [1], "trainer_gpus": 1, "rollout_gpus": 0, '
+      '"plan": {"max_model_len": 8192, "sp": 1, "offload": false}}]}'),
+     "jobs a and b both take GPU 1 of node 0 in pool p"),
+], ids=["not-json", "planner-json", "schema-version", "node-as-text", "gpu-twice"])
+def test_a_bad_current_file_is_refused_in_one_line(cli: Cli, tmp_path: Path, content: str, problem: str):
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    status, out, err = cli("cluster", str(_write(tmp_path / "fleet.yaml", JOBS)), "--current", str(path))
+    assert (status, out, err) == (2, "", f"solve cluster: error: {path}: {problem}\n")
+
+
+def test_buy_with_current_is_refused(cli: Cli, tmp_path: Path, current: Path):
+    status, out, err = cli("cluster", str(_write(tmp_path / "fleet.yaml", JOBS)), "--buy", "--current", str(current))
+    assert (status, out) == (2, "")
+    assert err == ("solve cluster: error: --buy with --current: --buy weighs no running jobs; run solve cluster "
+                   "--current on the file with the nodes it names added\n")
+
+
+def test_gpus_that_are_not_one_run_read_as_runs():
+    assert [index_range(gpus) for gpus in ((5,), (4, 5, 6), (0, 1, 6, 7), (0, 2))] == ["5", "4-6", "0-1, 6-7", "0, 2"]
