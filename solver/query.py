@@ -862,7 +862,7 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
 def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
              node_source: str = "--node-gpus", option_names: OptionNames = COMMAND_OPTIONS) -> None:
     """`QueryError`, one line for `solve` and `solve memory` alike naming the degrees allowed, for an SP degree that
-    `model`'s heads refuse, that does not divide an exact count of trainer GPUs (`exact_gpus`) or spans its nodes,
+    `model`'s heads or attention refuse (`sp_attention_violation`), that does not divide an exact count of trainer GPUs (`exact_gpus`) or spans its nodes,
     or else that needs more GPUs than the budget (`budget_gpus`) or a node of `node_gpus` (from `node_source`);
     it names the SP option as `option_names` do."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
@@ -884,6 +884,7 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
     if problem:
         named = f" for {model.name}" if refused else ""
         allows = "heads allow" if model.ulysses_unreached is None else "heads and attention allow"
+        allowed = tuple(degree for degree in allowed if not sp_attention_violation(model, degree))
         raise QueryError(f"{option_names.valued(option_names.named('sp'), sp)} is not allowed{named}: {problem} "
                          f"(the degrees {room}that {model.name}'s {allows} and that keep an SP group in a node of "
                          f"{counted(node_gpus, 'GPU')}: {', '.join(map(str, allowed))})")

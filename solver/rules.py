@@ -30,7 +30,6 @@ from solver.tables import (
     counted,
     left_out_when_none,
     shown_number,
-    sp_attention_violation,
     sp_rule_violation,
     vouches_for,
 )
@@ -786,8 +785,6 @@ def sp_layout_rule(model: Model, gpus: int, sp: int, node_gpus: int, source: str
     heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
     if heads:
         return BrokenRule(BrokenRuleCode.SP_MODEL_HEADS, f"{model.name}: {heads}")
-    if unreached := sp_attention_violation(model, sp):
-        return BrokenRule(BrokenRuleCode.SP_MODEL_ATTENTION, f"{model.name}: {unreached}")
     if broken := sp_gpus_violation(gpus, sp):
         return BrokenRule(BrokenRuleCode.SP_DIVIDES_GPUS, broken)
     if not sp_within_node(gpus, node_gpus, sp):
