@@ -862,9 +862,9 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
 def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
              node_source: str = "--node-gpus", option_names: OptionNames = COMMAND_OPTIONS) -> None:
     """`QueryError`, one line for `solve` and `solve memory` alike naming the degrees allowed, for an SP degree that
-    `model`'s heads or attention refuse (`sp_attention_violation`), that does not divide an exact count of trainer GPUs (`exact_gpus`) or spans its nodes,
-    or else that needs more GPUs than the budget (`budget_gpus`) or a node of `node_gpus` (from `node_source`);
-    it names the SP option as `option_names` do."""
+    `model`'s heads or attention refuse (`sp_attention_violation`), that does not divide an exact count of trainer
+    GPUs (`exact_gpus`) or spans its nodes, or else that needs more GPUs than the budget (`budget_gpus`) or a node of
+    `node_gpus` (from `node_source`); it names the SP option as `option_names` do."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     refused = sp_rule_violation(heads, kv_heads, sp) or sp_attention_violation(model, sp)
     problem = refused
