@@ -85,7 +85,8 @@ class _Prober:
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb,
                   "rollout_layout": query.rollout_gpus or None,  # as build_model adds them: not for 0 rollout GPUs
-                  "batch_divides": query.train_batch_size}
+                  "batch_divides": query.train_batch_size,
+                  "sp_attention": data.shape.ulysses_unreached}  # as add_parallelism_rules adds it
         self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
         if query.max_model_len is not None:
             self.active.discard("table_rows")

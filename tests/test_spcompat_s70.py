@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from solver.explain import explain
+from solver.explain import _Prober, explain
 from solver.query import make_query
 from solver.solve import plan
 from solver.tables import load_catalog, sp_attention_violation
@@ -136,3 +136,14 @@ def test_a_roles_own_sp_above_1_is_a_problem_not_a_refusal():
     key = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size"
     assert ("sp-model-attention", f"{key}: SP=2 cannot shard its attention: {INTERNLM2_WHY} (internlm2-7b)") in [
         tuple(problem) for problem in problems]
+
+
+def test_an_undecided_explanation_names_the_attention_rule_only_where_it_is_in_force(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(_Prober, "_infeasible", lambda self, assumptions: False)  # every question undecided
+    catalog = load_catalog().with_model(load_model_config(INTERNLM2))
+    words = "SP must be 1, since verl's Ulysses patch does not reach the model's attention"
+    for model, in_force in (("internlm2-7b", True), ("8B", False)):
+        query = make_query(catalog, gpu="h20", model=model, budget_gpus=2, max_model_len=131072)
+        (answer,) = plan(query, catalog)
+        (limit, *_) = explain(catalog, query, answer)
+        assert limit.rule == "limit" and (words in limit.detail) == in_force
