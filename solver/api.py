@@ -124,6 +124,7 @@ from solver.tables import (
     path_text,
     read_cells_files,
     shown_value,
+    sp_attention_violation,
     trinity_release,
     with_own_hint,
 )
@@ -1069,11 +1070,14 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
 
 def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule | None:
     """The first rule of Trinity's or verl's that a config's `gpus` trainer GPUs at SP `sp` break on the `query`'s
-    nodes and train batch (whole nodes, SP's layout, the batch's split), with its code; None where they break none."""
+    nodes and train batch (whole nodes, SP's layout, the model's attention, the batch's split), with its code; None
+    where they break none."""
     if spread := whole_nodes_violation(gpus, query.node_gpus, query.node_source):
         return BrokenRule(BrokenRuleCode.WHOLE_NODES, spread)
     if layout := sp_layout_rule(model, gpus, sp, query.node_gpus, query.node_source):
         return layout
+    if unreached := sp_attention_violation(model, sp):
+        return BrokenRule(BrokenRuleCode.SP_MODEL_ATTENTION, f"{model.name}: {unreached}")
     if split := batch_split_violation(query.train_batch_size, gpus, sp, query.train_batch_source):
         return BrokenRule(BrokenRuleCode.BATCH_DIVIDES, split)
     return None

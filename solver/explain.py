@@ -46,7 +46,7 @@ from solver.solve import (
 from solver.tables import Catalog, Setting, consecutive_runs, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
-SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node", "batch_divides")
+SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_attention", "sp_within_node", "batch_divides")
 SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "host_ram", "evidence")
 
 
@@ -90,7 +90,8 @@ class _Prober:
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb,
                   "rollout_layout": query.rollout_gpus or None,  # as build_model adds them: not for 0 rollout GPUs
-                  "batch_divides": query.train_batch_size}
+                  "batch_divides": query.train_batch_size,
+                  "sp_attention": data.shape.ulysses_unreached}  # as add_parallelism_rules adds it
         self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
         if query.max_model_len is not None:
             self.active.discard("table_rows")
@@ -614,6 +615,7 @@ class _Words:
         words = {"sp_divides_gpus": "SP must divide the trainer GPUs",
                  "sp_divides_heads": f"SP must divide the {data.shape.num_attention_heads} attention heads",
                  "sp_kv_heads": f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another",
+                 "sp_attention": "SP must be 1, since verl's Ulysses patch does not reach the model's attention",
                  "sp_within_node": f"SP must divide the {counted(query.node_gpus, 'GPU')} of a node",
                  "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
                                    f"{query.train_batch_size} ({query.train_batch_source})")}
@@ -630,8 +632,8 @@ class _Words:
         groups: dict[tuple[int, ...], list[Combination]] = defaultdict(list)
         for combination, rule in excluded:
             n = combination[0]
-            where = {"sp_divides_heads": 0, "sp_kv_heads": 0, "pin_sp": 0, "pin_env": 0, "pin_offload": 0, "budget": 0,
-                     "whole_nodes": 0, "rollout_layout": 0}.get(rule, n)
+            where = {"sp_divides_heads": 0, "sp_kv_heads": 0, "sp_attention": 0, "pin_sp": 0, "pin_env": 0,
+                     "pin_offload": 0, "budget": 0, "whole_nodes": 0, "rollout_layout": 0}.get(rule, n)
             groups[(RULES.index(rule), where)].append(combination)
         return [reason for key in sorted(groups) for reason in self._reasons(RULES[key[0]], groups[key], length)]
 
@@ -697,6 +699,10 @@ class _Words:
             return Reason(rule="sp_kv_heads", detail=(
                 f"SP and the {data.shape.num_key_value_heads} KV heads of {data.model} must divide one another: that "
                 f"rules out SP={sps} (on {on})"))
+        if rule == "sp_attention":
+            return Reason(rule="sp_attention", detail=(
+                f"verl's Ulysses SP does not reach the attention of {data.model}: that rules out SP={sps} (on {on}): "
+                f"{data.shape.ulysses_unreached}"))
         if rule == "sp_within_node":
             return Reason(rule="sp_within_node", detail=(
                 f"a trainer on {first} spans nodes of {counted(query.node_gpus, 'GPU')} and each SP group must fit in "

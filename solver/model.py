@@ -537,6 +537,7 @@ RULES = (
     "sp_divides_gpus",
     "sp_divides_heads",
     "sp_kv_heads",
+    "sp_attention",
     "sp_within_node",
     "batch_divides",
     "pin_sp",
@@ -558,7 +559,8 @@ def _guarded(constraint: cp_model.Constraint, guards: Guards, rule: str) -> None
 
 
 def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
-    """SP divides the trainer GPUs and the attention heads; SP and the KV heads divide one another.
+    """SP divides the trainer GPUs and the attention heads; SP and the KV heads divide one another; SP is 1 for a
+    model whose attention verl's Ulysses patch does not reach (`Model.ulysses_unreached`).
 
     Each divisibility relation is a table of the (GPU count, SP) or SP values it allows, which CP-SAT
     propagates fully (a modulo with a variable divisor propagates weakly, and large budgets made the
@@ -568,6 +570,8 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
     _guarded(add_table(model, [plan.gpus, plan.sp], divides_gpus), guards, "sp_divides_gpus")
     _guarded(add_table(model, [plan.sp], divides_heads), guards, "sp_divides_heads")
     _guarded(add_table(model, [plan.sp], suits_kv_heads), guards, "sp_kv_heads")
+    if data.shape.ulysses_unreached is not None:
+        _guarded(model.add(plan.sp == 1), guards, "sp_attention")
 
 
 @lru_cache(maxsize=256)

@@ -56,6 +56,7 @@ from solver.tables import (
     load_memory_model,
     load_weights,
     shown_number,
+    sp_attention_violation,
     sp_rule_violation,
     trinity_release,
 )
@@ -393,6 +394,7 @@ class ConfigProblemCode(str, Enum):
     MISSPELT_KEY_REFUSED = "misspelt-key-refused"
     SP_DIVIDES_GPUS = "sp-divides-gpus"
     SP_MODEL_HEADS = "sp-model-heads"
+    SP_MODEL_ATTENTION = "sp-model-attention"
     WHOLE_NODES = "whole-nodes"
     BATCH_DIVIDES = "batch-divides"
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
@@ -860,11 +862,11 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
 def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
              node_source: str = "--node-gpus", option_names: OptionNames = COMMAND_OPTIONS) -> None:
     """`QueryError`, one line for `solve` and `solve memory` alike naming the degrees allowed, for an SP degree that
-    `model`'s heads refuse, that does not divide an exact count of trainer GPUs (`exact_gpus`) or spans its nodes,
-    or else that needs more GPUs than the budget (`budget_gpus`) or a node of `node_gpus` (from `node_source`);
-    it names the SP option as `option_names` do."""
+    `model`'s heads or attention refuse (`sp_attention_violation`), that does not divide an exact count of trainer
+    GPUs (`exact_gpus`) or spans its nodes, or else that needs more GPUs than the budget (`budget_gpus`) or a node of
+    `node_gpus` (from `node_source`); it names the SP option as `option_names` do."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
-    refused = sp_rule_violation(heads, kv_heads, sp)
+    refused = sp_rule_violation(heads, kv_heads, sp) or sp_attention_violation(model, sp)
     problem = refused
     if exact_gpus:
         allowed = sp_degrees(model, exact_gpus, node_gpus)
@@ -881,8 +883,10 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
                        "in one")
     if problem:
         named = f" for {model.name}" if refused else ""
+        allows = "heads allow" if model.ulysses_unreached is None else "heads and attention allow"
+        allowed = tuple(degree for degree in allowed if not sp_attention_violation(model, degree))
         raise QueryError(f"{option_names.valued(option_names.named('sp'), sp)} is not allowed{named}: {problem} "
-                         f"(the degrees {room}that {model.name}'s heads allow and that keep an SP group in a node of "
+                         f"(the degrees {room}that {model.name}'s {allows} and that keep an SP group in a node of "
                          f"{counted(node_gpus, 'GPU')}: {', '.join(map(str, allowed))})")
 
 

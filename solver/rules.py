@@ -44,6 +44,7 @@ class BrokenRuleCode(str, Enum):
 
     WHOLE_NODES = "whole-nodes"
     SP_MODEL_HEADS = "sp-model-heads"
+    SP_MODEL_ATTENTION = "sp-model-attention"
     SP_DIVIDES_GPUS = "sp-divides-gpus"
     SP_WITHIN_NODE = "sp-within-node"
     BATCH_DIVIDES = "batch-divides"

@@ -181,7 +181,8 @@ def test_an_unknown_gpu_name_gets_the_guess_of_what_it_was_meant_to_be(name: str
 def test_sp_help_says_an_sp_group_stays_in_one_node(cli: Callable[..., tuple[int, str, str]]) -> None:
     status, out, _ = cli("--help")
     shown = " ".join(out.split())  # as argparse wraps it at any width
-    assert status == 0 and "a trainer that spans nodes keeps each SP group in one node --env, --no-env" in shown
+    assert status == 0 and ("a trainer that spans nodes keeps each SP group in one node (a --model-config model that "
+                            "runs its checkpoint's own code, its auto_map, takes SP=1 only) --env, --no-env") in shown
 
 
 @pytest.mark.parametrize(("text", "value"), [

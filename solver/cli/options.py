@@ -40,7 +40,8 @@ _Loaded = TypeVar("_Loaded")
 MODEL_CONFIG_HELP = "a local Hugging Face config.json (or the checkpoint folder holding it)"
 """The start of ``--model-config``'s help in every command that takes it: a folder is read as its config.json."""
 SP_RULES_HELP = ("it must divide the trainer GPUs and the attention heads, SP and the KV heads must divide one "
-                 "another, and a trainer that spans nodes keeps each SP group in one node")
+                 "another, and a trainer that spans nodes keeps each SP group in one node (a --model-config model "
+                 "that runs its checkpoint's own code, its auto_map, takes SP=1 only)")
 """The rules an SP degree keeps (Trinity's and verl's, and rft-solver's node rule), in the help of the commands
 that take ``--sp``: the heads' rules are the ones users of models with few KV heads (Qwen3-30B-A3B's 4) miss."""
 

@@ -135,6 +135,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         described_gpu_type,
         left_out_when_none,
         source_words,
+        sp_attention_violation,
         sp_rule_violation,
         sp_suits_kv_heads,
     )
@@ -302,6 +303,7 @@ __all__ = [
     "shown_number",
     "shown_value",
     "source_words",
+    "sp_attention_violation",
     "sp_rule_violation",
     "sp_suits_kv_heads",
     "tenths_down",

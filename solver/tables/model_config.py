@@ -132,6 +132,19 @@ within 1% of their model cards' sizes; tests/test_latent_moe.py: DeepSeek-V2-Lit
 DeepSeek-V3's and GLM-4.5-Air's shapes within 1% of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's,
 Hunyuan-MoE's and Llama 4 text's layouts, read from transformers' classes, within 1% of their cards' totals); a config
 of another reads the same way, with a caution (`Model.unchecked_layout`)."""
+OWN_CODE_MODEL_TYPES = ("deepseek", "internlm2")
+"""Model types of `CHECKED_MODEL_TYPES` that transformers has no class of (none in 5.9.0's
+``models/auto/auto_mappings.py``; verl 0.9.1 needs ``transformers>=5.5.3,<5.11``): a config of one loads only through
+its checkpoint's own modeling code, which its ``auto_map`` names (``trust_remote_code``), and verl's Ulysses patch does
+not reach its attention (`ULYSSES_UNREACHED`)."""
+ULYSSES_UNREACHED = ("verl's Ulysses patch swaps only a module-level _flash_attention_forward or transformers' own "
+                     "flash-attention function (verl 0.9.1 models/transformers/monkey_patch.py:544-552), and such code "
+                     "calls flash-attention its own way (InternLM2's from a method of its attention class), so each "
+                     "GPU would attend only within its own slice of the sequence, with no error")
+"""Why verl's Ulysses SP trains a model of its own modeling code wrong (`Model.ulysses_unreached`): InternLM2's
+(``modeling_internlm2.py``) calls ``flash_attn_func`` from a method of its attention class, as transformers' code did
+before 4.42; verl asserts only the heads (``monkey_patch.py:343-350``) and slices every rank's inputs
+(``workers/engine/fsdp/transformer_impl.py:1215-1230``, with no attention mask: ``:1256-1260``)."""
 VLLM_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                     "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
 """The config.json keys vLLM 0.19.1 derives a model's length from (`_vllm_length_key`): the smallest of those it gives,
@@ -201,6 +214,7 @@ def load_model_config(path: Path | str) -> Model:
                  vllm_length_key=vllm_length_key if vllm_length_key[0] != "max_position_embeddings" else None,
                  vllm_skips_rope_factor=_vllm_skips_rope_factor(config),
                  qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config),
+                 ulysses_unreached=_ulysses_unreached(config),
                  uncounted_mtp_layers=_mtp_layers(path, config),
                  router_logits_output=_router_logits_output(path, config) and shape["moe"] is not None)
 
@@ -228,6 +242,24 @@ def _unchecked_layout(config: dict[str, Any]) -> str | None:
     if model_type in CHECKED_MODEL_TYPES:
         return None
     return "no model_type" if model_type is None else f"model_type {model_type}"
+
+
+def _ulysses_unreached(config: dict[str, Any]) -> str | None:
+    """Why verl's Ulysses patch does not reach the attention of the model a config.json describes
+    (`ULYSSES_UNREACHED`): one whose ``auto_map`` names an ``AutoConfig`` (transformers then runs the checkpoint's
+    own code, ``models/auto/configuration_auto.py:375-395`` in 5.9.0) and whose ``model_type`` transformers has no
+    class of (`OWN_CODE_MODEL_TYPES`) or rft-solver does not know (not of `CHECKED_MODEL_TYPES`); None otherwise (a
+    known transformers class, loaded unless ``trust_remote_code`` is on)."""
+    auto_map, model_type = config.get("auto_map"), config.get("model_type")
+    if not isinstance(auto_map, dict) or "AutoConfig" not in auto_map:
+        return None
+    if model_type in OWN_CODE_MODEL_TYPES:
+        what = f"model_type {model_type}, which transformers has no class of,"
+    elif model_type in CHECKED_MODEL_TYPES:
+        return None
+    else:
+        what = f"{_unchecked_layout(config)}, not one rft-solver knows transformers to have a class of,"
+    return f"{what} runs the checkpoint's own modeling code (its auto_map); {ULYSSES_UNREACHED}"
 
 
 def _config_json(path: Path) -> dict[str, Any]:

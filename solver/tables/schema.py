@@ -360,6 +360,10 @@ class Model(Frozen):
     """For a model read from a config.json of a kind rft-solver's counts were not checked on
     (`CHECKED_MODEL_TYPES`): its ``model_type`` in words (``model_type exaone``, ``no model_type``), for the
     caution that its layers were counted as attention and a gated MLP each; None otherwise."""
+    ulysses_unreached: PrintableText | None = None
+    """For a model read from a config.json that runs its checkpoint's own modeling code (`auto_map`): why verl's
+    Ulysses patch does not reach its attention, which rules SP above 1 out (`sp_attention_violation`); None
+    otherwise (the catalogue's models, transformers' own classes)."""
     uncounted_mtp_layers: Annotated[int, Strict(), Ge(0)] = 0
     """For a model read from a config.json: the multi-token prediction layers it declares
     (``num_nextn_predict_layers``), which its parameters leave out, since transformers does not load them (a note
@@ -861,6 +865,14 @@ def sp_suits_kv_heads(kv_heads: int, sp: int) -> bool:
     """Whether SP degree `sp` and a model's KV heads divide one another (verl's Ulysses check: each rank holds
     whole KV heads, or a KV head is repeated over whole ranks)."""
     return kv_heads % sp == 0 or sp % kv_heads == 0
+
+
+def sp_attention_violation(model: Model, sp: int) -> str | None:
+    """Why SP degree `sp` would train `model` wrong (`Model.ulysses_unreached`: each GPU would attend only within its
+    own slice of the sequence), or None where verl's Ulysses patch reaches its attention, or `sp` is 1."""
+    if sp == 1 or model.ulysses_unreached is None:
+        return None
+    return f"SP={sp} cannot shard its attention: {model.ulysses_unreached}"
 
 
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:

@@ -31,7 +31,16 @@ from solver.rules import (
     splits_batch,
     whole_nodes_violation,
 )
-from solver.tables import Model, TrinityVersion, brief, it_or_them, load_trinity_fields, shown_number, sp_rule_violation
+from solver.tables import (
+    Model,
+    TrinityVersion,
+    brief,
+    it_or_them,
+    load_trinity_fields,
+    shown_number,
+    sp_attention_violation,
+    sp_rule_violation,
+)
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -342,10 +351,10 @@ def _other_critic_model(checks: _ConfigChecks) -> bool:
 
 def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, trainer_gpus: int, whose: str, *,
                   heads: bool = True, batch: TrainBatch | None = None) -> int:
-    """Check the SP at `path` against `trainer_gpus`, (with `heads`) `model`'s heads and (where `batch` is known) the
-    train batch, which its data-parallel ranks must divide (`sp_gpus_violation`, `sp_rule_violation`,
-    `batch_split_violation`: the trainer's own SP breaking the last is the verdict's rule, so it is left to the
-    caller); `whose` follows the problems' words; return the SP (1 where unset or below 1)."""
+    """Check the SP at `path` against `trainer_gpus`, (with `heads`) `model`'s heads and attention and (where `batch`
+    is known) the train batch, which its data-parallel ranks must divide (`sp_gpus_violation`, `sp_rule_violation`,
+    `sp_attention_violation`, `batch_split_violation`: the trainer's own SP breaking the last is the verdict's rule,
+    so it is left to the caller); `whose` follows the problems' words; return the SP (1 where unset or below 1)."""
     key = ".".join(path)
     sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
@@ -362,6 +371,8 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp) if heads else None
     if violation:
         checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"{key}: {violation} of {model.name}{whose}")
+    elif heads and (unreached := sp_attention_violation(model, sp)):  # no release refuses it, as `whose` would say
+        checks.add(ConfigProblemCode.SP_MODEL_ATTENTION, f"{key}: {unreached} ({model.name})")
     return sp
 
 
