@@ -174,9 +174,11 @@ def _check_named(catalog: Catalog, model: object, gpu: object, count_keyword: st
     (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`), or, for a GPU type with a count (``a100x4``), the keywords that give them
     apart (the count to `count_keyword`); other values are left to the checks that name their types."""
     gpus = gpu if gpu_lists and isinstance(gpu, list | tuple) else [gpu]
+    listed = (gpus if gpus is gpu else [name.strip() for name in gpu.split(",")]
+              if gpu_lists and isinstance(gpu, str) and "," in gpu else None)  # a comma list: the names apart
 
     def with_count(found: CountedGpu) -> str:
-        apart = [found.name if given == found.given else given for given in gpus] if gpus is gpu else found.name
+        apart = [found.name if given == found.given else given for given in listed] if listed else found.name
         return found.refused("gpu=", f"gpu={apart!r}, {count_keyword}={found.gpus}")
 
     find_gpu = (partial(asked_gpus, catalog, with_count=with_count) if gpu_lists
@@ -428,9 +430,9 @@ def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
 
 def _pool_gpu_with_count(pool: Pool, found: CountedGpu) -> str:
     """Why a `Pool` built in code whose ``gpu`` gives a GPU type with a count (``a100x8``) is refused, and the
-    keywords that give them apart (``gpu='a100', gpus_per_node=8``)."""
-    return found.refused(f"pool {pool.name}: gpu=", f"gpu={found.name!r}, gpus_per_node={found.gpus}",
-                         "the count per node")
+    keywords that give them apart (``gpu='a100', gpus_per_node=8``: `CountedGpu.refused_in_pool`)."""
+    return found.refused_in_pool(f"pool {pool.name}: gpu=", pool.gpus_per_node,
+                                 lambda count: f"gpu={found.name!r}, gpus_per_node={count}")
 
 
 def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -614,7 +616,7 @@ def estimate_memory(
     env: bool = False,
     offload: bool = False,
     margin: float | None = None,
-    node_gpus: int = NODE_GPUS,
+    node_gpus: int | None = None,
     catalog: Catalog | None = None,
     memory: MemoryModel | None = None,
     max_token_len_per_gpu: int | None = None,
@@ -625,7 +627,8 @@ def estimate_memory(
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
     `QueryError` for an unknown name, a count out of range or
     an SP degree the model's heads, the GPU count or the node size (a trainer on more GPUs than a node of
-    `node_gpus` keeps each SP group in a node) rule out, or a value of the wrong type.
+    `node_gpus`, None: 8, keeps each SP group in a node) rule out, or a value of the wrong type. A node size given
+    lets the caution on an Offload need without `host_ram_gb` count all of a node's GPUs (`unchecked_host_need`).
 
     `max_token_len_per_gpu` (Trinity's ``trainer.max_token_len_per_gpu``; default: its own default,
     ``ceil(2 x max_model_len / sp)``, which the tables measured) sets the tokens per GPU instead: at least
@@ -642,7 +645,7 @@ def estimate_memory(
         raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
                          "(1 for none); plan(..., sp=None) picks the SP")
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
-                ("offload", offload, bool), ("node_gpus", node_gpus, int), ("catalog", catalog, Catalog | None),
+                ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames))
     catalog = catalog if catalog is not None else load_catalog()
@@ -653,8 +656,8 @@ def estimate_memory(
     check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
                  (names.named("sp"), sp, MAX_GPUS), (names.node_gpus, node_gpus, MAX_GPUS))
     check_host_ram(host_ram_gb, names)
-    resolved = catalog.model(model)
-    _check_trainer_layout(resolved, gpus, sp, node_gpus, names)
+    resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
+    _check_trainer_layout(resolved, gpus, sp, node_size, names)
     budget = _checked_token_budget(max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
@@ -663,11 +666,11 @@ def estimate_memory(
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_gpus)
-    beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_gpus,
+    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size)
+    beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
-                          host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
+                          host_memory_gib=shown_host_need(resolved, gpus, node_size, offload),
                           host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
@@ -684,7 +687,7 @@ def memory_answer(
     env: bool = False,
     offload: bool = False,
     margin: float | None = None,
-    node_gpus: int = NODE_GPUS,
+    node_gpus: int | None = None,
     catalog: Catalog | None = None,
     memory: MemoryModel | Path | str | None = None,
     max_token_len_per_gpu: int | None = None,
@@ -710,7 +713,7 @@ def memory_answer(
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload,
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
-                        node_gpus=node_gpus,
+                        node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
                         memory_model=path_text(memory) if isinstance(memory, Path | str) else None,
                         memory_model_source=loaded.own_source,
                         **dict(estimate))
@@ -728,7 +731,7 @@ def map_plans(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     host_ram_gb: float | None = None,
-    node_gpus: int = NODE_GPUS,
+    node_gpus: int | None = None,
     train_batch_size: int | None = None,
     memory: MemoryModel | None = None,
     time_limit_s: float = 10.0,

@@ -91,7 +91,7 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
         rows = tuple(ModelMapRow(model=row, plans=tuple(grid[row, budget] for budget in budgets)) for row in names)
     return GpuMap(gpu=name, by="len" if by_length else "model", model=models[0] if by_length else None,
                   train_batch_size=options.get("train_batch_size"), host_ram_gb=options.get("host_ram_gb"),
-                  node_gpus=None if options.get("node_gpus", NODE_GPUS) == NODE_GPUS else options["node_gpus"],
+                  node_gpus=None if options.get("node_gpus") in (None, NODE_GPUS) else options["node_gpus"],
                   estimate=None if options.get("estimate", "auto") == "auto" else options["estimate"],
                   token_budget="auto" if options.get("token_budget") == "auto" else None,
                   weights=weights_file,

@@ -207,9 +207,10 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
         "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling, "
         "a length within it past the shorter one vLLM derives from the model's config.json (a smaller length key), "
-        "thin headroom where it fits by extrapolating, Offload needing more host memory per trainer GPU than the "
-        f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (on a card sold for workstations, more "
-        "per node than such a workstation has) without --host-ram, one GPU of at most "
+        "thin headroom where it fits by extrapolating, Offload needing more host memory per node than the "
+        f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have for each of its GPUs (without "
+        "--node-gpus, its trainer GPUs there; on a card sold for workstations, than such a workstation has) without "
+        "--host-ram, one GPU of at most "
         "an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, data-parallel ranks "
         "(GPUs / SP) that are not a power of two, Env on an AMD GPU, SP on GPUs that reach one another over PCIe "
         "(GpuType.interconnect); empty where there is nothing"))
@@ -223,19 +224,20 @@ class MemoryEstimate(Breakdown, defer_build=True):
         return self
 
     def with_cautions(self, model: Model, gpu: GpuType, gpus: int, sp: int, max_model_len: int, env: bool,
-                      room: MarginRoom, offload: bool = False, node_gpus: int = NODE_GPUS,
+                      room: MarginRoom, offload: bool = False, node_gpus: int | None = None,
                       option_names: OptionNames = COMMAND_OPTIONS) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs of type `gpu` at SP `sp` and `max_model_len` tokens, with Env or not
         (`env`) and Offload or not (`offload`), with its `cautions` (`room`: the margin it was held to,
-        `margin_room`; an Offload need larger than servers commonly have for its trainer GPUs on a node of
-        `node_gpus`, or a workstation for all its cards, where no `host_ram_gib` holds it to anything:
-        `unchecked_host_need`), naming the options they point to as `option_names` do."""
+        `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
+        not given, for its trainer GPUs on a node of 8), or a workstation for all its cards, where no `host_ram_gib`
+        holds it to anything: `unchecked_host_need`), naming the options they point to as `option_names` do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
-        host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus), offload,
-                                   option_names.host_ram if self.host_ram_gib is None else None)
+        host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus or NODE_GPUS),
+                                   node_gpus, offload, option_names.host_ram if self.host_ram_gib is None else None,
+                                   option_names.node_gpus)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names)

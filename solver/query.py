@@ -804,16 +804,22 @@ def asked_gpus(catalog: Catalog, gpu: GpuNames,
                with_count: Callable[[CountedGpu], str] | None = None) -> tuple[str, ...]:
     """The GPU types that `gpu` names (a name, or a list or tuple of names; None: each documented one), as the
     catalogue names them, in the order given, a GPU type named twice (``a100`` and ``A100-80GB``) once; `QueryError`
-    for an unknown name (with `with_count`'s words for a GPU type with a count: `Catalog.gpu`) or an empty list."""
+    for an unknown name (with `with_count`'s words for a GPU type with a count, alone or in a comma list: `Catalog.gpu`)
+    or an empty list."""
     if gpu is None:
         return tuple(gpu_type.name for gpu_type in catalog.documented_gpu_types)
     if not isinstance(gpu, list | tuple):  # one name; another value, the catalogue says what names a GPU type
         try:
             return (catalog.gpu(gpu, with_count).name,)
-        except RefusedNameError:  # a comma list of names it knows: the list this takes
+        except QueryError as error:  # a comma list: the list this takes, where it names GPU types it knows
             if not isinstance(gpu, str) or "," not in gpu:
                 raise
             names = [name.strip() for name in gpu.split(",")]
+            counted = next(filter(None, map(catalog.counted_gpu, names)), None)
+            if counted is not None and with_count is not None:  # one with a count (a100x4): how to give it apart
+                raise RefusedNameError(with_count(counted)) from None
+            if not isinstance(error, RefusedNameError):
+                raise
             raise RefusedNameError(f"gpu {brief(gpu)} lists {len(names)} GPU types in one string: pass them as a "
                                    f"list, gpu={names!r}") from None
     if not gpu:

@@ -634,29 +634,37 @@ class _ReasonCautions(Frozen):
 
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
 """The host memory per GPU that GPU servers commonly have, GiB: a DGX A100's 1 TB for its 8 GPUs (a DGX H100 has 2 TB
-for 8): on a GPU type sold in servers (no `GpuType.workstation_host_ram_gib`), an Offload plan that needs more per
-trainer GPU on a node (its need per node over `trainer_gpus_on_node`) gets a caution where no host memory was given to
-hold it to (`unchecked_host_need`)."""
+for 8): on a GPU type sold in servers (no `GpuType.workstation_host_ram_gib`), an Offload plan that needs more on a node
+than that for each of the node's GPUs (where its size is given), or else of its trainer GPUs there
+(`trainer_gpus_on_node`), gets a caution where no host memory was given to hold it to (`unchecked_host_need`)."""
 
 
-def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int, offload: bool,
-                        unchecked_source: str | None) -> str | None:
+def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int, node_gpus: int | None, offload: bool,
+                        unchecked_source: str | None, node_option: str = "--node-gpus") -> str | None:
     """The caution for an Offload plan that needs `need_gib` of the host memory of a node where it has `gpus_on_node`
-    trainer GPUs of type `gpu`, more than such a node is assumed to have (on a card sold for workstations, its
-    `GpuType.workstation_host_ram_gib` for the whole box; else `SERVER_HOST_RAM_PER_GPU_GIB` for each GPU), where none
-    was given to hold it to (`unchecked_source`: the flag or key that would give it, ``--host-ram``; None where it was
-    given), in words; None otherwise."""
+    trainer GPUs of type `gpu`, more than such a node is assumed to have, where none was given to hold it to
+    (`unchecked_source`: the flag or key that would give it, ``--host-ram``; None where it was given), in words; None
+    otherwise. The node is assumed to have, on a card sold for workstations, its `GpuType.workstation_host_ram_gib` for
+    the whole box; else `SERVER_HOST_RAM_PER_GPU_GIB` for each of its `node_gpus` GPUs where its size was given (None
+    where not: the words name `node_option`, which gives it), or else for each of its trainer GPUs alone."""
     if unchecked_source is None or not offload or need_gib is None:
         return None
+    per_gpu = f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
+    share = ""
     if gpu.workstation_host_ram_gib is not None:
-        assumed_gib, share = float(gpu.workstation_host_ram_gib), ""
+        assumed_gib = float(gpu.workstation_host_ram_gib)
         assumed = (f"the {gpu.workstation_host_ram_gib} GiB a workstation of {gpu.name} cards commonly has (for the "
                    "whole box, not each card)")
+    elif node_gpus is not None:
+        assumed_gib = SERVER_HOST_RAM_PER_GPU_GIB * node_gpus
+        assumed = f"the {assumed_gib:g} GiB assumed for a node of {counted(node_gpus, 'GPU')} ({per_gpu})"
     else:
         assumed_gib = SERVER_HOST_RAM_PER_GPU_GIB * gpus_on_node
-        per_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound, never at it
-        share = f" ({per_gpu:.1f} GiB per trainer GPU)" if gpus_on_node > 1 else " (one trainer GPU's)"
-        assumed = f"the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have (a DGX A100: 1 TB for 8)"
+        per_trainer_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound
+        share = f" ({per_trainer_gpu:.1f} GiB per trainer GPU)" if gpus_on_node > 1 else ""
+        trainer_gpus = f"its {gpus_on_node} trainer GPUs" if gpus_on_node > 1 else "its one trainer GPU"
+        assumed = (f"the {assumed_gib:g} GiB assumed for {trainer_gpus} there ({per_gpu}; {node_option} counts "
+                   "all of a node's GPUs)")
     if need_gib <= assumed_gib:
         return None
     return (f"Offload needs {need_gib:.1f} GiB of host memory per node{share}, more than {assumed}, and nothing "
@@ -938,9 +946,10 @@ class Plan(Frozen):
         "whose counts were not checked, YaRN past what is validated, a length past "
         "the model's native context on its own RoPE scaling, a length within it past the shorter one vLLM derives "
         "from the model's config.json (a smaller length key), thin headroom where an estimate extrapolates, "
-        f"Offload needing more host memory per trainer GPU than the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU "
-        "servers commonly have (on a card sold for workstations, more per node than such a workstation has: "
-        "GpuType.workstation_host_ram_gib) where none was given to check it, "
+        f"Offload needing more host memory per node than the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers "
+        "commonly have for each of its GPUs (where the node size is not given, its trainer GPUs there; on a card "
+        "sold for workstations, than such a workstation has: GpuType.workstation_host_ram_gib) where none was given "
+        "to check it, "
         "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
         "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
@@ -959,16 +968,17 @@ class Plan(Frozen):
     def with_cautions(self, model: Model, gpu: GpuType, room: MarginRoom, train_batch_size: int | None = None,
                       train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None,
                       unchecked_host_ram: str | None = None, node_gpus: int = NODE_GPUS,
-                      option_names: OptionNames = COMMAND_OPTIONS) -> Plan:
+                      option_names: OptionNames = COMMAND_OPTIONS, node_gpus_given: bool = False) -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
         one); with it and the Trinity release `version` 0.5, one where the GPUs do not divide it (its ranks do, as
         the planner keeps them to), which Trinity 0.5.0 and 0.5.1 refuse (`batch_over_trainer_gpus_words`); with
         `unchecked_host_ram`, the flag that gives a node's host memory where the query gave none
-        (`Query.unchecked_host_ram`), one for an Offload need larger than servers commonly have for its trainer GPUs
-        on a node of `node_gpus`, or a workstation for all its cards (`unchecked_host_need`); the options the cautions
-        point to named as `option_names` name them (the query's)."""
+        (`Query.unchecked_host_ram`), one for an Offload need larger than servers commonly have for the GPUs of a
+        node of `node_gpus` (for its trainer GPUs there where that size is not `node_gpus_given`), or a workstation
+        for all its cards (`unchecked_host_need`); the options the cautions point to named as `option_names` name
+        them (the query's)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -976,7 +986,8 @@ class Plan(Frozen):
         over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, version)
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
         host = unchecked_host_need(self.host_memory_gb, gpu, trainer_gpus_on_node(self.gpus, node_gpus),
-                                   self.offload, unchecked_host_ram)
+                                   node_gpus if node_gpus_given else None, self.offload, unchecked_host_ram,
+                                   option_names.node_gpus)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
                                sp_over_pcie_caution(gpu, self.sp, option_names), option_names,
                                interconnect_unstated_caution(gpu, self.sp, option_names))

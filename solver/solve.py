@@ -307,7 +307,7 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     model = catalog.model(query.model)
     free = free.with_cautions(model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size,
                               unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus,
-                              option_names=query.option_names)
+                              option_names=query.option_names, node_gpus_given=query.node_gpus_given)
     return answer.model_copy(update={"other_batch": free})
 
 
@@ -908,7 +908,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         rollout_gpus=layout[1] if layout else None,
     ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting, data.shape), query.train_batch_size,
                     query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus,
-                    query.option_names)
+                    query.option_names, query.node_gpus_given)
 
 
 def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting: Setting, length: int,
@@ -932,7 +932,8 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
                               estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
-        query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus, query.option_names)
+        query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus, query.option_names,
+        query.node_gpus_given)
 
 
 def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:
@@ -1053,14 +1054,14 @@ class _Nearest(NamedTuple):
         rollout's where the plan keeps its layout: ``on 2 nodes of 8 GPUs with more host memory than the pool's 32 GiB,
         ``, ``on nodes of 8 GPUs, ``; the figure left out where the words before have `named` the host memory:
         `Query.more_host_ram_words`); "" otherwise."""
-        spans = (query.count_nodes or query.node_gpus_given) and self.plan.gpus > query.node_gpus
+        layout = (rollout_layout(self.plan.gpus, query.rollout_gpus, self.node_gpus)
+                  if query.rollout_gpus and "rollout_layout" not in self.lifted else None)
+        nodes = layout[0] if layout else -(-self.plan.gpus // self.node_gpus)
+        spans = (query.count_nodes or query.node_gpus_given) and nodes > 1
         size = f" of {counted(self.node_gpus, 'GPU')}" if self.node_gpus != query.node_gpus or spans else ""
         more = query.more_host_ram_words(named)
         host = f" {more}" if "host_ram" in self.lifted and more else ""
-        layout = (rollout_layout(self.plan.gpus, query.rollout_gpus, self.node_gpus)
-                  if query.rollout_gpus and "rollout_layout" not in self.lifted else None)
-        nodes = counted(layout[0] if layout else -(-self.plan.gpus // self.node_gpus), "node") if spans else "nodes"
-        return f"on {nodes}{size}{host}, " if size or host else ""
+        return f"on {counted(nodes, 'node') if spans else 'nodes'}{size}{host}, " if size or host else ""
 
     def lift_words(self, query: Query) -> str:
         """The changes to `query` that lift its limits the plan lifts, but more GPUs and host memory that is hardware

@@ -189,11 +189,12 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 @functools.cache
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
                   estimates: bool, host_ram_gb: float | None, token_budget: str,
-                  train_batch_size: int | None, margin: float | None) -> tuple[dict, ...]:
+                  train_batch_size: int | None, margin: float | None, host_node_gpus: int) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
-            exact=True, max_model_len=length, node_gpus=node_gpus, estimates=estimates, host_ram_gb=host_ram_gb,
+            exact=True, max_model_len=length, node_gpus=node_gpus, host_node_gpus=host_node_gpus,
+            estimates=estimates, host_ram_gb=host_ram_gb,
             token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size, margin=margin,
         )
     )
@@ -207,7 +208,7 @@ def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, po
     model estimates; estimates held to `margin` (None: the default on the card)."""
     g = pool["gpus_per_node"]
     return _plans_cached(catalog, gpu, catalog.model(job["model"]).name, n, length, g if n > g else n, estimates,
-                         pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"), margin)
+                         pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"), margin, g)
 
 
 def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
@@ -566,6 +567,7 @@ def check_placements(
                                 for without in (False, True)))
         plan_problems = check_plan(catalog, {**plan, "nodes": None, "rollout_gpus": None}, gpu=gpu, model=model,
                                    budget_gpus=n, max_model_len=length, exact=True, node_gpus=g if n > g else n,
+                                   host_node_gpus=g,
                                    estimates=estimates, token_budget=token_budget if estimates else "default",
                                    host_ram_gb=pool.get("host_ram_gb"), train_batch_size=job.get("train_batch_size"),
                                    budget_margin=_roomy_margin(catalog, gpu, job) if stopped else None)

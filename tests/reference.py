@@ -623,6 +623,10 @@ class Query:
     offload: bool | None = None
     weights: Weights | None = None
     node_gpus: int = 8
+    host_node_gpus: int | None = None
+    """The GPUs of a node that the host-memory caution counts, where the node size is the caller's (the product's
+    `Query.node_gpus_given`: `node_gpus` where passed, as `_query` reads it; a cluster pool's `gpus_per_node`); None:
+    the trainer's GPUs on a node alone."""
     estimates: bool = False
     rollout_gpus: int | None = None
     host_ram_gb: float | None = None
@@ -640,6 +644,12 @@ class Query:
         return self.env is False
 
 
+def _query(asked: dict[str, Any]) -> Query:
+    """The `Query` of the keywords `asked`, its node size given where they pass one (`Query.host_node_gpus`), as
+    `solver.make_query` reads it."""
+    return Query(**{"host_node_gpus": asked.get("node_gpus"), **asked})
+
+
 def _resolved(catalog: Catalog, query: Query) -> tuple[Weights, Any, Any, dict[int, Table], list[dict[int, Table]]]:
     """The query's weights (the shipped ones by default), GPU type and model, and the tables that speak for them:
     `_own_tables` and `_refuting_tables`."""
@@ -652,7 +662,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
     """Every feasible plan of the query `asked` (`Query`'s fields), best first by the objective's key (a total
     order); when maximising, each combination (n, env, offload, sp) at its longest length, and where that is an
     estimate, at its longest length the tables vouch for too."""
-    query = Query(**asked)
+    query = _query(asked)
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
     if objective == "max_len":
@@ -755,7 +765,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
     }
     plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type, query.train_batch_size,
                                                         None if query.host_ram_gb is not None else "--host-ram",
-                                                        query.node_gpus, query.margin)
+                                                        query.node_gpus, query.margin, query.host_node_gpus)
     plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
     return plan
 
@@ -796,7 +806,7 @@ def _is_int(value: Any) -> bool:
 
 def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
               unchecked_host_ram: str | None, node_gpus: int,
-              margin: float | None = None) -> tuple[list[str], list[str]]:
+              margin: float | None = None, host_node_gpus: int | None = None) -> tuple[list[str], list[str]]:
     """The words of `plan`'s cautions and their codes, as the planner gives them (shared: see the module's docstring;
     `check_plan` checks the codes against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
@@ -804,7 +814,9 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
     setting = Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"])
     room = margin_room(memory, _estimate_margin(gpu.memory_gib, margin), gpu.memory_gib, setting, model)
     cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size,
-                                             unchecked_host_ram=unchecked_host_ram, node_gpus=node_gpus)
+                                             unchecked_host_ram=unchecked_host_ram,
+                                             node_gpus=host_node_gpus or node_gpus,
+                                             node_gpus_given=host_node_gpus is not None)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
@@ -822,15 +834,16 @@ def _gathered_shortfall_gib(model: Any) -> float:
 
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
-                      over_pcie: bool, link_stated: bool) -> list[str]:
+                      over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB) and `shortfall_gib` more (what its gathered
     layers may take beyond the fit, `_gathered_shortfall_gib`), one on a single GPU exactly where the guide
     strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
-    8, ..., one on host memory exactly where an Offload plan needs more than 128 GiB per trainer GPU on a node of
-    `node_gpus` and no host memory was given, one on SP over PCIe exactly where SP is above 1 on a GPU type whose
+    8, ..., one on host memory exactly where an Offload plan needs more than 128 GiB per GPU of a node of
+    `host_node_gpus` (None: the node size not given, per trainer GPU on a node of `node_gpus`) and no host memory was
+    given, one on SP over PCIe exactly where SP is above 1 on a GPU type whose
     GPUs reach one another `over_pcie`, one on the interconnect exactly where SP is above 1 on a GPU type whose
     interconnect is not stated (not `link_stated`)."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
@@ -861,7 +874,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     if uneven != (not batch_given and ranks not in {2**k for k in range(17)}):
         problems.append(f"a data-parallel caution {'given' if uneven else 'missing'} ({ranks} ranks)")
     host = any(caution.startswith("Offload needs ") for caution in cautions)
-    need, on_node = plan.get("host_memory_gb"), min(plan.get("gpus", 1), node_gpus)
+    need, on_node = plan.get("host_memory_gb"), host_node_gpus or min(plan.get("gpus", 1), node_gpus)
     if host != (not host_ram_given and plan.get("offload") is True and isinstance(need, float)
                 and need > 128 * on_node):
         problems.append(f"a host-memory caution {'given' if host else 'missing'} ({need!r} GiB on {on_node} GPUs, "
@@ -887,7 +900,7 @@ CAUTION_CODES_BY_WORDS = (
     ("estimated from the memory model alone, but the tables say it runs out of memory (", "",
      "tables-say-out-of-memory"),
     ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
-    ("Offload needs ", "GiB per GPU servers commonly have", "host-memory-unchecked"),
+    ("Offload needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
     ("", "data-parallel ranks", "uneven-data-parallel"),
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
@@ -913,7 +926,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     length must be one of the row lengths of the table that vouches for it (an estimate's: a multiple
     of 1024, or where a table stops the estimate).
     """
-    query = Query(**asked)
+    query = _query(asked)
     weights, gpu_type, the_model, tables, refuting = _resolved(catalog, query)
     problems: list[str] = []
 
@@ -930,7 +943,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   shortfall_gib=_gathered_shortfall_gib(the_model),
                                   host_ram_given=query.host_ram_gb is not None, node_gpus=query.node_gpus,
                                   over_pcie=gpu_type.interconnect == "pcie",
-                                  link_stated=gpu_type.interconnect is not None)
+                                  link_stated=gpu_type.interconnect is not None,
+                                  host_node_gpus=query.host_node_gpus)
 
     n = plan["gpus"]
     e = plan["env"]

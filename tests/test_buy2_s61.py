@@ -230,5 +230,5 @@ def test_room_and_a_way_to_run_are_named_in_one_note(tmp_path: Path, capsys: pyt
     path = fleet_file(instance, tmp_path)
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (
-        "solve cluster: note: to place every job (roll too: more nodes may give it a way to run): solve cluster "
+        "solve cluster: note: to place every job (more nodes may give roll a way to run too): solve cluster "
         f"{path} --buy names the fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")

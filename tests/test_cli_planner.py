@@ -2436,11 +2436,13 @@ def test_host_memory_is_not_named_where_a_lowered_token_budget_alone_trains_the_
 
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
     # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan,
-    # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576).
+    # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576),
+    # on 2 nodes of 2: the trainer's and its rollout's.
     flags = ("--model", "14B", "--gpu", "a100", "--maximize", "len", "--env", "--rollout-gpus", "2", "--node-gpus", "2")
     status, out, _ = cli(*flags, "--gpus", "1")
-    assert status == 1 and ("beside a trainer on whole nodes; more trainer GPUs have a plan: Env + Offload + SP=2 on 2 "
-                            "GPUs at 40960 tokens (documented) --explain") in " ".join(out.split())
+    assert status == 1 and ("beside a trainer on whole nodes; on 2 nodes of 2 GPUs, more trainer GPUs have a plan: "
+                            "Env + Offload + SP=2 on 2 GPUs at 40960 tokens (documented) --explain") in " ".join(
+        out.split())
     status, out, _ = cli(*flags, "--gpus", "2", "--json")
     plan = json.loads(out)[0]["plans"][0]
     assert status == 0 and (plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["max_model_len"]) == (

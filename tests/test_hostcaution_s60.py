@@ -67,10 +67,11 @@ def test_solve_memory_reads_free_m_with_its_unit_and_refuses_it_bare(cli):
         "unit, 31958MiB if it is free -m's total (31.2 GiB) or 31958GB if it is GB"))
 
 
+SERVERS = "128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
 HOST_CAUTION = (
-    "Offload needs 311.3 GiB of host memory per node (one trainer GPU's), more than the 128 GiB per GPU "
-    "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram what a node can spare "
-    "for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
+    f"Offload needs 311.3 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU there "
+    f"({SERVERS}; --node-gpus counts all of a node's GPUs), and nothing checks it: give --host-ram what a node can "
+    "spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
 RTX_4090_14B = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "14B", "--len", "4096")
 L40S_14B = ("--gpu", "l40s", "--gpus", "1", "--model", "14B", "--len", "4096")  # a card sold in servers
 
@@ -99,7 +100,7 @@ def test_one_l40s_is_cautioned_from_qwen3_8b_up():
         (True, 82.8, (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)),
         (True, 162.6, (CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.SINGLE_GPU_ADVISED_AGAINST))]
     assert needs["8B"].cautions[0].startswith(
-        "Offload needs 162.6 GiB of host memory per node (one trainer GPU's), more than the 128 GiB")
+        "Offload needs 162.6 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU")
 
 
 def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
@@ -108,9 +109,10 @@ def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
     assert (answer.best.gpus, answer.best.offload, answer.best.host_memory_gb, answer.best.caution_codes) == (
         8, True, 1258.2, (CautionCode.HOST_MEMORY_UNCHECKED,))
     assert answer.best.cautions[0] == (
-        "Offload needs 1258.2 GiB of host memory per node (157.3 GiB per trainer GPU), more than the 128 GiB per GPU "
-        "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram what a node can "
-        "spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
+        "Offload needs 1258.2 GiB of host memory per node (157.3 GiB per trainer GPU), more than the 1024 GiB assumed "
+        f"for its 8 trainer GPUs there ({SERVERS}; --node-gpus counts all of a node's GPUs), and nothing checks it: "
+        "give --host-ram what a node can spare for the trainer (free -g's total less what the OS, Ray and the rollout "
+        "take) to check it")
 
 
 def test_the_readmes_main_job_gets_no_host_memory_caution(cli):
@@ -135,17 +137,18 @@ def test_the_host_memory_caution_filters_no_plan_and_host_ram_silences_it(cli):
 
 
 def test_the_host_memory_caution_is_for_needs_past_128_gib_per_trainer_gpu_on_the_node():
+    # The node's size not given (None): its trainer GPUs alone count (test_smallslips12_s70.py: a size given).
     server = solver.load_catalog().gpu("a100")
-    assert unchecked_host_need(128.0, server, 1, True, "--host-ram") is None
-    assert unchecked_host_need(1024.0, server, 8, True, "--host-ram") is None  # a DGX A100's 1 TB for its 8 GPUs
-    assert unchecked_host_need(1024.1, server, 8, True, "--host-ram").startswith(
+    assert unchecked_host_need(128.0, server, 1, None, True, "--host-ram") is None
+    assert unchecked_host_need(1024.0, server, 8, None, True, "--host-ram") is None  # a DGX A100's 1 TB for its 8
+    assert unchecked_host_need(1024.1, server, 8, None, True, "--host-ram").startswith(
         "Offload needs 1024.1 GiB of host memory per node (128.1 GiB per trainer GPU)")  # rounded up: past 128
-    assert unchecked_host_need(128.1, server, 1, True, "--host-ram").startswith(
+    assert unchecked_host_need(128.1, server, 1, None, True, "--host-ram").startswith(
         "Offload needs 128.1 GiB of host memory")
-    assert unchecked_host_need(300.0, server, 1, False, "--host-ram") is None  # without Offload: the start-up load
-    assert unchecked_host_need(300.0, server, 1, True, None) is None  # host memory given: the planner holds plans to it
+    assert unchecked_host_need(300.0, server, 1, None, False, "--host-ram") is None  # without Offload: start-up
+    assert unchecked_host_need(300.0, server, 1, None, True, None) is None  # host memory given: plans held to it
     assert "give the pool's host_ram_gb what a node can spare" in unchecked_host_need(
-        300.0, server, 1, True, "the pool's host_ram_gb")
+        300.0, server, 1, None, True, "the pool's host_ram_gb")
 
 
 def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
@@ -155,7 +158,8 @@ def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
     assert (status, estimate["host_memory_gib"], estimate["caution_codes"]) == (
         0, 162.6, ["host-memory-unchecked", "single-gpu-advised-against"])
     status, out, _ = cli(*flags)
-    assert status == 0 and "caution: Offload needs 162.6 GiB of host memory per node (one trainer GPU's)" in out
+    assert status == 0 and ("caution: Offload needs 162.6 GiB of host memory per node, more than the 128 GiB assumed "
+                            "for its one trainer GPU there") in out
     status, out, _ = cli(*flags, "--host-ram", "256", "--json")
     assert (status, json.loads(out)["caution_codes"]) == (0, ["single-gpu-advised-against"])
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "4k", "--offload",
@@ -164,7 +168,8 @@ def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
 
 
 def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp_path):
-    # Llama-3.1-70B on 5 of a DGX's H100s: 1441.3 GiB, 288.3 per trainer GPU; Qwen3-8B on 3 needs no Offload.
+    # Llama-3.1-70B on 5 of a DGX's H100s: 1441.3 GiB, more than the node's 8 GPUs are assumed to have (the pool gives
+    # its size); Qwen3-8B on 3 needs no Offload.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: dgx, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
                      "jobs:\n  - {name: small, model: 8B, max_model_len: 4096}\n"
@@ -174,13 +179,13 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
     assert (status, placed["big"]["gpus"], placed["big"]["host_memory_gb"], placed["big"]["caution_codes"]) == (
         0, 5, 1441.3, ["host-memory-unchecked", "uneven-data-parallel"])
     assert placed["big"]["cautions"][0].startswith(
-        "Offload needs 1441.3 GiB of host memory per node (288.3 GiB per trainer GPU), more than the 128 GiB per GPU "
-        "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give the pool's host_ram_gb what")
+        f"Offload needs 1441.3 GiB of host memory per node, more than the 1024 GiB assumed for a node of 8 GPUs "
+        f"({SERVERS}), and nothing checks it: give the pool's host_ram_gb what")
     assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]
 
 
 def test_a_trinity_fragment_carries_the_host_memory_caution(cli):
     status, out, _ = cli("--gpu", "l40s", "--gpus", "1", "--model", "8B", "--len", "4k", "--emit", "trinity")
     assert status == 0 and (
-        "# caution: Offload needs 162.6 GiB of host memory per node (one trainer GPU's), more than the\n"
-        "# 128 GiB per GPU servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give\n") in out
+        "# caution: Offload needs 162.6 GiB of host memory per node, more than the 128 GiB assumed for its\n"
+        "# one trainer GPU there (128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8;\n") in out

@@ -78,20 +78,21 @@ def test_the_geforce_cards_alone_are_workstation_cards():
 def test_a_server_gpus_plan_is_cautioned_as_before(cli):
     status, out, _ = cli("--gpu", "h100", "--gpus", "1", "--model", "14B", "--len", "4096")
     assert status == 0 and shown_caution(out, "Offload needs ") == (
-        "caution Offload needs 311.3 GiB of host memory per node (one trainer GPU's), more than the 128 GiB per GPU "
-        "servers commonly have (a DGX A100: 1 TB for 8), and nothing checks it: give --host-ram what a node can "
-        "spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
+        "caution Offload needs 311.3 GiB of host memory per node, more than the 128 GiB assumed for its one trainer "
+        "GPU there (128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8; --node-gpus counts all of a "
+        "node's GPUs), and nothing checks it: give --host-ram what a node can spare for the trainer (free -g's total "
+        "less what the OS, Ray and the rollout take) to check it")
     (answer,) = solver.plan("4B", gpu="h100", budget_gpus=2, max_model_len=4096)
     assert CautionCode.HOST_MEMORY_UNCHECKED not in answer.best.caution_codes  # 82.8 GiB on a server: no caution
 
 
 def test_the_threshold_is_the_whole_boxs_however_many_cards():
     box = CATALOG.gpu("4090")
-    assert unchecked_host_need(64.0, box, 1, True, "--host-ram") is None
-    assert unchecked_host_need(64.0, box, 4, True, "--host-ram") is None
-    assert unchecked_host_need(64.1, box, 4, True, "--host-ram") == workstation_caution("64.1")
-    assert unchecked_host_need(300.0, box, 2, False, "--host-ram") is None  # without Offload
-    assert unchecked_host_need(300.0, box, 2, True, None) is None  # host memory given: the planner holds plans to it
+    assert unchecked_host_need(64.0, box, 1, None, True, "--host-ram") is None
+    assert unchecked_host_need(64.0, box, 4, None, True, "--host-ram") is None
+    assert unchecked_host_need(64.1, box, 4, None, True, "--host-ram") == workstation_caution("64.1")
+    assert unchecked_host_need(300.0, box, 2, None, False, "--host-ram") is None  # without Offload
+    assert unchecked_host_need(300.0, box, 2, None, True, None) is None  # host memory given: plans held to it
 
 
 def test_host_ram_checks_it_instead_ruling_the_need_in_or_out(cli):

@@ -42,8 +42,9 @@ def test_solve_memory_says_the_need_on_6_gpus_and_that_no_node_is_assumed_to_hol
     assert (code, err, answer["host_memory_gib"], answer["host_ram_gib"], answer["host_fits"]) == (
         0, "", 787.0, None, True)  # no --host-ram: nothing rules it out
     assert "host-memory-unchecked" in answer["caution_codes"]
-    assert ("Offload needs 787.0 GiB of host memory per node (131.2 GiB per trainer GPU), more than the 128 GiB per "
-            "GPU servers commonly have") in " ".join(answer["cautions"])
+    assert ("Offload needs 787.0 GiB of host memory per node (131.2 GiB per trainer GPU), more than the 768 GiB "
+            "assumed for its 6 trainer GPUs there (128 GiB per GPU, as servers commonly have") in " ".join(
+        answer["cautions"])
     # --host-ram 768 (a node of 6 trainer GPUs at 128 GiB each) is too little: the setting does not train.
     code, out, err = cli("memory", "--model", "30B-A3B", "--gpu", "A100-80GB", "--gpus", "6", "--len", "32768",
                          "--sp", "2", "--env", "--offload", "--host-ram", "768", "--json")

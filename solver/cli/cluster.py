@@ -215,10 +215,12 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             command += f" --required {shlex.quote(','.join(named))}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
         command += " --token-budget auto"
-    auto = f" ({named_jobs(auto_only)} with --token-budget auto)" if auto_only and args.token_budget != "auto" else ""
-    may = f"more nodes may give {it_or_them(len(wayless))} a way to run{auto}"
-    why = (f"{named_jobs(wayless)}: no way to run on the pools' nodes as they are, but {may}" if not short_of_room
-           else f"{goal} ({named_jobs(wayless)} too: {may})" if wayless else goal)
+    auto = ("" if not auto_only or args.token_budget == "auto" else "with --token-budget auto"
+            if auto_only == wayless else f"{named_jobs(auto_only)} with --token-budget auto")
+    why = (f"{named_jobs(wayless)}: no way to run on the pools' nodes as they are, but more nodes may give "
+           f"{it_or_them(len(wayless))} a way to run{f' ({auto})' if auto else ''}" if not short_of_room
+           else f"{goal} (more nodes may give {named_jobs(wayless)} a way to run too{f', {auto}' if auto else ''})"
+           if wayless else goal)
     print_note(f"solve cluster: note: {why}: {command} names the fewest nodes to add to the pools (and the jobs no "
                "number of nodes runs)")
 

@@ -38,7 +38,7 @@ from solver.cli.options import (
 from solver.cli.output import escaped_line, new_console, on_terminal, piped_columns, print_note
 from solver.cli.parser import Parser
 from solver.cli.status import FULL_DISK_STATUS
-from solver.tables import MAX_ESTIMATED_GPUS, PAST_NODE_COLUMNS, PAST_NODE_WIDTH, path_text
+from solver.tables import MAX_ESTIMATED_GPUS, NODE_GPUS, PAST_NODE_COLUMNS, PAST_NODE_WIDTH, path_text
 
 
 def build_map_parser() -> Parser:
@@ -78,6 +78,7 @@ def build_map_parser() -> Parser:
     add_train_batch_option(parser)
     add_host_ram_option(parser)
     add_node_gpus_option(parser)
+    parser.set_defaults(node_gpus=None)  # 8 where not given, as solve's; given, the Offload caution counts them all
     add_own_gpu_options(parser, listed=True)
     add_cells_option(parser)
     add_memory_model_options(parser)
@@ -120,7 +121,7 @@ def run_map(args: argparse.Namespace) -> int:
     elif needed > screen.width and not args.json:
         top = max(gpu_map.budget_gpus[-1] for gpu_map in gpu_maps)
         # past one node the map shows doubling budgets already (at most PAST_NODE_COLUMNS): none fewer to name
-        fewer = "" if args.budgets or top > args.node_gpus else \
+        fewer = "" if args.budgets or top > (args.node_gpus or NODE_GPUS) else \
             f" map fewer budgets (--budgets {','.join(map(str, doubling_budgets(top)))}),"
         print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
                    f"pipe the output (| less -S),{fewer} or save it with --svg FILE")

@@ -24,7 +24,7 @@ from solver.cli.options import (
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
-from solver.tables import MAX_GPUS, NODE_GPUS, host_ram_argument, path_text, shown_number
+from solver.tables import MAX_GPUS, host_ram_argument, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
                   "on them (whether they train, and why) and its best plan")
@@ -61,6 +61,7 @@ def build_memory_parser() -> Parser:
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
     add_node_gpus_option(parser)
+    parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_host_ram_option(parser, "it says whether what the setting holds there fits (the model while it loads; with "
                         "--offload, its states too)")
     add_own_gpu_options(parser)
@@ -113,7 +114,7 @@ def planner_command(args: argparse.Namespace) -> str:
         "--gpu", args.gpu, "--gpus", str(args.gpus), "--len", str(args.max_model_len),
         *(["--gpu-memory", str(gigabytes) if gigabytes is not None else f"{mebibytes}MiB"] if args.gpu_memory else []),
         *(["--gpu-interconnect", args.gpu_interconnect] if args.gpu_interconnect else []),
-        *(["--node-gpus", str(args.node_gpus)] if args.node_gpus != NODE_GPUS else []),
+        *(["--node-gpus", str(args.node_gpus)] if args.node_gpus is not None else []),
         *(["--host-ram", host_ram_argument(args.host_ram)] if args.host_ram is not None else []),
         *(["--margin", shown_number(args.margin)] if args.margin is not None else []),
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),

@@ -46,11 +46,21 @@ class CountedGpu(NamedTuple):
     gpus: int
     """The count (``4``)."""
 
-    def refused(self, option: str, apart: str, count_words: str = "the count") -> str:
-        """Why the name, given to `option` (``--gpu ``, ``gpu=``, or none), is refused, and how to give the GPU type and
-        the count (`count_words`) `apart` (``--gpu a100 --gpus 4``), in words."""
-        return (f"{option}{brief(self.given)} gives {counted(self.gpus, self.gpu_type.name + ' GPU')} in one name: "
-                f"give the GPU type and {count_words} apart: {apart}")
+    def refused(self, option: str, apart: str, count_words: str = "the count", clash: str = "") -> str:
+        """Why the name, given to `option` (``--gpu ``, ``gpu=``, or none), is refused (with the `clash` of its count
+        with another given beside it: ``, but gpus_per_node says 4``), and how to give the GPU type and the count
+        (`count_words`) `apart` (``--gpu a100 --gpus 4``), in words."""
+        return (f"{option}{brief(self.given)} gives {counted(self.gpus, self.gpu_type.name + ' GPU')} in one name"
+                f"{clash}: give the GPU type and {count_words} apart: {apart}")
+
+    def refused_in_pool(self, option: str, gpus_per_node: int, apart: Callable[[str], str]) -> str:
+        """Why the name, a pool's GPU type given to `option`, is refused, and how to give the GPU type and the count
+        per node apart: `apart` of the count in words (``8``; where the pool's `gpus_per_node` is another, which the
+        words name, ``8 or 4, whichever a node has``), in words."""
+        if gpus_per_node == self.gpus:
+            return self.refused(option, apart(str(self.gpus)), "the count per node")
+        either = f"{self.gpus} or {gpus_per_node}, whichever a node has"
+        return self.refused(option, apart(either), "the count per node", f", but gpus_per_node says {gpus_per_node}")
 
 
 class TableOrigin(NamedTuple):

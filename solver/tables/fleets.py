@@ -70,7 +70,8 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     with_gpus = catalog.with_gpu_types(described)
     hint = OWN_GPU_HINT.format("gpu_memory_gb")
     pools = tuple(pool.model_copy(update={"gpu": _canonical_name(path, "pool", pool.name, "gpu", partial(
-        with_gpus.gpu, with_count=pool_gpu_with_count), pool.gpu, hint)}) for pool in entries.pools)
+        with_gpus.gpu, with_count=partial(pool_gpu_with_count, pool.gpus_per_node)), pool.gpu, hint)})
+        for pool in entries.pools)
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}, exclude_unset=True),  # rollout_gpus_given
                      model=configured[job.config_path].name if job.config_path is not None
                      else _canonical_name(path, "job", job.name, "model", catalog.model, job.model or "",
@@ -81,10 +82,10 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
                  model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
 
 
-def pool_gpu_with_count(found: CountedGpu) -> str:
-    """Why a pool's ``gpu`` that gives a GPU type with a count (``a100x8``) is refused, and the fields that give them
-    apart (``gpu: a100, gpus_per_node: 8``)."""
-    return found.refused("", f"gpu: {found.name}, gpus_per_node: {found.gpus}", "the count per node")
+def pool_gpu_with_count(gpus_per_node: int, found: CountedGpu) -> str:
+    """Why a pool's ``gpu`` that gives a GPU type with a count (``a100x8``) beside its `gpus_per_node` is refused, and
+    the fields that give them apart (``gpu: a100, gpus_per_node: 8``: `CountedGpu.refused_in_pool`)."""
+    return found.refused_in_pool("", gpus_per_node, lambda count: f"gpu: {found.name}, gpus_per_node: {count}")
 
 
 def _check_one_context_per_model(path: Path, entries: Iterable[JobEntry], jobs: Iterable[Job],
