@@ -315,7 +315,8 @@ def place(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version, required=required, widen=widen, minimize=minimize, option_names=option_names)
-    running = () if current is None else read_current(given_path("current", current), fleet, SCHEMA_VERSION)
+    running = () if current is None else read_current(given_path("current", current), fleet, SCHEMA_VERSION,
+                                                      flag="" if option_names.keywords else "--current ")
     result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
                         running=running)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})

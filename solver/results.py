@@ -1927,13 +1927,13 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "run (it runs only where every stage before it is proven)"))
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the steps that the time limit's wall clock stopped, in order: the search's stages ('priority' or 'nodes', "
-        "'length', 'cost', 'tie-break') and widening's solves ('widening') before the work they are given in CP-SAT's "
-        "deterministic time, the proof that the jobs fit nowhere even without host memory ('without host'), and, "
-        "before the count of the planner's questions each is given, the smaller asks of the jobs left out ('hints'), "
-        "working out the jobs' ways ('ways') and working out why the other pools a job left out may use have no way "
-        "for it ('reasons'; the reasons say what either left unasked, and the answer comes within the time limit). "
-        "Empty: the same file, options and seed give the same answer on every run, whatever the machine's load (with "
-        "workers=1); otherwise another run may give another"))
+        "'stays' with --current, 'length', 'cost', 'tie-break') and widening's solves ('widening') before the work "
+        "they are given in CP-SAT's deterministic time, the proof that the jobs fit nowhere even without host memory "
+        "('without host'), and, before the count of the planner's questions each is given, the smaller asks of the "
+        "jobs left out ('hints'), working out the jobs' ways ('ways') and working out why the other pools a job left "
+        "out may use have no way for it ('reasons'; the reasons say what either left unasked, and the answer comes "
+        "within the time limit). Empty: the same file, options and seed give the same answer on every run, whatever "
+        "the machine's load (with workers=1); otherwise another run may give another"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "

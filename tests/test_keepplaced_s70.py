@@ -136,7 +136,7 @@ def test_a_bad_current_file_is_refused_in_one_line(cli: Cli, tmp_path: Path, con
     path = tmp_path / "bad.json"
     path.write_text(content, encoding="utf-8")
     status, out, err = cli("cluster", str(_write(tmp_path / "fleet.yaml", JOBS)), "--current", str(path))
-    assert (status, out, err) == (2, "", f"solve cluster: error: {path}: {problem}\n")
+    assert (status, out, err) == (2, "", f"solve cluster: error: --current {path}: {problem}\n")
 
 
 def test_buy_with_current_is_refused(cli: Cli, tmp_path: Path, current: Path):

@@ -154,10 +154,18 @@ class RunningJob(NamedTuple):
     offload: bool
 
 
-def read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[RunningJob, ...]:
+def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:
     """The jobs of `fleet` that run now, as the placement at `path` (``solve cluster --json``'s output, of
     `schema_version`) places them, in its order; a job, pool, node or GPU the fleet no longer has is not running
-    (its entry is skipped). `TableError`, one line, for a file that is no such placement."""
+    (its entry is skipped). `TableError`, one line, for a file that cannot be read or is no such placement, naming
+    the file after `flag` (``--current ``)."""
+    try:
+        return _read_current(path, fleet, schema_version)
+    except TableError as error:
+        raise TableError(f"{flag}{error}") from None
+
+
+def _read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[RunningJob, ...]:
     raw = _current_json(path)
     if raw["schema_version"] != schema_version:
         raise TableError(f"{path}: schema_version is {raw['schema_version']!r}: this release of rft-solver reads "
@@ -178,8 +186,9 @@ def read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[Running
 
 def _current_json(path: Path) -> dict[str, Any]:
     """The JSON object at `path`, with the two keys every ``solve cluster --json`` has; `TableError` otherwise."""
+    text = read_user_file(path)  # its own one-line error where the file cannot be read
     try:
-        raw = json.loads(read_user_file(path))
+        raw = json.loads(text)
     except ValueError as error:
         raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}): --current reads what solve cluster "
                          "--json printed") from None
