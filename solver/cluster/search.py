@@ -550,9 +550,9 @@ def _decode(
     `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves
     ending by `widen_by`, a `time.monotonic()`; None: no widening); and why the others are left out. `proven`: whether
     the placed priority is proven the most (the unplaced jobs' reasons say so otherwise); `certain`: the most of all
-    that the jobs' ways allow (their reasons then say what priority places them); the hints of smaller asks, on the placement as grown, are asked within their count of
-    questions and until `asked_by`'s first (None: no hints), and why the other pools a job left out may use have no way
-    for it within theirs and until its second (None: no limit; each a `time.monotonic()`, the wall clock's safety
+    that the jobs' ways allow (their reasons then say what priority places them); the hints of smaller asks, on the
+    placement as grown, are asked within their count of questions and until `asked_by`'s first (None: no hints), and
+    why the other pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a `time.monotonic()`, the wall clock's safety
     net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left unasked) are left out for want of time;
     the running jobs `kept` stay where they run. Last, the steps the wall clock stopped (``widening``, ``hints``,
     ``reasons``)."""
