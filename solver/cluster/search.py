@@ -547,15 +547,15 @@ def _decode(
     kept: Kept | None = None, onto_idle_nodes: bool = True,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them or, where
-    `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves
-    ending by `widen_by`, a `time.monotonic()`; None: no widening); and why the others are left out. `proven`: whether
-    the placed priority is proven the most (the unplaced jobs' reasons say so otherwise); `certain`: the most of all
-    that the jobs' ways allow (their reasons then say what priority places them); the hints of smaller asks, on the
-    placement as grown, are asked within their count of questions and until `asked_by`'s first (None: no hints), and
-    why the other pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a `time.monotonic()`, the wall clock's safety
-    net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left unasked) are left out for want of time;
-    the running jobs `kept` stay where they run. Last, the steps the wall clock stopped (``widening``, ``hints``,
-    ``reasons``)."""
+    `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves ending
+    by `widen_by`, a `time.monotonic()`; None: no widening); and why the others are left out. `proven`: whether the
+    placed priority is proven the most (the unplaced jobs' reasons say so otherwise); `certain`: the most of all that
+    the jobs' ways allow (their reasons then say what priority places them); the hints of smaller asks, on the placement
+    as grown, are asked within their count of questions and until `asked_by`'s first (None: no hints), and why the other
+    pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a
+    `time.monotonic()`, the wall clock's safety net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left
+    unasked) are left out for want of time; the running jobs `kept` stay where they run. Last, the steps the wall clock
+    stopped (``widening``, ``hints``, ``reasons``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts, kept)
     grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by, {} if kept is None else kept.staying,
