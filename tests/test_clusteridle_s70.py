@@ -97,3 +97,22 @@ def test_one_idle_node_takes_one_job_the_last_in_file_order(tmp_path: Path):
     assert _four_on_two_nodes(tmp_path, frozenset({3})) == ({0: 8, 1: 8}, {1: 2})
     # No moves allowed (--minimize nodes): the nodes are full, nothing grows.
     assert _four_on_two_nodes(tmp_path, frozenset(), onto_idle_nodes=False) == ({}, {})
+
+
+def test_a_pinned_job_left_out_is_not_told_of_a_node_a_job_moved_to(cli: Cli, tmp_path: Path):
+    # h2, pinned to h20, is left out. With widening, duo moves to a100's idle node: the pin's words no longer count
+    # it idle (they said "(1 idle node)" beside a table with both a100 nodes used); with --no-widen the node is idle.
+    path = tmp_path / "fleet.yaml"
+    big = {"model": "Qwen3-14B", "max_model_len": 32768, "rollout_gpus": 4, "pool": "h20"}
+    path.write_text(yaml.safe_dump({"pools": [A100_NODES, {"name": "h20", "gpu": "H20-96GB", "nodes": 1,
+                                                           "gpus_per_node": 8}],
+                                    "jobs": [{**SOLO, "pool": "a100"}, {**DUO, "pool": "a100"}, {**big, "name": "h1"},
+                                             {**big, "name": "h2"}]}), encoding="utf-8")
+    pin = "; its pool: h20 keeps it out of a100 (1 idle node)"
+    for flags, nodes_used, told in (((), 2, ""), (("--no-widen",), 1, pin)):
+        status, out, _ = cli("cluster", str(path), "--json", *flags)
+        result = json.loads(out)
+        [left_out] = result["unplaced"]
+        assert status == 1 and result["pools"][0]["nodes_used"] == nodes_used
+        assert left_out["reason"].endswith("h1 (priority 1, as much as its own) holds the room it needs: priority 2 is "
+                                           f"the least that places it{told}")
