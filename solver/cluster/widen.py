@@ -138,10 +138,11 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
 
 def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]],
                          kept: frozenset[int] = frozenset(), onto_idle_nodes: bool = False) -> WideningModel:
-    """`widen_jobs`'s model: for each job on a node with idle GPUs (where `onto_idle_nodes`, on any node it shares in a
-    pool with a node no job uses), one literal per way (its own, and each wider one the planner has; where its pool
-    has idle nodes, each of those again on an idle node; the jobs `kept` where they run, their own alone), exactly one
-    of them chosen, within each node's GPUs and host memory, the jobs that move at most the pool's idle nodes."""
+    """`widen_jobs`'s model: for each job on a node with idle GPUs (where `onto_idle_nodes`, on any node it shares with
+    other jobs in a pool with a node no job uses), one literal per way (its own, and each wider one the planner has;
+    where it shares a node in a pool with idle nodes, each of those again on an idle node; the jobs `kept` where they
+    run, their own alone), exactly one of them chosen, within each node's GPUs and host memory, the jobs that move at
+    most the pool's idle nodes."""
     by_node: dict[tuple[int, int], list[Option]] = defaultdict(list)
     for job, option in sorted(chosen.items()):
         if option.size:
@@ -154,7 +155,7 @@ def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Optio
     every_way: list[Way] = []
     for (pool_index, node), here in sorted(by_node.items()):
         pool = fleet.pools[pool_index]
-        may_move = bool(idle_nodes[pool_index])
+        may_move = bool(idle_nodes[pool_index]) and len(here) > 1  # a job alone moves to a node just like its own
         idle = pool.gpus_per_node - sum(option.size for option in here)
         if not idle and not may_move:
             continue
