@@ -92,5 +92,6 @@ def test_solve_cluster_help_says_what_no_widen_lengthens_plainly():
     # (--buy's exit status 0 in plain words: test_clusterwords_s62.py, with docs/cli.md's exit table)
     parser = build_cluster_parser()
     [widen] = [action for action in parser._actions if "--no-widen" in action.option_strings]
-    assert widen.help == ("leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where more "
-                          "GPUs run it faster or, for a max_model_len of at_least N, at a longer length)")
+    assert widen.help == ("leave idle GPUs and nodes idle (by default a placed job grows onto idle GPUs of its node, "
+                          "or moves to a node no job uses, where more GPUs run it faster or, for a max_model_len of "
+                          "at_least N, at a longer length)")

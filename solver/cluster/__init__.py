@@ -15,8 +15,8 @@ priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the 
 runs a placement now (``running``), the most of its jobs kept on their nodes and GPUs (`model.keep_running_jobs`), then
 the longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost, and, where
 each of those is proven, a tie-break that picks one of the equally good placements (`model.tie_break`).
-Last, the jobs of a node with idle GPUs may grow onto them (`widen.widen_jobs`), where more GPUs run them faster or
-longer.
+Last, the jobs of a node with idle GPUs may grow onto them, or a job sharing a node move to a node no job uses
+(`widen.widen_jobs`), where more GPUs run them faster or longer.
 
 The modules, each using only those before it: `options` (the jobs' ways to run, and the patterns that fill a node),
 `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left out),

@@ -7,7 +7,7 @@ give), or, where none is placed, one reason for every job (`all_unplaced`)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -63,8 +63,11 @@ class LeftOut(NamedTuple):
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
                      certain: bool = False, smaller_asks: SmallerAsks | None = None,
-                     cut_short: Collection[int] = (), reasons_by: float | None = None) -> LeftOut:
-    """Why each job left out of the placement (`placed`: each placed job's option and nodes) is: no room where it
+                     cut_short: Collection[int] = (), reasons_by: float | None = None,
+                     final: Mapping[int, tuple[Option, list[int]]] | None = None) -> LeftOut:
+    """Why each job left out of the placement (`placed`: each placed job's option and nodes; `final`: the placement as
+    it ends, grown onto idle GPUs and nodes, whose idle nodes the words of a pinned job count; None: `placed`) is: no
+    room where it
     could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
     none left out, their host memory exact), the priority that places it; where `smaller_asks` (None: no hints) finds
@@ -84,7 +87,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
         host_checked[option.job] |= option.host_tenths > 0
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
-    holders = _RoomHolders(fleet, placed, options)
+    holders = _RoomHolders(fleet, placed, options, placed if final is None else final)
     short_of_room = [index for index in range(len(fleet.jobs))
                      if index not in placed and index not in cut_short and pools[index]]
     fits_with = {index: () if smaller_asks is None else smaller_asks.fits_with(index) for index in short_of_room}
@@ -171,8 +174,11 @@ class _RoomHolders:
     priority together (then the fewest, then the first in the file), asked once per pool and footprint (or
     number of whole nodes)."""
 
-    def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]], options: list[Option]) -> None:
+    def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]], options: list[Option],
+                 final: Mapping[int, tuple[Option, list[int]]]) -> None:
         self.fleet = fleet
+        self.used_nodes = {(option.pool, node) for option, nodes in final.values() for node in nodes}
+        """The nodes (pool, node) the placement as it ends (`final`: grown, some jobs moved to idle nodes) uses."""
         self.ways: dict[tuple[int, int], list[Option]] = defaultdict(list)  # (job, pool) -> its ways on one node
         for option in options:
             if option.size:
@@ -220,9 +226,9 @@ class _RoomHolders:
                 f"{room.priority + 1} or more places {places}")
 
     def pin_words(self, job: Job, several: bool) -> str:
-        """Where `job` names its pool (``pool:``) and other pools have nodes the placement leaves idle (no job on
-        them, so none grows onto them either): that its pool keeps it out of them, in words after a semicolon, for
-        one job or `several` ("" otherwise)."""
+        """Where `job` names its pool (``pool:``) and other pools have nodes the placement as it ends leaves idle (no
+        job on them, none grown or moved onto them): that its pool keeps it out of them, in words after a semicolon,
+        for one job or `several` ("" otherwise)."""
         if job.pool is None:
             return ""
         idle = [f"{pool.name} ({counted(idle_nodes, 'idle node')})" for index, pool in enumerate(self.fleet.pools)
@@ -233,9 +239,8 @@ class _RoomHolders:
         return f"; {whose} pool: {job.pool} keeps {kept} out of {and_joined(idle)}"
 
     def _idle_nodes(self, pool_index: int) -> int:
-        """The nodes of the pool that no placed job is on."""
-        return sum(node not in self.whole[pool_index] and not self.shared[pool_index][node]
-                   for node in range(self.fleet.pools[pool_index].nodes))
+        """The nodes of the pool that no job is on as the placement ends."""
+        return sum((pool_index, node) not in self.used_nodes for node in range(self.fleet.pools[pool_index].nodes))
 
     def _least_room(self, option: Option) -> _Room:
         """The least priority of placed jobs whose removal leaves room for `option` (a way of a job left out)."""

@@ -277,7 +277,8 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     certain = first_proven and not planned.unproven
     try:
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed,
-                                                certain, (hints_by, reasons_by), planned.cut_short, search.kept)
+                                                certain, (hints_by, reasons_by), planned.cut_short, search.kept,
+                                                onto_idle_nodes=not planned.every_job)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted = True
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, None, first_proven,
@@ -543,26 +544,28 @@ def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     asked_by: tuple[float | None, float | None] = (None, None), cut_short: tuple[int, ...] = (),
-    kept: Kept | None = None,
+    kept: Kept | None = None, onto_idle_nodes: bool = True,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
-    """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them
-    (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
-    and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
-    reasons say so otherwise); `certain`: the most of all that the jobs' ways allow (their reasons then say what
-    priority places them); the hints of smaller asks, on the placement as grown, are asked within their count of
-    questions and until `asked_by`'s first (None: no hints), and why the other pools a job left out may use have no way
-    for it within theirs and until its second (None: no limit; each a `time.monotonic()`, the wall clock's safety
-    net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left unasked) are left out for want of time;
-    the running jobs `kept` stay where they run. Last, the steps the wall clock stopped (``widening``, ``hints``,
-    ``reasons``)."""
+    """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them or, where
+    `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves ending
+    by `widen_by`, a `time.monotonic()`; None: no widening); and why the others are left out. `proven`: whether the
+    placed priority is proven the most (the unplaced jobs' reasons say so otherwise); `certain`: the most of all that
+    the jobs' ways allow (their reasons then say what priority places them); the hints of smaller asks, on the placement
+    as grown, are asked within their count of questions and until `asked_by`'s first (None: no hints), and why the other
+    pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a
+    `time.monotonic()`, the wall clock's safety net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left
+    unasked) are left out for want of time; the running jobs `kept` stay where they run. Last, the steps the wall clock
+    stopped (``widening``, ``hints``, ``reasons``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts, kept)
-    grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by, {} if kept is None else kept.staying)
+    grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by, {} if kept is None else kept.staying,
+                             onto_idle_nodes)
     where = {job: (option, nodes[job]) for job, option in chosen.items()}
-    final = {job: (option, nodes[job]) for job, option in grown.ways.items()}
+    final = {job: (option, grown.nodes[job]) for job, option in grown.ways.items()}
     hints_by, reasons_by = asked_by
     smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
-    left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by)
+    left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by,
+                                final)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
                                            else ()) + (("reasons",) if left_out.wall_clock_cut else ()))
     return grown.placements, left_out.unplaced, stopped
@@ -571,30 +574,35 @@ def _decode(
 @dataclass(frozen=True)
 class Grown:
     """The placement as it ends (`grown_placements`): its `placements`, each job's way as placed (`ways`, job ->
-    option: grown or its own), and ``("widening",)`` where the wall clock stopped widening (else empty)."""
+    option: grown or its own) and its nodes (`nodes`, job -> node indexes: moved to an idle node or its own), and
+    ``("widening",)`` where the wall clock stopped widening (else empty)."""
 
     placements: tuple[Placement, ...]
     ways: dict[int, Option]
+    nodes: dict[int, list[int]]
     wall_clock_stopped: tuple[str, ...]
 
 
 def grown_placements(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]],
-                     seed: int, widen_by: float | None, staying: dict[int, RunningJob] | None = None) -> Grown:
+                     seed: int, widen_by: float | None, staying: dict[int, RunningJob] | None = None,
+                     onto_idle_nodes: bool = True) -> Grown:
     """The `chosen` ways (job -> option) on their `nodes` as `Placement`s, the jobs of a node with idle GPUs grown onto
-    them (`widen_jobs`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: not grown),
-    a job's GPUs on a shared node starting where the jobs before it in file order end (`gpus_on_nodes`); the running
-    jobs `staying` keep their GPUs, not grown (more GPUs would restart them)."""
+    them, or, where `onto_idle_nodes`, moved to a node of their pool that no job uses (`widen_jobs`, with CP-SAT's
+    `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: not grown), a job's GPUs on a shared node
+    starting where the jobs before it in file order end (`gpus_on_nodes`); the running jobs `staying` keep their
+    GPUs, neither grown nor moved (either would restart them)."""
     placed = dict(chosen)
     staying = staying or {}
     widened = None if widen_by is None else widen_jobs(planner, fleet, chosen, nodes, seed, frozenset(staying),
-                                                       widen_by)
+                                                       onto_idle_nodes, widen_by)
     if widened is not None:
         placed.update(widened.grown)
+        nodes = {**nodes, **{job: [node] for job, node in widened.moved.items()}}
     gpus = gpus_on_nodes(fleet, ((job, option, nodes[job][0]) for job, option in sorted(placed.items())), staying)
     placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], gpus[job],
                                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
-    return Grown(placements, placed, ("widening",) if widened is not None and widened.wall_clock_stopped else ())
+    return Grown(placements, placed, nodes, ("widening",) if widened is not None and widened.wall_clock_stopped else ())
 
 
 def node_indexes(fleet: Fleet, chosen: dict[int, Option], counts: dict[tuple[int, tuple[Footprint, ...]], int],
