@@ -148,3 +148,17 @@ def test_buy_with_current_is_refused(cli: Cli, tmp_path: Path, current: Path):
 
 def test_gpus_that_are_not_one_run_read_as_runs():
     assert [index_range(gpus) for gpus in ((5,), (4, 5, 6), (0, 1, 6, 7), (0, 2))] == ["5", "4-6", "0-1, 6-7", "0, 2"]
+
+
+def test_a_job_left_out_beside_running_jobs_names_keeping_them_among_the_goals(cli: Cli, tmp_path: Path,
+                                                                                current: Path):
+    # The goals the no-room reason names are the placement's, in order: with --current, keeping running jobs where
+    # they run comes after the placed priority; without it, the goals stay as they were.
+    fleet = _write(tmp_path / "same.yaml", JOBS)
+    goals = "after the jobs placed (the most priority in all, then {}length, then cost)"
+    with_current = {u["job"]: u["reason"] for u in json.loads(
+        cli("cluster", str(fleet), "--current", str(current), "--json")[1])["unplaced"]}
+    without = {u["job"]: u["reason"] for u in json.loads(cli("cluster", str(fleet), "--json")[1])["unplaced"]}
+    assert sorted(with_current) == sorted(without) == ["c8-b", "q14-b"]
+    assert all(goals.format("running jobs kept where they run, then ") in reason for reason in with_current.values())
+    assert all(goals.format("") in reason for reason in without.values())

@@ -64,11 +64,11 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
                      certain: bool = False, smaller_asks: SmallerAsks | None = None,
                      cut_short: Collection[int] = (), reasons_by: float | None = None,
-                     final: Mapping[int, tuple[Option, list[int]]] | None = None) -> LeftOut:
+                     final: Mapping[int, tuple[Option, list[int]]] | None = None, keeping: bool = False) -> LeftOut:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes; `final`: the placement as
-    it ends, grown onto idle GPUs and nodes, whose idle nodes the words of a pinned job count; None: `placed`) is: no
-    room where it
-    could go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
+    it ends, grown onto idle GPUs and nodes, whose idle nodes the words of a pinned job count; None: `placed`;
+    `keeping`: the placement kept running jobs where they run, after priority) is: no room where it could go (as far
+    as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
     hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
     none left out, their host memory exact), the priority that places it; where `smaller_asks` (None: no hints) finds
     one of its ways that would fit the room the final placement leaves idle with fewer rollout GPUs or at a shorter
@@ -78,6 +78,8 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     `REASONS_QUESTIONS_PER_SECOND` new ones per second of the time limit and the wall clock's `reasons_by` (a
     `time.monotonic()`; None: no limit): a job shape reached past it is told that why was not worked out
     (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
+    kept_next = "then running jobs kept where they run, " if keeping else ""
+    goals = f"the most priority in all, {kept_next}then length, then cost"
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   f"limit (raise {planner.option_names.time_limit})")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -107,7 +109,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]), limit)
         wall_clock_cut |= elsewhere.cut_short == "wall clock"
-        room = _NoRoom(planner, job, pools[index], host_checked[index], unproven, holders, certain, elsewhere,
+        room = _NoRoom(planner, job, pools[index], host_checked[index], goals, unproven, holders, certain, elsewhere,
                        smaller_asks, fits_with[index])
         words = room.words(several=False)
         unplaced.append(Unplaced(
@@ -121,14 +123,16 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
 @dataclass(frozen=True)
 class _NoRoom:
     """What `unplaced_reasons` found of a `job` left out for want of room (its `ways`, by pool name): whether its
-    ways' host memory is checked, the words of a placement not proven best (`unproven`), the placed jobs that hold
-    its room, whether the placed priority is `certain`, why the other pools it may use have no plan for it
-    (`elsewhere`), and the smaller asks that would fit it (`fits_with`, found by `smaller_asks`: None, no hints)."""
+    ways' host memory is checked, the placement's goals in order (`goals`), the words of a placement not proven best
+    (`unproven`), the placed jobs that hold its room, whether the placed priority is `certain`, why the other pools it
+    may use have no plan for it (`elsewhere`), and the smaller asks that would fit it (`fits_with`, found by
+    `smaller_asks`: None, no hints)."""
 
     planner: Planner
     job: Job
     ways: dict[str, list[Option]]
     host_checked: bool
+    goals: str
     unproven: str
     holders: _RoomHolders
     certain: bool
@@ -141,8 +145,8 @@ class _NoRoom:
         the codes of the cautions they say."""
         elsewhere = self.elsewhere.words_for_several if several else self.elsewhere.words
         return (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in "
-                f"{_least_rooms(self.planner, self.job, self.ways, several)} after the jobs placed (the most priority "
-                f"in all, then length, then cost){self.unproven}"
+                f"{_least_rooms(self.planner, self.job, self.ways, several)} after the jobs placed ({self.goals})"
+                f"{self.unproven}"
                 f"{self.holders.words(self.job, self.ways, self.certain, several)}"
                 f"{self.holders.pin_words(self.job, several)}{'; ' if elsewhere else ''}" + elsewhere
                 + ('' if self.smaller_asks is None else self.smaller_asks.words(self.job, self.fits_with, several)))

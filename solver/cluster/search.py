@@ -565,7 +565,7 @@ def _decode(
     hints_by, reasons_by = asked_by
     smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
     left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by,
-                                final)
+                                final, keeping=kept is not None)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
                                            else ()) + (("reasons",) if left_out.wall_clock_cut else ()))
     return grown.placements, left_out.unplaced, stopped
