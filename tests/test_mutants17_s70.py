@@ -1,0 +1,84 @@
+"""s70 mutants17: the one-GPU caution beside plans that rows and reasons name on one GPU (the native row, the tables'
+best row, an extrapolated estimate in a reason, a --no-estimate reason's tables plan), and null caution codes read
+back; each kills a mutant the suite let live (table: /work/keep/review-s70-mutants17-table.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+import solver
+from solver.results import SINGLE_GPU_CAUTION_SHORT
+
+Cli = Callable[..., tuple[int, str, str]]
+
+HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
+
+
+def _dynamic_llama_1b(tmp_path: Path) -> Path:
+    """Llama-3.2-1B's config with a dynamic RoPE scaling of its own and a native context of 24576 tokens (made up):
+    one A100 trains it past that with Offload, and without Offload at 24576, where the guide cautions one GPU."""
+    config = json.loads((HF_CONFIGS / "Llama-3.2-1B.json").read_text(encoding="utf-8"))
+    config.update(rope_scaling={"type": "dynamic", "factor": 2.0}, max_position_embeddings=24576)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+def _x64_cells(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
+    """A made-up 64 GB GPU, X64, whose only table is for one GPU, with Qwen3-4B's `rows`."""
+    cells = {"gpu": "X64", "memory_gb": 64, "source": "made-up cells",
+             "tables": [{"gpus": 1, "section": "1 x X64", "models": ["Qwen3-4B"], "rows": rows}]}
+    path = tmp_path / "cells.yaml"
+    path.write_text(yaml.safe_dump(cells), encoding="utf-8")
+    return path
+
+
+def test_the_native_row_says_the_one_gpu_caution_of_its_cheaper_plan_on_one_gpu(cli: Cli, tmp_path: Path):
+    # The longest on one A100 is Env + Offload past the native 24576; at 24576 Env alone trains, on one GPU too.
+    status, out, _ = cli("--model-config", str(_dynamic_llama_1b(tmp_path)), "--gpu", "a100", "--gpus", "1",
+                         "--maximize", "len")
+    assert status == 0 and (
+        f"native at 24576, the cheapest plan is Env on 1 GPU (estimated, extrapolated; {SINGLE_GPU_CAUTION_SHORT}; "
+        "0.50x the cost): --len 24576") in " ".join(out.split())
+
+
+def test_a_reason_names_an_extrapolated_plan_on_one_gpu_with_both_words(cli: Cli, tmp_path: Path):
+    # The plan's evidence label ("estimated, extrapolated"), not its evidence alone, then the caution.
+    status, out, _ = cli("--model-config", str(_dynamic_llama_1b(tmp_path)), "--gpu", "a100", "--gpus", "1",
+                         "--len", "131072")
+    assert status == 1 and (
+        "the longest is 35840 on the 1024-token grid (Env + Offload on 1 GPU, estimated, extrapolated; "
+        f"{SINGLE_GPU_CAUTION_SHORT})") in " ".join(out.split())
+
+
+def test_the_tables_best_row_says_the_one_gpu_caution_of_its_plan_on_one_gpu(cli: Cli, tmp_path: Path):
+    # Estimated Env on two X64s costs less than the table's Env + Offload on one, which the row names.
+    cells = _x64_cells(tmp_path, [{"max_model_len": 8192, "cells": {"Qwen3-4B": "Env + Offload"}}])
+    status, out, _ = cli("--model", "4B", "--gpu", "x64", "--cells", str(cells), "--gpus", "2", "--len", "8192")
+    assert status == 0 and (
+        f"tables' best Env + Offload on 1 GPU at 8192 (documented; {SINGLE_GPU_CAUTION_SHORT}; 4.00x the cost), if "
+        "you prefer the tables' evidence to the memory model's") in " ".join(out.split())
+
+
+def test_a_no_estimate_reason_keeps_the_code_of_its_tables_plan_beside_an_estimated_one(cli: Cli, tmp_path: Path):
+    # The tables' longest is on one GPU (cautioned); the estimated plan the reason adds is on two (no caution).
+    cells = _x64_cells(tmp_path, [{"max_model_len": 8192, "cells": {"Qwen3-4B": "Env + Offload"}},
+                                  {"max_model_len": 16384, "cells": {"Qwen3-4B": "-"}}])
+    status, out, _ = cli("--model", "4B", "--gpu", "x64", "--cells", str(cells), "--gpus", "2", "--len", "12288",
+                         "--no-estimate", "--json")
+    (answer,) = json.loads(out)
+    assert (status, answer["reason"], answer["reason_caution_codes"]) == (1, (
+        "12288 tokens is beyond what the tables allow for Qwen3-4B on X64 within 2 GPUs: the longest is 8192 (Env + "
+        f"Offload on 1 GPU, documented; {SINGLE_GPU_CAUTION_SHORT}); the memory model estimates a plan, Env + SP=2 on "
+        "2 GPUs at 12288 tokens: drop --no-estimate"), ["single-gpu-advised-against"])
+
+
+def test_null_caution_codes_read_back_beside_no_reason_say_none():
+    # null is what the key's schema allows for "none": it needs no reason to say it.
+    (planned,) = solver.plan("8B", gpu="a100-80gb", budget_gpus=2, max_model_len=8192)
+    read = solver.Answer.model_validate({**planned.as_json(), "reason_caution_codes": None})
+    assert (read.reason, read.reason_caution_codes, read.as_json()) == (None, None, planned.as_json())
