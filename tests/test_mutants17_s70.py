@@ -82,3 +82,30 @@ def test_null_caution_codes_read_back_beside_no_reason_say_none():
     (planned,) = solver.plan("8B", gpu="a100-80gb", budget_gpus=2, max_model_len=8192)
     read = solver.Answer.model_validate({**planned.as_json(), "reason_caution_codes": None})
     assert (read.reason, read.reason_caution_codes, read.as_json()) == (None, None, planned.as_json())
+
+
+def test_a_job_without_room_keeps_the_codes_of_its_reason_for_the_pool_it_has_no_way_in(cli: Cli, tmp_path: Path):
+    # m has a way in q, which b (more priority) holds, and none in p, whose reason names a plan on one GPU, cautioned.
+    fleet = {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16},
+                       {"name": "q", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 1}],
+             "jobs": [{"name": name, "model": "14B", "max_model_len": 8192, "rollout_gpus": 0, "priority": priority}
+                      for name, priority in (("b", 2), ("m", 1))]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--no-estimate", "--json")
+    (unplaced,) = json.loads(out)["unplaced"]
+    assert (status, unplaced["job"], unplaced["reason_code"], unplaced["reason_caution_codes"]) == (
+        1, "m", "no-room", ["single-gpu-advised-against"])
+    assert unplaced["reason"].startswith("no room left in q (it needs at least 1 GPU of one node) after the jobs placed")
+    assert (f"on nodes with more host memory, Env + Offload on 1 GPU trains it (8192 tokens; {SINGLE_GPU_CAUTION_SHORT})"
+            in unplaced["reason"])
+
+
+def test_the_longest_without_the_pins_on_one_gpu_says_the_caution_with_its_code():
+    # Qwen3-4B within one A100 with Offload refused: no plan at any length; without the pin, Env + Offload on 1 GPU.
+    (answer,) = solver.plan("4B", gpu="a100-80gb", budget_gpus=1, objective="max_len", offload=False)
+    assert (answer.reason_caution_codes, answer.reason) == (
+        ("single-gpu-advised-against",),
+        "nothing in the tables and the memory model's estimates for Qwen3-4B on A100-80GB within 1 GPU trains with "
+        "offload=False (without offload=False the longest is 28672: Env + Offload on 1 GPU, documented; "
+        f"{SINGLE_GPU_CAUTION_SHORT})")
