@@ -96,9 +96,9 @@ def test_a_job_without_room_keeps_the_codes_of_its_reason_for_the_pool_it_has_no
     (unplaced,) = json.loads(out)["unplaced"]
     assert (status, unplaced["job"], unplaced["reason_code"], unplaced["reason_caution_codes"]) == (
         1, "m", "no-room", ["single-gpu-advised-against"])
-    assert unplaced["reason"].startswith("no room left in q (it needs at least 1 GPU of one node) after the jobs placed")
-    assert (f"on nodes with more host memory, Env + Offload on 1 GPU trains it (8192 tokens; {SINGLE_GPU_CAUTION_SHORT})"
-            in unplaced["reason"])
+    assert unplaced["reason"].startswith("no room left in q (it needs at least 1 GPU of one node) after the jobs")
+    assert ("on nodes with more host memory, Env + Offload on 1 GPU trains it (8192 tokens; "
+            f"{SINGLE_GPU_CAUTION_SHORT})") in unplaced["reason"]
 
 
 def test_the_longest_without_the_pins_on_one_gpu_says_the_caution_with_its_code():
@@ -106,6 +106,6 @@ def test_the_longest_without_the_pins_on_one_gpu_says_the_caution_with_its_code(
     (answer,) = solver.plan("4B", gpu="a100-80gb", budget_gpus=1, objective="max_len", offload=False)
     assert (answer.reason_caution_codes, answer.reason) == (
         ("single-gpu-advised-against",),
-        "nothing in the tables and the memory model's estimates for Qwen3-4B on A100-80GB within 1 GPU trains with "
-        "offload=False (without offload=False the longest is 28672: Env + Offload on 1 GPU, documented; "
-        f"{SINGLE_GPU_CAUTION_SHORT})")
+        ("nothing in the tables and the memory model's estimates for Qwen3-4B on A100-80GB within 1 GPU trains with "
+         "offload=False (without offload=False the longest is 28672: Env + Offload on 1 GPU, documented; "
+         f"{SINGLE_GPU_CAUTION_SHORT})"))
