@@ -109,3 +109,16 @@ def test_the_longest_without_the_pins_on_one_gpu_says_the_caution_with_its_code(
         ("nothing in the tables and the memory model's estimates for Qwen3-4B on A100-80GB within 1 GPU trains with "
          "offload=False (without offload=False the longest is 28672: Env + Offload on 1 GPU, documented; "
          f"{SINGLE_GPU_CAUTION_SHORT})"))
+
+
+def test_a_no_estimate_pool_reason_keeps_the_code_of_the_estimated_plan_it_names(cli: Cli, tmp_path: Path):
+    # No host memory limit: the estimates' plan on one GPU is named with a drop --no-estimate, cautioned.
+    fleet = {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+             "jobs": [{"name": "k", "model": "32B", "max_model_len": 16384, "rollout_gpus": 0}]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--no-estimate", "--json")
+    (unplaced,) = json.loads(out)["unplaced"]
+    assert (status, unplaced["reason"], unplaced["reason_caution_codes"]) == (1, (
+        "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU at "
+        f"16384 tokens ({SINGLE_GPU_CAUTION_SHORT}): drop --no-estimate)"), ["single-gpu-advised-against"])
