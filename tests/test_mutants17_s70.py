@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 import solver
-from solver.results import SINGLE_GPU_CAUTION_SHORT
+from solver.results import SINGLE_GPU_CAUTION_SHORT, PurchaseResult
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -122,3 +122,24 @@ def test_a_no_estimate_pool_reason_keeps_the_code_of_the_estimated_plan_it_names
     assert (status, unplaced["reason"], unplaced["reason_caution_codes"]) == (1, (
         "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU at "
         f"16384 tokens ({SINGLE_GPU_CAUTION_SHORT}): drop --no-estimate)"), ["single-gpu-advised-against"])
+
+
+def test_a_purchase_whose_search_never_ran_leaves_raise_the_limit_to_its_status_line(cli: Cli, tmp_path: Path):
+    # At 0.01 s the pinned jobs' ways are cut short and no search runs (`searched` false): the status line says raise
+    # time_limit_s, the cut-short line not again; JSON made before the key (`searched` null) keeps both as they were.
+    fleet = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},
+                       {"name": "h20", "gpu": "H20-96GB", "nodes": 0, "gpus_per_node": 8}],
+             "jobs": [{"name": "small", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2},
+                      *({"name": name, "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2, "pool": "h20"}
+                        for name in ("pinned", "pinned2"))]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
+    bought = json.loads(cli("cluster", str(path), "--buy", "--time-limit", "0.01", "--json")[1])
+    cut = ("the time limit cut working out the jobs' ways short: pinned, pinned2 got none (the jobs of more priority "
+           "are asked first), so no purchase places them")
+    fresh = " ".join(solver.cluster_text(PurchaseResult.model_validate(bought), path).split())
+    assert fresh.startswith("status: unknown: time ran out working out the jobs' ways to run, so the search for a "
+                            f"purchase never ran (raise time_limit_s) {cut}")
+    assert f"{cut} (raise" not in fresh
+    older = PurchaseResult.model_validate({key: value for key, value in bought.items() if key != "searched"})
+    assert f"{cut} (raise time_limit_s)" in " ".join(solver.cluster_text(older, path).split())
