@@ -143,3 +143,15 @@ def test_a_purchase_whose_search_never_ran_leaves_raise_the_limit_to_its_status_
     assert f"{cut} (raise" not in fresh
     older = PurchaseResult.model_validate({key: value for key, value in bought.items() if key != "searched"})
     assert f"{cut} (raise time_limit_s)" in " ".join(solver.cluster_text(older, path).split())
+
+
+def test_a_reason_the_time_limit_left_unasked_has_words_for_several_jobs(cli: Cli, tmp_path: Path):
+    # At 0.01 s x's ways are worked out (none) but not why; for several jobs given it, the words say "each".
+    fleet = {"pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+             "jobs": [{"name": "x", "model": "32B", "max_model_len": 262144, "rollout_gpus": 0}]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
+    (unplaced,) = json.loads(cli("cluster", str(path), "--time-limit", "0.01", "--json")[1])["unplaced"]
+    unasked = "(why was not worked out within the time limit; raise --time-limit)"
+    assert (unplaced["reason"], unplaced["reason_for_several"]) == (
+        f"no way to run in any pool it may use {unasked}", f"no way to run in any pool each may use {unasked}")
