@@ -431,6 +431,7 @@ class ConfigProblemCode(str, Enum):
     DYNAMIC_BATCH_OFF = "dynamic-batch-off"
     GRADIENT_CHECKPOINTING_OFF = "gradient-checkpointing-off"
     REMOVE_PADDING_OFF = "remove-padding-off"
+    REMOVE_PADDING_ON = "remove-padding-on"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"

@@ -71,6 +71,7 @@ from solver.tables import (
     consecutive_runs,
     counted,
     left_out_when_none,
+    remove_padding_violation,
     shown_number,
 )
 from solver.tables.model_config import NO_LIMIT_LENGTH
@@ -153,6 +154,7 @@ class CautionCode(str, Enum):
     in the order a result shows its cautions (`in_shown_order` keeps to it)."""
 
     UNCHECKED_CONFIG_LAYOUT = "unchecked-config-layout"
+    PADDED_MICRO_BATCHES = "padded-micro-batches"
     PAST_VALIDATED_LENGTH = "past-validated-length"
     YARN_UNVALIDATED_MODEL = "yarn-unvalidated-model"
     PAST_NATIVE_ON_OWN_SCALING = "past-native-on-own-scaling"
@@ -730,6 +732,17 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
     return (words,)
 
 
+def padding_cautions(model: Model) -> tuple[str, ...]:
+    """The caution for a model that remove padding would train wrong (`remove_padding_violation`), in words: its
+    plans turn it off, so each micro-batch is padded to its longest sequence, which the memory model's tokens per GPU
+    (the token budget, counted as packed) leave out; none otherwise."""
+    violation = remove_padding_violation(model)
+    if violation is None:
+        return ()
+    return ((f"use_remove_padding false for {model.name}: {violation}; padded instead, a micro-batch of uneven "
+             "lengths holds more tokens than the budget the memory estimate counts"),)
+
+
 NO_LIMIT_WORDS = "no limit (transformers' no-limit model_max_length: vLLM refuses no length)"
 """A length vLLM derives from transformers' "no limit" ``model_max_length`` (`NO_LIMIT_LENGTH`), in words."""
 
@@ -857,18 +870,19 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None,
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
                 interconnect_unstated: str | None = None) -> tuple[Caution, ...]:
-    """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the
-    model's layout, its length (`length_cautions`), `thin` headroom, a large `host` memory need nothing checks
-    (`unchecked_host_need`), one GPU against the guide's advice (`single`), `uneven` data-parallel ranks, a train
-    batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an AMD GPU (`rocm_env_caution`,
-    in `option_names`' words), SP over PCIe (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect
-    is not stated (`interconnect_unstated_caution`; each where given)."""
+    """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
+    layout, remove padding off for it (`padding_cautions`), its length (`length_cautions`), `thin` headroom, a large
+    `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice (`single`), `uneven`
+    data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an
+    AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe (`sp_over_pcie_caution`) or on a GPU type of
+    your own whose interconnect is not stated (`interconnect_unstated_caution`; each where given)."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
+                           *(Caution(CautionCode.PADDED_MICRO_BATCHES, words) for words in padding_cautions(model)),
                            *_length_cautions(model, max_model_len),
                            *(Caution(code, words) for code, words in given if words)))
 

@@ -767,7 +767,7 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      ("--gpu", "h100"), "", BrokenRuleCode.SP_DIVIDES_GPUS, []),
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\n",  # InternLM2's own code: test_spcompat_s70
      ("--gpu", "h100", "--model-config", str(ROOT / "tests/data/hf-configs/internlm2-7b.json")), "",
-     BrokenRuleCode.SP_MODEL_ATTENTION, []),
+     BrokenRuleCode.SP_MODEL_ATTENTION, [C.REMOVE_PADDING_ON] * 2),  # both keys, Trinity's default: test_remotepad_s70
     (("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
       "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 0}}\n"
       "trainer: {ulysses_sequence_parallel_size: 8}\n"), ("--gpu", "h100"), "", BrokenRuleCode.SP_WITHIN_NODE, []),

@@ -125,7 +125,8 @@ def test_a_trinity_config_at_sp_2_breaks_the_attention_rule(cli: Cli, tmp_path: 
     assert (status, err) == (0, "")
     assert answer["current"]["broken_rule_code"] == "sp-model-attention"
     assert answer["current"]["broken_rule"] == f"internlm2-7b: SP=2 cannot shard its attention: {INTERNLM2_WHY}"
-    assert answer["current"]["config_problem_codes"] == []  # the broken rule says it: not twice
+    # the broken rule says it, not a problem too; remove padding on by default at both keys: test_remotepad_s70
+    assert answer["current"]["config_problem_codes"] == ["remove-padding-on"] * 2
     assert [(found["gpus"], found["sp"]) for found in answer["plans"]] == [(6, 1)]
 
 

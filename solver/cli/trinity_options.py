@@ -214,7 +214,9 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     from solver.api import fragment_layout
     if not _writing_trinity(args):
         return []
+    from solver.tables import remove_padding_violation
     from solver.trinity import trainer_level_offload
+    from solver.trinity.keys import REMOVE_PADDING_KEYS, value_at
 
     layout = _config_layout(args, config_text, config)
     fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
@@ -232,6 +234,11 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's, which "
                      "it reads instead of the roles' on verl before 0.8), so what is made from it adds them; Trinity "
                      "before 0.6 refuses them (--trinity-version 0.5 leaves them out)")
+    if (layout is not None and args.trinity_version is None and remove_padding_violation(model) is not None
+            and value_at(layout, REMOVE_PADDING_KEYS[0]) is None):
+        notes.append(f"solve: note: {args.from_config} has no trainer.use_remove_padding (Trinity 0.6's), so what is "
+                     f"made from it adds it, false for {model.name}; Trinity before 0.6 refuses it (--trinity-version "
+                     "0.5 leaves it out)")
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none

@@ -41,14 +41,24 @@ from solver.rules import (
     token_budget,
     trainer_nodes_of,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, NODE_GPUS, Model, TrinityVersion, and_joined, counted, it_or_them
+from solver.tables import (
+    MAX_ESTIMATED_GPUS,
+    NODE_GPUS,
+    Model,
+    TrinityVersion,
+    and_joined,
+    counted,
+    it_or_them,
+    remove_padding_violation,
+)
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
-    given: 0.5 refuses the trainer's own offload flags); a comment names an option as `names` do, and says where
+    given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
+    `remove_padding_violation`); a comment names an option as `names` do, and says where
     no Hugging Face checkpoint comes from as for a plan on `gpu` (`no_checkpoint_words`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
@@ -67,6 +77,12 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         )
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
     lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
+    if remove_padding_violation(model) is not None:
+        lines += ["# remove padding off, as the caution above says:",
+                  "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding: false"]
+        if version != "0.5":
+            before = "" if version else " (leave it out before 0.6, which refuses it)"
+            lines += [f"# Trinity 0.6 reads this one instead{before}:", "trainer.use_remove_padding: false"]
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
         lines += [f"# {no_checkpoint_words(gpu)}:", "trainer.save_hf_checkpoint: never"]

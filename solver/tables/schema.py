@@ -875,6 +875,22 @@ def sp_attention_violation(model: Model, sp: int) -> str | None:
     return f"SP={sp} cannot shard its attention: {model.ulysses_unreached}"
 
 
+PACKED_WITHOUT_MASK = ("verl's remove padding packs a micro-batch's sequences into one row with no attention mask "
+                       "(verl 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260)")
+"""What verl's remove padding (``use_remove_padding``, on in Trinity) does, in words: transformers' flash-attention,
+which verl's patch swaps (``monkey_patch.py:544-552``), splits such a row at the sequences' bounds from their position
+ids; a model's own attention code that the patch does not reach (`Model.ulysses_unreached`) does not."""
+
+
+def remove_padding_violation(model: Model) -> str | None:
+    """Why remove padding would train `model` wrong (`PACKED_WITHOUT_MASK`: its own attention code, which verl's patch
+    does not reach, `Model.ulysses_unreached`, would attend across the sequences packed in a row, at any SP), or None
+    where verl's patch reaches its attention."""
+    if model.ulysses_unreached is None:
+        return None
+    return f"{PACKED_WITHOUT_MASK}, and {model.name}'s own attention code would attend across them"
+
+
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:
     """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
     if attention_heads % sp:

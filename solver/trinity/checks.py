@@ -37,6 +37,7 @@ from solver.tables import (
     brief,
     it_or_them,
     load_trinity_fields,
+    remove_padding_violation,
     shown_number,
     sp_attention_violation,
     sp_rule_violation,
@@ -854,10 +855,10 @@ def _check_ref_model(checks: _ConfigChecks, version: TrinityVersion | None) -> N
 
 
 def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
-                   version: TrinityVersion | None) -> None:
+                   version: TrinityVersion | None, on: bool = True) -> None:
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
     before 0.8 does with it, `UNCHECKED_SECTION`), and on (`off`: why it must be, said where it is false, with
-    `code`)."""
+    `code`); with `on` false, off (`off`: why, said where it is true or not set, Trinity's default true)."""
     checks.flags_judged.add(path)
     value = checks.flag(path)
     if value is not None and omegaconf_boolean(value) is None:
@@ -868,16 +869,20 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
             trainers = SET_TO_TRAINERS_BY_06.get(path)
             taken = f"sets it to {'.'.join(trainers)}" if trainers else "fails on it as the trainer starts"
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {_unchecked_words(version, taken)}")
-    elif turned_off(value):
+    elif on and turned_off(value):
         checks.add(code, f"{'.'.join(path)} is false: {off}")
+    elif not on and not turned_off(value) and (value is not None or checks.absent(path)):
+        shown = "true" if value is not None else "not set, so true (Trinity's default)"
+        checks.add(code, f"{'.'.join(path)} is {shown}: {off}")
 
 
 def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], code: ConfigProblemCode,
-                    off: str, version: TrinityVersion | None) -> None:
-    """`_check_flag_on` for each of `paths`, each `off` followed by where that key counts (`ROLE_KEY_SCOPES`)."""
+                    off: str, version: TrinityVersion | None, on: bool = True) -> None:
+    """`_check_flag_on` for each of `paths` (with `on`), each `off` followed by where that key counts
+    (`ROLE_KEY_SCOPES`)."""
     for path in paths:
         scope = ROLE_KEY_SCOPES.get(path)
-        _check_flag_on(checks, path, code, off + (f" ({scope})" if scope else ""), version)
+        _check_flag_on(checks, path, code, off + (f" ({scope})" if scope else ""), version, on)
 
 
 def _check_dynamic_batch(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -894,10 +899,15 @@ def _check_gradient_checkpointing(checks: _ConfigChecks, version: TrinityVersion
         "without it each layer keeps its activations for the backward, many times the memory: set it to true"), version)
 
 
-def _check_remove_padding(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_remove_padding(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
     """Check that remove padding (`REMOVE_PADDING_KEYS`; with `version` 0.5 verl's only: Trinity 0.6's is a key 0.5
-    refuses, `_check_trainer_level_flags`), which the tables measured, is on."""
+    refuses, `_check_trainer_level_flags`), which the tables measured, is on; off for a `model` it would train wrong
+    (`remove_padding_violation`)."""
     keys = REMOVE_PADDING_KEYS[1:] if version == "0.5" else REMOVE_PADDING_KEYS
+    if (violation := remove_padding_violation(model)) is not None:
+        _check_flags_on(checks, keys, ConfigProblemCode.REMOVE_PADDING_ON, f"{violation}: set it to false", version,
+                        on=False)
+        return
     _check_flags_on(checks, keys, ConfigProblemCode.REMOVE_PADDING_OFF, (
         "the tables measured with remove padding, Trinity's default, and the verdict and the plans assume it; without "
         "it each micro-batch is padded to its longest sequence, and verl splits no sequence over Ulysses SP: set it to "
@@ -1086,7 +1096,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rollout_length_refused(checks, model, length)
     _check_dynamic_batch(checks, version)
     _check_gradient_checkpointing(checks, version)
-    _check_remove_padding(checks, version)
+    _check_remove_padding(checks, model, version)
     _check_trainer_level_flags(checks, version)
     _check_keys_05_lacks(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)

@@ -361,10 +361,11 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
 
 
 _NOTE_START = re.compile(r"#[ \t]*(?:evidence: (?:estimated|inferred): |caution: \S+ GiB to spare where the estimate "
-                         r"extrapolates|max_model_len past the \w+ \d+: |written for Trinity 0\.5 \()")
-"""The first line of a paragraph of --write's note (`_note_evidence`): its evidence, its caution on a thin
-headroom, what to do past the validated length (`past_validated_note`), or what Offload written for Trinity 0.5 needs
-on 0.6 (`written_for_05_comment`), after the line's indentation."""
+                         r"extrapolates|caution: use_remove_padding false for |max_model_len past the \w+ \d+: |"
+                         r"written for Trinity 0\.5 \()")
+"""The first line of a paragraph of --write's note (`_note_evidence`): its evidence, its caution on a thin headroom or
+on remove padding off, what to do past the validated length (`past_validated_note`), or what Offload written for Trinity
+0.5 needs on 0.6 (`written_for_05_comment`), after the line's indentation."""
 _NOTE_CONTINUED = re.compile(r"#   (\S+)")
 """A line that goes on with a paragraph of --write's note (its hanging indentation, two spaces), and its first word."""
 CHECK_PLACEHOLDER = "CONFIG"
@@ -454,9 +455,9 @@ def _note_end(lines: list[str], start: int, end: int, indent: str) -> int:
 
 def _without_notes(text: str) -> str:
     """`text` without the notes an earlier --write left among the comment lines just above each ``max_model_len`` and
-    the top-level ``model`` (`_note_evidence`: its evidence, its caution on a thin headroom, what to do past the
-    validated length, each wrapped, and the command that checks the file), with the user's own comment lines there
-    kept."""
+    the top-level ``model`` (`_note_evidence`: its evidence, its cautions on a thin headroom and on remove padding off,
+    what to do past the validated length, each wrapped, and the command that checks the file), with the user's own
+    comment lines there kept."""
     lines = text.splitlines(keepends=True)
     kept: list[str] = []
     done = 0
@@ -481,19 +482,21 @@ def _without_notes(text: str) -> str:
 def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int, check: str | None,
                    path: str, version: TrinityVersion | None, option_names: OptionNames) -> tuple[str, ...] | None:
     """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
-    caution on a thin headroom (`caution_comment`), and where its length is past what the model is validated for, what
-    to do (`past_validated_note`, naming the length to plan as `option_names` do, as the fragment's header says it),
-    and for an Offload plan written for Trinity `version` 0.5, what 0.6 on verl before 0.8 needs (the fragment's
-    comment on its flags, `written_for_05_comment`), each wrapped at `COMMENT_WIDTH`, then the command `check` that
-    checks the written config (`check_command`; naming `path`, which the note says where it is the placeholder
-    `CHECK_PLACEHOLDER`), as comments on their own lines (at column `indent`) just above
-    ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Where a note was due
+    caution on a thin headroom (`caution_comment`); its caution on remove padding off (`padding_cautions`); where its
+    length is past what the model is validated for, what to do (`past_validated_note`, naming the length to plan as
+    `option_names` do, as the fragment's header says it), and for an Offload plan written for Trinity `version` 0.5,
+    what 0.6 on verl before 0.8 needs (the fragment's comment on its flags, `written_for_05_comment`), each wrapped at
+    `COMMENT_WIDTH`, then the command `check` that checks the written config (`check_command`; naming `path`, which the
+    note says where it is the placeholder `CHECK_PLACEHOLDER`), as comments on their own lines (at column `indent`) just
+    above ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Where a note was due
     and could not go anywhere (a config in flow style holds no comment line), its paragraphs but the command, unwrapped
     (none where the command was all); else None. The note as an earlier --write left it is gone before the config is
     read (`_without_notes`)."""
     thin = [caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
             if code is CautionCode.THIN_HEADROOM]
     said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
+    said += [caution_comment(caution) for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
+             if code is CautionCode.PADDED_MICRO_BATCHES]
     said += filter(None, [past_validated_note(plan, model, option_names)])
     if plan.offload and version == "0.5":
         said.append(written_for_05_comment(option_names.trinity_05, "the offload flags"))

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import COMMAND_OPTIONS, host_ram_check_words
-from solver.tables import Model, QueryError, TrinityVersion, brief
+from solver.tables import Model, QueryError, TrinityVersion, brief, remove_padding_violation
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
@@ -103,23 +103,26 @@ def check_gpu_name(gpu: str | None) -> None:
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
                   version: TrinityVersion | None = None,
                   version_option: str = COMMAND_OPTIONS.trinity_05, gpu: str | None = None) -> list[PlanKey]:
-    """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
-    under each role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has,
-    set to false; Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5);
-    dynamic batch sizes, gradient checkpointing and remove padding back on where `config` turns them off (its
-    interpolations resolved from `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses
-    it). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the
-    caller's name for that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU
-    type, as the comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known)."""
+    """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags under each
+    role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has, set to false;
+    Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes,
+    gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
+    `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
+    model it would train wrong (`remove_padding_violation`). For `version` 0.5, none that 0.5 refuses
+    (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on 0.6's flags
+    says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says
+    it (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     return [
         *_model_keys(plan, model, config),
         *_trainer_keys(plan, version, gpu),
         *_turned_back_on(readings, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
-        *(_turned_back_on(readings, [REMOVE_PADDING_KEYS[0]]) if version != "0.5" else []),  # a key 0.5 refuses
+        *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version_option if version is None else "")
+          if version != "0.5" else []),  # a key 0.5 refuses
         *_trainer_offload_flags(plan, config, version, version_option),
         # verl's model keys, under trainer_config before the roles' keys there
-        *_turned_back_on(readings, [GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]]),
+        *_turned_back_on(readings, [GRADIENT_CHECKPOINTING_KEY]),
+        *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], commented=version == "0.5"),  # as 0.5 reads
         # a role's keys together, a section's together (the fragment nests them)
         *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version)),
         *_own_budget_keys(plan, "rollout", readings),
@@ -217,6 +220,18 @@ def _turned_back_on(readings: _ConfigReadings, paths: Iterable[Path]) -> list[Pl
     """The keys of `paths` that the config turns off, back on: the plan's token budget applies only with dynamic
     batch sizes, and its memory only with gradient checkpointing and remove padding."""
     return [PlanKey(path=path, value=True, existing_only=True) for path in paths if readings.turned_off(path)]
+
+
+def _remove_padding_keys(model: Model, readings: _ConfigReadings, path: Path, version_option: str = "",
+                         commented: bool = True) -> list[PlanKey]:
+    """Remove padding at `path`: off for a `model` it would train wrong (`remove_padding_violation`; `commented`: with
+    the comment that says why, and with a `version_option`, that Trinity 0.5 refuses the key and that option leaves it
+    out), else back on where the config turns it off (`_turned_back_on`)."""
+    violation = remove_padding_violation(model)
+    if violation is None:
+        return _turned_back_on(readings, [path])
+    refused = f"; this key is Trinity 0.6's (0.5 refuses it: {version_option} leaves it out)" if version_option else ""
+    return [PlanKey(path=path, value=False, comment=violation + refused if commented else None)]
 
 
 def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | None,

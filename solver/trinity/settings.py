@@ -72,7 +72,7 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
                                trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
     from solver.trinity.checks import check_trinity_config  # ruamel: only once settings are made, not on import
 
-    problems = check_trinity_config(settings.config, model, plan.gpus, environ=settings.environment)
+    problems = check_trinity_config(settings.config, model, plan.gpus, environ=settings.environment, version=version)
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     return ordered, settings
