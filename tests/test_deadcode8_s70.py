@@ -1,6 +1,6 @@
 """Lines of `solve cluster --current` (session 70) that no other test ran: a running job that none of its ways keeps
-as it runs (its ask changed), a running job on whole nodes that stays on them, and a placement file that places a job
-twice."""
+as it runs (its ask changed), a running job on whole nodes that stays on them, one whose neighbour left the fleet that
+stays with the room beside it empty, and a placement file that places a job twice."""
 
 from __future__ import annotations
 
@@ -70,3 +70,17 @@ def test_a_job_placed_twice_is_refused_in_one_line(cli: Cli, tmp_path: Path):
     fleet.write_text(yaml.safe_dump({"pools": POOLS, "jobs": JOBS}), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet), "--current", str(path))
     assert (status, out, err) == (2, "", f"solve cluster: error: --current {path}: job a is placed twice\n")
+
+
+def test_a_job_whose_neighbour_left_the_fleet_stays_on_its_gpus(cli: Cli, tmp_path: Path):
+    # p06-a and m4-b share the one node; m4-b leaves the fleet. p06-a keeps the node with the room m4-b took left
+    # empty (its pattern's other places wait for no job), on its 3 GPUs.
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}]
+    jobs = [JOBS[0], JOBS[2]]
+    status, first = _placed(cli, tmp_path, jobs, pools)
+    assert (status, _where(first)) == (0, [("p06-a", "a100", [0], [0, 1, 2], None),
+                                           ("m4-b", "a100", [0], [3, 4, 5, 6, 7], None)])
+    now = tmp_path / "now.json"
+    now.write_text(json.dumps(first), encoding="utf-8")
+    status, alone = _placed(cli, tmp_path, jobs[:1], pools, now)
+    assert (status, _where(alone), alone["unplaced"]) == (0, [("p06-a", "a100", [0], [0, 1, 2], "stays")], [])
