@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from test_keepplaced_s70 import JOBS, POOLS
 
 Cli = Callable[..., tuple[int, str, str]]
