@@ -73,6 +73,7 @@ from solver.tables import (
     left_out_when_none,
     remove_padding_violation,
     shown_number,
+    without_none,
 )
 from solver.tables.model_config import NO_LIMIT_LENGTH
 
@@ -1692,8 +1693,7 @@ class GpuMap(Frozen, Versioned, defer_build=True):
         data: dict[str, Any] = handler(self)
         if self.host_ram_gb is not None and self.host_ram_gb.is_integer():
             data["host_ram_gb"] = int(self.host_ram_gb)
-        return {name: value for name, value in data.items()
-                if not (name in MAP_LEFT_OUT_WHEN_NONE and value is None)}
+        return without_none(data, MAP_LEFT_OUT_WHEN_NONE)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
@@ -1783,9 +1783,7 @@ class Placement(Frozen, defer_build=True):
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _current_where_given(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        data: dict[str, Any] = handler(self)
-        return {name: value for name, value in data.items()
-                if not (name in PLACEMENT_LEFT_OUT_WHEN_NONE and value is None)}
+        return without_none(handler(self), PLACEMENT_LEFT_OUT_WHEN_NONE)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
@@ -1884,9 +1882,7 @@ class Unplaced(_ReasonCautions, defer_build=True):
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _reason_cautions_where_said(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        data: dict[str, Any] = handler(self)
-        return {name: value for name, value in data.items()
-                if not (name in UNPLACED_LEFT_OUT_WHEN_NONE and value is None)}
+        return without_none(handler(self), UNPLACED_LEFT_OUT_WHEN_NONE)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:

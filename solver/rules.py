@@ -9,7 +9,7 @@ from enum import Enum
 from functools import lru_cache
 from math import ceil
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import Field, GetJsonSchemaHandler, PositiveInt, SerializerFunctionWrapHandler, model_serializer
 from pydantic.json_schema import JsonSchemaValue
@@ -32,6 +32,7 @@ from solver.tables import (
     shown_number,
     sp_rule_violation,
     vouches_for,
+    without_none,
 )
 
 Evidence = Literal["documented", "inferred", "estimated"]
@@ -64,6 +65,10 @@ def table_words(gpu: str | None, gpus: int, source: str | None = None) -> str:
     return f"{table} for {counted(gpus, 'GPU')}" + (f" of your cells ({source})" if source else "")
 
 
+SOURCE_CELL_LEFT_OUT_WHEN_NONE = ("gpu", "table_source")
+"""The fields of a `SourceCell` that its JSON leaves out where they are None."""
+
+
 class SourceCell(Frozen):
     """The documented cell a plan rests on."""
 
@@ -84,17 +89,13 @@ class SourceCell(Frozen):
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _without_own_gpu(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        data: dict[str, Any] = handler(self)
-        if data.get("gpu") is None:  # the answer's own GPU type: said by the answer
-            data.pop("gpu", None)
-        if data.get("table_source") is None:  # the source document's
-            data.pop("table_source", None)
-        return data
+        # A null gpu is the answer's own GPU type (the answer says it); a null table_source, the source document.
+        return without_none(handler(self), SOURCE_CELL_LEFT_OUT_WHEN_NONE)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         """Its JSON Schema: ``gpu`` and ``table_source`` are left out where null (`_without_own_gpu`)."""
-        return left_out_when_none(handler(core_schema), handler, ("gpu", "table_source"))
+        return left_out_when_none(handler(core_schema), handler, SOURCE_CELL_LEFT_OUT_WHEN_NONE)
 
     def words(self, gpu: str, model: str | None = None) -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's

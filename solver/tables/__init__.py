@@ -139,6 +139,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         sp_attention_violation,
         sp_rule_violation,
         sp_suits_kv_heads,
+        without_none,
     )
     from solver.tables.text import (
         OneLineError,
@@ -313,6 +314,7 @@ __all__ = [
     "trinity_release",
     "vouches_for",
     "with_own_hint",
+    "without_none",
     "yaml_error_place",
     "yaml_limit",
     "yaml_tab_problem",

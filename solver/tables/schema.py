@@ -123,6 +123,12 @@ def left_out_when_none(schema: JsonSchemaValue, handler: GetJsonSchemaHandler,
     return schema
 
 
+def without_none(data: dict[str, Any], names: Collection[str]) -> dict[str, Any]:
+    """A model's JSON (`data`, as its serializer's handler gave it) without those of the fields `names` that are
+    None: the JSON whose schema `left_out_when_none` gives."""
+    return {name: value for name, value in data.items() if not (name in names and value is None)}
+
+
 class Setting(Frozen):
     """A trainer setting: the allocator Env, FSDP2 CPU Offload and the Ulysses SP degree."""
 
