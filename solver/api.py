@@ -301,8 +301,9 @@ def place(
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
     with "0.5", a placed plan whose GPUs do not divide its job's train batch is cautioned), `seed` CP-SAT's,
     `progress` called at each better placement (`solver.query.Progress`), `widen` False to leave idle GPUs idle
-    (placed jobs otherwise grow onto them, or move to a node no job uses, where that makes them faster or longer), `required` the names of jobs that
-    must be placed besides those the fleet marks ``required`` (the answer is infeasible where they cannot all be),
+    (placed jobs otherwise grow onto them, or move to a node no job uses, where that makes them faster or longer),
+    `required` the names of jobs that must be placed besides those the fleet marks ``required`` (the answer is
+    infeasible where they cannot all be),
     `option_names` as `plan`'s (its reasons name ``minimize="nodes"``, ``solver.buy_nodes``, ``time_limit_s``),
     `current` the path of the placement the fleet runs now (an earlier ``solve cluster --json``: its running jobs stay
     where they run unless moving one places more priority; each placement says whether it stays, moves or starts).

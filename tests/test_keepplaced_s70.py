@@ -150,8 +150,7 @@ def test_gpus_that_are_not_one_run_read_as_runs():
     assert [index_range(gpus) for gpus in ((5,), (4, 5, 6), (0, 1, 6, 7), (0, 2))] == ["5", "4-6", "0-1, 6-7", "0, 2"]
 
 
-def test_a_job_left_out_beside_running_jobs_names_keeping_them_among_the_goals(cli: Cli, tmp_path: Path,
-                                                                                current: Path):
+def test_a_job_left_out_beside_running_jobs_names_keeping_them_in_the_goals(cli: Cli, tmp_path: Path, current: Path):
     # The goals the no-room reason names are the placement's, in order: with --current, keeping running jobs where
     # they run comes after the placed priority; without it, the goals stay as they were.
     fleet = _write(tmp_path / "same.yaml", JOBS)
