@@ -62,6 +62,7 @@ from solver.tables import (
     YARN_VALIDATED_TOKENS,
     Frozen,
     GpuType,
+    LeftOutWhenNone,
     MemoryModel,
     Model,
     Setting,
@@ -1734,8 +1735,10 @@ PLACEMENT_LEFT_OUT_WHEN_NONE = ("current",)
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
-class Placement(Frozen, defer_build=True):
+class Placement(LeftOutWhenNone, defer_build=True):
     """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
+
+    left_out_where_none = PLACEMENT_LEFT_OUT_WHEN_NONE
 
     job: str = Field(description="the job's name, as the cluster file gives it")
     pool: str = Field(description="the pool it runs in, as the cluster file names it")
@@ -1780,15 +1783,6 @@ class Placement(Frozen, defer_build=True):
         "with --current (the placement the fleet runs now): stays where the job runs as it does now (its pool, "
         "nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it runs "
         "otherwise now (a restart), starts where it does not run now; left out without --current"))
-
-    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
-    def _current_where_given(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        return without_none(handler(self), PLACEMENT_LEFT_OUT_WHEN_NONE)
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        """Its JSON Schema: the fields of `PLACEMENT_LEFT_OUT_WHEN_NONE` are optional, never null."""
-        return left_out_when_none(handler(core_schema), handler, PLACEMENT_LEFT_OUT_WHEN_NONE)
 
     @model_validator(mode="after")
     def _engine_sizes_agree(self) -> Placement:
@@ -1857,8 +1851,10 @@ UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
-class Unplaced(_ReasonCautions, defer_build=True):
+class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
     """A job left out, and why."""
+
+    left_out_where_none = UNPLACED_LEFT_OUT_WHEN_NONE
 
     job: str = Field(description="the job's name, as the cluster file gives it")
     reason: str = Field(description="why it is left out, in words (reason_code is what a program tests)")
@@ -1880,14 +1876,6 @@ class Unplaced(_ReasonCautions, defer_build=True):
     current: Literal["stops"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stops where the job runs now; left out otherwise"))
 
-    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
-    def _reason_cautions_where_said(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        return without_none(handler(self), UNPLACED_LEFT_OUT_WHEN_NONE)
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        """Its JSON Schema: the fields of `UNPLACED_LEFT_OUT_WHEN_NONE` are optional, never null."""
-        return left_out_when_none(handler(core_schema), handler, UNPLACED_LEFT_OUT_WHEN_NONE)
 
 
 class PoolUse(Frozen, defer_build=True):

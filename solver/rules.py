@@ -11,9 +11,7 @@ from math import ceil
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
-from pydantic import Field, GetJsonSchemaHandler, PositiveInt, SerializerFunctionWrapHandler, model_serializer
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
+from pydantic import Field, PositiveInt
 
 from solver.tables import (
     MAX_TOKENS,
@@ -23,16 +21,15 @@ from solver.tables import (
     Catalog,
     Frozen,
     GpuType,
+    LeftOutWhenNone,
     Model,
     Setting,
     TableOrigin,
     cell_text,
     counted,
-    left_out_when_none,
     shown_number,
     sp_rule_violation,
     vouches_for,
-    without_none,
 )
 
 Evidence = Literal["documented", "inferred", "estimated"]
@@ -66,11 +63,14 @@ def table_words(gpu: str | None, gpus: int, source: str | None = None) -> str:
 
 
 SOURCE_CELL_LEFT_OUT_WHEN_NONE = ("gpu", "table_source")
-"""The fields of a `SourceCell` that its JSON leaves out where they are None."""
+"""The fields of a `SourceCell` that its JSON leaves out where they are None: a null gpu is the answer's own GPU type
+(the answer says it); a null table_source, the source document."""
 
 
-class SourceCell(Frozen):
+class SourceCell(LeftOutWhenNone):
     """The documented cell a plan rests on."""
+
+    left_out_where_none = SOURCE_CELL_LEFT_OUT_WHEN_NONE
 
     model: str = Field(description=(
         "the model whose column the cell is in: the plan's own, or a tabled model of the same shape"))
@@ -86,16 +86,6 @@ class SourceCell(Frozen):
     table_source: str | None = Field(default=None, description=(
         "where the cell's table comes from where it is measured cells of yours (--cells: the file's source); left "
         "out for the source document's"))
-
-    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
-    def _without_own_gpu(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        # A null gpu is the answer's own GPU type (the answer says it); a null table_source, the source document.
-        return without_none(handler(self), SOURCE_CELL_LEFT_OUT_WHEN_NONE)
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        """Its JSON Schema: ``gpu`` and ``table_source`` are left out where null (`_without_own_gpu`)."""
-        return left_out_when_none(handler(core_schema), handler, SOURCE_CELL_LEFT_OUT_WHEN_NONE)
 
     def words(self, gpu: str, model: str | None = None) -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's

@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping
 from fractions import Fraction
 from functools import lru_cache
 from math import ceil, floor, inf, nextafter
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge, Gt, Le, MinLen
 from pydantic import (
@@ -19,6 +19,7 @@ from pydantic import (
     Discriminator,
     Field,
     GetJsonSchemaHandler,
+    SerializerFunctionWrapHandler,
     Strict,
     Tag,
     ValidationError,
@@ -26,9 +27,11 @@ from pydantic import (
     ValidatorFunctionWrapHandler,
     WrapValidator,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from solver.tables.bounds import (
     DRIVER_SHARE,
@@ -127,6 +130,22 @@ def without_none(data: dict[str, Any], names: Collection[str]) -> dict[str, Any]
     """A model's JSON (`data`, as its serializer's handler gave it) without those of the fields `names` that are
     None: the JSON whose schema `left_out_when_none` gives."""
     return {name: value for name, value in data.items() if not (name in names and value is None)}
+
+
+class LeftOutWhenNone(Frozen):
+    """A `Frozen` model whose JSON leaves the fields `left_out_where_none` out where they are None (`without_none`),
+    and whose JSON Schema says so (`left_out_when_none`)."""
+
+    left_out_where_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
+    def _none_left_out(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        return without_none(handler(self), self.left_out_where_none)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: the fields of `left_out_where_none` are optional, never null."""
+        return left_out_when_none(handler(core_schema), handler, cls.left_out_where_none)
 
 
 class Setting(Frozen):
