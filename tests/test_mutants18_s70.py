@@ -1,0 +1,48 @@
+"""Tests that kill hand-made mutants of session 70's `solve cluster --current` (keepplaced), widening onto idle
+nodes (clusteridle) and their neighbours: a running job is kept only by the way it runs now, every field of it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+Cli = Callable[..., tuple[int, str, str]]
+
+ONE_JOB = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}],
+           "jobs": [{"name": "p06-a", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1}]}
+"""A job whose placement, alone on a pool of two nodes, is node 0, GPUs 0-6 (6 trainer GPUs, widened or not)."""
+
+RUNS_ON_NODE_1 = {"job": "p06-a", "pool": "a100", "nodes": [1], "gpu_indexes": [0, 1, 2, 3, 4, 5, 6],
+                  "trainer_gpus": 6, "rollout_gpus": 1, "plan": {"max_model_len": 8192, "sp": 1, "offload": False}}
+"""The job as it would run on node 1: its own way, on the node the fresh placement leaves idle."""
+
+
+def _placed(cli: Cli, tmp_path: Path, running: dict[str, Any]) -> list[tuple[list[int], list[int], str]]:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump(ONE_JOB), encoding="utf-8")
+    current = tmp_path / "now.json"
+    current.write_text(json.dumps({"schema_version": 1, "placements": [running]}), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json", "--current", str(current))
+    assert (status, err) == (0, "")
+    return [(p["nodes"], p["gpu_indexes"], p["current"]) for p in json.loads(out)["placements"]]
+
+
+def test_a_job_running_as_its_own_way_stays_on_the_node_it_runs_on(cli: Cli, tmp_path: Path):
+    assert _placed(cli, tmp_path, RUNS_ON_NODE_1) == [([1], [0, 1, 2, 3, 4, 5, 6], "stays")]
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("nodes", [1, 0]), ("gpu_indexes", [0, 1, 2, 3, 4, 5, 6, 7]), ("trainer_gpus", 4), ("rollout_gpus", 2),
+    ("max_model_len", 8192 // 2), ("sp", 2), ("offload", True)])
+def test_a_job_running_otherwise_than_any_of_its_ways_is_placed_afresh_and_moves(cli: Cli, tmp_path: Path,
+                                                                                 field: str, value: object):
+    # No way of the job runs it as it runs now (one field differs), so nothing keeps it on node 1: it is placed as
+    # without --current, on node 0.
+    running = ({**RUNS_ON_NODE_1, "plan": {**RUNS_ON_NODE_1["plan"], field: value}} if field in RUNS_ON_NODE_1["plan"]
+               else {**RUNS_ON_NODE_1, field: value})
+    assert _placed(cli, tmp_path, running) == [([0], [0, 1, 2, 3, 4, 5, 6], "moves")]
