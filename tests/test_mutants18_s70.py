@@ -46,3 +46,34 @@ def test_a_job_running_otherwise_than_any_of_its_ways_is_placed_afresh_and_moves
     running = ({**RUNS_ON_NODE_1, "plan": {**RUNS_ON_NODE_1["plan"], field: value}} if field in RUNS_ON_NODE_1["plan"]
                else {**RUNS_ON_NODE_1, field: value})
     assert _placed(cli, tmp_path, running) == [([0], [0, 1, 2, 3, 4, 5, 6], "moves")]
+
+
+SPLIT = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}],
+         "jobs": [{"name": "a", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 2},
+                  {"name": "b", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1},
+                  {"name": "c", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4, "priority": 5},
+                  {"name": "d", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 3, "priority": 5}]}
+"""a (4 GPUs) and b (3) run on node 0; c (5 at the fewest) and d (4 at the fewest) start and cannot share a node
+(9 GPUs): each takes one beside a or b, so a and b cannot both stay on node 0."""
+
+
+def _running(job: str, gpus: list[int], rollout: int) -> dict[str, Any]:
+    return {"job": job, "pool": "a100", "nodes": [0], "gpu_indexes": gpus, "trainer_gpus": 2, "rollout_gpus": rollout,
+            "plan": {"max_model_len": 8192, "sp": 1, "offload": False}}
+
+
+def test_two_running_jobs_that_a_node_no_longer_holds_together_keep_one_of_them(cli: Cli, tmp_path: Path):
+    # The node they share is filled by one pattern at most: keeping a beside d and b beside c on the same node
+    # would count both as staying while the node held three jobs.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump(SPLIT), encoding="utf-8")
+    current = tmp_path / "now.json"
+    current.write_text(json.dumps({"schema_version": 1, "placements": [
+        _running("a", [0, 1, 2, 3], 2), _running("b", [4, 5, 6], 1)]}), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json", "--no-widen", "--current", str(current))
+    assert (status, err) == (0, "")
+    assert [(p["job"], p["nodes"], p["gpu_indexes"], p["current"]) for p in json.loads(out)["placements"]] == [
+        ("a", [1], [0, 1, 2], "moves"), ("b", [0], [4, 5, 6], "stays"), ("c", [0], [0, 1, 2, 3, 7], "starts"),
+        ("d", [1], [3, 4, 5, 6, 7], "starts")]
+    text = cli("cluster", str(fleet), "--no-widen", "--current", str(current))[1].splitlines()
+    assert text[1] == "running now: 1 stays, 1 moves, 0 stop; 2 start"
