@@ -11,6 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
+from solver.tables.model_config import load_model_config
+from solver.trinity import trinity_config_problems
+from solver.trinity.keys import CRITIC_SP_KEY
+
+INTERNLM2 = Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json"
+
 Cli = Callable[..., tuple[int, str, str]]
 
 ONE_JOB = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}],
@@ -77,3 +83,16 @@ def test_two_running_jobs_that_a_node_no_longer_holds_together_keep_one_of_them(
         ("d", [1], [3, 4, 5, 6, 7], "starts")]
     text = cli("cluster", str(fleet), "--no-widen", "--current", str(current))[1].splitlines()
     assert text[1] == "running now: 1 stays, 1 moves, 0 stop; 2 start"
+
+
+def test_a_critic_of_another_model_is_not_held_to_this_models_attention():
+    # Trinity 0.5 checks the critic's own SP as the actor's; where the critic is another model, rft-solver knows
+    # neither its heads nor its attention, so SP=2 there is no problem; the same SP for this model's critic is.
+    critic_sp = {"trainer": {"trainer_config": {"critic": {"ulysses_sequence_parallel_size": 2}}}}
+    assert CRITIC_SP_KEY == ("trainer", "trainer_config", "critic", "ulysses_sequence_parallel_size")
+    model = load_model_config(INTERNLM2)
+    other = {**critic_sp, "model": {"model_path": "internlm2-7b", "critic_model_path": "another-critic"}}
+    assert trinity_config_problems(other, model, 4, version="0.5") == []
+    same = {**critic_sp, "model": {"model_path": "internlm2-7b"}}
+    assert [problem.code for problem in trinity_config_problems(same, model, 4, version="0.5")] == [
+        "sp-model-attention"]
