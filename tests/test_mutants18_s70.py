@@ -96,3 +96,25 @@ def test_a_critic_of_another_model_is_not_held_to_this_models_attention():
     same = {**critic_sp, "model": {"model_path": "internlm2-7b"}}
     assert [problem.code for problem in trinity_config_problems(same, model, 4, version="0.5")] == [
         "sp-model-attention"]
+
+
+THREE_NODES = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 3, "gpus_per_node": 8}],
+               "jobs": [{"name": name, "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": rollout}
+                        for name, rollout in (("x1", 2), ("y1", 1), ("x2", 1), ("z", 2), ("w", 2), ("v", 2))]}
+"""x1 (4 GPUs) and y1 (3) run on node 0, x2 (3) on node 1; z, w and v (4 GPUs each) start."""
+
+
+def test_new_jobs_fill_the_slot_beside_a_running_job_and_the_nodes_no_running_job_keeps(cli: Cli, tmp_path: Path):
+    # Nodes 0 and 1 keep their running jobs and hold the same pattern (4 + 3 GPUs): node 1's slot of 4 takes z; w
+    # and v share node 2, the one node left. Each kept node's slots are its pattern less the jobs staying on it alone.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump(THREE_NODES), encoding="utf-8")
+    current = tmp_path / "now.json"
+    running = [_running("x1", [0, 1, 2, 3], 2), _running("y1", [4, 5, 6], 1), {**_running("x2", [0, 1, 2], 1),
+                                                                             "nodes": [1]}]
+    current.write_text(json.dumps({"schema_version": 1, "placements": running}), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json", "--no-widen", "--current", str(current))
+    assert (status, err) == (0, "")
+    assert [(p["job"], p["nodes"], p["gpu_indexes"], p["current"]) for p in json.loads(out)["placements"]] == [
+        ("x1", [0], [0, 1, 2, 3], "stays"), ("y1", [0], [4, 5, 6], "stays"), ("x2", [1], [0, 1, 2], "stays"),
+        ("z", [1], [3, 4, 5, 6], "starts"), ("w", [2], [0, 1, 2, 3], "starts"), ("v", [2], [4, 5, 6, 7], "starts")]
