@@ -118,3 +118,29 @@ def test_new_jobs_fill_the_slot_beside_a_running_job_and_the_nodes_no_running_jo
     assert [(p["job"], p["nodes"], p["gpu_indexes"], p["current"]) for p in json.loads(out)["placements"]] == [
         ("x1", [0], [0, 1, 2, 3], "stays"), ("y1", [0], [4, 5, 6], "stays"), ("x2", [1], [0, 1, 2], "stays"),
         ("z", [1], [3, 4, 5, 6], "starts"), ("w", [2], [0, 1, 2, 3], "starts"), ("v", [2], [4, 5, 6, 7], "starts")]
+
+
+@pytest.mark.parametrize(("gpus", "current"), [([1, 2, 3], "stays"), ([4, 5, 6], None)], ids=["there", "gone"])
+def test_a_job_on_gpus_the_nodes_no_longer_have_is_not_running(cli: Cli, tmp_path: Path, gpus: list[int],
+                                                               current: str | None):
+    # The pool's nodes now have 4 GPUs: a job on GPUs 4-6 runs nowhere now, so the fleet runs nothing (no job says
+    # whether it stays); on GPUs 1-3 it stays.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4}],
+                                     "jobs": [SPLIT["jobs"][1]]}), encoding="utf-8")
+    now = tmp_path / "now.json"
+    now.write_text(json.dumps({"schema_version": 1, "placements": [{**_running("b", gpus, 1), "nodes": [1]}]}),
+                   encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json", "--no-widen", "--current", str(now))
+    assert (status, err) == (0, "")
+    assert [placed.get("current") for placed in json.loads(out)["placements"]] == [current]
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (("tables", "--no-help"), "solve tables: error: unrecognized arguments: --no-help (did you mean --help?)"),
+    (("--no-version",), "solve: error: unrecognized arguments: --no-version (did you mean --version?)")])
+def test_the_opposite_of_help_or_version_is_no_flag_to_leave_out(cli: Cli, argv: tuple[str, ...], error: str):
+    # --help and --version take no value but are no flags the opposite of which is a default: the guess is the
+    # option itself.
+    status, out, err = cli(*argv)
+    assert (status, out, err.splitlines()[-1]) == (2, "", error)
