@@ -144,3 +144,14 @@ def test_the_opposite_of_help_or_version_is_no_flag_to_leave_out(cli: Cli, argv:
     # option itself.
     status, out, err = cli(*argv)
     assert (status, out, err.splitlines()[-1]) == (2, "", error)
+
+
+def test_a_job_placed_twice_on_other_gpus_is_refused_in_one_line(cli: Cli, tmp_path: Path):
+    # No GPU is taken twice, yet job b runs in two places: no placement solve cluster --json prints.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({"pools": SPLIT["pools"], "jobs": [SPLIT["jobs"][1]]}), encoding="utf-8")
+    now = tmp_path / "now.json"
+    now.write_text(json.dumps({"schema_version": 1, "placements": [
+        _running("b", [0, 1, 2], 1), {**_running("b", [0, 1, 2], 1), "nodes": [1]}]}), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--current", str(now))
+    assert (status, out, err) == (2, "", f"solve cluster: error: --current {now}: job b is placed twice\n")
