@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+import solver
+from solver.results import unchecked_host_need
 from solver.tables.model_config import load_model_config
 from solver.trinity import trinity_config_problems
 from solver.trinity.keys import CRITIC_SP_KEY
@@ -155,3 +157,12 @@ def test_a_job_placed_twice_on_other_gpus_is_refused_in_one_line(cli: Cli, tmp_p
         _running("b", [0, 1, 2], 1), {**_running("b", [0, 1, 2], 1), "nodes": [1]}]}), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet), "--current", str(now))
     assert (status, out, err) == (2, "", f"solve cluster: error: --current {now}: job b is placed twice\n")
+
+
+def test_an_offload_need_on_one_trainer_gpu_names_no_share_per_trainer_gpu():
+    # On one trainer GPU the share per trainer GPU is the need itself: the caution says it once.
+    assert unchecked_host_need(128.1, solver.load_catalog().gpu("a100"), 1, None, True, "--host-ram") == (
+        "Offload needs 128.1 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU there "
+        "(128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8; --node-gpus counts all of a node's "
+        "GPUs), and nothing checks it: give --host-ram what a node can spare for the trainer (free -g's total less "
+        "what the OS, Ray and the rollout take) to check it")
