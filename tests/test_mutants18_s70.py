@@ -166,3 +166,16 @@ def test_an_offload_need_on_one_trainer_gpu_names_no_share_per_trainer_gpu():
         "(128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8; --node-gpus counts all of a node's "
         "GPUs), and nothing checks it: give --host-ram what a node can spare for the trainer (free -g's total less "
         "what the OS, Ray and the rollout take) to check it")
+
+
+def test_a_running_job_left_out_is_marked_as_stopping_in_the_unplaced_jobs(cli: Cli, tmp_path: Path):
+    # c (priority 5) needs the whole node: b, which runs there now, stops.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({"pools": [{**SPLIT["pools"][0], "nodes": 1}], "jobs": [
+        SPLIT["jobs"][1], {**SPLIT["jobs"][2], "rollout_gpus": 6}]}), encoding="utf-8")
+    now = tmp_path / "now.json"
+    now.write_text(json.dumps({"schema_version": 1, "placements": [_running("b", [0, 1, 2], 1)]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--no-widen", "--current", str(now))
+    lines = out.splitlines()
+    assert (status, lines[1]) == (1, "running now: 0 stay, 0 move, 1 stops; 1 starts")
+    assert [line.split("│")[1].strip() for line in lines if line.startswith("│ b")] == ["b (stops)"]
