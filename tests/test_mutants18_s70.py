@@ -179,3 +179,20 @@ def test_a_running_job_left_out_is_marked_as_stopping_in_the_unplaced_jobs(cli: 
     lines = out.splitlines()
     assert (status, lines[1]) == (1, "running now: 0 stay, 0 move, 1 stops; 1 starts")
     assert [line.split("│")[1].strip() for line in lines if line.startswith("│ b")] == ["b (stops)"]
+
+
+def test_the_api_reports_keeping_running_jobs_as_a_stage_and_names_a_bad_file_without_a_flag(tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump(SPLIT), encoding="utf-8")
+    now = tmp_path / "now.json"
+    now.write_text(json.dumps({"schema_version": 1, "placements": [
+        _running("a", [0, 1, 2, 3], 2), _running("b", [4, 5, 6], 1)]}), encoding="utf-8")
+    stages: list[str] = []
+    solver.place(fleet, current=now, widen=False, progress=lambda stage, *_: stages.append(stage))
+    assert list(dict.fromkeys(stages)) == [
+        "placed priority", "running jobs kept", "longer contexts", "step-time cost", "tie-break"]
+    now.write_text(json.dumps({"schema_version": 1, "placements": [
+        _running("b", [0, 1, 2], 1), {**_running("b", [0, 1, 2], 1), "nodes": [1]}]}), encoding="utf-8")
+    with pytest.raises(solver.TableError) as refused:
+        solver.place(fleet, current=now)
+    assert str(refused.value) == f"{now}: job b is placed twice"  # the API's keyword is no flag to name
