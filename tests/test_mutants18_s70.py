@@ -4,15 +4,21 @@ nodes (clusteridle) and their neighbours: a running job is kept only by the way 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from test_cluster import CATALOG, fleet_of
+from test_clusteridle_s70 import A100_NODES, DUO
 
 import solver
+from solver.cluster.options import Planner, job_options
+from solver.cluster.widen import widen_jobs
 from solver.results import unchecked_host_need
+from solver.tables import load_weights
 from solver.tables.model_config import load_model_config
 from solver.trinity import trinity_config_problems
 from solver.trinity.keys import CRITIC_SP_KEY
@@ -196,3 +202,16 @@ def test_the_api_reports_keeping_running_jobs_as_a_stage_and_names_a_bad_file_wi
     with pytest.raises(solver.TableError) as refused:
         solver.place(fleet, current=now)
     assert str(refused.value) == f"{now}: job b is placed twice"  # the API's keyword is no flag to name
+
+
+@pytest.mark.parametrize(("kept", "grown", "moved"), [
+    (frozenset(), {0: 8, 1: 8}, {1: 1}), (frozenset({1}), {0: 8}, {0: 1}), (frozenset({0}), {1: 8}, {1: 1})])
+def test_a_job_kept_where_it_runs_is_never_the_one_that_moves_to_the_idle_node(
+        tmp_path: Path, kept: frozenset[int], grown: dict[int, int], moved: dict[int, int]):
+    # a and b share node 0 (4 GPUs each) beside idle node 1: one moves there and both grow to 8, the last in file
+    # order (b) moving first; b kept where it runs neither grows nor moves: a moves to node 1 and grows there.
+    fleet = fleet_of({"pools": [A100_NODES], "jobs": [{**DUO, "name": name} for name in "ab"]}, tmp_path)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == 4) for job in range(2)}
+    widened = widen_jobs(planner, fleet, chosen, {0: [0], 1: [0]}, 0, kept, True, time.monotonic() + 60)
+    assert ({job: option.plan.gpus for job, option in widened.grown.items()}, widened.moved) == (grown, moved)
