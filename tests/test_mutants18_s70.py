@@ -118,8 +118,8 @@ def test_new_jobs_fill_the_slot_beside_a_running_job_and_the_nodes_no_running_jo
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(yaml.safe_dump(THREE_NODES), encoding="utf-8")
     current = tmp_path / "now.json"
-    running = [_running("x1", [0, 1, 2, 3], 2), _running("y1", [4, 5, 6], 1), {**_running("x2", [0, 1, 2], 1),
-                                                                             "nodes": [1]}]
+    on_node_1 = {**_running("x2", [0, 1, 2], 1), "nodes": [1]}
+    running = [_running("x1", [0, 1, 2, 3], 2), _running("y1", [4, 5, 6], 1), on_node_1]
     current.write_text(json.dumps({"schema_version": 1, "placements": running}), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet), "--json", "--no-widen", "--current", str(current))
     assert (status, err) == (0, "")
