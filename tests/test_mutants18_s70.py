@@ -16,6 +16,7 @@ from test_clusteridle_s70 import A100_NODES, DUO
 
 import solver
 from solver.cluster.options import Planner, job_options
+from solver.cluster import widen
 from solver.cluster.widen import widen_jobs
 from solver.results import unchecked_host_need
 from solver.tables import load_weights
@@ -204,14 +205,26 @@ def test_the_api_reports_keeping_running_jobs_as_a_stage_and_names_a_bad_file_wi
     assert str(refused.value) == f"{now}: job b is placed twice"  # the API's keyword is no flag to name
 
 
-@pytest.mark.parametrize(("kept", "grown", "moved"), [
-    (frozenset(), {0: 8, 1: 8}, {1: 1}), (frozenset({1}), {0: 8}, {0: 1}), (frozenset({0}), {1: 8}, {1: 1})])
-def test_a_job_kept_where_it_runs_is_never_the_one_that_moves_to_the_idle_node(
-        tmp_path: Path, kept: frozenset[int], grown: dict[int, int], moved: dict[int, int]):
-    # a and b share node 0 (4 GPUs each) beside idle node 1: one moves there and both grow to 8, the last in file
-    # order (b) moving first; b kept where it runs neither grows nor moves: a moves to node 1 and grows there.
+def _two_on_node_0(tmp_path: Path, kept: frozenset[int]) -> tuple[dict[int, int], dict[int, int]]:
+    """a and b, Qwen3-4B on 4 GPUs each, share node 0 beside idle node 1: the GPUs each job widening grows to (job
+    -> count) and the node each moves to (job -> node)."""
     fleet = fleet_of({"pools": [A100_NODES], "jobs": [{**DUO, "name": name} for name in "ab"]}, tmp_path)
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
     chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == 4) for job in range(2)}
     widened = widen_jobs(planner, fleet, chosen, {0: [0], 1: [0]}, 0, kept, True, time.monotonic() + 60)
-    assert ({job: option.plan.gpus for job, option in widened.grown.items()}, widened.moved) == (grown, moved)
+    return {job: option.plan.gpus for job, option in widened.grown.items()}, widened.moved
+
+
+@pytest.mark.parametrize(("kept", "grown", "moved"), [
+    (frozenset(), {0: 8, 1: 8}, {1: 1}), (frozenset({1}), {0: 8}, {0: 1}), (frozenset({0}), {1: 8}, {1: 1})])
+def test_a_job_kept_where_it_runs_is_never_the_one_that_moves_to_the_idle_node(
+        tmp_path: Path, kept: frozenset[int], grown: dict[int, int], moved: dict[int, int]):
+    # One of a and b moves to node 1 and both grow to 8, the last in file order (b) moving first; b kept where it
+    # runs neither grows nor moves: a moves to node 1 and grows there.
+    assert _two_on_node_0(tmp_path, kept) == (grown, moved)
+
+
+def test_widening_stopped_before_its_first_answer_leaves_every_job_where_it_was_placed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(widen, "WIDEN_DETERMINISTIC_TIME", 0.0)  # each solve stops at once, with no answer
+    assert _two_on_node_0(tmp_path, frozenset()) == ({}, {})
