@@ -15,8 +15,8 @@ from test_cluster import CATALOG, fleet_of
 from test_clusteridle_s70 import A100_NODES, DUO
 
 import solver
-from solver.cluster.options import Planner, job_options
 from solver.cluster import widen
+from solver.cluster.options import Planner, job_options
 from solver.cluster.widen import widen_jobs
 from solver.results import unchecked_host_need
 from solver.tables import load_weights
