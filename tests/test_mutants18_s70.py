@@ -51,6 +51,19 @@ def test_a_job_running_as_its_own_way_stays_on_the_node_it_runs_on(cli: Cli, tmp
     assert _placed(cli, tmp_path, RUNS_ON_NODE_1) == [([1], [0, 1, 2, 3, 4, 5, 6], "stays")]
 
 
+def test_a_job_stays_in_the_pool_it_runs_in_beside_a_pool_of_the_same_nodes(cli: Cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    pools = [{**ONE_JOB["pools"][0], "nodes": 1}, {**ONE_JOB["pools"][0], "name": "a100b", "nodes": 1}]
+    fleet.write_text(yaml.safe_dump({**ONE_JOB, "pools": pools}), encoding="utf-8")
+    current = tmp_path / "now.json"
+    running = {**RUNS_ON_NODE_1, "pool": "a100b", "nodes": [0]}
+    current.write_text(json.dumps({"schema_version": 1, "placements": [running]}), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json", "--current", str(current))
+    assert (status, err) == (0, "")
+    assert [(p["pool"], p["nodes"], p["gpu_indexes"], p["current"]) for p in json.loads(out)["placements"]] == [
+        ("a100b", [0], [0, 1, 2, 3, 4, 5, 6], "stays")]
+
+
 @pytest.mark.parametrize(("field", "value"), [
     ("nodes", [1, 0]), ("gpu_indexes", [0, 1, 2, 3, 4, 5, 6, 7]), ("trainer_gpus", 4), ("rollout_gpus", 2),
     ("max_model_len", 8192 // 2), ("sp", 2), ("offload", True)])
@@ -205,10 +218,11 @@ def test_the_api_reports_keeping_running_jobs_as_a_stage_and_names_a_bad_file_wi
     assert str(refused.value) == f"{now}: job b is placed twice"  # the API's keyword is no flag to name
 
 
-def _two_on_node_0(tmp_path: Path, kept: frozenset[int]) -> tuple[dict[int, int], dict[int, int]]:
-    """a and b, Qwen3-4B on 4 GPUs each, share node 0 beside idle node 1: the GPUs each job widening grows to (job
-    -> count) and the node each moves to (job -> node)."""
-    fleet = fleet_of({"pools": [A100_NODES], "jobs": [{**DUO, "name": name} for name in "ab"]}, tmp_path)
+def _two_on_node_0(tmp_path: Path, kept: frozenset[int], nodes: int = 2) -> tuple[dict[int, int], dict[int, int]]:
+    """a and b, Qwen3-4B on 4 GPUs each, share node 0 of `nodes`, the others idle: the GPUs each job widening grows
+    to (job -> count) and the node each moves to (job -> node)."""
+    pool = {**A100_NODES, "nodes": nodes}
+    fleet = fleet_of({"pools": [pool], "jobs": [{**DUO, "name": name} for name in "ab"]}, tmp_path)
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
     chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == 4) for job in range(2)}
     widened = widen_jobs(planner, fleet, chosen, {0: [0], 1: [0]}, 0, kept, True, time.monotonic() + 60)
@@ -222,6 +236,10 @@ def test_a_job_kept_where_it_runs_is_never_the_one_that_moves_to_the_idle_node(
     # One of a and b moves to node 1 and both grow to 8, the last in file order (b) moving first; b kept where it
     # runs neither grows nor moves: a moves to node 1 and grows there.
     assert _two_on_node_0(tmp_path, kept) == (grown, moved)
+
+
+def test_a_job_that_moves_takes_the_first_idle_node(tmp_path: Path):
+    assert _two_on_node_0(tmp_path, frozenset(), nodes=3) == ({0: 8, 1: 8}, {1: 1})
 
 
 def test_widening_stopped_before_its_first_answer_leaves_every_job_where_it_was_placed(
