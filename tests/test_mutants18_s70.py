@@ -246,3 +246,15 @@ def test_widening_stopped_before_its_first_answer_leaves_every_job_where_it_was_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(widen, "WIDEN_DETERMINISTIC_TIME", 0.0)  # each solve stops at once, with no answer
     assert _two_on_node_0(tmp_path, frozenset()) == ({}, {})
+
+
+def test_a_comma_list_with_a_name_no_gpu_type_has_is_told_the_accepted_names_not_to_pass_a_list():
+    # A list of known names is told to be passed as a list; one with an unknown name gets the unknown name's error.
+    catalog = solver.load_catalog()
+    with pytest.raises(solver.QueryError) as refused:
+        solver.make_query(catalog, model="8B", gpu="a100,zz9", max_model_len=8192)
+    assert str(refused.value).startswith("unknown GPU 'a100,zz9'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB,")
+    with pytest.raises(solver.QueryError) as refused:
+        solver.make_query(catalog, model="8B", gpu="a100,h20", max_model_len=8192)
+    assert str(refused.value) == ("gpu 'a100,h20' lists 2 GPU types in one string: pass them as a list, "
+                                  "gpu=['a100', 'h20']")
