@@ -258,3 +258,15 @@ def test_a_comma_list_with_a_name_no_gpu_type_has_is_told_the_accepted_names_not
         solver.make_query(catalog, model="8B", gpu="a100,h20", max_model_len=8192)
     assert str(refused.value) == ("gpu 'a100,h20' lists 2 GPU types in one string: pass them as a list, "
                                   "gpu=['a100', 'h20']")
+
+
+def test_no_job_moves_to_a_node_that_a_job_on_whole_nodes_takes_beyond_its_first(tmp_path: Path):
+    # c (4 trainer and 8 rollout GPUs) takes nodes 0 and 1 whole; a and b share node 2: no node is idle, none moves.
+    jobs = [{**DUO, "name": "a"}, {**DUO, "name": "b"}, {**DUO, "name": "c", "rollout_gpus": 8}]
+    fleet = fleet_of({"pools": [{**A100_NODES, "nodes": 3}], "jobs": jobs}, tmp_path)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == 4) for job in range(2)}
+    chosen[2] = next(o for o in job_options(planner, fleet, 2) if o.whole_nodes == 2)
+    widened = widen_jobs(planner, fleet, chosen, {0: [2], 1: [2], 2: [0, 1]}, 0, frozenset(), True,
+                         time.monotonic() + 60)
+    assert (widened.grown, widened.moved) == ({}, {})
