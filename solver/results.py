@@ -1877,7 +1877,6 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "with --current (the placement the fleet runs now): stops where the job runs now; left out otherwise"))
 
 
-
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""
 
