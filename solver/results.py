@@ -22,12 +22,12 @@ from pydantic import (
     Field,
     FiniteFloat,
     GetJsonSchemaHandler,
-    ModelWrapValidatorHandler,
     NonNegativeInt,
     PlainSerializer,
     PositiveInt,
     PrivateAttr,
     SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
     computed_field,
     model_serializer,
     model_validator,
@@ -616,11 +616,14 @@ class _ReasonCautions(Frozen):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _reason_cautions_read_back(cls, raw: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+    def _reason_cautions_read_back(cls, raw: Any, handler: ValidatorFunctionWrapHandler) -> Self:
         """A result rebuilt from its JSON: its ``reason_caution_codes`` (a list of `CautionCode` values, or null),
-        validated, are its reason's codes; codes without a reason are refused."""
+        validated, are its reason's codes; codes without a reason are refused. (`ValidatorFunctionWrapHandler`:
+        pydantic 2.6, the lowest the project allows, has no typed `ModelWrapValidatorHandler`.)"""
+        result: Self
         if not isinstance(raw, dict) or "reason_caution_codes" not in raw:
-            return handler(raw)
+            result = handler(raw)
+            return result
         given = raw["reason_caution_codes"]
         known = [code.value for code in CautionCode]
         listed = (isinstance(given, (list, tuple)) and given and all(code in known for code in given)
