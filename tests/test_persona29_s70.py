@@ -15,6 +15,10 @@ USAGE = "usage: {} [options] (--help lists them)\n"
 @pytest.mark.parametrize(("argv", "error"), [
     (["--model", "8B", "--no-json"],
      "solve: error: unrecognized arguments: --no-json (the default is without --json: leave --no-json out)"),
+    (["--model", "8B", "--nojson"],
+     "solve: error: unrecognized arguments: --nojson (the default is without --json: leave --nojson out)"),
+    (["cluster", "fleet.yaml", "--nowiden"],
+     "solve cluster: error: unrecognized arguments: --nowiden (did you mean --no-widen?)"),
     (["--no-explain"],
      "solve: error: unrecognized arguments: --no-explain (the default is without --explain: leave --no-explain out)"),
     (["cluster", "fleet.yaml", "--widen"],

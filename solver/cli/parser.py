@@ -163,9 +163,12 @@ class Parser(argparse.ArgumentParser):
     def _option_hint(self, option: str) -> str:
         """The guess for an unknown `option`: where it is the opposite of a flag of this command (--no-json,
         --widen for --no-widen), that leaving it out is the default (the flag's name would be its opposite's
-        meaning); else the command it names, or the option it most likely means; "" where none is."""
-        opposite = _opposite(option)
-        if option.startswith("--") and self._flag(opposite) is not None:
+        meaning; --nojson too, where the command has no --no-json); else the command it names, or the option it most
+        likely means; "" where none is."""
+        unhyphenated = option.startswith("--no") and not option.startswith("--no-")
+        spelled = "--no-" + option.removeprefix("--no") if unhyphenated else option
+        opposite = _opposite(spelled)
+        if option.startswith("--") and self._flag(opposite) is not None and self._flag(spelled) is None:
             return f" (the default is without {opposite}: leave {option} out)"
         meant = self._command_named(option) or self._meant(option, typos=option.startswith("--"))
         return f" (did you mean {meant}?)" if meant else ""
