@@ -110,6 +110,12 @@ def test_a_node_the_pool_no_longer_has_is_not_running(cli: Cli, tmp_path: Path, 
 
 def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):
     fleet = _write(tmp_path / "raised.yaml", _raised("c8-b", 3))
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]", encoding="utf-8")
+    with pytest.raises(solver.TableError) as refused:  # in words that name no command-line option
+        solver.place(fleet, current=bad)
+    assert str(refused.value) == (f"{bad}: not solve cluster --json's output (a JSON object with schema_version and "
+                                  "placements): a placement is what solve cluster --json printed")
     result = solver.place(fleet, current=current)
     assert [(p.job, p.current) for p in result.placements] == [
         ("p06-a", "stays"), ("m4-a", "stays"), ("m4-b", "stays"), ("c8-b", "starts"), ("q14-a", "moves")]
@@ -117,10 +123,10 @@ def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):
 
 
 @pytest.mark.parametrize(("content", "problem"), [
-    ("status: optimal\n", ("not JSON (Expecting value: line 1 column 1 (char 0)): --current reads what solve "
+    ("status: optimal\n", ("not JSON (Expecting value: line 1 column 1 (char 0)): a placement is what solve "
                            "cluster --json printed")),
     ('[{"gpu": "A100-80GB"}]', ("not solve cluster --json's output (a JSON object with schema_version and "
-                                "placements): --current reads what solve cluster --json printed")),
+                                "placements): a placement is what solve cluster --json printed")),
     ('{"schema_version": 2, "placements": []}', ("schema_version is 2: this release of rft-solver reads 1 (place "
                                                  "the fleet again with this release's solve cluster --json)")),
     (('{"schema_version": 1, "placements": [{"job": "a", "pool": "p", "nodes": ["0"], "gpu_indexes": [0], '

@@ -190,11 +190,11 @@ def _current_json(path: Path) -> dict[str, Any]:
     try:
         raw = json.loads(text)
     except ValueError as error:
-        raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}): --current reads what solve cluster "
+        raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}): a placement is what solve cluster "
                          "--json printed") from None
     if not isinstance(raw, dict) or not {"schema_version", "placements"} <= raw.keys():
         raise TableError(f"{path}: not solve cluster --json's output (a JSON object with schema_version and "
-                         "placements): --current reads what solve cluster --json printed")
+                         "placements): a placement is what solve cluster --json printed")
     return raw
 
 
