@@ -17,7 +17,9 @@ Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` 
   uncalibrated); verl's logits are bf16, and the fitted multiplier (about 7.8 bytes per logit) stands for about four
   bf16 copies at the backward: the logits, the entropy's softmax, the log-probabilities' and the entropy's gradients;
 - **recompute**: one layer's activations while it is recomputed, ``2 * T * (hidden + intermediate)``;
-- **SP buffers**: Ulysses' all-to-all copies of a layer's activations when ``s > 1``, ``2 * T * hidden``;
+- **SP buffers**: what SP costs besides when ``s > 1``, ``2 * T * hidden``, its multiplier fitted, not derived:
+  Ulysses' all-to-all copies of the queries, keys, values and attention output live in the layer being
+  recomputed, not at the logits' peak, and scale with the attention's widths, not the hidden one;
 - **fragmentation**: without Env, PyTorch's caching allocator cannot reuse the holes that the largest
   transient tensors (the logits) leave, so some of their size is lost again: ``4 * T * vocab``;
 - **overhead**: CUDA context, NCCL buffers, allocator slack: 1 GiB.
