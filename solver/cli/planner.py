@@ -134,7 +134,7 @@ def build_parser() -> Parser:
                         help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
                              f"than those before it (default 1, at most {MAX_TOP})")
     add_weights_option(parser)
-    parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
+    parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer, for all its ranked plans together (default "
                         "10); the extra solves that give its reasons get time of their own")
     add_workers_option(parser, "an answer the search proved does not depend on it; one that the time limit stopped "
