@@ -22,8 +22,8 @@ USAGE = "usage: {} [options] (--help lists them)\n"
 
 def _parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser, by its prog."""
-    built = [getattr(import_module(f"solver.cli.{module}"), build)() for module, build, _ in (_PLANNER,
-                                                                                             *_COMMANDS.values())]
+    commands = (_PLANNER, *_COMMANDS.values())
+    built = [getattr(import_module(f"solver.cli.{module}"), build)() for module, build, _ in commands]
     return {parser.prog: parser for parser in built}
 
 
@@ -145,7 +145,7 @@ def test_options_that_do_not_go_together_are_refused_in_one_way(cli: Cli, argv: 
      "solve memory: error: unrecognized arguments: --nooffload (did you mean --no-offload?)"),
 ])
 def test_a_flag_or_its_opposite_written_without_hyphens_gets_the_hint_it_gets_with_them(cli: Cli, argv: list[str],
-                                                                                         error: str):
+                                                                                        error: str):
     assert cli(*argv) == (2, "", USAGE.format(error.split(":")[0]) + error + "\n")
 
 
