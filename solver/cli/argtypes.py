@@ -95,8 +95,9 @@ def comma_names(kind: str, example: str) -> Callable[[str], tuple[str, ...]]:
 
 
 def one_name(kind: str, example: str) -> Callable[[str], str]:
-    """An argparse type: one name of a `kind` (``a GPU type``), as written, for the catalogue to resolve (a list,
-    ``a100,h100``, it names as one that takes one); an empty one (``''``) is refused as `comma_names` refuses one."""
+    """An argparse type: one name of a `kind` (``a GPU type``), as written, for the catalogue to resolve (which
+    refuses a list, ``a100,h100``, naming what it lists); an empty one (``''``) is refused as `comma_names` refuses
+    one."""
 
     def parse(text: str) -> str:
         _names(text, kind, example, several=False)
