@@ -827,9 +827,10 @@ class _Words:
         nor = "; nor does a cell of a table for fewer GPUs vouch" if self._nor_fewer(n) else ""
         if documented != rows[-1]:  # its last rows say '-': a measurement, not the table's end, stops it
             first = min(row for row in rows if row > (documented or 0))
+            span = f"at {first} tokens" if first == rows[-1] else f"from {first} tokens to {rows[-1]}"
             return Reason(rule="no_setting", detail=(
-                f"{self.data.table_words(n)} says '-' for {self.column(n)} from {first} "
-                f"tokens on, to its last row ({rows[-1]}): nothing trained there{nor}"))
+                f"{self.data.table_words(n)} says '-' for {self.column(n)} {span}, where its rows end: nothing "
+                f"trained there{nor}"))
         return Reason(rule="beyond_table", detail=(
             f"{self.data.table_words(n)} ends at {counted(rows[-1], 'token')}, where {self.column(n)} "
             f"still trains{nor}"))

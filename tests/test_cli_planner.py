@@ -407,7 +407,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "lots"], ("solve: error: argument --len: expected a whole number, got 'lots' "
                                               "(tokens, or thousands of 1024: 32768 or 32k)")),
         (["--model", "4B", "--maximize", "len", "--minimize", "gpus", "--gpus", "4"],
-         "solve: error: argument --minimize: not allowed with argument --maximize"),
+         "solve: error: --maximize and --minimize exclude each other: give one of them"),
         (["--model", "4B", "--maximize", "width", "--gpus", "4"],
          ("solve: error: argument --maximize: invalid choice: 'width'")),
         (["--model", "4B", "--len", "8192", "--sp", "3"], ("solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 "
@@ -428,10 +428,10 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: argument --host-ram: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) "
           "or 528280000kB (/proc/meminfo), got '\u0661\u0662\u0668'")),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"],
-         ("solve: error: argument --time-limit: expected a number of seconds, got '\u0665'")),
+         ("solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got '\u0665'")),
         # float() reads 1_0 as 10: a number has no _.
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "1_0"],
-         "solve: error: argument --time-limit: expected a number of seconds, got '1_0'"),
+         "solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got '1_0'"),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--margin", "0_1"],
          ("solve: error: argument --margin: expected a fraction from 0 to below 1 (0.03) or a percentage (3%), got "
           "'0_1'")),
@@ -1769,7 +1769,7 @@ def test_a_gpu_type_with_the_memory_of_one_with_tables_plans_with_its_tables(cli
             and "documented: the A100-80GB table for 4 GPUs says 'SP=4' at 32768 (its GPU has at least the memory of "
                 "A800-80GB)" in words)
     _, out, _ = cli("--model", "4B", "--gpu", "a800", "--gpus", "6", "--maximize", "len", "--explain")
-    assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-4B from 61440 tokens on, to its last row (71680)"
+    assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-4B from 61440 tokens to 71680, where its rows end"
             in " ".join(out.split()))
     # Without --gpus, the budget is its tables' largest count, as for the A100: 6.
     [a800], [a100] = (run_json(cli, "--model", "4B", "--len", "65536", "--gpu", gpu)[1] for gpu in ("a800", "a100-80g"))

@@ -109,7 +109,8 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got -2\n"),
         (["tables", "--gpus", " 0 "],  # shown as the number it reads, without the spaces around it
          "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got 0\n"),
-        (["tables", "--gpus", "four"], "solve tables: error: argument --gpus: expected a whole number, got 'four'\n"),
+        (["tables", "--gpus", "four"],
+         "solve tables: error: argument --gpus: expected a whole number from 1 to 65536, got 'four'\n"),
         (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
         # an option one typo from a known one gets a guess (the first such), the command's own
         (["--maximise", "len", "--model", "4B"],

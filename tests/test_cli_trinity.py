@@ -732,7 +732,8 @@ def test_a_config_trinity_refuses_for_want_of_a_train_batch_is_not_checked_and_s
 @pytest.mark.parametrize(("value", "problem"), [
     ("0", "must be a whole number from 1 to 16777216, got 0"),
     ("-4", "must be a whole number from 1 to 16777216, got -4"),
-    ("2.5", "expected a whole number, got '2.5'"), ("many", "expected a whole number, got 'many'"),
+    ("2.5", "expected a whole number from 1 to 16777216, got '2.5'"),
+    ("many", "expected a whole number from 1 to 16777216, got 'many'"),
 ])
 def test_train_batch_size_must_be_a_positive_count(cli, value: str, problem: str):
     assert cli("--model", "8B", "--len", "32768", "--train-batch-size", value) == (2, "", (

@@ -358,7 +358,7 @@ def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate(edited_a100
     # longest estimate even when the explanation relaxes the other rules one by one. Every source table ends
     # in '-' rows: that measurement, not the table's end, stops a count.
     _, reasons = explained(gpu="a100", model="0.6B", objective="max_len", budget_gpus=2)
-    assert ("the A100-80GB table for 1 GPU says '-' for Qwen3-0.6B from 32768 tokens on, to its last row (32768): "
+    assert ("the A100-80GB table for 1 GPU says '-' for Qwen3-0.6B at 32768 tokens, where its rows end: "
             "nothing trained there" in details(reasons, "no_setting"))
     assert not details(reasons, "beyond_table")
     # A table whose last row still trains ends there.

@@ -142,7 +142,7 @@ def test_a_lowered_fewest_gpus_plan_is_explained_with_its_budget_on_every_count_
         "Env + Offload + SP=2 on 2 GPUs with a lowered max_token_len_per_gpu of 50176 is the plan with the fewest GPUs "
         "(any count up to 64), then the cheapest, at 65536 tokens;")
     assert reasons["no_setting"].split(" | ")[0] == (
-        "the A100-80GB table for 1 GPU says '-' for Qwen3-8B from 28672 tokens on, to its last row (32768): nothing "
+        "the A100-80GB table for 1 GPU says '-' for Qwen3-8B from 28672 tokens to 32768, where its rows end: nothing "
         "trained there (at Trinity's default budget; lowered, vanilla not estimated without Env; Env not estimated; "
         "Offload not estimated without Env; Env + Offload holds at most 49152 tokens per GPU, below ceil(65536 / 1) = "
         "65536)")

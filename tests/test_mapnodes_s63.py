@@ -88,8 +88,8 @@ def test_every_budget_keeps_its_json_entry_where_the_printed_map_folds_them(cli:
     (("--budgets", "8,,16"), ("argument --budgets: an empty number in '8,,16': give whole numbers from 1 to 64, "
                               "separated by commas (8,16,32)")),
     (("--budgets", "8,65"), "argument --budgets: must be a whole number from 1 to 64, got 65"),
-    (("--budgets", "8,x"), "argument --budgets: expected a whole number, got 'x'"),
-    (("--budgets", "8", "--gpus-up-to", "16"), "argument --gpus-up-to: not allowed with argument --budgets"),
+    (("--budgets", "8,x"), "argument --budgets: expected a whole number from 1 to 64, got 'x'"),
+    (("--budgets", "8", "--gpus-up-to", "16"), "--budgets and --gpus-up-to exclude each other: give one of them"),
 ])
 def test_bad_budgets_are_refused_with_exit_2_and_nothing_printed(cli: Cli, flags: tuple[str, ...], error: str) -> None:
     assert cli("map", "--gpu", "h100", "--model", "8B", *flags) == (

@@ -90,7 +90,7 @@ FULL_WIDTH = "is typed in full-width characters (an input method's): type it in 
      ("solve: error: argument --len: expected a whole number, got '３２ｋ' (tokens, or thousands of 1024: 32768 or "
       f"32k); '３２ｋ' {FULL_WIDTH} '32k'")),
     (["--model", "8B", "--len", "32k", "--gpus", "４"],
-     f"solve: error: argument --gpus: expected a whole number, got '４'; '４' {FULL_WIDTH} '4'"),
+     f"solve: error: argument --gpus: expected a whole number from 1 to 65536, got '４'; '４' {FULL_WIDTH} '4'"),
     (["８Ｂ"], f"solve: error: unknown command '８Ｂ'; {COMMANDS}; '８Ｂ' {FULL_WIDTH} '8B'"),
     (["--model", "8B", "--len", "\u0668k"],  # an Arabic-Indic digit: no full-width form, no note
      ("solve: error: argument --len: expected a whole number, got '\u0668k' (tokens, or thousands of 1024: 32768 "

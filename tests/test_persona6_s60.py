@@ -13,8 +13,9 @@ SP_RULES = ("it must divide the trainer GPUs and the attention heads, SP and the
             "and a trainer that spans nodes keeps each SP group in one node")
 
 
-@pytest.mark.parametrize(("command", "option"), [((), "--sp N pin the Ulysses SP degree: "),
-                                                 (("memory",), "--sp S Ulysses SP degree (default 1): ")])
+@pytest.mark.parametrize(("command", "option"), [
+    ((), "--sp S Ulysses SP degree to pin (default: the planner's choice): "),
+    (("memory",), "--sp S Ulysses SP degree (default 1): ")])
 def test_the_sp_help_names_the_rules_a_degree_keeps(cli, command, option):
     status, out, _ = cli(*command, "--help")
     assert status == 0

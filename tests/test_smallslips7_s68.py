@@ -26,7 +26,7 @@ def _no_setting(cli: Cli, *flags: str) -> list[str]:
 def test_a_cheapest_plan_at_a_dash_cell_quotes_the_dash_of_each_budget_count(cli: Cli):
     # tablereader's Q36: 1 GPU's table ends in '-' rows before 71680, 2 GPUs' row for 71680 says '-'.
     assert _no_setting(cli, "--gpu", "a100-80gb", "--model", "8B", "--len", "71680", "--gpus", "2") == [
-        ("the A100-80GB table for 1 GPU says '-' for Qwen3-8B from 28672 tokens on, to its last row (32768): "
+        ("the A100-80GB table for 1 GPU says '-' for Qwen3-8B from 28672 tokens to 32768, where its rows end: "
          "nothing trained there"),
         "the A100-80GB table for 2 GPUs says '-' for Qwen3-8B from 61440 tokens on: nothing trained there"]
     # Q37: one count, whose row for 28672 is the first '-'.

@@ -52,7 +52,8 @@ def whole_number(least: int, most: int) -> Callable[[str], int]:
         if match is None:
             product = PRODUCT.fullmatch(text)
             written = f" (write the product: {int(product[1]) * int(product[2])})" if product else ""
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}{written}")
+            raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, got {brief(text)}"
+                                             f"{written}")
         value = _within(match, least, most)
         if value is None:
             raise argparse.ArgumentTypeError(f"must be a whole number from {least} to {most}, got {cut(text.strip())}")
@@ -76,22 +77,41 @@ def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[
     return parse
 
 
+def _names(text: str, kind: str, example: str, several: bool) -> tuple[str, ...]:
+    """The names of a `kind` (``a GPU type``) that `text` gives, each stripped: with `several`, separated by commas,
+    else one; an empty one (``''``, ``a100,``) is refused, in the same words for an option that takes one or several,
+    with an `example` of what it takes."""
+    names = tuple(name.strip() for name in text.split(",")) if several else (text.strip(),)
+    if not all(names):
+        more = ", or several separated by commas" if several else ""
+        raise argparse.ArgumentTypeError(f"an empty name in {brief(text)}: give {kind}{more} ({example})")
+    return names
+
+
 def comma_names(kind: str, example: str) -> Callable[[str], tuple[str, ...]]:
     """An argparse type: one name of a `kind` (``a GPU type``), or several separated by commas (`example`), each
     stripped; an empty one (``a100,``) is refused."""
+    return lambda text: _names(text, kind, example, several=True)
 
-    def parse(text: str) -> tuple[str, ...]:
-        names = tuple(name.strip() for name in text.split(","))
-        if not all(names):
-            raise argparse.ArgumentTypeError(f"an empty name in {brief(text)}: give {kind}, or several separated by "
-                                             f"commas ({example})")
-        return names
+
+def one_name(kind: str, example: str) -> Callable[[str], str]:
+    """An argparse type: one name of a `kind` (``a GPU type``), as written, for the catalogue to resolve (which
+    refuses a list, ``a100,h100``, naming what it lists); an empty one (``''``) is refused as `comma_names` refuses
+    one."""
+
+    def parse(text: str) -> str:
+        _names(text, kind, example, several=False)
+        return text
 
     return parse
 
 
 gpu_names = comma_names("a GPU type", "a100,h100")
 """One GPU type's name, or several (``a100,h100``): the catalogue's to resolve."""
+gpu_name = one_name("a GPU type", "a100")
+"""One GPU type's name (``a100``), for a command that takes one."""
+model_name = one_name("a model", "4B")
+"""One model's name (``4B``), for a command that takes one."""
 
 
 GPU_MEMORY_UNITS = {"g": "gb", "gb": "gb", "gi": "gib", "gib": "gib", "m": "mib", "mb": "mib", "mi": "mib",
@@ -240,12 +260,17 @@ def margin_fraction(text: str) -> float:
     return value
 
 
+SECONDS = re.compile(r"(.*?\d)\s*s\s*")
+"""A number of seconds written with their unit, ``s`` (``10s``, ``0.5 s``): the number before it."""
+
+
 def positive_seconds(text: str) -> float:
-    """An argparse type: a number of seconds above zero."""
+    """An argparse type: a number of seconds above zero, bare or with an ``s`` (``10``, ``10s``, ``0.5s``)."""
+    unit = SECONDS.fullmatch(text)
     try:
-        value = number(text)
+        value = number(unit[1] if unit else text)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {brief(text)}") from None
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (10 or 10s), got {brief(text)}") from None
     if not 0 < value <= MAX_TIME_LIMIT_S:
         raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MAX_TIME_LIMIT_S:.0f}, "
                                          f"got {cut(text)}")

@@ -110,7 +110,7 @@ def build_cluster_parser() -> Parser:
                         help="leave idle GPUs and nodes idle (by default a placed job grows onto idle GPUs of its "
                         "node, or moves to a node no job uses, where more GPUs run it faster or, for a max_model_len "
                         "of at_least N, at a longer length)")
-    parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
+    parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
                         help="seconds from the start for the planner's queries and the placement search after "
                         "them (default 10). The queries that work out the jobs' ways come first: at most "
                         f"{WAYS_QUESTIONS_PER_SECOND} new ones per second, ending by {WAYS_WALL_SHARE:g} of the limit "

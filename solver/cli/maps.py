@@ -69,7 +69,7 @@ def build_map_parser() -> Parser:
                         help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks (as --model)")
-    parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
+    parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per cell (default 10, as solve's per answer)")
     add_workers_option(parser)
     add_weights_option(parser)

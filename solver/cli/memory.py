@@ -6,12 +6,13 @@ import argparse
 import shlex
 import sys
 
-from solver.cli.argtypes import path_argument, token_count, tokens_per_gpu, whole_number
+from solver.cli.argtypes import gpu_name, model_name, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
     MODEL_CONFIG_HELP,
+    MODEL_NAMES,
     SP_RULES_HELP,
     add_cells_option,
     add_host_ram_option,
@@ -41,11 +42,11 @@ def build_memory_parser() -> Parser:
                     epilog="Exit status: 0 the setting trains, 1 it does not (a table says it ran out of memory, "
                     "the prediction exceeds the GPU's memory where no table says it trains, or the host memory it "
                     f"needs exceeds --host-ram), 2 bad input, {FULL_DISK_STATUS}.")
-    parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or --model-config)")
+    parser.add_argument("--model", metavar="M", type=model_name, help=f"model: {MODEL_NAMES} (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks (in place of --model)")
     add_cells_option(parser)
-    parser.add_argument("--gpu", metavar="G", required=True,
+    parser.add_argument("--gpu", metavar="G", type=gpu_name, required=True,
                         help=f"GPU type ({GPU_NAMES}); one: to compare several, solve --gpu a100,h100")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS), required=True,
                         help="trainer GPUs")

@@ -39,6 +39,8 @@ _Loaded = TypeVar("_Loaded")
 
 MODEL_CONFIG_HELP = "a local Hugging Face config.json (or the checkpoint folder holding it)"
 """The start of ``--model-config``'s help in every command that takes it: a folder is read as its config.json."""
+MODEL_NAMES = "Qwen3-4B, 4B, qwen3-4b, ..."
+"""What a command's --model help says of the names: the catalogue's, short, or in any case."""
 SP_RULES_HELP = ("it must divide the trainer GPUs and the attention heads, SP and the KV heads must divide one "
                  "another, and a trainer that spans nodes keeps each SP group in one node (a --model-config model "
                  "that runs its checkpoint's own code, its auto_map, takes SP=1 only)")

@@ -133,7 +133,7 @@ class Parser(argparse.ArgumentParser):
         argv = sys.argv[1:] if args is None else list(args)
         self._refuse_one_hyphen(argv)
         self._refuse_others_option(argv)
-        self._refuse_contradiction(argv)
+        self._refuse_together(argv)
         self._refuse_flag_value(argv)
         helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
         if not helped:
@@ -162,14 +162,16 @@ class Parser(argparse.ArgumentParser):
 
     def _option_hint(self, option: str) -> str:
         """The guess for an unknown `option`: where it is the opposite of a flag of this command (--no-json,
-        --widen for --no-widen), that leaving it out is the default (the flag's name would be its opposite's
-        meaning; --nojson too, where the command has no --no-json); else the command it names, or the option it most
-        likely means; "" where none is."""
-        unhyphenated = option.startswith("--no") and not option.startswith("--no-")
-        spelled = "--no-" + option.removeprefix("--no") if unhyphenated else option
+        --widen for --no-widen, --without-tables for --with-tables), however written (`_spelled`: --nojson, --no_json),
+        that leaving it out is the default (the flag's name would be its opposite's meaning); where it is a flag of
+        this command written another way (--nowiden, --No_Widen: --no-widen), that flag; else the command it names,
+        or the option it most likely means; "" where none is."""
+        spelled = _spelled(option)
         opposite = _opposite(spelled)
         if option.startswith("--") and self._flag(opposite) is not None and self._flag(spelled) is None:
             return f" (the default is without {opposite}: leave {option} out)"
+        if option.startswith("--") and self._flag(spelled) is not None:
+            return f" (did you mean {spelled}?)"
         meant = self._command_named(option) or self._meant(option, typos=option.startswith("--"))
         return f" (did you mean {meant}?)" if meant else ""
 
@@ -302,14 +304,24 @@ class Parser(argparse.ArgumentParser):
                            f"{f' (did you mean {meant}?)' if meant else ''}"
                            f"{f' (the file gives it: {field})' if field else ''}{f': {instead}' if instead else ''}")
 
-    def _refuse_contradiction(self, argv: list[str]) -> None:
-        """A usage error for the first on/off pair of this command's options given both in `argv` (``--env
-        --no-env``, ``--estimate --no-estimate``), in the order given: neither is the user's answer, nor the last."""
-        given = [option for _, option in _options_named(argv) if option.startswith("--")]
+    def _refuse_together(self, argv: list[str]) -> None:
+        """A usage error for the first two of this command's options in `argv` that do not go together, in the order
+        given: an on/off pair (``--env --no-env``, ``--estimate --no-estimate``), which contradict each other, or two
+        of a mutually exclusive group (``--maximize len --minimize gpus``), which exclude each other (argparse says
+        'not allowed with argument'); neither is the user's answer, nor the last."""
+        given = [option for _, option in _options_named(argv) if option in self._option_string_actions]
         for at, option in enumerate(given):
-            opposite = _opposite(option)
-            if opposite in given[at + 1:] and {option, opposite} <= self._option_string_actions.keys():
-                self.error(f"{option} and {opposite} contradict each other: give one of them")
+            for other in given[at + 1:]:
+                if other == _opposite(option):
+                    self.error(f"{option} and {other} contradict each other: give one of them")
+                if self._excluded(option, other):
+                    self.error(f"{option} and {other} exclude each other: give one of them")
+
+    def _excluded(self, option: str, other: str) -> bool:
+        """Whether `option` and `other`, options of this command, are two of one mutually exclusive group."""
+        actions = {self._option_string_actions[option], self._option_string_actions[other]}
+        return len(actions) == 2 and any(actions <= set(group._group_actions)
+                                         for group in self._mutually_exclusive_groups)
 
     def _refuse_flag_value(self, argv: list[str]) -> None:
         """A usage error for the first flag of this command given a value with ``=`` (``--env=true``, ``--json=no``),
@@ -378,6 +390,16 @@ class Parser(argparse.ArgumentParser):
         typed in full-width characters named with its ASCII (`full_width_note`)."""
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n"
                              f"{self.prog}: error: {escaped_line(message + full_width_note(message))}\n")
+
+
+def _spelled(option: str) -> str:
+    """`option` as this command's options are spelled: in lower case, with hyphens for underscores, and a hyphen
+    after a leading ``no`` or ``without`` (--nojson, --No_Json: --no-json; --withouttables: --without-tables)."""
+    spelled = option.lower().replace("_", "-")
+    for off in ("--without", "--no"):
+        if spelled.startswith(off) and not spelled.startswith(off + "-"):
+            return off + "-" + spelled.removeprefix(off)
+    return spelled
 
 
 def _opposite(option: str) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from solver import __version__
 from solver.cli.argtypes import (
     gpu_names,
+    model_name,
     output_path,
     path_argument,
     positive_seconds,
@@ -31,6 +32,7 @@ from solver.cli.notes import (
 from solver.cli.options import (
     GPU_NAMES,
     MODEL_CONFIG_HELP,
+    MODEL_NAMES,
     SP_RULES_HELP,
     add_cells_option,
     add_estimate_options,
@@ -104,7 +106,8 @@ def build_parser() -> Parser:
         formatter_class=KeptLinesFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
+    parser.add_argument("--model", metavar="M", type=model_name,
+                        help=f"model: {MODEL_NAMES} (or from --from-config)")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100,h200): an answer for "
                         "each, in that order (a GPU type named twice is answered once); default: each one with tables")
@@ -123,15 +126,15 @@ def build_parser() -> Parser:
     goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus")
     goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
     parser.add_argument("--exact", action="store_true", help="the trainer uses exactly --gpus GPUs")
-    parser.add_argument("--sp", metavar="N", type=whole_number(1, MAX_GPUS),
-                        help=f"pin the Ulysses SP degree: {SP_RULES_HELP}")
+    parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS),
+                        help=f"Ulysses SP degree to pin (default: the planner's choice): {SP_RULES_HELP}")
     parser.add_argument("--env", action=OnceFlag, help="pin Env (expandable_segments) on/off")
     parser.add_argument("--offload", action=OnceFlag, help="pin FSDP2 CPU Offload on/off")
     parser.add_argument("--top", metavar="K", type=whole_number(1, MAX_TOP), default=1,
                         help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
                              f"than those before it (default 1, at most {MAX_TOP})")
     add_weights_option(parser)
-    parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
+    parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer, for all its ranked plans together (default "
                         "10); the extra solves that give its reasons get time of their own")
     add_workers_option(parser, "an answer the search proved does not depend on it; one that the time limit stopped "

@@ -8,10 +8,10 @@ import shlex
 import sys
 from typing import TYPE_CHECKING
 
-from solver.cli.argtypes import path_argument, whole_number
+from solver.cli.argtypes import gpu_name, model_name, path_argument, whole_number
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere, note_gpu_variant
-from solver.cli.options import MODEL_CONFIG_HELP, add_cells_option, model_config_option
+from solver.cli.options import GPU_NAMES, MODEL_CONFIG_HELP, MODEL_NAMES, add_cells_option, model_config_option
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
@@ -29,11 +29,11 @@ def build_tables_parser() -> Parser:
         epilog=f"Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input, "
         f"{FULL_DISK_STATUS}.",
     )
-    parser.add_argument("--gpu", metavar="G",
-                        help="only this GPU type, one (A100-80GB, H20-96GB; a100, h20); without it, each")
+    parser.add_argument("--gpu", metavar="G", type=gpu_name,
+                        help=f"only this GPU type, one ({GPU_NAMES}); without it, each")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
                         help="only the table for N trainer GPUs")
-    parser.add_argument("--model", metavar="M", help="only this model's column (Qwen3-4B, 4B, qwen3-4b)")
+    parser.add_argument("--model", metavar="M", type=model_name, help=f"only this model's column ({MODEL_NAMES})")
     parser.add_argument("--json", action="store_true", help="print a JSON array of cells")
     parser.add_argument("--check", action="store_true",
                         help=("report the cells that contradict the others as they are read (a setting is the first "
