@@ -1221,6 +1221,9 @@ MISSPELT_CUTOFF = 0.9
 """How alike (difflib's ratio) a key must be to one rft-solver reads to be taken for it misspelt: 0.9 takes
 ``ulysses_sequence_paralel_size`` and ``trainr``, not Trinity's ``min_response_tokens`` for ``max_response_tokens``
 (nor ``max_model_length`` for ``max_model_len``, 0.897, which `_words_reshaped` takes)."""
+OWN_KEYS_NEAR_READ = frozenset(("ppo_infer_micro_batch_size_per_gpu",))
+"""Keys of verl's own spelt almost as one rft-solver reads, which are no misspelling of it: verl 0.8's actor
+``ppo_infer_micro_batch_size_per_gpu`` (``workers/config/actor.py:153``), near ``ppo_micro_batch_size_per_gpu``."""
 
 
 def _words_reshaped(key: str, read: str) -> bool:
@@ -1262,7 +1265,8 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
             continue
         lacking = [key for key in known if key not in mapping]
         for key in mapping:
-            if isinstance(key, str) and key not in known and (meant := _misspelling_of(key, lacking)):
+            if (isinstance(key, str) and key not in known and key not in OWN_KEYS_NEAR_READ
+                    and (meant := _misspelling_of(key, lacking))):
                 path = (*section, key)
                 unset = (f"{'.'.join(path)}: did you mean {meant}? That key is unset, and read as such"
                          f"{_read_elsewhere_words(key, section)}")
