@@ -157,7 +157,8 @@ def test_check_flags_a_micro_batch_size_left_unset_where_a_release_hands_verl_no
     forward = {"0.5": "Trinity 0.5 gives", "0.6": "Trinity 0.6 on verl before 0.8 gives",
                None: "Trinity 0.5, and 0.6 on verl before 0.8, give"}[version]
     words = {key: ON_08 for key in [*SIZES, CRITIC_SIZES[0]]}
-    words[CRITIC_SIZES[1]] = f"{forward} the critic's value forward none, by which verl cannot split a batch, so it fails"
+    words[CRITIC_SIZES[1]] = (f"{forward} the critic's value forward none, by which verl cannot split a batch, so it "
+                              "fails")
     assert _problems(_off(algorithm), version) == [
         ("micro-batch-unset", f"{key} is not set: {words[key]}: set it to 1 (solver.trinity.patch_trinity_config does)")
         for key in unset]

@@ -33,8 +33,8 @@ PACKED = ("verl's remove padding packs a micro-batch's sequences into one row wi
           "across them")
 CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead, so use_dynamic_bsz false with one "
            "sequence per micro-batch (micro-batch sizes 1) keeps each within the token budget the memory estimate "
-           "counts (a sequence is at most max_model_len tokens); it costs speed: a step runs a forward and backward per "
-           "sequence, where dynamic batching would pack several up to the budget")  # test_padbound_s71: the keys
+           "counts (a sequence is at most max_model_len tokens); it costs speed: a step runs a forward and backward "
+           "per sequence, where dynamic batching would pack several up to the budget")  # test_padbound_s71: the keys
 TRAINER_KEY = "trainer.use_remove_padding"
 MODEL_KEY = "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding"
 ONLY_BEFORE_06 = " (on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding whatever the verl)"

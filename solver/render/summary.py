@@ -59,8 +59,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
-    `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch); a comment names an option as `names` do, and says where
-    no Hugging Face checkpoint comes from as for a plan on `gpu` (`no_checkpoint_words`)."""
+    `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch); a comment names an
+    option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
+    (`no_checkpoint_words`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))

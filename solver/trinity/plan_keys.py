@@ -236,7 +236,8 @@ def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded
             else PlanKey(path=path, value=False, existing_only=True) for path in paths]
 
 
-PADDED_DYNAMIC_BATCH_WORDS = "off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the caution says"
+PADDED_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the "
+                              "caution says")
 """The comment on ``trainer.use_dynamic_bsz: false`` for a model whose micro-batches are padded."""
 
 
