@@ -94,6 +94,15 @@ ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu")
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
 before 0.8: `solver.trinity.ROLE_KEYS_IGNORED`). The rollout's bounds the actor's recompute of the old log-probs (a
 forward, on the trainer's GPUs; unset, Trinity fills it from the actor's)."""
+ROLE_MICRO_BATCH_SIZES = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_micro_batch_size_per_gpu"),
+                          (*ACTOR_ROLLOUT_REF, "ref", "log_prob_micro_batch_size_per_gpu"),
+                          (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_micro_batch_size_per_gpu"))
+"""verl's sequences per micro-batch on each GPU for the actor's training, the ref's forward and the actor's recompute
+of the old log-probs (the rollout's): what verl splits a batch by with dynamic batch sizes off (``use_dynamic_bsz:
+false``), its token budgets then unread (``dp_actor.py:114`` in Trinity 0.5.0)."""
+CRITIC_MICRO_BATCH_SIZES = (("trainer", "trainer_config", "critic", "ppo_micro_batch_size_per_gpu"),
+                            ("trainer", "trainer_config", "critic", "forward_micro_batch_size_per_gpu"))
+"""The critic's alike (`ROLE_MICRO_BATCH_SIZES`): its training's, and its value forward's."""
 ROLLOUT_TOKEN_BUDGET = ROLE_TOKEN_BUDGETS[2]
 """The rollout's token budget, which Trinity never raises to hold a sequence (it does the actor's and the ref's)."""
 TRAINER_TOKEN_BUDGET = "trainer.max_token_len_per_gpu"
@@ -432,6 +441,8 @@ class ConfigProblemCode(str, Enum):
     GRADIENT_CHECKPOINTING_OFF = "gradient-checkpointing-off"
     REMOVE_PADDING_OFF = "remove-padding-off"
     REMOVE_PADDING_ON = "remove-padding-on"
+    MICRO_BATCH_UNBOUNDED = "micro-batch-unbounded"
+    MICRO_BATCH_UNSET = "micro-batch-unset"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"

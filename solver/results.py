@@ -739,13 +739,17 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
 
 def padding_cautions(model: Model) -> tuple[str, ...]:
     """The caution for a model that remove padding would train wrong (`remove_padding_violation`), in words: its
-    plans turn it off, so each micro-batch is padded to its longest sequence, which the memory model's tokens per GPU
-    (the token budget, counted as packed) leave out; none otherwise."""
+    plans turn it off, so each micro-batch is padded to its longest sequence, which dynamic batching, filling it by the
+    sequences' own lengths, would take past the token budget the memory model counts; so they turn dynamic batch sizes
+    off too, with one sequence per micro-batch, which that budget (at least ``max_model_len`` at SP=1) holds, at a
+    cost in speed. None otherwise."""
     violation = remove_padding_violation(model)
     if violation is None:
         return ()
-    return ((f"use_remove_padding false for {model.name}: {violation}; padded instead, a micro-batch of uneven "
-             "lengths holds more tokens than the budget the memory estimate counts"),)
+    return ((f"use_remove_padding false for {model.name}: {violation}; padded instead, so use_dynamic_bsz false with "
+             "one sequence per micro-batch (micro-batch sizes 1) keeps each within the token budget the memory "
+             "estimate counts (a sequence is at most max_model_len tokens); it costs speed: a step runs a forward and "
+             "backward per sequence, where dynamic batching would pack several up to the budget"),)
 
 
 NO_LIMIT_WORDS = "no limit (transformers' no-limit model_max_length: vLLM refuses no length)"

@@ -767,7 +767,8 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      ("--gpu", "h100"), "", BrokenRuleCode.SP_DIVIDES_GPUS, []),
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\n",  # InternLM2's own code: test_spcompat_s70
      ("--gpu", "h100", "--model-config", str(ROOT / "tests/data/hf-configs/internlm2-7b.json")), "",
-     BrokenRuleCode.SP_MODEL_ATTENTION, [C.REMOVE_PADDING_ON] * 2),  # both keys, Trinity's default: test_remotepad_s70
+     BrokenRuleCode.SP_MODEL_ATTENTION,  # dynamic batching and remove padding on, Trinity's defaults:
+     [C.MICRO_BATCH_UNBOUNDED, *[C.REMOVE_PADDING_ON] * 2]),  # test_padbound_s71, test_remotepad_s70
     (("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
       "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 0}}\n"
       "trainer: {ulysses_sequence_parallel_size: 8}\n"), ("--gpu", "h100"), "", BrokenRuleCode.SP_WITHIN_NODE, []),
@@ -876,6 +877,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.PAST_DERIVED_LENGTH_REFUSED]  # a shorter length key, read from a config.json: test_vllmkeys_s64
     given += [C.ALLOC_CONF_IN_EXPLORER]  # explorer.env_vars, beside CONFIG_HEAD's explorer: test_explorerenv_s67
     given += [C.SP_MODEL_ATTENTION]  # a ref's own SP for InternLM2's own code: test_spcompat_s70
+    given += [C.MICRO_BATCH_UNSET]  # InternLM2's with dynamic batch sizes off: test_padbound_s71
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

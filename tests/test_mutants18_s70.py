@@ -110,8 +110,10 @@ def test_two_running_jobs_that_a_node_no_longer_holds_together_keep_one_of_them(
 def test_a_critic_of_another_model_is_not_held_to_this_models_attention():
     # Trinity 0.5 checks the critic's own SP as the actor's; where the critic is another model, rft-solver knows
     # neither its heads nor its attention, so SP=2 there is no problem; the same SP for this model's critic is.
-    # (remove padding off, as such a model needs it: the problems left are the SP ones)
-    critic_sp = {"trainer": {"trainer_config": {"critic": {"ulysses_sequence_parallel_size": 2}, "actor_rollout_ref": {
+    # (remove padding and dynamic batch sizes off, one sequence per micro-batch, as such a model needs them:
+    # test_remotepad_s70, test_padbound_s71; the problems left are the SP ones)
+    critic = {"ulysses_sequence_parallel_size": 2, "forward_micro_batch_size_per_gpu": 1}
+    critic_sp = {"trainer": {"use_dynamic_bsz": False, "trainer_config": {"critic": critic, "actor_rollout_ref": {
         "model": {"use_remove_padding": False}}}}}
     assert CRITIC_SP_KEY == ("trainer", "trainer_config", "critic", "ulysses_sequence_parallel_size")
     model = load_model_config(INTERNLM2)

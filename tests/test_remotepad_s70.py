@@ -31,8 +31,10 @@ Cli = Callable[..., tuple[int, str, str]]
 PACKED = ("verl's remove padding packs a micro-batch's sequences into one row with no attention mask (verl 0.9.1 "
           "workers/engine/fsdp/transformer_impl.py:1256-1260), and internlm2-7b's own attention code would attend "
           "across them")
-CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead, a micro-batch of uneven lengths "
-           "holds more tokens than the budget the memory estimate counts")
+CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead, so use_dynamic_bsz false with one "
+           "sequence per micro-batch (micro-batch sizes 1) keeps each within the token budget the memory estimate "
+           "counts (a sequence is at most max_model_len tokens); it costs speed: a step runs a forward and backward "
+           "per sequence, where dynamic batching would pack several up to the budget")  # test_padbound_s71: the keys
 TRAINER_KEY = "trainer.use_remove_padding"
 MODEL_KEY = "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding"
 ONLY_BEFORE_06 = " (on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding whatever the verl)"
@@ -92,6 +94,8 @@ def test_emit_trinity_writes_the_keys_false_with_why_and_that_0_5_refuses_the_tr
                            "--emit", "trinity")
     assert (status, err) == (0, "")
     assert ("  save_hf_checkpoint: never\n"
+            "  # off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the caution says\n"
+            "  use_dynamic_bsz: false\n"  # test_padbound_s71
             "  # verl's remove padding packs a micro-batch's sequences into one row with no attention mask (verl\n"
             "  # 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260), and internlm2-7b's own attention code\n"
             "  # would attend across them; this key is Trinity 0.6's (0.5 refuses it: --trinity-version 0.5\n"

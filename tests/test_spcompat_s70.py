@@ -125,8 +125,9 @@ def test_a_trinity_config_at_sp_2_breaks_the_attention_rule(cli: Cli, tmp_path: 
     assert (status, err) == (0, "")
     assert answer["current"]["broken_rule_code"] == "sp-model-attention"
     assert answer["current"]["broken_rule"] == f"internlm2-7b: SP=2 cannot shard its attention: {INTERNLM2_WHY}"
-    # the broken rule says it, not a problem too; remove padding on by default at both keys: test_remotepad_s70
-    assert answer["current"]["config_problem_codes"] == ["remove-padding-on"] * 2
+    # the broken rule says it, not a problem too; dynamic batching and remove padding on by default (at both keys):
+    # test_padbound_s71, test_remotepad_s70
+    assert answer["current"]["config_problem_codes"] == ["micro-batch-unbounded", *["remove-padding-on"] * 2]
     assert [(found["gpus"], found["sp"]) for found in answer["plans"]] == [(6, 1)]
 
 

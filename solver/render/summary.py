@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING
+from solver.query import CRITIC_MICRO_BATCH_SIZES, ROLE_MICRO_BATCH_SIZES
 from solver.render.phrases import CEILING_WORDS
 from solver.results import (
     CHECK_QUALITY,
@@ -58,8 +59,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
-    `remove_padding_violation`); a comment names an option as `names` do, and says where
-    no Hugging Face checkpoint comes from as for a plan on `gpu` (`no_checkpoint_words`)."""
+    `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch); a comment names an
+    option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
+    (`no_checkpoint_words`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -83,6 +85,10 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         if version != "0.5":
             before = "" if version else " (leave it out before 0.6, which refuses it)"
             lines += [f"# Trinity 0.6 reads this one instead{before}:", "trainer.use_remove_padding: false"]
+        lines += ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
+                  *(f"{'.'.join(path)}: 1" for path in ROLE_MICRO_BATCH_SIZES),
+                  "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
+                  *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
         lines += [f"# {no_checkpoint_words(gpu)}:", "trainer.save_hf_checkpoint: never"]

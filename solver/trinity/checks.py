@@ -10,8 +10,10 @@ from typing import Any, NamedTuple
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    CRITIC_MICRO_BATCH_SIZES,
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
+    ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
     TRAIN_BATCH_KEY,
     ConfigProblem,
@@ -63,6 +65,7 @@ from solver.trinity.keys import (
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
     LORA_CONFIGS,
+    MICRO_BATCH_UNSET_ON_08,
     MISSING_KEPT_SECTIONS,
     NUMBER_KEYS,
     OFFLOAD_FLAGS,
@@ -855,10 +858,11 @@ def _check_ref_model(checks: _ConfigChecks, version: TrinityVersion | None) -> N
 
 
 def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
-                   version: TrinityVersion | None, on: bool = True) -> None:
+                   version: TrinityVersion | None, on: bool = True, unset_on: bool = True) -> None:
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
     before 0.8 does with it, `UNCHECKED_SECTION`), and on (`off`: why it must be, said where it is false, with
-    `code`); with `on` false, off (`off`: why, said where it is true or not set, Trinity's default true)."""
+    `code`); with `on` false, off (`off`: why, said where it is true, or not set where `unset_on`, Trinity's default
+    true, not a role's that takes the trainer's)."""
     checks.flags_judged.add(path)
     value = checks.flag(path)
     if value is not None and omegaconf_boolean(value) is None:
@@ -871,25 +875,65 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {_unchecked_words(version, taken)}")
     elif on and turned_off(value):
         checks.add(code, f"{'.'.join(path)} is false: {off}")
-    elif not on and not turned_off(value) and (value is not None or checks.absent(path)):
+    elif not on and not turned_off(value) and (value is not None or (unset_on and checks.absent(path))):
         shown = "true" if value is not None else "not set, so true (Trinity's default)"
         checks.add(code, f"{'.'.join(path)} is {shown}: {off}")
 
 
 def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], code: ConfigProblemCode,
-                    off: str, version: TrinityVersion | None, on: bool = True) -> None:
-    """`_check_flag_on` for each of `paths` (with `on`), each `off` followed by where that key counts
+                    off: str, version: TrinityVersion | None, on: bool = True, unset_on: bool = True) -> None:
+    """`_check_flag_on` for each of `paths` (with `on` and `unset_on`), each `off` followed by where that key counts
     (`ROLE_KEY_SCOPES`)."""
     for path in paths:
         scope = ROLE_KEY_SCOPES.get(path)
-        _check_flag_on(checks, path, code, off + (f" ({scope})" if scope else ""), version, on)
+        _check_flag_on(checks, path, code, off + (f" ({scope})" if scope else ""), version, on, unset_on)
 
 
-def _check_dynamic_batch(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
-    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
-    _check_flags_on(checks, DYNAMIC_BATCH_KEYS, ConfigProblemCode.DYNAMIC_BATCH_OFF, (
-        "verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and the plan sets, and "
-        "fills micro-batches by sequence count: set it to true"), version)
+def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
+    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on; off for a `model` whose
+    micro-batches are padded (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`)."""
+    if remove_padding_violation(model) is None:
+        _check_flags_on(checks, DYNAMIC_BATCH_KEYS, ConfigProblemCode.DYNAMIC_BATCH_OFF, (
+            "verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and the plan sets, "
+            "and fills micro-batches by sequence count: set it to true"), version)
+        return
+    trainer, *roles = DYNAMIC_BATCH_KEYS
+    why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
+           "batching fills it by the sequences' own lengths, so one of uneven lengths holds more tokens than the "
+           f"token budget the memory estimate counts: set it to false, with one sequence per micro-batch "
+           f"({checks.names.write} does)")
+    _check_flag_on(checks, trainer, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False)
+    _check_flags_on(checks, roles, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
+    if turned_off(checks.flag(trainer)):
+        _check_micro_batch_sizes(checks, version)
+
+
+def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check, with dynamic batch sizes off, that each pass's micro-batch holds one sequence (`ROLE_MICRO_BATCH_SIZES`,
+    and the critic's, `CRITIC_MICRO_BATCH_SIZES`, where the algorithm trains one): more are padded past the token
+    budget; unset, a key that a release hands verl as none (`MICRO_BATCH_UNSET_ON_08`) fails as the trainer runs."""
+    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
+    for path in (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ())):
+        size = checks.number(path)
+        if size is not None and size != 1:
+            checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
+                f"{dotted(path)} is {shown_number(size)}: with dynamic batch sizes off a micro-batch takes that many "
+                "sequences, padded to the longest, which the token budget does not bound: set it to 1"))
+        elif checks.absent(path) and (unset := _unset_micro_batch_words(path, version)):
+            checks.add(ConfigProblemCode.MICRO_BATCH_UNSET, (
+                f"{dotted(path)} is not set: {unset}: set it to 1 ({checks.names.write} does)"))
+
+
+def _unset_micro_batch_words(path: Path, version: TrinityVersion | None) -> str:
+    """What a micro-batch size at `path` left unset comes to with dynamic batch sizes off (`MICRO_BATCH_UNSET_ON_08`)
+    on the releases `version` may be, in words; "" where each gives it 1."""
+    if path in MICRO_BATCH_UNSET_ON_08:
+        return "" if version == "0.5" else (
+            "Trinity 0.6 on verl 0.8 or later hands verl none, which then refuses dynamic batch sizes off as the "
+            "trainer starts")
+    gives = {"0.5": "Trinity 0.5 gives", "0.6": "Trinity 0.6 on verl before 0.8 gives"}.get(
+        version or "", "Trinity 0.5, and 0.6 on verl before 0.8, give")
+    return f"{gives} the critic's value forward none, by which verl cannot split a batch, so it fails"
 
 
 def _check_gradient_checkpointing(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -1094,7 +1138,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rope_scaling(checks, model, length)
     _check_rollout_model(checks, length)
     _check_rollout_length_refused(checks, model, length)
-    _check_dynamic_batch(checks, version)
+    _check_dynamic_batch(checks, model, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
     _check_trainer_level_flags(checks, version)
@@ -1177,6 +1221,9 @@ MISSPELT_CUTOFF = 0.9
 """How alike (difflib's ratio) a key must be to one rft-solver reads to be taken for it misspelt: 0.9 takes
 ``ulysses_sequence_paralel_size`` and ``trainr``, not Trinity's ``min_response_tokens`` for ``max_response_tokens``
 (nor ``max_model_length`` for ``max_model_len``, 0.897, which `_words_reshaped` takes)."""
+OWN_KEYS_NEAR_READ = frozenset(("ppo_infer_micro_batch_size_per_gpu",))
+"""Keys of verl's own spelt almost as one rft-solver reads, which are no misspelling of it: verl 0.8's actor
+``ppo_infer_micro_batch_size_per_gpu`` (``workers/config/actor.py:153``), near ``ppo_micro_batch_size_per_gpu``."""
 
 
 def _words_reshaped(key: str, read: str) -> bool:
@@ -1218,7 +1265,8 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
             continue
         lacking = [key for key in known if key not in mapping]
         for key in mapping:
-            if isinstance(key, str) and key not in known and (meant := _misspelling_of(key, lacking)):
+            if (isinstance(key, str) and key not in known and key not in OWN_KEYS_NEAR_READ
+                    and (meant := _misspelling_of(key, lacking))):
                 path = (*section, key)
                 unset = (f"{'.'.join(path)}: did you mean {meant}? That key is unset, and read as such"
                          f"{_read_elsewhere_words(key, section)}")

@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from solver.query import ACTOR_ROLLOUT_REF, NODE_SIZE_PATH, ROLE_TOKEN_BUDGETS, ROLLOUT_TOKEN_BUDGET, TRAIN_BATCH_PATH
+from solver.query import (
+    ACTOR_ROLLOUT_REF,
+    CRITIC_MICRO_BATCH_SIZES,
+    NODE_SIZE_PATH,
+    ROLE_MICRO_BATCH_SIZES,
+    ROLE_TOKEN_BUDGETS,
+    ROLLOUT_TOKEN_BUDGET,
+    TRAIN_BATCH_PATH,
+)
 from solver.tables import OneLineError, TrinityVersion
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
@@ -113,6 +121,16 @@ REMOVE_PADDING_KEYS = (("trainer", "use_remove_padding"), (*ACTOR_ROLLOUT_REF, "
 """Remove padding (on in Trinity, as the tables measured): Trinity 0.6's own key, and verl's, which Trinity before 0.6
 reads and 0.6 sets to the trainer's."""
 
+MICRO_BATCH_UNSET_ON_08 = frozenset((*ROLE_MICRO_BATCH_SIZES, CRITIC_MICRO_BATCH_SIZES[0]))
+"""The micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, `CRITIC_MICRO_BATCH_SIZES`) that Trinity 0.6 on verl 0.8 or later
+hands verl as none where the config leaves them unset (``trainer/verl/config.py:286``, ``:358``, ``:400``, ``:459`` in
+0.6.0), which verl 0.8.0 refuses with dynamic batch sizes off as the trainer starts (``workers/config/actor.py:207``,
+the ref's after ``workers/engine_workers.py:509``; ``:577``; ``workers/config/critic.py:107``); Trinity 0.5 and 0.6 on
+verl before 0.8 give them 1 (the rollout's from the actor's: ``common/verl_config.py:155``, ``:189``, ``:664``,
+``:264`` in 0.5.0). The critic's value forward is the other way round: Trinity 0.6 on verl 0.8 gives it 1
+(``trainer/verl/config.py:480``), 0.5 and 0.6 on verl before 0.8 none (``common/verl_config.py:266`` in 0.5.0,
+``verl_legacy/verl_config.py:275``), by which verl 0.7.0's value forward cannot split a batch
+(``workers/critic/dp_critic.py:171``)."""
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
                      "dynamic-batch keys, taking the trainer's")
 """Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
@@ -274,16 +292,17 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
-    CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size"),
+    CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size",
+             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES)),
     (*CRITIC, "model"): ("fsdp_config",),
     (*CRITIC, "model", "fsdp_config"): OFFLOAD_FLAGS,
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "model"): ("use_remove_padding", "lora_rank", "lora_adapter_path"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
-                                    "ulysses_sequence_parallel_size", *ENTROPY_KEYS),
+                                    "ulysses_sequence_parallel_size", *ENTROPY_KEYS, ROLE_MICRO_BATCH_SIZES[0][-1]),
     (*ACTOR_ROLLOUT_REF, "ref"): ("fsdp_config", "log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
-                                  "ulysses_sequence_parallel_size"),
-    (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu",),
+                                  "ulysses_sequence_parallel_size", ROLE_MICRO_BATCH_SIZES[1][-1]),
+    (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu", ROLE_MICRO_BATCH_SIZES[2][-1]),
     offload_path("actor", "")[:-1]: (*OFFLOAD_FLAGS, *ENTROPY_KEYS),
     offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
 }
@@ -295,8 +314,9 @@ NUMBER_KEYS = frozenset((
     "max_model_len", "max_prompt_tokens", "max_response_tokens", "batch_size", "train_batch_size", "repeat_times",
     "node_num", "gpu_per_node", "engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
     "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "ppo_max_token_len_per_gpu",
-    "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu"))
-"""The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines or experiences): each
+    "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu",
+    *(path[-1] for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES))))
+"""The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines, experiences or sequences): each
 Trinity types ``int``."""
 
 INT_FIELDS = NUMBER_KEYS | {"lora_rank"}

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS
+from solver.query import ACTOR_ROLLOUT_REF, CRITIC_MICRO_BATCH_SIZES, ROLE_MICRO_BATCH_SIZES, ROLE_TOKEN_BUDGETS
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import COMMAND_OPTIONS, host_ram_check_words
 from solver.tables import Model, QueryError, TrinityVersion, brief, remove_padding_violation
@@ -108,15 +108,17 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes,
     gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
-    model it would train wrong (`remove_padding_violation`). For `version` 0.5, none that 0.5 refuses
+    model it would train wrong (`remove_padding_violation`), and for that model dynamic batch sizes off with one
+    sequence per micro-batch (`_micro_batch_keys`). For `version` 0.5, none that 0.5 refuses
     (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on 0.6's flags
     says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says
     it (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
+    padded = remove_padding_violation(model) is not None
     return [
         *_model_keys(plan, model, config),
         *_trainer_keys(plan, version, gpu),
-        *_turned_back_on(readings, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
+        *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded),  # the trainer's own
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version_option if version is None else "")
           if version != "0.5" else []),  # a key 0.5 refuses
         *_trainer_offload_flags(plan, config, version, version_option),
@@ -124,8 +126,10 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_turned_back_on(readings, [GRADIENT_CHECKPOINTING_KEY]),
         *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], commented=version == "0.5"),  # as 0.5 reads
         # a role's keys together, a section's together (the fragment nests them)
-        *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version)),
+        *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded)),
         *_own_budget_keys(plan, "rollout", readings),
+        *(_micro_batch_keys("rollout") if padded else []),
+        *(_micro_batch_keys("critic") if padded else []),
     ]
 
 
@@ -222,6 +226,30 @@ def _turned_back_on(readings: _ConfigReadings, paths: Iterable[Path]) -> list[Pl
     return [PlanKey(path=path, value=True, existing_only=True) for path in paths if readings.turned_off(path)]
 
 
+def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded: bool) -> list[PlanKey]:
+    """The dynamic batch size keys of `paths`: back on where the config turns them off (`_turned_back_on`); for a model
+    whose micro-batches are `padded` (remove padding off, `remove_padding_violation`), off: the trainer's always, with
+    why, a role's where the config has it (unset, it takes the trainer's)."""
+    if not padded:
+        return _turned_back_on(readings, paths)
+    return [PlanKey(path=path, value=False, comment=PADDED_DYNAMIC_BATCH_WORDS) if len(path) == 2
+            else PlanKey(path=path, value=False, existing_only=True) for path in paths]
+
+
+PADDED_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the "
+                              "caution says")
+"""The comment on ``trainer.use_dynamic_bsz: false`` for a model whose micro-batches are padded."""
+
+
+def _micro_batch_keys(section: str) -> list[PlanKey]:
+    """One sequence per micro-batch for `section`'s passes (a role's, the rollout's recompute: `ROLE_MICRO_BATCH_SIZES`;
+    the critic's, `CRITIC_MICRO_BATCH_SIZES`, whatever the algorithm: a fragment is merged into a config that may train
+    one), which a padded micro-batch needs to stay within the token budget with dynamic batch sizes off. Set outright:
+    Trinity leaves some unset where verl then fails (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
+    paths = [path for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES) if path[-2] == section]
+    return [PlanKey(path=path, value=1) for path in paths]
+
+
 def _remove_padding_keys(model: Model, readings: _ConfigReadings, path: Path, version_option: str = "",
                          commented: bool = True) -> list[PlanKey]:
     """Remove padding at `path`: off for a `model` it would train wrong (`remove_padding_violation`; `commented`: with
@@ -249,13 +277,16 @@ def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | No
 
 
 def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
-               version: TrinityVersion | None) -> list[PlanKey]:
+               version: TrinityVersion | None, padded: bool) -> list[PlanKey]:
     """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
-    on, and its offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which
-    refuses that key: `KEYS_05_LACKS`)."""
+    on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`), and its
+    offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which refuses that
+    key: `KEYS_05_LACKS`)."""
     # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
-    keys += _turned_back_on(readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)))
+    keys += _dynamic_batch_keys(
+        readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded)
+    keys += _micro_batch_keys(role) if padded else []
     keys += _own_budget_keys(plan, role, readings)
     for section in ("fsdp_config", *([IGNORED_SECTION] if version != "0.5" else [])):
         for flag in OFFLOAD_FLAGS:

@@ -1,0 +1,203 @@
+"""One padded sequence per micro-batch for a model of its own attention code (session 71). Such a model (InternLM2's)
+trains with remove padding off (test_remotepad_s70), so each micro-batch is padded to its longest sequence, which
+dynamic batching, filling it by the sequences' own lengths, would take past the token budget the memory estimate
+counts. So the apply lines, ``--emit trinity`` and ``--write`` also set ``trainer.use_dynamic_bsz: false`` and each
+pass's micro-batch size per GPU to 1 (the actor's, the ref's, the rollout's log-prob recompute, the critic's), keys
+that Trinity 0.5 and 0.6 both read; ``--check`` flags dynamic batching on or a size other than 1
+(``micro-batch-unbounded``, in place of ``dynamic-batch-off``) and a size left unset where a release hands verl none
+(``micro-batch-unset``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from solver.query import make_query
+from solver.render.summary import apply_lines
+from solver.solve import plan
+from solver.tables import load_catalog
+from solver.tables.model_config import load_model_config
+from solver.trinity import trinity_config_problems
+from solver.trinity.settings import plan_settings
+
+ROOT = Path(__file__).parent.parent
+INTERNLM2 = ROOT / "tests" / "data" / "hf-configs" / "internlm2-7b.json"
+EXAMPLE = ROOT / "docs" / "examples" / "trinity.yaml"
+Cli = Callable[..., tuple[int, str, str]]
+ARR = "trainer.trainer_config.actor_rollout_ref"
+CRITIC = "trainer.trainer_config.critic"
+SIZES = [f"{ARR}.actor.ppo_micro_batch_size_per_gpu", f"{ARR}.ref.log_prob_micro_batch_size_per_gpu",
+         f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu"]
+CRITIC_SIZES = [f"{CRITIC}.ppo_micro_batch_size_per_gpu", f"{CRITIC}.forward_micro_batch_size_per_gpu"]
+APPLY_LINES = ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
+               *(f"{key}: 1" for key in SIZES),
+               "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
+               *(f"{key}: 1" for key in CRITIC_SIZES)]
+WHY = ("remove padding off (as internlm2-7b needs) pads each micro-batch to its longest sequence, and dynamic batching "
+       "fills it by the sequences' own lengths, so one of uneven lengths holds more tokens than the token budget the "
+       "memory estimate counts: set it to false, with one sequence per micro-batch "
+       "(solver.trinity.patch_trinity_config does)")
+ON_08 = ("Trinity 0.6 on verl 0.8 or later hands verl none, which then refuses dynamic batch sizes off as the trainer "
+         "starts")
+PADDING_OFF = {"use_remove_padding": False, "trainer_config": {"actor_rollout_ref": {"model": {
+    "use_remove_padding": False}}}}
+"""Remove padding off at both keys, as such a model needs (test_remotepad_s70)."""
+
+
+def _internlm2_plan(length: int = 32768, gpu: str = "h100", version: str | None = None) -> Any:
+    """InternLM2-7B's best plan on 8 GPUs of `gpu` at `length` tokens, and the model."""
+    catalog = load_catalog().with_model(load_model_config(INTERNLM2))
+    query = make_query(catalog, gpu=gpu, model="internlm2-7b", budget_gpus=8, max_model_len=length,
+                       trinity_version=version)
+    (answer,) = plan(query, catalog)
+    return answer.plans[0], catalog.model("internlm2-7b")
+
+
+def _dotted(config: Any, prefix: str = "") -> dict[str, Any]:
+    """The leaves of nested mappings, by dotted key."""
+    if not isinstance(config, dict):
+        return {prefix: config}
+    return {key: value for name, item in config.items()
+            for key, value in _dotted(item, f"{prefix}.{name}" if prefix else name).items()}
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_the_apply_lines_turn_dynamic_batching_off_with_one_sequence_per_micro_batch(version: str | None):
+    found, model = _internlm2_plan(version=version)
+    lines = apply_lines(found, model, version)  # type: ignore[arg-type]
+    start = lines.index("trainer.use_remove_padding: false" if version != "0.5" else
+                        f"{ARR}.model.use_remove_padding: false") + 1
+    assert lines[start:start + len(APPLY_LINES)] == APPLY_LINES
+    qwen3 = apply_lines(found, load_catalog().model("8B"), version)  # type: ignore[arg-type]
+    assert not any("micro_batch" in line or "use_dynamic_bsz" in line for line in qwen3)
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_the_settings_of_every_release_set_the_same_keys(version: str | None):
+    found, model = _internlm2_plan(version=version)
+    written = _dotted(plan_settings(found, model, version=version).config)  # type: ignore[arg-type]
+    assert {key: written.get(key) for key in ["trainer.use_dynamic_bsz", *SIZES, *CRITIC_SIZES]} == {
+        "trainer.use_dynamic_bsz": False, **{key: 1 for key in SIZES + CRITIC_SIZES}}
+    qwen3 = _dotted(plan_settings(found, load_catalog().model("8B"), version=version).config)  # type: ignore[arg-type]
+    assert not [key for key in qwen3 if "micro_batch" in key or "dynamic" in key]
+
+
+@pytest.mark.parametrize(("length", "gpu"), [(8192, "l40s"), (32768, "h100"), (40960, "h20")])
+def test_one_sequence_fits_the_budget_the_plan_is_estimated_at(length: int, gpu: str):
+    # one sequence is at most max_model_len tokens: every plan of such a model is at SP=1 (sp_attention), where the
+    # least budget verl takes is the length itself
+    found, _ = _internlm2_plan(length, gpu)
+    assert found.sp == 1 and found.max_token_len_per_gpu >= found.max_model_len == length
+
+
+def _problems(config: dict[str, Any], version: str | None = None, model: Any = None) -> list[tuple[str, str]]:
+    """The dynamic batch and micro-batch problems of `config` for `model` (InternLM2-7B's) on 4 GPUs."""
+    found = trinity_config_problems(config, model or load_model_config(INTERNLM2), 4,
+                                    version=version)  # type: ignore[arg-type]
+    return [(problem.code.value, problem.words) for problem in found
+            if problem.code.value.startswith(("micro-batch", "dynamic-batch"))]
+
+
+def _off(algorithm: str | None = None, **sizes: Any) -> dict[str, Any]:
+    """A config with remove padding and dynamic batch sizes off, its `algorithm`, and micro-batch `sizes` (by the
+    dotted key under ``trainer``)."""
+    trainer: dict[str, Any] = json.loads(json.dumps({**PADDING_OFF, "use_dynamic_bsz": False}))
+    for key, value in sizes.items():
+        *sections, name = key.split(".")
+        node = trainer
+        for section in sections:
+            node = node.setdefault(section, {})
+        node[name] = value
+    return {"trainer": trainer, **({"algorithm": {"algorithm_type": algorithm}} if algorithm else {})}
+
+
+def test_check_flags_dynamic_batching_on_or_unset_for_such_a_model_in_place_of_dynamic_batch_off():
+    assert _problems({"trainer": PADDING_OFF}) == [
+        ("micro-batch-unbounded", f"trainer.use_dynamic_bsz is not set, so true (Trinity's default): {WHY}")]
+    role_on = {"trainer": {**PADDING_OFF, "use_dynamic_bsz": False, "trainer_config": {"actor_rollout_ref": {
+        "model": {"use_remove_padding": False}, "actor": {"use_dynamic_bsz": True}}}}, "algorithm": {
+        "algorithm_type": "grpo"}}
+    scope = "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl"
+    assert _problems(role_on, "0.5") == [
+        ("micro-batch-unbounded", f"{ARR}.actor.use_dynamic_bsz is true: {WHY} ({scope})")]
+    # a model of transformers' own code: dynamic batching off is the problem, as before
+    qwen3 = load_catalog().model("8B")
+    assert [code for code, _ in _problems({"trainer": {"use_dynamic_bsz": False}}, model=qwen3)] == [
+        "dynamic-batch-off"]
+    assert _problems({"trainer": {"use_dynamic_bsz": True}}, model=qwen3) == []
+
+
+def test_check_flags_a_micro_batch_of_more_than_one_sequence():
+    assert _problems(_off("grpo", **{"trainer_config.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": 4}),
+                     "0.5") == [("micro-batch-unbounded", (
+                         f"{ARR}.ref.log_prob_micro_batch_size_per_gpu is 4: with dynamic batch sizes off a "
+                         "micro-batch takes that many sequences, padded to the longest, which the token budget does "
+                         "not bound: set it to 1"))]
+    # dynamic batching on: the sizes are unread, the line on the flag says it
+    on = _off("grpo", **{"trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 4})
+    on["trainer"]["use_dynamic_bsz"] = True
+    assert [words.split(":")[0] for _, words in _problems(on, "0.5")] == ["trainer.use_dynamic_bsz is true"]
+
+
+@pytest.mark.parametrize(("algorithm", "version", "unset"), [
+    ("grpo", "0.5", []),
+    ("grpo", "0.6", SIZES),
+    ("grpo", None, SIZES),
+    (None, "0.5", CRITIC_SIZES[1:]),  # Trinity's default algorithm, ppo, trains a critic
+    ("ppo", "0.6", [*SIZES, *CRITIC_SIZES]),
+    ("ppo", None, [*SIZES, *CRITIC_SIZES]),
+])
+def test_check_flags_a_micro_batch_size_left_unset_where_a_release_hands_verl_none(
+        algorithm: str | None, version: str | None, unset: list[str]):
+    forward = {"0.5": "Trinity 0.5 gives", "0.6": "Trinity 0.6 on verl before 0.8 gives",
+               None: "Trinity 0.5, and 0.6 on verl before 0.8, give"}[version]
+    words = {key: ON_08 for key in [*SIZES, CRITIC_SIZES[0]]}
+    words[CRITIC_SIZES[1]] = (f"{forward} the critic's value forward none, by which verl cannot split a batch, so it "
+                              "fails")
+    assert _problems(_off(algorithm), version) == [
+        ("micro-batch-unset", f"{key} is not set: {words[key]}: set it to 1 (solver.trinity.patch_trinity_config does)")
+        for key in unset]
+    every = {key.removeprefix("trainer."): 1 for key in SIZES + CRITIC_SIZES}
+    assert _problems(_off(algorithm, **every), version) == []
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_write_bounds_a_config_that_batches_dynamically_then_it_checks_clean(
+        cli: Cli, tmp_path: Path, version: str | None):
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = "ppo"  # a critic too
+    config["trainer"]["use_dynamic_bsz"] = True
+    config["trainer"].setdefault("trainer_config", {})["actor_rollout_ref"] = {"actor": {
+        "use_dynamic_bsz": True, "ppo_micro_batch_size_per_gpu": 8}}
+    given, written = tmp_path / "given.yaml", tmp_path / "written.yaml"
+    given.write_text(yaml.safe_dump(config))
+    flags = ("--model-config", str(INTERNLM2), "--gpu", "h100", *(("--trinity-version", version) if version else ()))
+    status, out, err = cli("--from-config", str(given), *flags, "--json")
+    assert status == 0, err
+    assert json.loads(out)[0]["current"]["config_problem_codes"][:2] == ["micro-batch-unbounded"] * 2
+    status, _, err = cli("--from-config", str(given), *flags, "--write", str(written))
+    assert status == 0, err
+    keys = _dotted(yaml.safe_load(written.read_text()))
+    assert {key: keys.get(key) for key in ["trainer.use_dynamic_bsz", f"{ARR}.actor.use_dynamic_bsz",
+                                           *SIZES, *CRITIC_SIZES]} == {
+        "trainer.use_dynamic_bsz": False, f"{ARR}.actor.use_dynamic_bsz": False,
+        **{key: 1 for key in SIZES + CRITIC_SIZES}}
+    status, out, err = cli("--from-config", str(written), *flags, "--json")
+    # the critic, which the memory model does not count, is said as for any model (test_json)
+    assert (status, json.loads(out)[0]["current"]["config_problem_codes"]) == (0, ["critic-not-counted"]), err
+
+
+def test_verls_own_key_beside_a_micro_batch_size_is_no_misspelling_of_it():
+    qwen3 = load_catalog().model("8B")
+
+    def codes(key: str) -> list[str]:
+        config = {"trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {key: 2}}}}}
+        return [problem.code.value for problem in trinity_config_problems(config, qwen3, 8, version="0.6")]
+
+    assert codes("ppo_infer_micro_batch_size_per_gpu") == []  # verl 0.8's actor key
+    assert codes("ppo_micro_batch_size_per_gp") == ["misspelt-key"]
