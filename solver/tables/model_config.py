@@ -309,9 +309,9 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
         pattern = _config_number(path, config, "sliding_window_pattern", 6)
         local = [(index + 1) % pattern != 0 for index in range(layers)]
     elif model_type in ("qwen2", "qwen3", "qwen2_moe"):
-        first_full = _config_number(path, config, "max_window_layers", 28, lowest=0)
-        local = ([index >= first_full for index in range(layers)] if model_type != "qwen2_moe"
-                 else [index % 2 == 0 and index < first_full for index in range(layers)])
+        max_window_layers = _config_number(path, config, "max_window_layers", 28, lowest=0)
+        local = ([index >= max_window_layers for index in range(layers)] if model_type != "qwen2_moe"
+                 else [index % 2 == 0 and index < max_window_layers for index in range(layers)])
     else:
         return None
     return ["sliding_attention" if each else "full_attention" for each in local]
