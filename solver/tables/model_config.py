@@ -355,7 +355,10 @@ def _check_no_adapter_alone(path: Path) -> None:
     """`TableError` where `path`, a folder's ``config.json``, is missing and the folder holds a PEFT adapter's
     ``adapter_config.json`` instead (a LoRA checkpoint, whose shape is its base model's)."""
     adapter = path.with_name(ADAPTER_CONFIG)
-    if path.name != "config.json" or path.exists() or not adapter.is_file():
+    try:
+        if path.name != "config.json" or path.exists() or not adapter.is_file():
+            return
+    except OSError:  # Path.exists raises on EACCES before Python 3.14: reading config.json says so
         return
     try:
         read = _config_json(adapter)
