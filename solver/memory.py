@@ -905,24 +905,44 @@ def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_mode
     """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus` (1 or more), that
     keeps an engine in one node of `node_gpus`, that the heads allow (as SP: it divides the attention
     heads, and it and the KV heads divide one another), and that `fits`: one GPU holds the bf16 weights
-    and the KV cache of one `max_model_len` sequence in half of `ROLLOUT_UTILIZATION` of its memory. When
+    and the KV cache of one `max_model_len` sequence (`vllm_cached_tokens`: less in sliding-window layers) in half
+    of `ROLLOUT_UTILIZATION` of its memory. When
     no size does, the largest allowed one (whose `fits` is False). A starting point for the rollout, which
     rft-solver does not plan."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     allowed = [t for t in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, t)]
     sizes = [t for t in allowed if t <= rollout_gpus and rollout_gpus % t == 0]
+    cached = vllm_cached_tokens(model, max_model_len)
     options = [RolloutEngines(size=t, weights_gib=2 * model.parameters_b * 1e9 / t / GIB,
-                              kv_cache_gib=_kv_cache_bytes(model, t) * max_model_len / GIB,
+                              kv_cache_gib=_kv_layer_token_bytes(model, t) * cached / GIB,
                               room_gib=memory_gib * ROLLOUT_UTILIZATION - ROLLOUT_CONTEXT_GIB, largest=t == allowed[-1])
                for t in sizes]
     return next((option for option in options if option.fits), options[-1])
 
 
-def _kv_cache_bytes(model: Model, size: int) -> float:
-    """The bf16 KV cache one token takes on one GPU of a vLLM engine of tensor-parallel `size`: the keys and values of
-    its share of the KV heads (each GPU at least one); with latent attention, the latent and RoPE key, which vLLM
-    caches whole on every GPU of the engine."""
+VLLM_BATCHED_TOKENS = 2048
+"""The tokens a vLLM 0.19.1 engine as Trinity starts it schedules in one step (``max_num_batched_tokens``):
+``SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS`` (``vllm/config/scheduler.py:42``), which an engine made from
+``AsyncEngineArgs`` (its usage context ``ENGINE_CONTEXT`` has no default of its own, ``engine/arg_utils.py:2194-2197``)
+keeps with chunked prefill on, Trinity 0.6.0's default (``enable_chunked_prefill``, ``common/config.py:536``); off, it
+is at least ``max_model_len`` (``arg_utils.py:2213-2222``), and a sliding window then saves nothing."""
+
+
+def vllm_cached_tokens(model: Model, max_model_len: int) -> int:
+    """The tokens whose keys and values a vLLM engine caches for one `max_model_len` sequence, its layers' together:
+    every token in a full-attention layer; in each of its sliding-window layers (`Model.vllm_sliding_window`), the
+    window less one and the tokens of one step (`VLLM_BATCHED_TOKENS`), at most the sequence, as vLLM 0.19.1's
+    ``SlidingWindowSpec.max_memory_usage_bytes`` counts them (``vllm/v1/kv_cache_interface.py:251-270``; its one more
+    block, 16 tokens, left out as the full layers' rounding up to a block is)."""
+    window, local = model.vllm_sliding_window or (max_model_len, 0)
+    return (model.num_layers - local) * max_model_len + local * min(max_model_len, window - 1 + VLLM_BATCHED_TOKENS)
+
+
+def _kv_layer_token_bytes(model: Model, size: int) -> float:
+    """The bf16 KV cache one token takes in one layer on one GPU of a vLLM engine of tensor-parallel `size`: the keys
+    and values of its share of the KV heads (each GPU at least one); with latent attention, the latent and RoPE key,
+    which vLLM caches whole on every GPU of the engine."""
     if model.mla is not None:
-        return 2 * model.num_layers * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim)
+        return 2 * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim)
     kv_heads = model.num_key_value_heads
-    return 2 * model.num_layers * kv_heads * model.head_size * 2 / min(size, kv_heads)
+    return 2 * kv_heads * model.head_size * 2 / min(size, kv_heads)

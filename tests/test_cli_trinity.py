@@ -1807,7 +1807,8 @@ def test_write_takes_a_model_config_of_the_config_s_own_model_path(cli, tmp_path
     folder = qwen3_8b_checkpoint(tmp_path / "m" / "8B", _name_or_path="meta-llama/Llama-3.1-8B", model_type="llama",
                          intermediate_size=14336,
                          num_hidden_layers=32, vocab_size=128256, max_position_embeddings=131072, head_dim=None,
-                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192})
+                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+                                       "low_freq_factor": 1.0, "high_freq_factor": 4.0})
     config = tmp_path / "trinity.yaml"
     config.write_text(f"model: {{model_path: {folder}, max_model_len: 8192}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
                       "explorer: {rollout_model: {engine_num: 2}}\n", encoding="utf-8")

@@ -88,16 +88,17 @@ def test_a_length_auto_trains_at_the_default_budget_trains_in_the_default_mode_t
 
 
 # model_config.py 634->636 (a RoPE scaling without `factor`): transformers 5's `rope_parameters` of a plain model
-# (`rope_type: default`), a `dynamic` one without a factor, and a per-layer one whose later type gives none: no factor
+# (`rope_type: default`), a `dynamic` one with a null factor (transformers refuses one without the key), and a
+# per-layer one whose later type gives none: no factor
 # where none is given, and the last factor given standing (docs/trinity.md, `past-native-on-own-scaling-refused`).
 
 @pytest.mark.parametrize(("config", "fields"), [
     ({"rope_parameters": {"rope_type": "default", "rope_theta": 1e6}}, (None, 32768, None, 32768)),
-    ({"rope_scaling": {"rope_type": "dynamic"}}, ("dynamic", 32768, None, 32768)),
+    ({"rope_scaling": {"rope_type": "dynamic", "factor": None}}, ("dynamic", 32768, None, 32768)),
     ({"rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 4.0},
                           "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}},
      ("linear", 32768, 131072.0, 131072.0)),
-], ids=["transformers5-default", "dynamic-without-factor", "per-layer-last-without-factor"])
+], ids=["transformers5-default", "dynamic-null-factor", "per-layer-last-without-factor"])
 def test_a_rope_scaling_without_a_factor_keeps_the_length_or_the_factor_before_it(tmp_path: Path, config: dict,
                                                                                   fields: tuple):
     folder = tmp_path / "m"

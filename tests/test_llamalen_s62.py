@@ -138,7 +138,8 @@ def _config_json(tmp_path: Path, rope_scaling: dict[str, object]) -> Path:
 
 
 @pytest.mark.parametrize(("rope_scaling", "codes"), [
-    ({"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}, [CODE]),
+    ({"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
+      "high_freq_factor": 4.0}, [CODE]),
     ({"rope_type": "longrope", "short_factor": [1.0], "long_factor": [1.0]}, [CODE]),
     ({"rope_type": "linear", "factor": 2.0}, []),  # vLLM derives 131072 x 2: it takes the length
 ], ids=["llama3", "longrope", "linear"])

@@ -1024,7 +1024,8 @@ def test_a_checkpoint_in_a_folder_named_by_an_alias_is_that_model_only_if_of_its
 def test_a_catalogue_models_config_gives_it_its_own_context_and_rope_scaling(tmp_path: Path):
     config = load_model_config(qwen3_8b_checkpoint(tmp_path / "q", _name_or_path="Qwen/Qwen3-8B",
                                                    max_position_embeddings=65536,
-                                                   rope_scaling={"rope_type": "llama3", "factor": 2.0}))
+                                                   rope_scaling={"rope_type": "llama3", "factor": 2.0,
+                                                                 "low_freq_factor": 1.0, "high_freq_factor": 4.0}))
     model = load_catalog().with_model(config).model("8B")
     assert (model.name, model.native_context, model.rope_scaling) == ("Qwen3-8B", 65536, "llama3")
     assert load_catalog().model("8B").rope_scaling is None

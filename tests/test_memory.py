@@ -1168,7 +1168,8 @@ def test_cells_of_an_untabled_release_stand_for_its_variants_and_checkpoints_in_
 def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):
     config = json.loads(FIXTURE.read_text(encoding="utf-8"))
     del config["_name_or_path"]
-    config["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}
+    config["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+                              "low_freq_factor": 1.0, "high_freq_factor": 4.0}
     path = tmp_path / "my-llama.json"  # not a config.json in a model folder: the file names the model
     path.write_text(json.dumps(config), encoding="utf-8")
     model = load_model_config(path)

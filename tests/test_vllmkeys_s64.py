@@ -71,7 +71,8 @@ def test_a_model_max_length_stands_in_place_of_the_smallest_above_or_below(tmp_p
 def test_the_scaling_factor_applies_to_the_smallest_key(tmp_path: Path):
     assert _lengths(tmp_path, seq_length=4096, **LINEAR_4)[2:] == (16384, 16384)
     assert _lengths(tmp_path / "mml", model_max_length=65536, **LINEAR_4)[2:] == (262144, 262144)
-    llama3 = {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+              "low_freq_factor": 1.0, "high_freq_factor": 4.0}
     assert _lengths(tmp_path / "llama3", seq_length=16384, rope_scaling=llama3)[2:] == (16384, 16384)  # no factor
 
 

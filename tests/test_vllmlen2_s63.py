@@ -55,7 +55,8 @@ def _gemma3(tmp_path: Path, **config: object) -> Path:
     ({"rope_parameters": {"rope_type": "linear", "factor": 1.5, "rope_theta": 1e6}},
      ("linear", 49152.0, False, 49152.0)),  # transformers 5's key
     ({"rope_scaling": {"rope_type": "linear", "factor": None}}, ("linear", None, False, 32768)),  # null is 1.0
-    ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}},
+    ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+                       "low_freq_factor": 1.0, "high_freq_factor": 4.0}},
      ("llama3", None, False, 32768)),  # vLLM applies no llama3 factor
     ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}},
      (None, 32768.0, False, 32768.0)),  # a YaRN not its own: native 8192 (its original), x 4

@@ -156,6 +156,32 @@ NO_LIMIT_LENGTH = int(1e30)
 model with no limit: a config.json's is no length past `CONFIG_LIMITS`, but that "no limit", which vLLM 0.19.1 takes
 as the length it derives (``derive_max_model_len_and_key`` takes any ``model_max_length`` in place of the other
 keys), so it refuses no length (`_vllm_length_key`)."""
+SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096}
+"""A config.json's ``sliding_window`` where it gives no such key, by model type: its transformers 5.9.0 config class's
+default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``); the other
+classes' is none."""
+USE_SLIDING_WINDOW_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+"""Model types whose transformers 5.9.0 config class drops the ``sliding_window`` unless ``use_sliding_window`` is
+true, its default false (``configuration_qwen2.py:84``, ``configuration_qwen2_moe.py:105``,
+``configuration_qwen3.py:87``, ``configuration_qwen3_moe.py:115``): Qwen2.5's and Qwen3's configs give a window
+that nothing uses."""
+PER_LAYER_WINDOW_MODEL_TYPES = ("gemma2", "gemma3_text", "llama", "mistral", "olmo2")
+"""Model types whose vLLM 0.19.1 class gives each layer its own sliding window by its ``layer_types``
+(``per_layer_sliding_window``: ``model_executor/models/gemma2.py``, ``gemma3.py``, ``llama.py``, which Mistral's
+class builds on, ``olmo2.py``); another's, where the types mix, caches every layer whole."""
+ROPE_TYPE_KEYS: dict[str, tuple[str, ...]] = {
+    "default": (), "linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
+    "longrope": ("short_factor", "long_factor"), "llama3": ("factor", "low_freq_factor", "high_freq_factor"),
+    "proportional": ()}
+"""The RoPE scaling types transformers 5.9.0 builds, and the keys a config's scaling of each must give: its
+``ROPE_INIT_FUNCTIONS`` (``modeling_rope_utils.py:632-639``; another type fails to build, a KeyError, as in
+``modeling_llama.py:83-86``) and ``default``, which each rotary embedding computes itself; the keys its
+``_validate_<type>_rope_parameters`` requires (``:804-997``, a KeyError where one is missing, ``:1020-1022``),
+but ``rope_theta`` and ``original_max_position_embeddings``, which ``standardize_rope_params`` fills in
+(``:727-773``)."""
+LEGACY_ROPE_TYPES = {("phi3", "su"): "longrope"}
+"""(``model_type``, ``rope_type``) pairs whose config class renames the type: Phi-3's ``su``, its LongRoPE's older
+name (``models/phi3/configuration_phi3.py:101-104`` in transformers 5.9.0)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "original_max_position_embeddings": 1 << 30,
@@ -164,9 +190,14 @@ CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_atte
                                              "num_shared_expert", "interleave_moe_layer_step",
                                              "num_nextn_predict_layers", *ERNIE_MOE_DEFAULTS)},
                  "moe_intermediate_size": 1 << 22, "shared_expert_intermediate_size": 1 << 22,
-                 "intermediate_size_mlp": 1 << 22,
+                 "intermediate_size_mlp": 1 << 22, "sliding_window": 1 << 30, "sliding_window_pattern": 1 << 14,
+                 "max_window_layers": 1 << 14,
                  **{key: 1 << 16 for key in (*MLA_KEYS, "q_lora_rank", "n_shared_experts")}}
 """The largest value a config.json key may have: far beyond any model, but finite."""
+
+
+ADAPTER_CONFIG = "adapter_config.json"
+"""The file a PEFT (LoRA) adapter's folder holds in place of a model's ``config.json``."""
 
 
 def model_config_file(path: Path) -> Path:
@@ -197,7 +228,11 @@ def load_model_config(path: Path | str) -> Model:
     latent attention or not; its parameter count is computed from the shapes. `TableError`, one line naming the
     file and the key, when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
+    _check_no_adapter_alone(path)
     config = _config_json(path)
+    if "peft_type" in config:
+        raise _adapter_refusal(f"{path}: a LoRA/PEFT adapter's config (peft_type {brief(config['peft_type'])}), not a "
+                               "model's", config)
     _check_text_model(path, config)
     shape = _config_shape(path, config)
     name, aliases = _config_names(path, config)
@@ -216,16 +251,70 @@ def load_model_config(path: Path | str) -> Model:
                  qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config),
                  ulysses_unreached=_ulysses_unreached(config),
                  uncounted_mtp_layers=_mtp_layers(path, config),
-                 router_logits_output=_router_logits_output(path, config) and shape["moe"] is not None)
+                 router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
+                 vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]))
 
 
-def _router_logits_output(path: Path, config: dict[str, Any]) -> bool:
-    """A config.json's ``output_router_logits`` (False where absent or null, as transformers' MoE config classes
-    default it); `TableError` where it is not true, false or null."""
-    given = config.get("output_router_logits")
+def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:
+    """A config.json's flag `key` (False where absent or null, as transformers' config classes default
+    ``output_router_logits`` and ``use_sliding_window``); `TableError` where it is not true, false or null."""
+    given = config.get(key)
     if given is not None and not isinstance(given, bool):
-        raise TableError(f"{path}: output_router_logits: expected true, false or null, got {brief(given)}")
+        raise TableError(f"{path}: {key}: expected true, false or null, got {brief(given)}")
     return bool(given)
+
+
+def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tuple[int, int] | None:
+    """The sliding window a vLLM 0.19.1 engine caches a config.json's local layers' keys and values over, and how
+    many of its `layers` are local (`Model.vllm_sliding_window`); None where it caches every layer's for the whole
+    sequence. The window is the one transformers' config class keeps (`SLIDING_WINDOW_DEFAULTS`,
+    `USE_SLIDING_WINDOW_MODEL_TYPES`; 0 is none, ``vllm/config/model.py:599-605``). Where the layers' types
+    (`_layer_types`) are all one, vLLM caches every layer over the window (``engine/arg_utils.py:1560-1565`` sets it
+    for the whole model; ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the classes
+    of `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window (``llama.py:184-203``,
+    ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (Qwen2's and Qwen3's refuse to build,
+    ``qwen2.py:373-382``). `TableError` for a window or layer types that are not whole numbers or a list of them."""
+    model_type = str(config.get("model_type"))
+    window = config.get("sliding_window", SLIDING_WINDOW_DEFAULTS.get(model_type))
+    if model_type in USE_SLIDING_WINDOW_MODEL_TYPES and not _config_flag(path, config, "use_sliding_window"):
+        window = None
+    if window is None or (window == 0 and not isinstance(window, bool)):
+        return None
+    window = _config_number(path, {"sliding_window": window}, "sliding_window")
+    types = _layer_types(path, config, layers)
+    if types is None or len(set(types)) == 1:
+        return window, layers
+    if model_type not in PER_LAYER_WINDOW_MODEL_TYPES:
+        return None
+    return window, types.count("sliding_attention")
+
+
+def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] | None:
+    """A config.json's attention type per layer as transformers 5.9.0's config class keeps it (``full_attention``,
+    ``sliding_attention``): its ``layer_types``, else the class's own (Gemma-2's every other layer local,
+    ``configuration_gemma2.py:95-98``; Gemma-3's all but every ``sliding_window_pattern``-th, 6 by default,
+    ``configuration_gemma3.py:109-115``; Qwen2's and Qwen3's from ``max_window_layers`` on, with a sliding window,
+    ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below it, ``configuration_qwen2_moe.py:106-111``);
+    None where neither gives them. `TableError` for ``layer_types`` that are not one type per layer."""
+    given = config.get("layer_types")
+    if given is not None:
+        if not isinstance(given, list) or len(given) != layers or not all(_is_name(each) for each in given):
+            raise TableError(f"{path}: layer_types: expected a list of num_hidden_layers ({layers}) attention types "
+                             f"such as \"sliding_attention\" or \"full_attention\", got {brief(given)}")
+        return given
+    model_type = config.get("model_type")
+    if model_type == "gemma2":
+        local = [index % 2 == 0 for index in range(layers)]
+    elif model_type == "gemma3_text":
+        pattern = _config_number(path, config, "sliding_window_pattern", 6)
+        local = [(index + 1) % pattern != 0 for index in range(layers)]
+    elif model_type in ("qwen2", "qwen3", "qwen2_moe"):
+        max_window_layers = _config_number(path, config, "max_window_layers", 28, lowest=0)
+        local = ([index >= max_window_layers for index in range(layers)] if model_type != "qwen2_moe"
+                 else [index % 2 == 0 and index < max_window_layers for index in range(layers)])
+    else:
+        return None
+    return ["sliding_attention" if each else "full_attention" for each in local]
 
 
 def _mtp_layers(path: Path, config: dict[str, Any]) -> int:
@@ -260,6 +349,31 @@ def _ulysses_unreached(config: dict[str, Any]) -> str | None:
     else:
         what = f"{_unchecked_layout(config)}, not one rft-solver knows transformers to have a class of,"
     return f"{what} runs the checkpoint's own modeling code (its auto_map); {ULYSSES_UNREACHED}"
+
+
+def _check_no_adapter_alone(path: Path) -> None:
+    """`TableError` where `path`, a folder's ``config.json``, is missing and the folder holds a PEFT adapter's
+    ``adapter_config.json`` instead (a LoRA checkpoint, whose shape is its base model's)."""
+    adapter = path.with_name(ADAPTER_CONFIG)
+    try:
+        if path.name != "config.json" or path.exists() or not adapter.is_file():
+            return
+    except OSError:  # Path.exists raises on EACCES before Python 3.14: reading config.json says so
+        return
+    try:
+        read = _config_json(adapter)
+    except TableError:  # the adapter's own file unreadable: the refusal names no base model
+        read = {}
+    raise _adapter_refusal(f"{path}: missing, and {ADAPTER_CONFIG} beside it is a LoRA/PEFT adapter's, not a "
+                           "model's", read)
+
+
+def _adapter_refusal(what: str, adapter: dict[str, Any]) -> TableError:
+    """The refusal of a PEFT adapter's config, `what` it is in words (after its path), naming its base model where
+    `adapter`, its keys, gives a printable ``base_model_name_or_path``."""
+    base = adapter.get("base_model_name_or_path")
+    named = f" ({base})" if _is_name(base) else ""
+    return TableError(f"{what}: give its base model's config.json{named}, whose shape the adapter trains")
 
 
 def _config_json(path: Path) -> dict[str, Any]:
@@ -322,16 +436,17 @@ def _check_text_model(path: Path, config: dict[str, Any]) -> None:
     _check_moe_layout(path, config)
 
 
-def _config_number(path: Path, within: dict[str, Any], key: str, default: int | None = None) -> int:
-    """`within[key]` (`default` where absent or null) as a whole number within `CONFIG_LIMITS`; `TableError`
-    otherwise."""
+def _config_number(path: Path, within: dict[str, Any], key: str, default: int | None = None, lowest: int = 1) -> int:
+    """`within[key]` (`default` where absent or null) as a whole number from `lowest` to its `CONFIG_LIMITS`;
+    `TableError` otherwise."""
     value = within.get(key)
     value = default if value is None else value
     limit = CONFIG_LIMITS[key]
     if value is None:
-        raise TableError(f"{path}: missing {key}: a model's config.json gives it (a whole number from 1 to {limit})")
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
-        raise TableError(f"{path}: {key}: expected a whole number from 1 to {limit}, got {brief(value)}")
+        raise TableError(f"{path}: missing {key}: a model's config.json gives it (a whole number from {lowest} to "
+                         f"{limit})")
+    if not isinstance(value, int) or isinstance(value, bool) or not lowest <= value <= limit:
+        raise TableError(f"{path}: {key}: expected a whole number from {lowest} to {limit}, got {brief(value)}")
     return value
 
 
@@ -593,21 +708,40 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, f
     key = _rope_key(config)
     scaling = config.get(key)
     if _per_layer_type(scaling):
+        for each in scaling.values():
+            if isinstance(each, dict):
+                _check_rope_scaling(path, key, each, config.get("model_type"))
         # One per layer type (transformers 5's Gemma-3): the full-attention layers' reaches the whole context.
         scaling = scaling["full_attention"]
     if scaling is not None and not isinstance(scaling, dict):
         raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {brief(scaling)}")
+    if scaling is not None:
+        _check_rope_scaling(path, key, scaling, config.get("model_type"))
     rope_type = _rope_type(scaling) if scaling is not None else None
-    if rope_type is not None and not _is_name(rope_type):
-        raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
-                         f"{brief(rope_type)}")
     factor = _rope_factor(path, key, scaling) if scaling is not None else None
     native = _config_number(path, config, "max_position_embeddings")
     if (rope_type == "yarn" and isinstance(scaling, dict) and not _trained_yarn(config, rope_type)
             and scaling.get("original_max_position_embeddings") is not None):
         native = _config_number(path, scaling, "original_max_position_embeddings")  # YaRN is re-derived from here
     return rope_type, native, factor
+
+
+def _check_rope_scaling(path: Path, key: str, scaling: dict[str, Any], model_type: object) -> None:
+    """`TableError` for a RoPE scaling (one of a config.json's `key`) that transformers refuses to build: a
+    ``rope_type`` it has no rotary embedding of, or without a key that type needs (`ROPE_TYPE_KEYS`)."""
+    given = _rope_type(scaling)
+    if given is not None and not _is_name(given):
+        raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
+                         f"{brief(given)}")
+    rope_type = LEGACY_ROPE_TYPES.get((str(model_type), given), given or "default")
+    if rope_type not in ROPE_TYPE_KEYS:
+        raise TableError(f"{path}: {key}: rope_type {brief(given)}: transformers builds no such RoPE scaling; it "
+                         f"builds {either(list(ROPE_TYPE_KEYS))}")
+    missing = [needed for needed in ROPE_TYPE_KEYS[rope_type] if needed not in scaling]
+    if missing:
+        raise TableError(f"{path}: {key}: missing {missing[0]}: transformers refuses a {rope_type} RoPE scaling "
+                         "without it")
 
 
 def _rope_key(config: dict[str, Any]) -> str:

@@ -397,6 +397,11 @@ class Model(Frozen):
     """For a mixture of experts read from a config.json: whether it sets ``output_router_logits``, with which
     transformers keeps every expert layer's router logits and computes the load-balancing loss through the forward
     (`solver.memory.router_logits_bytes`; not counted: freed before the backward, a note says so); False otherwise."""
+    vllm_sliding_window: tuple[Count, Count] | None = None
+    """For a model read from a config.json with sliding-window attention that vLLM 0.19.1 honours: the window
+    (tokens) and how many of its layers vLLM caches over it, not the whole sequence (Mistral-7B-v0.1's 4096 in all
+    32; Gemma-2's in every other layer; `solver.memory.vllm_cached_tokens`); None otherwise (the trainer's memory
+    does not depend on it)."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not
@@ -452,6 +457,13 @@ class Model(Frozen):
         if self.moe is not None and self.moe.computes_every_expert:
             return Fraction(1)
         return _held_per_active(self.parameters_b, self.idle_expert_parameters)
+
+    @model_validator(mode="after")
+    def _check_sliding_layers(self) -> Model:
+        if self.vllm_sliding_window is not None and self.vllm_sliding_window[1] > self.num_layers:
+            raise ValueError(f"vllm_sliding_window: {self.vllm_sliding_window[1]} sliding-window layers of "
+                             f"{self.num_layers}: expected at most num_layers")
+        return self
 
     @model_validator(mode="after")
     def _check_active_parameters(self) -> Model:
