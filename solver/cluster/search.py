@@ -131,7 +131,7 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
     time_limit_s = planner.time_limit_s
     every_job = minimize == "nodes"
     required = required_jobs(fleet, every_job)
-    planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
+    planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started, running)
     if required & set(planned.cut_short):  # a job that must be placed has no ways yet: no placement can be found
         return _ways_cut_short_result(planned)
     if required & set(stuck):  # a required job fits nowhere: the other jobs are not placed either, and say why
@@ -176,13 +176,13 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
                           (hints_by, reasons_by))
 
 
-def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
-               started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
+def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool, started: float,
+               running: Sequence[RunningJob] = ()) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
     run (`stuck`, indexes) and why (`Unplaced`): both asked now, within the time limit (`WaysLimit`: the ways first,
     then the reasons, which get what the ways left of it), so that the time they take counts against it."""
     limit = WaysLimit.of(planner, started)
-    ways = fleet_options(planner, fleet, limit)
+    ways = fleet_options(planner, fleet, limit, running)
     stuck = [job for job in jobs_without_ways(fleet, ways.options) if job not in ways.cut_short]
     reasons = [why_no_option(planner, fleet, i, limit=limit) for i in stuck]
     unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why) for i, why in zip(stuck, reasons))

@@ -1,0 +1,72 @@
+"""`solve cluster --current` keeps a running job at the GPU count it runs with where the planner has a plan there,
+though its ways offer other counts (session 71): a job grown onto idle GPUs past the tables' counts, or started by
+hand, stays rather than reading as moving; a count with no plan is no way, and the job moves."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+Cli = Callable[..., tuple[int, str, str]]
+
+A100_NODES = {"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 1024}
+SOLO = {"name": "solo", "model": "Qwen3-8B", "max_model_len": {"at_least": "32k"}, "rollout_gpus": 0}
+DUO = {"name": "duo", "model": "Qwen3-4B", "max_model_len": "64k", "rollout_gpus": 0, "train_batch_size": 64}
+"""persona26's fleet (s69): the tables offer Qwen3-8B 2, 4 and 6 A100s and Qwen3-4B (at 64k, batch 64) 4; placed,
+each grows to 8 (inferred), duo moving to the idle node 1."""
+
+
+def _fleet(tmp_path: Path) -> Path:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [A100_NODES], "jobs": [SOLO, DUO]}), encoding="utf-8")
+    return path
+
+
+def _placed(out: str) -> list[tuple[object, ...]]:
+    """Each placement's job, nodes, GPUs, trainer GPUs, the count it grew from, evidence and `current`."""
+    return [(p["job"], p["nodes"], p["gpu_indexes"], p["trainer_gpus"], p["widened_from"], p["plan"]["evidence"],
+             p.get("current")) for p in json.loads(out)["placements"]]
+
+
+def _running_now(cli: Cli, tmp_path: Path, *changes: tuple[int, dict[str, object]]) -> Path:
+    """The fleet's placement as `solve cluster --json` gives it, each of its placements (by position) changed as
+    `changes` say, written where `--current` reads it."""
+    _, out, _ = cli("cluster", str(_fleet(tmp_path)), "--json")
+    placement = json.loads(out)
+    for position, change in changes:
+        placement["placements"][position].update(change)
+    path = tmp_path / "now.json"
+    path.write_text(json.dumps(placement), encoding="utf-8")
+    return path
+
+
+def test_jobs_grown_past_the_tables_counts_stay_at_their_count(cli: Cli, tmp_path: Path):
+    # Both run on 8 GPUs, a count no table offers them: kept at 8 where they run. Before, with no way at 8, both
+    # read as moving (placed on node 0 with 4 GPUs each, left so by --no-widen).
+    now = _running_now(cli, tmp_path)
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--json", "--current", str(now), "--no-widen")
+    assert status == 0 and _placed(out) == [("solo", [0], list(range(8)), 8, None, "inferred", "stays"),
+                                            ("duo", [1], list(range(8)), 8, None, "inferred", "stays")]
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--current", str(now), "--no-widen")
+    assert status == 0 and out.splitlines()[1] == "running now: 2 stay, 0 move, 0 stop; 0 start"
+
+
+def test_jobs_on_each_others_nodes_stay_there(cli: Cli, tmp_path: Path):
+    # solo runs on node 1 and duo on node 0 (started so by hand): both stay. Before, both were placed at 4 and widening
+    # moved duo to the idle node (the last in file order moves), so both moved.
+    now = _running_now(cli, tmp_path, (0, {"nodes": [1]}), (1, {"nodes": [0]}))
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--json", "--current", str(now))
+    assert status == 0 and _placed(out) == [("solo", [1], list(range(8)), 8, None, "inferred", "stays"),
+                                            ("duo", [0], list(range(8)), 8, None, "inferred", "stays")]
+
+
+def test_a_count_without_a_plan_is_no_way_to_stay(cli: Cli, tmp_path: Path):
+    # duo started by hand on 2 GPUs (0-1 of node 1): no plan trains Qwen3-4B at 64k on 2 A100s, so it moves
+    # (placed on 4 GPUs, then grown onto its node's idle 4).
+    now = _running_now(cli, tmp_path, (1, {"trainer_gpus": 2, "gpu_indexes": [0, 1]}))
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--json", "--current", str(now))
+    assert status == 0 and _placed(out) == [("solo", [0], list(range(8)), 8, None, "inferred", "stays"),
+                                            ("duo", [1], list(range(8)), 8, 4, "inferred", "moves")]
