@@ -1734,7 +1734,7 @@ class RolloutEngines(Frozen, defer_build=True):
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
-PLACEMENT_LEFT_OUT_WHEN_NONE = ("current",)
+PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1768,6 +1768,9 @@ class Placement(LeftOutWhenNone, defer_build=True):
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
+    moved_to_widen: Literal[True] | None = Field(default=None, description=(
+        "true where widening moved the job, alone, onto a node of its pool that no job used, so that it, or the jobs "
+        "it shared a node with, run on more GPUs (widened_from says whether it grew there too); left out otherwise"))
     host_memory_gb: float | None = Field(default=None, description=(
         "in a pool that gives host_ram_gb: the host memory the job needs on each node its trainer runs on "
         "(`trainer_nodes`: a node that holds only its rollout needs none of it), GiB (with Offload its states or the "

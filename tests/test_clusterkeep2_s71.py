@@ -1,6 +1,7 @@
-"""`solve cluster --current` keeps a running job at the GPU count it runs with where the planner has a plan there,
-though its ways offer other counts (session 71): a job grown onto idle GPUs past the tables' counts, or started by
-hand, stays rather than reading as moving; a count with no plan is no way, and the job moves."""
+"""`solve cluster` says what it did to each job (session 71): `--current` keeps a running job at the GPU count it
+runs with where the planner has a plan there, though its ways offer other counts (a job grown past the tables'
+counts, or started by hand, stays; a count with no plan is no way, and the job moves); a job that widening moved
+onto an idle node says so (`moved to widen`, `moved_to_widen`)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,25 @@ def test_a_count_without_a_plan_is_no_way_to_stay(cli: Cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--json", "--current", str(now))
     assert status == 0 and _placed(out) == [("solo", [0], list(range(8)), 8, None, "inferred", "stays"),
                                             ("duo", [1], list(range(8)), 8, 4, "inferred", "moves")]
+
+
+def test_a_job_moved_to_widen_says_so(cli: Cli, tmp_path: Path):
+    # duo, placed on node 0 beside solo, moves alone to the idle node 1 and grows to 8: its row and JSON say both.
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)))
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and [row.split("│")[3:5] for row in rows] == [[" solo ", "                 8 (+4) "],
+                                                                    [" duo  ", " 8 (+4, moved to widen) "]]
+    assert ("(moved to widen): moved alone onto a node of its pool that no job used, so that it, or the jobs it "
+            "shared a node with, run on more GPUs") in out.splitlines()
+    _, out, _ = cli("cluster", str(_fleet(tmp_path)), "--json")
+    assert [placed.get("moved_to_widen") for placed in json.loads(out)["placements"]] == [None, True]
+
+
+def test_no_job_moved_no_word_of_it(cli: Cli, tmp_path: Path):
+    # --minimize nodes moves no job: no key, no note, the trainer column as before (4 each, on node 0, the
+    # column as wide as its header).
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--json", "--minimize", "nodes")
+    assert status == 0 and all("moved_to_widen" not in placed for placed in json.loads(out)["placements"])
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--minimize", "nodes")
+    assert status == 0 and "moved to widen" not in out
+    assert [line.split("│")[4] for line in out.splitlines() if line.startswith("│")] == ["       4 "] * 2

@@ -600,7 +600,8 @@ def grown_placements(planner: Planner, fleet: Fleet, chosen: dict[int, Option], 
         nodes = {**nodes, **{job: [node] for job, node in widened.moved.items()}}
     gpus = gpus_on_nodes(fleet, ((job, option, nodes[job][0]) for job, option in sorted(placed.items())), staying)
     placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], gpus[job],
-                                    widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
+                                    widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None,
+                                    moved_to_widen=widened is not None and job in widened.moved)
                        for job in sorted(placed))
     return Grown(placements, placed, nodes, ("widening",) if widened is not None and widened.wall_clock_stopped else ())
 
