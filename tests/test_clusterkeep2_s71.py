@@ -9,7 +9,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
+
+import solver.cluster.reasons
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -77,8 +80,9 @@ def test_a_job_moved_to_widen_says_so(cli: Cli, tmp_path: Path):
     # duo, placed on node 0 beside solo, moves alone to the idle node 1 and grows to 8: its row and JSON say both.
     status, out, _ = cli("cluster", str(_fleet(tmp_path)))
     rows = [line for line in out.splitlines() if line.startswith("│")]
-    assert status == 0 and [row.split("│")[3:5] for row in rows] == [[" solo ", "                 8 (+4) "],
-                                                                    [" duo  ", " 8 (+4, moved to widen) "]]
+    assert status == 0
+    assert [row.split("│")[3:5] for row in rows] == [[" solo ", "                 8 (+4) "],
+                                                     [" duo  ", " 8 (+4, moved to widen) "]]
     assert ("(moved to widen): moved alone onto a node of its pool that no job used, so that it, or the jobs it "
             "shared a node with, run on more GPUs") in out.splitlines()
     _, out, _ = cli("cluster", str(_fleet(tmp_path)), "--json")
@@ -93,3 +97,41 @@ def test_no_job_moved_no_word_of_it(cli: Cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--minimize", "nodes")
     assert status == 0 and "moved to widen" not in out
     assert [line.split("│")[4] for line in out.splitlines() if line.startswith("│")] == ["       4 "] * 2
+
+
+FOUR_AND_ONE = [*({"name": name, **{key: value for key, value in DUO.items() if key != "name"}, "priority": priority}
+                  for name, priority in (("a", 3), ("b", 1), ("c", 3), ("d", 1))),
+                {**DUO, "name": "x", "rollout_gpus": 4, "priority": 1}]
+"""Four 4-GPU jobs filling two A100 nodes, a and b on node 0, c and d on node 1 (file order), and x, which needs a
+node whole (4 trainer and 4 rollout GPUs): the jobs of either node hold priority 4, but with c moved beside a,
+x on the other node leaves out b and d alone (2): priority 3 places it."""
+
+
+def _least_placed(cli: Cli, tmp_path: Path, x_priority: int = 1) -> tuple[list[str], int, str]:
+    """The jobs placed with x at `x_priority`, the placed priority, and the reasons of those left out."""
+    path = tmp_path / "least.yaml"
+    jobs = [*FOUR_AND_ONE[:4], {**FOUR_AND_ONE[4], "priority": x_priority}]
+    path.write_text(yaml.safe_dump({"pools": [{**A100_NODES, "host_ram_gb": None}], "jobs": jobs}), encoding="utf-8")
+    _, out, _ = cli("cluster", str(path), "--json")
+    result = json.loads(out)
+    return ([placed["job"] for placed in result["placements"]], result["objective"],
+            " ".join(left["reason"] for left in result["unplaced"]))
+
+
+def test_the_least_priority_that_places_a_job_is_exact(cli: Cli, tmp_path: Path):
+    # Before, the words gave one more than the holders' (5, "or more"); CP-SAT proves 3, the least that surely places
+    # it: at 3 a placement with x (a, c, x) holds 9, more than every one without it (8); at 2 one with it holds as
+    # much as one without it (8), and length and cost choose (here a, c, x too).
+    placed, objective, reason = _least_placed(cli, tmp_path)
+    assert (placed, objective) == (["a", "b", "c", "d"], 8) and reason.endswith(
+        "a, b (priority 4 together) hold the room it needs: priority 3 is the least that places it (moving other jobs)")
+    assert _least_placed(cli, tmp_path, 2)[:2] == (["a", "c", "x"], 8)
+    assert _least_placed(cli, tmp_path, 3)[:2] == (["a", "c", "x"], 9)
+
+
+def test_a_least_priority_not_proven_in_time_is_a_priority_that_places_it(cli: Cli, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    # No work left for the solve: the holders' priority plus one, which surely places it, said as no more than that.
+    monkeypatch.setattr(solver.cluster.reasons, "LEAST_PRIORITY_SHARE", 0.0)
+    assert _least_placed(cli, tmp_path)[2].endswith(
+        "a, b (priority 4 together) hold the room it needs: priority 5 would place it")

@@ -334,8 +334,8 @@ def running_count_ways(planner: Planner, fleet: Fleet, running: RunningJob, offe
     if not fleet.jobs[running.job].may_use(pool) or any(
             option.pool == running.pool and option.plan.gpus == running.trainer_gpus for option in offered):
         return []
-    for estimate in dict.fromkeys(estimate for _, estimate in evidence_tiers(planner, fleet, running.job,
-                                                                              running.pool)):
+    tiers = evidence_tiers(planner, fleet, running.job, running.pool)
+    for estimate in dict.fromkeys(estimate for _, estimate in tiers):  # the tiers' evidence, each once, in order
         found = ways_in_pool(planner, fleet, running.job, running.pool, [running.trainer_gpus], estimate)
         if found:
             return found

@@ -24,6 +24,7 @@ from solver.cluster.model import (
     hint_placement,
     keep_running_jobs,
     nodes_used,
+    placement_solver,
     required_jobs,
     required_names,
     tie_break,
@@ -47,7 +48,7 @@ from solver.cluster.reasons import (
     why_no_option,
 )
 from solver.cluster.widen import widen_jobs
-from solver.model import SolverStatus, new_cp_solver, stopped_by_wall_clock
+from solver.model import SolverStatus, stopped_by_wall_clock
 from solver.query import Progress
 from solver.results import (
     ClusterResult,
@@ -192,15 +193,6 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool, started: float,
                        planning_s=time.monotonic() - started, option_names=planner.option_names,
                        cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut, undecided_jobs=ways.undecided_jobs)
     return planned, stuck, unplaced
-
-
-def placement_solver(workers: int, seed: int) -> cp_model.CpSolver:
-    """The placement's CP-SAT solver (`new_cp_solver`: Ctrl-C is left to `StopOnInterrupt`), relaxing every
-    constraint: the LP relaxation of all of them, not only the linear ones, closes the pattern counts' bounds within a
-    second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md)."""
-    solver = new_cp_solver(workers, seed)
-    solver.parameters.linearization_level = 2
-    return solver
 
 
 @dataclass(frozen=True)
@@ -565,7 +557,7 @@ def _decode(
     hints_by, reasons_by = asked_by
     smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
     left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by,
-                                final, keeping=kept is not None)
+                                final, keeping=kept is not None, seed=seed)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
                                            else ()) + (("reasons",) if left_out.wall_clock_cut else ()))
     return grown.placements, left_out.unplaced, stopped
