@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -135,3 +136,18 @@ def test_a_least_priority_not_proven_in_time_is_a_priority_that_places_it(cli: C
     monkeypatch.setattr(solver.cluster.reasons, "LEAST_PRIORITY_SHARE", 0.0)
     assert _least_placed(cli, tmp_path)[2].endswith(
         "a, b (priority 4 together) hold the room it needs: priority 5 would place it")
+
+
+def test_a_least_priority_the_wall_clock_stops_says_so(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The reasons' time gone on the wall clock before the solve: a priority that places it, and the step named as one
+    # another run may answer otherwise.
+    monkeypatch.setattr(solver.cluster.reasons, "clock", SimpleNamespace(seconds_left=lambda deadline: 0.0))
+    path = tmp_path / "least.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{**A100_NODES, "host_ram_gb": None}], "jobs": FOUR_AND_ONE}),
+                    encoding="utf-8")
+    _, out, _ = cli("cluster", str(path), "--json")
+    result = json.loads(out)
+    assert result["wall_clock_stopped"] == ["least priority"]
+    assert result["unplaced"][0]["reason"].endswith("hold the room it needs: priority 5 would place it")
+    _, out, _ = cli("cluster", str(path))
+    assert "the least priority that places each job left out" in out

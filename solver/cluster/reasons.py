@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 from ortools.sat.python import cp_model
 
 from solver import clock
-from solver.cluster.model import build_placement_model, fewest_gpus, placement_solver
+from solver.cluster.model import PlacementModel, build_placement_model, fewest_gpus, placement_solver
 from solver.cluster.options import (
     Footprint,
     NoWayReason,
@@ -25,6 +25,7 @@ from solver.cluster.options import (
     job_options,
     layout,
 )
+from solver.model import stopped_by_wall_clock
 from solver.query import Query
 from solver.results import (
     Answer,
@@ -58,10 +59,12 @@ from solver.tables import (
 
 class LeftOut(NamedTuple):
     """Why each job a placement leaves out is (`unplaced_reasons`), and whether the wall clock left the reasons of
-    some unasked (`wall_clock_cut`: why the other pools a job with ways may use have none)."""
+    some unasked (`wall_clock_cut`: why the other pools a job with ways may use have none), and whether it stopped a
+    solve of the least priority that places one (`least_priority_stopped`: `LeastPriority`)."""
 
     unplaced: tuple[Unplaced, ...]
     wall_clock_cut: bool
+    least_priority_stopped: bool = False
 
 
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
@@ -125,7 +128,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             reason_for_several=room.words(several=True).text,
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
             fits_with=fits_with[index]).with_reason(words))
-    return LeftOut(tuple(unplaced), wall_clock_cut)
+    return LeftOut(tuple(unplaced), wall_clock_cut, least is not None and least.wall_clock_stopped)
 
 
 @dataclass(frozen=True)
@@ -188,34 +191,46 @@ class LeastPriority:
     """The least priority that surely places a job left out of a placement whose priority is proven the most
     (`placed_priority`): one more than the placed priority less the most the other jobs hold in a placement with the
     job (with it, that placement holds more than every one without it; with one less, one without it holds as much).
-    That most is a CP-SAT solve of the placement model (`build_placement_model`, the required jobs placed) with the
-    job placed, asked once per job (`of`), with CP-SAT's `seed`, within `work` of deterministic time for all the jobs
-    together and, as a safety net, by the wall clock's `deadline` (a `time.monotonic()`; None: no limit); None where
-    the solve is not proven optimal within them."""
+    That most is a CP-SAT solve of the placement model (`build_placement_model`, the required jobs placed, built once)
+    with the job placed (an assumption), asked once per job (`of`), with CP-SAT's `seed`, within `work` of
+    deterministic time for all the jobs together and, as a safety net, by the wall clock's `deadline` (a
+    `time.monotonic()`; None: no limit; `wall_clock_stopped` where it stopped one); None where the solve is not
+    proven optimal within them."""
 
     def __init__(self, fleet: Fleet, options: list[Option], placed_priority: int, seed: int, work: float,
                  deadline: float | None) -> None:
         self.fleet, self.options, self.placed_priority, self.seed = fleet, options, placed_priority, seed
         self.work, self.deadline = work, deadline
         self.found: dict[int, int | None] = {}
+        self.wall_clock_stopped = False
+        self.built: PlacementModel | None = None
 
     def of(self, index: int) -> int | None:
         """The least priority that surely places job `index`; None where not proven."""
         if index not in self.found:
-            self.found[index] = self._solved(index) if self.work > 0 else None
+            out_of_time = self.deadline is not None and clock.seconds_left(self.deadline) <= 0
+            self.wall_clock_stopped |= out_of_time
+            self.found[index] = None if self.work <= 0 or out_of_time else self._solved(index)
         return self.found[index]
 
     def _solved(self, index: int) -> int | None:
-        built = build_placement_model(self.fleet, self.options, every_job=False)
-        priorities = [self.fleet.jobs[option.job].priority for option in self.options]
-        built.model.add(sum(x for option, x in zip(self.options, built.chosen) if option.job == index) == 1)
-        built.model.maximize(sum(priority * x for priority, x in zip(priorities, built.chosen)))
+        if self.built is None:
+            self.built = build_placement_model(self.fleet, self.options, every_job=False)
+            self.built.model.maximize(sum(self.fleet.jobs[option.job].priority * x
+                                          for option, x in zip(self.options, self.built.chosen)))
+        model = self.built.model
+        placed = model.new_bool_var(f"least_priority_places_{self.fleet.jobs[index].name}")
+        model.add(sum(x for option, x in zip(self.options, self.built.chosen) if option.job == index) == 1
+                  ).only_enforce_if(placed)
+        model.clear_assumptions()
+        model.add_assumptions([placed])
         solver = placement_solver(1, self.seed)
         solver.parameters.max_deterministic_time = self.work
         if self.deadline is not None:
             solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.01)
-        status = checked(solver, built.model, solver.solve(built.model))
+        status = checked(solver, model, solver.solve(model))
         self.work -= solver.response_proto.deterministic_time
+        self.wall_clock_stopped |= stopped_by_wall_clock(solver, status)
         if status != cp_model.OPTIMAL:
             return None
         others = round(solver.objective_value) - self.fleet.jobs[index].priority

@@ -547,7 +547,7 @@ def _decode(
     pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a
     `time.monotonic()`, the wall clock's safety net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left
     unasked) are left out for want of time; the running jobs `kept` stay where they run. Last, the steps the wall clock
-    stopped (``widening``, ``hints``, ``reasons``)."""
+    stopped (``widening``, ``hints``, ``reasons``, ``least priority``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts, kept)
     grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by, {} if kept is None else kept.staying,
@@ -559,7 +559,8 @@ def _decode(
     left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by,
                                 final, keeping=kept is not None, seed=seed)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
-                                           else ()) + (("reasons",) if left_out.wall_clock_cut else ()))
+                                           else ()) + (("reasons",) if left_out.wall_clock_cut else ())
+               + (("least priority",) if left_out.least_priority_stopped else ()))
     return grown.placements, left_out.unplaced, stopped
 
 

@@ -90,7 +90,8 @@ WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes
                     "widening": "widening onto idle GPUs", "hints": "the smaller asks of the jobs left out",
                     "bought GPUs": "the GPUs-bought stage", "bought nodes": "the nodes-bought stage",
                     "ways": "working out the jobs' ways",
-                    "reasons": "working out why the other pools of the jobs left out have no way for them"}
+                    "reasons": "working out why the other pools of the jobs left out have no way for them",
+                    "least priority": "the least priority that places each job left out"}
 """The steps `ClusterResult.wall_clock_stopped` names, in words."""
 
 
