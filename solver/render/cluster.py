@@ -128,7 +128,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
     notes = ([required_note(names)] if columns.required else []) + (
         [f"{lowered_note(names)}: set it in the job's config"] if columns.lowered else []) + (
-        [WIDENED_NOTE] if widened else []) + ([MOVED_NOTE] if moved else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
+        [WIDENED_NOTE] if widened else []) + ([MOVED_NOTE] if moved else []) + (
+        [MORE_ROLLOUT_NOTE] if more_rollout else []) + (
         [AT_LEAST_NOTE] if any(at_most is None for at_most in columns.lengthened.values()) else []) + (
         [AT_MOST_NOTE] if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
         [TRAINER_NODES_NOTE] if rollout_nodes else [])
@@ -178,8 +179,8 @@ class _PoolColumns:
 
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
     """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
-    required), trainer GPUs (with those widening added, and whether it moved the job) and rollout GPUs (against those it asked), plan, length, cost,
-    evidence, host memory, and whether it stays where it runs now (--current)."""
+    required), trainer GPUs (with those widening added, and whether it moved the job) and rollout GPUs (against
+    those it asked), plan, length, cost, evidence, host memory, and whether it stays where it runs now (--current)."""
     plan = placement.plan
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
