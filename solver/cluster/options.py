@@ -329,7 +329,8 @@ def running_count_ways(planner: Planner, fleet: Fleet, running: RunningJob, offe
     """The ways of a job that runs now (`running`) at the trainer GPU count it runs with, in its pool, where its ways
     there (`offered`) have none at that count (it was grown past the counts the planner offers, or started by hand):
     those of the first evidence tier that has a plan for it (`evidence_tiers`: the tables alone, then the estimates),
-    so that the placement may keep it as it runs. None where the job may no longer use the pool."""
+    so that the placement may keep it as it runs; none where the job may no longer use the pool, or its ways have one
+    at that count there."""
     pool = fleet.pools[running.pool]
     if not fleet.jobs[running.job].may_use(pool) or any(
             option.pool == running.pool and option.plan.gpus == running.trainer_gpus for option in offered):
