@@ -1738,7 +1738,7 @@ class RolloutEngines(Frozen, defer_build=True):
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
-PLACEMENT_LEFT_OUT_WHEN_NONE = ("current",)
+PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1772,6 +1772,9 @@ class Placement(LeftOutWhenNone, defer_build=True):
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
+    moved_to_widen: Literal[True] | None = Field(default=None, description=(
+        "true where widening moved the job, alone, onto a node of its pool that no job used, so that it, or the jobs "
+        "it shared a node with, run on more GPUs (widened_from says whether it grew there too); left out otherwise"))
     host_memory_gb: float | None = Field(default=None, description=(
         "in a pool that gives host_ram_gb: the host memory the job needs on each node its trainer runs on "
         "(`trainer_nodes`: a node that holds only its rollout needs none of it), GiB (with Offload its states or the "
@@ -1936,8 +1939,10 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "('without host'), and, before the count of the planner's questions each is given, the smaller asks of the "
         "jobs left out ('hints'), working out the jobs' ways ('ways') and working out why the other pools a job left "
         "out may use have no way for it ('reasons'; the reasons say what either left unasked, and the answer comes "
-        "within the time limit). Empty: the same file, options and seed give the same answer on every run, whatever "
-        "the machine's load (with workers=1); otherwise another run may give another"))
+        "within the time limit), and, before the work it is given, the least priority that places each job left out "
+        "('least priority': a job not reached is given a priority that places it, not the least). Empty: the same "
+        "file, options and seed give the same answer on every run, whatever the machine's load (with workers=1); "
+        "otherwise another run may give another"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "

@@ -674,12 +674,14 @@ def check_placements(
 
 ROOM_HOLDERS = re.compile(r"; (?P<names>[^;]+?) \(priority (?P<priority>\d+)(?: together)?(?P<tie>, as much as "
                           r"its own)?\) holds? the room it needs(?: in (?P<pool>[^:;,]+))?(?:, with [^:;]+ on "
-                          r"(?:another of its|other) ways)?(?:: priority (?P<least>\d+) (?:is the least that places "
-                          r"it|or more places it))?(?:;|$)")
+                          r"(?:another of its|other) ways)?(?:: priority (?P<least>\d+) (?:(?P<exact>is the least "
+                          r"that places "
+                          r"it)(?P<moving> \(moving other jobs\))?|would place it))?(?:;|$)")
 """A no-room reason's clause naming the placed jobs that hold the room the job needs (four named, the rest
 counted), the priority they hold together, the pool where the job has ways in several (and the jobs sharing their
 node put on other ways of theirs), and, in a placement whose
-priority is proven the most, the priority that places the job."""
+priority is proven the most, the priority that places the job: the least (`exact`; below theirs where other jobs
+move: `moving`), or one that does."""
 
 
 def least_placing_priority(catalog: Catalog, instance: dict, name: str, estimates: bool = False,
@@ -702,7 +704,8 @@ def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates:
     """Problems with what the no-room reasons of a result say of the room each job needs (`ROOM_HOLDERS`): the
     jobs named are placed (in the pool named), hold the priority it says together, at least the job's own; and
     the priority that places it, where it names one (an optimal result must), does (brute force), and is the least
-    that does where it says so. An empty list means none."""
+    that does where it says so (one more than they hold where that is its own, else as CP-SAT proved it), or else
+    one more than they hold. An empty list means none."""
     problems: list[str] = []
     jobs = {job["name"]: job for job in _jobs(instance)}
     placed = {entry["job"]: entry["pool"] for entry in result["placements"]}
@@ -725,10 +728,12 @@ def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates:
                 problems.append(f"{name}: an optimal placement, but no priority that places it: {entry['reason']}")
             continue
         own, held = _priority(jobs[name]), int(claim["priority"])
-        if held < own or (held == own) != bool(claim["tie"]) or int(claim["least"]) != held + 1:
+        said, exact = int(claim["least"]), claim["exact"] is not None
+        if held < own or (held == own) != bool(claim["tie"]) or (claim["tie"] and not exact) or said > held + 1 or (
+                not exact and said != held + 1) or bool(claim["moving"]) != (said <= held):
             problems.append(f"{name}: priority {own}, its room held by {held}: {entry['reason']}")
         least = least_placing_priority(catalog, instance, name, estimates, token_budget)
-        if least is None or least > int(claim["least"]) or (claim["tie"] and least != int(claim["least"])):
+        if least is None or least > said or (exact and least != said):
             problems.append(f"{name}: the least priority that places it is {least}: {entry['reason']}")
     return problems
 

@@ -168,11 +168,13 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
                                                                "node) after the jobs placed (the most priority in all, "
                                                                "then length, then cost); math-4b (priority 3) holds "
-                                                               "the room it needs: priority 4 or more places it",
+                                                               "the room it needs: priority 4 is the least that "
+                                                               "places it",
                                    "reason_for_several": (
                                        "no room left in a100 (each needs at least 6 GPUs of one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); math-4b "
-                                       "(priority 3) holds the room each needs: priority 4 or more places one of "
+                                       "(priority 3) holds the room each needs: priority 4 is the least that places "
+                                       "one of "
                                        "them"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
@@ -213,11 +215,12 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
     assert [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [("y", 4, 2)]
     assert result["unplaced"] == [{"job": "x", "reason": (
         "no room left in a100 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); y (priority 2) holds the room it needs: priority 3 or more places it; with "
+        "then length, then cost); y (priority 2) holds the room it needs: priority 3 is the least that places it; with "
         "rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"),
         "reason_for_several": (
             "no room left in a100 (each needs at least 5 GPUs of one node) after the jobs placed (the most priority "
-            "in all, then length, then cost); y (priority 2) holds the room each needs: priority 3 or more places "
+            "in all, then length, then cost); y (priority 2) holds the room each needs: priority 3 is the least that "
+            "places "
             "one of them; with rollout_gpus 1 (not 4) one of them would fit in node 0's 2 idle GPUs (a trainer of 1 "
             "GPU)"),
         "reason_code": "no-room",
@@ -244,7 +247,7 @@ def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_
     assert unplaced["reason"] == (
         "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 2.3 GiB of host memory on one node) "
         f"after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the room it "
-        f"needs: priority 3 or more places it{hint}")
+        f"needs: priority 3 is the least that places it{hint}")
     assert len(unplaced["fits_with"]) == bool(hint)
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
@@ -277,7 +280,8 @@ def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpu
     result = solved(instance, tmp_path)
     [unplaced] = result["unplaced"]
     assert unplaced["reason"].endswith(
-        f"y (priority 2) holds the room it needs: priority 3 or more places it; {words} it would fit in node 0's 2 "
+        f"y (priority 2) holds the room it needs: priority 3 is the least that places it; {words} it would fit in "
+        f"node 0's 2 "
         "idle GPUs (a trainer of 2 GPUs)")
     assert unplaced["fits_with"] == [{"rollout_gpus": 0, "max_model_len": 51200, "pool": "a100", "nodes": [0],
                                       "whole_nodes": 0, "trainer_gpus": 2}]
@@ -367,7 +371,7 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
     result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), catalog=CATALOG)
     [unplaced] = result.unplaced
     assert (result.interrupted, asked, unplaced.fits_with) == (True, [1], ())
-    assert unplaced.reason.endswith("y (priority 2) holds the room it needs: priority 3 or more places it")
+    assert unplaced.reason.endswith("y (priority 2) holds the room it needs: priority 3 is the least that places it")
 
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
@@ -1863,7 +1867,8 @@ def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": jobs}), encoding="utf-8")
     no_room = ("no room left in a100 ({} needs at least {} GPUs of one node) after the jobs placed (the most priority "
-               "in all, then length, then cost); y (priority 2) holds the room {} needs: priority 3 or more places {}; "
+               "in all, then length, then cost); y (priority 2) holds the room {} needs: priority 3 is the least "
+               "that places {}; "
                "with rollout_gpus 1 (not {}) {} would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)")
     too_long = ("a100: 300000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
                 "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 "
@@ -2343,9 +2348,9 @@ def test_the_search_leaves_time_for_the_reasons_of_jobs_without_a_way_in_a_pool(
     starts, deadlines = [], []
     plan_jobs, solve_stages = solver.cluster.search._plan_jobs, solver.cluster.search.solve_stages
 
-    def start_recorded(planner, fleet, every_job, started):  # the start the search itself counts from
+    def start_recorded(planner, fleet, every_job, started, *rest):  # the start the search itself counts from
         starts.append(started)
-        return plan_jobs(planner, fleet, every_job, started)
+        return plan_jobs(planner, fleet, every_job, started, *rest)
 
     def recorded(search, built, stages, interrupt, deadline, *rest):
         deadlines.append(deadline - starts[-1])
@@ -2398,14 +2403,14 @@ def test_the_same_file_gives_byte_identical_json_with_1_2_and_8_workers(cli, tmp
 def test_the_placement_search_relaxes_every_constraint_linearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # linearization_level 2: with host memory on few nodes, the default level left the pattern counts' bound open for
     # the whole time limit (6 jobs on 2 nodes: 10 s; 2 GPUs' worth of bound left at 1000 jobs: benchmarks/README.md).
-    made, parameters = solver.cluster.search.new_cp_solver, []
+    made, parameters = solver.cluster.model.new_cp_solver, []
 
     def recorded(workers: int, seed: int):
         found = made(workers, seed)
         parameters.append(found.parameters)
         return found
 
-    monkeypatch.setattr(solver.cluster.search, "new_cp_solver", recorded)
+    monkeypatch.setattr(solver.cluster.model, "new_cp_solver", recorded)
     instance = {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 600}],
                 "jobs": [{"name": "j", "model": "Qwen3-14B", "max_model_len": 40000, "rollout_gpus": 1}]}
     result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
@@ -2822,12 +2827,12 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
                                                               "least 4 GPUs and 311.3 GiB of host memory on one node) "
                                                               "after the jobs placed (the most priority in all, then "
                                                               "length, then cost); chat-a (priority 2) holds the room "
-                                                              "it needs: priority 3 or more places it",
+                                                              "it needs: priority 3 is the least that places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and "
                                        "311.3 GiB of host memory on one node) after the jobs placed (the most "
                                        "priority in all, then length, then cost); chat-a (priority 2) holds the "
-                                       "room each needs: priority 3 or more places one of them"),
+                                       "room each needs: priority 3 is the least that places one of them"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
@@ -3551,7 +3556,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
         "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); first (priority 10) holds the room it needs: priority 11 or more places it; l40s "
+        "then length, then cost); first (priority 10) holds the room it needs: priority 11 is the least that places "
+        "it; l40s "
         "(up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
         "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
@@ -3559,7 +3565,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
                                    "reason_for_several": (
                                        "no room left in h200 (each needs at least 5 GPUs of one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); first "
-                                       "(priority 10) holds the room each needs: priority 11 or more places one of "
+                                       "(priority 10) holds the room each needs: priority 11 is the least that "
+                                       "places one of "
                                        "them; l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): "
                                        "nothing in the tables and the memory model's estimates for Qwen3-32B on "
                                        "L40S-48GB within 4 GPUs trains with 512 GiB of host memory per node (the "
@@ -3574,7 +3581,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"].startswith("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs "
                                          "placed (the most priority in all, then length, then cost); first "
-                                         "(priority 10) holds the room it needs: priority 11 or more places it; l40s "
+                                         "(priority 10) holds the room it needs: priority 11 is the least that "
+                                         "places it; l40s "
                                          "(up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
                                          "tables")
     # (The A100's longest within its 8 GPUs has no room beside the 4 rollout GPUs: the reason is asked within 4.)
@@ -3591,7 +3599,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"] == ("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed "
                                   "(the most priority in all, then length, then cost); first (priority 10) holds the "
-                                  "room it needs: priority 11 or more places it; its pool: h200 keeps it out of l40s "
+                                  "room it needs: priority 11 is the least that places it; its pool: h200 keeps it "
+                                  "out of l40s "
                                   "(1 idle node)")
 
 
@@ -3669,18 +3678,18 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
               for i in range(2))]
     result = solved({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 4)
-    # Placing it takes the room of both (4 together, more than its own 3): priority 5 or more places it.
+    # Placing it takes the room of both (4 together, more than its own 3): priority 5 is the least that places it.
     assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
                                                            "node) after the jobs placed (the most priority in all, "
                                                            "then length, then cost); small-0, small-1 (priority 4 "
-                                                           "together) hold the room it needs: priority 5 or more "
-                                                           "places it",
+                                                           "together) hold the room it needs: priority 5 is the "
+                                                           "least that places it",
                                                            "reason_for_several": (
                                                                "no room left in a100 (each needs at least 8 GPUs of "
                                                                "one node) after the jobs placed (the most priority "
                                                                "in all, then length, then cost); small-0, small-1 "
                                                                "(priority 4 together) hold the room each needs: "
-                                                               "priority 5 or more places one of them"),
+                                                               "priority 5 is the least that places one of them"),
                                                            "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 
@@ -3700,12 +3709,13 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
                                                          "least 2 GPUs and 162.6 GiB of host memory, or 4 GPUs and "
                                                          "30.6 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost); x (priority 3) "
-                                                         "holds the room it needs: priority 4 or more places it",
+                                                         "holds the room it needs: priority 4 is the least that "
+                                                         "places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
                                        "162.6 GiB of host memory, or 4 GPUs and 30.6 GiB, on one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); x (priority "
-                                       "3) holds the room each needs: priority 4 or more places one of them"),
+                                       "3) holds the room each needs: priority 4 is the least that places one of them"),
                                    "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": []}]
 
@@ -3983,11 +3993,11 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
         "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
         "jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the room it needs in a: "
-        "priority 4 or more places it"),
+        "priority 4 is the least that places it"),
         "reason_for_several": (
             "no room left in b (each needs at least 6 GPUs of one node), a (each needs at least 6 GPUs of one node) "
             "after the jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the "
-            "room each needs in a: priority 4 or more places one of them"),
+            "room each needs in a: priority 4 is the least that places one of them"),
         "reason_code": "no-room",
                                                        "pools": pool_codes(("b", "no-room"), ("a", "no-room")),
                                                        "fits_with": []}]
@@ -4054,14 +4064,16 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 3 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
                                                          "cost); a0 (priority 5) holds the room it needs: priority 6 "
-                                                         "or more places it; with rollout_gpus 0 (not 8; its explorer "
+                                                         "is the least that places it; with rollout_gpus 0 (not 8; "
+                                                         "its explorer "
                                                          "on GPUs outside the fleet) it would fit on the 2 idle nodes "
                                                          "(a trainer of 16 GPUs)",
                                                          "reason_for_several": (
                                                              "no room left in a100 (each needs at least 3 whole "
                                                              "nodes) after the jobs placed (the most priority in "
                                                              "all, then length, then cost); a0 (priority 5) holds "
-                                                             "the room each needs: priority 6 or more places one of "
+                                                             "the room each needs: priority 6 is the least that "
+                                                             "places one of "
                                                              "them; with rollout_gpus 0 (not 8; the explorer on "
                                                              "GPUs outside the fleet) one of them would fit on the "
                                                              "2 idle nodes (a trainer of 16 GPUs)"),

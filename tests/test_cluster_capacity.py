@@ -109,9 +109,9 @@ def test_the_least_time_limit_named_is_where_the_searchs_deadline_meets_its_star
     starts, deadlines = [], []
     plan_jobs, solve_stages, build = searching._plan_jobs, searching.solve_stages, searching.build_placement_model
 
-    def start_recorded(planner, fleet, every_job, started):  # the start the search itself counts from
+    def start_recorded(planner, fleet, every_job, started, *rest):  # the start the search itself counts from
         starts.append(started)
-        return plan_jobs(planner, fleet, every_job, started)
+        return plan_jobs(planner, fleet, every_job, started, *rest)
 
     def recorded(search, built, stages, interrupt, deadline, *rest):
         deadlines.append(deadline)

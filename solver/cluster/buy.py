@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.model import add_bought_nodes, build_placement_model
+from solver.cluster.model import add_bought_nodes, build_placement_model, placement_solver
 from solver.cluster.options import (
     Option,
     Planner,
@@ -38,7 +38,6 @@ from solver.cluster.search import (
     greedy_start,
     grown_placements,
     node_indexes,
-    placement_solver,
     placement_stages,
     solve_stages,
 )

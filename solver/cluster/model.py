@@ -22,7 +22,7 @@ from solver.cluster.options import (
     patterns,
     pools_with_ways,
 )
-from solver.model import LeanCpModel
+from solver.model import LeanCpModel, new_cp_solver
 from solver.tables import Fleet, Pool, RunningJob
 
 PatternCounts = dict[tuple[int, tuple[Footprint, ...]], cp_model.IntVar]
@@ -243,6 +243,15 @@ def keep_running_jobs(built: PlacementModel, fleet: Fleet, options: list[Option]
         if kept_here:
             model.add(count >= sum(kept_here))
     return replace(built, kept=KeptJobs({job.job: job for job in running}, ways, stays, fills))
+
+
+def placement_solver(workers: int, seed: int) -> cp_model.CpSolver:
+    """The placement's CP-SAT solver (`new_cp_solver`: Ctrl-C is left to `search.StopOnInterrupt`), relaxing every
+    constraint: the LP relaxation of all of them, not only the linear ones, closes the pattern counts' bounds within a
+    second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md)."""
+    solver = new_cp_solver(workers, seed)
+    solver.parameters.linearization_level = 2
+    return solver
 
 
 def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_model.LinearExprT:

@@ -28,6 +28,7 @@ from solver.tables import (
     MemoryModel,
     Model,
     Pool,
+    RunningJob,
     Setting,
     TokenBudgetMode,
     TrinityVersion,
@@ -324,6 +325,24 @@ def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
     return options
 
 
+def running_count_ways(planner: Planner, fleet: Fleet, running: RunningJob, offered: Sequence[Option]) -> list[Option]:
+    """The ways of a job that runs now (`running`) at the trainer GPU count it runs with, in its pool, where its ways
+    there (`offered`) have none at that count (it was grown past the counts the planner offers, or started by hand):
+    those of the first evidence tier that has a plan for it (`evidence_tiers`: the tables alone, then the estimates),
+    so that the placement may keep it as it runs; none where the job may no longer use the pool, or its ways have one
+    at that count there."""
+    pool = fleet.pools[running.pool]
+    if not fleet.jobs[running.job].may_use(pool) or any(
+            option.pool == running.pool and option.plan.gpus == running.trainer_gpus for option in offered):
+        return []
+    tiers = evidence_tiers(planner, fleet, running.job, running.pool)
+    for estimate in dict.fromkeys(estimate for _, estimate in tiers):  # the tiers' evidence, each once, in order
+        found = ways_in_pool(planner, fleet, running.job, running.pool, [running.trainer_gpus], estimate)
+        if found:
+            return found
+    return []
+
+
 def evidence_tiers(planner: Planner, fleet: Fleet, index: int,
                    pool_index: int) -> list[tuple[Sequence[int], EstimateMode]]:
     """The tiers `job_options` asks job `index`'s ways in a pool from, in order (trainer GPU counts, evidence): the
@@ -402,10 +421,13 @@ def stretch_ceiling(asked: AtLeast, model: Model) -> int:
     return known if asked.at_most is None else min(known, asked.at_most)
 
 
-def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None) -> FleetWays:
-    """Every job's ways to run (`job_options`), with the host memory each takes on a node it shares and the pools where
-    that is rounded up (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no
-    limit), the required jobs first, then by priority, then in the file's order; the jobs past it get none."""
+def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None,
+                  running: Sequence[RunningJob] = ()) -> FleetWays:
+    """Every job's ways to run (`job_options`, and for the jobs `running` now, their ways at the count they run with:
+    `running_count_ways`), with the host memory each takes on a node it shares and the pools where that is rounded up
+    (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no limit), the required
+    jobs first, then by priority, then in the file's order; the jobs past it get none."""
+    running_by_job = {job.job: job for job in running}
     by_job: dict[int, list[Option]] = {}
     wall_clock_cut = False
     undecided: set[int] = set()
@@ -415,6 +437,8 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
             break
         before = planner.undecided
         by_job[index] = job_options(planner, fleet, index)
+        if index in running_by_job:
+            by_job[index] += running_count_ways(planner, fleet, running_by_job[index], by_job[index])
         if planner.undecided > before:
             undecided.add(index)
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])

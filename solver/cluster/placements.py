@@ -44,11 +44,12 @@ def gpus_on_nodes(fleet: Fleet, in_order: Iterable[tuple[int, Option, int]],
 
 
 def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int], gpus: tuple[int, ...],
-                 widened_from: int | None = None) -> Placement:
+                 widened_from: int | None = None, moved_to_widen: bool = False) -> Placement:
     """A chosen option on its nodes, taking `gpus` of each (`gpus_on_nodes`), and,
     in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`); its
     plan cautioned where the tables say it runs out of memory (`Planner.with_tables_caution`, with --estimate);
-    `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
+    `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node; `moved_to_widen`:
+    whether widening moved it alone onto a node no job used."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
     model = planner.catalog.model(job.model)
     host = None if pool.host_ram_gb is None else shown_host_need(
@@ -59,6 +60,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      gpu_indexes=gpus,
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
                      asked_rollout_gpus=job.rollout_gpus, widened_from=widened_from,
+                     moved_to_widen=moved_to_widen or None,
                      asked_max_model_len=job.asked_max_model_len, at_least=isinstance(job.max_model_len, AtLeast),
                      at_most=job.at_most,
                      plan=planner.with_tables_caution(pool.gpu, job.model, option.plan).model_copy(

@@ -11,7 +11,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from solver.cluster.model import fewest_gpus
+from ortools.sat.python import cp_model
+
+from solver import clock
+from solver.cluster.model import PlacementModel, build_placement_model, fewest_gpus, placement_solver
 from solver.cluster.options import (
     Footprint,
     NoWayReason,
@@ -22,6 +25,7 @@ from solver.cluster.options import (
     job_options,
     layout,
 )
+from solver.model import stopped_by_wall_clock
 from solver.query import Query
 from solver.results import (
     Answer,
@@ -36,8 +40,9 @@ from solver.results import (
     UnplacedPool,
 )
 from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation
-from solver.solve import estimated_plan_words, host_over_words, least_host_words, work_budget
+from solver.solve import checked, estimated_plan_words, host_over_words, least_host_words, work_budget
 from solver.tables import (
+    DETERMINISTIC_PER_SECOND,
     HINTS_QUESTIONS_PER_SECOND,
     MAX_ESTIMATED_GPUS,
     REASONS_QUESTIONS_PER_SECOND,
@@ -54,30 +59,33 @@ from solver.tables import (
 
 class LeftOut(NamedTuple):
     """Why each job a placement leaves out is (`unplaced_reasons`), and whether the wall clock left the reasons of
-    some unasked (`wall_clock_cut`: why the other pools a job with ways may use have none)."""
+    some unasked (`wall_clock_cut`: why the other pools a job with ways may use have none), and whether it stopped a
+    solve of the least priority that places one (`least_priority_stopped`: `LeastPriority`)."""
 
     unplaced: tuple[Unplaced, ...]
     wall_clock_cut: bool
+    least_priority_stopped: bool = False
 
 
 def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
                      certain: bool = False, smaller_asks: SmallerAsks | None = None,
                      cut_short: Collection[int] = (), reasons_by: float | None = None,
-                     final: Mapping[int, tuple[Option, list[int]]] | None = None, keeping: bool = False) -> LeftOut:
-    """Why each job left out of the placement (`placed`: each placed job's option and nodes; `final`: the placement as
-    it ends, grown onto idle GPUs and nodes, whose idle nodes the words of a pinned job count; None: `placed`;
+                     final: Mapping[int, tuple[Option, list[int]]] | None = None, keeping: bool = False,
+                     seed: int = 0) -> LeftOut:
+    """Why each job left out of the placement (`placed`: each placed job's option and nodes; `final`: the placement
+    as it ends, grown onto idle GPUs and nodes, whose idle nodes the words of a pinned job count; None: `placed`;
     `keeping`: the placement kept running jobs where they run, after priority) is: no room where it could go (as far
-    as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that
-    hold the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow:
-    none left out, their host memory exact), the priority that places it; where `smaller_asks` (None: no hints) finds
-    one of its ways that would fit the room the final placement leaves idle with fewer rollout GPUs or at a shorter
-    length, the least of each change; and why the other pools it may use have no plan for it; or no plan that fits
-    any pool it may use; or, for the jobs `cut_short`, that the time limit left their ways unasked. The smaller asks
-    come first (on their own count of questions), then the planner's questions why the other pools have no plan, within
-    `REASONS_QUESTIONS_PER_SECOND` new ones per second of the time limit and the wall clock's `reasons_by` (a
-    `time.monotonic()`; None: no limit): a job shape reached past it is told that why was not worked out
-    (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
+    as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that hold the room
+    it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow: none left out,
+    their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`); where
+    `smaller_asks` (None: no hints) finds one of its ways that would fit the room the final placement leaves idle
+    with fewer rollout GPUs or at a shorter length, the least of each change; and why the other pools it may use
+    have no plan for it; or no plan that fits any pool it may use; or, for the jobs `cut_short`, that the time limit
+    left their ways unasked. The smaller asks come first (on their own count of questions), then the planner's
+    questions why the other pools have no plan, within `REASONS_QUESTIONS_PER_SECOND` new ones per second of the
+    time limit and the wall clock's `reasons_by` (a `time.monotonic()`; None: no limit): a job shape reached past it
+    is told that why was not worked out (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
     kept_next = "then running jobs kept where they run, " if keeping else ""
     goals = f"the most priority in all, {kept_next}then length, then cost"
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
@@ -89,7 +97,10 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
         host_checked[option.job] |= option.host_tenths > 0
     no_room, pool_room = ((UnplacedCode.NO_ROOM, PoolCode.NO_ROOM) if proven
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
-    holders = _RoomHolders(fleet, placed, options, placed if final is None else final)
+    least = LeastPriority(fleet, options, sum(fleet.jobs[job].priority for job in placed), seed,
+                          LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * planner.time_limit_s,
+                          reasons_by) if certain else None
+    holders = _RoomHolders(fleet, placed, options, placed if final is None else final, least)
     short_of_room = [index for index in range(len(fleet.jobs))
                      if index not in placed and index not in cut_short and pools[index]]
     fits_with = {index: () if smaller_asks is None else smaller_asks.fits_with(index) for index in short_of_room}
@@ -117,7 +128,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             reason_for_several=room.words(several=True).text,
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
             fits_with=fits_with[index]).with_reason(words))
-    return LeftOut(tuple(unplaced), wall_clock_cut)
+    return LeftOut(tuple(unplaced), wall_clock_cut, least is not None and least.wall_clock_stopped)
 
 
 @dataclass(frozen=True)
@@ -171,6 +182,61 @@ class _Room:
         return len(self.required), self.priority, len(self.jobs), len(self.other_ways), self.jobs, self.other_ways
 
 
+LEAST_PRIORITY_SHARE = 0.05
+"""The share of a run's deterministic time (`DETERMINISTIC_PER_SECOND` per second of its time limit) that the solves
+of the least priority placing each job left out (`LeastPriority`) take together, after the search."""
+
+
+class LeastPriority:
+    """The least priority that surely places a job left out of a placement whose priority is proven the most
+    (`placed_priority`): one more than the placed priority less the most the other jobs hold in a placement with the
+    job (with it, that placement holds more than every one without it; with one less, one without it holds as much).
+    That most is a CP-SAT solve of the placement model (`build_placement_model`, the required jobs placed, built once)
+    with the job placed (an assumption), asked once per job (`of`), with CP-SAT's `seed`, within `work` of
+    deterministic time for all the jobs together and, as a safety net, by the wall clock's `deadline` (a
+    `time.monotonic()`; None: no limit; `wall_clock_stopped` where it stopped one); None where the solve is not
+    proven optimal within them."""
+
+    def __init__(self, fleet: Fleet, options: list[Option], placed_priority: int, seed: int, work: float,
+                 deadline: float | None) -> None:
+        self.fleet, self.options, self.placed_priority, self.seed = fleet, options, placed_priority, seed
+        self.work, self.deadline = work, deadline
+        self.found: dict[int, int | None] = {}
+        self.wall_clock_stopped = False
+        self.built: PlacementModel | None = None
+
+    def of(self, index: int) -> int | None:
+        """The least priority that surely places job `index`; None where not proven."""
+        if index not in self.found:
+            out_of_time = self.deadline is not None and clock.seconds_left(self.deadline) <= 0
+            self.wall_clock_stopped |= out_of_time
+            self.found[index] = None if self.work <= 0 or out_of_time else self._solved(index)
+        return self.found[index]
+
+    def _solved(self, index: int) -> int | None:
+        if self.built is None:
+            self.built = build_placement_model(self.fleet, self.options, every_job=False)
+            self.built.model.maximize(sum(self.fleet.jobs[option.job].priority * x
+                                          for option, x in zip(self.options, self.built.chosen)))
+        model = self.built.model
+        placed = model.new_bool_var(f"least_priority_places_{self.fleet.jobs[index].name}")
+        model.add(sum(x for option, x in zip(self.options, self.built.chosen) if option.job == index) == 1
+                  ).only_enforce_if(placed)
+        model.clear_assumptions()
+        model.add_assumptions([placed])
+        solver = placement_solver(1, self.seed)
+        solver.parameters.max_deterministic_time = self.work
+        if self.deadline is not None:
+            solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.01)
+        status = checked(solver, model, solver.solve(model))
+        self.work -= solver.response_proto.deterministic_time
+        self.wall_clock_stopped |= stopped_by_wall_clock(solver, status)
+        if status != cp_model.OPTIMAL:
+            return None
+        others = round(solver.objective_value) - self.fleet.jobs[index].priority
+        return self.placed_priority - others + 1
+
+
 class _RoomHolders:
     """The placed jobs (`placed`: each job's option and nodes) that hold the room a job left out needs: of those
     whose removal from the placement, moving no other job (but for jobs sharing their node put on ways of theirs,
@@ -179,8 +245,10 @@ class _RoomHolders:
     number of whole nodes)."""
 
     def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]], options: list[Option],
-                 final: Mapping[int, tuple[Option, list[int]]]) -> None:
+                 final: Mapping[int, tuple[Option, list[int]]], least: LeastPriority | None = None) -> None:
         self.fleet = fleet
+        self.least = least
+        """Where the placed priority is proven the most, the least priority that places each job left out."""
         self.used_nodes = {(option.pool, node) for option, nodes in final.values() for node in nodes}
         """The nodes (pool, node) the placement as it ends (`final`: grown, some jobs moved to idle nodes) uses."""
         self.ways: dict[tuple[int, int], list[Option]] = defaultdict(list)  # (job, pool) -> its ways on one node
@@ -200,7 +268,9 @@ class _RoomHolders:
     def words(self, job: Job, ways: dict[str, list[Option]], certain: bool, several: bool) -> str:
         """The placed jobs that hold the room the `job` left out needs (its `ways`, by pool name), the priority they
         hold together, and, where the placed priority is `certain`, the least priority that surely places it: one
-        more than theirs (with as much, length and cost chose them; with more, it would have been placed); in words
+        more than theirs where they hold as much as its own (length and cost chose them), else as `LeastPriority`
+        proves it (less than theirs where moving other jobs makes room), or, where it does not within its work, one
+        more than theirs (a priority that places it); in words
         after a semicolon, for one job or, where `several`, for several jobs given them, true of each alone (the
         room is each one's: it places one of them)."""
         rooms = [(self._least_room(option), name) for name, options in ways.items() for option in options]
@@ -226,8 +296,11 @@ class _RoomHolders:
             own = "each one's own" if several else "its own"
             return (f"; {named_jobs(names)} ({held}, as much as {own}) {holds} the room {needs}{where}{shrunk}: "
                     f"priority {room.priority + 1} is the least that places {places}")
-        return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: priority "
-                f"{room.priority + 1} or more places {places}")
+        least = None if self.least is None else self.least.of(self.fleet.jobs.index(job))
+        return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
+                + (f"priority {room.priority + 1} would place {places}" if least is None
+                   else f"priority {least} is the least that places {places}"
+                   + (" (moving other jobs)" if least <= room.priority else "")))
 
     def pin_words(self, job: Job, several: bool) -> str:
         """Where `job` names its pool (``pool:``) and other pools have nodes the placement as it ends leaves idle (no

@@ -24,6 +24,7 @@ from solver.cluster.model import (
     hint_placement,
     keep_running_jobs,
     nodes_used,
+    placement_solver,
     required_jobs,
     required_names,
     tie_break,
@@ -47,7 +48,7 @@ from solver.cluster.reasons import (
     why_no_option,
 )
 from solver.cluster.widen import widen_jobs
-from solver.model import SolverStatus, new_cp_solver, stopped_by_wall_clock
+from solver.model import SolverStatus, stopped_by_wall_clock
 from solver.query import Progress
 from solver.results import (
     ClusterResult,
@@ -131,7 +132,7 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
     time_limit_s = planner.time_limit_s
     every_job = minimize == "nodes"
     required = required_jobs(fleet, every_job)
-    planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
+    planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started, running)
     if required & set(planned.cut_short):  # a job that must be placed has no ways yet: no placement can be found
         return _ways_cut_short_result(planned)
     if required & set(stuck):  # a required job fits nowhere: the other jobs are not placed either, and say why
@@ -176,13 +177,13 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
                           (hints_by, reasons_by))
 
 
-def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
-               started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
+def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool, started: float,
+               running: Sequence[RunningJob] = ()) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
     run (`stuck`, indexes) and why (`Unplaced`): both asked now, within the time limit (`WaysLimit`: the ways first,
     then the reasons, which get what the ways left of it), so that the time they take counts against it."""
     limit = WaysLimit.of(planner, started)
-    ways = fleet_options(planner, fleet, limit)
+    ways = fleet_options(planner, fleet, limit, running)
     stuck = [job for job in jobs_without_ways(fleet, ways.options) if job not in ways.cut_short]
     reasons = [why_no_option(planner, fleet, i, limit=limit) for i in stuck]
     unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why) for i, why in zip(stuck, reasons))
@@ -192,15 +193,6 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool,
                        planning_s=time.monotonic() - started, option_names=planner.option_names,
                        cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut, undecided_jobs=ways.undecided_jobs)
     return planned, stuck, unplaced
-
-
-def placement_solver(workers: int, seed: int) -> cp_model.CpSolver:
-    """The placement's CP-SAT solver (`new_cp_solver`: Ctrl-C is left to `StopOnInterrupt`), relaxing every
-    constraint: the LP relaxation of all of them, not only the linear ones, closes the pattern counts' bounds within a
-    second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md)."""
-    solver = new_cp_solver(workers, seed)
-    solver.parameters.linearization_level = 2
-    return solver
 
 
 @dataclass(frozen=True)
@@ -555,7 +547,7 @@ def _decode(
     pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a
     `time.monotonic()`, the wall clock's safety net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left
     unasked) are left out for want of time; the running jobs `kept` stay where they run. Last, the steps the wall clock
-    stopped (``widening``, ``hints``, ``reasons``)."""
+    stopped (``widening``, ``hints``, ``reasons``, ``least priority``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts, kept)
     grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by, {} if kept is None else kept.staying,
@@ -565,9 +557,10 @@ def _decode(
     hints_by, reasons_by = asked_by
     smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
     left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by,
-                                final, keeping=kept is not None)
+                                final, keeping=kept is not None, seed=seed)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
-                                           else ()) + (("reasons",) if left_out.wall_clock_cut else ()))
+                                           else ()) + (("reasons",) if left_out.wall_clock_cut else ())
+               + (("least priority",) if left_out.least_priority_stopped else ()))
     return grown.placements, left_out.unplaced, stopped
 
 
@@ -600,7 +593,8 @@ def grown_placements(planner: Planner, fleet: Fleet, chosen: dict[int, Option], 
         nodes = {**nodes, **{job: [node] for job, node in widened.moved.items()}}
     gpus = gpus_on_nodes(fleet, ((job, option, nodes[job][0]) for job, option in sorted(placed.items())), staying)
     placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], gpus[job],
-                                    widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
+                                    widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None,
+                                    moved_to_widen=widened is not None and job in widened.moved)
                        for job in sorted(placed))
     return Grown(placements, placed, nodes, ("widening",) if widened is not None and widened.wall_clock_stopped else ())
 

@@ -35,6 +35,9 @@ from solver.tables import (
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
+MOVED_NOTE = ("(moved to widen): moved alone onto a node of its pool that no job used, so that it, or the jobs it "
+              "shared a node with, run on more GPUs")
+"""A cluster table's note on the jobs that widening moved onto an idle node."""
 MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
 """A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
 
@@ -87,7 +90,8 @@ WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes
                     "widening": "widening onto idle GPUs", "hints": "the smaller asks of the jobs left out",
                     "bought GPUs": "the GPUs-bought stage", "bought nodes": "the nodes-bought stage",
                     "ways": "working out the jobs' ways",
-                    "reasons": "working out why the other pools of the jobs left out have no way for them"}
+                    "reasons": "working out why the other pools of the jobs left out have no way for them",
+                    "least priority": "the least priority that places each job left out"}
 """The steps `ClusterResult.wall_clock_stopped` names, in words."""
 
 
@@ -119,11 +123,13 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         return Text(title, style="italic")
     columns = _PoolColumns.of(pool, here, required)
     widened = any(placement.widened_from is not None for placement in here)
+    moved = any(placement.moved_to_widen for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
     rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
     notes = ([required_note(names)] if columns.required else []) + (
         [f"{lowered_note(names)}: set it in the job's config"] if columns.lowered else []) + (
-        [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
+        [WIDENED_NOTE] if widened else []) + ([MOVED_NOTE] if moved else []) + (
+        [MORE_ROLLOUT_NOTE] if more_rollout else []) + (
         [AT_LEAST_NOTE] if any(at_most is None for at_most in columns.lengthened.values()) else []) + (
         [AT_MOST_NOTE] if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
         [TRAINER_NODES_NOTE] if rollout_nodes else [])
@@ -173,8 +179,8 @@ class _PoolColumns:
 
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
     """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
-    required), trainer GPUs (with those widening added) and rollout GPUs (against those it asked), plan, length, cost,
-    evidence, host memory, and whether it stays where it runs now (--current)."""
+    required), trainer GPUs (with those widening added, and whether it moved the job) and rollout GPUs (against
+    those it asked), plan, length, cost, evidence, host memory, and whether it stays where it runs now (--current)."""
     plan = placement.plan
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
@@ -188,11 +194,12 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     asked = ("" if placement.job not in columns.lengthened else f" (≥{at_least})" if at_most is None
              else f" ({at_least}..{at_most})")
     length = f"{plan.max_model_len}{asked}"
-    added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
+    grown = [] if placement.widened_from is None else [f"+{placement.trainer_gpus - placement.widened_from}"]
+    added = ", ".join(grown + (["moved to widen"] if placement.moved_to_widen else []))
     rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
                else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
     job = f"{placement.job} (required)" if placement.job in columns.required else placement.job
-    return (nodes, gpus, job, f"{placement.trainer_gpus}{added}", rollout,
+    return (nodes, gpus, job, f"{placement.trainer_gpus}{f' ({added})' if added else ''}", rollout,
             Text(plan.setting.label, style=setting_style(plan.setting)), length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
