@@ -1,0 +1,51 @@
+"""Tests that kill hand-made mutants session 71's mutants19 ran where few had been: a ranking whose solves stop
+before their proofs (each plan found is excluded alone, not the better ones still unfound), and the one-GPU caution's
+code of the least host memory plan a host-memory refusal names."""
+
+from __future__ import annotations
+
+import pytest
+from ortools.sat.python import cp_model
+
+import solver.solve
+from solver.model import PlanningData
+from solver.query import Query
+from solver.api import plan
+from solver.results import CautionCode
+
+
+def test_a_ranking_whose_solves_stop_unproven_still_finds_the_better_plans_after_the_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each solve stops at its first plan (as a time limit stops it before its proof, here deterministically): the
+    first is not proven the best, so only it and those it dominates are excluded, and the next solves find the
+    better plans (the 4-GPU one, for the fewest GPUs) as well; excluding every plan scoring no better than an
+    unproven one would leave the ranking at its first plan."""
+    ranking_solver = solver.solve._ranking_solver
+
+    def stopping_at_first_plan(data: PlanningData, query: Query) -> cp_model.CpSolver:
+        stopping = ranking_solver(data, query)
+        stopping.parameters.stop_after_first_solution = True
+        stopping.parameters.search_branching = cp_model.AUTOMATIC_SEARCH
+        return stopping
+
+    monkeypatch.setattr(solver.solve, "_ranking_solver", stopping_at_first_plan)
+    (answer,) = plan("Qwen3-32B", gpu="a100", objective="min_gpus", budget_gpus=8, max_model_len=16384, top=3)
+    assert answer.status == "feasible"
+    assert [(p.gpus, p.setting.label) for p in answer.plans] == [
+        (8, "Env + Offload + SP=8"), (8, "Env + Offload + SP=4"), (4, "Env + Offload + SP=4")]
+
+
+def test_the_least_host_memory_plan_on_one_gpu_carries_its_caution_code_into_the_reason() -> None:
+    """--host-ram too small for every plan: the reason names the best plan without it (on 8 GPUs, no caution) and
+    the plan needing the least host memory, on one GPU past 20K tokens, whose one-GPU caution the reason says; its
+    code is the answer's too (the best plan's words carry none)."""
+    (answer,) = plan("Qwen3-0.6B", gpu="a100", objective="cheapest", budget_gpus=8, max_model_len=24576,
+                     host_ram_gb=2)
+    assert answer.status == "infeasible"
+    assert answer.reason == (
+        "nothing in the tables and the memory model's estimates for Qwen3-0.6B on A100-80GB within 8 GPUs trains "
+        "with host_ram_gb=2; without host_ram_gb, vanilla on 8 GPUs trains it (24576 tokens), and it needs 17.8 GiB "
+        "of host memory per node while the model loads; at the least, Env on 1 GPU trains it (24576 tokens; one "
+        "trainer GPU: Trinity-RFT's guide strongly advises more GPUs), and it needs 2.3 GiB of host memory per node "
+        "while the model loads")
+    assert answer.reason_caution_codes == (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)
