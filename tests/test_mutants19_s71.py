@@ -4,14 +4,23 @@ code of the least host memory plan a host-memory refusal names."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from ortools.sat.python import cp_model
+from test_cluster import CATALOG, fleet_of
 
 import solver.solve
+from solver.api import plan
+from solver.cluster.greedy import greedy
 from solver.model import PlanningData
 from solver.query import Query
-from solver.api import plan
 from solver.results import CautionCode
+
+Cli = Callable[..., tuple[int, str, str]]
+
+EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 
 
 def test_a_ranking_whose_solves_stop_unproven_still_finds_the_better_plans_after_the_first(
@@ -49,3 +58,34 @@ def test_the_least_host_memory_plan_on_one_gpu_carries_its_caution_code_into_the
         "trainer GPU: Trinity-RFT's guide strongly advises more GPUs), and it needs 2.3 GiB of host memory per node "
         "while the model loads")
     assert answer.reason_caution_codes == (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)
+
+
+def test_a_config_without_problems_has_its_verdict_right_above_the_best_plan(cli: Cli) -> None:
+    """The verdict on a config that has no problems of its own is followed by the best plan at once: no empty
+    table of problems (a blank line) between them."""
+    status, out, err = cli("--from-config", str(EXAMPLES / "trinity.yaml"), "--gpu", "A100-80GB")
+    assert (status, err) == (0, "")
+    assert out.splitlines()[:4] == [
+        "A100-80GB · Qwen3-8B · cheapest plan for 32768 tokens on exactly 6 GPUs: optimal",
+        ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
+         "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env'"),
+        ("at 16384, so vanilla ran out of memory there. At 32768 tokens each GPU holds more than at 16384. The best "
+         "plan follows."),
+        "plan           Env + SP=2 on 6 of 6 GPUs, with 2 rollout GPUs"]
+
+
+ONE_NODE = {"name": "one", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
+"""One node of 8 A100s: a Qwen3-4B job at 8192 tokens with 4 rollout GPUs takes it whole on its cheapest plan (4
+trainer GPUs, each loading the model with 15 GiB of host memory), or 6 of it on 2 trainer GPUs."""
+JOB_4B = {"name": "b", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4}
+
+
+def test_greedy_places_a_plan_whose_host_need_is_exactly_the_nodes_host_memory(tmp_path: Path) -> None:
+    """A node's host memory that is exactly what the cheapest plan needs holds it (as its GPUs hold a plan that
+    takes them all); a tenth of a GB less, and greedy takes the next plan, on 2 trainer GPUs."""
+    def placed(host_ram_gb: float) -> list[tuple[str, int, float | None]]:
+        fleet = fleet_of({"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}], "jobs": [JOB_4B]}, tmp_path)
+        return [(p.job, p.trainer_gpus, p.plan.host_memory_gb) for p in greedy(fleet, CATALOG).placements]
+
+    assert placed(60) == [("b", 4, 60.0)]
+    assert placed(59.9) == [("b", 2, 30.0)]
