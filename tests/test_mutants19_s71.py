@@ -74,18 +74,16 @@ def test_a_config_without_problems_has_its_verdict_right_above_the_best_plan(cli
         "plan           Env + SP=2 on 6 of 6 GPUs, with 2 rollout GPUs"]
 
 
-ONE_NODE = {"name": "one", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
-"""One node of 8 A100s: a Qwen3-4B job at 8192 tokens with 4 rollout GPUs takes it whole on its cheapest plan (4
-trainer GPUs, each loading the model with 15 GiB of host memory), or 6 of it on 2 trainer GPUs."""
-JOB_4B = {"name": "b", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4}
 
-
-def test_greedy_places_a_plan_whose_host_need_is_exactly_the_nodes_host_memory(tmp_path: Path) -> None:
-    """A node's host memory that is exactly what the cheapest plan needs holds it (as its GPUs hold a plan that
-    takes them all); a tenth of a GB less, and greedy takes the next plan, on 2 trainer GPUs."""
+def test_greedy_places_a_job_whose_host_need_is_exactly_what_the_node_has_left(tmp_path: Path) -> None:
+    """Two Qwen3-4B jobs on a node of 16 A100s: the first takes its cheapest plan, 6 trainer GPUs that need 89.9 GiB
+    of host memory; the second then fits on 2 trainer GPUs (30.0 GiB) where the node has exactly that left, and not
+    where it has a tenth less."""
     def placed(host_ram_gb: float) -> list[tuple[str, int, float | None]]:
-        fleet = fleet_of({"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}], "jobs": [JOB_4B]}, tmp_path)
+        job = {"model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4}
+        pool = {"name": "one", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 16, "host_ram_gb": host_ram_gb}
+        fleet = fleet_of({"pools": [pool], "jobs": [{**job, "name": "b"}, {**job, "name": "c"}]}, tmp_path)
         return [(p.job, p.trainer_gpus, p.plan.host_memory_gb) for p in greedy(fleet, CATALOG).placements]
 
-    assert placed(60) == [("b", 4, 60.0)]
-    assert placed(59.9) == [("b", 2, 30.0)]
+    assert placed(119.9) == [("b", 6, 89.9), ("c", 2, 30.0)]
+    assert placed(119.8) == [("b", 6, 89.9)]
