@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from ortools.sat.python import cp_model
+from rich.table import Table
 from test_cluster import CATALOG, fleet_of
 
 import solver.solve
@@ -16,6 +17,7 @@ from solver.api import plan
 from solver.cluster.greedy import greedy
 from solver.model import PlanningData
 from solver.query import Query
+from solver.render.layout import TableOrBlocks, view_text
 from solver.results import CautionCode
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -87,3 +89,34 @@ def test_greedy_places_a_job_whose_host_need_is_exactly_what_the_node_has_left(t
 
     assert placed(119.9) == [("b", 6, 89.9), ("c", 2, 30.0)]
     assert placed(119.8) == [("b", 6, 89.9)]
+
+
+def _ranked_table() -> Table:
+    """A titled, captioned table of three columns, the last not wrapping: 38 columns wide whole."""
+    table = Table(title="ranked plans", caption="* a lowered token budget")
+    table.add_column("plan")
+    table.add_column("GPUs")
+    table.add_column("setting", no_wrap=True)
+    table.add_row("1", "8", "Env + Offload + SP=8")
+    table.add_row("2", "4", "")
+    return table
+
+
+def test_a_table_is_shown_whole_where_it_just_fits_and_as_blocks_a_column_narrower() -> None:
+    """At its own width the table is shown; a column less, its rows turn into blocks under its title and over its
+    caption: each row's heading once, beside each other column's header and non-empty cell."""
+    assert view_text(TableOrBlocks(_ranked_table(), 0, "plan {}"), 38) == (
+        "             ranked plans\n"
+        "┏━━━━━━┳━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓\n"
+        "┃ plan ┃ GPUs ┃ setting              ┃\n"
+        "┡━━━━━━╇━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩\n"
+        "│ 1    │ 8    │ Env + Offload + SP=8 │\n"
+        "│ 2    │ 4    │                      │\n"
+        "└──────┴──────┴──────────────────────┘\n"
+        "       * a lowered token budget\n")
+    assert view_text(TableOrBlocks(_ranked_table(), 0, "plan {}"), 37) == (
+        "ranked plans\n"
+        "plan 1  GPUs     8\n"
+        "        setting  Env + Offload + SP=8\n"
+        "plan 2  GPUs     4\n"
+        "* a lowered token budget\n")
