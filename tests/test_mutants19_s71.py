@@ -120,3 +120,13 @@ def test_a_table_is_shown_whole_where_it_just_fits_and_as_blocks_a_column_narrow
         "        setting  Env + Offload + SP=8\n"
         "plan 2  GPUs     4\n"
         "* a lowered token budget\n")
+
+
+def test_tables_for_exactly_the_most_gpus_the_map_maps_send_to_the_map_for_them(cli: Cli) -> None:
+    """No table for 64 trainer GPUs: solve map maps that many (the most it maps), so the hint is a map for it; past
+    it (65), up to 64 GPUs, the most it maps."""
+    hint = "solve map --gpu a100 --gpus-up-to 64 maps what the planner answers"
+    for gpus, covered in ((64, "for it"), (65, "up to 64 GPUs, the most it maps")):
+        assert cli("tables", "--gpus", str(gpus), "--gpu", "a100") == (2, "", (
+            f"solve tables: error: no table for {gpus} trainer GPUs; documented counts: 1, 2, 4, 6; {hint} "
+            f"{covered}\n"))
