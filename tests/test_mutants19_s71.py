@@ -17,8 +17,9 @@ from solver.api import plan
 from solver.cluster.greedy import greedy
 from solver.model import PlanningData
 from solver.query import Query
-from solver.render.layout import TableOrBlocks, view_text
+from solver.render.layout import TableOrBlocks, check_text_options, view_text
 from solver.results import CautionCode
+from solver.tables import QueryError
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -130,3 +131,12 @@ def test_tables_for_exactly_the_most_gpus_the_map_maps_send_to_the_map_for_them(
         assert cli("tables", "--gpus", str(gpus), "--gpu", "a100") == (2, "", (
             f"solve tables: error: no table for {gpus} trainer GPUs; documented counts: 1, 2, 4, 6; {hint} "
             f"{covered}\n"))
+
+
+def test_a_text_view_takes_the_fewest_columns_and_refuses_one_less() -> None:
+    """20 columns, the fewest a view is laid out for, is a width a text view takes; 19 is refused, naming the
+    range."""
+    check_text_options(20, False)
+    with pytest.raises(QueryError) as refused:
+        check_text_options(19, False)
+    assert str(refused.value) == "width must be a whole number of columns from 20 to 65536, got 19"
