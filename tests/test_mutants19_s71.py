@@ -140,3 +140,21 @@ def test_a_text_view_takes_the_fewest_columns_and_refuses_one_less() -> None:
     with pytest.raises(QueryError) as refused:
         check_text_options(19, False)
     assert str(refused.value) == "width must be a whole number of columns from 20 to 65536, got 19"
+
+
+def test_a_table_whose_words_fit_when_its_wrapping_column_narrows_stays_a_table() -> None:
+    """A note of 46 columns that may wrap: at 30 columns the table still fits with the note wrapped at its words
+    (its longest, Offload, fits), so it is no blocks."""
+    table = Table(title="ranked plans")
+    table.add_column("plan")
+    table.add_column("note")
+    table.add_row("1", "Env + Offload + SP=8 on every node of the pool")
+    assert view_text(TableOrBlocks(table, 0, "plan {}"), 30) == (
+        "         ranked plans\n"
+        "┏━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┓\n"
+        "┃ plan ┃ note                ┃\n"
+        "┡━━━━━━╇━━━━━━━━━━━━━━━━━━━━━┩\n"
+        "│ 1    │ Env + Offload +     │\n"
+        "│      │ SP=8 on every node  │\n"
+        "│      │ of the pool         │\n"
+        "└──────┴─────────────────────┘\n")
