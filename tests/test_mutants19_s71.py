@@ -158,3 +158,14 @@ def test_a_table_whose_words_fit_when_its_wrapping_column_narrows_stays_a_table(
         "│      │ SP=8 on every node  │\n"
         "│      │ of the pool         │\n"
         "└──────┴─────────────────────┘\n")
+
+
+@pytest.mark.parametrize(("memory", "error"), [
+    ("81559GB", "must be from 8 to 4096 (GB), got '81559GB'"),  # GB written: no guess that it is the driver's MiB
+    ("4194305MiB", "must be from 8192MiB to 4194304MiB, got '4194305MiB'"),  # 4096 GB in MiB, the most
+])
+def test_gpu_memory_out_of_range_names_its_bounds_in_the_unit_written(cli: Cli, memory: str, error: str) -> None:
+    """A GPU memory out of range is refused with the bounds in the unit it was written in, and the driver's-MiB
+    guess only for a bare number."""
+    assert cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--gpu-memory", memory) == (
+        2, "", f"usage: solve memory [options] (--help lists them)\nsolve memory: error: argument --gpu-memory: {error}\n")
