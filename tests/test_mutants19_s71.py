@@ -77,7 +77,6 @@ def test_a_config_without_problems_has_its_verdict_right_above_the_best_plan(cli
         "plan           Env + SP=2 on 6 of 6 GPUs, with 2 rollout GPUs"]
 
 
-
 def test_greedy_places_a_job_whose_host_need_is_exactly_what_the_node_has_left(tmp_path: Path) -> None:
     """Two Qwen3-4B jobs on a node of 16 A100s: the first takes its cheapest plan, 6 trainer GPUs that need 89.9 GiB
     of host memory; the second then fits on 2 trainer GPUs (30.0 GiB) where the node has exactly that left, and not
