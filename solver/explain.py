@@ -86,6 +86,7 @@ class _Prober:
         # One round of it proves as much here, and most of a question that a plan passes went to further rounds.
         self.solver.parameters.max_presolve_iterations = 1
         self._first_rules: dict[tuple[object, ...], str | None] = {}
+        self._only_rules: dict[tuple[str, ...], list[cp_model.LiteralT]] = {}
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb,
@@ -119,13 +120,17 @@ class _Prober:
         return max(self.deadline - monotonic(), 0.001)
 
     def _status(self, assumptions: list[cp_model.LiteralT]) -> SolverStatus:
+        """CP-SAT's answer under `assumptions`; UNKNOWN at once once the deadline has passed (setting a question's
+        assumptions costs more than its solve then: an explanation's thousands of them took seconds past a deadline)."""
+        status = self._solved(assumptions) if self.deadline > monotonic() else cp_model.UNKNOWN
+        self.undecided += status == cp_model.UNKNOWN
+        return status
+
+    def _solved(self, assumptions: list[cp_model.LiteralT]) -> SolverStatus:
         self.model.clear_assumptions()
         self.model.add_assumptions(assumptions)
         self.solver.parameters.max_time_in_seconds = self.remaining_s()
-        status = checked(self.solver, self.model, self.solver.solve(self.model)) if self.deadline > monotonic() \
-            else cp_model.UNKNOWN
-        self.undecided += status == cp_model.UNKNOWN
-        return status
+        return checked(self.solver, self.model, self.solver.solve(self.model))
 
     def _infeasible(self, assumptions: list[cp_model.LiteralT]) -> bool:
         return self._status(assumptions) == cp_model.INFEASIBLE
@@ -143,8 +148,10 @@ class _Prober:
 
     def _only(self, *rules: str) -> list[cp_model.LiteralT]:
         """Assumptions that hold `rules` and no other (the others off, as they may be: where a plan passes, CP-SAT
-        then finds one at once)."""
-        return [literal if rule in rules else ~literal for rule, literal in self.guards.items()]
+        then finds one at once), made once a prober for each `rules`."""
+        if rules not in self._only_rules:
+            self._only_rules[rules] = [literal if rule in rules else ~literal for rule, literal in self.guards.items()]
+        return self._only_rules[rules]
 
     def binding_rules(self, **values: int | None) -> _Core | None:
         """A smallest set of rules that together exclude every plan with these values (none fixed: the

@@ -192,6 +192,8 @@ def _current_json(path: Path) -> dict[str, Any]:
     except ValueError as error:
         raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}): a placement is what solve cluster "
                          "--json printed") from None
+    except RecursionError:  # arrays in arrays thousands deep: json's own limit is Python's stack
+        raise TableError(f"{path}: nested too deeply: a placement is what solve cluster --json printed") from None
     if not isinstance(raw, dict) or not {"schema_version", "placements"} <= raw.keys():
         raise TableError(f"{path}: not solve cluster --json's output (a JSON object with schema_version and "
                          "placements): a placement is what solve cluster --json printed")

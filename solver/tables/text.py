@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence, Sized
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
-from functools import lru_cache
+from functools import lru_cache, wraps
 from typing import Any, TypeVar, get_args
 
 
@@ -53,7 +53,25 @@ def with_own_hint(error: QueryError, hint: str) -> str:
     return f"{error}{hint}" if not isinstance(error, RefusedNameError) else str(error)
 
 
-@lru_cache(maxsize=4096)
+_Forms = TypeVar("_Forms")
+
+CACHED_NAME_LENGTH = 256
+"""The longest name that the caches of names' forms keep (every catalogue's is far shorter): a longer one, a user's,
+is worked out anew each time, so that many requests of long names do not fill the caches with them (4096 names of a
+megabyte each held gigabytes)."""
+
+
+def _cached_names(forms: Callable[[str], _Forms]) -> Callable[[str], _Forms]:
+    """`forms` with an LRU cache of the last 4096 names of at most `CACHED_NAME_LENGTH` characters."""
+    cached = lru_cache(maxsize=4096)(forms)
+
+    @wraps(forms)
+    def named(name: str) -> _Forms:
+        return cached(name) if len(name) <= CACHED_NAME_LENGTH else forms(name)
+    return named
+
+
+@_cached_names
 def normalise(name: str) -> str:
     """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``); cached,
     as every lookup by name normalises the catalogue's names again."""
@@ -226,7 +244,7 @@ def smi_name_form(name: str) -> str:
     return SMI_WORDS.sub("", normalise(name))
 
 
-@lru_cache(maxsize=4096)
+@_cached_names
 def gpu_name_forms(name: str) -> tuple[str, ...]:
     """The forms a GPU name is matched by, in turn, wherever one is read (--gpu, a cluster file's pools, a cells
     file): `normalise`'s, then `smi_name_form`'s where it differs (``L40S PCIe``, ``l40spcie``: l40s)."""
