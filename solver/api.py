@@ -814,9 +814,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
                 budget: int, longest: int | None, node_gpus: int) -> _TablesSaid:
     """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
     `gpus` GPUs at `max_model_len` with `budget` tokens per GPU; and at the default budget, where they refute the
-    `longest` length the memory model fits, their verdict there, or where they vouch for the next length past it,
-    their verdict there, with (either way) the longest length they let the setting train (`_tables_longest`); all
-    cited."""
+    `longest` length the memory model fits, their verdict there and the longest length they let the setting train
+    (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -837,12 +836,11 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     refuted_longest = at_longest if at_longest is not None and not at_longest.trains else None
     past = (longest or 0) + GRID  # the next length past the memory model's longest: a cell that vouches for it
     beyond = verdict(past) if at_default and refuted_longest is None and past <= MAX_TOKENS else None
-    longer = beyond if beyond is not None and beyond.trains else None
-    corrected = refuted_longest is not None or longer is not None  # the tables decide the longest: how far they reach
     return _TablesSaid(None if tables is None else tables.cited(origins),
                        None if refuted_longest is None else refuted_longest.cited(origins),
-                       _tables_longest(catalog, model.name, gpu, gpus, setting, node_gpus) if corrected else None,
-                       None if longer is None else longer.cited(origins))
+                       None if refuted_longest is None else _tables_longest(catalog, model.name, gpu, gpus, setting,
+                                                                            node_gpus),
+                       beyond.cited(origins) if beyond is not None and beyond.trains else None)
 
 
 def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: bool = False,
@@ -890,7 +888,7 @@ def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: in
 def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: Setting, node_gpus: int) -> int | None:
     """The longest length the tables let exactly `setting` train `model` on exactly `gpus` GPUs of `gpu`: the
     planner's, from the tables alone (None where they let it train at no length, or the solve ran out of time)."""
-    from solver.solve import optional_best  # imports OR-Tools: only an estimate the tables correct pays for it
+    from solver.solve import optional_best  # imports OR-Tools: only a refuted estimate pays for it
 
     query = make_query(catalog, model=model, gpu=gpu, objective="max_len", budget_gpus=gpus, exact=True, sp=setting.sp,
                        env=setting.env, offload=setting.offload, estimate="never", node_gpus=node_gpus)

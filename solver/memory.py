@@ -199,8 +199,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "where the tables say the setting runs out of memory at `longest_len` (Trinity's default token budget): "
         "their verdict there, the cell that says so; None otherwise"))
     tables_longest: int | None = Field(default=None, description=(
-        "with `longest_refuted` or `tables_longer`: the longest length the tables let the setting train on these GPUs "
-        "(the planner's, from the tables alone); None otherwise, or where they let it train at no length"))
+        "with `longest_refuted`: the longest length the tables let the setting train on these GPUs (the planner's, "
+        "from the tables alone); None otherwise, or where they let it train at no length"))
     tables_longer: TablesVerdict | None = Field(default=None, description=(
         "where the tables let the setting train on these GPUs longer than `longest_len` (at the default token "
         f"budget): their verdict at the next length past it (`longest_len` + {GRID}), documented or inferred, with "

@@ -41,13 +41,12 @@ def test_solve_memory_says_an_offload_setting_holds_as_much_on_fewer_gpus(cli):
 
 def test_the_longest_length_says_the_tables_let_the_setting_train_at_least_to_the_next_length(cli):
     # Qwen3-8B, SP=2, on 2 H20s: the memory model fits 11264 tokens; the table's 'SP=2' at 12288 vouches for the next
-    # length, and its 'SP=2' at 16384 (the tables line, asked there) for more: 12288 is a bound, and the line names
-    # the limit, the planner's from the tables alone.
+    # length, and its 'SP=2' at 16384 (the tables line, asked there) for more: 12288 is a bound, not the limit.
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "h20", "--gpus", "2", "--len", "16384", "--sp", "2",
                          "--no-env")
     words = " ".join(out.split())
     assert status == 0 and (
         "longest length the memory model fits with this setting: 11264 tokens (on a 1024-token grid); the tables let "
-        "it train at least to 12288 (documented: the H20-96GB table for 2 GPUs says 'SP=2' at 12288), and they decide: "
-        "they let it train up to 16384 host memory:") in words
+        "it train at least to 12288 (documented: the H20-96GB table for 2 GPUs says 'SP=2' at 12288), and they decide "
+        "host memory:") in words
     assert "tables: it trains (documented: the H20-96GB table for 2 GPUs says 'SP=2' at 16384)" in words

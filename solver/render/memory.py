@@ -238,12 +238,8 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offl
         longer = result.tables_longer
         cited = ("the cell on the tables line" if result.tables is not None and result.tables.source == longer.source
                  else tables_said(longer, gpu, model, gpus, offload).removeprefix('it trains (').removesuffix(')'))
-        # the cell vouches for the next length on the grid (at its row), and the tables may reach further still:
-        # the planner's longest from them says how far (where its solve did not run out of time)
-        vouched, reach = longer.source.max_model_len, result.tables_longest or 0
-        longest += (f"; the tables let it train up to {reach} ({cited}), and they decide" if reach == vouched else
-                    f"; the tables let it train at least to {vouched} ({cited}), and they decide"
-                    + (f": they let it train up to {reach}" if reach > vouched else ""))
+        # at least: the cell vouches for the next length on the grid, and the tables may reach further still
+        longest += f"; the tables let it train at least to {longer.source.max_model_len} ({cited}), and they decide"
     return longest
 
 
