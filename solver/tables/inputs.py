@@ -215,7 +215,8 @@ class Pool(Frozen, defer_build=True):
     name: Annotated[PrintableText, AfterValidator(_without_outer_spaces)]
     gpu: Text
     nodes: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = Field(description=(
-        "the pool's nodes; 0 for a pool out of service (its jobs are left out, and --buy may buy its nodes)"))
+        "the pool's nodes; 0 for a pool out of service, or of a GPU type you have none of yet (nothing runs there, "
+        "and --buy weighs buying its nodes)"))
     gpus_per_node: Annotated[int, Strict(), Gt(0), Le(MAX_NODE_GPUS)] = Field(description=(
         "GPUs of one node (a host, Trinity's cluster.gpu_per_node); the largest hosts have 16"))
     host_ram_gb: Annotated[float, Strict(), Gt(0), Le(MAX_HOST_RAM_GB), AllowInfNan(False)] | None = Field(
