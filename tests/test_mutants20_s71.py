@@ -13,10 +13,17 @@ from typing import Any
 
 import pytest
 import yaml
+from ortools.sat.python import cp_model
 
-from solver.tables import TableError, load_model_config
+import solver.cluster.reasons
+from solver.cluster.model import placement_solver
+from solver.cluster.reasons import LEAST_PRIORITY_SHARE
+from solver.query import make_query
+from solver.solve import plan
+from solver.tables import DETERMINISTIC_PER_SECOND, TableError, load_catalog, load_model_config
 from solver.tables.model_config import ADAPTER_CONFIG
 from solver.trinity import trinity_config_problems
+from solver.trinity.settings import plan_settings
 
 Cli = Callable[..., tuple[int, str, str]]
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -124,3 +131,65 @@ def test_check_flags_a_micro_batch_of_two_sequences():
         ("micro-batch-unbounded", "trainer.trainer_config.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu is "
          "2: with dynamic batch sizes off a micro-batch takes that many sequences, padded to the longest, which the "
          "token budget does not bound: set it to 1")]
+
+
+def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(cli: Cli, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    # x and y each need a node whole: each is placed, alone, by priority 3 (a and c kept beside it, 5 of 8), and
+    # the second solve gets the work the first left.
+    solvers: list[cp_model.CpSolver] = []
+
+    def recorded(workers: int, seed: int) -> cp_model.CpSolver:
+        solvers.append(placement_solver(workers, seed))
+        return solvers[-1]
+
+    monkeypatch.setattr(solver.cluster.reasons, "placement_solver", recorded)
+    jobs = [*({"name": name, **DUO, "priority": priority} for name, priority in (("a", 3), ("b", 1), ("c", 3),
+                                                                                  ("d", 1))),
+            {"name": "x", **DUO, "rollout_gpus": 4, "priority": 1},
+            {"name": "y", **DUO, "max_model_len": "32k", "rollout_gpus": 4, "priority": 1}]
+    _, out, _ = cli("cluster", _fleet(tmp_path, [{**A100, "nodes": 2}], jobs), "--json")
+    assert [(left["job"], left["reason"].split(": ")[-1]) for left in json.loads(out)["unplaced"]] == [
+        ("x", "priority 3 is the least that places it (moving other jobs)"),
+        ("y", "priority 3 is the least that places it (moving other jobs)")]
+    work = [each.parameters.max_deterministic_time for each in solvers]
+    assert work == [LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * 10,
+                    work[0] - solvers[0].response_proto.deterministic_time] and work[1] < work[0]
+
+
+def _dotted(config: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(config, dict):
+        return {prefix: config}
+    return {key: value for name, item in config.items()
+            for key, value in _dotted(item, f"{prefix}.{name}" if prefix else name).items()}
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_the_settings_turn_dynamic_batching_off_at_the_trainer_alone(version: str | None):
+    # a role's use_dynamic_bsz is set only where a config has it (unset, it takes the trainer's): a fragment has none
+    catalog = load_catalog().with_model(load_model_config(HF_CONFIGS / "internlm2-7b.json"))
+    query = make_query(catalog, gpu="h100", model="internlm2-7b", budget_gpus=8, max_model_len=32768,
+                       trinity_version=version)
+    (answer,) = plan(query, catalog)
+    written = _dotted(plan_settings(answer.plans[0], catalog.model("internlm2-7b"), version=version).config)
+    assert {key: value for key, value in written.items() if key.endswith("use_dynamic_bsz")} == {
+        "trainer.use_dynamic_bsz": False}
+
+
+def test_a_list_with_one_empty_name_is_refused(cli: Cli, tmp_path: Path):
+    fleet = _fleet(tmp_path, [A100], [SOLO])
+    assert cli("cluster", fleet, "--required", "solo,") == (2, "", (
+        "usage: solve cluster [options] (--help lists them)\nsolve cluster: error: argument --required: an "
+        "empty name in 'solo,': give a job's name, or several separated by commas (math-4b,code-8b)\n"))
+
+
+def test_a_flag_in_capitals_without_its_hyphen_is_named(cli: Cli, tmp_path: Path):
+    status, _, err = cli("cluster", _fleet(tmp_path, [A100], [SOLO]), "--NOWIDEN")
+    assert (status, err.splitlines()[-1]) == (
+        2, "solve cluster: error: unrecognized arguments: --NOWIDEN (did you mean --no-widen?)")
+
+
+def test_an_option_of_an_exclusive_group_given_twice_excludes_nothing(cli: Cli):
+    status, out, err = cli("--model", "0.6B", "--gpu", "A100-80GB", "--len", "4k", "--no-estimate", "--no-estimate",
+                           "--json")
+    assert (status, err, json.loads(out)[0]["max_model_len"]) == (0, "", 4096)
