@@ -83,15 +83,19 @@ def test_a_count_only_the_estimates_have_a_plan_at_keeps_the_job(cli: Cli, tmp_p
 
 DUO = {"model": "Qwen3-4B", "max_model_len": "64k", "rollout_gpus": 0, "train_batch_size": 64}
 """A 4-GPU job on A100s (the tables' only count for it)."""
+WHOLE_NODE = {**DUO, "rollout_gpus": 4, "priority": 1}
+"""A job that needs an A100 node whole (4 trainer and 4 rollout GPUs)."""
+
+
+def _four_and(priorities: tuple[int, int, int, int], *others: dict[str, Any]) -> list[dict[str, Any]]:
+    """Four 4-GPU jobs a, b, c and d of these `priorities` (filling two A100 nodes, a and b on node 0), and `others`."""
+    return [*({"name": name, **DUO, "priority": priority} for name, priority in zip("abcd", priorities)), *others]
 
 
 def test_a_least_priority_equal_to_the_holders_is_said_to_move_other_jobs(cli: Cli, tmp_path: Path):
     # a, b on node 0 (4), c, d on node 1 (4); x needs a node whole. With x, a and c together hold 5 of the 8:
     # priority 4 places it, as much as a and b hold, made possible by moving c beside a.
-    jobs = [*({"name": name, **DUO, "priority": priority} for name, priority in (("a", 3), ("b", 1), ("c", 2),
-                                                                                  ("d", 2))),
-            {"name": "x", **DUO, "rollout_gpus": 4, "priority": 1}]
-    fleet = _fleet(tmp_path, [{**A100, "nodes": 2}], jobs)
+    fleet = _fleet(tmp_path, [{**A100, "nodes": 2}], _four_and((3, 1, 2, 2), {"name": "x", **WHOLE_NODE}))
     _, out, _ = cli("cluster", fleet, "--json")
     result = json.loads(out)
     assert [placed["job"] for placed in result["placements"]] == ["a", "b", "c", "d"]
@@ -113,8 +117,8 @@ def test_qwen2_moe_windows_only_the_even_layers_below_max_window_layers(tmp_path
 
 
 def test_a_missing_file_not_named_config_json_beside_an_adapter_is_only_missing(tmp_path: Path):
-    (tmp_path / ADAPTER_CONFIG).write_text(json.dumps({"peft_type": "LORA", "base_model_name_or_path": "Qwen/Qwen3-8B"}),
-                                           encoding="utf-8")
+    adapter = {"peft_type": "LORA", "base_model_name_or_path": "Qwen/Qwen3-8B"}
+    (tmp_path / ADAPTER_CONFIG).write_text(json.dumps(adapter), encoding="utf-8")
     with pytest.raises(TableError) as refused:
         load_model_config(tmp_path / "model.json")
     assert str(refused.value) == f"{tmp_path / 'model.json'}: cannot read: No such file or directory"
@@ -128,14 +132,14 @@ def test_check_flags_a_micro_batch_of_two_sequences():
     found = trinity_config_problems({"trainer": trainer, "algorithm": {"algorithm_type": "grpo"}},
                                     load_model_config(HF_CONFIGS / "internlm2-7b.json"), 4, version="0.5")
     assert [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith("micro")] == [
-        ("micro-batch-unbounded", "trainer.trainer_config.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu is "
-         "2: with dynamic batch sizes off a micro-batch takes that many sequences, padded to the longest, which the "
-         "token budget does not bound: set it to 1")]
+        ("micro-batch-unbounded", ("trainer.trainer_config.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu is "
+                                   "2: with dynamic batch sizes off a micro-batch takes that many sequences, padded to "
+                                   "the longest, which the token budget does not bound: set it to 1"))]
 
 
-def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(cli: Cli, tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch):
-    # x and y each need a node whole: each is placed, alone, by priority 3 (a and c kept beside it, 5 of 8), and
+def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # x and y each need a node whole: each is placed, alone, by priority 3 (a and c kept beside it, 6 of the 8), and
     # the second solve gets the work the first left.
     solvers: list[cp_model.CpSolver] = []
 
@@ -144,10 +148,7 @@ def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(cli
         return solvers[-1]
 
     monkeypatch.setattr(solver.cluster.reasons, "placement_solver", recorded)
-    jobs = [*({"name": name, **DUO, "priority": priority} for name, priority in (("a", 3), ("b", 1), ("c", 3),
-                                                                                  ("d", 1))),
-            {"name": "x", **DUO, "rollout_gpus": 4, "priority": 1},
-            {"name": "y", **DUO, "max_model_len": "32k", "rollout_gpus": 4, "priority": 1}]
+    jobs = _four_and((3, 1, 3, 1), {"name": "x", **WHOLE_NODE}, {"name": "y", **WHOLE_NODE, "max_model_len": "32k"})
     _, out, _ = cli("cluster", _fleet(tmp_path, [{**A100, "nodes": 2}], jobs), "--json")
     assert [(left["job"], left["reason"].split(": ")[-1]) for left in json.loads(out)["unplaced"]] == [
         ("x", "priority 3 is the least that places it (moving other jobs)"),
