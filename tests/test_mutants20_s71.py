@@ -194,3 +194,11 @@ def test_an_option_of_an_exclusive_group_given_twice_excludes_nothing(cli: Cli):
     status, out, err = cli("--model", "0.6B", "--gpu", "A100-80GB", "--len", "4k", "--no-estimate", "--no-estimate",
                            "--json")
     assert (status, err, json.loads(out)[0]["max_model_len"]) == (0, "", 4096)
+
+
+def test_gemma2_local_layers_are_the_even_ones_from_the_first(tmp_path: Path):
+    # transformers' Gemma-2 config: layer 0 local, then every other one; of 41 layers, 21 local (of 42, either way 21)
+    config = json.loads((HF_CONFIGS / "gemma-2-9b.json").read_text(encoding="utf-8"))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, "num_hidden_layers": 41}), encoding="utf-8")
+    assert load_model_config(path).vllm_sliding_window == (4096, 21)
