@@ -1,8 +1,10 @@
-"""Tests that kill mutants of session 71's merges which the merges' own tests let live (mutants20): a running job kept
-at its count only in its own pool and only where it may still run there, the estimates' tier for a count the tables
-alone have no plan at, the least priority that places a job said as "moving other jobs" where it equals the holders'
-own, Qwen2-MoE's window layers below ``max_window_layers``, a missing config file named otherwise than config.json
-beside an adapter, and a micro-batch of two sequences."""
+"""Tests that kill mutants of session 71's merges (cliwords2, padbound, slidingkv, clusterkeep2) which their own tests
+let live (mutants20; the table: /work/keep/review-s71-mutants20-table.md): a running job kept at its count only in its
+own pool and only where it may still run there, and at a count only the estimates have a plan at; the least priority
+that places a job said as "moving other jobs" where it equals the holders' own, and its solves sharing one work
+budget, each assuming its own job alone; Qwen2-MoE's and Gemma-2's local layers; a missing file not named config.json
+beside an adapter; a micro-batch of two sequences, and a role's dynamic batching left to the trainer's; a list with
+one empty name, a capitalised flag without its hyphen, an option of an exclusive group given twice."""
 
 from __future__ import annotations
 
@@ -14,13 +16,12 @@ from typing import Any
 import pytest
 import yaml
 from ortools.sat.python import cp_model
+from test_padbound_s71 import _dotted, _internlm2_plan
 
 import solver.cluster.reasons
 from solver.cluster.model import placement_solver
 from solver.cluster.reasons import LEAST_PRIORITY_SHARE
-from solver.query import make_query
-from solver.solve import plan
-from solver.tables import DETERMINISTIC_PER_SECOND, TableError, load_catalog, load_model_config
+from solver.tables import DETERMINISTIC_PER_SECOND, TableError, load_model_config
 from solver.tables.model_config import ADAPTER_CONFIG
 from solver.trinity import trinity_config_problems
 from solver.trinity.settings import plan_settings
@@ -158,21 +159,11 @@ def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(
                     work[0] - solvers[0].response_proto.deterministic_time] and work[1] < work[0]
 
 
-def _dotted(config: Any, prefix: str = "") -> dict[str, Any]:
-    if not isinstance(config, dict):
-        return {prefix: config}
-    return {key: value for name, item in config.items()
-            for key, value in _dotted(item, f"{prefix}.{name}" if prefix else name).items()}
-
-
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_the_settings_turn_dynamic_batching_off_at_the_trainer_alone(version: str | None):
     # a role's use_dynamic_bsz is set only where a config has it (unset, it takes the trainer's): a fragment has none
-    catalog = load_catalog().with_model(load_model_config(HF_CONFIGS / "internlm2-7b.json"))
-    query = make_query(catalog, gpu="h100", model="internlm2-7b", budget_gpus=8, max_model_len=32768,
-                       trinity_version=version)
-    (answer,) = plan(query, catalog)
-    written = _dotted(plan_settings(answer.plans[0], catalog.model("internlm2-7b"), version=version).config)
+    found, model = _internlm2_plan(version=version)
+    written = _dotted(plan_settings(found, model, version=version).config)
     assert {key: value for key, value in written.items() if key.endswith("use_dynamic_bsz")} == {
         "trainer.use_dynamic_bsz": False}
 
