@@ -34,6 +34,7 @@ from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
     OFFLOAD_FLAGS,
+    ROLLOUT_MODEL,
     UNTYPED_SECTIONS,
     ConfigError,
     keys_05_refuses,
@@ -527,10 +528,11 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     no Trinity release named, that 0.5 refuses the offload flags it puts under ``trainer`` where they are not the
     config's own (`_note_trainer_flags`; `flags_noted`: an earlier --write's note said so of those there), each at
     column `indent`, the config's mapping indentation, naming the options as `option_names` do (`places`: where the
-    scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` and, for Trinity
-    0.5, 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return
-    those removed, dotted, and, where the note above ``model.max_model_len`` was due and could not go there, its
-    paragraphs but the command (`_note_evidence`), else None."""
+    scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` (and the rollout
+    model's, where it is the same) and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses
+    (`keys_05_refuses`), where they are the section's own; return those removed, dotted, and, where the note above
+    ``model.max_model_len`` was due and could not go there, its paragraphs but the command (`_note_evidence`), else
+    None."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
@@ -546,6 +548,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
+        rollout = value_at(data, ROLLOUT_MODEL)
+        if isinstance(rollout, CommentedMap) and rollout.get("rope_scaling") == section["rope_scaling"]:
+            _delete(rollout, "rope_scaling")  # the rollout model's own, where it was the model's: so they still agree
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
@@ -1151,9 +1156,9 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys of the config `text` that `patch_trinity_config` changes for `plan` only because the config has them
     (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
-    padding back on), and the offload flags it turns off: what applying the plan's own keys by hand leaves as they
-    were. Each a line to paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now
-    old``."""
+    padding back on, the rollout model's YaRN where it was the model's), and the offload flags it turns off: what
+    applying the plan's own keys by hand leaves as they were. Each a line to paste, as the ``apply`` lines are, with
+    the config's value as a comment: ``key: new  # now old``."""
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(value_at(reading, key.path))}"

@@ -21,6 +21,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_SP_KEYS,
     ROLES,
+    ROLLOUT_MODEL,
     offload_path,
     rope_type_key,
     trainer_level_offload,
@@ -171,7 +172,9 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
 def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
     """The model section's keys: the length, and YaRN's rope scaling where the length needs it (under the key
     `config` names the type with, and under the legacy ``type`` too where `config` has it beside ``rope_type``: the
-    rollout's vLLM refuses the two where they differ)."""
+    rollout's vLLM refuses the two where they differ); the same, where present, under
+    ``explorer.rollout_model.rope_scaling`` where `config` gives the rollout model the one it gives the model, so that
+    the two still agree."""
     length, native = plan.max_model_len, model.native_context
     keys = [PlanKey(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
@@ -182,14 +185,18 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
     given = value_at(config, rope)
     named = rope_type_key(given)
     both = named == "rope_type" and isinstance(given, Mapping) and "type" in given
-    return [
-        *keys,
+    rope_keys = [
         PlanKey(path=(*rope, named), value="yarn"),
         *([PlanKey(path=(*rope, "type"), value="yarn", existing_only=True)] if both else []),
         PlanKey(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
                 + (f"; {yarn_beyond_words(model)}" if plan.yarn_beyond_validated else "")),
         PlanKey(path=(*rope, "original_max_position_embeddings"), value=native),
     ]
+    rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
+    agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
+    rollout_keys = [key.model_copy(update={"path": (*rollout_rope, key.path[-1]), "comment": None,
+                                           "existing_only": True}) for key in rope_keys] if agreed else []
+    return [*keys, *rope_keys, *rollout_keys]
 
 
 def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None) -> list[PlanKey]:

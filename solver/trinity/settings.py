@@ -54,10 +54,11 @@ def settings_for(arguments: SettingsArguments) -> TrinitySettings:
 def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
                   gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings]:
     """The keys of `plan_settings`' `arguments` (checked: `check_settings_arguments`) in the fragment's order, the
-    model section's, the cluster's, then the trainer's, and the settings they make, checked against Trinity's rules
-    (`check_trinity_config`): every fragment and every settings object is made here. `option_names` and the plan's
-    GPU type `gpu` (None: not known) word the keys' comments only. `EngineError` as
-    `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never of the input."""
+    model section's, the cluster's, the explorer's (the rollout model's YaRN, `layout`'s), then the trainer's, and the
+    settings they make, checked against Trinity's rules (`check_trinity_config`): every fragment and every settings
+    object is made here. `option_names` and the plan's GPU type `gpu` (None: not known) word the keys' comments only.
+    `EngineError` as `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never
+    of the input."""
     plan, model, layout, version = arguments.plan, arguments.model, arguments.layout, arguments.version
     keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05,
                                          gpu=gpu)
@@ -66,7 +67,7 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, arguments.nodes, arguments.engines,
                                                                  layout, arguments.train_batch_size)
     ordered = [*(key for key in keys if key.path[0] == "model"), *cluster_keys,
-               *(key for key in keys if key.path[0] == "trainer")]
+               *(key for key in keys if key.path[0] == "explorer"), *(key for key in keys if key.path[0] == "trainer")]
     settings = TrinitySettings(config=_nested(ordered),
                                environment=plan_environment(plan, model, arguments.shared_gpus),
                                trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
