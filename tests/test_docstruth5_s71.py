@@ -25,8 +25,8 @@ def test_every_stage_the_wall_clock_may_stop_has_its_words():
     assert set(STAGES) <= set(WALL_CLOCK_STEPS)
 
 
-def test_the_running_jobs_kept_stage_stopped_by_the_wall_clock_is_named(cli: Cli, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch):
+def test_the_running_jobs_kept_stage_the_wall_clock_stopped_is_named(cli: Cli, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(yaml.safe_dump(FLEET), encoding="utf-8")
     _, out, _ = cli("cluster", str(fleet), "--json")
