@@ -85,7 +85,8 @@ def tie_break_unproven(interrupted: bool, names: OptionNames = COMMAND_OPTIONS) 
 
 
 WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes-used stage",
-                    "length": "the longer-contexts stage", "cost": "the step-time-cost stage",
+                    "stays": "the running-jobs-kept stage", "length": "the longer-contexts stage",
+                    "cost": "the step-time-cost stage",
                     "tie-break": "the tie-break", "without host": "the proof without host memory",
                     "widening": "widening onto idle GPUs", "hints": "the smaller asks of the jobs left out",
                     "bought GPUs": "the GPUs-bought stage", "bought nodes": "the nodes-bought stage",
