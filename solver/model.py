@@ -25,6 +25,7 @@ from solver.rules import (
     failures_by_row,
     larger_tables,
     lowered_reach,
+    one_sequence_per_micro_batch,
     own_table_limit,
     rollout_layout_violation,
     sp_within_node,
@@ -113,9 +114,10 @@ class PlanningData:
     estimates: tuple[tuple[int, int, int, int, int], ...]
     """(n, e, o, s, longest length that fits) by the memory model, for every GPU count it covers; on a
     count with a table, no longer than where that table says the setting runs out of memory. With the
-    query's token budget ``auto``, the longest length a lowered budget reaches (`lowered_reach`)."""
+    query's token budget ``auto``, the longest length a lowered budget reaches (`lowered_reach`), but for a model
+    that reads none (`solver.rules.one_sequence_per_micro_batch`)."""
     estimate_longest: Mapping[Combination, int]
-    """With the query's token budget ``auto``: each estimate's longest length at Trinity's default budget, whose
+    """Where `estimates` lower the budget: each estimate's longest length at Trinity's default budget, whose
     default the tokens per GPU of a lowered budget may not exceed (`solver.rules.most_estimated_tokens`); empty
     otherwise."""
     longest_estimate: Mapping[int, int]
@@ -323,7 +325,8 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
     at_default = () if inputs.estimate == "never" else tuple(
         cell for gpus in estimable for cell in capped_estimates(
             shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, margin, inputs.without_env, refuting))
-    estimates = at_default if inputs.token_budget == "default" else tuple(
+    lowering = inputs.token_budget == "auto" and not one_sequence_per_micro_batch(shape)  # that reads no budget
+    estimates = at_default if not lowering else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     longest_estimate: dict[int, int] = {}
@@ -343,7 +346,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         ranks=cost_ranks(counts, inputs.objective, inputs.weights, shape.held_per_active, gpu_type.interconnect),
         settings=settings,
         estimates=estimates,
-        estimate_longest=MappingProxyType({} if inputs.token_budget == "default" else {
+        estimate_longest=MappingProxyType({} if not lowering else {
             (n, e, o, s): longest for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
         table_stops=() if inputs.token_budget == "auto" or not at_default else stopped_estimates(

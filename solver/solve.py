@@ -876,7 +876,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
     source = source.cited(data.table_origins) if source is not None else None
-    most = None if source is not None or query.token_budget == "default" else \
+    most = None if source is not None or not data.estimate_longest else \
         most_estimated_tokens(length, sp, data.estimate_longest[gpus, env, offload, sp])
     tokens = token_budget(length, sp) if most is None else lowered_token_budget(length, sp, most)
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
@@ -913,11 +913,12 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
 
 def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting: Setting, length: int,
                     tokens: int, estimated: bool) -> dict[str, Any]:
-    """A plan's memory model figures on `gpu` at `tokens` per GPU: peak and headroom (an estimate's against the margin
-    estimates are held to, `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
+    """A plan's memory model figures on `gpu` at a budget of `tokens` per GPU (the tokens it counts:
+    `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
+    `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
     memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
                        query.margin_on(gpu.memory_gib, estimated), tokens)
-    beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, tokens,
+    beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm)
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
