@@ -894,7 +894,8 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
-                           *(Caution(CautionCode.PADDED_MICRO_BATCHES, words) for words in padding_cautions(model, max_model_len)),
+                           *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
+                             for words in padding_cautions(model, max_model_len)),
                            *_length_cautions(model, max_model_len),
                            *(Caution(code, words) for code, words in given if words)))
 

@@ -193,8 +193,9 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
 
 
 def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, padded: bool) -> list[PlanKey]:
-    """The trainer's own keys: SP and the token budget (none where its micro-batches are `padded`, one sequence
-    each: dynamic batch sizes off leave it unread), and with Offload FSDP2 and no Hugging Face checkpoints (its
+    """The trainer's own keys: SP and the token budget (where its micro-batches are `padded`, one sequence each,
+    which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it), and with
+    Offload FSDP2 and no Hugging Face checkpoints (its
     comment as for a plan on `gpu`: `no_checkpoint_words`). A lowered budget's comment says, unless `version` is 0.6,
     that Trinity 0.5.0 raises it back to the default (`lowered_budget_undone`)."""
     length = plan.max_model_len
@@ -208,15 +209,18 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, p
         comment=f"no Hugging Face weights saved, {no_checkpoint_words(gpu)}",
         default_only=True,
     )
+    default = f"ceil(2 * {length} / {plan.sp}), Trinity's default"
     budget = PlanKey(
         path=("trainer", "max_token_len_per_gpu"),
         value=plan.max_token_len_per_gpu,
-        comment=(lowered if plan.lowered_budget else f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out"),
+        comment=(f"{default}; unread with dynamic batch sizes off, one sequence per micro-batch" if padded
+                 else lowered if plan.lowered_budget else f"{default}, written out"),
+        existing_only=padded,
     )
     return [
         *([strategy] if plan.offload else []),
         PlanKey(path=("trainer", "ulysses_sequence_parallel_size"), value=plan.sp),
-        *([budget] if not padded else []),
+        budget,
         *([no_checkpoint] if plan.offload else []),
     ]
 
