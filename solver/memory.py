@@ -1,7 +1,8 @@
 """A memory model of one trainer GPU, shaped from first principles and calibrated on the documented cells.
 
 Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` trainer GPUs, SP degree
-``s``, ``T = ceil(2L/s)`` tokens per GPU (Trinity's default token budget) and gradient checkpointing:
+``s``, ``T = ceil(2L/s)`` tokens per GPU (Trinity's default token budget; ``T = L`` for a model trained one padded
+sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpointing:
 
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
@@ -145,7 +146,8 @@ class Breakdown(Frozen):
     memory_gib: float = Field(description="the GPU's memory, GiB")
     tokens_per_gpu: int = Field(description=(
         "the tokens per GPU the activations are predicted for: Trinity's default token budget for the length and "
-        "SP, ceil(2 x max_model_len / SP), or the one given"))
+        "SP, ceil(2 x max_model_len / SP), or the one given; max_model_len for a model trained one sequence per "
+        "micro-batch (padded-micro-batches), which reads no budget"))
     step_gib: float = Field(default=0.0, description=(
         "the optimizer step's peak (`optimizer_step_gib`; 0 with Offload), which must be within step_usable_gib "
         "besides"))

@@ -750,8 +750,8 @@ def padding_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
         return ()
     return ((f"use_remove_padding false for {model.name}: {violation}; padded instead, so use_dynamic_bsz false with "
              "one sequence per micro-batch (micro-batch sizes 1), which leaves max_token_len_per_gpu unread: the "
-             f"memory estimate counts that sequence, max_model_len = {max_model_len} tokens per GPU "
-             f"({ONE_SEQUENCE_WIDER_WORDS}); it costs speed: a step runs a forward and backward per sequence, where "
+             f"memory estimate counts that sequence, max_model_len = {max_model_len} tokens per GPU; "
+             f"{ONE_SEQUENCE_WIDER_WORDS}; it costs speed: a step runs a forward and backward per sequence, where "
              "dynamic batching would pack several"),)
 
 
@@ -922,7 +922,8 @@ class Plan(Frozen):
     max_model_len: PositiveInt = Field(description="the length it trains, tokens (model.max_model_len)")
     max_token_len_per_gpu: PositiveInt = Field(description=(
         "trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x max_model_len / sp), or a lower budget where "
-        "lowered_budget"))
+        "lowered_budget; unread for a model trained one sequence per micro-batch (padded-micro-batches), whose "
+        "estimate counts max_model_len tokens per GPU"))
     rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(description=(
         "the YaRN factor model.rope_scaling takes (max_model_len / the model's native context); null within the "
         "native context, and for a model with a RoPE scaling of its own (Llama 3.1)"))

@@ -144,10 +144,10 @@ def longest_length_of_tokens(model: Model, tokens: int, sp: int) -> int:
     return tokens * sp if one_sequence_per_micro_batch(model) else tokens * sp // 2
 
 
-ONE_SEQUENCE_WIDER_WORDS = ("verl before 0.8 (Trinity 0.5, or 0.6 on verl 0.7) pads it to the batch's longest prompt "
+ONE_SEQUENCE_WIDER_WORDS = ("before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) it is padded to the batch's longest prompt "
                             "plus its longest response, wider only where a prompt or a response passes "
                             "max_prompt_tokens or max_response_tokens (a multi-turn workflow, "
-                            "model.enable_prompt_truncation off, a rollout max_tokens above max_response_tokens): up "
+                            "model.enable_prompt_truncation off, a rollout max_tokens above max_response_tokens), up "
                             "to twice max_model_len, which the estimate does not count")
 """Where a micro-batch of one padded sequence (`counted_tokens`) holds more than ``max_model_len`` tokens, in words:
 verl 0.7.0's actor runs the batch's padded width (``workers/actor/dp_actor.py:110-111`` without remove padding),
