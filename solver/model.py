@@ -161,6 +161,11 @@ class PlanningData:
         return " and ".join(name for name, _ in self.larger)
 
     @property
+    def lowers_budget(self) -> bool:
+        """Whether an estimate whose Trinity default budget does not fit takes a lower one (`lowers_budget`)."""
+        return lowers_budget(self.inputs.token_budget, self.shape)
+
+    @property
     def sp_degrees(self) -> range:
         """The SP degrees a plan may take before the divisibility rules: 1 to the most GPUs it may use."""
         return range(1, max(self.counts) + 1)
@@ -277,6 +282,13 @@ class PlanningInputs:
                    token_budget=query.token_budget, weights=query.weights, memory=query.memory, margin=query.margin)
 
 
+def lowers_budget(token_budget: TokenBudgetMode, shape: Model) -> bool:
+    """Whether an estimated plan of `shape` whose Trinity default budget does not fit takes a lower one: the token
+    budget mode ``auto``, for a model that reads a budget (not `one_sequence_per_micro_batch`, whose estimate counts
+    one sequence, the least budget)."""
+    return token_budget == "auto" and not one_sequence_per_micro_batch(shape)
+
+
 def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     """Gather the tables' rows and cells for the query's model on `gpu`, the memory model's estimates
     where the tables are silent (per the query's estimate mode), and the objective's rank per
@@ -325,7 +337,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
     at_default = () if inputs.estimate == "never" else tuple(
         cell for gpus in estimable for cell in capped_estimates(
             shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, margin, inputs.without_env, refuting))
-    lowering = inputs.token_budget == "auto" and not one_sequence_per_micro_batch(shape)  # that reads no budget
+    lowering = lowers_budget(inputs.token_budget, shape)
     estimates = at_default if not lowering else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))

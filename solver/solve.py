@@ -876,7 +876,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
     source = source.cited(data.table_origins) if source is not None else None
-    most = None if source is not None or not data.estimate_longest else \
+    most = None if source is not None or not data.lowers_budget else \
         most_estimated_tokens(length, sp, data.estimate_longest[gpus, env, offload, sp])
     tokens = token_budget(length, sp) if most is None else lowered_token_budget(length, sp, most)
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
