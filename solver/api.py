@@ -1068,8 +1068,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       option_names=query.option_names)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     problems += map(ConfigProblem._make, zip(config.note_codes, config.notes, strict=True))
-    lowered = _lowered_by_config(config, length, query.estimate)
-    problems += _token_budget_problems(config, length, lowered, query.option_names)
+    # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
+    reads_budget = not one_sequence_per_micro_batch(model)
+    lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
+    problems += _token_budget_problems(config, length, lowered, query.option_names) if reads_budget else []
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, max_model_len=length,
                                   length_given=length == config.max_model_len,
