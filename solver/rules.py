@@ -151,7 +151,7 @@ ONE_SEQUENCE_WIDER_WORDS = ("before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) it i
                             "to twice max_model_len, which the estimate does not count")
 """Where a micro-batch of one padded sequence (`counted_tokens`) holds more than ``max_model_len`` tokens, in words:
 verl 0.7.0's actor runs the batch's padded width (``workers/actor/dp_actor.py:110-111`` without remove padding),
-which Trinity's ``to_data_proto`` pads to (0.5.0 ``trainer/verl/utils.py:31-32``, 0.6.0 ``:61-62``); a prompt and a
+which Trinity's ``to_data_proto`` pads to (0.5.0 ``trainer/verl/utils.py:31-32``, 0.6.0 ``:62-63``); a prompt and a
 response are each below ``max_model_len`` (an experience is cut at ``max_model_len - 1`` tokens,
 ``common/models/model.py:337-342`` in 0.6.0)."""
 

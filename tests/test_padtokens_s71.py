@@ -81,7 +81,7 @@ def test_40960_tokens_on_8_h100s_has_a_plan_and_solve_memory_agrees(cli: Cli):
                            "--json")
     assert (status, err) == (0, "")  # before: no plan, 89.1 GiB of 73.2 usable at 81920 tokens per GPU
     found = json.loads(out)[0]["plans"][0]
-    assert (found["gpus"], found["env"], found["offload"], found["sp"], found["memory_gb"]) == (8, True, False, 1, 53.81)
+    assert [found[key] for key in ("gpus", "env", "offload", "sp", "memory_gb")] == [8, True, False, 1, 53.81]
     assert "the memory estimate counts that sequence, max_model_len = 40960 tokens per GPU" in found["cautions"][0]
     status, out, err = cli("memory", "--model-config", str(INTERNLM2), "--gpu", "h100", "--gpus", "8", "--len",
                            "40960", "--env", "--json")

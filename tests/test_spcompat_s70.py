@@ -99,7 +99,8 @@ def test_an_explanation_names_the_sp_degrees_the_attention_rule_rules_out():
     catalog = load_catalog().with_model(load_model_config(INTERNLM2))
     query = make_query(catalog, gpu="h100", model="internlm2-7b", budget_gpus=8, objective="max_len")
     (answer,) = plan(query, catalog)
-    assert [(found.gpus, found.sp, found.max_model_len) for found in answer.plans] == [(8, 1, 79872)]  # one sequence: test_padtokens_s71
+    # one sequence per micro-batch, T = L: test_padtokens_s71
+    assert [(found.gpus, found.sp, found.max_model_len) for found in answer.plans] == [(8, 1, 79872)]
     reasons = [(reason.rule, reason.detail) for reason in explain(catalog, query, answer)]
     assert ("sp_attention", (f"verl's Ulysses SP does not reach the attention of internlm2-7b: that rules out SP=2, "
                              f"4, 8 (on 6, 8 GPUs): {INTERNLM2_WHY}")) in reasons
