@@ -125,8 +125,8 @@ class PlanningData:
     table_stops: tuple[tuple[int, int, int, int, int], ...]
     """(n, e, o, s, length) of each estimate that a table stops short of the memory model's longest fitting length
     (`within_refuting_tables`: at `solver.rules.own_table_limit`, which may lie off the grid, 30002 tokens at SP=4
-    past a row at 30001); none with the token budget ``auto``, whose estimates reach further. When maximising, an
-    estimated plan's length is on the grid or its estimate's stop."""
+    past a row at 30001); none where the budget is lowered (`lowers_budget`), whose estimates reach further. When
+    maximising, an estimated plan's length is on the grid or its estimate's stop."""
     witnesses: tuple[tuple[int, int, int, int, int, int, int], ...]
     """(plan's GPU count, witness's GPU count, length it vouches up to, e, o, s, estimated) for every cell
     and estimate that may vouch for a plan on that count: a cell of the plan's count's table, or of a
@@ -361,7 +361,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         estimate_longest=MappingProxyType({} if not lowering else {
             (n, e, o, s): longest for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
-        table_stops=() if inputs.token_budget == "auto" or not at_default else stopped_estimates(
+        table_stops=() if lowering or not at_default else stopped_estimates(
             at_default, estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, margin,
                                         inputs.without_env)),
         witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)

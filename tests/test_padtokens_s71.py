@@ -169,3 +169,13 @@ def test_an_explanation_says_what_the_longest_length_is_per_gpu():
     assert details["more_gpus"] == ("no count of H100-80GB GPUs up to 64 trains internlm2-7b at 131072 tokens, one "
                                     "sequence per micro-batch (dynamic batch sizes off)")
     assert "least budget" not in details["limit"]
+
+
+def test_no_reason_points_to_a_token_budget_auto_that_lowers_nothing(cli: Cli):
+    status, out, err = cli("--model-config", str(INTERNLM2), "--gpu", "h100", "--gpus", "8", "--len", "131072",
+                           "--node-gpus", "4")
+    words = " ".join(out.split())
+    assert (status, err) == (1, "")
+    assert words.endswith("no count of nodes of 4 GPUs (--node-gpus) trains it: an SP group stays within one node, "
+                          "so SP=4 at most")  # not "even with --token-budget auto"
+    assert "--token-budget" not in out
