@@ -176,6 +176,7 @@ def test_no_reason_points_to_a_token_budget_auto_that_lowers_nothing(cli: Cli):
                            "--node-gpus", "4")
     words = " ".join(out.split())
     assert (status, err) == (1, "")
-    assert words.endswith("no count of nodes of 4 GPUs (--node-gpus) trains it: an SP group stays within one node, "
-                          "so SP=4 at most")  # not "even with --token-budget auto"
+    # not "..., even with --token-budget auto: ..."
+    assert ("extrapolated); no count of nodes of 4 GPUs (--node-gpus) trains it: an SP group stays within one node, "
+            "so SP=4 at most --explain") in words
     assert "--token-budget" not in out
