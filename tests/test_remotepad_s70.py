@@ -38,8 +38,9 @@ CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead
            "on verl 0.7) it is padded to the batch's longest prompt plus its longest response, wider only where a "
            "prompt or a response passes max_prompt_tokens or max_response_tokens (a multi-turn workflow, "
            "model.enable_prompt_truncation off, a rollout max_tokens above max_response_tokens), up to twice "
-           "max_model_len, which the estimate does not count; it costs speed: a step runs a forward and backward per "
-           "sequence, where dynamic batching would pack several")  # test_padbound_s71: the keys; test_padtokens_s71
+           "max_model_len, and a DPO micro-batch holds two sequences there (Trinity doubles its size): the estimate "
+           "counts neither; it costs speed: a step runs a forward and backward per sequence, where dynamic batching "
+           "would pack several")  # test_padbound_s71: the keys; test_padtokens_s71
 
 TRAINER_KEY = "trainer.use_remove_padding"
 MODEL_KEY = "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding"
