@@ -78,9 +78,11 @@ from solver.rules import (
     TablesVerdict,
     batch_split_violation,
     cited_tables_verdict,
+    counted_tokens,
     larger_tables,
     least_token_budget,
     micro_batch_stop_words,
+    one_sequence_per_micro_batch,
     own_table_cells,
     raised_budget_stop_words,
     shortest_length_of_budget,
@@ -660,7 +662,7 @@ def estimate_memory(
     check_host_ram(host_ram_gb, names)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
     _check_trainer_layout(resolved, gpus, sp, node_size, names)
-    budget = _checked_token_budget(max_model_len, sp, max_token_len_per_gpu, names)
+    budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
                        budget)
@@ -866,12 +868,17 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
     return calibration(catalog, read, with_tables=with_tables)
 
 
-def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None,
+def _checked_token_budget(model: Model, max_model_len: int, sp: int, max_token_len_per_gpu: int | None,
                           names: OptionNames) -> int:
-    """The tokens per GPU of a breakdown: `max_token_len_per_gpu` where given, else Trinity's default; `QueryError`
-    (naming the options as `names` do) where it holds no sequence of `max_model_len` tokens, or is more than
+    """The tokens per GPU of a breakdown of `model` (`counted_tokens`): `max_token_len_per_gpu` where given, else
+    Trinity's default; `QueryError` (naming the options as `names` do) where it is given for a model trained one
+    sequence per micro-batch, which reads none, holds no sequence of `max_model_len` tokens, or is more than
     `MAX_TOKENS`."""
-    budget = token_budget(max_model_len, sp) if max_token_len_per_gpu is None else max_token_len_per_gpu
+    if max_token_len_per_gpu is not None and one_sequence_per_micro_batch(model):
+        raise QueryError(f"{names.tokens_per_gpu} is not read for {model.name}: its plans turn dynamic batch sizes off "
+                         f"with one sequence per micro-batch, so the estimate counts that sequence, {max_model_len} "
+                         f"tokens per GPU; leave {names.tokens_per_gpu} out")
+    budget = counted_tokens(model, max_model_len, sp, max_token_len_per_gpu)
     if budget < least_token_budget(max_model_len, sp):
         raise QueryError(f"{names.valued(names.tokens_per_gpu, budget)} holds no sequence of {max_model_len} tokens "
                          f"with SP={sp}: it must be at least ceil({max_model_len} / {sp}) = "
@@ -1061,8 +1068,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       option_names=query.option_names)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     problems += map(ConfigProblem._make, zip(config.note_codes, config.notes, strict=True))
-    lowered = _lowered_by_config(config, length, query.estimate)
-    problems += _token_budget_problems(config, length, lowered, query.option_names)
+    # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
+    reads_budget = not one_sequence_per_micro_batch(model)
+    lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
+    problems += _token_budget_problems(config, length, lowered, query.option_names) if reads_budget else []
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, max_model_len=length,
                                   length_given=length == config.max_model_len,

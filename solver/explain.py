@@ -27,6 +27,7 @@ from solver.rules import (
     least_token_budget,
     most_estimated_tokens,
     no_rollout_layout_words,
+    one_sequence_per_micro_batch,
     refuting_cell,
     table_words,
     tried_settings,
@@ -43,7 +44,7 @@ from solver.solve import (
     new_solver,
     within_deadline,
 )
-from solver.tables import Catalog, Setting, consecutive_runs, counted
+from solver.tables import Catalog, Model, Setting, consecutive_runs, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_attention", "sp_within_node", "batch_divides")
@@ -385,7 +386,7 @@ def _why_no_plan(
         reasons += _dash_reasons(prober, words, data, query.budget_gpus, query.max_model_len)
     if query.objective != "max_len":
         if shorter:
-            reasons += _shorter_reasons(words, query, shorter)
+            reasons += _shorter_reasons(words, query, shorter, data.shape)
         reasons += _more_gpus_reasons(catalog, prober, words, data, query)
         if lowered := alternative("token_budget_auto"):
             reasons.append(Reason(rule="lower_token_budget", detail=(
@@ -415,9 +416,12 @@ def _dash_reasons(prober: _Prober, words: _Words, data: PlanningData, budget: in
                         if rule == "evidence"], length)
 
 
-def _shorter_reasons(words: _Words, query: Query, shorter: Plan) -> list[Reason]:
+def _shorter_reasons(words: _Words, query: Query, shorter: Plan, model: Model) -> list[Reason]:
     """The longest length with a plan within the budget and pins (`shorter`, the answer's nearest), and what the
-    prompt and response must then fit in."""
+    prompt and response must then fit in (and what that is per GPU: `model`'s token budget, or its one sequence per
+    micro-batch, `one_sequence_per_micro_batch`)."""
+    per_gpu = ("one sequence per micro-batch (dynamic batch sizes off)" if one_sequence_per_micro_batch(model)
+               else f"max_token_len_per_gpu = {shorter.max_token_len_per_gpu}")
     return [
         Reason(rule="shorter_length", detail=(
             f"{query.within_budget} the longest length with a plan is {counted(shorter.max_model_len, 'token')}"
@@ -425,8 +429,7 @@ def _shorter_reasons(words: _Words, query: Query, shorter: Plan) -> list[Reason]
             f"{words.plan(shorter)}")),
         Reason(rule="fewer_tokens", detail=(
             f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
-            f"{counted(shorter.max_model_len, 'token')}, which is max_token_len_per_gpu = "
-            f"{shorter.max_token_len_per_gpu} on "
+            f"{counted(shorter.max_model_len, 'token')}, which is {per_gpu} on "
             f"{'its 1 GPU' if shorter.gpus == 1 else f'each of {shorter.gpus} GPUs'} with SP={shorter.sp}")),
     ]
 
@@ -460,7 +463,9 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
         if host_decides:
             held += f" on nodes of {counted(query.node_gpus, 'GPU')}"
             notes.append(f"the host memory is each node's, and {query.node_source} sets another node size")
-        if query.token_budget == "auto":
+        if one_sequence_per_micro_batch(data.shape):
+            held += ", one sequence per micro-batch (dynamic batch sizes off)"
+        elif data.lowers_budget:
             held += f", even at a token budget lowered by {query.option_names.token_budget_auto}"
         else:
             held += ", at Trinity's default token budget"
@@ -729,7 +734,7 @@ class _Words:
         over = []
         for combination in candidates:
             setting = _setting(combination)
-            least = least_token_budget(length, setting.sp) if self.query.token_budget == "auto" else None
+            least = least_token_budget(length, setting.sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, combination[0], setting, length, coefficients, margin,
                                least)
             if result.total_gib > result.usable_gib:
@@ -768,7 +773,7 @@ class _Words:
             if not estimates_setting(setting, without_env=self.query.env is False):
                 unestimated.append(setting.label)
                 continue
-            least = least_token_budget(length, sp) if self.query.token_budget == "auto" else None
+            least = least_token_budget(length, sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
             other = refuting_cell(self.model, self.data.rows, self.data.settings, n, setting, length, others_only=True)
             if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
@@ -884,9 +889,9 @@ class _Words:
         return reasons
 
     def _lowered(self, length: int, combinations: list[Combination]) -> str:
-        """With --token-budget auto: why a lowered budget does not save these settings either, in words (the
-        tables measured Trinity's default); empty otherwise."""
-        if self.query.token_budget != "auto":
+        """Where the budget is lowered (`PlanningData.lowers_budget`): why that does not save these settings either
+        (the tables measured Trinity's default), in words; empty otherwise."""
+        if not self.data.lowers_budget:
             return ""
         held = []
         for combination in dict.fromkeys(combinations):

@@ -1,7 +1,8 @@
 """A memory model of one trainer GPU, shaped from first principles and calibrated on the documented cells.
 
 Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` trainer GPUs, SP degree
-``s``, ``T = ceil(2L/s)`` tokens per GPU (Trinity's default token budget) and gradient checkpointing:
+``s``, ``T = ceil(2L/s)`` tokens per GPU (Trinity's default token budget; ``T = L`` for a model trained one padded
+sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpointing:
 
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
@@ -73,8 +74,9 @@ from solver.rules import (
     COMMAND_OPTIONS,
     OptionNames,
     TablesVerdict,
+    counted_tokens,
+    longest_length_of_tokens,
     sp_degrees,
-    token_budget,
     trainer_gpus_on_node,
     uneven_split_caution,
     whole_nodes_violation,
@@ -144,7 +146,8 @@ class Breakdown(Frozen):
     memory_gib: float = Field(description="the GPU's memory, GiB")
     tokens_per_gpu: int = Field(description=(
         "the tokens per GPU the activations are predicted for: Trinity's default token budget for the length and "
-        "SP, ceil(2 x max_model_len / SP), or the one given"))
+        "SP, ceil(2 x max_model_len / SP), or the one given; max_model_len for a model trained one sequence per "
+        "micro-batch (padded-micro-batches), which reads no budget"))
     step_gib: float = Field(default=0.0, description=(
         "the optimizer step's peak (`optimizer_step_gib`; 0 with Offload), which must be within step_usable_gib "
         "besides"))
@@ -382,7 +385,7 @@ def estimated_counts(node_gpus: int, budget: int = MAX_ESTIMATED_GPUS) -> tuple[
 def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:
     """Each term of `TERMS` in GiB before calibration, for `model` on `gpus` GPUs with `setting` at
     `max_model_len` tokens (see the module's docstring for where each comes from)."""
-    return token_features(model, gpus, setting, token_budget(max_model_len, setting.sp))
+    return token_features(model, gpus, setting, counted_tokens(model, max_model_len, setting.sp))
 
 
 def token_features(model: Model, gpus: int, setting: Setting, tokens: int) -> dict[str, float]:
@@ -426,9 +429,10 @@ def breakdown(
     margin: float = 0.0, tokens_per_gpu: int | None = None,
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
-    its share (both less a safety `margin`), at Trinity's default token budget for `max_model_len`, or at `tokens_per_gpu` (a
-    ``max_token_len_per_gpu`` of the user's)."""
-    tokens = tokens_per_gpu or token_budget(max_model_len, setting.sp)
+    its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
+    Trinity's default token budget, or `tokens_per_gpu`, a ``max_token_len_per_gpu`` of the user's; one sequence for a
+    model trained one per micro-batch)."""
+    tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu)
     terms = calibrated_terms(model, gpus, setting, tokens, coefficients)
     return Breakdown(
         terms=Terms(**terms),
@@ -640,7 +644,7 @@ def longest_fitting(
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
     per_token = total(1) - total(0)  # above 0: the per-token terms are held to a physical floor
     most_tokens = max(0, int((usable - total(0)) / per_token))
-    length = min(ceiling, most_tokens * setting.sp // 2)
+    length = min(ceiling, longest_length_of_tokens(model, most_tokens, setting.sp))
     if not (length == 0 or fits(length)) or (length < ceiling and fits(length + 1)):
         length = _last_fitting(fits, ceiling)  # rounding put it off: search (memory grows with the length)
     length -= length % grid

@@ -25,6 +25,7 @@ from solver.rules import (
     failures_by_row,
     larger_tables,
     lowered_reach,
+    one_sequence_per_micro_batch,
     own_table_limit,
     rollout_layout_violation,
     sp_within_node,
@@ -113,9 +114,10 @@ class PlanningData:
     estimates: tuple[tuple[int, int, int, int, int], ...]
     """(n, e, o, s, longest length that fits) by the memory model, for every GPU count it covers; on a
     count with a table, no longer than where that table says the setting runs out of memory. With the
-    query's token budget ``auto``, the longest length a lowered budget reaches (`lowered_reach`)."""
+    query's token budget ``auto``, the longest length a lowered budget reaches (`lowered_reach`), but for a model
+    that reads none (`solver.rules.one_sequence_per_micro_batch`)."""
     estimate_longest: Mapping[Combination, int]
-    """With the query's token budget ``auto``: each estimate's longest length at Trinity's default budget, whose
+    """Where `estimates` lower the budget: each estimate's longest length at Trinity's default budget, whose
     default the tokens per GPU of a lowered budget may not exceed (`solver.rules.most_estimated_tokens`); empty
     otherwise."""
     longest_estimate: Mapping[int, int]
@@ -123,8 +125,8 @@ class PlanningData:
     table_stops: tuple[tuple[int, int, int, int, int], ...]
     """(n, e, o, s, length) of each estimate that a table stops short of the memory model's longest fitting length
     (`within_refuting_tables`: at `solver.rules.own_table_limit`, which may lie off the grid, 30002 tokens at SP=4
-    past a row at 30001); none with the token budget ``auto``, whose estimates reach further. When maximising, an
-    estimated plan's length is on the grid or its estimate's stop."""
+    past a row at 30001); none where the budget is lowered (`lowers_budget`), whose estimates reach further. When
+    maximising, an estimated plan's length is on the grid or its estimate's stop."""
     witnesses: tuple[tuple[int, int, int, int, int, int, int], ...]
     """(plan's GPU count, witness's GPU count, length it vouches up to, e, o, s, estimated) for every cell
     and estimate that may vouch for a plan on that count: a cell of the plan's count's table, or of a
@@ -157,6 +159,11 @@ class PlanningData:
         """The GPU types of the `larger` tables that cap the estimates, in words (``A100-80GB and H20-96GB``); "" for
         none."""
         return " and ".join(name for name, _ in self.larger)
+
+    @property
+    def lowers_budget(self) -> bool:
+        """Whether an estimate whose Trinity default budget does not fit takes a lower one (`lowers_budget`)."""
+        return lowers_budget(self.inputs.token_budget, self.shape)
 
     @property
     def sp_degrees(self) -> range:
@@ -275,6 +282,13 @@ class PlanningInputs:
                    token_budget=query.token_budget, weights=query.weights, memory=query.memory, margin=query.margin)
 
 
+def lowers_budget(token_budget: TokenBudgetMode, shape: Model) -> bool:
+    """Whether an estimated plan of `shape` whose Trinity default budget does not fit takes a lower one: the token
+    budget mode ``auto``, for a model that reads a budget (not `one_sequence_per_micro_batch`, whose estimate counts
+    one sequence, the least budget)."""
+    return token_budget == "auto" and not one_sequence_per_micro_batch(shape)
+
+
 def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     """Gather the tables' rows and cells for the query's model on `gpu`, the memory model's estimates
     where the tables are silent (per the query's estimate mode), and the objective's rank per
@@ -323,7 +337,8 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
     at_default = () if inputs.estimate == "never" else tuple(
         cell for gpus in estimable for cell in capped_estimates(
             shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, margin, inputs.without_env, refuting))
-    estimates = at_default if inputs.token_budget == "default" else tuple(
+    lowering = lowers_budget(inputs.token_budget, shape)
+    estimates = at_default if not lowering else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     longest_estimate: dict[int, int] = {}
@@ -343,10 +358,10 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         ranks=cost_ranks(counts, inputs.objective, inputs.weights, shape.held_per_active, gpu_type.interconnect),
         settings=settings,
         estimates=estimates,
-        estimate_longest=MappingProxyType({} if inputs.token_budget == "default" else {
+        estimate_longest=MappingProxyType({} if not lowering else {
             (n, e, o, s): longest for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
-        table_stops=() if inputs.token_budget == "auto" or not at_default else stopped_estimates(
+        table_stops=() if lowering or not at_default else stopped_estimates(
             at_default, estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, margin,
                                         inputs.without_env)),
         witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)

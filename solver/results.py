@@ -39,6 +39,7 @@ from solver import __version__
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode, Objective, Pins, Query, margin_keeping
 from solver.rules import (
     COMMAND_OPTIONS,
+    ONE_SEQUENCE_WIDER_WORDS,
     BrokenRuleCode,
     Evidence,
     OptionNames,
@@ -737,19 +738,21 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
     return (words,)
 
 
-def padding_cautions(model: Model) -> tuple[str, ...]:
+def padding_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
     """The caution for a model that remove padding would train wrong (`remove_padding_violation`), in words: its
     plans turn it off, so each micro-batch is padded to its longest sequence, which dynamic batching, filling it by the
-    sequences' own lengths, would take past the token budget the memory model counts; so they turn dynamic batch sizes
-    off too, with one sequence per micro-batch, which that budget (at least ``max_model_len`` at SP=1) holds, at a
+    sequences' own lengths up to the token budget, would take past any budget; so they turn dynamic batch sizes off
+    too, with one sequence per micro-batch, which leaves the budget unread: the memory estimate counts that sequence,
+    `max_model_len` tokens per GPU (`counted_tokens`, and where verl pads it wider, `ONE_SEQUENCE_WIDER_WORDS`), at a
     cost in speed. None otherwise."""
     violation = remove_padding_violation(model)
     if violation is None:
         return ()
     return ((f"use_remove_padding false for {model.name}: {violation}; padded instead, so use_dynamic_bsz false with "
-             "one sequence per micro-batch (micro-batch sizes 1) keeps each within the token budget the memory "
-             "estimate counts (a sequence is at most max_model_len tokens); it costs speed: a step runs a forward and "
-             "backward per sequence, where dynamic batching would pack several up to the budget"),)
+             "one sequence per micro-batch (micro-batch sizes 1), which leaves max_token_len_per_gpu unread: the "
+             f"memory estimate counts that sequence, max_model_len = {max_model_len} tokens per GPU; "
+             f"{ONE_SEQUENCE_WIDER_WORDS}; it costs speed: a step runs a forward and backward per sequence, where "
+             "dynamic batching would pack several"),)
 
 
 NO_LIMIT_WORDS = "no limit (transformers' no-limit model_max_length: vLLM refuses no length)"
@@ -891,7 +894,8 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
-                           *(Caution(CautionCode.PADDED_MICRO_BATCHES, words) for words in padding_cautions(model)),
+                           *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
+                             for words in padding_cautions(model, max_model_len)),
                            *_length_cautions(model, max_model_len),
                            *(Caution(code, words) for code, words in given if words)))
 
@@ -918,7 +922,8 @@ class Plan(Frozen):
     max_model_len: PositiveInt = Field(description="the length it trains, tokens (model.max_model_len)")
     max_token_len_per_gpu: PositiveInt = Field(description=(
         "trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x max_model_len / sp), or a lower budget where "
-        "lowered_budget"))
+        "lowered_budget; unread for a model trained one sequence per micro-batch (padded-micro-batches), whose "
+        "estimate counts max_model_len tokens per GPU"))
     rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(description=(
         "the YaRN factor model.rope_scaling takes (max_model_len / the model's native context); null within the "
         "native context, and for a model with a RoPE scaling of its own (Llama 3.1)"))

@@ -27,6 +27,7 @@ from solver.tables import (
     TableOrigin,
     cell_text,
     counted,
+    remove_padding_violation,
     shown_number,
     sp_rule_violation,
     vouches_for,
@@ -117,6 +118,44 @@ def validated_length(model: Model) -> int:
 def token_budget(max_model_len: int, sp: int) -> int:
     """Trinity's default ``max_token_len_per_gpu``: ``ceil(2 * max_model_len / sp)``."""
     return ceil(2 * max_model_len / sp)
+
+
+def one_sequence_per_micro_batch(model: Model) -> bool:
+    """Whether `model`'s plans train one padded sequence per micro-batch: remove padding would train it wrong
+    (`remove_padding_violation`), so they turn it off, and dynamic batch sizes with it (each pass's micro-batch size
+    per GPU 1), which leaves Trinity's token budget unread."""
+    return remove_padding_violation(model) is not None
+
+
+def counted_tokens(model: Model, max_model_len: int, sp: int, budget: int | None = None) -> int:
+    """The tokens per GPU the memory model counts for `model` at `max_model_len` and SP `sp`: for a model of
+    `one_sequence_per_micro_batch` (at SP=1), that one padded sequence, `max_model_len` (verl 0.8 pads a micro-batch
+    to its own longest; before 0.8, to the batch's longest prompt plus longest response, which Trinity keeps within
+    ``max_prompt_tokens + max_response_tokens <= max_model_len`` where no prompt or response passes its own limit:
+    `ONE_SEQUENCE_WIDER_WORDS`); else `budget` (a ``max_token_len_per_gpu`` of one's own), or Trinity's default
+    (`token_budget`)."""
+    if one_sequence_per_micro_batch(model):
+        return ceil(max_model_len / sp)
+    return token_budget(max_model_len, sp) if budget is None else budget
+
+
+def longest_length_of_tokens(model: Model, tokens: int, sp: int) -> int:
+    """The longest ``max_model_len`` whose `counted_tokens` for `model` at SP `sp` are at most `tokens`."""
+    return tokens * sp if one_sequence_per_micro_batch(model) else tokens * sp // 2
+
+
+ONE_SEQUENCE_WIDER_WORDS = ("before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) it is padded to the batch's longest prompt "
+                            "plus its longest response, wider only where a prompt or a response passes "
+                            "max_prompt_tokens or max_response_tokens (a multi-turn workflow, "
+                            "model.enable_prompt_truncation off, a rollout max_tokens above max_response_tokens), up "
+                            "to twice max_model_len, and a DPO micro-batch holds two sequences there (Trinity doubles "
+                            "its size): the estimate counts neither")
+"""Where a micro-batch of one padded sequence (`counted_tokens`) holds more than ``max_model_len`` tokens, in words:
+verl 0.7.0's actor runs the batch's padded width (``workers/actor/dp_actor.py:110-111`` without remove padding),
+which Trinity's ``to_data_proto`` pads to (0.5.0 ``trainer/verl/utils.py:31-32``, 0.6.0 ``:62-63``); a prompt and a
+response are each below ``max_model_len`` (an experience is cut at ``max_model_len - 1`` tokens,
+``common/models/model.py:337-342`` in 0.6.0); for DPO it doubles the actor's and ref's micro-batch sizes
+(0.5.0 ``common/verl_config.py:655-658``, 0.6.0 ``verl_legacy/verl_config.py:686-688``)."""
 
 
 def default_budget_reach(max_model_len: int, sp: int) -> int:

@@ -33,6 +33,7 @@ from solver.model import (
     build_model,
     exact_cost,
     exclude_dominated,
+    lowers_budget,
     minimize_host_need,
     minimize_lifts,
     new_cp_solver,
@@ -440,7 +441,7 @@ def lowered_fewer(catalog: Catalog, query: Query, best: Plan, gpu: str) -> tuple
     with a lowered budget on fewer than `best`'s, or None where none does, and whether that was decided in the query's
     time limit. It is the question with --token-budget auto (`_changed`, as an infeasible answer's alternative is
     asked) within one GPU fewer than `best`: CP-SAT decides. None where the question does not arise."""
-    lowered = _changed(query, "token_budget_auto")
+    lowered = _changed(query, "token_budget_auto", catalog.model(query.model))
     if query.objective != "min_gpus" or lowered is None or best.gpus == 1:
         return None
     found = answer_for(catalog, lowered.model_copy(update={"budget_gpus": best.gpus - 1}), gpu, explained=False)
@@ -876,7 +877,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
     source = source.cited(data.table_origins) if source is not None else None
-    most = None if source is not None or query.token_budget == "default" else \
+    most = None if source is not None or not data.lowers_budget else \
         most_estimated_tokens(length, sp, data.estimate_longest[gpus, env, offload, sp])
     tokens = token_budget(length, sp) if most is None else lowered_token_budget(length, sp, most)
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
@@ -913,11 +914,12 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
 
 def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting: Setting, length: int,
                     tokens: int, estimated: bool) -> dict[str, Any]:
-    """A plan's memory model figures on `gpu` at `tokens` per GPU: peak and headroom (an estimate's against the margin
-    estimates are held to, `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
+    """A plan's memory model figures on `gpu` at a budget of `tokens` per GPU (the tokens it counts:
+    `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
+    `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
     memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
                        query.margin_on(gpu.memory_gib, estimated), tokens)
-    beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, tokens,
+    beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm)
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
@@ -993,7 +995,7 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     then the rank: the plan the planner gives at that count). An exact count is none: the question is the nearest
     count. Where `data` was prepared without estimates (--no-estimate) and `query` asks with them, an estimated plan
     lifts --no-estimate ("estimate"). None where nothing trains it; `Undecided` where the time limit left that open."""
-    lowering = _may_lower_budget(query)
+    lowering = _may_lower_budget(query, data.shape)
     wide = query.model_copy(update={**more_gpus_changes(data), "objective": query.objective, "top": 1,
                                     "token_budget": "auto" if lowering else query.token_budget})
     # Under --no-env the estimates are those without Env (`estimates_setting`): lifting it, only cells vouch for Env.
@@ -1030,7 +1032,7 @@ def _lifts_model(catalog: Catalog, data: PlanningData, query: Query, wide: Query
     lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
     if data.inputs.estimate == "never" and query.estimate != "never":
         lifts["estimate"] = variables.estimated
-    if _may_lower_budget(query) and (asked := query.max_model_len) is not None:
+    if _may_lower_budget(query, data.shape) and (asked := query.max_model_len) is not None:
         at_default = prepare(catalog, data.gpu, wide.model_copy(update={"token_budget": "default"})).estimates
         lifts["token_budget"] = add_lifted_token_budget(
             model, variables, [(n, e, o, s) for n, e, o, s, longest in at_default if longest >= asked])
@@ -1114,7 +1116,7 @@ def _no_nearest_words(catalog: Catalog, query: Query, no_estimate: bool = False)
     dropped = query.options_then_words((
         (names.no_estimate if no_estimate else "", True), (query.pin_flags, True),
         ("", False) if more_host else query.host_ram_limit, query.batch_limit, query.rollout_limit))
-    lowered = f"with {names.token_budget_auto}" if _may_lower_budget(query) else ""
+    lowered = f"with {names.token_budget_auto}" if _may_lower_budget(query, catalog.model(query.model)) else ""
     lifted = [dropped and f"without {dropped}", more_host, lowered]
     even = f", even {' and '.join(filter(None, lifted))}" if any(lifted) else ""
     largest = max(sp_degrees_within(catalog.model(query.model), node_gpus, node_gpus))
@@ -1154,15 +1156,15 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bo
             f"{at_length}{plan.lowered_words} (" + plan.evidence_cautioned + f"){free}{nearest.host_words(data.shape)}")
 
 
-def _changed(query: Query, name: AlternativeName) -> Query | None:
-    """`query` changed one way (`Alternatives`): with --token-budget auto where that may lower a budget (asking
-    for the longest length, maximised, as well), or without the pins where it has some; None where it cannot be
-    changed so."""
+def _changed(query: Query, name: AlternativeName, model: Model) -> Query | None:
+    """`query` changed one way (`Alternatives`): with --token-budget auto where that may lower a budget of `model`
+    (asking for the longest length, maximised, as well), or without the pins where it has some; None where it cannot
+    be changed so."""
     if name == "token_budget_auto":
-        return query.model_copy(update={"token_budget": "auto", "top": 1}) if _may_lower_budget(query) else None
+        return query.model_copy(update={"token_budget": "auto", "top": 1}) if _may_lower_budget(query, model) else None
     if name == "token_budget_auto_longest":
         return query.model_copy(update={"token_budget": "auto", "objective": "max_len", "max_model_len": None,
-                                        "top": 1}) if _may_lower_budget(query) else None
+                                        "top": 1}) if _may_lower_budget(query, model) else None
     return _unpinned(query, top=1) if query.pin_flags else None
 
 
@@ -1185,7 +1187,7 @@ class _Nearby:
         `asked` is that question)."""
         if name in self.found:
             return self.found[name]
-        changed = _changed(self.query, name)
+        changed = _changed(self.query, name, self.catalog.model(self.query.model))
         if changed is not None and (asked := self.asked_answer(changed)) is not None:
             best, decided = asked.best, asked.decided
         else:
@@ -1216,7 +1218,7 @@ def alternative_plan(catalog: Catalog, query: Query, answer: Answer, name: Alter
     else solved now within `time_limit_s`; and whether that was decided in time."""
     if answer.alternatives is not None and name in answer.alternatives.solved:
         return getattr(answer.alternatives, name), True
-    changed = _changed(query, name)
+    changed = _changed(query, name, catalog.model(query.model))
     if changed is None:
         return None, True
     return _alternative_best(catalog, query, changed.model_copy(update={"time_limit_s": time_limit_s}), name,
@@ -1244,10 +1246,12 @@ def _fewest_at_length(catalog: Catalog, query: Query, gpu: str, longest: Plan) -
     return optional_best(catalog, at_length, gpu) or longest
 
 
-def _may_lower_budget(query: Query) -> bool:
-    """Whether --token-budget auto may train what `query` asks and does not get: a length at Trinity's
-    default token budget, with estimates (the budgets it lowers are theirs)."""
-    return query.token_budget == "default" and query.estimate != "never" and query.max_model_len is not None
+def _may_lower_budget(query: Query, model: Model) -> bool:
+    """Whether --token-budget auto may train what `query` asks of `model` and does not get: a length at Trinity's
+    default token budget, with estimates (the budgets it lowers are theirs), of a model that reads a budget
+    (`lowers_budget`)."""
+    return (query.token_budget == "default" and query.estimate != "never" and query.max_model_len is not None
+            and lowers_budget("auto", model))
 
 
 class _NoPlanReason(NamedTuple):
@@ -1392,7 +1396,7 @@ def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, near
     so. "" when it does not, when the query lowers budgets already or has no estimates, and when maximising
     the length."""
     lowered = nearby.plan("token_budget_auto")
-    if lowered is None and query.exact and not fewer_said and _may_lower_budget(query):
+    if lowered is None and query.exact and not fewer_said and _may_lower_budget(query, data.shape):
         lowered = optional_best(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
                                 data.gpu)
     if lowered is None or not lowered.lowered_budget:  # a plan at the default budget is not the lowered one's
@@ -1466,7 +1470,8 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
         if best is not None:
             return (f"; without {query.pin_flags} and {query.host_ram_source}, "
                     + _host_words(data.shape, query.node_gpus, best))
-    if not _may_lower_budget(query) or nearby.plan("token_budget_auto") is not None:  # lowering alone trains it
+    # lowering alone trains it where token_budget_auto has a plan
+    if not _may_lower_budget(query, data.shape) or nearby.plan("token_budget_auto") is not None:
         return ReasonWords()
     lowered = unlimited.model_copy(update={"token_budget": "auto"})
     best = answer_for(catalog, lowered, data.gpu, explained=False).best

@@ -3,7 +3,8 @@ micro-batch's sequences into one row with no attention mask (verl 0.9.1 ``worker
 ``:1256-1260``), which InternLM2's own ``flash_attn_func(causal=True)`` attends across even at SP=1. So for such a model
 (`Model.ulysses_unreached`) the apply lines, ``--emit trinity`` and ``--write`` set it false, its plans and estimates
 say why in a caution (``padded-micro-batches``), ``--check`` flags it on or unset (``remove-padding-on``), and the
-memory estimate, which counts the token budget, is the same as with it on."""
+memory estimate counts the one sequence a micro-batch then holds (test_padtokens_s71), as it counts twice that budget
+with it on."""
 
 from __future__ import annotations
 
@@ -32,9 +33,15 @@ PACKED = ("verl's remove padding packs a micro-batch's sequences into one row wi
           "workers/engine/fsdp/transformer_impl.py:1256-1260), and internlm2-7b's own attention code would attend "
           "across them")
 CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead, so use_dynamic_bsz false with one "
-           "sequence per micro-batch (micro-batch sizes 1) keeps each within the token budget the memory estimate "
-           "counts (a sequence is at most max_model_len tokens); it costs speed: a step runs a forward and backward "
-           "per sequence, where dynamic batching would pack several up to the budget")  # test_padbound_s71: the keys
+           "sequence per micro-batch (micro-batch sizes 1), which leaves max_token_len_per_gpu unread: the memory "
+           "estimate counts that sequence, max_model_len = 32768 tokens per GPU; before verl 0.8 (Trinity 0.5, 0.6 "
+           "on verl 0.7) it is padded to the batch's longest prompt plus its longest response, wider only where a "
+           "prompt or a response passes max_prompt_tokens or max_response_tokens (a multi-turn workflow, "
+           "model.enable_prompt_truncation off, a rollout max_tokens above max_response_tokens), up to twice "
+           "max_model_len, and a DPO micro-batch holds two sequences there (Trinity doubles its size): the estimate "
+           "counts neither; it costs speed: a step runs a forward and backward per sequence, where dynamic batching "
+           "would pack several")  # test_padbound_s71: the keys; test_padtokens_s71
+
 TRAINER_KEY = "trainer.use_remove_padding"
 MODEL_KEY = "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding"
 ONLY_BEFORE_06 = " (on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding whatever the verl)"
@@ -73,7 +80,7 @@ def test_the_apply_lines_turn_remove_padding_off_at_the_keys_the_release_reads(
         version: str | None, trainer_lines: list[str]):
     found, model = _internlm2_plan(version)
     lines = apply_lines(found, model, version)  # type: ignore[arg-type]
-    start = lines.index("trainer.max_token_len_per_gpu: 65536") + 1
+    start = lines.index("trainer.ulysses_sequence_parallel_size: 1") + 1  # no token budget: test_padtokens_s71
     assert lines[start:start + 2 + len(trainer_lines)] == [
         "# remove padding off, as the caution above says:", f"{MODEL_KEY}: false", *trainer_lines]
     assert not any("use_remove_padding" in line for line in apply_lines(found, load_catalog().model("8B")))
@@ -93,7 +100,7 @@ def test_emit_trinity_writes_the_keys_false_with_why_and_that_0_5_refuses_the_tr
     status, out, err = cli("--model-config", str(INTERNLM2), "--gpu", "h100", "--gpus", "8", "--len", "32768",
                            "--emit", "trinity")
     assert (status, err) == (0, "")
-    assert ("  save_hf_checkpoint: never\n"
+    assert ("  ulysses_sequence_parallel_size: 1\n"
             "  # off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the caution says\n"
             "  use_dynamic_bsz: false\n"  # test_padbound_s71
             "  # verl's remove padding packs a micro-batch's sequences into one row with no attention mask (verl\n"
@@ -148,15 +155,15 @@ def test_write_sets_the_keys_false_with_the_caution_and_its_file_then_checks_cle
     assert (status, json.loads(out)[0]["current"]["config_problem_codes"]) == (0, [])
 
 
-def test_the_memory_estimate_counts_the_token_budget_with_remove_padding_off_as_on(tmp_path: Path):
+def test_the_memory_estimate_counts_one_sequence_with_remove_padding_off_where_on_counts_the_budget(tmp_path: Path):
     config = json.loads(INTERNLM2.read_text())
     del config["auto_map"]  # the same layout, of no code of its own: remove padding on
     (tmp_path / "config.json").write_text(json.dumps(config))
     estimates = []
-    for path in (INTERNLM2, tmp_path / "config.json"):
+    for path, length in ((INTERNLM2, 32768), (tmp_path / "config.json", 16384)):  # T = L, and 2L (test_padtokens_s71)
         model = load_model_config(path)
         assert (remove_padding_violation(model) is None) == (path != INTERNLM2)
-        estimate = estimate_memory(model.name, "h100", 8, 32768, env=True,
+        estimate = estimate_memory(model.name, "h100", 8, length, env=True,
                                    catalog=load_catalog().with_model(model))
         estimates.append((estimate.total_gib, CautionCode.PADDED_MICRO_BATCHES in estimate.caution_codes))
     assert estimates[0][0] == estimates[1][0] and [padded for _, padded in estimates] == [True, False]

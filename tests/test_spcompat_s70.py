@@ -84,20 +84,23 @@ def test_the_catalogues_models_are_transformers_classes_that_ulysses_reaches(mod
 
 
 def test_the_planner_holds_sp_1_for_internlm2_where_it_planned_sp_4_before(cli: Cli):
-    status, out, err = cli("--model-config", str(INTERNLM2), "--gpu", "h100", "--gpus", "8", "--len", "65536",
+    # Past SP=1's reach, 79872 tokens (test_padtokens_s71); before the rule, 65536 took Env + SP=4 on 8 GPUs, each GPU
+    # attending within its quarter only.
+    status, out, err = cli("--model-config", str(INTERNLM2), "--gpu", "h100", "--gpus", "8", "--len", "131072",
                            "--explain")
     words = " ".join(out.split())
-    assert (status, err) == (1, "")  # before: Env + SP=4 on 8 GPUs, each GPU attending within its quarter only
+    assert (status, err) == (1, "")
     assert ("limit no plan passes these rules together: SP must be 1, since verl's Ulysses patch does not reach the "
             "model's attention; nothing in the tables and the memory model's estimates vouches for internlm2-7b on "
-            "H100-80GB at 65536 tokens within the limits above") in words
+            "H100-80GB at 131072 tokens within the limits above") in words
 
 
 def test_an_explanation_names_the_sp_degrees_the_attention_rule_rules_out():
     catalog = load_catalog().with_model(load_model_config(INTERNLM2))
     query = make_query(catalog, gpu="h100", model="internlm2-7b", budget_gpus=8, objective="max_len")
     (answer,) = plan(query, catalog)
-    assert [(found.gpus, found.sp, found.max_model_len) for found in answer.plans] == [(8, 1, 39936)]
+    # one sequence per micro-batch, T = L: test_padtokens_s71
+    assert [(found.gpus, found.sp, found.max_model_len) for found in answer.plans] == [(8, 1, 79872)]
     reasons = [(reason.rule, reason.detail) for reason in explain(catalog, query, answer)]
     assert ("sp_attention", (f"verl's Ulysses SP does not reach the attention of internlm2-7b: that rules out SP=2, "
                              f"4, 8 (on 6, 8 GPUs): {INTERNLM2_WHY}")) in reasons

@@ -34,8 +34,10 @@ from solver.results import (
 from solver.rules import (
     COMMAND_OPTIONS,
     OptionNames,
+    counted_tokens,
     host_ram_check_words,
     least_token_budget,
+    one_sequence_per_micro_batch,
     sp_degrees,
     tables_refute_words,
     tables_said,
@@ -50,7 +52,6 @@ from solver.tables import (
     and_joined,
     counted,
     it_or_them,
-    remove_padding_violation,
 )
 
 
@@ -59,7 +60,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
-    `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch); a comment names an
+    `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch, and no token budget,
+    which that leaves unread: `one_sequence_per_micro_batch`); a comment names an
     option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
     (`no_checkpoint_words`)."""
     lines = []
@@ -78,8 +80,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             f"original_max_position_embeddings: {model.native_context}}}"
         )
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
-    lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
-    if remove_padding_violation(model) is not None:
+    if not one_sequence_per_micro_batch(model):  # else dynamic batch sizes off leave the budget unread
+        lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
+    else:
         lines += ["# remove padding off, as the caution above says:",
                   "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding: false"]
         if version != "0.5":
@@ -111,6 +114,15 @@ def _yarn_caution(plan: Plan, model: Model) -> str:
     if not plan.yarn_beyond_validated:
         return ""
     return f"; {yarn_validation_words(model)}" + (f"; {CHECK_QUALITY}" if plan.past_validated_length is None else "")
+
+
+def _budget_words(plan: Plan, model: Model, version: TrinityVersion | None) -> str:
+    """A plan's token budget and where it comes from (`_budget_origin`), in words; for a model trained one sequence
+    per micro-batch, that none is read and what the estimate counts instead (`counted_tokens`)."""
+    if one_sequence_per_micro_batch(model):
+        return (f"none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts "
+                f"max_model_len = {counted_tokens(model, plan.max_model_len, plan.sp)} tokens per GPU")
+    return f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"
 
 
 def _budget_origin(plan: Plan, version: TrinityVersion | None) -> str:
@@ -172,7 +184,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("max_model_len", _length_words(answer, plan, model)),
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
         (known_length_word(model), _validated_words(answer, plan, model, names)),
-        ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"),
+        ("token budget", _budget_words(plan, model, version)),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"),
         ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),

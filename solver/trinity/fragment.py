@@ -30,7 +30,13 @@ from solver.results import (
     vllm_length_words,
     vllm_no_limit,
 )
-from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, whole_nodes_violation
+from solver.rules import (
+    API_OPTIONS,
+    COMMAND_OPTIONS,
+    OptionNames,
+    one_sequence_per_micro_batch,
+    whole_nodes_violation,
+)
 from solver.tables import (
     MAX_GPUS,
     Model,
@@ -421,7 +427,9 @@ def fragment_for(
         comments["trainer", "trainer_config"] = written_for_05_comment(option_names.trinity_05, "these flags")
     body = _emit(ordered, comments)
     header = _header(plan, model, options, settings.environment)
-    if arguments.layout is None:  # a config's own per-role budgets above the plan's come down to it among its keys
+    # A config's own per-role budgets above the plan's come down to it among its keys (for one sequence per
+    # micro-batch, dynamic batch sizes off, no budget is read)
+    if arguments.layout is None and not one_sequence_per_micro_batch(model):
         budget = plan.max_token_len_per_gpu
         header.append(f"# On verl before 0.8, a hand-set ppo_max_token_len_per_gpu (actor) or "
                       f"log_prob_max_token_len_per_gpu (ref, rollout) above {budget} overrides "

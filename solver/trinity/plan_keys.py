@@ -118,7 +118,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     padded = remove_padding_violation(model) is not None
     return [
         *_model_keys(plan, model, config),
-        *_trainer_keys(plan, version, gpu),
+        *_trainer_keys(plan, version, gpu, padded),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded),  # the trainer's own
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version_option if version is None else "")
           if version != "0.5" else []),  # a key 0.5 refuses
@@ -199,8 +199,10 @@ def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
     return [*keys, *rope_keys, *rollout_keys]
 
 
-def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None) -> list[PlanKey]:
-    """The trainer's own keys: SP and the token budget, and with Offload FSDP2 and no Hugging Face checkpoints (its
+def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, padded: bool) -> list[PlanKey]:
+    """The trainer's own keys: SP and the token budget (where its micro-batches are `padded`, one sequence each,
+    which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it), and with
+    Offload FSDP2 and no Hugging Face checkpoints (its
     comment as for a plan on `gpu`: `no_checkpoint_words`). A lowered budget's comment says, unless `version` is 0.6,
     that Trinity 0.5.0 raises it back to the default (`lowered_budget_undone`)."""
     length = plan.max_model_len
@@ -214,15 +216,18 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None) -
         comment=f"no Hugging Face weights saved, {no_checkpoint_words(gpu)}",
         default_only=True,
     )
+    default = f"ceil(2 * {length} / {plan.sp}), Trinity's default"
+    budget = PlanKey(
+        path=("trainer", "max_token_len_per_gpu"),
+        value=plan.max_token_len_per_gpu,
+        comment=(f"{default}; unread with dynamic batch sizes off, one sequence per micro-batch" if padded
+                 else lowered if plan.lowered_budget else f"{default}, written out"),
+        existing_only=padded,
+    )
     return [
         *([strategy] if plan.offload else []),
         PlanKey(path=("trainer", "ulysses_sequence_parallel_size"), value=plan.sp),
-        PlanKey(
-            path=("trainer", "max_token_len_per_gpu"),
-            value=plan.max_token_len_per_gpu,
-            comment=(lowered if plan.lowered_budget
-                     else f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out"),
-        ),
+        budget,
         *([no_checkpoint] if plan.offload else []),
     ]
 
