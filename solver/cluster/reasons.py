@@ -78,7 +78,8 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     `keeping`: the placement kept running jobs where they run, after priority) is: no room where it could go (as far
     as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that hold the room
     it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow: none left out,
-    their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`); where
+    their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`, by the wall
+    clock's `reasons_by`, which the search, the one caller with a proven placement, gives); where
     `smaller_asks` (None: no hints) finds one of its ways that would fit the room the final placement leaves idle
     with fewer rollout GPUs or at a shorter length, the least of each change; and why the other pools it may use
     have no plan for it; or no plan that fits any pool it may use; or, for the jobs `cut_short`, that the time limit
@@ -99,7 +100,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     least = LeastPriority(fleet, options, sum(fleet.jobs[job].priority for job in placed), seed,
                           LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * planner.time_limit_s,
-                          reasons_by) if certain else None
+                          reasons_by) if certain and reasons_by is not None else None
     holders = _RoomHolders(fleet, placed, options, placed if final is None else final, least)
     short_of_room = [index for index in range(len(fleet.jobs))
                      if index not in placed and index not in cut_short and pools[index]]
@@ -194,11 +195,11 @@ class LeastPriority:
     That most is a CP-SAT solve of the placement model (`build_placement_model`, the required jobs placed, built once)
     with the job placed (an assumption), asked once per job (`of`), with CP-SAT's `seed`, within `work` of
     deterministic time for all the jobs together and, as a safety net, by the wall clock's `deadline` (a
-    `time.monotonic()`; None: no limit; `wall_clock_stopped` where it stopped one); None where the solve is not
-    proven optimal within them."""
+    `time.monotonic()`; `wall_clock_stopped` where it stopped one); None where the solve is not proven optimal within
+    them."""
 
     def __init__(self, fleet: Fleet, options: list[Option], placed_priority: int, seed: int, work: float,
-                 deadline: float | None) -> None:
+                 deadline: float) -> None:
         self.fleet, self.options, self.placed_priority, self.seed = fleet, options, placed_priority, seed
         self.work, self.deadline = work, deadline
         self.found: dict[int, int | None] = {}
@@ -208,7 +209,7 @@ class LeastPriority:
     def of(self, index: int) -> int | None:
         """The least priority that surely places job `index`; None where not proven."""
         if index not in self.found:
-            out_of_time = self.deadline is not None and clock.seconds_left(self.deadline) <= 0
+            out_of_time = clock.seconds_left(self.deadline) <= 0
             self.wall_clock_stopped |= out_of_time
             self.found[index] = None if self.work <= 0 or out_of_time else self._solved(index)
         return self.found[index]
@@ -226,8 +227,7 @@ class LeastPriority:
         model.add_assumptions([placed])
         solver = placement_solver(1, self.seed)
         solver.parameters.max_deterministic_time = self.work
-        if self.deadline is not None:
-            solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.01)
+        solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.01)
         status = checked(solver, model, solver.solve(model))
         self.work -= solver.response_proto.deterministic_time
         self.wall_clock_stopped |= stopped_by_wall_clock(solver, status)
@@ -245,7 +245,7 @@ class _RoomHolders:
     number of whole nodes)."""
 
     def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]], options: list[Option],
-                 final: Mapping[int, tuple[Option, list[int]]], least: LeastPriority | None = None) -> None:
+                 final: Mapping[int, tuple[Option, list[int]]], least: LeastPriority | None) -> None:
         self.fleet = fleet
         self.least = least
         """Where the placed priority is proven the most, the least priority that places each job left out."""

@@ -178,7 +178,7 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
 
 
 def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool, started: float,
-               running: Sequence[RunningJob] = ()) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
+               running: Sequence[RunningJob]) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
     """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
     run (`stuck`, indexes) and why (`Unplaced`): both asked now, within the time limit (`WaysLimit`: the ways first,
     then the reasons, which get what the ways left of it), so that the time they take counts against it."""
