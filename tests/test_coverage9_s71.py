@@ -1,6 +1,6 @@
 """Session 71's changes to solver/ that no test ran (coverage9): the least priority's solve that its work does not
 prove (the words fall back to a priority that places the job), and a per-layer-type RoPE scaling with a layer type
-whose scaling is null (skipped, as vLLM skips it)."""
+whose scaling is null (skipped, as vLLM skips it), or neither an object nor null (refused, naming its layer type)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from ortools.sat.python import cp_model
 from test_clusterkeep2_s71 import A100_NODES, FOUR_AND_ONE
 
 import solver.cluster.reasons
-from solver.tables import load_model_config
+from solver.tables import TableError, load_model_config
+from solver.tables.text import brief
 
 Cli = Callable[..., tuple[int, str, str]]
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -54,3 +55,25 @@ def test_a_layer_type_with_a_null_rope_scaling_is_skipped(tmp_path: Path):
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     model = load_model_config(tmp_path / "config.json")
     assert (model.rope_scaling, model.native_context, model.vllm_context) == ("linear", 40960, 81920)
+
+
+@pytest.mark.parametrize("sliding", ["x", 2.0, ["yarn"]])
+def test_a_layer_type_whose_rope_scaling_is_no_object_is_refused_in_one_line(tmp_path: Path, sliding: object):
+    # A layer type's scaling is an object or null, as the whole scaling is: anything else names its layer type.
+    config = json.loads((HF_CONFIGS / "Qwen3-8B.json").read_text(encoding="utf-8"))
+    config["rope_parameters"] = {"full_attention": {"rope_type": "linear", "factor": 2.0}, "sliding_attention": sliding}
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(TableError) as raised:
+        load_model_config(tmp_path / "config.json")
+    assert str(raised.value) == (f"{tmp_path / 'config.json'}: rope_parameters.sliding_attention: expected an object "
+                                 f"such as {{\"rope_type\": \"yarn\", ...}} or null, got {brief(sliding)}")
+
+
+def test_a_full_attention_scaling_transformers_refuses_is_refused_as_the_models_own(tmp_path: Path):
+    # The full-attention layers' scaling is the model's: a rope_type transformers refuses is refused as the whole
+    # scaling's would be.
+    config = json.loads((HF_CONFIGS / "Qwen3-8B.json").read_text(encoding="utf-8"))
+    config["rope_parameters"] = {"full_attention": {"rope_type": "stretchy", "factor": 2.0}, "sliding_attention": None}
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(TableError, match=r"rope_parameters.*'stretchy'"):
+        load_model_config(tmp_path / "config.json")

@@ -708,8 +708,11 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, f
     key = _rope_key(config)
     scaling = config.get(key)
     if _per_layer_type(scaling):
-        for each in scaling.values():
-            if isinstance(each, dict):
+        for layer_type, each in scaling.items():
+            if each is not None and not isinstance(each, dict):
+                raise TableError(f"{path}: {key}.{layer_type}: expected an object such as {{\"rope_type\": "
+                                 f"\"yarn\", ...}} or null, got {brief(each)}")
+            if each is not None and layer_type != "full_attention":  # the full-attention layers' is checked below
                 _check_rope_scaling(path, key, each, config.get("model_type"))
         # One per layer type (transformers 5's Gemma-3): the full-attention layers' reaches the whole context.
         scaling = scaling["full_attention"]
