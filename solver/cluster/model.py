@@ -55,16 +55,19 @@ class KeptJobs:
         """The jobs that stay, and the pattern that fills each node running jobs share, as `value` reads them."""
         fills = {node: next(pattern for pattern, literal in by_pattern.items() if value(literal))
                  for node, by_pattern in self.fills.items() if any(map(value, by_pattern.values()))}
-        return Kept({job: self.running[job] for job, literal in self.stays.items() if value(literal)}, fills)
+        return Kept({job: self.running[job] for job, literal in self.stays.items() if value(literal)}, fills,
+                    tuple(self.running.values()))
 
 
 @dataclass(frozen=True)
 class Kept:
-    """A placement's running jobs that stay (`staying`: job -> where it runs), and the pattern that fills each node
-    that running jobs share and the placement keeps (`fills`, by (pool, node): those nodes keep their indexes)."""
+    """A placement's running jobs that stay (`staying`: job -> where it runs), the pattern that fills each node
+    that running jobs share and the placement keeps (`fills`, by (pool, node): those nodes keep their indexes), and
+    every job that runs now, staying or not (`running`)."""
 
     staying: dict[int, RunningJob]
     fills: dict[tuple[int, int], tuple[Footprint, ...]]
+    running: tuple[RunningJob, ...] = ()
 
 
 def required_jobs(fleet: Fleet, every_job: bool) -> frozenset[int]:

@@ -14,7 +14,13 @@ from typing import Literal, NamedTuple
 from ortools.sat.python import cp_model
 
 from solver import clock
-from solver.cluster.model import PlacementModel, build_placement_model, fewest_gpus, placement_solver
+from solver.cluster.model import (
+    PlacementModel,
+    build_placement_model,
+    fewest_gpus,
+    keep_running_jobs,
+    placement_solver,
+)
 from solver.cluster.options import (
     Footprint,
     NoWayReason,
@@ -50,6 +56,7 @@ from solver.tables import (
     Fleet,
     Job,
     Pool,
+    RunningJob,
     TokenBudgetMode,
     and_joined,
     counted,
@@ -71,11 +78,12 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      placed: dict[int, tuple[Option, list[int]]], proven: bool = True,
                      certain: bool = False, smaller_asks: SmallerAsks | None = None,
                      cut_short: Collection[int] = (), reasons_by: float | None = None,
-                     final: Mapping[int, tuple[Option, list[int]]] | None = None, keeping: bool = False,
-                     seed: int = 0) -> LeftOut:
+                     final: Mapping[int, tuple[Option, list[int]]] | None = None,
+                     running: Sequence[RunningJob] = (), kept_most: int | None = None, seed: int = 0) -> LeftOut:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes; `final`: the placement
     as it ends, grown onto idle GPUs and nodes, whose idle nodes the words of a pinned job count; None: `placed`;
-    `keeping`: the placement kept running jobs where they run, after priority) is: no room where it could go (as far
+    `running`: the jobs that run now, which the placement kept where they run, after priority; `kept_most`: as many
+    as it keeps, where that is proven the most, else None) is: no room where it could go (as far
     as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that hold the room
     it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow: none left out,
     their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`, by the wall
@@ -87,7 +95,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     questions why the other pools have no plan, within `REASONS_QUESTIONS_PER_SECOND` new ones per second of the
     time limit and the wall clock's `reasons_by` (a `time.monotonic()`; None: no limit): a job shape reached past it
     is told that why was not worked out (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
-    kept_next = "then running jobs kept where they run, " if keeping else ""
+    kept_next = "then running jobs kept where they run, " if running else ""
     goals = f"the most priority in all, {kept_next}then length, then cost"
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   f"limit (raise {planner.option_names.time_limit})")
@@ -100,7 +108,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     least = LeastPriority(fleet, options, sum(fleet.jobs[job].priority for job in placed), seed,
                           LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * planner.time_limit_s,
-                          reasons_by) if certain and reasons_by is not None else None
+                          reasons_by, running, kept_most) if certain and reasons_by is not None else None
     holders = _RoomHolders(fleet, placed, options, placed if final is None else final, least)
     short_of_room = [index for index in range(len(fleet.jobs))
                      if index not in placed and index not in cut_short and pools[index]]
@@ -191,18 +199,22 @@ of the least priority placing each job left out (`LeastPriority`) take together,
 class LeastPriority:
     """The least priority that surely places a job left out of a placement whose priority is proven the most
     (`placed_priority`): one more than the placed priority less the most the other jobs hold in a placement with the
-    job (with it, that placement holds more than every one without it; with one less, one without it holds as much).
-    That most is a CP-SAT solve of the placement model (`build_placement_model`, the required jobs placed, built once)
-    with the job placed (an assumption), asked once per job (`of`), with CP-SAT's `seed`, within `work` of
-    deterministic time for all the jobs together and, as a safety net, by the wall clock's `deadline` (a
-    `time.monotonic()`; `wall_clock_stopped` where it stopped one); None where the solve is not proven optimal within
-    them."""
+    job (with it, that placement holds more than every one without it; with one less, one without it holds as much),
+    or, where jobs run now (`running`: the placement kept the most of them where they run, after priority, and
+    `kept_most`, where proven), that one less where a placement with the job, its other jobs holding that most, keeps
+    more of them than that (`tied`: the running jobs kept break the tie in its favour). Those are CP-SAT solves of the
+    placement model (`build_placement_model`, the required jobs placed, with `keep_running_jobs`, built once) with
+    the job placed (an assumption), asked once per job (`of`), with CP-SAT's `seed`, within `work` of deterministic
+    time for all the jobs together and, as a safety net, by the wall clock's `deadline` (a `time.monotonic()`;
+    `wall_clock_stopped` where it stopped one); None where the first solve is not proven optimal within them (one
+    more where a solve of the running jobs kept is not)."""
 
     def __init__(self, fleet: Fleet, options: list[Option], placed_priority: int, seed: int, work: float,
-                 deadline: float) -> None:
+                 deadline: float, running: Sequence[RunningJob] = (), kept_most: int | None = None) -> None:
         self.fleet, self.options, self.placed_priority, self.seed = fleet, options, placed_priority, seed
-        self.work, self.deadline = work, deadline
+        self.work, self.deadline, self.running, self.kept_most = work, deadline, running, kept_most
         self.found: dict[int, int | None] = {}
+        self.tied: set[int] = set()
         self.wall_clock_stopped = False
         self.built: PlacementModel | None = None
 
@@ -215,26 +227,51 @@ class LeastPriority:
         return self.found[index]
 
     def _solved(self, index: int) -> int | None:
-        if self.built is None:
-            self.built = build_placement_model(self.fleet, self.options, every_job=False)
-            self.built.model.maximize(sum(self.fleet.jobs[option.job].priority * x
-                                          for option, x in zip(self.options, self.built.chosen)))
-        model = self.built.model
+        built = self._built()
+        model = built.model
         placed = model.new_bool_var(f"least_priority_places_{self.fleet.jobs[index].name}")
-        model.add(sum(x for option, x in zip(self.options, self.built.chosen) if option.job == index) == 1
+        model.add(sum(x for option, x in zip(self.options, built.chosen) if option.job == index) == 1
                   ).only_enforce_if(placed)
+        priority = self._priority(built)
+        held = self._most(priority, [placed])
+        if held is None:
+            return None
+        least = self.placed_priority - (held - self.fleet.jobs[index].priority) + 1
+        if built.kept is None or self.kept_most is None:
+            return least
+        as_much = model.new_bool_var(f"least_priority_holds_{self.fleet.jobs[index].name}")
+        model.add(priority == held).only_enforce_if(as_much)
+        kept_with = self._most(sum(built.kept.stays.values()), [placed, as_much])
+        if kept_with is None or kept_with <= self.kept_most:
+            return least
+        self.tied.add(index)
+        return least - 1
+
+    def _built(self) -> PlacementModel:
+        """The placement model, with the running jobs' literals where jobs run now (built once)."""
+        if self.built is None:
+            built = build_placement_model(self.fleet, self.options, every_job=False)
+            self.built = keep_running_jobs(built, self.fleet, self.options, self.running) if self.running else built
+        return self.built
+
+    def _priority(self, built: PlacementModel) -> cp_model.LinearExprT:
+        """The priority a placement places."""
+        return sum(self.fleet.jobs[option.job].priority * x for option, x in zip(self.options, built.chosen))
+
+    def _most(self, objective: cp_model.LinearExprT, assumed: list[cp_model.IntVar]) -> int | None:
+        """The most of `objective` the placement model reaches with the literals `assumed` true, within the work and
+        the wall clock left; None where the solve is not proven optimal."""
+        model = self._built().model
+        model.maximize(objective)
         model.clear_assumptions()
-        model.add_assumptions([placed])
+        model.add_assumptions(assumed)
         solver = placement_solver(1, self.seed)
-        solver.parameters.max_deterministic_time = self.work
+        solver.parameters.max_deterministic_time = max(self.work, 0.0)
         solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.01)
         status = checked(solver, model, solver.solve(model))
         self.work -= solver.response_proto.deterministic_time
         self.wall_clock_stopped |= stopped_by_wall_clock(solver, status)
-        if status != cp_model.OPTIMAL:
-            return None
-        others = round(solver.objective_value) - self.fleet.jobs[index].priority
-        return self.placed_priority - others + 1
+        return round(solver.objective_value) if status == cp_model.OPTIMAL else None
 
 
 class _RoomHolders:
@@ -296,11 +333,16 @@ class _RoomHolders:
             own = "each one's own" if several else "its own"
             return (f"; {named_jobs(names)} ({held}, as much as {own}) {holds} the room {needs}{where}{shrunk}: "
                     f"priority {room.priority + 1} is the least that places {places}")
-        least = None if self.least is None else self.least.of(self.fleet.jobs.index(job))
+        index = self.fleet.jobs.index(job)
+        least = None if self.least is None else self.least.of(index)
+        if least is None:
+            return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
+                    f"priority {room.priority + 1} would place {places}")
+        tied = self.least is not None and index in self.least.tied
+        why = [*(["moving other jobs"] if least + tied <= room.priority else []),
+               *([f"with as much priority placed, more running jobs stay with {it}"] if tied else [])]
         return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
-                + (f"priority {room.priority + 1} would place {places}" if least is None
-                   else f"priority {least} is the least that places {places}"
-                   + (" (moving other jobs)" if least <= room.priority else "")))
+                f"priority {least} is the least that places {places}" + (f" ({'; '.join(why)})" if why else ""))
 
     def pin_words(self, job: Job, several: bool) -> str:
         """Where `job` names its pool (``pool:``) and other pools have nodes the placement as it ends leaves idle (no

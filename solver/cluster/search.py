@@ -267,15 +267,16 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
     certain = first_proven and not planned.unproven
+    kept_most = len(search.kept.staying) if search.kept is not None and search.proven else None
     try:
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed,
                                                 certain, (hints_by, reasons_by), planned.cut_short, search.kept,
-                                                onto_idle_nodes=not planned.every_job)
+                                                onto_idle_nodes=not planned.every_job, kept_most=kept_most)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted = True
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, None, first_proven,
                                                 certain=certain, asked_by=(None, reasons_by),
-                                                cut_short=planned.cut_short, kept=search.kept)
+                                                cut_short=planned.cut_short, kept=search.kept, kept_most=kept_most)
     proven = search.proven and not planned.unproven
     return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                          objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -536,7 +537,7 @@ def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     asked_by: tuple[float | None, float | None] = (None, None), cut_short: tuple[int, ...] = (),
-    kept: Kept | None = None, onto_idle_nodes: bool = True,
+    kept: Kept | None = None, onto_idle_nodes: bool = True, kept_most: int | None = None,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them or, where
     `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves ending
@@ -546,7 +547,8 @@ def _decode(
     as grown, are asked within their count of questions and until `asked_by`'s first (None: no hints), and why the other
     pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a
     `time.monotonic()`, the wall clock's safety net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left
-    unasked) are left out for want of time; the running jobs `kept` stay where they run. Last, the steps the wall clock
+    unasked) are left out for want of time; the running jobs `kept` stay where they run (`kept_most` of them: the most
+    a placement of the placed priority keeps, where proven, else None). Last, the steps the wall clock
     stopped (``widening``, ``hints``, ``reasons``, ``least priority``)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts, kept)
@@ -557,7 +559,8 @@ def _decode(
     hints_by, reasons_by = asked_by
     smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
     left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by,
-                                final, keeping=kept is not None, seed=seed)
+                                final, running=() if kept is None else kept.running, kept_most=kept_most,
+                                seed=seed)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
                                            else ()) + (("reasons",) if left_out.wall_clock_cut else ())
                + (("least priority",) if left_out.least_priority_stopped else ()))
