@@ -1889,7 +1889,8 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "room the placement leaves idle on one node (or on whole idle nodes), as the reason's last clause says: the "
         "fewest rollout GPUs dropped, then the least length cut, each where one would; empty otherwise"))
     current: Literal["stops"] | None = Field(default=None, description=(
-        "with --current (the placement the fleet runs now): stops where the job runs now; left out otherwise"))
+        "with --current (the placement the fleet runs now): stops where the job runs now and there is a placement; "
+        "left out otherwise"))
 
 
 class PoolUse(Frozen, defer_build=True):

@@ -23,16 +23,22 @@ def _write(path: Path, jobs: list[dict[str, object]]) -> str:
     return str(path)
 
 
+def _running_now(cli: Cli, tmp_path: Path) -> Path:
+    """The placement the fleet runs now: `OLD` alone, on the node."""
+    status, now, _ = cli("cluster", _write(tmp_path / "now.yaml", [OLD]), "--json")
+    assert status == 0
+    current = tmp_path / "now.json"
+    current.write_text(now, encoding="utf-8")
+    return current
+
+
 def _reason(out: str) -> tuple[str, str | None, str]:
     (unplaced,) = json.loads(out)["unplaced"]
     return unplaced["job"], unplaced.get("current"), unplaced["reason"].split("; ", 1)[1]
 
 
 def test_a_running_job_that_stops_is_told_the_tie_that_keeps_it(cli: Cli, tmp_path: Path):
-    status, now, _ = cli("cluster", _write(tmp_path / "now.yaml", [OLD]), "--json")
-    assert status == 0
-    current = tmp_path / "now.json"
-    current.write_text(now, encoding="utf-8")
+    current = _running_now(cli, tmp_path)
     today = _write(tmp_path / "today.yaml", [OLD, NEW])
     # Without --current a tie at priority 2 is length's and cost's to break: 3 is the least that surely places it.
     status, out, _ = cli("cluster", today, "--json")
@@ -50,3 +56,17 @@ def test_a_running_job_that_stops_is_told_the_tie_that_keeps_it(cli: Cli, tmp_pa
     placed = json.loads(out)
     assert (status, [(p["job"], p["current"]) for p in placed["placements"]], _reason(out)[:2]) == (
         1, [("old", "stays")], ("new", None))
+
+
+def test_no_placement_tells_no_running_job_to_stop(cli: Cli, tmp_path: Path):
+    # Both jobs must be placed (--minimize nodes) and need the one node whole: there is no placement, so the answer
+    # has nothing to say of the job that runs now (it said `stops`, and `running now: 0 stay, 0 move, 1 stops`).
+    current = _running_now(cli, tmp_path)
+    today = _write(tmp_path / "today.yaml", [OLD, NEW])
+    status, out, _ = cli("cluster", today, "--current", str(current), "--minimize", "nodes", "--json")
+    answer = json.loads(out)
+    assert (status, answer["status"], [(u["job"], u.get("current")) for u in answer["unplaced"]]) == (
+        1, "infeasible", [("old", None), ("new", None)])
+    status, out, _ = cli("cluster", today, "--current", str(current), "--minimize", "nodes")
+    title = "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used"
+    assert (status, out.splitlines()[:2]) == (1, ["status: infeasible", title])

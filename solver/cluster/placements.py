@@ -72,7 +72,10 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
 def with_current(fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob]) -> ClusterResult:
     """`result` with each placement's `current`, where the fleet runs `running` now: ``stays`` where it runs as it
     does now (its pool, nodes, GPUs, trainer and rollout GPUs, and its plan's length, SP and Offload), ``moves``
-    otherwise, ``starts`` where it does not run now; and each unplaced job that runs now marked ``stops``."""
+    otherwise, ``starts`` where it does not run now; and each unplaced job that runs now marked ``stops``. A result
+    without a placement (no objective: `infeasible`, `unknown`) is left as it is: it tells no running job to stop."""
+    if result.objective is None:
+        return result
     now = {fleet.jobs[job.job].name: job for job in running}
 
     def current(placed: Placement) -> str:
