@@ -237,7 +237,7 @@ class LeastPriority:
         if held is None:
             return None
         least = self.placed_priority - (held - self.fleet.jobs[index].priority) + 1
-        if built.kept is None or self.kept_most is None:
+        if built.kept is None or self.kept_most is None or self.work <= 0:
             return least
         as_much = model.new_bool_var(f"least_priority_holds_{self.fleet.jobs[index].name}")
         model.add(priority == held).only_enforce_if(as_much)
@@ -266,7 +266,7 @@ class LeastPriority:
         model.clear_assumptions()
         model.add_assumptions(assumed)
         solver = placement_solver(1, self.seed)
-        solver.parameters.max_deterministic_time = max(self.work, 0.0)
+        solver.parameters.max_deterministic_time = self.work
         solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.01)
         status = checked(solver, model, solver.solve(model))
         self.work -= solver.response_proto.deterministic_time
@@ -339,7 +339,7 @@ class _RoomHolders:
             return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
                     f"priority {room.priority + 1} would place {places}")
         tied = self.least is not None and index in self.least.tied
-        why = [*(["moving other jobs"] if least + tied <= room.priority else []),
+        why = [*(["moving other jobs"] if least + (1 if tied else 0) <= room.priority else []),
                *([f"with as much priority placed, more running jobs stay with {it}"] if tied else [])]
         return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
                 f"priority {least} is the least that places {places}" + (f" ({'; '.join(why)})" if why else ""))
