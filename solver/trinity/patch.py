@@ -549,8 +549,8 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
         rollout = value_at(data, ROLLOUT_MODEL)
-        if isinstance(rollout, CommentedMap) and "rope_scaling" in rollout and _rollout_rope_is_models(reading,
-                                                                                                      environ):
+        takes_models = _rollout_rope_is_models(reading, environ)
+        if isinstance(rollout, CommentedMap) and "rope_scaling" in rollout and takes_models:
             _delete(rollout, "rope_scaling")  # so that they still agree, and no interpolation refers to it
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
