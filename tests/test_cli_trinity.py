@@ -1685,7 +1685,8 @@ def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_
         "sets it to 16384 and explorer.rollout_model.max_model_len to 16384, written out (no longer *len), and leaves "
         "explorer.max_timeout at 65536 (the anchor moves there)\nsolve: note: ")
     assert ("  max_model_len: 16384\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  max_timeout: &len 65536\n"
-            "  rollout_model:\n    engine_num: 2\n    max_model_len: 16384\ntrainer:\n") in patched.read_text(encoding="utf-8")
+            "  rollout_model:\n    engine_num: 2\n    max_model_len: 16384\ntrainer:\n") in patched.read_text(
+                encoding="utf-8")
     # A rollout length of its own, other than the model's, is left: past the native 40960, vLLM refuses it (said).
     config.write_text(config.read_text(encoding="utf-8").replace("&len 65536", "32768").replace("*len", "65536"),
                       encoding="utf-8")

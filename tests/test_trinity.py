@@ -1425,7 +1425,8 @@ def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:
     assert "  rope_scaling: {rope_type: yarn, factor: 2.5, mscale: 1, original_max_position_embeddings: 40960}\n" in after
     # The model cards' key for the type (``type``) stays the one set: no second key beside it (a YaRN that reaches
     # the length is kept: this one reaches 65536).
-    before = "model:\n  model_path: x\n  rope_scaling: {type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n"
+    before = ("model:\n  model_path: x\n"
+              "  rope_scaling: {type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n")
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert "  rope_scaling: {type: yarn, factor: 2.5, original_max_position_embeddings: 40960}\n" in after
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []

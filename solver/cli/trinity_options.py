@@ -380,8 +380,9 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
                                        environ=os.environ, version=args.trinity_version,
                                        option_names=COMMAND_OPTIONS)
     # A YaRN the patch kept (it reaches the length: `keys_for_plan`) is the one off the guide: nothing needed.
-    warnings = [f"solve: note: {args.write}: {problem.words}; --write kept it: one that covers the length needs no change"
-                if problem.code is ConfigProblemCode.ROPE_SCALING_OFF_GUIDE
+    kept = "--write kept it: one that covers the length needs no change"
+    off_guide = ConfigProblemCode.ROPE_SCALING_OFF_GUIDE
+    warnings = [f"solve: note: {args.write}: {problem.words}; {kept}" if problem.code is off_guide
                 else f"solve: warning: {args.write}: {problem.words}" for problem in problems]
     if patched.unwritten_check is not None:
         said = "".join(f"{paragraph}; " for paragraph in patched.unwritten_note)

@@ -529,10 +529,10 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     config's own (`_note_trainer_flags`; `flags_noted`: an earlier --write's note said so of those there), each at
     column `indent`, the config's mapping indentation, naming the options as `option_names` do (`places`: where the
     scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` (and the rollout
-    model's, where it is the same or refers to it: `_rollout_rope_is_models`) and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses
-    (`keys_05_refuses`), where they are the section's own; return those removed, dotted, and, where the note above
-    ``model.max_model_len`` was due and could not go there, its paragraphs but the command (`_note_evidence`), else
-    None."""
+    model's, where it is the same or refers to it: `_rollout_rope_is_models`) and, for Trinity 0.5, 0.6's keys under
+    ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those removed, dotted,
+    and, where the note above ``model.max_model_len`` was due and could not go there, its paragraphs but the command
+    (`_note_evidence`), else None."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
