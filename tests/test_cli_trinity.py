@@ -1150,7 +1150,7 @@ def test_write_with_yarn_says_where_trinity_hands_it_and_not_for_05(cli, tmp_pat
     assert status == 0 and (
         f"solve: note: {patched}: model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or "
         "later not the trainer, whose model reads the checkpoint's config.json alone: to train with YaRN too, add the "
-        "same rope_scaling there, as Qwen's model cards show (memory is the same either way)\n") in err
+        "same rope_scaling there, the way Qwen's model cards add theirs (memory is the same either way)\n") in err
     assert "rope_scaling reaches" not in cli(*flags, "--trinity-version", "0.5")[2]
 
 
@@ -1292,9 +1292,12 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     _, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     assert ("\n  but: model.rope_scaling (factor 4.0 over 40960) covers the length, but not as Trinity-RFT's guide "
             "sets it") in out
-    # --write fixes what the plan sets and keeps the user's own save_hf_checkpoint.
+    # --write fixes what the plan sets and keeps the user's own save_hf_checkpoint; the YaRN, the guide's form over
+    # 40960 with another length's factor, gets this length's (a YaRN of the config's own form is kept:
+    # test_writeyarn_s71).
     patched = tmp_path / "patched.yaml"
-    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0 and "kept it" not in err and "stretches" not in err
     text = patched.read_text(encoding="utf-8")
     assert "factor: 2.5" in text and "max_token_len_per_gpu: 51200" in text
     assert "save_hf_checkpoint: last  # we evaluate the HF weights" in text
@@ -1669,16 +1672,25 @@ def test_a_critic_budget_above_the_verdicts_and_the_plans_is_named_and_write_kee
 def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536\ncluster:\n  node_num: 1\n"
-                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n    max_model_len: *len\n",
-                      encoding="utf-8")
+                      "  gpu_per_node: 8\nexplorer:\n  max_timeout: *len\n  rollout_model:\n    engine_num: 2\n"
+                      "    max_model_len: *len\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--write", str(patched))
-    # the rollout's own 65536 left is past Qwen3-8B's native 40960, which vLLM refuses (said first, session 67)
+    # The rollout's length, the model's (through the alias), is set with it (session 71: left at 65536, it was past
+    # Qwen3-8B's native 40960, which vLLM refuses); the explorer's timeout, which repeats the anchor too, is left.
+    assert status == 0 and err.startswith(
+        f"solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
+        "sets it to 16384 and explorer.rollout_model.max_model_len to 16384, written out (no longer *len), and leaves "
+        "explorer.max_timeout at 65536 (the anchor moves there)\nsolve: note: ")
+    assert ("  max_model_len: 16384\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  max_timeout: &len 65536\n"
+            "  rollout_model:\n    engine_num: 2\n    max_model_len: 16384\ntrainer:\n") in patched.read_text(
+                encoding="utf-8")
+    # A rollout length of its own, other than the model's, is left: past the native 40960, vLLM refuses it (said).
+    config.write_text(config.read_text(encoding="utf-8").replace("&len 65536", "32768").replace("*len", "65536"),
+                      encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--write", str(patched))
     assert status == 0 and err.startswith(f"solve: warning: {patched}: explorer.rollout_model.max_model_len 65536 is ")
-    assert (f"solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the "
-            "patch sets it to 16384 and leaves explorer.rollout_model.max_model_len at 65536 (the anchor moves "
-            "there)\n") in err
-    assert "  max_model_len: 16384\n" in patched.read_text(encoding="utf-8")
+    assert "    max_model_len: 65536\ntrainer:\n" in patched.read_text(encoding="utf-8")
     # An anchor no alias repeats (*len2 is another anchor's; a comment is no alias) gets no warning.
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536  # see *len\n"
                       "other: &len2 1\nmore: *len2\n", encoding="utf-8")

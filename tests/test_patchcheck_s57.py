@@ -37,16 +37,19 @@ MERGED_WORDS = ("trainer.param_offload, trainer.balance_batch: keys of Trinity 0
                 "them there")
 ANCHORED = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "model: {model_path: Qwen/Qwen3-8B, max_model_len: &len 65536}\n"
-            "explorer:\n  rollout_model: {engine_num: 2, tensor_parallel_size: 1, max_model_len: *len}\n")
-"""The model's length an anchor, which the rollout's repeats: the plan at 16384 changes the one, not the other."""
+            "explorer:\n  max_timeout: *len\n"
+            "  rollout_model: {engine_num: 2, tensor_parallel_size: 1, max_model_len: 49152}\n")
+"""The model's length an anchor, which the explorer's timeout repeats: the plan at 16384 changes the one, not the
+other; and the rollout's own length, other than the model's."""
 ANCHORED_WORDS = ("model.max_model_len is the anchor &len, which other keys repeat (*len): the patch sets it to 16384 "
-                  "and leaves explorer.rollout_model.max_model_len at 65536 (the anchor moves there)")
+                  "and leaves explorer.max_timeout at 65536 (the anchor moves there)")
 
-ROLLOUT_WORDS = ("explorer.rollout_model.max_model_len 65536 is beyond Qwen3-8B's native context of 40960, which the "
+ROLLOUT_WORDS = ("explorer.rollout_model.max_model_len 49152 is beyond Qwen3-8B's native context of 40960, which the "
                  "rollout's vLLM takes as its longest length: the rollout's vLLM refuses it unless "
                  "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before Ray starts; set it (and check that the model handles "
                  "this length), or lower explorer.rollout_model.max_model_len to 40960")
-"""The rollout's own length the patch leaves where the anchor moves (session 67: vLLM refuses it, no YaRN given)."""
+"""The rollout's own length, other than the model's, which the patch leaves (session 67: vLLM refuses it, no YaRN
+given)."""
 
 
 @pytest.fixture(scope="module")

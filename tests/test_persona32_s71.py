@@ -6,16 +6,17 @@ rollout RoPE scaling of its own, other than the model's, is left as it was, and 
 import json
 from pathlib import Path
 
-YARN = "    rope_type: yarn\n    factor: 1.6\n    original_max_position_embeddings: 40960\n"
-"""The YaRN of 65536 tokens over Qwen3's 40960, at the model section's indentation."""
+YARN = "    rope_type: yarn\n    factor: 1.1\n    original_max_position_embeddings: 40960\n"
+"""The YaRN of 45056 tokens over Qwen3's 40960, at the model section's indentation: a longer length needs another
+(one that reaches the length --write keeps)."""
 
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 4096\n  max_response_tokens: 12288\n"
-          f"  max_model_len: 65536\n  rope_scaling:\n{YARN}cluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+          f"  max_model_len: 45056\n  rope_scaling:\n{YARN}cluster:\n  node_num: 1\n  gpu_per_node: 8\n"
           "explorer:\n  rollout_model:\n    engine_num: 2\n    rope_scaling:\n"
           + YARN.replace("    ", "      "))
-"""Qwen3-8B at 65536 tokens on 6 trainer GPUs and 2 rollout GPUs, its rollout model given the model's YaRN."""
+"""Qwen3-8B at 45056 tokens on 6 trainer GPUs and 2 rollout GPUs, its rollout model given the model's YaRN."""
 
-DIFFERS = ("solve: warning: {}: explorer.rollout_model.rope_scaling ({{'factor': 1.6, "
+DIFFERS = ("solve: warning: {}: explorer.rollout_model.rope_scaling ({{'factor': 1.2, "
            "'original_max_position_embeddings': 40960...) is not what the trainer takes ({}): the rollout's vLLM "
            "samples at other positions than the trainer trains at; remove it (Trinity gives the rollout "
            "model.rope_scaling)\n")
@@ -57,9 +58,10 @@ def test_write_removes_the_rollout_models_yarn_with_the_models_where_the_length_
 
 
 def test_write_leaves_a_rollout_yarn_of_its_own(cli, tmp_path: Path):
-    own = CONFIG.replace(f"  rope_scaling:\n{YARN}", f"  rope_scaling:\n{YARN.replace('1.6', '2.0')}", 1)
+    rollouts = YARN.replace("    ", "      ")
+    own = CONFIG.replace(rollouts, rollouts.replace("1.1", "1.2"))
     patched, err = _written(cli, tmp_path, own, "60k")
-    assert _rope_section(patched, "explorer") == "    rope_scaling:\n" + YARN.replace("    ", "      ")
+    assert _rope_section(patched, "explorer") == "    rope_scaling:\n" + rollouts.replace("1.1", "1.2")
     assert DIFFERS.format(tmp_path / "patched.yaml", "model.rope_scaling, {'factor': 1.5, "
                           "'original_max_position_embeddings': 40960...") in err
 
@@ -70,7 +72,7 @@ def test_emit_and_apply_from_the_config_set_the_rollout_models_yarn_too(cli, tmp
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--len", "60k")
     assert status == 0
     assert ("# and these keys of trinity.yaml, which the plan changes too (after each, its value now):\n"
-            "explorer.rollout_model.rope_scaling.factor: 1.5  # now 1.6\n") in out
+            "explorer.rollout_model.rope_scaling.factor: 1.5  # now 1.1\n") in out
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--len", "60k", "--emit", "trinity")
     assert status == 0
     assert ("\nexplorer:\n  rollout_model:\n    rope_scaling:\n      rope_type: yarn\n      factor: 1.5\n"

@@ -1423,8 +1423,10 @@ def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:
     before = "model:\n  model_path: x\n  rope_scaling: {rope_type: yarn, factor: 2.0, mscale: 1}\n"
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert "  rope_scaling: {rope_type: yarn, factor: 2.5, mscale: 1, original_max_position_embeddings: 40960}\n" in after
-    # The model cards' key for the type (``type``) stays the one set: no second key beside it.
-    before = "model:\n  model_path: x\n  rope_scaling: {type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
+    # The model cards' key for the type (``type``) stays the one set: no second key beside it (a YaRN that reaches
+    # the length is kept: this one reaches 65536).
+    before = ("model:\n  model_path: x\n"
+              "  rope_scaling: {type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n")
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert "  rope_scaling: {type: yarn, factor: 2.5, original_max_position_embeddings: 40960}\n" in after
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
@@ -1806,7 +1808,7 @@ def test_a_yarn_fragment_says_trinity_06_on_verl_08_gives_the_trainer_only_the_c
     said = "".join(f"# {line}\n" for line in (
         "model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the",
         "trainer, whose model reads the checkpoint's config.json alone: to train with YaRN too, add the",
-        "same rope_scaling there, as Qwen's model cards show (memory is the same either way)."))
+        "same rope_scaling there, the way Qwen's model cards add theirs (memory is the same either way)."))
     model = catalog().model("4B")
     assert said in trinity_fragment(long_plan(), model) and said in trinity_fragment(long_plan(), model, version="0.6")
     assert said not in trinity_fragment(long_plan(), model, version="0.5")
@@ -2849,10 +2851,10 @@ def test_a_changed_key_whose_anchor_aliases_repeat_keeps_its_comment_and_the_ali
     # The aliases keep the old value (a warning says so), so the anchor moves to the first of them; the changed key's
     # comment (and the lines after it) stayed beside the key and were written beside that alias too.
     text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 32768  # the context\n\n  # the rollout's\n"
-            "explorer:\n  rollout_model:\n    max_model_len: *len\n    max_prompt_tokens: 1024\n")
+            "explorer:\n  max_timeout: *len\n  max_retry_times: 2\n")
     assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576  # the context\n\n  # the rollout's\n"
-        "explorer:\n  rollout_model:\n    max_model_len: &len 32768\n    max_prompt_tokens: 1024\n"
+        "explorer:\n  max_timeout: &len 32768\n  max_retry_times: 2\n"
         "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
 
 

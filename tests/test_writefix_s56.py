@@ -240,10 +240,10 @@ def test_an_alias_the_anchor_of_a_changed_key_moves_to_keeps_its_comment_beside_
     # ruamel writes an alias's comment on a line of its own (or, before the file's last comment, after the sections
     # the patch adds); where the alias becomes the anchor's place, the line is the patch's, so the comment goes back.
     text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 8192\n"
-            "explorer:\n  rollout_model:\n    max_model_len: *len  # the rollout's\n# the end\n")
+            "explorer:\n  max_timeout: *len  # the explorer's\n# the end\n")
     assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n"
-        "explorer:\n  rollout_model:\n    max_model_len: &len 8192  # the rollout's\n"
+        "explorer:\n  max_timeout: &len 8192  # the explorer's\n"
         "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n# the end\n")
 
 
@@ -375,12 +375,12 @@ def test_an_alias_the_patch_writes_out_keeps_its_comment_at_the_end_of_its_line(
     model = catalog().model("4B")
     text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 8192  # the context\n"
             "trainer:\n  max_token_len_per_gpu: *len  # the same\n\n  # the rest\n  note: x\n"
-            "explorer:\n  rollout_model:\n    max_model_len: *len  # the rollout's\n")
+            "explorer:\n  max_timeout: *len  # the explorer's\n")
     assert patch_trinity_config(text, plans()[1], model) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576  # the context\n"
         "trainer:\n  max_token_len_per_gpu: 24576  # the same\n\n  # the rest\n  note: x\n"
         "  ulysses_sequence_parallel_size: 2\n"
-        "explorer:\n  rollout_model:\n    max_model_len: &len 8192  # the rollout's\n")
+        "explorer:\n  max_timeout: &len 8192  # the explorer's\n")
     last = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 8192  # the context\n"
             "trainer:\n  note: x\n  max_token_len_per_gpu: *len    # the same\n# the end\n")
     after = patch_trinity_config(last, plans()[0], model)
@@ -396,13 +396,14 @@ def test_the_warning_on_an_anchored_value_says_what_the_patch_does_at_each_alias
     words = "model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
     budgets = ("trainer:\n  max_token_len_per_gpu: *len\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
                "        ppo_max_token_len_per_gpu: *len\n")
-    rollout = "explorer:\n  rollout_model:\n    max_model_len: *len\n  auxiliary_length: *len\n"
+    # (explorer.max_timeout: a key the plan leaves; the rollout's own length is set with the model's, which it was)
+    rollout = "explorer:\n  max_timeout: *len\n  auxiliary_length: *len\n"
     # Every alias left as it is: they keep the old value, and the anchor moves to the first.
     assert anchored_keys(head + rollout, plans()[0], model) == [
-        (f"{words}sets it to 102400 and leaves explorer.rollout_model.max_model_len and explorer.auxiliary_length at "
-         "8192 (the anchor moves to explorer.rollout_model.max_model_len)")]
+        (f"{words}sets it to 102400 and leaves explorer.max_timeout and explorer.auxiliary_length at "
+         "8192 (the anchor moves to explorer.max_timeout)")]
     after = patch_trinity_config(head + rollout, plans()[0], model)
-    assert "    max_model_len: &len 8192\n  auxiliary_length: *len\n" in after
+    assert "  max_timeout: &len 8192\n  auxiliary_length: *len\n" in after
     # Every alias set, to another value than the anchor's key: each written out, and the anchor goes.
     after = patch_trinity_config(head + budgets, plans()[0], model)
     assert anchored_keys(head + budgets, plans()[0], model) == [
@@ -410,15 +411,15 @@ def test_the_warning_on_an_anchored_value_says_what_the_patch_does_at_each_alias
          "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu to 51200, written out (&len and "
          "*len go)")]
     assert "&len" not in after and "*len" not in after and after.count("_token_len_per_gpu: 51200\n") == 2
-    # A mix: the budgets set (the trainer's the same as the length, 24576, but the anchor moves to the rollout's
-    # length, which is left), the rollout's keep the old value.
+    # A mix: the budgets set (the trainer's the same as the length, 24576, but the anchor moves to the explorer's
+    # timeout, which is left), the explorer's keep the old value.
     assert anchored_keys(head + budgets + rollout, plans()[1], model) == [
         (f"{words}sets it to 24576 and trainer.max_token_len_per_gpu to 24576 and "
          "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu to 24576, written out (no longer "
-         "*len), and leaves explorer.rollout_model.max_model_len and explorer.auxiliary_length at 8192 (the anchor "
-         "moves to explorer.rollout_model.max_model_len)")]
+         "*len), and leaves explorer.max_timeout and explorer.auxiliary_length at 8192 (the anchor "
+         "moves to explorer.max_timeout)")]
     after = patch_trinity_config(head + budgets + rollout, plans()[1], model)
-    assert after.count("_token_len_per_gpu: 24576\n") == 2 and "    max_model_len: &len 8192\n" in after
+    assert after.count("_token_len_per_gpu: 24576\n") == 2 and "  max_timeout: &len 8192\n" in after
     # The anchor's key left (the plan's length already), an alias set: the anchor stays; the key named is the
     # anchor's, not the alias's (it was "trainer.max_token_len_per_gpu is the anchor &len").
     at_length = head.replace("8192", "102400") + "trainer:\n  max_token_len_per_gpu: *len\n"

@@ -345,10 +345,12 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     --write), with the command that checks the written file as the plan was made (`fragment_check`, and the
     environment variables the config read, as the fragment's header has them): the patched
     config (its text, the keys it removed), a warning for each of its problems (`patched_config_problems`: the rules of
-    Trinity's it still breaks, keys it changed on a YAML anchor, ...) and a note where the command could not be
+    Trinity's it still breaks, keys it changed on a YAML anchor, ...; a note for a YaRN off the guide, which the patch
+    kept) and a note where the command could not be
     written in it, and the length it pays for that no sequence uses (`unused_length`); `QueryError` where its prompt
     and response exceed the plan's length, which Trinity refuses to load."""
     from solver.api import fragment_check
+    from solver.query import ConfigProblemCode
     from solver.rules import COMMAND_OPTIONS
     from solver.trinity import (
         CHECK_PLACEHOLDER,
@@ -377,7 +379,11 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     problems = patched_config_problems(config_text, patched, best, model, name=str(args.from_config),
                                        environ=os.environ, version=args.trinity_version,
                                        option_names=COMMAND_OPTIONS)
-    warnings = [f"solve: warning: {args.write}: {problem.words}" for problem in problems]
+    # A YaRN the patch kept (it reaches the length: `keys_for_plan`) is the one off the guide: nothing needed.
+    kept = "--write kept it: one that covers the length needs no change"
+    off_guide = ConfigProblemCode.ROPE_SCALING_OFF_GUIDE
+    warnings = [f"solve: note: {args.write}: {problem.words}; {kept}" if problem.code is off_guide
+                else f"solve: warning: {args.write}: {problem.words}" for problem in problems]
     if patched.unwritten_check is not None:
         said = "".join(f"{paragraph}; " for paragraph in patched.unwritten_note)
         warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so "

@@ -226,7 +226,7 @@ def sp_key_in_effect(config: Mapping[str, Any], version: TrinityVersion | None) 
 
 YARN_TRAINER = ("model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the "
                 "trainer, whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same "
-                "rope_scaling there, as Qwen's model cards show (memory is the same either way)")
+                "rope_scaling there, the way Qwen's model cards add theirs (memory is the same either way)")
 """Where a config's YaRN takes effect: Trinity 0.6's verl 0.8 path hands it to vLLM only (before 0.6, and on older
 verl, the trainer gets it too)."""
 

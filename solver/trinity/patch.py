@@ -529,10 +529,10 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     config's own (`_note_trainer_flags`; `flags_noted`: an earlier --write's note said so of those there), each at
     column `indent`, the config's mapping indentation, naming the options as `option_names` do (`places`: where the
     scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` (and the rollout
-    model's, where it is the same) and, for Trinity 0.5, 0.6's keys under ``trainer`` that 0.5 refuses
-    (`keys_05_refuses`), where they are the section's own; return those removed, dotted, and, where the note above
-    ``model.max_model_len`` was due and could not go there, its paragraphs but the command (`_note_evidence`), else
-    None."""
+    model's, where it is the same or refers to it: `_rollout_rope_is_models`) and, for Trinity 0.5, 0.6's keys under
+    ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those removed, dotted,
+    and, where the note above ``model.max_model_len`` was due and could not go there, its paragraphs but the command
+    (`_note_evidence`), else None."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
@@ -549,8 +549,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
         rollout = value_at(data, ROLLOUT_MODEL)
-        if isinstance(rollout, CommentedMap) and rollout.get("rope_scaling") == section["rope_scaling"]:
-            _delete(rollout, "rope_scaling")  # the rollout model's own, where it was the model's: so they still agree
+        takes_models = _rollout_rope_is_models(reading, environ)
+        if isinstance(rollout, CommentedMap) and "rope_scaling" in rollout and takes_models:
+            _delete(rollout, "rope_scaling")  # so that they still agree, and no interpolation refers to it
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
@@ -559,6 +560,16 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     for name in refused:
         _delete(trainer, name)
     return tuple(f"trainer.{name}" for name in refused), left_out
+
+
+def _rollout_rope_is_models(reading: Any, environ: Mapping[str, str] | None) -> bool:
+    """Whether the config (`reading`, as Trinity reads it) gives the rollout model the ``model.rope_scaling`` it gives
+    the model, as a copy, through an alias or an interpolation (``${model.rope_scaling}``), resolved from `environ`:
+    the patch removes the rollout's with a stale one of the model's (an interpolation would then resolve to
+    nothing)."""
+    values = ConfigValues(reading, environ or {})
+    rope = read_or_none(values.get, ("model", "rope_scaling"))
+    return rope is not None and read_or_none(values.get, (*ROLLOUT_MODEL, "rope_scaling")) == rope
 
 
 SUM_COMMENT = "# prompt + response"
@@ -659,11 +670,14 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
       nested block (``trainer.max_token_len_per_gpu`` beside ``ulysses_sequence_parallel_size``, not after the
       ``trainer_config`` block), `_add`.
     - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
-      ``original_max_position_embeddings`` (other keys in it are kept); a model with a RoPE scaling of
+      ``original_max_position_embeddings`` (other keys in it are kept), unless it is a YaRN that reaches the length
+      (kept: `keys_for_plan`); a model with a RoPE scaling of
       its own (Llama 3.1) gets none, and a ``model.rope_scaling`` of another type is removed (it would
       replace the model's own). At or below the native
       context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
       contradict the new length; none is added.
+    - The rollout model: its ``max_model_len`` and ``rope_scaling`` where they were the model's are set (or removed)
+      with the model's (`keys_for_plan`, `_rollout_rope_is_models`); its own, other than the model's, are left.
     - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2`` and the
       three flags under the actor's and the ref's ``fsdp_config`` and Trinity 0.6's under ``trainer`` (not for
       `version` 0.5; those under a role's ``engine`` alike) are set (added where missing), and

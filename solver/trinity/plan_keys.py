@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
@@ -117,7 +118,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     readings = _config_readings(config, environ)
     padded = remove_padding_violation(model) is not None
     return [
-        *_model_keys(plan, model, config),
+        *_model_keys(plan, model, config, readings),
         *_trainer_keys(plan, version, gpu, padded),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded),  # the trainer's own
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version_option if version is None else "")
@@ -139,15 +140,17 @@ Path = tuple[str, ...]
 
 
 class _ConfigReadings(NamedTuple):
-    """What the plan's keys read of the user's config, its interpolations resolved: whether a flag is off (as Trinity
-    reads a boolean), and whether a key holds a number other than the one given (text read as a typed key's)."""
+    """What the plan's keys read of the user's config, its interpolations resolved: a value (None where absent or not
+    resolved), whether a flag is off (as Trinity reads a boolean), and the number a key holds (text read as a typed
+    key's; None for none)."""
 
+    value: Callable[[Path], Any]
     turned_off: Callable[[Path], bool]
-    number_other_than: Callable[[Path, int], bool]
+    number: Callable[[Path], float | None]
 
 
-_NO_CONFIG = _ConfigReadings(turned_off=lambda path: False, number_other_than=lambda path, number: False)
-"""The readings of no config: no flag off, no number of its own."""
+_NO_CONFIG = _ConfigReadings(value=lambda path: None, turned_off=lambda path: False, number=lambda path: None)
+"""The readings of no config: no value, no flag off, no number."""
 
 
 def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigReadings:
@@ -160,43 +163,71 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
 
     values = ConfigValues(config, environ or {})
 
-    def number_other_than(path: Path, number: int) -> bool:
-        value = read_or_none(values.get, path)
-        value = decode_scalar(value) if isinstance(value, str) else value
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and value != number
+    def value(path: Path) -> Any:
+        return read_or_none(values.get, path)
 
-    return _ConfigReadings(turned_off=lambda path: turned_off(read_or_none(values.get, path)),
-                           number_other_than=number_other_than)
+    def number(path: Path) -> float | None:
+        read = value(path)
+        read = decode_scalar(read) if isinstance(read, str) else read
+        return read if isinstance(read, (int, float)) and not isinstance(read, bool) else None
+
+    return _ConfigReadings(value=value, turned_off=lambda path: turned_off(value(path)), number=number)
 
 
-def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
-    """The model section's keys: the length, and YaRN's rope scaling where the length needs it (under the key
-    `config` names the type with, and under the legacy ``type`` too where `config` has it beside ``rope_type``: the
-    rollout's vLLM refuses the two where they differ); the same, where present, under
-    ``explorer.rollout_model.rope_scaling`` where `config` gives the rollout model the one it gives the model, so that
-    the two still agree."""
+def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings) -> list[PlanKey]:
+    """The model section's keys: the length (and ``explorer.rollout_model.max_model_len`` where `config` gives the
+    rollout model the model's, as `readings` read them: a length of the rollout's own is left; unset, Trinity gives it
+    the model's, ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0, ``:594`` in 0.5.0), and
+    YaRN's rope scaling where the length needs it (`PlanKey.default_only` where `config`'s, of its own form,
+    reaches the length, `_yarn_reaches`: --write keeps it, as the model cards' factor 4 over 32768), under the key
+    `config` names the type
+    with (and under the legacy ``type`` too where `config` has it beside ``rope_type``: the rollout's vLLM refuses the
+    two where they differ); the same, where present, under ``explorer.rollout_model.rope_scaling`` where `config`
+    gives the rollout model the one it gives the model, so that the two still agree."""
     length, native = plan.max_model_len, model.native_context
-    keys = [PlanKey(path=("model", "max_model_len"), value=length)]
+    rollout_length = (*ROLLOUT_MODEL, "max_model_len")
+    given_length = readings.number(("model", "max_model_len"))
+    same_length = given_length is not None and readings.number(rollout_length) == given_length
+    keys = [PlanKey(path=("model", "max_model_len"), value=length),
+            *([PlanKey(path=rollout_length, value=length, existing_only=True)] if same_length else [])]
     factor = model.yarn_factor(length)
     if factor is None:
         return keys
+    kept = _yarn_reaches(readings.value, length, native)  # the user's own, which --write keeps
     rope = ("model", "rope_scaling")
     # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
     given = value_at(config, rope)
     named = rope_type_key(given)
     both = named == "rope_type" and isinstance(given, Mapping) and "type" in given
     rope_keys = [
-        PlanKey(path=(*rope, named), value="yarn"),
+        PlanKey(path=(*rope, named), value="yarn", default_only=kept),
         *([PlanKey(path=(*rope, "type"), value="yarn", existing_only=True)] if both else []),
-        PlanKey(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
+        PlanKey(path=(*rope, "factor"), value=factor, default_only=kept, comment=f"max_model_len / {native}"
                 + (f"; {yarn_beyond_words(model)}" if plan.yarn_beyond_validated else "")),
-        PlanKey(path=(*rope, "original_max_position_embeddings"), value=native),
+        PlanKey(path=(*rope, "original_max_position_embeddings"), value=native, default_only=kept),
     ]
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
     rollout_keys = [key.model_copy(update={"path": (*rollout_rope, key.path[-1]), "comment": None,
                                            "existing_only": True}) for key in rope_keys] if agreed else []
     return [*keys, *rope_keys, *rollout_keys]
+
+
+def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> bool:
+    """Whether a config's ``model.rope_scaling`` (`value` reads the config, its interpolations resolved) is a YaRN of
+    its own form (over other than the guide's `native` positions, as the model cards' over 32768) whose positions
+    reach `length` (factor x original at least it), as ``rope-scaling-off-guide`` says: --write keeps it; not where
+    it is none, of another type, lacks a number, or is the guide's own form (its factor, stale from another length,
+    is set for this one)."""
+    rope = ("model", "rope_scaling")
+    given = value(rope)
+    named = [key for key in ("rope_type", "type") if isinstance(given, Mapping) and key in given]
+    if not named or any(value((*rope, key)) != "yarn" for key in named):  # vLLM refuses two types that differ
+        return False
+    factor, original = (value((*rope, key)) for key in ("factor", "original_max_position_embeddings"))
+    numbers = all(isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number)
+                  for number in (factor, original))
+    return numbers and original != native and factor * original >= length
 
 
 def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, padded: bool) -> list[PlanKey]:
@@ -320,4 +351,4 @@ def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> lis
     holds no sequence)."""
     budget = plan.max_token_len_per_gpu
     return [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-            if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and readings.number_other_than(path, budget)]
+            if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and readings.number(path) not in (None, budget)]
