@@ -1,10 +1,11 @@
 """Mutants of session 71's later merges that their tests let live (mutants21): a one-sequence model's plan is checked
 against the calibration at the tokens it counts, not the unread budget (padtokens, `_memory_figures`); a config's own
-token budget, replaced for such a model, is commented as unread (padtokens, `_trainer_keys`); its explanations read the
-same at ``--token-budget auto`` as at the default, which lowers nothing for it (padtokens, `_Words._lowered`; and
-`_capped_by`'s "no further" words and `_beyond_table`'s "with a lowered token budget", which the merge left keyed to
-the query's mode: fixed here); ``--write`` removes a stale model YaRN but keeps a rollout YaRN of the rollout's own
-(persona32, `_apply_plan`)."""
+token budget, replaced for such a model, is commented as unread (padtokens, `_trainer_keys`); its longest estimate
+stops where its own table does (padtokens, `table_stops`), and its explanations read the same, at ``--token-budget
+auto`` as at the default, which lowers nothing for it (padtokens, `_Words._lowered`; and `_capped_by`'s "no further"
+words and `_beyond_table`'s "with a lowered token budget", which the merge left keyed to the query's mode: fixed
+here); ``--write`` removes a stale model YaRN but keeps a rollout YaRN of the rollout's own (persona32,
+`_apply_plan`)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,21 @@ def test_its_longest_lengths_explained_read_alike_at_either_token_budget():
     longest = ("on 1 GPU: no table speaks for H100-80GB (none has its memory); the memory model's longest fitting "
                "length there is 79872 tokens")  # not "... with a lowered token budget"
     assert ("memory_model", longest) in details[1]
+
+
+def test_its_longest_estimate_stops_where_its_own_table_does_at_either_token_budget(tmp_path: Path):
+    model = load_model_config(INTERNLM2)
+    (tmp_path / "cells.yaml").write_text(CELLS.replace(
+        "vanilla}}\n", "vanilla}}\n      - {max_model_len: 20001, cells: {internlm2-7b: Env + Offload}}\n"))
+    catalog = load_catalog().with_model(model).with_cells(tmp_path / "cells.yaml")
+    found = []
+    for mode in ("default", "auto"):
+        query = make_query(catalog, gpu="h100", model=model.name, budget_gpus=4, exact=True, objective="max_len",
+                           token_budget=mode)
+        best = plan(query, catalog)[0].plans[0]
+        found.append((best.gpus, best.max_model_len, best.env, best.offload, best.evidence))
+    # the 8-GPU table's Env + Offload at 20001, out of memory at 32768, stops 4 GPUs' estimate off the grid
+    assert found == [(4, 20001, True, True, "estimated")] * 2
 
 
 YARN = "    rope_type: yarn\n    factor: {}\n    original_max_position_embeddings: 40960\n"
