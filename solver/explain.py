@@ -511,11 +511,12 @@ def _nearest_estimate(prober: _Prober, words: _Words, data: PlanningData, query:
 def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, setting: Setting, length: int) -> str:
     """For an estimate of `setting` on `gpus` GPUs at its longest `length`: where the memory model fits it a grid
     step further but a table says it ran out of memory there (the count's, one for more GPUs, or one of a GPU type
-    with at least this one's memory: `within_refuting_tables`), that table's cell in words; "" otherwise."""
+    with at least this one's memory: `within_refuting_tables`), that table's cell in words; "" otherwise, and where
+    the budget is lowered (`PlanningData.lowers_budget`: a lowered estimate reaches past the default's cell)."""
     further = length + GRID
     memory_gib = catalog.gpu(data.gpu).memory_gib
-    if query.token_budget == "auto" or not breakdown(data.shape, memory_gib, gpus, setting, further,
-                                                     query.memory.coefficients, query.margin_on(memory_gib)).fits:
+    if data.lowers_budget or not breakdown(data.shape, memory_gib, gpus, setting, further,
+                                           query.memory.coefficients, query.margin_on(memory_gib)).fits:
         return ""
     own = refuting_cell(data.shape, data.rows, data.settings, gpus, setting, further)
     found = (data.table_gpu(own[0]), own, data.columns) if own is not None else next(
@@ -827,7 +828,7 @@ class _Words:
     def _beyond_table(self, n: int) -> Reason:
         if not self.rows(n):
             longest = self.data.longest_estimate.get(n, 0) // GRID * GRID
-            lowered = " with a lowered token budget" if self.query.token_budget == "auto" else ""
+            lowered = " with a lowered token budget" if self.data.lowers_budget else ""
             reaching = [Setting(env=bool(e), offload=bool(o), sp=s) for m, e, o, s, fits in self.data.estimates
                         if m == n and fits // GRID * GRID == longest]  # the settings the longest estimate is of
             capped = next(filter(None, (_capped_by(self.catalog, self.data, self.query, n, setting, longest)
