@@ -69,7 +69,8 @@ def test_the_time_limit_takes_seconds_with_or_without_their_unit(written: str, s
     # a count that is no whole number names the range it takes, as a config.json's field does
     (["--model", "8B", "--gpus", "four"],
      "solve: error: argument --gpus: expected a whole number from 1 to 65536, got 'four'"),
-    (["--model", "8B", "--top", "all"], "solve: error: argument --top: expected a whole number from 1 to 100, got 'all'"),
+    (["--model", "8B", "--top", "all"],
+     "solve: error: argument --top: expected a whole number from 1 to 100, got 'all'"),
     (["--model", "8B", "--workers", "2.0"],
      "solve: error: argument --workers: expected a whole number from 1 to 1024, got '2.0'"),
     (["--model", "8B", "--rollout-gpus", "none"],
@@ -121,7 +122,8 @@ def test_a_list_where_one_gpu_type_is_asked_is_still_named_as_a_list(cli: Cli):
     # an on/off pair, also a mutually exclusive group, is still named as contradicting
     (["cluster", "fleet.yaml", "--no-estimate", "--estimate"],
      "solve cluster: error: --no-estimate and --estimate contradict each other: give one of them"),
-    (["--model", "4B", "--env", "--no-env"], "solve: error: --env and --no-env contradict each other: give one of them"),
+    (["--model", "4B", "--env", "--no-env"],
+     "solve: error: --env and --no-env contradict each other: give one of them"),
 ])
 def test_options_that_do_not_go_together_are_refused_in_one_way(cli: Cli, argv: list[str], error: str):
     assert cli(*argv) == (2, "", USAGE.format(error.split(":")[0]) + error + "\n")
