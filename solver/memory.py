@@ -777,18 +777,20 @@ def shown_host_gib(need_gib: float) -> float:
     return shown_host_tenths(need_gib) / 10
 
 
-def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True) -> float:
-    """The host memory one node needs (`host_memory_gib`) as rft-solver gives it: rounded up to a tenth of a GiB
-    (`shown_host_gib`)."""
-    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload))
+def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
+                    version: TrinityVersion | None = None) -> float:
+    """The host memory one node needs (`host_memory_gib`, for Trinity's `version`) as rft-solver gives it: rounded up
+    to a tenth of a GiB (`shown_host_gib`)."""
+    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version))
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
-                  offload: bool = True) -> bool:
-    """Whether the host memory a node needs (`host_memory_gib`, with Offload or without) fits a node's
-    `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's
+                  offload: bool = True, version: TrinityVersion | None = None) -> bool:
+    """Whether the host memory a node needs (`host_memory_gib`, with Offload or without, under Trinity's `version`)
+    fits a node's `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's
     (`host_ram_holds`, as `MemoryEstimate.host_fits`)."""
-    return host_ram_gb is None or host_ram_holds(host_memory_gib(model, gpus, node_gpus, offload), host_ram_gb)
+    return host_ram_gb is None or host_ram_holds(host_memory_gib(model, gpus, node_gpus, offload, version),
+                                                 host_ram_gb)
 
 
 def host_ram_holds(need_gib: float, host_ram_gb: float | None) -> bool:
