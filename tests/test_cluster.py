@@ -228,13 +228,14 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
 
 
 @pytest.mark.parametrize(("host_ram_gb", "hint"), [
-    (400, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.7 GiB of idle host memory (a "
+    (440, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.4 GiB of idle host memory (a "
            "trainer of 1 GPU)")),
-    (313, "")])
+    (355, "")])
 def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: int, hint: str,
                                                                            tmp_path: Path):
-    # 14B with Offload takes 311.3 GiB of the node's host memory: 0.6B on 1 + 1 GPUs needs 2.3 GiB while it loads,
-    # which 400 GiB leave room for (88.7 idle) and 313 do not (1.7 idle): then it is told nothing.
+    # 14B with Offload takes 351.6 GiB of the node's host memory: 0.6B on 1 + 1 GPUs needs 5.2 GiB while it loads
+    # (2.2 for the load, 3.0 for the reference model's fp32 shards), which 440 GiB leave room for (88.4 idle) and 355
+    # do not (3.4 idle): then it is told nothing.
     instance = {"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}], "jobs": [
         {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
         {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
@@ -242,7 +243,7 @@ def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("y", 4, True)]
     [unplaced] = result["unplaced"]
     assert unplaced["reason"] == (
-        "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 2.3 GiB of host memory on one node) "
+        "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 5.2 GiB of host memory on one node) "
         f"after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the room it "
         f"needs: priority 3 or more places it{hint}")
     assert len(unplaced["fits_with"]) == bool(hint)
@@ -482,19 +483,19 @@ def test_widening_keeps_to_the_node_s_gpus(tmp_path: Path):
 
 
 def test_widening_keeps_to_the_node_s_host_memory(tmp_path: Path):
-    # Qwen3-4B and Qwen3-0.6B at 8192 take 6 GPUs each by the tables on a node of 16 with 120 GiB of host memory:
-    # 89.9 + 13.4 GiB while they load. Both could grow to 8 on the 4 idle GPUs, but 4B's 8 ranks need 119.9 GiB: only
-    # 0.6B grows (89.9 + 17.8 GiB). With 150 GiB, both do (119.9 + 17.8 GiB).
-    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 120}],
+    # Qwen3-4B and Qwen3-0.6B at 8192 take 6 GPUs each by the tables on a node of 16 with 140 GiB of host memory:
+    # 105.8 + 16.4 GiB while they load (beside their reference models' shards). Both could grow to 8 on the 4 idle
+    # GPUs, but 4B's 8 ranks need 141.0 GiB: only 0.6B grows (105.8 + 20.8 GiB). With 170 GiB, both do (141.0 + 20.8).
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 140}],
                 "jobs": [{"name": "a", "model": "4B", "max_model_len": 8192},
                          {"name": "b", "model": "0.6B", "max_model_len": 8192}]}
     placed = [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"])
               for p in solved(instance, tmp_path)["placements"]]
-    assert placed == [("a", 6, None, 89.9), ("b", 8, 6, 17.8)]
-    instance["pools"][0]["host_ram_gb"] = 150
+    assert placed == [("a", 6, None, 105.8), ("b", 8, 6, 20.8)]
+    instance["pools"][0]["host_ram_gb"] = 170
     placed = [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"])
               for p in solved(instance, tmp_path)["placements"]]
-    assert placed == [("a", 8, 6, 119.9), ("b", 8, 6, 17.8)]
+    assert placed == [("a", 8, 6, 141.0), ("b", 8, 6, 20.8)]
 
 
 def test_measured_plans_come_first(tmp_path: Path):
@@ -1591,12 +1592,12 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
 
 def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
     # The tables have no Qwen3-32B on the A100; the estimates' fewest GPUs beside 8 rollout GPUs on 2 nodes (8 + 8)
-    # offload 594.2 GiB per node, more than the pool's 400: dropping --no-estimate would not place it either.
+    # offload 664.2 GiB per node, more than the pool's 400: dropping --no-estimate would not place it either.
     instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2, "host_ram_gb": 400}],
                 "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
-        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
+        "GPUs at 32768 tokens, but with Offload it needs 664.2 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 400 GiB)"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
@@ -1604,7 +1605,7 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
                                                                             ("a", "no-plan", "no-table-for-model")),
                                                                         "fits_with": []}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
-    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
+    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB" in unplaced["reason"]
 
 
 def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
@@ -1620,13 +1621,13 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
         {"job": "j", "reason": (
             "p: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per "
             "node (the pool's host_ram_gb); the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens, "
-            "but it needs 119.9 GiB of host memory per node while the model loads, more than the pool's nodes have"),
+            "but it needs 141.0 GiB of host memory per node while the model loads, more than the pool's nodes have"),
          "reason_for_several": None,
          "reason_code": "no-way-to-run", "pools": pool_codes(("p", "no-plan", "nothing-trains")), "fits_with": []},
         {"job": "k", "reason": (
             "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU "
             f"at 16384 tokens ({ONE_GPU}), but with Offload it "
-            "needs 594.2 GiB of host memory per node, more than the pool's host_ram_gb of 16 GiB)"),
+            "needs 664.2 GiB of host memory per node, more than the pool's host_ram_gb of 16 GiB)"),
             "reason_for_several": None,
             "reason_code": "no-way-to-run",
          "pools": pool_codes(("p", "no-plan", "no-table-for-model")), "fits_with": [],
@@ -1634,16 +1635,16 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
 
 
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
-    # No tables for Qwen3-8B on the H100; the estimates' fewest trainer GPUs beside 2 rollout GPUs offload 162.6 GiB
-    # per node, Env + SP=4 on 4 needs 30.6 GiB while the model loads: both more than 16, and the reason names both.
+    # No tables for Qwen3-8B on the H100; the estimates' fewest trainer GPUs beside 2 rollout GPUs offload 183.0 GiB
+    # per node, Env + SP=4 on 4 needs 71.2 GiB while the model loads: both more than 16, and the reason names both.
     pool = {"name": "p", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16}
     instance = {"pools": [pool], "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 32768,
                                            "rollout_gpus": 2}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
-        "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than the pool's "
+        "GPUs at 32768 tokens, but with Offload it needs 183.0 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 16 GiB; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
-        "needs 30.6 GiB of host memory per node while the model loads)"),
+        "needs 71.2 GiB of host memory per node while the model loads)"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
