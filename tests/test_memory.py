@@ -1738,7 +1738,7 @@ def test_the_longest_fitting_length_is_the_last_that_fits_on_its_grid():
 def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     flags = ["memory", "--model", "14B", "--gpu", "h100", "--gpus", "8", "--len", "65536", "--sp", "8", "--env"]
     expected = host_memory_gib(CATALOG.model("14B"), 8)
-    assert round(expected, 2) == 351.53  # test_host_memory_by_hand's sum: 3 x 80.50 GiB of pinned fp32 and Adam's 110.03
+    assert round(expected, 2) == 351.53  # 3 x 80.50 GiB of pinned fp32 shards and Adam's 110.03
     status, out, _ = cli(*flags, "--offload")
     assert status == 0 and "host memory: 351.6 GiB per node for Offload" in out
     _, data, _ = cli(*flags, "--offload", "--json")
