@@ -743,12 +743,12 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
                 "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
-        "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
+        "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB of host memory per node, "
         "more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (its explorer on GPUs outside the "
         "fleet), a trainer of 16 GPUs has one"),
         "reason_for_several": (
             "h100: with 8 rollout GPUs, no trainer GPU count that trains them (16 at the fewest) has a layout on "
-            "its 2 nodes of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host "
+            "its 2 nodes of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB of host "
             "memory per node, more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (their explorers "
             "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
         "reason_code": "no-way-to-run",
@@ -1914,7 +1914,7 @@ def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_ea
                                    for name in ("x-0", "x-1")]
     y = {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2}
     pair = [{"name": f"x-{index}", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4} for index in (0, 1)]
-    held = ("no room (GPUs or host memory) left in a100 ({} needs at least 5 GPUs and 2.3 GiB of host memory on one "
+    held = ("no room (GPUs or host memory) left in a100 ({} needs at least 5 GPUs and 5.2 GiB of host memory on one "
             "node) after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the "
             "room {} needs")
     assert several([y, *pair], host_ram_gb=400) == [(name, held.format("it", "it"), held.format("each", "each"))
@@ -3688,23 +3688,23 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
 
 def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_way_s_gpus_with_another_s(
         tmp_path: Path):
-    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (162.6 GiB of host memory) or 4 without (30.6 GiB). The 14B
-    # job takes 5 GPUs and 311.3 GiB of the 400, leaving 3 GPUs and 88.7 GiB: neither way fits. "At least 2 GPUs and
-    # 30.6 GiB", the least of each taken apart, would say that it fits there.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 400}], "jobs": [
+    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (183.0 GiB of host memory) or 4 without (71.2 GiB). The 14B
+    # job takes 5 GPUs and 351.6 GiB of the 440, leaving 3 GPUs and 88.4 GiB: neither way fits. "At least 2 GPUs and
+    # 71.2 GiB", the least of each taken apart, would say that it fits there.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 440}], "jobs": [
         {"name": "x", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1, "priority": 3},
         {"name": "y", "model": "Qwen3-8B", "max_model_len": 32768}]}
     result = solved(instance, tmp_path, widen=False)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
-        ("x", 4, 311.3)]
+        ("x", 4, 351.6)]
     assert result["unplaced"] == [{"job": "y", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
-                                                         "least 2 GPUs and 162.6 GiB of host memory, or 4 GPUs and "
-                                                         "30.6 GiB, on one node) after the jobs placed (the most "
+                                                         "least 2 GPUs and 183.0 GiB of host memory, or 4 GPUs and "
+                                                         "71.2 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost); x (priority 3) "
                                                          "holds the room it needs: priority 4 or more places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
-                                       "162.6 GiB of host memory, or 4 GPUs and 30.6 GiB, on one node) after the "
+                                       "183.0 GiB of host memory, or 4 GPUs and 71.2 GiB, on one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); x (priority "
                                        "3) holds the room each needs: priority 4 or more places one of them"),
                                    "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
@@ -3890,7 +3890,7 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
 
 def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_plans(tmp_path: Path):
     # Qwen3-8B at 4096 tokens beside 6 rollout GPUs on a node of 8 A100-40GBs: its 2 trainer GPUs need Offload, and
-    # 162.6 GiB of host memory on the node for it, which a pool's 1024 GB hold and another's 128 GB do not. The
+    # 183.0 GiB of host memory on the node for it, which a pool's 1024 GB hold and another's 128 GB do not. The
     # planner's answers are cached per question, in either order: the pool's host memory is part of it.
     pools = [{"name": "tight", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 128},
              {"name": "roomy", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}]
@@ -3899,14 +3899,14 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
     for order in (jobs, jobs[::-1]):
         result = solved({"pools": pools, "jobs": order}, tmp_path, widen=False)
         assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"], p["host_memory_gb"])
-                for p in result["placements"]] == [("roomy", 2, True, 162.6)]
+                for p in result["placements"]] == [("roomy", 2, True, 183.0)]
         assert result["unplaced"] == [{"job": "tight", "reason": (
             "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
-            "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, "
+            "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host memory per node, "
             "more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a trainer of 6 GPUs has one"),
             "reason_for_several": (
                 "tight: with 6 rollout GPUs, no trainer GPU count that trains them (6 at the fewest) has a layout "
-                "on its 1 node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host "
+                "on its 1 node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host "
                 "memory per node, more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a "
                 "trainer of 6 GPUs has one"),
             "reason_code": "no-way-to-run",
@@ -3915,10 +3915,10 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
     # Qwen3-4B at 32768 tokens beside 2 rollout GPUs on a node of 8 A100s: its cheapest way, 6 GPUs without Offload,
-    # needs 89.9 GiB of host memory while the model loads, 92057.6 MiB, counted as 92058; a node of 89.9 GB has
-    # 92057 whole MiB. The planner let the way fit the node, so its need is taken as the node's; with 89.8 GB the
-    # way does not fit, and the job takes 4 GPUs (60.0 GiB).
-    for host_ram_gb, way in ((89.9, (6, 89.9)), (89.8, (4, 60.0))):
+    # needs 105.8 GiB of host memory while the model loads, 108339.2 MiB, counted as 108340; a node of 105.8 GB has
+    # 108339 whole MiB. The planner let the way fit the node, so its need is taken as the node's; with 105.7 GB the
+    # way does not fit, and the job takes 4 GPUs (81.1 GiB).
+    for host_ram_gb, way in ((105.8, (6, 105.8)), (105.7, (4, 81.1))):
         instance = {"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}],
                     "jobs": [{"name": "j", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2}]}
         [placement] = solved(instance, tmp_path, widen=False)["placements"]
@@ -4132,13 +4132,13 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
                     f"jobs: [{{name: w, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: {rollout}}}]\n",
                     encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
-    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 311.3)
+    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 351.6)
     out = cli("cluster", str(path))[1]
     assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out
-    assert "│ 311.3 (node 0) │\n" in out
+    assert "│ 351.6 (node 0) │\n" in out
     assert f" {solver.render.TRAINER_NODES_NOTE} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
-    comment = fragment_comment("host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other "
+    comment = fragment_comment("host memory: 351.6 GiB for Offload, per node the trainer runs on (1 of 2: the other "
                                "holds only its rollout), within the pool's host_ram_gb of 1024 GiB")
     assert "\n" + comment in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
 
