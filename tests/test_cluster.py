@@ -2796,7 +2796,7 @@ def test_the_cluster_view_shows_the_host_memory_of_offload_jobs(cli, tmp_path: P
 
 def two_offload_jobs(host_ram_gb: float | None) -> dict:
     """Two Qwen3-14B jobs at 61440 tokens on one node of 8 A100s: each needs 4 GPUs with Env + Offload + SP=4
-    (the A100 tables' only count for it) and 311.3 GiB of host memory for its states."""
+    (the A100 tables' only count for it) and 351.6 GiB of host memory for its states."""
     pool = {**ONE_NODE, **({"host_ram_gb": host_ram_gb} if host_ram_gb is not None else {})}
     return {"pools": [pool], "jobs": [
         {"name": "chat-a", "model": "Qwen3-14B", "max_model_len": 61440, "priority": 2},
@@ -2804,12 +2804,12 @@ def two_offload_jobs(host_ram_gb: float | None) -> dict:
     ]}
 
 
-@pytest.mark.parametrize("host_ram_gb", [None, 640])
+@pytest.mark.parametrize("host_ram_gb", [None, 720])
 def test_offload_jobs_share_a_node_whose_host_memory_holds_both(tmp_path: Path, host_ram_gb: float | None):
     result = solved(two_offload_jobs(host_ram_gb), tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 3)
     assert [(p["job"], p["nodes"], p["plan"]["offload"], p["plan"]["host_memory_gb"]) for p in result["placements"]] \
-        == [("chat-a", [0], True, 311.3), ("chat-b", [0], True, 311.3)]
+        == [("chat-a", [0], True, 351.6), ("chat-b", [0], True, 351.6)]
 
 
 def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_path: Path):
@@ -2820,13 +2820,13 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
     # Its reason says what it needs: 4 idle GPUs are there, not the host memory.
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
-                                                              "least 4 GPUs and 311.3 GiB of host memory on one node) "
+                                                              "least 4 GPUs and 351.6 GiB of host memory on one node) "
                                                               "after the jobs placed (the most priority in all, then "
                                                               "length, then cost); chat-a (priority 2) holds the room "
                                                               "it needs: priority 3 or more places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and "
-                                       "311.3 GiB of host memory on one node) after the jobs placed (the most "
+                                       "351.6 GiB of host memory on one node) after the jobs placed (the most "
                                        "priority in all, then length, then cost); chat-a (priority 2) holds the "
                                        "room each needs: priority 3 or more places one of them"),
                                    "reason_code": "no-room",
@@ -2840,11 +2840,11 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     # The 4 GPUs no job can use go to chat-a: its setting on 8 GPUs, which the 4-GPU cell vouches for, runs
     # twice as fast, and its states take the same host memory.
     [placement] = result["placements"]
-    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 311.3)
+    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 351.6)
 
 
 def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
-    # 200 GiB cannot hold one job's 311.3 GiB: no Offload plan, so the tables leave both out; the estimates place the
+    # 200 GiB cannot hold one job's 351.6 GiB: no Offload plan, so the tables leave both out; the estimates place the
     # first on the whole node without Offload.
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
@@ -2852,7 +2852,7 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
     needs = ("with 200 GiB of host memory per node (the pool's host_ram_gb)",
              ("(the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, documented); on nodes with more "
               "host memory, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
-              "tokens), and with Offload it needs 311.3 GiB of host memory per node"))
+              "tokens), and with Offload it needs 351.6 GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
@@ -2861,7 +2861,7 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
 def test_the_checker_finds_offload_jobs_that_overfill_a_nodes_host_memory(tmp_path: Path):
     shared = solved(two_offload_jobs(None), tmp_path)
     assert check_placements(CATALOG, two_offload_jobs(400), shared, estimates=True) == [
-        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 622.6 GiB of host memory, over its 400"]
+        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 703.2 GiB of host memory, over its 400"]
 
 
 def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: Path):
@@ -2895,9 +2895,9 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
 
 
 def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_there(tmp_path: Path):
-    # Qwen3-14B's Offload needs 311.28226 GiB of host memory, given as 311.3; a node of 311.3 GiB holds it (as the
-    # planner's --host-ram says): 3113 tenths of a GiB of its 3113.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 311.3}],
+    # Qwen3-14B's Offload needs 351.53268 GiB of host memory, given as 351.6; a node of 351.6 GiB holds it (as the
+    # planner's --host-ram says): 3516 tenths of a GiB of its 3516.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 351.6}],
                 "jobs": [{"name": "chat", "model": "14B", "max_model_len": 65536}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
@@ -2910,14 +2910,14 @@ def two_jobs_on_one_node(gpus_per_node: int, host_ram_gb: float, model: str, len
 
 
 @pytest.mark.parametrize(("host_ram_gb", "placed"), [
-    (165.6, [(1, True, 82.8), (1, True, 82.8)]),
-    (165.599609375, [(2, False, 30.0)]),
+    (186.8, [(1, True, 93.4), (1, True, 93.4)]),
+    (186.7998046875, [(2, False, 51.1)]),
 ])
 def test_offload_jobs_share_a_node_only_where_their_shown_needs_add_up_to_its_host_memory(
         tmp_path: Path, host_ram_gb: float, placed: list):
-    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory) or 2 without (30.0 GiB). Two Offload
-    # jobs need 165.6 GiB: a node of 2 GPUs and 165.6 GiB holds both, one of 165.599609375 GiB does not, though it is
-    # 169574 MiB, twice 82.8 GiB in whole MiB (84787.2 rounded): there one job runs, on both GPUs.
+    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (93.4 GiB of host memory) or 2 without (51.1 GiB). Two Offload
+    # jobs need 186.8 GiB: a node of 2 GPUs and 186.8 GiB holds both, one of 186.7998046875 GiB does not, though it
+    # is 191283 MiB, twice 93.4 GiB in whole MiB (95641.6 rounded down): there one job runs, on both GPUs.
     instance = two_jobs_on_one_node(2, host_ram_gb, "Qwen3-4B", 8192)
     result = solved(instance, tmp_path)
     assert sorted((p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"])
@@ -2926,13 +2926,13 @@ def test_offload_jobs_share_a_node_only_where_their_shown_needs_add_up_to_its_ho
     assert (result["status"], result["objective"]) == ("optimal", len(placed))
 
 
-@pytest.mark.parametrize(("host_ram_gb", "placed"), [(25.8, [(2, 12.9), (2, 12.9)]), (25.7, [(4, 25.7)])])
+@pytest.mark.parametrize(("host_ram_gb", "placed"), [(42.8, [(2, 21.4), (2, 21.4)]), (42.7, [(4, 34.3)])])
 def test_jobs_share_a_node_whose_host_memory_their_shown_needs_fill_exactly(
         tmp_path: Path, host_ram_gb: float, placed: list):
-    # Qwen3-1.7B at 20480 on A100s, without Offload: 12.9 GiB of host memory on 2 GPUs (tied embeddings: a load per
-    # rank), 25.7 on 4. Two jobs of 2 GPUs fill a node of 4 GPUs and 25.8 GiB exactly, and both run (in whole MiB,
-    # 12.9 GiB rounded up to 13210 twice was more than the node's 26419, and one job was left out); on 25.7 GiB one
-    # job runs, on all 4 GPUs.
+    # Qwen3-1.7B at 20480 on A100s, without Offload: 21.4 GiB of host memory on 2 GPUs (tied embeddings: a load per
+    # rank, beside the reference model's shards), 34.3 on 4. Two jobs of 2 GPUs fill a node of 4 GPUs and 42.8 GiB
+    # exactly, and both run (in whole MiB, 21.4 GiB rounded up to 21914 twice would be more than the node's 43827,
+    # and one job left out); on 42.7 GiB one job runs, on all 4 GPUs.
     instance = two_jobs_on_one_node(4, host_ram_gb, "Qwen3-1.7B", 20480)
     result = solved(instance, tmp_path)
     assert sorted((p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]) == placed
@@ -2941,9 +2941,9 @@ def test_jobs_share_a_node_whose_host_memory_their_shown_needs_fill_exactly(
 
 
 def test_solve_cluster_places_jobs_whose_host_needs_fill_a_node_exactly(cli, tmp_path: Path):
-    # Qwen3-0.6B at 65536 on A100s, without Offload: 8.9 GiB of host memory on 4 GPUs, 17.8 on 8. Two jobs of 4 GPUs
-    # fill a node of 8 GPUs and 17.8 GiB exactly (in whole MiB, 9114 twice was more than 18227).
-    instance = two_jobs_on_one_node(8, 17.8, "Qwen3-0.6B", 65536)
+    # Qwen3-0.6B at 65536 on A100s, without Offload: 11.9 GiB of host memory on 4 GPUs, 20.8 on 8. Two jobs of 4 GPUs
+    # fill a node of 8 GPUs and 23.8 GiB exactly (in whole MiB, 12186 twice would be more than 24371).
+    instance = two_jobs_on_one_node(8, 23.8, "Qwen3-0.6B", 65536)
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--json")
@@ -2952,9 +2952,9 @@ def test_solve_cluster_places_jobs_whose_host_needs_fill_a_node_exactly(cli, tmp
     assert check_placements(CATALOG, instance, result, estimates=True) == []
     baseline = json.loads(greedy(load_fleet(path, CATALOG), CATALOG).model_dump_json())  # first fit, too
     assert sorted((p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in baseline["placements"]) == [
-        ("a", 4, 8.9), ("b", 4, 8.9)]
+        ("a", 4, 11.9), ("b", 4, 11.9)]
     assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
-        ("a", 4, 8.9), ("b", 4, 8.9)]
+        ("a", 4, 11.9), ("b", 4, 11.9)]
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and "status: optimal; placed priority (of 2): 2, proven bound 2" in out
 
@@ -3615,11 +3615,11 @@ def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_
 
 
 def test_offload_jobs_do_not_share_a_node_that_holds_their_raw_needs_but_not_their_given_ones(tmp_path: Path):
-    # Each job needs 311.28 GiB of host memory, given as 311.3: a node of 622.58 GiB holds the two raw needs (622.56)
-    # but not the two given (622.6), and a plan never needs more than it says, so they do not share it.
-    result = solved(two_offload_jobs(622.58), tmp_path)
+    # Each job needs 351.53 GiB of host memory, given as 351.6: a node of 703.1 GiB holds the two raw needs (703.07)
+    # but not the two given (703.2), and a plan never needs more than it says, so they do not share it.
+    result = solved(two_offload_jobs(703.1), tmp_path)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
-    assert solved(two_offload_jobs(622.6), tmp_path)["objective"] == 3  # with 622.6 they share it
+    assert solved(two_offload_jobs(703.2), tmp_path)["objective"] == 3  # with 703.2 they share it
 
 
 def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: Path):
