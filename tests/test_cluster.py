@@ -2966,9 +2966,9 @@ def round_host_memory_always(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Offload jobs of three models on nodes of 360 GiB: Qwen3-8B (163 GiB) and Qwen3-4B (83 GiB) share one
+    # Offload jobs of three models on nodes of 360 GiB: Qwen3-8B (183 GiB) and Qwen3-4B (102 GiB) share one
     # by their exact needs. Rounded into one class (as a pool with too many ways to fill a node would be),
-    # every need counts as the largest, Qwen3-14B's 311 GiB, and no two share a node.
+    # every need counts as the largest, Qwen3-14B's 352 GiB, and no two share a node.
     instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}], "jobs": [
         {"name": "big", "model": "14B", "max_model_len": 61440, "priority": 3},
         {"name": "mid", "model": "8B", "max_model_len": 61440, "priority": 2},
@@ -2983,14 +2983,14 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     assert (rounded["status"], rounded["objective"], rounded["host_rounded"]) == ("feasible", 5, ["a100"])
     assert check_placements(CATALOG, instance, rounded, estimates=True) == []
     assert len({p["nodes"][0] for p in rounded["placements"] if p["plan"]["offload"]}) == 2
-    # The job left out is told its own need (82.8 GiB), not the class's it was counted at (Qwen3-14B's), and the job
+    # The job left out is told its own need (102.2 GiB), not the class's it was counted at (Qwen3-14B's), and the job
     # that holds the room; not a priority that places it: with the needs rounded, a placement of more may fit.
     assert rounded["unplaced"] == [{"job": "small", "reason": (
-        "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 82.8 GiB of host memory on one node) "
+        "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 102.2 GiB of host memory on one node) "
         "after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) holds the room it "
         "needs"),
         "reason_for_several": (
-            "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and 82.8 GiB of host memory on "
+            "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and 102.2 GiB of host memory on "
             "one node) after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) "
             "holds the room each needs"),
         "reason_code": "no-room",
@@ -3078,7 +3078,7 @@ def test_the_proof_without_host_memory_gets_the_work_left_and_names_the_wall_clo
 def test_a_few_jobs_weigh_their_exact_host_needs(tmp_path: Path):
     # Five jobs on one node of 16 GPUs: their exact host needs make more ways to fill the node than a
     # large fleet may weigh, but few enough for five jobs; nothing is rounded, and four jobs fit.
-    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 300}], "jobs": [
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 400}], "jobs": [
         {"name": "j0", "model": "14B", "max_model_len": {"at_least": 8192}, "rollout_gpus": 4},
         {"name": "j1", "model": "0.6B", "max_model_len": 8192, "rollout_gpus": 3},
         {"name": "j2", "model": "4B", "max_model_len": 16384, "rollout_gpus": 1},
