@@ -3443,9 +3443,10 @@ def test_a_model_config_that_is_a_fifo_is_refused_not_waited_on(solve_script: Pa
 
 
 def test_jobs_without_offload_sharing_a_node_fit_its_host_memory_while_they_load(tmp_path: Path):
-    # Qwen3-4B ties its embeddings: every rank loads it in fp32, 15 GiB each. Two jobs of 4 GPUs would take 120 GiB
-    # of a node's 100 at start-up, as the planner refuses 8 ranks of one job there: one job gets 2 GPUs.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 100}],
+    # Qwen3-4B ties its embeddings: every rank loads it in fp32, 15 GiB each, beside the reference model's fp32 shards
+    # (21.1 GiB over 4 GPUs or 8). Two jobs of 4 GPUs would take 162.2 GiB of a node's 135 at start-up, as the planner
+    # refuses 8 ranks of one job there (141.0): one job gets 2 GPUs (51.1 + 81.1 GiB).
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 135}],
                 "jobs": [{"name": "a", "model": "4B", "max_model_len": 8192},
                          {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = solved(instance, tmp_path)
@@ -3453,21 +3454,22 @@ def test_jobs_without_offload_sharing_a_node_fit_its_host_memory_while_they_load
     assert sorted((p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]) == [(2, False), (4, False)]
     assert check_placements(CATALOG, instance, result, estimates=True) == []
     assert best_value(CATALOG, instance, estimates=True)[:2] == (2, 0)
-    instance["pools"][0]["host_ram_gb"] = 120  # 4 and 4 now fit
+    instance["pools"][0]["host_ram_gb"] = 162.2  # 4 and 4 now fit
     assert sorted(p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]) == [4, 4]
 
 
 def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_path: Path):
-    # Without Offload too: the model while it loads (Qwen3-4B ties its embeddings: 15 GiB on each of its ranks).
+    # Without Offload too: the model while it loads (Qwen3-4B ties its embeddings: 15 GiB on each of its ranks),
+    # beside the reference model's shards.
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: p, gpu: A100-80GB, nodes: 1, gpus_per_node: 8, host_ram_gb: 100}]\njobs:\n"
+    path.write_text("pools: [{name: p, gpu: A100-80GB, nodes: 1, gpus_per_node: 8, host_ram_gb: 135}]\njobs:\n"
                     "  - {name: a, model: 4B, max_model_len: 8192}\n  - {name: b, model: 4B, max_model_len: 8192}\n",
                     encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json")
     placements = json.loads(out)["placements"]
-    assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 30.0), (4, 60.0)]
+    assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 51.1), (4, 81.1)]
     rows = [line for line in cli("cluster", str(path))[1].splitlines() if line.startswith("│")]
-    assert sorted(row.split("│")[-2].strip() for row in rows) == ["30.0", "60.0"]
+    assert sorted(row.split("│")[-2].strip() for row in rows) == ["51.1", "81.1"]
 
 
 def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: Path):
