@@ -3474,7 +3474,7 @@ def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_
 
 def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: Path):
     # Two nodes of 4 48-GB GPUs with 256 GiB of host memory, and Qwen3-32B with 4 rollout GPUs: the trainer has 4 GPUs
-    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (297.1 GiB per node), which has no room
+    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (332.1 GiB per node), which has no room
     # beside the rollout; it is asked on the 4 GPUs the rollout leaves.
     pools = [{"name": "lab", "gpu": "RTX-PRO-5000", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
               "host_ram_gb": 256}]
@@ -3483,7 +3483,7 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-PRO-5000 within 4 GPUs trains with 256 GiB of host memory per node "
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 594.2 GiB of host memory per node"),
+        "tokens), and with Offload it needs 664.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(
@@ -3495,7 +3495,7 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         tmp_path: Path, cli):
     # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
     # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 8 L40S with 64 GiB,
-    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 594.2 GiB (it said "drop the
+    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 664.2 GiB (it said "drop the
     # pool's host_ram_gb 64", "without the pool's host_ram_gb and ..."). A pool's node size is hardware too: on nodes
     # of 4 L40S nothing trains it, and the reason says so rather than name a node of 8 the pool does not have.
     # The L40S budget is at its card's default margin 0.04: 20480 tokens per GPU have 0.26 GiB to spare at 0.01, and
@@ -3508,11 +3508,11 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "l40s-8: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs "
         "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on nodes with more host memory and with "
         "--token-budget auto, Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 19456 trains it "
-        "(131072 tokens), and with Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables "
+        "(131072 tokens), and with Offload it needs 664.2 GiB of host memory per node; a100-4: nothing in the tables "
         "and the memory model's estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory "
         "per node (the pool's host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
-        "Offload it needs 594.2 GiB of host memory per node"),
+        "Offload it needs 664.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run", "pools": codes,
         "fits_with": []}]
@@ -3529,14 +3529,14 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
 
 def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_more_host_memory(tmp_path: Path):
     # Qwen3-14B at 65536 tokens beside 1 rollout GPU on A100 nodes of 4 with 48 GiB: the tables train it with Offload
-    # on nodes with 311.3 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
-    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 311.3 GiB ..."), adding nothing.
+    # on nodes with 351.6 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
+    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 351.6 GiB ..."), adding nothing.
     pools = [{"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "q14b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [{"job": "q14b", "reason": (
         "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
         "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
-        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 "
+        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 351.6 "
         "GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
@@ -3545,7 +3545,7 @@ def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_mo
 
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
     # Two Qwen3-32B jobs with 4 rollout GPUs each: one node of 8 H200s holds one; the L40S node could hold the
-    # other but for its host memory (Offload's 594.2 GiB per node, more than 512), which the reason says too.
+    # other but for its host memory (Offload's 664.2 GiB per node, more than 512), which the reason says too.
     pools = [{"name": "h200", "gpu": "H200-141GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 2048},
              {"name": "l40s", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 512}]
     jobs = [{"name": name, "model": "32B", "max_model_len": 16384, "priority": priority, "rollout_gpus": 4}
@@ -3558,7 +3558,7 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "(up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
         "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
-        "trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node"),
+        "trains it (16384 tokens), and with Offload it needs 664.2 GiB of host memory per node"),
                                    "reason_for_several": (
                                        "no room left in h200 (each needs at least 5 GPUs of one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); first "
@@ -3567,7 +3567,7 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
                                        "nothing in the tables and the memory model's estimates for Qwen3-32B on "
                                        "L40S-48GB within 4 GPUs trains with 512 GiB of host memory per node (the "
                                        "pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 "
-                                       "on 2 GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of "
+                                       "on 2 GPUs trains it (16384 tokens), and with Offload it needs 664.2 GiB of "
                                        "host memory per node"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("h200", "no-room"), ("l40s", "no-plan", "nothing-trains")),
