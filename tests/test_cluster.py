@@ -3746,15 +3746,15 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
 
 def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_not_blamed_for_no_room(
         tmp_path: Path):
-    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory, 828 tenths) or 2 without (30.0 GiB).
-    # Nodes of 2 GPUs and 165.6 GiB (1656 tenths, twice 828): jobs sharing one can never exceed it, GPUs alone decide.
+    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (93.4 GiB of host memory, 934 tenths) or 2 without (51.1 GiB).
+    # Nodes of 2 GPUs and 186.8 GiB (1868 tenths, twice 934): jobs sharing one can never exceed it, GPUs alone decide.
     # Two jobs take a GPU each; the third is told it needs a GPU, not host memory that could never run short.
-    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 2, "host_ram_gb": 165.6}],
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 2, "host_ram_gb": 186.8}],
                 "jobs": [{"name": name, "model": "Qwen3-4B", "max_model_len": 8192} for name in ("a", "b", "c")]}
     result = solved(instance, tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 2)
     assert [(p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"])
-            for p in result["placements"]] == [(1, True, 82.8), (1, True, 82.8)]
+            for p in result["placements"]] == [(1, True, 93.4), (1, True, 93.4)]
     [unplaced] = result["unplaced"]
     assert unplaced["reason"] == ("no room left in a100 (it needs at least 1 GPU of one node) after the jobs placed "
                                   "(the most priority in all, then length, then cost); b (priority 1, as much as its "
@@ -3831,7 +3831,7 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
     free = {"name": "free", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 2}
     batched = {**free, "name": "batched", "train_batch_size": 256}
     result = solved({"pools": [pool], "jobs": [free, batched]}, tmp_path, widen=False)
-    host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than the "
+    host = ("1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host memory per node, more than the "
             "pool's host_ram_gb of 128 GiB")
     assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("free", 6)]
     assert result["unplaced"] == [{"job": "batched", "reason": "a100: with 2 rollout GPUs, no trainer GPU count that "
@@ -3877,10 +3877,10 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
                                "6 or fewer, a trainer of 2 GPUs has one",
          "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
-        {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than the "
+        {"job": "j", "reason": f"{head}it needs 105.8 GiB of host memory per node while the model loads, more than the "
                                "pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs has "
                                "one",
-         "reason_for_several": f"{several}it needs 89.9 GiB of host memory per node while the model loads, more than "
+         "reason_for_several": f"{several}it needs 105.8 GiB of host memory per node while the model loads, more than "
                                "the pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs "
                                "has one", "reason_code": "no-way-to-run",
          "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
@@ -4242,7 +4242,7 @@ def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monke
         "         YaRN           3.0",
         "         cost           0.6565",
         "         evidence       documented",
-        "         host GiB/node  162.6",
+        "         host GiB/node  183.0",
         "(≥N): the job asked for at_least N tokens, longer where a plan allows",
     ]) == h20_blocks
     assert ("math-4b     nodes          0" in lines) == a100_blocks
