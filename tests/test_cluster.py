@@ -3886,7 +3886,7 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
          "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
-                  {"pools": [{**pool, "host_ram_gb": 100}], "jobs": [job]}):
+                  {"pools": [{**pool, "host_ram_gb": 110}], "jobs": [job]}):
         assert [p["trainer_gpus"] for p in solved(fleet, tmp_path)["placements"]] == [6]
 
 
