@@ -1792,12 +1792,12 @@ def test_an_sp_group_as_large_as_the_budget_is_allowed(cli):
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 4
 
 
-@pytest.mark.parametrize("written", ["600", "600GB", "600GiB", "600 gb", "600GB "])
+@pytest.mark.parametrize("written", ["700", "700GB", "700GiB", "700 gb", "700GB "])
 def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
-    # Read as 600 GiB: Qwen3-32B's Offload plan needs 594.2 of them (with 590, or 600 GB of 10^9 bytes, none trains).
+    # Read as 700 GiB: Qwen3-32B's Offload plan needs 664.2 of them (with 660, or 700 GB of 10^9 bytes, none trains).
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", written, "--json")
     [answer] = json.loads(out)
-    assert (status, answer["host_ram_gb"], answer["plans"][0]["host_memory_gb"]) == (0, 600, 594.2)
+    assert (status, answer["host_ram_gb"], answer["plans"][0]["host_memory_gb"]) == (0, 700, 664.2)
 
 
 def test_host_memory_in_another_unit_is_refused(cli):
@@ -1808,16 +1808,16 @@ def test_host_memory_in_another_unit_is_refused(cli):
 
 @pytest.mark.parametrize("given", ["1TB", "1 tib", "1024", "1024GiB"])
 def test_host_memory_in_tb_as_sold_is_1024_gib_each(cli, given: str):
-    # 1 TB of RAM as sold is 1024 GiB: Qwen3-32B's Offload on one node of 8 H100s needs 594.2 GiB, which fits.
+    # 1 TB of RAM as sold is 1024 GiB: Qwen3-32B's Offload on one node of 8 H100s needs 664.2 GiB, which fits.
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given)
-    assert status == 0 and "host memory    594.2 GiB per node" in out
+    assert status == 0 and "host memory    664.2 GiB per node" in out
 
 
 @pytest.mark.parametrize(("given", "status", "says"), [
-    ("0.58TB", 1, "trains with --host-ram 593.92 GiB;"), ("0.59 TB", 0, "host memory 594.2 GiB per node"),
-    ("0.59tib", 0, "host memory 594.2 GiB per node")])
+    ("0.64TB", 1, "trains with --host-ram 655.36 GiB;"), ("0.65 TB", 0, "host memory 664.2 GiB per node"),
+    ("0.65tib", 0, "host memory 664.2 GiB per node")])
 def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status: int, says: str):
-    # 594.2 GiB lies between 0.58 and 0.59 TB of 1024 GiB (a TB of 1000 would refuse both).
+    # 664.2 GiB lies between 0.64 and 0.65 TB of 1024 GiB (a TB of 1000 would refuse both).
     got, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given)
     assert got == status and says in " ".join(out.split())
 
@@ -2252,8 +2252,8 @@ def test_the_least_host_need_named_is_the_least_of_any_plan(cli):
     # less per node than on 8 (a plan on the fewest GPUs without Offload, or the cheapest, would not say it).
     status, out, _ = cli("--model", "Qwen2.5-32B", "--gpu", "h100", "--gpus", "8", "--len", "8192", "--host-ram", "100")
     assert status == 1 and ("without --host-ram, Env + Offload on 8 GPUs trains it (8192 tokens), and with Offload it "
-                            "needs 794.1 GiB of host memory per node; at the least, Env + Offload on 5 GPUs trains it "
-                            "(8192 tokens), and with Offload it needs 631.6 GiB of host memory per node --explain"
+                            "needs 904.1 GiB of host memory per node; at the least, Env + Offload on 5 GPUs trains it "
+                            "(8192 tokens), and with Offload it needs 709.1 GiB of host memory per node --explain"
                             ) in " ".join(out.split())
 
 
@@ -2283,11 +2283,11 @@ def test_a_length_beyond_the_budget_names_the_fewest_gpus_past_it_that_train_it(
 
 
 def test_pins_and_host_memory_that_rule_out_the_plans_together_name_the_plan_without_both(cli):
-    # Without --no-offload, --host-ram 100GB still rules out Offload (686.7 GiB per node); without --host-ram, nothing
+    # Without --no-offload, --host-ram 100GB still rules out Offload (775.2 GiB per node); without --host-ram, nothing
     # fits without Offload: only lifting both trains it, and the reason says so.
     status, out, _ = cli("--model", "32B", "--len", "32768", "--gpu", "a100", "--host-ram", "100", "--no-offload")
     assert status == 1 and ("trains with --no-offload --host-ram 100 GiB; without --no-offload and --host-ram, Env + "
-                            "Offload + SP=2 on 6 GPUs trains it (32768 tokens), and with Offload it needs 686.7 GiB of "
+                            "Offload + SP=2 on 6 GPUs trains it (32768 tokens), and with Offload it needs 775.2 GiB of "
                             "host memory per node --explain") in " ".join(out.split())
 
 
@@ -3154,21 +3154,23 @@ def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli)
     flags = ("--model", "8B", "--gpu", "rtx4090", "--gpus", "4", "--len", "16k")
     status, out, _ = cli(*flags)
     assert status == 0 and "plan           Env + Offload + SP=4 on 4 of 4 GPUs" in out
-    assert "host memory    162.6 GiB per node for Offload; not checked: --host-ram not given\n" in out
+    assert "host memory    183.0 GiB per node for Offload; not checked: --host-ram not given\n" in out
     status, out, _ = cli(*flags, "--host-ram", "192")
-    assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192 GiB\n" in out
+    assert status == 0 and "host memory    183.0 GiB per node for Offload, within --host-ram 192 GiB\n" in out
     assert "not checked" not in out
     status, out, _ = cli(*flags, "--host-ram", "128")
-    assert status == 1 and "with Offload it needs 162.6 GiB of host memory per node" in out
+    assert status == 1 and "with Offload it needs 183.0 GiB of host memory per node" in out
 
 
 @pytest.mark.parametrize(("rollout", "gpus", "words"), [
-    ("4", "4", "311.3 GiB per node for Offload"),  # one node: trainer and rollout share it
-    ("8", "8", ("55.1 GiB while the model loads, per node the trainer runs on (1 of 2: the other holds only its "
+    ("4", "4", "351.6 GiB per node for Offload"),  # one node: trainer and rollout share it
+    ("8", "8", ("135.6 GiB while the model loads, per node the trainer runs on (1 of 2: the other holds only its "
                 "rollout)")),
-    ("16", "8", ("55.1 GiB while the model loads, per node the trainer runs on (1 of 3: the others hold only its "
+    ("16", "8", ("135.6 GiB while the model loads, per node the trainer runs on (1 of 3: the others hold only its "
                  "rollout)")),
-    (None, "16", "55.1 GiB per node while the model loads"),  # a trainer on 2 whole nodes, no rollout: both need it
+    # A trainer on 2 whole nodes, no rollout: both need it (the load, 55.0 GiB, on one, and each its half of the
+    # reference model's fp32 shards, 40.3).
+    (None, "16", "95.3 GiB per node while the model loads"),
 ])
 def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_its_rollout(
         cli, rollout: str | None, gpus: str, words: str):
@@ -3600,7 +3602,7 @@ def test_an_estimated_plan_in_the_ranking_cites_the_memory_models_prediction(cli
     rows = ranking_rows(out)
     assert status == 0 and rows == [
         ["1", "4/4", "Env + SP=4", "32768", "16384", "", "0.3282 (best)", "estimated", "memory model: 57.9 GiB"],
-        ["2", "2/4", "Env + Offload + SP=2", "32768", "32768", "162.6", "1.111 (3.38x #1)", "estimated",
+        ["2", "2/4", "Env + Offload + SP=2", "32768", "32768", "183.0", "1.111 (3.38x #1)", "estimated",
          "memory model: 48.7 GiB"]]
 
 
