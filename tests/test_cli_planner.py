@@ -826,7 +826,7 @@ def test_top_with_one_plan_ranks_it_in_a_table_of_one_row(cli):
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
     ranking = out[out.index("\nranked plans\n"):].splitlines()
     assert status == 0 and [line for line in ranking if line.startswith("│")] == [
-        ("│ 1 │  1/1 │ Env + Offload │         24576 │      49152 │         311.3 │ 2.02 (best) │ documented │ 1 GPU @ "
+        ("│ 1 │  1/1 │ Env + Offload │         24576 │      49152 │         351.6 │ 2.02 (best) │ documented │ 1 GPU @ "
          "24576: Env + Offload │")]
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
     assert status == 0 and "ranked plans" not in out
@@ -2763,19 +2763,19 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
 
 
 def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
-    # Qwen3-4B within 6 A100s at its longest: #1 offloads (82.8 GiB of host memory per node), #2 and #3 do not.
+    # Qwen3-4B within 6 A100s at its longest: #1 offloads (102.2 GiB of host memory per node), #2 and #3 do not.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3")
     rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     assert status == 0 and "host GiB/node" in header
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
-    assert [row[column] for row in rows] == ["82.8", "", ""]
+    assert [row[column] for row in rows] == ["102.2", "", ""]
     # With --host-ram, every plan's need, one without Offload its start-up load (Qwen3-4B ties its embeddings: 15
-    # GiB on each of its 4 ranks), as solve cluster gives a pool's.
+    # GiB on each of its 4 ranks, beside the reference model's fp32 shards, 21.1), as solve cluster gives a pool's.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3",
                          "--host-ram", "1024")
     rows = ranking_rows(out)
-    assert status == 0 and [row[column] for row in rows] == ["82.8", "60.0", "60.0"]
+    assert status == 0 and [row[column] for row in rows] == ["102.2", "81.1", "81.1"]
     # No column where no plan offloads and no --host-ram is given.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "16k", "--top", "3")
     assert status == 0 and "ranked plans" in out and "host GiB" not in out
@@ -2789,7 +2789,8 @@ def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_
     rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
-    assert status == 0 and [row[column] for row in rows] == ["30.6 (2 of 3)", "30.6 (1 of 2)", "30.6"]
+    # (On 2 nodes, the one that loads holds half the reference model's shards beside the load: 30.5 + 20.3 GiB.)
+    assert status == 0 and [row[column] for row in rows] == ["50.9 (2 of 3)", "71.2 (1 of 2)", "71.2"]
     assert "per node the trainer runs on (2 of 3: the other holds only its rollout)" in " ".join(out.split())
     assert ("\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its rollout alone\n"
             in out)
