@@ -3099,8 +3099,8 @@ def test_a_plan_on_one_gpu_names_no_way_to_keep_one_for_the_rollout(cli):
 
 def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cli):
     # Env + Offload + SP=4 on 4 A100s at 102400 for Qwen3-4B: the plan summary, its fragment, solve memory and the
-    # map say alike that nothing checked its 82.8 GiB per node, or that it is within --host-ram 256GB (solve memory said
-    # "it fits in the 256 GiB of --host-ram", the summary "not checked: give a node's RAM as --host-ram GB ...").
+    # map say alike that nothing checked its 102.2 GiB per node, or that it is within --host-ram 256GB (solve memory
+    # said "it fits in the 256 GiB of --host-ram", the summary "not checked: give a node's RAM as --host-ram GB ...").
     plan = ("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")
     memory = ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--env", "--offload",
               "--sp", "4")
@@ -3109,8 +3109,8 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
     for host, words in checks:
         outputs = [" ".join(cli(*flags, *host)[1].split()) for flags in (plan, (*plan, "--emit", "trinity"), memory)]
         assert [words in out for out in outputs] == [True] * 3
-        assert "82.8 GiB per node for Offload" + words in outputs[0] and "whichever is more)" + words in outputs[2]
-        assert f"# host memory: 82.8 GiB per node for Offload{words}\n" in cli(*plan, *host, "--emit", "trinity")[1]
+        assert "102.2 GiB per node for Offload" + words in outputs[0] and "whichever is more)" + words in outputs[2]
+        assert f"# host memory: 102.2 GiB per node for Offload{words}\n" in cli(*plan, *host, "--emit", "trinity")[1]
     legend = "O Offload (host memory per node not checked: --host-ram not given)"
     assert legend in cli(*chart)[1] and "not checked" not in cli(*chart, "--host-ram", "256")[1]
     status, out, _ = cli(*memory, "--host-ram", "64")
@@ -3121,13 +3121,13 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
 def test_no_estimate_names_a_plan_of_the_tables_without_host_ram_once(cli):
     # The tables train Qwen3-4B at 16384 on 8 A100s without --host-ram 16GB: the reason names that plan and the least
     # host memory one needs; it named the estimates' plan after them too, the same plan and the same least, and
-    # --host-ram 16GB a second time ("... but it needs 119.9 GiB ..., more than --host-ram 16GB; at the least, ...").
+    # --host-ram 16GB a second time ("... but it needs 141.0 GiB ..., more than --host-ram 16GB; at the least, ...").
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "16384", "--host-ram", "16", "--no-estimate",
                          "--gpus", "8")
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with "
                             "--host-ram 16 GiB; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
-                            "needs 119.9 GiB of host memory per node while the model loads; at the least, Env on 2 "
-                            "GPUs trains it (16384 tokens), and it needs 30.0 GiB of host memory per node while the "
+                            "needs 141.0 GiB of host memory per node while the model loads; at the least, Env on 2 "
+                            "GPUs trains it (16384 tokens), and it needs 51.1 GiB of host memory per node while the "
                             "model loads --explain says why") in " ".join(out.split())
     assert "memory model estimates" not in out
 
