@@ -2609,18 +2609,19 @@ def test_no_estimate_says_to_take_another_count_only_for_an_exact_one(cli):
 
 
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
-    # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
-    # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
+    # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.8 GiB on that node,
+    # with Offload or without, beside the node's half of the reference model's fp32 shards (146.5 GiB on 16 GPUs).
+    # 128 GB nodes cannot start it; 410 GB ones can, without Offload.
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k")
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
                             "H200-141GB within 16 GPUs trains with --host-ram 128 GiB; without --host-ram, Env + SP=4 "
-                            "on 16 GPUs trains it (32768 tokens), and it needs 262.9 GiB of host memory per node while "
+                            "on 16 GPUs trains it (32768 tokens), and it needs 409.4 GiB of host memory per node while "
                             "the model loads") in " ".join(out.split())
-    status, out, _ = cli(*flags, "--host-ram", "264", "--json")
+    status, out, _ = cli(*flags, "--host-ram", "410", "--json")
     [answer] = json.loads(out)
     # The JSON gives the need --host-ram was checked against: the start-up load, without Offload.
-    assert status == 0 and (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, 262.9)
+    assert status == 0 and (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, 409.4)
     [answer] = json.loads(cli(*flags, "--json")[1])
     assert (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, None)  # no --host-ram
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
@@ -2991,9 +2992,10 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
 
 
 def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):
-    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "264")
+    # The load, 262.8 GiB on rank 0's node, beside that node's half of the reference model's fp32 shards, 146.5.
+    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "410")
     status, out, _ = cli(*flags)
-    assert status == 0 and "host memory    262.9 GiB per node while the model loads, within --host-ram 264 GiB\n" in out
+    assert status == 0 and "host memory    409.4 GiB per node while the model loads, within --host-ram 410 GiB\n" in out
     assert "for Offload" not in out
     status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
     assert status == 0 and "GiB per node for Offload, within --host-ram 1000 GiB\n" in out
