@@ -2496,13 +2496,13 @@ def test_no_estimate_without_tables_names_what_else_the_estimates_plan_needs(cli
 
 
 def test_no_estimate_with_tables_names_the_estimates_nearest_plan_once(cli):
-    # The tables have Qwen3-14B but nothing within 1 GPU with --host-ram 100GB, nor on more GPUs; the estimates alone
+    # The tables have Qwen3-14B but nothing within 1 GPU with --host-ram 160GB, nor on more GPUs; the estimates alone
     # give nothing within 1 GPU either: their nearest plan takes 8, named once (the estimates' words once too).
-    status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h20", "--gpus", "1", "--host-ram", "100",
+    status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h20", "--gpus", "1", "--host-ram", "160",
                          "--no-estimate")
     said = " ".join(out.split())
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-14B on H20-96GB within 1 GPU trains with "
-                            "--host-ram 100 GiB; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 "
+                            "--host-ram 160 GiB; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 "
                             "tokens: drop --no-estimate and take --gpus 8 --explain") in said
     assert said.count("memory model") == 1 and said.count("--no-estimate") == 1
     # Beyond the tables' longest, the estimates' nearest plan takes a lowered token budget and more GPUs.
@@ -2627,31 +2627,34 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
     assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 GiB is too little for "
                             "Offload, or for the model while it loads)") in " ".join(out.split())
-    # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 30.6 GiB).
+    # The refusal names the least a plan needs too: without Offload only the start-up load, the fp32 model on one rank
+    # (30.5 GiB for Qwen3-8B) beside the node's share of the reference model's fp32 shards, which the most nodes thin
+    # most: 64 GPUs, 8 a node, need 35.6 GiB (the brute-force reference's least too; 8 GPUs need 71.2).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
     assert status == 1 and (f"without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens; {ONE_GPU}), and with "
-                            "Offload it needs 162.6 GiB of host memory per node; at the least, Env on 3 GPUs trains it "
-                            "(8192 tokens), and it needs "
-                            "30.6 GiB of host memory per node while the model loads") in " ".join(out.split())
-    # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 30 GiB on 2).
+                            "Offload it needs 183.0 GiB of host memory per node; at the least, vanilla on 64 GPUs "
+                            "trains it (8192 tokens), and it needs "
+                            "35.6 GiB of host memory per node while the model loads") in " ".join(out.split())
+    # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 51.1 GiB on 2).
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--gpus", "8", "--host-ram", "20")
-    assert status == 1 and ("needs 119.9 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
-                            "GPUs trains it (8192 tokens), and it needs 30.0 GiB") in " ".join(out.split())
+    assert status == 1 and ("needs 141.0 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
+                            "GPUs trains it (8192 tokens), and it needs 51.1 GiB") in " ".join(out.split())
     # On an exact count that host memory rules out, fewer GPUs are named as fewer GPUs, not as a lowered budget:
-    # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each), so 50 GB take 3 ranks.
-    status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "50")
-    assert status == 1 and ("needs 89.9 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
-                            "GPU trains it (8192 tokens), and it needs 15.0 GiB of host memory per node while the model "
+    # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each, beside its share of the reference model's fp32
+    # shards: 36.2 on one GPU, 60.8 on 3, 81.1 on 4), so 64 GB take 3 ranks.
+    status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "64")
+    assert status == 1 and ("needs 105.8 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
+                            "GPU trains it (8192 tokens), and it needs 36.2 GiB of host memory per node while the model "
                             "loads; fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the other 3 free "
                             "for rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out
     # With Offload the least is on the most nodes, which share its states: the fewest GPUs (4, one node) hold all of
-    # Llama-3.1-70B's 1258.2 GiB, 16 GPUs on two nodes half of it each.
+    # Llama-3.1-70B's 1404.7 GiB, 16 GPUs on two nodes half of it each.
     status, out, _ = cli("--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "16", "--len", "32k", "--minimize",
                          "gpus", "--host-ram", "512")
     assert status == 1 and ("without --host-ram, Env + Offload + SP=4 on 4 GPUs trains it (32768 tokens), and with "
-                            "Offload it needs 1258.2 GiB of host memory per node; at the least, Env + Offload + "
-                            "SP=4 on 16 GPUs trains it (32768 tokens), and with Offload it needs 629.1 GiB of host "
+                            "Offload it needs 1404.7 GiB of host memory per node; at the least, Env + Offload + "
+                            "SP=4 on 16 GPUs trains it (32768 tokens), and with Offload it needs 702.4 GiB of host "
                             "memory per node --explain says why") in " ".join(out.split())
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
@@ -2660,7 +2663,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
             "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
             "node size; the default token budget is the max_token_len_per_gpu the tables measure") in words
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
-    # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
+    # loads its tied weights, and Offload needs 93.4 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
     assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 GiB on nodes "
             "of 8 GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets "
@@ -2686,12 +2689,13 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     words = " ".join(out.split())
     assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens, even at a token budget "
             "lowered by --token-budget auto") in words and "max_token_len_per_gpu the tables measure" not in words
-    # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each), so 100 GB nodes take 6 trainer GPUs at most.
-    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "100",
+    # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each, beside its share of the reference model's fp32
+    # shards: 105.8 GiB on 6, 123.4 on 7), so 115 GB nodes take 6 trainer GPUs at most.
+    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "115",
                          "--explain")
     assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
     assert ("host_ram loading the model needs more host memory (its fp32 weights, before FSDP shards them) than "
-            "--host-ram 100 GiB (on 8 GPUs)") in " ".join(out.split())
+            "--host-ram 115 GiB (on 8 GPUs)") in " ".join(out.split())
 
 
 def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp_path: Path):
