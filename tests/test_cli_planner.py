@@ -2644,9 +2644,9 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # shards: 36.2 on one GPU, 60.8 on 3, 81.1 on 4), so 64 GB take 3 ranks.
     status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "64")
     assert status == 1 and ("needs 105.8 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
-                            "GPU trains it (8192 tokens), and it needs 36.2 GiB of host memory per node while the model "
-                            "loads; fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the other 3 free "
-                            "for rollout") in " ".join(out.split())
+                            "GPU trains it (8192 tokens), and it needs 36.2 GiB of host memory per node while the "
+                            "model loads; fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the "
+                            "other 3 free for rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out
     # With Offload the least is on the most nodes, which share its states: the fewest GPUs (4, one node) hold all of
     # Llama-3.1-70B's 1404.7 GiB, 16 GPUs on two nodes half of it each.

@@ -79,8 +79,8 @@ def test_a_ranked_answers_objective_value_and_bound_are_its_best_plans() -> None
 def test_a_reason_solves_the_plan_without_the_limit_where_a_larger_count_needs_more_than_the_most(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # Qwen3-4B ties its embeddings: each rank loads it, so 8 GPUs on a node need 141.0 GiB, 4 need 81.1 and one 36.2
-    # (93.4 with Offload), each beside the reference model's fp32 shards. With the most host memory made 100 GiB, the host question leaves out the 8-GPU plan that the
-    # question without a limit has: the reason does not take its answer
+    # (93.4 with Offload), each beside the reference model's fp32 shards. With the most host memory made 100 GiB, the
+    # host question leaves out the 8-GPU plan that the question without a limit has: the reason does not take its answer
     query = _query("Qwen3-4B", 8, 65536, host_ram_gb=10)
     expected = answer_for(CATALOG, query, "A100-80GB")
     assert ("; without --host-ram, SP=4 on 8 GPUs trains it (65536 tokens), and it needs 141.0 GiB of host memory per "
