@@ -513,12 +513,10 @@ def _up_to_a_tenth(gib: float) -> float:
 
 
 @functools.cache  # a pure function of its arguments, asked about the same plans again and again
-def _host_need(model: Any, n: int, node_gpus: int) -> float:
-    """GiB of host memory a node needs for Offload, the larger of two moments. Training: per trainer GPU on the
-    node, each weight tensor's shard (rows split over the `n` GPUs, rounded up) as pinned fp32 parameters, pinned
-    fp32 gradients and pinned bf16 reference weights, each block rounded up to a power of two, and Adam's two
-    fp32 moments, 8 bytes a value. Loading: the whole fp32 model on each of the node's ranks (tied embeddings)
-    or on one, beside the node's pinned fp32 parameter shards. Written out tensor by tensor, by name."""
+def _pinned_fp32(model: Any, n: int) -> float:
+    """Bytes one GPU of `n` pins for a copy of the model's weights in fp32: each weight tensor's shard (rows split
+    over the `n` GPUs, rounded up), 4 bytes a value, each block rounded up to a power of two, scaled to the model's
+    own parameter count. Written out tensor by tensor, by name."""
     h, d, layers = model.hidden_size, model.head_size, model.num_layers
     tensors = {"embed_tokens": [(model.vocab_size, h)], "norm": [(h, 1)]}
     if not model.tied_embeddings:
@@ -542,19 +540,28 @@ def _host_need(model: Any, n: int, node_gpus: int) -> float:
 
     shards = [math.ceil(rows / n) * columns for weights in tensors.values() for rows, columns in weights]
     values = sum(rows * columns for weights in tensors.values() for rows, columns in weights)
-    scale = model.parameters_b * 1e9 / values  # the rounding's share, applied to the model's own count
-    pinned_fp32 = sum(block(4 * shard) for shard in shards) * scale
-    per_gpu = 2 * pinned_fp32 + sum(block(2 * shard) for shard in shards) * scale + 8 * model.parameters_b * 1e9 / n
+    return sum(block(4 * shard) for shard in shards) * model.parameters_b * 1e9 / values
+
+
+def _host_need(model: Any, n: int, node_gpus: int) -> float:
+    """GiB of host memory a node needs for Offload, the larger of two moments. Training: per trainer GPU on the
+    node, pinned fp32 parameters, pinned fp32 gradients and the reference model's pinned fp32 weights (Trinity 0.6's)
+    (`_pinned_fp32` each), and Adam's two fp32 moments, 8 bytes a value. Loading: the whole fp32 model on each of the
+    node's ranks (tied embeddings) or on one, beside the node's pinned fp32 parameter and reference shards."""
+    pinned_fp32 = _pinned_fp32(model, n)
+    per_gpu = 3 * pinned_fp32 + 8 * model.parameters_b * 1e9 / n
     on_node = min(n, node_gpus)
-    loading = 4 * model.parameters_b * 1e9 * (on_node if model.tied_embeddings else 1) + pinned_fp32 * on_node
+    loading = 4 * model.parameters_b * 1e9 * (on_node if model.tied_embeddings else 1) + 2 * pinned_fp32 * on_node
     return max(per_gpu * on_node, loading) / 2**30
 
 
 def _load_need(model: Any, n: int, node_gpus: int) -> float:
     """GiB of host memory a node needs while verl loads the model without Offload: the whole model in fp32 on each
-    of the node's ranks (tied embeddings) or on one."""
-    ranks = min(n, node_gpus) if model.tied_embeddings else 1
-    return 4 * model.parameters_b * 1e9 * ranks / 2**30
+    of the node's ranks (tied embeddings) or on one, beside the node's pinned fp32 shards of the reference model,
+    which verl builds first (Trinity 0.6's)."""
+    on_node = min(n, node_gpus)
+    ranks = on_node if model.tied_embeddings else 1
+    return (4 * model.parameters_b * 1e9 * ranks + _pinned_fp32(model, n) * on_node) / 2**30
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int,

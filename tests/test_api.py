@@ -1611,15 +1611,15 @@ def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_
 
 def test_a_nearest_plan_past_a_callers_own_host_memory_names_more_of_it_not_a_flag_to_drop():
     # A caller's own words for host memory are no flag: the nearest plan on more GPUs says it needs more host memory,
-    # where it said "if you also drop the node's RAM 32" (not its figure again: the reason named it among its limits).
-    query = solver.make_query(CATALOG, model="4B", gpu="h100", max_model_len=131072, budget_gpus=2, host_ram_gb=32,
+    # where it said "if you also drop the node's RAM 64" (not its figure again: the reason named it among its limits).
+    query = solver.make_query(CATALOG, model="4B", gpu="h100", max_model_len=131072, budget_gpus=2, host_ram_gb=64,
                               host_ram_source="the node's RAM")
     (answer,) = answer_query(query, CATALOG)
     assert answer.reason == (
         "131072 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-4B on H100-80GB "
-        "within 2 GPUs with 32 GiB of host memory per node (the node's RAM): the longest is 30720 on the 1024-token "
+        "within 2 GPUs with 64 GiB of host memory per node (the node's RAM): the longest is 30720 on the 1024-token "
         "grid (Env + SP=2 on 2 GPUs, estimated); on nodes with more host memory, more trainer GPUs train 131072 "
-        "tokens: Env + SP=8 on 8 GPUs (estimated, extrapolated), and it needs 119.9 GiB of host memory per node while "
+        "tokens: Env + SP=8 on 8 GPUs (estimated, extrapolated), and it needs 141.0 GiB of host memory per node while "
         'the model loads; token_budget="auto" reaches 61440 tokens on the 1024-token grid: Env + SP=2 on 2 GPUs with '
         "max_token_len_per_gpu = 30720 (estimated)")
 
@@ -1628,19 +1628,19 @@ def test_no_estimate_s_nearest_plan_names_a_callers_own_host_memory_once():
     # Under estimate="never", the estimates' nearest plan on nodes with more host memory leaves the figure out where
     # the reason named it among its limits (as the tables' nearest plan does, above), and names it where it did not.
     def reason(gpu: str) -> str | None:
-        query = solver.make_query(CATALOG, model="4B", gpu=gpu, max_model_len=131072, budget_gpus=2, host_ram_gb=32,
+        query = solver.make_query(CATALOG, model="4B", gpu=gpu, max_model_len=131072, budget_gpus=2, host_ram_gb=64,
                                   host_ram_source="the node's RAM", estimate="never")
         (answer,) = answer_query(query, CATALOG)
         return answer.reason
 
     estimated = ('the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens: drop estimate="never" '
-                 "and take budget_gpus=8, and it needs 119.9 GiB of host memory per node while the model loads")
+                 "and take budget_gpus=8, and it needs 141.0 GiB of host memory per node while the model loads")
     assert reason("a100-80g") == (
-        "131072 tokens is beyond what the tables allow for Qwen3-4B on A100-80GB within 2 GPUs with 32 GiB of host "
+        "131072 tokens is beyond what the tables allow for Qwen3-4B on A100-80GB within 2 GPUs with 64 GiB of host "
         "memory per node (the node's RAM): the longest is 32768 (Env + SP=2 on 2 GPUs, documented); on nodes with "
         f"more host memory, {estimated}")
     assert reason("h100") == (
-        f"the tables have no Qwen3-4B on H100-80GB; on nodes with more host memory than the node's RAM of 32 GiB, "
+        f"the tables have no Qwen3-4B on H100-80GB; on nodes with more host memory than the node's RAM of 64 GiB, "
         f"{estimated}")
 
 
@@ -1650,7 +1650,7 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
     refused = solver.make_query(CATALOG, model="32B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=8,
                                 estimate="never", host_ram_gb=400, host_ram_source="the node's RAM")
     (answer,) = answer_query(refused, CATALOG)
-    assert answer.reason.endswith("Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but with Offload it needs 594.2 GiB "
+    assert answer.reason.endswith("Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but with Offload it needs 664.2 GiB "
                                   "of host memory per node, more than the node's RAM of 400 GiB")
     asked = solver.make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, budget_gpus=4, host_ram_gb=256,
                               host_ram_source="the node's RAM", top=50)
@@ -1659,15 +1659,15 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
     assert ("2 plans of the 50 asked for: each other plan that trains within 256 GiB of host memory per node (the "
             "node's RAM) is no cheaper") in shown.getvalue()
     # A Trinity config's verdict: the model takes more host memory to load than the node has.
-    from_config = config_query(CATALOG, CONFIG, gpu="h20", host_ram_gb=30, host_ram_source="the node's RAM")
+    from_config = config_query(CATALOG, CONFIG, gpu="h20", host_ram_gb=70, host_ram_source="the node's RAM")
     judged = with_config_verdicts(answer_query(from_config, CATALOG), from_config, CATALOG, CONFIG, CONFIG_TEXT,
                                   "trinity.yaml", {})
     shown = io.StringIO()
     Console(file=shown, width=300).print(answers_view(judged, from_config, CATALOG))
-    assert ("It needs 30.6 GiB of host memory per node while the model loads, more than the node's RAM of 30 GiB."
+    assert ("It needs 72.0 GiB of host memory per node while the model loads, more than the node's RAM of 70 GiB."
             ) in " ".join(shown.getvalue().split())
     # The way forward names more of it, not "without the node's RAM", after the reason named it among its limits.
-    assert ("trains with 30 GiB of host memory per node (the node's RAM) and a train batch of 768"
+    assert ("trains with 70 GiB of host memory per node (the node's RAM) and a train batch of 768"
             ) in " ".join(shown.getvalue().split())
     assert "; with more host memory, SP=2 on 6 GPUs trains it (32768 tokens)" in " ".join(shown.getvalue().split())
 
@@ -1762,9 +1762,9 @@ def test_map_plans_maps_every_documented_gpu_type_without_one():
 @pytest.mark.parametrize(
     ("flags", "arguments", "status"),
     [
-        (("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--sp", "8", "--env", "--host-ram", "64"),
+        (("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--sp", "8", "--env", "--host-ram", "96"),
          {"model": "8B", "gpu": "h100", "gpus": 8, "max_model_len": 131072, "sp": 8, "env": True,
-          "host_ram_gb": 64}, 0),
+          "host_ram_gb": 96}, 0),
         (("--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k"),
          {"model": "32B", "gpu": "a10", "gpus": 2, "max_model_len": 32768}, 1),  # does not fit
         (("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8192", "--margin", "0.123456", "--offload",

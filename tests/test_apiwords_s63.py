@@ -55,7 +55,7 @@ def test_a_refusal_names_the_keywords_where_the_command_names_its_flags():
     assert host.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 4 GPUs trains with "
         "host_ram_gb=48; without host_ram_gb, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with "
-        "Offload it needs 311.3 GiB of host memory per node")
+        "Offload it needs 351.6 GiB of host memory per node")
     (flags,) = solver.plan("14B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=48,
                            option_names=COMMAND_OPTIONS)
     assert flags.reason == host.reason.replace("host_ram_gb=48", "--host-ram 48 GiB").replace(
@@ -131,7 +131,7 @@ def test_patch_trinity_config_notes_name_the_keywords_and_replace_the_commands_n
     model = catalog.model(answer.model)
     assert answer.best is not None
     patched = patch_trinity_config(TRINITY_YAML, answer.best, model)
-    assert "  # host memory: 162.6 GiB per node for Offload; not checked: host_ram_gb not given\n" in patched
+    assert "  # host memory: 183.0 GiB per node for Offload; not checked: host_ram_gb not given\n" in patched
     assert ("  # these three are Trinity 0.6's (0.5 refuses them: version=\"0.5\" leaves them out); on verl before\n"
             in patched)
     written = patch_trinity_config(TRINITY_YAML, answer.best, model, option_names=COMMAND_OPTIONS)  # as --write
@@ -186,7 +186,7 @@ API_QUESTIONS: list[dict[str, Any]] = [
     {"model": "8B", "gpu": "h20", "max_model_len": 65536, "budget_gpus": 2, "offload": False, "env": True, "sp": 2,
      "explain": True},
     {"model": "14B", "gpu": "a100", "max_model_len": 131072, "budget_gpus": 4, "sp": 1, "explain": True},
-    {"model": "8B", "gpu": "l40s", "max_model_len": 131072, "budget_gpus": 8, "host_ram_gb": 64, "explain": True},
+    {"model": "8B", "gpu": "l40s", "max_model_len": 131072, "budget_gpus": 8, "host_ram_gb": 96, "explain": True},
     {"model": "8B", "gpu": "mi300x", "objective": "max_len", "budget_gpus": 8},
     {"model": "32B", "gpu": "a100", "max_model_len": 65536, "budget_gpus": 16, "rollout_gpus": 6, "explain": True},
 ]

@@ -826,7 +826,7 @@ def test_top_with_one_plan_ranks_it_in_a_table_of_one_row(cli):
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
     ranking = out[out.index("\nranked plans\n"):].splitlines()
     assert status == 0 and [line for line in ranking if line.startswith("│")] == [
-        ("│ 1 │  1/1 │ Env + Offload │         24576 │      49152 │         311.3 │ 2.02 (best) │ documented │ 1 GPU @ "
+        ("│ 1 │  1/1 │ Env + Offload │         24576 │      49152 │         351.6 │ 2.02 (best) │ documented │ 1 GPU @ "
          "24576: Env + Offload │")]
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
     assert status == 0 and "ranked plans" not in out
@@ -1792,12 +1792,12 @@ def test_an_sp_group_as_large_as_the_budget_is_allowed(cli):
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 4
 
 
-@pytest.mark.parametrize("written", ["600", "600GB", "600GiB", "600 gb", "600GB "])
+@pytest.mark.parametrize("written", ["700", "700GB", "700GiB", "700 gb", "700GB "])
 def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
-    # Read as 600 GiB: Qwen3-32B's Offload plan needs 594.2 of them (with 590, or 600 GB of 10^9 bytes, none trains).
+    # Read as 700 GiB: Qwen3-32B's Offload plan needs 664.2 of them (with 660, or 700 GB of 10^9 bytes, none trains).
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", written, "--json")
     [answer] = json.loads(out)
-    assert (status, answer["host_ram_gb"], answer["plans"][0]["host_memory_gb"]) == (0, 600, 594.2)
+    assert (status, answer["host_ram_gb"], answer["plans"][0]["host_memory_gb"]) == (0, 700, 664.2)
 
 
 def test_host_memory_in_another_unit_is_refused(cli):
@@ -1808,16 +1808,16 @@ def test_host_memory_in_another_unit_is_refused(cli):
 
 @pytest.mark.parametrize("given", ["1TB", "1 tib", "1024", "1024GiB"])
 def test_host_memory_in_tb_as_sold_is_1024_gib_each(cli, given: str):
-    # 1 TB of RAM as sold is 1024 GiB: Qwen3-32B's Offload on one node of 8 H100s needs 594.2 GiB, which fits.
+    # 1 TB of RAM as sold is 1024 GiB: Qwen3-32B's Offload on one node of 8 H100s needs 664.2 GiB, which fits.
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given)
-    assert status == 0 and "host memory    594.2 GiB per node" in out
+    assert status == 0 and "host memory    664.2 GiB per node" in out
 
 
 @pytest.mark.parametrize(("given", "status", "says"), [
-    ("0.58TB", 1, "trains with --host-ram 593.92 GiB;"), ("0.59 TB", 0, "host memory 594.2 GiB per node"),
-    ("0.59tib", 0, "host memory 594.2 GiB per node")])
+    ("0.64TB", 1, "trains with --host-ram 655.36 GiB;"), ("0.65 TB", 0, "host memory 664.2 GiB per node"),
+    ("0.65tib", 0, "host memory 664.2 GiB per node")])
 def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status: int, says: str):
-    # 594.2 GiB lies between 0.58 and 0.59 TB of 1024 GiB (a TB of 1000 would refuse both).
+    # 664.2 GiB lies between 0.64 and 0.65 TB of 1024 GiB (a TB of 1000 would refuse both).
     got, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given)
     assert got == status and says in " ".join(out.split())
 
@@ -2018,7 +2018,7 @@ RANKED_4B_H20_BLOCKS = [
     "    setting        Env + Offload",
     "    max_model_len  32768",
     "    tokens/GPU     65536",
-    "    host GiB/node  82.8",  # a plan without Offload has no host need: no row for the empty cell
+    "    host GiB/node  93.4",  # a plan without Offload has no host need: no row for the empty cell
     "    cost           2.02 (7.35x #1)",
     "    evidence       documented",
     "    source cell    1 GPU @ 32768: Env + Offload",
@@ -2120,25 +2120,25 @@ def test_no_estimate_says_where_host_memory_rules_out_the_estimates_plan_too(cli
     flags = ("--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "8", "--rollout-gpus", "8", "--no-estimate")
     status, out, _ = cli(*flags, "--host-ram", "400")
     assert status == 1 and ("no plan: the tables have no Qwen3-32B on A100-80GB; the memory model estimates a plan, "
-                            "Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of "
+                            "Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but with Offload it needs 664.2 GiB of "
                             "host memory per node, more than --host-ram 400") in " ".join(out.split())
-    status, out, _ = cli(*flags, "--host-ram", "600")
+    status, out, _ = cli(*flags, "--host-ram", "700")
     assert status == 1 and "at 32768 tokens: drop --no-estimate" in " ".join(out.split())
 
 
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_too(cli):
-    # The estimates' fewest H100s for Qwen3-8B offload 162.6 GiB per node; Env + SP=4 on 4 needs only the 30.6 GiB
+    # The estimates' fewest H100s for Qwen3-8B offload 183.0 GiB per node; Env + SP=4 on 4 needs only the 71.2 GiB
     # the model takes while it loads. Both are more than 16: the reason names the least as well, as without
     # --no-estimate.
     flags = ("--model", "8B", "--len", "32k", "--gpus", "4", "--gpu", "h100", "--host-ram", "16", "--no-estimate")
     status, out, _ = cli(*flags, "--minimize", "gpus")
     assert status == 1 and ("no plan: the tables have no Qwen3-8B on H100-80GB; the memory model estimates a plan, "
-                            "Env + Offload + SP=2 on 2 GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of "
+                            "Env + Offload + SP=2 on 2 GPUs at 32768 tokens, but with Offload it needs 183.0 GiB of "
                             "host memory per node, more than --host-ram 16 GiB; at the least, Env + SP=4 on 4 GPUs "
-                            "trains it (32768 tokens), and it needs 30.6 GiB of host memory per node while the model "
+                            "trains it (32768 tokens), and it needs 71.2 GiB of host memory per node while the model "
                             "loads --explain says why") in " ".join(out.split())
     status, out, _ = cli(*flags)  # the cheapest plan needs the least already: no second one is named
-    assert status == 1 and ("Env + SP=4 on 4 GPUs at 32768 tokens, but it needs 30.6 GiB of host memory per node "
+    assert status == 1 and ("Env + SP=4 on 4 GPUs at 32768 tokens, but it needs 71.2 GiB of host memory per node "
                             "while the model loads, more than --host-ram 16 GiB --explain says why") in " ".join(
         out.split())
 
@@ -2151,16 +2151,16 @@ def test_no_estimate_names_an_estimate_on_one_gpu_in_the_singular(cli):
 
 
 def test_the_host_memory_a_refusal_names_is_per_node_of_the_node_gpus_given(cli):
-    # Qwen3-32B's Offload on 8 A100s needs 594.2 GiB on one node of 8; on two nodes of 4 they share its states:
-    # 297.1 GiB each, with estimates off (their plan beside an 8-GPU rollout) and on (the plan without --host-ram).
+    # Qwen3-32B's Offload on 8 A100s needs 664.2 GiB on one node of 8; on two nodes of 4 they share its states:
+    # 332.1 GiB each, with estimates off (their plan beside an 8-GPU rollout) and on (the plan without --host-ram).
     flags = ("--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "8", "--host-ram", "200", "--node-gpus", "4")
     status, out, _ = cli(*flags, "--rollout-gpus", "8", "--no-estimate")
     assert status == 1 and ("the memory model estimates a plan, Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but "
-                            "with Offload it needs 297.1 GiB of host memory per node, more than --host-ram 200 GiB "
+                            "with Offload it needs 332.1 GiB of host memory per node, more than --host-ram 200 GiB "
                             "--explain") in " ".join(out.split())
     status, out, _ = cli(*flags)
     assert status == 1 and ("without --host-ram, Env + Offload + SP=2 on 8 GPUs trains it (32768 tokens), and with "
-                            "Offload it needs 297.1 GiB of host memory per node; --token-budget auto reaches 9216 "
+                            "Offload it needs 332.1 GiB of host memory per node; --token-budget auto reaches 9216 "
                             "tokens on the 1024-token grid: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 2304 "
                             "(estimated, extrapolated) --explain") in " ".join(out.split())
 
@@ -2252,8 +2252,8 @@ def test_the_least_host_need_named_is_the_least_of_any_plan(cli):
     # less per node than on 8 (a plan on the fewest GPUs without Offload, or the cheapest, would not say it).
     status, out, _ = cli("--model", "Qwen2.5-32B", "--gpu", "h100", "--gpus", "8", "--len", "8192", "--host-ram", "100")
     assert status == 1 and ("without --host-ram, Env + Offload on 8 GPUs trains it (8192 tokens), and with Offload it "
-                            "needs 794.1 GiB of host memory per node; at the least, Env + Offload on 5 GPUs trains it "
-                            "(8192 tokens), and with Offload it needs 631.6 GiB of host memory per node --explain"
+                            "needs 904.1 GiB of host memory per node; at the least, Env + Offload on 5 GPUs trains it "
+                            "(8192 tokens), and with Offload it needs 709.1 GiB of host memory per node --explain"
                             ) in " ".join(out.split())
 
 
@@ -2263,8 +2263,8 @@ def test_the_least_host_need_named_for_the_longest_context_is_at_that_length(cli
     status, out, _ = cli("--model", "0.6B", "--gpu", "h200", "--gpus", "16", "--node-gpus", "16", "--maximize", "len",
                          "--sp", "4", "--no-offload", "--host-ram", "1")
     assert status == 1 and ("without --host-ram, Env + SP=4 on 16 GPUs trains it (218112 tokens), and it needs "
-                            "35.6 GiB of host memory per node while the model loads; at the least, Env + SP=4 on 12 "
-                            "GPUs trains it (218112 tokens), and it needs 26.7 GiB of host memory per node while the "
+                            "38.5 GiB of host memory per node while the model loads; at the least, Env + SP=4 on 12 "
+                            "GPUs trains it (218112 tokens), and it needs 29.7 GiB of host memory per node while the "
                             "model loads --explain") in " ".join(out.split())
 
 
@@ -2283,11 +2283,11 @@ def test_a_length_beyond_the_budget_names_the_fewest_gpus_past_it_that_train_it(
 
 
 def test_pins_and_host_memory_that_rule_out_the_plans_together_name_the_plan_without_both(cli):
-    # Without --no-offload, --host-ram 100GB still rules out Offload (686.7 GiB per node); without --host-ram, nothing
+    # Without --no-offload, --host-ram 100GB still rules out Offload (775.2 GiB per node); without --host-ram, nothing
     # fits without Offload: only lifting both trains it, and the reason says so.
     status, out, _ = cli("--model", "32B", "--len", "32768", "--gpu", "a100", "--host-ram", "100", "--no-offload")
     assert status == 1 and ("trains with --no-offload --host-ram 100 GiB; without --no-offload and --host-ram, Env + "
-                            "Offload + SP=2 on 6 GPUs trains it (32768 tokens), and with Offload it needs 686.7 GiB of "
+                            "Offload + SP=2 on 6 GPUs trains it (32768 tokens), and with Offload it needs 775.2 GiB of "
                             "host memory per node --explain") in " ".join(out.split())
 
 
@@ -2297,7 +2297,7 @@ def test_host_memory_and_the_default_token_budget_that_rule_out_the_plans_togeth
     status, out, _ = cli("--model", "32B", "--len", "131072", "--gpu", "a100", "--host-ram", "100")
     assert status == 1 and ("trains with --host-ram 100 GiB; without --host-ram and with --token-budget auto, Env + "
                             "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 "
-                            "tokens), and with Offload it needs 594.2 GiB of host memory per node "
+                            "tokens), and with Offload it needs 664.2 GiB of host memory per node "
                             "--explain") in " ".join(out.split())
 
 
@@ -2322,7 +2322,7 @@ def test_more_gpus_are_named_with_the_fewest_other_limits_lifted_where_they_alon
                          "--host-ram", "32")
     assert status == 1 and ("trains with --no-offload --host-ram 32 GiB; more trainer GPUs train 131072 tokens if you "
                             "also drop --host-ram 32 GiB: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it "
-                            "needs 55.1 GiB of host memory per node while the model loads --explain"
+                            "needs 95.3 GiB of host memory per node while the model loads --explain"
                             ) in " ".join(out.split())
     # Nothing within 2 A100-40GBs trains 32768 tokens with SP=1 in 100 GB, nor without either, nor as pinned on more
     # GPUs: 8 GPUs unpinned do.
@@ -2459,7 +2459,7 @@ def test_no_estimate_without_tables_names_each_change_the_estimates_plan_needs(c
         (["--model", "32B", "--len", "131072", "--gpu", "h20", "--gpus", "2", "--exact", "--offload",
           "--host-ram", "32"],
          ("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop --no-estimate and "
-          "--host-ram 32 GiB and take --gpus 8, and with Offload it needs 594.2 GiB of host memory per node")),
+          "--host-ram 32 GiB and take --gpus 8, and with Offload it needs 664.2 GiB of host memory per node")),
     ):
         status, out, _ = cli(*flags, "--no-estimate")
         assert status == 1 and f"; {said} --explain" in " ".join(out.split())
@@ -2496,13 +2496,13 @@ def test_no_estimate_without_tables_names_what_else_the_estimates_plan_needs(cli
 
 
 def test_no_estimate_with_tables_names_the_estimates_nearest_plan_once(cli):
-    # The tables have Qwen3-14B but nothing within 1 GPU with --host-ram 100GB, nor on more GPUs; the estimates alone
+    # The tables have Qwen3-14B but nothing within 1 GPU with --host-ram 160GB, nor on more GPUs; the estimates alone
     # give nothing within 1 GPU either: their nearest plan takes 8, named once (the estimates' words once too).
-    status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h20", "--gpus", "1", "--host-ram", "100",
+    status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h20", "--gpus", "1", "--host-ram", "160",
                          "--no-estimate")
     said = " ".join(out.split())
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-14B on H20-96GB within 1 GPU trains with "
-                            "--host-ram 100 GiB; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 "
+                            "--host-ram 160 GiB; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 "
                             "tokens: drop --no-estimate and take --gpus 8 --explain") in said
     assert said.count("memory model") == 1 and said.count("--no-estimate") == 1
     # Beyond the tables' longest, the estimates' nearest plan takes a lowered token budget and more GPUs.
@@ -2609,48 +2609,52 @@ def test_no_estimate_says_to_take_another_count_only_for_an_exact_one(cli):
 
 
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
-    # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
-    # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
+    # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.8 GiB on that node,
+    # with Offload or without, beside the node's half of the reference model's fp32 shards (146.5 GiB on 16 GPUs).
+    # 128 GB nodes cannot start it; 410 GB ones can, without Offload.
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k")
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
                             "H200-141GB within 16 GPUs trains with --host-ram 128 GiB; without --host-ram, Env + SP=4 "
-                            "on 16 GPUs trains it (32768 tokens), and it needs 262.9 GiB of host memory per node while "
+                            "on 16 GPUs trains it (32768 tokens), and it needs 409.4 GiB of host memory per node while "
                             "the model loads") in " ".join(out.split())
-    status, out, _ = cli(*flags, "--host-ram", "264", "--json")
+    status, out, _ = cli(*flags, "--host-ram", "410", "--json")
     [answer] = json.loads(out)
     # The JSON gives the need --host-ram was checked against: the start-up load, without Offload.
-    assert status == 0 and (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, 262.9)
+    assert status == 0 and (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, 409.4)
     [answer] = json.loads(cli(*flags, "--json")[1])
     assert (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, None)  # no --host-ram
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
     assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 GiB is too little for "
                             "Offload, or for the model while it loads)") in " ".join(out.split())
-    # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 30.6 GiB).
+    # The refusal names the least a plan needs too: without Offload only the start-up load, the fp32 model on one rank
+    # (30.5 GiB for Qwen3-8B) beside the node's share of the reference model's fp32 shards, which the most nodes thin
+    # most: 64 GPUs, 8 a node, need 35.6 GiB (the brute-force reference's least too; 8 GPUs need 71.2).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
     assert status == 1 and (f"without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens; {ONE_GPU}), and with "
-                            "Offload it needs 162.6 GiB of host memory per node; at the least, Env on 3 GPUs trains it "
-                            "(8192 tokens), and it needs "
-                            "30.6 GiB of host memory per node while the model loads") in " ".join(out.split())
-    # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 30 GiB on 2).
+                            "Offload it needs 183.0 GiB of host memory per node; at the least, vanilla on 64 GPUs "
+                            "trains it (8192 tokens), and it needs "
+                            "35.6 GiB of host memory per node while the model loads") in " ".join(out.split())
+    # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 51.1 GiB on 2).
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--gpus", "8", "--host-ram", "20")
-    assert status == 1 and ("needs 119.9 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
-                            "GPUs trains it (8192 tokens), and it needs 30.0 GiB") in " ".join(out.split())
+    assert status == 1 and ("needs 141.0 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
+                            "GPUs trains it (8192 tokens), and it needs 51.1 GiB") in " ".join(out.split())
     # On an exact count that host memory rules out, fewer GPUs are named as fewer GPUs, not as a lowered budget:
-    # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each), so 50 GB take 3 ranks.
-    status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "50")
-    assert status == 1 and ("needs 89.9 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
-                            "GPU trains it (8192 tokens), and it needs 15.0 GiB of host memory per node while the model "
-                            "loads; fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the other 3 free "
-                            "for rollout") in " ".join(out.split())
+    # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each, beside its share of the reference model's fp32
+    # shards: 36.2 on one GPU, 60.8 on 3, 81.1 on 4), so 64 GB take 3 ranks.
+    status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "64")
+    assert status == 1 and ("needs 105.8 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
+                            "GPU trains it (8192 tokens), and it needs 36.2 GiB of host memory per node while the "
+                            "model loads; fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the "
+                            "other 3 free for rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out
     # With Offload the least is on the most nodes, which share its states: the fewest GPUs (4, one node) hold all of
-    # Llama-3.1-70B's 1258.2 GiB, 16 GPUs on two nodes half of it each.
+    # Llama-3.1-70B's 1404.7 GiB, 16 GPUs on two nodes half of it each.
     status, out, _ = cli("--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "16", "--len", "32k", "--minimize",
                          "gpus", "--host-ram", "512")
     assert status == 1 and ("without --host-ram, Env + Offload + SP=4 on 4 GPUs trains it (32768 tokens), and with "
-                            "Offload it needs 1258.2 GiB of host memory per node; at the least, Env + Offload + "
-                            "SP=4 on 16 GPUs trains it (32768 tokens), and with Offload it needs 629.1 GiB of host "
+                            "Offload it needs 1404.7 GiB of host memory per node; at the least, Env + Offload + "
+                            "SP=4 on 16 GPUs trains it (32768 tokens), and with Offload it needs 702.4 GiB of host "
                             "memory per node --explain says why") in " ".join(out.split())
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
@@ -2659,7 +2663,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
             "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
             "node size; the default token budget is the max_token_len_per_gpu the tables measure") in words
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
-    # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
+    # loads its tied weights, and Offload needs 93.4 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
     assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 GiB on nodes "
             "of 8 GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets "
@@ -2685,12 +2689,13 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     words = " ".join(out.split())
     assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens, even at a token budget "
             "lowered by --token-budget auto") in words and "max_token_len_per_gpu the tables measure" not in words
-    # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each), so 100 GB nodes take 6 trainer GPUs at most.
-    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "100",
+    # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each, beside its share of the reference model's fp32
+    # shards: 105.8 GiB on 6, 123.4 on 7), so 115 GB nodes take 6 trainer GPUs at most.
+    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "115",
                          "--explain")
     assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
     assert ("host_ram loading the model needs more host memory (its fp32 weights, before FSDP shards them) than "
-            "--host-ram 100 GiB (on 8 GPUs)") in " ".join(out.split())
+            "--host-ram 115 GiB (on 8 GPUs)") in " ".join(out.split())
 
 
 def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp_path: Path):
@@ -2763,19 +2768,19 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
 
 
 def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
-    # Qwen3-4B within 6 A100s at its longest: #1 offloads (82.8 GiB of host memory per node), #2 and #3 do not.
+    # Qwen3-4B within 6 A100s at its longest: #1 offloads (102.2 GiB of host memory per node), #2 and #3 do not.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3")
     rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     assert status == 0 and "host GiB/node" in header
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
-    assert [row[column] for row in rows] == ["82.8", "", ""]
+    assert [row[column] for row in rows] == ["102.2", "", ""]
     # With --host-ram, every plan's need, one without Offload its start-up load (Qwen3-4B ties its embeddings: 15
-    # GiB on each of its 4 ranks), as solve cluster gives a pool's.
+    # GiB on each of its 4 ranks, beside the reference model's fp32 shards, 21.1), as solve cluster gives a pool's.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3",
                          "--host-ram", "1024")
     rows = ranking_rows(out)
-    assert status == 0 and [row[column] for row in rows] == ["82.8", "60.0", "60.0"]
+    assert status == 0 and [row[column] for row in rows] == ["102.2", "81.1", "81.1"]
     # No column where no plan offloads and no --host-ram is given.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "16k", "--top", "3")
     assert status == 0 and "ranked plans" in out and "host GiB" not in out
@@ -2789,7 +2794,8 @@ def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_
     rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
-    assert status == 0 and [row[column] for row in rows] == ["30.6 (2 of 3)", "30.6 (1 of 2)", "30.6"]
+    # (On 2 nodes, the one that loads holds half the reference model's shards beside the load: 30.5 + 20.3 GiB.)
+    assert status == 0 and [row[column] for row in rows] == ["50.9 (2 of 3)", "71.2 (1 of 2)", "71.2"]
     assert "per node the trainer runs on (2 of 3: the other holds only its rollout)" in " ".join(out.split())
     assert ("\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its rollout alone\n"
             in out)
@@ -2990,9 +2996,10 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
 
 
 def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):
-    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "264")
+    # The load, 262.8 GiB on rank 0's node, beside that node's half of the reference model's fp32 shards, 146.5.
+    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "410")
     status, out, _ = cli(*flags)
-    assert status == 0 and "host memory    262.9 GiB per node while the model loads, within --host-ram 264 GiB\n" in out
+    assert status == 0 and "host memory    409.4 GiB per node while the model loads, within --host-ram 410 GiB\n" in out
     assert "for Offload" not in out
     status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
     assert status == 0 and "GiB per node for Offload, within --host-ram 1000 GiB\n" in out
@@ -3098,8 +3105,8 @@ def test_a_plan_on_one_gpu_names_no_way_to_keep_one_for_the_rollout(cli):
 
 def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cli):
     # Env + Offload + SP=4 on 4 A100s at 102400 for Qwen3-4B: the plan summary, its fragment, solve memory and the
-    # map say alike that nothing checked its 82.8 GiB per node, or that it is within --host-ram 256GB (solve memory said
-    # "it fits in the 256 GiB of --host-ram", the summary "not checked: give a node's RAM as --host-ram GB ...").
+    # map say alike that nothing checked its 102.2 GiB per node, or that it is within --host-ram 256GB (solve memory
+    # said "it fits in the 256 GiB of --host-ram", the summary "not checked: give a node's RAM as --host-ram GB ...").
     plan = ("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")
     memory = ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--env", "--offload",
               "--sp", "4")
@@ -3108,8 +3115,8 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
     for host, words in checks:
         outputs = [" ".join(cli(*flags, *host)[1].split()) for flags in (plan, (*plan, "--emit", "trinity"), memory)]
         assert [words in out for out in outputs] == [True] * 3
-        assert "82.8 GiB per node for Offload" + words in outputs[0] and "whichever is more)" + words in outputs[2]
-        assert f"# host memory: 82.8 GiB per node for Offload{words}\n" in cli(*plan, *host, "--emit", "trinity")[1]
+        assert "102.2 GiB per node for Offload" + words in outputs[0] and "whichever is more)" + words in outputs[2]
+        assert f"# host memory: 102.2 GiB per node for Offload{words}\n" in cli(*plan, *host, "--emit", "trinity")[1]
     legend = "O Offload (host memory per node not checked: --host-ram not given)"
     assert legend in cli(*chart)[1] and "not checked" not in cli(*chart, "--host-ram", "256")[1]
     status, out, _ = cli(*memory, "--host-ram", "64")
@@ -3120,13 +3127,13 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
 def test_no_estimate_names_a_plan_of_the_tables_without_host_ram_once(cli):
     # The tables train Qwen3-4B at 16384 on 8 A100s without --host-ram 16GB: the reason names that plan and the least
     # host memory one needs; it named the estimates' plan after them too, the same plan and the same least, and
-    # --host-ram 16GB a second time ("... but it needs 119.9 GiB ..., more than --host-ram 16GB; at the least, ...").
+    # --host-ram 16GB a second time ("... but it needs 141.0 GiB ..., more than --host-ram 16GB; at the least, ...").
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "16384", "--host-ram", "16", "--no-estimate",
                          "--gpus", "8")
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with "
                             "--host-ram 16 GiB; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
-                            "needs 119.9 GiB of host memory per node while the model loads; at the least, Env on 2 "
-                            "GPUs trains it (16384 tokens), and it needs 30.0 GiB of host memory per node while the "
+                            "needs 141.0 GiB of host memory per node while the model loads; at the least, Env on 2 "
+                            "GPUs trains it (16384 tokens), and it needs 51.1 GiB of host memory per node while the "
                             "model loads --explain says why") in " ".join(out.split())
     assert "memory model estimates" not in out
 
@@ -3154,21 +3161,23 @@ def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli)
     flags = ("--model", "8B", "--gpu", "rtx4090", "--gpus", "4", "--len", "16k")
     status, out, _ = cli(*flags)
     assert status == 0 and "plan           Env + Offload + SP=4 on 4 of 4 GPUs" in out
-    assert "host memory    162.6 GiB per node for Offload; not checked: --host-ram not given\n" in out
+    assert "host memory    183.0 GiB per node for Offload; not checked: --host-ram not given\n" in out
     status, out, _ = cli(*flags, "--host-ram", "192")
-    assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192 GiB\n" in out
+    assert status == 0 and "host memory    183.0 GiB per node for Offload, within --host-ram 192 GiB\n" in out
     assert "not checked" not in out
     status, out, _ = cli(*flags, "--host-ram", "128")
-    assert status == 1 and "with Offload it needs 162.6 GiB of host memory per node" in out
+    assert status == 1 and "with Offload it needs 183.0 GiB of host memory per node" in out
 
 
 @pytest.mark.parametrize(("rollout", "gpus", "words"), [
-    ("4", "4", "311.3 GiB per node for Offload"),  # one node: trainer and rollout share it
-    ("8", "8", ("55.1 GiB while the model loads, per node the trainer runs on (1 of 2: the other holds only its "
+    ("4", "4", "351.6 GiB per node for Offload"),  # one node: trainer and rollout share it
+    ("8", "8", ("135.6 GiB while the model loads, per node the trainer runs on (1 of 2: the other holds only its "
                 "rollout)")),
-    ("16", "8", ("55.1 GiB while the model loads, per node the trainer runs on (1 of 3: the others hold only its "
+    ("16", "8", ("135.6 GiB while the model loads, per node the trainer runs on (1 of 3: the others hold only its "
                  "rollout)")),
-    (None, "16", "55.1 GiB per node while the model loads"),  # a trainer on 2 whole nodes, no rollout: both need it
+    # A trainer on 2 whole nodes, no rollout: both need it (the load, 55.0 GiB, on one, and each its half of the
+    # reference model's fp32 shards, 40.3).
+    (None, "16", "95.3 GiB per node while the model loads"),
 ])
 def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_its_rollout(
         cli, rollout: str | None, gpus: str, words: str):
@@ -3600,7 +3609,7 @@ def test_an_estimated_plan_in_the_ranking_cites_the_memory_models_prediction(cli
     rows = ranking_rows(out)
     assert status == 0 and rows == [
         ["1", "4/4", "Env + SP=4", "32768", "16384", "", "0.3282 (best)", "estimated", "memory model: 57.9 GiB"],
-        ["2", "2/4", "Env + Offload + SP=2", "32768", "32768", "162.6", "1.111 (3.38x #1)", "estimated",
+        ["2", "2/4", "Env + Offload + SP=2", "32768", "32768", "183.0", "1.111 (3.38x #1)", "estimated",
          "memory model: 48.7 GiB"]]
 
 

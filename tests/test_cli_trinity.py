@@ -53,16 +53,16 @@ def test_emit_and_write_say_whether_host_ram_holds_the_plans_host_memory(cli, us
     # As the summary's host memory row: --emit's header and --write's note above trainer_strategy say that the
     # need is within --host-ram, or that it was not checked without it.
     status, out, _ = cli(*FLAGSHIP, "--emit", "trinity")
-    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n" in out
+    assert status == 0 and "\n# host memory: 102.2 GiB per node for Offload; not checked: --host-ram not given\n" in out
     status, out, _ = cli(*FLAGSHIP, "--emit", "trinity", "--host-ram", "512")
-    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload, within --host-ram 512 GiB\n" in out
+    assert status == 0 and "\n# host memory: 102.2 GiB per node for Offload, within --host-ram 512 GiB\n" in out
     patched = tmp_path / "patched.yaml"
     asked = ("--from-config", str(user_config), "--gpu", "a100", "--len", "51200", "--write", str(patched))
     assert cli(*asked, "--host-ram", "512")[0] == 0
-    assert ("  # host memory: 164.7 GiB per node for Offload, within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n"
+    assert ("  # host memory: 185.4 GiB per node for Offload, within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n"
             in patched.read_text(encoding="utf-8"))
     assert cli(*asked)[0] == 0
-    assert ("  # host memory: 164.7 GiB per node for Offload; not checked: --host-ram not given\n"
+    assert ("  # host memory: 185.4 GiB per node for Offload; not checked: --host-ram not given\n"
             "  trainer_strategy: fsdp2\n" in patched.read_text(encoding="utf-8"))
 
 
@@ -2309,17 +2309,17 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64", "--json")[1])[0]["current"]
     assert not current["trains"] and current["predicted"] is None  # the GPUs hold it: only the host memory does not
     need = host_memory_gib(solver.load_catalog().model("14B"), 8)
-    assert round(need, 2) == 311.28 and current["host_memory_needed"] == 311.3  # rounded up to a tenth
+    assert round(need, 2) == 351.53 and current["host_memory_needed"] == 351.6  # rounded up to a tenth
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
     assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
             "--host-ram 64 GiB.") in " ".join(out.split())
     # Without Offload the start-up load is checked too; where a table says the GPUs run out of memory, that comes
     # first (more host memory would not make it train).
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
-    _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "30")
+    _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "70")
     assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there. At 32768 "
-            "tokens each GPU holds more than at 24576. It needs 30.6 GiB of host memory per node while the model "
-            "loads, more than --host-ram 30 GiB.") in " ".join(out.split())
+            "tokens each GPU holds more than at 24576. It needs 72.0 GiB of host memory per node while the model "
+            "loads, more than --host-ram 70 GiB.") in " ".join(out.split())
     # A config a table documents is refused for its host memory alone (Qwen3-4B ties its embeddings: every rank
     # loads it, 15 GiB each).
     documented = tmp_path / "documented.yaml"
@@ -2328,16 +2328,16 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     assert json.loads(cli("--from-config", str(documented), "--gpu", "a100", "--json")[1])[0]["current"]["trains"]
     status, out, _ = cli("--from-config", str(documented), "--gpu", "a100", "--host-ram", "50", "--json")
     current = json.loads(out)[0]["current"]
-    assert (status, current["trains"], current["predicted"], current["host_memory_needed"]) == (1, False, None, 60.0)
+    assert (status, current["trains"], current["predicted"], current["host_memory_needed"]) == (1, False, None, 81.1)
     # Where no table speaks, the memory model's figures come first, as a table's cell does.
     long = tmp_path / "long.yaml"
     long.write_text(example.read_text(encoding="utf-8").replace("max_model_len: 32768", "max_model_len: 131072")
                     .replace("max_response_tokens: 30720", "max_response_tokens: 129024"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(long), "--gpu", "h200", "--host-ram", "10", "--json")
     current = json.loads(out)[0]["current"]
-    assert (status, current["predicted"], current["host_memory_needed"]) == (1, [419.2, 125.1], 30.6)
+    assert (status, current["predicted"], current["host_memory_needed"]) == (1, [419.2, 125.1], 72.0)
     _, out, _ = cli("--from-config", str(long), "--gpu", "h200", "--host-ram", "10")
-    assert ("(the memory model predicts 419.2 GiB per GPU, of 125.1 usable). It needs 30.6 GiB of host memory per "
+    assert ("(the memory model predicts 419.2 GiB per GPU, of 125.1 usable). It needs 72.0 GiB of host memory per "
             "node while the model loads, more than --host-ram 10 GiB.") in " ".join(out.split())
 
 

@@ -231,13 +231,14 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
 
 
 @pytest.mark.parametrize(("host_ram_gb", "hint"), [
-    (400, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.7 GiB of idle host memory (a "
+    (440, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.4 GiB of idle host memory (a "
            "trainer of 1 GPU)")),
-    (313, "")])
+    (355, "")])
 def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: int, hint: str,
                                                                            tmp_path: Path):
-    # 14B with Offload takes 311.3 GiB of the node's host memory: 0.6B on 1 + 1 GPUs needs 2.3 GiB while it loads,
-    # which 400 GiB leave room for (88.7 idle) and 313 do not (1.7 idle): then it is told nothing.
+    # 14B with Offload takes 351.6 GiB of the node's host memory: 0.6B on 1 + 1 GPUs needs 5.2 GiB while it loads
+    # (2.2 for the load, 3.0 for the reference model's fp32 shards), which 440 GiB leave room for (88.4 idle) and 355
+    # do not (3.4 idle): then it is told nothing.
     instance = {"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}], "jobs": [
         {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
         {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
@@ -245,7 +246,7 @@ def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("y", 4, True)]
     [unplaced] = result["unplaced"]
     assert unplaced["reason"] == (
-        "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 2.3 GiB of host memory on one node) "
+        "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 5.2 GiB of host memory on one node) "
         f"after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the room it "
         f"needs: priority 3 is the least that places it{hint}")
     assert len(unplaced["fits_with"]) == bool(hint)
@@ -486,19 +487,19 @@ def test_widening_keeps_to_the_node_s_gpus(tmp_path: Path):
 
 
 def test_widening_keeps_to_the_node_s_host_memory(tmp_path: Path):
-    # Qwen3-4B and Qwen3-0.6B at 8192 take 6 GPUs each by the tables on a node of 16 with 120 GiB of host memory:
-    # 89.9 + 13.4 GiB while they load. Both could grow to 8 on the 4 idle GPUs, but 4B's 8 ranks need 119.9 GiB: only
-    # 0.6B grows (89.9 + 17.8 GiB). With 150 GiB, both do (119.9 + 17.8 GiB).
-    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 120}],
+    # Qwen3-4B and Qwen3-0.6B at 8192 take 6 GPUs each by the tables on a node of 16 with 140 GiB of host memory:
+    # 105.8 + 16.4 GiB while they load (beside their reference models' shards). Both could grow to 8 on the 4 idle
+    # GPUs, but 4B's 8 ranks need 141.0 GiB: only 0.6B grows (105.8 + 20.8 GiB). With 170 GiB, both do (141.0 + 20.8).
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 140}],
                 "jobs": [{"name": "a", "model": "4B", "max_model_len": 8192},
                          {"name": "b", "model": "0.6B", "max_model_len": 8192}]}
     placed = [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"])
               for p in solved(instance, tmp_path)["placements"]]
-    assert placed == [("a", 6, None, 89.9), ("b", 8, 6, 17.8)]
-    instance["pools"][0]["host_ram_gb"] = 150
+    assert placed == [("a", 6, None, 105.8), ("b", 8, 6, 20.8)]
+    instance["pools"][0]["host_ram_gb"] = 170
     placed = [(p["job"], p["trainer_gpus"], p["widened_from"], p["host_memory_gb"])
               for p in solved(instance, tmp_path)["placements"]]
-    assert placed == [("a", 8, 6, 119.9), ("b", 8, 6, 17.8)]
+    assert placed == [("a", 8, 6, 141.0), ("b", 8, 6, 20.8)]
 
 
 def test_measured_plans_come_first(tmp_path: Path):
@@ -746,12 +747,12 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
                 "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
-        "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
+        "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB of host memory per node, "
         "more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (its explorer on GPUs outside the "
         "fleet), a trainer of 16 GPUs has one"),
         "reason_for_several": (
             "h100: with 8 rollout GPUs, no trainer GPU count that trains them (16 at the fewest) has a layout on "
-            "its 2 nodes of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host "
+            "its 2 nodes of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB of host "
             "memory per node, more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (their explorers "
             "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
         "reason_code": "no-way-to-run",
@@ -1595,12 +1596,12 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
 
 def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
     # The tables have no Qwen3-32B on the A100; the estimates' fewest GPUs beside 8 rollout GPUs on 2 nodes (8 + 8)
-    # offload 594.2 GiB per node, more than the pool's 400: dropping --no-estimate would not place it either.
+    # offload 664.2 GiB per node, more than the pool's 400: dropping --no-estimate would not place it either.
     instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2, "host_ram_gb": 400}],
                 "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
-        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
+        "GPUs at 32768 tokens, but with Offload it needs 664.2 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 400 GiB)"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
@@ -1608,7 +1609,7 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
                                                                             ("a", "no-plan", "no-table-for-model")),
                                                                         "fits_with": []}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
-    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
+    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB" in unplaced["reason"]
 
 
 def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
@@ -1624,13 +1625,13 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
         {"job": "j", "reason": (
             "p: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per "
             "node (the pool's host_ram_gb); the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens, "
-            "but it needs 119.9 GiB of host memory per node while the model loads, more than the pool's nodes have"),
+            "but it needs 141.0 GiB of host memory per node while the model loads, more than the pool's nodes have"),
          "reason_for_several": None,
          "reason_code": "no-way-to-run", "pools": pool_codes(("p", "no-plan", "nothing-trains")), "fits_with": []},
         {"job": "k", "reason": (
             "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU "
             f"at 16384 tokens ({ONE_GPU}), but with Offload it "
-            "needs 594.2 GiB of host memory per node, more than the pool's host_ram_gb of 16 GiB)"),
+            "needs 664.2 GiB of host memory per node, more than the pool's host_ram_gb of 16 GiB)"),
             "reason_for_several": None,
             "reason_code": "no-way-to-run",
          "pools": pool_codes(("p", "no-plan", "no-table-for-model")), "fits_with": [],
@@ -1638,16 +1639,16 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
 
 
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
-    # No tables for Qwen3-8B on the H100; the estimates' fewest trainer GPUs beside 2 rollout GPUs offload 162.6 GiB
-    # per node, Env + SP=4 on 4 needs 30.6 GiB while the model loads: both more than 16, and the reason names both.
+    # No tables for Qwen3-8B on the H100; the estimates' fewest trainer GPUs beside 2 rollout GPUs offload 183.0 GiB
+    # per node, Env + SP=4 on 4 needs 71.2 GiB while the model loads: both more than 16, and the reason names both.
     pool = {"name": "p", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16}
     instance = {"pools": [pool], "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 32768,
                                            "rollout_gpus": 2}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
-        "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than the pool's "
+        "GPUs at 32768 tokens, but with Offload it needs 183.0 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 16 GiB; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
-        "needs 30.6 GiB of host memory per node while the model loads)"),
+        "needs 71.2 GiB of host memory per node while the model loads)"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
@@ -1918,7 +1919,7 @@ def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_ea
                                    for name in ("x-0", "x-1")]
     y = {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2}
     pair = [{"name": f"x-{index}", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4} for index in (0, 1)]
-    held = ("no room (GPUs or host memory) left in a100 ({} needs at least 5 GPUs and 2.3 GiB of host memory on one "
+    held = ("no room (GPUs or host memory) left in a100 ({} needs at least 5 GPUs and 5.2 GiB of host memory on one "
             "node) after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the "
             "room {} needs")
     assert several([y, *pair], host_ram_gb=400) == [(name, held.format("it", "it"), held.format("each", "each"))
@@ -2800,7 +2801,7 @@ def test_the_cluster_view_shows_the_host_memory_of_offload_jobs(cli, tmp_path: P
 
 def two_offload_jobs(host_ram_gb: float | None) -> dict:
     """Two Qwen3-14B jobs at 61440 tokens on one node of 8 A100s: each needs 4 GPUs with Env + Offload + SP=4
-    (the A100 tables' only count for it) and 311.3 GiB of host memory for its states."""
+    (the A100 tables' only count for it) and 351.6 GiB of host memory for its states."""
     pool = {**ONE_NODE, **({"host_ram_gb": host_ram_gb} if host_ram_gb is not None else {})}
     return {"pools": [pool], "jobs": [
         {"name": "chat-a", "model": "Qwen3-14B", "max_model_len": 61440, "priority": 2},
@@ -2808,12 +2809,12 @@ def two_offload_jobs(host_ram_gb: float | None) -> dict:
     ]}
 
 
-@pytest.mark.parametrize("host_ram_gb", [None, 640])
+@pytest.mark.parametrize("host_ram_gb", [None, 720])
 def test_offload_jobs_share_a_node_whose_host_memory_holds_both(tmp_path: Path, host_ram_gb: float | None):
     result = solved(two_offload_jobs(host_ram_gb), tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 3)
     assert [(p["job"], p["nodes"], p["plan"]["offload"], p["plan"]["host_memory_gb"]) for p in result["placements"]] \
-        == [("chat-a", [0], True, 311.3), ("chat-b", [0], True, 311.3)]
+        == [("chat-a", [0], True, 351.6), ("chat-b", [0], True, 351.6)]
 
 
 def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_path: Path):
@@ -2824,13 +2825,13 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
     # Its reason says what it needs: 4 idle GPUs are there, not the host memory.
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
-                                                              "least 4 GPUs and 311.3 GiB of host memory on one node) "
+                                                              "least 4 GPUs and 351.6 GiB of host memory on one node) "
                                                               "after the jobs placed (the most priority in all, then "
                                                               "length, then cost); chat-a (priority 2) holds the room "
                                                               "it needs: priority 3 is the least that places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and "
-                                       "311.3 GiB of host memory on one node) after the jobs placed (the most "
+                                       "351.6 GiB of host memory on one node) after the jobs placed (the most "
                                        "priority in all, then length, then cost); chat-a (priority 2) holds the "
                                        "room each needs: priority 3 is the least that places one of them"),
                                    "reason_code": "no-room",
@@ -2844,11 +2845,11 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     # The 4 GPUs no job can use go to chat-a: its setting on 8 GPUs, which the 4-GPU cell vouches for, runs
     # twice as fast, and its states take the same host memory.
     [placement] = result["placements"]
-    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 311.3)
+    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 351.6)
 
 
 def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
-    # 200 GiB cannot hold one job's 311.3 GiB: no Offload plan, so the tables leave both out; the estimates place the
+    # 200 GiB cannot hold one job's 351.6 GiB: no Offload plan, so the tables leave both out; the estimates place the
     # first on the whole node without Offload.
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
@@ -2856,7 +2857,7 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
     needs = ("with 200 GiB of host memory per node (the pool's host_ram_gb)",
              ("(the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, documented); on nodes with more "
               "host memory, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
-              "tokens), and with Offload it needs 311.3 GiB of host memory per node"))
+              "tokens), and with Offload it needs 351.6 GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
@@ -2865,7 +2866,7 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
 def test_the_checker_finds_offload_jobs_that_overfill_a_nodes_host_memory(tmp_path: Path):
     shared = solved(two_offload_jobs(None), tmp_path)
     assert check_placements(CATALOG, two_offload_jobs(400), shared, estimates=True) == [
-        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 622.6 GiB of host memory, over its 400"]
+        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 703.2 GiB of host memory, over its 400"]
 
 
 def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: Path):
@@ -2899,9 +2900,9 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
 
 
 def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_there(tmp_path: Path):
-    # Qwen3-14B's Offload needs 311.28226 GiB of host memory, given as 311.3; a node of 311.3 GiB holds it (as the
-    # planner's --host-ram says): 3113 tenths of a GiB of its 3113.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 311.3}],
+    # Qwen3-14B's Offload needs 351.53268 GiB of host memory, given as 351.6; a node of 351.6 GiB holds it (as the
+    # planner's --host-ram says): 3516 tenths of a GiB of its 3516.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 351.6}],
                 "jobs": [{"name": "chat", "model": "14B", "max_model_len": 65536}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
@@ -2914,14 +2915,14 @@ def two_jobs_on_one_node(gpus_per_node: int, host_ram_gb: float, model: str, len
 
 
 @pytest.mark.parametrize(("host_ram_gb", "placed"), [
-    (165.6, [(1, True, 82.8), (1, True, 82.8)]),
-    (165.599609375, [(2, False, 30.0)]),
+    (186.8, [(1, True, 93.4), (1, True, 93.4)]),
+    (186.7998046875, [(2, False, 51.1)]),
 ])
 def test_offload_jobs_share_a_node_only_where_their_shown_needs_add_up_to_its_host_memory(
         tmp_path: Path, host_ram_gb: float, placed: list):
-    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory) or 2 without (30.0 GiB). Two Offload
-    # jobs need 165.6 GiB: a node of 2 GPUs and 165.6 GiB holds both, one of 165.599609375 GiB does not, though it is
-    # 169574 MiB, twice 82.8 GiB in whole MiB (84787.2 rounded): there one job runs, on both GPUs.
+    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (93.4 GiB of host memory) or 2 without (51.1 GiB). Two Offload
+    # jobs need 186.8 GiB: a node of 2 GPUs and 186.8 GiB holds both, one of 186.7998046875 GiB does not, though it
+    # is 191283 MiB, twice 93.4 GiB in whole MiB (95641.6 rounded down): there one job runs, on both GPUs.
     instance = two_jobs_on_one_node(2, host_ram_gb, "Qwen3-4B", 8192)
     result = solved(instance, tmp_path)
     assert sorted((p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"])
@@ -2930,13 +2931,13 @@ def test_offload_jobs_share_a_node_only_where_their_shown_needs_add_up_to_its_ho
     assert (result["status"], result["objective"]) == ("optimal", len(placed))
 
 
-@pytest.mark.parametrize(("host_ram_gb", "placed"), [(25.8, [(2, 12.9), (2, 12.9)]), (25.7, [(4, 25.7)])])
+@pytest.mark.parametrize(("host_ram_gb", "placed"), [(42.8, [(2, 21.4), (2, 21.4)]), (42.7, [(4, 34.3)])])
 def test_jobs_share_a_node_whose_host_memory_their_shown_needs_fill_exactly(
         tmp_path: Path, host_ram_gb: float, placed: list):
-    # Qwen3-1.7B at 20480 on A100s, without Offload: 12.9 GiB of host memory on 2 GPUs (tied embeddings: a load per
-    # rank), 25.7 on 4. Two jobs of 2 GPUs fill a node of 4 GPUs and 25.8 GiB exactly, and both run (in whole MiB,
-    # 12.9 GiB rounded up to 13210 twice was more than the node's 26419, and one job was left out); on 25.7 GiB one
-    # job runs, on all 4 GPUs.
+    # Qwen3-1.7B at 20480 on A100s, without Offload: 21.4 GiB of host memory on 2 GPUs (tied embeddings: a load per
+    # rank, beside the reference model's shards), 34.3 on 4. Two jobs of 2 GPUs fill a node of 4 GPUs and 42.8 GiB
+    # exactly, and both run (in whole MiB, 21.4 GiB rounded up to 21914 twice would be more than the node's 43827,
+    # and one job left out); on 42.7 GiB one job runs, on all 4 GPUs.
     instance = two_jobs_on_one_node(4, host_ram_gb, "Qwen3-1.7B", 20480)
     result = solved(instance, tmp_path)
     assert sorted((p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]) == placed
@@ -2945,9 +2946,9 @@ def test_jobs_share_a_node_whose_host_memory_their_shown_needs_fill_exactly(
 
 
 def test_solve_cluster_places_jobs_whose_host_needs_fill_a_node_exactly(cli, tmp_path: Path):
-    # Qwen3-0.6B at 65536 on A100s, without Offload: 8.9 GiB of host memory on 4 GPUs, 17.8 on 8. Two jobs of 4 GPUs
-    # fill a node of 8 GPUs and 17.8 GiB exactly (in whole MiB, 9114 twice was more than 18227).
-    instance = two_jobs_on_one_node(8, 17.8, "Qwen3-0.6B", 65536)
+    # Qwen3-0.6B at 65536 on A100s, without Offload: 11.9 GiB of host memory on 4 GPUs, 20.8 on 8. Two jobs of 4 GPUs
+    # fill a node of 8 GPUs and 23.8 GiB exactly (in whole MiB, 12186 twice would be more than 24371).
+    instance = two_jobs_on_one_node(8, 23.8, "Qwen3-0.6B", 65536)
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--json")
@@ -2956,9 +2957,9 @@ def test_solve_cluster_places_jobs_whose_host_needs_fill_a_node_exactly(cli, tmp
     assert check_placements(CATALOG, instance, result, estimates=True) == []
     baseline = json.loads(greedy(load_fleet(path, CATALOG), CATALOG).model_dump_json())  # first fit, too
     assert sorted((p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in baseline["placements"]) == [
-        ("a", 4, 8.9), ("b", 4, 8.9)]
+        ("a", 4, 11.9), ("b", 4, 11.9)]
     assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
-        ("a", 4, 8.9), ("b", 4, 8.9)]
+        ("a", 4, 11.9), ("b", 4, 11.9)]
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and "status: optimal; placed priority (of 2): 2, proven bound 2" in out
 
@@ -2970,9 +2971,9 @@ def round_host_memory_always(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Offload jobs of three models on nodes of 360 GiB: Qwen3-8B (163 GiB) and Qwen3-4B (83 GiB) share one
+    # Offload jobs of three models on nodes of 360 GiB: Qwen3-8B (183 GiB) and Qwen3-4B (102 GiB) share one
     # by their exact needs. Rounded into one class (as a pool with too many ways to fill a node would be),
-    # every need counts as the largest, Qwen3-14B's 311 GiB, and no two share a node.
+    # every need counts as the largest, Qwen3-14B's 352 GiB, and no two share a node.
     instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}], "jobs": [
         {"name": "big", "model": "14B", "max_model_len": 61440, "priority": 3},
         {"name": "mid", "model": "8B", "max_model_len": 61440, "priority": 2},
@@ -2987,14 +2988,14 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     assert (rounded["status"], rounded["objective"], rounded["host_rounded"]) == ("feasible", 5, ["a100"])
     assert check_placements(CATALOG, instance, rounded, estimates=True) == []
     assert len({p["nodes"][0] for p in rounded["placements"] if p["plan"]["offload"]}) == 2
-    # The job left out is told its own need (82.8 GiB), not the class's it was counted at (Qwen3-14B's), and the job
+    # The job left out is told its own need (102.2 GiB), not the class's it was counted at (Qwen3-14B's), and the job
     # that holds the room; not a priority that places it: with the needs rounded, a placement of more may fit.
     assert rounded["unplaced"] == [{"job": "small", "reason": (
-        "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 82.8 GiB of host memory on one node) "
+        "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 102.2 GiB of host memory on one node) "
         "after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) holds the room it "
         "needs"),
         "reason_for_several": (
-            "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and 82.8 GiB of host memory on "
+            "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and 102.2 GiB of host memory on "
             "one node) after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) "
             "holds the room each needs"),
         "reason_code": "no-room",
@@ -3082,7 +3083,7 @@ def test_the_proof_without_host_memory_gets_the_work_left_and_names_the_wall_clo
 def test_a_few_jobs_weigh_their_exact_host_needs(tmp_path: Path):
     # Five jobs on one node of 16 GPUs: their exact host needs make more ways to fill the node than a
     # large fleet may weigh, but few enough for five jobs; nothing is rounded, and four jobs fit.
-    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 300}], "jobs": [
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 400}], "jobs": [
         {"name": "j0", "model": "14B", "max_model_len": {"at_least": 8192}, "rollout_gpus": 4},
         {"name": "j1", "model": "0.6B", "max_model_len": 8192, "rollout_gpus": 3},
         {"name": "j2", "model": "4B", "max_model_len": 16384, "rollout_gpus": 1},
@@ -3447,9 +3448,10 @@ def test_a_model_config_that_is_a_fifo_is_refused_not_waited_on(solve_script: Pa
 
 
 def test_jobs_without_offload_sharing_a_node_fit_its_host_memory_while_they_load(tmp_path: Path):
-    # Qwen3-4B ties its embeddings: every rank loads it in fp32, 15 GiB each. Two jobs of 4 GPUs would take 120 GiB
-    # of a node's 100 at start-up, as the planner refuses 8 ranks of one job there: one job gets 2 GPUs.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 100}],
+    # Qwen3-4B ties its embeddings: every rank loads it in fp32, 15 GiB each, beside the reference model's fp32 shards
+    # (21.1 GiB over 4 GPUs or 8). Two jobs of 4 GPUs would take 162.2 GiB of a node's 135 at start-up, as the planner
+    # refuses 8 ranks of one job there (141.0): one job gets 2 GPUs (51.1 + 81.1 GiB).
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 135}],
                 "jobs": [{"name": "a", "model": "4B", "max_model_len": 8192},
                          {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = solved(instance, tmp_path)
@@ -3457,26 +3459,27 @@ def test_jobs_without_offload_sharing_a_node_fit_its_host_memory_while_they_load
     assert sorted((p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]) == [(2, False), (4, False)]
     assert check_placements(CATALOG, instance, result, estimates=True) == []
     assert best_value(CATALOG, instance, estimates=True)[:2] == (2, 0)
-    instance["pools"][0]["host_ram_gb"] = 120  # 4 and 4 now fit
+    instance["pools"][0]["host_ram_gb"] = 162.2  # 4 and 4 now fit
     assert sorted(p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]) == [4, 4]
 
 
 def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_path: Path):
-    # Without Offload too: the model while it loads (Qwen3-4B ties its embeddings: 15 GiB on each of its ranks).
+    # Without Offload too: the model while it loads (Qwen3-4B ties its embeddings: 15 GiB on each of its ranks),
+    # beside the reference model's shards.
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: p, gpu: A100-80GB, nodes: 1, gpus_per_node: 8, host_ram_gb: 100}]\njobs:\n"
+    path.write_text("pools: [{name: p, gpu: A100-80GB, nodes: 1, gpus_per_node: 8, host_ram_gb: 135}]\njobs:\n"
                     "  - {name: a, model: 4B, max_model_len: 8192}\n  - {name: b, model: 4B, max_model_len: 8192}\n",
                     encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json")
     placements = json.loads(out)["placements"]
-    assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 30.0), (4, 60.0)]
+    assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 51.1), (4, 81.1)]
     rows = [line for line in cli("cluster", str(path))[1].splitlines() if line.startswith("│")]
-    assert sorted(row.split("│")[-2].strip() for row in rows) == ["30.0", "60.0"]
+    assert sorted(row.split("│")[-2].strip() for row in rows) == ["51.1", "81.1"]
 
 
 def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: Path):
     # Two nodes of 4 48-GB GPUs with 256 GiB of host memory, and Qwen3-32B with 4 rollout GPUs: the trainer has 4 GPUs
-    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (297.1 GiB per node), which has no room
+    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (332.1 GiB per node), which has no room
     # beside the rollout; it is asked on the 4 GPUs the rollout leaves.
     pools = [{"name": "lab", "gpu": "RTX-PRO-5000", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
               "host_ram_gb": 256}]
@@ -3485,7 +3488,7 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-PRO-5000 within 4 GPUs trains with 256 GiB of host memory per node "
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 594.2 GiB of host memory per node"),
+        "tokens), and with Offload it needs 664.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(
@@ -3497,7 +3500,7 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         tmp_path: Path, cli):
     # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
     # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 8 L40S with 64 GiB,
-    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 594.2 GiB (it said "drop the
+    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 664.2 GiB (it said "drop the
     # pool's host_ram_gb 64", "without the pool's host_ram_gb and ..."). A pool's node size is hardware too: on nodes
     # of 4 L40S nothing trains it, and the reason says so rather than name a node of 8 the pool does not have.
     # The L40S budget is at its card's default margin 0.04: 20480 tokens per GPU have 0.26 GiB to spare at 0.01, and
@@ -3510,11 +3513,11 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "l40s-8: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs "
         "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on nodes with more host memory and with "
         "--token-budget auto, Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 19456 trains it "
-        "(131072 tokens), and with Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables "
+        "(131072 tokens), and with Offload it needs 664.2 GiB of host memory per node; a100-4: nothing in the tables "
         "and the memory model's estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory "
         "per node (the pool's host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
-        "Offload it needs 594.2 GiB of host memory per node"),
+        "Offload it needs 664.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run", "pools": codes,
         "fits_with": []}]
@@ -3531,14 +3534,14 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
 
 def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_more_host_memory(tmp_path: Path):
     # Qwen3-14B at 65536 tokens beside 1 rollout GPU on A100 nodes of 4 with 48 GiB: the tables train it with Offload
-    # on nodes with 311.3 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
-    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 311.3 GiB ..."), adding nothing.
+    # on nodes with 351.6 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
+    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 351.6 GiB ..."), adding nothing.
     pools = [{"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "q14b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [{"job": "q14b", "reason": (
         "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
         "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
-        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 "
+        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 351.6 "
         "GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
@@ -3547,7 +3550,7 @@ def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_mo
 
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
     # Two Qwen3-32B jobs with 4 rollout GPUs each: one node of 8 H200s holds one; the L40S node could hold the
-    # other but for its host memory (Offload's 594.2 GiB per node, more than 512), which the reason says too.
+    # other but for its host memory (Offload's 664.2 GiB per node, more than 512), which the reason says too.
     pools = [{"name": "h200", "gpu": "H200-141GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 2048},
              {"name": "l40s", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 512}]
     jobs = [{"name": name, "model": "32B", "max_model_len": 16384, "priority": priority, "rollout_gpus": 4}
@@ -3561,7 +3564,7 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "(up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
         "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
-        "trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node"),
+        "trains it (16384 tokens), and with Offload it needs 664.2 GiB of host memory per node"),
                                    "reason_for_several": (
                                        "no room left in h200 (each needs at least 5 GPUs of one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); first "
@@ -3571,7 +3574,7 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
                                        "nothing in the tables and the memory model's estimates for Qwen3-32B on "
                                        "L40S-48GB within 4 GPUs trains with 512 GiB of host memory per node (the "
                                        "pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 "
-                                       "on 2 GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of "
+                                       "on 2 GPUs trains it (16384 tokens), and with Offload it needs 664.2 GiB of "
                                        "host memory per node"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("h200", "no-room"), ("l40s", "no-plan", "nothing-trains")),
@@ -3623,11 +3626,11 @@ def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_
 
 
 def test_offload_jobs_do_not_share_a_node_that_holds_their_raw_needs_but_not_their_given_ones(tmp_path: Path):
-    # Each job needs 311.28 GiB of host memory, given as 311.3: a node of 622.58 GiB holds the two raw needs (622.56)
-    # but not the two given (622.6), and a plan never needs more than it says, so they do not share it.
-    result = solved(two_offload_jobs(622.58), tmp_path)
+    # Each job needs 351.53 GiB of host memory, given as 351.6: a node of 703.1 GiB holds the two raw needs (703.07)
+    # but not the two given (703.2), and a plan never needs more than it says, so they do not share it.
+    result = solved(two_offload_jobs(703.1), tmp_path)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
-    assert solved(two_offload_jobs(622.6), tmp_path)["objective"] == 3  # with 622.6 they share it
+    assert solved(two_offload_jobs(703.2), tmp_path)["objective"] == 3  # with 703.2 they share it
 
 
 def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: Path):
@@ -3696,24 +3699,24 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
 
 def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_way_s_gpus_with_another_s(
         tmp_path: Path):
-    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (162.6 GiB of host memory) or 4 without (30.6 GiB). The 14B
-    # job takes 5 GPUs and 311.3 GiB of the 400, leaving 3 GPUs and 88.7 GiB: neither way fits. "At least 2 GPUs and
-    # 30.6 GiB", the least of each taken apart, would say that it fits there.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 400}], "jobs": [
+    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (183.0 GiB of host memory) or 4 without (71.2 GiB). The 14B
+    # job takes 5 GPUs and 351.6 GiB of the 440, leaving 3 GPUs and 88.4 GiB: neither way fits. "At least 2 GPUs and
+    # 71.2 GiB", the least of each taken apart, would say that it fits there.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 440}], "jobs": [
         {"name": "x", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1, "priority": 3},
         {"name": "y", "model": "Qwen3-8B", "max_model_len": 32768}]}
     result = solved(instance, tmp_path, widen=False)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
-        ("x", 4, 311.3)]
+        ("x", 4, 351.6)]
     assert result["unplaced"] == [{"job": "y", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
-                                                         "least 2 GPUs and 162.6 GiB of host memory, or 4 GPUs and "
-                                                         "30.6 GiB, on one node) after the jobs placed (the most "
+                                                         "least 2 GPUs and 183.0 GiB of host memory, or 4 GPUs and "
+                                                         "71.2 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost); x (priority 3) "
                                                          "holds the room it needs: priority 4 is the least that "
                                                          "places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
-                                       "162.6 GiB of host memory, or 4 GPUs and 30.6 GiB, on one node) after the "
+                                       "183.0 GiB of host memory, or 4 GPUs and 71.2 GiB, on one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); x (priority "
                                        "3) holds the room each needs: priority 4 is the least that places one of them"),
                                    "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
@@ -3753,15 +3756,15 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
 
 def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_not_blamed_for_no_room(
         tmp_path: Path):
-    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory, 828 tenths) or 2 without (30.0 GiB).
-    # Nodes of 2 GPUs and 165.6 GiB (1656 tenths, twice 828): jobs sharing one can never exceed it, GPUs alone decide.
+    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (93.4 GiB of host memory, 934 tenths) or 2 without (51.1 GiB).
+    # Nodes of 2 GPUs and 186.8 GiB (1868 tenths, twice 934): jobs sharing one can never exceed it, GPUs alone decide.
     # Two jobs take a GPU each; the third is told it needs a GPU, not host memory that could never run short.
-    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 2, "host_ram_gb": 165.6}],
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 2, "host_ram_gb": 186.8}],
                 "jobs": [{"name": name, "model": "Qwen3-4B", "max_model_len": 8192} for name in ("a", "b", "c")]}
     result = solved(instance, tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 2)
     assert [(p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"])
-            for p in result["placements"]] == [(1, True, 82.8), (1, True, 82.8)]
+            for p in result["placements"]] == [(1, True, 93.4), (1, True, 93.4)]
     [unplaced] = result["unplaced"]
     assert unplaced["reason"] == ("no room left in a100 (it needs at least 1 GPU of one node) after the jobs placed "
                                   "(the most priority in all, then length, then cost); b (priority 1, as much as its "
@@ -3838,7 +3841,7 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
     free = {"name": "free", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 2}
     batched = {**free, "name": "batched", "train_batch_size": 256}
     result = solved({"pools": [pool], "jobs": [free, batched]}, tmp_path, widen=False)
-    host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than the "
+    host = ("1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host memory per node, more than the "
             "pool's host_ram_gb of 128 GiB")
     assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("free", 6)]
     assert result["unplaced"] == [{"job": "batched", "reason": "a100: with 2 rollout GPUs, no trainer GPU count that "
@@ -3884,22 +3887,22 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
                                "6 or fewer, a trainer of 2 GPUs has one",
          "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
-        {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than the "
+        {"job": "j", "reason": f"{head}it needs 105.8 GiB of host memory per node while the model loads, more than the "
                                "pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs has "
                                "one",
-         "reason_for_several": f"{several}it needs 89.9 GiB of host memory per node while the model loads, more than "
+         "reason_for_several": f"{several}it needs 105.8 GiB of host memory per node while the model loads, more than "
                                "the pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs "
                                "has one", "reason_code": "no-way-to-run",
          "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
-                  {"pools": [{**pool, "host_ram_gb": 100}], "jobs": [job]}):
+                  {"pools": [{**pool, "host_ram_gb": 110}], "jobs": [job]}):
         assert [p["trainer_gpus"] for p in solved(fleet, tmp_path)["placements"]] == [6]
 
 
 def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_plans(tmp_path: Path):
     # Qwen3-8B at 4096 tokens beside 6 rollout GPUs on a node of 8 A100-40GBs: its 2 trainer GPUs need Offload, and
-    # 162.6 GiB of host memory on the node for it, which a pool's 1024 GB hold and another's 128 GB do not. The
+    # 183.0 GiB of host memory on the node for it, which a pool's 1024 GB hold and another's 128 GB do not. The
     # planner's answers are cached per question, in either order: the pool's host memory is part of it.
     pools = [{"name": "tight", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 128},
              {"name": "roomy", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}]
@@ -3908,14 +3911,14 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
     for order in (jobs, jobs[::-1]):
         result = solved({"pools": pools, "jobs": order}, tmp_path, widen=False)
         assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"], p["host_memory_gb"])
-                for p in result["placements"]] == [("roomy", 2, True, 162.6)]
+                for p in result["placements"]] == [("roomy", 2, True, 183.0)]
         assert result["unplaced"] == [{"job": "tight", "reason": (
             "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
-            "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, "
+            "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host memory per node, "
             "more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a trainer of 6 GPUs has one"),
             "reason_for_several": (
                 "tight: with 6 rollout GPUs, no trainer GPU count that trains them (6 at the fewest) has a layout "
-                "on its 1 node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host "
+                "on its 1 node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host "
                 "memory per node, more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a "
                 "trainer of 6 GPUs has one"),
             "reason_code": "no-way-to-run",
@@ -3924,10 +3927,10 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
     # Qwen3-4B at 32768 tokens beside 2 rollout GPUs on a node of 8 A100s: its cheapest way, 6 GPUs without Offload,
-    # needs 89.9 GiB of host memory while the model loads, 92057.6 MiB, counted as 92058; a node of 89.9 GB has
-    # 92057 whole MiB. The planner let the way fit the node, so its need is taken as the node's; with 89.8 GB the
-    # way does not fit, and the job takes 4 GPUs (60.0 GiB).
-    for host_ram_gb, way in ((89.9, (6, 89.9)), (89.8, (4, 60.0))):
+    # needs 105.8 GiB of host memory while the model loads, 108339.2 MiB, counted as 108340; a node of 105.8 GB has
+    # 108339 whole MiB. The planner let the way fit the node, so its need is taken as the node's; with 105.7 GB the
+    # way does not fit, and the job takes 4 GPUs (81.1 GiB).
+    for host_ram_gb, way in ((105.8, (6, 105.8)), (105.7, (4, 81.1))):
         instance = {"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}],
                     "jobs": [{"name": "j", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2}]}
         [placement] = solved(instance, tmp_path, widen=False)["placements"]
@@ -4143,13 +4146,13 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
                     f"jobs: [{{name: w, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: {rollout}}}]\n",
                     encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
-    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 311.3)
+    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 351.6)
     out = cli("cluster", str(path))[1]
     assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out
-    assert "│ 311.3 (node 0) │\n" in out
+    assert "│ 351.6 (node 0) │\n" in out
     assert f" {solver.render.TRAINER_NODES_NOTE} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
-    comment = fragment_comment("host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other "
+    comment = fragment_comment("host memory: 351.6 GiB for Offload, per node the trainer runs on (1 of 2: the other "
                                "holds only its rollout), within the pool's host_ram_gb of 1024 GiB")
     assert "\n" + comment in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
 
@@ -4251,7 +4254,7 @@ def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monke
         "         YaRN           3.0",
         "         cost           0.6565",
         "         evidence       documented",
-        "         host GiB/node  162.6",
+        "         host GiB/node  183.0",
         "(≥N): the job asked for at_least N tokens, longer where a plan allows",
     ]) == h20_blocks
     assert ("math-4b     nodes          0" in lines) == a100_blocks

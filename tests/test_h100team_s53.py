@@ -11,14 +11,15 @@ MEMORY_32B_16 = ("memory", "--model", "32B", "--gpu", "h100", "--gpus", "16", "-
 
 def test_solve_memory_verdict_names_the_gpus_where_the_host_memory_rules_the_setting_out(cli):
     # Qwen3-32B with Env + SP=8 on two nodes of 8 H100s fits the GPUs (7.57 GiB to spare), but loading it takes
-    # 122.1 GiB of a node's host memory: with --host-ram 100GB it does not train, and the verdict must not read
-    # "fits" bare above the host line that says so.
-    status, out, _ = cli(*MEMORY_32B_16, "--host-ram", "100")
+    # 192.1 GiB of a node's host memory (122.1 for the fp32 model, beside the node's half of the reference model's fp32
+    # shards): with --host-ram 180GB it does not train, and the verdict must not read "fits" bare above the host line
+    # that says so.
+    status, out, _ = cli(*MEMORY_32B_16, "--host-ram", "180")
     flat = " ".join(out.split())
     assert status == 1
     assert "fits the GPUs' memory (the host memory below rules it out): 7.57 GiB to spare of the usable memory" in flat
-    assert ("122.1 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it); more than "
-            "--host-ram 100 GiB: it does not train there") in flat
+    assert ("192.1 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it, beside the "
+            "reference model's pinned shards); more than --host-ram 180 GiB: it does not train there") in flat
     # Where the host memory holds it, or is not given, the verdict is the plain one.
     for host in (("--host-ram", "1024"), ()):
         status, out, _ = cli(*MEMORY_32B_16, *host)

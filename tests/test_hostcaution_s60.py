@@ -60,7 +60,7 @@ def test_host_ram_in_no_form_it_takes_is_refused_naming_the_forms(cli, given: st
 def test_solve_memory_reads_free_m_with_its_unit_and_refuses_it_bare(cli):
     flags = ("memory", "--model", "8B", "--gpu", "h100", "--gpus", "1", "--len", "4k", "--offload")
     status, out, _ = cli(*flags, "--host-ram", "31958MiB", "--json")
-    assert (status, json.loads(out)["host_ram_gib"]) == (1, 31.2)  # Offload needs 162.6 GiB
+    assert (status, json.loads(out)["host_ram_gib"]) == (1, 31.2)  # Offload needs 183.0 GiB
     status, _, err = cli(*flags, "--host-ram", "31958")
     assert (status, err.splitlines()[-1]) == (2, (
         "solve memory: error: argument --host-ram: a number without a unit is GB up to 4096, got 31958: give its "
@@ -69,7 +69,7 @@ def test_solve_memory_reads_free_m_with_its_unit_and_refuses_it_bare(cli):
 
 SERVERS = "128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
 HOST_CAUTION = (
-    f"Offload needs 311.3 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU there "
+    f"Offload needs 351.6 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU there "
     f"({SERVERS}; --node-gpus counts all of a node's GPUs), and nothing checks it: give --host-ram what a node can "
     "spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
 RTX_4090_14B = ("--gpu", "rtx-4090", "--gpus", "1", "--model", "14B", "--len", "4096")
@@ -85,42 +85,42 @@ def test_an_offload_plan_past_a_servers_host_memory_per_gpu_is_cautioned_without
     lines = out.splitlines()
     caution = lines.index(next(line for line in lines if line.startswith("caution        Offload needs ")))
     assert " ".join(" ".join(lines[caution:caution + 3]).split()) == f"caution {HOST_CAUTION}"
-    assert "host memory    311.3 GiB per node for Offload; not checked: --host-ram not given" in lines
+    assert "host memory    351.6 GiB per node for Offload; not checked: --host-ram not given" in lines
     status, out, _ = cli(*L40S_14B, "--json")
     [best, *_] = json.loads(out)[0]["plans"]
     assert (status, best["host_memory_gb"], best["cautions"][0], best["caution_codes"]) == (
-        0, 311.3, HOST_CAUTION, ["host-memory-unchecked", "single-gpu-advised-against"])
+        0, 351.6, HOST_CAUTION, ["host-memory-unchecked", "single-gpu-advised-against"])
 
 
 def test_one_l40s_is_cautioned_from_qwen3_8b_up():
-    # One L40S's Offload (a card sold in servers): Qwen3-4B's 82.8 GiB is within 128 GiB, Qwen3-8B's 162.6 GiB is not.
+    # One L40S's Offload (a card sold in servers): Qwen3-4B's 93.4 GiB is within 128 GiB, Qwen3-8B's 183.0 GiB is not.
     needs = {model: solver.plan(model, gpu="l40s", budget_gpus=1, max_model_len=4096)[0].best
              for model in ("4B", "8B")}
     assert [(plan.offload, plan.host_memory_gb, plan.caution_codes) for plan in needs.values()] == [
-        (True, 82.8, (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)),
-        (True, 162.6, (CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.SINGLE_GPU_ADVISED_AGAINST))]
+        (True, 93.4, (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)),
+        (True, 183.0, (CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.SINGLE_GPU_ADVISED_AGAINST))]
     assert needs["8B"].cautions[0].startswith(
-        "Offload needs 162.6 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU")
+        "Offload needs 183.0 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU")
 
 
 def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
     (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, max_model_len=4096,
                             option_names=COMMAND_OPTIONS)
     assert (answer.best.gpus, answer.best.offload, answer.best.host_memory_gb, answer.best.caution_codes) == (
-        8, True, 1258.2, (CautionCode.HOST_MEMORY_UNCHECKED,))
+        8, True, 1404.7, (CautionCode.HOST_MEMORY_UNCHECKED,))
     assert answer.best.cautions[0] == (
-        "Offload needs 1258.2 GiB of host memory per node (157.3 GiB per trainer GPU), more than the 1024 GiB assumed "
+        "Offload needs 1404.7 GiB of host memory per node (175.6 GiB per trainer GPU), more than the 1024 GiB assumed "
         f"for its 8 trainer GPUs there ({SERVERS}; --node-gpus counts all of a node's GPUs), and nothing checks it: "
         "give --host-ram what a node can spare for the trainer (free -g's total less what the OS, Ray and the rollout "
         "take) to check it")
 
 
 def test_the_readmes_main_job_gets_no_host_memory_caution(cli):
-    # 82.8 GiB for 4 trainer GPUs, 20.7 GiB each: what a data-centre node holds.
+    # 102.2 GiB for 4 trainer GPUs, 25.6 GiB each: what a data-centre node holds.
     status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--json")
     [best, *_] = json.loads(out)[0]["plans"]
     assert (status, best["gpus"], best["offload"], best["host_memory_gb"], best["cautions"]) == (
-        0, 4, True, 82.8, [])
+        0, 4, True, 102.2, [])
 
 
 def test_the_host_memory_caution_filters_no_plan_and_host_ram_silences_it(cli):
@@ -156,9 +156,9 @@ def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
     status, out, _ = cli(*flags, "--json")
     estimate = json.loads(out)
     assert (status, estimate["host_memory_gib"], estimate["caution_codes"]) == (
-        0, 162.6, ["host-memory-unchecked", "single-gpu-advised-against"])
+        0, 183.0, ["host-memory-unchecked", "single-gpu-advised-against"])
     status, out, _ = cli(*flags)
-    assert status == 0 and ("caution: Offload needs 162.6 GiB of host memory per node, more than the 128 GiB assumed "
+    assert status == 0 and ("caution: Offload needs 183.0 GiB of host memory per node, more than the 128 GiB assumed "
                             "for its one trainer GPU there") in out
     status, out, _ = cli(*flags, "--host-ram", "256", "--json")
     assert (status, json.loads(out)["caution_codes"]) == (0, ["single-gpu-advised-against"])
@@ -168,7 +168,7 @@ def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
 
 
 def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp_path):
-    # Llama-3.1-70B on 5 of a DGX's H100s: 1441.3 GiB, more than the node's 8 GPUs are assumed to have (the pool gives
+    # Llama-3.1-70B on 5 of a DGX's H100s: 1624.4 GiB, more than the node's 8 GPUs are assumed to have (the pool gives
     # its size); Qwen3-8B on 3 needs no Offload.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: dgx, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
@@ -177,9 +177,9 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
     status, out, _ = cli("cluster", str(fleet), "--json")
     placed = {placement["job"]: placement["plan"] for placement in json.loads(out)["placements"]}
     assert (status, placed["big"]["gpus"], placed["big"]["host_memory_gb"], placed["big"]["caution_codes"]) == (
-        0, 5, 1441.3, ["host-memory-unchecked", "uneven-data-parallel"])
+        0, 5, 1624.4, ["host-memory-unchecked", "uneven-data-parallel"])
     assert placed["big"]["cautions"][0].startswith(
-        f"Offload needs 1441.3 GiB of host memory per node, more than the 1024 GiB assumed for a node of 8 GPUs "
+        f"Offload needs 1624.4 GiB of host memory per node, more than the 1024 GiB assumed for a node of 8 GPUs "
         f"({SERVERS}), and nothing checks it: give the pool's host_ram_gb what")
     assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]
 
@@ -187,5 +187,5 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
 def test_a_trinity_fragment_carries_the_host_memory_caution(cli):
     status, out, _ = cli("--gpu", "l40s", "--gpus", "1", "--model", "8B", "--len", "4k", "--emit", "trinity")
     assert status == 0 and (
-        "# caution: Offload needs 162.6 GiB of host memory per node, more than the 128 GiB assumed for its\n"
+        "# caution: Offload needs 183.0 GiB of host memory per node, more than the 128 GiB assumed for its\n"
         "# one trainer GPU there (128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8;\n") in out

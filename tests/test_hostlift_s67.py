@@ -25,8 +25,8 @@ Cli = Callable[..., tuple[int, str, str]]
 ASKED = ("--model", "8B", "--gpu", "a100")
 LONGEST = ("--maximize", "len", "--gpus", "6")
 VALUES_COLUMN = len("max_model_len  ")  # the widest label of these summaries, and the gap after it
-LONGEST_LINE = ("with 162.6 GiB of host memory per node, the best plan is Env + Offload + SP=4 on 4 GPUs at 102400 "
-                "tokens, cost 0.6565 (documented): --host-ram 64 GiB costs 51200 tokens")
+LONGEST_LINE = ("with 183.0 GiB of host memory per node, the best plan is Env + Offload + SP=4 on 4 GPUs at 102400 "
+                "tokens, cost 0.6565 (documented): --host-ram 96 GiB costs 51200 tokens")
 
 
 def _row(out: str, label: str) -> list[str]:
@@ -52,12 +52,12 @@ def _answer(cli: Cli, *argv: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("argv", "line"), [
-    ((*LONGEST, "--host-ram", "64"), LONGEST_LINE),
-    (("--minimize", "gpus", "--len", "32k", "--host-ram", "64"),
-     ("with 162.6 GiB of host memory per node, the best plan is Env + Offload + SP=2 on 2 GPUs, cost 1.111 "
-      "(documented): --host-ram 64 GiB costs 2 GPUs")),
+    ((*LONGEST, "--host-ram", "96"), LONGEST_LINE),
+    (("--minimize", "gpus", "--len", "32k", "--host-ram", "96"),
+     ("with 183.0 GiB of host memory per node, the best plan is Env + Offload + SP=2 on 2 GPUs, cost 1.111 "
+      "(documented): --host-ram 96 GiB costs 2 GPUs")),
     ((*LONGEST, "--host-ram", "200"), "--host-ram 200 GiB costs nothing: the best plan fits in it"),
-    (("--len", "32k", "--host-ram", "64"), "--host-ram 64 GiB costs nothing: the best plan fits in it"),
+    (("--len", "32k", "--host-ram", "96"), "--host-ram 96 GiB costs nothing: the best plan fits in it"),
 ])
 def test_an_answer_under_a_host_limit_says_what_it_costs(cli: Cli, argv: tuple[str, ...], line: str) -> None:
     status, out, err = cli(*ASKED, *argv)
@@ -66,22 +66,22 @@ def test_an_answer_under_a_host_limit_says_what_it_costs(cli: Cli, argv: tuple[s
 
 
 def test_the_users_case_names_offload_and_its_need(cli: Cli) -> None:
-    """persona17's case: Qwen3-30B-A3B on 8 H100s with 512 GiB gets 25600 tokens; Offload, which needs 605.5 GiB per
+    """persona17's case: Qwen3-30B-A3B on 8 H100s with 512 GiB gets 25600 tokens; Offload, which needs 681.1 GiB per
     node, reaches 210944, the planner's own longest without the limit."""
     argv = ("--model", "Qwen3-30B-A3B", "--gpu", "h100", "--gpus", "8", "--maximize", "len")
     status, out, _ = cli(*argv, "--host-ram", "512")
     assert status == 0 and _row(out, "max_model_len") == ["25600"]
     assert _row(out, "host limit") == [(
-        "with 605.5 GiB of host memory per node, the best plan is Env + Offload + SP=8 on 8 GPUs at 210944 tokens, "
+        "with 681.1 GiB of host memory per node, the best plan is Env + Offload + SP=8 on 8 GPUs at 210944 tokens, "
         "cost 2.186 (estimated, extrapolated): --host-ram 512 GiB costs 185344 tokens")]
     unlimited = json.loads(cli(*argv, "--json")[1])[0]["plans"][0]
-    assert (unlimited["max_model_len"], unlimited["host_memory_gb"]) == (210944, 605.5)
+    assert (unlimited["max_model_len"], unlimited["host_memory_gb"]) == (210944, 681.1)
 
 
 def test_the_json_holds_the_planners_best_without_the_limit(cli: Cli) -> None:
     """more_host_ram is the plan the same question without --host-ram answers (its host need stated), not the limited
     answer's; where the limit costs nothing, the answer's own best plan."""
-    answer = _answer(cli, *LONGEST, "--host-ram", "64")
+    answer = _answer(cli, *LONGEST, "--host-ram", "96")
     free, unlimited = answer["more_host_ram"], _answer(cli, *LONGEST)["plans"][0]
     kept = ("gpus", "env", "offload", "sp", "max_model_len", "cost", "evidence", "host_memory_gb")
     assert {key: free[key] for key in kept} == {key: unlimited[key] for key in kept}
@@ -105,21 +105,21 @@ def test_without_a_limit_there_is_no_line_no_field_and_no_question(
     status, out, _ = cli(*ASKED, *LONGEST)
     assert status == 0 and "host limit" not in out and asked == []
     assert "more_host_ram" not in _answer(cli, *LONGEST) and asked == []
-    cli(*ASKED, *LONGEST, "--host-ram", "64")
+    cli(*ASKED, *LONGEST, "--host-ram", "96")
     assert asked == [MAX_HOST_RAM_GB]  # one question, once (s68: asked before the query's own)
 
 
 def test_pins_and_a_limit_each_say_what_they_cost_alone(cli: Cli) -> None:
-    """With --sp 2 and --host-ram 64, the unpinned question keeps the limit and the host one keeps the pin."""
-    status, out, _ = cli(*ASKED, *LONGEST, "--sp", "2", "--host-ram", "64")
+    """With --sp 2 and --host-ram 96, the unpinned question keeps the limit and the host one keeps the pin."""
+    status, out, _ = cli(*ASKED, *LONGEST, "--sp", "2", "--host-ram", "96")
     assert status == 0 and _row(out, "max_model_len") == ["32768"]
     assert _row(out, "unpinned") == [(
         "without --sp 2, the best plan is Env + SP=4 on 4 GPUs at 51200 tokens, cost 0.3282 (documented): the pin "
         "costs 18432 tokens")]
     assert _row(out, "host limit") == [(
-        "with 164.7 GiB of host memory per node, the best plan is Env + Offload + SP=2 on 6 GPUs at 51200 tokens, "
-        "cost 0.3703 (documented): --host-ram 64 GiB costs 18432 tokens")]
-    answer = _answer(cli, *LONGEST, "--sp", "2", "--host-ram", "64")
+        "with 185.4 GiB of host memory per node, the best plan is Env + Offload + SP=2 on 6 GPUs at 51200 tokens, "
+        "cost 0.3703 (documented): --host-ram 96 GiB costs 18432 tokens")]
+    answer = _answer(cli, *LONGEST, "--sp", "2", "--host-ram", "96")
     assert (answer["unpinned"]["offload"], answer["unpinned"]["sp"]) == (False, 4)
     assert (answer["more_host_ram"]["offload"], answer["more_host_ram"]["sp"]) == (True, 2)
 
@@ -128,26 +128,26 @@ def test_pins_and_a_limit_each_say_what_they_cost_alone(cli: Cli) -> None:
 def test_a_host_question_the_time_limit_leaves_open_is_left_out(
         cli: Cli, answers_left_open: Callable[[Callable[[Any], bool], str], None], left_open: str) -> None:
     answers_left_open(lambda query: query.host_ram_gb == MAX_HOST_RAM_GB, left_open)
-    status, out, _ = cli(*ASKED, *LONGEST, "--host-ram", "64")
+    status, out, _ = cli(*ASKED, *LONGEST, "--host-ram", "96")
     assert status == 0 and _row(out, "max_model_len") == ["51200 (YaRN rope scaling, factor 1.25)"]
     assert "host limit" not in out
 
 
 def test_the_api_names_the_limit_as_it_was_given() -> None:
-    """The API's keyword (``host_ram_gb=64``), a caller's own words for hardware, and a pool's host memory each name
+    """The API's keyword (``host_ram_gb=96``), a caller's own words for hardware, and a pool's host memory each name
     it as given; an answer without a limit has no more_host_ram."""
-    answer = solver.plan("8B", gpu="a100", objective="max_len", budget_gpus=6, host_ram_gb=64)[0]
+    answer = solver.plan("8B", gpu="a100", objective="max_len", budget_gpus=6, host_ram_gb=96)[0]
     free = solver.plan("8B", gpu="a100", objective="max_len", budget_gpus=6)[0]
     assert free.more_host_ram is None and answer.more_host_ram is not None
-    assert (answer.more_host_ram.max_model_len, answer.more_host_ram.host_memory_gb) == (102400, 162.6)
-    cost = ("with 162.6 GiB of host memory per node, the best plan is Env + Offload + SP=4 on 4 GPUs at 102400 tokens, "
+    assert (answer.more_host_ram.max_model_len, answer.more_host_ram.host_memory_gb) == (102400, 183.0)
+    cost = ("with 183.0 GiB of host memory per node, the best plan is Env + Offload + SP=4 on 4 GPUs at 102400 tokens, "
             "cost 0.6565 (documented): {} costs 51200 tokens")
-    assert _row(solver.answers_text([answer]), "host limit") == [cost.format("host_ram_gb=64")]
+    assert _row(solver.answers_text([answer]), "host limit") == [cost.format("host_ram_gb=96")]
     catalog = load_catalog()
-    query = make_query(catalog, model="8B", gpu="a100", objective="max_len", budget_gpus=6, host_ram_gb=64,
+    query = make_query(catalog, model="8B", gpu="a100", objective="max_len", budget_gpus=6, host_ram_gb=96,
                        host_ram_source="the node's RAM")
     text = solver.answers_text(answer_query(query, catalog))
-    assert _row(text, "host limit") == [cost.format("the node's RAM of 64 GiB")]
+    assert _row(text, "host limit") == [cost.format("the node's RAM of 96 GiB")]
     pool = query.model_copy(update={"host_ram_source": POOL_HOST_RAM_SOURCE, "host_ram_hardware": "the pool's"})
     text = solver.answers_text(answer_query(pool, catalog))
-    assert _row(text, "host limit") == [cost.format("the pool's 64 GiB")]
+    assert _row(text, "host limit") == [cost.format("the pool's 96 GiB")]

@@ -291,6 +291,8 @@ def test_gpu_memory_in_gb_is_taken_as_gib(cli, given: str):
 
 
 def test_host_memory_given_in_64214mib_is_the_62_7_gib_the_help_says(cli):
-    status, text, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--offload",
+    # Qwen3-4B without Offload loads on 2 GPUs in 51.1 GiB, within 62.7; with Offload it needs 77.5 or more.
+    status, text, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--offload",
                           "--host-ram", "64214MiB")
-    assert status == 1 and "trains with --offload --host-ram 62.7 GiB (without" in text
+    assert status == 1 and ("trains with --offload --host-ram 62.7 GiB (without --offload: Env + SP=2 on 2 GPUs "
+                            "trains it, documented)") in " ".join(text.split())

@@ -107,28 +107,28 @@ def test_host_memory_by_hand():
     # are rounded up to powers of two. fp32 shards (bytes): embedding (tied) 75968 x 1024 x 4 = 311164928 -> 2**29;
     # per layer q 1024 x 1024 x 4 = 2**22, k and v 512 x 1024 x 4 = 2**21 each, o 512 x 2048 x 4 = 2**22, the two
     # norms 2**11 each, q_norm and k_norm 2**8 each, gate, up and down 1536 x 1024 x 4 = 6291456 -> 2**23 each:
-    # 37753344 a layer, 28 layers, and the final norm 2**11: 1593966592 bytes. bf16 (the reference weights):
-    # 2**28, and per layer 2**21 + 2 * 2**20 + 2**21 + 2 * 2**10 + 2 * 2**7 + 3 * 2**22: 796983296 bytes. The
-    # tensors hold 596049920 values, the catalogue says 0.596e9 parameters: the rounding's share is scaled to it.
+    # 37753344 a layer, 28 layers, and the final norm 2**11: 1593966592 bytes, for the parameters, the gradients and
+    # the reference model's weights (fp32 on Trinity 0.6) each. The tensors hold 596049920 values, the catalogue says
+    # 0.596e9 parameters: the rounding's share is scaled to it.
     model = CATALOG.model("0.6B")
     scale = 0.596e9 / 596049920
-    per_gpu = (2 * 1593966592 + 796983296) * scale + 8 * 0.596e9 / 2  # + Adam's moments, not pinned
-    assert host_memory_gib(model, 2, 8) == pytest.approx(2 * per_gpu / 2**30)  # 11.86 GiB
+    per_gpu = 3 * 1593966592 * scale + 8 * 0.596e9 / 2  # + Adam's moments, not pinned
+    assert host_memory_gib(model, 2, 8) == pytest.approx(2 * per_gpu / 2**30)  # 13.35 GiB
     # (Loading, tied embeddings: each of the 2 ranks reads the whole fp32 model, 4 bytes a parameter, beside the
-    # pinned fp32 shards: 4.77e9 + 3.19e9 bytes, less than training takes.)
+    # pinned fp32 parameter and reference shards: 4.77e9 + 6.37e9 bytes, less than training takes.)
     # Qwen3-4B (tied) on 8 GPUs of a node: loading, 8 whole fp32 copies, is the larger moment; on 8 GPUs over two
     # nodes of 4, each node has half of it; Qwen3-8B (untied) loads on one rank only, and training is the larger.
     four_b = CATALOG.model("4B")
-    fp32_shards = 4 * 4.022e9 * pinned_rounding(four_b, 8, 4)  # every GPU's, together
-    assert host_memory_gib(four_b, 8, 8) == pytest.approx((8 * 4 * 4.022e9 + fp32_shards) / 2**30)  # 141.0 GiB
+    fp32_shards = 4 * 4.022e9 * pinned_rounding(four_b, 8, 4)  # every GPU's, together; the reference's as many
+    assert host_memory_gib(four_b, 8, 8) == pytest.approx((8 * 4 * 4.022e9 + 2 * fp32_shards) / 2**30)  # 162.1 GiB
     assert host_memory_gib(four_b, 8, 4) == pytest.approx(host_memory_gib(four_b, 8, 8) / 2)
     eight_b = CATALOG.model("8B")
-    training = sum(size * pinned_rounding(eight_b, 8, size) for size in (4, 4, 2)) * 8.191e9 + 8 * 8.191e9
+    training = 3 * 4 * pinned_rounding(eight_b, 8, 4) * 8.191e9 + 8 * 8.191e9
     assert host_memory_gib(eight_b, 8, 8) == pytest.approx(training / 2**30)
     # Qwen3-8B on 16 GPUs, nodes of 8: each node holds half of the states; rank 0's node also loads the whole model
-    # beside its pinned fp32 shards (5.5e10 bytes), less than its half of the training (8.7e10).
-    training = (sum(size * pinned_rounding(eight_b, 16, size) for size in (4, 4, 2)) * 8.191e9 + 8 * 8.191e9) / 2
-    loading = 4 * 8.191e9 + 4 * pinned_rounding(eight_b, 16, 4) * 8.191e9 / 2
+    # beside its pinned fp32 parameter and reference shards (7.5e10 bytes), less than its half of the training (9.8e10).
+    training = (3 * 4 * pinned_rounding(eight_b, 16, 4) * 8.191e9 + 8 * 8.191e9) / 2
+    loading = 4 * 8.191e9 + 2 * 4 * pinned_rounding(eight_b, 16, 4) * 8.191e9 / 2
     assert loading < training and host_memory_gib(eight_b, 16, 8) == pytest.approx(training / 2**30)
     # On 3 GPUs the rows do not split evenly, and each shard holds the rounded-up share of them (Qwen3-0.6B, fp32):
     # q 683 x 1024 x 4 -> 2**22, k and v 342 x 1024 x 4 -> 2**21, o 342 x 2048 x 4 -> 2**22, the norms 342 x 4 -> 2**11,
@@ -1008,8 +1008,8 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
 
 
 def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
-    # Qwen3-14B on 1 A100 at 8192 needs Env + Offload (documented); its offloaded states take 311.3 GiB of host
-    # memory on that node (the actor's states and the reference model's bf16 weights, pinned blocks rounded up to
+    # Qwen3-14B on 1 A100 at 8192 needs Env + Offload (documented); its offloaded states take 351.6 GiB of host
+    # memory on that node (the actor's states and the reference model's fp32 weights, pinned blocks rounded up to
     # powers of two: `test_host_memory_by_hand`).
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1), CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"
@@ -1018,7 +1018,7 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
         "with --host-ram 200 GiB; without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens; one trainer GPU: "
-        "Trinity-RFT's guide strongly advises more GPUs), and with Offload it needs 311.3 GiB of host memory per node")
+        "Trinity-RFT's guide strongly advises more GPUs), and with Offload it needs 351.6 GiB of host memory per node")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"
@@ -1336,16 +1336,17 @@ def test_a_model_config_that_borrows_a_catalogue_name_gets_no_tables(cli, tmp_pa
 
 
 def test_a_host_memory_note_only_when_host_memory_is_the_limit():
-    # 8B at 65536 within 4 A100s needs Offload (162.6 GiB of host memory per node): --host-ram 50 is what stops it.
-    (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=50),
+    # 8B at 65536 within 4 A100s needs Offload (183.0 GiB of host memory per node): --host-ram 100 is what stops it
+    # (it holds the 71.2 GiB a plan without Offload needs while the model loads).
+    (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=100),
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram, "
                                   "Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs "
-                                  "162.6 GiB of host memory per node; --token-budget auto trains 65536 tokens: Env + "
+                                  "183.0 GiB of host memory per node; --token-budget auto trains 65536 tokens: Env + "
                                   "SP=4 on 4 GPUs with "
                                   "max_token_len_per_gpu = 25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
-    # The need is rounded up (162.6 GiB): 162 does not train it, 163 does.
-    for host_ram, trains in ((162, False), (163, True)):
+    # The need is rounded up (183.0 GiB, 182.91 unrounded): 182.9 does not train it, 183 does.
+    for host_ram, trains in ((182.9, False), (183, True)):
         (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4,
                                     host_ram_gb=host_ram), CATALOG)
         assert bool(answer.plans) == trains
@@ -1738,26 +1739,30 @@ def test_the_longest_fitting_length_is_the_last_that_fits_on_its_grid():
 def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     flags = ["memory", "--model", "14B", "--gpu", "h100", "--gpus", "8", "--len", "65536", "--sp", "8", "--env"]
     expected = host_memory_gib(CATALOG.model("14B"), 8)
-    assert round(expected, 1) == 311.3  # test_host_memory_by_hand
+    assert round(expected, 2) == 351.53  # 3 x 80.50 GiB of pinned fp32 shards and Adam's 110.03
     status, out, _ = cli(*flags, "--offload")
-    assert status == 0 and "host memory: 311.3 GiB per node for Offload" in out
+    assert status == 0 and "host memory: 351.6 GiB per node for Offload" in out
     _, data, _ = cli(*flags, "--offload", "--json")
-    assert json.loads(data)["host_memory_gib"] == 311.3  # rounded up to a tenth, as the line says it (311.28)
-    # Without Offload, the model while it loads: 14.8B parameters in fp32 on one rank (untied embeddings).
+    assert json.loads(data)["host_memory_gib"] == 351.6  # rounded up to a tenth, as the line says it (351.53)
+    # Without Offload, the model while it loads: 14.8B parameters in fp32 on one rank (untied embeddings), beside the
+    # reference model's pinned fp32 shards (80.50 GiB: 4 bytes a parameter and the rounding).
     loading = 4 * CATALOG.model("14B").parameters_b * 1e9 / 2**30
-    assert round(loading, 1) == 55.0 and host_memory_gib(CATALOG.model("14B"), 8, offload=False) == loading
+    reference = 4 * pinned_rounding(CATALOG.model("14B"), 8, 4) * CATALOG.model("14B").parameters_b * 1e9 / 2**30
+    assert round(loading, 2) == 55.02 and round(reference, 2) == 80.50
+    assert host_memory_gib(CATALOG.model("14B"), 8, offload=False) == pytest.approx(loading + reference)
     _, out, _ = cli(*flags)
     _, data, _ = cli(*flags, "--json")
-    assert "host memory: 55.1 GiB per node while the model loads" in out  # 55.02, rounded up: 55.0 would not hold it
-    assert json.loads(data)["host_memory_gib"] == 55.1
-    status, out, _ = cli(*flags, "--host-ram", "54")
-    assert status == 1 and "more than --host-ram 54 GiB: it does not train there" in " ".join(out.split())
-    # The need as given decides: 55.05 GiB of host memory does not hold what is said to need 55.1.
-    assert cli(*flags, "--host-ram", "55.05")[0] == 1 and cli(*flags, "--host-ram", "55.1")[0] == 0
+    assert "host memory: 135.6 GiB per node while the model loads" in out  # 135.52, rounded up: 135.5 would not hold it
+    assert json.loads(data)["host_memory_gib"] == 135.6
+    status, out, _ = cli(*flags, "--host-ram", "135")
+    assert status == 1 and "more than --host-ram 135 GiB: it does not train there" in " ".join(out.split())
+    # The need as given decides: 135.55 GiB of host memory does not hold what is said to need 135.6.
+    assert cli(*flags, "--host-ram", "135.55")[0] == 1 and cli(*flags, "--host-ram", "135.6")[0] == 0
     # Host memory that holds it, given without Offload, is said to, as with Offload (the plan summary's words).
-    status, out, _ = cli(*flags, "--host-ram", "64")
-    assert status == 0 and ("host memory: 55.1 GiB per node while the model loads (verl reads it in fp32 before FSDP "
-                            "shards it), within --host-ram 64 GiB") in " ".join(out.split())
+    status, out, _ = cli(*flags, "--host-ram", "160")
+    assert status == 0 and ("host memory: 135.6 GiB per node while the model loads (verl reads it in fp32 before FSDP "
+                            "shards it, beside the reference model's pinned shards), within --host-ram 160 GiB"
+                            ) in " ".join(out.split())
 
 
 def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_floor():
@@ -2461,12 +2466,12 @@ def test_solve_memorys_tables_line_says_a_fewer_gpu_offload_failure_holds_withou
 
 
 def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
-    # Qwen3-8B with Env + Offload + SP=4 on four A100s at 65536: documented, and Offload needs 162.6 GiB of host
-    # memory per node (the actor's states and the reference model's bf16 weights).
+    # Qwen3-8B with Env + Offload + SP=4 on four A100s at 65536: documented, and Offload needs 183.0 GiB of host
+    # memory per node (the actor's states and the reference model's fp32 weights).
     asked = ("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "65536", "--sp", "4", "--env",
              "--offload")
     status, out, _ = cli(*asked, "--host-ram", "256GB")
-    assert status == 0 and ("162.6 GiB per node for Offload (the actor's states and the reference model's weights, "
+    assert status == 0 and ("183.0 GiB per node for Offload (the actor's states and the reference model's weights, "
                             "or the model while it loads, whichever is more), within --host-ram 256 GiB"
                             ) in " ".join(out.split())
     status, out, _ = cli(*asked, "--host-ram", "128")
@@ -2488,12 +2493,13 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     found = json.loads(out)
     assert (status, found["host_ram_gib"], found["host_fits"], found["tables"]["trains"], found["trains"]) == (
         1, 128, False, True, False)
-    # Without Offload the states stay on the GPUs: the model while it loads, 8.2B parameters in fp32 on one rank.
+    # Without Offload the states stay on the GPUs: the model while it loads, 8.2B parameters in fp32 on one rank,
+    # beside the reference model's pinned fp32 shards: 30.51 + 40.63 GiB, rounded up.
     without_offload = (*asked[:8], "32768", *asked[9:-1], "--json")
-    status, out, _ = cli(*without_offload, "--host-ram", "31")
+    status, out, _ = cli(*without_offload, "--host-ram", "71.2")
     found = json.loads(out)
-    assert (status, found["host_memory_gib"], found["host_fits"], found["trains"]) == (0, 30.6, True, True)  # 30.51 rounded up
-    status, out, _ = cli(*without_offload, "--host-ram", "30")
+    assert (status, found["host_memory_gib"], found["host_fits"], found["trains"]) == (0, 71.2, True, True)
+    status, out, _ = cli(*without_offload, "--host-ram", "71.1")
     assert (status, json.loads(out)["host_fits"]) == (1, False)
     status, out, err = cli(*asked, "--host-ram", "0")
     assert (status, out, err.strip().splitlines()[-1]) == (
@@ -2531,8 +2537,8 @@ def test_a_mixture_of_experts_recomputes_through_its_active_experts_by_hand():
 
 def test_estimate_memory_takes_host_ram():
     result = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=128)
-    assert result.host_memory_gib == pytest.approx(162.60, abs=0.01) and not result.host_fits and not result.trains
-    assert estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=163).trains
+    assert result.host_memory_gib == pytest.approx(183.00, abs=0.01) and not result.host_fits and not result.trains
+    assert estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=183.0).trains
     with pytest.raises(QueryError, match="host_ram_gb must be a number or None, got '128'"):
         estimate_memory("8B", "a100", 4, 65536, offload=True, host_ram_gb="128")  # type: ignore[arg-type]
 
@@ -2705,13 +2711,13 @@ def test_the_longest_length_says_where_the_tables_let_the_setting_train_longer(c
 
 
 def test_the_host_memory_a_refusal_names_is_the_plans_without_the_limit():
-    # Qwen3-4B's need is not monotone in the GPUs (tied embeddings load on every rank): 69.6 GiB on 3 GPUs, 141.0
-    # on 8. At 200k tokens only 8 GPUs train it with Offload, so the refusal names 141, not the least of any count.
-    assert [round(host_memory_gib(CATALOG.model("4B"), n, 8), 1) for n in (3, 8)] == [69.6, 141.0]
+    # Qwen3-4B's need is not monotone in the GPUs (tied embeddings load on every rank): 77.49 GiB on 3 GPUs, 162.11
+    # on 8. At 200k tokens only 8 GPUs train it with Offload, so the refusal names 162.2, not the least of any count.
+    assert [round(host_memory_gib(CATALOG.model("4B"), n, 8), 2) for n in (3, 8)] == [77.49, 162.11]
     (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=200 * 1024, budget_gpus=8,
                                 host_ram_gb=100), CATALOG)
     assert answer.plans == () and ("without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (204800 tokens), and "
-                                   "with Offload it needs 141.0 GiB of host memory per node") in answer.reason
+                                   "with Offload it needs 162.2 GiB of host memory per node") in answer.reason
 
 
 def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path: Path):
@@ -3192,34 +3198,35 @@ def test_a_plan_on_two_nodes_says_the_host_memory_of_one():
                             max_model_len=131072, offload=True)
     best = answer.best
     assert (best.gpus, best.offload) == (16, True)
-    assert best.host_memory_gb == 155.7  # 155.64, rounded up; 311.3 for both nodes' shares together
+    assert best.host_memory_gb == 175.8  # 175.77, rounded up; 351.6 for both nodes' shares together
 
 
 @pytest.mark.parametrize(("request_", "reason"), [
-    # Qwen3-8B is untied: any plan without Offload loads it on one rank, 31 GiB, on 8 GPUs as on 3: no lighter plan.
-    ({"model": "8B", "max_model_len": 8192, "host_ram_gb": 16}, (
-        "nothing in the tables and the memory model's estimates for Qwen3-8B on H100-80GB within 8 GPUs trains with "
-        "--host-ram 16 GiB; without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 30.6 GiB of host "
+    # Qwen3-8B is untied: any plan without Offload loads it on one rank, 30.5 GiB, beside the reference model's fp32
+    # shards, 40.6 GiB on 4 GPUs as on 1 or 2, more on 3 (the rounding): no lighter plan within 4.
+    ({"model": "8B", "max_model_len": 8192, "host_ram_gb": 16, "budget_gpus": 4}, (
+        "nothing in the tables and the memory model's estimates for Qwen3-8B on H100-80GB within 4 GPUs trains with "
+        "--host-ram 16 GiB; without --host-ram, Env on 4 GPUs trains it (8192 tokens), and it needs 71.2 GiB of host "
         "memory per node while the model loads")),
     # Without --host-ram the longest is Env + Offload + SP=8 at 221184; no plan without Offload reaches that length,
     # so no lighter plan is named (not "Env on 2 GPUs ... (1024 tokens)", which is not the same question).
     ({"model": "4B", "objective": "max_len", "host_ram_gb": 10}, (
         "nothing in the tables and the memory model's estimates for Qwen3-4B on H100-80GB within 8 GPUs trains with "
         "--host-ram 10 GiB; without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (221184 tokens), and with "
-        "Offload it needs 141.0 GiB of host memory per node")),
+        "Offload it needs 162.2 GiB of host memory per node")),
 ])
 def test_a_host_refusal_names_no_lighter_plan_that_needs_as_much_or_is_shorter(request_: dict, reason: str):
-    (answer,) = solver.plan(gpu="h100", budget_gpus=8, **request_, option_names=COMMAND_OPTIONS)
+    (answer,) = solver.plan(gpu="h100", **{"budget_gpus": 8, **request_}, option_names=COMMAND_OPTIONS)
     assert (answer.plans, answer.reason) == ((), reason)
 
 
 def test_a_host_refusal_rounds_the_need_up():
-    # Qwen3-14B (14.77B parameters, untied) loads in fp32 on one rank: 55.02 GiB, said as 55.1 (55.0 would not hold
-    # it), as the plans and `solve memory` say it.
+    # Qwen3-14B (14.77B parameters, untied) loads in fp32 on one rank, 55.02 GiB, beside the reference model's fp32
+    # shards, 80.50: 135.52 GiB, said as 135.6 (135.5 would not hold it), as the plans and `solve memory` say it.
     (answer,) = solver.plan("14B", gpu="h100", budget_gpus=8, max_model_len=8192, host_ram_gb=32,
                             option_names=COMMAND_OPTIONS)
-    assert answer.reason.endswith("without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 55.1 GiB of "
-                                  "host memory per node while the model loads")
+    assert ("without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 135.6 GiB of host memory per node "
+            "while the model loads;") in answer.reason
 
 
 def test_a_placement_on_two_nodes_says_the_host_memory_of_one(tmp_path: Path):
@@ -3229,15 +3236,15 @@ def test_a_placement_on_two_nodes_says_the_host_memory_of_one(tmp_path: Path):
         "jobs": [{"name": "long-4b", "model": "Qwen3-4B", "max_model_len": 131072}]}), encoding="utf-8")
     result = place(load_fleet(path, CATALOG), catalog=CATALOG, widen=False)
     [placement] = result.placements
-    # Qwen3-4B ties its embeddings: it loads in fp32 on each of a node's 8 ranks, 8 x 4 x 4.02e9 bytes = 119.9 GiB
-    # (239.7 GiB would be both nodes' 16 ranks).
+    # Qwen3-4B ties its embeddings: it loads in fp32 on each of a node's 8 ranks, 8 x 4 x 4.02e9 bytes = 119.86 GiB
+    # (239.7 GiB would be both nodes' 16 ranks), beside the node's half of the reference model's fp32 shards, 10.56.
     assert (placement.trainer_gpus, placement.nodes, placement.plan.offload) == (16, (0, 1), False)
-    assert placement.host_memory_gb == 119.9
+    assert placement.host_memory_gb == 130.5
 
 
 def test_solve_memory_on_two_nodes_says_the_host_memory_of_one():
     estimate = solver.estimate_memory("14B", "a100", 16, 131072, sp=8, env=True, offload=True, host_ram_gb=200.0)
-    assert estimate.host_memory_gib == 155.7 and estimate.host_fits  # 155.64 rounded up; 311.3 for both nodes
+    assert estimate.host_memory_gib == 175.8 and estimate.host_fits  # 175.77 rounded up; 351.6 for both nodes
 
 
 def test_a_host_need_is_given_rounded_up_to_a_tenth_and_decided_as_given():
@@ -3593,14 +3600,14 @@ def test_answers_name_a_memory_model_of_your_own(cli, tmp_path: Path):
 
 
 def test_solve_memory_shows_host_memory_that_rules_a_setting_out_in_red(cli, coloured_screen):
-    # Offload's 162.6 GiB per node fit in 256 GiB of host memory (unstyled), not in 128 (red, as the verdict it
+    # Offload's 183.0 GiB per node fit in 256 GiB of host memory (unstyled), not in 128 (red, as the verdict it
     # decides); the tables' line that the GPUs' memory holds but the host's does not is yellow.
     asked = ("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "65536", "--sp", "4", "--env",
              "--offload")
     assert [cli(*asked, "--host-ram", ram)[0] for ram in ("256", "128")] == [0, 1]
     lines = [line.split(" per node")[0].split(" (")[0] for line in coloured_screen.getvalue().splitlines()
              if "host memory: " in line or "tables: " in line]
-    assert lines == ["host memory: 162.6 GiB", "\x1b[32mtables: it trains", "\x1b[31mhost memory: 162.6 GiB",
+    assert lines == ["host memory: 183.0 GiB", "\x1b[32mtables: it trains", "\x1b[31mhost memory: 183.0 GiB",
                      "\x1b[33mtables: it trains"]
 
 

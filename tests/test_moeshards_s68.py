@@ -22,17 +22,20 @@ def test_qwen3_30b_a3b_offload_on_6_gpus_pins_22_experts_a_gpu_by_hand():
     # 683 x 2048 x 4 -> 2**23, k and v 86 x 2048 x 4 -> 2**20, o 342 x 4096 x 4 -> 2**23, two norms -> 2**11,
     # q_norm and k_norm 22 x 4 -> 2**7, the router 22 x 2048 x 4 -> 2**18, and the experts: gate_up_proj 22 x 1536 x
     # 2048 x 4 = 276824064 -> 2**29 and down_proj 22 x 2048 x 768 x 4 -> 2**28 (as 6144 per-expert matrices of 128 rows,
-    # 2**20 each, they would take 2**22.58 a layer: a third of it). bf16 (the reference weights): each block half.
+    # 2**20 each, they would take 2**22.58 a layer: a third of it). The reference model's weights: fp32 blocks too on
+    # Trinity 0.6; on 0.5, bf16: each block half.
     layer = 2**23 + 2 * 2**20 + 2**23 + 2 * 2**11 + 2 * 2**7 + 2**18 + 2**29 + 2**28
     fp32 = 2 * 2**28 + 2**11 + 48 * layer
     layer_weights = 4096 * 2048 * 2 + 2 * 512 * 2048 + 2 * 2048 + 2 * 128 + 128 * 2048 + 128 * 3 * 768 * 2048
     shapes = 2 * 151936 * 2048 + 2048 + 48 * layer_weights
     scale = 30.5e9 / shapes  # the catalogue's 30.5B, as the shapes' 30.53B
-    per_gpu = (2 * fp32 + fp32 / 2) * scale + 8 * 30.5e9 / 6  # + Adam's two fp32 moments, not pinned
+    per_gpu = 3 * fp32 * scale + 8 * 30.5e9 / 6  # + Adam's two fp32 moments, not pinned
+    per_gpu_on_05 = (2 * fp32 + fp32 / 2) * scale + 8 * 30.5e9 / 6
     model = CATALOG.model("30B-A3B")
-    assert host_memory_gib(model, 6, 8) == pytest.approx(6 * per_gpu / GIB)  # 787.0 GiB
+    assert host_memory_gib(model, 6, 8) == pytest.approx(6 * per_gpu / GIB)  # 899.0 GiB
+    assert host_memory_gib(model, 6, 8, version="0.5") == pytest.approx(6 * per_gpu_on_05 / GIB)  # 787.0 GiB
     # On 8 GPUs 16 experts a GPU split evenly (gate_up_proj 16 x 1536 x 2048 x 4 -> 2**28): less than on 6.
-    assert round(host_memory_gib(model, 8, 8), 1) == 605.4 < round(host_memory_gib(model, 6, 8), 1) == 787.0
+    assert round(host_memory_gib(model, 8, 8), 1) == 681.0 < round(host_memory_gib(model, 6, 8), 1) == 898.9
 
 
 def test_solve_memory_says_the_need_on_6_gpus_and_that_no_node_is_assumed_to_hold_it(cli):
@@ -40,9 +43,9 @@ def test_solve_memory_says_the_need_on_6_gpus_and_that_no_node_is_assumed_to_hol
                          "--sp", "2", "--env", "--offload", "--json")
     answer = json.loads(out)
     assert (code, err, answer["host_memory_gib"], answer["host_ram_gib"], answer["host_fits"]) == (
-        0, "", 787.0, None, True)  # no --host-ram: nothing rules it out
+        0, "", 899.0, None, True)  # no --host-ram: nothing rules it out
     assert "host-memory-unchecked" in answer["caution_codes"]
-    assert ("Offload needs 787.0 GiB of host memory per node (131.2 GiB per trainer GPU), more than the 768 GiB "
+    assert ("Offload needs 899.0 GiB of host memory per node (149.9 GiB per trainer GPU), more than the 768 GiB "
             "assumed for its 6 trainer GPUs there (128 GiB per GPU, as servers commonly have") in " ".join(
         answer["cautions"])
     # --host-ram 768 (a node of 6 trainer GPUs at 128 GiB each) is too little: the setting does not train.

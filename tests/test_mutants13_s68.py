@@ -43,7 +43,7 @@ def _query(model: str, budget: int, length: int, **rest: Any) -> Any:
 def test_the_host_question_settles_a_pinned_query_whose_pins_cost(monkeypatch: pytest.MonkeyPatch) -> None:
     # SP=4 costs on 6 A100s (the free best is Env + SP=2): the question without the pin settles nothing, the host
     # question (SP=4 kept, the most host memory) does: the query's ranking goes on from its best, one solve (none left)
-    query = _query("Qwen3-8B", 6, 32768, sp=4, top=3, host_ram_gb=64)
+    query = _query("Qwen3-8B", 6, 32768, sp=4, top=3, host_ram_gb=96)
     asked = _asked_first(CATALOG, query, "A100-80GB")
     assert asked.unpinned is not None and asked.unpinned.answer.plans[0].sp == 2
     count = _solves(monkeypatch)
@@ -78,12 +78,12 @@ def test_a_ranked_answers_objective_value_and_bound_are_its_best_plans() -> None
 
 def test_a_reason_solves_the_plan_without_the_limit_where_a_larger_count_needs_more_than_the_most(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # Qwen3-4B ties its embeddings: each rank loads it, so 8 GPUs on a node need 119.9 GiB, 4 need 60.0 and one 15.0
-    # (82.8 with Offload). With the most host memory made 100 GiB, the host question leaves out the 8-GPU plan that the
-    # question without a limit has: the reason does not take its answer
+    # Qwen3-4B ties its embeddings: each rank loads it, so 8 GPUs on a node need 141.0 GiB, 4 need 81.1 and one 36.2
+    # (93.4 with Offload), each beside the reference model's fp32 shards. With the most host memory made 100 GiB, the
+    # host question leaves out the 8-GPU plan that the question without a limit has: the reason does not take its answer
     query = _query("Qwen3-4B", 8, 65536, host_ram_gb=10)
     expected = answer_for(CATALOG, query, "A100-80GB")
-    assert ("; without --host-ram, SP=4 on 8 GPUs trains it (65536 tokens), and it needs 119.9 GiB of host memory per "
+    assert ("; without --host-ram, SP=4 on 8 GPUs trains it (65536 tokens), and it needs 141.0 GiB of host memory per "
             "node while the model loads") in (expected.reason or "")
     monkeypatch.setattr(solver.solve, "MAX_HOST_RAM_GB", 100)
     asked = _asked_first(CATALOG, query, "A100-80GB")

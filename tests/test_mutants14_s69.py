@@ -96,7 +96,7 @@ def test_the_side_rows_plans_on_one_a100_carry_the_guides_caution(cli: Cli):
     status, out, _ = cli("--gpu", "a100-80gb", "--model", "4B", "--len", "28672", "--minimize", "gpus",
                          "--host-ram", "64")
     assert status == 0 and _row(out, "host limit") == (
-        "with 82.8 GiB of host memory per node, the best plan is Env + Offload on 1 GPU, cost 2.02 "
+        "with 93.4 GiB of host memory per node, the best plan is Env + Offload on 1 GPU, cost 2.02 "
         f"(documented; {SHORT}): --host-ram 64 GiB costs 1 GPU")
     status, out, _ = cli("--gpu", "a100-80gb", "--model", "4B", "--len", "32768", "--minimize", "gpus")
     assert status == 0 and _row(out, "fewer GPUs") == (

@@ -88,8 +88,8 @@ def test_the_fragment_header_says_what_to_do_about_a_length_past_the_validated_o
 CROWDED = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}], "jobs": [
     {"name": name, "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4} for name in ("a", "b", "c")]}
 """test_required_s62's three jobs of 5 GPUs at the fewest on one node of 8, none marked required in the file."""
-BOX = {"name": "box", "gpu": "RTX-4090", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 64}
-"""test_required_s62's node of 8 RTX 4090s with 64 GiB of host memory."""
+BOX = {"name": "box", "gpu": "RTX-4090", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 80}
+"""test_required_s62's node of 8 RTX 4090s with 80 GiB of host memory."""
 
 
 def _fleet_file(instance: dict, tmp_path: Path) -> Path:
@@ -140,8 +140,8 @@ def test_a_job_beyond_reach_in_one_pool_and_with_no_plan_at_all_in_another_gets_
     # host_ram_gb, hardware, is not named among what is dropped).
     assert unplaced["reason"].startswith(
         "box: nothing in the tables and the memory model's estimates for Qwen3-32B on RTX-4090-24GB within 8 GPUs "
-        "trains with 64 GiB of host memory per node (the pool's host_ram_gb); no count of nodes of 8 GPUs (the pool's "
-        "gpus_per_node) trains it, even with more host memory than the pool's 64 GiB and with --token-budget auto: "
+        "trains with 80 GiB of host memory per node (the pool's host_ram_gb); no count of nodes of 8 GPUs (the pool's "
+        "gpus_per_node) trains it, even with more host memory than the pool's 80 GiB and with --token-budget auto: "
         "an SP group stays within one node, so SP=8 at most; h800: ")
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == ""

@@ -63,15 +63,16 @@ def test_out_of_time_before_the_first_placement_the_greedy_one_stands_node_by_no
         ("j3", (0,), (4, 5, 6, 7), 2, 2)]
 
 
-OFFLOAD_NEED = ("host memory: 162.6 GiB per node for Offload (the actor's states and the reference model's weights, or "
+OFFLOAD_NEED = ("host memory: 183.0 GiB per node for Offload (the actor's states and the reference model's weights, or "
                 "the model while it loads, whichever is more)")
 
 
 @pytest.mark.parametrize(("asked", "line"), [
     ({"offload": True}, f"{OFFLOAD_NEED}; not checked: host_ram_gb not given"),
     ({"offload": True, "host_ram_gb": 1024}, f"{OFFLOAD_NEED}, within host_ram_gb of 1024 GiB"),
-    ({"host_ram_gb": 1024}, ("host memory: 30.6 GiB per node while the model loads (verl reads it in fp32 before "
-                             "FSDP shards it), within host_ram_gb of 1024 GiB")),
+    ({"host_ram_gb": 1024}, ("host memory: 71.2 GiB per node while the model loads (verl reads it in fp32 before "
+                             "FSDP shards it, beside the reference model's pinned shards), within host_ram_gb of "
+                             "1024 GiB")),
 ])
 def test_memory_text_s_host_memory_that_fits_names_the_api_s_keyword(asked: dict[str, object], line: str):
     answer = solver.memory_answer("8B", "h100", 8, 32768, **asked)  # type: ignore[arg-type]

@@ -263,9 +263,10 @@ def test_widening_fills_a_node_s_gpus_and_host_memory_exactly_and_no_further(cli
     small = ["{name: a, model: 0.6B, max_model_len: 8192}", "{name: b, model: 0.6B, max_model_len: 8192}"]
     assert [row[1:3] for row in _widened(cli, tmp_path, "gpus_per_node: 16", small)] == [(8, 6), (8, 6)]
     assert sorted(row[1:3] for row in _widened(cli, tmp_path, "gpus_per_node: 15", small)) == [(6, None), (8, 6)]
-    # Qwen3-4B and 0.6B both grown to 8 of 16 GPUs need 119.9 + 17.8 = 137.7 GiB of host memory: 137.6 holds one.
+    # Qwen3-4B and 0.6B both grown to 8 of 16 GPUs need 141.0 + 20.8 = 161.8 GiB of host memory as they load (the
+    # reference model's fp32 shards beside each): 161.7 holds one (the 0.6B job on its 6 GPUs loads in 16.4).
     mixed = ["{name: a, model: 4B, max_model_len: 8192}", small[1]]
-    assert _widened(cli, tmp_path, "gpus_per_node: 16, host_ram_gb: 137.7", mixed) == [
-        ("a", 8, 6, 119.9), ("b", 8, 6, 17.8)]
-    assert _widened(cli, tmp_path, "gpus_per_node: 16, host_ram_gb: 137.6", mixed) == [
-        ("a", 8, 6, 119.9), ("b", 6, None, 13.4)]
+    assert _widened(cli, tmp_path, "gpus_per_node: 16, host_ram_gb: 161.8", mixed) == [
+        ("a", 8, 6, 141.0), ("b", 8, 6, 20.8)]
+    assert _widened(cli, tmp_path, "gpus_per_node: 16, host_ram_gb: 161.7", mixed) == [
+        ("a", 8, 6, 141.0), ("b", 6, None, 16.4)]

@@ -98,14 +98,15 @@ def test_the_lengths_are_asked_on_the_most_idle_nodes_first(tmp_path: Path):
 
 
 def test_the_fourth_most_idle_node_is_asked_its_longest_length(tmp_path: Path):
-    # Nodes 0-2 (7, 6, 5 idle GPUs) keep 17.2 GiB of idle host memory beside a 4B job with Offload: too little for
-    # 4B on any count. Node 3 (4 idle GPUs, 97.7 GiB) holds it: at its own longest on 4 GPUs, 102400 tokens, which
-    # only the fourth node asked gives (with one or two asked, none or a shorter length fits).
+    # Nodes 0-2 (7, 6, 5 idle GPUs) keep 26.6 GiB of idle host memory beside a 4B job with Offload (93.4 GiB): too
+    # little for 4B on any count (36.2 GiB on one GPU at least). Node 3 (4 idle GPUs, 114.8 GiB beside a 0.6B job's
+    # 5.2) holds it: at its own longest on 4 GPUs, 102400 tokens (Offload's 102.2 GiB), which only the fourth node
+    # asked gives (with one or two asked, none or a shorter length fits).
     offloading = [filler(node, 1, node, "Qwen3-4B", offload=True) for node in range(3)]
-    fits_with, words = hints(tmp_path, pool_of(4, host_ram_gb=100), [*offloading, filler(3, 1, 3)],
+    fits_with, words = hints(tmp_path, pool_of(4, host_ram_gb=120), [*offloading, filler(3, 1, 3)],
                              {"model": "Qwen3-4B", "max_model_len": 262144})
     assert fits_with == [fits(0, 102400, 3, 4)]
-    assert words == ("; at 102400 tokens (not 262144) it would fit in node 3's 4 idle GPUs and 97.7 GiB of idle host "
+    assert words == ("; at 102400 tokens (not 262144) it would fit in node 3's 4 idle GPUs and 114.8 GiB of idle host "
                      "memory (a trainer of 4 GPUs)")
 
 
@@ -185,7 +186,7 @@ def test_ctrl_c_while_widening_tells_no_smaller_asks(monkeypatch: pytest.MonkeyP
     lambda entry: entry["fits_with"][0].update(whole_nodes=1),
     lambda entry: entry["fits_with"].reverse(),
     lambda entry: entry["fits_with"].pop(),
-    lambda entry: entry.update(reason=entry["reason"].replace("88.7 GiB", "88.6 GiB")),
+    lambda entry: entry.update(reason=entry["reason"].replace("98.4 GiB", "98.3 GiB")),
     lambda entry: entry.update(reason=entry["reason"].replace(", or at", ", at"))])
 def test_the_brute_force_catches_a_wrong_hint(wrong):
     instance = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
@@ -237,11 +238,11 @@ def test_the_rollout_counts_start_from_the_room_of_the_pools_the_job_may_use(tmp
 
 
 def test_the_longest_length_asked_is_one_the_pool_s_host_memory_holds(tmp_path: Path):
-    # 130 GiB of host memory per node: 4B's longest on 8 GPUs with Offload (222208 tokens) needs 141 GiB, so the
-    # longest there is without it, 198656 tokens, which the idle node holds.
-    fits_with, words = hints(tmp_path, pool_of(1, host_ram_gb=130), [], {"model": "Qwen3-4B", "max_model_len": 262144})
+    # 150 GiB of host memory per node: 4B's longest on 8 GPUs with Offload (222208 tokens) needs 162.2 GiB, so the
+    # longest there is without it, 198656 tokens (141.0 GiB as it loads), which the idle node holds.
+    fits_with, words = hints(tmp_path, pool_of(1, host_ram_gb=150), [], {"model": "Qwen3-4B", "max_model_len": 262144})
     assert fits_with == [fits(0, 198656, 0, 8)]
-    assert words == ("; at 198656 tokens (not 262144) it would fit in node 0's 8 idle GPUs and 130.0 GiB of idle host "
+    assert words == ("; at 198656 tokens (not 262144) it would fit in node 0's 8 idle GPUs and 150.0 GiB of idle host "
                      "memory (a trainer of 8 GPUs)")
 
 

@@ -23,7 +23,7 @@ def test_gpu_memory_below_the_least_gets_no_mib_hint_that_is_refused_too(cli, gi
 def test_host_ram_copied_from_free_h_is_read_in_its_units(cli, given: str, gb: str):
     status, out, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "128k", "--host-ram", given)
     assert (status, err) == (0, "")
-    assert f"host memory    594.2 GiB per node for Offload, within --host-ram {gb} GiB\n" in out
+    assert f"host memory    664.2 GiB per node for Offload, within --host-ram {gb} GiB\n" in out
 
 
 @pytest.mark.parametrize("given", ["1.5Tx", "512k", "1PB"])

@@ -143,8 +143,9 @@ def test_a_placement_with_required_jobs_names_them_to_buy_for_those_left_out(tmp
         "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")
 
 
-BOX = {"name": "box", "gpu": "RTX-4090", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 64}
-"""A node of 8 RTX 4090s with 64 GiB of host memory: too little for Offload, so a model's states need many GPUs."""
+BOX = {"name": "box", "gpu": "RTX-4090", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 80}
+"""A node of 8 RTX 4090s with 80 GiB of host memory: too little for Offload (Qwen3-8B's 183.0 GiB on 8 GPUs, 91.5 on
+16), enough to load it without (71.2 GiB), so a model's states need many GPUs."""
 
 
 def test_more_nodes_reaching_a_length_is_told_of_buy_and_none_plainly(tmp_path: Path,
@@ -174,9 +175,9 @@ def test_more_nodes_reaching_a_length_is_told_of_buy_and_none_plainly(tmp_path: 
 
 
 def test_a_required_job_keeps_its_room_where_host_memory_is_what_runs_short(tmp_path: Path):
-    # Two Qwen3-8B jobs of 4 GPUs fit the node's 8 GPUs, but not its 40 GiB of host memory together (30.6 GiB each at
-    # start-up): the GPUs alone would let b, of priority 5, take a's place; a is required.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 40}], "jobs": [
+    # Two Qwen3-8B jobs of 4 GPUs fit the node's 8 GPUs, but not its 100 GiB of host memory together (71.2 GiB or more
+    # each at start-up): the GPUs alone would let b, of priority 5, take a's place; a is required.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 100}], "jobs": [
         {"name": "a", "model": "Qwen3-8B", "max_model_len": 8192, "required": True},
         {"name": "b", "model": "Qwen3-8B", "max_model_len": 8192, "priority": 5}]}
     result = placement_json(instance, tmp_path, widen=False)

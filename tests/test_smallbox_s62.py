@@ -68,12 +68,12 @@ def test_the_apis_fragment_notes_name_its_keywords(cli, tmp_path):
     assert (COMMAND_OPTIONS.host_ram, API_OPTIONS.host_ram) == ("--host-ram", "host_ram_gb")
     (answer,) = solver.plan("1.7B", gpu="a100 40gb", budget_gpus=1, objective="max_len")
     fragment = solver.trinity_config(answer)
-    assert "# host memory: 34.3 GiB per node for Offload; not checked: host_ram_gb not given\n" in fragment
+    assert "# host memory: 38.6 GiB per node for Offload; not checked: host_ram_gb not given\n" in fragment
     assert ("  # these three are Trinity 0.6's (0.5 refuses them: version=\"0.5\" leaves them out); on verl before\n"
             "  # 0.8, Trinity 0.6 reads these, not the roles' fsdp_config flags\n  param_offload: true\n") in fragment
     assert "--host-ram" not in fragment and "--trinity-version" not in fragment
     (held,) = solver.plan("1.7B", gpu="a100 40gb", budget_gpus=1, objective="max_len", host_ram_gb=48.0)
-    assert "# host memory: 34.3 GiB per node for Offload, within host_ram_gb of 48 GiB\n" in solver.trinity_config(held)
+    assert "# host memory: 38.6 GiB per node for Offload, within host_ram_gb of 48 GiB\n" in solver.trinity_config(held)
     status, out, _ = cli(*ONE_A100, "--emit", "trinity")
     assert status == 0 and "not checked: --host-ram not given" in out and "--trinity-version 0.5 leaves them out" in out
     # The check command in the header is a command: it keeps the command's flags.

@@ -131,7 +131,7 @@ def _two_node_config() -> str:
     return text.replace("node_num: 1", "node_num: 2").replace("engine_num: 2", "engine_num: 12")
 
 
-NOTE = ("  # host memory: 162.6 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only\n"
+NOTE = ("  # host memory: 183.0 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only\n"
         "  #   its rollout); not checked: --host-ram not given\n"
         "  trainer_strategy: fsdp2\n")
 

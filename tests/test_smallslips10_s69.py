@@ -48,13 +48,13 @@ def test_cluster_json_gives_an_unplaced_job_the_caution_codes_its_reason_says(cl
     assert (status, err) == (1, "")
     assert (unplaced["k"]["reason"], unplaced["k"]["reason_caution_codes"]) == (
         ("p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU at "
-         f"16384 tokens ({SHORT}), but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
+         f"16384 tokens ({SHORT}), but with Offload it needs 664.2 GiB of host memory per node, more than the pool's "
          "host_ram_gb of 16 GiB)"), CODES)
     assert (unplaced["m"]["reason"], unplaced["m"]["reason_caution_codes"]) == (
         ("p: nothing in the tables for Qwen3-14B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per "
          "node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload on 1 GPU trains it (8192 "
-         f"tokens; {SHORT}), and with Offload it needs 311.3 GiB of host memory per node; at the least, Env + SP=2 on "
-         "4 GPUs trains it (8192 tokens), and it needs 55.1 GiB of host memory per node while the model loads"), CODES)
+         f"tokens; {SHORT}), and with Offload it needs 351.6 GiB of host memory per node; at the least, vanilla on 6 "
+         "GPUs trains it (8192 tokens), and it needs 122.9 GiB of host memory per node while the model loads"), CODES)
     assert list(unplaced["j"]) == ["job", "reason", "reason_code", "pools", "reason_for_several", "fits_with"]
 
 

@@ -20,7 +20,7 @@ SERVERS = "128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
 GIVE = ("and nothing checks it: give --host-ram what a node can spare for the trainer (free -g's total less what the "
         "OS, Ray and the rollout take) to check it")
 MOE_ON_6 = ("--model", "30B-A3B", "--gpu", "h100", "--gpus", "6", "--exact", "--offload", "--len", "32k", "--json")
-"""Qwen3-30B-A3B on 6 H100s with Offload: 787.0 GiB of host memory a node (review-s69-persona24)."""
+"""Qwen3-30B-A3B on 6 H100s with Offload: 899.0 GiB of host memory a node (review-s69-persona24)."""
 
 
 def _host_cautions(out: str) -> list[str]:
@@ -32,22 +32,22 @@ def _host_cautions(out: str) -> list[str]:
 def test_the_host_caution_counts_the_trainer_gpus_without_a_node_size_and_names_how_to_give_one(cli: Cli):
     status, out, _ = cli(*MOE_ON_6)
     assert (status, _host_cautions(out)) == (0, [(
-        "Offload needs 787.0 GiB of host memory per node (131.2 GiB per trainer GPU), more than the 768 GiB assumed "
+        "Offload needs 899.0 GiB of host memory per node (149.9 GiB per trainer GPU), more than the 768 GiB assumed "
         f"for its 6 trainer GPUs there ({SERVERS}; --node-gpus counts all of a node's GPUs), {GIVE}")])
 
 
 def test_a_node_of_8_given_holds_what_its_6_trainer_gpus_need(cli: Cli):
-    # 787.0 GiB is within the 1024 GiB of 8 GPUs at 128 GiB each: an 8-GPU H100 node commonly has 1-2 TB.
+    # 899.0 GiB is within the 1024 GiB of 8 GPUs at 128 GiB each: an 8-GPU H100 node commonly has 1-2 TB.
     status, out, _ = cli(*MOE_ON_6, "--node-gpus", "8")
     [plan, *_] = json.loads(out)[0]["plans"]
-    assert (status, plan["gpus"], plan["host_memory_gb"], _host_cautions(out)) == (0, 6, 787.0, [])
+    assert (status, plan["gpus"], plan["host_memory_gb"], _host_cautions(out)) == (0, 6, 899.0, [])
 
 
 def test_a_node_size_given_that_holds_too_little_is_named_with_its_figure(cli: Cli):
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "2", "--exact", "--offload", "--len", "8k",
                          "--node-gpus", "2", "--json")
     assert (status, _host_cautions(out)) == (0, [(
-        f"Offload needs 594.2 GiB of host memory per node, more than the 256 GiB assumed for a node of 2 GPUs "
+        f"Offload needs 664.2 GiB of host memory per node, more than the 256 GiB assumed for a node of 2 GPUs "
         f"({SERVERS}), {GIVE}")])
 
 
@@ -60,7 +60,7 @@ def test_solve_memory_and_the_api_count_a_node_size_given_and_pass_it_on(cli: Cl
                  for nodes in (None, 8)]
     assert [[code.value for code in estimate.caution_codes] for estimate in estimates] == codes
     assert estimates[0].cautions[0] == (
-        "Offload needs 787.0 GiB of host memory per node (131.2 GiB per trainer GPU), more than the 768 GiB assumed "
+        "Offload needs 899.0 GiB of host memory per node (149.9 GiB per trainer GPU), more than the 768 GiB assumed "
         f"for its 6 trainer GPUs there ({SERVERS}; node_gpus counts all of a node's GPUs), "
         f"{GIVE.replace('--host-ram', 'host_ram_gb')}")
     # A setting that does not train names the planner's command with the node size given, 8 too.

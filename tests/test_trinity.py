@@ -908,7 +908,7 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
     assert added == [
         "  max_model_len: 102400",  # its comment said prompt + response, which stay 4096: dropped
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
-        "  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given",
+        "  # host memory: 102.2 GiB per node for Offload; not checked: host_ram_gb not given",
         "  trainer_strategy: fsdp2",
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
@@ -928,7 +928,7 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          optimizer_offload: true",
         "          offload_policy: true",
     ]
-    assert ("  use_dynamic_bsz: true\n  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not "
+    assert ("  use_dynamic_bsz: true\n  # host memory: 102.2 GiB per node for Offload; not checked: host_ram_gb not "
             "given\n  trainer_strategy: fsdp2\n" in after)
     assert after.index("  offload_policy: true\n  trainer_config:\n") < after.index("# Monitoring")
     assert after.rindex("\n\n# Monitoring\n") > 0
@@ -1039,7 +1039,7 @@ def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_
     text = ("trainer:\n  trainer_strategy: fsdp2\n  param_offload: true\n\n  # the SP\n"
             "  ulysses_sequence_parallel_size: 1\n")
     assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
-        "trainer:\n  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given\n"
+        "trainer:\n  # host memory: 102.2 GiB per node for Offload; not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n"
         "  max_token_len_per_gpu: 51200\n")
 
@@ -1057,7 +1057,7 @@ def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeat
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: *t\n")
     assert (plan.setting.label, plan.max_token_len_per_gpu) == ("Env + Offload", 16384)
     assert patch_trinity_config(text, plan, catalog().model("4B"), version="0.5") == (
-        f"{trainer}  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given\n"
+        f"{trainer}  # host memory: 93.4 GiB per node for Offload; not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\nmodel:\n  model_path: q/Qwen3-4B\n"
         "  # written for Trinity 0.5 (version=\"0.5\"), which refuses the offload flags under trainer itself;\n"
         "  #   Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload,\n"
@@ -1076,7 +1076,7 @@ def test_patch_notes_host_memory_only_for_offload() -> None:
     # A plan without Offload that checked a node's host memory (--host-ram) still needs some while the model loads;
     # the comment beside trainer_strategy is for Offload's alone.
     plan = _best(model="4B", objective="cheapest", budget_gpus=2, exact=True, max_model_len=24576, host_ram_gb=512)
-    assert (plan.offload, plan.host_memory_gb) == (False, 30.0)
+    assert (plan.offload, plan.host_memory_gb) == (False, 51.1)
     text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\n  trainer_strategy: fsdp2\n"
     assert patch_trinity_config(text, plan, catalog().model("4B")) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  trainer_strategy: fsdp2\n"
@@ -1355,7 +1355,7 @@ def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
     )
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert after.startswith("---\nmodel:\n    model_path: /models/Qwen3-4B/\n    max_model_len: 102400\n")
-    assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    # host memory: 82.8 GiB per node for Offload; not "
+    assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    # host memory: 102.2 GiB per node for Offload; not "
             "checked: host_ram_gb not given\n    trainer_strategy: fsdp2\n") in after
     assert after.endswith("                    offload_policy: true\n\n# end of file\n")
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
@@ -1367,7 +1367,7 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
     # again on a second --write of the same plan; the lines after the block stay after it.
     model, plan = catalog().model("4B"), long_plan()
     header = next(line for line in trinity_fragment(plan, model, 2).splitlines() if "host memory" in line)
-    assert header == "# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given"
+    assert header == "# host memory: 102.2 GiB per node for Offload; not checked: --host-ram not given"
     before = "trainer:\n  x: 1\n  trainer_strategy: fsdp2\n\n# Monitoring\nmonitor: {}\n"
     once = patch_trinity_config(before, plan, model, option_names=COMMAND_OPTIONS)  # as --write
     assert once.startswith(f"trainer:\n  x: 1\n  {header}\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size")
@@ -1406,10 +1406,10 @@ def test_the_fragment_s_host_memory_line_says_whether_the_host_memory_given_hold
     def host_line(**host_ram: Any) -> str:
         return next(line for line in trinity_fragment(plan, model, **host_ram).splitlines() if "host memory" in line)
 
-    assert host_line() == "# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given"
-    assert host_line(host_ram_gb=512.0) == "# host memory: 82.8 GiB per node for Offload, within --host-ram 512 GiB"
-    assert host_line(host_ram_gb=96.5, host_ram_source="the pool's host_ram_gb") == (
-        "# host memory: 82.8 GiB per node for Offload, within the pool's host_ram_gb of 96.5 GiB")
+    assert host_line() == "# host memory: 102.2 GiB per node for Offload; not checked: --host-ram not given"
+    assert host_line(host_ram_gb=512.0) == "# host memory: 102.2 GiB per node for Offload, within --host-ram 512 GiB"
+    assert host_line(host_ram_gb=110.5, host_ram_source="the pool's host_ram_gb") == (
+        "# host memory: 102.2 GiB per node for Offload, within the pool's host_ram_gb of 110.5 GiB")
     assert "host memory" not in trinity_fragment(sp2_plan(), model, host_ram_gb=512.0)
     for bad, fragments, patches in ((0.0, "--host-ram must be above 0", "host_ram_gb must be above 0"),
                                     ("512", "host_ram_gb must be a number or None", "host_ram_gb must be a number")):

@@ -29,19 +29,19 @@ CASES = [  # (gpu, model, budget, length (None: the longest), the rest of the qu
     ("A100-80GB", "Qwen3-8B", 8, 32768, {"exact": True, "top": 3}),
     ("H20-96GB", "Qwen3-14B", 4, 65536, {"exact": True, "top": 3}),
     ("A100-80GB", "Qwen3-14B", 1, 8192, {"offload": False, "top": 2}),  # no plan; without the pin one
-    ("A100-80GB", "Qwen3-8B", 8, 32768, {"host_ram_gb": 64}),  # the best plan fits: the limit costs nothing
-    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 64}),  # Offload's 162.6 GiB does not fit: it costs
+    ("A100-80GB", "Qwen3-8B", 8, 32768, {"host_ram_gb": 96}),  # the best plan fits: the limit costs nothing
+    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 96}),  # Offload's 183.0 GiB does not fit: it costs
     ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 512, "top": 3}),  # all three fit
-    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 64, "top": 3}),  # the best does not fit
-    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 162.6, "top": 3}),  # Offload needs 162.6 GiB: it just fits
+    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 96, "top": 3}),  # the best does not fit
+    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 183.0, "top": 3}),  # Offload needs 183.0 GiB: it just fits
     ("A100-80GB", "Qwen3-8B", 8, 32768, {"host_ram_gb": MAX_HOST_RAM_GB}),  # the wider question is the query's
-    ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 2, "host_ram_gb": 64}),  # both cost nothing
-    ("A100-80GB", "Qwen3-8B", 6, None, {"sp": 2, "host_ram_gb": 64}),  # both cost tokens
-    ("A100-80GB", "Qwen3-8B", 6, 32768, {"env": False, "host_ram_gb": 64}),  # no unpinned question first
+    ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 2, "host_ram_gb": 96}),  # both cost nothing
+    ("A100-80GB", "Qwen3-8B", 6, None, {"sp": 2, "host_ram_gb": 96}),  # both cost tokens
+    ("A100-80GB", "Qwen3-8B", 6, 32768, {"env": False, "host_ram_gb": 96}),  # no unpinned question first
     ("H100-80GB", "Qwen3-30B-A3B", 8, None, {"host_ram_gb": 512}),  # persona17's: 25600 tokens, 210944 without
     ("A100-80GB", "Qwen3-14B", 8, 65536, {"host_ram_gb": 16}),  # no plan; without the limit one
-    ("A100-80GB", "Qwen3-14B", 1, 65536, {"host_ram_gb": 64}),  # no plan, nor without the limit
-    ("A100-80GB", "Qwen3-14B", 6, 65536, {"exact": True, "sp": 2, "host_ram_gb": 64}),  # no plan
+    ("A100-80GB", "Qwen3-14B", 1, 65536, {"host_ram_gb": 160}),  # no plan, nor without the limit
+    ("A100-80GB", "Qwen3-14B", 6, 65536, {"exact": True, "sp": 2, "host_ram_gb": 160}),  # no plan
     # no plan on exactly 6; the host question (exactly 6 too) has none either, and fewer GPUs train it: not settled by
     # the host question, which is no wider than the reason's question on fewer GPUs
     ("A100-80GB", "Qwen3-14B", 6, 65536, {"exact": True, "env": False, "host_ram_gb": 1024}),
@@ -150,7 +150,7 @@ def test_a_reason_asks_no_question_that_one_asked_first_settles(
 def test_no_env_asks_only_the_host_question_first() -> None:
     # --no-env's estimates are of settings without Env, which the question without the pin has not: its plans are not
     # the pinned question's and more, so it is not asked first; the host question keeps the pin and is
-    query = _query("A100-80GB", "Qwen3-8B", 6, 32768, {"env": False, "host_ram_gb": 64})
+    query = _query("A100-80GB", "Qwen3-8B", 6, 32768, {"env": False, "host_ram_gb": 96})
     asked = _asked_first(CATALOG, query, "A100-80GB")
     assert asked.unpinned is None and asked.more_host_ram is not None
     assert asked.more_host_ram.query.host_ram_gb == MAX_HOST_RAM_GB and asked.more_host_ram.query.env is False
@@ -159,7 +159,7 @@ def test_no_env_asks_only_the_host_question_first() -> None:
 def test_no_host_question_where_the_question_without_the_pins_has_no_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     # Nothing trains 131072 tokens within 4 H20s, with SP=4 or without: the pinned question has no plan either, and
     # an answer without a plan names no plan with more host memory, so that question is not asked first
-    query = _query("H20-96GB", "Qwen3-14B", 4, 131072, {"sp": 4, "host_ram_gb": 64})
+    query = _query("H20-96GB", "Qwen3-14B", 4, 131072, {"sp": 4, "host_ram_gb": 160})
     asked = _asked_first(CATALOG, query, "H20-96GB")
     assert asked.unpinned is not None and asked.unpinned.answer.status == "infeasible"
     assert asked.more_host_ram is None
@@ -191,10 +191,10 @@ def test_a_reason_takes_the_host_questions_answer_for_the_plan_without_the_limit
 def test_a_reason_solves_the_plan_without_the_limit_where_the_host_question_may_leave_one_out(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # with the most host memory a node may have made 30 GiB, the host question leaves out the plan the question
-    # without a limit has (Env + SP=8 on 8 A100s, which needs 55.1 GiB): the reason does not take its answer
+    # without a limit has (Env + SP=8 on 8 A100s, which needs 135.6 GiB): the reason does not take its answer
     query = _query("A100-80GB", "Qwen3-14B", 8, 65536, {"host_ram_gb": 16})
     expected = answer_for(CATALOG, query, "A100-80GB")
-    assert "Env + SP=8 on 8 GPUs trains it (65536 tokens), and it needs 55.1 GiB" in (expected.reason or "")
+    assert "Env + SP=8 on 8 GPUs trains it (65536 tokens), and it needs 135.6 GiB" in (expected.reason or "")
     monkeypatch.setattr(solver.solve, "MAX_HOST_RAM_GB", 30)
     asked = _asked_first(CATALOG, query, "A100-80GB")
     assert asked.more_host_ram is not None and asked.more_host_ram.query.host_ram_gb == 30

@@ -66,11 +66,14 @@ NOTE = ("  # these three are Trinity 0.6's (0.5 refuses them: --trinity-version 
 TRAINER_HEAD = ("# the trainer: one RTX 4090\n"
                 "trainer:\n"
                 "  save_interval: 100  # steps\n"
-                "  # host memory: 34.3 GiB per node for Offload, within --host-ram 48 GiB\n"
+                "  # host memory: 38.6 GiB per node for Offload, within --host-ram 48 GiB\n"
                 "  trainer_strategy: fsdp2\n"
                 "  ulysses_sequence_parallel_size: 1\n"
                 "  max_token_len_per_gpu: 16384\n"
                 "  save_hf_checkpoint: never\n")
+"""The trainer section as written for Trinity 0.6 or no release named: the reference model's fp32 shards counted."""
+TRAINER_HEAD_05 = TRAINER_HEAD.replace("38.6 GiB", "34.3 GiB")
+"""As written for Trinity 0.5, whose reference model's shards are bf16: 4.3 GiB less."""
 TRAINER_TAIL = ("  # verl's own settings\n"
                 "  trainer_config:\n")
 PLANNED = ("--gpu", "4090", "--token-budget", "auto", "--host-ram", "48", "--node-gpus", "2", "--margin", "0.01")
@@ -106,7 +109,7 @@ def test_a_config_for_no_release_named_gets_the_note_above_the_flags_it_adds(cli
 
 def test_trinity_0_5_gets_neither_the_flags_nor_the_note(cli, tmp_path):
     written, _ = _write(cli, tmp_path, GRPO_4090, "--trinity-version", "0.5")
-    assert _trainer(written) == TRAINER_HEAD + TRAINER_TAIL
+    assert _trainer(written) == TRAINER_HEAD_05 + TRAINER_TAIL
 
 
 def test_trinity_0_6_gets_the_flags_without_the_note(cli, tmp_path):
@@ -133,7 +136,7 @@ def test_a_second_write_replaces_the_note_rather_than_stacking_it(cli, tmp_path)
 def test_a_second_write_for_a_release_removes_the_note(cli, tmp_path):
     first, _ = _write(cli, tmp_path, GRPO_4090, name="one.yaml")
     for_05, err = _write(cli, tmp_path, first, "--trinity-version", "0.5", name="five.yaml")
-    assert _trainer(for_05) == TRAINER_HEAD + TRAINER_TAIL
+    assert _trainer(for_05) == TRAINER_HEAD_05 + TRAINER_TAIL
     assert "trainer.param_offload, trainer.optimizer_offload, trainer.offload_policy removed" in err
     for_06, _ = _write(cli, tmp_path, first, "--trinity-version", "0.6", name="six.yaml")
     assert _trainer(for_06) == TRAINER_HEAD + FLAGS + TRAINER_TAIL

@@ -301,7 +301,8 @@ class Planner:
         """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,
         as placements give it: `shown_host_tenths`, rounded up to a tenth, a whole number of them: the jobs' figures,
         added up exactly, are what a node's host memory must hold)."""
-        return shown_host_tenths(host_memory_gib(self.catalog.model(model), gpus, offload=offload))
+        return shown_host_tenths(host_memory_gib(self.catalog.model(model), gpus, offload=offload,
+                                                 version=self.trinity_version))
 
 
 def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
