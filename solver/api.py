@@ -640,7 +640,7 @@ def estimate_memory(
     where they say it trains with at least as many tokens per GPU, or ran out of memory with no more.
 
     `host_ram_gb` (a node's host memory, GiB) makes a setting train only where the host memory it needs
-    (`host_memory_gib`: the model while it loads, and with Offload the states) fits there (``host_fits``).
+    (`host_memory_gib`: `solver.tables.HOST_NEED_WORDS`) fits there (``host_fits``).
 
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says

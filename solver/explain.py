@@ -44,7 +44,16 @@ from solver.solve import (
     new_solver,
     within_deadline,
 )
-from solver.tables import Catalog, Model, Setting, consecutive_runs, counted
+from solver.tables import (
+    LOADING_HOST_DETAIL,
+    LOADING_HOST_NEED,
+    OFFLOAD_HOST_NEED,
+    Catalog,
+    Model,
+    Setting,
+    consecutive_runs,
+    counted,
+)
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_attention", "sp_within_node", "batch_divides")
@@ -617,8 +626,8 @@ class _Words:
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({query.pin_flags})")
         if "host_ram" in rules:
-            parts.append(f"host memory ({query.host_ram_bound_words} is too little for Offload, or for the "
-                         "model while it loads)")
+            parts.append(f"host memory ({query.host_ram_bound_words} is too little for Offload, or for "
+                         f"{LOADING_HOST_NEED})")
         return parts
 
     def _sp_words(self, rules: tuple[str, ...]) -> list[str]:
@@ -681,9 +690,9 @@ class _Words:
                 f"{counted(counts, 'trainer GPU', runs)}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
                 f"({query.option_names.rollout_gpus}) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
-            what = ("Offload needs more host memory (its states, or the model while it loads)"
+            what = (f"Offload needs more host memory ({OFFLOAD_HOST_NEED})"
                     if all(offload for _, _, offload, _ in combinations) else
-                    "loading the model needs more host memory (its fp32 weights, before FSDP shards them)")
+                    f"loading the model needs more host memory ({LOADING_HOST_DETAIL})")
             return Reason(rule="host_ram", detail=f"{what} than {query.host_ram_bound_words} (on {on})")
         labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
         return Reason(rule="pin", detail=f"{query.pin_flags} rules out {labels}")

@@ -82,6 +82,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    HOST_NEED_WORDS,
     MAX_ESTIMATED_GPUS,
     NODE_GPUS,
     CalibrationRange,
@@ -192,8 +193,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
     beyond_calibration_codes: tuple[BeyondCode, ...] = Field(default=(), description=(
         "a stable code for each of beyond_calibration, in the same order (docs/json.md lists them)"))
     host_memory_gib: float | None = Field(default=None, description=(
-        "the host memory one node needs (`host_memory_gib`, rounded up to a tenth: `shown_host_gib`): with Offload "
-        "its share of the states or the model while it loads, whichever is more; without, the model while it loads"))
+        "the host memory one node needs (`host_memory_gib`, rounded up to a tenth: `shown_host_gib`): "
+        f"{HOST_NEED_WORDS}"))
     host_ram_gib: float | None = Field(default=None, description=(
         "the host memory a node has, as given (``--host-ram``); None when not given"))
     tables: TablesVerdict | None = Field(default=None, description=(

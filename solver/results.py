@@ -55,6 +55,7 @@ from solver.rules import (
     validated_length,
 )
 from solver.tables import (
+    HOST_NEED_WORDS,
     MAX_HOST_RAM_GB,
     NODE_GPUS,
     POOL_GPU_SOURCE,
@@ -951,9 +952,8 @@ class Plan(Frozen):
     headroom_at_step: bool = Field(default=False, description=(
         "whether headroom_gb is the optimizer step's room (memory_gb is the activations' peak)"))
     host_memory_gb: Amount | None = Field(default=None, description=(
-        "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): with "
-        "Offload its states, or the model while it loads where that is more; without Offload, where --host-ram is "
-        "given, the model while it loads; null otherwise"))
+        "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): "
+        f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
@@ -1223,7 +1223,7 @@ class CurrentSettings(Frozen, defer_build=True):
         "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))
     host_memory_needed: Amount | None = Field(default=None, description=(
         "when the host memory given (--host-ram, or a pool's) is what rules them out: the host memory per node they "
-        "need (`host_memory_gib`: the model while it loads, and with Offload the states), GiB"))
+        f"need (`host_memory_gib`: {HOST_NEED_WORDS}), GiB"))
     predicted: tuple[FiniteFloat, FiniteFloat] | None = Field(default=None, description=(
         "when they do not train and no table says why: the memory model's predicted peak per GPU and the usable "
         "memory (less the safety margin), GiB, at the verdict's budget"))
@@ -1782,8 +1782,8 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "it shared a node with, run on more GPUs (widened_from says whether it grew there too); left out otherwise"))
     host_memory_gb: float | None = Field(default=None, description=(
         "in a pool that gives host_ram_gb: the host memory the job needs on each node its trainer runs on "
-        "(`trainer_nodes`: a node that holds only its rollout needs none of it), GiB (with Offload its states or the "
-        "model while it loads, whichever is more; without, the model while it loads); null otherwise"))
+        f"(`trainer_nodes`: a node that holds only its rollout needs none of it), GiB ({HOST_NEED_WORDS}); null "
+        "otherwise"))
     rollout_engine_size: int | None = Field(default=None, description=(
         "the tensor-parallel size of the rollout engines its --emit-dir config gives (rollout_gpus / size engines, "
         "as solver.memory.rollout_engines sizes them); null without rollout GPUs"))

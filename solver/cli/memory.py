@@ -25,7 +25,7 @@ from solver.cli.options import (
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
-from solver.tables import MAX_GPUS, host_ram_argument, path_text, shown_number
+from solver.tables import HOST_NEED_WORDS, MAX_GPUS, host_ram_argument, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
                   "on them (whether they train, and why) and its best plan")
@@ -63,8 +63,7 @@ def build_memory_parser() -> Parser:
                         help="with FSDP2 CPU offload, or without (the default)")
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
-    add_host_ram_option(parser, "it says whether what the setting holds there fits (the model while it loads; with "
-                        "--offload, its states too)")
+    add_host_ram_option(parser, f"it says whether what the setting holds there fits ({HOST_NEED_WORDS})")
     add_own_gpu_options(parser)
     add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")

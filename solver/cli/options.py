@@ -22,6 +22,7 @@ from solver.cli.atomic import errors_named_by
 from solver.cli.output import print_note
 from solver.tables import (
     DEFAULT_MARGIN,
+    HOST_NEED_WORDS,
     INTERCONNECTS,
     MAX_GPUS,
     MAX_TRAIN_BATCH,
@@ -117,7 +118,7 @@ def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentG
                              f"Trinity requires{default}")
 
 
-PLANS_HOST_RAM = "it rules out plans that do not fit there (the model while it loads; with Offload, its states too)"
+PLANS_HOST_RAM = f"it rules out plans that do not fit there ({HOST_NEED_WORDS})"
 """What --host-ram does for the commands that plan (`add_host_ram_option`'s default)."""
 
 

@@ -123,9 +123,8 @@ class Option:
     cost: int
     """The plan's step-time cost times `COST_SCALE`."""
     host_tenths: int = 0
-    """Host memory, tenths of a GiB, that a job sharing a node takes there (an Offload job's states, or the model
-    while it loads, whichever is more; without Offload, the model while it loads), where the pool gives its nodes'
-    host memory and jobs sharing a node could exceed it (else 0)."""
+    """Host memory, tenths of a GiB, that a job sharing a node takes there (`solver.tables.HOST_NEED_WORDS`), where
+    the pool gives its nodes' host memory and jobs sharing a node could exceed it (else 0)."""
 
     @property
     def footprint(self) -> Footprint:
@@ -219,9 +218,9 @@ class Planner:
              train_batch_size: int | None = None, *, env: bool | None = None,
              margin: float | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
-        evidence `estimate` allows (only where a node's `host_ram_gb` holds the model while it loads, and with
-        Offload a node's share of the states; `offload` pins it, `env` pins Env; with `train_batch_size`, SP leaves
-        data-parallel ranks that divide it), its estimates held to `margin` (None: the planner's)."""
+        evidence `estimate` allows (only where a node's `host_ram_gb` holds its need, `host_memory_gib`; `offload`
+        pins it, `env` pins Env; with `train_batch_size`, SP leaves data-parallel ranks that divide it), its estimates
+        held to `margin` (None: the planner's)."""
         key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size, env, margin)
         if key not in self.cache:
             query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=gpus,

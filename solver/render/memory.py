@@ -26,7 +26,9 @@ from solver.rules import (
     tables_said,
 )
 from solver.tables import (
+    LOADING_HOST_DETAIL,
     NODE_GPUS,
+    OFFLOAD_HOST_NEED,
     Catalog,
     MemoryModel,
     Setting,
@@ -191,9 +193,7 @@ def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool, ho
         room = f"; more than {host_ram_bound_words(result.host_ram_gib, host_ram)}: it does not train there"
     else:
         room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
-    what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
-            "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
-            "FSDP shards it, beside the reference model's pinned shards)")
+    what = f"for Offload ({OFFLOAD_HOST_NEED})" if offload else f"while the model loads ({LOADING_HOST_DETAIL})"
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
                 style="" if result.host_fits else "red")
 

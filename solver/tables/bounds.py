@@ -1,7 +1,8 @@
 """The bounds and defaults of what a person gives, and the words that read them, without pydantic: the limits of
-counts, lengths and memory, host memory and interconnects as written, the Trinity releases known, the planner's and
-the cluster search's limits. The argument types and the help of the ``solve`` commands need these alone, so that
-``solve --help`` and a usage error build no models; the modules that check inputs take them from here."""
+counts, lengths and memory, host memory and interconnects as written (and what a node's host memory need holds), the
+Trinity releases known, the planner's and the cluster search's limits. The argument types and the help of the
+``solve`` commands need these alone, so that ``solve --help`` and a usage error build no models; the modules that
+check inputs take them from here."""
 
 from __future__ import annotations
 
@@ -80,6 +81,17 @@ HOST_MEMORY_UNIT = re.compile(r"\s*([tgm](?:ib|b|i)?|kib|kb)\s*$", flags=re.IGNO
 alone is not one: ``--len 32k`` counts thousands)."""
 HOST_MEMORY_FORMS = "512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or 528280000kB (/proc/meminfo)"
 """The forms `read_host_ram` accepts, as its refusals name them."""
+LOADING_HOST_NEED = "the model while it loads, beside the reference model's pinned shards"
+"""What a node's host memory need holds without Offload (`solver.memory.host_memory_gib`): verl reads the model in
+fp32 before FSDP shards it (`LOADING_HOST_DETAIL`), while the reference model's pinned shards, built first, are held."""
+LOADING_HOST_DETAIL = "verl reads it in fp32 before FSDP shards it, beside the reference model's pinned shards"
+"""How the model's load takes a node's host memory (`LOADING_HOST_NEED`), where a line about loading says it."""
+OFFLOAD_HOST_NEED = ("the actor's states and the reference model's shards, or the model while it loads beside both "
+                     "models' pinned shards, whichever is more")
+"""What a node's host memory need holds with Offload (`solver.memory.host_memory_gib`): its share of the states
+while training, or what loading takes with the actor's pinned parameter shards there too."""
+HOST_NEED_WORDS = f"{LOADING_HOST_NEED}; with Offload, {OFFLOAD_HOST_NEED}"
+"""What a node's host memory need holds, with Offload or not, where one text says both."""
 
 
 def read_host_ram(text: str) -> float:
