@@ -37,7 +37,7 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
 - host memory, where the pool gives `host_ram_gb`: every plan passes `enumerate_plans(..., host_ram_gb=...)`
   (a job alone on its nodes fits), and the jobs sharing a node need together at most `host_ram_gb` GiB
   (an Offload job its states, `reference._host_need` with its n GPUs on the node; one without Offload the
-  model while it loads, `reference._load_need`).
+  model while it loads beside the reference model's pinned shards, `reference._load_need`).
 
 Objective (lexicographic): max total priority of placed jobs, then max total gain of placed `at_least`
 jobs (gain = (L - A) // 1024), then min total cost (each job's round(plan["cost"] * 10000)); the value is
@@ -254,8 +254,8 @@ def _roomy_margin(catalog: Catalog, gpu: str, job: dict) -> float:
 
 def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
     """GiB of host memory a job takes on a node it shares, where the pool checks host memory: with Offload its
-    states (or the model while it loads), without it the model while it loads; rounded up to a tenth, as placements
-    give it."""
+    states (or the model while it loads), without it the model while it loads, each beside the reference model's pinned
+    shards; rounded up to a tenth, as placements give it."""
     if shape[0] != ONE or pool.get("host_ram_gb") is None:
         return 0.0
     return _up_to_a_tenth((_host_need if plan["offload"] else _load_need)(catalog.model(model), n, n))

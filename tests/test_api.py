@@ -755,7 +755,8 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
              "nodes of 8 GPUs; SP must divide the trainer GPUs; SP must divide the 40 attention heads; SP and the 8 KV "
              "heads must divide one another; SP must divide the 8 GPUs of a node; {}nothing in the tables and the "
              "memory model's estimates vouches for Qwen3-14B on H20-96GB at 65536 tokens within the limits above")
-    host_memory = "host memory (host_ram_gb of 64 GiB is too little for Offload, or for the model while it loads); "
+    host_memory = ("host memory (host_ram_gb of 64 GiB is too little for Offload, or for the model while it loads, "
+                   "beside the reference model's pinned shards); ")
     for options, named in (({}, ""), ({"host_ram_gb": 64.0}, host_memory), ({"rollout_gpus": 0}, "")):
         # 0 rollout GPUs: no rollout_layout, as without
         (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, **options)

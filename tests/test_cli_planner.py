@@ -2626,7 +2626,8 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     assert (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, None)  # no --host-ram
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
     assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 GiB is too little for "
-                            "Offload, or for the model while it loads)") in " ".join(out.split())
+                            "Offload, or for the model while it loads, beside the reference model's pinned shards)"
+                            ) in " ".join(out.split())
     # The refusal names the least a plan needs too: without Offload only the start-up load, the fp32 model on one rank
     # (30.5 GiB for Qwen3-8B) beside the node's share of the reference model's fp32 shards, which the most nodes thin
     # most: 64 GPUs, 8 a node, need 35.6 GiB (the brute-force reference's least too; 8 GPUs need 71.2).
@@ -2694,8 +2695,8 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "115",
                          "--explain")
     assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
-    assert ("host_ram loading the model needs more host memory (its fp32 weights, before FSDP shards them) than "
-            "--host-ram 115 GiB (on 8 GPUs)") in " ".join(out.split())
+    assert ("host_ram loading the model needs more host memory (verl reads it in fp32 before FSDP shards it, beside "
+            "the reference model's pinned shards) than --host-ram 115 GiB (on 8 GPUs)") in " ".join(out.split())
 
 
 def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp_path: Path):

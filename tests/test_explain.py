@@ -703,15 +703,15 @@ def test_host_memory_for_settings_with_and_without_offload_is_the_load_in_rules_
     assert [reason.rule for reason in reasons] == [
         "choice", *["sp_divides_gpus"] * 5, "sp_divides_heads", "host_ram", "host_ram", *["memory_model"] * 3]
     assert details(reasons, "host_ram") == [
-        ("loading the model needs more host memory (its fp32 weights, before FSDP shards them) than --host-ram 115 GiB "
-         f"(on {n} GPUs)") for n in (7, 8)]
+        ("loading the model needs more host memory (verl reads it in fp32 before FSDP shards it, beside the reference "
+         f"model's pinned shards) than --host-ram 115 GiB (on {n} GPUs)") for n in (7, 8)]
     # Host memory from elsewhere than the flag is named as the bound it is ("than 115 GiB of host memory per node (the
     # node's RAM)" would say "per node" twice and nest the parentheses).
     _, reasons = explained(gpu="h100", model="4B", max_model_len=65536, budget_gpus=8, host_ram_gb=115,
                            estimate="auto", host_ram_source="the node's RAM")
     assert details(reasons, "host_ram") == [
-        ("loading the model needs more host memory (its fp32 weights, before FSDP shards them) than the node's RAM of "
-         f"115 GiB (on {n} GPUs)") for n in (7, 8)]
+        ("loading the model needs more host memory (verl reads it in fp32 before FSDP shards it, beside the reference "
+         f"model's pinned shards) than the node's RAM of 115 GiB (on {n} GPUs)") for n in (7, 8)]
 
 
 def test_a_table_of_one_gpu_is_not_said_to_vouch_for_more(edited_a100_tables):
@@ -793,12 +793,12 @@ def test_rules_that_stop_a_query_together_say_so_where_time_ran_out_before_each_
     (answer,) = plan(query, CATALOG)
     assert details(explain(CATALOG, query, answer), "limit") == [
         ("no plan passes this rule: host memory (--host-ram 16 GiB is too little for Offload, or for the model "
-         "while it loads)")]
+         "while it loads, beside the reference model's pinned shards)")]
     # Host memory from elsewhere than the flag is named in words, as a bound (it said "the node's RAM 16 GB per node").
     own = query.model_copy(update={"host_ram_source": "the node's RAM"})
     assert details(explain(CATALOG, own, plan(own, CATALOG)[0]), "limit") == [
         ("no plan passes this rule: host memory (the node's RAM of 16 GiB is too little for Offload, or for the model "
-         "while it loads)")]
+         "while it loads, beside the reference model's pinned shards)")]
     monkeypatch.setattr(_Prober, "_infeasible", _undecided)
     reasons = explain(CATALOG, query, answer)
     (limit,) = details(reasons, "limit")

@@ -2471,8 +2471,9 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     asked = ("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "65536", "--sp", "4", "--env",
              "--offload")
     status, out, _ = cli(*asked, "--host-ram", "256GB")
-    assert status == 0 and ("183.0 GiB per node for Offload (the actor's states and the reference model's weights, "
-                            "or the model while it loads, whichever is more), within --host-ram 256 GiB"
+    assert status == 0 and ("183.0 GiB per node for Offload (the actor's states and the reference model's shards, or "
+                            "the model while it loads beside both models' pinned shards, whichever is more), within "
+                            "--host-ram 256 GiB"
                             ) in " ".join(out.split())
     status, out, _ = cli(*asked, "--host-ram", "128")
     assert status == 1 and "more than --host-ram 128 GiB: it does not train there" in " ".join(out.split())

@@ -57,7 +57,8 @@ def test_under_exact_no_count_is_said_to_break_the_whole_nodes_rule():
 def test_a_rule_on_one_gpu_alone_names_it_in_the_singular():
     # 64 GiB: Qwen3-4B loads on 2 GPUs without Offload (51.1); Offload needs 93.4
     after = _after_longer(_reasons(gpu="a100", model="4B", objective="max_len", budget_gpus=2, host_ram_gb=64))
-    words = "Offload needs more host memory (its states, or the model while it loads) than --host-ram 64 GiB (on 1 GPU)"
+    words = ("Offload needs more host memory (the actor's states and the reference model's shards, or the model while "
+             "it loads beside both models' pinned shards, whichever is more) than --host-ram 64 GiB (on 1 GPU)")
     assert ("host_ram", words) in after
 
 

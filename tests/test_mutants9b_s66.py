@@ -63,8 +63,8 @@ def test_out_of_time_before_the_first_placement_the_greedy_one_stands_node_by_no
         ("j3", (0,), (4, 5, 6, 7), 2, 2)]
 
 
-OFFLOAD_NEED = ("host memory: 183.0 GiB per node for Offload (the actor's states and the reference model's weights, or "
-                "the model while it loads, whichever is more)")
+OFFLOAD_NEED = ("host memory: 183.0 GiB per node for Offload (the actor's states and the reference model's shards, or "
+                "the model while it loads beside both models' pinned shards, whichever is more)")
 
 
 @pytest.mark.parametrize(("asked", "line"), [
