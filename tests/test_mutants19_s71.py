@@ -56,9 +56,9 @@ def test_the_least_host_memory_plan_on_one_gpu_carries_its_caution_code_into_the
     assert answer.status == "infeasible"
     assert answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-0.6B on A100-80GB within 8 GPUs trains "
-        "with host_ram_gb=2; without host_ram_gb, vanilla on 8 GPUs trains it (24576 tokens), and it needs 17.8 GiB "
+        "with host_ram_gb=2; without host_ram_gb, vanilla on 8 GPUs trains it (24576 tokens), and it needs 20.8 GiB "
         "of host memory per node while the model loads; at the least, Env on 1 GPU trains it (24576 tokens; one "
-        "trainer GPU: Trinity-RFT's guide strongly advises more GPUs), and it needs 2.3 GiB of host memory per node "
+        "trainer GPU: Trinity-RFT's guide strongly advises more GPUs), and it needs 5.2 GiB of host memory per node "
         "while the model loads")
     assert answer.reason_caution_codes == (CautionCode.SINGLE_GPU_ADVISED_AGAINST,)
 
@@ -78,17 +78,18 @@ def test_a_config_without_problems_has_its_verdict_right_above_the_best_plan(cli
 
 
 def test_greedy_places_a_job_whose_host_need_is_exactly_what_the_node_has_left(tmp_path: Path) -> None:
-    """Two Qwen3-4B jobs on a node of 16 A100s: the first takes its cheapest plan, 6 trainer GPUs that need 89.9 GiB
-    of host memory; the second then fits on 2 trainer GPUs (30.0 GiB) where the node has exactly that left, and not
-    where it has a tenth less."""
+    """Two Qwen3-4B jobs on a node of 16 A100s: the first takes its cheapest plan, 6 trainer GPUs that need 105.8 GiB
+    of host memory (six ranks' fp32 loads of the tied model beside the reference model's fp32 shards, all six on
+    this node); the second then fits on 2 trainer GPUs (51.1 GiB) where the node has exactly that left, and not where
+    it has a tenth less."""
     def placed(host_ram_gb: float) -> list[tuple[str, int, float | None]]:
         job = {"model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4}
         pool = {"name": "one", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 16, "host_ram_gb": host_ram_gb}
         fleet = fleet_of({"pools": [pool], "jobs": [{**job, "name": "b"}, {**job, "name": "c"}]}, tmp_path)
         return [(p.job, p.trainer_gpus, p.plan.host_memory_gb) for p in greedy(fleet, CATALOG).placements]
 
-    assert placed(119.9) == [("b", 6, 89.9), ("c", 2, 30.0)]
-    assert placed(119.8) == [("b", 6, 89.9)]
+    assert placed(156.9) == [("b", 6, 105.8), ("c", 2, 51.1)]
+    assert placed(156.8) == [("b", 6, 105.8)]
 
 
 def _ranked_table() -> Table:
