@@ -129,8 +129,8 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]), limit)
         wall_clock_cut |= elsewhere.cut_short == "wall clock"
-        room = _NoRoom(planner, job, pools[index], host_checked[index], goals, unproven, holders, certain, elsewhere,
-                       smaller_asks, fits_with[index])
+        room = _NoRoom(planner, index, job, pools[index], host_checked[index], goals, unproven, holders, certain,
+                       elsewhere, smaller_asks, fits_with[index])
         words = room.words(several=False)
         unplaced.append(Unplaced(
             job=job.name, reason_code=no_room, reason=words.text,
@@ -149,6 +149,7 @@ class _NoRoom:
     `smaller_asks`: None, no hints)."""
 
     planner: Planner
+    index: int
     job: Job
     ways: dict[str, list[Option]]
     host_checked: bool
@@ -167,7 +168,7 @@ class _NoRoom:
         return (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in "
                 f"{_least_rooms(self.planner, self.job, self.ways, several)} after the jobs placed ({self.goals})"
                 f"{self.unproven}"
-                f"{self.holders.words(self.job, self.ways, self.certain, several)}"
+                f"{self.holders.words(self.index, self.ways, self.certain, several)}"
                 f"{self.holders.pin_words(self.job, several)}{'; ' if elsewhere else ''}" + elsewhere
                 + ('' if self.smaller_asks is None else self.smaller_asks.words(self.job, self.fits_with, several)))
 
@@ -302,14 +303,14 @@ class _RoomHolders:
                     self.whole[option.pool][node] = job
         self.rooms: dict[tuple[int, Footprint | int], _Room] = {}
 
-    def words(self, job: Job, ways: dict[str, list[Option]], certain: bool, several: bool) -> str:
-        """The placed jobs that hold the room the `job` left out needs (its `ways`, by pool name), the priority they
-        hold together, and, where the placed priority is `certain`, the least priority that surely places it: one
-        more than theirs where they hold as much as its own (length and cost chose them), else as `LeastPriority`
-        proves it (less than theirs where moving other jobs makes room), or, where it does not within its work, one
-        more than theirs (a priority that places it); in words
-        after a semicolon, for one job or, where `several`, for several jobs given them, true of each alone (the
-        room is each one's: it places one of them)."""
+    def words(self, left_out: int, ways: dict[str, list[Option]], certain: bool, several: bool) -> str:
+        """The placed jobs that hold the room the job `left_out` (its index in the fleet's jobs) needs (its `ways`, by
+        pool name), the priority they hold together, and, where the placed priority is `certain`, the least priority
+        that surely places it: one more than theirs where they hold as much as its own (length and cost chose them),
+        else as `LeastPriority` proves it (less than theirs where moving other jobs makes room), or, where it does not
+        within its work, one more than theirs (a priority that places it); in words after a semicolon, for one job
+        or, where `several`, for several jobs given them, true of each alone (the room is each one's: it places one
+        of them)."""
         rooms = [(self._least_room(option), name) for name, options in ways.items() for option in options]
         room, pool = min(rooms, key=lambda pair: pair[0].rank)
         where = f" in {pool}" if len(ways) > 1 else ""
@@ -329,16 +330,15 @@ class _RoomHolders:
                     f"{named_jobs(required)} {'is' if len(required) == 1 else 'are'} required")
         if not certain:
             return f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}"
-        if room.priority == job.priority:
+        if room.priority == self.fleet.jobs[left_out].priority:
             own = "each one's own" if several else "its own"
             return (f"; {named_jobs(names)} ({held}, as much as {own}) {holds} the room {needs}{where}{shrunk}: "
                     f"priority {room.priority + 1} is the least that places {places}")
-        index = self.fleet.jobs.index(job)
-        least = None if self.least is None else self.least.of(index)
+        least = None if self.least is None else self.least.of(left_out)
         if least is None:
             return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
                     f"priority {room.priority + 1} would place {places}")
-        tied = self.least is not None and index in self.least.tied
+        tied = self.least is not None and left_out in self.least.tied
         why = [*(["moving other jobs"] if least + (1 if tied else 0) <= room.priority else []),
                *([f"with as much priority placed, more running jobs stay with {it}"] if tied else [])]
         return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
