@@ -2991,9 +2991,9 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     # The job left out is told its own need (102.2 GiB), not the class's it was counted at (Qwen3-14B's), and the job
     # that holds the room; not a priority that places it: with the needs rounded, a placement of more may fit.
     assert rounded["unplaced"] == [{"job": "small", "reason": (
-        "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 102.2 GiB of host memory on one node) "
-        "after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) holds the room it "
-        "needs"),
+        "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 102.2 GiB of host memory on one "
+        "node) after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) holds the "
+        "room it needs"),
         "reason_for_several": (
             "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and 102.2 GiB of host memory on "
             "one node) after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) "
@@ -3472,7 +3472,8 @@ def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_
                     encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json")
     placements = json.loads(out)["placements"]
-    assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 51.1), (4, 81.1)]
+    assert status == 0
+    assert sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 51.1), (4, 81.1)]
     rows = [line for line in cli("cluster", str(path))[1].splitlines() if line.startswith("│")]
     assert sorted(row.split("│")[-2].strip() for row in rows) == ["51.1", "81.1"]
 

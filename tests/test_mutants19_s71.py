@@ -168,5 +168,5 @@ def test_gpu_memory_out_of_range_names_its_bounds_in_the_unit_written(cli: Cli, 
     """A GPU memory out of range is refused with the bounds in the unit it was written in, and the driver's-MiB
     guess only for a bare number."""
     assert cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--gpu-memory", memory) == (
-        2, "", "usage: solve memory [options] (--help lists them)\n"
-        f"solve memory: error: argument --gpu-memory: {error}\n")
+        2, "", ("usage: solve memory [options] (--help lists them)\n"
+                f"solve memory: error: argument --gpu-memory: {error}\n"))
