@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solver.query import ACTOR_ROLLOUT_REF, CRITIC_MICRO_BATCH_SIZES, ROLE_MICRO_BATCH_SIZES, ROLE_TOKEN_BUDGETS
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
-from solver.rules import COMMAND_OPTIONS, host_ram_check_words
+from solver.rules import COMMAND_OPTIONS, host_ram_check_words, one_sequence_per_micro_batch
 from solver.tables import Model, QueryError, TrinityVersion, brief, remove_padding_violation
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
@@ -116,7 +116,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says
     it (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
-    padded = remove_padding_violation(model) is not None
+    padded = one_sequence_per_micro_batch(model)
     return [
         *_model_keys(plan, model, config, readings),
         *_trainer_keys(plan, version, gpu, padded),
