@@ -1049,6 +1049,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import load_config_mapping, trinity_config_problems
+    from solver.trinity.config import verdict_length_note
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -1067,7 +1068,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       option_names=query.option_names)
     problems = [problem for problem in checked if not (said and said in problem.words)]
-    problems += map(ConfigProblem._make, zip(config.note_codes, config.notes, strict=True))
+    problems += (verdict_length_note(ConfigProblem(code, words), config.max_model_len, length,
+                                     query.option_names.length)
+                 for code, words in zip(config.note_codes, config.notes, strict=True))
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None

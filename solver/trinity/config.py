@@ -860,7 +860,20 @@ def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[ConfigPr
     length = prompt + response
     return length, [ConfigProblem(ConfigProblemCode.LENGTH_FROM_PROMPT_RESPONSE, (
         f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
-        f"{prompt} + {response} = {length}, as the verdict does"))]
+        f"{prompt} + {response} = {length}{_VERDICT_AT_SUM}"))]
+
+
+_VERDICT_AT_SUM = ", as the verdict does"
+"""The end of the prompt + response note (`_read_max_model_len`) where the verdict is at that sum."""
+
+
+def verdict_length_note(note: ConfigProblem, config_length: int | None, length: int, option: str) -> ConfigProblem:
+    """`note`, one of `TrinityConfig.notes` with its code, for a verdict at `length` where the config's is
+    `config_length`: the prompt + response note then says that the verdict is at `option`'s `length`, not at the sum
+    Trinity takes; other notes, and that one at the sum, as they are."""
+    if note.code is not ConfigProblemCode.LENGTH_FROM_PROMPT_RESPONSE or length == config_length:
+        return note
+    return ConfigProblem(note.code, f"{note.words.removesuffix(_VERDICT_AT_SUM)}; the verdict is at {option}'s {length}")
 
 
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
