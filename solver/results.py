@@ -1541,7 +1541,7 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
     if current.plan is not None:
         evidence = current.plan.evidence_text(answer.gpu, answer.model)
         if current.refused:
-            return (f"{said}it fits in memory ({evidence}), but the config as written is refused "
+            return (f"{said}it fits in memory ({evidence}), but {_config_refused(current)} "
                     f"({_refusing_lines(current)}).{_dearer(answer, current, query)}")
         return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
     cell = current.out_of_memory
@@ -1560,11 +1560,17 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         verdict = host
     else:
         verdict = [f"nothing in {query.evidence_sources} says it trains{_predicted(current)}", *host]
-    refused = [f"the config as written is refused too ({_refusing_lines(current)})"] if current.refused else []
+    refused = [f"{_config_refused(current)} too ({_refusing_lines(current)})"] if current.refused else []
     follows = ("the best plan follows" if answer.plans else "no plan was found within the time limit"
                if answer.status == "unknown" else "no plan trains either (the reason follows)")
     sentences = [*verdict, *refused, follows]
     return said + " ".join(_sentence(words, first=not i) for i, words in enumerate(sentences))
+
+
+def _config_refused(current: CurrentSettings) -> str:
+    """That the config judged in `current` is refused, in words: as written, or, judged at another length than its own
+    (``--len``), at that length (its refused: lines check it there)."""
+    return "the config as written is refused" if current.length_given else "the config judged at this length is refused"
 
 
 def _sentence(words: str, first: bool = False) -> str:

@@ -154,4 +154,4 @@ def test_check_json_says_why_it_fails_in_the_texts_words(cli, monkeypatch: pytes
     text_status, text, _ = cli("--from-config", CONFIG, "--check", *flags)
     assert (text_status, _text_verdict(text, "trinity.yaml")) == (status, current["verdict"])
     assert "\n" not in current["verdict"] and ("it trains" in current["verdict"]) == trains
-    assert ("The config as written is refused too" in current["verdict"]) == refused
+    assert ("The config judged at this length is refused too" in current["verdict"]) == refused

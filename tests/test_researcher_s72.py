@@ -36,3 +36,19 @@ def test_the_api_words_the_length_note_with_its_keyword():
                                      {})
     assert answer.current is not None
     assert f"{SUM}; the verdict is at max_model_len's 16384" in answer.current.config_problems
+
+
+def test_a_config_judged_at_len_is_refused_at_that_length_not_as_written(cli, tmp_path: Path):
+    # Its own 32768 loads; at --len 16384 its prompt and response (32768) are too long: refused there alone.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(NO_LENGTH.replace("  max_prompt_tokens", "  max_model_len: 32768\n  max_prompt_tokens"),
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80gb", "--len", "16384", "--check", "--json")
+    [answer] = json.loads(out)
+    verdict = answer["current"]["verdict"]
+    assert (status, answer["current"]["refused"]) == (1, True)
+    assert verdict.startswith("trinity.yaml's settings would run vanilla on 3 trainer GPUs at 16384 tokens (--len; ")
+    assert ", but the config judged at this length is refused (the refused: line below says why)." in verdict
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80gb", "--check", "--json")
+    [answer] = json.loads(out)  # at its own length nothing refuses it (vanilla does not train there: exit 1)
+    assert (status, answer["current"]["refused"], "refused" in answer["current"]["verdict"]) == (1, False, False)
