@@ -873,7 +873,8 @@ def verdict_length_note(note: ConfigProblem, config_length: int | None, length: 
     Trinity takes; other notes, and that one at the sum, as they are."""
     if note.code is not ConfigProblemCode.LENGTH_FROM_PROMPT_RESPONSE or length == config_length:
         return note
-    return ConfigProblem(note.code, f"{note.words.removesuffix(_VERDICT_AT_SUM)}; the verdict is at {option}'s {length}")
+    words = note.words.removesuffix(_VERDICT_AT_SUM)
+    return ConfigProblem(note.code, f"{words}; the verdict is at {option}'s {length}")
 
 
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
