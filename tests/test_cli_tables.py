@@ -396,11 +396,13 @@ def test_python_m_solver_is_the_solve_command(tmp_path: Path, solve_script: Path
 
 
 @pytest.mark.parametrize("flag", ["--model", "--gpu"])
-def test_a_long_name_is_cut_short_in_the_error_line(cli, flag: str):
-    status, out, err = cli("tables", flag, "x" * 100_000)
-    assert (status, out) == (2, "") and err.startswith(f"solve tables: error: unknown {flag[2:].replace('gpu', 'GPU')} "
-                                                       f"'{'x' * 47}...")
+@pytest.mark.parametrize(("length", "refused"), [(4096, "unknown "), (100_000, "")])  # 4096: as long as a name may be
+def test_a_long_name_is_cut_short_in_the_error_line(cli, flag: str, length: int, refused: str):
+    kind = flag[2:].replace("gpu", "GPU")
+    status, out, err = cli("tables", flag, "x" * length)
+    assert (status, out) == (2, "") and err.startswith(f"solve tables: error: {refused}{kind} '{'x' * 47}...")
     assert len(err) < 700 and err.count("\n") == 1
+    assert err.endswith(f" is {length} characters long; a {kind} name is at most 4096\n") is not bool(refused)
 
 
 def test_a_narrow_tables_title_and_source_keep_to_one_line_each(cli):
