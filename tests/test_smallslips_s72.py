@@ -11,14 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_cliwords2_s71 import _parsers
 
 import solver
 from solver.calibrate import PHYSICAL
-from solver.cli.cluster import build_cluster_parser
-from solver.cli.maps import build_map_parser
-from solver.cli.memory import build_memory_parser
-from solver.cli.planner import build_parser
-from solver.cli.tables import build_tables_parser
 from solver.results import BeyondCode, MarginRoom, thin_headroom
 from solver.tables import QueryError, load_catalog
 from solver.tables.bounds import MAX_NAME_CHARACTERS
@@ -49,17 +45,14 @@ def test_the_fragmentation_range_names_two_bf16_copies_of_the_logits():
     assert "fp32" not in words
 
 
-@pytest.mark.parametrize("build", [build_parser, build_memory_parser, build_map_parser, build_tables_parser,
-                                   build_cluster_parser])
-def test_no_metavar_of_a_command_stands_for_two_kinds_of_value(build: Callable[[], object]):
+def test_no_metavar_of_a_command_stands_for_two_kinds_of_value():
     # --gpu G beside --node-gpus G, --model M beside --gpu-memory M: now --node-gpus N and --gpu-memory SIZE
-    parser = build()
-    metavars = {action.option_strings[0]: action.metavar for action in parser._actions  # type: ignore[attr-defined]
-                if action.option_strings and action.metavar}
-    assert metavars.get("--node-gpus") in (None, "N") and metavars.get("--gpu-memory") in (None, "SIZE")
-    assert metavars.get("--gpu") in (None, "G") and metavars.get("--model") in (None, "M")
-    letters = [metavar for metavar in metavars.values() if len(metavar) == 1 and metavar not in "N"]
-    assert len(letters) == len(set(letters)), metavars  # one letter, one meaning (N: any count)
+    for prog, parser in _parsers().items():
+        metavars = {action.option_strings[0]: action.metavar for action in parser._actions
+                    if action.option_strings and action.metavar}
+        assert metavars.get("--node-gpus") in (None, "N") and metavars.get("--gpu-memory") in (None, "SIZE")
+        letters = [metavar for metavar in metavars.values() if len(metavar) == 1 and metavar != "N"]
+        assert len(letters) == len(set(letters)), (prog, metavars)  # one letter, one meaning (N: any count)
 
 
 @pytest.mark.parametrize("argv", [["--no-help"], ["memory", "--nohelp"], ["--no-version"]])
