@@ -91,7 +91,8 @@ PHYSICAL = {
     "sp_buffers": PhysicalRange(1.0, None, (
         "one bf16 hidden state per token, the layer's activations that Ulysses' all-to-all receives")),
     "fragmentation": PhysicalRange(None, 1.0, (
-        "4 bytes per logit, one fp32 copy of the logits: the holes they leave are no larger than they are")),
+        "4 bytes per logit, two bf16 copies of the logits (verl's are bf16), as the term counts them: the holes they "
+        "leave are no larger than that")),
 }
 """The physical range of each multiplier that the derivation bounds, which `unphysical` holds a fit to. The others
 have none of their own: checkpoints, logits and recompute are held together to the physical floor per token in the

@@ -808,7 +808,7 @@ def total_budget(total_gpus: int, budget_gpus: int | None, rollout_gpus: int | N
         fewer, more = total_gpus // node_gpus * node_gpus, -(-total_gpus // node_gpus) * node_gpus
         raise QueryError(f"{total} is no whole number of nodes of {node_gpus} ({node_source}), and a trainer and "
                          f"rollout past one node take whole nodes: give {fewer} or {more}, or the GPUs of your nodes "
-                         f"with {option_names.valued(option_names.node_gpus, 'G')}")
+                         f"with {option_names.valued(option_names.node_gpus, 'N')}")
     return total_gpus - rollout_gpus
 
 

@@ -514,18 +514,20 @@ def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory
     card runs optimistic by), and what its gathered layers may take more than the fit
     counts (`room.shortfall_gib`), where it extrapolates (`beyond_calibration` not empty), in words, naming the
     error expected there (`known_errors`, from `beyond_codes` and that shortfall, on an AMD GPU where `rocm`) and the
-    margin that keeps that much more (as `option_names` names it: ``--margin 0.05``, ``margin=0.05``); "" otherwise.
+    margin that keeps that much more (as `option_names` names it: ``--margin 0.05``, ``margin=0.05``), with the GiB it
+    keeps beyond the default's (rounded up to a hundredth, it keeps a little more); "" otherwise.
     What a margin raised above the default holds back (`room`) counts as room to spare: the caution asks for no more
     than it names."""
     small = memory_gib <= SMALL_CARD_GIB
     thin = room.thin_gib
     if not beyond_calibration or not 0 <= headroom_gib < thin - room.raised_gib:
         return ""
-    margin = option_names.valued(option_names.named("margin"), f"{room.keeping(thin):.2f}")
+    asked = room._replace(margin=room.keeping(thin))  # rounded up to a hundredth: it keeps a little more than `thin`
+    margin = option_names.valued(option_names.named("margin"), f"{asked.margin:.2f}")
     return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
             f"({known_errors(small, beyond_codes, room.shortfall_gib, rocm)}: docs/memory.md in rft-solver's source); "
-            f"{margin} keeps {round(thin, 1):g} GiB more to spare than the default {room.default:g} here, or measure a "
-            "step first")
+            f"{margin} keeps {asked.raised_gib:.1f} GiB more to spare than the default {room.default:g} here, or "
+            "measure a step first")
 
 
 def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib: float = 0.0,

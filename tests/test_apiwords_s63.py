@@ -84,11 +84,11 @@ def test_the_cautions_name_the_keywords():
     assert "and nothing checks it: give host_ram_gb what a node can spare" in one.best.cautions[0]
     (far,) = solver.plan("32B", gpu="l40s", max_model_len=524288, budget_gpus=1, estimate="only")
     assert far.nearest is not None and far.nearest.cautions[0].endswith(
-        "margin=0.11 keeps 2.6 GiB more to spare than the default 0.04 here, or measure a step first")
+        "margin=0.11 keeps 2.9 GiB more to spare than the default 0.04 here, or measure a step first")
     (as_printed,) = solver.plan("32B", gpu="l40s", max_model_len=524288, budget_gpus=1, estimate="only",
                                 option_names=COMMAND_OPTIONS)
     assert as_printed.nearest is not None and as_printed.nearest.cautions[0].endswith(
-        "--margin 0.11 keeps 2.6 GiB more to spare than the default 0.04 here, or measure a step first")
+        "--margin 0.11 keeps 2.9 GiB more to spare than the default 0.04 here, or measure a step first")
     assert solver.estimate_memory("8B", "mi300x", 8, 32768, env=True).cautions[0].endswith(
         "check yours (solver.plan(env=False) plans without it)")
     assert solver.memory_answer("8B", "mi300x", 8, 32768, env=True, option_names=COMMAND_OPTIONS).cautions[0].endswith(

@@ -65,8 +65,8 @@ def test_the_ranges_include_their_edges_and_name_each_multiplier_outside_in_the_
             "sp_buffers 0.5 is below its physical range, at least 1: one bf16 hidden state per token, the layer's "
             "activations that Ulysses' all-to-all receives")),
         (UnphysicalCode.FRAGMENTATION_ABOVE_RANGE, (
-            "fragmentation 1.5 is above its physical range, at most 1: 4 bytes per logit, one fp32 copy of the logits: "
-            "the holes they leave are no larger than they are")),
+            "fragmentation 1.5 is above its physical range, at most 1: 4 bytes per logit, two bf16 copies of the "
+            "logits (verl's are bf16), as the term counts them: the holes they leave are no larger than that")),
     ]
     assert unphysical(PRIOR.model_copy(update={"states": 0.99})) == [
         (UnphysicalCode.STATES_BELOW_RANGE, f"states 0.99 is below its physical range, 1 to 1.25: {STATES}")]
@@ -88,8 +88,9 @@ def test_every_bound_of_a_physical_range_has_its_code_and_every_code_a_bound():
      f"states 1.81857 is above its physical range, 1 to 1.25: {STATES}", "2 observations"),
     # Without Env Qwen3-0.6B ran out at 16384 tokens on one GPU, with it trained: the allocator's holes take the blame.
     (1, "Qwen3-0.6B", 16384, "Env", ["fragmentation-above-range"],
-     ("fragmentation 1.46678 is above its physical range, at most 1: 4 bytes per logit, one fp32 copy of the logits: "
-      "the holes they leave are no larger than they are"), "2 observations"),
+     ("fragmentation 1.46678 is above its physical range, at most 1: 4 bytes per logit, two bf16 copies of the "
+      "logits (verl's are bf16), as the term counts them: the holes they leave are no larger than that"),
+     "2 observations"),
     # Qwen3-14B at 28672 tokens on one GPU, its states offloaded: FSDP's gathered layers would have to take nothing.
     (1, "Qwen3-14B", 28672, "Env + Offload", ["gathered-below-range"],
      ("gathered 0 is below its physical range, at least 0.4: 4 of its 10 bytes per layer parameter, the bf16 weights "

@@ -1547,7 +1547,7 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
                     "--json")
     assert json.loads(out)["memory_gib"] == 80
     status, _, err = cli("--model", "4B", "--gpu", "a30", "--len", "8k")
-    assert status == 2 and err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
+    assert status == 2 and err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory SIZE\n")
     # The name is written into configs' comments: a blank one, or one with a line break, is refused.
     for name in ("", " ", "foo\nbar: 1"):  # a blank one as an empty name of --gpu's list (test_gpulist_s58)
         status, out, err = cli("--model", "4B", "--gpu", name, "--gpu-memory", "64", "--len", "8k", "--emit", "trinity")
@@ -1971,23 +1971,25 @@ def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
 def test_a_thin_caution_names_the_margin_that_keeps_its_room_and_counts_a_raised_one(cli):
     # Qwen3-0.6B on 2 RTX 4090s at 16384 tokens: 0.4 GiB to spare at the card's default margin 0.06, which holds back
     # the GiB a 24 GiB card's estimates run optimistic by. The caution says so of this card, and names the margin that
-    # keeps 1 GiB more than the default's: 0.06 + 1 / 22.27 GiB usable with Env (0.9285 of 23.99), 0.1049, rounded up.
+    # keeps 1 GiB more than the default's: 0.06 + 1 / 22.27 GiB usable with Env (0.9285 of 23.99), 0.1049, rounded up:
+    # 0.11, which keeps 0.05 x 22.27 = 1.1 GiB more, as it says.
     status, out, _ = cli("--model", "0.6B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "16k")
     said = " ".join(out.split())
     assert status == 0 and ("caution 0.4 GiB to spare where the estimate extrapolates, and its error there is "
                             "unmeasured (on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB, "
                             "which the default margin here keeps: docs/memory.md in rft-solver's source); --margin 0.11 "
-                            "keeps 1 GiB more to spare than the default 0.06 here, or measure a step first") in said
+                            "keeps 1.1 GiB more to spare than the default 0.06 here, or measure a step first") in said
     # Maximising always ends at the edge of the room, so at the default Qwen3-1.7B's longest length on 2 RTX 4090s is
     # cautioned, naming the same margin; at that margin what it holds back beyond the default (0.05 x 22.27 = 1.1
     # GiB) counts as room to spare, so the 0.2 GiB left at its own edge gets no caution.
     _, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--maximize", "len")
-    assert "0.0 GiB to spare where" in out and "--margin 0.11 keeps 1 GiB" in " ".join(out.split())
+    assert "0.0 GiB to spare where" in out and "--margin 0.11 keeps 1.1 GiB" in " ".join(out.split())
     status, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--maximize", "len", "--margin", "0.11")
     assert status == 0 and "0.2 GiB to spare (memory model; margin 0.11" in out and "GiB to spare where" not in out
     assert out.count("caution") == 1 and "caution        SP=2 on RTX-4090-24GB cards" in out  # only SP over PCIe's
-    # On a larger card, 1 GiB: 0.01 + 1 / 73.9 GiB usable with Env on an H100, rounded up.
-    assert "--margin 0.03 keeps 1 GiB more to spare than the default 0.01 here" in " ".join(cli(
+    # On a larger card, 1 GiB: 0.01 + 1 / 73.9 GiB usable with Env on an H100, rounded up: 0.03, which keeps 0.02 x
+    # 73.9 = 1.5 GiB more.
+    assert "--margin 0.03 keeps 1.5 GiB more to spare than the default 0.01 here" in " ".join(cli(
         "--model", "qwen2.5-7b-instruct", "--gpu", "h100", "--gpus", "8", "--maximize", "len")[1].split())
     # A margin below the default holds back less: thinner room than the headroom alone says (0.05 on a 24 GiB card,
     # whose default is 0.06, holds back 0.01 x 22 = 0.22 GiB less: 1.1 to spare is under 1.22).

@@ -139,23 +139,23 @@ def test_json_for_one_model_across_all_tables(cli):
         # nodes counted (torchrun's --nnodes): the trainer's GPUs that many nodes hold, on nodes of --node-gpus
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--nodes", "2"],
          ("solve: error: unrecognized arguments: --nodes 2 (solve counts the trainer's GPUs, not nodes: --gpus 16 for "
-          "2 nodes of 8 GPUs; --node-gpus G for nodes of another size)\n")),
+          "2 nodes of 8 GPUs; --node-gpus N for nodes of another size)\n")),
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--node-gpus", "4", "--nnodes=3"],
          ("solve: error: unrecognized arguments: --nnodes=3 (solve counts the trainer's GPUs, not nodes: --gpus 12 for "
-          "3 nodes of 4 GPUs; --node-gpus G for nodes of another size)\n")),
+          "3 nodes of 4 GPUs; --node-gpus N for nodes of another size)\n")),
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--num_nodes", "many"],
          ("solve memory: error: unrecognized arguments: --num_nodes many (solve memory counts the trainer's GPUs, not "
-          "nodes: --gpus 16 for 2 nodes of 8 GPUs; --node-gpus G for nodes of another size)\n")),
+          "nodes: --gpus 16 for 2 nodes of 8 GPUs; --node-gpus N for nodes of another size)\n")),
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--node-gpus", "4", "--nodes", "5"],
          ("solve: error: unrecognized arguments: --nodes 5 (solve counts the trainer's GPUs, not nodes: --gpus 20 for "
-          "5 nodes of 4 GPUs; --node-gpus G for nodes of another size)\n")),
+          "5 nodes of 4 GPUs; --node-gpus N for nodes of another size)\n")),
         # --node alone (options are taken by whole names only: it is no --node-gpus); more nodes than --gpus takes
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--node", "2"],
          ("solve: error: unrecognized arguments: --node 2 (solve counts the trainer's GPUs, not nodes: --gpus 16 for "
-          "2 nodes of 8 GPUs; --node-gpus G for nodes of another size)\n")),
+          "2 nodes of 8 GPUs; --node-gpus N for nodes of another size)\n")),
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--nodes", "8193"],
          ("solve: error: unrecognized arguments: --nodes 8193 (solve counts the trainer's GPUs, not nodes: 8193 nodes "
-          "of 8 GPUs are more than --gpus takes (at most 65536); --node-gpus G for nodes of another size)\n")),
+          "of 8 GPUs are more than --gpus takes (at most 65536); --node-gpus N for nodes of another size)\n")),
         (["map", "--nodes", "2"], "solve map: error: unrecognized arguments: --nodes 2\n"),
         # solve tables filters by --gpus but has no --node-gpus: no nodes to count them in
         (["tables", "--gpus", "2", "--nodes", "3"], "solve tables: error: unrecognized arguments: --nodes 3\n"),
@@ -396,11 +396,13 @@ def test_python_m_solver_is_the_solve_command(tmp_path: Path, solve_script: Path
 
 
 @pytest.mark.parametrize("flag", ["--model", "--gpu"])
-def test_a_long_name_is_cut_short_in_the_error_line(cli, flag: str):
-    status, out, err = cli("tables", flag, "x" * 100_000)
-    assert (status, out) == (2, "") and err.startswith(f"solve tables: error: unknown {flag[2:].replace('gpu', 'GPU')} "
-                                                       f"'{'x' * 47}...")
+@pytest.mark.parametrize(("length", "refused"), [(4096, "unknown "), (100_000, "")])  # 4096: as long as a name may be
+def test_a_long_name_is_cut_short_in_the_error_line(cli, flag: str, length: int, refused: str):
+    kind = flag[2:].replace("gpu", "GPU")
+    status, out, err = cli("tables", flag, "x" * length)
+    assert (status, out) == (2, "") and err.startswith(f"solve tables: error: {refused}{kind} '{'x' * 47}...")
     assert len(err) < 700 and err.count("\n") == 1
+    assert err.endswith(f" is {length} characters long; a {kind} name is at most 4096\n") is not bool(refused)
 
 
 def test_a_narrow_tables_title_and_source_keep_to_one_line_each(cli):

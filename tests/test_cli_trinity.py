@@ -115,7 +115,7 @@ def test_a_fragment_carries_the_plans_cautions_it_says_nowhere_else(cli):
     thin = header("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len")
     assert thin[0].startswith("# caution: 0.0 GiB to spare where the estimate extrapolates, and its error there is "
                               "unmeasured") and thin[-2:] == [
-        "# rft-solver's source); --margin 0.05 keeps 2.6 GiB more to spare than the default 0.01 here, or",
+        "# rft-solver's source); --margin 0.05 keeps 3.0 GiB more to spare than the default 0.01 here, or",
         "# measure a step first"]
     assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k") == [
         "# caution: 3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch evenly over",

@@ -3170,7 +3170,7 @@ def test_two_jobs_of_one_model_with_two_contexts_are_refused(tmp_path: Path):
 
 
 def test_a_pool_of_a_gpu_type_the_catalogue_lacks_gives_its_memory(tmp_path: Path):
-    # As --gpu NAME --gpu-memory M: the pool's GPU type by its memory, for estimates; two pools share it.
+    # As --gpu NAME --gpu-memory SIZE: the pool's GPU type by its memory, for estimates; two pools share it.
     path = tmp_path / "fleet.yaml"
     path.write_text("pools:\n  - {name: a, gpu: MyAccel, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 65536}\n"
                     "  - {name: b, gpu: myaccel, nodes: 1, gpus_per_node: 8}\njobs:\n"

@@ -34,7 +34,7 @@ ESTIMATED = ("  # evidence: estimated: the memory model predicts 71.9 GiB per GP
              "  #   calibration: 32.8B parameters (calibrated up to 14.8B)\n"
              "  # caution: 1.3 GiB to spare where the estimate extrapolates, and its error there is unmeasured\n"
              "  #   (its gathered layers may take 1.6 GiB more than the fit counts (large layers): docs/memory.md\n"
-             "  #   in rft-solver's source); --margin 0.05 keeps 2.6 GiB more to spare than the default 0.01 here,\n"
+             "  #   in rft-solver's source); --margin 0.05 keeps 3.0 GiB more to spare than the default 0.01 here,\n"
              "  #   or measure a step first\n")
 INFERRED = ("  # evidence: inferred: the A100-80GB table for 6 GPUs says 'Env + SP=2' at 32768, and this plan\n"
             "  #   includes that setting on more GPUs (which hold no more per GPU)\n")
@@ -45,7 +45,7 @@ calibration, so it is cautioned."""
 THIN = ("  # caution: 0.4 GiB to spare where the estimate extrapolates, and its error there is unmeasured\n"
         "  #   (its flat overhead for the CUDA context and NCCL does not grow across nodes; its gathered\n"
         "  #   layers may take 2.5 GiB more than the fit counts (large layers): docs/memory.md in\n"
-        "  #   rft-solver's source); --margin 0.04 keeps 3.5 GiB more to spare than the default 0.01 here, or\n"
+        "  #   rft-solver's source); --margin 0.04 keeps 3.9 GiB more to spare than the default 0.01 here, or\n"
         "  #   measure a step first\n")
 LENGTH = "  max_model_len: "
 

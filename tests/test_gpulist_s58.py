@@ -67,7 +67,7 @@ def test_an_unknown_name_in_a_list_is_refused_by_its_own_name(cli, listed: str):
     status, out, err = cli(*LENGTH, "--gpu", listed)
     assert (status, out) == (2, "")
     assert err.startswith(UNKNOWN_H1000 + " (did you mean H100-80GB?); accepted: A100-40GB/80GB, ")
-    assert err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
+    assert err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory SIZE\n")
     assert err.count("\n") == 1
 
 

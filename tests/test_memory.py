@@ -3617,7 +3617,7 @@ def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_m
     # default 0.06 holds back 0.05 x 22.26 usable (23.99 x 0.928) = 1.11 more, leaving 0.4, under the 1 that is thin.
     # Another margin moves the room to spare by 0.2226 GiB a hundredth, but the setting's room is the same: the
     # caution stays, naming the margin that keeps 1 GiB more than the default's (0.06 + 1 / 22.26, rounded up: 0.11,
-    # at which it fails).
+    # at which it fails), and what that keeps: 0.05 x 22.26 = 1.1 GiB more.
     def estimated(margin: float | None):
         return estimate_memory("0.6B", "rtx-4090", 2, 16384, sp=2, env=True, offload=True, margin=margin,
                                option_names=COMMAND_OPTIONS)
@@ -3626,7 +3626,7 @@ def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_m
         assert estimated(margin).caution_codes == (CautionCode.THIN_HEADROOM, CautionCode.SP_OVER_PCIE)  # a 4090's
         caution = estimated(margin).cautions[0]
         assert caution.startswith(f"{spare} GiB to spare where the estimate extrapolates") and caution.endswith(
-            "--margin 0.11 keeps 1 GiB more to spare than the default 0.06 here, or measure a step first")
+            "--margin 0.11 keeps 1.1 GiB more to spare than the default 0.06 here, or measure a step first")
     assert not estimated(0.11).fits
 
 

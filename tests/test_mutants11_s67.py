@@ -214,5 +214,5 @@ def test_solve_memory_on_mi300x_names_hip_and_rccl(cli: Cli) -> None:
     assert (status, estimate["cautions"][1]) == (0, (
         "0.0 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat overhead for "
         "the HIP context and RCCL does not grow across nodes: docs/memory.md in rft-solver's source); --margin 0.02 "
-        "keeps 1 GiB more to spare than the default 0.01 here, or measure a step first"))
+        "keeps 1.7 GiB more to spare than the default 0.01 here, or measure a step first"))
     assert "2 nodes (RCCL's memory calibrated on one node)" in estimate["beyond_calibration"]

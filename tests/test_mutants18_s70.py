@@ -163,11 +163,13 @@ def test_a_job_on_gpus_the_nodes_no_longer_have_is_not_running(cli: Cli, tmp_pat
 
 
 @pytest.mark.parametrize(("argv", "error"), [
-    (("tables", "--no-help"), "solve tables: error: unrecognized arguments: --no-help (did you mean --help?)"),
-    (("--no-version",), "solve: error: unrecognized arguments: --no-version (did you mean --version?)")])
+    (("tables", "--no-help"),
+     "solve tables: error: unrecognized arguments: --no-help (the default is without --help: leave --no-help out)"),
+    (("--no-version",),
+     "solve: error: unrecognized arguments: --no-version (the default is without --version: leave --no-version out)")])
 def test_the_opposite_of_help_or_version_is_no_flag_to_leave_out(cli: Cli, argv: tuple[str, ...], error: str):
-    # --help and --version take no value but are no flags the opposite of which is a default: the guess is the
-    # option itself.
+    # --help and --version take no value, as a flag: their opposite is told to leave itself out (session 72; told
+    # "did you mean --help?" before, as if it asked for the help).
     status, out, err = cli(*argv)
     assert (status, out, err.splitlines()[-1]) == (2, "", error)
 

@@ -102,7 +102,7 @@ def test_an_unknown_gpu_on_the_command_line_is_told_to_give_its_memory(cli):
     status, out, err = cli("--model", "8B", "--gpu", "a30", "--len", "8k")
     assert (status, out) == (2, "") and err.startswith("solve: error: unknown GPU 'a30'; accepted: A100-40GB/80GB, ")
     assert err.endswith("; short forms such as l4 for L4-24GB too; or, for a GPU type of your own, give its memory: "
-                        "--gpu-memory M\n")
+                        "--gpu-memory SIZE\n")
 
 
 def test_a_tables_folder_whose_gpus_file_lists_no_gpus_without_bf16_refuses_none(tmp_path: Path):

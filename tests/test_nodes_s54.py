@@ -27,8 +27,8 @@ BEYOND = {
 }
 """What an estimate of that plan on 8 (one node), 16 (two) and 32 GPUs (four) lies beyond: words and codes."""
 THIN = ("0.2 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat overhead for "
-        "the CUDA context and NCCL does not grow {}: docs/memory.md in rft-solver's source); --margin 0.02 keeps 1 GiB "
-        "more to spare than the default 0.01 here, or measure a step first")
+        "the CUDA context and NCCL does not grow {}: docs/memory.md in rft-solver's source); --margin 0.02 keeps "
+        "1.3 GiB more to spare than the default 0.01 here, or measure a step first")
 WHERE = {8: "with more GPUs than calibrated", 16: "across nodes", 32: "across nodes"}
 
 

@@ -118,7 +118,7 @@ def test_gpu_interconnect_without_gpu_memory_is_refused_in_one_line(cli: Cli):
                            "--maximize", "len")
     assert (status, out) == (2, "")
     assert err == ("solve: error: --gpu-interconnect states the interconnect of the GPU type --gpu NAME --gpu-memory "
-                   "M describes: give --gpu-memory too, or drop it (the catalogue's GPU types state theirs)\n")
+                   "SIZE describes: give --gpu-memory too, or drop it (the catalogue's GPU types state theirs)\n")
 
 
 @pytest.mark.parametrize("command", [("--gpus", "2"), ("memory", "--gpus", "2", "--len", "8192"), ("map",)])

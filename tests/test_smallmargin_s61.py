@@ -102,7 +102,7 @@ def test_the_thin_headroom_caution_counts_the_small_cards_gib_once():
     at_default = MarginRoom(0.04, 0.04, 40.5)
     assert thin_headroom(1.5, beyond, 45.0, at_default, codes) == ""  # cautioned before: 2 GiB on a small card
     assert thin_headroom(0.9, beyond, 45.0, at_default, codes).endswith(
-        "--margin 0.07 keeps 1 GiB more to spare than the default 0.04 here, or measure a step first")
+        "--margin 0.07 keeps 1.2 GiB more to spare than the default 0.04 here, or measure a step first")
     # --margin 0.01 given: the GiB the default keeps is room the plan lacks, so the caution still weighs it
     assert thin_headroom(1.5, beyond, 45.0, MarginRoom(0.01, 0.04, 40.5), codes).startswith("1.5 GiB to spare")
 
@@ -112,7 +112,7 @@ def test_the_cautions_margin_keeps_what_it_says():
     answer = _answer(ask)
     assert answer.best is not None
     (caution,) = [c for c in answer.best.cautions if "where the estimate extrapolates" in c]
-    assert caution.endswith("margin=0.07 keeps 1 GiB more to spare than the default 0.04 here, or measure a step "
+    assert caution.endswith("margin=0.07 keeps 1.3 GiB more to spare than the default 0.04 here, or measure a step "
                             "first")
     assert "about a GiB, which the default margin here keeps:" in caution
     kept = _answer(ask, margin=0.07)
@@ -149,7 +149,7 @@ def test_solve_memory_and_solve_cluster_agree_with_solve(tmp_path: Path):
     # that keeps the GiB the caution asks for (1.13 to spare, the 0.07 rounded up from 0.064 held back a little more;
     # docs/cluster.md), with Env + Offload + SP=4, and so it does at a margin given below the default (where solve's
     # longest is 68608; the default's room then counts as room to spare).
-    assert "margin=0.07 keeps 1 GiB more" in best.cautions[0]
+    assert "margin=0.07 keeps 1.3 GiB more" in best.cautions[0]
     rounded = _answer(("0.6B", "L40S-48GB", "max_len", 4, None), margin=0.07).best
     assert rounded is not None and rounded.max_model_len == 63488
     for margin in (None, 0.01):

@@ -18,7 +18,7 @@ ASK = ("--maximize", "len", "--gpu", "H100-80GB", "--gpus", "8", "--model", "30B
 CAUTION = ("0.3 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat overhead "
            "for the CUDA context and NCCL does not grow with more GPUs than calibrated; its gathered layers may take "
            "1.5 GiB more than the fit counts (large layers): docs/memory.md in rft-solver's source); --margin 0.05 "
-           "keeps 2.5 GiB more to spare than the default 0.01 here, or measure a step first")
+           "keeps 3.0 GiB more to spare than the default 0.01 here, or measure a step first")
 
 
 @pytest.mark.parametrize(("model", "shortfall"), [
@@ -55,7 +55,7 @@ def test_the_margin_it_once_named_still_cautions_and_the_one_it_names_keeps_the_
     [within] = plan("30B-A3B", gpu="H100-80GB", objective="max_len", budget_gpus=8, margin=0.03)
     assert within.best is not None and within.best.max_model_len == 206848
     assert within.best.caution_codes[-1] == "thin-headroom"
-    assert "margin=0.05 keeps 2.5 GiB" in within.best.cautions[-1]
+    assert "margin=0.05 keeps 3.0 GiB" in within.best.cautions[-1]
     [kept] = plan("30B-A3B", gpu="H100-80GB", objective="max_len", budget_gpus=8, margin=0.05)
     best = kept.best
     assert best is not None and (best.max_model_len, best.caution_codes) == (201728, ("past-validated-length",))
@@ -73,7 +73,7 @@ def test_a_dense_calibrated_model_past_the_gpus_calibrated_keeps_its_caution_as_
     assert answer["plans"][0]["cautions"] == [(
         "0.5 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat overhead for "
         "the CUDA context and NCCL does not grow with more GPUs than calibrated: docs/memory.md in rft-solver's "
-        "source); --margin 0.03 keeps 1 GiB more to spare than the default 0.01 here, or measure a step first")]
+        "source); --margin 0.03 keeps 1.5 GiB more to spare than the default 0.01 here, or measure a step first")]
 
 
 def test_solve_memory_json_says_the_shortfall_in_its_thin_caution(cli):

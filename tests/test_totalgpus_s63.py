@@ -89,7 +89,7 @@ def test_hints_name_the_gpus_in_all_not_the_trainer_budget(cli):
     (("--total-gpus", "12", "--rollout-gpus", "4"), ("solve: error: --total-gpus 12 is no whole number of nodes of 8 "
                                                      "(--node-gpus), and a trainer and rollout past one node take "
                                                      "whole nodes: give 8 or 16, or the GPUs of your nodes with "
-                                                     "--node-gpus G")),
+                                                     "--node-gpus N")),
     (("--total-gpus", "0", "--rollout-gpus", "0"), ("solve: error: argument --total-gpus: must be a whole number from "
                                                     "1 to 65536, got 0")),
 ])

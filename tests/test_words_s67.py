@@ -131,7 +131,7 @@ def test_an_mi300x_thin_headroom_caution_names_hip_and_rccl(cli: Cli) -> None:
     assert status == 0 and caution == (
         "caution        0.1 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat "
         "overhead for the HIP context and RCCL does not grow across nodes: docs/memory.md in rft-solver's source); "
-        "--margin 0.02 keeps 1 GiB more to spare than the default 0.01 here, or measure a step first")
+        "--margin 0.02 keeps 1.8 GiB more to spare than the default 0.01 here, or measure a step first")
     assert "2 nodes (RCCL's memory calibrated on one node)" in shown
     assert "NCCL" not in shown and "CUDA context" not in shown  # PYTORCH_CUDA_ALLOC_CONF is ROCm's PyTorch's too
 

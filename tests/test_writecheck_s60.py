@@ -111,7 +111,7 @@ def test_the_notes_lines_are_wrapped_at_100_columns_on_words(cli, tmp_path):
     assert " ".join(line.removeprefix("  # ").strip() for line in note[4:]) == (
         "caution: 0.4 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its flat "
         "overhead for the CUDA context and NCCL does not grow across nodes; its gathered layers may take 2.5 GiB more "
-        "than the fit counts (large layers): docs/memory.md in rft-solver's source); --margin 0.04 keeps 3.5 GiB more "
+        "than the fit counts (large layers): docs/memory.md in rft-solver's source); --margin 0.04 keeps 3.9 GiB more "
         "to spare than the default 0.01 here, or measure a step first")
 
 

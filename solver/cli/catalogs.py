@@ -37,7 +37,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
     files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
     list them; without `join`, their GPU types alone, as `solve calibrate` reads them: `read_cells_files`),
-    and the GPU type that --gpu NAME --gpu-memory M describes (`gpu`: --gpu's name, or its names, of which that is
+    and the GPU type that --gpu NAME --gpu-memory SIZE describes (`gpu`: --gpu's name, or its names, of which that is
     the one the catalogue lacks), with --gpu-interconnect's `interconnect` where given; and that model's name as
     the catalogue gives it ("" without one); and the GPU type each --cells file gave (`CommandCatalog`). An unknown
     --gpu name that is a known one with a count (``a100x4``) is refused with the options that give them apart, the
@@ -54,7 +54,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
     if memory is not None and not names:
         raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")
     if interconnect is not None and memory is None:
-        raise QueryError("--gpu-interconnect states the interconnect of the GPU type --gpu NAME --gpu-memory M "
+        raise QueryError("--gpu-interconnect states the interconnect of the GPU type --gpu NAME --gpu-memory SIZE "
                          "describes: give --gpu-memory too, or drop it (the catalogue's GPU types state theirs)")
     unknown: list[tuple[str, QueryError]] = []
     for name in names:
@@ -64,7 +64,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
             unknown.append((name, error))
     if memory is None and unknown:
         _refuse_a_count(catalog, names, unknown[0][0], count_option)
-        raise QueryError(with_own_hint(unknown[0][1], OWN_GPU_HINT.format('--gpu-memory M')))
+        raise QueryError(with_own_hint(unknown[0][1], OWN_GPU_HINT.format('--gpu-memory SIZE')))
     if memory is not None:
         if len(unknown) > 1:
             raise QueryError(f"--gpu names {len(unknown)} GPU types the catalogue lacks "

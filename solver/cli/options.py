@@ -76,7 +76,7 @@ def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     """--gpu-memory and --gpu-interconnect, which describe a GPU type of your own, for the commands that plan or
     estimate a GPU type (`listed`: one of --gpu's list)."""
     lacked = " (of a list's names, the one it lacks)" if listed else ""
-    parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
+    parser.add_argument("--gpu-memory", metavar="SIZE", type=gpu_memory,
                         help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
                         "64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, exactly: "
                         "nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB); its plans are estimates, unless the "
@@ -217,6 +217,6 @@ def add_node_gpus_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     """--node-gpus, for the commands that plan (`from_config`: the one that also reads a Trinity config, whose
     cluster.gpu_per_node is the default; otherwise 8)."""
     default = f"--from-config's cluster.gpu_per_node, else {NODE_GPUS}" if from_config else str(NODE_GPUS)
-    parser.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS),
+    parser.add_argument("--node-gpus", metavar="N", type=whole_number(1, MAX_GPUS),
                         default=None if from_config else NODE_GPUS,
                         help=f"GPUs per node (default: {default}): a trainer on more keeps each SP group in one node")

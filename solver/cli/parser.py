@@ -162,13 +162,14 @@ class Parser(argparse.ArgumentParser):
 
     def _option_hint(self, option: str) -> str:
         """The guess for an unknown `option`: where it is the opposite of a flag of this command (--no-json,
-        --widen for --no-widen, --without-tables for --with-tables), however written (`_spelled`: --nojson, --no_json),
-        that leaving it out is the default (the flag's name would be its opposite's meaning); where it is a flag of
-        this command written another way (--nowiden, --No_Widen: --no-widen), that flag; else the command it names,
-        or the option it most likely means; "" where none is."""
+        --widen for --no-widen, --without-tables for --with-tables) or of --help or --version (--no-help), however
+        written (`_spelled`: --nojson, --no_json), that leaving it out is the default (the flag's name would be its
+        opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
+        --no-widen), that flag; else the command it names, or the option it most likely means; "" where none is."""
         spelled = _spelled(option)
         opposite = _opposite(spelled)
-        if option.startswith("--") and self._flag(opposite) is not None and self._flag(spelled) is None:
+        takes_no_value = getattr(self._option_string_actions.get(opposite), "nargs", None) == 0  # --help's too
+        if option.startswith("--") and takes_no_value and self._flag(spelled) is None:
             return f" (the default is without {opposite}: leave {option} out)"
         if option.startswith("--") and self._flag(spelled) is not None:
             return f" (did you mean {spelled}?)"
@@ -234,7 +235,7 @@ class Parser(argparse.ArgumentParser):
                 held = f"{counted(nodes, 'node')} of {node_gpus} GPUs"
                 gpus = (f"--gpus {nodes * node_gpus} for {held}" if nodes * node_gpus <= MAX_GPUS
                         else f"{held} are more than --gpus takes (at most {MAX_GPUS})")
-                return (f" ({self.prog} counts the trainer's GPUs, not nodes: {gpus}; --node-gpus G for nodes of "
+                return (f" ({self.prog} counts the trainer's GPUs, not nodes: {gpus}; --node-gpus N for nodes of "
                         "another size)")
         return ""
 

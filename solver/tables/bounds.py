@@ -15,6 +15,9 @@ from solver.tables.text import QueryError, ascii_number, brief, cut, shown_numbe
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
+MAX_NAME_CHARACTERS = 4096
+"""The longest name of a model or GPU type looked up (Linux's longest path, as a model may be named by its folder's):
+a longer one is refused before the work of guessing what it meant, which grows with its length."""
 MAX_TOKENS = 1 << 24
 """The longest ``max_model_len`` anything may ask for (16M tokens)."""
 MAX_GPUS = 1 << 16

@@ -11,7 +11,7 @@ from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field
 
-from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS
+from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_NAME_CHARACTERS
 from solver.tables.inputs import Fleet, Pool
 from solver.tables.reading import given_path, load_cells
 from solver.tables.schema import SHAPE_TERMS, Frozen, GpuType, GpuWithoutBf16, Model, Setting, Shape, Table, cell_text
@@ -163,6 +163,13 @@ def _model_name_forms(given: str) -> tuple[str, ...]:
     return (normalise(model_name_from_path(given)),)
 
 
+def _refuse_too_long(kind: str, name: object) -> None:
+    """`RefusedNameError` for a `name` longer than `MAX_NAME_CHARACTERS`, which no entry has."""
+    if isinstance(name, str) and len(name) > MAX_NAME_CHARACTERS:
+        raise RefusedNameError(f"{kind} {brief(name)} is {len(name)} characters long; a {kind} name is at most "
+                               f"{MAX_NAME_CHARACTERS}")
+
+
 def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], forms: Callable[[str], tuple[str, ...]],
                 refused: tuple[GpuWithoutBf16, ...] = ()) -> _Entry:
     """The entry that `name` names in one of its `forms` (and each name of a list that `name` gives, which is
@@ -287,6 +294,7 @@ class Catalog(Frozen):
     def model(self, name: str) -> Model:
         """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
         (``Qwen/Qwen3-4B``) by its last part."""
+        _refuse_too_long("model", name)
         return _find_entry("model", name, self.models, _model_name_forms)
 
     def gpu(self, name: str, with_count: Callable[[CountedGpu], str] | None = None) -> GpuType:
@@ -294,7 +302,8 @@ class Catalog(Frozen):
         prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``), its form factor hyphenated or not
         (``l40s-pcie``, ``l40spcie``): `gpu_name_forms`; `QueryError` for a GPU type without bf16
         (`refuse_without_bf16`), or an unknown name: `RefusedNameError` with `with_count`'s words where it is a GPU
-        type with a count (``a100x4``: `counted_gpu`)."""
+        type with a count (``a100x4``: `counted_gpu`), or one of more than `MAX_NAME_CHARACTERS`."""
+        _refuse_too_long("GPU", name)
         self.refuse_without_bf16(name)
         try:
             return _find_entry("GPU", name, self.gpu_types, gpu_name_forms, refused=self.without_bf16)
@@ -397,7 +406,7 @@ class Catalog(Frozen):
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
         """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
-        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables of their own, `tables_for`); `QueryError`
+        --gpu-memory SIZE`` or a pool's ``gpu_memory_gb``: no tables of their own, `tables_for`); `QueryError`
         for one whose name or alias is another's (in any case), or one the catalogue refuses (`RefusedNameError`: a GPU
         type without bf16, or a list of GPU types it has)."""
         if isinstance(gpu_types, (str, BaseModel)) or not isinstance(gpu_types, Iterable):

@@ -44,7 +44,8 @@ class QueryError(OneLineError):
 
 class RefusedNameError(QueryError):
     """A name the catalogue knows and refuses (a GPU type without bf16, a list of names it knows where one is asked,
-    or a GPU type it knows with a count: ``a100x4``): no GPU type or model of one's own stands for it."""
+    or a GPU type it knows with a count: ``a100x4``), or one longer than any name may be: no GPU type or model of
+    one's own stands for it."""
 
 
 def with_own_hint(error: QueryError, hint: str) -> str:
