@@ -131,6 +131,17 @@ verl before 0.8 give them 1 (the rollout's from the actor's: ``common/verl_confi
 (``trainer/verl/config.py:480``), 0.5 and 0.6 on verl before 0.8 none (``common/verl_config.py:266`` in 0.5.0,
 ``verl_legacy/verl_config.py:275``), by which verl 0.7.0's value forward cannot split a batch
 (``workers/critic/dp_critic.py:171``)."""
+MICRO_BATCH_SIZES_TYPED_INT = frozenset((*ROLE_MICRO_BATCH_SIZES[:2], CRITIC_MICRO_BATCH_SIZES[0]))
+"""The micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, `CRITIC_MICRO_BATCH_SIZES`) that Trinity's verl config for verl
+before 0.8 types ``int``, no ``Optional`` (``common/verl_config.py:155``, ``:189``, ``:264`` in 0.5.0;
+``trainer/verl_legacy/verl_config.py:157``, ``:196``, ``:273`` in 0.6.0), so every release refuses a null there with
+dynamic batch sizes off: Trinity 0.5 as it merges ``trainer.trainer_config`` into that config, 0.6 on verl before 0.8
+as the trainer starts (``OmegaConf.structured``, ``verl_legacy/verl_trainer.py:198``; OmegaConf 2.3.0: "Incompatible
+value 'None' for field of type 'int'"), and 0.6 on verl 0.8 or later merges the null over its own none
+(``_deep_merge``, ``trainer/verl/config.py:819``), which verl refuses as it does the key unset
+(`MICRO_BATCH_UNSET_ON_08`; verl 0.9.1 alike: ``workers/config/actor.py:207``, ``workers/engine_workers.py:637``,
+``workers/config/critic.py:108``). The rollout's and the critic's forward are ``Optional`` there: a null is as
+unset."""
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
                      "dynamic-batch keys, taking the trainer's")
 """Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
@@ -155,6 +166,15 @@ CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
 CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
 """The critic's own token budgets: its training's (``ppo_max_token_len_per_gpu``) and its value forward's."""
 CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
+DEPRECATED_MICRO_BATCH_SIZES = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_micro_batch_size"),
+                                (*ACTOR_ROLLOUT_REF, "ref", "log_prob_micro_batch_size"),
+                                (*CRITIC, "ppo_micro_batch_size"))
+"""verl's deprecated micro-batch sizes for the whole batch, beside the per-GPU ones (`ROLE_MICRO_BATCH_SIZES`,
+`CRITIC_MICRO_BATCH_SIZES`), each read with dynamic batch sizes off. verl before 0.8 replaces the per-GPU size with
+it over the data-parallel ranks (Trinity 0.5.0 ``trainer/verl/fsdp_workers.py:223``, ``:256``, ``:1199``; 0.6.0
+``verl_legacy/fsdp_workers.py:247``, ``:280``, ``:1318``); verl 0.8 and 0.9.1 refuse it beside the per-GPU size
+(``workers/config/actor.py:200``, the ref's after ``workers/engine_workers.py:547``, ``workers/config/critic.py:108``
+in 0.9.1), and the actor's alone too (``engine_workers.py:578`` in 0.8.0, ``:637`` in 0.9.1)."""
 
 
 class ForwardBudget(NamedTuple):
@@ -293,15 +313,17 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
     CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size",
-             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES)),
+             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1]),
     (*CRITIC, "model"): ("fsdp_config",),
     (*CRITIC, "model", "fsdp_config"): OFFLOAD_FLAGS,
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "model"): ("use_remove_padding", "lora_rank", "lora_adapter_path"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
-                                    "ulysses_sequence_parallel_size", *ENTROPY_KEYS, ROLE_MICRO_BATCH_SIZES[0][-1]),
+                                    "ulysses_sequence_parallel_size", *ENTROPY_KEYS, ROLE_MICRO_BATCH_SIZES[0][-1],
+                                    DEPRECATED_MICRO_BATCH_SIZES[0][-1]),
     (*ACTOR_ROLLOUT_REF, "ref"): ("fsdp_config", "log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
-                                  "ulysses_sequence_parallel_size", ROLE_MICRO_BATCH_SIZES[1][-1]),
+                                  "ulysses_sequence_parallel_size", ROLE_MICRO_BATCH_SIZES[1][-1],
+                                  DEPRECATED_MICRO_BATCH_SIZES[1][-1]),
     (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu", ROLE_MICRO_BATCH_SIZES[2][-1]),
     offload_path("actor", "")[:-1]: (*OFFLOAD_FLAGS, *ENTROPY_KEYS),
     offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
@@ -315,7 +337,7 @@ NUMBER_KEYS = frozenset((
     "node_num", "gpu_per_node", "engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
     "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "ppo_max_token_len_per_gpu",
     "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu",
-    *(path[-1] for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES))))
+    *(path[-1] for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES, *DEPRECATED_MICRO_BATCH_SIZES))))
 """The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines, experiences or sequences): each
 Trinity types ``int``."""
 
