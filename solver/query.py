@@ -103,6 +103,10 @@ false``), its token budgets then unread (``dp_actor.py:114`` in Trinity 0.5.0)."
 CRITIC_MICRO_BATCH_SIZES = (("trainer", "trainer_config", "critic", "ppo_micro_batch_size_per_gpu"),
                             ("trainer", "trainer_config", "critic", "forward_micro_batch_size_per_gpu"))
 """The critic's alike (`ROLE_MICRO_BATCH_SIZES`): its training's, and its value forward's."""
+CRITIC_REMOVE_PADDING_KEY = ("trainer", "trainer_config", "critic", "model", "use_remove_padding")
+"""The critic's own remove padding, which Trinity 0.5 reads (``CriticModel``, true by default,
+``common/verl_config.py:248`` in 0.5.0; its worker, ``trainer/verl/fsdp_workers.py:1318``) and 0.6 sets to the
+trainer's (``solver.trinity.keys.SET_TO_TRAINERS_BY_06``)."""
 ROLLOUT_TOKEN_BUDGET = ROLE_TOKEN_BUDGETS[2]
 """The rollout's token budget, which Trinity never raises to hold a sequence (it does the actor's and the ref's)."""
 TRAINER_TOKEN_BUDGET = "trainer.max_token_len_per_gpu"

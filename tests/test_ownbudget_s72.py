@@ -37,10 +37,10 @@ ONE = {"actor": {"ppo_micro_batch_size_per_gpu": 1}, "ref": {"log_prob_micro_bat
 
 def _config(algorithm: str, version: str | None, roles: dict[str, Any] | None = None,
             critic: dict[str, Any] | None = None, **trainer: Any) -> dict[str, Any]:
-    """A config with remove padding and dynamic batch sizes off (the former at the keys `version` takes), the roles'
-    and the critic's keys `roles` and `critic`, and more `trainer` keys."""
+    """A config with remove padding and dynamic batch sizes off (the former at the keys `version` takes, the critic's
+    own too), the roles' and the critic's keys `roles` and `critic`, and more `trainer` keys."""
     arr = {"model": {"use_remove_padding": False}, **json.loads(json.dumps(roles or {}))}
-    section: dict[str, Any] = {"actor_rollout_ref": arr, **({"critic": critic} if critic else {})}
+    section = {"actor_rollout_ref": arr, "critic": {"model": {"use_remove_padding": False}, **(critic or {})}}
     top = {} if version == "0.5" else {"use_remove_padding": False}
     return {"trainer": {**top, "use_dynamic_bsz": False, "trainer_config": section, **trainer},
             "algorithm": {"algorithm_type": algorithm}, "model": {"max_model_len": 4096}}
@@ -101,6 +101,22 @@ def test_a_deprecated_size_for_the_whole_batch_is_flagged(version: str | None, v
     # a critic the algorithm does not train: its keys are not judged
     assert _problems(_config("grpo", version, roles, critic), version) == [
         ("micro-batch-unbounded", f"{ARR}.actor.ppo_micro_batch_size is 8: {words}")]
+
+
+@pytest.mark.parametrize(("version", "lines"), [(None, 1), ("0.5", 1), ("0.6", 0)])
+def test_the_critics_own_remove_padding_is_judged_where_trinity_0_5_reads_it(version: str | None, lines: int):
+    critic = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1}
+    config = _config("ppo", version, ONE, critic)
+    del config["trainer"]["trainer_config"]["critic"]["model"]
+    assert _problems(config, version) == [("remove-padding-on", (
+        "trainer.trainer_config.critic.model.use_remove_padding is not set, so true (Trinity's default): verl's remove "
+        "padding packs a micro-batch's sequences into one row with no attention mask (verl 0.9.1 "
+        "workers/engine/fsdp/transformer_impl.py:1256-1260), and internlm2-7b's own attention code would attend "
+        "across them: set it to false (on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding "
+        "whatever the verl)"))] * lines
+    # a critic of another model, or none trained: not this model's attention
+    assert _problems({**config, "model": {"model_path": "internlm2-7b", "critic_model_path": "other"}}, version) == []
+    assert _problems(_config("grpo", version, ONE), version) == []
 
 
 @pytest.mark.parametrize("model", ["8B", "internlm2-7b"])

@@ -71,7 +71,7 @@ def test_the_apply_lines_turn_dynamic_batching_off_with_one_sequence_per_micro_b
     found, model = _internlm2_plan(version=version)
     lines = apply_lines(found, model, version)  # type: ignore[arg-type]
     start = lines.index("trainer.use_remove_padding: false" if version != "0.5" else
-                        f"{ARR}.model.use_remove_padding: false") + 1
+                        f"{CRITIC}.model.use_remove_padding: false") + 1
     assert lines[start:start + len(APPLY_LINES)] == APPLY_LINES
     qwen3 = apply_lines(found, load_catalog().model("8B"), version)  # type: ignore[arg-type]
     assert not any("micro_batch" in line or "use_dynamic_bsz" in line for line in qwen3)

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
+    CRITIC_REMOVE_PADDING_KEY,
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
@@ -201,7 +202,7 @@ class _ConfigChecks:
         """Whether the config gives nothing at `path`: absent, or null (not a value that cannot be read)."""
         return self.value(path) is None and path not in self.unreadable
 
-    def written_null(self, path: Path) -> bool:
+    def written_null(self, path: tuple[str, ...]) -> bool:
         """Whether the config writes null at `path` (or an interpolation there gives it): `absent`, but its section, as
         written, holds the key."""
         section = value_at(self.mapping, path[:-1])
@@ -958,7 +959,7 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
                 f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which "
                 f"{_deprecated_size_words(version)}: remove it"))
-def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[Path],
+def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tuple[str, ...]],
                          version: TrinityVersion | None) -> str | None:
     """Where the micro-batch size at `path`, left without a value, fails with every release `version` may be, the words
     to add to its line on what fails on verl 0.8 or later ("" where its own words say it all); None where some verl
@@ -1015,11 +1016,14 @@ def _check_gradient_checkpointing(checks: _ConfigChecks, version: TrinityVersion
 def _check_remove_padding(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
     """Check that remove padding (`REMOVE_PADDING_KEYS`; with `version` 0.5 verl's only: Trinity 0.6's is a key 0.5
     refuses, `_check_trainer_level_flags`), which the tables measured, is on; off for a `model` it would train wrong
-    (`remove_padding_violation`)."""
+    (`remove_padding_violation`), and there the critic's own too (`CRITIC_REMOVE_PADDING_KEY`) where the algorithm
+    trains one of that model and the release may be 0.5, which reads it."""
     keys = REMOVE_PADDING_KEYS[1:] if version == "0.5" else REMOVE_PADDING_KEYS
     if (violation := remove_padding_violation(model)) is not None:
-        _check_flags_on(checks, keys, ConfigProblemCode.REMOVE_PADDING_ON, f"{violation}: set it to false", version,
-                        on=False)
+        critic = (version != "0.6" and trains_critic(checks.value(("algorithm", "algorithm_type")))
+                  and not _other_critic_model(checks))
+        _check_flags_on(checks, (*keys, *((CRITIC_REMOVE_PADDING_KEY,) if critic else ())),
+                        ConfigProblemCode.REMOVE_PADDING_ON, f"{violation}: set it to false", version, on=False)
         return
     _check_flags_on(checks, keys, ConfigProblemCode.REMOVE_PADDING_OFF, (
         "the tables measured with remove padding, Trinity's default, and the verdict and the plans assume it; without "

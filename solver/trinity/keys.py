@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
+    CRITIC_REMOVE_PADDING_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
@@ -111,6 +112,10 @@ def yaml_scalar(value: Any) -> str:
     raise TypeError(f"no YAML form for {value!r}")
 
 
+CRITIC = ("trainer", "trainer_config", "critic")
+"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes, checks its
+SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's
+and the ref's)."""
 DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*ACTOR_ROLLOUT_REF, "actor", "use_dynamic_bsz"),
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_use_dynamic_bsz"))
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
@@ -146,10 +151,12 @@ ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later 
                      "dynamic-batch keys, taking the trainer's")
 """Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
 SET_TO_TRAINERS_BY_06: dict[tuple[str, ...], tuple[str, ...]] = {
-    DYNAMIC_BATCH_KEYS[1]: DYNAMIC_BATCH_KEYS[0], REMOVE_PADDING_KEYS[1]: REMOVE_PADDING_KEYS[0]}
+    DYNAMIC_BATCH_KEYS[1]: DYNAMIC_BATCH_KEYS[0], REMOVE_PADDING_KEYS[1]: REMOVE_PADDING_KEYS[0],
+    CRITIC_REMOVE_PADDING_KEY: REMOVE_PADDING_KEYS[0]}
 """The roles' flags that Trinity 0.6 sets to the trainer's own, by key, whatever they say: on verl before 0.8
-``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:708``), on verl 0.8 or later ``FROZEN_KEYS``
-(``trainer/verl/config.py:710``, ``:700``)."""
+``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:708``, ``:711``), on verl 0.8 or later
+``FROZEN_KEYS`` (``trainer/verl/config.py:710``, ``:700``) and the critic's model config, built from the trainer's
+(``trainer/verl/trainer.py:360``)."""
 ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
        for path, trainers in SET_TO_TRAINERS_BY_06.items()},
@@ -157,10 +164,6 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
 }
 """Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
 beside a flag that is off."""
-CRITIC = ("trainer", "trainer_config", "critic")
-"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes, checks its
-SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's
-and the ref's)."""
 CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
 CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
 CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
@@ -314,7 +317,7 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
     CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size",
              *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1]),
-    (*CRITIC, "model"): ("fsdp_config",),
+    (*CRITIC, "model"): ("fsdp_config", CRITIC_REMOVE_PADDING_KEY[-1]),
     (*CRITIC, "model", "fsdp_config"): OFFLOAD_FLAGS,
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "model"): ("use_remove_padding", "lora_rank", "lora_adapter_path"),
@@ -449,7 +452,8 @@ TRAINER_CONFIG_NULLS: dict[tuple[str, ...], NullIn06] = {
     **{offload_path(role, flag): NullIn06(
         f"sets it to trainer.{flag} with verl before 0.8, and on verl 0.8 or later reads it as false (unset, it takes "
         f"trainer.{flag})", True) for role in ROLES for flag in OFFLOAD_FLAGS},
-    REMOVE_PADDING_KEYS[1]: NullIn06(f"sets it to {'.'.join(REMOVE_PADDING_KEYS[0])} whatever it says", False),
+    **{path: NullIn06(f"sets it to {'.'.join(REMOVE_PADDING_KEYS[0])} whatever it says", False)
+       for path in (REMOVE_PADDING_KEYS[1], CRITIC_REMOVE_PADDING_KEY)},
     **{(*CRITIC, "model", "fsdp_config", flag): NullIn06(
         f"{_FAILS_BEFORE_08} (what verl 0.8 or later does with it was not checked)", True) for flag in OFFLOAD_FLAGS},
 }
@@ -468,7 +472,8 @@ hydra-core 1.3.8): the FSDP engine reads None as false (``workers/engine/fsdp/tr
 ``:414``) and the actor's own entropy keys not at all (its ``fsdp_config``'s instead, ``:157``). Read from the code,
 not run on a GPU. The critic's ``model.fsdp_config`` flags alike with 0.5 (``CriticModel``,
 ``trainer/verl/verl_config.py:244`` in 0.5.2) and with 0.6.0 on verl before 0.8, which sets only the actor's and the
-ref's to the trainer's; what verl 0.8 does with them was not checked. With 0.5, run as `KEYS_05_LACKS`."""
+ref's to the trainer's; what verl 0.8 does with them was not checked. The critic's own remove padding alike with 0.5
+(`CRITIC_REMOVE_PADDING_KEY`), which 0.6 sets to the trainer's whatever it says. With 0.5, run as `KEYS_05_LACKS`."""
 
 _FAILS_VALIDATING = ("fails on it as it checks the config with verl before 0.8 (synchronize_config reads the "
                      "section)")
