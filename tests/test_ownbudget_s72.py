@@ -127,7 +127,7 @@ def test_no_token_budget_is_judged_where_dynamic_batch_sizes_are_off(model: str)
     # a role's own key on, where Trinity 0.5 reads it: the budgets are judged again
     low = _config("grpo", "0.5", {**ONE, "actor": {"use_dynamic_bsz": True, "ppo_micro_batch_size_per_gpu": 1}},
                   max_token_len_per_gpu=1000)
-    assert [words for code, words in _problems(low, "0.5", judged) if code == "token-budget-below-length"][0] == (
+    assert next(words for code, words in _problems(low, "0.5", judged) if code == "token-budget-below-length") == (
         "trainer.max_token_len_per_gpu 1000 x SP 1 is below model.max_model_len 4096: Trinity 0.5 raises it to "
         "ceil(4096 / 1) = 4096 (Trinity 0.5.0 to its default, ceil(2 x 4096 / 1) = 8192)")
 
