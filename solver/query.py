@@ -103,6 +103,10 @@ false``), its token budgets then unread (``dp_actor.py:114`` in Trinity 0.5.0)."
 CRITIC_MICRO_BATCH_SIZES = (("trainer", "trainer_config", "critic", "ppo_micro_batch_size_per_gpu"),
                             ("trainer", "trainer_config", "critic", "forward_micro_batch_size_per_gpu"))
 """The critic's alike (`ROLE_MICRO_BATCH_SIZES`): its training's, and its value forward's."""
+CRITIC_REMOVE_PADDING_KEY = ("trainer", "trainer_config", "critic", "model", "use_remove_padding")
+"""The critic's own remove padding, which Trinity 0.5 reads (``CriticModel``, true by default,
+``common/verl_config.py:248`` in 0.5.0; its worker, ``trainer/verl/fsdp_workers.py:1318``) and 0.6 sets to the
+trainer's (``solver.trinity.keys.SET_TO_TRAINERS_BY_06``)."""
 ROLLOUT_TOKEN_BUDGET = ROLE_TOKEN_BUDGETS[2]
 """The rollout's token budget, which Trinity never raises to hold a sequence (it does the actor's and the ref's)."""
 TRAINER_TOKEN_BUDGET = "trainer.max_token_len_per_gpu"
@@ -443,6 +447,7 @@ class ConfigProblemCode(str, Enum):
     REMOVE_PADDING_ON = "remove-padding-on"
     MICRO_BATCH_UNBOUNDED = "micro-batch-unbounded"
     MICRO_BATCH_UNSET = "micro-batch-unset"
+    MICRO_BATCH_UNSET_REFUSED = "micro-batch-unset-refused"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"
@@ -486,7 +491,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED,
     ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED, ConfigProblemCode.UNRESOLVED_VALUE_REFUSED,
     ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED, ConfigProblemCode.WRONG_TYPE_REFUSED,
-    ConfigProblemCode.ROLLOUT_LENGTH_REFUSED})
+    ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
@@ -495,16 +500,16 @@ path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads
 number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks, a
 length past the longest the rollout's vLLM derives from the model's config.json with no ``model.rope_scaling``, or
 past what a given one covers, that vLLM refuses, the rollout model's own length or RoPE scaling so, or a given one
-naming two types that vLLM refuses): the
-config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve
---check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the Trinity
-release code that refuses it; a
-code that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
-``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2
-accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity 0.6 on verl 0.8 or later ignores or loads no
-adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed-null``, a null under
-``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later reads as false or ignores;
-``rope-scaling-missing``, where no vLLM rollout refuses the length) is not one."""
+naming two types that vLLM refuses, a micro-batch size that every release leaves verl without with dynamic batch
+sizes off): the config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`),
+and ``solve --check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the
+Trinity release code that refuses it; a code that only some releases or verl versions refuse
+(``deprecated-config-path``, ``flag-not-boolean`` and ``misspelt-key``, under ``trainer.trainer_config`` without Trinity
+0.5; ``batch-divides-trainer-gpus``, which 0.5.2 accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity
+0.6 on verl 0.8 or later ignores or loads no adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8;
+``typed-null``, a null under ``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later reads as false or ignores;
+``rope-scaling-missing``, where no vLLM rollout refuses the length; ``micro-batch-unset``, where only some verl versions
+are left without a size) is not one."""
 
 
 class ConfigProblem(NamedTuple):

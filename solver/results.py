@@ -925,8 +925,9 @@ class Plan(Frozen):
     max_model_len: PositiveInt = Field(description="the length it trains, tokens (model.max_model_len)")
     max_token_len_per_gpu: PositiveInt = Field(description=(
         "trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x max_model_len / sp), or a lower budget where "
-        "lowered_budget; unread for a model trained one sequence per micro-batch (padded-micro-batches), whose "
-        "estimate counts max_model_len tokens per GPU"))
+        "lowered_budget; for a model trained one sequence per micro-batch (padded-micro-batches), whose estimate "
+        "counts max_model_len tokens per GPU, the default Trinity fills in, which verl leaves unread with dynamic "
+        "batch sizes off (Trinity's own memory check, a warning, still estimates at it)"))
     rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(description=(
         "the YaRN factor model.rope_scaling takes (max_model_len / the model's native context); null within the "
         "native context, and for a model with a RoPE scaling of its own (Llama 3.1)"))

@@ -112,7 +112,9 @@ def test_a_critic_of_another_model_is_not_held_to_this_models_attention():
     # neither its heads nor its attention, so SP=2 there is no problem; the same SP for this model's critic is.
     # (remove padding and dynamic batch sizes off, one sequence per micro-batch, as such a model needs them:
     # test_remotepad_s70, test_padbound_s71; the problems left are the SP ones)
-    critic = {"ulysses_sequence_parallel_size": 2, "forward_micro_batch_size_per_gpu": 1}
+    # (and the critic's own remove padding off, as Trinity 0.5 reads it: test_ownbudget_s72)
+    critic = {"ulysses_sequence_parallel_size": 2, "forward_micro_batch_size_per_gpu": 1,
+              "model": {"use_remove_padding": False}}
     critic_sp = {"trainer": {"use_dynamic_bsz": False, "trainer_config": {"critic": critic, "actor_rollout_ref": {
         "model": {"use_remove_padding": False}}}}}
     assert CRITIC_SP_KEY == ("trainer", "trainer_config", "critic", "ulysses_sequence_parallel_size")

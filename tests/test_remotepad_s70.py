@@ -44,6 +44,7 @@ CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead
 
 TRAINER_KEY = "trainer.use_remove_padding"
 MODEL_KEY = "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding"
+CRITIC_KEY = "trainer.trainer_config.critic.model.use_remove_padding"
 ONLY_BEFORE_06 = " (on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding whatever the verl)"
 
 
@@ -81,8 +82,9 @@ def test_the_apply_lines_turn_remove_padding_off_at_the_keys_the_release_reads(
     found, model = _internlm2_plan(version)
     lines = apply_lines(found, model, version)  # type: ignore[arg-type]
     start = lines.index("trainer.ulysses_sequence_parallel_size: 1") + 1  # no token budget: test_padtokens_s71
-    assert lines[start:start + 2 + len(trainer_lines)] == [
-        "# remove padding off, as the caution above says:", f"{MODEL_KEY}: false", *trainer_lines]
+    critic = [f"{CRITIC_KEY}: false"] if version != "0.6" else []  # the critic's, which 0.5 reads (s72)
+    assert lines[start:start + 2 + len(critic) + len(trainer_lines)] == [
+        "# remove padding off, as the caution above says:", f"{MODEL_KEY}: false", *critic, *trainer_lines]
     assert not any("use_remove_padding" in line for line in apply_lines(found, load_catalog().model("8B")))
 
 
@@ -94,6 +96,8 @@ def test_the_settings_set_both_keys_false_and_0_5_only_its_own(version: str | No
     assert (trainer.get("use_remove_padding"), trainer["trainer_config"]["actor_rollout_ref"]["model"]) == (
         trainer_key, {"use_remove_padding": False})
     assert (("trainer", "use_remove_padding") in settings.trinity_06_keys) == (version is None)
+    assert trainer["trainer_config"]["critic"].get("model") == (  # the critic's own, which 0.5 reads (s72)
+        None if version == "0.6" else {"use_remove_padding": False})
 
 
 def test_emit_trinity_writes_the_keys_false_with_why_and_that_0_5_refuses_the_trainers(cli: Cli):
@@ -126,11 +130,15 @@ def test_check_flags_remove_padding_on_or_unset_for_its_model_at_the_keys_the_re
     unset = "not set, so true (Trinity's default)"
     model_off = {"actor_rollout_ref": {"model": {"use_remove_padding": False}}}
     off = {"use_remove_padding": False, "trainer_config": model_off}
-    assert _problems({}) == [_on_line(TRAINER_KEY, unset), _on_line(MODEL_KEY, unset, ONLY_BEFORE_06)]
-    assert _problems({**off, "use_remove_padding": True}) == [_on_line(TRAINER_KEY, "true")]
-    assert _problems(off) == []
-    assert _problems({}, "0.5") == [_on_line(MODEL_KEY, unset, ONLY_BEFORE_06)]
-    assert _problems({"trainer_config": model_off}, "0.5") == []
+    # Trinity's default algorithm, ppo, trains a critic, whose own key Trinity 0.5 reads too (test_ownbudget_s72)
+    critic = _on_line(CRITIC_KEY, unset, ONLY_BEFORE_06)
+    assert _problems({}) == [_on_line(TRAINER_KEY, unset), _on_line(MODEL_KEY, unset, ONLY_BEFORE_06), critic]
+    assert _problems({**off, "use_remove_padding": True}) == [_on_line(TRAINER_KEY, "true"), critic]
+    assert _problems(off) == [critic]
+    assert _problems(off, "0.6") == []
+    assert _problems({}, "0.5") == [_on_line(MODEL_KEY, unset, ONLY_BEFORE_06), critic]
+    assert _problems({"trainer_config": model_off}, "0.5") == [critic]
+    assert _problems({"trainer_config": {**model_off, "critic": {"model": {"use_remove_padding": False}}}}, "0.5") == []
     qwen3 = load_catalog().model("8B")  # remove padding off is the problem there, on is none
     assert _problems({}, model=qwen3) == []
     assert [code for code, _ in _problems(off, model=qwen3)] == ["remove-padding-off"] * 2

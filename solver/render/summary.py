@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING
-from solver.query import CRITIC_MICRO_BATCH_SIZES, ROLE_MICRO_BATCH_SIZES
+from solver.query import CRITIC_MICRO_BATCH_SIZES, CRITIC_REMOVE_PADDING_KEY, ROLE_MICRO_BATCH_SIZES
 from solver.render.phrases import CEILING_WORDS
 from solver.results import (
     CHECK_QUALITY,
@@ -85,6 +85,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     else:
         lines += ["# remove padding off, as the caution above says:",
                   "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding: false"]
+        if version != "0.6":
+            lines += [f"{'.'.join(CRITIC_REMOVE_PADDING_KEY)}: false"]
         if version != "0.5":
             before = "" if version else " (leave it out before 0.6, which refuses it)"
             lines += [f"# Trinity 0.6 reads this one instead{before}:", "trainer.use_remove_padding: false"]

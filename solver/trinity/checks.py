@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
+    CRITIC_REMOVE_PADDING_KEY,
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
@@ -58,6 +59,7 @@ from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC_BUDGETS,
     CRITIC_TOKEN_BUDGET,
+    DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
     ENTROPY_KEYS,
     EXTERNAL_MODEL,
@@ -65,6 +67,7 @@ from solver.trinity.keys import (
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
     LORA_CONFIGS,
+    MICRO_BATCH_SIZES_TYPED_INT,
     MICRO_BATCH_UNSET_ON_08,
     MISSING_KEPT_SECTIONS,
     NUMBER_KEYS,
@@ -198,6 +201,12 @@ class _ConfigChecks:
     def absent(self, path: tuple[str, ...]) -> bool:
         """Whether the config gives nothing at `path`: absent, or null (not a value that cannot be read)."""
         return self.value(path) is None and path not in self.unreadable
+
+    def written_null(self, path: tuple[str, ...]) -> bool:
+        """Whether the config writes null at `path` (or an interpolation there gives it): `absent`, but its section, as
+        written, holds the key."""
+        section = value_at(self.mapping, path[:-1])
+        return self.absent(path) and isinstance(section, Mapping) and path[-1] in section
 
     def number(self, path: Path) -> float | None:
         """The number at `path` (`value`); None where absent or unreadable, or not a number (a problem, said once
@@ -433,6 +442,16 @@ critic's two (each overrides ``trainer.max_token_len_per_gpu`` for its role, or 
 before 0.8)."""
 
 
+def _budgets_unread(checks: _ConfigChecks) -> bool:
+    """Whether no pass reads a token budget: dynamic batch sizes off (`DYNAMIC_BATCH_KEYS`: the trainer's false, and
+    no role's own set to anything else), so verl splits each batch by sequence count (Trinity 0.5.0
+    ``trainer/verl/dp_actor.py:103``, 0.6.0 ``verl_legacy/dp_actor.py:486``, verl 0.9.1
+    ``workers/engine/utils.py:108``)."""
+    trainer, *roles = DYNAMIC_BATCH_KEYS
+    return turned_off(checks.flag(trainer)) and all(
+        checks.flag(role) is None or turned_off(checks.flag(role)) for role in roles)
+
+
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
                          version: TrinityVersion | None) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
@@ -440,7 +459,9 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
     its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
     (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
-    (`raised_budget_stop_words`)."""
+    (`raised_budget_stop_words`). None where no pass reads them (`_budgets_unread`)."""
+    if _budgets_unread(checks):
+        return
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
     # The critic's budgets count only where the algorithm trains one (Trinity raises it all the same, to no effect).
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
@@ -911,17 +932,66 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
 def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check, with dynamic batch sizes off, that each pass's micro-batch holds one sequence (`ROLE_MICRO_BATCH_SIZES`,
     and the critic's, `CRITIC_MICRO_BATCH_SIZES`, where the algorithm trains one): more are padded past the token
-    budget; unset, a key that a release hands verl as none (`MICRO_BATCH_UNSET_ON_08`) fails as the trainer runs."""
+    budget; a null where every release refuses it (`MICRO_BATCH_SIZES_TYPED_INT`) is refused; unset (or null), a key
+    that a release hands verl as none fails as the trainer runs (`_unset_micro_batch_words`), refused where every
+    release `version` may be does so (`_fails_on_every_verl`); a deprecated size for the whole batch
+    (`DEPRECATED_MICRO_BATCH_SIZES`) replaces or clashes with the per-GPU one."""
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
-    for path in (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ())):
+    paths = (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ()))
+    for path in paths:
         size = checks.number(path)
         if size is not None and size != 1:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
                 f"{dotted(path)} is {shown_number(size)}: with dynamic batch sizes off a micro-batch takes that many "
                 "sequences, padded to the longest, which the token budget does not bound: set it to 1"))
+        elif path in MICRO_BATCH_SIZES_TYPED_INT and checks.written_null(path):
+            checks.add(ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, (
+                f"{dotted(path)} is null: {_null_micro_batch_words(version)}: set it to 1 ({checks.names.write} "
+                "does)"))
         elif checks.absent(path) and (unset := _unset_micro_batch_words(path, version)):
-            checks.add(ConfigProblemCode.MICRO_BATCH_UNSET, (
-                f"{dotted(path)} is not set: {unset}: set it to 1 ({checks.names.write} does)"))
+            everywhere = _fails_on_every_verl(checks, path, paths, version)
+            code = (ConfigProblemCode.MICRO_BATCH_UNSET if everywhere is None
+                    else ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED)
+            checks.add(code, (f"{dotted(path)} is {'null' if checks.written_null(path) else 'not set'}: {unset}"
+                              f"{everywhere or ''}: set it to 1 ({checks.names.write} does)"))
+    for path in DEPRECATED_MICRO_BATCH_SIZES[:None if critic else 2]:
+        if (size := checks.number(path)) is not None:
+            checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
+                f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which "
+                f"{_deprecated_size_words(version)}: remove it"))
+def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tuple[str, ...]],
+                         version: TrinityVersion | None) -> str | None:
+    """Where the micro-batch size at `path`, left without a value, fails with every release `version` may be, the words
+    to add to its line on what fails on verl 0.8 or later ("" where its own words say it all); None where some verl
+    runs it. Only the critic's value forward can: it fails on verl before 0.8 (`_unset_micro_batch_words`), which is
+    Trinity 0.5's, and else where the config leaves verl 0.8 or later none of another of `paths`
+    (`MICRO_BATCH_UNSET_ON_08`)."""
+    if path != CRITIC_MICRO_BATCH_SIZES[1]:
+        return None
+    if version == "0.5":
+        return ""
+    if any(other in MICRO_BATCH_UNSET_ON_08 and checks.absent(other) for other in paths):
+        return "; verl 0.8 or later refuses the sizes above left without one, so the config runs on no verl"
+    return None
+
+
+def _null_micro_batch_words(version: TrinityVersion | None) -> str:
+    """What a null micro-batch size of `MICRO_BATCH_SIZES_TYPED_INT` comes to with dynamic batch sizes off on the
+    releases `version` may be, in words: each refuses it."""
+    in_05 = "Trinity 0.5's typed config refuses it as it loads the config (OmegaConf's int field)"
+    in_06 = ("Trinity 0.6 fails on it as the trainer starts: with verl before 0.8 its typed config refuses it, and "
+             "verl 0.8 or later, left with none, refuses dynamic batch sizes off")
+    return {"0.5": in_05, "0.6": in_06}.get(version or "", f"{in_05}; {in_06}")
+
+
+def _deprecated_size_words(version: TrinityVersion | None) -> str:
+    """What verl does with a deprecated micro-batch size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`) on the
+    releases `version` may be, in words."""
+    before_08 = ("takes over the per-GPU size, divided by the data-parallel ranks (trainer GPUs / SP), so a "
+                 "micro-batch may hold more than one sequence")
+    if version == "0.5":
+        return f"Trinity 0.5's verl {before_08}"
+    return f"verl before 0.8 {before_08}, and verl 0.8 or later refuses it beside the per-GPU size"
 
 
 def _unset_micro_batch_words(path: Path, version: TrinityVersion | None) -> str:
@@ -946,11 +1016,14 @@ def _check_gradient_checkpointing(checks: _ConfigChecks, version: TrinityVersion
 def _check_remove_padding(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
     """Check that remove padding (`REMOVE_PADDING_KEYS`; with `version` 0.5 verl's only: Trinity 0.6's is a key 0.5
     refuses, `_check_trainer_level_flags`), which the tables measured, is on; off for a `model` it would train wrong
-    (`remove_padding_violation`)."""
+    (`remove_padding_violation`), and there the critic's own too (`CRITIC_REMOVE_PADDING_KEY`) where the algorithm
+    trains one of that model and the release may be 0.5, which reads it."""
     keys = REMOVE_PADDING_KEYS[1:] if version == "0.5" else REMOVE_PADDING_KEYS
     if (violation := remove_padding_violation(model)) is not None:
-        _check_flags_on(checks, keys, ConfigProblemCode.REMOVE_PADDING_ON, f"{violation}: set it to false", version,
-                        on=False)
+        critic = (version != "0.6" and trains_critic(checks.value(("algorithm", "algorithm_type")))
+                  and not _other_critic_model(checks))
+        _check_flags_on(checks, (*keys, *((CRITIC_REMOVE_PADDING_KEY,) if critic else ())),
+                        ConfigProblemCode.REMOVE_PADDING_ON, f"{violation}: set it to false", version, on=False)
         return
     _check_flags_on(checks, keys, ConfigProblemCode.REMOVE_PADDING_OFF, (
         "the tables measured with remove padding, Trinity's default, and the verdict and the plans assume it; without "

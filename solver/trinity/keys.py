@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
+    CRITIC_REMOVE_PADDING_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
@@ -111,6 +112,10 @@ def yaml_scalar(value: Any) -> str:
     raise TypeError(f"no YAML form for {value!r}")
 
 
+CRITIC = ("trainer", "trainer_config", "critic")
+"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes, checks its
+SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's
+and the ref's)."""
 DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*ACTOR_ROLLOUT_REF, "actor", "use_dynamic_bsz"),
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_use_dynamic_bsz"))
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
@@ -131,14 +136,27 @@ verl before 0.8 give them 1 (the rollout's from the actor's: ``common/verl_confi
 (``trainer/verl/config.py:480``), 0.5 and 0.6 on verl before 0.8 none (``common/verl_config.py:266`` in 0.5.0,
 ``verl_legacy/verl_config.py:275``), by which verl 0.7.0's value forward cannot split a batch
 (``workers/critic/dp_critic.py:171``)."""
+MICRO_BATCH_SIZES_TYPED_INT = frozenset((*ROLE_MICRO_BATCH_SIZES[:2], CRITIC_MICRO_BATCH_SIZES[0]))
+"""The micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, `CRITIC_MICRO_BATCH_SIZES`) that Trinity's verl config for verl
+before 0.8 types ``int``, no ``Optional`` (``common/verl_config.py:155``, ``:189``, ``:264`` in 0.5.0;
+``trainer/verl_legacy/verl_config.py:157``, ``:196``, ``:273`` in 0.6.0), so every release refuses a null there with
+dynamic batch sizes off: Trinity 0.5 as it merges ``trainer.trainer_config`` into that config, 0.6 on verl before 0.8
+as the trainer starts (``OmegaConf.structured``, ``verl_legacy/verl_trainer.py:198``; OmegaConf 2.3.0: "Incompatible
+value 'None' for field of type 'int'"), and 0.6 on verl 0.8 or later merges the null over its own none
+(``_deep_merge``, ``trainer/verl/config.py:819``), which verl refuses as it does the key unset
+(`MICRO_BATCH_UNSET_ON_08`; verl 0.9.1 alike: ``workers/config/actor.py:207``, ``workers/engine_workers.py:637``,
+``workers/config/critic.py:108``). The rollout's and the critic's forward are ``Optional`` there: a null is as
+unset."""
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
                      "dynamic-batch keys, taking the trainer's")
 """Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
 SET_TO_TRAINERS_BY_06: dict[tuple[str, ...], tuple[str, ...]] = {
-    DYNAMIC_BATCH_KEYS[1]: DYNAMIC_BATCH_KEYS[0], REMOVE_PADDING_KEYS[1]: REMOVE_PADDING_KEYS[0]}
+    DYNAMIC_BATCH_KEYS[1]: DYNAMIC_BATCH_KEYS[0], REMOVE_PADDING_KEYS[1]: REMOVE_PADDING_KEYS[0],
+    CRITIC_REMOVE_PADDING_KEY: REMOVE_PADDING_KEYS[0]}
 """The roles' flags that Trinity 0.6 sets to the trainer's own, by key, whatever they say: on verl before 0.8
-``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:708``), on verl 0.8 or later ``FROZEN_KEYS``
-(``trainer/verl/config.py:710``, ``:700``)."""
+``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:708``, ``:711``), on verl 0.8 or later
+``FROZEN_KEYS`` (``trainer/verl/config.py:710``, ``:700``) and the critic's model config, built from the trainer's
+(``trainer/verl/trainer.py:360``)."""
 ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
        for path, trainers in SET_TO_TRAINERS_BY_06.items()},
@@ -146,15 +164,20 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
 }
 """Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
 beside a flag that is off."""
-CRITIC = ("trainer", "trainer_config", "critic")
-"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes, checks its
-SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's
-and the ref's)."""
 CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
 CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
 CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
 """The critic's own token budgets: its training's (``ppo_max_token_len_per_gpu``) and its value forward's."""
 CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
+DEPRECATED_MICRO_BATCH_SIZES = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_micro_batch_size"),
+                                (*ACTOR_ROLLOUT_REF, "ref", "log_prob_micro_batch_size"),
+                                (*CRITIC, "ppo_micro_batch_size"))
+"""verl's deprecated micro-batch sizes for the whole batch, beside the per-GPU ones (`ROLE_MICRO_BATCH_SIZES`,
+`CRITIC_MICRO_BATCH_SIZES`), each read with dynamic batch sizes off. verl before 0.8 replaces the per-GPU size with
+it over the data-parallel ranks (Trinity 0.5.0 ``trainer/verl/fsdp_workers.py:223``, ``:256``, ``:1199``; 0.6.0
+``verl_legacy/fsdp_workers.py:247``, ``:280``, ``:1318``); verl 0.8 and 0.9.1 refuse it beside the per-GPU size
+(``workers/config/actor.py:200``, the ref's after ``workers/engine_workers.py:547``, ``workers/config/critic.py:108``
+in 0.9.1), and the actor's alone too (``engine_workers.py:578`` in 0.8.0, ``:637`` in 0.9.1)."""
 
 
 class ForwardBudget(NamedTuple):
@@ -293,15 +316,17 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
     CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size",
-             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES)),
-    (*CRITIC, "model"): ("fsdp_config",),
+             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1]),
+    (*CRITIC, "model"): ("fsdp_config", CRITIC_REMOVE_PADDING_KEY[-1]),
     (*CRITIC, "model", "fsdp_config"): OFFLOAD_FLAGS,
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "model"): ("use_remove_padding", "lora_rank", "lora_adapter_path"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
-                                    "ulysses_sequence_parallel_size", *ENTROPY_KEYS, ROLE_MICRO_BATCH_SIZES[0][-1]),
+                                    "ulysses_sequence_parallel_size", *ENTROPY_KEYS, ROLE_MICRO_BATCH_SIZES[0][-1],
+                                    DEPRECATED_MICRO_BATCH_SIZES[0][-1]),
     (*ACTOR_ROLLOUT_REF, "ref"): ("fsdp_config", "log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
-                                  "ulysses_sequence_parallel_size", ROLE_MICRO_BATCH_SIZES[1][-1]),
+                                  "ulysses_sequence_parallel_size", ROLE_MICRO_BATCH_SIZES[1][-1],
+                                  DEPRECATED_MICRO_BATCH_SIZES[1][-1]),
     (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu", ROLE_MICRO_BATCH_SIZES[2][-1]),
     offload_path("actor", "")[:-1]: (*OFFLOAD_FLAGS, *ENTROPY_KEYS),
     offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
@@ -315,7 +340,7 @@ NUMBER_KEYS = frozenset((
     "node_num", "gpu_per_node", "engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
     "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "ppo_max_token_len_per_gpu",
     "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu",
-    *(path[-1] for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES))))
+    *(path[-1] for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES, *DEPRECATED_MICRO_BATCH_SIZES))))
 """The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines, experiences or sequences): each
 Trinity types ``int``."""
 
@@ -427,7 +452,8 @@ TRAINER_CONFIG_NULLS: dict[tuple[str, ...], NullIn06] = {
     **{offload_path(role, flag): NullIn06(
         f"sets it to trainer.{flag} with verl before 0.8, and on verl 0.8 or later reads it as false (unset, it takes "
         f"trainer.{flag})", True) for role in ROLES for flag in OFFLOAD_FLAGS},
-    REMOVE_PADDING_KEYS[1]: NullIn06(f"sets it to {'.'.join(REMOVE_PADDING_KEYS[0])} whatever it says", False),
+    **{path: NullIn06(f"sets it to {'.'.join(REMOVE_PADDING_KEYS[0])} whatever it says", False)
+       for path in (REMOVE_PADDING_KEYS[1], CRITIC_REMOVE_PADDING_KEY)},
     **{(*CRITIC, "model", "fsdp_config", flag): NullIn06(
         f"{_FAILS_BEFORE_08} (what verl 0.8 or later does with it was not checked)", True) for flag in OFFLOAD_FLAGS},
 }
@@ -446,7 +472,8 @@ hydra-core 1.3.8): the FSDP engine reads None as false (``workers/engine/fsdp/tr
 ``:414``) and the actor's own entropy keys not at all (its ``fsdp_config``'s instead, ``:157``). Read from the code,
 not run on a GPU. The critic's ``model.fsdp_config`` flags alike with 0.5 (``CriticModel``,
 ``trainer/verl/verl_config.py:244`` in 0.5.2) and with 0.6.0 on verl before 0.8, which sets only the actor's and the
-ref's to the trainer's; what verl 0.8 does with them was not checked. With 0.5, run as `KEYS_05_LACKS`."""
+ref's to the trainer's; what verl 0.8 does with them was not checked. The critic's own remove padding alike with 0.5
+(`CRITIC_REMOVE_PADDING_KEY`), which 0.6 sets to the trainer's whatever it says. With 0.5, run as `KEYS_05_LACKS`."""
 
 _FAILS_VALIDATING = ("fails on it as it checks the config with verl before 0.8 (synchronize_config reads the "
                      "section)")

@@ -10,7 +10,13 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from solver.query import ACTOR_ROLLOUT_REF, CRITIC_MICRO_BATCH_SIZES, ROLE_MICRO_BATCH_SIZES, ROLE_TOKEN_BUDGETS
+from solver.query import (
+    ACTOR_ROLLOUT_REF,
+    CRITIC_MICRO_BATCH_SIZES,
+    CRITIC_REMOVE_PADDING_KEY,
+    ROLE_MICRO_BATCH_SIZES,
+    ROLE_TOKEN_BUDGETS,
+)
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import COMMAND_OPTIONS, host_ram_check_words, one_sequence_per_micro_batch
 from solver.tables import Model, QueryError, TrinityVersion, brief, remove_padding_violation
@@ -110,11 +116,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes,
     gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
-    model it would train wrong (`remove_padding_violation`), and for that model dynamic batch sizes off with one
-    sequence per micro-batch (`_micro_batch_keys`). For `version` 0.5, none that 0.5 refuses
-    (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on 0.6's flags
-    says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says
-    it (`no_checkpoint_words`; None: not known)."""
+    model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
+    for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`). For `version`
+    0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as
+    the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no
+    Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     return [
@@ -131,6 +137,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded)),
         *_own_budget_keys(plan, "rollout", readings),
         *(_micro_batch_keys("rollout") if padded else []),
+        *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, commented=False)
+          if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         *(_micro_batch_keys("critic") if padded else []),
     ]
 
