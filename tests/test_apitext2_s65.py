@@ -99,7 +99,8 @@ def test_a_purchase_s_text_names_the_api_functions(cli: Cli, monkeypatch: pytest
     command = "run solve cluster (--emit-dir writes the configs; it may pick another placement as good)"
     assert command in printed
     assert solver.cluster_text(result, SMALLER_ASKS, width=200) == printed.replace(
-        command, "run solver.place (solver.placement_configs writes the configs; it may pick another placement as good)")
+        command, "run solver.place (solver.placement_configs writes the configs; it may pick another placement "
+        "as good)")
     assert solver.cluster_text(result, SMALLER_ASKS, width=200, option_names=COMMAND_OPTIONS) == printed
 
 

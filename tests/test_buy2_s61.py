@@ -149,8 +149,8 @@ def test_nothing_to_buy_still_shows_the_placement(tmp_path: Path, capsys: pytest
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy", "--required", "a"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:2] == ["status: optimal; nothing to buy: the pools as they are place the required job (a)",
-                         "the placement (solve cluster --emit-dir writes the configs; it may pick another placement "
-                         "as good)"]
+                         ("the placement (solve cluster --emit-dir writes the configs; it may pick another placement "
+                          "as good)")]
     assert "what to buy" not in lines
 
 
