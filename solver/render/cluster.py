@@ -126,7 +126,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     widened = any(placement.widened_from is not None for placement in here)
     moved = any(placement.moved_to_widen for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
-    rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
+    rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes
+                                             and _host_need(placement) is not None for placement in here)
     notes = ([required_note(names)] if columns.required else []) + (
         [f"{lowered_note(names)}: set it in the job's config"] if columns.lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MOVED_NOTE] if moved else []) + (
@@ -178,6 +179,12 @@ class _PoolColumns:
                 *(("host GiB/node",) if self.offloads else ()), *(("now",) if self.current else ()))
 
 
+def _host_need(placement: Placement) -> float | None:
+    """The host memory per node that a placed job's `host GiB/node` cell shows: the placement's (its load on a pool
+    that checks host memory), else its plan's Offload need; None where there is neither."""
+    return placement.host_memory_gb if placement.host_memory_gb is not None else placement.plan.host_memory_gb
+
+
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
     """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
     required), trainer GPUs (with those widening added, and whether it moved the job) and rollout GPUs (against
@@ -186,7 +193,7 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
     gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
-    need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
+    need = _host_need(placement)
     trainer_nodes = placement.trainer_nodes
     named = f"{'node' if len(trainer_nodes) == 1 else 'nodes'} {', '.join(map(str, trainer_nodes))}"
     on = "" if trainer_nodes == placement.nodes else f" ({named})"
@@ -409,16 +416,22 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     return view
 
 
+PLACEMENT_TIES = "it may pick another placement as good"
+"""What the lines above --buy's placement say of the placement that writes the configs: its solve weighs other ways
+than the purchase's, so where placements tie (the same priority, lengths and cost) its tie-break may pick another."""
+
+
 def purchase_note(names: OptionNames) -> str:
     """The line under what to buy: the placement it makes possible follows, and how to get its configs (as `names`
-    name what does)."""
+    name what does), from a placement as good, not always the same."""
     return (f"the placement with them: set each pool's nodes: to its 'nodes then' and run {names.placer} "
-            f"({names.placement_writer} writes the configs)")
+            f"({names.placement_writer} writes the configs; {PLACEMENT_TIES})")
 
 
 def own_nodes_note(names: OptionNames) -> str:
-    """The line above the placement where nothing is bought (what writes its configs as `names` name it)."""
-    return f"the placement ({names.placement_configs} writes the configs)"
+    """The line above the placement where nothing is bought (what writes its configs as `names` name it, from a
+    placement as good, not always the same)."""
+    return f"the placement ({names.placement_configs} writes the configs; {PLACEMENT_TIES})"
 
 
 def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COMMAND_OPTIONS) -> Group:
