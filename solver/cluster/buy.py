@@ -8,6 +8,7 @@ run are named apart."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from math import ceil, inf
@@ -21,6 +22,7 @@ from solver.cluster.options import (
     Planner,
     WaysLimit,
     evidence_tiers,
+    fleet_options,
     host_footprints,
     jobs_without_ways,
     layout,
@@ -38,7 +40,7 @@ from solver.cluster.search import (
     greedy_start,
     grown_placements,
     node_indexes,
-    placement_stages,
+    placement_search,
     solve_stages,
 )
 from solver.query import Progress
@@ -98,8 +100,6 @@ def buy(
     bought_gpus = sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools))
     purchase: list[tuple[str, cp_model.LinearExprT, bool]] = [
         ("bought GPUs", bought_gpus, False), ("bought nodes", sum(bought), False)]
-    # The placement's stages on the purchase; its priority stage only where some job may be left out.
-    placing = placement_stages(raised, options, built, every_job=False)[0 if len(must) < len(fleet.jobs) else 1:]
     solver = placement_solver(workers, seed)
     deadline = started + planner.time_limit_s * SEARCH_SHARE - READ_BACK_S
     # The run's deterministic time, less what the reasons' questions whether more nodes reach a length took.
@@ -108,8 +108,11 @@ def buy(
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(greedy_start(raised, options, built), built, purchase, interrupt, deadline, budget,
                               lambda bound: max(bound, 0), report)
-        search = staged.search if staged.first_failed is not None else solve_stages(
-            staged.search, built, placing, interrupt, deadline, budget - staged.spent, int, report).search
+        extra = _bought(fleet, options, staged.search)
+        after = _raised(owned, extra)
+        if staged.first_failed is None:  # placed on the pools as bought as solve cluster places them there
+            placed_with, search = _placed_as_bought(planner, after, limit, interrupt,
+                                                    (deadline, budget - staged.spent), report, (options, staged.search))
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
                              required=tuple(must), searched=True, host_rounded=host_rounded,
                              undecided_ways=planner.undecided,
@@ -118,9 +121,7 @@ def buy(
     if staged.first_failed is not None:  # no purchase found (none exists only where CP-SAT proved it)
         failed: Status = "infeasible" if staged.first_failed == cp_model.INFEASIBLE else "unknown"
         return unfound.model_copy(update={"status": failed, "wall_time_s": time.monotonic() - started})
-    extra = _bought(fleet, options, search)
-    after = _raised(owned, extra)
-    chosen = {option.job: option for option, value in zip(options, search.values) if value}
+    chosen = {option.job: option for option, value in zip(placed_with, search.values) if value}
     nodes = node_indexes(after, chosen, search.counts)
     widen_by = started + planner.time_limit_s if widen and not interrupt.caught else None
     try:
@@ -136,11 +137,30 @@ def buy(
         "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
         "nodes": sum(pool.nodes for pool in pools), "bound": staged.search.bound, "pools": pools,
         "placements": placements,
-        "wall_clock_stopped": ways_stopped + search.wall_clock_stopped + grown.wall_clock_stopped,
+        "wall_clock_stopped": (ways_stopped + staged.search.wall_clock_stopped + search.wall_clock_stopped
+                               + grown.wall_clock_stopped),
         "left_out": tuple(job.name for job in owned.jobs if job.name not in must
                           and job.name not in {placement.job for placement in placements}),
         "placement_proven": search.proven and not interrupt.caught, "interrupted": interrupt.caught,
         "wall_time_s": time.monotonic() - started})
+
+
+def _placed_as_bought(planner: Planner, after: Fleet, limit: WaysLimit, interrupt: StopOnInterrupt,
+                      limits: tuple[float, float], report: Callable[..., ProgressCallback] | None,
+                      purchased: tuple[list[Option], Search]) -> tuple[list[Option], Search]:
+    """The jobs placed on the pools as bought (`after`) as `place` places them, so that solve cluster on those pools
+    places them so too: their ways there (`fleet_options`, within `limit`), `place`'s model and stages on them
+    (`placement_search`: its tie-break weighs these ways and node patterns, not the purchase's), solved with
+    `interrupt`'s solver within `limits` (the wall clock's deadline, the deterministic time left). Returns the ways
+    with the placement; where its first stage finds none in time, the purchase's own (`purchased`: its ways and
+    placement), unproven. The placement's `wall_clock_stopped` names these stages alone."""
+    options = fleet_options(planner, after, limit).options
+    built, stages, start = placement_search(after, options, every_job=False)
+    staged = solve_stages(start, built, stages, interrupt, *limits, int, report)
+    if staged.first_failed is None:
+        return options, staged.search
+    purchase_options, purchase = purchased
+    return purchase_options, replace(purchase, proven=False, wall_clock_stopped=staged.search.wall_clock_stopped)
 
 
 def _raised(fleet: Fleet, extra: list[int]) -> Fleet:

@@ -138,11 +138,7 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
     if required & set(stuck):  # a required job fits nowhere: the other jobs are not placed either, and say why
         return _none_placed(planned, [job for job in stuck if job in required], unplaced)
     options = planned.options
-    built = build_placement_model(fleet, options, every_job)
-    if running:
-        built = keep_running_jobs(built, fleet, options, running)
-    stages = placement_stages(fleet, options, built, every_job)
-    start = greedy_start(fleet, options, built)
+    built, stages, start = placement_search(fleet, options, every_job, running)
     solver = placement_solver(workers, seed)
     building_s = time.monotonic() - started - planned.planning_s
     with_ways = pools_with_ways(options)
@@ -245,6 +241,17 @@ class _Planned:
     def counted_by(self) -> PlacementCount:
         """What the first stage counts: the nodes used where every job must be placed, else the placed priority."""
         return "nodes" if self.every_job else "priority"
+
+
+def placement_search(fleet: Fleet, options: list[Option], every_job: bool, running: Sequence[RunningJob] = ()
+                     ) -> tuple[PlacementModel, list[tuple[str, cp_model.LinearExprT, bool]], Search]:
+    """What `place` searches on `fleet` with these ways (`options`): the placement model (keeping the `running` jobs
+    where they run: `keep_running_jobs`), its stages (`placement_stages`) and the search's start (`greedy_start`), for
+    `solve_stages`."""
+    built = build_placement_model(fleet, options, every_job)
+    if running:
+        built = keep_running_jobs(built, fleet, options, running)
+    return built, placement_stages(fleet, options, built, every_job), greedy_start(fleet, options, built)
 
 
 def greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) -> Search:
