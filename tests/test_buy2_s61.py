@@ -137,7 +137,7 @@ def test_text_shows_the_placement_with_the_nodes_bought(tmp_path: Path, capsys: 
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "status: optimal; to place the required jobs (a, c, d), buy 8 GPUs (1 node), proven the fewest"
     assert lines[8] == ("the placement with them: set each pool's nodes: to its 'nodes then' and run solve cluster "
-                        "(--emit-dir writes the configs; it may pick another placement as good)")
+                        "(--emit-dir writes the configs)")
     titles = [line for line in lines if line.startswith("pool ")]
     assert len(titles) == 2 and titles[1].startswith("pool h20: 2 x 8 H20-96GB; 2 nodes")
     assert sum(f"│ {job} " in line for line in lines for job in "acd") == 3
@@ -149,8 +149,7 @@ def test_nothing_to_buy_still_shows_the_placement(tmp_path: Path, capsys: pytest
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy", "--required", "a"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:2] == ["status: optimal; nothing to buy: the pools as they are place the required job (a)",
-                         ("the placement (solve cluster --emit-dir writes the configs; it may pick another placement "
-                          "as good)")]
+                         "the placement (solve cluster --emit-dir writes the configs)"]
     assert "what to buy" not in lines
 
 

@@ -243,4 +243,6 @@ def test_the_nodes_stage_cut_short_leaves_the_purchase_feasible(tmp_path: Path, 
     assert lines[0] == "status: feasible; to place every job, buy 16 GPUs (2 nodes), proven bound 16 GPUs"
     assert ("placement not proven the best the purchase allows (the other jobs' priority, length, cost): the time "
             "limit stopped it (raise --time-limit)") in lines
-    assert len(solves) == 4  # the placement's length and cost on the purchase, but no tie-break after a stage unproven
+    # The placement's length and cost on the purchase, but no tie-break after a stage unproven; then solve cluster's
+    # own four stages (priority, length, cost, tie-break) on the pools as bought.
+    assert len(solves) == 8

@@ -1,12 +1,10 @@
-"""What `solve cluster` says of its tables and placements is true of them: the notes under a pool table explain only
-marks its rows show, and --buy's placement is not promised to be the one solve cluster writes the configs of."""
+"""What `solve cluster` says of its tables is true of them: the notes under a pool table explain only marks its rows
+show."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from solver.render.cluster import TRAINER_NODES_NOTE
 
@@ -41,46 +39,3 @@ def test_trainer_nodes_note_where_a_host_cell_names_nodes(
     assert (status, err) == (0, "")
     assert " (node 0) │" in out
     assert TRAINER_NODES_NOTE in out
-
-
-# Six jobs that the pools hold as they are: --buy buys nothing, and its placement puts big-32b and agent-14b each on
-# the other's pool (A100s, H100s) of solve cluster's placement (a tie: the same priority, lengths and cost).
-TEAM = """\
-pools:
-  - {name: a100, gpu: A100-80GB, nodes: 4, gpus_per_node: 8, host_ram_gb: 1024}
-  - {name: h100, gpu: H100, nodes: 2, gpus_per_node: 8, host_ram_gb: 2048}
-  - {name: h20, gpu: H20, nodes: 2, gpus_per_node: 8}
-jobs:
-  - {name: tiny-0.6b, model: 0.6B, max_model_len: 8k, rollout_gpus: 1}
-  - {name: math-4b, model: 4B, max_model_len: 32k, rollout_gpus: 2, priority: 3}
-  - {name: code-8b, model: 8B, max_model_len: {at_least: 64k}, rollout_gpus: 4, train_batch_size: 256}
-  - {name: agent-14b, model: 14B, max_model_len: 128k, rollout_gpus: 4, priority: 2}
-  - {name: big-32b, model: 32B, max_model_len: 32k, rollout_gpus: 8, required: true}
-  - {name: long-32b, model: 32B, max_model_len: 128k, rollout_gpus: 8}
-"""
-
-
-def test_buy_placement_may_differ_from_solve_clusters_where_placements_tie(
-        cli: Callable[..., tuple[int, str, str]], tmp_path: Path) -> None:
-    """--buy's placement and solve cluster's on the same pools are as good (priority, lengths, cost) but pick
-    differently among ties, so the line above --buy's placement does not say solve cluster writes its configs."""
-    fleet = tmp_path / "team.yaml"
-    fleet.write_text(TEAM)
-    status, out, _ = cli("cluster", str(fleet), "--json")
-    assert status == 0
-    placed = json.loads(out)
-    status, out, _ = cli("cluster", str(fleet), "--buy", "--json")
-    assert status == 0
-    bought = json.loads(out)
-    assert bought["nodes"] == 0
-
-    def pools(result: dict[str, Any]) -> dict[str, str]:
-        return {placement["job"]: placement["pool"] for placement in result["placements"]}
-
-    assert {job: pool for job, pool in pools(placed).items() if pools(bought)[job] != pool} == {
-        "big-32b": "a100", "agent-14b": "h100"}
-    assert sum(p["plan"]["cost"] for p in placed["placements"]) == sum(p["plan"]["cost"] for p in bought["placements"])
-    status, out, _ = cli("cluster", str(fleet), "--buy")
-    assert status == 0
-    assert out.splitlines()[1] == ("the placement (solve cluster --emit-dir writes the configs; it may pick another "
-                                   "placement as good)")

@@ -199,10 +199,10 @@ def test_a_placed_or_bought_answer_says_what_a_job_cut_short_leaves_and_an_inter
         f"{cut}so the placement is not proven best (raise time_limit_s)")
     assert cluster_text(bought.model_copy(update=late), fleet, width=300).splitlines()[1:3] == [
         f"{cut}so no purchase places them (raise time_limit_s)",
-        "the placement (solver.placement_configs writes the configs; it may pick another placement as good)"]
+        "the placement (solver.placement_configs writes the configs)"]
     # the command's words name the command that writes them, not the flag alone
     assert cluster_text(bought, fleet, width=300, option_names=COMMAND_OPTIONS).splitlines()[1] == (
-        "the placement (solve cluster --emit-dir writes the configs; it may pick another placement as good)")
+        "the placement (solve cluster --emit-dir writes the configs)")
     untied = cluster_text(placed.model_copy(update={"tie_broken": False, "interrupted": True}), fleet, width=300)
     assert untied.splitlines()[1] == ("placement optimal; tie-break not proven: Ctrl-C stopped the pick among the "
                                       "equally good placements, so another run or workers may give another of them")

@@ -41,11 +41,17 @@ from solver.cluster.search import (
     grown_placements,
     node_indexes,
     placement_search,
+    placement_stages,
     solve_stages,
 )
 from solver.query import Progress
 from solver.results import PoolPurchase, PurchaseResult, Status
 from solver.tables import DETERMINISTIC_PER_SECOND, MAX_ESTIMATED_GPUS, Fleet
+
+PURCHASE_CHOICE_SHARE = 0.5
+"""The share of the deterministic time the purchase's stages leave that the placement's stages on the purchase model
+get (they choose, among the purchases of as few GPUs and nodes, the one that places the jobs best); the rest goes to
+`place`'s own placement on the pools as bought (`_placed_as_bought`)."""
 
 
 def buy(
@@ -100,6 +106,9 @@ def buy(
     bought_gpus = sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools))
     purchase: list[tuple[str, cp_model.LinearExprT, bool]] = [
         ("bought GPUs", bought_gpus, False), ("bought nodes", sum(bought), False)]
+    # The placement's stages on the purchase, which choose among the purchases of as few GPUs and nodes; its priority
+    # stage only where some job may be left out.
+    placing = placement_stages(raised, options, built, every_job=False)[0 if len(must) < len(fleet.jobs) else 1:]
     solver = placement_solver(workers, seed)
     deadline = started + planner.time_limit_s * SEARCH_SHARE - READ_BACK_S
     # The run's deterministic time, less what the reasons' questions whether more nodes reach a length took.
@@ -108,11 +117,15 @@ def buy(
     with StopOnInterrupt(solver) as interrupt:
         staged = solve_stages(greedy_start(raised, options, built), built, purchase, interrupt, deadline, budget,
                               lambda bound: max(bound, 0), report)
-        extra = _bought(fleet, options, staged.search)
-        after = _raised(owned, extra)
-        if staged.first_failed is None:  # placed on the pools as bought as solve cluster places them there
+        if staged.first_failed is None:
+            # The purchase that places the jobs best, then the jobs on the pools as bought as solve cluster places them.
+            chose = solve_stages(staged.search, built, placing, interrupt, deadline,
+                                 (budget - staged.spent) * PURCHASE_CHOICE_SHARE, int, report)
+            extra = _bought(fleet, options, chose.search)
+            after = _raised(owned, extra)
             placed_with, search = _placed_as_bought(planner, after, limit, interrupt,
-                                                    (deadline, budget - staged.spent), report, (options, staged.search))
+                                                    (deadline, budget - staged.spent - chose.spent), report,
+                                                    (options, chose.search))
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
                              required=tuple(must), searched=True, host_rounded=host_rounded,
                              undecided_ways=planner.undecided,
@@ -137,11 +150,11 @@ def buy(
         "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
         "nodes": sum(pool.nodes for pool in pools), "bound": staged.search.bound, "pools": pools,
         "placements": placements,
-        "wall_clock_stopped": (ways_stopped + staged.search.wall_clock_stopped + search.wall_clock_stopped
-                               + grown.wall_clock_stopped),
+        "wall_clock_stopped": tuple(dict.fromkeys(ways_stopped + chose.search.wall_clock_stopped
+                                                  + search.wall_clock_stopped + grown.wall_clock_stopped)),
         "left_out": tuple(job.name for job in owned.jobs if job.name not in must
                           and job.name not in {placement.job for placement in placements}),
-        "placement_proven": search.proven and not interrupt.caught, "interrupted": interrupt.caught,
+        "placement_proven": chose.search.proven and search.proven and not interrupt.caught, "interrupted": interrupt.caught,
         "wall_time_s": time.monotonic() - started})
 
 

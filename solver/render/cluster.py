@@ -416,22 +416,16 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     return view
 
 
-PLACEMENT_TIES = "it may pick another placement as good"
-"""What the lines above --buy's placement say of the placement that writes the configs: its solve weighs other ways
-than the purchase's, so where placements tie (the same priority, lengths and cost) its tie-break may pick another."""
-
-
 def purchase_note(names: OptionNames) -> str:
     """The line under what to buy: the placement it makes possible follows, and how to get its configs (as `names`
-    name what does), from a placement as good, not always the same."""
+    name what does)."""
     return (f"the placement with them: set each pool's nodes: to its 'nodes then' and run {names.placer} "
-            f"({names.placement_writer} writes the configs; {PLACEMENT_TIES})")
+            f"({names.placement_writer} writes the configs)")
 
 
 def own_nodes_note(names: OptionNames) -> str:
-    """The line above the placement where nothing is bought (what writes its configs as `names` name it, from a
-    placement as good, not always the same)."""
-    return f"the placement ({names.placement_configs} writes the configs; {PLACEMENT_TIES})"
+    """The line above the placement where nothing is bought (what writes its configs as `names` name it)."""
+    return f"the placement ({names.placement_configs} writes the configs)"
 
 
 def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COMMAND_OPTIONS) -> Group:

@@ -184,6 +184,11 @@ def _read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[Runnin
                  and _still_there(placed, fleet.pools[pools[placed.pool]]))
 
 
+PURCHASE_KEY = "fits_nowhere"
+"""A key that ``solve cluster --buy --json`` writes and ``solve cluster --json`` does not (`PurchaseResult`'s, not
+`ClusterResult`'s): `read_current` refuses a file with it."""
+
+
 def _current_json(path: Path) -> dict[str, Any]:
     """The JSON object at `path`, with the two keys every ``solve cluster --json`` has; `TableError` otherwise."""
     text = read_user_file(path)  # its own one-line error where the file cannot be read
@@ -197,6 +202,9 @@ def _current_json(path: Path) -> dict[str, Any]:
     if not isinstance(raw, dict) or not {"schema_version", "placements"} <= raw.keys():
         raise TableError(f"{path}: not solve cluster --json's output (a JSON object with schema_version and "
                          "placements): a placement is what solve cluster --json printed")
+    if PURCHASE_KEY in raw:  # its placement is on nodes to buy: what the fleet would run, not what it runs
+        raise TableError(f"{path}: solve cluster --buy --json's output, what to buy, not what the fleet runs now: a "
+                         "placement is what solve cluster --json printed")
     return raw
 
 
