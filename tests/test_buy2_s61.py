@@ -11,7 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
-from cluster_api import buy
+from cluster_api import buy, place
 from cluster_reference import _cost_int, _gain, best_value, check_placements, random_instance
 from test_clusterbuy_s60 import CATALOG, FOUR_JOBS, TOO_LONG, brute_force_least, fleet_file, raised
 from test_minnodes_s64 import _questions_per_second
@@ -70,9 +70,16 @@ def checked_required_purchase(instance: dict, required: list[str] | None, tmp_pa
     with pytest.MonkeyPatch.context() as patch:  # the ways cut by their count alone, however busy the machine
         _questions_per_second(patch, WAYS_QUESTIONS_PER_SECOND)
         result = json.loads(buy(load_fleet(fleet_file(marked, tmp_path), CATALOG), catalog=CATALOG).model_dump_json())
+        # solve cluster on the file with the nodes bought (less the jobs that fit nowhere) places the jobs as the
+        # purchase's placement does
+        nowhere = {job["job"] for job in result["fits_nowhere"]}
+        as_bought = raised({**marked, "jobs": [job for job in marked["jobs"] if job["name"] not in nowhere]},
+                           tuple(pool["nodes"] for pool in result["pools"]))
+        placed = (place(load_fleet(fleet_file(as_bought, tmp_path), CATALOG), catalog=CATALOG) if result["pools"]
+                  else None)
+    assert placed is None or result["placements"] == json.loads(placed.model_dump_json())["placements"]
     names = [job["name"] for job in instance["jobs"]]
     assert result["required"] == (names if required is None else [name for name in names if name in required])
-    nowhere = {job["job"] for job in result["fits_nowhere"]}
     placeable = {**instance, "jobs": [job for job in instance["jobs"] if job["name"] not in nowhere]}
     if not placeable["jobs"]:
         assert (result["status"], result["placements"]) == ("infeasible", [])

@@ -42,7 +42,7 @@ jobs:
   - {name: long-32b, model: 32B, max_model_len: 128k, rollout_gpus: 8}
 """
 
-SHORT_OF_A100S = TEAM.replace(", required: true", "").replace("nodes: 4, gpus_per_node: 8", "nodes: 2, gpus_per_node: 8")
+SHORT_OF_A100S = TEAM.replace(", required: true", "").replace("A100-80GB, nodes: 4", "A100-80GB, nodes: 2")
 
 WHOLE = [0, 1, 2, 3, 4, 5, 6, 7]
 SMALL_JOBS = [("tiny-0.6b", [0, 1, 2], 2, 1, 8192), ("math-4b", [3, 4, 5, 6], 2, 2, 32768),

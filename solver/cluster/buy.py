@@ -2,8 +2,9 @@
 placed, weighed by their GPUs (a node of 8 GPUs counts 8, so two nodes of 4 tie with it and the fewer nodes break the
 tie). CP-SAT decides: the placement model on the pools raised to a bound, each required job placed, with a count of
 nodes bought per pool (`add_bought_nodes`), minimised; then, on the purchase, the placement's own stages (the other
-jobs' priority, length, cost, tie-break), whose placement comes with the answer. The jobs no number of nodes would
-run are named apart."""
+jobs' priority, length, cost, tie-break), which choose among the purchases of as few GPUs and nodes; last, on the
+pools as bought, `place`'s own placement (its ways there, its model and stages), which comes with the answer: the one
+`solve cluster` makes on them, where placements tie too. The jobs no number of nodes would run are named apart."""
 
 from __future__ import annotations
 
@@ -65,8 +66,9 @@ def buy(
 ) -> PurchaseResult:
     """The fewest GPUs (then nodes) to add to `fleet`'s pools so that every job with a way to run in some pool it may
     use is placed, as `place` places them (only the jobs the fleet marks ``required``, where it marks some: the others
-    where room is left), with the jobs that have none named apart, and the placement with the nodes bought, grown onto
-    idle GPUs as a placement's unless not `widen`; the planner and the options as `place`'s."""
+    where room is left), with the jobs that have none named apart, and the placement with the nodes bought (`place`'s
+    own there: `_placed_as_bought`), grown onto idle GPUs as a placement's unless not `widen`; the planner and the
+    options as `place`'s."""
     started = time.monotonic()
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
@@ -154,7 +156,8 @@ def buy(
                                                   + search.wall_clock_stopped + grown.wall_clock_stopped)),
         "left_out": tuple(job.name for job in owned.jobs if job.name not in must
                           and job.name not in {placement.job for placement in placements}),
-        "placement_proven": chose.search.proven and search.proven and not interrupt.caught, "interrupted": interrupt.caught,
+        "placement_proven": chose.search.proven and search.proven and not interrupt.caught,
+        "interrupted": interrupt.caught,
         "wall_time_s": time.monotonic() - started})
 
 

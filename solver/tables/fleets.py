@@ -157,8 +157,9 @@ class RunningJob(NamedTuple):
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:
     """The jobs of `fleet` that run now, as the placement at `path` (``solve cluster --json``'s output, of
     `schema_version`) places them, in its order; a job, pool, node or GPU the fleet no longer has is not running
-    (its entry is skipped). `TableError`, one line, for a file that cannot be read or is no such placement, naming
-    the file after `flag` (``--current ``)."""
+    (its entry is skipped). `TableError`, one line, for a file that cannot be read or is no such placement (a
+    purchase, ``solve cluster --buy --json``'s, included: what to buy, not what runs), naming the file after `flag`
+    (``--current ``)."""
     try:
         return _read_current(path, fleet, schema_version)
     except TableError as error:
