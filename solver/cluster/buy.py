@@ -108,9 +108,8 @@ def buy(
     bought_gpus = sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools))
     purchase: list[tuple[str, cp_model.LinearExprT, bool]] = [
         ("bought GPUs", bought_gpus, False), ("bought nodes", sum(bought), False)]
-    # The placement's stages on the purchase, which choose among the purchases of as few GPUs and nodes; its priority
-    # stage only where some job may be left out.
-    placing = placement_stages(raised, options, built, every_job=False)[0 if len(must) < len(fleet.jobs) else 1:]
+    # The placement's stages on the purchase, which choose among the purchases of as few GPUs and nodes.
+    placing = _weighed_stages(placement_stages(raised, options, built, every_job=False), raised)
     solver = placement_solver(workers, seed)
     deadline = started + planner.time_limit_s * SEARCH_SHARE - READ_BACK_S
     # The run's deterministic time, less what the reasons' questions whether more nodes reach a length took.
@@ -172,11 +171,18 @@ def _placed_as_bought(planner: Planner, after: Fleet, limit: WaysLimit, interrup
     placement), unproven. The placement's `wall_clock_stopped` names these stages alone."""
     options = fleet_options(planner, after, limit).options
     built, stages, start = placement_search(after, options, every_job=False)
-    staged = solve_stages(start, built, stages, interrupt, *limits, int, report)
+    staged = solve_stages(start, built, _weighed_stages(stages, after), interrupt, *limits, int, report)
     if staged.first_failed is None:
         return options, staged.search
     purchase_options, purchase = purchased
     return purchase_options, replace(purchase, proven=False, wall_clock_stopped=staged.search.wall_clock_stopped)
+
+
+def _weighed_stages(stages: list[tuple[str, cp_model.LinearExprT, bool]],
+                    fleet: Fleet) -> list[tuple[str, cp_model.LinearExprT, bool]]:
+    """The placement's `stages` (`placement_stages`), less its priority stage where every job of `fleet` is required
+    (where the fleet marks none, `buy` requires each): it then weighs nothing, the priority placed being theirs."""
+    return stages[0 if any(not job.required for job in fleet.jobs) else 1:]
 
 
 def _raised(fleet: Fleet, extra: list[int]) -> Fleet:
