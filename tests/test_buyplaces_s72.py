@@ -114,18 +114,22 @@ def test_after_a_buy_solve_cluster_on_the_pools_bought_places_the_same(cli: Cli,
     assert bought_text.splitlines()[placement + 1:] == placed_text.splitlines()[1:]
 
 
-def test_the_purchase_s_own_placement_stands_unproven_where_solve_cluster_s_finds_none(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("questions", "interrupted"), [(0, False), (math.inf, True)], ids=["no-ways", "ctrl-c"])
+def test_the_purchase_s_own_placement_stands_unproven_where_solve_cluster_s_finds_none(
+        tmp_path: Path, questions: float, interrupted: bool) -> None:
     # No ways asked on the pools as bought (the count of questions reached): the required job has none, so the
-    # placement's first stage finds no placement, and the purchase's own stands, unproven.
+    # placement's first stage finds no placement; or Ctrl-C came before it. The purchase's own stands, unproven.
     fleet = tmp_path / "team.yaml"
     fleet.write_text(TEAM)
     after = load_fleet(fleet, load_catalog())
     planner = Planner(load_catalog().for_fleet(after), solver.load_weights(), "auto")
     purchase = Search(values=[1], counts={}, objective=0, bound=0)
     with StopOnInterrupt(cp_model.CpSolver()) as interrupt:
-        options, search = _placed_as_bought(planner, after, WaysLimit(questions=0, deadline=math.inf), interrupt,
-                                            (math.inf, 10.0), None, ([], purchase))
+        interrupt.caught = interrupted
+        options, search = _placed_as_bought(planner, after, WaysLimit(questions=questions, deadline=math.inf),
+                                            interrupt, (math.inf, 10.0), None, ([], purchase))
     assert (options, search) == ([], Search(values=[1], counts={}, objective=0, bound=0, proven=False))
+    assert planner.asked == 0  # neither asked the ways on the pools as bought
 
 
 def test_current_refuses_a_purchase(cli: Cli, tmp_path: Path) -> None:
