@@ -216,6 +216,7 @@ def plan(
     total_gpus: int | None = None,
     train_batch_size: int | None = None,
     trinity_version: str | None = None,
+    reference_model: bool = True,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -237,7 +238,9 @@ def plan(
     whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
     (as `make_query`'s). `node_gpus`: the GPUs per node (None: 8); a refusal's nearest plan keeps to a size given, and
     where it has none says so, while for the default 8 it may name one on nodes of 16. `total_gpus` (with
-    `rollout_gpus`, in place of `budget_gpus`): the GPUs in all, the trainer's budget what the rollout leaves. Raises
+    `rollout_gpus`, in place of `budget_gpus`): the GPUs in all, the trainer's budget what the rollout leaves.
+    ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
+    shards (as ``--no-reference``; `Query.reference_model`). Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
     the call ends (`answer_query`'s). `option_names`: how the answers' reasons and cautions name the options they point
@@ -254,7 +257,7 @@ def plan(
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
-                       option_names=option_names)
+                       reference_model=reference_model, option_names=option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
