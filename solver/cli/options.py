@@ -1,6 +1,6 @@
 """Options that several ``solve`` commands share: --trinity-version, --gpu-memory and --gpu-interconnect, --cells,
---token-budget, --train-batch-size, --host-ram, --reference/--no-reference, --margin, --memory-model, --estimate/--no-estimate, --weights,
---workers and --node-gpus."""
+--token-budget, --train-batch-size, --host-ram, --reference/--no-reference, --margin, --memory-model,
+--estimate/--no-estimate, --weights, --workers and --node-gpus."""
 
 from __future__ import annotations
 
