@@ -164,9 +164,9 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
         if not _printable((name,)):
             raise QueryError(f"the config reads the environment variable {brief(name)}, whose name the command that "
                              "checks it as it was planned cannot hold on a comment's line")
-    held = ("--host-ram", host_ram_argument(host_ram_gb), *(() if plan.reference_model else ("--no-reference",)))
-    options = [*flags, *(held if host_ram_gb is not None else ()),
-               *(("--trinity-version", version) if version is not None else ())]
+    held = () if host_ram_gb is None else (
+        "--host-ram", host_ram_argument(host_ram_gb), *(() if plan.reference_model else ("--no-reference",)))
+    options = [*flags, *held, *(("--trinity-version", version) if version is not None else ())]
     variables = {**{name: _carried(name, value) for name, value in environment}, **plan_environment(plan, model)}
     return f"{_assignments(variables)}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
 
