@@ -88,7 +88,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     for answer in answers:
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
                                 "pins", "train_batch_size", "rollout_gpus", "total_gpus", "node_gpus", "host_ram_gb",
-                                "margin",
+                                "reference_model", "margin",
                                 "token_budget", "memory_model_source", "status", "reason", "reason_code", "plans",
                                 "apply", "rollout_kept", "schema_version", "rft_solver_version"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
