@@ -869,7 +869,7 @@ def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: i
 def _host_over_pool_words(planner: Planner, query: Query, plan: Plan, bound: str) -> str:
     """The host memory a plan of `query`'s model needs per node, more than its pool's (`bound`, the pool's host memory
     in words: `Query.host_ram_bound_words`, or what its nodes have), in words."""
-    return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound, query.trinity_version)
+    return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound, query)
 
 
 def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
