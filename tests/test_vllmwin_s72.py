@@ -4,44 +4,25 @@ scaling transformers refuses, in a config.json and in a Trinity config's ``model
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_slidingkv_s71 import ACCEPTED, _published, _refusal, _written
 
-from solver.tables import TableError, load_catalog, load_model_config
+from solver.tables import load_catalog, load_model_config
 from solver.tables.schema import Model
 from solver.trinity import trinity_config_problems
 
-HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
-ACCEPTED = "default, linear, dynamic, yarn, longrope, llama3 or proportional"
 NTK_REFUSED = f"rope_type 'ntk': transformers builds no such RoPE scaling; it builds {ACCEPTED}"
 LONGROPE_REFUSED = "missing long_factor: transformers refuses a longrope RoPE scaling without it"
 VLLM_REFUSES = ("which vLLM 0.19.1 refuses to build unless max_window_layers ({mwl}) is num_hidden_layers "
                 "(qwen2.py:373-382), so Trinity's rollout cannot start; accepted: ")
 
 
-def _published(name: str) -> dict[str, Any]:
-    return json.loads((HF_CONFIGS / f"{name}.json").read_text(encoding="utf-8"))
-
-
 def _without_window(name: str) -> dict[str, Any]:
     """A published config.json without its ``sliding_window`` key."""
     return {key: value for key, value in _published(name).items() if key != "sliding_window"}
-
-
-def _written(tmp_path: Path, config: dict[str, Any]) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config), encoding="utf-8")
-    return path
-
-
-def _refusal(tmp_path: Path, config: dict[str, Any]) -> str:
-    path = _written(tmp_path, config)
-    with pytest.raises(TableError) as refused:
-        load_model_config(path)
-    return str(refused.value).removeprefix(f"{path}: ")
 
 
 @pytest.mark.parametrize(("source", "changes", "refusal"), [
