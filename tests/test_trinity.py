@@ -1668,8 +1668,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
             "4B", 1, ["model.rope_scaling.original_max_position_embeddings must be 40960, got None"],
         ),
-        (  # the model's own RoPE scaling, as written, is kept
-            {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}},
+        (  # the model's own RoPE scaling, as written (whole: transformers refuses a llama3 without its keys), is kept
+            {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+                                                               "low_freq_factor": 1.0, "high_freq_factor": 4.0}}},
             "llama-3.1-8b", 8, [],
         ),
         (  # YaRN over the model's own scaling is to remove: said once, not also as YaRN within the native context
