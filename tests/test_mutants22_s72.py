@@ -1,0 +1,69 @@
+"""Tests that kill mutants of sessions 70-71's code which its own tests let live (mutants22; the table:
+/work/keep/review-s72-mutants22-table.md): widening moves the fewest jobs before it weighs their places in the file
+(I18); a least-priority solve stopped before its proof gives no least priority (C11)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from ortools.sat.python import cp_model
+from test_cluster import CATALOG, fleet_of
+from test_clusterkeep2_s71 import A100_NODES, FOUR_AND_ONE
+
+import solver.cluster.reasons
+from solver.cluster.model import placement_solver
+from solver.cluster.options import Planner, job_options
+from solver.cluster.widen import widen_jobs
+from solver.tables import load_weights
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def test_widening_moves_the_fewest_jobs_before_it_weighs_their_places_in_the_file(tmp_path: Path):
+    # a (1 GPU), b (4) and c (1) share node 0 of three A100 nodes; pad, never placed, stands between a and b in the
+    # file. a moving to node 1 and growing to 8 there leaves c room to grow to 4 on node 0; b and c moving (c growing
+    # to 4 on node 2) leave a room to grow to 8 on node 0: the same lengths, cost and GPUs. One move goes before two,
+    # though b and c come later in the file than a.
+    shared = {"rollout_gpus": 0, "max_model_len": {"at_least": "16k"}}
+    jobs = [{**shared, "name": "a", "model": "Qwen3-4B", "train_batch_size": 1},
+            {**shared, "name": "pad", "model": "Qwen3-4B", "max_model_len": "8k"},
+            {**shared, "name": "b", "model": "Qwen2.5-7B", "max_model_len": {"at_least": "8k"}, "train_batch_size": 16},
+            {**shared, "name": "c", "model": "Qwen2.5-7B", "train_batch_size": 8}]
+    fleet = fleet_of({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 3, "gpus_per_node": 8}], "jobs": jobs},
+                     tmp_path)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == gpus)
+              for job, gpus in ((0, 1), (2, 4), (3, 1))}
+    widened = widen_jobs(planner, fleet, chosen, {job: [0] for job in chosen}, 0, frozenset(), True,
+                         time.monotonic() + 60)
+    assert {job: (option.plan.gpus, option.plan.max_model_len) for job, option in widened.grown.items()} == {
+        0: (8, 102400), 3: (4, 105472)}
+    assert widened.moved == {0: 1}
+
+
+@pytest.mark.parametrize("branching", ["AUTOMATIC_SEARCH", "PORTFOLIO_SEARCH"])
+def test_a_least_priority_solve_stopped_before_its_proof_gives_a_priority_that_places_it(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, branching: str):
+    # Each least-priority solve stops at its first solution, unproven (no presolve, no LP bound): 5 with automatic
+    # search, 7 with the portfolio (the optimum, which priority 3 would follow from, not proven). Neither is the most
+    # the other jobs hold with x placed, proven: the words give the holders' priority plus one, which surely places it.
+    def first_solution_only(workers: int, seed: int) -> cp_model.CpSolver:
+        stopping = placement_solver(workers, seed)
+        stopping.parameters.stop_after_first_solution = True
+        stopping.parameters.cp_model_presolve = False
+        stopping.parameters.linearization_level = 0
+        stopping.parameters.search_branching = getattr(cp_model, branching)
+        return stopping
+
+    monkeypatch.setattr(solver.cluster.reasons, "placement_solver", first_solution_only)
+    path = tmp_path / "least.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{**A100_NODES, "host_ram_gb": None}], "jobs": FOUR_AND_ONE}),
+                    encoding="utf-8")
+    _, out, _ = cli("cluster", str(path), "--json")
+    (left,) = json.loads(out)["unplaced"]
+    assert left["reason"].endswith("a, b (priority 4 together) hold the room it needs: priority 5 would place it")
