@@ -14,6 +14,7 @@ import yaml
 from ortools.sat.python import cp_model
 from test_cluster import CATALOG, fleet_of
 from test_clusterkeep2_s71 import A100_NODES, FOUR_AND_ONE
+from test_writeyarn_s71 import _write
 
 import solver.cluster.reasons
 from solver.cluster.model import placement_solver
@@ -67,3 +68,16 @@ def test_a_least_priority_solve_stopped_before_its_proof_gives_a_priority_that_p
     _, out, _ = cli("cluster", str(path), "--json")
     (left,) = json.loads(out)["unplaced"]
     assert left["reason"].endswith("a, b (priority 4 together) hold the room it needs: priority 5 would place it")
+
+
+def test_a_rollout_length_of_its_own_that_reads_as_no_number_is_left_where_the_model_gives_none(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # No model.max_model_len to compare with, and the rollout's from an environment variable this shell lacks: it is
+    # not the model's length, so --write leaves it and writes the plan's length at the model alone.
+    monkeypatch.delenv("ROLLOUT_LEN", raising=False)
+    rollout = "    max_model_len: ${oc.env:ROLLOUT_LEN}\n"
+    text = ("model:\n  model_path: Qwen/Qwen3-8B\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n"
+            f"  rollout_model:\n    engine_num: 2\n{rollout}")
+    written, _ = _write(cli, tmp_path, text, "--gpu", "h20", "--len", "16k")
+    assert "\n  max_model_len: 16384\ncluster:\n" in written
+    assert f"\n    engine_num: 2\n{rollout}trainer:\n" in written
