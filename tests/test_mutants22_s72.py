@@ -14,7 +14,7 @@ import yaml
 from ortools.sat.python import cp_model
 from test_cluster import CATALOG, fleet_of
 from test_clusterkeep2_s71 import A100_NODES, FOUR_AND_ONE
-from test_writeyarn_s71 import _write
+from test_writeyarn_s71 import CARDS, _config, _write
 
 import solver.cluster.reasons
 from solver.cluster.model import placement_solver
@@ -81,3 +81,14 @@ def test_a_rollout_length_of_its_own_that_reads_as_no_number_is_left_where_the_m
     written, _ = _write(cli, tmp_path, text, "--gpu", "h20", "--len", "16k")
     assert "\n  max_model_len: 16384\ncluster:\n" in written
     assert f"\n    engine_num: 2\n{rollout}trainer:\n" in written
+
+
+@pytest.mark.parametrize("rope", [CARDS + "    type: linear\n", CARDS.replace("4.0", ".inf")])
+def test_a_yarn_of_its_own_with_another_type_beside_or_no_finite_factor_is_set_anew(cli: Cli, tmp_path: Path,
+                                                                                    rope: str):
+    # The model cards' form over 32768 is kept only where each type key says yarn (vLLM refuses two that differ) and
+    # its factor is a finite number: here --write sets the guide's for 131072, as it does for a YaRN of no form.
+    text = _config(131072, "", rope).replace("Qwen3-8B", "Qwen3-4B").replace("engine_num: 2", "engine_num: 4")
+    written, err = _write(cli, tmp_path, text, "--gpu", "h200")
+    assert "  rope_scaling:\n    rope_type: yarn\n    factor: 3.2\n    original_max_position_embeddings: 40960\n" in (
+        written) and "kept it" not in err
