@@ -92,3 +92,15 @@ def test_a_yarn_of_its_own_with_another_type_beside_or_no_finite_factor_is_set_a
     written, err = _write(cli, tmp_path, text, "--gpu", "h200")
     assert "  rope_scaling:\n    rope_type: yarn\n    factor: 3.2\n    original_max_position_embeddings: 40960\n" in (
         written) and "kept it" not in err
+
+
+def test_a_rollout_yarn_that_resolves_to_nothing_is_left_where_the_models_stale_one_is_removed(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Both read an environment variable this shell lacks: the model's, past its length (32768 needs none), is removed;
+    # the rollout's gives nothing to compare with the model's, so it is not taken for the model's, and stays.
+    monkeypatch.delenv("ROPE", raising=False)
+    text = _config(65536, "    rope_scaling: ${oc.env:ROPE}\n", "  rope_scaling: ${oc.env:ROPE}\n")
+    written, _ = _write(cli, tmp_path, text, "--gpu", "h20", "--len", "32k")
+    assert written.endswith("\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n"
+                            "  rollout_model:\n    engine_num: 2\n    rope_scaling: ${oc.env:ROPE}\ntrainer:\n"
+                            "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 32768\n")
