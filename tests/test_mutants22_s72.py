@@ -13,13 +13,13 @@ import pytest
 import yaml
 from ortools.sat.python import cp_model
 from test_cluster import CATALOG, fleet_of
-from test_clusterkeep2_s71 import A100_NODES, FOUR_AND_ONE
+from test_clusterkeep2_s71 import A100_NODES, DUO, FOUR_AND_ONE
 from test_writeyarn_s71 import CARDS, _config, _write
 
 import solver.cluster.reasons
 from solver.cluster.model import placement_solver
 from solver.cluster.options import Planner, job_options
-from solver.cluster.widen import widen_jobs
+from solver.cluster.widen import build_widening_model, widen_jobs
 from solver.tables import load_weights
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -45,6 +45,16 @@ def test_widening_moves_the_fewest_jobs_before_it_weighs_their_places_in_the_fil
     assert {job: (option.plan.gpus, option.plan.max_model_len) for job, option in widened.grown.items()} == {
         0: (8, 102400), 3: (4, 105472)}
     assert widened.moved == {0: 1}
+
+
+def test_a_job_alone_on_its_node_gets_no_ways_on_an_idle_node(tmp_path: Path):
+    # An idle node of its pool is the same to it as its own (W1): its ways there alone, the model as small as before.
+    fleet = fleet_of({"pools": [A100_NODES], "jobs": [DUO]}, tmp_path)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    chosen = {0: next(o for o in job_options(planner, fleet, 0) if o.plan.gpus == 4)}
+    built = build_widening_model(planner, fleet, chosen, {0: [0]}, onto_idle_nodes=True)
+    assert built.idle_nodes == {0: [1]} and [(way.option.plan.gpus, way.moves) for way in built.ways] == [
+        (4, False), (8, False)]
 
 
 @pytest.mark.parametrize("branching", ["AUTOMATIC_SEARCH", "PORTFOLIO_SEARCH"])
