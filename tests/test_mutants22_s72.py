@@ -14,6 +14,7 @@ import yaml
 from ortools.sat.python import cp_model
 from test_cluster import CATALOG, fleet_of
 from test_clusterkeep2_s71 import A100_NODES, DUO, FOUR_AND_ONE
+from test_mutants20_s71 import A100, WHOLE_NODE, _fleet, _four_and
 from test_writeyarn_s71 import CARDS, _config, _write
 
 import solver.cluster.reasons
@@ -114,3 +115,44 @@ def test_a_rollout_yarn_that_resolves_to_nothing_is_left_where_the_models_stale_
     assert written.endswith("\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n"
                             "  rollout_model:\n    engine_num: 2\n    rope_scaling: ${oc.env:ROPE}\ntrainer:\n"
                             "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 32768\n")
+
+
+def test_no_least_priority_solve_is_asked_once_one_has_overrun_the_work_left(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # x's solve stops a little past its tiny work budget, unproven: y's is not asked (CP-SAT refuses a limit below 0
+    # as an invalid model), and each is given the holders' priority plus one, which surely places it.
+    solvers: list[cp_model.CpSolver] = []
+
+    def recorded(workers: int, seed: int) -> cp_model.CpSolver:
+        solvers.append(placement_solver(workers, seed))
+        return solvers[-1]
+
+    monkeypatch.setattr(solver.cluster.reasons, "placement_solver", recorded)
+    monkeypatch.setattr(solver.cluster.reasons, "LEAST_PRIORITY_SHARE", 1e-7)
+    jobs = _four_and((3, 1, 3, 1), {"name": "x", **WHOLE_NODE}, {"name": "y", **WHOLE_NODE, "max_model_len": "32k"})
+    status, out, err = cli("cluster", _fleet(tmp_path, [{**A100, "nodes": 2}], jobs), "--json")
+    assert (status, err) == (1, "") and [(left["job"], left["reason"].split(": ")[-1])
+                                         for left in json.loads(out)["unplaced"]] == [
+        ("x", "priority 5 would place it"), ("y", "priority 5 would place it")]
+    (only,) = solvers
+    assert only.response_proto.deterministic_time > only.parameters.max_deterministic_time
+
+
+def test_a_least_priority_keeping_as_many_running_jobs_as_the_placement_is_no_tie_in_its_favour(
+        cli: Cli, tmp_path: Path):
+    # r runs now and stays; a (priority 2) takes the rest of the node, b (1) is left out. With b placed at priority
+    # 2, r stays as it does beside a (one running job kept either way): no tie breaks for b, so 3 is the least.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({"pools": [{**A100_NODES, "nodes": 1, "host_ram_gb": None}], "jobs": [
+        {**DUO, "name": name, "priority": priority} for name, priority in (("r", 3), ("a", 2), ("b", 1))]}),
+        encoding="utf-8")
+    current = tmp_path / "now.json"
+    current.write_text(json.dumps({"schema_version": 1, "placements": [{
+        "job": "r", "pool": "a100", "nodes": [0], "gpu_indexes": [0, 1, 2, 3], "trainer_gpus": 4, "rollout_gpus": 0,
+        "plan": {"max_model_len": 65536, "sp": 4, "offload": False}}]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--current", str(current), "--json")
+    answer = json.loads(out)
+    assert (status, [(placed["job"], placed["current"]) for placed in answer["placements"]]) == (
+        1, [("r", "stays"), ("a", "starts")])
+    assert [(left["job"], left["reason"].split("; ", 1)[1]) for left in answer["unplaced"]] == [
+        ("b", "a (priority 2) holds the room it needs: priority 3 is the least that places it")]
