@@ -1,6 +1,9 @@
 """Tests that kill mutants of sessions 70-71's code which its own tests let live (mutants22; the table:
-/work/keep/review-s72-mutants22-table.md): widening moves the fewest jobs before it weighs their places in the file
-(I18); a least-priority solve stopped before its proof gives no least priority (C11)."""
+/work/keep/review-s72-mutants22-table.md): widening moves the fewest jobs before it weighs their places in the file,
+and gives a job alone on its node no ways on an idle node; a least-priority solve stopped before its proof, or not
+asked once the work is spent, gives no least priority, and as many running jobs kept is no tie; a pool's host memory
+words count the Trinity release's reference shards; --write leaves a rollout length or YaRN that reads as nothing, and
+sets anew a YaRN of its own with two types or no finite factor; a RoPE scaling names the first key its type lacks."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -15,6 +19,7 @@ from ortools.sat.python import cp_model
 from test_cluster import CATALOG, fleet_of
 from test_clusterkeep2_s71 import A100_NODES, DUO, FOUR_AND_ONE
 from test_mutants20_s71 import A100, WHOLE_NODE, _fleet, _four_and
+from test_slidingkv_s71 import _published, _refusal
 from test_writeyarn_s71 import CARDS, _config, _write
 
 import solver.cluster.reasons
@@ -156,3 +161,27 @@ def test_a_least_priority_keeping_as_many_running_jobs_as_the_placement_is_no_ti
         1, [("r", "stays"), ("a", "starts")])
     assert [(left["job"], left["reason"].split("; ", 1)[1]) for left in answer["unplaced"]] == [
         ("b", "a (priority 2) holds the room it needs: priority 3 is the least that places it")]
+
+
+def test_a_pools_host_memory_reason_counts_the_reference_shards_of_the_trinity_release_asked(
+        cli: Cli, tmp_path: Path):
+    # Qwen3-32B's 8-GPU Offload plan beside 8 rollout GPUs: under Trinity 0.5 the reference model's shards are bf16,
+    # 70 GiB less per node than 0.6's fp32 (664.2 GiB); either is more than the pool's 512.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({
+        "pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 512}],
+        "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--json", "--trinity-version", "0.5")
+    (left,) = json.loads(out)["unplaced"]
+    assert status == 1 and ("(8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory "
+                            "per node, more than the pool's host_ram_gb of 512 GiB)") in left["reason"]
+
+
+@pytest.mark.parametrize(("scaling", "missing"), [
+    ({"rope_type": "llama3", "factor": 8.0}, "low_freq_factor"),
+    ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0}, "high_freq_factor"),
+    ({"rope_type": "longrope", "short_factor": [1.0]}, "long_factor")])
+def test_a_rope_scaling_without_keys_its_type_needs_names_the_first_missing(
+        tmp_path: Path, scaling: dict[str, Any], missing: str):
+    assert _refusal(tmp_path, {**_published("Qwen3-8B"), "rope_scaling": scaling}) == (
+        f"rope_scaling: missing {missing}: transformers refuses a {scaling['rope_type']} RoPE scaling without it")
