@@ -18,7 +18,7 @@ import yaml
 from ortools.sat.python import cp_model
 from test_cluster import CATALOG, fleet_of
 from test_clusterkeep2_s71 import A100_NODES, DUO, FOUR_AND_ONE
-from test_mutants20_s71 import A100, WHOLE_NODE, _fleet, _four_and
+from test_mutants20_s71 import x_and_y_left_out
 from test_slidingkv_s71 import _published, _refusal
 from test_writeyarn_s71 import CARDS, _config, _write
 
@@ -126,19 +126,9 @@ def test_no_least_priority_solve_is_asked_once_one_has_overrun_the_work_left(
         cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # x's solve stops a little past its tiny work budget, unproven: y's is not asked (CP-SAT refuses a limit below 0
     # as an invalid model), and each is given the holders' priority plus one, which surely places it.
-    solvers: list[cp_model.CpSolver] = []
-
-    def recorded(workers: int, seed: int) -> cp_model.CpSolver:
-        solvers.append(placement_solver(workers, seed))
-        return solvers[-1]
-
-    monkeypatch.setattr(solver.cluster.reasons, "placement_solver", recorded)
     monkeypatch.setattr(solver.cluster.reasons, "LEAST_PRIORITY_SHARE", 1e-7)
-    jobs = _four_and((3, 1, 3, 1), {"name": "x", **WHOLE_NODE}, {"name": "y", **WHOLE_NODE, "max_model_len": "32k"})
-    status, out, err = cli("cluster", _fleet(tmp_path, [{**A100, "nodes": 2}], jobs), "--json")
-    assert (status, err) == (1, "") and [(left["job"], left["reason"].split(": ")[-1])
-                                         for left in json.loads(out)["unplaced"]] == [
-        ("x", "priority 5 would place it"), ("y", "priority 5 would place it")]
+    reasons, solvers = x_and_y_left_out(cli, tmp_path, monkeypatch)
+    assert reasons == [("x", "priority 5 would place it"), ("y", "priority 5 would place it")]
     (only,) = solvers
     assert only.response_proto.deterministic_time > only.parameters.max_deterministic_time
 
