@@ -1,9 +1,10 @@
 """Tests that kill mutants of sessions 70-71's code which its own tests let live (mutants22; the table:
 /work/keep/review-s72-mutants22-table.md): widening moves the fewest jobs before it weighs their places in the file,
-and gives a job alone on its node no ways on an idle node; a least-priority solve stopped before its proof, or not
+the jobs that move take the idle nodes in file order, and a job alone on its node gets no ways on an idle node; a least-priority solve stopped before its proof, or not
 asked once the work is spent, gives no least priority, and as many running jobs kept is no tie; a pool's host memory
 words count the Trinity release's reference shards; --write leaves a rollout length or YaRN that reads as nothing, and
-sets anew a YaRN of its own with two types or no finite factor; a RoPE scaling names the first key its type lacks."""
+sets anew a YaRN of its own with two types or no finite number for a factor; a RoPE scaling names the first key its
+type lacks; a micro-batch size of 0 is flagged."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import yaml
 from ortools.sat.python import cp_model
 from test_cluster import CATALOG, fleet_of
 from test_clusterkeep2_s71 import A100_NODES, DUO, FOUR_AND_ONE
-from test_mutants20_s71 import x_and_y_left_out
+from test_mutants20_s71 import HF_CONFIGS, x_and_y_left_out
 from test_slidingkv_s71 import _published, _refusal
 from test_writeyarn_s71 import CARDS, _config, _write
 
@@ -26,7 +27,8 @@ import solver.cluster.reasons
 from solver.cluster.model import placement_solver
 from solver.cluster.options import Planner, job_options
 from solver.cluster.widen import build_widening_model, widen_jobs
-from solver.tables import load_weights
+from solver.tables import load_model_config, load_weights
+from solver.trinity import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -52,6 +54,24 @@ def test_widening_moves_the_fewest_jobs_before_it_weighs_their_places_in_the_fil
         0: (8, 102400), 3: (4, 105472)}
     assert widened.moved == {0: 1}
 
+
+def test_two_jobs_that_move_take_the_idle_nodes_in_file_order(tmp_path: Path):
+    # j0 (1 GPU), j1 (4), j2 (8) and j3 (1) fill 14 of node 0's 16 A100s: j0 and j1 move, j0 to node 1 and j1 to
+    # node 2 (W11 gave them the other way round), each growing to 16 there; j3 grows to 4 on node 0.
+    jobs = [{"name": f"j{index}", "model": model, "max_model_len": length, "rollout_gpus": 0, "train_batch_size": batch}
+            for index, (model, length, batch) in enumerate([
+                ("Qwen2.5-7B", "8k", 8), ("Qwen3-4B", {"at_least": "16k"}, 16),
+                ("Qwen2.5-7B", {"at_least": "16k"}, 2), ("Qwen2.5-7B", {"at_least": "8k"}, 4)])]
+    fleet = fleet_of({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 3, "gpus_per_node": 16}], "jobs": jobs},
+                     tmp_path)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == gpus)
+              for job, gpus in enumerate((1, 4, 8, 1))}
+    widened = widen_jobs(planner, fleet, chosen, {job: [0] for job in chosen}, 0, frozenset(), True,
+                         time.monotonic() + 60)
+    assert {job: (option.plan.gpus, option.plan.max_model_len) for job, option in widened.grown.items()} == {
+        0: (16, 8192), 1: (16, 102400), 3: (4, 105472)}
+    assert widened.moved == {0: 1, 1: 2}
 
 def test_a_job_alone_on_its_node_gets_no_ways_on_an_idle_node(tmp_path: Path):
     # An idle node of its pool is the same to it as its own (W1): its ways there alone, the model as small as before.
@@ -99,11 +119,13 @@ def test_a_rollout_length_of_its_own_that_reads_as_no_number_is_left_where_the_m
     assert f"\n    engine_num: 2\n{rollout}trainer:\n" in written
 
 
-@pytest.mark.parametrize("rope", [CARDS + "    type: linear\n", CARDS.replace("4.0", ".inf")])
+@pytest.mark.parametrize("rope", [CARDS + "    type: linear\n", CARDS.replace("4.0", ".inf"),
+                                  CARDS.replace("4.0", "true").replace("32768", "131072")])
 def test_a_yarn_of_its_own_with_another_type_beside_or_no_finite_factor_is_set_anew(cli: Cli, tmp_path: Path,
                                                                                     rope: str):
     # The model cards' form over 32768 is kept only where each type key says yarn (vLLM refuses two that differ) and
-    # its factor is a finite number: here --write sets the guide's for 131072, as it does for a YaRN of no form.
+    # its factor is a finite number (not a boolean, though true x 131072 reaches it): here --write sets the guide's for
+    # 131072, as it does for a YaRN of no form.
     text = _config(131072, "", rope).replace("Qwen3-8B", "Qwen3-4B").replace("engine_num: 2", "engine_num: 4")
     written, err = _write(cli, tmp_path, text, "--gpu", "h200")
     assert "  rope_scaling:\n    rope_type: yarn\n    factor: 3.2\n    original_max_position_embeddings: 40960\n" in (
@@ -175,3 +197,17 @@ def test_a_rope_scaling_without_keys_its_type_needs_names_the_first_missing(
         tmp_path: Path, scaling: dict[str, Any], missing: str):
     assert _refusal(tmp_path, {**_published("Qwen3-8B"), "rope_scaling": scaling}) == (
         f"rope_scaling: missing {missing}: transformers refuses a {scaling['rope_type']} RoPE scaling without it")
+
+
+def test_check_flags_a_micro_batch_of_no_sequence():
+    # Every size but 1 is flagged, 0 as well as those above 1 (H6 flagged only these).
+    trainer = {"use_remove_padding": False, "use_dynamic_bsz": False, "trainer_config": {"actor_rollout_ref": {
+        "model": {"use_remove_padding": False}, **{role: {key: 1} for role, key in (
+            ("actor", "ppo_micro_batch_size_per_gpu"), ("rollout", "log_prob_micro_batch_size_per_gpu"))},
+        "ref": {"log_prob_micro_batch_size_per_gpu": 0}}}}
+    found = trinity_config_problems({"trainer": trainer, "algorithm": {"algorithm_type": "grpo"}},
+                                    load_model_config(HF_CONFIGS / "internlm2-7b.json"), 4, version="0.5")
+    assert [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith("micro")] == [
+        ("micro-batch-unbounded", ("trainer.trainer_config.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu is "
+                                   "0: with dynamic batch sizes off a micro-batch takes that many sequences, padded to "
+                                   "the longest, which the token budget does not bound: set it to 1"))]
