@@ -1,10 +1,10 @@
 """Tests that kill mutants of sessions 70-71's code which its own tests let live (mutants22; the table:
 /work/keep/review-s72-mutants22-table.md): widening moves the fewest jobs before it weighs their places in the file,
-the jobs that move take the idle nodes in file order, and a job alone on its node gets no ways on an idle node; a least-priority solve stopped before its proof, or not
-asked once the work is spent, gives no least priority, and as many running jobs kept is no tie; a pool's host memory
-words count the Trinity release's reference shards; --write leaves a rollout length or YaRN that reads as nothing, and
-sets anew a YaRN of its own with two types or no finite number for a factor; a RoPE scaling names the first key its
-type lacks; a micro-batch size of 0 is flagged."""
+the jobs that move take the idle nodes in file order, and a job alone on its node gets no ways on an idle node; a
+least-priority solve stopped before its proof, or not asked once the work is spent, gives no least priority, and as
+many running jobs kept is no tie; a pool's host memory words count the Trinity release's reference shards; --write
+leaves a rollout length or YaRN that reads as nothing, and sets anew a YaRN of its own with two types or no finite
+number for a factor; a RoPE scaling names the first key its type lacks; a micro-batch size of 0 is flagged."""
 
 from __future__ import annotations
 
