@@ -28,6 +28,7 @@ from solver.tables import (
     MemoryModel,
     Model,
     Pool,
+    QueryError,
     RunningJob,
     Setting,
     TokenBudgetMode,
@@ -358,7 +359,7 @@ def as_it_runs_ways(planner: Planner, fleet: Fleet, running: RunningJob) -> list
     """The way that keeps a job that runs now (`running`) as it runs (`keeps_running`): the planner's plan with its
     SP degree and Offload on its trainer GPUs at its length, from the first evidence tier that has one
     (`evidence_tiers`), in its pool and layout; none where the job may no longer use the pool, runs another model or a
-    length it no longer asks (`asks_length`), or the planner has no such plan."""
+    length it no longer asks (`asks_length`), or the planner has no such plan (or refuses its SP there)."""
     job, pool = fleet.jobs[running.job], fleet.pools[running.pool]
     room = layout(running.trainer_gpus, job.rollout_gpus, pool.gpus_per_node)
     if (room is None or not job.may_use(pool) or running.model not in (None, job.model)
@@ -366,8 +367,11 @@ def as_it_runs_ways(planner: Planner, fleet: Fleet, running: RunningJob) -> list
         return []
     for estimate in dict.fromkeys(estimate for _, estimate in evidence_tiers(planner, fleet, running.job,
                                                                               running.pool)):
-        plan = planner.best(pool.gpu, job.model, running.trainer_gpus, running.max_model_len, pool.gpus_per_node,
-                            estimate, pool.host_ram_gb, running.offload, job.train_batch_size, sp=running.sp)
+        try:
+            plan = planner.best(pool.gpu, job.model, running.trainer_gpus, running.max_model_len, pool.gpus_per_node,
+                                estimate, pool.host_ram_gb, running.offload, job.train_batch_size, sp=running.sp)
+        except QueryError:  # an SP the rules refuse there (one that does not divide its GPUs): no plan has it
+            return []
         if plan is not None:
             way = way_with(planner, fleet, running.job, running.pool, room, plan)
             return [way] if keeps_running(fleet, way, running) else []
