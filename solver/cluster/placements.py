@@ -143,7 +143,7 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
     staying = f" (as well as the {counted(len(kept.staying), 'running job')} kept)" if kept.staying else ""
     worse = "uses more nodes than" if nodes else "places less priority than"
     return (MoveCode.FEWER_NODES if nodes else MoveCode.MORE_PRIORITY,
-            f"keeping it where it runs{staying} {worse} this placement's {result.objective}{on_its_gpus}")
+            f"keeping it where it runs{staying} {worse} this placement ({result.objective}){on_its_gpus}")
 
 
 def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[MoveCode, str] | None:
