@@ -69,7 +69,8 @@ def test_a_job_moved_for_more_priority_says_so_and_a_plain_count_agrees(cli: Cli
                if all(sum(gpus for gpus, at in zip(fewest, nodes) if at == node) <= free
                       and all(gpus is not None for gpus, at in zip(fewest, nodes) if at == node)
                       for node, free in ((0, 1), (1, 6))))
-    assert fewest == [4, 8, 8] and 2 + 1 + 2 + 1 + most == 7 < 9
+    kept = sum(job.get("priority", 1) for job in JOBS if job["name"] in ("q14-a", "p06-a", "m4-a", "m4-b"))
+    assert fewest == [4, 8, 8] and kept + most == 7 < json.loads(out)["objective"]
 
 
 def test_a_file_that_asks_otherwise_says_what_changed(cli: Cli, tmp_path: Path):
@@ -126,9 +127,9 @@ def test_a_job_started_with_an_sp_the_planner_would_not_pick_stays(cli: Cli, tmp
 
 def test_settings_the_planner_has_no_plan_with_move_and_say_so(cli: Cli, tmp_path: Path):
     # SP=1 at 32k on 8 A100s runs out of memory by the tables and estimates (solve --sp 1 says the longest is 24576).
-    assert _moves(_hand_started(cli, tmp_path, "32k", 1)) == [
-        ("hand", "moves", "no-way-as-it-runs", "the planner has no plan for it with SP=1 without Offload at 32768 "
-         "tokens on its 8 trainer GPUs in pool a100 (its plan there: Env + SP=2)")]
+    why = ("the planner has no plan for it with SP=1 without Offload at 32768 tokens on its 8 trainer GPUs in pool "
+           "a100 (its plan there: Env + SP=2)")
+    assert _moves(_hand_started(cli, tmp_path, "32k", 1)) == [("hand", "moves", "no-way-as-it-runs", why)]
 
 
 def test_a_count_without_a_way_names_the_counts_with_one(cli: Cli, tmp_path: Path):
@@ -148,10 +149,9 @@ def test_minimize_nodes_moves_jobs_for_fewer_nodes_and_says_so(cli: Cli, tmp_pat
     fleet = _written(tmp_path / "two.yaml", pools, TWO_SMALL)
     now = _now(cli, fleet, lambda placement: placement["placements"][1].update(nodes=[1]))
     status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--minimize", "nodes", "--json")
-    assert status == 0 and _moves(out) == [
-        ("a", "moves", "fewer-nodes", "keeping it where it runs uses more nodes than this placement (1); its GPUs now "
-         "run b"),
-        ("b", "moves", "fewer-nodes", "keeping it where it runs uses more nodes than this placement (1)")]
+    why = "keeping it where it runs uses more nodes than this placement (1)"
+    assert status == 0 and _moves(out) == [("a", "moves", "fewer-nodes", f"{why}; its GPUs now run b"),
+                                           ("b", "moves", "fewer-nodes", why)]
 
 
 def test_a_placement_not_proven_best_says_only_that(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -165,3 +165,12 @@ def test_a_placement_not_proven_best_says_only_that(cli: Cli, tmp_path: Path, mo
     assert status == 1 and [move for move in _moves(out) if move[1] == "moves"] == [
         ("q14-a", "moves", "move-unproven",
          "the placement is not proven best (raise --time-limit); its GPUs now run c8-b (priority 3)")]
+
+
+def test_a_job_on_other_gpus_than_its_ways_take_says_so(cli: Cli, tmp_path: Path):
+    # duo written as running 4 trainer GPUs on 6 GPUs of node 1 (a hand-made placement): its ways at 4 take 4.
+    now = _running_now(cli, tmp_path, (1, {"trainer_gpus": 4, "gpu_indexes": list(range(6))}))
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--current", str(now), "--json")
+    assert status == 0 and _moves(out)[1] == (
+        "duo", "moves", "no-way-as-it-runs",
+        "its ways on 4 trainer GPUs in pool a100 take 4 GPUs of one node, not the 6 GPUs of one node it runs on")

@@ -365,8 +365,8 @@ def as_it_runs_ways(planner: Planner, fleet: Fleet, running: RunningJob) -> list
     if (room is None or not job.may_use(pool) or running.model not in (None, job.model)
             or not asks_length(job.max_model_len, running.max_model_len, planner.catalog.model(job.model))):
         return []
-    for estimate in dict.fromkeys(estimate for _, estimate in evidence_tiers(planner, fleet, running.job,
-                                                                              running.pool)):
+    tiers = evidence_tiers(planner, fleet, running.job, running.pool)
+    for estimate in dict.fromkeys(estimate for _, estimate in tiers):  # the tiers' evidence, each once, in order
         try:
             plan = planner.best(pool.gpu, job.model, running.trainer_gpus, running.max_model_len, pool.gpus_per_node,
                                 estimate, pool.host_ram_gb, running.offload, job.train_batch_size, sp=running.sp)

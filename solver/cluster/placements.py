@@ -129,13 +129,14 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
         at_count = min((option for option in mine if option.plan.gpus == job.trainer_gpus), key=lambda o: o.cost)
         takes = (at_count.gpus_per_node(pool.gpus_per_node), at_count.nodes)
         if takes != (len(job.gpu_indexes), len(job.nodes)):
-            return (MoveCode.NO_WAY_AS_IT_RUNS,
-                    f"its ways on {job.trainer_gpus} trainer GPUs in pool {pool.name} take {_gpus_on(*takes)}, "
-                    f"not the {_gpus_on(len(job.gpu_indexes), len(job.nodes))} it runs on")
+            shape = (f"its ways on {job.trainer_gpus} trainer GPUs in pool {pool.name} take {_gpus_on(*takes)}, "
+                     f"not the {_gpus_on(len(job.gpu_indexes), len(job.nodes))} it runs on")
+            return MoveCode.NO_WAY_AS_IT_RUNS, shape
         offload = "with Offload" if job.offload else "without Offload"
-        return (MoveCode.NO_WAY_AS_IT_RUNS,
-                f"the planner has no plan for it with SP={job.sp} {offload} at {job.max_model_len} tokens on its "
-                f"{job.trainer_gpus} trainer GPUs in pool {pool.name} (its plan there: {at_count.plan.setting.label})")
+        settings = (f"the planner has no plan for it with SP={job.sp} {offload} at {job.max_model_len} tokens on "
+                    f"its {job.trainer_gpus} trainer GPUs in pool {pool.name} (its plan there: "
+                    f"{at_count.plan.setting.label})")
+        return MoveCode.NO_WAY_AS_IT_RUNS, settings
     nodes = result.objective_counts == "nodes"
     on_its_gpus = _on_its_gpus(fleet, result, job, with_priority=not nodes)
     if result.status != "optimal" or kept is None:
