@@ -1,9 +1,10 @@
 """Chosen ways as `Placement`s (`as_placement`), which GPUs each job takes on its node (`gpus_on_nodes`), and what
 they use of each pool (`pool_use`): the search and the greedy baseline give their answers so; and which of them stay
-where they run now, move, start or stop (`with_current`)."""
+where they run now, move (and why: `why_moved`), start or stop (`with_current`)."""
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -81,6 +82,14 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
     if result.objective is None:
         return result
     now = {fleet.jobs[job.job].name: job for job in running}
+    ways: dict[tuple[int, int], list[Option]] = defaultdict(list)  # (job, pool) -> its ways there
+    for option in options:
+        ways[option.job, option.pool].append(option)
+    priorities = {fleet_job.name: fleet_job.priority for fleet_job in fleet.jobs}
+    taking: dict[tuple[str, int, int], list[tuple[str, int]]] = defaultdict(list)  # (pool, node, GPU) -> its jobs
+    for placed in result.placements:
+        for node, gpu in itertools.product(placed.nodes, placed.gpu_indexes):
+            taking[placed.pool, node, gpu].append((placed.job, priorities[placed.job]))
 
     def current(placed: Placement) -> dict[str, object]:
         job = now.get(placed.job)
@@ -93,7 +102,10 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
                      plan.max_model_len, plan.sp, plan.offload)
         if as_now == as_placed and job.model in (None, placed.model):
             return {"current": "stays"}
-        code, words = why_moved(planner, fleet, result, job, options, kept)
+        pool = fleet.pools[job.pool].name
+        holders = list(dict.fromkeys(holder for node, gpu in itertools.product(job.nodes, job.gpu_indexes)
+                                     for holder in taking[pool, node, gpu] if holder[0] != placed.job))
+        code, words = why_moved(planner, fleet, result, job, (ways[job.job, job.pool], holders), kept)
         return {"current": "moves", "move_reason": words, "move_reason_code": code}
 
     return result.model_copy(update={
@@ -102,10 +114,11 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
                           for left in result.unplaced)})
 
 
-def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: RunningJob, options: Sequence[Option],
-              kept: Kept | None) -> tuple[MoveCode, str]:
-    """Why the running `job` moves in `result` (its code and words), from the file as it asks the job now and the
-    ways the search had (`options`): the file pins it to another pool, asks another model, length or rollout GPUs;
+def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: RunningJob,
+              there: tuple[Sequence[Option], Sequence[tuple[str, int]]], kept: Kept | None) -> tuple[MoveCode, str]:
+    """Why the running `job` moves in `result` (its code and words), from the file as it asks the job now, the
+    ways the search had for it in its pool and the jobs `result` places on its GPUs (`there`: each job's name and
+    priority): the file pins it to another pool, asks another model, length or rollout GPUs;
     no way runs it at its trainer GPU count in its pool, or none as it runs (`keeps_running`: on as many GPUs and
     nodes, with its SP and Offload); else the search chose
     to move it though a way keeps it: where the placement is proven (`result.status` optimal, its running jobs
@@ -116,7 +129,7 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
     changed = _asks_otherwise(planner, fleet, job)
     if changed is not None:
         return changed
-    mine = [option for option in options if option.job == job.job and option.pool == job.pool]
+    mine, holders = there
     unproven = (MoveCode.MOVE_UNPROVEN, f"the placement is not proven best (raise {planner.option_names.time_limit})")
     if not any(keeps_running(fleet, option, job) for option in mine):
         if result.undecided_ways:
@@ -138,7 +151,8 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
                     f"{at_count.plan.setting.label})")
         return MoveCode.NO_WAY_AS_IT_RUNS, settings
     nodes = result.objective_counts == "nodes"
-    on_its_gpus = _on_its_gpus(fleet, result, job, with_priority=not nodes)
+    named = [name if nodes else f"{name} (priority {priority})" for name, priority in holders]
+    on_its_gpus = f"; its GPUs now run {and_joined(named)}" if named else ""
     if result.status != "optimal" or kept is None:
         return unproven[0], unproven[1] + on_its_gpus
     staying = f" (as well as the {counted(len(kept.staying), 'running job')} kept)" if kept.staying else ""
@@ -174,15 +188,3 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
 def _gpus_on(gpus: int, nodes: int) -> str:
     """GPUs on nodes, in words: ``6 GPUs of one node``, ``8 GPUs of each of 2 nodes``."""
     return f"{counted(gpus, 'GPU')} of {'one node' if nodes == 1 else f'each of {nodes} nodes'}"
-
-
-def _on_its_gpus(fleet: Fleet, result: ClusterResult, job: RunningJob, with_priority: bool) -> str:
-    """The jobs `result` places on GPUs the running `job` runs on now, in words after a semicolon (each with its
-    priority where `with_priority`); empty where none is."""
-    pool = fleet.pools[job.pool].name
-    priorities = {fleet_job.name: fleet_job.priority for fleet_job in fleet.jobs}
-    there = [placed.job for placed in result.placements
-             if placed.pool == pool and placed.job != fleet.jobs[job.job].name and set(placed.nodes) & set(job.nodes)
-             and set(placed.gpu_indexes) & set(job.gpu_indexes)]
-    named = [f"{name} (priority {priorities[name]})" if with_priority else name for name in there]
-    return f"; its GPUs now run {and_joined(named)}" if named else ""
