@@ -1810,9 +1810,10 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "to the working directory where it is relative); null without --emit-dir, and from the API, which writes "
         "none"))
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
-        "with --current (the placement the fleet runs now): stays where the job runs as it does now (its pool, "
-        "nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it runs "
-        "otherwise now (a restart), starts where it does not run now; left out without --current"))
+        "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
+        "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it "
+        "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
+        "--current"))
     move_reason: str | None = Field(default=None, description=(
         "where current is moves: why, in words (move_reason_code is what a program tests); left out otherwise"))
     move_reason_code: MoveCode | None = Field(default=None, description=(
