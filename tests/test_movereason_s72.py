@@ -15,6 +15,7 @@ import yaml
 from cluster_reference import ONE, job_candidates
 from test_clusterkeep2_s71 import _fleet, _running_now
 from test_keepplaced_s70 import JOBS, POOLS
+from test_mutants18_s70 import RUNS_ON_NODE_1, _placed
 
 import solver.cluster.search
 from solver.tables import load_catalog
@@ -174,3 +175,11 @@ def test_a_job_on_other_gpus_than_its_ways_take_says_so(cli: Cli, tmp_path: Path
     assert status == 0 and _moves(out)[1] == (
         "duo", "moves", "no-way-as-it-runs",
         "its ways on 4 trainer GPUs in pool a100 take 4 GPUs of one node, not the 6 GPUs of one node it runs on")
+
+
+@pytest.mark.parametrize(("field", "value"), [("sp", 2), ("offload", True)])
+def test_a_job_running_with_its_own_sp_or_offload_stays_with_it(cli: Cli, tmp_path: Path, field: str, value: object):
+    # s70's job on node 1 with SP=2, or with Offload: not the planner's pick (vanilla), but trained so there. Before,
+    # it moved to node 0 (test_mutants18_s70 had them among the fields that move a job); now it stays as it runs.
+    running = {**RUNS_ON_NODE_1, "plan": {**RUNS_ON_NODE_1["plan"], field: value}}
+    assert _placed(cli, tmp_path, running) == [([1], [0, 1, 2, 3, 4, 5, 6], "stays")]
