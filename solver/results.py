@@ -274,6 +274,21 @@ class UnplacedCode(str, Enum):
     TIME_LIMIT = "time-limit"
 
 
+class MoveCode(str, Enum):
+    """The machine-readable code of why a job that runs now moves (`Placement.move_reason_code`, with ``solve cluster
+    --current``), beside its words: the one source of the codes that docs/json.md's table documents."""
+
+    POOL_NOT_ALLOWED = "pool-not-allowed"
+    MODEL_CHANGED = "model-changed"
+    LENGTH_CHANGED = "length-changed"
+    ROLLOUT_CHANGED = "rollout-changed"
+    NO_WAY_AT_COUNT = "no-way-at-count"
+    NO_WAY_AS_IT_RUNS = "no-way-as-it-runs"
+    MORE_PRIORITY = "more-priority"
+    FEWER_NODES = "fewer-nodes"
+    MOVE_UNPROVEN = "move-unproven"
+
+
 class PoolCode(str, Enum):
     """The machine-readable code of why a job `solve cluster` left out has no place in one pool it may use
     (`UnplacedPool.reason_code`): the one source of the codes that docs/json.md's table documents."""
@@ -1761,7 +1776,7 @@ class RolloutEngines(Frozen, defer_build=True):
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
-PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen")
+PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1813,9 +1828,14 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "to the working directory where it is relative); null without --emit-dir, and from the API, which writes "
         "none"))
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
-        "with --current (the placement the fleet runs now): stays where the job runs as it does now (its pool, "
-        "nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it runs "
-        "otherwise now (a restart), starts where it does not run now; left out without --current"))
+        "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
+        "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it "
+        "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
+        "--current"))
+    move_reason: str | None = Field(default=None, description=(
+        "where current is moves: why, in words (move_reason_code is what a program tests); left out otherwise"))
+    move_reason_code: MoveCode | None = Field(default=None, description=(
+        "where current is moves: a stable code for why (docs/json.md lists them); left out otherwise"))
 
     @model_validator(mode="after")
     def _engine_sizes_agree(self) -> Placement:
