@@ -44,6 +44,7 @@ _EXPORTS = {
     "CautionCode": "solver.results",
     "ReasonCode": "solver.results",
     "UnplacedCode": "solver.results",
+    "MoveCode": "solver.results",
     "PoolCode": "solver.results",
     "BeyondCode": "solver.results",
     "UnphysicalCode": "solver.results",
@@ -149,6 +150,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import GpuMap as GpuMap
     from solver.results import LengthMapRow as LengthMapRow
     from solver.results import ModelMapRow as ModelMapRow
+    from solver.results import MoveCode as MoveCode
     from solver.results import Placement as Placement
     from solver.results import Plan as Plan
     from solver.results import PoolCode as PoolCode

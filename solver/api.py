@@ -216,6 +216,7 @@ def plan(
     total_gpus: int | None = None,
     train_batch_size: int | None = None,
     trinity_version: str | None = None,
+    reference_model: bool = True,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -237,7 +238,9 @@ def plan(
     whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
     (as `make_query`'s). `node_gpus`: the GPUs per node (None: 8); a refusal's nearest plan keeps to a size given, and
     where it has none says so, while for the default 8 it may name one on nodes of 16. `total_gpus` (with
-    `rollout_gpus`, in place of `budget_gpus`): the GPUs in all, the trainer's budget what the rollout leaves. Raises
+    `rollout_gpus`, in place of `budget_gpus`): the GPUs in all, the trainer's budget what the rollout leaves.
+    ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
+    shards (as ``--no-reference``; `Query.reference_model`). Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
     the call ends (`answer_query`'s). `option_names`: how the answers' reasons and cautions name the options they point
@@ -254,7 +257,7 @@ def plan(
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
-                       option_names=option_names)
+                       reference_model=reference_model, option_names=option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -935,17 +938,19 @@ def config_query(
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
     trinity_version: str | None = None,
+    reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
-    fewest GPUs), its node size, its rollout GPUs, its train batch and, where it lowers its own token budget,
-    ``auto``. The keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does
-    (`budget_gpus` frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is
-    given; `exact` pins any budget, and ``exact=False`` frees the config's); the sources default to where the config's
-    values came from."""
+    fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
+    (`TrinityConfig.reference_model`) and, where it lowers its own token budget, ``auto``. The keywords are
+    `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus` frees the
+    count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact` pins any
+    budget, and ``exact=False`` frees the config's); the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
-                ("max_model_len", max_model_len, int | None))  # read before make_query checks the rest
+                ("max_model_len", max_model_len, int | None),
+                ("reference_model", reference_model, bool | None))  # read before make_query checks the rest
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     if rollout_gpus is None and total_gpus is not None:  # the GPUs in all are split with the config's rollout
         rollout_gpus = config.rollout_gpus
@@ -971,7 +976,9 @@ def config_query(
         host_ram_source=host_ram_source,
         train_batch_size=config.train_batch_size if own_batch else train_batch_size,
         train_batch_source=train_batch_source if train_batch_source is not None else
-        config.train_batch_source if own_batch else None, trinity_version=trinity_version, option_names=option_names)
+        config.train_batch_source if own_batch else None, trinity_version=trinity_version,
+        reference_model=config.reference_model if reference_model is None else reference_model,
+        option_names=option_names)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,
@@ -1392,8 +1399,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
-                         query.trinity_version):
-        host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload, query.trinity_version)
+                         query.trinity_version, query.reference_model):
+        host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload, query.trinity_version,
+                                      query.reference_model)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:

@@ -674,7 +674,8 @@ REFERENCE_BYTES: dict[TrinityVersion, int] = {"0.5": 2, "0.6": 4}
 offloads the reference model to pinned host memory whatever the config), and held from start-up on (verl builds it
 before the actor). Trinity 0.5 builds it in bf16 (verl 0.7's worker: no ``model_dtype``, a reference role); 0.6, on
 verl 0.8 or later, in fp32 (it writes ``model_dtype: fp32`` into the reference model's engine config as into the
-actor's). Counted whatever the algorithm (the tool reads no algorithm or LoRA that would leave it out)."""
+actor's). Counted where the run builds one (`Query.reference_model`, which a Trinity config decides:
+`TrinityConfig.reference_model`); without a config, counted."""
 PAGEABLE_BYTES = 8
 """Host memory per parameter for Adam's two fp32 moments, in ordinary memory (no rounding)."""
 LOAD_BYTES = 4
@@ -749,24 +750,24 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int) -> float:
 
 
 def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
-                    version: TrinityVersion | None = None) -> float:
+                    version: TrinityVersion | None = None, reference: bool = True) -> float:
     """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
     parameter of the whole model, on every rank of a model with tied embeddings and on one otherwise, as verl
-    loads it, beside the node's pinned shards of the reference model (`REFERENCE_BYTES` of Trinity's `version`,
-    None: 0.6) and, with Offload, the actor's pinned fp32 parameter shards. With Offload, the larger of that and what
-    its trainer GPUs' shares (of all `gpus`) hold while training: `PINNED_BYTES` and the reference model's per
-    parameter, rounded as `pinned_rounding` says, and `PAGEABLE_BYTES`."""
+    loads it, beside the node's pinned shards of the reference model where the run has one (`reference`;
+    `REFERENCE_BYTES` of Trinity's `version`, None: 0.6) and, with Offload, the actor's pinned fp32 parameter shards.
+    With Offload, the larger of that and what its trainer GPUs' shares (of all `gpus`) hold while training:
+    `PINNED_BYTES` and the reference model's per parameter, rounded as `pinned_rounding` says, and `PAGEABLE_BYTES`."""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
     loaders = on_node if model.tied_embeddings else 1
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
-    reference = reference_bytes * pinned_rounding(model, gpus, reference_bytes)
+    reference_held = reference_bytes * pinned_rounding(model, gpus, reference_bytes) if reference else 0
     pinned = [size * pinned_rounding(model, gpus, size) for size in PINNED_BYTES]
-    loading = LOAD_BYTES * parameters * loaders + (reference + (pinned[0] if offload else 0)) * shards
+    loading = LOAD_BYTES * parameters * loaders + (reference_held + (pinned[0] if offload else 0)) * shards
     if not offload:
         return loading / GIB
-    training = (sum(pinned) + reference + PAGEABLE_BYTES) * shards
+    training = (sum(pinned) + reference_held + PAGEABLE_BYTES) * shards
     return max(training, loading) / GIB
 
 
@@ -783,18 +784,18 @@ def shown_host_gib(need_gib: float) -> float:
 
 
 def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
-                    version: TrinityVersion | None = None) -> float:
-    """The host memory one node needs (`host_memory_gib`, for Trinity's `version`) as rft-solver gives it: rounded up
-    to a tenth of a GiB (`shown_host_gib`)."""
-    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version))
+                    version: TrinityVersion | None = None, reference: bool = True) -> float:
+    """The host memory one node needs (`host_memory_gib`, for Trinity's `version`, with a reference model or not) as
+    rft-solver gives it: rounded up to a tenth of a GiB (`shown_host_gib`)."""
+    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference))
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
-                  offload: bool = True, version: TrinityVersion | None = None) -> bool:
-    """Whether the host memory a node needs (`host_memory_gib`, with Offload or without, under Trinity's `version`)
-    fits a node's `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's
-    (`host_ram_holds`, as `MemoryEstimate.host_fits`)."""
-    return host_ram_gb is None or host_ram_holds(host_memory_gib(model, gpus, node_gpus, offload, version),
+                  offload: bool = True, version: TrinityVersion | None = None, reference: bool = True) -> bool:
+    """Whether the host memory a node needs (`host_memory_gib`, with Offload or without, under Trinity's `version`,
+    with a reference model or not) fits a node's `host_ram_gb` (GiB; None: not checked): the planner's rule, and the
+    --from-config verdict's (`host_ram_holds`, as `MemoryEstimate.host_fits`)."""
+    return host_ram_gb is None or host_ram_holds(host_memory_gib(model, gpus, node_gpus, offload, version, reference),
                                                  host_ram_gb)
 
 

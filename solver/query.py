@@ -175,6 +175,10 @@ class Query(Frozen):
     trinity_version: TrinityVersion | None = Field(default=None, description=(
         "the Trinity release the plans are for (--trinity-version): with 0.5, a plan whose GPUs do not divide the "
         "train batch gets a caution (0.5.0 and 0.5.1 refuse it); null: none named"))
+    reference_model: bool = Field(default=True, description=(
+        "whether the run builds a reference model, whose pinned shards the host memory need counts (a Trinity "
+        "config's algorithm and LoRA decide it, `TrinityConfig.reference_model`; --no-reference); true where not "
+        "known"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -569,6 +573,9 @@ class TrinityConfig(Frozen, defer_build=True):
     """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is above `sp` and LoRA gives the ref's
     log-probs (the actor's log-prob pass, at `sp`, with the ref's budget, which Trinity 0.5 raises at this SP); else
     None."""
+    reference_model: bool = True
+    """Whether Trinity (`version`) builds a reference model of its own for this config, whose pinned shards a node's
+    host memory holds (`solver.trinity.config.builds_reference_model`)."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
@@ -708,6 +715,7 @@ def make_query(
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
     trinity_version: str | None = None,
+    reference_model: bool = True,
     option_names: OptionNames = API_OPTIONS,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
@@ -728,9 +736,10 @@ def make_query(
     the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5 too (or a 0.5 release, ``0.5.2``: as
     `trinity_release` reads it), a plan whose GPUs do not divide it says that Trinity 0.5.0 and 0.5.1 refuse it.
     `total_gpus` (in place of `budget_gpus`, with `rollout_gpus`) counts the trainer's and the rollout's GPUs together:
-    the trainer's budget is what the rollout leaves of them (`total_budget`).
+    the trainer's budget is what the rollout leaves of them (`total_budget`). `reference_model` false leaves the
+    reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`).
     """
-    check_types(("option_names", option_names, OptionNames))
+    check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool))
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
     exact_source = exact_source if exact_source is not None else option_names.exact
@@ -780,7 +789,7 @@ def make_query(
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
-                 option_names=option_names)
+                 reference_model=reference_model, option_names=option_names)
 
 
 def total_budget(total_gpus: int, budget_gpus: int | None, rollout_gpus: int | None, node_gpus: int,

@@ -274,6 +274,21 @@ class UnplacedCode(str, Enum):
     TIME_LIMIT = "time-limit"
 
 
+class MoveCode(str, Enum):
+    """The machine-readable code of why a job that runs now moves (`Placement.move_reason_code`, with ``solve cluster
+    --current``), beside its words: the one source of the codes that docs/json.md's table documents."""
+
+    POOL_NOT_ALLOWED = "pool-not-allowed"
+    MODEL_CHANGED = "model-changed"
+    LENGTH_CHANGED = "length-changed"
+    ROLLOUT_CHANGED = "rollout-changed"
+    NO_WAY_AT_COUNT = "no-way-at-count"
+    NO_WAY_AS_IT_RUNS = "no-way-as-it-runs"
+    MORE_PRIORITY = "more-priority"
+    FEWER_NODES = "fewer-nodes"
+    MOVE_UNPROVEN = "move-unproven"
+
+
 class PoolCode(str, Enum):
     """The machine-readable code of why a job `solve cluster` left out has no place in one pool it may use
     (`UnplacedPool.reason_code`): the one source of the codes that docs/json.md's table documents."""
@@ -957,6 +972,9 @@ class Plan(Frozen):
     host_memory_gb: Amount | None = Field(default=None, description=(
         "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): "
         f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given"))
+    reference_model: bool = Field(default=True, description=(
+        "whether host_memory_gb counts a reference model's pinned shards: false where the run builds none (a "
+        "--from-config config's algorithm or LoRA says so, or --no-reference); true where not known"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
@@ -1129,10 +1147,12 @@ class Plan(Frozen):
     def host_memory_words(self, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
         """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout
         of `nodes` nodes with `rollout_gpus` rollout GPUs (by default the plan's own: `nodes`, `rollout_gpus`): per
-        node its trainer runs on, where the others hold its rollout alone (`trainer_node_count`)."""
+        node its trainer runs on, where the others hold its rollout alone (`trainer_node_count`); it says where the
+        figure counts no reference model (`reference_model`)."""
         if self.host_memory_gb is None:
             return None
-        purpose = "for Offload" if self.offload else "while the model loads"
+        purpose = ("for Offload" if self.offload else "while the model loads") + (
+            "" if self.reference_model else " (no reference model)")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)
@@ -1421,6 +1441,10 @@ class Answer(_Timed, Versioned, _ReasonCautions):
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description=(
         "the query's host memory per node (--host-ram, GiB), which the plans' host memory fits in; null where none "
         "was given"))
+    reference_model: bool = Field(default=True, description=(
+        "whether the host memory figures (the plans', the reasons' and the verdict's) count a reference model's "
+        "pinned shards: false where the run builds none (a --from-config config's algorithm or LoRA says so, or "
+        "--no-reference); true where not known"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
         f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "
@@ -1752,7 +1776,7 @@ class RolloutEngines(Frozen, defer_build=True):
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
-PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen")
+PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1804,9 +1828,14 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "to the working directory where it is relative); null without --emit-dir, and from the API, which writes "
         "none"))
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
-        "with --current (the placement the fleet runs now): stays where the job runs as it does now (its pool, "
-        "nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it runs "
-        "otherwise now (a restart), starts where it does not run now; left out without --current"))
+        "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
+        "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it "
+        "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
+        "--current"))
+    move_reason: str | None = Field(default=None, description=(
+        "where current is moves: why, in words (move_reason_code is what a program tests); left out otherwise"))
+    move_reason_code: MoveCode | None = Field(default=None, description=(
+        "where current is moves: a stable code for why (docs/json.md lists them); left out otherwise"))
 
     @model_validator(mode="after")
     def _engine_sizes_agree(self) -> Placement:

@@ -81,7 +81,6 @@ from solver.tables import (
     GpuType,
     Model,
     Setting,
-    TrinityVersion,
     Undecided,
     counted,
     load_catalog,
@@ -422,7 +421,7 @@ def _within(query: Query, data: PlanningData, plan: Plan) -> bool:
     return (all(pin is None or pin == value for pin, value in pinned)
             and (not query.exact or plan.gpus == query.budget_gpus)
             and fits_host_ram(data.shape, plan.gpus, query.node_gpus, query.host_ram_gb, plan.offload,
-                              query.trinity_version))
+                              query.trinity_version, query.reference_model))
 
 
 def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -557,7 +556,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         if optional_best(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), answer.gpu):
             return answer  # the tables train it without --host-ram: the reason names that plan and its need already
         over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_bound_words,
-                               query.trinity_version)
+                               query)
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
         return answer.with_reason(answer.reason_words + "; " + estimated_plan_words(estimated) + f", but {over}"
                                   + least)
@@ -578,14 +577,14 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     return answer.with_reason(answer.reason_words + f"; {nearest.nodes_words(query, answer.limits_named)}"
                               + estimated_plan_words(estimated)
                               + f": {nearest.lift_words(query)}{gpus}"
-                              + nearest.host_words(data.shape, query.trinity_version))
+                              + nearest.host_words(data.shape, query))
 
 
-def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str, version: TrinityVersion | None) -> str:
-    """The host memory per node `plan` of `model` needs under Trinity's `version`, more than `limit`
+def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str, query: Query) -> str:
+    """The host memory per node `plan` of `model` needs as `query` counts it (`_shown_host_need`), more than `limit`
     (`host_ram_bound_words`), in words: ``with Offload it needs 594.2 GiB of host memory per node, more than
     --host-ram 400 GiB``."""
-    return f"{_host_need_words(model, node_gpus, plan, version)}, more than {limit}"
+    return f"{_host_need_words(model, node_gpus, plan, query)}, more than {limit}"
 
 
 def estimated_plan_words(plan: Plan) -> ReasonWords:
@@ -850,6 +849,7 @@ def _answer(
         total_gpus=query.total_gpus,
         node_gpus=query.node_gpus,
         host_ram_gb=query.host_ram_gb,
+        reference_model=query.reference_model,
         margin=margin,
         memory_model_margin=query.memory.margin if margin != query.memory.margin else None,
         token_budget=query.token_budget,
@@ -907,8 +907,10 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         evidence=evidence,
         source=source,
         **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
-        host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version)
+        host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
+                                       query.reference_model)
         if offload or query.host_ram_gb is not None else None,
+        reference_model=query.reference_model,
         trainer_nodes=trainer_nodes_of(gpus, query.node_gpus),
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
@@ -1087,10 +1089,10 @@ class _Nearest(NamedTuple):
             f"take a train batch that {self.plan.gpus // self.plan.sp} data-parallel ranks divide"
             if "batch_divides" in lifted else "")))
 
-    def host_words(self, model: Model, version: TrinityVersion | None) -> str:
-        """Where the plan lifts the query's host memory: the host memory per node it needs under Trinity's `version`,
-        in words (``, and with Offload it needs ...``); "" otherwise."""
-        return (f", and {_host_need_words(model, self.node_gpus, self.plan, version)}" if "host_ram" in self.lifted
+    def host_words(self, model: Model, query: Query) -> str:
+        """Where the plan lifts the query's host memory: the host memory per node it needs as `query` counts it
+        (`_shown_host_need`), in words (``, and with Offload it needs ...``); "" otherwise."""
+        return (f", and {_host_need_words(model, self.node_gpus, self.plan, query)}" if "host_ram" in self.lifted
                 else "")
 
 
@@ -1160,7 +1162,7 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bo
     free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
     return (f"; {nearest.nodes_words(query, named)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
             f"{at_length}{plan.lowered_words} (" + plan.evidence_cautioned + f"){free}"
-            + nearest.host_words(data.shape, query.trinity_version))
+            + nearest.host_words(data.shape, query))
 
 
 def _changed(query: Query, name: AlternativeName, model: Model) -> Query | None:
@@ -1471,13 +1473,13 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     best = lifted.best
     if best is not None:
         return (f"; {query.without_host_ram_words(named)}, "
-                + _host_words(data.shape, query.node_gpus, best, query.trinity_version)
+                + _host_words(data.shape, query.node_gpus, best, query)
                 + least_host_words(catalog, unlimited, best, data.gpu))
     if query.pin_flags:
         best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
             return (f"; without {query.pin_flags} and {query.host_ram_source}, "
-                    + _host_words(data.shape, query.node_gpus, best, query.trinity_version))
+                    + _host_words(data.shape, query.node_gpus, best, query))
     # lowering alone trains it where token_budget_auto has a plan
     if not _may_lower_budget(query, data.shape) or nearby.plan("token_budget_auto") is not None:
         return ReasonWords()
@@ -1486,7 +1488,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     if best is None or not best.lowered_budget:
         return ReasonWords()
     return (f"; {query.without_host_ram_words(named)} and with {query.option_names.token_budget_auto}, "
-            + _host_words(data.shape, query.node_gpus, best, query.trinity_version))
+            + _host_words(data.shape, query.node_gpus, best, query))
 
 
 def _lifts_every_need(data: PlanningData, query: Query) -> bool:
@@ -1494,7 +1496,8 @@ def _lifts_every_need(data: PlanningData, query: Query) -> bool:
     (`fits_host_ram`, the model's rule), so that the question on such nodes has the plans of the one without a host
     limit, and its best plan their GPUs, settings and length (not their words: it states its host need, with no
     caution on an unchecked one)."""
-    return all(fits_host_ram(data.shape, gpus, query.node_gpus, MAX_HOST_RAM_GB, offload, query.trinity_version)
+    return all(fits_host_ram(data.shape, gpus, query.node_gpus, MAX_HOST_RAM_GB, offload, query.trinity_version,
+                             query.reference_model)
                for gpus in data.counts for offload in (False, True))
 
 
@@ -1507,11 +1510,10 @@ def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -
                                              "exact": False, "top": 1})
     lighter = least_host_plan(catalog, at_length, gpu)
     model, node_gpus = catalog.model(unlimited.model), unlimited.node_gpus
-    version = unlimited.trinity_version
-    if lighter is None or (_shown_host_need(model, node_gpus, lighter, version)
-                           >= _shown_host_need(model, node_gpus, best, version)):
+    if lighter is None or (_shown_host_need(model, node_gpus, lighter, unlimited)
+                           >= _shown_host_need(model, node_gpus, best, unlimited)):
         return ReasonWords()
-    return "; at the least, " + _host_words(model, node_gpus, lighter, version)
+    return "; at the least, " + _host_words(model, node_gpus, lighter, unlimited)
 
 
 def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
@@ -1547,21 +1549,21 @@ def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWor
             + best.evidence_cautioned + ")")
 
 
-def _shown_host_need(model: Model, node_gpus: int, plan: Plan, version: TrinityVersion | None) -> float:
-    """The host memory per node `plan` of `model` needs on nodes of `node_gpus` under Trinity's `version`, GiB as
-    shown (`shown_host_need`)."""
-    return shown_host_need(model, plan.gpus, node_gpus, plan.offload, version)
+def _shown_host_need(model: Model, node_gpus: int, plan: Plan, query: Query) -> float:
+    """The host memory per node `plan` of `model` needs on nodes of `node_gpus` as `query` counts it (under its
+    Trinity release, with a reference model or not), GiB as shown (`shown_host_need`)."""
+    return shown_host_need(model, plan.gpus, node_gpus, plan.offload, query.trinity_version, query.reference_model)
 
 
-def _host_need_words(model: Model, node_gpus: int, plan: Plan, version: TrinityVersion | None) -> str:
-    """The host memory per node `plan` of `model` needs on nodes of `node_gpus` under Trinity's `version`, in words
+def _host_need_words(model: Model, node_gpus: int, plan: Plan, query: Query) -> str:
+    """The host memory per node `plan` of `model` needs on nodes of `node_gpus` as `query` counts it, in words
     (`host_need_words`)."""
-    return host_need_words(f"{_shown_host_need(model, node_gpus, plan, version):.1f}", plan.offload)
+    return host_need_words(f"{_shown_host_need(model, node_gpus, plan, query):.1f}", plan.offload)
 
 
-def _host_words(model: Model, node_gpus: int, plan: Plan, version: TrinityVersion | None) -> ReasonWords:
+def _host_words(model: Model, node_gpus: int, plan: Plan, query: Query) -> ReasonWords:
     """A plan found without --host-ram and the host memory per node it needs, in words, with the codes of the cautions
     they say (`Plan.cautioned`)."""
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')}{plan.lowered_words} trains it ("
             + plan.cautioned(counted(plan.max_model_len, 'token'))
-            + f"), and {_host_need_words(model, node_gpus, plan, version)}")
+            + f"), and {_host_need_words(model, node_gpus, plan, query)}")

@@ -94,6 +94,7 @@ PLAN_ORDER = (
     "headroom_gb",
     "headroom_at_step",
     "host_memory_gb",
+    "reference_model",
     "beyond_calibration",
     "beyond_calibration_codes",
     "trainer_nodes",
@@ -504,7 +505,8 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "headroom_at_step": result.step_binds,
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
-            else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None}
+            else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None,
+            "reference_model": True}  # the needs count the reference model's shards (no config says otherwise)
 
 
 def _up_to_a_tenth(gib: float) -> float:

@@ -138,10 +138,10 @@ def test_check_flags_a_micro_batch_of_two_sequences():
                                    "the longest, which the token budget does not bound: set it to 1"))]
 
 
-def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(
-        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # x and y each need a node whole: each is placed, alone, by priority 3 (a and c kept beside it, 6 of the 8), and
-    # the second solve gets the work the first left.
+def x_and_y_left_out(cli: Cli, tmp_path: Path,
+                     monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, str]], list[cp_model.CpSolver]]:
+    """x and y, each needing an A100 node whole, left out beside a, b, c and d (`_four_and`, priorities 3, 1, 3, 1) on
+    two nodes: each one's reason's last words (job, words), and the least-priority solvers made, in order."""
     solvers: list[cp_model.CpSolver] = []
 
     def recorded(workers: int, seed: int) -> cp_model.CpSolver:
@@ -151,9 +151,16 @@ def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(
     monkeypatch.setattr(solver.cluster.reasons, "placement_solver", recorded)
     jobs = _four_and((3, 1, 3, 1), {"name": "x", **WHOLE_NODE}, {"name": "y", **WHOLE_NODE, "max_model_len": "32k"})
     _, out, _ = cli("cluster", _fleet(tmp_path, [{**A100, "nodes": 2}], jobs), "--json")
-    assert [(left["job"], left["reason"].split(": ")[-1]) for left in json.loads(out)["unplaced"]] == [
-        ("x", "priority 3 is the least that places it (moving other jobs)"),
-        ("y", "priority 3 is the least that places it (moving other jobs)")]
+    return [(left["job"], left["reason"].split(": ")[-1]) for left in json.loads(out)["unplaced"]], solvers
+
+
+def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # x and y each need a node whole: each is placed, alone, by priority 3 (a and c kept beside it, 6 of the 8), and
+    # the second solve gets the work the first left.
+    reasons, solvers = x_and_y_left_out(cli, tmp_path, monkeypatch)
+    assert reasons == [("x", "priority 3 is the least that places it (moving other jobs)"),
+                       ("y", "priority 3 is the least that places it (moving other jobs)")]
     work = [each.parameters.max_deterministic_time for each in solvers]
     assert work == [LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * 10,
                     work[0] - solvers[0].response_proto.deterministic_time] and work[1] < work[0]

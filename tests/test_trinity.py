@@ -1035,11 +1035,13 @@ def test_patch_keeps_the_lines_after_a_removed_second_key_before_the_key_after_i
 
 def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_comment() -> None:
     # Trinity 0.5: the trainer's 0.6 flag after trainer_strategy goes; the lines after it (blank line kept) go after
-    # trainer_strategy, above which the host memory an Offload plan needs is noted on a line of its own.
+    # trainer_strategy, above which the host memory an Offload plan needs is noted on a line of its own: 0.5's figure
+    # (its reference model in bf16), not the 102.2 GiB of 0.6's fp32 one that the plan, made for no release, carries.
     text = ("trainer:\n  trainer_strategy: fsdp2\n  param_offload: true\n\n  # the SP\n"
             "  ulysses_sequence_parallel_size: 1\n")
+    assert long_plan().host_memory_gb == 102.2
     assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
-        "trainer:\n  # host memory: 102.2 GiB per node for Offload; not checked: host_ram_gb not given\n"
+        "trainer:\n  # host memory: 91.7 GiB per node for Offload; not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n"
         "  max_token_len_per_gpu: 51200\n")
 
@@ -1055,9 +1057,9 @@ def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeat
                "      ref: {fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}}\n")
     text = (f"{trainer}  trainer_strategy: fsdp2\n"
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: *t\n")
-    assert (plan.setting.label, plan.max_token_len_per_gpu) == ("Env + Offload", 16384)
-    assert patch_trinity_config(text, plan, catalog().model("4B"), version="0.5") == (
-        f"{trainer}  # host memory: 93.4 GiB per node for Offload; not checked: host_ram_gb not given\n"
+    assert (plan.setting.label, plan.max_token_len_per_gpu, plan.host_memory_gb) == ("Env + Offload", 16384, 93.4)
+    assert patch_trinity_config(text, plan, catalog().model("4B"), version="0.5") == (  # 0.5's need: a bf16 reference
+        f"{trainer}  # host memory: 82.8 GiB per node for Offload; not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\nmodel:\n  model_path: q/Qwen3-4B\n"
         "  # written for Trinity 0.5 (version=\"0.5\"), which refuses the offload flags under trainer itself;\n"
         "  #   Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload,\n"
@@ -1373,9 +1375,9 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
     assert once.startswith(f"trainer:\n  x: 1\n  {header}\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size")
     assert once.count("host memory") == 1
     assert patch_trinity_config(once, plan, model, option_names=COMMAND_OPTIONS) == once
-    again = patch_trinity_config(once, plan.model_copy(update={"host_memory_gb": 100.0}), model, host_ram_gb=512.0,
+    again = patch_trinity_config(once, plan, model, version="0.5", host_ram_gb=512.0,  # 0.5's need: 91.7
                                  option_names=COMMAND_OPTIONS)
-    assert ("\n  # host memory: 100.0 GiB per node for Offload, within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n"
+    assert ("\n  # host memory: 91.7 GiB per node for Offload, within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n"
             in again)
     assert again.count("host memory") == 1 and "\n\n# Monitoring\nmonitor: {}\n" in again
     without = patch_trinity_config(again, sp2_plan(), model, option_names=COMMAND_OPTIONS)
@@ -1666,8 +1668,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
             "4B", 1, ["model.rope_scaling.original_max_position_embeddings must be 40960, got None"],
         ),
-        (  # the model's own RoPE scaling, as written, is kept
-            {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}},
+        (  # the model's own RoPE scaling, as written (whole: transformers refuses a llama3 without its keys), is kept
+            {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+                                                               "low_freq_factor": 1.0, "high_freq_factor": 4.0}}},
             "llama-3.1-8b", 8, [],
         ),
         (  # YaRN over the model's own scaling is to remove: said once, not also as YaRN within the native context

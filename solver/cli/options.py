@@ -1,6 +1,6 @@
 """Options that several ``solve`` commands share: --trinity-version, --gpu-memory and --gpu-interconnect, --cells,
---token-budget, --train-batch-size, --host-ram, --margin, --memory-model, --estimate/--no-estimate, --weights,
---workers and --node-gpus."""
+--token-budget, --train-batch-size, --host-ram, --reference/--no-reference, --margin, --memory-model,
+--estimate/--no-estimate, --weights, --workers and --node-gpus."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from solver.cli.argtypes import (
 )
 from solver.cli.atomic import errors_named_by
 from solver.cli.output import print_note
+from solver.cli.parser import OnceFlag
 from solver.tables import (
     DEFAULT_MARGIN,
     HOST_NEED_WORDS,
@@ -129,6 +130,15 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     parser.add_argument("--host-ram", metavar="GiB", type=host_memory,
                         help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}; {judged}; the OS, Ray, "
                         "the data loader and the rollout are not counted: leave room for them (default: not checked)")
+
+
+def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--reference/--no-reference, for the commands that plan with --host-ram and read a Trinity config (--from-config
+    decides it where neither is given: `solver.query.TrinityConfig.reference_model`)."""
+    parser.add_argument("--reference", action=OnceFlag,
+                        help="whether the run builds a reference model, whose pinned shards the host memory need "
+                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA); default: as "
+                        "--from-config's algorithm and LoRA say, counted without a config")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -17,6 +17,7 @@ from solver.cluster.options import (
     Footprint,
     Option,
     host_capacity_tenths,
+    keeps_running,
     option_name,
     pattern_name,
     patterns,
@@ -203,16 +204,6 @@ def add_bought_nodes(built: PlacementModel, owned: Fleet, options: list[Option],
     return bought
 
 
-def keeps_running(option: Option, running: RunningJob, node_gpus: int) -> bool:
-    """Whether `option` runs its job as it runs now (`running`): in its pool, on as many nodes and GPUs of them, with
-    its trainer and rollout GPUs and its plan's length, SP degree and Offload."""
-    plan = option.plan
-    return (option.pool == running.pool and option.nodes == len(running.nodes)
-            and option.gpus_per_node(node_gpus) == len(running.gpu_indexes) and plan.gpus == running.trainer_gpus
-            and option.rollout_gpus == running.rollout_gpus and plan.max_model_len == running.max_model_len
-            and plan.sp == running.sp and plan.offload == running.offload)
-
-
 def keep_running_jobs(built: PlacementModel, fleet: Fleet, options: list[Option],
                       running: Sequence[RunningJob]) -> PlacementModel:
     """`built` with a literal per `running` job that one of its ways keeps as it runs (`keeps_running`): true only where
@@ -224,9 +215,8 @@ def keep_running_jobs(built: PlacementModel, fleet: Fleet, options: list[Option]
     stays: dict[int, cp_model.IntVar] = {}
     on_node: dict[tuple[int, int], list[tuple[Footprint, cp_model.IntVar]]] = defaultdict(list)
     for job in running:
-        node_gpus = fleet.pools[job.pool].gpus_per_node
         found = next(((o, x) for o, x in zip(options, built.chosen)
-                      if o.job == job.job and keeps_running(o, job, node_gpus)), None)
+                      if o.job == job.job and keeps_running(fleet, o, job)), None)
         if found is None:
             continue
         ways[job.job], way = found

@@ -28,6 +28,7 @@ from solver.tables import (
     MemoryModel,
     Model,
     Pool,
+    QueryError,
     RunningJob,
     Setting,
     TokenBudgetMode,
@@ -216,16 +217,16 @@ class Planner:
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
              estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None,
              train_batch_size: int | None = None, *, env: bool | None = None,
-             margin: float | None = None) -> Plan | None:
+             margin: float | None = None, sp: int | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
         evidence `estimate` allows (only where a node's `host_ram_gb` holds its need, `host_memory_gib`; `offload`
-        pins it, `env` pins Env; with `train_batch_size`, SP leaves data-parallel ranks that divide it), its estimates
-        held to `margin` (None: the planner's)."""
-        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size, env, margin)
+        pins it, `env` pins Env, `sp` the SP degree; with `train_batch_size`, SP leaves data-parallel ranks that
+        divide it), its estimates held to `margin` (None: the planner's)."""
+        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size, env, margin, sp)
         if key not in self.cache:
             query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=gpus,
                                   exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
-                                  offload=offload, env=env, margin=margin)
+                                  offload=offload, env=env, margin=margin, sp=sp)
             inputs = PlanningInputs.of(gpu, query)
             if inputs not in self.prepared:
                 self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
@@ -343,6 +344,61 @@ def running_count_ways(planner: Planner, fleet: Fleet, running: RunningJob, offe
     return []
 
 
+def running_ways(planner: Planner, fleet: Fleet, running: RunningJob, offered: Sequence[Option]) -> list[Option]:
+    """The ways a job that runs now (`running`) gets besides its own (`offered`), so that the placement may keep it as
+    it runs: those at the trainer GPU count it runs with (`running_count_ways`), and, where no way then keeps it as it
+    runs (`keeps_running`: its SP or Offload is not the planner's pick there, say), its own settings there, where the
+    planner has a plan with them (`as_it_runs_ways`)."""
+    added = running_count_ways(planner, fleet, running, offered)
+    if any(keeps_running(fleet, option, running) for option in [*offered, *added]):
+        return added
+    return added + as_it_runs_ways(planner, fleet, running)
+
+
+def as_it_runs_ways(planner: Planner, fleet: Fleet, running: RunningJob) -> list[Option]:
+    """The way that keeps a job that runs now (`running`) as it runs (`keeps_running`): the planner's plan with its
+    SP degree and Offload on its trainer GPUs at its length, from the first evidence tier that has one
+    (`evidence_tiers`), in its pool and layout; none where the job may no longer use the pool, runs another model or a
+    length it no longer asks (`asks_length`), or the planner has no such plan (or refuses its SP there)."""
+    job, pool = fleet.jobs[running.job], fleet.pools[running.pool]
+    room = layout(running.trainer_gpus, job.rollout_gpus, pool.gpus_per_node)
+    if (room is None or not job.may_use(pool) or running.model not in (None, job.model)
+            or not asks_length(job.max_model_len, running.max_model_len, planner.catalog.model(job.model))):
+        return []
+    tiers = evidence_tiers(planner, fleet, running.job, running.pool)
+    for estimate in dict.fromkeys(estimate for _, estimate in tiers):  # the tiers' evidence, each once, in order
+        try:
+            plan = planner.best(pool.gpu, job.model, running.trainer_gpus, running.max_model_len, pool.gpus_per_node,
+                                estimate, pool.host_ram_gb, running.offload, job.train_batch_size, sp=running.sp)
+        except QueryError:  # an SP the rules refuse there (one that does not divide its GPUs): no plan has it
+            return []
+        if plan is not None:
+            way = way_with(planner, fleet, running.job, running.pool, room, plan)
+            return [way] if keeps_running(fleet, way, running) else []
+    return []
+
+
+def asks_length(asked: int | AtLeast, length: int, model: Model) -> bool:
+    """Whether a job that asks for `asked` (a length, or ``at_least`` one) of `model` may run at `length`: exactly it,
+    or from its least to its ceiling (`stretch_ceiling`)."""
+    if isinstance(asked, AtLeast):
+        return asked.at_least <= length <= stretch_ceiling(asked, model)
+    return length == asked
+
+
+def keeps_running(fleet: Fleet, option: Option, running: RunningJob) -> bool:
+    """Whether `option` runs its job as it runs now (`running`): the model the fleet asks (where `running` names
+    one), in its pool, on as many nodes and GPUs of them, with its trainer and rollout GPUs and its plan's length, SP
+    degree and Offload."""
+    plan = option.plan
+    return (running.model in (None, fleet.jobs[option.job].model) and option.pool == running.pool
+            and option.nodes == len(running.nodes)
+            and option.gpus_per_node(fleet.pools[running.pool].gpus_per_node) == len(running.gpu_indexes)
+            and plan.gpus == running.trainer_gpus and option.rollout_gpus == running.rollout_gpus
+            and plan.max_model_len == running.max_model_len and plan.sp == running.sp
+            and plan.offload == running.offload)
+
+
 def evidence_tiers(planner: Planner, fleet: Fleet, index: int,
                    pool_index: int) -> list[tuple[Sequence[int], EstimateMode]]:
     """The tiers `job_options` asks job `index`'s ways in a pool from, in order (trainer GPU counts, evidence): the
@@ -404,14 +460,23 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
         plans = [plan]
         if plan is not None and plan.offload and shares_node:
             plans.append(best(gpus, pool.host_ram_gb, offload=False))
-        for found in plans:
-            if found is None or (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least):
-                continue
-            gain = (found.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
-            ways.append(Option(job=index, pool=pool_index, plan=found, size=room[0], whole_nodes=room[1],
-                               rollout_gpus=room[2], gain=gain, cost=round(found.cost * COST_SCALE),
-                               host_tenths=planner.host_tenths(job.model, gpus, found.offload) if shares_node else 0))
+        ways += [way_with(planner, fleet, index, pool_index, room, found) for found in plans
+                 if found is not None and not (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least)]
     return ways
+
+
+def way_with(planner: Planner, fleet: Fleet, index: int, pool_index: int, room: tuple[int, int, int],
+             plan: Plan) -> Option:
+    """Job `index`'s way to run in one pool with `plan`, in its `room` there (`layout`): what it gains past an
+    ``at_least`` length, its cost, and, on a node it shares in a pool that gives its nodes' host memory, the host
+    memory it takes there."""
+    job, pool = fleet.jobs[index], fleet.pools[pool_index]
+    asked = job.max_model_len
+    shares_node = bool(room[0]) and pool.host_ram_gb is not None
+    gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
+    return Option(job=index, pool=pool_index, plan=plan, size=room[0], whole_nodes=room[1], rollout_gpus=room[2],
+                  gain=gain, cost=round(plan.cost * COST_SCALE),
+                  host_tenths=planner.host_tenths(job.model, plan.gpus, plan.offload) if shares_node else 0)
 
 
 def stretch_ceiling(asked: AtLeast, model: Model) -> int:
@@ -423,8 +488,8 @@ def stretch_ceiling(asked: AtLeast, model: Model) -> int:
 
 def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None,
                   running: Sequence[RunningJob] = ()) -> FleetWays:
-    """Every job's ways to run (`job_options`, and for the jobs `running` now, their ways at the count they run with:
-    `running_count_ways`), with the host memory each takes on a node it shares and the pools where that is rounded up
+    """Every job's ways to run (`job_options`, and for the jobs `running` now, the ways that may keep them as they run:
+    `running_ways`), with the host memory each takes on a node it shares and the pools where that is rounded up
     (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no limit), the required
     jobs first, then by priority, then in the file's order; the jobs past it get none."""
     running_by_job = {job.job: job for job in running}
@@ -438,7 +503,7 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
         before = planner.undecided
         by_job[index] = job_options(planner, fleet, index)
         if index in running_by_job:
-            by_job[index] += running_count_ways(planner, fleet, running_by_job[index], by_job[index])
+            by_job[index] += running_ways(planner, fleet, running_by_job[index], by_job[index])
         if planner.undecided > before:
             undecided.add(index)
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])

@@ -306,7 +306,8 @@ class _RoomHolders:
     def words(self, left_out: int, ways: dict[str, list[Option]], certain: bool, several: bool) -> str:
         """The placed jobs that hold the room the job `left_out` (its index in the fleet's jobs) needs (its `ways`, by
         pool name), the priority they hold together, and, where the placed priority is `certain`, the least priority
-        that surely places it: one more than theirs where they hold as much as its own (length and cost chose them),
+        that surely places it: one more than theirs where they hold as much as its own (length and cost chose them,
+        after the running jobs kept where the fleet runs some now),
         else as `LeastPriority` proves it (less than theirs where moving other jobs makes room), or, where it does not
         within its work, one more than theirs (a priority that places it); in words after a semicolon, for one job
         or, where `several`, for several jobs given them, true of each alone (the room is each one's: it places one
@@ -869,7 +870,7 @@ def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: i
 def _host_over_pool_words(planner: Planner, query: Query, plan: Plan, bound: str) -> str:
     """The host memory a plan of `query`'s model needs per node, more than its pool's (`bound`, the pool's host memory
     in words: `Query.host_ram_bound_words`, or what its nodes have), in words."""
-    return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound, query.trinity_version)
+    return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound, query)
 
 
 def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:

@@ -121,8 +121,7 @@ def place(
     makes them faster or longer; `running`: the jobs that run now (`read_current`), kept where they run unless moving
     one places more priority (or, with `minimize`, uses fewer nodes); each placement and unplaced job then says
     whether it stays, moves, starts or stops (`with_current`)."""
-    result = _place(fleet, planner, minimize, workers, seed, progress, widen, running)
-    return with_current(fleet, result, running) if running else result
+    return _place(fleet, planner, minimize, workers, seed, progress, widen, running)
 
 
 def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, workers: int, seed: int,
@@ -187,7 +186,8 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool, started: float,
     planned = _Planned(fleet=fleet, options=ways.options, every_job=every_job, host_rounded=ways.host_rounded,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
                        planning_s=time.monotonic() - started, option_names=planner.option_names,
-                       cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut, undecided_jobs=ways.undecided_jobs)
+                       cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut, undecided_jobs=ways.undecided_jobs,
+                       running=tuple(running))
     return planned, stuck, unplaced
 
 
@@ -215,6 +215,8 @@ class _Planned:
     questions, the same on every run, did, or nothing)."""
     undecided_jobs: frozenset[int] = frozenset()
     """The jobs (indexes) whose turn asked a solve that ran out of time (`FleetWays.undecided_jobs`)."""
+    running: tuple[RunningJob, ...] = ()
+    """The jobs that run now (``--current``), which the answer says stay, move or stop (`with_current`)."""
 
     @property
     def unproven(self) -> bool:
@@ -285,17 +287,18 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
                                                 certain=certain, asked_by=(None, reasons_by),
                                                 cut_short=planned.cut_short, kept=search.kept, kept_most=kept_most)
     proven = search.proven and not planned.unproven
-    return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
-                         objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
-                         required=required_names(fleet), no_way_to_run=planned.no_way,
-                         pools=pool_use(fleet, placements),
-                         host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
-                         tie_broken=search.tie_broken,
-                         wall_clock_stopped=planned.ways_stopped + search.wall_clock_stopped + stopped,
-                         ways_cut_short=planned.cut_short_names, wall_time_s=time.monotonic() - planned.started,
-                         planning_s=planned.planning_s, building_s=building_s,
-                         least_time_limit_s=least_time_limit_to_search_s(planned.planning_s, building_s),
-                         interrupted=interrupted)
+    result = ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
+                           objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
+                           required=required_names(fleet), no_way_to_run=planned.no_way,
+                           pools=pool_use(fleet, placements),
+                           host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
+                           tie_broken=search.tie_broken,
+                           wall_clock_stopped=planned.ways_stopped + search.wall_clock_stopped + stopped,
+                           ways_cut_short=planned.cut_short_names, wall_time_s=time.monotonic() - planned.started,
+                           planning_s=planned.planning_s, building_s=building_s,
+                           least_time_limit_s=least_time_limit_to_search_s(planned.planning_s, building_s),
+                           interrupted=interrupted)
+    return with_current(planner, fleet, result, planned.running, options, search.kept) if planned.running else result
 
 
 def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnInterrupt,

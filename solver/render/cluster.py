@@ -234,7 +234,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
                                       names))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
-    renderables += [*_placed_cautions(result.placements), *_no_rollout_gpus_given(result.placements, fleet, names)]
+    renderables += [*_move_reasons(result.placements), *_placed_cautions(result.placements),
+                    *_no_rollout_gpus_given(result.placements, fleet, names)]
     if result.unplaced:
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
                                                            f"{len(fleet.jobs)}"))
@@ -372,6 +373,15 @@ def _marked_required(required: tuple[str, ...], fleet: Fleet) -> frozenset[str]:
     """The jobs the pools' tables mark required: `required`'s (`ClusterResult.required`, `PurchaseResult.required`),
     unless that is every job of the fleet (every placement then places them all: the marks would tell nothing)."""
     return frozenset(required) if len(required) < len(fleet.jobs) else frozenset()
+
+
+def _move_reasons(placements: tuple[Placement, ...]) -> list[Text]:
+    """Why each job that runs now moves (``--current``), a line per reason with the jobs it is given for."""
+    moved: dict[str, list[str]] = {}
+    for placement in placements:
+        if placement.move_reason is not None:
+            moved.setdefault(placement.move_reason, []).append(placement.job)
+    return [Text(f"moves: {named_jobs(jobs)}: {reason}") for reason, jobs in moved.items()]
 
 
 def _placed_cautions(placements: tuple[Placement, ...]) -> list[Text]:

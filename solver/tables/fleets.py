@@ -141,7 +141,8 @@ def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, 
 
 class RunningJob(NamedTuple):
     """A job of the fleet as the placement it runs now places it (`read_current`): indexes of the job and its pool,
-    its nodes and GPUs there, its trainer and rollout GPUs, and its plan's length, SP degree and Offload."""
+    its nodes and GPUs there, its trainer and rollout GPUs, its plan's length, SP degree and Offload, and its model
+    (None where the placement names none)."""
 
     job: int
     pool: int
@@ -152,6 +153,7 @@ class RunningJob(NamedTuple):
     max_model_len: int
     sp: int
     offload: bool
+    model: str | None = None
 
 
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:
@@ -218,4 +220,5 @@ def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
     """`placed` as job `job` of the fleet, in its pool `pool` (indexes)."""
     return RunningJob(job=job, pool=pool, nodes=placed.nodes, gpu_indexes=placed.gpu_indexes,
                       trainer_gpus=placed.trainer_gpus, rollout_gpus=placed.rollout_gpus,
-                      max_model_len=placed.plan.max_model_len, sp=placed.plan.sp, offload=placed.plan.offload)
+                      max_model_len=placed.plan.max_model_len, sp=placed.plan.sp, offload=placed.plan.offload,
+                      model=placed.model)

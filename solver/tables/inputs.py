@@ -528,6 +528,7 @@ class CurrentPlacement(_Read):
 
     job: Annotated[str, Strict()]
     pool: Annotated[str, Strict()]
+    model: Annotated[str, Strict()] | None = None
     nodes: tuple[Index, ...] = Field(min_length=1)
     gpu_indexes: tuple[Index, ...] = Field(min_length=1)
     trainer_gpus: Annotated[int, Strict(), Gt(0)]

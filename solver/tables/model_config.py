@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -156,10 +157,12 @@ NO_LIMIT_LENGTH = int(1e30)
 model with no limit: a config.json's is no length past `CONFIG_LIMITS`, but that "no limit", which vLLM 0.19.1 takes
 as the length it derives (``derive_max_model_len_and_key`` takes any ``model_max_length`` in place of the other
 keys), so it refuses no length (`_vllm_length_key`)."""
-SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096}
+SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096, "qwen2": 4096, "qwen2_moe": 4096,
+                           "qwen3": 4096, "qwen3_moe": 4096}
 """A config.json's ``sliding_window`` where it gives no such key, by model type: its transformers 5.9.0 config class's
-default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``); the other
-classes' is none."""
+default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``; Qwen's,
+kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``, ``configuration_qwen2_moe.py:85``,
+``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``); the other classes' is none."""
 USE_SLIDING_WINDOW_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """Model types whose transformers 5.9.0 config class drops the ``sliding_window`` unless ``use_sliding_window`` is
 true, its default false (``configuration_qwen2.py:84``, ``configuration_qwen2_moe.py:105``,
@@ -169,6 +172,10 @@ PER_LAYER_WINDOW_MODEL_TYPES = ("gemma2", "gemma3_text", "llama", "mistral", "ol
 """Model types whose vLLM 0.19.1 class gives each layer its own sliding window by its ``layer_types``
 (``per_layer_sliding_window``: ``model_executor/models/gemma2.py``, ``gemma3.py``, ``llama.py``, which Mistral's
 class builds on, ``olmo2.py``); another's, where the types mix, caches every layer whole."""
+QWEN2_MODEL_TYPES = ("qwen2", "qwen3")
+"""Model types whose vLLM 0.19.1 class builds on its ``Qwen2Model`` (``qwen2.py``, ``qwen3.py:254``), which refuses
+layer types that mix sliding and full attention unless ``max_window_layers`` is ``num_hidden_layers``
+(``qwen2.py:373-382``, an assert, so the engine does not start)."""
 ROPE_TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "default": (), "linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
     "longrope": ("short_factor", "long_factor"), "llama3": ("factor", "low_freq_factor", "high_freq_factor"),
@@ -272,12 +279,15 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     (`_layer_types`) are all one, vLLM caches every layer over the window (``engine/arg_utils.py:1560-1565`` sets it
     for the whole model; ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the classes
     of `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window (``llama.py:184-203``,
-    ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (Qwen2's and Qwen3's refuse to build,
-    ``qwen2.py:373-382``). `TableError` for a window or layer types that are not whole numbers or a list of them."""
+    ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none. `TableError` for a window or layer types that are
+    not whole numbers or a list of them, and for a Qwen2 or Qwen3 config whose layers vLLM refuses to build
+    (`_check_qwen2_layers`)."""
     model_type = str(config.get("model_type"))
     window = config.get("sliding_window", SLIDING_WINDOW_DEFAULTS.get(model_type))
     if model_type in USE_SLIDING_WINDOW_MODEL_TYPES and not _config_flag(path, config, "use_sliding_window"):
         window = None
+    if model_type in QWEN2_MODEL_TYPES:
+        _check_qwen2_layers(path, config, layers, window)
     if window is None or (window == 0 and not isinstance(window, bool)):
         return None
     window = _config_number(path, {"sliding_window": window}, "sliding_window")
@@ -287,6 +297,26 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     if model_type not in PER_LAYER_WINDOW_MODEL_TYPES:
         return None
     return window, types.count("sliding_attention")
+
+
+def _check_qwen2_layers(path: Path, config: dict[str, Any], layers: int, window: object) -> None:
+    """`TableError` for a `QWEN2_MODEL_TYPES` config whose `layers` mix attention types (`_layer_types`; without a
+    `window`, transformers' class makes every layer full attention where the config gives no ``layer_types``) while
+    its ``max_window_layers`` is not their number: vLLM 0.19.1 refuses to build it (``qwen2.py:373-382``)."""
+    given = config.get("layer_types") is not None
+    if window is None and not given:
+        return
+    types = _layer_types(path, config, layers) or []
+    max_window_layers = _config_number(path, config, "max_window_layers", 28, lowest=0)
+    if len(set(types)) < 2 or max_window_layers == layers:
+        return
+    counts = ", ".join(f"{types.count(kind)} {kind}" for kind in sorted(set(types)))
+    source = "layer_types give" if given else f"use_sliding_window with max_window_layers {max_window_layers} gives"
+    accepted = (f"layer_types of one type, or max_window_layers {layers}" if given else
+                f"max_window_layers 0 or {layers} (vLLM then windows every layer), or use_sliding_window false")
+    raise TableError(f"{path}: {source} a {config.get('model_type')} model layers of mixed attention ({counts} of "
+                     f"{layers}), which vLLM 0.19.1 refuses to build unless max_window_layers ({max_window_layers}) is "
+                     f"num_hidden_layers (qwen2.py:373-382), so Trinity's rollout cannot start; accepted: {accepted}")
 
 
 def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] | None:
@@ -737,14 +767,20 @@ def _check_rope_scaling(path: Path, key: str, scaling: dict[str, Any], model_typ
     if given is not None and not _is_name(given):
         raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{brief(given)}")
-    rope_type = LEGACY_ROPE_TYPES.get((str(model_type), given), given or "default")
-    if rope_type not in ROPE_TYPE_KEYS:
-        raise TableError(f"{path}: {key}: rope_type {brief(given)}: transformers builds no such RoPE scaling; it "
-                         f"builds {either(list(ROPE_TYPE_KEYS))}")
-    missing = [needed for needed in ROPE_TYPE_KEYS[rope_type] if needed not in scaling]
-    if missing:
-        raise TableError(f"{path}: {key}: missing {missing[0]}: transformers refuses a {rope_type} RoPE scaling "
-                         "without it")
+    problem = rope_scaling_problem(LEGACY_ROPE_TYPES.get((str(model_type), given), given or "default"), scaling)
+    if problem is not None:
+        raise TableError(f"{path}: {key}: {problem}")
+
+
+def rope_scaling_problem(rope_type: object, keys: Collection[str]) -> str | None:
+    """What transformers 5.9.0 refuses to build in a RoPE scaling of `rope_type` (as its config class names it) that
+    gives `keys`, in words: a type it has no rotary embedding of, or a key that type needs missing (`ROPE_TYPE_KEYS`);
+    None where it builds it. The one rule for a config.json's scaling and a Trinity config's ``model.rope_scaling``."""
+    if not isinstance(rope_type, str) or rope_type not in ROPE_TYPE_KEYS:
+        return (f"rope_type {brief(rope_type)}: transformers builds no such RoPE scaling; it builds "
+                f"{either(list(ROPE_TYPE_KEYS))}")
+    missing = [needed for needed in ROPE_TYPE_KEYS[rope_type] if needed not in keys]
+    return f"missing {missing[0]}: transformers refuses a {rope_type} RoPE scaling without it" if missing else None
 
 
 def _rope_key(config: dict[str, Any]) -> str:

@@ -45,6 +45,7 @@ from solver.tables import (
     sp_attention_violation,
     sp_rule_violation,
 )
+from solver.tables.model_config import LEGACY_ROPE_TYPES, rope_scaling_problem
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -541,12 +542,15 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
-    if length is not None and length <= native and own_rope is None and given_rope == "yarn":
+    unneeded = length is not None and length <= native and own_rope is None and given_rope == "yarn"
+    if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
             f"model.rope_scaling: max_model_len {shown_number(length)} is within {model.name}'s native context of "
             f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     _check_rope_types(checks, rope)
+    if not unneeded and (length is None or wanted is None):  # else removing it, or what _check_yarn says, fixes it
+        _check_rope_built(checks, model, rope)
     if length is not None and wanted is not None:
         if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, (
@@ -593,6 +597,22 @@ def _check_rope_types(checks: _ConfigChecks, rope: Any) -> None:
     else:
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG, (
             f"{given}, which a vLLM rollout refuses as it starts (none takes it here); {fix}"))
+
+
+def _check_rope_built(checks: _ConfigChecks, model: Model, rope: Any) -> None:
+    """Check a ``model.rope_scaling`` mapping (`rope`) by the rule a config.json's RoPE scaling is read by
+    (`rope_scaling_problem`): of a type transformers builds no RoPE scaling of, or without a key its type needs, it
+    fails where a model is built with it. The model's own type under a name only its config class renames (Phi-3's
+    ``su``, `LEGACY_ROPE_TYPES`) is taken as renamed, as its config.json was read."""
+    paths = {(*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type")}
+    if not isinstance(rope, Mapping) or checks.unreadable & paths:
+        return
+    given = checks.rope_type()
+    renamed = {legacy: modern for (_, legacy), modern in LEGACY_ROPE_TYPES.items()}
+    rope_type = renamed.get(given, given) if given == model.rope_scaling else given
+    problem = rope_scaling_problem("default" if rope_type is None else rope_type, rope)
+    if problem is not None:
+        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG, f"model.rope_scaling: {problem}")
 
 
 def _vllm_longest_words(model: Model) -> str:

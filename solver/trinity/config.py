@@ -453,6 +453,24 @@ def _no_ref_algorithm(reader: ConfigReader, version: TrinityVersion | None) -> s
     return None
 
 
+def builds_reference_model(reader: ConfigReader, version: TrinityVersion | None) -> bool:
+    """Whether Trinity (`version`) builds a reference model of its own, whose pinned shards a node's host memory holds
+    (`solver.memory.host_memory_gib`). Trinity 0.5 (verl 0.7) builds one whatever the algorithm (verl's
+    ``need_reference_policy``: the trainer's role map always holds ``RefPolicy``, ``verl_trainer.py:233`` in 0.5.0),
+    unless LoRA is on by any of `LORA_KEYS` (``ref_in_actor``: the actor without its adapter stands in). Trinity 0.6
+    on verl 0.8 or later builds one only for an algorithm that uses one (``use_reference``, not
+    `NO_REFERENCE_ALGORITHMS`, whatever its KL terms) and without ``model.lora_configs``, the one LoRA key it reads
+    (``trainer/verl/trainer.py:252`` to ``:258`` in 0.6.0), as `version` 0.6 takes it (its fp32 shards are verl
+    0.8's, `solver.memory.REFERENCE_BYTES`; on verl before 0.8, 0.6 takes 0.5's path). Without `version`, where
+    either release builds one (conservative)."""
+    lora = _lora_key(reader)
+    on_05 = lora is None
+    if version == "0.5":
+        return on_05
+    on_06 = _no_ref_algorithm(reader, "0.6") is None and lora != LORA_KEYS[0]
+    return on_06 or version is None and on_05
+
+
 class RefSkip(NamedTuple):
     """Why Trinity runs no forward of a ref model of its own (`_ref_step_skipped`): in words (`why`), whether LoRA is
     why (`lora`: the actor's log-prob pass, at the actor's SP, gives the ref's log-probs with the ref's budget), and,
@@ -961,6 +979,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         version=version,
         ref_sp=ref_sp,
         lora_ref_sp=lora_ref_sp,
+        reference_model=builds_reference_model(reader, version),
         ref_forward_runs=no_ref is None,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
         environment=tuple(variables.found.items()),

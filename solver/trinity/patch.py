@@ -338,9 +338,10 @@ def _without_host_memory_note(text: str) -> str:
     return "".join(lines)
 
 
-def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None, indent: int,
-                      host_ram_source: str) -> None:
-    """With Offload, what the plan needs of a node's host memory and whether it was held to `host_ram_gb` (from
+def _note_host_memory(data: CommentedMap, plan: Plan, model: Model, version: TrinityVersion | None,
+                      host_ram_gb: float | None, indent: int, host_ram_source: str) -> None:
+    """With Offload, what the plan of `model` needs of a node's host memory under the Trinity release `version` the
+    config is written for and whether it was held to `host_ram_gb` (from
     `host_ram_source`, as the note names it: ``--host-ram``, ``host_ram_gb``; `host_memory_comment`) as a comment on its
     own line (at column `indent`) just above ``trainer.trainer_strategy``, which Offload sets, so that it reads as a
     note on the plan's Offload, not on that key, wrapped as the note above ``max_model_len`` is (`_wrapped`); none in a
@@ -355,7 +356,8 @@ def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None,
         own, newline, rest = entry[2].value.partition("\n")  # its own comment, the lines after its block
         if _HOST_MEMORY_COMMENT.fullmatch(own.strip()):
             entry[2] = CommentToken(newline + rest, CommentMark(0), None) if rest else None
-    host = host_memory_comment(plan, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source) if plan.offload else None
+    host = (host_memory_comment(plan, model, version, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source)
+            if plan.offload else None)
     if host is not None:
         trainer.yaml_set_comment_before_after_key("trainer_strategy", before="\n".join(_wrapped(host, indent)),
                                                   indent=indent)
@@ -542,7 +544,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     _alias_comments_copied(places, aliased)
     _drop_stale_sum_comment(data, reading, plan, environ)
     left_out = _note_evidence(data, plan, model, gpu, indent, check, path, version, option_names)
-    _note_host_memory(data, plan, host_ram_gb, indent, option_names.host_ram)
+    _note_host_memory(data, plan, model, version, host_ram_gb, indent, option_names.host_ram)
     if version is None and (flags_noted or not trainer_level_offload(reading)):
         _note_trainer_flags(data, indent, option_names)
     section = data.get("model")

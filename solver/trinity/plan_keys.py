@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from solver.memory import shown_host_need
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
@@ -81,14 +82,29 @@ class PlanKey(BaseModel):
     """A value for a key of the user's config only: set where the config has it, never added."""
 
 
-def host_memory_comment(plan: Plan, nodes: int | None = None, rollout_gpus: int | None = None, *,
-                        host_ram_gb: float | None = None, host_ram_source: str = "--host-ram") -> str | None:
-    """What `plan` needs of a node's host memory, as a comment says it (the fragment's header, and with Offload
-    --write's above ``trainer.trainer_strategy``), and whether the plan was held to `host_ram_gb` (from
-    `host_ram_source`; `host_ram_check_words`): ``host memory: 82.8 GiB per node for Offload; not checked: --host-ram
-    not given``; on the layout `Plan.host_memory_words` takes; None where it says nothing."""
-    host = plan.host_memory_words(nodes, rollout_gpus)
+def host_memory_comment(plan: Plan, model: Model, version: TrinityVersion | None, nodes: int | None = None,
+                        rollout_gpus: int | None = None, *, host_ram_gb: float | None = None,
+                        host_ram_source: str = "--host-ram") -> str | None:
+    """What `plan` of `model` needs of a node's host memory under the Trinity release `version` the config is written
+    for (`for_release`), as a comment says it (the fragment's header, and with Offload --write's above
+    ``trainer.trainer_strategy``), and whether the plan was held to `host_ram_gb` (from `host_ram_source`;
+    `host_ram_check_words`): ``host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given``; on the
+    layout `Plan.host_memory_words` takes; None where it says nothing."""
+    host = for_release(plan, model, version).host_memory_words(nodes, rollout_gpus)
     return None if host is None else f"host memory: {host}{host_ram_check_words(host_ram_gb, host_ram_source)}"
+
+
+def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Plan:
+    """`plan` of `model` with the host memory need (`Plan.host_memory_gb`, where it has one) of the Trinity release
+    `version` (None: 0.6's), whose reference model's shards differ (`solver.memory.REFERENCE_BYTES`): a plan made for
+    no release, or another, gets the figure a config written for `version` holds, with a reference model where the
+    plan counted one (`Plan.reference_model`), on the nodes its trainer fills (`Plan.trainer_nodes`; a plan from JSON
+    made before that field keeps its own figure)."""
+    if plan.host_memory_gb is None or plan.trainer_nodes is None:
+        return plan
+    need = shown_host_need(model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version,
+                           plan.reference_model)
+    return plan.model_copy(update={"host_memory_gb": need})
 
 
 def evidence_comment(plan: Plan, model: Model, gpu: str | None) -> str:

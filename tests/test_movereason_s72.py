@@ -1,0 +1,185 @@
+"""`solve cluster --current` (session 72): each job that moves says why (`move_reason`, `move_reason_code`, and a
+`moves:` line under the tables), from the file and the search's own answer; a job started with settings the planner
+would not pick (SP, Offload) stays where the planner has a plan with them on its GPUs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cluster_reference import ONE, job_candidates
+from test_clusterkeep2_s71 import _fleet, _running_now
+from test_keepplaced_s70 import JOBS, POOLS
+from test_mutants18_s70 import RUNS_ON_NODE_1, _placed
+
+import solver.cluster.search
+from solver.tables import load_catalog
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def _written(path: Path, pools: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> Path:
+    path.write_text(yaml.safe_dump({"pools": pools, "jobs": jobs}), encoding="utf-8")
+    return path
+
+
+def _now(cli: Cli, fleet: Path, change: Callable[[dict[str, Any]], None] = lambda placement: None) -> Path:
+    """`fleet`'s placement as `solve cluster --json` gives it, changed by `change`, written where --current reads
+    it."""
+    placement = json.loads(cli("cluster", str(fleet), "--json")[1])
+    change(placement)
+    path = fleet.with_suffix(".json")
+    path.write_text(json.dumps(placement), encoding="utf-8")
+    return path
+
+
+def _moves(out: str) -> list[tuple[str, str | None, str | None, str | None]]:
+    """Each placement's job, `current`, `move_reason_code` and `move_reason`, from --json."""
+    return [(p["job"], p.get("current"), p.get("move_reason_code"), p.get("move_reason"))
+            for p in json.loads(out)["placements"]]
+
+
+def _changed(name: str, **change: object) -> list[dict[str, object]]:
+    return [{**job, **change} if job["name"] == name else job for job in JOBS]
+
+
+def test_a_job_moved_for_more_priority_says_so_and_a_plain_count_agrees(cli: Cli, tmp_path: Path):
+    # c8-b raised to 3 needs a node whole: q14-a leaves h20 for it (s70's fleet). Its reason is the stage of running
+    # jobs kept: it kept 3; kept as well, q14-a would make 4, so no placement of priority 9 keeps all 4.
+    now = _now(cli, _written(tmp_path / "now.yaml", POOLS, JOBS))
+    fleet = _written(tmp_path / "raised.yaml", POOLS, _changed("c8-b", priority=3))
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json")
+    why = ("keeping it where it runs (as well as the 3 running jobs kept) places less priority than this placement "
+           "(9); its GPUs now run c8-b (priority 3)")
+    assert status == 1 and [move for move in _moves(out) if move[1] == "moves"] == [
+        ("q14-a", "moves", "more-priority", why)]
+    assert f"moves: q14-a: {why}" in cli("cluster", str(fleet), "--current", str(now))[1].splitlines()
+    # Plain count: with q14-a on h20 and the three kept on a100 (GPUs 0-6 of node 0, 0-1 of node 1), the jobs left
+    # (c8-a, c8-b, q14-b) have a100's GPU 7 of node 0 and 2-7 of node 1, each at its fewest GPUs of one node.
+    catalog, a100 = load_catalog(), POOLS[0]
+    left = [job for job in _changed("c8-b", priority=3) if job["name"] in ("c8-a", "c8-b", "q14-b")]
+    fewest = [min((c["n"] + job["rollout_gpus"] for c in job_candidates(catalog, job, a100, estimates=True)
+                   if c["layout"][0] == ONE), default=None) for job in left]
+    most = max(sum(job.get("priority", 1) for job, node in zip(left, nodes) if node is not None)
+               for nodes in itertools.product((None, 0, 1), repeat=len(left))
+               if all(sum(gpus for gpus, at in zip(fewest, nodes) if at == node) <= free
+                      and all(gpus is not None for gpus, at in zip(fewest, nodes) if at == node)
+                      for node, free in ((0, 1), (1, 6))))
+    kept = sum(job.get("priority", 1) for job in JOBS if job["name"] in ("q14-a", "p06-a", "m4-a", "m4-b"))
+    assert fewest == [4, 8, 8] and kept + most == 7 < json.loads(out)["objective"]
+
+
+def test_a_file_that_asks_otherwise_says_what_changed(cli: Cli, tmp_path: Path):
+    now = _now(cli, _written(tmp_path / "now.yaml", POOLS, JOBS))
+    jobs = [{**job, **change} for job, change in zip(JOBS, (
+        {"model": "Qwen3-8B"}, {}, {"rollout_gpus": 2}, {"max_model_len": 16384}, {}, {"pool": "a100"}, {}))]
+    status, out, _ = cli("cluster", str(_written(tmp_path / "asks.yaml", POOLS, jobs)), "--current", str(now),
+                         "--json")
+    assert status == 1 and _moves(out) == [
+        ("p06-a", "moves", "model-changed", "the file asks model Qwen3-8B now; it runs Qwen3-0.6B"),
+        ("m4-a", "stays", None, None),
+        ("m4-b", "moves", "rollout-changed", "the file asks 2 rollout GPUs now; it runs with 1"),
+        ("c8-a", "moves", "length-changed", "the file asks max_model_len 16384 now; it runs at 32768"),
+        ("q14-a", "moves", "pool-not-allowed", "the file pins it to pool a100 now; it runs in pool h20")]
+
+
+def test_a_placement_without_a_model_reads_the_file_as_it_asks(cli: Cli, tmp_path: Path):
+    # A hand-written placement may leave `model` out: the job is taken to run the model the file asks.
+    def without_model(placement: dict[str, Any]) -> None:
+        for placed in placement["placements"]:
+            del placed["model"]
+
+    fleet = _written(tmp_path / "now.yaml", POOLS, JOBS)
+    status, out, _ = cli("cluster", str(fleet), "--current", str(_now(cli, fleet, without_model)), "--json")
+    assert status == 1 and {move[1] for move in _moves(out)} == {"stays"}
+
+
+SOLO_A100 = [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}]
+
+
+def _hand_started(cli: Cli, tmp_path: Path, length: str, sp: int) -> str:
+    """--json of a Qwen3-8B job at `length` on 8 A100s with --current, where it runs on all 8 at `sp`."""
+    fleet = _written(tmp_path / "hand.yaml", SOLO_A100,
+                     [{"name": "hand", "model": "Qwen3-8B", "max_model_len": length, "rollout_gpus": 0}])
+
+    def started(placement: dict[str, Any]) -> None:
+        placed = placement["placements"][0]
+        placed.update(trainer_gpus=8, gpu_indexes=list(range(8)))
+        placed["plan"]["sp"] = sp
+
+    status, out, _ = cli("cluster", str(fleet), "--current", str(_now(cli, fleet, started)), "--json")
+    assert status == 0
+    return out
+
+
+def test_a_job_started_with_an_sp_the_planner_would_not_pick_stays(cli: Cli, tmp_path: Path):
+    # At 16k on 8 A100s the planner picks Env (SP=1); started with SP=4, which the planner trains there too, the job
+    # stays as it runs. Before, no way of its had SP=4, and it moved (a restart to Env).
+    out = _hand_started(cli, tmp_path, "16k", 4)
+    placed = json.loads(out)["placements"][0]
+    assert (placed["current"], placed["plan"]["sp"], placed["trainer_gpus"]) == ("stays", 4, 8)
+    assert _moves(out) == [("hand", "stays", None, None)]
+
+
+def test_settings_the_planner_has_no_plan_with_move_and_say_so(cli: Cli, tmp_path: Path):
+    # SP=1 at 32k on 8 A100s runs out of memory by the tables and estimates (solve --sp 1 says the longest is 24576).
+    why = ("the planner has no plan for it with SP=1 without Offload at 32768 tokens on its 8 trainer GPUs in pool "
+           "a100 (its plan there: Env + SP=2)")
+    assert _moves(_hand_started(cli, tmp_path, "32k", 1)) == [("hand", "moves", "no-way-as-it-runs", why)]
+
+
+def test_a_count_without_a_way_names_the_counts_with_one(cli: Cli, tmp_path: Path):
+    # s71's fleet: duo started by hand on 2 GPUs, where no plan trains it.
+    now = _running_now(cli, tmp_path, (1, {"trainer_gpus": 2, "gpu_indexes": [0, 1]}))
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--current", str(now), "--json")
+    assert status == 0 and _moves(out)[1] == (
+        "duo", "moves", "no-way-at-count", "no way to run it on 2 trainer GPUs in pool a100 (its ways there take 4)")
+
+
+TWO_SMALL = [{"name": name, "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1} for name in "ab"]
+"""Two jobs placed on a node each (7 GPUs, --no-widen); at their fewest (3 GPUs) they share one."""
+
+
+def test_minimize_nodes_moves_jobs_for_fewer_nodes_and_says_so(cli: Cli, tmp_path: Path):
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}]
+    fleet = _written(tmp_path / "two.yaml", pools, TWO_SMALL)
+    now = _now(cli, fleet, lambda placement: placement["placements"][1].update(nodes=[1]))
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--minimize", "nodes", "--json")
+    why = "keeping it where it runs uses more nodes than this placement (1)"
+    assert status == 0 and _moves(out) == [("a", "moves", "fewer-nodes", f"{why}; its GPUs now run b"),
+                                           ("b", "moves", "fewer-nodes", why)]
+
+
+def test_a_placement_not_proven_best_says_only_that(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The same move in a placement not proven best (as the time limit leaves it): no claim about priority.
+    placed = solver.cluster.search.with_current
+    monkeypatch.setattr(solver.cluster.search, "with_current", lambda planner, fleet, result, *rest: placed(
+        planner, fleet, result.model_copy(update={"status": "feasible"}), *rest))
+    now = _now(cli, _written(tmp_path / "now.yaml", POOLS, JOBS))
+    fleet = _written(tmp_path / "raised.yaml", POOLS, _changed("c8-b", priority=3))
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json")
+    assert status == 1 and [move for move in _moves(out) if move[1] == "moves"] == [
+        ("q14-a", "moves", "move-unproven",
+         "the placement is not proven best (raise --time-limit); its GPUs now run c8-b (priority 3)")]
+
+
+def test_a_job_on_other_gpus_than_its_ways_take_says_so(cli: Cli, tmp_path: Path):
+    # duo written as running 4 trainer GPUs on 6 GPUs of node 1 (a hand-made placement): its ways at 4 take 4.
+    now = _running_now(cli, tmp_path, (1, {"trainer_gpus": 4, "gpu_indexes": list(range(6))}))
+    status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--current", str(now), "--json")
+    assert status == 0 and _moves(out)[1] == (
+        "duo", "moves", "no-way-as-it-runs",
+        "its ways on 4 trainer GPUs in pool a100 take 4 GPUs of one node, not the 6 GPUs of one node it runs on")
+
+
+@pytest.mark.parametrize(("field", "value"), [("sp", 2), ("offload", True)])
+def test_a_job_running_with_its_own_sp_or_offload_stays_with_it(cli: Cli, tmp_path: Path, field: str, value: object):
+    # s70's job on node 1 with SP=2, or with Offload: not the planner's pick (vanilla), but trained so there. Before,
+    # it moved to node 0 (test_mutants18_s70 had them among the fields that move a job); now it stays as it runs.
+    running = {**RUNS_ON_NODE_1, "plan": {**RUNS_ON_NODE_1["plan"], field: value}}
+    assert _placed(cli, tmp_path, running) == [([1], [0, 1, 2, 3, 4, 5, 6], "stays")]
