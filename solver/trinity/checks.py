@@ -76,6 +76,7 @@ from solver.trinity.keys import (
     OWN_SP_ROLES,
     READ_KEYS,
     REMOVE_PADDING_KEYS,
+    ROLE_BUDGET_PATHS,
     ROLE_KEY_SCOPES,
     ROLES,
     ROLLOUT_MODEL,
@@ -97,6 +98,7 @@ from solver.trinity.reader import (
     omegaconf_integer,
     overlong_words,
     trainer_strategy,
+    sequence_counted_roles,
     turned_off,
 )
 
@@ -443,16 +445,6 @@ critic's two (each overrides ``trainer.max_token_len_per_gpu`` for its role, or 
 before 0.8)."""
 
 
-def _budgets_unread(checks: _ConfigChecks) -> bool:
-    """Whether no pass reads a token budget: dynamic batch sizes off (`DYNAMIC_BATCH_KEYS`: the trainer's false, and
-    no role's own set to anything else), so verl splits each batch by sequence count (Trinity 0.5.0
-    ``trainer/verl/dp_actor.py:103``, 0.6.0 ``verl_legacy/dp_actor.py:486``, verl 0.9.1
-    ``workers/engine/utils.py:108``)."""
-    trainer, *roles = DYNAMIC_BATCH_KEYS
-    return turned_off(checks.flag(trainer)) and all(
-        checks.flag(role) is None or turned_off(checks.flag(role)) for role in roles)
-
-
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
                          version: TrinityVersion | None) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
@@ -460,15 +452,17 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
     its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
     (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
-    (`raised_budget_stop_words`). None where no pass reads them (`_budgets_unread`)."""
-    if _budgets_unread(checks):
-        return
+    (`raised_budget_stop_words`). Only a role's whose passes read a budget (not `sequence_counted_roles`), and the
+    trainer's where one does."""
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
     # The critic's budgets count only where the algorithm trains one (Trinity raises it all the same, to no effect).
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
-    roles = [role for role in OWN_SP_ROLES if critic or role.budget_key != CRITIC_TOKEN_BUDGET]
-    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS)
-               if critic or path not in CRITIC_BUDGETS}
+    counted = sequence_counted_roles(checks.flag, version) | (set() if critic else {"critic"})
+    if counted >= set(ROLE_BUDGET_PATHS):  # every pass fills its micro-batches by sequence count
+        return
+    unread = {path for role in counted for path in ROLE_BUDGET_PATHS[role]}
+    roles = [role for role in OWN_SP_ROLES if role.name not in counted]
+    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS) if path not in unread}
     owners = {role.budget_key: role.name for role in roles} | {
         path: forward.role for path, forward in FORWARD_BUDGETS.items() if path in budgets}
     at_own_sp = {path: name for path, name in owners.items() if role_sps.get(name, sp) != sp}
