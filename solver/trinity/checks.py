@@ -931,6 +931,7 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
         _check_flags_on(checks, DYNAMIC_BATCH_KEYS, ConfigProblemCode.DYNAMIC_BATCH_OFF, (
             "verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and the plan sets, "
             "and fills micro-batches by sequence count: set it to true"), version)
+        _check_null_micro_batch_sizes(checks, version)
         return
     trainer, *roles = DYNAMIC_BATCH_KEYS
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
@@ -941,6 +942,32 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     _check_flags_on(checks, roles, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
         _check_micro_batch_sizes(checks, version)
+    else:
+        _check_null_micro_batch_sizes(checks, version)
+
+
+def _check_null_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check each micro-batch size that Trinity types ``int`` (`MICRO_BATCH_SIZES_TYPED_INT`; the critic's where the
+    algorithm trains one) for a null, where `_check_micro_batch_sizes` does not: refused where every release `version`
+    may be refuses it (`_null_micro_batch_words`: Trinity 0.5 always, else where its role runs with dynamic batch sizes
+    off on every release, `sequence_counted_roles`); else a ``micro-batch-unset`` line, for Trinity 0.6 on verl 0.8 or
+    later, with dynamic batch sizes on, reads no size (verl 0.9.1 ``workers/config/actor.py:199``,
+    ``workers/engine_workers.py:633``, ``workers/config/critic.py:107``)."""
+    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
+    counted = sequence_counted_roles(checks.flag, version)
+    for path in sorted(MICRO_BATCH_SIZES_TYPED_INT):
+        if not checks.written_null(path) or (path[-2] == "critic" and not critic):
+            continue
+        fix = "set it to 1" if path[-2] in counted else "remove the key for Trinity's default (1), or write 1"
+        if version == "0.5" or path[-2] in counted:
+            checks.add(ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED,
+                       f"{dotted(path)} is null: {_null_micro_batch_words(version)}: {fix}")
+            continue
+        in_05 = f"{_null_micro_batch_words('0.5')}; " if version is None else ""
+        checks.add(ConfigProblemCode.MICRO_BATCH_UNSET, (
+            f"{dotted(path)} is null: {in_05}Trinity 0.6 fails on it as the trainer starts with verl before 0.8 (its "
+            f"typed config refuses it), and on verl 0.8 or later reads no micro-batch size with dynamic batch sizes on: "
+            f"{fix}"))
 
 
 def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
