@@ -59,7 +59,6 @@ from solver.trinity.interpolation import (
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC_BUDGETS,
-    CRITIC_TOKEN_BUDGET,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
     ENTROPY_KEYS,
@@ -97,8 +96,8 @@ from solver.trinity.reader import (
     omegaconf_boolean,
     omegaconf_integer,
     overlong_words,
-    trainer_strategy,
     sequence_counted_roles,
+    trainer_strategy,
     turned_off,
 )
 
@@ -966,8 +965,8 @@ def _check_null_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion
         in_05 = f"{_null_micro_batch_words('0.5')}; " if version is None else ""
         checks.add(ConfigProblemCode.MICRO_BATCH_UNSET, (
             f"{dotted(path)} is null: {in_05}Trinity 0.6 fails on it as the trainer starts with verl before 0.8 (its "
-            f"typed config refuses it), and on verl 0.8 or later reads no micro-batch size with dynamic batch sizes on: "
-            f"{fix}"))
+            "typed config refuses it), and on verl 0.8 or later reads no micro-batch size with dynamic batch sizes "
+            f"on: {fix}"))
 
 
 def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
