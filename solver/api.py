@@ -1224,7 +1224,7 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     if tokens > judged:
         return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT, (
             f"{what}, more than {verdict.measure}: more tokens per GPU than the verdict assumes; set the micro-batch "
-            "sizes to 1, or trainer.use_dynamic_bsz true"))]
+            "sizes to 1, or turn dynamic batch sizes on"))]
     if not every or tokens == judged and verdict.lowered is None:
         return []
     if tokens == judged:
