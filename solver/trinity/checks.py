@@ -452,7 +452,7 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
     (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
     (`raised_budget_stop_words`). Only a role's whose passes read a budget (not `sequence_counted_roles`), and the
-    trainer's where one does."""
+    trainer's where one of them sets none of its own."""
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
     # The critic's budgets count only where the algorithm trains one (Trinity raises it all the same, to no effect).
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
@@ -460,6 +460,14 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     if counted >= set(ROLE_BUDGET_PATHS):  # every pass fills its micro-batches by sequence count
         return
     unread = {path for role in counted for path in ROLE_BUDGET_PATHS[role]}
+    # A pass that reads a budget takes the trainer's where it sets none (the rollout the actor's, where set, first);
+    # Trinity 0.6 on verl 0.8 or later gives each the trainer's, where that reads one (dynamic batch sizes on).
+    sources = {role: paths[:1] + (ROLE_BUDGET_PATHS["actor"] if role == "rollout" else ())
+               for role, paths in ROLE_BUDGET_PATHS.items()}
+    read_on_08 = version != "0.5" and not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
+    if not read_on_08 and all(any(checks.number(path) is not None for path in sources[role])
+                              for role in set(sources) - counted):
+        unread.add(trainer_path)
     roles = [role for role in OWN_SP_ROLES if role.name not in counted]
     budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS) if path not in unread}
     owners = {role.budget_key: role.name for role in roles} | {
