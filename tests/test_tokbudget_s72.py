@@ -19,6 +19,7 @@ from solver.trinity import read_trinity_config, trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 ARR = "trainer.trainer_config.actor_rollout_ref"
+CRITIC = "trainer.trainer_config.critic"
 CATALOG = load_catalog()
 OFF = "dynamic batch sizes off"
 ONE_SEQUENCE = (f"{OFF}: verl reads no token budget and fills each micro-batch with 1 sequence (the micro-batch size "
@@ -48,8 +49,8 @@ def _verdict(config: dict[str, Any], version: str | None = None, estimate: str =
     current = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, read, text, "c.yaml", {},
                                    version)[0].current  # type: ignore[arg-type]
     assert current is not None
-    lines = [(code.value, words) for code, words in zip(current.config_problem_codes, current.config_problems,
-                                                         strict=True) if "budget" in code.value]
+    said = zip(current.config_problem_codes, current.config_problems, strict=True)
+    lines = [(code.value, words) for code, words in said if "budget" in code.value]
     return current.max_token_len_per_gpu, lines
 
 
@@ -115,8 +116,7 @@ def _budget_keys(config: dict[str, Any], version: str | None) -> list[str]:
 
 @pytest.mark.parametrize(("version", "keys"), [
     # Trinity 0.5 reads the critic's and the rollout's own keys; the trainer's budget is taken by no pass that reads
-    ("0.5", [f"{ARR}.rollout.log_prob_max_token_len_per_gpu", *["trainer.trainer_config.critic.ppo_max_token_len_per_gpu"]
-             * 2]),
+    ("0.5", [f"{ARR}.rollout.log_prob_max_token_len_per_gpu", *[f"{CRITIC}.ppo_max_token_len_per_gpu"] * 2]),
     # Trinity 0.6 sets the critic's to the trainer's; on verl before 0.8 the rollout's own still counts
     ("0.6", [f"{ARR}.rollout.log_prob_max_token_len_per_gpu"]),
 ])
@@ -152,8 +152,8 @@ NULL_06_OFF = ("Trinity 0.6 fails on it as the trainer starts: with verl before 
     ("0.6", True, ("micro-batch-unset", NULL_06_ON)),
     (None, False, ("micro-batch-unset-refused", f"{NULL_05}; {NULL_06_OFF}: set it to 1")),
 ])
-def test_a_null_size_trinity_types_int_is_reported_for_an_ordinary_model(version: str | None, dynamic: bool,
-                                                                          line: tuple[str, str]):
+def test_a_null_size_trinity_types_int_is_reported_for_an_ordinary_model(
+        version: str | None, dynamic: bool, line: tuple[str, str]):
     config = {"model": {"max_model_len": 4096}, "algorithm": {"algorithm_type": "grpo"}, "trainer": {
         "use_dynamic_bsz": dynamic, "trainer_config": {"actor_rollout_ref": {"ref": {
             "log_prob_micro_batch_size_per_gpu": None}}}}}
