@@ -1137,6 +1137,19 @@ class _BudgetVerdict(NamedTuple):
         return f"ceil(2 x {self.length} / {self.config.sp}) = {self.default}"
 
     @property
+    def passes(self) -> set[str]:
+        """The token budget keys of the passes the verdict counts (`ROLE_TOKEN_BUDGETS`): the ref's only where its
+        forward runs (`TrinityConfig.ref_forward_runs`)."""
+        return {".".join(path) for path in ROLE_TOKEN_BUDGETS
+                if ".".join(path) != _REF_BUDGET or self.config.ref_forward_runs}
+
+    @property
+    def sequence_counted(self) -> set[str]:
+        """The token budget keys of the passes the verdict counts that read none (`TrinityConfig.micro_batch_sequences`,
+        dynamic batch sizes off)."""
+        return {key for key, _ in self.config.micro_batch_sequences} & self.passes
+
+    @property
     def judged(self) -> int:
         """The budget the verdict is at: `lowered`, else `default`."""
         return self.lowered or self.default
@@ -1174,8 +1187,53 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     Trinity 0.5 fills it at another SP), the ref over the actor's SP groups, Trinity 0.5's fill that holds no
     sequence, and each of the critic's budgets above it (naming the patch as `option_names` do)."""
     verdict = _BudgetVerdict(config, length, lowered, option_names)
-    return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_ref_over_actor_groups(verdict),
-            *_lora_ref_pass_line(verdict), *_unheld_fill_lines(verdict), *_critic_budget_lines(verdict)]
+    counted = verdict.sequence_counted
+    if counted and counted == verdict.passes:  # no pass the verdict counts reads a budget
+        return [*_sequence_count_lines(verdict), *_critic_budget_lines(verdict)]
+    return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_sequence_count_lines(verdict),
+            *([] if _REF_BUDGET in counted else [*_ref_over_actor_groups(verdict), *_lora_ref_pass_line(verdict)]),
+            *([] if _ACTOR_BUDGET in counted else _unheld_fill_lines(verdict)), *_critic_budget_lines(verdict)]
+
+
+_PASSES = dict(zip((".".join(path) for path in ROLE_TOKEN_BUDGETS),
+                   ("the actor's training", "the ref's forward", "the actor's log-prob recompute"), strict=True))
+"""Each role's pass, in words, by its token budget's key."""
+
+
+def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
+    """The line on the passes the verdict counts that run with dynamic batch sizes off
+    (`TrinityConfig.micro_batch_sequences`): verl reads no budget there, and its micro-batches hold up to their size
+    in sequences of the length over SP, tokens per GPU (verl 0.9.1 ``workers/engine/utils.py:122``, each SP group's
+    micro-batch split over its GPUs), as a model trained one sequence per micro-batch is counted
+    (`solver.rules.counted_tokens`). Where every pass does and that is below Trinity's default, the verdict is at it
+    (a ``lowered-token-budget`` line); more than the verdict's budget, a ``token-budget-above-verdict`` line; fewer,
+    where the verdict stays at the default (estimates off), a ``token-budget-below-verdict`` line; none where it is
+    the verdict's budget, or fewer and another pass reads a larger budget."""
+    counted = {key: sequences for key, sequences in verdict.config.micro_batch_sequences if key in verdict.passes}
+    if not counted:
+        return []
+    sequences = max(counted.values())
+    length, sp, judged = verdict.length, verdict.config.sp, verdict.judged
+    tokens = sequences * least_token_budget(length, sp)
+    every = counted.keys() == verdict.passes
+    passes = "" if every else f" for {and_joined([_PASSES[key] for key in counted])}"
+    largest = "the largest " if len(set(counted.values())) > 1 else ""
+    what = (f"dynamic batch sizes off{passes}: verl reads no token budget{' there' if passes else ''} and fills each "
+            f"micro-batch with {sequences} sequence{'' if sequences == 1 else 's'} ({largest or 'the '}micro-batch "
+            f"size per GPU, 1 where unset), up to {sequences} x ceil({length} / {sp}) = {tokens} tokens per GPU")
+    if tokens > judged:
+        return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT, (
+            f"{what}, more than {verdict.measure}: more tokens per GPU than the verdict assumes; set the micro-batch "
+            "sizes to 1, or turn dynamic batch sizes on"))]
+    if not every or tokens == judged and verdict.lowered is None:
+        return []
+    if tokens == judged:
+        return [ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
+            f"{what}, below Trinity's default {verdict.default_words}, which the tables measured: the verdict is at "
+            f"{tokens} tokens per GPU"))]
+    return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_VERDICT, (
+        f"{what}, below {verdict.measure}: fewer tokens per GPU than the verdict assumes (so it is cautious; with "
+        "estimates off the verdict is at what the tables measured)"))]
 
 
 def _budget_code(above: bool) -> ConfigProblemCode:
@@ -1198,7 +1256,8 @@ def _lowered_budget_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     lowered, fill = verdict.lowered, verdict.fill
     if lowered is None:
         return []
-    named = (f"the token budget in effect, {lowered} (the most any role takes)," if verdict.config.role_token_budgets
+    in_effect = verdict.config.role_token_budgets or verdict.sequence_counted
+    named = (f"the token budget in effect, {lowered} (the most any role takes)," if in_effect
              else fill.words if fill else f"{TRAINER_TOKEN_BUDGET} {lowered}")
     raised = lowered_budget_raised_by(verdict.config.version)
     return [ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
@@ -1228,6 +1287,7 @@ def _differing_budgets(verdict: _BudgetVerdict) -> list[tuple[str, int]]:
     trainer = config.max_token_len_per_gpu if fill is None else fill.budget
     return [(key, budget) for key, budget in ((TRAINER_TOKEN_BUDGET, trainer), *config.role_token_budgets)
             if budget is not None and budget != verdict.judged and budget >= verdict.least
+            and key not in verdict.sequence_counted
             and not (key == _REF_BUDGET and (_ref_over_actor_sp(config) or not config.ref_forward_runs))]
 
 

@@ -580,6 +580,12 @@ class TrinityConfig(Frozen, defer_build=True):
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
     the actor's SP (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in Trinity 0.5.2)."""
+    micro_batch_sequences: tuple[tuple[str, int], ...] = ()
+    """(key, sequences) of each role's token budget (`ROLE_TOKEN_BUDGETS`) whose passes run with dynamic batch sizes
+    off on every release (`solver.trinity.sequence_counted_roles`): verl reads no budget there, and fills each
+    micro-batch on a GPU with that many sequences, its micro-batch size (`ROLE_MICRO_BATCH_SIZES`; the rollout's, unset,
+    the actor's; 1 where unset, as Trinity before verl 0.8 gives it), so its budget in effect is that many sequences of
+    the length over SP (`role_budgets_in_effect`)."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""
@@ -631,10 +637,13 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def role_budgets_in_effect(self, max_model_len: int) -> dict[str, int]:
         """Each role's token budget at `max_model_len` (`role_budgets`, by dotted key): its own (`own_budgets`), else
-        the trainer's, else the one Trinity fills it with (`default_budget`)."""
+        the trainer's, else the one Trinity fills it with (`default_budget`); where it reads none
+        (`micro_batch_sequences`), its sequences' tokens per GPU at the actor's SP."""
         own = self.own_budgets()
         trainer = own.pop(TRAINER_TOKEN_BUDGET, None) or self.default_budget(max_model_len)
-        return role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
+        budgets = role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
+        return budgets | {key: sequences * least_token_budget(max_model_len, self.sp)
+                          for key, sequences in self.micro_batch_sequences}
 
     def budget_in_effect(self, max_model_len: int) -> int:
         """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`): the ref's only where

@@ -1234,7 +1234,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "whether max_model_len is the config's own (False: --len's, at which its settings are judged)"))
     max_token_len_per_gpu: PositiveInt | None = Field(default=None, description=(
         "the config's token budget in effect (the most any role takes: a role's own, else "
-        "trainer.max_token_len_per_gpu; the ref's only where the algorithm uses a ref model) when it is below "
+        "trainer.max_token_len_per_gpu; the ref's only where the algorithm uses a ref model; a role with dynamic "
+        "batch sizes off reads none, and takes its micro-batch size x ceil(max_model_len / sp)) when it is below "
         "Trinity's default and holds a sequence, and estimates are on: the verdict is at that budget; null otherwise "
         "(the verdict is at Trinity's default)"))
     trains: bool = Field(description=(

@@ -59,7 +59,6 @@ from solver.trinity.interpolation import (
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC_BUDGETS,
-    CRITIC_TOKEN_BUDGET,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
     ENTROPY_KEYS,
@@ -76,6 +75,7 @@ from solver.trinity.keys import (
     OWN_SP_ROLES,
     READ_KEYS,
     REMOVE_PADDING_KEYS,
+    ROLE_BUDGET_PATHS,
     ROLE_KEY_SCOPES,
     ROLES,
     ROLLOUT_MODEL,
@@ -96,6 +96,7 @@ from solver.trinity.reader import (
     omegaconf_boolean,
     omegaconf_integer,
     overlong_words,
+    sequence_counted_roles,
     trainer_strategy,
     turned_off,
 )
@@ -443,16 +444,6 @@ critic's two (each overrides ``trainer.max_token_len_per_gpu`` for its role, or 
 before 0.8)."""
 
 
-def _budgets_unread(checks: _ConfigChecks) -> bool:
-    """Whether no pass reads a token budget: dynamic batch sizes off (`DYNAMIC_BATCH_KEYS`: the trainer's false, and
-    no role's own set to anything else), so verl splits each batch by sequence count (Trinity 0.5.0
-    ``trainer/verl/dp_actor.py:103``, 0.6.0 ``verl_legacy/dp_actor.py:486``, verl 0.9.1
-    ``workers/engine/utils.py:108``)."""
-    trainer, *roles = DYNAMIC_BATCH_KEYS
-    return turned_off(checks.flag(trainer)) and all(
-        checks.flag(role) is None or turned_off(checks.flag(role)) for role in roles)
-
-
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
                          version: TrinityVersion | None) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
@@ -460,15 +451,25 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
     its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
     (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
-    (`raised_budget_stop_words`). None where no pass reads them (`_budgets_unread`)."""
-    if _budgets_unread(checks):
-        return
+    (`raised_budget_stop_words`). Only a role's whose passes read a budget (not `sequence_counted_roles`), and the
+    trainer's where one of them sets none of its own."""
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
     # The critic's budgets count only where the algorithm trains one (Trinity raises it all the same, to no effect).
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
-    roles = [role for role in OWN_SP_ROLES if critic or role.budget_key != CRITIC_TOKEN_BUDGET]
-    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS)
-               if critic or path not in CRITIC_BUDGETS}
+    counted = sequence_counted_roles(checks.flag, version) | (set() if critic else {"critic"})
+    if counted >= set(ROLE_BUDGET_PATHS):  # every pass fills its micro-batches by sequence count
+        return
+    unread = {path for role in counted for path in ROLE_BUDGET_PATHS[role]}
+    # A pass that reads a budget takes the trainer's where it sets none (the rollout the actor's, where set, first);
+    # Trinity 0.6 on verl 0.8 or later gives each the trainer's, where that reads one (dynamic batch sizes on).
+    sources = {role: paths[:1] + (ROLE_BUDGET_PATHS["actor"] if role == "rollout" else ())
+               for role, paths in ROLE_BUDGET_PATHS.items()}
+    read_on_08 = version != "0.5" and not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
+    if not read_on_08 and all(any(checks.number(path) is not None for path in sources[role])
+                              for role in set(sources) - counted):
+        unread.add(trainer_path)
+    roles = [role for role in OWN_SP_ROLES if role.name not in counted]
+    budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS) if path not in unread}
     owners = {role.budget_key: role.name for role in roles} | {
         path: forward.role for path, forward in FORWARD_BUDGETS.items() if path in budgets}
     at_own_sp = {path: name for path, name in owners.items() if role_sps.get(name, sp) != sp}
@@ -937,6 +938,7 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
         _check_flags_on(checks, DYNAMIC_BATCH_KEYS, ConfigProblemCode.DYNAMIC_BATCH_OFF, (
             "verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and the plan sets, "
             "and fills micro-batches by sequence count: set it to true"), version)
+        _check_null_micro_batch_sizes(checks, version)
         return
     trainer, *roles = DYNAMIC_BATCH_KEYS
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
@@ -947,6 +949,32 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     _check_flags_on(checks, roles, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
         _check_micro_batch_sizes(checks, version)
+    else:
+        _check_null_micro_batch_sizes(checks, version)
+
+
+def _check_null_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check each micro-batch size that Trinity types ``int`` (`MICRO_BATCH_SIZES_TYPED_INT`; the critic's where the
+    algorithm trains one) for a null, where `_check_micro_batch_sizes` does not: refused where every release `version`
+    may be refuses it (`_null_micro_batch_words`: Trinity 0.5 always, else where its role runs with dynamic batch sizes
+    off on every release, `sequence_counted_roles`); else a ``micro-batch-unset`` line, for Trinity 0.6 on verl 0.8 or
+    later, with dynamic batch sizes on, reads no size (verl 0.9.1 ``workers/config/actor.py:199``,
+    ``workers/engine_workers.py:633``, ``workers/config/critic.py:107``)."""
+    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
+    counted = sequence_counted_roles(checks.flag, version)
+    for path in sorted(MICRO_BATCH_SIZES_TYPED_INT):
+        if not checks.written_null(path) or (path[-2] == "critic" and not critic):
+            continue
+        fix = "set it to 1" if path[-2] in counted else "remove the key for Trinity's default (1), or write 1"
+        if version == "0.5" or path[-2] in counted:
+            checks.add(ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED,
+                       f"{dotted(path)} is null: {_null_micro_batch_words(version)}: {fix}")
+            continue
+        in_05 = f"{_null_micro_batch_words('0.5')}; " if version is None else ""
+        checks.add(ConfigProblemCode.MICRO_BATCH_UNSET, (
+            f"{dotted(path)} is null: {in_05}Trinity 0.6 fails on it as the trainer starts with verl before 0.8 (its "
+            "typed config refuses it), and on verl 0.8 or later reads no micro-batch size with dynamic batch sizes "
+            f"on: {fix}"))
 
 
 def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     NODE_SIZE_PATH,
+    ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
     TRAIN_BATCH_KEY,
     TRAIN_BATCH_PATH,
@@ -66,6 +67,7 @@ from solver.trinity.reader import (
     load_config_mapping,
     omegaconf_integer,
     read_or_none,
+    sequence_counted_roles,
     trainer_strategy,
     turned_off,
 )
@@ -950,7 +952,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     skipped = _ref_step_skipped(reader, no_ref, version)
     sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped, option_names)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
-    critic_budgets, critic_notes = _read_critic(reader, strategy)
+    counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
+    critic_budgets, critic_notes = _read_critic(reader, strategy, "critic" in counted)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
@@ -981,6 +984,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         lora_ref_sp=lora_ref_sp,
         reference_model=builds_reference_model(reader, version),
         ref_forward_runs=no_ref is None,
+        micro_batch_sequences=_micro_batch_sequences(reader, counted),
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
         environment=tuple(variables.found.items()),
     )
@@ -1020,20 +1024,31 @@ def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
                 or flags["offload_policy"] and strategy == "fsdp2")
 
 
-def _read_critic(reader: ConfigReader,
-                 strategy: str) -> tuple[tuple[tuple[str, int], ...], list[ConfigProblem]]:
+def _micro_batch_sequences(reader: ConfigReader, counted: frozenset[str]) -> tuple[tuple[str, int], ...]:
+    """`TrinityConfig.micro_batch_sequences` for the roles `counted` (`sequence_counted_roles`): each role's
+    micro-batch size (`ROLE_MICRO_BATCH_SIZES`; the rollout's, unset, the actor's; 1 where unset or unreadable), by
+    its token budget's key."""
+    actor, ref, rollout = (read_or_none(reader.integer, path) for path in ROLE_MICRO_BATCH_SIZES)
+    sizes = {"actor": actor, "ref": ref, "rollout": rollout if rollout is not None else actor}
+    return tuple((".".join(path), sizes[role] or 1) for role, path in zip(sizes, ROLE_TOKEN_BUDGETS, strict=True)
+                 if role in counted)
+
+
+def _read_critic(reader: ConfigReader, strategy: str,
+                 sequence_counted: bool) -> tuple[tuple[tuple[str, int], ...], list[ConfigProblem]]:
     """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
     where ``algorithm.algorithm_type`` is unset), (key, value) of each of the critic's own token budgets set
-    (`CRITIC_BUDGETS`; unreadable ones are left out) and a note: verl puts it on the trainer's GPUs beside the actor,
-    and neither the tables nor the memory model count it (offloading it is advised unless it does already); else
-    ((), [])."""
+    (`CRITIC_BUDGETS`; unreadable ones are left out, and all where its passes read none, `sequence_counted`) and a
+    note: verl puts it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it
+    (offloading it is advised unless it does already); else ((), [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if not trains_critic(algorithm):
         return (), []
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
     advice = "" if _critic_offloads(reader, strategy) else ", or offload the critic's states"
-    found = ((".".join(path), read_or_none(reader.integer, path)) for path in CRITIC_BUDGETS)
+    found = ((".".join(path), read_or_none(reader.integer, path))
+             for path in (() if sequence_counted else CRITIC_BUDGETS))
     budgets = tuple((key, budget) for key, budget in found if budget is not None)
     return budgets, [ConfigProblem(ConfigProblemCode.CRITIC_NOT_COUNTED, (
         f"{which} trains a critic model beside the actor on the same trainer GPUs, which neither the tables nor the "

@@ -169,6 +169,20 @@ CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
 CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
 """The critic's own token budgets: its training's (``ppo_max_token_len_per_gpu``) and its value forward's."""
 CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
+ROLE_DYNAMIC_BATCH_KEYS: dict[str, tuple[str, ...]] = {
+    "actor": DYNAMIC_BATCH_KEYS[1], "ref": DYNAMIC_BATCH_KEYS[2],
+    "rollout": (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz"), "critic": (*CRITIC, "use_dynamic_bsz")}
+"""Each pass's own dynamic batch size key, by role (the rollout's: the actor's log-prob recompute). Trinity 0.5 takes
+it where set over ``trainer.use_dynamic_bsz``, the rollout's over the actor's (``synchronize_config``,
+``common/verl_config.py:528``, ``:551``, ``:582``, ``:662`` in 0.5.0); Trinity 0.6 on verl before 0.8 likewise the
+ref's and the rollout's, but sets the actor's and the critic's to the trainer's
+(``trainer/verl_legacy/verl_config.py:572``, ``:692``, ``:701``, ``:704``), and on verl 0.8 or later gives each the
+trainer's (``trainer/verl/config.py:288``, ``:359``, ``:401``, ``:461``)."""
+ROLE_BUDGET_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "actor": ROLE_TOKEN_BUDGETS[:1], "ref": ROLE_TOKEN_BUDGETS[1:2], "rollout": ROLE_TOKEN_BUDGETS[2:],
+    "critic": CRITIC_BUDGETS}
+"""Each role's own token budgets (`ROLE_DYNAMIC_BATCH_KEYS`' roles), read only where its passes run with dynamic batch
+sizes."""
 DEPRECATED_MICRO_BATCH_SIZES = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_micro_batch_size"),
                                 (*ACTOR_ROLLOUT_REF, "ref", "log_prob_micro_batch_size"),
                                 (*CRITIC, "ppo_micro_batch_size"))
@@ -315,7 +329,7 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
-    CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size",
+    CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size", "use_dynamic_bsz",
              *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1]),
     (*CRITIC, "model"): ("fsdp_config", CRITIC_REMOVE_PADDING_KEY[-1]),
     (*CRITIC, "model", "fsdp_config"): OFFLOAD_FLAGS,
@@ -327,7 +341,8 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     (*ACTOR_ROLLOUT_REF, "ref"): ("fsdp_config", "log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
                                   "ulysses_sequence_parallel_size", ROLE_MICRO_BATCH_SIZES[1][-1],
                                   DEPRECATED_MICRO_BATCH_SIZES[1][-1]),
-    (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu", ROLE_MICRO_BATCH_SIZES[2][-1]),
+    (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
+                                      ROLE_MICRO_BATCH_SIZES[2][-1]),
     offload_path("actor", "")[:-1]: (*OFFLOAD_FLAGS, *ENTROPY_KEYS),
     offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
 }

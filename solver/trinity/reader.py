@@ -29,7 +29,7 @@ from solver.tables import (
     yaml_tab_problem,
 )
 from solver.trinity.interpolation import ConfigValues, Path
-from solver.trinity.keys import ConfigError, trainer_level_offload
+from solver.trinity.keys import DYNAMIC_BATCH_KEYS, ROLE_DYNAMIC_BATCH_KEYS, ConfigError, trainer_level_offload
 
 if TYPE_CHECKING:  # ruamel is imported where a config is read round trip (`load_config_mapping` given a YAML)
     from ruamel.yaml import YAML
@@ -258,6 +258,28 @@ def turned_off(value: Any) -> bool:
     """Whether a config's flag is off as Trinity (OmegaConf) reads it (`omegaconf_boolean`): false, YAML 1.1's
     ``no``, ``off`` and ``n`` in any case, or 0."""
     return omegaconf_boolean(value) is False
+
+
+def sequence_counted_roles(flag: Callable[[Path], Any], version: TrinityVersion | None) -> frozenset[str]:
+    """The roles (`ROLE_DYNAMIC_BATCH_KEYS`) whose passes run with dynamic batch sizes off on every release `version`
+    may be, their keys read by `flag` (`turned_off`): verl then fills their micro-batches with a number of sequences
+    and reads no token budget (Trinity 0.5.0 ``trainer/verl/dp_actor.py:103``, 0.6.0 ``verl_legacy/dp_actor.py:486``,
+    verl 0.9.1 ``workers/engine/utils.py:108``). A role takes its own key where set (the rollout the actor's where its
+    own is unset), else ``trainer.use_dynamic_bsz`` (true unset), as Trinity 0.5 does; Trinity 0.6 sets the actor's
+    and the critic's to the trainer's, and on verl 0.8 or later every role's."""
+    trainer_off = turned_off(flag(DYNAMIC_BATCH_KEYS[0]))
+    if version != "0.5" and not trainer_off:  # Trinity 0.6 on verl 0.8 or later gives each role the trainer's
+        return frozenset()
+
+    def off(role: str) -> bool:
+        if version == "0.6" and role in ("actor", "critic"):
+            return True  # the trainer's, off
+        own = flag(ROLE_DYNAMIC_BATCH_KEYS[role])
+        if own is None and role == "rollout":
+            own = flag(ROLE_DYNAMIC_BATCH_KEYS["actor"])
+        return trainer_off if own is None else turned_off(own)
+
+    return frozenset(role for role in ROLE_DYNAMIC_BATCH_KEYS if off(role))
 
 
 def prompt_response_and_length(mapping: Mapping[str, Any], name: str,
