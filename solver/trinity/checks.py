@@ -134,6 +134,11 @@ class _ConfigChecks:
         shown = shown_number(length)
         return self.names.length_at(shown) if self.length_from_option else f"{key} {shown}"
 
+    def rope_length_words(self, length: float) -> str:
+        """The head of a line on ``model.rope_scaling`` at the length judged, `length` (`length_words`):
+        ``model.rope_scaling: max_model_len 49152``, or ``model.rope_scaling: --len's 49152``."""
+        return f"model.rope_scaling: {self.length_words(length, 'max_model_len')}"
+
     def lower_length_words(self, longest: float) -> str:
         """The fix that lowers the length judged to `longest` tokens, in words: the config's ``max_model_len``
         (``lower max_model_len to 131072``), or, judged at the caller's option's, a plan for that length
@@ -560,14 +565,14 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                    f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
     if length is not None and length <= native and own_rope is None and given_rope == "yarn":
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
-            f"model.rope_scaling: {checks.length_words(length, 'max_model_len')} is within {model.name}'s native context of "
+            f"{checks.rope_length_words(length)} is within {model.name}'s native context of "
             f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     _check_rope_types(checks, rope)
     if length is not None and wanted is not None:
         if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, (
-                f"model.rope_scaling: {checks.length_words(length, 'max_model_len')} is beyond {model.name}'s native context "
+                f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}, which the rollout's vLLM refuses unless "
                 + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
                    f"to a Gemma 3's length): {_yarn_setting(wanted, native)} (as {checks.names.write} does), and set "
@@ -577,7 +582,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                    f"{_yarn_setting(wanted, native)} (as {checks.names.write} does)")))
         elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
-                f"model.rope_scaling: {checks.length_words(length, 'max_model_len')} is beyond {model.name}'s native context "
+                f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}: {_yarn_setting(wanted, native)}"))
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted, model.vllm_allowed_length)
@@ -645,7 +650,7 @@ def _check_given_over_own(checks: _ConfigChecks, model: Model, length: float | N
         lower = ("" if length <= model.vllm_longest_length else
                  f", and set the variable or {checks.lower_length_words(model.vllm_longest_length)}")
         checks.add(ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED, (
-            f"model.rope_scaling: {checks.length_words(length, 'max_model_len')} is beyond the {shown_number(given)} that the "
+            f"{checks.rope_length_words(length)} is beyond the {shown_number(given)} that the "
             f"rollout's vLLM derives from the model.rope_scaling given, which it takes in place of {own} in its "
             f"config.json{skipped}: it refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; "
             f"remove model.rope_scaling{lower}"))
@@ -659,7 +664,7 @@ def _check_factor_skipped(checks: _ConfigChecks, model: Model, length: float) ->
     short = ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED in (problem.code for problem in checks.problems)
     if model.vllm_skips_rope_factor and length > longest and not short and _vllm_refuses_past_native(checks):
         checks.add(ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, (
-            f"model.rope_scaling: {checks.length_words(length, 'max_model_len')} is beyond {model.name}'s "
+            f"{checks.rope_length_words(length)} is beyond {model.name}'s "
             f"max_position_embeddings of {shown_number(longest)}, and the rollout's vLLM applies no RoPE scaling's "
             f"factor to a Gemma 3's length: it refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray "
             f"starts; set it (the YaRN still stretches the positions), or {checks.lower_length_words(longest)}"))
