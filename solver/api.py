@@ -1062,6 +1062,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
     if length is None:
         return None
+    own_length = length == config.max_model_len  # else --len's, which the words name so
     query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
     broken = _broken_rule(query, model, gpus, config.sp)
@@ -1073,10 +1074,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     checked = trinity_config_problems(mapping, model, gpus, environ=environ, version=version, strategy_noted=True,
                                       train_batch_size=query.train_batch_size,
                                       train_batch_source=query.train_batch_source, max_model_len=length,
+                                      length_from_option=not own_length,
                                       option_names=query.option_names)
     problems = [problem for problem in checked if not (said and said in problem.words)]
-    problems += (verdict_length_note(ConfigProblem(code, words), config.max_model_len, length,
-                                     query.option_names.length)
+    problems += (verdict_length_note(ConfigProblem(code, words), config.max_model_len, length, query.option_names)
                  for code, words in zip(config.note_codes, config.notes, strict=True))
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)
@@ -1084,7 +1085,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     problems += _token_budget_problems(config, length, lowered, query.option_names) if reads_budget else []
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, max_model_len=length,
-                                  length_given=length == config.max_model_len,
+                                  length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,

@@ -413,6 +413,9 @@ VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACT
 model's native context (40960 for Qwen3, whose YaRN factor reaches 3.2 at 131072 tokens)."""
 CHECK_QUALITY = "check the model's quality at this length"
 """What to do about a length past what a model is known to handle, in words (`yarn_caution`, `check_or_plan_words`)."""
+YARN_KEPT = "one that covers the length needs no change"
+"""Why a config's own YaRN that reaches the plan's length stays (``--write`` keeps it, and the ``apply`` lines leave
+it: `solver.trinity.config_yarn_kept`), in words."""
 OTHER_YARN = "YaRN on a model that is not Qwen's, for which rft-solver knows of no validation"
 
 

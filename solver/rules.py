@@ -677,6 +677,11 @@ class OptionNames(NamedTuple):
         after the value), or ``sp=2``, ``host_ram_gb=48``."""
         return f"{name}={value}" if self.keywords else f"{name} {value}{unit}"
 
+    def length_at(self, length: str) -> str:
+        """The length the caller gave, `length` (as shown), named as its option's: ``--len's 16384``, or
+        ``max_model_len's 16384``."""
+        return f"{self.length}'s {length}"
+
     def switch(self, name: str, on: bool) -> str:
         """A setting pinned on or off, as the caller writes it: ``--env``, ``--no-offload``, or ``env=True``,
         ``offload=False``."""

@@ -1949,10 +1949,11 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
         "above model.max_model_len 16384: Trinity would refuse to load it; lower them in "
         f"{config}, or plan for 32768 tokens or more (--len 32768)\n")
     assert patched.read_text(encoding="utf-8") == "older\n" and sorted(tmp_path.iterdir()) == sorted([config, patched])
-    # Without --write, the verdict's line on it says what to do, as the refusal does.
+    # Without --write, the verdict's line on it says what to do, as the refusal does (the length --len's: the config
+    # has its own 32768; the written copy would have 16384, its key's).
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k")
     assert status == 0 and ("refused: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768, above "
-                            "model.max_model_len 16384, which Trinity refuses to load: lower them, or plan for 32768 "
+                            "--len's 16384, which Trinity refuses to load: lower them, or plan for 32768 "
                             "tokens or more (--len 32768)") in " ".join(out.split())
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32k", "--write", str(patched))
     assert status == 0 and "max_response_tokens" not in err
@@ -2049,7 +2050,7 @@ def test_len_overrides_the_configs_length_in_its_checks_too(cli, tmp_path: Path,
                       encoding="utf-8")
     _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--len", "61440")
     text = " ".join(out.split())
-    assert "max_model_len 61440 is beyond Qwen3-8B's native context of 40960: set {rope_type: yarn, factor: 1.5" in text
+    assert "--len's 61440 is beyond Qwen3-8B's native context of 40960: set {rope_type: yarn, factor: 1.5" in text
     assert "65536" not in text.split("plan ")[0]
 
 

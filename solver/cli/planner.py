@@ -71,6 +71,7 @@ from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_TOP, NODE_GPUS, Quer
 if TYPE_CHECKING:
     from solver.cli.trinity_options import Fragment
     from solver.query import Objective, Query, TrinityConfig
+    from solver.render.summary import ConfigApplied
     from solver.results import Answer
     from solver.tables import Catalog, GpuType, Model
 
@@ -297,10 +298,10 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
 
 def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[Fragment | None],
                    query: Query, catalog: Catalog, cells: Sequence[tuple[Path, GpuType]],
-                   config_keys: Mapping[str, Sequence[str]]) -> None:
-    """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view (with, per GPU type, the
-    --from-config's keys its apply lines change too, `config_keys`), with the --cells optimism note on stderr, a line
-    for each file written and the --cells notes (`note_cells_elsewhere`)."""
+                   config_keys: Mapping[str, ConfigApplied]) -> None:
+    """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view (with, per GPU type, what its
+    apply lines say of the --from-config, `config_keys`), with the --cells optimism note on stderr, a line for each
+    file written and the --cells notes (`note_cells_elsewhere`)."""
     from solver.render import answers_json, answers_view
     if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
         print_note(note)

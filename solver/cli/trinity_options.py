@@ -15,6 +15,7 @@ from solver.tables import CONFIG_SHAPE, QueryError, TableError, TrinityVersion, 
 
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
     from solver.query import Objective, TrinityConfig
+    from solver.render.summary import ConfigApplied
     from solver.results import Answer, Plan, RolloutEngines, SettingsArguments, TrinitySettings
     from solver.tables import Catalog, Model
     from solver.trinity import EngineError, PatchedConfig
@@ -325,17 +326,20 @@ def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | 
 
 
 def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
-                      config_text: str) -> dict[str, list[str]]:
+                      config_text: str) -> dict[str, ConfigApplied]:
     """For the view of answers to --from-config (not --emit or --json, whose fragment and ``apply`` hold them): per GPU
-    type, the config's keys that the best plan changes beyond its own keys (`config_keys_changed`: a role's own token
-    budget or SP, offload flags turned off, ...), as lines for the ``apply`` block, which would leave them as they
-    were; with --write too, so that the lines say what the written copy sets, as --json's ``apply`` does."""
+    type, what the ``apply`` block says of the config: its keys that the best plan changes beyond its own keys
+    (`config_keys_changed`: a role's own token budget or SP, offload flags turned off, ...), as lines, which the block
+    would leave as they were, and whether --write keeps its own YaRN (`config_yarn_kept`), which the block leaves too;
+    with --write too, so that the lines say what the written copy sets."""
     if args.from_config is None or args.emit or args.json:
         return {}
-    from solver.trinity import config_keys_changed
+    from solver.render.summary import ConfigApplied
+    from solver.trinity import config_keys_changed, config_yarn_kept
 
-    return {answer.gpu: config_keys_changed(config_text, answer.best, model, name=str(args.from_config),
-                                            environ=os.environ, version=args.trinity_version)
+    config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
+    return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
+                                      config_yarn_kept(config_text, answer.best, model, **config))
             for answer in answers if answer.best is not None}
 
 
@@ -351,6 +355,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     and response exceed the plan's length, which Trinity refuses to load."""
     from solver.api import fragment_check
     from solver.query import ConfigProblemCode
+    from solver.results import YARN_KEPT
     from solver.rules import COMMAND_OPTIONS
     from solver.trinity import (
         CHECK_PLACEHOLDER,
@@ -380,7 +385,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
                                        environ=os.environ, version=args.trinity_version,
                                        option_names=COMMAND_OPTIONS)
     # A YaRN the patch kept (it reaches the length: `keys_for_plan`) is the one off the guide: nothing needed.
-    kept = "--write kept it: one that covers the length needs no change"
+    kept = f"{COMMAND_OPTIONS.write} kept it: {YARN_KEPT}"
     off_guide = ConfigProblemCode.ROPE_SCALING_OFF_GUIDE
     warnings = [f"solve: note: {args.write}: {problem.words}; {kept}" if problem.code is off_guide
                 else f"solve: warning: {args.write}: {problem.words}" for problem in problems]

@@ -14,7 +14,7 @@ from rich.text import Text
 from solver.query import Query
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.ranking import ranking_view
-from solver.render.summary import plan_summary
+from solver.render.summary import NO_CONFIG_APPLIED, ConfigApplied, plan_summary
 from solver.render.verdict import current_view
 from solver.results import Answer, Reason
 from solver.rules import COMMAND_OPTIONS, OptionNames, batch_words
@@ -64,10 +64,10 @@ def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:
 
 
 def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, version: TrinityVersion | None = None,
-                 *, writing: bool = False, config_keys: Mapping[str, Sequence[str]] | None = None) -> Group:
+                 *, writing: bool = False, config_keys: Mapping[str, ConfigApplied] | None = None) -> Group:
     """Per answer: what was asked, the best plan in full (or why there is none; its config keys for the Trinity
     release `version` where given; for a config read with --from-config, how --write applies it, unless `writing`
-    already, and the config's own keys the plan changes too, `config_keys` per GPU type), then the ranking."""
+    already, and what its apply lines say of the config, `config_keys` per GPU type), then the ranking."""
     model, names = catalog.model(query.model), query.option_names
     renderables: list[Any] = []
     for answer in answers:
@@ -78,7 +78,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         if answer.plans:
             renderables.append(plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
                                             query.memory.own_source, len(query.gpus) > 1, writing, names,
-                                            (config_keys or {}).get(answer.gpu, ()), query.given_pins,
+                                            (config_keys or {}).get(answer.gpu, NO_CONFIG_APPLIED), query.given_pins,
                                             query.host_ram_named, query.batch_named))
             after_apply = len(renderables)
             if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -16,6 +17,7 @@ from solver.render.phrases import CEILING_WORDS
 from solver.results import (
     CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
+    YARN_KEPT,
     Answer,
     Plan,
     env_when,
@@ -55,15 +57,31 @@ from solver.tables import (
 )
 
 
+class ConfigApplied(NamedTuple):
+    """What the ``apply`` block says of the config read with --from-config, for one best plan."""
+
+    changed: Sequence[str] = ()
+    """The config's keys that the plan changes too (``solver.trinity.config_keys_changed``), as lines."""
+    yarn_kept: bool = False
+    """Whether --write keeps the config's own YaRN, which reaches the plan's length
+    (``solver.trinity.config_yarn_kept``): the block then leaves it too, saying so."""
+
+
+NO_CONFIG_APPLIED = ConfigApplied()
+"""What the ``apply`` block says of no config (none read with --from-config): nothing."""
+
+
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
-                node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None) -> list[str]:
+                node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
+                yarn_kept_in: str | None = None) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
     `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch, and no token budget,
     which that leaves unread: `one_sequence_per_micro_batch`); a comment names an
     option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
-    (`no_checkpoint_words`)."""
+    (`no_checkpoint_words`). The YaRN line is a comment where the config named `yarn_kept_in` has its own that
+    reaches the length, which --write keeps (`ConfigApplied.yarn_kept`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -74,7 +92,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     if (past := past_validated_note(plan, model, names)) is not None:
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
-    if plan.rope_scaling_factor is not None:
+    if plan.rope_scaling_factor is not None and yarn_kept_in is not None:
+        lines.append(f"# model.rope_scaling: {yarn_kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
+    elif plan.rope_scaling_factor is not None:
         lines.append(
             f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor!r}, "
             f"original_max_position_embeddings: {model.native_context}}}"
@@ -164,10 +184,11 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
                  memory_source: str | None, several_gpu_types: bool, writing: bool, names: OptionNames,
-                 config_keys: Sequence[str] = (), pins: Sequence[str] = (), host_limit: str = "",
+                 config_keys: ConfigApplied = NO_CONFIG_APPLIED, pins: Sequence[str] = (), host_limit: str = "",
                  batch: str = "") -> Group:
     """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it: the
-    plan's own (`apply_lines`), then the --from-config's keys it changes too (`config_keys`, `_config_key_lines`);
+    plan's own (`apply_lines`, leaving a YaRN of the --from-config's that --write keeps), then the --from-config's keys
+    it changes too (`config_keys`, `_config_key_lines`);
     the options it points to named as `names` do, the pins the query gives as `pins` (`Query.given_pins`), its
     host memory as `host_limit` (`Query.host_ram_named`) and its train batch as `batch` (`Query.batch_named`)."""
     grid = Table.grid(padding=(0, 2))
@@ -206,7 +227,9 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu), *_config_key_lines(answer, config_keys)]
+    kept_in = answer.current.config if answer.current is not None and config_keys.yarn_kept else None
+    lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in),
+             *_config_key_lines(answer, config_keys.changed)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 
 

@@ -109,12 +109,14 @@ class _ConfigChecks:
     reads them (interpolations resolved from `environ`): one that cannot be read is a problem too."""
 
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str], option_names: OptionNames,
-                 version: TrinityVersion | None = None):
+                 version: TrinityVersion | None = None, length_from_option: bool = False):
         self.variables = VariablesRead(environ)
         """The environment variables the checks' interpolations found set (`VariablesRead.found`)."""
         self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, self.variables)
         self.names = option_names
         """How the problems' words name the caller's options (the patch's, the length's)."""
+        self.length_from_option = length_from_option
+        """Whether the length judged is the caller's option's (``--len``), not the config's own."""
         self.version = version
         """The Trinity version the checks judge for (None: any release)."""
         self.problems: list[ConfigProblem] = []
@@ -127,6 +129,26 @@ class _ConfigChecks:
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
+
+    def length_words(self, length: float, key: str = "model.max_model_len") -> str:
+        """The length judged, `length`, in words: as the config's `key` (``model.max_model_len 16384``), or, judged at
+        the caller's option's, as that option's (``--len's 16384``: `OptionNames.length_at`)."""
+        shown = shown_number(length)
+        return self.names.length_at(shown) if self.length_from_option else f"{key} {shown}"
+
+    def rope_length_words(self, length: float) -> str:
+        """The head of a line on ``model.rope_scaling`` at the length judged, `length` (`length_words`):
+        ``model.rope_scaling: max_model_len 49152``, or ``model.rope_scaling: --len's 49152``."""
+        return f"model.rope_scaling: {self.length_words(length, 'max_model_len')}"
+
+    def lower_length_words(self, longest: float) -> str:
+        """The fix that lowers the length judged to `longest` tokens, in words: the config's ``max_model_len``
+        (``lower max_model_len to 131072``), or, judged at the caller's option's, a plan for that length
+        (``plan for 131072 tokens or fewer (--len 131072)``)."""
+        tokens = math.floor(longest)
+        if self.length_from_option:
+            return f"plan for {tokens} tokens or fewer ({self.names.valued(self.names.length, tokens)})"
+        return f"lower max_model_len to {tokens}"
 
     def add(self, code: ConfigProblemCode, words: str) -> None:
         """Report a problem: its `code` and its `words` (a key two checks read is said once: each path is read once,
@@ -488,8 +510,8 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
         if budget is not None and length is not None and budget < least_token_budget(length, role_sp):
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
-                f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{named} is below model.max_model_len "
-                f"{shown_number(length)}: {_budget_effect(path, length, role_sp, subject, version)}"
+                f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{named} is below "
+                f"{checks.length_words(length)}: {_budget_effect(path, length, role_sp, subject, version)}"
             )
             if version != "0.6" and _trinity_raises(path, subject):
                 checks.add(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, raised_budget_stop_words(
@@ -504,7 +526,7 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
             checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE,
                        f"model.{key} must be at least 0, got {shown_number(tokens)}")
     if prompt is not None and response is not None and length is not None:
-        overlong = overlong_words(prompt, response, length)
+        overlong = overlong_words(prompt, response, length, checks.length_words(length))
         if overlong is not None:
             least = math.ceil(prompt + response)
             checks.add(ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH, (
@@ -536,9 +558,9 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         code = (ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED if own_rope is not None
                 else ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED)
         checks.add(code, (
-            f"model.max_model_len {shown_number(length)} is beyond {_vllm_longest_words(model)}: vLLM refuses it "
+            f"{checks.length_words(length)} is beyond {_vllm_longest_words(model)}: vLLM refuses it "
             f"unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and check that the model "
-            f"handles this length), or lower max_model_len to {math.floor(model.vllm_longest_length)}"))
+            f"handles this length), or {checks.lower_length_words(model.vllm_longest_length)}"))
     if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
@@ -546,7 +568,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     unneeded = length is not None and length <= native and own_rope is None and given_rope == "yarn"
     if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
-            f"model.rope_scaling: max_model_len {shown_number(length)} is within {model.name}'s native context of "
+            f"{checks.rope_length_words(length)} is within {model.name}'s native context of "
             f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     _check_rope_types(checks, rope)
@@ -555,7 +577,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     if length is not None and wanted is not None:
         if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, (
-                f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
+                f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}, which the rollout's vLLM refuses unless "
                 + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
                    f"to a Gemma 3's length): {_yarn_setting(wanted, native)} (as {checks.names.write} does), and set "
@@ -565,7 +587,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                    f"{_yarn_setting(wanted, native)} (as {checks.names.write} does)")))
         elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
-                f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s native context "
+                f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}: {_yarn_setting(wanted, native)}"))
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted, model.vllm_allowed_length)
@@ -647,9 +669,9 @@ def _check_given_over_own(checks: _ConfigChecks, model: Model, length: float | N
     if length is not None and length > given and _vllm_refuses_past_native(checks):
         skipped = " (it applies no RoPE scaling's factor to a Gemma 3's length)" if model.vllm_skips_rope_factor else ""
         lower = ("" if length <= model.vllm_longest_length else
-                 f", and set the variable or lower max_model_len to {math.floor(model.vllm_longest_length)}")
+                 f", and set the variable or {checks.lower_length_words(model.vllm_longest_length)}")
         checks.add(ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED, (
-            f"model.rope_scaling: max_model_len {shown_number(length)} is beyond the {shown_number(given)} that the "
+            f"{checks.rope_length_words(length)} is beyond the {shown_number(given)} that the "
             f"rollout's vLLM derives from the model.rope_scaling given, which it takes in place of {own} in its "
             f"config.json{skipped}: it refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; "
             f"remove model.rope_scaling{lower}"))
@@ -663,11 +685,10 @@ def _check_factor_skipped(checks: _ConfigChecks, model: Model, length: float) ->
     short = ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED in (problem.code for problem in checks.problems)
     if model.vllm_skips_rope_factor and length > longest and not short and _vllm_refuses_past_native(checks):
         checks.add(ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, (
-            f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s "
+            f"{checks.rope_length_words(length)} is beyond {model.name}'s "
             f"max_position_embeddings of {shown_number(longest)}, and the rollout's vLLM applies no RoPE scaling's "
             f"factor to a Gemma 3's length: it refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray "
-            f"starts; set it (the YaRN still stretches the positions), or lower max_model_len to "
-            f"{math.floor(longest)}"))
+            f"starts; set it (the YaRN still stretches the positions), or {checks.lower_length_words(longest)}"))
 
 
 def _vllm_refuses_past_native(checks: _ConfigChecks) -> bool:
@@ -730,7 +751,7 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
     if rollout_length is None or asked is None or rollout_length >= asked:
         return
     what = (f"the {shown_number(asked)} prompt and response tokens it asks for" if both
-            else f"model.max_model_len {shown_number(asked)}")
+            else checks.length_words(asked))
     checks.add(ConfigProblemCode.ROLLOUT_LENGTH_SHORT, (
         f"explorer.rollout_model.max_model_len {shown_number(rollout_length)} is below {what}: the rollout's vLLM "
         f"stops each sequence at {shown_number(rollout_length)} tokens (a longer prompt fails its request); remove it "
@@ -773,11 +794,13 @@ def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: f
         return
     if taken is None or taken <= longest:
         return
-    key = dotted((*ROLLOUT_MODEL, "max_model_len")) if own_length else "max_model_len"
+    key = dotted((*ROLLOUT_MODEL, "max_model_len"))
+    named, lower = ((f"{key} {shown_number(taken)}", f"lower {key} to {math.floor(longest)}") if own_length else
+                    (f"{checks.length_words(taken, 'max_model_len')}, which the rollout takes,",
+                     checks.lower_length_words(longest)))
     checks.add(ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, (
-        f"{key} {shown_number(taken)}{'' if own_length else ', which the rollout takes,'} is beyond {beyond}: the "
-        f"rollout's vLLM refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and "
-        f"check that the model handles this length), or lower {key} to {math.floor(longest)}"))
+        f"{named} is beyond {beyond}: the rollout's vLLM refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set "
+        f"before Ray starts; set it (and check that the model handles this length), or {lower}"))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
@@ -805,15 +828,17 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
         original = native if original is None else original  # missing: said above; YaRN then takes the native
         # vLLM's length: factor x original, or the config.json's model_max_length where longer
         refused = rope_type == "yarn" and length > allowed and _vllm_refuses_past_native(checks)
-        if problem := _yarn_coverage_problem(factor, original, native, length, wanted, refused):
+        judged = checks.length_words(length, "max_model_len")
+        if problem := _yarn_coverage_problem(factor, original, native, length, judged, wanted, refused):
             checks.problems.append(problem)
 
 
-def _yarn_coverage_problem(factor: float, original: float, native: int, length: float, wanted: float,
-                           vllm_refuses: bool) -> ConfigProblem | None:
-    """What is wrong with a YaRN `factor` over `original` positions for `length` (the guide's: `wanted` over
-    `native`): covering fewer tokens (refused where `vllm_refuses` a length past what they cover:
-    `_vllm_refuses_past_native`), or covering them otherwise than the guide; None where it is the guide's."""
+def _yarn_coverage_problem(factor: float, original: float, native: int, length: float, length_words: str,
+                           wanted: float, vllm_refuses: bool) -> ConfigProblem | None:
+    """What is wrong with a YaRN `factor` over `original` positions for `length` (in words, `length_words`:
+    `_ConfigChecks.length_words`; the guide's: `wanted` over `native`): covering fewer tokens (refused where
+    `vllm_refuses` a length past what they cover: `_vllm_refuses_past_native`), or covering them otherwise than the
+    guide; None where it is the guide's."""
     covers = factor * original
     guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
     if covers < length:
@@ -824,7 +849,7 @@ def _yarn_coverage_problem(factor: float, original: float, native: int, length: 
                        "starts")
         return ConfigProblem(code, (
             f"model.rope_scaling (factor {factor!r} over {original!r}) covers {shown_number(covers)} tokens, fewer "
-            f"than max_model_len {shown_number(length)}{refusal}: set it as Trinity-RFT's guide does, {guide}"))
+            f"than {length_words}{refusal}: set it as Trinity-RFT's guide does, {guide}"))
     if not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
         more = ": it stretches the positions more than the length needs" if covers > length else ""
         return ConfigProblem(ConfigProblemCode.ROPE_SCALING_OFF_GUIDE, (
@@ -1171,7 +1196,7 @@ def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
 def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
-    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None,
+    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
     option_names: OptionNames = API_OPTIONS,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
@@ -1179,13 +1204,13 @@ def check_trinity_config(
     return [problem.words for problem in trinity_config_problems(
         mapping, model, trainer_gpus, environ=environ, version=version, strategy_noted=strategy_noted,
         train_batch_size=train_batch_size, train_batch_source=train_batch_source, max_model_len=max_model_len,
-        option_names=option_names)]
+        length_from_option=length_from_option, option_names=option_names)]
 
 
 def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
-    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None,
+    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
     option_names: OptionNames = API_OPTIONS,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
@@ -1215,7 +1240,10 @@ def trinity_config_problems(
 
     The length checked is `max_model_len` where given (a verdict's own: ``--len``, or prompt + response where the
     config leaves it unset), else the config's ``model.max_model_len``: given so, the key stays as the config has it,
-    and a key misspelt for it is still named.
+    and a key misspelt for it is still named. With `length_from_option`, `max_model_len` is the caller's option's
+    (``--len``, another than the config's own), and the words name it so (``--len's 16384``, not
+    ``model.max_model_len 16384``; ``plan for 131072 tokens or fewer (--len 131072)``, not ``lower max_model_len to
+    131072``).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
     cannot be resolved, or is not a number, is reported as a problem. `strategy_noted` leaves out the
@@ -1228,7 +1256,8 @@ def trinity_config_problems(
     `COMMAND_OPTIONS` for the command's flags (``(--write does)``, ``(--len 4096)``), as it passes them.
     """
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
-                    TrainBatch(train_batch_size, train_batch_source), max_model_len, option_names).problems
+                    TrainBatch(train_batch_size, train_batch_source), max_model_len, option_names,
+                    length_from_option).problems
 
 
 def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
@@ -1248,9 +1277,9 @@ def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: 
 
 def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, environ: Mapping[str, str],
              version: TrinityVersion | None, strategy_noted: bool, batch: TrainBatch, max_model_len: int | None,
-             option_names: OptionNames) -> _ConfigChecks:
+             option_names: OptionNames, length_from_option: bool = False) -> _ConfigChecks:
     """`trinity_config_problems`' checks, run (their `problems`, and the variables they read)."""
-    checks = _ConfigChecks(mapping, environ, option_names, version)
+    checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))

@@ -887,14 +887,16 @@ _VERDICT_AT_SUM = ", as the verdict does"
 """The end of the prompt + response note (`_read_max_model_len`) where the verdict is at that sum."""
 
 
-def verdict_length_note(note: ConfigProblem, config_length: int | None, length: int, option: str) -> ConfigProblem:
+def verdict_length_note(note: ConfigProblem, config_length: int | None, length: int,
+                        names: OptionNames) -> ConfigProblem:
     """`note`, one of `TrinityConfig.notes` with its code, for a verdict at `length` where the config's is
-    `config_length`: the prompt + response note then says that the verdict is at `option`'s `length`, not at the sum
-    Trinity takes; other notes, and that one at the sum, as they are."""
+    `config_length`: the prompt + response note then says that the verdict is at the length option's `length`
+    (`OptionNames.length_at`, `names`'), not at the sum Trinity takes; other notes, and that one at the sum, as they
+    are."""
     if note.code is not ConfigProblemCode.LENGTH_FROM_PROMPT_RESPONSE or length == config_length:
         return note
     words = note.words.removesuffix(_VERDICT_AT_SUM)
-    return ConfigProblem(note.code, f"{words}; the verdict is at {option}'s {length}")
+    return ConfigProblem(note.code, f"{words}; the verdict is at {names.length_at(str(length))}")
 
 
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,

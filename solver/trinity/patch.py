@@ -1181,6 +1181,16 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
             for key in _written(reading, keys, environ or {}) if key.existing_only or key.value is False]
 
 
+def config_yarn_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
+                     environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> bool:
+    """Whether `patch_trinity_config` keeps the config `text`'s own ``model.rope_scaling`` for `plan`: a YaRN of its
+    own form that reaches the plan's length, whose keys `keys_for_plan` gives as the user's choice
+    (`PlanKey.default_only`); the ``apply`` lines then leave it as the config has it too (`YARN_KEPT`)."""
+    reading = load_config_mapping(_with_lf(text), name)
+    return any(key.path[:2] == ("model", "rope_scaling") and key.default_only
+               for key in keys_for_plan(plan, model, reading, environ, version))
+
+
 def _as_written(value: Any) -> str:
     """A config's value as YAML writes a scalar (`yaml_scalar`), ``unset`` for none, else briefly."""
     if value is None:

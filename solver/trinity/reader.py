@@ -312,13 +312,14 @@ def overlong_sequences(mapping: Mapping[str, Any], name: str, environ: Mapping[s
     return None if keys is None or overlong is None else (overlong, keys[0] + keys[1])
 
 
-def overlong_words(prompt: float, response: float, length: float) -> str | None:
+def overlong_words(prompt: float, response: float, length: float, length_words: str | None = None) -> str | None:
     """Where ``max_prompt_tokens + max_response_tokens`` exceed ``max_model_len``, which Trinity's validator refuses
-    (it raises on loading the config): the keys in words; None where they do not."""
+    (it raises on loading the config): the keys in words, with the length's `length_words` where it is not the
+    config's key (``--len's 16384``); None where they do not."""
     if prompt + response <= length:
         return None
     return (f"model.max_prompt_tokens {shown_number(prompt)} + model.max_response_tokens {shown_number(response)} = "
-            f"{shown_number(prompt + response)}, above model.max_model_len {shown_number(length)}")
+            f"{shown_number(prompt + response)}, above {length_words or f'model.max_model_len {shown_number(length)}'}")
 
 
 def read_or_none(read: Callable[[_Key], Any], path: _Key) -> Any:
