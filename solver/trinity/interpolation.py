@@ -442,8 +442,9 @@ class _Resolution:
         if text is None:
             return None, None
         if not isinstance(text, str):
-            given = "a list or mapping" if isinstance(text, (list, dict)) else yaml_brief(text)
             written = interpolation.arguments[0]
+            given = ("a list or mapping" if isinstance(text, (list, dict))
+                     else written.text.strip() if isinstance(written, _Token) else yaml_brief(text))  # inf, as written
             quoted = self._decodable(text, written.text) if isinstance(written, _Token) else None
             hint = f' (quote it: "{quoted}")' if quoted is not None else ""
             raise ResolvesToNothing(
