@@ -1025,7 +1025,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pools 'K' and '\u212a' ('\\u212a') differ only in case: output tells them apart by case alone; rename one"),
         ("pools:\n  - {name: on, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool true, name: must be text, got true (YAML reads it, unquoted, as true or false: quote it to keep it as text)"),
+         ("pool true, name: must be text, got true (YAML reads it, unquoted, as true or false: quote it to keep it as "
+          "text)")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: 010, model: 4B, max_model_len: 4096}\n",
          "job 8, name: must be text, got 8 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
         ('pools:\n  - {name: "a\\e[31m", gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n',

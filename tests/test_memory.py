@@ -1051,7 +1051,8 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
         (("margin: 0.01", "margin: 1.0"), "margin: must be below 1, got 1.0"),  # no room left to fit in
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),
-        (("least_memory_gib: 80.0", "least_memory_gib: .nan"), "fit, range, least_memory_gib: must be a finite number, got .nan"),
+        (("least_memory_gib: 80.0", "least_memory_gib: .nan"),
+         "fit, range, least_memory_gib: must be a finite number, got .nan"),
         (("least_memory_gib: 80.0", "least_memory_gib: 500.0"),
          "fit, range: least_memory_gib (500) is above most_memory_gib (95.5771)"),
         # The range's true-or-false fields are flags, as every other: quoted, a YAML boolean is text.

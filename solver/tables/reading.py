@@ -682,7 +682,8 @@ def unquoted_text_hint(value: Any) -> str:
     (a name ``on``, ``no``), a number (``010``, ``1.0e+3``), a date (``2024-01-01``) or null (``~``, or nothing), the
     hint to quote it: `` (YAML reads it, unquoted, as a date: quote it to keep it as text)``; "" for other values."""
     if value is None:  # most often nothing written at all
-        return " (YAML reads an empty value, or ~ or null unquoted, as null: give the text, in quotes to keep ~ or null)"
+        return (" (YAML reads an empty value, or ~ or null unquoted, as null: give the text, in quotes to keep ~ or "
+                "null)")
     kind = next((words for types, words in _READ_AS_ANOTHER_TYPE if isinstance(value, types)), None)
     return f" (YAML reads it, unquoted, as {kind}: quote it to keep it as text)" if kind else ""
 

@@ -620,8 +620,8 @@ def _check_given_over_own(checks: _ConfigChecks, model: Model, length: float | N
     own = f"{model.name}'s own {model.rope_scaling} RoPE scaling"
     if given_rope != model.rope_scaling:
         checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
-            f"model.rope_scaling ({yaml_brief(given_rope)}) would replace {own}: the rollout's vLLM takes the given one, "
-            f"not the config.json's, and derives {vllm_length_words(model, given)} from it as its longest length "
+            f"model.rope_scaling ({yaml_brief(given_rope)}) would replace {own}: the rollout's vLLM takes the given "
+            f"one, not the config.json's, and derives {vllm_length_words(model, given)} from it as its longest length "
             f"(from the config.json's: {vllm_length_words(model, model.vllm_longest_length)}); remove it"))
     if length is not None and length > given and _vllm_refuses_past_native(checks):
         skipped = " (it applies no RoPE scaling's factor to a Gemma 3's length)" if model.vllm_skips_rope_factor else ""

@@ -567,8 +567,8 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
     why = ("is not a list: Trinity's typed config refuses it when it loads the config" if not isinstance(value, list)
            else "is an empty list: Trinity takes its first LoRA config (lora_configs[0]) and so fails to load the "
            "config" if not value else
-           f"holds {yaml_brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it loads "
-           "the config" if len(value) == 1 else
+           f"holds {yaml_brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it "
+           "loads the config" if len(value) == 1 else
            f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
     return f"{key} {why}: give it one LoRA config, or drop it for no LoRA"
 
