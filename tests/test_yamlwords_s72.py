@@ -13,6 +13,7 @@ import pytest
 
 from solver.tables import TableError, brief, yaml_brief
 from solver.tables.reading import load_models
+from solver.trinity import ConfigError, load_config_mapping
 
 Cli = Callable[..., tuple[int, str, str]]
 EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
@@ -111,3 +112,13 @@ def test_a_trinity_configs_number_past_every_count_is_quoted_as_yaml_spells_it(c
     config.write_text(text.replace("node_num: 1", "node_num: .inf", 1), encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "A100-80GB") == (
         2, "", f"solve: error: --from-config {config}: cluster.node_num must be a whole number, got .inf\n")
+
+
+@pytest.mark.parametrize(("keys", "named"), [
+    ("on: 1\nyes: 2\n", "'yes', which YAML reads as true,"), ("true: 1\ntrue: 2\n", "true"),
+    ("010: 1\n8: 2\n", "8"), ("a: 1\na: 2\n", "'a'"),
+])
+def test_a_trinity_configs_key_given_twice_is_named_as_written(keys: str, named: str):
+    with pytest.raises(ConfigError) as caught:
+        load_config_mapping(f"model:\n  model_path: Qwen/Qwen3-8B\n{keys}", "trinity.yaml")
+    assert str(caught.value) == f"trinity.yaml: line 4: key {named} appears twice"

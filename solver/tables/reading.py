@@ -118,10 +118,18 @@ class UniqueKeys:
                 raise TableError(f"line {key_node.start_mark.line + 1}: a key must be a plain value, "
                                  f"not a {type(key).__name__}")
             if key in seen:
-                raise TableError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice")
+                raise TableError(f"line {key_node.start_mark.line + 1}: key {_key_as_written(key, key_node)} appears "
+                                 "twice")
             seen.add(key)
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[misc]
         return mapping
+
+
+def _key_as_written(key: Any, node: yaml.Node) -> str:
+    """A mapping's `key`, read from `node`, as a message names it: ``'gpu'``, ``true``, or as written where YAML read it
+    as another value (``'yes', which YAML reads as true,``)."""
+    shown = repr(key) if isinstance(key, str) else yaml_brief(key)
+    return shown if isinstance(key, str) or node.value == shown else f"{node.value!r}, which YAML reads as {shown},"
 
 
 class WrittenKeys:
