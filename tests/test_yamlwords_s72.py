@@ -17,7 +17,8 @@ from solver.trinity import ConfigError, load_config_mapping
 
 Cli = Callable[..., tuple[int, str, str]]
 EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
-FLEET = "pools:\n  - {{name: {pool}, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}}\njobs:\n  - {{name: j, model: 4B, {job}}}\n"
+FLEET = ("pools:\n  - {{name: {pool}, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}}\n"
+         "jobs:\n  - {{name: j, model: 4B, {job}}}\n")
 QUOTE = "quote it to keep it as text)"
 
 
